@@ -1,0 +1,23 @@
+// `tilelab run FILE.lua [args...]`: runs a Lua experiment; a Lua error prints file:line and a traceback.
+#include "app/cli/commands.hpp"
+#include "scripting/lua_runner.hpp"
+
+namespace tl::cli {
+
+void add_run_command(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("run", "Run a Lua script (the tl API) headless");
+  auto script = std::make_shared<std::string>();
+  auto args = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("script", *script, "Lua file to run")->required();
+  cmd->add_option("args", *args, "Arguments passed to the script as arg[1..n]");
+  cmd->prefix_command();  // everything after the script belongs to the script
+  cmd->callback([&ctx, cmd, script, args] {
+    lua::RunOptions options;
+    options.args = *args;
+    for (const auto& extra : cmd->remaining()) options.args.push_back(extra);
+    Status status = lua::run_file(*script, options);
+    ctx.exit_code = status.ok() ? 0 : report_error(status.message());
+  });
+}
+
+}  // namespace tl::cli

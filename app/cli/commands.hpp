@@ -1,0 +1,20 @@
+// Each `tilelab` subcommand registers itself here; its callback stores the process exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tl::cli {
+
+struct Context {
+  int exit_code = 0;
+  std::string argv0;  // path of this executable, to find sibling binaries (tilelab-gui)
+};
+
+void add_info_command(CLI::App& app, Context& ctx);
+void add_run_command(CLI::App& app, Context& ctx);
+void add_gui_command(CLI::App& app, Context& ctx);
+
+// Prints "tilelab: error: MESSAGE" to stderr and returns the exit code to use.
+int report_error(const std::string& message, int code = 1);
+
+}  // namespace tl::cli

@@ -1,0 +1,29 @@
+// Helpers every binding file uses: exception-safe entry points and argument checks.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+}
+
+namespace tl::lua {
+
+// Wraps a binding so that a C++ exception never meets lua_error's longjmp: the exception is caught,
+// its message copied out, every C++ frame unwound, and only then is the Lua error raised.
+template <int (*F)(lua_State*)>
+int guarded(lua_State* L) {
+  char message[1024];
+  try {
+    return F(L);
+  } catch (const std::exception& e) {
+    std::snprintf(message, sizeof(message), "%s", e.what());
+  } catch (...) {
+    std::snprintf(message, sizeof(message), "unknown C++ exception");
+  }
+  return luaL_error(L, "%s", message);
+}
+
+}  // namespace tl::lua

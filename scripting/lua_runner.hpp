@@ -1,0 +1,20 @@
+// Runs a Lua script with the `tl` API loaded; errors come back with file:line and a traceback.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/status.hpp"
+
+namespace tl::lua {
+
+struct RunOptions {
+  std::vector<std::string> args;  // visible to the script as the global `arg` (arg[0] = script path)
+};
+
+// Runs FILE; on a Lua error the Status message is "FILE:LINE: message\nstack traceback:\n...".
+Status run_file(const std::string& path, const RunOptions& options = {});
+// Runs a chunk of source; `chunk_name` is what error messages call it.
+Status run_string(const std::string& source, const std::string& chunk_name, const RunOptions& options = {});
+
+}  // namespace tl::lua

@@ -1,0 +1,2 @@
+// Scene helpers shared by the builders.
+#include "viz/scene.hpp"
