@@ -69,6 +69,21 @@ TL_DEVICE_INLINE void tma_load_2d(unsigned dst, const TmaDescriptor* map, unsign
       : "memory");
 }
 
+TL_DEVICE_INLINE void tma_store_2d(const TmaDescriptor* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+TL_DEVICE_INLINE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until the issued bulk stores have finished reading shared memory (the buffer may be rewritten).
+TL_DEVICE_INLINE void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+TL_DEVICE_INLINE void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+TL_DEVICE_INLINE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+TL_DEVICE_INLINE void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Shared-memory matrix descriptor for a K-major operand in the 128-byte swizzle layout.
 TL_DEVICE_INLINE unsigned long long smem_desc_sw128(unsigned addr) {
   unsigned long long desc = (addr & 0x3FFFFu) >> 4;
@@ -168,10 +183,19 @@ TL_DEVICE_INLINE void tile_coords(int t, int tiles_m, int tiles_n, int panel, in
 
 }  // namespace wgmma_detail
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16>
+// Dynamic shared memory the kernel needs (the 1024-byte alignment slack included).
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, bool TMA_STORE>
+constexpr int gemm_wgmma_smem_bytes() {
+  return STAGES * (BM + BN) * BK * 2 + (TMA_STORE ? BM * BN * 2 : 0) + 1024 + 2 * STAGES * 8;
+}
+
+// TMA_STORE: the epilogue stages each consumer's 64 x BN tile in 128B-swizzled shared memory and writes it
+// with bulk tensor stores that overlap the next tile's main loop (needs N % 8 == 0 for the tensor map);
+// otherwise each thread stores its accumulator pairs directly (any N).
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16, bool TMA_STORE>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
-               unsigned short* __restrict__ C, int M, int N, int K) {
+               const __grid_constant__ TmaDescriptor tma_c, unsigned short* __restrict__ C, int M, int N, int K) {
   using namespace wgmma_detail;
   static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per tile row");
@@ -184,7 +208,8 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   const unsigned base = (raw + 1023u) & ~1023u;
   const unsigned a_base = base;
   const unsigned b_base = base + STAGES * A_BYTES;
-  const unsigned bar_base = b_base + STAGES * B_BYTES;
+  const unsigned c_base = b_base + STAGES * B_BYTES;  // TMA_STORE: CONSUMERS x (64 x BN) staging tiles
+  const unsigned bar_base = c_base + (TMA_STORE ? BM * BN * 2 : 0);
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (STAGES + s); };
 
@@ -252,28 +277,57 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       wgmma_wait<0>();
       if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
 
-      // Epilogue: accumulator fragment of wgmma m64nN (per warp 16 rows; lane/4 picks the row, lane%4 the
-      // column pair; registers 4j..4j+3 cover columns 8j..8j+7 of rows r and r+8), written as 16-bit pairs.
-      const int row0 = tm * BM + c * 64 + warp * 16 + lane / 4;
-      const int col0 = tn * BN + 2 * (lane % 4);
+      // Epilogue. Accumulator fragment of wgmma m64nN: per warp 16 rows; lane/4 picks the row, lane%4 the
+      // column pair; registers 4j..4j+3 cover columns 8j..8j+7 of rows r (4j, 4j+1) and r+8 (4j+2, 4j+3).
+      if constexpr (TMA_STORE) {
+        // Staging layout: BN/64 sub-tiles of 64 rows x 64 columns (128 B rows), 16-byte chunks XOR-swizzled
+        // by row % 8 exactly as the tensor map's SWIZZLE_128B expects; the 8 rows a warp writes at once land
+        // in 8 different chunks, so the stores are bank-conflict free.
+        const unsigned my_c = c_base + c * 64 * BN * 2;
+        if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
+        named_barrier_sync(1 + c, 128);
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int col = col0 + 8 * j;
+        for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = row0 + 8 * h;
-          if (row < M && col < N) {
-            unsigned short* dst = C + static_cast<long long>(row) * N + col;
+          for (int h = 0; h < 2; ++h) {
+            const int r = warp * 16 + lane / 4 + 8 * h;
+            const unsigned addr = my_c + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * (lane % 4);
             const unsigned v = pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-            if (col + 1 < N && (N % 2) == 0) {
-              *reinterpret_cast<unsigned*>(dst) = v;
-            } else {
-              dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
-              if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+          }
+        }
+        fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
+        named_barrier_sync(1 + c, 128);
+        if (tid == 0) {
+#pragma unroll
+          for (int q = 0; q < BN / 64; ++q) tma_store_2d(&tma_c, my_c + q * 64 * 128, tn * BN + q * 64, tm * BM + c * 64);
+          tma_store_commit();
+        }
+      } else {
+        const int row0 = tm * BM + c * 64 + warp * 16 + lane / 4;
+        const int col0 = tn * BN + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + 8 * j;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + 8 * h;
+            if (row < M && col < N) {
+              unsigned short* dst = C + static_cast<long long>(row) * N + col;
+              const unsigned v = pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+              if (col + 1 < N && (N % 2) == 0) {
+                *reinterpret_cast<unsigned*>(dst) = v;
+              } else {
+                dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
+                if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
+              }
             }
           }
         }
       }
+    }
+    if constexpr (TMA_STORE) {
+      if (tid == 0) tma_store_wait_all();
     }
   }
 }

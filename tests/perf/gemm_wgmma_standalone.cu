@@ -27,11 +27,11 @@
     }                                                                                          \
   } while (0)
 
-static tl::TmaDescriptor make_map(const void* ptr, int rows, int cols_k, int box_rows) {
+static tl::TmaDescriptor make_map(const void* ptr, int rows, int cols_k, int box_rows, int box_cols = 64) {
   tl::TmaDescriptor d{};
   cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols_k), static_cast<cuuint64_t>(rows)};
   cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols_k) * 2};
-  cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
   cuuint32_t estr[2] = {1, 1};
   CUresult r = cuTensorMapEncodeTiled(reinterpret_cast<CUtensorMap*>(&d), CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                                       const_cast<void*>(ptr), dims, strides, box, estr,
@@ -65,24 +65,24 @@ static double median_ms(F&& f, int reps) {
   return t[t.size() / 2];
 }
 
-template <int BM, int BN, int STAGES, int PANEL>
+template <int BM, int BN, int STAGES, int PANEL, bool TS>
 struct Config {
-  static constexpr int smem = STAGES * (BM * 64 * 2 + BN * 64 * 2) + 1024 + 2 * STAGES * 8;
+  static constexpr int smem = tl::gemm_wgmma_smem_bytes<BM, BN, 64, STAGES, BM / 64, TS>();
   static const char* name() {
     static char buf[64];
-    std::snprintf(buf, sizeof(buf), "%dx%dx64 s%d p%d", BM, BN, STAGES, PANEL);
+    std::snprintf(buf, sizeof(buf), "%dx%dx64 s%d p%d%s", BM, BN, STAGES, PANEL, TS ? " tma" : "");
     return buf;
   }
-  static void launch(const tl::TmaDescriptor& ta, const tl::TmaDescriptor& tb, __nv_bfloat16* C, int M, int N,
-                     int K, int sms) {
-    auto kernel = tl::gemm_wgmma<BM, BN, 64, STAGES, BM / 64, PANEL, true>;
+  static void launch(const tl::TmaDescriptor& ta, const tl::TmaDescriptor& tb, const tl::TmaDescriptor& tc,
+                     __nv_bfloat16* C, int M, int N, int K, int sms) {
+    auto kernel = tl::gemm_wgmma<BM, BN, 64, STAGES, BM / 64, PANEL, true, TS>;
     static bool set = false;
     if (!set) {
       CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       set = true;
     }
     int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-    kernel<<<std::min(tiles, sms), (BM / 64 + 1) * 128, smem>>>(ta, tb, reinterpret_cast<unsigned short*>(C), M,
+    kernel<<<std::min(tiles, sms), (BM / 64 + 1) * 128, smem>>>(ta, tb, tc, reinterpret_cast<unsigned short*>(C), M,
                                                                  N, K);
   }
 };
@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaMemset(dC, 0xFF, size_t(M) * N * 2));  // poison: 0xFFFF is a NaN in bf16
       auto ta = make_map(dA, M, K, BMv);
       auto tb = make_map(dB, N, K, BNv);
-      launch(ta, tb);
+      auto tc = make_map(dC, M, N, 64, 64);
+      launch(ta, tb, tc);
       CHECK_CUDA(cudaDeviceSynchronize());
       CHECK_CUDA(cudaMemcpy(hC.data(), dC, hC.size() * 2, cudaMemcpyDeviceToHost));
       double num = 0, den = 0, maxabs = 0;
@@ -150,21 +151,22 @@ int main(int argc, char** argv) {
         snum += (c - acc) * (c - acc);
         sden += acc * acc;
       }
-      double ms = median_ms([&] { launch(ta, tb); }, 30);
+      double ms = median_ms([&] { launch(ta, tb, tc); }, 30);
       std::printf("%5d x %5d x %5d  %-17s %8.3f ms %7.1f TFLOP/s  %.3fx cublas  rel_vs_cublas %.2e  "
                   "rel_vs_f64 %.2e  unwritten %zu\n",
                   M, N, K, name, ms, flops / ms / 1e9, cublas_ms / ms, std::sqrt(num / den), std::sqrt(snum / sden),
                   unwritten);
     };
-#define CASE(BM_, BN_, ST_, P_)                                                                               \
-  check_and_time(Config<BM_, BN_, ST_, P_>::name(), BM_, BN_,                                                 \
-                 [&](const tl::TmaDescriptor& ta, const tl::TmaDescriptor& tb) {                              \
-                   Config<BM_, BN_, ST_, P_>::launch(ta, tb, dC, M, N, K, sms);                               \
+#define CASE(BM_, BN_, ST_, P_, TS_)                                                                        \
+  check_and_time(Config<BM_, BN_, ST_, P_, TS_>::name(), BM_, BN_,                                          \
+                 [&](const tl::TmaDescriptor& ta, const tl::TmaDescriptor& tb, const tl::TmaDescriptor& tc) { \
+                   Config<BM_, BN_, ST_, P_, TS_>::launch(ta, tb, tc, dC, M, N, K, sms);                     \
                  })
-    CASE(128, 256, 4, 8);
-    CASE(128, 256, 3, 8);
-    CASE(128, 128, 6, 8);
-    CASE(128, 256, 4, 16);
+    CASE(128, 256, 3, 8, false);
+    CASE(128, 256, 3, 8, true);
+    CASE(128, 256, 3, 16, true);
+    CASE(128, 128, 6, 8, true);
+    CASE(128, 128, 4, 8, true);
     cudaFree(dA);
     cudaFree(dB);
     cudaFree(dC);
