@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "gemm/gemm_mma.cuh"
 #include "gemm/gemm_wgmma.cuh"
 
 #define CHECK_CUDA(x)                                                                          \
@@ -43,6 +44,28 @@ static tl::TmaDescriptor make_map(const void* ptr, int rows, int cols_k, int box
   }
   return d;
 }
+
+template <int BM, int BN, int WM, int WN, int STAGES, bool SW, int PANEL, int MINB = 1>
+struct MmaConfig {
+  static constexpr int smem = tl::gemm_mma_smem_bytes<BM, BN, WM, WN, STAGES>();
+  static const char* name() {
+    static char buf[64];
+    std::snprintf(buf, sizeof(buf), "mma %dx%d w%dx%d s%d b%d%s", BM, BN, WM, WN, STAGES, MINB, SW ? "" : " nosw");
+    return buf;
+  }
+  static void launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K) {
+    auto kernel = tl::gemm_mma<BM, BN, WM, WN, STAGES, SW, PANEL, true, MINB>;
+    static bool set = false;
+    if (!set) {
+      CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      set = true;
+    }
+    int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+    kernel<<<tiles, WM * WN * 32, smem>>>(reinterpret_cast<const unsigned short*>(A),
+                                          reinterpret_cast<const unsigned short*>(B),
+                                          reinterpret_cast<unsigned short*>(C), M, N, K);
+  }
+};
 
 template <class F>
 static double median_ms(F&& f, int reps) {
@@ -162,6 +185,24 @@ int main(int argc, char** argv) {
                  [&](const tl::TmaDescriptor& ta, const tl::TmaDescriptor& tb, const tl::TmaDescriptor& tc) { \
                    Config<BM_, BN_, ST_, P_, TS_>::launch(ta, tb, tc, dC, M, N, K, sms);                     \
                  })
+#define CASE_MMA(BM_, BN_, WM_, WN_, ST_, SW_, MB_)                                                         \
+  check_and_time(MmaConfig<BM_, BN_, WM_, WN_, ST_, SW_, 8, MB_>::name(), 64, 64,                            \
+                 [&](const tl::TmaDescriptor&, const tl::TmaDescriptor&, const tl::TmaDescriptor&) {          \
+                   MmaConfig<BM_, BN_, WM_, WN_, ST_, SW_, 8, MB_>::launch(dA, dB, dC, M, N, K);             \
+                 })
+    if (getenv("MMA")) {
+      CASE_MMA(128, 128, 2, 4, 4, true, 1);
+      CASE_MMA(128, 128, 2, 4, 3, true, 2);
+      CASE_MMA(128, 128, 2, 2, 3, true, 2);
+      CASE_MMA(128, 128, 4, 2, 3, true, 2);
+      CASE_MMA(128, 256, 2, 4, 3, true, 1);
+      CASE_MMA(128, 64, 2, 2, 4, true, 3);
+      CASE_MMA(128, 128, 2, 4, 4, false, 1);
+    }
+    if (!getenv("WGMMA")) {
+      cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dRef);
+      continue;
+    }
     CASE(128, 256, 3, 8, false);
     CASE(128, 256, 3, 8, true);
     CASE(128, 256, 3, 16, true);
