@@ -6,10 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
+#include <png.h>
 
 namespace tl::viz {
 namespace {
@@ -25,6 +27,45 @@ Status check_surface(cairo_surface_t* surface, const std::string& path) {
   cairo_status_t st = cairo_surface_status(surface);
   if (st == CAIRO_STATUS_SUCCESS) return {};
   return make_error(ErrorCode::io, "cannot write '" + path + "': " + cairo_status_to_string(st));
+}
+
+// PNG through libpng's simplified API with its fast setting: cairo_surface_write_to_png compresses at zlib's
+// default level, which made a 256x256 grid (2k x 2k pixels) take ~0.3 s to encode; the fast path is ~5x quicker
+// and plots (flat colours) still compress well.
+Status write_png(cairo_surface_t* surface, const std::string& path) {
+  cairo_surface_flush(surface);
+  int w = cairo_image_surface_get_width(surface), h = cairo_image_surface_get_height(surface);
+  int stride = cairo_image_surface_get_stride(surface);
+  const unsigned char* data = cairo_image_surface_get_data(surface);
+  // Cairo's ARGB32 is a native-endian premultiplied uint32; PNG wants straight alpha bytes in RGBA order.
+  std::vector<unsigned char> rgba(static_cast<size_t>(w) * h * 4);
+  for (int y = 0; y < h; ++y) {
+    const auto* row = reinterpret_cast<const std::uint32_t*>(data + static_cast<size_t>(y) * stride);
+    unsigned char* out = rgba.data() + static_cast<size_t>(y) * w * 4;
+    for (int x = 0; x < w; ++x) {
+      std::uint32_t px = row[x];
+      unsigned a = px >> 24, r = (px >> 16) & 0xff, g = (px >> 8) & 0xff, b = px & 0xff;
+      if (a != 255 && a != 0) {
+        r = (r * 255 + a / 2) / a, g = (g * 255 + a / 2) / a, b = (b * 255 + a / 2) / a;
+      }
+      out[4 * x] = static_cast<unsigned char>(r);
+      out[4 * x + 1] = static_cast<unsigned char>(g);
+      out[4 * x + 2] = static_cast<unsigned char>(b);
+      out[4 * x + 3] = static_cast<unsigned char>(a);
+    }
+  }
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(w);
+  image.height = static_cast<png_uint_32>(h);
+  image.format = PNG_FORMAT_RGBA;
+  image.flags = PNG_IMAGE_FLAG_FAST;
+  if (!png_image_write_to_file(&image, path.c_str(), 0, rgba.data(), w * 4, nullptr)) {
+    std::string why = image.message[0] ? image.message : "libpng failed";
+    png_image_free(&image);
+    return make_error(ErrorCode::io, "cannot write '" + path + "': " + why);
+  }
+  return {};
 }
 
 }  // namespace
@@ -170,10 +211,7 @@ Status write_scene(const Scene& scene, const std::string& path, std::optional<Im
     }
     cairo_destroy(cr);
     if (st.ok() && fmt == ImageFormat::png) {
-      cairo_status_t ws = cairo_surface_write_to_png(surface, path.c_str());
-      if (ws != CAIRO_STATUS_SUCCESS) {
-        st = make_error(ErrorCode::io, "cannot write '" + path + "': " + cairo_status_to_string(ws));
-      }
+      st = write_png(surface, path);
     }
     cairo_surface_finish(surface);
     if (st.ok()) st = check_surface(surface, path);
