@@ -1,0 +1,68 @@
+// Layout adapters: evaluate kernels/tile objects over their domain into LayoutGrids and BankMaps.
+#include "viz/layout_adapter.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace tl::viz {
+namespace {
+
+// A grid this large is a mistake (or a whole tensor, not a tile): it would not plot and would exhaust memory.
+constexpr long long kMaxCells = 1ll << 24;
+
+Status spec_error(const std::string& spec, int column, const std::string& what) {
+  return make_error(ErrorCode::parse, "invalid SPEC at column " + std::to_string(column + 1) + ": " + what + "\n  " +
+                                          spec + "\n  " + std::string(static_cast<size_t>(std::max(column, 0)), ' ') +
+                                          "^");
+}
+
+Result<int> element_bytes(const std::string& dtype, const std::string& fallback) {
+  const std::string& name = dtype.empty() ? fallback : dtype;
+  if (auto b = dtype_bytes(name)) return *b;
+  return make_error(ErrorCode::invalid_argument,
+                    "unknown dtype '" + name + "' (expected f64, f32, tf32, s32, f16, bf16, s8, u8, e4m3 or e5m2)");
+}
+
+}  // namespace
+
+std::optional<int> dtype_bytes(const std::string& dtype) {
+  static const std::map<std::string, int> kBytes = {
+      {"f64", 8}, {"f32", 4}, {"tf32", 4}, {"s32", 4}, {"u32", 4}, {"f16", 2}, {"bf16", 2},
+      {"s16", 2}, {"u16", 2}, {"s8", 1},   {"u8", 1},  {"e4m3", 1}, {"e5m2", 1}, {"f8", 1}};
+  auto it = kBytes.find(dtype);
+  if (it == kBytes.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<LayoutGrid> grid_from_layout(const Layout& layout, int elem_bytes, std::string title) {
+  if (!layout.ok()) return make_error(ErrorCode::invalid_argument, layout_error_message(layout.error()));
+  long long size = layout.size();
+  if (size <= 0 || size > kMaxCells) {
+    return make_error(ErrorCode::invalid_argument,
+                      "layout of size " + std::to_string(size) + " is too large to plot (at most 2^24 cells)");
+  }
+  int rows = layout.rank() >= 2 ? layout.mode(0).size() : 1;
+  int cols = static_cast<int>(size / rows);
+  LayoutGrid g = LayoutGrid::make(rows, cols, std::move(title));
+  g.elem_bytes = elem_bytes;
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      Cell& cell = g.at(r, c);
+      cell.offset = layout(r + rows * c);
+      cell.bank = bank_of(cell.offset, elem_bytes);
+    }
+  }
+  return g;
+}
+
+Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dtype) {
+  auto bytes = element_bytes(dtype, "f32");
+  if (!bytes) return bytes.status();
+  LayoutParse parsed = parse_layout(spec.c_str(), static_cast<int>(spec.size()));
+  if (!parsed.ok) return spec_error(spec, parsed.position, parsed.message ? parsed.message : "malformed layout");
+  return grid_from_layout(parsed.layout, *bytes, spec);
+}
+
+std::vector<AtomInfo> list_layout_atoms() { return {}; }
+
+}  // namespace tl::viz
