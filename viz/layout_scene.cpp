@@ -386,7 +386,8 @@ Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style)
              color_by_name(style.color) + ")";
   }
   Legend legend = make_legend(grid, ctx);
-  return assemble(t, style, title, style.legend ? &legend : nullptr);
+  bool show_legend = style.legend && (legend.ramp || !legend.entries.empty());  // nothing to explain: no legend
+  return assemble(t, style, title, show_legend ? &legend : nullptr);
 }
 
 Result<Scene> build_inverse_scene(const LayoutGrid& grid, const GridStyle& style) {
