@@ -63,6 +63,6 @@ Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dt
   return grid_from_layout(parsed.layout, *bytes, spec);
 }
 
-std::vector<AtomInfo> list_layout_atoms() { return {}; }
+std::vector<AtomEntry> list_layout_atoms() { return {}; }
 
 }  // namespace tl::viz

@@ -25,11 +25,11 @@ Result<LayoutGrid> grid_from_layout(const Layout& layout, int elem_bytes, std::s
 // followed by the SPEC and a caret under the column.
 Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dtype = {});
 
-struct AtomInfo {
+struct AtomEntry {
   std::string name;
   std::string description;
 };
 // Every named atom grid_from_spec accepts.
-std::vector<AtomInfo> list_layout_atoms();
+std::vector<AtomEntry> list_layout_atoms();
 
 }  // namespace tl::viz
