@@ -1026,6 +1026,8 @@ struct TupleParser {
   int pos = 0;
   int err_pos = -1;
   const char* err = nullptr;
+  int leaf_pos[IntTuple::kMaxLeaves]{};  // column of each leaf parsed so far
+  int num_leaves = 0;
 
   TL_HOST_DEVICE constexpr void skip() {
     while (pos < n && is_space(s[pos])) ++pos;
@@ -1079,11 +1081,14 @@ struct TupleParser {
           out.push_close();
           return true;
         }
-        return fail(pos < n ? "expected ',' or ')'" : "unbalanced parentheses: expected ')'");
+        return fail(pos < n ? "expected ',' or ')' (unbalanced parentheses?)" : "unbalanced parentheses: expected ')'");
       }
     }
     int v = 0;
+    skip();
+    const int at = pos;
     if (!parse_int(v)) return false;
+    if (num_leaves < IntTuple::kMaxLeaves) leaf_pos[num_leaves++] = at;
     out.push_leaf(v);
     if (!out.ok()) return fail("too many entries (at most 16 leaves)");
     return true;
@@ -1109,12 +1114,16 @@ TL_HOST_DEVICE constexpr LayoutParse parse_layout(const char* text, int len = -1
     r.message = p.err;
     return r;
   }
-  int shape_end = p.pos;
+  int shape_leaf_pos[IntTuple::kMaxLeaves]{};
+  for (int i = 0; i < p.num_leaves; ++i) shape_leaf_pos[i] = p.leaf_pos[i];
   p.skip();
+  int stride_begin = p.pos;
   IntTuple stride = IntTuple::raw();
   bool has_stride = false;
   if (p.pos < p.n && text[p.pos] == ':') {
     ++p.pos;
+    p.skip();
+    stride_begin = p.pos;
     if (!p.parse_tuple(stride, 0)) {
       r.position = p.err_pos;
       r.message = p.err;
@@ -1131,15 +1140,15 @@ TL_HOST_DEVICE constexpr LayoutParse parse_layout(const char* text, int len = -1
   }
   for (int i = 0; i < shape.m_num_leaves; ++i) {
     if (shape.m_leaf[i] <= 0) {
-      r.position = 0;
+      r.position = shape_leaf_pos[i];
       r.message = "shape entries must be positive";
       return r;
     }
   }
   if (has_stride && !shape.same_structure(stride)) {
-    r.position = shape_end;
-    r.message = shape.rank() != stride.rank() ? "rank mismatch: the stride must have the shape's rank and nesting"
-                                              : "the stride must have the same nesting as the shape";
+    r.position = stride_begin;
+    r.message = shape.rank() != stride.rank() ? "rank mismatch: the stride must have as many modes as the shape"
+                                              : "nesting mismatch: each stride mode must nest like its shape mode";
     return r;
   }
   r.layout = has_stride ? Layout(shape, stride) : Layout(shape);
