@@ -2,7 +2,10 @@
 #include "viz/layout_adapter.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+
+#include "tile/atom_registry.hpp"
 
 namespace tl::viz {
 namespace {
@@ -34,14 +37,19 @@ std::optional<int> dtype_bytes(const std::string& dtype) {
   return it->second;
 }
 
-Result<LayoutGrid> grid_from_layout(const Layout& layout, int elem_bytes, std::string title) {
-  if (!layout.ok()) return make_error(ErrorCode::invalid_argument, layout_error_message(layout.error()));
+Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes, std::string title) {
+  if (!layout.layout().ok()) {
+    return make_error(ErrorCode::invalid_argument, layout_error_message(layout.layout().error()));
+  }
+  if (!layout.swizzle().valid()) {
+    return make_error(ErrorCode::invalid_argument, "invalid swizzle: Swizzle<B,M,S> needs |S| >= B");
+  }
   long long size = layout.size();
   if (size <= 0 || size > kMaxCells) {
     return make_error(ErrorCode::invalid_argument,
                       "layout of size " + std::to_string(size) + " is too large to plot (at most 2^24 cells)");
   }
-  int rows = layout.rank() >= 2 ? layout.mode(0).size() : 1;
+  int rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : 1;
   int cols = static_cast<int>(size / rows);
   LayoutGrid g = LayoutGrid::make(rows, cols, std::move(title));
   g.elem_bytes = elem_bytes;
@@ -55,14 +63,55 @@ Result<LayoutGrid> grid_from_layout(const Layout& layout, int elem_bytes, std::s
   return g;
 }
 
+Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string title) {
+  if (!fragment.ok()) {
+    return make_error(ErrorCode::invalid_argument, std::string("invalid fragment: ") +
+                                                       layout_error_message(fragment.tv().ok() ? fragment.inverse().error()
+                                                                                               : fragment.tv().error()));
+  }
+  long long cells = static_cast<long long>(fragment.rows()) * fragment.cols();
+  if (cells > kMaxCells) return make_error(ErrorCode::invalid_argument, "fragment tile is too large to plot");
+  LayoutGrid g = LayoutGrid::make(fragment.rows(), fragment.cols(), std::move(title));
+  for (int t = 0; t < fragment.num_threads(); ++t) {
+    for (int v = 0; v < fragment.num_values(); ++v) {
+      TileCoord rc = fragment(t, v);
+      if (rc.row < 0 || rc.row >= g.rows || rc.col < 0 || rc.col >= g.cols) {
+        return make_error(ErrorCode::internal, "fragment maps thread " + std::to_string(t) + ", value " +
+                                                   std::to_string(v) + " outside its " + std::to_string(g.rows) + "x" +
+                                                   std::to_string(g.cols) + " tile");
+      }
+      Cell& cell = g.at(rc.row, rc.col);
+      if (cell.thread < 0) {  // threads and values ascend: the first writer is the lowest owner
+        cell.thread = t;
+        cell.value = v;
+      }
+    }
+  }
+  return g;
+}
+
 Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dtype) {
+  if (auto atom = find_atom(spec)) {
+    auto g = grid_from_fragment(atom->fragment, atom->name);
+    if (g) g->elem_bytes = atom->elem_bytes;
+    return g;
+  }
   auto bytes = element_bytes(dtype, "f32");
   if (!bytes) return bytes.status();
+  if (!spec.empty() && std::isalpha(static_cast<unsigned char>(spec[0]))) {
+    std::string names;
+    for (const auto& n : close_atom_names(spec, 3)) names += (names.empty() ? "" : ", ") + n;
+    return spec_error(spec, 0, "unknown atom '" + spec + "' (did you mean " + names + "? `tilelab layout --list` names them all)");
+  }
   LayoutParse parsed = parse_layout(spec.c_str(), static_cast<int>(spec.size()));
   if (!parsed.ok) return spec_error(spec, parsed.position, parsed.message ? parsed.message : "malformed layout");
   return grid_from_layout(parsed.layout, *bytes, spec);
 }
 
-std::vector<AtomEntry> list_layout_atoms() { return {}; }
+std::vector<AtomEntry> list_layout_atoms() {
+  std::vector<AtomEntry> out;
+  for (const auto& a : atom_registry()) out.push_back({a.name, a.description});
+  return out;
+}
 
 }  // namespace tl::viz

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "runtime/status.hpp"
+#include "tile/fragment.hpp"
 #include "tile/layout.hpp"
+#include "tile/swizzle.hpp"
 #include "viz/layout_grid.hpp"
 
 namespace tl::viz {
@@ -14,9 +16,13 @@ namespace tl::viz {
 // Bytes of an element type by its TileLab name (f64, f32, tf32, s32, f16, bf16, s8, u8, e4m3, e5m2).
 std::optional<int> dtype_bytes(const std::string& dtype);
 
-// A layout as a memory layout: cell (r, c) holds offset L(r + rows * c) (rank >= 2: rows = size of mode 0,
-// the other modes flattened into columns; rank 1: one row) and its bank for `elem_bytes`-byte elements.
-Result<LayoutGrid> grid_from_layout(const Layout& layout, int elem_bytes, std::string title = {});
+// A (swizzled) layout as a memory layout: cell (r, c) holds offset L(r + rows * c) (rank >= 2: rows = size of
+// mode 0, the other modes flattened into columns; rank 1: one row) and its bank for `elem_bytes`-byte elements.
+Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes, std::string title = {});
+
+// A fragment over its (rows, cols) tile: each coordinate gets the (thread, value) that holds it (the lowest
+// thread where the fragment replicates; none where it does not cover the tile).
+Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string title = {});
 
 // A SPEC of `tilelab layout` as a grid: a CuTe layout "(8,(4,2)):(4,(1,32))", a swizzled one
 // "swizzle<3,3,3> o (8,64):(64,1)", or a named atom ("mma.m16n8k16.f16.A", "smem.swizzle128B.bf16.(64,64)").
