@@ -108,6 +108,73 @@ Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dt
   return grid_from_layout(parsed.layout, *bytes, spec);
 }
 
+Result<SmemLayout> smem_from_spec(const std::string& spec, int elem_bytes) {
+  if (elem_bytes < 0 || elem_bytes > 16) {
+    return make_error(ErrorCode::invalid_argument, "element size must be 1..16 bytes, got " + std::to_string(elem_bytes));
+  }
+  SmemLayout out;
+  out.title = spec;
+  out.elem_bytes = elem_bytes > 0 ? elem_bytes : 4;
+  LayoutParse parsed = parse_layout(spec.c_str(), static_cast<int>(spec.size()));
+  if (!parsed.ok) return spec_error(spec, parsed.position, parsed.message ? parsed.message : "malformed layout");
+  out.layout = parsed.layout;
+  if (!parsed.layout.ok()) return make_error(ErrorCode::invalid_argument, layout_error_message(parsed.layout.error()));
+  out.rows = parsed.layout.rank() >= 2 ? parsed.layout.mode(0).size() : 1;
+  out.cols = parsed.layout.size() / out.rows;
+  return out;
+}
+
+Result<AccessPattern> access_from_spec(const std::string& access, const SmemLayout& smem) {
+  if (auto p = builtin_pattern(access, smem.rows, smem.cols, smem.elem_bytes)) return *p;
+  if (!access.empty() && access[0] == 'v' && access.size() > 1 && std::isdigit(static_cast<unsigned char>(access[1]))) {
+    AccessParse parsed = parse_access_list(access);
+    if (!parsed.ok) {
+      return make_error(ErrorCode::parse, "invalid --access at column " + std::to_string(parsed.position + 1) + ": " +
+                                              parsed.message + "\n  " + access + "\n  " +
+                                              std::string(static_cast<size_t>(parsed.position), ' ') + "^");
+    }
+    for (const auto& a : parsed.pattern.accesses) {
+      if (a.row < 0 || a.row >= smem.rows || a.col < 0 || a.col >= smem.cols) {
+        return make_error(ErrorCode::invalid_argument, "--access: thread " + std::to_string(a.thread) + " reads (" +
+                                                           std::to_string(a.row) + ", " + std::to_string(a.col) +
+                                                           "), outside the " + std::to_string(smem.rows) + "x" +
+                                                           std::to_string(smem.cols) + " tile");
+      }
+    }
+    return parsed.pattern;
+  }
+  std::string names;
+  for (const auto& n : builtin_pattern_names()) names += (names.empty() ? "" : ", ") + n;
+  return make_error(ErrorCode::invalid_argument, "unknown access pattern '" + access + "': use one of " + names +
+                                                     " (optionally ':THREADS'), or a list 'v16:(0,0),(1,0),...'");
+}
+
+BankMap bank_map_from_report(const BankReport& report, std::string title) {
+  BankMap map;
+  map.title = std::move(title);
+  map.elem_bytes = report.elem_bytes;
+  for (size_t ph = 0; ph < report.phases.size(); ++ph) {
+    const PhaseReport& p = report.phases[ph];
+    BankRequest req;
+    req.label = "warp " + std::to_string(p.warp) + " lanes " + std::to_string(p.first_lane) + "-" +
+                std::to_string(p.last_lane);
+    req.wavefronts = p.wavefronts;
+    req.ideal_wavefronts = p.ideal_wavefronts;
+    req.degree = p.distinct_words;
+    for (const auto& a : report.accesses) {
+      if (a.phase != static_cast<int>(ph)) continue;
+      std::int64_t first_word = a.byte_address >> 2;
+      for (int w = 0; w < a.num_words; ++w) {
+        std::int64_t word = first_word + w;
+        req.accesses.push_back({a.thread, static_cast<int>(((word % kNumBanks) + kNumBanks) % kNumBanks), word, -1});
+      }
+    }
+    assign_wavefronts(req);
+    map.requests.push_back(std::move(req));
+  }
+  return map;
+}
+
 std::vector<AtomEntry> list_layout_atoms() {
   std::vector<AtomEntry> out;
   for (const auto& a : atom_registry()) out.push_back({a.name, a.description});

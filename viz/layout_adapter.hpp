@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "runtime/status.hpp"
+#include "viz/bank_map.hpp"
+#include "tile/banks.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
@@ -30,6 +32,23 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
 // A malformed SPEC fails with ErrorCode::parse and a message naming the column and what was expected,
 // followed by the SPEC and a caret under the column.
 Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dtype = {});
+
+// A shared-memory layout named by a SMEM_SPEC (a layout, a swizzled layout or an smem.* atom) with its element
+// size (the SPEC's dtype, else `elem_bytes` when > 0, else 4) and its (rows, cols) extent as plotted.
+struct SmemLayout {
+  SwizzledLayout layout;
+  int elem_bytes = 4;
+  int rows = 0, cols = 0;
+  std::string title;
+};
+Result<SmemLayout> smem_from_spec(const std::string& spec, int elem_bytes = 0);
+
+// An access pattern by name (a built-in: ldmatrix.x4, row.v128, col.scalar:16, ... over the tile) or a
+// user-given list "v16:(0,0),(1,0),...".
+Result<AccessPattern> access_from_spec(const std::string& access, const SmemLayout& smem);
+
+// The neutral bank map of an analysis: one request per phase of the instruction.
+BankMap bank_map_from_report(const BankReport& report, std::string title);
 
 struct AtomEntry {
   std::string name;
