@@ -41,7 +41,7 @@ class Fragment {
   int m_threads = 1;
   int m_values = 1;
 
-  TL_HOST_DEVICE constexpr Fragment() = default;
+  constexpr Fragment() = default;
   TL_HOST_DEVICE constexpr Fragment(const Layout& tv, int rows, int cols) : m_tv(tv), m_rows(rows), m_cols(cols) {
     if (tv.is_leaf() || tv.rank() != 2) {
       m_tv.set_error(LayoutError::rank_mismatch);

@@ -36,7 +36,7 @@ struct BitSwizzle {
   int m_base = 0;
   int m_shift = 0;
 
-  TL_HOST_DEVICE constexpr BitSwizzle() = default;
+  constexpr BitSwizzle() = default;
   TL_HOST_DEVICE constexpr BitSwizzle(int bits, int base, int shift) : m_bits(bits), m_base(base), m_shift(shift) {}
 
   TL_HOST_DEVICE constexpr int bits() const { return m_bits; }
@@ -78,7 +78,7 @@ struct SwizzledLayout {
   BitSwizzle m_swizzle;
   Layout m_layout;
 
-  TL_HOST_DEVICE constexpr SwizzledLayout() = default;
+  constexpr SwizzledLayout() = default;
   TL_HOST_DEVICE constexpr SwizzledLayout(const BitSwizzle& s, const Layout& l) : m_swizzle(s), m_layout(l) {}
   // A plain layout is a swizzled layout with the identity swizzle.
   TL_HOST_DEVICE constexpr SwizzledLayout(const Layout& l) : m_layout(l) {}  // NOLINT
