@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 
 #include "tile/atom_registry.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl::viz {
 namespace {
@@ -19,23 +19,27 @@ Status spec_error(const std::string& spec, int column, const std::string& what) 
                                           "^");
 }
 
-Result<int> element_bytes(const std::string& dtype, const std::string& fallback) {
-  const std::string& name = dtype.empty() ? fallback : dtype;
-  if (auto b = dtype_bytes(name)) return *b;
-  return make_error(ErrorCode::invalid_argument,
-                    "unknown dtype '" + name + "' (expected f64, f32, tf32, s32, f16, bf16, s8, u8, e4m3 or e5m2)");
+// The element size of a SPEC: its own dtype (an atom or smem tile names one), else the one the user gave, else
+// 4 bytes. A user's choice that contradicts the SPEC is an error rather than silently ignored.
+Result<int> spec_element_bytes(const LayoutSpec& spec, int user_bytes, const std::string& user_label) {
+  if (spec.elem_bytes > 0) {
+    if (user_bytes > 0 && user_bytes != spec.elem_bytes) {
+      return make_error(ErrorCode::invalid_argument, "'" + spec.text + "' has " + std::to_string(spec.elem_bytes) +
+                                                         "-byte elements; " + user_label + " says " +
+                                                         std::to_string(user_bytes));
+    }
+    return spec.elem_bytes;
+  }
+  return user_bytes > 0 ? user_bytes : 4;
+}
+
+Result<LayoutSpec> parse(const std::string& text) {
+  LayoutSpec spec = parse_spec(text);
+  if (!spec.ok) return spec_error(text, spec.position, spec.message);
+  return spec;
 }
 
 }  // namespace
-
-std::optional<int> dtype_bytes(const std::string& dtype) {
-  static const std::map<std::string, int> kBytes = {
-      {"f64", 8}, {"f32", 4}, {"tf32", 4}, {"s32", 4}, {"u32", 4}, {"f16", 2}, {"bf16", 2},
-      {"s16", 2}, {"u16", 2}, {"s8", 1},   {"u8", 1},  {"e4m3", 1}, {"e5m2", 1}, {"f8", 1}};
-  auto it = kBytes.find(dtype);
-  if (it == kBytes.end()) return std::nullopt;
-  return it->second;
-}
 
 Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes, std::string title) {
   if (!layout.layout().ok()) {
@@ -49,7 +53,7 @@ Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes
     return make_error(ErrorCode::invalid_argument,
                       "layout of size " + std::to_string(size) + " is too large to plot (at most 2^24 cells)");
   }
-  int rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : 1;
+  int rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : static_cast<int>(size);
   int cols = static_cast<int>(size / rows);
   LayoutGrid g = LayoutGrid::make(rows, cols, std::move(title));
   g.elem_bytes = elem_bytes;
@@ -90,37 +94,45 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
   return g;
 }
 
-Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dtype) {
-  if (auto atom = find_atom(spec)) {
-    auto g = grid_from_fragment(atom->fragment, atom->name);
-    if (g) g->elem_bytes = atom->elem_bytes;
+Result<LayoutGrid> grid_from_spec(const std::string& text, const std::string& dtype) {
+  int user_bytes = 0;
+  if (!dtype.empty()) {
+    user_bytes = tl::dtype_bytes(dtype);
+    if (user_bytes == 0) {
+      return make_error(ErrorCode::invalid_argument,
+                        "unknown dtype '" + dtype + "' (expected f64, f32, tf32, s32, f16, bf16, s8, u8, e4m3 or e5m2)");
+    }
+  }
+  auto spec = parse(text);
+  if (!spec) return spec.status();
+  if (spec->is_fragment()) {
+    auto g = grid_from_fragment(spec->fragment, spec->atom_name.empty() ? text : spec->atom_name);
+    if (g) g->elem_bytes = spec->elem_bytes;
     return g;
   }
-  auto bytes = element_bytes(dtype, "f32");
+  auto bytes = spec_element_bytes(*spec, user_bytes, "--dtype " + dtype);
   if (!bytes) return bytes.status();
-  if (!spec.empty() && std::isalpha(static_cast<unsigned char>(spec[0]))) {
-    std::string names;
-    for (const auto& n : close_atom_names(spec, 3)) names += (names.empty() ? "" : ", ") + n;
-    return spec_error(spec, 0, "unknown atom '" + spec + "' (did you mean " + names + "? `tilelab layout --list` names them all)");
-  }
-  LayoutParse parsed = parse_layout(spec.c_str(), static_cast<int>(spec.size()));
-  if (!parsed.ok) return spec_error(spec, parsed.position, parsed.message ? parsed.message : "malformed layout");
-  return grid_from_layout(parsed.layout, *bytes, spec);
+  return grid_from_layout(spec->memory, *bytes, text);
 }
 
-Result<SmemLayout> smem_from_spec(const std::string& spec, int elem_bytes) {
+Result<SmemLayout> smem_from_spec(const std::string& text, int elem_bytes) {
   if (elem_bytes < 0 || elem_bytes > 16) {
     return make_error(ErrorCode::invalid_argument, "element size must be 1..16 bytes, got " + std::to_string(elem_bytes));
   }
+  auto spec = parse(text);
+  if (!spec) return spec.status();
+  if (spec->is_fragment()) {
+    return make_error(ErrorCode::invalid_argument, "'" + text + "' is a register fragment, not a shared-memory layout "
+                                                   "(give a layout, 'swizzle<B,M,S> o LAYOUT' or smem.<mode>.<dtype>.(rows,cols))");
+  }
+  auto bytes = spec_element_bytes(*spec, elem_bytes, "--elem-bytes " + std::to_string(elem_bytes));
+  if (!bytes) return bytes.status();
   SmemLayout out;
-  out.title = spec;
-  out.elem_bytes = elem_bytes > 0 ? elem_bytes : 4;
-  LayoutParse parsed = parse_layout(spec.c_str(), static_cast<int>(spec.size()));
-  if (!parsed.ok) return spec_error(spec, parsed.position, parsed.message ? parsed.message : "malformed layout");
-  out.layout = parsed.layout;
-  if (!parsed.layout.ok()) return make_error(ErrorCode::invalid_argument, layout_error_message(parsed.layout.error()));
-  out.rows = parsed.layout.rank() >= 2 ? parsed.layout.mode(0).size() : 1;
-  out.cols = parsed.layout.size() / out.rows;
+  out.title = text;
+  out.layout = spec->memory;
+  out.elem_bytes = *bytes;
+  out.rows = spec->rows;
+  out.cols = spec->cols;
   return out;
 }
 

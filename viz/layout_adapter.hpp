@@ -15,11 +15,8 @@
 
 namespace tl::viz {
 
-// Bytes of an element type by its TileLab name (f64, f32, tf32, s32, f16, bf16, s8, u8, e4m3, e5m2).
-std::optional<int> dtype_bytes(const std::string& dtype);
-
 // A (swizzled) layout as a memory layout: cell (r, c) holds offset L(r + rows * c) (rank >= 2: rows = size of
-// mode 0, the other modes flattened into columns; rank 1: one row) and its bank for `elem_bytes`-byte elements.
+// mode 0, the other modes flattened into columns; rank 1: one column) and its bank for `elem_bytes`-byte elements.
 Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes, std::string title = {});
 
 // A fragment over its (rows, cols) tile: each coordinate gets the (thread, value) that holds it (the lowest
@@ -28,7 +25,8 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
 
 // A SPEC of `tilelab layout` as a grid: a CuTe layout "(8,(4,2)):(4,(1,32))", a swizzled one
 // "swizzle<3,3,3> o (8,64):(64,1)", or a named atom ("mma.m16n8k16.f16.A", "smem.swizzle128B.bf16.(64,64)").
-// `dtype` (may be empty) sets the element size for banks where the SPEC does not name one (default f32).
+// `dtype` (may be empty) sets the element size for banks where the SPEC does not name one (default f32); one that
+// contradicts the SPEC's own dtype is an error. Parsing is kernels/tile's parse_spec.
 // A malformed SPEC fails with ErrorCode::parse and a message naming the column and what was expected,
 // followed by the SPEC and a caret under the column.
 Result<LayoutGrid> grid_from_spec(const std::string& spec, const std::string& dtype = {});
