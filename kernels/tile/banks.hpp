@@ -24,7 +24,8 @@
 //                      bank, the per-phase breakdown and every access's byte address and banks.
 //   Built-in patterns: ldmatrix_pattern(num, trans, elem_bytes), vector_row_copy / vector_col_copy (16 bytes
 //                      per thread by default), scalar_row_read / scalar_col_read; builtin_pattern(name, ...)
-//                      by name (builtin_pattern_names()), parse_access_pattern(text) for user-given lists.
+//                      by name (builtin_pattern_names()), parse_access_list(text) for user-given lists,
+//                      parse_access(text, rows, cols, elem_bytes) for either (a CLI's --access argument).
 //
 // The model (NVIDIA's documented shared-memory behaviour since Volta):
 //   * 32 banks of 4 bytes; word w = byte_address / 4 lives in bank w % 32. One wavefront serves one
@@ -333,6 +334,52 @@ inline AccessParse parse_access_list(std::string_view s) {
     ++i;
   }
   out.ok = true;
+  return out;
+}
+
+// An --access argument: a built-in name (builtin_pattern_names(), optional ":threads", optional
+// "@row,col" start) or a user list "v<bytes>:(r,c),...". Unknown names list the built-in ones.
+inline AccessParse parse_access(std::string_view text, int rows, int cols, int elem_bytes) {
+  size_t b = 0, e = text.size();
+  while (b < e && (text[b] == ' ' || text[b] == '\t')) ++b;
+  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t')) --e;
+  const std::string_view t = text.substr(b, e - b);
+  if (t.size() >= 2 && t[0] == 'v' && t[1] >= '0' && t[1] <= '9') {
+    AccessParse a = parse_access_list(t);
+    a.position += static_cast<int>(b);
+    return a;
+  }
+  AccessParse out;
+  std::string_view name = t;
+  int row0 = 0, col0 = 0;
+  if (const size_t at = t.find('@'); at != std::string_view::npos) {
+    name = t.substr(0, at);
+    const std::string_view where = t.substr(at + 1);
+    const size_t comma = where.find(',');
+    auto to_int = [](std::string_view s, int& v) {
+      if (s.empty() || s.size() > 6) return false;
+      v = 0;
+      for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + (c - '0');
+      }
+      return true;
+    };
+    if (comma == std::string_view::npos || !to_int(where.substr(0, comma), row0) || !to_int(where.substr(comma + 1), col0)) {
+      out.position = static_cast<int>(b + at + 1);
+      out.message = "expected @row,col after the pattern name";
+      return out;
+    }
+  }
+  if (std::optional<AccessPattern> p = builtin_pattern(name, rows, cols, elem_bytes, row0, col0)) {
+    out.ok = true;
+    out.pattern = std::move(*p);
+    return out;
+  }
+  out.position = static_cast<int>(b);
+  out.message = "unknown access pattern '" + std::string(name) + "': expected one of";
+  for (const std::string& n : builtin_pattern_names()) out.message += " " + n;
+  out.message += " (optionally :THREADS and @ROW,COL), or a list v<bytes>:(r,c),(r,c),...";
   return out;
 }
 

@@ -1138,10 +1138,17 @@ TL_HOST_DEVICE constexpr LayoutParse parse_layout(const char* text, int len = -1
                                     : (has_stride ? "expected end of layout" : "expected ':' or end of layout");
     return r;
   }
+  long long size = 1;
   for (int i = 0; i < shape.m_num_leaves; ++i) {
     if (shape.m_leaf[i] <= 0) {
       r.position = shape_leaf_pos[i];
       r.message = "shape entries must be positive";
+      return r;
+    }
+    size *= shape.m_leaf[i];
+    if (size > (1LL << 30)) {
+      r.position = shape_leaf_pos[i];
+      r.message = "layout too large: the size must stay below 2^30";
       return r;
     }
   }

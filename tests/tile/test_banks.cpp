@@ -119,6 +119,16 @@ TEST(Banks, UserListsAndBuiltinNames) {
   EXPECT_EQ(p->accesses.size(), 8u);
   EXPECT_FALSE(builtin_pattern("diagonal", 8, 8, 2).has_value());
   EXPECT_FALSE(analyze_banks(L("(8,8):(8,1)"), 2, AccessPattern{}).ok);
+  AccessParse q = parse_access(" col.v128:8@0,8", 8, 64, 2);
+  ASSERT_TRUE(q.ok) << q.message;
+  EXPECT_EQ(q.pattern.accesses.size(), 8u);
+  EXPECT_EQ(q.pattern.accesses[3].row, 3);
+  EXPECT_EQ(q.pattern.accesses[3].col, 8);
+  q = parse_access("v16:(0,0),(1,0", 8, 64, 2);
+  EXPECT_FALSE(q.ok);
+  q = parse_access("zigzag", 8, 64, 2);
+  EXPECT_FALSE(q.ok);
+  EXPECT_NE(q.message.find("ldmatrix.x4"), std::string::npos);
 }
 
 }  // namespace

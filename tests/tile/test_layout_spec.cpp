@@ -89,7 +89,10 @@ TEST(LayoutSpec, LayoutErrorsNameTheColumn) {
   bad("(8,0)", 3, "positive");
   bad("(8,64):(64,1) extra", 14, "end of layout");
   bad("", 0, "empty");
-  bad("(4096,4096,4096)", 0, "too large");
+  bad("(4096,4096,4096)", 11, "too large");  // the leaf that passes 2^30
+  bad("(65536,65536)", 7, "too large");
+  bad("(4096,8192)", 0, "too large");  // 2^25 elements: more than a plot can hold
+  bad("(8,8):(1,100000000)", 0, "too large");
 }
 
 TEST(LayoutSpec, PrintedLayoutsParseBack) {
