@@ -137,28 +137,22 @@ Result<SmemLayout> smem_from_spec(const std::string& text, int elem_bytes) {
 }
 
 Result<AccessPattern> access_from_spec(const std::string& access, const SmemLayout& smem) {
-  if (auto p = builtin_pattern(access, smem.rows, smem.cols, smem.elem_bytes)) return *p;
-  if (!access.empty() && access[0] == 'v' && access.size() > 1 && std::isdigit(static_cast<unsigned char>(access[1]))) {
-    AccessParse parsed = parse_access_list(access);
-    if (!parsed.ok) {
-      return make_error(ErrorCode::parse, "invalid --access at column " + std::to_string(parsed.position + 1) + ": " +
-                                              parsed.message + "\n  " + access + "\n  " +
-                                              std::string(static_cast<size_t>(parsed.position), ' ') + "^");
-    }
-    for (const auto& a : parsed.pattern.accesses) {
-      if (a.row < 0 || a.row >= smem.rows || a.col < 0 || a.col >= smem.cols) {
-        return make_error(ErrorCode::invalid_argument, "--access: thread " + std::to_string(a.thread) + " reads (" +
-                                                           std::to_string(a.row) + ", " + std::to_string(a.col) +
-                                                           "), outside the " + std::to_string(smem.rows) + "x" +
-                                                           std::to_string(smem.cols) + " tile");
-      }
-    }
-    return parsed.pattern;
+  AccessParse parsed = parse_access(access, smem.rows, smem.cols, smem.elem_bytes);
+  if (!parsed.ok) {
+    return make_error(ErrorCode::parse, "invalid --access at column " + std::to_string(parsed.position + 1) + ": " +
+                                            parsed.message + "\n  " + access + "\n  " +
+                                            std::string(static_cast<size_t>(std::max(parsed.position, 0)), ' ') + "^");
   }
-  std::string names;
-  for (const auto& n : builtin_pattern_names()) names += (names.empty() ? "" : ", ") + n;
-  return make_error(ErrorCode::invalid_argument, "unknown access pattern '" + access + "': use one of " + names +
-                                                     " (optionally ':THREADS'), or a list 'v16:(0,0),(1,0),...'");
+  // The analysis evaluates the layout at each coordinate; outside the tile it would read past its codomain.
+  for (const auto& a : parsed.pattern.accesses) {
+    if (a.row < 0 || a.row >= smem.rows || a.col < 0 || a.col >= smem.cols) {
+      return make_error(ErrorCode::invalid_argument, "--access: thread " + std::to_string(a.thread) + " reads (" +
+                                                         std::to_string(a.row) + ", " + std::to_string(a.col) +
+                                                         "), outside the " + std::to_string(smem.rows) + "x" +
+                                                         std::to_string(smem.cols) + " tile");
+    }
+  }
+  return parsed.pattern;
 }
 
 BankMap bank_map_from_report(const BankReport& report, std::string title) {

@@ -41,8 +41,8 @@ struct SmemLayout {
 };
 Result<SmemLayout> smem_from_spec(const std::string& spec, int elem_bytes = 0);
 
-// An access pattern by name (a built-in: ldmatrix.x4, row.v128, col.scalar:16, ... over the tile) or a
-// user-given list "v16:(0,0),(1,0),...".
+// An access pattern (kernels/tile parse_access): a built-in over the tile (ldmatrix.x4, row.v128, col.scalar:16,
+// ...@row,col) or a user-given list "v16:(0,0),(1,0),..."; coordinates must lie inside the tile.
 Result<AccessPattern> access_from_spec(const std::string& access, const SmemLayout& smem);
 
 // The neutral bank map of an analysis: one request per phase of the instruction.

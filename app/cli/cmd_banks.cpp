@@ -55,7 +55,7 @@ void add_banks_command(CLI::App& app, Context& ctx) {
   cmd->add_option("smem_spec", o->spec, "The shared-memory layout (a SPEC as for `tilelab layout`)")->required();
   cmd->add_option("--access", o->access,
                   "ldmatrix.x1|x2|x4[.trans], row.v128, col.v128, row.v64, col.v64, row.scalar, col.scalar "
-                  "(':N' sets the threads), or a list 'v16:(0,0),(1,0),...' (k-th coordinate from thread k)")
+                  "(':N' sets the threads, '@ROW,COL' the start), or a list 'v16:(0,0),(1,0),...' (k-th coordinate from thread k)")
       ->required();
   cmd->add_option("--elem-bytes", o->elem_bytes, "Element size in bytes (default: the SPEC's dtype, else 4)");
   cmd->add_flag("--json", o->json, "Print the analysis as JSON");
