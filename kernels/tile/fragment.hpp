@@ -1,0 +1,108 @@
+// Fragments: which thread holds which element of a tile, (thread, value) <-> (row, col), with TileLang-style repeat.
+#pragma once
+
+#include "tile/config.hpp"
+#include "tile/layout.hpp"
+
+// API overview ---------------------------------------------------------------------------------------
+//   Fragment(tv, rows, cols)  tv: a rank-2 Layout (thread mode, value mode) -> index of the element in the
+//                             (rows, cols) tile, counted column-major (row + col*rows), as CuTe's TV layouts.
+//     f(thread, value)        -> TileCoord{row, col}
+//     f.owner(row, col)       -> ThreadValue{thread, value}: the inverse (for replicated data the lowest
+//                                thread), also thread_of / value_of
+//     num_threads, num_values, rows, cols, replication (threads holding each element), covers_tile
+//   repeat(f, rep_rows, rep_cols, on_thread[, rows_first])
+//                             tiles rep_rows x rep_cols copies of the tile; the new copies go to new threads
+//                             (thread t of copy k is t + k*num_threads) or to new values of the same threads
+//                             (value v of copy k is v + k*num_values). Copies are numbered down the rows first
+//                             unless rows_first is false.
+//   replicate(f, n)           n times the threads, thread t + k*num_threads holding what t holds.
+
+namespace tl {
+
+struct TileCoord {
+  int row = 0;
+  int col = 0;
+  TL_HOST_DEVICE constexpr bool operator==(const TileCoord& o) const { return row == o.row && col == o.col; }
+};
+
+struct ThreadValue {
+  int thread = 0;
+  int value = 0;
+  TL_HOST_DEVICE constexpr bool operator==(const ThreadValue& o) const { return thread == o.thread && value == o.value; }
+};
+
+class Fragment {
+ public:
+  Layout m_tv;
+  Layout m_inverse;  // tile index -> thread + value*num_threads
+  int m_rows = 1;
+  int m_cols = 1;
+  int m_threads = 1;
+  int m_values = 1;
+
+  constexpr Fragment() = default;
+  TL_HOST_DEVICE constexpr Fragment(const Layout& tv, int rows, int cols) : m_tv(tv), m_rows(rows), m_cols(cols) {
+    if (tv.is_leaf() || tv.rank() != 2) {
+      m_tv.set_error(LayoutError::rank_mismatch);
+      return;
+    }
+    m_threads = tv.mode(0).size();
+    m_values = tv.mode(1).size();
+    m_inverse = right_inverse(tv);
+  }
+
+  TL_HOST_DEVICE constexpr bool ok() const { return m_tv.ok() && m_inverse.ok() && m_rows > 0 && m_cols > 0; }
+  TL_HOST_DEVICE constexpr const Layout& tv() const { return m_tv; }
+  TL_HOST_DEVICE constexpr const Layout& inverse() const { return m_inverse; }
+  TL_HOST_DEVICE constexpr int rows() const { return m_rows; }
+  TL_HOST_DEVICE constexpr int cols() const { return m_cols; }
+  TL_HOST_DEVICE constexpr int num_threads() const { return m_threads; }
+  TL_HOST_DEVICE constexpr int num_values() const { return m_values; }
+
+  // How many threads hold each element (the product of the stride-0 thread leaves).
+  TL_HOST_DEVICE constexpr int replication() const {
+    const Layout t = m_tv.mode(0);
+    int r = 1;
+    for (int i = 0; i < t.num_leaves(); ++i)
+      if (t.stride().leaf(i) == 0) r *= t.shape().leaf(i);
+    return r;
+  }
+  // Every element of the tile has an owner, and (replication aside) only one.
+  TL_HOST_DEVICE constexpr bool covers_tile() const {
+    return ok() && m_inverse.size() == m_rows * m_cols && m_threads * m_values == m_rows * m_cols * replication();
+  }
+
+  TL_HOST_DEVICE constexpr int index(int thread, int value) const { return m_tv(thread, value); }
+  TL_HOST_DEVICE constexpr TileCoord operator()(int thread, int value) const {
+    const int x = m_tv(thread, value);
+    return {x % m_rows, x / m_rows};
+  }
+  TL_HOST_DEVICE constexpr ThreadValue owner(int row, int col) const {
+    const int d = m_inverse(row + col * m_rows);
+    return {d % m_threads, d / m_threads};
+  }
+  TL_HOST_DEVICE constexpr int thread_of(int row, int col) const { return owner(row, col).thread; }
+  TL_HOST_DEVICE constexpr int value_of(int row, int col) const { return owner(row, col).value; }
+};
+
+TL_HOST_DEVICE constexpr Fragment make_fragment(const Layout& tv, int rows, int cols) { return Fragment(tv, rows, cols); }
+
+TL_HOST_DEVICE constexpr Fragment repeat(const Fragment& f, int rep_rows, int rep_cols, bool on_thread,
+                                         bool rows_first = true) {
+  const int rows = f.rows() * rep_rows, cols = f.cols() * rep_cols;
+  // small-tile index -> big-tile index (both column-major)
+  const Layout embed(make_shape(f.rows(), f.cols()), make_stride(1, rows));
+  const Layout base = composition(embed, f.tv());
+  const Layout copies = rows_first ? Layout(make_shape(rep_rows, rep_cols), make_stride(f.rows(), f.cols() * rows))
+                                   : Layout(make_shape(rep_cols, rep_rows), make_stride(f.cols() * rows, f.rows()));
+  const Layout thr = on_thread ? make_layout(base.mode(0), copies) : base.mode(0);
+  const Layout val = on_thread ? base.mode(1) : make_layout(base.mode(1), copies);
+  return Fragment(make_layout(thr, val), rows, cols);
+}
+
+TL_HOST_DEVICE constexpr Fragment replicate(const Fragment& f, int n) {
+  return Fragment(make_layout(make_layout(f.tv().mode(0), Layout(n, 0)), f.tv().mode(1)), f.rows(), f.cols());
+}
+
+}  // namespace tl
