@@ -209,6 +209,13 @@ DeviceLimits limits_for_arch(const std::string& arch) {
   return l;
 }
 
+DeviceLimits limits_for_device(const DeviceInfo& d) {
+  const int cc = d.cc_major * 10 + d.cc_minor;
+  DeviceLimits l = limits_for_arch("sm_" + std::to_string(cc) + (cc == 90 || cc == 100 ? "a" : ""));
+  if (d.smem_per_block_optin > 0) l.smem_per_block_optin = d.smem_per_block_optin;
+  return l;
+}
+
 std::int64_t ArgSpec::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;

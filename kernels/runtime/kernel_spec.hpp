@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/device.hpp"
 #include "runtime/dtype.hpp"
 #include "runtime/jit.hpp"
 #include "runtime/status.hpp"
@@ -147,6 +148,9 @@ struct DeviceLimits {
 };
 // Documented limits of an arch ("sm_80" -> 163 KiB opt-in shared memory, ...); unknown archs get sm_80's.
 DeviceLimits limits_for_arch(const std::string& arch);
+// A real device's limits; `arch` is what to compile for it (sm_90 -> sm_90a, sm_100 -> sm_100a, so the
+// arch-specific Hopper/Blackwell instructions are available; others as they are).
+DeviceLimits limits_for_device(const DeviceInfo& device);
 
 // [SECTION] the spec
 

@@ -63,6 +63,20 @@ std::vector<const KernelSpec*> Registry::list(bool include_hidden) const {
   return out;
 }
 
+Result<PreparedKernel> prepare_kernel(const Registry& registry, const Jit& jit, const std::string& name,
+                                      const std::map<std::string, std::string>& problem,
+                                      const std::map<std::string, std::string>& config, const DeviceLimits& limits,
+                                      JitOptions options) {
+  auto spec = registry.find(name);
+  if (!spec) return spec.status();
+  auto inst = instantiate(**spec, problem, config, limits);
+  if (!inst) return inst.status();
+  options.arch = limits.arch;
+  auto compiled = jit.compile(compile_request(*inst, std::move(options)));
+  if (!compiled) return compiled.status();
+  return PreparedKernel{std::move(*inst), std::move(*compiled)};
+}
+
 Registry& kernel_registry() {
   static Registry registry;
   return registry;

@@ -26,4 +26,18 @@ class Registry {
 // The process-wide registry.
 Registry& kernel_registry();
 
+// Everything a launch needs for one kernel, problem and config: the resolved instance (launch geometry,
+// arguments, FLOPs/bytes, tolerance, spec->reference) and the compiled code (cubin, lowered name, resources).
+struct PreparedKernel {
+  KernelInstance instance;
+  CompiledKernel compiled;
+};
+
+// find -> instantiate (schema checks, can_implement against `limits`) -> compile for limits.arch through `jit`.
+// `options.arch` is overridden by limits.arch. Errors: not_found, invalid_argument, unsupported, compile.
+Result<PreparedKernel> prepare_kernel(const Registry& registry, const Jit& jit, const std::string& name,
+                                      const std::map<std::string, std::string>& problem,
+                                      const std::map<std::string, std::string>& config, const DeviceLimits& limits,
+                                      JitOptions options = {});
+
 }  // namespace tl

@@ -286,6 +286,29 @@ TEST(Library, RegistryListsFindsAndSuggests) {
   EXPECT_FALSE(fresh.add(spec("copy")).ok());  // duplicate name
 }
 
+TEST(Library, PrepareKernelResolvesAndCompilesForTheDevice) {
+  DeviceInfo h100;
+  h100.cc_major = 9;
+  h100.cc_minor = 0;
+  h100.smem_per_block_optin = 232448;
+  DeviceLimits lim = limits_for_device(h100);
+  EXPECT_EQ(lim.arch, "sm_90a");  // so Hopper-only instructions are available
+  DeviceInfo ada;
+  ada.cc_major = 8;
+  ada.cc_minor = 9;
+  ada.smem_per_block_optin = 101376;
+  EXPECT_EQ(limits_for_device(ada).arch, "sm_89");
+
+  auto p = prepare_kernel(library_registry(), jit(), "rmsnorm", {{"dtype", "f16"}}, {{"rows_per_block", "2"}}, lim);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->compiled.arch, "sm_90a");
+  EXPECT_EQ(p->compiled.name_expression, p->instance.name_expression);
+  EXPECT_EQ(p->instance.name_expression, "tl::rmsnorm<tl::half_t,4,256,2>");
+  auto bad = prepare_kernel(library_registry(), jit(), "rmsnorm", {}, {{"threads", "31"}}, lim);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::invalid_argument);  // out of the schema's range: never compiled
+}
+
 TEST(Library, EmbeddedSourcesMatchTheSourceTreeAndCompile) {
   SourceSet embedded = embedded_kernel_sources();
   const auto names = embedded.names();

@@ -26,18 +26,14 @@ struct Case {
 
 void run_case(const Case& c) {
   SCOPED_TRACE(c.kernel);
-  const KernelSpec& spec = *library_registry().find(c.kernel).value();
-  auto dev = query_device(0).value();
-  DeviceLimits lim = limits_for_arch(dev.arch());
-  lim.smem_per_block_optin = dev.smem_per_block_optin;
-  auto inst = instantiate(spec, c.problem, c.config, lim);
-  ASSERT_TRUE(inst.ok()) << inst.status().message();
-  SCOPED_TRACE(inst->name_expression + " " + inst->problem.to_string());
-  JitOptions opt;
-  opt.arch = dev.arch() == "sm_90" ? "sm_90a" : dev.arch();
   static Jit jit(kernel_sources().value());
-  auto k = jit.compile(compile_request(*inst, opt));
-  ASSERT_TRUE(k.ok()) << k.status().message();
+  auto prepared = prepare_kernel(library_registry(), jit, c.kernel, c.problem, c.config,
+                                 limits_for_device(query_device(0).value()));
+  ASSERT_TRUE(prepared.ok()) << prepared.status().message();
+  const KernelInstance* inst = &prepared->instance;
+  const CompiledKernel* k = &prepared->compiled;
+  const KernelSpec& spec = *inst->spec;
+  SCOPED_TRACE(inst->name_expression + " " + inst->problem.to_string());
 
   cudaLibrary_t lib = nullptr;
   CUDA_OK(cudaLibraryLoadData(&lib, k->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
