@@ -1,6 +1,7 @@
 // Library registration and the choice between hot-reloaded and embedded kernel sources.
 #include "library.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 
@@ -29,9 +30,11 @@ SourceSet embedded_kernel_sources() { return SourceSet::from_embedded(tl_embedde
 
 std::string build_tree_kernels_dir() { return TL_KERNELS_SOURCE_DIR; }
 
-Result<SourceSet> kernel_sources(const std::string& dir) {
+Result<SourceSet> kernel_sources(const std::string& dir_arg) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  std::string dir = dir_arg;
+  if (const char* env = std::getenv("TILELAB_KERNELS_DIR"); dir.empty() && env && *env) dir = env;
   if (!dir.empty()) {
     if (!fs::is_directory(dir, ec))
       return make_error(ErrorCode::not_found, "--kernels-dir " + dir + " is not a directory");

@@ -23,7 +23,8 @@ Registry& library_registry();
 SourceSet embedded_kernel_sources();
 // kernels/ of the source tree this binary was built from (baked in at build time); it may no longer exist.
 std::string build_tree_kernels_dir();
-// Where compiles read sources from: `dir` when given (not_found if it has no kernel sources); else the build's
+// Where compiles read sources from: `dir` when given (not_found if it has no kernel sources), else
+// $TILELAB_KERNELS_DIR when set; else the build's
 // source tree when it still exists (hot reload: edits apply on the next compile); else the embedded copy.
 Result<SourceSet> kernel_sources(const std::string& dir = "");
 
