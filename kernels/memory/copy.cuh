@@ -1,0 +1,20 @@
+// Copy y = x: the bandwidth yardstick the other memory-bound kernels are compared with.
+#pragma once
+
+#include "tile/float16.hpp"
+
+namespace tl {
+
+// Thread t of block b owns VEC consecutive elements starting at (b * THREADS + t) * VEC, moved as one vector
+// access; the last partial vector of the tensor is moved element by element. No shared memory.
+template <class T, int VEC, int THREADS>
+__global__ void __launch_bounds__(THREADS) copy(const T* __restrict__ x, T* __restrict__ y, long long n) {
+  long long i = (static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x) * VEC;
+  if (i + VEC <= n) {
+    *reinterpret_cast<Vec<T, VEC>*>(y + i) = *reinterpret_cast<const Vec<T, VEC>*>(x + i);
+  } else {
+    for (long long j = i; j < n; ++j) y[j] = x[j];
+  }
+}
+
+}  // namespace tl

@@ -1,0 +1,205 @@
+// A library kernel described for the runtime: schemas, validity, name expression, launch, arguments, reference.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "runtime/device.hpp"
+#include "runtime/dtype.hpp"
+#include "runtime/jit.hpp"
+#include "runtime/status.hpp"
+
+namespace tl {
+
+// [SECTION] schemas and values
+
+enum class ParamType { int_, enum_, bool_ };
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::int_;
+  std::vector<std::string> choices;  // enum: the allowed values; int: when non-empty, the only allowed values
+  std::int64_t min = 0, max = 0;     // int without choices: inclusive range
+  std::string default_value;
+  std::string help;                  // one line
+
+  static ParamSpec integer(std::string name, std::int64_t def, std::int64_t min, std::int64_t max, std::string help);
+  static ParamSpec one_of(std::string name, std::int64_t def, std::vector<std::int64_t> values, std::string help);
+  static ParamSpec enumeration(std::string name, std::string def, std::vector<std::string> values, std::string help);
+  static ParamSpec boolean(std::string name, bool def, std::string help);
+  std::string describe_allowed() const;  // "1..1024", "one of 1, 2, 4, 8", "true or false"
+};
+
+// Validated values of one schema, every parameter present (defaults filled in), stored as canonical text.
+class Values {
+ public:
+  std::int64_t integer(const std::string& name) const;  // throws std::out_of_range on a name not in the schema:
+  bool boolean(const std::string& name) const;          // that is a bug in the spec, not a user error
+  const std::string& text(const std::string& name) const;
+  DType dtype(const std::string& name = "dtype") const;
+  bool has(const std::string& name) const { return m_values.count(name) > 0; }
+  void set(const std::string& name, std::string value) { m_values[name] = std::move(value); }
+  const std::map<std::string, std::string>& map() const { return m_values; }
+  std::string to_string() const;  // "block_M=128,block_N=64" in schema-independent (sorted) order
+
+ private:
+  std::map<std::string, std::string> m_values;
+};
+
+struct Schema {
+  std::vector<ParamSpec> params;
+
+  const ParamSpec* find(const std::string& name) const;
+  // Checks every given key and value, fills the rest with defaults. Errors (invalid_argument) name the key,
+  // the valid keys or the allowed range: "unknown config key 'blockM' (valid: block_M, block_N, ...)".
+  Result<Values> resolve(const std::map<std::string, std::string>& given, const std::string& what) const;
+  Values defaults() const;
+};
+
+// "a=1,b=2" -> {a:1, b:2}. Errors on an item without '=' or a repeated key.
+Result<std::map<std::string, std::string>> parse_key_values(const std::string& text);
+
+// [SECTION] what a launch needs
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+struct LaunchGeometry {
+  Dim3 grid, block;
+  Dim3 cluster;                   // 1,1,1 = no cluster launch
+  std::size_t dynamic_smem = 0;   // bytes; above 48 KiB the launcher must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
+};
+
+enum class ArgRole { in, out, inout };
+
+struct Fill {
+  enum class Kind { uniform, normal, constant, none } kind = Kind::uniform;
+  double a = -1, b = 1;      // uniform: [a, b); normal: mean a, stddev b; constant: a
+  std::uint64_t seed = 1;
+};
+
+// One kernel parameter, in the order of the kernel's signature. Tensors are passed as a device pointer;
+// scalars by value with `dtype` giving the C++ type (f32 -> float, i32 -> int, i64 -> long long).
+struct ArgSpec {
+  enum class Kind { tensor, scalar } kind = Kind::tensor;
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;  // tensors: row-major, contiguous
+  ArgRole role = ArgRole::in;
+  Fill fill;                        // inputs; outputs are poisoned by the runner, not filled
+  double value = 0;                 // scalars
+
+  std::int64_t numel() const;
+  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+
+  static ArgSpec tensor(std::string name, DType dtype, std::vector<std::int64_t> shape, ArgRole role, Fill fill = {});
+  static ArgSpec scalar(std::string name, DType dtype, double value);
+};
+
+// A tensor's data on the host, in its own dtype.
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<unsigned char> data;
+
+  std::int64_t numel() const;
+  double at(std::int64_t i) const { return load_element(dtype, data.data(), static_cast<std::size_t>(i)); }
+};
+
+// Fills per arg.fill (deterministic for a seed: the same inputs on every machine); outputs get zeros.
+HostTensor make_host_tensor(const ArgSpec& arg);
+
+struct Tolerance {
+  double rel_l2 = 1e-5;   // ||out - ref|| / ||ref|| over the checked positions
+  double max_abs = 1e-5;  // max |out - ref|
+};
+
+// The inputs (and scalars) by name, as the kernel saw them.
+struct ReferenceInputs {
+  std::map<std::string, HostTensor> tensors;
+  std::map<std::string, double> scalars;
+  const HostTensor& tensor(const std::string& name) const { return tensors.at(name); }
+};
+
+// Expected values of output `output` at the given linear (row-major) element indices, in float64.
+using ReferenceFn =
+    std::function<Result<std::vector<double>>(const Values& problem, const ReferenceInputs& inputs,
+                                              const std::string& output, const std::vector<std::int64_t>& indices)>;
+
+struct LayoutInfo {
+  std::string name;  // "smem_A", "thread_tile_C"
+  std::string spec;  // a layout SPEC string for the viewer
+};
+
+// What can_implement compares against: the device's limits, or an arch's documented ones when there is no GPU.
+struct DeviceLimits {
+  std::string arch = "sm_90a";
+  int cc = 90;                          // 10 * major + minor
+  int smem_per_block_optin = 232448;    // bytes
+  int max_threads_per_block = 1024;
+  int regs_per_block = 65536;
+};
+// Documented limits of an arch ("sm_80" -> 163 KiB opt-in shared memory, ...); unknown archs get sm_80's.
+DeviceLimits limits_for_arch(const std::string& arch);
+// A real device's limits; `arch` is what to compile for it (sm_90 -> sm_90a, sm_100 -> sm_100a, so the
+// arch-specific Hopper/Blackwell instructions are available; others as they are).
+DeviceLimits limits_for_device(const DeviceInfo& device);
+
+// [SECTION] the spec
+
+struct KernelSpec {
+  std::string name;     // "gemm.simt"
+  std::string family;   // "gemm", "memory", "test"
+  std::string summary;  // one line
+  bool hidden = false;  // test kernels: listed only with --all
+  int min_cc = 80;      // oldest compute capability it compiles for
+  std::vector<std::string> archs = {"sm_90a", "sm_80"};  // what CI compiles it for
+  std::string source;   // file of the SourceSet: "gemm/gemm_simt.cuh"
+  Schema config;
+  Schema problem;
+
+  // Everything below takes validated values (from Schema::resolve).
+  // Ok, or a reason a user can act on (ErrorCode::unsupported). Called before any compile.
+  std::function<Status(const Values& problem, const Values& config, const DeviceLimits& limits)> can_implement;
+  std::function<std::string(const Values& problem, const Values& config)> name_expression;
+  std::function<LaunchGeometry(const Values& problem, const Values& config)> launch;
+  std::function<std::vector<ArgSpec>(const Values& problem, const Values& config)> args;
+  std::function<double(const Values& problem)> flops;
+  std::function<double(const Values& problem)> min_bytes;  // compulsory traffic: each input read once, each output written once
+  ReferenceFn reference;
+  std::function<Tolerance(const Values& problem, DType dtype)> tolerance;
+  std::function<std::vector<LayoutInfo>(const Values& problem, const Values& config)> layouts;
+  std::vector<std::string> probes;
+};
+
+// A spec resolved for one problem and config: what the worker needs, apart from the compiled code.
+struct KernelInstance {
+  const KernelSpec* spec = nullptr;
+  Values problem, config;
+  std::string source, name_expression;
+  LaunchGeometry launch;
+  std::vector<ArgSpec> args;
+  double flops = 0, min_bytes = 0;
+  Tolerance tolerance;
+};
+
+// Validates the key=value maps against the schemas, runs can_implement, and resolves the rest.
+Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::string, std::string>& problem,
+                                   const std::map<std::string, std::string>& config, const DeviceLimits& limits);
+
+// The JIT request for an instance (its source and name expression); messages name the kernel and its config.
+CompileRequest compile_request(const KernelInstance& instance, JitOptions options);
+
+void to_json(nlohmann::json& j, const ParamSpec& p);
+void to_json(nlohmann::json& j, const KernelSpec& k);  // name, family, summary, schemas, archs
+void to_json(nlohmann::json& j, const LaunchGeometry& g);
+void to_json(nlohmann::json& j, const ArgSpec& a);
+
+}  // namespace tl

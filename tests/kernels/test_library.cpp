@@ -1,0 +1,329 @@
+// The kernel library: every kernel compiles (default + sampled configs), refuses invalid configs with reasons,
+// validates its schemas, and has a reference with the properties of its operation.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "library.hpp"
+#include "runtime/cache.hpp"
+
+namespace tl {
+namespace {
+namespace fs = std::filesystem;
+
+const KernelSpec& spec(const std::string& name) { return *library_registry().find(name).value(); }
+
+// One compile cache per test process: repeated configs within the run hit it, every run compiles afresh.
+Jit& jit() {
+  static const std::string dir =
+      (fs::temp_directory_path() / ("tl_test_library_" + std::to_string(::getpid()))).string();
+  static KernelCache cache(dir);
+  static Jit j(kernel_sources().value(), &cache);
+  static struct Cleanup {
+    ~Cleanup() { fs::remove_all(dir); }
+  } cleanup;
+  return j;
+}
+
+void expect_compiles(const KernelSpec& s, const std::map<std::string, std::string>& problem,
+                     const std::map<std::string, std::string>& config, const std::string& arch) {
+  SCOPED_TRACE(s.name + " " + arch);
+  auto inst = instantiate(s, problem, config, limits_for_arch(arch));
+  ASSERT_TRUE(inst.ok()) << inst.status().message();
+  JitOptions opt;
+  opt.arch = arch;
+  auto k = jit().compile(compile_request(*inst, opt));
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_FALSE(k->lowered_name.empty());
+  EXPECT_NE(std::string(k->cubin.begin(), k->cubin.end()).find(k->lowered_name), std::string::npos);
+  EXPECT_GT(k->resources.registers, 0);
+  EXPECT_GE(k->resources.shared_static_bytes, 0);
+  EXPECT_LE(k->resources.registers * static_cast<int>(inst->launch.block.x), limits_for_arch(arch).regs_per_block);
+  EXPECT_LE(static_cast<std::size_t>(k->resources.shared_static_bytes) + inst->launch.dynamic_smem,
+            static_cast<std::size_t>(limits_for_arch(arch).smem_per_block_optin));
+}
+
+TEST(Library, EveryKernelCompilesAtItsDefaultsWithoutSpilling) {
+  for (const KernelSpec* s : library_registry().list(true)) {
+    for (const auto& arch : s->archs) {
+      expect_compiles(*s, {}, {}, arch);
+      auto inst = instantiate(*s, {}, {}, limits_for_arch(arch)).value();
+      JitOptions opt;
+      opt.arch = arch;
+      auto k = jit().compile(compile_request(inst, opt)).value();
+      EXPECT_TRUE(k.from_cache);  // the same config again comes from the cache
+      EXPECT_EQ(k.resources.spill_store_bytes, 0) << s->name << " " << arch;
+    }
+  }
+}
+
+// A few valid configs per kernel, drawn from each schema with a fixed seed (invalid draws are skipped, as
+// can_implement decides), with each dtype the kernel takes.
+TEST(Library, SampledValidConfigsCompile) {
+  std::mt19937 rng(20240611);
+  for (const KernelSpec* s : library_registry().list(false)) {
+    int compiled = 0;
+    for (int attempt = 0; attempt < 40 && compiled < 3; ++attempt) {
+      std::map<std::string, std::string> config;
+      for (const auto& p : s->config.params) {
+        if (!p.choices.empty()) {
+          config[p.name] = p.choices[rng() % p.choices.size()];
+        } else if (p.type == ParamType::int_) {
+          std::int64_t v = p.min + static_cast<std::int64_t>(rng() % static_cast<unsigned>(std::min<std::int64_t>(p.max - p.min + 1, 1 << 20)));
+          config[p.name] = std::to_string(v / 32 * 32 == 0 ? 32 : v / 32 * 32);
+        }
+      }
+      std::map<std::string, std::string> problem;
+      if (const ParamSpec* d = s->problem.find("dtype")) problem["dtype"] = d->choices[compiled % d->choices.size()];
+      const std::string arch = s->archs[compiled % s->archs.size()];
+      if (!instantiate(*s, problem, config, limits_for_arch(arch)).ok()) continue;
+      expect_compiles(*s, problem, config, arch);
+      ++compiled;
+    }
+    EXPECT_EQ(compiled, 3) << s->name << ": too few valid configs drawn";
+  }
+}
+
+void expect_refused(const std::string& kernel, const std::map<std::string, std::string>& problem,
+                    const std::map<std::string, std::string>& config, const std::string& arch,
+                    const std::vector<std::string>& words) {
+  auto inst = instantiate(spec(kernel), problem, config, limits_for_arch(arch));
+  ASSERT_FALSE(inst.ok()) << kernel << " accepted an invalid config";
+  EXPECT_EQ(inst.status().code(), ErrorCode::unsupported) << inst.status().message();
+  for (const auto& w : words) EXPECT_NE(inst.status().message().find(w), std::string::npos) << inst.status().message();
+}
+
+TEST(Library, CanImplementRefusesWithReasons) {
+  // 16x16 block of 4x4 thread tiles = 16 threads
+  expect_refused("gemm.simt", {}, {{"block_M", "16"}, {"block_N", "16"}, {"thread_M", "4"}, {"thread_N", "4"}}, "sm_90a",
+                 {"16 threads", "multiple of 32"});
+  // 256x256 of 2x2 = 16384 threads
+  expect_refused("gemm.simt", {}, {{"block_M", "256"}, {"block_N", "256"}, {"thread_M", "2"}, {"thread_N", "2"}},
+                 "sm_90a", {"16384", "1024"});
+  expect_refused("gemm.simt", {}, {{"thread_M", "16"}, {"thread_N", "16"}, {"block_M", "256"}, {"block_N", "256"}},
+                 "sm_90a", {"256 accumulators"});
+  // 64 * (256 + 256) * 4 = 128 KiB: fits sm_90a's 227 KiB, not sm_86's 99 KiB.
+  const std::map<std::string, std::string> big = {{"block_M", "256"}, {"block_N", "256"}, {"block_K", "64"}};
+  EXPECT_TRUE(instantiate(spec("gemm.simt"), {}, big, limits_for_arch("sm_90a")).ok());
+  expect_refused("gemm.simt", {}, big, "sm_86", {"131072", "shared memory", "101376"});
+
+  expect_refused("rmsnorm", {{"cols", "1004"}, {"dtype", "bf16"}}, {{"vec", "8"}, {"threads", "256"}}, "sm_90a", {"cols=1004", "vec=8"});
+  expect_refused("softmax", {}, {{"threads", "96"}, {"rows_per_block", "2"}}, "sm_90a", {"48 threads per row", "whole warps"});
+  expect_refused("softmax", {}, {{"threads", "100"}}, "sm_90a", {"threads=100", "multiple of 32"});
+  expect_refused("copy", {{"dtype", "f32"}}, {{"vec", "8"}}, "sm_90a", {"32 bytes", "vec=4"});
+  EXPECT_TRUE(instantiate(spec("copy"), {{"dtype", "bf16"}}, {{"vec", "8"}}, limits_for_arch("sm_90a")).ok());
+  expect_refused("elementwise", {}, {{"threads", "33"}}, "sm_80", {"multiple of 32"});
+}
+
+TEST(Library, SchemaValidationMessagesAreActionable) {
+  auto check = [](const std::string& kernel, const std::string& problem, const std::string& config,
+                  const std::vector<std::string>& words) {
+    auto p = parse_key_values(problem);
+    auto c = parse_key_values(config);
+    ASSERT_TRUE(p.ok() && c.ok());
+    auto inst = instantiate(spec(kernel), *p, *c, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(inst.ok());
+    EXPECT_EQ(inst.status().code(), ErrorCode::invalid_argument);
+    for (const auto& w : words) EXPECT_NE(inst.status().message().find(w), std::string::npos) << inst.status().message();
+  };
+  check("gemm.simt", "", "blockM=64", {"unknown config key 'blockM'", "block_M, block_N, block_K, thread_M, thread_N"});
+  check("gemm.simt", "", "block_M=48", {"block_M=48", "one of 16, 32, 64, 128, 256"});
+  check("softmax", "", "threads=2048", {"threads=2048", "out of range 32..1024"});
+  check("softmax", "", "threads=lots", {"not an integer"});
+  check("gemm.simt", "L=3", "", {"unknown problem key 'L'", "M, N, K, dtype"});
+  check("copy", "dtype=f8", "", {"dtype=f8", "one of f32, f16, bf16"});
+
+  EXPECT_FALSE(parse_key_values("block_M").ok());
+  EXPECT_FALSE(parse_key_values("a=1,a=2").ok());
+  auto kv = parse_key_values(" block_M = 64 , block_N=32,");
+  ASSERT_TRUE(kv.ok());
+  EXPECT_EQ(kv->at("block_M"), "64");
+  EXPECT_EQ(kv->size(), 2u);
+  // dtype aliases are stored under their canonical name, which is what name expressions use
+  auto inst = instantiate(spec("copy"), {{"dtype", "half"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(inst.ok());
+  EXPECT_EQ(inst->problem.text("dtype"), "f16");
+  EXPECT_NE(inst->name_expression.find("tl::half_t"), std::string::npos);
+}
+
+TEST(Library, LaunchCoversTheProblemAndArgsMatchShapes) {
+  // Sizes that are not multiples of any tile.
+  auto g = instantiate(spec("gemm.simt"), {{"M", "1000"}, {"N", "517"}, {"K", "33"}, {"dtype", "f16"}},
+                       {{"block_M", "64"}, {"block_N", "128"}, {"thread_M", "4"}, {"thread_N", "8"}}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->launch.block.x, 16u * 16u);
+  EXPECT_EQ(g->launch.grid.x, 5u);   // ceil(517 / 128)
+  EXPECT_EQ(g->launch.grid.y, 16u);  // ceil(1000 / 64)
+  EXPECT_EQ(g->launch.dynamic_smem, 8u * (64 + 128) * 4);
+  EXPECT_DOUBLE_EQ(g->flops, 2.0 * 1000 * 517 * 33);
+  EXPECT_EQ(g->args.at(0).shape, (std::vector<std::int64_t>{1000, 33}));
+  EXPECT_EQ(g->args.at(1).shape, (std::vector<std::int64_t>{33, 517}));
+  EXPECT_EQ(g->args.at(2).dtype, DType::f32);
+  EXPECT_EQ(g->args.at(2).role, ArgRole::out);
+
+  auto c = instantiate(spec("copy"), {{"n", "1000003"}, {"dtype", "bf16"}}, {{"vec", "8"}, {"threads", "128"}},
+                       limits_for_arch("sm_90a"));
+  ASSERT_TRUE(c.ok());
+  const std::uint64_t per_block = 128 * 8;
+  EXPECT_GE(c->launch.grid.x * per_block, 1000003u);
+  EXPECT_LT((c->launch.grid.x - 1) * per_block, 1000003u);
+  EXPECT_DOUBLE_EQ(c->min_bytes, 2.0 * 1000003 * 2);
+
+  auto r = instantiate(spec("rmsnorm"), {{"rows", "1001"}, {"cols", "64"}}, {{"threads", "256"}, {"rows_per_block", "8"}},
+                       limits_for_arch("sm_90a"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->launch.grid.x, 126u);  // ceil(1001 / 8)
+}
+
+ReferenceInputs inputs_of(const KernelInstance& k) {
+  ReferenceInputs in;
+  for (const auto& a : k.args) {
+    if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
+    else if (a.role != ArgRole::out) in.tensors[a.name] = make_host_tensor(a);
+  }
+  return in;
+}
+
+std::vector<double> reference_all(const KernelInstance& k, const std::string& out) {
+  const ArgSpec* o = nullptr;
+  for (const auto& a : k.args)
+    if (a.name == out) o = &a;
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(o->numel()));
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::int64_t>(i);
+  return k.spec->reference(k.problem, inputs_of(k), out, idx).value();
+}
+
+TEST(Library, ReferencesHaveTheOperationsProperties) {
+  const auto lim = limits_for_arch("sm_90a");
+  {  // softmax rows are positive and sum to 1, and the order within a row follows x
+    auto k = instantiate(spec("softmax"), {{"rows", "3"}, {"cols", "50"}}, {{"vec", "2"}}, lim).value();
+    auto y = reference_all(k, "y");
+    auto x = inputs_of(k).tensor("x");
+    for (int r = 0; r < 3; ++r) {
+      double s = 0;
+      for (int c = 0; c < 50; ++c) {
+        EXPECT_GT(y[r * 50 + c], 0);
+        s += y[r * 50 + c];
+        if (c > 0) {
+          EXPECT_EQ(x.at(r * 50 + c) > x.at(r * 50 + c - 1), y[r * 50 + c] > y[r * 50 + c - 1]);
+        }
+      }
+      EXPECT_NEAR(s, 1.0, 1e-12);
+    }
+  }
+  {  // rmsnorm: y / w has mean square ~1 per row
+    auto k = instantiate(spec("rmsnorm"), {{"rows", "4"}, {"cols", "256"}}, {}, lim).value();
+    auto y = reference_all(k, "y");
+    auto w = inputs_of(k).tensor("w");
+    for (int r = 0; r < 4; ++r) {
+      double ms = 0;
+      for (int c = 0; c < 256; ++c) ms += std::pow(y[r * 256 + c] / w.at(c), 2);
+      EXPECT_NEAR(ms / 256, 1.0, 1e-4);  // eps = 1e-6 against mean squares ~1
+    }
+  }
+  {  // gemm: against the identity-like fact C[i][j] = dot(row i of A, column j of B), spot-checked by hand
+    auto k = instantiate(spec("gemm.simt"), {{"M", "3"}, {"N", "4"}, {"K", "5"}}, {}, lim).value();
+    auto in = inputs_of(k);
+    auto C = reference_all(k, "C");
+    const auto &A = in.tensor("A"), &B = in.tensor("B");
+    double c21 = 0;
+    for (int kk = 0; kk < 5; ++kk) c21 += A.at(2 * 5 + kk) * B.at(kk * 4 + 1);
+    EXPECT_DOUBLE_EQ(C[2 * 4 + 1], c21);
+    // sampled indices return the same values as the full output
+    auto sampled = k.spec->reference(k.problem, in, "C", {9, 2}).value();
+    EXPECT_EQ(sampled, (std::vector<double>{C[9], C[2]}));
+  }
+  {  // elementwise with a = 2, b = -1
+    auto k = instantiate(spec("elementwise"), {{"n", "10"}}, {}, lim).value();
+    auto in = inputs_of(k);
+    auto out = reference_all(k, "out");
+    for (int i = 0; i < 10; ++i) EXPECT_DOUBLE_EQ(out[i], 2 * in.tensor("x").at(i) - in.tensor("y").at(i));
+  }
+}
+
+TEST(Library, FillsAreDeterministicAndInRange) {
+  ArgSpec a = ArgSpec::tensor("x", DType::f32, {10000}, ArgRole::in, {Fill::Kind::uniform, -1, 1, 7});
+  HostTensor t1 = make_host_tensor(a), t2 = make_host_tensor(a);
+  EXPECT_EQ(t1.data, t2.data);
+  a.fill.seed = 8;
+  EXPECT_NE(make_host_tensor(a).data, t1.data);
+  double lo = 1, hi = -1, mean = 0;
+  for (int i = 0; i < 10000; ++i) {
+    lo = std::min(lo, t1.at(i));
+    hi = std::max(hi, t1.at(i));
+    mean += t1.at(i) / 10000;
+  }
+  EXPECT_GE(lo, -1);
+  EXPECT_LT(hi, 1);
+  EXPECT_LT(lo, -0.99);
+  EXPECT_GT(hi, 0.99);
+  EXPECT_NEAR(mean, 0, 0.03);
+  ArgSpec n = ArgSpec::tensor("z", DType::f32, {20000}, ArgRole::in, {Fill::Kind::normal, 1, 2, 3});
+  HostTensor tn = make_host_tensor(n);
+  double m = 0, v = 0;
+  for (int i = 0; i < 20000; ++i) m += tn.at(i) / 20000;
+  for (int i = 0; i < 20000; ++i) v += (tn.at(i) - m) * (tn.at(i) - m) / 20000;
+  EXPECT_NEAR(m, 1, 0.05);
+  EXPECT_NEAR(std::sqrt(v), 2, 0.05);
+}
+
+TEST(Library, RegistryListsFindsAndSuggests) {
+  auto& reg = library_registry();
+  std::vector<std::string> names, all;
+  for (auto* s : reg.list(false)) names.push_back(s->name);
+  for (auto* s : reg.list(true)) all.push_back(s->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"copy", "elementwise", "gemm.simt", "rmsnorm", "softmax"}));
+  EXPECT_EQ(all.size(), names.size() + 2);
+  auto miss = reg.find("gemm.smit");
+  ASSERT_FALSE(miss.ok());
+  EXPECT_NE(miss.status().message().find("did you mean 'gemm.simt'"), std::string::npos) << miss.status().message();
+  Registry fresh;
+  EXPECT_TRUE(register_library_kernels(fresh).ok());
+  EXPECT_FALSE(fresh.add(spec("copy")).ok());  // duplicate name
+}
+
+TEST(Library, PrepareKernelResolvesAndCompilesForTheDevice) {
+  DeviceInfo h100;
+  h100.cc_major = 9;
+  h100.cc_minor = 0;
+  h100.smem_per_block_optin = 232448;
+  DeviceLimits lim = limits_for_device(h100);
+  EXPECT_EQ(lim.arch, "sm_90a");  // so Hopper-only instructions are available
+  DeviceInfo ada;
+  ada.cc_major = 8;
+  ada.cc_minor = 9;
+  ada.smem_per_block_optin = 101376;
+  EXPECT_EQ(limits_for_device(ada).arch, "sm_89");
+
+  auto p = prepare_kernel(library_registry(), jit(), "rmsnorm", {{"dtype", "f16"}}, {{"rows_per_block", "2"}}, lim);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->compiled.arch, "sm_90a");
+  EXPECT_EQ(p->compiled.name_expression, p->instance.name_expression);
+  EXPECT_EQ(p->instance.name_expression, "tl::rmsnorm<tl::half_t,4,256,2>");
+  auto bad = prepare_kernel(library_registry(), jit(), "rmsnorm", {}, {{"threads", "31"}}, lim);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::invalid_argument);  // out of the schema's range: never compiled
+}
+
+TEST(Library, EmbeddedSourcesMatchTheSourceTreeAndCompile) {
+  SourceSet embedded = embedded_kernel_sources();
+  const auto names = embedded.names();
+  EXPECT_FALSE(names.empty());
+  for (const KernelSpec* s : library_registry().list(true)) EXPECT_TRUE(embedded.contains(s->source)) << s->source;
+  if (fs::is_directory(build_tree_kernels_dir())) {
+    SourceSet tree = SourceSet::from_directory(build_tree_kernels_dir());
+    for (const auto& n : names) EXPECT_EQ(embedded.read(n).value(), tree.read(n).value()) << n;
+  }
+  Jit j(embedded);
+  auto inst = instantiate(spec("softmax"), {{"dtype", "bf16"}}, {}, limits_for_arch("sm_90a")).value();
+  auto k = j.compile(compile_request(inst, JitOptions{}));
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_EQ(k->key, jit().cache_key(compile_request(inst, JitOptions{})).value());  // same text, same key
+}
+
+}  // namespace
+}  // namespace tl
