@@ -1,2 +1,41 @@
-// Scene helpers shared by the builders.
+// Scene helpers shared by the builders and painters: hit-testing and text width estimates.
 #include "viz/scene.hpp"
+
+namespace tl::viz {
+
+std::int64_t Scene::hit_test(double x, double y) const {
+  // Later rects paint over earlier ones, so the topmost is the last that contains the point.
+  for (auto it = rects.rbegin(); it != rects.rend(); ++it) {
+    if (it->id >= 0 && it->contains(x, y)) return it->id;
+  }
+  return -1;
+}
+
+double estimate_text_width(const std::string& text, double size) {
+  // DejaVu Sans advances in em: digits 0.636, most capitals ~0.7, lower case ~0.6, punctuation ~0.35.
+  double em = 0;
+  for (unsigned char ch : text) {
+    if (ch >= '0' && ch <= '9') {
+      em += 0.636;
+    } else if (ch >= 'A' && ch <= 'Z') {
+      em += 0.70;
+    } else if (ch >= 'a' && ch <= 'z') {
+      em += 0.60;
+    } else if (ch == ' ') {
+      em += 0.32;
+    } else if (ch == '<' || ch == '>' || ch == '=' || ch == '+') {
+      em += 0.84;
+    } else {
+      em += 0.40;
+    }
+  }
+  return em * size;
+}
+
+std::string tagged(const char* prefix, long long value) {
+  std::string s = prefix;
+  s += std::to_string(value);
+  return s;
+}
+
+}  // namespace tl::viz

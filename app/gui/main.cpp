@@ -10,6 +10,7 @@
 
 #include <stb_image_write.h>  // implementation comes from libstb
 
+#include "app/gui/layout_panel.hpp"
 #include "runtime/device.hpp"
 
 namespace {
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
   ImGui_ImplOpenGL3_Init("#version 330");
 
   const tl::SystemInfo sys = tl::query_system();
+  tl::gui::LayoutPanel layout_panel;
   int frame = 0;
   bool ok = true;
   while (!glfwWindowShouldClose(window)) {
@@ -108,6 +110,7 @@ int main(int argc, char** argv) {
       ImGui::EndMainMenuBar();
     }
     draw_device_panel(sys);
+    layout_panel.draw();
 
     ImGui::Render();
     int w = 0, h = 0;

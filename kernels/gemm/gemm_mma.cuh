@@ -1,0 +1,212 @@
+// gemm.mma: the Ampere-style GEMM — cp.async multi-stage pipeline, ldmatrix from swizzled smem, mma.sync m16n8k16.
+//
+// C[M,N] = A[M,K] · B[N,K]^T, A and B K-major (row-major A, column-major B), 16-bit inputs, fp32 accumulation,
+// 16-bit output. Requires K % 8 == 0 (16-byte cp.async rows); M and N are predicated.
+//
+// Threads: WARPS_M x WARPS_N warps. Warp (wm, wn) owns the (BM/WARPS_M) x (BN/WARPS_N) sub-tile at
+// (wm*WTM, wn*WTN) of the block tile; it is covered by m16n8 mma tiles, MT = WTM/16 along M, NT = WTN/8 along N.
+// Block (bx, by) maps to an output tile through panel rasterization (PANEL tile-rows walked column-wise).
+//
+// Shared memory (dynamic): STAGES x [A tile BM x 64][B tile BN x 64], 16-bit elements, each row 128 bytes =
+// 8 chunks of 16 bytes. With SWIZZLE, chunk c of row r is stored at chunk c ^ (r % 8) (the XOR swizzle
+// Swizzle<3,3,3> on element offsets), which makes both the cp.async writes and the ldmatrix reads of 8
+// consecutive rows at one chunk hit 8 different bank groups; without it ldmatrix is 8-way conflicted.
+#pragma once
+
+#include "tile/config.hpp"
+
+#ifndef TL_DEVICE_INLINE
+#define TL_DEVICE_INLINE __device__ __forceinline__
+#endif
+
+namespace tl {
+namespace mma_detail {
+
+TL_DEVICE_INLINE unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+// 16-byte async copy global -> shared; src_bytes < 16 zero-fills the rest (used for the M/N/K edges).
+TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+TL_DEVICE_INLINE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+TL_DEVICE_INLINE void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+TL_DEVICE_INLINE void ldmatrix_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+template <bool BF16>
+TL_DEVICE_INLINE void mma_16816(float* d, const unsigned* a, const unsigned* b) {
+  if constexpr (BF16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+template <bool BF16>
+TL_DEVICE_INLINE unsigned pack2(float lo, float hi) {
+  unsigned r;
+  if constexpr (BF16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of 128-byte rows.
+template <bool SWIZZLE>
+TL_DEVICE_INLINE unsigned chunk_offset(int row, int chunk) {
+  return row * 128 + ((SWIZZLE ? (chunk ^ (row % 8)) : chunk) * 16);
+}
+
+}  // namespace mma_detail
+
+template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES>
+constexpr int gemm_mma_smem_bytes() {
+  return STAGES * (BM + BN) * 64 * 2;
+}
+
+// MIN_BLOCKS > 1 asks the compiler to fit that many blocks per SM (caps registers per thread).
+template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, bool SWIZZLE, int PANEL, bool BF16, int MIN_BLOCKS = 1>
+__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
+    gemm_mma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+             unsigned short* __restrict__ C, int M, int N, int K) {
+  using namespace mma_detail;
+  constexpr int BK = 64;
+  constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;
+  constexpr int MT = WTM / 16, NT = WTN / 8;
+  static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16 x 16");
+  static_assert((BM * 8) % THREADS == 0 && (BN * 8) % THREADS == 0, "tile chunks must divide among threads");
+  constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned smem_base = smem_u32(smem);
+
+  // Panel rasterization of the 2-D grid: blockIdx.x enumerates tiles.
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const int t = blockIdx.x;
+  const int per_group = PANEL * tiles_n;
+  const int group = t / per_group;
+  const int first_m = group * PANEL;
+  const int rows = tiles_m - first_m < PANEL ? tiles_m - first_m : PANEL;
+  const int tm = first_m + (t - group * per_group) % rows;
+  const int tn = (t - group * per_group) / rows;
+  const int m0 = tm * BM, n0 = tn * BN;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+  const int k_steps = (K + BK - 1) / BK;
+
+  // Each thread copies (rows * 8 chunks) / THREADS 16-byte chunks of A and of B per stage.
+  auto load_stage = [&](int stage, int k_step) {
+    const unsigned a_dst = smem_base + stage * STAGE_BYTES;
+    const unsigned b_dst = a_dst + A_BYTES;
+    const int k0 = k_step * BK;
+#pragma unroll
+    for (int i = 0; i < BM * 8 / THREADS; ++i) {
+      const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
+      const int gm = m0 + row, gk = k0 + chunk * 8;
+      const int bytes = (gm < M && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
+      const unsigned short* src = A + (bytes ? static_cast<long long>(gm) * K + gk : 0);
+      cp_async_16(a_dst + chunk_offset<SWIZZLE>(row, chunk), src, bytes);
+    }
+#pragma unroll
+    for (int i = 0; i < BN * 8 / THREADS; ++i) {
+      const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
+      const int gn = n0 + row, gk = k0 + chunk * 8;
+      const int bytes = (gn < N && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
+      const unsigned short* src = B + (bytes ? static_cast<long long>(gn) * K + gk : 0);
+      cp_async_16(b_dst + chunk_offset<SWIZZLE>(row, chunk), src, bytes);
+    }
+  };
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
+
+  // Prologue: fill STAGES-1 stages.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_steps) load_stage(s, s);
+    cp_async_commit();
+  }
+
+  for (int k = 0; k < k_steps; ++k) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // stage k % STAGES is visible to all; stage (k-1) % STAGES is free to refill
+    const int next = k + STAGES - 1;
+    if (next < k_steps) load_stage(next % STAGES, next);
+    cp_async_commit();
+
+    const unsigned a_tile = smem_base + (k % STAGES) * STAGE_BYTES;
+    const unsigned b_tile = a_tile + A_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      unsigned a_frag[MT][4], b_frag[NT][2];
+      // A (m16 x k16 per mma tile): lane supplies row lane%16 of the tile at k-chunk 2*kk + lane/16.
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        const int row = wm * WTM + i * 16 + lane % 16;
+        ldmatrix_x4(a_tile + chunk_offset<SWIZZLE>(row, 2 * kk + lane / 16), a_frag[i][0], a_frag[i][1],
+                    a_frag[i][2], a_frag[i][3]);
+      }
+      // B (two n8 x k16 tiles per ldmatrix.x4): lane supplies n-row lane%8 + 8*(lane/16), k-chunk 2*kk + (lane/8)%2.
+#pragma unroll
+      for (int j = 0; j < NT; j += 2) {
+        const int row = wn * WTN + j * 8 + lane % 8 + 8 * (lane / 16);
+        ldmatrix_x4(b_tile + chunk_offset<SWIZZLE>(row, 2 * kk + (lane / 8) % 2), b_frag[j][0], b_frag[j][1],
+                    b_frag[j + 1][0], b_frag[j + 1][1]);
+      }
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mma_16816<BF16>(acc[i][j], a_frag[i], b_frag[j]);
+    }
+  }
+  cp_async_wait<0>();
+
+  // Epilogue: mma C fragment — lane/4 is the row (and row+8), 2*(lane%4) the column pair of each n8 tile.
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int col = n0 + wn * WTN + j * 8 + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + wm * WTM + i * 16 + lane / 4 + 8 * h;
+        if (row < M && col < N) {
+          unsigned short* dst = C + static_cast<long long>(row) * N + col;
+          const unsigned v = pack2<BF16>(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          if (col + 1 < N && (N % 2) == 0) {
+            *reinterpret_cast<unsigned*>(dst) = v;
+          } else {
+            dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
+            if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tl

@@ -1,0 +1,335 @@
+// gemm.wgmma: the Hopper GEMM — TMA into 128B-swizzled smem, mbarrier pipeline, warp-specialized wgmma.
+//
+// C[M,N] = A[M,K] · B[N,K]^T with A and B both K-major (row-major A, column-major B), 16-bit inputs,
+// fp32 accumulation, 16-bit output (same type as the inputs).
+//
+// Threads: (CONSUMERS + 1) warpgroups of 128 threads. Warpgroup 0 is the producer: one elected thread
+// issues the TMA loads of each K-step into the next free pipeline stage. Warpgroups 1..CONSUMERS are the
+// consumers: consumer c owns rows [c*64, c*64+64) of the BM = 64*CONSUMERS row tile and all BN columns,
+// and issues wgmma m64nBNk16 from shared memory, BK/16 of them per stage.
+// The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
+// that consecutive tiles reuse the same A rows from L2.
+//
+// Shared memory (dynamic, aligned to 1024 B for the 128B swizzle atom):
+//   [STAGES x A tile: BM rows x BK cols, K-major, 128 B per row, TMA SWIZZLE_128B]
+//   [STAGES x B tile: BN rows x BK cols, same]
+//   [STAGES full barriers][STAGES empty barriers]
+// With BK = 64 16-bit elements a tile row is exactly one 128-byte swizzle row; 8 rows form the 1024-byte
+// atom, so the wgmma descriptor's stride byte offset is 1024 and stepping k16 inside the row is +32 bytes.
+#pragma once
+
+#include "tile/config.hpp"
+
+#ifndef TL_DEVICE_INLINE
+#define TL_DEVICE_INLINE __device__ __forceinline__
+#endif
+
+namespace tl {
+
+// The 128-byte CUtensorMap, encoded on the host (cuTensorMapEncodeTiled) and passed by value.
+struct alignas(64) TmaDescriptor {
+  unsigned long long opaque[16];
+};
+
+namespace wgmma_detail {
+
+TL_DEVICE_INLINE unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+TL_DEVICE_INLINE void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+
+TL_DEVICE_INLINE void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+TL_DEVICE_INLINE void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Blocks until the phase with the given parity has completed.
+TL_DEVICE_INLINE void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+TL_DEVICE_INLINE void tma_load_2d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+TL_DEVICE_INLINE void tma_store_2d(const TmaDescriptor* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+TL_DEVICE_INLINE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until the issued bulk stores have finished reading shared memory (the buffer may be rewritten).
+TL_DEVICE_INLINE void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+TL_DEVICE_INLINE void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+TL_DEVICE_INLINE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+TL_DEVICE_INLINE void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Shared-memory matrix descriptor for a K-major operand in the 128-byte swizzle layout.
+TL_DEVICE_INLINE unsigned long long smem_desc_sw128(unsigned addr) {
+  unsigned long long desc = (addr & 0x3FFFFu) >> 4;
+  desc |= 1ull << 16;                // leading byte offset: unused for swizzled K-major
+  desc |= (1024ull >> 4) << 32;      // stride byte offset: one 8-row x 128-byte atom
+  desc |= 1ull << 62;                // swizzle mode 1 = 128 B
+  return desc;
+}
+
+TL_DEVICE_INLINE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+TL_DEVICE_INLINE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+TL_DEVICE_INLINE void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+template <int REGS>
+TL_DEVICE_INLINE void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+template <int REGS>
+TL_DEVICE_INLINE void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+// Two fp32 values -> packed 16-bit pair, `lo` in the low half (the lower column).
+template <bool BF16>
+TL_DEVICE_INLINE unsigned pack2(float lo, float hi) {
+  unsigned r;
+  if constexpr (BF16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+// wgmma m64nNk16, A and B from shared memory (descriptors), fp32 accumulate into d[N/2].
+template <int N, bool BF16>
+struct WgmmaSS;
+
+template <>
+struct WgmmaSS<128, true> {
+  static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "n"(1));
+  }
+};
+template <>
+struct WgmmaSS<128, false> {
+  static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "n"(1));
+  }
+};
+template <>
+struct WgmmaSS<256, true> {
+  static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "n"(1));
+  }
+};
+template <>
+struct WgmmaSS<256, false> {
+  static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "n"(1));
+  }
+};
+
+// Output tile (tm, tn) of the t-th tile in grouped raster order: PANEL tile-rows are walked column by column.
+TL_DEVICE_INLINE void tile_coords(int t, int tiles_m, int tiles_n, int panel, int& tm, int& tn) {
+  int per_group = panel * tiles_n;
+  int group = t / per_group;
+  int first_m = group * panel;
+  int rows = tiles_m - first_m < panel ? tiles_m - first_m : panel;
+  int in_group = t - group * per_group;
+  tm = first_m + in_group % rows;
+  tn = in_group / rows;
+}
+
+}  // namespace wgmma_detail
+
+// Dynamic shared memory the kernel needs (the 1024-byte alignment slack included).
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, bool TMA_STORE>
+constexpr int gemm_wgmma_smem_bytes() {
+  return STAGES * (BM + BN) * BK * 2 + (TMA_STORE ? BM * BN * 2 : 0) + 1024 + 2 * STAGES * 8;
+}
+
+// TMA_STORE: the epilogue stages each consumer's 64 x BN tile in 128B-swizzled shared memory and writes it
+// with bulk tensor stores that overlap the next tile's main loop (needs N % 8 == 0 for the tensor map);
+// otherwise each thread stores its accumulator pairs directly (any N).
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16, bool TMA_STORE>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
+               const __grid_constant__ TmaDescriptor tma_c, unsigned short* __restrict__ C, int M, int N, int K) {
+  using namespace wgmma_detail;
+  static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
+  static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per tile row");
+  static_assert(BN % 8 == 0 && BN <= 256, "wgmma N");
+  constexpr unsigned A_BYTES = BM * BK * 2;
+  constexpr unsigned B_BYTES = BN * BK * 2;
+
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned raw = smem_addr(smem_raw);
+  const unsigned base = (raw + 1023u) & ~1023u;
+  const unsigned a_base = base;
+  const unsigned b_base = base + STAGES * A_BYTES;
+  const unsigned c_base = b_base + STAGES * B_BYTES;  // TMA_STORE: CONSUMERS x (64 x BN) staging tiles
+  const unsigned bar_base = c_base + (TMA_STORE ? BM * BN * 2 : 0);
+  auto full_bar = [&](int s) { return bar_base + 8u * s; };
+  auto empty_bar = [&](int s) { return bar_base + 8u * (STAGES + s); };
+
+  const int wg = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), CONSUMERS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int tiles = tiles_m * tiles_n;
+  const int k_steps = (K + BK - 1) / BK;
+
+  if (wg == 0) {
+    // Producer warpgroup: give registers to the consumers; one thread drives TMA.
+    setmaxnreg_dec<40>();
+    if (tid == 0) {
+      int it = 0;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        tile_coords(t, tiles_m, tiles_n, PANEL, tm, tn);
+        for (int k = 0; k < k_steps; ++k, ++it) {
+          const int s = it % STAGES;
+          mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
+          mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
+          tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
+          tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    const int c = wg - 1;
+    const int warp = tid / 32, lane = tid % 32;
+    float acc[BN / 2];
+    int it = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int tm, tn;
+      tile_coords(t, tiles_m, tiles_n, PANEL, tm, tn);
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      int prev_stage = -1;
+      for (int k = 0; k < k_steps; ++k, ++it) {
+        const int s = it % STAGES;
+        mbar_wait(full_bar(s), (it / STAGES) & 1);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          const unsigned long long da = smem_desc_sw128(a_base + s * A_BYTES + c * 64 * 128 + kk * 32);
+          const unsigned long long db = smem_desc_sw128(b_base + s * B_BYTES + kk * 32);
+          WgmmaSS<BN, BF16>::run(acc, da, db);
+        }
+        wgmma_commit();
+        // Keep one K-step of wgmma in flight; the one before it is done, so its stage can be refilled.
+        wgmma_wait<1>();
+        if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
+        prev_stage = s;
+      }
+      wgmma_wait<0>();
+      if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
+
+      // Epilogue. Accumulator fragment of wgmma m64nN: per warp 16 rows; lane/4 picks the row, lane%4 the
+      // column pair; registers 4j..4j+3 cover columns 8j..8j+7 of rows r (4j, 4j+1) and r+8 (4j+2, 4j+3).
+      if constexpr (TMA_STORE) {
+        // Staging layout: BN/64 sub-tiles of 64 rows x 64 columns (128 B rows), 16-byte chunks XOR-swizzled
+        // by row % 8 exactly as the tensor map's SWIZZLE_128B expects; the 8 rows a warp writes at once land
+        // in 8 different chunks, so the stores are bank-conflict free.
+        const unsigned my_c = c_base + c * 64 * BN * 2;
+        if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
+        named_barrier_sync(1 + c, 128);
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = warp * 16 + lane / 4 + 8 * h;
+            const unsigned addr = my_c + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * (lane % 4);
+            const unsigned v = pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+          }
+        }
+        fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
+        named_barrier_sync(1 + c, 128);
+        if (tid == 0) {
+#pragma unroll
+          for (int q = 0; q < BN / 64; ++q) tma_store_2d(&tma_c, my_c + q * 64 * 128, tn * BN + q * 64, tm * BM + c * 64);
+          tma_store_commit();
+        }
+      } else {
+        const int row0 = tm * BM + c * 64 + warp * 16 + lane / 4;
+        const int col0 = tn * BN + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + 8 * j;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + 8 * h;
+            if (row < M && col < N) {
+              unsigned short* dst = C + static_cast<long long>(row) * N + col;
+              const unsigned v = pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+              if (col + 1 < N && (N % 2) == 0) {
+                *reinterpret_cast<unsigned*>(dst) = v;
+              } else {
+                dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
+                if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
+              }
+            }
+          }
+        }
+      }
+    }
+    if constexpr (TMA_STORE) {
+      if (tid == 0) tma_store_wait_all();
+    }
+  }
+}
+
+}  // namespace tl
