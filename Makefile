@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 WERROR := $(if $(CI),ON,OFF)
 CMAKE_FLAGS ?=
 
-.PHONY: run test build setup configure gui-smoke clean
+.PHONY: run test build setup configure gui-smoke fuzz-smoke clean
 
 setup:
 	@bash cmake/install_deps.sh
@@ -34,6 +34,19 @@ gui-smoke: build
 	@mkdir -p out/ci
 	@xvfb-run -a -s "-screen 0 1400x900x24" $(BUILD)/tilelab gui --frames 5 --screenshot out/ci/gui.png
 	@echo "gui smoke: wrote out/ci/gui.png"
+
+# A short libFuzzer run of the layout SPEC parser (clang build of that one target, used by .ci/run).
+FUZZ_SECONDS ?= 20
+fuzz-smoke: setup
+	@bash cmake/install_deps.sh clang libclang-rt-14-dev
+	@PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DTL_FUZZ=ON -DTL_BUILD_GUI=OFF -DTL_BUILD_TESTS=ON >/dev/null
+	@cmake --build build-fuzz --target fuzz_layout_spec
+	@rm -rf build-fuzz/corpus && cp -r tests/fuzz/corpus build-fuzz/corpus
+	@build-fuzz/tests/fuzz/fuzz_layout_spec -max_total_time=$(FUZZ_SECONDS) -max_len=256 build-fuzz/corpus \
+	  > build-fuzz/fuzz.log 2>&1 || { tail -40 build-fuzz/fuzz.log; exit 1; }
+	@tail -2 build-fuzz/fuzz.log
+	@echo "fuzz smoke: $(FUZZ_SECONDS) s of the SPEC parser without a crash"
 
 clean:
 	rm -rf $(BUILD)

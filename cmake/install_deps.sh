@@ -2,6 +2,7 @@
 # Installs the Debian packages TileLab builds with, only those missing (idempotent, fast when all present).
 set -euo pipefail
 
+# Extra package names on the command line replace the default list (e.g. clang for the fuzz target).
 PACKAGES=(
   cmake ninja-build g++ pkg-config
   libimgui-dev libglfw3-dev liblua5.4-dev libcairo2-dev libsqlite3-dev
@@ -9,6 +10,8 @@ PACKAGES=(
   googletest libgtest-dev libbenchmark-dev
   xvfb xauth fonts-dejavu-core
 )
+
+if (($# > 0)); then PACKAGES=("$@"); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
