@@ -13,6 +13,7 @@ struct Context {
 void add_info_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_gui_command(CLI::App& app, Context& ctx);
+void add_worker_command(CLI::App& app, Context& ctx);
 
 // Prints "tilelab: error: MESSAGE" to stderr and returns the exit code to use.
 int report_error(const std::string& message, int code = 1);

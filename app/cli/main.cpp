@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   tl::cli::add_info_command(app, ctx);
   tl::cli::add_run_command(app, ctx);
   tl::cli::add_gui_command(app, ctx);
+  tl::cli::add_worker_command(app, ctx);
 
   try {
     app.parse(argc, argv);
