@@ -53,6 +53,14 @@ struct BufferSpec {
   std::uint64_t sample_seed = 0x5EED;
   bool return_all = false;
 
+  static BufferSpec make(std::string name, DType dtype, std::uint64_t count, BufferRole role = BufferRole::input) {
+    BufferSpec b;
+    b.name = std::move(name);
+    b.dtype = dtype;
+    b.count = count;
+    b.role = role;
+    return b;
+  }
   std::uint64_t bytes() const { return count * dtype_size(dtype); }
   bool is_output() const { return role == BufferRole::output || role == BufferRole::inout; }
 };
