@@ -150,27 +150,37 @@ std::uint64_t fnv1a(const Blob& b) {
   return h;
 }
 
-Result<cudaLibrary_t> load_library(const Blob& image) {
-  DeviceState& s = state();
-  auto key = std::make_pair(fnv1a(image), image.size());
-  if (auto it = s.libraries.find(key); it != s.libraries.end()) return it->second;
+// Fatbins start with 0xBA55ED50, cubins with an ELF header; anything else is taken for PTX, which must be
+// NUL-terminated.
+Result<cudaLibrary_t> load_image(const Blob& image) {
   if (image.empty()) return make_error(ErrorCode::invalid_argument, "the launch has an empty code image");
-  if (s.libraries.size() >= 512) {
-    // A long sweep: drop the loaded modules rather than grow without bound.
-    for (auto& [k, lib] : s.libraries) cudaLibraryUnload(lib);
-    s.libraries.clear();
-  }
-  // PTX must be NUL-terminated; cubins and fatbins carry their own size.
+  static const std::uint8_t fatbin_magic[4] = {0x50, 0xED, 0x55, 0xBA};
+  bool binary = image.size() >= 4 && (std::memcmp(image.data(), "\x7f" "ELF", 4) == 0 ||
+                                      std::memcmp(image.data(), fatbin_magic, 4) == 0);
   Blob storage;
   const void* code = image.data();
-  if (image.size() >= 8 && std::memcmp(image.data(), "\x7f" "ELF", 4) != 0 && image.back() != 0) {
+  if (!binary && image.back() != 0) {
     storage = image;
     storage.push_back(0);
     code = storage.data();
   }
   cudaLibrary_t lib = nullptr;
   TL_CUDA(cudaLibraryLoadData(&lib, code, nullptr, nullptr, 0, nullptr, nullptr, 0), "loading the code image");
-  s.libraries[key] = lib;
+  return lib;
+}
+
+// Launch images, loaded once per worker (a sweep relaunches the same cubin many times).
+Result<cudaLibrary_t> load_library(const Blob& image) {
+  DeviceState& s = state();
+  auto key = std::make_pair(fnv1a(image), image.size());
+  if (auto it = s.libraries.find(key); it != s.libraries.end()) return it->second;
+  if (s.libraries.size() >= 512) {
+    // A long sweep: drop the loaded modules rather than grow without bound.
+    for (auto& [k, lib] : s.libraries) cudaLibraryUnload(lib);
+    s.libraries.clear();
+  }
+  auto lib = load_image(image);
+  if (lib) s.libraries[key] = *lib;
   return lib;
 }
 
@@ -202,7 +212,7 @@ Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name) {
 Result<cudaKernel_t> builtin_kernel(const char* name) {
   DeviceState& s = state();
   if (!s.builtin) {
-    auto lib = load_library(builtin_kernels_image());
+    auto lib = load_image(builtin_kernels_image());
     if (!lib) return lib.status();
     s.builtin = *lib;
   }

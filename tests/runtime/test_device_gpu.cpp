@@ -12,7 +12,9 @@ TEST(DeviceCpu, SystemInfoAlwaysAnswers) {
   EXPECT_GT(s.host.cpu_cores, 0);
   EXPECT_GT(s.toolkit.runtime_version, 0);
   EXPECT_GT(s.toolkit.nvrtc_major, 0);
-  if (s.devices.empty()) EXPECT_FALSE(s.why_no_device.empty()) << "no device and no reason";
+  if (s.devices.empty()) {
+    EXPECT_FALSE(s.why_no_device.empty()) << "no device and no reason";
+  }
 }
 
 TEST(DeviceGpu, PropertiesArePlausible) {
