@@ -404,6 +404,16 @@ Result<Message> WorkerClient::call(Message request, const OnProgress& on_progres
   m_current_kind = request.header.value("kind", std::string("?"));
   m_request_start = Clock::now();
   m_last_error = {};
+  if (m_pid > 0) {
+    // A worker that died while idle (OOM killer, a stray signal) never saw this request: replace it quietly.
+    int status = 0;
+    if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+      log::debug("worker: pid ", m_pid, " ended while idle; starting another");
+      m_pid = -1;
+      close_fds();
+      m_decoder.reset();
+    }
+  }
   if (m_pid <= 0) {
     if (Status s = spawn(); !s.ok()) return fail(record(s.code(), s.message()));
     if (Status s = handshake(); !s.ok()) return s;

@@ -225,6 +225,16 @@ TEST(Worker, LargeBlobsEchoIntact) {
   EXPECT_EQ(r->header["payload"]["a"], 1);
 }
 
+TEST(Worker, AWorkerThatDiedWhileIdleIsReplacedQuietly) {
+  WorkerClient w(options());
+  int before = ping(w);
+  ASSERT_EQ(kill(before, SIGKILL), 0);
+  usleep(200000);  // let it become a zombie
+  int after = ping(w);
+  EXPECT_NE(after, before);
+  EXPECT_GT(after, 0);
+}
+
 TEST(Worker, UnknownRequestIsAnErrorNotACrash) {
   WorkerClient w(options());
   int before = ping(w);
