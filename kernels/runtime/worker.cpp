@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -618,8 +617,14 @@ std::vector<std::string> worker_request_kinds() {
 }
 
 int serve_worker(const WorkerServeOptions& options) {
-  // Die with the parent, even when stuck in a kernel (the parent's watchdog cannot help if it is gone).
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Die with the parent, even when stuck in a kernel (its watchdog cannot help once it is gone). Not
+  // PR_SET_PDEATHSIG: that fires when the spawning *thread* ends, and a GUI may spawn from a short-lived one.
+  std::thread([parent = getppid()] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (getppid() != parent) std::_Exit(5);
+    }
+  }).detach();
   // Frames own the real stdout; a stray printf anywhere must not corrupt them, so fd 1 becomes stderr.
   int out_fd = options.out_fd;
   if (out_fd == 1) {

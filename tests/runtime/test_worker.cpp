@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 
 #include "runtime/launch.hpp"
 #include "runtime/protocol.hpp"
@@ -233,6 +235,41 @@ TEST(Worker, AWorkerThatDiedWhileIdleIsReplacedQuietly) {
   int after = ping(w);
   EXPECT_NE(after, before);
   EXPECT_GT(after, 0);
+}
+
+// Running and not a zombie (a reparented zombie may wait for a PID 1 that never reaps it).
+bool alive(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
+}
+
+TEST(Worker, TheWorkerDiesWithItsParent) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t parent = fork();
+  if (parent == 0) {
+    WorkerClient w(options());
+    int pid = w.start().ok() ? w.pid() : -1;
+    (void)!write(fds[1], &pid, sizeof(pid));
+    (void)w.call(make_request("sim.sleep", {{"seconds", 60}}));  // busy: stdin EOF alone would not end it
+    _exit(0);
+  }
+  int worker = -1;
+  ASSERT_EQ(read(fds[0], &worker, sizeof(worker)), static_cast<ssize_t>(sizeof(worker)));
+  usleep(200000);
+  kill(parent, SIGKILL);  // no goodbye: the worker must notice on its own
+  waitpid(parent, nullptr, 0);
+  ASSERT_GT(worker, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !alive(worker);
+    if (!gone) usleep(50000);
+  }
+  EXPECT_TRUE(gone) << "worker " << worker << " outlived its parent";
+  close(fds[0]);
+  close(fds[1]);
 }
 
 TEST(Worker, UnknownRequestIsAnErrorNotACrash) {
