@@ -11,6 +11,7 @@
 #include "runtime/launch.hpp"
 #include "runtime/worker.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/tilelab_exe.hpp"
 
 extern "C" const unsigned char tl_test_kernels_fatbin[];
 extern "C" const unsigned long long tl_test_kernels_fatbin_size;
@@ -24,7 +25,7 @@ Blob test_image() { return Blob(tl_test_kernels_fatbin, tl_test_kernels_fatbin +
 
 WorkerOptions options(std::chrono::milliseconds timeout = 60000ms) {
   WorkerOptions o;
-  o.executable = TL_TILELAB_EXE;
+  o.executable = test::tilelab_exe();
   o.timeout = timeout;
   return o;
 }

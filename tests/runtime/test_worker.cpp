@@ -15,6 +15,7 @@
 #include "runtime/protocol.hpp"
 #include "runtime/worker.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/tilelab_exe.hpp"
 
 namespace tl {
 namespace {
@@ -23,7 +24,7 @@ using namespace std::chrono_literals;
 
 WorkerOptions options(std::chrono::milliseconds timeout = 5000ms) {
   WorkerOptions o;
-  o.executable = TL_TILELAB_EXE;
+  o.executable = test::tilelab_exe();
   o.timeout = timeout;
   return o;
 }
@@ -68,13 +69,14 @@ TEST(Worker, WorkerRefusesAParentOfAnotherProtocol) {
   int to[2], from[2];
   ASSERT_EQ(pipe(to), 0);
   ASSERT_EQ(pipe(from), 0);
+  std::string exe = test::tilelab_exe();
   pid_t pid = fork();
   if (pid == 0) {
     dup2(to[0], 0);
     dup2(from[1], 1);
     close(to[1]);
     close(from[0]);
-    execl(TL_TILELAB_EXE, TL_TILELAB_EXE, "worker", static_cast<char*>(nullptr));
+    execl(exe.c_str(), exe.c_str(), "worker", static_cast<char*>(nullptr));
     _exit(127);
   }
   close(to[0]);
