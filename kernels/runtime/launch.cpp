@@ -308,7 +308,7 @@ Blob host_input(const BufferSpec& spec) {
   return make_filled(spec.dtype, spec.count, spec.fill);
 }
 
-Comparison check_output(const OutputResult& out, const ReferenceFn& reference, Tolerance tol) {
+Comparison check_output(const OutputResult& out, const ElementReferenceFn& reference, Tolerance tol) {
   std::vector<double> ref(out.positions.size());
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = reference(out.positions[i]);
   return compare_samples(out.samples.data(), out.dtype, ref, out.positions, tol, out.unwritten.count);

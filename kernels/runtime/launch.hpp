@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/geometry.hpp"
 #include "runtime/measure.hpp"
 #include "runtime/protocol.hpp"
 #include "runtime/status.hpp"
@@ -24,17 +25,6 @@ namespace tl {
 
 class WorkerClient;
 class WorkerChannel;
-
-struct Dim3 {
-  std::uint32_t x = 1, y = 1, z = 1;
-  std::uint64_t volume() const { return std::uint64_t{x} * y * z; }
-};
-
-struct LaunchGeometry {
-  Dim3 grid, block;
-  Dim3 cluster;                    // 1x1x1 = no cluster; grid must be a multiple of it
-  std::uint32_t dynamic_smem = 0;  // bytes; above 48 KiB the worker opts the kernel in
-};
 
 enum class BufferRole { input, output, inout, scratch };
 const char* buffer_role_name(BufferRole r);
@@ -173,11 +163,10 @@ Status run_sweep(WorkerClient& worker, const std::vector<LaunchSpec>& specs, con
 Blob host_input(const BufferSpec& spec);
 
 // The float64 reference value of output element `index`.
-using ReferenceFn = std::function<double(std::uint64_t index)>;
+using ElementReferenceFn = std::function<double(std::uint64_t index)>;
 // Compare an output's samples with the reference at the same positions; never-written elements fail.
-Comparison check_output(const OutputResult& out, const ReferenceFn& reference, Tolerance tol);
+Comparison check_output(const OutputResult& out, const ElementReferenceFn& reference, Tolerance tol);
 
-void to_json(nlohmann::json& j, const LaunchGeometry& g);
 void to_json(nlohmann::json& j, const KernelAttributes& a);
 
 // --- worker side (CUDA; these run inside `tilelab worker`) -------------------------------------------------

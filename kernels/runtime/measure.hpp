@@ -1,4 +1,4 @@
-// Honest measurement, host side: dtypes, seeded fills, output poisoning, error against a float64 reference, timing stats.
+// Honest measurement, host side: seeded fills, output poisoning, error against a float64 reference, timing stats.
 #pragma once
 
 #include <cstddef>
@@ -10,21 +10,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/dtype.hpp"
 #include "runtime/status.hpp"
 
 namespace tl {
-
-// Storage types of kernel buffers. The values are num::DTypeCode's, which the device fill kernel uses.
-enum class DType : std::uint8_t { f32 = 0, f16, bf16, f64, i32, u32, i8, u8, e4m3, e5m2, i64, u64 };
-
-const char* dtype_name(DType t);                  // "f32", "bf16", ...
-Result<DType> parse_dtype(std::string_view name);  // also accepts "float32", "float16", "bfloat16", "fp8_e4m3", ...
-std::size_t dtype_size(DType t);
-bool dtype_is_float(DType t);
-
-// One element read as double / written from double (rounded to nearest even for the narrow floats).
-double load_element(const void* data, DType t, std::uint64_t index);
-void store_element(void* data, DType t, std::uint64_t index, double value);
 
 // How a buffer is filled before a run. `uniform` is the default for inputs: never zeros, seeded, reproducible.
 struct Fill {
@@ -55,10 +44,10 @@ UnwrittenCount count_unwritten(const void* data, DType t, std::uint64_t count);
 // drawn with `seed`, always including the first and the last element (edges are where tiles go wrong).
 std::vector<std::uint64_t> sample_positions(std::uint64_t count, std::uint64_t max_samples, std::uint64_t seed);
 
-// Tolerance on ‖out − ref‖₂ / ‖ref‖₂ (and optionally on the max abs error; 0 = not checked).
+// Tolerance on ‖out − ref‖₂ / ‖ref‖₂ over the checked positions, and on max |out − ref| (0 = not checked).
 struct Tolerance {
   double rel = 1e-5;
-  double abs = 0.0;
+  double max_abs = 0.0;
 };
 // By the precision of the math: "f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "f64", integer dtypes (exact).
 Result<Tolerance> tolerance_for(std::string_view precision);
