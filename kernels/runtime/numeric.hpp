@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "tile/config.hpp"
+#include "tile/float16.hpp"
 
 #if !TL_DEVICE_CODE
 #include <cstring>
@@ -15,25 +16,8 @@
 
 namespace tl::num {
 
-TL_HOST_DEVICE inline uint32_t float_bits(float f) {
-#if TL_DEVICE_CODE
-  return __float_as_uint(f);
-#else
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-#endif
-}
-
-TL_HOST_DEVICE inline float bits_float(uint32_t u) {
-#if TL_DEVICE_CODE
-  return __uint_as_float(u);
-#else
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-#endif
-}
+TL_HOST_DEVICE inline uint32_t float_bits(float f) { return detail::f32_bits(f); }
+TL_HOST_DEVICE inline float bits_float(uint32_t u) { return detail::bits_f32(u); }
 
 // splitmix64's finaliser: a bijection on 64 bits with full avalanche.
 TL_HOST_DEVICE inline uint64_t mix64(uint64_t z) {
@@ -64,7 +48,7 @@ TL_HOST_DEVICE inline double uniform_value(uint64_t seed, uint64_t index, double
 #endif
 }
 
-// Round a float to a small binary float format (EB exponent bits, MB mantissa bits, bias), ties to even.
+// Round a float to a small binary float format (EB exponent bits, MB mantissa bits, bias), ties to even (the fp8s).
 // `ieee` formats have inf and NaN at the top exponent (f16, e5m2); e4m3 has NaN only at S.1111.111.
 // With `saturate`, finite overflow and inf clamp to the largest finite value (PTX cvt .satfinite).
 TL_HOST_DEVICE inline uint32_t round_to_small_float(float f, int EB, int MB, int bias, bool ieee, bool saturate) {
@@ -126,16 +110,10 @@ TL_HOST_DEVICE inline float small_float_value(uint32_t b, int EB, int MB, int bi
   return negative ? -v : v;
 }
 
-TL_HOST_DEVICE inline uint16_t float_to_f16(float f) {
-  return static_cast<uint16_t>(round_to_small_float(f, 5, 10, 15, true, false));
-}
-TL_HOST_DEVICE inline float f16_to_float(uint16_t h) { return small_float_value(h, 5, 10, 15, true); }
-
-TL_HOST_DEVICE inline uint16_t float_to_bf16(float f) {
-  uint32_t x = float_bits(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
+// f16 and bf16 are the kernels' own conversions (tile/float16.hpp), so host, fill kernel and NVRTC kernels agree.
+TL_HOST_DEVICE inline uint16_t float_to_f16(float f) { return detail::f32_to_f16_bits(f); }
+TL_HOST_DEVICE inline float f16_to_float(uint16_t h) { return detail::f16_bits_to_f32(h); }
+TL_HOST_DEVICE inline uint16_t float_to_bf16(float f) { return detail::f32_to_bf16_bits(f); }
 TL_HOST_DEVICE inline float bf16_to_float(uint16_t h) { return bits_float(static_cast<uint32_t>(h) << 16); }
 
 // OCP FP8 as PTX converts it (cvt.rn.satfinite): e4m3 max 448, e5m2 max 57344.
