@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "runtime/cache.hpp"
 #include "runtime/ceilings.hpp"
 #include "runtime/device.hpp"
 #include "runtime/worker.hpp"
@@ -74,7 +75,7 @@ void add_info_command(CLI::App& app, Context& ctx) {
     ctx.exit_code = 0;
     if (*measure) {
       if (s.devices.empty()) ctx.exit_code = report_error("cannot measure ceilings: " + s.why_no_device);
-      std::string dir = default_ceilings_cache_dir();
+      std::string dir = default_cache_dir();
       for (const auto& d : s.devices) {
         WorkerClient worker;
         auto c = device_ceilings(worker, d, dir, *fresh, [&](const std::string& name, double v, const std::string& unit) {

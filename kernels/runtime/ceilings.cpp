@@ -2,7 +2,6 @@
 #include "runtime/ceilings.hpp"
 
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -44,12 +43,6 @@ void from_json(const nlohmann::json& j, Ceilings& c) {
   c.fp8_tc_flops = j.value("fp8_tc_flops", 0.0);
   c.tc_method = j.value("tc_method", std::string());
   c.details = j.value("details", nlohmann::json::object());
-}
-
-std::string default_ceilings_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/tilelab";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tilelab";
-  return ".tilelab-cache";
 }
 
 std::string ceilings_cache_path(const std::string& cache_dir, const DeviceInfo& device) {

@@ -36,8 +36,6 @@ struct Ceilings {
 void to_json(nlohmann::json& j, const Ceilings& c);
 void from_json(const nlohmann::json& j, Ceilings& c);
 
-// ~/.cache/tilelab (or $XDG_CACHE_HOME/tilelab).
-std::string default_ceilings_cache_dir();
 // DIR/ceilings-<device name>-<pci bus id>.json, with the name made file-safe.
 std::string ceilings_cache_path(const std::string& cache_dir, const DeviceInfo& device);
 Result<Ceilings> load_ceilings(const std::string& path);
