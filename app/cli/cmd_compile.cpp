@@ -80,8 +80,8 @@ Status run_compile(const CompileArgs& a) {
   std::printf("lowered     %s\n", k->lowered_name.c_str());
   std::printf("arch        %s\n", k->arch.c_str());
   std::printf("registers   %d per thread\n", r.registers);
-  std::printf("shared      %s static + %zu B dynamic per block\n", bytes_or_na(r.shared_static_bytes).c_str(),
-              g.dynamic_smem);
+  std::printf("shared      %s static + %u B dynamic per block\n", bytes_or_na(r.shared_static_bytes).c_str(),
+              static_cast<unsigned>(g.dynamic_smem));
   std::printf("spills      %s stores, %s loads; stack frame %s\n", bytes_or_na(r.spill_store_bytes).c_str(),
               bytes_or_na(r.spill_load_bytes).c_str(), bytes_or_na(r.stack_frame_bytes).c_str());
   std::printf("launch      grid (%u,%u,%u) block (%u,%u,%u)\n", g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y,

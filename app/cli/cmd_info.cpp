@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "runtime/cache.hpp"
+#include "runtime/ceilings.hpp"
 #include "runtime/device.hpp"
+#include "runtime/worker.hpp"
 
 namespace tl::cli {
 namespace {
@@ -37,20 +40,56 @@ void print_text(const SystemInfo& s) {
   }
 }
 
+void print_ceilings(const DeviceInfo& d, const Ceilings& c, const std::string& path) {
+  std::printf("ceilings GPU %d, measured %s (cached in %s)\n", d.index, c.measured_at.c_str(), path.c_str());
+  double peak = d.theoretical_dram_bytes_per_s();
+  std::printf("  HBM copy     %8.0f GB/s   read + write; %.0f%% of the %.0f GB/s the clocks allow\n",
+              c.hbm_bytes_per_s / 1e9, peak > 0 ? 100.0 * c.hbm_bytes_per_s / peak : 0.0, peak / 1e9);
+  std::printf("  L2 read      %8.0f GB/s\n", c.l2_bytes_per_s / 1e9);
+  std::printf("  smem read    %8.0f GB/s\n", c.smem_bytes_per_s / 1e9);
+  std::printf("  FP32 FMA     %8.1f TFLOP/s\n", c.fp32_flops / 1e12);
+  auto tc = [](const char* name, double v) {
+    if (v > 0) std::printf("  %-12s %8.1f TFLOP/s dense\n", name, v / 1e12);
+    else std::printf("  %-12s        - (no tensor cores for it on this GPU)\n", name);
+  };
+  tc("bf16 tensor", c.bf16_tc_flops);
+  tc("fp16 tensor", c.fp16_tc_flops);
+  tc("fp8 tensor", c.fp8_tc_flops);
+  std::printf("  (tensor cores via %s)\n", c.tc_method.c_str());
+}
+
 }  // namespace
 
 void add_info_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("info", "Print the host, CUDA toolkit/NVRTC versions and the GPUs");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print as JSON");
-  cmd->callback([&ctx, json] {
+  auto measure = std::make_shared<bool>(false), fresh = std::make_shared<bool>(false);
+  cmd->add_flag("--measure", *measure,
+                "Also give each GPU's measured ceilings (HBM, L2, shared memory, FP32, tensor cores), cached per device");
+  cmd->add_flag("--fresh", *fresh, "With --measure: measure again even when cached");
+  cmd->callback([&ctx, json, measure, fresh] {
     SystemInfo s = query_system();
-    if (*json) {
-      std::cout << nlohmann::json(s).dump(2) << '\n';
-    } else {
-      print_text(s);
-    }
+    nlohmann::json out = s;
+    if (!*json) print_text(s);
     ctx.exit_code = 0;
+    if (*measure) {
+      if (s.devices.empty()) ctx.exit_code = report_error("cannot measure ceilings: " + s.why_no_device);
+      std::string dir = default_cache_dir();
+      for (const auto& d : s.devices) {
+        WorkerClient worker;
+        auto c = device_ceilings(worker, d, dir, *fresh, [&](const std::string& name, double v, const std::string& unit) {
+          if (!*json) std::fprintf(stderr, "  measured %s: %.4g %s\n", name.c_str(), v, unit.c_str());
+        });
+        if (!c) {
+          ctx.exit_code = report_error("GPU " + std::to_string(d.index) + ": " + c.status().message());
+          continue;
+        }
+        out["devices"][static_cast<std::size_t>(d.index)]["ceilings"] = *c;
+        if (!*json) print_ceilings(d, *c, ceilings_cache_path(dir, d));
+      }
+    }
+    if (*json) std::cout << out.dump(2) << '\n';
   });
 }
 

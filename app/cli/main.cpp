@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   tl::cli::add_banks_command(app, ctx);
   tl::cli::add_kernels_command(app, ctx);
   tl::cli::add_compile_command(app, ctx);
+  tl::cli::add_worker_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -72,8 +72,8 @@ KernelSpec gemm_simt_spec() {
   };
   k.args = [](const Values& p, const Values&) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
-    return std::vector<ArgSpec>{ArgSpec::tensor("A", p.dtype(), {M, K}, ArgRole::in, {Fill::Kind::uniform, -1, 1, 1}),
-                                ArgSpec::tensor("B", p.dtype(), {K, N}, ArgRole::in, {Fill::Kind::uniform, -1, 1, 2}),
+    return std::vector<ArgSpec>{ArgSpec::tensor("A", p.dtype(), {M, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
+                                ArgSpec::tensor("B", p.dtype(), {K, N}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2}),
                                 ArgSpec::tensor("C", DType::f32, {M, N}, ArgRole::out),
                                 ArgSpec::scalar("M", DType::i32, static_cast<double>(M)),
                                 ArgSpec::scalar("N", DType::i32, static_cast<double>(N)),

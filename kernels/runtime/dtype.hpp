@@ -1,23 +1,27 @@
-// Element types of kernel tensors: names, sizes, the C++ type a name expression uses, host load/store as double.
+// Element types of kernel buffers: names, sizes, the C++ type a name expression uses, host load/store as double.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <string_view>
+
+#include "runtime/status.hpp"
 
 namespace tl {
 
-enum class DType { f32, f16, bf16, f64, i32, i64 };
+// The values are num::DTypeCode's (runtime/numeric.hpp), which the device fill kernel uses.
+enum class DType : std::uint8_t { f32 = 0, f16, bf16, f64, i32, u32, i8, u8, e4m3, e5m2, i64, u64 };
 
-const char* dtype_name(DType t);              // "f32", "f16", "bf16", ...
-std::size_t dtype_size(DType t);              // bytes per element
-const char* dtype_cpp_name(DType t);          // "float", "tl::half_t", "tl::bfloat16_t", ... (for name expressions)
-std::optional<DType> parse_dtype(std::string_view name);  // accepts the names above (and "float", "half", "fp16", ...)
+const char* dtype_name(DType t);      // "f32", "bf16", ...
+std::size_t dtype_size(DType t);      // bytes per element
+bool dtype_is_float(DType t);
+const char* dtype_cpp_name(DType t);  // "float", "tl::half_t", "tl::bfloat16_t", ... (for name expressions)
+// Also accepts "float32", "float", "half", "fp16", "bfloat16", "fp8_e4m3", ...; the error lists the known names.
+Result<DType> parse_dtype(std::string_view name);
 
-// Element i of a buffer of type t, widened to double; and the inverse (rounded to nearest even).
-double load_element(DType t, const void* data, std::size_t i);
-void store_element(DType t, void* data, std::size_t i, double value);
+// Element `index` of a buffer of type t, widened to double; and the inverse (rounded to nearest even for the
+// narrow floats, through float first as a kernel storing a float result does).
+double load_element(const void* data, DType t, std::uint64_t index);
+void store_element(void* data, DType t, std::uint64_t index, double value);
 
 }  // namespace tl

@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
-#include <random>
 #include <regex>
 #include <set>
 
@@ -230,7 +229,7 @@ ArgSpec ArgSpec::tensor(std::string name, DType dtype, std::vector<std::int64_t>
   a.shape = std::move(shape);
   a.role = role;
   a.fill = fill;
-  if (role == ArgRole::out) a.fill.kind = Fill::Kind::none;
+  if (role == ArgRole::out) a.fill.kind = Fill::Kind::zeros;
   return a;
 }
 
@@ -240,7 +239,7 @@ ArgSpec ArgSpec::scalar(std::string name, DType dtype, double value) {
   a.name = std::move(name);
   a.dtype = dtype;
   a.value = value;
-  a.fill.kind = Fill::Kind::none;
+  a.fill.kind = Fill::Kind::zeros;
   return a;
 }
 
@@ -256,24 +255,7 @@ HostTensor make_host_tensor(const ArgSpec& arg) {
   t.dtype = arg.dtype;
   t.shape = arg.shape;
   t.data.assign(arg.bytes(), 0);
-  std::mt19937_64 rng(arg.fill.seed);
-  // Drawn by hand from the 64-bit engine: std::*_distribution output differs between standard libraries.
-  auto uniform01 = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
-  const std::int64_t n = arg.numel();
-  for (std::int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (arg.fill.kind) {
-      case Fill::Kind::uniform: v = arg.fill.a + (arg.fill.b - arg.fill.a) * uniform01(); break;
-      case Fill::Kind::normal: {
-        double u1 = 1.0 - uniform01(), u2 = uniform01();  // Box-Muller; u1 in (0, 1]
-        v = arg.fill.a + arg.fill.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.141592653589793 * u2);
-        break;
-      }
-      case Fill::Kind::constant: v = arg.fill.a; break;
-      case Fill::Kind::none: v = 0; break;
-    }
-    store_element(arg.dtype, t.data.data(), static_cast<std::size_t>(i), v);
-  }
+  fill_host(t.data.data(), arg.dtype, static_cast<std::uint64_t>(arg.numel()), arg.fill);
   return t;
 }
 
@@ -344,24 +326,18 @@ void to_json(nlohmann::json& j, const KernelSpec& k) {
        {"config", k.config.params}, {"problem", k.problem.params}, {"probes", k.probes}};
 }
 
-void to_json(nlohmann::json& j, const LaunchGeometry& g) {
-  auto d = [](const Dim3& v) { return nlohmann::json::array({v.x, v.y, v.z}); };
-  j = {{"grid", d(g.grid)}, {"block", d(g.block)}, {"cluster", d(g.cluster)}, {"dynamic_smem", g.dynamic_smem}};
-}
-
 void to_json(nlohmann::json& j, const ArgSpec& a) {
   static const char* roles[] = {"in", "out", "inout"};
   if (a.kind == ArgSpec::Kind::scalar) {
     j = {{"name", a.name}, {"kind", "scalar"}, {"dtype", dtype_name(a.dtype)}, {"value", a.value}};
     return;
   }
-  static const char* fills[] = {"uniform", "normal", "constant", "none"};
   j = {{"name", a.name},
        {"kind", "tensor"},
        {"dtype", dtype_name(a.dtype)},
        {"shape", a.shape},
        {"role", roles[static_cast<int>(a.role)]},
-       {"fill", {{"kind", fills[static_cast<int>(a.fill.kind)]}, {"a", a.fill.a}, {"b", a.fill.b}, {"seed", a.fill.seed}}}};
+       {"fill", a.fill}};
 }
 
 }  // namespace tl

@@ -11,7 +11,9 @@
 
 #include "runtime/device.hpp"
 #include "runtime/dtype.hpp"
+#include "runtime/geometry.hpp"
 #include "runtime/jit.hpp"
+#include "runtime/measure.hpp"
 #include "runtime/status.hpp"
 
 namespace tl {
@@ -66,23 +68,7 @@ Result<std::map<std::string, std::string>> parse_key_values(const std::string& t
 
 // [SECTION] what a launch needs
 
-struct Dim3 {
-  unsigned x = 1, y = 1, z = 1;
-};
-
-struct LaunchGeometry {
-  Dim3 grid, block;
-  Dim3 cluster;                   // 1,1,1 = no cluster launch
-  std::size_t dynamic_smem = 0;   // bytes; above 48 KiB the launcher must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
-};
-
 enum class ArgRole { in, out, inout };
-
-struct Fill {
-  enum class Kind { uniform, normal, constant, none } kind = Kind::uniform;
-  double a = -1, b = 1;      // uniform: [a, b); normal: mean a, stddev b; constant: a
-  std::uint64_t seed = 1;
-};
 
 // One kernel parameter, in the order of the kernel's signature. Tensors are passed as a device pointer;
 // scalars by value with `dtype` giving the C++ type (f32 -> float, i32 -> int, i64 -> long long).
@@ -92,7 +78,7 @@ struct ArgSpec {
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;  // tensors: row-major, contiguous
   ArgRole role = ArgRole::in;
-  Fill fill;                        // inputs; outputs are poisoned by the runner, not filled
+  Fill fill;                        // inputs (the worker's seeded fill); outputs are poisoned by the runner
   double value = 0;                 // scalars
 
   std::int64_t numel() const;
@@ -110,16 +96,11 @@ struct HostTensor {
   std::vector<unsigned char> data;
 
   std::int64_t numel() const;
-  double at(std::int64_t i) const { return load_element(dtype, data.data(), static_cast<std::size_t>(i)); }
+  double at(std::int64_t i) const { return load_element(data.data(), dtype, static_cast<std::uint64_t>(i)); }
 };
 
-// Fills per arg.fill (deterministic for a seed: the same inputs on every machine); outputs get zeros.
+// Fills per arg.fill with fill_host, so the bits are the ones the worker's device fill writes; outputs get zeros.
 HostTensor make_host_tensor(const ArgSpec& arg);
-
-struct Tolerance {
-  double rel_l2 = 1e-5;   // ||out - ref|| / ||ref|| over the checked positions
-  double max_abs = 1e-5;  // max |out - ref|
-};
 
 // The inputs (and scalars) by name, as the kernel saw them.
 struct ReferenceInputs {
@@ -199,7 +180,6 @@ CompileRequest compile_request(const KernelInstance& instance, JitOptions option
 
 void to_json(nlohmann::json& j, const ParamSpec& p);
 void to_json(nlohmann::json& j, const KernelSpec& k);  // name, family, summary, schemas, archs
-void to_json(nlohmann::json& j, const LaunchGeometry& g);
 void to_json(nlohmann::json& j, const ArgSpec& a);
 
 }  // namespace tl

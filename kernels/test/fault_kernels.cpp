@@ -48,7 +48,7 @@ std::vector<KernelSpec> test_kernels() {
     return g;
   };
   spin.args = [](const Values&, const Values& c) {
-    return std::vector<ArgSpec>{ArgSpec::tensor("flag", DType::i32, {1}, ArgRole::in, {Fill::Kind::constant, 0, 0, 0}),
+    return std::vector<ArgSpec>{ArgSpec::tensor("flag", DType::i32, {1}, ArgRole::in, {.kind = Fill::Kind::constant, .value = 0}),
                                 ArgSpec::tensor("out", DType::f32, {c.integer("threads")}, ArgRole::out)};
   };
   return {oob, spin};

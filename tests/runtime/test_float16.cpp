@@ -60,15 +60,15 @@ TEST(BFloat16, KnownValuesAndRounding) {
 TEST(DType, LoadStoreAndNames) {
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i32, DType::i64}) {
     auto parsed = parse_dtype(dtype_name(t));
-    ASSERT_TRUE(parsed.has_value());
+    ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, t);
     unsigned char buf[16] = {};
-    store_element(t, buf, 1, -3.0);
-    EXPECT_EQ(load_element(t, buf, 1), -3.0);
-    EXPECT_EQ(load_element(t, buf, 0), 0.0);
+    store_element(buf, t, 1, -3.0);
+    EXPECT_EQ(load_element(buf, t, 1), -3.0);
+    EXPECT_EQ(load_element(buf, t, 0), 0.0);
   }
-  EXPECT_EQ(parse_dtype("half"), DType::f16);
-  EXPECT_FALSE(parse_dtype("f8").has_value());
+  EXPECT_EQ(*parse_dtype("half"), DType::f16);
+  EXPECT_FALSE(parse_dtype("f8").ok());
 }
 
 }  // namespace

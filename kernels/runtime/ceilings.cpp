@@ -1,0 +1,109 @@
+// Device ceilings, parent side: JSON form, the per-device cache file, and measuring through the worker.
+#include "runtime/ceilings.hpp"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/log.hpp"
+#include "runtime/worker.hpp"
+
+namespace tl {
+
+void to_json(nlohmann::json& j, const Ceilings& c) {
+  j = {{"device_name", c.device_name},
+       {"pci_bus_id", c.pci_bus_id},
+       {"arch", c.arch},
+       {"measured_at", c.measured_at},
+       {"tilelab_version", c.tilelab_version},
+       {"hbm_bytes_per_s", c.hbm_bytes_per_s},
+       {"l2_bytes_per_s", c.l2_bytes_per_s},
+       {"smem_bytes_per_s", c.smem_bytes_per_s},
+       {"fp32_flops", c.fp32_flops},
+       {"bf16_tc_flops", c.bf16_tc_flops},
+       {"fp16_tc_flops", c.fp16_tc_flops},
+       {"fp8_tc_flops", c.fp8_tc_flops},
+       {"tc_method", c.tc_method},
+       {"details", c.details}};
+}
+
+void from_json(const nlohmann::json& j, Ceilings& c) {
+  c.device_name = j.value("device_name", std::string());
+  c.pci_bus_id = j.value("pci_bus_id", std::string());
+  c.arch = j.value("arch", std::string());
+  c.measured_at = j.value("measured_at", std::string());
+  c.tilelab_version = j.value("tilelab_version", std::string());
+  c.hbm_bytes_per_s = j.value("hbm_bytes_per_s", 0.0);
+  c.l2_bytes_per_s = j.value("l2_bytes_per_s", 0.0);
+  c.smem_bytes_per_s = j.value("smem_bytes_per_s", 0.0);
+  c.fp32_flops = j.value("fp32_flops", 0.0);
+  c.bf16_tc_flops = j.value("bf16_tc_flops", 0.0);
+  c.fp16_tc_flops = j.value("fp16_tc_flops", 0.0);
+  c.fp8_tc_flops = j.value("fp8_tc_flops", 0.0);
+  c.tc_method = j.value("tc_method", std::string());
+  c.details = j.value("details", nlohmann::json::object());
+}
+
+std::string ceilings_cache_path(const std::string& cache_dir, const DeviceInfo& device) {
+  auto safe = [](const std::string& s) {
+    std::string out;
+    for (char ch : s) {
+      bool keep = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_';
+      if (keep) out += ch;
+      else if (!out.empty() && out.back() != '-') out += '-';
+    }
+    while (!out.empty() && out.back() == '-') out.pop_back();
+    return out.empty() ? std::string("unknown") : out;
+  };
+  return cache_dir + "/ceilings-" + safe(device.name) + "-" + safe(device.pci_bus_id) + ".json";
+}
+
+Result<Ceilings> load_ceilings(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::not_found, "no cached ceilings at " + path);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error(ErrorCode::parse, path + " is not a ceilings JSON file");
+  Ceilings c = j.get<Ceilings>();
+  if (c.hbm_bytes_per_s <= 0 || c.fp32_flops <= 0) return make_error(ErrorCode::parse, path + " holds no measurements");
+  return c;
+}
+
+Status save_ceilings(const std::string& path, const Ceilings& c) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
+    out << nlohmann::json(c).dump(2) << '\n';
+    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path, ec);  // atomic: a concurrent reader sees the old or the new file
+  if (ec) return make_error(ErrorCode::io, "cannot move " + tmp + " to " + path + ": " + ec.message());
+  return {};
+}
+
+Result<Ceilings> device_ceilings(WorkerClient& worker, const DeviceInfo& device, const std::string& cache_dir,
+                                 bool refresh, const OnBench& on_bench) {
+  std::string path = ceilings_cache_path(cache_dir, device);
+  if (!refresh) {
+    auto cached = load_ceilings(path);
+    if (cached) return cached;
+    log::debug(cached.status().message(), "; measuring");
+  }
+  auto reply = worker.call(
+      make_request("ceilings", {{"device", device.index}}),
+      [&](const Message& p) {
+        if (on_bench)
+          on_bench(p.header.value("bench", std::string()), p.header.value("value", 0.0),
+                   p.header.value("unit", std::string()));
+      },
+      std::chrono::milliseconds(120000));
+  if (!reply) return reply.status().with_context("measuring the device ceilings");
+  Ceilings c = reply->header.value("ceilings", nlohmann::json::object()).get<Ceilings>();
+  if (Status s = save_ceilings(path, c); !s.ok()) log::warn("ceilings not cached: ", s.message());
+  return c;
+}
+
+}  // namespace tl

@@ -1,0 +1,54 @@
+// Device ceilings: what this GPU measurably does (HBM, L2, shared memory, FP32, tensor cores), cached per device.
+#pragma once
+
+// Efficiency everywhere in TileLab is achieved / ceiling, with ceilings from these micro-benchmarks rather
+// than the datasheet. They run in the worker (built-in kernels, see builtin/ceilings.cuh) and are cached as
+// JSON under the cache directory, one file per device name + PCI bus id.
+
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/device.hpp"
+#include "runtime/protocol.hpp"
+#include "runtime/status.hpp"
+
+namespace tl {
+
+class WorkerClient;
+class WorkerChannel;
+
+struct Ceilings {
+  std::string device_name, pci_bus_id, arch;
+  std::string measured_at;  // UTC, ISO 8601
+  std::string tilelab_version;
+  double hbm_bytes_per_s = 0;   // device-to-device copy, read + write bytes counted
+  double l2_bytes_per_s = 0;    // reads of a working set that fits in L2
+  double smem_bytes_per_s = 0;  // shared-memory reads, whole device
+  double fp32_flops = 0;        // FMA = 2 flops
+  double bf16_tc_flops = 0;     // dense tensor-core rate, f32 accumulate
+  double fp16_tc_flops = 0;
+  double fp8_tc_flops = 0;      // e4m3; 0 where the chip has no FP8 tensor cores (before sm_89)
+  std::string tc_method;        // how the tensor-core rate was measured (mma.sync understates Hopper: no wgmma)
+  nlohmann::json details = nlohmann::json::object();  // per benchmark: sizes, launch shape, time stats
+};
+void to_json(nlohmann::json& j, const Ceilings& c);
+void from_json(const nlohmann::json& j, Ceilings& c);
+
+// DIR/ceilings-<device name>-<pci bus id>.json, with the name made file-safe.
+std::string ceilings_cache_path(const std::string& cache_dir, const DeviceInfo& device);
+Result<Ceilings> load_ceilings(const std::string& path);
+Status save_ceilings(const std::string& path, const Ceilings& c);
+
+// Parent side: the cached ceilings of `device`, or measured through the worker (and cached) when there are none
+// or `refresh`. `on_bench` sees each benchmark's result as it streams in (name, value, unit).
+using OnBench = std::function<void(const std::string& name, double value, const std::string& unit)>;
+Result<Ceilings> device_ceilings(WorkerClient& worker, const DeviceInfo& device, const std::string& cache_dir,
+                                 bool refresh, const OnBench& on_bench = {});
+
+// Worker side: measure on `device` in this process; `on_bench` streams results (the worker forwards them).
+Result<Ceilings> measure_ceilings(int device, const OnBench& on_bench = {});
+Result<Message> serve_ceilings(const Message& request, WorkerChannel& channel);
+
+}  // namespace tl

@@ -1,0 +1,197 @@
+// Launching a compiled kernel: plain-data launch specs, their wire form, and the worker's CUDA execution path.
+#pragma once
+
+// The parent describes a launch as plain data — code image + lowered kernel name + geometry + buffers + arguments
+// + timing — and the worker executes it: load the image (cudaLibraryLoadData), fill inputs on the device with the
+// seeded fill of runtime/numeric.hpp, poison outputs, launch once to check, then time warm-up + repeats with CUDA
+// events (L2 flushed before each), and send back per-output samples and the poison count. The parent compares
+// the samples with its float64 reference (check_output) after rebuilding the inputs with host_input().
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "runtime/geometry.hpp"
+#include "runtime/measure.hpp"
+#include "runtime/protocol.hpp"
+#include "runtime/status.hpp"
+
+namespace tl {
+
+class WorkerClient;
+class WorkerChannel;
+
+enum class BufferRole { input, output, inout, scratch };
+const char* buffer_role_name(BufferRole r);
+
+struct BufferSpec {
+  std::string name;
+  DType dtype = DType::f32;
+  std::uint64_t count = 0;  // elements
+  BufferRole role = BufferRole::input;
+  // input / inout / scratch: how it is filled (scratch defaults to zeros). Outputs are poisoned instead.
+  Fill fill;
+  Blob data;  // the bytes, for Fill::Kind::data (count * dtype_size)
+  // output / inout: what comes back. Samples at sample_positions(count, max_samples, sample_seed) always;
+  // the whole buffer too when return_all.
+  std::uint64_t max_samples = 1u << 16;  // 0 = every element
+  std::uint64_t sample_seed = 0x5EED;
+  bool return_all = false;
+
+  static BufferSpec make(std::string name, DType dtype, std::uint64_t count, BufferRole role = BufferRole::input) {
+    BufferSpec b;
+    b.name = std::move(name);
+    b.dtype = dtype;
+    b.count = count;
+    b.role = role;
+    return b;
+  }
+  std::uint64_t bytes() const { return count * dtype_size(dtype); }
+  bool is_output() const { return role == BufferRole::output || role == BufferRole::inout; }
+};
+
+// A TMA descriptor the worker encodes over one of the launch's buffers (cuTensorMapEncodeTiled) and passes by
+// value as a 128-byte __grid_constant__ parameter. Dimensions are innermost first, as the driver wants them.
+struct TensorMapSpec {
+  int buffer = -1;
+  std::vector<std::uint64_t> dims;           // elements per dimension, rank 1..5
+  std::vector<std::uint64_t> strides_bytes;  // rank - 1 strides (dimension 1 and up), multiples of 16
+  std::vector<std::uint32_t> box;            // box size per dimension (the tile a TMA copy moves)
+  std::vector<std::uint32_t> element_strides;  // empty = all 1
+  int swizzle_bytes = 0;                     // 0 (none), 32, 64 or 128
+  int l2_promotion_bytes = 0;                // 0, 64, 128 or 256
+  bool oob_fill_nan = false;                 // out-of-bounds elements read as NaN instead of zero
+};
+
+struct KernelArg {
+  enum class Kind { buffer, i32, u32, i64, u64, f32, f64, tensor_map } kind = Kind::buffer;
+  int buffer = -1;  // Kind::buffer: index into LaunchSpec::buffers (passed as its device pointer)
+  std::int64_t i = 0;
+  double f = 0;
+  TensorMapSpec tensor_map;
+
+  static KernelArg of_buffer(int index) { return make(Kind::buffer, index, 0, 0); }
+  static KernelArg of_i32(std::int32_t v) { return make(Kind::i32, -1, v, 0); }
+  static KernelArg of_u32(std::uint32_t v) { return make(Kind::u32, -1, v, 0); }
+  static KernelArg of_i64(std::int64_t v) { return make(Kind::i64, -1, v, 0); }
+  static KernelArg of_u64(std::uint64_t v) { return make(Kind::u64, -1, static_cast<std::int64_t>(v), 0); }
+  static KernelArg of_f32(float v) { return make(Kind::f32, -1, 0, v); }
+  static KernelArg of_f64(double v) { return make(Kind::f64, -1, 0, v); }
+  static KernelArg of_tensor_map(TensorMapSpec t) {
+    KernelArg a = make(Kind::tensor_map, t.buffer, 0, 0);
+    a.tensor_map = std::move(t);
+    return a;
+  }
+
+ private:
+  static KernelArg make(Kind k, int buffer, std::int64_t i, double f) {
+    KernelArg a;
+    a.kind = k;
+    a.buffer = buffer;
+    a.i = i;
+    a.f = f;
+    return a;
+  }
+};
+
+struct TimingOptions {
+  int warmup = 3;
+  int repeat = 20;        // 0: run once for correctness, no timing
+  bool flush_l2 = true;   // write a buffer twice the L2 size before each timed run (outside the events)
+};
+
+struct LaunchSpec {
+  std::string label;    // shown in messages ("gemm.simt block_M=128 ...")
+  Blob image;           // cubin, fatbin, or NUL-terminated PTX
+  std::string kernel;   // the lowered (mangled) name, as nvrtcGetLoweredName gives it
+  LaunchGeometry geometry;
+  std::vector<BufferSpec> buffers;
+  std::vector<KernelArg> args;
+  TimingOptions timing;
+  int device = 0;
+};
+
+struct OutputResult {
+  std::string name;
+  DType dtype = DType::f32;
+  std::uint64_t count = 0;
+  UnwrittenCount unwritten;
+  std::vector<std::uint64_t> positions;
+  Blob samples;  // the output at `positions`, raw elements of `dtype`
+  Blob data;     // the whole buffer when return_all was set
+};
+
+struct KernelAttributes {
+  int registers = 0;
+  int static_smem = 0;
+  int local_bytes = 0;  // per thread (spills + stack)
+  int const_bytes = 0;
+  int max_threads_per_block = 0;
+  int binary_version = 0;  // the SASS arch the image provided (90 = sm_90)
+};
+
+struct LaunchResult {
+  std::vector<OutputResult> outputs;
+  Stats time_ms;                // per launch, after warm-up
+  std::vector<double> times_ms; // every timed run, in order
+  KernelAttributes attributes;
+  std::string device_name;
+  bool l2_flushed = false;
+};
+
+// --- parent side -------------------------------------------------------------------------------------------
+
+Message make_launch_request(const LaunchSpec& spec);
+Result<LaunchResult> parse_launch_reply(const Message& reply);
+// One launch through the worker; errors are the worker's records (fault, timeout, cuda, no_device, ...).
+Result<LaunchResult> run_launch(WorkerClient& worker, const LaunchSpec& spec,
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+// Several launches in one request; each result (or error) streams back as it completes. A faulting item is
+// reported and the sweep goes on, unless the fault was sticky: then the worker exits and run_sweep returns the
+// record; items after it were not run (the caller can resubmit them). The watchdog applies per item.
+using SweepItemFn = std::function<void(std::size_t index, Result<LaunchResult> result)>;
+Status run_sweep(WorkerClient& worker, const std::vector<LaunchSpec>& specs, const SweepItemFn& on_item,
+                 std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+// The bytes an input buffer held when the kernel ran (the same seeded fill as the device's).
+Blob host_input(const BufferSpec& spec);
+
+// The float64 reference value of output element `index`.
+using ElementReferenceFn = std::function<double(std::uint64_t index)>;
+// Compare an output's samples with the reference at the same positions; never-written elements fail.
+Comparison check_output(const OutputResult& out, const ElementReferenceFn& reference, Tolerance tol);
+
+void to_json(nlohmann::json& j, const KernelAttributes& a);
+
+// --- worker side (CUDA; these run inside `tilelab worker`) -------------------------------------------------
+
+// Run a launch in this process. Needs a GPU; returns no_device with the reason when there is none.
+Result<LaunchResult> execute_launch(const LaunchSpec& spec);
+
+// Request handlers of the worker loop ("launch", "sweep", "device").
+Result<Message> serve_launch(const Message& request, WorkerChannel& channel);
+Result<Message> serve_sweep(const Message& request, WorkerChannel& channel);
+Result<Message> serve_device(const Message& request, WorkerChannel& channel);
+
+// True once a sticky CUDA error (illegal address, trap, misaligned access, ...) has poisoned this process's
+// context: every later CUDA call fails, so the worker reports the error and exits.
+bool cuda_context_poisoned();
+
+// A CUDA runtime error (cudaError_t as int) as a Status: fault for kernel faults, no_device, unsupported for an
+// image with no code for this GPU, cuda otherwise. Marks the context poisoned when the error is sticky.
+Status cuda_status(int cuda_error, const std::string& during);
+
+// Build a TMA descriptor through the driver's cuTensorMapEncodeTiled, fetched with cudaGetDriverEntryPoint
+// (TileLab links no libcuda). `global` is a device address.
+Result<std::array<std::uint8_t, 128>> encode_tensor_map(const TensorMapSpec& spec, DType dtype, void* global);
+
+// The worker's own kernels (fills, micro-benchmarks), compiled by nvcc at build time into a fatbin.
+const Blob& builtin_kernels_image();
+
+}  // namespace tl

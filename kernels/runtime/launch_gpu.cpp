@@ -1,0 +1,625 @@
+// The worker's CUDA path: load images, fill and poison buffers, launch, time with events, map CUDA errors.
+#include <cuda.h>  // types only (CUtensorMap); the driver is reached through cudaGetDriverEntryPoint
+#include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/cuda_util.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/log.hpp"
+#include "runtime/worker.hpp"
+
+extern "C" const unsigned char tl_builtin_fatbin[];
+extern "C" const unsigned long long tl_builtin_fatbin_size;
+
+namespace tl {
+
+namespace detail {
+Status parse_launch(const nlohmann::json& j, const Message& m, LaunchSpec& s);
+nlohmann::json write_result(const LaunchResult& r, Message& m);
+}  // namespace detail
+
+namespace {
+
+std::atomic<bool> g_poisoned{false};
+
+// Errors after which the context is unusable: documented as "the process must be terminated and relaunched".
+bool sticky_error(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorContained:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorExternalDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ErrorCode classify(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+      return ErrorCode::fault;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInvalidDevice:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+      return ErrorCode::no_device;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidKernelImage:
+    case cudaErrorUnsupportedPtxVersion:
+    case cudaErrorInvalidPtx:
+    case cudaErrorJitCompilerNotFound:
+      return ErrorCode::unsupported;
+    default:
+      return ErrorCode::cuda;
+  }
+}
+
+const char* hint(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress: return " (a kernel read or wrote outside its buffers)";
+    case cudaErrorLaunchFailure: return " (a kernel faulted or executed a trap)";
+    case cudaErrorMisalignedAddress: return " (a kernel accessed memory at an address its width does not align with)";
+    case cudaErrorMemoryAllocation: return " (out of device memory)";
+    case cudaErrorLaunchOutOfResources: return " (too many registers or threads for this block size)";
+    case cudaErrorNoKernelImageForDevice: return " (the image has no code for this GPU's architecture)";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+#define TL_CUDA(call, during)                                         \
+  do {                                                                \
+    cudaError_t tl_err_ = (call);                                     \
+    if (tl_err_ != cudaSuccess) return cuda_status(tl_err_, during);  \
+  } while (0)
+
+namespace cuda_detail {
+namespace {
+
+// --- device state, kept for the worker's lifetime ---
+
+struct DeviceState {
+  int index = -1;
+  DeviceInfo info;
+  void* flush = nullptr;  // twice the L2, written before each timed run
+  std::size_t flush_bytes = 0;
+  std::map<std::pair<std::uint64_t, std::size_t>, cudaLibrary_t> libraries;
+  cudaLibrary_t builtin = nullptr;
+};
+
+DeviceState& state() {
+  static DeviceState s;
+  return s;
+}
+
+}  // namespace
+
+Status use_device(int index) {
+  DeviceState& s = state();
+  if (s.index == index) return {};
+  if (s.index >= 0)
+    return make_error(ErrorCode::unsupported, "this worker already uses device " + std::to_string(s.index) +
+                                                  "; one worker serves one device");
+  auto dev = query_device(index);
+  if (!dev) return dev.status();
+  TL_CUDA(cudaSetDevice(index), "selecting device " + std::to_string(index));
+  TL_CUDA(cudaFree(nullptr), "creating the CUDA context");
+  s.index = index;
+  s.info = *dev;
+  return {};
+}
+
+const DeviceInfo& current_device() { return state().info; }
+
+namespace {
+
+std::uint64_t fnv1a(const Blob& b) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::uint8_t c : b) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Fatbins start with 0xBA55ED50, cubins with an ELF header; anything else is taken for PTX, which must be
+// NUL-terminated.
+Result<cudaLibrary_t> load_image(const Blob& image) {
+  if (image.empty()) return make_error(ErrorCode::invalid_argument, "the launch has an empty code image");
+  static const std::uint8_t fatbin_magic[4] = {0x50, 0xED, 0x55, 0xBA};
+  bool binary = image.size() >= 4 && (std::memcmp(image.data(), "\x7f" "ELF", 4) == 0 ||
+                                      std::memcmp(image.data(), fatbin_magic, 4) == 0);
+  Blob storage;
+  const void* code = image.data();
+  if (!binary && image.back() != 0) {
+    storage = image;
+    storage.push_back(0);
+    code = storage.data();
+  }
+  cudaLibrary_t lib = nullptr;
+  TL_CUDA(cudaLibraryLoadData(&lib, code, nullptr, nullptr, 0, nullptr, nullptr, 0), "loading the code image");
+  return lib;
+}
+
+// Launch images, loaded once per worker (a sweep relaunches the same cubin many times).
+Result<cudaLibrary_t> load_library(const Blob& image) {
+  DeviceState& s = state();
+  auto key = std::make_pair(fnv1a(image), image.size());
+  if (auto it = s.libraries.find(key); it != s.libraries.end()) return it->second;
+  if (s.libraries.size() >= 512) {
+    // A long sweep: drop the loaded modules rather than grow without bound.
+    for (auto& [k, lib] : s.libraries) cudaLibraryUnload(lib);
+    s.libraries.clear();
+  }
+  auto lib = load_image(image);
+  if (lib) s.libraries[key] = *lib;
+  return lib;
+}
+
+Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name) {
+  cudaKernel_t k = nullptr;
+  cudaError_t e = cudaLibraryGetKernel(&k, lib, name.c_str());
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    unsigned int count = 0;
+    std::string known;
+    if (cudaLibraryGetKernelCount(&count, lib) == cudaSuccess && count > 0 && count < 64) {
+      std::vector<cudaKernel_t> all(count);
+      if (cudaLibraryEnumerateKernels(all.data(), count, lib) == cudaSuccess) {
+        for (auto kk : all) {
+          const char* n = nullptr;
+          if (cudaFuncGetName(&n, reinterpret_cast<const void*>(kk)) == cudaSuccess && n)
+            known += (known.empty() ? "" : ", ") + std::string(n);
+        }
+      }
+    }
+    return make_error(ErrorCode::not_found, "the code image has no kernel named '" + name + "'" +
+                                                (known.empty() ? "" : " (it has: " + known + ")"));
+  }
+  return k;
+}
+
+}  // namespace
+
+Result<cudaKernel_t> builtin_kernel(const char* name) {
+  DeviceState& s = state();
+  if (!s.builtin) {
+    auto lib = load_image(builtin_kernels_image());
+    if (!lib) return lib.status();
+    s.builtin = *lib;
+  }
+  return get_kernel(s.builtin, name);
+}
+
+Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid.x, grid.y, grid.z);
+  config.blockDim = dim3(block.x, block.y, block.z);
+  config.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  if (cluster.volume() > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster.x;
+    attr[0].val.clusterDim.y = cluster.y;
+    attr[0].val.clusterDim.z = cluster.z;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+  TL_CUDA(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(k), args), "launching the kernel");
+  return {};
+}
+
+namespace {
+
+Dim3 grid_for(std::uint64_t count) {
+  std::uint64_t blocks = (count + 255) / 256;
+  std::uint64_t cap = static_cast<std::uint64_t>(std::max(state().info.sm_count, 1)) * 32;
+  return {static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks, 1, cap)), 1, 1};
+}
+
+Status fill_device(void* ptr, const BufferSpec& b) {
+  if (b.count == 0) return {};
+  auto fill_pattern = [&](std::uint64_t bits) -> Status {
+    auto k = builtin_kernel("tl_fill_pattern");
+    if (!k) return k.status();
+    unsigned long long count = b.count, pattern = bits;
+    unsigned size = static_cast<unsigned>(dtype_size(b.dtype));
+    void* args[] = {&ptr, &count, &size, &pattern};
+    return launch_raw(*k, grid_for(b.count), {256, 1, 1}, 0, {}, args);
+  };
+  if (b.role == BufferRole::output) return fill_pattern(poison_bits(b.dtype));
+  if (b.role == BufferRole::scratch || b.fill.kind == Fill::Kind::zeros) {
+    TL_CUDA(cudaMemset(ptr, 0, b.bytes()), "clearing buffer '" + b.name + "'");
+    return {};
+  }
+  switch (b.fill.kind) {
+    case Fill::Kind::uniform: {
+      auto k = builtin_kernel("tl_fill_uniform");
+      if (!k) return k.status();
+      unsigned long long count = b.count, seed = b.fill.seed;
+      int dtype = static_cast<int>(b.dtype);
+      double lo = b.fill.lo, hi = b.fill.hi;
+      void* args[] = {&ptr, &count, &dtype, &seed, &lo, &hi};
+      return launch_raw(*k, grid_for(b.count), {256, 1, 1}, 0, {}, args);
+    }
+    case Fill::Kind::constant: {
+      std::uint64_t bits = 0;
+      store_element(&bits, b.dtype, 0, b.fill.value);
+      return fill_pattern(bits);
+    }
+    case Fill::Kind::data:
+      TL_CUDA(cudaMemcpy(ptr, b.data.data(), b.bytes(), cudaMemcpyHostToDevice), "uploading buffer '" + b.name + "'");
+      return {};
+    case Fill::Kind::zeros: break;
+  }
+  return {};
+}
+
+// Device allocations of one launch; freed on every path (failures after a sticky error are ignored).
+struct Buffers {
+  std::vector<void*> ptrs;
+  ~Buffers() {
+    for (void* p : ptrs)
+      if (p) cudaFree(p);
+  }
+};
+
+std::size_t arg_size(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::i32:
+    case KernelArg::Kind::u32:
+    case KernelArg::Kind::f32: return 4;
+    case KernelArg::Kind::tensor_map: return 128;
+    default: return 8;
+  }
+}
+
+// Catches a spec that does not match the kernel's signature before it runs with garbage parameters.
+Status check_params(cudaKernel_t k, const LaunchSpec& spec) {
+  std::size_t n = 0;
+  for (;; ++n) {
+    std::size_t offset = 0, size = 0;
+    if (cudaFuncGetParamInfo(reinterpret_cast<const void*>(k), n, &offset, &size) != cudaSuccess) break;
+    if (n < spec.args.size() && size != arg_size(spec.args[n]))
+      return make_error(ErrorCode::invalid_argument,
+                        "kernel '" + spec.kernel + "' parameter " + std::to_string(n) + " is " + std::to_string(size) +
+                            " bytes, but the launch passes " + std::to_string(arg_size(spec.args[n])));
+  }
+  cudaGetLastError();  // the probe past the last parameter set an error; it is not sticky
+  if (n > 0 && n != spec.args.size())
+    return make_error(ErrorCode::invalid_argument, "kernel '" + spec.kernel + "' takes " + std::to_string(n) +
+                                                       " parameters, the launch passes " +
+                                                       std::to_string(spec.args.size()));
+  return {};
+}
+
+Status flush_l2() {
+  DeviceState& s = state();
+  if (!s.flush) {
+    s.flush_bytes = std::max<std::size_t>(2 * s.info.l2_bytes, 32u << 20);
+    TL_CUDA(cudaMalloc(&s.flush, s.flush_bytes), "allocating the L2 flush buffer");
+  }
+  static unsigned char value = 0;
+  TL_CUDA(cudaMemsetAsync(s.flush, ++value, s.flush_bytes), "flushing L2");
+  return {};
+}
+
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~EventPair() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+}  // namespace
+
+Result<Stats> time_runs(const std::function<Status()>& launch, int warmup, int repeat) {
+  for (int i = 0; i < warmup; ++i) TL_RETURN_IF_ERROR(launch());
+  TL_CUDA(cudaDeviceSynchronize(), "warm-up runs");
+  std::vector<EventPair> events(static_cast<std::size_t>(std::max(repeat, 1)));
+  for (auto& e : events) {
+    TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
+    TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
+  }
+  for (auto& e : events) {
+    TL_CUDA(cudaEventRecord(e.start), "recording an event");
+    TL_RETURN_IF_ERROR(launch());
+    TL_CUDA(cudaEventRecord(e.stop), "recording an event");
+  }
+  TL_CUDA(cudaDeviceSynchronize(), "timed runs");
+  std::vector<double> ms;
+  for (auto& e : events) {
+    float t = 0;
+    TL_CUDA(cudaEventElapsedTime(&t, e.start, e.stop), "reading an event");
+    ms.push_back(t);
+  }
+  return compute_stats(std::move(ms));
+}
+
+}  // namespace cuda_detail
+
+using namespace cuda_detail;
+
+bool cuda_context_poisoned() { return g_poisoned.load(); }
+
+Status cuda_status(int error, const std::string& during) {
+  auto e = static_cast<cudaError_t>(error);
+  if (e == cudaSuccess) return {};
+  bool sticky = sticky_error(e);
+  if (!sticky && classify(e) != ErrorCode::no_device) {
+    // Not a documented sticky error: clear it, and see whether the context still works.
+    cudaGetLastError();
+    if (state().index >= 0 && cudaDeviceSynchronize() != cudaSuccess) sticky = true;
+  }
+  if (sticky) g_poisoned = true;
+  std::string msg = during + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")" + hint(e);
+  return make_error(classify(e), msg);
+}
+
+const Blob& builtin_kernels_image() {
+  static const Blob image(tl_builtin_fatbin, tl_builtin_fatbin + tl_builtin_fatbin_size);
+  return image;
+}
+
+Result<std::array<std::uint8_t, 128>> encode_tensor_map(const TensorMapSpec& t, DType dtype, void* global) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn)
+      return make_error(ErrorCode::unsupported, "the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 and sm_90)");
+    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  CUtensorMapDataType type;
+  switch (dtype) {
+    case DType::f32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+    case DType::f16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+    case DType::bf16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+    case DType::f64: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+    case DType::i32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+    case DType::u32: type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+    case DType::i64: type = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+    case DType::u64: type = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+    default: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;  // i8, u8 and fp8 move as bytes
+  }
+  std::size_t rank = t.dims.size();
+  if (rank < 1 || rank > 5 || t.box.size() != rank || t.strides_bytes.size() + 1 != rank ||
+      (!t.element_strides.empty() && t.element_strides.size() != rank))
+    return make_error(ErrorCode::invalid_argument,
+                      "tensor map: rank " + std::to_string(rank) + " needs 1..5 dims, as many box sizes, and rank-1 strides");
+  std::vector<cuuint32_t> es = t.element_strides.empty() ? std::vector<cuuint32_t>(rank, 1)
+                                                         : std::vector<cuuint32_t>(t.element_strides.begin(),
+                                                                                   t.element_strides.end());
+  CUtensorMapSwizzle swizzle = t.swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                               : t.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                               : t.swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                       : CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2 = t.l2_promotion_bytes == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                              : t.l2_promotion_bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                              : t.l2_promotion_bytes == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                                           : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMap map;
+  std::vector<cuuint64_t> dims(t.dims.begin(), t.dims.end()), strides(t.strides_bytes.begin(), t.strides_bytes.end());
+  std::vector<cuuint32_t> box(t.box.begin(), t.box.end());
+  CUresult r = encode(&map, type, static_cast<cuuint32_t>(rank), global, dims.data(), strides.data(), box.data(),
+                      es.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
+                      t.oob_fill_nan ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                                     : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return make_error(ErrorCode::invalid_argument,
+                      "cuTensorMapEncodeTiled refused the tensor map (CUresult " + std::to_string(static_cast<int>(r)) +
+                          "): check alignment (16-byte address and strides), box sizes (<= 256) and the swizzle vs "
+                          "the box's inner size");
+  std::array<std::uint8_t, 128> out;
+  std::memcpy(out.data(), &map, sizeof(map));
+  return out;
+}
+
+Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
+  TL_RETURN_IF_ERROR(use_device(spec.device));
+  const DeviceState& dev = state();
+  const std::string what = spec.label.empty() ? spec.kernel : spec.label;
+
+  auto lib = load_library(spec.image);
+  if (!lib) return lib.status().with_context(what);
+  auto kernel = get_kernel(*lib, spec.kernel);
+  if (!kernel) return kernel.status();
+  cudaKernel_t k = *kernel;
+  const void* fn = reinterpret_cast<const void*>(k);
+
+  LaunchResult result;
+  result.device_name = dev.info.name;
+  cudaFuncAttributes fa{};
+  TL_CUDA(cudaFuncGetAttributes(&fa, fn), "reading the kernel's attributes");
+  result.attributes = {fa.numRegs, static_cast<int>(fa.sharedSizeBytes), static_cast<int>(fa.localSizeBytes),
+                       static_cast<int>(fa.constSizeBytes), fa.maxThreadsPerBlock, fa.binaryVersion};
+
+  const LaunchGeometry& g = spec.geometry;
+  if (g.block.volume() > static_cast<std::uint64_t>(fa.maxThreadsPerBlock))
+    return make_error(ErrorCode::unsupported, what + ": a block of " + std::to_string(g.block.volume()) +
+                                                  " threads exceeds the kernel's limit of " +
+                                                  std::to_string(fa.maxThreadsPerBlock) + " (registers: " +
+                                                  std::to_string(fa.numRegs) + " per thread)");
+  std::uint64_t smem = std::uint64_t{g.dynamic_smem} + fa.sharedSizeBytes;
+  if (smem > static_cast<std::uint64_t>(dev.info.smem_per_block_optin))
+    return make_error(ErrorCode::unsupported, what + ": " + std::to_string(smem) + " bytes of shared memory exceed this "
+                                                  "GPU's " + std::to_string(dev.info.smem_per_block_optin) + " per block");
+  if (g.grid.x % g.cluster.x || g.grid.y % g.cluster.y || g.grid.z % g.cluster.z)
+    return make_error(ErrorCode::invalid_argument, what + ": the grid is not a multiple of the cluster shape");
+  TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(g.dynamic_smem)),
+          what + ": allowing " + std::to_string(g.dynamic_smem) + " bytes of dynamic shared memory");
+  if (g.cluster.volume() > 8)
+    TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+            what + ": allowing a cluster of " + std::to_string(g.cluster.volume()));
+  TL_RETURN_IF_ERROR(check_params(k, spec));
+
+  Buffers buffers;
+  for (const auto& b : spec.buffers) {
+    void* p = nullptr;
+    if (b.count > 0)
+      TL_CUDA(cudaMalloc(&p, b.bytes()), what + ": allocating " + std::to_string(b.bytes()) + " bytes for '" + b.name + "'");
+    buffers.ptrs.push_back(p);
+  }
+  for (std::size_t i = 0; i < spec.buffers.size(); ++i)
+    TL_RETURN_IF_ERROR(fill_device(buffers.ptrs[i], spec.buffers[i]));
+
+  // Every parameter gets a 128-byte aligned slot: tensor maps are passed by value and want 64-byte alignment.
+  struct alignas(64) Slot {
+    unsigned char bytes[128];
+  };
+  std::vector<Slot> slots(spec.args.size());
+  std::vector<void*> params(spec.args.size());
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    const KernelArg& a = spec.args[i];
+    unsigned char* p = slots[i].bytes;
+    std::memset(p, 0, sizeof(Slot));
+    switch (a.kind) {
+      case KernelArg::Kind::buffer: std::memcpy(p, &buffers.ptrs[static_cast<std::size_t>(a.buffer)], 8); break;
+      case KernelArg::Kind::i32: {
+        auto v = static_cast<std::int32_t>(a.i);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case KernelArg::Kind::u32: {
+        auto v = static_cast<std::uint32_t>(a.i);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case KernelArg::Kind::i64:
+      case KernelArg::Kind::u64: std::memcpy(p, &a.i, 8); break;
+      case KernelArg::Kind::f32: {
+        auto v = static_cast<float>(a.f);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case KernelArg::Kind::f64: std::memcpy(p, &a.f, 8); break;
+      case KernelArg::Kind::tensor_map: {
+        auto b = static_cast<std::size_t>(a.tensor_map.buffer);
+        auto map = encode_tensor_map(a.tensor_map, spec.buffers[b].dtype, buffers.ptrs[b]);
+        if (!map) return map.status().with_context(what);
+        std::memcpy(p, map->data(), 128);
+        break;
+      }
+    }
+    params[i] = p;
+  }
+
+  // The checked run: inputs filled, outputs poisoned, one launch.
+  auto launch = [&]() { return launch_raw(k, g.grid, g.block, g.dynamic_smem, g.cluster, params.data()); };
+  TL_RETURN_IF_ERROR(launch().with_context(what));
+  TL_CUDA(cudaDeviceSynchronize(), what + ": running the kernel");
+
+  for (std::size_t i = 0; i < spec.buffers.size(); ++i) {
+    const BufferSpec& b = spec.buffers[i];
+    if (!b.is_output()) continue;
+    OutputResult o;
+    o.name = b.name;
+    o.dtype = b.dtype;
+    o.count = b.count;
+    Blob host(b.bytes());
+    if (!host.empty())
+      TL_CUDA(cudaMemcpy(host.data(), buffers.ptrs[i], host.size(), cudaMemcpyDeviceToHost),
+              what + ": reading back '" + b.name + "'");
+    if (b.role == BufferRole::output) o.unwritten = count_unwritten(host.data(), b.dtype, b.count);
+    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed);
+    std::size_t size = dtype_size(b.dtype);
+    o.samples.resize(o.positions.size() * size);
+    for (std::size_t j = 0; j < o.positions.size(); ++j)
+      std::memcpy(o.samples.data() + j * size, host.data() + o.positions[j] * size, size);
+    if (b.return_all) o.data = std::move(host);
+    result.outputs.push_back(std::move(o));
+  }
+
+  if (spec.timing.repeat > 0) {
+    for (int i = 0; i < spec.timing.warmup; ++i) TL_RETURN_IF_ERROR(launch().with_context(what));
+    TL_CUDA(cudaDeviceSynchronize(), what + ": warm-up runs");
+    std::vector<EventPair> events(static_cast<std::size_t>(spec.timing.repeat));
+    for (auto& e : events) {
+      TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
+      TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
+    }
+    for (auto& e : events) {
+      if (spec.timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
+      TL_CUDA(cudaEventRecord(e.start), "recording an event");
+      TL_RETURN_IF_ERROR(launch().with_context(what));
+      TL_CUDA(cudaEventRecord(e.stop), "recording an event");
+    }
+    TL_CUDA(cudaDeviceSynchronize(), what + ": timed runs");
+    for (auto& e : events) {
+      float ms = 0;
+      TL_CUDA(cudaEventElapsedTime(&ms, e.start, e.stop), "reading an event");
+      result.times_ms.push_back(ms);
+    }
+    result.time_ms = compute_stats(result.times_ms);
+    result.l2_flushed = spec.timing.flush_l2;
+  }
+  return result;
+}
+
+Result<Message> serve_launch(const Message& request, WorkerChannel&) {
+  LaunchSpec spec;
+  TL_RETURN_IF_ERROR(detail::parse_launch(request.header.value("launch", nlohmann::json()), request, spec));
+  auto r = execute_launch(spec);
+  if (!r) return r.status();
+  Message reply = make_reply(0);
+  reply.header["result"] = detail::write_result(*r, reply);
+  return reply;
+}
+
+Result<Message> serve_sweep(const Message& request, WorkerChannel& channel) {
+  const auto& items = request.header.value("items", nlohmann::json::array());
+  std::size_t ok = 0, failed = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    LaunchSpec spec;
+    Status parsed = detail::parse_launch(items[i], request, spec);
+    Result<LaunchResult> r = parsed.ok() ? execute_launch(spec) : Result<LaunchResult>(parsed);
+    if (!r && cuda_context_poisoned()) return r.status().with_context("sweep item " + std::to_string(i));
+    Message m = make_progress(channel.id(), {{"index", i}, {"ok", r.ok()}});
+    if (r) {
+      m.header["result"] = detail::write_result(*r, m);
+      ++ok;
+    } else {
+      m.header["error"] = status_to_json(r.status());
+      ++failed;
+    }
+    TL_RETURN_IF_ERROR(channel.progress(std::move(m.header), std::move(m.blobs)));
+  }
+  return make_reply(0, {{"items", items.size()}, {"succeeded", ok}, {"failed", failed}});
+}
+
+Result<Message> serve_device(const Message& request, WorkerChannel&) {
+  TL_RETURN_IF_ERROR(use_device(request.header.value("device", 0)));
+  return make_reply(0, {{"device", state().info}});
+}
+
+}  // namespace tl

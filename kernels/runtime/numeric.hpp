@@ -1,0 +1,162 @@
+// Bit-exact numerics shared by host and device: counter-based RNG, fill values, f16/bf16/fp8 rounding.
+#pragma once
+
+// Both the device fill kernel (nvcc) and the host (g++) compile this file, so the inputs a kernel sees can be
+// regenerated on the host bit for bit to compute the float64 reference, without shipping them over the pipe.
+// Everything here is integer arithmetic or single IEEE operations whose result does not depend on contraction.
+
+#include <stdint.h>
+
+#include "tile/config.hpp"
+#include "tile/float16.hpp"
+
+#if !TL_DEVICE_CODE
+#include <cstring>
+#endif
+
+namespace tl::num {
+
+TL_HOST_DEVICE inline uint32_t float_bits(float f) { return detail::f32_bits(f); }
+TL_HOST_DEVICE inline float bits_float(uint32_t u) { return detail::bits_f32(u); }
+
+// splitmix64's finaliser: a bijection on 64 bits with full avalanche.
+TL_HOST_DEVICE inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Counter-based: element i of stream `seed` is independent of every other element and of the launch shape.
+TL_HOST_DEVICE inline uint64_t hash64(uint64_t seed, uint64_t index) {
+  return mix64(mix64(seed + 0x9E3779B97F4A7C15ull) + index * 0x9E3779B97F4A7C15ull);
+}
+
+// 24 random bits as a double in [0, 1): exact in float and double.
+TL_HOST_DEVICE inline double uniform01(uint64_t seed, uint64_t index) {
+  return static_cast<double>(hash64(seed, index) >> 40) * (1.0 / 16777216.0);
+}
+
+// lo + (hi - lo) * u with explicitly rounded operations, so nvcc cannot contract it differently from the host.
+TL_HOST_DEVICE inline double uniform_value(uint64_t seed, uint64_t index, double lo, double hi) {
+  double u = uniform01(seed, index);
+#if TL_DEVICE_CODE
+  return __dadd_rn(lo, __dmul_rn(__dadd_rn(hi, -lo), u));
+#else
+  volatile double span = hi - lo;  // volatile: keep each operation separately rounded whatever the flags
+  volatile double scaled = span * u;
+  return lo + scaled;
+#endif
+}
+
+// Round a float to a small binary float format (EB exponent bits, MB mantissa bits, bias), ties to even (the fp8s).
+// `ieee` formats have inf and NaN at the top exponent (f16, e5m2); e4m3 has NaN only at S.1111.111.
+// With `saturate`, finite overflow and inf clamp to the largest finite value (PTX cvt .satfinite).
+TL_HOST_DEVICE inline uint32_t round_to_small_float(float f, int EB, int MB, int bias, bool ieee, bool saturate) {
+  uint32_t x = float_bits(f);
+  uint32_t sign = (x >> 31) << (EB + MB);
+  uint32_t ax = x & 0x7FFFFFFFu;
+  uint32_t top = (1u << EB) - 1;  // all-ones exponent field
+  uint32_t max_finite = ieee ? (((top - 1) << MB) | ((1u << MB) - 1)) : ((top << MB) | ((1u << MB) - 2));
+  uint32_t nan = ieee ? ((top << MB) | (1u << (MB - 1))) : ((top << MB) | ((1u << MB) - 1));
+  uint32_t inf = ieee ? (top << MB) : nan;
+  if (ax > 0x7F800000u) return sign | nan;
+  if (ax == 0x7F800000u) return sign | (saturate ? max_finite : inf);
+  int exp_field = static_cast<int>(ax >> 23);
+  uint32_t m = ax & 0x7FFFFFu;
+  int e = exp_field - 127;
+  if (exp_field == 0) {
+    e = -126;  // float subnormal: no implicit bit
+  } else {
+    m |= 0x800000u;
+  }
+  int emin = 1 - bias;
+  int shift = 23 - MB + (e < emin ? emin - e : 0);
+  uint32_t q = 0;
+  if (shift <= 25) {
+    q = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+  }
+  uint32_t enc;
+  if (e >= emin) {
+    // q in [2^MB, 2^(MB+1)]; a carry out of the mantissa correctly bumps the exponent.
+    enc = (static_cast<uint32_t>(e + bias) << MB) + q - (1u << MB);
+    if (e + bias > static_cast<int>(top)) enc = 0xFFFFFFFFu;  // far out of range
+  } else {
+    enc = q;  // subnormal; q == 2^MB encodes the smallest normal
+  }
+  if (enc > max_finite) return sign | (saturate ? max_finite : inf);
+  return sign | enc;
+}
+
+// Decode a small float's bits (same parameters as above) to float; exact.
+TL_HOST_DEVICE inline float small_float_value(uint32_t b, int EB, int MB, int bias, bool ieee) {
+  uint32_t top = (1u << EB) - 1;
+  bool negative = (b >> (EB + MB)) & 1u;
+  uint32_t exp_field = (b >> MB) & top;
+  uint32_t m = b & ((1u << MB) - 1);
+  float v;
+  if (ieee && exp_field == top) {
+    v = m ? bits_float(0x7FC00000u) : bits_float(0x7F800000u);
+  } else if (!ieee && exp_field == top && m == (1u << MB) - 1) {
+    v = bits_float(0x7FC00000u);
+  } else {
+    int e = exp_field == 0 ? 1 - bias - MB : static_cast<int>(exp_field) - bias - MB;
+    uint32_t mant = exp_field == 0 ? m : (m | (1u << MB));
+    // 2^e as float bits: every e reached here (>= -24 - 10) is a normal float exponent.
+    v = static_cast<float>(mant) * bits_float(static_cast<uint32_t>(e + 127) << 23);
+  }
+  return negative ? -v : v;
+}
+
+// f16 and bf16 are the kernels' own conversions (tile/float16.hpp), so host, fill kernel and NVRTC kernels agree.
+TL_HOST_DEVICE inline uint16_t float_to_f16(float f) { return detail::f32_to_f16_bits(f); }
+TL_HOST_DEVICE inline float f16_to_float(uint16_t h) { return detail::f16_bits_to_f32(h); }
+TL_HOST_DEVICE inline uint16_t float_to_bf16(float f) { return detail::f32_to_bf16_bits(f); }
+TL_HOST_DEVICE inline float bf16_to_float(uint16_t h) { return bits_float(static_cast<uint32_t>(h) << 16); }
+
+// OCP FP8 as PTX converts it (cvt.rn.satfinite): e4m3 max 448, e5m2 max 57344.
+TL_HOST_DEVICE inline uint8_t float_to_e4m3(float f) {
+  return static_cast<uint8_t>(round_to_small_float(f, 4, 3, 7, false, true));
+}
+TL_HOST_DEVICE inline float e4m3_to_float(uint8_t b) { return small_float_value(b, 4, 3, 7, false); }
+TL_HOST_DEVICE inline uint8_t float_to_e5m2(float f) {
+  return static_cast<uint8_t>(round_to_small_float(f, 5, 2, 15, true, true));
+}
+TL_HOST_DEVICE inline float e5m2_to_float(uint8_t b) { return small_float_value(b, 5, 2, 15, true); }
+
+// Storage type codes shared by host and device (values of tl::DType).
+enum DTypeCode : int { f32 = 0, f16, bf16, f64, i32, u32, i8, u8, e4m3, e5m2, i64, u64 };
+
+// The bits of element `index` of a uniform fill in [lo, hi), stored as `dtype` (low bytes used).
+// Floats: a double rounded to float, then to the storage type. Integers: floor, clamped into [lo, hi - 1].
+TL_HOST_DEVICE inline uint64_t fill_bits(int dtype, uint64_t seed, uint64_t index, double lo, double hi) {
+  double v = uniform_value(seed, index, lo, hi);
+  float f = static_cast<float>(v);
+  switch (dtype) {
+    case f32: return float_bits(f);
+    case f16: return float_to_f16(f);
+    case bf16: return float_to_bf16(f);
+    case e4m3: return float_to_e4m3(f);
+    case e5m2: return float_to_e5m2(f);
+    case f64: {
+#if TL_DEVICE_CODE
+      return static_cast<uint64_t>(__double_as_longlong(v));
+#else
+      uint64_t u;
+      std::memcpy(&u, &v, 8);
+      return u;
+#endif
+    }
+    default: break;
+  }
+  double fl = v >= 0 ? static_cast<double>(static_cast<int64_t>(v)) : -static_cast<double>(static_cast<int64_t>(-v));
+  if (fl > v) fl -= 1.0;  // floor for negatives
+  if (fl < lo) fl = lo;
+  if (fl > hi - 1) fl = hi - 1;
+  int64_t iv = static_cast<int64_t>(fl);
+  return static_cast<uint64_t>(iv);
+}
+
+}  // namespace tl::num
