@@ -59,7 +59,7 @@ void expect_axpy_correct(const LaunchSpec& s, const LaunchResult& r) {
       [&](std::uint64_t i) { return 1.5 * load_element(x.data(), DType::f32, i) + load_element(y.data(), DType::f32, i); },
       tolerance_for(DType::f32));
   EXPECT_TRUE(c.passed) << c.reason;
-  EXPECT_GT(c.checked, 1000u);
+  EXPECT_GE(c.checked, 1000u);
   EXPECT_LT(c.rel_error, 1e-6);
 }
 
