@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Copies built binaries plus the shared libraries a bare GPU server lacks (cairo and its deps) into DIR/,
+# so a build made here runs there: `LD_LIBRARY_PATH=DIR/lib DIR/tilelab info`. Usage: bundle_for_device.sh DIR BIN...
+set -euo pipefail
+dir=$1; shift
+mkdir -p "$dir/lib"
+for bin in "$@"; do
+  cp "$bin" "$dir/"
+  ldd "$bin" | awk '/=> \//{print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libdl.so*|libpthread.so*|librt.so*|libnvrtc*|libcuda.so*) ;;
+      *) cp -n "$lib" "$dir/lib/" ;;
+    esac
+  done
+done
+du -sh "$dir"
