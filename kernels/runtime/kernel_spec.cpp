@@ -243,6 +243,17 @@ ArgSpec ArgSpec::scalar(std::string name, DType dtype, double value) {
   return a;
 }
 
+ArgSpec ArgSpec::tensor_map(std::string name, std::string tensor_of, std::vector<std::int64_t> box, int swizzle_bytes) {
+  ArgSpec a;
+  a.kind = Kind::tensor_map;
+  a.name = std::move(name);
+  a.tensor_of = std::move(tensor_of);
+  a.box = std::move(box);
+  a.swizzle_bytes = swizzle_bytes;
+  a.fill.kind = Fill::Kind::zeros;
+  return a;
+}
+
 std::int64_t HostTensor::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
@@ -332,12 +343,17 @@ void to_json(nlohmann::json& j, const ArgSpec& a) {
     j = {{"name", a.name}, {"kind", "scalar"}, {"dtype", dtype_name(a.dtype)}, {"value", a.value}};
     return;
   }
+  if (a.kind == ArgSpec::Kind::tensor_map) {
+    j = {{"name", a.name}, {"kind", "tensor_map"}, {"tensor", a.tensor_of}, {"box", a.box}, {"swizzle_bytes", a.swizzle_bytes}};
+    return;
+  }
   j = {{"name", a.name},
        {"kind", "tensor"},
        {"dtype", dtype_name(a.dtype)},
        {"shape", a.shape},
        {"role", roles[static_cast<int>(a.role)]},
        {"fill", a.fill}};
+  if (!a.is_param) j["is_param"] = false;
 }
 
 }  // namespace tl

@@ -72,20 +72,28 @@ enum class ArgRole { in, out, inout };
 
 // One kernel parameter, in the order of the kernel's signature. Tensors are passed as a device pointer;
 // scalars by value with `dtype` giving the C++ type (f32 -> float, i32 -> int, i64 -> long long).
+// A tensor_map argument is a TMA descriptor (CUtensorMap, 128 bytes by value) over another tensor argument
+// `tensor_of`, built by the worker after allocation: dimensions innermost first from that tensor's row-major
+// shape, `box` the tile one TMA copy moves (innermost first), `swizzle_bytes` 0/32/64/128.
 struct ArgSpec {
-  enum class Kind { tensor, scalar } kind = Kind::tensor;
+  enum class Kind { tensor, scalar, tensor_map } kind = Kind::tensor;
   std::string name;
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;  // tensors: row-major, contiguous
   ArgRole role = ArgRole::in;
   Fill fill;                        // inputs (the worker's seeded fill); outputs are poisoned by the runner
   double value = 0;                 // scalars
+  std::string tensor_of;            // tensor_map: the tensor argument it describes
+  std::vector<std::int64_t> box;    // tensor_map: box per dimension, innermost first
+  int swizzle_bytes = 0;            // tensor_map
+  bool is_param = true;             // false: a tensor reached only through a tensor_map, not a kernel parameter
 
   std::int64_t numel() const;
   std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
 
   static ArgSpec tensor(std::string name, DType dtype, std::vector<std::int64_t> shape, ArgRole role, Fill fill = {});
   static ArgSpec scalar(std::string name, DType dtype, double value);
+  static ArgSpec tensor_map(std::string name, std::string tensor_of, std::vector<std::int64_t> box, int swizzle_bytes);
 };
 
 // A tensor's data on the host, in its own dtype.
