@@ -53,7 +53,7 @@ int run_bench(const BenchArgs& a) {
   const RunTarget target = find_run_target(a.cache_dir);
   // Validate before saying there is no GPU: a config that could never run is worth knowing about anywhere.
   auto inst = instantiate(**spec, *problem, *config, target.limits);
-  if (!inst) return report_error("invalid config: " + inst.status().message());
+  if (!inst) return report_error("invalid problem/config: " + inst.status().message());
   if (!target.device) return report_error("cannot run " + a.kernel + ": no GPU: " + target.why_no_device);
 
   auto setup = make_jit(a.kernels_dir, a.cache_dir);
