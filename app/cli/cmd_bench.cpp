@@ -1,0 +1,125 @@
+// `tilelab bench KERNEL --problem ..`: compile, run in the worker, check against the reference, time, report.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/run_support.hpp"
+#include "library.hpp"
+#include "runtime/npy.hpp"
+#include "runtime/worker.hpp"
+
+namespace tl::cli {
+namespace {
+
+struct BenchArgs {
+  std::string kernel, problem, config, json, dump, kernels_dir, cache_dir;
+  int repeat = 20, warmup = 3;
+  double timeout_s = 30;
+};
+
+// Inputs as they were, each output whole, and the sampled output beside its reference; record.json with the rest.
+Status dump_run(const std::string& dir, const RunRecord& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(ErrorCode::io, "cannot create " + dir + ": " + ec.message());
+  const std::filesystem::path d(dir);
+  for (const HostTensor& t : r.inputs)
+    TL_RETURN_IF_ERROR(write_npy((d / (t.name + ".npy")).string(), npy_from_elements(t.data.data(), t.dtype, t.shape)));
+  for (const OutputCheck& o : r.outputs) {
+    if (!o.data.empty())
+      TL_RETURN_IF_ERROR(write_npy((d / (o.name + ".npy")).string(), npy_from_elements(o.data.data(), o.dtype, o.shape)));
+    const std::vector<std::int64_t> n = {static_cast<std::int64_t>(o.positions.size())};
+    TL_RETURN_IF_ERROR(write_npy((d / (o.name + ".positions.npy")).string(), npy_from_u64(o.positions)));
+    TL_RETURN_IF_ERROR(write_npy((d / (o.name + ".samples.npy")).string(), npy_from_doubles(o.samples, n)));
+    TL_RETURN_IF_ERROR(write_npy((d / (o.name + ".reference.npy")).string(), npy_from_doubles(o.reference, n)));
+  }
+  std::ofstream(d / "record.json") << nlohmann::json(r).dump(2) << '\n';
+  return Status::success();
+}
+
+int run_bench(const BenchArgs& a) {
+  auto spec = library_registry().find(a.kernel);
+  if (!spec) return report_error(spec.status().message());
+  auto config = parse_key_values(a.config);
+  if (!config) return report_error("--config: " + config.status().message());
+  auto problem = parse_key_values(a.problem);
+  if (!problem) return report_error("--problem: " + problem.status().message());
+
+  const RunTarget target = find_run_target(a.cache_dir);
+  // Validate before saying there is no GPU: a config that could never run is worth knowing about anywhere.
+  auto inst = instantiate(**spec, *problem, *config, target.limits);
+  if (!inst) return report_error("invalid problem/config: " + inst.status().message());
+  if (!target.device) return report_error("cannot run " + a.kernel + ": no GPU: " + target.why_no_device);
+
+  auto setup = make_jit(a.kernels_dir, a.cache_dir);
+  if (!setup) return report_error(setup.status().message());
+  auto prepared = prepare_kernel(library_registry(), *setup->jit, a.kernel, *problem, *config, target.limits);
+  if (!prepared) return report_error(prepared.status().message());
+
+  WorkerOptions wo;
+  wo.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  WorkerClient worker(wo);
+  RunOptions ro;
+  ro.timing.repeat = a.repeat;
+  ro.timing.warmup = a.warmup;
+  ro.timeout = wo.timeout;
+  ro.ceilings = target.ceilings ? &*target.ceilings : nullptr;
+  ro.keep_data = !a.dump.empty();
+  RunRecord r = run_instance(worker, *prepared, ro);
+
+  std::printf("%s  %s  problem %s  config %s\n", r.device.empty() ? target.device->name.c_str() : r.device.c_str(),
+              r.name_expression.c_str(), prepared->instance.problem.to_string().c_str(),
+              prepared->instance.config.to_string().c_str());
+  print_run_table({r});
+  if (!r.efficiency.bound.empty())
+    std::printf("efficiency: %s-bound, against the measured %s ceiling (%s)\n", r.efficiency.bound.c_str(),
+                r.efficiency.ceiling.c_str(),
+                r.efficiency.bound == "memory" ? (format_number(r.efficiency.ceiling_value * 1e-9, "%.0f") + " GB/s").c_str()
+                                               : (format_number(r.efficiency.ceiling_value * 1e-12, "%.1f") + " TFLOP/s").c_str());
+  else if (!r.failure && r.time_ms.count > 0)
+    std::printf("efficiency: no measured ceilings for this GPU yet (run `tilelab info --measure` once)\n");
+
+  if (!a.json.empty()) {
+    std::ofstream out(a.json);
+    out << nlohmann::json(r).dump(2) << '\n';
+    if (!out) return report_error("cannot write " + a.json);
+  }
+  if (!a.dump.empty() && !r.failure) {
+    Status s = dump_run(a.dump, r);
+    if (!s.ok()) return report_error(s.message());
+    std::printf("dumped inputs, outputs and reference samples (.npy) to %s\n", a.dump.c_str());
+  }
+  if (r.failure) {
+    const char* what = r.failure->code == ErrorCode::fault     ? "the kernel faulted"
+                       : r.failure->code == ErrorCode::timeout ? "the kernel timed out"
+                                                               : "the run failed";
+    return report_error(std::string(what) + ": " + r.failure->message);
+  }
+  if (!r.verified) return report_error(r.failure_text());
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("bench", "Run one kernel config on the GPU: check against the reference, time it");
+  auto a = std::make_shared<BenchArgs>();
+  cmd->add_option("kernel", a->kernel, "Kernel name (see `tilelab kernels`)")->required();
+  cmd->add_option("--problem", a->problem, "Problem as key=value,... (sizes and dtype; defaults for the rest)");
+  cmd->add_option("--config", a->config, "Config as key=value,... (defaults for the rest)");
+  cmd->add_option("--repeat", a->repeat, "Timed runs (0: check only, no timing)")->capture_default_str();
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take before the watchdog kills it")->capture_default_str();
+  cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
+  cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
+  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
+  cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
+  cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });
+}
+
+}  // namespace tl::cli

@@ -1,0 +1,245 @@
+// `tilelab test`: every library kernel's correctness matrix (sizes, dtypes, configs) on this GPU, with JUnit XML.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/run_support.hpp"
+#include "library.hpp"
+#include "runtime/worker.hpp"
+
+namespace tl::cli {
+namespace {
+
+struct TestArgs {
+  std::string kernel, junit, kernels_dir, cache_dir;
+  bool quick = false, full = false;
+  double timeout_s = 20;
+};
+
+using KV = std::map<std::string, std::string>;
+
+struct Case {
+  const KernelSpec* spec = nullptr;
+  KV problem, config;
+};
+
+// Sizes by the problem's parameter names; most deliberately not multiples of any tile, plus one that is.
+std::vector<KV> sizes_for(const Schema& problem, bool full) {
+  auto has = [&](const char* n) { return problem.find(n) != nullptr; };
+  std::vector<KV> s;
+  if (has("M") && has("N") && has("K")) {
+    s = {{{"M", "257"}, {"N", "130"}, {"K", "67"}}, {{"M", "256"}, {"N", "128"}, {"K", "64"}}};
+    if (full) s.insert(s.end(), {{{"M", "1"}, {"N", "1"}, {"K", "1"}}, {{"M", "513"}, {"N", "511"}, {"K", "1000"}}});
+  } else if (has("rows") && has("cols")) {
+    s = {{{"rows", "37"}, {"cols", "1000"}}, {{"rows", "64"}, {"cols", "4096"}}};
+    if (full) s.insert(s.end(), {{{"rows", "1"}, {"cols", "8"}}, {{"rows", "75"}, {"cols", "100"}}});
+  } else if (has("n")) {
+    s = {{{"n", "1000003"}}, {{"n", "4096"}}};
+    if (full) s.insert(s.end(), {{{"n", "1"}}, {{"n", "777"}}});
+  } else {
+    s = {{}};
+  }
+  return s;
+}
+
+// Configs that differ from the defaults in one parameter, in schema order.
+std::vector<KV> config_variations(const Schema& config) {
+  std::vector<KV> out;
+  for (const ParamSpec& p : config.params) {
+    std::vector<std::string> values = p.choices;
+    if (values.empty() && p.type == ParamType::int_) {
+      const auto d = std::stoll(p.default_value);
+      for (auto v : {d / 2, d * 2})
+        if (v >= p.min && v <= p.max && v != d) values.push_back(std::to_string(v));
+    } else if (values.empty() && p.type == ParamType::bool_) {
+      values = {p.default_value == "true" ? "false" : "true"};
+    }
+    for (const auto& v : values)
+      if (v != p.default_value) out.push_back({{p.name, v}});
+  }
+  return out;
+}
+
+std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool full, const DeviceLimits& limits) {
+  std::vector<Case> cases;
+  for (const KernelSpec* spec : specs) {
+    if (spec->hidden) {  // the fault-path kernels: once, at their defaults
+      cases.push_back({spec, {}, {}});
+      continue;
+    }
+    std::vector<std::string> dtypes = {""};
+    if (const ParamSpec* d = spec->problem.find("dtype"); d && !d->choices.empty()) dtypes = d->choices;
+    const auto variations = config_variations(spec->config);
+    for (const auto& size : sizes_for(spec->problem, full)) {
+      for (const auto& dt : dtypes) {
+        KV problem = size;
+        if (!dt.empty()) problem["dtype"] = dt;
+        cases.push_back({spec, problem, {}});
+        int others = 0;
+        for (const auto& v : variations) {
+          if (!full && others == 1) break;
+          if (instantiate(*spec, problem, v, limits).ok()) {
+            cases.push_back({spec, problem, v});
+            ++others;
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+std::string kv_text(const KV& kv) {
+  std::string s;
+  for (const auto& [k, v] : kv) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s.empty() ? "defaults" : s;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
+        else o += c;
+    }
+  }
+  return o;
+}
+
+struct Outcome {
+  Case c;
+  enum class Kind { pass, fail, skipped } kind = Kind::pass;
+  std::string detail;  // why it failed or was skipped; errors for passes
+  double seconds = 0;
+};
+
+Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes, double total_s) {
+  std::size_t failures = 0, skipped = 0;
+  for (const auto& o : outcomes) {
+    failures += o.kind == Outcome::Kind::fail;
+    skipped += o.kind == Outcome::Kind::skipped;
+  }
+  std::ofstream out(path);
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << "<testsuites name=\"tilelab\" tests=\"" << outcomes.size() << "\" failures=\"" << failures << "\" skipped=\""
+      << skipped << "\" time=\"" << total_s << "\">\n";
+  out << "  <testsuite name=\"tilelab.kernels\" tests=\"" << outcomes.size() << "\" failures=\"" << failures
+      << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << total_s << "\">\n";
+  for (const auto& o : outcomes) {
+    out << "    <testcase classname=\"" << xml_escape(o.c.spec->name) << "\" name=\""
+        << xml_escape(kv_text(o.c.problem) + " | " + kv_text(o.c.config)) << "\" time=\"" << o.seconds << "\"";
+    if (o.kind == Outcome::Kind::pass) {
+      out << "/>\n";
+    } else if (o.kind == Outcome::Kind::skipped) {
+      out << ">\n      <skipped message=\"" << xml_escape(o.detail) << "\"/>\n    </testcase>\n";
+    } else {
+      out << ">\n      <failure message=\"" << xml_escape(o.detail) << "\"/>\n    </testcase>\n";
+    }
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
+  return Status::success();
+}
+
+int run_test(const TestArgs& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<const KernelSpec*> specs;
+  if (!a.kernel.empty()) {
+    auto s = library_registry().find(a.kernel);
+    if (!s) return report_error(s.status().message());
+    specs.push_back(*s);
+  } else {
+    specs = library_registry().list(false);
+  }
+  const RunTarget target = find_run_target(a.cache_dir);
+  auto setup = make_jit(a.kernels_dir, a.cache_dir);
+  if (!setup) return report_error(setup.status().message());
+  const auto cases = build_matrix(specs, a.full, target.limits);
+
+  std::unique_ptr<WorkerClient> worker;
+  if (target.device) {
+    WorkerOptions wo;
+    wo.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+    worker = std::make_unique<WorkerClient>(wo);
+    std::printf("testing %zu cases on GPU 0 (%s, %s)\n", cases.size(), target.device->name.c_str(),
+                target.limits.arch.c_str());
+  } else {
+    std::printf("no GPU: %s\ncompiling %zu cases for %s (NVRTC); the runs are skipped\n", target.why_no_device.c_str(),
+                cases.size(), target.limits.arch.c_str());
+  }
+  std::printf("%-12s %-34s %-48s %-6s %9s %9s  %s\n", "kernel", "problem", "config", "result", "rel_err", "max_abs",
+              "detail");
+
+  std::vector<Outcome> outcomes;
+  for (const Case& c : cases) {
+    const auto c0 = std::chrono::steady_clock::now();
+    Outcome o;
+    o.c = c;
+    auto prepared = prepare_kernel(library_registry(), *setup->jit, c.spec->name, c.problem, c.config, target.limits);
+    RunRecord r;
+    if (!prepared) {
+      o.kind = Outcome::Kind::fail;
+      o.detail = std::string(error_code_name(prepared.status().code())) + ": " + prepared.status().message();
+    } else if (!worker) {
+      o.kind = Outcome::Kind::skipped;
+      o.detail = "compiled (" + std::to_string(prepared->compiled.resources.registers) + " registers); run skipped: no GPU";
+    } else {
+      RunOptions ro;
+      ro.timing.repeat = 0;  // correctness only: one checked launch
+      ro.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+      r = run_instance(*worker, *prepared, ro);
+      o.kind = r.passed() ? Outcome::Kind::pass : Outcome::Kind::fail;
+      o.detail = r.failure_text();
+    }
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    const bool checked = !r.outputs.empty();
+    std::printf("%-12s %-34s %-48s %-6s %9s %9s  %s\n", c.spec->name.c_str(), kv_text(c.problem).c_str(),
+                kv_text(c.config).c_str(),
+                o.kind == Outcome::Kind::pass ? "PASS" : o.kind == Outcome::Kind::fail ? "FAIL" : "SKIP",
+                checked ? format_number(r.rel_error(), "%.2e").c_str() : "-",
+                checked ? format_number(r.max_abs_error(), "%.2e").c_str() : "-", o.detail.c_str());
+    std::fflush(stdout);
+    outcomes.push_back(std::move(o));
+  }
+
+  std::size_t pass = 0, fail = 0, skip = 0;
+  for (const auto& o : outcomes) {
+    pass += o.kind == Outcome::Kind::pass;
+    fail += o.kind == Outcome::Kind::fail;
+    skip += o.kind == Outcome::Kind::skipped;
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%zu passed, %zu failed, %zu skipped (%.1f s)\n", pass, fail, skip, total);
+  if (skip > 0 && !target.device)
+    std::printf("runs skipped: no GPU: %s (compile checks only)\n", target.why_no_device.c_str());
+  if (!a.junit.empty()) {
+    Status s = write_junit(a.junit, outcomes, total);
+    if (!s.ok()) return report_error(s.message());
+  }
+  return fail > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+void add_test_command(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("test", "Correctness matrix of the library kernels on this GPU (compile checks without one)");
+  auto a = std::make_shared<TestArgs>();
+  cmd->add_option("--kernel", a->kernel, "Only this kernel (test.oob / test.spin: the fault-path kernels)");
+  auto* quick = cmd->add_flag("--quick", a->quick, "Two sizes per kernel, default + one other config (the default)");
+  cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
+  cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
+  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")->capture_default_str();
+  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
+  cmd->add_option("--cache-dir", a->cache_dir, "Kernel cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
+  cmd->callback([&ctx, a] { ctx.exit_code = run_test(*a); });
+}
+
+}  // namespace tl::cli

@@ -1,0 +1,64 @@
+// The GPU target, JIT setup and result table shared by `tilelab bench` and `tilelab test`.
+#include "app/cli/run_support.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "library.hpp"
+
+namespace tl::cli {
+
+std::string resolve_cache_dir(const std::string& cache_dir) { return cache_dir.empty() ? default_cache_dir() : cache_dir; }
+
+RunTarget find_run_target(const std::string& cache_dir) {
+  RunTarget t;
+  t.limits = limits_for_arch("sm_90a");
+  auto dev = query_device(0);
+  if (!dev) {
+    t.why_no_device = dev.status().message();
+    return t;
+  }
+  t.device = *dev;
+  t.limits = limits_for_device(*dev);
+  auto c = load_ceilings(ceilings_cache_path(resolve_cache_dir(cache_dir), *dev));
+  if (c) t.ceilings = *c;
+  return t;
+}
+
+Result<JitSetup> make_jit(const std::string& kernels_dir, const std::string& cache_dir) {
+  auto sources = kernel_sources(kernels_dir);
+  if (!sources) return sources.status();
+  JitSetup s;
+  s.cache = std::make_unique<KernelCache>(resolve_cache_dir(cache_dir));
+  s.jit = std::make_unique<Jit>(std::move(*sources), s.cache.get());
+  return s;
+}
+
+std::string format_number(double v, const char* fmt) {
+  if (std::isinf(v)) return "inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+void print_run_table(const std::vector<RunRecord>& records) {
+  std::printf("%-12s %9s %9s %9s %8s %8s %6s %9s %9s %-6s %4s %7s %6s\n", "kernel", "median_ms", "min_ms", "max_ms",
+              "TFLOP/s", "GB/s", "eff", "rel_err", "max_abs", "result", "regs", "smem_B", "spills");
+  for (const RunRecord& r : records) {
+    const bool timed = r.time_ms.count > 0;
+    auto t = [&](double v) { return timed ? format_number(v, "%.4f") : std::string("-"); };
+    const std::string eff = r.efficiency.bound.empty() ? "-" : format_number(100 * r.efficiency.value, "%.0f%%");
+    const bool checked = !r.outputs.empty();
+    const int smem = std::max(0, r.resources.shared_static_bytes) + static_cast<int>(r.launch.dynamic_smem);
+    const int spills = std::max(0, r.resources.spill_store_bytes) + std::max(0, r.resources.spill_load_bytes);
+    std::printf("%-12s %9s %9s %9s %8s %8s %6s %9s %9s %-6s %4d %7d %6d\n", r.kernel.c_str(), t(r.time_ms.median).c_str(),
+                t(r.time_ms.min).c_str(), t(r.time_ms.max).c_str(),
+                timed && r.flops > 0 ? format_number(r.tflops, "%.2f").c_str() : "-",
+                timed ? format_number(r.gbps, "%.0f").c_str() : "-", timed ? eff.c_str() : "-",
+                checked ? format_number(r.rel_error(), "%.2e").c_str() : "-",
+                checked ? format_number(r.max_abs_error(), "%.2e").c_str() : "-", r.passed() ? "PASS" : "FAIL",
+                r.resources.registers, smem, spills);
+  }
+}
+
+}  // namespace tl::cli

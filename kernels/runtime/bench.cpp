@@ -1,0 +1,273 @@
+// to_launch_spec, run_instance and RunRecord: one kernel instance run, checked against its reference and timed.
+#include "runtime/bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/worker.hpp"
+
+namespace tl {
+
+Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const CompiledKernel& compiled, TimingOptions timing) {
+  LaunchSpec s;
+  s.label = (instance.spec ? instance.spec->name : std::string("kernel")) + " " + instance.config.to_string() + " " +
+            instance.problem.to_string();
+  if (!compiled.cubin.empty()) {
+    s.image.assign(compiled.cubin.begin(), compiled.cubin.end());
+  } else {
+    s.image.assign(compiled.ptx.begin(), compiled.ptx.end());
+    s.image.push_back(0);  // the loader takes PTX as a NUL-terminated string
+  }
+  s.kernel = compiled.lowered_name;
+  s.geometry = instance.launch;
+  s.timing = timing;
+  for (const ArgSpec& a : instance.args) {
+    if (a.kind == ArgSpec::Kind::tensor) {
+      BufferRole role = a.role == ArgRole::in ? BufferRole::input
+                        : a.role == ArgRole::out ? BufferRole::output
+                                                 : BufferRole::inout;
+      BufferSpec b = BufferSpec::make(a.name, a.dtype, static_cast<std::uint64_t>(a.numel()), role);
+      b.fill = a.fill;
+      s.args.push_back(KernelArg::of_buffer(static_cast<int>(s.buffers.size())));
+      s.buffers.push_back(std::move(b));
+      continue;
+    }
+    switch (a.dtype) {
+      case DType::f32: s.args.push_back(KernelArg::of_f32(static_cast<float>(a.value))); break;
+      case DType::f64: s.args.push_back(KernelArg::of_f64(a.value)); break;
+      case DType::i32: s.args.push_back(KernelArg::of_i32(static_cast<std::int32_t>(a.value))); break;
+      case DType::u32: s.args.push_back(KernelArg::of_u32(static_cast<std::uint32_t>(a.value))); break;
+      case DType::i64: s.args.push_back(KernelArg::of_i64(static_cast<std::int64_t>(a.value))); break;
+      case DType::u64: s.args.push_back(KernelArg::of_u64(static_cast<std::uint64_t>(a.value))); break;
+      default:
+        return make_error(ErrorCode::unsupported, "scalar argument '" + a.name + "' of type " + dtype_name(a.dtype) +
+                                                      " cannot be passed by value: use f32, f64, i32, u32, i64 or u64");
+    }
+  }
+  return s;
+}
+
+// [SECTION] RunRecord
+
+double RunRecord::rel_error() const {
+  double e = 0;
+  for (const auto& o : outputs) e = std::max(e, o.comparison.rel_error);
+  return e;
+}
+
+double RunRecord::max_abs_error() const {
+  double e = 0;
+  for (const auto& o : outputs) e = std::max(e, o.comparison.max_abs_error);
+  return e;
+}
+
+std::uint64_t RunRecord::unwritten() const {
+  std::uint64_t n = 0;
+  for (const auto& o : outputs) n += o.comparison.unwritten;
+  return n;
+}
+
+std::string RunRecord::failure_text() const {
+  if (failure) return std::string(error_code_name(failure->code)) + ": " + failure->message;
+  if (verified) return "";
+  for (const auto& o : outputs)
+    if (!o.comparison.passed) return "verification: " + o.name + ": " + o.comparison.reason;
+  return "verification: no output was checked";
+}
+
+RunRecord failed_record(const std::string& kernel, const std::map<std::string, std::string>& problem,
+                        const std::map<std::string, std::string>& config, const Status& status) {
+  RunRecord r;
+  r.kernel = kernel;
+  r.problem = problem;
+  r.config = config;
+  r.failure = RunFailure{status.code(), status.message(), std::nullopt};
+  return r;
+}
+
+Efficiency roofline_efficiency(const std::string& family, DType input_dtype, double flops, double min_bytes,
+                               double seconds, const Ceilings& c) {
+  Efficiency e;
+  if (seconds <= 0 || c.hbm_bytes_per_s <= 0) return e;
+  double compute = c.fp32_flops;
+  e.ceiling = "fp32_fma";
+  if (family == "gemm" && input_dtype == DType::bf16 && c.bf16_tc_flops > 0) {
+    compute = c.bf16_tc_flops;
+    e.ceiling = "bf16_tensor";
+  } else if (family == "gemm" && input_dtype == DType::f16 && c.fp16_tc_flops > 0) {
+    compute = c.fp16_tc_flops;
+    e.ceiling = "fp16_tensor";
+  }
+  // Below the ridge point (compute / bandwidth flops per byte) the attainable rate is set by HBM.
+  const bool memory_bound = flops <= 0 || compute <= 0 || (min_bytes > 0 && flops / min_bytes < compute / c.hbm_bytes_per_s);
+  if (memory_bound) {
+    if (min_bytes <= 0) return Efficiency{};
+    e.bound = "memory";
+    e.ceiling = "hbm_copy";
+    e.ceiling_value = c.hbm_bytes_per_s;
+    e.value = min_bytes / seconds / c.hbm_bytes_per_s;
+  } else {
+    e.bound = "compute";
+    e.ceiling_value = compute;
+    e.value = flops / seconds / compute;
+  }
+  return e;
+}
+
+// [SECTION] run_instance
+
+namespace {
+
+Status check_outputs(const KernelInstance& inst, const LaunchResult& result,
+                     const RunOptions& options, RunRecord& r) {
+  ReferenceInputs inputs;
+  for (const ArgSpec& a : inst.args) {
+    if (a.kind == ArgSpec::Kind::scalar) {
+      inputs.scalars[a.name] = a.value;
+    } else if (a.role != ArgRole::out) {
+      HostTensor t = make_host_tensor(a);
+      if (options.keep_data) r.inputs.push_back(t);
+      inputs.tensors[a.name] = std::move(t);
+    }
+  }
+  r.verified = !result.outputs.empty();
+  for (const OutputResult& out : result.outputs) {
+    OutputCheck check;
+    check.name = out.name;
+    check.dtype = out.dtype;
+    for (const ArgSpec& a : inst.args)
+      if (a.name == out.name) check.shape = a.shape;
+    if (check.shape.empty()) check.shape = {static_cast<std::int64_t>(out.count)};
+    std::vector<std::int64_t> idx(out.positions.begin(), out.positions.end());
+    auto ref = inst.spec->reference(inst.problem, inputs, out.name, idx);
+    if (!ref) return ref.status().with_context("reference of " + out.name);
+    if (ref->size() != idx.size())
+      return make_error(ErrorCode::internal, "the reference of " + out.name + " gave " + std::to_string(ref->size()) +
+                                                 " values for " + std::to_string(idx.size()) + " positions");
+    check.comparison = compare_samples(out.samples.data(), out.dtype, *ref, out.positions, inst.tolerance,
+                                       out.unwritten.count);
+    if (options.keep_data) {
+      check.positions = out.positions;
+      check.reference = *ref;
+      check.samples.resize(out.positions.size());
+      for (std::size_t i = 0; i < out.positions.size(); ++i) check.samples[i] = load_element(out.samples.data(), out.dtype, i);
+      check.data = out.data;
+    }
+    r.verified = r.verified && check.comparison.passed;
+    r.outputs.push_back(std::move(check));
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const RunOptions& options) {
+  const KernelInstance& inst = kernel.instance;
+  RunRecord r;
+  try {
+    r.kernel = inst.spec ? inst.spec->name : "";
+    r.family = inst.spec ? inst.spec->family : "";
+    r.name_expression = inst.name_expression;
+    r.arch = kernel.compiled.arch;
+    r.problem = inst.problem.map();
+    r.config = inst.config.map();
+    r.launch = inst.launch;
+    r.resources = kernel.compiled.resources;
+    r.flops = inst.flops;
+    r.min_bytes = inst.min_bytes;
+    r.tolerance = inst.tolerance;
+    if (!inst.spec) {
+      r.failure = RunFailure{ErrorCode::internal, "kernel instance without a spec", std::nullopt};
+      return r;
+    }
+
+    auto spec = to_launch_spec(inst, kernel.compiled, options.timing);
+    if (!spec) {
+      r.failure = RunFailure{spec.status().code(), spec.status().message(), std::nullopt};
+      return r;
+    }
+    for (auto& b : spec->buffers) {
+      b.max_samples = options.max_samples;
+      b.return_all = options.keep_data && b.is_output();
+    }
+
+    auto result = run_launch(worker, *spec, options.timeout);
+    if (!result) {
+      RunFailure f{result.status().code(), result.status().message(), std::nullopt};
+      if (worker.last_error().code == f.code) f.worker = worker.last_error();
+      r.failure = std::move(f);
+      return r;
+    }
+    r.device = result->device_name;
+    r.attributes = result->attributes;
+    r.time_ms = result->time_ms;
+    if (r.time_ms.count > 0 && r.time_ms.median > 0) {
+      const double seconds = r.time_ms.median * 1e-3;
+      r.tflops = r.flops / seconds * 1e-12;
+      r.gbps = r.min_bytes / seconds * 1e-9;
+      if (options.ceilings) {
+        DType in = DType::f32;
+        for (const ArgSpec& a : inst.args)
+          if (a.kind == ArgSpec::Kind::tensor && a.role != ArgRole::out) {
+            in = a.dtype;
+            break;
+          }
+        r.efficiency = roofline_efficiency(r.family, in, r.flops, r.min_bytes, seconds, *options.ceilings);
+      }
+    }
+    Status checked = check_outputs(inst, *result, options, r);
+    if (!checked.ok()) r.failure = RunFailure{checked.code(), checked.message(), std::nullopt};
+  } catch (const std::exception& e) {
+    // A spec's reference or fill is user code (later also Lua): a throw is that run's failure, not the caller's.
+    r.failure = RunFailure{ErrorCode::internal, std::string("while checking the run: ") + e.what(), std::nullopt};
+  }
+  return r;
+}
+
+// [SECTION] JSON
+
+void to_json(nlohmann::json& j, const OutputCheck& o) {
+  j = {{"name", o.name}, {"dtype", dtype_name(o.dtype)}, {"shape", o.shape}, {"comparison", o.comparison}};
+}
+
+void to_json(nlohmann::json& j, const Efficiency& e) {
+  j = {{"bound", e.bound}, {"ceiling", e.ceiling}, {"ceiling_value", e.ceiling_value}, {"value", e.value}};
+}
+
+void to_json(nlohmann::json& j, const RunRecord& r) {
+  j = {{"kernel", r.kernel},
+       {"family", r.family},
+       {"name_expression", r.name_expression},
+       {"arch", r.arch},
+       {"problem", r.problem},
+       {"config", r.config},
+       {"device", r.device},
+       {"launch", r.launch},
+       {"resources", r.resources},
+       {"attributes", r.attributes},
+       {"flops", r.flops},
+       {"min_bytes", r.min_bytes},
+       {"time_ms", r.time_ms},
+       {"tflops", r.tflops},
+       {"gbps", r.gbps},
+       {"efficiency", r.efficiency},
+       {"outputs", r.outputs},
+       {"tolerance", r.tolerance},
+       {"rel_error", r.rel_error()},
+       {"max_abs_error", r.max_abs_error()},
+       {"unwritten", r.unwritten()},
+       {"verified", r.verified},
+       {"passed", r.passed()}};
+  if (r.failure) {
+    nlohmann::json f = {{"code", error_code_name(r.failure->code)}, {"message", r.failure->message}};
+    if (r.failure->worker) f["worker"] = *r.failure->worker;
+    j["failure"] = std::move(f);
+  } else {
+    j["failure"] = nullptr;
+  }
+}
+
+}  // namespace tl

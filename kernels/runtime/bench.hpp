@@ -1,0 +1,109 @@
+// The bridge from a prepared kernel (spec + compiled code) to a checked, timed run in the worker: the RunRecord.
+#pragma once
+
+// run_instance turns a PreparedKernel into a LaunchSpec, runs it through the worker, rebuilds the inputs on the
+// host (the same seeded bits the worker wrote), evaluates the spec's float64 reference at the sampled output
+// positions and compares. Whatever goes wrong after the kernel is prepared — a fault, a hang, a worker that died,
+// a reference that threw — ends up in RunRecord::failure; run_instance never throws.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "runtime/ceilings.hpp"
+#include "runtime/kernel_spec.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/registry.hpp"
+#include "runtime/status.hpp"
+#include "runtime/worker.hpp"
+
+namespace tl {
+
+// ArgSpec tensors become buffers (same fill, role in -> input, out -> output, inout -> inout) passed by pointer;
+// scalars become KernelArg::of_* of their dtype. Errors (unsupported) on a scalar dtype a kernel cannot take by
+// value here (f16, bf16, fp8).
+Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const CompiledKernel& compiled,
+                                  TimingOptions timing = {});
+
+struct RunOptions {
+  TimingOptions timing;
+  std::chrono::milliseconds timeout{0};  // watchdog for the launch; 0 = the worker's default
+  std::uint64_t max_samples = 1u << 16;  // output positions checked against the reference (0 = all)
+  const Ceilings* ceilings = nullptr;    // this device's measured ceilings, for the efficiency (optional)
+  bool keep_data = false;                // keep inputs, whole outputs and the reference values (for --dump)
+};
+
+// One output's check, and (with keep_data) what it was checked on.
+struct OutputCheck {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  Comparison comparison;
+  std::vector<std::uint64_t> positions;  // keep_data: the sampled positions
+  std::vector<double> samples;           // keep_data: the output there
+  std::vector<double> reference;         // keep_data: the float64 reference there
+  Blob data;                             // keep_data: the whole output, raw elements of dtype
+};
+
+// Which roofline ceiling binds this kernel, and how close it came.
+struct Efficiency {
+  std::string bound;     // "memory" or "compute"; empty when no ceilings were available
+  std::string ceiling;   // "hbm_copy", "fp32_fma", "bf16_tensor", "fp16_tensor"
+  double ceiling_value = 0;  // bytes/s or flop/s
+  double value = 0;      // achieved / ceiling, 0..1 (0 when unknown)
+};
+
+struct RunFailure {
+  ErrorCode code = ErrorCode::ok;
+  std::string message;
+  std::optional<WorkerError> worker;  // the worker's error record, when the failure came from the worker
+};
+
+struct RunRecord {
+  std::string kernel, family, name_expression, arch;
+  std::map<std::string, std::string> problem, config;
+  std::string device;
+  LaunchGeometry launch;
+  ResourceUsage resources;      // ptxas
+  KernelAttributes attributes;  // what the loaded kernel reported on the device
+  double flops = 0, min_bytes = 0;
+  Stats time_ms;
+  double tflops = 0;  // flops / median
+  double gbps = 0;    // min_bytes / median, in GB/s (1e9)
+  Efficiency efficiency;
+  std::vector<OutputCheck> outputs;
+  std::vector<HostTensor> inputs;  // keep_data: what the kernel read
+  Tolerance tolerance;
+  bool verified = false;  // every output passed its comparison
+  std::optional<RunFailure> failure;
+
+  bool passed() const { return !failure && verified; }
+  // Over all outputs: the largest relative and absolute errors, and the unwritten elements.
+  double rel_error() const;
+  double max_abs_error() const;
+  std::uint64_t unwritten() const;
+  // "fault: ...", "timeout: ...", "verification: ..." or "" when passed.
+  std::string failure_text() const;
+};
+
+// The record of a kernel that never ran (invalid config, compile error): the kernel and the failure.
+RunRecord failed_record(const std::string& kernel, const std::map<std::string, std::string>& problem,
+                        const std::map<std::string, std::string>& config, const Status& status);
+
+// The binding ceiling from arithmetic intensity (flops / min_bytes) against the ridge point of `c`.
+// `input_dtype` is the type of the first input tensor: GEMMs on 16-bit inputs are compared with the tensor cores.
+Efficiency roofline_efficiency(const std::string& family, DType input_dtype, double flops, double min_bytes,
+                               double seconds, const Ceilings& c);
+
+RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const RunOptions& options = {});
+
+void to_json(nlohmann::json& j, const OutputCheck& o);
+void to_json(nlohmann::json& j, const Efficiency& e);
+void to_json(nlohmann::json& j, const RunRecord& r);
+
+}  // namespace tl

@@ -1,0 +1,217 @@
+// CPU checks of the bench bridge: ArgSpec -> LaunchSpec mapping, roofline choice, .npy round trip, no-GPU runs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "library.hpp"
+#include "runtime/bench.hpp"
+#include "runtime/npy.hpp"
+#include "runtime/worker.hpp"
+#include "tests/support/gpu.hpp"
+#include "tests/support/tilelab_exe.hpp"
+
+namespace tl {
+namespace {
+
+CompiledKernel fake_compiled() {
+  CompiledKernel k;
+  k.lowered_name = "_Z4fakev";
+  k.cubin = {'\x7f', 'E', 'L', 'F'};
+  return k;
+}
+
+TEST(Bench, LaunchSpecMirrorsEveryLibraryKernelsArgs) {
+  for (const KernelSpec* spec : library_registry().list(true)) {
+    SCOPED_TRACE(spec->name);
+    auto inst = instantiate(*spec, {}, {}, limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    TimingOptions t;
+    t.repeat = 7;
+    auto ls = to_launch_spec(*inst, fake_compiled(), t);
+    ASSERT_TRUE(ls.ok()) << ls.status().message();
+    EXPECT_EQ(ls->kernel, "_Z4fakev");
+    EXPECT_EQ(ls->image.size(), 4u);
+    EXPECT_EQ(ls->timing.repeat, 7);
+    EXPECT_EQ(ls->geometry.grid.volume(), inst->launch.grid.volume());
+    EXPECT_EQ(ls->geometry.block.x, inst->launch.block.x);
+    EXPECT_EQ(ls->geometry.dynamic_smem, inst->launch.dynamic_smem);
+    ASSERT_EQ(ls->args.size(), inst->args.size());
+    std::size_t tensors = 0;
+    for (std::size_t i = 0; i < inst->args.size(); ++i) {
+      const ArgSpec& a = inst->args[i];
+      const KernelArg& k = ls->args[i];
+      if (a.kind == ArgSpec::Kind::tensor) {
+        ++tensors;
+        ASSERT_EQ(k.kind, KernelArg::Kind::buffer);
+        const BufferSpec& b = ls->buffers.at(static_cast<std::size_t>(k.buffer));
+        EXPECT_EQ(b.name, a.name);
+        EXPECT_EQ(b.dtype, a.dtype);
+        EXPECT_EQ(b.count, static_cast<std::uint64_t>(a.numel()));
+        EXPECT_EQ(b.role == BufferRole::input, a.role == ArgRole::in);
+        EXPECT_EQ(b.role == BufferRole::output, a.role == ArgRole::out);
+        EXPECT_EQ(b.fill.kind, a.fill.kind);
+        EXPECT_EQ(b.fill.seed, a.fill.seed);
+        EXPECT_EQ(b.fill.lo, a.fill.lo);
+        EXPECT_EQ(b.fill.value, a.fill.value);
+        // The host rebuild of an input is the very bytes the worker's fill writes.
+        if (a.role == ArgRole::in && a.numel() < (1 << 22)) {
+          HostTensor h = make_host_tensor(a);
+          Blob w = host_input(b);
+          ASSERT_EQ(h.data.size(), w.size());
+          EXPECT_EQ(std::memcmp(h.data.data(), w.data(), w.size()), 0);
+        }
+      } else {
+        switch (a.dtype) {
+          case DType::f32: EXPECT_EQ(k.kind, KernelArg::Kind::f32); EXPECT_EQ(k.f, static_cast<float>(a.value)); break;
+          case DType::i32: EXPECT_EQ(k.kind, KernelArg::Kind::i32); EXPECT_EQ(k.i, static_cast<std::int64_t>(a.value)); break;
+          case DType::i64: EXPECT_EQ(k.kind, KernelArg::Kind::i64); EXPECT_EQ(k.i, static_cast<std::int64_t>(a.value)); break;
+          default: ADD_FAILURE() << "scalar of type " << dtype_name(a.dtype);
+        }
+      }
+    }
+    EXPECT_EQ(ls->buffers.size(), tensors);
+  }
+}
+
+TEST(Bench, PtxImageIsNulTerminated) {
+  auto inst = instantiate(*library_registry().find("copy").value(), {}, {}, limits_for_arch("sm_80"));
+  ASSERT_TRUE(inst.ok());
+  CompiledKernel k;
+  k.lowered_name = "x";
+  k.ptx = ".version 8.0";
+  auto ls = to_launch_spec(*inst, k);
+  ASSERT_TRUE(ls.ok());
+  ASSERT_EQ(ls->image.size(), k.ptx.size() + 1);
+  EXPECT_EQ(ls->image.back(), 0);
+}
+
+TEST(Bench, HalfScalarIsRefused) {
+  KernelInstance inst;
+  inst.args = {ArgSpec::scalar("alpha", DType::f16, 1.0)};
+  auto ls = to_launch_spec(inst, fake_compiled());
+  ASSERT_FALSE(ls.ok());
+  EXPECT_EQ(ls.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(ls.status().message().find("alpha"), std::string::npos);
+}
+
+Ceilings h100_like() {
+  Ceilings c;
+  c.hbm_bytes_per_s = 3.0e12;
+  c.fp32_flops = 50e12;
+  c.bf16_tc_flops = 700e12;
+  c.fp16_tc_flops = 710e12;
+  return c;
+}
+
+TEST(Bench, RooflinePicksTheBindingCeiling) {
+  const Ceilings c = h100_like();
+  // A copy of 1 GB in 0.5 ms moves 2 TB/s: memory-bound, 2/3 of HBM.
+  Efficiency copy = roofline_efficiency("memory", DType::f32, 0, 1e9, 0.5e-3, c);
+  EXPECT_EQ(copy.bound, "memory");
+  EXPECT_EQ(copy.ceiling, "hbm_copy");
+  EXPECT_NEAR(copy.value, 2.0 / 3.0, 1e-12);
+  // A 4096^3 bf16 GEMM: intensity ~1365 flop/byte, above the tensor ridge (~233): compute-bound on bf16 tensor.
+  const double n = 4096, flops = 2 * n * n * n, bytes = 2 * n * n * 2 + n * n * 4;
+  Efficiency g = roofline_efficiency("gemm", DType::bf16, flops, bytes, flops / 350e12, c);
+  EXPECT_EQ(g.bound, "compute");
+  EXPECT_EQ(g.ceiling, "bf16_tensor");
+  EXPECT_NEAR(g.value, 0.5, 1e-9);
+  // The same GEMM on f32 inputs compares with the FP32 FMA rate; on f16 with the f16 tensor rate.
+  EXPECT_EQ(roofline_efficiency("gemm", DType::f32, flops, bytes, 1, c).ceiling, "fp32_fma");
+  EXPECT_EQ(roofline_efficiency("gemm", DType::f16, flops, bytes, 1, c).ceiling, "fp16_tensor");
+  // A skinny GEMM (M=N=16, K huge): intensity ~8 flop/byte, below the ridge: memory-bound.
+  Efficiency s = roofline_efficiency("gemm", DType::bf16, 2.0 * 16 * 16 * 1e6, 2.0 * 2 * 16 * 1e6, 1e-3, c);
+  EXPECT_EQ(s.bound, "memory");
+  // No ceilings measured: unknown, not zero efficiency against a made-up number.
+  EXPECT_EQ(roofline_efficiency("memory", DType::f32, 0, 1e9, 1e-3, Ceilings{}).bound, "");
+}
+
+TEST(Bench, FailedRecordCarriesTheReason) {
+  RunRecord r = failed_record("gemm.simt", {{"M", "7"}}, {{"block_M", "16"}},
+                              make_error(ErrorCode::unsupported, "16 threads is not a multiple of 32"));
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.failure_text(), "unsupported: 16 threads is not a multiple of 32");
+  nlohmann::json j = r;
+  EXPECT_EQ(j["failure"]["code"], "unsupported");
+  EXPECT_EQ(j["passed"], false);
+}
+
+TEST(Bench, RunWithoutGpuIsARecordNotAnException) {
+  if (test::no_gpu_reason().empty()) GTEST_SKIP() << "this machine has a GPU; the no-device path is not reachable";
+  WorkerOptions o;
+  o.executable = test::tilelab_exe();
+  WorkerClient worker(o);
+  PreparedKernel k;
+  auto inst = instantiate(*library_registry().find("copy").value(), {{"n", "1000"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(inst.ok());
+  k.instance = *inst;
+  k.compiled = fake_compiled();
+  RunRecord r = run_instance(worker, k);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure->code, ErrorCode::no_device) << r.failure->message;
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.kernel, "copy");
+  EXPECT_EQ(r.problem.at("n"), "1000");
+}
+
+std::filesystem::path temp_file(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("tl_test_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+TEST(Npy, RoundTripKeepsShapeTypeAndBytes) {
+  std::vector<double> v = {1.5, -2.25, 3e300, 0.0, -0.0, 7};
+  auto a = npy_from_doubles(v, {2, 3});
+  auto path = temp_file("d.npy");
+  ASSERT_TRUE(write_npy(path.string(), a).ok());
+  auto b = read_npy(path.string());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->descr, "<f8");
+  EXPECT_EQ(b->shape, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(b->data, a.data);
+  // The format's own facts: magic, version 1.0, data aligned to 64 bytes, header ends in a newline.
+  std::ifstream in(path, std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(raw.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  const std::size_t hlen = static_cast<unsigned char>(raw[8]) | (static_cast<unsigned char>(raw[9]) << 8);
+  EXPECT_EQ((10 + hlen) % 64, 0u);
+  EXPECT_EQ(raw[10 + hlen - 1], '\n');
+  EXPECT_EQ(raw.size(), 10 + hlen + v.size() * 8);
+  EXPECT_NE(raw.find("'shape': (2, 3)"), std::string::npos);
+}
+
+TEST(Npy, OneDimensionalShapeHasTrailingComma) {
+  auto path = temp_file("u.npy");
+  ASSERT_TRUE(write_npy(path.string(), npy_from_u64({4, 5, 6})).ok());
+  std::ifstream in(path, std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(raw.find("'descr': '<u8'"), std::string::npos);
+  EXPECT_NE(raw.find("'shape': (3,)"), std::string::npos);
+  auto b = read_npy(path.string());
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->shape, (std::vector<std::int64_t>{3}));
+}
+
+TEST(Npy, Bf16IsWidenedToFloat32) {
+  std::vector<std::uint8_t> raw(4);
+  store_element(raw.data(), DType::bf16, 0, 1.5);
+  store_element(raw.data(), DType::bf16, 1, -3.0);
+  auto a = npy_from_elements(raw.data(), DType::bf16, {2});
+  EXPECT_EQ(a.descr, "<f4");
+  ASSERT_EQ(a.data.size(), 8u);
+  EXPECT_EQ(load_element(a.data.data(), DType::f32, 0), 1.5);
+  EXPECT_EQ(load_element(a.data.data(), DType::f32, 1), -3.0);
+  EXPECT_EQ(npy_from_elements(raw.data(), DType::f16, {2}).descr, "<f2");
+}
+
+TEST(Npy, RejectsWhatIsNotNpy) {
+  auto path = temp_file("bad.npy");
+  std::ofstream(path) << "hello";
+  EXPECT_EQ(read_npy(path.string()).status().code(), ErrorCode::parse);
+}
+
+}  // namespace
+}  // namespace tl

@@ -1,0 +1,89 @@
+// GPU: run_instance passes every library kernel at its defaults; test.oob is a fault, test.spin a timeout, and the
+// same WorkerClient runs a passing kernel afterwards.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "library.hpp"
+#include "runtime/bench.hpp"
+#include "runtime/worker.hpp"
+#include "tests/support/gpu.hpp"
+#include "tests/support/tilelab_exe.hpp"
+
+namespace tl {
+namespace {
+
+using namespace std::chrono_literals;
+
+WorkerOptions worker_options() {
+  WorkerOptions o;
+  o.executable = test::tilelab_exe();
+  o.timeout = 60000ms;
+  return o;
+}
+
+const Jit& jit() {
+  static Jit j(kernel_sources().value());
+  return j;
+}
+
+PreparedKernel prepare(const std::string& name, std::map<std::string, std::string> problem = {}) {
+  auto p = prepare_kernel(library_registry(), jit(), name, problem, {}, limits_for_device(query_device(0).value()));
+  EXPECT_TRUE(p.ok()) << name << ": " << p.status().message();
+  return p.ok() ? *p : PreparedKernel{};
+}
+
+TEST(BenchGpu, EveryLibraryKernelPassesAtItsDefaults) {
+  TL_REQUIRE_GPU();
+  WorkerClient worker(worker_options());
+  RunOptions ro;
+  ro.timing.repeat = 5;
+  ro.timing.warmup = 1;
+  for (const KernelSpec* spec : library_registry().list(false)) {
+    SCOPED_TRACE(spec->name);
+    PreparedKernel k = prepare(spec->name);
+    ASSERT_NE(k.instance.spec, nullptr);
+    RunRecord r = run_instance(worker, k, ro);
+    EXPECT_TRUE(r.passed()) << r.failure_text() << "\n" << nlohmann::json(r).dump(2);
+    EXPECT_FALSE(r.outputs.empty());
+    EXPECT_EQ(r.unwritten(), 0u);
+    for (const auto& o : r.outputs) EXPECT_GT(o.comparison.checked, 0u) << o.name;
+    EXPECT_EQ(r.time_ms.count, 5u);
+    EXPECT_GT(r.time_ms.median, 0);
+    EXPECT_LE(r.time_ms.min, r.time_ms.median);
+    EXPECT_LE(r.time_ms.median, r.time_ms.max);
+    // The rates are the spec's counts over the median, nothing else.
+    EXPECT_NEAR(r.gbps, r.min_bytes / (r.time_ms.median * 1e-3) * 1e-9, 1e-6 * r.gbps);
+    EXPECT_NEAR(r.tflops, r.flops / (r.time_ms.median * 1e-3) * 1e-12, 1e-6 * r.tflops + 1e-12);
+    EXPECT_FALSE(r.device.empty());
+    EXPECT_GT(r.attributes.registers, 0);
+  }
+}
+
+TEST(BenchGpu, FaultThenTimeoutThenAPassingRunInTheSameClient) {
+  TL_REQUIRE_GPU();
+  WorkerClient worker(worker_options());
+  RunOptions ro;
+  ro.timing.repeat = 0;
+
+  RunRecord oob = run_instance(worker, prepare("test.oob"), ro);
+  ASSERT_TRUE(oob.failure.has_value()) << "test.oob wrote out of bounds and nothing was reported";
+  EXPECT_EQ(oob.failure->code, ErrorCode::fault) << oob.failure->message;
+  EXPECT_FALSE(oob.passed());
+
+  RunOptions spin_options = ro;
+  spin_options.timeout = 3000ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  RunRecord spin = run_instance(worker, prepare("test.spin"), spin_options);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(spin.failure.has_value()) << "test.spin never returns, yet the run finished";
+  EXPECT_EQ(spin.failure->code, ErrorCode::timeout) << spin.failure->message;
+  EXPECT_LT(waited, 30.0) << "the watchdog took far longer than its 3 s limit";
+
+  RunRecord ok = run_instance(worker, prepare("copy", {{"n", "100003"}}), ro);
+  EXPECT_TRUE(ok.passed()) << ok.failure_text();
+  EXPECT_GE(worker.starts(), 2) << "a worker that faulted or hung must have been replaced";
+}
+
+}  // namespace
+}  // namespace tl
