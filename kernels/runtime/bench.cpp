@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -24,15 +25,43 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
   s.kernel = compiled.lowered_name;
   s.geometry = instance.launch;
   s.timing = timing;
+  // Every tensor gets a buffer (also those reached only through a tensor map); then the kernel's parameters
+  // are laid out in the spec's order.
+  std::map<std::string, int> buffer_of;
+  for (const ArgSpec& a : instance.args) {
+    if (a.kind != ArgSpec::Kind::tensor) continue;
+    BufferRole role = a.role == ArgRole::in ? BufferRole::input
+                      : a.role == ArgRole::out ? BufferRole::output
+                                               : BufferRole::inout;
+    BufferSpec b = BufferSpec::make(a.name, a.dtype, static_cast<std::uint64_t>(a.numel()), role);
+    b.fill = a.fill;
+    buffer_of[a.name] = static_cast<int>(s.buffers.size());
+    s.buffers.push_back(std::move(b));
+  }
   for (const ArgSpec& a : instance.args) {
     if (a.kind == ArgSpec::Kind::tensor) {
-      BufferRole role = a.role == ArgRole::in ? BufferRole::input
-                        : a.role == ArgRole::out ? BufferRole::output
-                                                 : BufferRole::inout;
-      BufferSpec b = BufferSpec::make(a.name, a.dtype, static_cast<std::uint64_t>(a.numel()), role);
-      b.fill = a.fill;
-      s.args.push_back(KernelArg::of_buffer(static_cast<int>(s.buffers.size())));
-      s.buffers.push_back(std::move(b));
+      if (a.is_param) s.args.push_back(KernelArg::of_buffer(buffer_of.at(a.name)));
+      continue;
+    }
+    if (a.kind == ArgSpec::Kind::tensor_map) {
+      auto it = std::find_if(instance.args.begin(), instance.args.end(), [&](const ArgSpec& t) {
+        return t.kind == ArgSpec::Kind::tensor && t.name == a.tensor_of;
+      });
+      if (it == instance.args.end())
+        return make_error(ErrorCode::internal, "tensor map '" + a.name + "' names no tensor '" + a.tensor_of + "'");
+      TensorMapSpec t;
+      t.buffer = buffer_of.at(a.tensor_of);
+      // Row-major shape -> dimensions innermost first; stride of dimension d = bytes of one step along it.
+      std::uint64_t stride = dtype_size(it->dtype);
+      for (auto d = it->shape.rbegin(); d != it->shape.rend(); ++d) {
+        if (!t.dims.empty()) t.strides_bytes.push_back(stride);
+        t.dims.push_back(static_cast<std::uint64_t>(*d));
+        stride *= static_cast<std::uint64_t>(*d);
+      }
+      for (auto b : a.box) t.box.push_back(static_cast<std::uint32_t>(b));
+      t.swizzle_bytes = a.swizzle_bytes;
+      t.l2_promotion_bytes = 256;
+      s.args.push_back(KernelArg::of_tensor_map(std::move(t)));
       continue;
     }
     switch (a.dtype) {

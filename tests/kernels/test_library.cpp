@@ -76,7 +76,9 @@ TEST(Library, SampledValidConfigsCompile) {
           config[p.name] = p.choices[rng() % p.choices.size()];
         } else if (p.type == ParamType::int_) {
           std::int64_t v = p.min + static_cast<std::int64_t>(rng() % static_cast<unsigned>(std::min<std::int64_t>(p.max - p.min + 1, 1 << 20)));
-          config[p.name] = std::to_string(v / 32 * 32 == 0 ? 32 : v / 32 * 32);
+          // Small ranges (pipeline depths) as drawn; wide ones (thread counts) rounded to whole warps.
+          if (p.max - p.min > 64) v = v / 32 * 32 == 0 ? 32 : v / 32 * 32;
+          config[p.name] = std::to_string(v);
         }
       }
       std::map<std::string, std::string> problem;
@@ -281,7 +283,7 @@ TEST(Library, RegistryListsFindsAndSuggests) {
   std::vector<std::string> names, all;
   for (auto* s : reg.list(false)) names.push_back(s->name);
   for (auto* s : reg.list(true)) all.push_back(s->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"copy", "elementwise", "gemm.simt", "rmsnorm", "softmax"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"copy", "elementwise", "gemm.mma", "gemm.simt", "gemm.wgmma", "rmsnorm", "softmax"}));
   EXPECT_EQ(all.size(), names.size() + 2);
   auto miss = reg.find("gemm.smit");
   ASSERT_FALSE(miss.ok());

@@ -37,31 +37,54 @@ TEST(Bench, LaunchSpecMirrorsEveryLibraryKernelsArgs) {
     EXPECT_EQ(ls->geometry.grid.volume(), inst->launch.grid.volume());
     EXPECT_EQ(ls->geometry.block.x, inst->launch.block.x);
     EXPECT_EQ(ls->geometry.dynamic_smem, inst->launch.dynamic_smem);
-    ASSERT_EQ(ls->args.size(), inst->args.size());
+    // Every tensor has a buffer; the kernel parameters are the args that are parameters, in order.
+    std::vector<const ArgSpec*> params;
+    for (const ArgSpec& a : inst->args)
+      if (a.kind != ArgSpec::Kind::tensor || a.is_param) params.push_back(&a);
+    ASSERT_EQ(ls->args.size(), params.size());
+    auto buffer_named = [&](const std::string& name) -> const BufferSpec* {
+      for (const auto& b : ls->buffers)
+        if (b.name == name) return &b;
+      return nullptr;
+    };
     std::size_t tensors = 0;
-    for (std::size_t i = 0; i < inst->args.size(); ++i) {
-      const ArgSpec& a = inst->args[i];
+    for (const ArgSpec& a : inst->args) {
+      if (a.kind != ArgSpec::Kind::tensor) continue;
+      ++tensors;
+      const BufferSpec* b = buffer_named(a.name);
+      ASSERT_NE(b, nullptr) << a.name;
+      EXPECT_EQ(b->dtype, a.dtype);
+      EXPECT_EQ(b->count, static_cast<std::uint64_t>(a.numel()));
+      EXPECT_EQ(b->role == BufferRole::input, a.role == ArgRole::in);
+      EXPECT_EQ(b->role == BufferRole::output, a.role == ArgRole::out);
+      EXPECT_EQ(b->fill.kind, a.fill.kind);
+      EXPECT_EQ(b->fill.seed, a.fill.seed);
+      EXPECT_EQ(b->fill.lo, a.fill.lo);
+      EXPECT_EQ(b->fill.value, a.fill.value);
+      // The host rebuild of an input is the very bytes the worker's fill writes.
+      if (a.role == ArgRole::in && a.numel() < (1 << 22)) {
+        HostTensor h = make_host_tensor(a);
+        Blob w = host_input(*b);
+        ASSERT_EQ(h.data.size(), w.size());
+        EXPECT_EQ(std::memcmp(h.data.data(), w.data(), w.size()), 0);
+      }
+    }
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const ArgSpec& a = *params[i];
       const KernelArg& k = ls->args[i];
       if (a.kind == ArgSpec::Kind::tensor) {
-        ++tensors;
         ASSERT_EQ(k.kind, KernelArg::Kind::buffer);
-        const BufferSpec& b = ls->buffers.at(static_cast<std::size_t>(k.buffer));
-        EXPECT_EQ(b.name, a.name);
-        EXPECT_EQ(b.dtype, a.dtype);
-        EXPECT_EQ(b.count, static_cast<std::uint64_t>(a.numel()));
-        EXPECT_EQ(b.role == BufferRole::input, a.role == ArgRole::in);
-        EXPECT_EQ(b.role == BufferRole::output, a.role == ArgRole::out);
-        EXPECT_EQ(b.fill.kind, a.fill.kind);
-        EXPECT_EQ(b.fill.seed, a.fill.seed);
-        EXPECT_EQ(b.fill.lo, a.fill.lo);
-        EXPECT_EQ(b.fill.value, a.fill.value);
-        // The host rebuild of an input is the very bytes the worker's fill writes.
-        if (a.role == ArgRole::in && a.numel() < (1 << 22)) {
-          HostTensor h = make_host_tensor(a);
-          Blob w = host_input(b);
-          ASSERT_EQ(h.data.size(), w.size());
-          EXPECT_EQ(std::memcmp(h.data.data(), w.data(), w.size()), 0);
-        }
+        EXPECT_EQ(ls->buffers.at(static_cast<std::size_t>(k.buffer)).name, a.name);
+      } else if (a.kind == ArgSpec::Kind::tensor_map) {
+        ASSERT_EQ(k.kind, KernelArg::Kind::tensor_map);
+        const BufferSpec& b = ls->buffers.at(static_cast<std::size_t>(k.tensor_map.buffer));
+        EXPECT_EQ(b.name, a.tensor_of);
+        EXPECT_EQ(k.tensor_map.box.size(), a.box.size());
+        EXPECT_EQ(k.tensor_map.dims.size(), k.tensor_map.strides_bytes.size() + 1);
+        std::uint64_t elems = 1;
+        for (auto d : k.tensor_map.dims) elems *= d;
+        EXPECT_EQ(elems, b.count);  // dimensions cover the whole tensor
+        EXPECT_EQ(k.tensor_map.swizzle_bytes, a.swizzle_bytes);
       } else {
         switch (a.dtype) {
           case DType::f32: EXPECT_EQ(k.kind, KernelArg::Kind::f32); EXPECT_EQ(k.f, static_cast<float>(a.value)); break;
