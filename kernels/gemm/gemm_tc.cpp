@@ -11,7 +11,7 @@ namespace {
 Schema gemm_tc_problem() {
   return {{ParamSpec::integer("M", 4096, 1, 1 << 20, "rows of A and C"),
            ParamSpec::integer("N", 4096, 1, 1 << 20, "columns of C (rows of the K-major B)"),
-           ParamSpec::integer("K", 4096, 8, 1 << 20, "the reduction; a multiple of 8 (16-byte rows)"),
+           ParamSpec::integer("K", 4096, 1, 1 << 20, "the reduction; the tensor-core GEMMs need a multiple of 8 (16-byte rows)"),
            ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of A, B and C")}};
 }
 
@@ -204,7 +204,11 @@ KernelSpec gemm_wgmma_spec() {
     std::vector<ArgSpec> a = {ops[0], ops[1],
                               ArgSpec::tensor_map("tma_A", "A", {64, c.integer("block_M")}, 128),
                               ArgSpec::tensor_map("tma_B", "B", {64, c.integer("block_N")}, 128),
-                              ArgSpec::tensor_map("tma_C", "C", {64, 64}, 128), ops[2]};
+                              // Without tma_store the kernel never reads tma_C, and C's rows need not be
+                              // 16-byte multiples: pass a valid map of A in its place.
+                              c.boolean("tma_store") ? ArgSpec::tensor_map("tma_C", "C", {64, 64}, 128)
+                                                     : ArgSpec::tensor_map("tma_C", "A", {64, c.integer("block_M")}, 128),
+                              ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
