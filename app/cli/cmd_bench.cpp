@@ -17,7 +17,7 @@ namespace tl::cli {
 namespace {
 
 struct BenchArgs {
-  std::string kernel, problem, config, json, dump, kernels_dir, cache_dir;
+  std::string kernel, problem, config, json, dump, kernels_dir, cache_dir, vs;
   int repeat = 20, warmup = 3;
   double timeout_s = 30;
 };
@@ -42,6 +42,27 @@ Status dump_run(const std::string& dir, const RunRecord& r) {
   return Status::success();
 }
 
+// The library's row under the kernel's (same columns), and how the two compare.
+void print_baseline(const RunRecord& r) {
+  const BaselineResult& b = *r.baseline;
+  if (!b.error.empty()) {
+    std::printf("%-12s not run: %s\n", b.name.c_str(), b.error.c_str());
+    return;
+  }
+  const bool timed = b.time_ms.count > 0 && b.time_ms.median > 0;
+  auto t = [&](double v) { return timed ? format_number(v, "%.4f") : std::string("-"); };
+  const double tflops = timed ? r.flops / (b.time_ms.median * 1e-3) * 1e-12 : 0;
+  const double gbps = timed ? r.min_bytes / (b.time_ms.median * 1e-3) * 1e-9 : 0;
+  std::printf("%-12s %9s %9s %9s %8s %8s %6s %9s\n", b.name.c_str(), t(b.time_ms.median).c_str(), t(b.time_ms.min).c_str(),
+              t(b.time_ms.max).c_str(), timed && r.flops > 0 ? format_number(tflops, "%.2f").c_str() : "-",
+              timed ? format_number(gbps, "%.0f").c_str() : "-", "-", format_number(b.rel_vs_kernel, "%.2e").c_str());
+  if (timed && r.time_ms.median > 0)
+    std::printf("%s / %s = %.2fx throughput (rel diff %.1e; the %s row's rel_err is against %s)\n", r.kernel.c_str(),
+                b.name.c_str(), b.time_ms.median / r.time_ms.median, b.rel_vs_kernel, b.name.c_str(), r.kernel.c_str());
+  else
+    std::printf("%s vs %s: rel diff %.1e (not timed)\n", r.kernel.c_str(), b.name.c_str(), b.rel_vs_kernel);
+}
+
 int run_bench(const BenchArgs& a) {
   auto spec = library_registry().find(a.kernel);
   if (!spec) return report_error(spec.status().message());
@@ -54,6 +75,10 @@ int run_bench(const BenchArgs& a) {
   // Validate before saying there is no GPU: a config that could never run is worth knowing about anywhere.
   auto inst = instantiate(**spec, *problem, *config, target.limits);
   if (!inst) return report_error("invalid problem/config: " + inst.status().message());
+  if (!a.vs.empty()) {
+    auto b = baseline_for(*inst, a.vs);
+    if (!b) return report_error(b.status().message());
+  }
   if (!target.device) return report_error("cannot run " + a.kernel + ": no GPU: " + target.why_no_device);
 
   auto setup = make_jit(a.kernels_dir, a.cache_dir);
@@ -70,12 +95,14 @@ int run_bench(const BenchArgs& a) {
   ro.timeout = wo.timeout;
   ro.ceilings = target.ceilings ? &*target.ceilings : nullptr;
   ro.keep_data = !a.dump.empty();
+  ro.vs = a.vs;
   RunRecord r = run_instance(worker, *prepared, ro);
 
   std::printf("%s  %s  problem %s  config %s\n", r.device.empty() ? target.device->name.c_str() : r.device.c_str(),
               r.name_expression.c_str(), prepared->instance.problem.to_string().c_str(),
               prepared->instance.config.to_string().c_str());
   print_run_table({r});
+  if (r.baseline) print_baseline(r);
   if (!r.efficiency.bound.empty())
     std::printf("efficiency: %s-bound, against the measured %s ceiling (%s)\n", r.efficiency.bound.c_str(),
                 r.efficiency.ceiling.c_str(),
@@ -117,6 +144,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take before the watchdog kills it")->capture_default_str();
   cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
+  cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")
+      ->check(CLI::IsMember({"cublas"}));
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });

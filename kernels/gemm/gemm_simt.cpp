@@ -112,6 +112,16 @@ KernelSpec gemm_simt_spec() {
     return std::vector<LayoutInfo>{{"smem_A", "(" + bm + "," + bk + "):(1," + bm + ")"},
                                    {"smem_B", "(" + bk + "," + bn + "):(" + bn + ",1)"}};
   };
+  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+    BaselineSpec b;
+    b.layout = "nn";
+    b.M = static_cast<int>(p.integer("M"));
+    b.N = static_cast<int>(p.integer("N"));
+    b.K = static_cast<int>(p.integer("K"));
+    b.in = p.dtype();
+    b.out = DType::f32;
+    return b;
+  };
   return k;
 }
 

@@ -76,6 +76,15 @@ KernelSpec gemm_tc_base() {
     const double K = static_cast<double>(p.integer("K"));
     return dt == DType::bf16 ? Tolerance{1e-2, 0.02 * std::sqrt(K)} : Tolerance{5e-3, 0.004 * std::sqrt(K)};
   };
+  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+    BaselineSpec b;
+    b.layout = "nt";
+    b.M = static_cast<int>(p.integer("M"));
+    b.N = static_cast<int>(p.integer("N"));
+    b.K = static_cast<int>(p.integer("K"));
+    b.in = b.out = p.dtype();
+    return b;
+  };
   return k;
 }
 

@@ -79,6 +79,33 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
   return s;
 }
 
+Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs) {
+  if (vs != "cublas") return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas)");
+  const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
+  std::optional<BaselineSpec> b;
+  if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem);
+  if (!b)
+    return make_error(ErrorCode::unsupported, "--vs cublas: " + name + " has no cuBLAS equivalent (the GEMMs have one: "
+                                                  "gemm.simt, gemm.mma, gemm.wgmma)");
+  if (b->layout != "nt" && b->layout != "nn")
+    return make_error(ErrorCode::internal, name + ": baseline layout '" + b->layout + "' is neither nt nor nn");
+  auto expect = [&](const std::string& tensor, DType dt, std::int64_t rows, std::int64_t cols) -> Status {
+    for (const ArgSpec& a : instance.args) {
+      if (a.kind != ArgSpec::Kind::tensor || a.name != tensor) continue;
+      if (a.dtype != dt || a.shape != std::vector<std::int64_t>{rows, cols})
+        return make_error(ErrorCode::internal, name + ": the cuBLAS baseline expects " + tensor + " as " + dtype_name(dt) +
+                                                   " [" + std::to_string(rows) + "," + std::to_string(cols) + "]");
+      return Status::success();
+    }
+    return make_error(ErrorCode::internal, name + ": the cuBLAS baseline names no tensor '" + tensor + "'");
+  };
+  const bool nt = b->layout == "nt";
+  TL_RETURN_IF_ERROR(expect(b->a, b->in, b->M, b->K));
+  TL_RETURN_IF_ERROR(expect(b->b, b->in, nt ? b->N : b->K, nt ? b->K : b->N));
+  TL_RETURN_IF_ERROR(expect(b->c, b->out, b->M, b->N));
+  return *b;
+}
+
 // [SECTION] RunRecord
 
 double RunRecord::rel_error() const {
@@ -218,6 +245,14 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       r.failure = RunFailure{spec.status().code(), spec.status().message(), std::nullopt};
       return r;
     }
+    if (!options.vs.empty()) {
+      auto b = baseline_for(inst, options.vs);
+      if (!b) {
+        r.failure = RunFailure{b.status().code(), b.status().message(), std::nullopt};
+        return r;
+      }
+      spec->baseline = *b;
+    }
     for (auto& b : spec->buffers) {
       b.max_samples = options.max_samples;
       b.return_all = options.keep_data && b.is_output();
@@ -233,6 +268,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.device = result->device_name;
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
+    r.baseline = result->baseline;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {
       const double seconds = r.time_ms.median * 1e-3;
       r.tflops = r.flops / seconds * 1e-12;
@@ -290,6 +326,14 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"unwritten", r.unwritten()},
        {"verified", r.verified},
        {"passed", r.passed()}};
+  if (r.baseline) {
+    nlohmann::json b = *r.baseline;
+    const double ms = r.baseline->time_ms.median;
+    b["tflops"] = ms > 0 ? r.flops / (ms * 1e-3) * 1e-12 : 0.0;
+    // The kernel's throughput over the library's (> 1: the kernel is faster), from the medians.
+    b["speedup"] = ms > 0 && r.time_ms.median > 0 ? ms / r.time_ms.median : 0.0;
+    j["baseline"] = std::move(b);
+  }
   if (r.failure) {
     nlohmann::json f = {{"code", error_code_name(r.failure->code)}, {"message", r.failure->message}};
     if (r.failure->worker) f["worker"] = *r.failure->worker;

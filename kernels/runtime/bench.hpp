@@ -36,7 +36,12 @@ struct RunOptions {
   std::uint64_t max_samples = 1u << 16;  // output positions checked against the reference (0 = all)
   const Ceilings* ceilings = nullptr;    // this device's measured ceilings, for the efficiency (optional)
   bool keep_data = false;                // keep inputs, whole outputs and the reference values (for --dump)
+  std::string vs;                        // "cublas": also time the spec's cuBLAS baseline in the same worker
 };
+
+// The baseline `vs` ("cublas") of an instance, checked against its tensors (names, dtypes, sizes). Errors:
+// invalid_argument for an unknown `vs`, unsupported for a kernel without a cuBLAS equivalent.
+Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs);
 
 // One output's check, and (with keep_data) what it was checked on.
 struct OutputCheck {
@@ -81,6 +86,7 @@ struct RunRecord {
   Tolerance tolerance;
   bool verified = false;  // every output passed its comparison
   std::optional<RunFailure> failure;
+  std::optional<BaselineResult> baseline;  // RunOptions::vs: the library's run on the same buffers
 
   bool passed() const { return !failure && verified; }
   // Over all outputs: the largest relative and absolute errors, and the unwritten elements.

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/baseline.hpp"
 #include "runtime/device.hpp"
 #include "runtime/dtype.hpp"
 #include "runtime/geometry.hpp"
@@ -166,6 +168,8 @@ struct KernelSpec {
   std::function<Tolerance(const Values& problem, DType dtype)> tolerance;
   std::function<std::vector<LayoutInfo>(const Values& problem, const Values& config)> layouts;
   std::vector<std::string> probes;
+  // The cuBLAS call computing the same result on the same buffers (`bench --vs cublas`); unset: none.
+  std::function<std::optional<BaselineSpec>(const Values& problem)> baseline;
 };
 
 // A spec resolved for one problem and config: what the worker needs, apart from the compiled code.

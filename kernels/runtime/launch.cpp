@@ -71,7 +71,7 @@ json launch_json(const LaunchSpec& s, Message& m) {
     }
     args.push_back(std::move(ja));
   }
-  return {{"label", s.label},
+  json j = {{"label", s.label},
           {"image", m.add_blob(s.image)},
           {"kernel", s.kernel},
           {"grid", dim3_json(s.geometry.grid)},
@@ -82,6 +82,12 @@ json launch_json(const LaunchSpec& s, Message& m) {
           {"args", std::move(args)},
           {"timing", {{"warmup", s.timing.warmup}, {"repeat", s.timing.repeat}, {"flush_l2", s.timing.flush_l2}}},
           {"device", s.device}};
+  if (s.baseline) {
+    const BaselineSpec& b = *s.baseline;
+    j["baseline"] = {{"kind", b.kind}, {"layout", b.layout}, {"M", b.M}, {"N", b.N}, {"K", b.K}, {"a", b.a},
+                     {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)}};
+  }
+  return j;
 }
 
 Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
@@ -166,6 +172,25 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
     s.timing.warmup = t.value("warmup", s.timing.warmup);
     s.timing.repeat = t.value("repeat", s.timing.repeat);
     s.timing.flush_l2 = t.value("flush_l2", s.timing.flush_l2);
+    if (j.contains("baseline")) {
+      const json& jb = j["baseline"];
+      BaselineSpec b;
+      b.kind = jb.at("kind").get<std::string>();
+      b.layout = jb.at("layout").get<std::string>();
+      b.M = jb.at("M").get<int>();
+      b.N = jb.at("N").get<int>();
+      b.K = jb.at("K").get<int>();
+      b.a = jb.at("a").get<std::string>();
+      b.b = jb.at("b").get<std::string>();
+      b.c = jb.at("c").get<std::string>();
+      auto in = parse_dtype(jb.at("in").get<std::string>());
+      if (!in) return in.status();
+      auto out = parse_dtype(jb.at("out").get<std::string>());
+      if (!out) return out.status();
+      b.in = *in;
+      b.out = *out;
+      s.baseline = std::move(b);
+    }
   } catch (const json::exception& e) {
     return make_error(ErrorCode::parse, std::string("malformed launch request: ") + e.what());
   }
@@ -188,8 +213,10 @@ json result_json(const LaunchResult& r, Message& m) {
     if (!o.data.empty()) jo["data"] = m.add_blob(o.data);
     outputs.push_back(std::move(jo));
   }
-  return {{"outputs", std::move(outputs)}, {"time_ms", r.time_ms},          {"times_ms", r.times_ms},
-          {"attributes", r.attributes},   {"device_name", r.device_name}, {"l2_flushed", r.l2_flushed}};
+  json j = {{"outputs", std::move(outputs)}, {"time_ms", r.time_ms},          {"times_ms", r.times_ms},
+            {"attributes", r.attributes},   {"device_name", r.device_name}, {"l2_flushed", r.l2_flushed}};
+  if (r.baseline) j["baseline"] = *r.baseline;
+  return j;
 }
 
 Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
@@ -231,6 +258,16 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
     r.attributes.binary_version = a.value("binary_version", 0);
     r.device_name = j.value("device_name", std::string());
     r.l2_flushed = j.value("l2_flushed", false);
+    if (j.contains("baseline")) {
+      const json& jb = j["baseline"];
+      BaselineResult b;
+      b.name = jb.value("name", std::string());
+      b.time_ms = jb.value("time_ms", Stats{});
+      b.times_ms = jb.value("times_ms", std::vector<double>{});
+      b.rel_vs_kernel = jb.value("rel_vs_kernel", 0.0);
+      b.error = jb.value("error", std::string());
+      r.baseline = std::move(b);
+    }
   } catch (const json::exception& e) {
     return make_error(ErrorCode::parse, std::string("malformed launch reply: ") + e.what());
   }
@@ -260,6 +297,11 @@ void to_json(nlohmann::json& j, const KernelAttributes& a) {
   j = {{"registers", a.registers},     {"static_smem", a.static_smem},
        {"local_bytes", a.local_bytes}, {"const_bytes", a.const_bytes},
        {"max_threads_per_block", a.max_threads_per_block}, {"binary_version", a.binary_version}};
+}
+
+void to_json(nlohmann::json& j, const BaselineResult& b) {
+  j = {{"name", b.name}, {"time_ms", b.time_ms}, {"times_ms", b.times_ms}, {"rel_vs_kernel", b.rel_vs_kernel}};
+  if (!b.error.empty()) j["error"] = b.error;
 }
 
 Message make_launch_request(const LaunchSpec& spec) {

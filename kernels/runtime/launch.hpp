@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/baseline.hpp"
 #include "runtime/geometry.hpp"
 #include "runtime/measure.hpp"
 #include "runtime/protocol.hpp"
@@ -114,6 +116,8 @@ struct LaunchSpec {
   std::vector<KernelArg> args;
   TimingOptions timing;
   int device = 0;
+  // Also run this vendor-library equivalent after the kernel's timed runs, with the same timing.
+  std::optional<BaselineSpec> baseline;
 };
 
 struct OutputResult {
@@ -142,6 +146,7 @@ struct LaunchResult {
   KernelAttributes attributes;
   std::string device_name;
   bool l2_flushed = false;
+  std::optional<BaselineResult> baseline;  // when the spec asked for one
 };
 
 // --- parent side -------------------------------------------------------------------------------------------
@@ -168,6 +173,7 @@ using ElementReferenceFn = std::function<double(std::uint64_t index)>;
 Comparison check_output(const OutputResult& out, const ElementReferenceFn& reference, Tolerance tol);
 
 void to_json(nlohmann::json& j, const KernelAttributes& a);
+void to_json(nlohmann::json& j, const BaselineResult& b);
 
 // --- worker side (CUDA; these run inside `tilelab worker`) -------------------------------------------------
 

@@ -179,6 +179,111 @@ TEST(Bench, RunWithoutGpuIsARecordNotAnException) {
   EXPECT_EQ(r.problem.at("n"), "1000");
 }
 
+// [SECTION] --vs cublas
+
+// The cuBLAS call reads A, B and writes a C of the kernel's problem: names, shapes and types must line up with
+// the tensors of the launch, whose buffers the worker passes to cublasGemmEx.
+TEST(Baseline, EachGemmNamesItsOwnBuffersAndLayout) {
+  struct Case {
+    const char* kernel;
+    const char* layout;
+    DType in, out;
+  };
+  for (const Case& c : {Case{"gemm.simt", "nn", DType::f16, DType::f32}, Case{"gemm.mma", "nt", DType::f16, DType::f16},
+                        Case{"gemm.wgmma", "nt", DType::bf16, DType::bf16}}) {
+    SCOPED_TRACE(c.kernel);
+    auto inst = instantiate(*library_registry().find(c.kernel).value(),
+                            {{"M", "96"}, {"N", "80"}, {"K", "64"}, {"dtype", dtype_name(c.in)}}, {},
+                            limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto b = baseline_for(*inst, "cublas");
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(b->kind, "cublas_gemm");
+    EXPECT_EQ(b->layout, c.layout);
+    EXPECT_EQ(b->M, 96);
+    EXPECT_EQ(b->N, 80);
+    EXPECT_EQ(b->K, 64);
+    EXPECT_EQ(b->in, c.in);
+    EXPECT_EQ(b->out, c.out);
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    auto count_of = [&](const std::string& name) -> std::uint64_t {
+      for (const auto& buf : ls->buffers)
+        if (buf.name == name) return buf.count;
+      return 0;
+    };
+    EXPECT_EQ(count_of(b->a), 96u * 64u);
+    EXPECT_EQ(count_of(b->b), 80u * 64u);
+    EXPECT_EQ(count_of(b->c), 96u * 80u);
+  }
+}
+
+TEST(Baseline, KernelWithoutOneIsRefusedByName) {
+  auto inst = instantiate(*library_registry().find("copy").value(), {{"n", "1000"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(inst.ok());
+  auto b = baseline_for(*inst, "cublas");
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(b.status().message().find("copy has no cuBLAS equivalent"), std::string::npos) << b.status().message();
+  auto gemm = instantiate(*library_registry().find("gemm.simt").value(), {}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(gemm.ok());
+  EXPECT_EQ(baseline_for(*gemm, "cutlass").status().code(), ErrorCode::invalid_argument);
+}
+
+// The record's JSON carries the baseline with rates derived from the spec's FLOPs and the baseline's median.
+TEST(Baseline, RecordJsonHasTheBaselineRow) {
+  RunRecord r;
+  r.kernel = "gemm.wgmma";
+  r.flops = 4e9;
+  r.time_ms.count = 3;
+  r.time_ms.median = 2.0;
+  BaselineResult b;
+  b.name = "cublas";
+  b.time_ms.count = 3;
+  b.time_ms.median = 4.0;
+  b.rel_vs_kernel = 1e-3;
+  r.baseline = b;
+  nlohmann::json j = r;
+  ASSERT_TRUE(j.contains("baseline"));
+  EXPECT_EQ(j["baseline"]["name"], "cublas");
+  EXPECT_DOUBLE_EQ(j["baseline"]["tflops"].get<double>(), 1.0);   // 4e9 flops in 4 ms
+  EXPECT_DOUBLE_EQ(j["baseline"]["speedup"].get<double>(), 2.0);  // the kernel takes half as long
+  EXPECT_DOUBLE_EQ(j["baseline"]["rel_vs_kernel"].get<double>(), 1e-3);
+  EXPECT_EQ(j["baseline"]["time_ms"]["median"].get<double>(), 4.0);
+  EXPECT_FALSE(j["baseline"].contains("error"));
+  r.baseline = std::nullopt;
+  EXPECT_FALSE(nlohmann::json(r).contains("baseline"));
+}
+
+// The worker gets the baseline through the launch request and sends its result back in the reply.
+TEST(Baseline, TravelsInTheLaunchRequestAndReply) {
+  auto inst = instantiate(*library_registry().find("gemm.mma").value(), {{"M", "128"}, {"N", "64"}, {"K", "32"}}, {},
+                          limits_for_arch("sm_90a"));
+  ASSERT_TRUE(inst.ok());
+  auto ls = to_launch_spec(*inst, fake_compiled());
+  ASSERT_TRUE(ls.ok());
+  ls->baseline = baseline_for(*inst, "cublas").value();
+  Message req = make_launch_request(*ls);
+  const auto& jb = req.header["launch"]["baseline"];
+  EXPECT_EQ(jb["layout"], "nt");
+  EXPECT_EQ(jb["M"], 128);
+  EXPECT_EQ(jb["N"], 64);
+  EXPECT_EQ(jb["K"], 32);
+  EXPECT_EQ(jb["in"], "bf16");
+  EXPECT_EQ(jb["c"], "C");
+
+  Message reply = make_reply(0);
+  reply.header["result"] = {{"outputs", nlohmann::json::array()},
+                            {"baseline", {{"name", "cublas"}, {"rel_vs_kernel", 0.5}, {"error", "no libcublas"}}}};
+  auto parsed = parse_launch_reply(reply);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_TRUE(parsed->baseline.has_value());
+  EXPECT_EQ(parsed->baseline->error, "no libcublas");
+  EXPECT_DOUBLE_EQ(parsed->baseline->rel_vs_kernel, 0.5);
+  reply.header["result"].erase("baseline");
+  EXPECT_FALSE(parse_launch_reply(reply).value().baseline.has_value());
+}
+
 std::filesystem::path temp_file(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("tl_test_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

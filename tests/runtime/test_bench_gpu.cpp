@@ -60,6 +60,29 @@ TEST(BenchGpu, EveryLibraryKernelPassesAtItsDefaults) {
   }
 }
 
+// cuBLAS on the same buffers computes the same GEMM: the two outputs agree to 16-bit rounding, each timed.
+TEST(BenchGpu, WgmmaVsCublasInTheSameWorker) {
+  TL_REQUIRE_GPU();
+  if (query_device(0).value().cc_major < 9) GTEST_SKIP() << "gemm.wgmma needs sm_90";
+  WorkerClient worker(worker_options());
+  RunOptions ro;
+  ro.timing.repeat = 5;
+  ro.timing.warmup = 1;
+  ro.vs = "cublas";
+  PreparedKernel k = prepare("gemm.wgmma", {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}});
+  ASSERT_NE(k.instance.spec, nullptr);
+  RunRecord r = run_instance(worker, k, ro);
+  ASSERT_TRUE(r.passed()) << r.failure_text();
+  ASSERT_TRUE(r.baseline.has_value());
+  ASSERT_TRUE(r.baseline->error.empty()) << r.baseline->error;
+  EXPECT_EQ(r.baseline->name, "cublas");
+  EXPECT_LT(r.baseline->rel_vs_kernel, 1e-2);
+  EXPECT_EQ(r.baseline->time_ms.count, 5u);
+  EXPECT_GT(r.baseline->time_ms.median, 0);
+  nlohmann::json j = r;
+  EXPECT_GT(j["baseline"]["tflops"].get<double>(), 0);
+}
+
 TEST(BenchGpu, FaultThenTimeoutThenAPassingRunInTheSameClient) {
   TL_REQUIRE_GPU();
   WorkerClient worker(worker_options());
