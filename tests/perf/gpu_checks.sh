@@ -14,14 +14,14 @@ $tl test --junit /tmp/tl.xml | tail -3
 $tl test --kernel test.oob | tail -2
 $tl test --kernel test.spin --timeout 5 | tail -2
 [ "${2:-}" = quick ] && exit 0
-bench() { echo "== bench $*"; $tl bench "$@" 2>&1 | tail -4; }
+bench() { echo "== bench $*"; $tl bench "$@" 2>&1 | tail -5; }
 bench copy --problem n=268435456,dtype=f32
 bench elementwise --problem n=268435456,dtype=bf16
 bench rmsnorm --problem rows=65536,cols=4096,dtype=bf16
 bench softmax --problem rows=65536,cols=4096,dtype=bf16
 for s in M=8192,N=8192,K=8192 M=4096,N=4096,K=4096 M=8192,N=8192,K=1024 M=4096,N=4096,K=512; do
-  bench gemm.wgmma --problem $s
+  bench gemm.wgmma --problem $s --vs cublas
 done
-bench gemm.wgmma --problem M=4096,N=4096,K=512 --config block_N=128,num_stages=6,panel=8
-bench gemm.mma --problem M=8192,N=8192,K=8192 --config block_N=256,num_stages=3
-bench gemm.simt --problem M=4096,N=4096,K=4096
+bench gemm.wgmma --problem M=4096,N=4096,K=512 --config block_N=128,num_stages=6,panel=8 --vs cublas
+bench gemm.mma --problem M=8192,N=8192,K=8192 --config block_N=256,num_stages=3 --vs cublas
+bench gemm.simt --problem M=4096,N=4096,K=4096 --vs cublas
