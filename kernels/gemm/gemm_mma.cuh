@@ -13,6 +13,7 @@
 // consecutive rows at one chunk hit 8 different bank groups; without it ldmatrix is 8-way conflicted.
 #pragma once
 
+#include "gemm/gemm_common.cuh"
 #include "tile/config.hpp"
 
 #ifndef TL_DEVICE_INLINE
@@ -21,8 +22,6 @@
 
 namespace tl {
 namespace mma_detail {
-
-TL_DEVICE_INLINE unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
 // 16-byte async copy global -> shared; src_bytes < 16 zero-fills the rest (used for the M/N/K edges).
 TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) {
@@ -57,17 +56,6 @@ TL_DEVICE_INLINE void mma_16816(float* d, const unsigned* a, const unsigned* b) 
   }
 }
 
-template <bool BF16>
-TL_DEVICE_INLINE unsigned pack2(float lo, float hi) {
-  unsigned r;
-  if constexpr (BF16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
-
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of 128-byte rows.
 template <bool SWIZZLE>
 TL_DEVICE_INLINE unsigned chunk_offset(int row, int chunk) {
@@ -87,6 +75,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
     gemm_mma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
              unsigned short* __restrict__ C, int M, int N, int K) {
   using namespace mma_detail;
+  using namespace gemm_detail;
   constexpr int BK = 64;
   constexpr int THREADS = WARPS_M * WARPS_N * 32;
   constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;
@@ -194,16 +183,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = m0 + wm * WTM + i * 16 + lane / 4 + 8 * h;
-        if (row < M && col < N) {
-          unsigned short* dst = C + static_cast<long long>(row) * N + col;
-          const unsigned v = pack2<BF16>(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-          if (col + 1 < N && (N % 2) == 0) {
-            *reinterpret_cast<unsigned*>(dst) = v;
-          } else {
-            dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
-            if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
-          }
-        }
+        store_pair(C, row, col, M, N, pack2<BF16>(acc[i][j][2 * h], acc[i][j][2 * h + 1]));
       }
     }
   }

@@ -18,6 +18,7 @@
 // atom, so the wgmma descriptor's stride byte offset is 1024 and stepping k16 inside the row is +32 bytes.
 #pragma once
 
+#include "gemm/gemm_common.cuh"
 #include "tile/config.hpp"
 
 #ifndef TL_DEVICE_INLINE
@@ -32,10 +33,6 @@ struct alignas(64) TmaDescriptor {
 };
 
 namespace wgmma_detail {
-
-TL_DEVICE_INLINE unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 TL_DEVICE_INLINE void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
@@ -107,18 +104,6 @@ TL_DEVICE_INLINE void setmaxnreg_inc() {
 template <int REGS>
 TL_DEVICE_INLINE void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
-}
-
-// Two fp32 values -> packed 16-bit pair, `lo` in the low half (the lower column).
-template <bool BF16>
-TL_DEVICE_INLINE unsigned pack2(float lo, float hi) {
-  unsigned r;
-  if constexpr (BF16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
 }
 
 // wgmma m64nNk16, A and B from shared memory (descriptors), fp32 accumulate into d[N/2].
@@ -197,6 +182,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                const __grid_constant__ TmaDescriptor tma_c, unsigned short* __restrict__ C, int M, int N, int K) {
   using namespace wgmma_detail;
+  using namespace gemm_detail;
   static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per tile row");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma N");
@@ -204,7 +190,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   constexpr unsigned B_BYTES = BN * BK * 2;
 
   extern __shared__ unsigned char smem_raw[];
-  const unsigned raw = smem_addr(smem_raw);
+  const unsigned raw = smem_u32(smem_raw);
   const unsigned base = (raw + 1023u) & ~1023u;
   const unsigned a_base = base;
   const unsigned b_base = base + STAGES * A_BYTES;
@@ -311,17 +297,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
           const int col = col0 + 8 * j;
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int row = row0 + 8 * h;
-            if (row < M && col < N) {
-              unsigned short* dst = C + static_cast<long long>(row) * N + col;
-              const unsigned v = pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-              if (col + 1 < N && (N % 2) == 0) {
-                *reinterpret_cast<unsigned*>(dst) = v;
-              } else {
-                dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
-                if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
-              }
-            }
+            store_pair(C, row0 + 8 * h, col, M, N, pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
           }
         }
       }
