@@ -62,6 +62,19 @@ TL_DEVICE_INLINE unsigned chunk_offset(int row, int chunk) {
   return row * 128 + ((SWIZZLE ? (chunk ^ (row % 8)) : chunk) * 16);
 }
 
+// Copies rows [row0, row0 + ROWS) x columns [k0, k0 + 64) of a K-major matrix (`rows` rows, K columns) into a
+// 128-byte-row smem tile; each thread moves ROWS * 8 / THREADS 16-byte chunks, out-of-bounds ones zero-filled.
+template <int ROWS, int THREADS, bool SWIZZLE>
+TL_DEVICE_INLINE void load_tile(unsigned dst, const unsigned short* src, int row0, int rows, int k0, int K, int tid) {
+#pragma unroll
+  for (int i = 0; i < ROWS * 8 / THREADS; ++i) {
+    const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
+    const int gr = row0 + row, gk = k0 + chunk * 8;
+    const int bytes = (gr < rows && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
+    cp_async_16(dst + chunk_offset<SWIZZLE>(row, chunk), src + (bytes ? static_cast<long long>(gr) * K + gk : 0), bytes);
+  }
+}
+
 }  // namespace mma_detail
 
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES>
@@ -102,28 +115,12 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
   const int k_steps = (K + BK - 1) / BK;
 
-  // Each thread copies (rows * 8 chunks) / THREADS 16-byte chunks of A and of B per stage.
   auto load_stage = [&](int stage, int k_step) {
     const unsigned a_dst = smem_base + stage * STAGE_BYTES;
-    const unsigned b_dst = a_dst + A_BYTES;
-    const int k0 = k_step * BK;
-#pragma unroll
-    for (int i = 0; i < BM * 8 / THREADS; ++i) {
-      const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
-      const int gm = m0 + row, gk = k0 + chunk * 8;
-      const int bytes = (gm < M && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
-      const unsigned short* src = A + (bytes ? static_cast<long long>(gm) * K + gk : 0);
-      cp_async_16(a_dst + chunk_offset<SWIZZLE>(row, chunk), src, bytes);
-    }
-#pragma unroll
-    for (int i = 0; i < BN * 8 / THREADS; ++i) {
-      const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
-      const int gn = n0 + row, gk = k0 + chunk * 8;
-      const int bytes = (gn < N && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
-      const unsigned short* src = B + (bytes ? static_cast<long long>(gn) * K + gk : 0);
-      cp_async_16(b_dst + chunk_offset<SWIZZLE>(row, chunk), src, bytes);
-    }
+    load_tile<BM, THREADS, SWIZZLE>(a_dst, A, m0, M, k_step * BK, K, tid);
+    load_tile<BN, THREADS, SWIZZLE>(a_dst + A_BYTES, B, n0, N, k_step * BK, K, tid);
   };
+
 
   float acc[MT][NT][4];
 #pragma unroll

@@ -37,8 +37,8 @@ namespace {
 
 std::atomic<bool> g_poisoned{false};
 
-// Errors after which the context is unusable: documented as "the process must be terminated and relaunched".
-bool sticky_error(cudaError_t e) {
+// Errors a faulting kernel leaves behind.
+bool kernel_fault(cudaError_t e) {
   switch (e) {
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchTimeout:
@@ -50,28 +50,20 @@ bool sticky_error(cudaError_t e) {
     case cudaErrorInvalidPc:
     case cudaErrorLaunchFailure:
     case cudaErrorTensorMemoryLeak:
-    case cudaErrorContained:
-    case cudaErrorECCUncorrectable:
-    case cudaErrorExternalDevice:
       return true;
     default:
       return false;
   }
 }
 
+// Errors after which the context is unusable: documented as "the process must be terminated and relaunched".
+bool sticky_error(cudaError_t e) {
+  return kernel_fault(e) || e == cudaErrorContained || e == cudaErrorECCUncorrectable || e == cudaErrorExternalDevice;
+}
+
 ErrorCode classify(cudaError_t e) {
+  if (kernel_fault(e)) return ErrorCode::fault;
   switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorAssert:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchFailure:
-    case cudaErrorTensorMemoryLeak:
-      return ErrorCode::fault;
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorDevicesUnavailable:
