@@ -9,9 +9,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "library.hpp"
 #include "runtime/npy.hpp"
-#include "runtime/worker.hpp"
 
 namespace tl::cli {
 namespace {
@@ -64,39 +62,40 @@ void print_baseline(const RunRecord& r) {
 }
 
 int run_bench(const BenchArgs& a) {
-  auto spec = library_registry().find(a.kernel);
-  if (!spec) return report_error(spec.status().message());
   auto config = parse_key_values(a.config);
   if (!config) return report_error("--config: " + config.status().message());
   auto problem = parse_key_values(a.problem);
   if (!problem) return report_error("--problem: " + problem.status().message());
 
-  const RunTarget target = find_run_target(a.cache_dir);
+  SessionOptions so;
+  so.kernels_dir = a.kernels_dir;
+  so.cache_dir = a.cache_dir;
+  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  auto session = Session::open(so);
+  if (!session) return report_error(session.status().message());
+  Session& s = **session;
+  const RunTarget& target = s.target();
   // Validate before saying there is no GPU: a config that could never run is worth knowing about anywhere.
-  auto inst = instantiate(**spec, *problem, *config, target.limits);
-  if (!inst) return report_error("invalid problem/config: " + inst.status().message());
+  auto inst = s.instantiate(a.kernel, *problem, *config);
+  if (!inst) {
+    if (inst.status().code() == ErrorCode::not_found) return report_error(inst.status().message());
+    return report_error("invalid problem/config: " + inst.status().message());
+  }
   if (!a.vs.empty()) {
     auto b = baseline_for(*inst, a.vs);
     if (!b) return report_error(b.status().message());
   }
   if (!target.device) return report_error("cannot run " + a.kernel + ": no GPU: " + target.why_no_device);
 
-  auto setup = make_jit(a.kernels_dir, a.cache_dir);
-  if (!setup) return report_error(setup.status().message());
-  auto prepared = prepare_kernel(library_registry(), *setup->jit, a.kernel, *problem, *config, target.limits);
+  auto prepared = s.prepare(a.kernel, *problem, *config);
   if (!prepared) return report_error(prepared.status().message());
 
-  WorkerOptions wo;
-  wo.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-  WorkerClient worker(wo);
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
-  ro.timeout = wo.timeout;
-  ro.ceilings = target.ceilings ? &*target.ceilings : nullptr;
   ro.keep_data = !a.dump.empty();
   ro.vs = a.vs;
-  RunRecord r = run_instance(worker, *prepared, ro);
+  RunRecord r = s.run(*prepared, ro);
 
   std::printf("%s  %s  problem %s  config %s\n", r.device.empty() ? target.device->name.c_str() : r.device.c_str(),
               r.name_expression.c_str(), prepared->instance.problem.to_string().c_str(),

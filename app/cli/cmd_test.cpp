@@ -7,7 +7,6 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "library.hpp"
-#include "runtime/worker.hpp"
 
 namespace tl::cli {
 namespace {
@@ -161,16 +160,17 @@ int run_test(const TestArgs& a) {
   } else {
     specs = library_registry().list(false);
   }
-  const RunTarget target = find_run_target(a.cache_dir);
-  auto setup = make_jit(a.kernels_dir, a.cache_dir);
-  if (!setup) return report_error(setup.status().message());
+  SessionOptions so;
+  so.kernels_dir = a.kernels_dir;
+  so.cache_dir = a.cache_dir;
+  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  auto session = Session::open(so);
+  if (!session) return report_error(session.status().message());
+  Session& s = **session;
+  const RunTarget& target = s.target();
   const auto cases = build_matrix(specs, a.full, target.limits);
 
-  std::unique_ptr<WorkerClient> worker;
   if (target.device) {
-    WorkerOptions wo;
-    wo.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-    worker = std::make_unique<WorkerClient>(wo);
     std::printf("testing %zu cases on GPU 0 (%s, %s)\n", cases.size(), target.device->name.c_str(),
                 target.limits.arch.c_str());
   } else {
@@ -185,7 +185,7 @@ int run_test(const TestArgs& a) {
     const auto c0 = std::chrono::steady_clock::now();
     Outcome o;
     o.c = c;
-    auto prepared = prepare_kernel(library_registry(), *setup->jit, c.spec->name, c.problem, c.config, target.limits);
+    auto prepared = s.prepare(c.spec->name, c.problem, c.config);
     RunRecord r;
     if (!prepared && prepared.status().code() == ErrorCode::unsupported && c.config.empty()) {
       // The kernel refuses this problem at its default config (can_implement's reason): not a failure.
@@ -194,14 +194,13 @@ int run_test(const TestArgs& a) {
     } else if (!prepared) {
       o.kind = Outcome::Kind::fail;
       o.detail = std::string(error_code_name(prepared.status().code())) + ": " + prepared.status().message();
-    } else if (!worker) {
+    } else if (!s.has_device()) {
       o.kind = Outcome::Kind::skipped;
       o.detail = "compiled (" + std::to_string(prepared->compiled.resources.registers) + " registers); run skipped: no GPU";
     } else {
       RunOptions ro;
       ro.timing.repeat = 0;  // correctness only: one checked launch
-      ro.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-      r = run_instance(*worker, *prepared, ro);
+      r = s.run(*prepared, ro);
       o.kind = r.passed() ? Outcome::Kind::pass : Outcome::Kind::fail;
       o.detail = r.failure_text();
     }

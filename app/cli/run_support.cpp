@@ -1,38 +1,11 @@
-// The GPU target, JIT setup and result table shared by `tilelab bench` and `tilelab test`.
+// The result table shared by `tilelab bench` and `tilelab test`.
 #include "app/cli/run_support.hpp"
 
 #include <cmath>
 #include <cstdio>
 
-#include "library.hpp"
 
 namespace tl::cli {
-
-std::string resolve_cache_dir(const std::string& cache_dir) { return cache_dir.empty() ? default_cache_dir() : cache_dir; }
-
-RunTarget find_run_target(const std::string& cache_dir) {
-  RunTarget t;
-  t.limits = limits_for_arch("sm_90a");
-  auto dev = query_device(0);
-  if (!dev) {
-    t.why_no_device = dev.status().message();
-    return t;
-  }
-  t.device = *dev;
-  t.limits = limits_for_device(*dev);
-  auto c = load_ceilings(ceilings_cache_path(resolve_cache_dir(cache_dir), *dev));
-  if (c) t.ceilings = *c;
-  return t;
-}
-
-Result<JitSetup> make_jit(const std::string& kernels_dir, const std::string& cache_dir) {
-  auto sources = kernel_sources(kernels_dir);
-  if (!sources) return sources.status();
-  JitSetup s;
-  s.cache = std::make_unique<KernelCache>(resolve_cache_dir(cache_dir));
-  s.jit = std::make_unique<Jit>(std::move(*sources), s.cache.get());
-  return s;
-}
 
 std::string format_number(double v, const char* fmt) {
   if (std::isinf(v)) return "inf";

@@ -1,0 +1,79 @@
+// A Session: everything running library (and user) kernels needs — target device, JIT + cache, the worker.
+#pragma once
+
+// The CLI commands, the Lua `tl` API and the GUI all run kernels the same way: find the GPU (or why there is
+// none), compile through one Jit over the kernel sources, and launch in one worker process that is started on
+// first use and restarted after a fault. A Session holds those; it owns no results (see the results store).
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/bench.hpp"
+#include "runtime/cache.hpp"
+#include "runtime/ceilings.hpp"
+#include "runtime/device.hpp"
+#include "runtime/jit.hpp"
+#include "runtime/kernel_spec.hpp"
+#include "runtime/registry.hpp"
+#include "runtime/worker.hpp"
+
+namespace tl {
+
+struct RunTarget {
+  std::optional<DeviceInfo> device;  // empty: no usable GPU
+  std::string why_no_device;
+  DeviceLimits limits;               // the device's, else sm_90a's (what CI compiles for)
+  std::optional<Ceilings> ceilings;  // cached measured ceilings of the device, when `tilelab info --measure` ran
+};
+
+std::string resolve_cache_dir(const std::string& cache_dir);  // "" -> default_cache_dir()
+
+// Device 0, its limits and cached ceilings (looked up under cache_dir; never measured here).
+RunTarget find_run_target(const std::string& cache_dir);
+
+struct SessionOptions {
+  std::string kernels_dir;  // "" -> kernel_sources() rules (env, build tree, embedded)
+  std::string cache_dir;    // "" -> $TILELAB_CACHE_DIR or ~/.cache/tilelab
+  std::chrono::milliseconds timeout{30000};  // watchdog per launch
+  WorkerOptions worker;     // executable/args (tests point these at another binary); timeout is overridden
+};
+
+class Session {
+ public:
+  // Errors only when the kernel sources cannot be found (a --kernels-dir without kernels).
+  static Result<std::unique_ptr<Session>> open(SessionOptions options = {});
+
+  const RunTarget& target() const { return m_target; }
+  bool has_device() const { return m_target.device.has_value(); }
+  const std::string& cache_dir() const { return m_cache_dir; }
+  Registry& registry();
+  Jit& jit() { return *m_jit; }
+
+  // Schema checks and can_implement against this target's limits; no compile.
+  Result<KernelInstance> instantiate(const std::string& kernel, const std::map<std::string, std::string>& problem,
+                                     const std::map<std::string, std::string>& config) const;
+  // instantiate + compile for the target's arch.
+  Result<PreparedKernel> prepare(const std::string& kernel, const std::map<std::string, std::string>& problem,
+                                 const std::map<std::string, std::string>& config, JitOptions options = {}) const;
+
+  // Runs in the worker (started on first use). Fills in the ceilings and the timeout when the options leave
+  // them unset. Without a GPU the record's failure says why; never throws.
+  RunRecord run(const PreparedKernel& kernel, RunOptions options = {});
+
+  WorkerClient& worker();
+
+ private:
+  Session() = default;
+  SessionOptions m_options;
+  std::string m_cache_dir;
+  RunTarget m_target;
+  std::unique_ptr<KernelCache> m_cache;
+  std::unique_ptr<Jit> m_jit;
+  std::unique_ptr<WorkerClient> m_worker;
+};
+
+}  // namespace tl
