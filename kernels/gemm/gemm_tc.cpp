@@ -128,6 +128,8 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::boolean("swizzle", true, "XOR-swizzle the smem tiles (ldmatrix conflict-free)"),
                ParamSpec::one_of("panel", 8, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse")}};
   k.can_implement = check_mma;
+  // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
+  k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_mma<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("warps_M") + "," +
            c.text("warps_N") + "," + c.text("num_stages") + "," + c.text("swizzle") + "," + c.text("panel") + "," +
@@ -190,6 +192,8 @@ KernelSpec gemm_wgmma_spec() {
                ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows walked together"),
                ParamSpec::boolean("tma_store", true, "epilogue through smem + TMA stores overlapping the next tile")}};
   k.can_implement = check_wgmma;
+  // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
+  k.probes = {"wait_empty", "tma_issue", "wait_full", "wgmma", "release", "epilogue"};
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
            std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
