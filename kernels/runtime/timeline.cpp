@@ -193,7 +193,9 @@ std::vector<std::uint8_t> make_probe_buffer(std::uint32_t num_blocks, std::uint3
   return buf;
 }
 
-Result<Timeline> decode_timeline(const std::uint8_t* data, std::size_t size, const DecodeOptions& options) {
+namespace {
+
+Result<probe::ProbeHeader> checked_header(const std::uint8_t* data, std::size_t size) {
   using namespace probe;
   if (size < sizeof(ProbeHeader))
     return make_error(ErrorCode::parse, "timeline buffer of " + std::to_string(size) + " bytes is shorter than its header");
@@ -208,6 +210,44 @@ Result<Timeline> decode_timeline(const std::uint8_t* data, std::size_t size, con
                                             std::to_string(need) + " (" + std::to_string(h.num_blocks) + " blocks x " +
                                             std::to_string(h.warps_per_block) + " warps x " + std::to_string(h.capacity) +
                                             " marks)");
+  return h;
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> compact_probe_buffer(const std::uint8_t* data, std::size_t size) {
+  using namespace probe;
+  auto hr = checked_header(data, size);
+  if (!hr) return hr.status();
+  const ProbeHeader h = *hr;
+  std::uint32_t longest = 0;
+  for (std::uint32_t b = 0; b < h.num_blocks; ++b)
+    for (std::uint32_t w = 0; w < h.warps_per_block; ++w) {
+      const auto seg = read_at<ProbeSegment>(data, segment_offset(h.num_blocks, h.warps_per_block, h.capacity, b, w));
+      longest = std::max(longest, std::min(seg.count, h.capacity));
+    }
+  ProbeHeader out_h = h;
+  out_h.capacity = std::max<std::uint32_t>(longest, 1);
+  std::vector<std::uint8_t> out(buffer_bytes(h.num_blocks, h.warps_per_block, out_h.capacity), 0);
+  std::memcpy(out.data(), &out_h, sizeof out_h);
+  const auto block_table = static_cast<std::ptrdiff_t>(block_table_offset());
+  std::copy_n(data + block_table, static_cast<std::size_t>(h.num_blocks) * sizeof(ProbeBlock), out.begin() + block_table);
+  for (std::uint32_t b = 0; b < h.num_blocks; ++b)
+    for (std::uint32_t w = 0; w < h.warps_per_block; ++w) {
+      const std::uint64_t from = segment_offset(h.num_blocks, h.warps_per_block, h.capacity, b, w);
+      const std::uint64_t to = segment_offset(h.num_blocks, h.warps_per_block, out_h.capacity, b, w);
+      const auto seg = read_at<ProbeSegment>(data, from);
+      const std::uint64_t n = std::min(seg.count, h.capacity);
+      std::copy_n(data + from, sizeof(ProbeSegment) + n * sizeof(ProbeRecord), out.begin() + static_cast<std::ptrdiff_t>(to));
+    }
+  return out;
+}
+
+Result<Timeline> decode_timeline(const std::uint8_t* data, std::size_t size, const DecodeOptions& options) {
+  using namespace probe;
+  auto hr = checked_header(data, size);
+  if (!hr) return hr.status();
+  const ProbeHeader h = *hr;
 
   std::vector<std::string> warnings;
   // Clock rates: each block's own when its anchors span long enough for globaltimer's coarse ticks (~1 µs on

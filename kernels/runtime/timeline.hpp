@@ -130,6 +130,10 @@ std::vector<std::uint8_t> make_probe_buffer(std::uint32_t num_blocks, std::uint3
                                             std::uint32_t capacity = probe::kDefaultCapacity,
                                             std::uint64_t clock_hz = 0);
 
+// The same buffer with its capacity cut to the longest segment (what the worker sends back: most of a buffer sized
+// for the worst case is zeros). Decodes to the same timeline; overflow counts are kept. Errors like decode_timeline.
+Result<std::vector<std::uint8_t>> compact_probe_buffer(const std::uint8_t* data, std::size_t size);
+
 // [SECTION] analysis
 
 struct RegionStats {

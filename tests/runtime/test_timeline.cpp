@@ -217,6 +217,27 @@ TEST(TimelineDecode, RefusesWhatIsNotAProbeBuffer) {
   EXPECT_TRUE(empty->events.empty());
 }
 
+TEST(TimelineDecode, CompactionKeepsEveryEventInASmallerBuffer) {
+  SyntheticBuffer buf(2, 3, 64, 1'000'000'000);
+  buf.block(0, 1, 0, 0);
+  buf.block(1, 0, 50, 1000);
+  for (int i = 0; i < 5; ++i) buf.mark(0, 1, 10 * i, 0, i % 2 ? kEnd : kBegin);
+  for (int i = 0; i < 3; ++i) buf.mark(1, 2, 1000 + 7 * i, 1, kInstant, 1, static_cast<std::uint32_t>(i));
+  auto compact = compact_probe_buffer(buf.bytes.data(), buf.bytes.size());
+  ASSERT_TRUE(compact.ok()) << compact.status().message();
+  EXPECT_EQ(compact->size(), probe::buffer_bytes(2, 3, 5));
+  auto a = buf.decode();
+  auto b = decode_timeline(compact->data(), compact->size(), {{"load", "mma", "wait"}, 4, 0});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->events.size(), b->events.size());
+  for (std::size_t i = 0; i < a->events.size(); ++i) {
+    EXPECT_EQ(a->events[i].start_ns, b->events[i].start_ns);
+    EXPECT_EQ(a->events[i].end_ns, b->events[i].end_ns);
+    EXPECT_EQ(a->events[i].region, b->events[i].region);
+    EXPECT_EQ(a->tracks[a->events[i].track].name(), b->tracks[b->events[i].track].name());
+  }
+}
+
 // Every sub-track is properly nested, whatever the input: random intervals on one warp.
 TEST(TimelineBuilder, SubTracksAreAlwaysProperlyNested) {
   std::uint64_t state = 12345;
