@@ -23,10 +23,14 @@ using u16 = unsigned short;
 using u32 = unsigned int;
 using u64 = unsigned long long;
 
-inline constexpr u32 kMagic = 0x4C544C54u;  // "TLTL"
-inline constexpr u32 kVersion = 1;
-inline constexpr u32 kDefaultCapacity = 8192;  // marks per warp segment
-inline constexpr u8 kNoStage = 0xFF;
+// Enumerators rather than constexpr variables: NVRTC emits namespace-scope constants as device globals, and a
+// kernel compiled without probes must not change at all.
+enum : u32 {
+  kMagic = 0x4C544C54u,    // "TLTL"
+  kVersion = 1,
+  kDefaultCapacity = 8192  // marks per warp segment
+};
+enum : u8 { kNoStage = 0xFF };
 
 enum Kind : u8 { kBegin = 0, kEnd = 1, kInstant = 2 };
 

@@ -9,7 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "library.hpp"
+#include "runtime/bench.hpp"
+#include "runtime/cache.hpp"
 #include "runtime/ceilings.hpp"
 #include "runtime/timeline.hpp"
 
@@ -547,6 +553,42 @@ TEST(TimelineModel, MeasuredCeilingsReplaceTheDefaultsAndSaySo) {
   EXPECT_DOUBLE_EQ(d.l2_bytes_per_s, 1e12);
   EXPECT_DOUBLE_EQ(d.mma_sync_flops, 100e12);
   EXPECT_NE(d.source.find("measured ceilings of Test GPU"), std::string::npos);
+}
+
+// [SECTION] probe builds (NVRTC, no GPU)
+
+// The probe build of each kernel with probes compiles for sm_90a with marks in it, without spilling, as a cache
+// entry of its own; the kernel compiled without probes has none of them.
+TEST(ProbeBuild, CompilesWithMarksAndLeavesTheNormalBuildAlone) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tl_test_timeline_" + std::to_string(::getpid()));
+  KernelCache cache(dir.string());
+  Jit jit(kernel_sources().value(), &cache);
+  for (const auto& [name, config] : std::vector<std::pair<std::string, std::map<std::string, std::string>>>{
+           {"gemm.wgmma", {}}, {"gemm.wgmma", {{"tma_store", "false"}, {"block_M", "64"}}}, {"gemm.mma", {}}}) {
+    SCOPED_TRACE(name);
+    auto prepared = prepare_kernel(library_registry(), jit, name, {{"M", "512"}, {"N", "512"}, {"K", "512"}}, config,
+                                   limits_for_arch("sm_90a"));
+    ASSERT_TRUE(prepared.ok()) << prepared.status().message();
+    Status built = add_timeline_build(jit, *prepared);
+    ASSERT_TRUE(built.ok()) << built.message();
+    const CompiledKernel& normal = prepared->compiled;
+    const CompiledKernel& probes = *prepared->timeline;
+    EXPECT_NE(normal.key, probes.key);
+    EXPECT_EQ(normal.lowered_name, probes.lowered_name);
+    for (const char* needle : {"tl_timeline_buffer", "%globaltimer", "%clock64", "%smid"}) {
+      EXPECT_NE(probes.ptx.find(needle), std::string::npos) << needle;
+      EXPECT_EQ(normal.ptx.find(needle), std::string::npos) << needle;
+    }
+    EXPECT_EQ(probes.resources.spill_store_bytes, 0);
+    EXPECT_EQ(probes.resources.spill_load_bytes, 0);
+    // The capacity the spec asks for covers what the kernel marks: 512^3 is 8 k-steps per tile.
+    const KernelSpec& spec = *prepared->instance.spec;
+    ASSERT_TRUE(spec.probe_capacity);
+    EXPECT_GE(spec.probe_capacity(prepared->instance.problem, prepared->instance.config), 8u * 5u);
+  }
+  const KernelSpec& simt = *library_registry().find("gemm.simt").value();
+  EXPECT_TRUE(simt.probes.empty());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
