@@ -277,15 +277,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
         wgmma_wait<1>();
         TL_PROBE_END(kProbeWgmma, s, it);
         if (prev_stage >= 0 && tid == 0) {
+          TL_PROBE_INSTANT(kProbeRelease, prev_stage, it - 1);  // before the arrive: the stage is still held
           mbar_arrive(empty_bar(prev_stage));
-          TL_PROBE_INSTANT(kProbeRelease, prev_stage, it - 1);
         }
         prev_stage = s;
       }
       wgmma_wait<0>();
       if (prev_stage >= 0 && tid == 0) {
-        mbar_arrive(empty_bar(prev_stage));
         TL_PROBE_INSTANT(kProbeRelease, prev_stage, it - 1);
+        mbar_arrive(empty_bar(prev_stage));
       }
       TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
 

@@ -364,7 +364,8 @@ Result<Timeline> decode_timeline(const std::uint8_t* data, std::size_t size, con
       for (const Open& o : open) builder.interval(o.region, o.stage, o.aux, o.t, last, true);
       block_last = std::max(block_last, last);
     }
-    if (!(pb.flags & kBlockEnded)) tb.end_ns = block_last;
+    // The end anchor is written by one warp; others may mark after it.
+    tb.end_ns = std::max(tb.end_ns, block_last);
     builder.add_block(tb);
   }
 
