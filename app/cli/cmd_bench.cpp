@@ -18,6 +18,7 @@ struct BenchArgs {
   std::string kernel, problem, config, json, dump, kernels_dir, cache_dir, vs;
   int repeat = 20, warmup = 3;
   double timeout_s = 30;
+  bool timeline = false;
 };
 
 // Inputs as they were, each output whole, and the sampled output beside its reference; record.json with the rest.
@@ -89,12 +90,17 @@ int run_bench(const BenchArgs& a) {
 
   auto prepared = s.prepare(a.kernel, *problem, *config);
   if (!prepared) return report_error(prepared.status().message());
+  if (a.timeline) {
+    Status built = add_timeline_build(s.jit(), *prepared);
+    if (!built.ok()) return report_error(built.message());
+  }
 
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
   ro.keep_data = !a.dump.empty();
   ro.vs = a.vs;
+  ro.timeline = ro.timeline_timed = a.timeline;
   RunRecord r = s.run(*prepared, ro);
 
   std::printf("%s  %s  problem %s  config %s\n", r.device.empty() ? target.device->name.c_str() : r.device.c_str(),
@@ -102,6 +108,14 @@ int run_bench(const BenchArgs& a) {
               prepared->instance.config.to_string().c_str());
   print_run_table({r});
   if (r.baseline) print_baseline(r);
+  if (a.timeline) {
+    if (r.timeline && r.timeline_time_ms.median > 0 && r.time_ms.median > 0)
+      std::printf("probes on: %.4f ms median (%+.2f%% vs off, same worker and conditions), %zu events, %llu dropped\n",
+                  r.timeline_time_ms.median, (r.timeline_time_ms.median / r.time_ms.median - 1) * 100,
+                  r.timeline->events.size(), static_cast<unsigned long long>(r.timeline->dropped_marks()));
+    else if (!r.failure)
+      std::printf("probes on: no timeline: %s\n", r.timeline_error.empty() ? "not timed" : r.timeline_error.c_str());
+  }
   if (!r.efficiency.bound.empty())
     std::printf("efficiency: %s-bound, against the measured %s ceiling (%s)\n", r.efficiency.bound.c_str(),
                 r.efficiency.ceiling.c_str(),
@@ -145,6 +159,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
   cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")
       ->check(CLI::IsMember({"cublas"}));
+  cmd->add_flag("--timeline", a->timeline, "Also time the probe build (-DTL_TIMELINE=1) the same way and report the probe "
+                                           "overhead and the recorded timeline's size");
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });

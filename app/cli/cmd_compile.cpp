@@ -15,7 +15,7 @@ namespace {
 
 struct CompileArgs {
   std::string kernel, config, problem, arch = "sm_90a", ptx, cubin, kernels_dir, cache_dir;
-  bool json = false, no_cache = false, fast_math = false;
+  bool json = false, no_cache = false, fast_math = false, timeline = false;
 };
 
 Status write_file(const std::string& path, const void* data, std::size_t size) {
@@ -45,6 +45,7 @@ Status run_compile(const CompileArgs& a) {
   JitOptions opt;
   opt.arch = a.arch;
   opt.fast_math = a.fast_math;
+  if (a.timeline) opt.defines.push_back("TL_TIMELINE=1");  // the probe build, as `tilelab timeline` compiles it
   auto k = jit.compile(compile_request(*inst, opt));
   if (!k) return k.status();
 
@@ -108,6 +109,7 @@ void add_compile_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->add_flag("--no-cache", a->no_cache, "Always compile; neither read nor write the cache");
   cmd->add_flag("--fast-math", a->fast_math, "Compile with --use_fast_math");
+  cmd->add_flag("--timeline", a->timeline, "Compile the probe build (-DTL_TIMELINE=1: timeline marks on)");
   cmd->add_flag("--json", a->json, "Print as JSON");
   cmd->callback([&ctx, a] {
     Status s = run_compile(*a);

@@ -15,6 +15,7 @@
 
 #include "gemm/gemm_common.cuh"
 #include "tile/config.hpp"
+#include "tile/probe.hpp"
 
 #ifndef TL_DEVICE_INLINE
 #define TL_DEVICE_INLINE __device__ __forceinline__
@@ -22,6 +23,11 @@
 
 namespace tl {
 namespace mma_detail {
+
+// Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
+// Every warp marks its cp.async issue of a stage ahead, its wait for the current stage (cp.async.wait_group +
+// __syncthreads), its k-tile of ldmatrix + mma.sync, and the epilogue. Stage = pipeline stage, aux = k-step.
+enum MmaProbe : unsigned { kProbeLoadIssue, kProbeWaitStage, kProbeMma, kProbeEpilogue };
 
 // 16-byte async copy global -> shared; src_bytes < 16 zero-fills the rest (used for the M/N/K edges).
 TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) {
@@ -114,6 +120,8 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
   const int k_steps = (K + BK - 1) / BK;
+  if (tid == 0) TL_PROBE_BLOCK_BEGIN();
+  TL_PROBE_WARP_INIT();
 
   auto load_stage = [&](int stage, int k_step) {
     const unsigned a_dst = smem_base + stage * STAGE_BYTES;
@@ -133,16 +141,27 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
   // Prologue: fill STAGES-1 stages.
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_steps) load_stage(s, s);
+    if (s < k_steps) {
+      TL_PROBE_BEGIN(kProbeLoadIssue, s, s);
+      load_stage(s, s);
+      TL_PROBE_END(kProbeLoadIssue, s, s);
+    }
     cp_async_commit();
   }
 
   for (int k = 0; k < k_steps; ++k) {
+    TL_PROBE_BEGIN(kProbeWaitStage, k % STAGES, k);
     cp_async_wait<STAGES - 2>();
     __syncthreads();  // stage k % STAGES is visible to all; stage (k-1) % STAGES is free to refill
+    TL_PROBE_END(kProbeWaitStage, k % STAGES, k);
     const int next = k + STAGES - 1;
-    if (next < k_steps) load_stage(next % STAGES, next);
+    if (next < k_steps) {
+      TL_PROBE_BEGIN(kProbeLoadIssue, next % STAGES, next);
+      load_stage(next % STAGES, next);
+      TL_PROBE_END(kProbeLoadIssue, next % STAGES, next);
+    }
     cp_async_commit();
+    TL_PROBE_BEGIN(kProbeMma, k % STAGES, k);
 
     const unsigned a_tile = smem_base + (k % STAGES) * STAGE_BYTES;
     const unsigned b_tile = a_tile + A_BYTES;
@@ -168,8 +187,10 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < NT; ++j) mma_16816<BF16>(acc[i][j], a_frag[i], b_frag[j]);
     }
+    TL_PROBE_END(kProbeMma, k % STAGES, k);
   }
   cp_async_wait<0>();
+  TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
 
   // Epilogue: mma C fragment — lane/4 is the row (and row+8), 2*(lane%4) the column pair of each n8 tile.
 #pragma unroll
@@ -184,6 +205,9 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
       }
     }
   }
+  TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
+  TL_PROBE_FLUSH();
+  if (tid == 0) TL_PROBE_BLOCK_END();
 }
 
 }  // namespace tl

@@ -128,6 +128,13 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::boolean("swizzle", true, "XOR-swizzle the smem tiles (ldmatrix conflict-free)"),
                ParamSpec::one_of("panel", 8, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse")}};
   k.can_implement = check_mma;
+  // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
+  k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
+  // Per warp: the prologue's issues, then per k-step a wait, an issue and the MMAs (begin + end each), the epilogue.
+  k.probe_capacity = [](const Values& p, const Values& c) {
+    const auto k_steps = (p.integer("K") + 63) / 64;
+    return static_cast<std::uint32_t>(6 * k_steps + 2 * c.integer("num_stages") + 2 + 64);
+  };
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_mma<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("warps_M") + "," +
            c.text("warps_N") + "," + c.text("num_stages") + "," + c.text("swizzle") + "," + c.text("panel") + "," +
@@ -190,6 +197,18 @@ KernelSpec gemm_wgmma_spec() {
                ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows walked together"),
                ParamSpec::boolean("tma_store", true, "epilogue through smem + TMA stores overlapping the next tile")}};
   k.can_implement = check_wgmma;
+  // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
+  k.probes = {"wait_empty", "tma_issue", "wait_full", "wgmma", "release", "epilogue"};
+  // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
+  // end each), plus an epilogue per tile; iterations = the tiles of the busiest CTA x k-steps.
+  k.probe_capacity = [](const Values& p, const Values& c) {
+    const auto bm = c.integer("block_M"), bn = c.integer("block_N");
+    const auto tiles = ((p.integer("M") + bm - 1) / bm) * ((p.integer("N") + bn - 1) / bn);
+    const auto grid = std::min<std::int64_t>(tiles, 132);
+    const auto per_block = (tiles + grid - 1) / grid;
+    const auto iterations = per_block * ((p.integer("K") + 63) / 64);
+    return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
+  };
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
            std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +

@@ -20,6 +20,7 @@
 
 #include "gemm/gemm_common.cuh"
 #include "tile/config.hpp"
+#include "tile/probe.hpp"
 
 #ifndef TL_DEVICE_INLINE
 #define TL_DEVICE_INLINE __device__ __forceinline__
@@ -33,6 +34,12 @@ struct alignas(64) TmaDescriptor {
 };
 
 namespace wgmma_detail {
+
+// Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
+// Stage = pipeline stage, aux = pipeline iteration (epilogue: the tile). Warp 0 (the producer's TMA thread) marks
+// its empty-barrier waits and TMA issues; every consumer warp marks its full-barrier waits and its k-tile of wgmma
+// (issue through wgmma_wait<1>), the first warp of each consumer its empty-barrier arrives (release).
+enum WgmmaProbe : unsigned { kProbeWaitEmpty, kProbeTmaIssue, kProbeWaitFull, kProbeWgmma, kProbeRelease, kProbeEpilogue };
 
 TL_DEVICE_INLINE void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
@@ -207,6 +214,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       mbar_init(empty_bar(s), CONSUMERS);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    TL_PROBE_BLOCK_BEGIN();
   }
   __syncthreads();
 
@@ -219,23 +227,30 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     // Producer warpgroup: give registers to the consumers; one thread drives TMA.
     setmaxnreg_dec<40>();
     if (tid == 0) {
+      TL_PROBE_WARP_INIT();
       int it = 0;
       for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
         tile_coords(t, tiles_m, tiles_n, PANEL, tm, tn);
         for (int k = 0; k < k_steps; ++k, ++it) {
           const int s = it % STAGES;
+          TL_PROBE_BEGIN(kProbeWaitEmpty, s, it);
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
+          TL_PROBE_END(kProbeWaitEmpty, s, it);
+          TL_PROBE_BEGIN(kProbeTmaIssue, s, it);
           mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
           tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
           tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
+          TL_PROBE_END(kProbeTmaIssue, s, it);
         }
       }
+      TL_PROBE_FLUSH();
     }
   } else {
     setmaxnreg_inc<232>();
     const int c = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
+    TL_PROBE_WARP_INIT();
     float acc[BN / 2];
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -246,7 +261,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       int prev_stage = -1;
       for (int k = 0; k < k_steps; ++k, ++it) {
         const int s = it % STAGES;
+        TL_PROBE_BEGIN(kProbeWaitFull, s, it);
         mbar_wait(full_bar(s), (it / STAGES) & 1);
+        TL_PROBE_END(kProbeWaitFull, s, it);
+        TL_PROBE_BEGIN(kProbeWgmma, s, it);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
@@ -257,11 +275,19 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
         wgmma_commit();
         // Keep one K-step of wgmma in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait<1>();
-        if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
+        TL_PROBE_END(kProbeWgmma, s, it);
+        if (prev_stage >= 0 && tid == 0) {
+          TL_PROBE_INSTANT(kProbeRelease, prev_stage, it - 1);  // before the arrive: the stage is still held
+          mbar_arrive(empty_bar(prev_stage));
+        }
         prev_stage = s;
       }
       wgmma_wait<0>();
-      if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
+      if (prev_stage >= 0 && tid == 0) {
+        TL_PROBE_INSTANT(kProbeRelease, prev_stage, it - 1);
+        mbar_arrive(empty_bar(prev_stage));
+      }
+      TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
 
       // Epilogue. Accumulator fragment of wgmma m64nN: per warp 16 rows; lane/4 picks the row, lane%4 the
       // column pair; registers 4j..4j+3 cover columns 8j..8j+7 of rows r (4j, 4j+1) and r+8 (4j+2, 4j+3).
@@ -289,6 +315,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
           for (int q = 0; q < BN / 64; ++q) tma_store_2d(&tma_c, my_c + q * 64 * 128, tn * BN + q * 64, tm * BM + c * 64);
           tma_store_commit();
         }
+        TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
       } else {
         const int row0 = tm * BM + c * 64 + warp * 16 + lane / 4;
         const int col0 = tn * BN + 2 * (lane % 4);
@@ -300,11 +327,14 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
             store_pair(C, row0 + 8 * h, col, M, N, pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
           }
         }
+        TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
       }
     }
     if constexpr (TMA_STORE) {
       if (tid == 0) tma_store_wait_all();
     }
+    TL_PROBE_FLUSH();
+    if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
   }
 }
 

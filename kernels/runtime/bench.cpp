@@ -220,6 +220,48 @@ Status check_outputs(const KernelInstance& inst, const LaunchResult& result,
 
 }  // namespace
 
+Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions options) {
+  const KernelInstance& inst = kernel.instance;
+  if (!inst.spec || inst.spec->probes.empty())
+    return make_error(ErrorCode::unsupported, (inst.spec ? inst.spec->name : std::string("this kernel")) +
+                                                  " records no timeline (its spec lists no probes)");
+  options.arch = kernel.compiled.arch.empty() ? options.arch : kernel.compiled.arch;
+  options.defines.push_back("TL_TIMELINE=1");
+  auto compiled = jit.compile(compile_request(inst, std::move(options)));
+  if (!compiled) return compiled.status().with_context("the probe build");
+  kernel.timeline = std::move(*compiled);
+  return Status::success();
+}
+
+namespace {
+
+void attach_timeline(const KernelInstance& inst, const LaunchResult& result, RunRecord& r) {
+  if (!result.timeline) {
+    r.timeline_error = "the worker returned no timeline";
+    return;
+  }
+  const TimelineCapture& c = *result.timeline;
+  r.timeline_time_ms = c.time_ms;
+  if (!c.error.empty()) {
+    r.timeline_error = c.error;
+    return;
+  }
+  DecodeOptions o;
+  o.regions = inst.spec->probes;
+  if (inst.config.has("num_stages")) o.num_stages = static_cast<int>(inst.config.integer("num_stages"));
+  auto t = decode_timeline(c.buffer.data(), c.buffer.size(), o);
+  if (!t) {
+    r.timeline_error = t.status().message();
+    return;
+  }
+  t->kernel = r.kernel;
+  t->label = inst.problem.to_string() + "  " + inst.config.to_string();
+  t->device = r.device;
+  r.timeline = std::move(*t);
+}
+
+}  // namespace
+
 RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const RunOptions& options) {
   const KernelInstance& inst = kernel.instance;
   RunRecord r;
@@ -257,6 +299,26 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       b.max_samples = options.max_samples;
       b.return_all = options.keep_data && b.is_output();
     }
+    if (options.timeline) {
+      if (!kernel.timeline) {
+        r.failure = RunFailure{ErrorCode::invalid_argument,
+                               "a timeline run needs the probe build: call add_timeline_build first", std::nullopt};
+        return r;
+      }
+      TimelineLaunch t;
+      const CompiledKernel& probes = *kernel.timeline;
+      if (!probes.cubin.empty()) {
+        t.image.assign(probes.cubin.begin(), probes.cubin.end());
+      } else {
+        t.image.assign(probes.ptx.begin(), probes.ptx.end());
+        t.image.push_back(0);
+      }
+      t.kernel = probes.lowered_name;
+      t.capacity = options.timeline_capacity;
+      if (!t.capacity && inst.spec->probe_capacity) t.capacity = inst.spec->probe_capacity(inst.problem, inst.config);
+      t.timed = options.timeline_timed;
+      spec->timeline = std::move(t);
+    }
 
     auto result = run_launch(worker, *spec, options.timeout);
     if (!result) {
@@ -283,6 +345,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
         r.efficiency = roofline_efficiency(r.family, in, r.flops, r.min_bytes, seconds, *options.ceilings);
       }
     }
+    if (options.timeline) attach_timeline(inst, *result, r);
     Status checked = check_outputs(inst, *result, options, r);
     if (!checked.ok()) r.failure = RunFailure{checked.code(), checked.message(), std::nullopt};
   } catch (const std::exception& e) {
@@ -333,6 +396,18 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
     // The kernel's throughput over the library's (> 1: the kernel is faster), from the medians.
     b["speedup"] = ms > 0 && r.time_ms.median > 0 ? ms / r.time_ms.median : 0.0;
     j["baseline"] = std::move(b);
+  }
+  if (r.timeline || !r.timeline_error.empty()) {
+    nlohmann::json t = {{"error", r.timeline_error}, {"time_ms", r.timeline_time_ms}};
+    if (r.timeline) {
+      t["events"] = r.timeline->events.size();
+      t["blocks"] = r.timeline->blocks.size();
+      t["dropped_marks"] = r.timeline->dropped_marks();
+      t["duration_ns"] = r.timeline->duration_ns;
+    }
+    if (r.timeline_time_ms.median > 0 && r.time_ms.median > 0)
+      t["overhead"] = r.timeline_time_ms.median / r.time_ms.median - 1;
+    j["timeline"] = std::move(t);
   }
   if (r.failure) {
     nlohmann::json f = {{"code", error_code_name(r.failure->code)}, {"message", r.failure->message}};

@@ -20,6 +20,7 @@
 #include "runtime/launch.hpp"
 #include "runtime/registry.hpp"
 #include "runtime/status.hpp"
+#include "runtime/timeline.hpp"
 #include "runtime/worker.hpp"
 
 namespace tl {
@@ -37,7 +38,16 @@ struct RunOptions {
   const Ceilings* ceilings = nullptr;    // this device's measured ceilings, for the efficiency (optional)
   bool keep_data = false;                // keep inputs, whole outputs and the reference values (for --dump)
   std::string vs;                        // "cublas": also time the spec's cuBLAS baseline in the same worker
+  // Record a pipeline timeline: after the timed runs, the probe build (PreparedKernel::timeline, from
+  // add_timeline_build) runs once more with a probe buffer; RunRecord::timeline gets it decoded.
+  bool timeline = false;
+  bool timeline_timed = false;          // also time the probe build like the kernel (RunRecord::timeline_time_ms)
+  std::uint32_t timeline_capacity = 0;  // marks per warp; 0: the spec's probe_capacity, else probe::kDefaultCapacity
 };
+
+// Compiles the probe build of `kernel` (its JIT options plus -DTL_TIMELINE=1: a cache entry of its own) into
+// kernel.timeline. Errors: compile, unsupported (a spec that lists no probes).
+Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions options = {});
 
 // The baseline `vs` ("cublas") of an instance, checked against its tensors (names, dtypes, sizes). Errors:
 // invalid_argument for an unknown `vs`, unsupported for a kernel without a cuBLAS equivalent.
@@ -87,6 +97,9 @@ struct RunRecord {
   bool verified = false;  // every output passed its comparison
   std::optional<RunFailure> failure;
   std::optional<BaselineResult> baseline;  // RunOptions::vs: the library's run on the same buffers
+  std::optional<Timeline> timeline;        // RunOptions::timeline: decoded (regions named by the spec's probes)
+  Stats timeline_time_ms;                  // RunOptions::timeline_timed: the probe build's runs
+  std::string timeline_error;              // why there is no timeline although one was asked for
 
   bool passed() const { return !failure && verified; }
   // Over all outputs: the largest relative and absolute errors, and the unwritten elements.

@@ -167,7 +167,9 @@ struct KernelSpec {
   ReferenceFn reference;
   std::function<Tolerance(const Values& problem, DType dtype)> tolerance;
   std::function<std::vector<LayoutInfo>(const Values& problem, const Values& config)> layouts;
-  std::vector<std::string> probes;
+  std::vector<std::string> probes;  // region names of its TL_PROBE marks, in region-id order (tile/probe.hpp)
+  // Marks one warp records at most for this problem and config (sizes the timeline buffer); unset: the default.
+  std::function<std::uint32_t(const Values& problem, const Values& config)> probe_capacity;
   // The cuBLAS call computing the same result on the same buffers (`bench --vs cublas`); unset: none.
   std::function<std::optional<BaselineSpec>(const Values& problem)> baseline;
 };

@@ -87,6 +87,11 @@ json launch_json(const LaunchSpec& s, Message& m) {
     j["baseline"] = {{"kind", b.kind}, {"layout", b.layout}, {"M", b.M}, {"N", b.N}, {"K", b.K}, {"a", b.a},
                      {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)}};
   }
+  if (s.timeline) {
+    const TimelineLaunch& t = *s.timeline;
+    j["timeline"] = {{"image", m.add_blob(t.image)}, {"kernel", t.kernel}, {"capacity", t.capacity},
+                     {"clock_hz", t.clock_hz}, {"timed", t.timed}};
+  }
   return j;
 }
 
@@ -191,6 +196,18 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
       b.out = *out;
       s.baseline = std::move(b);
     }
+    if (j.contains("timeline")) {
+      const json& jt = j["timeline"];
+      TimelineLaunch t;
+      auto image = blob(jt.at("image"), "the timeline image");
+      if (!image) return image.status();
+      t.image = **image;
+      t.kernel = jt.at("kernel").get<std::string>();
+      t.capacity = jt.at("capacity").get<std::uint32_t>();
+      t.clock_hz = jt.value("clock_hz", std::uint64_t{0});
+      t.timed = jt.value("timed", false);
+      s.timeline = std::move(t);
+    }
   } catch (const json::exception& e) {
     return make_error(ErrorCode::parse, std::string("malformed launch request: ") + e.what());
   }
@@ -216,6 +233,11 @@ json result_json(const LaunchResult& r, Message& m) {
   json j = {{"outputs", std::move(outputs)}, {"time_ms", r.time_ms},          {"times_ms", r.times_ms},
             {"attributes", r.attributes},   {"device_name", r.device_name}, {"l2_flushed", r.l2_flushed}};
   if (r.baseline) j["baseline"] = *r.baseline;
+  if (r.timeline) {
+    const TimelineCapture& t = *r.timeline;
+    j["timeline"] = {{"buffer", m.add_blob(t.buffer)}, {"time_ms", t.time_ms}, {"times_ms", t.times_ms},
+                     {"error", t.error}};
+  }
   return j;
 }
 
@@ -267,6 +289,18 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
       b.rel_vs_kernel = jb.value("rel_vs_kernel", 0.0);
       b.error = jb.value("error", std::string());
       r.baseline = std::move(b);
+    }
+    if (j.contains("timeline")) {
+      const json& jt = j["timeline"];
+      TimelineCapture t;
+      const auto index = jt.at("buffer").get<std::int64_t>();
+      if (index < 0 || index >= static_cast<std::int64_t>(m.blobs.size()))
+        return make_error(ErrorCode::parse, "launch reply: bad blob index for the timeline buffer");
+      t.buffer = m.blobs[static_cast<std::size_t>(index)];
+      t.time_ms = jt.value("time_ms", Stats{});
+      t.times_ms = jt.value("times_ms", std::vector<double>{});
+      t.error = jt.value("error", std::string());
+      r.timeline = std::move(t);
     }
   } catch (const json::exception& e) {
     return make_error(ErrorCode::parse, std::string("malformed launch reply: ") + e.what());

@@ -107,6 +107,17 @@ struct TimingOptions {
   bool flush_l2 = true;   // write a buffer twice the L2 size before each timed run (outside the events)
 };
 
+// A timeline capture after the timed runs: the probe build of the same kernel (compiled with -DTL_TIMELINE=1)
+// launched with the same arguments and a zeroed probe buffer (tile/probe.hpp) that its `tl_timeline_buffer` global
+// points to; the buffer comes back trimmed to the longest warp segment.
+struct TimelineLaunch {
+  Blob image;
+  std::string kernel;              // lowered name in the probe build
+  std::uint32_t capacity = 0;      // marks per warp segment
+  std::uint64_t clock_hz = 0;      // 0: the device's SM clock
+  bool timed = false;              // also time the probe build like the kernel (probe overhead, same conditions)
+};
+
 struct LaunchSpec {
   std::string label;    // shown in messages ("gemm.simt block_M=128 ...")
   Blob image;           // cubin, fatbin, or NUL-terminated PTX
@@ -118,6 +129,7 @@ struct LaunchSpec {
   int device = 0;
   // Also run this vendor-library equivalent after the kernel's timed runs, with the same timing.
   std::optional<BaselineSpec> baseline;
+  std::optional<TimelineLaunch> timeline;
 };
 
 struct OutputResult {
@@ -139,6 +151,13 @@ struct KernelAttributes {
   int binary_version = 0;  // the SASS arch the image provided (90 = sm_90)
 };
 
+struct TimelineCapture {
+  Blob buffer;                   // the probe buffer (empty when `error` says why there is none)
+  Stats time_ms;                 // TimelineLaunch::timed: the probe build's runs
+  std::vector<double> times_ms;
+  std::string error;             // the capture failed but the kernel's own results stand
+};
+
 struct LaunchResult {
   std::vector<OutputResult> outputs;
   Stats time_ms;                // per launch, after warm-up
@@ -147,6 +166,7 @@ struct LaunchResult {
   std::string device_name;
   bool l2_flushed = false;
   std::optional<BaselineResult> baseline;  // when the spec asked for one
+  std::optional<TimelineCapture> timeline;  // when the spec asked for one
 };
 
 // --- parent side -------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
+#include "runtime/timeline.hpp"
 #include "runtime/worker.hpp"
 
 extern "C" const unsigned char tl_builtin_fatbin[];
@@ -609,6 +610,75 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<vo
   return r;
 }
 
+// The probe build of the kernel, launched with the same parameters into a zeroed probe buffer that its
+// `tl_timeline_buffer` global points to. With `timed`, it is first timed like the kernel (same warm-up, repeats and
+// L2 flushes: the probe overhead); the buffer kept is that of one more clean run after an L2 flush.
+Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, const std::string& what) {
+  const TimelineLaunch& tl = *spec.timeline;
+  const LaunchGeometry& g = spec.geometry;
+  auto lib = load_library(tl.image);
+  if (!lib) return lib.status().with_context(what + ": the probe build");
+  auto kernel = get_kernel(*lib, tl.kernel);
+  if (!kernel) return kernel.status().with_context(what + ": the probe build");
+  const void* fn = reinterpret_cast<const void*>(*kernel);
+  TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(g.dynamic_smem)),
+          what + ": the probe build's dynamic shared memory");
+  if (g.cluster.volume() > 8) TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), what);
+  TL_RETURN_IF_ERROR(check_params(*kernel, spec));
+  void* global = nullptr;
+  std::size_t global_bytes = 0;
+  if (cudaLibraryGetGlobal(&global, &global_bytes, *lib, "tl_timeline_buffer") != cudaSuccess ||
+      global_bytes != sizeof(void*)) {
+    cudaGetLastError();
+    return make_error(ErrorCode::unsupported, what + ": the probe build has no tl_timeline_buffer: its source must "
+                                                     "include tile/probe.hpp and be compiled with -DTL_TIMELINE=1");
+  }
+  const auto blocks = static_cast<std::uint32_t>(g.grid.volume());
+  const auto warps = static_cast<std::uint32_t>((g.block.volume() + 31) / 32);
+  const std::uint32_t capacity = tl.capacity ? tl.capacity : probe::kDefaultCapacity;
+  const std::uint64_t clock_hz = tl.clock_hz ? tl.clock_hz : static_cast<std::uint64_t>(state().info.clock_khz) * 1000;
+  probe::ProbeHeader h{};
+  h.magic = probe::kMagic;
+  h.version = probe::kVersion;
+  h.num_blocks = blocks;
+  h.warps_per_block = warps;
+  h.capacity = capacity;
+  h.clock_hz = clock_hz;
+  const std::uint64_t bytes = probe::buffer_bytes(blocks, warps, capacity);
+  Buffers buf;
+  buf.ptrs.push_back(nullptr);
+  TL_CUDA(cudaMalloc(&buf.ptrs[0], bytes), what + ": allocating the " + std::to_string(bytes >> 20) +
+                                               " MiB timeline buffer (" + std::to_string(blocks) + " blocks x " +
+                                               std::to_string(warps) + " warps x " + std::to_string(capacity) + " marks)");
+  auto reset = [&]() -> Status {
+    TL_CUDA(cudaMemset(buf.ptrs[0], 0, bytes), "clearing the timeline buffer");
+    TL_CUDA(cudaMemcpy(buf.ptrs[0], &h, sizeof h, cudaMemcpyHostToDevice), "writing the timeline header");
+    return {};
+  };
+  TL_CUDA(cudaMemcpy(global, &buf.ptrs[0], sizeof(void*), cudaMemcpyHostToDevice), "pointing tl_timeline_buffer at the buffer");
+  auto launch = [&]() { return launch_raw(*kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params); };
+  TimelineCapture capture;
+  TL_RETURN_IF_ERROR(reset());
+  if (tl.timed && spec.timing.repeat > 0) {
+    auto times = timed_runs(launch, spec.timing, what + " (probes on)");
+    if (!times) return times.status();
+    capture.times_ms = std::move(*times);
+    capture.time_ms = compute_stats(capture.times_ms);
+    TL_RETURN_IF_ERROR(reset());
+  }
+  if (spec.timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
+  TL_RETURN_IF_ERROR(launch().with_context(what + " (probes on)"));
+  TL_CUDA(cudaDeviceSynchronize(), what + ": the probe run");
+  std::vector<std::uint8_t> host(bytes);
+  TL_CUDA(cudaMemcpy(host.data(), buf.ptrs[0], bytes, cudaMemcpyDeviceToHost), "reading back the timeline buffer");
+  void* null = nullptr;
+  TL_CUDA(cudaMemcpy(global, &null, sizeof(void*), cudaMemcpyHostToDevice), "detaching the timeline buffer");
+  auto compact = compact_probe_buffer(host.data(), host.size());
+  if (!compact) return compact.status();
+  capture.buffer = std::move(*compact);
+  return capture;
+}
+
 }  // namespace
 
 Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
@@ -746,6 +816,16 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
       result.baseline = BaselineResult{};
       result.baseline->name = "cublas";
       result.baseline->error = b.status().message();
+    }
+  }
+  if (spec.timeline) {
+    auto t = run_timeline(spec, params.data(), what);
+    if (!t && cuda_context_poisoned()) return t.status();
+    if (t) {
+      result.timeline = std::move(*t);
+    } else {
+      result.timeline = TimelineCapture{};
+      result.timeline->error = t.status().message();
     }
   }
   return result;

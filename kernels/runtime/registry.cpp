@@ -74,7 +74,7 @@ Result<PreparedKernel> prepare_kernel(const Registry& registry, const Jit& jit, 
   options.arch = limits.arch;
   auto compiled = jit.compile(compile_request(*inst, std::move(options)));
   if (!compiled) return compiled.status();
-  return PreparedKernel{std::move(*inst), std::move(*compiled)};
+  return PreparedKernel{std::move(*inst), std::move(*compiled), std::nullopt};
 }
 
 Registry& kernel_registry() {

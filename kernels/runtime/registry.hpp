@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ Registry& kernel_registry();
 struct PreparedKernel {
   KernelInstance instance;
   CompiledKernel compiled;
+  std::optional<CompiledKernel> timeline;  // the probe build (-DTL_TIMELINE=1), from add_timeline_build (bench.hpp)
 };
 
 // find -> instantiate (schema checks, can_implement against `limits`) -> compile for limits.arch through `jit`.

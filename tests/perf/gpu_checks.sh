@@ -25,3 +25,6 @@ done
 bench gemm.wgmma --problem M=4096,N=4096,K=512 --config block_N=128,num_stages=6,panel=8 --vs cublas
 bench gemm.mma --problem M=8192,N=8192,K=8192 --config block_N=256,num_stages=3 --vs cublas
 bench gemm.simt --problem M=4096,N=4096,K=4096 --vs cublas
+# Probe overhead (target <= 3%): the kernel and its probe build timed in the same worker, same warm-up, repeats, L2 flush.
+bench gemm.wgmma --problem M=8192,N=8192,K=8192 --timeline
+tmp=$(mktemp -d) && $tl timeline gemm.wgmma --problem M=4096,N=4096,K=4096 --stats --out "$tmp/wgmma.json" 2>&1 | tail -12
