@@ -20,6 +20,7 @@ struct BenchArgs {
   std::string kernel, problem, config, json, dump, kernels_dir, cache_dir, vs;
   int repeat = 20, warmup = 3;
   double timeout_s = 30;
+  bool dram = false;
 };
 
 // Inputs as they were, each output whole, and the sampled output beside its reference; record.json with the rest.
@@ -92,6 +93,7 @@ int run_bench(const BenchArgs& a) {
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
+  ro.timing.measure_dram = a.dram;
   ro.timeout = wo.timeout;
   ro.ceilings = target.ceilings ? &*target.ceilings : nullptr;
   ro.keep_data = !a.dump.empty();
@@ -110,6 +112,13 @@ int run_bench(const BenchArgs& a) {
                                                : (format_number(r.efficiency.ceiling_value * 1e-12, "%.1f") + " TFLOP/s").c_str());
   else if (!r.failure && r.time_ms.count > 0)
     std::printf("efficiency: no measured ceilings for this GPU yet (run `tilelab info --measure` once)\n");
+  if (r.dram && r.dram->measured)
+    std::printf("DRAM: %s read + %s written = %.2fx the minimum bytes (CUPTI, one launch, cold L2)\n",
+                format_number(r.dram->read_bytes * 1e-6, "%.3f MB").c_str(),
+                format_number(r.dram->write_bytes * 1e-6, "%.3f MB").c_str(),
+                r.min_bytes > 0 ? (r.dram->read_bytes + r.dram->write_bytes) / r.min_bytes : 0.0);
+  else if (r.dram)
+    std::printf("DRAM: not measured: %s\n", r.dram->reason.c_str());
 
   if (!a.json.empty()) {
     std::ofstream out(a.json);
@@ -146,6 +155,9 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
   cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")
       ->check(CLI::IsMember({"cublas"}));
+  cmd->add_flag("--dram", a->dram,
+                "Also measure the DRAM bytes one launch reads and writes (CUPTI range profiler; libcupti opened at run "
+                "time), for the roofline's actual intensity");
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });

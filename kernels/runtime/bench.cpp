@@ -256,6 +256,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
     r.baseline = result->baseline;
+    r.dram = result->dram;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {
       const double seconds = r.time_ms.median * 1e-3;
       r.tflops = r.flops / seconds * 1e-12;
@@ -317,6 +318,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
     b["speedup"] = ms > 0 && r.time_ms.median > 0 ? ms / r.time_ms.median : 0.0;
     j["baseline"] = std::move(b);
   }
+  if (r.dram) j["dram"] = *r.dram;
   if (r.failure) {
     nlohmann::json f = {{"code", error_code_name(r.failure->code)}, {"message", r.failure->message}};
     if (r.failure->worker) f["worker"] = *r.failure->worker;

@@ -88,6 +88,7 @@ struct RunRecord {
   bool verified = false;  // every output passed its comparison
   std::optional<RunFailure> failure;
   std::optional<BaselineResult> baseline;  // RunOptions::vs: the library's run on the same buffers
+  std::optional<DramTraffic> dram;         // RunOptions::timing.measure_dram: measured DRAM bytes, or why not
 
   bool passed() const { return !failure && verified; }
   // Over all outputs: the largest relative and absolute errors, and the unwritten elements.

@@ -16,7 +16,7 @@ $tl test --kernel test.spin --timeout 5 | tail -2
 [ "${2:-}" = quick ] && exit 0
 rm -rf /tmp/tl_runs && mkdir -p /tmp/tl_runs && n=0
 bench() { echo "== bench $*"; n=$((n + 1)); $tl bench "$@" --json /tmp/tl_runs/$n.json 2>&1 | tail -5; }
-bench copy --problem n=268435456,dtype=f32
+bench copy --problem n=268435456,dtype=f32 --dram
 bench elementwise --problem n=268435456,dtype=bf16
 bench rmsnorm --problem rows=65536,cols=4096,dtype=bf16
 bench softmax --problem rows=65536,cols=4096,dtype=bf16

@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/bench.hpp"
+#include "runtime/device.hpp"
 #include "runtime/device_profile.hpp"
+#include "runtime/dram_counters.hpp"
 #include "runtime/roofline.hpp"
 
 namespace tl {
@@ -172,6 +174,31 @@ TEST(Roofline, MeasuredDramGivesTheActualIntensity) {
   p = roofline_point(r, rec);
   EXPECT_FALSE(p->dram_bytes.has_value());
   EXPECT_EQ(p->dram_note, "CUPTI not found");
+}
+
+TEST(Roofline, DramTrafficInTheRecordReachesThePoint) {
+  Roofline r = model();
+  json rec = gemm_record(1024, 1);
+  rec["dram"] = DramTraffic{true, 3e7, 1e7, ""};
+  EXPECT_EQ(rec["dram"]["source"], "cupti");
+  auto p = roofline_point(r, rec);
+  ASSERT_TRUE(p.ok());
+  EXPECT_DOUBLE_EQ(p->dram_bytes.value_or(0), 4e7);
+  rec["dram"] = DramTraffic{false, 0, 0, "CUPTI: counters restricted"};
+  EXPECT_EQ(roofline_point(r, rec)->dram_note, "CUPTI: counters restricted");
+  EXPECT_EQ(rec["dram"].get<DramTraffic>().reason, "CUPTI: counters restricted");
+}
+
+TEST(Roofline, DramCountersWithoutAGpuSayWhy) {
+  if (query_device(0).ok()) GTEST_SKIP() << "a GPU is present: test_roofline_gpu measures for real";
+  bool launched = false;
+  DramTraffic d = measure_dram_traffic([&] {
+    launched = true;
+    return Status::success();
+  });
+  EXPECT_FALSE(d.measured);
+  EXPECT_FALSE(launched);  // nothing to profile on: the launch is never attempted
+  EXPECT_NE(d.reason.find("CUPTI"), std::string::npos) << d.reason;
 }
 
 TEST(Roofline, FailedAndUntimedRunsAreSkippedWithTheReason) {
