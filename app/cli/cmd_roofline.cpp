@@ -58,6 +58,8 @@ Result<CeilingsSource> find_ceilings(const RooflineArgs& a, const std::vector<nl
   const std::string dir = resolve_cache_dir(a.cache_dir);
   SystemInfo sys = query_system();
   if (!sys.devices.empty()) {
+    if (!fs::exists(ceilings_cache_path(dir, sys.devices[0])))
+      std::fprintf(stderr, "measuring the ceilings of GPU 0 (once; cached in %s)\n", dir.c_str());
     WorkerClient worker;
     auto c = device_ceilings(worker, sys.devices[0], dir, false);
     if (!c) return c.status().with_context("ceilings of GPU 0");
