@@ -19,6 +19,7 @@ struct BenchArgs {
   int repeat = 20, warmup = 3;
   double timeout_s = 30;
   bool timeline = false;
+  bool dram = false;
 };
 
 // Inputs as they were, each output whole, and the sampled output beside its reference; record.json with the rest.
@@ -98,6 +99,7 @@ int run_bench(const BenchArgs& a) {
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
+  ro.timing.measure_dram = a.dram;
   ro.keep_data = !a.dump.empty();
   ro.vs = a.vs;
   ro.timeline = ro.timeline_timed = a.timeline;
@@ -123,6 +125,13 @@ int run_bench(const BenchArgs& a) {
                                                : (format_number(r.efficiency.ceiling_value * 1e-12, "%.1f") + " TFLOP/s").c_str());
   else if (!r.failure && r.time_ms.count > 0)
     std::printf("efficiency: no measured ceilings for this GPU yet (run `tilelab info --measure` once)\n");
+  if (r.dram && r.dram->measured)
+    std::printf("DRAM: %s read + %s written = %.2fx the minimum bytes (CUPTI, one launch, cold L2)\n",
+                format_number(r.dram->read_bytes * 1e-6, "%.3f MB").c_str(),
+                format_number(r.dram->write_bytes * 1e-6, "%.3f MB").c_str(),
+                r.min_bytes > 0 ? (r.dram->read_bytes + r.dram->write_bytes) / r.min_bytes : 0.0);
+  else if (r.dram)
+    std::printf("DRAM: not measured: %s\n", r.dram->reason.c_str());
 
   if (!a.json.empty()) {
     std::ofstream out(a.json);
@@ -161,6 +170,9 @@ void add_bench_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"cublas"}));
   cmd->add_flag("--timeline", a->timeline, "Also time the probe build (-DTL_TIMELINE=1) the same way and report the probe "
                                            "overhead and the recorded timeline's size");
+  cmd->add_flag("--dram", a->dram,
+                "Also measure the DRAM bytes one launch reads and writes (CUPTI range profiler; libcupti opened at run "
+                "time), for the roofline's actual intensity");
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });

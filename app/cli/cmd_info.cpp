@@ -8,6 +8,7 @@
 #include "runtime/cache.hpp"
 #include "runtime/ceilings.hpp"
 #include "runtime/device.hpp"
+#include "runtime/device_profile.hpp"
 #include "runtime/worker.hpp"
 
 namespace tl::cli {
@@ -68,7 +69,15 @@ void add_info_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--measure", *measure,
                 "Also give each GPU's measured ceilings (HBM, L2, shared memory, FP32, tensor cores), cached per device");
   cmd->add_flag("--fresh", *fresh, "With --measure: measure again even when cached");
-  cmd->callback([&ctx, json, measure, fresh] {
+  auto profile = std::make_shared<std::string>();
+  cmd->add_option("--save-profile", *profile,
+                  "With --measure: write GPU 0's device profile (device + ceilings) to this JSON file, for "
+                  "`tilelab roofline --device-profile` on any machine");
+  cmd->callback([&ctx, json, measure, fresh, profile] {
+    if (!profile->empty() && !*measure) {
+      ctx.exit_code = report_error("--save-profile needs --measure");
+      return;
+    }
     SystemInfo s = query_system();
     nlohmann::json out = s;
     if (!*json) print_text(s);
@@ -87,6 +96,10 @@ void add_info_command(CLI::App& app, Context& ctx) {
         }
         out["devices"][static_cast<std::size_t>(d.index)]["ceilings"] = *c;
         if (!*json) print_ceilings(d, *c, ceilings_cache_path(dir, d));
+        if (!profile->empty() && d.index == 0) {
+          if (Status st = save_device_profile(*profile, d, s.toolkit, *c); !st.ok()) ctx.exit_code = report_error(st.message());
+          else if (!*json) std::printf("device profile written to %s\n", profile->c_str());
+        }
       }
     }
     if (*json) std::cout << out.dump(2) << '\n';

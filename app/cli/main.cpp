@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   tl::cli::add_bench_command(app, ctx);
   tl::cli::add_test_command(app, ctx);
   tl::cli::add_timeline_command(app, ctx);
+  tl::cli::add_roofline_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/roofline.hpp"
 #include "runtime/worker.hpp"
 
 namespace tl {
@@ -146,31 +147,12 @@ RunRecord failed_record(const std::string& kernel, const std::map<std::string, s
 
 Efficiency roofline_efficiency(const std::string& family, DType input_dtype, double flops, double min_bytes,
                                double seconds, const Ceilings& c) {
-  Efficiency e;
-  if (seconds <= 0 || c.hbm_bytes_per_s <= 0) return e;
-  double compute = c.fp32_flops;
-  e.ceiling = "fp32_fma";
-  if (family == "gemm" && input_dtype == DType::bf16 && c.bf16_tc_flops > 0) {
-    compute = c.bf16_tc_flops;
-    e.ceiling = "bf16_tensor";
-  } else if (family == "gemm" && input_dtype == DType::f16 && c.fp16_tc_flops > 0) {
-    compute = c.fp16_tc_flops;
-    e.ceiling = "fp16_tensor";
-  }
-  // Below the ridge point (compute / bandwidth flops per byte) the attainable rate is set by HBM.
-  const bool memory_bound = flops <= 0 || compute <= 0 || (min_bytes > 0 && flops / min_bytes < compute / c.hbm_bytes_per_s);
-  if (memory_bound) {
-    if (min_bytes <= 0) return Efficiency{};
-    e.bound = "memory";
-    e.ceiling = "hbm_copy";
-    e.ceiling_value = c.hbm_bytes_per_s;
-    e.value = min_bytes / seconds / c.hbm_bytes_per_s;
-  } else {
-    e.bound = "compute";
-    e.ceiling_value = compute;
-    e.value = flops / seconds / compute;
-  }
-  return e;
+  auto model = Roofline::from_ceilings(c);
+  if (seconds <= 0 || !model) return Efficiency{};
+  auto b = roofline_bound(*model, compute_ceiling_for(*model, family, input_dtype), flops, min_bytes);
+  if (!b) return Efficiency{};
+  // predicted / measured equals achieved / binding ceiling on either side of the ridge.
+  return Efficiency{b->bound, b->ceiling, b->ceiling_value, b->predicted_s / seconds};
 }
 
 // [SECTION] run_instance
@@ -277,6 +259,11 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.flops = inst.flops;
     r.min_bytes = inst.min_bytes;
     r.tolerance = inst.tolerance;
+    for (const ArgSpec& a : inst.args)
+      if (a.kind == ArgSpec::Kind::tensor && a.role != ArgRole::out) {
+        r.input_dtype = dtype_name(a.dtype);
+        break;
+      }
     if (!inst.spec) {
       r.failure = RunFailure{ErrorCode::internal, "kernel instance without a spec", std::nullopt};
       return r;
@@ -331,17 +318,13 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
     r.baseline = result->baseline;
+    r.dram = result->dram;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {
       const double seconds = r.time_ms.median * 1e-3;
       r.tflops = r.flops / seconds * 1e-12;
       r.gbps = r.min_bytes / seconds * 1e-9;
       if (options.ceilings) {
-        DType in = DType::f32;
-        for (const ArgSpec& a : inst.args)
-          if (a.kind == ArgSpec::Kind::tensor && a.role != ArgRole::out) {
-            in = a.dtype;
-            break;
-          }
+        const DType in = parse_dtype(r.input_dtype).value_or(DType::f32);
         r.efficiency = roofline_efficiency(r.family, in, r.flops, r.min_bytes, seconds, *options.ceilings);
       }
     }
@@ -378,6 +361,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"attributes", r.attributes},
        {"flops", r.flops},
        {"min_bytes", r.min_bytes},
+       {"input_dtype", r.input_dtype},
        {"time_ms", r.time_ms},
        {"tflops", r.tflops},
        {"gbps", r.gbps},
@@ -409,6 +393,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
       t["overhead"] = r.timeline_time_ms.median / r.time_ms.median - 1;
     j["timeline"] = std::move(t);
   }
+  if (r.dram) j["dram"] = *r.dram;
   if (r.failure) {
     nlohmann::json f = {{"code", error_code_name(r.failure->code)}, {"message", r.failure->message}};
     if (r.failure->worker) f["worker"] = *r.failure->worker;

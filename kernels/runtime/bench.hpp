@@ -87,6 +87,7 @@ struct RunRecord {
   ResourceUsage resources;      // ptxas
   KernelAttributes attributes;  // what the loaded kernel reported on the device
   double flops = 0, min_bytes = 0;
+  std::string input_dtype = "f32";  // of the first input tensor: picks the compute ceiling (tensor cores or FP32)
   Stats time_ms;
   double tflops = 0;  // flops / median
   double gbps = 0;    // min_bytes / median, in GB/s (1e9)
@@ -100,6 +101,7 @@ struct RunRecord {
   std::optional<Timeline> timeline;        // RunOptions::timeline: decoded (regions named by the spec's probes)
   Stats timeline_time_ms;                  // RunOptions::timeline_timed: the probe build's runs
   std::string timeline_error;              // why there is no timeline although one was asked for
+  std::optional<DramTraffic> dram;         // RunOptions::timing.measure_dram: measured DRAM bytes, or why not
 
   bool passed() const { return !failure && verified; }
   // Over all outputs: the largest relative and absolute errors, and the unwritten elements.
@@ -114,7 +116,8 @@ struct RunRecord {
 RunRecord failed_record(const std::string& kernel, const std::map<std::string, std::string>& problem,
                         const std::map<std::string, std::string>& config, const Status& status);
 
-// The binding ceiling from arithmetic intensity (flops / min_bytes) against the ridge point of `c`.
+// The binding ceiling from arithmetic intensity (flops / min_bytes) against the ridge point of `c`
+// (runtime/roofline.hpp holds the model; this keeps the RunRecord's summary of it).
 // `input_dtype` is the type of the first input tensor: GEMMs on 16-bit inputs are compared with the tensor cores.
 Efficiency roofline_efficiency(const std::string& family, DType input_dtype, double flops, double min_bytes,
                                double seconds, const Ceilings& c);

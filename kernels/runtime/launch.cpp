@@ -80,7 +80,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
           {"dynamic_smem", s.geometry.dynamic_smem},
           {"buffers", std::move(buffers)},
           {"args", std::move(args)},
-          {"timing", {{"warmup", s.timing.warmup}, {"repeat", s.timing.repeat}, {"flush_l2", s.timing.flush_l2}}},
+          {"timing", {{"warmup", s.timing.warmup}, {"repeat", s.timing.repeat}, {"flush_l2", s.timing.flush_l2},
+                      {"measure_dram", s.timing.measure_dram}}},
           {"device", s.device}};
   if (s.baseline) {
     const BaselineSpec& b = *s.baseline;
@@ -177,6 +178,7 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
     s.timing.warmup = t.value("warmup", s.timing.warmup);
     s.timing.repeat = t.value("repeat", s.timing.repeat);
     s.timing.flush_l2 = t.value("flush_l2", s.timing.flush_l2);
+    s.timing.measure_dram = t.value("measure_dram", false);
     if (j.contains("baseline")) {
       const json& jb = j["baseline"];
       BaselineSpec b;
@@ -238,6 +240,7 @@ json result_json(const LaunchResult& r, Message& m) {
     j["timeline"] = {{"buffer", m.add_blob(t.buffer)}, {"time_ms", t.time_ms}, {"times_ms", t.times_ms},
                      {"error", t.error}};
   }
+  if (r.dram) j["dram"] = *r.dram;
   return j;
 }
 
@@ -280,6 +283,7 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
     r.attributes.binary_version = a.value("binary_version", 0);
     r.device_name = j.value("device_name", std::string());
     r.l2_flushed = j.value("l2_flushed", false);
+    if (j.contains("dram")) r.dram = j["dram"].get<DramTraffic>();
     if (j.contains("baseline")) {
       const json& jb = j["baseline"];
       BaselineResult b;

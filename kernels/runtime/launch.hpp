@@ -18,6 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "runtime/baseline.hpp"
+#include "runtime/dram_counters.hpp"
 #include "runtime/geometry.hpp"
 #include "runtime/measure.hpp"
 #include "runtime/protocol.hpp"
@@ -105,6 +106,7 @@ struct TimingOptions {
   int warmup = 3;
   int repeat = 20;        // 0: run once for correctness, no timing
   bool flush_l2 = true;   // write a buffer twice the L2 size before each timed run (outside the events)
+  bool measure_dram = false;  // one more launch under CUPTI for its DRAM bytes (runtime/dram_counters.hpp)
 };
 
 // A timeline capture after the timed runs: the probe build of the same kernel (compiled with -DTL_TIMELINE=1)
@@ -167,6 +169,7 @@ struct LaunchResult {
   bool l2_flushed = false;
   std::optional<BaselineResult> baseline;  // when the spec asked for one
   std::optional<TimelineCapture> timeline;  // when the spec asked for one
+  std::optional<DramTraffic> dram;         // when the timing asked for it (measured, or why not)
 };
 
 // --- parent side -------------------------------------------------------------------------------------------

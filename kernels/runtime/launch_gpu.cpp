@@ -805,6 +805,12 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     result.time_ms = compute_stats(result.times_ms);
     result.l2_flushed = spec.timing.flush_l2;
   }
+  if (spec.timing.measure_dram) {
+    // Cold L2 as in the timed runs, then one launch under the profiler; a platform that cannot count says why.
+    if (spec.timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
+    result.dram = measure_dram_traffic(launch);
+    if (cuda_context_poisoned()) return make_error(ErrorCode::fault, what + ": the profiled launch faulted");
+  }
   if (spec.baseline) {
     // A baseline that cannot run (no libcublas, an unsupported type) is reported beside the kernel's result;
     // a sticky CUDA error is not: the worker has to go.

@@ -9,13 +9,14 @@ for t in "$dir"/test_*_gpu; do
   timeout 600 "$t" > "/tmp/$(basename "$t").log" 2>&1
   echo "$(basename "$t"): exit $? $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
 done
-$tl info --measure > /dev/null 2>&1
+$tl info --measure --save-profile /tmp/tl_profile.json > /dev/null 2>&1 && echo "device profile: /tmp/tl_profile.json"
 $tl test --junit /tmp/tl.xml | tail -3
 $tl test --kernel test.oob | tail -2
 $tl test --kernel test.spin --timeout 5 | tail -2
 [ "${2:-}" = quick ] && exit 0
-bench() { echo "== bench $*"; $tl bench "$@" 2>&1 | tail -5; }
-bench copy --problem n=268435456,dtype=f32
+rm -rf /tmp/tl_runs && mkdir -p /tmp/tl_runs && n=0
+bench() { echo "== bench $*"; n=$((n + 1)); $tl bench "$@" --json /tmp/tl_runs/$n.json 2>&1 | tail -5; }
+bench copy --problem n=268435456,dtype=f32 --dram
 bench elementwise --problem n=268435456,dtype=bf16
 bench rmsnorm --problem rows=65536,cols=4096,dtype=bf16
 bench softmax --problem rows=65536,cols=4096,dtype=bf16
@@ -28,3 +29,5 @@ bench gemm.simt --problem M=4096,N=4096,K=4096 --vs cublas
 # Probe overhead (target <= 3%): the kernel and its probe build timed in the same worker, same warm-up, repeats, L2 flush.
 bench gemm.wgmma --problem M=8192,N=8192,K=8192 --timeline
 tmp=$(mktemp -d) && $tl timeline gemm.wgmma --problem M=4096,N=4096,K=4096 --stats --out "$tmp/wgmma.json" 2>&1 | tail -12
+echo "== roofline of the runs above (/tmp/tl_roofline.png, data in /tmp/tl_roofline.csv)"
+$tl roofline --from /tmp/tl_runs/*.json --out /tmp/tl_roofline.png && $tl roofline --from /tmp/tl_runs/*.json --out /tmp/tl_roofline.csv > /dev/null

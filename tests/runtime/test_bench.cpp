@@ -284,6 +284,29 @@ TEST(Baseline, TravelsInTheLaunchRequestAndReply) {
   EXPECT_FALSE(parse_launch_reply(reply).value().baseline.has_value());
 }
 
+// The DRAM measurement is asked for in the launch request and comes back in the reply, measured or with the reason.
+TEST(Dram, TravelsInTheLaunchRequestAndReply) {
+  auto inst = instantiate(*library_registry().find("copy").value(), {{"n", "1000"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(inst.ok());
+  TimingOptions timing;
+  timing.measure_dram = true;
+  auto ls = to_launch_spec(*inst, fake_compiled(), timing);
+  ASSERT_TRUE(ls.ok());
+  EXPECT_EQ(make_launch_request(*ls).header["launch"]["timing"]["measure_dram"], true);
+  Message reply = make_reply(0);
+  reply.header["result"] = {{"outputs", nlohmann::json::array()},
+                            {"dram", {{"measured", true}, {"read_bytes", 4000.0}, {"write_bytes", 4096.0}}}};
+  auto parsed = parse_launch_reply(reply);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_TRUE(parsed->dram.has_value());
+  EXPECT_TRUE(parsed->dram->measured);
+  EXPECT_EQ(parsed->dram->write_bytes, 4096.0);
+  reply.header["result"]["dram"] = {{"measured", false}, {"reason", "CUPTI: no libcupti"}};
+  EXPECT_EQ(parse_launch_reply(reply).value().dram->reason, "CUPTI: no libcupti");
+  reply.header["result"].erase("dram");
+  EXPECT_FALSE(parse_launch_reply(reply).value().dram.has_value());
+}
+
 std::filesystem::path temp_file(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("tl_test_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

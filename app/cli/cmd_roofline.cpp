@@ -1,0 +1,192 @@
+// `tilelab roofline`: runs from result files drawn on a device's measured roofline, or exported as JSON/CSV.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/run_support.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/log.hpp"
+#include "runtime/roofline.hpp"
+#include "runtime/worker.hpp"
+#include "viz/cairo_painter.hpp"
+#include "viz/roofline_scene.hpp"
+
+namespace tl::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RooflineArgs {
+  std::vector<std::string> from, kernels;
+  std::string profile, color_by, out, title, cache_dir;
+  double width = 960, height = 620;
+};
+
+struct CeilingsSource {
+  Ceilings ceilings;
+  std::string from;  // said to the user: which file or device they came from
+};
+
+std::string lower_ext(const std::string& path) {
+  std::string e = fs::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e;
+}
+
+// Run records of one --from source. Result files are read here; the results store (.db) plugs in as one more
+// branch returning the same list of RunRecord JSON objects.
+Result<std::vector<nlohmann::json>> load_run_source(const std::string& path) {
+  if (lower_ext(path) == ".db")
+    return make_error(ErrorCode::unsupported, path + ": the results store is not part of this build yet; pass result "
+                                                     "JSON files (`tilelab bench --json FILE`)");
+  return load_run_records(path);
+}
+
+// The ceilings: the profile when given; else this machine's GPU 0 (cached, measured when not); else a cached
+// ceilings file (preferring one measured on the device the runs name).
+Result<CeilingsSource> find_ceilings(const RooflineArgs& a, const std::vector<nlohmann::json>& records) {
+  if (!a.profile.empty()) {
+    auto p = load_device_profile(a.profile);
+    if (!p) return p.status();
+    return CeilingsSource{p->ceilings, "device profile " + a.profile + " (" + p->device_name() + ")"};
+  }
+  const std::string dir = resolve_cache_dir(a.cache_dir);
+  SystemInfo sys = query_system();
+  if (!sys.devices.empty()) {
+    if (!fs::exists(ceilings_cache_path(dir, sys.devices[0])))
+      std::fprintf(stderr, "measuring the ceilings of GPU 0 (once; cached in %s)\n", dir.c_str());
+    WorkerClient worker;
+    auto c = device_ceilings(worker, sys.devices[0], dir, false);
+    if (!c) return c.status().with_context("ceilings of GPU 0");
+    return CeilingsSource{*c, "GPU 0 (" + sys.devices[0].name + "), " + ceilings_cache_path(dir, sys.devices[0])};
+  }
+  std::vector<fs::path> cached;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ceilings-", 0) == 0 && e.path().extension() == ".json") cached.push_back(e.path());
+  }
+  std::sort(cached.begin(), cached.end(), [](const fs::path& x, const fs::path& y) {
+    std::error_code e1, e2;
+    return fs::last_write_time(x, e1) > fs::last_write_time(y, e2);  // newest first
+  });
+  std::string wanted;
+  for (const auto& r : records)
+    if (r.contains("device") && r["device"].is_string() && !r["device"].get<std::string>().empty()) {
+      wanted = r["device"];
+      break;
+    }
+  std::optional<CeilingsSource> newest;
+  for (const auto& p : cached) {
+    auto c = load_device_profile(p.string());
+    if (!c) {
+      log::debug("skipping ", p.string(), ": ", c.status().message());
+      continue;
+    }
+    CeilingsSource s{c->ceilings, "cached ceilings " + p.string()};
+    if (!wanted.empty() && c->ceilings.device_name == wanted) return s;
+    if (!newest) newest = s;
+  }
+  if (newest) return *newest;
+  return make_error(ErrorCode::not_found,
+                    "no GPU here (" + sys.why_no_device + ") and no cached ceilings in " + dir +
+                        ": pass --device-profile FILE (write one on the GPU machine with `tilelab info --measure "
+                        "--save-profile FILE`)");
+}
+
+Status write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
+  out << text;
+  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
+  return Status::success();
+}
+
+void print_points(const std::vector<RooflinePoint>& points) {
+  if (points.empty()) return;
+  std::printf("%-40s %10s %10s %-8s %6s %11s %11s\n", "run", "FLOP/B", "TFLOP/s", "bound", "eff", "predicted", "measured");
+  const std::size_t shown = std::min<std::size_t>(points.size(), 40);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& p = points[i];
+    std::string name = p.kernel + (p.config.empty() ? "" : " " + p.config_text());
+    if (name.size() > 40) name = name.substr(0, 37) + "...";
+    std::printf("%-40s %10.3g %10.4g %-8s %5.1f%% %8.4g ms %8.4g ms\n", name.c_str(), p.intensity, p.flops_per_s * 1e-12,
+                p.bound.c_str(), p.efficiency * 100, p.predicted_ms, p.measured_ms);
+  }
+  if (shown < points.size()) std::printf("... and %zu more (all of them in a .json or .csv --out)\n", points.size() - shown);
+}
+
+int run_roofline(const RooflineArgs& a) {
+  const std::string ext = lower_ext(a.out);
+  const bool data = ext == ".json" || ext == ".csv";
+  std::optional<viz::ImageFormat> image;
+  if (!data) {
+    auto f = viz::image_format_from_path(a.out);
+    if (!f) return report_error("--out " + a.out + ": use .png, .svg, .pdf (the plot) or .json, .csv (the data)");
+    image = *f;
+  }
+  std::vector<nlohmann::json> records;
+  for (const auto& path : a.from) {
+    auto r = load_run_source(path);
+    if (!r) return report_error(r.status().message());
+    records.insert(records.end(), r->begin(), r->end());
+  }
+  auto ceilings = find_ceilings(a, records);
+  if (!ceilings) return report_error(ceilings.status().message());
+  auto model = Roofline::from_ceilings(ceilings->ceilings);
+  if (!model) return report_error(ceilings->from + ": " + model.status().message());
+  RooflineSet set = roofline_points(*model, records, a.kernels);
+
+  std::printf("ceilings: %s\n", ceilings->from.c_str());
+  if (!a.from.empty() && set.points.empty() && set.skipped.empty())
+    std::printf("no runs%s in %zu file(s): drawing the ceilings only\n",
+                a.kernels.empty() ? "" : " of the given --kernel", a.from.size());
+  print_points(set.points);
+  for (const auto& s : set.skipped) std::printf("not drawn: %s\n", s.c_str());
+
+  if (data) {
+    std::string text = ext == ".json" ? roofline_to_json(*model, set.points).dump(2) + "\n" : points_to_csv(set.points);
+    if (Status s = write_text(a.out, text); !s.ok()) return report_error(s.message());
+  } else {
+    viz::RooflineOptions o;
+    o.title = a.title;
+    o.color_by = a.color_by;
+    o.width = a.width;
+    o.height = a.height;
+    auto scene = viz::build_roofline_scene(*model, set.points, o);
+    if (!scene) return report_error(scene.status().message());
+    for (const auto& n : scene->notes) std::printf("not drawn: %s\n", n.c_str());
+    if (Status s = viz::write_scene(scene->scene, a.out, image); !s.ok()) return report_error(s.message());
+  }
+  std::printf("wrote %s (%zu point%s)\n", a.out.c_str(), set.points.size(), set.points.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace
+
+void add_roofline_command(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("roofline", "Draw runs on this device's measured roofline, or export the points");
+  auto a = std::make_shared<RooflineArgs>();
+  cmd->add_option("--from", a->from,
+                  "Result files: a RunRecord JSON object (`tilelab bench --json`), an array of them, or JSON lines")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", a->kernels, "Only runs of this kernel (repeatable)");
+  cmd->add_option("--device-profile", a->profile,
+                  "Ceilings from this device profile (`tilelab info --measure --save-profile FILE`); default: this "
+                  "machine's GPU 0, else the cached ceilings");
+  cmd->add_option("--color-by", a->color_by, "Colour the points by this config (or problem) parameter; default: by kernel");
+  cmd->add_option("--title", a->title, "Plot title (default: the device and when its ceilings were measured)");
+  cmd->add_option("--width", a->width, "Plot width in scene units (pixels in PNG)")->check(CLI::Range(400.0, 8000.0));
+  cmd->add_option("--height", a->height, "Plot height")->check(CLI::Range(300.0, 8000.0));
+  cmd->add_option("--cache-dir", a->cache_dir, "Ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
+  cmd->add_option("--out", a->out, "Output: .png, .svg, .pdf (the plot) or .json, .csv (the points and ceilings)")
+      ->required();
+  cmd->callback([&ctx, a] { ctx.exit_code = run_roofline(*a); });
+}
+
+}  // namespace tl::cli

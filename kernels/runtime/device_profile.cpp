@@ -1,0 +1,124 @@
+// Device profile files: writing one after `info --measure`, and reading one back with errors a user can act on.
+#include "runtime/device_profile.hpp"
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tl {
+namespace {
+
+constexpr const char* kFormat = "tilelab.device_profile";
+constexpr int kVersion = 1;
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string DeviceProfile::device_name() const {
+  if (device.is_object() && device.contains("name") && device["name"].is_string()) return device["name"];
+  return ceilings.device_name;
+}
+
+nlohmann::json device_profile_json(const DeviceInfo& device, const ToolkitInfo& toolkit, const Ceilings& ceilings) {
+  return {{"format", kFormat},          {"version", kVersion}, {"saved_at", utc_now()},
+          {"tilelab_version", TILELAB_VERSION}, {"device", device}, {"toolkit", toolkit},
+          {"ceilings", ceilings}};
+}
+
+Status save_device_profile(const std::string& path, const DeviceInfo& device, const ToolkitInfo& toolkit,
+                           const Ceilings& ceilings) {
+  std::error_code ec;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  std::ofstream out(path);
+  if (!out) return make_error(ErrorCode::io, "cannot write the device profile " + path);
+  out << device_profile_json(device, toolkit, ceilings).dump(2) << '\n';
+  if (!out) return make_error(ErrorCode::io, "cannot write the device profile " + path);
+  return Status::success();
+}
+
+Status validate_ceilings_json(const nlohmann::json& j) {
+  if (!j.is_object()) return make_error(ErrorCode::parse, std::string("is ") + j.type_name() + ", expected an object");
+  static const char* kNumbers[] = {"hbm_bytes_per_s", "l2_bytes_per_s", "smem_bytes_per_s", "fp32_flops",
+                                   "bf16_tc_flops",   "fp16_tc_flops",  "fp8_tc_flops"};
+  for (const char* f : kNumbers) {
+    auto it = j.find(f);
+    if (it == j.end()) continue;
+    if (!it->is_number())
+      return make_error(ErrorCode::parse, std::string("\"") + f + "\" is " + it->type_name() + ", expected a number");
+    double v = it->get<double>();
+    if (!std::isfinite(v) || v < 0)
+      return make_error(ErrorCode::parse, std::string("\"") + f + "\" is " + it->dump() + ", expected a rate >= 0");
+  }
+  for (const char* f : {"device_name", "pci_bus_id", "arch", "measured_at", "tilelab_version", "tc_method"}) {
+    auto it = j.find(f);
+    if (it != j.end() && !it->is_string())
+      return make_error(ErrorCode::parse, std::string("\"") + f + "\" is " + it->type_name() + ", expected a string");
+  }
+  if (auto it = j.find("details"); it != j.end() && !it->is_object())
+    return make_error(ErrorCode::parse, std::string("\"details\" is ") + it->type_name() + ", expected an object");
+  for (const char* f : {"hbm_bytes_per_s", "fp32_flops"})
+    if (j.value(f, 0.0) <= 0)
+      return make_error(ErrorCode::parse, std::string("no \"") + f + "\" measurement (the roofline needs the HBM "
+                                                                     "bandwidth and the FP32 rate)");
+  return Status::success();
+}
+
+Result<DeviceProfile> parse_device_profile(const nlohmann::json& j, const std::string& source) {
+  auto fail = [&](const std::string& what) { return make_error(ErrorCode::parse, source + ": " + what); };
+  if (!j.is_object()) return fail(std::string("holds a ") + j.type_name() + ", expected a device profile object");
+  DeviceProfile p;
+  p.source = source;
+  const nlohmann::json* ceilings = &j;
+  if (j.contains("format")) {
+    if (!j["format"].is_string() || j["format"] != kFormat)
+      return fail("\"format\" is " + j["format"].dump() + ", expected \"" + kFormat + "\"");
+    if (!j.contains("version") || !j["version"].is_number_integer())
+      return fail("no integer \"version\"");
+    if (j["version"].get<int>() > kVersion)
+      return fail("version " + j["version"].dump() + " is newer than this TileLab reads (" + std::to_string(kVersion) +
+                  "); update TileLab");
+    if (!j.contains("ceilings")) return fail("no \"ceilings\" object");
+    ceilings = &j["ceilings"];
+    for (const char* f : {"device", "toolkit"})
+      if (j.contains(f) && !j[f].is_object()) return fail(std::string("\"") + f + "\" is " + j[f].type_name() + ", expected an object");
+    p.device = j.value("device", nlohmann::json::object());
+    p.toolkit = j.value("toolkit", nlohmann::json::object());
+    if (j.contains("saved_at") && j["saved_at"].is_string()) p.saved_at = j["saved_at"];
+  } else if (!j.contains("hbm_bytes_per_s")) {
+    return fail("neither a device profile (no \"format\") nor a ceilings file (no \"hbm_bytes_per_s\"); write one "
+                "with `tilelab info --measure --save-profile FILE`");
+  }
+  Status s = validate_ceilings_json(*ceilings);
+  if (!s.ok()) return fail(std::string(ceilings == &j ? "" : "ceilings: ") + s.message());
+  p.ceilings = ceilings->get<Ceilings>();
+  return p;
+}
+
+Result<DeviceProfile> load_device_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, "cannot read the device profile " + path + ": no such file");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    auto at = what.find("line ");
+    return make_error(ErrorCode::parse, path + ": not JSON: " + (at == std::string::npos ? what : what.substr(at)));
+  }
+  return parse_device_profile(j, path);
+}
+
+}  // namespace tl

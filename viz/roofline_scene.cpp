@@ -1,0 +1,506 @@
+// Roofline scene: the hierarchical roofline of measured ceilings on log-log axes, with runs as points on it.
+#include "viz/roofline_scene.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "viz/palette.hpp"
+
+namespace tl::viz {
+namespace {
+
+// [SECTION] style ------------------------------------------------------------------------------------------------
+
+const Color kInk{0.12f, 0.12f, 0.14f, 1};
+const Color kMuted{0.40f, 0.40f, 0.44f, 1};
+const Color kGridMajor{0.80f, 0.80f, 0.83f, 1};
+const Color kGridMinor{0.92f, 0.92f, 0.94f, 1};
+const Color kMissing{0.65f, 0.65f, 0.67f, 1};
+
+constexpr double kMarginLeft = 78, kMarginTop = 46, kMarginBottom = 58, kMarginRight = 18;
+constexpr double kLegendWidth = 210;
+constexpr double kPointSize = 8, kRidgeSize = 7;
+
+// Memory roofs in blues (HBM darkest), compute roofs in warm hues: the two families read apart at a glance.
+Color memory_color(std::size_t i) { return oklch(0.42 + 0.14 * static_cast<double>(i), 0.13, 250); }
+Color compute_color(std::size_t i) {
+  static const double kHue[] = {40, 20, 75, 330};
+  return oklch(0.55, 0.16, kHue[i % 4]);
+}
+
+// [SECTION] numbers ----------------------------------------------------------------------------------------------
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+std::string decade_label(int k, bool si) {
+  if (si) return si_text(std::pow(10.0, k), "");
+  if (k >= 0 && k <= 3) return std::to_string(static_cast<long long>(std::llround(std::pow(10.0, k))));
+  if (k < 0 && k >= -3) {
+    std::string s = "0.";
+    for (int i = 0; i < -k - 1; ++i) s += '0';
+    return s + "1";
+  }
+  return tagged("1e", k);
+}
+
+std::string ms_text(double ms) {
+  if (ms >= 1) return fixed3(ms) + " ms";
+  if (ms >= 1e-3) return fixed3(ms * 1e3) + " us";
+  return fixed3(ms * 1e6) + " ns";
+}
+
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// [SECTION] ranges -----------------------------------------------------------------------------------------------
+
+// Expands [lo, hi] (in log10) to at least `min_decades`, around its centre.
+void widen(double& lo, double& hi, double min_decades) {
+  double span = std::log10(hi) - std::log10(lo);
+  if (span >= min_decades) return;
+  double grow = std::pow(10.0, (min_decades - span) / 2);
+  lo /= grow;
+  hi *= grow;
+}
+
+LogAxes make_axes(const Roofline& m, const std::vector<RooflinePoint>& points, double left, double top, double w,
+                  double h) {
+  LogAxes a;
+  double x_lo = HUGE_VAL, x_hi = 0, y_lo = HUGE_VAL;
+  for (const auto& r : m.ridges()) {
+    x_lo = std::min(x_lo, r.intensity);
+    x_hi = std::max(x_hi, r.intensity);
+  }
+  for (const auto& p : points) {
+    for (double x : {p.intensity, p.actual_intensity()}) {
+      if (x <= 0) continue;
+      x_lo = std::min(x_lo, x);
+      x_hi = std::max(x_hi, x);
+    }
+    if (p.flops_per_s > 0) y_lo = std::min(y_lo, p.flops_per_s);
+  }
+  double p_hi = 0;
+  for (const auto& p : points) p_hi = std::max(p_hi, p.intensity);
+  a.x_min = x_lo / 4;
+  a.x_max = std::max(x_hi * 4, p_hi * 12);  // room right of the points for their labels
+  widen(a.x_min, a.x_max, 2);
+  a.y_max = m.top_compute().value * 2.5;
+  // Low enough to show where HBM enters the plot, but no more than five decades below the top roof unless a point
+  // sits lower.
+  double floor = std::max(m.hbm().value * a.x_min, a.y_max * 1e-5);
+  a.y_min = std::min(floor, y_lo / 2);
+  widen(a.y_min, a.y_max, 2);
+  a.left = left;
+  a.top = top;
+  a.width = w;
+  a.height = h;
+  return a;
+}
+
+// [SECTION] colours of points ------------------------------------------------------------------------------------
+
+struct Coloring {
+  std::string heading;
+  std::vector<std::pair<Color, std::string>> legend;
+  std::vector<Color> of_point;
+  std::string note;
+};
+
+std::optional<std::string> param_of(const RooflinePoint& p, const std::string& name) {
+  if (auto it = p.config.find(name); it != p.config.end()) return it->second;
+  if (auto it = p.problem.find(name); it != p.problem.end()) return it->second;
+  return std::nullopt;
+}
+
+Result<Coloring> color_points(const std::vector<RooflinePoint>& points, const std::string& by) {
+  Coloring c;
+  c.of_point.resize(points.size(), kMissing);
+  if (by.empty()) {
+    std::vector<std::string> kernels;
+    for (const auto& p : points)
+      if (std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end()) kernels.push_back(p.kernel);
+    c.heading = "kernel";
+    for (std::size_t k = 0; k < kernels.size(); ++k) c.legend.push_back({categorical(static_cast<int>(k) * 3), kernels[k]});
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      auto k = std::find(kernels.begin(), kernels.end(), points[i].kernel) - kernels.begin();
+      c.of_point[i] = categorical(static_cast<int>(k) * 3);
+    }
+    return c;
+  }
+  std::vector<std::string> values;
+  bool numeric = true, missing = false;
+  for (const auto& p : points) {
+    auto v = param_of(p, by);
+    if (!v) {
+      missing = true;
+      continue;
+    }
+    if (std::find(values.begin(), values.end(), *v) == values.end()) values.push_back(*v);
+    numeric = numeric && is_number(*v);
+  }
+  if (values.empty() && !points.empty()) {
+    std::set<std::string> have;
+    for (const auto& p : points) {
+      for (const auto& [k, v] : p.config) have.insert(k);
+      for (const auto& [k, v] : p.problem) have.insert(k);
+    }
+    std::string list;
+    for (const auto& k : have) list += (list.empty() ? "" : ", ") + k;
+    return make_error(ErrorCode::invalid_argument, "--color-by " + by + ": no run has a parameter '" + by +
+                                                       "'; they have: " + (list.empty() ? "none" : list));
+  }
+  if (numeric) {
+    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return std::stod(a) < std::stod(b); });
+  } else {
+    std::sort(values.begin(), values.end());
+  }
+  c.heading = by;
+  // Few values: one hue each; many (a wide numeric sweep): a sequential ramp by rank, the legend sampling it.
+  const bool ramp = values.size() > 12;
+  auto color_of = [&](std::size_t rank) {
+    return ramp ? sequential(static_cast<double>(rank) / static_cast<double>(values.size() - 1))
+                : categorical(static_cast<int>(rank) * 3);
+  };
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto v = param_of(points[i], by);
+    if (v) c.of_point[i] = color_of(static_cast<std::size_t>(std::find(values.begin(), values.end(), *v) - values.begin()));
+  }
+  const std::size_t shown = ramp ? 8 : values.size();
+  for (std::size_t k = 0; k < shown; ++k) {
+    std::size_t rank = ramp ? k * (values.size() - 1) / (shown - 1) : k;
+    c.legend.push_back({color_of(rank), by + "=" + values[rank]});
+  }
+  if (ramp) c.note = std::to_string(values.size()) + " values, shown by rank";
+  if (missing) c.legend.push_back({kMissing, "(no " + by + ")"});
+  return c;
+}
+
+// [SECTION] drawing ----------------------------------------------------------------------------------------------
+
+// Clips the log-space segment y = bw * x (x in [xa, xb]) to the axes; false when nothing is left.
+bool clip_memory_roof(const LogAxes& a, double bw, double& xa, double& xb) {
+  xa = std::max({xa, a.x_min, a.y_min / bw});
+  xb = std::min({xb, a.x_max, a.y_max / bw});
+  return xb > xa;
+}
+
+struct Placed {
+  double x0, x1, y0, y1;
+  bool overlaps(const Placed& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+// Moves a label of height `h` vertically by `step` until it overlaps none placed before; records it.
+double place_label(std::vector<Placed>& placed, double x0, double x1, double y, double h, double step) {
+  for (int tries = 0; tries < 12; ++tries) {
+    Placed box{x0, x1, y - h / 2, y + h / 2};
+    bool clear = std::none_of(placed.begin(), placed.end(), [&](const Placed& p) { return p.overlaps(box); });
+    if (clear) {
+      placed.push_back(box);
+      return y;
+    }
+    y += step;
+  }
+  placed.push_back({x0, x1, y - h / 2, y + h / 2});
+  return y;
+}
+
+// The first of a few nearby positions where a label overlaps nothing placed, or none: a label that would collide
+// is left out (the hover still tells).
+std::optional<double> try_label(std::vector<Placed>& placed, double x0, double x1, double y, double h) {
+  for (double dy : {0.0, h, -h, 2 * h, -2 * h}) {
+    Placed box{x0, x1, y + dy - h / 2, y + dy + h / 2};
+    if (std::none_of(placed.begin(), placed.end(), [&](const Placed& p) { return p.overlaps(box); })) {
+      placed.push_back(box);
+      return y + dy;
+    }
+  }
+  return std::nullopt;
+}
+
+void draw_grid(Scene& s, const LogAxes& a) {
+  const double x1 = a.left + a.width, y1 = a.top + a.height;
+  for (int k = static_cast<int>(std::floor(std::log10(a.x_min))); k <= static_cast<int>(std::ceil(std::log10(a.x_max))); ++k) {
+    for (int m = 1; m <= 9; ++m) {
+      double v = m * std::pow(10.0, k);
+      if (v < a.x_min * (1 - 1e-9) || v > a.x_max * (1 + 1e-9)) continue;
+      double x = a.x_of(v);
+      s.lines.push_back({x, a.top, x, y1, m == 1 ? kGridMajor : kGridMinor, m == 1 ? 0.8 : 0.5});
+      if (m == 1) {
+        s.lines.push_back({x, y1, x, y1 + 5, kInk, 1});
+        s.texts.push_back({x, y1 + 15, decade_label(k, false), 11, kInk, Align::center});
+      }
+    }
+  }
+  for (int k = static_cast<int>(std::floor(std::log10(a.y_min))); k <= static_cast<int>(std::ceil(std::log10(a.y_max))); ++k) {
+    for (int m = 1; m <= 9; ++m) {
+      double v = m * std::pow(10.0, k);
+      if (v < a.y_min * (1 - 1e-9) || v > a.y_max * (1 + 1e-9)) continue;
+      double y = a.y_of(v);
+      s.lines.push_back({a.left, y, x1, y, m == 1 ? kGridMajor : kGridMinor, m == 1 ? 0.8 : 0.5});
+      if (m == 1) {
+        s.lines.push_back({a.left - 5, y, a.left, y, kInk, 1});
+        s.texts.push_back({a.left - 8, y, decade_label(k, true), 11, kInk, Align::right});
+      }
+    }
+  }
+  for (auto [xa, ya, xb, yb] : {std::array{a.left, a.top, x1, a.top}, std::array{x1, a.top, x1, y1},
+                                std::array{x1, y1, a.left, y1}, std::array{a.left, y1, a.left, a.top}})
+    s.lines.push_back({xa, ya, xb, yb, kInk, 1});
+  s.texts.push_back({a.left + a.width / 2, y1 + 38, "arithmetic intensity (FLOP/byte)", 12, kInk, Align::center});
+  s.texts.push_back({a.left - 8, a.top - 14, "FLOP/s", 12, kInk, Align::right, true});
+}
+
+}  // namespace
+
+// [SECTION] public -----------------------------------------------------------------------------------------------
+
+double LogAxes::x_of(double v) const {
+  return left + (std::log10(v) - std::log10(x_min)) / (std::log10(x_max) - std::log10(x_min)) * width;
+}
+double LogAxes::y_of(double v) const {
+  return top + height - (std::log10(v) - std::log10(y_min)) / (std::log10(y_max) - std::log10(y_min)) * height;
+}
+double LogAxes::intensity_at(double x) const {
+  return std::pow(10.0, std::log10(x_min) + (x - left) / width * (std::log10(x_max) - std::log10(x_min)));
+}
+double LogAxes::flops_at(double y) const {
+  return std::pow(10.0, std::log10(y_min) + (top + height - y) / height * (std::log10(y_max) - std::log10(y_min)));
+}
+
+std::string si_text(double value, const std::string& unit) {
+  static const char* kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  double v = value;
+  while (std::fabs(v) >= 999.5 && i < 6) {
+    v /= 1000;
+    ++i;
+  }
+  std::string s = fixed3(v);
+  const std::string suffix = std::string(kPrefix[i]) + unit;
+  return suffix.empty() ? s : s + " " + suffix;
+}
+
+Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<RooflinePoint>& points,
+                                           const RooflineOptions& o) {
+  RooflineScene out;
+  Scene& s = out.scene;
+  s.width = o.width;
+  s.height = o.height;
+
+  // Points with no flops (copies) have no place on a FLOP/s axis; they stay in the data export.
+  std::vector<std::size_t> drawable;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].intensity > 0 && points[i].flops_per_s > 0) drawable.push_back(i);
+    else out.notes.push_back(points[i].label() + ": no floating-point work, not on a FLOP/s roofline");
+  }
+  std::vector<RooflinePoint> shown;
+  for (std::size_t i : drawable) shown.push_back(points[i]);
+  auto coloring = color_points(shown, o.color_by);
+  if (!coloring) return coloring.status();
+
+  const bool legend = !shown.empty();
+  const double plot_w = o.width - kMarginLeft - kMarginRight - (legend ? kLegendWidth : 0);
+  const double plot_h = o.height - kMarginTop - kMarginBottom;
+  if (plot_w < 100 || plot_h < 100)
+    return make_error(ErrorCode::invalid_argument, "the roofline needs a scene of at least " +
+                                                       std::to_string(static_cast<int>(kMarginLeft + kMarginRight + 100 + (legend ? kLegendWidth : 0))) +
+                                                       " x " + std::to_string(static_cast<int>(kMarginTop + kMarginBottom + 100)));
+  LogAxes& a = out.axes;
+  a = make_axes(m, shown, kMarginLeft, kMarginTop, plot_w, plot_h);
+
+  std::string title = o.title;
+  if (title.empty()) {
+    title = "Roofline: " + (m.ceilings().device_name.empty() ? std::string("unnamed device") : m.ceilings().device_name);
+    if (!m.ceilings().measured_at.empty()) title += " (ceilings measured " + m.ceilings().measured_at.substr(0, 10) + ")";
+  }
+  s.texts.push_back({kMarginLeft, 18, title, 14, kInk, Align::left, true});
+  draw_grid(s, a);
+
+  // Ceilings: each memory roof rises until it meets the highest compute roof; each compute roof runs from where it
+  // meets the fastest memory roof to the right edge. Every ridge point then lies on two drawn lines.
+  // Labels keep clear of each other and of the points (placed first, as obstacles).
+  std::vector<Placed> labels;
+  for (const auto& p : shown) {
+    const double x = a.x_of(p.intensity), y = a.y_of(p.flops_per_s);
+    labels.push_back({x - kPointSize / 2, x + kPointSize / 2, y - kPointSize / 2, y + kPointSize / 2});
+  }
+  const double top_rate = m.top_compute().value, top_bw = m.top_memory().value;
+  for (std::size_t i = 0; i < m.memory().size(); ++i) {
+    const auto& c = m.memory()[i];
+    double xa = a.x_min, xb = top_rate / c.value;
+    if (!clip_memory_roof(a, c.value, xa, xb)) continue;
+    DrawnCeiling d{c.name, c.label + " " + si_text(c.value, "B/s"), a.x_of(xa), a.y_of(c.value * xa), a.x_of(xb),
+                   a.y_of(c.value * xb)};
+    s.lines.push_back({d.x0, d.y0, d.x1, d.y1, memory_color(i), i == 0 ? 2.2 : 1.4});
+    double w = estimate_text_width(d.label, 11);
+    // Label just above the line, a little in from where it enters the plot.
+    double lx = d.x0 + 6, ly = place_label(labels, lx, lx + w, a.y_of(c.value * a.intensity_at(lx)) - 12, 13, -13);
+    s.texts.push_back({lx, ly, d.label, 11, memory_color(i), Align::left});
+    out.ceilings.push_back(std::move(d));
+  }
+  std::vector<std::size_t> by_rate(m.compute().size());
+  for (std::size_t i = 0; i < by_rate.size(); ++i) by_rate[i] = i;
+  std::sort(by_rate.begin(), by_rate.end(), [&](auto x, auto y) { return m.compute()[x].value > m.compute()[y].value; });
+  for (std::size_t i : by_rate) {
+    const auto& c = m.compute()[i];
+    double xa = std::max(a.x_min, c.value / top_bw);
+    if (c.value < a.y_min || c.value > a.y_max || xa >= a.x_max) continue;
+    DrawnCeiling d{c.name, c.label + " " + si_text(c.value, "FLOP/s"), a.x_of(xa), a.y_of(c.value), a.x_of(a.x_max),
+                   a.y_of(c.value)};
+    s.lines.push_back({d.x0, d.y0, d.x1, d.y1, compute_color(i), 1.8});
+    double w = estimate_text_width(d.label, 11);
+    // Right-aligned above the line, else below it, else further out: roofs of (nearly) the same rate stack.
+    double ly = d.y0 - 9;
+    for (double y : {d.y0 - 9, d.y0 + 9, d.y0 - 22, d.y0 + 22, d.y0 - 35, d.y0 + 35}) {
+      ly = y;
+      Placed box{d.x1 - 6 - w, d.x1 - 6, y - 6.5, y + 6.5};
+      if (std::none_of(labels.begin(), labels.end(), [&](const Placed& p) { return p.overlaps(box); })) break;
+    }
+    labels.push_back({d.x1 - 6 - w, d.x1 - 6, ly - 6.5, ly + 6.5});
+    s.texts.push_back({d.x1 - 6, ly, d.label, 11, compute_color(i), Align::right});
+    out.ceilings.push_back(std::move(d));
+  }
+
+  // Ridge points: a marker where each memory roof meets each compute roof; the HBM ones labelled with their
+  // intensity (the classic ridge) and dropped to the axis.
+  for (const auto& r : m.ridges()) {
+    if (r.intensity < a.x_min || r.intensity > a.x_max || r.flops > a.y_max || r.flops < a.y_min) continue;
+    const bool hbm = r.memory == m.hbm().name;
+    double x = a.x_of(r.intensity), y = a.y_of(r.flops);
+    const double size = hbm ? kRidgeSize : kRidgeSize - 2;
+    s.rects.push_back({x - size / 2, y - size / 2, size, size, hbm ? kInk : Color{1, 1, 1, 1}, kInk, 1,
+                       static_cast<std::int64_t>(out.hover.size())});
+    out.hover.push_back("ridge " + m.find(r.memory)->label + " x " + m.find(r.compute)->label + ": " +
+                        fixed3(r.intensity) + " FLOP/byte, " + si_text(r.flops, "FLOP/s"));
+    if (hbm) {
+      s.lines.push_back({x, y + size / 2, x, a.top + a.height, kGridMajor, 0.8});
+      const std::string text = fixed3(r.intensity);
+      if (auto ly = try_label(labels, x + 5, x + 5 + estimate_text_width(text, 9), y + 11, 11))
+        s.texts.push_back({x + 5, *ly, text, 9, kMuted, Align::left});
+    }
+  }
+
+  // Annotated points: all when few, else the most efficient of each kernel.
+  std::vector<bool> annotate(shown.size(), shown.size() <= static_cast<std::size_t>(std::max(o.max_annotated, 0)));
+  if (shown.size() > static_cast<std::size_t>(std::max(o.max_annotated, 0))) {
+    std::map<std::string, std::size_t> best;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      auto it = best.find(shown[i].kernel);
+      if (it == best.end() || shown[i].efficiency > shown[it->second].efficiency) best[shown[i].kernel] = i;
+    }
+    for (const auto& [k, i] : best) annotate[i] = true;
+  }
+
+  bool any_dram = false;
+  for (std::size_t j = 0; j < shown.size(); ++j) {
+    const RooflinePoint& p = shown[j];
+    DrawnPoint d;
+    d.point = drawable[j];
+    d.x = a.x_of(p.intensity);
+    d.y = a.y_of(p.flops_per_s);
+    d.roof_y = a.y_of(p.attainable_flops);
+    d.color = coloring->of_point[j];
+    d.annotated = annotate[j];
+    const auto id = static_cast<std::int64_t>(out.hover.size());
+    std::string hover = p.label() + "\n" + si_text(p.flops_per_s, "FLOP/s") + " at " + fixed3(p.intensity) +
+                        " FLOP/byte: " + fixed3(p.efficiency * 100) + "% of " + p.ceiling + " (" + p.bound +
+                        "-bound)\npredicted " + ms_text(p.predicted_ms) + ", measured " + ms_text(p.measured_ms);
+    if (p.dram_bytes) {
+      any_dram = true;
+      d.actual_x = a.x_of(p.actual_intensity());
+      hover += "\nDRAM " + si_text(*p.dram_bytes, "B") + " measured (" + fixed3(*p.dram_bytes / p.min_bytes) +
+               "x the minimum): actual intensity " + fixed3(p.actual_intensity());
+      // The measured-bytes point: hollow, joined to the ideal one (re-reads and spills move it left).
+      s.lines.push_back({d.actual_x, d.y, d.x, d.y, d.color, 1});
+      s.rects.push_back({d.actual_x - kPointSize / 2, d.y - kPointSize / 2, kPointSize, kPointSize, {0, 0, 0, 0},
+                         d.color, 1.6, id});
+    } else if (!p.dram_note.empty()) {
+      hover += "\nDRAM bytes not measured: " + p.dram_note;
+    }
+    out.hover.push_back(hover);
+    s.rects.push_back({d.x - kPointSize / 2, d.y - kPointSize / 2, kPointSize, kPointSize, d.color,
+                       {0.1f, 0.1f, 0.12f, 0.8f}, 0.6, id});
+    if (d.annotated) {
+      // Predicted against measured: a stem from the point up to the roof (the time bound), ticked there.
+      if (d.roof_y < d.y - kPointSize / 2) {
+        s.lines.push_back({d.x, d.y - kPointSize / 2, d.x, d.roof_y, d.color, 1});
+        s.lines.push_back({d.x - 5, d.roof_y, d.x + 5, d.roof_y, d.color, 1.6});
+      }
+    }
+    out.points.push_back(d);
+  }
+  // Efficiency labels, the most efficient first: where labels would collide, the best runs keep theirs.
+  std::vector<std::size_t> order(shown.size());
+  for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return shown[x].efficiency > shown[y].efficiency; });
+  for (std::size_t j : order) {
+    const RooflinePoint& p = shown[j];
+    const DrawnPoint& d = out.points[j];
+    if (!d.annotated) continue;
+    std::string text = fixed3(p.efficiency * 100) + "% (" + ms_text(p.predicted_ms) + " / " + ms_text(p.measured_ms) + ")";
+    if (auto ly = try_label(labels, d.x + 8, d.x + 8 + estimate_text_width(text, 10), d.y + 1, 12))
+      s.texts.push_back({d.x + 8, *ly, text, 10, kInk, Align::left});
+  }
+
+  // Legend: the colouring, then what the marks mean and what was left out.
+  if (legend) {
+    double x = o.width - kMarginRight - kLegendWidth + 16, y = kMarginTop;
+    s.texts.push_back({x, y + 6, coloring->heading, 12, kInk, Align::left, true});
+    y += 20;
+    for (const auto& [color, text] : coloring->legend) {
+      s.rects.push_back({x, y, 10, 10, color, {0.1f, 0.1f, 0.12f, 0.8f}, 0.6, -1});
+      s.texts.push_back({x + 16, y + 5, text, 11, kInk, Align::left});
+      y += 16;
+      if (y > o.height - 120) break;
+    }
+    if (!coloring->note.empty()) {
+      s.texts.push_back({x, y + 5, coloring->note, 10, kMuted, Align::left});
+      y += 16;
+    }
+    y += 10;
+    std::vector<std::string> key = {"label: % of the binding roof", "(predicted / measured time);",
+                                    "stem: up to the roofline bound"};
+    key.push_back(any_dram ? "hollow: measured DRAM bytes" : "ideal intensity only (DRAM");
+    if (!any_dram) key.push_back("bytes not measured)");
+    for (const auto& line : key) {
+      s.texts.push_back({x, y + 5, line, 10, kMuted, Align::left});
+      y += 14;
+    }
+    if (!out.notes.empty()) {
+      s.texts.push_back({x, y + 9, std::to_string(out.notes.size()) + " run(s) not drawn (no flops; in the", 10, kMuted,
+                         Align::left});
+      s.texts.push_back({x, y + 23, "JSON/CSV export)", 10, kMuted, Align::left});
+    }
+  } else if (!out.notes.empty()) {
+    s.texts.push_back({kMarginLeft + 8, kMarginTop + 12, std::to_string(out.notes.size()) +
+                           " run(s) not drawn: no floating-point work (in the JSON/CSV export)", 10, kMuted, Align::left});
+  }
+  return out;
+}
+
+Result<RooflineScene> build_roofline_scene(const Ceilings& ceilings, const std::vector<nlohmann::json>& records,
+                                           const RooflineOptions& options) {
+  auto model = Roofline::from_ceilings(ceilings);
+  if (!model) return model.status();
+  RooflineSet set = roofline_points(*model, records, options.kernels);
+  auto scene = build_roofline_scene(*model, set.points, options);
+  if (!scene) return scene.status();
+  scene->notes.insert(scene->notes.begin(), set.skipped.begin(), set.skipped.end());
+  return scene;
+}
+
+}  // namespace tl::viz
