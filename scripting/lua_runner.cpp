@@ -37,6 +37,7 @@ StatePtr new_state(const std::string& script, const RunOptions& options) {
   StatePtr state(luaL_newstate());
   lua_State* L = state.get();
   luaL_openlibs(L);
+  install_context(L, options.script);
   luaL_requiref(L, "tl", require_tl, 1);
   lua_pop(L, 1);
   lua_createtable(L, static_cast<int>(options.args.size()), 1);

@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "runtime/status.hpp"
+#include "scripting/lua_context.hpp"
 
 namespace tl::lua {
 
 struct RunOptions {
   std::vector<std::string> args;  // visible to the script as the global `arg` (arg[0] = script path)
+  ScriptOptions script;           // session options, results store, interrupt flag shared by the bindings
 };
 
 // Runs FILE; on a Lua error the Status message is "FILE:LINE: message\nstack traceback:\n...".
