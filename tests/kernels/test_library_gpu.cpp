@@ -137,6 +137,8 @@ TEST(LibraryGpu, KernelsMatchTheirReferences) {
     cases.push_back({"softmax", {{"rows", "33"}, {"cols", "4096"}, {"dtype", dt}}, {{"threads", "512"}}});
     cases.push_back({"softmax", {{"rows", "75"}, {"cols", "100"}, {"dtype", dt}},
                      {{"vec", "4"}, {"threads", "256"}, {"rows_per_block", "8"}}});
+    // Rows longer than 16 vectors per thread take the two-read path (the others are held in registers).
+    cases.push_back({"softmax", {{"rows", "5"}, {"cols", "20000"}, {"dtype", dt}}, {{"vec", "2"}, {"threads", "64"}}});
   }
   cases.push_back({"gemm.simt", {{"M", "513"}, {"N", "511"}, {"K", "1000"}}, {{"block_K", "64"}, {"block_M", "256"}, {"block_N", "128"}}});
   for (const auto& c : cases) run_case(c);
