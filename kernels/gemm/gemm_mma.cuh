@@ -70,17 +70,21 @@ TL_DEVICE_INLINE unsigned chunk_offset(int row, int chunk) {
 
 // Copies rows [row0, row0 + ROWS) x columns [k0, k0 + 64) of a K-major matrix (`rows` rows, K columns) into a
 // 128-byte-row smem tile; each thread moves ROWS * 8 / THREADS 16-byte chunks, out-of-bounds ones zero-filled.
+// Thread tid always moves chunk tid % 8 of rows tid / 8 + i * THREADS / 8, so its source is one pointer plus a
+// multiple of a row stride: few live registers, which the 64 x 64 warp tiles need for their accumulators.
 template <int ROWS, int THREADS, bool SWIZZLE>
 TL_DEVICE_INLINE void load_tile(unsigned dst, const unsigned short* src, int row0, int rows, int k0, int K, int tid) {
+  constexpr int ROW_STEP = THREADS / 8;
+  const int row = tid / 8, chunk = tid % 8, gk = k0 + chunk * 8;
+  const int kbytes = (K - gk) >= 8 ? 16 : (K - gk > 0 ? (K - gk) * 2 : 0);
+  const unsigned short* p = src + static_cast<long long>(row0 + row) * K + gk;
+  const long long step = static_cast<long long>(ROW_STEP) * K;
 #pragma unroll
-  for (int i = 0; i < ROWS * 8 / THREADS; ++i) {
-    const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
-    const int gr = row0 + row, gk = k0 + chunk * 8;
-    const int bytes = (gr < rows && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
-    cp_async_16(dst + chunk_offset<SWIZZLE>(row, chunk), src + (bytes ? static_cast<long long>(gr) * K + gk : 0), bytes);
+  for (int i = 0; i < ROWS / ROW_STEP; ++i) {
+    const int bytes = row0 + row + i * ROW_STEP < rows ? kbytes : 0;
+    cp_async_16(dst + chunk_offset<SWIZZLE>(row + i * ROW_STEP, chunk), bytes ? p + i * step : src, bytes);
   }
 }
-
 }  // namespace mma_detail
 
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES>
