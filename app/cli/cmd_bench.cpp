@@ -77,25 +77,6 @@ int run_bench(const BenchArgs& a) {
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
-  // Validate before saying there is no GPU: a config that could never run is worth knowing about anywhere.
-  auto inst = s.instantiate(a.kernel, *problem, *config);
-  if (!inst) {
-    if (inst.status().code() == ErrorCode::not_found) return report_error(inst.status().message());
-    return report_error("invalid problem/config: " + inst.status().message());
-  }
-  if (!a.vs.empty()) {
-    auto b = baseline_for(*inst, a.vs);
-    if (!b) return report_error(b.status().message());
-  }
-  if (!target.device) return report_error("cannot run " + a.kernel + ": no GPU: " + target.why_no_device);
-
-  auto prepared = s.prepare(a.kernel, *problem, *config);
-  if (!prepared) return report_error(prepared.status().message());
-  if (a.timeline) {
-    Status built = add_timeline_build(s.jit(), *prepared);
-    if (!built.ok()) return report_error(built.message());
-  }
-
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
@@ -103,7 +84,10 @@ int run_bench(const BenchArgs& a) {
   ro.keep_data = !a.dump.empty();
   ro.vs = a.vs;
   ro.timeline = ro.timeline_timed = a.timeline;
-  RunRecord r = s.run(*prepared, ro);
+  auto bench = s.bench(a.kernel, *problem, *config, ro);
+  if (!bench) return report_error(bench.status().message());
+  const PreparedKernel* prepared = &bench->prepared;
+  const RunRecord& r = bench->record;
 
   std::printf("%s  %s  problem %s  config %s\n", r.device.empty() ? target.device->name.c_str() : r.device.c_str(),
               r.name_expression.c_str(), prepared->instance.problem.to_string().c_str(),
