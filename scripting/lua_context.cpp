@@ -31,6 +31,15 @@ Session& ScriptContext::session() {
   return *m_session;
 }
 
+ResultsStore& ScriptContext::results_store() {
+  if (!m_store) {
+    auto opened = ResultsStore::open(m_options.db_path.empty() ? default_results_db_path() : m_options.db_path);
+    if (!opened) throw std::runtime_error(opened.status().message());
+    m_store = std::move(*opened);
+  }
+  return *m_store;
+}
+
 ScriptContext& install_context(lua_State* L, const ScriptOptions& options) {
   void* memory = lua_newuserdatauv(L, sizeof(ScriptContext), 0);
   auto* ctx = new (memory) ScriptContext(options);

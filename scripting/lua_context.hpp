@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "runtime/results_store.hpp"
 #include "session.hpp"
 
 struct lua_State;
@@ -28,12 +29,15 @@ class ScriptContext {
   // The Session, opened on first use so that scripts that only draw layouts never look for a GPU or kernels.
   // Throws std::runtime_error with the reason when it cannot be opened (bindings run under lua::guarded).
   Session& session();
+  // The results store (options().db_path, else the default), opened on first use; throws like session().
+  ResultsStore& results_store();
 
   bool interrupt_requested() const { return m_options.interrupted && m_options.interrupted->load(); }
 
  private:
   ScriptOptions m_options;
   std::unique_ptr<Session> m_session;
+  std::unique_ptr<ResultsStore> m_store;
 };
 
 // Installs a context owned by the state (freed by lua_close) and returns it.

@@ -10,6 +10,8 @@
 #include "runtime/device.hpp"
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_json.hpp"
+#include "scripting/lua_results.hpp"
+#include "scripting/lua_sweep.hpp"
 
 namespace tl::lua {
 namespace {
@@ -91,6 +93,8 @@ int open_tl(lua_State* L) {
   luaL_newlib(L, k_tl_functions);
   lua_pushstring(L, TILELAB_VERSION);
   lua_setfield(L, -2, "version");
+  register_sweep(L, -1);
+  register_results(L, -1);
   return 1;
 }
 
