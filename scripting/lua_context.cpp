@@ -61,6 +61,15 @@ std::string ScriptContext::check_limits(std::uint64_t step) {
   return m_stop;
 }
 
+ResultsStore& ScriptContext::results_store() {
+  if (!m_store) {
+    auto opened = ResultsStore::open(m_options.db_path.empty() ? default_results_db_path() : m_options.db_path);
+    if (!opened) throw std::runtime_error(opened.status().message());
+    m_store = std::move(*opened);
+  }
+  return *m_store;
+}
+
 ScriptContext& install_context(lua_State* L, const ScriptOptions& options) {
   void* memory = lua_newuserdatauv(L, sizeof(ScriptContext), 0);
   auto* ctx = new (memory) ScriptContext(options);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/results_store.hpp"
 #include "session.hpp"
 
 struct lua_State;
@@ -36,6 +37,8 @@ class ScriptContext {
   // The Session, opened on first use so that scripts that only draw layouts never look for a GPU or kernels.
   // Throws std::runtime_error with the reason when it cannot be opened (bindings run under lua::guarded).
   Session& session();
+  // The results store (options().db_path, else the default), opened on first use; throws like session().
+  ResultsStore& results_store();
 
   bool interrupt_requested() const { return m_options.interrupted && m_options.interrupted->load(); }
 
@@ -54,6 +57,7 @@ class ScriptContext {
   std::uint64_t m_instructions = 0;
   std::string m_stop;  // the limit that was hit
   std::vector<std::string> m_user_kernels;
+  std::unique_ptr<ResultsStore> m_store;
 };
 
 // Installs a context owned by the state (freed by lua_close) and returns it.

@@ -14,6 +14,8 @@
 #include "scripting/lua_kernels.hpp"
 #include "scripting/lua_layout.hpp"
 #include "scripting/lua_timeline.hpp"
+#include "scripting/lua_results.hpp"
+#include "scripting/lua_sweep.hpp"
 
 namespace tl::lua {
 namespace {
@@ -99,6 +101,8 @@ int open_tl(lua_State* L) {
   open_layout(L, -1);
   open_timeline(L, -1);
   open_define(L, -1);
+  register_sweep(L, -1);
+  register_results(L, -1);
   return 1;
 }
 

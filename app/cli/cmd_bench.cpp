@@ -10,16 +10,19 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "runtime/npy.hpp"
+#include "runtime/results_store.hpp"
+#include "sweep.hpp"
 
 namespace tl::cli {
 namespace {
 
 struct BenchArgs {
-  std::string kernel, problem, config, json, dump, kernels_dir, cache_dir, vs;
+  std::string kernel, problem, config, json, dump, kernels_dir, cache_dir, vs, db;
   int repeat = 20, warmup = 3;
   double timeout_s = 30;
   bool timeline = false;
   bool dram = false;
+  bool no_store = false;
 };
 
 // Inputs as they were, each output whole, and the sampled output beside its reference; record.json with the rest.
@@ -77,6 +80,13 @@ int run_bench(const BenchArgs& a) {
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
+  // Opened before the run, so that a store that cannot record it says so before any GPU time is spent.
+  std::unique_ptr<ResultsStore> store;
+  if (!a.no_store && target.device) {
+    auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+    if (!opened) return report_error(opened.status().message() + " (or --no-store)");
+    store = std::move(*opened);
+  }
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
@@ -88,6 +98,12 @@ int run_bench(const BenchArgs& a) {
   if (!bench) return report_error(bench.status().message());
   const PreparedKernel* prepared = &bench->prepared;
   const RunRecord& r = bench->record;
+
+  if (store) {
+    auto id = store->insert(r, session_run_context(s, prepared->instance));
+    if (!id) return report_error(id.status().message());
+    std::printf("stored as run %lld in %s\n", static_cast<long long>(*id), store->path().c_str());
+  }
 
   std::printf("%s  %s  problem %s  config %s\n", r.device.empty() ? target.device->name.c_str() : r.device.c_str(),
               r.name_expression.c_str(), prepared->instance.problem.to_string().c_str(),
@@ -157,6 +173,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--dram", a->dram,
                 "Also measure the DRAM bytes one launch reads and writes (CUPTI range profiler; libcupti opened at run "
                 "time), for the roofline's actual intensity");
+  cmd->add_option("--db", a->db, "Results store the run is recorded in (default: $TILELAB_DB or ~/.local/share/tilelab/results.db)");
+  cmd->add_flag("--no-store", a->no_store, "Do not record the run in the results store");
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });

@@ -21,7 +21,7 @@ extern "C" void on_sigint(int) {
 struct RunArgs {
   std::string script;
   std::vector<std::string> args;
-  std::string kernels_dir, cache_dir;
+  std::string kernels_dir, cache_dir, db;
   double timeout_s = 0, launch_timeout_s = 30;
   std::uint64_t max_instructions = 0;
   bool unsafe = false;
@@ -41,6 +41,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--launch-timeout", a->launch_timeout_s, "Seconds one kernel launch may take before the watchdog "
                                                            "kills it")->capture_default_str();
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
+  cmd->add_option("--db", a->db, "Results store for tl.sweep and tl.results (default: $TILELAB_DB or "
+                                  "~/.local/share/tilelab/results.db)");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or "
                                                "~/.cache/tilelab)");
   cmd->prefix_command();  // everything after the script belongs to the script
@@ -49,6 +51,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
     options.args = a->args;
     for (const auto& extra : cmd->remaining()) options.args.push_back(extra);
     options.script.unsafe = a->unsafe;
+    options.script.db_path = a->db;
     options.script.timeout_s = a->timeout_s;
     options.script.max_instructions = a->max_instructions;
     options.script.session.kernels_dir = a->kernels_dir;

@@ -22,6 +22,8 @@ void add_bench_command(CLI::App& app, Context& ctx);
 void add_test_command(CLI::App& app, Context& ctx);
 void add_timeline_command(CLI::App& app, Context& ctx);
 void add_roofline_command(CLI::App& app, Context& ctx);
+void add_sweep_command(CLI::App& app, Context& ctx);
+void add_results_command(CLI::App& app, Context& ctx);
 
 // Prints "tilelab: error: MESSAGE" to stderr and returns the exit code to use.
 int report_error(const std::string& message, int code = 1);

@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   tl::cli::add_test_command(app, ctx);
   tl::cli::add_timeline_command(app, ctx);
   tl::cli::add_roofline_command(app, ctx);
+  tl::cli::add_sweep_command(app, ctx);
+  tl::cli::add_results_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -617,6 +617,9 @@ std::vector<std::string> worker_request_kinds() {
 }
 
 int serve_worker(const WorkerServeOptions& options) {
+  // Ctrl-C at a terminal reaches the whole process group; the parent decides what it means (a sweep stops after
+  // the current run), so the run in flight must not die of it here.
+  ::signal(SIGINT, SIG_IGN);
   // Die with the parent, even when stuck in a kernel (its watchdog cannot help once it is gone). Not
   // PR_SET_PDEATHSIG: that fires when the spawning *thread* ends, and a GUI may spawn from a short-lived one.
   std::thread([parent = getppid()] {

@@ -1,0 +1,145 @@
+// `tilelab sweep KERNEL --problem .. --space 'a=1,2;b=3,4'`: the sweep engine on the command line, with progress.
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/run_support.hpp"
+#include "sweep.hpp"
+
+namespace tl::cli {
+namespace {
+
+struct SweepArgs {
+  std::string kernel, space, config, db, json, kernels_dir, cache_dir, best = "tflops";
+  std::vector<std::string> problems;
+  int jobs = 0, repeat = 20, warmup = 3;
+  std::uint64_t samples = 1u << 16;
+  double timeout_s = 30;
+  bool no_store = false, plain = false, fresh = false;
+};
+
+std::atomic<bool> g_interrupted{false};
+
+// The first Ctrl-C asks the sweep to stop after the current run; a second one ends the process as usual.
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+int run_sweep_command(const SweepArgs& a) {
+  SweepSpec spec;
+  spec.kernel = a.kernel;
+  spec.problems.clear();
+  for (const auto& text : a.problems) {
+    auto p = parse_key_values(text);
+    if (!p) return report_error("--problem " + text + ": " + p.status().message());
+    spec.problems.push_back(*p);
+  }
+  if (spec.problems.empty()) spec.problems.push_back({});
+  auto space = parse_sweep_space(a.space);
+  if (!space) return report_error("--space: " + space.status().message());
+  spec.space = *space;
+  auto base = parse_key_values(a.config);
+  if (!base) return report_error("--config: " + base.status().message());
+  spec.base_config = *base;
+  spec.jobs = a.jobs;
+  spec.resume = !a.fresh;
+  spec.run.timing.repeat = a.repeat;
+  spec.run.timing.warmup = a.warmup;
+  spec.run.max_samples = a.samples;
+  const auto& names = stored_metric_names();
+  if (std::find(names.begin(), names.end(), a.best) == names.end())
+    return report_error("--best " + a.best + ": not a metric (tflops, gbps, efficiency, median_ms, min_ms)");
+
+  std::unique_ptr<ResultsStore> store;
+  if (!a.no_store) {
+    auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+    if (!opened) return report_error(opened.status().message());
+    store = std::move(*opened);
+  }
+  SessionOptions so;
+  so.kernels_dir = a.kernels_dir;
+  so.cache_dir = a.cache_dir;
+  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  auto session = Session::open(so);
+  if (!session) return report_error(session.status().message());
+  Session& s = **session;
+  std::printf("sweep %s of %s: %zu problem(s), %s; %s\n", sweep_id(spec).c_str(), a.kernel.c_str(), spec.problems.size(),
+              a.space.c_str(), store ? ("results in " + store->path()).c_str() : "not stored (--no-store)");
+  if (!s.has_device())
+    std::printf("no GPU (%s): compiling every point and reporting its resources; runs are skipped\n",
+                s.target().why_no_device.c_str());
+  std::fflush(stdout);
+
+  SweepPrinter printer(stdout, a.plain);
+  g_interrupted = false;
+  auto previous = std::signal(SIGINT, on_sigint);
+  auto result = run_sweep(s, store.get(), spec, [&](const SweepPoint& p, const SweepProgress& pr) { printer.point(p, pr); },
+                          &g_interrupted, a.best);
+  std::signal(SIGINT, previous);
+  printer.finish();
+  if (!result) return report_error(result.status().message());
+  const SweepSummary& sum = *result;
+
+  std::printf("%zu points: %zu ran (%zu passed, %zu failed), %zu skipped (invalid), %zu filtered, %zu already stored, "
+              "%zu not run; %zu compiled (%zu from cache) on %d thread(s)\n",
+              sum.total, sum.ran, sum.passed, sum.failed, sum.skipped, sum.filtered, sum.resumed, sum.not_run,
+              sum.compiled, sum.compile_cache_hits, spec.jobs > 0 ? spec.jobs : static_cast<int>(std::thread::hardware_concurrency()));
+  if (sum.ran > 0)
+    std::printf("time: %.2f s wall, %.3f s in the kernels' own launches; overhead %.2f ms per config run\n", sum.wall_s,
+                sum.kernel_s, sum.overhead_ms);
+  else
+    std::printf("time: %.2f s wall\n", sum.wall_s);
+  if (sum.best) {
+    const SweepPoint& b = sum.points[*sum.best];
+    std::printf("best by %s: %s  problem %s\n", a.best.c_str(), params_text(b.config).c_str(), params_text(b.problem).c_str());
+    print_run_table({*b.record});
+  }
+  if (!a.json.empty()) {
+    nlohmann::json out = sum;
+    out["points"] = sum.points;
+    std::ofstream f(a.json);
+    f << out.dump(2) << '\n';
+    if (!f) return report_error("cannot write " + a.json);
+  }
+  if (sum.interrupted) {
+    std::printf("interrupted: stopped after the current run; rerun the same command to continue (sweep %s)\n", sum.id.c_str());
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("sweep", "Sweep a kernel's config space: compile in parallel, run one by one, store every result");
+  auto a = std::make_shared<SweepArgs>();
+  cmd->add_option("kernel", a->kernel, "Kernel name (see `tilelab kernels`)")->required();
+  cmd->add_option("--problem", a->problems, "Problem as key=value,...; repeat for several problems");
+  cmd->add_option("--space", a->space, "Axes as 'name=v1,v2;name=v1,v2' (config parameters)")->required();
+  cmd->add_option("--config", a->config, "Values of the parameters the space does not vary, key=value,...");
+  cmd->add_option("--jobs", a->jobs, "Compile threads (default: the machine's cores)");
+  cmd->add_option("--db", a->db, "Results store (default: $TILELAB_DB or ~/.local/share/tilelab/results.db)");
+  cmd->add_flag("--no-store", a->no_store, "Do not store the results (and do not resume)");
+  cmd->add_flag("--fresh", a->fresh, "Run every point again, even those stored by an earlier run of this sweep");
+  cmd->add_option("--best", a->best, "Metric that picks the best config: tflops, gbps, efficiency, median_ms, min_ms")
+      ->capture_default_str();
+  cmd->add_option("--repeat", a->repeat, "Timed runs per config")->capture_default_str();
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str();
+  cmd->add_option("--samples", a->samples, "Output positions checked against the float64 reference (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")->capture_default_str();
+  cmd->add_option("--json", a->json, "Write every point (status, reason, resources, run record) to FILE");
+  cmd->add_flag("--plain", a->plain, "One line per point even on a terminal (no progress bar)");
+  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
+  cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory");
+  cmd->callback([&ctx, a] { ctx.exit_code = run_sweep_command(*a); });
+}
+
+}  // namespace tl::cli

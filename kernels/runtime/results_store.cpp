@@ -1,0 +1,432 @@
+// ResultsStore: the SQLite schema, one transaction per insert, queries, sweeps, and clear errors for bad files.
+#include "runtime/results_store.hpp"
+
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include "runtime/hash.hpp"
+#include "runtime/jit.hpp"
+#include "runtime/sources.hpp"
+
+namespace tl {
+namespace fs = std::filesystem;
+
+std::string default_results_db_path() {
+  if (const char* d = std::getenv("TILELAB_DB"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/tilelab/results.db";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/tilelab/results.db";
+  return (fs::temp_directory_path() / "tilelab-results.db").string();
+}
+
+nlohmann::json typed_params(const std::map<std::string, std::string>& params) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : params) {
+    const bool integer = !v.empty() && v.size() < 19 && v.find_first_not_of("0123456789", v[0] == '-' ? 1 : 0) == std::string::npos &&
+                         v != "-" && !(v.size() > 1 && v[v[0] == '-' ? 1 : 0] == '0');
+    if (integer) j[k] = std::stoll(v);
+    else j[k] = v;
+  }
+  return j;
+}
+
+std::string run_status(const RunRecord& r) {
+  if (r.failure) {
+    switch (r.failure->code) {
+      case ErrorCode::fault: return "fault";
+      case ErrorCode::timeout: return "timeout";
+      case ErrorCode::unsupported:
+      case ErrorCode::invalid_argument: return "skipped";
+      case ErrorCode::compile: return "compile_error";
+      case ErrorCode::no_device: return "no_device";
+      default: return "error";
+    }
+  }
+  return r.verified ? "passed" : "failed";
+}
+
+const std::vector<std::string>& stored_metric_names() {
+  static const std::vector<std::string> names = {"median_ms", "min_ms",        "max_ms",    "tflops", "gbps",
+                                                 "efficiency", "rel_error", "max_abs_error", "registers", "spills"};
+  return names;
+}
+
+bool metric_higher_is_better(const std::string& name) {
+  return name == "tflops" || name == "gbps" || name == "efficiency";
+}
+
+std::optional<double> StoredRun::metric(const std::string& name) const {
+  if (name == "median_ms") return median_ms;
+  if (name == "min_ms") return min_ms;
+  if (name == "max_ms") return max_ms;
+  if (name == "tflops") return tflops;
+  if (name == "gbps") return gbps;
+  if (name == "efficiency") return efficiency;
+  if (name == "rel_error") return rel_error;
+  if (name == "max_abs_error") return max_abs_error;
+  if (name == "registers") return resources.value("registers", -1);
+  if (name == "spills") return std::max(0, resources.value("spill_store_bytes", 0)) + std::max(0, resources.value("spill_load_bytes", 0));
+  return std::nullopt;
+}
+
+void to_json(nlohmann::json& j, const StoredRun& r) {
+  j = {{"id", r.id},
+       {"time", r.time},
+       {"kernel", r.kernel},
+       {"source_hash", r.source_hash},
+       {"config", r.config},
+       {"problem", r.problem},
+       {"device", r.device},
+       {"sm_clock_khz", r.sm_clock_khz},
+       {"mem_clock_khz", r.mem_clock_khz},
+       {"median_ms", r.median_ms},
+       {"min_ms", r.min_ms},
+       {"max_ms", r.max_ms},
+       {"tflops", r.tflops},
+       {"gbps", r.gbps},
+       {"efficiency", r.efficiency},
+       {"rel_error", r.rel_error},
+       {"max_abs_error", r.max_abs_error},
+       {"passed", r.passed},
+       {"status", r.status},
+       {"resources", r.resources},
+       {"failure_kind", r.failure_kind},
+       {"failure_message", r.failure_message},
+       {"sweep_id", r.sweep_id},
+       {"point_key", r.point_key},
+       {"record", r.record}};
+}
+
+// [SECTION] statements
+
+namespace {
+
+// A prepared statement, finalized on scope exit. Binding indices start at 1, like SQLite's.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { m_rc = sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr); }
+  ~Stmt() { sqlite3_finalize(m_stmt); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return m_rc == SQLITE_OK; }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(m_stmt, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(m_stmt, i, v);
+    return *this;
+  }
+  int step() { return sqlite3_step(m_stmt); }
+  std::string text(int col) const {
+    const unsigned char* t = sqlite3_column_text(m_stmt, col);
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, col)))
+             : std::string();
+  }
+  double real(int col) const { return sqlite3_column_double(m_stmt, col); }
+  std::int64_t integer(int col) const { return sqlite3_column_int64(m_stmt, col); }
+
+ private:
+  sqlite3_stmt* m_stmt = nullptr;
+  int m_rc = SQLITE_ERROR;
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json parse_or_null(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+constexpr const char* k_schema = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  time TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  config TEXT NOT NULL,
+  problem TEXT NOT NULL,
+  device TEXT NOT NULL,
+  sm_clock_khz INTEGER NOT NULL,
+  mem_clock_khz INTEGER NOT NULL,
+  median_ms REAL, min_ms REAL, max_ms REAL,
+  tflops REAL, gbps REAL, efficiency REAL,
+  rel_error REAL, max_abs_error REAL,
+  passed INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  resources TEXT NOT NULL,
+  failure_kind TEXT NOT NULL,
+  failure_message TEXT NOT NULL,
+  sweep_id TEXT NOT NULL,
+  point_key TEXT NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_kernel ON runs(kernel, time);
+CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(sweep_id, point_key);
+CREATE TABLE IF NOT EXISTS sweeps (
+  id TEXT PRIMARY KEY,
+  kernel TEXT NOT NULL,
+  problems TEXT NOT NULL,
+  space TEXT NOT NULL,
+  created TEXT NOT NULL,
+  updated TEXT NOT NULL
+);
+)sql";
+
+}  // namespace
+
+// [SECTION] opening
+
+Status ResultsStore::error(const std::string& what) const {
+  return make_error(ErrorCode::io, "results store " + m_path + ": " + what + ": " + sqlite3_errmsg(m_db));
+}
+
+Status ResultsStore::exec(const char* sql) const {
+  char* msg = nullptr;
+  int rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &msg);
+  if (rc == SQLITE_OK) return Status::success();
+  std::string text = msg ? msg : sqlite3_errstr(rc);
+  sqlite3_free(msg);
+  if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+    return make_error(ErrorCode::parse, "results store " + m_path + " is not a usable SQLite database (" + text +
+                                            "): move it away, or pass --db (or $TILELAB_DB) another file");
+  return make_error(ErrorCode::io, "results store " + m_path + ": " + text);
+}
+
+Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& path) {
+  std::unique_ptr<ResultsStore> s(new ResultsStore());
+  s->m_path = path;
+  fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  if (ec) return make_error(ErrorCode::io, "cannot create the directory of the results store " + path + ": " + ec.message());
+  if (fs::is_directory(p, ec)) return make_error(ErrorCode::io, "results store " + path + " is a directory, not a file");
+  int rc = sqlite3_open_v2(path.c_str(), &s->m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) return s->error("cannot open");
+  sqlite3_busy_timeout(s->m_db, 10000);  // another tilelab (GUI, a second sweep) may be writing
+
+  // The first read tells a database from any other file; nothing is written before that.
+  std::int64_t version = 0, tables = 0;
+  {
+    Stmt st(s->m_db, "PRAGMA user_version");
+    if (!st.ok()) TL_RETURN_IF_ERROR(s->exec("PRAGMA user_version"));  // turns the failure into its message
+    if (st.step() == SQLITE_ROW) version = st.integer(0);
+    Stmt t(s->m_db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    if (!t.ok()) TL_RETURN_IF_ERROR(s->exec("SELECT 1 FROM sqlite_master"));
+    if (t.step() == SQLITE_ROW) tables = t.integer(0);
+  }
+  if (version > kSchemaVersion)
+    return make_error(ErrorCode::unsupported, "results store " + path + " has schema version " + std::to_string(version) +
+                                                  "; this TileLab reads version " + std::to_string(kSchemaVersion) +
+                                                  " (a newer TileLab wrote it): use that one, or pass --db another file");
+  if (version == 0 && tables > 0)
+    return make_error(ErrorCode::parse, "results store " + path + " is an SQLite database of another program (it has "
+                                        "tables but no TileLab schema version): pass --db another file");
+  TL_RETURN_IF_ERROR(s->exec("PRAGMA journal_mode = WAL"));
+  TL_RETURN_IF_ERROR(s->exec("PRAGMA synchronous = NORMAL"));  // WAL + NORMAL: a killed process loses nothing committed
+  if (version == 0) {
+    TL_RETURN_IF_ERROR(s->exec("BEGIN IMMEDIATE"));
+    Status created = s->exec(k_schema);
+    if (created.ok()) created = s->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
+    if (!created.ok()) {
+      (void)s->exec("ROLLBACK");
+      return created;
+    }
+    TL_RETURN_IF_ERROR(s->exec("COMMIT"));
+  }
+  return s;
+}
+
+ResultsStore::~ResultsStore() { sqlite3_close(m_db); }
+
+// [SECTION] runs
+
+Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& c) {
+  static const char* sql =
+      "INSERT INTO runs (time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, "
+      "min_ms, max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
+      "failure_message, sweep_id, point_key, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  Stmt st(m_db, sql);
+  if (!st.ok()) return error("cannot prepare the insert");
+  const nlohmann::json record = r;
+  const bool checked = !r.outputs.empty();
+  st.bind(1, utc_now())
+      .bind(2, r.kernel)
+      .bind(3, c.source_hash)
+      .bind(4, typed_params(r.config).dump())
+      .bind(5, typed_params(r.problem).dump())
+      .bind(6, r.device)
+      .bind(7, std::int64_t(c.sm_clock_khz))
+      .bind(8, std::int64_t(c.mem_clock_khz))
+      .bind(9, r.time_ms.median)
+      .bind(10, r.time_ms.min)
+      .bind(11, r.time_ms.max)
+      .bind(12, r.tflops)
+      .bind(13, r.gbps)
+      .bind(14, r.efficiency.value)
+      .bind(15, checked ? r.rel_error() : 0.0)
+      .bind(16, checked ? r.max_abs_error() : 0.0)
+      .bind(17, std::int64_t(r.passed() ? 1 : 0))
+      .bind(18, c.status.empty() ? run_status(r) : c.status)
+      .bind(19, nlohmann::json(r.resources).dump())
+      .bind(20, r.failure ? std::string(error_code_name(r.failure->code)) : std::string())
+      .bind(21, r.failure ? r.failure->message : std::string())
+      .bind(22, c.sweep_id)
+      .bind(23, c.point_key)
+      .bind(24, record.dump());
+  // Outside an explicit transaction each statement commits by itself: the row is durable when step returns.
+  if (st.step() != SQLITE_DONE) return error("cannot store the run of " + r.kernel);
+  return static_cast<std::int64_t>(sqlite3_last_insert_rowid(m_db));
+}
+
+Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const {
+  std::string sql =
+      "SELECT id, time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, "
+      "max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
+      "failure_message, sweep_id, point_key, record FROM runs WHERE 1";
+  std::vector<std::string> binds;
+  if (!q.kernel.empty()) sql += " AND kernel = ?", binds.push_back(q.kernel);
+  if (!q.since.empty()) sql += " AND time >= ?", binds.push_back(q.since);
+  if (!q.sweep_id.empty()) sql += " AND sweep_id = ?", binds.push_back(q.sweep_id);
+  if (!q.ids.empty()) {
+    sql += " AND id IN (";
+    for (std::size_t i = 0; i < q.ids.size(); ++i) sql += i ? ",?" : "?";
+    sql += ")";
+  }
+  if (q.limit > 0) sql = "SELECT * FROM (" + sql + " ORDER BY id DESC LIMIT " + std::to_string(q.limit) + ")";
+  sql += " ORDER BY id";
+  Stmt st(m_db, sql.c_str());
+  if (!st.ok()) return error("cannot query the runs");
+  int n = 1;
+  for (const auto& b : binds) st.bind(n++, b);
+  for (auto id : q.ids) st.bind(n++, id);
+  std::vector<StoredRun> rows;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    StoredRun r;
+    r.id = st.integer(0);
+    r.time = st.text(1);
+    r.kernel = st.text(2);
+    r.source_hash = st.text(3);
+    r.config = parse_or_null(st.text(4));
+    r.problem = parse_or_null(st.text(5));
+    r.device = st.text(6);
+    r.sm_clock_khz = static_cast<int>(st.integer(7));
+    r.mem_clock_khz = static_cast<int>(st.integer(8));
+    r.median_ms = st.real(9);
+    r.min_ms = st.real(10);
+    r.max_ms = st.real(11);
+    r.tflops = st.real(12);
+    r.gbps = st.real(13);
+    r.efficiency = st.real(14);
+    r.rel_error = st.real(15);
+    r.max_abs_error = st.real(16);
+    r.passed = st.integer(17) != 0;
+    r.status = st.text(18);
+    r.resources = parse_or_null(st.text(19));
+    r.failure_kind = st.text(20);
+    r.failure_message = st.text(21);
+    r.sweep_id = st.text(22);
+    r.point_key = st.text(23);
+    r.record = parse_or_null(st.text(24));
+    rows.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return error("reading the runs failed");
+  return rows;
+}
+
+// [SECTION] sweeps
+
+Status ResultsStore::begin_sweep(const std::string& id, const std::string& kernel, const nlohmann::json& problems,
+                                 const nlohmann::json& space) {
+  Stmt st(m_db,
+          "INSERT INTO sweeps (id, kernel, problems, space, created, updated) VALUES (?,?,?,?,?,?) "
+          "ON CONFLICT(id) DO UPDATE SET updated = excluded.updated");
+  if (!st.ok()) return error("cannot prepare the sweep insert");
+  const std::string now = utc_now();
+  st.bind(1, id).bind(2, kernel).bind(3, problems.dump()).bind(4, space.dump()).bind(5, now).bind(6, now);
+  if (st.step() != SQLITE_DONE) return error("cannot record sweep " + id);
+  return Status::success();
+}
+
+Result<std::set<std::string>> ResultsStore::sweep_points(const std::string& id) const {
+  Stmt st(m_db, "SELECT point_key FROM runs WHERE sweep_id = ?");
+  if (!st.ok()) return error("cannot query sweep " + id);
+  st.bind(1, id);
+  std::set<std::string> points;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) points.insert(st.text(0));
+  if (rc != SQLITE_DONE) return error("reading sweep " + id + " failed");
+  return points;
+}
+
+Result<std::vector<SweepRow>> ResultsStore::sweeps() const {
+  Stmt st(m_db,
+          "SELECT s.id, s.kernel, s.problems, s.space, s.created, s.updated, "
+          "(SELECT count(*) FROM runs r WHERE r.sweep_id = s.id) FROM sweeps s ORDER BY s.updated");
+  if (!st.ok()) return error("cannot query the sweeps");
+  std::vector<SweepRow> rows;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    SweepRow r;
+    r.id = st.text(0);
+    r.kernel = st.text(1);
+    r.problems = parse_or_null(st.text(2));
+    r.space = parse_or_null(st.text(3));
+    r.created = st.text(4);
+    r.updated = st.text(5);
+    r.runs = st.integer(6);
+    rows.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return error("reading the sweeps failed");
+  return rows;
+}
+
+nlohmann::json compare_runs(const StoredRun& a, const StoredRun& b) {
+  auto differences = [](const nlohmann::json& x, const nlohmann::json& y) {
+    nlohmann::json d = nlohmann::json::object();
+    for (const auto& [k, v] : x.items())
+      if (!y.contains(k) || y[k] != v) d[k] = {v, y.contains(k) ? y[k] : nlohmann::json()};
+    for (const auto& [k, v] : y.items())
+      if (!x.contains(k)) d[k] = {nlohmann::json(), v};
+    return d;
+  };
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& name : stored_metric_names()) {
+    const double va = *a.metric(name), vb = *b.metric(name);
+    metrics[name] = {{"a", va}, {"b", vb}, {"ratio", va != 0 ? vb / va : 0.0}};
+  }
+  return {{"a", a.id},
+          {"b", b.id},
+          {"kernel", {a.kernel, b.kernel}},
+          {"status", {a.status, b.status}},
+          {"device", {a.device, b.device}},
+          {"same_problem", a.problem == b.problem},
+          {"config", differences(a.config, b.config)},
+          {"problem", differences(a.problem, b.problem)},
+          {"metrics", metrics}};
+}
+
+Result<std::string> kernel_source_hash(const Jit& jit, const std::string& source) {
+  auto files = include_closure(jit.sources(), source);
+  if (!files) return files.status();
+  Hasher128 h;
+  for (const auto& [name, text] : *files) h.field(name).field(text);
+  return h.hex();
+}
+
+}  // namespace tl

@@ -1,0 +1,331 @@
+// The sweep engine without a GPU: real NVRTC compiles on a thread pool, a fake runner in place of the worker,
+// the real results store; invalid points skipped with their reason, filter, faults, interrupt, kill -9 and resume.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "runtime/hash.hpp"
+#include "sweep.hpp"
+
+namespace tl {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("tilelab-sweep-" + std::to_string(getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::unique_ptr<Session> open_session(const std::string& cache_dir = TL_TEST_CACHE_DIR) {
+  SessionOptions o;
+  o.cache_dir = cache_dir;
+  auto s = Session::open(o);
+  EXPECT_TRUE(s) << s.status().message();
+  return s ? std::move(*s) : nullptr;
+}
+
+// What the worker would return, made up: faster for wider vectors and more threads, always verified.
+RunRecord fake_run(const PreparedKernel& k) {
+  RunRecord r;
+  r.kernel = k.instance.spec->name;
+  r.family = k.instance.spec->family;
+  r.problem = k.instance.problem.map();
+  r.config = k.instance.config.map();
+  r.device = "Fake GPU";
+  r.resources = k.compiled.resources;
+  r.min_bytes = k.instance.min_bytes;
+  r.time_ms.count = 20;
+  r.time_ms.median = 1.0 / double(k.instance.config.integer("vec") * k.instance.config.integer("threads"));
+  r.time_ms.min = r.time_ms.max = r.time_ms.median;
+  r.gbps = r.min_bytes / (r.time_ms.median * 1e-3) * 1e-9;
+  r.verified = true;
+  return r;
+}
+
+SweepSpec copy_sweep(const std::string& vecs = "1,2,4,8", const std::string& threads = "128,256") {
+  SweepSpec s;
+  s.kernel = "copy";
+  s.problems = {{{"n", "65536"}, {"dtype", "f32"}}};
+  s.space = *parse_sweep_space("vec=" + vecs + ";threads=" + threads);
+  s.jobs = 2;
+  s.runner = fake_run;
+  return s;
+}
+
+TEST(SweepSpace, ParsesAxesInOrder) {
+  auto s = parse_sweep_space("block_M=64,128; block_N = 128 ,256,512");
+  ASSERT_TRUE(s) << s.status().message();
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].first, "block_M");
+  EXPECT_EQ((*s)[0].second, (std::vector<std::string>{"64", "128"}));
+  EXPECT_EQ((*s)[1].first, "block_N");
+  EXPECT_EQ((*s)[1].second, (std::vector<std::string>{"128", "256", "512"}));
+  EXPECT_FALSE(parse_sweep_space("block_M"));
+  EXPECT_FALSE(parse_sweep_space("block_M=64,,128"));
+  EXPECT_FALSE(parse_sweep_space("a=1;a=2"));
+}
+
+TEST(SweepSpace, IdDependsOnKernelProblemAndSpace) {
+  SweepSpec a = copy_sweep(), b = copy_sweep();
+  EXPECT_EQ(sweep_id(a), sweep_id(b));
+  b.problems[0]["n"] = "1024";
+  EXPECT_NE(sweep_id(a), sweep_id(b));
+  b = copy_sweep("1,2");
+  EXPECT_NE(sweep_id(a), sweep_id(b));
+  EXPECT_EQ(sweep_id(a).size(), 16u);
+}
+
+TEST(Sweep, SkipsInvalidConfigsWithTheirReasonAndStoresEveryPoint) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  auto store = ResultsStore::open((temp_dir("invalid") / "r.db").string());
+  ASSERT_TRUE(store);
+  std::vector<std::string> seen;
+  auto sum = run_sweep(*session, store->get(), copy_sweep(), [&](const SweepPoint& p, const SweepProgress& pr) {
+    seen.push_back(point_status_name(p.status));
+    EXPECT_EQ(pr.done, seen.size());
+    EXPECT_EQ(pr.total, 8u);
+  }, nullptr, "gbps");
+  ASSERT_TRUE(sum) << sum.status().message();
+  EXPECT_EQ(sum->total, 8u);
+  EXPECT_EQ(sum->ran, 6u);
+  EXPECT_EQ(sum->passed, 6u);
+  EXPECT_EQ(sum->skipped, 2u);  // vec=8 of f32 is 32 bytes, over the 16-byte vector limit
+  EXPECT_EQ(seen.size(), 8u);
+  for (const auto& p : sum->points) {
+    if (p.config.at("vec") == "8") {
+      EXPECT_EQ(p.status, PointStatus::skipped);
+      EXPECT_NE(p.reason.find("vec=8"), std::string::npos) << p.reason;
+    } else {
+      EXPECT_EQ(p.status, PointStatus::passed);
+      EXPECT_GT(p.resources.registers, 0);  // compiled for real
+    }
+  }
+  ASSERT_TRUE(sum->best);
+  EXPECT_EQ(sum->points[*sum->best].config.at("vec"), "4");
+  EXPECT_EQ(sum->points[*sum->best].config.at("threads"), "256");
+
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  auto rows = (*store)->query(q);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 8u);
+  int skipped = 0;
+  for (const auto& r : *rows) {
+    if (r.status == "skipped") {
+      ++skipped;
+      EXPECT_NE(r.failure_message.find("vec=8"), std::string::npos);
+    } else {
+      EXPECT_EQ(r.status, "passed");
+      EXPECT_EQ(r.source_hash.size(), 32u);
+    }
+  }
+  EXPECT_EQ(skipped, 2);
+}
+
+TEST(Sweep, RerunSkipsWhatIsStored) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  auto store = ResultsStore::open((temp_dir("rerun") / "r.db").string());
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(run_sweep(*session, store->get(), copy_sweep()));
+  int runs = 0;
+  SweepSpec again = copy_sweep();
+  again.runner = [&](const PreparedKernel& k) {
+    ++runs;
+    return fake_run(k);
+  };
+  auto sum = run_sweep(*session, store->get(), again);
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(sum->resumed, 8u);
+  // A larger space under another id runs only its own points.
+  SweepSpec wider = copy_sweep("1,2,4,8", "128,256,512");
+  wider.runner = again.runner;
+  auto w = run_sweep(*session, store->get(), wider);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(runs, 9);
+}
+
+TEST(Sweep, FilterDropsPointsWithoutStoringThem) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  auto store = ResultsStore::open((temp_dir("filter") / "r.db").string());
+  ASSERT_TRUE(store);
+  SweepSpec s = copy_sweep();
+  s.filter = [](const ParamMap&, const ParamMap& c, std::string& why) {
+    why = "only 256 threads";
+    return c.at("threads") == "256";
+  };
+  auto sum = run_sweep(*session, store->get(), s);
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->filtered, 4u);
+  EXPECT_EQ(sum->ran, 3u);
+  EXPECT_EQ(sum->skipped, 1u);
+  EXPECT_EQ(sum->points[0].reason, "only 256 threads");
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  EXPECT_EQ((*store)->query(q)->size(), 4u);
+}
+
+TEST(Sweep, AFaultingConfigCostsOnlyItsPoint) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  auto store = ResultsStore::open((temp_dir("fault") / "r.db").string());
+  ASSERT_TRUE(store);
+  SweepSpec s = copy_sweep("1,2,4", "128");
+  s.runner = [](const PreparedKernel& k) {
+    if (k.instance.config.integer("vec") == 2)
+      return failed_record("copy", k.instance.problem.map(), k.instance.config.map(),
+                           make_error(ErrorCode::fault, "an illegal memory access was encountered"));
+    return fake_run(k);
+  };
+  auto sum = run_sweep(*session, store->get(), s);
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->ran, 3u);
+  EXPECT_EQ(sum->passed, 2u);
+  EXPECT_EQ(sum->points[1].status, PointStatus::fault);
+  EXPECT_NE(sum->points[1].reason.find("illegal memory access"), std::string::npos);
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  auto rows = (*store)->query(q);
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[1].status, "fault");
+}
+
+TEST(Sweep, InterruptStopsAfterTheCurrentRun) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  auto store = ResultsStore::open((temp_dir("interrupt") / "r.db").string());
+  ASSERT_TRUE(store);
+  std::atomic<bool> stop{false};
+  int runs = 0;
+  SweepSpec s = copy_sweep("1,2,4", "128,256");
+  s.runner = [&](const PreparedKernel& k) {
+    if (++runs == 2) stop = true;  // Ctrl-C arrives during the second run
+    return fake_run(k);
+  };
+  auto sum = run_sweep(*session, store->get(), s, {}, &stop);
+  ASSERT_TRUE(sum);
+  EXPECT_TRUE(sum->interrupted);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(sum->ran, 2u);
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  EXPECT_EQ((*store)->query(q)->size(), 2u);  // the run in flight finished and was stored
+  stop = false;
+  auto rest = run_sweep(*session, store->get(), s, {}, &stop);
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(rest->resumed, 2u);
+  EXPECT_EQ(rest->ran, 4u);
+}
+
+// A sweep process killed with SIGKILL mid-way keeps every run it finished; a rerun does only the rest.
+TEST(Sweep, KillNineKeepsFinishedRunsAndRerunResumes) {
+  const std::string db = (temp_dir("kill9") / "r.db").string();
+  const SweepSpec spec = copy_sweep("1,2,4", "64,128,256,512");  // 12 valid points
+  {
+    auto warm = open_session();  // compile once here, so the child's runs are what takes the time
+    ASSERT_TRUE(warm);
+    SweepSpec compile_only = spec;
+    ASSERT_TRUE(run_sweep(*warm, nullptr, compile_only));
+  }
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    auto session = open_session();
+    auto store = ResultsStore::open(db);
+    if (!session || !store) _exit(2);
+    SweepSpec slow = spec;
+    slow.runner = [](const PreparedKernel& k) {
+      std::this_thread::sleep_for(100ms);
+      return fake_run(k);
+    };
+    (void)run_sweep(*session, store->get(), slow, [&](const SweepPoint&, const SweepProgress&) {
+      char c = 'p';
+      (void)!write(fds[1], &c, 1);
+    });
+    _exit(0);
+  }
+  close(fds[1]);
+  int reported = 0;
+  char c;
+  while (reported < 4 && read(fds[0], &c, 1) == 1) ++reported;
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(fds[0]);
+  ASSERT_EQ(reported, 4);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the child finished before it was killed";
+
+  auto store = ResultsStore::open(db);
+  ASSERT_TRUE(store) << store.status().message();
+  ResultsQuery q;
+  q.sweep_id = sweep_id(spec);
+  const std::size_t kept = (*store)->query(q)->size();
+  EXPECT_GE(kept, 4u);  // each point is stored before it is reported
+  EXPECT_LT(kept, 12u);
+
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  int runs = 0;
+  SweepSpec rest = spec;
+  rest.runner = [&](const PreparedKernel& k) {
+    ++runs;
+    return fake_run(k);
+  };
+  auto sum = run_sweep(*session, store->get(), rest);
+  ASSERT_TRUE(sum) << sum.status().message();
+  EXPECT_EQ(sum->resumed, kept);
+  EXPECT_EQ(std::size_t(runs), 12 - kept);
+  auto rows = (*store)->query(q);
+  ASSERT_EQ(rows->size(), 12u);
+  std::set<std::string> keys;
+  for (const auto& r : *rows) keys.insert(r.point_key);
+  EXPECT_EQ(keys.size(), 12u);  // nothing ran twice
+}
+
+// Several NVRTC compiles at once (cold cache) produce exactly what one-at-a-time compiles produce.
+TEST(Sweep, ParallelCompilesMatchSerialOnes) {
+  const fs::path cold = temp_dir("cold-cache");
+  auto session = open_session(cold.string());
+  ASSERT_TRUE(session);
+  std::map<std::string, std::string> parallel;
+  SweepSpec s = copy_sweep("1,2,4", "64,128");
+  s.jobs = 4;
+  s.runner = [&](const PreparedKernel& k) {
+    EXPECT_FALSE(k.compiled.from_cache);
+    parallel[params_text(k.instance.config.map())] =
+        hash128_hex(std::string_view(k.compiled.cubin.data(), k.compiled.cubin.size()));
+    return fake_run(k);
+  };
+  auto sum = run_sweep(*session, nullptr, s);
+  ASSERT_TRUE(sum);
+  ASSERT_EQ(parallel.size(), 6u);
+  Jit serial(session->jit().sources());  // no cache: compiles again
+  for (const auto& p : sum->points) {
+    auto inst = session->instantiate("copy", p.problem, p.config);
+    ASSERT_TRUE(inst);
+    JitOptions o;
+    o.arch = session->target().limits.arch;
+    auto k = serial.compile(compile_request(*inst, o));
+    ASSERT_TRUE(k) << k.status().message();
+    EXPECT_EQ(hash128_hex(std::string_view(k->cubin.data(), k->cubin.size())), parallel[params_text(inst->config.map())]);
+  }
+}
+
+}  // namespace
+}  // namespace tl

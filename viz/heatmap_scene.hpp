@@ -1,0 +1,51 @@
+// Sweep heat map scene: two config parameters as the axes, a metric as the colour of each cell, the best marked.
+#pragma once
+
+// The entry point for the CLI, the GUI and Lua (tl.plot.heatmap) is build_heatmap_scene(records, options) with
+// records as JSON objects: result rows of the store (`tilelab results --json`, tl.results.query), points of a sweep
+// (tl.sweep) or RunRecords. Each needs "config" (parameter -> value); the metric is read from the object itself
+// ("tflops", "median_ms", ...; RunRecords' "time_ms.median" and "efficiency.value" too). A cell that several records
+// fall into (the other parameters vary) shows the best of them; a cell with no passed run shows why (skipped,
+// fault, ...) in grey. Resource metrics (registers, shared_static_bytes, spill_*_bytes, from "resources") count for
+// every compiled point, run or not, so a sweep without a GPU can still be drawn. Rect ids index HeatmapScene::cells.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/status.hpp"
+#include "viz/scene.hpp"
+
+namespace tl::viz {
+
+struct HeatmapOptions {
+  std::string x, y;                // config parameters (columns, rows)
+  std::string metric = "tflops";   // higher is better for tflops, gbps, efficiency; lower for the rest
+  std::string title;               // empty: "<kernel>: <metric> over <y> x <x>"
+  double cell_width = 84, cell_height = 44;
+};
+
+struct HeatmapCell {
+  std::string x, y;
+  std::optional<double> value;  // best passed value; empty: no passed run
+  std::string status;           // "passed", or why there is no value ("skipped", "fault", "no run")
+  std::size_t records = 0;      // how many records fell into the cell
+  double left = 0, top = 0;     // where it was drawn
+};
+
+struct HeatmapScene {
+  Scene scene;
+  std::vector<std::string> x_values, y_values;  // numeric values in numeric order, others as first seen
+  std::vector<HeatmapCell> cells;               // row-major: y_values.size() rows of x_values.size()
+  std::optional<std::size_t> best;              // index into cells
+  double min = 0, max = 0;                      // of the values shown
+  bool higher_is_better = true;
+};
+
+// Errors (invalid_argument) when x or y is missing or no record has it in its config (the message lists the
+// parameters they have), or when no record has the metric at all.
+Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& records, const HeatmapOptions& options);
+
+}  // namespace tl::viz
