@@ -148,7 +148,7 @@ TEST(LibraryGpu, AttentionMatchesItsReference) {
   TL_REQUIRE_GPU();
   const std::vector<std::map<std::string, std::string>> configs = {
       {}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}},
-      {{"block_N", "32"}, {"warps", "2"}, {"num_stages", "4"}}};
+      {{"block_M", "128"}, {"block_N", "32"}, {"warps", "8"}, {"num_stages", "4"}}};
   int n = 0;
   for (const char* dim : {"64", "128"})
     for (const char* ratio : {"1", "4", "8"})
