@@ -44,6 +44,7 @@ struct BufferSpec {
   // the whole buffer too when return_all.
   std::uint64_t max_samples = 1u << 16;  // 0 = every element
   std::uint64_t sample_seed = 0x5EED;
+  std::uint64_t sample_unit = 1;  // sample whole runs of this many elements (rows); see sample_positions
   bool return_all = false;
 
   static BufferSpec make(std::string name, DType dtype, std::uint64_t count, BufferRole role = BufferRole::input) {

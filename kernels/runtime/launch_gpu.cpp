@@ -791,7 +791,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
       TL_CUDA(cudaMemcpy(host.data(), buffers.ptrs[i], host.size(), cudaMemcpyDeviceToHost),
               what + ": reading back '" + b.name + "'");
     if (b.role == BufferRole::output) o.unwritten = count_unwritten(host.data(), b.dtype, b.count);
-    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed);
+    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit);
     std::size_t size = dtype_size(b.dtype);
     o.samples.resize(o.positions.size() * size);
     for (std::size_t j = 0; j < o.positions.size(); ++j)
