@@ -58,6 +58,7 @@ class TimelinePanel {
   Status load_trace(const std::string& path);
   void model_of_open_kernel(App& app);
   const Timeline* timeline() const { return m_timeline.get(); }
+  void set_window(double t0_ns, double t1_ns) { m_t0 = t0_ns, m_t1 = t1_ns; }  // the Gantt's time window
 
  private:
   std::shared_ptr<const Timeline> m_timeline;

@@ -15,6 +15,7 @@ struct Headless {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
+    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the OpenGL3 backend: > 64k vertices per list
     io.DisplaySize = ImVec2(1400, 900);
     io.DeltaTime = 1.0f / 60;
     unsigned char* pixels = nullptr;
@@ -24,10 +25,12 @@ struct Headless {
   ~Headless() { ImGui::DestroyContext(); }
 };
 
-void frame(tl::gui::App& app) {
+// One frame; returns the vertices it drew (so a benchmark can show the view was not empty).
+int frame(tl::gui::App& app) {
   ImGui::NewFrame();
   app.frame();
   ImGui::Render();
+  return ImGui::GetDrawData()->TotalVtxCount;
 }
 
 void BM_FrameLayout256(benchmark::State& state) {
@@ -36,7 +39,9 @@ void BM_FrameLayout256(benchmark::State& state) {
   app.layouts.set_spec("(256,256):(256,1)");
   (void)app.show_panel("Layouts");
   for (int i = 0; i < 3; ++i) frame(app);  // build the scene, fit the view
-  for (auto _ : state) frame(app);
+  int vertices = 0;
+  for (auto _ : state) vertices = frame(app);
+  state.counters["vertices"] = vertices;
 }
 BENCHMARK(BM_FrameLayout256)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
@@ -47,11 +52,18 @@ void BM_FrameTimeline1M(benchmark::State& state) {
   app.timeline.set(std::make_shared<const tl::Timeline>(tl::viz::testing::busy_timeline(1024, 900)), "synthetic");
   (void)app.show_panel("Timeline");
   for (int i = 0; i < 3; ++i) frame(app);
-  std::size_t events = app.timeline.timeline()->events.size();
-  for (auto _ : state) frame(app);
-  state.counters["events"] = static_cast<double>(events);
+  const double duration = app.timeline.timeline()->duration_ns;
+  const bool zooming = state.range(0) != 0;
+  int vertices = 0, i = 0;
+  for (auto _ : state) {
+    // Zooming: a new time window every frame, so the Gantt scene is rebuilt each time (the worst case).
+    if (zooming) app.timeline.set_window(0, duration * (0.5 + 0.5 * ((++i % 16) / 16.0)));
+    vertices = frame(app);
+  }
+  state.counters["events"] = static_cast<double>(app.timeline.timeline()->events.size());
+  state.counters["vertices"] = vertices;
 }
-BENCHMARK(BM_FrameTimeline1M)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(BM_FrameTimeline1M)->Arg(0)->Arg(1)->ArgName("zooming")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
 }  // namespace
 
