@@ -131,7 +131,40 @@ int l_panels(lua_State* L) {
   return 1;
 }
 
+void push_map(lua_State* L, const std::map<std::string, std::string>& m) {
+  lua_createtable(L, 0, static_cast<int>(m.size()));
+  for (const auto& [k, v] : m) {
+    lua_pushstring(L, v.c_str());
+    lua_setfield(L, -2, k.c_str());
+  }
+}
+
+// gui.state() -> {kernel, config = {..}, problem = {..}, tab, valid, reason, layout, script}: what the app shows.
+int l_state(lua_State* L) {
+  App& app = app_of(L);
+  Workspace& w = app.workspace();
+  lua_newtable(L);
+  lua_pushstring(L, w.kernel.c_str());
+  lua_setfield(L, -2, "kernel");
+  push_map(L, app.config());
+  lua_setfield(L, -2, "config");
+  push_map(L, app.problem());
+  lua_setfield(L, -2, "problem");
+  lua_pushstring(L, w.tab.c_str());
+  lua_setfield(L, -2, "tab");
+  lua_pushboolean(L, app.instance().ok());
+  lua_setfield(L, -2, "valid");
+  lua_pushstring(L, app.instance().status().message().c_str());
+  lua_setfield(L, -2, "reason");
+  lua_pushstring(L, app.layouts.spec().c_str());
+  lua_setfield(L, -2, "layout");
+  lua_pushstring(L, app.lua.path().c_str());
+  lua_setfield(L, -2, "script");
+  return 1;
+}
+
 const luaL_Reg kGui[] = {
+    {"state", lua::guarded<l_state>},
     {"kernel", lua::guarded<l_kernel>},
     {"config", lua::guarded<l_values<true>>},
     {"problem", lua::guarded<l_values<false>>},
