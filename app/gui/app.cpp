@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <regex>
+#include <thread>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -106,6 +107,15 @@ void App::save_workspace_if_changed(bool force) {
 void App::message(Message::Level level, std::string text) {
   m_messages.push_back({level, std::move(text)});
   if (m_messages.size() > 200) m_messages.erase(m_messages.begin());
+}
+
+bool App::wait_for_jobs(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (m_jobs.busy()) {
+    if (m_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (std::chrono::steady_clock::now() > end) return false;
+  }
+  return true;
 }
 
 bool App::idle() const { return !m_jobs.busy() && !m_compiling && !lua.running(); }

@@ -85,6 +85,8 @@ class App {
   // kind: "run" (run + verify), "bench" (also cuBLAS where the kernel has it), "timeline" (probe build).
   void run(const std::string& kind);
   void message(Message::Level level, std::string text);
+  // Runs finished jobs' callbacks until no job is left or `seconds` pass (scripts: gui.wait()); false on timeout.
+  bool wait_for_jobs(double seconds);
 
   // [SECTION] state panels read
   Workspace& workspace() { return m_ws; }

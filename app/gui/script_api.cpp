@@ -160,11 +160,47 @@ int l_state(lua_State* L) {
   lua_setfield(L, -2, "layout");
   lua_pushstring(L, app.lua.path().c_str());
   lua_setfield(L, -2, "script");
+  // The last compile: {ok, error, errors = {{file, line, message}, ...}, registers} (nil before any).
+  const CompileResult& c = app.compiled();
+  if (c.compiled || !c.error.empty()) {
+    lua_newtable(L);
+    lua_pushboolean(L, c.compiled.has_value());
+    lua_setfield(L, -2, "ok");
+    lua_pushstring(L, c.error.c_str());
+    lua_setfield(L, -2, "error");
+    if (c.compiled) {
+      lua_pushinteger(L, c.compiled->resources.registers);
+      lua_setfield(L, -2, "registers");
+    }
+    lua_newtable(L);
+    int i = 0;
+    for (const auto& [file, lines] : c.error_lines)
+      for (const auto& [line, msg] : lines) {
+        lua_newtable(L);
+        lua_pushstring(L, file.c_str());
+        lua_setfield(L, -2, "file");
+        lua_pushinteger(L, line);
+        lua_setfield(L, -2, "line");
+        lua_pushstring(L, msg.c_str());
+        lua_setfield(L, -2, "message");
+        lua_rawseti(L, -2, ++i);
+      }
+    lua_setfield(L, -2, "errors");
+    lua_setfield(L, -2, "compile");
+  }
   return 1;
+}
+
+// gui.wait([seconds = 120]): lets queued compiles and runs finish (their results land in the panels).
+int l_wait(lua_State* L) {
+  if (!app_of(L).wait_for_jobs(luaL_optnumber(L, 1, 120)))
+    throw std::runtime_error("gui.wait: background work still running after the timeout");
+  return 0;
 }
 
 const luaL_Reg kGui[] = {
     {"state", lua::guarded<l_state>},
+    {"wait", lua::guarded<l_wait>},
     {"kernel", lua::guarded<l_kernel>},
     {"config", lua::guarded<l_values<true>>},
     {"problem", lua::guarded<l_values<false>>},

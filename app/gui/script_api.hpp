@@ -14,7 +14,8 @@ class App;
 // gui.kernel(name), gui.config{k=v}, gui.problem{k=v}, gui.show(panel), gui.hide(panel),
 // gui.layout(spec [, access [, colour]]), gui.compile(), gui.run(kind), gui.model_timeline(), gui.load_trace(path),
 // gui.device_profile(path), gui.load_runs(path), gui.open_script(path), gui.run_script(), gui.panels(),
-// gui.state() -> {kernel, config, problem, tab, valid, reason, layout, script}.
+// gui.wait([seconds]) (let queued compiles/runs finish),
+// gui.state() -> {kernel, config, problem, tab, valid, reason, layout, script, compile = {ok, error, errors}}.
 void install_gui_table(lua_State* L, App& app);
 // Runs FILE on the UI thread with `tl` and `gui`; a Lua error comes back as "FILE:LINE: message" + traceback.
 Status run_gui_script(App& app, const std::string& path);
