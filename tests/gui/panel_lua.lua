@@ -1,5 +1,5 @@
--- GUI screenshot script: the Lua editor after a script that fails on line 4 (console error, line highlighted).
+-- GUI screenshot script: the Lua editor after a script that prints, then fails on line 8 (console error, line highlighted).
 local here = arg[0]:match("(.*/)") or "./"
-gui.open_script(here .. "../lua/runtime_error.lua")
+gui.open_script(here .. "console_demo.lua")
 gui.run_script()
 gui.show("Lua")
