@@ -109,6 +109,7 @@ StatePtr new_state(const std::string& script, const RunOptions& options) {
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setglobal(L, "arg");
+  if (options.setup) options.setup(L);
   return state;
 }
 
