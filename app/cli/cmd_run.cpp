@@ -1,22 +1,12 @@
 // `tilelab run FILE.lua [args...]`: runs a Lua experiment; a Lua error prints file:line and a traceback.
-#include <atomic>
 #include <chrono>
-#include <csignal>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/run_support.hpp"
 #include "scripting/lua_runner.hpp"
 
 namespace tl::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-// First Ctrl-C: ask the script to stop (the hook raises "interrupted" at the next check; long operations stop after
-// the current run). A second one kills the process as usual.
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);
-}
 
 struct RunArgs {
   std::string script;
@@ -57,11 +47,10 @@ void add_run_command(CLI::App& app, Context& ctx) {
     options.script.session.kernels_dir = a->kernels_dir;
     options.script.session.cache_dir = a->cache_dir;
     options.script.session.timeout = std::chrono::milliseconds(static_cast<long long>(a->launch_timeout_s * 1000));
-    options.script.interrupted = &g_interrupted;
-    g_interrupted.store(false);
-    auto previous = std::signal(SIGINT, on_sigint);
+    // Ctrl-C: the hook raises "interrupted" at its next check; long operations stop after the current run.
+    InterruptScope interrupt;
+    options.script.interrupted = interrupt.flag();
     Status status = lua::run_file(a->script, options);
-    std::signal(SIGINT, previous);
     ctx.exit_code = status.ok() ? 0 : report_error(status.message());
   });
 }
