@@ -58,17 +58,34 @@ TL_DEVICE_INLINE unsigned swz(int row, int chunk) {
 
 // Copies rows [row0, row0 + ROWS) of a [*, rows, stride] 16-bit tensor slice (`src` points at row 0's first
 // element; consecutive rows are `stride` elements apart) into a swizzled smem tile; rows >= `rows` are zero-filled.
+// Thread tid moves chunk tid % CH of rows tid / CH + i * (THREADS / CH). When THREADS / CH is a multiple of 8 the
+// row's swizzle phase (row % 8) is the same for every i, so the destinations are one offset plus immediates and
+// the sources one pointer plus a per-call step: the issue loop is cp.async and a compare per chunk, no index math.
 template <int ROWS, int D, int THREADS>
 TL_DEVICE_INLINE void load_rows(unsigned dst, const unsigned short* src, int row0, int rows, long long stride, int tid) {
   constexpr int CH = D / 8;
+  if constexpr (THREADS % CH == 0 && (THREADS / CH) % 8 == 0 && ROWS % (THREADS / CH) == 0) {
+    constexpr int RSTEP = THREADS / CH;
+    const int row = tid / CH, chunk = tid % CH;
+    const unsigned short* p = src + (static_cast<long long>(row0) + row) * stride + chunk * 8;
+    const long long step = RSTEP * stride;
+    const unsigned d = dst + swz<D * 2>(row, chunk);
+    const int left = rows - row0 - row;  // chunk i is in bounds when i * RSTEP < left
 #pragma unroll
-  for (int i = 0; i < (ROWS * CH + THREADS - 1) / THREADS; ++i) {
-    const int idx = tid + i * THREADS;
-    if ((ROWS * CH) % THREADS != 0 && idx >= ROWS * CH) break;
-    const int row = idx / CH, chunk = idx % CH;
-    const int gr = row0 + row;
-    const bool in = gr < rows;
-    mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
+    for (int i = 0; i < ROWS / RSTEP; ++i) {
+      const bool in = i * RSTEP < left;
+      mma_detail::cp_async_16(d + i * RSTEP * D * 2, in ? p + i * step : src, in ? 16 : 0);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < (ROWS * CH + THREADS - 1) / THREADS; ++i) {
+      const int idx = tid + i * THREADS;
+      if ((ROWS * CH) % THREADS != 0 && idx >= ROWS * CH) break;
+      const int row = idx / CH, chunk = idx % CH;
+      const int gr = row0 + row;
+      const bool in = gr < rows;
+      mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
+    }
   }
 }
 
