@@ -11,6 +11,7 @@
 
 #include "library.hpp"
 #include "runtime/cache.hpp"
+#include "runtime/timeline.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {
@@ -194,6 +195,14 @@ TEST(Attention, ProbeBuildCompiles) {
   ASSERT_TRUE(k.ok()) << k.status().message();
   EXPECT_EQ(k->resources.spill_store_bytes, 0);
   EXPECT_EQ(attn().probes.size(), 6u);
+}
+
+TEST(Attention, TimelineModelSaysThereIsNone) {
+  auto inst = instantiate(attn(), {}, {}, limits_for_arch("sm_90a")).value();
+  auto t = model_timeline(inst, ModelDevice{});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(t.status().message().find("no timeline model for attn.fwd.mma"), std::string::npos) << t.status().message();
 }
 
 TEST(Attention, OutputsAreSampledInWholeRows) {
