@@ -38,6 +38,7 @@ TEST(Attention, ConfigsCompileForHopperAndAmpereWithoutSpilling) {
       {{{"dim", "64"}, {"heads_kv", "2"}}, {{"block_M", "128"}, {"block_N", "64"}, {"warps", "4"}}},
       {{{"dim", "128"}, {"causal", "true"}}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}}},
       {{{"dim", "64"}, {"causal", "true"}, {"dtype", "f16"}}, {{"block_N", "32"}, {"warps", "2"}, {"num_stages", "4"}}},
+      {{{"varlen", "true"}, {"causal", "true"}, {"batch", "7"}}, {{"block_M", "128"}, {"warps", "8"}}},
   };
   for (const std::string arch : {"sm_90a", "sm_80"}) {
     for (const auto& [problem, config] : cases) {
