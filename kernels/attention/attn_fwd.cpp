@@ -1,15 +1,19 @@
 // Host spec of the attention forward kernels: attn.fwd.mma (FlashAttention-2 style, mma.sync) — O and LSE.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
 #include "library.hpp"
+#include "runtime/numeric.hpp"
 
 namespace tl {
 namespace {
 
-// O = softmax(Q K^T / sqrt(dim)) V and LSE per query row. Q, O: [batch, seq_q, heads, dim]; K, V: [batch, seq_k,
-// heads_kv, dim]; LSE: float32 [batch, heads, seq_q]. Causal masks are aligned to the bottom-right corner.
+// O = softmax(Q K^T / sqrt(dim)) V and LSE per query row. Dense: Q, O [batch, seq_q, heads, dim]; K, V [batch, seq_k,
+// heads_kv, dim]; LSE float32 [batch, heads, seq_q]. Varlen: sequences packed as FlashAttention's varlen API has
+// them, Q, O [total_q, heads, dim], K, V [total_k, heads_kv, dim], LSE [heads, total_q], sequence b at rows
+// cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are aligned to the bottom-right corner of each sequence.
 Schema attn_problem() {
   return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"),
            ParamSpec::integer("seq_q", 2048, 1, 1 << 20, "query length (rows of Q and O per sequence and head)"),
@@ -18,6 +22,9 @@ Schema attn_problem() {
            ParamSpec::integer("heads_kv", 16, 1, 1 << 10, "key/value heads (GQA: divides heads; = heads is MHA)"),
            ParamSpec::one_of("dim", 128, {64, 128}, "head dimension"),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
+           ParamSpec::boolean("varlen", false,
+                              "per-sequence lengths through cu_seqlens: seq_q/seq_k are the longest (the last "
+                              "sequence's), the others drawn from [seq/4, seq], sequence 1 without keys when not causal"),
            ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of Q, K, V and O (LSE is f32)")}};
 }
 
@@ -36,12 +43,38 @@ Status check_problem(const Values& p) {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
+// A length in [seq/4, seq] drawn from (seed, i); the same on every machine.
+std::int64_t draw_length(std::int64_t seq, std::uint64_t seed, std::int64_t i) {
+  const std::int64_t lo = std::max<std::int64_t>(seq / 4, 1);
+  return lo + static_cast<std::int64_t>(num::hash64(seed, static_cast<std::uint64_t>(i)) %
+                                        static_cast<std::uint64_t>(seq - lo + 1));
+}
+
+// Sizes, and each sequence's offsets: dense sequences are the case cu[b] = b * seq of the packed layout.
 struct Dims {
   std::int64_t b, sq, sk, h, hkv, dim;
-  bool causal;
+  bool causal, varlen;
+  std::vector<std::int32_t> cu_q, cu_k;  // batch + 1 offsets each
   explicit Dims(const Values& p)
       : b(p.integer("batch")), sq(p.integer("seq_q")), sk(p.integer("seq_k")), h(p.integer("heads")),
-        hkv(p.integer("heads_kv")), dim(p.integer("dim")), causal(p.boolean("causal")) {}
+        hkv(p.integer("heads_kv")), dim(p.integer("dim")), causal(p.boolean("causal")), varlen(p.boolean("varlen")) {
+    cu_q.assign(1, 0);
+    cu_k.assign(1, 0);
+    for (std::int64_t i = 0; i < b; ++i) {
+      std::int64_t lk = sk, lq = sq;
+      if (varlen && i + 1 < b) {
+        lk = (i == 1 && !causal) ? 0 : draw_length(sk, 0xA77E, i);
+        lq = draw_length(sq, 0xA77F, i);
+        if (causal) lq = std::min(lq, lk);  // no query row without keys under the bottom-right mask
+      }
+      cu_q.push_back(static_cast<std::int32_t>(cu_q.back() + lq));
+      cu_k.push_back(static_cast<std::int32_t>(cu_k.back() + lk));
+    }
+  }
+  std::int64_t total_q() const { return cu_q.back(); }
+  std::int64_t total_k() const { return cu_k.back(); }
+  std::int64_t len_q(std::int64_t i) const { return cu_q[static_cast<std::size_t>(i) + 1] - cu_q[static_cast<std::size_t>(i)]; }
+  std::int64_t len_k(std::int64_t i) const { return cu_k[static_cast<std::size_t>(i) + 1] - cu_k[static_cast<std::size_t>(i)]; }
 };
 
 // One query row of the float64 reference: the unnormalized weights exp(s_j - max) of every key it sees,
@@ -53,17 +86,17 @@ struct RefRow {
 
 RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& K, std::int64_t b, std::int64_t h,
                      std::int64_t s) {
-  const std::int64_t hk = h / (x.h / x.hkv);
-  const std::int64_t keys = x.causal ? std::min(x.sk, s + x.sk - x.sq + 1) : x.sk;
+  const std::int64_t hk = h / (x.h / x.hkv), lq = x.len_q(b), lk = x.len_k(b);
+  const std::int64_t keys = x.causal ? std::max<std::int64_t>(0, std::min(lk, s + lk - lq + 1)) : lk;
   std::vector<double> q(static_cast<std::size_t>(x.dim));
-  const std::int64_t q0 = ((b * x.sq + s) * x.h + h) * x.dim;
+  const std::int64_t q0 = ((x.cu_q[static_cast<std::size_t>(b)] + s) * x.h + h) * x.dim;
   for (std::int64_t c = 0; c < x.dim; ++c) q[static_cast<std::size_t>(c)] = Q.at(q0 + c);
   const double scale = 1.0 / std::sqrt(d(x.dim));
   RefRow r;
   r.w.resize(static_cast<std::size_t>(std::max<std::int64_t>(keys, 0)));
   r.max = -std::numeric_limits<double>::infinity();
   for (std::int64_t j = 0; j < keys; ++j) {
-    const std::int64_t k0 = ((b * x.sk + j) * x.hkv + hk) * x.dim;
+    const std::int64_t k0 = ((x.cu_k[static_cast<std::size_t>(b)] + j) * x.hkv + hk) * x.dim;
     double dot = 0;
     for (std::int64_t c = 0; c < x.dim; ++c) dot += q[static_cast<std::size_t>(c)] * K.at(k0 + c);
     r.w[static_cast<std::size_t>(j)] = dot * scale;
@@ -79,34 +112,47 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
     return make_error(ErrorCode::invalid_argument, "attention has outputs O and LSE, not " + output);
   const Dims x(p);
   const HostTensor &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
-  std::map<std::int64_t, RefRow> rows;  // by (b, h, s) linear index: sampled positions come in whole rows
+  std::map<std::int64_t, RefRow> rows;  // by (token, h): sampled positions come in whole rows
   auto row = [&](std::int64_t b, std::int64_t h, std::int64_t s) -> const RefRow& {
-    const std::int64_t key = (b * x.h + h) * x.sq + s;
+    const std::int64_t key = (x.cu_q[static_cast<std::size_t>(b)] + s) * x.h + h;
     auto it = rows.find(key);
     if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, K, b, h, s)).first;
     return it->second;
   };
+  // The sequence of a packed query row.
+  auto sequence_of = [&](std::int64_t token) {
+    return static_cast<std::int64_t>(std::upper_bound(x.cu_q.begin(), x.cu_q.end(), token) - x.cu_q.begin()) - 1;
+  };
   std::vector<double> out;
   out.reserve(idx.size());
   for (std::int64_t i : idx) {
-    if (output == "LSE") {  // [b, h, s]
-      const RefRow& r = row(i / (x.h * x.sq), (i / x.sq) % x.h, i % x.sq);
-      out.push_back(r.max + std::log(r.sum));
-    } else {  // O: [b, s, h, dim]
-      const std::int64_t c = i % x.dim, h = (i / x.dim) % x.h, s = (i / (x.dim * x.h)) % x.sq, b = i / (x.dim * x.h * x.sq);
+    if (output == "LSE") {  // dense [b, h, s]; varlen [h, total_q]
+      std::int64_t b, h, s;
+      if (x.varlen) {
+        h = i / x.total_q();
+        b = sequence_of(i % x.total_q());
+        s = i % x.total_q() - x.cu_q[static_cast<std::size_t>(b)];
+      } else {
+        b = i / (x.h * x.sq), h = (i / x.sq) % x.h, s = i % x.sq;
+      }
       const RefRow& r = row(b, h, s);
+      out.push_back(r.max + std::log(r.sum));  // -inf for a row without keys
+    } else {  // O: [token, h, dim]
+      const std::int64_t c = i % x.dim, h = (i / x.dim) % x.h, token = i / (x.dim * x.h);
+      const std::int64_t b = sequence_of(token);
+      const RefRow& r = row(b, h, token - x.cu_q[static_cast<std::size_t>(b)]);
       const std::int64_t hk = h / (x.h / x.hkv);
       double acc = 0;
       for (std::size_t j = 0; j < r.w.size(); ++j)
-        acc += r.w[j] * V.at(((b * x.sk + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dim + c);
-      out.push_back(acc / r.sum);
+        acc += r.w[j] * V.at(((x.cu_k[static_cast<std::size_t>(b)] + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dim + c);
+      out.push_back(r.sum > 0 ? acc / r.sum : 0.0);  // a row without keys is 0, as FlashAttention writes it
     }
   }
   return out;
 }
 
 // Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, both
-// head dims, causal on and off (causal with seq_q < seq_k checks the bottom-right alignment).
+// head dims, causal on and off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
 std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   std::vector<KV> s = {
@@ -114,6 +160,8 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
       {{"batch", "2"}, {"seq_q", "257"}, {"seq_k", "257"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}},
       {{"batch", "1"}, {"seq_q", "77"}, {"seq_k", "301"}, {"heads", "8"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}},
       {{"batch", "3"}, {"seq_q", "129"}, {"seq_k", "65"}, {"heads", "16"}, {"heads_kv", "2"}, {"dim", "64"}, {"causal", "false"}},
+      {{"batch", "6"}, {"seq_q", "300"}, {"seq_k", "500"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "false"}, {"varlen", "true"}},
+      {{"batch", "5"}, {"seq_q", "333"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"varlen", "true"}},
   };
   if (full)
     s.insert(s.end(), {
@@ -168,7 +216,7 @@ KernelSpec attn_fwd_mma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_mma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("warps") + "," + c.text("num_stages") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + ">";
+           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
   };
   k.launch = [](const Values& p, const Values& c) {
     LaunchGeometry g;
@@ -182,27 +230,35 @@ KernelSpec attn_fwd_mma_spec() {
   k.args = [](const Values& p, const Values&) {
     const Dims x(p);
     const DType t = p.dtype();
+    using Shape = std::vector<std::int64_t>;
+    const Shape q = x.varlen ? Shape{x.total_q(), x.h, x.dim} : Shape{x.b, x.sq, x.h, x.dim};
+    const Shape kv = x.varlen ? Shape{x.total_k(), x.hkv, x.dim} : Shape{x.b, x.sk, x.hkv, x.dim};
+    const Shape lse = x.varlen ? Shape{x.h, x.total_q()} : Shape{x.b, x.h, x.sq};
     return std::vector<ArgSpec>{
         // Scores q·k/sqrt(dim) with spread ~1.3: softmax rows neither flat nor one-hot.
-        ArgSpec::tensor("Q", t, {x.b, x.sq, x.h, x.dim}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
-        ArgSpec::tensor("K", t, {x.b, x.sk, x.hkv, x.dim}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
-        ArgSpec::tensor("V", t, {x.b, x.sk, x.hkv, x.dim}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
-        ArgSpec::tensor("O", t, {x.b, x.sq, x.h, x.dim}, ArgRole::out),
-        ArgSpec::tensor("LSE", DType::f32, {x.b, x.h, x.sq}, ArgRole::out),
-        ArgSpec::scalar("seq_q", DType::i32, d(x.sq)),
-        ArgSpec::scalar("seq_k", DType::i32, d(x.sk)),
+        ArgSpec::tensor("Q", t, q, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
+        ArgSpec::tensor("K", t, kv, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
+        ArgSpec::tensor("V", t, kv, ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
+        ArgSpec::tensor("O", t, q, ArgRole::out),
+        ArgSpec::tensor("LSE", DType::f32, lse, ArgRole::out),
+        ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
+        ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
         ArgSpec::scalar("heads", DType::i32, d(x.h)),
         ArgSpec::scalar("heads_kv", DType::i32, d(x.hkv))};
   };
-  // 2 GEMMs of 2·sq·sk·dim each per head; causal counts half (the convention of FlashAttention's benchmarks).
+  // 2 GEMMs of 2·len_q·len_k·dim each per sequence and head; causal counts half (the convention of
+  // FlashAttention's benchmarks).
   k.flops = [](const Values& p) {
     const Dims x(p);
-    return 4.0 * d(x.b) * d(x.h) * d(x.sq) * d(x.sk) * d(x.dim) * (x.causal ? 0.5 : 1.0);
+    double pairs = 0;
+    for (std::int64_t i = 0; i < x.b; ++i) pairs += d(x.len_q(i)) * d(x.len_k(i));
+    return 4.0 * d(x.h) * pairs * d(x.dim) * (x.causal ? 0.5 : 1.0);
   };
   k.min_bytes = [](const Values& p) {
     const Dims x(p);
     const double e = static_cast<double>(dtype_size(p.dtype()));
-    return e * d(x.b) * d(x.dim) * (2 * d(x.sq) * d(x.h) + 2 * d(x.sk) * d(x.hkv)) + 4.0 * d(x.b) * d(x.h) * d(x.sq);
+    return e * d(x.dim) * (2 * d(x.total_q()) * d(x.h) + 2 * d(x.total_k()) * d(x.hkv)) + 4.0 * d(x.h) * d(x.total_q()) +
+           8.0 * d(x.b + 1);
   };
   k.reference = attn_reference;
   // O is rounded to 16 bits (and P to 16 bits before P·V); its entries are weighted means of V in [-1, 1].

@@ -1,13 +1,16 @@
 // attn.fwd.mma: FlashAttention-2-style forward — cp.async K/V pipeline, ldmatrix, mma.sync m16n8k16, online softmax.
 //
-// O = softmax(Q K^T / sqrt(D)) V per (batch, head), and LSE = log(sum_j exp(q·k_j / sqrt(D))) per query row.
-// Q, O: [batch, seq_q, heads, D]; K, V: [batch, seq_k, heads_kv, D] (16-bit, rows of D contiguous); LSE: float
-// [batch, heads, seq_q]. GQA: query head h reads kv head h / (heads / heads_kv). Causal masking is aligned to the
-// bottom-right corner (query row r sees keys c <= r + seq_k - seq_q), as FlashAttention does; for seq_q == seq_k it
-// is the usual lower triangle. seq_q and seq_k are predicated (any length).
+// O = softmax(Q K^T / sqrt(D)) V per (sequence, head), and LSE = log(sum_j exp(q·k_j / sqrt(D))) per query row.
+// Sequence b's queries are the rows [cu_seqlens_q[b], cu_seqlens_q[b+1]) of Q and O: [total_q, heads, D], its keys
+// the rows [cu_seqlens_k[b], cu_seqlens_k[b+1]) of K, V: [total_k, heads_kv, D] (16-bit, rows of D contiguous).
+// Dense batches are the case cu_seqlens = b * seq, i.e. [batch, seq, heads, D]. LSE is float [batch, heads, seq_q]
+// (dense) or [heads, total_q] (VARLEN). GQA: query head h reads kv head h / (heads / heads_kv). Causal masking is
+// aligned to the bottom-right corner (row r of a sequence sees keys c <= r + len_k - len_q), as FlashAttention
+// does; for len_q == len_k it is the usual lower triangle. Lengths are predicated (any length, 0 included: a row
+// with no key gets O = 0 and LSE = -inf).
 //
-// Grid: (ceil(seq_q / BM), heads, batch); causal grids walk the query blocks from the last (most keys) to the
-// first, so the longest blocks start first. Threads: WARPS warps stacked along M; warp w owns query rows
+// Grid: (ceil(seq_q / BM), heads, batch), seq_q the longest query length; blocks past their sequence's end return
+// at once. Causal grids walk the query blocks from the last (most keys) to the first, so the longest start first. Threads: WARPS warps stacked along M; warp w owns query rows
 // [w*WTM, (w+1)*WTM) of the block, WTM = BM / WARPS = 16*MT, as MT m16 tiles. Every warp sees the whole K/V tile.
 //
 // Per K/V tile of BN keys, each warp computes S = Q K^T (m16n8k16, Q and K through ldmatrix), masks the edges,
@@ -55,17 +58,34 @@ TL_DEVICE_INLINE unsigned swz(int row, int chunk) {
 
 // Copies rows [row0, row0 + ROWS) of a [*, rows, stride] 16-bit tensor slice (`src` points at row 0's first
 // element; consecutive rows are `stride` elements apart) into a swizzled smem tile; rows >= `rows` are zero-filled.
+// Thread tid moves chunk tid % CH of rows tid / CH + i * (THREADS / CH). When THREADS / CH is a multiple of 8 the
+// row's swizzle phase (row % 8) is the same for every i, so the destinations are one offset plus immediates and
+// the sources one pointer plus a per-call step: the issue loop is cp.async and a compare per chunk, no index math.
 template <int ROWS, int D, int THREADS>
 TL_DEVICE_INLINE void load_rows(unsigned dst, const unsigned short* src, int row0, int rows, long long stride, int tid) {
   constexpr int CH = D / 8;
+  if constexpr (THREADS % CH == 0 && (THREADS / CH) % 8 == 0 && ROWS % (THREADS / CH) == 0) {
+    constexpr int RSTEP = THREADS / CH;
+    const int row = tid / CH, chunk = tid % CH;
+    const unsigned short* p = src + (static_cast<long long>(row0) + row) * stride + chunk * 8;
+    const long long step = RSTEP * stride;
+    const unsigned d = dst + swz<D * 2>(row, chunk);
+    const int left = rows - row0 - row;  // chunk i is in bounds when i * RSTEP < left
 #pragma unroll
-  for (int i = 0; i < (ROWS * CH + THREADS - 1) / THREADS; ++i) {
-    const int idx = tid + i * THREADS;
-    if ((ROWS * CH) % THREADS != 0 && idx >= ROWS * CH) break;
-    const int row = idx / CH, chunk = idx % CH;
-    const int gr = row0 + row;
-    const bool in = gr < rows;
-    mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
+    for (int i = 0; i < ROWS / RSTEP; ++i) {
+      const bool in = i * RSTEP < left;
+      mma_detail::cp_async_16(d + i * RSTEP * D * 2, in ? p + i * step : src, in ? 16 : 0);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < (ROWS * CH + THREADS - 1) / THREADS; ++i) {
+      const int idx = tid + i * THREADS;
+      if ((ROWS * CH) % THREADS != 0 && idx >= ROWS * CH) break;
+      const int row = idx / CH, chunk = idx % CH;
+      const int gr = row0 + row;
+      const bool in = gr < rows;
+      mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
+    }
   }
 }
 
@@ -85,11 +105,11 @@ constexpr int attn_fwd_mma_smem_bytes() {
   return (BM + STAGES * 2 * BN) * D * 2;
 }
 
-template <int D, int BM, int BN, int WARPS, int STAGES, bool CAUSAL, bool BF16>
+template <int D, int BM, int BN, int WARPS, int STAGES, bool CAUSAL, bool BF16, bool VARLEN>
 __global__ void __launch_bounds__(WARPS * 32)
     attn_fwd_mma(const unsigned short* __restrict__ Q, const unsigned short* __restrict__ K,
                  const unsigned short* __restrict__ V, unsigned short* __restrict__ O, float* __restrict__ LSE,
-                 int seq_q, int seq_k, int heads, int heads_kv) {
+                 const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv) {
   using namespace attn_detail;
   using mma_detail::cp_async_commit;
   using mma_detail::cp_async_wait;
@@ -115,17 +135,20 @@ __global__ void __launch_bounds__(WARPS * 32)
   const int h = blockIdx.y, b = blockIdx.z;
   const int hk = h / (heads / heads_kv);
   const int m0 = m_block * BM;
+  const int q_start = cu_seqlens_q[b], k_start = cu_seqlens_k[b];
+  const int seq_q = cu_seqlens_q[b + 1] - q_start, seq_k = cu_seqlens_k[b + 1] - k_start;
+  if (m0 >= seq_q) return;  // the whole block: no barrier has been reached
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int diag = seq_k - seq_q;  // causal: row r sees keys <= r + diag
 
   const long long q_stride = static_cast<long long>(heads) * D, kv_stride = static_cast<long long>(heads_kv) * D;
-  const unsigned short* q_src = Q + (static_cast<long long>(b) * seq_q * heads + h) * D;
-  const unsigned short* k_src = K + (static_cast<long long>(b) * seq_k * heads_kv + hk) * D;
-  const unsigned short* v_src = V + (static_cast<long long>(b) * seq_k * heads_kv + hk) * D;
+  const unsigned short* q_src = Q + (static_cast<long long>(q_start) * heads + h) * D;
+  const unsigned short* k_src = K + (static_cast<long long>(k_start) * heads_kv + hk) * D;
+  const unsigned short* v_src = V + (static_cast<long long>(k_start) * heads_kv + hk) * D;
 
   // Keys this block needs: all, or up to the diagonal of its last row.
   int kv_end = seq_k;
-  if constexpr (CAUSAL) kv_end = min(seq_k, m0 + BM + diag);
+  if constexpr (CAUSAL) kv_end = max(0, min(seq_k, m0 + BM + diag));
   const int n_tiles = kv_end > 0 ? (kv_end + BN - 1) / BN : 0;
 
   // Per-lane swizzled ldmatrix offsets at k-step / column pair 0. Every row a lane addresses is lane % 8 modulo 8, so
@@ -290,13 +313,14 @@ __global__ void __launch_bounds__(WARPS * 32)
       const float l = quad_sum(row_sum[i][hh]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
       if (row < seq_q) {
-        unsigned short* dst = O + ((static_cast<long long>(b) * seq_q + row) * heads + h) * D + 2 * (lane % 4);
+        unsigned short* dst = O + ((static_cast<long long>(q_start) + row) * heads + h) * D + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < DT; ++j)
           *reinterpret_cast<unsigned*>(dst + j * 8) =
               gemm_detail::pack2<BF16>(o[i][j][2 * hh] * inv, o[i][j][2 * hh + 1] * inv);
         if (lane % 4 == 0)
-          LSE[(static_cast<long long>(b) * heads + h) * seq_q + row] =
+          LSE[VARLEN ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + row
+                     : (static_cast<long long>(b) * heads + h) * seq_q + row] =
               l > 0.f ? (row_max[i][hh] + __log2f(l)) * 0.6931471805599453f : -__int_as_float(0x7f800000);
       }
     }

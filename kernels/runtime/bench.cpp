@@ -36,6 +36,10 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
                                                : BufferRole::inout;
     BufferSpec b = BufferSpec::make(a.name, a.dtype, static_cast<std::uint64_t>(a.numel()), role);
     b.fill = a.fill;
+    if (a.fill.kind == Fill::Kind::data) {
+      b.data.assign(a.data.begin(), a.data.end());
+      b.data.resize(b.bytes());
+    }
     buffer_of[a.name] = static_cast<int>(s.buffers.size());
     s.buffers.push_back(std::move(b));
   }

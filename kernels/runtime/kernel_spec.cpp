@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <regex>
 #include <set>
@@ -233,6 +234,14 @@ ArgSpec ArgSpec::tensor(std::string name, DType dtype, std::vector<std::int64_t>
   return a;
 }
 
+ArgSpec ArgSpec::i32_data(std::string name, const std::vector<std::int32_t>& values) {
+  ArgSpec a = tensor(std::move(name), DType::i32, {static_cast<std::int64_t>(values.size())}, ArgRole::in);
+  a.fill.kind = Fill::Kind::data;
+  a.data.resize(values.size() * sizeof(std::int32_t));
+  if (!values.empty()) std::memcpy(a.data.data(), values.data(), a.data.size());
+  return a;
+}
+
 ArgSpec ArgSpec::scalar(std::string name, DType dtype, double value) {
   ArgSpec a;
   a.kind = Kind::scalar;
@@ -265,6 +274,11 @@ HostTensor make_host_tensor(const ArgSpec& arg) {
   t.name = arg.name;
   t.dtype = arg.dtype;
   t.shape = arg.shape;
+  if (arg.fill.kind == Fill::Kind::data) {
+    t.data = arg.data;
+    t.data.resize(arg.bytes());
+    return t;
+  }
   t.data.assign(arg.bytes(), 0);
   fill_host(t.data.data(), arg.dtype, static_cast<std::uint64_t>(arg.numel()), arg.fill);
   return t;

@@ -89,11 +89,14 @@ struct ArgSpec {
   std::vector<std::int64_t> box;    // tensor_map: box per dimension, innermost first
   int swizzle_bytes = 0;            // tensor_map
   bool is_param = true;             // false: a tensor reached only through a tensor_map, not a kernel parameter
+  std::vector<unsigned char> data;  // fill.kind == data: the tensor's bytes (small tables: sequence offsets)
 
   std::int64_t numel() const;
   std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
 
   static ArgSpec tensor(std::string name, DType dtype, std::vector<std::int64_t> shape, ArgRole role, Fill fill = {});
+  // An input with the given contents (one int32 per element).
+  static ArgSpec i32_data(std::string name, const std::vector<std::int32_t>& values);
   static ArgSpec scalar(std::string name, DType dtype, double value);
   static ArgSpec tensor_map(std::string name, std::string tensor_of, std::vector<std::int64_t> box, int swizzle_bytes);
 };

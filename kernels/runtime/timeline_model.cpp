@@ -188,6 +188,8 @@ Timeline model_gemm_mma(const GemmMmaModel& m, const GemmModelCosts& c, const st
 Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d) {
   if (!inst.spec) return make_error(ErrorCode::invalid_argument, "model_timeline: an instance without a spec");
   const std::string& name = inst.spec->name;
+  if (name != "gemm.wgmma" && name != "gemm.mma")  // before reading M/N/K: other kernels' problems have none
+    return make_error(ErrorCode::unsupported, "no timeline model for " + name + " (models exist for gemm.wgmma and gemm.mma)");
   const double clock_ns = d.clock_hz * 1e-9;
   const int sms = std::max(d.num_sms, 1);
   GemmModelCosts c;

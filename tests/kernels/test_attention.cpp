@@ -11,6 +11,8 @@
 
 #include "library.hpp"
 #include "runtime/cache.hpp"
+#include "runtime/timeline.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
@@ -36,6 +38,7 @@ TEST(Attention, ConfigsCompileForHopperAndAmpereWithoutSpilling) {
       {{{"dim", "64"}, {"heads_kv", "2"}}, {{"block_M", "128"}, {"block_N", "64"}, {"warps", "4"}}},
       {{{"dim", "128"}, {"causal", "true"}}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}}},
       {{{"dim", "64"}, {"causal", "true"}, {"dtype", "f16"}}, {{"block_N", "32"}, {"warps", "2"}, {"num_stages", "4"}}},
+      {{{"varlen", "true"}, {"causal", "true"}, {"batch", "7"}}, {{"block_M", "128"}, {"warps", "8"}}},
   };
   for (const std::string arch : {"sm_90a", "sm_80"}) {
     for (const auto& [problem, config] : cases) {
@@ -81,7 +84,7 @@ TEST(Attention, GeometryFlopsAndBytes) {
   EXPECT_EQ(k.launch.grid.z, 3u);
   EXPECT_EQ(k.launch.block.x, 256u);
   EXPECT_DOUBLE_EQ(k.flops, 4.0 * 3 * 8 * 1000 * 1500 * 64);
-  EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * 3 * 64 * (2 * 1000 * 8 + 2 * 1500 * 2) + 4.0 * 3 * 8 * 1000);
+  EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * 3 * 64 * (2 * 1000 * 8 + 2 * 1500 * 2) + 4.0 * 3 * 8 * 1000 + 4.0 * 2 * 4);
   KV pc = p;
   pc["causal"] = "true";
   EXPECT_DOUBLE_EQ(instantiate(attn(), pc, {}, limits_for_arch("sm_90a")).value().flops, k.flops / 2);
@@ -99,46 +102,108 @@ ReferenceInputs inputs_of(const KernelInstance& k) {
   return in;
 }
 
-// A tiny GQA problem computed here the textbook way (scores, masked softmax, weighted sum), independently of the
-// spec's row cache and index arithmetic.
+// Tiny GQA problems computed here the textbook way (scores, masked softmax, weighted sum) from the offsets the kernel
+// gets, independently of the spec's row cache and index arithmetic; dense and varlen, causal and not.
 TEST(Attention, ReferenceMatchesADirectComputation) {
-  const int B = 2, SQ = 3, SK = 5, H = 4, HKV = 2, D = 64;
-  for (bool causal : {false, true}) {
-    SCOPED_TRACE(causal ? "causal" : "full");
-    const KV p = {{"batch", "2"}, {"seq_q", "3"}, {"seq_k", "5"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "64"},
-                  {"causal", causal ? "true" : "false"}};
-    auto k = instantiate(attn(), p, {}, limits_for_arch("sm_90a")).value();
-    auto in = inputs_of(k);
-    const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
-    std::vector<std::int64_t> all_o(B * SQ * H * D), all_l(B * H * SQ);
-    for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
-    for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
-    auto O = k.spec->reference(k.problem, in, "O", all_o).value();
-    auto L = k.spec->reference(k.problem, in, "LSE", all_l).value();
-    for (int b = 0; b < B; ++b)
-      for (int h = 0; h < H; ++h)
-        for (int s = 0; s < SQ; ++s) {
-          const int hk = h / 2;
-          double score[SK], z = 0;
-          int seen = 0;
-          for (int j = 0; j < SK; ++j) {
-            if (causal && j > s + SK - SQ) continue;  // bottom-right: row s sees keys 0 .. s + 2
-            double dot = 0;
-            for (int c = 0; c < D; ++c) dot += Q.at(((b * SQ + s) * H + h) * D + c) * K.at(((b * SK + j) * HKV + hk) * D + c);
-            score[seen++] = dot / 8.0;  // 1 / sqrt(64)
-          }
-          EXPECT_EQ(seen, causal ? s + 3 : SK);
-          for (int j = 0; j < seen; ++j) z += std::exp(score[j]);
-          EXPECT_NEAR(L[(b * H + h) * SQ + s], std::log(z), 1e-12);
-          for (int c = 0; c < D; ++c) {
-            double o = 0;
-            for (int j = 0; j < seen; ++j) o += std::exp(score[j]) / z * V.at(((b * SK + j) * HKV + hk) * D + c);
-            EXPECT_NEAR(O[((b * SQ + s) * H + h) * D + c], o, 1e-12);
-          }
+  const int H = 4, HKV = 2, D = 64;
+  for (bool varlen : {false, true})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(std::string(varlen ? "varlen " : "dense ") + (causal ? "causal" : "full"));
+      const KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "64"},
+                    {"causal", causal ? "true" : "false"}, {"varlen", varlen ? "true" : "false"}};
+      auto k = instantiate(attn(), p, {}, limits_for_arch("sm_90a")).value();
+      auto in = inputs_of(k);
+      const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
+      const auto &cq = in.tensor("cu_seqlens_q"), &ck = in.tensor("cu_seqlens_k");
+      ASSERT_EQ(cq.numel(), 5);
+      const int total_q = static_cast<int>(cq.at(4));
+      EXPECT_EQ(Q.shape.at(0), varlen ? total_q : 4);
+      std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * D)), all_l(static_cast<std::size_t>(total_q * H));
+      for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
+      for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
+      auto O = k.spec->reference(k.problem, in, "O", all_o).value();
+      auto L = k.spec->reference(k.problem, in, "LSE", all_l).value();
+      bool some_shorter = false, some_empty = false;
+      for (int b = 0; b < 4; ++b) {
+        const int q0 = static_cast<int>(cq.at(b)), lq = static_cast<int>(cq.at(b + 1)) - q0;
+        const int k0 = static_cast<int>(ck.at(b)), lk = static_cast<int>(ck.at(b + 1)) - k0;
+        EXPECT_LE(lq, 6);
+        EXPECT_LE(lk, 9);
+        if (!varlen) {
+          EXPECT_TRUE(lq == 6 && lk == 9);
         }
-  }
+        if (causal) {
+          EXPECT_LE(lq, lk);
+        }
+        some_shorter |= lq < 6 || lk < 9;
+        some_empty |= lk == 0;
+        for (int h = 0; h < H; ++h)
+          for (int s = 0; s < lq; ++s) {
+            const int hk = h / 2;
+            std::vector<double> score;
+            for (int j = 0; j < lk; ++j) {
+              if (causal && j > s + lk - lq) continue;  // bottom-right aligned
+              double dot = 0;
+              for (int c = 0; c < D; ++c) dot += Q.at(((q0 + s) * H + h) * D + c) * K.at(((k0 + j) * HKV + hk) * D + c);
+              score.push_back(dot / 8.0);  // 1 / sqrt(64)
+            }
+            double z = 0;
+            for (double v : score) z += std::exp(v);
+            const double lse = varlen ? L[static_cast<std::size_t>(h * total_q + q0 + s)] : L[static_cast<std::size_t>((b * H + h) * lq + s)];
+            if (score.empty()) {
+              EXPECT_EQ(lse, -std::numeric_limits<double>::infinity());
+            } else {
+              EXPECT_NEAR(lse, std::log(z), 1e-12);
+            }
+            for (int c = 0; c < D; ++c) {
+              double o = 0;
+              for (std::size_t j = 0; j < score.size(); ++j) o += std::exp(score[j]) / z * V.at(((k0 + static_cast<int>(j)) * HKV + hk) * D + c);
+              EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * D + c)], o, 1e-12);
+            }
+          }
+      }
+      EXPECT_EQ(some_shorter, varlen);
+      EXPECT_EQ(some_empty, varlen && !causal);  // sequence 1 has no keys
+    }
   EXPECT_FALSE(attn().reference(instantiate(attn(), {{"batch", "1"}, {"seq_q", "2"}, {"seq_k", "2"}}, {}, limits_for_arch("sm_90a")).value().problem,
                                 {}, "X", {}).ok());
+}
+
+// The shared-memory layouts the viewer shows are the ones the kernel indexes with: chunk c of row r at c ^ (r % 8).
+TEST(Attention, ExposedLayoutsAreTheKernels) {
+  for (const char* dim : {"64", "128"}) {
+    auto k = instantiate(attn(), {{"dim", dim}}, {{"block_N", "32"}}, limits_for_arch("sm_90a")).value();
+    const int D = std::stoi(dim);
+    for (const auto& l : k.spec->layouts(k.problem, k.config)) {
+      SCOPED_TRACE(l.name + " = " + l.spec);
+      const LayoutSpec s = parse_spec(l.spec);
+      ASSERT_TRUE(s.ok) << format_spec_error(s);
+      if (s.is_fragment()) continue;
+      EXPECT_EQ(s.cols, D);
+      EXPECT_EQ(s.rows, l.name == "smem_Q" ? 64 : 32);
+      for (int r = 0; r < s.rows; ++r)
+        for (int c = 0; c < D; ++c) ASSERT_EQ(s.offset(r, c), r * D + (((c / 8) ^ (r % 8)) * 8) + c % 8) << r << "," << c;
+    }
+  }
+}
+
+TEST(Attention, ProbeBuildCompiles) {
+  auto inst = instantiate(attn(), {{"causal", "true"}}, {}, limits_for_arch("sm_90a")).value();
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  opt.defines.push_back("TL_TIMELINE=1");
+  auto k = jit().compile(compile_request(inst, opt));
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_EQ(k->resources.spill_store_bytes, 0);
+  EXPECT_EQ(attn().probes.size(), 6u);
+}
+
+TEST(Attention, TimelineModelSaysThereIsNone) {
+  auto inst = instantiate(attn(), {}, {}, limits_for_arch("sm_90a")).value();
+  auto t = model_timeline(inst, ModelDevice{});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(t.status().message().find("no timeline model for attn.fwd.mma"), std::string::npos) << t.status().message();
 }
 
 TEST(Attention, OutputsAreSampledInWholeRows) {

@@ -1,0 +1,70 @@
+// Split-KV schedule of MLA decoding: every request's KV blocks dealt out over the SM parts in equal shares.
+#pragma once
+
+// Decoding attention has one query row group per request but KV lengths that differ by orders of magnitude, so one
+// CTA per request leaves most SMs idle. The schedule (the facts of FlashMLA's get_mla_metadata, written here from
+// its description) walks the requests' KV blocks in request-major order and cuts that sequence into num_parts
+// pieces of about equal cost, where a piece costs its blocks plus a fixed overhead per (request, piece) pair: a
+// part that starts or ends inside a request splits it, and the split's partial O / LSE are merged by the combine
+// kernel. Plain loops over caller-provided arrays, so the same code can run on the host or in a one-thread kernel.
+
+#include "tile/config.hpp"
+
+namespace tl::mla {
+
+// The KV blocks of SM part p: from block begin_block of request begin_req up to block end_block (exclusive) of
+// request end_req, every request in between whole. first_split is the index of begin_req's split that the part
+// computes (0 when the part starts at the request's first block). A part with no work has begin_req > end_req.
+struct PartRange {
+  int begin_req, begin_block;
+  int end_req, end_block;
+  int first_split;
+};
+
+TL_HOST_DEVICE constexpr int kv_blocks(int seqlen, int block_n) { return (seqlen + block_n - 1) / block_n; }
+
+// Fills parts[num_parts] and num_splits[batch + 1] (prefix sums: request r has num_splits[r + 1] - num_splits[r]
+// splits, at least 1, also for an empty request, whose single split computes nothing and yields O = 0); returns
+// the payload, the most any part may cost. overhead_blocks is the cost of one split in block units.
+TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int block_n, int overhead_blocks, int num_parts,
+                                            PartRange* parts, int* num_splits) {
+  int total = 0;
+  for (int r = 0; r < batch; ++r) total += kv_blocks(seqlens[r], block_n) + overhead_blocks;
+  const int payload = (total + num_parts - 1) / num_parts + overhead_blocks;
+  int req = 0, block = 0, split = 0;  // the next block to hand out, and the split it starts
+  num_splits[0] = 0;
+  for (int p = 0; p < num_parts; ++p) {
+    PartRange& part = parts[p];
+    part.begin_req = req;
+    part.begin_block = block;
+    part.first_split = split;
+    int budget = payload;
+    while (req < batch) {
+      const int left = kv_blocks(seqlens[req], block_n) - block;
+      if (budget >= left + overhead_blocks) {  // the rest of this request fits: finish it here
+        budget -= left + overhead_blocks;
+        num_splits[req + 1] = num_splits[req] + split + 1;
+        ++req;
+        block = 0;
+        split = 0;
+      } else {  // take what fits (if more than the overhead) and leave the rest to the next part
+        if (budget > overhead_blocks) {
+          block += budget - overhead_blocks;
+          ++split;
+        }
+        break;
+      }
+    }
+    // Ends inside request `req` when it took some of its blocks, else after the last request it finished.
+    if (block > 0 && req < batch && !(part.begin_req == req && part.begin_block == block)) {
+      part.end_req = req;
+      part.end_block = block;
+    } else {
+      part.end_req = req - 1;
+      part.end_block = req > 0 ? kv_blocks(seqlens[req - 1], block_n) : 0;
+    }
+  }
+  return payload;
+}
+
+}  // namespace tl::mla

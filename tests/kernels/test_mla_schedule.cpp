@@ -1,0 +1,122 @@
+// The split-KV schedule of MLA decoding (kernels/mla/mla_schedule.hpp): every KV block of every request is computed
+// exactly once, in order, no SM part costs more than the payload, and the split counts agree with the parts.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "mla/mla_schedule.hpp"
+
+namespace tl::mla {
+namespace {
+
+struct Result {
+  std::vector<PartRange> parts;
+  std::vector<int> num_splits;
+  int payload = 0;
+};
+
+Result schedule(const std::vector<int>& seqlens, int parts, int block_n = 64, int overhead = 5) {
+  Result r;
+  r.parts.resize(static_cast<std::size_t>(parts));
+  r.num_splits.resize(seqlens.size() + 1);
+  r.payload = schedule_split_kv(seqlens.data(), static_cast<int>(seqlens.size()), block_n, overhead, parts,
+                                r.parts.data(), r.num_splits.data());
+  return r;
+}
+
+// Walks the parts as a kernel would: each part's requests, each with its block range; checks coverage, order,
+// split numbering and the cost bound.
+void check(const std::vector<int>& seqlens, int parts, int block_n = 64, int overhead = 5) {
+  SCOPED_TRACE("batch " + std::to_string(seqlens.size()) + ", " + std::to_string(parts) + " parts");
+  const Result r = schedule(seqlens, parts, block_n, overhead);
+  const int batch = static_cast<int>(seqlens.size());
+  std::vector<int> next_block(seqlens.size(), 0), splits_seen(seqlens.size(), 0);
+  for (int p = 0; p < parts; ++p) {
+    const PartRange& part = r.parts[static_cast<std::size_t>(p)];
+    int cost = 0;
+    for (int q = part.begin_req; q <= part.end_req && q < batch; ++q) {
+      const int blocks = kv_blocks(seqlens[static_cast<std::size_t>(q)], block_n);
+      const int b0 = q == part.begin_req ? part.begin_block : 0;
+      const int b1 = q == part.end_req ? part.end_block : blocks;
+      ASSERT_EQ(b0, next_block[static_cast<std::size_t>(q)]) << "part " << p << " request " << q << " starts out of order";
+      ASSERT_LE(b1, blocks);
+      ASSERT_TRUE(b1 > b0 || blocks == 0) << "part " << p << " request " << q << " holds no block";
+      if (q == part.begin_req) {
+        EXPECT_EQ(part.first_split, splits_seen[static_cast<std::size_t>(q)]);
+      }
+      next_block[static_cast<std::size_t>(q)] = b1;
+      ++splits_seen[static_cast<std::size_t>(q)];
+      cost += b1 - b0 + overhead;
+    }
+    EXPECT_LE(cost, r.payload) << "part " << p;
+  }
+  EXPECT_EQ(r.num_splits[0], 0);
+  for (int q = 0; q < batch; ++q) {
+    EXPECT_EQ(next_block[static_cast<std::size_t>(q)], kv_blocks(seqlens[static_cast<std::size_t>(q)], block_n)) << "request " << q;
+    EXPECT_EQ(r.num_splits[static_cast<std::size_t>(q) + 1] - r.num_splits[static_cast<std::size_t>(q)],
+              splits_seen[static_cast<std::size_t>(q)])
+        << "request " << q;
+    EXPECT_GE(splits_seen[static_cast<std::size_t>(q)], 1);
+  }
+}
+
+TEST(MlaSchedule, HandWorkedExample) {
+  // One request of 10 blocks over 2 parts: 15 cost units, payload ceil(15/2) + 5 = 13; part 0 takes 13 - 5 = 8
+  // blocks, part 1 the other 2 (2 + 5 <= 13).
+  const Result r = schedule({640}, 2);
+  EXPECT_EQ(r.payload, 13);
+  EXPECT_EQ(r.parts[0].begin_req, 0);
+  EXPECT_EQ(r.parts[0].end_req, 0);
+  EXPECT_EQ(r.parts[0].end_block, 8);
+  EXPECT_EQ(r.parts[1].begin_block, 8);
+  EXPECT_EQ(r.parts[1].first_split, 1);
+  EXPECT_EQ(r.parts[1].end_block, 10);
+  EXPECT_EQ(r.num_splits, (std::vector<int>{0, 2}));
+  // Short requests stay whole: 3 requests of 1 block on 1 part.
+  const Result w = schedule({1, 64, 10}, 1);
+  EXPECT_EQ(w.num_splits, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(w.parts[0].end_req, 2);
+}
+
+TEST(MlaSchedule, CoversEveryBlockOnceWithinThePayload) {
+  std::mt19937 rng(6);
+  for (int batch : {1, 2, 6, 64, 128})
+    for (int parts : {1, 7, 66, 132})
+      for (int mean : {20, 140, 4096, 32768}) {
+        std::vector<int> seqlens(static_cast<std::size_t>(batch));
+        for (auto& s : seqlens) s = static_cast<int>(rng() % static_cast<unsigned>(2 * mean));  // zeros included
+        if (batch > 1) seqlens[1] = 0;
+        check(seqlens, parts);
+      }
+  check({0}, 4);
+  check({0, 0, 0}, 132);
+}
+
+// The split-KV schedule is balanced: a part that is followed by more work carries at least payload - overhead (it
+// stops only when not even one block more and its split's overhead fit).
+TEST(MlaSchedule, IsBalanced) {
+  std::vector<int> seqlens(128);
+  std::mt19937 rng(7);
+  for (auto& s : seqlens) s = 2048 + static_cast<int>(rng() % 4096);
+  const int parts = 132, overhead = 5;
+  const Result r = schedule(seqlens, parts, 64, overhead);
+  int busy = 0;
+  for (int p = 0; p + 1 < parts; ++p) {
+    const PartRange& part = r.parts[static_cast<std::size_t>(p)];
+    const PartRange& next = r.parts[static_cast<std::size_t>(p) + 1];
+    if (next.begin_req > next.end_req || next.begin_req >= 128) continue;  // the work ended in this part
+    ++busy;
+    int cost = 0;
+    for (int q = part.begin_req; q <= part.end_req; ++q) {
+      const int b0 = q == part.begin_req ? part.begin_block : 0;
+      const int b1 = q == part.end_req ? part.end_block : kv_blocks(seqlens[static_cast<std::size_t>(q)], 64);
+      cost += b1 - b0 + overhead;
+    }
+    EXPECT_GE(cost, r.payload - overhead) << "part " << p;
+  }
+  EXPECT_GT(busy, parts / 2);
+}
+
+}  // namespace
+}  // namespace tl::mla
