@@ -139,7 +139,7 @@ bool opt_bool(lua_State* L, int t, const char* key, bool def) {
 }
 
 // tl.sweep{kernel=, problem= | problems={...}, space={...}, config=, filter=function(cfg, problem), jobs=N,
-//          on_result=function(point, done, total), repeat=, warmup=, samples=, store=true, resume=true,
+//          on_result=function(point, done, total), rep=, warmup=, samples=, store=true, resume=true,
 //          best="tflops", progress=true}
 //   -> results (a list of points, with .best, .id, .summary), best point (or nil)
 int l_sweep(lua_State* L) {
@@ -171,7 +171,7 @@ int l_sweep(lua_State* L) {
   if (!lua_isnil(L, -1)) spec.base_config = param_map(L, -1, "tl.sweep: config");
   lua_pop(L, 1);
   spec.jobs = static_cast<int>(opt_integer(L, 1, "jobs", 0));
-  spec.run.timing.repeat = static_cast<int>(opt_integer(L, 1, "repeat", spec.run.timing.repeat));
+  spec.run.timing.repeat = static_cast<int>(opt_integer(L, 1, "rep", spec.run.timing.repeat));  // `repeat` is a Lua keyword
   spec.run.timing.warmup = static_cast<int>(opt_integer(L, 1, "warmup", spec.run.timing.warmup));
   spec.run.max_samples = static_cast<std::uint64_t>(opt_integer(L, 1, "samples", static_cast<lua_Integer>(spec.run.max_samples)));
   spec.resume = opt_bool(L, 1, "resume", true);
