@@ -364,7 +364,9 @@ Status ResultsStore::begin_sweep(const std::string& id, const std::string& kerne
 }
 
 Result<std::set<std::string>> ResultsStore::sweep_points(const std::string& id) const {
-  Stmt st(m_db, "SELECT point_key FROM runs WHERE sweep_id = ?");
+  // "error" rows (a worker that could not start, a lost connection) are worth another try; every other outcome,
+  // compile errors, faults and timeouts included, is the config's own.
+  Stmt st(m_db, "SELECT point_key FROM runs WHERE sweep_id = ? AND status != 'error'");
   if (!st.ok()) return error("cannot query sweep " + id);
   st.bind(1, id);
   std::set<std::string> points;

@@ -98,7 +98,7 @@ class ResultsStore {
   // Registers a sweep (or touches its `updated` time when it is there already).
   Status begin_sweep(const std::string& id, const std::string& kernel, const nlohmann::json& problems,
                      const nlohmann::json& space);
-  // The point keys stored under a sweep: what a rerun skips.
+  // The point keys stored under a sweep with an outcome of their own (not "error"): what a rerun skips.
   Result<std::set<std::string>> sweep_points(const std::string& id) const;
   Result<std::vector<SweepRow>> sweeps() const;
 

@@ -145,6 +145,10 @@ TEST(ResultsStore, QueriesFilterByKernelSweepSinceAndLimit) {
   EXPECT_EQ((*newest)[1].kernel, "copy");  // the newest two, oldest first
   EXPECT_LT((*newest)[0].id, (*newest)[1].id);
 
+  // A point whose run failed for reasons of its own (a worker that would not start) is tried again by a rerun.
+  RunRecord lost = failed_record("gemm.simt", {}, {}, make_error(ErrorCode::io, "cannot start the worker"));
+  in_sweep.point_key = "p3";
+  ASSERT_TRUE((*store)->insert(lost, in_sweep));
   auto points = (*store)->sweep_points("s1");
   ASSERT_TRUE(points);
   EXPECT_EQ(*points, (std::set<std::string>{"p0", "p1", "p2"}));
