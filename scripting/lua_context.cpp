@@ -33,7 +33,7 @@ Session& ScriptContext::session() {
 
 ResultsStore& ScriptContext::results_store() {
   if (!m_store) {
-    auto opened = ResultsStore::open(m_options.db_path.empty() ? default_results_db_path() : m_options.db_path);
+    auto opened = ResultsStore::open(m_options.db_path);
     if (!opened) throw std::runtime_error(opened.status().message());
     m_store = std::move(*opened);
   }

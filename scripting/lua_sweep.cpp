@@ -106,16 +106,6 @@ void push_params(lua_State* L, const ParamMap& m) {
   }
 }
 
-std::string opt_string(lua_State* L, int t, const char* key) {
-  lua_getfield(L, t, key);
-  const int type = lua_type(L, -1);
-  std::string s = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
-  lua_pop(L, 1);
-  if (type != LUA_TNIL && type != LUA_TSTRING)
-    throw std::runtime_error(std::string(key) + ": expected a string, got " + lua_typename(L, type));
-  return s;
-}
-
 lua_Integer opt_integer(lua_State* L, int t, const char* key, lua_Integer def) {
   lua_getfield(L, t, key);
   if (lua_isnil(L, -1)) {
@@ -146,7 +136,7 @@ int l_sweep(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   ScriptContext& ctx = script_context(L);
   SweepSpec spec;
-  spec.kernel = opt_string(L, 1, "kernel");
+  spec.kernel = string_field(L, 1, "kernel", "tl.sweep");
   if (spec.kernel.empty()) throw std::runtime_error("tl.sweep: kernel: a kernel name is required (see tl.kernels())");
   lua_getfield(L, 1, "problems");
   if (!lua_isnil(L, -1)) {
@@ -177,7 +167,7 @@ int l_sweep(lua_State* L) {
   spec.resume = opt_bool(L, 1, "resume", true);
   const bool store_results = opt_bool(L, 1, "store", true);
   const bool progress = opt_bool(L, 1, "progress", true);
-  std::string best_metric = opt_string(L, 1, "best");
+  std::string best_metric = string_field(L, 1, "best", "tl.sweep");
   if (best_metric.empty()) best_metric = "tflops";
 
   // The callbacks stay on the stack at fixed slots while the sweep runs; a Lua error in them is kept and raised

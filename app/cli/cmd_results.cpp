@@ -121,7 +121,7 @@ int run_results(const ResultsArgs& a) {
       return report_error("--best " + a.best + ": not a metric (one of " + list + ")");
     }
   }
-  auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+  auto opened = ResultsStore::open(a.db);
   if (!opened) return report_error(opened.status().message());
   const ResultsStore& store = **opened;
   if (!a.compare.empty()) return print_compare(store, a);

@@ -59,7 +59,7 @@ int run_sweep_command(const SweepArgs& a) {
 
   std::unique_ptr<ResultsStore> store;
   if (!a.no_store) {
-    auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+    auto opened = ResultsStore::open(a.db);
     if (!opened) return report_error(opened.status().message());
     store = std::move(*opened);
   }

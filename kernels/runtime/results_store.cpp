@@ -206,7 +206,8 @@ Status ResultsStore::exec(const char* sql) const {
   return make_error(ErrorCode::io, "results store " + m_path + ": " + text);
 }
 
-Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& path) {
+Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& given) {
+  const std::string path = given.empty() ? default_results_db_path() : given;
   std::unique_ptr<ResultsStore> s(new ResultsStore());
   s->m_path = path;
   fs::path p(path);

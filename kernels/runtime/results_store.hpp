@@ -82,8 +82,9 @@ struct SweepRow {
 
 class ResultsStore {
  public:
-  // Opens (creating the file and its directory when missing) and checks or creates the schema. Errors (io,
-  // parse, unsupported) name the file: not a database, another program's database, a newer schema.
+  // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks or
+  // creates the schema. Errors (io, parse, unsupported) name the file: not a database, another program's database,
+  // a newer schema.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& path);
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
