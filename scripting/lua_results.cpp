@@ -19,7 +19,7 @@ extern "C" {
 namespace tl::lua {
 namespace {
 
-// tl.results.query{kernel=, since=, sweep=, limit=} -> list of rows (oldest first)
+// tl.results.query{kernel=, since=, sweep=, limit=, best=METRIC} -> list of rows (oldest first)
 int l_query(lua_State* L) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);  // before any C++ object: it may longjmp
   ResultsQuery q;
@@ -27,6 +27,7 @@ int l_query(lua_State* L) {
     q.kernel = string_field(L, 1, "kernel", "tl.results.query");
     q.since = string_field(L, 1, "since", "tl.results.query");
     q.sweep_id = string_field(L, 1, "sweep", "tl.results.query");
+    q.best = string_field(L, 1, "best", "tl.results.query");
     lua_getfield(L, 1, "limit");
     if (lua_isinteger(L, -1)) q.limit = lua_tointeger(L, -1);
     lua_pop(L, 1);

@@ -3,7 +3,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <ctime>
 #include <filesystem>
 
@@ -347,7 +349,24 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
     rows.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return error("reading the runs failed");
-  return rows;
+  if (q.best.empty()) return rows;
+  if (!StoredRun{}.metric(q.best)) {
+    std::string list;
+    for (const auto& n : stored_metric_names()) list += (list.empty() ? "" : ", ") + n;
+    return make_error(ErrorCode::invalid_argument, "'" + q.best + "' is not a metric (one of " + list + ")");
+  }
+  const bool higher = metric_higher_is_better(q.best);
+  std::map<std::string, std::size_t> best;  // kernel|problem -> index into rows
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].passed) continue;
+    auto [it, fresh] = best.emplace(rows[i].kernel + "|" + rows[i].problem.dump(), i);
+    const double v = *rows[i].metric(q.best), b = *rows[it->second].metric(q.best);
+    if (!fresh && (higher ? v > b : v < b)) it->second = i;
+  }
+  std::vector<StoredRun> kept;
+  for (const auto& [key, i] : best) kept.push_back(std::move(rows[i]));
+  std::sort(kept.begin(), kept.end(), [](const StoredRun& a, const StoredRun& b) { return a.id < b.id; });
+  return kept;
 }
 
 // [SECTION] sweeps

@@ -154,6 +154,33 @@ TEST(ResultsStore, QueriesFilterByKernelSweepSinceAndLimit) {
   EXPECT_EQ(*points, (std::set<std::string>{"p0", "p1", "p2"}));
 }
 
+TEST(ResultsStore, BestKeepsTheBestPassedRunOfEachKernelAndProblem) {
+  auto store = ResultsStore::open(temp_db("best.db"));
+  ASSERT_TRUE(store);
+  for (double ms : {2.0, 0.5, 1.0}) ASSERT_TRUE((*store)->insert(sample_record(ms), {}));
+  RunRecord failed = sample_record(0.1);  // fastest, but wrong
+  failed.verified = false;
+  ASSERT_TRUE((*store)->insert(failed, {}));
+  RunRecord other = sample_record(3.0);
+  other.problem["M"] = "512";
+  ASSERT_TRUE((*store)->insert(other, {}));
+  ResultsQuery q;
+  q.best = "tflops";
+  auto best = (*store)->query(q);
+  ASSERT_TRUE(best) << best.status().message();
+  ASSERT_EQ(best->size(), 2u);
+  EXPECT_DOUBLE_EQ((*best)[0].median_ms, 0.5);
+  EXPECT_DOUBLE_EQ((*best)[1].median_ms, 3.0);
+  q.best = "max_ms";  // lower is better
+  auto slowest_max = (*store)->query(q);
+  ASSERT_TRUE(slowest_max);
+  EXPECT_DOUBLE_EQ((*slowest_max)[0].max_ms, 0.6);
+  q.best = "watts";
+  auto bad = (*store)->query(q);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("'watts' is not a metric"), std::string::npos);
+}
+
 TEST(ResultsStore, ReopensAndKeepsRowsAndSchemaVersion) {
   const std::string path = temp_db("reopen.db");
   {
