@@ -394,19 +394,25 @@ SweepPrinter::SweepPrinter(std::FILE* out, bool force_plain) : m_out(out), m_tty
 
 void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
   const RunRecord* r = p.record ? &*p.record : nullptr;
-  if (p.status == PointStatus::passed && r && r->tflops > m_best) m_best = r->tflops;
   std::string what = point_status_name(p.status);
   if (p.status == PointStatus::passed && r) {
+    // TFLOP/s for kernels that count flops, GB/s for the rest.
+    const double rate = r->flops > 0 ? r->tflops : r->gbps;
     char buf[64];
     if (r->flops > 0) std::snprintf(buf, sizeof buf, "%.1f TFLOP/s, %.4f ms", r->tflops, r->time_ms.median);
     else std::snprintf(buf, sizeof buf, "%.0f GB/s, %.4f ms", r->gbps, r->time_ms.median);
     what = buf;
+    if (rate > m_best) {
+      m_best = rate;
+      m_best_text = what.substr(0, what.find(','));
+    }
   }
   if (m_tty) {
     const int width = 30;
     const int filled = progress.total ? static_cast<int>(width * progress.done / progress.total) : width;
-    std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  best %.1f TFLOP/s  %s: %s", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), progress.done, progress.total, m_best,
+    std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  %s%s%s%s: %s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), progress.done, progress.total,
+                 m_best_text.empty() ? "" : "best ", m_best_text.c_str(), m_best_text.empty() ? "" : "  ",
                  params_text(p.config).c_str(), what.c_str());
     if (p.status == PointStatus::fault || p.status == PointStatus::timeout || p.status == PointStatus::error)
       std::fprintf(m_out, "\n  %s\n", p.reason.c_str());

@@ -122,6 +122,7 @@ class SweepPrinter {
   std::FILE* m_out;
   bool m_tty;
   double m_best = 0;
+  std::string m_best_text;
 };
 
 // A point as JSON: index, kernel, problem, config, status, reason, resources, compile_ms, from_cache, row_id and,
