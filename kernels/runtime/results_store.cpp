@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <ctime>
 #include <filesystem>
 
@@ -297,6 +298,11 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
 }
 
 Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const {
+  // Times are stored as ISO 8601 UTC text, so a prefix of that form compares correctly; anything else would not.
+  static const std::regex since_form(R"(\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2})?)?Z?)?)");
+  if (!q.since.empty() && !std::regex_match(q.since, since_form))
+    return make_error(ErrorCode::invalid_argument, "since '" + q.since + "': expected a UTC date or time like "
+                                                   "2026-11-22, 2026-11-22T21:00 or 2026-11-22T21:00:00Z");
   std::string sql =
       "SELECT id, time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, "
       "max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "

@@ -138,6 +138,12 @@ TEST(ResultsStore, QueriesFilterByKernelSweepSinceAndLimit) {
   EXPECT_EQ((*store)->query(q)->size(), 4u);
   q.since = "2999-01-01";
   EXPECT_EQ((*store)->query(q)->size(), 0u);
+  q.since = "2000-01-01T10:00";
+  EXPECT_EQ((*store)->query(q)->size(), 4u);
+  q.since = "yesterday";
+  auto bad = (*store)->query(q);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("2026-11-22"), std::string::npos) << bad.status().message();
   q = {};
   q.limit = 2;
   auto newest = (*store)->query(q);
