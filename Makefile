@@ -29,11 +29,17 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The GUI smoke test under a virtual display (used by .ci/run).
+# The GUI smoke test under a virtual display (used by .ci/run): a screenshot of each panel, driven by the scripts in
+# tests/gui/, into out/ci/<panel>.png, then checked (the window's size, not blank) by test_gui_screenshots.
+GUI_PANELS := layouts source ptx results timeline roofline lua device
 gui-smoke: build
 	@mkdir -p out/ci
-	@xvfb-run -a -s "-screen 0 1400x900x24" $(BUILD)/tilelab gui --frames 5 --screenshot out/ci/gui.png
-	@echo "gui smoke: wrote out/ci/gui.png"
+	@for p in $(GUI_PANELS); do \
+	  xvfb-run -a -s "-screen 0 1400x900x24" $(BUILD)/tilelab gui --script tests/gui/panel_$$p.lua --frames 5 \
+	    --screenshot out/ci/$$p.png || exit 1; \
+	done
+	@TL_SCREENSHOT_DIR=out/ci $(BUILD)/tests/gui/test_gui_screenshots
+	@echo "gui smoke: wrote and checked out/ci/{$(shell echo $(GUI_PANELS) | tr ' ' ',')}.png"
 
 # A short libFuzzer run of the layout SPEC parser (clang build of that one target, used by .ci/run).
 FUZZ_SECONDS ?= 20

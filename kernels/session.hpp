@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "runtime/bench.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/ceilings.hpp"
@@ -34,6 +36,18 @@ std::string resolve_cache_dir(const std::string& cache_dir);  // "" -> default_c
 
 // Device 0, its limits and cached ceilings (looked up under cache_dir; never measured here).
 RunTarget find_run_target(const std::string& cache_dir);
+
+struct CeilingsSource {
+  Ceilings ceilings;
+  std::string from;  // said to the user: which file or device they came from
+};
+
+// The ceilings a roofline is drawn against: the device profile `profile` when given; else this machine's GPU 0
+// (cached, measured through `worker` — a fresh one when null — when not); else a cached ceilings file under
+// cache_dir (preferring one measured on the device the run records name). Errors: not_found when there are
+// none (callers add how to pass a profile), or the profile's or the measurement's error.
+Result<CeilingsSource> find_ceilings(const std::string& profile, const std::string& cache_dir,
+                                     const std::vector<nlohmann::json>& records, WorkerClient* worker = nullptr);
 
 struct SessionOptions {
   std::string kernels_dir;  // "" -> kernel_sources() rules (env, build tree, embedded)
@@ -63,6 +77,19 @@ class Session {
   // Runs in the worker (started on first use). Fills in the ceilings and the timeout when the options leave
   // them unset. Without a GPU the record's failure says why; never throws.
   RunRecord run(const PreparedKernel& kernel, RunOptions options = {});
+
+  // One checked, timed run from names and key=value maps, as `tilelab bench` and the Lua `:run` do it: validate
+  // (schemas, can_implement; before asking for a GPU, so a config that could never run says so anywhere), check
+  // the baseline `options.vs`, require a device, compile (and the probe build when options.timeline), run.
+  // Errors before the run come back as the Status: not_found, invalid_argument/unsupported (prefixed
+  // "invalid problem/config: "), no_device ("cannot run K: no GPU: ..."), compile. The run's own failures
+  // (fault, timeout, verification) are in the record.
+  struct Bench {
+    PreparedKernel prepared;
+    RunRecord record;
+  };
+  Result<Bench> bench(const std::string& kernel, const std::map<std::string, std::string>& problem,
+                      const std::map<std::string, std::string>& config, RunOptions options);
 
   WorkerClient& worker();
 

@@ -1,10 +1,10 @@
 // Helpers every binding file uses: exception-safe entry points and argument checks.
 #pragma once
 
+#include <cstdarg>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
-#include <string>
 
 extern "C" {
 #include <lauxlib.h>
@@ -28,16 +28,15 @@ int guarded(lua_State* L) {
   return luaL_error(L, "%s", message);
 }
 
-// The string field `key` of the table at `t`, "" when absent; throws std::runtime_error naming `who` and the key
-// when it is something else (bindings run under guarded, so the throw becomes a Lua error).
-inline std::string string_field(lua_State* L, int t, const char* key, const std::string& who) {
-  lua_getfield(L, t, key);
-  const int type = lua_type(L, -1);
-  std::string s = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
-  lua_pop(L, 1);
-  if (type != LUA_TNIL && type != LUA_TSTRING)
-    throw std::runtime_error(who + ": " + key + ": expected a string, got " + lua_typename(L, type));
-  return s;
+// Raises a script error from inside a guarded binding, printf-style: a C++ exception, so every C++ object on the
+// way out is destroyed before guarded<> turns it into a Lua error (luaL_error would longjmp past them).
+[[noreturn]] inline void raise(const char* format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  throw std::runtime_error(message);
 }
 
 }  // namespace tl::lua

@@ -1,8 +1,11 @@
 // The per-state ScriptContext: a full userdata in the Lua registry, destroyed by its __gc when the state closes.
 #include "scripting/lua_context.hpp"
 
+#include <cstdio>
 #include <new>
 #include <stdexcept>
+
+#include "library.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -29,6 +32,33 @@ Session& ScriptContext::session() {
     m_session = std::move(*opened);
   }
   return *m_session;
+}
+
+ScriptContext::~ScriptContext() {
+  for (const auto& name : m_user_kernels) library_registry().remove(name);
+}
+
+bool ScriptContext::defined_here(const std::string& name) const {
+  for (const auto& n : m_user_kernels)
+    if (n == name) return true;
+  return false;
+}
+
+std::string ScriptContext::check_limits(std::uint64_t step) {
+  if (!m_stop.empty()) return m_stop;
+  m_instructions += step;
+  if (m_options.max_instructions && m_instructions > m_options.max_instructions) {
+    m_stop = "the script ran past its instruction budget (" + std::to_string(m_options.max_instructions) +
+             " instructions; raise it with --max-instructions N, 0 = none)";
+  } else if (m_options.timeout_s > 0 &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count() > m_options.timeout_s) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", m_options.timeout_s);
+    m_stop = std::string("the script ran past its time limit (--timeout ") + limit + " s)";
+  } else if (interrupt_requested()) {
+    m_stop = "interrupted (Ctrl-C)";
+  }
+  return m_stop;
 }
 
 ResultsStore& ScriptContext::results_store() {

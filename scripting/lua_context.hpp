@@ -2,9 +2,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/results_store.hpp"
 #include "session.hpp"
@@ -14,9 +17,11 @@ struct lua_State;
 namespace tl::lua {
 
 struct ScriptOptions {
-  SessionOptions session;  // --kernels-dir, --cache-dir, per-launch --timeout of `tilelab run`
+  SessionOptions session;  // --kernels-dir, --cache-dir, --launch-timeout of `tilelab run`
   std::string db_path;     // results store; "" -> the default location
   bool unsafe = false;     // --unsafe: os.execute, io.popen, package.loadlib allowed
+  double timeout_s = 0;    // --timeout: wall-clock limit of the whole script; 0 = none
+  std::uint64_t max_instructions = 0;  // --max-instructions: Lua VM instruction budget; 0 = none
   // Set from outside (SIGINT handler, GUI stop button); long operations stop after the current run.
   const std::atomic<bool>* interrupted = nullptr;
 };
@@ -24,6 +29,9 @@ struct ScriptOptions {
 class ScriptContext {
  public:
   explicit ScriptContext(ScriptOptions options) : m_options(std::move(options)) {}
+  ~ScriptContext();  // removes the kernels this script defined from the registry
+  ScriptContext(const ScriptContext&) = delete;
+  ScriptContext& operator=(const ScriptContext&) = delete;
   const ScriptOptions& options() const { return m_options; }
 
   // The Session, opened on first use so that scripts that only draw layouts never look for a GPU or kernels.
@@ -34,9 +42,21 @@ class ScriptContext {
 
   bool interrupt_requested() const { return m_options.interrupted && m_options.interrupted->load(); }
 
+  // Called by the runner's count hook every `step` VM instructions: the reason to stop the script (budget spent,
+  // time up, interrupted), or "" to go on. Once a limit is hit it stays hit, so a pcall cannot swallow it.
+  std::string check_limits(std::uint64_t step);
+
+  // Kernels tl.define_kernel put into the registry: their specs call back into this state, so they leave with it.
+  void add_user_kernel(const std::string& name) { m_user_kernels.push_back(name); }
+  bool defined_here(const std::string& name) const;
+
  private:
   ScriptOptions m_options;
   std::unique_ptr<Session> m_session;
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+  std::uint64_t m_instructions = 0;
+  std::string m_stop;  // the limit that was hit
+  std::vector<std::string> m_user_kernels;
   std::unique_ptr<ResultsStore> m_store;
 };
 

@@ -1,6 +1,7 @@
 // Runs a Lua script with the `tl` API loaded; errors come back with file:line and a traceback.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@ namespace tl::lua {
 struct RunOptions {
   std::vector<std::string> args;  // visible to the script as the global `arg` (arg[0] = script path)
   ScriptOptions script;           // session options, results store, interrupt flag shared by the bindings
+  // Called on the fresh state after `tl` is loaded, before the script runs: a host adds its own globals
+  // (the desktop app's `gui` table, a `print` that writes to its console).
+  std::function<void(lua_State*)> setup;
 };
 
 // Runs FILE; on a Lua error the Status message is "FILE:LINE: message\nstack traceback:\n...".

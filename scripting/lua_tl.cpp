@@ -9,7 +9,11 @@
 
 #include "runtime/device.hpp"
 #include "scripting/lua_binding.hpp"
+#include "scripting/lua_define.hpp"
 #include "scripting/lua_json.hpp"
+#include "scripting/lua_kernels.hpp"
+#include "scripting/lua_layout.hpp"
+#include "scripting/lua_timeline.hpp"
 #include "scripting/lua_results.hpp"
 #include "scripting/lua_sweep.hpp"
 
@@ -93,6 +97,10 @@ int open_tl(lua_State* L) {
   luaL_newlib(L, k_tl_functions);
   lua_pushstring(L, TILELAB_VERSION);
   lua_setfield(L, -2, "version");
+  open_kernels(L, -1);
+  open_layout(L, -1);
+  open_timeline(L, -1);
+  open_define(L, -1);
   register_sweep(L, -1);
   register_results(L, -1);
   return 1;

@@ -124,6 +124,8 @@ Scene build_gantt_scene(const Timeline& t, const GanttStyle& style, GanttInfo* i
   }
 
   GanttInfo local;
+  local.plot_x0 = x0;
+  local.plot_x1 = x0 + plot_w;
   local.t0_ns = t0;
   local.t1_ns = t1;
   local.tracks_shown = last - first;

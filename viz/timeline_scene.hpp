@@ -31,6 +31,7 @@ struct GanttInfo {
   std::size_t merged = 0;          // events folded into merged bars
   int tracks_shown = 0;
   double t0_ns = 0, t1_ns = 0;
+  double plot_x0 = 0, plot_x1 = 0;  // the time axis spans these scene x (t0 at plot_x0): for mouse -> time
 };
 
 // Rect ids: the index into Timeline::events of a single event; merged bars and decorations have none (-1).

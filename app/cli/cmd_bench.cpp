@@ -80,33 +80,13 @@ int run_bench(const BenchArgs& a) {
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
-  // Validate before saying there is no GPU: a config that could never run is worth knowing about anywhere.
-  auto inst = s.instantiate(a.kernel, *problem, *config);
-  if (!inst) {
-    if (inst.status().code() == ErrorCode::not_found) return report_error(inst.status().message());
-    return report_error("invalid problem/config: " + inst.status().message());
-  }
-  if (!a.vs.empty()) {
-    auto b = baseline_for(*inst, a.vs);
-    if (!b) return report_error(b.status().message());
-  }
-  if (!target.device) return report_error("cannot run " + a.kernel + ": no GPU: " + target.why_no_device);
-
   // Opened before the run, so that a store that cannot record it says so before any GPU time is spent.
   std::unique_ptr<ResultsStore> store;
-  if (!a.no_store) {
+  if (!a.no_store && target.device) {
     auto opened = ResultsStore::open(a.db);
     if (!opened) return report_error(opened.status().message() + " (or --no-store)");
     store = std::move(*opened);
   }
-
-  auto prepared = s.prepare(a.kernel, *problem, *config);
-  if (!prepared) return report_error(prepared.status().message());
-  if (a.timeline) {
-    Status built = add_timeline_build(s.jit(), *prepared);
-    if (!built.ok()) return report_error(built.message());
-  }
-
   RunOptions ro;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
@@ -114,7 +94,10 @@ int run_bench(const BenchArgs& a) {
   ro.keep_data = !a.dump.empty();
   ro.vs = a.vs;
   ro.timeline = ro.timeline_timed = a.timeline;
-  RunRecord r = s.run(*prepared, ro);
+  auto bench = s.bench(a.kernel, *problem, *config, ro);
+  if (!bench) return report_error(bench.status().message());
+  const PreparedKernel* prepared = &bench->prepared;
+  const RunRecord& r = bench->record;
 
   if (store) {
     auto id = store->insert(r, session_run_context(s, prepared->instance));

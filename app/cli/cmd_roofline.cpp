@@ -27,11 +27,6 @@ struct RooflineArgs {
   double width = 960, height = 620;
 };
 
-struct CeilingsSource {
-  Ceilings ceilings;
-  std::string from;  // said to the user: which file or device they came from
-};
-
 std::string lower_ext(const std::string& path) {
   std::string e = fs::path(path).extension().string();
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -45,58 +40,6 @@ Result<std::vector<nlohmann::json>> load_run_source(const std::string& path) {
     return make_error(ErrorCode::unsupported, path + ": the results store is not part of this build yet; pass result "
                                                      "JSON files (`tilelab bench --json FILE`)");
   return load_run_records(path);
-}
-
-// The ceilings: the profile when given; else this machine's GPU 0 (cached, measured when not); else a cached
-// ceilings file (preferring one measured on the device the runs name).
-Result<CeilingsSource> find_ceilings(const RooflineArgs& a, const std::vector<nlohmann::json>& records) {
-  if (!a.profile.empty()) {
-    auto p = load_device_profile(a.profile);
-    if (!p) return p.status();
-    return CeilingsSource{p->ceilings, "device profile " + a.profile + " (" + p->device_name() + ")"};
-  }
-  const std::string dir = resolve_cache_dir(a.cache_dir);
-  SystemInfo sys = query_system();
-  if (!sys.devices.empty()) {
-    if (!fs::exists(ceilings_cache_path(dir, sys.devices[0])))
-      std::fprintf(stderr, "measuring the ceilings of GPU 0 (once; cached in %s)\n", dir.c_str());
-    WorkerClient worker;
-    auto c = device_ceilings(worker, sys.devices[0], dir, false);
-    if (!c) return c.status().with_context("ceilings of GPU 0");
-    return CeilingsSource{*c, "GPU 0 (" + sys.devices[0].name + "), " + ceilings_cache_path(dir, sys.devices[0])};
-  }
-  std::vector<fs::path> cached;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("ceilings-", 0) == 0 && e.path().extension() == ".json") cached.push_back(e.path());
-  }
-  std::sort(cached.begin(), cached.end(), [](const fs::path& x, const fs::path& y) {
-    std::error_code e1, e2;
-    return fs::last_write_time(x, e1) > fs::last_write_time(y, e2);  // newest first
-  });
-  std::string wanted;
-  for (const auto& r : records)
-    if (r.contains("device") && r["device"].is_string() && !r["device"].get<std::string>().empty()) {
-      wanted = r["device"];
-      break;
-    }
-  std::optional<CeilingsSource> newest;
-  for (const auto& p : cached) {
-    auto c = load_device_profile(p.string());
-    if (!c) {
-      log::debug("skipping ", p.string(), ": ", c.status().message());
-      continue;
-    }
-    CeilingsSource s{c->ceilings, "cached ceilings " + p.string()};
-    if (!wanted.empty() && c->ceilings.device_name == wanted) return s;
-    if (!newest) newest = s;
-  }
-  if (newest) return *newest;
-  return make_error(ErrorCode::not_found,
-                    "no GPU here (" + sys.why_no_device + ") and no cached ceilings in " + dir +
-                        ": pass --device-profile FILE (write one on the GPU machine with `tilelab info --measure "
-                        "--save-profile FILE`)");
 }
 
 Status write_text(const std::string& path, const std::string& text) {
@@ -136,7 +79,11 @@ int run_roofline(const RooflineArgs& a) {
     if (!r) return report_error(r.status().message());
     records.insert(records.end(), r->begin(), r->end());
   }
-  auto ceilings = find_ceilings(a, records);
+  auto ceilings = find_ceilings(a.profile, a.cache_dir, records);
+  if (!ceilings && ceilings.status().code() == ErrorCode::not_found && a.profile.empty())
+    return report_error(ceilings.status().message() +
+                        ": pass --device-profile FILE (write one on the GPU machine with `tilelab info --measure "
+                        "--save-profile FILE`)");
   if (!ceilings) return report_error(ceilings.status().message());
   auto model = Roofline::from_ceilings(ceilings->ceilings);
   if (!model) return report_error(ceilings->from + ": " + model.status().message());

@@ -24,14 +24,6 @@ struct SweepArgs {
   bool no_store = false, plain = false, fresh = false;
 };
 
-std::atomic<bool> g_interrupted{false};
-
-// The first Ctrl-C asks the sweep to stop after the current run; a second one ends the process as usual.
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);
-}
-
 int run_sweep_command(const SweepArgs& a) {
   SweepSpec spec;
   spec.kernel = a.kernel;
@@ -78,11 +70,11 @@ int run_sweep_command(const SweepArgs& a) {
   std::fflush(stdout);
 
   SweepPrinter printer(stdout, a.plain);
-  g_interrupted = false;
-  auto previous = std::signal(SIGINT, on_sigint);
-  auto result = run_sweep(s, store.get(), spec, [&](const SweepPoint& p, const SweepProgress& pr) { printer.point(p, pr); },
-                          &g_interrupted, a.best);
-  std::signal(SIGINT, previous);
+  Result<SweepSummary> result = [&] {
+    InterruptScope interrupt;  // Ctrl-C stops the sweep after the current run
+    return run_sweep(s, store.get(), spec, [&](const SweepPoint& p, const SweepProgress& pr) { printer.point(p, pr); },
+                     interrupt.flag(), a.best);
+  }();
   printer.finish();
   if (!result) return report_error(result.status().message());
   const SweepSummary& sum = *result;

@@ -73,7 +73,7 @@ std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool
     std::vector<std::string> dtypes = {""};
     if (const ParamSpec* d = spec->problem.find("dtype"); d && !d->choices.empty()) dtypes = d->choices;
     const auto variations = config_variations(spec->config);
-    for (const auto& size : sizes_for(spec->problem, full)) {
+    for (const auto& size : spec->test_problems ? spec->test_problems(full) : sizes_for(spec->problem, full)) {
       for (const auto& dt : dtypes) {
         KV problem = size;
         if (!dt.empty()) problem["dtype"] = dt;

@@ -34,4 +34,19 @@ void print_run_table(const std::vector<RunRecord>& records) {
   }
 }
 
+namespace {
+std::atomic<bool> g_interrupted{false};
+extern "C" void tl_cli_on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  g_interrupted.store(false);
+  m_previous = std::signal(SIGINT, tl_cli_on_sigint);
+}
+InterruptScope::~InterruptScope() { std::signal(SIGINT, m_previous); }
+const std::atomic<bool>* InterruptScope::flag() const { return &g_interrupted; }
+
 }  // namespace tl::cli

@@ -1,8 +1,11 @@
-// The GUI's layout viewer: a SPEC or atom, its grid/inverse plot with pan, zoom and hover, and export.
+// The GUI's layout viewer: the open kernel's layouts or any SPEC, pan/zoom/hover, colour modes, a bank-conflict
+// overlay for an access pattern, and export (PNG/SVG/PDF through the cairo painter).
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "runtime/kernel_spec.hpp"
 #include "viz/imgui_painter.hpp"
 #include "viz/layout_grid.hpp"
 #include "viz/layout_scene.hpp"
@@ -14,19 +17,32 @@ class LayoutPanel {
   LayoutPanel();
   void draw();
 
+  void set_spec(const std::string& spec);
+  std::string spec() const { return m_spec; }
+  // The layouts the open kernel exposes for its current config (listed first in the picker).
+  void set_kernel_layouts(std::vector<LayoutInfo> layouts);
+  void set_access(const std::string& access);
+  void set_color(const std::string& mode);  // "auto", "thread", "warp", "value", "bank", "index"
+  const std::string& error() const { return m_error; }
+  const viz::Scene& scene() const { return m_scene; }
+  const std::string& bank_summary() const { return m_bank_summary; }
+
  private:
   void rebuild();
+  void add_bank_overlay();
 
   char m_spec[256] = {};
   char m_dtype[16] = {};
-  char m_export_path[256] = "out/layout.svg";
+  char m_access[128] = {};
+  char m_export_path[256] = "out/layout.png";
   int m_color = 0;  // 0: auto (thread for fragments, bank for memory), else ColorBy + 1
   bool m_inverse = false;
   bool m_dirty = true;
+  std::vector<LayoutInfo> m_kernel_layouts;
   viz::LayoutGrid m_grid;
   viz::Scene m_scene;
   viz::View m_view;
-  std::string m_error, m_status;
+  std::string m_error, m_status, m_bank_summary;
 };
 
 }  // namespace tl::gui

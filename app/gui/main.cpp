@@ -1,6 +1,10 @@
 // `tilelab-gui`: the desktop workbench window (GLFW + OpenGL3 + Dear ImGui), with a scripted screenshot mode.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
@@ -10,15 +14,18 @@
 
 #include <stb_image_write.h>  // implementation comes from libstb
 
-#include "app/gui/layout_panel.hpp"
-#include "runtime/device.hpp"
+#include "app/gui/app.hpp"
+#include "app/gui/script_api.hpp"
 
 namespace {
 
 struct Options {
-  int frames = 0;               // > 0: quit after this many frames (test mode)
-  std::string screenshot;       // PNG written after the last frame
+  int frames = 0;            // > 0: quit after this many frames once the app is idle (test mode)
+  std::string screenshot;    // PNG written after the last frame
+  std::string script;        // Lua run before the first frame, with the `gui` table
+  std::string workspace;     // "" -> default_workspace_path(), except in test mode (no workspace)
   int width = 1400, height = 900;
+  double max_wait_s = 120;   // test mode: how long to wait for background work before the screenshot
 };
 
 // Reads the back buffer and writes it as PNG (rows flipped: GL's origin is bottom-left).
@@ -27,44 +34,37 @@ bool save_screenshot(const std::string& path, int w, int h) {
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  std::error_code ec;
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
   stbi_flip_vertically_on_write(1);
   return stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4) != 0;
 }
 
-void draw_device_panel(const tl::SystemInfo& sys) {
-  ImGui::SetNextWindowPos(ImVec2(20, 40), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(620, 260), ImGuiCond_FirstUseEver);
-  ImGui::Begin("Device");
-  ImGui::Text("Host: %s (%s)", sys.host.hostname.c_str(), sys.host.os.c_str());
-  ImGui::Text("CPU: %s, %d cores", sys.host.cpu.c_str(), sys.host.cpu_cores);
-  ImGui::Text("CUDA: built with %s, runtime %s, driver %s, NVRTC %d.%d", sys.toolkit.built_with.c_str(),
-              tl::version_string(sys.toolkit.runtime_version).c_str(),
-              tl::version_string(sys.toolkit.driver_version).c_str(), sys.toolkit.nvrtc_major,
-              sys.toolkit.nvrtc_minor);
-  ImGui::Separator();
-  if (sys.devices.empty()) {
-    ImGui::TextWrapped("No GPU: %s", sys.why_no_device.c_str());
+// DejaVu Sans when installed (µ, ·, × and the rest of Latin-1 read better than in ImGui's bitmap font).
+void load_font() {
+  ImGuiIO& io = ImGui::GetIO();
+  for (const char* f : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"}) {
+    if (std::filesystem::exists(f) && io.Fonts->AddFontFromFileTTF(f, 15.0f)) return;
   }
-  for (const auto& d : sys.devices) {
-    ImGui::Text("GPU %d: %s", d.index, d.name.c_str());
-    ImGui::BulletText("%s, %d SMs, %.1f GiB, L2 %.0f MiB", d.arch().c_str(), d.sm_count,
-                      d.memory_bytes / double(1ull << 30), d.l2_bytes / 1048576.0);
-    ImGui::BulletText("SM clock %d MHz, memory %d-bit @ %d MHz", d.clock_khz / 1000, d.memory_bus_bits,
-                      d.memory_clock_khz / 1000);
-  }
-  ImGui::End();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto t_start = std::chrono::steady_clock::now();
   Options opt;
-  CLI::App app{"TileLab desktop workbench", "tilelab-gui"};
-  app.add_option("--frames", opt.frames, "Quit after N frames (test mode)");
-  app.add_option("--screenshot", opt.screenshot, "Write a PNG of the last frame");
-  app.add_option("--width", opt.width, "Window width");
-  app.add_option("--height", opt.height, "Window height");
-  CLI11_PARSE(app, argc, argv);
+  CLI::App cli{"TileLab desktop workbench", "tilelab-gui"};
+  cli.add_option("--frames", opt.frames, "Test mode: quit after N frames (once background work is done)");
+  cli.add_option("--screenshot", opt.screenshot, "Test mode: write a PNG of the last frame");
+  cli.add_option("--script", opt.script, "Run a Lua script with the `gui` table before the first frame");
+  cli.add_option("--workspace", opt.workspace, "Workspace file (default ~/.config/tilelab/workspace.json; none "
+                                               "in test mode unless given)");
+  cli.add_option("--width", opt.width, "Window width");
+  cli.add_option("--height", opt.height, "Window height");
+  cli.add_option("--max-wait", opt.max_wait_s, "Test mode: seconds to wait for background work");
+  CLI11_PARSE(cli, argc, argv);
+  const bool test_mode = opt.frames > 0;
 
   glfwSetErrorCallback([](int code, const char* msg) { std::fprintf(stderr, "tilelab-gui: GLFW error %d: %s\n", code, msg); });
   if (!glfwInit()) {
@@ -82,52 +82,76 @@ int main(int argc, char** argv) {
     return 1;
   }
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(opt.frames > 0 ? 0 : 1);
+  glfwSwapInterval(test_mode ? 0 : 1);
+
+  tl::gui::AppOptions app_options;
+  if (!opt.workspace.empty()) app_options.workspace_path = opt.workspace;
+  else if (!test_mode) app_options.workspace_path = tl::gui::default_workspace_path();
+  const std::string ini = app_options.workspace_path.empty() ? "" : tl::gui::imgui_ini_path(app_options.workspace_path);
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  ImGui::GetIO().IniFilename = opt.frames > 0 ? nullptr : "tilelab-gui.ini";
+  ImGui::GetIO().IniFilename = ini.empty() ? nullptr : ini.c_str();
   ImGui::StyleColorsDark();
+  load_font();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
 
-  const tl::SystemInfo sys = tl::query_system();
-  tl::gui::LayoutPanel layout_panel;
-  int frame = 0;
-  bool ok = true;
-  while (!glfwWindowShouldClose(window)) {
-    glfwPollEvents();
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
-
-    if (ImGui::BeginMainMenuBar()) {
-      if (ImGui::BeginMenu("File")) {
-        if (ImGui::MenuItem("Quit")) glfwSetWindowShouldClose(window, 1);
-        ImGui::EndMenu();
+  int rc = 0;
+  {
+    tl::gui::App app(app_options);
+    if (!opt.script.empty()) {
+      tl::Status st = tl::gui::run_gui_script(app, opt.script);
+      if (!st) {
+        std::fprintf(stderr, "tilelab-gui: %s\n", st.message().c_str());
+        rc = 1;
+        if (test_mode) glfwSetWindowShouldClose(window, 1);
       }
-      ImGui::TextDisabled("TileLab %s", TILELAB_VERSION);
-      ImGui::EndMainMenuBar();
     }
-    draw_device_panel(sys);
-    layout_panel.draw();
-
-    ImGui::Render();
-    int w = 0, h = 0;
-    glfwGetFramebufferSize(window, &w, &h);
-    glViewport(0, 0, w, h);
-    glClearColor(0.10f, 0.11f, 0.13f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    ++frame;
-    if (opt.frames > 0 && frame >= opt.frames) {
-      if (!opt.screenshot.empty()) {
-        ok = save_screenshot(opt.screenshot, w, h);
-        if (!ok) std::fprintf(stderr, "tilelab-gui: error: cannot write %s\n", opt.screenshot.c_str());
+    int frame = 0;
+    while (!glfwWindowShouldClose(window)) {
+      glfwPollEvents();
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGui::NewFrame();
+      app.frame();
+      ImGui::Render();
+      int w = 0, h = 0;
+      glfwGetFramebufferSize(window, &w, &h);
+      glViewport(0, 0, w, h);
+      glClearColor(0.10f, 0.11f, 0.13f, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      if (frame == 0) {
+        app.startup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
+        if (test_mode) std::printf("tilelab-gui: first frame after %.0f ms\n", app.startup_ms);
       }
-      glfwSetWindowShouldClose(window, 1);
+      ++frame;
+      if (test_mode) {
+        // Count the last frames from when background work (compiles, runs, scripts) is done, so the screenshot
+        // shows its results; give up waiting after --max-wait.
+        const auto now = std::chrono::steady_clock::now();
+        const bool waited_out = std::chrono::duration<double>(now - t_start).count() > opt.max_wait_s;
+        if (!app.idle() && !waited_out) {
+          frame = std::min(frame, 1);
+        } else if (frame >= opt.frames) {
+          if (waited_out && !app.idle()) std::fprintf(stderr, "tilelab-gui: background work still running after %.0f s\n", opt.max_wait_s);
+          if (!opt.screenshot.empty()) {
+            if (save_screenshot(opt.screenshot, w, h)) {
+              std::printf("tilelab-gui: wrote %s (%dx%d)\n", opt.screenshot.c_str(), w, h);
+            } else {
+              std::fprintf(stderr, "tilelab-gui: error: cannot write %s\n", opt.screenshot.c_str());
+              rc = 1;
+            }
+          }
+          glfwSetWindowShouldClose(window, 1);
+        }
+      } else {
+        // Idle frames need not spin: wait for input, but wake up to show background progress.
+        if (app.idle()) glfwWaitEventsTimeout(0.25);
+      }
+      glfwSwapBuffers(window);
     }
-    glfwSwapBuffers(window);
   }
 
   ImGui_ImplOpenGL3_Shutdown();
@@ -135,5 +159,5 @@ int main(int argc, char** argv) {
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
-  return ok ? 0 : 1;
+  return rc;
 }

@@ -70,17 +70,21 @@ TL_DEVICE_INLINE unsigned chunk_offset(int row, int chunk) {
 
 // Copies rows [row0, row0 + ROWS) x columns [k0, k0 + 64) of a K-major matrix (`rows` rows, K columns) into a
 // 128-byte-row smem tile; each thread moves ROWS * 8 / THREADS 16-byte chunks, out-of-bounds ones zero-filled.
+// Thread tid always moves chunk tid % 8 of rows tid / 8 + i * THREADS / 8, so its source is one pointer plus a
+// multiple of a row stride: few live registers, which the 64 x 64 warp tiles need for their accumulators.
 template <int ROWS, int THREADS, bool SWIZZLE>
 TL_DEVICE_INLINE void load_tile(unsigned dst, const unsigned short* src, int row0, int rows, int k0, int K, int tid) {
+  constexpr int ROW_STEP = THREADS / 8;
+  const int row = tid / 8, chunk = tid % 8, gk = k0 + chunk * 8;
+  const int kbytes = (K - gk) >= 8 ? 16 : (K - gk > 0 ? (K - gk) * 2 : 0);
+  const unsigned short* p = src + static_cast<long long>(row0 + row) * K + gk;
+  const long long step = static_cast<long long>(ROW_STEP) * K;
 #pragma unroll
-  for (int i = 0; i < ROWS * 8 / THREADS; ++i) {
-    const int idx = tid + i * THREADS, row = idx / 8, chunk = idx % 8;
-    const int gr = row0 + row, gk = k0 + chunk * 8;
-    const int bytes = (gr < rows && gk < K) ? ((K - gk) >= 8 ? 16 : (K - gk) * 2) : 0;
-    cp_async_16(dst + chunk_offset<SWIZZLE>(row, chunk), src + (bytes ? static_cast<long long>(gr) * K + gk : 0), bytes);
+  for (int i = 0; i < ROWS / ROW_STEP; ++i) {
+    const int bytes = row0 + row + i * ROW_STEP < rows ? kbytes : 0;
+    cp_async_16(dst + chunk_offset<SWIZZLE>(row + i * ROW_STEP, chunk), bytes ? p + i * step : src, bytes);
   }
 }
-
 }  // namespace mma_detail
 
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES>
@@ -149,45 +153,64 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
     cp_async_commit();
   }
 
-  for (int k = 0; k < k_steps; ++k) {
-    TL_PROBE_BEGIN(kProbeWaitStage, k % STAGES, k);
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();  // stage k % STAGES is visible to all; stage (k-1) % STAGES is free to refill
-    TL_PROBE_END(kProbeWaitStage, k % STAGES, k);
-    const int next = k + STAGES - 1;
-    if (next < k_steps) {
-      TL_PROBE_BEGIN(kProbeLoadIssue, next % STAGES, next);
-      load_stage(next % STAGES, next);
-      TL_PROBE_END(kProbeLoadIssue, next % STAGES, next);
-    }
-    cp_async_commit();
-    TL_PROBE_BEGIN(kProbeMma, k % STAGES, k);
-
-    const unsigned a_tile = smem_base + (k % STAGES) * STAGE_BYTES;
+  // Warp fragments, double-buffered: the ldmatrix of k16 step kk + 1 is issued before the mma of step kk, and the
+  // first step of the next stage right after the stage barrier, so ldmatrix latency hides behind tensor work.
+  unsigned a_frag[2][MT][4], b_frag[2][NT][2];
+  // Fragment addresses. A (m16 x k16 per mma tile): lane supplies row lane%16 of the tile at k-chunk 2*kk + lane/16.
+  // B (two n8 x k16 tiles per ldmatrix.x4): lane supplies n-row lane%8 + 8*(lane/16) at k-chunk 2*kk + (lane/8)%2.
+  // Every row a lane supplies is its first row plus a multiple of 8, so row % 8 = lane % 8 and, with 2*kk even,
+  // the swizzled chunk byte offset (chunk ^ row%8) * 16 is (first chunk ^ lane%8) * 16 ^ 32*kk: one register per
+  // operand plus immediates (tile i at +2048 bytes, tile pair j at +2048), not one address per (tile, kk).
+  const unsigned a_row = (wm * WTM + lane % 16) * 128, b_row = (wn * WTN + lane % 8 + 8 * (lane / 16)) * 128;
+  const unsigned a_col = (SWIZZLE ? ((lane / 16) ^ (lane % 8)) : lane / 16) * 16;
+  const unsigned b_col = (SWIZZLE ? (((lane / 8) % 2) ^ (lane % 8)) : (lane / 8) % 2) * 16;
+  auto load_frags = [&](int buf, int stage, int kk) {
+    const unsigned a_tile = smem_base + stage * STAGE_BYTES;
     const unsigned b_tile = a_tile + A_BYTES;
+    const unsigned a_addr = a_tile + a_row + (SWIZZLE ? (a_col ^ (32u * kk)) : a_col + 32u * kk);
+    const unsigned b_addr = b_tile + b_row + (SWIZZLE ? (b_col ^ (32u * kk)) : b_col + 32u * kk);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+      ldmatrix_x4(a_addr + i * 16 * 128, a_frag[buf][i][0], a_frag[buf][i][1], a_frag[buf][i][2], a_frag[buf][i][3]);
+#pragma unroll
+    for (int j = 0; j < NT; j += 2)
+      ldmatrix_x4(b_addr + j * 8 * 128, b_frag[buf][j][0], b_frag[buf][j][1], b_frag[buf][j + 1][0],
+                  b_frag[buf][j + 1][1]);
+  };
+  static_assert((BK / 16) % 2 == 0, "the fragment buffers alternate and each stage starts on buffer 0");
+
+  TL_PROBE_BEGIN(kProbeWaitStage, 0, 0);
+  cp_async_wait<STAGES - 2>();
+  __syncthreads();  // stage 0 is visible to all
+  TL_PROBE_END(kProbeWaitStage, 0, 0);
+  if (k_steps > 0) load_frags(0, 0, 0);
+  for (int k = 0; k < k_steps; ++k) {
+    const int stage = k % STAGES;
+    TL_PROBE_BEGIN(kProbeMma, stage, k);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned a_frag[MT][4], b_frag[NT][2];
-      // A (m16 x k16 per mma tile): lane supplies row lane%16 of the tile at k-chunk 2*kk + lane/16.
-#pragma unroll
-      for (int i = 0; i < MT; ++i) {
-        const int row = wm * WTM + i * 16 + lane % 16;
-        ldmatrix_x4(a_tile + chunk_offset<SWIZZLE>(row, 2 * kk + lane / 16), a_frag[i][0], a_frag[i][1],
-                    a_frag[i][2], a_frag[i][3]);
-      }
-      // B (two n8 x k16 tiles per ldmatrix.x4): lane supplies n-row lane%8 + 8*(lane/16), k-chunk 2*kk + (lane/8)%2.
-#pragma unroll
-      for (int j = 0; j < NT; j += 2) {
-        const int row = wn * WTN + j * 8 + lane % 8 + 8 * (lane / 16);
-        ldmatrix_x4(b_tile + chunk_offset<SWIZZLE>(row, 2 * kk + (lane / 8) % 2), b_frag[j][0], b_frag[j][1],
-                    b_frag[j + 1][0], b_frag[j + 1][1]);
+      if (kk + 1 < BK / 16) load_frags((kk + 1) % 2, stage, kk + 1);
+      if (kk == 0) {
+        // Refill the stage the previous iteration consumed (every warp passed the barrier after reading it).
+        const int next = k + STAGES - 1;
+        if (next < k_steps) {
+          TL_PROBE_BEGIN(kProbeLoadIssue, next % STAGES, next);
+          load_stage(next % STAGES, next);
+          TL_PROBE_END(kProbeLoadIssue, next % STAGES, next);
+        }
+        cp_async_commit();
       }
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma_16816<BF16>(acc[i][j], a_frag[i], b_frag[j]);
+        for (int j = 0; j < NT; ++j) mma_16816<BF16>(acc[i][j], a_frag[kk % 2][i], b_frag[kk % 2][j]);
     }
-    TL_PROBE_END(kProbeMma, k % STAGES, k);
+    TL_PROBE_END(kProbeMma, stage, k);
+    TL_PROBE_BEGIN(kProbeWaitStage, (k + 1) % STAGES, k + 1);
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // stage k + 1 is visible to all; every warp is done reading stage k
+    TL_PROBE_END(kProbeWaitStage, (k + 1) % STAGES, k + 1);
+    if (k + 1 < k_steps) load_frags(0, (k + 1) % STAGES, 0);
   }
   cp_async_wait<0>();
   TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);

@@ -121,12 +121,12 @@ KernelSpec gemm_mma_spec() {
   k.summary = "Ampere-style GEMM: cp.async pipeline, ldmatrix from swizzled smem, mma.sync m16n8k16 (C = A*B^T, 16-bit)";
   k.source = "gemm/gemm_mma.cuh";
   k.config = {{ParamSpec::one_of("block_M", 128, {32, 64, 128, 256}, "rows of C per block"),
-               ParamSpec::one_of("block_N", 128, {32, 64, 128, 256}, "columns of C per block"),
+               ParamSpec::one_of("block_N", 256, {32, 64, 128, 256}, "columns of C per block"),
                ParamSpec::one_of("warps_M", 2, {1, 2, 4, 8}, "warps along M (each owns block_M/warps_M rows)"),
                ParamSpec::one_of("warps_N", 4, {1, 2, 4, 8}, "warps along N"),
-               ParamSpec::integer("num_stages", 4, 2, 8, "cp.async pipeline depth (block_K = 64 per stage)"),
+               ParamSpec::integer("num_stages", 3, 2, 8, "cp.async pipeline depth (block_K = 64 per stage)"),
                ParamSpec::boolean("swizzle", true, "XOR-swizzle the smem tiles (ldmatrix conflict-free)"),
-               ParamSpec::one_of("panel", 8, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse")}};
+               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse")}};
   k.can_implement = check_mma;
   // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
   k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};

@@ -243,8 +243,14 @@ KernelSpec softmax_spec() {
   k.name = "softmax";
   k.summary = "y = exp(x - max) / sum(exp(x - max)) per row";
   k.source = "memory/softmax.cuh";
+  // Rows of up to kSoftmaxCached vectors per thread are read once and held in registers (CACHED > 0); longer rows
+  // take the two-read path (CACHED = 0).
   k.name_expression = [](const Values& p, const Values& c) {
-    return expr("softmax", p, {c.integer("vec"), c.integer("threads"), c.integer("rows_per_block")});
+    constexpr std::int64_t kSoftmaxCached = 16;
+    const auto vec = c.integer("vec"), threads = c.integer("threads"), rpb = c.integer("rows_per_block");
+    const auto per_pass = threads / rpb * vec;
+    const auto chunks = (p.integer("cols") + per_pass - 1) / per_pass;
+    return expr("softmax", p, {vec, threads, rpb, chunks <= kSoftmaxCached ? chunks : 0});
   };
   k.args = [](const Values& p, const Values&) {
     const auto rows = p.integer("rows"), cols = p.integer("cols");

@@ -299,6 +299,11 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     }
     for (auto& b : spec->buffers) {
       b.max_samples = options.max_samples;
+      if (inst.spec->sampling && b.is_output()) {
+        const OutputSampling s = inst.spec->sampling(inst.problem, b.name);
+        b.sample_unit = s.unit;
+        if (s.max_samples && b.max_samples != 0 && s.max_samples < b.max_samples) b.max_samples = s.max_samples;
+      }
       b.return_all = options.keep_data && b.is_output();
     }
     if (options.timeline) {

@@ -124,6 +124,13 @@ using ReferenceFn =
     std::function<Result<std::vector<double>>(const Values& problem, const ReferenceInputs& inputs,
                                               const std::string& output, const std::vector<std::int64_t>& indices)>;
 
+// How an output is sampled for the reference check: whole runs of `unit` contiguous elements (a row the reference
+// computes at once), at most `max_samples` elements (0: the run's own limit). For references costly per element.
+struct OutputSampling {
+  std::uint64_t unit = 1;
+  std::uint64_t max_samples = 0;
+};
+
 struct LayoutInfo {
   std::string name;  // "smem_A", "thread_tile_C"
   std::string spec;  // a layout SPEC string for the viewer
@@ -172,6 +179,11 @@ struct KernelSpec {
   std::function<std::uint32_t(const Values& problem, const Values& config)> probe_capacity;
   // The cuBLAS call computing the same result on the same buffers (`bench --vs cublas`); unset: none.
   std::function<std::optional<BaselineSpec>(const Values& problem)> baseline;
+  // Per output: how its positions are sampled (unset: single elements, the run's max_samples).
+  std::function<OutputSampling(const Values& problem, const std::string& output)> sampling;
+  // Problems of `tilelab test` (dtype is added by the runner); `full` asks for the longer list. Unset: the
+  // runner's sizes by parameter name (M/N/K, rows/cols, n).
+  std::function<std::vector<std::map<std::string, std::string>>(bool full)> test_problems;
 };
 
 // A spec resolved for one problem and config: what the worker needs, apart from the compiled code.

@@ -55,7 +55,7 @@ json launch_json(const LaunchSpec& s, Message& m) {
   for (const auto& b : s.buffers) {
     json jb = {{"name", b.name},   {"dtype", dtype_name(b.dtype)}, {"count", b.count},
                {"role", buffer_role_name(b.role)}, {"fill", b.fill}, {"max_samples", b.max_samples},
-               {"sample_seed", b.sample_seed}, {"return_all", b.return_all}};
+               {"sample_seed", b.sample_seed}, {"sample_unit", b.sample_unit}, {"return_all", b.return_all}};
     if (b.fill.kind == Fill::Kind::data) jb["data"] = m.add_blob(b.data);
     buffers.push_back(std::move(jb));
   }
@@ -139,6 +139,7 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
       }
       b.max_samples = jb.value("max_samples", b.max_samples);
       b.sample_seed = jb.value("sample_seed", b.sample_seed);
+      b.sample_unit = jb.value("sample_unit", b.sample_unit);
       b.return_all = jb.value("return_all", false);
       s.buffers.push_back(std::move(b));
     }

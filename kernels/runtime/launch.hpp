@@ -44,6 +44,7 @@ struct BufferSpec {
   // the whole buffer too when return_all.
   std::uint64_t max_samples = 1u << 16;  // 0 = every element
   std::uint64_t sample_seed = 0x5EED;
+  std::uint64_t sample_unit = 1;  // sample whole runs of this many elements (rows); see sample_positions
   bool return_all = false;
 
   static BufferSpec make(std::string name, DType dtype, std::uint64_t count, BufferRole role = BufferRole::input) {
@@ -220,7 +221,9 @@ Status cuda_status(int cuda_error, const std::string& during);
 // (TileLab links no libcuda). `global` is a device address.
 Result<std::array<std::uint8_t, 128>> encode_tensor_map(const TensorMapSpec& spec, DType dtype, void* global);
 
-// The worker's own kernels (fills, micro-benchmarks), compiled by nvcc at build time into a fatbin.
-const Blob& builtin_kernels_image();
+// The worker's own kernels (fills, micro-benchmarks), compiled by nvcc at build time into fatbins: the portable
+// one (sm_80..sm_90 + PTX) and the sm_90a one (wgmma), which loads only on compute capability 9.0.
+enum class BuiltinImage { portable, sm90a };
+const Blob& builtin_kernels_image(BuiltinImage image = BuiltinImage::portable);
 
 }  // namespace tl

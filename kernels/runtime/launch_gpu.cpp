@@ -26,6 +26,8 @@
 
 extern "C" const unsigned char tl_builtin_fatbin[];
 extern "C" const unsigned long long tl_builtin_fatbin_size;
+extern "C" const unsigned char tl_hopper_fatbin[];
+extern "C" const unsigned long long tl_hopper_fatbin_size;
 
 namespace tl {
 
@@ -114,7 +116,7 @@ struct DeviceState {
   void* flush = nullptr;  // twice the L2, written before each timed run
   std::size_t flush_bytes = 0;
   std::map<std::pair<std::uint64_t, std::size_t>, cudaLibrary_t> libraries;
-  cudaLibrary_t builtin = nullptr;
+  cudaLibrary_t builtin[2] = {nullptr, nullptr};  // by BuiltinImage
 };
 
 DeviceState& state() {
@@ -208,14 +210,14 @@ Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name) {
 
 }  // namespace
 
-Result<cudaKernel_t> builtin_kernel(const char* name) {
-  DeviceState& s = state();
-  if (!s.builtin) {
-    auto lib = load_image(builtin_kernels_image());
-    if (!lib) return lib.status();
-    s.builtin = *lib;
+Result<cudaKernel_t> builtin_kernel(const char* name, BuiltinImage image) {
+  cudaLibrary_t& lib = state().builtin[static_cast<int>(image)];
+  if (!lib) {
+    auto loaded = load_image(builtin_kernels_image(image));
+    if (!loaded) return loaded.status();
+    lib = *loaded;
   }
-  return get_kernel(s.builtin, name);
+  return get_kernel(lib, name);
 }
 
 Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args) {
@@ -384,9 +386,10 @@ Status cuda_status(int error, const std::string& during) {
   return make_error(classify(e), msg);
 }
 
-const Blob& builtin_kernels_image() {
-  static const Blob image(tl_builtin_fatbin, tl_builtin_fatbin + tl_builtin_fatbin_size);
-  return image;
+const Blob& builtin_kernels_image(BuiltinImage image) {
+  static const Blob portable(tl_builtin_fatbin, tl_builtin_fatbin + tl_builtin_fatbin_size);
+  static const Blob sm90a(tl_hopper_fatbin, tl_hopper_fatbin + tl_hopper_fatbin_size);
+  return image == BuiltinImage::sm90a ? sm90a : portable;
 }
 
 Result<std::array<std::uint8_t, 128>> encode_tensor_map(const TensorMapSpec& t, DType dtype, void* global) {
@@ -788,7 +791,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
       TL_CUDA(cudaMemcpy(host.data(), buffers.ptrs[i], host.size(), cudaMemcpyDeviceToHost),
               what + ": reading back '" + b.name + "'");
     if (b.role == BufferRole::output) o.unwritten = count_unwritten(host.data(), b.dtype, b.count);
-    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed);
+    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit);
     std::size_t size = dtype_size(b.dtype);
     o.samples.resize(o.positions.size() * size);
     for (std::size_t j = 0; j < o.positions.size(); ++j)

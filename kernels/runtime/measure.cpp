@@ -88,7 +88,14 @@ UnwrittenCount count_unwritten(const void* data, DType t, std::uint64_t count) {
   return r;
 }
 
-std::vector<std::uint64_t> sample_positions(std::uint64_t count, std::uint64_t max_samples, std::uint64_t seed) {
+std::vector<std::uint64_t> sample_positions(std::uint64_t count, std::uint64_t max_samples, std::uint64_t seed,
+                                            std::uint64_t unit) {
+  if (unit > 1 && count % unit == 0 && max_samples != 0 && count > max_samples) {
+    std::vector<std::uint64_t> pos;
+    for (std::uint64_t u : sample_positions(count / unit, std::max<std::uint64_t>(max_samples / unit, 2), seed))
+      for (std::uint64_t e = 0; e < unit; ++e) pos.push_back(u * unit + e);
+    return pos;
+  }
   std::vector<std::uint64_t> pos;
   if (count == 0) return pos;
   if (max_samples == 0 || count <= max_samples) {

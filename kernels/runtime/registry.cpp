@@ -20,6 +20,15 @@ Status Registry::add(KernelSpec spec) {
   return Status::success();
 }
 
+bool Registry::remove(const std::string& name) {
+  for (auto it = m_specs.begin(); it != m_specs.end(); ++it)
+    if ((*it)->name == name) {
+      m_specs.erase(it);
+      return true;
+    }
+  return false;
+}
+
 namespace {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {

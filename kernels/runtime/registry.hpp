@@ -15,6 +15,9 @@ class Registry {
  public:
   // Errors (invalid_argument) when the name is taken or the spec lacks a required member.
   Status add(KernelSpec spec);
+  // Drops a spec (user-defined kernels when the Lua state that defined them closes); false when absent.
+  // Instances made from it must be gone by then.
+  bool remove(const std::string& name);
   // The spec, or not_found listing the known names (and the closest one, for a typo).
   Result<const KernelSpec*> find(const std::string& name) const;
   // Sorted by name; hidden (test) kernels only when asked.

@@ -577,6 +577,80 @@ nlohmann::json to_chrome_trace(const Timeline& t) {
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", std::move(other)}};
 }
 
+Result<Timeline> from_chrome_trace(const nlohmann::json& trace) {
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
+    return make_error(ErrorCode::parse, "not a Chrome trace: no \"traceEvents\" array");
+  const nlohmann::json other = trace.value("otherData", nlohmann::json::object());
+  std::vector<std::string> regions;
+  if (other.contains("regions") && other["regions"].is_array())
+    for (const auto& r : other["regions"]) regions.push_back(r.is_string() ? r.get<std::string>() : std::string());
+  auto region_id = [&](const std::string& name) {
+    for (std::size_t i = 0; i < regions.size(); ++i)
+      if (regions[i] == name) return static_cast<int>(i);
+    regions.push_back(name);
+    return static_cast<int>(regions.size()) - 1;
+  };
+  struct Key {
+    int sm, block, warp;
+    bool operator<(const Key& o) const { return std::tie(sm, block, warp) < std::tie(o.sm, o.block, o.warp); }
+  };
+  struct Mark {
+    int region;
+    std::uint8_t stage;
+    std::uint32_t aux;
+    double start_ns, end_ns;
+    bool instant, unterminated;
+  };
+  std::map<Key, std::vector<Mark>> warps;
+  std::size_t index = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    ++index;
+    const std::string ph = e.value("ph", "");
+    if (ph != "X" && ph != "i") continue;
+    if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("pid") || !e["pid"].is_number_integer())
+      return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": no numeric \"ts\" or \"pid\"");
+    const nlohmann::json args = e.value("args", nlohmann::json::object());
+    Key key{e["pid"].get<int>() - 1, args.value("block", 0), args.value("warp", e.value("tid", 0))};
+    Mark m{region_id(e.value("name", "")),
+           static_cast<std::uint8_t>(args.value("stage", static_cast<int>(kNoStage))),
+           args.value("aux", 0u),
+           e["ts"].get<double>() * 1e3,
+           0,
+           ph == "i",
+           args.value("unterminated", false)};
+    m.end_ns = m.instant ? m.start_ns : m.start_ns + e.value("dur", 0.0) * 1e3;
+    warps[key].push_back(m);
+  }
+  TimelineBuilder builder(regions);
+  std::map<std::pair<int, int>, TimelineBlock> blocks;
+  for (const auto& [key, marks] : warps) {
+    auto [it, fresh] = blocks.try_emplace({key.sm, key.block});
+    TimelineBlock& b = it->second;
+    if (fresh) {
+      b.block = key.block;
+      b.sm = key.sm;
+      b.start_ns = std::numeric_limits<double>::infinity();
+      b.end_ns = 0;
+    }
+    builder.begin_warp(key.sm, key.block, key.warp);
+    for (const Mark& m : marks) {
+      if (m.instant) builder.instant(m.region, m.stage, m.aux, m.start_ns);
+      else builder.interval(m.region, m.stage, m.aux, m.start_ns, m.end_ns, m.unterminated);
+      b.start_ns = std::min(b.start_ns, m.start_ns);
+      b.end_ns = std::max(b.end_ns, m.end_ns);
+    }
+  }
+  for (const auto& [key, b] : blocks) builder.add_block(b);
+  Timeline t = builder.finish(false);
+  t.model = other.value("model", false);
+  t.kernel = other.value("kernel", "");
+  t.label = other.value("label", "");
+  t.device = other.value("device", "");
+  t.num_stages = other.value("num_stages", 0);
+  if (t.model) t.model_note = other.value("model_note", "");
+  return t;
+}
+
 void to_json(nlohmann::json& j, const RegionStats& s) {
   j = {{"name", s.name},           {"region", s.region},       {"count", s.count},     {"instants", s.instants},
        {"total_ns", s.total_ns},   {"mean_ns", s.mean_ns},     {"median_ns", s.median_ns},

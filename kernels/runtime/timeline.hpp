@@ -186,6 +186,10 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b);
 // SM (pid = SM + 1), one thread per track (tid = track + 1) named "block B · warp W"; intervals are "X" events,
 // instants "i"; timestamps in µs. A model timeline says so in its process names and in otherData.model.
 nlohmann::json to_chrome_trace(const Timeline& t);
+// The inverse for traces this module wrote (a saved trace plotted again): events regrouped per SM/block/warp
+// from pid and args, regions from otherData.regions (else by name in order of appearance), the model flag kept.
+// Block anchors are not in the trace: blocks span their warps' events. Errors (parse) name what is missing.
+Result<Timeline> from_chrome_trace(const nlohmann::json& trace);
 // The summary JSON of `tilelab timeline --stats`: regions, occupancy, overflow, model flag.
 nlohmann::json timeline_summary_json(const Timeline& t, const std::vector<RegionStats>& stats,
                                      const StageOccupancy& occupancy);

@@ -137,9 +137,35 @@ TEST(LibraryGpu, KernelsMatchTheirReferences) {
     cases.push_back({"softmax", {{"rows", "33"}, {"cols", "4096"}, {"dtype", dt}}, {{"threads", "512"}}});
     cases.push_back({"softmax", {{"rows", "75"}, {"cols", "100"}, {"dtype", dt}},
                      {{"vec", "4"}, {"threads", "256"}, {"rows_per_block", "8"}}});
+    // Rows longer than 16 vectors per thread take the two-read path (the others are held in registers).
+    cases.push_back({"softmax", {{"rows", "5"}, {"cols", "20000"}, {"dtype", dt}}, {{"vec", "2"}, {"threads", "64"}}});
   }
   cases.push_back({"gemm.simt", {{"M", "513"}, {"N", "511"}, {"K", "1000"}}, {{"block_K", "64"}, {"block_M", "256"}, {"block_N", "128"}}});
   for (const auto& c : cases) run_case(c);
+}
+
+// attn.fwd.mma over the matrix: lengths not multiples of any block, GQA ratios 1/4/8, causal on and off
+// (causal with seq_q < seq_k checks the bottom-right alignment), both head dims and dtypes, several configs.
+TEST(LibraryGpu, AttentionMatchesItsReference) {
+  TL_REQUIRE_GPU();
+  const std::vector<std::map<std::string, std::string>> configs = {
+      {}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}},
+      {{"block_M", "128"}, {"block_N", "32"}, {"warps", "8"}, {"num_stages", "4"}}};
+  int n = 0;
+  for (const char* dim : {"64", "128"})
+    for (const char* ratio : {"1", "4", "8"})
+      for (const char* causal : {"false", "true"}) {
+        const int heads = 8, heads_kv = heads / std::stoi(ratio);
+        const bool c = std::string(causal) == "true";
+        std::map<std::string, std::string> p = {{"batch", "2"}, {"seq_q", c ? "131" : "200"}, {"seq_k", "333"},
+                                                {"heads", std::to_string(heads)}, {"heads_kv", std::to_string(heads_kv)},
+                                                {"dim", dim}, {"causal", causal}, {"dtype", n % 2 ? "f16" : "bf16"}};
+        run_case({"attn.fwd.mma", p, configs[n++ % configs.size()]});
+      }
+  // seq_q == seq_k causal (the plain lower triangle), one query row, and a single key.
+  run_case({"attn.fwd.mma", {{"batch", "1"}, {"seq_q", "257"}, {"seq_k", "257"}, {"heads", "4"}, {"heads_kv", "1"}, {"causal", "true"}}, {}});
+  run_case({"attn.fwd.mma", {{"batch", "3"}, {"seq_q", "1"}, {"seq_k", "1000"}, {"heads", "2"}, {"heads_kv", "2"}, {"causal", "true"}}, {}});
+  run_case({"attn.fwd.mma", {{"batch", "1"}, {"seq_q", "70"}, {"seq_k", "1"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "64"}}, {}});
 }
 
 }  // namespace

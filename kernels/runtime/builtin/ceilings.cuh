@@ -1,4 +1,5 @@
-// Micro-benchmarks behind the device ceilings: HBM copy, L2 and shared-memory reads, FP32 FMA, mma.sync rates.
+// Micro-benchmarks behind the device ceilings: HBM copy, L2 and shared-memory reads, FP32 FMA, mma.sync rates
+// (the wgmma rates are in hopper.cu).
 #pragma once
 
 // Each kernel keeps its result alive through a store guarded by a condition that never holds, so the compiler
@@ -17,6 +18,14 @@ extern "C" __global__ void tl_bench_copy(const float4* __restrict__ src, float4*
     dst[i + 3 * stride] = d;
   }
   for (; i < n; i += stride) dst[i] = src[i];
+}
+
+// HBM, second pattern: thread t copies float4 element t, one grid of n threads (a plain streaming kernel; on the
+// H100 it moves more than the grid-stride loop). The HBM ceiling is the better of the two patterns.
+extern "C" __global__ void tl_bench_copy_flat(const float4* __restrict__ src, float4* __restrict__ dst,
+                                              unsigned long long n) {
+  unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = src[i];
 }
 
 // L2: the whole grid re-reads a working set that fits in L2, `passes` times, bypassing L1 (ld.global.cg).

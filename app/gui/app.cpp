@@ -1,0 +1,550 @@
+// The App: workspace load/save, the open kernel and its validation, jobs (compile, run), sidebar and main area.
+#include "app/gui/app.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "library.hpp"
+
+namespace tl::gui {
+namespace {
+
+const ImVec4 kErrorColor(1.0f, 0.45f, 0.4f, 1.0f);
+const ImVec4 kOkColor(0.45f, 0.85f, 0.5f, 1.0f);
+
+// "path:12: error: ..." lines of a formatted NVRTC log -> file name -> line -> message. `sources` maps display
+// paths back to SourceSet names.
+std::map<std::string, std::map<int, std::string>> parse_error_lines(const std::string& log, const SourceSet& sources) {
+  std::map<std::string, std::string> by_path;
+  for (const auto& name : sources.names()) by_path[sources.display_path(name)] = name;
+  std::map<std::string, std::map<int, std::string>> out;
+  static const std::regex re(R"(^(.+?):(\d+): (error|warning)[^:]*: (.*)$)");
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string::npos) end = log.size();
+    std::string line = log.substr(pos, end - pos);
+    pos = end + 1;
+    std::smatch m;
+    if (!std::regex_match(line, m, re)) continue;
+    std::string file = m[1];
+    if (auto it = by_path.find(file); it != by_path.end()) file = it->second;
+    std::string& slot = out[file][std::stoi(m[2])];
+    if (!slot.empty()) slot += "; ";
+    slot += m[3].str() + ": " + m[4].str();
+  }
+  return out;
+}
+
+}  // namespace
+
+// [SECTION] lifetime and workspace
+
+App::App(AppOptions options) : m_options(std::move(options)), m_sys(query_system()) {
+  m_limits = m_sys.devices.empty() ? limits_for_arch("sm_90a") : limits_for_device(m_sys.devices.front());
+  if (!m_options.workspace_path.empty()) {
+    auto w = load_workspace(m_options.workspace_path);
+    if (w) {
+      m_ws = *w;
+    } else {
+      // Keep the bad file aside rather than overwrite it on the next save.
+      std::error_code ec;
+      const std::string aside = m_options.workspace_path + ".bad";
+      std::filesystem::rename(m_options.workspace_path, aside, ec);
+      message(Message::Level::error, w.status().message() + "; started with defaults (the file was kept as " +
+                                         aside + ")");
+    }
+  }
+  m_saved = m_ws;
+  m_last_save_check = std::chrono::steady_clock::now();
+  std::string kernel = m_ws.kernel;
+  if (!library_registry().find(kernel)) {
+    auto all = library_registry().list();
+    kernel = all.empty() ? "" : all.front()->name;
+    for (const auto* s : all)
+      if (s->name == "gemm.mma") kernel = s->name;
+  }
+  if (!kernel.empty()) (void)select_kernel(kernel);
+  if (!m_ws.layout_spec.empty()) layouts.set_spec(m_ws.layout_spec);
+  if (!m_ws.script.empty() && std::filesystem::exists(m_ws.script)) (void)lua.open(m_ws.script);
+  if (!m_ws.device_profile.empty()) (void)roofline.load_profile(*this, m_ws.device_profile);
+  m_select_tab = m_ws.tab;
+  // The Session (kernel sources, device, cached ceilings) opens on the job thread, off the start-up path.
+  m_jobs.post("open session", [this]() -> JobQueue::Done {
+    Session& s = session();
+    std::optional<Ceilings> c = s.target().ceilings;
+    return [this, c] {
+      if (c && !m_ceilings) set_ceilings(c, "measured on this GPU (tilelab info --measure)");
+    };
+  }, [this](const std::string& e) { message(Message::Level::error, e); });
+}
+
+App::~App() { save_workspace_if_changed(true); }
+
+void App::save_workspace_if_changed(bool force) {
+  if (m_options.workspace_path.empty()) return;
+  auto now = std::chrono::steady_clock::now();
+  if (!force && now - m_last_save_check < std::chrono::milliseconds(500)) return;
+  m_last_save_check = now;
+  m_ws.layout_spec = layouts.spec();
+  m_ws.script = lua.path();
+  if (m_ws == m_saved) return;
+  Status st = save_workspace(m_options.workspace_path, m_ws);
+  if (!st) {
+    message(Message::Level::error, "cannot save the workspace: " + st.message());
+    return;
+  }
+  m_saved = m_ws;
+}
+
+void App::message(Message::Level level, std::string text) {
+  m_messages.push_back({level, std::move(text)});
+  if (m_messages.size() > 200) m_messages.erase(m_messages.begin());
+}
+
+bool App::wait_for_jobs(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (m_jobs.busy()) {
+    if (m_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (std::chrono::steady_clock::now() > end) return false;
+  }
+  return true;
+}
+
+bool App::idle() const { return !m_jobs.busy() && !m_compiling && !lua.running(); }
+
+Session& App::session() {
+  if (!m_session) {
+    auto s = Session::open(m_options.session);
+    if (!s) throw std::runtime_error(s.status().message());
+    m_session = std::move(*s);
+  }
+  return *m_session;
+}
+
+// [SECTION] the open kernel
+
+Status App::select_kernel(const std::string& name) {
+  auto spec = library_registry().find(name);
+  if (!spec) return spec.status();
+  m_spec = *spec;
+  m_ws.kernel = name;
+  m_ws.configs[name];
+  m_ws.problems[name];
+  revalidate();
+  return Status::success();
+}
+
+static Status set_value(const KernelSpec* spec, const Schema& schema, KeyValues& into, const std::string& key,
+                        const std::string& value, const char* what) {
+  if (!spec) return make_error(ErrorCode::not_found, "no kernel is open");
+  KeyValues trial = into;
+  trial[key] = value;
+  auto r = schema.resolve(trial, what);
+  if (!r) return r.status();
+  into[key] = value;
+  return Status::success();
+}
+
+Status App::set_config(const std::string& key, const std::string& value) {
+  Status st = set_value(m_spec, m_spec ? m_spec->config : Schema{}, m_ws.configs[m_ws.kernel], key, value, "config");
+  if (st) revalidate();
+  return st;
+}
+
+Status App::set_problem(const std::string& key, const std::string& value) {
+  Status st = set_value(m_spec, m_spec ? m_spec->problem : Schema{}, m_ws.problems[m_ws.kernel], key, value, "problem");
+  if (st) revalidate();
+  return st;
+}
+
+void App::revalidate() {
+  m_changed = true;
+  if (!m_spec) return;
+  m_instance = tl::instantiate(*m_spec, problem(), config(), m_limits);
+  layouts.set_kernel_layouts(m_instance ? (m_spec->layouts ? m_spec->layouts(m_instance->problem, m_instance->config)
+                                                          : std::vector<LayoutInfo>{})
+                                        : std::vector<LayoutInfo>{});
+  if (m_auto_compile && m_instance) compile();
+}
+
+Status App::show_panel(const std::string& name, bool select) {
+  for (const char* p : kPanels) {
+    if (name == p) {
+      m_ws.panels[p] = true;
+      if (select) m_select_tab = p;
+      return Status::success();
+    }
+  }
+  std::string all;
+  for (const char* p : kPanels) all += (all.empty() ? "" : ", ") + std::string(p);
+  return make_error(ErrorCode::invalid_argument, "no panel '" + name + "' (panels: " + all + ")");
+}
+
+void App::hide_panel(const std::string& name) { m_ws.panels[name] = false; }
+
+const RunEntry* App::find_run(int id) const {
+  for (const auto& r : m_runs)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+void App::set_ceilings(std::optional<Ceilings> c, std::string from) {
+  m_ceilings = std::move(c);
+  m_ceilings_from = std::move(from);
+}
+
+// [SECTION] jobs
+
+void App::compile() {
+  if (!m_spec) return;
+  if (m_compiling) {
+    m_compile_again = true;  // one more when this one finishes: the config changed meanwhile
+    return;
+  }
+  m_compiling = true;
+  std::string kernel = m_ws.kernel;
+  KeyValues problem = this->problem(), config = this->config();
+  m_jobs.post("compile " + kernel, [this, kernel, problem, config]() -> JobQueue::Done {
+    CompileResult r;
+    r.kernel = kernel;
+    r.problem = problem;
+    r.config = config;
+    Session& s = session();
+    auto p = s.prepare(kernel, problem, config);
+    if (p) {
+      r.compiled = std::move(p->compiled);
+      r.error_lines = parse_error_lines(r.compiled->log, s.jit().sources());
+    } else {
+      r.error = p.status().message();
+      r.error_lines = parse_error_lines(r.error, s.jit().sources());
+    }
+    return [this, r = std::move(r)]() mutable {
+      m_compiling = false;
+      if (!r.error.empty()) message(Message::Level::error, r.error);
+      m_compile = std::move(r);
+      if (m_compile_again) {
+        m_compile_again = false;
+        compile();
+      }
+    };
+  }, [this](const std::string& e) {
+    m_compiling = false;
+    m_compile = {};
+    m_compile.error = e;
+    message(Message::Level::error, e);
+  });
+}
+
+void App::run(const std::string& kind) {
+  if (!m_spec) return;
+  if (!has_device()) {
+    message(Message::Level::warning, "cannot run: no GPU (" + why_no_device() + ")");
+    return;
+  }
+  std::string kernel = m_ws.kernel;
+  KeyValues problem = this->problem(), config = this->config();
+  m_jobs.post(kind + " " + kernel, [this, kind, kernel, problem, config]() -> JobQueue::Done {
+    Session& s = session();
+    RunEntry e;
+    e.kind = kind;
+    auto p = s.prepare(kernel, problem, config);
+    if (!p) {
+      e.record = failed_record(kernel, problem, config, p.status());
+    } else {
+      RunOptions o;
+      if (kind == "bench" && s.registry().find(kernel).value()->baseline) o.vs = "cublas";
+      if (kind == "timeline") {
+        Status st = add_timeline_build(s.jit(), *p);
+        if (!st) e.record = failed_record(kernel, problem, config, st);
+        o.timeline = st.ok();
+      }
+      if (kind != "timeline" || o.timeline) e.record = s.run(*p, o);
+    }
+    to_json(e.json, e.record);
+    if (e.record.timeline) e.timeline = std::make_shared<const Timeline>(*e.record.timeline);
+    return [this, e = std::move(e)]() mutable {
+      e.id = m_next_run_id++;
+      const RunRecord& r = e.record;
+      if (r.failure)
+        message(Message::Level::error, "run " + std::to_string(e.id) + " (" + e.kind + " " + r.kernel +
+                                           "): " + r.failure_text());
+      else
+        message(r.passed() ? Message::Level::info : Message::Level::warning,
+                "run " + std::to_string(e.id) + ": " + r.kernel + " " + (r.passed() ? "PASS" : "FAIL") + ", " +
+                    std::to_string(r.time_ms.median) + " ms");
+      if (!r.timeline_error.empty()) message(Message::Level::warning, "timeline: " + r.timeline_error);
+      selected_run = e.id;
+      if (e.timeline) timeline.set(e.timeline, "run " + std::to_string(e.id));
+      m_runs.push_back(std::move(e));
+    };
+  }, [this](const std::string& e) { message(Message::Level::error, e); });
+}
+
+// [SECTION] frame
+
+void App::frame() {
+  m_jobs.drain();
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  const ImGuiWindowFlags host = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
+                                ImGuiWindowFlags_MenuBar;
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+  ImGui::Begin("TileLab##main", nullptr, host);
+  ImGui::PopStyleVar();
+  draw_menu();
+  const float status_h = ImGui::GetFrameHeightWithSpacing() + 4;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float body_h = avail.y - status_h;
+  const bool sidebar = m_ws.shown("Sidebar");
+  if (sidebar) {
+    m_ws.sidebar_width = std::clamp(m_ws.sidebar_width, 220.0f, std::max(220.0f, avail.x - 300));
+    draw_sidebar(m_ws.sidebar_width, body_h);
+    ImGui::SameLine(0, 0);
+    // The splitter: drag to resize the sidebar.
+    ImGui::InvisibleButton("##splitter", ImVec2(6, body_h));
+    if (ImGui::IsItemActive()) {
+      m_ws.sidebar_width += ImGui::GetIO().MouseDelta.x;
+      m_changed = true;
+    }
+    if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+    ImGui::SameLine(0, 0);
+  }
+  ImGui::BeginChild("##mainarea", ImVec2(0, body_h), false);
+  draw_main_area();
+  ImGui::EndChild();
+  draw_status_bar();
+  ImGui::End();
+  save_workspace_if_changed();
+}
+
+void App::draw_menu() {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("View")) {
+    bool s = m_ws.shown("Sidebar");
+    if (ImGui::MenuItem("Kernel sidebar", nullptr, &s)) m_ws.panels["Sidebar"] = s;
+    ImGui::Separator();
+    for (const char* p : kPanels) {
+      bool shown = m_ws.shown(p);
+      if (ImGui::MenuItem(p, nullptr, &shown)) {
+        m_ws.panels[p] = shown;
+        if (shown) m_select_tab = p;
+      }
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Kernel")) {
+    if (ImGui::MenuItem("Compile", nullptr, false, m_spec && !m_compiling)) compile();
+    if (ImGui::MenuItem("Auto-compile on change", nullptr, &m_auto_compile) && m_auto_compile) compile();
+    ImGui::EndMenu();
+  }
+  ImGui::TextDisabled("  TileLab %s", TILELAB_VERSION);
+  ImGui::EndMenuBar();
+}
+
+void App::draw_sidebar(float width, float height) {
+  ImGui::BeginChild("##sidebar", ImVec2(width, height), true);
+  draw_kernel_browser();
+  if (m_spec) {
+    ImGui::Separator();
+    ImGui::TextUnformatted(m_spec->name.c_str());
+    ImGui::TextWrapped("%s", m_spec->summary.c_str());
+    if (ImGui::CollapsingHeader("Config", ImGuiTreeNodeFlags_DefaultOpen)) draw_params(m_spec->config, true);
+    if (ImGui::CollapsingHeader("Problem", ImGuiTreeNodeFlags_DefaultOpen)) draw_params(m_spec->problem, false);
+    if (m_instance) {
+      ImGui::TextColored(kOkColor, "valid: %s", m_instance->name_expression.c_str());
+      const auto& g = m_instance->launch;
+      ImGui::TextDisabled("grid (%u,%u,%u) block (%u,%u,%u) smem %u B", g.grid.x, g.grid.y, g.grid.z, g.block.x,
+                          g.block.y, g.block.z, g.dynamic_smem);
+    } else {
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+      ImGui::TextWrapped("cannot run: %s", m_instance.status().message().c_str());
+      ImGui::PopStyleColor();
+    }
+    ImGui::Separator();
+    draw_run_controls();
+  }
+  ImGui::EndChild();
+}
+
+void App::draw_kernel_browser() {
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##search", "search kernels", m_search, sizeof(m_search));
+  const std::string needle = m_search;
+  ImGui::BeginChild("##browser", ImVec2(0, 150), true);
+  std::map<std::string, std::vector<const KernelSpec*>> families;
+  for (const auto* s : library_registry().list()) {
+    if (!needle.empty() && s->name.find(needle) == std::string::npos && s->summary.find(needle) == std::string::npos)
+      continue;
+    families[s->family].push_back(s);
+  }
+  for (const auto& [family, specs] : families) {
+    ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+    if (!needle.empty()) ImGui::SetNextItemOpen(true);
+    if (ImGui::TreeNode(family.c_str())) {
+      for (const auto* s : specs) {
+        if (ImGui::Selectable(s->name.c_str(), s == m_spec)) (void)select_kernel(s->name);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s->summary.c_str());
+      }
+      ImGui::TreePop();
+    }
+  }
+  if (families.empty()) ImGui::TextDisabled("no kernel matches '%s'", m_search);
+  ImGui::EndChild();
+}
+
+void App::draw_params(const Schema& schema, bool is_config) {
+  const KeyValues& given = is_config ? config() : problem();
+  ImGui::PushID(is_config ? "config" : "problem");
+  for (const ParamSpec& p : schema.params) {
+    auto it = given.find(p.name);
+    const std::string current = it != given.end() ? it->second : p.default_value;
+    std::string chosen = current;
+    ImGui::PushID(p.name.c_str());
+    ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x * 0.6f));
+    if (p.type == ParamType::bool_) {
+      bool b = current == "true" || current == "1";
+      if (ImGui::Checkbox(p.name.c_str(), &b)) chosen = b ? "true" : "false";
+    } else if (!p.choices.empty()) {
+      if (ImGui::BeginCombo(p.name.c_str(), current.c_str())) {
+        for (const auto& c : p.choices)
+          if (ImGui::Selectable(c.c_str(), c == current)) chosen = c;
+        ImGui::EndCombo();
+      }
+    } else {
+      std::int64_t v = 0;
+      try {
+        v = std::stoll(current);
+      } catch (...) {
+        v = p.min;
+      }
+      // Wide ranges (problem sizes) get a logarithmic slider; ctrl+click types a value.
+      const bool log = p.max > 4096 && p.min > 0;
+      if (ImGui::SliderScalar(p.name.c_str(), ImGuiDataType_S64, &v, &p.min, &p.max, "%" PRId64,
+                              log ? ImGuiSliderFlags_Logarithmic : 0))
+        chosen = std::to_string(std::clamp(v, p.min, p.max));
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s (default %s)", p.help.c_str(), p.describe_allowed().c_str(),
+                                                  p.default_value.c_str());
+    if (chosen != current) {
+      Status st = is_config ? set_config(p.name, chosen) : set_problem(p.name, chosen);
+      if (!st) message(Message::Level::error, st.message());
+    }
+    ImGui::PopID();
+  }
+  if (ImGui::SmallButton("defaults")) {
+    (is_config ? m_ws.configs : m_ws.problems)[m_ws.kernel].clear();
+    revalidate();
+  }
+  ImGui::PopID();
+}
+
+void App::draw_run_controls() {
+  const bool can_compile = m_spec && m_instance.ok();
+  ImGui::BeginDisabled(!can_compile || m_compiling);
+  if (ImGui::Button(m_compiling ? "Compiling..." : "Compile")) compile();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Checkbox("auto", &m_auto_compile) && m_auto_compile) compile();
+  if (m_compile.compiled && m_compile.kernel == m_ws.kernel) {
+    const CompiledKernel& c = *m_compile.compiled;
+    const ResourceUsage& r = c.resources;
+    const bool stale = m_compile.config != config() || m_compile.problem != problem();
+    ImGui::Text("%s%d regs, %d B smem (static), spills %d/%d B, stack %d B", stale ? "(stale) " : "", r.registers,
+                r.shared_static_bytes, r.spill_store_bytes, r.spill_load_bytes, r.stack_frame_bytes);
+    ImGui::TextDisabled("%s, %.0f ms%s", c.arch.c_str(), c.compile_ms, c.from_cache ? " (cache)" : "");
+  } else if (!m_compile.error.empty() && m_compile.kernel == m_ws.kernel) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("%s", m_compile.error.substr(0, 400).c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::Separator();
+  const bool can_run = can_compile && has_device();
+  ImGui::BeginDisabled(!can_run);
+  if (ImGui::Button("Run + verify")) run("run");
+  ImGui::SameLine();
+  if (ImGui::Button(m_spec && m_spec->baseline ? "Bench vs cuBLAS" : "Bench")) run("bench");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!m_spec || m_spec->probes.empty());
+  if (ImGui::Button("Capture timeline")) run("timeline");
+  ImGui::EndDisabled();
+  ImGui::EndDisabled();
+  if (!has_device()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("Running needs a GPU: %s. Compiling, layouts, model timelines and Lua work.",
+                       why_no_device().c_str());
+    ImGui::PopStyleColor();
+  } else if (!can_compile) {
+    ImGui::TextDisabled("fix the config to run");
+  }
+  if (m_spec && m_spec->probes.empty()) ImGui::TextDisabled("no timeline probes in this kernel");
+}
+
+void App::draw_main_area() {
+  if (ImGui::BeginTabBar("##panels", ImGuiTabBarFlags_Reorderable)) {
+    for (const char* p : kPanels) {
+      bool open = m_ws.shown(p);
+      if (!open) continue;
+      ImGuiTabItemFlags flags = m_select_tab == p ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool visible = ImGui::BeginTabItem(p, &open, flags);
+      if (!open) {
+        m_ws.panels[p] = false;
+      }
+      if (visible) {
+        if (m_ws.tab != p) m_ws.tab = p;
+        const std::string name = p;
+        if (name == "Layouts") layouts.draw();
+        else if (name == "Source") source.draw_source(*this);
+        else if (name == "PTX") source.draw_ptx(*this);
+        else if (name == "Results") results.draw(*this);
+        else if (name == "Timeline") timeline.draw(*this);
+        else if (name == "Roofline") roofline.draw(*this);
+        else if (name == "Lua") lua.draw(*this);
+        else if (name == "Device") device.draw(*this);
+        ImGui::EndTabItem();
+      }
+    }
+    m_select_tab.clear();
+    ImGui::EndTabBar();
+  }
+}
+
+void App::draw_status_bar() {
+  ImGui::Separator();
+  double secs = 0;
+  int waiting = 0;
+  const std::string job = m_jobs.current(&secs, &waiting);
+  if (!job.empty()) {
+    const char spin[] = "|/-\\";
+    ImGui::Text("%c %s (%.1f s)%s", spin[static_cast<int>(secs * 8) % 4], job.c_str(), secs,
+                waiting ? (" +" + std::to_string(waiting) + " queued").c_str() : "");
+  } else if (lua.running()) {
+    ImGui::Text("running %s", lua.path().c_str());
+  } else {
+    ImGui::TextDisabled("ready, started in %.0f ms", startup_ms);
+  }
+  if (!m_messages.empty()) {
+    const Message& m = m_messages.back();
+    ImGui::SameLine();
+    ImGui::TextColored(m.level == Message::Level::error     ? kErrorColor
+                       : m.level == Message::Level::warning ? ImVec4(1, 0.8f, 0.3f, 1)
+                                                            : ImVec4(0.8f, 0.8f, 0.8f, 1),
+                       " | %s", m.text.substr(0, m.text.find('\n')).c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      for (const auto& msg : m_messages) ImGui::TextUnformatted(msg.text.c_str());
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+}  // namespace tl::gui

@@ -1,0 +1,144 @@
+// The main area's panels other than the layout viewer: source/PTX, results, timeline, roofline, Lua, device.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/ceilings.hpp"
+#include "runtime/timeline.hpp"
+#include "viz/imgui_painter.hpp"
+#include "viz/roofline_scene.hpp"
+#include "viz/timeline_scene.hpp"
+
+namespace tl::gui {
+
+class App;
+
+// The open kernel's source (and the files it includes) with compile errors inline, reloaded when the file changes
+// on disk; and the PTX of the last compile.
+class SourcePanel {
+ public:
+  void draw_source(App& app);
+  void draw_ptx(App& app);
+
+ private:
+  void load(App& app, const std::string& name);
+  std::string m_name;  // SourceSet name being shown
+  std::string m_path;  // on disk ("" when the sources are the embedded copy)
+  std::filesystem::file_time_type m_mtime{};
+  std::vector<std::string> m_lines;
+  std::vector<std::string> m_files;  // the include closure of the kernel's main source
+  std::string m_kernel;
+  std::string m_error;
+  char m_ptx_filter[64] = {};
+  std::vector<std::string> m_ptx_lines;
+  std::string m_ptx_key;  // cache key + name of the compile whose PTX is split into m_ptx_lines
+  double m_last_poll = 0;
+};
+
+// This session's runs: a sortable table, two picked to compare.
+class ResultsPanel {
+ public:
+  void draw(App& app);
+  int compare_a = -1, compare_b = -1;  // run ids
+};
+
+// A run's timeline, a model timeline of the open config, or a Chrome trace file: Gantt with zoom/pan/hover and
+// selection statistics, region statistics, stage occupancy.
+class TimelinePanel {
+ public:
+  void draw(App& app);
+  void set(std::shared_ptr<const Timeline> t, std::string from);
+  Status load_trace(const std::string& path);
+  void model_of_open_kernel(App& app);
+  const Timeline* timeline() const { return m_timeline.get(); }
+  void set_window(double t0_ns, double t1_ns) { m_t0 = t0_ns, m_t1 = t1_ns; }  // the Gantt's time window
+
+ private:
+  std::shared_ptr<const Timeline> m_timeline;
+  std::string m_from;
+  int m_view = 0;  // 0 gantt, 1 region stats, 2 occupancy
+  double m_t0 = 0, m_t1 = 0;
+  int m_first_track = 0;
+  double m_sel0 = -1, m_sel1 = -1;  // selected time range (ns), sel1 < 0: none
+  bool m_selecting = false;
+  char m_path[256] = "trace.json";
+  viz::Scene m_scene;
+  viz::GanttInfo m_info;
+  viz::GanttStyle m_built;
+  float m_built_width = 0;
+  bool m_dirty = true;
+  std::vector<RegionStats> m_stats;
+  std::optional<StageOccupancy> m_occupancy;
+  viz::Scene m_side_scene;
+  viz::View m_side_view;
+  int m_side_built = -1;
+};
+
+// This session's runs on the device's measured roofline; hover says the config, click selects the run.
+class RooflinePanel {
+ public:
+  void draw(App& app);
+  Status load_profile(App& app, const std::string& path);
+  Status load_runs(const std::string& path);
+
+ private:
+  void rebuild(App& app);
+  std::optional<viz::RooflineScene> m_scene;
+  std::vector<int> m_point_run;          // point index -> run id (-1: from a file)
+  std::vector<nlohmann::json> m_file_records;
+  std::string m_error;
+  std::size_t m_built_runs = ~std::size_t{0};
+  int m_built_selected = -2;
+  const void* m_built_ceilings = nullptr;
+  char m_profile[256] = {};
+  char m_runs_path[256] = {};
+  char m_color_by[64] = {};
+  viz::View m_view;
+};
+
+// Lua editor and console: open, edit, save and run a script on its own thread, output and errors, error line.
+class LuaPanel {
+ public:
+  LuaPanel();
+  ~LuaPanel();
+  void draw(App& app);
+  Status open(const std::string& path);
+  void run(App& app);
+  bool running() const { return m_running.load(); }
+  const std::string& path() const { return m_path; }
+
+ private:
+  void join();
+  std::string m_path;
+  std::string m_text;
+  bool m_modified = false;
+  std::string m_output;  // console: what the last run printed, then its error
+  int m_error_line = 0;  // 1-based line of the last error in this script, 0: none
+  std::string m_error;
+  bool m_show_listing = false;
+  std::atomic<bool> m_running{false};
+  std::atomic<bool> m_interrupt{false};
+  std::thread m_thread;
+  std::mutex m_mutex;  // guards m_pending_* written by the script thread
+  std::string m_pending_output;
+  std::optional<std::string> m_pending_error;
+  bool m_pending_done = false;
+};
+
+// The GPU: name, SMs, memory, clocks, and the measured ceilings.
+class DevicePanel {
+ public:
+  void draw(App& app);
+};
+
+// Parses the error line out of a Lua message for chunk `chunk` ("script.lua:12: ..." -> 12), 0 when none.
+int lua_error_line(const std::string& message, const std::string& chunk);
+
+}  // namespace tl::gui

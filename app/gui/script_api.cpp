@@ -1,0 +1,238 @@
+// The `gui` Lua table of the scripted test mode: select a kernel, set config values, open panels, load files.
+#include "app/gui/script_api.hpp"
+
+#include <iterator>
+#include <exception>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+}
+
+#include "app/gui/app.hpp"
+#include "scripting/lua_binding.hpp"
+#include "scripting/lua_runner.hpp"
+
+namespace tl::gui {
+namespace {
+
+App& app_of(lua_State* L) { return *static_cast<App*>(lua_touserdata(L, lua_upvalueindex(1))); }
+
+// A Status that failed becomes a Lua error (user mistakes in a test script should stop it, loudly).
+void check(const Status& st) {
+  if (!st) throw std::runtime_error(st.message());
+}
+
+std::string value_text(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TBOOLEAN) return lua_toboolean(L, idx) ? "true" : "false";
+  if (lua_isinteger(L, idx)) return std::to_string(lua_tointeger(L, idx));
+  return luaL_checkstring(L, idx);
+}
+
+// gui.kernel(name)
+int l_kernel(lua_State* L) {
+  check(app_of(L).select_kernel(luaL_checkstring(L, 1)));
+  return 0;
+}
+
+// gui.config{k = v, ...} or gui.config(k, v); gui.problem likewise.
+template <bool Config>
+int l_values(lua_State* L) {
+  App& app = app_of(L);
+  auto set = [&](const std::string& k, const std::string& v) {
+    check(Config ? app.set_config(k, v) : app.set_problem(k, v));
+  };
+  if (lua_istable(L, 1)) {
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+      const std::string k = luaL_checkstring(L, -2);
+      const std::string v = value_text(L, -1);
+      lua_pop(L, 1);
+      set(k, v);
+    }
+  } else {
+    set(luaL_checkstring(L, 1), value_text(L, 2));
+  }
+  return 0;
+}
+
+// gui.show(panel): opens and selects a panel ("Layouts", "Source", ...); gui.hide(panel).
+int l_show(lua_State* L) {
+  check(app_of(L).show_panel(luaL_checkstring(L, 1)));
+  return 0;
+}
+int l_hide(lua_State* L) {
+  app_of(L).hide_panel(luaL_checkstring(L, 1));
+  return 0;
+}
+
+// gui.layout(spec [, access [, colour]]): the layout viewer's SPEC, bank-overlay access pattern, colour mode.
+int l_layout(lua_State* L) {
+  App& app = app_of(L);
+  app.layouts.set_spec(luaL_checkstring(L, 1));
+  app.layouts.set_access(luaL_optstring(L, 2, ""));
+  app.layouts.set_color(luaL_optstring(L, 3, "auto"));
+  return 0;
+}
+
+int l_compile(lua_State* L) {
+  app_of(L).compile();
+  return 0;
+}
+
+// gui.run("run" | "bench" | "timeline"): queued like the buttons (without a GPU it only says why).
+int l_run(lua_State* L) {
+  app_of(L).run(luaL_optstring(L, 1, "run"));
+  return 0;
+}
+
+int l_model_timeline(lua_State* L) {
+  App& app = app_of(L);
+  app.timeline.model_of_open_kernel(app);
+  if (!app.timeline.timeline()) throw std::runtime_error("no model timeline for " + app.workspace().kernel);
+  return 0;
+}
+
+int l_load_trace(lua_State* L) {
+  check(app_of(L).timeline.load_trace(luaL_checkstring(L, 1)));
+  return 0;
+}
+
+int l_device_profile(lua_State* L) {
+  App& app = app_of(L);
+  check(app.roofline.load_profile(app, luaL_checkstring(L, 1)));
+  return 0;
+}
+
+int l_load_runs(lua_State* L) {
+  check(app_of(L).roofline.load_runs(luaL_checkstring(L, 1)));
+  return 0;
+}
+
+int l_open_script(lua_State* L) {
+  check(app_of(L).lua.open(luaL_checkstring(L, 1)));
+  return 0;
+}
+
+int l_run_script(lua_State* L) {
+  App& app = app_of(L);
+  app.lua.run(app);
+  return 0;
+}
+
+// gui.panels() -> {"Layouts", "Source", ...}
+int l_panels(lua_State* L) {
+  lua_createtable(L, static_cast<int>(std::size(kPanels)), 0);
+  int i = 0;
+  for (const char* p : kPanels) {
+    lua_pushstring(L, p);
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
+void push_map(lua_State* L, const std::map<std::string, std::string>& m) {
+  lua_createtable(L, 0, static_cast<int>(m.size()));
+  for (const auto& [k, v] : m) {
+    lua_pushstring(L, v.c_str());
+    lua_setfield(L, -2, k.c_str());
+  }
+}
+
+// gui.state() -> {kernel, config = {..}, problem = {..}, tab, valid, reason, layout, script}: what the app shows.
+int l_state(lua_State* L) {
+  App& app = app_of(L);
+  Workspace& w = app.workspace();
+  lua_newtable(L);
+  lua_pushstring(L, w.kernel.c_str());
+  lua_setfield(L, -2, "kernel");
+  push_map(L, app.config());
+  lua_setfield(L, -2, "config");
+  push_map(L, app.problem());
+  lua_setfield(L, -2, "problem");
+  lua_pushstring(L, w.tab.c_str());
+  lua_setfield(L, -2, "tab");
+  lua_pushboolean(L, app.instance().ok());
+  lua_setfield(L, -2, "valid");
+  lua_pushstring(L, app.instance().status().message().c_str());
+  lua_setfield(L, -2, "reason");
+  lua_pushstring(L, app.layouts.spec().c_str());
+  lua_setfield(L, -2, "layout");
+  lua_pushstring(L, app.lua.path().c_str());
+  lua_setfield(L, -2, "script");
+  // The last compile: {ok, error, errors = {{file, line, message}, ...}, registers} (nil before any).
+  const CompileResult& c = app.compiled();
+  if (c.compiled || !c.error.empty()) {
+    lua_newtable(L);
+    lua_pushboolean(L, c.compiled.has_value());
+    lua_setfield(L, -2, "ok");
+    lua_pushstring(L, c.error.c_str());
+    lua_setfield(L, -2, "error");
+    if (c.compiled) {
+      lua_pushinteger(L, c.compiled->resources.registers);
+      lua_setfield(L, -2, "registers");
+    }
+    lua_newtable(L);
+    int i = 0;
+    for (const auto& [file, lines] : c.error_lines)
+      for (const auto& [line, msg] : lines) {
+        lua_newtable(L);
+        lua_pushstring(L, file.c_str());
+        lua_setfield(L, -2, "file");
+        lua_pushinteger(L, line);
+        lua_setfield(L, -2, "line");
+        lua_pushstring(L, msg.c_str());
+        lua_setfield(L, -2, "message");
+        lua_rawseti(L, -2, ++i);
+      }
+    lua_setfield(L, -2, "errors");
+    lua_setfield(L, -2, "compile");
+  }
+  return 1;
+}
+
+// gui.wait([seconds = 120]): lets queued compiles and runs finish (their results land in the panels).
+int l_wait(lua_State* L) {
+  if (!app_of(L).wait_for_jobs(luaL_optnumber(L, 1, 120)))
+    throw std::runtime_error("gui.wait: background work still running after the timeout");
+  return 0;
+}
+
+const luaL_Reg kGui[] = {
+    {"state", lua::guarded<l_state>},
+    {"wait", lua::guarded<l_wait>},
+    {"kernel", lua::guarded<l_kernel>},
+    {"config", lua::guarded<l_values<true>>},
+    {"problem", lua::guarded<l_values<false>>},
+    {"show", lua::guarded<l_show>},
+    {"hide", lua::guarded<l_hide>},
+    {"layout", lua::guarded<l_layout>},
+    {"compile", lua::guarded<l_compile>},
+    {"run", lua::guarded<l_run>},
+    {"model_timeline", lua::guarded<l_model_timeline>},
+    {"load_trace", lua::guarded<l_load_trace>},
+    {"device_profile", lua::guarded<l_device_profile>},
+    {"load_runs", lua::guarded<l_load_runs>},
+    {"open_script", lua::guarded<l_open_script>},
+    {"run_script", lua::guarded<l_run_script>},
+    {"panels", lua::guarded<l_panels>},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+
+void install_gui_table(lua_State* L, App& app) {
+  lua_newtable(L);
+  lua_pushlightuserdata(L, &app);
+  luaL_setfuncs(L, kGui, 1);
+  lua_setglobal(L, "gui");
+}
+
+Status run_gui_script(App& app, const std::string& path) {
+  lua::RunOptions o;
+  o.args = {};
+  o.setup = [&app](lua_State* L) { install_gui_table(L, app); };
+  return lua::run_file(path, o);
+}
+
+}  // namespace tl::gui

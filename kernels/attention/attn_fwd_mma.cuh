@@ -1,0 +1,309 @@
+// attn.fwd.mma: FlashAttention-2-style forward — cp.async K/V pipeline, ldmatrix, mma.sync m16n8k16, online softmax.
+//
+// O = softmax(Q K^T / sqrt(D)) V per (batch, head), and LSE = log(sum_j exp(q·k_j / sqrt(D))) per query row.
+// Q, O: [batch, seq_q, heads, D]; K, V: [batch, seq_k, heads_kv, D] (16-bit, rows of D contiguous); LSE: float
+// [batch, heads, seq_q]. GQA: query head h reads kv head h / (heads / heads_kv). Causal masking is aligned to the
+// bottom-right corner (query row r sees keys c <= r + seq_k - seq_q), as FlashAttention does; for seq_q == seq_k it
+// is the usual lower triangle. seq_q and seq_k are predicated (any length).
+//
+// Grid: (ceil(seq_q / BM), heads, batch); causal grids walk the query blocks from the last (most keys) to the
+// first, so the longest blocks start first. Threads: WARPS warps stacked along M; warp w owns query rows
+// [w*WTM, (w+1)*WTM) of the block, WTM = BM / WARPS = 16*MT, as MT m16 tiles. Every warp sees the whole K/V tile.
+//
+// Per K/V tile of BN keys, each warp computes S = Q K^T (m16n8k16, Q and K through ldmatrix), masks the edges,
+// updates its rows' running max m and sum l in registers (exp2 with the log2(e)-scaled softmax scale; the four
+// lanes of a quad share a row and reduce with shuffles), rescales its O accumulators, turns S's fp32 C fragments
+// into P's 16-bit A fragments in registers (the C layout of two n8 tiles is the A layout of one k16 step), and adds
+// P V (V through ldmatrix.trans). At the end O is divided by l and stored; LSE = (m + log2 l) * ln 2.
+//
+// Shared memory (dynamic): [Q tile BM x D] then STAGES x ([K tile BN x D][V tile BN x D]), 16-bit elements, rows of
+// D*2 bytes = D/8 chunks of 16 bytes; chunk c of row r is stored at chunk c ^ (r % 8) (Swizzle<3,3,3> on element
+// offsets), so the cp.async writes and the ldmatrix reads of 8 rows at one chunk touch 8 different bank groups.
+// K/V tiles are a cp.async pipeline of STAGES buffers, STAGES - 1 tiles in flight ahead of the one computed (2 =
+// double buffering); out-of-range rows are zero-filled (never NaN: P is 0 there, and 0 * V must stay 0).
+#pragma once
+
+#include "gemm/gemm_common.cuh"
+#include "gemm/gemm_mma.cuh"
+#include "tile/config.hpp"
+#include "tile/probe.hpp"
+
+namespace tl {
+namespace attn_detail {
+
+// Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
+// Stage = pipeline stage, aux = K/V tile index.
+enum AttnProbe : unsigned { kProbeLoadIssue, kProbeWaitTile, kProbeQK, kProbeSoftmax, kProbePV, kProbeEpilogue };
+
+TL_DEVICE_INLINE void ldmatrix_x4_trans(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+TL_DEVICE_INLINE float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROW_BYTES-byte rows, XOR-swizzled within 8 chunks.
+template <int ROW_BYTES>
+TL_DEVICE_INLINE unsigned swz(int row, int chunk) {
+  return row * ROW_BYTES + ((chunk ^ (row & 7)) * 16);
+}
+
+// Copies rows [row0, row0 + ROWS) of a [*, rows, stride] 16-bit tensor slice (`src` points at row 0's first
+// element; consecutive rows are `stride` elements apart) into a swizzled smem tile; rows >= `rows` are zero-filled.
+template <int ROWS, int D, int THREADS>
+TL_DEVICE_INLINE void load_rows(unsigned dst, const unsigned short* src, int row0, int rows, long long stride, int tid) {
+  constexpr int CH = D / 8;
+#pragma unroll
+  for (int i = 0; i < (ROWS * CH + THREADS - 1) / THREADS; ++i) {
+    const int idx = tid + i * THREADS;
+    if ((ROWS * CH) % THREADS != 0 && idx >= ROWS * CH) break;
+    const int row = idx / CH, chunk = idx % CH;
+    const int gr = row0 + row;
+    const bool in = gr < rows;
+    mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
+  }
+}
+
+TL_DEVICE_INLINE float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+TL_DEVICE_INLINE float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+}  // namespace attn_detail
+
+template <int D, int BM, int BN, int STAGES>
+constexpr int attn_fwd_mma_smem_bytes() {
+  return (BM + STAGES * 2 * BN) * D * 2;
+}
+
+template <int D, int BM, int BN, int WARPS, int STAGES, bool CAUSAL, bool BF16>
+__global__ void __launch_bounds__(WARPS * 32)
+    attn_fwd_mma(const unsigned short* __restrict__ Q, const unsigned short* __restrict__ K,
+                 const unsigned short* __restrict__ V, unsigned short* __restrict__ O, float* __restrict__ LSE,
+                 int seq_q, int seq_k, int heads, int heads_kv) {
+  using namespace attn_detail;
+  using mma_detail::cp_async_commit;
+  using mma_detail::cp_async_wait;
+  using mma_detail::ldmatrix_x4;
+  using mma_detail::mma_16816;
+  constexpr int THREADS = WARPS * 32;
+  constexpr int WTM = BM / WARPS, MT = WTM / 16;  // rows per warp, m16 tiles per warp
+  constexpr int NT = BN / 8;                      // n8 tiles of S per KV tile
+  constexpr int DT = D / 8;                       // n8 tiles of O
+  constexpr int ROWB = D * 2;
+  constexpr unsigned Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2, STAGE_BYTES = 2 * KV_BYTES;
+  static_assert(WTM % 16 == 0, "each warp owns whole m16 tiles");
+  static_assert(BN % 16 == 0 && D % 16 == 0, "BN and D must be multiples of 16");
+  // softmax scale 1/sqrt(D) times log2(e): scores go straight into exp2.
+  constexpr float kScaleLog2 = 1.4426950408889634f / (D == 64 ? 8.0f : D == 128 ? 11.313708498984761f : 16.0f);
+  static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned q_smem = gemm_detail::smem_u32(smem);
+  const unsigned kv_smem = q_smem + Q_BYTES;
+
+  const int m_block = CAUSAL ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int hk = h / (heads / heads_kv);
+  const int m0 = m_block * BM;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int diag = seq_k - seq_q;  // causal: row r sees keys <= r + diag
+
+  const long long q_stride = static_cast<long long>(heads) * D, kv_stride = static_cast<long long>(heads_kv) * D;
+  const unsigned short* q_src = Q + (static_cast<long long>(b) * seq_q * heads + h) * D;
+  const unsigned short* k_src = K + (static_cast<long long>(b) * seq_k * heads_kv + hk) * D;
+  const unsigned short* v_src = V + (static_cast<long long>(b) * seq_k * heads_kv + hk) * D;
+
+  // Keys this block needs: all, or up to the diagonal of its last row.
+  int kv_end = seq_k;
+  if constexpr (CAUSAL) kv_end = min(seq_k, m0 + BM + diag);
+  const int n_tiles = kv_end > 0 ? (kv_end + BN - 1) / BN : 0;
+
+  // Per-lane swizzled ldmatrix offsets at k-step / column pair 0. Every row a lane addresses is lane % 8 modulo 8, so
+  // the chunk of a later step is the XOR of this one with the step's chunk, and the row offset is an immediate (row
+  // bytes >= 128 leave the XORed bits [4, 8) free). Q and K (A and non-transposed B): rows lane % 16 resp.
+  // lane % 8 + 8 * (lane / 16), chunks lane / 16 resp. (lane / 8) % 2; V (transposed B): rows lane % 16 in k
+  // order, chunk lane / 16.
+  const unsigned q_off = swz<ROWB>(warp * WTM + lane % 16, lane / 16);
+  const unsigned k_off = swz<ROWB>(lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
+  const unsigned v_off = swz<ROWB>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+
+  if (tid == 0) TL_PROBE_BLOCK_BEGIN();
+  TL_PROBE_WARP_INIT();
+
+  auto load_kv = [&](int tile) {
+    const unsigned dst = kv_smem + (tile % STAGES) * STAGE_BYTES;
+    TL_PROBE_BEGIN(kProbeLoadIssue, tile % STAGES, tile);
+    load_rows<BN, D, THREADS>(dst, k_src, tile * BN, seq_k, kv_stride, tid);
+    load_rows<BN, D, THREADS>(dst + KV_BYTES, v_src, tile * BN, seq_k, kv_stride, tid);
+    TL_PROBE_END(kProbeLoadIssue, tile % STAGES, tile);
+  };
+
+  // Prologue: Q with the first tile (one group), then the rest of the STAGES - 1 tiles ahead.
+  load_rows<BM, D, THREADS>(q_smem, q_src, m0, seq_q, q_stride, tid);
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < n_tiles) load_kv(s);
+    cp_async_commit();
+  }
+
+  float o[MT][DT][4];
+  float row_max[MT][2], row_sum[MT][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+#pragma unroll
+    for (int j = 0; j < DT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) o[i][j][r] = 0.f;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) row_max[i][hh] = -__int_as_float(0x7f800000), row_sum[i][hh] = 0.f;
+  }
+
+  for (int t = 0; t < n_tiles; ++t) {
+    TL_PROBE_BEGIN(kProbeWaitTile, t % STAGES, t);
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // tile t (and Q) visible to all; the buffer of tile t - 1 is free to refill
+    TL_PROBE_END(kProbeWaitTile, t % STAGES, t);
+    if (t + STAGES - 1 < n_tiles) load_kv(t + STAGES - 1);
+    cp_async_commit();
+
+    const unsigned k_tile = kv_smem + (t % STAGES) * STAGE_BYTES, v_tile = k_tile + KV_BYTES;
+    const int n0 = t * BN;
+
+    // S = Q K^T for this warp's rows.
+    TL_PROBE_BEGIN(kProbeQK, t % STAGES, t);
+    float s[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s[i][j][r] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      unsigned a[MT][4];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+        ldmatrix_x4(q_smem + (q_off ^ (kk * 32)) + i * 16 * ROWB, a[i][0], a[i][1], a[i][2], a[i][3]);
+#pragma unroll
+      for (int j = 0; j < NT; j += 2) {
+        unsigned kb0[2], kb1[2];  // n8 tiles j and j + 1
+        ldmatrix_x4(k_tile + (k_off ^ (kk * 32)) + j * 8 * ROWB, kb0[0], kb0[1], kb1[0], kb1[1]);
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          mma_16816<BF16>(s[i][j], a[i], kb0);
+          mma_16816<BF16>(s[i][j + 1], a[i], kb1);
+        }
+      }
+    }
+    TL_PROBE_END(kProbeQK, t % STAGES, t);
+
+    // Mask the keys past seq_k and, causal, past the diagonal; only the tiles that reach them pay for it.
+    TL_PROBE_BEGIN(kProbeSoftmax, t % STAGES, t);
+    const bool edge = n0 + BN > seq_k || (CAUSAL && n0 + BN - 1 > m0 + diag);
+    if (edge) {
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int row = m0 + warp * WTM + i * 16 + lane / 4 + 8 * (r / 2);
+            const int col = n0 + j * 8 + 2 * (lane % 4) + (r % 2);
+            if (col >= seq_k || (CAUSAL && col > row + diag)) s[i][j][r] = -__int_as_float(0x7f800000);
+          }
+    }
+
+    // Online softmax: new running max, rescale of l and O, P = exp2(S * scale - m) packed to 16 bits as soon as it
+    // is computed (S's registers die as P's are born).
+    unsigned p[MT][BN / 16][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        float mx = row_max[i][hh];
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(s[i][j][2 * hh], s[i][j][2 * hh + 1]) * kScaleLog2);
+        mx = quad_max(mx);
+        // A row with every key masked so far keeps m = -inf; subtract 0 then so exp2 gives 0, not NaN.
+        m_use[hh] = mx == -__int_as_float(0x7f800000) ? 0.f : mx;
+        alpha[hh] = exp2_approx(row_max[i][hh] - m_use[hh]);
+        row_max[i][hh] = mx;
+      }
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        float e[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          e[r] = exp2_approx(fmaf(s[i][j][r], kScaleLog2, -m_use[r / 2]));
+          sum[r / 2] += e[r];
+        }
+        // C layout of n8 tiles 2kt, 2kt+1 = A layout of k16 step kt: regs 0,1 from the even tile, 2,3 from the odd.
+        p[i][j / 2][2 * (j % 2)] = gemm_detail::pack2<BF16>(e[0], e[1]);
+        p[i][j / 2][2 * (j % 2) + 1] = gemm_detail::pack2<BF16>(e[2], e[3]);
+      }
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        row_sum[i][hh] = row_sum[i][hh] * alpha[hh] + sum[hh];  // per-thread partial; the quad is summed at the end
+#pragma unroll
+        for (int j = 0; j < DT; ++j) o[i][j][2 * hh] *= alpha[hh], o[i][j][2 * hh + 1] *= alpha[hh];
+      }
+    }
+    TL_PROBE_END(kProbeSoftmax, t % STAGES, t);
+
+    // O += P V: V's rows are keys (the k dimension), so ldmatrix.trans gives the col-major B fragments.
+    TL_PROBE_BEGIN(kProbePV, t % STAGES, t);
+#pragma unroll
+    for (int kt = 0; kt < BN / 16; ++kt) {
+#pragma unroll
+      for (int dn = 0; dn < DT; dn += 2) {
+        unsigned vb0[2], vb1[2];
+        ldmatrix_x4_trans(v_tile + (v_off ^ (dn * 16)) + kt * 16 * ROWB, vb0[0], vb0[1], vb1[0], vb1[1]);
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          mma_16816<BF16>(o[i][dn], p[i][kt], vb0);
+          mma_16816<BF16>(o[i][dn + 1], p[i][kt], vb1);
+        }
+      }
+    }
+    TL_PROBE_END(kProbePV, t % STAGES, t);
+  }
+  cp_async_wait<0>();
+
+  // Epilogue: C fragment rows lane/4 (+8), column pair 2*(lane%4) of each n8 tile of D.
+  TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, blockIdx.x);
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int row = m0 + warp * WTM + i * 16 + lane / 4 + 8 * hh;
+      const float l = quad_sum(row_sum[i][hh]);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      if (row < seq_q) {
+        unsigned short* dst = O + ((static_cast<long long>(b) * seq_q + row) * heads + h) * D + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < DT; ++j)
+          *reinterpret_cast<unsigned*>(dst + j * 8) =
+              gemm_detail::pack2<BF16>(o[i][j][2 * hh] * inv, o[i][j][2 * hh + 1] * inv);
+        if (lane % 4 == 0)
+          LSE[(static_cast<long long>(b) * heads + h) * seq_q + row] =
+              l > 0.f ? (row_max[i][hh] + __log2f(l)) * 0.6931471805599453f : -__int_as_float(0x7f800000);
+      }
+    }
+  }
+  TL_PROBE_END(kProbeEpilogue, probe::kNoStage, blockIdx.x);
+  TL_PROBE_FLUSH();
+  if (tid == 0) TL_PROBE_BLOCK_END();
+}
+
+}  // namespace tl

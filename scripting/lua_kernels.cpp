@@ -1,0 +1,378 @@
+// `tl.kernels`, `tl.kernel(name)` (schema, config, can_implement, compile, run) and `tl.device`, over the Session.
+#include "scripting/lua_kernels.hpp"
+
+#include <cmath>
+#include <new>
+#include <string>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+}
+
+#include <nlohmann/json.hpp>
+
+#include "scripting/lua_binding.hpp"
+#include "scripting/lua_context.hpp"
+#include "scripting/lua_json.hpp"
+#include "scripting/lua_timeline.hpp"
+
+namespace tl::lua {
+
+std::map<std::string, std::string> check_key_values(lua_State* L, int index, const char* what) {
+  std::map<std::string, std::string> out;
+  if (lua_isnoneornil(L, index)) return out;
+  if (!lua_istable(L, index)) raise("%s must be a table of key = value (got %s)", what, luaL_typename(L, index));
+  index = lua_absindex(L, index);
+  lua_pushnil(L);
+  while (lua_next(L, index)) {
+    if (lua_type(L, -2) != LUA_TSTRING) raise("%s: keys must be parameter names (got a %s key)", what, luaL_typename(L, -2));
+    std::string key = lua_tostring(L, -2);
+    std::string value;
+    switch (lua_type(L, -1)) {
+      case LUA_TNUMBER:
+        if (lua_isinteger(L, -1)) {
+          value = std::to_string(lua_tointeger(L, -1));
+        } else {
+          double v = lua_tonumber(L, -1);
+          if (v != std::floor(v)) raise("%s: '%s' must be a whole number (got %g)", what, key.c_str(), v);
+          value = std::to_string(static_cast<long long>(v));
+        }
+        break;
+      case LUA_TBOOLEAN: value = lua_toboolean(L, -1) ? "true" : "false"; break;
+      case LUA_TSTRING: value = lua_tostring(L, -1); break;
+      default:
+        raise("%s: '%s' must be a number, string or boolean (got %s)", what, key.c_str(), luaL_typename(L, -1));
+    }
+    out[key] = value;
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+void push_values(lua_State* L, const Schema& schema, const Values& values) {
+  lua_createtable(L, 0, static_cast<int>(values.map().size()));
+  for (const auto& [key, text] : values.map()) {
+    const ParamSpec* p = schema.find(key);
+    if (p && p->type == ParamType::int_) lua_pushinteger(L, values.integer(key));
+    else if (p && p->type == ParamType::bool_) lua_pushboolean(L, values.boolean(key));
+    else lua_pushstring(L, text.c_str());
+    lua_setfield(L, -2, key.c_str());
+  }
+}
+
+namespace {
+
+constexpr const char* k_kernel_type = "tilelab.kernel";
+
+struct KernelRef {
+  const KernelSpec* spec;
+};
+
+const KernelSpec& check_kernel(lua_State* L, int index) {
+  return *static_cast<KernelRef*>(luaL_checkudata(L, index, k_kernel_type))->spec;
+}
+
+// Pushes nil, message and returns 2: the failure convention of calls whose failure a script should handle.
+int fail(lua_State* L, const std::string& message) {
+  lua_pushnil(L);
+  lua_pushstring(L, message.c_str());
+  return 2;
+}
+
+// Reads an optional integer field of the table at `index`.
+lua_Integer opt_int_field(lua_State* L, int index, const char* key, lua_Integer def) {
+  lua_getfield(L, index, key);
+  lua_Integer v = lua_isnil(L, -1) ? def : (lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1);
+  if (!lua_isnil(L, -1) && !lua_isinteger(L, -1)) raise("run: '%s' must be an integer (got %s)", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+bool opt_bool_field(lua_State* L, int index, const char* key, bool def) {
+  lua_getfield(L, index, key);
+  bool v = def;
+  if (lua_isboolean(L, -1)) v = lua_toboolean(L, -1);
+  else if (!lua_isnil(L, -1)) raise("run: '%s' must be a boolean (got %s)", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+void set_number(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_integer(lua_State* L, const char* key, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_string(lua_State* L, const char* key, const std::string& v) {
+  lua_pushstring(L, v.c_str());
+  lua_setfield(L, -2, key);
+}
+
+// What a compile produced: ptxas resources, the entry's name expression, whether it came from the cache.
+void push_resources(lua_State* L, const CompiledKernel& c, const LaunchGeometry& launch) {
+  lua_createtable(L, 0, 12);
+  set_integer(L, "registers", c.resources.registers);
+  set_integer(L, "smem_static", c.resources.shared_static_bytes);
+  set_integer(L, "smem_dynamic", static_cast<lua_Integer>(launch.dynamic_smem));
+  set_integer(L, "smem", std::max(0, c.resources.shared_static_bytes) + static_cast<lua_Integer>(launch.dynamic_smem));
+  set_integer(L, "spills", std::max(0, c.resources.spill_store_bytes) + std::max(0, c.resources.spill_load_bytes));
+  set_integer(L, "spill_store", c.resources.spill_store_bytes);
+  set_integer(L, "spill_load", c.resources.spill_load_bytes);
+  set_integer(L, "stack", c.resources.stack_frame_bytes);
+  set_string(L, "name_expression", c.name_expression);
+  set_string(L, "lowered_name", c.lowered_name);
+  set_string(L, "arch", c.arch);
+  lua_pushboolean(L, c.from_cache);
+  lua_setfield(L, -2, "cached");
+  set_number(L, "compile_ms", c.compile_ms);
+}
+
+// The result table of :run: the headline numbers flat, the resources and baseline as sub-tables, and the
+// whole RunRecord (the JSON `bench --json` writes) as `record`, which tl.plot.roofline reads.
+void push_run_result(lua_State* L, const Session::Bench& b) {
+  const RunRecord& r = b.record;
+  lua_createtable(L, 0, 24);
+  set_string(L, "kernel", r.kernel);
+  set_string(L, "device", r.device);
+  push_values(L, b.prepared.instance.spec->problem, b.prepared.instance.problem);
+  lua_setfield(L, -2, "problem");
+  push_values(L, b.prepared.instance.spec->config, b.prepared.instance.config);
+  lua_setfield(L, -2, "config");
+  set_number(L, "median_ms", r.time_ms.median);
+  set_number(L, "min_ms", r.time_ms.min);
+  set_number(L, "max_ms", r.time_ms.max);
+  set_integer(L, "repeats", static_cast<lua_Integer>(r.time_ms.count));
+  set_number(L, "tflops", r.tflops);
+  set_number(L, "gbps", r.gbps);
+  set_number(L, "flops", r.flops);
+  set_number(L, "min_bytes", r.min_bytes);
+  if (!r.efficiency.bound.empty()) {
+    set_number(L, "efficiency", r.efficiency.value);
+    set_string(L, "bound", r.efficiency.bound);
+    set_string(L, "ceiling", r.efficiency.ceiling);
+  }
+  set_number(L, "rel_err", r.rel_error());
+  set_number(L, "max_abs_err", r.max_abs_error());
+  lua_pushboolean(L, r.verified);
+  lua_setfield(L, -2, "verified");
+  lua_pushboolean(L, r.passed());
+  lua_setfield(L, -2, "passed");
+  if (!r.passed()) set_string(L, "failure", r.failure_text());
+  push_resources(L, b.prepared.compiled, r.launch);
+  lua_setfield(L, -2, "resources");
+  nlohmann::json record = r;
+  if (r.baseline) {
+    push_json(L, record["baseline"]);
+    if (r.baseline->error.empty()) {
+      set_number(L, "median_ms", r.baseline->time_ms.median);
+      set_number(L, "min_ms", r.baseline->time_ms.min);
+      set_number(L, "max_ms", r.baseline->time_ms.max);
+    }
+    lua_setfield(L, -2, "baseline");
+  }
+  if (r.timeline) {
+    push_timeline(L, *r.timeline);
+    lua_setfield(L, -2, "timeline");
+  } else if (!r.timeline_error.empty()) {
+    set_string(L, "timeline_error", r.timeline_error);
+  }
+  push_json(L, record);
+  lua_setfield(L, -2, "record");
+}
+
+// tl.kernels([include_hidden]) -> { {name=, family=, summary=, problem={...}, config={...}, archs=...}, ... }
+int l_kernels(lua_State* L) {
+  bool hidden = lua_toboolean(L, 1);
+  auto specs = script_context(L).session().registry().list(hidden);
+  lua_createtable(L, static_cast<int>(specs.size()), 0);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    push_json(L, nlohmann::json(*specs[i]));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// tl.kernel(name) -> kernel object; raises on an unknown name (with the closest known one).
+int l_kernel(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  auto spec = script_context(L).session().registry().find(name);
+  if (!spec) throw std::runtime_error(spec.status().message());
+  auto* ref = static_cast<KernelRef*>(lua_newuserdatauv(L, sizeof(KernelRef), 0));
+  ref->spec = *spec;
+  luaL_setmetatable(L, k_kernel_type);
+  return 1;
+}
+
+// k:schema() -> {name=, family=, summary=, problem={params...}, config={params...}, archs=}
+int l_schema(lua_State* L) {
+  push_json(L, nlohmann::json(check_kernel(L, 1)));
+  return 1;
+}
+
+// k:config{...} / k:problem{...} -> every parameter, typed, defaults filled in; raises naming what is wrong.
+int l_config(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  auto given = check_key_values(L, 2, "config");
+  auto values = spec.config.resolve(given, spec.name + " config");
+  if (!values) throw std::runtime_error(values.status().message());
+  push_values(L, spec.config, *values);
+  return 1;
+}
+
+int l_problem(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  auto given = check_key_values(L, 2, "problem");
+  auto values = spec.problem.resolve(given, spec.name + " problem");
+  if (!values) throw std::runtime_error(values.status().message());
+  push_values(L, spec.problem, *values);
+  return 1;
+}
+
+// k:can_implement(problem, config) -> true | false, reason (schema errors and can_implement refusals alike)
+int l_can_implement(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  auto problem = check_key_values(L, 2, "problem");
+  auto config = check_key_values(L, 3, "config");
+  auto inst = script_context(L).session().instantiate(spec.name, problem, config);
+  lua_pushboolean(L, inst.ok());
+  if (inst.ok()) return 1;
+  lua_pushstring(L, inst.status().message().c_str());
+  return 2;
+}
+
+// k:compile(config [, problem]) -> resources | nil, message. Needs no GPU (compiles for the device's arch, or sm_90a).
+int l_compile(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  auto config = check_key_values(L, 2, "config");
+  auto problem = check_key_values(L, 3, "problem");
+  auto prepared = script_context(L).session().prepare(spec.name, problem, config);
+  if (!prepared) return fail(L, prepared.status().message());
+  push_resources(L, prepared->compiled, prepared->instance.launch);
+  return 1;
+}
+
+// k:run{problem=, config=, verify=true, timeline=false, rep=N, warmup=N, baseline="cublas"}
+//   -> result | nil, message (invalid config, no GPU, compile error, fault, timeout).
+int l_run(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  else lua_newtable(L), lua_replace(L, 2);
+  lua_getfield(L, 2, "problem");
+  auto problem = check_key_values(L, -1, "problem");
+  lua_pop(L, 1);
+  lua_getfield(L, 2, "config");
+  auto config = check_key_values(L, -1, "config");
+  lua_pop(L, 1);
+  RunOptions ro;
+  ro.timing.repeat = static_cast<int>(opt_int_field(L, 2, "rep", ro.timing.repeat));
+  ro.timing.warmup = static_cast<int>(opt_int_field(L, 2, "warmup", ro.timing.warmup));
+  if (ro.timing.repeat < 0 || ro.timing.warmup < 0) raise("run: rep and warmup must be >= 0");
+  if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;  // the worker always checks; sample minimally
+  ro.timeline = ro.timeline_timed = opt_bool_field(L, 2, "timeline", false);
+  lua_getfield(L, 2, "baseline");
+  if (lua_isstring(L, -1)) ro.vs = lua_tostring(L, -1);
+  else if (!lua_isnil(L, -1)) raise("run: 'baseline' must be a string such as \"cublas\" (got %s)", luaL_typename(L, -1));
+  lua_pop(L, 1);
+
+  auto bench = script_context(L).session().bench(spec.name, problem, config, ro);
+  if (!bench) return fail(L, bench.status().message());
+  const RunRecord& r = bench->record;
+  if (r.failure) {
+    const char* what = r.failure->code == ErrorCode::fault     ? "the kernel faulted"
+                       : r.failure->code == ErrorCode::timeout ? "the kernel timed out"
+                                                               : "the run failed";
+    return fail(L, std::string(what) + ": " + r.failure->message);
+  }
+  push_run_result(L, *bench);
+  return 1;
+}
+
+int l_kernel_index(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  const char* key = luaL_checkstring(L, 2);
+  std::string k = key;
+  if (k == "name") lua_pushstring(L, spec.name.c_str());
+  else if (k == "family") lua_pushstring(L, spec.family.c_str());
+  else if (k == "summary") lua_pushstring(L, spec.summary.c_str());
+  else {
+    luaL_getmetatable(L, k_kernel_type);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, key);
+  }
+  return 1;
+}
+
+int l_kernel_tostring(lua_State* L) {
+  lua_pushfstring(L, "tl.kernel(%s)", check_kernel(L, 1).name.c_str());
+  return 1;
+}
+
+// tl.device([{measure=true}]) -> {name=, sms=, memory=, clocks=..., ceilings=...} | nil, why
+// Ceilings: the cached measurement, else measured now in the worker (and cached), unless measure=false.
+int l_device(lua_State* L) {
+  bool measure = true;
+  if (lua_istable(L, 1)) measure = opt_bool_field(L, 1, "measure", true);
+  Session& s = script_context(L).session();
+  const RunTarget& t = s.target();
+  if (!t.device) return fail(L, "no GPU: " + t.why_no_device);
+  const DeviceInfo& d = *t.device;
+  push_json(L, nlohmann::json(d));
+  set_string(L, "arch", t.limits.arch);
+  set_integer(L, "sms", d.sm_count);
+  set_integer(L, "memory", static_cast<lua_Integer>(d.memory_bytes));
+  set_number(L, "sm_clock_mhz", d.clock_khz / 1000.0);
+  set_number(L, "memory_clock_mhz", d.memory_clock_khz / 1000.0);
+  set_number(L, "theoretical_dram_gbps", d.theoretical_dram_bytes_per_s() * 1e-9);
+  if (t.ceilings) {
+    push_json(L, nlohmann::json(*t.ceilings));
+    lua_setfield(L, -2, "ceilings");
+  } else if (measure) {
+    auto c = device_ceilings(s.worker(), d, s.cache_dir(), false);
+    if (c) push_json(L, nlohmann::json(*c));
+    else lua_pushnil(L);
+    lua_setfield(L, -2, "ceilings");
+    if (!c) set_string(L, "why_no_ceilings", c.status().message());
+  } else {
+    set_string(L, "why_no_ceilings", "not measured yet (tl.device{measure=true} or `tilelab info --measure`)");
+  }
+  return 1;
+}
+
+const luaL_Reg k_kernel_methods[] = {
+    {"schema", guarded<l_schema>},
+    {"config", guarded<l_config>},
+    {"problem", guarded<l_problem>},
+    {"can_implement", guarded<l_can_implement>},
+    {"compile", guarded<l_compile>},
+    {"run", guarded<l_run>},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+
+void open_kernels(lua_State* L, int tl_index) {
+  tl_index = lua_absindex(L, tl_index);
+  if (luaL_newmetatable(L, k_kernel_type)) {
+    luaL_newlib(L, k_kernel_methods);
+    lua_setfield(L, -2, "methods");
+    lua_pushcfunction(L, guarded<l_kernel_index>);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, guarded<l_kernel_tostring>);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  const luaL_Reg functions[] = {
+      {"kernels", guarded<l_kernels>},
+      {"kernel", guarded<l_kernel>},
+      {"device", guarded<l_device>},
+      {nullptr, nullptr},
+  };
+  lua_pushvalue(L, tl_index);
+  luaL_setfuncs(L, functions, 0);
+  lua_pop(L, 1);
+}
+
+}  // namespace tl::lua

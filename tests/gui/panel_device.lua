@@ -1,0 +1,2 @@
+-- GUI screenshot script: the device panel (this machine's GPU, or why there is none).
+gui.show("Device")

@@ -1,0 +1,3 @@
+-- GUI screenshot script: the source view of gemm.simt.
+gui.kernel("gemm.simt")
+gui.show("Source")

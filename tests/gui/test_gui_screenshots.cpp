@@ -1,0 +1,70 @@
+// Screenshots of each panel from the scripted test mode under xvfb: the right size, and not blank.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include <unistd.h>
+
+#include <stb_image.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kWidth = 1400, kHeight = 900;
+
+// TL_SCREENSHOT_DIR set (make gui-smoke): check the PNGs it already wrote there. Otherwise run the app here.
+std::string screenshot_dir() {
+  const char* d = std::getenv("TL_SCREENSHOT_DIR");
+  return d && *d ? d : "";
+}
+
+class PanelScreenshot : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
+  const std::string panel = GetParam();
+  std::string png;
+  if (!screenshot_dir().empty()) {
+    png = screenshot_dir() + "/" + panel + ".png";
+  } else {
+    if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = fs::temp_directory_path() / ("tl_gui_shots_" + std::to_string(::getpid()));
+    fs::create_directories(out);
+    png = (out / (panel + ".png")).string();
+    fs::remove(png);
+    const std::string cmd = std::string("xvfb-run -a -s '-screen 0 ") + std::to_string(kWidth) + "x" +
+                            std::to_string(kHeight) + "x24' " + TL_GUI_EXE + " --script " + TL_GUI_SCRIPTS + "/panel_" +
+                            panel + ".lua --frames 5 --screenshot " + png + " > " + png + ".log 2>&1";
+    const int rc = std::system(cmd.c_str());
+    ASSERT_EQ(rc, 0) << cmd << " failed; see " << png << ".log";
+  }
+  ASSERT_TRUE(fs::exists(png)) << png;
+  int w = 0, h = 0, n = 0;
+  unsigned char* data = stbi_load(png.c_str(), &w, &h, &n, 4);
+  ASSERT_NE(data, nullptr) << png << " is not a readable PNG";
+  EXPECT_EQ(w, kWidth);
+  EXPECT_EQ(h, kHeight);
+  // Not blank: many distinct colours, and no single colour covering nearly everything.
+  std::unordered_map<std::uint32_t, int> counts;
+  const std::size_t pixels = static_cast<std::size_t>(w) * h;
+  for (std::size_t i = 0; i < pixels; ++i) {
+    const unsigned char* p = data + 4 * i;
+    ++counts[(std::uint32_t{p[0]} << 16) | (std::uint32_t{p[1]} << 8) | p[2]];
+  }
+  stbi_image_free(data);
+  int top = 0;
+  for (const auto& [c, k] : counts) top = std::max(top, k);
+  EXPECT_GT(counts.size(), 40u) << png << " has only " << counts.size() << " colours";
+  EXPECT_LT(static_cast<double>(top) / static_cast<double>(pixels), 0.97) << png << " is one colour";
+}
+
+INSTANTIATE_TEST_SUITE_P(Panels, PanelScreenshot,
+                         ::testing::Values("layouts", "source", "ptx", "results", "timeline", "roofline", "lua",
+                                           "device"),
+                         [](const auto& info) { return std::string(info.param); });
+
+}  // namespace

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Attention forward side by side: PyTorch SDPA (cuDNN and flash backends forced) and `tilelab bench attn.fwd.mma`.
+
+The issue's shapes: batch * seq = 32k tokens, 16 heads, head dim 128, bf16, seq 2k..16k, causal and not.
+Run on a GPU machine with PyTorch: python3 tests/perf/attn_sdpa.py [--tilelab PATH] [--config k=v,...] [--quick]
+(TILELAB_EXE also names the binary). SDPA timing: CUDA events, warm-up, median of repetitions, random inputs;
+TileLab's numbers come from its own bench (same rules, L2 flushed, output checked against the float64 reference).
+FLOPs = 4 * batch * heads * seq^2 * dim, halved for causal, for both.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+import torch
+
+
+def bench(fn, reps=20, warmup=5):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def sdpa_tflops(batch, seq, heads, dim, causal, flops):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    # SDPA takes (batch, heads, seq, dim); a transposed view of (batch, seq, heads, dim) is TileLab's layout.
+    q, k, v = (torch.randn(batch, seq, heads, dim, device="cuda", dtype=torch.bfloat16).transpose(1, 2) for _ in range(3))
+    out = {}
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        try:
+            with sdpa_kernel(backend):
+                out[name] = flops / bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)) / 1e12
+        except Exception as e:  # a backend may refuse a shape
+            out[name] = f"n/a ({type(e).__name__})"
+    del q, k, v
+    torch.cuda.empty_cache()
+    return out
+
+
+def tilelab_tflops(exe, problem, config):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [exe, "bench", "attn.fwd.mma", "--problem", problem, "--json", f.name]
+        if config:
+            cmd += ["--config", config]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            return f"FAIL ({(r.stdout + r.stderr).strip().splitlines()[-1:]})"
+        rec = json.load(open(f.name))
+        return rec["tflops"] if rec.get("passed") else f"FAIL ({rec.get('failure', 'check')})"
+
+
+def fmt(v):
+    return f"{v:7.1f}" if isinstance(v, float) else f"{v:>7}"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tilelab", default=os.environ.get("TILELAB_EXE", "tilelab"))
+    p.add_argument("--config", action="append", default=[], help="attn.fwd.mma config(s) to time; repeatable")
+    p.add_argument("--quick", action="store_true", help="seq 2k and 4k only")
+    args = p.parse_args()
+    configs = args.config or [""]
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, "(TFLOP/s; causal counts half the FLOPs)")
+    heads, dim, tokens = 16, 128, 32768
+    print(f"{'shape':<34} {'cudnn':>7} {'flash':>7} " + " ".join(f"{'tl[' + (c or 'default') + ']':>7}" for c in configs))
+    for seq in ([2048, 4096] if args.quick else [2048, 4096, 8192, 16384]):
+        batch = tokens // seq
+        for causal in (False, True):
+            flops = 4 * batch * heads * seq * seq * dim * (0.5 if causal else 1.0)
+            base = sdpa_tflops(batch, seq, heads, dim, causal, flops)
+            problem = f"batch={batch},seq_q={seq},seq_k={seq},heads={heads},heads_kv={heads},dim={dim},causal={str(causal).lower()},dtype=bf16"
+            ours = [tilelab_tflops(args.tilelab, problem, c) for c in configs]
+            print(f"b={batch:<3} s={seq:<6} h={heads} d={dim} causal={int(causal)}  {fmt(base['cudnn'])} {fmt(base['flash'])} "
+                  + " ".join(fmt(o) for o in ours), flush=True)
+
+
+if __name__ == "__main__":
+    main()
