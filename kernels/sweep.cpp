@@ -267,6 +267,10 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
   std::optional<double> best_value;
   const bool higher_better = metric_higher_is_better(best_metric);
   const int launches = spec.run.timing.repeat > 0 ? spec.run.timing.warmup + spec.run.timing.repeat : 1;
+  // Points come problem by problem: the host inputs and the reference are computed once per problem.
+  ReferenceCache reference_cache;
+  RunOptions run_options = spec.run;
+  if (!run_options.reference_cache) run_options.reference_cache = &reference_cache;
 
   for (SweepPoint& p : points) {
     if (interrupted && interrupted->load()) {
@@ -286,7 +290,9 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
       ctx.status = "skipped";
       store_it = true;
     } else {
+      const auto wait0 = Clock::now();
       Result<PreparedKernel> prepared = pool.take(next_compiled++);
+      sum.compile_wait_s += seconds_since(wait0);
       if (!prepared) {
         p.status = PointStatus::error;
         p.reason = prepared.status().message();
@@ -308,7 +314,9 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
           p.reason = "no GPU: " + session.target().why_no_device;
           ++sum.not_run;
         } else {
-          RunRecord r = spec.runner ? spec.runner(*prepared) : session.run(*prepared, spec.run);
+          const auto run0 = Clock::now();
+          RunRecord r = spec.runner ? spec.runner(*prepared) : session.run(*prepared, run_options);
+          sum.run_s += seconds_since(run0);
           p.status = status_of(r);
           if (r.failure) p.reason = r.failure_text();
           else if (!r.verified) p.reason = r.failure_text();
@@ -322,7 +330,9 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
       }
     }
     if (store_it && store && p.record) {
+      const auto store0 = Clock::now();
       auto id = store->insert(*p.record, ctx);
+      sum.store_s += seconds_since(store0);
       if (!id) return id.status().with_context("sweep " + sum.id + " stopped at point " + std::to_string(p.index));
       p.row_id = *id;
     }
@@ -373,7 +383,8 @@ void to_json(nlohmann::json& j, const SweepSummary& s) {
        {"filtered", s.filtered}, {"not_run", s.not_run},   {"resumed", s.resumed},
        {"compiled", s.compiled}, {"compile_cache_hits", s.compile_cache_hits},
        {"interrupted", s.interrupted}, {"wall_s", s.wall_s}, {"kernel_s", s.kernel_s},
-       {"overhead_ms", s.overhead_ms}};
+       {"overhead_ms", s.overhead_ms}, {"compile_wait_s", s.compile_wait_s}, {"run_s", s.run_s},
+       {"store_s", s.store_s}};
   j["best"] = s.best ? nlohmann::json(*s.best) : nlohmann::json();
 }
 
@@ -383,19 +394,25 @@ SweepPrinter::SweepPrinter(std::FILE* out, bool force_plain) : m_out(out), m_tty
 
 void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
   const RunRecord* r = p.record ? &*p.record : nullptr;
-  if (p.status == PointStatus::passed && r && r->tflops > m_best) m_best = r->tflops;
   std::string what = point_status_name(p.status);
   if (p.status == PointStatus::passed && r) {
+    // TFLOP/s for kernels that count flops, GB/s for the rest.
+    const double rate = r->flops > 0 ? r->tflops : r->gbps;
     char buf[64];
     if (r->flops > 0) std::snprintf(buf, sizeof buf, "%.1f TFLOP/s, %.4f ms", r->tflops, r->time_ms.median);
     else std::snprintf(buf, sizeof buf, "%.0f GB/s, %.4f ms", r->gbps, r->time_ms.median);
     what = buf;
+    if (rate > m_best) {
+      m_best = rate;
+      m_best_text = what.substr(0, what.find(','));
+    }
   }
   if (m_tty) {
     const int width = 30;
     const int filled = progress.total ? static_cast<int>(width * progress.done / progress.total) : width;
-    std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  best %.1f TFLOP/s  %s: %s", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), progress.done, progress.total, m_best,
+    std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  %s%s%s%s: %s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), progress.done, progress.total,
+                 m_best_text.empty() ? "" : "best ", m_best_text.c_str(), m_best_text.empty() ? "" : "  ",
                  params_text(p.config).c_str(), what.c_str());
     if (p.status == PointStatus::fault || p.status == PointStatus::timeout || p.status == PointStatus::error)
       std::fprintf(m_out, "\n  %s\n", p.reason.c_str());

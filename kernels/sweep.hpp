@@ -93,6 +93,9 @@ struct SweepSummary {
   double wall_s = 0;         // the whole sweep
   double kernel_s = 0;       // the kernels' own time: each run's launches (warm-up + timed) at its median
   double overhead_ms = 0;    // (wall − kernel time) per run: compiling waits, worker round trips, verification
+  double compile_wait_s = 0;  // the runner waiting for the compile threads
+  double run_s = 0;           // inside the runs (worker round trips, L2 flushes, host inputs and reference, kernels)
+  double store_s = 0;         // writing rows
   std::optional<std::size_t> best;  // index into the points given to on_point, by `best_metric`
   std::vector<SweepPoint> points;   // every point, in enumeration order
 };
@@ -119,6 +122,7 @@ class SweepPrinter {
   std::FILE* m_out;
   bool m_tty;
   double m_best = 0;
+  std::string m_best_text;
 };
 
 // A point as JSON: index, kernel, problem, config, status, reason, resources, compile_ms, from_cache, row_id and,

@@ -63,7 +63,7 @@ std::string ScriptContext::check_limits(std::uint64_t step) {
 
 ResultsStore& ScriptContext::results_store() {
   if (!m_store) {
-    auto opened = ResultsStore::open(m_options.db_path.empty() ? default_results_db_path() : m_options.db_path);
+    auto opened = ResultsStore::open(m_options.db_path);
     if (!opened) throw std::runtime_error(opened.status().message());
     m_store = std::move(*opened);
   }

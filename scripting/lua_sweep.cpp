@@ -18,6 +18,7 @@ extern "C" {
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
+#include "scripting/lua_results.hpp"
 #include "sweep.hpp"
 
 namespace tl::lua {
@@ -106,16 +107,6 @@ void push_params(lua_State* L, const ParamMap& m) {
   }
 }
 
-std::string opt_string(lua_State* L, int t, const char* key) {
-  lua_getfield(L, t, key);
-  const int type = lua_type(L, -1);
-  std::string s = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
-  lua_pop(L, 1);
-  if (type != LUA_TNIL && type != LUA_TSTRING)
-    throw std::runtime_error(std::string(key) + ": expected a string, got " + lua_typename(L, type));
-  return s;
-}
-
 lua_Integer opt_integer(lua_State* L, int t, const char* key, lua_Integer def) {
   lua_getfield(L, t, key);
   if (lua_isnil(L, -1)) {
@@ -139,14 +130,14 @@ bool opt_bool(lua_State* L, int t, const char* key, bool def) {
 }
 
 // tl.sweep{kernel=, problem= | problems={...}, space={...}, config=, filter=function(cfg, problem), jobs=N,
-//          on_result=function(point, done, total), repeat=, warmup=, samples=, store=true, resume=true,
+//          on_result=function(point, done, total), rep=, warmup=, samples=, store=true, resume=true,
 //          best="tflops", progress=true}
 //   -> results (a list of points, with .best, .id, .summary), best point (or nil)
 int l_sweep(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   ScriptContext& ctx = script_context(L);
   SweepSpec spec;
-  spec.kernel = opt_string(L, 1, "kernel");
+  spec.kernel = string_option(L, 1, "kernel", "tl.sweep");
   if (spec.kernel.empty()) throw std::runtime_error("tl.sweep: kernel: a kernel name is required (see tl.kernels())");
   lua_getfield(L, 1, "problems");
   if (!lua_isnil(L, -1)) {
@@ -171,13 +162,13 @@ int l_sweep(lua_State* L) {
   if (!lua_isnil(L, -1)) spec.base_config = param_map(L, -1, "tl.sweep: config");
   lua_pop(L, 1);
   spec.jobs = static_cast<int>(opt_integer(L, 1, "jobs", 0));
-  spec.run.timing.repeat = static_cast<int>(opt_integer(L, 1, "repeat", spec.run.timing.repeat));
+  spec.run.timing.repeat = static_cast<int>(opt_integer(L, 1, "rep", spec.run.timing.repeat));  // `repeat` is a Lua keyword
   spec.run.timing.warmup = static_cast<int>(opt_integer(L, 1, "warmup", spec.run.timing.warmup));
   spec.run.max_samples = static_cast<std::uint64_t>(opt_integer(L, 1, "samples", static_cast<lua_Integer>(spec.run.max_samples)));
   spec.resume = opt_bool(L, 1, "resume", true);
   const bool store_results = opt_bool(L, 1, "store", true);
   const bool progress = opt_bool(L, 1, "progress", true);
-  std::string best_metric = opt_string(L, 1, "best");
+  std::string best_metric = string_option(L, 1, "best", "tl.sweep");
   if (best_metric.empty()) best_metric = "tflops";
 
   // The callbacks stay on the stack at fixed slots while the sweep runs; a Lua error in them is kept and raised

@@ -170,6 +170,7 @@ Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& reco
     double t = (v - h.min) / (h.max - h.min);
     return h.higher_is_better ? t : 1 - t;
   };
+  const bool marked = h.best && !is_resource_metric(o.metric);  // "best" registers mean little
   for (std::size_t k = 0; k < h.cells.size(); ++k) {
     HeatmapCell& c = h.cells[k];
     const std::size_t i = k % nx, j = k / nx;
@@ -181,9 +182,9 @@ Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& reco
     const std::string label = c.value ? fixed3(*c.value) : c.status;
     const double size = std::min(13.0, o.cell_height * 0.32);
     s.texts.push_back({c.left + o.cell_width / 2, c.top + o.cell_height / 2, label, c.value ? size : size * 0.85,
-                       c.value ? text_color_on(r.fill) : kMuted, Align::center, h.best && *h.best == k});
+                       c.value ? text_color_on(r.fill) : kMuted, Align::center, marked && *h.best == k});
   }
-  if (h.best) {
+  if (marked) {
     const HeatmapCell& b = h.cells[*h.best];
     s.rects.push_back({b.left + 1.5, b.top + 1.5, o.cell_width - 3, o.cell_height - 3, Color{0, 0, 0, 0}, kBest, 3, -1});
   }

@@ -83,7 +83,7 @@ int run_bench(const BenchArgs& a) {
   // Opened before the run, so that a store that cannot record it says so before any GPU time is spent.
   std::unique_ptr<ResultsStore> store;
   if (!a.no_store && target.device) {
-    auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+    auto opened = ResultsStore::open(a.db);
     if (!opened) return report_error(opened.status().message() + " (or --no-store)");
     store = std::move(*opened);
   }

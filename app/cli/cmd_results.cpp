@@ -1,8 +1,6 @@
 // `tilelab results`: the stored runs as a table, JSON or CSV; the best per kernel and problem; two runs compared.
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -65,20 +63,6 @@ void print_table(const std::vector<StoredRun>& rows) {
   }
 }
 
-// The best passed row of each (kernel, problem), by `metric`.
-std::vector<StoredRun> best_rows(const std::vector<StoredRun>& rows, const std::string& metric) {
-  const bool higher = metric_higher_is_better(metric);
-  std::map<std::string, const StoredRun*> best;
-  for (const auto& r : rows) {
-    if (!r.passed) continue;
-    const StoredRun*& b = best[r.kernel + "|" + r.problem.dump()];
-    if (!b || (higher ? *r.metric(metric) > *b->metric(metric) : *r.metric(metric) < *b->metric(metric))) b = &r;
-  }
-  std::vector<StoredRun> out;
-  for (const auto& [k, r] : best) out.push_back(*r);
-  return out;
-}
-
 int print_compare(const ResultsStore& store, const ResultsArgs& a) {
   ResultsQuery q;
   q.ids = a.compare;
@@ -113,15 +97,7 @@ int print_compare(const ResultsStore& store, const ResultsArgs& a) {
 
 int run_results(const ResultsArgs& a) {
   if (a.json && a.csv) return report_error("--json and --csv: pick one");
-  if (!a.best.empty()) {
-    const auto& names = stored_metric_names();
-    if (std::find(names.begin(), names.end(), a.best) == names.end()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      return report_error("--best " + a.best + ": not a metric (one of " + list + ")");
-    }
-  }
-  auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+  auto opened = ResultsStore::open(a.db);
   if (!opened) return report_error(opened.status().message());
   const ResultsStore& store = **opened;
   if (!a.compare.empty()) return print_compare(store, a);
@@ -154,9 +130,10 @@ int run_results(const ResultsArgs& a) {
   q.since = a.since;
   q.sweep_id = a.sweep;
   q.limit = a.limit;
+  q.best = a.best;
   auto rows = store.query(q);
   if (!rows) return report_error(rows.status().message());
-  std::vector<StoredRun> shown = a.best.empty() ? std::move(*rows) : best_rows(*rows, a.best);
+  const std::vector<StoredRun>& shown = *rows;
   if (a.json) {
     std::cout << nlohmann::json(shown).dump(2) << '\n';
   } else if (a.csv) {

@@ -51,7 +51,7 @@ int run_sweep_command(const SweepArgs& a) {
 
   std::unique_ptr<ResultsStore> store;
   if (!a.no_store) {
-    auto opened = ResultsStore::open(a.db.empty() ? default_results_db_path() : a.db);
+    auto opened = ResultsStore::open(a.db);
     if (!opened) return report_error(opened.status().message());
     store = std::move(*opened);
   }
@@ -84,8 +84,10 @@ int run_sweep_command(const SweepArgs& a) {
               sum.total, sum.ran, sum.passed, sum.failed, sum.skipped, sum.filtered, sum.resumed, sum.not_run,
               sum.compiled, sum.compile_cache_hits, spec.jobs > 0 ? spec.jobs : static_cast<int>(std::thread::hardware_concurrency()));
   if (sum.ran > 0)
-    std::printf("time: %.2f s wall, %.3f s in the kernels' own launches; overhead %.2f ms per config run\n", sum.wall_s,
-                sum.kernel_s, sum.overhead_ms);
+    std::printf("time: %.2f s wall, %.3f s in the kernels' own launches; overhead %.2f ms per config run "
+                "(per run: %.2f ms waiting for compiles, %.2f ms in the run outside the kernels, %.2f ms storing)\n",
+                sum.wall_s, sum.kernel_s, sum.overhead_ms, sum.compile_wait_s * 1e3 / double(sum.ran),
+                (sum.run_s - sum.kernel_s) * 1e3 / double(sum.ran), sum.store_s * 1e3 / double(sum.ran));
   else
     std::printf("time: %.2f s wall\n", sum.wall_s);
   if (sum.best) {

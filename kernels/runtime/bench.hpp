@@ -31,6 +31,19 @@ namespace tl {
 Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const CompiledKernel& compiled,
                                   TimingOptions timing = {});
 
+// What checking a run computes from the problem alone — host copies of the inputs (the same seeded bits the worker
+// wrote) and the float64 reference at the sampled positions — kept for the next run of the same problem, so a
+// sweep's configs pay only for their own kernel. One cache per thread of runs; it holds one problem at a time.
+struct ReferenceCache {
+  std::string key;  // kernel, problem and argument specs (fills included)
+  ReferenceInputs inputs;
+  struct Output {
+    std::vector<std::uint64_t> positions;
+    std::vector<double> reference;
+  };
+  std::map<std::string, Output> outputs;
+};
+
 struct RunOptions {
   TimingOptions timing;
   std::chrono::milliseconds timeout{0};  // watchdog for the launch; 0 = the worker's default
@@ -43,6 +56,7 @@ struct RunOptions {
   bool timeline = false;
   bool timeline_timed = false;          // also time the probe build like the kernel (RunRecord::timeline_time_ms)
   std::uint32_t timeline_capacity = 0;  // marks per warp; 0: the spec's probe_capacity, else probe::kDefaultCapacity
+  ReferenceCache* reference_cache = nullptr;  // optional: reuse inputs and reference across runs of one problem
 };
 
 // Compiles the probe build of `kernel` (its JIT options plus -DTL_TIMELINE=1: a cache entry of its own) into

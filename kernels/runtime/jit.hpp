@@ -61,6 +61,9 @@ struct CompiledKernel {
 
 // Compiles through the cache when one is given. Errors: not_found (no such source), compile (with the log's
 // `path:line: error: ...` lines and the kernel, expression and arch named), invalid_argument (bad arch).
+// compile() and cache_key() may run on several threads at once (a sweep compiles ahead on a pool): each call has
+// its own NVRTC program, and the cache writes every file under a unique temporary name and renames it into place,
+// so two threads storing one key both leave a whole entry. Changing sources() meanwhile is not allowed.
 class Jit {
  public:
   explicit Jit(SourceSet sources, KernelCache* cache = nullptr) : m_sources(std::move(sources)), m_cache(cache) {}

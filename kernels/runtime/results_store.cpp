@@ -3,7 +3,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <regex>
 #include <ctime>
 #include <filesystem>
 
@@ -206,7 +209,8 @@ Status ResultsStore::exec(const char* sql) const {
   return make_error(ErrorCode::io, "results store " + m_path + ": " + text);
 }
 
-Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& path) {
+Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& given) {
+  const std::string path = given.empty() ? default_results_db_path() : given;
   std::unique_ptr<ResultsStore> s(new ResultsStore());
   s->m_path = path;
   fs::path p(path);
@@ -294,6 +298,11 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
 }
 
 Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const {
+  // Times are stored as ISO 8601 UTC text, so a prefix of that form compares correctly; anything else would not.
+  static const std::regex since_form(R"(\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2})?)?Z?)?)");
+  if (!q.since.empty() && !std::regex_match(q.since, since_form))
+    return make_error(ErrorCode::invalid_argument, "since '" + q.since + "': expected a UTC date or time like "
+                                                   "2026-11-22, 2026-11-22T21:00 or 2026-11-22T21:00:00Z");
   std::string sql =
       "SELECT id, time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, "
       "max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
@@ -346,7 +355,24 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
     rows.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return error("reading the runs failed");
-  return rows;
+  if (q.best.empty()) return rows;
+  if (!StoredRun{}.metric(q.best)) {
+    std::string list;
+    for (const auto& n : stored_metric_names()) list += (list.empty() ? "" : ", ") + n;
+    return make_error(ErrorCode::invalid_argument, "'" + q.best + "' is not a metric (one of " + list + ")");
+  }
+  const bool higher = metric_higher_is_better(q.best);
+  std::map<std::string, std::size_t> best;  // kernel|problem -> index into rows
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].passed) continue;
+    auto [it, fresh] = best.emplace(rows[i].kernel + "|" + rows[i].problem.dump(), i);
+    const double v = *rows[i].metric(q.best), b = *rows[it->second].metric(q.best);
+    if (!fresh && (higher ? v > b : v < b)) it->second = i;
+  }
+  std::vector<StoredRun> kept;
+  for (const auto& [key, i] : best) kept.push_back(std::move(rows[i]));
+  std::sort(kept.begin(), kept.end(), [](const StoredRun& a, const StoredRun& b) { return a.id < b.id; });
+  return kept;
 }
 
 // [SECTION] sweeps
@@ -364,7 +390,9 @@ Status ResultsStore::begin_sweep(const std::string& id, const std::string& kerne
 }
 
 Result<std::set<std::string>> ResultsStore::sweep_points(const std::string& id) const {
-  Stmt st(m_db, "SELECT point_key FROM runs WHERE sweep_id = ?");
+  // "error" rows (a worker that could not start, a lost connection) are worth another try; every other outcome,
+  // compile errors, faults and timeouts included, is the config's own.
+  Stmt st(m_db, "SELECT point_key FROM runs WHERE sweep_id = ? AND status != 'error'");
   if (!st.ok()) return error("cannot query sweep " + id);
   st.bind(1, id);
   std::set<std::string> points;

@@ -72,6 +72,7 @@ struct ResultsQuery {
   std::string sweep_id;  // "" = all
   std::vector<std::int64_t> ids;  // only these rows (compare)
   std::int64_t limit = 0;         // 0 = no limit (the newest `limit` rows, still in time order)
+  std::string best;               // a metric: only the best passed row of each kernel and problem (of those above)
 };
 
 struct SweepRow {
@@ -82,8 +83,9 @@ struct SweepRow {
 
 class ResultsStore {
  public:
-  // Opens (creating the file and its directory when missing) and checks or creates the schema. Errors (io,
-  // parse, unsupported) name the file: not a database, another program's database, a newer schema.
+  // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks or
+  // creates the schema. Errors (io, parse, unsupported) name the file: not a database, another program's database,
+  // a newer schema.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& path);
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
@@ -98,7 +100,7 @@ class ResultsStore {
   // Registers a sweep (or touches its `updated` time when it is there already).
   Status begin_sweep(const std::string& id, const std::string& kernel, const nlohmann::json& problems,
                      const nlohmann::json& space);
-  // The point keys stored under a sweep: what a rerun skips.
+  // The point keys stored under a sweep with an outcome of their own (not "error"): what a rerun skips.
   Result<std::set<std::string>> sweep_points(const std::string& id) const;
   Result<std::vector<SweepRow>> sweeps() const;
 

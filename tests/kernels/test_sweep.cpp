@@ -85,6 +85,33 @@ TEST(SweepSpace, IdDependsOnKernelProblemAndSpace) {
   EXPECT_EQ(sweep_id(a).size(), 16u);
 }
 
+TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  SweepPrinter printer(f, /*force_plain=*/true);
+  SweepPoint ran;
+  ran.problem = {{"n", "1024"}};
+  ran.config = {{"vec", "4"}};
+  ran.status = PointStatus::passed;
+  RunRecord r;
+  r.gbps = 123;
+  r.time_ms.median = 0.5;
+  ran.record = r;
+  printer.point(ran, {1, 2});
+  SweepPoint skipped = ran;
+  skipped.config = {{"vec", "8"}};
+  skipped.status = PointStatus::skipped;
+  skipped.reason = "vec=8 is too wide";
+  skipped.record.reset();
+  printer.point(skipped, {2, 2});
+  printer.finish();
+  std::rewind(f);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  EXPECT_EQ(text, "[1/2] n=1024 vec=4: 123 GB/s, 0.5000 ms\n[2/2] n=1024 vec=8: skipped: vec=8 is too wide\n");
+}
+
 TEST(Sweep, SkipsInvalidConfigsWithTheirReasonAndStoresEveryPoint) {
   auto session = open_session();
   ASSERT_TRUE(session);

@@ -9,7 +9,7 @@ local spec = {
   problem = {n = 65536, dtype = "f32"},
   space = {vec = {1, 2, 4, 8}, threads = {128, 256, 512}},
   filter = function(cfg) if cfg.threads == 512 then return false, "no 512" end return true end,
-  jobs = 2, repeat_ = nil, progress = false,
+  jobs = 2, rep = 5, warmup = 1, progress = false,
   on_result = function(p, done, total)
     seen = seen + 1
     assert(done == seen and total == 12, ("progress %d/%d"):format(done, total))

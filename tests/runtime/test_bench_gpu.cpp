@@ -110,3 +110,44 @@ TEST(BenchGpu, FaultThenTimeoutThenAPassingRunInTheSameClient) {
 
 }  // namespace
 }  // namespace tl
+
+namespace tl {
+namespace {
+
+// A sweep's reference cache: the float64 reference is computed once per problem, configs of that problem reuse it
+// and still pass (and a wrong kernel would still fail: the comparison runs on every run's own samples).
+TEST(BenchGpu, ReferenceCacheComputesTheReferenceOncePerProblem) {
+  TL_REQUIRE_GPU();
+  KernelSpec counted = *library_registry().find("gemm.simt").value();
+  counted.name = "gemm.simt.counted";
+  int calls = 0;
+  ReferenceFn inner = counted.reference;
+  counted.reference = [&](const Values& p, const ReferenceInputs& in, const std::string& out,
+                          const std::vector<std::int64_t>& idx) {
+    ++calls;
+    return inner(p, in, out, idx);
+  };
+  Registry reg;
+  ASSERT_TRUE(reg.add(counted).ok());
+  const DeviceLimits limits = limits_for_device(query_device(0).value());
+  WorkerClient worker(worker_options());
+  ReferenceCache cache;
+  RunOptions ro;
+  ro.timing.repeat = 2;
+  ro.timing.warmup = 1;
+  ro.reference_cache = &cache;
+  auto run = [&](std::map<std::string, std::string> problem, std::map<std::string, std::string> config) {
+    auto k = prepare_kernel(reg, jit(), "gemm.simt.counted", problem, config, limits);
+    EXPECT_TRUE(k.ok()) << k.status().message();
+    return k.ok() ? run_instance(worker, *k, ro) : RunRecord{};
+  };
+  const std::map<std::string, std::string> p1 = {{"M", "512"}, {"N", "512"}, {"K", "256"}};
+  EXPECT_TRUE(run(p1, {}).passed());
+  EXPECT_TRUE(run(p1, {{"block_M", "64"}, {"block_N", "64"}}).passed());
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(run({{"M", "256"}, {"N", "512"}, {"K", "256"}}, {}).passed());
+  EXPECT_EQ(calls, 2);
+}
+
+}  // namespace
+}  // namespace tl

@@ -138,6 +138,12 @@ TEST(ResultsStore, QueriesFilterByKernelSweepSinceAndLimit) {
   EXPECT_EQ((*store)->query(q)->size(), 4u);
   q.since = "2999-01-01";
   EXPECT_EQ((*store)->query(q)->size(), 0u);
+  q.since = "2000-01-01T10:00";
+  EXPECT_EQ((*store)->query(q)->size(), 4u);
+  q.since = "yesterday";
+  auto bad = (*store)->query(q);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("2026-11-22"), std::string::npos) << bad.status().message();
   q = {};
   q.limit = 2;
   auto newest = (*store)->query(q);
@@ -145,9 +151,40 @@ TEST(ResultsStore, QueriesFilterByKernelSweepSinceAndLimit) {
   EXPECT_EQ((*newest)[1].kernel, "copy");  // the newest two, oldest first
   EXPECT_LT((*newest)[0].id, (*newest)[1].id);
 
+  // A point whose run failed for reasons of its own (a worker that would not start) is tried again by a rerun.
+  RunRecord lost = failed_record("gemm.simt", {}, {}, make_error(ErrorCode::io, "cannot start the worker"));
+  in_sweep.point_key = "p3";
+  ASSERT_TRUE((*store)->insert(lost, in_sweep));
   auto points = (*store)->sweep_points("s1");
   ASSERT_TRUE(points);
   EXPECT_EQ(*points, (std::set<std::string>{"p0", "p1", "p2"}));
+}
+
+TEST(ResultsStore, BestKeepsTheBestPassedRunOfEachKernelAndProblem) {
+  auto store = ResultsStore::open(temp_db("best.db"));
+  ASSERT_TRUE(store);
+  for (double ms : {2.0, 0.5, 1.0}) ASSERT_TRUE((*store)->insert(sample_record(ms), {}));
+  RunRecord failed = sample_record(0.1);  // fastest, but wrong
+  failed.verified = false;
+  ASSERT_TRUE((*store)->insert(failed, {}));
+  RunRecord other = sample_record(3.0);
+  other.problem["M"] = "512";
+  ASSERT_TRUE((*store)->insert(other, {}));
+  ResultsQuery q;
+  q.best = "tflops";
+  auto best = (*store)->query(q);
+  ASSERT_TRUE(best) << best.status().message();
+  ASSERT_EQ(best->size(), 2u);
+  EXPECT_DOUBLE_EQ((*best)[0].median_ms, 0.5);
+  EXPECT_DOUBLE_EQ((*best)[1].median_ms, 3.0);
+  q.best = "max_ms";  // lower is better
+  auto slowest_max = (*store)->query(q);
+  ASSERT_TRUE(slowest_max);
+  EXPECT_DOUBLE_EQ((*slowest_max)[0].max_ms, 0.6);
+  q.best = "watts";
+  auto bad = (*store)->query(q);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("'watts' is not a metric"), std::string::npos);
 }
 
 TEST(ResultsStore, ReopensAndKeepsRowsAndSchemaVersion) {
