@@ -11,6 +11,7 @@
 #include "app/cli/run_support.hpp"
 #include "runtime/device_profile.hpp"
 #include "runtime/log.hpp"
+#include "runtime/results_store.hpp"
 #include "runtime/roofline.hpp"
 #include "runtime/worker.hpp"
 #include "viz/cairo_painter.hpp"
@@ -33,13 +34,19 @@ std::string lower_ext(const std::string& path) {
   return e;
 }
 
-// Run records of one --from source. Result files are read here; the results store (.db) plugs in as one more
-// branch returning the same list of RunRecord JSON objects.
+// Run records of one --from source: a result file, or a results store (.db: every stored run that has a record;
+// sweep points skipped as invalid have none). A store is only read: a missing .db is an error, not a new store.
 Result<std::vector<nlohmann::json>> load_run_source(const std::string& path) {
-  if (lower_ext(path) == ".db")
-    return make_error(ErrorCode::unsupported, path + ": the results store is not part of this build yet; pass result "
-                                                     "JSON files (`tilelab bench --json FILE`)");
-  return load_run_records(path);
+  if (lower_ext(path) != ".db") return load_run_records(path);
+  if (!fs::exists(path)) return make_error(ErrorCode::not_found, path + ": no such results store");
+  auto store = ResultsStore::open(path);
+  if (!store) return store.status();
+  auto rows = (*store)->query(ResultsQuery{});
+  if (!rows) return rows.status();
+  std::vector<nlohmann::json> records;
+  for (const auto& row : *rows)
+    if (row.record.is_object() && !row.record.empty()) records.push_back(row.record);
+  return records;
 }
 
 Status write_text(const std::string& path, const std::string& text) {
