@@ -244,13 +244,6 @@ ArgRole role_of(const std::string& r, const std::string& what) {
   throw std::runtime_error(what + ": role must be in, out or inout (got '" + r + "')");
 }
 
-std::string string_field(lua_State* L, int index, const char* key, const std::string& def) {
-  lua_getfield(L, index, key);
-  std::string v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : def;
-  lua_pop(L, 1);
-  return v;
-}
-
 // The argument list {{name=, dtype=, shape={...}, role=, fill={lo=, hi=, seed=, value=}} or {name=, dtype=, value=}, ...}
 std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& kernel) {
   if (!lua_istable(L, index)) throw std::runtime_error(kernel + " args must be a list of arguments (got " + luaL_typename(L, index) + ")");
@@ -262,9 +255,9 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
     const int a = lua_gettop(L);
     const std::string what = kernel + " args[" + std::to_string(i) + "]";
     if (!lua_istable(L, a)) throw std::runtime_error(what + " must be a table");
-    const std::string name = string_field(L, a, "name", "");
+    const std::string name = opt_string_field(L, a, "name", "");
     if (name.empty()) throw std::runtime_error(what + " needs a name");
-    auto dtype = parse_dtype(string_field(L, a, "dtype", "f32"));
+    auto dtype = parse_dtype(opt_string_field(L, a, "dtype", "f32"));
     if (!dtype) throw std::runtime_error(what + " (" + name + "): " + dtype.status().message());
     lua_getfield(L, a, "shape");
     if (lua_istable(L, -1)) {
@@ -295,7 +288,7 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
       }
       lua_pop(L, 1);
       fill.seed += static_cast<std::uint64_t>(i);  // distinct inputs unless the script says otherwise
-      out.push_back(ArgSpec::tensor(name, *dtype, shape, role_of(string_field(L, a, "role", "in"), what), fill));
+      out.push_back(ArgSpec::tensor(name, *dtype, shape, role_of(opt_string_field(L, a, "role", "in"), what), fill));
     } else {
       lua_getfield(L, a, "value");
       if (!lua_isnumber(L, -1)) throw std::runtime_error(what + " (" + name + "): give a shape (tensor) or a value (scalar)");
@@ -362,9 +355,9 @@ std::string read_source(lua_State* L, const std::string& given, const std::strin
 int l_define_kernel(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  const std::string name = string_field(L, 1, "name", "");
+  const std::string name = opt_string_field(L, 1, "name", "");
   if (name.empty()) raise("define_kernel: 'name' is required (a string such as \"my.saxpy\")");
-  const std::string source_arg = string_field(L, 1, "source", "");
+  const std::string source_arg = opt_string_field(L, 1, "source", "");
   if (source_arg.empty()) raise("define_kernel %s: 'source' is required (a .cu file or the source text)", name.c_str());
   ScriptContext& ctx = script_context(L);
   Session& session = ctx.session();
@@ -392,8 +385,8 @@ int l_define_kernel(lua_State* L) {
 
   KernelSpec spec;
   spec.name = name;
-  spec.family = string_field(L, 1, "family", "user");
-  spec.summary = string_field(L, 1, "summary", "user-defined kernel (tl.define_kernel)");
+  spec.family = opt_string_field(L, 1, "family", "user");
+  spec.summary = opt_string_field(L, 1, "summary", "user-defined kernel (tl.define_kernel)");
   spec.source = "user/" + name + ".cu";
   spec.problem = uk->schemas->problem;
   spec.config = uk->schemas->config;

@@ -80,24 +80,6 @@ int fail(lua_State* L, const std::string& message) {
   return 2;
 }
 
-// Reads an optional integer field of the table at `index`.
-lua_Integer opt_int_field(lua_State* L, int index, const char* key, lua_Integer def) {
-  lua_getfield(L, index, key);
-  lua_Integer v = lua_isnil(L, -1) ? def : (lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1);
-  if (!lua_isnil(L, -1) && !lua_isinteger(L, -1)) raise("run: '%s' must be an integer (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
-bool opt_bool_field(lua_State* L, int index, const char* key, bool def) {
-  lua_getfield(L, index, key);
-  bool v = def;
-  if (lua_isboolean(L, -1)) v = lua_toboolean(L, -1);
-  else if (!lua_isnil(L, -1)) raise("run: '%s' must be a boolean (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
 void set_number(lua_State* L, const char* key, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, key);
@@ -258,8 +240,12 @@ int l_compile(lua_State* L) {
 //   -> result | nil, message (invalid config, no GPU, compile error, fault, timeout).
 int l_run(lua_State* L) {
   const KernelSpec& spec = check_kernel(L, 1);
-  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-  else lua_newtable(L), lua_replace(L, 2);
+  lua_settop(L, 2);
+  if (lua_isnil(L, 2)) {
+    lua_newtable(L);
+    lua_replace(L, 2);
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
   lua_getfield(L, 2, "problem");
   auto problem = check_key_values(L, -1, "problem");
   lua_pop(L, 1);
@@ -267,8 +253,8 @@ int l_run(lua_State* L) {
   auto config = check_key_values(L, -1, "config");
   lua_pop(L, 1);
   RunOptions ro;
-  ro.timing.repeat = static_cast<int>(opt_int_field(L, 2, "rep", ro.timing.repeat));
-  ro.timing.warmup = static_cast<int>(opt_int_field(L, 2, "warmup", ro.timing.warmup));
+  ro.timing.repeat = static_cast<int>(opt_integer_field(L, 2, "rep", ro.timing.repeat));
+  ro.timing.warmup = static_cast<int>(opt_integer_field(L, 2, "warmup", ro.timing.warmup));
   if (ro.timing.repeat < 0 || ro.timing.warmup < 0) raise("run: rep and warmup must be >= 0");
   if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;  // the worker always checks; sample minimally
   ro.timeline = ro.timeline_timed = opt_bool_field(L, 2, "timeline", false);
