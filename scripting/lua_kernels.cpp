@@ -65,12 +65,21 @@ namespace {
 
 constexpr const char* k_kernel_type = "tilelab.kernel";
 
+// By name, not by spec pointer: a script may redefine its own kernel (tl.define_kernel), replacing the spec.
 struct KernelRef {
-  const KernelSpec* spec;
+  std::string name;
 };
 
 const KernelSpec& check_kernel(lua_State* L, int index) {
-  return *static_cast<KernelRef*>(luaL_checkudata(L, index, k_kernel_type))->spec;
+  const std::string& name = static_cast<KernelRef*>(luaL_checkudata(L, index, k_kernel_type))->name;
+  auto spec = script_context(L).session().registry().find(name);
+  if (!spec) raise("kernel '%s' is no longer defined", name.c_str());
+  return **spec;
+}
+
+int l_kernel_gc(lua_State* L) {
+  static_cast<KernelRef*>(luaL_checkudata(L, 1, k_kernel_type))->~KernelRef();
+  return 0;
 }
 
 // Pushes nil, message and returns 2: the failure convention of calls whose failure a script should handle.
@@ -182,8 +191,7 @@ int l_kernel(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
   auto spec = script_context(L).session().registry().find(name);
   if (!spec) throw std::runtime_error(spec.status().message());
-  auto* ref = static_cast<KernelRef*>(lua_newuserdatauv(L, sizeof(KernelRef), 0));
-  ref->spec = *spec;
+  new (lua_newuserdatauv(L, sizeof(KernelRef), 0)) KernelRef{(*spec)->name};
   luaL_setmetatable(L, k_kernel_type);
   return 1;
 }
@@ -348,6 +356,8 @@ void open_kernels(lua_State* L, int tl_index) {
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, guarded<l_kernel_tostring>);
     lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, l_kernel_gc);
+    lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
   const luaL_Reg functions[] = {

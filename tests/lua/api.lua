@@ -213,6 +213,7 @@ else
   check(urun == nil and urun_err:find("no GPU", 1, true), "user kernel run without a GPU says why")
 end
 check(tl.define_kernel(def).name == "user.scale", "a script may redefine its own kernel")
+check(uk:config{}.threads == 128, "a kernel object taken before the redefinition still works")
 raises("library kernel", tl.define_kernel, {name = "gemm.simt", source = src, entry = "x", grid = 1, block = 1, args = {}})
 raises("'name' is required", tl.define_kernel, {source = src})
 raises("'grid' is required", tl.define_kernel, {name = "user.bad", source = src, entry = "scale<128>", block = 1, args = {}})
