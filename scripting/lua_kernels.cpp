@@ -264,7 +264,9 @@ int l_run(lua_State* L) {
   ro.timing.repeat = static_cast<int>(opt_integer_field(L, 2, "rep", ro.timing.repeat));
   ro.timing.warmup = static_cast<int>(opt_integer_field(L, 2, "warmup", ro.timing.warmup));
   if (ro.timing.repeat < 0 || ro.timing.warmup < 0) raise("run: rep and warmup must be >= 0");
-  if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;  // the worker always checks; sample minimally
+  // verify=false: a smoke check of one sampled position instead of 64Ki (the float64 reference of a large GEMM
+  // costs K flops per position on the host; sweeps may not want that per point).
+  if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;
   ro.timeline = ro.timeline_timed = opt_bool_field(L, 2, "timeline", false);
   lua_getfield(L, 2, "baseline");
   if (lua_isstring(L, -1)) ro.vs = lua_tostring(L, -1);
@@ -281,6 +283,27 @@ int l_run(lua_State* L) {
     return fail(L, std::string(what) + ": " + r.failure->message);
   }
   push_run_result(L, *bench);
+  return 1;
+}
+
+// k:layouts([problem [, config]]) -> { {name=, spec=}, ... }: the layouts the kernel indexes with for this config
+// (SPEC strings for tl.layout); {} for kernels that describe none.
+int l_layouts(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  auto problem = check_key_values(L, 2, "problem");
+  auto config = check_key_values(L, 3, "config");
+  auto p = spec.problem.resolve(problem, spec.name + " problem");
+  if (!p) throw std::runtime_error(p.status().message());
+  auto c = spec.config.resolve(config, spec.name + " config");
+  if (!c) throw std::runtime_error(c.status().message());
+  const std::vector<LayoutInfo> layouts = spec.layouts ? spec.layouts(*p, *c) : std::vector<LayoutInfo>{};
+  lua_createtable(L, static_cast<int>(layouts.size()), 0);
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    lua_createtable(L, 0, 2);
+    set_string(L, "name", layouts[i].name);
+    set_string(L, "spec", layouts[i].spec);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
   return 1;
 }
 
@@ -342,6 +365,7 @@ const luaL_Reg k_kernel_methods[] = {
     {"can_implement", guarded<l_can_implement>},
     {"compile", guarded<l_compile>},
     {"run", guarded<l_run>},
+    {"layouts", guarded<l_layouts>},
     {nullptr, nullptr},
 };
 

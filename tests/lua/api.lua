@@ -54,6 +54,11 @@ raises("did you mean 'gemm.simt'", tl.kernel, "gemm.simtt")
 raises("bad argument #1", tl.kernel, {})
 raises("tilelab.kernel expected", k.config, {}, {})
 
+local lays = tl.kernel("gemm.mma"):layouts()
+check(#lays > 0 and lays[1].name and lays[1].spec, "k:layouts() names the kernel's layouts")
+for _, li in ipairs(lays) do check(tl.layout(li.spec):size() > 0, "every kernel layout parses: " .. li.spec) end
+check(#tl.kernel("copy"):layouts() >= 0, "k:layouts() on any kernel")
+
 local ok, why = k:can_implement({M = 64, N = 64, K = 64}, {block_M = 64})
 check(ok == true and why == nil, "can_implement accepts a valid config")
 ok, why = k:can_implement({M = 64, N = 64, K = 64}, {nonsense = 1})
