@@ -121,59 +121,6 @@ void push_resources(lua_State* L, const CompiledKernel& c, const LaunchGeometry&
   set_number(L, "compile_ms", c.compile_ms);
 }
 
-// The result table of :run: the headline numbers flat, the resources and baseline as sub-tables, and the
-// whole RunRecord (the JSON `bench --json` writes) as `record`, which tl.plot.roofline reads.
-void push_run_result(lua_State* L, const Session::Bench& b) {
-  const RunRecord& r = b.record;
-  lua_createtable(L, 0, 24);
-  set_string(L, "kernel", r.kernel);
-  set_string(L, "device", r.device);
-  push_values(L, b.prepared.instance.spec->problem, b.prepared.instance.problem);
-  lua_setfield(L, -2, "problem");
-  push_values(L, b.prepared.instance.spec->config, b.prepared.instance.config);
-  lua_setfield(L, -2, "config");
-  set_number(L, "median_ms", r.time_ms.median);
-  set_number(L, "min_ms", r.time_ms.min);
-  set_number(L, "max_ms", r.time_ms.max);
-  set_integer(L, "repeats", static_cast<lua_Integer>(r.time_ms.count));
-  set_number(L, "tflops", r.tflops);
-  set_number(L, "gbps", r.gbps);
-  set_number(L, "flops", r.flops);
-  set_number(L, "min_bytes", r.min_bytes);
-  if (!r.efficiency.bound.empty()) {
-    set_number(L, "efficiency", r.efficiency.value);
-    set_string(L, "bound", r.efficiency.bound);
-    set_string(L, "ceiling", r.efficiency.ceiling);
-  }
-  set_number(L, "rel_err", r.rel_error());
-  set_number(L, "max_abs_err", r.max_abs_error());
-  lua_pushboolean(L, r.verified);
-  lua_setfield(L, -2, "verified");
-  lua_pushboolean(L, r.passed());
-  lua_setfield(L, -2, "passed");
-  if (!r.passed()) set_string(L, "failure", r.failure_text());
-  push_resources(L, b.prepared.compiled, r.launch);
-  lua_setfield(L, -2, "resources");
-  nlohmann::json record = r;
-  if (r.baseline) {
-    push_json(L, record["baseline"]);
-    if (r.baseline->error.empty()) {
-      set_number(L, "median_ms", r.baseline->time_ms.median);
-      set_number(L, "min_ms", r.baseline->time_ms.min);
-      set_number(L, "max_ms", r.baseline->time_ms.max);
-    }
-    lua_setfield(L, -2, "baseline");
-  }
-  if (r.timeline) {
-    push_timeline(L, *r.timeline);
-    lua_setfield(L, -2, "timeline");
-  } else if (!r.timeline_error.empty()) {
-    set_string(L, "timeline_error", r.timeline_error);
-  }
-  push_json(L, record);
-  lua_setfield(L, -2, "record");
-}
-
 // tl.kernels([include_hidden]) -> { {name=, family=, summary=, problem={...}, config={...}, archs=...}, ... }
 int l_kernels(lua_State* L) {
   bool hidden = lua_toboolean(L, 1);
@@ -370,6 +317,59 @@ const luaL_Reg k_kernel_methods[] = {
 };
 
 }  // namespace
+
+// The result table of :run: the headline numbers flat, the resources and baseline as sub-tables, and the
+// whole RunRecord (the JSON `bench --json` writes) as `record`, which tl.plot.roofline reads.
+void push_run_result(lua_State* L, const Session::Bench& b) {
+  const RunRecord& r = b.record;
+  lua_createtable(L, 0, 24);
+  set_string(L, "kernel", r.kernel);
+  set_string(L, "device", r.device);
+  push_values(L, b.prepared.instance.spec->problem, b.prepared.instance.problem);
+  lua_setfield(L, -2, "problem");
+  push_values(L, b.prepared.instance.spec->config, b.prepared.instance.config);
+  lua_setfield(L, -2, "config");
+  set_number(L, "median_ms", r.time_ms.median);
+  set_number(L, "min_ms", r.time_ms.min);
+  set_number(L, "max_ms", r.time_ms.max);
+  set_integer(L, "repeats", static_cast<lua_Integer>(r.time_ms.count));
+  set_number(L, "tflops", r.tflops);
+  set_number(L, "gbps", r.gbps);
+  set_number(L, "flops", r.flops);
+  set_number(L, "min_bytes", r.min_bytes);
+  if (!r.efficiency.bound.empty()) {
+    set_number(L, "efficiency", r.efficiency.value);
+    set_string(L, "bound", r.efficiency.bound);
+    set_string(L, "ceiling", r.efficiency.ceiling);
+  }
+  set_number(L, "rel_err", r.rel_error());
+  set_number(L, "max_abs_err", r.max_abs_error());
+  lua_pushboolean(L, r.verified);
+  lua_setfield(L, -2, "verified");
+  lua_pushboolean(L, r.passed());
+  lua_setfield(L, -2, "passed");
+  if (!r.passed()) set_string(L, "failure", r.failure_text());
+  push_resources(L, b.prepared.compiled, r.launch);
+  lua_setfield(L, -2, "resources");
+  nlohmann::json record = r;
+  if (r.baseline) {
+    push_json(L, record["baseline"]);
+    if (r.baseline->error.empty()) {
+      set_number(L, "median_ms", r.baseline->time_ms.median);
+      set_number(L, "min_ms", r.baseline->time_ms.min);
+      set_number(L, "max_ms", r.baseline->time_ms.max);
+    }
+    lua_setfield(L, -2, "baseline");
+  }
+  if (r.timeline) {
+    push_timeline(L, *r.timeline);
+    lua_setfield(L, -2, "timeline");
+  } else if (!r.timeline_error.empty()) {
+    set_string(L, "timeline_error", r.timeline_error);
+  }
+  push_json(L, record);
+  lua_setfield(L, -2, "record");
+}
 
 void open_kernels(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);
