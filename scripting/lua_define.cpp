@@ -272,6 +272,7 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
         lua_pop(L, 1);
       }
       Fill fill;
+      fill.seed = static_cast<std::uint64_t>(i);  // distinct inputs unless the script gives seeds
       lua_getfield(L, a, "fill");
       if (lua_istable(L, -1)) {
         lua_getfield(L, -1, "lo");
@@ -288,7 +289,6 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
         lua_pop(L, 4);
       }
       lua_pop(L, 1);
-      fill.seed += static_cast<std::uint64_t>(i);  // distinct inputs unless the script says otherwise
       out.push_back(ArgSpec::tensor(name, *dtype, shape, role_of(opt_string_field(L, a, "role", "in"), what), fill));
     } else {
       lua_getfield(L, a, "value");
