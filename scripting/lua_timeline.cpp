@@ -231,8 +231,14 @@ int l_plot_roofline(lua_State* L) {
   options.width = opt_number_field(L, 1, "width", options.width);
   options.height = opt_number_field(L, 1, "height", options.height);
   ScriptContext& ctx = script_context(L);
-  WorkerClient* worker = profile.empty() ? &ctx.session().worker() : nullptr;
-  auto ceilings = find_ceilings(profile, ctx.options().session.cache_dir, records, worker);
+  Session& session = ctx.session();
+  Result<CeilingsSource> ceilings = make_error(ErrorCode::internal, "unset");
+  if (profile.empty() && session.has_device()) {
+    auto c = session.ceilings();  // measured once and kept for the efficiency of this script's later runs
+    ceilings = c ? Result<CeilingsSource>(CeilingsSource{*c, "GPU 0"}) : Result<CeilingsSource>(c.status());
+  } else {
+    ceilings = find_ceilings(profile, session.cache_dir(), records);
+  }
   if (!ceilings && ceilings.status().code() == ErrorCode::not_found && profile.empty())
     raise("roofline: %s: pass device_profile = FILE (write one on the GPU machine with `tilelab info --measure "
           "--save-profile FILE`)",
