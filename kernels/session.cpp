@@ -117,6 +117,15 @@ WorkerClient& Session::worker() {
   return *m_worker;
 }
 
+Result<Ceilings> Session::ceilings() {
+  if (m_target.ceilings) return *m_target.ceilings;
+  if (!m_target.device) return make_error(ErrorCode::no_device, "no GPU: " + m_target.why_no_device);
+  auto c = device_ceilings(worker(), *m_target.device, m_cache_dir, false);
+  if (!c) return c.status();
+  m_target.ceilings = *c;
+  return c;
+}
+
 RunRecord Session::run(const PreparedKernel& kernel, RunOptions options) {
   if (!m_target.device) {
     const KernelInstance& in = kernel.instance;

@@ -93,6 +93,10 @@ class Session {
 
   WorkerClient& worker();
 
+  // The device's measured ceilings: the cached ones, else measured now in the worker and cached (on disk and for
+  // the efficiency of this session's later runs). Errors: no_device, or what the measurement hit.
+  Result<Ceilings> ceilings();
+
  private:
   Session() = default;
   SessionOptions m_options;

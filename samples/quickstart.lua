@@ -37,14 +37,25 @@ local model = tl.model_timeline{kernel = gemm, problem = {M = 1024, N = 1024, K 
 assert(model:plot{tracks = 24}:save(outdir .. "/timeline_model.png"))
 print(("wrote %s/timeline_model.png (%s, MODEL: %d events)"):format(outdir, gemm, model.events))
 
+-- The GPU's measured ceilings (measured once, a few seconds, then cached): what efficiencies are relative to.
+local dev = tl.device()
+if dev and dev.ceilings then
+  print(("ceilings: HBM %.2f TB/s, bf16 tensor %.0f TFLOP/s, FP32 %.1f TFLOP/s (measured)"):format(
+    dev.ceilings.hbm_bytes_per_s * 1e-12, dev.ceilings.bf16_tc_flops * 1e-12, dev.ceilings.fp32_flops * 1e-12))
+elseif dev then
+  print("ceilings: not measured: " .. tostring(dev.why_no_ceilings))
+end
+
 -- A GEMM checked against the float64 reference and timed against cuBLAS in the same worker.
 local run, why = tl.kernel(gemm):run{problem = problem, rep = 20, warmup = 3, baseline = "cublas"}
 if not run then
   print("GEMM:  skipped: " .. why)
   print("roofline: skipped (it places runs on the measured ceilings; there is no run)")
 else
-  print(("GEMM:  %s %dx%dx%d: %.3f ms, %.0f TFLOP/s, rel err %.1e, %s"):format(gemm, problem.M, problem.N,
-    problem.K, run.median_ms, run.tflops, run.rel_err, run.passed and "PASS" or "FAIL"))
+  print(("GEMM:  %s %dx%dx%d: %.3f ms, %.0f TFLOP/s%s, rel err %.1e, %s"):format(gemm, problem.M, problem.N,
+    problem.K, run.median_ms, run.tflops,
+    run.efficiency and (" (%.0f%% of the %s roof)"):format(100 * run.efficiency, run.bound) or "",
+    run.rel_err, run.passed and "PASS" or "FAIL"))
   if run.baseline and run.baseline.median_ms then
     print(("cuBLAS: %.3f ms, %.0f TFLOP/s (ours / cuBLAS throughput %.2fx)"):format(run.baseline.median_ms,
       run.baseline.tflops, run.baseline.speedup))

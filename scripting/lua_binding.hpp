@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
+#include <string>
 
 extern "C" {
 #include <lauxlib.h>
@@ -37,6 +38,48 @@ int guarded(lua_State* L) {
   std::vsnprintf(message, sizeof(message), format, args);
   va_end(args);
   throw std::runtime_error(message);
+}
+
+// Optional fields of the options table at `index`: an absent table or a nil field gives `def`; a field of the
+// wrong type raises naming it (call inside guarded<>).
+inline std::string opt_string_field(lua_State* L, int index, const char* key, const std::string& def = {}) {
+  if (!lua_istable(L, index)) return def;
+  lua_getfield(L, index, key);
+  std::string v = def;
+  if (lua_type(L, -1) == LUA_TSTRING) v = lua_tostring(L, -1);
+  else if (!lua_isnil(L, -1)) raise("'%s' must be a string (got %s)", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+inline double opt_number_field(lua_State* L, int index, const char* key, double def) {
+  if (!lua_istable(L, index)) return def;
+  lua_getfield(L, index, key);
+  double v = def;
+  if (lua_type(L, -1) == LUA_TNUMBER) v = lua_tonumber(L, -1);
+  else if (!lua_isnil(L, -1)) raise("'%s' must be a number (got %s)", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+inline lua_Integer opt_integer_field(lua_State* L, int index, const char* key, lua_Integer def) {
+  if (!lua_istable(L, index)) return def;
+  lua_getfield(L, index, key);
+  lua_Integer v = def;
+  if (lua_isinteger(L, -1)) v = lua_tointeger(L, -1);
+  else if (!lua_isnil(L, -1)) raise("'%s' must be an integer (got %s)", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+inline bool opt_bool_field(lua_State* L, int index, const char* key, bool def) {
+  if (!lua_istable(L, index)) return def;
+  lua_getfield(L, index, key);
+  bool v = def;
+  if (lua_isboolean(L, -1)) v = lua_toboolean(L, -1);
+  else if (!lua_isnil(L, -1)) raise("'%s' must be a boolean (got %s)", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
 }
 
 }  // namespace tl::lua

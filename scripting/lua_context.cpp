@@ -86,6 +86,7 @@ ScriptContext& script_context(lua_State* L) {
   auto* ctx = static_cast<ScriptContext*>(lua_touserdata(L, -1));
   lua_pop(L, 1);
   if (!ctx) luaL_error(L, "internal error: this Lua state has no TileLab context");
+  ctx->set_active_thread(L);
   return *ctx;
 }
 

@@ -50,6 +50,11 @@ class ScriptContext {
   void add_user_kernel(const std::string& name) { m_user_kernels.push_back(name); }
   bool defined_here(const std::string& name) const;
 
+  // The Lua thread (main state or coroutine) of the binding running now: script_context(L) records it, so spec
+  // callbacks written in Lua run on the thread that asked for them, even from inside a coroutine.
+  lua_State* active_thread() const { return m_active; }
+  void set_active_thread(lua_State* L) { m_active = L; }
+
  private:
   ScriptOptions m_options;
   std::unique_ptr<Session> m_session;
@@ -58,11 +63,12 @@ class ScriptContext {
   std::string m_stop;  // the limit that was hit
   std::vector<std::string> m_user_kernels;
   std::unique_ptr<ResultsStore> m_store;
+  lua_State* m_active = nullptr;
 };
 
 // Installs a context owned by the state (freed by lua_close) and returns it.
 ScriptContext& install_context(lua_State* L, const ScriptOptions& options);
-// The state's context; raises a Lua error when none was installed.
+// The state's context (and records L as its active thread); raises a Lua error when none was installed.
 ScriptContext& script_context(lua_State* L);
 
 }  // namespace tl::lua

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 // state (instantiate and the reference run synchronously inside the binding that asked for them); an error or a
 // wrong result becomes a C++ exception naming the callback, which the caller turns into a message.
 struct Callback {
-  lua_State* L = nullptr;
+  ScriptContext* ctx = nullptr;  // its active thread runs the callback
   int ref = LUA_NOREF;
   std::string what;  // "gemm.mine grid"
 
@@ -71,7 +71,7 @@ int tensor_len(lua_State* L) {
 // Throws with the Lua error message (file:line of the callback) on failure.
 template <class PushArgs>
 void call(const Callback& cb, int nargs, int nresults, PushArgs&& push_args) {
-  lua_State* L = cb.L;
+  lua_State* L = cb.ctx->active_thread();
   lua_rawgeti(L, LUA_REGISTRYINDEX, cb.ref);
   push_args();
   if (lua_pcall(L, nargs, nresults, 0) != LUA_OK) {
@@ -129,21 +129,22 @@ struct Field {
 };
 
 struct UserKernel {
-  lua_State* L;
+  ScriptContext* ctx;  // owns the Lua state the callbacks live in; outlives the spec (its destructor removes it)
   std::shared_ptr<Schemas> schemas;
   Field entry, grid, block, smem, args;
   std::optional<Callback> can_implement, flops, bytes, reference;
 
+  lua_State* L() const { return ctx->active_thread(); }
   void push_problem_config(const Values& p, const Values& c) const {
-    push_values(L, schemas->problem, p);
-    push_values(L, schemas->config, c);
+    push_values(L(), schemas->problem, p);
+    push_values(L(), schemas->config, c);
   }
   // Pushes the field's value for (p, c) on the stack.
   void eval(const Field& f, const Values& p, const Values& c) const {
     if (f.fn) {
       call(*f.fn, 2, 1, [&] { push_problem_config(p, c); });
     } else {
-      lua_rawgeti(L, LUA_REGISTRYINDEX, f.constant_ref);
+      lua_rawgeti(L(), LUA_REGISTRYINDEX, f.constant_ref);
     }
   }
 };
@@ -244,13 +245,6 @@ ArgRole role_of(const std::string& r, const std::string& what) {
   throw std::runtime_error(what + ": role must be in, out or inout (got '" + r + "')");
 }
 
-std::string string_field(lua_State* L, int index, const char* key, const std::string& def) {
-  lua_getfield(L, index, key);
-  std::string v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : def;
-  lua_pop(L, 1);
-  return v;
-}
-
 // The argument list {{name=, dtype=, shape={...}, role=, fill={lo=, hi=, seed=, value=}} or {name=, dtype=, value=}, ...}
 std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& kernel) {
   if (!lua_istable(L, index)) throw std::runtime_error(kernel + " args must be a list of arguments (got " + luaL_typename(L, index) + ")");
@@ -262,9 +256,9 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
     const int a = lua_gettop(L);
     const std::string what = kernel + " args[" + std::to_string(i) + "]";
     if (!lua_istable(L, a)) throw std::runtime_error(what + " must be a table");
-    const std::string name = string_field(L, a, "name", "");
+    const std::string name = opt_string_field(L, a, "name", "");
     if (name.empty()) throw std::runtime_error(what + " needs a name");
-    auto dtype = parse_dtype(string_field(L, a, "dtype", "f32"));
+    auto dtype = parse_dtype(opt_string_field(L, a, "dtype", "f32"));
     if (!dtype) throw std::runtime_error(what + " (" + name + "): " + dtype.status().message());
     lua_getfield(L, a, "shape");
     if (lua_istable(L, -1)) {
@@ -278,6 +272,7 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
         lua_pop(L, 1);
       }
       Fill fill;
+      fill.seed = static_cast<std::uint64_t>(i);  // distinct inputs unless the script gives seeds
       lua_getfield(L, a, "fill");
       if (lua_istable(L, -1)) {
         lua_getfield(L, -1, "lo");
@@ -294,8 +289,7 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
         lua_pop(L, 4);
       }
       lua_pop(L, 1);
-      fill.seed += static_cast<std::uint64_t>(i);  // distinct inputs unless the script says otherwise
-      out.push_back(ArgSpec::tensor(name, *dtype, shape, role_of(string_field(L, a, "role", "in"), what), fill));
+      out.push_back(ArgSpec::tensor(name, *dtype, shape, role_of(opt_string_field(L, a, "role", "in"), what), fill));
     } else {
       lua_getfield(L, a, "value");
       if (!lua_isnumber(L, -1)) throw std::runtime_error(what + " (" + name + "): give a shape (tensor) or a value (scalar)");
@@ -309,7 +303,7 @@ std::vector<ArgSpec> args_from_lua(lua_State* L, int index, const std::string& k
 
 Callback make_callback(lua_State* L, int index, const std::string& what) {
   lua_pushvalue(L, index);
-  return Callback{L, luaL_ref(L, LUA_REGISTRYINDEX), what};
+  return Callback{&script_context(L), luaL_ref(L, LUA_REGISTRYINDEX), what};
 }
 
 // Reads field `key` of the definition table at 1: a function, or (when constants are allowed) any value.
@@ -362,9 +356,9 @@ std::string read_source(lua_State* L, const std::string& given, const std::strin
 int l_define_kernel(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  const std::string name = string_field(L, 1, "name", "");
+  const std::string name = opt_string_field(L, 1, "name", "");
   if (name.empty()) raise("define_kernel: 'name' is required (a string such as \"my.saxpy\")");
-  const std::string source_arg = string_field(L, 1, "source", "");
+  const std::string source_arg = opt_string_field(L, 1, "source", "");
   if (source_arg.empty()) raise("define_kernel %s: 'source' is required (a .cu file or the source text)", name.c_str());
   ScriptContext& ctx = script_context(L);
   Session& session = ctx.session();
@@ -373,7 +367,7 @@ int l_define_kernel(lua_State* L) {
     raise("define_kernel: '%s' is a library kernel; pick another name", name.c_str());
 
   auto uk = std::make_shared<UserKernel>();
-  uk->L = L;
+  uk->ctx = &ctx;
   uk->schemas = std::make_shared<Schemas>();
   lua_getfield(L, 1, "problem");
   uk->schemas->problem = schema_from_lua(L, -1, "define_kernel " + name + " problem");
@@ -392,8 +386,8 @@ int l_define_kernel(lua_State* L) {
 
   KernelSpec spec;
   spec.name = name;
-  spec.family = string_field(L, 1, "family", "user");
-  spec.summary = string_field(L, 1, "summary", "user-defined kernel (tl.define_kernel)");
+  spec.family = opt_string_field(L, 1, "family", "user");
+  spec.summary = opt_string_field(L, 1, "summary", "user-defined kernel (tl.define_kernel)");
   spec.source = "user/" + name + ".cu";
   spec.problem = uk->schemas->problem;
   spec.config = uk->schemas->config;
@@ -410,7 +404,7 @@ int l_define_kernel(lua_State* L) {
   lua_pop(L, 1);
 
   spec.name_expression = [uk, name](const Values& p, const Values& c) {
-    lua_State* S = uk->L;
+    lua_State* S = uk->L();
     uk->eval(uk->entry, p, c);
     if (lua_type(S, -1) != LUA_TSTRING) {
       std::string got = luaL_typename(S, -1);
@@ -422,7 +416,7 @@ int l_define_kernel(lua_State* L) {
     return expand_entry(text, p, c, name);
   };
   spec.launch = [uk, name](const Values& p, const Values& c) {
-    lua_State* S = uk->L;
+    lua_State* S = uk->L();
     LaunchGeometry g;
     uk->eval(uk->grid, p, c);
     g.grid = to_dim3(S, -1, name + " grid");
@@ -439,13 +433,13 @@ int l_define_kernel(lua_State* L) {
   };
   spec.args = [uk, name](const Values& p, const Values& c) {
     uk->eval(uk->args, p, c);
-    std::vector<ArgSpec> args = args_from_lua(uk->L, -1, name);
-    lua_pop(uk->L, 1);
+    std::vector<ArgSpec> args = args_from_lua(uk->L(), -1, name);
+    lua_pop(uk->L(), 1);
     return args;
   };
   spec.can_implement = [uk](const Values& p, const Values& c, const DeviceLimits&) -> Status {
     if (!uk->can_implement) return Status::success();
-    lua_State* S = uk->L;
+    lua_State* S = uk->L();
     call(*uk->can_implement, 2, 2, [&] { uk->push_problem_config(p, c); });
     const bool ok = lua_toboolean(S, -2);
     std::string why = lua_isstring(S, -1) ? lua_tostring(S, -1) : "can_implement returned false";
@@ -455,7 +449,7 @@ int l_define_kernel(lua_State* L) {
   auto per_problem = [uk](const std::optional<Callback>& cb) -> std::function<double(const Values&)> {
     if (!cb) return {};
     return [uk, cb](const Values& p) {
-      lua_State* S = uk->L;
+      lua_State* S = uk->L();
       call(*cb, 1, 1, [&] { push_values(S, uk->schemas->problem, p); });
       if (lua_type(S, -1) != LUA_TNUMBER) {
         lua_pop(S, 1);
@@ -474,7 +468,7 @@ int l_define_kernel(lua_State* L) {
     if (!uk->reference)
       return make_error(ErrorCode::invalid_argument,
                         name + " has no reference= function, so its outputs cannot be checked");
-    lua_State* S = uk->L;
+    lua_State* S = uk->L();
     const int top = lua_gettop(S);
     push_values(S, uk->schemas->problem, p);
     const int problem = lua_gettop(S);

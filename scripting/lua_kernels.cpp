@@ -65,12 +65,21 @@ namespace {
 
 constexpr const char* k_kernel_type = "tilelab.kernel";
 
+// By name, not by spec pointer: a script may redefine its own kernel (tl.define_kernel), replacing the spec.
 struct KernelRef {
-  const KernelSpec* spec;
+  std::string name;
 };
 
 const KernelSpec& check_kernel(lua_State* L, int index) {
-  return *static_cast<KernelRef*>(luaL_checkudata(L, index, k_kernel_type))->spec;
+  const std::string& name = static_cast<KernelRef*>(luaL_checkudata(L, index, k_kernel_type))->name;
+  auto spec = script_context(L).session().registry().find(name);
+  if (!spec) raise("kernel '%s' is no longer defined", name.c_str());
+  return **spec;
+}
+
+int l_kernel_gc(lua_State* L) {
+  static_cast<KernelRef*>(luaL_checkudata(L, 1, k_kernel_type))->~KernelRef();
+  return 0;
 }
 
 // Pushes nil, message and returns 2: the failure convention of calls whose failure a script should handle.
@@ -78,24 +87,6 @@ int fail(lua_State* L, const std::string& message) {
   lua_pushnil(L);
   lua_pushstring(L, message.c_str());
   return 2;
-}
-
-// Reads an optional integer field of the table at `index`.
-lua_Integer opt_int_field(lua_State* L, int index, const char* key, lua_Integer def) {
-  lua_getfield(L, index, key);
-  lua_Integer v = lua_isnil(L, -1) ? def : (lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1);
-  if (!lua_isnil(L, -1) && !lua_isinteger(L, -1)) raise("run: '%s' must be an integer (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
-bool opt_bool_field(lua_State* L, int index, const char* key, bool def) {
-  lua_getfield(L, index, key);
-  bool v = def;
-  if (lua_isboolean(L, -1)) v = lua_toboolean(L, -1);
-  else if (!lua_isnil(L, -1)) raise("run: '%s' must be a boolean (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
 }
 
 void set_number(lua_State* L, const char* key, double v) {
@@ -130,59 +121,6 @@ void push_resources(lua_State* L, const CompiledKernel& c, const LaunchGeometry&
   set_number(L, "compile_ms", c.compile_ms);
 }
 
-// The result table of :run: the headline numbers flat, the resources and baseline as sub-tables, and the
-// whole RunRecord (the JSON `bench --json` writes) as `record`, which tl.plot.roofline reads.
-void push_run_result(lua_State* L, const Session::Bench& b) {
-  const RunRecord& r = b.record;
-  lua_createtable(L, 0, 24);
-  set_string(L, "kernel", r.kernel);
-  set_string(L, "device", r.device);
-  push_values(L, b.prepared.instance.spec->problem, b.prepared.instance.problem);
-  lua_setfield(L, -2, "problem");
-  push_values(L, b.prepared.instance.spec->config, b.prepared.instance.config);
-  lua_setfield(L, -2, "config");
-  set_number(L, "median_ms", r.time_ms.median);
-  set_number(L, "min_ms", r.time_ms.min);
-  set_number(L, "max_ms", r.time_ms.max);
-  set_integer(L, "repeats", static_cast<lua_Integer>(r.time_ms.count));
-  set_number(L, "tflops", r.tflops);
-  set_number(L, "gbps", r.gbps);
-  set_number(L, "flops", r.flops);
-  set_number(L, "min_bytes", r.min_bytes);
-  if (!r.efficiency.bound.empty()) {
-    set_number(L, "efficiency", r.efficiency.value);
-    set_string(L, "bound", r.efficiency.bound);
-    set_string(L, "ceiling", r.efficiency.ceiling);
-  }
-  set_number(L, "rel_err", r.rel_error());
-  set_number(L, "max_abs_err", r.max_abs_error());
-  lua_pushboolean(L, r.verified);
-  lua_setfield(L, -2, "verified");
-  lua_pushboolean(L, r.passed());
-  lua_setfield(L, -2, "passed");
-  if (!r.passed()) set_string(L, "failure", r.failure_text());
-  push_resources(L, b.prepared.compiled, r.launch);
-  lua_setfield(L, -2, "resources");
-  nlohmann::json record = r;
-  if (r.baseline) {
-    push_json(L, record["baseline"]);
-    if (r.baseline->error.empty()) {
-      set_number(L, "median_ms", r.baseline->time_ms.median);
-      set_number(L, "min_ms", r.baseline->time_ms.min);
-      set_number(L, "max_ms", r.baseline->time_ms.max);
-    }
-    lua_setfield(L, -2, "baseline");
-  }
-  if (r.timeline) {
-    push_timeline(L, *r.timeline);
-    lua_setfield(L, -2, "timeline");
-  } else if (!r.timeline_error.empty()) {
-    set_string(L, "timeline_error", r.timeline_error);
-  }
-  push_json(L, record);
-  lua_setfield(L, -2, "record");
-}
-
 // tl.kernels([include_hidden]) -> { {name=, family=, summary=, problem={...}, config={...}, archs=...}, ... }
 int l_kernels(lua_State* L) {
   bool hidden = lua_toboolean(L, 1);
@@ -200,8 +138,7 @@ int l_kernel(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
   auto spec = script_context(L).session().registry().find(name);
   if (!spec) throw std::runtime_error(spec.status().message());
-  auto* ref = static_cast<KernelRef*>(lua_newuserdatauv(L, sizeof(KernelRef), 0));
-  ref->spec = *spec;
+  new (lua_newuserdatauv(L, sizeof(KernelRef), 0)) KernelRef{(*spec)->name};
   luaL_setmetatable(L, k_kernel_type);
   return 1;
 }
@@ -258,8 +195,12 @@ int l_compile(lua_State* L) {
 //   -> result | nil, message (invalid config, no GPU, compile error, fault, timeout).
 int l_run(lua_State* L) {
   const KernelSpec& spec = check_kernel(L, 1);
-  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-  else lua_newtable(L), lua_replace(L, 2);
+  lua_settop(L, 2);
+  if (lua_isnil(L, 2)) {
+    lua_newtable(L);
+    lua_replace(L, 2);
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
   lua_getfield(L, 2, "problem");
   auto problem = check_key_values(L, -1, "problem");
   lua_pop(L, 1);
@@ -267,10 +208,12 @@ int l_run(lua_State* L) {
   auto config = check_key_values(L, -1, "config");
   lua_pop(L, 1);
   RunOptions ro;
-  ro.timing.repeat = static_cast<int>(opt_int_field(L, 2, "rep", ro.timing.repeat));
-  ro.timing.warmup = static_cast<int>(opt_int_field(L, 2, "warmup", ro.timing.warmup));
+  ro.timing.repeat = static_cast<int>(opt_integer_field(L, 2, "rep", ro.timing.repeat));
+  ro.timing.warmup = static_cast<int>(opt_integer_field(L, 2, "warmup", ro.timing.warmup));
   if (ro.timing.repeat < 0 || ro.timing.warmup < 0) raise("run: rep and warmup must be >= 0");
-  if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;  // the worker always checks; sample minimally
+  // verify=false: a smoke check of one sampled position instead of 64Ki (the float64 reference of a large GEMM
+  // costs K flops per position on the host; sweeps may not want that per point).
+  if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;
   ro.timeline = ro.timeline_timed = opt_bool_field(L, 2, "timeline", false);
   lua_getfield(L, 2, "baseline");
   if (lua_isstring(L, -1)) ro.vs = lua_tostring(L, -1);
@@ -287,6 +230,27 @@ int l_run(lua_State* L) {
     return fail(L, std::string(what) + ": " + r.failure->message);
   }
   push_run_result(L, *bench);
+  return 1;
+}
+
+// k:layouts([problem [, config]]) -> { {name=, spec=}, ... }: the layouts the kernel indexes with for this config
+// (SPEC strings for tl.layout); {} for kernels that describe none.
+int l_layouts(lua_State* L) {
+  const KernelSpec& spec = check_kernel(L, 1);
+  auto problem = check_key_values(L, 2, "problem");
+  auto config = check_key_values(L, 3, "config");
+  auto p = spec.problem.resolve(problem, spec.name + " problem");
+  if (!p) throw std::runtime_error(p.status().message());
+  auto c = spec.config.resolve(config, spec.name + " config");
+  if (!c) throw std::runtime_error(c.status().message());
+  const std::vector<LayoutInfo> layouts = spec.layouts ? spec.layouts(*p, *c) : std::vector<LayoutInfo>{};
+  lua_createtable(L, static_cast<int>(layouts.size()), 0);
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    lua_createtable(L, 0, 2);
+    set_string(L, "name", layouts[i].name);
+    set_string(L, "spec", layouts[i].spec);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
   return 1;
 }
 
@@ -326,11 +290,8 @@ int l_device(lua_State* L) {
   set_number(L, "sm_clock_mhz", d.clock_khz / 1000.0);
   set_number(L, "memory_clock_mhz", d.memory_clock_khz / 1000.0);
   set_number(L, "theoretical_dram_gbps", d.theoretical_dram_bytes_per_s() * 1e-9);
-  if (t.ceilings) {
-    push_json(L, nlohmann::json(*t.ceilings));
-    lua_setfield(L, -2, "ceilings");
-  } else if (measure) {
-    auto c = device_ceilings(s.worker(), d, s.cache_dir(), false);
+  if (t.ceilings || measure) {
+    auto c = s.ceilings();  // measured once when not cached; later runs then report their efficiency
     if (c) push_json(L, nlohmann::json(*c));
     else lua_pushnil(L);
     lua_setfield(L, -2, "ceilings");
@@ -348,10 +309,64 @@ const luaL_Reg k_kernel_methods[] = {
     {"can_implement", guarded<l_can_implement>},
     {"compile", guarded<l_compile>},
     {"run", guarded<l_run>},
+    {"layouts", guarded<l_layouts>},
     {nullptr, nullptr},
 };
 
 }  // namespace
+
+// The result table of :run: the headline numbers flat, the resources and baseline as sub-tables, and the
+// whole RunRecord (the JSON `bench --json` writes) as `record`, which tl.plot.roofline reads.
+void push_run_result(lua_State* L, const Session::Bench& b) {
+  const RunRecord& r = b.record;
+  lua_createtable(L, 0, 24);
+  set_string(L, "kernel", r.kernel);
+  set_string(L, "device", r.device);
+  push_values(L, b.prepared.instance.spec->problem, b.prepared.instance.problem);
+  lua_setfield(L, -2, "problem");
+  push_values(L, b.prepared.instance.spec->config, b.prepared.instance.config);
+  lua_setfield(L, -2, "config");
+  set_number(L, "median_ms", r.time_ms.median);
+  set_number(L, "min_ms", r.time_ms.min);
+  set_number(L, "max_ms", r.time_ms.max);
+  set_integer(L, "repeats", static_cast<lua_Integer>(r.time_ms.count));
+  set_number(L, "tflops", r.tflops);
+  set_number(L, "gbps", r.gbps);
+  set_number(L, "flops", r.flops);
+  set_number(L, "min_bytes", r.min_bytes);
+  if (!r.efficiency.bound.empty()) {
+    set_number(L, "efficiency", r.efficiency.value);
+    set_string(L, "bound", r.efficiency.bound);
+    set_string(L, "ceiling", r.efficiency.ceiling);
+  }
+  set_number(L, "rel_err", r.rel_error());
+  set_number(L, "max_abs_err", r.max_abs_error());
+  lua_pushboolean(L, r.verified);
+  lua_setfield(L, -2, "verified");
+  lua_pushboolean(L, r.passed());
+  lua_setfield(L, -2, "passed");
+  if (!r.passed()) set_string(L, "failure", r.failure_text());
+  push_resources(L, b.prepared.compiled, r.launch);
+  lua_setfield(L, -2, "resources");
+  nlohmann::json record = r;
+  if (r.baseline) {
+    push_json(L, record["baseline"]);
+    if (r.baseline->error.empty()) {
+      set_number(L, "median_ms", r.baseline->time_ms.median);
+      set_number(L, "min_ms", r.baseline->time_ms.min);
+      set_number(L, "max_ms", r.baseline->time_ms.max);
+    }
+    lua_setfield(L, -2, "baseline");
+  }
+  if (r.timeline) {
+    push_timeline(L, *r.timeline);
+    lua_setfield(L, -2, "timeline");
+  } else if (!r.timeline_error.empty()) {
+    set_string(L, "timeline_error", r.timeline_error);
+  }
+  push_json(L, record);
+  lua_setfield(L, -2, "record");
+}
 
 void open_kernels(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);
@@ -362,6 +377,8 @@ void open_kernels(lua_State* L, int tl_index) {
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, guarded<l_kernel_tostring>);
     lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, l_kernel_gc);
+    lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
   const luaL_Reg functions[] = {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/kernel_spec.hpp"
+#include "session.hpp"
 
 struct lua_State;
 
@@ -18,5 +19,7 @@ void open_kernels(lua_State* L, int tl_index);
 std::map<std::string, std::string> check_key_values(lua_State* L, int index, const char* what);
 // Validated values as a table, typed by the schema (integers, booleans, strings).
 void push_values(lua_State* L, const Schema& schema, const Values& values);
+// The result table of k:run (times, rates, efficiency, errors, resources, baseline, timeline, record).
+void push_run_result(lua_State* L, const Session::Bench& bench);
 
 }  // namespace tl::lua

@@ -31,26 +31,6 @@ LuaLayout& check_layout(lua_State* L, int index) {
   return *static_cast<LuaLayout*>(luaL_checkudata(L, index, k_layout_type));
 }
 
-std::string opt_string_field(lua_State* L, int index, const char* key) {
-  if (!lua_istable(L, index)) return {};
-  lua_getfield(L, index, key);
-  std::string v;
-  if (lua_type(L, -1) == LUA_TSTRING) v = lua_tostring(L, -1);
-  else if (!lua_isnil(L, -1)) raise("'%s' must be a string (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
-double opt_number_field(lua_State* L, int index, const char* key, double def) {
-  if (!lua_istable(L, index)) return def;
-  lua_getfield(L, index, key);
-  double v = def;
-  if (lua_type(L, -1) == LUA_TNUMBER) v = lua_tonumber(L, -1);
-  else if (!lua_isnil(L, -1)) raise("'%s' must be a number (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
 void check_options(lua_State* L, int index, const char* what) {
   if (!lua_isnoneornil(L, index) && !lua_istable(L, index))
     raise("%s: options must be a table (got %s)", what, luaL_typename(L, index));

@@ -68,32 +68,12 @@ std::shared_ptr<const Timeline> timeline_arg(lua_State* L, int index) {
   raise("expected a timeline, a run result with a timeline, or a Chrome-trace file (got %s)", luaL_typename(L, index));
 }
 
-double number_field(lua_State* L, int index, const char* key, double def) {
-  if (!lua_istable(L, index)) return def;
-  lua_getfield(L, index, key);
-  double v = def;
-  if (lua_type(L, -1) == LUA_TNUMBER) v = lua_tonumber(L, -1);
-  else if (!lua_isnil(L, -1)) raise("'%s' must be a number (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
-std::string string_field(lua_State* L, int index, const char* key, const std::string& def) {
-  if (!lua_istable(L, index)) return def;
-  lua_getfield(L, index, key);
-  std::string v = def;
-  if (lua_type(L, -1) == LUA_TSTRING) v = lua_tostring(L, -1);
-  else if (!lua_isnil(L, -1)) raise("'%s' must be a string (got %s)", key, luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
 // The view of a timeline as a plot: opts {view="gantt"|"stats"|"occupancy", t0=µs, t1=µs, tracks=N, first_track=N,
 // width=, title=}.
 int plot_timeline(lua_State* L, const Timeline& t, int opts) {
   if (!lua_isnoneornil(L, opts) && !lua_istable(L, opts)) raise("plot: options must be a table (got %s)", luaL_typename(L, opts));
-  std::string view = string_field(L, opts, "view", "gantt");
-  double width = number_field(L, opts, "width", view == "gantt" ? 1400 : 1000);
+  std::string view = opt_string_field(L, opts, "view", "gantt");
+  double width = opt_number_field(L, opts, "width", view == "gantt" ? 1400 : 1000);
   viz::Scene scene;
   if (view == "stats") {
     scene = viz::build_region_stats_scene(t, region_statistics(t), width);
@@ -102,11 +82,11 @@ int plot_timeline(lua_State* L, const Timeline& t, int opts) {
   } else if (view == "gantt") {
     viz::GanttStyle style;
     style.width = width;
-    style.t0_ns = number_field(L, opts, "t0", 0) * 1e3;
-    style.t1_ns = number_field(L, opts, "t1", 0) * 1e3;
-    style.max_tracks = static_cast<int>(number_field(L, opts, "tracks", style.max_tracks));
-    style.first_track = static_cast<int>(number_field(L, opts, "first_track", 0));
-    style.title = string_field(L, opts, "title", "");
+    style.t0_ns = opt_number_field(L, opts, "t0", 0) * 1e3;
+    style.t1_ns = opt_number_field(L, opts, "t1", 0) * 1e3;
+    style.max_tracks = static_cast<int>(opt_number_field(L, opts, "tracks", style.max_tracks));
+    style.first_track = static_cast<int>(opt_number_field(L, opts, "first_track", 0));
+    style.title = opt_string_field(L, opts, "title", "");
     scene = viz::build_gantt_scene(t, style);
   } else {
     raise("plot: unknown view '%s' (gantt, stats or occupancy)", view.c_str());
@@ -244,15 +224,21 @@ int l_plot_roofline(lua_State* L) {
     raise("roofline: 'runs' must be a list of run results (got %s)", luaL_typename(L, -1));
   }
   lua_pop(L, 1);
-  const std::string profile = string_field(L, 1, "device_profile", "");
+  const std::string profile = opt_string_field(L, 1, "device_profile", "");
   viz::RooflineOptions options;
-  options.color_by = string_field(L, 1, "color_by", "");
-  options.title = string_field(L, 1, "title", "");
-  options.width = number_field(L, 1, "width", options.width);
-  options.height = number_field(L, 1, "height", options.height);
+  options.color_by = opt_string_field(L, 1, "color_by", "");
+  options.title = opt_string_field(L, 1, "title", "");
+  options.width = opt_number_field(L, 1, "width", options.width);
+  options.height = opt_number_field(L, 1, "height", options.height);
   ScriptContext& ctx = script_context(L);
-  WorkerClient* worker = profile.empty() ? &ctx.session().worker() : nullptr;
-  auto ceilings = find_ceilings(profile, ctx.options().session.cache_dir, records, worker);
+  Session& session = ctx.session();
+  Result<CeilingsSource> ceilings = make_error(ErrorCode::internal, "unset");
+  if (profile.empty() && session.has_device()) {
+    auto c = session.ceilings();  // measured once and kept for the efficiency of this script's later runs
+    ceilings = c ? Result<CeilingsSource>(CeilingsSource{*c, "GPU 0"}) : Result<CeilingsSource>(c.status());
+  } else {
+    ceilings = find_ceilings(profile, session.cache_dir(), records);
+  }
   if (!ceilings && ceilings.status().code() == ErrorCode::not_found && profile.empty())
     raise("roofline: %s: pass device_profile = FILE (write one on the GPU machine with `tilelab info --measure "
           "--save-profile FILE`)",

@@ -647,7 +647,11 @@ Result<Timeline> from_chrome_trace(const nlohmann::json& trace) {
   t.label = other.value("label", "");
   t.device = other.value("device", "");
   t.num_stages = other.value("num_stages", 0);
-  if (t.model) t.model_note = other.value("model_note", "");
+  if (t.model) {
+    const std::string prefix = "MODEL timeline computed from the config, not recorded: ";  // what to_chrome_trace adds
+    t.model_note = other.value("model_note", "");
+    if (t.model_note.rfind(prefix, 0) == 0) t.model_note.erase(0, prefix.size());
+  }
   return t;
 }
 

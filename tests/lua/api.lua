@@ -54,6 +54,11 @@ raises("did you mean 'gemm.simt'", tl.kernel, "gemm.simtt")
 raises("bad argument #1", tl.kernel, {})
 raises("tilelab.kernel expected", k.config, {}, {})
 
+local lays = tl.kernel("gemm.mma"):layouts()
+check(#lays > 0 and lays[1].name and lays[1].spec, "k:layouts() names the kernel's layouts")
+for _, li in ipairs(lays) do check(tl.layout(li.spec):size() > 0, "every kernel layout parses: " .. li.spec) end
+check(#tl.kernel("copy"):layouts() >= 0, "k:layouts() on any kernel")
+
 local ok, why = k:can_implement({M = 64, N = 64, K = 64}, {block_M = 64})
 check(ok == true and why == nil, "can_implement accepts a valid config")
 ok, why = k:can_implement({M = 64, N = 64, K = 64}, {nonsense = 1})
@@ -199,6 +204,11 @@ check(uk:config{}.threads == 128, "user params have defaults")
 raises("threads", uk.config, uk, {threads = 100})
 local ok2, why2 = uk:can_implement({n = 999}, {})
 check(ok2 == false and why2:find("n must be even", 1, true), "user can_implement's reason comes through")
+local co = coroutine.wrap(function()
+  local okc, whyc = uk:can_implement({n = 7}, {})
+  coroutine.yield(okc == false and whyc:find("n must be even", 1, true) ~= nil)
+end)
+check(co(), "user callbacks run on the calling coroutine")
 local ures, uerr = uk:compile({threads = 256}, {n = 4096})
 check(ures ~= nil and ures.name_expression == "scale<256>", "user kernel compiles without a GPU: " .. tostring(uerr))
 local urun, urun_err = uk:run{problem = {n = 4096}, rep = 2, warmup = 1}
@@ -208,6 +218,7 @@ else
   check(urun == nil and urun_err:find("no GPU", 1, true), "user kernel run without a GPU says why")
 end
 check(tl.define_kernel(def).name == "user.scale", "a script may redefine its own kernel")
+check(uk:config{}.threads == 128, "a kernel object taken before the redefinition still works")
 raises("library kernel", tl.define_kernel, {name = "gemm.simt", source = src, entry = "x", grid = 1, block = 1, args = {}})
 raises("'name' is required", tl.define_kernel, {source = src})
 raises("'grid' is required", tl.define_kernel, {name = "user.bad", source = src, entry = "scale<128>", block = 1, args = {}})

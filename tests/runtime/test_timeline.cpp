@@ -359,6 +359,45 @@ TEST(ChromeTrace, AModelSaysSoEverywhere) {
   }
 }
 
+TEST(ChromeTrace, ReadsBackWhatItWrote) {
+  const Timeline t = small_timeline();
+  auto back = from_chrome_trace(nlohmann::json::parse(to_chrome_trace(t).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->regions, t.regions);
+  EXPECT_EQ(back->blocks.size(), t.blocks.size());
+  ASSERT_EQ(back->tracks.size(), t.tracks.size());
+  ASSERT_EQ(back->events.size(), t.events.size());
+  for (std::size_t k = 0; k < t.tracks.size(); ++k) {
+    EXPECT_EQ(back->tracks[k].name(), t.tracks[k].name());
+    ASSERT_EQ(back->tracks[k].count, t.tracks[k].count);
+    for (std::uint32_t i = 0; i < t.tracks[k].count; ++i) {
+      const TimelineEvent& a = t.events[t.tracks[k].first + i];
+      const TimelineEvent& b = back->events[back->tracks[k].first + i];
+      EXPECT_NEAR(a.start_ns, b.start_ns, 1e-6);
+      EXPECT_NEAR(a.end_ns, b.end_ns, 1e-6);
+      EXPECT_EQ(a.region, b.region);
+      EXPECT_EQ(a.stage, b.stage);
+      EXPECT_EQ(a.aux, b.aux);
+      EXPECT_EQ(a.instant, b.instant);
+    }
+  }
+  EXPECT_NEAR(back->duration_ns, t.duration_ns, 1e-6);
+
+  GemmWgmmaModel m;
+  m.stages = 2;
+  m.consumers = 1;
+  m.k_steps = 2;
+  Timeline model = model_gemm_wgmma(m, {10, 0, 100, 50, 40, 30}, {});
+  model.model_note = "test defaults";
+  auto model_back = from_chrome_trace(to_chrome_trace(model));
+  ASSERT_TRUE(model_back.ok());
+  EXPECT_TRUE(model_back->model);
+  EXPECT_EQ(model_back->model_note, "test defaults");
+
+  EXPECT_FALSE(from_chrome_trace(nlohmann::json::object()).ok());
+  EXPECT_FALSE(from_chrome_trace({{"traceEvents", {{{"ph", "X"}, {"name", "a"}}}}}).ok());  // no ts or pid
+}
+
 // [SECTION] statistics, occupancy, comparison
 
 Timeline timeline_of(const std::vector<std::tuple<std::string, int, std::uint32_t, double, double>>& spans,

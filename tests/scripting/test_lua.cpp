@@ -1,6 +1,14 @@
 // The Lua runner: scripts run, errors carry file:line and a traceback, JSON round-trips.
 #include <gtest/gtest.h>
 
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include "library.hpp"
+#include "scripting/lua_kernels.hpp"
 #include "scripting/lua_runner.hpp"
 
 namespace tl::lua {
@@ -59,6 +67,60 @@ TEST(LuaTl, InfoDescribesTheSystem) {
     assert(#i.devices > 0 or type(i.why_no_device) == "string")
   )", "info.lua");
   EXPECT_TRUE(s.ok()) << s.message();
+}
+
+// The success path of k:run needs a GPU end to end; its result table is built here from a record as the worker
+// would return it, so the field names and units scripts rely on are checked in CI.
+TEST(LuaKernels, RunResultCarriesTimesRatesErrorsResourcesBaselineAndRecord) {
+  auto spec = library_registry().find("gemm.simt");
+  ASSERT_TRUE(spec.ok());
+  auto inst = instantiate(**spec, {{"M", "128"}, {"N", "128"}, {"K", "64"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(inst.ok()) << inst.status().message();
+  Session::Bench b;
+  b.prepared.instance = *inst;
+  b.prepared.compiled.resources.registers = 40;
+  b.prepared.compiled.resources.shared_static_bytes = 1024;
+  b.prepared.compiled.name_expression = "tl::gemm_simt<...>";
+  RunRecord& r = b.record;
+  r.kernel = "gemm.simt";
+  r.time_ms.count = 5;
+  r.time_ms.median = 1.0;
+  r.time_ms.min = 0.9;
+  r.time_ms.max = 1.2;
+  r.tflops = 2.5;
+  r.gbps = 300;
+  r.efficiency = {"compute", "fp32_fma", 50e12, 0.5};
+  r.verified = true;
+  OutputCheck out;
+  out.name = "C";
+  out.comparison.rel_error = 1e-6;
+  out.comparison.max_abs_error = 2e-5;
+  out.comparison.passed = true;
+  r.outputs.push_back(out);
+  BaselineResult base;
+  base.name = "cublas";
+  base.time_ms.count = 5;
+  base.time_ms.median = 0.8;
+  r.baseline = base;
+
+  lua_State* L = luaL_newstate();
+  luaL_openlibs(L);
+  push_run_result(L, b);
+  lua_setglobal(L, "r");
+  const char* checks = R"(
+    assert(r.kernel == "gemm.simt" and r.passed == true and r.verified == true and r.failure == nil)
+    assert(r.median_ms == 1.0 and r.min_ms == 0.9 and r.max_ms == 1.2 and r.repeats == 5)
+    assert(r.tflops == 2.5 and r.gbps == 300 and r.efficiency == 0.5 and r.bound == "compute")
+    assert(r.rel_err == 1e-6 and r.max_abs_err == 2e-5)
+    assert(r.problem.M == 128 and math.type(r.config.block_M) == "integer")
+    assert(r.resources.registers == 40 and r.resources.smem == 1024 and r.resources.name_expression:find("gemm_simt"))
+    assert(r.baseline.name == "cublas" and r.baseline.median_ms == 0.8 and r.baseline.speedup == 0.8)
+    assert(r.record.kernel == "gemm.simt" and r.record.time_ms.median == 1.0)
+  )";
+  int rc = luaL_dostring(L, checks);
+  std::string err = rc == LUA_OK ? "" : lua_tostring(L, -1);
+  lua_close(L);
+  EXPECT_EQ(rc, LUA_OK) << err;
 }
 
 }  // namespace
