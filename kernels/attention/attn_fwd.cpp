@@ -388,7 +388,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     const std::string ty = p.text("dtype"), bn = c.text("block_N"), dim = p.text("dim");
     return std::vector<LayoutInfo>{{"smem_Q (per 64 columns)", "smem.swizzle128B." + ty + ".(" + c.text("block_M") + ",64)"},
                                    {"smem_K (per 64 columns)", "smem.swizzle128B." + ty + ".(" + bn + ",64)"},
-                                   {"smem_V (N-major B)", "smem.swizzle128B." + ty + ".(" + bn + ",64).mn"},
+                                   {"smem_V (per 64 columns, N-major B)", "smem.swizzle128B." + ty + ".(64," + bn + ").mn"},
                                    {"wgmma_C (S)", "wgmma.m64n" + bn + "k16.f32.C"},
                                    {"wgmma_A (P)", "wgmma.m64k16." + ty + ".A"},
                                    {"wgmma_C (O)", "wgmma.m64n" + dim + "k16.f32.C"}};

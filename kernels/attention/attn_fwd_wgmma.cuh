@@ -141,7 +141,17 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
                    const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv) {
   using namespace attn_wgmma_detail;
-  using namespace wgmma_detail;
+  using wgmma_detail::mbar_arrive;
+  using wgmma_detail::mbar_expect_tx;
+  using wgmma_detail::mbar_init;
+  using wgmma_detail::mbar_wait;
+  using wgmma_detail::named_barrier_sync;
+  using wgmma_detail::setmaxnreg_dec;
+  using wgmma_detail::setmaxnreg_inc;
+  using wgmma_detail::smem_desc_sw128;
+  using wgmma_detail::wgmma_commit;
+  using wgmma_detail::wgmma_fence;
+  using wgmma_detail::wgmma_wait;
   using wgmma_ops::WgmmaRS;
   using wgmma_ops::WgmmaSS;
   constexpr int C = BM / 64;     // consumer warpgroups
