@@ -312,11 +312,16 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// Q tile, STAGES K tiles and STAGES V tiles, 16 barriers at most, and the 1024-byte alignment slack (the kernel's
-// attn_fwd_wgmma_smem_bytes).
+// Q tile, STAGES K tiles and STAGES V tiles, 2 + 4 * STAGES barriers, and the 1024-byte alignment slack (the
+// kernel's attn_fwd_wgmma_smem_bytes).
 std::int64_t wgmma_smem(const Values& p, const Values& c) {
   const auto st = c.integer("num_stages");
-  return (c.integer("block_M") + 2 * st * c.integer("block_N")) * p.integer("dim") * 2 + 8 * (1 + 4 * st) + 1024;
+  return (c.integer("block_M") + 2 * st * c.integer("block_N")) * p.integer("dim") * 2 + 8 * (2 + 4 * st) + 1024;
+}
+
+// Query blocks of the longest sequence.
+std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
+  return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -324,6 +329,11 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if (c.boolean("ping_pong") && c.integer("block_M") != 128)
     return refuse("ping_pong=true alternates two consumer warpgroups, and block_M=" + c.text("block_M") +
                   " has one (64 rows each): use block_M=128 or ping_pong=false");
+  // Measured (ptxas, sm_90a): the causal mask's index math on top of S (88), O (64) and P (44) registers spills 12
+  // bytes at block_N=176, dim=128; non-causal, or dim=64, fits.
+  if (c.integer("block_N") == 176 && p.integer("dim") == 128 && p.boolean("causal"))
+    return refuse("block_N=176 with dim=128 and causal=true spills registers (S, O, P and the diagonal mask do not fit "
+                  "in 240 per thread): use block_N=128 for causal attention");
   const auto smem = wgmma_smem(p, c);
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles need " + std::to_string(smem) +
@@ -343,28 +353,31 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "query rows per block: 64 per consumer warpgroup"),
                ParamSpec::one_of("block_N", 128, {64, 128, 176},
                                   "keys per K/V tile (the N of the S = Q K^T wgmma); S, O and P of 176 x 128 still fit "
-                                  "the consumers' 240 registers without spills"),
+                                  "the consumers' 240 registers without spills (not causal; the probe build spills)"),
                ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
                ParamSpec::boolean("ping_pong", true,
                                   "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
-                                  "other's GEMMs (block_M=128)")}};
+                                  "other's GEMMs (block_M=128)"),
+               ParamSpec::boolean("persistent", true,
+                                  "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
+                                  "epilogue); false: one CTA per work tile")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
            (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
   };
+  // Persistent: one CTA per SM at most (132 on the H100; the device's SM count is not known here).
   k.launch = [](const Values& p, const Values& c) {
     LaunchGeometry g;
-    g.grid.x = static_cast<std::uint32_t>((p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M"));
-    g.grid.y = static_cast<std::uint32_t>(p.integer("heads"));
-    g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
+    const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
+    g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, 132) : work);
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
-  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv); Q, K and V are
-  // reached only through their tensor maps, one box = 64 columns (128 bytes) of one head x block rows.
+  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch);
+  // Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one head x block rows.
   k.args = [](const Values& p, const Values& c) {
     auto a = attn_args(p);
     const bool varlen = p.boolean("varlen");
@@ -375,14 +388,19 @@ KernelSpec attn_fwd_wgmma_spec() {
     a.insert(a.begin() + 3, {ArgSpec::tensor_map("tma_Q", "Q", box(c.integer("block_M")), 128),
                              ArgSpec::tensor_map("tma_K", "K", box(c.integer("block_N")), 128),
                              ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128)});
+    a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
+    a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
     return a;
   };
   // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.
   k.probes = {"wait_empty", "tma_issue", "wait_full", "wait_turn", "gemm_issue", "softmax", "wait_pv", "epilogue"};
-  // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 5 regions (begin + end each).
+  // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 5 regions (begin + end each);
+  // plus an epilogue per work tile, times the work tiles of the busiest CTA.
   k.probe_capacity = [](const Values& p, const Values& c) {
     const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
-    return static_cast<std::uint32_t>(10 * tiles + 64);
+    const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
+    const auto per_cta = c.boolean("persistent") ? (work + 131) / 132 : 1;
+    return static_cast<std::uint32_t>(per_cta * (10 * tiles + 2) + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
     const std::string ty = p.text("dtype"), bn = c.text("block_N"), dim = p.text("dim");

@@ -6,18 +6,23 @@
 // LSE [batch, heads, seq_q] or [heads, total_q] (VARLEN), GQA kv head = h / (heads / heads_kv), causal masks
 // aligned to the bottom-right corner, rows without keys get O = 0 and LSE = -inf.
 //
-// Grid: (ceil(seq_q / BM), heads, batch), causal grids walking query blocks from the last (most keys) to the first.
+// Work tiles: (query block of BM rows, head, sequence), m_blocks * heads * batch of them (m_blocks for the longest
+// sequence; blocks past a shorter one are skipped), numbered query block fastest (reversed when causal: most keys
+// first), then head, then sequence. CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
+// or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
+// still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers).
-//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24); its first warp waits on the rings' empty
-//   barriers and its lane 0 issues the TMA loads: Q once, then per K/V tile K(it) followed by V(it - 1), the order
+//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build); its first warp waits on the rings' empty
+//   barriers and its lane 0 issues the TMA loads: Q once per work tile (when both consumers are done with the
+//   previous one's), then per K/V tile K(it) followed by V(it - 1), the order
 //   the consumers use them in. Tiles are walked from the last (the masked ones: sequence edge, causal diagonal)
 //   to the first, so only the first iterations pay for masks.
-//   Consumer warpgroup c (setmaxnreg 240) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
+//   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
 //   16w + lane/4 (+8), as the wgmma accumulator lays them out. Per K/V tile (iteration it):
-//       wait K(it) full; [ping-pong: wait our turn]
+//       wait K(it) and V(it-1) full; [ping-pong: wait our turn]
 //       issue S = Q K(it)^T      wgmma SS m64nBNk16 x D/16 (A = Q, B = K, both K-major in smem)
-//       wait V(it-1) full; issue O += P(it-1) V(it-1)   wgmma RS m64nDk16 x BN/16 (A = P in registers,
-//                                                        B = V N-major: the transposed-B descriptor)
+//       issue O += P(it-1) V(it-1)   wgmma RS m64nDk16 x BN/16 (A = P in registers, B = V N-major: the
+//                                    transposed-B descriptor)
 //       [ping-pong: hand the tensor cores to the other warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
 //       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles)
@@ -33,15 +38,16 @@
 //   Q                 D/64 column halves x [BM rows x 128 B]
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   V ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   mbarriers         q_full, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
+//   mbarriers         q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
 // sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
 // k16 step = +32 bytes inside the row, +rows*128 bytes to the next half); V feeds it N-major (LBO = BN*128 between
 // the 64-column halves, SBO = 1024 between 8-key groups, k16 step = +2048 bytes).
 // Barriers: *_full count 1 (the producer's arrive.expect_tx, completed by the TMA bytes); *_empty count C (one
-// elected thread per consumer warpgroup, after its wgmma reading the stage has completed). Iteration it uses
-// stage it % STAGES with phase parity (it / STAGES) & 1; the producer waits on the opposite parity of the empty
-// barrier (a fresh barrier counts as having completed the phase before phase 0).
+// elected thread per consumer warpgroup, after its wgmma reading the stage has completed; Q after the work tile's
+// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q parity
+// r & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
+// the phase before phase 0).
 // TMA: dense tensors are 4-D maps (dim, heads, seq, batch), so rows past a sequence are zero-filled; varlen ones
 // 3-D (dim, heads, total), so rows past a sequence belong to the next one (or are zero past the tensor): such
 // keys are masked to -inf (their P is exactly 0 and V's rows are finite, so they add nothing), such query rows
@@ -127,19 +133,48 @@ TL_DEVICE_INLINE float quad_sum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
+// One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
+// Work tile t is m_block fastest (reversed when causal, so the query blocks with the most keys come first), then
+// head, then sequence: CTAs running at the same time share a head's K and V in L2.
+struct AttnWork {
+  int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, n_tiles;
+};
+
+template <int BM, int BN, bool CAUSAL>
+TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, const int* cu_seqlens_q,
+                                    const int* cu_seqlens_k) {
+  AttnWork w;
+  const int mi = t % m_blocks, rest = t / m_blocks;
+  w.m_block = CAUSAL ? m_blocks - 1 - mi : mi;
+  w.h = rest % heads;
+  w.b = rest / heads;
+  w.hk = w.h / (heads / heads_kv);
+  w.m0 = w.m_block * BM;
+  w.q_start = cu_seqlens_q[w.b];
+  w.k_start = cu_seqlens_k[w.b];
+  w.seq_q = cu_seqlens_q[w.b + 1] - w.q_start;
+  w.seq_k = cu_seqlens_k[w.b + 1] - w.k_start;
+  w.diag = w.seq_k - w.seq_q;  // causal: row r sees keys <= r + diag
+  int kv_end = w.seq_k;
+  if (CAUSAL) kv_end = max(0, min(w.seq_k, w.m0 + BM + w.diag));
+  w.n_tiles = (kv_end + BN - 1) / BN;
+  return w;
+}
+
 }  // namespace attn_wgmma_detail
 
 // Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
 template <int D, int BM, int BN, int STAGES>
 constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (BM + 2 * STAGES * BN) * D * 2 + 8 * (1 + 4 * STAGES) + 1024;
+  return (BM + 2 * STAGES * BN) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
 }
 
 template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
-                   const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv) {
+                   const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
+                   int m_blocks, int batch) {
   using namespace attn_wgmma_detail;
   using wgmma_detail::mbar_arrive;
   using wgmma_detail::mbar_expect_tx;
@@ -165,18 +200,13 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
-
-  const int m_block = CAUSAL ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
-  const int h = blockIdx.y, b = blockIdx.z;
-  const int hk = h / (heads / heads_kv);
-  const int m0 = m_block * BM;
-  const int q_start = cu_seqlens_q[b], k_start = cu_seqlens_k[b];
-  const int seq_q = cu_seqlens_q[b + 1] - q_start, seq_k = cu_seqlens_k[b + 1] - k_start;
-  if (m0 >= seq_q) return;  // the whole block, before any barrier
-  const int diag = seq_k - seq_q;  // causal: row r sees keys <= r + diag
-  int kv_end = seq_k;
-  if constexpr (CAUSAL) kv_end = max(0, min(seq_k, m0 + BM + diag));
-  const int n_tiles = (kv_end + BN - 1) / BN;
+  // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
+  // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
+#if defined(TL_TIMELINE) && TL_TIMELINE
+  constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+#else
+  constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+#endif
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -184,15 +214,16 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   const unsigned k_smem = q_smem + Q_BYTES;
   const unsigned v_smem = k_smem + STAGES * KV_BYTES;
   const unsigned bars = v_smem + STAGES * KV_BYTES;
-  const unsigned q_full = bars;
-  auto k_full = [&](int s) { return bars + 8u * (1 + s); };
-  auto k_empty = [&](int s) { return bars + 8u * (1 + STAGES + s); };
-  auto v_full = [&](int s) { return bars + 8u * (1 + 2 * STAGES + s); };
-  auto v_empty = [&](int s) { return bars + 8u * (1 + 3 * STAGES + s); };
+  const unsigned q_full = bars, q_empty = bars + 8u;
+  auto k_full = [&](int s) { return bars + 8u * (2 + s); };
+  auto k_empty = [&](int s) { return bars + 8u * (2 + STAGES + s); };
+  auto v_full = [&](int s) { return bars + 8u * (2 + 2 * STAGES + s); };
+  auto v_empty = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     mbar_init(q_full, 1);
+    mbar_init(q_empty, C);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(k_full(s), 1);
       mbar_init(k_empty(s), C);
@@ -204,62 +235,70 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   }
   __syncthreads();
 
+  const int work_tiles = m_blocks * heads * batch;
   if (wg == 0) {
     // [SECTION] producer
-    setmaxnreg_dec<24>();
+    setmaxnreg_dec<kProducerRegs>();
     if (tid >= 32) return;
     TL_PROBE_WARP_INIT();
-    // One tile (BM or BN rows from `row`) of a tensor: NH boxes of 64 columns.
-    auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned rows_bytes, unsigned bar, int head, int start,
-                    int row) {
+    int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
+    for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
+      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+      if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
+      // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns.
+      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned rows_bytes, unsigned bar, int head, int start,
+                      int row) {
 #pragma unroll
-      for (int half = 0; half < NH; ++half) {
-        if constexpr (VARLEN)
-          tma_load_3d(dst + half * rows_bytes, map, bar, half * 64, head, start + row);
-        else
-          tma_load_4d(dst + half * rows_bytes, map, bar, half * 64, head, row, b);
-      }
-    };
-    const int q0 = VARLEN ? q_start : 0, k0 = VARLEN ? k_start : 0;
-    if (n_tiles > 0 && tid == 0) {
-      mbar_expect_tx(q_full, Q_BYTES);
-      load(&tma_q, q_smem, BM * 128, q_full, h, q0, m0);
-    }
-    for (int it = 0; it <= n_tiles && n_tiles > 0; ++it) {
-      if (it < n_tiles) {  // K of tile n_tiles - 1 - it
-        const int s = it % STAGES, tile = n_tiles - 1 - it;
-        TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-        mbar_wait(k_empty(s), ((it / STAGES) & 1) ^ 1);
-        TL_PROBE_END(kProbeWaitEmpty, s, tile);
-        TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
-        if (tid == 0) {
-          mbar_expect_tx(k_full(s), KV_BYTES);
-          load(&tma_k, k_smem + s * KV_BYTES, BN * 128, k_full(s), hk, k0, tile * BN);
+        for (int half = 0; half < NH; ++half) {
+          if constexpr (VARLEN)
+            tma_load_3d(dst + half * rows_bytes, map, bar, half * 64, head, start + row);
+          else
+            tma_load_4d(dst + half * rows_bytes, map, bar, half * 64, head, row, w.b);
         }
-        TL_PROBE_END(kProbeTmaIssue, s, tile);
+      };
+      // Q, once both consumers have finished the previous work tile's last S = Q K^T.
+      mbar_wait(q_empty, (q_round & 1) ^ 1);
+      if (tid == 0) {
+        mbar_expect_tx(q_full, Q_BYTES);
+        load(&tma_q, q_smem, BM * 128, q_full, w.h, w.q_start, w.m0);
       }
-      if (it > 0) {  // V of the previous iteration's tile
-        const int j = it - 1, s = j % STAGES, tile = n_tiles - 1 - j;
-        TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-        mbar_wait(v_empty(s), ((j / STAGES) & 1) ^ 1);
-        TL_PROBE_END(kProbeWaitEmpty, s, tile);
-        TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
-        if (tid == 0) {
-          mbar_expect_tx(v_full(s), KV_BYTES);
-          load(&tma_v, v_smem + s * KV_BYTES, BN * 128, v_full(s), hk, k0, tile * BN);
+      ++q_round;
+      for (int it = 0; it <= w.n_tiles; ++it) {
+        if (it < w.n_tiles) {  // K of tile n_tiles - 1 - it
+          const int g = kv_it + it, s = g % STAGES, tile = w.n_tiles - 1 - it;
+          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+          mbar_wait(k_empty(s), ((g / STAGES) & 1) ^ 1);
+          TL_PROBE_END(kProbeWaitEmpty, s, tile);
+          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+          if (tid == 0) {
+            mbar_expect_tx(k_full(s), KV_BYTES);
+            load(&tma_k, k_smem + s * KV_BYTES, BN * 128, k_full(s), w.hk, w.k_start, tile * BN);
+          }
+          TL_PROBE_END(kProbeTmaIssue, s, tile);
         }
-        TL_PROBE_END(kProbeTmaIssue, s, tile);
+        if (it > 0) {  // V of the previous iteration's tile
+          const int g = kv_it + it - 1, s = g % STAGES, tile = w.n_tiles - it;
+          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+          mbar_wait(v_empty(s), ((g / STAGES) & 1) ^ 1);
+          TL_PROBE_END(kProbeWaitEmpty, s, tile);
+          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+          if (tid == 0) {
+            mbar_expect_tx(v_full(s), KV_BYTES);
+            load(&tma_v, v_smem + s * KV_BYTES, BN * 128, v_full(s), w.hk, w.k_start, tile * BN);
+          }
+          TL_PROBE_END(kProbeTmaIssue, s, tile);
+        }
       }
+      kv_it += w.n_tiles;
     }
     TL_PROBE_FLUSH();
     return;
   }
 
   // [SECTION] consumers
-  setmaxnreg_inc<240>();
+  setmaxnreg_inc<kConsumerRegs>();
   const int c = wg - 1, warp = tid / 32, lane = tid % 32;
   TL_PROBE_WARP_INIT_IF(warp == 0);
-  const int row_base = m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
   // Ping-pong: warpgroup c issues its GEMMs after barrier 1 + c, then lets the other one issue (256 threads each:
   // one warpgroup syncs, the other arrives).
   auto wait_turn = [&]() {
@@ -273,10 +312,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   float o[D / 2];
   float s[BN / 2];
   unsigned p[BN / 4];
-  float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-
   const unsigned q_wg = q_smem + c * 64 * 128;
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * KV_BYTES;
@@ -287,162 +322,186 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       WgmmaSS<BN, BF16>::run(s, da, db, kk > 0);
     }
   };
-  auto issue_pv = [&](int stage) {
+  // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
+  // register copies (which would make ptxas fence and serialize the wgmma) where the control paths meet.
+  auto issue_pv = [&](int stage, bool first) {
     const unsigned v_tile = v_smem + stage * KV_BYTES;
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt)
-      WgmmaRS<D, BF16>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), 1);
-  };
-  // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
-  auto mask = [&](int tile) {
-    const int n0 = tile * BN;
-    const bool edge = n0 + BN > seq_k || (CAUSAL && n0 + BN - 1 > m0 + c * 64 + diag);
-    if (!edge) return;
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) {
-      const int col = n0 + (i / 4) * 8 + 2 * (lane % 4) + (i % 2);
-      const int row = row_base + 8 * ((i / 2) % 2);
-      if (col >= seq_k || (CAUSAL && col > row + diag)) s[i] = kNegInf;
-    }
-  };
-  // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O.
-  auto softmax = [&](float (&alpha)[2]) {
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      float mx = kNegInf;
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-      mx = fmaxf(row_max[hh], quad_max(mx) * kScaleLog2);
-      // A row whose keys are all masked so far keeps m = -inf: subtract 0 then, so exp2 gives 0, not NaN.
-      const float m_use = mx == kNegInf ? 0.f : mx;
-      alpha[hh] = exp2_approx(row_max[hh] - m_use);
-      row_max[hh] = mx;
-      float sum = 0.f;
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
-        s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
-        sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
-      }
-      row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
-    }
+      WgmmaRS<D, BF16>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
   };
   auto to_p = [&]() {
 #pragma unroll
     for (int i = 0; i < BN / 4; ++i) p[i] = gemm_detail::pack2<BF16>(s[2 * i], s[2 * i + 1]);
   };
 
-  if (n_tiles > 0) {
-    mbar_wait(q_full, 0);
-    // Iteration 0: S of the last tile alone.
-    TL_PROBE_BEGIN(kProbeWaitFull, 0, n_tiles - 1);
-    mbar_wait(k_full(0), 0);
-    TL_PROBE_END(kProbeWaitFull, 0, n_tiles - 1);
-    TL_PROBE_BEGIN(kProbeWaitTurn, 0, n_tiles - 1);
-    wait_turn();
-    TL_PROBE_END(kProbeWaitTurn, 0, n_tiles - 1);
-    TL_PROBE_BEGIN(kProbeGemmIssue, 0, n_tiles - 1);
-    wgmma_fence();
-    issue_qk(0);
-    wgmma_commit();
-    pass_turn();
-    TL_PROBE_END(kProbeGemmIssue, 0, n_tiles - 1);
-    wgmma_wait<0>();
-    fence_regs(s);
-    if (tid == 0) mbar_arrive(k_empty(0));
-    TL_PROBE_BEGIN(kProbeSoftmax, 0, n_tiles - 1);
-    mask(n_tiles - 1);
-    {
-      float alpha[2];
-      softmax(alpha);  // O is still 0: nothing to rescale
-    }
-    to_p();
-    TL_PROBE_END(kProbeSoftmax, 0, n_tiles - 1);
+  int kv_it = 0, q_round = 0;
+  for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
+    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+    if (w.m0 >= w.seq_q) continue;
+    const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
+    const int n_tiles = w.n_tiles;
+    float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
 
-    for (int it = 1; it < n_tiles; ++it) {
-      const int st = it % STAGES, tile = n_tiles - 1 - it;
-      const int sp = (it - 1) % STAGES;
-      TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
-      mbar_wait(k_full(st), (it / STAGES) & 1);
-      TL_PROBE_END(kProbeWaitFull, st, tile);
-      TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+    // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
+    auto mask = [&](int tile) {
+      const int n0 = tile * BN;
+      const bool edge = n0 + BN > w.seq_k || (CAUSAL && n0 + BN - 1 > w.m0 + c * 64 + w.diag);
+      if (!edge) return;
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) {
+        const int col = n0 + (i / 4) * 8 + 2 * (lane % 4) + (i % 2);
+        const int row = row_base + 8 * ((i / 2) % 2);
+        if (col >= w.seq_k || (CAUSAL && col > row + w.diag)) s[i] = kNegInf;
+      }
+    };
+    // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O.
+    auto softmax = [&](float (&alpha)[2]) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        float mx = kNegInf;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+        mx = fmaxf(row_max[hh], quad_max(mx) * kScaleLog2);
+        // A row whose keys are all masked so far keeps m = -inf: subtract 0 then, so exp2 gives 0, not NaN.
+        const float m_use = mx == kNegInf ? 0.f : mx;
+        alpha[hh] = exp2_approx(row_max[hh] - m_use);
+        row_max[hh] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
+          s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
+          sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+        }
+        row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
+      }
+    };
+
+    if (n_tiles > 0) {
+      mbar_wait(q_full, q_round & 1);
+      ++q_round;
+      // Iteration 0: S of the last tile alone.
+      {
+        const int st = kv_it % STAGES, tile = n_tiles - 1;
+        TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
+        mbar_wait(k_full(st), (kv_it / STAGES) & 1);
+        TL_PROBE_END(kProbeWaitFull, st, tile);
+        TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+        wait_turn();
+        TL_PROBE_END(kProbeWaitTurn, st, tile);
+        TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+        wgmma_fence();
+        issue_qk(st);
+        wgmma_commit();
+        pass_turn();
+        TL_PROBE_END(kProbeGemmIssue, st, tile);
+        wgmma_wait<0>();
+        fence_regs(s);
+        if (tid == 0) {
+          mbar_arrive(k_empty(st));
+          if (n_tiles == 1) mbar_arrive(q_empty);  // the work tile's last S: Q may be refilled
+        }
+        TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
+        mask(tile);
+        float alpha[2];
+        softmax(alpha);  // O is still 0: nothing to rescale
+        to_p();
+        TL_PROBE_END(kProbeSoftmax, st, tile);
+      }
+
+      for (int it = 1; it < n_tiles; ++it) {
+        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
+        TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
+        mbar_wait(k_full(st), (g / STAGES) & 1);
+        TL_PROBE_END(kProbeWaitFull, st, tile);
+        // V(it - 1) is waited for before the fence, not between the two GEMMs: a wait loop between wgmma_fence and
+        // a wgmma reading registers makes ptxas insert its own fence on a divergent path and serialize every wgmma.
+        mbar_wait(v_full(sp), ((g - 1) / STAGES) & 1);
+        TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+        wait_turn();
+        TL_PROBE_END(kProbeWaitTurn, st, tile);
+        TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+        fence_regs(o);
+        fence_regs(p);
+        wgmma_fence();  // P and the rescaled O were written by these threads: order them before the wgmma reads
+        issue_qk(st);
+        wgmma_commit();
+        issue_pv(sp, it == 1);
+        wgmma_commit();
+        pass_turn();
+        TL_PROBE_END(kProbeGemmIssue, st, tile);
+        wgmma_wait<1>();  // S is done; P V may still run
+        fence_regs(s);
+        if (tid == 0) {
+          mbar_arrive(k_empty(st));
+          if (it == n_tiles - 1) mbar_arrive(q_empty);
+        }
+        TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
+        mask(tile);
+        float alpha[2];
+        softmax(alpha);
+        TL_PROBE_END(kProbeSoftmax, st, tile);
+        TL_PROBE_BEGIN(kProbeWaitPV, sp, tile + 1);
+        wgmma_wait<0>();
+        fence_regs(o);
+        fence_regs(p);
+        if (tid == 0) mbar_arrive(v_empty(sp));
+        TL_PROBE_END(kProbeWaitPV, sp, tile + 1);
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
+          o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
+        }
+        to_p();
+      }
+
+      // The first tile's P V.
+      const int gl = kv_it + n_tiles - 1, sl = gl % STAGES;
+      mbar_wait(v_full(sl), (gl / STAGES) & 1);
+      TL_PROBE_BEGIN(kProbeWaitTurn, sl, 0);
       wait_turn();
-      TL_PROBE_END(kProbeWaitTurn, st, tile);
-      TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+      TL_PROBE_END(kProbeWaitTurn, sl, 0);
+      TL_PROBE_BEGIN(kProbeGemmIssue, sl, 0);
       fence_regs(o);
       fence_regs(p);
-      wgmma_fence();  // P and the rescaled O were written by these threads: order them before the wgmma reads
-      issue_qk(st);
-      wgmma_commit();
-      mbar_wait(v_full(sp), ((it - 1) / STAGES) & 1);
-      issue_pv(sp);
+      wgmma_fence();
+      issue_pv(sl, n_tiles == 1);
       wgmma_commit();
       pass_turn();
-      TL_PROBE_END(kProbeGemmIssue, st, tile);
-      wgmma_wait<1>();  // S is done; P V may still run
-      fence_regs(s);
-      if (tid == 0) mbar_arrive(k_empty(st));
-      TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
-      mask(tile);
-      float alpha[2];
-      softmax(alpha);
-      TL_PROBE_END(kProbeSoftmax, st, tile);
-      TL_PROBE_BEGIN(kProbeWaitPV, sp, tile + 1);
+      TL_PROBE_END(kProbeGemmIssue, sl, 0);
+      TL_PROBE_BEGIN(kProbeWaitPV, sl, 0);
       wgmma_wait<0>();
       fence_regs(o);
-      fence_regs(p);
-      if (tid == 0) mbar_arrive(v_empty(sp));
-      TL_PROBE_END(kProbeWaitPV, sp, tile + 1);
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-        o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
-        o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
-      }
-      to_p();
+      if (tid == 0) mbar_arrive(v_empty(sl));
+      TL_PROBE_END(kProbeWaitPV, sl, 0);
+      kv_it += n_tiles;
     }
 
-    // The first tile's P V.
-    const int sl = (n_tiles - 1) % STAGES;
-    mbar_wait(v_full(sl), ((n_tiles - 1) / STAGES) & 1);
-    TL_PROBE_BEGIN(kProbeWaitTurn, sl, 0);
-    wait_turn();
-    TL_PROBE_END(kProbeWaitTurn, sl, 0);
-    TL_PROBE_BEGIN(kProbeGemmIssue, sl, 0);
-    fence_regs(o);
-    fence_regs(p);
-    wgmma_fence();
-    issue_pv(sl);
-    wgmma_commit();
-    pass_turn();
-    TL_PROBE_END(kProbeGemmIssue, sl, 0);
-    TL_PROBE_BEGIN(kProbeWaitPV, sl, 0);
-    wgmma_wait<0>();
-    fence_regs(o);
-    if (tid == 0) mbar_arrive(v_empty(sl));
-    TL_PROBE_END(kProbeWaitPV, sl, 0);
+    // [SECTION] epilogue
+    TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int row = row_base + 8 * hh;
+      const float l = quad_sum(row_sum[hh]);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      if (row < w.seq_q) {
+        // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j)
+          *reinterpret_cast<unsigned*>(dst + j * 8) =
+              l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
+        if (lane % 4 == 0)
+          LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
+                     : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
+              l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
+      }
+    }
+    TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
   }
   // Warpgroup 1 passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
   if (PINGPONG && c == 0) wait_turn();
-
-  // [SECTION] epilogue
-  TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, m_block);
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int row = row_base + 8 * hh;
-    const float l = quad_sum(row_sum[hh]);
-    const float inv = l > 0.f ? 1.f / l : 0.f;
-    if (row < seq_q) {
-      unsigned short* dst = O + ((static_cast<long long>(q_start) + row) * heads + h) * D + 2 * (lane % 4);
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j)
-        *reinterpret_cast<unsigned*>(dst + j * 8) = gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv);
-      if (lane % 4 == 0)
-        LSE[VARLEN ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + row
-                   : (static_cast<long long>(b) * heads + h) * seq_q + row] =
-            l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
-    }
-  }
-  TL_PROBE_END(kProbeEpilogue, probe::kNoStage, m_block);
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }

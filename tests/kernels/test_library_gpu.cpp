@@ -184,7 +184,8 @@ TEST(LibraryGpu, AttentionMatchesItsReference) {
 TEST(LibraryGpu, AttentionWgmmaMatchesItsReference) {
   TL_REQUIRE_GPU();
   run_attention("attn.fwd.wgmma", {{}, {{"block_N", "176"}}, {{"block_M", "64"}, {"ping_pong", "false"}, {"num_stages", "3"}},
-                                   {{"block_N", "64"}, {"num_stages", "3"}}, {{"ping_pong", "false"}}});
+                                   {{"block_N", "64"}, {"num_stages", "3"}}, {{"ping_pong", "false"}},
+                                   {{"persistent", "false"}}});
 }
 
 }  // namespace
