@@ -360,7 +360,11 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "other's GEMMs (block_M=128)"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
-                                  "epilogue); false: one CTA per work tile")}};
+                                  "epilogue); false: one CTA per work tile"),
+               ParamSpec::integer("section", 0, 0, 256,
+                                  "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
+                                  "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
+                                  "the persistent CTAs' work (tile/work_order.hpp); not causal: ignored")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
@@ -376,7 +380,8 @@ KernelSpec attn_fwd_wgmma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
-  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch);
+  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch,
+  // section);
   // Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one head x block rows.
   k.args = [](const Values& p, const Values& c) {
     auto a = attn_args(p);
@@ -390,6 +395,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                              ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
+    a.push_back(ArgSpec::scalar("section", DType::i32, d(c.integer("section"))));
     return a;
   };
   // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.

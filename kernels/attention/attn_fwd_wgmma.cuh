@@ -8,7 +8,8 @@
 //
 // Work tiles: (query block of BM rows, head, sequence), m_blocks * heads * batch of them (m_blocks for the longest
 // sequence; blocks past a shorter one are skipped), numbered query block fastest (reversed when causal: most keys
-// first), then head, then sequence. CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
+// first), then head, then sequence; causal with section > 0: heaviest query blocks first across groups of
+// `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
 // or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers).
@@ -59,6 +60,7 @@
 #include "tile/config.hpp"
 #include "tile/probe.hpp"
 #include "tile/wgmma_ops.cuh"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace attn_wgmma_detail {
@@ -134,20 +136,22 @@ TL_DEVICE_INLINE float quad_sum(float v) {
 }
 
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
-// Work tile t is m_block fastest (reversed when causal, so the query blocks with the most keys come first), then
-// head, then sequence: CTAs running at the same time share a head's K and V in L2.
+// Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
+// share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
+// go heaviest-first across `section` (sequence, head) pairs at a time, which evens out the CTAs' work.
 struct AttnWork {
   int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, n_tiles;
 };
 
 template <int BM, int BN, bool CAUSAL>
-TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, const int* cu_seqlens_q,
-                                    const int* cu_seqlens_k) {
+TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section,
+                                    const int* cu_seqlens_q, const int* cu_seqlens_k) {
   AttnWork w;
-  const int mi = t % m_blocks, rest = t / m_blocks;
-  w.m_block = CAUSAL ? m_blocks - 1 - mi : mi;
-  w.h = rest % heads;
-  w.b = rest / heads;
+  const WorkCoord wc = CAUSAL && section > 0 ? work_sections(t, m_blocks, heads * batch, section)
+                                             : work_m_fastest(t, m_blocks);
+  w.m_block = CAUSAL ? m_blocks - 1 - wc.m : wc.m;
+  w.h = wc.pair % heads;
+  w.b = wc.pair / heads;
   w.hk = w.h / (heads / heads_kv);
   w.m0 = w.m_block * BM;
   w.q_start = cu_seqlens_q[w.b];
@@ -174,7 +178,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
-                   int m_blocks, int batch) {
+                   int m_blocks, int batch, int section) {
   using namespace attn_wgmma_detail;
   using wgmma_detail::mbar_arrive;
   using wgmma_detail::mbar_expect_tx;
@@ -243,7 +247,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     TL_PROBE_WARP_INIT();
     int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
     for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
       // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns.
       auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned rows_bytes, unsigned bar, int head, int start,
@@ -337,7 +341,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
   int kv_it = 0, q_round = 0;
   for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
     if (w.m0 >= w.seq_q) continue;
     const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
     const int n_tiles = w.n_tiles;
