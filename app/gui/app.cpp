@@ -48,6 +48,7 @@ std::map<std::string, std::map<int, std::string>> parse_error_lines(const std::s
 // [SECTION] lifetime and workspace
 
 App::App(AppOptions options) : m_options(std::move(options)), m_sys(query_system()) {
+  m_store_path = m_options.results_db;
   m_limits = m_sys.devices.empty() ? limits_for_arch("sm_90a") : limits_for_device(m_sys.devices.front());
   if (!m_options.workspace_path.empty()) {
     auto w = load_workspace(m_options.workspace_path);
@@ -117,6 +118,15 @@ bool App::wait_for_jobs(double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   // A callback of one queue may post to the other (a run's row goes to the store), so wait for both together.
   while (m_jobs.busy() || m_store_jobs.busy()) {
+    if (m_jobs.drain() + m_store_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (std::chrono::steady_clock::now() > end) return false;
+  }
+  return true;
+}
+
+bool App::wait_until(const std::function<bool()>& done, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
     if (m_jobs.drain() + m_store_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (std::chrono::steady_clock::now() > end) return false;
   }
@@ -299,7 +309,7 @@ void App::run(const std::string& kind) {
 
 ResultsStore* App::store_on_store_thread() {
   if (!m_store) {
-    auto opened = ResultsStore::open(m_options.results_db);
+    auto opened = ResultsStore::open(m_store_path);
     if (!opened) {
       m_store_error = opened.status().message();
       return nullptr;
@@ -344,6 +354,7 @@ void App::load_history() {
 void App::set_results_db(const std::string& path) {
   m_store_jobs.post("open results store " + path, [this, path]() -> JobQueue::Done {
     m_store.reset();
+    m_store_path = path;
     return [this, path] {
       m_options.results_db = path;
       results = ResultsPanel();  // another store: other history
@@ -419,6 +430,8 @@ Status App::start_sweep(const std::string& space_text) {
   m_sweep.space_text = space_text;
   m_sweep.space = spec.space;
   m_sweep.id = sweep_id(spec);
+  m_sweep.total = spec.problems.size();
+  for (const auto& ax : spec.space) m_sweep.total *= ax.second.size();  // the engine's count, known before any point
   ++m_sweep.generation;
   m_sweep_stop = false;
   const bool record = m_options.record_runs;

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -135,6 +136,8 @@ class App {
 
   // Runs finished jobs' callbacks until no job is left or `seconds` pass (scripts: gui.wait()); false on timeout.
   bool wait_for_jobs(double seconds);
+  // Runs callbacks until `done()` holds or `seconds` pass (scripts: gui.wait_sweep(n)); false on timeout.
+  bool wait_until(const std::function<bool()>& done, double seconds);
 
   // [SECTION] state panels read
   Workspace& workspace() { return m_ws; }
@@ -203,6 +206,7 @@ class App {
   void record_run(const RunEntry& e);
   ResultsStore* store_on_store_thread();  // opened on first use; null (and m_store_error set) when it can't be
   std::string m_store_error;              // store thread only; copied into the panel by callbacks
+  std::string m_store_path;               // store thread only (set before the first job): the file m_store opens
   SweepState m_sweep;
   std::atomic<bool> m_sweep_stop{false};
   Sass m_sass;

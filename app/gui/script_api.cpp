@@ -325,7 +325,18 @@ int l_sass(lua_State* L) {
   return 0;
 }
 
+// gui.wait_sweep(n [, seconds = 600]): lets the sweep run until n points have arrived (or it ended).
+int l_wait_sweep(lua_State* L) {
+  App& app = app_of(L);
+  const auto n = static_cast<std::size_t>(luaL_checkinteger(L, 1));
+  if (!app.wait_until([&] { return !app.sweep_state().running || app.sweep_state().points.size() >= n; },
+                      luaL_optnumber(L, 2, 600)))
+    throw std::runtime_error("gui.wait_sweep: fewer than " + std::to_string(n) + " points after the timeout");
+  return 0;
+}
+
 const luaL_Reg kGui[] = {
+    {"wait_sweep", lua::guarded<l_wait_sweep>},
     {"results_history", lua::guarded<l_results_history>},
     {"results_filter", lua::guarded<l_results_filter>},
     {"results_db", lua::guarded<l_results_db>},

@@ -98,10 +98,14 @@ void SweepPanel::draw(App& app) {
 
   std::string problem;
   for (const auto& [k, v] : app.problem()) problem += (problem.empty() ? "" : ",") + k + "=" + v;
-  ImGui::TextDisabled("%s at problem %s (defaults where unset); the sidebar's config sets the parameters not swept. %s",
-                      m_kernel.c_str(), problem.empty() ? "(defaults)" : problem.c_str(),
-                      app.has_device() ? (app.record_runs() ? "Each result is stored as it arrives." : "Not recorded.")
-                                       : "No GPU: every point is compiled and its resources reported (not stored).");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s at problem %s; the sidebar's config sets the parameters not swept. %s", m_kernel.c_str(),
+                     problem.empty() ? "(defaults)" : problem.c_str(),
+                     app.has_device()
+                         ? (app.record_runs() ? "Each result is stored as it arrives." : "Not recorded (record runs is off).")
+                         : "No GPU: every point is compiled and its resources reported; runs are not stored (invalid "
+                           "points are, as skipped, like `tilelab sweep`).");
+  ImGui::PopStyleColor();
 
   if (s.running || s.total > 0) {
     const float frac = s.total ? static_cast<float>(s.done) / static_cast<float>(s.total) : 0.0f;
