@@ -127,8 +127,8 @@ void add_roofline_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("roofline", "Draw runs on this device's measured roofline, or export the points");
   auto a = std::make_shared<RooflineArgs>();
   cmd->add_option("--from", a->from,
-                  "Result files: a RunRecord JSON object (`tilelab bench --json`), an array of them, or JSON lines")
-      ->check(CLI::ExistingFile);
+                  "Result files: a RunRecord JSON object (`tilelab bench --json`), an array of them, JSON lines, or a "
+                  "results store (.db)");
   cmd->add_option("--kernel", a->kernels, "Only runs of this kernel (repeatable)");
   cmd->add_option("--device-profile", a->profile,
                   "Ceilings from this device profile (`tilelab info --measure --save-profile FILE`); default: this "
