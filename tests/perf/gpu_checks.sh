@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On a GPU server: the GPU test binaries and a benchmark table from a bundle made by
-# `cmake/bundle_for_device.sh DIR build/tilelab build/tests/test_*_gpu`. Usage: gpu_checks.sh DIR [quick]
+# `cmake/bundle_for_device.sh DIR build/tilelab build/tests/test_*_gpu`. Usage: gpu_checks.sh DIR [quick|samples]
+# (quick: tests only; samples: also the Lua GPU test and every sample script, outputs under $OUT or /tmp/tl_samples).
 set -uo pipefail
 dir=$(cd "$1" && pwd)
-export LD_LIBRARY_PATH=$dir/lib TILELAB_EXE=$dir/tilelab
+export LD_LIBRARY_PATH=$dir/lib TILELAB_EXE=$dir/tilelab FONTCONFIG_FILE=$dir/fonts.conf
 tl=$dir/tilelab
 for t in "$dir"/test_*_gpu; do
   timeout 600 "$t" > "/tmp/$(basename "$t").log" 2>&1
@@ -14,6 +15,18 @@ $tl test --junit /tmp/tl.xml | tail -3
 $tl test --kernel test.oob | tail -2
 $tl test --kernel test.spin --timeout 5 | tail -2
 [ "${2:-}" = quick ] && exit 0
+if [ "${2:-}" = samples ]; then
+  out=${OUT:-/tmp}/tl_samples && mkdir -p "$out"
+  repo=$(cd "$(dirname "$0")/../.." && pwd)
+  $tl run --launch-timeout 5 "$repo/tests/lua/gpu.lua" "$out/lua_gpu" 2>&1 | tail -2
+  for s in "$repo"/samples/*.lua; do
+    name=$(basename "$s" .lua)
+    TIMEFORMAT="$name: %R s"
+    { time $tl run "$s" "$out/$name" > "$out/$name.log" 2>&1; } 2>&1
+    echo "  exit $? ($(tail -1 "$out/$name.log"))"
+  done
+  exit 0
+fi
 rm -rf /tmp/tl_runs && mkdir -p /tmp/tl_runs && n=0
 bench() { echo "== bench $*"; n=$((n + 1)); $tl bench "$@" --json /tmp/tl_runs/$n.json 2>&1 | tail -5; }
 bench copy --problem n=268435456,dtype=f32 --dram
