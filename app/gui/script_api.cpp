@@ -12,7 +12,6 @@ extern "C" {
 #include "app/gui/app.hpp"
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_json.hpp"
-#include "scripting/lua_results.hpp"
 #include "scripting/lua_runner.hpp"
 
 namespace tl::gui {
@@ -268,10 +267,10 @@ int l_sweep(lua_State* L) {
   App& app = app_of(L);
   std::string space, x, y, metric;
   if (lua_istable(L, 1)) {
-    space = lua::string_option(L, 1, "space", "gui.sweep");
-    x = lua::string_option(L, 1, "x", "gui.sweep");
-    y = lua::string_option(L, 1, "y", "gui.sweep");
-    metric = lua::string_option(L, 1, "metric", "gui.sweep");
+    space = lua::opt_string_field(L, 1, "space");
+    x = lua::opt_string_field(L, 1, "x");
+    y = lua::opt_string_field(L, 1, "y");
+    metric = lua::opt_string_field(L, 1, "metric");
   } else {
     space = luaL_checkstring(L, 1);
   }
