@@ -504,6 +504,64 @@ void App::stop_sweep() {
   ++m_sweep.generation;
 }
 
+void App::load_sweeps() {
+  m_store_jobs.post("list sweeps", [this]() -> JobQueue::Done {
+    ResultsStore* store = store_on_store_thread();
+    if (!store) return [this, e = m_store_error] { message(Message::Level::error, e); };
+    auto rows = store->sweeps();
+    if (!rows) return [this, e = rows.status().message()] { message(Message::Level::error, e); };
+    return [this, rows = std::move(*rows)]() mutable { sweep.set_stored_sweeps(std::move(rows)); };
+  });
+}
+
+Status App::show_stored_sweep(const std::string& id) {
+  if (m_sweep.running) return make_error(ErrorCode::invalid_argument, "a sweep is running: stop it first");
+  m_store_jobs.post("read sweep " + id, [this, id]() -> JobQueue::Done {
+    ResultsStore* store = store_on_store_thread();
+    if (!store) return [this, e = m_store_error] { message(Message::Level::error, e); };
+    auto sweeps = store->sweeps();
+    ResultsQuery q;
+    q.sweep_id = id;
+    auto rows = store->query(q);
+    if (!rows || !sweeps) return [this, e = (!rows ? rows.status() : sweeps.status()).message()] {
+      message(Message::Level::error, e);
+    };
+    SweepState st;
+    st.id = id;
+    st.from_store = true;
+    for (const auto& sw : *sweeps)
+      if (sw.id == id) {
+        st.kernel = sw.kernel;
+        for (const auto& ax : sw.space) {
+          std::vector<std::string> values;
+          for (const auto& v : ax["values"]) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+          st.space.push_back({ax["name"].get<std::string>(), values});
+          std::string text;
+          for (const auto& v : values) text += (text.empty() ? "" : ",") + v;
+          st.space_text += (st.space_text.empty() ? "" : ";") + ax["name"].get<std::string>() + "=" + text;
+        }
+      }
+    if (st.kernel.empty()) return [this, id] { message(Message::Level::error, "no sweep " + id + " in the results store"); };
+    // Rows as the heat map reads them (config, status, metrics, resources), without the bulky record.
+    for (auto& r : *rows) {
+      nlohmann::json j = r;
+      j.erase("record");
+      st.any_ran = st.any_ran || (r.status != "skipped" && r.median_ms > 0);
+      st.points.push_back(std::move(j));
+    }
+    st.done = st.total = st.stored = st.points.size();
+    st.summary = "sweep " + id + " of " + st.kernel + " from the results store: " + std::to_string(st.points.size()) +
+                 " stored point(s) over " + st.space_text;
+    return [this, st = std::move(st)]() mutable {
+      if (m_sweep.running) return;  // one was started meanwhile: it owns the panel
+      st.generation = m_sweep.generation + 1;
+      m_sweep = std::move(st);
+      if (!m_sweep.kernel.empty() && m_sweep.kernel != m_ws.kernel) (void)select_kernel(m_sweep.kernel);
+    };
+  });
+  return Status::success();
+}
+
 // [SECTION] SASS
 
 void App::disassemble() {

@@ -66,6 +66,7 @@ struct SweepState {
   std::size_t stored = 0;              // points stored in the results store
   bool any_ran = false;                // some point ran (with a GPU): run metrics exist
   std::string summary;                 // one line when it ended
+  bool from_store = false;             // a sweep of an earlier session, read back from the results store
   int generation = 0;                  // bumped on every change, so the heat map rebuilds only then
 };
 
@@ -121,6 +122,10 @@ class App {
   // parse or names no config parameter of the kernel.
   Status start_sweep(const std::string& space_text);
   void stop_sweep();  // after the current point
+  // The sweeps recorded in the store (loaded on the store's job thread into sweep.stored_sweeps()).
+  void load_sweeps();
+  // Shows a recorded sweep's rows in the Sweep panel and its heat map (refused while a sweep runs).
+  Status show_stored_sweep(const std::string& id);
   const SweepState& sweep_state() const { return m_sweep; }
   // Disassembles the last compile's cubin (nvdisasm or cuobjdump) on a job; the PTX panel shows the result.
   void disassemble();

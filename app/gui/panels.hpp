@@ -94,6 +94,8 @@ class SweepPanel {
   // The heat map of the current points (rebuilt when points or axes change); null with m_error when it can't be.
   const viz::HeatmapScene* heatmap(App& app);
   const std::string& heatmap_error() const { return m_error; }
+  void set_stored_sweeps(std::vector<SweepRow> rows) { m_stored = std::move(rows), m_stored_loaded = true; }
+  const std::vector<SweepRow>& stored_sweeps() const { return m_stored; }
   char space[256] = {};  // the space being edited ("block_M=64,128;block_N=64,128")
 
  private:
@@ -104,6 +106,8 @@ class SweepPanel {
   int m_built_generation = -1;
   std::string m_built_key;
   std::string m_kernel;  // the kernel `space` was suggested for
+  std::vector<SweepRow> m_stored;  // sweeps recorded in the store (the "recorded" combo)
+  bool m_stored_loaded = false;
   viz::View m_view;
 };
 

@@ -292,14 +292,15 @@ int l_stop_sweep(lua_State* L) {
 int l_sweep_state(lua_State* L) {
   App& app = app_of(L);
   const SweepState& s = app.sweep_state();
-  nlohmann::json j = {{"running", s.running}, {"stopping", s.stopping}, {"id", s.id}, {"kernel", s.kernel},
+  nlohmann::json j = {{"running", s.running}, {"stopping", s.stopping}, {"from_store", s.from_store}, {"id", s.id}, {"kernel", s.kernel},
                       {"space", s.space_text}, {"done", s.done}, {"total", s.total}, {"stored", s.stored},
                       {"any_ran", s.any_ran}, {"summary", s.summary}, {"error", s.error}, {"points", s.points}};
+  const viz::HeatmapScene* h = s.points.empty() ? nullptr : app.sweep.heatmap(app);  // also picks default axes
   j["x"] = app.sweep.x();
   j["y"] = app.sweep.y();
   j["metric"] = app.sweep.metric();
   if (!s.points.empty()) {
-    if (const viz::HeatmapScene* h = app.sweep.heatmap(app)) {
+    if (h) {
       nlohmann::json cells = nlohmann::json::array();
       for (const auto& c : h->cells)
         cells.push_back({{"x", c.x}, {"y", c.y}, {"value", c.value ? nlohmann::json(*c.value) : nlohmann::json()},
@@ -334,7 +335,36 @@ int l_wait_sweep(lua_State* L) {
   return 0;
 }
 
+// gui.sweeps() -> the sweeps recorded in the store {{id, kernel, runs, space, created, updated}, ...} (waits for
+// the store's thread); gui.show_sweep(id): a recorded sweep's rows in the Sweep panel (gui.wait(), then
+// gui.sweep_state()).
+int l_sweeps(lua_State* L) {
+  App& app = app_of(L);
+  app.load_sweeps();
+  if (!app.wait_for_jobs(120)) throw std::runtime_error("gui.sweeps: the store did not answer");
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : app.sweep.stored_sweeps())
+    out.push_back({{"id", s.id}, {"kernel", s.kernel}, {"runs", s.runs}, {"space", s.space}, {"created", s.created},
+                   {"updated", s.updated}});
+  lua::push_json(L, out);
+  return 1;
+}
+
+// gui.sweep_axes(x, y [, metric]): the heat map's axes (config parameters) and metric.
+int l_sweep_axes(lua_State* L) {
+  app_of(L).sweep.set_axes(luaL_checkstring(L, 1), luaL_checkstring(L, 2), luaL_optstring(L, 3, ""));
+  return 0;
+}
+
+int l_show_sweep(lua_State* L) {
+  check(app_of(L).show_stored_sweep(luaL_checkstring(L, 1)));
+  return 0;
+}
+
 const luaL_Reg kGui[] = {
+    {"sweeps", lua::guarded<l_sweeps>},
+    {"show_sweep", lua::guarded<l_show_sweep>},
+    {"sweep_axes", lua::guarded<l_sweep_axes>},
     {"wait_sweep", lua::guarded<l_wait_sweep>},
     {"results_history", lua::guarded<l_results_history>},
     {"results_filter", lua::guarded<l_results_filter>},

@@ -35,6 +35,7 @@ void SweepPanel::choose_defaults(App& app) {
 
 const viz::HeatmapScene* SweepPanel::heatmap(App& app) {
   const SweepState& s = app.sweep_state();
+  choose_defaults(app);
   const std::string key = m_x + "|" + m_y + "|" + m_metric;
   if (s.generation != m_built_generation || key != m_built_key) {
     m_built_generation = s.generation;
@@ -70,7 +71,7 @@ void SweepPanel::draw(App& app) {
     const std::string suggestion = suggest_sweep_space(app.spec()->config, app.config());
     std::snprintf(space, sizeof space, "%s", suggestion.c_str());
   }
-  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 330));
+  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 500));
   ImGui::InputTextWithHint("space", "block_M=64,128;block_N=64,128", space, sizeof space);
   if (ImGui::IsItemHovered()) {
     std::string params;
@@ -95,16 +96,40 @@ void SweepPanel::draw(App& app) {
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Stops after the current point; starting the same sweep again skips the points it stored");
+  // Sweeps recorded in the store (this app's and `tilelab sweep`'s): their rows fill the heat map again.
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(150);
+  if (ImGui::BeginCombo("##recorded", "recorded sweeps", ImGuiComboFlags_HeightLarge)) {
+    if (!m_stored_loaded) {
+      m_stored_loaded = true;  // asked once per opening; the list arrives from the store's thread
+      app.load_sweeps();
+    }
+    if (m_stored.empty()) ImGui::TextDisabled("none recorded (yet)");
+    for (auto it = m_stored.rbegin(); it != m_stored.rend(); ++it) {
+      const std::string label = it->id + "  " + it->kernel + "  " + std::to_string(it->runs) + " rows  " + it->updated;
+      if (ImGui::Selectable(label.c_str(), it->id == s.id)) {
+        Status st = app.show_stored_sweep(it->id);
+        if (!st) app.message(Message::Level::error, st.message());
+      }
+    }
+    ImGui::EndCombo();
+  } else {
+    m_stored_loaded = false;
+  }
 
   std::string problem;
   for (const auto& [k, v] : app.problem()) problem += (problem.empty() ? "" : ",") + k + "=" + v;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s at problem %s; the sidebar's config sets the parameters not swept. %s", m_kernel.c_str(),
-                     problem.empty() ? "(defaults)" : problem.c_str(),
-                     app.has_device()
-                         ? (app.record_runs() ? "Each result is stored as it arrives." : "Not recorded (record runs is off).")
-                         : "No GPU: every point is compiled and its resources reported; runs are not stored (invalid "
-                           "points are, as skipped, like `tilelab sweep`).");
+  if (s.from_store)
+    ImGui::TextWrapped("Showing a sweep recorded in the results store (its rows as stored); Start sweep runs the "
+                       "space above at the sidebar's problem.");
+  else
+    ImGui::TextWrapped("%s at problem %s; the sidebar's config sets the parameters not swept. %s", m_kernel.c_str(),
+                       problem.empty() ? "(defaults)" : problem.c_str(),
+                       app.has_device()
+                           ? (app.record_runs() ? "Each result is stored as it arrives." : "Not recorded (record runs is off).")
+                           : "No GPU: every point is compiled and its resources reported; runs are not stored (invalid "
+                             "points are, as skipped, like `tilelab sweep`).");
   ImGui::PopStyleColor();
 
   if (s.running || s.total > 0) {
@@ -123,7 +148,6 @@ void SweepPanel::draw(App& app) {
   }
 
   // Axes and metric: the swept parameters first, then the rest of the config.
-  choose_defaults(app);
   std::vector<std::string> params;
   for (const auto& [name, values] : s.space) params.push_back(name);
   for (const auto& p : app.spec()->config.params)

@@ -77,6 +77,33 @@ int main(int argc, char** argv) {
   fault.failure->code = tl::ErrorCode::fault;
   fault.failure->message = "an illegal memory access was encountered (fixture)";
   add(fault, ctx);
+  // A recorded sweep of gemm.wgmma over block_N x num_stages (one point skipped, as can_implement would), for the
+  // Sweep panel's recorded-sweep heat map.
+  const std::string sweep = "f1x7u2e0000sweep";
+  nlohmann::json space = nlohmann::json::array({{{"name", "block_N"}, {"values", {"128", "256"}}},
+                                                {{"name", "num_stages"}, {"values", {"3", "4", "5"}}}});
+  if (!(*store)->begin_sweep(sweep, "gemm.wgmma", nlohmann::json::array({nlohmann::json::object()}), space)) return 1;
+  const double ms[2][3] = {{0.34, 0.31, 0.30}, {0.27, 0.25, 0}};
+  for (int n = 0; n < 2; ++n)
+    for (int st = 0; st < 3; ++st) {
+      const std::string bn = n ? "256" : "128", ns = std::to_string(3 + st);
+      tl::RunRecord r = record("gemm.wgmma", {{"block_M", "128"}, {"block_N", bn}, {"block_K", "64"}, {"num_stages", ns}},
+                               ms[n][st] > 0 ? ms[n][st] : 1, 150);
+      tl::RunContext c = ctx;
+      c.sweep_id = sweep;
+      c.point_key = "|block_N=" + bn + ",num_stages=" + ns;
+      if (ms[n][st] == 0) {
+        r.time_ms = {};
+        r.tflops = r.gbps = 0;
+        r.outputs.clear();
+        r.verified = false;
+        r.failure = tl::RunFailure{};
+        r.failure->code = tl::ErrorCode::unsupported;
+        r.failure->message = "shared memory over the limit (fixture)";
+        c.status = "skipped";
+      }
+      add(r, c);
+    }
   std::printf("gui_history_fixture: wrote %d rows to %s\n", n, path.c_str());
   return 0;
 }

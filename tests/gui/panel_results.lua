@@ -6,9 +6,9 @@ gui.wait()
 local st = gui.state().results
 assert(st.error == "", "results store: " .. st.error)
 local all = gui.results_history()
-assert(#all == 6, "expected the fixture's 6 rows (TILELAB_DB=<gui_history_fixture FILE>), got " .. #all)
+assert(#all == 12, "expected the fixture's 12 rows (TILELAB_DB=<gui_history_fixture FILE>), got " .. #all)
 -- Newest first by default (the # column sorted descending).
-assert(all[1].id == 6 and all[6].id == 1, "history is not newest first")
+assert(all[1].id == 12 and all[12].id == 1, "history is not newest first")
 gui.results_filter("gemm.mma")
 local mma = gui.results_history()
 assert(#mma == 3, "the kernel filter kept " .. #mma .. " rows, expected 3")

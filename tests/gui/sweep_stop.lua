@@ -16,3 +16,20 @@ gui.sweep("block_M=64;block_N=64")
 gui.wait(600)
 assert(gui.sweep_state().done == 1, "a new sweep after a stopped one")
 print("sweep stopped after " .. s.done .. " of " .. s.total .. " points")
+
+-- Each result is stored as it arrives and joins the Results table: without a GPU only an invalid point has an
+-- outcome of its own (skipped, with can_implement's reason), as with `tilelab sweep`. The same sweep again skips it.
+gui.sweep("block_M=256;block_N=256")
+gui.wait(600)
+local first = gui.sweep_state()
+assert(first.stored == 1, "the skipped point was not stored: " .. first.summary)
+local found
+for _, r in ipairs(gui.results_history()) do
+  if r.sweep_id == first.id then found = r end
+end
+assert(found and found.status == "skipped" and found.failure_message ~= "",
+       "the stored point is not in the Results table")
+gui.sweep("block_M=256;block_N=256")
+gui.wait(600)
+assert(gui.sweep_state().summary:find("1 already stored"), "resume: " .. gui.sweep_state().summary)
+print("stored point in Results: " .. found.failure_message)
