@@ -77,7 +77,9 @@ std::vector<std::size_t> history_order(const std::vector<HistoryRow>& rows, cons
       default: return static_cast<double>(r.key() > 0 ? r.key() : (1LL << 52) - r.key());  // unstored: newest
     }
   };
-  const bool textual = view.sort >= HistoryColumn::time && view.sort <= HistoryColumn::status;
+  const bool textual = view.sort == HistoryColumn::time || view.sort == HistoryColumn::kernel ||
+                       view.sort == HistoryColumn::status || view.sort == HistoryColumn::config ||
+                       view.sort == HistoryColumn::problem;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t ia, std::size_t ib) {
     const HistoryRow &a = rows[ia], &b = rows[ib];
     if (textual) {

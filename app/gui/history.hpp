@@ -32,11 +32,11 @@ std::string params_line(const nlohmann::json& params);
 // rows in key order: stored ones by id, then the unstored ones.
 void merge_history(std::vector<HistoryRow>& rows, std::vector<HistoryRow> fresh);
 
-// The table's columns, in order.
-enum class HistoryColumn { pick, id, time, kernel, config, problem, status, median_ms, tflops, gbps, efficiency,
-                           rel_error, registers, count };
-inline constexpr const char* kHistoryColumnNames[] = {"cmp", "#", "time", "kernel", "config", "problem", "status",
-                                                      "median ms", "TFLOP/s", "GB/s", "eff %", "rel err", "regs"};
+// The table's columns, in order (the numbers before the long config and problem texts, so they stay in view).
+enum class HistoryColumn { pick, id, time, kernel, status, median_ms, tflops, gbps, efficiency, rel_error, registers,
+                           config, problem, count };
+inline constexpr const char* kHistoryColumnNames[] = {"cmp", "#", "time", "kernel", "status", "median ms", "TFLOP/s",
+                                                      "GB/s", "eff %", "rel err", "regs", "config", "problem"};
 
 struct HistoryView {
   std::string kernel;  // "" : every kernel

@@ -179,10 +179,6 @@ void ResultsPanel::draw(App& app) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(r.kernel.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(h.config_text.c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(h.problem_text.c_str());
-        ImGui::TableNextColumn();
         ImGui::TextColored(r.status == "passed" ? kPassColor : kFailColor, "%s", r.status.c_str());
         if (ImGui::IsItemHovered() && !r.failure_message.empty())
           ImGui::SetTooltip("%s: %s", r.failure_kind.c_str(), r.failure_message.c_str());
@@ -204,6 +200,10 @@ void ResultsPanel::draw(App& app) {
         else ImGui::TextDisabled("-");
         ImGui::TableNextColumn();
         ImGui::Text("%d", static_cast<int>(*r.metric("registers")));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(h.config_text.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(h.problem_text.c_str());
         ImGui::PopID();
       }
     ImGui::EndTable();
