@@ -126,8 +126,19 @@ constexpr int gemm_mma_smem_bytes() {
 }
 
 // MIN_BLOCKS > 1 asks the compiler to fit that many blocks per SM (caps registers per thread).
+// Scheduling switches (config parameters of the spec; each is measured in docs/perf.md):
+//   MIN_BLOCKS   blocks per SM __launch_bounds__ caps the registers for (2: 16 warps per SM from two blocks).
+//   UNROLL_K     unroll the k loop by STAGES, so every stage's smem addresses are immediates.
+//   EARLY_SYNC   pass the stage barrier and ldmatrix the next stage's first fragments before the last k16 step's
+//                MMAs instead of after them, so that ldmatrix latency hides behind those MMAs.
+//   SERPENTINE   walk the n8 tiles of odd m16 rows backwards, so consecutive mma.sync share a B fragment at the
+//                row turns as well as the A fragment within a row.
+//   FRAG_BUFS    2: warp fragments double-buffered across k16 steps (ldmatrix of step kk + 1 before the MMAs of
+//                step kk); 1: loaded right before their MMAs (fewer registers: 16 warps per SM at 128 registers
+//                hide the ldmatrix latency with other warps instead). EARLY_SYNC needs FRAG_BUFS = 2.
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, bool SWIZZLE, int PANEL, bool BF16, bool TRANS_B = true,
-          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16, int MIN_BLOCKS = 1>
+          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16, int MIN_BLOCKS = 1, bool UNROLL_K = false,
+          bool EARLY_SYNC = false, bool SERPENTINE = false, int FRAG_BUFS = 2>
 __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
     gemm_mma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, void* __restrict__ C, int M,
              int N, int K) {
@@ -193,7 +204,8 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
 
   // Warp fragments, double-buffered: the ldmatrix of k16 step kk + 1 is issued before the mma of step kk, and the
   // first step of the next stage right after the stage barrier, so ldmatrix latency hides behind tensor work.
-  unsigned a_frag[2][MT][4], b_frag[2][NT][2];
+  static_assert(FRAG_BUFS == 1 || FRAG_BUFS == 2, "one or two fragment buffers");
+  unsigned a_frag[FRAG_BUFS][MT][4], b_frag[FRAG_BUFS][NT][2];
   // Fragment addresses. A (m16 x k16 per mma tile): lane supplies row lane%16 of the tile at k-chunk 2*kk + lane/16.
   // Every row a lane supplies is its first row plus a multiple of 8, so row % 8 = lane % 8 and, with 2*kk even,
   // the swizzled chunk byte offset (chunk ^ row%8) * 16 is (first chunk ^ lane%8) * 16 ^ 32*kk: one register per
@@ -245,34 +257,62 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, MIN_BLOCKS)
   cp_async_wait<STAGES - 2>();
   __syncthreads();  // stage 0 is visible to all
   TL_PROBE_END(kProbeWaitStage, 0, 0);
-  if (k_steps > 0) load_frags(0, 0, 0);
-  for (int k = 0; k < k_steps; ++k) {
-    const int stage = k % STAGES;
+  if (FRAG_BUFS == 2 && k_steps > 0) load_frags(0, 0, 0);
+  // The wait for stage k + 1 (cp.async.wait_group + barrier: visible to all, and every warp is done reading
+  // stage k, which the next step refills) and the first fragments of stage k + 1.
+  // Stage indices follow from the unrolled loop's constant `stage`, or from k (fewer live registers than from a
+  // runtime `stage`: 8 bytes of spills on sm_80 otherwise).
+  auto next_stage = [&](int k, int stage) {
+    const int s1 = UNROLL_K ? (stage + 1) % STAGES : (k + 1) % STAGES;
+    TL_PROBE_BEGIN(kProbeWaitStage, s1, k + 1);
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    TL_PROBE_END(kProbeWaitStage, s1, k + 1);
+    if (FRAG_BUFS == 2 && k + 1 < k_steps) load_frags(0, s1, 0);
+  };
+  // One k-step (stage = k % STAGES; a constant when the caller's loop is unrolled).
+  auto k_step = [&](int k, int stage) {
     TL_PROBE_BEGIN(kProbeMma, stage, k);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
-      if (kk + 1 < BK / 16) load_frags((kk + 1) % 2, stage, kk + 1);
+      const int buf = FRAG_BUFS == 2 ? kk % 2 : 0;
+      if constexpr (FRAG_BUFS == 1) {
+        load_frags(0, stage, kk);
+      } else if (kk + 1 < BK / 16) {
+        load_frags((kk + 1) % 2, stage, kk + 1);
+      } else if constexpr (EARLY_SYNC) {
+        next_stage(k, stage);  // the last step's fragments are in buffer 1; buffer 0 is free
+      }
       if (kk == 0) {
         // Refill the stage the previous iteration consumed (every warp passed the barrier after reading it).
         const int next = k + STAGES - 1;
+        const int next_s = UNROLL_K ? (stage + STAGES - 1) % STAGES : next % STAGES;
         if (next < k_steps) {
-          TL_PROBE_BEGIN(kProbeLoadIssue, next % STAGES, next);
-          load_stage(next % STAGES, next);
-          TL_PROBE_END(kProbeLoadIssue, next % STAGES, next);
+          TL_PROBE_BEGIN(kProbeLoadIssue, next_s, next);
+          load_stage(next_s, next);
+          TL_PROBE_END(kProbeLoadIssue, next_s, next);
         }
         cp_async_commit();
       }
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma_16816<BF16>(acc[i][j], a_frag[kk % 2][i], b_frag[kk % 2][j]);
+        for (int jj = 0; jj < NT; ++jj) {
+          const int j = SERPENTINE && (i % 2) ? NT - 1 - jj : jj;
+          mma_16816<BF16>(acc[i][j], a_frag[buf][i], b_frag[buf][j]);
+        }
     }
     TL_PROBE_END(kProbeMma, stage, k);
-    TL_PROBE_BEGIN(kProbeWaitStage, (k + 1) % STAGES, k + 1);
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();  // stage k + 1 is visible to all; every warp is done reading stage k
-    TL_PROBE_END(kProbeWaitStage, (k + 1) % STAGES, k + 1);
-    if (k + 1 < k_steps) load_frags(0, (k + 1) % STAGES, 0);
+    if constexpr (!EARLY_SYNC || FRAG_BUFS == 1) next_stage(k, stage);
+  };
+  if constexpr (UNROLL_K) {
+    for (int k0 = 0; k0 < k_steps; k0 += STAGES) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s)
+        if (k0 + s < k_steps) k_step(k0 + s, s);
+    }
+  } else {
+    for (int k = 0; k < k_steps; ++k) k_step(k, k % STAGES);
   }
   cp_async_wait<0>();
   TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);

@@ -1,4 +1,5 @@
 // Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs.
+#include <algorithm>
 #include <cmath>
 
 #include "library.hpp"
@@ -168,6 +169,23 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (acc > 128)
     return refuse("a " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) + " warp tile is " +
                   std::to_string(acc) + " fp32 accumulators per thread, more than fit in 255 registers: add warps");
+  const auto blocks = c.integer("min_blocks");
+  if (blocks > 1) {
+    // Registers: the accumulators plus the buffers of A and B fragments and ~32 addresses and pointers must fit
+    // the cap (128 x 128, warps 2 x 4: 64 + 24 + 32 = 120 of 128 with one buffer; two buffers spill 172 bytes).
+    const auto cap = std::min<std::int64_t>(255, limits.regs_per_block / (threads * blocks) / 8 * 8);
+    const auto need = acc + c.integer("frag_buffers") * ((bm / wm) / 16 * 4 + (bn / wn) / 8 * 2) + 32;
+    if (need > cap)
+      return refuse("min_blocks=" + c.text("min_blocks") + " caps registers at " + std::to_string(cap) +
+                    " per thread, but the " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) +
+                    " warp tile needs about " + std::to_string(need) + " (accumulators + fragments): it would spill; "
+                    "use min_blocks=1 or a smaller warp tile");
+    // Blocks on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
+    if ((mma_smem(c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
+      return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " blocks of " +
+                    std::to_string(mma_smem(c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    ": lower num_stages or the block tile");
+  }
   return check_smem(mma_smem(c), limits,
                     std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) + "x64 + " +
                         std::to_string(bn) + "x64 tiles",
@@ -185,7 +203,14 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::one_of("warps_N", 4, {1, 2, 4, 8}, "warps along N"),
                ParamSpec::integer("num_stages", 3, 2, 8, "cp.async pipeline depth (block_K = 64 per stage)"),
                ParamSpec::boolean("swizzle", true, "XOR-swizzle the smem tiles (ldmatrix conflict-free)"),
-               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse")}};
+               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse"),
+               ParamSpec::one_of("min_blocks", 1, {1, 2}, "blocks per SM the registers are capped for (__launch_bounds__)"),
+               ParamSpec::boolean("unroll_k", false, "unroll the k loop by num_stages (stage addresses become immediates)"),
+               ParamSpec::boolean("early_sync", false,
+                                  "stage barrier + next stage's first ldmatrix before the last k16 step's MMAs, not after"),
+               ParamSpec::boolean("serpentine", false, "reverse the n8 order on odd m16 rows (B fragment reuse at the turns)"),
+               ParamSpec::one_of("frag_buffers", 2, {1, 2},
+                                 "warp fragment buffers: 2 = ldmatrix one k16 step ahead, 1 = fewer registers")}};
   k.can_implement = check_mma;
   // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
   k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
@@ -197,7 +222,8 @@ KernelSpec gemm_mma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_mma<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("warps_M") + "," +
            c.text("warps_N") + "," + c.text("num_stages") + "," + c.text("swizzle") + "," + c.text("panel") + "," +
-           bf16_flag(p) + "," + p.text("trans_B") + "," + out_flag(p) + ">";
+           bf16_flag(p) + "," + p.text("trans_B") + "," + out_flag(p) + "," + c.text("min_blocks") + "," +
+           c.text("unroll_k") + "," + c.text("early_sync") + "," + c.text("serpentine") + "," + c.text("frag_buffers") + ">";
   };
   k.launch = [](const Values& p, const Values& c) {
     LaunchGeometry g;

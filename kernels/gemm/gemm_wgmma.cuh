@@ -264,15 +264,19 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
-            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
-            tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
             if constexpr (TRANS_B) {
+              mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
+              tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
               tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
             } else {
-              // Box (64 n, BK k) of the K x N matrix per 64-column block; coordinates innermost (n) first.
+              // Box (64 n, BK k) of the K x N matrix per 64-column block; coordinates innermost (n) first. Blocks
+              // wholly past N are not loaded: their stale columns only reach accumulator columns >= N, never stored.
+              const int boxes = min(BN / 64, (N - tn * BN + 63) / 64);
+              mbar_expect_tx(full_bar(s), A_BYTES + boxes * B_BLOCK);
+              tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
 #pragma unroll
               for (int q = 0; q < BN / 64; ++q)
-                tma_load_2d(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
+                if (q < boxes) tma_load_2d(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
             }
           }
           TL_PROBE_STAMP(t_issued);
