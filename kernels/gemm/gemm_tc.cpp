@@ -161,6 +161,9 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (bm % (16 * wm) != 0 || bn % (16 * wn) != 0)
     return refuse("the warp tile (block_M/warps_M) x (block_N/warps_N) = " + std::to_string(bm / wm) + " x " +
                   std::to_string(bn / wn) + " must be a multiple of 16 x 16 (m16n8k16 tiles, ldmatrix.x4 pairs)");
+  if (!p.boolean("trans_B") && bn < 64)
+    return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
+                  c.text("block_N") + " is narrower; use block_N >= 64");
   const auto threads = mma_threads(c);
   if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
     return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +

@@ -149,6 +149,8 @@ TEST(Library, CanImplementRefusesWithReasons) {
     EXPECT_TRUE(instantiate(spec("gemm.wgmma"), {{"out_dtype", "f32"}}, fits, limits_for_arch("sm_90a")).ok());
   expect_refused("gemm.wgmma", {{"out_dtype", "f32"}, {"N", "130"}}, {{"num_stages", "2"}}, "sm_90a",
                  {"N a multiple of 4 for f32", "tma_store=false"});
+  expect_refused("gemm.mma", {{"trans_B", "false"}}, {{"block_N", "32"}, {"warps_N", "2"}}, "sm_90a",
+                 {"block_N=32", "64-column blocks"});
   for (const char* k : {"gemm.mma", "gemm.wgmma"})
     expect_refused(k, {{"trans_B", "false"}, {"N", "130"}}, {}, "sm_90a", {"trans_B=false", "N a multiple of 8"});
 }
