@@ -208,10 +208,12 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::boolean("swizzle", true, "XOR-swizzle the smem tiles (ldmatrix conflict-free)"),
                ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse"),
                ParamSpec::one_of("min_blocks", 1, {1, 2}, "blocks per SM the registers are capped for (__launch_bounds__)"),
-               ParamSpec::boolean("unroll_k", false, "unroll the k loop by num_stages (stage addresses become immediates)"),
-               ParamSpec::boolean("early_sync", false,
+               // The three switches below are on by default: together +5.8% at 8192^3 on the H100 (383 -> 405 TFLOP/s,
+               // docs/perf.md 2026-11-24); unroll_k or early_sync alone lose 4-5%.
+               ParamSpec::boolean("unroll_k", true, "unroll the k loop by num_stages (stage addresses become immediates)"),
+               ParamSpec::boolean("early_sync", true,
                                   "stage barrier + next stage's first ldmatrix before the last k16 step's MMAs, not after"),
-               ParamSpec::boolean("serpentine", false, "reverse the n8 order on odd m16 rows (B fragment reuse at the turns)"),
+               ParamSpec::boolean("serpentine", true, "reverse the n8 order on odd m16 rows (B fragment reuse at the turns)"),
                ParamSpec::one_of("frag_buffers", 2, {1, 2},
                                  "warp fragment buffers: 2 = ldmatrix one k16 step ahead, 1 = fewer registers")}};
   k.can_implement = check_mma;
