@@ -1,4 +1,5 @@
-// Host spec of the attention forward kernels: attn.fwd.mma (FlashAttention-2 style, mma.sync) — O and LSE.
+// Host specs of the attention forward kernels (O and LSE): attn.fwd.mma (FlashAttention-2 style, mma.sync) and
+// attn.fwd.wgmma (FlashAttention-3 style, TMA + wgmma + warp specialization); they share problem, reference and checks.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -173,6 +174,65 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   return s;
 }
 
+// What both kernels share: the problem, its tensors, FLOPs and bytes, the float64 reference, tolerances, sampling
+// and the correctness matrix.
+KernelSpec attn_base() {
+  KernelSpec k;
+  k.family = "attention";
+  k.problem = attn_problem();
+  // 2 GEMMs of 2·len_q·len_k·dim each per sequence and head; causal counts half (the convention of
+  // FlashAttention's benchmarks).
+  k.flops = [](const Values& p) {
+    const Dims x(p);
+    double pairs = 0;
+    for (std::int64_t i = 0; i < x.b; ++i) pairs += d(x.len_q(i)) * d(x.len_k(i));
+    return 4.0 * d(x.h) * pairs * d(x.dim) * (x.causal ? 0.5 : 1.0);
+  };
+  k.min_bytes = [](const Values& p) {
+    const Dims x(p);
+    const double e = static_cast<double>(dtype_size(p.dtype()));
+    return e * d(x.dim) * (2 * d(x.total_q()) * d(x.h) + 2 * d(x.total_k()) * d(x.hkv)) + 4.0 * d(x.h) * d(x.total_q()) +
+           8.0 * d(x.b + 1);
+  };
+  k.reference = attn_reference;
+  // O is rounded to 16 bits (and P to 16 bits before P·V); its entries are weighted means of V in [-1, 1].
+  // LSE is fp32 arithmetic on exact products: only accumulation order and ex2.approx.
+  k.tolerance = [](const Values&, DType t) {
+    if (t == DType::f32) return Tolerance{1e-4, 2e-3};
+    return t == DType::bf16 ? Tolerance{1e-2, 2e-2} : Tolerance{5e-3, 5e-3};
+  };
+  // Each sampled O row (dim values) and LSE entry costs the reference a whole softmax row (seq_k · dim).
+  k.sampling = [](const Values& p, const std::string& output) {
+    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(p.integer("dim")),
+                                          static_cast<std::uint64_t>(192 * p.integer("dim"))}
+                         : OutputSampling{1, 256};
+  };
+  k.test_problems = attn_test_problems;
+  return k;
+}
+
+// The tensors and scalars both kernels take, in the mma kernel's parameter order: Q, K, V, O, LSE, cu_seqlens_q,
+// cu_seqlens_k, heads, heads_kv.
+std::vector<ArgSpec> attn_args(const Values& p) {
+  const Dims x(p);
+  const DType t = p.dtype();
+  using Shape = std::vector<std::int64_t>;
+  const Shape q = x.varlen ? Shape{x.total_q(), x.h, x.dim} : Shape{x.b, x.sq, x.h, x.dim};
+  const Shape kv = x.varlen ? Shape{x.total_k(), x.hkv, x.dim} : Shape{x.b, x.sk, x.hkv, x.dim};
+  const Shape lse = x.varlen ? Shape{x.h, x.total_q()} : Shape{x.b, x.h, x.sq};
+  return std::vector<ArgSpec>{
+      // Scores q·k/sqrt(dim) with spread ~1.3: softmax rows neither flat nor one-hot.
+      ArgSpec::tensor("Q", t, q, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
+      ArgSpec::tensor("K", t, kv, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
+      ArgSpec::tensor("V", t, kv, ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
+      ArgSpec::tensor("O", t, q, ArgRole::out),
+      ArgSpec::tensor("LSE", DType::f32, lse, ArgRole::out),
+      ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
+      ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
+      ArgSpec::scalar("heads", DType::i32, d(x.h)),
+      ArgSpec::scalar("heads_kv", DType::i32, d(x.hkv))};
+}
+
 // [SECTION] attn.fwd.mma
 
 std::int64_t mma_smem(const Values& p, const Values& c) {
@@ -202,12 +262,10 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
 }
 
 KernelSpec attn_fwd_mma_spec() {
-  KernelSpec k;
+  KernelSpec k = attn_base();
   k.name = "attn.fwd.mma";
-  k.family = "attention";
   k.summary = "FlashAttention-2-style forward: cp.async K/V pipeline, ldmatrix, mma.sync, online softmax (O and LSE)";
   k.source = "attention/attn_fwd_mma.cuh";
-  k.problem = attn_problem();
   k.config = {{ParamSpec::one_of("block_M", 64, {64, 128}, "query rows per block"),
                ParamSpec::one_of("block_N", 64, {32, 64, 128}, "keys per K/V tile (one pipeline stage)"),
                ParamSpec::one_of("warps", 4, {2, 4, 8}, "warps, stacked along the query rows (block_M/warps rows each)"),
@@ -227,53 +285,7 @@ KernelSpec attn_fwd_mma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
     return g;
   };
-  k.args = [](const Values& p, const Values&) {
-    const Dims x(p);
-    const DType t = p.dtype();
-    using Shape = std::vector<std::int64_t>;
-    const Shape q = x.varlen ? Shape{x.total_q(), x.h, x.dim} : Shape{x.b, x.sq, x.h, x.dim};
-    const Shape kv = x.varlen ? Shape{x.total_k(), x.hkv, x.dim} : Shape{x.b, x.sk, x.hkv, x.dim};
-    const Shape lse = x.varlen ? Shape{x.h, x.total_q()} : Shape{x.b, x.h, x.sq};
-    return std::vector<ArgSpec>{
-        // Scores q·k/sqrt(dim) with spread ~1.3: softmax rows neither flat nor one-hot.
-        ArgSpec::tensor("Q", t, q, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
-        ArgSpec::tensor("K", t, kv, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
-        ArgSpec::tensor("V", t, kv, ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
-        ArgSpec::tensor("O", t, q, ArgRole::out),
-        ArgSpec::tensor("LSE", DType::f32, lse, ArgRole::out),
-        ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
-        ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
-        ArgSpec::scalar("heads", DType::i32, d(x.h)),
-        ArgSpec::scalar("heads_kv", DType::i32, d(x.hkv))};
-  };
-  // 2 GEMMs of 2·len_q·len_k·dim each per sequence and head; causal counts half (the convention of
-  // FlashAttention's benchmarks).
-  k.flops = [](const Values& p) {
-    const Dims x(p);
-    double pairs = 0;
-    for (std::int64_t i = 0; i < x.b; ++i) pairs += d(x.len_q(i)) * d(x.len_k(i));
-    return 4.0 * d(x.h) * pairs * d(x.dim) * (x.causal ? 0.5 : 1.0);
-  };
-  k.min_bytes = [](const Values& p) {
-    const Dims x(p);
-    const double e = static_cast<double>(dtype_size(p.dtype()));
-    return e * d(x.dim) * (2 * d(x.total_q()) * d(x.h) + 2 * d(x.total_k()) * d(x.hkv)) + 4.0 * d(x.h) * d(x.total_q()) +
-           8.0 * d(x.b + 1);
-  };
-  k.reference = attn_reference;
-  // O is rounded to 16 bits (and P to 16 bits before P·V); its entries are weighted means of V in [-1, 1].
-  // LSE is fp32 arithmetic on exact products: only accumulation order and ex2.approx.
-  k.tolerance = [](const Values&, DType t) {
-    if (t == DType::f32) return Tolerance{1e-4, 2e-3};
-    return t == DType::bf16 ? Tolerance{1e-2, 2e-2} : Tolerance{5e-3, 5e-3};
-  };
-  // Each sampled O row (dim values) and LSE entry costs the reference a whole softmax row (seq_k · dim).
-  k.sampling = [](const Values& p, const std::string& output) {
-    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(p.integer("dim")),
-                                          static_cast<std::uint64_t>(192 * p.integer("dim"))}
-                         : OutputSampling{1, 256};
-  };
-  k.test_problems = attn_test_problems;
+  k.args = [](const Values& p, const Values&) { return attn_args(p); };
   k.probes = {"load_issue", "wait_tile", "qk", "softmax", "pv", "epilogue"};
   // Per warp and K/V tile: five regions (begin + end each), plus the prologue's issues and the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c) {
@@ -297,8 +309,113 @@ KernelSpec attn_fwd_mma_spec() {
   return k;
 }
 
+
+// [SECTION] attn.fwd.wgmma
+
+// Q tile, STAGES K tiles and STAGES V tiles, 2 + 4 * STAGES barriers, and the 1024-byte alignment slack (the
+// kernel's attn_fwd_wgmma_smem_bytes).
+std::int64_t wgmma_smem(const Values& p, const Values& c) {
+  const auto st = c.integer("num_stages");
+  return (c.integer("block_M") + 2 * st * c.integer("block_N")) * p.integer("dim") * 2 + 8 * (2 + 4 * st) + 1024;
+}
+
+// Query blocks of the longest sequence.
+std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
+  return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
+}
+
+Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
+  TL_RETURN_IF_ERROR(check_problem(p));
+  if (c.boolean("ping_pong") && c.integer("block_M") != 128)
+    return refuse("ping_pong=true alternates two consumer warpgroups, and block_M=" + c.text("block_M") +
+                  " has one (64 rows each): use block_M=128 or ping_pong=false");
+  // Measured (ptxas, sm_90a): the causal mask's index math on top of S (88), O (64) and P (44) registers spills 12
+  // bytes at block_N=176, dim=128; non-causal, or dim=64, fits.
+  if (c.integer("block_N") == 176 && p.integer("dim") == 128 && p.boolean("causal"))
+    return refuse("block_N=176 with dim=128 and causal=true spills registers (S, O, P and the diagonal mask do not fit "
+                  "in 240 per thread): use block_N=128 for causal attention");
+  const auto smem = wgmma_smem(p, c);
+  if (smem > limits.smem_per_block_optin)
+    return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles need " + std::to_string(smem) +
+                  " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
+                  " per block: lower num_stages or block_N");
+  return Status::success();
+}
+
+KernelSpec attn_fwd_wgmma_spec() {
+  KernelSpec k = attn_base();
+  k.name = "attn.fwd.wgmma";
+  k.summary = "FlashAttention-3-style forward: TMA K/V rings, producer warp + consumer warpgroups, wgmma, softmax "
+              "overlapped with P·V and ping-pong between warpgroups (O and LSE)";
+  k.source = "attention/attn_fwd_wgmma.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "query rows per block: 64 per consumer warpgroup"),
+               ParamSpec::one_of("block_N", 128, {64, 128, 176},
+                                  "keys per K/V tile (the N of the S = Q K^T wgmma); S, O and P of 176 x 128 still fit "
+                                  "the consumers' 240 registers without spills (not causal; the probe build spills)"),
+               ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
+               ParamSpec::boolean("ping_pong", true,
+                                  "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
+                                  "other's GEMMs (block_M=128)"),
+               ParamSpec::boolean("persistent", true,
+                                  "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
+                                  "epilogue); false: one CTA per work tile")}};
+  k.can_implement = check_wgmma;
+  k.name_expression = [](const Values& p, const Values& c) {
+    return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
+           c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
+           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
+  };
+  // Persistent: one CTA per SM at most (132 on the H100; the device's SM count is not known here).
+  k.launch = [](const Values& p, const Values& c) {
+    LaunchGeometry g;
+    const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
+    g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, 132) : work);
+    g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
+    g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
+    return g;
+  };
+  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch);
+  // Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one head x block rows.
+  k.args = [](const Values& p, const Values& c) {
+    auto a = attn_args(p);
+    const bool varlen = p.boolean("varlen");
+    auto box = [&](std::int64_t rows) {
+      return varlen ? std::vector<std::int64_t>{64, 1, rows} : std::vector<std::int64_t>{64, 1, rows, 1};
+    };
+    for (int i = 0; i < 3; ++i) a[static_cast<std::size_t>(i)].is_param = false;
+    a.insert(a.begin() + 3, {ArgSpec::tensor_map("tma_Q", "Q", box(c.integer("block_M")), 128),
+                             ArgSpec::tensor_map("tma_K", "K", box(c.integer("block_N")), 128),
+                             ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128)});
+    a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
+    a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
+    return a;
+  };
+  // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.
+  k.probes = {"wait_empty", "tma_issue", "wait_full", "wait_turn", "gemm_issue", "softmax", "wait_pv", "epilogue"};
+  // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 5 regions (begin + end each);
+  // plus an epilogue per work tile, times the work tiles of the busiest CTA.
+  k.probe_capacity = [](const Values& p, const Values& c) {
+    const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
+    const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
+    const auto per_cta = c.boolean("persistent") ? (work + 131) / 132 : 1;
+    return static_cast<std::uint32_t>(per_cta * (10 * tiles + 2) + 64);
+  };
+  k.layouts = [](const Values& p, const Values& c) {
+    const std::string ty = p.text("dtype"), bn = c.text("block_N"), dim = p.text("dim");
+    return std::vector<LayoutInfo>{{"smem_Q (per 64 columns)", "smem.swizzle128B." + ty + ".(" + c.text("block_M") + ",64)"},
+                                   {"smem_K (per 64 columns)", "smem.swizzle128B." + ty + ".(" + bn + ",64)"},
+                                   {"smem_V (per 64 columns, N-major B)", "smem.swizzle128B." + ty + ".(64," + bn + ").mn"},
+                                   {"wgmma_C (S)", "wgmma.m64n" + bn + "k16.f32.C"},
+                                   {"wgmma_A (P)", "wgmma.m64k16." + ty + ".A"},
+                                   {"wgmma_C (O)", "wgmma.m64n" + dim + "k16.f32.C"}};
+  };
+  return k;
+}
+
 }  // namespace
 
-std::vector<KernelSpec> attention_kernels() { return {attn_fwd_mma_spec()}; }
+std::vector<KernelSpec> attention_kernels() { return {attn_fwd_mma_spec(), attn_fwd_wgmma_spec()}; }
 
 }  // namespace tl

@@ -71,34 +71,59 @@ TEST(LibraryGpu, KernelsMatchTheirReferences) {
   for (const auto& c : cases) run_case(c);
 }
 
-// attn.fwd.mma over the matrix: lengths not multiples of any block, GQA ratios 1/4/8, causal on and off
-// (causal with seq_q < seq_k checks the bottom-right alignment), both head dims and dtypes, several configs.
-TEST(LibraryGpu, AttentionMatchesItsReference) {
-  TL_REQUIRE_GPU();
-  const std::vector<std::map<std::string, std::string>> configs = {
-      {}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}},
-      {{"block_M", "128"}, {"block_N", "32"}, {"warps", "8"}, {"num_stages", "4"}}};
+// The attention kernels' matrix: lengths not multiples of any block, GQA ratios 1/4/8, causal on and off (causal
+// with seq_q < seq_k checks the bottom-right alignment), both head dims and dtypes; seq_q == seq_k causal (the plain
+// lower triangle), one query row, a single key; varlen (cu_seqlens) with one sequence without keys when not causal.
+std::vector<std::map<std::string, std::string>> attention_problems() {
+  std::vector<std::map<std::string, std::string>> ps;
   int n = 0;
   for (const char* dim : {"64", "128"})
     for (const char* ratio : {"1", "4", "8"})
       for (const char* causal : {"false", "true"}) {
         const int heads = 8, heads_kv = heads / std::stoi(ratio);
         const bool c = std::string(causal) == "true";
-        std::map<std::string, std::string> p = {{"batch", "2"}, {"seq_q", c ? "131" : "200"}, {"seq_k", "333"},
-                                                {"heads", std::to_string(heads)}, {"heads_kv", std::to_string(heads_kv)},
-                                                {"dim", dim}, {"causal", causal}, {"dtype", n % 2 ? "f16" : "bf16"}};
-        run_case({"attn.fwd.mma", p, configs[n++ % configs.size()]});
+        ps.push_back({{"batch", "2"}, {"seq_q", c ? "131" : "200"}, {"seq_k", "333"}, {"heads", std::to_string(heads)},
+                      {"heads_kv", std::to_string(heads_kv)}, {"dim", dim}, {"causal", causal}, {"dtype", n++ % 2 ? "f16" : "bf16"}});
       }
-  // seq_q == seq_k causal (the plain lower triangle), one query row, and a single key.
-  run_case({"attn.fwd.mma", {{"batch", "1"}, {"seq_q", "257"}, {"seq_k", "257"}, {"heads", "4"}, {"heads_kv", "1"}, {"causal", "true"}}, {}});
-  run_case({"attn.fwd.mma", {{"batch", "3"}, {"seq_q", "1"}, {"seq_k", "1000"}, {"heads", "2"}, {"heads_kv", "2"}, {"causal", "true"}}, {}});
-  run_case({"attn.fwd.mma", {{"batch", "1"}, {"seq_q", "70"}, {"seq_k", "1"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "64"}}, {}});
-  // varlen (cu_seqlens): lengths drawn per sequence, one sequence without keys when not causal
+  ps.push_back({{"batch", "1"}, {"seq_q", "257"}, {"seq_k", "257"}, {"heads", "4"}, {"heads_kv", "1"}, {"causal", "true"}});
+  ps.push_back({{"batch", "3"}, {"seq_q", "1"}, {"seq_k", "1000"}, {"heads", "2"}, {"heads_kv", "2"}, {"causal", "true"}});
+  ps.push_back({{"batch", "1"}, {"seq_q", "70"}, {"seq_k", "1"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "64"}});
   for (const char* causal : {"false", "true"})
     for (const char* ratio : {"1", "4"})
-      run_case({"attn.fwd.mma", {{"batch", "6"}, {"seq_q", "300"}, {"seq_k", "420"}, {"heads", "8"},
-                                 {"heads_kv", std::to_string(8 / std::stoi(ratio))}, {"causal", causal}, {"varlen", "true"}},
-                {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}}});
+      ps.push_back({{"batch", "6"}, {"seq_q", "300"}, {"seq_k", "420"}, {"heads", "8"},
+                    {"heads_kv", std::to_string(8 / std::stoi(ratio))}, {"causal", causal}, {"varlen", "true"}});
+  return ps;
+}
+
+// Each problem once, the kernel's configs taken in turn; a config a problem refuses (can_implement: e.g. block_N=176
+// spills under the causal mask at dim 128) gives way to the next one.
+void run_attention(const std::string& kernel, const std::vector<std::map<std::string, std::string>>& configs) {
+  const KernelSpec* spec = library_registry().find(kernel).value();
+  const DeviceLimits limits = limits_for_device(query_device(0).value());
+  std::size_t n = 0;
+  for (const auto& p : attention_problems()) {
+    bool ran = false;
+    for (std::size_t tries = 0; tries < configs.size() && !ran; ++tries) {
+      const auto& config = configs[n++ % configs.size()];
+      if (!instantiate(*spec, p, config, limits).ok()) continue;
+      run_case({kernel, p, config});
+      ran = true;
+    }
+    EXPECT_TRUE(ran) << kernel << ": every config refused a test problem";
+  }
+}
+
+TEST(LibraryGpu, AttentionMatchesItsReference) {
+  TL_REQUIRE_GPU();
+  run_attention("attn.fwd.mma", {{}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}},
+                                 {{"block_M", "128"}, {"block_N", "32"}, {"warps", "8"}, {"num_stages", "4"}}});
+}
+
+TEST(LibraryGpu, AttentionWgmmaMatchesItsReference) {
+  TL_REQUIRE_GPU();
+  if (query_device(0).value().cc_major < 9) GTEST_SKIP() << "attn.fwd.wgmma needs sm_90";
+  run_attention("attn.fwd.wgmma", {{}, {{"block_N", "176"}}, {{"block_M", "64"}, {"ping_pong", "false"}, {"num_stages", "3"}},
+                                   {{"block_N", "64"}, {"num_stages", "3"}}, {{"ping_pong", "false"}}, {{"persistent", "false"}}});
 }
 
 }  // namespace

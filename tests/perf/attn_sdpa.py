@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Attention forward side by side: PyTorch SDPA (cuDNN and flash backends forced) and `tilelab bench attn.fwd.mma`.
+"""Attention forward side by side: PyTorch SDPA (cuDNN and flash backends forced) and `tilelab bench` of our kernels.
 
 The issue's shapes: batch * seq = 32k tokens, 16 heads, head dim 128, bf16, seq 2k..16k, causal and not.
-Run on a GPU machine with PyTorch: python3 tests/perf/attn_sdpa.py [--tilelab PATH] [--config k=v,...] [--quick]
-(TILELAB_EXE also names the binary). SDPA timing: CUDA events, warm-up, median of repetitions, random inputs;
+Run on a GPU machine with PyTorch: python3 tests/perf/attn_sdpa.py [--tilelab PATH] [--run KERNEL[:k=v,...]]...
+[--quick] [--json FILE] (TILELAB_EXE also names the binary). --run is repeatable (default: attn.fwd.mma and
+attn.fwd.wgmma at their defaults); --config k=v,... is the older spelling of --run attn.fwd.mma:k=v,... SDPA timing: CUDA events, warm-up, median of repetitions, random inputs;
 TileLab's numbers come from its own bench (same rules, L2 flushed, output checked against the float64 reference).
 FLOPs = 4 * batch * heads * seq^2 * dim, halved for causal, for both.
 """
@@ -49,9 +50,9 @@ def sdpa_tflops(batch, seq, heads, dim, causal, flops):
     return out
 
 
-def tilelab_tflops(exe, problem, config):
+def tilelab_tflops(exe, kernel, problem, config):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = [exe, "bench", "attn.fwd.mma", "--problem", problem, "--json", f.name]
+        cmd = [exe, "bench", kernel, "--problem", problem, "--json", f.name, "--no-store"]
         if config:
             cmd += ["--config", config]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -68,22 +69,33 @@ def fmt(v):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--tilelab", default=os.environ.get("TILELAB_EXE", "tilelab"))
+    p.add_argument("--run", action="append", default=[], help="KERNEL[:k=v,...] to time; repeatable")
     p.add_argument("--config", action="append", default=[], help="attn.fwd.mma config(s) to time; repeatable")
     p.add_argument("--quick", action="store_true", help="seq 2k and 4k only")
+    p.add_argument("--json", help="also write every number to FILE")
     args = p.parse_args()
-    configs = args.config or [""]
+    runs = [tuple((r.split(":", 1) + [""])[:2]) for r in args.run] + [("attn.fwd.mma", c) for c in args.config]
+    runs = runs or [("attn.fwd.mma", ""), ("attn.fwd.wgmma", "")]
     print(torch.cuda.get_device_name(), "torch", torch.__version__, "(TFLOP/s; causal counts half the FLOPs)")
+    for i, (k, c) in enumerate(runs):
+        print(f"  tl{i} = {k} [{c or 'defaults'}]")
     heads, dim, tokens = 16, 128, 32768
-    print(f"{'shape':<34} {'cudnn':>7} {'flash':>7} " + " ".join(f"{'tl[' + (c or 'default') + ']':>7}" for c in configs))
+    print(f"{'shape':<34} {'cudnn':>7} {'flash':>7} " + " ".join(f"{'tl' + str(i):>7}" for i in range(len(runs))))
+    table = []
     for seq in ([2048, 4096] if args.quick else [2048, 4096, 8192, 16384]):
         batch = tokens // seq
         for causal in (False, True):
             flops = 4 * batch * heads * seq * seq * dim * (0.5 if causal else 1.0)
             base = sdpa_tflops(batch, seq, heads, dim, causal, flops)
             problem = f"batch={batch},seq_q={seq},seq_k={seq},heads={heads},heads_kv={heads},dim={dim},causal={str(causal).lower()},dtype=bf16"
-            ours = [tilelab_tflops(args.tilelab, problem, c) for c in configs]
+            ours = [tilelab_tflops(args.tilelab, k, problem, c) for k, c in runs]
             print(f"b={batch:<3} s={seq:<6} h={heads} d={dim} causal={int(causal)}  {fmt(base['cudnn'])} {fmt(base['flash'])} "
                   + " ".join(fmt(o) for o in ours), flush=True)
+            table.append({"batch": batch, "seq": seq, "causal": causal, **base,
+                          "tilelab": [{"kernel": k, "config": c, "tflops": o} for (k, c), o in zip(runs, ours)]})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(table, f, indent=1)
 
 
 if __name__ == "__main__":

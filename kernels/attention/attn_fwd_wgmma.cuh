@@ -1,0 +1,509 @@
+// attn.fwd.wgmma: FlashAttention-3-style forward for Hopper — TMA, mbarrier K/V rings, warp specialization, wgmma,
+// softmax overlapped with the GEMMs (inside a warpgroup, and across two warpgroups by ping-pong).
+//
+// Same problem as attn.fwd.mma (attn_fwd_mma.cuh): O = softmax(Q K^T / sqrt(D)) V and LSE per query row, Q and O
+// [total_q, heads, D], K and V [total_k, heads_kv, D] packed by cu_seqlens (dense batches: [batch, seq, heads, D]),
+// LSE [batch, heads, seq_q] or [heads, total_q] (VARLEN), GQA kv head = h / (heads / heads_kv), causal masks
+// aligned to the bottom-right corner, rows without keys get O = 0 and LSE = -inf.
+//
+// Work tiles: (query block of BM rows, head, sequence), m_blocks * heads * batch of them (m_blocks for the longest
+// sequence; blocks past a shorter one are skipped), numbered query block fastest (reversed when causal: most keys
+// first), then head, then sequence. CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
+// or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
+// still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
+// Threads: 1 + C warpgroups (C = BM / 64 consumers).
+//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build); its first warp waits on the rings' empty
+//   barriers and its lane 0 issues the TMA loads: Q once per work tile (when both consumers are done with the
+//   previous one's), then per K/V tile K(it) followed by V(it - 1), the order
+//   the consumers use them in. Tiles are walked from the last (the masked ones: sequence edge, causal diagonal)
+//   to the first, so only the first iterations pay for masks.
+//   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
+//   16w + lane/4 (+8), as the wgmma accumulator lays them out. Per K/V tile (iteration it):
+//       wait K(it) and V(it-1) full; [ping-pong: wait our turn]
+//       issue S = Q K(it)^T      wgmma SS m64nBNk16 x D/16 (A = Q, B = K, both K-major in smem)
+//       issue O += P(it-1) V(it-1)   wgmma RS m64nDk16 x BN/16 (A = P in registers, B = V N-major: the
+//                                    transposed-B descriptor)
+//       [ping-pong: hand the tensor cores to the other warpgroup]
+//       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
+//       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles)
+//       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new); S -> P (16-bit, registers:
+//       the accumulator layout of two n8 column groups is the A-fragment layout of one k16 step)
+//   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
+//   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
+//   1 + c order the GEMM issues of the two warpgroups strictly alternately (warpgroup 0 first).
+//   The epilogue divides O by the row sum and stores it straight from the accumulators (rows past the sequence
+//   are not stored); LSE = (m + log2 l) * ln 2.
+//
+// Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
+//   Q                 D/64 column halves x [BM rows x 128 B]
+//   K ring            STAGES x D/64 halves x [BN rows x 128 B]
+//   V ring            STAGES x D/64 halves x [BN rows x 128 B]
+//   mbarriers         q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
+// Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
+// sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
+// k16 step = +32 bytes inside the row, +rows*128 bytes to the next half); V feeds it N-major (LBO = BN*128 between
+// the 64-column halves, SBO = 1024 between 8-key groups, k16 step = +2048 bytes).
+// Barriers: *_full count 1 (the producer's arrive.expect_tx, completed by the TMA bytes); *_empty count C (one
+// elected thread per consumer warpgroup, after its wgmma reading the stage has completed; Q after the work tile's
+// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q parity
+// r & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
+// the phase before phase 0).
+// TMA: dense tensors are 4-D maps (dim, heads, seq, batch), so rows past a sequence are zero-filled; varlen ones
+// 3-D (dim, heads, total), so rows past a sequence belong to the next one (or are zero past the tensor): such
+// keys are masked to -inf (their P is exactly 0 and V's rows are finite, so they add nothing), such query rows
+// are computed and never stored.
+#pragma once
+
+#include "gemm/gemm_common.cuh"
+#include "gemm/gemm_wgmma.cuh"
+#include "tile/config.hpp"
+#include "tile/probe.hpp"
+#include "tile/wgmma_ops.cuh"
+
+namespace tl {
+namespace attn_wgmma_detail {
+
+// Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
+// The producer warp marks its empty waits and TMA issues (stage, tile); the first warp of each consumer warpgroup
+// its full waits, its turn waits (ping-pong), its GEMM issues, the softmax, the wait for P V, and the epilogue.
+enum AttnWgmmaProbe : unsigned {
+  kProbeWaitEmpty,
+  kProbeTmaIssue,
+  kProbeWaitFull,
+  kProbeWaitTurn,
+  kProbeGemmIssue,
+  kProbeSoftmax,
+  kProbeWaitPV,
+  kProbeEpilogue
+};
+
+TL_DEVICE_INLINE void tma_load_3d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+TL_DEVICE_INLINE void tma_load_4d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Shared-memory descriptor of an N-major (transposed) operand in the 128-byte swizzle layout: 64 N values per
+// 128-byte row, one row per k; `lbo` bytes to the next 64 N values, 1024 to the next 8 k.
+TL_DEVICE_INLINE unsigned long long smem_desc_sw128_mn(unsigned addr, unsigned lbo) {
+  unsigned long long desc = (addr & 0x3FFFFu) >> 4;
+  desc |= static_cast<unsigned long long>((lbo >> 4) & 0x3FFFu) << 16;
+  desc |= (1024ull >> 4) << 32;
+  desc |= 1ull << 62;
+  return desc;
+}
+
+// Pins registers at this point of the program: the compiler must neither read accumulators of an in-flight wgmma
+// nor move their updates across the wait that completes it (the asm of the wait names no registers).
+template <int N>
+TL_DEVICE_INLINE void fence_regs(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N>
+TL_DEVICE_INLINE void fence_regs(unsigned (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+TL_DEVICE_INLINE float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+TL_DEVICE_INLINE float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+TL_DEVICE_INLINE float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
+// Work tile t is m_block fastest (reversed when causal, so the query blocks with the most keys come first), then
+// head, then sequence: CTAs running at the same time share a head's K and V in L2.
+struct AttnWork {
+  int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, n_tiles;
+};
+
+template <int BM, int BN, bool CAUSAL>
+TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, const int* cu_seqlens_q,
+                                    const int* cu_seqlens_k) {
+  AttnWork w;
+  const int mi = t % m_blocks, rest = t / m_blocks;
+  w.m_block = CAUSAL ? m_blocks - 1 - mi : mi;
+  w.h = rest % heads;
+  w.b = rest / heads;
+  w.hk = w.h / (heads / heads_kv);
+  w.m0 = w.m_block * BM;
+  w.q_start = cu_seqlens_q[w.b];
+  w.k_start = cu_seqlens_k[w.b];
+  w.seq_q = cu_seqlens_q[w.b + 1] - w.q_start;
+  w.seq_k = cu_seqlens_k[w.b + 1] - w.k_start;
+  w.diag = w.seq_k - w.seq_q;  // causal: row r sees keys <= r + diag
+  int kv_end = w.seq_k;
+  if (CAUSAL) kv_end = max(0, min(w.seq_k, w.m0 + BM + w.diag));
+  w.n_tiles = (kv_end + BN - 1) / BN;
+  return w;
+}
+
+}  // namespace attn_wgmma_detail
+
+// Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
+template <int D, int BM, int BN, int STAGES>
+constexpr int attn_fwd_wgmma_smem_bytes() {
+  return (BM + 2 * STAGES * BN) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
+}
+
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN>
+__global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
+    attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
+                   const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
+                   const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
+                   int m_blocks, int batch) {
+  using namespace attn_wgmma_detail;
+  using wgmma_detail::mbar_arrive;
+  using wgmma_detail::mbar_expect_tx;
+  using wgmma_detail::mbar_init;
+  using wgmma_detail::mbar_wait;
+  using wgmma_detail::named_barrier_sync;
+  using wgmma_detail::setmaxnreg_dec;
+  using wgmma_detail::setmaxnreg_inc;
+  using wgmma_detail::smem_desc_sw128;
+  using wgmma_detail::wgmma_commit;
+  using wgmma_detail::wgmma_fence;
+  using wgmma_detail::wgmma_wait;
+  using wgmma_ops::WgmmaRS;
+  using wgmma_ops::WgmmaSS;
+  constexpr int C = BM / 64;     // consumer warpgroups
+  constexpr int NH = D / 64;     // 64-column (128-byte) halves of a row
+  constexpr int KS = D / 16;     // k16 steps of S = Q K^T
+  constexpr int PS = BN / 16;    // k16 steps of O += P V
+  constexpr unsigned Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
+  const float kNegInf = -__int_as_float(0x7f800000);
+  constexpr float kScaleLog2 = 1.4426950408889634f / (D == 64 ? 8.0f : 11.313708498984761f);
+  static_assert(D == 64 || D == 128, "head dim 64 or 128");
+  static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
+  static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
+  static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
+  // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
+  // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
+#if defined(TL_TIMELINE) && TL_TIMELINE
+  constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+#else
+  constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+#endif
+
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned q_smem = base;
+  const unsigned k_smem = q_smem + Q_BYTES;
+  const unsigned v_smem = k_smem + STAGES * KV_BYTES;
+  const unsigned bars = v_smem + STAGES * KV_BYTES;
+  const unsigned q_full = bars, q_empty = bars + 8u;
+  auto k_full = [&](int s) { return bars + 8u * (2 + s); };
+  auto k_empty = [&](int s) { return bars + 8u * (2 + STAGES + s); };
+  auto v_full = [&](int s) { return bars + 8u * (2 + 2 * STAGES + s); };
+  auto v_empty = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
+
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    mbar_init(q_full, 1);
+    mbar_init(q_empty, C);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(k_full(s), 1);
+      mbar_init(k_empty(s), C);
+      mbar_init(v_full(s), 1);
+      mbar_init(v_empty(s), C);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    TL_PROBE_BLOCK_BEGIN();
+  }
+  __syncthreads();
+
+  const int work_tiles = m_blocks * heads * batch;
+  if (wg == 0) {
+    // [SECTION] producer
+    setmaxnreg_dec<kProducerRegs>();
+    if (tid >= 32) return;
+    TL_PROBE_WARP_INIT();
+    int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
+    for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
+      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+      if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
+      // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns.
+      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned rows_bytes, unsigned bar, int head, int start,
+                      int row) {
+#pragma unroll
+        for (int half = 0; half < NH; ++half) {
+          if constexpr (VARLEN)
+            tma_load_3d(dst + half * rows_bytes, map, bar, half * 64, head, start + row);
+          else
+            tma_load_4d(dst + half * rows_bytes, map, bar, half * 64, head, row, w.b);
+        }
+      };
+      // Q, once both consumers have finished the previous work tile's last S = Q K^T.
+      mbar_wait(q_empty, (q_round & 1) ^ 1);
+      if (tid == 0) {
+        mbar_expect_tx(q_full, Q_BYTES);
+        load(&tma_q, q_smem, BM * 128, q_full, w.h, w.q_start, w.m0);
+      }
+      ++q_round;
+      for (int it = 0; it <= w.n_tiles; ++it) {
+        if (it < w.n_tiles) {  // K of tile n_tiles - 1 - it
+          const int g = kv_it + it, s = g % STAGES, tile = w.n_tiles - 1 - it;
+          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+          mbar_wait(k_empty(s), ((g / STAGES) & 1) ^ 1);
+          TL_PROBE_END(kProbeWaitEmpty, s, tile);
+          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+          if (tid == 0) {
+            mbar_expect_tx(k_full(s), KV_BYTES);
+            load(&tma_k, k_smem + s * KV_BYTES, BN * 128, k_full(s), w.hk, w.k_start, tile * BN);
+          }
+          TL_PROBE_END(kProbeTmaIssue, s, tile);
+        }
+        if (it > 0) {  // V of the previous iteration's tile
+          const int g = kv_it + it - 1, s = g % STAGES, tile = w.n_tiles - it;
+          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+          mbar_wait(v_empty(s), ((g / STAGES) & 1) ^ 1);
+          TL_PROBE_END(kProbeWaitEmpty, s, tile);
+          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+          if (tid == 0) {
+            mbar_expect_tx(v_full(s), KV_BYTES);
+            load(&tma_v, v_smem + s * KV_BYTES, BN * 128, v_full(s), w.hk, w.k_start, tile * BN);
+          }
+          TL_PROBE_END(kProbeTmaIssue, s, tile);
+        }
+      }
+      kv_it += w.n_tiles;
+    }
+    TL_PROBE_FLUSH();
+    return;
+  }
+
+  // [SECTION] consumers
+  setmaxnreg_inc<kConsumerRegs>();
+  const int c = wg - 1, warp = tid / 32, lane = tid % 32;
+  TL_PROBE_WARP_INIT_IF(warp == 0);
+  // Ping-pong: warpgroup c issues its GEMMs after barrier 1 + c, then lets the other one issue (256 threads each:
+  // one warpgroup syncs, the other arrives).
+  auto wait_turn = [&]() {
+    if constexpr (PINGPONG) named_barrier_sync(1 + c, 256);
+  };
+  auto pass_turn = [&]() {
+    if constexpr (PINGPONG) named_barrier_arrive(1 + (1 - c), 256);
+  };
+  if (PINGPONG && c == 1) pass_turn();  // warpgroup 0 goes first
+
+  float o[D / 2];
+  float s[BN / 2];
+  unsigned p[BN / 4];
+  const unsigned q_wg = q_smem + c * 64 * 128;
+  auto issue_qk = [&](int stage) {
+    const unsigned k_tile = k_smem + stage * KV_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) {
+      const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
+      const unsigned long long db = smem_desc_sw128(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32);
+      WgmmaSS<BN, BF16>::run(s, da, db, kk > 0);
+    }
+  };
+  // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
+  // register copies (which would make ptxas fence and serialize the wgmma) where the control paths meet.
+  auto issue_pv = [&](int stage, bool first) {
+    const unsigned v_tile = v_smem + stage * KV_BYTES;
+#pragma unroll
+    for (int kt = 0; kt < PS; ++kt)
+      WgmmaRS<D, BF16>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
+  };
+  auto to_p = [&]() {
+#pragma unroll
+    for (int i = 0; i < BN / 4; ++i) p[i] = gemm_detail::pack2<BF16>(s[2 * i], s[2 * i + 1]);
+  };
+
+  int kv_it = 0, q_round = 0;
+  for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
+    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+    if (w.m0 >= w.seq_q) continue;
+    const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
+    const int n_tiles = w.n_tiles;
+    float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
+
+    // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
+    auto mask = [&](int tile) {
+      const int n0 = tile * BN;
+      const bool edge = n0 + BN > w.seq_k || (CAUSAL && n0 + BN - 1 > w.m0 + c * 64 + w.diag);
+      if (!edge) return;
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) {
+        const int col = n0 + (i / 4) * 8 + 2 * (lane % 4) + (i % 2);
+        const int row = row_base + 8 * ((i / 2) % 2);
+        if (col >= w.seq_k || (CAUSAL && col > row + w.diag)) s[i] = kNegInf;
+      }
+    };
+    // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O.
+    auto softmax = [&](float (&alpha)[2]) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        float mx = kNegInf;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+        mx = fmaxf(row_max[hh], quad_max(mx) * kScaleLog2);
+        // A row whose keys are all masked so far keeps m = -inf: subtract 0 then, so exp2 gives 0, not NaN.
+        const float m_use = mx == kNegInf ? 0.f : mx;
+        alpha[hh] = exp2_approx(row_max[hh] - m_use);
+        row_max[hh] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
+          s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
+          sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+        }
+        row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
+      }
+    };
+
+    if (n_tiles > 0) {
+      mbar_wait(q_full, q_round & 1);
+      ++q_round;
+      // Iteration 0: S of the last tile alone.
+      {
+        const int st = kv_it % STAGES, tile = n_tiles - 1;
+        TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
+        mbar_wait(k_full(st), (kv_it / STAGES) & 1);
+        TL_PROBE_END(kProbeWaitFull, st, tile);
+        TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+        wait_turn();
+        TL_PROBE_END(kProbeWaitTurn, st, tile);
+        TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+        wgmma_fence();
+        issue_qk(st);
+        wgmma_commit();
+        pass_turn();
+        TL_PROBE_END(kProbeGemmIssue, st, tile);
+        wgmma_wait<0>();
+        fence_regs(s);
+        if (tid == 0) {
+          mbar_arrive(k_empty(st));
+          if (n_tiles == 1) mbar_arrive(q_empty);  // the work tile's last S: Q may be refilled
+        }
+        TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
+        mask(tile);
+        float alpha[2];
+        softmax(alpha);  // O is still 0: nothing to rescale
+        to_p();
+        TL_PROBE_END(kProbeSoftmax, st, tile);
+      }
+
+      for (int it = 1; it < n_tiles; ++it) {
+        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
+        TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
+        mbar_wait(k_full(st), (g / STAGES) & 1);
+        TL_PROBE_END(kProbeWaitFull, st, tile);
+        // V(it - 1) is waited for before the fence, not between the two GEMMs: a wait loop between wgmma_fence and
+        // a wgmma reading registers makes ptxas insert its own fence on a divergent path and serialize every wgmma.
+        mbar_wait(v_full(sp), ((g - 1) / STAGES) & 1);
+        TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+        wait_turn();
+        TL_PROBE_END(kProbeWaitTurn, st, tile);
+        TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+        fence_regs(o);
+        fence_regs(p);
+        wgmma_fence();  // P and the rescaled O were written by these threads: order them before the wgmma reads
+        issue_qk(st);
+        wgmma_commit();
+        issue_pv(sp, it == 1);
+        wgmma_commit();
+        pass_turn();
+        TL_PROBE_END(kProbeGemmIssue, st, tile);
+        wgmma_wait<1>();  // S is done; P V may still run
+        fence_regs(s);
+        if (tid == 0) {
+          mbar_arrive(k_empty(st));
+          if (it == n_tiles - 1) mbar_arrive(q_empty);
+        }
+        TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
+        mask(tile);
+        float alpha[2];
+        softmax(alpha);
+        TL_PROBE_END(kProbeSoftmax, st, tile);
+        TL_PROBE_BEGIN(kProbeWaitPV, sp, tile + 1);
+        wgmma_wait<0>();
+        fence_regs(o);
+        fence_regs(p);
+        if (tid == 0) mbar_arrive(v_empty(sp));
+        TL_PROBE_END(kProbeWaitPV, sp, tile + 1);
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
+          o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
+        }
+        to_p();
+      }
+
+      // The first tile's P V.
+      const int gl = kv_it + n_tiles - 1, sl = gl % STAGES;
+      mbar_wait(v_full(sl), (gl / STAGES) & 1);
+      TL_PROBE_BEGIN(kProbeWaitTurn, sl, 0);
+      wait_turn();
+      TL_PROBE_END(kProbeWaitTurn, sl, 0);
+      TL_PROBE_BEGIN(kProbeGemmIssue, sl, 0);
+      fence_regs(o);
+      fence_regs(p);
+      wgmma_fence();
+      issue_pv(sl, n_tiles == 1);
+      wgmma_commit();
+      pass_turn();
+      TL_PROBE_END(kProbeGemmIssue, sl, 0);
+      TL_PROBE_BEGIN(kProbeWaitPV, sl, 0);
+      wgmma_wait<0>();
+      fence_regs(o);
+      if (tid == 0) mbar_arrive(v_empty(sl));
+      TL_PROBE_END(kProbeWaitPV, sl, 0);
+      kv_it += n_tiles;
+    }
+
+    // [SECTION] epilogue
+    TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int row = row_base + 8 * hh;
+      const float l = quad_sum(row_sum[hh]);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      if (row < w.seq_q) {
+        // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j)
+          *reinterpret_cast<unsigned*>(dst + j * 8) =
+              l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
+        if (lane % 4 == 0)
+          LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
+                     : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
+              l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
+      }
+    }
+    TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
+  }
+  // Warpgroup 1 passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
+  if (PINGPONG && c == 0) wait_turn();
+  TL_PROBE_FLUSH();
+  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+}
+
+}  // namespace tl
