@@ -1,20 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU server: the GPU test binaries and a benchmark table from a bundle made by
 # `cmake/bundle_for_device.sh DIR build/tilelab build/tests/test_*_gpu`. Usage: gpu_checks.sh DIR [quick|samples]
-# (quick: tests only; samples: also the Lua GPU test and every sample script, outputs under $OUT or /tmp/tl_samples).
+# (quick: the tests only; samples: only the Lua GPU test and every sample script, outputs under $OUT or /tmp).
 set -uo pipefail
 dir=$(cd "$1" && pwd)
 export LD_LIBRARY_PATH=$dir/lib TILELAB_EXE=$dir/tilelab FONTCONFIG_FILE=$dir/fonts.conf
 tl=$dir/tilelab
-for t in "$dir"/test_*_gpu; do
-  timeout 600 "$t" > "/tmp/$(basename "$t").log" 2>&1
-  echo "$(basename "$t"): exit $? $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
-done
-$tl info --measure --save-profile /tmp/tl_profile.json > /dev/null 2>&1 && echo "device profile: /tmp/tl_profile.json"
-$tl test --junit /tmp/tl.xml | tail -3
-$tl test --kernel test.oob | tail -2
-$tl test --kernel test.spin --timeout 5 | tail -2
-[ "${2:-}" = quick ] && exit 0
 if [ "${2:-}" = samples ]; then
   out=${OUT:-/tmp}/tl_samples && mkdir -p "$out"
   repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,6 +18,15 @@ if [ "${2:-}" = samples ]; then
   done
   exit 0
 fi
+for t in "$dir"/test_*_gpu; do
+  timeout 600 "$t" > "/tmp/$(basename "$t").log" 2>&1
+  echo "$(basename "$t"): exit $? $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
+done
+$tl info --measure --save-profile /tmp/tl_profile.json > /dev/null 2>&1 && echo "device profile: /tmp/tl_profile.json"
+$tl test --junit /tmp/tl.xml | tail -3
+$tl test --kernel test.oob | tail -2
+$tl test --kernel test.spin --timeout 5 | tail -2
+[ "${2:-}" = quick ] && exit 0
 rm -rf /tmp/tl_runs && mkdir -p /tmp/tl_runs && n=0
 bench() { echo "== bench $*"; n=$((n + 1)); $tl bench "$@" --json /tmp/tl_runs/$n.json 2>&1 | tail -5; }
 bench copy --problem n=268435456,dtype=f32 --dram
