@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copies built binaries plus the shared libraries a bare GPU server lacks (cairo and its deps) into DIR/,
-# so a build made here runs there: `LD_LIBRARY_PATH=DIR/lib DIR/tilelab info`. Usage: bundle_for_device.sh DIR BIN...
+# so a build made here runs there: `LD_LIBRARY_PATH=DIR/lib FONTCONFIG_FILE=DIR/fonts.conf DIR/tilelab info`. Usage: bundle_for_device.sh DIR BIN...
 set -euo pipefail
 dir=$1; shift
 mkdir -p "$dir/lib"
@@ -13,4 +13,16 @@ for bin in "$@"; do
     esac
   done
 done
+# A font and a fontconfig file that finds it (a bare server has neither; cairo's text needs both):
+# `FONTCONFIG_FILE=DIR/fonts.conf`, which gpu_checks.sh sets.
+mkdir -p "$dir/fonts"
+cp -n /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf "$dir/fonts/"
+cat > "$dir/fonts.conf" <<'XML'
+<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <dir prefix="relative">fonts</dir>
+  <cachedir>/tmp/tilelab-fontconfig</cachedir>
+</fontconfig>
+XML
 du -sh "$dir"

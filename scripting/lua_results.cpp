@@ -24,10 +24,10 @@ int l_query(lua_State* L) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);  // before any C++ object: it may longjmp
   ResultsQuery q;
   if (!lua_isnoneornil(L, 1)) {
-    q.kernel = string_option(L, 1, "kernel", "tl.results.query");
-    q.since = string_option(L, 1, "since", "tl.results.query");
-    q.sweep_id = string_option(L, 1, "sweep", "tl.results.query");
-    q.best = string_option(L, 1, "best", "tl.results.query");
+    q.kernel = opt_string_field(L, 1, "kernel");
+    q.since = opt_string_field(L, 1, "since");
+    q.sweep_id = opt_string_field(L, 1, "sweep");
+    q.best = opt_string_field(L, 1, "best");
     lua_getfield(L, 1, "limit");
     if (lua_isinteger(L, -1)) q.limit = lua_tointeger(L, -1);
     lua_pop(L, 1);
@@ -83,11 +83,11 @@ int l_compare(lua_State* L) {
 int l_heatmap(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   viz::HeatmapOptions o;
-  o.x = string_option(L, 1, "x", "tl.plot.heatmap");
-  o.y = string_option(L, 1, "y", "tl.plot.heatmap");
-  const std::string metric = string_option(L, 1, "metric", "tl.plot.heatmap");
+  o.x = opt_string_field(L, 1, "x");
+  o.y = opt_string_field(L, 1, "y");
+  const std::string metric = opt_string_field(L, 1, "metric");
   if (!metric.empty()) o.metric = metric;
-  o.title = string_option(L, 1, "title", "tl.plot.heatmap");
+  o.title = opt_string_field(L, 1, "title");
   lua_getfield(L, 1, "results");
   if (!lua_istable(L, -1))
     throw std::runtime_error("tl.plot.heatmap: results: expected a list of results (from tl.sweep or tl.results.query)");
@@ -113,16 +113,6 @@ const luaL_Reg k_results_functions[] = {
 };
 
 }  // namespace
-
-std::string string_option(lua_State* L, int t, const char* key, const std::string& who) {
-  lua_getfield(L, t, key);
-  const int type = lua_type(L, -1);
-  std::string s = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
-  lua_pop(L, 1);
-  if (type != LUA_TNIL && type != LUA_TSTRING)
-    throw std::runtime_error(who + ": " + key + ": expected a string, got " + lua_typename(L, type));
-  return s;
-}
 
 void register_results(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);

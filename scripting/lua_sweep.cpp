@@ -137,7 +137,7 @@ int l_sweep(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   ScriptContext& ctx = script_context(L);
   SweepSpec spec;
-  spec.kernel = string_option(L, 1, "kernel", "tl.sweep");
+  spec.kernel = opt_string_field(L, 1, "kernel");
   if (spec.kernel.empty()) throw std::runtime_error("tl.sweep: kernel: a kernel name is required (see tl.kernels())");
   lua_getfield(L, 1, "problems");
   if (!lua_isnil(L, -1)) {
@@ -168,7 +168,7 @@ int l_sweep(lua_State* L) {
   spec.resume = opt_bool(L, 1, "resume", true);
   const bool store_results = opt_bool(L, 1, "store", true);
   const bool progress = opt_bool(L, 1, "progress", true);
-  std::string best_metric = string_option(L, 1, "best", "tl.sweep");
+  std::string best_metric = opt_string_field(L, 1, "best");
   if (best_metric.empty()) best_metric = "tflops";
 
   // The callbacks stay on the stack at fixed slots while the sweep runs; a Lua error in them is kept and raised

@@ -165,6 +165,9 @@ Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& reco
                                              : (kernel.empty() ? std::string() : kernel + ": ") + o.metric + " over " +
                                                    o.y + " x " + o.x + (h.higher_is_better ? " (higher is better)" : " (lower is better)");
   s.texts.push_back({kMarginLeft, 24, title, 15, kInk, Align::left, true});
+  // A long title on a small grid: widen the scene to hold it (about 0.6 em per character in bold sans), so the
+  // painters' backgrounds and fit-to-view include it.
+  s.width = std::max(s.width, kMarginLeft + 0.6 * 15 * double(title.size()) + kMarginRight);
   auto t_of = [&](double v) {
     if (h.max <= h.min) return 1.0;
     double t = (v - h.min) / (h.max - h.min);

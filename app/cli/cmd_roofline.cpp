@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 struct RooflineArgs {
   std::vector<std::string> from, kernels;
   std::string profile, color_by, out, title, cache_dir;
+  ResultsQuery store_filter;  // --since, --sweep, --best: which rows of a .db source
   double width = 960, height = 620;
 };
 
@@ -34,14 +35,15 @@ std::string lower_ext(const std::string& path) {
   return e;
 }
 
-// Run records of one --from source: a result file, or a results store (.db: every stored run that has a record;
-// sweep points skipped as invalid have none). A store is only read: a missing .db is an error, not a new store.
-Result<std::vector<nlohmann::json>> load_run_source(const std::string& path) {
+// Run records of one --from source: a result file, or a results store (.db: the stored runs `filter` selects that
+// have a record; sweep points skipped as invalid have none). A store is only read: a missing .db is an error, not a
+// new store.
+Result<std::vector<nlohmann::json>> load_run_source(const std::string& path, const ResultsQuery& filter) {
   if (lower_ext(path) != ".db") return load_run_records(path);
   if (!fs::exists(path)) return make_error(ErrorCode::not_found, path + ": no such results store");
   auto store = ResultsStore::open(path);
   if (!store) return store.status();
-  auto rows = (*store)->query(ResultsQuery{});
+  auto rows = (*store)->query(filter);
   if (!rows) return rows.status();
   std::vector<nlohmann::json> records;
   for (const auto& row : *rows)
@@ -82,7 +84,7 @@ int run_roofline(const RooflineArgs& a) {
   }
   std::vector<nlohmann::json> records;
   for (const auto& path : a.from) {
-    auto r = load_run_source(path);
+    auto r = load_run_source(path, a.store_filter);
     if (!r) return report_error(r.status().message());
     records.insert(records.end(), r->begin(), r->end());
   }
@@ -127,9 +129,14 @@ void add_roofline_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("roofline", "Draw runs on this device's measured roofline, or export the points");
   auto a = std::make_shared<RooflineArgs>();
   cmd->add_option("--from", a->from,
-                  "Result files: a RunRecord JSON object (`tilelab bench --json`), an array of them, or JSON lines")
-      ->check(CLI::ExistingFile);
+                  "Result files: a RunRecord JSON object (`tilelab bench --json`), an array of them, JSON lines, or a "
+                  "results store (.db)");
   cmd->add_option("--kernel", a->kernels, "Only runs of this kernel (repeatable)");
+  cmd->add_option("--since", a->store_filter.since, "From a results store (.db): only runs at or after this UTC date or time");
+  cmd->add_option("--sweep", a->store_filter.sweep_id, "From a results store (.db): only the runs of this sweep");
+  cmd->add_option("--best", a->store_filter.best,
+                  "From a results store (.db): only the best passed run of each kernel and problem by METRIC (tflops, gbps, "
+                  "efficiency)");
   cmd->add_option("--device-profile", a->profile,
                   "Ceilings from this device profile (`tilelab info --measure --save-profile FILE`); default: this "
                   "machine's GPU 0, else the cached ceilings");

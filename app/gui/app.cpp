@@ -48,6 +48,7 @@ std::map<std::string, std::map<int, std::string>> parse_error_lines(const std::s
 // [SECTION] lifetime and workspace
 
 App::App(AppOptions options) : m_options(std::move(options)), m_sys(query_system()) {
+  m_store_path = m_options.results_db;
   m_limits = m_sys.devices.empty() ? limits_for_arch("sm_90a") : limits_for_device(m_sys.devices.front());
   if (!m_options.workspace_path.empty()) {
     auto w = load_workspace(m_options.workspace_path);
@@ -84,9 +85,13 @@ App::App(AppOptions options) : m_options(std::move(options)), m_sys(query_system
       if (c && !m_ceilings) set_ceilings(c, "measured on this GPU (tilelab info --measure)");
     };
   }, [this](const std::string& e) { message(Message::Level::error, e); });
+  load_history();
 }
 
-App::~App() { save_workspace_if_changed(true); }
+App::~App() {
+  m_sweep_stop = true;  // a running sweep ends after its current point instead of holding up the exit
+  save_workspace_if_changed(true);
+}
 
 void App::save_workspace_if_changed(bool force) {
   if (m_options.workspace_path.empty()) return;
@@ -111,14 +116,24 @@ void App::message(Message::Level level, std::string text) {
 
 bool App::wait_for_jobs(double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (m_jobs.busy()) {
-    if (m_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // A callback of one queue may post to the other (a run's row goes to the store), so wait for both together.
+  while (m_jobs.busy() || m_store_jobs.busy()) {
+    if (m_jobs.drain() + m_store_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (std::chrono::steady_clock::now() > end) return false;
   }
   return true;
 }
 
-bool App::idle() const { return !m_jobs.busy() && !m_compiling && !lua.running(); }
+bool App::wait_until(const std::function<bool()>& done, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (m_jobs.drain() + m_store_jobs.drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (std::chrono::steady_clock::now() > end) return false;
+  }
+  return true;
+}
+
+bool App::idle() const { return !m_jobs.busy() && !m_store_jobs.busy() && !m_compiling && !lua.running(); }
 
 Session& App::session() {
   if (!m_session) {
@@ -267,6 +282,7 @@ void App::run(const std::string& kind) {
         o.timeline = st.ok();
       }
       if (kind != "timeline" || o.timeline) e.record = s.run(*p, o);
+      e.context = session_run_context(s, p->instance);
     }
     to_json(e.json, e.record);
     if (e.record.timeline) e.timeline = std::make_shared<const Timeline>(*e.record.timeline);
@@ -283,15 +299,310 @@ void App::run(const std::string& kind) {
       if (!r.timeline_error.empty()) message(Message::Level::warning, "timeline: " + r.timeline_error);
       selected_run = e.id;
       if (e.timeline) timeline.set(e.timeline, "run " + std::to_string(e.id));
+      record_run(e);
       m_runs.push_back(std::move(e));
     };
   }, [this](const std::string& e) { message(Message::Level::error, e); });
+}
+
+// [SECTION] results store
+
+ResultsStore* App::store_on_store_thread() {
+  if (!m_store) {
+    auto opened = ResultsStore::open(m_store_path);
+    if (!opened) {
+      m_store_error = opened.status().message();
+      return nullptr;
+    }
+    m_store = std::move(*opened);
+    m_store_error.clear();
+  }
+  return m_store.get();
+}
+
+void App::load_history() {
+  results.set_loading(true);
+  m_store_jobs.post("load results history", [this]() -> JobQueue::Done {
+    ResultsStore* store = store_on_store_thread();
+    if (!store) return [this, e = m_store_error] {
+      results.set_loading(false);
+      results.set_error(e);
+    };
+    ResultsQuery q;
+    q.limit = kHistoryLimit;
+    auto rows = store->query(q);
+    if (!rows) return [this, e = rows.status().message()] {
+      results.set_loading(false);
+      results.set_error(e);
+    };
+    std::vector<HistoryRow> fresh;
+    fresh.reserve(rows->size());
+    for (auto& r : *rows) fresh.push_back(make_history_row(std::move(r)));
+    return [this, fresh = std::move(fresh), path = store->path()]() mutable {
+      results.set_loading(false);
+      results.set_error("");
+      results.set_loaded_from(path, fresh.size());
+      // Rows this session stored keep their link to the run (timeline, roofline).
+      for (auto& f : fresh)
+        for (const auto& r : m_runs)
+          if (r.stored_id == f.run.id) f.session_run = r.id;
+      results.add_rows(std::move(fresh));
+    };
+  });
+}
+
+void App::set_results_db(const std::string& path) {
+  m_store_jobs.post("open results store " + path, [this, path]() -> JobQueue::Done {
+    m_store.reset();
+    m_store_path = path;
+    return [this, path] {
+      m_options.results_db = path;
+      results = ResultsPanel();  // another store: other history
+      for (const auto& r : m_runs) results.add_rows({make_history_row(stored_run_of(r.record, r.context), r.id)});
+      load_history();
+    };
+  });
+}
+
+// Recording runs the way `tilelab bench` does (one row per run, its context), on the store's thread; the row then
+// joins the table. With recording off, or no store, the run is shown unstored.
+void App::record_run(const RunEntry& e) {
+  if (!m_options.record_runs || (e.record.failure && e.record.failure->code == ErrorCode::no_device)) {
+    results.add_rows({make_history_row(stored_run_of(e.record, e.context), e.id)});
+    return;
+  }
+  m_store_jobs.post("store run " + std::to_string(e.id), [this, id = e.id, record = e.record,
+                                                           context = e.context]() -> JobQueue::Done {
+    ResultsStore* store = store_on_store_thread();
+    std::string why = m_store_error;
+    if (store) {
+      auto row = store->insert(record, context);
+      if (row) {
+        ResultsQuery q;
+        q.ids = {*row};
+        auto rows = store->query(q);
+        if (rows && rows->size() == 1)
+          return [this, id, r = std::move(rows->front())]() mutable {
+            for (auto& run : m_runs)
+              if (run.id == id) run.stored_id = r.id;
+            results.add_rows({make_history_row(std::move(r), id)});
+          };
+        why = rows ? "the stored row was not found again" : rows.status().message();
+      } else {
+        why = row.status().message();
+      }
+    }
+    return [this, id, record, context, why] {
+      message(Message::Level::error, "run " + std::to_string(id) + " not recorded: " + why);
+      results.add_rows({make_history_row(stored_run_of(record, context), id)});
+    };
+  });
+}
+
+// [SECTION] sweep
+
+Status App::start_sweep(const std::string& space_text) {
+  if (!m_spec) return make_error(ErrorCode::not_found, "no kernel is open");
+  if (m_sweep.running) return make_error(ErrorCode::invalid_argument, "a sweep is running: stop it first");
+  auto space = parse_sweep_space(space_text);
+  if (!space) return make_error(ErrorCode::invalid_argument, "sweep space: " + space.status().message());
+  for (const auto& [name, values] : *space) {
+    const bool known = std::any_of(m_spec->config.params.begin(), m_spec->config.params.end(),
+                                   [&](const ParamSpec& p) { return p.name == name; });
+    if (!known) {
+      std::string names;
+      for (const auto& p : m_spec->config.params) names += (names.empty() ? "" : ", ") + p.name;
+      return make_error(ErrorCode::invalid_argument, "sweep space: '" + name + "' is not a config parameter of " +
+                                                         m_ws.kernel + " (" + names + ")");
+    }
+  }
+  SweepSpec spec;
+  spec.kernel = m_ws.kernel;
+  spec.problems = {problem()};
+  spec.space = *space;
+  for (const auto& [k, v] : config()) {
+    const bool swept = std::any_of(space->begin(), space->end(), [&](const auto& ax) { return ax.first == k; });
+    if (!swept) spec.base_config[k] = v;
+  }
+  m_sweep = SweepState();
+  m_sweep.running = true;
+  m_sweep.kernel = spec.kernel;
+  m_sweep.space_text = space_text;
+  m_sweep.space = spec.space;
+  m_sweep.id = sweep_id(spec);
+  m_sweep.total = spec.problems.size();
+  for (const auto& ax : spec.space) m_sweep.total *= ax.second.size();  // the engine's count, known before any point
+  ++m_sweep.generation;
+  m_sweep_stop = false;
+  const bool record = m_options.record_runs;
+  const std::string db = m_options.results_db;
+  m_jobs.post("sweep " + spec.kernel, [this, spec, record, db]() -> JobQueue::Done {
+    Session& s = session();
+    std::string store_note;
+    if (record && m_sweep_store && m_sweep_store->path() != (db.empty() ? default_results_db_path() : db))
+      m_sweep_store.reset();  // the user switched stores since the last sweep
+    if (record && !m_sweep_store) {
+      auto opened = ResultsStore::open(db);
+      if (opened) m_sweep_store = std::move(*opened);
+      else store_note = opened.status().message();
+    }
+    ResultsStore* store = record ? m_sweep_store.get() : nullptr;
+    auto on_point = [this](const SweepPoint& p, const SweepProgress& pr) {
+      nlohmann::json j = p;
+      m_jobs.deliver([this, j = std::move(j), pr, row = p.row_id] {
+        m_sweep.points.push_back(j);
+        m_sweep.done = pr.done;
+        m_sweep.total = pr.total;
+        if (j.contains("record") && j["status"] != "skipped" && j["status"] != "not_run") m_sweep.any_ran = true;
+        ++m_sweep.generation;
+        if (row > 0) {
+          ++m_sweep.stored;
+          // The stored row joins the Results table (read back on the store's thread).
+          m_store_jobs.post("read run " + std::to_string(row), [this, row]() -> JobQueue::Done {
+            ResultsStore* st = store_on_store_thread();
+            if (!st) return {};
+            ResultsQuery q;
+            q.ids = {row};
+            auto rows = st->query(q);
+            if (!rows || rows->empty()) return {};
+            return [this, r = std::move(rows->front())]() mutable { results.add_rows({make_history_row(std::move(r))}); };
+          });
+        }
+      });
+    };
+    auto sum = run_sweep(s, store, spec, on_point, &m_sweep_stop);
+    return [this, sum = std::move(sum), store_note]() mutable {
+      m_sweep.running = m_sweep.stopping = false;
+      ++m_sweep.generation;
+      if (!store_note.empty()) message(Message::Level::warning, "sweep not recorded: " + store_note);
+      if (!sum) {
+        m_sweep.error = sum.status().message();
+        message(Message::Level::error, "sweep: " + m_sweep.error);
+        return;
+      }
+      char line[256];
+      std::snprintf(line, sizeof line, "%zu points: %zu ran (%zu passed), %zu skipped, %zu not run (no GPU), %zu already "
+                    "stored; %zu compiled (%zu from cache) in %.1f s%s", sum->total, sum->ran, sum->passed, sum->skipped,
+                    sum->not_run, sum->resumed, sum->compiled, sum->compile_cache_hits, sum->wall_s,
+                    sum->interrupted ? "; stopped (start again to continue)" : "");
+      m_sweep.summary = line;
+      message(Message::Level::info, "sweep " + sum->id + ": " + line);
+    };
+  }, [this](const std::string& e) {
+    m_sweep.running = m_sweep.stopping = false;
+    m_sweep.error = e;
+    ++m_sweep.generation;
+    message(Message::Level::error, e);
+  });
+  return Status::success();
+}
+
+void App::stop_sweep() {
+  if (!m_sweep.running) return;
+  m_sweep_stop = true;
+  m_sweep.stopping = true;
+  ++m_sweep.generation;
+}
+
+void App::load_sweeps() {
+  m_store_jobs.post("list sweeps", [this]() -> JobQueue::Done {
+    ResultsStore* store = store_on_store_thread();
+    if (!store) return [this, e = m_store_error] { message(Message::Level::error, e); };
+    auto rows = store->sweeps();
+    if (!rows) return [this, e = rows.status().message()] { message(Message::Level::error, e); };
+    return [this, rows = std::move(*rows)]() mutable { sweep.set_stored_sweeps(std::move(rows)); };
+  });
+}
+
+Status App::show_stored_sweep(const std::string& id) {
+  if (m_sweep.running) return make_error(ErrorCode::invalid_argument, "a sweep is running: stop it first");
+  m_store_jobs.post("read sweep " + id, [this, id]() -> JobQueue::Done {
+    ResultsStore* store = store_on_store_thread();
+    if (!store) return [this, e = m_store_error] { message(Message::Level::error, e); };
+    auto sweeps = store->sweeps();
+    ResultsQuery q;
+    q.sweep_id = id;
+    auto rows = store->query(q);
+    if (!rows || !sweeps) return [this, e = (!rows ? rows.status() : sweeps.status()).message()] {
+      message(Message::Level::error, e);
+    };
+    SweepState st;
+    st.id = id;
+    st.from_store = true;
+    for (const auto& sw : *sweeps)
+      if (sw.id == id) {
+        st.kernel = sw.kernel;
+        for (const auto& ax : sw.space) {
+          std::vector<std::string> values;
+          for (const auto& v : ax["values"]) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+          st.space.push_back({ax["name"].get<std::string>(), values});
+          std::string text;
+          for (const auto& v : values) text += (text.empty() ? "" : ",") + v;
+          st.space_text += (st.space_text.empty() ? "" : ";") + ax["name"].get<std::string>() + "=" + text;
+        }
+      }
+    if (st.kernel.empty()) return [this, id] { message(Message::Level::error, "no sweep " + id + " in the results store"); };
+    // Rows as the heat map reads them (config, status, metrics, resources), without the bulky record.
+    for (auto& r : *rows) {
+      nlohmann::json j = r;
+      j.erase("record");
+      st.any_ran = st.any_ran || (r.status != "skipped" && r.median_ms > 0);
+      st.points.push_back(std::move(j));
+    }
+    st.done = st.total = st.stored = st.points.size();
+    st.summary = "sweep " + id + " of " + st.kernel + " from the results store: " + std::to_string(st.points.size()) +
+                 " stored point(s) over " + st.space_text;
+    return [this, st = std::move(st)]() mutable {
+      if (m_sweep.running) return;  // one was started meanwhile: it owns the panel
+      st.generation = m_sweep.generation + 1;
+      m_sweep = std::move(st);
+      if (!m_sweep.kernel.empty() && m_sweep.kernel != m_ws.kernel) (void)select_kernel(m_sweep.kernel);
+    };
+  });
+  return Status::success();
+}
+
+// [SECTION] SASS
+
+void App::disassemble() {
+  if (!m_compile.compiled) return;
+  const std::string key = m_compile.compiled->key + m_compile.compiled->lowered_name;
+  if (m_sass.pending || (m_sass.key == key && (!m_sass.text.empty() || !m_sass.error.empty()))) return;
+  m_sass = Sass();
+  m_sass.key = key;
+  m_sass.pending = true;
+  // On the store's queue: it never waits behind a compile or a sweep, and the cubin travels with the job.
+  m_store_jobs.post("disassemble " + m_compile.compiled->lowered_name.substr(0, 40),
+                    [this, key, cubin = m_compile.compiled->cubin]() -> JobQueue::Done {
+    Sass out;
+    out.key = key;
+    const char* path = std::getenv("PATH");
+    const auto dirs = cuda_bin_dirs();
+    auto tool = find_disassembler(path ? path : "", dirs);
+    if (!tool) {
+      out.error = no_disassembler_message(dirs);
+    } else {
+      out.tool = tool->path;
+      auto text = tl::gui::disassemble(*tool, cubin);
+      if (text) out.text = std::move(*text);
+      else out.error = text.status().message();
+    }
+    return [this, out = std::move(out)]() mutable {
+      if (out.key == m_sass.key) m_sass = std::move(out);
+    };
+  });
+}
+
+void App::refresh_sass() {
+  m_sass = Sass();
+  disassemble();
 }
 
 // [SECTION] frame
 
 void App::frame() {
   m_jobs.drain();
+  m_store_jobs.drain();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
@@ -506,6 +817,7 @@ void App::draw_main_area() {
         else if (name == "Source") source.draw_source(*this);
         else if (name == "PTX") source.draw_ptx(*this);
         else if (name == "Results") results.draw(*this);
+        else if (name == "Sweep") sweep.draw(*this);
         else if (name == "Timeline") timeline.draw(*this);
         else if (name == "Roofline") roofline.draw(*this);
         else if (name == "Lua") lua.draw(*this);
@@ -522,7 +834,9 @@ void App::draw_status_bar() {
   ImGui::Separator();
   double secs = 0;
   int waiting = 0;
-  const std::string job = m_jobs.current(&secs, &waiting);
+  std::string job = m_jobs.current(&secs, &waiting);
+  if (job.empty()) job = m_store_jobs.current(&secs, &waiting);
+  if (m_sweep.running) job += " " + std::to_string(m_sweep.done) + "/" + std::to_string(m_sweep.total);
   if (!job.empty()) {
     const char spin[] = "|/-\\";
     ImGui::Text("%c %s (%.1f s)%s", spin[static_cast<int>(secs * 8) % 4], job.c_str(), secs,

@@ -2,12 +2,15 @@
 #pragma once
 
 // [SECTION] index
-//   App ............... owns the workspace, the Session (used only on the job thread), this session's runs
+//   App ............... owns the workspace, the Session (used only on the job thread), this session's runs, the
+//                       results store (history and recording, on its own job thread) and the sweep
 //   panels ............ each a class with draw(App&): sidebar (kernel, config, problem, run controls), and the
-//                       main area's tabs: Layouts, Source, PTX, Results, Timeline, Roofline, Lua, Device
+//                       main area's tabs: Layouts, Source, PTX, Results, Sweep, Timeline, Roofline, Lua, Device
 //   the `gui` Lua table (script_api.cpp) drives the same App calls the widgets use.
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/gui/history.hpp"
 #include "app/gui/job_queue.hpp"
 #include "app/gui/layout_panel.hpp"
 #include "app/gui/panels.hpp"
@@ -24,12 +28,15 @@
 #include "runtime/device.hpp"
 #include "runtime/kernel_spec.hpp"
 #include "session.hpp"
+#include "sweep.hpp"
 
 namespace tl::gui {
 
 struct AppOptions {
   std::string workspace_path;  // "" : the workspace lives in memory only (test mode)
   SessionOptions session;
+  std::string results_db;   // the results store: history, and where runs and sweeps are recorded ("" = default)
+  bool record_runs = true;  // store this app's runs and sweep points there, as `tilelab bench`/`sweep` do
 };
 
 struct Message {
@@ -37,14 +44,30 @@ struct Message {
   std::string text;
 };
 
-// One run of this app session. The results store (branch `sweep`) will add history from earlier sessions;
-// until then the Results panel shows these only.
+// One run of this app session (the Results panel shows it with the store's history; stored_id once recorded).
 struct RunEntry {
   int id = 0;
   std::string kind;  // "run", "bench", "timeline"
   RunRecord record;
   nlohmann::json json;  // the record as JSON: what the roofline reads
   std::shared_ptr<const Timeline> timeline;
+  RunContext context;          // what its row in the store carries besides the record
+  std::int64_t stored_id = 0;  // its row in the results store, 0 while not stored
+};
+
+// The sweep started from the app: its points as they arrive (the heat map reads them), progress, outcome.
+struct SweepState {
+  bool running = false;
+  bool stopping = false;  // Stop pressed: ends after the current point
+  std::string id, kernel, space_text, error;
+  SweepSpace space;
+  std::size_t done = 0, total = 0;
+  std::vector<nlohmann::json> points;  // to_json(SweepPoint), in arrival order
+  std::size_t stored = 0;              // points stored in the results store
+  bool any_ran = false;                // some point ran (with a GPU): run metrics exist
+  std::string summary;                 // one line when it ended
+  bool from_store = false;             // a sweep of an earlier session, read back from the results store
+  int generation = 0;                  // bumped on every change, so the heat map rebuilds only then
 };
 
 // The last compile of the open kernel (or why it failed).
@@ -58,8 +81,8 @@ struct CompileResult {
 };
 
 // The main area's panels, in tab order.
-inline constexpr const char* kPanels[] = {"Layouts", "Source", "PTX", "Results", "Timeline", "Roofline", "Lua",
-                                          "Device"};
+inline constexpr const char* kPanels[] = {"Layouts", "Source", "PTX", "Results", "Sweep", "Timeline", "Roofline",
+                                          "Lua", "Device"};
 
 class App {
  public:
@@ -85,8 +108,41 @@ class App {
   // kind: "run" (run + verify), "bench" (also cuBLAS where the kernel has it), "timeline" (probe build).
   void run(const std::string& kind);
   void message(Message::Level level, std::string text);
+  // [SECTION] results store, sweep, SASS (all on jobs: no SQLite, file or process work in the frame)
+  // Reloads the history from the store (newest kHistoryLimit rows) on the store's job thread.
+  void load_history();
+  // Switches to another results store file and loads its history.
+  void set_results_db(const std::string& path);
+  const std::string& results_db() const { return m_options.results_db; }
+  bool record_runs() const { return m_options.record_runs; }
+  void set_record_runs(bool on) { m_options.record_runs = on; }
+  static constexpr std::int64_t kHistoryLimit = 5000;
+  // Starts a sweep of the open kernel over `space_text` ("block_M=64,128;block_N=64,128") at the open problem,
+  // the open config giving the values the space does not vary. Errors: a sweep is running, the space does not
+  // parse or names no config parameter of the kernel.
+  Status start_sweep(const std::string& space_text);
+  void stop_sweep();  // after the current point
+  // The sweeps recorded in the store (loaded on the store's job thread into sweep.stored_sweeps()).
+  void load_sweeps();
+  // Shows a recorded sweep's rows in the Sweep panel and its heat map (refused while a sweep runs).
+  Status show_stored_sweep(const std::string& id);
+  const SweepState& sweep_state() const { return m_sweep; }
+  // Disassembles the last compile's cubin (nvdisasm or cuobjdump) on a job; the PTX panel shows the result.
+  void disassemble();
+  void refresh_sass();  // again, e.g. after installing the toolkit
+  struct Sass {
+    std::string key;    // compile key + lowered name it belongs to
+    bool pending = false;
+    std::string tool;   // path of the tool used
+    std::string text;   // the listing
+    std::string error;  // tool not found, or its failure
+  };
+  const Sass& sass() const { return m_sass; }
+
   // Runs finished jobs' callbacks until no job is left or `seconds` pass (scripts: gui.wait()); false on timeout.
   bool wait_for_jobs(double seconds);
+  // Runs callbacks until `done()` holds or `seconds` pass (scripts: gui.wait_sweep(n)); false on timeout.
+  bool wait_until(const std::function<bool()>& done, double seconds);
 
   // [SECTION] state panels read
   Workspace& workspace() { return m_ws; }
@@ -116,6 +172,7 @@ class App {
   LayoutPanel layouts;
   SourcePanel source;
   ResultsPanel results;
+  SweepPanel sweep;
   TimelinePanel timeline;
   RooflinePanel roofline;
   LuaPanel lua;
@@ -151,8 +208,20 @@ class App {
   std::optional<Ceilings> m_ceilings;
   std::string m_ceilings_from;
   std::vector<Message> m_messages;
+  void record_run(const RunEntry& e);
+  ResultsStore* store_on_store_thread();  // opened on first use; null (and m_store_error set) when it can't be
+  std::string m_store_error;              // store thread only; copied into the panel by callbacks
+  std::string m_store_path;               // store thread only (set before the first job): the file m_store opens
+  SweepState m_sweep;
+  std::atomic<bool> m_sweep_stop{false};
+  Sass m_sass;
   std::unique_ptr<Session> m_session;  // job thread only
-  JobQueue m_jobs;                     // last member: its thread stops before the rest is destroyed
+  std::unique_ptr<ResultsStore> m_store;        // store-job thread only: history queries and run inserts
+  std::unique_ptr<ResultsStore> m_sweep_store;  // job thread only: the sweep engine stores each point as it arrives
+  // The store's own queue, so that loading history never waits behind a compile or a long sweep. Last members:
+  // their threads stop before the rest is destroyed (m_jobs first).
+  JobQueue m_store_jobs;
+  JobQueue m_jobs;
 };
 
 }  // namespace tl::gui

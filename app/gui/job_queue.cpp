@@ -53,6 +53,11 @@ void JobQueue::loop() {
   }
 }
 
+void JobQueue::deliver(Done progress) {
+  std::lock_guard lock(m_mutex);
+  m_done.push_back(std::move(progress));
+}
+
 int JobQueue::drain() {
   std::vector<Done> done;
   {

@@ -29,6 +29,9 @@ class JobQueue {
   // `what` names the job in the status line ("compile gemm.simt"). An exception from the job becomes an
   // `on_error` call with its message on the UI thread.
   void post(std::string what, Job job, std::function<void(const std::string&)> on_error = {});
+  // From inside a job: hands `progress` to the UI thread now, before the job ends (a sweep's points as they
+  // arrive). Callbacks run in the order handed over, this one before the job's own Done.
+  void deliver(Done progress);
   // Runs the callbacks of finished jobs (UI thread); returns how many ran.
   int drain();
   // True while a job runs or waits, or a callback waits for drain().

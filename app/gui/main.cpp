@@ -26,6 +26,8 @@ struct Options {
   std::string workspace;     // "" -> default_workspace_path(), except in test mode (no workspace)
   int width = 1400, height = 900;
   double max_wait_s = 120;   // test mode: how long to wait for background work before the screenshot
+  std::string db;            // results store ("" -> $TILELAB_DB or ~/.local/share/tilelab/results.db)
+  bool no_store = false;     // do not record runs and sweep points
 };
 
 // Reads the back buffer and writes it as PNG (rows flipped: GL's origin is bottom-left).
@@ -63,6 +65,9 @@ int main(int argc, char** argv) {
   cli.add_option("--width", opt.width, "Window width");
   cli.add_option("--height", opt.height, "Window height");
   cli.add_option("--max-wait", opt.max_wait_s, "Test mode: seconds to wait for background work");
+  cli.add_option("--db", opt.db, "Results store: history shown, runs and sweeps recorded (default: $TILELAB_DB or "
+                                 "~/.local/share/tilelab/results.db)");
+  cli.add_flag("--no-store", opt.no_store, "Do not record this session's runs and sweep points in the results store");
   CLI11_PARSE(cli, argc, argv);
   const bool test_mode = opt.frames > 0;
 
@@ -85,6 +90,8 @@ int main(int argc, char** argv) {
   glfwSwapInterval(test_mode ? 0 : 1);
 
   tl::gui::AppOptions app_options;
+  app_options.results_db = opt.db;
+  app_options.record_runs = !opt.no_store;
   if (!opt.workspace.empty()) app_options.workspace_path = opt.workspace;
   else if (!test_mode) app_options.workspace_path = tl::gui::default_workspace_path();
   const std::string ini = app_options.workspace_path.empty() ? "" : tl::gui::imgui_ini_path(app_options.workspace_path);

@@ -10,8 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "app/gui/history.hpp"
 #include "runtime/ceilings.hpp"
 #include "runtime/timeline.hpp"
+#include "viz/heatmap_scene.hpp"
 #include "viz/imgui_painter.hpp"
 #include "viz/roofline_scene.hpp"
 #include "viz/timeline_scene.hpp"
@@ -26,6 +28,7 @@ class SourcePanel {
  public:
   void draw_source(App& app);
   void draw_ptx(App& app);
+  bool show_sass = false;  // the PTX tab shows SASS (gui.sass() sets it)
 
  private:
   void load(App& app, const std::string& name);
@@ -39,14 +42,73 @@ class SourcePanel {
   char m_ptx_filter[64] = {};
   std::vector<std::string> m_ptx_lines;
   std::string m_ptx_key;  // cache key + name of the compile whose PTX is split into m_ptx_lines
+  std::vector<std::string> m_sass_lines;  // the SASS listing split once per listing
+  std::string m_sass_key;
   double m_last_poll = 0;
 };
 
-// This session's runs: a sortable table, two picked to compare.
+// The results store's history and this session's runs in one table: filter by kernel, sort by any column, tick two
+// to compare (compare_runs, as `tilelab results --compare`). Rows arrive from jobs; order is recomputed only when
+// rows, filter or sort change.
 class ResultsPanel {
  public:
   void draw(App& app);
-  int compare_a = -1, compare_b = -1;  // run ids
+  void add_rows(std::vector<HistoryRow> rows);  // merge (replaces rows with the same store id)
+  void set_loading(bool on) { m_loading = on; }
+  void set_error(std::string e) { m_error = std::move(e); }
+  void set_loaded_from(std::string path, std::size_t n) { m_db = std::move(path), m_loaded = n; }
+  void set_filter(std::string kernel) { m_view.kernel = std::move(kernel), m_dirty = true; }
+  // Picks two rows (by HistoryRow::key) to compare; false when either is not in the table.
+  bool pick(std::int64_t a, std::int64_t b);
+  // The comparison of the picked rows (compare_runs' JSON), null when fewer than two are picked.
+  const nlohmann::json& comparison();
+  const std::vector<HistoryRow>& rows() const { return m_rows; }
+  const std::vector<std::size_t>& order();  // the shown rows, filtered and sorted
+  const std::string& error() const { return m_error; }
+  bool loading() const { return m_loading; }
+
+ private:
+  const HistoryRow* find(std::int64_t key) const;
+  std::vector<HistoryRow> m_rows;
+  std::vector<std::string> m_kernels;  // the filter's choices
+  HistoryView m_view;
+  std::vector<std::size_t> m_order;
+  bool m_dirty = true;
+  bool m_loading = false;
+  std::string m_error, m_db;
+  std::size_t m_loaded = 0;
+  std::int64_t m_pick_a = 0, m_pick_b = 0;  // row keys, 0: none
+  nlohmann::json m_compare;
+  std::int64_t m_compared_a = 0, m_compared_b = 0;
+  char m_db_path[256] = {};
+};
+
+// Start/stop a sweep of the open kernel and its heat map: two axes from the swept parameters and a metric.
+class SweepPanel {
+ public:
+  void draw(App& app);
+  void set_axes(std::string x, std::string y, std::string metric);
+  const std::string& x() const { return m_x; }
+  const std::string& y() const { return m_y; }
+  const std::string& metric() const { return m_metric; }
+  // The heat map of the current points (rebuilt when points or axes change); null with m_error when it can't be.
+  const viz::HeatmapScene* heatmap(App& app);
+  const std::string& heatmap_error() const { return m_error; }
+  void set_stored_sweeps(std::vector<SweepRow> rows) { m_stored = std::move(rows), m_stored_loaded = true; }
+  const std::vector<SweepRow>& stored_sweeps() const { return m_stored; }
+  char space[256] = {};  // the space being edited ("block_M=64,128;block_N=64,128")
+
+ private:
+  void choose_defaults(App& app);
+  std::string m_x, m_y, m_metric;
+  std::optional<viz::HeatmapScene> m_scene;
+  std::string m_error;
+  int m_built_generation = -1;
+  std::string m_built_key;
+  std::string m_kernel;  // the kernel `space` was suggested for
+  std::vector<SweepRow> m_stored;  // sweeps recorded in the store (the "recorded" combo)
+  bool m_stored_loaded = false;
+  viz::View m_view;
 };
 
 // A run's timeline, a model timeline of the open config, or a Chrome trace file: Gantt with zoom/pan/hover and

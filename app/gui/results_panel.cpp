@@ -1,5 +1,6 @@
-// Results panel: this session's runs in a sortable table; two picked side by side.
+// Results panel: the results store's history and this session's runs, filtered, sorted, two compared.
 #include <algorithm>
+#include <cinttypes>
 
 #include <imgui.h>
 
@@ -8,189 +9,262 @@
 namespace tl::gui {
 namespace {
 
-std::string join_values(const std::map<std::string, std::string>& kv) {
-  std::string s;
-  for (const auto& [k, v] : kv) s += (s.empty() ? "" : ",") + k + "=" + v;
-  return s;
+const ImVec4 kDiffColor(1, 0.85f, 0.4f, 1);
+const ImVec4 kPassColor(0.45f, 0.85f, 0.5f, 1);
+const ImVec4 kFailColor(1, 0.45f, 0.4f, 1);
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-std::string status_text(const RunRecord& r) {
-  if (r.failure) return error_code_name(r.failure->code);
-  return r.passed() ? "PASS" : "FAIL";
-}
-
-double baseline_ratio(const RunRecord& r) {
-  if (!r.baseline || r.baseline->time_ms.median <= 0 || r.time_ms.median <= 0) return 0;
-  return r.baseline->time_ms.median / r.time_ms.median;  // > 1: faster than cuBLAS
-}
-
-enum Column { c_pick, c_id, c_kind, c_kernel, c_config, c_problem, c_status, c_ms, c_tflops, c_gbps, c_eff, c_err, c_vs };
-
-void compare_row(const char* what, const std::string& a, const std::string& b) {
-  ImGui::TableNextRow();
-  ImGui::TableNextColumn();
-  ImGui::TextUnformatted(what);
-  ImGui::TableNextColumn();
-  if (a != b) ImGui::TextColored(ImVec4(1, 0.85f, 0.4f, 1), "%s", a.c_str());
-  else ImGui::TextUnformatted(a.c_str());
-  ImGui::TableNextColumn();
-  if (a != b) ImGui::TextColored(ImVec4(1, 0.85f, 0.4f, 1), "%s", b.c_str());
-  else ImGui::TextUnformatted(b.c_str());
-}
-
-std::string num(double v, const char* fmt = "%.4g") {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
+std::string row_name(const HistoryRow& r) {
+  return r.run.id > 0 ? "run " + std::to_string(r.run.id) : "session run s" + std::to_string(r.session_run);
 }
 
 }  // namespace
 
-void ResultsPanel::draw(App& app) {
-  auto& runs = app.runs();
-  ImGui::TextDisabled("Runs of this app session (%zu). History from the results store will appear here once the "
-                      "store lands (branch sweep).", runs.size());
-  if (runs.empty()) {
-    if (app.has_device()) ImGui::TextWrapped("Run a kernel from the sidebar (Run + verify, Bench, Capture timeline).");
-    else ImGui::TextWrapped("No runs: running needs a GPU (%s).", app.why_no_device().c_str());
+void ResultsPanel::add_rows(std::vector<HistoryRow> rows) {
+  merge_history(m_rows, std::move(rows));
+  m_kernels = history_kernels(m_rows);
+  m_dirty = true;
+}
+
+const std::vector<std::size_t>& ResultsPanel::order() {
+  if (m_dirty) {
+    m_order = history_order(m_rows, m_view);
+    m_dirty = false;
   }
-  const float compare_h = (compare_a >= 0 && compare_b >= 0) ? 260.0f : 0.0f;
+  return m_order;
+}
+
+const HistoryRow* ResultsPanel::find(std::int64_t key) const {
+  if (key == 0) return nullptr;
+  for (const auto& r : m_rows)
+    if (r.key() == key) return &r;
+  return nullptr;
+}
+
+bool ResultsPanel::pick(std::int64_t a, std::int64_t b) {
+  if (!find(a) || !find(b)) return false;
+  m_pick_a = a;
+  m_pick_b = b;
+  return true;
+}
+
+const nlohmann::json& ResultsPanel::comparison() {
+  const HistoryRow* a = find(m_pick_a);
+  const HistoryRow* b = find(m_pick_b);
+  if (!a || !b) {
+    m_compare = nullptr;
+    m_compared_a = m_compared_b = 0;
+  } else if (m_compared_a != m_pick_a || m_compared_b != m_pick_b || m_compare.is_null()) {
+    m_compare = compare_runs(a->run, b->run);  // the comparison `tilelab results --compare` prints
+    m_compared_a = m_pick_a;
+    m_compared_b = m_pick_b;
+  }
+  return m_compare;
+}
+
+void ResultsPanel::draw(App& app) {
+  // [header] where the rows come from, the kernel filter, recording
+  const std::vector<std::string>& kernels = m_kernels;
+  ImGui::SetNextItemWidth(200);
+  if (ImGui::BeginCombo("kernel", m_view.kernel.empty() ? "(all kernels)" : m_view.kernel.c_str())) {
+    if (ImGui::Selectable("(all kernels)", m_view.kernel.empty())) set_filter("");
+    for (const auto& k : kernels)
+      if (ImGui::Selectable(k.c_str(), k == m_view.kernel)) set_filter(k);
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("open kernel") && app.spec()) set_filter(app.workspace().kernel);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(m_loading);
+  if (ImGui::SmallButton(m_loading ? "loading..." : "reload")) app.load_history();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  bool record = app.record_runs();
+  if (ImGui::Checkbox("record runs", &record)) app.set_record_runs(record);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Store this app's runs and sweep points in the results store, as `tilelab bench` and "
+                      "`tilelab sweep` do (off: --no-store)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(220);
+  if (ImGui::InputTextWithHint("##db", "other store (.db), Enter", m_db_path, sizeof(m_db_path),
+                               ImGuiInputTextFlags_EnterReturnsTrue) &&
+      m_db_path[0])
+    app.set_results_db(m_db_path);
+
+  const std::vector<std::size_t>& shown = order();
+  std::size_t stored = 0;
+  for (const auto& r : m_rows) stored += r.run.id > 0;
+  if (!m_error.empty()) {
+    ImGui::TextColored(kFailColor, "%s", m_error.c_str());
+  } else if (m_loading && m_rows.empty()) {
+    ImGui::TextDisabled("loading history from %s ...", app.results_db().empty() ? default_results_db_path().c_str()
+                                                                                   : app.results_db().c_str());
+  } else {
+    ImGui::TextDisabled("%zu of %zu rows: %zu from %s%s, %zu of this session not stored", shown.size(), m_rows.size(),
+                        stored, m_db.c_str(), m_loaded >= static_cast<std::size_t>(App::kHistoryLimit) ? " (newest)" : "",
+                        m_rows.size() - stored);
+  }
+  if (m_rows.empty() && !m_loading) {
+    if (app.has_device()) ImGui::TextWrapped("No runs yet: run a kernel from the sidebar (Run + verify, Bench), or "
+                                             "start a sweep (Sweep tab).");
+    else ImGui::TextWrapped("No runs stored yet, and running needs a GPU (%s).", app.why_no_device().c_str());
+  }
+
+  // [table]
+  const nlohmann::json& cmp = comparison();
+  const float compare_h = cmp.is_null() ? 24.0f : 300.0f;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
-  if (ImGui::BeginTable("##runs", 13, flags, ImVec2(0, runs.empty() ? 80.0f : -compare_h - 4))) {
+  const int ncol = static_cast<int>(HistoryColumn::count);
+  if (ImGui::BeginTable("##history", ncol, flags, ImVec2(0, std::max(80.0f, ImGui::GetContentRegionAvail().y - compare_h)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("cmp", ImGuiTableColumnFlags_NoSort | ImGuiTableColumnFlags_WidthFixed, 30);
-    ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthFixed, 30);
-    ImGui::TableSetupColumn("kind");
-    ImGui::TableSetupColumn("kernel");
-    ImGui::TableSetupColumn("config");
-    ImGui::TableSetupColumn("problem");
-    ImGui::TableSetupColumn("status");
-    ImGui::TableSetupColumn("median ms");
-    ImGui::TableSetupColumn("TFLOP/s");
-    ImGui::TableSetupColumn("GB/s");
-    ImGui::TableSetupColumn("eff %");
-    ImGui::TableSetupColumn("rel err");
-    ImGui::TableSetupColumn("vs cuBLAS");
+    for (int c = 0; c < ncol; ++c) {
+      ImGuiTableColumnFlags f = 0;
+      if (c == static_cast<int>(HistoryColumn::pick)) f = ImGuiTableColumnFlags_NoSort | ImGuiTableColumnFlags_WidthFixed;
+      if (c == static_cast<int>(HistoryColumn::id))
+        f = ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending | ImGuiTableColumnFlags_WidthFixed;
+      ImGui::TableSetupColumn(kHistoryColumnNames[c], f, c <= 1 ? 34.0f : 0.0f);
+    }
     ImGui::TableHeadersRow();
-
-    std::vector<const RunEntry*> order;
-    for (const auto& r : runs) order.push_back(&r);
-    if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
-      const ImGuiTableColumnSortSpecs& s = specs->Specs[0];
-      const bool asc = s.SortDirection == ImGuiSortDirection_Ascending;
-      auto key_num = [&](const RunEntry* e) -> double {
-        const RunRecord& r = e->record;
-        switch (s.ColumnIndex) {
-          case c_ms: return r.time_ms.median;
-          case c_tflops: return r.tflops;
-          case c_gbps: return r.gbps;
-          case c_eff: return r.efficiency.value;
-          case c_err: return r.rel_error();
-          case c_vs: return baseline_ratio(r);
-          default: return e->id;
-        }
-      };
-      auto key_text = [&](const RunEntry* e) -> std::string {
-        switch (s.ColumnIndex) {
-          case c_kind: return e->kind;
-          case c_kernel: return e->record.kernel;
-          case c_config: return join_values(e->record.config);
-          case c_problem: return join_values(e->record.problem);
-          case c_status: return status_text(e->record);
-          default: return {};
-        }
-      };
-      const bool textual = s.ColumnIndex >= c_kind && s.ColumnIndex <= c_status;
-      std::stable_sort(order.begin(), order.end(), [&](const RunEntry* a, const RunEntry* b) {
-        if (textual) return asc ? key_text(a) < key_text(b) : key_text(b) < key_text(a);
-        return asc ? key_num(a) < key_num(b) : key_num(b) < key_num(a);
-      });
-    }
-    for (const RunEntry* e : order) {
-      const RunRecord& r = e->record;
-      ImGui::TableNextRow();
-      ImGui::PushID(e->id);
-      ImGui::TableNextColumn();
-      bool picked = e->id == compare_a || e->id == compare_b;
-      if (ImGui::Checkbox("##pick", &picked)) {
-        if (picked) {
-          compare_a = compare_b;
-          compare_b = e->id;
-        } else {
-          if (compare_a == e->id) compare_a = -1;
-          if (compare_b == e->id) compare_b = -1;
-        }
+    if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty) {
+      if (specs->SpecsCount > 0) {
+        m_view.sort = static_cast<HistoryColumn>(specs->Specs[0].ColumnIndex);
+        m_view.ascending = specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
+        m_dirty = true;
       }
-      ImGui::TableNextColumn();
-      if (ImGui::Selectable(std::to_string(e->id).c_str(), app.selected_run == e->id,
-                            ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
-        app.selected_run = e->id;
-        if (e->timeline) app.timeline.set(e->timeline, "run " + std::to_string(e->id));
-      }
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(e->kind.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.kernel.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(join_values(r.config).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(join_values(r.problem).c_str());
-      ImGui::TableNextColumn();
-      const std::string st = status_text(r);
-      ImGui::TextColored(r.passed() ? ImVec4(0.45f, 0.85f, 0.5f, 1) : ImVec4(1, 0.45f, 0.4f, 1), "%s", st.c_str());
-      if (ImGui::IsItemHovered() && r.failure) ImGui::SetTooltip("%s", r.failure_text().c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%.4f", r.time_ms.median);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", r.tflops);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.0f", r.gbps);
-      ImGui::TableNextColumn();
-      if (r.efficiency.bound.empty()) ImGui::TextDisabled("-");
-      else ImGui::Text("%.0f", 100 * r.efficiency.value);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.2e", r.rel_error());
-      ImGui::TableNextColumn();
-      if (baseline_ratio(r) > 0) ImGui::Text("%.2fx", baseline_ratio(r));
-      else ImGui::TextDisabled("-");
-      ImGui::PopID();
+      specs->SpecsDirty = false;
     }
+    const std::vector<std::size_t>& rows = order();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(rows.size()));
+    while (clipper.Step())
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+        const HistoryRow& h = m_rows[rows[static_cast<std::size_t>(i)]];
+        const StoredRun& r = h.run;
+        const std::int64_t key = h.key();
+        ImGui::TableNextRow();
+        ImGui::PushID(static_cast<int>(key));
+        ImGui::TableNextColumn();
+        bool picked = key == m_pick_a || key == m_pick_b;
+        if (ImGui::Checkbox("##pick", &picked)) {
+          if (picked) {
+            m_pick_a = m_pick_b;
+            m_pick_b = key;
+          } else {
+            if (m_pick_a == key) m_pick_a = 0;
+            if (m_pick_b == key) m_pick_b = 0;
+          }
+        }
+        ImGui::TableNextColumn();
+        char id[32];
+        if (r.id > 0) std::snprintf(id, sizeof id, "%" PRId64, r.id);
+        else std::snprintf(id, sizeof id, "s%d", h.session_run);
+        if (ImGui::Selectable(id, h.session_run > 0 && app.selected_run == h.session_run,
+                              ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap) &&
+            h.session_run > 0) {
+          app.selected_run = h.session_run;
+          if (const RunEntry* e = app.find_run(h.session_run); e && e->timeline)
+            app.timeline.set(e->timeline, "run " + std::to_string(e->id));
+        }
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("%s%s%s\ndevice: %s\nsource hash: %s", r.sweep_id.empty() ? "" : "sweep ",
+                            r.sweep_id.c_str(), h.session_run > 0 ? " (this session)" : "", r.device.c_str(),
+                            r.source_hash.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.time.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.kernel.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextColored(r.status == "passed" ? kPassColor : kFailColor, "%s", r.status.c_str());
+        if (ImGui::IsItemHovered() && !r.failure_message.empty())
+          ImGui::SetTooltip("%s: %s", r.failure_kind.c_str(), r.failure_message.c_str());
+        const bool timed = r.median_ms > 0;
+        ImGui::TableNextColumn();
+        if (timed) ImGui::Text("%.4f", r.median_ms);
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (timed && r.tflops > 0) ImGui::Text("%.1f", r.tflops);
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (timed) ImGui::Text("%.0f", r.gbps);
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (timed && r.efficiency > 0) ImGui::Text("%.0f", 100 * r.efficiency);
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (r.status == "passed" || r.status == "failed") ImGui::Text("%.2e", r.rel_error);
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", static_cast<int>(*r.metric("registers")));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(h.config_text.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(h.problem_text.c_str());
+        ImGui::PopID();
+      }
     ImGui::EndTable();
   }
-  const RunEntry* a = app.find_run(compare_a);
-  const RunEntry* b = app.find_run(compare_b);
-  if (!a || !b) {
-    if (!runs.empty()) ImGui::TextDisabled("tick two runs to compare them");
+
+  // [comparison] compare_runs: differing config/problem values, every metric with b / a
+  if (cmp.is_null()) {
+    if (!m_rows.empty()) ImGui::TextDisabled("tick two rows (cmp) to compare them");
     return;
   }
-  ImGui::Text("run %d vs run %d", a->id, b->id);
-  if (b->record.time_ms.median > 0 && a->record.time_ms.median > 0)
-    ImGui::Text("run %d takes %.3fx the time of run %d", b->id, b->record.time_ms.median / a->record.time_ms.median,
-                a->id);
-  if (ImGui::BeginTable("##compare", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
+  const HistoryRow* a = find(m_pick_a);
+  const HistoryRow* b = find(m_pick_b);
+  ImGui::Text("%s (%s, %s) vs %s (%s, %s)", row_name(*a).c_str(), a->run.kernel.c_str(), a->run.status.c_str(),
+              row_name(*b).c_str(), b->run.kernel.c_str(), b->run.status.c_str());
+  ImGui::SameLine();
+  if (ImGui::SmallButton("clear")) m_pick_a = m_pick_b = 0;
+  if (ImGui::BeginTable("##compare", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
                         ImVec2(0, 0))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn(("run " + std::to_string(a->id)).c_str());
-    ImGui::TableSetupColumn(("run " + std::to_string(b->id)).c_str());
+    ImGui::TableSetupColumn(row_name(*a).c_str());
+    ImGui::TableSetupColumn(row_name(*b).c_str());
+    ImGui::TableSetupColumn("b / a");
     ImGui::TableHeadersRow();
-    const RunRecord &ra = a->record, &rb = b->record;
-    compare_row("kernel", ra.kernel, rb.kernel);
-    std::map<std::string, std::string> keys;
-    for (const auto& [k, v] : ra.config) keys[k];
-    for (const auto& [k, v] : rb.config) keys[k];
-    for (const auto& [k, unused] : keys) {
-      auto get = [&](const RunRecord& r) { auto it = r.config.find(k); return it == r.config.end() ? "-" : it->second; };
-      compare_row(k.c_str(), get(ra), get(rb));
+    auto text_row = [](const std::string& what, const std::string& x, const std::string& y) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(what.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextColored(kDiffColor, "%s", x.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextColored(kDiffColor, "%s", y.c_str());
+      ImGui::TableNextColumn();
+    };
+    if (cmp["kernel"][0] != cmp["kernel"][1]) text_row("kernel", cell(cmp["kernel"][0]), cell(cmp["kernel"][1]));
+    if (cmp["device"][0] != cmp["device"][1]) text_row("device", cell(cmp["device"][0]), cell(cmp["device"][1]));
+    for (const auto& [k, v] : cmp["problem"].items()) text_row("problem " + k, cell(v[0]), cell(v[1]));
+    for (const auto& [k, v] : cmp["config"].items()) text_row("config " + k, cell(v[0]), cell(v[1]));
+    if (cmp["config"].empty() && cmp["problem"].empty()) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("same config and problem");
     }
-    compare_row("problem", join_values(ra.problem), join_values(rb.problem));
-    compare_row("status", status_text(ra), status_text(rb));
-    compare_row("median ms", num(ra.time_ms.median), num(rb.time_ms.median));
-    compare_row("TFLOP/s", num(ra.tflops), num(rb.tflops));
-    compare_row("GB/s", num(ra.gbps), num(rb.gbps));
-    compare_row("registers", std::to_string(ra.resources.registers), std::to_string(rb.resources.registers));
-    compare_row("spills (B)", std::to_string(ra.resources.spill_store_bytes), std::to_string(rb.resources.spill_store_bytes));
-    compare_row("rel err", num(ra.rel_error(), "%.2e"), num(rb.rel_error(), "%.2e"));
+    for (const auto& [k, v] : cmp["metrics"].items()) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.5g", v["a"].get<double>());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.5g", v["b"].get<double>());
+      ImGui::TableNextColumn();
+      const double ratio = v["ratio"].get<double>();
+      if (ratio == 0) {
+        ImGui::TextDisabled("-");
+      } else {
+        // Green where b is better than a by the metric's own sense, red where worse.
+        const bool better = metric_higher_is_better(k) ? ratio > 1 : ratio < 1;
+        ImGui::TextColored(ratio == 1 ? ImVec4(0.8f, 0.8f, 0.8f, 1) : better ? kPassColor : kFailColor, "%.3fx", ratio);
+      }
+    }
     ImGui::EndTable();
   }
 }

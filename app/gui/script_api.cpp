@@ -11,6 +11,7 @@ extern "C" {
 
 #include "app/gui/app.hpp"
 #include "scripting/lua_binding.hpp"
+#include "scripting/lua_json.hpp"
 #include "scripting/lua_runner.hpp"
 
 namespace tl::gui {
@@ -188,6 +189,19 @@ int l_state(lua_State* L) {
     lua_setfield(L, -2, "errors");
     lua_setfield(L, -2, "compile");
   }
+  // SASS of the last compile, once asked for (gui.sass()).
+  const App::Sass& sass = app.sass();
+  if (!sass.key.empty()) {
+    std::size_t lines = 0;
+    for (char ch : sass.text) lines += ch == '\n';
+    lua::push_json(L, {{"pending", sass.pending}, {"tool", sass.tool}, {"text", sass.text}, {"lines", lines},
+                  {"error", sass.error}});
+    lua_setfield(L, -2, "sass");
+  }
+  // The Results table: how many rows, how many shown (filter), loading, the store's error.
+  lua::push_json(L, {{"rows", app.results.rows().size()}, {"shown", app.results.order().size()},
+                {"loading", app.results.loading()}, {"error", app.results.error()}});
+  lua_setfield(L, -2, "results");
   return 1;
 }
 
@@ -198,7 +212,169 @@ int l_wait(lua_State* L) {
   return 0;
 }
 
+// gui.results_history([kernel]) -> the Results table's rows (store history and this session's unstored runs), in
+// the table's order: {key, id, session_run, kernel, status, config, problem, median_ms, tflops, ...} (no "record").
+int l_results_history(lua_State* L) {
+  App& app = app_of(L);
+  const std::string kernel = luaL_optstring(L, 1, "");
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i : app.results.order()) {
+    const HistoryRow& h = app.results.rows()[i];
+    if (!kernel.empty() && h.run.kernel != kernel) continue;
+    nlohmann::json j = h.run;
+    j.erase("record");
+    j["key"] = h.key();
+    j["session_run"] = h.session_run;
+    out.push_back(std::move(j));
+  }
+  lua::push_json(L, out);
+  return 1;
+}
+
+// gui.results_filter(kernel | ""): the table's kernel filter.
+int l_results_filter(lua_State* L) {
+  app_of(L).results.set_filter(luaL_optstring(L, 1, ""));
+  return 0;
+}
+
+// gui.results_db(path): history from (and recording into) another store file; gui.wait() lets it load.
+int l_results_db(lua_State* L) {
+  app_of(L).set_results_db(luaL_checkstring(L, 1));
+  return 0;
+}
+
+// gui.record_runs(bool): store the app's runs and sweep points (default true; --no-store turns it off).
+int l_record_runs(lua_State* L) {
+  app_of(L).set_record_runs(lua_toboolean(L, 1));
+  return 0;
+}
+
+// gui.compare(a, b) -> compare_runs' table {a, b, config, problem, metrics = {name = {a, b, ratio}}, ...}; a and b
+// are row keys (store ids; minus the session run id for a run not stored). Ticks them in the table.
+int l_compare(lua_State* L) {
+  App& app = app_of(L);
+  const lua_Integer a = luaL_checkinteger(L, 1), b = luaL_checkinteger(L, 2);
+  if (!app.results.pick(a, b))
+    throw std::runtime_error("gui.compare: no row " + std::to_string(a) + " or " + std::to_string(b) +
+                             " in the Results table (gui.results_history() lists them)");
+  lua::push_json(L, app.results.comparison());
+  return 1;
+}
+
+// gui.sweep{space = "block_M=64,128;block_N=64,128", x =, y =, metric =} or gui.sweep(space): starts a sweep of the
+// open kernel like the Start button (gui.wait() waits for it); x, y, metric choose the heat map.
+int l_sweep(lua_State* L) {
+  App& app = app_of(L);
+  std::string space, x, y, metric;
+  if (lua_istable(L, 1)) {
+    space = lua::opt_string_field(L, 1, "space");
+    x = lua::opt_string_field(L, 1, "x");
+    y = lua::opt_string_field(L, 1, "y");
+    metric = lua::opt_string_field(L, 1, "metric");
+  } else {
+    space = luaL_checkstring(L, 1);
+  }
+  if (space.empty()) throw std::runtime_error("gui.sweep: space: expected 'name=v1,v2;name=v1,v2'");
+  std::snprintf(app.sweep.space, sizeof app.sweep.space, "%s", space.c_str());
+  app.sweep.set_axes(x, y, metric);
+  check(app.start_sweep(space));
+  return 0;
+}
+
+int l_stop_sweep(lua_State* L) {
+  app_of(L).stop_sweep();
+  return 0;
+}
+
+// gui.sweep_state() -> {running, stopping, id, kernel, space, done, total, stored, any_ran, summary, error,
+// points = {to_json(SweepPoint)...}, x, y, metric, heatmap = {x_values, y_values, cells = {{x, y, value, status}},
+// best, min, max} | heatmap_error}
+int l_sweep_state(lua_State* L) {
+  App& app = app_of(L);
+  const SweepState& s = app.sweep_state();
+  nlohmann::json j = {{"running", s.running}, {"stopping", s.stopping}, {"from_store", s.from_store}, {"id", s.id}, {"kernel", s.kernel},
+                      {"space", s.space_text}, {"done", s.done}, {"total", s.total}, {"stored", s.stored},
+                      {"any_ran", s.any_ran}, {"summary", s.summary}, {"error", s.error}, {"points", s.points}};
+  const viz::HeatmapScene* h = s.points.empty() ? nullptr : app.sweep.heatmap(app);  // also picks default axes
+  j["x"] = app.sweep.x();
+  j["y"] = app.sweep.y();
+  j["metric"] = app.sweep.metric();
+  if (!s.points.empty()) {
+    if (h) {
+      nlohmann::json cells = nlohmann::json::array();
+      for (const auto& c : h->cells)
+        cells.push_back({{"x", c.x}, {"y", c.y}, {"value", c.value ? nlohmann::json(*c.value) : nlohmann::json()},
+                         {"status", c.status}, {"records", c.records}});
+      j["heatmap"] = {{"x_values", h->x_values}, {"y_values", h->y_values}, {"cells", cells}, {"min", h->min},
+                      {"max", h->max}, {"best", h->best ? nlohmann::json(*h->best + 1) : nlohmann::json()}};
+    } else {
+      j["heatmap_error"] = app.sweep.heatmap_error();
+    }
+  }
+  lua::push_json(L, j);
+  return 1;
+}
+
+// gui.sass([show = true]): disassembles the last compile's cubin (nvdisasm or cuobjdump) and shows SASS in the PTX
+// tab; after gui.wait(), gui.state().sass = {tool, text, lines, error}.
+int l_sass(lua_State* L) {
+  App& app = app_of(L);
+  if (!app.compiled().compiled) throw std::runtime_error("gui.sass: nothing compiled yet (gui.compile(); gui.wait())");
+  app.source.show_sass = lua_isnone(L, 1) || lua_toboolean(L, 1);
+  app.disassemble();
+  return 0;
+}
+
+// gui.wait_sweep(n [, seconds = 600]): lets the sweep run until n points have arrived (or it ended).
+int l_wait_sweep(lua_State* L) {
+  App& app = app_of(L);
+  const auto n = static_cast<std::size_t>(luaL_checkinteger(L, 1));
+  if (!app.wait_until([&] { return !app.sweep_state().running || app.sweep_state().points.size() >= n; },
+                      luaL_optnumber(L, 2, 600)))
+    throw std::runtime_error("gui.wait_sweep: fewer than " + std::to_string(n) + " points after the timeout");
+  return 0;
+}
+
+// gui.sweeps() -> the sweeps recorded in the store {{id, kernel, runs, space, created, updated}, ...} (waits for
+// the store's thread); gui.show_sweep(id): a recorded sweep's rows in the Sweep panel (gui.wait(), then
+// gui.sweep_state()).
+int l_sweeps(lua_State* L) {
+  App& app = app_of(L);
+  app.load_sweeps();
+  if (!app.wait_for_jobs(120)) throw std::runtime_error("gui.sweeps: the store did not answer");
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : app.sweep.stored_sweeps())
+    out.push_back({{"id", s.id}, {"kernel", s.kernel}, {"runs", s.runs}, {"space", s.space}, {"created", s.created},
+                   {"updated", s.updated}});
+  lua::push_json(L, out);
+  return 1;
+}
+
+// gui.sweep_axes(x, y [, metric]): the heat map's axes (config parameters) and metric.
+int l_sweep_axes(lua_State* L) {
+  app_of(L).sweep.set_axes(luaL_checkstring(L, 1), luaL_checkstring(L, 2), luaL_optstring(L, 3, ""));
+  return 0;
+}
+
+int l_show_sweep(lua_State* L) {
+  check(app_of(L).show_stored_sweep(luaL_checkstring(L, 1)));
+  return 0;
+}
+
 const luaL_Reg kGui[] = {
+    {"sweeps", lua::guarded<l_sweeps>},
+    {"show_sweep", lua::guarded<l_show_sweep>},
+    {"sweep_axes", lua::guarded<l_sweep_axes>},
+    {"wait_sweep", lua::guarded<l_wait_sweep>},
+    {"results_history", lua::guarded<l_results_history>},
+    {"results_filter", lua::guarded<l_results_filter>},
+    {"results_db", lua::guarded<l_results_db>},
+    {"record_runs", lua::guarded<l_record_runs>},
+    {"compare", lua::guarded<l_compare>},
+    {"sweep", lua::guarded<l_sweep>},
+    {"stop_sweep", lua::guarded<l_stop_sweep>},
+    {"sweep_state", lua::guarded<l_sweep_state>},
+    {"sass", lua::guarded<l_sass>},
     {"state", lua::guarded<l_state>},
     {"wait", lua::guarded<l_wait>},
     {"kernel", lua::guarded<l_kernel>},

@@ -130,36 +130,68 @@ void SourcePanel::draw_source(App& app) {
 void SourcePanel::draw_ptx(App& app) {
   const CompileResult& c = app.compiled();
   if (!c.compiled) {
-    ImGui::TextDisabled(app.compiling() ? "compiling..." : "compile the kernel (sidebar) to see its PTX");
+    ImGui::TextDisabled(app.compiling() ? "compiling..." : "compile the kernel (sidebar) to see its PTX and SASS");
     if (!c.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", c.error.c_str());
     return;
   }
-  if (m_ptx_key != c.compiled->key + c.compiled->lowered_name) {
-    m_ptx_key = c.compiled->key + c.compiled->lowered_name;
+  const std::string key = c.compiled->key + c.compiled->lowered_name;
+  if (m_ptx_key != key) {
+    m_ptx_key = key;
     m_ptx_lines = split_lines(c.compiled->ptx);
   }
-  ImGui::Text("%s  %s, %zu lines", c.compiled->lowered_name.c_str(), c.compiled->arch.c_str(), m_ptx_lines.size());
-  ImGui::SetNextItemWidth(240);
-  ImGui::InputTextWithHint("filter", "e.g. wgmma, ld.shared", m_ptx_filter, sizeof(m_ptx_filter));
+  int view = show_sass ? 1 : 0;
+  ImGui::RadioButton("PTX", &view, 0);
   ImGui::SameLine();
-  if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(c.compiled->ptx.c_str());
+  ImGui::RadioButton("SASS", &view, 1);
+  show_sass = view == 1;
+  // SASS: the cubin disassembled on a job, once per compile (the tool is looked for there, not in the frame).
+  const App::Sass& sass = app.sass();
+  if (show_sass && sass.key != key && !sass.pending) app.disassemble();
+  const std::string& text = show_sass ? sass.text : c.compiled->ptx;
+  if (show_sass && m_sass_key != sass.key + std::to_string(sass.text.size())) {
+    m_sass_key = sass.key + std::to_string(sass.text.size());
+    m_sass_lines = split_lines(sass.text);
+  }
+  const std::vector<std::string>& lines = show_sass ? m_sass_lines : m_ptx_lines;
+  ImGui::SameLine();
+  ImGui::Text("  %s  %s, %zu lines", c.compiled->lowered_name.c_str(), c.compiled->arch.c_str(), lines.size());
+  if (show_sass) {
+    if (sass.pending || sass.key != key) {
+      ImGui::TextDisabled("disassembling the cubin...");
+      return;
+    }
+    if (!sass.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+      ImGui::TextWrapped("%s", sass.error.c_str());
+      ImGui::PopStyleColor();
+      if (ImGui::SmallButton("Refresh")) app.refresh_sass();
+      return;
+    }
+    ImGui::TextDisabled("%s", sass.tool.c_str());
+    ImGui::SameLine();
+  }
+  ImGui::SetNextItemWidth(240);
+  ImGui::InputTextWithHint("filter", show_sass ? "e.g. HGMMA, LDS, BAR" : "e.g. wgmma, ld.shared", m_ptx_filter,
+                           sizeof(m_ptx_filter));
+  ImGui::SameLine();
+  if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(text.c_str());
   ImGui::BeginChild("##ptx", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
   const std::string filter = m_ptx_filter;
   if (filter.empty()) {
     ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(m_ptx_lines.size()));
+    clipper.Begin(static_cast<int>(lines.size()));
     while (clipper.Step())
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
         ImGui::TextDisabled("%6d", i + 1);
         ImGui::SameLine();
-        ImGui::TextUnformatted(m_ptx_lines[static_cast<std::size_t>(i)].c_str());
+        ImGui::TextUnformatted(lines[static_cast<std::size_t>(i)].c_str());
       }
   } else {
-    for (std::size_t i = 0; i < m_ptx_lines.size(); ++i) {
-      if (m_ptx_lines[i].find(filter) == std::string::npos) continue;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].find(filter) == std::string::npos) continue;
       ImGui::TextDisabled("%6zu", i + 1);
       ImGui::SameLine();
-      ImGui::TextUnformatted(m_ptx_lines[i].c_str());
+      ImGui::TextUnformatted(lines[i].c_str());
     }
   }
   ImGui::EndChild();

@@ -1,4 +1,4 @@
-// Device helpers the GEMM kernels share: shared-memory addresses, 16-bit packing, the predicated C store.
+// Device helpers the GEMM kernels share: shared-memory addresses, 16-bit packing, the output types, the predicated C store.
 #pragma once
 
 #include "tile/config.hpp"
@@ -34,6 +34,33 @@ TL_DEVICE_INLINE void store_pair(unsigned short* C, int row, int col, int M, int
   } else {
     dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
     if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
+  }
+}
+
+// Element type of C (the kernels' C_TYPE template parameter; the host spec's out_dtype). Accumulation is fp32
+// in every case; only the epilogue's conversion and store differ.
+enum OutType : int { kOutBf16 = 0, kOutF16 = 1, kOutF32 = 2 };
+
+template <int C_TYPE>
+constexpr int out_bytes() {
+  return C_TYPE == kOutF32 ? 4 : 2;
+}
+
+// Stores the fp32 accumulator pair (lo, hi) at C[row, col..col+1] of a row-major M x N matrix of C_TYPE, dropping
+// what is out of bounds; `col` is even, so with N even the pair is one aligned 4- or 8-byte store.
+template <int C_TYPE>
+TL_DEVICE_INLINE void store_acc_pair(void* C, int row, int col, int M, int N, float lo, float hi) {
+  if constexpr (C_TYPE == kOutF32) {
+    if (row >= M || col >= N) return;
+    float* dst = static_cast<float*>(C) + static_cast<long long>(row) * N + col;
+    if (col + 1 < N && (N % 2) == 0) {
+      asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(lo), "f"(hi) : "memory");
+    } else {
+      dst[0] = lo;
+      if (col + 1 < N) dst[1] = hi;
+    }
+  } else {
+    store_pair(static_cast<unsigned short*>(C), row, col, M, N, pack2<C_TYPE == kOutBf16>(lo, hi));
   }
 }
 

@@ -1,4 +1,5 @@
-// Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · B^T, 16-bit.
+// Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs.
+#include <algorithm>
 #include <cmath>
 
 #include "library.hpp"
@@ -6,13 +7,30 @@
 namespace tl {
 namespace {
 
-// Both kernels compute C[M,N] = A[M,K] · B[N,K]^T: A row-major, B column-major (stored N x K, K-major),
-// C row-major in the input type, fp32 accumulation.
+// Both kernels compute C[M,N] = A[M,K] · op(B) with A row-major, fp32 accumulation and C row-major in out_dtype.
+// trans_B (TileLang's name; cuBLAS's "T" on B in row-major terms): B is stored N x K (K-major), C = A · B^T;
+// trans_B=false: B is stored K x N row-major (N-major), C = A · B.
 Schema gemm_tc_problem() {
   return {{ParamSpec::integer("M", 4096, 1, 1 << 20, "rows of A and C"),
-           ParamSpec::integer("N", 4096, 1, 1 << 20, "columns of C (rows of the K-major B)"),
+           ParamSpec::integer("N", 4096, 1, 1 << 20, "columns of C (and of B: rows of B when trans_B)"),
            ParamSpec::integer("K", 4096, 1, 1 << 20, "the reduction; the tensor-core GEMMs need a multiple of 8 (16-byte rows)"),
-           ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of A, B and C")}};
+           ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of A and B"),
+           ParamSpec::boolean("trans_B", true,
+                              "B stored N x K (K-major, C = A*B^T, the NT GEMM); false: K x N row-major (N-major, C = A*B)"),
+           ParamSpec::enumeration("out_dtype", "same", {"same", "bf16", "f16", "f32"},
+                                  "type of C (same: dtype); accumulation is fp32 always")}};
+}
+
+// The element type of C.
+DType out_type(const Values& p) {
+  const std::string o = p.text("out_dtype");
+  return o == "same" ? p.dtype() : o == "f32" ? DType::f32 : o == "f16" ? DType::f16 : DType::bf16;
+}
+
+// The kernels' C_TYPE template argument (gemm_common.cuh, gemm_detail::OutType).
+std::string out_flag(const Values& p) {
+  const DType t = out_type(p);
+  return t == DType::f32 ? "2" : t == DType::f16 ? "1" : "0";
 }
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
@@ -20,27 +38,54 @@ Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::
 Status check_problem(const Values& p) {
   if (p.integer("K") % 8 != 0)
     return refuse("K=" + p.text("K") + " is not a multiple of 8: rows of A and B are copied 16 bytes at a time; pad K");
+  if (!p.boolean("trans_B") && p.integer("N") % 8 != 0)
+    return refuse("trans_B=false needs N a multiple of 8 (the K x N rows of B are copied 16 bytes at a time); N=" +
+                  p.text("N") + ": pad N, or store B as N x K (trans_B=true)");
   return Status::success();
 }
 
-Status check_smem(std::int64_t bytes, const DeviceLimits& limits, const std::string& what) {
+Status check_smem(std::int64_t bytes, const DeviceLimits& limits, const std::string& what, const std::string& fix) {
   if (bytes > limits.smem_per_block_optin)
     return refuse(what + " need " + std::to_string(bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
-                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages or the block tile");
+                  std::to_string(limits.smem_per_block_optin) + " per block: " + fix);
   return Status::success();
 }
 
 std::vector<ArgSpec> operands(const Values& p) {
   const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+  const std::vector<std::int64_t> b_shape = p.boolean("trans_B") ? std::vector<std::int64_t>{N, K}
+                                                                 : std::vector<std::int64_t>{K, N};
   return {ArgSpec::tensor("A", p.dtype(), {M, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
-          ArgSpec::tensor("B", p.dtype(), {N, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2}),
-          ArgSpec::tensor("C", p.dtype(), {M, N}, ArgRole::out)};
+          ArgSpec::tensor("B", p.dtype(), b_shape, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2}),
+          ArgSpec::tensor("C", out_type(p), {M, N}, ArgRole::out)};
 }
 
 std::vector<ArgSpec> sizes(const Values& p) {
   return {ArgSpec::scalar("M", DType::i32, static_cast<double>(p.integer("M"))),
           ArgSpec::scalar("N", DType::i32, static_cast<double>(p.integer("N"))),
           ArgSpec::scalar("K", DType::i32, static_cast<double>(p.integer("K")))};
+}
+
+// Problems of `tilelab test` (the runner adds each dtype): sizes that are not tile multiples in M, N and K, each
+// B layout and each output type. N is a multiple of 8 where trans_B=false needs it (136, 520: still not a
+// multiple of any block_N).
+std::vector<std::map<std::string, std::string>> gemm_tc_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  auto mnk = [](const char* m, const char* n, const char* k, KV extra = {}) {
+    KV kv = {{"M", m}, {"N", n}, {"K", k}};
+    kv.insert(extra.begin(), extra.end());
+    return kv;
+  };
+  const KV row = {{"trans_B", "false"}}, f32 = {{"out_dtype", "f32"}}, row_f32 = {{"trans_B", "false"}, {"out_dtype", "f32"}};
+  std::vector<KV> s = {mnk("257", "130", "72"), mnk("256", "128", "64"), mnk("257", "136", "72", row),
+                       mnk("257", "130", "72", f32), mnk("256", "136", "200", row_f32)};
+  if (full) {
+    s.insert(s.end(), {mnk("257", "130", "67"), mnk("1", "1", "8"), mnk("513", "511", "1000"),
+                       mnk("1", "8", "8", row), mnk("513", "520", "1000", row), mnk("513", "511", "1000", f32),
+                       mnk("513", "520", "1000", row_f32), mnk("200", "136", "72", {{"out_dtype", "f16"}}),
+                       mnk("200", "136", "72", {{"out_dtype", "bf16"}, {"trans_B", "false"}})});
+  }
+  return s;
 }
 
 // The parts both variants share: problem, FLOPs, bytes, reference, tolerance.
@@ -54,37 +99,50 @@ KernelSpec gemm_tc_base() {
   k.min_bytes = [](const Values& p) {
     const double M = static_cast<double>(p.integer("M")), N = static_cast<double>(p.integer("N")),
                  K = static_cast<double>(p.integer("K"));
-    return (M * K + N * K + M * N) * static_cast<double>(dtype_size(p.dtype()));
+    return (M * K + N * K) * static_cast<double>(dtype_size(p.dtype())) +
+           M * N * static_cast<double>(dtype_size(out_type(p)));
   };
-  k.reference = [](const Values&, const ReferenceInputs& in, const std::string&, const std::vector<std::int64_t>& idx)
+  // float64 dot products over the inputs as stored: B(c, kk) is B[c*K + kk] (N x K) or B[kk*N + c] (K x N).
+  k.reference = [](const Values& p, const ReferenceInputs& in, const std::string&, const std::vector<std::int64_t>& idx)
       -> Result<std::vector<double>> {
     const HostTensor &A = in.tensor("A"), &B = in.tensor("B");
-    const std::int64_t K = A.shape.at(1), N = B.shape.at(0);
+    const std::int64_t K = A.shape.at(1), N = p.integer("N");
+    const bool trans_b = p.boolean("trans_B");
+    const std::int64_t b_row = trans_b ? K : 1, b_k = trans_b ? 1 : N;  // element strides of B(c, kk)
     std::vector<double> out;
     out.reserve(idx.size());
     for (auto i : idx) {
       const std::int64_t r = i / N, c = i % N;
       double s = 0;
-      for (std::int64_t kk = 0; kk < K; ++kk) s += A.at(r * K + kk) * B.at(c * K + kk);
+      for (std::int64_t kk = 0; kk < K; ++kk) s += A.at(r * K + kk) * B.at(c * b_row + kk * b_k);
       out.push_back(s);
     }
     return out;
   };
-  // The output is rounded to 16 bits (relative 2^-9 for bf16, 2^-12 for f16); entries have magnitude about
-  // sqrt(K)/3 for uniform [-1,1) inputs, so the max abs error scales with sqrt(K).
-  k.tolerance = [](const Values& p, DType dt) {
+  // A 16-bit output is rounded to 16 bits (relative 2^-9 for bf16, 2^-12 for f16); entries have magnitude about
+  // sqrt(K)/3 for uniform [-1,1) inputs, so the max abs error scales with sqrt(K). An f32 output carries only the
+  // fp32 accumulation error (products of 16-bit inputs are exact in fp32; the tensor cores' additions are not
+  // IEEE-rounded): 20x tighter than a 16-bit output, still far above what it needs.
+  k.tolerance = [](const Values& p, DType) {
     const double K = static_cast<double>(p.integer("K"));
-    return dt == DType::bf16 ? Tolerance{1e-2, 0.02 * std::sqrt(K)} : Tolerance{5e-3, 0.004 * std::sqrt(K)};
+    switch (out_type(p)) {
+      case DType::f32: return Tolerance{5e-4, 5e-4 * std::sqrt(K)};
+      case DType::bf16: return Tolerance{1e-2, 0.02 * std::sqrt(K)};
+      default: return Tolerance{5e-3, 0.004 * std::sqrt(K)};
+    }
   };
+  // cuBLAS on the same buffers: "nt" (B N x K) or "nn" (B K x N), output in out_dtype, fp32 compute.
   k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
     BaselineSpec b;
-    b.layout = "nt";
+    b.layout = p.boolean("trans_B") ? "nt" : "nn";
     b.M = static_cast<int>(p.integer("M"));
     b.N = static_cast<int>(p.integer("N"));
     b.K = static_cast<int>(p.integer("K"));
-    b.in = b.out = p.dtype();
+    b.in = p.dtype();
+    b.out = out_type(p);
     return b;
   };
+  k.test_problems = gemm_tc_test_problems;
   return k;
 }
 
@@ -103,6 +161,9 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (bm % (16 * wm) != 0 || bn % (16 * wn) != 0)
     return refuse("the warp tile (block_M/warps_M) x (block_N/warps_N) = " + std::to_string(bm / wm) + " x " +
                   std::to_string(bn / wn) + " must be a multiple of 16 x 16 (m16n8k16 tiles, ldmatrix.x4 pairs)");
+  if (!p.boolean("trans_B") && bn < 64)
+    return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
+                  c.text("block_N") + " is narrower; use block_N >= 64");
   const auto threads = mma_threads(c);
   if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
     return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +
@@ -111,14 +172,33 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (acc > 128)
     return refuse("a " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) + " warp tile is " +
                   std::to_string(acc) + " fp32 accumulators per thread, more than fit in 255 registers: add warps");
-  return check_smem(mma_smem(c), limits, std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) +
-                                             "x64 + " + std::to_string(bn) + "x64 tiles");
+  const auto blocks = c.integer("min_blocks");
+  if (blocks > 1) {
+    // Registers: the accumulators plus the buffers of A and B fragments and ~32 addresses and pointers must fit
+    // the cap (128 x 128, warps 2 x 4: 64 + 24 + 32 = 120 of 128 with one buffer; two buffers spill 172 bytes).
+    const auto cap = std::min<std::int64_t>(255, limits.regs_per_block / (threads * blocks) / 8 * 8);
+    const auto need = acc + c.integer("frag_buffers") * ((bm / wm) / 16 * 4 + (bn / wn) / 8 * 2) + 32;
+    if (need > cap)
+      return refuse("min_blocks=" + c.text("min_blocks") + " caps registers at " + std::to_string(cap) +
+                    " per thread, but the " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) +
+                    " warp tile needs about " + std::to_string(need) + " (accumulators + fragments): it would spill; "
+                    "use min_blocks=1 or a smaller warp tile");
+    // Blocks on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
+    if ((mma_smem(c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
+      return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " blocks of " +
+                    std::to_string(mma_smem(c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    ": lower num_stages or the block tile");
+  }
+  return check_smem(mma_smem(c), limits,
+                    std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) + "x64 + " +
+                        std::to_string(bn) + "x64 tiles",
+                    "lower num_stages or the block tile");
 }
 
 KernelSpec gemm_mma_spec() {
   KernelSpec k = gemm_tc_base();
   k.name = "gemm.mma";
-  k.summary = "Ampere-style GEMM: cp.async pipeline, ldmatrix from swizzled smem, mma.sync m16n8k16 (C = A*B^T, 16-bit)";
+  k.summary = "Ampere-style GEMM: cp.async pipeline, ldmatrix from swizzled smem, mma.sync m16n8k16 (C = A*op(B), 16-bit in)";
   k.source = "gemm/gemm_mma.cuh";
   k.config = {{ParamSpec::one_of("block_M", 128, {32, 64, 128, 256}, "rows of C per block"),
                ParamSpec::one_of("block_N", 256, {32, 64, 128, 256}, "columns of C per block"),
@@ -126,7 +206,16 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::one_of("warps_N", 4, {1, 2, 4, 8}, "warps along N"),
                ParamSpec::integer("num_stages", 3, 2, 8, "cp.async pipeline depth (block_K = 64 per stage)"),
                ParamSpec::boolean("swizzle", true, "XOR-swizzle the smem tiles (ldmatrix conflict-free)"),
-               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse")}};
+               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16}, "rasterization: tile rows walked together for L2 reuse"),
+               ParamSpec::one_of("min_blocks", 1, {1, 2}, "blocks per SM the registers are capped for (__launch_bounds__)"),
+               // The three switches below are on by default: together +5.8% at 8192^3 on the H100 (383 -> 405 TFLOP/s,
+               // docs/perf.md 2026-11-24); unroll_k or early_sync alone lose 4-5%.
+               ParamSpec::boolean("unroll_k", true, "unroll the k loop by num_stages (stage addresses become immediates)"),
+               ParamSpec::boolean("early_sync", true,
+                                  "stage barrier + next stage's first ldmatrix before the last k16 step's MMAs, not after"),
+               ParamSpec::boolean("serpentine", true, "reverse the n8 order on odd m16 rows (B fragment reuse at the turns)"),
+               ParamSpec::one_of("frag_buffers", 2, {1, 2},
+                                 "warp fragment buffers: 2 = ldmatrix one k16 step ahead, 1 = fewer registers")}};
   k.can_implement = check_mma;
   // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
   k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
@@ -138,7 +227,8 @@ KernelSpec gemm_mma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_mma<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("warps_M") + "," +
            c.text("warps_N") + "," + c.text("num_stages") + "," + c.text("swizzle") + "," + c.text("panel") + "," +
-           bf16_flag(p) + ">";
+           bf16_flag(p) + "," + p.text("trans_B") + "," + out_flag(p) + "," + c.text("min_blocks") + "," +
+           c.text("unroll_k") + "," + c.text("early_sync") + "," + c.text("serpentine") + "," + c.text("frag_buffers") + ">";
   };
   k.launch = [](const Values& p, const Values& c) {
     LaunchGeometry g;
@@ -154,40 +244,60 @@ KernelSpec gemm_mma_spec() {
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
-  k.layouts = [](const Values&, const Values& c) {
+  // smem_B is indexed (n, k) either way. N-major: BN/64 blocks of 64 k-rows x 64 n, element (n, k) at
+  // (n/64)*4096 + k*64 + n%64 before the swizzle (= smem.swizzle128B.<dtype>.(BN,64).mn when swizzled).
+  k.layouts = [](const Values& p, const Values& c) {
     const std::string bm = c.text("block_M"), bn = c.text("block_N");
-    const std::string smem = c.boolean("swizzle") ? "swizzle<3,3,3> o " : "";
+    const bool sw = c.boolean("swizzle"), trans_b = p.boolean("trans_B");
+    const std::string smem = sw ? "swizzle<3,3,3> o " : "";
+    const std::string smem_b = trans_b ? smem + "(" + bn + ",64):(64,1)"
+                               : sw    ? "smem.swizzle128B." + std::string(dtype_name(p.dtype())) + ".(" + bn + ",64).mn"
+                                       : "((64," + std::to_string(c.integer("block_N") / 64) + "),64):((1,4096),64)";
     return std::vector<LayoutInfo>{{"smem_A", smem + "(" + bm + ",64):(64,1)"},
-                                   {"smem_B", smem + "(" + bn + ",64):(64,1)"},
+                                   {"smem_B", smem_b},
                                    {"mma_A", "mma.m16n8k16.f16.A"},
                                    {"mma_B", "mma.m16n8k16.f16.B"},
                                    {"mma_C", "mma.m16n8k16.f32.C"},
-                                   {"ldmatrix", "ldmatrix.x4"}};
+                                   {"ldmatrix_A", "ldmatrix.x4"},
+                                   {"ldmatrix_B", trans_b ? "ldmatrix.x4" : "ldmatrix.x4.trans"}};
   };
   return k;
 }
 
 // [SECTION] gemm.wgmma
 
-std::int64_t wgmma_smem(const Values& c) {
+// The C staging tile of the TMA-store epilogue is block_M x block_N of out_dtype: an f32 C doubles it.
+std::int64_t wgmma_staging(const Values& p, const Values& c) {
+  return c.boolean("tma_store") ? c.integer("block_M") * c.integer("block_N") * dtype_size(out_type(p)) : 0;
+}
+std::int64_t wgmma_smem(const Values& p, const Values& c) {
   const auto bm = c.integer("block_M"), bn = c.integer("block_N"), st = c.integer("num_stages");
-  return st * (bm + bn) * 64 * 2 + (c.boolean("tma_store") ? bm * bn * 2 : 0) + 1024 + 2 * st * 8;
+  return st * (bm + bn) * 64 * 2 + wgmma_staging(p, c) + 1024 + 2 * st * 8;
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
-  if (c.boolean("tma_store") && p.integer("N") % 8 != 0)
-    return refuse("tma_store=true needs N a multiple of 8 (16-byte rows of C for the tensor map); N=" + p.text("N") +
+  const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
+  if (c.boolean("tma_store") && (p.integer("N") * c_bytes) % 16 != 0)
+    return refuse("tma_store=true needs 16-byte rows of C for the tensor map (N a multiple of " +
+                  std::to_string(16 / c_bytes) + " for " + dtype_name(out_type(p)) + "); N=" + p.text("N") +
                   ": set tma_store=false");
-  return check_smem(wgmma_smem(c), limits,
-                    c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
-                        "x64 tiles" + (c.boolean("tma_store") ? " plus the C staging tile" : ""));
+  const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
+                             "x64 tiles";
+  if (wgmma_staging(p, c) == 0) return check_smem(wgmma_smem(p, c), limits, stages, "lower num_stages or block_N");
+  return check_smem(wgmma_smem(p, c), limits,
+                    stages + " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + dtype_name(out_type(p)) +
+                        " C staging tile (" + std::to_string(wgmma_staging(p, c)) + " bytes)",
+                    c_bytes == 4 ? "an f32 C stages twice the bytes of a 16-bit one: set tma_store=false (direct "
+                                   "stores from registers; the fastest f32 path measured on the H100), or use "
+                                   "block_N=128, or lower num_stages"
+                                 : "lower num_stages or block_N, or set tma_store=false");
 }
 
 KernelSpec gemm_wgmma_spec() {
   KernelSpec k = gemm_tc_base();
   k.name = "gemm.wgmma";
-  k.summary = "Hopper GEMM: TMA 128B swizzle, mbarrier pipeline, warp-specialized wgmma, persistent (C = A*B^T, 16-bit)";
+  k.summary = "Hopper GEMM: TMA 128B swizzle, mbarrier pipeline, warp-specialized wgmma, persistent (C = A*op(B), 16-bit in)";
   k.source = "gemm/gemm_wgmma.cuh";
   k.min_cc = 90;
   k.archs = {"sm_90a"};
@@ -212,7 +322,7 @@ KernelSpec gemm_wgmma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
            std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
-           c.text("tma_store") + ">";
+           c.text("tma_store") + "," + p.text("trans_B") + "," + out_flag(p) + ">";
   };
   // Persistent: one CTA per SM at most (132 on the H100); the device's SM count is not known here, so the
   // grid is capped at the tile count and at 132.
@@ -222,28 +332,39 @@ KernelSpec gemm_wgmma_spec() {
                        ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
     g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(tiles, 132));
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
-    g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(c));
+    g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
   // Kernel signature: (tma_A, tma_B, tma_C, C, M, N, K); A and B are reached only through their tensor maps.
+  // Boxes, innermost first: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of
+  // them per stage; C: (128 bytes of columns, 64 rows) per staging sub-tile.
   k.args = [](const Values& p, const Values& c) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
+    const std::int64_t c_cols = 128 / static_cast<std::int64_t>(dtype_size(out_type(p)));
     std::vector<ArgSpec> a = {ops[0], ops[1],
                               ArgSpec::tensor_map("tma_A", "A", {64, c.integer("block_M")}, 128),
-                              ArgSpec::tensor_map("tma_B", "B", {64, c.integer("block_N")}, 128),
+                              p.boolean("trans_B") ? ArgSpec::tensor_map("tma_B", "B", {64, c.integer("block_N")}, 128)
+                                                   : ArgSpec::tensor_map("tma_B", "B", {64, 64}, 128),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              c.boolean("tma_store") ? ArgSpec::tensor_map("tma_C", "C", {64, 64}, 128)
+                              c.boolean("tma_store") ? ArgSpec::tensor_map("tma_C", "C", {c_cols, 64}, 128)
                                                      : ArgSpec::tensor_map("tma_C", "A", {64, c.integer("block_M")}, 128),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
-  k.layouts = [](const Values&, const Values& c) {
-    return std::vector<LayoutInfo>{{"smem_A", "smem.swizzle128B.bf16.(" + c.text("block_M") + ",64)"},
-                                   {"smem_B", "smem.swizzle128B.bf16.(" + c.text("block_N") + ",64)"},
-                                   {"wgmma_C", "wgmma.m64n" + c.text("block_N") + "k16.f32.C"}};
+  // The tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column
+  // blocks of 64 k-rows, the descriptor's transpose-B mode); smem_C the staging tile of one consumer warpgroup.
+  k.layouts = [](const Values& p, const Values& c) {
+    const std::string in = dtype_name(p.dtype());
+    std::vector<LayoutInfo> l = {
+        {"smem_A", "smem.swizzle128B." + in + ".(" + c.text("block_M") + ",64)"},
+        {"smem_B", "smem.swizzle128B." + in + ".(" + c.text("block_N") + ",64)" + (p.boolean("trans_B") ? "" : ".mn")},
+        {"wgmma_C", "wgmma.m64n" + c.text("block_N") + "k16.f32.C"}};
+    if (c.boolean("tma_store"))
+      l.push_back({"smem_C", "smem.swizzle128B." + std::string(dtype_name(out_type(p))) + ".(64," + c.text("block_N") + ")"});
+    return l;
   };
   return k;
 }

@@ -1,7 +1,8 @@
 // gemm.wgmma: the Hopper GEMM — TMA into 128B-swizzled smem, mbarrier pipeline, warp-specialized wgmma.
 //
-// C[M,N] = A[M,K] · B[N,K]^T with A and B both K-major (row-major A, column-major B), 16-bit inputs,
-// fp32 accumulation, 16-bit output (same type as the inputs).
+// C[M,N] = A[M,K] · op(B), A row-major (K-major), 16-bit inputs, fp32 accumulation, C row-major in C_TYPE (bf16,
+// f16 or f32). TRANS_B (TileLang's trans_B): B is stored N x K (K-major, C = A·B^T); otherwise K x N row-major
+// (N-major, C = A·B), loaded as such by TMA and read by wgmma with its transpose-B flag (imm-trans-b = 1).
 //
 // Threads: (CONSUMERS + 1) warpgroups of 128 threads. Warpgroup 0 is the producer: one elected thread
 // issues the TMA loads of each K-step into the next free pipeline stage. Warpgroups 1..CONSUMERS are the
@@ -12,10 +13,15 @@
 //
 // Shared memory (dynamic, aligned to 1024 B for the 128B swizzle atom):
 //   [STAGES x A tile: BM rows x BK cols, K-major, 128 B per row, TMA SWIZZLE_128B]
-//   [STAGES x B tile: BN rows x BK cols, same]
+//   [STAGES x B tile: K-major: BN rows x BK cols, same; N-major: BN/64 blocks of BK k-rows x 64 n (128 B per row),
+//    one TMA box each, TMA SWIZZLE_128B: CuTe's MN-major SW128 layout]
+//   [TMA_STORE: CONSUMERS x C staging tiles of 64 rows x BN, as BN/W sub-tiles of 64 rows x 128 B, W = 64 (16-bit
+//    C) or 32 (f32 C) columns, SWIZZLE_128B]
 //   [STAGES full barriers][STAGES empty barriers]
-// With BK = 64 16-bit elements a tile row is exactly one 128-byte swizzle row; 8 rows form the 1024-byte
+// With BK = 64 16-bit elements a K-major tile row is exactly one 128-byte swizzle row; 8 rows form the 1024-byte
 // atom, so the wgmma descriptor's stride byte offset is 1024 and stepping k16 inside the row is +32 bytes.
+// N-major B: the 1024-byte atom is 8 k-rows x 64 n; the descriptor's stride byte offset (next 8 k-rows) is 1024,
+// its leading byte offset (next 64 n) is one block, BK x 128 = 8192 bytes, and stepping k16 is +16 rows = +2048.
 #pragma once
 
 #include "gemm/gemm_common.cuh"
@@ -98,6 +104,17 @@ TL_DEVICE_INLINE unsigned long long smem_desc_sw128(unsigned addr) {
   return desc;
 }
 
+// Shared-memory matrix descriptor for an MN-major operand in the 128-byte swizzle layout: 64 MN elements per
+// 128-byte row, 8 K-rows per 1024-byte atom (stride byte offset), MN blocks of 64 every `block_bytes` (leading
+// byte offset). PTX ISA "Matrix Descriptor Format"; CuTe's make_gmma_desc<Major::MN> for SW128.
+TL_DEVICE_INLINE unsigned long long smem_desc_sw128_mn(unsigned addr, unsigned block_bytes) {
+  unsigned long long desc = (addr & 0x3FFFFu) >> 4;
+  desc |= static_cast<unsigned long long>((block_bytes & 0x3FFFFu) >> 4) << 16;  // leading byte offset
+  desc |= (1024ull >> 4) << 32;                                                  // stride byte offset
+  desc |= 1ull << 62;                                                            // swizzle mode 1 = 128 B
+  return desc;
+}
+
 TL_DEVICE_INLINE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 TL_DEVICE_INLINE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -114,52 +131,53 @@ TL_DEVICE_INLINE void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
-// wgmma m64nNk16, A and B from shared memory (descriptors), fp32 accumulate into d[N/2].
-template <int N, bool BF16>
+// wgmma m64nNk16, A and B from shared memory (descriptors), fp32 accumulate into d[N/2]. TRANS_B_IMM is the
+// instruction's imm-trans-b: 0 for a K-major B, 1 for an N-major one (A is always K-major: imm-trans-a = 0).
+template <int N, bool BF16, int TRANS_B_IMM = 0>
 struct WgmmaSS;
 
-template <>
-struct WgmmaSS<128, true> {
+template <int TRANS_B_IMM>
+struct WgmmaSS<128, true, TRANS_B_IMM> {
   static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "n"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(1), "n"(TRANS_B_IMM));
   }
 };
-template <>
-struct WgmmaSS<128, false> {
+template <int TRANS_B_IMM>
+struct WgmmaSS<128, false, TRANS_B_IMM> {
   static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "n"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(1), "n"(TRANS_B_IMM));
   }
 };
-template <>
-struct WgmmaSS<256, true> {
+template <int TRANS_B_IMM>
+struct WgmmaSS<256, true, TRANS_B_IMM> {
   static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "n"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(1), "n"(TRANS_B_IMM));
   }
 };
-template <>
-struct WgmmaSS<256, false> {
+template <int TRANS_B_IMM>
+struct WgmmaSS<256, false, TRANS_B_IMM> {
   static TL_DEVICE_INLINE void run(float* d, unsigned long long desc_a, unsigned long long desc_b) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "n"(1));
+        : "l"(desc_a), "l"(desc_b), "n"(1), "n"(TRANS_B_IMM));
   }
 };
 
@@ -176,19 +194,21 @@ TL_DEVICE_INLINE void tile_coords(int t, int tiles_m, int tiles_n, int panel, in
 
 }  // namespace wgmma_detail
 
-// Dynamic shared memory the kernel needs (the 1024-byte alignment slack included).
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, bool TMA_STORE>
+// Dynamic shared memory the kernel needs (the 1024-byte alignment slack included). An f32 C doubles the staging.
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, bool TMA_STORE, int C_BYTES = 2>
 constexpr int gemm_wgmma_smem_bytes() {
-  return STAGES * (BM + BN) * BK * 2 + (TMA_STORE ? BM * BN * 2 : 0) + 1024 + 2 * STAGES * 8;
+  return STAGES * (BM + BN) * BK * 2 + (TMA_STORE ? BM * BN * C_BYTES : 0) + 1024 + 2 * STAGES * 8;
 }
 
 // TMA_STORE: the epilogue stages each consumer's 64 x BN tile in 128B-swizzled shared memory and writes it
-// with bulk tensor stores that overlap the next tile's main loop (needs N % 8 == 0 for the tensor map);
-// otherwise each thread stores its accumulator pairs directly (any N).
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16, bool TMA_STORE>
+// with bulk tensor stores that overlap the next tile's main loop (needs 16-byte rows of C for the tensor map:
+// N % 8 == 0 for a 16-bit C, N % 4 == 0 for f32); otherwise each thread stores its accumulator pairs directly
+// (any N).
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16, bool TMA_STORE, bool TRANS_B = true,
+          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
-               const __grid_constant__ TmaDescriptor tma_c, unsigned short* __restrict__ C, int M, int N, int K) {
+               const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
   using namespace wgmma_detail;
   using namespace gemm_detail;
   static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
@@ -196,6 +216,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma N");
   constexpr unsigned A_BYTES = BM * BK * 2;
   constexpr unsigned B_BYTES = BN * BK * 2;
+  constexpr unsigned B_BLOCK = 64 * BK * 2;          // N-major B: one 64-column block of all BK k-rows
+  constexpr int C_BYTES = out_bytes<C_TYPE>();
+  constexpr int C_SUB = 128 / C_BYTES;               // columns of one 128-byte staging row (64 or 32)
+  static_assert(TRANS_B || BN % 64 == 0, "an N-major B tile is whole 64-column TMA boxes");
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned raw = smem_u32(smem_raw);
@@ -203,7 +227,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   const unsigned a_base = base;
   const unsigned b_base = base + STAGES * A_BYTES;
   const unsigned c_base = b_base + STAGES * B_BYTES;  // TMA_STORE: CONSUMERS x (64 x BN) staging tiles
-  const unsigned bar_base = c_base + (TMA_STORE ? BM * BN * 2 : 0);
+  const unsigned bar_base = c_base + (TMA_STORE ? BM * BN * C_BYTES : 0);
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (STAGES + s); };
 
@@ -240,9 +264,20 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
-            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
-            tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
-            tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
+            if constexpr (TRANS_B) {
+              mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
+              tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
+              tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
+            } else {
+              // Box (64 n, BK k) of the K x N matrix per 64-column block; coordinates innermost (n) first. Blocks
+              // wholly past N are not loaded: their stale columns only reach accumulator columns >= N, never stored.
+              const int boxes = min(BN / 64, (N - tn * BN + 63) / 64);
+              mbar_expect_tx(full_bar(s), A_BYTES + boxes * B_BLOCK);
+              tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
+#pragma unroll
+              for (int q = 0; q < BN / 64; ++q)
+                if (q < boxes) tma_load_2d(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
+            }
           }
           TL_PROBE_STAMP(t_issued);
           // Recorded after the issue: the bookkeeping stays off the release -> TMA critical path.
@@ -278,8 +313,9 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
           const unsigned long long da = smem_desc_sw128(a_base + s * A_BYTES + c * 64 * 128 + kk * 32);
-          const unsigned long long db = smem_desc_sw128(b_base + s * B_BYTES + kk * 32);
-          WgmmaSS<BN, BF16>::run(acc, da, db);
+          const unsigned long long db = TRANS_B ? smem_desc_sw128(b_base + s * B_BYTES + kk * 32)
+                                                : smem_desc_sw128_mn(b_base + s * B_BYTES + kk * 2048, B_BLOCK);
+          WgmmaSS<BN, BF16, TRANS_B ? 0 : 1>::run(acc, da, db);
         }
         wgmma_commit();
         // Keep one K-step of wgmma in flight; the one before it is done, so its stage can be refilled.
@@ -305,10 +341,11 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       // Epilogue. Accumulator fragment of wgmma m64nN: per warp 16 rows; lane/4 picks the row, lane%4 the
       // column pair; registers 4j..4j+3 cover columns 8j..8j+7 of rows r (4j, 4j+1) and r+8 (4j+2, 4j+3).
       if constexpr (TMA_STORE) {
-        // Staging layout: BN/64 sub-tiles of 64 rows x 64 columns (128 B rows), 16-byte chunks XOR-swizzled
-        // by row % 8 exactly as the tensor map's SWIZZLE_128B expects; the 8 rows a warp writes at once land
-        // in 8 different chunks, so the stores are bank-conflict free.
-        const unsigned my_c = c_base + c * 64 * BN * 2;
+        // Staging layout: BN/C_SUB sub-tiles of 64 rows x 128 B (C_SUB = 64 16-bit or 32 f32 columns), 16-byte
+        // chunks XOR-swizzled by row % 8 exactly as the tensor map's SWIZZLE_128B expects. 16-bit C: the 8 rows a
+        // warp writes at once land in 8 different chunks (conflict free); f32 C: 8 bytes per lane, 8 rows x 2
+        // chunks over the 8 chunk positions, two wavefronts for 256 bytes (the minimum).
+        const unsigned my_c = c_base + c * 64 * BN * C_BYTES;
         if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
         named_barrier_sync(1 + c, 128);
 #pragma unroll
@@ -316,16 +353,27 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const int r = warp * 16 + lane / 4 + 8 * h;
-            const unsigned addr = my_c + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * (lane % 4);
-            const unsigned v = pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+            if constexpr (C_TYPE == kOutF32) {
+              // columns 8j + 2*(lane%4): sub-tile j/4, chunk 2*(j%4) + (lane%4)/2, 8 bytes into it per odd lane
+              const int chunk = 2 * (j % 4) + (lane % 4) / 2;
+              const unsigned addr = my_c + (j / 4) * (64 * 128) + r * 128 + ((chunk ^ (r % 8)) * 16) + 8 * (lane % 2);
+              asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(acc[4 * j + 2 * h]),
+                           "f"(acc[4 * j + 2 * h + 1])
+                           : "memory");
+            } else {
+              const unsigned addr =
+                  my_c + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * (lane % 4);
+              const unsigned v = pack2<C_TYPE == kOutBf16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+            }
           }
         }
         fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
         named_barrier_sync(1 + c, 128);
         if (tid == 0) {
 #pragma unroll
-          for (int q = 0; q < BN / 64; ++q) tma_store_2d(&tma_c, my_c + q * 64 * 128, tn * BN + q * 64, tm * BM + c * 64);
+          for (int q = 0; q < BN / C_SUB; ++q)
+            tma_store_2d(&tma_c, my_c + q * 64 * 128, tn * BN + q * C_SUB, tm * BM + c * 64);
           tma_store_commit();
         }
         TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
@@ -337,7 +385,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
           const int col = col0 + 8 * j;
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            store_pair(C, row0 + 8 * h, col, M, N, pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+            store_acc_pair<C_TYPE>(C, row0 + 8 * h, col, M, N, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
           }
         }
         TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);

@@ -259,6 +259,36 @@ ResultsStore::~ResultsStore() { sqlite3_close(m_db); }
 
 // [SECTION] runs
 
+StoredRun stored_run_of(const RunRecord& r, const RunContext& c) {
+  StoredRun s;
+  const bool checked = !r.outputs.empty();
+  s.time = utc_now();
+  s.kernel = r.kernel;
+  s.source_hash = c.source_hash;
+  s.config = typed_params(r.config);
+  s.problem = typed_params(r.problem);
+  s.device = r.device;
+  s.sm_clock_khz = c.sm_clock_khz;
+  s.mem_clock_khz = c.mem_clock_khz;
+  s.median_ms = r.time_ms.median;
+  s.min_ms = r.time_ms.min;
+  s.max_ms = r.time_ms.max;
+  s.tflops = r.tflops;
+  s.gbps = r.gbps;
+  s.efficiency = r.efficiency.value;
+  s.rel_error = checked ? r.rel_error() : 0.0;
+  s.max_abs_error = checked ? r.max_abs_error() : 0.0;
+  s.passed = r.passed();
+  s.status = c.status.empty() ? run_status(r) : c.status;
+  s.resources = r.resources;
+  s.failure_kind = r.failure ? std::string(error_code_name(r.failure->code)) : std::string();
+  s.failure_message = r.failure ? r.failure->message : std::string();
+  s.sweep_id = c.sweep_id;
+  s.point_key = c.point_key;
+  s.record = r;
+  return s;
+}
+
 Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& c) {
   static const char* sql =
       "INSERT INTO runs (time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, "
@@ -266,32 +296,31 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
       "failure_message, sweep_id, point_key, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   Stmt st(m_db, sql);
   if (!st.ok()) return error("cannot prepare the insert");
-  const nlohmann::json record = r;
-  const bool checked = !r.outputs.empty();
-  st.bind(1, utc_now())
-      .bind(2, r.kernel)
-      .bind(3, c.source_hash)
-      .bind(4, typed_params(r.config).dump())
-      .bind(5, typed_params(r.problem).dump())
-      .bind(6, r.device)
-      .bind(7, std::int64_t(c.sm_clock_khz))
-      .bind(8, std::int64_t(c.mem_clock_khz))
-      .bind(9, r.time_ms.median)
-      .bind(10, r.time_ms.min)
-      .bind(11, r.time_ms.max)
-      .bind(12, r.tflops)
-      .bind(13, r.gbps)
-      .bind(14, r.efficiency.value)
-      .bind(15, checked ? r.rel_error() : 0.0)
-      .bind(16, checked ? r.max_abs_error() : 0.0)
-      .bind(17, std::int64_t(r.passed() ? 1 : 0))
-      .bind(18, c.status.empty() ? run_status(r) : c.status)
-      .bind(19, nlohmann::json(r.resources).dump())
-      .bind(20, r.failure ? std::string(error_code_name(r.failure->code)) : std::string())
-      .bind(21, r.failure ? r.failure->message : std::string())
-      .bind(22, c.sweep_id)
-      .bind(23, c.point_key)
-      .bind(24, record.dump());
+  const StoredRun s = stored_run_of(r, c);
+  st.bind(1, s.time)
+      .bind(2, s.kernel)
+      .bind(3, s.source_hash)
+      .bind(4, s.config.dump())
+      .bind(5, s.problem.dump())
+      .bind(6, s.device)
+      .bind(7, std::int64_t(s.sm_clock_khz))
+      .bind(8, std::int64_t(s.mem_clock_khz))
+      .bind(9, s.median_ms)
+      .bind(10, s.min_ms)
+      .bind(11, s.max_ms)
+      .bind(12, s.tflops)
+      .bind(13, s.gbps)
+      .bind(14, s.efficiency)
+      .bind(15, s.rel_error)
+      .bind(16, s.max_abs_error)
+      .bind(17, std::int64_t(s.passed ? 1 : 0))
+      .bind(18, s.status)
+      .bind(19, s.resources.dump())
+      .bind(20, s.failure_kind)
+      .bind(21, s.failure_message)
+      .bind(22, s.sweep_id)
+      .bind(23, s.point_key)
+      .bind(24, s.record.dump());
   // Outside an explicit transaction each statement commits by itself: the row is durable when step returns.
   if (st.step() != SQLITE_DONE) return error("cannot store the run of " + r.kernel);
   return static_cast<std::int64_t>(sqlite3_last_insert_rowid(m_db));

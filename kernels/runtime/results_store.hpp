@@ -115,6 +115,10 @@ class ResultsStore {
   sqlite3* m_db = nullptr;
 };
 
+// The row `insert` would write for a run (id 0, time now): what a caller that shows runs not stored (the GUI with
+// recording off) displays and compares like stored ones.
+StoredRun stored_run_of(const RunRecord& record, const RunContext& context);
+
 // Two stored runs side by side: {"a": id, "b": id, "kernel": [a, b], "same_problem": bool, "config": {param: [a, b]}
 // for the parameters that differ, "problem": likewise, "metrics": {name: {"a", "b", "ratio" (b / a, 0 when a is 0)}},
 // "status": [a, b]}.

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/gui/history.hpp"
 #include "app/gui/job_queue.hpp"
 #include "app/gui/trace_import.hpp"
 #include "app/gui/workspace.hpp"
@@ -181,4 +182,135 @@ TEST(TraceImport, RejectsWhatIsNotATrace) {
   auto missing = load_chrome_trace("/nonexistent/trace.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), ErrorCode::not_found);
+}
+
+// [SECTION] progress from a running job, history rows, sweep spaces, SASS tools
+
+TEST(JobQueue, DeliverHandsProgressOverBeforeTheJobEnds) {
+  JobQueue q;
+  std::vector<int> seen;
+  std::atomic<bool> release{false};
+  q.post("steps", [&]() -> JobQueue::Done {
+    for (int i = 1; i <= 3; ++i) q.deliver([&seen, i] { seen.push_back(i); });
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return [&seen] { seen.push_back(99); };
+  });
+  // The job is still running (blocked on `release`), yet its three steps reach the UI thread.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (seen.size() < 3 && std::chrono::steady_clock::now() < end) {
+    q.drain();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+  EXPECT_TRUE(q.busy());
+  release = true;
+  while (q.busy() && std::chrono::steady_clock::now() < end) q.drain();
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 99}));
+}
+
+namespace {
+
+HistoryRow row(std::int64_t id, const std::string& kernel, double tflops, int session = 0) {
+  StoredRun r;
+  r.id = id;
+  r.kernel = kernel;
+  r.tflops = tflops;
+  r.median_ms = tflops > 0 ? 1 / tflops : 0;
+  r.status = "passed";
+  r.config = {{"block_M", 64 * (id + 1)}};
+  return make_history_row(r, session);
+}
+
+}  // namespace
+
+TEST(History, MergeReplacesByStoreIdAndKeepsTheSessionLink) {
+  std::vector<HistoryRow> rows;
+  merge_history(rows, {row(2, "gemm.mma", 100), row(1, "copy", 0), row(0, "gemm.mma", 50, 7)});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].run.id, 1);  // stored rows by id, then the unstored
+  EXPECT_EQ(rows[2].key(), -7);
+  EXPECT_EQ(rows[1].config_text, "block_M=192");
+  // A run of this session stored as row 3, then a reload that knows nothing of the session.
+  merge_history(rows, {row(3, "gemm.mma", 120, 8)});
+  merge_history(rows, {row(3, "gemm.mma", 120), row(2, "gemm.mma", 101)});
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2].run.id, 3);
+  EXPECT_EQ(rows[2].session_run, 8);
+  EXPECT_DOUBLE_EQ(rows[1].run.tflops, 101);
+}
+
+TEST(History, OrderFiltersByKernelAndSortsEitherWay) {
+  std::vector<HistoryRow> rows;
+  merge_history(rows, {row(1, "gemm.mma", 100), row(2, "copy", 0), row(3, "gemm.mma", 300), row(4, "gemm.mma", 200),
+                       row(0, "gemm.mma", 250, 5)});
+  HistoryView v;  // default: newest first; an unstored run of this session is the newest
+  auto o = history_order(rows, v);
+  ASSERT_EQ(o.size(), 5u);
+  EXPECT_EQ(rows[o[0]].key(), -5);
+  EXPECT_EQ(rows[o[1]].run.id, 4);
+  EXPECT_EQ(rows[o[4]].run.id, 1);
+  v.kernel = "gemm.mma";
+  v.sort = HistoryColumn::tflops;
+  v.ascending = false;
+  o = history_order(rows, v);
+  ASSERT_EQ(o.size(), 4u);
+  std::vector<double> t;
+  for (auto i : o) t.push_back(rows[i].run.tflops);
+  EXPECT_EQ(t, (std::vector<double>{300, 250, 200, 100}));
+  v.ascending = true;
+  v.sort = HistoryColumn::median_ms;
+  o = history_order(rows, v);
+  EXPECT_EQ(rows[o[0]].run.id, 3);  // the fastest has the smallest median
+  v = {};
+  v.sort = HistoryColumn::kernel;
+  v.ascending = true;
+  o = history_order(rows, v);
+  EXPECT_EQ(rows[o[0]].run.kernel, "copy");
+  EXPECT_EQ(history_kernels(rows), (std::vector<std::string>{"copy", "gemm.mma"}));
+}
+
+TEST(SweepSpace, SuggestionsAreAllowedValuesAroundTheCurrentOne) {
+  Schema s;
+  s.params = {ParamSpec::boolean("swizzle", true, ""), ParamSpec::one_of("block_M", 128, {32, 64, 128, 256}, ""),
+              ParamSpec::one_of("block_N", 32, {32, 64, 128, 256}, ""), ParamSpec::integer("num_stages", 3, 2, 8, ""),
+              ParamSpec::integer("threads", 256, 32, 1024, "")};
+  // Booleans are left out; the current value sits in the middle where it can, the range's end otherwise.
+  EXPECT_EQ(suggest_sweep_space(s, {}), "block_M=64,128,256;block_N=32,64,128");
+  EXPECT_EQ(suggest_sweep_space(s, {{"block_M", "256"}}), "block_M=64,128,256;block_N=32,64,128");
+  EXPECT_EQ(suggest_sweep_space(s, {{"block_M", "32"}}, 3, 2), "block_M=32,64;block_N=32,64;num_stages=2,4");
+  EXPECT_EQ(suggest_sweep_space(Schema{}, {}), "");
+  EXPECT_EQ(sweep_metrics(false).front(), "registers");  // without runs, only what compiling reports
+  EXPECT_EQ(sweep_metrics(true).front(), "tflops");
+}
+
+TEST(Sass, FindsNvdisasmFirstThenCuobjdumpOnlyWhenExecutable) {
+  fs::path a = temp_dir("sass_a"), b = temp_dir("sass_b");
+  auto make = [](const fs::path& p, const std::string& body, bool exec) {
+    std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(p, exec ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
+  };
+  EXPECT_FALSE(find_disassembler("", {a.string()}));
+  make(a / "nvdisasm", "exit 0", false);  // not executable: does not count
+  EXPECT_FALSE(find_disassembler(a.string(), {}));
+  make(b / "cuobjdump", "echo \"SASS of $2\"", true);
+  auto t = find_disassembler(a.string() + ":" + b.string(), {});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->kind, "cuobjdump");
+  make(a / "nvdisasm", "echo \"$1 listing\"", true);
+  t = find_disassembler("", {b.string(), a.string()});  // nvdisasm wins wherever it is
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->kind, "nvdisasm");
+  EXPECT_EQ(t->path, (a / "nvdisasm").string());
+  auto out = disassemble(*t, {'\x7f', 'E', 'L', 'F'});
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_EQ(*out, "-c listing\n");
+  EXPECT_FALSE(disassemble(*t, {}));  // nothing compiled
+  make(a / "nvdisasm", "echo 'unknown arch' >&2; exit 3", true);
+  out = disassemble(*t, {'x'});
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.status().message().find("exit 3"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("unknown arch"), std::string::npos);
+  const std::string msg = no_disassembler_message({"/opt/cuda/bin"});
+  for (const char* w : {"nvdisasm", "cuobjdump", "PATH", "/opt/cuda/bin", "CUDA_HOME"})
+    EXPECT_NE(msg.find(w), std::string::npos) << w << " missing from: " << msg;
 }

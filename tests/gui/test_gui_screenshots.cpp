@@ -1,6 +1,10 @@
-// Screenshots of each panel from the scripted test mode under xvfb: the right size, and not blank.
+// Screenshots of each panel from the scripted test mode under xvfb: the right size, not blank, and for the heat map
+// its cells. Each panel script asserts on the state it shows (gui.state(), gui.results_history(), gui.sweep_state())
+// and fails the run when it is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -36,7 +40,11 @@ TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
     fs::create_directories(out);
     png = (out / (panel + ".png")).string();
     fs::remove(png);
-    const std::string cmd = std::string("xvfb-run -a -s '-screen 0 ") + std::to_string(kWidth) + "x" +
+    // Each panel gets a fresh results store of the fixture's rows (the Results panel asserts on them; a sweep's
+    // skipped points would otherwise land in the next panel's history).
+    const std::string db = (out / (panel + ".db")).string();
+    ASSERT_EQ(std::system((std::string(TL_GUI_FIXTURE) + " " + db + " > /dev/null").c_str()), 0);
+    const std::string cmd = "TILELAB_DB=" + db + " xvfb-run -a -s '-screen 0 " + std::to_string(kWidth) + "x" +
                             std::to_string(kHeight) + "x24' " + TL_GUI_EXE + " --script " + TL_GUI_SCRIPTS + "/panel_" +
                             panel + ".lua --frames 5 --screenshot " + png + " > " + png + ".log 2>&1";
     const int rc = std::system(cmd.c_str());
@@ -60,11 +68,22 @@ TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
   for (const auto& [c, k] : counts) top = std::max(top, k);
   EXPECT_GT(counts.size(), 40u) << png << " has only " << counts.size() << " colours";
   EXPECT_LT(static_cast<double>(top) / static_cast<double>(pixels), 0.97) << png << " is one colour";
+  // Flat areas of one colour (panel backgrounds, heat map cells): the sweep's 3x3 heat map adds one per distinct
+  // value, so it has many more than a panel of text.
+  // Flat areas of one saturated colour (heat map cells, plots; the dark theme is mostly grey): the sweep's 3x3 heat
+  // map of registers adds one per distinct value.
+  int flat = 0;
+  for (const auto& [c, k] : counts) {
+    const int r = static_cast<int>(c >> 16), g = static_cast<int>((c >> 8) & 255), b = static_cast<int>(c & 255);
+    flat += k >= 3000 && std::max({r, g, b}) - std::min({r, g, b}) > 60;
+  }
+  std::printf("%s: %zu colours, %d saturated flat areas\n", panel.c_str(), counts.size(), flat);
+  if (panel == "sweep") EXPECT_GE(flat, 6) << png << ": the heat map's cells are missing";
 }
 
 INSTANTIATE_TEST_SUITE_P(Panels, PanelScreenshot,
-                         ::testing::Values("layouts", "source", "ptx", "results", "timeline", "roofline", "lua",
-                                           "device"),
+                         ::testing::Values("layouts", "source", "ptx", "sass", "results", "sweep", "timeline",
+                                           "roofline", "lua", "device"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

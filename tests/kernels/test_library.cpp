@@ -92,6 +92,25 @@ TEST(Library, SampledValidConfigsCompile) {
   }
 }
 
+// The tensor-core GEMMs' problem variants (B layout, output type) are template arguments: each compiles, for every
+// arch the kernel lists, at a config that fits it.
+TEST(Library, GemmLayoutsAndOutputTypesCompile) {
+  using KV = std::map<std::string, std::string>;
+  const KV row = {{"trans_B", "false"}}, f32 = {{"out_dtype", "f32"}};
+  for (const auto& arch : spec("gemm.mma").archs) {
+    expect_compiles(spec("gemm.mma"), row, {}, arch);
+    expect_compiles(spec("gemm.mma"), {{"trans_B", "false"}, {"out_dtype", "f32"}, {"dtype", "f16"}}, {}, arch);
+    expect_compiles(spec("gemm.mma"), {{"out_dtype", "f16"}}, {{"warps_M", "4"}, {"swizzle", "false"}}, arch);
+    expect_compiles(spec("gemm.mma"), row, {{"block_N", "64"}, {"warps_N", "2"}}, arch);  // 32-column warp tiles
+  }
+  expect_compiles(spec("gemm.wgmma"), row, {}, "sm_90a");
+  expect_compiles(spec("gemm.wgmma"), f32, {{"num_stages", "2"}}, "sm_90a");
+  expect_compiles(spec("gemm.wgmma"), {{"trans_B", "false"}, {"out_dtype", "f32"}, {"dtype", "f16"}},
+                  {{"block_N", "128"}, {"tma_store", "false"}}, "sm_90a");
+  expect_compiles(spec("gemm.wgmma"), {{"trans_B", "false"}, {"out_dtype", "bf16"}, {"dtype", "f16"}},
+                  {{"block_M", "64"}, {"block_N", "128"}}, "sm_90a");
+}
+
 void expect_refused(const std::string& kernel, const std::map<std::string, std::string>& problem,
                     const std::map<std::string, std::string>& config, const std::string& arch,
                     const std::vector<std::string>& words) {
@@ -121,6 +140,46 @@ TEST(Library, CanImplementRefusesWithReasons) {
   expect_refused("copy", {{"dtype", "f32"}}, {{"vec", "8"}}, "sm_90a", {"32 bytes", "vec=4"});
   EXPECT_TRUE(instantiate(spec("copy"), {{"dtype", "bf16"}}, {{"vec", "8"}}, limits_for_arch("sm_90a")).ok());
   expect_refused("elementwise", {}, {{"threads", "33"}}, "sm_80", {"multiple of 32"});
+
+  // The f32 C staging tile of gemm.wgmma's TMA-store epilogue is 128 x 256 x 4 = 128 KiB: with 3 stages of
+  // (128 + 256) x 64 x 2 bytes that is 279600 bytes; 2 stages, block_N=128 or direct stores fit.
+  expect_refused("gemm.wgmma", {{"out_dtype", "f32"}}, {}, "sm_90a", {"f32 C staging tile", "279600", "tma_store=false"});
+  for (const std::map<std::string, std::string>& fits :
+       {std::map<std::string, std::string>{{"num_stages", "2"}}, {{"block_N", "128"}}, {{"tma_store", "false"}}})
+    EXPECT_TRUE(instantiate(spec("gemm.wgmma"), {{"out_dtype", "f32"}}, fits, limits_for_arch("sm_90a")).ok());
+  expect_refused("gemm.wgmma", {{"out_dtype", "f32"}, {"N", "130"}}, {{"num_stages", "2"}}, "sm_90a",
+                 {"N a multiple of 4 for f32", "tma_store=false"});
+  expect_refused("gemm.mma", {{"trans_B", "false"}}, {{"block_N", "32"}, {"warps_N", "2"}}, "sm_90a",
+                 {"block_N=32", "64-column blocks"});
+  for (const char* k : {"gemm.mma", "gemm.wgmma"})
+    expect_refused(k, {{"trans_B", "false"}, {"N", "130"}}, {}, "sm_90a", {"trans_B=false", "N a multiple of 8"});
+}
+
+// gemm.mma / gemm.wgmma: C = A * B^T (B stored N x K) or A * B (B stored K x N); the reference reads B as stored,
+// and the output type follows out_dtype.
+TEST(Library, TensorCoreGemmReferenceFollowsTheBLayout) {
+  const auto lim = limits_for_arch("sm_90a");
+  for (const char* trans : {"true", "false"}) {
+    auto k = instantiate(spec("gemm.wgmma"), {{"M", "3"}, {"N", "8"}, {"K", "16"}, {"trans_B", trans}, {"out_dtype", "f32"}},
+                         {{"tma_store", "false"}}, lim)
+                 .value();
+    ReferenceInputs in;
+    for (const ArgSpec& a : k.args)
+      if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
+    const HostTensor &A = in.tensor("A"), &B = in.tensor("B");
+    EXPECT_EQ(B.shape, (std::string(trans) == "true" ? std::vector<std::int64_t>{8, 16} : std::vector<std::int64_t>{16, 8}));
+    const ArgSpec* C = nullptr;
+    for (const ArgSpec& a : k.args)
+      if (a.name == "C" && a.kind == ArgSpec::Kind::tensor) C = &a;
+    ASSERT_NE(C, nullptr);
+    EXPECT_EQ(C->dtype, DType::f32);
+    double c25 = 0;  // row 2, column 5 by hand
+    for (int kk = 0; kk < 16; ++kk) c25 += A.at(2 * 16 + kk) * (std::string(trans) == "true" ? B.at(5 * 16 + kk) : B.at(kk * 8 + 5));
+    EXPECT_DOUBLE_EQ(k.spec->reference(k.problem, in, "C", {2 * 8 + 5}).value().at(0), c25);
+    const auto b = k.spec->baseline(k.problem).value();
+    EXPECT_EQ(b.layout, std::string(trans) == "true" ? "nt" : "nn");
+    EXPECT_EQ(b.out, DType::f32);
+  }
 }
 
 TEST(Library, SchemaValidationMessagesAreActionable) {

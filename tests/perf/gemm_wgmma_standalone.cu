@@ -54,7 +54,7 @@ struct MmaConfig {
     return buf;
   }
   static void launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K) {
-    auto kernel = tl::gemm_mma<BM, BN, WM, WN, STAGES, SW, PANEL, true, MINB>;
+    auto kernel = tl::gemm_mma<BM, BN, WM, WN, STAGES, SW, PANEL, true, true, tl::gemm_detail::kOutBf16, MINB>;
     static bool set = false;
     if (!set) {
       CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));

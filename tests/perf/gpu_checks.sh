@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
 # On a GPU server: the GPU test binaries and a benchmark table from a bundle made by
-# `cmake/bundle_for_device.sh DIR build/tilelab build/tests/test_*_gpu`. Usage: gpu_checks.sh DIR [quick]
+# `cmake/bundle_for_device.sh DIR build/tilelab build/tests/test_*_gpu`. Usage: gpu_checks.sh DIR [quick|samples]
+# (quick: the tests only; samples: only the Lua GPU test and every sample script, outputs under $OUT or /tmp).
 set -uo pipefail
 dir=$(cd "$1" && pwd)
-export LD_LIBRARY_PATH=$dir/lib TILELAB_EXE=$dir/tilelab
+export LD_LIBRARY_PATH=$dir/lib TILELAB_EXE=$dir/tilelab FONTCONFIG_FILE=$dir/fonts.conf
 tl=$dir/tilelab
+if [ "${2:-}" = samples ]; then
+  out=${OUT:-/tmp}/tl_samples && mkdir -p "$out"
+  repo=$(cd "$(dirname "$0")/../.." && pwd)
+  $tl run --launch-timeout 5 "$repo/tests/lua/gpu.lua" "$out/lua_gpu" 2>&1 | tail -2
+  for s in "$repo"/samples/*.lua; do
+    name=$(basename "$s" .lua)
+    TIMEFORMAT="$name: %R s"
+    { time $tl run "$s" "$out/$name" > "$out/$name.log" 2>&1; } 2>&1
+    echo "  exit $? ($(tail -1 "$out/$name.log"))"
+  done
+  exit 0
+fi
 for t in "$dir"/test_*_gpu; do
   timeout 600 "$t" > "/tmp/$(basename "$t").log" 2>&1
   echo "$(basename "$t"): exit $? $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"

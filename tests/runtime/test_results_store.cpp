@@ -264,5 +264,28 @@ TEST(ResultsStore, ComparesTwoRuns) {
   EXPECT_NEAR(c["metrics"]["tflops"]["ratio"].get<double>(), 2.0, 1e-12);
 }
 
+// The row shown for a run that was not stored is the row the store writes (what the GUI compares unstored runs by).
+TEST(ResultsStore, StoredRunOfAgreesWithTheStoredRow) {
+  const std::string path = temp_db("of.db");
+  auto store = ResultsStore::open(path);
+  ASSERT_TRUE(store) << store.status().message();
+  RunContext ctx;
+  ctx.source_hash = "h";
+  ctx.sweep_id = "s1";
+  ctx.point_key = "M=256|block_M=64";
+  const RunRecord rec = sample_record(0.25);
+  auto id = (*store)->insert(rec, ctx);
+  ASSERT_TRUE(id) << id.status().message();
+  auto rows = (*store)->query({});
+  ASSERT_TRUE(rows && rows->size() == 1u);
+  nlohmann::json stored = rows->front(), made = stored_run_of(rec, ctx);
+  EXPECT_EQ(made["id"], 0);
+  for (auto* j : {&stored, &made}) {
+    j->erase("id");
+    j->erase("time");
+  }
+  EXPECT_EQ(stored, made);
+}
+
 }  // namespace
 }  // namespace tl
