@@ -248,6 +248,8 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{}, {{"ping_pong", "false"}}},
       {{{"causal", "true"}}, {{"persistent", "false"}}},
       {{{"causal", "true"}, {"varlen", "true"}}, {{"section", "8"}}},
+      {{{"varlen", "true"}}, {{"smem_epilogue", "true"}}},
+      {{{"dim", "64"}, {"causal", "true"}}, {{"smem_epilogue", "true"}, {"block_M", "64"}, {"ping_pong", "false"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -278,6 +280,8 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
   refused({}, {{"block_N", "176"}, {"num_stages", "3"}}, {"304240", "shared memory"});
   refused({{"causal", "true"}}, {{"block_N", "176"}}, {"block_N=176", "spills", "block_N=128"});
+  // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 = 263280 bytes with the O staging tile
+  refused({}, {{"num_stages", "3"}, {"smem_epilogue", "true"}}, {"263280", "O staging", "smem_epilogue=false"});
   // The mma kernel runs on Ampere; this one is Hopper-only.
   EXPECT_FALSE(instantiate(attn_wgmma(), {}, {}, limits_for_arch("sm_80")).ok());
 }
