@@ -312,11 +312,12 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// Q tile, STAGES K tiles and STAGES V tiles, 2 + 4 * STAGES barriers, and the 1024-byte alignment slack (the
-// kernel's attn_fwd_wgmma_smem_bytes).
+// Q tile, STAGES K tiles and STAGES V tiles, the O staging tile (smem_epilogue), 2 + 4 * STAGES barriers, and the
+// 1024-byte alignment slack (the kernel's attn_fwd_wgmma_smem_bytes).
 std::int64_t wgmma_smem(const Values& p, const Values& c) {
-  const auto st = c.integer("num_stages");
-  return (c.integer("block_M") + 2 * st * c.integer("block_N")) * p.integer("dim") * 2 + 8 * (2 + 4 * st) + 1024;
+  const auto st = c.integer("num_stages"), bm = c.integer("block_M");
+  return (bm + 2 * st * c.integer("block_N") + (c.boolean("smem_epilogue") ? bm : 0)) * p.integer("dim") * 2 +
+         8 * (2 + 4 * st) + 1024;
 }
 
 // Query blocks of the longest sequence.
@@ -336,9 +337,10 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "in 240 per thread): use block_N=128 for causal attention");
   const auto smem = wgmma_smem(p, c);
   if (smem > limits.smem_per_block_optin)
-    return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles need " + std::to_string(smem) +
+    return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles" +
+                  (c.boolean("smem_epilogue") ? " plus the O staging tile" : "") + " need " + std::to_string(smem) +
                   " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
-                  " per block: lower num_stages or block_N");
+                  " per block: lower num_stages or block_N" + (c.boolean("smem_epilogue") ? ", or smem_epilogue=false" : ""));
   return Status::success();
 }
 
@@ -360,12 +362,19 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "other's GEMMs (block_M=128)"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
-                                  "epilogue); false: one CTA per work tile")}};
+                                  "epilogue); false: one CTA per work tile"),
+               ParamSpec::integer("section", 0, 0, 256,
+                                  "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
+                                  "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
+                                  "the persistent CTAs' work (tile/work_order.hpp); not causal: ignored"),
+               ParamSpec::boolean("smem_epilogue", false,
+                                  "O staged in shared memory (block_M x dim more) and written as whole rows with "
+                                  "16-byte stores, instead of 4-byte stores straight from the accumulators")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
+           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + c.text("smem_epilogue") + ">";
   };
   // Persistent: one CTA per SM at most (132 on the H100; the device's SM count is not known here).
   k.launch = [](const Values& p, const Values& c) {
@@ -376,7 +385,8 @@ KernelSpec attn_fwd_wgmma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
-  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch);
+  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch,
+  // section);
   // Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one head x block rows.
   k.args = [](const Values& p, const Values& c) {
     auto a = attn_args(p);
@@ -390,6 +400,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                              ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
+    a.push_back(ArgSpec::scalar("section", DType::i32, d(c.integer("section"))));
     return a;
   };
   // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.

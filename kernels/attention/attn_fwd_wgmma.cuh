@@ -8,7 +8,8 @@
 //
 // Work tiles: (query block of BM rows, head, sequence), m_blocks * heads * batch of them (m_blocks for the longest
 // sequence; blocks past a shorter one are skipped), numbered query block fastest (reversed when causal: most keys
-// first), then head, then sequence. CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
+// first), then head, then sequence; causal with section > 0: heaviest query blocks first across groups of
+// `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
 // or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers).
@@ -32,12 +33,14 @@
 //   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
 //   1 + c order the GEMM issues of the two warpgroups strictly alternately (warpgroup 0 first).
 //   The epilogue divides O by the row sum and stores it straight from the accumulators (rows past the sequence
-//   are not stored); LSE = (m + log2 l) * ln 2.
+//   are not stored), or (SMEM_EPI) stages each warpgroup's 64 rows in shared memory and writes whole rows with
+//   16-byte stores; LSE = (m + log2 l) * ln 2.
 //
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
 //   Q                 D/64 column halves x [BM rows x 128 B]
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   V ring            STAGES x D/64 halves x [BN rows x 128 B]
+//   O staging         SMEM_EPI only: C x [64 rows x D*2 B], 16-byte chunk j of row r at j ^ (r % 8)
 //   mbarriers         q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
 // sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
@@ -59,6 +62,7 @@
 #include "tile/config.hpp"
 #include "tile/probe.hpp"
 #include "tile/wgmma_ops.cuh"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace attn_wgmma_detail {
@@ -95,16 +99,6 @@ TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Shared-memory descriptor of an N-major (transposed) operand in the 128-byte swizzle layout: 64 N values per
-// 128-byte row, one row per k; `lbo` bytes to the next 64 N values, 1024 to the next 8 k.
-TL_DEVICE_INLINE unsigned long long smem_desc_sw128_mn(unsigned addr, unsigned lbo) {
-  unsigned long long desc = (addr & 0x3FFFFu) >> 4;
-  desc |= static_cast<unsigned long long>((lbo >> 4) & 0x3FFFu) << 16;
-  desc |= (1024ull >> 4) << 32;
-  desc |= 1ull << 62;
-  return desc;
-}
-
 // Pins registers at this point of the program: the compiler must neither read accumulators of an in-flight wgmma
 // nor move their updates across the wait that completes it (the asm of the wait names no registers).
 template <int N>
@@ -134,20 +128,22 @@ TL_DEVICE_INLINE float quad_sum(float v) {
 }
 
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
-// Work tile t is m_block fastest (reversed when causal, so the query blocks with the most keys come first), then
-// head, then sequence: CTAs running at the same time share a head's K and V in L2.
+// Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
+// share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
+// go heaviest-first across `section` (sequence, head) pairs at a time, which evens out the CTAs' work.
 struct AttnWork {
   int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, n_tiles;
 };
 
 template <int BM, int BN, bool CAUSAL>
-TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, const int* cu_seqlens_q,
-                                    const int* cu_seqlens_k) {
+TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section,
+                                    const int* cu_seqlens_q, const int* cu_seqlens_k) {
   AttnWork w;
-  const int mi = t % m_blocks, rest = t / m_blocks;
-  w.m_block = CAUSAL ? m_blocks - 1 - mi : mi;
-  w.h = rest % heads;
-  w.b = rest / heads;
+  const WorkCoord wc = CAUSAL && section > 0 ? work_sections(t, m_blocks, heads * batch, section)
+                                             : work_m_fastest(t, m_blocks);
+  w.m_block = CAUSAL ? m_blocks - 1 - wc.m : wc.m;
+  w.h = wc.pair % heads;
+  w.b = wc.pair / heads;
   w.hk = w.h / (heads / heads_kv);
   w.m0 = w.m_block * BM;
   w.q_start = cu_seqlens_q[w.b];
@@ -164,17 +160,17 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 }  // namespace attn_wgmma_detail
 
 // Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
-template <int D, int BM, int BN, int STAGES>
+template <int D, int BM, int BN, int STAGES, bool SMEM_EPI>
 constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (BM + 2 * STAGES * BN) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
+  return (BM + 2 * STAGES * BN + (SMEM_EPI ? BM : 0)) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
 }
 
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN>
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, bool SMEM_EPI>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
-                   int m_blocks, int batch) {
+                   int m_blocks, int batch, int section) {
   using namespace attn_wgmma_detail;
   using wgmma_detail::mbar_arrive;
   using wgmma_detail::mbar_expect_tx;
@@ -184,6 +180,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   using wgmma_detail::setmaxnreg_dec;
   using wgmma_detail::setmaxnreg_inc;
   using wgmma_detail::smem_desc_sw128;
+  using wgmma_detail::smem_desc_sw128_mn;
   using wgmma_detail::wgmma_commit;
   using wgmma_detail::wgmma_fence;
   using wgmma_detail::wgmma_wait;
@@ -213,7 +210,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   const unsigned q_smem = base;
   const unsigned k_smem = q_smem + Q_BYTES;
   const unsigned v_smem = k_smem + STAGES * KV_BYTES;
-  const unsigned bars = v_smem + STAGES * KV_BYTES;
+  const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // SMEM_EPI: C x [64 rows x D], chunks swizzled by row % 8
+  const unsigned bars = o_smem + (SMEM_EPI ? BM * D * 2 : 0);
   const unsigned q_full = bars, q_empty = bars + 8u;
   auto k_full = [&](int s) { return bars + 8u * (2 + s); };
   auto k_empty = [&](int s) { return bars + 8u * (2 + STAGES + s); };
@@ -243,7 +241,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     TL_PROBE_WARP_INIT();
     int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
     for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
       // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns.
       auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned rows_bytes, unsigned bar, int head, int start,
@@ -337,7 +335,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
   int kv_it = 0, q_round = 0;
   for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, cu_seqlens_q, cu_seqlens_k);
+    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
     if (w.m0 >= w.seq_q) continue;
     const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
     const int n_tiles = w.n_tiles;
@@ -480,22 +478,54 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
     // [SECTION] epilogue
     TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
+    const unsigned o_wg = o_smem + c * (64 * D * 2);
+    if constexpr (SMEM_EPI) named_barrier_sync(3 + c, 128);  // this warpgroup's reads of the last tile are done
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int row = row_base + 8 * hh;
       const float l = quad_sum(row_sum[hh]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
-      if (row < w.seq_q) {
-        // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+      // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+      if constexpr (SMEM_EPI) {
+        // Stage the 16-bit O rows in shared memory; 16-byte chunk j of row r at j ^ (r % 8), so the 8 rows a warp
+        // writes at once hit 8 different chunks (no bank conflicts).
+        const int r = warp * 16 + lane / 4 + 8 * hh;
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          const unsigned v = l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(o_wg + r * (D * 2) + ((j ^ (r % 8)) * 16) + 4 * (lane % 4)),
+                       "r"(v)
+                       : "memory");
+        }
+      } else if (row < w.seq_q) {
         unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < D / 8; ++j)
           *reinterpret_cast<unsigned*>(dst + j * 8) =
               l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
-        if (lane % 4 == 0)
-          LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
-                     : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
-              l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
+      }
+      if (row < w.seq_q && lane % 4 == 0)
+        LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
+                   : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
+            l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
+    }
+    if constexpr (SMEM_EPI) {
+      // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
+      // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
+      constexpr int CH = D / 8, RPP = 128 / CH;
+      named_barrier_sync(3 + c, 128);
+#pragma unroll
+      for (int k = 0; k < 64 / RPP; ++k) {
+        const int r = k * RPP + tid / CH, ch = tid % CH;
+        unsigned x0, x1, x2, x3;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
+                     : "r"(o_wg + r * (D * 2) + ((ch ^ (r % 8)) * 16))
+                     : "memory");
+        const int row = w.m0 + c * 64 + r;
+        if (row < w.seq_q)
+          *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + ch * 8) =
+              make_uint4(x0, x1, x2, x3);
       }
     }
     TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
