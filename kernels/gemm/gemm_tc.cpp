@@ -304,7 +304,10 @@ KernelSpec gemm_wgmma_spec() {
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
                ParamSpec::one_of("block_N", 256, {128, 256}, "columns of C per tile (the wgmma N)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)"),
-               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows walked together"),
+               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
+               ParamSpec::enumeration("raster", "m", {"m", "n"},
+                                      "raster order: m = panels of tile rows walked column by column (CTAs share A "
+                                      "rows in L2); n = panels of tile columns walked row by row (they share B)"),
                ParamSpec::boolean("tma_store", true, "epilogue through smem + TMA stores overlapping the next tile")}};
   k.can_implement = check_wgmma;
   // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
@@ -322,7 +325,8 @@ KernelSpec gemm_wgmma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
            std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
-           c.text("tma_store") + "," + p.text("trans_B") + "," + out_flag(p) + ">";
+           c.text("tma_store") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
+           (c.text("raster") == "n" ? "true" : "false") + ">";
   };
   // Persistent: one CTA per SM at most (132 on the H100); the device's SM count is not known here, so the
   // grid is capped at the tile count and at 132.

@@ -9,7 +9,7 @@
 // consumers: consumer c owns rows [c*64, c*64+64) of the BM = 64*CONSUMERS row tile and all BN columns,
 // and issues wgmma m64nBNk16 from shared memory, BK/16 of them per stage.
 // The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
-// that consecutive tiles reuse the same A rows from L2.
+// that consecutive tiles reuse the same A rows (raster m) or B columns (raster n) from L2.
 //
 // Shared memory (dynamic, aligned to 1024 B for the 128B swizzle atom):
 //   [STAGES x A tile: BM rows x BK cols, K-major, 128 B per row, TMA SWIZZLE_128B]
@@ -27,6 +27,7 @@
 #include "gemm/gemm_common.cuh"
 #include "tile/config.hpp"
 #include "tile/probe.hpp"
+#include "tile/work_order.hpp"
 
 #ifndef TL_DEVICE_INLINE
 #define TL_DEVICE_INLINE __device__ __forceinline__
@@ -181,15 +182,18 @@ struct WgmmaSS<256, false, TRANS_B_IMM> {
   }
 };
 
-// Output tile (tm, tn) of the t-th tile in grouped raster order: PANEL tile-rows are walked column by column.
-TL_DEVICE_INLINE void tile_coords(int t, int tiles_m, int tiles_n, int panel, int& tm, int& tn) {
-  int per_group = panel * tiles_n;
-  int group = t / per_group;
-  int first_m = group * panel;
-  int rows = tiles_m - first_m < panel ? tiles_m - first_m : panel;
-  int in_group = t - group * per_group;
-  tm = first_m + in_group % rows;
-  tn = in_group / rows;
+// Output tile (tm, tn) of the t-th tile in grouped raster order: panels of PANEL tile-rows walked column by column
+// (RASTER_N false: the CTAs in flight share PANEL row blocks of A and walk B), or of PANEL tile-columns walked row by
+// row (RASTER_N: they share column blocks of B). The panel's rows (columns) are work_sections' pairs.
+template <int PANEL, bool RASTER_N>
+TL_DEVICE_INLINE void tile_coords(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+  if (RASTER_N) {
+    const WorkCoord w = work_sections(t, tiles_m, tiles_n, PANEL);
+    tm = w.m, tn = w.pair;
+  } else {
+    const WorkCoord w = work_sections(t, tiles_n, tiles_m, PANEL);
+    tm = w.pair, tn = w.m;
+  }
 }
 
 }  // namespace wgmma_detail
@@ -205,7 +209,7 @@ constexpr int gemm_wgmma_smem_bytes() {
 // N % 8 == 0 for a 16-bit C, N % 4 == 0 for f32); otherwise each thread stores its accumulator pairs directly
 // (any N).
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16, bool TMA_STORE, bool TRANS_B = true,
-          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16>
+          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16, bool RASTER_N = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
@@ -257,7 +261,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       int it = 0;
       for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
-        tile_coords(t, tiles_m, tiles_n, PANEL, tm, tn);
+        tile_coords<PANEL, RASTER_N>(t, tiles_m, tiles_n, tm, tn);
         for (int k = 0; k < k_steps; ++k, ++it) {
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
@@ -300,7 +304,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       int tm, tn;
-      tile_coords(t, tiles_m, tiles_n, PANEL, tm, tn);
+      tile_coords<PANEL, RASTER_N>(t, tiles_m, tiles_n, tm, tn);
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       int prev_stage = -1;

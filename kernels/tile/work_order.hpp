@@ -11,6 +11,8 @@
 //               pairs (t = group * section * m_blocks + m * section + pair_in_group), so every round of G tiles
 //               has nearly equal work for all CTAs (longest-processing-time first), while the CTAs running together
 //               stay within `section` pairs (whose K and V should fit in L2).
+//               A GEMM's grouped ("panel") raster is the same order: the panel's tile rows (or columns) are the
+//               pairs, the tiles along the other dimension the m_blocks.
 #pragma once
 
 #include "tile/config.hpp"
