@@ -60,7 +60,7 @@ struct Dims {
         const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
         len = static_cast<std::int64_t>(std::max(d(sk) + z * d(sk) / 2.0, d(sq)));
       }
-      if (zeros && (num::hash64(0x31A2, static_cast<std::uint64_t>(i)) & 1)) len = 0;
+      if (zeros && num::uniform01(0x31A2, static_cast<std::uint64_t>(i)) < 0.5) len = 0;
       lens[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::min<std::int64_t>(len, 1 << 24));
     }
     const std::int64_t longest = lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
