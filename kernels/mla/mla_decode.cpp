@@ -199,7 +199,10 @@ KernelSpec mla_decode_spec() {
   k.config = {{ParamSpec::integer("sms", 132, 1, 1024,
                                   "SMs the split-KV schedule balances over (132: H100 SXM); parts = sms / row tiles"),
                ParamSpec::integer("overhead_blocks", 5, 0, 64,
-                                  "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5)")}};
+                                  "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5)"),
+               ParamSpec::integer("prefetch", 3, 0, 6,
+                                  "KV blocks ahead fetched into L2 (TMA prefetch) besides the two in shared memory; 0: off"),
+               ParamSpec::boolean("overlap", true, "issue the next block's Q K^T right behind this block's P V")}};
   k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
@@ -210,8 +213,9 @@ KernelSpec mla_decode_spec() {
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
     return Status::success();
   };
-  k.name_expression = [](const Values& p, const Values&) {
-    return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + ">";
+  k.name_expression = [](const Values& p, const Values& c) {
+    return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
+           c.text("prefetch") + "," + c.text("overlap") + ">";
   };
   k.launch = [](const Values& p, const Values& c) {
     const Dims x(p);

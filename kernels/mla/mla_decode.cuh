@@ -154,6 +154,28 @@ struct PartWalk {
   }
 };
 
+// Issues S_c = Q K[32c : 32c + 32]^T over the 9 panels of 64 columns into sacc (zeroed first) as one wgmma group.
+template <bool BF16>
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned kv, int c) {
+#pragma unroll
+  for (int i = 0; i < 16; ++i) sacc[i] = 0.f;
+  wgmma_detail::wgmma_fence();
+#pragma unroll
+  for (int p = 0; p < kPanels; ++p)
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_m64n32_ss<BF16>(sacc, desc_sw128(q_base + p * kPanelBytes + kk * 32, 16, 1024),
+                            desc_sw128(kv + p * kPanelBytes + c * 32 * 128 + kk * 32, 16, 1024));
+  wgmma_detail::wgmma_commit();
+}
+
+// Fetches a box of the tensor map into L2 only (no shared memory, no barrier).
+TL_DEVICE_INLINE void tma_prefetch_l2(const TmaDescriptor* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+
 TL_DEVICE_INLINE void st_shared_f32(unsigned addr, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory"); }
 TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   float v;
@@ -163,7 +185,7 @@ TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
 
 }  // namespace mla_detail
 
-template <bool CAUSAL, bool BF16>
+template <bool CAUSAL, bool BF16, int PREFETCH, bool OVERLAP>
 __global__ void __launch_bounds__(384, 1)
     mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
                unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
@@ -208,13 +230,19 @@ __global__ void __launch_bounds__(384, 1)
       for (int r = walk.first; r <= walk.last; ++r) {
         int b0, b1, split;
         walk.range<CAUSAL>(r, cache_seqlens[r], seq_q, heads, m0, R, b0, b1, split);
-        if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);  // both consumers are done with the previous request's Q
-        if (lane == 0) {
-          mbar_expect_tx(q_full, kTileBytes);
+        const int* row_table = block_table + static_cast<long long>(r) * table_stride;
+        // Q waits for both consumers to be done with the previous request's Q; it is issued after this request's
+        // first KV block, so that block's load overlaps the wait.
+        auto load_q = [&] {
+          if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
+          if (lane == 0) {
+            mbar_expect_tx(q_full, kTileBytes);
 #pragma unroll
-          for (int p = 0; p < kPanels; ++p) tma_load_2d(q_base + p * kPanelBytes, &tma_q, q_full, p * 64, r * R + m0);
-        }
-        ++qn;
+            for (int p = 0; p < kPanels; ++p) tma_load_2d(q_base + p * kPanelBytes, &tma_q, q_full, p * 64, r * R + m0);
+          }
+          ++qn;
+        };
+        if (b0 == b1) load_q();
         for (int blk = b0; blk < b1; ++blk, ++it) {
           const int s = it & 1;
           TL_PROBE_BEGIN(kProbeLoadWait, s, blk);
@@ -222,14 +250,25 @@ __global__ void __launch_bounds__(384, 1)
           TL_PROBE_END(kProbeLoadWait, s, blk);
           TL_PROBE_BEGIN(kProbeLoadIssue, s, blk);
           if (lane == 0) {
-            const int phys = __ldg(block_table + static_cast<long long>(r) * table_stride + blk);
             mbar_expect_tx(full_bar(s), kTileBytes);
+            const int phys = __ldg(row_table + blk);
 #pragma unroll
             for (int p = 0; p < kPanels; ++p)
               tma_load_2d(kv_base + s * kTileBytes + p * kPanelBytes, &tma_kv, full_bar(s), p * 64, phys * kBlock);
+            // Blocks PREFETCH ahead go to L2 now (two stages of shared memory hold too few bytes in flight to
+            // cover HBM latency); at the request's first block also the ones between.
+            if constexpr (PREFETCH > 0) {
+              for (int a = blk == b0 ? 2 : PREFETCH; a <= PREFETCH; ++a)
+                if (blk + a < b1) {
+                  const int ahead = __ldg(row_table + blk + a);
+#pragma unroll
+                  for (int p = 0; p < kPanels; ++p) tma_prefetch_l2(&tma_kv, p * 64, ahead * kBlock);
+                }
+            }
           }
           __syncwarp();
           TL_PROBE_END(kProbeLoadIssue, s, blk);
+          if (blk == b0) load_q();
         }
       }
       TL_PROBE_FLUSH();
@@ -258,25 +297,25 @@ __global__ void __launch_bounds__(384, 1)
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
     mbar_wait(q_full, qn & 1);
 
+    // OVERLAP: block blk + 1's QK is issued right behind block blk's PV, so the tensor cores go from one to the
+    // other without waiting for this warpgroup's round trip; otherwise each block issues its own QK first.
+    if (OVERLAP && b0 < b1) {
+      TL_PROBE_BEGIN(kProbeWaitKV, it & 1, b0);
+      mbar_wait(full_bar(it & 1), (it >> 1) & 1);
+      TL_PROBE_END(kProbeWaitKV, it & 1, b0);
+      TL_PROBE_BEGIN(kProbeQK, it & 1, b0);
+      issue_qk<BF16>(sacc, q_base, kv_base + (it & 1) * kTileBytes, c);
+    }
     for (int blk = b0; blk < b1; ++blk, ++it) {
       const int s = it & 1;
       const unsigned kv = kv_base + s * kTileBytes;
-      TL_PROBE_BEGIN(kProbeWaitKV, s, blk);
-      mbar_wait(full_bar(s), (it >> 1) & 1);
-      TL_PROBE_END(kProbeWaitKV, s, blk);
-
-      // S_c = Q K[32c : 32c + 32]^T over the 9 panels of 64 columns.
-      TL_PROBE_BEGIN(kProbeQK, s, blk);
-#pragma unroll
-      for (int i = 0; i < 16; ++i) sacc[i] = 0.f;
-      wgmma_fence();
-#pragma unroll
-      for (int p = 0; p < kPanels; ++p)
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
-          wgmma_m64n32_ss<BF16>(sacc, desc_sw128(q_base + p * kPanelBytes + kk * 32, 16, 1024),
-                                desc_sw128(kv + p * kPanelBytes + c * 32 * 128 + kk * 32, 16, 1024));
-      wgmma_commit();
+      if constexpr (!OVERLAP) {
+        TL_PROBE_BEGIN(kProbeWaitKV, s, blk);
+        mbar_wait(full_bar(s), (it >> 1) & 1);
+        TL_PROBE_END(kProbeWaitKV, s, blk);
+        TL_PROBE_BEGIN(kProbeQK, s, blk);
+        issue_qk<BF16>(sacc, q_base, kv, c);
+      }
       wgmma_wait<0>();
       TL_PROBE_END(kProbeQK, s, blk);
 
@@ -352,7 +391,15 @@ __global__ void __launch_bounds__(384, 1)
         wgmma_m64n256_ss_tb<BF16>(o, desc_sw128(p_base + kk * 32, 16, 1024),
                                   desc_sw128(kv + 4 * c * kPanelBytes + kk * 16 * 128, kPanelBytes, 1024));
       wgmma_commit();
-      wgmma_wait<0>();
+      if (OVERLAP && blk + 1 < b1) {
+        const int sn = (it + 1) & 1;
+        mbar_wait(full_bar(sn), ((it + 1) >> 1) & 1);
+        TL_PROBE_BEGIN(kProbeQK, sn, blk + 1);
+        issue_qk<BF16>(sacc, q_base, kv_base + sn * kTileBytes, c);
+        wgmma_wait<1>();  // PV done (the QK behind it may still run): the stage can be refilled
+      } else {
+        wgmma_wait<0>();
+      }
       if (tid == 0) mbar_arrive(empty_bar(s));
       TL_PROBE_END(kProbePV, s, blk);
     }

@@ -43,12 +43,13 @@ std::vector<std::int32_t> ints(const KernelInstance& k, const std::string& name)
 }
 
 TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
-  const std::vector<KV> problems = {{},
-                                    {{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}},
-                                    {{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}};
+  const std::vector<std::pair<KV, KV>> cases = {
+      {{}, {}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"overlap", "false"}}},
+      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"prefetch", "0"}, {"sms", "7"}}}};
   for (bool probes : {false, true})
-    for (const auto& p : problems) {
-      auto inst = instantiate(mla(), p, {}, limits_for_arch("sm_90a"));
+    for (const auto& [p, c] : cases) {
+      auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
       ASSERT_TRUE(inst.ok()) << inst.status().message();
       SCOPED_TRACE(inst->name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
