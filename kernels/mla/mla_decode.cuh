@@ -456,17 +456,29 @@ __global__ void __launch_bounds__(384, 1)
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
       if (last) {
         __threadfence();
-        const int g0 = num_splits[r];
-        for (int rr = 0; rr < 64 && m0 + rr < R; ++rr) {
-          const int row = m0 + rr;
+        const int g0 = num_splits[r], rows = min(64, R - m0);
+        // Each row's merged LSE first (threads 0..63), kept in the P tile: it is free here, both warpgroups are
+        // past their last P V of this request and the next request writes P only after a barrier of both.
+        if (ctid < rows) {
+          const int row = m0 + ctid;
           float mx = -kInf;
           for (int i = 0; i < nspl; ++i) mx = fmaxf(mx, __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row));
           float total = 0.f;
           if (mx > -kInf)
             for (int i = 0; i < nspl; ++i) total += __expf(__ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row) - mx);
           const float lse = mx > -kInf ? mx + __logf(total) : kInf;
+          st_shared_f32(p_base + ctid * 4, lse);
+          LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
+        }
+        named_barrier_sync(1, 256);
+        // Then O: thread t merges columns 2t, 2t + 1 of every row; rows are independent, so unrolling keeps
+        // several rows' loads in flight.
+#pragma unroll 4
+        for (int rr = 0; rr < rows; ++rr) {
+          const int row = m0 + rr;
+          const float lse = ld_shared_f32(p_base + rr * 4);
           float2 acc = make_float2(0.f, 0.f);
-          if (mx > -kInf)
+          if (lse != kInf)
             for (int i = 0; i < nspl; ++i) {
               const long long at = static_cast<long long>(g0 + i) * R + row;
               const float w = __expf(__ldcg(lse_acc + at) - lse);
@@ -476,7 +488,6 @@ __global__ void __launch_bounds__(384, 1)
             }
           *reinterpret_cast<unsigned*>(O + (static_cast<long long>(r) * R + row) * kDV + 2 * ctid) =
               gemm_detail::pack2<BF16>(acc.x, acc.y);
-          if (ctid == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
         }
         if (ctid == 0) *counter = 0;  // ready for the next launch
       }
