@@ -15,8 +15,9 @@ namespace {
 constexpr std::int64_t kDQK = 576, kDV = 512, kBlock = 64;
 
 // Dynamic shared memory of the kernel (mla_decode.cuh's kSmemUsed, the two must agree) plus 1024 bytes of alignment
-// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max / sum exchange, barriers and a flag.
-constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 1024; }
+// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers, a flag and the
+// combine's per-row LSE.
+constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 256 + 1024; }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
 // first 512 columns are V; per-request cache_seqlens; out [batch, seq_q, heads, 512], lse [batch, heads, seq_q].
@@ -196,13 +197,18 @@ KernelSpec mla_decode_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = mla_problem();
-  k.config = {{ParamSpec::integer("sms", 132, 1, 1024,
+  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
+                                 "consumer warpgroups computing Q K^T: 1 (all 64 tokens, reads Q once per block; the "
+                                 "softmax on that warpgroup) or 2 (32 tokens each, row maxima exchanged)"),
+               ParamSpec::integer("sms", 132, 1, 1024,
                                   "SMs the split-KV schedule balances over (132: H100 SXM); parts = sms / row tiles"),
                ParamSpec::integer("overhead_blocks", 5, 0, 64,
                                   "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5)"),
                ParamSpec::integer("prefetch", 3, 0, 6,
                                   "KV blocks ahead fetched into L2 (TMA prefetch) besides the two in shared memory; 0: off"),
-               ParamSpec::boolean("overlap", true, "issue the next block's Q K^T right behind this block's P V")}};
+               ParamSpec::boolean("overlap", false,
+                                  "issue the next block's Q K^T right behind this block's P V (with qk_warpgroups=1 "
+                                  "ptxas serializes the wgmma: it guards registers on a warpgroup-divergent path)")}};
   k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
@@ -215,7 +221,7 @@ KernelSpec mla_decode_spec() {
   };
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
-           c.text("prefetch") + "," + c.text("overlap") + ">";
+           c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + ">";
   };
   k.launch = [](const Values& p, const Values& c) {
     const Dims x(p);
@@ -283,7 +289,7 @@ KernelSpec mla_decode_spec() {
                          : OutputSampling{1, static_cast<std::uint64_t>(std::min<std::int64_t>(256, 2 * rows))};
   };
   k.test_problems = mla_test_problems;
-  k.probes = {"load_wait", "load_issue", "wait_kv", "qk", "softmax", "pv", "epilogue"};
+  k.probes = {"load_wait", "load_issue", "wait_kv", "qk", "softmax", "pv", "combine"};
   // Per warp and KV block: at most four regions (begin + end each), plus per request the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c) {
     const Dims x(p);

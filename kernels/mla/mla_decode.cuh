@@ -59,7 +59,8 @@ enum : unsigned {
   kOffSum = kOffMax + 512,
   kOffBar = kOffSum + 1024,
   kOffFlag = kOffBar + 6 * 8,
-  kSmemUsed = kOffFlag + 16,
+  kOffLse = kOffFlag + 16,  // the combine's merged LSE per row
+  kSmemUsed = kOffLse + 256,
   kSmemBytes = kSmemUsed + 1024  // with the alignment slack: what the host asks for (mla_decode.cpp)
 };
 
@@ -102,6 +103,25 @@ TL_DEVICE_INLINE void wgmma_m64n32_ss(float* d, unsigned long long desc_a, unsig
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+template <bool BF16>
+TL_DEVICE_INLINE void wgmma_m64n64_ss(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+  if constexpr (BF16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
         : "l"(desc_a), "l"(desc_b));
   }
 }
@@ -154,18 +174,22 @@ struct PartWalk {
   }
 };
 
-// Issues S_c = Q K[32c : 32c + 32]^T over the 9 panels of 64 columns into sacc (zeroed first) as one wgmma group.
-template <bool BF16>
-TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned kv, int c) {
+// Issues S = Q K[rows]^T for the NS cache rows starting at k_rows, over the 9 panels of 64 columns, into sacc
+// (zeroed first) as one wgmma group.
+template <bool BF16, int NS>
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
 #pragma unroll
-  for (int i = 0; i < 16; ++i) sacc[i] = 0.f;
+  for (int i = 0; i < NS / 2; ++i) sacc[i] = 0.f;
   wgmma_detail::wgmma_fence();
 #pragma unroll
   for (int p = 0; p < kPanels; ++p)
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_m64n32_ss<BF16>(sacc, desc_sw128(q_base + p * kPanelBytes + kk * 32, 16, 1024),
-                            desc_sw128(kv + p * kPanelBytes + c * 32 * 128 + kk * 32, 16, 1024));
+    for (int kk = 0; kk < 4; ++kk) {
+      const unsigned long long da = desc_sw128(q_base + p * kPanelBytes + kk * 32, 16, 1024);
+      const unsigned long long db = desc_sw128(k_rows + p * kPanelBytes + kk * 32, 16, 1024);
+      if constexpr (NS == 64) wgmma_m64n64_ss<BF16>(sacc, da, db);
+      else wgmma_m64n32_ss<BF16>(sacc, da, db);
+    }
   wgmma_detail::wgmma_commit();
 }
 
@@ -176,6 +200,10 @@ TL_DEVICE_INLINE void tma_prefetch_l2(const TmaDescriptor* map, int c0, int c1) 
                : "memory");
 }
 
+TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 TL_DEVICE_INLINE void st_shared_f32(unsigned addr, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory"); }
 TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   float v;
@@ -183,9 +211,309 @@ TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   return v;
 }
 
+// What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
+struct ConsumerArgs {
+  unsigned base;
+  unsigned short* O;
+  float* LSE;
+  const int* cache_seqlens;
+  const int* parts;
+  const int* num_splits;
+  float* o_acc;
+  float* lse_acc;
+  int* counters;
+  int batch, seq_q, heads;
+};
+
+// Consumer warpgroup C (0 or 1, a template parameter so that each warpgroup's code has no warpgroup-divergent
+// branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
+template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, int C>
+TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
+  using namespace wgmma_detail;
+  const float kInf = __int_as_float(0x7f800000);
+  // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
+  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
+  const unsigned base = a.base, q_base = base, kv_base = base + kOffKV, p_base = base + kOffP;
+  auto full_bar = [&](int s) { return base + kOffBar + 8u * s; };
+  auto empty_bar = [&](int s) { return base + kOffBar + 16u + 8u * s; };
+  const unsigned q_full = base + kOffBar + 32u, q_empty = base + kOffBar + 40u, flag_addr = base + kOffFlag;
+  unsigned short* O = a.O;
+  float* LSE = a.LSE;
+  const int* cache_seqlens = a.cache_seqlens;
+  const int* parts = a.parts;
+  const int* num_splits = a.num_splits;
+  float* o_acc = a.o_acc;
+  float* lse_acc = a.lse_acc;
+  int* counters = a.counters;
+  const int batch = a.batch, seq_q = a.seq_q, heads = a.heads;
+  const int R = seq_q * heads, m0 = blockIdx.y * 64, part = blockIdx.x;
+  const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  constexpr int c = C;
+  const int ctid = threadIdx.x - 128;  // thread among the 256 consumers
+  TL_PROBE_WARP_INIT_IF(warp == 0);
+  const int rl[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};  // this thread's rows in the tile
+  // QK_WG == 2: consumer c computes S for tokens [32c, 32c + 32) and the two exchange row maxima; QK_WG == 1:
+  // consumer 0 computes all 64 tokens (Q is read from shared memory once per block instead of twice, which is what
+  // bounds Q K^T), runs the softmax alone and hands consumer 1 each row's rescale factor.
+  constexpr int NS = QK_WG == 1 ? 64 : 32;  // tokens of S per QK warpgroup
+  constexpr bool does_qk = QK_WG == 2 || c == 0;
+  const int tok0 = QK_WG == 2 ? 32 * c : 0;
+  float o[128];
+  float sacc[NS / 2];
+  int it = 0, qn = 0;
+
+  const PartWalk walk(parts, part, batch);
+  for (int r = walk.first; r <= walk.last; ++r) {
+    const int L = cache_seqlens[r];
+    int b0, b1, split;
+    walk.range<CAUSAL>(r, L, seq_q, heads, m0, R, b0, b1, split);
+    int lim[2];  // keys row h sees: [0, lim)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) lim[h] = CAUSAL ? max(0, min(L, L - seq_q + (m0 + rl[h]) / heads + 1)) : L;
+    float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o[i] = 0.f;
+    mbar_wait(q_full, qn & 1);
+
+    // OVERLAP: block blk + 1's QK is issued right behind block blk's PV, so the tensor cores go from one to the
+    // other without waiting for this warpgroup's round trip; otherwise each block issues its own QK first.
+    if (OVERLAP && does_qk && b0 < b1) {
+      TL_PROBE_BEGIN(kProbeWaitKV, it & 1, b0);
+      mbar_wait(full_bar(it & 1), (it >> 1) & 1);
+      TL_PROBE_END(kProbeWaitKV, it & 1, b0);
+      TL_PROBE_BEGIN(kProbeQK, it & 1, b0);
+      issue_qk<BF16, NS>(sacc, q_base, kv_base + (it & 1) * kTileBytes + tok0 * 128);
+    }
+    for (int blk = b0; blk < b1; ++blk, ++it) {
+      const int s = it & 1;
+      const unsigned kv = kv_base + s * kTileBytes;
+      const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
+      if (!OVERLAP && does_qk) {
+        TL_PROBE_BEGIN(kProbeWaitKV, s, blk);
+        mbar_wait(full_bar(s), (it >> 1) & 1);
+        TL_PROBE_END(kProbeWaitKV, s, blk);
+        TL_PROBE_BEGIN(kProbeQK, s, blk);
+        issue_qk<BF16, NS>(sacc, q_base, kv + tok0 * 128);
+      }
+      if (does_qk) {
+        wgmma_wait<0>();
+        TL_PROBE_END(kProbeQK, s, blk);
+
+        // Mask keys past each row's limit (only the blocks that reach a limit pay for it).
+        TL_PROBE_BEGIN(kProbeSoftmax, s, blk);
+        const int n0 = blk * kBlock + tok0;
+        if (n0 + NS > min(lim[0], lim[1])) {
+#pragma unroll
+          for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int e = 0; e < 2; ++e)
+                if (n0 + 8 * j + 2 * (lane % 4) + e >= lim[h]) sacc[4 * j + 2 * h + e] = -kInf;
+        }
+        float mx[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float v = -kInf;
+#pragma unroll
+          for (int j = 0; j < NS / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
+          mx[h] = quad_max(v) * kScaleLog2;
+        }
+        if constexpr (QK_WG == 2) {
+          // Row maxima of both halves: through shared memory, one barrier of the 256 consumer threads (which also
+          // tells each that the other's P V of the previous block is done with the P tile).
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (lane % 4 == 0) st_shared_f32(base + kOffMax + (c * 64 + rl[h]) * 4, mx[h]);
+          named_barrier_sync(1, 256);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], ld_shared_f32(base + kOffMax + ((1 - c) * 64 + rl[h]) * 4));
+        } else {
+          if (it > 0) named_barrier_sync(3, 256);  // consumer 1's P V of the previous block is done with the P tile
+        }
+        float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float m_new = fmaxf(row_m[h], mx[h]);
+          // A row with every key masked so far keeps m = -inf; subtract 0 then so exp2 gives 0, not NaN.
+          m_use[h] = m_new == -kInf ? 0.f : m_new;
+          alpha[h] = exp2_approx(row_m[h] - m_use[h]);
+          row_m[h] = m_new;
+          if (QK_WG == 1 && lane % 4 == 0) st_shared_f32(base + kOffMax + ((it & 1) * 64 + rl[h]) * 4, alpha[h]);
+        }
+        // P = exp2(S scale - m) as 16 bits into the P tile: row r, tokens tok0 + 8j + 2(lane % 4) + {0, 1}, i.e.
+        // chunk tok0 / 8 + j of the 128-byte row, swizzled.
+#pragma unroll
+        for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
+            const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
+            sum[h] += e0 + e1;
+            const unsigned addr = p_base + rl[h] * 128 + (((tok0 / 8 + j) ^ (rl[h] & 7)) << 4) + 4 * (lane % 4);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(gemm_detail::pack2<BF16>(e0, e1)) : "memory");
+          }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+        }
+        // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
+        // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
+        // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
+        if (valid < kBlock) {
+          for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
+            const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
+            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
+          }
+        }
+        fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
+        named_barrier_sync(2, 256);
+        TL_PROBE_END(kProbeSoftmax, s, blk);
+      } else {
+        // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
+        // Q K^T of this block is complete: it waited before the softmax).
+        TL_PROBE_BEGIN(kProbeSoftmax, s, blk);
+        named_barrier_sync(2, 256);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float alpha = ld_shared_f32(base + kOffMax + ((it & 1) * 64 + rl[h]) * 4);
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
+        }
+        mbar_wait(full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
+        if (valid < kBlock) {
+          for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
+            const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
+            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
+          }
+          fence_proxy_async_smem();
+          named_barrier_sync(4, 128);
+        }
+        TL_PROBE_END(kProbeSoftmax, s, blk);
+      }
+
+      // O_c += P V[:, 256c : 256c + 256]: 4 k16 steps of 16 tokens.
+      TL_PROBE_BEGIN(kProbePV, s, blk);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_m64n256_ss_tb<BF16>(o, desc_sw128(p_base + kk * 32, 16, 1024),
+                                  desc_sw128(kv + 4 * c * kPanelBytes + kk * 16 * 128, kPanelBytes, 1024));
+      wgmma_commit();
+      if (OVERLAP && does_qk && blk + 1 < b1) {
+        const int sn = (it + 1) & 1;
+        mbar_wait(full_bar(sn), ((it + 1) >> 1) & 1);
+        TL_PROBE_BEGIN(kProbeQK, sn, blk + 1);
+        issue_qk<BF16, NS>(sacc, q_base, kv_base + sn * kTileBytes + tok0 * 128);
+        wgmma_wait<1>();  // PV done (the QK behind it may still run): the stage can be refilled
+      } else {
+        wgmma_wait<0>();
+      }
+      if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
+      if (tid == 0) mbar_arrive(empty_bar(s));
+      TL_PROBE_END(kProbePV, s, blk);
+    }
+    if (tid == 0) mbar_arrive(q_empty);
+
+    // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
+    // overwrite what the other has yet to read).
+    const unsigned sum_buf = base + kOffSum + (qn & 1) * 512;
+    float l_tot[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l_tot[h] = quad_sum(row_l[h]);
+      if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
+    }
+    named_barrier_sync(1, 256);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
+    ++qn;
+
+    const int nspl = num_splits[r + 1] - num_splits[r];
+    const int g = num_splits[r] + split;
+    TL_PROBE_BEGIN(kProbeCombine, probe::kNoStage, r);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = m0 + rl[h];
+      if (row >= R) continue;
+      const bool empty = !(l_tot[h] > 0.f);
+      const float inv = empty ? 0.f : 1.f / l_tot[h];
+      const float lse = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+      if (nspl == 1) {
+        unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
+      } else {
+        float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < 32; ++j) *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse;
+      }
+    }
+    if (nspl > 1) {
+      // The last split of this (request, tile) to finish merges them all.
+      __threadfence();
+      named_barrier_sync(1, 256);
+      int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+      if (ctid == 0) {
+        const int done = atomicAdd(counter, 1);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
+      }
+      named_barrier_sync(1, 256);
+      unsigned last;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
+      if (last) {
+        __threadfence();
+        const int g0 = num_splits[r], rows = min(64, R - m0);
+        // Each row's merged LSE first (threads 0..63), kept in shared memory for the O pass.
+        if (ctid < rows) {
+          const int row = m0 + ctid;
+          float mx = -kInf;
+          for (int i = 0; i < nspl; ++i) mx = fmaxf(mx, __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row));
+          float total = 0.f;
+          if (mx > -kInf)
+            for (int i = 0; i < nspl; ++i) total += __expf(__ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row) - mx);
+          const float lse = mx > -kInf ? mx + __logf(total) : kInf;
+          st_shared_f32(base + kOffLse + ctid * 4, lse);
+          LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
+        }
+        named_barrier_sync(1, 256);
+        // Then O: thread t merges columns 2t, 2t + 1 of every row; rows are independent, so unrolling keeps
+        // several rows' loads in flight.
+#pragma unroll 4
+        for (int rr = 0; rr < rows; ++rr) {
+          const int row = m0 + rr;
+          const float lse = ld_shared_f32(base + kOffLse + rr * 4);
+          float2 acc = make_float2(0.f, 0.f);
+          if (lse != kInf)
+            for (int i = 0; i < nspl; ++i) {
+              const long long at = static_cast<long long>(g0 + i) * R + row;
+              const float w = __expf(__ldcg(lse_acc + at) - lse);
+              const float2 v = __ldcg(reinterpret_cast<const float2*>(o_acc + at * kDV + 2 * ctid));
+              acc.x += w * v.x;
+              acc.y += w * v.y;
+            }
+          *reinterpret_cast<unsigned*>(O + (static_cast<long long>(r) * R + row) * kDV + 2 * ctid) =
+              gemm_detail::pack2<BF16>(acc.x, acc.y);
+        }
+        if (ctid == 0) *counter = 0;  // ready for the next launch
+      }
+    }
+    TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
+  }
+  // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
+  if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
+  TL_PROBE_FLUSH();
+  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+}
+
 }  // namespace mla_detail
 
-template <bool CAUSAL, bool BF16, int PREFETCH, bool OVERLAP>
+template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP>
 __global__ void __launch_bounds__(384, 1)
     mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
                unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
@@ -195,7 +523,7 @@ __global__ void __launch_bounds__(384, 1)
   using namespace mla_detail;
   using namespace wgmma_detail;
   const float kInf = __int_as_float(0x7f800000);
-  static_assert(kSmemBytes == 232000, "mla_decode.cpp's mla_detail_smem() must match");
+  static_assert(kSmemBytes == 232256, "mla_decode.cpp's mla_detail_smem() must match");
   // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
   constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
 
@@ -277,225 +605,9 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   setmaxnreg_inc<232>();
-  const int c = wg - 1, ctid = threadIdx.x - 128;  // consumer index, thread among the 256 consumers
-  TL_PROBE_WARP_INIT_IF(warp == 0);
-  const int rl[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};  // this thread's rows in the tile
-  float o[128];
-  float sacc[16];
-  int it = 0, qn = 0;
-
-  const PartWalk walk(parts, part, batch);
-  for (int r = walk.first; r <= walk.last; ++r) {
-    const int L = cache_seqlens[r];
-    int b0, b1, split;
-    walk.range<CAUSAL>(r, L, seq_q, heads, m0, R, b0, b1, split);
-    int lim[2];  // keys row h sees: [0, lim)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) lim[h] = CAUSAL ? max(0, min(L, L - seq_q + (m0 + rl[h]) / heads + 1)) : L;
-    float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < 128; ++i) o[i] = 0.f;
-    mbar_wait(q_full, qn & 1);
-
-    // OVERLAP: block blk + 1's QK is issued right behind block blk's PV, so the tensor cores go from one to the
-    // other without waiting for this warpgroup's round trip; otherwise each block issues its own QK first.
-    if (OVERLAP && b0 < b1) {
-      TL_PROBE_BEGIN(kProbeWaitKV, it & 1, b0);
-      mbar_wait(full_bar(it & 1), (it >> 1) & 1);
-      TL_PROBE_END(kProbeWaitKV, it & 1, b0);
-      TL_PROBE_BEGIN(kProbeQK, it & 1, b0);
-      issue_qk<BF16>(sacc, q_base, kv_base + (it & 1) * kTileBytes, c);
-    }
-    for (int blk = b0; blk < b1; ++blk, ++it) {
-      const int s = it & 1;
-      const unsigned kv = kv_base + s * kTileBytes;
-      if constexpr (!OVERLAP) {
-        TL_PROBE_BEGIN(kProbeWaitKV, s, blk);
-        mbar_wait(full_bar(s), (it >> 1) & 1);
-        TL_PROBE_END(kProbeWaitKV, s, blk);
-        TL_PROBE_BEGIN(kProbeQK, s, blk);
-        issue_qk<BF16>(sacc, q_base, kv, c);
-      }
-      wgmma_wait<0>();
-      TL_PROBE_END(kProbeQK, s, blk);
-
-      // Mask keys past each row's limit (only the blocks that reach a limit pay for it).
-      TL_PROBE_BEGIN(kProbeSoftmax, s, blk);
-      const int n0 = blk * kBlock + c * 32;
-      if (n0 + 32 > min(lim[0], lim[1])) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              if (n0 + 8 * j + 2 * (lane % 4) + e >= lim[h]) sacc[4 * j + 2 * h + e] = -kInf;
-      }
-      // Row maxima of both halves: through shared memory, one barrier of the 256 consumer threads.
-      float mx[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float v = -kInf;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
-        mx[h] = quad_max(v) * kScaleLog2;
-        if (lane % 4 == 0) st_shared_f32(base + kOffMax + (c * 64 + rl[h]) * 4, mx[h]);
-      }
-      named_barrier_sync(1, 256);
-      float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float m_new = fmaxf(row_m[h], fmaxf(mx[h], ld_shared_f32(base + kOffMax + ((1 - c) * 64 + rl[h]) * 4)));
-        // A row with every key masked so far keeps m = -inf; subtract 0 then so exp2 gives 0, not NaN.
-        m_use[h] = m_new == -kInf ? 0.f : m_new;
-        alpha[h] = exp2_approx(row_m[h] - m_use[h]);
-        row_m[h] = m_new;
-      }
-      // P_c = exp2(S scale - m) as 16 bits into the P tile: row r, tokens 32c + 8j + 2(lane % 4) + {0, 1}, i.e.
-      // chunk 4c + j of the 128-byte row, swizzled.
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
-          const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
-          sum[h] += e0 + e1;
-          const unsigned addr = p_base + rl[h] * 128 + (((4 * c + j) ^ (rl[h] & 7)) << 4) + 4 * (lane % 4);
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(gemm_detail::pack2<BF16>(e0, e1)) : "memory");
-        }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
-#pragma unroll
-        for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-      }
-      // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
-      // 0 * NaN is NaN, so this warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3). Both QK reads of
-      // the stage are complete (barrier 1).
-      const int valid = L - blk * kBlock;
-      if (valid < kBlock) {
-        for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
-          const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
-          asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
-        }
-      }
-      fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
-      named_barrier_sync(2, 256);
-      TL_PROBE_END(kProbeSoftmax, s, blk);
-
-      // O_c += P V[:, 256c : 256c + 256]: 4 k16 steps of 16 tokens.
-      TL_PROBE_BEGIN(kProbePV, s, blk);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_m64n256_ss_tb<BF16>(o, desc_sw128(p_base + kk * 32, 16, 1024),
-                                  desc_sw128(kv + 4 * c * kPanelBytes + kk * 16 * 128, kPanelBytes, 1024));
-      wgmma_commit();
-      if (OVERLAP && blk + 1 < b1) {
-        const int sn = (it + 1) & 1;
-        mbar_wait(full_bar(sn), ((it + 1) >> 1) & 1);
-        TL_PROBE_BEGIN(kProbeQK, sn, blk + 1);
-        issue_qk<BF16>(sacc, q_base, kv_base + sn * kTileBytes, c);
-        wgmma_wait<1>();  // PV done (the QK behind it may still run): the stage can be refilled
-      } else {
-        wgmma_wait<0>();
-      }
-      if (tid == 0) mbar_arrive(empty_bar(s));
-      TL_PROBE_END(kProbePV, s, blk);
-    }
-    if (tid == 0) mbar_arrive(q_empty);
-
-    // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
-    // overwrite what the other has yet to read).
-    const unsigned sum_buf = base + kOffSum + (qn & 1) * 512;
-    float l_tot[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l_tot[h] = quad_sum(row_l[h]);
-      if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
-    }
-    named_barrier_sync(1, 256);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
-    ++qn;
-
-    const int nspl = num_splits[r + 1] - num_splits[r];
-    const int g = num_splits[r] + split;
-    TL_PROBE_BEGIN(kProbeCombine, probe::kNoStage, r);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = m0 + rl[h];
-      if (row >= R) continue;
-      const bool empty = !(l_tot[h] > 0.f);
-      const float inv = empty ? 0.f : 1.f / l_tot[h];
-      const float lse = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
-      if (nspl == 1) {
-        unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-        for (int j = 0; j < 32; ++j)
-          *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-        if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
-      } else {
-        float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-        for (int j = 0; j < 32; ++j) *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-        if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse;
-      }
-    }
-    if (nspl > 1) {
-      // The last split of this (request, tile) to finish merges them all.
-      __threadfence();
-      named_barrier_sync(1, 256);
-      int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
-      if (ctid == 0) {
-        const int done = atomicAdd(counter, 1);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
-      }
-      named_barrier_sync(1, 256);
-      unsigned last;
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
-      if (last) {
-        __threadfence();
-        const int g0 = num_splits[r], rows = min(64, R - m0);
-        // Each row's merged LSE first (threads 0..63), kept in the P tile: it is free here, both warpgroups are
-        // past their last P V of this request and the next request writes P only after a barrier of both.
-        if (ctid < rows) {
-          const int row = m0 + ctid;
-          float mx = -kInf;
-          for (int i = 0; i < nspl; ++i) mx = fmaxf(mx, __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row));
-          float total = 0.f;
-          if (mx > -kInf)
-            for (int i = 0; i < nspl; ++i) total += __expf(__ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row) - mx);
-          const float lse = mx > -kInf ? mx + __logf(total) : kInf;
-          st_shared_f32(p_base + ctid * 4, lse);
-          LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
-        }
-        named_barrier_sync(1, 256);
-        // Then O: thread t merges columns 2t, 2t + 1 of every row; rows are independent, so unrolling keeps
-        // several rows' loads in flight.
-#pragma unroll 4
-        for (int rr = 0; rr < rows; ++rr) {
-          const int row = m0 + rr;
-          const float lse = ld_shared_f32(p_base + rr * 4);
-          float2 acc = make_float2(0.f, 0.f);
-          if (lse != kInf)
-            for (int i = 0; i < nspl; ++i) {
-              const long long at = static_cast<long long>(g0 + i) * R + row;
-              const float w = __expf(__ldcg(lse_acc + at) - lse);
-              const float2 v = __ldcg(reinterpret_cast<const float2*>(o_acc + at * kDV + 2 * ctid));
-              acc.x += w * v.x;
-              acc.y += w * v.y;
-            }
-          *reinterpret_cast<unsigned*>(O + (static_cast<long long>(r) * R + row) * kDV + 2 * ctid) =
-              gemm_detail::pack2<BF16>(acc.x, acc.y);
-        }
-        if (ctid == 0) *counter = 0;  // ready for the next launch
-      }
-    }
-    TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
-  }
-  TL_PROBE_FLUSH();
-  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+  const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
+  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, 0>(args);
+  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, 1>(args);
 }
 
 }  // namespace tl

@@ -45,7 +45,9 @@ std::vector<std::int32_t> ints(const KernelInstance& k, const std::string& name)
 TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
   const std::vector<std::pair<KV, KV>> cases = {
       {{}, {}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"overlap", "false"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"overlap", "true"}, {"qk_warpgroups", "2"}}},
+      {{{"seq_q", "2"}, {"heads", "128"}}, {{"overlap", "true"}}},
+      {{{"causal", "true"}}, {{"qk_warpgroups", "2"}}},
       {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"prefetch", "0"}, {"sms", "7"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
