@@ -17,19 +17,24 @@
 // (request, tile) last — counted by an atomic per (request, tile) in `counters`, which must be zero before the
 // launch and is reset to zero by that CTA — merges the splits: O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i.
 //
-// Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (Q tile once per
-// request, then each KV block into a 2-stage ring), the rest of it idles with 40 registers (setmaxnreg). Consumer
-// warpgroups c = 0, 1 (232 registers): per KV block, c computes S_c = Q K[32c : 32c + 32]^T (64 x 32, wgmma
-// m64n32k16 x 36 from shared memory), the two exchange their row maxima through shared memory, each turns its S_c
-// into P (exp2 of the log2(e)-scaled scores; running max and sum per row, O rescaled), writes P_c as 16 bits into
-// the shared P tile, and after a barrier of both computes O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4,
-// V read N-major straight from the cache block: the transposed-B form). Consumer thread (warp w, lane l) owns rows
-// 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma accumulator layout), O_c's 256 columns as 128 fp32 registers.
+// Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
+// a 2-stage ring, the request's Q tile after its first block; PREFETCH > 0 also sends the blocks PREFETCH ahead to
+// L2), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
+// block, with QK_WG == 2: c computes S_c = Q K[32c : 32c + 32]^T (64 x 32, wgmma m64n32k16 x 36 from shared memory),
+// the two exchange their row maxima through shared memory, each turns its S_c into P (exp2 of the log2(e)-scaled
+// scores; running max and sum per row, O rescaled) and writes P_c as 16 bits into the shared P tile; with QK_WG == 1
+// consumer 0 computes all of S (m64n64k16 x 36: Q is read once per block, not twice), runs the softmax alone and
+// hands consumer 1 the rows' rescale factors. After a barrier of both, consumer c computes
+// O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4, V read N-major straight from the cache block: the
+// transposed-B form). OVERLAP issues the next block's Q K^T right behind this block's P V. Consumer thread (warp w,
+// lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma accumulator layout), O_c's 256 columns as
+// 128 fp32 registers. The defaults (QK_WG 2, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
 //
 // Shared memory (dynamic, 1024-aligned): every 64-row x 576-column tile is 9 panels of 64 rows x 64 columns
 // (128-byte rows, 8 KiB), TMA SWIZZLE_128B: 16-byte chunk k of row r at chunk k ^ (r % 8).
 //   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
-//   [row max exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32][barriers: full[2], empty[2], q_full, q_empty][flag]
+//   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
+//   [barriers: full[2], empty[2], q_full, q_empty][flag][combine: merged LSE per row, 64 f32]
 // wgmma descriptors: Q and K are K-major (stride byte offset 1024 = one 8-row atom, k16 step = +32 bytes inside a
 // panel, next 64 columns = next panel); V is N-major for P V: leading byte offset 8192 (next 64 columns = next
 // panel), stride byte offset 1024 (next 8 tokens), k16 step = 16 tokens = +2048 bytes.
