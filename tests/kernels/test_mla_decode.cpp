@@ -12,6 +12,7 @@
 #include <set>
 
 #include "library.hpp"
+#include "runtime/bench.hpp"
 #include "runtime/cache.hpp"
 
 namespace tl {
@@ -184,6 +185,39 @@ TEST(MlaDecode, ReferenceMatchesADirectComputation) {
     EXPECT_GT(empty_rows, 0);
     EXPECT_LT(empty_rows, B * S * H);
   }
+}
+
+// The tensor maps see Q and the cache as 2-D [rows, 576] (map_shape), 64 x 64 boxes with the 128-byte swizzle; the
+// partials and counters are scratch (zeroed, not verified, no reference input), O and LSE the only outputs.
+TEST(MlaDecode, TensorMapsAndWorkspaceRoles) {
+  auto k = instantiate(mla(), {{"batch", "3"}, {"seq_q", "2"}, {"heads", "32"}, {"seq_k", "300"}}, {}, limits_for_arch("sm_90a")).value();
+  CompiledKernel ck;
+  ck.lowered_name = "_Z4fakev";
+  ck.cubin = {'\x7f', 'E', 'L', 'F'};
+  auto ls = to_launch_spec(k, ck, TimingOptions{});
+  ASSERT_TRUE(ls.ok()) << ls.status().message();
+  int maps = 0;
+  for (const auto& a : ls->args) {
+    if (a.kind != KernelArg::Kind::tensor_map) continue;
+    const BufferSpec& b = ls->buffers.at(static_cast<std::size_t>(a.tensor_map.buffer));
+    const std::uint64_t rows = b.name == "Q" ? 3 * 2 * 32 : static_cast<std::uint64_t>(b.count / 576);
+    EXPECT_EQ(a.tensor_map.dims, (std::vector<std::uint64_t>{576, rows})) << b.name;
+    EXPECT_EQ(a.tensor_map.strides_bytes, (std::vector<std::uint64_t>{576 * 2})) << b.name;
+    EXPECT_EQ(a.tensor_map.box, (std::vector<std::uint32_t>{64, 64}));
+    EXPECT_EQ(a.tensor_map.swizzle_bytes, 128);
+    ++maps;
+  }
+  EXPECT_EQ(maps, 2);
+  int outputs = 0;
+  for (const auto& b : ls->buffers) {
+    if (b.name == "o_acc" || b.name == "lse_acc" || b.name == "counters") EXPECT_EQ(b.role, BufferRole::scratch) << b.name;
+    outputs += b.is_output();
+  }
+  EXPECT_EQ(outputs, 2);
+  // A map shape that does not cover its tensor is an error, not a silent mis-described descriptor.
+  for (auto& a : k.args)
+    if (a.name == "tma_q") a.map_shape = {1, 576};
+  EXPECT_FALSE(to_launch_spec(k, ck, TimingOptions{}).ok());
 }
 
 }  // namespace
