@@ -32,8 +32,9 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
   for (const ArgSpec& a : instance.args) {
     if (a.kind != ArgSpec::Kind::tensor) continue;
     BufferRole role = a.role == ArgRole::in ? BufferRole::input
-                      : a.role == ArgRole::out ? BufferRole::output
-                                               : BufferRole::inout;
+                      : a.role == ArgRole::out   ? BufferRole::output
+                      : a.role == ArgRole::scratch ? BufferRole::scratch
+                                                 : BufferRole::inout;
     BufferSpec b = BufferSpec::make(a.name, a.dtype, static_cast<std::uint64_t>(a.numel()), role);
     b.fill = a.fill;
     if (a.fill.kind == Fill::Kind::data) {
@@ -58,7 +59,10 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
       t.buffer = buffer_of.at(a.tensor_of);
       // Row-major shape -> dimensions innermost first; stride of dimension d = bytes of one step along it.
       std::uint64_t stride = dtype_size(it->dtype);
-      for (auto d = it->shape.rbegin(); d != it->shape.rend(); ++d) {
+      const std::vector<std::int64_t>& shape = a.map_shape.empty() ? it->shape : a.map_shape;
+      if (!a.map_shape.empty() && it->numel() != [&] { std::int64_t n = 1; for (auto d : shape) n *= d; return n; }())
+        return make_error(ErrorCode::internal, "tensor map '" + a.name + "': its shape does not cover tensor '" + a.tensor_of + "'");
+      for (auto d = shape.rbegin(); d != shape.rend(); ++d) {
         if (!t.dims.empty()) t.strides_bytes.push_back(stride);
         t.dims.push_back(static_cast<std::uint64_t>(*d));
         stride *= static_cast<std::uint64_t>(*d);
@@ -176,13 +180,14 @@ Status check_outputs(const KernelInstance& inst, const LaunchResult& result,
     cache.key = key;
     for (const ArgSpec& a : inst.args) {
       if (a.kind == ArgSpec::Kind::scalar) cache.inputs.scalars[a.name] = a.value;
-      else if (a.role != ArgRole::out) cache.inputs.tensors[a.name] = make_host_tensor(a);
+      else if (a.role == ArgRole::in || a.role == ArgRole::inout) cache.inputs.tensors[a.name] = make_host_tensor(a);
     }
   }
   const ReferenceInputs& inputs = cache.inputs;
   if (options.keep_data)
     for (const ArgSpec& a : inst.args)
-      if (a.kind != ArgSpec::Kind::scalar && a.role != ArgRole::out) r.inputs.push_back(inputs.tensor(a.name));
+      if (a.kind != ArgSpec::Kind::scalar && (a.role == ArgRole::in || a.role == ArgRole::inout))
+        r.inputs.push_back(inputs.tensor(a.name));
   r.verified = !result.outputs.empty();
   for (const OutputResult& out : result.outputs) {
     OutputCheck check;

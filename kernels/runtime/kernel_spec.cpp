@@ -352,7 +352,7 @@ void to_json(nlohmann::json& j, const KernelSpec& k) {
 }
 
 void to_json(nlohmann::json& j, const ArgSpec& a) {
-  static const char* roles[] = {"in", "out", "inout"};
+  static const char* roles[] = {"in", "out", "inout", "scratch"};
   if (a.kind == ArgSpec::Kind::scalar) {
     j = {{"name", a.name}, {"kind", "scalar"}, {"dtype", dtype_name(a.dtype)}, {"value", a.value}};
     return;

@@ -70,7 +70,8 @@ Result<std::map<std::string, std::string>> parse_key_values(const std::string& t
 
 // [SECTION] what a launch needs
 
-enum class ArgRole { in, out, inout };
+// scratch: a workspace the kernel may use freely, zeroed before each run; neither a reference input nor verified.
+enum class ArgRole { in, out, inout, scratch };
 
 // One kernel parameter, in the order of the kernel's signature. Tensors are passed as a device pointer;
 // scalars by value with `dtype` giving the C++ type (f32 -> float, i32 -> int, i64 -> long long).
@@ -88,6 +89,9 @@ struct ArgSpec {
   std::string tensor_of;            // tensor_map: the tensor argument it describes
   std::vector<std::int64_t> box;    // tensor_map: box per dimension, innermost first
   int swizzle_bytes = 0;            // tensor_map
+  // tensor_map: the row-major shape the map sees instead of the tensor's own (same element count), e.g. [rows, 576]
+  // over a [batch, seq, heads, 576] tensor whose rows are contiguous; empty: the tensor's shape.
+  std::vector<std::int64_t> map_shape;
   bool is_param = true;             // false: a tensor reached only through a tensor_map, not a kernel parameter
   std::vector<unsigned char> data;  // fill.kind == data: the tensor's bytes (small tables: sequence offsets)
 

@@ -1,0 +1,315 @@
+// Host spec of mla.decode: MLA decoding over a paged KV cache (FlashMLA's dense decode), split-KV with in-kernel combine.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "library.hpp"
+#include "mla/mla_schedule.hpp"
+#include "runtime/numeric.hpp"
+
+namespace tl {
+namespace {
+
+constexpr std::int64_t kDQK = 576, kDV = 512, kBlock = 64;
+
+// Dynamic shared memory of the kernel (mla_decode.cuh's kSmemUsed, the two must agree) plus 1024 bytes of alignment
+// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers, a flag and the
+// combine's per-row LSE.
+constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 256 + 1024; }
+
+// The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
+// first 512 columns are V; per-request cache_seqlens; out [batch, seq_q, heads, 512], lse [batch, heads, seq_q].
+Schema mla_problem() {
+  return {{ParamSpec::integer("batch", 128, 1, 1 << 14, "requests (b)"),
+           ParamSpec::integer("seq_q", 1, 1, 64, "query tokens per request (s_q; > 1 for speculative decoding)"),
+           ParamSpec::integer("heads", 64, 1, 1024, "query heads (h_q), all sharing the one KV head"),
+           ParamSpec::integer("seq_k", 4096, 0, 1 << 20,
+                              "cached tokens per request (s_k); with varlen the mean the lengths are drawn around"),
+           ParamSpec::boolean("varlen", false,
+                              "per-request lengths max(N(seq_k, seq_k/2), seq_q), as FlashMLA's test draws them"),
+           ParamSpec::boolean("causal", false, "query token s sees cache tokens j < len - seq_q + s + 1"),
+           ParamSpec::boolean("zero_lengths", false,
+                              "about half the requests get an empty cache (FlashMLA's have_zero_seqlen_k)"),
+           ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of q, the cache and out (lse is f32)")}};
+}
+
+Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Everything the problem determines: lengths, the shuffled block table, and (with the config) the schedule.
+struct Dims {
+  std::int64_t b, sq, h, sk, rows, m_tiles;
+  bool causal, varlen, zeros;
+  std::vector<std::int32_t> lens;   // cache_seqlens
+  std::int64_t table_stride = 1;    // block-table columns: the longest request padded to 256 tokens, in blocks
+  std::int64_t num_blocks = 1;      // physical blocks in the cache: the requests' blocks, at least one
+  std::vector<std::int32_t> table;  // [b, table_stride]; entries past a request's blocks hold FlashMLA's sentinel
+
+  explicit Dims(const Values& p)
+      : b(p.integer("batch")), sq(p.integer("seq_q")), h(p.integer("heads")), sk(p.integer("seq_k")),
+        causal(p.boolean("causal")), varlen(p.boolean("varlen")), zeros(p.boolean("zero_lengths")) {
+    rows = sq * h;
+    m_tiles = (rows + 63) / 64;
+    lens.assign(static_cast<std::size_t>(b), static_cast<std::int32_t>(sk));
+    for (std::int64_t i = 0; i < b; ++i) {
+      std::int64_t len = sk;
+      if (varlen) {  // Box-Muller from two uniforms of (seed, i): the same lengths on every machine
+        const double u1 = std::max(num::uniform01(0x31A0, static_cast<std::uint64_t>(i)), 1e-9);
+        const double u2 = num::uniform01(0x31A1, static_cast<std::uint64_t>(i));
+        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+        len = static_cast<std::int64_t>(std::max(d(sk) + z * d(sk) / 2.0, d(sq)));
+      }
+      if (zeros && num::uniform01(0x31A2, static_cast<std::uint64_t>(i)) < 0.5) len = 0;
+      lens[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::min<std::int64_t>(len, 1 << 24));
+    }
+    const std::int64_t longest = lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
+    table_stride = std::max<std::int64_t>(1, (longest + 255) / 256 * 256 / kBlock);
+    std::int64_t used = 0;
+    for (auto l : lens) used += (l + kBlock - 1) / kBlock;
+    num_blocks = std::max<std::int64_t>(used, 1);
+    // Physical blocks 0 .. used-1 dealt out in a shuffled order (Fisher-Yates on hashes).
+    std::vector<std::int32_t> perm(static_cast<std::size_t>(used));
+    std::iota(perm.begin(), perm.end(), 0);
+    for (std::int64_t i = used - 1; i > 0; --i)
+      std::swap(perm[static_cast<std::size_t>(i)],
+                perm[static_cast<std::size_t>(num::hash64(0x31A3, static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(i + 1))]);
+    table.assign(static_cast<std::size_t>(b * table_stride), 2147480000);
+    std::size_t next = 0;
+    for (std::int64_t i = 0; i < b; ++i)
+      for (std::int64_t j = 0; j < (lens[static_cast<std::size_t>(i)] + kBlock - 1) / kBlock; ++j)
+        table[static_cast<std::size_t>(i * table_stride + j)] = perm[next++];
+  }
+  std::int64_t len(std::int64_t i) const { return lens[static_cast<std::size_t>(i)]; }
+  double total_len() const { return std::accumulate(lens.begin(), lens.end(), 0.0); }
+};
+
+// The split-KV schedule for `sms` SMs: one part per (SM, row tile) as FlashMLA's get_mla_metadata sizes it.
+struct Schedule {
+  int num_parts = 1, payload = 0, total_splits = 0;
+  bool any_split = false;
+  std::vector<std::int32_t> parts, num_splits;  // 5 ints per part; batch + 1 prefix sums
+  Schedule(const Dims& x, const Values& c) {
+    num_parts = static_cast<int>(std::max<std::int64_t>(1, c.integer("sms") / x.m_tiles));
+    std::vector<mla::PartRange> pr(static_cast<std::size_t>(num_parts));
+    num_splits.assign(static_cast<std::size_t>(x.b) + 1, 0);
+    payload = mla::schedule_split_kv(x.lens.data(), static_cast<int>(x.b), static_cast<int>(kBlock),
+                                     static_cast<int>(c.integer("overhead_blocks")), num_parts, pr.data(), num_splits.data());
+    for (const auto& p : pr) parts.insert(parts.end(), {p.begin_req, p.begin_block, p.end_req, p.end_block, p.first_split});
+    total_splits = num_splits.back();
+    for (std::int64_t i = 0; i < x.b; ++i)
+      any_split = any_split || num_splits[static_cast<std::size_t>(i) + 1] - num_splits[static_cast<std::size_t>(i)] > 1;
+  }
+};
+
+// One query row (request r, position s, head hh) in float64: the weights exp(score - max) of the tokens it sees,
+// their sum and the max; scores = q·k / sqrt(576) over the whole 576 columns.
+struct RefRow {
+  std::vector<double> w;
+  double max = 0, sum = 0;
+};
+
+RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& KV, std::int64_t r, std::int64_t s,
+                     std::int64_t hh) {
+  const std::int64_t L = x.len(r);
+  const std::int64_t keys = x.causal ? std::max<std::int64_t>(0, std::min(L, L - x.sq + s + 1)) : L;
+  std::vector<double> q(static_cast<std::size_t>(kDQK));
+  const std::int64_t q0 = ((r * x.sq + s) * x.h + hh) * kDQK;
+  for (std::int64_t c = 0; c < kDQK; ++c) q[static_cast<std::size_t>(c)] = Q.at(q0 + c);
+  RefRow row;
+  row.w.resize(static_cast<std::size_t>(keys));
+  row.max = -std::numeric_limits<double>::infinity();
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const std::int64_t k0 = (d(x.table[static_cast<std::size_t>(r * x.table_stride + j / kBlock)]) * kBlock + j % kBlock) * kDQK;
+    double dot = 0;
+    for (std::int64_t c = 0; c < kDQK; ++c) dot += q[static_cast<std::size_t>(c)] * KV.at(k0 + c);
+    row.w[static_cast<std::size_t>(j)] = dot / 24.0;
+    row.max = std::max(row.max, dot / 24.0);
+  }
+  for (double& w : row.w) row.sum += (w = std::exp(w - row.max));
+  return row;
+}
+
+Result<std::vector<double>> mla_reference(const Values& p, const ReferenceInputs& in, const std::string& output,
+                                          const std::vector<std::int64_t>& idx) {
+  if (output != "O" && output != "LSE")
+    return make_error(ErrorCode::invalid_argument, "mla.decode has outputs O and LSE, not " + output);
+  const Dims x(p);
+  const HostTensor &Q = in.tensor("Q"), &KV = in.tensor("KV");
+  std::map<std::int64_t, RefRow> rows;  // by (r, s, h): sampled positions come in whole rows
+  auto row = [&](std::int64_t r, std::int64_t s, std::int64_t hh) -> const RefRow& {
+    const std::int64_t key = (r * x.sq + s) * x.h + hh;
+    auto it = rows.find(key);
+    if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, KV, r, s, hh)).first;
+    return it->second;
+  };
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (std::int64_t i : idx) {
+    if (output == "LSE") {  // [b, h, s_q]; a row without keys is +inf (FlashMLA's convention)
+      const std::int64_t r = i / (x.h * x.sq), hh = (i / x.sq) % x.h, s = i % x.sq;
+      const RefRow& rr = row(r, s, hh);
+      out.push_back(rr.sum > 0 ? rr.max + std::log(rr.sum) : std::numeric_limits<double>::infinity());
+    } else {  // O [b, s_q, h, 512]
+      const std::int64_t c = i % kDV, hh = (i / kDV) % x.h, s = (i / (kDV * x.h)) % x.sq, r = i / (kDV * x.h * x.sq);
+      const RefRow& rr = row(r, s, hh);
+      double acc = 0;
+      for (std::size_t j = 0; j < rr.w.size(); ++j) {
+        const auto jj = static_cast<std::int64_t>(j);
+        acc += rr.w[j] * KV.at((d(x.table[static_cast<std::size_t>(r * x.table_stride + jj / kBlock)]) * kBlock + jj % kBlock) * kDQK + c);
+      }
+      out.push_back(rr.sum > 0 ? acc / rr.sum : 0.0);
+    }
+  }
+  return out;
+}
+
+// FlashMLA's test matrix, cut to what a CPU reference affords: b in {1, 2, 6, 64}, s_q in {1, 2, 4}, s_k in
+// {20, 140, 4096}, varlen and causal on and off, empty caches; heads 16 (row tiles that span query positions),
+// 64 and 128 (several row tiles); `sms` stays 132, so small batches split every request.
+std::vector<std::map<std::string, std::string>> mla_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  std::vector<KV> s = {
+      {{"batch", "1"}, {"seq_q", "1"}, {"heads", "64"}, {"seq_k", "20"}},
+      {{"batch", "2"}, {"seq_q", "2"}, {"heads", "16"}, {"seq_k", "140"}, {"causal", "true"}},
+      {{"batch", "6"}, {"seq_q", "1"}, {"heads", "64"}, {"seq_k", "4096"}, {"varlen", "true"}},
+      {{"batch", "6"}, {"seq_q", "4"}, {"heads", "16"}, {"seq_k", "140"}, {"varlen", "true"}, {"causal", "true"}, {"zero_lengths", "true"}},
+      {{"batch", "2"}, {"seq_q", "2"}, {"heads", "128"}, {"seq_k", "4096"}, {"causal", "true"}},
+      {{"batch", "64"}, {"seq_q", "1"}, {"heads", "16"}, {"seq_k", "140"}, {"varlen", "true"}, {"zero_lengths", "true"}},
+  };
+  if (full)
+    s.insert(s.end(), {
+        {{"batch", "64"}, {"seq_q", "2"}, {"heads", "64"}, {"seq_k", "4096"}, {"varlen", "true"}, {"causal", "true"}},
+        {{"batch", "1"}, {"seq_q", "4"}, {"heads", "128"}, {"seq_k", "4096"}, {"causal", "true"}},
+        {{"batch", "2"}, {"seq_q", "1"}, {"heads", "64"}, {"seq_k", "20"}, {"zero_lengths", "true"}},
+        {{"batch", "6"}, {"seq_q", "2"}, {"heads", "64"}, {"seq_k", "140"}, {"causal", "false"}, {"varlen", "true"}},
+    });
+  return s;
+}
+
+KernelSpec mla_decode_spec() {
+  KernelSpec k;
+  k.name = "mla.decode";
+  k.family = "attention";
+  k.summary = "MLA decoding over a paged KV cache (FlashMLA dense decode): split-KV schedule, TMA, wgmma, in-kernel combine";
+  k.source = "mla/mla_decode.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.problem = mla_problem();
+  // Defaults are the fastest of the H100 ablation in docs/perf.md (2026-11-24): 2 QK warpgroups, no prefetch, no
+  // overlap; the others stay selectable (and in the test matrix) for the next round of tuning.
+  k.config = {{ParamSpec::one_of("qk_warpgroups", 2, {1, 2},
+                                 "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
+                                 "(all 64 tokens, reads Q once per block; the softmax on that warpgroup)"),
+               ParamSpec::integer("sms", 132, 1, 1024,
+                                  "SMs the split-KV schedule balances over (132: H100 SXM); parts = sms / row tiles"),
+               ParamSpec::integer("overhead_blocks", 5, 0, 64,
+                                  "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5)"),
+               ParamSpec::integer("prefetch", 0, 0, 6,
+                                  "KV blocks ahead fetched into L2 (TMA prefetch) besides the two in shared memory; 0: "
+                                  "off (3 measured 30-45% slower on the H100)"),
+               ParamSpec::boolean("overlap", false,
+                                  "issue the next block's Q K^T right behind this block's P V (with qk_warpgroups=1 "
+                                  "ptxas serializes the wgmma: it guards registers on a warpgroup-divergent path)")}};
+  k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
+    if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
+      return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
+    if (mla_detail_smem() > limits.smem_per_block_optin)
+      return refuse("mla.decode needs " + std::to_string(mla_detail_smem()) + " bytes of shared memory per block, over " +
+                    limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
+    if (p.integer("batch") * p.integer("seq_q") * p.integer("heads") * kDQK >= (std::int64_t{1} << 31))
+      return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
+    return Status::success();
+  };
+  k.name_expression = [](const Values& p, const Values& c) {
+    return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
+           c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + ">";
+  };
+  k.launch = [](const Values& p, const Values& c) {
+    const Dims x(p);
+    const Schedule sch(x, c);
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
+    g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
+    g.block.x = 384;
+    g.dynamic_smem = static_cast<std::uint32_t>(mla_detail_smem());
+    return g;
+  };
+  k.args = [](const Values& p, const Values& c) {
+    const Dims x(p);
+    const Schedule sch(x, c);
+    const DType t = p.dtype();
+    // The partial results of split requests; one element when no request is split.
+    const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.rows : 1;
+    ArgSpec q = ArgSpec::tensor("Q", t, {x.b, x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
+    ArgSpec kv = ArgSpec::tensor("KV", t, {x.num_blocks, kBlock, 1, kDQK}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2});
+    q.is_param = kv.is_param = false;
+    ArgSpec tq = ArgSpec::tensor_map("tma_q", "Q", {64, 64}, 128);
+    tq.map_shape = {x.b * x.rows, kDQK};
+    ArgSpec tkv = ArgSpec::tensor_map("tma_kv", "KV", {64, 64}, 128);
+    tkv.map_shape = {x.num_blocks * kBlock, kDQK};
+    ArgSpec table = ArgSpec::i32_data("block_table", x.table);
+    table.shape = {x.b, x.table_stride};
+    return std::vector<ArgSpec>{
+        q, kv, tq, tkv,
+        ArgSpec::tensor("O", t, {x.b, x.sq, x.h, kDV}, ArgRole::out),
+        ArgSpec::tensor("LSE", DType::f32, {x.b, x.h, x.sq}, ArgRole::out),
+        ArgSpec::i32_data("cache_seqlens", x.lens),
+        table,
+        ArgSpec::i32_data("sched_parts", sch.parts),
+        ArgSpec::i32_data("num_splits", sch.num_splits),
+        ArgSpec::tensor("o_acc", DType::f32, {ws, kDV}, ArgRole::scratch),
+        ArgSpec::tensor("lse_acc", DType::f32, {ws}, ArgRole::scratch),
+        ArgSpec::tensor("counters", DType::i32, {x.b * x.m_tiles}, ArgRole::scratch),
+        ArgSpec::scalar("batch", DType::i32, d(x.b)),
+        ArgSpec::scalar("seq_q", DType::i32, d(x.sq)),
+        ArgSpec::scalar("heads", DType::i32, d(x.h)),
+        ArgSpec::scalar("table_stride", DType::i32, d(x.table_stride))};
+  };
+  // FlashMLA's counting: both GEMMs over every cached token, causal or not.
+  k.flops = [](const Values& p) {
+    const Dims x(p);
+    return 2.0 * d(x.sq) * d(x.h) * d(kDQK + kDV) * x.total_len();
+  };
+  // q, the cache read once (its used tokens) and out, as FlashMLA's benchmark counts bytes.
+  k.min_bytes = [](const Values& p) {
+    const Dims x(p);
+    const double e = static_cast<double>(dtype_size(p.dtype()));
+    return e * (d(x.b * x.rows) * d(kDQK + kDV) + x.total_len() * d(kDQK));
+  };
+  k.reference = mla_reference;
+  // O is rounded to 16 bits (P too, before P·V); its entries are weighted means of V in [-1, 1]. LSE is fp32
+  // arithmetic on exact products plus, for split requests, the combine's exp/log.
+  k.tolerance = [](const Values&, DType t) {
+    return t == DType::bf16 ? Tolerance{1e-2, 2e-2} : Tolerance{5e-3, 5e-3};
+  };
+  // Each sampled O row (512 values) and LSE entry costs the reference a whole softmax row (len · 576 products):
+  // up to 96 rows and 256 entries, fewer for long caches (about 3e8 products per output, seconds on one core).
+  k.sampling = [](const Values& p, const std::string& output) {
+    const std::int64_t rows = std::clamp<std::int64_t>(300000000 / (kDQK * std::max<std::int64_t>(p.integer("seq_k"), 64)), 8, 96);
+    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(kDV), static_cast<std::uint64_t>(rows * kDV)}
+                         : OutputSampling{1, static_cast<std::uint64_t>(std::min<std::int64_t>(256, 2 * rows))};
+  };
+  k.test_problems = mla_test_problems;
+  k.probes = {"load_wait", "load_issue", "wait_kv", "qk", "softmax", "pv", "combine"};
+  // Per warp and KV block: at most four regions (begin + end each), plus per request the epilogue.
+  k.probe_capacity = [](const Values& p, const Values& c) {
+    const Dims x(p);
+    const Schedule sch(x, c);
+    return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.b + 64);
+  };
+  k.layouts = [](const Values&, const Values&) {
+    // Each 64-column panel: 128-byte rows, chunk k of row r at k ^ (r % 8) (element-offset bits [3,6) XOR [6,9)).
+    return std::vector<LayoutInfo>{{"smem_Q panel", "swizzle<3,3,3> o (64,64):(64,1)"},
+                                   {"smem_KV panel", "swizzle<3,3,3> o (64,64):(64,1)"},
+                                   {"smem_P", "swizzle<3,3,3> o (64,64):(64,1)"}};
+  };
+  return k;
+}
+
+}  // namespace
+
+std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec()}; }
+
+}  // namespace tl

@@ -1,0 +1,618 @@
+// mla.decode: MLA decoding over a paged KV cache (FlashMLA's dense decode) — split-KV, wgmma, TMA, in-kernel combine.
+//
+// Per request r (of `batch`) with L = cache_seqlens[r] cached tokens, the R = seq_q * heads query rows (row
+// m = s * heads + h: Q is [batch, seq_q, heads, 576], so a request's rows are contiguous) attend to the request's
+// tokens, all sharing one KV head (MQA): S = Q K^T / sqrt(576) over the 576-wide rows, O = softmax(S) V with V the
+// first 512 columns of the same cache rows. Token j of request r lives in row j % 64 of physical block
+// block_table[r * table_stride + j / 64] of the cache [num_blocks, 64, 1, 576]. Causal: query position s sees tokens
+// j < L - seq_q + s + 1 (bottom-right aligned). A row that sees no token gets O = 0 and LSE = +inf (FlashMLA's
+// convention). Outputs: O [batch, seq_q, heads, 512] 16-bit, LSE float [batch, heads, seq_q] (natural log).
+//
+// Split-KV: the host runs tl::mla::schedule_split_kv (mla/mla_schedule.hpp) over the requests' 64-token blocks and
+// passes each SM part's range in `parts` (5 ints: begin_req, begin_block, end_req, end_block, first_split) and the
+// prefix sums of the requests' split counts in `num_splits`. Grid: (num_parts, m_tiles), m_tiles = ceil(R / 64);
+// CTA (p, t) computes rows [64t, 64t + 64) of every request in part p's range over the part's blocks. A request
+// with one split is written straight to O / LSE. Otherwise each split writes its normalized partial O (f32) and its
+// LSE to the workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R], and the CTA that finishes a
+// (request, tile) last — counted by an atomic per (request, tile) in `counters`, which must be zero before the
+// launch and is reset to zero by that CTA — merges the splits: O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i.
+//
+// Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
+// a 2-stage ring, the request's Q tile after its first block; PREFETCH > 0 also sends the blocks PREFETCH ahead to
+// L2), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
+// block, with QK_WG == 2: c computes S_c = Q K[32c : 32c + 32]^T (64 x 32, wgmma m64n32k16 x 36 from shared memory),
+// the two exchange their row maxima through shared memory, each turns its S_c into P (exp2 of the log2(e)-scaled
+// scores; running max and sum per row, O rescaled) and writes P_c as 16 bits into the shared P tile; with QK_WG == 1
+// consumer 0 computes all of S (m64n64k16 x 36: Q is read once per block, not twice), runs the softmax alone and
+// hands consumer 1 the rows' rescale factors. After a barrier of both, consumer c computes
+// O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4, V read N-major straight from the cache block: the
+// transposed-B form). OVERLAP issues the next block's Q K^T right behind this block's P V. Consumer thread (warp w,
+// lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma accumulator layout), O_c's 256 columns as
+// 128 fp32 registers. The defaults (QK_WG 2, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
+//
+// Shared memory (dynamic, 1024-aligned): every 64-row x 576-column tile is 9 panels of 64 rows x 64 columns
+// (128-byte rows, 8 KiB), TMA SWIZZLE_128B: 16-byte chunk k of row r at chunk k ^ (r % 8).
+//   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
+//   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
+//   [barriers: full[2], empty[2], q_full, q_empty][flag][combine: merged LSE per row, 64 f32]
+// wgmma descriptors: Q and K are K-major (stride byte offset 1024 = one 8-row atom, k16 step = +32 bytes inside a
+// panel, next 64 columns = next panel); V is N-major for P V: leading byte offset 8192 (next 64 columns = next
+// panel), stride byte offset 1024 (next 8 tokens), k16 step = 16 tokens = +2048 bytes.
+#pragma once
+
+#include "gemm/gemm_common.cuh"
+#include "gemm/gemm_wgmma.cuh"
+#include "tile/config.hpp"
+#include "tile/probe.hpp"
+
+namespace tl {
+namespace mla_detail {
+
+// Timeline regions, in the order of the spec's `probes`. Stage = KV stage, aux = KV block index (Q: request).
+// The producer warp marks its empty-barrier waits and TMA issues; the first warp of each consumer warpgroup marks
+// for the warpgroup.
+enum MlaProbe : unsigned { kProbeLoadWait, kProbeLoadIssue, kProbeWaitKV, kProbeQK, kProbeSoftmax, kProbePV, kProbeCombine };
+
+// Enumerators rather than constexpr variables: NVRTC would emit namespace-scope constants as device globals.
+enum : int { kDQK = 576, kDV = 512, kBlock = 64, kPanels = kDQK / 64 };
+enum : unsigned {
+  kPanelBytes = 64 * 128,
+  kTileBytes = kPanels * kPanelBytes,
+  kOffKV = kTileBytes,
+  kOffP = 3 * kTileBytes,
+  kOffMax = kOffP + kPanelBytes,
+  kOffSum = kOffMax + 512,
+  kOffBar = kOffSum + 1024,
+  kOffFlag = kOffBar + 6 * 8,
+  kOffLse = kOffFlag + 16,  // the combine's merged LSE per row
+  kSmemUsed = kOffLse + 256,
+  kSmemBytes = kSmemUsed + 1024  // with the alignment slack: what the host asks for (mla_decode.cpp)
+};
+
+// Shared-memory matrix descriptor, 128-byte swizzle, with the given leading / stride byte offsets.
+TL_DEVICE_INLINE unsigned long long desc_sw128(unsigned addr, unsigned lbo, unsigned sbo) {
+  unsigned long long d = (addr & 0x3FFFFu) >> 4;
+  d |= static_cast<unsigned long long>((lbo >> 4) & 0x3FFFu) << 16;
+  d |= static_cast<unsigned long long>((sbo >> 4) & 0x3FFFu) << 32;
+  d |= 1ull << 62;
+  return d;
+}
+
+TL_DEVICE_INLINE float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+TL_DEVICE_INLINE float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+TL_DEVICE_INLINE float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// wgmma m64nNk16 with both operands in shared memory, accumulating into d[N / 2]; the m64n256 form reads B N-major.
+template <bool BF16>
+TL_DEVICE_INLINE void wgmma_m64n32_ss(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+  if constexpr (BF16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+template <bool BF16>
+TL_DEVICE_INLINE void wgmma_m64n64_ss(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+  if constexpr (BF16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+template <bool BF16>
+TL_DEVICE_INLINE void wgmma_m64n256_ss_tb(float* d, unsigned long long desc_a, unsigned long long desc_b) {
+  if constexpr (BF16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b));
+  }
+}
+// Keys a row tile of one request needs: all L, or (causal) up to the diagonal of its last query position.
+template <bool CAUSAL>
+TL_DEVICE_INLINE int tile_kv_end(int L, int seq_q, int heads, int m0, int R) {
+  if constexpr (!CAUSAL) return L;
+  const int s_last = min(m0 + 63, R - 1) / heads;
+  return max(0, min(L, L - seq_q + s_last + 1));
+}
+
+// SM part `part`'s requests are [first, last]; range() gives request r's blocks [b0, b1), cut to what row tile m0
+// needs (possibly empty: the split then yields O = 0, no keys), and the split's index within the request. Producer
+// and consumers walk the same ranges.
+struct PartWalk {
+  int first, last, parts_end, begin_block, end_block, first_split;
+  TL_DEVICE_INLINE PartWalk(const int* __restrict__ parts, int part, int batch) {
+    first = parts[5 * part];
+    begin_block = parts[5 * part + 1];
+    last = min(parts[5 * part + 2], batch - 1);  // the schedule never ends past the batch; cheap insurance
+    parts_end = parts[5 * part + 2];
+    end_block = parts[5 * part + 3];
+    first_split = parts[5 * part + 4];
+  }
+  template <bool CAUSAL>
+  TL_DEVICE_INLINE void range(int r, int L, int seq_q, int heads, int m0, int R, int& b0, int& b1, int& split) const {
+    b0 = r == first ? begin_block : 0;
+    b1 = r == last && last == parts_end ? end_block : (L + kBlock - 1) / kBlock;
+    b1 = max(b0, min(b1, (tile_kv_end<CAUSAL>(L, seq_q, heads, m0, R) + kBlock - 1) / kBlock));
+    split = r == first ? first_split : 0;
+  }
+};
+
+// Issues S = Q K[rows]^T for the NS cache rows starting at k_rows, over the 9 panels of 64 columns, into sacc
+// (zeroed first) as one wgmma group.
+template <bool BF16, int NS>
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
+#pragma unroll
+  for (int i = 0; i < NS / 2; ++i) sacc[i] = 0.f;
+  wgmma_detail::wgmma_fence();
+#pragma unroll
+  for (int p = 0; p < kPanels; ++p)
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const unsigned long long da = desc_sw128(q_base + p * kPanelBytes + kk * 32, 16, 1024);
+      const unsigned long long db = desc_sw128(k_rows + p * kPanelBytes + kk * 32, 16, 1024);
+      if constexpr (NS == 64) wgmma_m64n64_ss<BF16>(sacc, da, db);
+      else wgmma_m64n32_ss<BF16>(sacc, da, db);
+    }
+  wgmma_detail::wgmma_commit();
+}
+
+// Fetches a box of the tensor map into L2 only (no shared memory, no barrier).
+TL_DEVICE_INLINE void tma_prefetch_l2(const TmaDescriptor* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+
+TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+TL_DEVICE_INLINE void st_shared_f32(unsigned addr, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory"); }
+TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
+struct ConsumerArgs {
+  unsigned base;
+  unsigned short* O;
+  float* LSE;
+  const int* cache_seqlens;
+  const int* parts;
+  const int* num_splits;
+  float* o_acc;
+  float* lse_acc;
+  int* counters;
+  int batch, seq_q, heads;
+};
+
+// Consumer warpgroup C (0 or 1, a template parameter so that each warpgroup's code has no warpgroup-divergent
+// branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
+template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, int C>
+TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
+  using namespace wgmma_detail;
+  const float kInf = __int_as_float(0x7f800000);
+  // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
+  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
+  const unsigned base = a.base, q_base = base, kv_base = base + kOffKV, p_base = base + kOffP;
+  auto full_bar = [&](int s) { return base + kOffBar + 8u * s; };
+  auto empty_bar = [&](int s) { return base + kOffBar + 16u + 8u * s; };
+  const unsigned q_full = base + kOffBar + 32u, q_empty = base + kOffBar + 40u, flag_addr = base + kOffFlag;
+  unsigned short* O = a.O;
+  float* LSE = a.LSE;
+  const int* cache_seqlens = a.cache_seqlens;
+  const int* parts = a.parts;
+  const int* num_splits = a.num_splits;
+  float* o_acc = a.o_acc;
+  float* lse_acc = a.lse_acc;
+  int* counters = a.counters;
+  const int batch = a.batch, seq_q = a.seq_q, heads = a.heads;
+  const int R = seq_q * heads, m0 = blockIdx.y * 64, part = blockIdx.x;
+  const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  constexpr int c = C;
+  const int ctid = threadIdx.x - 128;  // thread among the 256 consumers
+  TL_PROBE_WARP_INIT_IF(warp == 0);
+  const int rl[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};  // this thread's rows in the tile
+  // QK_WG == 2: consumer c computes S for tokens [32c, 32c + 32) and the two exchange row maxima; QK_WG == 1:
+  // consumer 0 computes all 64 tokens (Q is read from shared memory once per block instead of twice, which is what
+  // bounds Q K^T), runs the softmax alone and hands consumer 1 each row's rescale factor.
+  constexpr int NS = QK_WG == 1 ? 64 : 32;  // tokens of S per QK warpgroup
+  constexpr bool does_qk = QK_WG == 2 || c == 0;
+  const int tok0 = QK_WG == 2 ? 32 * c : 0;
+  float o[128];
+  float sacc[NS / 2];
+  int it = 0, qn = 0;
+
+  const PartWalk walk(parts, part, batch);
+  for (int r = walk.first; r <= walk.last; ++r) {
+    const int L = cache_seqlens[r];
+    int b0, b1, split;
+    walk.range<CAUSAL>(r, L, seq_q, heads, m0, R, b0, b1, split);
+    int lim[2];  // keys row h sees: [0, lim)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) lim[h] = CAUSAL ? max(0, min(L, L - seq_q + (m0 + rl[h]) / heads + 1)) : L;
+    float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o[i] = 0.f;
+    mbar_wait(q_full, qn & 1);
+
+    // OVERLAP: block blk + 1's QK is issued right behind block blk's PV, so the tensor cores go from one to the
+    // other without waiting for this warpgroup's round trip; otherwise each block issues its own QK first.
+    if (OVERLAP && does_qk && b0 < b1) {
+      TL_PROBE_BEGIN(kProbeWaitKV, it & 1, b0);
+      mbar_wait(full_bar(it & 1), (it >> 1) & 1);
+      TL_PROBE_END(kProbeWaitKV, it & 1, b0);
+      TL_PROBE_BEGIN(kProbeQK, it & 1, b0);
+      issue_qk<BF16, NS>(sacc, q_base, kv_base + (it & 1) * kTileBytes + tok0 * 128);
+    }
+    for (int blk = b0; blk < b1; ++blk, ++it) {
+      const int s = it & 1;
+      const unsigned kv = kv_base + s * kTileBytes;
+      const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
+      if (!OVERLAP && does_qk) {
+        TL_PROBE_BEGIN(kProbeWaitKV, s, blk);
+        mbar_wait(full_bar(s), (it >> 1) & 1);
+        TL_PROBE_END(kProbeWaitKV, s, blk);
+        TL_PROBE_BEGIN(kProbeQK, s, blk);
+        issue_qk<BF16, NS>(sacc, q_base, kv + tok0 * 128);
+      }
+      if (does_qk) {
+        wgmma_wait<0>();
+        TL_PROBE_END(kProbeQK, s, blk);
+
+        // Mask keys past each row's limit (only the blocks that reach a limit pay for it).
+        TL_PROBE_BEGIN(kProbeSoftmax, s, blk);
+        const int n0 = blk * kBlock + tok0;
+        if (n0 + NS > min(lim[0], lim[1])) {
+#pragma unroll
+          for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int e = 0; e < 2; ++e)
+                if (n0 + 8 * j + 2 * (lane % 4) + e >= lim[h]) sacc[4 * j + 2 * h + e] = -kInf;
+        }
+        float mx[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float v = -kInf;
+#pragma unroll
+          for (int j = 0; j < NS / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
+          mx[h] = quad_max(v) * kScaleLog2;
+        }
+        if constexpr (QK_WG == 2) {
+          // Row maxima of both halves: through shared memory, one barrier of the 256 consumer threads (which also
+          // tells each that the other's P V of the previous block is done with the P tile).
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (lane % 4 == 0) st_shared_f32(base + kOffMax + (c * 64 + rl[h]) * 4, mx[h]);
+          named_barrier_sync(1, 256);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], ld_shared_f32(base + kOffMax + ((1 - c) * 64 + rl[h]) * 4));
+        } else {
+          if (it > 0) named_barrier_sync(3, 256);  // consumer 1's P V of the previous block is done with the P tile
+        }
+        float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float m_new = fmaxf(row_m[h], mx[h]);
+          // A row with every key masked so far keeps m = -inf; subtract 0 then so exp2 gives 0, not NaN.
+          m_use[h] = m_new == -kInf ? 0.f : m_new;
+          alpha[h] = exp2_approx(row_m[h] - m_use[h]);
+          row_m[h] = m_new;
+          if (QK_WG == 1 && lane % 4 == 0) st_shared_f32(base + kOffMax + ((it & 1) * 64 + rl[h]) * 4, alpha[h]);
+        }
+        // P = exp2(S scale - m) as 16 bits into the P tile: row r, tokens tok0 + 8j + 2(lane % 4) + {0, 1}, i.e.
+        // chunk tok0 / 8 + j of the 128-byte row, swizzled.
+#pragma unroll
+        for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
+            const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
+            sum[h] += e0 + e1;
+            const unsigned addr = p_base + rl[h] * 128 + (((tok0 / 8 + j) ^ (rl[h] & 7)) << 4) + 4 * (lane % 4);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(gemm_detail::pack2<BF16>(e0, e1)) : "memory");
+          }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+        }
+        // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
+        // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
+        // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
+        if (valid < kBlock) {
+          for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
+            const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
+            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
+          }
+        }
+        fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
+        named_barrier_sync(2, 256);
+        TL_PROBE_END(kProbeSoftmax, s, blk);
+      } else {
+        // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
+        // Q K^T of this block is complete: it waited before the softmax).
+        TL_PROBE_BEGIN(kProbeSoftmax, s, blk);
+        named_barrier_sync(2, 256);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float alpha = ld_shared_f32(base + kOffMax + ((it & 1) * 64 + rl[h]) * 4);
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
+        }
+        mbar_wait(full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
+        if (valid < kBlock) {
+          for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
+            const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
+            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
+          }
+          fence_proxy_async_smem();
+          named_barrier_sync(4, 128);
+        }
+        TL_PROBE_END(kProbeSoftmax, s, blk);
+      }
+
+      // O_c += P V[:, 256c : 256c + 256]: 4 k16 steps of 16 tokens.
+      TL_PROBE_BEGIN(kProbePV, s, blk);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_m64n256_ss_tb<BF16>(o, desc_sw128(p_base + kk * 32, 16, 1024),
+                                  desc_sw128(kv + 4 * c * kPanelBytes + kk * 16 * 128, kPanelBytes, 1024));
+      wgmma_commit();
+      if (OVERLAP && does_qk && blk + 1 < b1) {
+        const int sn = (it + 1) & 1;
+        mbar_wait(full_bar(sn), ((it + 1) >> 1) & 1);
+        TL_PROBE_BEGIN(kProbeQK, sn, blk + 1);
+        issue_qk<BF16, NS>(sacc, q_base, kv_base + sn * kTileBytes + tok0 * 128);
+        wgmma_wait<1>();  // PV done (the QK behind it may still run): the stage can be refilled
+      } else {
+        wgmma_wait<0>();
+      }
+      if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
+      if (tid == 0) mbar_arrive(empty_bar(s));
+      TL_PROBE_END(kProbePV, s, blk);
+    }
+    if (tid == 0) mbar_arrive(q_empty);
+
+    // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
+    // overwrite what the other has yet to read).
+    const unsigned sum_buf = base + kOffSum + (qn & 1) * 512;
+    float l_tot[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l_tot[h] = quad_sum(row_l[h]);
+      if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
+    }
+    named_barrier_sync(1, 256);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
+    ++qn;
+
+    const int nspl = num_splits[r + 1] - num_splits[r];
+    const int g = num_splits[r] + split;
+    TL_PROBE_BEGIN(kProbeCombine, probe::kNoStage, r);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = m0 + rl[h];
+      if (row >= R) continue;
+      const bool empty = !(l_tot[h] > 0.f);
+      const float inv = empty ? 0.f : 1.f / l_tot[h];
+      const float lse = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+      if (nspl == 1) {
+        unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
+      } else {
+        float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < 32; ++j) *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse;
+      }
+    }
+    if (nspl > 1) {
+      // The last split of this (request, tile) to finish merges them all.
+      __threadfence();
+      named_barrier_sync(1, 256);
+      int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+      if (ctid == 0) {
+        const int done = atomicAdd(counter, 1);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
+      }
+      named_barrier_sync(1, 256);
+      unsigned last;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
+      if (last) {
+        __threadfence();
+        const int g0 = num_splits[r], rows = min(64, R - m0);
+        // Each row's merged LSE first (threads 0..63), kept in shared memory for the O pass.
+        if (ctid < rows) {
+          const int row = m0 + ctid;
+          float mx = -kInf;
+          for (int i = 0; i < nspl; ++i) mx = fmaxf(mx, __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row));
+          float total = 0.f;
+          if (mx > -kInf)
+            for (int i = 0; i < nspl; ++i) total += __expf(__ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row) - mx);
+          const float lse = mx > -kInf ? mx + __logf(total) : kInf;
+          st_shared_f32(base + kOffLse + ctid * 4, lse);
+          LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
+        }
+        named_barrier_sync(1, 256);
+        // Then O: thread t merges columns 2t, 2t + 1 of every row; rows are independent, so unrolling keeps
+        // several rows' loads in flight.
+#pragma unroll 4
+        for (int rr = 0; rr < rows; ++rr) {
+          const int row = m0 + rr;
+          const float lse = ld_shared_f32(base + kOffLse + rr * 4);
+          float2 acc = make_float2(0.f, 0.f);
+          if (lse != kInf)
+            for (int i = 0; i < nspl; ++i) {
+              const long long at = static_cast<long long>(g0 + i) * R + row;
+              const float w = __expf(__ldcg(lse_acc + at) - lse);
+              const float2 v = __ldcg(reinterpret_cast<const float2*>(o_acc + at * kDV + 2 * ctid));
+              acc.x += w * v.x;
+              acc.y += w * v.y;
+            }
+          *reinterpret_cast<unsigned*>(O + (static_cast<long long>(r) * R + row) * kDV + 2 * ctid) =
+              gemm_detail::pack2<BF16>(acc.x, acc.y);
+        }
+        if (ctid == 0) *counter = 0;  // ready for the next launch
+      }
+    }
+    TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
+  }
+  // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
+  if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
+  TL_PROBE_FLUSH();
+  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+}
+
+}  // namespace mla_detail
+
+template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP>
+__global__ void __launch_bounds__(384, 1)
+    mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
+               unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
+               const int* __restrict__ block_table, const int* __restrict__ parts, const int* __restrict__ num_splits,
+               float* __restrict__ o_acc, float* __restrict__ lse_acc, int* __restrict__ counters, int batch, int seq_q,
+               int heads, int table_stride) {
+  using namespace mla_detail;
+  using namespace wgmma_detail;
+  const float kInf = __int_as_float(0x7f800000);
+  static_assert(kSmemBytes == 232256, "mla_decode.cpp's mla_detail_smem() must match");
+  // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
+  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
+
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned q_base = base, kv_base = base + kOffKV, p_base = base + kOffP;
+  auto full_bar = [&](int s) { return base + kOffBar + 8u * s; };
+  auto empty_bar = [&](int s) { return base + kOffBar + 16u + 8u * s; };
+  const unsigned q_full = base + kOffBar + 32u, q_empty = base + kOffBar + 40u, flag_addr = base + kOffFlag;
+
+  const int R = seq_q * heads, m0 = blockIdx.y * 64, part = blockIdx.x;
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), 2);
+    }
+    mbar_init(q_full, 1);
+    mbar_init(q_empty, 2);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    TL_PROBE_BLOCK_BEGIN();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // Producer: one lane issues, the warp waits (the probe marks are warp-collective).
+    setmaxnreg_dec<40>();
+    if (warp == 0) {
+      TL_PROBE_WARP_INIT();
+      int it = 0, qn = 0;
+      const PartWalk walk(parts, part, batch);
+      for (int r = walk.first; r <= walk.last; ++r) {
+        int b0, b1, split;
+        walk.range<CAUSAL>(r, cache_seqlens[r], seq_q, heads, m0, R, b0, b1, split);
+        const int* row_table = block_table + static_cast<long long>(r) * table_stride;
+        // Q waits for both consumers to be done with the previous request's Q; it is issued after this request's
+        // first KV block, so that block's load overlaps the wait.
+        auto load_q = [&] {
+          if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
+          if (lane == 0) {
+            mbar_expect_tx(q_full, kTileBytes);
+#pragma unroll
+            for (int p = 0; p < kPanels; ++p) tma_load_2d(q_base + p * kPanelBytes, &tma_q, q_full, p * 64, r * R + m0);
+          }
+          ++qn;
+        };
+        if (b0 == b1) load_q();
+        for (int blk = b0; blk < b1; ++blk, ++it) {
+          const int s = it & 1;
+          TL_PROBE_BEGIN(kProbeLoadWait, s, blk);
+          mbar_wait(empty_bar(s), ((it >> 1) & 1) ^ 1);
+          TL_PROBE_END(kProbeLoadWait, s, blk);
+          TL_PROBE_BEGIN(kProbeLoadIssue, s, blk);
+          if (lane == 0) {
+            mbar_expect_tx(full_bar(s), kTileBytes);
+            const int phys = __ldg(row_table + blk);
+#pragma unroll
+            for (int p = 0; p < kPanels; ++p)
+              tma_load_2d(kv_base + s * kTileBytes + p * kPanelBytes, &tma_kv, full_bar(s), p * 64, phys * kBlock);
+            // Blocks PREFETCH ahead go to L2 now (two stages of shared memory hold too few bytes in flight to
+            // cover HBM latency); at the request's first block also the ones between.
+            if constexpr (PREFETCH > 0) {
+              for (int a = blk == b0 ? 2 : PREFETCH; a <= PREFETCH; ++a)
+                if (blk + a < b1) {
+                  const int ahead = __ldg(row_table + blk + a);
+#pragma unroll
+                  for (int p = 0; p < kPanels; ++p) tma_prefetch_l2(&tma_kv, p * 64, ahead * kBlock);
+                }
+            }
+          }
+          __syncwarp();
+          TL_PROBE_END(kProbeLoadIssue, s, blk);
+          if (blk == b0) load_q();
+        }
+      }
+      TL_PROBE_FLUSH();
+    }
+    return;
+  }
+
+  setmaxnreg_inc<232>();
+  const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
+  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, 0>(args);
+  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, 1>(args);
+}
+
+}  // namespace tl
