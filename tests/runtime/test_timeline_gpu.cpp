@@ -122,7 +122,8 @@ TEST(TimelineGpu, GemmMmaRecordsEveryWarp) {
   for (int b = 0; b < blocks; ++b)
     for (int w = 0; w < warps; ++w) {
       EXPECT_EQ((counts[{b, w, "mma"}]), 8) << "block " << b << " warp " << w;  // K = 512: 8 k-steps
-      EXPECT_EQ((counts[{b, w, "wait_stage"}]), 8);
+      // The prologue's wait for stage 0, then one after each k-step (the barrier that also frees the stage read).
+      EXPECT_EQ((counts[{b, w, "wait_stage"}]), 9);
       EXPECT_EQ((counts[{b, w, "load_issue"}]), 8);
       EXPECT_EQ((counts[{b, w, "epilogue"}]), 1);
     }
