@@ -1,6 +1,7 @@
--- Attention: attn.fwd.mma (FlashAttention-2-style forward: cp.async K/V pipeline, mma.sync, online softmax) at
--- 32k tokens, 16 heads, head dim 128, over sequence lengths and causal masking, for two tile configs; each run is
--- checked against the float64 reference (whole softmax rows) and timed; the runs go on the roofline.
+-- Attention: attn.fwd.mma (FlashAttention-2-style forward: cp.async K/V pipeline, mma.sync, online softmax) in two
+-- tile configs and attn.fwd.wgmma (FlashAttention-3-style on Hopper: TMA, wgmma, two ping-ponging consumer
+-- warpgroups) at 32k tokens, 16 heads, head dim 128, over sequence lengths and causal masking; each run is checked
+-- against the float64 reference (whole softmax rows) and timed; the runs go on the roofline.
 -- Run: tilelab run samples/attention.lua [OUTDIR]          (results under out/attention/ by default)
 -- Without a GPU it compiles each config (registers, shared memory, spills) and says why the runs are skipped.
 -- The same shapes beside PyTorch SDPA (cuDNN and flash backends): tests/perf/attn_sdpa.py on the GPU machine.
@@ -8,24 +9,29 @@
 local outdir = arg[1] or "out/attention"
 assert(tl.mkdir(outdir))
 
-local attn = tl.kernel("attn.fwd.mma")
-local configs = {
-  {block_M = 64, block_N = 64, warps = 4, num_stages = 2},     -- the default: fits smaller GPUs too
-  {block_M = 128, block_N = 128, warps = 8, num_stages = 2},   -- the fastest measured on the H100
+local mma, wgmma = tl.kernel("attn.fwd.mma"), tl.kernel("attn.fwd.wgmma")
+local variants = {
+  {kernel = mma, config = {block_M = 64, block_N = 64, warps = 4, num_stages = 2}},    -- the default: fits smaller GPUs too
+  {kernel = mma, config = {block_M = 128, block_N = 128, warps = 8, num_stages = 2}},  -- its fastest on the H100
+  {kernel = wgmma, config = {}},                                                        -- defaults (sm_90a)
 }
 
-local function label(cfg)
+local function label(v)
+  local cfg = v.kernel:config(v.config)
+  if v.kernel == wgmma then
+    return ("wgmma %dx%d, %d stages"):format(cfg.block_M, cfg.block_N, cfg.num_stages)
+  end
   return ("%dx%d, %d warps, %d stages"):format(cfg.block_M, cfg.block_N, cfg.warps, cfg.num_stages)
 end
 
 print("compile (NVRTC, no GPU needed):")
-for _, cfg in ipairs(configs) do
-  local r, why = attn:compile(cfg)
+for _, v in ipairs(variants) do
+  local r, why = v.kernel:compile(v.config)
   if r then
-    print(("  %-28s %3d registers, %6d B shared, %d B spills, %.0f ms%s"):format(label(cfg), r.registers, r.smem,
+    print(("  %-28s %3d registers, %6d B shared, %d B spills, %.0f ms%s"):format(label(v), r.registers, r.smem,
       r.spills, r.compile_ms, r.cached and " (cached)" or ""))
   else
-    print(("  %-28s compile failed: %s"):format(label(cfg), why))
+    print(("  %-28s compile failed: %s"):format(label(v), why))
   end
 end
 
@@ -35,15 +41,15 @@ for _, seq in ipairs({2048, 4096, 8192}) do
   for _, causal in ipairs({false, true}) do
     local problem = {batch = tokens // seq, seq_q = seq, seq_k = seq, heads = 16, heads_kv = 16, dim = 128,
                      causal = causal, dtype = "bf16"}
-    for _, cfg in ipairs(configs) do
-      local run, why = attn:run{problem = problem, config = cfg, rep = 10, warmup = 2}
+    for _, v in ipairs(variants) do
+      local run, why = v.kernel:run{problem = problem, config = v.config, rep = 10, warmup = 2}
       if not run then
         skipped = why
         break
       end
       runs[#runs + 1] = run
       print(("  seq %5d %-9s %-28s %8.3f ms %6.1f TFLOP/s  rel err %.1e  %s"):format(seq,
-        causal and "causal" or "", label(cfg), run.median_ms, run.tflops, run.rel_err, run.passed and "PASS" or "FAIL"))
+        causal and "causal" or "", label(v), run.median_ms, run.tflops, run.rel_err, run.passed and "PASS" or "FAIL"))
     end
     if skipped then break end
   end
@@ -52,7 +58,7 @@ end
 if skipped then print("  skipped: " .. skipped) end
 
 if #runs > 0 then
-  local roof = tl.plot.roofline{runs = runs, color_by = "block_M", title = "attn.fwd.mma"}
+  local roof = tl.plot.roofline{runs = runs, title = "attn.fwd.mma and attn.fwd.wgmma"}
   assert(roof:save(outdir .. "/roofline.png"))
   print("wrote " .. outdir .. "/roofline.png")
   local records = {}
