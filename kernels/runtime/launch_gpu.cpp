@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -115,6 +116,10 @@ struct DeviceState {
   DeviceInfo info;
   void* flush = nullptr;  // twice the L2, written before each timed run
   std::size_t flush_bytes = 0;
+  // Pinned host memory the outputs are read back into, kept and grown: a fresh pageable vector per run costs its
+  // zero-fill and a slower copy (tens of ms for a 32 MB output, every run of a sweep).
+  unsigned char* staging = nullptr;
+  std::size_t staging_bytes = 0;
   std::map<std::pair<std::uint64_t, std::size_t>, cudaLibrary_t> libraries;
   cudaLibrary_t builtin[2] = {nullptr, nullptr};  // by BuiltinImage
 };
@@ -320,6 +325,21 @@ Status check_params(cudaKernel_t k, const LaunchSpec& spec) {
                                                        " parameters, the launch passes " +
                                                        std::to_string(spec.args.size()));
   return {};
+}
+
+// At least `bytes` of the pinned read-back buffer.
+Result<unsigned char*> staging_buffer(std::size_t bytes) {
+  DeviceState& s = state();
+  if (bytes > s.staging_bytes) {
+    if (s.staging) cudaFreeHost(s.staging);
+    s.staging = nullptr;
+    s.staging_bytes = 0;
+    void* p = nullptr;
+    TL_CUDA(cudaMallocHost(&p, bytes), "allocating " + std::to_string(bytes) + " bytes of pinned read-back memory");
+    s.staging = static_cast<unsigned char*>(p);
+    s.staging_bytes = bytes;
+  }
+  return s.staging;
 }
 
 Status flush_l2() {
@@ -684,7 +704,30 @@ Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, cons
 
 }  // namespace
 
+// Wall time of the worker's steps of one launch, logged at debug level (TILELAB_LOG=debug) when the launch ends
+// (after its buffers are freed): where a run's time outside the kernel goes.
+class Phases {
+ public:
+  explicit Phases(std::string what) : m_what(std::move(what)) {}
+  ~Phases() {
+    mark("free");
+    log::debug("worker ", m_what, ":", m_text);
+  }
+  void mark(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %s %.2f ms", phase, std::chrono::duration<double, std::milli>(now - m_last).count());
+    m_text += buf;
+    m_last = now;
+  }
+
+ private:
+  std::string m_what, m_text;
+  std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
+
 Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
+  Phases phases(spec.label.empty() ? spec.kernel : spec.label);
   TL_RETURN_IF_ERROR(use_device(spec.device));
   const DeviceState& dev = state();
   const std::string what = spec.label.empty() ? spec.kernel : spec.label;
@@ -721,6 +764,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
             what + ": allowing a cluster of " + std::to_string(g.cluster.volume()));
   TL_RETURN_IF_ERROR(check_params(k, spec));
+  phases.mark("load");
 
   Buffers buffers;
   for (const auto& b : spec.buffers) {
@@ -731,6 +775,8 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   }
   for (std::size_t i = 0; i < spec.buffers.size(); ++i)
     TL_RETURN_IF_ERROR(fill_device(buffers.ptrs[i], spec.buffers[i]));
+  TL_CUDA(cudaDeviceSynchronize(), what + ": filling the buffers");
+  phases.mark("alloc+fill");
 
   // Every parameter gets a 128-byte aligned slot: tensor maps are passed by value and want 64-byte alignment.
   struct alignas(64) Slot {
@@ -777,6 +823,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   auto launch = [&]() { return launch_raw(k, g.grid, g.block, g.dynamic_smem, g.cluster, params.data()); };
   TL_RETURN_IF_ERROR(launch().with_context(what));
   TL_CUDA(cudaDeviceSynchronize(), what + ": running the kernel");
+  phases.mark("checked run");
 
   Blob baseline_reference;  // the kernel's output the baseline is compared with
   for (std::size_t i = 0; i < spec.buffers.size(); ++i) {
@@ -786,21 +833,22 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     o.name = b.name;
     o.dtype = b.dtype;
     o.count = b.count;
-    Blob host(b.bytes());
-    if (!host.empty())
-      TL_CUDA(cudaMemcpy(host.data(), buffers.ptrs[i], host.size(), cudaMemcpyDeviceToHost),
-              what + ": reading back '" + b.name + "'");
-    if (b.role == BufferRole::output) o.unwritten = count_unwritten(host.data(), b.dtype, b.count);
+    auto host = staging_buffer(b.bytes());
+    if (!host) return host.status().with_context(what);
+    if (b.bytes() > 0)
+      TL_CUDA(cudaMemcpy(*host, buffers.ptrs[i], b.bytes(), cudaMemcpyDeviceToHost), what + ": reading back '" + b.name + "'");
+    if (b.role == BufferRole::output) o.unwritten = count_unwritten(*host, b.dtype, b.count);
     o.positions = sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit);
     std::size_t size = dtype_size(b.dtype);
     o.samples.resize(o.positions.size() * size);
     for (std::size_t j = 0; j < o.positions.size(); ++j)
-      std::memcpy(o.samples.data() + j * size, host.data() + o.positions[j] * size, size);
-    if (spec.baseline && b.name == spec.baseline->c) baseline_reference = host;
-    if (b.return_all) o.data = std::move(host);
+      std::memcpy(o.samples.data() + j * size, *host + o.positions[j] * size, size);
+    if (spec.baseline && b.name == spec.baseline->c) baseline_reference.assign(*host, *host + b.bytes());
+    if (b.return_all) o.data.assign(*host, *host + b.bytes());
     result.outputs.push_back(std::move(o));
   }
 
+  phases.mark("readback");
   if (spec.timing.repeat > 0) {
     auto times = timed_runs(launch, spec.timing, what);
     if (!times) return times.status();
@@ -808,6 +856,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     result.time_ms = compute_stats(result.times_ms);
     result.l2_flushed = spec.timing.flush_l2;
   }
+  phases.mark("timed runs");
   if (spec.timing.measure_dram) {
     // Cold L2 as in the timed runs, then one launch under the profiler; a platform that cannot count says why.
     if (spec.timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
@@ -837,6 +886,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
       result.timeline->error = t.status().message();
     }
   }
+  phases.mark("baseline/dram/timeline");
   return result;
 }
 
