@@ -2,12 +2,14 @@
 #include "runtime/bench.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/log.hpp"
 #include "runtime/roofline.hpp"
 #include "runtime/worker.hpp"
 
@@ -336,7 +338,9 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       spec->timeline = std::move(t);
     }
 
+    const auto call0 = std::chrono::steady_clock::now();
     auto result = run_launch(worker, *spec, options.timeout);
+    const auto call1 = std::chrono::steady_clock::now();
     if (!result) {
       RunFailure f{result.status().code(), result.status().message(), std::nullopt};
       if (worker.last_error().code == f.code) f.worker = worker.last_error();
@@ -360,6 +364,10 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     if (options.timeline) attach_timeline(inst, *result, r);
     Status checked = check_outputs(inst, *result, options, r);
     if (!checked.ok()) r.failure = RunFailure{checked.code(), checked.message(), std::nullopt};
+    // With the worker's own phases (same level), where a run's time outside the kernel goes.
+    log::debug("run ", inst.name_expression, ": worker call ",
+               std::chrono::duration<double, std::milli>(call1 - call0).count(), " ms, check ",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - call1).count(), " ms");
   } catch (const std::exception& e) {
     // A spec's reference or fill is user code (later also Lua): a throw is that run's failure, not the caller's.
     r.failure = RunFailure{ErrorCode::internal, std::string("while checking the run: ") + e.what(), std::nullopt};
