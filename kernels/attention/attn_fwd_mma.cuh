@@ -30,6 +30,7 @@
 #include "gemm/gemm_mma.cuh"
 #include "tile/config.hpp"
 #include "tile/probe.hpp"
+#include "tile/reduce.hpp"
 
 namespace tl {
 namespace attn_detail {
@@ -42,12 +43,6 @@ TL_DEVICE_INLINE void ldmatrix_x4_trans(unsigned addr, unsigned& r0, unsigned& r
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
-}
-
-TL_DEVICE_INLINE float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROW_BYTES-byte rows, XOR-swizzled within 8 chunks.
@@ -87,15 +82,6 @@ TL_DEVICE_INLINE void load_rows(unsigned dst, const unsigned short* src, int row
       mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
     }
   }
-}
-
-TL_DEVICE_INLINE float quad_max(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-TL_DEVICE_INLINE float quad_sum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
 }  // namespace attn_detail

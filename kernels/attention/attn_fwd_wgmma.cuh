@@ -61,6 +61,7 @@
 #include "gemm/gemm_wgmma.cuh"
 #include "tile/config.hpp"
 #include "tile/probe.hpp"
+#include "tile/reduce.hpp"
 #include "tile/wgmma_ops.cuh"
 #include "tile/work_order.hpp"
 
@@ -110,21 +111,6 @@ template <int N>
 TL_DEVICE_INLINE void fence_regs(unsigned (&r)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
-
-TL_DEVICE_INLINE float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-TL_DEVICE_INLINE float quad_max(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-TL_DEVICE_INLINE float quad_sum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.

@@ -44,6 +44,7 @@
 #include "gemm/gemm_wgmma.cuh"
 #include "tile/config.hpp"
 #include "tile/probe.hpp"
+#include "tile/reduce.hpp"
 
 namespace tl {
 namespace mla_detail {
@@ -76,20 +77,6 @@ TL_DEVICE_INLINE unsigned long long desc_sw128(unsigned addr, unsigned lbo, unsi
   d |= static_cast<unsigned long long>((sbo >> 4) & 0x3FFFu) << 32;
   d |= 1ull << 62;
   return d;
-}
-
-TL_DEVICE_INLINE float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-TL_DEVICE_INLINE float quad_max(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-TL_DEVICE_INLINE float quad_sum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
 // wgmma m64nNk16 with both operands in shared memory, accumulating into d[N / 2]; the m64n256 form reads B N-major.

@@ -13,6 +13,24 @@ struct MaxOp {
   TL_DEVICE TL_FORCEINLINE float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
+// Over the 4 lanes that hold one row of an mma.sync / wgmma accumulator (lanes 4r .. 4r+3): every lane ends with
+// the row's result. The online softmax's row max and row sum.
+TL_DEVICE TL_FORCEINLINE float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+TL_DEVICE TL_FORCEINLINE float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// 2^x on the SFU (ex2.approx.ftz): the attention kernels' exponential, log2(e) folded into the score scale.
+TL_DEVICE TL_FORCEINLINE float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // Butterfly over all 32 lanes: every lane ends with the result.
 template <class Op>
 TL_DEVICE TL_FORCEINLINE float warp_allreduce(float v, Op op) {
