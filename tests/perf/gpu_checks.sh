@@ -39,6 +39,11 @@ done
 bench gemm.wgmma --problem M=4096,N=4096,K=512 --config block_N=128,num_stages=6,panel=8 --vs cublas
 bench gemm.mma --problem M=8192,N=8192,K=8192 --config block_N=256,num_stages=3 --vs cublas
 bench gemm.simt --problem M=4096,N=4096,K=4096 --vs cublas
+bench attn.fwd.mma --problem batch=4,seq_q=8192,seq_k=8192,heads=16,dim=128 --config block_M=128,block_N=128,warps=8
+bench attn.fwd.wgmma --problem batch=4,seq_q=8192,seq_k=8192,heads=16,dim=128
+bench attn.fwd.wgmma --problem batch=16,seq_q=2048,seq_k=2048,heads=16,dim=128,causal=true
+bench mla.decode --problem batch=128,seq_q=1,heads=64,seq_k=8192,varlen=true
+bench mla.decode --problem batch=128,seq_q=2,heads=128,seq_k=8192,varlen=true,causal=true
 # Probe overhead (target <= 3%): the kernel and its probe build timed in the same worker, same warm-up, repeats, L2 flush.
 bench gemm.wgmma --problem M=8192,N=8192,K=8192 --timeline
 tmp=$(mktemp -d) && $tl timeline gemm.wgmma --problem M=4096,N=4096,K=4096 --stats --out "$tmp/wgmma.json" 2>&1 | tail -12
