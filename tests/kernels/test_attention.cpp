@@ -11,6 +11,7 @@
 #include <set>
 
 #include "library.hpp"
+#include "tests/support/scratch_jit.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/timeline.hpp"
 #include "tile/layout_spec.hpp"
@@ -24,15 +25,7 @@ using KV = std::map<std::string, std::string>;
 const KernelSpec& attn() { return *library_registry().find("attn.fwd.mma").value(); }
 const KernelSpec& attn_wgmma() { return *library_registry().find("attn.fwd.wgmma").value(); }
 
-Jit& jit() {
-  static const std::string dir = (fs::temp_directory_path() / ("tl_test_attention_" + std::to_string(::getpid()))).string();
-  static KernelCache cache(dir);
-  static Jit j(kernel_sources().value(), &cache);
-  static struct Cleanup {
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup;
-  return j;
-}
+Jit& jit() { return test::scratch_jit(); }
 
 TEST(Attention, ConfigsCompileForHopperAndAmpereWithoutSpilling) {
   const std::vector<std::pair<KV, KV>> cases = {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "library.hpp"
+#include "tests/support/scratch_jit.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/numeric.hpp"
 
@@ -19,17 +20,7 @@ namespace fs = std::filesystem;
 
 const KernelSpec& spec(const std::string& name) { return *library_registry().find(name).value(); }
 
-// One compile cache per test process: repeated configs within the run hit it, every run compiles afresh.
-Jit& jit() {
-  static const std::string dir =
-      (fs::temp_directory_path() / ("tl_test_library_" + std::to_string(::getpid()))).string();
-  static KernelCache cache(dir);
-  static Jit j(kernel_sources().value(), &cache);
-  static struct Cleanup {
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup;
-  return j;
-}
+Jit& jit() { return test::scratch_jit(); }
 
 void expect_compiles(const KernelSpec& s, const std::map<std::string, std::string>& problem,
                      const std::map<std::string, std::string>& config, const std::string& arch) {
