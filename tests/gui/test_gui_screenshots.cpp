@@ -78,7 +78,9 @@ TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
     flat += k >= 3000 && std::max({r, g, b}) - std::min({r, g, b}) > 60;
   }
   std::printf("%s: %zu colours, %d saturated flat areas\n", panel.c_str(), counts.size(), flat);
-  if (panel == "sweep") EXPECT_GE(flat, 6) << png << ": the heat map's cells are missing";
+  if (panel == "sweep") {
+    EXPECT_GE(flat, 6) << png << ": the heat map's cells are missing";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Panels, PanelScreenshot,

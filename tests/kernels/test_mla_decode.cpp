@@ -12,6 +12,7 @@
 #include <set>
 
 #include "library.hpp"
+#include "tests/support/scratch_jit.hpp"
 #include "runtime/bench.hpp"
 #include "runtime/cache.hpp"
 
@@ -22,15 +23,7 @@ using KV = std::map<std::string, std::string>;
 
 const KernelSpec& mla() { return *library_registry().find("mla.decode").value(); }
 
-Jit& jit() {
-  static const std::string dir = (fs::temp_directory_path() / ("tl_test_mla_" + std::to_string(::getpid()))).string();
-  static KernelCache cache(dir);
-  static Jit j(kernel_sources().value(), &cache);
-  static struct Cleanup {
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup;
-  return j;
-}
+Jit& jit() { return test::scratch_jit(); }
 
 std::vector<std::int32_t> ints(const KernelInstance& k, const std::string& name) {
   for (const auto& a : k.args)
@@ -92,7 +85,9 @@ TEST(MlaDecode, LengthsTableAndSchedule) {
       const int L = lens[static_cast<std::size_t>(r)];
       zeros += L == 0;
       shorter += L != sk;
-      if (L > 0) EXPECT_GE(L, k.problem.boolean("varlen") ? sq : sk);
+      if (L > 0) {
+        EXPECT_GE(L, k.problem.boolean("varlen") ? sq : sk);
+      }
       ASSERT_LE((L + 63) / 64, stride);
       for (int j = 0; j < (L + 63) / 64; ++j) EXPECT_TRUE(seen.insert(table[static_cast<std::size_t>(r * stride + j)]).second);
       used += (L + 63) / 64;
@@ -210,7 +205,9 @@ TEST(MlaDecode, TensorMapsAndWorkspaceRoles) {
   EXPECT_EQ(maps, 2);
   int outputs = 0;
   for (const auto& b : ls->buffers) {
-    if (b.name == "o_acc" || b.name == "lse_acc" || b.name == "counters") EXPECT_EQ(b.role, BufferRole::scratch) << b.name;
+    if (b.name == "o_acc" || b.name == "lse_acc" || b.name == "counters") {
+      EXPECT_EQ(b.role, BufferRole::scratch) << b.name;
+    }
     outputs += b.is_output();
   }
   EXPECT_EQ(outputs, 2);
