@@ -26,6 +26,20 @@ for f in "${x_files[@]}" "${gl_libs[@]}" "$dri"; do
   [ -e "$f" ] || { echo "bundle_gui_for_device: $f is missing (apt-get install xvfb libgl1-mesa-dri libglx-mesa0)" >&2; exit 1; }
 done
 cp "${x_files[@]}" "$stage/x/bin/"
+# Xvfb looks for the DRI driver of its GLX extension and for xkbcomp in directories compiled into it (nothing in
+# the environment moves them). Point those two strings at the bundle, unpacked at /tmp/tlgui (gui_device.sh links
+# /tmp/tlx to its x/bin), so nothing is written outside /tmp on the server.
+python3 - "$stage/x/bin/Xvfb" <<'PY'
+import sys
+path = sys.argv[1]
+data = open(path, "rb").read()
+for old, new in [(b"/usr/lib/x86_64-linux-gnu/dri", b"/tmp/tlgui/x/dri"), (b"/usr/bin", b"/tmp/tlx")]:
+    key = old + b"\0"
+    assert data.count(key) == 1, f"{old!r}: expected once in Xvfb, found {data.count(key)}"
+    assert len(new) <= len(old)
+    data = data.replace(key, new + b"\0" * (len(old) - len(new) + 1))
+open(path, "wb").write(data)
+PY
 cp -L "$dri" "$stage/x/dri/"
 for f in "${gl_libs[@]}"; do cp -Ln "$f" "$stage/lib/$(basename "$f")"; done
 # Every library those need, except what any Linux has (glibc, libstdc++, libgcc_s).

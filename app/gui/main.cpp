@@ -148,7 +148,10 @@ int main(int argc, char** argv) {
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
       if (frame == 0) {
         app.startup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
-        if (test_mode) std::printf("tilelab-gui: first frame after %.0f ms\n", app.startup_ms);
+        if (test_mode) {
+          const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+          std::printf("tilelab-gui: first frame after %.0f ms (GL: %s)\n", app.startup_ms, renderer ? renderer : "?");
+        }
       }
       ++frame;
       if (test_mode) {
