@@ -42,7 +42,7 @@ for vendor in mesa nvidia; do
   echo "GL vendor $vendor: no window: $(grep -v '^tilelab-gui: first' "$logs/probe_$vendor.log" | tail -3 | tr '\n' ' ')"
 done
 [ -n "$gl" ] || { echo "no GL vendor opened a window"; tail -20 "$logs/xvfb.log"; kill $xvfb; exit 1; }
-echo "GL: $gl, $(grep -o 'GL: [^)]*' "$logs/probe_$gl.log" | head -1)"
+echo "GL vendor $gl: $(grep -o '(GL: .*)$' "$logs/probe_$gl.log" | head -1)"
 
 TL_GUI_OUT=$out timeout 330 "$B/tilelab-gui" --script "$script" --frames 4 --width $W --height $H --max-wait 300 \
   > "$out/gui.log" 2>&1
