@@ -15,9 +15,8 @@ namespace {
 constexpr std::int64_t kDQK = 576, kDV = 512, kBlock = 64;
 
 // Dynamic shared memory of the kernel (mla_decode.cuh's kSmemUsed, the two must agree) plus 1024 bytes of alignment
-// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers, a flag and the
-// combine's per-row LSE.
-constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 256 + 1024; }
+// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers and a flag.
+constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 1024; }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
 // first 512 columns are V; per-request cache_seqlens; out [batch, seq_q, heads, 512], lse [batch, heads, seq_q].
