@@ -363,6 +363,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       }
       if (does_qk) {
         wgmma_wait<0>();
+        // Q is read by Q K^T alone: once the request's last one is complete the producer may load the next
+        // request's Q, behind this block's softmax, P V and the epilogue instead of after them.
+        if (blk == b1 - 1 && tid == 0) mbar_arrive(q_empty);
         TL_PROBE_END(kProbeQK, s, blk);
 
         // Mask keys past each row's limit (only the blocks that reach a limit pay for it).
@@ -481,7 +484,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       if (tid == 0) mbar_arrive(empty_bar(s));
       TL_PROBE_END(kProbePV, s, blk);
     }
-    if (tid == 0) mbar_arrive(q_empty);
+    if (tid == 0 && (b0 == b1 || !does_qk)) mbar_arrive(q_empty);  // those that did no Q K^T of this request
 
     // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
     // overwrite what the other has yet to read).
