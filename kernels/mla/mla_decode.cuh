@@ -487,17 +487,39 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     if (tid == 0 && (b0 == b1 || !does_qk)) mbar_arrive(q_empty);  // those that did no Q K^T of this request
 
     // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
-    // overwrite what the other has yet to read).
+    // overwrite what the other has yet to read). With QK_WG == 1 consumer 0 alone holds the softmax state: it hands
+    // consumer 1 the sums and the row maxima (the merge of a split request needs this split's LSE in both).
     const unsigned sum_buf = base + kOffSum + (qn & 1) * 512;
     float l_tot[2];
+    if constexpr (QK_WG == 2) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l_tot[h] = quad_sum(row_l[h]);
-      if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
+      for (int h = 0; h < 2; ++h) {
+        l_tot[h] = quad_sum(row_l[h]);
+        if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
+      }
+      named_barrier_sync(1, 256);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
+    } else {
+      if constexpr (c == 0) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          l_tot[h] = quad_sum(row_l[h]);
+          if (lane % 4 == 0) {
+            st_shared_f32(sum_buf + rl[h] * 4, l_tot[h]);
+            st_shared_f32(sum_buf + (64 + rl[h]) * 4, row_m[h]);
+          }
+        }
+      }
+      named_barrier_sync(1, 256);
+      if constexpr (c == 1) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          l_tot[h] = ld_shared_f32(sum_buf + rl[h] * 4);
+          row_m[h] = ld_shared_f32(sum_buf + (64 + rl[h]) * 4);
+        }
+      }
     }
-    named_barrier_sync(1, 256);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
     ++qn;
 
     const int nspl = num_splits[r + 1] - num_splits[r];
@@ -660,6 +682,28 @@ __global__ void __launch_bounds__(384, 1)
           __syncwarp();
           TL_PROBE_END(kProbeLoadIssue, s, blk);
           if (blk == b0) load_q();
+        }
+        // The part's last request is usually split (the part ends inside it) and its other splits, computed at the
+        // start of the next part, are usually done by now: then this CTA will merge them (the consumers' epilogue),
+        // so their partials go to L2 while the last blocks compute, and the merge's loads hit L2 instead of HBM.
+        if (r == walk.last && b1 > b0 && lane == 0) {
+          const int nspl = num_splits[r + 1] - num_splits[r];
+          if (nspl > 1) {
+            const int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+            int seen;
+            asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+            if (seen == nspl - 1) {
+              const int rows = min(64, R - m0);
+              for (int i = 0; i < nspl; ++i) {
+                if (i == split) continue;
+                const long long at = static_cast<long long>(num_splits[r] + i) * R + m0;
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(o_acc + at * kDV), "r"(rows * kDV * 4)
+                             : "memory");
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at) : "memory");
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at + rows - 1) : "memory");
+              }
+            }
+          }
         }
       }
       TL_PROBE_FLUSH();
