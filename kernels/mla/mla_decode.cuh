@@ -31,7 +31,7 @@
 // O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4, V read N-major straight from the cache block: the
 // transposed-B form). OVERLAP issues the next block's Q K^T right behind this block's P V. Consumer thread (warp w,
 // lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma accumulator layout), O_c's 256 columns as
-// 128 fp32 registers. The defaults (QK_WG 2, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
+// 128 fp32 registers. The defaults (QK_WG 1, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
 //
 // Shared memory (dynamic, 1024-aligned): every 64-row x 576-column tile is 9 panels of 64 rows x 64 columns
 // (128-byte rows, 8 KiB), TMA SWIZZLE_128B: 16-byte chunk k of row r at chunk k ^ (r % 8).
