@@ -1,9 +1,11 @@
 // Host spec of mla.decode: MLA decoding over a paged KV cache (FlashMLA's dense decode), split-KV with in-kernel combine.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <thread>
 
 #include "library.hpp"
 #include "mla/mla_schedule.hpp"
@@ -15,9 +17,8 @@ namespace {
 constexpr std::int64_t kDQK = 576, kDV = 512, kBlock = 64;
 
 // Dynamic shared memory of the kernel (mla_decode.cuh's kSmemUsed, the two must agree) plus 1024 bytes of alignment
-// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers, a flag and the
-// combine's per-row LSE.
-constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 256 + 1024; }
+// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers and a flag.
+constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 1024; }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
 // first 512 columns are V; per-request cache_seqlens; out [batch, seq_q, heads, 512], lse [batch, heads, seq_q].
@@ -103,31 +104,43 @@ struct Schedule {
   }
 };
 
-// One query row (request r, position s, head hh) in float64: the weights exp(score - max) of the tokens it sees,
-// their sum and the max; scores = q·k / sqrt(576) over the whole 576 columns.
+// One query row (request r, position s, head hh) in float64: scores = q·k / sqrt(576) over the whole 576 columns,
+// the softmax over the tokens the row sees, its LSE (+inf without keys, FlashMLA's convention) and all 512 columns
+// of O (0 without keys). O is summed token by token over whole cache rows, so the pass reads the cache in order.
 struct RefRow {
-  std::vector<double> w;
-  double max = 0, sum = 0;
+  double lse = 0;
+  std::vector<double> o;
 };
 
 RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& KV, std::int64_t r, std::int64_t s,
                      std::int64_t hh) {
   const std::int64_t L = x.len(r);
   const std::int64_t keys = x.causal ? std::max<std::int64_t>(0, std::min(L, L - x.sq + s + 1)) : L;
-  std::vector<double> q(static_cast<std::size_t>(kDQK));
+  auto token_row = [&](std::int64_t j) {
+    return (d(x.table[static_cast<std::size_t>(r * x.table_stride + j / kBlock)]) * kBlock + j % kBlock) * kDQK;
+  };
+  std::vector<double> q(static_cast<std::size_t>(kDQK)), w(static_cast<std::size_t>(keys));
   const std::int64_t q0 = ((r * x.sq + s) * x.h + hh) * kDQK;
   for (std::int64_t c = 0; c < kDQK; ++c) q[static_cast<std::size_t>(c)] = Q.at(q0 + c);
-  RefRow row;
-  row.w.resize(static_cast<std::size_t>(keys));
-  row.max = -std::numeric_limits<double>::infinity();
+  double mx = -std::numeric_limits<double>::infinity(), sum = 0;
   for (std::int64_t j = 0; j < keys; ++j) {
-    const std::int64_t k0 = (d(x.table[static_cast<std::size_t>(r * x.table_stride + j / kBlock)]) * kBlock + j % kBlock) * kDQK;
+    const std::int64_t k0 = token_row(j);
     double dot = 0;
     for (std::int64_t c = 0; c < kDQK; ++c) dot += q[static_cast<std::size_t>(c)] * KV.at(k0 + c);
-    row.w[static_cast<std::size_t>(j)] = dot / 24.0;
-    row.max = std::max(row.max, dot / 24.0);
+    w[static_cast<std::size_t>(j)] = dot / 24.0;
+    mx = std::max(mx, dot / 24.0);
   }
-  for (double& w : row.w) row.sum += (w = std::exp(w - row.max));
+  for (double& v : w) sum += (v = std::exp(v - mx));
+  RefRow row;
+  row.lse = sum > 0 ? mx + std::log(sum) : std::numeric_limits<double>::infinity();
+  row.o.assign(static_cast<std::size_t>(kDV), 0.0);
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const std::int64_t v0 = token_row(j);
+    const double wj = w[static_cast<std::size_t>(j)];
+    for (std::int64_t c = 0; c < kDV; ++c) row.o[static_cast<std::size_t>(c)] += wj * KV.at(v0 + c);
+  }
+  if (sum > 0)
+    for (double& v : row.o) v /= sum;
   return row;
 }
 
@@ -137,30 +150,36 @@ Result<std::vector<double>> mla_reference(const Values& p, const ReferenceInputs
     return make_error(ErrorCode::invalid_argument, "mla.decode has outputs O and LSE, not " + output);
   const Dims x(p);
   const HostTensor &Q = in.tensor("Q"), &KV = in.tensor("KV");
-  std::map<std::int64_t, RefRow> rows;  // by (r, s, h): sampled positions come in whole rows
-  auto row = [&](std::int64_t r, std::int64_t s, std::int64_t hh) -> const RefRow& {
-    const std::int64_t key = (r * x.sq + s) * x.h + hh;
-    auto it = rows.find(key);
-    if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, KV, r, s, hh)).first;
-    return it->second;
+  // The query row (r, s, h) of each sampled position, as key (r * s_q + s) * h_q + h; sampled O positions come in
+  // whole rows, so the distinct rows are few and each costs len · 1088 products: computed on every hardware thread.
+  auto row_of = [&](std::int64_t i) -> std::int64_t {
+    if (output == "LSE") {  // [b, h, s_q]
+      const std::int64_t r = i / (x.h * x.sq), hh = (i / x.sq) % x.h, s = i % x.sq;
+      return (r * x.sq + s) * x.h + hh;
+    }
+    return i / kDV;  // O [b, s_q, h, 512]: the row key is the element's row
   };
+  std::map<std::int64_t, RefRow> rows;
+  for (std::int64_t i : idx) rows.emplace(row_of(i), RefRow{});
+  std::vector<std::pair<const std::int64_t, RefRow>*> todo;
+  for (auto& kv : rows) todo.push_back(&kv);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k; (k = next++) < todo.size();) {
+      const std::int64_t key = todo[k]->first;
+      todo[k]->second = reference_row(x, Q, KV, key / (x.sq * x.h), (key / x.h) % x.sq, key % x.h);
+    }
+  };
+  const unsigned n = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), todo.size()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
   std::vector<double> out;
   out.reserve(idx.size());
   for (std::int64_t i : idx) {
-    if (output == "LSE") {  // [b, h, s_q]; a row without keys is +inf (FlashMLA's convention)
-      const std::int64_t r = i / (x.h * x.sq), hh = (i / x.sq) % x.h, s = i % x.sq;
-      const RefRow& rr = row(r, s, hh);
-      out.push_back(rr.sum > 0 ? rr.max + std::log(rr.sum) : std::numeric_limits<double>::infinity());
-    } else {  // O [b, s_q, h, 512]
-      const std::int64_t c = i % kDV, hh = (i / kDV) % x.h, s = (i / (kDV * x.h)) % x.sq, r = i / (kDV * x.h * x.sq);
-      const RefRow& rr = row(r, s, hh);
-      double acc = 0;
-      for (std::size_t j = 0; j < rr.w.size(); ++j) {
-        const auto jj = static_cast<std::int64_t>(j);
-        acc += rr.w[j] * KV.at((d(x.table[static_cast<std::size_t>(r * x.table_stride + jj / kBlock)]) * kBlock + jj % kBlock) * kDQK + c);
-      }
-      out.push_back(rr.sum > 0 ? acc / rr.sum : 0.0);
-    }
+    const RefRow& rr = rows.at(row_of(i));
+    out.push_back(output == "LSE" ? rr.lse : rr.o[static_cast<std::size_t>(i % kDV)]);
   }
   return out;
 }
@@ -197,9 +216,10 @@ KernelSpec mla_decode_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = mla_problem();
-  // Defaults are the fastest of the H100 ablation in docs/perf.md (2026-11-24): 2 QK warpgroups, no prefetch, no
-  // overlap; the others stay selectable (and in the test matrix) for the next round of tuning.
-  k.config = {{ParamSpec::one_of("qk_warpgroups", 2, {1, 2},
+  // Defaults are the fastest measured on the H100 (docs/perf.md, 2026-11-24): 1 QK warpgroup (with the batched
+  // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), no prefetch, no overlap; the others
+  // stay selectable (and in the test matrix) for the next round of tuning.
+  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
                                  "(all 64 tokens, reads Q once per block; the softmax on that warpgroup)"),
                ParamSpec::integer("sms", 132, 1, 1024,

@@ -12,10 +12,13 @@
 // passes each SM part's range in `parts` (5 ints: begin_req, begin_block, end_req, end_block, first_split) and the
 // prefix sums of the requests' split counts in `num_splits`. Grid: (num_parts, m_tiles), m_tiles = ceil(R / 64);
 // CTA (p, t) computes rows [64t, 64t + 64) of every request in part p's range over the part's blocks. A request
-// with one split is written straight to O / LSE. Otherwise each split writes its normalized partial O (f32) and its
-// LSE to the workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R], and the CTA that finishes a
-// (request, tile) last — counted by an atomic per (request, tile) in `counters`, which must be zero before the
-// launch and is reset to zero by that CTA — merges the splits: O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i.
+// with one split is written straight to O / LSE. Otherwise the CTA that finishes a (request, tile) last merges the
+// splits, O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i, from its own registers and the partials the
+// others wrote, normalized O (f32) and LSE, to the workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R].
+// Finishing is counted by an atomic per (request, tile) in `counters`, which must be zero before the launch and is
+// reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
+// The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
+// trip at a time, about 100 us at the end of every SM part, the fixed cost docs/perf.md measured (2026-11-24).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block; PREFETCH > 0 also sends the blocks PREFETCH ahead to
@@ -28,13 +31,13 @@
 // O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4, V read N-major straight from the cache block: the
 // transposed-B form). OVERLAP issues the next block's Q K^T right behind this block's P V. Consumer thread (warp w,
 // lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma accumulator layout), O_c's 256 columns as
-// 128 fp32 registers. The defaults (QK_WG 2, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
+// 128 fp32 registers. The defaults (QK_WG 1, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
 //
 // Shared memory (dynamic, 1024-aligned): every 64-row x 576-column tile is 9 panels of 64 rows x 64 columns
 // (128-byte rows, 8 KiB), TMA SWIZZLE_128B: 16-byte chunk k of row r at chunk k ^ (r % 8).
 //   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
 //   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
-//   [barriers: full[2], empty[2], q_full, q_empty][flag][combine: merged LSE per row, 64 f32]
+//   [barriers: full[2], empty[2], q_full, q_empty][flag]
 // wgmma descriptors: Q and K are K-major (stride byte offset 1024 = one 8-row atom, k16 step = +32 bytes inside a
 // panel, next 64 columns = next panel); V is N-major for P V: leading byte offset 8192 (next 64 columns = next
 // panel), stride byte offset 1024 (next 8 tokens), k16 step = 16 tokens = +2048 bytes.
@@ -65,8 +68,7 @@ enum : unsigned {
   kOffSum = kOffMax + 512,
   kOffBar = kOffSum + 1024,
   kOffFlag = kOffBar + 6 * 8,
-  kOffLse = kOffFlag + 16,  // the combine's merged LSE per row
-  kSmemUsed = kOffLse + 256,
+  kSmemUsed = kOffFlag + 16,
   kSmemBytes = kSmemUsed + 1024  // with the alignment slack: what the host asks for (mla_decode.cpp)
 };
 
@@ -203,6 +205,78 @@ TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   return v;
 }
 
+// The merge of a split request's partials, in the wgmma accumulator layout of the consumer thread that holds this
+// split's o (rows rl[0], rl[1] of the tile; columns 256c + 8j + 2(lane % 4) + {0, 1}, j < 32), so the split that
+// merges needs neither to publish its own partial nor to read it back. lse / scale are this split's (scale turns o
+// into its O); on return o * scale is the merged O and lse the merged LSE (+inf for a row no split saw a key of).
+// Loads are issued in batches with no dependence between them (the LSEs of both rows, then 16 columns of both rows
+// per batch), so a merge costs a few L2 round trips instead of one per row and split.
+TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const float* __restrict__ o_acc,
+                                   const float* __restrict__ lse_acc, int g0, int nspl, int split, int R, int m0,
+                                   const int* rl, int c, int lane) {
+  const float kInf = __int_as_float(0x7f800000);
+  int row[2];
+  float mx[2], tot[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    row[h] = min(m0 + rl[h], R - 1);  // rows past R merge a duplicate and are not written
+    mx[h] = lse[h];
+    tot[h] = lse[h] > -kInf ? 1.f : 0.f;
+  }
+  // Merged LSE: a running max and the sum of exp(lse_i - max).
+  for (int i = 0; i < nspl; ++i) {
+    if (i == split) continue;
+    float v[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) v[h] = __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row[h]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (v[h] > mx[h]) {
+        tot[h] = tot[h] * __expf(mx[h] - v[h]) + 1.f;
+        mx[h] = v[h];
+      } else if (v[h] > -kInf) {
+        tot[h] += __expf(v[h] - mx[h]);
+      }
+    }
+  }
+  float merged[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    merged[h] = mx[h] > -kInf ? mx[h] + __logf(tot[h]) : kInf;
+    const float w = mx[h] > -kInf ? __expf(lse[h] - merged[h]) * scale[h] : 0.f;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= w, o[4 * j + 2 * h + 1] *= w;
+  }
+  for (int i = 0; i < nspl; ++i) {
+    if (i == split) continue;
+    const long long at[2] = {static_cast<long long>(g0 + i) * R + row[0], static_cast<long long>(g0 + i) * R + row[1]};
+    float w[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) w[h] = mx[h] > -kInf ? __expf(__ldcg(lse_acc + at[h]) - merged[h]) : 0.f;
+#pragma unroll
+    for (int jc = 0; jc < 32; jc += 16) {
+      float2 v[2][16];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+          v[h][j] = __ldcg(reinterpret_cast<const float2*>(o_acc + at[h] * kDV + c * 256 + 8 * (jc + j) + 2 * (lane % 4)));
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          o[4 * (jc + j) + 2 * h] += w[h] * v[h][j].x;
+          o[4 * (jc + j) + 2 * h + 1] += w[h] * v[h][j].y;
+        }
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lse[h] = merged[h];
+    scale[h] = 1.f;
+  }
+}
+
 // What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
 struct ConsumerArgs {
   unsigned base;
@@ -289,6 +363,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       }
       if (does_qk) {
         wgmma_wait<0>();
+        // Q is read by Q K^T alone: once the request's last one is complete the producer may load the next
+        // request's Q, behind this block's softmax, P V and the epilogue instead of after them.
+        if (blk == b1 - 1 && tid == 0) mbar_arrive(q_empty);
         TL_PROBE_END(kProbeQK, s, blk);
 
         // Mask keys past each row's limit (only the blocks that reach a limit pay for it).
@@ -407,92 +484,108 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       if (tid == 0) mbar_arrive(empty_bar(s));
       TL_PROBE_END(kProbePV, s, blk);
     }
-    if (tid == 0) mbar_arrive(q_empty);
+    if (tid == 0 && (b0 == b1 || !does_qk)) mbar_arrive(q_empty);  // those that did no Q K^T of this request
 
     // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
-    // overwrite what the other has yet to read).
+    // overwrite what the other has yet to read). With QK_WG == 1 consumer 0 alone holds the softmax state: it hands
+    // consumer 1 the sums and the row maxima (the merge of a split request needs this split's LSE in both).
     const unsigned sum_buf = base + kOffSum + (qn & 1) * 512;
     float l_tot[2];
+    if constexpr (QK_WG == 2) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l_tot[h] = quad_sum(row_l[h]);
-      if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
+      for (int h = 0; h < 2; ++h) {
+        l_tot[h] = quad_sum(row_l[h]);
+        if (lane % 4 == 0) st_shared_f32(sum_buf + (c * 64 + rl[h]) * 4, l_tot[h]);
+      }
+      named_barrier_sync(1, 256);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
+    } else {
+      if constexpr (c == 0) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          l_tot[h] = quad_sum(row_l[h]);
+          if (lane % 4 == 0) {
+            st_shared_f32(sum_buf + rl[h] * 4, l_tot[h]);
+            st_shared_f32(sum_buf + (64 + rl[h]) * 4, row_m[h]);
+          }
+        }
+      }
+      named_barrier_sync(1, 256);
+      if constexpr (c == 1) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          l_tot[h] = ld_shared_f32(sum_buf + rl[h] * 4);
+          row_m[h] = ld_shared_f32(sum_buf + (64 + rl[h]) * 4);
+        }
+      }
     }
-    named_barrier_sync(1, 256);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + ((1 - c) * 64 + rl[h]) * 4);
     ++qn;
 
     const int nspl = num_splits[r + 1] - num_splits[r];
-    const int g = num_splits[r] + split;
+    const int g0 = num_splits[r];
     TL_PROBE_BEGIN(kProbeCombine, probe::kNoStage, r);
+    // This split's LSE per row and the factor that turns o into its O (1 / row sum).
+    float lse[2], scale[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = m0 + rl[h];
-      if (row >= R) continue;
       const bool empty = !(l_tot[h] > 0.f);
-      const float inv = empty ? 0.f : 1.f / l_tot[h];
-      const float lse = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
-      if (nspl == 1) {
-        unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-        for (int j = 0; j < 32; ++j)
-          *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-        if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
-      } else {
-        float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-        for (int j = 0; j < 32; ++j) *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-        if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse;
-      }
+      scale[h] = empty ? 0.f : 1.f / l_tot[h];
+      lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
     }
+    bool write_out = nspl == 1;
     if (nspl > 1) {
-      // The last split of this (request, tile) to finish merges them all.
-      __threadfence();
-      named_barrier_sync(1, 256);
+      // The split of this (request, tile) that finishes last merges them all, from its own registers and the
+      // others' partials. A split first looks at the counter: when every other split has already published
+      // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
+      // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
       int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
       if (ctid == 0) {
-        const int done = atomicAdd(counter, 1);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
+        int seen;
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(seen == nspl - 1 ? 1u : 0u) : "memory");
       }
       named_barrier_sync(1, 256);
       unsigned last;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
-      if (last) {
+      if (!last) {
+        const int g = g0 + split;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = m0 + rl[h];
+          if (row >= R) continue;
+          float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+          for (int j = 0; j < 32; ++j)
+            *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+          if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
+        }
         __threadfence();
-        const int g0 = num_splits[r], rows = min(64, R - m0);
-        // Each row's merged LSE first (threads 0..63), kept in shared memory for the O pass.
-        if (ctid < rows) {
-          const int row = m0 + ctid;
-          float mx = -kInf;
-          for (int i = 0; i < nspl; ++i) mx = fmaxf(mx, __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row));
-          float total = 0.f;
-          if (mx > -kInf)
-            for (int i = 0; i < nspl; ++i) total += __expf(__ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row) - mx);
-          const float lse = mx > -kInf ? mx + __logf(total) : kInf;
-          st_shared_f32(base + kOffLse + ctid * 4, lse);
-          LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse;
+        named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
+        if (ctid == 0) {
+          const int done = atomicAdd(counter, 1);
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
         }
         named_barrier_sync(1, 256);
-        // Then O: thread t merges columns 2t, 2t + 1 of every row; rows are independent, so unrolling keeps
-        // several rows' loads in flight.
-#pragma unroll 4
-        for (int rr = 0; rr < rows; ++rr) {
-          const int row = m0 + rr;
-          const float lse = ld_shared_f32(base + kOffLse + rr * 4);
-          float2 acc = make_float2(0.f, 0.f);
-          if (lse != kInf)
-            for (int i = 0; i < nspl; ++i) {
-              const long long at = static_cast<long long>(g0 + i) * R + row;
-              const float w = __expf(__ldcg(lse_acc + at) - lse);
-              const float2 v = __ldcg(reinterpret_cast<const float2*>(o_acc + at * kDV + 2 * ctid));
-              acc.x += w * v.x;
-              acc.y += w * v.y;
-            }
-          *reinterpret_cast<unsigned*>(O + (static_cast<long long>(r) * R + row) * kDV + 2 * ctid) =
-              gemm_detail::pack2<BF16>(acc.x, acc.y);
-        }
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
+      }
+      if (last) {
+        __threadfence();
+        merge_splits(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
         if (ctid == 0) *counter = 0;  // ready for the next launch
+        write_out = true;
+      }
+    }
+    if (write_out) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + rl[h];
+        if (row >= R) continue;
+        unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+        if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
       }
     }
     TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
@@ -515,7 +608,7 @@ __global__ void __launch_bounds__(384, 1)
   using namespace mla_detail;
   using namespace wgmma_detail;
   const float kInf = __int_as_float(0x7f800000);
-  static_assert(kSmemBytes == 232256, "mla_decode.cpp's mla_detail_smem() must match");
+  static_assert(kSmemBytes == 232000, "mla_decode.cpp's mla_detail_smem() must match");
   // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
   constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
 
@@ -589,6 +682,28 @@ __global__ void __launch_bounds__(384, 1)
           __syncwarp();
           TL_PROBE_END(kProbeLoadIssue, s, blk);
           if (blk == b0) load_q();
+        }
+        // The part's last request is usually split (the part ends inside it) and its other splits, computed at the
+        // start of the next part, are usually done by now: then this CTA will merge them (the consumers' epilogue),
+        // so their partials go to L2 while the last blocks compute, and the merge's loads hit L2 instead of HBM.
+        if (r == walk.last && b1 > b0 && lane == 0) {
+          const int nspl = num_splits[r + 1] - num_splits[r];
+          if (nspl > 1) {
+            const int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+            int seen;
+            asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+            if (seen == nspl - 1) {
+              const int rows = min(64, R - m0);
+              for (int i = 0; i < nspl; ++i) {
+                if (i == split) continue;
+                const long long at = static_cast<long long>(num_splits[r] + i) * R + m0;
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(o_acc + at * kDV), "r"(rows * kDV * 4)
+                             : "memory");
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at) : "memory");
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at + rows - 1) : "memory");
+              }
+            }
+          }
         }
       }
       TL_PROBE_FLUSH();

@@ -25,8 +25,9 @@ struct Fill {
 const char* fill_kind_name(Fill::Kind k);
 
 // Fill elements [0, count) exactly as the worker's device fill does (same bits), so the parent can
-// rebuild a kernel's inputs for the reference without moving them through the pipe.
-void fill_host(void* data, DType t, std::uint64_t count, const Fill& fill);
+// rebuild a kernel's inputs for the reference without moving them through the pipe. Large fills run on `threads`
+// threads (0: std::thread::hardware_concurrency()); the bytes do not depend on how many.
+void fill_host(void* data, DType t, std::uint64_t count, const Fill& fill, unsigned threads = 0);
 std::vector<std::uint8_t> make_filled(DType t, std::uint64_t count, const Fill& fill);
 
 // Poison: a NaN bit pattern per float dtype (0xA5 bytes for integers), written over outputs before a run.
