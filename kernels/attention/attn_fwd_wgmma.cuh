@@ -247,31 +247,24 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         load(&tma_q, q_smem, BM * 128, q_full, w.h, w.q_start, w.m0);
       }
       ++q_round;
+      // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
+      // wait until both consumers have released the stage, then one TMA transaction of KV_BYTES.
+      auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile) {
+        const int s = g % STAGES;
+        TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+        mbar_wait(empty0 + 8u * s, ((g / STAGES) & 1) ^ 1);
+        TL_PROBE_END(kProbeWaitEmpty, s, tile);
+        TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+        if (tid == 0) {
+          mbar_expect_tx(full0 + 8u * s, KV_BYTES);
+          load(map, ring + s * KV_BYTES, BN * 128, full0 + 8u * s, w.hk, w.k_start, tile * BN);
+        }
+        TL_PROBE_END(kProbeTmaIssue, s, tile);
+      };
+      // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
-        if (it < w.n_tiles) {  // K of tile n_tiles - 1 - it
-          const int g = kv_it + it, s = g % STAGES, tile = w.n_tiles - 1 - it;
-          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-          mbar_wait(k_empty(s), ((g / STAGES) & 1) ^ 1);
-          TL_PROBE_END(kProbeWaitEmpty, s, tile);
-          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
-          if (tid == 0) {
-            mbar_expect_tx(k_full(s), KV_BYTES);
-            load(&tma_k, k_smem + s * KV_BYTES, BN * 128, k_full(s), w.hk, w.k_start, tile * BN);
-          }
-          TL_PROBE_END(kProbeTmaIssue, s, tile);
-        }
-        if (it > 0) {  // V of the previous iteration's tile
-          const int g = kv_it + it - 1, s = g % STAGES, tile = w.n_tiles - it;
-          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-          mbar_wait(v_empty(s), ((g / STAGES) & 1) ^ 1);
-          TL_PROBE_END(kProbeWaitEmpty, s, tile);
-          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
-          if (tid == 0) {
-            mbar_expect_tx(v_full(s), KV_BYTES);
-            load(&tma_v, v_smem + s * KV_BYTES, BN * 128, v_full(s), w.hk, w.k_start, tile * BN);
-          }
-          TL_PROBE_END(kProbeTmaIssue, s, tile);
-        }
+        if (it < w.n_tiles) load_kv(&tma_k, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
+        if (it > 0) load_kv(&tma_v, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
       }
       kv_it += w.n_tiles;
     }
