@@ -32,15 +32,20 @@
 //   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
 //   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
 //   1 + c order the GEMM issues of the two warpgroups strictly alternately (warpgroup 0 first).
-//   The epilogue divides O by the row sum and stores it straight from the accumulators (rows past the sequence
-//   are not stored), or (SMEM_EPI) stages each warpgroup's 64 rows in shared memory and writes whole rows with
-//   16-byte stores; LSE = (m + log2 l) * ln 2.
+//   The epilogue divides O by the row sum and (EPI, config `epilogue`) stores it straight from the accumulators
+//   (direct: rows past the sequence are not stored), or stages each warpgroup's 64 rows in shared memory and
+//   writes whole rows with 16-byte stores (smem), or stages them and has one thread issue TMA stores of the two
+//   64-column halves (tma), which run on while the warpgroup starts its next work tile; the next epilogue first
+//   waits until they have read the staging tile. Varlen blocks that reach past their sequence store from the
+//   staging tile as `smem` does (a 3-D map would write their extra rows into the next sequence); dense maps clip
+//   rows past the sequence. LSE = (m + log2 l) * ln 2.
 //
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
 //   Q                 D/64 column halves x [BM rows x 128 B]
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   V ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   O staging         SMEM_EPI only: C x [64 rows x D*2 B], 16-byte chunk j of row r at j ^ (r % 8)
+//   O staging         epilogue smem/tma only: C x D/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
+//                     box)
 //   mbarriers         q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
 // sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
@@ -96,6 +101,21 @@ TL_DEVICE_INLINE void tma_load_4d(unsigned dst, const TmaDescriptor* map, unsign
       : "memory");
 }
 
+// O's staging tile (one 64-column half) to global memory; rows outside the map's bounds are not written.
+TL_DEVICE_INLINE void tma_store_3d(const TmaDescriptor* map, unsigned src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+TL_DEVICE_INLINE void tma_store_4d(const TmaDescriptor* map, unsigned src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
 TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
@@ -146,15 +166,17 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 }  // namespace attn_wgmma_detail
 
 // Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
-template <int D, int BM, int BN, int STAGES, bool SMEM_EPI>
+// EPI: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
+template <int D, int BM, int BN, int STAGES, int EPI>
 constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (BM + 2 * STAGES * BN + (SMEM_EPI ? BM : 0)) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
+  return (BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
 }
 
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, bool SMEM_EPI>
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
-                   const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
+                   const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
+                   unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
                    int m_blocks, int batch, int section) {
   using namespace attn_wgmma_detail;
@@ -183,6 +205,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
+  static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -196,8 +219,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   const unsigned q_smem = base;
   const unsigned k_smem = q_smem + Q_BYTES;
   const unsigned v_smem = k_smem + STAGES * KV_BYTES;
-  const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // SMEM_EPI: C x [64 rows x D], chunks swizzled by row % 8
-  const unsigned bars = o_smem + (SMEM_EPI ? BM * D * 2 : 0);
+  const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // EPI != 0: C x NH x [64 rows x 128 B], swizzled
+  const unsigned bars = o_smem + (EPI != 0 ? BM * D * 2 : 0);
   const unsigned q_full = bars, q_empty = bars + 8u;
   auto k_full = [&](int s) { return bars + 8u * (2 + s); };
   auto k_empty = [&](int s) { return bars + 8u * (2 + STAGES + s); };
@@ -457,24 +480,31 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
     // [SECTION] epilogue
     TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
+    // This warpgroup's staging tile: NH halves of [64 rows x 128 B]; 16-byte chunk j of row r in half j / 8 at
+    // position (j % 8) ^ (r % 8), the TMA store's 128-byte swizzle. The 8 rows a warp writes at once hit 8
+    // different positions (no bank conflicts), and so do 8 threads reading one row's 8 chunks of a half.
     const unsigned o_wg = o_smem + c * (64 * D * 2);
-    if constexpr (SMEM_EPI) named_barrier_sync(3 + c, 128);  // this warpgroup's reads of the last tile are done
+    auto o_chunk = [&](int r, int j) { return o_wg + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16); };
+    if constexpr (EPI != 0) {
+      // The staging tile is free once the previous epilogue's TMA stores have read it (tma) and every thread of
+      // this warpgroup has read it (smem; also tma's varlen edge blocks).
+      if constexpr (EPI == 2) {
+        if (tid == 0) wgmma_detail::tma_store_wait_read();
+      }
+      named_barrier_sync(3 + c, 128);
+    }
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int row = row_base + 8 * hh;
       const float l = quad_sum(row_sum[hh]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
       // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
-      if constexpr (SMEM_EPI) {
-        // Stage the 16-bit O rows in shared memory; 16-byte chunk j of row r at j ^ (r % 8), so the 8 rows a warp
-        // writes at once hit 8 different chunks (no bank conflicts).
+      if constexpr (EPI != 0) {
         const int r = warp * 16 + lane / 4 + 8 * hh;
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {
           const unsigned v = l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(o_wg + r * (D * 2) + ((j ^ (r % 8)) * 16) + 4 * (lane % 4)),
-                       "r"(v)
-                       : "memory");
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(o_chunk(r, j) + 4 * (lane % 4)), "r"(v) : "memory");
         }
       } else if (row < w.seq_q) {
         unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
@@ -488,29 +518,47 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
                    : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
             l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
     }
-    if constexpr (SMEM_EPI) {
-      // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
-      // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
-      constexpr int CH = D / 8, RPP = 128 / CH;
+    if constexpr (EPI != 0) {
+      const int r0 = w.m0 + c * 64;  // the warpgroup's first row in the sequence
+      if constexpr (EPI == 2) wgmma_detail::fence_proxy_async_smem();  // our st.shared, seen by the TMA engine
       named_barrier_sync(3 + c, 128);
+      if (EPI == 2 && (!VARLEN || r0 + 64 <= w.seq_q)) {
+        if (tid == 0) {
 #pragma unroll
-      for (int k = 0; k < 64 / RPP; ++k) {
-        const int r = k * RPP + tid / CH, ch = tid % CH;
-        unsigned x0, x1, x2, x3;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
-                     : "r"(o_wg + r * (D * 2) + ((ch ^ (r % 8)) * 16))
-                     : "memory");
-        const int row = w.m0 + c * 64 + r;
-        if (row < w.seq_q)
-          *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + ch * 8) =
-              make_uint4(x0, x1, x2, x3);
+          for (int half = 0; half < NH; ++half) {
+            if constexpr (VARLEN)
+              tma_store_3d(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, w.q_start + r0);
+            else
+              tma_store_4d(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, r0, w.b);
+          }
+          wgmma_detail::tma_store_commit();
+        }
+      } else {
+        // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
+        // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
+        constexpr int CH = D / 8, RPP = 128 / CH;
+#pragma unroll
+        for (int k = 0; k < 64 / RPP; ++k) {
+          const int r = k * RPP + tid / CH, ch = tid % CH;
+          unsigned x0, x1, x2, x3;
+          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
+                       : "r"(o_chunk(r, ch))
+                       : "memory");
+          if (r0 + r < w.seq_q)
+            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) =
+                make_uint4(x0, x1, x2, x3);
+        }
       }
     }
     TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
   }
   // Warpgroup 1 passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
   if (PINGPONG && c == 0) wait_turn();
+  // Shared memory must outlive the TMA stores' reads of it.
+  if constexpr (EPI == 2) {
+    if (tid == 0) wgmma_detail::tma_store_wait_read();
+  }
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }

@@ -233,16 +233,19 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{}, {}},
       {{{"causal", "true"}, {"dtype", "f16"}}, {}},
       {{{"dim", "64"}, {"heads_kv", "2"}}, {{"block_N", "176"}}},
-      {{}, {{"block_N", "176"}}},
+      {{}, {{"block_N", "176"}, {"epilogue", "direct"}}},
       {{{"dim", "64"}, {"causal", "true"}}, {{"block_N", "64"}, {"num_stages", "3"}}},
-      {{}, {{"num_stages", "3"}}},
+      {{}, {{"num_stages", "3"}, {"epilogue", "direct"}}},
       {{{"varlen", "true"}, {"causal", "true"}, {"batch", "7"}}, {}},
       {{{"varlen", "true"}, {"dtype", "f16"}}, {{"block_M", "64"}, {"ping_pong", "false"}}},
       {{}, {{"ping_pong", "false"}}},
       {{{"causal", "true"}}, {{"persistent", "false"}}},
-      {{{"causal", "true"}, {"varlen", "true"}}, {{"section", "8"}}},
-      {{{"varlen", "true"}}, {{"smem_epilogue", "true"}}},
-      {{{"dim", "64"}, {"causal", "true"}}, {{"smem_epilogue", "true"}, {"block_M", "64"}, {"ping_pong", "false"}}},
+      {{{"causal", "true"}, {"varlen", "true"}}, {{"section", "0"}, {"epilogue", "direct"}}},
+      {{{"varlen", "true"}}, {{"epilogue", "smem"}}},
+      {{{"dim", "64"}, {"causal", "true"}}, {{"epilogue", "smem"}, {"block_M", "64"}, {"ping_pong", "false"}}},
+      {{{"causal", "true"}}, {{"epilogue", "direct"}, {"section", "16"}}},
+      {{{"dim", "64"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"epilogue", "tma"}, {"block_N", "176"}}},
+      {{{"dim", "64"}, {"varlen", "true"}, {"causal", "true"}}, {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -271,10 +274,13 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   refused({{"heads", "16"}, {"heads_kv", "3"}}, {}, {"heads_kv=3", "divisor"});
   refused({}, {{"block_M", "64"}}, {"ping_pong", "block_M=64"});
   // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
-  refused({}, {{"block_N", "176"}, {"num_stages", "3"}}, {"304240", "shared memory"});
+  refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"304240", "shared memory"});
+  // The default epilogue stages O: block_N=176 at dim 128 no longer fits 2 stages with it.
+  refused({}, {{"block_N", "176"}}, {"246864", "O staging", "epilogue=direct"});
   refused({{"causal", "true"}}, {{"block_N", "176"}}, {"block_N=176", "spills", "block_N=128"});
   // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 = 263280 bytes with the O staging tile
-  refused({}, {{"num_stages", "3"}, {"smem_epilogue", "true"}}, {"263280", "O staging", "smem_epilogue=false"});
+  refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}}, {"263280", "O staging", "epilogue=direct"});
+  refused({}, {{"num_stages", "3"}, {"epilogue", "tma"}}, {"263280", "O staging", "epilogue=direct"});
   // The mma kernel runs on Ampere; this one is Hopper-only.
   EXPECT_FALSE(instantiate(attn_wgmma(), {}, {}, limits_for_arch("sm_80")).ok());
 }
@@ -287,7 +293,8 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     SCOPED_TRACE(varlen ? "varlen" : "dense");
     const KV p = {{"batch", "3"}, {"seq_q", "1000"}, {"seq_k", "1500"}, {"heads", "8"}, {"heads_kv", "2"},
                   {"dim", "128"}, {"varlen", varlen ? "true" : "false"}};
-    auto k = instantiate(attn_wgmma(), p, {{"block_N", "176"}, {"persistent", "false"}}, limits_for_arch("sm_90a")).value();
+    auto k = instantiate(attn_wgmma(), p, {{"block_N", "176"}, {"persistent", "false"}, {"epilogue", "direct"}},
+                         limits_for_arch("sm_90a")).value();
     EXPECT_EQ(k.launch.grid.x, 8u * 8 * 3);  // ceil(1000 / 128) query blocks x heads x batch
     EXPECT_EQ(k.launch.grid.y, 1u);
     EXPECT_EQ(k.launch.block.x, 384u);
@@ -296,13 +303,14 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     std::vector<std::string> params;
     for (const auto& a : k.args)
       if (a.kind != ArgSpec::Kind::tensor || a.is_param) params.push_back(a.name);
-    EXPECT_EQ(params, (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "O", "LSE", "cu_seqlens_q", "cu_seqlens_k",
-                                                "heads", "heads_kv", "m_blocks", "batch", "section"}));
+    EXPECT_EQ(params, (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "tma_O", "O", "LSE", "cu_seqlens_q",
+                                                "cu_seqlens_k", "heads", "heads_kv", "m_blocks", "batch", "section"}));
     EXPECT_EQ(k.args[k.args.size() - 2].value, 3);  // batch
     EXPECT_EQ(k.args[k.args.size() - 3].value, 8);  // m_blocks
     for (const auto& a : k.args) {
       if (a.kind != ArgSpec::Kind::tensor_map) continue;
-      const std::int64_t rows = a.name == "tma_Q" ? 128 : 176;
+      // O's map stores one consumer warpgroup's 64 rows.
+      const std::int64_t rows = a.name == "tma_Q" ? 128 : a.name == "tma_O" ? 64 : 176;
       EXPECT_EQ(a.box, varlen ? (std::vector<std::int64_t>{64, 1, rows}) : (std::vector<std::int64_t>{64, 1, rows, 1}));
       EXPECT_EQ(a.swizzle_bytes, 128);
     }
