@@ -320,12 +320,13 @@ const char* epilogue_code(const Values& c) {
   return c.text("epilogue") == "tma" ? "2" : c.text("epilogue") == "smem" ? "1" : "0";
 }
 
-// Q tile, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 + 4 * STAGES barriers, and the
+// q_stages Q tiles, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
+// STAGES barriers, and the
 // 1024-byte alignment slack (the kernel's attn_fwd_wgmma_smem_bytes).
 std::int64_t wgmma_smem(const Values& p, const Values& c) {
-  const auto st = c.integer("num_stages"), bm = c.integer("block_M");
-  return (bm + 2 * st * c.integer("block_N") + (staged_epilogue(c) ? bm : 0)) * p.integer("dim") * 2 +
-         8 * (2 + 4 * st) + 1024;
+  const auto st = c.integer("num_stages"), bm = c.integer("block_M"), qs = c.integer("q_stages");
+  return (qs * bm + 2 * st * c.integer("block_N") + (staged_epilogue(c) ? bm : 0)) * p.integer("dim") * 2 +
+         8 * (2 * qs + 4 * st) + 1024;
 }
 
 // Query blocks of the longest sequence.
@@ -345,10 +346,12 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "in 240 per thread): use block_N=128 for causal attention");
   const auto smem = wgmma_smem(p, c);
   if (smem > limits.smem_per_block_optin)
-    return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles" +
+    return refuse("the Q tile" + std::string(c.integer("q_stages") > 1 ? "s (q_stages=" + c.text("q_stages") + ")" : "") +
+                  " and " + c.text("num_stages") + " stages of K and V tiles" +
                   (staged_epilogue(c) ? " plus the O staging tile" : "") + " need " + std::to_string(smem) +
                   " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
-                  " per block: lower num_stages or block_N" + (staged_epilogue(c) ? ", or epilogue=direct" : ""));
+                  " per block: lower num_stages or block_N" + (staged_epilogue(c) ? ", or epilogue=direct" : "") +
+                  (c.integer("q_stages") > 1 ? ", or q_stages=1" : ""));
   return Status::success();
 }
 
@@ -376,6 +379,9 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
                                   "the persistent CTAs' work (tile/work_order.hpp); not causal: ignored"),
+               ParamSpec::one_of("q_stages", 1, {1, 2},
+                                 "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
+                                 "(block_M x dim more shared memory)"),
                ParamSpec::enumeration("epilogue", "tma", {"direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim more), whole rows with 16-byte stores; "
@@ -384,7 +390,8 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + ">";
+           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + "," +
+           c.text("q_stages") + ">";
   };
   // Persistent: one CTA per SM at most (132 on the H100; the device's SM count is not known here).
   k.launch = [](const Values& p, const Values& c) {

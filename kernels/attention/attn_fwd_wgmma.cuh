@@ -15,7 +15,7 @@
 // Threads: 1 + C warpgroups (C = BM / 64 consumers).
 //   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build); its first warp waits on the rings' empty
 //   barriers and its lane 0 issues the TMA loads: Q once per work tile (when both consumers are done with the
-//   previous one's), then per K/V tile K(it) followed by V(it - 1), the order
+//   Q that last used its buffer: the previous work tile's, or with two buffers the one before), then per K/V tile K(it) followed by V(it - 1), the order
 //   the consumers use them in. Tiles are walked from the last (the masked ones: sequence edge, causal diagonal)
 //   to the first, so only the first iterations pay for masks.
 //   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
@@ -41,20 +41,21 @@
 //   rows past the sequence. LSE = (m + log2 l) * ln 2.
 //
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
-//   Q                 D/64 column halves x [BM rows x 128 B]
+//   Q                 QS buffers (config q_stages) x D/64 column halves x [BM rows x 128 B]: with 2, the next work
+//                     tile's Q loads while this one's still feeds S = Q K^T
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   V ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   O staging         epilogue smem/tma only: C x D/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
 //                     box)
-//   mbarriers         q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
+//   mbarriers         q_full[QS], q_empty[QS], k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
 // sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
 // k16 step = +32 bytes inside the row, +rows*128 bytes to the next half); V feeds it N-major (LBO = BN*128 between
 // the 64-column halves, SBO = 1024 between 8-key groups, k16 step = +2048 bytes).
 // Barriers: *_full count 1 (the producer's arrive.expect_tx, completed by the TMA bytes); *_empty count C (one
 // elected thread per consumer warpgroup, after its wgmma reading the stage has completed; Q after the work tile's
-// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q parity
-// r & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
+// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q buffer
+// r % QS with parity (r / QS) & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
 // the phase before phase 0).
 // TMA: dense tensors are 4-D maps (dim, heads, seq, batch), so rows past a sequence are zero-filled; varlen ones
 // 3-D (dim, heads, total), so rows past a sequence belong to the next one (or are zero past the tensor): such
@@ -167,12 +168,12 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 
 // Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
 // EPI: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
-template <int D, int BM, int BN, int STAGES, int EPI>
+template <int D, int BM, int BN, int STAGES, int EPI, int QS>
 constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
+  return (QS * BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 * QS + 4 * STAGES) + 1024;
 }
 
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI>
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
@@ -206,6 +207,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
+  static_assert(QS == 1 || QS == 2, "one or two Q buffers");
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -216,21 +218,24 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const unsigned q_smem = base;
-  const unsigned k_smem = q_smem + Q_BYTES;
+  auto q_smem = [&](int r) { return base + (r % QS) * Q_BYTES; };  // the r-th work tile's Q
+  const unsigned k_smem = base + QS * Q_BYTES;
   const unsigned v_smem = k_smem + STAGES * KV_BYTES;
   const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // EPI != 0: C x NH x [64 rows x 128 B], swizzled
   const unsigned bars = o_smem + (EPI != 0 ? BM * D * 2 : 0);
-  const unsigned q_full = bars, q_empty = bars + 8u;
-  auto k_full = [&](int s) { return bars + 8u * (2 + s); };
-  auto k_empty = [&](int s) { return bars + 8u * (2 + STAGES + s); };
-  auto v_full = [&](int s) { return bars + 8u * (2 + 2 * STAGES + s); };
-  auto v_empty = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
+  auto q_full = [&](int r) { return bars + 8u * (r % QS); };
+  auto q_empty = [&](int r) { return bars + 8u * (QS + r % QS); };
+  auto k_full = [&](int s) { return bars + 8u * (2 * QS + s); };
+  auto k_empty = [&](int s) { return bars + 8u * (2 * QS + STAGES + s); };
+  auto v_full = [&](int s) { return bars + 8u * (2 * QS + 2 * STAGES + s); };
+  auto v_empty = [&](int s) { return bars + 8u * (2 * QS + 3 * STAGES + s); };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
-    mbar_init(q_empty, C);
+    for (int r = 0; r < QS; ++r) {
+      mbar_init(q_full(r), 1);
+      mbar_init(q_empty(r), C);
+    }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(k_full(s), 1);
       mbar_init(k_empty(s), C);
@@ -264,10 +269,10 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         }
       };
       // Q, once both consumers have finished the previous work tile's last S = Q K^T.
-      mbar_wait(q_empty, (q_round & 1) ^ 1);
+      mbar_wait(q_empty(q_round), ((q_round / QS) & 1) ^ 1);
       if (tid == 0) {
-        mbar_expect_tx(q_full, Q_BYTES);
-        load(&tma_q, q_smem, BM * 128, q_full, w.h, w.q_start, w.m0);
+        mbar_expect_tx(q_full(q_round), Q_BYTES);
+        load(&tma_q, q_smem(q_round), BM * 128, q_full(q_round), w.h, w.q_start, w.m0);
       }
       ++q_round;
       // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
@@ -312,7 +317,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   float o[D / 2];
   float s[BN / 2];
   unsigned p[BN / 4];
-  const unsigned q_wg = q_smem + c * 64 * 128;
+  unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * KV_BYTES;
 #pragma unroll
@@ -379,8 +384,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     };
 
     if (n_tiles > 0) {
-      mbar_wait(q_full, q_round & 1);
-      ++q_round;
+      const int qr = q_round++;
+      q_wg = q_smem(qr) + c * 64 * 128;
+      mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
       {
         const int st = kv_it % STAGES, tile = n_tiles - 1;
@@ -400,7 +406,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         fence_regs(s);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
-          if (n_tiles == 1) mbar_arrive(q_empty);  // the work tile's last S: Q may be refilled
+          if (n_tiles == 1) mbar_arrive(q_empty(qr));  // the work tile's last S: Q may be refilled
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
@@ -435,7 +441,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         fence_regs(s);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
-          if (it == n_tiles - 1) mbar_arrive(q_empty);
+          if (it == n_tiles - 1) mbar_arrive(q_empty(qr));
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);

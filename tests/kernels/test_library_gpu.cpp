@@ -126,7 +126,7 @@ TEST(LibraryGpu, AttentionWgmmaMatchesItsReference) {
                                    {{"block_M", "64"}, {"ping_pong", "false"}, {"num_stages", "3"}},
                                    {{"block_N", "64"}, {"num_stages", "3"}}, {{"ping_pong", "false"}}, {{"persistent", "false"}},
                                    {{"epilogue", "direct"}, {"section", "0"}}, {{"epilogue", "smem"}},
-                                   {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}});
+                                   {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}, {{"q_stages", "2"}}});
 }
 
 }  // namespace
