@@ -100,7 +100,7 @@ def main():
     p.add_argument("--json", help="also write every number to FILE")
     p.add_argument("--space", help="attn.fwd.wgmma config space swept on every shape ('k=v1,v2;...')")
     p.add_argument("--causal-space", help="the space for the causal shapes (default: --space)")
-    p.add_argument("--samples", type=int, default=4096, help="output positions each sweep point checks")
+    p.add_argument("--samples", type=int, default=128, help="output positions each sweep point checks")
     args = p.parse_args()
     runs = [tuple((r.split(":", 1) + [""])[:2]) for r in args.run] + [("attn.fwd.mma", c) for c in args.config]
     runs = runs or ([] if args.space else [("attn.fwd.mma", ""), ("attn.fwd.wgmma", "")])
@@ -126,7 +126,7 @@ def main():
                 row["sweep"] = []
                 for label, v in tilelab_sweep(args.tilelab, "attn.fwd.wgmma", problem, space, args.samples):
                     ratio = v / base["cudnn"] if isinstance(v, float) and isinstance(base["cudnn"], float) else None
-                    print(f"    {label:<52} {fmt(v)}" + (f"  {ratio:5.3f}x cuDNN" if ratio else ""), flush=True)
+                    print(f"  {label:<40} {fmt(v)}" + (f"  {ratio:5.3f}x cuDNN" if ratio else ""), flush=True)
                     row["sweep"].append({"config": label, "tflops": v, "vs_cudnn": ratio})
             table.append(row)
     if args.json:
