@@ -334,6 +334,15 @@ std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
   return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
 }
 
+// The causal work order's section (config section; -1 = auto). Measured on the H100 (docs/perf.md, 32k tokens, 16
+// heads, dim 128, 128-row blocks): the best G at seq 2k/4k/8k/16k was 32 (or 4)/16/8/4, i.e. a group of G x query
+// blocks = 512 work tiles (~4 rounds of 132 CTAs; at dim 128 the group's K and V, 32 MB, fit the 50 MB L2), and
+// G = 8 at 2k (128 tiles) ran 20% slower than G = 4 or 32, which the static per-CTA work model does not explain.
+std::int64_t wgmma_section(const Values& p, const Values& c) {
+  const auto g = c.integer("section");
+  return g >= 0 ? g : std::max<std::int64_t>(1, 512 / wgmma_m_blocks(p, c));
+}
+
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
   if (c.boolean("ping_pong") && c.integer("block_M") != 128)
@@ -375,11 +384,13 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
-               ParamSpec::integer("section", 8, 0, 256,
+               ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
-                                  "the persistent CTAs' work (tile/work_order.hpp); not causal: ignored"),
-               ParamSpec::one_of("q_stages", 1, {1, 2},
+                                  "the persistent CTAs' work (tile/work_order.hpp); -1 = auto, groups of about 512 "
+                                  "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k); "
+                                  "not causal: ignored"),
+               ParamSpec::one_of("q_stages", 2, {1, 2},
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
                                  "(block_M x dim more shared memory)"),
                ParamSpec::enumeration("epilogue", "tma", {"direct", "smem", "tma"},
@@ -418,7 +429,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                              ArgSpec::tensor_map("tma_O", "O", box(64), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
-    a.push_back(ArgSpec::scalar("section", DType::i32, d(c.integer("section"))));
+    a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c))));
     return a;
   };
   // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.
