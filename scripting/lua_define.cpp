@@ -463,6 +463,7 @@ int l_define_kernel(lua_State* L) {
   spec.flops = per_problem(uk->flops);
   spec.min_bytes = per_problem(uk->bytes);
   spec.tolerance = [tol](const Values&, DType) { return tol; };
+  spec.reference_thread_safe = false;  // it calls into the script's Lua state
   spec.reference = [uk, name](const Values& p, const ReferenceInputs& inputs, const std::string& output,
                               const std::vector<std::int64_t>& indices) -> Result<std::vector<double>> {
     if (!uk->reference)

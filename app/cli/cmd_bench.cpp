@@ -112,7 +112,7 @@ int run_bench(const BenchArgs& a) {
   if (r.baseline) print_baseline(r);
   if (a.timeline) {
     if (r.timeline && r.timeline_time_ms.median > 0 && r.time_ms.median > 0)
-      std::printf("probes on: %.4f ms median (%+.2f%% vs off, same worker and conditions), %zu events, %llu dropped\n",
+      std::printf("probes on: %.4f ms median (%+.2f%% vs off, runs alternated in one worker), %zu events, %llu dropped\n",
                   r.timeline_time_ms.median, (r.timeline_time_ms.median / r.time_ms.median - 1) * 100,
                   r.timeline->events.size(), static_cast<unsigned long long>(r.timeline->dropped_marks()));
     else if (!r.failure)

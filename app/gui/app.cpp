@@ -216,6 +216,30 @@ void App::set_ceilings(std::optional<Ceilings> c, std::string from) {
   m_ceilings_from = std::move(from);
 }
 
+void App::measure_ceilings() {
+  if (m_measuring) return;
+  if (!has_device()) {
+    message(Message::Level::warning, "cannot measure ceilings: no GPU (" + why_no_device() + ")");
+    return;
+  }
+  m_measuring = true;
+  m_jobs.post("measure ceilings", [this]() -> JobQueue::Done {
+    auto c = session().ceilings();
+    return [this, c = std::move(c)]() mutable {
+      m_measuring = false;
+      if (!c) {
+        message(Message::Level::error, "measure ceilings: " + c.status().message());
+        return;
+      }
+      set_ceilings(*c, "measured on this GPU (" + c->measured_at + ")");
+      message(Message::Level::info, "ceilings of " + c->device_name + " measured");
+    };
+  }, [this](const std::string& e) {
+    m_measuring = false;
+    message(Message::Level::error, e);
+  });
+}
+
 // [SECTION] jobs
 
 void App::compile() {
@@ -798,6 +822,51 @@ void App::draw_run_controls() {
     ImGui::TextDisabled("fix the config to run");
   }
   if (m_spec && m_spec->probes.empty()) ImGui::TextDisabled("no timeline probes in this kernel");
+  draw_last_run();
+}
+
+// The selected (else the latest) run of this session: its verdict, time, throughput and the baseline beside it,
+// so a Bench vs cuBLAS answers in the sidebar without opening the Results table.
+void App::draw_last_run() {
+  const RunEntry* e = find_run(selected_run);
+  if (!e && !m_runs.empty()) e = &m_runs.back();
+  if (!e) return;
+  const RunRecord& r = e->record;
+  ImGui::Separator();
+  ImGui::Text("run %d (%s): %s", e->id, e->kind.c_str(), r.kernel.c_str());
+  if (r.failure) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("%s", r.failure_text().substr(0, 300).c_str());
+    ImGui::PopStyleColor();
+    return;
+  }
+  ImGui::TextColored(r.passed() ? kOkColor : kErrorColor, "%s", r.passed() ? "PASS" : "FAIL");
+  ImGui::SameLine();
+  ImGui::Text("rel err %.1e", r.rel_error());
+  if (r.time_ms.median > 0) {
+    ImGui::Text("median %.4f ms (%zu runs)", r.time_ms.median, r.time_ms.count);
+    if (r.tflops > 0) ImGui::Text("%.1f TFLOP/s, %.0f GB/s", r.tflops, r.gbps);
+    else ImGui::Text("%.0f GB/s", r.gbps);
+    if (r.efficiency.value > 0)
+      ImGui::TextDisabled("%.0f%% of %s (%s bound)", 100 * r.efficiency.value, r.efficiency.ceiling.c_str(),
+                          r.efficiency.bound.c_str());
+  }
+  if (r.baseline) {
+    const BaselineResult& b = *r.baseline;
+    if (!b.error.empty()) {
+      ImGui::TextColored(kErrorColor, "%s not run: %s", b.name.c_str(), b.error.substr(0, 200).c_str());
+    } else if (b.time_ms.median > 0) {
+      ImGui::Text("%s: %.4f ms, %.1f TFLOP/s", b.name.c_str(), b.time_ms.median,
+                  r.flops / (b.time_ms.median * 1e-3) * 1e-12);
+      if (r.time_ms.median > 0)
+        ImGui::Text("%s / %s = %.2fx throughput", r.kernel.c_str(), b.name.c_str(), b.time_ms.median / r.time_ms.median);
+      ImGui::TextDisabled("rel diff vs %s %.1e", b.name.c_str(), b.rel_vs_kernel);
+    }
+  }
+  if (e->timeline)
+    ImGui::TextDisabled("timeline: %zu events, %zu tracks (Timeline tab)", e->timeline->events.size(),
+                        e->timeline->tracks.size());
+  if (!r.timeline_error.empty()) ImGui::TextColored(kErrorColor, "timeline: %s", r.timeline_error.substr(0, 200).c_str());
 }
 
 void App::draw_main_area() {

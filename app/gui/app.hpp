@@ -162,11 +162,21 @@ class App {
   int selected_run = -1;  // the run the Timeline and Roofline panels highlight
   const std::optional<Ceilings>& ceilings() const { return m_ceilings; }
   void set_ceilings(std::optional<Ceilings> c, std::string from);
+  // This GPU's ceilings on a job: the cached ones, else measured in the worker and cached, as `tilelab info
+  // --measure` does (about 10 s); the Device and Roofline panels then use them.
+  void measure_ceilings();
+  bool measuring_ceilings() const { return m_measuring; }
   const std::string& ceilings_from() const { return m_ceilings_from; }
   JobQueue& jobs() { return m_jobs; }
   const std::vector<Message>& messages() const { return m_messages; }
   void mark_changed() { m_changed = true; }
   double startup_ms = 0;  // main() to the first frame, shown in the status bar
+  // Test mode: screenshots a script asked for (gui.screenshot), taken in order once background work is done,
+  // each after its panel has been shown for --frames frames.
+  struct Screenshot {
+    std::string panel, path;
+  };
+  std::vector<Screenshot> screenshots;
 
   // Panels (public so the `gui` table and the benchmarks can drive them).
   LayoutPanel layouts;
@@ -207,6 +217,8 @@ class App {
   int m_next_run_id = 1;
   std::optional<Ceilings> m_ceilings;
   std::string m_ceilings_from;
+  bool m_measuring = false;
+  void draw_last_run();
   std::vector<Message> m_messages;
   void record_run(const RunEntry& e);
   ResultsStore* store_on_store_thread();  // opened on first use; null (and m_store_error set) when it can't be

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <cstdlib>
+#include <cstring>
+
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -16,6 +19,7 @@
 
 #include "app/gui/app.hpp"
 #include "app/gui/script_api.hpp"
+#include "runtime/worker.hpp"
 
 namespace {
 
@@ -43,17 +47,29 @@ bool save_screenshot(const std::string& path, int w, int h) {
   return stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4) != 0;
 }
 
-// DejaVu Sans when installed (µ, ·, × and the rest of Latin-1 read better than in ImGui's bitmap font).
+// DejaVu Sans when installed (µ, ·, × and the rest of Latin-1 read better than in ImGui's bitmap font);
+// $TILELAB_GUI_FONT first (a GPU server without fonts: the device bundle carries one).
 void load_font() {
   ImGuiIO& io = ImGui::GetIO();
-  for (const char* f : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"}) {
-    if (std::filesystem::exists(f) && io.Fonts->AddFontFromFileTTF(f, 15.0f)) return;
+  const char* env = std::getenv("TILELAB_GUI_FONT");
+  for (const char* f : {env ? env : "", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"}) {
+    if (*f && std::filesystem::exists(f) && io.Fonts->AddFontFromFileTTF(f, 15.0f)) return;
   }
+}
+
+// `tilelab-gui worker [--protocol N]`: the App's Session starts its GPU worker as this very binary
+// (/proc/self/exe worker, as the CLI does), so the GUI must serve the worker protocol itself.
+int serve_as_worker(int argc, char** argv) {
+  tl::WorkerServeOptions options;
+  for (int i = 2; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--protocol") == 0) options.protocol_version = std::atoi(argv[i + 1]);
+  return tl::serve_worker(options);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "worker") == 0) return serve_as_worker(argc, argv);
   const auto t_start = std::chrono::steady_clock::now();
   Options opt;
   CLI::App cli{"TileLab desktop workbench", "tilelab-gui"};
@@ -115,6 +131,7 @@ int main(int argc, char** argv) {
         if (test_mode) glfwSetWindowShouldClose(window, 1);
       }
     }
+    if (!app.screenshots.empty()) (void)app.show_panel(app.screenshots.front().panel);
     int frame = 0;
     while (!glfwWindowShouldClose(window)) {
       glfwPollEvents();
@@ -131,7 +148,10 @@ int main(int argc, char** argv) {
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
       if (frame == 0) {
         app.startup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
-        if (test_mode) std::printf("tilelab-gui: first frame after %.0f ms\n", app.startup_ms);
+        if (test_mode) {
+          const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+          std::printf("tilelab-gui: first frame after %.0f ms (GL: %s)\n", app.startup_ms, renderer ? renderer : "?");
+        }
       }
       ++frame;
       if (test_mode) {
@@ -141,6 +161,18 @@ int main(int argc, char** argv) {
         const bool waited_out = std::chrono::duration<double>(now - t_start).count() > opt.max_wait_s;
         if (!app.idle() && !waited_out) {
           frame = std::min(frame, 1);
+        } else if (frame >= opt.frames && !app.screenshots.empty()) {
+          // gui.screenshot(panel, path) of the script, in order: this panel was shown for the last frames.
+          const auto shot = app.screenshots.front();
+          app.screenshots.erase(app.screenshots.begin());
+          if (save_screenshot(shot.path, w, h)) {
+            std::printf("tilelab-gui: wrote %s (%s, %dx%d)\n", shot.path.c_str(), shot.panel.c_str(), w, h);
+          } else {
+            std::fprintf(stderr, "tilelab-gui: error: cannot write %s\n", shot.path.c_str());
+            rc = 1;
+          }
+          if (!app.screenshots.empty()) (void)app.show_panel(app.screenshots.front().panel);
+          frame = 1;
         } else if (frame >= opt.frames) {
           if (waited_out && !app.idle()) std::fprintf(stderr, "tilelab-gui: background work still running after %.0f s\n", opt.max_wait_s);
           if (!opt.screenshot.empty()) {

@@ -50,7 +50,20 @@ void RooflinePanel::rebuild(App& app) {
     m_point_run.push_back(run);
   };
   for (const auto& r : m_file_records) add(r, -1);
-  for (const auto& r : app.runs()) add(r.json, r.id);
+  for (const auto& r : app.runs()) {
+    add(r.json, r.id);
+    // A bench's baseline (cuBLAS) on the same problem: its own point, the kernel's record timed at its median.
+    const auto& b = r.record.baseline;
+    if (b && b->error.empty() && b->time_ms.median > 0 && !r.record.failure) {
+      nlohmann::json base = r.json;
+      base["kernel"] = b->name;
+      base["name_expression"] = b->name;
+      base["config"] = nlohmann::json::object();
+      base["time_ms"] = b->time_ms;
+      base.erase("timeline");
+      add(base, r.id);
+    }
+  }
   viz::RooflineOptions o;
   o.color_by = m_color_by;
   auto scene = viz::build_roofline_scene(*model, points, o);
@@ -85,8 +98,8 @@ void RooflinePanel::draw(App& app) {
                                ImGuiInputTextFlags_EnterReturnsTrue))
     m_built_runs = ~std::size_t{0};
   if (!app.ceilings()) {
-    ImGui::TextWrapped("No ceilings: measure this GPU's (tilelab info --measure) or load a device profile saved on "
-                       "one (tilelab info --measure --save-profile FILE).");
+    ImGui::TextWrapped("No ceilings: measure this GPU's (Device tab, or tilelab info --measure) or load a device "
+                       "profile saved on one (tilelab info --measure --save-profile FILE).");
     return;
   }
   ImGui::TextDisabled("ceilings: %s", app.ceilings_from().c_str());
@@ -156,9 +169,15 @@ void DevicePanel::draw(App& app) {
   ImGui::Separator();
   ImGui::Text("Compile target: %s (%s)", app.limits().arch.c_str(),
               sys.devices.empty() ? "no GPU: what CI compiles for" : "this GPU");
+  ImGui::BeginDisabled(!app.has_device() || app.measuring_ceilings());
+  if (ImGui::Button(app.measuring_ceilings() ? "Measuring..." : "Measure ceilings")) app.measure_ceilings();
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("HBM, L2, shared memory, FP32 and tensor-core rates of this GPU (about 10 s, then cached), as "
+                      "`tilelab info --measure`");
   if (!app.ceilings()) {
-    ImGui::TextWrapped("Measured ceilings: none (tilelab info --measure on this GPU, or load a device profile in the "
-                       "Roofline panel)");
+    ImGui::TextWrapped("Measured ceilings: none (Measure ceilings, tilelab info --measure on this GPU, or load a "
+                       "device profile in the Roofline panel)");
     return;
   }
   const Ceilings& c = *app.ceilings();

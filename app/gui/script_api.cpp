@@ -361,7 +361,67 @@ int l_show_sweep(lua_State* L) {
   return 0;
 }
 
+// gui.screenshot(panel, path): in test mode (--frames N), once the script and the background work are done, shows
+// `panel` for N frames and writes the window as PNG to `path`; several calls are taken in order, one process.
+int l_screenshot(lua_State* L) {
+  App& app = app_of(L);
+  const std::string panel = luaL_checkstring(L, 1), path = luaL_checkstring(L, 2);
+  check(app.show_panel(panel, false));
+  app.screenshots.push_back({panel, path});
+  return 0;
+}
+
+// gui.measure_ceilings(): this GPU's ceilings (cached, else measured in the worker) for the Device and Roofline
+// panels, like the Device tab's button; gui.wait() lets it finish, gui.device().ceilings then holds them.
+int l_measure_ceilings(lua_State* L) {
+  app_of(L).measure_ceilings();
+  return 0;
+}
+
+// gui.device() -> {has_device, why_no_device, name, arch, ceilings = {hbm_bytes_per_s, bf16_tc_flops, ...} | nil,
+// ceilings_from}
+int l_device(lua_State* L) {
+  App& app = app_of(L);
+  nlohmann::json j = {{"has_device", app.has_device()}, {"why_no_device", app.why_no_device()},
+                      {"arch", app.limits().arch}, {"ceilings_from", app.ceilings_from()}};
+  if (app.has_device()) j["name"] = app.system().devices.front().name;
+  if (app.ceilings()) j["ceilings"] = *app.ceilings();
+  lua::push_json(L, j);
+  return 1;
+}
+
+// gui.runs() -> this session's runs, oldest first: {id, kind, kernel, passed, failure, median_ms, tflops, gbps,
+// efficiency, rel_error, baseline = {name, median_ms, tflops, error} | nil, timeline_events, timeline_tracks,
+// timeline_error, stored_id}
+int l_runs(lua_State* L) {
+  App& app = app_of(L);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : app.runs()) {
+    const RunRecord& r = e.record;
+    nlohmann::json j = {{"id", e.id}, {"kind", e.kind}, {"kernel", r.kernel}, {"passed", r.passed()},
+                        {"failure", r.failure_text()}, {"median_ms", r.time_ms.median}, {"tflops", r.tflops},
+                        {"gbps", r.gbps}, {"efficiency", r.efficiency.value}, {"rel_error", r.rel_error()},
+                        {"timeline_error", r.timeline_error}, {"stored_id", e.stored_id}};
+    if (r.baseline) {
+      const double ms = r.baseline->time_ms.median;
+      j["baseline"] = {{"name", r.baseline->name}, {"median_ms", ms}, {"error", r.baseline->error},
+                       {"tflops", ms > 0 ? r.flops / (ms * 1e-3) * 1e-12 : 0.0}};
+    }
+    if (e.timeline) {
+      j["timeline_events"] = e.timeline->events.size();
+      j["timeline_tracks"] = e.timeline->tracks.size();
+    }
+    out.push_back(std::move(j));
+  }
+  lua::push_json(L, out);
+  return 1;
+}
+
 const luaL_Reg kGui[] = {
+    {"screenshot", lua::guarded<l_screenshot>},
+    {"measure_ceilings", lua::guarded<l_measure_ceilings>},
+    {"device", lua::guarded<l_device>},
+    {"runs", lua::guarded<l_runs>},
     {"sweeps", lua::guarded<l_sweeps>},
     {"show_sweep", lua::guarded<l_show_sweep>},
     {"sweep_axes", lua::guarded<l_sweep_axes>},

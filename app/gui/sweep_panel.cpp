@@ -66,9 +66,12 @@ void SweepPanel::draw(App& app) {
     return;
   }
   // A space to start from whenever another kernel is opened.
+  // (The space of a sweep of this kernel already started, by a script say, stays in the field.)
   if (m_kernel != app.workspace().kernel) {
     m_kernel = app.workspace().kernel;
-    const std::string suggestion = suggest_sweep_space(app.spec()->config, app.config());
+    const std::string suggestion = s.kernel == m_kernel && !s.space_text.empty()
+                                       ? s.space_text
+                                       : suggest_sweep_space(app.spec()->config, app.config());
     std::snprintf(space, sizeof space, "%s", suggestion.c_str());
   }
   ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 500));

@@ -54,7 +54,7 @@ struct RunOptions {
   // Record a pipeline timeline: after the timed runs, the probe build (PreparedKernel::timeline, from
   // add_timeline_build) runs once more with a probe buffer; RunRecord::timeline gets it decoded.
   bool timeline = false;
-  bool timeline_timed = false;          // also time the probe build like the kernel (RunRecord::timeline_time_ms)
+  bool timeline_timed = false;          // also time the probe build, alternated with the kernel (RunRecord::timeline_time_ms)
   std::uint32_t timeline_capacity = 0;  // marks per warp; 0: the spec's probe_capacity, else probe::kDefaultCapacity
   ReferenceCache* reference_cache = nullptr;  // optional: reuse inputs and reference across runs of one problem
 };
@@ -135,6 +135,11 @@ RunRecord failed_record(const std::string& kernel, const std::map<std::string, s
 // `input_dtype` is the type of the first input tensor: GEMMs on 16-bit inputs are compared with the tensor cores.
 Efficiency roofline_efficiency(const std::string& family, DType input_dtype, double flops, double min_bytes,
                                double seconds, const Ceilings& c);
+
+// Output `output`'s reference at `indices`: the spec's reference, on several threads in chunks of whole sampling
+// units when the spec allows it (KernelSpec::reference_thread_safe); the values are those of one call.
+Result<std::vector<double>> compute_reference(const KernelInstance& instance, const ReferenceInputs& inputs,
+                                              const std::string& output, const std::vector<std::int64_t>& indices);
 
 RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const RunOptions& options = {});
 

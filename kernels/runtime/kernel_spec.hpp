@@ -179,6 +179,8 @@ struct KernelSpec {
   std::function<double(const Values& problem)> flops;
   std::function<double(const Values& problem)> min_bytes;  // compulsory traffic: each input read once, each output written once
   ReferenceFn reference;
+  // The reference may run on several threads at once over disjoint indices (a Lua-defined one may not).
+  bool reference_thread_safe = true;
   std::function<Tolerance(const Values& problem, DType dtype)> tolerance;
   std::function<std::vector<LayoutInfo>(const Values& problem, const Values& config)> layouts;
   std::vector<std::string> probes;  // region names of its TL_PROBE marks, in region-id order (tile/probe.hpp)

@@ -120,6 +120,9 @@ struct DeviceState {
   // zero-fill and a slower copy (tens of ms for a 32 MB output, every run of a sweep).
   unsigned char* staging = nullptr;
   std::size_t staging_bytes = 0;
+  // Device memory of the on-device output check (counters, positions, gathered samples), kept and grown.
+  unsigned char* check = nullptr;
+  std::size_t check_bytes = 0;
   std::map<std::pair<std::uint64_t, std::size_t>, cudaLibrary_t> libraries;
   cudaLibrary_t builtin[2] = {nullptr, nullptr};  // by BuiltinImage
 };
@@ -342,6 +345,54 @@ Result<unsigned char*> staging_buffer(std::size_t bytes) {
   return s.staging;
 }
 
+// An output checked where it lies: its poison counted (outputs only) and its sampled positions gathered on the
+// device, then only the counters and the samples copied back. o.positions must be set.
+Status check_on_device(const void* data, const BufferSpec& b, OutputResult& o) {
+  DeviceState& s = state();
+  const std::size_t n = o.positions.size(), size = dtype_size(b.dtype);
+  const std::size_t pos_off = 16, sample_off = pos_off + n * 8, bytes = sample_off + n * size;
+  if (bytes > s.check_bytes) {
+    if (s.check) cudaFree(s.check);
+    s.check = nullptr;
+    s.check_bytes = 0;
+    void* p = nullptr;
+    TL_CUDA(cudaMalloc(&p, bytes), "allocating " + std::to_string(bytes) + " bytes for the output check");
+    s.check = static_cast<unsigned char*>(p);
+    s.check_bytes = bytes;
+  }
+  auto* result = reinterpret_cast<unsigned long long*>(s.check);
+  auto* positions = reinterpret_cast<unsigned long long*>(s.check + pos_off);
+  void* samples = s.check + sample_off;
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
+  TL_CUDA(cudaMemcpy(positions, o.positions.data(), n * 8, cudaMemcpyHostToDevice), "uploading the sample positions");
+  const bool poisoned = b.role == BufferRole::output;
+  if (poisoned) {
+    TL_CUDA(cudaMemset(result, 0, 8), "clearing the poison counter");
+    TL_CUDA(cudaMemset(result + 1, 0xFF, 8), "clearing the poison counter");
+    auto k = builtin_kernel("tl_count_pattern");
+    if (!k) return k.status();
+    unsigned long long count = b.count, bits = poison_bits(b.dtype);
+    unsigned sz = static_cast<unsigned>(size);
+    void* args[] = {const_cast<void**>(&data), &count, &sz, &bits, &result};
+    TL_RETURN_IF_ERROR(launch_raw(*k, grid_for(b.count), {256, 1, 1}, 0, {}, args));
+  }
+  if (n > 0) {
+    auto k = builtin_kernel("tl_gather");
+    if (!k) return k.status();
+    unsigned long long count = n;
+    unsigned sz = static_cast<unsigned>(size);
+    void* args[] = {const_cast<void**>(&data), &positions, &count, &sz, &samples};
+    TL_RETURN_IF_ERROR(launch_raw(*k, grid_for(n), {256, 1, 1}, 0, {}, args));
+  }
+  unsigned long long counters[2] = {0, 0};
+  if (poisoned) TL_CUDA(cudaMemcpy(counters, result, sizeof(counters), cudaMemcpyDeviceToHost), "reading the poison count");
+  o.unwritten.count = counters[0];
+  o.unwritten.first = counters[0] > 0 ? counters[1] : 0;
+  o.samples.resize(n * size);
+  if (n > 0) TL_CUDA(cudaMemcpy(o.samples.data(), samples, n * size, cudaMemcpyDeviceToHost), "reading the samples");
+  return {};
+}
+
 Status flush_l2() {
   DeviceState& s = state();
   if (!s.flush) {
@@ -559,29 +610,43 @@ Status cublas_gemm(const BaselineSpec& b, const void* A, const void* B, void* C)
 namespace {
 
 // Warm-up, then `repeat` runs each between its own events, L2 flushed before each (outside the events).
-Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, const TimingOptions& timing,
-                                       const std::string& what) {
-  for (int i = 0; i < timing.warmup; ++i) TL_RETURN_IF_ERROR(launch().with_context(what));
+// Timed runs of several launches, alternated run by run (A, B, A, B, ...), each after its own L2 flush: launches
+// compared with each other (a kernel and its probe build) see the same clocks and temperature, which drift over a
+// long run (an H100 at 8192^3 slows by ~10% within a few hundred launches).
+Result<std::vector<std::vector<double>>> timed_runs(const std::vector<std::function<Status()>>& launches,
+                                                    const TimingOptions& timing, const std::string& what) {
+  for (int i = 0; i < timing.warmup; ++i)
+    for (const auto& launch : launches) TL_RETURN_IF_ERROR(launch().with_context(what));
   TL_CUDA(cudaDeviceSynchronize(), what + ": warm-up runs");
-  std::vector<EventPair> events(static_cast<std::size_t>(timing.repeat));
+  const std::size_t n = launches.size(), repeat = static_cast<std::size_t>(timing.repeat);
+  std::vector<EventPair> events(repeat * n);
   for (auto& e : events) {
     TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
     TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
   }
-  for (auto& e : events) {
-    if (timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
-    TL_CUDA(cudaEventRecord(e.start), "recording an event");
-    TL_RETURN_IF_ERROR(launch().with_context(what));
-    TL_CUDA(cudaEventRecord(e.stop), "recording an event");
-  }
+  for (std::size_t r = 0; r < repeat; ++r)
+    for (std::size_t l = 0; l < n; ++l) {
+      EventPair& e = events[r * n + l];
+      if (timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
+      TL_CUDA(cudaEventRecord(e.start), "recording an event");
+      TL_RETURN_IF_ERROR(launches[l]().with_context(what));
+      TL_CUDA(cudaEventRecord(e.stop), "recording an event");
+    }
   TL_CUDA(cudaDeviceSynchronize(), what + ": timed runs");
-  std::vector<double> times;
-  for (auto& e : events) {
+  std::vector<std::vector<double>> times(n);
+  for (std::size_t i = 0; i < events.size(); ++i) {
     float ms = 0;
-    TL_CUDA(cudaEventElapsedTime(&ms, e.start, e.stop), "reading an event");
-    times.push_back(ms);
+    TL_CUDA(cudaEventElapsedTime(&ms, events[i].start, events[i].stop), "reading an event");
+    times[i % n].push_back(ms);
   }
   return times;
+}
+
+Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, const TimingOptions& timing,
+                                       const std::string& what) {
+  auto times = timed_runs(std::vector<std::function<Status()>>{launch}, timing, what);
+  if (!times) return times.status();
+  return std::move(times->front());
 }
 
 // The baseline on the launch's input buffers into an output of its own: checked against the kernel's output
@@ -634,9 +699,11 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<vo
 }
 
 // The probe build of the kernel, launched with the same parameters into a zeroed probe buffer that its
-// `tl_timeline_buffer` global points to. With `timed`, it is first timed like the kernel (same warm-up, repeats and
-// L2 flushes: the probe overhead); the buffer kept is that of one more clean run after an L2 flush.
-Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, const std::string& what) {
+// `tl_timeline_buffer` global points to. With `timed`, it is first timed alternately with the kernel itself
+// (`plain`; same warm-up, repeats and L2 flushes: the probe overhead), whose times go to `kernel_times`; the
+// buffer kept is that of one more clean run after an L2 flush.
+Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, const std::string& what,
+                                     const std::function<Status()>& plain, std::vector<double>& kernel_times) {
   const TimelineLaunch& tl = *spec.timeline;
   const LaunchGeometry& g = spec.geometry;
   auto lib = load_library(tl.image);
@@ -683,9 +750,11 @@ Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, cons
   TimelineCapture capture;
   TL_RETURN_IF_ERROR(reset());
   if (tl.timed && spec.timing.repeat > 0) {
-    auto times = timed_runs(launch, spec.timing, what + " (probes on)");
+    const std::vector<std::function<Status()>> both = {plain, launch};
+    auto times = timed_runs(both, spec.timing, what + " (probes off and on, alternated)");
     if (!times) return times.status();
-    capture.times_ms = std::move(*times);
+    kernel_times = std::move((*times)[0]);
+    capture.times_ms = std::move((*times)[1]);
     capture.time_ms = compute_stats(capture.times_ms);
     TL_RETURN_IF_ERROR(reset());
   }
@@ -833,28 +902,40 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     o.name = b.name;
     o.dtype = b.dtype;
     o.count = b.count;
+    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit);
+    const bool baseline_compares = spec.baseline && b.name == spec.baseline->c;
+    if (!b.return_all && !baseline_compares) {
+      TL_RETURN_IF_ERROR(check_on_device(buffers.ptrs[i], b, o).with_context(what + ": checking '" + b.name + "'"));
+      result.outputs.push_back(std::move(o));
+      continue;
+    }
+    // The whole output is wanted on the host (returned, or compared with the baseline's): read it back once.
     auto host = staging_buffer(b.bytes());
     if (!host) return host.status().with_context(what);
     if (b.bytes() > 0)
       TL_CUDA(cudaMemcpy(*host, buffers.ptrs[i], b.bytes(), cudaMemcpyDeviceToHost), what + ": reading back '" + b.name + "'");
     if (b.role == BufferRole::output) o.unwritten = count_unwritten(*host, b.dtype, b.count);
-    o.positions = sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit);
     std::size_t size = dtype_size(b.dtype);
     o.samples.resize(o.positions.size() * size);
     for (std::size_t j = 0; j < o.positions.size(); ++j)
       std::memcpy(o.samples.data() + j * size, *host + o.positions[j] * size, size);
-    if (spec.baseline && b.name == spec.baseline->c) baseline_reference.assign(*host, *host + b.bytes());
+    if (baseline_compares) baseline_reference.assign(*host, *host + b.bytes());
     if (b.return_all) o.data.assign(*host, *host + b.bytes());
     result.outputs.push_back(std::move(o));
   }
 
   phases.mark("readback");
-  if (spec.timing.repeat > 0) {
-    auto times = timed_runs(launch, spec.timing, what);
-    if (!times) return times.status();
-    result.times_ms = std::move(*times);
+  // A timed timeline run times the kernel alternately with its probe build (run_timeline), not here.
+  const bool timed_with_probes = spec.timeline && spec.timeline->timed;
+  auto keep_times = [&](std::vector<double> times) {
+    result.times_ms = std::move(times);
     result.time_ms = compute_stats(result.times_ms);
     result.l2_flushed = spec.timing.flush_l2;
+  };
+  if (spec.timing.repeat > 0 && !timed_with_probes) {
+    auto times = timed_runs(launch, spec.timing, what);
+    if (!times) return times.status();
+    keep_times(std::move(*times));
   }
   phases.mark("timed runs");
   if (spec.timing.measure_dram) {
@@ -877,14 +958,21 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     }
   }
   if (spec.timeline) {
-    auto t = run_timeline(spec, params.data(), what);
+    std::vector<double> kernel_times;
+    auto t = run_timeline(spec, params.data(), what, launch, kernel_times);
     if (!t && cuda_context_poisoned()) return t.status();
+    if (!kernel_times.empty()) keep_times(std::move(kernel_times));
     if (t) {
       result.timeline = std::move(*t);
     } else {
       result.timeline = TimelineCapture{};
       result.timeline->error = t.status().message();
     }
+  }
+  if (spec.timing.repeat > 0 && result.times_ms.empty()) {  // the probe build failed before its timed runs
+    auto times = timed_runs(launch, spec.timing, what);
+    if (!times) return times.status();
+    keep_times(std::move(*times));
   }
   phases.mark("baseline/dram/timeline");
   return result;

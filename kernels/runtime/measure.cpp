@@ -132,17 +132,19 @@ std::vector<std::uint64_t> sample_positions(std::uint64_t count, std::uint64_t m
     std::iota(pos.begin(), pos.end(), std::uint64_t{0});
     return pos;
   }
-  max_samples = std::max<std::uint64_t>(max_samples, 2);
-  pos.reserve(max_samples);
-  pos.push_back(0);
-  pos.push_back(count - 1);
-  // Draw until enough distinct positions; count > max_samples, so this ends quickly.
-  for (std::uint64_t k = 0; pos.size() < max_samples; ++k) {
-    std::size_t need = max_samples - pos.size();
-    for (std::size_t j = 0; j < need; ++j) pos.push_back(num::hash64(seed, k * max_samples + j) % count);
-    std::sort(pos.begin(), pos.end());
-    pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
+  const std::uint64_t n = std::max<std::uint64_t>(max_samples, 2);
+  pos.resize(n);
+  // Stratum i is [i * count / n, (i + 1) * count / n): non-empty and disjoint since count > n, so the picks are
+  // distinct and sorted. 128-bit products: count * n may exceed 64 bits.
+  auto bound = [&](std::uint64_t i) {
+    return static_cast<std::uint64_t>(static_cast<unsigned __int128>(i) * count / n);
+  };
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t lo = bound(i), width = bound(i + 1) - lo;
+    pos[i] = lo + num::hash64(seed, i) % width;
   }
+  pos.front() = 0;
+  pos.back() = count - 1;
   return pos;
 }
 

@@ -40,8 +40,9 @@ struct UnwrittenCount {
 };
 UnwrittenCount count_unwritten(const void* data, DType t, std::uint64_t count);
 
-// Positions to check: all of [0, count) when count <= max_samples (or max_samples is 0), else max_samples distinct sorted positions
-// drawn with `seed`, always including the first and the last element (edges are where tiles go wrong).
+// Positions to check: all of [0, count) when count <= max_samples (or max_samples is 0), else max_samples distinct
+// sorted positions drawn with `seed`, one in each of max_samples equal strata of [0, count) (even coverage, O(n),
+// no rejection of repeats), always including the first and the last element (edges are where tiles go wrong).
 // With unit > 1 whole units are drawn: the elements [u*unit, (u+1)*unit) of max_samples / unit (at least 2) units,
 // for outputs whose reference is computed a row at a time (attention: softmax needs the whole row).
 std::vector<std::uint64_t> sample_positions(std::uint64_t count, std::uint64_t max_samples, std::uint64_t seed,

@@ -364,5 +364,51 @@ TEST(Npy, RejectsWhatIsNotNpy) {
   EXPECT_EQ(read_npy(path.string()).status().code(), ErrorCode::parse);
 }
 
+// The threaded reference gives exactly the values of one call, for element-sampled (GEMM) and row-sampled
+// (attention) outputs, and a spec that is not thread-safe is called once.
+TEST(Reference, ThreadedEqualsOneCall) {
+  for (const char* name : {"gemm.simt", "attn.fwd.mma"}) {
+    SCOPED_TRACE(name);
+    const KernelSpec& spec = *library_registry().find(name).value();
+    auto inst = instantiate(spec, {}, {}, limits_for_arch("sm_90a")).value();
+    ReferenceInputs in;
+    std::string out;
+    std::uint64_t count = 0;
+    for (const ArgSpec& a : inst.args) {
+      if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
+      else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
+      else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::out && out.empty()) {
+        out = a.name;
+        count = static_cast<std::uint64_t>(a.numel());
+      }
+    }
+    ASSERT_FALSE(out.empty());
+    const std::uint64_t unit = spec.sampling ? spec.sampling(inst.problem, out).unit : 1;
+    std::vector<std::int64_t> idx;
+    for (std::uint64_t p : sample_positions(count, 1u << 14, 3, unit)) idx.push_back(static_cast<std::int64_t>(p));
+    ASSERT_GE(idx.size(), 2048u);  // enough for two threads' chunks
+    auto one = spec.reference(inst.problem, in, out, idx);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    auto threaded = compute_reference(inst, in, out, idx);
+    ASSERT_TRUE(threaded.ok()) << threaded.status().message();
+    EXPECT_EQ(*threaded, *one);
+
+    KernelSpec serial = spec;
+    int calls = 0;
+    serial.reference_thread_safe = false;
+    serial.reference = [&](const Values& p, const ReferenceInputs& i, const std::string& o,
+                           const std::vector<std::int64_t>& x) {
+      ++calls;
+      return spec.reference(p, i, o, x);
+    };
+    inst.spec = &serial;
+    auto once = compute_reference(inst, in, out, idx);
+    ASSERT_TRUE(once.ok());
+    EXPECT_EQ(*once, *one);
+    EXPECT_EQ(calls, 1);
+  }
+}
+
+
 }  // namespace
 }  // namespace tl

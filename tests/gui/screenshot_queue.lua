@@ -1,0 +1,10 @@
+-- gui.screenshot: two panels from one process, in order, after the script (into $TL_GUI_OUT).
+local out = assert(os.getenv("TL_GUI_OUT"), "set TL_GUI_OUT")
+gui.kernel("gemm.wgmma")
+gui.screenshot("Device", out .. "/queue_device.png")
+gui.screenshot("Layouts", out .. "/queue_layouts.png")
+assert(not pcall(gui.screenshot, "NoSuchPanel", out .. "/x.png"), "an unknown panel must be refused")
+local d = gui.device()
+assert(d.arch ~= "", "gui.device() has an arch")
+assert(#gui.runs() == 0, "no runs yet")
+print("queued 2 screenshots")
