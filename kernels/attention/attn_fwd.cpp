@@ -312,17 +312,35 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// Q tile, STAGES K tiles and STAGES V tiles, the O staging tile (smem_epilogue), 2 + 4 * STAGES barriers, and the
+// O goes through the shared-memory staging tile (epilogue smem or tma).
+bool staged_epilogue(const Values& c) { return c.text("epilogue") != "direct"; }
+
+// The kernel's EPI template argument.
+const char* epilogue_code(const Values& c) {
+  return c.text("epilogue") == "tma" ? "2" : c.text("epilogue") == "smem" ? "1" : "0";
+}
+
+// q_stages Q tiles, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
+// STAGES barriers, and the
 // 1024-byte alignment slack (the kernel's attn_fwd_wgmma_smem_bytes).
 std::int64_t wgmma_smem(const Values& p, const Values& c) {
-  const auto st = c.integer("num_stages"), bm = c.integer("block_M");
-  return (bm + 2 * st * c.integer("block_N") + (c.boolean("smem_epilogue") ? bm : 0)) * p.integer("dim") * 2 +
-         8 * (2 + 4 * st) + 1024;
+  const auto st = c.integer("num_stages"), bm = c.integer("block_M"), qs = c.integer("q_stages");
+  return (qs * bm + 2 * st * c.integer("block_N") + (staged_epilogue(c) ? bm : 0)) * p.integer("dim") * 2 +
+         8 * (2 * qs + 4 * st) + 1024;
 }
 
 // Query blocks of the longest sequence.
 std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
   return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
+}
+
+// The causal work order's section (config section; -1 = auto). Measured on the H100 (docs/perf.md, 32k tokens, 16
+// heads, dim 128, 128-row blocks): the best G at seq 2k/4k/8k/16k was 32 (or 4)/16/8/4, i.e. a group of G x query
+// blocks = 512 work tiles (~4 rounds of 132 CTAs; at dim 128 the group's K and V, 32 MB, fit the 50 MB L2), and
+// G = 8 at 2k (128 tiles) ran 20% slower than G = 4 or 32, which the static per-CTA work model does not explain.
+std::int64_t wgmma_section(const Values& p, const Values& c) {
+  const auto g = c.integer("section");
+  return g >= 0 ? g : std::max<std::int64_t>(1, 512 / wgmma_m_blocks(p, c));
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -337,10 +355,12 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "in 240 per thread): use block_N=128 for causal attention");
   const auto smem = wgmma_smem(p, c);
   if (smem > limits.smem_per_block_optin)
-    return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles" +
-                  (c.boolean("smem_epilogue") ? " plus the O staging tile" : "") + " need " + std::to_string(smem) +
+    return refuse("the Q tile" + std::string(c.integer("q_stages") > 1 ? "s (q_stages=" + c.text("q_stages") + ")" : "") +
+                  " and " + c.text("num_stages") + " stages of K and V tiles" +
+                  (staged_epilogue(c) ? " plus the O staging tile" : "") + " need " + std::to_string(smem) +
                   " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
-                  " per block: lower num_stages or block_N" + (c.boolean("smem_epilogue") ? ", or smem_epilogue=false" : ""));
+                  " per block: lower num_stages or block_N" + (staged_epilogue(c) ? ", or epilogue=direct" : "") +
+                  (c.integer("q_stages") > 1 ? ", or q_stages=1" : ""));
   return Status::success();
 }
 
@@ -355,7 +375,8 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "query rows per block: 64 per consumer warpgroup"),
                ParamSpec::one_of("block_N", 128, {64, 128, 176},
                                   "keys per K/V tile (the N of the S = Q K^T wgmma); S, O and P of 176 x 128 still fit "
-                                  "the consumers' 240 registers without spills (not causal; the probe build spills)"),
+                                  "the consumers' 240 registers without spills (not causal; the probe build spills; at dim 128 "
+                                  "only with epilogue=direct: the O staging tile no longer fits)"),
                ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
                ParamSpec::boolean("ping_pong", true,
                                   "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
@@ -363,18 +384,25 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
-               ParamSpec::integer("section", 0, 0, 256,
+               ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
-                                  "the persistent CTAs' work (tile/work_order.hpp); not causal: ignored"),
-               ParamSpec::boolean("smem_epilogue", false,
-                                  "O staged in shared memory (block_M x dim more) and written as whole rows with "
-                                  "16-byte stores, instead of 4-byte stores straight from the accumulators")}};
+                                  "the persistent CTAs' work (tile/work_order.hpp); -1 = auto, groups of about 512 "
+                                  "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k); "
+                                  "not causal: ignored"),
+               ParamSpec::one_of("q_stages", 2, {1, 2},
+                                 "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
+                                 "(block_M x dim more shared memory)"),
+               ParamSpec::enumeration("epilogue", "tma", {"direct", "smem", "tma"},
+                                      "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
+                                      "staged in shared memory (block_M x dim more), whole rows with 16-byte stores; "
+                                      "tma = staged, then TMA stores that overlap the next work tile")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + c.text("smem_epilogue") + ">";
+           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + "," +
+           c.text("q_stages") + ">";
   };
   // Persistent: one CTA per SM at most (132 on the H100; the device's SM count is not known here).
   k.launch = [](const Values& p, const Values& c) {
@@ -385,9 +413,9 @@ KernelSpec attn_fwd_wgmma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
-  // Kernel signature: (tma_Q, tma_K, tma_V, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, batch,
-  // section);
-  // Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one head x block rows.
+  // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
+  // batch, section). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
+  // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
   k.args = [](const Values& p, const Values& c) {
     auto a = attn_args(p);
     const bool varlen = p.boolean("varlen");
@@ -397,10 +425,11 @@ KernelSpec attn_fwd_wgmma_spec() {
     for (int i = 0; i < 3; ++i) a[static_cast<std::size_t>(i)].is_param = false;
     a.insert(a.begin() + 3, {ArgSpec::tensor_map("tma_Q", "Q", box(c.integer("block_M")), 128),
                              ArgSpec::tensor_map("tma_K", "K", box(c.integer("block_N")), 128),
-                             ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128)});
+                             ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128),
+                             ArgSpec::tensor_map("tma_O", "O", box(64), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
-    a.push_back(ArgSpec::scalar("section", DType::i32, d(c.integer("section"))));
+    a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c))));
     return a;
   };
   // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.

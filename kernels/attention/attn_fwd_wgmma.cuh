@@ -15,7 +15,7 @@
 // Threads: 1 + C warpgroups (C = BM / 64 consumers).
 //   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build); its first warp waits on the rings' empty
 //   barriers and its lane 0 issues the TMA loads: Q once per work tile (when both consumers are done with the
-//   previous one's), then per K/V tile K(it) followed by V(it - 1), the order
+//   Q that last used its buffer: the previous work tile's, or with two buffers the one before), then per K/V tile K(it) followed by V(it - 1), the order
 //   the consumers use them in. Tiles are walked from the last (the masked ones: sequence edge, causal diagonal)
 //   to the first, so only the first iterations pay for masks.
 //   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
@@ -32,24 +32,30 @@
 //   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
 //   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
 //   1 + c order the GEMM issues of the two warpgroups strictly alternately (warpgroup 0 first).
-//   The epilogue divides O by the row sum and stores it straight from the accumulators (rows past the sequence
-//   are not stored), or (SMEM_EPI) stages each warpgroup's 64 rows in shared memory and writes whole rows with
-//   16-byte stores; LSE = (m + log2 l) * ln 2.
+//   The epilogue divides O by the row sum and (EPI, config `epilogue`) stores it straight from the accumulators
+//   (direct: rows past the sequence are not stored), or stages each warpgroup's 64 rows in shared memory and
+//   writes whole rows with 16-byte stores (smem), or stages them and has one thread issue TMA stores of the two
+//   64-column halves (tma), which run on while the warpgroup starts its next work tile; the next epilogue first
+//   waits until they have read the staging tile. Varlen blocks that reach past their sequence store from the
+//   staging tile as `smem` does (a 3-D map would write their extra rows into the next sequence); dense maps clip
+//   rows past the sequence. LSE = (m + log2 l) * ln 2.
 //
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
-//   Q                 D/64 column halves x [BM rows x 128 B]
+//   Q                 QS buffers (config q_stages) x D/64 column halves x [BM rows x 128 B]: with 2, the next work
+//                     tile's Q loads while this one's still feeds S = Q K^T
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   V ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   O staging         SMEM_EPI only: C x [64 rows x D*2 B], 16-byte chunk j of row r at j ^ (r % 8)
-//   mbarriers         q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
+//   O staging         epilogue smem/tma only: C x D/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
+//                     box)
+//   mbarriers         q_full[QS], q_empty[QS], k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
 // sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
 // k16 step = +32 bytes inside the row, +rows*128 bytes to the next half); V feeds it N-major (LBO = BN*128 between
 // the 64-column halves, SBO = 1024 between 8-key groups, k16 step = +2048 bytes).
 // Barriers: *_full count 1 (the producer's arrive.expect_tx, completed by the TMA bytes); *_empty count C (one
 // elected thread per consumer warpgroup, after its wgmma reading the stage has completed; Q after the work tile's
-// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q parity
-// r & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
+// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q buffer
+// r % QS with parity (r / QS) & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
 // the phase before phase 0).
 // TMA: dense tensors are 4-D maps (dim, heads, seq, batch), so rows past a sequence are zero-filled; varlen ones
 // 3-D (dim, heads, total), so rows past a sequence belong to the next one (or are zero past the tensor): such
@@ -94,6 +100,21 @@ TL_DEVICE_INLINE void tma_load_4d(unsigned dst, const TmaDescriptor* map, unsign
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
+}
+
+// O's staging tile (one 64-column half) to global memory; rows outside the map's bounds are not written.
+TL_DEVICE_INLINE void tma_store_3d(const TmaDescriptor* map, unsigned src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+TL_DEVICE_INLINE void tma_store_4d(const TmaDescriptor* map, unsigned src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
 }
 
 TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
@@ -146,15 +167,17 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 }  // namespace attn_wgmma_detail
 
 // Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
-template <int D, int BM, int BN, int STAGES, bool SMEM_EPI>
+// EPI: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
+template <int D, int BM, int BN, int STAGES, int EPI, int QS>
 constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (BM + 2 * STAGES * BN + (SMEM_EPI ? BM : 0)) * D * 2 + 8 * (2 + 4 * STAGES) + 1024;
+  return (QS * BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 * QS + 4 * STAGES) + 1024;
 }
 
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, bool SMEM_EPI>
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
-                   const __grid_constant__ TmaDescriptor tma_v, unsigned short* __restrict__ O, float* __restrict__ LSE,
+                   const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
+                   unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
                    int m_blocks, int batch, int section) {
   using namespace attn_wgmma_detail;
@@ -183,6 +206,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
+  static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
+  static_assert(QS == 1 || QS == 2, "one or two Q buffers");
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -193,21 +218,24 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const unsigned q_smem = base;
-  const unsigned k_smem = q_smem + Q_BYTES;
+  auto q_smem = [&](int r) { return base + (r % QS) * Q_BYTES; };  // the r-th work tile's Q
+  const unsigned k_smem = base + QS * Q_BYTES;
   const unsigned v_smem = k_smem + STAGES * KV_BYTES;
-  const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // SMEM_EPI: C x [64 rows x D], chunks swizzled by row % 8
-  const unsigned bars = o_smem + (SMEM_EPI ? BM * D * 2 : 0);
-  const unsigned q_full = bars, q_empty = bars + 8u;
-  auto k_full = [&](int s) { return bars + 8u * (2 + s); };
-  auto k_empty = [&](int s) { return bars + 8u * (2 + STAGES + s); };
-  auto v_full = [&](int s) { return bars + 8u * (2 + 2 * STAGES + s); };
-  auto v_empty = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
+  const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // EPI != 0: C x NH x [64 rows x 128 B], swizzled
+  const unsigned bars = o_smem + (EPI != 0 ? BM * D * 2 : 0);
+  auto q_full = [&](int r) { return bars + 8u * (r % QS); };
+  auto q_empty = [&](int r) { return bars + 8u * (QS + r % QS); };
+  auto k_full = [&](int s) { return bars + 8u * (2 * QS + s); };
+  auto k_empty = [&](int s) { return bars + 8u * (2 * QS + STAGES + s); };
+  auto v_full = [&](int s) { return bars + 8u * (2 * QS + 2 * STAGES + s); };
+  auto v_empty = [&](int s) { return bars + 8u * (2 * QS + 3 * STAGES + s); };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
-    mbar_init(q_empty, C);
+    for (int r = 0; r < QS; ++r) {
+      mbar_init(q_full(r), 1);
+      mbar_init(q_empty(r), C);
+    }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(k_full(s), 1);
       mbar_init(k_empty(s), C);
@@ -241,37 +269,30 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         }
       };
       // Q, once both consumers have finished the previous work tile's last S = Q K^T.
-      mbar_wait(q_empty, (q_round & 1) ^ 1);
+      mbar_wait(q_empty(q_round), ((q_round / QS) & 1) ^ 1);
       if (tid == 0) {
-        mbar_expect_tx(q_full, Q_BYTES);
-        load(&tma_q, q_smem, BM * 128, q_full, w.h, w.q_start, w.m0);
+        mbar_expect_tx(q_full(q_round), Q_BYTES);
+        load(&tma_q, q_smem(q_round), BM * 128, q_full(q_round), w.h, w.q_start, w.m0);
       }
       ++q_round;
+      // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
+      // wait until both consumers have released the stage, then one TMA transaction of KV_BYTES.
+      auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile) {
+        const int s = g % STAGES;
+        TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+        mbar_wait(empty0 + 8u * s, ((g / STAGES) & 1) ^ 1);
+        TL_PROBE_END(kProbeWaitEmpty, s, tile);
+        TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+        if (tid == 0) {
+          mbar_expect_tx(full0 + 8u * s, KV_BYTES);
+          load(map, ring + s * KV_BYTES, BN * 128, full0 + 8u * s, w.hk, w.k_start, tile * BN);
+        }
+        TL_PROBE_END(kProbeTmaIssue, s, tile);
+      };
+      // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
-        if (it < w.n_tiles) {  // K of tile n_tiles - 1 - it
-          const int g = kv_it + it, s = g % STAGES, tile = w.n_tiles - 1 - it;
-          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-          mbar_wait(k_empty(s), ((g / STAGES) & 1) ^ 1);
-          TL_PROBE_END(kProbeWaitEmpty, s, tile);
-          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
-          if (tid == 0) {
-            mbar_expect_tx(k_full(s), KV_BYTES);
-            load(&tma_k, k_smem + s * KV_BYTES, BN * 128, k_full(s), w.hk, w.k_start, tile * BN);
-          }
-          TL_PROBE_END(kProbeTmaIssue, s, tile);
-        }
-        if (it > 0) {  // V of the previous iteration's tile
-          const int g = kv_it + it - 1, s = g % STAGES, tile = w.n_tiles - it;
-          TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-          mbar_wait(v_empty(s), ((g / STAGES) & 1) ^ 1);
-          TL_PROBE_END(kProbeWaitEmpty, s, tile);
-          TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
-          if (tid == 0) {
-            mbar_expect_tx(v_full(s), KV_BYTES);
-            load(&tma_v, v_smem + s * KV_BYTES, BN * 128, v_full(s), w.hk, w.k_start, tile * BN);
-          }
-          TL_PROBE_END(kProbeTmaIssue, s, tile);
-        }
+        if (it < w.n_tiles) load_kv(&tma_k, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
+        if (it > 0) load_kv(&tma_v, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
       }
       kv_it += w.n_tiles;
     }
@@ -296,7 +317,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   float o[D / 2];
   float s[BN / 2];
   unsigned p[BN / 4];
-  const unsigned q_wg = q_smem + c * 64 * 128;
+  unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * KV_BYTES;
 #pragma unroll
@@ -363,8 +384,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     };
 
     if (n_tiles > 0) {
-      mbar_wait(q_full, q_round & 1);
-      ++q_round;
+      const int qr = q_round++;
+      q_wg = q_smem(qr) + c * 64 * 128;
+      mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
       {
         const int st = kv_it % STAGES, tile = n_tiles - 1;
@@ -384,7 +406,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         fence_regs(s);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
-          if (n_tiles == 1) mbar_arrive(q_empty);  // the work tile's last S: Q may be refilled
+          if (n_tiles == 1) mbar_arrive(q_empty(qr));  // the work tile's last S: Q may be refilled
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
@@ -419,7 +441,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         fence_regs(s);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
-          if (it == n_tiles - 1) mbar_arrive(q_empty);
+          if (it == n_tiles - 1) mbar_arrive(q_empty(qr));
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
@@ -464,24 +486,31 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
     // [SECTION] epilogue
     TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
+    // This warpgroup's staging tile: NH halves of [64 rows x 128 B]; 16-byte chunk j of row r in half j / 8 at
+    // position (j % 8) ^ (r % 8), the TMA store's 128-byte swizzle. The 8 rows a warp writes at once hit 8
+    // different positions (no bank conflicts), and so do 8 threads reading one row's 8 chunks of a half.
     const unsigned o_wg = o_smem + c * (64 * D * 2);
-    if constexpr (SMEM_EPI) named_barrier_sync(3 + c, 128);  // this warpgroup's reads of the last tile are done
+    auto o_chunk = [&](int r, int j) { return o_wg + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16); };
+    if constexpr (EPI != 0) {
+      // The staging tile is free once the previous epilogue's TMA stores have read it (tma) and every thread of
+      // this warpgroup has read it (smem; also tma's varlen edge blocks).
+      if constexpr (EPI == 2) {
+        if (tid == 0) wgmma_detail::tma_store_wait_read();
+      }
+      named_barrier_sync(3 + c, 128);
+    }
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int row = row_base + 8 * hh;
       const float l = quad_sum(row_sum[hh]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
       // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
-      if constexpr (SMEM_EPI) {
-        // Stage the 16-bit O rows in shared memory; 16-byte chunk j of row r at j ^ (r % 8), so the 8 rows a warp
-        // writes at once hit 8 different chunks (no bank conflicts).
+      if constexpr (EPI != 0) {
         const int r = warp * 16 + lane / 4 + 8 * hh;
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {
           const unsigned v = l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(o_wg + r * (D * 2) + ((j ^ (r % 8)) * 16) + 4 * (lane % 4)),
-                       "r"(v)
-                       : "memory");
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(o_chunk(r, j) + 4 * (lane % 4)), "r"(v) : "memory");
         }
       } else if (row < w.seq_q) {
         unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
@@ -495,29 +524,47 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
                    : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
             l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
     }
-    if constexpr (SMEM_EPI) {
-      // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
-      // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
-      constexpr int CH = D / 8, RPP = 128 / CH;
+    if constexpr (EPI != 0) {
+      const int r0 = w.m0 + c * 64;  // the warpgroup's first row in the sequence
+      if constexpr (EPI == 2) wgmma_detail::fence_proxy_async_smem();  // our st.shared, seen by the TMA engine
       named_barrier_sync(3 + c, 128);
+      if (EPI == 2 && (!VARLEN || r0 + 64 <= w.seq_q)) {
+        if (tid == 0) {
 #pragma unroll
-      for (int k = 0; k < 64 / RPP; ++k) {
-        const int r = k * RPP + tid / CH, ch = tid % CH;
-        unsigned x0, x1, x2, x3;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
-                     : "r"(o_wg + r * (D * 2) + ((ch ^ (r % 8)) * 16))
-                     : "memory");
-        const int row = w.m0 + c * 64 + r;
-        if (row < w.seq_q)
-          *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + ch * 8) =
-              make_uint4(x0, x1, x2, x3);
+          for (int half = 0; half < NH; ++half) {
+            if constexpr (VARLEN)
+              tma_store_3d(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, w.q_start + r0);
+            else
+              tma_store_4d(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, r0, w.b);
+          }
+          wgmma_detail::tma_store_commit();
+        }
+      } else {
+        // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
+        // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
+        constexpr int CH = D / 8, RPP = 128 / CH;
+#pragma unroll
+        for (int k = 0; k < 64 / RPP; ++k) {
+          const int r = k * RPP + tid / CH, ch = tid % CH;
+          unsigned x0, x1, x2, x3;
+          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
+                       : "r"(o_chunk(r, ch))
+                       : "memory");
+          if (r0 + r < w.seq_q)
+            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) =
+                make_uint4(x0, x1, x2, x3);
+        }
       }
     }
     TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
   }
   // Warpgroup 1 passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
   if (PINGPONG && c == 0) wait_turn();
+  // Shared memory must outlive the TMA stores' reads of it.
+  if constexpr (EPI == 2) {
+    if (tid == 0) wgmma_detail::tma_store_wait_read();
+  }
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }

@@ -122,8 +122,11 @@ TEST(LibraryGpu, AttentionMatchesItsReference) {
 TEST(LibraryGpu, AttentionWgmmaMatchesItsReference) {
   TL_REQUIRE_GPU();
   if (query_device(0).value().cc_major < 9) GTEST_SKIP() << "attn.fwd.wgmma needs sm_90";
-  run_attention("attn.fwd.wgmma", {{}, {{"block_N", "176"}}, {{"block_M", "64"}, {"ping_pong", "false"}, {"num_stages", "3"}},
-                                   {{"block_N", "64"}, {"num_stages", "3"}}, {{"ping_pong", "false"}}, {{"persistent", "false"}}});
+  run_attention("attn.fwd.wgmma", {{}, {{"block_N", "176"}, {"epilogue", "direct"}, {"q_stages", "1"}},
+                                   {{"block_M", "64"}, {"ping_pong", "false"}, {"num_stages", "3"}, {"q_stages", "1"}},
+                                   {{"block_N", "64"}, {"num_stages", "3"}}, {{"ping_pong", "false"}}, {{"persistent", "false"}},
+                                   {{"epilogue", "direct"}, {"section", "0"}}, {{"epilogue", "smem"}},
+                                   {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}, {{"q_stages", "1"}}});
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 
 The issue's shapes: batch * seq = 32k tokens, 16 heads, head dim 128, bf16, seq 2k..16k, causal and not.
 Run on a GPU machine with PyTorch: python3 tests/perf/attn_sdpa.py [--tilelab PATH] [--run KERNEL[:k=v,...]]...
-[--quick] [--json FILE] (TILELAB_EXE also names the binary). --run is repeatable (default: attn.fwd.mma and
+[--quick] [--json FILE] (TILELAB_EXE also names the binary).
+--space 'k=v1,v2;...' (and --causal-space for the causal shapes) also sweeps attn.fwd.wgmma's configs per shape in one
+`tilelab sweep` process (--samples output positions checked each), printed as TFLOP/s and the ratio to cuDNN. --run is repeatable (default: attn.fwd.mma and
 attn.fwd.wgmma at their defaults); --config k=v,... is the older spelling of --run attn.fwd.mma:k=v,... SDPA timing: CUDA events, warm-up, median of repetitions, random inputs;
 TileLab's numbers come from its own bench (same rules, L2 flushed, output checked against the float64 reference).
 FLOPs = 4 * batch * heads * seq^2 * dim, halved for causal, for both.
@@ -62,6 +64,29 @@ def tilelab_tflops(exe, kernel, problem, config):
         return rec["tflops"] if rec.get("passed") else f"FAIL ({rec.get('failure', 'check')})"
 
 
+def tilelab_sweep(exe, kernel, problem, space, samples):
+    """Every config of `space` on one problem, one worker: [(label, tflops or 'FAIL (...)' / 'refused')]."""
+    keys = [item.split("=", 1)[0] for item in space.split(";") if item]
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [exe, "sweep", kernel, "--problem", problem, "--space", space, "--no-store", "--fresh", "--plain",
+               "--samples", str(samples), "--json", f.name]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            points = json.load(open(f.name))["points"]
+        except Exception:
+            return [("sweep", f"FAIL (rc {r.returncode}: {(r.stdout + r.stderr).strip().splitlines()[-1:]})")]
+    out = []
+    for pt in points:
+        label = ",".join(f"{k}={str(pt['config'].get(k)).lower()}" for k in keys)
+        if pt.get("status") == "skipped":
+            out.append((label, "refused"))
+        elif "tflops" in pt and pt.get("passed"):
+            out.append((label, pt["tflops"]))
+        else:
+            out.append((label, f"FAIL ({pt.get('status')}: {pt.get('reason', '')[:80]})"))
+    return out
+
+
 def fmt(v):
     return f"{v:7.1f}" if isinstance(v, float) else f"{v:>7}"
 
@@ -73,9 +98,12 @@ def main():
     p.add_argument("--config", action="append", default=[], help="attn.fwd.mma config(s) to time; repeatable")
     p.add_argument("--quick", action="store_true", help="seq 2k and 4k only")
     p.add_argument("--json", help="also write every number to FILE")
+    p.add_argument("--space", help="attn.fwd.wgmma config space swept on every shape ('k=v1,v2;...')")
+    p.add_argument("--causal-space", help="the space for the causal shapes (default: --space)")
+    p.add_argument("--samples", type=int, default=128, help="output positions each sweep point checks")
     args = p.parse_args()
     runs = [tuple((r.split(":", 1) + [""])[:2]) for r in args.run] + [("attn.fwd.mma", c) for c in args.config]
-    runs = runs or [("attn.fwd.mma", ""), ("attn.fwd.wgmma", "")]
+    runs = runs or ([] if args.space else [("attn.fwd.mma", ""), ("attn.fwd.wgmma", "")])
     print(torch.cuda.get_device_name(), "torch", torch.__version__, "(TFLOP/s; causal counts half the FLOPs)")
     for i, (k, c) in enumerate(runs):
         print(f"  tl{i} = {k} [{c or 'defaults'}]")
@@ -91,8 +119,16 @@ def main():
             ours = [tilelab_tflops(args.tilelab, k, problem, c) for k, c in runs]
             print(f"b={batch:<3} s={seq:<6} h={heads} d={dim} causal={int(causal)}  {fmt(base['cudnn'])} {fmt(base['flash'])} "
                   + " ".join(fmt(o) for o in ours), flush=True)
-            table.append({"batch": batch, "seq": seq, "causal": causal, **base,
-                          "tilelab": [{"kernel": k, "config": c, "tflops": o} for (k, c), o in zip(runs, ours)]})
+            row = {"batch": batch, "seq": seq, "causal": causal, **base,
+                   "tilelab": [{"kernel": k, "config": c, "tflops": o} for (k, c), o in zip(runs, ours)]}
+            space = (args.causal_space or args.space) if causal else args.space
+            if space:
+                row["sweep"] = []
+                for label, v in tilelab_sweep(args.tilelab, "attn.fwd.wgmma", problem, space, args.samples):
+                    ratio = v / base["cudnn"] if isinstance(v, float) and isinstance(base["cudnn"], float) else None
+                    print(f"  {label:<40} {fmt(v)}" + (f"  {ratio:5.3f}x cuDNN" if ratio else ""), flush=True)
+                    row["sweep"].append({"config": label, "tflops": v, "vs_cudnn": ratio})
+            table.append(row)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(table, f, indent=1)
