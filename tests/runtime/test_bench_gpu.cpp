@@ -121,6 +121,7 @@ TEST(BenchGpu, ReferenceCacheComputesTheReferenceOncePerProblem) {
   KernelSpec counted = *library_registry().find("gemm.simt").value();
   counted.name = "gemm.simt.counted";
   int calls = 0;
+  counted.reference_thread_safe = false;  // one call per computation (threaded, it is one call per chunk)
   ReferenceFn inner = counted.reference;
   counted.reference = [&](const Values& p, const ReferenceInputs& in, const std::string& out,
                           const std::vector<std::int64_t>& idx) {
