@@ -83,7 +83,10 @@ std::vector<std::map<std::string, std::string>> gemm_tc_test_problems(bool full)
     s.insert(s.end(), {mnk("257", "130", "67"), mnk("1", "1", "8"), mnk("513", "511", "1000"),
                        mnk("1", "8", "8", row), mnk("513", "520", "1000", row), mnk("513", "511", "1000", f32),
                        mnk("513", "520", "1000", row_f32), mnk("200", "136", "72", {{"out_dtype", "f16"}}),
-                       mnk("200", "136", "72", {{"out_dtype", "bf16"}, {"trans_B", "false"}})});
+                       mnk("200", "136", "72", {{"out_dtype", "bf16"}, {"trans_B", "false"}}),
+                       // More tiles (and tile pairs) than a persistent grid has CTAs: each CTA walks several, and
+                       // both dimensions end in partial tiles (17 x 10 tiles of 128 x 256).
+                       mnk("2113", "2312", "136")});
   }
   return s;
 }

@@ -22,7 +22,8 @@
 // made visible to the peer by a cluster barrier before any load, and a cluster barrier before exit keeps a CTA's
 // shared memory alive while its peer may still arrive on it. When the tile count along the cluster's direction is
 // odd, the last cluster tile's rank-1 tile lies past the matrix: that CTA still runs the pipeline (it multicasts its
-// half of the shared operand to rank 0; its own operand is loaded from the last real tile), and stores nothing.
+// half of the shared operand to rank 0; its own operand is loaded from the last real tile), and stores nothing. A
+// half of the shared operand that starts past M (N) is not loaded by either CTA nor counted in the expected bytes.
 //
 // Shared memory (dynamic, aligned to 1024 B for the 128B swizzle atom):
 //   [STAGES x A tile: BM rows x BK cols, K-major, 128 B per row, TMA SWIZZLE_128B]
@@ -329,31 +330,40 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
           }
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
-            // A: shared by a 1x2 pair (same tm): half r of its rows multicast by rank r.
+            // The operand a pair shares is loaded half by each CTA and multicast to both. A half that starts past
+            // the matrix is not loaded (a box wholly out of bounds is never issued, as for the N-major B's blocks
+            // below): both CTAs see the same shared coordinate, so both leave it out of the expected bytes, and its
+            // stale rows only reach accumulator rows (columns) past M (N), never stored.
+            // A: shared by a 1x2 pair (same tm), half r of its rows from rank r.
+            const bool a_half1 = CLUSTER_N == 1 || tm * BM + BM / 2 < M;
+            const unsigned a_bytes = a_half1 ? A_BYTES : A_BYTES / 2;
             auto load_a = [&]() {
               if constexpr (CLUSTER_N > 1) {
-                tma_load_2d_multicast(a_base + s * A_BYTES + rank * (A_BYTES / 2), &tma_a, full_bar(s), k * BK,
-                                      tm * BM + rank * (BM / 2), PAIR_MASK);
+                if (rank == 0 || a_half1)
+                  tma_load_2d_multicast(a_base + s * A_BYTES + rank * (A_BYTES / 2), &tma_a, full_bar(s), k * BK,
+                                        tm * BM + rank * (BM / 2), PAIR_MASK);
               } else {
                 tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
               }
             };
             if constexpr (TRANS_B) {
-              mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
+              // B: shared by a 2x1 pair (same tn), half r of its rows from rank r.
+              const bool b_half1 = CLUSTER_M == 1 || tn * BN + BN / 2 < N;
+              mbar_expect_tx(full_bar(s), a_bytes + (b_half1 ? B_BYTES : B_BYTES / 2));
               load_a();
-              // B: shared by a 2x1 pair (same tn): half r of its rows multicast by rank r.
               if constexpr (CLUSTER_M > 1) {
-                tma_load_2d_multicast(b_base + s * B_BYTES + rank * (B_BYTES / 2), &tma_b, full_bar(s), k * BK,
-                                      tn * BN + rank * (BN / 2), PAIR_MASK);
+                if (rank == 0 || b_half1)
+                  tma_load_2d_multicast(b_base + s * B_BYTES + rank * (B_BYTES / 2), &tma_b, full_bar(s), k * BK,
+                                        tn * BN + rank * (BN / 2), PAIR_MASK);
               } else {
                 tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
               }
             } else {
               // Box (64 n, BK k) of the K x N matrix per 64-column block; coordinates innermost (n) first. Blocks
               // wholly past N are not loaded: their stale columns only reach accumulator columns >= N, never stored.
-              // A 2x1 pair shares tn, so both CTAs count the same boxes; rank r multicasts boxes [r NB/2, (r+1) NB/2).
+              // A 2x1 pair shares tn, so both CTAs count the same boxes; rank r multicasts boxes [r NB, (r+1) NB).
               const int boxes = min(BN / 64, (N - tn * BN + 63) / 64);
-              mbar_expect_tx(full_bar(s), A_BYTES + boxes * B_BLOCK);
+              mbar_expect_tx(full_bar(s), a_bytes + boxes * B_BLOCK);
               load_a();
               constexpr int NB = BN / 64 / CLUSTER_M;  // boxes this CTA issues
               const int q0 = CLUSTER_M > 1 ? rank * NB : 0;
