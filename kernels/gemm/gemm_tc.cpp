@@ -330,6 +330,15 @@ KernelSpec gemm_wgmma_spec() {
                ParamSpec::one_of("cluster_N", 1, {1, 2},
                                  "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)")}};
   k.can_implement = check_wgmma;
+  // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
+  // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"cluster_M", "2"}, {"tma_store", "false"}},
+        {{"cluster_N", "2"}, {"tma_store", "false"}},
+        {{"cluster_M", "2"}, {"block_N", "128"}, {"raster", "n"}, {"panel", "2"}},
+        {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}}};
+  };
   // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
   k.probes = {"wait_empty", "tma_issue", "wait_full", "wgmma", "release", "epilogue"};
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
