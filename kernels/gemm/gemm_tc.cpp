@@ -365,6 +365,7 @@ KernelSpec gemm_wgmma_spec() {
     const auto cluster = wgmma_cluster(c);
     g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), 132 / cluster) * cluster);
     g.cluster.x = static_cast<std::uint32_t>(cluster);
+    g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;

@@ -121,21 +121,14 @@ TL_DEVICE_INLINE unsigned map_shared_rank(unsigned addr, unsigned rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
   return r;
 }
-// Arrive on an mbarrier of any CTA of the cluster (address from map_shared_rank).
+// Arrive on an mbarrier of any CTA of the cluster (address from map_shared_rank), with the instruction's default
+// semantics (release at CTA scope), as mbar_arrive. The arrival only says "this consumer's wgmma reads of the stage
+// are done" (wgmma.wait_group returned); no data written before it is read by the peer, so nothing needs releasing
+// at cluster scope. `.release.cluster` compiled to MEMBAR.ALL.GPU before every arrive (and the producer's
+// `try_wait.acquire.cluster` to CCTL.IVALL after every wait): 2-CTA clusters ran at half the speed of none on the
+// H100 (docs/perf.md).
 TL_DEVICE_INLINE void mbar_arrive_cluster(unsigned cluster_bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
-}
-// mbar_wait with acquire at cluster scope: the arrivals it waits for include the peer CTA's.
-TL_DEVICE_INLINE void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
 
 TL_DEVICE_INLINE void tma_store_2d(const TmaDescriptor* map, unsigned src, int c0, int c1) {
@@ -323,11 +316,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
         for (int k = 0; k < k_steps; ++k, ++it) {
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
-          if constexpr (CLUSTER > 1) {
-            mbar_wait_cluster(empty_bar(s), ((it / STAGES) & 1) ^ 1);
-          } else {
-            mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
-          }
+          mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
             // The operand a pair shares is loaded half by each CTA and multicast to both. A half that starts past

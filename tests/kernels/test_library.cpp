@@ -124,7 +124,7 @@ TEST(Library, GemmWgmmaClusterPtxAndLaunch) {
   };
   const std::vector<std::string> cluster_words = {
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster",
-      "mapa.shared::cluster", "mbarrier.arrive.release.cluster.shared::cluster", "barrier.cluster.arrive",
+      "mapa.shared::cluster", "mbarrier.arrive.shared::cluster", "barrier.cluster.arrive",
       "barrier.cluster.wait", "%cluster_ctarank"};
   const std::string plain = ptx_of({}, {});
   ASSERT_FALSE(plain.empty());

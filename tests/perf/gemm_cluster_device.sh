@@ -16,6 +16,11 @@ for pc in "M=257,N=136,K=72|cluster_M=2,tma_store=false" "M=257,N=136,K=72|clust
   rc=$?; echo "smoke ${pc}: rc=$rc $(grep -E 'PASS|FAIL|error' $OUT/smoke.txt | head -2 | tr '\n' ' ' | cut -c1-200)"
   [ $rc -eq 0 ] || ok=0
 done
+# The launcher's persistent-grid fit (how many CTAs / pairs run at once), from the worker's debug log.
+for c in cluster_M=1 cluster_M=2; do
+  TILELAB_LOG=debug timeout 30 $T bench gemm.wgmma --problem M=4096,N=4096,K=4096 --config $c --repeat 3 --no-store 2>&1 |
+    grep -i "persistent grid" | head -2 | cut -c1-200
+done
 t0=$(date +%s)
 if [ $ok = 1 ]; then
   OUT=$OUT timeout 200 stdbuf -oL $T run $D/gemm_cluster.lua > $OUT/bench.txt 2>&1; echo "bench rc=$? $(( $(date +%s) - t0 ))s"
