@@ -308,7 +308,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       TL_PROBE_WARP_INIT();
       int it = 0;
       for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) {
-        const TileCoord tile = gemm_cluster_tile(t, tiles_m, tiles_n, PANEL, RASTER_N, CLUSTER_M, CLUSTER_N, rank);
+        const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, PANEL, RASTER_N, CLUSTER_M, CLUSTER_N, rank);
         int tm = tile.m, tn = tile.n;
         // A tile past the matrix (rank 1 of an odd pair) loads its own operand from the last real tile.
         if constexpr (CLUSTER_M > 1) tm = min(tm, tiles_m - 1);
@@ -399,7 +399,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     };
     int it = 0;
     for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) {
-      const TileCoord tile = gemm_cluster_tile(t, tiles_m, tiles_n, PANEL, RASTER_N, CLUSTER_M, CLUSTER_N, rank);
+      const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, PANEL, RASTER_N, CLUSTER_M, CLUSTER_N, rank);
       const int tm = tile.m, tn = tile.n;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;

@@ -183,8 +183,8 @@ TEST(Library, GemmClusterTileOrderCoversEveryTileOnce) {
             std::set<std::pair<int, int>> seen;
             int outside = 0;
             for (int t = 0; t < work; ++t) {
-              const TileCoord r0 = gemm_cluster_tile(t, tiles_m, tiles_n, panel, raster_n, cm, cn, 0);
-              const TileCoord r1 = gemm_cluster_tile(t, tiles_m, tiles_n, panel, raster_n, cm, cn, 1);
+              const GemmTile r0 = gemm_cluster_tile(t, tiles_m, tiles_n, panel, raster_n, cm, cn, 0);
+              const GemmTile r1 = gemm_cluster_tile(t, tiles_m, tiles_n, panel, raster_n, cm, cn, 1);
               ASSERT_TRUE(r0.m < tiles_m && r0.n < tiles_n) << t;  // rank 0 is always inside
               if (cluster == 1) {
                 EXPECT_TRUE(r0.m == r1.m && r0.n == r1.n);
