@@ -85,8 +85,10 @@ Status run_compile(const CompileArgs& a) {
               static_cast<unsigned>(g.dynamic_smem));
   std::printf("spills      %s stores, %s loads; stack frame %s\n", bytes_or_na(r.spill_store_bytes).c_str(),
               bytes_or_na(r.spill_load_bytes).c_str(), bytes_or_na(r.stack_frame_bytes).c_str());
-  std::printf("launch      grid (%u,%u,%u) block (%u,%u,%u)\n", g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y,
+  std::printf("launch      grid (%u,%u,%u) block (%u,%u,%u)", g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y,
               g.block.z);
+  if (g.cluster.volume() > 1) std::printf(" cluster (%u,%u,%u)", g.cluster.x, g.cluster.y, g.cluster.z);
+  std::printf("\n");
   std::printf("compile     %.1f ms (%s)\n", k->compile_ms, k->from_cache ? "cache hit" : "NVRTC");
   std::printf("sources     %s\n", jit.sources().describe().c_str());
   std::printf("cache       %s (key %s)\n", a.no_cache ? "off" : cache.dir().c_str(), k->key.c_str());

@@ -45,7 +45,7 @@ std::vector<KV> sizes_for(const Schema& problem, bool full) {
   return s;
 }
 
-// Configs that differ from the defaults in one parameter, in schema order.
+// Configs that differ from the defaults in one parameter, in schema order (--full adds the spec's test_configs).
 std::vector<KV> config_variations(const Schema& config) {
   std::vector<KV> out;
   for (const ParamSpec& p : config.params) {
@@ -72,7 +72,9 @@ std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool
     }
     std::vector<std::string> dtypes = {""};
     if (const ParamSpec* d = spec->problem.find("dtype"); d && !d->choices.empty()) dtypes = d->choices;
-    const auto variations = config_variations(spec->config);
+    auto variations = config_variations(spec->config);
+    if (full && spec->test_configs)
+      for (auto& c : spec->test_configs()) variations.push_back(std::move(c));
     for (const auto& size : spec->test_problems ? spec->test_problems(full) : sizes_for(spec->problem, full)) {
       for (const auto& dt : dtypes) {
         KV problem = size;

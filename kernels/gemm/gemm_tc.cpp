@@ -83,7 +83,10 @@ std::vector<std::map<std::string, std::string>> gemm_tc_test_problems(bool full)
     s.insert(s.end(), {mnk("257", "130", "67"), mnk("1", "1", "8"), mnk("513", "511", "1000"),
                        mnk("1", "8", "8", row), mnk("513", "520", "1000", row), mnk("513", "511", "1000", f32),
                        mnk("513", "520", "1000", row_f32), mnk("200", "136", "72", {{"out_dtype", "f16"}}),
-                       mnk("200", "136", "72", {{"out_dtype", "bf16"}, {"trans_B", "false"}})});
+                       mnk("200", "136", "72", {{"out_dtype", "bf16"}, {"trans_B", "false"}}),
+                       // More tiles (and tile pairs) than a persistent grid has CTAs: each CTA walks several, and
+                       // both dimensions end in partial tiles (17 x 10 tiles of 128 x 256).
+                       mnk("2113", "2312", "136")});
   }
   return s;
 }
@@ -275,8 +278,21 @@ std::int64_t wgmma_smem(const Values& p, const Values& c) {
   return st * (bm + bn) * 64 * 2 + wgmma_staging(p, c) + 1024 + 2 * st * 8;
 }
 
+// Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
+std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
+std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
+  const auto tiles_m = (p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M");
+  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
+  const auto cm = c.integer("cluster_M"), cn = c.integer("cluster_N");
+  return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
+}
+
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
+  if (wgmma_cluster(c) > 2)
+    return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
+                  " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
+                  "share B) or cluster_N=2 (pairs share A), not both");
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
   if (c.boolean("tma_store") && (p.integer("N") * c_bytes) % 16 != 0)
     return refuse("tma_store=true needs 16-byte rows of C for the tensor map (N a multiple of " +
@@ -308,16 +324,29 @@ KernelSpec gemm_wgmma_spec() {
                ParamSpec::enumeration("raster", "m", {"m", "n"},
                                       "raster order: m = panels of tile rows walked column by column (CTAs share A "
                                       "rows in L2); n = panels of tile columns walked row by row (they share B)"),
-               ParamSpec::boolean("tma_store", true, "epilogue through smem + TMA stores overlapping the next tile")}};
+               ParamSpec::boolean("tma_store", true, "epilogue through smem + TMA stores overlapping the next tile"),
+               ParamSpec::one_of("cluster_M", 1, {1, 2},
+                                 "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"),
+               ParamSpec::one_of("cluster_N", 1, {1, 2},
+                                 "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)")}};
   k.can_implement = check_wgmma;
+  // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
+  // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"cluster_M", "2"}, {"tma_store", "false"}},
+        {{"cluster_N", "2"}, {"tma_store", "false"}},
+        {{"cluster_M", "2"}, {"block_N", "128"}, {"raster", "n"}, {"panel", "2"}},
+        {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}}};
+  };
   // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
   k.probes = {"wait_empty", "tma_issue", "wait_full", "wgmma", "release", "epilogue"};
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
   // end each), plus an epilogue per tile; iterations = the tiles of the busiest CTA x k-steps.
+  // With clusters: the cluster tiles of the busiest cluster (each CTA of a pair walks all of them).
   k.probe_capacity = [](const Values& p, const Values& c) {
-    const auto bm = c.integer("block_M"), bn = c.integer("block_N");
-    const auto tiles = ((p.integer("M") + bm - 1) / bm) * ((p.integer("N") + bn - 1) / bn);
-    const auto grid = std::min<std::int64_t>(tiles, 132);
+    const auto tiles = wgmma_cluster_tiles(p, c);
+    const auto grid = std::min<std::int64_t>(tiles, 132 / wgmma_cluster(c));
     const auto per_block = (tiles + grid - 1) / grid;
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
@@ -326,29 +355,33 @@ KernelSpec gemm_wgmma_spec() {
     return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
            std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
            c.text("tma_store") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
-           (c.text("raster") == "n" ? "true" : "false") + ">";
+           (c.text("raster") == "n" ? "true" : "false") + "," + c.text("cluster_M") + "," + c.text("cluster_N") + ">";
   };
   // Persistent: one CTA per SM at most (132 on the H100); the device's SM count is not known here, so the
-  // grid is capped at the tile count and at 132.
+  // grid is capped at the tile count and at 132. Clusters: 1-D clusters of cluster_M * cluster_N CTAs along x, the
+  // grid capped at the cluster tiles and at 132 / 2 pairs (the H100's 66 TPCs hold one pair each).
   k.launch = [](const Values& p, const Values& c) {
     LaunchGeometry g;
-    const auto tiles = ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
-                       ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
-    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(tiles, 132));
+    const auto cluster = wgmma_cluster(c);
+    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), 132 / cluster) * cluster);
+    g.cluster.x = static_cast<std::uint32_t>(cluster);
+    g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
   // Kernel signature: (tma_A, tma_B, tma_C, C, M, N, K); A and B are reached only through their tensor maps.
   // Boxes, innermost first: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of
-  // them per stage; C: (128 bytes of columns, 64 rows) per staging sub-tile.
+  // them per stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares
+  // (A for cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
   k.args = [](const Values& p, const Values& c) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
     const std::int64_t c_cols = 128 / static_cast<std::int64_t>(dtype_size(out_type(p)));
+    const auto box_a = c.integer("block_M") / c.integer("cluster_N"), box_b = c.integer("block_N") / c.integer("cluster_M");
     std::vector<ArgSpec> a = {ops[0], ops[1],
-                              ArgSpec::tensor_map("tma_A", "A", {64, c.integer("block_M")}, 128),
-                              p.boolean("trans_B") ? ArgSpec::tensor_map("tma_B", "B", {64, c.integer("block_N")}, 128)
+                              ArgSpec::tensor_map("tma_A", "A", {64, box_a}, 128),
+                              p.boolean("trans_B") ? ArgSpec::tensor_map("tma_B", "B", {64, box_b}, 128)
                                                    : ArgSpec::tensor_map("tma_B", "B", {64, 64}, 128),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.

@@ -11,6 +11,20 @@
 // The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
 // that consecutive tiles reuse the same A rows (raster m) or B columns (raster n) from L2.
 //
+// Clusters (CLUSTER_M x CLUSTER_N = 2x1 or 1x2; 1x1 = none): the two CTAs of a cluster (ranks 0 and 1, consecutive
+// blockIdx.x) compute the two tiles of one cluster tile, (2 BM) x BN for 2x1 or BM x (2 BN) for 1x2, and walk the
+// same sequence of cluster tiles, so their pipelines advance in step. The operand they share (B for 2x1, A for 1x2)
+// is loaded half by each: CTA r loads half r of the tile (rows of the K-major box; for an N-major B, half of its
+// 64-column boxes) and multicasts it into the same stage offset of both CTAs, signalling both CTAs' full barrier of
+// the stage; its own operand it loads alone. So each full barrier still expects the bytes of a whole stage. A stage
+// of CTA X is written by both producers, so it is free only when the consumers of both CTAs have released it: every
+// consumer arrives on the empty barrier of both CTAs (count 2 x CONSUMERS; the peer's through mapa). Barrier inits are
+// made visible to the peer by a cluster barrier before any load, and a cluster barrier before exit keeps a CTA's
+// shared memory alive while its peer may still arrive on it. When the tile count along the cluster's direction is
+// odd, the last cluster tile's rank-1 tile lies past the matrix: that CTA still runs the pipeline (it multicasts its
+// half of the shared operand to rank 0; its own operand is loaded from the last real tile), and stores nothing. A
+// half of the shared operand that starts past M (N) is not loaded by either CTA nor counted in the expected bytes.
+//
 // Shared memory (dynamic, aligned to 1024 B for the 128B swizzle atom):
 //   [STAGES x A tile: BM rows x BK cols, K-major, 128 B per row, TMA SWIZZLE_128B]
 //   [STAGES x B tile: K-major: BN rows x BK cols, same; N-major: BN/64 blocks of BK k-rows x 64 n (128 B per row),
@@ -79,6 +93,42 @@ TL_DEVICE_INLINE void tma_load_2d(unsigned dst, const TmaDescriptor* map, unsign
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
       : "memory");
+}
+
+// The same load, written into the same shared-memory offset of each CTA of the cluster in cta_mask, completing
+// bytes on the mbarrier at the same offset in each of them (PTX ISA: cp.async.bulk.tensor, .multicast::cluster).
+TL_DEVICE_INLINE void tma_load_2d_multicast(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1,
+                                            unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
+      : "memory");
+}
+
+// [SECTION] cluster helpers (only the CLUSTER > 1 instantiations use them)
+TL_DEVICE_INLINE unsigned cluster_ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// All threads of all CTAs of the cluster; release/acquire at cluster scope (mbarrier inits, shared-memory lifetime).
+TL_DEVICE_INLINE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// The shared::cluster address of the variable at shared::cta address `addr` in the CTA of rank `rank`.
+TL_DEVICE_INLINE unsigned map_shared_rank(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+// Arrive on an mbarrier of any CTA of the cluster (address from map_shared_rank), with the instruction's default
+// semantics (release at CTA scope), as mbar_arrive. The arrival only says "this consumer's wgmma reads of the stage
+// are done" (wgmma.wait_group returned); no data written before it is read by the peer, so nothing needs releasing
+// at cluster scope. `.release.cluster` compiled to MEMBAR.ALL.GPU before every arrive (and the producer's
+// `try_wait.acquire.cluster` to CCTL.IVALL after every wait): 2-CTA clusters ran at half the speed of none on the
+// H100 (docs/perf.md).
+TL_DEVICE_INLINE void mbar_arrive_cluster(unsigned cluster_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
 
 TL_DEVICE_INLINE void tma_store_2d(const TmaDescriptor* map, unsigned src, int c0, int c1) {
@@ -182,20 +232,6 @@ struct WgmmaSS<256, false, TRANS_B_IMM> {
   }
 };
 
-// Output tile (tm, tn) of the t-th tile in grouped raster order: panels of PANEL tile-rows walked column by column
-// (RASTER_N false: the CTAs in flight share PANEL row blocks of A and walk B), or of PANEL tile-columns walked row by
-// row (RASTER_N: they share column blocks of B). The panel's rows (columns) are work_sections' pairs.
-template <int PANEL, bool RASTER_N>
-TL_DEVICE_INLINE void tile_coords(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
-  if (RASTER_N) {
-    const WorkCoord w = work_sections(t, tiles_m, tiles_n, PANEL);
-    tm = w.m, tn = w.pair;
-  } else {
-    const WorkCoord w = work_sections(t, tiles_n, tiles_m, PANEL);
-    tm = w.pair, tn = w.m;
-  }
-}
-
 }  // namespace wgmma_detail
 
 // Dynamic shared memory the kernel needs (the 1024-byte alignment slack included). An f32 C doubles the staging.
@@ -209,7 +245,8 @@ constexpr int gemm_wgmma_smem_bytes() {
 // N % 8 == 0 for a 16-bit C, N % 4 == 0 for f32); otherwise each thread stores its accumulator pairs directly
 // (any N).
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int PANEL, bool BF16, bool TMA_STORE, bool TRANS_B = true,
-          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16, bool RASTER_N = false>
+          int C_TYPE = BF16 ? gemm_detail::kOutBf16 : gemm_detail::kOutF16, bool RASTER_N = false, int CLUSTER_M = 1,
+          int CLUSTER_N = 1>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
@@ -224,6 +261,11 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   constexpr int C_BYTES = out_bytes<C_TYPE>();
   constexpr int C_SUB = 128 / C_BYTES;               // columns of one 128-byte staging row (64 or 32)
   static_assert(TRANS_B || BN % 64 == 0, "an N-major B tile is whole 64-column TMA boxes");
+  constexpr int CLUSTER = CLUSTER_M * CLUSTER_N;
+  static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
+                "clusters of 1 or 2 CTAs");
+  static_assert(CLUSTER_M == 1 || TRANS_B || (BN / 64) % 2 == 0, "2x1: each CTA multicasts half of B's boxes");
+  constexpr unsigned short PAIR_MASK = 0x3;  // both CTAs of the cluster
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned raw = smem_u32(smem_raw);
@@ -240,16 +282,22 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), CONSUMERS);
+      mbar_init(empty_bar(s), CONSUMERS * CLUSTER);  // the consumers of every CTA that writes into this stage
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     TL_PROBE_BLOCK_BEGIN();
   }
-  __syncthreads();
+  if constexpr (CLUSTER > 1) {
+    cluster_sync();  // the peer's barriers are initialised before any multicast or remote arrive reaches them
+  } else {
+    __syncthreads();
+  }
+  const int rank = CLUSTER > 1 ? static_cast<int>(cluster_ctarank()) : 0;
 
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
-  const int tiles = tiles_m * tiles_n;
+  // Cluster tiles: one per cluster and turn (= the tiles when CLUSTER == 1).
+  const int tiles = gemm_cluster_tiles(tiles_m, tiles_n, CLUSTER_M, CLUSTER_N);
   const int k_steps = (K + BK - 1) / BK;
 
   if (wg == 0) {
@@ -259,28 +307,67 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
       int it = 0;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-        int tm, tn;
-        tile_coords<PANEL, RASTER_N>(t, tiles_m, tiles_n, tm, tn);
+      for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) {
+        const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, PANEL, RASTER_N, CLUSTER_M, CLUSTER_N, rank);
+        int tm = tile.m, tn = tile.n;
+        // A tile past the matrix (rank 1 of an odd pair) loads its own operand from the last real tile.
+        if constexpr (CLUSTER_M > 1) tm = min(tm, tiles_m - 1);
+        if constexpr (CLUSTER_N > 1) tn = min(tn, tiles_n - 1);
         for (int k = 0; k < k_steps; ++k, ++it) {
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
+            // The operand a pair shares is loaded half by each CTA and multicast to both. A half that starts past
+            // the matrix is not loaded (a box wholly out of bounds is never issued, as for the N-major B's blocks
+            // below): both CTAs see the same shared coordinate, so both leave it out of the expected bytes, and its
+            // stale rows only reach accumulator rows (columns) past M (N), never stored.
+            // A: shared by a 1x2 pair (same tm), half r of its rows from rank r.
+            const bool a_half1 = CLUSTER_N == 1 || tm * BM + BM / 2 < M;
+            const unsigned a_bytes = a_half1 ? A_BYTES : A_BYTES / 2;
+            auto load_a = [&]() {
+              if constexpr (CLUSTER_N > 1) {
+                if (rank == 0 || a_half1)
+                  tma_load_2d_multicast(a_base + s * A_BYTES + rank * (A_BYTES / 2), &tma_a, full_bar(s), k * BK,
+                                        tm * BM + rank * (BM / 2), PAIR_MASK);
+              } else {
+                tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
+              }
+            };
             if constexpr (TRANS_B) {
-              mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
-              tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
-              tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
+              // B: shared by a 2x1 pair (same tn), half r of its rows from rank r.
+              const bool b_half1 = CLUSTER_M == 1 || tn * BN + BN / 2 < N;
+              mbar_expect_tx(full_bar(s), a_bytes + (b_half1 ? B_BYTES : B_BYTES / 2));
+              load_a();
+              if constexpr (CLUSTER_M > 1) {
+                if (rank == 0 || b_half1)
+                  tma_load_2d_multicast(b_base + s * B_BYTES + rank * (B_BYTES / 2), &tma_b, full_bar(s), k * BK,
+                                        tn * BN + rank * (BN / 2), PAIR_MASK);
+              } else {
+                tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
+              }
             } else {
               // Box (64 n, BK k) of the K x N matrix per 64-column block; coordinates innermost (n) first. Blocks
               // wholly past N are not loaded: their stale columns only reach accumulator columns >= N, never stored.
+              // A 2x1 pair shares tn, so both CTAs count the same boxes; rank r multicasts boxes [r NB, (r+1) NB).
               const int boxes = min(BN / 64, (N - tn * BN + 63) / 64);
-              mbar_expect_tx(full_bar(s), A_BYTES + boxes * B_BLOCK);
-              tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
+              mbar_expect_tx(full_bar(s), a_bytes + boxes * B_BLOCK);
+              load_a();
+              constexpr int NB = BN / 64 / CLUSTER_M;  // boxes this CTA issues
+              const int q0 = CLUSTER_M > 1 ? rank * NB : 0;
 #pragma unroll
-              for (int q = 0; q < BN / 64; ++q)
-                if (q < boxes) tma_load_2d(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
+              for (int i = 0; i < NB; ++i) {
+                const int q = q0 + i;
+                if (q < boxes) {
+                  if constexpr (CLUSTER_M > 1) {
+                    tma_load_2d_multicast(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64,
+                                          k * BK, PAIR_MASK);
+                  } else {
+                    tma_load_2d(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
+                  }
+                }
+              }
             }
           }
           TL_PROBE_STAMP(t_issued);
@@ -301,10 +388,19 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     // records for all (per-warp records cost 4x the probe traffic and showed nothing more).
     TL_PROBE_WARP_INIT_IF(warp == 0);
     float acc[BN / 2];
+    // Frees a stage: in every CTA of the cluster that writes into it (CLUSTER > 1: this one and the peer).
+    auto release = [&](int stage) {
+      if constexpr (CLUSTER > 1) {
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(map_shared_rank(empty_bar(stage), r));
+      } else {
+        mbar_arrive(empty_bar(stage));
+      }
+    };
     int it = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      int tm, tn;
-      tile_coords<PANEL, RASTER_N>(t, tiles_m, tiles_n, tm, tn);
+    for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) {
+      const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, PANEL, RASTER_N, CLUSTER_M, CLUSTER_N, rank);
+      const int tm = tile.m, tn = tile.n;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       int prev_stage = -1;
@@ -325,7 +421,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
         // Keep one K-step of wgmma in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait<1>();
         TL_PROBE_STAMP(t_done);  // stamped before the arrive (the stage is still held), recorded after it
-        if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
+        if (prev_stage >= 0 && tid == 0) release(prev_stage);
         // Marks are recorded here, after the arrive. Recorded between wgmma_commit and wgmma_wait, while the wgmma
         // runs, they cost 3x more (+27% against +7% at 8192^3, measured on the H100).
         TL_PROBE_BEGIN_AT(kProbeWaitFull, s, it, t_wait);
@@ -338,8 +434,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       wgmma_wait<0>();
       if (prev_stage >= 0) {
         TL_PROBE_INSTANT(kProbeRelease, prev_stage, it - 1);
-        if (tid == 0) mbar_arrive(empty_bar(prev_stage));
+        if (tid == 0) release(prev_stage);
       }
+      // The rank-1 tile of an odd pair lies past the matrix: nothing to store (uniform over the warpgroup).
+      if (CLUSTER > 1 && (tm >= tiles_m || tn >= tiles_n)) continue;
       TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
 
       // Epilogue. Accumulator fragment of wgmma m64nN: per warp 16 rows; lane/4 picks the row, lane%4 the
@@ -401,6 +499,8 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     TL_PROBE_FLUSH();
     if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
   }
+  // No CTA leaves while its peer may still arrive on its empty barriers (the peer's last releases).
+  if constexpr (CLUSTER > 1) cluster_sync();
 }
 
 }  // namespace tl

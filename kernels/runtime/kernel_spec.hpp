@@ -193,6 +193,9 @@ struct KernelSpec {
   // Problems of `tilelab test` (dtype is added by the runner); `full` asks for the longer list. Unset: the
   // runner's sizes by parameter name (M/N/K, rows/cols, n).
   std::function<std::vector<std::map<std::string, std::string>>(bool full)> test_problems;
+  // Configs `tilelab test --full` also runs on every problem, beside the one-parameter variations of the defaults:
+  // combinations those miss (a switch that only runs where another is off). Unset: none.
+  std::function<std::vector<std::map<std::string, std::string>>()> test_configs;
 };
 
 // A spec resolved for one problem and config: what the worker needs, apart from the compiled code.

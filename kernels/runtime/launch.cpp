@@ -78,6 +78,7 @@ json launch_json(const LaunchSpec& s, Message& m) {
           {"block", dim3_json(s.geometry.block)},
           {"cluster", dim3_json(s.geometry.cluster)},
           {"dynamic_smem", s.geometry.dynamic_smem},
+          {"persistent", s.geometry.persistent},
           {"buffers", std::move(buffers)},
           {"args", std::move(args)},
           {"timing", {{"warmup", s.timing.warmup}, {"repeat", s.timing.repeat}, {"flush_l2", s.timing.flush_l2},
@@ -114,6 +115,7 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
     TL_RETURN_IF_ERROR(dim3_from(j.at("block"), s.geometry.block, "block"));
     TL_RETURN_IF_ERROR(dim3_from(j.value("cluster", json::array({1, 1, 1})), s.geometry.cluster, "cluster"));
     s.geometry.dynamic_smem = j.value("dynamic_smem", 0u);
+    s.geometry.persistent = j.value("persistent", false);
     s.device = j.value("device", 0);
     for (const auto& jb : j.at("buffers")) {
       BufferSpec b;
@@ -329,7 +331,8 @@ void to_json(nlohmann::json& j, const LaunchGeometry& g) {
   j = {{"grid", dim3_json(g.grid)},
        {"block", dim3_json(g.block)},
        {"cluster", dim3_json(g.cluster)},
-       {"dynamic_smem", g.dynamic_smem}};
+       {"dynamic_smem", g.dynamic_smem},
+       {"persistent", g.persistent}};
 }
 
 void to_json(nlohmann::json& j, const KernelAttributes& a) {

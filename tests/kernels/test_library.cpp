@@ -8,11 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "library.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/numeric.hpp"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace {
@@ -100,6 +102,110 @@ TEST(Library, GemmLayoutsAndOutputTypesCompile) {
                   {{"block_N", "128"}, {"tma_store", "false"}}, "sm_90a");
   expect_compiles(spec("gemm.wgmma"), {{"trans_B", "false"}, {"out_dtype", "bf16"}, {"dtype", "f16"}},
                   {{"block_M", "64"}, {"block_N", "128"}}, "sm_90a");
+  // 2-CTA clusters: each shared operand (B for cluster_M=2, both B layouts; A for cluster_N=2), each epilogue.
+  expect_compiles(spec("gemm.wgmma"), {}, {{"cluster_M", "2"}}, "sm_90a");
+  expect_compiles(spec("gemm.wgmma"), row, {{"cluster_M", "2"}, {"block_N", "128"}}, "sm_90a");
+  expect_compiles(spec("gemm.wgmma"), row, {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}}, "sm_90a");
+  expect_compiles(spec("gemm.wgmma"), {{"out_dtype", "f32"}, {"dtype", "f16"}}, {{"cluster_N", "2"}, {"tma_store", "false"}},
+                  "sm_90a");
+}
+
+// gemm.wgmma's clusters: the PTX of a 2-CTA config has the multicast loads, the remote releases (mapa + a
+// cluster-scope arrive) and the cluster barriers; the 1x1 default has none of them. The launch pairs CTAs.
+TEST(Library, GemmWgmmaClusterPtxAndLaunch) {
+  auto ptx_of = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
+    auto inst = instantiate(spec("gemm.wgmma"), problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    JitOptions opt;
+    opt.arch = "sm_90a";
+    auto k = jit().compile(compile_request(*inst, opt));
+    EXPECT_TRUE(k.ok()) << k.status().message();
+    return k.ok() ? k->ptx : std::string();
+  };
+  const std::vector<std::string> cluster_words = {
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster",
+      "mapa.shared::cluster", "mbarrier.arrive.shared::cluster", "barrier.cluster.arrive",
+      "barrier.cluster.wait", "%cluster_ctarank"};
+  const std::string plain = ptx_of({}, {});
+  ASSERT_FALSE(plain.empty());
+  for (const auto& w : cluster_words) EXPECT_EQ(plain.find(w), std::string::npos) << w;
+  for (const auto& [problem, config] : std::vector<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>{
+           {{}, {{"cluster_M", "2"}}}, {{}, {{"cluster_N", "2"}}}, {{{"trans_B", "false"}}, {{"cluster_M", "2"}}}}) {
+    SCOPED_TRACE(config.begin()->first + " trans_B=" + (problem.empty() ? "true" : "false"));
+    const std::string ptx = ptx_of(problem, config);
+    ASSERT_FALSE(ptx.empty());
+    for (const auto& w : cluster_words) EXPECT_NE(ptx.find(w), std::string::npos) << w;
+  }
+
+  // Launch: clusters of 2 along x, a grid of whole pairs, at most 66 of them; the shared operand's box is halved.
+  const std::map<std::string, std::string> cube = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}};
+  auto box = [](const KernelInstance& k, const std::string& name) {
+    for (const auto& a : k.args)
+      if (a.name == name) return a.box;
+    return std::vector<std::int64_t>{};
+  };
+  auto one = instantiate(spec("gemm.wgmma"), cube, {}, limits_for_arch("sm_90a")).value();
+  EXPECT_EQ(one.launch.cluster.volume(), 1u);
+  EXPECT_EQ(one.launch.grid.x, 132u);  // 32 x 16 tiles of 128 x 256
+  EXPECT_EQ(box(one, "tma_A"), (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(box(one, "tma_B"), (std::vector<std::int64_t>{64, 256}));
+  auto m2 = instantiate(spec("gemm.wgmma"), cube, {{"cluster_M", "2"}}, limits_for_arch("sm_90a")).value();
+  EXPECT_EQ(m2.launch.cluster.x, 2u);
+  EXPECT_EQ(m2.launch.cluster.volume(), 2u);
+  EXPECT_EQ(m2.launch.grid.x, 132u);  // 66 pairs of the 256 cluster tiles
+  EXPECT_EQ(box(m2, "tma_A"), (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(box(m2, "tma_B"), (std::vector<std::int64_t>{64, 128}));  // half of B's 256 rows per CTA
+  auto n2 = instantiate(spec("gemm.wgmma"), cube, {{"cluster_N", "2"}}, limits_for_arch("sm_90a")).value();
+  EXPECT_EQ(box(n2, "tma_A"), (std::vector<std::int64_t>{64, 64}));  // half of A's 128 rows per CTA
+  EXPECT_EQ(box(n2, "tma_B"), (std::vector<std::int64_t>{64, 256}));
+  // 257 x 130: 3 x 1 tiles; 2x1 pairs: 2 cluster tiles (the second's rank 1 is past M) = 4 CTAs; 1x2: 3 = 6 CTAs.
+  const std::map<std::string, std::string> odd = {{"M", "257"}, {"N", "130"}, {"K", "72"}};
+  EXPECT_EQ(instantiate(spec("gemm.wgmma"), odd, {{"cluster_M", "2"}, {"tma_store", "false"}}, limits_for_arch("sm_90a"))
+                .value().launch.grid.x, 4u);
+  EXPECT_EQ(instantiate(spec("gemm.wgmma"), odd, {{"cluster_N", "2"}, {"tma_store", "false"}}, limits_for_arch("sm_90a"))
+                .value().launch.grid.x, 6u);
+}
+
+// The cluster-pair tile order (tile/work_order.hpp, what gemm.wgmma's CTAs walk): over every cluster tile and both
+// ranks, each output tile inside the matrix comes exactly once, the two tiles of a pair share the operand the pair
+// multicasts (same row block for 1x2, same column block for 2x1), and only rank 1 of the last pairs along an odd
+// dimension falls outside.
+TEST(Library, GemmClusterTileOrderCoversEveryTileOnce) {
+  for (const auto& [cm, cn] : std::vector<std::pair<int, int>>{{1, 1}, {2, 1}, {1, 2}})
+    for (int tiles_m = 1; tiles_m <= 9; ++tiles_m)
+      for (int tiles_n = 1; tiles_n <= 9; ++tiles_n)
+        for (int panel : {1, 2, 4, 16})
+          for (bool raster_n : {false, true}) {
+            SCOPED_TRACE(std::to_string(cm) + "x" + std::to_string(cn) + " tiles " + std::to_string(tiles_m) + "x" +
+                         std::to_string(tiles_n) + " panel " + std::to_string(panel) + (raster_n ? " n" : " m"));
+            const int cluster = cm * cn, work = gemm_cluster_tiles(tiles_m, tiles_n, cm, cn);
+            EXPECT_EQ(work, ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn));
+            std::set<std::pair<int, int>> seen;
+            int outside = 0;
+            for (int t = 0; t < work; ++t) {
+              const GemmTile r0 = gemm_cluster_tile(t, tiles_m, tiles_n, panel, raster_n, cm, cn, 0);
+              const GemmTile r1 = gemm_cluster_tile(t, tiles_m, tiles_n, panel, raster_n, cm, cn, 1);
+              ASSERT_TRUE(r0.m < tiles_m && r0.n < tiles_n) << t;  // rank 0 is always inside
+              if (cluster == 1) {
+                EXPECT_TRUE(r0.m == r1.m && r0.n == r1.n);
+              } else if (cm == 2) {
+                EXPECT_TRUE(r1.m == r0.m + 1 && r1.n == r0.n && r0.m % 2 == 0) << t;
+              } else {
+                EXPECT_TRUE(r1.n == r0.n + 1 && r1.m == r0.m && r0.n % 2 == 0) << t;
+              }
+              EXPECT_TRUE(seen.insert({r0.m, r0.n}).second) << t;
+              if (cluster == 2) {
+                if (r1.m < tiles_m && r1.n < tiles_n) {
+                  EXPECT_TRUE(seen.insert({r1.m, r1.n}).second) << t;
+                } else {
+                  ++outside;
+                }
+              }
+            }
+            EXPECT_EQ(seen.size(), static_cast<std::size_t>(tiles_m * tiles_n));
+            const int expect_outside = cm == 2 ? (tiles_m % 2) * tiles_n : cn == 2 ? (tiles_n % 2) * tiles_m : 0;
+            EXPECT_EQ(outside, expect_outside);
+          }
 }
 
 void expect_refused(const std::string& kernel, const std::map<std::string, std::string>& problem,
@@ -112,6 +218,9 @@ void expect_refused(const std::string& kernel, const std::map<std::string, std::
 }
 
 TEST(Library, CanImplementRefusesWithReasons) {
+  // gemm.wgmma pairs CTAs: a 2 x 2 cluster is refused with what to set instead.
+  expect_refused("gemm.wgmma", {}, {{"cluster_M", "2"}, {"cluster_N", "2"}}, "sm_90a",
+                 {"cluster of 4", "cluster_M=2", "cluster_N=2", "not both"});
   // 16x16 block of 4x4 thread tiles = 16 threads
   expect_refused("gemm.simt", {}, {{"block_M", "16"}, {"block_N", "16"}, {"thread_M", "4"}, {"thread_N", "4"}}, "sm_90a",
                  {"16 threads", "multiple of 32"});
