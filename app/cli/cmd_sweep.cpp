@@ -19,7 +19,7 @@ struct SweepArgs {
   std::string kernel, space, config, db, json, kernels_dir, cache_dir, best = "tflops";
   std::vector<std::string> problems;
   int jobs = 0, repeat = 20, warmup = 3;
-  std::uint64_t samples = 1u << 16;
+  std::uint64_t samples = SweepSpec{}.run.max_samples;
   double timeout_s = 30;
   bool no_store = false, plain = false, fresh = false;
 };
@@ -126,7 +126,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--repeat", a->repeat, "Timed runs per config")->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str();
-  cmd->add_option("--samples", a->samples, "Output positions checked against the float64 reference (0: all)")
+  cmd->add_option("--samples", a->samples, "Output positions of each point checked against the float64 reference (0: all)")
       ->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")->capture_default_str();
   cmd->add_option("--json", a->json, "Write every point (status, reason, resources, run record) to FILE");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <future>
 #include <map>
 #include <optional>
 #include <thread>
@@ -214,22 +215,54 @@ Result<std::vector<double>> compute_reference(const KernelInstance& inst, const 
 
 namespace {
 
-Status check_outputs(const KernelInstance& inst, const LaunchResult& result,
-                     const RunOptions& options, RunRecord& r) {
-  ReferenceCache local;
-  ReferenceCache& cache = options.reference_cache ? *options.reference_cache : local;
+// The reference inputs of this problem in `cache` (made unless it already holds them).
+void ensure_inputs(const KernelInstance& inst, ReferenceCache& cache) {
   // Tensor maps carry the config's tile boxes and are no reference input: they stay out of the key.
-  std::string key = inst.spec->name + "|" + inst.problem.to_string();
+  std::string key = inst.spec->name;
+  key += '|';
+  key += inst.problem.to_string();
   for (const ArgSpec& a : inst.args)
-    if (a.kind != ArgSpec::Kind::tensor_map) key += "|" + nlohmann::json(a).dump();
-  if (cache.key != key) {
-    cache = ReferenceCache{};
-    cache.key = key;
-    for (const ArgSpec& a : inst.args) {
-      if (a.kind == ArgSpec::Kind::scalar) cache.inputs.scalars[a.name] = a.value;
-      else if (a.role == ArgRole::in || a.role == ArgRole::inout) cache.inputs.tensors[a.name] = make_host_tensor(a);
+    if (a.kind != ArgSpec::Kind::tensor_map) {
+      key += '|';
+      key += nlohmann::json(a).dump();
     }
+  if (cache.key == key) return;
+  cache = ReferenceCache{};
+  cache.key = key;
+  for (const ArgSpec& a : inst.args) {
+    if (a.kind == ArgSpec::Kind::scalar) cache.inputs.scalars[a.name] = a.value;
+    else if (a.role == ArgRole::in || a.role == ArgRole::inout) cache.inputs.tensors[a.name] = make_host_tensor(a);
   }
+}
+
+// Output `name`'s reference at `positions` in `cache` (computed unless it already holds them).
+Status ensure_reference(const KernelInstance& inst, ReferenceCache& cache, const std::string& name,
+                        const std::vector<std::uint64_t>& positions) {
+  ReferenceCache::Output& known = cache.outputs[name];
+  if (known.positions == positions && known.reference.size() == positions.size()) return {};
+  std::vector<std::int64_t> idx(positions.begin(), positions.end());
+  auto values = compute_reference(inst, cache.inputs, name, idx);
+  if (!values) return values.status().with_context("reference of " + name);
+  if (values->size() != idx.size())
+    return make_error(ErrorCode::internal, "the reference of " + name + " gave " + std::to_string(values->size()) +
+                                               " values for " + std::to_string(idx.size()) + " positions");
+  known.positions = positions;
+  known.reference = std::move(*values);
+  return {};
+}
+
+// The reference of every output at the positions the worker will sample (the same sample_positions call), into
+// `cache`: run on a thread while the worker runs the kernel, a sweep's first run does not wait for the float64
+// reference after its kernel. Errors are left for check_outputs to meet again.
+void prepare_reference(const KernelInstance& inst, const LaunchSpec& spec, ReferenceCache& cache) {
+  ensure_inputs(inst, cache);
+  for (const BufferSpec& b : spec.buffers)
+    if (b.is_output()) (void)ensure_reference(inst, cache, b.name, sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit));
+}
+
+Status check_outputs(const KernelInstance& inst, const LaunchResult& result, const RunOptions& options,
+                     ReferenceCache& cache, RunRecord& r) {
+  ensure_inputs(inst, cache);
   const ReferenceInputs& inputs = cache.inputs;
   if (options.keep_data)
     for (const ArgSpec& a : inst.args)
@@ -243,18 +276,8 @@ Status check_outputs(const KernelInstance& inst, const LaunchResult& result,
     for (const ArgSpec& a : inst.args)
       if (a.name == out.name) check.shape = a.shape;
     if (check.shape.empty()) check.shape = {static_cast<std::int64_t>(out.count)};
-    ReferenceCache::Output& known = cache.outputs[out.name];
-    if (known.positions != out.positions || known.reference.size() != out.positions.size()) {
-      std::vector<std::int64_t> idx(out.positions.begin(), out.positions.end());
-      auto values = compute_reference(inst, inputs, out.name, idx);
-      if (!values) return values.status().with_context("reference of " + out.name);
-      if (values->size() != idx.size())
-        return make_error(ErrorCode::internal, "the reference of " + out.name + " gave " +
-                                                   std::to_string(values->size()) + " values for " +
-                                                   std::to_string(idx.size()) + " positions");
-      known.positions = out.positions;
-      known.reference = std::move(*values);
-    }
+    TL_RETURN_IF_ERROR(ensure_reference(inst, cache, out.name, out.positions));
+    const ReferenceCache::Output& known = cache.outputs[out.name];
     const std::vector<double>* ref = &known.reference;
     check.comparison = compare_samples(out.samples.data(), out.dtype, *ref, out.positions, inst.tolerance,
                                        out.unwritten.count);
@@ -383,9 +406,15 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       spec->timeline = std::move(t);
     }
 
+    ReferenceCache local;
+    ReferenceCache& cache = options.reference_cache ? *options.reference_cache : local;
+    std::future<void> reference;  // joined (or its exception rethrown) before check_outputs touches the cache
+    if (inst.spec->reference_thread_safe)
+      reference = std::async(std::launch::async, [&] { prepare_reference(inst, *spec, cache); });
     const auto call0 = std::chrono::steady_clock::now();
     auto result = run_launch(worker, *spec, options.timeout);
     const auto call1 = std::chrono::steady_clock::now();
+    if (reference.valid()) reference.get();
     if (!result) {
       RunFailure f{result.status().code(), result.status().message(), std::nullopt};
       if (worker.last_error().code == f.code) f.worker = worker.last_error();
@@ -407,7 +436,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       }
     }
     if (options.timeline) attach_timeline(inst, *result, r);
-    Status checked = check_outputs(inst, *result, options, r);
+    Status checked = check_outputs(inst, *result, options, cache, r);
     if (!checked.ok()) r.failure = RunFailure{checked.code(), checked.message(), std::nullopt};
     // With the worker's own phases (same level), where a run's time outside the kernel goes.
     log::debug("run ", inst.name_expression, ": worker call ",

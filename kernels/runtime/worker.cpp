@@ -210,6 +210,9 @@ Status WorkerClient::spawn() {
     for (int fd : {to_worker[0], to_worker[1], from_worker[0], from_worker[1]}) ::close(fd);
     return make_error(ErrorCode::io, std::string("pipe: ") + strerror(errno));
   }
+  // 1 MiB pipes (Linux's default limit for a user) instead of 64 KiB: a launch request (the cubin) and its reply
+  // (the output samples) each pass in one or two writes instead of a dozen wake-ups of the other side.
+  for (int fd : {to_worker[1], from_worker[1]}) (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, to_worker[0], 0);
