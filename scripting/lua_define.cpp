@@ -415,7 +415,7 @@ int l_define_kernel(lua_State* L) {
     lua_pop(S, 1);
     return expand_entry(text, p, c, name);
   };
-  spec.launch = [uk, name](const Values& p, const Values& c) {
+  spec.launch = [uk, name](const Values& p, const Values& c, const DeviceLimits&) {
     lua_State* S = uk->L();
     LaunchGeometry g;
     uk->eval(uk->grid, p, c);
@@ -431,7 +431,7 @@ int l_define_kernel(lua_State* L) {
     }
     return g;
   };
-  spec.args = [uk, name](const Values& p, const Values& c) {
+  spec.args = [uk, name](const Values& p, const Values& c, const DeviceLimits&) {
     uk->eval(uk->args, p, c);
     std::vector<ArgSpec> args = args_from_lua(uk->L(), -1, name);
     lua_pop(uk->L(), 1);

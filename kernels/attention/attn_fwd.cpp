@@ -276,7 +276,7 @@ KernelSpec attn_fwd_mma_spec() {
            c.text("warps") + "," + c.text("num_stages") + "," + p.text("causal") + "," +
            (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
   };
-  k.launch = [](const Values& p, const Values& c) {
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>((p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M"));
     g.grid.y = static_cast<std::uint32_t>(p.integer("heads"));
@@ -285,10 +285,10 @@ KernelSpec attn_fwd_mma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
     return g;
   };
-  k.args = [](const Values& p, const Values&) { return attn_args(p); };
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) { return attn_args(p); };
   k.probes = {"load_issue", "wait_tile", "qk", "softmax", "pv", "epilogue"};
   // Per warp and K/V tile: five regions (begin + end each), plus the prologue's issues and the epilogue.
-  k.probe_capacity = [](const Values& p, const Values& c) {
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
     return static_cast<std::uint32_t>(10 * tiles + 2 * c.integer("num_stages") + 64);
   };
@@ -404,11 +404,12 @@ KernelSpec attn_fwd_wgmma_spec() {
            (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + "," +
            c.text("q_stages") + ">";
   };
-  // Persistent: one CTA per SM at most (132 on the H100; the device's SM count is not known here).
-  k.launch = [](const Values& p, const Values& c) {
+  // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     LaunchGeometry g;
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-    g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, 132) : work);
+    g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work);
+    g.persistent = c.boolean("persistent");  // the launcher shrinks it further if fewer CTAs fit at once
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
@@ -416,7 +417,7 @@ KernelSpec attn_fwd_wgmma_spec() {
   // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
   // batch, section). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
   // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
-  k.args = [](const Values& p, const Values& c) {
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto a = attn_args(p);
     const bool varlen = p.boolean("varlen");
     auto box = [&](std::int64_t rows) {
@@ -436,10 +437,11 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.probes = {"wait_empty", "tma_issue", "wait_full", "wait_turn", "gemm_issue", "softmax", "wait_pv", "epilogue"};
   // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 5 regions (begin + end each);
   // plus an epilogue per work tile, times the work tiles of the busiest CTA.
-  k.probe_capacity = [](const Values& p, const Values& c) {
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-    const auto per_cta = c.boolean("persistent") ? (work + 131) / 132 : 1;
+    const std::int64_t sms = std::max(l.sm_count, 1);
+    const auto per_cta = c.boolean("persistent") ? (work + sms - 1) / sms : 1;
     return static_cast<std::uint32_t>(per_cta * (10 * tiles + 2) + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {

@@ -62,7 +62,7 @@ KernelSpec gemm_simt_spec() {
     return "tl::gemm_simt<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("block_K") + "," +
            c.text("thread_M") + "," + c.text("thread_N") + "," + dtype_cpp_name(p.dtype()) + ">";
   };
-  k.launch = [](const Values& p, const Values& c) {
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<unsigned>((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
     g.grid.y = static_cast<unsigned>((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M"));
@@ -70,7 +70,7 @@ KernelSpec gemm_simt_spec() {
     g.dynamic_smem = smem_bytes(c);
     return g;
   };
-  k.args = [](const Values& p, const Values&) {
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
     return std::vector<ArgSpec>{ArgSpec::tensor("A", p.dtype(), {M, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
                                 ArgSpec::tensor("B", p.dtype(), {K, N}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2}),

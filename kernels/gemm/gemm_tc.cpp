@@ -223,7 +223,7 @@ KernelSpec gemm_mma_spec() {
   // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
   k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
   // Per warp: the prologue's issues, then per k-step a wait, an issue and the MMAs (begin + end each), the epilogue.
-  k.probe_capacity = [](const Values& p, const Values& c) {
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto k_steps = (p.integer("K") + 63) / 64;
     return static_cast<std::uint32_t>(6 * k_steps + 2 * c.integer("num_stages") + 2 + 64);
   };
@@ -233,7 +233,7 @@ KernelSpec gemm_mma_spec() {
            bf16_flag(p) + "," + p.text("trans_B") + "," + out_flag(p) + "," + c.text("min_blocks") + "," +
            c.text("unroll_k") + "," + c.text("early_sync") + "," + c.text("serpentine") + "," + c.text("frag_buffers") + ">";
   };
-  k.launch = [](const Values& p, const Values& c) {
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     const auto tiles = ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
                        ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
@@ -242,7 +242,7 @@ KernelSpec gemm_mma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(c));
     return g;
   };
-  k.args = [](const Values& p, const Values&) {
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     auto a = operands(p);
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
@@ -344,9 +344,9 @@ KernelSpec gemm_wgmma_spec() {
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
   // end each), plus an epilogue per tile; iterations = the tiles of the busiest CTA x k-steps.
   // With clusters: the cluster tiles of the busiest cluster (each CTA of a pair walks all of them).
-  k.probe_capacity = [](const Values& p, const Values& c) {
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const auto tiles = wgmma_cluster_tiles(p, c);
-    const auto grid = std::min<std::int64_t>(tiles, 132 / wgmma_cluster(c));
+    const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count / wgmma_cluster(c), 1));
     const auto per_block = (tiles + grid - 1) / grid;
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
@@ -357,13 +357,14 @@ KernelSpec gemm_wgmma_spec() {
            c.text("tma_store") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
            (c.text("raster") == "n" ? "true" : "false") + "," + c.text("cluster_M") + "," + c.text("cluster_N") + ">";
   };
-  // Persistent: one CTA per SM at most (132 on the H100); the device's SM count is not known here, so the
-  // grid is capped at the tile count and at 132. Clusters: 1-D clusters of cluster_M * cluster_N CTAs along x, the
-  // grid capped at the cluster tiles and at 132 / 2 pairs (the H100's 66 TPCs hold one pair each).
-  k.launch = [](const Values& p, const Values& c) {
+  // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100), capped at the tile count.
+  // Clusters: 1-D clusters of cluster_M * cluster_N CTAs along x, the grid capped at the cluster tiles and at
+  // SMs / 2 pairs (the H100's 66 TPCs hold one pair each).
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     LaunchGeometry g;
     const auto cluster = wgmma_cluster(c);
-    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), 132 / cluster) * cluster);
+    const std::int64_t clusters = std::max<std::int64_t>(l.sm_count / cluster, 1);
+    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
     g.cluster.x = static_cast<std::uint32_t>(cluster);
     g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
@@ -374,7 +375,7 @@ KernelSpec gemm_wgmma_spec() {
   // Boxes, innermost first: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of
   // them per stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares
   // (A for cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
-  k.args = [](const Values& p, const Values& c) {
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
     const std::int64_t c_cols = 128 / static_cast<std::int64_t>(dtype_size(out_type(p)));

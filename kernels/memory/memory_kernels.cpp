@@ -68,7 +68,7 @@ Schema rows_config() {
            ParamSpec::one_of("rows_per_block", 1, {1, 2, 4, 8, 16, 32}, "rows one block handles (threads split evenly)")}};
 }
 
-LaunchGeometry flat_launch(const Values& p, const Values& c) {
+LaunchGeometry flat_launch(const Values& p, const Values& c, const DeviceLimits&) {
   const auto per_block = c.integer("threads") * c.integer("vec");
   LaunchGeometry g;
   g.grid.x = static_cast<unsigned>((p.integer("n") + per_block - 1) / per_block);
@@ -99,7 +99,7 @@ Status check_rows(const Values& p, const Values& c, const DeviceLimits&) {
   return Status::success();
 }
 
-LaunchGeometry rows_launch(const Values& p, const Values& c) {
+LaunchGeometry rows_launch(const Values& p, const Values& c, const DeviceLimits&) {
   LaunchGeometry g;
   const auto rpb = c.integer("rows_per_block");
   g.grid.x = static_cast<unsigned>((p.integer("rows") + rpb - 1) / rpb);
@@ -142,7 +142,7 @@ KernelSpec copy_spec() {
     return expr("copy", p, {c.integer("vec"), c.integer("threads")});
   };
   k.launch = flat_launch;
-  k.args = [](const Values& p, const Values&) {
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto n = p.integer("n");
     return std::vector<ArgSpec>{ArgSpec::tensor("x", p.dtype(), {n}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
                                 ArgSpec::tensor("y", p.dtype(), {n}, ArgRole::out),
@@ -171,7 +171,7 @@ KernelSpec elementwise_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return expr("elementwise", p, {c.integer("vec"), c.integer("threads")});
   };
-  k.args = [](const Values& p, const Values&) {
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto n = p.integer("n");
     return std::vector<ArgSpec>{ArgSpec::tensor("x", p.dtype(), {n}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
                                 ArgSpec::tensor("y", p.dtype(), {n}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2}),
@@ -206,7 +206,7 @@ KernelSpec rmsnorm_spec() {
     return expr("rmsnorm", p, {c.integer("vec"), c.integer("threads"), c.integer("rows_per_block")});
   };
   k.launch = rows_launch;
-  k.args = [](const Values& p, const Values&) {
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto rows = p.integer("rows"), cols = p.integer("cols");
     return std::vector<ArgSpec>{
         ArgSpec::tensor("x", p.dtype(), {rows, cols}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
@@ -252,7 +252,7 @@ KernelSpec softmax_spec() {
     const auto chunks = (p.integer("cols") + per_pass - 1) / per_pass;
     return expr("softmax", p, {vec, threads, rpb, chunks <= kSoftmaxCached ? chunks : 0});
   };
-  k.args = [](const Values& p, const Values&) {
+  k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto rows = p.integer("rows"), cols = p.integer("cols");
     return std::vector<ArgSpec>{
         ArgSpec::tensor("x", p.dtype(), {rows, cols}, ArgRole::in, {.lo = -4, .hi = 4, .seed = 1}),

@@ -86,13 +86,15 @@ struct Dims {
   double total_len() const { return std::accumulate(lens.begin(), lens.end(), 0.0); }
 };
 
-// The split-KV schedule for `sms` SMs: one part per (SM, row tile) as FlashMLA's get_mla_metadata sizes it.
+// The split-KV schedule for `sms` SMs (0: the device's): one part per (SM, row tile) as FlashMLA's
+// get_mla_metadata sizes it.
 struct Schedule {
   int num_parts = 1, payload = 0, total_splits = 0;
   bool any_split = false;
   std::vector<std::int32_t> parts, num_splits;  // 5 ints per part; batch + 1 prefix sums
-  Schedule(const Dims& x, const Values& c) {
-    num_parts = static_cast<int>(std::max<std::int64_t>(1, c.integer("sms") / x.m_tiles));
+  Schedule(const Dims& x, const Values& c, const DeviceLimits& l) {
+    const std::int64_t sms = c.integer("sms") > 0 ? c.integer("sms") : std::max(l.sm_count, 1);
+    num_parts = static_cast<int>(std::max<std::int64_t>(1, sms / x.m_tiles));
     std::vector<mla::PartRange> pr(static_cast<std::size_t>(num_parts));
     num_splits.assign(static_cast<std::size_t>(x.b) + 1, 0);
     payload = mla::schedule_split_kv(x.lens.data(), static_cast<int>(x.b), static_cast<int>(kBlock),
@@ -186,7 +188,7 @@ Result<std::vector<double>> mla_reference(const Values& p, const ReferenceInputs
 
 // FlashMLA's test matrix, cut to what a CPU reference affords: b in {1, 2, 6, 64}, s_q in {1, 2, 4}, s_k in
 // {20, 140, 4096}, varlen and causal on and off, empty caches; heads 16 (row tiles that span query positions),
-// 64 and 128 (several row tiles); `sms` stays 132, so small batches split every request.
+// 64 and 128 (several row tiles); `sms` stays the device's (132 on the H100), so small batches split every request.
 std::vector<std::map<std::string, std::string>> mla_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   std::vector<KV> s = {
@@ -222,8 +224,8 @@ KernelSpec mla_decode_spec() {
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
                                  "(all 64 tokens, reads Q once per block; the softmax on that warpgroup)"),
-               ParamSpec::integer("sms", 132, 1, 1024,
-                                  "SMs the split-KV schedule balances over (132: H100 SXM); parts = sms / row tiles"),
+               ParamSpec::integer("sms", 0, 0, 1024,
+                                  "SMs the split-KV schedule balances over (0: the device's, 132 on an H100 SXM); parts = sms / row tiles"),
                ParamSpec::integer("overhead_blocks", 5, 0, 64,
                                   "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5)"),
                ParamSpec::integer("prefetch", 0, 0, 6,
@@ -246,9 +248,9 @@ KernelSpec mla_decode_spec() {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
            c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + ">";
   };
-  k.launch = [](const Values& p, const Values& c) {
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
-    const Schedule sch(x, c);
+    const Schedule sch(x, c, l);
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
     g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
@@ -256,9 +258,9 @@ KernelSpec mla_decode_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(mla_detail_smem());
     return g;
   };
-  k.args = [](const Values& p, const Values& c) {
+  k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
-    const Schedule sch(x, c);
+    const Schedule sch(x, c, l);
     const DType t = p.dtype();
     // The partial results of split requests; one element when no request is split.
     const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.rows : 1;
@@ -314,9 +316,9 @@ KernelSpec mla_decode_spec() {
   k.test_problems = mla_test_problems;
   k.probes = {"load_wait", "load_issue", "wait_kv", "qk", "softmax", "pv", "combine"};
   // Per warp and KV block: at most four regions (begin + end each), plus per request the epilogue.
-  k.probe_capacity = [](const Values& p, const Values& c) {
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
-    const Schedule sch(x, c);
+    const Schedule sch(x, c, l);
     return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.b + 64);
   };
   k.layouts = [](const Values&, const Values&) {

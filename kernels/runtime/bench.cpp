@@ -401,7 +401,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       }
       t.kernel = probes.lowered_name;
       t.capacity = options.timeline_capacity;
-      if (!t.capacity && inst.spec->probe_capacity) t.capacity = inst.spec->probe_capacity(inst.problem, inst.config);
+      if (!t.capacity && inst.spec->probe_capacity) t.capacity = inst.spec->probe_capacity(inst.problem, inst.config, inst.limits);
       t.timed = options.timeline_timed;
       spec->timeline = std::move(t);
     }

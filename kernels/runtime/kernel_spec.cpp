@@ -206,6 +206,9 @@ DeviceLimits limits_for_arch(const std::string& arch) {
     case 75: l.smem_per_block_optin = 65536; break;                   // 64 KiB
     default: l.smem_per_block_optin = 101376; break;                  // 99 KiB: sm_86, sm_89, sm_120
   }
+  // SMs of the arch's flagship part (compiling without a GPU sizes persistent grids for it): A100 108, H100 SXM 132,
+  // B200 148; others 132 too. A real device replaces it (limits_for_device).
+  l.sm_count = l.cc == 80 ? 108 : l.cc == 100 ? 148 : 132;
   return l;
 }
 
@@ -213,6 +216,7 @@ DeviceLimits limits_for_device(const DeviceInfo& d) {
   const int cc = d.cc_major * 10 + d.cc_minor;
   DeviceLimits l = limits_for_arch("sm_" + std::to_string(cc) + (cc == 90 || cc == 100 ? "a" : ""));
   if (d.smem_per_block_optin > 0) l.smem_per_block_optin = d.smem_per_block_optin;
+  if (d.sm_count > 0) l.sm_count = d.sm_count;
   return l;
 }
 
@@ -307,8 +311,9 @@ Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::s
   k.config = std::move(*c);
   k.source = spec.source;
   k.name_expression = spec.name_expression(k.problem, k.config);
-  k.launch = spec.launch(k.problem, k.config);
-  k.args = spec.args(k.problem, k.config);
+  k.limits = limits;
+  k.launch = spec.launch(k.problem, k.config, limits);
+  k.args = spec.args(k.problem, k.config, limits);
   k.flops = spec.flops ? spec.flops(k.problem) : 0;
   k.min_bytes = spec.min_bytes ? spec.min_bytes(k.problem) : 0;
   if (spec.tolerance) k.tolerance = spec.tolerance(k.problem, k.problem.has("dtype") ? k.problem.dtype() : DType::f32);

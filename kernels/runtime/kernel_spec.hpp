@@ -150,6 +150,7 @@ struct DeviceLimits {
   int smem_per_block_optin = 232448;    // bytes
   int max_threads_per_block = 1024;
   int regs_per_block = 65536;
+  int sm_count = 132;                   // SMs: persistent grids and split schedules are sized for them
 };
 // Documented limits of an arch ("sm_80" -> 163 KiB opt-in shared memory, ...); unknown archs get sm_80's.
 DeviceLimits limits_for_arch(const std::string& arch);
@@ -174,8 +175,9 @@ struct KernelSpec {
   // Ok, or a reason a user can act on (ErrorCode::unsupported). Called before any compile.
   std::function<Status(const Values& problem, const Values& config, const DeviceLimits& limits)> can_implement;
   std::function<std::string(const Values& problem, const Values& config)> name_expression;
-  std::function<LaunchGeometry(const Values& problem, const Values& config)> launch;
-  std::function<std::vector<ArgSpec>(const Values& problem, const Values& config)> args;
+  // `limits` is the device's (its SM count sizes persistent grids and schedules), else the arch's documented one.
+  std::function<LaunchGeometry(const Values& problem, const Values& config, const DeviceLimits& limits)> launch;
+  std::function<std::vector<ArgSpec>(const Values& problem, const Values& config, const DeviceLimits& limits)> args;
   std::function<double(const Values& problem)> flops;
   std::function<double(const Values& problem)> min_bytes;  // compulsory traffic: each input read once, each output written once
   ReferenceFn reference;
@@ -185,7 +187,7 @@ struct KernelSpec {
   std::function<std::vector<LayoutInfo>(const Values& problem, const Values& config)> layouts;
   std::vector<std::string> probes;  // region names of its TL_PROBE marks, in region-id order (tile/probe.hpp)
   // Marks one warp records at most for this problem and config (sizes the timeline buffer); unset: the default.
-  std::function<std::uint32_t(const Values& problem, const Values& config)> probe_capacity;
+  std::function<std::uint32_t(const Values& problem, const Values& config, const DeviceLimits& limits)> probe_capacity;
   // The cuBLAS call computing the same result on the same buffers (`bench --vs cublas`); unset: none.
   std::function<std::optional<BaselineSpec>(const Values& problem)> baseline;
   // Per output: how its positions are sampled (unset: single elements, the run's max_samples).
@@ -207,6 +209,7 @@ struct KernelInstance {
   std::vector<ArgSpec> args;
   double flops = 0, min_bytes = 0;
   Tolerance tolerance;
+  DeviceLimits limits;  // what it was instantiated for
 };
 
 // Validates the key=value maps against the schemas, runs can_implement, and resolves the rest.

@@ -29,25 +29,25 @@ std::vector<KernelSpec> test_kernels() {
   KernelSpec oob = base("test.oob", "writes 1 TiB out of bounds: the runner must report an illegal-address fault");
   oob.problem = {{ParamSpec::integer("n", 1024, 1, 1 << 30, "elements of the output")}};
   oob.name_expression = [](const Values&, const Values& c) { return "tl::test_oob<" + c.text("threads") + ">"; };
-  oob.launch = [](const Values& p, const Values& c) {
+  oob.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<unsigned>((p.integer("n") + c.integer("threads") - 1) / c.integer("threads"));
     g.block.x = static_cast<unsigned>(c.integer("threads"));
     return g;
   };
-  oob.args = [](const Values& p, const Values&) {
+  oob.args = [](const Values& p, const Values&, const DeviceLimits&) {
     return std::vector<ArgSpec>{ArgSpec::tensor("out", DType::f32, {p.integer("n")}, ArgRole::out),
                                 ArgSpec::scalar("n", DType::i64, static_cast<double>(p.integer("n")))};
   };
 
   KernelSpec spin = base("test.spin", "spins forever: the runner's watchdog must report a timeout");
   spin.name_expression = [](const Values&, const Values& c) { return "tl::test_spin<" + c.text("threads") + ">"; };
-  spin.launch = [](const Values&, const Values& c) {
+  spin.launch = [](const Values&, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.block.x = static_cast<unsigned>(c.integer("threads"));
     return g;
   };
-  spin.args = [](const Values&, const Values& c) {
+  spin.args = [](const Values&, const Values& c, const DeviceLimits&) {
     return std::vector<ArgSpec>{ArgSpec::tensor("flag", DType::i32, {1}, ArgRole::in, {.kind = Fill::Kind::constant, .value = 0}),
                                 ArgSpec::tensor("out", DType::f32, {c.integer("threads")}, ArgRole::out)};
   };

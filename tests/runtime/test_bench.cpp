@@ -410,5 +410,35 @@ TEST(Reference, ThreadedEqualsOneCall) {
 }
 
 
+// Persistent grids and the MLA split schedule follow the device's SM count (an H100 PCIe has 114 SMs), not a
+// constant; compiling without a GPU sizes them for the arch's flagship (sm_90a: 132).
+TEST(DeviceLimits, SmCountSizesPersistentGrids) {
+  EXPECT_EQ(limits_for_arch("sm_90a").sm_count, 132);
+  EXPECT_EQ(limits_for_arch("sm_80").sm_count, 108);
+  DeviceInfo pcie;
+  pcie.cc_major = 9;
+  pcie.sm_count = 114;
+  const DeviceLimits small = limits_for_device(pcie);
+  EXPECT_EQ(small.sm_count, 114);
+  auto grid = [&](const char* kernel, std::map<std::string, std::string> problem, std::map<std::string, std::string> config,
+                  const DeviceLimits& l) {
+    auto inst = instantiate(*library_registry().find(kernel).value(), problem, config, l);
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() ? inst->launch.grid.x : 0u;
+  };
+  const std::map<std::string, std::string> gemm = {{"M", "8192"}, {"N", "8192"}, {"K", "1024"}};
+  EXPECT_EQ(grid("gemm.wgmma", gemm, {}, limits_for_arch("sm_90a")), 132u);
+  EXPECT_EQ(grid("gemm.wgmma", gemm, {}, small), 114u);
+  EXPECT_EQ(grid("gemm.wgmma", gemm, {{"cluster_N", "2"}}, small), 114u);  // 57 pairs
+  const std::map<std::string, std::string> attn = {{"batch", "8"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "16"}, {"dim", "128"}};
+  EXPECT_EQ(grid("attn.fwd.wgmma", attn, {}, small), 114u);
+  // mla.decode: one part per SM and row tile (h_q 64 = one row tile); an explicit `sms` still wins.
+  const std::map<std::string, std::string> mla = {{"batch", "128"}, {"seq_q", "1"}, {"heads", "64"}, {"seq_k", "4096"}};
+  EXPECT_EQ(grid("mla.decode", mla, {}, small), 114u);
+  EXPECT_EQ(grid("mla.decode", mla, {}, limits_for_arch("sm_90a")), 132u);
+  EXPECT_EQ(grid("mla.decode", mla, {{"sms", "100"}}, small), 100u);
+}
+
+
 }  // namespace
 }  // namespace tl

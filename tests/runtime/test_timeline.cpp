@@ -634,7 +634,7 @@ TEST(ProbeBuild, CompilesWithMarksAndLeavesTheNormalBuildAlone) {
     // The capacity the spec asks for covers what the kernel marks: 512^3 is 8 k-steps per tile.
     const KernelSpec& spec = *prepared->instance.spec;
     ASSERT_TRUE(spec.probe_capacity);
-    EXPECT_GE(spec.probe_capacity(prepared->instance.problem, prepared->instance.config), 8u * 5u);
+    EXPECT_GE(spec.probe_capacity(prepared->instance.problem, prepared->instance.config, prepared->instance.limits), 8u * 5u);
   }
   const KernelSpec& simt = *library_registry().find("gemm.simt").value();
   EXPECT_TRUE(simt.probes.empty());
