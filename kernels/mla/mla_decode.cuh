@@ -14,7 +14,9 @@
 // CTA (p, t) computes rows [64t, 64t + 64) of every request in part p's range over the part's blocks. A request
 // with one split is written straight to O / LSE. Otherwise the CTA that finishes a (request, tile) last merges the
 // splits, O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i, from its own registers and the partials the
-// others wrote, normalized O (f32) and LSE, to the workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R].
+// others wrote, normalized O (f32, or with P16 the output's 16-bit type: half the bytes) and LSE (f32), to the
+// workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R]. ASYNC_COUNT (off by default: measured slower)
+// hands the count of a part's early split to producer warp 1, which merges from memory if its count completes the set.
 // Finishing is counted by an atomic per (request, tile) in `counters`, which must be zero before the launch and is
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
 // The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
