@@ -233,7 +233,22 @@ KernelSpec mla_decode_spec() {
                                   "off (3 measured 30-45% slower on the H100)"),
                ParamSpec::boolean("overlap", false,
                                   "issue the next block's Q K^T right behind this block's P V (with qk_warpgroups=1 "
-                                  "ptxas serializes the wgmma: it guards registers on a warpgroup-divergent path)")}};
+                                  "ptxas serializes the wgmma: it guards registers on a warpgroup-divergent path)"),
+               ParamSpec::boolean("partial16", true,
+                                  "split requests' partial O in the output's 16-bit type instead of f32: half the bytes "
+                                  "written by an early split and read by the merge (LSE stays f32; +1% at MB 4096)"),
+               ParamSpec::boolean("async_count", false,
+                                  "a part's early split (its first request, split, more requests after it) publishes its "
+                                  "partial and a producer warp counts it, so the consumers do not wait for the stores; "
+                                  "off: its one-warp fallback merge fires often enough to make half the launches 2.4x "
+                                  "slower on the H100 (docs/perf.md)")}};
+  // --full also runs the earlier epilogue (f32 partials) and the deferred count with both QK variants.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"qk_warpgroups", "2"}, {"partial16", "false"}},
+        {{"async_count", "true"}, {"partial16", "false"}},
+        {{"qk_warpgroups", "2"}, {"async_count", "true"}}};
+  };
   k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
@@ -246,7 +261,8 @@ KernelSpec mla_decode_spec() {
   };
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
-           c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + ">";
+           c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + "," +
+           c.text("partial16") + "," + c.text("async_count") + ">";
   };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
@@ -264,6 +280,7 @@ KernelSpec mla_decode_spec() {
     const DType t = p.dtype();
     // The partial results of split requests; one element when no request is split.
     const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.rows : 1;
+    const DType partial = c.boolean("partial16") ? t : DType::f32;
     ArgSpec q = ArgSpec::tensor("Q", t, {x.b, x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
     ArgSpec kv = ArgSpec::tensor("KV", t, {x.num_blocks, kBlock, 1, kDQK}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2});
     q.is_param = kv.is_param = false;
@@ -281,7 +298,7 @@ KernelSpec mla_decode_spec() {
         table,
         ArgSpec::i32_data("sched_parts", sch.parts),
         ArgSpec::i32_data("num_splits", sch.num_splits),
-        ArgSpec::tensor("o_acc", DType::f32, {ws, kDV}, ArgRole::scratch),
+        ArgSpec::tensor("o_acc", partial, {ws, kDV}, ArgRole::scratch),
         ArgSpec::tensor("lse_acc", DType::f32, {ws}, ArgRole::scratch),
         ArgSpec::tensor("counters", DType::i32, {x.b * x.m_tiles}, ArgRole::scratch),
         ArgSpec::scalar("batch", DType::i32, d(x.b)),

@@ -14,7 +14,9 @@
 // CTA (p, t) computes rows [64t, 64t + 64) of every request in part p's range over the part's blocks. A request
 // with one split is written straight to O / LSE. Otherwise the CTA that finishes a (request, tile) last merges the
 // splits, O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i, from its own registers and the partials the
-// others wrote, normalized O (f32) and LSE, to the workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R].
+// others wrote, normalized O (f32, or with P16 the output's 16-bit type: half the bytes) and LSE (f32), to the
+// workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R]. ASYNC_COUNT (off by default: measured slower)
+// hands the count of a part's early split to producer warp 1, which merges from memory if its count completes the set.
 // Finishing is counted by an atomic per (request, tile) in `counters`, which must be zero before the launch and is
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
 // The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
@@ -205,12 +207,27 @@ TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   return v;
 }
 
+// The two 16-bit values of a packed pair (gemm_detail::pack2's layout: lo in the low half) as floats.
+template <bool BF16>
+TL_DEVICE_INLINE float2 unpack2(unsigned v) {
+  if constexpr (BF16) {
+    return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xFFFF0000u));
+  } else {
+    float lo, hi;
+    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}\n" : "=f"(lo), "=f"(hi) : "r"(v));
+    return make_float2(lo, hi);
+  }
+}
+
 // The merge of a split request's partials, in the wgmma accumulator layout of the consumer thread that holds this
 // split's o (rows rl[0], rl[1] of the tile; columns 256c + 8j + 2(lane % 4) + {0, 1}, j < 32), so the split that
 // merges needs neither to publish its own partial nor to read it back. lse / scale are this split's (scale turns o
 // into its O); on return o * scale is the merged O and lse the merged LSE (+inf for a row no split saw a key of).
 // Loads are issued in batches with no dependence between them (the LSEs of both rows, then 16 columns of both rows
 // per batch), so a merge costs a few L2 round trips instead of one per row and split.
+// P16: the partials are 16-bit (the output type; 2 columns per 4-byte load, all 32 column pairs of both rows in
+// one batch); otherwise f32 (float2 loads, 16 column pairs per batch).
+template <bool BF16, bool P16>
 TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const float* __restrict__ o_acc,
                                    const float* __restrict__ lse_acc, int g0, int nspl, int split, int R, int m0,
                                    const int* rl, int c, int lane) {
@@ -253,6 +270,24 @@ TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const flo
     float w[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) w[h] = mx[h] > -kInf ? __expf(__ldcg(lse_acc + at[h]) - merged[h]) : 0.f;
+    if constexpr (P16) {
+      const unsigned short* acc16 = reinterpret_cast<const unsigned short*>(o_acc);
+      unsigned v[2][32];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          v[h][j] = __ldcg(reinterpret_cast<const unsigned*>(acc16 + at[h] * kDV + c * 256 + 8 * j + 2 * (lane % 4)));
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+          const float2 f = unpack2<BF16>(v[h][j]);
+          o[4 * j + 2 * h] += w[h] * f.x;
+          o[4 * j + 2 * h + 1] += w[h] * f.y;
+        }
+      continue;
+    }
 #pragma unroll
     for (int jc = 0; jc < 32; jc += 16) {
       float2 v[2][16];
@@ -277,6 +312,77 @@ TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const flo
   }
 }
 
+// This split's normalized partial O (o * scale; 16-bit with P16, else f32) and LSE into workspace slot g, in the
+// accumulator layout: each thread its two rows' 32 column pairs of consumer c's 256 columns.
+template <bool BF16, bool P16>
+TL_DEVICE_INLINE void store_partial(const float* o, const float* lse, const float* scale, float* __restrict__ o_acc,
+                                    float* __restrict__ lse_acc, int g, int R, int m0, const int* rl, int c, int lane) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = m0 + rl[h];
+    if (row >= R) continue;
+    const long long at = (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+    if constexpr (P16) {
+      unsigned short* dst = reinterpret_cast<unsigned short*>(o_acc) + at;
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+        *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+    } else {
+      float* dst = o_acc + at;
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+        *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+    }
+    if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
+  }
+}
+
+// The helper warp's merge of a (request, row tile) from memory, every split's partial (this CTA's included, it
+// published it): the rare case where an early split's deferred count completes the set. Lane l computes column
+// pairs 2l + 64k of each row in turn; plain loops, the helper warp runs with 40 registers.
+template <bool BF16, bool P16>
+__device__ __noinline__ void merge_from_memory(unsigned short* __restrict__ O, float* __restrict__ LSE, const float* __restrict__ o_acc,
+                                        const float* __restrict__ lse_acc, int r, int g0, int nspl, int R, int m0,
+                                        int heads, int seq_q, int lane) {
+  const float kInf = __int_as_float(0x7f800000);
+  const int rows = min(64, R - m0);
+  const long long stride = static_cast<long long>(R);  // between one split's row and the next split's
+  #pragma unroll 1
+  for (int i = 0; i < rows; ++i) {
+    const int row = m0 + i;
+    const float* lse_row = lse_acc + static_cast<long long>(g0) * R + row;
+    float mx = -kInf, tot = 0.f;
+    #pragma unroll 1
+    for (int k = 0; k < nspl; ++k) {
+      const float v = __ldcg(lse_row + k * stride);
+      if (v > mx) {
+        tot = tot * __expf(mx - v) + 1.f;  // mx = -inf at first: 0 * 0 + 1
+        mx = v;
+      } else if (v > -kInf) {
+        tot += __expf(v - mx);
+      }
+    }
+    const float merged = mx > -kInf ? mx + __logf(tot) : kInf;
+    unsigned short* out = O + (static_cast<long long>(r) * R + row) * kDV;
+    #pragma unroll 1
+    for (int col = 2 * lane; col < kDV; col += 64) {
+      float a0 = 0.f, a1 = 0.f;
+      #pragma unroll 1
+      for (int k = 0; mx > -kInf && k < nspl; ++k) {
+        const float w = __expf(__ldcg(lse_row + k * stride) - merged);
+        const long long at = (static_cast<long long>(g0 + k) * R + row) * kDV + col;
+        float2 v;
+        if constexpr (P16) v = unpack2<BF16>(__ldcg(reinterpret_cast<const unsigned*>(reinterpret_cast<const unsigned short*>(o_acc) + at)));
+        else v = __ldcg(reinterpret_cast<const float2*>(o_acc + at));
+        a0 += w * v.x;
+        a1 += w * v.y;
+      }
+      *reinterpret_cast<unsigned*>(out + col) = gemm_detail::pack2<BF16>(a0, a1);
+    }
+    if (lane == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = merged;
+  }
+}
+
 // What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
 struct ConsumerArgs {
   unsigned base;
@@ -293,7 +399,7 @@ struct ConsumerArgs {
 
 // Consumer warpgroup C (0 or 1, a template parameter so that each warpgroup's code has no warpgroup-divergent
 // branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
-template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, int C>
+template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, bool P16, bool ASYNC_COUNT, int C>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_detail;
   const float kInf = __int_as_float(0x7f800000);
@@ -534,7 +640,16 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
     }
     bool write_out = nspl == 1;
-    if (nspl > 1) {
+    // The part's first request, when more follow in the part, is an early split (it starts the part, its other
+    // splits end other parts): with ASYNC_COUNT it only publishes its partial and hands the count to the helper warp
+    // (barrier 5), so the consumers go on to the next request instead of waiting out the store drain, the fence and
+    // the atomic (~8.5 us per part under full HBM load, docs/perf.md). It never merges from registers: when its
+    // count completes the set (rare: the other splits end parts) the helper merges from memory.
+    const bool early = ASYNC_COUNT && nspl > 1 && r == walk.first && r < walk.last;
+    if (early) {
+      store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
+      named_barrier_arrive(5, 288);
+    } else if (nspl > 1) {
       // The split of this (request, tile) that finishes last merges them all, from its own registers and the
       // others' partials. A split first looks at the counter: when every other split has already published
       // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
@@ -549,17 +664,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       unsigned last;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
       if (!last) {
-        const int g = g0 + split;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = m0 + rl[h];
-          if (row >= R) continue;
-          float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-          for (int j = 0; j < 32; ++j)
-            *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
-          if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
-        }
+        store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
         __threadfence();
         named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
         if (ctid == 0) {
@@ -571,7 +676,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       }
       if (last) {
         __threadfence();
-        merge_splits(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
+        merge_splits<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
         if (ctid == 0) *counter = 0;  // ready for the next launch
         write_out = true;
       }
@@ -598,7 +703,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 
 }  // namespace mla_detail
 
-template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP>
+template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP, bool P16, bool ASYNC_COUNT>
 __global__ void __launch_bounds__(384, 1)
     mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
                unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
@@ -697,7 +802,7 @@ __global__ void __launch_bounds__(384, 1)
               for (int i = 0; i < nspl; ++i) {
                 if (i == split) continue;
                 const long long at = static_cast<long long>(num_splits[r] + i) * R + m0;
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(o_acc + at * kDV), "r"(rows * kDV * 4)
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(reinterpret_cast<const char*>(o_acc) + at * kDV * (P16 ? 2 : 4)), "r"(rows * kDV * (P16 ? 2 : 4))
                              : "memory");
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at) : "memory");
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at + rows - 1) : "memory");
@@ -708,13 +813,36 @@ __global__ void __launch_bounds__(384, 1)
       }
       TL_PROBE_FLUSH();
     }
+    // ASYNC_COUNT: warp 1 counts the part's early split (its first request, when more follow and it is split) once
+    // the consumers have issued its partial's stores (they arrive on barrier 5 and go on): the fence waits out the
+    // stores' drain here instead of in the consumers; if the count completes the set, this warp merges.
+    if (ASYNC_COUNT && warp == 1) {
+      const PartWalk walk(parts, part, batch);
+      const int r = walk.first;
+      if (r < walk.last && num_splits[r + 1] - num_splits[r] > 1) {
+        const int nspl = num_splits[r + 1] - num_splits[r];
+        int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+        named_barrier_sync(5, 288);
+        int done = 0;
+        if (lane == 0) {
+          __threadfence();  // cumulative: the consumers' partial stores, ordered before by barrier 5
+          done = atomicAdd(counter, 1);
+        }
+        done = __shfl_sync(0xFFFFFFFFu, done, 0);
+        if (done == nspl - 1) {
+          __threadfence();
+          merge_from_memory<BF16, P16>(O, LSE, o_acc, lse_acc, r, num_splits[r], nspl, R, m0, heads, seq_q, lane);
+          if (lane == 0) *counter = 0;  // ready for the next launch
+        }
+      }
+    }
     return;
   }
 
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
-  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, 0>(args);
-  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, 1>(args);
+  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, 0>(args);
+  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, 1>(args);
 }
 
 }  // namespace tl

@@ -42,7 +42,8 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"overlap", "true"}, {"qk_warpgroups", "2"}}},
       {{{"seq_q", "2"}, {"heads", "128"}}, {{"overlap", "true"}}},
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}}},
-      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"prefetch", "0"}, {"sms", "7"}}}};
+      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"prefetch", "0"}, {"sms", "7"}}},
+      {{{"seq_q", "2"}, {"heads", "128"}}, {{"async_count", "true"}, {"partial16", "false"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -55,9 +56,12 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       ASSERT_TRUE(k.ok()) << k.status().message();
       // Known gap (docs/perf.md, 2026-11-24): with qk_warpgroups=1 (the default) the probe build of the kernel with
       // the register merge spills a few registers (20 B; 48 B with overlap); the timed build must stay spill-free.
+      // With async_count (off by default) the probe build spills up to ~100 B more: the helper warp's merge from memory
+      // is a call (noinline: inlined, it spilled 8 B in the timed build too) under the producer's 40 registers.
       const bool probe_qk1 = probes && inst->config.integer("qk_warpgroups") == 1;
-      EXPECT_LE(k->resources.spill_store_bytes, probe_qk1 ? 64 : 0);
-      EXPECT_LE(k->resources.stack_frame_bytes, probe_qk1 ? 64 : 0);
+      const int probe_limit = inst->config.boolean("async_count") ? 128 : 64;
+      EXPECT_LE(k->resources.spill_store_bytes, probes ? (probe_qk1 || inst->config.boolean("async_count") ? probe_limit : 0) : 0);
+      EXPECT_LE(k->resources.stack_frame_bytes, probes ? (probe_qk1 || inst->config.boolean("async_count") ? probe_limit : 0) : 0);
       EXPECT_LE(k->resources.registers * 384, 65536);
     }
 }
