@@ -408,13 +408,20 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
 
     ReferenceCache local;
     ReferenceCache& cache = options.reference_cache ? *options.reference_cache : local;
-    std::future<void> reference;  // joined (or its exception rethrown) before check_outputs touches the cache
-    if (inst.spec->reference_thread_safe)
+    std::future<void> reference;  // joined before check_outputs touches the cache
+    if (inst.spec->reference && inst.spec->reference_thread_safe)
       reference = std::async(std::launch::async, [&] { prepare_reference(inst, *spec, cache); });
     const auto call0 = std::chrono::steady_clock::now();
     auto result = run_launch(worker, *spec, options.timeout);
     const auto call1 = std::chrono::steady_clock::now();
-    if (reference.valid()) reference.get();
+    if (reference.valid()) {
+      // A throwing reference is the run's failure only when the run itself worked (a fault says more).
+      try {
+        reference.get();
+      } catch (...) {
+        if (result) throw;
+      }
+    }
     if (!result) {
       RunFailure f{result.status().code(), result.status().message(), std::nullopt};
       if (worker.last_error().code == f.code) f.worker = worker.last_error();
