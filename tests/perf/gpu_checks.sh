@@ -20,7 +20,8 @@ if [ "${2:-}" = samples ]; then
 fi
 for t in "$dir"/test_*_gpu; do
   timeout 600 "$t" > "/tmp/$(basename "$t").log" 2>&1
-  echo "$(basename "$t"): exit $? $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
+  rc=$?  # before any command substitution below resets $?
+  echo "$(basename "$t"): exit $rc $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
 done
 $tl info --measure --save-profile /tmp/tl_profile.json > /dev/null 2>&1 && echo "device profile: /tmp/tl_profile.json"
 $tl test --junit /tmp/tl.xml | tail -3

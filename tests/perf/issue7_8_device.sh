@@ -11,7 +11,8 @@ export TILELAB_CACHE_DIR=${TILELAB_CACHE_DIR:-/tmp/tlcache} TILELAB_DB=/tmp/tl_i
 tl=$dir/tilelab
 [ "${2:-}" = notests ] || for t in "$dir"/test_*_gpu; do
   timeout 300 "$t" > "/tmp/$(basename "$t").log" 2>&1
-  echo "$(basename "$t"): exit $? $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
+  rc=$?  # before any command substitution below resets $?
+  echo "$(basename "$t"): exit $rc $(grep -E '^\[  (PASSED|FAILED) ' "/tmp/$(basename "$t").log" | tr '\n' ' ')"
   grep -E '^\[  FAILED  \]' "/tmp/$(basename "$t").log" | head -5
 done
 echo "== sweep phases, 4096^3"
