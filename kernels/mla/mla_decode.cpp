@@ -1,11 +1,9 @@
 // Host spec of mla.decode: MLA decoding over a paged KV cache (FlashMLA's dense decode), split-KV with in-kernel combine.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
-#include <thread>
 
 #include "library.hpp"
 #include "mla/mla_schedule.hpp"
@@ -163,20 +161,8 @@ Result<std::vector<double>> mla_reference(const Values& p, const ReferenceInputs
   };
   std::map<std::int64_t, RefRow> rows;
   for (std::int64_t i : idx) rows.emplace(row_of(i), RefRow{});
-  std::vector<std::pair<const std::int64_t, RefRow>*> todo;
-  for (auto& kv : rows) todo.push_back(&kv);
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t k; (k = next++) < todo.size();) {
-      const std::int64_t key = todo[k]->first;
-      todo[k]->second = reference_row(x, Q, KV, key / (x.sq * x.h), (key / x.h) % x.sq, key % x.h);
-    }
-  };
-  const unsigned n = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), todo.size()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
+  // Rows one after another: compute_reference runs chunks of whole rows on every core.
+  for (auto& [key, row] : rows) row = reference_row(x, Q, KV, key / (x.sq * x.h), (key / x.h) % x.sq, key % x.h);
   std::vector<double> out;
   out.reserve(idx.size());
   for (std::int64_t i : idx) {

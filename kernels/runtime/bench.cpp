@@ -7,12 +7,13 @@
 #include <exception>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/log.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/roofline.hpp"
 #include "runtime/worker.hpp"
 
@@ -175,41 +176,31 @@ Efficiency roofline_efficiency(const std::string& family, DType input_dtype, dou
 Result<std::vector<double>> compute_reference(const KernelInstance& inst, const ReferenceInputs& inputs,
                                               const std::string& output, const std::vector<std::int64_t>& idx) {
   const KernelSpec& spec = *inst.spec;
-  std::size_t unit = 1;
-  if (spec.sampling) unit = std::max<std::size_t>(1, spec.sampling(inst.problem, output).unit);
-  const std::size_t min_chunk = std::max<std::size_t>(unit, 1024);
-  const std::size_t threads = spec.reference_thread_safe
-                                  ? std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), idx.size() / min_chunk)
-                                  : 1;
-  if (threads <= 1) return spec.reference(inst.problem, inputs, output, idx);
-  const std::size_t chunk = ((idx.size() + threads - 1) / threads + unit - 1) / unit * unit;
-  std::vector<std::optional<Result<std::vector<double>>>> parts(threads);
-  std::vector<std::exception_ptr> thrown(threads);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t) {
-    const std::size_t begin = std::min(idx.size(), t * chunk), end = std::min(idx.size(), begin + chunk);
-    if (begin == end) {
-      parts[t] = std::vector<double>{};
-      continue;
-    }
-    pool.emplace_back([&, t, begin, end] {
-      try {
-        std::vector<std::int64_t> part(idx.begin() + static_cast<std::ptrdiff_t>(begin),
-                                       idx.begin() + static_cast<std::ptrdiff_t>(end));
-        parts[t] = spec.reference(inst.problem, inputs, output, part);
-      } catch (...) {
-        thrown[t] = std::current_exception();
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  std::vector<double> values;
-  values.reserve(idx.size());
-  for (std::size_t t = 0; t < threads; ++t) {
-    if (thrown[t]) std::rethrow_exception(thrown[t]);  // run_instance reports it as the run's failure
-    if (!*parts[t]) return parts[t]->status();
-    values.insert(values.end(), (*parts[t])->begin(), (*parts[t])->end());
-  }
+  // A spec that says how to sample an output has a costly reference per element (whole attention rows): chunks of
+  // one sampling unit are worth a thread. Others: at least 1024 elements per thread.
+  std::uint64_t unit = 1, min_chunk = 1024;
+  if (spec.sampling) min_chunk = unit = std::max<std::uint64_t>(1, spec.sampling(inst.problem, output).unit);
+  std::vector<double> values(idx.size());
+  std::mutex failed_mutex;
+  std::optional<Status> failed;
+  parallel_chunks(
+      idx.size(), min_chunk,
+      [&](std::uint64_t begin, std::uint64_t end) {
+        const std::vector<std::int64_t> part(idx.begin() + static_cast<std::ptrdiff_t>(begin),
+                                             idx.begin() + static_cast<std::ptrdiff_t>(end));
+        auto r = spec.reference(inst.problem, inputs, output, part);
+        if (r && r->size() == part.size()) {
+          std::copy(r->begin(), r->end(), values.begin() + static_cast<std::ptrdiff_t>(begin));
+          return;
+        }
+        std::lock_guard lock(failed_mutex);
+        if (!failed)
+          failed = r ? make_error(ErrorCode::internal, "the reference of " + output + " gave " + std::to_string(r->size()) +
+                                                           " values for " + std::to_string(part.size()) + " positions")
+                     : r.status();
+      },
+      spec.reference_thread_safe ? 0 : 1, unit);  // a throw reaches run_instance: the run's failure
+  if (failed) return *failed;
   return values;
 }
 
@@ -243,9 +234,6 @@ Status ensure_reference(const KernelInstance& inst, ReferenceCache& cache, const
   std::vector<std::int64_t> idx(positions.begin(), positions.end());
   auto values = compute_reference(inst, cache.inputs, name, idx);
   if (!values) return values.status().with_context("reference of " + name);
-  if (values->size() != idx.size())
-    return make_error(ErrorCode::internal, "the reference of " + name + " gave " + std::to_string(values->size()) +
-                                               " values for " + std::to_string(idx.size()) + " positions");
   known.positions = positions;
   known.reference = std::move(*values);
   return {};

@@ -370,18 +370,25 @@ Status check_params(cudaKernel_t k, const LaunchSpec& spec) {
   return {};
 }
 
+// A buffer kept across launches, grown (contents not kept) to at least `bytes` with `alloc` / `release`.
+template <typename Alloc, typename Release>
+Status grow_kept(unsigned char*& p, std::size_t& have, std::size_t bytes, Alloc alloc, Release release, const std::string& what) {
+  if (bytes <= have) return {};
+  if (p) release(p);
+  p = nullptr;
+  have = 0;
+  void* fresh = nullptr;
+  TL_CUDA(alloc(&fresh, bytes), "allocating " + std::to_string(bytes) + " bytes of " + what);
+  p = static_cast<unsigned char*>(fresh);
+  have = bytes;
+  return {};
+}
+
 // At least `bytes` of the pinned read-back buffer.
 Result<unsigned char*> staging_buffer(std::size_t bytes) {
   DeviceState& s = state();
-  if (bytes > s.staging_bytes) {
-    if (s.staging) cudaFreeHost(s.staging);
-    s.staging = nullptr;
-    s.staging_bytes = 0;
-    void* p = nullptr;
-    TL_CUDA(cudaMallocHost(&p, bytes), "allocating " + std::to_string(bytes) + " bytes of pinned read-back memory");
-    s.staging = static_cast<unsigned char*>(p);
-    s.staging_bytes = bytes;
-  }
+  TL_RETURN_IF_ERROR(grow_kept(s.staging, s.staging_bytes, bytes, [](void** q, std::size_t n) { return cudaMallocHost(q, n); },
+                               [](void* q) { cudaFreeHost(q); }, "pinned read-back memory"));
   return s.staging;
 }
 
@@ -391,15 +398,8 @@ Status check_on_device(const void* data, const BufferSpec& b, OutputResult& o) {
   DeviceState& s = state();
   const std::size_t n = o.positions.size(), size = dtype_size(b.dtype);
   const std::size_t pos_off = 16, sample_off = pos_off + n * 8, bytes = sample_off + n * size;
-  if (bytes > s.check_bytes) {
-    if (s.check) cudaFree(s.check);
-    s.check = nullptr;
-    s.check_bytes = 0;
-    void* p = nullptr;
-    TL_CUDA(cudaMalloc(&p, bytes), "allocating " + std::to_string(bytes) + " bytes for the output check");
-    s.check = static_cast<unsigned char*>(p);
-    s.check_bytes = bytes;
-  }
+  TL_RETURN_IF_ERROR(grow_kept(s.check, s.check_bytes, bytes, [](void** q, std::size_t n) { return cudaMalloc(q, n); },
+                               [](void* q) { cudaFree(q); }, "device memory for the output check"));
   auto* result = reinterpret_cast<unsigned long long*>(s.check);
   auto* positions = reinterpret_cast<unsigned long long*>(s.check + pos_off);
   void* samples = s.check + sample_off;

@@ -6,11 +6,11 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/numeric.hpp"
+#include "runtime/parallel.hpp"
 
 namespace tl {
 
@@ -61,18 +61,8 @@ void fill_host(void* data, DType t, std::uint64_t count, const Fill& fill, unsig
   if (fill.kind == Fill::Kind::data || count == 0) return;
   // A uniform element costs tens of nanoseconds (two hash rounds, a rounding): a 5 GB cache (mla.decode at mean
   // s_k 32768) took most of a minute on one core. Large fills are cut into one contiguous chunk per thread.
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::uint64_t min_chunk = std::uint64_t{1} << 16;  // elements: below this a thread is not worth starting
-  const auto n = static_cast<unsigned>(std::min<std::uint64_t>(threads, std::max<std::uint64_t>(1, count / min_chunk)));
-  if (n <= 1) {
-    fill_range(data, t, 0, count, fill);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(n);
-  for (unsigned k = 0; k < n; ++k)
-    pool.emplace_back(fill_range, data, t, count * k / n, count * (k + 1) / n, std::cref(fill));
-  for (std::thread& th : pool) th.join();
+  parallel_chunks(count, std::uint64_t{1} << 16,  // elements: below this a thread is not worth starting
+                  [&](std::uint64_t begin, std::uint64_t end) { fill_range(data, t, begin, end, fill); }, threads);
 }
 
 std::vector<std::uint8_t> make_filled(DType t, std::uint64_t count, const Fill& fill) {
