@@ -269,9 +269,19 @@ KernelSpec gemm_mma_spec() {
 
 // [SECTION] gemm.wgmma
 
+// The TMA-store epilogue: `auto` takes it where it is the fast path and fits — a 16-bit C whose rows are whole
+// 16-byte units (the tensor map's rule); an f32 C stores directly from registers (its staging tile would not fit
+// beside 3 stages at 128 x 256, and direct stores measured as fast on the H100).
+bool wgmma_tma_store(const Values& p, const Values& c) {
+  const std::string v = c.text("tma_store");
+  if (v != "auto") return v == "true";
+  const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
+  return c_bytes == 2 && (p.integer("N") * c_bytes) % 16 == 0;
+}
+
 // The C staging tile of the TMA-store epilogue is block_M x block_N of out_dtype: an f32 C doubles it.
 std::int64_t wgmma_staging(const Values& p, const Values& c) {
-  return c.boolean("tma_store") ? c.integer("block_M") * c.integer("block_N") * dtype_size(out_type(p)) : 0;
+  return wgmma_tma_store(p, c) ? c.integer("block_M") * c.integer("block_N") * dtype_size(out_type(p)) : 0;
 }
 std::int64_t wgmma_smem(const Values& p, const Values& c) {
   const auto bm = c.integer("block_M"), bn = c.integer("block_N"), st = c.integer("num_stages");
@@ -294,7 +304,7 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
-  if (c.boolean("tma_store") && (p.integer("N") * c_bytes) % 16 != 0)
+  if (wgmma_tma_store(p, c) && (p.integer("N") * c_bytes) % 16 != 0)
     return refuse("tma_store=true needs 16-byte rows of C for the tensor map (N a multiple of " +
                   std::to_string(16 / c_bytes) + " for " + dtype_name(out_type(p)) + "); N=" + p.text("N") +
                   ": set tma_store=false");
@@ -324,7 +334,9 @@ KernelSpec gemm_wgmma_spec() {
                ParamSpec::enumeration("raster", "m", {"m", "n"},
                                       "raster order: m = panels of tile rows walked column by column (CTAs share A "
                                       "rows in L2); n = panels of tile columns walked row by row (they share B)"),
-               ParamSpec::boolean("tma_store", true, "epilogue through smem + TMA stores overlapping the next tile"),
+               ParamSpec::enumeration("tma_store", "auto", {"auto", "true", "false"},
+                                      "epilogue through smem + TMA stores overlapping the next tile (auto: for a 16-bit C "
+                                      "with 16-byte rows; an f32 C stores from registers)"),
                ParamSpec::one_of("cluster_M", 1, {1, 2},
                                  "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"),
                ParamSpec::one_of("cluster_N", 1, {1, 2},
@@ -354,7 +366,7 @@ KernelSpec gemm_wgmma_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
            std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
-           c.text("tma_store") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
+           (wgmma_tma_store(p, c) ? "true" : "false") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
            (c.text("raster") == "n" ? "true" : "false") + "," + c.text("cluster_M") + "," + c.text("cluster_N") + ">";
   };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100), capped at the tile count.
@@ -386,7 +398,7 @@ KernelSpec gemm_wgmma_spec() {
                                                    : ArgSpec::tensor_map("tma_B", "B", {64, 64}, 128),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              c.boolean("tma_store") ? ArgSpec::tensor_map("tma_C", "C", {c_cols, 64}, 128)
+                              wgmma_tma_store(p, c) ? ArgSpec::tensor_map("tma_C", "C", {c_cols, 64}, 128)
                                                      : ArgSpec::tensor_map("tma_C", "A", {64, c.integer("block_M")}, 128),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
@@ -400,7 +412,7 @@ KernelSpec gemm_wgmma_spec() {
         {"smem_A", "smem.swizzle128B." + in + ".(" + c.text("block_M") + ",64)"},
         {"smem_B", "smem.swizzle128B." + in + ".(" + c.text("block_N") + ",64)" + (p.boolean("trans_B") ? "" : ".mn")},
         {"wgmma_C", "wgmma.m64n" + c.text("block_N") + "k16.f32.C"}};
-    if (c.boolean("tma_store"))
+    if (wgmma_tma_store(p, c))
       l.push_back({"smem_C", "smem.swizzle128B." + std::string(dtype_name(out_type(p))) + ".(64," + c.text("block_N") + ")"});
     return l;
   };

@@ -216,10 +216,13 @@ Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d
       m.tiles_per_block.push_back(static_cast<int>((tiles - blk + grid - 1) / grid));
     c.transfer_ns = static_cast<double>(bm + bn) * 64 * elem / load_bw;
     c.mma_ns = 2.0 * 64 * static_cast<double>(bn) * 64 / (d.wgmma_flops / sms * 1e-9);
-    // With tma_store the consumer only stages its tile in shared memory; the TMA store drains it during the next
-    // tile. Without, its threads store to global memory at the SM's share of HBM.
-    c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * elem /
-                                              (inst.config.boolean("tma_store") ? load_bw : store_bw);
+    // With the TMA-store epilogue the consumer only stages its tile in shared memory; the TMA store drains it during
+    // the next tile. Without, its threads store to global memory at the SM's share of HBM. It is on when the
+    // kernel's tma_C map covers C (tma_store=auto decides by the output type; gemm_tc.cpp maps A there otherwise).
+    const bool tma_store = std::any_of(inst.args.begin(), inst.args.end(), [](const ArgSpec& a) {
+      return a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C" && a.tensor_of == "C";
+    });
+    c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * elem / (tma_store ? load_bw : store_bw);
     t = model_gemm_wgmma(m, c, inst.spec->probes);
     shape = "one warp per warpgroup shown (the others run the same schedule)";
   } else if (name == "gemm.mma") {

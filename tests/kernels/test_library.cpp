@@ -242,13 +242,26 @@ TEST(Library, CanImplementRefusesWithReasons) {
   expect_refused("elementwise", {}, {{"threads", "33"}}, "sm_80", {"multiple of 32"});
 
   // The f32 C staging tile of gemm.wgmma's TMA-store epilogue is 128 x 256 x 4 = 128 KiB: with 3 stages of
-  // (128 + 256) x 64 x 2 bytes that is 279600 bytes; 2 stages, block_N=128 or direct stores fit.
-  expect_refused("gemm.wgmma", {{"out_dtype", "f32"}}, {}, "sm_90a", {"f32 C staging tile", "279600", "tma_store=false"});
+  // (128 + 256) x 64 x 2 bytes that is 279600 bytes; 2 stages, block_N=128 or direct stores fit. The default
+  // (tma_store=auto) stores an f32 C directly, and a 16-bit C whose rows are not 16-byte units too.
+  expect_refused("gemm.wgmma", {{"out_dtype", "f32"}}, {{"tma_store", "true"}}, "sm_90a",
+                 {"f32 C staging tile", "279600", "tma_store=false"});
   for (const std::map<std::string, std::string>& fits :
-       {std::map<std::string, std::string>{{"num_stages", "2"}}, {{"block_N", "128"}}, {{"tma_store", "false"}}})
+       {std::map<std::string, std::string>{{"num_stages", "2"}, {"tma_store", "true"}},
+        {{"block_N", "128"}, {"tma_store", "true"}}, {{"tma_store", "false"}}, {}})
     EXPECT_TRUE(instantiate(spec("gemm.wgmma"), {{"out_dtype", "f32"}}, fits, limits_for_arch("sm_90a")).ok());
-  expect_refused("gemm.wgmma", {{"out_dtype", "f32"}, {"N", "130"}}, {{"num_stages", "2"}}, "sm_90a",
-                 {"N a multiple of 4 for f32", "tma_store=false"});
+  expect_refused("gemm.wgmma", {{"out_dtype", "f32"}, {"N", "130"}}, {{"num_stages", "2"}, {"tma_store", "true"}},
+                 "sm_90a", {"N a multiple of 4 for f32", "tma_store=false"});
+  auto tma_c = [&](std::map<std::string, std::string> problem) {
+    auto k = instantiate(spec("gemm.wgmma"), problem, {}, limits_for_arch("sm_90a")).value();
+    for (const ArgSpec& a : k.args)
+      if (a.name == "tma_C") return a.tensor_of;
+    return std::string();
+  };
+  EXPECT_EQ(tma_c({}), "C");                                          // bf16 C, N 4096: the TMA store
+  EXPECT_EQ(tma_c({{"out_dtype", "f32"}}), "A");                      // f32: direct stores (a map of A passed)
+  EXPECT_EQ(tma_c({{"N", "4100"}}), "A");                             // 8200-byte rows: not 16-byte units
+  EXPECT_TRUE(instantiate(spec("gemm.wgmma"), {{"N", "4100"}}, {}, limits_for_arch("sm_90a")).ok());
   expect_refused("gemm.mma", {{"trans_B", "false"}}, {{"block_N", "32"}, {"warps_N", "2"}}, "sm_90a",
                  {"block_N=32", "64-column blocks"});
   for (const char* k : {"gemm.mma", "gemm.wgmma"})
