@@ -225,10 +225,10 @@ KernelSpec mla_decode_spec() {
                                   "split requests' partial O in the output's 16-bit type instead of f32: half the bytes "
                                   "written by an early split and read by the merge (LSE stays f32; +1% at MB 4096)"),
                ParamSpec::boolean("async_count", false,
-                                  "a part's early split (its first request, split, more requests after it) publishes its "
-                                  "partial and a producer warp counts it, so the consumers do not wait for the stores; "
-                                  "off: its one-warp fallback merge fires often enough to make half the launches 2.4x "
-                                  "slower on the H100 (docs/perf.md)")}};
+                                  "a part's early split (its first request, split, with at least as many blocks after it "
+                                  "in the part) publishes its partial and a producer warp counts it, so the consumers do "
+                                  "not wait for the stores; a count that completes the set is merged by the consumers at "
+                                  "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)")}};
   // --full also runs the earlier epilogue (f32 partials) and the deferred count with both QK variants.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{

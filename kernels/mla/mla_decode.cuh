@@ -15,8 +15,9 @@
 // with one split is written straight to O / LSE. Otherwise the CTA that finishes a (request, tile) last merges the
 // splits, O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i, from its own registers and the partials the
 // others wrote, normalized O (f32, or with P16 the output's 16-bit type: half the bytes) and LSE (f32), to the
-// workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R]. ASYNC_COUNT (off by default: measured slower)
-// hands the count of a part's early split to producer warp 1, which merges from memory if its count completes the set.
+// workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R]. ASYNC_COUNT hands the count of a part's
+// early split (PartWalk::early) to producer warp 1; if that count completes the set, the consumers merge from memory
+// at the end of the part.
 // Finishing is counted by an atomic per (request, tile) in `counters`, which must be zero before the launch and is
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
 // The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
@@ -39,7 +40,7 @@
 // (128-byte rows, 8 KiB), TMA SWIZZLE_128B: 16-byte chunk k of row r at chunk k ^ (r % 8).
 //   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
 //   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
-//   [barriers: full[2], empty[2], q_full, q_empty][flag]
+//   [barriers: full[2], empty[2], q_full, q_empty][flag: the last-split flag, the deferred count's result]
 // wgmma descriptors: Q and K are K-major (stride byte offset 1024 = one 8-row atom, k16 step = +32 bytes inside a
 // panel, next 64 columns = next panel); V is N-major for P V: leading byte offset 8192 (next 64 columns = next
 // panel), stride byte offset 1024 (next 8 tokens), k16 step = 16 tokens = +2048 bytes.
@@ -167,6 +168,20 @@ struct PartWalk {
     b1 = r == last && last == parts_end ? end_block : (L + kBlock - 1) / kBlock;
     b1 = max(b0, min(b1, (tile_kv_end<CAUSAL>(L, seq_q, heads, m0, R) + kBlock - 1) / kBlock));
     split = r == first ? first_split : 0;
+  }
+  // ASYNC_COUNT's early split: the part's first request when it is split, more requests follow in the part, and
+  // those hold at least as many KV blocks as it does. Its count is deferred (a producer warp does it while the
+  // consumers go on), and the condition makes that count land at the latest halfway through the part, long before
+  // the request's other splits, which end other parts, so it is almost never the last. Producer and consumers
+  // evaluate it alike; whole blocks, not cut to a causal tile's keys (a few tokens less at most, and cheaper for the
+  // 40-register producer warp).
+  TL_DEVICE_INLINE bool early(const int* __restrict__ cache_seqlens, const int* __restrict__ num_splits) const {
+    if (first >= last || num_splits[first + 1] - num_splits[first] < 2) return false;
+    const int in = (cache_seqlens[first] + kBlock - 1) / kBlock - begin_block;
+    int after = 0;
+    for (int r = first + 1; r <= last && after < in; ++r)
+      after += r == last && last == parts_end ? end_block : (cache_seqlens[r] + kBlock - 1) / kBlock;
+    return after >= in;
   }
 };
 
@@ -337,50 +352,83 @@ TL_DEVICE_INLINE void store_partial(const float* o, const float* lse, const floa
   }
 }
 
-// The helper warp's merge of a (request, row tile) from memory, every split's partial (this CTA's included, it
-// published it): the rare case where an early split's deferred count completes the set. Lane l computes column
-// pairs 2l + 64k of each row in turn; plain loops, the helper warp runs with 40 registers.
-template <bool BF16, bool P16>
-__device__ __noinline__ void merge_from_memory(unsigned short* __restrict__ O, float* __restrict__ LSE, const float* __restrict__ o_acc,
-                                        const float* __restrict__ lse_acc, int r, int g0, int nspl, int R, int m0,
-                                        int heads, int seq_q, int lane) {
-  const float kInf = __int_as_float(0x7f800000);
-  const int rows = min(64, R - m0);
-  const long long stride = static_cast<long long>(R);  // between one split's row and the next split's
-  #pragma unroll 1
-  for (int i = 0; i < rows; ++i) {
-    const int row = m0 + i;
-    const float* lse_row = lse_acc + static_cast<long long>(g0) * R + row;
-    float mx = -kInf, tot = 0.f;
-    #pragma unroll 1
-    for (int k = 0; k < nspl; ++k) {
-      const float v = __ldcg(lse_row + k * stride);
-      if (v > mx) {
-        tot = tot * __expf(mx - v) + 1.f;  // mx = -inf at first: 0 * 0 + 1
-        mx = v;
-      } else if (v > -kInf) {
-        tot += __expf(v - mx);
-      }
-    }
-    const float merged = mx > -kInf ? mx + __logf(tot) : kInf;
-    unsigned short* out = O + (static_cast<long long>(r) * R + row) * kDV;
-    #pragma unroll 1
-    for (int col = 2 * lane; col < kDV; col += 64) {
-      float a0 = 0.f, a1 = 0.f;
-      #pragma unroll 1
-      for (int k = 0; mx > -kInf && k < nspl; ++k) {
-        const float w = __expf(__ldcg(lse_row + k * stride) - merged);
-        const long long at = (static_cast<long long>(g0 + k) * R + row) * kDV + col;
-        float2 v;
-        if constexpr (P16) v = unpack2<BF16>(__ldcg(reinterpret_cast<const unsigned*>(reinterpret_cast<const unsigned short*>(o_acc) + at)));
-        else v = __ldcg(reinterpret_cast<const float2*>(o_acc + at));
-        a0 += w * v.x;
-        a1 += w * v.y;
-      }
-      *reinterpret_cast<unsigned*>(out + col) = gemm_detail::pack2<BF16>(a0, a1);
-    }
-    if (lane == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = merged;
+// The merged (or only) O of a (request, row tile), o * scale as 16 bits, and its LSE, in the accumulator layout.
+template <bool BF16>
+TL_DEVICE_INLINE void store_output(const float* o, const float* lse, const float* scale, unsigned short* __restrict__ O,
+                                   float* __restrict__ LSE, int r, int R, int m0, int heads, int seq_q, const int* rl, int c,
+                                   int lane) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = m0 + rl[h];
+    if (row >= R) continue;
+    unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+      *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+    if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
   }
+}
+
+// The consumers' merge of a (request, row tile) from memory, every split's partial: the rare case where an early
+// split's deferred count completed the set (see PartWalk::early). Consumer thread t (of 256) merges row t / 4 of the
+// tile, columns 128 (t % 4) + [0, 128) in passes of 16, the splits' loads of a pass two at a time. Few registers (it
+// runs after the part's last request, in a function whose 128-float accumulator the register merge already fills).
+template <bool BF16, bool P16>
+TL_DEVICE_INLINE void merge_from_memory(unsigned short* __restrict__ O, float* __restrict__ LSE, const float* __restrict__ o_acc,
+                                        const float* __restrict__ lse_acc, int r, int g0, int nspl, int R, int m0, int heads,
+                                        int seq_q, int ctid) {
+  const float kInf = __int_as_float(0x7f800000);
+  const int row = m0 + ctid / 4, col0 = 128 * (ctid % 4);
+  if (row >= R) return;
+  const float* lse_row = lse_acc + static_cast<long long>(g0) * R + row;
+  float mx = -kInf, tot = 0.f;
+  for (int k = 0; k < nspl; ++k) {
+    const float v = __ldcg(lse_row + static_cast<long long>(k) * R);
+    if (v > mx) {
+      tot = tot * __expf(mx - v) + 1.f;  // mx = -inf at first: 0 * 0 + 1
+      mx = v;
+    } else if (v > -kInf) {
+      tot += __expf(v - mx);
+    }
+  }
+  const float merged = mx > -kInf ? mx + __logf(tot) : kInf;
+  unsigned short* out = O + (static_cast<long long>(r) * R + row) * kDV + col0;
+#pragma unroll 1
+  for (int ch = 0; ch < 128; ch += 16) {
+    float acc[16];
+#pragma unroll
+    for (int e = 0; e < 16; ++e) acc[e] = 0.f;
+#pragma unroll 2
+    for (int k = 0; k < nspl; ++k) {
+      const float w = mx > -kInf ? __expf(__ldcg(lse_row + static_cast<long long>(k) * R) - merged) : 0.f;
+      const long long at = (static_cast<long long>(g0 + k) * R + row) * kDV + col0 + ch;
+      if constexpr (P16) {
+        const uint4* src = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned short*>(o_acc) + at);
+        const uint4 a = __ldcg(src), b = __ldcg(src + 1);
+        const unsigned u[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const float2 f = unpack2<BF16>(u[e]);
+          acc[2 * e] += w * f.x;
+          acc[2 * e + 1] += w * f.y;
+        }
+      } else {
+        const float4* src = reinterpret_cast<const float4*>(o_acc + at);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float4 f = __ldcg(src + q);
+          acc[4 * q] += w * f.x, acc[4 * q + 1] += w * f.y, acc[4 * q + 2] += w * f.z, acc[4 * q + 3] += w * f.w;
+        }
+      }
+    }
+    uint4 p[2];
+    unsigned* pu = reinterpret_cast<unsigned*>(p);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) pu[e] = gemm_detail::pack2<BF16>(acc[2 * e], acc[2 * e + 1]);
+    reinterpret_cast<uint4*>(out + ch)[0] = p[0];
+    reinterpret_cast<uint4*>(out + ch)[1] = p[1];
+  }
+  if (ctid % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = merged;
 }
 
 // What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
@@ -435,6 +483,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   int it = 0, qn = 0;
 
   const PartWalk walk(parts, part, batch);
+  const bool early_first = ASYNC_COUNT && walk.early(cache_seqlens, num_splits);
   for (int r = walk.first; r <= walk.last; ++r) {
     const int L = cache_seqlens[r];
     int b0, b1, split;
@@ -640,12 +689,12 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
     }
     bool write_out = nspl == 1;
-    // The part's first request, when more follow in the part, is an early split (it starts the part, its other
-    // splits end other parts): with ASYNC_COUNT it only publishes its partial and hands the count to the helper warp
-    // (barrier 5), so the consumers go on to the next request instead of waiting out the store drain, the fence and
-    // the atomic (~8.5 us per part under full HBM load, docs/perf.md). It never merges from registers: when its
-    // count completes the set (rare: the other splits end parts) the helper merges from memory.
-    const bool early = ASYNC_COUNT && nspl > 1 && r == walk.first && r < walk.last;
+    // The part's early split (PartWalk::early: its first request, split, with at least as many blocks after it in
+    // the part) with ASYNC_COUNT only publishes its partial and hands the count to the helper warp (barrier 5), so
+    // the consumers go on to the next request instead of waiting out the store drain, the fence and the atomic
+    // (~8.5 us per part under full HBM load, docs/perf.md). It never merges from registers: when its count completes
+    // the set (rare: the other splits end parts) the consumers merge from memory at the end of the part.
+    const bool early = early_first && r == walk.first;
     if (early) {
       store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
       named_barrier_arrive(5, 288);
@@ -681,22 +730,29 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         write_out = true;
       }
     }
-    if (write_out) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = m0 + rl[h];
-        if (row >= R) continue;
-        unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-        for (int j = 0; j < 32; ++j)
-          *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
-        if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
-      }
-    }
+    if (write_out) store_output<BF16>(o, lse, scale, O, LSE, r, R, m0, heads, seq_q, rl, c, lane);
     TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
   if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
+  // ASYNC_COUNT: the helper warp's deferred count of the early split (barrier 6, its result in the flag's second
+  // word; long since done: the early split ends by the part's middle). In the rare case that count completed the
+  // set, both consumer warpgroups merge that (request, tile) now from memory, every split's partial (the early one's
+  // included).
+  if (ASYNC_COUNT && early_first) {
+    named_barrier_sync(6, 288);
+    unsigned need;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(need) : "r"(flag_addr + 4u) : "memory");
+    if (need) {
+      const int r = __ldg(parts + 5 * part);
+      TL_PROBE_BEGIN(kProbeCombine, probe::kNoStage, r);
+      __threadfence();
+      merge_from_memory<BF16, P16>(O, LSE, o_acc, lse_acc, r, num_splits[r], num_splits[r + 1] - num_splits[r], R, m0, heads,
+                                   seq_q, ctid);
+      if (ctid == 0) counters[static_cast<long long>(r) * gridDim.y + blockIdx.y] = 0;  // ready for the next launch
+      TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
+    }
+  }
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }
@@ -813,27 +869,24 @@ __global__ void __launch_bounds__(384, 1)
       }
       TL_PROBE_FLUSH();
     }
-    // ASYNC_COUNT: warp 1 counts the part's early split (its first request, when more follow and it is split) once
-    // the consumers have issued its partial's stores (they arrive on barrier 5 and go on): the fence waits out the
-    // stores' drain here instead of in the consumers; if the count completes the set, this warp merges.
+    // ASYNC_COUNT: warp 1 counts the part's early split (PartWalk::early) once the consumers have issued its
+    // partial's stores (they arrive on barrier 5 and go on): the fence waits out the stores' drain here instead of
+    // in the consumers. Whether the count completed the set goes to the consumers (flag word 1, barrier 6), who then
+    // merge at the end of the part.
     if (ASYNC_COUNT && warp == 1) {
       const PartWalk walk(parts, part, batch);
-      const int r = walk.first;
-      if (r < walk.last && num_splits[r + 1] - num_splits[r] > 1) {
+      if (walk.early(cache_seqlens, num_splits)) {
+        const int r = walk.first;
         const int nspl = num_splits[r + 1] - num_splits[r];
         int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
         named_barrier_sync(5, 288);
-        int done = 0;
         if (lane == 0) {
           __threadfence();  // cumulative: the consumers' partial stores, ordered before by barrier 5
-          done = atomicAdd(counter, 1);
+          const int done = atomicAdd(counter, 1);
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr + 4u), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
         }
-        done = __shfl_sync(0xFFFFFFFFu, done, 0);
-        if (done == nspl - 1) {
-          __threadfence();
-          merge_from_memory<BF16, P16>(O, LSE, o_acc, lse_acc, r, num_splits[r], nspl, R, m0, heads, seq_q, lane);
-          if (lane == 0) *counter = 0;  // ready for the next launch
-        }
+        __syncwarp();
+        named_barrier_arrive(6, 288);
       }
     }
     return;
