@@ -387,7 +387,7 @@ Status grow_kept(unsigned char*& p, std::size_t& have, std::size_t bytes, Alloc 
 // At least `bytes` of the pinned read-back buffer.
 Result<unsigned char*> staging_buffer(std::size_t bytes) {
   DeviceState& s = state();
-  TL_RETURN_IF_ERROR(grow_kept(s.staging, s.staging_bytes, bytes, [](void** q, std::size_t n) { return cudaMallocHost(q, n); },
+  TL_RETURN_IF_ERROR(grow_kept(s.staging, s.staging_bytes, bytes, [](void** q, std::size_t len) { return cudaMallocHost(q, len); },
                                [](void* q) { cudaFreeHost(q); }, "pinned read-back memory"));
   return s.staging;
 }
@@ -398,7 +398,7 @@ Status check_on_device(const void* data, const BufferSpec& b, OutputResult& o) {
   DeviceState& s = state();
   const std::size_t n = o.positions.size(), size = dtype_size(b.dtype);
   const std::size_t pos_off = 16, sample_off = pos_off + n * 8, bytes = sample_off + n * size;
-  TL_RETURN_IF_ERROR(grow_kept(s.check, s.check_bytes, bytes, [](void** q, std::size_t n) { return cudaMalloc(q, n); },
+  TL_RETURN_IF_ERROR(grow_kept(s.check, s.check_bytes, bytes, [](void** q, std::size_t len) { return cudaMalloc(q, len); },
                                [](void* q) { cudaFree(q); }, "device memory for the output check"));
   auto* result = reinterpret_cast<unsigned long long*>(s.check);
   auto* positions = reinterpret_cast<unsigned long long*>(s.check + pos_off);
