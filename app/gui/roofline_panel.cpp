@@ -196,6 +196,7 @@ void DevicePanel::draw(App& app) {
     row("shared memory", c.smem_bytes_per_s, "B/s");
     row("FP32 FMA", c.fp32_flops, "FLOP/s");
     row("bf16 tensor", c.bf16_tc_flops, "FLOP/s");
+    row("bf16 tensor, sustained", c.bf16_tc_sustained_flops, "FLOP/s");
     row("fp16 tensor", c.fp16_tc_flops, "FLOP/s");
     row("fp8 tensor", c.fp8_tc_flops, "FLOP/s");
     ImGui::EndTable();

@@ -24,6 +24,9 @@ void to_json(nlohmann::json& j, const Ceilings& c) {
        {"bf16_tc_flops", c.bf16_tc_flops},
        {"fp16_tc_flops", c.fp16_tc_flops},
        {"fp8_tc_flops", c.fp8_tc_flops},
+       {"tc_clock_mhz", c.tc_clock_mhz},
+       {"bf16_tc_sustained_flops", c.bf16_tc_sustained_flops},
+       {"tc_sustained_clock_mhz", c.tc_sustained_clock_mhz},
        {"tc_method", c.tc_method},
        {"details", c.details}};
 }
@@ -41,6 +44,9 @@ void from_json(const nlohmann::json& j, Ceilings& c) {
   c.bf16_tc_flops = j.value("bf16_tc_flops", 0.0);
   c.fp16_tc_flops = j.value("fp16_tc_flops", 0.0);
   c.fp8_tc_flops = j.value("fp8_tc_flops", 0.0);
+  c.tc_clock_mhz = j.value("tc_clock_mhz", 0.0);
+  c.bf16_tc_sustained_flops = j.value("bf16_tc_sustained_flops", 0.0);
+  c.tc_sustained_clock_mhz = j.value("tc_sustained_clock_mhz", 0.0);
   c.tc_method = j.value("tc_method", std::string());
   c.details = j.value("details", nlohmann::json::object());
 }

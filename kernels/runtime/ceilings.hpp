@@ -30,6 +30,11 @@ struct Ceilings {
   double bf16_tc_flops = 0;     // dense tensor-core rate, f32 accumulate
   double fp16_tc_flops = 0;
   double fp8_tc_flops = 0;      // e4m3; 0 where the chip has no FP8 tensor cores (before sm_89)
+  // Tensor-core rates follow the SM clock, which the power cap lowers under sustained load: the bf16 rate above is
+  // from short launches (SM clock tc_clock_mhz); the sustained one after seconds of load (wgmma chips only, else 0).
+  double tc_clock_mhz = 0;
+  double bf16_tc_sustained_flops = 0;
+  double tc_sustained_clock_mhz = 0;
   std::string tc_method;        // how the tensor-core rate was measured (mma.sync understates Hopper: no wgmma)
   nlohmann::json details = nlohmann::json::object();  // per benchmark: sizes, launch shape, time stats
 };

@@ -49,8 +49,10 @@ Status save_device_profile(const std::string& path, const DeviceInfo& device, co
 
 Status validate_ceilings_json(const nlohmann::json& j) {
   if (!j.is_object()) return make_error(ErrorCode::parse, std::string("is ") + j.type_name() + ", expected an object");
-  static const char* kNumbers[] = {"hbm_bytes_per_s", "l2_bytes_per_s", "smem_bytes_per_s", "fp32_flops",
-                                   "bf16_tc_flops",   "fp16_tc_flops",  "fp8_tc_flops"};
+  static const char* kNumbers[] = {"hbm_bytes_per_s", "l2_bytes_per_s",          "smem_bytes_per_s",
+                                   "fp32_flops",      "bf16_tc_flops",           "fp16_tc_flops",
+                                   "fp8_tc_flops",    "bf16_tc_sustained_flops", "tc_clock_mhz",
+                                   "tc_sustained_clock_mhz"};
   for (const char* f : kNumbers) {
     auto it = j.find(f);
     if (it == j.end()) continue;

@@ -27,6 +27,7 @@ Result<Roofline> Roofline::from_ceilings(const Ceilings& c) {
   add(r.m_memory, "smem_read", "shared memory", CeilingKind::memory, c.smem_bytes_per_s);
   add(r.m_compute, "fp32_fma", "FP32", CeilingKind::compute, c.fp32_flops);
   add(r.m_compute, "bf16_tensor", "bf16 tensor", CeilingKind::compute, c.bf16_tc_flops);
+  add(r.m_compute, "bf16_tensor_sustained", "bf16 tensor, sustained", CeilingKind::compute, c.bf16_tc_sustained_flops);
   add(r.m_compute, "fp16_tensor", "fp16 tensor", CeilingKind::compute, c.fp16_tc_flops);
   add(r.m_compute, "fp8_tensor", "fp8 tensor", CeilingKind::compute, c.fp8_tc_flops);
   return r;

@@ -28,7 +28,8 @@ namespace tl {
 enum class CeilingKind { memory, compute };
 
 struct RooflineCeiling {
-  std::string name;   // "hbm_copy", "l2_read", "smem_read", "fp32_fma", "bf16_tensor", "fp16_tensor", "fp8_tensor"
+  std::string name;   // "hbm_copy", "l2_read", "smem_read", "fp32_fma", "bf16_tensor", "bf16_tensor_sustained",
+                      // "fp16_tensor", "fp8_tensor"
   std::string label;  // for plots: "HBM", "L2", "shared memory", "FP32 FMA", "bf16 tensor", ...
   CeilingKind kind = CeilingKind::memory;
   double value = 0;   // bytes/s (memory) or flop/s (compute)
@@ -47,7 +48,8 @@ class Roofline {
   static Result<Roofline> from_ceilings(const Ceilings& c);
 
   const Ceilings& ceilings() const { return m_ceilings; }
-  // Memory ceilings in the order HBM, L2, shared memory; compute ceilings FP32, bf16, fp16, fp8 (those measured).
+  // Memory ceilings in the order HBM, L2, shared memory; compute ceilings FP32, bf16, bf16 sustained,
+  // fp16, fp8 (those measured).
   const std::vector<RooflineCeiling>& memory() const { return m_memory; }
   const std::vector<RooflineCeiling>& compute() const { return m_compute; }
   const RooflineCeiling* find(std::string_view name) const;

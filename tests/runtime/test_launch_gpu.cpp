@@ -345,6 +345,14 @@ TEST(CeilingsGpu, Sane) {
   if (d.cc_major * 10 + d.cc_minor >= 89) {
     EXPECT_GT(c->fp8_tc_flops, c->bf16_tc_flops);
   }
+  if (d.cc_major == 9 && d.cc_minor == 0) {  // wgmma: each rate comes with the SM clock it ran at
+    EXPECT_GT(c->tc_clock_mhz, 500);
+    EXPECT_LT(c->tc_clock_mhz, 1.05 * d.clock_khz / 1e3);
+    EXPECT_GT(c->tc_sustained_clock_mhz, 500);
+    EXPECT_LE(c->tc_sustained_clock_mhz, c->tc_clock_mhz * 1.02);
+    EXPECT_GT(c->bf16_tc_sustained_flops, 0.5 * c->bf16_tc_flops);
+    EXPECT_LE(c->bf16_tc_sustained_flops, c->bf16_tc_flops * 1.02);
+  }
   auto cached = load_ceilings(ceilings_cache_path(dir, d));
   ASSERT_TRUE(cached.ok()) << cached.status().message();
   EXPECT_EQ(cached->hbm_bytes_per_s, c->hbm_bytes_per_s);

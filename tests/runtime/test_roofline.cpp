@@ -65,6 +65,19 @@ TEST(Roofline, CeilingsComeFromTheMeasurementsThatExist) {
   EXPECT_FALSE(Roofline::from_ceilings(Ceilings{}).ok());
 }
 
+TEST(Roofline, SustainedTensorRateIsItsOwnRoofBesideTheShortRunOne) {
+  Ceilings c = synthetic();
+  c.bf16_tc_sustained_flops = 450e12;
+  Roofline r = *Roofline::from_ceilings(c);
+  ASSERT_EQ(r.compute().size(), 4u);
+  ASSERT_NE(r.find("bf16_tensor_sustained"), nullptr);
+  EXPECT_EQ(r.find("bf16_tensor_sustained")->value, 450e12);
+  EXPECT_EQ(r.find("bf16_tensor_sustained")->label, "bf16 tensor, sustained");
+  // Efficiency keeps the short-run roof: a bench's runs are short too.
+  EXPECT_EQ(compute_ceiling_for(r, "gemm", DType::bf16), "bf16_tensor");
+  EXPECT_EQ(r.top_compute().name, "bf16_tensor");
+}
+
 TEST(Roofline, RidgeIsComputeOverBandwidthForEveryPair) {
   Roofline r = model();
   auto ridges = r.ridges();
@@ -377,13 +390,20 @@ DeviceInfo h100ish() {
 
 TEST_F(RooflineFiles, ProfileRoundTrip) {
   std::string path = (m_dir / "sub" / "profile.json").string();
-  ASSERT_TRUE(save_device_profile(path, h100ish(), ToolkitInfo{}, synthetic()).ok());
+  Ceilings c = synthetic();
+  c.bf16_tc_sustained_flops = 450e12;
+  c.tc_clock_mhz = 1755;
+  c.tc_sustained_clock_mhz = 1590;
+  ASSERT_TRUE(save_device_profile(path, h100ish(), ToolkitInfo{}, c).ok());
   auto p = load_device_profile(path);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->device_name(), "Synthetic GPU");
   EXPECT_EQ(p->device["sm_count"], 132);
   EXPECT_EQ(p->ceilings.bf16_tc_flops, 500e12);
   EXPECT_EQ(p->ceilings.hbm_bytes_per_s, 2e12);
+  EXPECT_EQ(p->ceilings.bf16_tc_sustained_flops, 450e12);
+  EXPECT_EQ(p->ceilings.tc_clock_mhz, 1755);
+  EXPECT_EQ(p->ceilings.tc_sustained_clock_mhz, 1590);
   EXPECT_FALSE(p->saved_at.empty());
   // The per-device ceilings cache reads as a profile too.
   auto bare = load_device_profile(write("ceilings.json", json(synthetic()).dump()));

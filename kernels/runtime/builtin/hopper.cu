@@ -17,14 +17,21 @@ __device__ __forceinline__ void wgmma_e4m3_256(float* d, unsigned long long desc
       : "l"(desc_a), "l"(desc_b), "n"(1));
 }
 
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // Each warpgroup keeps one 64x256 fp32 accumulator (128 registers per thread) and issues wgmma back to back
 // over one shared 64x64 (16-bit) A tile and 256x64 B tile, four k-steps per commit group with one group left in
 // flight, as a GEMM main loop does. The tiles hold pseudo-random values of both signs (magnitudes 2^-7..1 in
 // bf16/f16, 2^-6..1 in e4m3, never NaN or Inf): tensor-core power, and with it the clock the H100 holds, depends on
 // the operand bits, and constant operands overstate what a GEMM on real data can reach. Two warpgroups per block,
-// one block per SM.
+// one block per SM. Thread 0 of block 0 writes the SM cycles and the nanoseconds its loop took to clock[0..1]: a
+// tensor-core rate means little without the clock it ran at, which the power cap pulls down under sustained load.
 template <int KIND>  // 0 bf16, 1 f16, 2 e4m3
-__device__ __forceinline__ void wgmma_chain(int iters, float* sink) {
+__device__ __forceinline__ void wgmma_chain(int iters, float* sink, unsigned long long* clock) {
   __shared__ __align__(1024) unsigned char tiles[8192 + 32768];
   for (int i = threadIdx.x; i < (8192 + 32768) / 2; i += blockDim.x) {
     unsigned h = static_cast<unsigned>(i) * 2654435761u;
@@ -49,6 +56,7 @@ __device__ __forceinline__ void wgmma_chain(int iters, float* sink) {
 #pragma unroll
   for (int j = 0; j < 128; ++j) acc[j] = 0.f;
   const unsigned a = smem_u32(tiles), b = a + 8192;
+  const unsigned long long c0 = clock64(), t0 = globaltimer_ns();
   for (int it = 0; it < iters; ++it) {
     wgmma_detail::wgmma_fence();
 #pragma unroll
@@ -62,6 +70,10 @@ __device__ __forceinline__ void wgmma_chain(int iters, float* sink) {
     wgmma_detail::wgmma_wait<1>();
   }
   wgmma_detail::wgmma_wait<0>();
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    clock[0] = clock64() - c0;
+    clock[1] = globaltimer_ns() - t0;
+  }
   float s = 0.f;
 #pragma unroll
   for (int j = 0; j < 128; ++j) s += acc[j];
@@ -70,12 +82,15 @@ __device__ __forceinline__ void wgmma_chain(int iters, float* sink) {
 
 }  // namespace tl::builtin
 
-extern "C" __global__ void __launch_bounds__(256, 1) tl_bench_wgmma_bf16(int iters, float* sink) {
-  tl::builtin::wgmma_chain<0>(iters, sink);
+extern "C" __global__ void __launch_bounds__(256, 1) tl_bench_wgmma_bf16(int iters, float* sink,
+                                                                     unsigned long long* clock) {
+  tl::builtin::wgmma_chain<0>(iters, sink, clock);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) tl_bench_wgmma_f16(int iters, float* sink) {
-  tl::builtin::wgmma_chain<1>(iters, sink);
+extern "C" __global__ void __launch_bounds__(256, 1) tl_bench_wgmma_f16(int iters, float* sink,
+                                                                     unsigned long long* clock) {
+  tl::builtin::wgmma_chain<1>(iters, sink, clock);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) tl_bench_wgmma_e4m3(int iters, float* sink) {
-  tl::builtin::wgmma_chain<2>(iters, sink);
+extern "C" __global__ void __launch_bounds__(256, 1) tl_bench_wgmma_e4m3(int iters, float* sink,
+                                                                     unsigned long long* clock) {
+  tl::builtin::wgmma_chain<2>(iters, sink, clock);
 }
