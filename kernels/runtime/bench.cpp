@@ -206,8 +206,8 @@ Result<std::vector<double>> compute_reference(const KernelInstance& inst, const 
 
 namespace {
 
-// The reference inputs of this problem in `cache` (made unless it already holds them).
-void ensure_inputs(const KernelInstance& inst, ReferenceCache& cache) {
+// What the reference inputs of a run depend on. Made once per run: for MLA it is a JSON dump of a block table.
+std::string reference_key(const KernelInstance& inst) {
   // Tensor maps carry the config's tile boxes and are no reference input: they stay out of the key.
   std::string key = inst.spec->name;
   key += '|';
@@ -217,6 +217,11 @@ void ensure_inputs(const KernelInstance& inst, ReferenceCache& cache) {
       key += '|';
       key += nlohmann::json(a).dump();
     }
+  return key;
+}
+
+// The reference inputs of this problem (`key` from reference_key) in `cache`, made unless it already holds them.
+void ensure_inputs(const KernelInstance& inst, const std::string& key, ReferenceCache& cache) {
   if (cache.key == key) return;
   cache = ReferenceCache{};
   cache.key = key;
@@ -242,15 +247,16 @@ Status ensure_reference(const KernelInstance& inst, ReferenceCache& cache, const
 // The reference of every output at the positions the worker will sample (the same sample_positions call), into
 // `cache`: run on a thread while the worker runs the kernel, a sweep's first run does not wait for the float64
 // reference after its kernel. Errors are left for check_outputs to meet again.
-void prepare_reference(const KernelInstance& inst, const LaunchSpec& spec, ReferenceCache& cache) {
-  ensure_inputs(inst, cache);
+void prepare_reference(const KernelInstance& inst, const std::string& key, const LaunchSpec& spec,
+                       ReferenceCache& cache) {
+  ensure_inputs(inst, key, cache);
   for (const BufferSpec& b : spec.buffers)
     if (b.is_output()) (void)ensure_reference(inst, cache, b.name, sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit));
 }
 
-Status check_outputs(const KernelInstance& inst, const LaunchResult& result, const RunOptions& options,
-                     ReferenceCache& cache, RunRecord& r) {
-  ensure_inputs(inst, cache);
+Status check_outputs(const KernelInstance& inst, const std::string& key, const LaunchResult& result,
+                     const RunOptions& options, ReferenceCache& cache, RunRecord& r) {
+  ensure_inputs(inst, key, cache);
   const ReferenceInputs& inputs = cache.inputs;
   if (options.keep_data)
     for (const ArgSpec& a : inst.args)
@@ -396,9 +402,10 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
 
     ReferenceCache local;
     ReferenceCache& cache = options.reference_cache ? *options.reference_cache : local;
+    const std::string key = reference_key(inst);
     std::future<void> reference;  // joined before check_outputs touches the cache
     if (inst.spec->reference && inst.spec->reference_thread_safe)
-      reference = std::async(std::launch::async, [&] { prepare_reference(inst, *spec, cache); });
+      reference = std::async(std::launch::async, [&] { prepare_reference(inst, key, *spec, cache); });
     const auto call0 = std::chrono::steady_clock::now();
     auto result = run_launch(worker, *spec, options.timeout);
     const auto call1 = std::chrono::steady_clock::now();
@@ -431,7 +438,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       }
     }
     if (options.timeline) attach_timeline(inst, *result, r);
-    Status checked = check_outputs(inst, *result, options, cache, r);
+    Status checked = check_outputs(inst, key, *result, options, cache, r);
     if (!checked.ok()) r.failure = RunFailure{checked.code(), checked.message(), std::nullopt};
     // With the worker's own phases (same level), where a run's time outside the kernel goes.
     log::debug("run ", inst.name_expression, ": worker call ",
