@@ -36,13 +36,15 @@ ModelDevice model_device(const Ceilings* c, const DeviceInfo* d) {
   if (c) {
     if (c->hbm_bytes_per_s > 0) m.hbm_bytes_per_s = c->hbm_bytes_per_s;
     if (c->l2_bytes_per_s > 0) m.l2_bytes_per_s = c->l2_bytes_per_s;
+    // The 16-bit tensor rate is wgmma's where the chip has wgmma (its benchmark's rate is in the details), else
+    // mma.sync's; mma.sync's own benchmark, where run, gives the gemm.mma model its rate.
+    auto rate = [&](const char* bench) { return c->details.value(nlohmann::json::json_pointer(bench), 0.0); };
     const double tc = std::max(c->bf16_tc_flops, c->fp16_tc_flops);
-    // The ceilings' tensor-core rate comes from mma.sync (no wgmma in the micro-benchmark), so it is the mma.sync
-    // rate; wgmma keeps its default unless the measurement is higher.
-    if (tc > 0) {
-      m.mma_sync_flops = tc;
-      m.wgmma_flops = std::max(m.wgmma_flops, tc);
-    }
+    const double wgmma = std::max(rate("/wgmma_bf16/rate"), rate("/wgmma_f16/rate"));
+    const double mma = std::max(rate("/mma_bf16/rate"), rate("/mma_f16/rate"));
+    if (wgmma > 0) m.wgmma_flops = wgmma;
+    if (mma > 0) m.mma_sync_flops = mma;
+    else if (tc > 0 && wgmma <= 0) m.mma_sync_flops = tc;  // no per-benchmark details: the rate is mma.sync's
     used.push_back("measured ceilings of " + c->device_name + " (HBM, L2, tensor cores)");
   }
   if (!used.empty()) {
@@ -214,7 +216,11 @@ Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d
     m.tiles_per_block.clear();
     for (std::int64_t blk = 0; blk < grid; ++blk)
       m.tiles_per_block.push_back(static_cast<int>((tiles - blk + grid - 1) / grid));
-    c.transfer_ns = static_cast<double>(bm + bn) * 64 * elem / load_bw;
+    // In a 2-CTA cluster the operand the pair shares (B for cluster_M=2, A for cluster_N=2) is read from L2 half by
+    // each CTA and multicast to both: each CTA pulls half of it.
+    const auto cm = inst.config.has("cluster_M") ? inst.config.integer("cluster_M") : 1;
+    const auto cn = inst.config.has("cluster_N") ? inst.config.integer("cluster_N") : 1;
+    c.transfer_ns = (static_cast<double>(bm) / cn + static_cast<double>(bn) / cm) * 64 * elem / load_bw;
     c.mma_ns = 2.0 * 64 * static_cast<double>(bn) * 64 / (d.wgmma_flops / sms * 1e-9);
     // With the TMA-store epilogue the consumer only stages its tile in shared memory; the TMA store drains it during
     // the next tile. Without, its threads store to global memory at the SM's share of HBM. It is on when the
@@ -225,6 +231,8 @@ Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d
     c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * elem / (tma_store ? load_bw : store_bw);
     t = model_gemm_wgmma(m, c, inst.spec->probes);
     shape = "one warp per warpgroup shown (the others run the same schedule)";
+    if (cm * cn > 1)
+      shape += "; 2-CTA cluster: the shared operand's L2 reads halved, the pair's waits on each other not modelled";
   } else if (name == "gemm.mma") {
     const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
     GemmMmaModel m;

@@ -592,6 +592,32 @@ TEST(TimelineModel, MeasuredCeilingsReplaceTheDefaultsAndSaySo) {
   EXPECT_DOUBLE_EQ(d.l2_bytes_per_s, 1e12);
   EXPECT_DOUBLE_EQ(d.mma_sync_flops, 100e12);
   EXPECT_NE(d.source.find("measured ceilings of Test GPU"), std::string::npos);
+  // With the per-benchmark rates (as measured on Hopper), wgmma and mma.sync each get their own.
+  c.bf16_tc_flops = 900e12;
+  c.details = {{"mma_bf16", {{"rate", 600e12}}}, {"wgmma_bf16", {{"rate", 900e12}}}, {"wgmma_f16", {{"rate", 800e12}}}};
+  d = model_device(&c);
+  EXPECT_DOUBLE_EQ(d.wgmma_flops, 900e12);
+  EXPECT_DOUBLE_EQ(d.mma_sync_flops, 600e12);
+}
+
+TEST(TimelineModel, ClusterPairsPullHalfTheSharedOperandFromL2) {
+  const KernelSpec& spec = *library_registry().find("gemm.wgmma").value();
+  const std::map<std::string, std::string> problem = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}};
+  auto span = [&](std::map<std::string, std::string> config) {
+    config["block_N"] = "128";
+    auto inst = instantiate(spec, problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    ModelDevice d = model_device();
+    d.wgmma_flops = 4000e12;  // loads bind: the transfer time decides the span
+    auto t = model_timeline(*inst, d);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return std::make_pair(t->duration_ns, t->model_note);
+  };
+  const auto [alone, alone_note] = span({});
+  const auto [pair, pair_note] = span({{"cluster_M", "2"}});
+  EXPECT_LT(pair, 0.9 * alone);
+  EXPECT_NE(pair_note.find("2-CTA cluster"), std::string::npos);
+  EXPECT_EQ(alone_note.find("2-CTA cluster"), std::string::npos);
 }
 
 // [SECTION] probe builds (NVRTC, no GPU)
