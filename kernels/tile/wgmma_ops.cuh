@@ -178,19 +178,16 @@ struct WgmmaSSE4M3;
     }                                                                                                        \
   };
 
+#define TL_WG_DEFINE16_BOTH(N, G) TL_WG_DEFINE16(N, G, true, "bf16") TL_WG_DEFINE16(N, G, false, "f16")
+
 // The N the kernels use (G = N / 16 groups of eight accumulator registers), bf16 and f16.
-TL_WG_DEFINE16(32, 2, true, "bf16")
-TL_WG_DEFINE16(32, 2, false, "f16")
-TL_WG_DEFINE16(64, 4, true, "bf16")
-TL_WG_DEFINE16(64, 4, false, "f16")
-TL_WG_DEFINE16(128, 8, true, "bf16")
-TL_WG_DEFINE16(128, 8, false, "f16")
-TL_WG_DEFINE16(176, 11, true, "bf16")
-TL_WG_DEFINE16(176, 11, false, "f16")
-TL_WG_DEFINE16(192, 12, true, "bf16")
-TL_WG_DEFINE16(192, 12, false, "f16")
-TL_WG_DEFINE16(256, 16, true, "bf16")
-TL_WG_DEFINE16(256, 16, false, "f16")
+TL_WG_DEFINE16_BOTH(32, 2)
+TL_WG_DEFINE16_BOTH(64, 4)
+TL_WG_DEFINE16_BOTH(128, 8)
+TL_WG_DEFINE16_BOTH(176, 11)
+TL_WG_DEFINE16_BOTH(192, 12)
+TL_WG_DEFINE16_BOTH(256, 16)
+#undef TL_WG_DEFINE16_BOTH
 #undef TL_WG_DEFINE16
 
 template <>

@@ -115,21 +115,15 @@ __device__ void all_forms(float* out, unsigned long long da, unsigned long long 
   for (int i = 0; i < N / 2; ++i) out[i] += d[i];
 }
 
+template <int... N>
+__device__ void every_n(float* out, unsigned long long da, unsigned long long db, const unsigned* a, int s) {
+  ((all_forms<N, true>(out, da, db, a, s), all_forms<N, false>(out, da, db, a, s)), ...);
+}
+
 extern "C" __global__ void wgmma_forms(float* out, unsigned addr, int s) {
   const unsigned a[4] = {threadIdx.x, threadIdx.x + 1, threadIdx.x + 2, threadIdx.x + 3};
   const unsigned long long da = smem_desc_sw128(addr), db = smem_desc_sw128_mn(addr + 1024, 8192);
-  all_forms<32, true>(out, da, db, a, s);
-  all_forms<32, false>(out, da, db, a, s);
-  all_forms<64, true>(out, da, db, a, s);
-  all_forms<64, false>(out, da, db, a, s);
-  all_forms<128, true>(out, da, db, a, s);
-  all_forms<128, false>(out, da, db, a, s);
-  all_forms<176, true>(out, da, db, a, s);
-  all_forms<176, false>(out, da, db, a, s);
-  all_forms<192, true>(out, da, db, a, s);
-  all_forms<192, false>(out, da, db, a, s);
-  all_forms<256, true>(out, da, db, a, s);
-  all_forms<256, false>(out, da, db, a, s);
+  every_n<32, 64, 128, 176, 192, 256>(out, da, db, a, s);
   float e[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) e[i] = out[i];
