@@ -188,11 +188,11 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   using wgmma_detail::named_barrier_sync;
   using wgmma_detail::setmaxnreg_dec;
   using wgmma_detail::setmaxnreg_inc;
-  using wgmma_detail::smem_desc_sw128;
-  using wgmma_detail::smem_desc_sw128_mn;
-  using wgmma_detail::wgmma_commit;
-  using wgmma_detail::wgmma_fence;
-  using wgmma_detail::wgmma_wait;
+  using wgmma_ops::smem_desc_sw128;
+  using wgmma_ops::smem_desc_sw128_mn;
+  using wgmma_ops::wgmma_commit;
+  using wgmma_ops::wgmma_fence;
+  using wgmma_ops::wgmma_wait;
   using wgmma_ops::WgmmaRS;
   using wgmma_ops::WgmmaSS;
   constexpr int C = BM / 64;     // consumer warpgroups
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     for (int kk = 0; kk < KS; ++kk) {
       const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
       const unsigned long long db = smem_desc_sw128(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32);
-      WgmmaSS<BN, BF16>::run(s, da, db, kk > 0);
+      WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
     }
   };
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     const unsigned v_tile = v_smem + stage * KV_BYTES;
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt)
-      WgmmaRS<D, BF16>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
+      WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
   };
   auto to_p = [&]() {
 #pragma unroll
