@@ -228,7 +228,14 @@ KernelSpec mla_decode_spec() {
                                   "a part's early split (its first request, split, with at least as many blocks after it "
                                   "in the part) publishes its partial and a producer warp counts it, so the consumers do "
                                   "not wait for the stores; a count that completes the set is merged by the consumers at "
-                                  "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)")}};
+                                  "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)"),
+               ParamSpec::boolean("rotate", true,
+                                  "a part whose last request is split computes that split first, so its partial write "
+                                  "lands mid-kernel and the part ends with a whole request or a split whose others are "
+                                  "done (no tie of two partial writes at the end); ignored with async_count"),
+               ParamSpec::boolean("fast_merge", true,
+                                  "the end-of-part merge of 16-bit partials in one round trip per split (LSE and data "
+                                  "in one batch, folded online), and no fence when the set was complete at first look")}};
   // --full also runs the earlier epilogue (f32 partials) and the deferred count with both QK variants.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
@@ -249,7 +256,7 @@ KernelSpec mla_decode_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
            c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + "," +
-           c.text("partial16") + "," + c.text("async_count") + ">";
+           c.text("partial16") + "," + c.text("async_count") + "," + c.text("rotate") + "," + c.text("fast_merge") + ">";
   };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
