@@ -96,7 +96,8 @@ struct Schedule {
     std::vector<mla::PartRange> pr(static_cast<std::size_t>(num_parts));
     num_splits.assign(static_cast<std::size_t>(x.b) + 1, 0);
     payload = mla::schedule_split_kv(x.lens.data(), static_cast<int>(x.b), static_cast<int>(kBlock),
-                                     static_cast<int>(c.integer("overhead_blocks")), num_parts, pr.data(), num_splits.data());
+                                     static_cast<int>(c.integer("overhead_blocks")), num_parts, pr.data(), num_splits.data(),
+                                     static_cast<int>(c.integer("tie_gap")));
     for (const auto& p : pr) parts.insert(parts.end(), {p.begin_req, p.begin_block, p.end_req, p.end_block, p.first_split});
     total_splits = num_splits.back();
     for (std::int64_t i = 0; i < x.b; ++i)
@@ -215,6 +216,10 @@ KernelSpec mla_decode_spec() {
                ParamSpec::integer("overhead_blocks", 2, 0, 64,
                                   "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5; 2 measured "
                                   "+0.7-1.2% at memory-bound 4096, -0.6% compute-bound, on the H100)"),
+               ParamSpec::integer("tie_gap", 3, 0, 16,
+                                  "KV blocks less for a part that holds one request's middle split, so that it does "
+                                  "not end together with the part before it (two partial writes, then a merge); the "
+                                  "payload grows until every request still fits. 0: off"),
                ParamSpec::integer("prefetch", 0, 0, 6,
                                   "KV blocks ahead fetched into L2 (TMA prefetch) besides the two in shared memory; 0: "
                                   "off (3 measured 30-45% slower on the H100)"),
@@ -229,13 +234,20 @@ KernelSpec mla_decode_spec() {
                                   "in the part) publishes its partial and a producer warp counts it, so the consumers do "
                                   "not wait for the stores; a count that completes the set is merged by the consumers at "
                                   "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)"),
-               ParamSpec::boolean("rotate", true,
+               ParamSpec::boolean("rotate", false,
                                   "a part whose last request is split computes that split first, so its partial write "
                                   "lands mid-kernel and the part ends with a whole request or a split whose others are "
                                   "done (no tie of two partial writes at the end); ignored with async_count"),
                ParamSpec::boolean("fast_merge", true,
                                   "the end-of-part merge of 16-bit partials in one round trip per split (LSE and data "
-                                  "in one batch, folded online), and no fence when the set was complete at first look")}};
+                                  "in one batch, folded online), and no fence when the set was complete at first look"),
+               ParamSpec::boolean("vec_store", true,
+                                  "16-bit partials and outputs stored as 16-byte vectors after a quad transpose by "
+                                  "shuffles (a quarter of the store instructions) instead of 4-byte pairs"),
+               ParamSpec::boolean("prologue", true,
+                                  "prefetch both TMA descriptors (prefetch.tensormap) at block start and read the "
+                                  "part's first block-table entry beside its request's length (one dependent global "
+                                  "round trip less before the first KV load)")}};
   // --full also runs the earlier epilogue (f32 partials) and the deferred count with both QK variants.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
@@ -256,7 +268,8 @@ KernelSpec mla_decode_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
            c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + "," +
-           c.text("partial16") + "," + c.text("async_count") + "," + c.text("rotate") + "," + c.text("fast_merge") + ">";
+           c.text("partial16") + "," + c.text("async_count") + "," + c.text("rotate") + "," + c.text("fast_merge") + "," +
+           c.text("vec_store") + "," + c.text("prologue") + ">";
   };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);

@@ -392,45 +392,77 @@ TL_DEVICE_INLINE void merge_splits_1rt(float* o, float* lse, float* scale, const
   }
 }
 
+// One row of a consumer thread's 256 columns as 16 bits (o * scale), into dst (the row's first column of this
+// consumer's half; columns 8j + 2(lane % 4) + {0, 1}, j < 32, of the accumulator layout). VEC: the quad's four lanes
+// hold the 16 bytes of columns 8j .. 8j + 7 between them; a 4 x 4 transpose by shuffles (two xor stages) leaves
+// lane q all of chunk 4g + q, stored as one 16-byte vector: a
+// quarter of the store instructions and L2 write requests. Every lane must call it (the shuffles), store or not.
+template <bool BF16, bool VEC>
+TL_DEVICE_INLINE void store_row16(unsigned short* dst, const float* o, int h, float scale, int lane, bool store) {
+  if constexpr (!VEC) {
+    if (!store) return;
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+      *reinterpret_cast<unsigned*>(dst + 8 * j + 2 * (lane % 4)) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+  } else {
+    const int q = lane % 4;
+    const bool hi = q & 2, lo = q & 1;
+#pragma unroll
+    for (int g = 0; g < 8; ++g) {
+      unsigned w[4];  // w[t]: this lane's pair of chunk 4g + t; after the transpose lane s's pair of chunk 4g + q
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const int j = 4 * g + t;
+        w[t] = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+      }
+      // Butterfly: across lane bit 1 swap the chunk pairs whose bit 1 differs from the lane's, then across bit 0.
+      unsigned s0 = hi ? w[0] : w[2], s1 = hi ? w[1] : w[3];
+      s0 = __shfl_xor_sync(0xffffffffu, s0, 2);
+      s1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+      if (hi) w[0] = s0, w[1] = s1;
+      else w[2] = s0, w[3] = s1;
+      unsigned t0 = lo ? w[0] : w[1], t1 = lo ? w[2] : w[3];
+      t0 = __shfl_xor_sync(0xffffffffu, t0, 1);
+      t1 = __shfl_xor_sync(0xffffffffu, t1, 1);
+      if (lo) w[0] = t0, w[2] = t1;
+      else w[1] = t0, w[3] = t1;
+      if (store) *reinterpret_cast<uint4*>(dst + 8 * (4 * g + q)) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
 // This split's normalized partial O (o * scale; 16-bit with P16, else f32) and LSE into workspace slot g, in the
 // accumulator layout: each thread its two rows' 32 column pairs of consumer c's 256 columns.
-template <bool BF16, bool P16>
+template <bool BF16, bool P16, bool VEC = false>
 TL_DEVICE_INLINE void store_partial(const float* o, const float* lse, const float* scale, float* __restrict__ o_acc,
                                     float* __restrict__ lse_acc, int g, int R, int m0, const int* rl, int c, int lane) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = m0 + rl[h];
-    if (row >= R) continue;
-    const long long at = (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
     if constexpr (P16) {
-      unsigned short* dst = reinterpret_cast<unsigned short*>(o_acc) + at;
-#pragma unroll
-      for (int j = 0; j < 32; ++j)
-        *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+      const long long at = (static_cast<long long>(g) * R + min(row, R - 1)) * kDV + c * 256;
+      store_row16<BF16, VEC>(reinterpret_cast<unsigned short*>(o_acc) + at, o, h, scale[h], lane, row < R);
     } else {
-      float* dst = o_acc + at;
+      if (row >= R) continue;
+      float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < 32; ++j)
         *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
     }
-    if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
+    if (row < R && c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
   }
 }
 
 // The merged (or only) O of a (request, row tile), o * scale as 16 bits, and its LSE, in the accumulator layout.
-template <bool BF16>
+template <bool BF16, bool VEC = false>
 TL_DEVICE_INLINE void store_output(const float* o, const float* lse, const float* scale, unsigned short* __restrict__ O,
                                    float* __restrict__ LSE, int r, int R, int m0, int heads, int seq_q, const int* rl, int c,
                                    int lane) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = m0 + rl[h];
-    if (row >= R) continue;
-    unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-    for (int j = 0; j < 32; ++j)
-      *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
-    if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
+    store_row16<BF16, VEC>(O + (static_cast<long long>(r) * R + min(row, R - 1)) * kDV + c * 256, o, h, scale[h], lane, row < R);
+    if (row < R && c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
   }
 }
 
@@ -512,7 +544,7 @@ struct ConsumerArgs {
 
 // Consumer warpgroup C (0 or 1, a template parameter so that each warpgroup's code has no warpgroup-divergent
 // branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
-template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE, bool FAST_MERGE, int C>
+template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE, bool FAST_MERGE, bool VEC_STORE, int C>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_detail;
   const float kInf = __int_as_float(0x7f800000);
@@ -762,7 +794,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     // the set (rare: the other splits end parts) the consumers merge from memory at the end of the part.
     const bool early = early_first && k == 0;
     if (early) {
-      store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
+      store_partial<BF16, P16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
       named_barrier_arrive(5, 288);
     } else if (nspl > 1) {
       // The split of this (request, tile) that finishes last merges them all, from its own registers and the
@@ -780,7 +812,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
       const bool wrote = !last;
       if (!last) {
-        store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
+        store_partial<BF16, P16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
         __threadfence();
         named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
         if (ctid == 0) {
@@ -801,7 +833,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         write_out = true;
       }
     }
-    if (write_out) store_output<BF16>(o, lse, scale, O, LSE, r, R, m0, heads, seq_q, rl, c, lane);
+    if (write_out) store_output<BF16, VEC_STORE>(o, lse, scale, O, LSE, r, R, m0, heads, seq_q, rl, c, lane);
     TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
@@ -831,7 +863,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 }  // namespace mla_detail
 
 template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE = false,
-          bool FAST_MERGE = false>
+          bool FAST_MERGE = false, bool VEC_STORE = false, bool PROLOGUE = false>
 __global__ void __launch_bounds__(384, 1)
     mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
                unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
@@ -855,6 +887,14 @@ __global__ void __launch_bounds__(384, 1)
   const int R = seq_q * heads, m0 = blockIdx.y * 64, part = blockIdx.x;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
+    // PROLOGUE: fetch both TMA descriptors into the descriptor cache now, so the first Q and KV loads (after
+    // the schedule reads) do not wait for them; the producer also prefetches the part's first block-table entry
+    // beside the request's length instead of reading it after (one dependent global round trip less before the
+    // first TMA).
+    if constexpr (PROLOGUE) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_kv)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_q)) : "memory");
+    }
     for (int s = 0; s < 2; ++s) {
       mbar_init(full_bar(s), 1);
       mbar_init(empty_bar(s), 2);
@@ -873,6 +913,13 @@ __global__ void __launch_bounds__(384, 1)
       TL_PROBE_WARP_INIT();
       int it = 0, qn = 0;
       const PartWalk walk(parts, part, batch, cache_seqlens, ROTATE && !ASYNC_COUNT);
+      // PROLOGUE: the first block's entry into L1 beside the request's length (a prefetch holds no register of the
+      // 40; a part never begins at the end of a request, so the entry is in the row).
+      if (PROLOGUE && walk.count > 0 && lane == 0) {
+        const int r0 = walk.req(0);
+        const int* at = block_table + static_cast<long long>(r0) * table_stride + (r0 == walk.first ? walk.begin_block : 0);
+        asm volatile("prefetch.global.L1 [%0];\n" ::"l"(at) : "memory");
+      }
       for (int k = 0; k < walk.count; ++k) {
         const int r = walk.req(k);
         int b0, b1, split;
@@ -967,8 +1014,8 @@ __global__ void __launch_bounds__(384, 1)
 
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
-  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, 0>(args);
-  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, 1>(args);
+  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, VEC_STORE, 0>(args);
+  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, VEC_STORE, 1>(args);
 }
 
 }  // namespace tl
