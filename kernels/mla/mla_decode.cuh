@@ -22,6 +22,11 @@
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
 // The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
 // trip at a time, about 100 us at the end of every SM part, the fixed cost docs/perf.md measured (2026-11-24).
+// FAST_MERGE folds each other split in with one round trip (merge_splits_1rt); VEC_STORE writes 16-bit partials and
+// outputs as 16-byte vectors (store_row16: a quad transpose by shuffles; the pair stores made the partial write and
+// its fence the costliest epilogue, +1.4-2.4% at MB 4096 when vectorized); PROLOGUE prefetches the TMA descriptors
+// and the first block-table entry; ROTATE (off: slower) reorders a part's requests (PartWalk::req). The host's
+// tie_gap shortens middle-split parts (mla_schedule.hpp).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block; PREFETCH > 0 also sends the blocks PREFETCH ahead to
