@@ -96,7 +96,8 @@ struct Schedule {
     std::vector<mla::PartRange> pr(static_cast<std::size_t>(num_parts));
     num_splits.assign(static_cast<std::size_t>(x.b) + 1, 0);
     payload = mla::schedule_split_kv(x.lens.data(), static_cast<int>(x.b), static_cast<int>(kBlock),
-                                     static_cast<int>(c.integer("overhead_blocks")), num_parts, pr.data(), num_splits.data());
+                                     static_cast<int>(c.integer("overhead_blocks")), num_parts, pr.data(), num_splits.data(),
+                                     static_cast<int>(c.integer("tie_gap")));
     for (const auto& p : pr) parts.insert(parts.end(), {p.begin_req, p.begin_block, p.end_req, p.end_block, p.first_split});
     total_splits = num_splits.back();
     for (std::int64_t i = 0; i < x.b; ++i)
@@ -205,8 +206,9 @@ KernelSpec mla_decode_spec() {
   k.archs = {"sm_90a"};
   k.problem = mla_problem();
   // Defaults are the fastest measured on the H100 (docs/perf.md, 2026-11-24): 1 QK warpgroup (with the batched
-  // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), no prefetch, no overlap; the others
-  // stay selectable (and in the test matrix) for the next round of tuning.
+  // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), no prefetch, no overlap, and (mla4)
+  // vector stores, the one-round-trip merge, the prologue prefetches and tie_gap 3 together (2.549-2.554 TB/s at MB
+  // 4096 against 2.486-2.501 without); the others stay selectable (and in the test matrix) for the next round.
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
                                  "(all 64 tokens, reads Q once per block; the softmax on that warpgroup)"),
@@ -215,6 +217,11 @@ KernelSpec mla_decode_spec() {
                ParamSpec::integer("overhead_blocks", 2, 0, 64,
                                   "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5; 2 measured "
                                   "+0.7-1.2% at memory-bound 4096, -0.6% compute-bound, on the H100)"),
+               ParamSpec::integer("tie_gap", 3, 0, 16,
+                                  "KV blocks less for a part that holds one request's middle split, so that it does "
+                                  "not end together with the part before it (two partial writes, then a merge); the "
+                                  "payload grows until every request still fits. 0: off (alone -0.4..+0.7% at MB 4096, "
+                                  "no win; with the other mla4 switches +0.2-0.4% in four passes, on the H100)"),
                ParamSpec::integer("prefetch", 0, 0, 6,
                                   "KV blocks ahead fetched into L2 (TMA prefetch) besides the two in shared memory; 0: "
                                   "off (3 measured 30-45% slower on the H100)"),
@@ -228,13 +235,32 @@ KernelSpec mla_decode_spec() {
                                   "a part's early split (its first request, split, with at least as many blocks after it "
                                   "in the part) publishes its partial and a producer warp counts it, so the consumers do "
                                   "not wait for the stores; a count that completes the set is merged by the consumers at "
-                                  "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)")}};
-  // --full also runs the earlier epilogue (f32 partials) and the deferred count with both QK variants.
+                                  "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)"),
+               ParamSpec::boolean("rotate", false,
+                                  "a part whose last request is split computes that split first (its partial write "
+                                  "mid-kernel, no tie of two partial writes at the end); ignored with async_count. Off: "
+                                  "3.2% slower at MB 4096 on the H100 (a mid-kernel merge from memory per part)"),
+               ParamSpec::boolean("fast_merge", true,
+                                  "the end-of-part merge of 16-bit partials in one round trip per split (LSE and data "
+                                  "in one batch, folded online), and no fence when the set was complete at first look "
+                                  "(+0.0-1.0% at MB 4096 alone on the H100)"),
+               ParamSpec::boolean("vec_store", true,
+                                  "16-bit partials and outputs stored as 16-byte vectors after a quad transpose by "
+                                  "shuffles (a quarter of the store instructions) instead of 4-byte pairs (+1.4-2.4% at "
+                                  "MB 4096, +3% at CB 4096 on the H100)"),
+               ParamSpec::boolean("prologue", true,
+                                  "prefetch both TMA descriptors (prefetch.tensormap) at block start and the part's "
+                                  "first block-table entry into L1 beside its request's length (alone: -0.2..+0.4% at MB "
+                                  "4096, neutral; part of the measured default set)")}};
+  // --full also runs the earlier epilogue (f32 partials), the deferred count with both QK variants, the epilogue
+  // and schedule before the mla4 switches (pair stores, two-pass merge, no tie gap) and the rotated part order.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"partial16", "false"}},
         {{"async_count", "true"}, {"partial16", "false"}},
-        {{"qk_warpgroups", "2"}, {"async_count", "true"}}};
+        {{"qk_warpgroups", "2"}, {"async_count", "true"}},
+        {{"vec_store", "false"}, {"fast_merge", "false"}, {"prologue", "false"}, {"tie_gap", "0"}},
+        {{"rotate", "true"}, {"qk_warpgroups", "2"}}};
   };
   k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
@@ -249,7 +275,8 @@ KernelSpec mla_decode_spec() {
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
            c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + "," +
-           c.text("partial16") + "," + c.text("async_count") + ">";
+           c.text("partial16") + "," + c.text("async_count") + "," + c.text("rotate") + "," + c.text("fast_merge") + "," +
+           c.text("vec_store") + "," + c.text("prologue") + ">";
   };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);

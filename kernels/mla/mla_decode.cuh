@@ -22,6 +22,11 @@
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
 // The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
 // trip at a time, about 100 us at the end of every SM part, the fixed cost docs/perf.md measured (2026-11-24).
+// FAST_MERGE folds each other split in with one round trip (merge_splits_1rt); VEC_STORE writes 16-bit partials and
+// outputs as 16-byte vectors (store_row16: a quad transpose by shuffles; the pair stores made the partial write and
+// its fence the costliest epilogue, +1.4-2.4% at MB 4096 when vectorized); PROLOGUE prefetches the TMA descriptors
+// and the first block-table entry; ROTATE (off: slower) reorders a part's requests (PartWalk::req). The host's
+// tie_gap shortens middle-split parts (mla_schedule.hpp).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block; PREFETCH > 0 also sends the blocks PREFETCH ahead to
@@ -89,14 +94,25 @@ TL_DEVICE_INLINE int tile_kv_end(int L, int seq_q, int heads, int m0, int R) {
 // and consumers walk the same ranges.
 struct PartWalk {
   int first, last, parts_end, begin_block, end_block, first_split;
-  TL_DEVICE_INLINE PartWalk(const int* __restrict__ parts, int part, int batch) {
+  int count;    // requests in the part (0 for an empty part)
+  bool rotate;  // ROTATE: the part's last request (a split head) goes first, see req()
+  TL_DEVICE_INLINE PartWalk(const int* __restrict__ parts, int part, int batch, const int* __restrict__ cache_seqlens,
+                            bool rotate_last) {
     first = parts[5 * part];
     begin_block = parts[5 * part + 1];
     last = min(parts[5 * part + 2], batch - 1);  // the schedule never ends past the batch; cheap insurance
     parts_end = parts[5 * part + 2];
     end_block = parts[5 * part + 3];
     first_split = parts[5 * part + 4];
+    count = max(0, last - first + 1);
+    rotate = rotate_last && last > first && last == parts_end && end_block < (cache_seqlens[last] + kBlock - 1) / kBlock;
   }
+  // The k-th request the part computes. In schedule order a part whose last request is split ends with that split
+  // (its partial write, or with a middle-only neighbour a tie: both write partials, then one merges from memory),
+  // on the critical path of every SM. ROTATE computes that split head first: its epilogue then lands mid-kernel,
+  // where a stalled SM's lost share is made up at the end, and the part ends with a whole request or a split tail
+  // whose other splits are long done.
+  TL_DEVICE_INLINE int req(int k) const { return rotate ? (k == 0 ? last : first + k - 1) : first + k; }
   template <bool CAUSAL>
   TL_DEVICE_INLINE void range(int r, int L, int seq_q, int heads, int m0, int R, int& b0, int& b1, int& split) const {
     b0 = r == first ? begin_block : 0;
@@ -262,45 +278,131 @@ TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const flo
   }
 }
 
+// merge_splits for 16-bit partials in one round trip per other split: its LSEs and all 64 of its column pairs are
+// loaded in one batch and folded in online (running max m, sum s of exp(lse_i - m), O rescaled when m grows), where
+// merge_splits loads every LSE first and then each split's again with its data (two round trips more, each an
+// L2 / HBM latency under the other SMs' full load). Same contract as merge_splits.
+template <bool BF16>
+TL_DEVICE_INLINE void merge_splits_1rt(float* o, float* lse, float* scale, const float* __restrict__ o_acc,
+                                       const float* __restrict__ lse_acc, int g0, int nspl, int split, int R, int m0,
+                                       const int* rl, int c, int lane) {
+  const float kInf = __int_as_float(0x7f800000);
+  const unsigned short* acc16 = reinterpret_cast<const unsigned short*>(o_acc);
+  int row[2];
+  float m[2], s[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    row[h] = min(m0 + rl[h], R - 1);  // rows past R merge a duplicate and are not written
+    m[h] = lse[h];
+    s[h] = lse[h] > -kInf ? 1.f : 0.f;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= scale[h], o[4 * j + 2 * h + 1] *= scale[h];
+  }
+  for (int i = 0; i < nspl; ++i) {
+    if (i == split) continue;
+    float li[2];
+    unsigned v[2][32];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long at = static_cast<long long>(g0 + i) * R + row[h];
+      li[h] = __ldcg(lse_acc + at);
+      const unsigned* src = reinterpret_cast<const unsigned*>(acc16 + at * kDV + c * 256 + 2 * (lane % 4));
+#pragma unroll
+      for (int j = 0; j < 32; ++j) v[h][j] = __ldcg(src + 4 * j);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float mn = fmaxf(m[h], li[h]);
+      const float a = m[h] > -kInf ? __expf(m[h] - mn) : 0.f;  // mn finite whenever m is
+      const float b = li[h] > -kInf ? __expf(li[h] - mn) : 0.f;
+      s[h] = s[h] * a + b;
+      m[h] = mn;
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+        const float2 f = unpack2<BF16>(v[h][j]);
+        o[4 * j + 2 * h] = fmaf(o[4 * j + 2 * h], a, b * f.x);
+        o[4 * j + 2 * h + 1] = fmaf(o[4 * j + 2 * h + 1], a, b * f.y);
+      }
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lse[h] = m[h] > -kInf ? m[h] + __logf(s[h]) : kInf;
+    scale[h] = m[h] > -kInf ? 1.f / s[h] : 0.f;
+  }
+}
+
+// One row of a consumer thread's 256 columns as 16 bits (o * scale), into dst (the row's first column of this
+// consumer's half; columns 8j + 2(lane % 4) + {0, 1}, j < 32, of the accumulator layout). VEC: the quad's four lanes
+// hold the 16 bytes of columns 8j .. 8j + 7 between them; a 4 x 4 transpose by shuffles (two xor stages) leaves
+// lane q all of chunk 4g + q, stored as one 16-byte vector: a
+// quarter of the store instructions and L2 write requests. Every lane must call it (the shuffles), store or not.
+template <bool BF16, bool VEC>
+TL_DEVICE_INLINE void store_row16(unsigned short* dst, const float* o, int h, float scale, int lane, bool store) {
+  if constexpr (!VEC) {
+    if (!store) return;
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+      *reinterpret_cast<unsigned*>(dst + 8 * j + 2 * (lane % 4)) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+  } else {
+    const int q = lane % 4;
+    const bool hi = q & 2, lo = q & 1;
+#pragma unroll
+    for (int g = 0; g < 8; ++g) {
+      unsigned w[4];  // w[t]: this lane's pair of chunk 4g + t; after the transpose lane s's pair of chunk 4g + q
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const int j = 4 * g + t;
+        w[t] = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+      }
+      // Butterfly: across lane bit 1 swap the chunk pairs whose bit 1 differs from the lane's, then across bit 0.
+      unsigned s0 = hi ? w[0] : w[2], s1 = hi ? w[1] : w[3];
+      s0 = __shfl_xor_sync(0xffffffffu, s0, 2);
+      s1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+      if (hi) w[0] = s0, w[1] = s1;
+      else w[2] = s0, w[3] = s1;
+      unsigned t0 = lo ? w[0] : w[1], t1 = lo ? w[2] : w[3];
+      t0 = __shfl_xor_sync(0xffffffffu, t0, 1);
+      t1 = __shfl_xor_sync(0xffffffffu, t1, 1);
+      if (lo) w[0] = t0, w[2] = t1;
+      else w[1] = t0, w[3] = t1;
+      if (store) *reinterpret_cast<uint4*>(dst + 8 * (4 * g + q)) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
 // This split's normalized partial O (o * scale; 16-bit with P16, else f32) and LSE into workspace slot g, in the
 // accumulator layout: each thread its two rows' 32 column pairs of consumer c's 256 columns.
-template <bool BF16, bool P16>
+template <bool BF16, bool P16, bool VEC = false>
 TL_DEVICE_INLINE void store_partial(const float* o, const float* lse, const float* scale, float* __restrict__ o_acc,
                                     float* __restrict__ lse_acc, int g, int R, int m0, const int* rl, int c, int lane) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = m0 + rl[h];
-    if (row >= R) continue;
-    const long long at = (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
     if constexpr (P16) {
-      unsigned short* dst = reinterpret_cast<unsigned short*>(o_acc) + at;
-#pragma unroll
-      for (int j = 0; j < 32; ++j)
-        *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
+      const long long at = (static_cast<long long>(g) * R + min(row, R - 1)) * kDV + c * 256;
+      store_row16<BF16, VEC>(reinterpret_cast<unsigned short*>(o_acc) + at, o, h, scale[h], lane, row < R);
     } else {
-      float* dst = o_acc + at;
+      if (row >= R) continue;
+      float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < 32; ++j)
         *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
     }
-    if (c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
+    if (row < R && c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
   }
 }
 
 // The merged (or only) O of a (request, row tile), o * scale as 16 bits, and its LSE, in the accumulator layout.
-template <bool BF16>
+template <bool BF16, bool VEC = false>
 TL_DEVICE_INLINE void store_output(const float* o, const float* lse, const float* scale, unsigned short* __restrict__ O,
                                    float* __restrict__ LSE, int r, int R, int m0, int heads, int seq_q, const int* rl, int c,
                                    int lane) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = m0 + rl[h];
-    if (row >= R) continue;
-    unsigned short* dst = O + (static_cast<long long>(r) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-    for (int j = 0; j < 32; ++j)
-      *reinterpret_cast<unsigned*>(dst + 8 * j) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
-    if (c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
+    store_row16<BF16, VEC>(O + (static_cast<long long>(r) * R + min(row, R - 1)) * kDV + c * 256, o, h, scale[h], lane, row < R);
+    if (row < R && c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
   }
 }
 
@@ -382,7 +484,7 @@ struct ConsumerArgs {
 
 // Consumer warpgroup C (0 or 1, a template parameter so that each warpgroup's code has no warpgroup-divergent
 // branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
-template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, bool P16, bool ASYNC_COUNT, int C>
+template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE, bool FAST_MERGE, bool VEC_STORE, int C>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_detail;
   using namespace wgmma_ops;
@@ -418,9 +520,10 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   float sacc[NS / 2];
   int it = 0, qn = 0;
 
-  const PartWalk walk(parts, part, batch);
+  const PartWalk walk(parts, part, batch, cache_seqlens, ROTATE && !ASYNC_COUNT);
   const bool early_first = ASYNC_COUNT && walk.early(cache_seqlens, num_splits);
-  for (int r = walk.first; r <= walk.last; ++r) {
+  for (int k = 0; k < walk.count; ++k) {
+    const int r = walk.req(k);
     const int L = cache_seqlens[r];
     int b0, b1, split;
     walk.range<CAUSAL>(r, L, seq_q, heads, m0, R, b0, b1, split);
@@ -630,9 +733,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     // the consumers go on to the next request instead of waiting out the store drain, the fence and the atomic
     // (~8.5 us per part under full HBM load, docs/perf.md). It never merges from registers: when its count completes
     // the set (rare: the other splits end parts) the consumers merge from memory at the end of the part.
-    const bool early = early_first && r == walk.first;
+    const bool early = early_first && k == 0;
     if (early) {
-      store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
+      store_partial<BF16, P16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
       named_barrier_arrive(5, 288);
     } else if (nspl > 1) {
       // The split of this (request, tile) that finishes last merges them all, from its own registers and the
@@ -648,8 +751,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       named_barrier_sync(1, 256);
       unsigned last;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
+      const bool wrote = !last;
       if (!last) {
-        store_partial<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
+        store_partial<BF16, P16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
         __threadfence();
         named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
         if (ctid == 0) {
@@ -660,13 +764,17 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
       }
       if (last) {
-        __threadfence();
-        merge_splits<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
+        // FAST_MERGE: when the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the
+        // others' partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the
+        // relaxed atomicAdd path needs the fence. The merge then takes one round trip per other split.
+        if (!FAST_MERGE || wrote) __threadfence();
+        if constexpr (FAST_MERGE && P16) merge_splits_1rt<BF16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
+        else merge_splits<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
         if (ctid == 0) *counter = 0;  // ready for the next launch
         write_out = true;
       }
     }
-    if (write_out) store_output<BF16>(o, lse, scale, O, LSE, r, R, m0, heads, seq_q, rl, c, lane);
+    if (write_out) store_output<BF16, VEC_STORE>(o, lse, scale, O, LSE, r, R, m0, heads, seq_q, rl, c, lane);
     TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
@@ -695,7 +803,8 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 
 }  // namespace mla_detail
 
-template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP, bool P16, bool ASYNC_COUNT>
+template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE = false,
+          bool FAST_MERGE = false, bool VEC_STORE = false, bool PROLOGUE = false>
 __global__ void __launch_bounds__(384, 1)
     mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
                unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
@@ -719,6 +828,14 @@ __global__ void __launch_bounds__(384, 1)
   const int R = seq_q * heads, m0 = blockIdx.y * 64, part = blockIdx.x;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
+    // PROLOGUE: fetch both TMA descriptors into the descriptor cache now, so the first Q and KV loads (after
+    // the schedule reads) do not wait for them; the producer also prefetches the part's first block-table entry
+    // beside the request's length instead of reading it after (one dependent global round trip less before the
+    // first TMA).
+    if constexpr (PROLOGUE) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_kv)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_q)) : "memory");
+    }
     for (int s = 0; s < 2; ++s) {
       mbar_init(full_bar(s), 1);
       mbar_init(empty_bar(s), 2);
@@ -736,8 +853,16 @@ __global__ void __launch_bounds__(384, 1)
     if (warp == 0) {
       TL_PROBE_WARP_INIT();
       int it = 0, qn = 0;
-      const PartWalk walk(parts, part, batch);
-      for (int r = walk.first; r <= walk.last; ++r) {
+      const PartWalk walk(parts, part, batch, cache_seqlens, ROTATE && !ASYNC_COUNT);
+      // PROLOGUE: the first block's entry into L1 beside the request's length (a prefetch holds no register of the
+      // 40; a part never begins at the end of a request, so the entry is in the row).
+      if (PROLOGUE && walk.count > 0 && lane == 0) {
+        const int r0 = walk.req(0);
+        const int* at = block_table + static_cast<long long>(r0) * table_stride + (r0 == walk.first ? walk.begin_block : 0);
+        asm volatile("prefetch.global.L1 [%0];\n" ::"l"(at) : "memory");
+      }
+      for (int k = 0; k < walk.count; ++k) {
+        const int r = walk.req(k);
         int b0, b1, split;
         walk.range<CAUSAL>(r, cache_seqlens[r], seq_q, heads, m0, R, b0, b1, split);
         const int* row_table = block_table + static_cast<long long>(r) * table_stride;
@@ -783,7 +908,7 @@ __global__ void __launch_bounds__(384, 1)
         // The part's last request is usually split (the part ends inside it) and its other splits, computed at the
         // start of the next part, are usually done by now: then this CTA will merge them (the consumers' epilogue),
         // so their partials go to L2 while the last blocks compute, and the merge's loads hit L2 instead of HBM.
-        if (r == walk.last && b1 > b0 && lane == 0) {
+        if (k == walk.count - 1 && b1 > b0 && lane == 0) {
           const int nspl = num_splits[r + 1] - num_splits[r];
           if (nspl > 1) {
             const int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
@@ -810,7 +935,7 @@ __global__ void __launch_bounds__(384, 1)
     // in the consumers. Whether the count completed the set goes to the consumers (flag word 1, barrier 6), who then
     // merge at the end of the part.
     if (ASYNC_COUNT && warp == 1) {
-      const PartWalk walk(parts, part, batch);
+      const PartWalk walk(parts, part, batch, cache_seqlens, false);
       if (walk.early(cache_seqlens, num_splits)) {
         const int r = walk.first;
         const int nspl = num_splits[r + 1] - num_splits[r];
@@ -830,8 +955,8 @@ __global__ void __launch_bounds__(384, 1)
 
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
-  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, 0>(args);
-  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, 1>(args);
+  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, VEC_STORE, 0>(args);
+  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, VEC_STORE, 1>(args);
 }
 
 }  // namespace tl

@@ -23,14 +23,9 @@ struct PartRange {
 
 TL_HOST_DEVICE constexpr int kv_blocks(int seqlen, int block_n) { return (seqlen + block_n - 1) / block_n; }
 
-// Fills parts[num_parts] and num_splits[batch + 1] (prefix sums: request r has num_splits[r + 1] - num_splits[r]
-// splits, at least 1, also for an empty request, whose single split computes nothing and yields O = 0); returns
-// the payload, the most any part may cost. overhead_blocks is the cost of one split in block units.
-TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int block_n, int overhead_blocks, int num_parts,
-                                            PartRange* parts, int* num_splits) {
-  int total = 0;
-  for (int r = 0; r < batch; ++r) total += kv_blocks(seqlens[r], block_n) + overhead_blocks;
-  const int payload = (total + num_parts - 1) / num_parts + overhead_blocks;
+// One walk of the schedule at a given payload (see schedule_split_kv); returns whether every request was dealt out.
+TL_HOST_DEVICE inline bool walk_split_kv(const int* seqlens, int batch, int block_n, int overhead_blocks, int num_parts,
+                                         int payload, int tie_gap, PartRange* parts, int* num_splits) {
   int req = 0, block = 0, split = 0;  // the next block to hand out, and the split it starts
   num_splits[0] = 0;
   for (int p = 0; p < num_parts; ++p) {
@@ -39,6 +34,12 @@ TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int b
     part.begin_block = block;
     part.first_split = split;
     int budget = payload;
+    // A part that starts inside a request and cannot finish it holds that request alone (a middle split). It would
+    // end together with the part before it, which ends with the same request's head: both then find the other
+    // outstanding, both write a partial and one merges after them, the costliest end of any part (docs/perf.md).
+    // tie_gap blocks less for it lets its partial be counted before the head's part ends, which then merges.
+    if (tie_gap > 0 && req < batch && block > 0 && kv_blocks(seqlens[req], block_n) - block + overhead_blocks > budget)
+      budget -= tie_gap;
     while (req < batch) {
       const int left = kv_blocks(seqlens[req], block_n) - block;
       if (budget >= left + overhead_blocks) {  // the rest of this request fits: finish it here
@@ -64,6 +65,21 @@ TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int b
       part.end_block = req > 0 ? kv_blocks(seqlens[req - 1], block_n) : 0;
     }
   }
+  return req >= batch;
+}
+
+// Fills parts[num_parts] and num_splits[batch + 1] (prefix sums: request r has num_splits[r + 1] - num_splits[r]
+// splits, at least 1, also for an empty request, whose single split computes nothing and yields O = 0); returns
+// the payload, the most any part may cost. overhead_blocks is the cost of one split in block units. tie_gap > 0
+// shortens every middle-split part by that many blocks (walk_split_kv) and raises the payload until the parts
+// still hold every request.
+TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int block_n, int overhead_blocks, int num_parts,
+                                            PartRange* parts, int* num_splits, int tie_gap = 0) {
+  int total = 0;
+  for (int r = 0; r < batch; ++r) total += kv_blocks(seqlens[r], block_n) + overhead_blocks;
+  int payload = (total + num_parts - 1) / num_parts + overhead_blocks;
+  while (!walk_split_kv(seqlens, batch, block_n, overhead_blocks, num_parts, payload, tie_gap, parts, num_splits) && tie_gap > 0)
+    ++payload;
   return payload;
 }
 
