@@ -49,29 +49,31 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& c, const std::string& p
   std::printf("  L2 read      %8.0f GB/s\n", c.l2_bytes_per_s / 1e9);
   std::printf("  smem read    %8.0f GB/s\n", c.smem_bytes_per_s / 1e9);
   std::printf("  FP32 FMA     %8.1f TFLOP/s\n", c.fp32_flops / 1e12);
-  // Each wgmma rate comes with the SM clock it ran at and what that makes per SM per clock (the H100's tensor
-  // cores issue at most 4096 dense bf16 FLOP per SM per clock), so a reader can tell peak from clock.
-  auto tc = [&](const char* name, double v, double mhz) {
+  // Each wgmma rate comes with the mean SM clock it ran at and its FLOP per SM per clock, counted from the
+  // benchmark's own cycles (an H100 SM's tensor cores issue at most 4096 dense bf16 FLOP per clock), so a reader
+  // can tell the peak from the clock.
+  auto tc = [&](const char* name, double v, const char* bench) {
     if (v <= 0) {
       std::printf("  %-12s        - (no tensor cores for it on this GPU)\n", name);
       return;
     }
+    auto detail = [&](const char* field) {
+      return c.details.value(nlohmann::json::json_pointer(std::string("/") + bench + "/" + field), 0.0);
+    };
     std::printf("  %-12s %8.1f TFLOP/s dense", name, v / 1e12);
-    if (mhz > 0 && d.sm_count > 0)
-      std::printf(" at SM clock %.0f MHz (%.0f FLOP per SM per clock)", mhz, v / (d.sm_count * mhz * 1e6));
+    if (const double mhz = detail("sm_clock_mhz"); mhz > 0) std::printf(" at SM clock %.0f MHz", mhz);
+    if (const double per_clock = detail("flop_per_sm_clock"); per_clock > 0)
+      std::printf(" (%.0f FLOP per SM per clock)", per_clock);
     std::printf("\n");
   };
-  auto clock_of = [&](const char* bench) {
-    return c.details.value(nlohmann::json::json_pointer(std::string("/") + bench + "/sm_clock_mhz"), 0.0);
-  };
-  tc("bf16 tensor", c.bf16_tc_flops, c.tc_clock_mhz);
+  tc("bf16 tensor", c.bf16_tc_flops, "wgmma_bf16");
   if (c.bf16_tc_sustained_flops > 0) {
-    tc("  sustained", c.bf16_tc_sustained_flops, c.tc_sustained_clock_mhz);
+    tc("  sustained", c.bf16_tc_sustained_flops, "wgmma_bf16_sustained");
     std::printf("               (after %g s of tensor load: the power cap lowers the clock)\n",
                 c.details.value("/wgmma_bf16_sustained/load_before_s"_json_pointer, 0.0));
   }
-  tc("fp16 tensor", c.fp16_tc_flops, clock_of("wgmma_f16"));
-  tc("fp8 tensor", c.fp8_tc_flops, clock_of("wgmma_e4m3"));
+  tc("fp16 tensor", c.fp16_tc_flops, "wgmma_f16");
+  tc("fp8 tensor", c.fp8_tc_flops, "wgmma_e4m3");
   std::printf("  (tensor cores via %s)\n", c.tc_method.c_str());
 }
 

@@ -352,6 +352,12 @@ TEST(CeilingsGpu, Sane) {
     EXPECT_LE(c->tc_sustained_clock_mhz, c->tc_clock_mhz * 1.02);
     EXPECT_GT(c->bf16_tc_sustained_flops, 0.5 * c->bf16_tc_flops);
     EXPECT_LE(c->bf16_tc_sustained_flops, c->bf16_tc_flops * 1.02);
+    // Counted from the benchmark's cycles: at most the 4096 dense bf16 FLOP an sm_90 SM issues per clock.
+    for (const char* bench : {"wgmma_bf16", "wgmma_bf16_sustained"}) {
+      const double per_clock = c->details[bench].value("flop_per_sm_clock", 0.0);
+      EXPECT_GT(per_clock, 2048) << bench;
+      EXPECT_LE(per_clock, 4096 * 1.001) << bench;
+    }
   }
   auto cached = load_ceilings(ceilings_cache_path(dir, d));
   ASSERT_TRUE(cached.ok()) << cached.status().message();

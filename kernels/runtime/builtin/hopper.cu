@@ -19,8 +19,9 @@ __device__ __forceinline__ unsigned long long globaltimer_ns() {
 // flight, as a GEMM main loop does. The tiles hold pseudo-random values of both signs (magnitudes 2^-7..1 in
 // bf16/f16, 2^-6..1 in e4m3, never NaN or Inf): tensor-core power, and with it the clock the H100 holds, depends on
 // the operand bits, and constant operands overstate what a GEMM on real data can reach. Two warpgroups per block,
-// one block per SM. Thread 0 of block 0 writes the SM cycles and the nanoseconds its loop took to clock[0..1]: a
-// tensor-core rate means little without the clock it ran at, which the power cap pulls down under sustained load.
+// one block per SM. Thread 0 of block 0 adds the SM cycles and the nanoseconds its loop took to clock[0..1] (the
+// host zeroes them; launches are serial): a tensor-core rate means little without the clock it ran at, which the
+// power cap pulls down under sustained load, and cycles per loop give the rate per clock whatever the clock.
 template <int KIND>  // 0 bf16, 1 f16, 2 e4m3
 __device__ __forceinline__ void wgmma_chain(int iters, float* sink, unsigned long long* clock) {
   __shared__ __align__(1024) unsigned char tiles[8192 + 32768];
@@ -62,8 +63,8 @@ __device__ __forceinline__ void wgmma_chain(int iters, float* sink, unsigned lon
   }
   wgmma_ops::wgmma_wait<0>();
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    clock[0] = clock64() - c0;
-    clock[1] = globaltimer_ns() - t0;
+    clock[0] += clock64() - c0;
+    clock[1] += globaltimer_ns() - t0;
   }
   float s = 0.f;
 #pragma unroll
