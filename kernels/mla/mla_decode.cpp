@@ -206,9 +206,11 @@ KernelSpec mla_decode_spec() {
   k.archs = {"sm_90a"};
   k.problem = mla_problem();
   // Defaults are the fastest measured on the H100 (docs/perf.md, 2026-11-24): 1 QK warpgroup (with the batched
-  // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), no prefetch, no overlap, and (mla4)
-  // vector stores, the one-round-trip merge, the prologue prefetches and tie_gap 3 together (2.549-2.554 TB/s at MB
-  // 4096 against 2.486-2.501 without); the others stay selectable (and in the test matrix) for the next round.
+  // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), overhead_blocks 2, tie_gap 3 and the
+  // 16-byte stores (2.549-2.554 TB/s at MB 4096 with the rest of mla4's epilogue). The switches kept are the ones
+  // whose other setting is a measured ablation; experiments measured slower on every shape they were tried on (an
+  // L2 prefetch of KV blocks ahead, Q K^T behind P V, f32 partials, a deferred split count, a rotated part order)
+  // and neutral ones (the two-pass merge, no prologue prefetches) were removed: their code is in git history.
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
                                  "(all 64 tokens, reads Q once per block; the softmax on that warpgroup)"),
@@ -221,46 +223,17 @@ KernelSpec mla_decode_spec() {
                                   "KV blocks less for a part that holds one request's middle split, so that it does "
                                   "not end together with the part before it (two partial writes, then a merge); the "
                                   "payload grows until every request still fits. 0: off (alone -0.4..+0.7% at MB 4096, "
-                                  "no win; with the other mla4 switches +0.2-0.4% in four passes, on the H100)"),
-               ParamSpec::integer("prefetch", 0, 0, 6,
-                                  "KV blocks ahead fetched into L2 (TMA prefetch) besides the two in shared memory; 0: "
-                                  "off (3 measured 30-45% slower on the H100)"),
-               ParamSpec::boolean("overlap", false,
-                                  "issue the next block's Q K^T right behind this block's P V (with qk_warpgroups=1 "
-                                  "ptxas serializes the wgmma: it guards registers on a warpgroup-divergent path)"),
-               ParamSpec::boolean("partial16", true,
-                                  "split requests' partial O in the output's 16-bit type instead of f32: half the bytes "
-                                  "written by an early split and read by the merge (LSE stays f32; +1% at MB 4096)"),
-               ParamSpec::boolean("async_count", false,
-                                  "a part's early split (its first request, split, with at least as many blocks after it "
-                                  "in the part) publishes its partial and a producer warp counts it, so the consumers do "
-                                  "not wait for the stores; a count that completes the set is merged by the consumers at "
-                                  "the part's end. Off: 0.5-0.9% slower at memory-bound 4096 on the H100 (docs/perf.md)"),
-               ParamSpec::boolean("rotate", false,
-                                  "a part whose last request is split computes that split first (its partial write "
-                                  "mid-kernel, no tie of two partial writes at the end); ignored with async_count. Off: "
-                                  "3.2% slower at MB 4096 on the H100 (a mid-kernel merge from memory per part)"),
-               ParamSpec::boolean("fast_merge", true,
-                                  "the end-of-part merge of 16-bit partials in one round trip per split (LSE and data "
-                                  "in one batch, folded online), and no fence when the set was complete at first look "
-                                  "(+0.0-1.0% at MB 4096 alone on the H100)"),
+                                  "no win; with the rest of the mla4 epilogue +0.2-0.4% in four passes, on the H100)"),
                ParamSpec::boolean("vec_store", true,
                                   "16-bit partials and outputs stored as 16-byte vectors after a quad transpose by "
                                   "shuffles (a quarter of the store instructions) instead of 4-byte pairs (+1.4-2.4% at "
-                                  "MB 4096, +3% at CB 4096 on the H100)"),
-               ParamSpec::boolean("prologue", true,
-                                  "prefetch both TMA descriptors (prefetch.tensormap) at block start and the part's "
-                                  "first block-table entry into L1 beside its request's length (alone: -0.2..+0.4% at MB "
-                                  "4096, neutral; part of the measured default set)")}};
-  // --full also runs the earlier epilogue (f32 partials), the deferred count with both QK variants, the epilogue
-  // and schedule before the mla4 switches (pair stores, two-pass merge, no tie gap) and the rotated part order.
+                                  "MB 4096, +3% at CB 4096 on the H100)")}};
+  // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
+  // (pair stores, no tie gap) with FlashMLA's split cost.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
-        {{"qk_warpgroups", "2"}, {"partial16", "false"}},
-        {{"async_count", "true"}, {"partial16", "false"}},
-        {{"qk_warpgroups", "2"}, {"async_count", "true"}},
-        {{"vec_store", "false"}, {"fast_merge", "false"}, {"prologue", "false"}, {"tie_gap", "0"}},
-        {{"rotate", "true"}, {"qk_warpgroups", "2"}}};
+        {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
+        {{"vec_store", "false"}, {"tie_gap", "0"}, {"overhead_blocks", "5"}}};
   };
   k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
@@ -274,9 +247,7 @@ KernelSpec mla_decode_spec() {
   };
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
-           c.text("qk_warpgroups") + "," + c.text("prefetch") + "," + c.text("overlap") + "," +
-           c.text("partial16") + "," + c.text("async_count") + "," + c.text("rotate") + "," + c.text("fast_merge") + "," +
-           c.text("vec_store") + "," + c.text("prologue") + ">";
+           c.text("qk_warpgroups") + "," + c.text("vec_store") + ">";
   };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
@@ -292,9 +263,9 @@ KernelSpec mla_decode_spec() {
     const Dims x(p);
     const Schedule sch(x, c, l);
     const DType t = p.dtype();
-    // The partial results of split requests; one element when no request is split.
+    // The partial results of split requests (O in the output's 16-bit type, LSE f32); one element when no request
+    // is split.
     const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.rows : 1;
-    const DType partial = c.boolean("partial16") ? t : DType::f32;
     ArgSpec q = ArgSpec::tensor("Q", t, {x.b, x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
     ArgSpec kv = ArgSpec::tensor("KV", t, {x.num_blocks, kBlock, 1, kDQK}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2});
     q.is_param = kv.is_param = false;
@@ -312,7 +283,7 @@ KernelSpec mla_decode_spec() {
         table,
         ArgSpec::i32_data("sched_parts", sch.parts),
         ArgSpec::i32_data("num_splits", sch.num_splits),
-        ArgSpec::tensor("o_acc", partial, {ws, kDV}, ArgRole::scratch),
+        ArgSpec::tensor("o_acc", t, {ws, kDV}, ArgRole::scratch),
         ArgSpec::tensor("lse_acc", DType::f32, {ws}, ArgRole::scratch),
         ArgSpec::tensor("counters", DType::i32, {x.b * x.m_tiles}, ArgRole::scratch),
         ArgSpec::scalar("batch", DType::i32, d(x.b)),

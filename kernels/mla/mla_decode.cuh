@@ -14,38 +14,36 @@
 // CTA (p, t) computes rows [64t, 64t + 64) of every request in part p's range over the part's blocks. A request
 // with one split is written straight to O / LSE. Otherwise the CTA that finishes a (request, tile) last merges the
 // splits, O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i, from its own registers and the partials the
-// others wrote, normalized O (f32, or with P16 the output's 16-bit type: half the bytes) and LSE (f32), to the
-// workspace o_acc [total_splits, R, 512] / lse_acc [total_splits, R]. ASYNC_COUNT hands the count of a part's
-// early split (PartWalk::early) to producer warp 1; if that count completes the set, the consumers merge from memory
-// at the end of the part.
+// others wrote, normalized O (in the output's 16-bit type) and LSE (f32), to the workspace
+// o_acc [total_splits, R, 512] / lse_acc [total_splits, R].
 // Finishing is counted by an atomic per (request, tile) in `counters`, which must be zero before the launch and is
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
-// The merge issues its loads in independent batches (merge_splits): it used to walk rows and splits one L2 round
-// trip at a time, about 100 us at the end of every SM part, the fixed cost docs/perf.md measured (2026-11-24).
-// FAST_MERGE folds each other split in with one round trip (merge_splits_1rt); VEC_STORE writes 16-bit partials and
-// outputs as 16-byte vectors (store_row16: a quad transpose by shuffles; the pair stores made the partial write and
-// its fence the costliest epilogue, +1.4-2.4% at MB 4096 when vectorized); PROLOGUE prefetches the TMA descriptors
-// and the first block-table entry; ROTATE (off: slower) reorders a part's requests (PartWalk::req). The host's
-// tie_gap shortens middle-split parts (mla_schedule.hpp).
+// The merge folds each other split in with one batch of independent loads (merge_splits): it used to walk rows and
+// splits one L2 round trip at a time, about 100 us at the end of every SM part, the fixed cost docs/perf.md measured
+// (2026-11-24). VEC_STORE writes partials and outputs as 16-byte vectors (store_row16: a quad transpose by
+// shuffles; the pair stores made the partial write and its fence the costliest epilogue, +1.4-2.4% at MB 4096 when
+// vectorized). The block start prefetches the TMA descriptors and the first block-table entry. The host's tie_gap
+// shortens middle-split parts (mla_schedule.hpp).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
-// a 2-stage ring, the request's Q tile after its first block; PREFETCH > 0 also sends the blocks PREFETCH ahead to
-// L2), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
+// a 2-stage ring, the request's Q tile after its first block), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
 // block, with QK_WG == 2: c computes S_c = Q K[32c : 32c + 32]^T (64 x 32, wgmma m64n32k16 x 36 from shared memory),
 // the two exchange their row maxima through shared memory, each turns its S_c into P (exp2 of the log2(e)-scaled
 // scores; running max and sum per row, O rescaled) and writes P_c as 16 bits into the shared P tile; with QK_WG == 1
 // consumer 0 computes all of S (m64n64k16 x 36: Q is read once per block, not twice), runs the softmax alone and
 // hands consumer 1 the rows' rescale factors. After a barrier of both, consumer c computes
 // O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4, V read N-major straight from the cache block: the
-// transposed-B form). OVERLAP issues the next block's Q K^T right behind this block's P V. Consumer thread (warp w,
-// lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma accumulator layout), O_c's 256 columns as
-// 128 fp32 registers. The defaults (QK_WG 1, no prefetch, no overlap) measured fastest on the H100 (docs/perf.md).
+// transposed-B form). Consumer thread (warp w, lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma
+// accumulator layout), O_c's 256 columns as 128 fp32 registers. QK_WG 1 measured fastest on the H100 (docs/perf.md);
+// so did leaving out the experiments this kernel no longer has (an L2 prefetch of KV blocks ahead, the next block's
+// Q K^T issued behind P V, f32 partials, a deferred split count, a rotated part order, the two-pass merge: see git
+// history and docs/perf.md).
 //
 // Shared memory (dynamic, 1024-aligned): every 64-row x 576-column tile is 9 panels of 64 rows x 64 columns
 // (128-byte rows, 8 KiB), TMA SWIZZLE_128B: 16-byte chunk k of row r at chunk k ^ (r % 8).
 //   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
 //   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
-//   [barriers: full[2], empty[2], q_full, q_empty][flag: the last-split flag, the deferred count's result]
+//   [barriers: full[2], empty[2], q_full, q_empty][flag: the last-split flag, 16 bytes of which 4 are used]
 // wgmma descriptors: Q and K are K-major (stride byte offset 1024 = one 8-row atom, k16 step = +32 bytes inside a
 // panel, next 64 columns = next panel); V is N-major for P V: leading byte offset 8192 (next 64 columns = next
 // panel), stride byte offset 1024 (next 8 tokens), k16 step = 16 tokens = +2048 bytes.
@@ -94,10 +92,8 @@ TL_DEVICE_INLINE int tile_kv_end(int L, int seq_q, int heads, int m0, int R) {
 // and consumers walk the same ranges.
 struct PartWalk {
   int first, last, parts_end, begin_block, end_block, first_split;
-  int count;    // requests in the part (0 for an empty part)
-  bool rotate;  // ROTATE: the part's last request (a split head) goes first, see req()
-  TL_DEVICE_INLINE PartWalk(const int* __restrict__ parts, int part, int batch, const int* __restrict__ cache_seqlens,
-                            bool rotate_last) {
+  int count;  // requests in the part (0 for an empty part)
+  TL_DEVICE_INLINE PartWalk(const int* __restrict__ parts, int part, int batch) {
     first = parts[5 * part];
     begin_block = parts[5 * part + 1];
     last = min(parts[5 * part + 2], batch - 1);  // the schedule never ends past the batch; cheap insurance
@@ -105,34 +101,13 @@ struct PartWalk {
     end_block = parts[5 * part + 3];
     first_split = parts[5 * part + 4];
     count = max(0, last - first + 1);
-    rotate = rotate_last && last > first && last == parts_end && end_block < (cache_seqlens[last] + kBlock - 1) / kBlock;
   }
-  // The k-th request the part computes. In schedule order a part whose last request is split ends with that split
-  // (its partial write, or with a middle-only neighbour a tie: both write partials, then one merges from memory),
-  // on the critical path of every SM. ROTATE computes that split head first: its epilogue then lands mid-kernel,
-  // where a stalled SM's lost share is made up at the end, and the part ends with a whole request or a split tail
-  // whose other splits are long done.
-  TL_DEVICE_INLINE int req(int k) const { return rotate ? (k == 0 ? last : first + k - 1) : first + k; }
   template <bool CAUSAL>
   TL_DEVICE_INLINE void range(int r, int L, int seq_q, int heads, int m0, int R, int& b0, int& b1, int& split) const {
     b0 = r == first ? begin_block : 0;
     b1 = r == last && last == parts_end ? end_block : (L + kBlock - 1) / kBlock;
     b1 = max(b0, min(b1, (tile_kv_end<CAUSAL>(L, seq_q, heads, m0, R) + kBlock - 1) / kBlock));
     split = r == first ? first_split : 0;
-  }
-  // ASYNC_COUNT's early split: the part's first request when it is split, more requests follow in the part, and
-  // those hold at least as many KV blocks as it does. Its count is deferred (a producer warp does it while the
-  // consumers go on), and the condition makes that count land at the latest halfway through the part, long before
-  // the request's other splits, which end other parts, so it is almost never the last. Producer and consumers
-  // evaluate it alike; whole blocks, not cut to a causal tile's keys (a few tokens less at most, and cheaper for the
-  // 40-register producer warp).
-  TL_DEVICE_INLINE bool early(const int* __restrict__ cache_seqlens, const int* __restrict__ num_splits) const {
-    if (first >= last || num_splits[first + 1] - num_splits[first] < 2) return false;
-    const int in = (cache_seqlens[first] + kBlock - 1) / kBlock - begin_block;
-    int after = 0;
-    for (int r = first + 1; r <= last && after < in; ++r)
-      after += r == last && last == parts_end ? end_block : (cache_seqlens[r] + kBlock - 1) / kBlock;
-    return after >= in;
   }
 };
 
@@ -153,13 +128,6 @@ TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
       WgmmaSS<NS, BF16, 0>::run(sacc, da, db);  // both K-major, always accumulating (sacc zeroed above)
     }
   wgmma_commit();
-}
-
-// Fetches a box of the tensor map into L2 only (no shared memory, no barrier).
-TL_DEVICE_INLINE void tma_prefetch_l2(const TmaDescriptor* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
 }
 
 TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
@@ -185,107 +153,18 @@ TL_DEVICE_INLINE float2 unpack2(unsigned v) {
   }
 }
 
-// The merge of a split request's partials, in the wgmma accumulator layout of the consumer thread that holds this
-// split's o (rows rl[0], rl[1] of the tile; columns 256c + 8j + 2(lane % 4) + {0, 1}, j < 32), so the split that
-// merges needs neither to publish its own partial nor to read it back. lse / scale are this split's (scale turns o
-// into its O); on return o * scale is the merged O and lse the merged LSE (+inf for a row no split saw a key of).
-// Loads are issued in batches with no dependence between them (the LSEs of both rows, then 16 columns of both rows
-// per batch), so a merge costs a few L2 round trips instead of one per row and split.
-// P16: the partials are 16-bit (the output type; 2 columns per 4-byte load, all 32 column pairs of both rows in
-// one batch); otherwise f32 (float2 loads, 16 column pairs per batch).
-template <bool BF16, bool P16>
+// The merge of a split request's 16-bit partials, in the wgmma accumulator layout of the consumer thread that holds
+// this split's o (rows rl[0], rl[1] of the tile; columns 256c + 8j + 2(lane % 4) + {0, 1}, j < 32), so the split
+// that merges needs neither to publish its own partial nor to read it back. lse / scale are this split's (scale
+// turns o into its O); on return o * scale is the merged O and lse the merged LSE (+inf for a row no split saw a key
+// of). One round trip per other split: its LSEs and all 64 of its column pairs (2 columns per 4-byte load) are
+// loaded in one batch with no dependence between the loads and folded in online (running max m, sum s of
+// exp(lse_i - m), O rescaled when m grows), instead of one round trip per row and split (the old combine) or the
+// LSEs first and each split's data after (the two-pass merge: +0.0-1.0% at MB 4096 for this one).
+template <bool BF16>
 TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const float* __restrict__ o_acc,
                                    const float* __restrict__ lse_acc, int g0, int nspl, int split, int R, int m0,
                                    const int* rl, int c, int lane) {
-  const float kInf = __int_as_float(0x7f800000);
-  int row[2];
-  float mx[2], tot[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    row[h] = min(m0 + rl[h], R - 1);  // rows past R merge a duplicate and are not written
-    mx[h] = lse[h];
-    tot[h] = lse[h] > -kInf ? 1.f : 0.f;
-  }
-  // Merged LSE: a running max and the sum of exp(lse_i - max).
-  for (int i = 0; i < nspl; ++i) {
-    if (i == split) continue;
-    float v[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) v[h] = __ldcg(lse_acc + static_cast<long long>(g0 + i) * R + row[h]);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (v[h] > mx[h]) {
-        tot[h] = tot[h] * __expf(mx[h] - v[h]) + 1.f;
-        mx[h] = v[h];
-      } else if (v[h] > -kInf) {
-        tot[h] += __expf(v[h] - mx[h]);
-      }
-    }
-  }
-  float merged[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    merged[h] = mx[h] > -kInf ? mx[h] + __logf(tot[h]) : kInf;
-    const float w = mx[h] > -kInf ? __expf(lse[h] - merged[h]) * scale[h] : 0.f;
-#pragma unroll
-    for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= w, o[4 * j + 2 * h + 1] *= w;
-  }
-  for (int i = 0; i < nspl; ++i) {
-    if (i == split) continue;
-    const long long at[2] = {static_cast<long long>(g0 + i) * R + row[0], static_cast<long long>(g0 + i) * R + row[1]};
-    float w[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) w[h] = mx[h] > -kInf ? __expf(__ldcg(lse_acc + at[h]) - merged[h]) : 0.f;
-    if constexpr (P16) {
-      const unsigned short* acc16 = reinterpret_cast<const unsigned short*>(o_acc);
-      unsigned v[2][32];
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < 32; ++j)
-          v[h][j] = __ldcg(reinterpret_cast<const unsigned*>(acc16 + at[h] * kDV + c * 256 + 8 * j + 2 * (lane % 4)));
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < 32; ++j) {
-          const float2 f = unpack2<BF16>(v[h][j]);
-          o[4 * j + 2 * h] += w[h] * f.x;
-          o[4 * j + 2 * h + 1] += w[h] * f.y;
-        }
-      continue;
-    }
-#pragma unroll
-    for (int jc = 0; jc < 32; jc += 16) {
-      float2 v[2][16];
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < 16; ++j)
-          v[h][j] = __ldcg(reinterpret_cast<const float2*>(o_acc + at[h] * kDV + c * 256 + 8 * (jc + j) + 2 * (lane % 4)));
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < 16; ++j) {
-          o[4 * (jc + j) + 2 * h] += w[h] * v[h][j].x;
-          o[4 * (jc + j) + 2 * h + 1] += w[h] * v[h][j].y;
-        }
-    }
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    lse[h] = merged[h];
-    scale[h] = 1.f;
-  }
-}
-
-// merge_splits for 16-bit partials in one round trip per other split: its LSEs and all 64 of its column pairs are
-// loaded in one batch and folded in online (running max m, sum s of exp(lse_i - m), O rescaled when m grows), where
-// merge_splits loads every LSE first and then each split's again with its data (two round trips more, each an
-// L2 / HBM latency under the other SMs' full load). Same contract as merge_splits.
-template <bool BF16>
-TL_DEVICE_INLINE void merge_splits_1rt(float* o, float* lse, float* scale, const float* __restrict__ o_acc,
-                                       const float* __restrict__ lse_acc, int g0, int nspl, int split, int R, int m0,
-                                       const int* rl, int c, int lane) {
   const float kInf = __int_as_float(0x7f800000);
   const unsigned short* acc16 = reinterpret_cast<const unsigned short*>(o_acc);
   int row[2];
@@ -371,30 +250,22 @@ TL_DEVICE_INLINE void store_row16(unsigned short* dst, const float* o, int h, fl
   }
 }
 
-// This split's normalized partial O (o * scale; 16-bit with P16, else f32) and LSE into workspace slot g, in the
-// accumulator layout: each thread its two rows' 32 column pairs of consumer c's 256 columns.
-template <bool BF16, bool P16, bool VEC = false>
+// This split's normalized partial O (o * scale, 16-bit) and LSE into workspace slot g, in the accumulator layout:
+// each thread its two rows' 32 column pairs of consumer c's 256 columns.
+template <bool BF16, bool VEC>
 TL_DEVICE_INLINE void store_partial(const float* o, const float* lse, const float* scale, float* __restrict__ o_acc,
                                     float* __restrict__ lse_acc, int g, int R, int m0, const int* rl, int c, int lane) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = m0 + rl[h];
-    if constexpr (P16) {
-      const long long at = (static_cast<long long>(g) * R + min(row, R - 1)) * kDV + c * 256;
-      store_row16<BF16, VEC>(reinterpret_cast<unsigned short*>(o_acc) + at, o, h, scale[h], lane, row < R);
-    } else {
-      if (row >= R) continue;
-      float* dst = o_acc + (static_cast<long long>(g) * R + row) * kDV + c * 256 + 2 * (lane % 4);
-#pragma unroll
-      for (int j = 0; j < 32; ++j)
-        *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * scale[h], o[4 * j + 2 * h + 1] * scale[h]);
-    }
+    const long long at = (static_cast<long long>(g) * R + min(row, R - 1)) * kDV + c * 256;
+    store_row16<BF16, VEC>(reinterpret_cast<unsigned short*>(o_acc) + at, o, h, scale[h], lane, row < R);
     if (row < R && c == 0 && lane % 4 == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
   }
 }
 
 // The merged (or only) O of a (request, row tile), o * scale as 16 bits, and its LSE, in the accumulator layout.
-template <bool BF16, bool VEC = false>
+template <bool BF16, bool VEC>
 TL_DEVICE_INLINE void store_output(const float* o, const float* lse, const float* scale, unsigned short* __restrict__ O,
                                    float* __restrict__ LSE, int r, int R, int m0, int heads, int seq_q, const int* rl, int c,
                                    int lane) {
@@ -404,68 +275,6 @@ TL_DEVICE_INLINE void store_output(const float* o, const float* lse, const float
     store_row16<BF16, VEC>(O + (static_cast<long long>(r) * R + min(row, R - 1)) * kDV + c * 256, o, h, scale[h], lane, row < R);
     if (row < R && c == 0 && lane % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = lse[h];
   }
-}
-
-// The consumers' merge of a (request, row tile) from memory, every split's partial: the rare case where an early
-// split's deferred count completed the set (see PartWalk::early). Consumer thread t (of 256) merges row t / 4 of the
-// tile, columns 128 (t % 4) + [0, 128) in passes of 16, the splits' loads of a pass two at a time. Few registers (it
-// runs after the part's last request, in a function whose 128-float accumulator the register merge already fills).
-template <bool BF16, bool P16>
-TL_DEVICE_INLINE void merge_from_memory(unsigned short* __restrict__ O, float* __restrict__ LSE, const float* __restrict__ o_acc,
-                                        const float* __restrict__ lse_acc, int r, int g0, int nspl, int R, int m0, int heads,
-                                        int seq_q, int ctid) {
-  const float kInf = __int_as_float(0x7f800000);
-  const int row = m0 + ctid / 4, col0 = 128 * (ctid % 4);
-  if (row >= R) return;
-  const float* lse_row = lse_acc + static_cast<long long>(g0) * R + row;
-  float mx = -kInf, tot = 0.f;
-  for (int k = 0; k < nspl; ++k) {
-    const float v = __ldcg(lse_row + static_cast<long long>(k) * R);
-    if (v > mx) {
-      tot = tot * __expf(mx - v) + 1.f;  // mx = -inf at first: 0 * 0 + 1
-      mx = v;
-    } else if (v > -kInf) {
-      tot += __expf(v - mx);
-    }
-  }
-  const float merged = mx > -kInf ? mx + __logf(tot) : kInf;
-  unsigned short* out = O + (static_cast<long long>(r) * R + row) * kDV + col0;
-#pragma unroll 1
-  for (int ch = 0; ch < 128; ch += 16) {
-    float acc[16];
-#pragma unroll
-    for (int e = 0; e < 16; ++e) acc[e] = 0.f;
-#pragma unroll 2
-    for (int k = 0; k < nspl; ++k) {
-      const float w = mx > -kInf ? __expf(__ldcg(lse_row + static_cast<long long>(k) * R) - merged) : 0.f;
-      const long long at = (static_cast<long long>(g0 + k) * R + row) * kDV + col0 + ch;
-      if constexpr (P16) {
-        const uint4* src = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned short*>(o_acc) + at);
-        const uint4 a = __ldcg(src), b = __ldcg(src + 1);
-        const unsigned u[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const float2 f = unpack2<BF16>(u[e]);
-          acc[2 * e] += w * f.x;
-          acc[2 * e + 1] += w * f.y;
-        }
-      } else {
-        const float4* src = reinterpret_cast<const float4*>(o_acc + at);
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float4 f = __ldcg(src + q);
-          acc[4 * q] += w * f.x, acc[4 * q + 1] += w * f.y, acc[4 * q + 2] += w * f.z, acc[4 * q + 3] += w * f.w;
-        }
-      }
-    }
-    uint4 p[2];
-    unsigned* pu = reinterpret_cast<unsigned*>(p);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) pu[e] = gemm_detail::pack2<BF16>(acc[2 * e], acc[2 * e + 1]);
-    reinterpret_cast<uint4*>(out + ch)[0] = p[0];
-    reinterpret_cast<uint4*>(out + ch)[1] = p[1];
-  }
-  if (ctid % 4 == 0) LSE[(static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads] = merged;
 }
 
 // What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
@@ -484,7 +293,7 @@ struct ConsumerArgs {
 
 // Consumer warpgroup C (0 or 1, a template parameter so that each warpgroup's code has no warpgroup-divergent
 // branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
-template <bool CAUSAL, bool BF16, int QK_WG, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE, bool FAST_MERGE, bool VEC_STORE, int C>
+template <bool CAUSAL, bool BF16, int QK_WG, bool VEC_STORE, int C>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_detail;
   using namespace wgmma_ops;
@@ -520,10 +329,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   float sacc[NS / 2];
   int it = 0, qn = 0;
 
-  const PartWalk walk(parts, part, batch, cache_seqlens, ROTATE && !ASYNC_COUNT);
-  const bool early_first = ASYNC_COUNT && walk.early(cache_seqlens, num_splits);
+  const PartWalk walk(parts, part, batch);
   for (int k = 0; k < walk.count; ++k) {
-    const int r = walk.req(k);
+    const int r = walk.first + k;
     const int L = cache_seqlens[r];
     int b0, b1, split;
     walk.range<CAUSAL>(r, L, seq_q, heads, m0, R, b0, b1, split);
@@ -535,20 +343,11 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
     mbar_wait(q_full, qn & 1);
 
-    // OVERLAP: block blk + 1's QK is issued right behind block blk's PV, so the tensor cores go from one to the
-    // other without waiting for this warpgroup's round trip; otherwise each block issues its own QK first.
-    if (OVERLAP && does_qk && b0 < b1) {
-      TL_PROBE_BEGIN(kProbeWaitKV, it & 1, b0);
-      mbar_wait(full_bar(it & 1), (it >> 1) & 1);
-      TL_PROBE_END(kProbeWaitKV, it & 1, b0);
-      TL_PROBE_BEGIN(kProbeQK, it & 1, b0);
-      issue_qk<BF16, NS>(sacc, q_base, kv_base + (it & 1) * kTileBytes + tok0 * 128);
-    }
     for (int blk = b0; blk < b1; ++blk, ++it) {
       const int s = it & 1;
       const unsigned kv = kv_base + s * kTileBytes;
       const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
-      if (!OVERLAP && does_qk) {
+      if (does_qk) {
         TL_PROBE_BEGIN(kProbeWaitKV, s, blk);
         mbar_wait(full_bar(s), (it >> 1) & 1);
         TL_PROBE_END(kProbeWaitKV, s, blk);
@@ -665,15 +464,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         WgmmaSS<256, BF16, 1>::run(o, smem_desc_sw128(p_base + kk * 32, 16, 1024),  // V N-major
                                    smem_desc_sw128(kv + 4 * c * kPanelBytes + kk * 16 * 128, kPanelBytes, 1024));
       wgmma_commit();
-      if (OVERLAP && does_qk && blk + 1 < b1) {
-        const int sn = (it + 1) & 1;
-        mbar_wait(full_bar(sn), ((it + 1) >> 1) & 1);
-        TL_PROBE_BEGIN(kProbeQK, sn, blk + 1);
-        issue_qk<BF16, NS>(sacc, q_base, kv_base + sn * kTileBytes + tok0 * 128);
-        wgmma_wait<1>();  // PV done (the QK behind it may still run): the stage can be refilled
-      } else {
-        wgmma_wait<0>();
-      }
+      wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
       if (tid == 0) mbar_arrive(empty_bar(s));
       TL_PROBE_END(kProbePV, s, blk);
@@ -728,16 +519,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
     }
     bool write_out = nspl == 1;
-    // The part's early split (PartWalk::early: its first request, split, with at least as many blocks after it in
-    // the part) with ASYNC_COUNT only publishes its partial and hands the count to the helper warp (barrier 5), so
-    // the consumers go on to the next request instead of waiting out the store drain, the fence and the atomic
-    // (~8.5 us per part under full HBM load, docs/perf.md). It never merges from registers: when its count completes
-    // the set (rare: the other splits end parts) the consumers merge from memory at the end of the part.
-    const bool early = early_first && k == 0;
-    if (early) {
-      store_partial<BF16, P16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
-      named_barrier_arrive(5, 288);
-    } else if (nspl > 1) {
+    if (nspl > 1) {
       // The split of this (request, tile) that finishes last merges them all, from its own registers and the
       // others' partials. A split first looks at the counter: when every other split has already published
       // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
@@ -753,7 +535,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
       const bool wrote = !last;
       if (!last) {
-        store_partial<BF16, P16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
+        store_partial<BF16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
         __threadfence();
         named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
         if (ctid == 0) {
@@ -764,12 +546,11 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
       }
       if (last) {
-        // FAST_MERGE: when the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the
-        // others' partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the
-        // relaxed atomicAdd path needs the fence. The merge then takes one round trip per other split.
-        if (!FAST_MERGE || wrote) __threadfence();
-        if constexpr (FAST_MERGE && P16) merge_splits_1rt<BF16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
-        else merge_splits<BF16, P16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
+        // When the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the others'
+        // partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the relaxed
+        // atomicAdd path needs the fence.
+        if (wrote) __threadfence();
+        merge_splits<BF16>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, lane);
         if (ctid == 0) *counter = 0;  // ready for the next launch
         write_out = true;
       }
@@ -779,32 +560,13 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
   if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
-  // ASYNC_COUNT: the helper warp's deferred count of the early split (barrier 6, its result in the flag's second
-  // word; long since done: the early split ends by the part's middle). In the rare case that count completed the
-  // set, both consumer warpgroups merge that (request, tile) now from memory, every split's partial (the early one's
-  // included).
-  if (ASYNC_COUNT && early_first) {
-    named_barrier_sync(6, 288);
-    unsigned need;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(need) : "r"(flag_addr + 4u) : "memory");
-    if (need) {
-      const int r = __ldg(parts + 5 * part);
-      TL_PROBE_BEGIN(kProbeCombine, probe::kNoStage, r);
-      __threadfence();
-      merge_from_memory<BF16, P16>(O, LSE, o_acc, lse_acc, r, num_splits[r], num_splits[r + 1] - num_splits[r], R, m0, heads,
-                                   seq_q, ctid);
-      if (ctid == 0) counters[static_cast<long long>(r) * gridDim.y + blockIdx.y] = 0;  // ready for the next launch
-      TL_PROBE_END(kProbeCombine, probe::kNoStage, r);
-    }
-  }
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }
 
 }  // namespace mla_detail
 
-template <bool CAUSAL, bool BF16, int QK_WG, int PREFETCH, bool OVERLAP, bool P16, bool ASYNC_COUNT, bool ROTATE = false,
-          bool FAST_MERGE = false, bool VEC_STORE = false, bool PROLOGUE = false>
+template <bool CAUSAL, bool BF16, int QK_WG, bool VEC_STORE>
 __global__ void __launch_bounds__(384, 1)
     mla_decode(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_kv,
                unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ cache_seqlens,
@@ -828,14 +590,12 @@ __global__ void __launch_bounds__(384, 1)
   const int R = seq_q * heads, m0 = blockIdx.y * 64, part = blockIdx.x;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
-    // PROLOGUE: fetch both TMA descriptors into the descriptor cache now, so the first Q and KV loads (after
-    // the schedule reads) do not wait for them; the producer also prefetches the part's first block-table entry
-    // beside the request's length instead of reading it after (one dependent global round trip less before the
-    // first TMA).
-    if constexpr (PROLOGUE) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_kv)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_q)) : "memory");
-    }
+    // Fetch both TMA descriptors into the descriptor cache now, so the first Q and KV loads (after the schedule
+    // reads) do not wait for them; the producer also prefetches the part's first block-table entry beside the
+    // request's length instead of reading it after (one dependent global round trip less before the first TMA).
+    // Alone measured neutral (-0.2..+0.4% at MB 4096), part of the measured default set (docs/perf.md, mla4).
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_kv)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_q)) : "memory");
     for (int s = 0; s < 2; ++s) {
       mbar_init(full_bar(s), 1);
       mbar_init(empty_bar(s), 2);
@@ -853,16 +613,15 @@ __global__ void __launch_bounds__(384, 1)
     if (warp == 0) {
       TL_PROBE_WARP_INIT();
       int it = 0, qn = 0;
-      const PartWalk walk(parts, part, batch, cache_seqlens, ROTATE && !ASYNC_COUNT);
-      // PROLOGUE: the first block's entry into L1 beside the request's length (a prefetch holds no register of the
-      // 40; a part never begins at the end of a request, so the entry is in the row).
-      if (PROLOGUE && walk.count > 0 && lane == 0) {
-        const int r0 = walk.req(0);
-        const int* at = block_table + static_cast<long long>(r0) * table_stride + (r0 == walk.first ? walk.begin_block : 0);
+      const PartWalk walk(parts, part, batch);
+      // The first block's entry into L1 beside the request's length (a prefetch holds no register of the 40; a part
+      // never begins at the end of a request, so the entry is in the row).
+      if (walk.count > 0 && lane == 0) {
+        const int* at = block_table + static_cast<long long>(walk.first) * table_stride + walk.begin_block;
         asm volatile("prefetch.global.L1 [%0];\n" ::"l"(at) : "memory");
       }
       for (int k = 0; k < walk.count; ++k) {
-        const int r = walk.req(k);
+        const int r = walk.first + k;
         int b0, b1, split;
         walk.range<CAUSAL>(r, cache_seqlens[r], seq_q, heads, m0, R, b0, b1, split);
         const int* row_table = block_table + static_cast<long long>(r) * table_stride;
@@ -890,16 +649,6 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
             for (int p = 0; p < kPanels; ++p)
               tma_load_2d(kv_base + s * kTileBytes + p * kPanelBytes, &tma_kv, full_bar(s), p * 64, phys * kBlock);
-            // Blocks PREFETCH ahead go to L2 now (two stages of shared memory hold too few bytes in flight to
-            // cover HBM latency); at the request's first block also the ones between.
-            if constexpr (PREFETCH > 0) {
-              for (int a = blk == b0 ? 2 : PREFETCH; a <= PREFETCH; ++a)
-                if (blk + a < b1) {
-                  const int ahead = __ldg(row_table + blk + a);
-#pragma unroll
-                  for (int p = 0; p < kPanels; ++p) tma_prefetch_l2(&tma_kv, p * 64, ahead * kBlock);
-                }
-            }
           }
           __syncwarp();
           TL_PROBE_END(kProbeLoadIssue, s, blk);
@@ -919,7 +668,7 @@ __global__ void __launch_bounds__(384, 1)
               for (int i = 0; i < nspl; ++i) {
                 if (i == split) continue;
                 const long long at = static_cast<long long>(num_splits[r] + i) * R + m0;
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(reinterpret_cast<const char*>(o_acc) + at * kDV * (P16 ? 2 : 4)), "r"(rows * kDV * (P16 ? 2 : 4))
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(reinterpret_cast<const char*>(o_acc) + at * kDV * 2), "r"(rows * kDV * 2)
                              : "memory");
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at) : "memory");
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at + rows - 1) : "memory");
@@ -930,33 +679,13 @@ __global__ void __launch_bounds__(384, 1)
       }
       TL_PROBE_FLUSH();
     }
-    // ASYNC_COUNT: warp 1 counts the part's early split (PartWalk::early) once the consumers have issued its
-    // partial's stores (they arrive on barrier 5 and go on): the fence waits out the stores' drain here instead of
-    // in the consumers. Whether the count completed the set goes to the consumers (flag word 1, barrier 6), who then
-    // merge at the end of the part.
-    if (ASYNC_COUNT && warp == 1) {
-      const PartWalk walk(parts, part, batch, cache_seqlens, false);
-      if (walk.early(cache_seqlens, num_splits)) {
-        const int r = walk.first;
-        const int nspl = num_splits[r + 1] - num_splits[r];
-        int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
-        named_barrier_sync(5, 288);
-        if (lane == 0) {
-          __threadfence();  // cumulative: the consumers' partial stores, ordered before by barrier 5
-          const int done = atomicAdd(counter, 1);
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr + 4u), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
-        }
-        __syncwarp();
-        named_barrier_arrive(6, 288);
-      }
-    }
     return;
   }
 
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
-  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, VEC_STORE, 0>(args);
-  else mla_consumer<CAUSAL, BF16, QK_WG, OVERLAP, P16, ASYNC_COUNT, ROTATE, FAST_MERGE, VEC_STORE, 1>(args);
+  if (wg == 1) mla_consumer<CAUSAL, BF16, QK_WG, VEC_STORE, 0>(args);
+  else mla_consumer<CAUSAL, BF16, QK_WG, VEC_STORE, 1>(args);
 }
 
 }  // namespace tl
