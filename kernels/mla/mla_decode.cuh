@@ -15,7 +15,8 @@
 // with one split is written straight to O / LSE. Otherwise the CTA that finishes a (request, tile) last merges the
 // splits, O = sum_i exp(lse_i - lse) O_i, lse = log sum exp lse_i, from its own registers and the partials the
 // others wrote, normalized O (in the output's 16-bit type) and LSE (f32), to the workspace
-// o_acc [total_splits, R, 512] / lse_acc [total_splits, R].
+// o_acc [total_splits, R, 512] / lse_acc [total_splits, R]. o_acc stays a float* in the signatures although it holds
+// 16-bit values: typing it unsigned short* changed the generated PTX (address arithmetic), which this cleanup kept.
 // Finishing is counted by an atomic per (request, tile) in `counters`, which must be zero before the launch and is
 // reset to zero by the merging CTA; a CTA that finds every other split already counted writes no partial at all.
 // The merge folds each other split in with one batch of independent loads (merge_splits): it used to walk rows and

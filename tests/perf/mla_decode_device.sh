@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# mla.decode on the H100, one process per bench: the quick test matrix, then the eight issue-6 shapes with main's
-# epilogue (partial16=false,async_count=false: f32 partials counted by the consumers) and this branch's defaults
-# alternated per shape, plus ablations at MB 4096; prints a table. Usage: mla_decode_device.sh DIR [OUT]
+# mla.decode on the H100, one process per bench: the quick test matrix, then the eight issue-6 shapes with the
+# epilogue and schedule before mla4 (vec_store=false,tie_gap=0: pair stores, no tie gap) and the defaults alternated
+# per shape, plus ablations at MB 4096; prints a table. Usage: mla_decode_device.sh DIR [OUT]
 set -uo pipefail
 dir=$(cd "$1" && pwd)
 out=${2:-/tmp/mla_out}
@@ -13,7 +13,7 @@ echo "test: exit $? $(grep -iE 'passed|failed' "$out/test.log" | tail -1)"
 grep -iE 'FAIL' "$out/test.log" | head -8
 MB="batch=128,seq_q=1,heads=64,varlen=true,dtype=bf16"
 CB="batch=128,seq_q=2,heads=128,causal=true,varlen=true,dtype=bf16"
-OLD="partial16=false,async_count=false"
+OLD="vec_store=false,tie_gap=0"
 n=0
 bench() {  # label problem config
   n=$((n + 1))
@@ -35,9 +35,8 @@ for sk in 4096 8192 16384 32768; do
   if [ $sk = 4096 ]; then
     bench "MB $sk" "$MB,seq_k=$sk" "$OLD"
     bench "MB $sk" "$MB,seq_k=$sk" ""
-    bench "MB $sk" "$MB,seq_k=$sk" "async_count=false"
-    bench "MB $sk" "$MB,seq_k=$sk" "partial16=false"
-    bench "MB $sk" "$MB,seq_k=$sk" "overhead_blocks=2"
+    bench "MB $sk" "$MB,seq_k=$sk" "qk_warpgroups=2"
+    bench "MB $sk" "$MB,seq_k=$sk" "overhead_blocks=5"
     bench "MB $sk" "$MB,seq_k=$sk" "overhead_blocks=10"
   fi
 done
