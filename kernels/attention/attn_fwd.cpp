@@ -320,6 +320,11 @@ const char* epilogue_code(const Values& c) {
   return c.text("epilogue") == "tma" ? "2" : c.text("epilogue") == "smem" ? "1" : "0";
 }
 
+// The kernel's SMX template argument: bit 0 rescale=early, bit 1 reduce=tree.
+std::string softmax_code(const Values& c) {
+  return std::to_string((c.text("rescale") == "early" ? 1 : 0) | (c.text("reduce") == "tree" ? 2 : 0));
+}
+
 // q_stages Q tiles, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
 // STAGES barriers, and the
 // 1024-byte alignment slack (the kernel's attn_fwd_wgmma_smem_bytes).
@@ -396,13 +401,21 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::enumeration("epilogue", "tma", {"direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim more), whole rows with 16-byte stores; "
-                                      "tma = staged, then TMA stores that overlap the next work tile")}};
+                                      "tma = staged, then TMA stores that overlap the next work tile"),
+               ParamSpec::enumeration("rescale", "late", {"late", "early"},
+                                      "when O is multiplied by exp2(m_old - m_new): late = after the tile's P V "
+                                      "completes (on the way from the softmax to the next GEMM issue); early = between "
+                                      "the next S = Q K^T issue and the P V issue (FlashAttention-3's order: while S "
+                                      "runs on the tensor cores)"),
+               ParamSpec::enumeration("reduce", "chain", {"chain", "tree"},
+                                      "the softmax's row max and row sum per thread: chain = one dependent fmax/add "
+                                      "per pair of scores; tree = pairwise, depth log2(block_N / 8) + 1")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
            (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + "," +
-           c.text("q_stages") + ">";
+           c.text("q_stages") + "," + softmax_code(c) + ">";
   };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
@@ -434,15 +447,16 @@ KernelSpec attn_fwd_wgmma_spec() {
     return a;
   };
   // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.
-  k.probes = {"wait_empty", "tma_issue", "wait_full", "wait_turn", "gemm_issue", "softmax", "wait_pv", "epilogue"};
-  // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 5 regions (begin + end each);
+  k.probes = {"wait_empty", "tma_issue", "wait_full",  "wait_turn", "gemm_issue",
+              "softmax",    "wait_pv",   "epilogue",   "wait_s",    "rescale_p"};
+  // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 7 regions (begin + end each);
   // plus an epilogue per work tile, times the work tiles of the busiest CTA.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
     const std::int64_t sms = std::max(l.sm_count, 1);
     const auto per_cta = c.boolean("persistent") ? (work + sms - 1) / sms : 1;
-    return static_cast<std::uint32_t>(per_cta * (10 * tiles + 2) + 64);
+    return static_cast<std::uint32_t>(per_cta * (14 * tiles + 2) + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
     const std::string ty = p.text("dtype"), bn = c.text("block_N"), dim = p.text("dim");

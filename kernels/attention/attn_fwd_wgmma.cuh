@@ -27,7 +27,8 @@
 //       [ping-pong: hand the tensor cores to the other warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
 //       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles)
-//       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new); S -> P (16-bit, registers:
+//       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new) (config rescale=late; early:
+//       just before the next P V issue, while S runs); S -> P (16-bit, registers:
 //       the accumulator layout of two n8 column groups is the A-fragment layout of one k16 step)
 //   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
 //   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
@@ -76,7 +77,8 @@ namespace attn_wgmma_detail {
 
 // Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
 // The producer warp marks its empty waits and TMA issues (stage, tile); the first warp of each consumer warpgroup
-// its full waits, its turn waits (ping-pong), its GEMM issues, the softmax, the wait for P V, and the epilogue.
+// its full waits, its turn waits (ping-pong), its GEMM issues, the wait for S, the softmax, the wait for P V, the O
+// rescale and P conversion, and the epilogue.
 enum AttnWgmmaProbe : unsigned {
   kProbeWaitEmpty,
   kProbeTmaIssue,
@@ -85,7 +87,9 @@ enum AttnWgmmaProbe : unsigned {
   kProbeGemmIssue,
   kProbeSoftmax,
   kProbeWaitPV,
-  kProbeEpilogue
+  kProbeEpilogue,
+  kProbeWaitS,     // from the GEMM issue to S done: the tensor cores' queue (the other warpgroup's GEMMs) plus our S
+  kProbeRescaleP   // O rescale (rescale=late) and S -> P, between P V done and the next iteration's waits
 };
 
 TL_DEVICE_INLINE void tma_load_3d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1, int c2) {
@@ -173,7 +177,12 @@ constexpr int attn_fwd_wgmma_smem_bytes() {
   return (QS * BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 * QS + 4 * STAGES) + 1024;
 }
 
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS>
+// SMX, softmax variants (bit flags; configs `rescale` and `reduce`): 1 = rescale O by the previous tile's factors
+// between the S = Q K^T issue and the P V issue (FlashAttention-3's order: the multiplies run while S is on the tensor
+// cores) instead of after P V completes (on the path from the softmax to the next GEMM issue); 2 = row max and row
+// sum as pairwise trees (depth log2(BN/2)) instead of one dependent chain per row.
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS,
+          int SMX = 0>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
@@ -208,6 +217,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
+  static_assert(SMX >= 0 && SMX <= 3, "softmax flags: 1 early rescale, 2 tree reductions");
+  constexpr bool kEarlyRescale = (SMX & 1) != 0, kTreeReduce = (SMX & 2) != 0;
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -335,6 +346,14 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     for (int kt = 0; kt < PS; ++kt)
       WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
   };
+  // O *= the factors of the tile whose softmax last ran (exp2(m_old - m_new) per row half).
+  auto rescale_o = [&](const float (&a)[2]) {
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      o[4 * j] *= a[0], o[4 * j + 1] *= a[0];
+      o[4 * j + 2] *= a[1], o[4 * j + 3] *= a[1];
+    }
+  };
   auto to_p = [&]() {
 #pragma unroll
     for (int i = 0; i < BN / 4; ++i) p[i] = gemm_detail::pack2<BF16>(s[2 * i], s[2 * i + 1]);
@@ -347,6 +366,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
     const int n_tiles = w.n_tiles;
     float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
+    float alpha[2] = {1.f, 1.f};  // the last softmax's rescale factors (early rescale: applied at the next P V issue)
 
     // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
     auto mask = [&](int tile) {
@@ -365,19 +385,45 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         float mx = kNegInf;
+        if constexpr (kTreeReduce) {
+          float t[BN / 8];
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+          for (int j = 0; j < BN / 8; ++j) t[j] = fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
+#pragma unroll
+          for (int w2 = 1; w2 < BN / 8; w2 *= 2)
+#pragma unroll
+            for (int j = 0; j + w2 < BN / 8; j += 2 * w2) t[j] = fmaxf(t[j], t[j + w2]);
+          mx = t[0];
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+        }
         mx = fmaxf(row_max[hh], quad_max(mx) * kScaleLog2);
         // A row whose keys are all masked so far keeps m = -inf: subtract 0 then, so exp2 gives 0, not NaN.
         const float m_use = mx == kNegInf ? 0.f : mx;
         alpha[hh] = exp2_approx(row_max[hh] - m_use);
         row_max[hh] = mx;
         float sum = 0.f;
+        if constexpr (kTreeReduce) {
+          float t[BN / 8];
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
-          s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
-          sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+          for (int j = 0; j < BN / 8; ++j) {
+            s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
+            s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
+            t[j] = s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+          }
+#pragma unroll
+          for (int w2 = 1; w2 < BN / 8; w2 *= 2)
+#pragma unroll
+            for (int j = 0; j + w2 < BN / 8; j += 2 * w2) t[j] += t[j + w2];
+          sum = t[0];
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
+            s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
+            sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+          }
         }
         row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
       }
@@ -410,7 +456,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
-        float alpha[2];
         softmax(alpha);  // O is still 0: nothing to rescale
         to_p();
         TL_PROBE_END(kProbeSoftmax, st, tile);
@@ -433,19 +478,26 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         wgmma_fence();  // P and the rescaled O were written by these threads: order them before the wgmma reads
         issue_qk(st);
         wgmma_commit();
+        if constexpr (kEarlyRescale) {
+          // The first P V overwrites O: nothing to rescale before it (it == 1 is uniform: no divergence).
+          if (it > 1) rescale_o(alpha);
+          fence_regs(o);
+          wgmma_fence();
+        }
         issue_pv(sp, it == 1);
         wgmma_commit();
         pass_turn();
         TL_PROBE_END(kProbeGemmIssue, st, tile);
+        TL_PROBE_BEGIN(kProbeWaitS, st, tile);
         wgmma_wait<1>();  // S is done; P V may still run
         fence_regs(s);
+        TL_PROBE_END(kProbeWaitS, st, tile);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
           if (it == n_tiles - 1) mbar_arrive(q_empty(qr));
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
-        float alpha[2];
         softmax(alpha);
         TL_PROBE_END(kProbeSoftmax, st, tile);
         TL_PROBE_BEGIN(kProbeWaitPV, sp, tile + 1);
@@ -454,12 +506,10 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         fence_regs(p);
         if (tid == 0) mbar_arrive(v_empty(sp));
         TL_PROBE_END(kProbeWaitPV, sp, tile + 1);
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
-          o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
-        }
+        TL_PROBE_BEGIN(kProbeRescaleP, sp, tile);
+        if constexpr (!kEarlyRescale) rescale_o(alpha);
         to_p();
+        TL_PROBE_END(kProbeRescaleP, sp, tile);
       }
 
       // The first tile's P V.
@@ -469,6 +519,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       wait_turn();
       TL_PROBE_END(kProbeWaitTurn, sl, 0);
       TL_PROBE_BEGIN(kProbeGemmIssue, sl, 0);
+      if constexpr (kEarlyRescale) {
+        if (n_tiles > 1) rescale_o(alpha);
+      }
       fence_regs(o);
       fence_regs(p);
       wgmma_fence();

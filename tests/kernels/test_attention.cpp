@@ -249,6 +249,10 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"varlen", "true"}}, {{"q_stages", "2"}, {"epilogue", "direct"}, {"block_M", "64"}, {"ping_pong", "false"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"epilogue", "tma"}, {"block_N", "176"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"causal", "true"}}, {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}},
+      {{{"causal", "true"}}, {{"rescale", "early"}, {"reduce", "tree"}}},
+      {{}, {{"rescale", "early"}}},
+      {{{"dim", "64"}, {"varlen", "true"}}, {{"reduce", "tree"}, {"block_N", "176"}}},
+      {{{"varlen", "true"}, {"causal", "true"}}, {{"rescale", "early"}, {"block_M", "64"}, {"ping_pong", "false"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -265,7 +269,7 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       EXPECT_EQ(k->resources.spill_store_bytes, 0);
       EXPECT_LE(k->resources.registers * static_cast<int>(inst->launch.block.x), limits_for_arch("sm_90a").regs_per_block);
     }
-  EXPECT_EQ(attn_wgmma().probes.size(), 8u);
+  EXPECT_EQ(attn_wgmma().probes.size(), 10u);
 }
 
 TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
