@@ -320,9 +320,10 @@ const char* epilogue_code(const Values& c) {
   return c.text("epilogue") == "tma" ? "2" : c.text("epilogue") == "smem" ? "1" : "0";
 }
 
-// The kernel's SMX template argument: bit 0 rescale=early, bit 1 reduce=tree.
+// The kernel's SMX template argument: bit 0 rescale=early, bit 1 reduce=tree, bit 2 q_operand=regs.
 std::string softmax_code(const Values& c) {
-  return std::to_string((c.text("rescale") == "early" ? 1 : 0) | (c.text("reduce") == "tree" ? 2 : 0));
+  return std::to_string((c.text("rescale") == "early" ? 1 : 0) | (c.text("reduce") == "tree" ? 2 : 0) |
+                        (c.text("q_operand") == "regs" ? 4 : 0));
 }
 
 // q_stages Q tiles, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
@@ -409,7 +410,11 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "runs on the tensor cores)"),
                ParamSpec::enumeration("reduce", "chain", {"chain", "tree"},
                                       "the softmax's row max and row sum per thread: chain = one dependent fmax/add "
-                                      "per pair of scores; tree = pairwise, depth log2(block_N / 8) + 1")}};
+                                      "per pair of scores; tree = pairwise, depth log2(block_N / 8) + 1"),
+               ParamSpec::enumeration("q_operand", "smem", {"smem", "regs"},
+                                      "where S = Q K^T reads Q: smem = both operands from shared memory (6 KB per "
+                                      "k16 step at block_N=128); regs = Q's fragments loaded into registers once per "
+                                      "work tile (dim / 4 more per thread), so the S wgmma reads only K (4 KB)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +

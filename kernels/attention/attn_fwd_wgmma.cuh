@@ -180,7 +180,9 @@ constexpr int attn_fwd_wgmma_smem_bytes() {
 // SMX, softmax variants (bit flags; configs `rescale` and `reduce`): 1 = rescale O by the previous tile's factors
 // between the S = Q K^T issue and the P V issue (FlashAttention-3's order: the multiplies run while S is on the tensor
 // cores) instead of after P V completes (on the path from the softmax to the next GEMM issue); 2 = row max and row
-// sum as pairwise trees (depth log2(BN/2)) instead of one dependent chain per row.
+// sum as pairwise trees (depth log2(BN/2)) instead of one dependent chain per row; 4 = Q as the register A operand
+// of S = Q K^T (config q_operand=regs: each thread loads its 16-bit pairs of the work tile's Q from the swizzled tile
+// once, D/4 registers; the S wgmma then reads only K from shared memory, 4 KB per k16 step instead of 6 KB).
 template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS,
           int SMX = 0>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
@@ -217,8 +219,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
-  static_assert(SMX >= 0 && SMX <= 3, "softmax flags: 1 early rescale, 2 tree reductions");
-  constexpr bool kEarlyRescale = (SMX & 1) != 0, kTreeReduce = (SMX & 2) != 0;
+  static_assert(SMX >= 0 && SMX <= 7, "flags: 1 early rescale, 2 tree reductions, 4 Q in registers");
+  constexpr bool kEarlyRescale = (SMX & 1) != 0, kTreeReduce = (SMX & 2) != 0, kQRegs = (SMX & 4) != 0;
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -329,13 +331,31 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   float s[BN / 2];
   unsigned p[BN / 4];
   unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
+  // q_operand=regs: the A fragments of the D/16 k16 steps, as the P V's A (the mma.m16n8k16 layout: register 4kk + i
+  // holds the pair at row 16 * warp + lane / 4 (+8 for i odd), columns 16kk + 2 * (lane % 4) (+8 for i >= 2)).
+  unsigned qf[kQRegs ? KS * 4 : 1];
+  auto load_q_regs = [&]() {
+    if constexpr (kQRegs) {
+#pragma unroll
+      for (int i = 0; i < KS * 4; ++i) {
+        const int r = warp * 16 + lane / 4 + 8 * (i % 2), col = 16 * (i / 4) + 8 * ((i % 4) / 2) + 2 * (lane % 4);
+        const unsigned addr = q_wg + (col / 64) * (BM * 128) + r * 128 + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(qf[i]) : "r"(addr) : "memory");
+      }
+      fence_regs(qf);
+    }
+  };
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * KV_BYTES;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
-      const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
       const unsigned long long db = smem_desc_sw128(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32);
-      WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
+      if constexpr (kQRegs) {
+        WgmmaRS<BN, BF16, 0>::run(s, &qf[4 * kk], db, kk > 0);  // A = Q from registers, B = K, K-major
+      } else {
+        const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
+        WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
+      }
     }
   };
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
@@ -433,6 +453,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       const int qr = q_round++;
       q_wg = q_smem(qr) + c * 64 * 128;
       mbar_wait(q_full(qr), (qr / QS) & 1);
+      load_q_regs();
       // Iteration 0: S of the last tile alone.
       {
         const int st = kv_it % STAGES, tile = n_tiles - 1;
