@@ -39,7 +39,7 @@ if has timeline; then  # per-region statistics of the probe build, one entry at 
     timeout ${TIMELINE_S:-30} $T timeline attn.fwd.wgmma --problem "${e%%|*}" --config "${e#*|}" --stats \
       > $OUT/timeline_$n.txt 2>&1
     say "timeline $n rc=$? ($e)"
-    grep -E "wait_|tma_issue|gemm_issue|softmax|epilogue|µs|us " $OUT/timeline_$n.txt | head -14 >> $S
+    grep -E "wait_|tma_issue|gemm_issue|softmax|rescale_p|epilogue|µs|us " $OUT/timeline_$n.txt | head -16 >> $S
   done
 fi
 if has full; then  # every one-parameter variation over the test problems
