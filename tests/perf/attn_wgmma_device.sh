@@ -4,9 +4,11 @@
 # Bundle here first (branch attn: cmake/bundle_for_device.sh .dev/attn build/tilelab build/tests/test_library_gpu,
 # cp -r kernels tests/perf/attn_sdpa.py tests/perf/attn_wgmma_device.sh .dev/attn/, and the NVRTC cache pre-filled
 # here by the same tilelab commands without a GPU, tarred to .dev/attn/tlc.tgz), run as
-# `bash .dev/attn/attn_wgmma_device.sh` with carry [".dev/attn"]. Knobs: STEPS (any of quick sweep full gtest),
-# PASSES, SPACE, CAUSAL_SPACE, SAMPLES and each step's time limit. The summary ($OUT/summary.txt) is printed last.
-D=$PWD/.dev/attn
+# `bash .dev/attn/attn_wgmma_device.sh` with carry [".dev/attn"] (another bundle: BUNDLE=.dev/NAME). Knobs: STEPS (any
+# of quick sweep timeline full gtest), PASSES, SPACE, CAUSAL_SPACE, SAMPLES, TIMELINES ('problem|config' entries
+# separated by spaces: `tilelab timeline --stats` of each) and each step's time limit. The summary ($OUT/summary.txt)
+# is printed last.
+D=$PWD/${BUNDLE:-.dev/attn}
 export LD_LIBRARY_PATH=$D/lib TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc TILELAB_DB=/tmp/tl_attn.db
 export TILELAB_EXE=$D/tilelab
 T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-quick sweep full gtest}
@@ -28,6 +30,16 @@ if has sweep; then  # SDPA (cuDNN, flash), then every config of the space, per s
       --json $OUT/sdpa_$pass.json > $OUT/sdpa_$pass.txt 2>&1
     say "sdpa+sweep pass $pass rc=$?"
     cat $OUT/sdpa_$pass.txt >> $S
+  done
+fi
+if has timeline; then  # per-region statistics of the probe build, one entry at a time
+  n=0
+  for e in $TIMELINES; do
+    n=$((n + 1))
+    timeout ${TIMELINE_S:-30} $T timeline attn.fwd.wgmma --problem "${e%%|*}" --config "${e#*|}" --stats \
+      > $OUT/timeline_$n.txt 2>&1
+    say "timeline $n rc=$? ($e)"
+    grep -E "wait_|tma_issue|gemm_issue|softmax|rescale_p|epilogue|µs|us " $OUT/timeline_$n.txt | head -16 >> $S
   done
 fi
 if has full; then  # every one-parameter variation over the test problems
