@@ -320,20 +320,13 @@ const char* epilogue_code(const Values& c) {
   return c.text("epilogue") == "tma" ? "2" : c.text("epilogue") == "smem" ? "1" : "0";
 }
 
-// The kernel's SMX template argument: bit 0 rescale=early, bit 1 reduce=tree, bit 2 q_operand=regs.
-std::string softmax_code(const Values& c) {
-  return std::to_string((c.text("rescale") == "early" ? 1 : 0) | (c.text("reduce") == "tree" ? 2 : 0) |
-                        (c.text("q_operand") == "regs" ? 4 : 0));
-}
-
-// q_stages Q tiles, k_stages (default STAGES) K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
+// q_stages Q tiles, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
 // STAGES barriers, and the
 // 1024-byte alignment slack (the kernel's attn_fwd_wgmma_smem_bytes).
 std::int64_t wgmma_smem(const Values& p, const Values& c) {
   const auto st = c.integer("num_stages"), bm = c.integer("block_M"), qs = c.integer("q_stages");
-  const auto kst = c.integer("k_stages") > 0 ? c.integer("k_stages") : st;
-  return (qs * bm + (kst + st) * c.integer("block_N") + (staged_epilogue(c) ? bm : 0)) * p.integer("dim") * 2 +
-         8 * (2 * qs + 2 * kst + 2 * st) + 1024;
+  return (qs * bm + 2 * st * c.integer("block_N") + (staged_epilogue(c) ? bm : 0)) * p.integer("dim") * 2 +
+         8 * (2 * qs + 4 * st) + 1024;
 }
 
 // Query blocks of the longest sequence.
@@ -364,11 +357,10 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile" + std::string(c.integer("q_stages") > 1 ? "s (q_stages=" + c.text("q_stages") + ")" : "") +
                   " and " + c.text("num_stages") + " stages of K and V tiles" +
-                  (c.integer("k_stages") > 0 ? " (" + c.text("k_stages") + " of K)" : "") +
                   (staged_epilogue(c) ? " plus the O staging tile" : "") + " need " + std::to_string(smem) +
                   " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
                   " per block: lower num_stages or block_N" + (staged_epilogue(c) ? ", or epilogue=direct" : "") +
-                  (c.integer("q_stages") > 1 ? ", or q_stages=1" : "") + (c.integer("k_stages") > 0 ? ", or k_stages=0" : ""));
+                  (c.integer("q_stages") > 1 ? ", or q_stages=1" : ""));
   return Status::success();
 }
 
@@ -386,9 +378,6 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "the consumers' 240 registers without spills (not causal; the probe build spills; at dim 128 "
                                   "only with epilogue=direct: the O staging tile no longer fits)"),
                ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
-               ParamSpec::one_of("k_stages", 0, {0, 2, 3},
-                                  "K tiles in flight when not num_stages (0): 3 with num_stages=2 starts each K load "
-                                  "one K/V tile earlier (block_N x dim more shared memory)"),
                ParamSpec::boolean("ping_pong", true,
                                   "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
                                   "other's GEMMs (block_M=128)"),
@@ -407,25 +396,13 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::enumeration("epilogue", "tma", {"direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim more), whole rows with 16-byte stores; "
-                                      "tma = staged, then TMA stores that overlap the next work tile"),
-               ParamSpec::enumeration("rescale", "late", {"late", "early"},
-                                      "when O is multiplied by exp2(m_old - m_new): late = after the tile's P V "
-                                      "completes (on the way from the softmax to the next GEMM issue); early = between "
-                                      "the next S = Q K^T issue and the P V issue (FlashAttention-3's order: while S "
-                                      "runs on the tensor cores)"),
-               ParamSpec::enumeration("reduce", "chain", {"chain", "tree"},
-                                      "the softmax's row max and row sum per thread: chain = one dependent fmax/add "
-                                      "per pair of scores; tree = pairwise, depth log2(block_N / 8) + 1"),
-               ParamSpec::enumeration("q_operand", "smem", {"smem", "regs"},
-                                      "where S = Q K^T reads Q: smem = both operands from shared memory (6 KB per "
-                                      "k16 step at block_N=128); regs = Q's fragments loaded into registers once per "
-                                      "work tile (dim / 4 more per thread), so the S wgmma reads only K (4 KB)")}};
+                                      "tma = staged, then TMA stores that overlap the next work tile")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) {
     return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
            c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
            (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + "," +
-           c.text("q_stages") + "," + softmax_code(c) + "," + c.text("k_stages") + ">";
+           c.text("q_stages") + ">";
   };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {

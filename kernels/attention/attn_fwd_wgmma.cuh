@@ -27,8 +27,7 @@
 //       [ping-pong: hand the tensor cores to the other warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
 //       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles)
-//       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new) (config rescale=late; early:
-//       just before the next P V issue, while S runs); S -> P (16-bit, registers:
+//       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new); S -> P (16-bit, registers:
 //       the accumulator layout of two n8 column groups is the A-fragment layout of one k16 step)
 //   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
 //   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
@@ -44,18 +43,18 @@
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
 //   Q                 QS buffers (config q_stages) x D/64 column halves x [BM rows x 128 B]: with 2, the next work
 //                     tile's Q loads while this one's still feeds S = Q K^T
-//   K ring            KSTG x D/64 halves x [BN rows x 128 B] (KSTG: config k_stages, default num_stages)
+//   K ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   V ring            STAGES x D/64 halves x [BN rows x 128 B]
 //   O staging         epilogue smem/tma only: C x D/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
 //                     box)
-//   mbarriers         q_full[QS], q_empty[QS], k_full[KSTG], k_empty[KSTG], v_full[STAGES], v_empty[STAGES]
+//   mbarriers         q_full[QS], q_empty[QS], k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
 // sits at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands (descriptor: SBO = 1024 between 8-row groups,
 // k16 step = +32 bytes inside the row, +rows*128 bytes to the next half); V feeds it N-major (LBO = BN*128 between
 // the 64-column halves, SBO = 1024 between 8-key groups, k16 step = +2048 bytes).
 // Barriers: *_full count 1 (the producer's arrive.expect_tx, completed by the TMA bytes); *_empty count C (one
 // elected thread per consumer warpgroup, after its wgmma reading the stage has completed; Q after the work tile's
-// last S). The g-th V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1 (K: KSTG), the r-th Q buffer
+// last S). The g-th K/V tile of the CTA uses stage g % STAGES with phase parity (g / STAGES) & 1, the r-th Q buffer
 // r % QS with parity (r / QS) & 1; the producer waits on the opposite parity of the empty barrier (a fresh barrier counts as having completed
 // the phase before phase 0).
 // TMA: dense tensors are 4-D maps (dim, heads, seq, batch), so rows past a sequence are zero-filled; varlen ones
@@ -89,7 +88,7 @@ enum AttnWgmmaProbe : unsigned {
   kProbeWaitPV,
   kProbeEpilogue,
   kProbeWaitS,     // from the GEMM issue to S done: the tensor cores' queue (the other warpgroup's GEMMs) plus our S
-  kProbeRescaleP,  // O rescale (rescale=late) and S -> P, between P V done and the next iteration's waits
+  kProbeRescaleP,  // O rescale and S -> P, between P V done and the next iteration's waits
   kProbeWaitV      // the wait for V(it - 1), after K(it)'s
 };
 
@@ -173,19 +172,12 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 
 // Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
 // EPI: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
-template <int D, int BM, int BN, int STAGES, int EPI, int QS, int KSTG = STAGES>
+template <int D, int BM, int BN, int STAGES, int EPI, int QS>
 constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (QS * BM + (KSTG + STAGES) * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 * QS + 2 * KSTG + 2 * STAGES) + 1024;
+  return (QS * BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 * QS + 4 * STAGES) + 1024;
 }
 
-// SMX, softmax variants (bit flags; configs `rescale` and `reduce`): 1 = rescale O by the previous tile's factors
-// between the S = Q K^T issue and the P V issue (FlashAttention-3's order: the multiplies run while S is on the tensor
-// cores) instead of after P V completes (on the path from the softmax to the next GEMM issue); 2 = row max and row
-// sum as pairwise trees (depth log2(BN/2)) instead of one dependent chain per row; 4 = Q as the register A operand
-// of S = Q K^T (config q_operand=regs: each thread loads its 16-bit pairs of the work tile's Q from the swizzled tile
-// once, D/4 registers; the S wgmma then reads only K from shared memory, 4 KB per k16 step instead of 6 KB).
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS,
-          int SMX = 0, int KSTAGES = 0>
+template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
@@ -220,12 +212,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
-  static_assert(SMX >= 0 && SMX <= 7, "flags: 1 early rescale, 2 tree reductions, 4 Q in registers");
-  // K tiles in flight (KSTAGES, config k_stages; 0 = STAGES): K(it) is loaded into the stage K(it - KSTG) used, once
-  // both consumers' S of that tile is done, so a third K stage starts each K load one K/V tile earlier.
-  constexpr int KSTG = KSTAGES > 0 ? KSTAGES : STAGES;
-  static_assert(KSTG >= 2 && KSTG <= 4, "2 to 4 K stages");
-  constexpr bool kEarlyRescale = (SMX & 1) != 0, kTreeReduce = (SMX & 2) != 0, kQRegs = (SMX & 4) != 0;
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -238,15 +224,15 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
   auto q_smem = [&](int r) { return base + (r % QS) * Q_BYTES; };  // the r-th work tile's Q
   const unsigned k_smem = base + QS * Q_BYTES;
-  const unsigned v_smem = k_smem + KSTG * KV_BYTES;
+  const unsigned v_smem = k_smem + STAGES * KV_BYTES;
   const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // EPI != 0: C x NH x [64 rows x 128 B], swizzled
   const unsigned bars = o_smem + (EPI != 0 ? BM * D * 2 : 0);
   auto q_full = [&](int r) { return bars + 8u * (r % QS); };
   auto q_empty = [&](int r) { return bars + 8u * (QS + r % QS); };
   auto k_full = [&](int s) { return bars + 8u * (2 * QS + s); };
-  auto k_empty = [&](int s) { return bars + 8u * (2 * QS + KSTG + s); };
-  auto v_full = [&](int s) { return bars + 8u * (2 * QS + 2 * KSTG + s); };
-  auto v_empty = [&](int s) { return bars + 8u * (2 * QS + 2 * KSTG + STAGES + s); };
+  auto k_empty = [&](int s) { return bars + 8u * (2 * QS + STAGES + s); };
+  auto v_full = [&](int s) { return bars + 8u * (2 * QS + 2 * STAGES + s); };
+  auto v_empty = [&](int s) { return bars + 8u * (2 * QS + 3 * STAGES + s); };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -254,11 +240,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       mbar_init(q_full(r), 1);
       mbar_init(q_empty(r), C);
     }
-    for (int s = 0; s < KSTG; ++s) {
+    for (int s = 0; s < STAGES; ++s) {
       mbar_init(k_full(s), 1);
       mbar_init(k_empty(s), C);
-    }
-    for (int s = 0; s < STAGES; ++s) {
       mbar_init(v_full(s), 1);
       mbar_init(v_empty(s), C);
     }
@@ -297,11 +281,10 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       ++q_round;
       // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
       // wait until both consumers have released the stage, then one TMA transaction of KV_BYTES.
-      auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile,
-                         int ring_stages) {
-        const int s = g % ring_stages;
+      auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile) {
+        const int s = g % STAGES;
         TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
-        mbar_wait(empty0 + 8u * s, ((g / ring_stages) & 1) ^ 1);
+        mbar_wait(empty0 + 8u * s, ((g / STAGES) & 1) ^ 1);
         TL_PROBE_END(kProbeWaitEmpty, s, tile);
         TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
         if (tid == 0) {
@@ -312,8 +295,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       };
       // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
-        if (it < w.n_tiles) load_kv(&tma_k, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it, KSTG);
-        if (it > 0) load_kv(&tma_v, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it, STAGES);
+        if (it < w.n_tiles) load_kv(&tma_k, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
+        if (it > 0) load_kv(&tma_v, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
       }
       kv_it += w.n_tiles;
     }
@@ -339,31 +322,13 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   float s[BN / 2];
   unsigned p[BN / 4];
   unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
-  // q_operand=regs: the A fragments of the D/16 k16 steps, as the P V's A (the mma.m16n8k16 layout: register 4kk + i
-  // holds the pair at row 16 * warp + lane / 4 (+8 for i odd), columns 16kk + 2 * (lane % 4) (+8 for i >= 2)).
-  unsigned qf[kQRegs ? KS * 4 : 1];
-  auto load_q_regs = [&]() {
-    if constexpr (kQRegs) {
-#pragma unroll
-      for (int i = 0; i < KS * 4; ++i) {
-        const int r = warp * 16 + lane / 4 + 8 * (i % 2), col = 16 * (i / 4) + 8 * ((i % 4) / 2) + 2 * (lane % 4);
-        const unsigned addr = q_wg + (col / 64) * (BM * 128) + r * 128 + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
-        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(qf[i]) : "r"(addr) : "memory");
-      }
-      fence_regs(qf);
-    }
-  };
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * KV_BYTES;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
+      const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
       const unsigned long long db = smem_desc_sw128(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32);
-      if constexpr (kQRegs) {
-        WgmmaRS<BN, BF16, 0>::run(s, &qf[4 * kk], db, kk > 0);  // A = Q from registers, B = K, K-major
-      } else {
-        const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
-        WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
-      }
+      WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
     }
   };
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
@@ -373,14 +338,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt)
       WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
-  };
-  // O *= the factors of the tile whose softmax last ran (exp2(m_old - m_new) per row half).
-  auto rescale_o = [&](const float (&a)[2]) {
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      o[4 * j] *= a[0], o[4 * j + 1] *= a[0];
-      o[4 * j + 2] *= a[1], o[4 * j + 3] *= a[1];
-    }
   };
   auto to_p = [&]() {
 #pragma unroll
@@ -394,7 +351,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
     const int n_tiles = w.n_tiles;
     float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
-    float alpha[2] = {1.f, 1.f};  // the last softmax's rescale factors (early rescale: applied at the next P V issue)
 
     // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
     auto mask = [&](int tile) {
@@ -413,45 +369,19 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         float mx = kNegInf;
-        if constexpr (kTreeReduce) {
-          float t[BN / 8];
 #pragma unroll
-          for (int j = 0; j < BN / 8; ++j) t[j] = fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]);
-#pragma unroll
-          for (int w2 = 1; w2 < BN / 8; w2 *= 2)
-#pragma unroll
-            for (int j = 0; j + w2 < BN / 8; j += 2 * w2) t[j] = fmaxf(t[j], t[j + w2]);
-          mx = t[0];
-        } else {
-#pragma unroll
-          for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
-        }
+        for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
         mx = fmaxf(row_max[hh], quad_max(mx) * kScaleLog2);
         // A row whose keys are all masked so far keeps m = -inf: subtract 0 then, so exp2 gives 0, not NaN.
         const float m_use = mx == kNegInf ? 0.f : mx;
         alpha[hh] = exp2_approx(row_max[hh] - m_use);
         row_max[hh] = mx;
         float sum = 0.f;
-        if constexpr (kTreeReduce) {
-          float t[BN / 8];
 #pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
-            s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
-            s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
-            t[j] = s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
-          }
-#pragma unroll
-          for (int w2 = 1; w2 < BN / 8; w2 *= 2)
-#pragma unroll
-            for (int j = 0; j + w2 < BN / 8; j += 2 * w2) t[j] += t[j + w2];
-          sum = t[0];
-        } else {
-#pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
-            s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
-            s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
-            sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
-          }
+        for (int j = 0; j < BN / 8; ++j) {
+          s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
+          s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
+          sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
         }
         row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
       }
@@ -461,12 +391,11 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       const int qr = q_round++;
       q_wg = q_smem(qr) + c * 64 * 128;
       mbar_wait(q_full(qr), (qr / QS) & 1);
-      load_q_regs();
       // Iteration 0: S of the last tile alone.
       {
-        const int st = kv_it % KSTG, tile = n_tiles - 1;
+        const int st = kv_it % STAGES, tile = n_tiles - 1;
         TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
-        mbar_wait(k_full(st), (kv_it / KSTG) & 1);
+        mbar_wait(k_full(st), (kv_it / STAGES) & 1);
         TL_PROBE_END(kProbeWaitFull, st, tile);
         TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
         wait_turn();
@@ -485,15 +414,16 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
+        float alpha[2];
         softmax(alpha);  // O is still 0: nothing to rescale
         to_p();
         TL_PROBE_END(kProbeSoftmax, st, tile);
       }
 
       for (int it = 1; it < n_tiles; ++it) {
-        const int g = kv_it + it, st = g % KSTG, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
+        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
         TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
-        mbar_wait(k_full(st), (g / KSTG) & 1);
+        mbar_wait(k_full(st), (g / STAGES) & 1);
         TL_PROBE_END(kProbeWaitFull, st, tile);
         // V(it - 1) is waited for before the fence, not between the two GEMMs: a wait loop between wgmma_fence and
         // a wgmma reading registers makes ptxas insert its own fence on a divergent path and serialize every wgmma.
@@ -509,12 +439,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         wgmma_fence();  // P and the rescaled O were written by these threads: order them before the wgmma reads
         issue_qk(st);
         wgmma_commit();
-        if constexpr (kEarlyRescale) {
-          // The first P V overwrites O: nothing to rescale before it (it == 1 is uniform: no divergence).
-          if (it > 1) rescale_o(alpha);
-          fence_regs(o);
-          wgmma_fence();
-        }
         issue_pv(sp, it == 1);
         wgmma_commit();
         pass_turn();
@@ -529,6 +453,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         }
         TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
         mask(tile);
+        float alpha[2];
         softmax(alpha);
         TL_PROBE_END(kProbeSoftmax, st, tile);
         TL_PROBE_BEGIN(kProbeWaitPV, sp, tile + 1);
@@ -538,7 +463,11 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         if (tid == 0) mbar_arrive(v_empty(sp));
         TL_PROBE_END(kProbeWaitPV, sp, tile + 1);
         TL_PROBE_BEGIN(kProbeRescaleP, sp, tile);
-        if constexpr (!kEarlyRescale) rescale_o(alpha);
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
+          o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
+        }
         to_p();
         TL_PROBE_END(kProbeRescaleP, sp, tile);
       }
@@ -550,9 +479,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       wait_turn();
       TL_PROBE_END(kProbeWaitTurn, sl, 0);
       TL_PROBE_BEGIN(kProbeGemmIssue, sl, 0);
-      if constexpr (kEarlyRescale) {
-        if (n_tiles > 1) rescale_o(alpha);
-      }
       fence_regs(o);
       fence_regs(p);
       wgmma_fence();
