@@ -249,29 +249,26 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
             // below): both CTAs see the same shared coordinate, so both leave it out of the expected bytes, and its
             // stale rows only reach accumulator rows (columns) past M (N), never stored.
             // A: shared by a 1x2 pair (same tm), half r of its rows from rank r.
-            const bool a_half1 = CLUSTER_N == 1 || tm * BM + BM / 2 < M;
-            const unsigned a_bytes = a_half1 ? A_BYTES : A_BYTES / 2;
-            auto load_a = [&]() {
-              if constexpr (CLUSTER_N > 1) {
-                if (rank == 0 || a_half1)
-                  tma_load_2d_multicast(a_base + s * A_BYTES + rank * (A_BYTES / 2), &tma_a, full_bar(s), k * BK,
-                                        tm * BM + rank * (BM / 2), PAIR_MASK);
+            // A K-major tile of `rows` rows from row0 into `dst` (`bytes`); `shared`: half r of it from rank r.
+            auto load_k_major = [&](bool shared, bool half1, unsigned dst, unsigned bytes, const TmaDescriptor* map,
+                                    int row0, int rows) {
+              if (shared) {
+                if (rank == 0 || half1)
+                  tma_load_2d_multicast(dst + rank * (bytes / 2), map, full_bar(s), k * BK, row0 + rank * (rows / 2),
+                                        PAIR_MASK);
               } else {
-                tma_load_2d(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tm * BM);
+                tma_load_2d(dst, map, full_bar(s), k * BK, row0);
               }
             };
+            const bool a_half1 = CLUSTER_N == 1 || tm * BM + BM / 2 < M;
+            const unsigned a_bytes = a_half1 ? A_BYTES : A_BYTES / 2;
+            auto load_a = [&]() { load_k_major(CLUSTER_N > 1, a_half1, a_base + s * A_BYTES, A_BYTES, &tma_a, tm * BM, BM); };
             if constexpr (TRANS_B) {
               // B: shared by a 2x1 pair (same tn), half r of its rows from rank r.
               const bool b_half1 = CLUSTER_M == 1 || tn * BN + BN / 2 < N;
               mbar_expect_tx(full_bar(s), a_bytes + (b_half1 ? B_BYTES : B_BYTES / 2));
               load_a();
-              if constexpr (CLUSTER_M > 1) {
-                if (rank == 0 || b_half1)
-                  tma_load_2d_multicast(b_base + s * B_BYTES + rank * (B_BYTES / 2), &tma_b, full_bar(s), k * BK,
-                                        tn * BN + rank * (BN / 2), PAIR_MASK);
-              } else {
-                tma_load_2d(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tn * BN);
-              }
+              load_k_major(CLUSTER_M > 1, b_half1, b_base + s * B_BYTES, B_BYTES, &tma_b, tn * BN, BN);
             } else {
               // Box (64 n, BK k) of the K x N matrix per 64-column block; coordinates innermost (n) first. Blocks
               // wholly past N are not loaded: their stale columns only reach accumulator columns >= N, never stored.
