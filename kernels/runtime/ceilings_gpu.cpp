@@ -165,14 +165,20 @@ Result<Ceilings> measure_ceilings(int device, const OnBench& on_bench) {
   // and with FLOP per SM per clock from the cycles alone (clock-independent: 4096 is the H100's bf16 maximum).
   DeviceMemory clock;
   TL_RETURN_IF_ERROR(alloc(clock, 2 * sizeof(unsigned long long), "the clock readout"));
-  auto wgmma = [&](const char* name, const char* kernel, double flops_per_wgmma, double& out,
-                   double* clock_mhz) -> Status {
+  // load_before_s > 0: keep the kernel busy that long first (the sustained measurement).
+  auto wgmma = [&](const char* name, const char* kernel, double flops_per_wgmma, double& out, double* clock_mhz,
+                   double load_before_s = 0) -> Status {
     auto k = builtin_kernel(kernel, BuiltinImage::sm90a);
     if (!k) return k.status();
     int iters = 8192;
     void* args[] = {&iters, &sink_p, &clock.p};
     Dim3 grid{sms, 1, 1};
     const double flops_per_block = 2.0 * iters * 4 * flops_per_wgmma;
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(load_before_s)) {
+      for (int i = 0; i < 20; ++i) TL_RETURN_IF_ERROR(launch_raw(*k, grid, {256, 1, 1}, 0, {}, args));
+      if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return cuda_status(e, "the sustained tensor load");
+    }
     if (cudaError_t e = cudaMemset(clock.p, 0, 2 * sizeof(unsigned long long)); e != cudaSuccess)
       return cuda_status(e, "zeroing the clock readout");
     auto r = bench(name, flops_per_block * grid.x, "FLOP/s",
@@ -185,6 +191,7 @@ Result<Ceilings> measure_ceilings(int device, const OnBench& on_bench) {
     const double cycles = static_cast<double>(cycles_ns[0]), ns = static_cast<double>(cycles_ns[1]);
     const double mhz = ns > 0 ? 1e3 * cycles / ns : 0;
     c.details[name]["sm_clock_mhz"] = mhz;
+    if (load_before_s > 0) c.details[name]["load_before_s"] = load_before_s;
     if (cycles > 0) c.details[name]["flop_per_sm_clock"] = flops_per_block * (kWarmup + kRepeat) / cycles;
     out = std::max(out, *r);
     if (clock_mhz) *clock_mhz = mhz;
@@ -197,20 +204,8 @@ Result<Ceilings> measure_ceilings(int device, const OnBench& on_bench) {
     // The rate above comes from a few 5 ms launches, near the boost clock. Under minutes of load the power cap
     // holds the clock lower (on the H100 SXM, 700 W: ~1590 against ~1740 MHz), and a long-running GEMM sees that
     // roof: keep the bf16 chain busy for kSustainS first, then measure it again.
-    auto k = builtin_kernel("tl_bench_wgmma_bf16", BuiltinImage::sm90a);
-    if (!k) return k.status();
-    int iters = 8192;
-    void* args[] = {&iters, &sink_p, &clock.p};
-    const auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(kSustainS)) {
-      for (int i = 0; i < 20; ++i) TL_RETURN_IF_ERROR(launch_raw(*k, {sms, 1, 1}, {256, 1, 1}, 0, {}, args));
-      if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return cuda_status(e, "the sustained tensor load");
-    }
-    double sustained = 0;
-    TL_RETURN_IF_ERROR(wgmma("wgmma_bf16_sustained", "tl_bench_wgmma_bf16", 2.0 * 64 * 256 * 16, sustained,
-                             &c.tc_sustained_clock_mhz));
-    c.bf16_tc_sustained_flops = sustained;
-    c.details["wgmma_bf16_sustained"]["load_before_s"] = kSustainS;
+    TL_RETURN_IF_ERROR(wgmma("wgmma_bf16_sustained", "tl_bench_wgmma_bf16", 2.0 * 64 * 256 * 16,
+                             c.bf16_tc_sustained_flops, &c.tc_sustained_clock_mhz, kSustainS));
   }
   return c;
 }
