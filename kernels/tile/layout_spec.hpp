@@ -6,6 +6,7 @@
 #if !TL_DEVICE_CODE
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@
 //       smem.swizzle128B.bf16.(64,64)    a TMA/wgmma shared-memory tile: smem.<none|swizzle32B|swizzle64B|
 //                                        swizzle128B>.<dtype>.(rows,cols)[.mn] (.mn: MN-major)
 //   format_spec_error(spec) -> "SPEC\n    ^ message" (two lines, caret under the column)
+//   memory_spec(swizzled layout, dtype), fragment_spec(fragment, atom): the SPEC of a kernel plan's object
 //   dtype_bytes("bf16") -> 2 (0 when unknown); spec_examples()
 //   Size limit: a layout's size and cosize are at most 2^24 (these are tiles, and plots of them).
 
@@ -335,6 +337,40 @@ inline LayoutSpec parse_spec(std::string_view text) {
 // Two lines: the SPEC, then a caret under the offending column followed by the message.
 inline std::string format_spec_error(const LayoutSpec& s) {
   return s.text + "\n" + std::string(static_cast<size_t>(s.position), ' ') + "^ " + s.message;
+}
+
+
+// [SECTION] SPECs of plan objects
+
+// The SPEC a kernel plan's shared-memory layout is shown as: the smem.<mode>.<dtype>.(rows,cols)[.mn] form when the
+// layout is that tile (the form `tilelab layout` users know, and the one that carries the element size the bank view
+// needs), else its `swizzle<B,M,S> o layout` text. Parses back to a layout equal to `l`.
+inline std::string memory_spec(const SwizzledLayout& l, std::string_view dtype) {
+  const Layout& lay = l.layout();
+  const int eb = dtype_bytes(dtype);
+  if (eb > 0 && !lay.is_leaf() && lay.rank() == 2) {
+    const int rows = lay.mode(0).size(), cols = lay.mode(1).size();
+    for (SmemSwizzle m : {SmemSwizzle::b128, SmemSwizzle::b64, SmemSwizzle::b32, SmemSwizzle::none})
+      for (Major major : {Major::K, Major::MN}) {
+        const SwizzledLayout t = smem_layout(m, eb, rows, cols, major);
+        if (t.ok() && t.swizzle() == l.swizzle() && t.layout() == lay) {
+          static constexpr const char* kMode[] = {"none", "swizzle32B", "swizzle64B", "swizzle128B"};
+          return "smem." + std::string(kMode[static_cast<int>(m)]) + "." + std::string(dtype) + ".(" +
+                 std::to_string(rows) + "," + std::to_string(cols) + ")" + (major == Major::MN ? ".mn" : "");
+        }
+      }
+  }
+  return to_string(l);
+}
+
+// The SPEC of a plan's fragment: the name of the registered atom `atom` when that atom is this fragment (several
+// instructions share a fragment, e.g. the m16n8k8 and m16n8k16 accumulators, so the plan names which one it issues),
+// nothing when it is not: a plot can never show another fragment than the one the kernel indexes with.
+inline std::optional<std::string> fragment_spec(const Fragment& f, std::string_view atom) {
+  const std::optional<AtomInfo> a = find_atom(atom);
+  if (!a || !(a->fragment.tv() == f.tv()) || a->fragment.rows() != f.rows() || a->fragment.cols() != f.cols())
+    return std::nullopt;
+  return a->name;
 }
 
 }  // namespace tl

@@ -105,5 +105,47 @@ TEST(LayoutSpec, PrintedLayoutsParseBack) {
   }
 }
 
+// A plan's shared-memory layout is shown in the smem.* form when it is that tile, and parses back to the same object.
+TEST(LayoutSpec, MemorySpecOfPlanObjectsParsesBackEqual) {
+  struct Case {
+    SwizzledLayout l;
+    const char* dtype;
+    const char* want;  // nullptr: the swizzle o layout text
+  };
+  const Case cases[] = {
+      {smem_layout(SmemSwizzle::b128, 2, 128, 64), "bf16", "smem.swizzle128B.bf16.(128,64)"},
+      {smem_layout(SmemSwizzle::b128, 2, 256, 64, Major::MN), "f16", "smem.swizzle128B.f16.(256,64).mn"},
+      {smem_layout(SmemSwizzle::b64, 4, 16, 32), "f32", "smem.swizzle64B.f32.(16,32)"},
+      {smem_layout(SmemSwizzle::none, 2, 64, 64), "bf16", "smem.none.bf16.(64,64)"},
+      // gemm.mma's unswizzled N-major B: 64-column blocks of 64 k-rows, no smem.* tile
+      {SwizzledLayout(Layout(make_shape(make_shape(64, 2), 64), make_stride(make_stride(1, 4096), 64))), "bf16", nullptr},
+      {SwizzledLayout(Swizzle<3, 3, 3>{}, Layout(make_shape(64, 64), make_stride(64, 1))), "s8", nullptr},
+  };
+  for (const Case& c : cases) {
+    const std::string spec = memory_spec(c.l, c.dtype);
+    SCOPED_TRACE(spec);
+    if (c.want) EXPECT_EQ(spec, c.want);
+    else EXPECT_EQ(spec.rfind("smem.", 0), std::string::npos);
+    const LayoutSpec p = parse_spec(spec);
+    ASSERT_TRUE(p.ok) << p.message;
+    EXPECT_EQ(p.memory.layout(), c.l.layout());
+    EXPECT_EQ(p.memory.swizzle(), c.l.swizzle());
+  }
+}
+
+// A plan's fragment is shown as the atom it names only when that atom is the fragment.
+TEST(LayoutSpec, FragmentSpecNamesOnlyTheEqualAtom) {
+  EXPECT_EQ(fragment_spec(mma_m16n8k16_a_f16(), "mma.m16n8k16.bf16.A"), "mma.m16n8k16.bf16.A");
+  EXPECT_EQ(fragment_spec(mma_m16n8k16_c(), "mma.m16n8k16.f32.C"), "mma.m16n8k16.f32.C");
+  EXPECT_EQ(fragment_spec(wgmma_m64nNk16_d(128), "wgmma.m64n128k16.f32.C"), "wgmma.m64n128k16.f32.C");
+  EXPECT_EQ(fragment_spec(ldmatrix(4, true), "ldmatrix.x4.trans"), "ldmatrix.x4.trans");
+  EXPECT_FALSE(fragment_spec(mma_m16n8k16_b_f16(), "mma.m16n8k16.bf16.A").has_value());      // another operand
+  EXPECT_FALSE(fragment_spec(wgmma_m64nNk16_d(256), "wgmma.m64n128k16.f32.C").has_value());  // another N
+  EXPECT_FALSE(fragment_spec(ldmatrix(4, false), "ldmatrix.x4.trans").has_value());
+  EXPECT_FALSE(fragment_spec(mma_m16n8k16_a_f16(), "mma.m16n8k16.bf16.Z").has_value());      // no such atom
+  // the A fragment repeated over two m16 tiles is no registered atom
+  EXPECT_FALSE(fragment_spec(repeat(mma_m16n8k16_a_f16(), 2, 1, true), "mma.m16n8k16.bf16.A").has_value());
+}
+
 }  // namespace
 }  // namespace tl
