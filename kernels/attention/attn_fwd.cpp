@@ -20,7 +20,7 @@ namespace {
 Schema attn_problem() {
   const ParamSpec seq_k = ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length (unset: seq_q; both unset: 2048)");
   const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
-                                             "query length (rows of Q and O per sequence and head; unset: seq_k)");
+                                             "query length (rows of Q and O per sequence and head; unset: seq_k; both unset: 2048)");
   const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
   return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
            seq_k.follows(seq_q), heads,
