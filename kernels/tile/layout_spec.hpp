@@ -407,8 +407,10 @@ inline LayoutSpec parse_fragment_ops(LayoutSpec s, std::string_view text, size_t
         }
       }
       if (!expect(')', "expected ',' and thread|value|rows|cols, or ')' closing repeat(R,C,...)")) return s;
-      if (int64_t{f.rows()} * rr * f.cols() * rc * f.replication() > kMax)
-        return fail(op_at, "repeat(" + std::to_string(rr) + "," + std::to_string(rc) + ") makes a tile of more than 2^24 elements");
+      const int64_t copies = int64_t{rr} * rc;  // each count <= 2^24: no overflow below
+      if (copies > kMax || copies * f.num_threads() * f.num_values() > kMax)
+        return fail(op_at, "repeat(" + std::to_string(rr) + "," + std::to_string(rc) +
+                               ") makes more than 2^24 thread-value pairs");
       next = repeat(f, rr, rc, on_thread, rows_first);
       ops += repeat_suffix(rr, rc, on_thread, rows_first);
     }
