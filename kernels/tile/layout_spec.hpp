@@ -523,9 +523,14 @@ inline std::string memory_spec(const SwizzledLayout& l, std::string_view dtype) 
 // which one it issues), nothing when it does not: a plot can never show another fragment than the kernel's.
 inline std::optional<std::string> fragment_spec(const Fragment& f, std::string_view spec) {
   const LayoutSpec s = parse_spec(spec);
-  if (!s.ok || !s.is_fragment() || !(s.fragment.tv() == f.tv()) || s.fragment.rows() != f.rows() ||
-      s.fragment.cols() != f.cols())
+  const Fragment& g = s.fragment;
+  if (!s.ok || !s.is_fragment() || g.rows() != f.rows() || g.cols() != f.cols() || g.num_threads() != f.num_threads() ||
+      g.num_values() != f.num_values())
     return std::nullopt;
+  // as functions: the same (thread, value) -> (row, col) everywhere, however the layouts nest their modes
+  for (int t = 0; t < f.num_threads(); ++t)
+    for (int v = 0; v < f.num_values(); ++v)
+      if (!(f(t, v) == g(t, v))) return std::nullopt;
   return std::string(spec);
 }
 
