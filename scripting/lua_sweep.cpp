@@ -190,7 +190,7 @@ int l_sweep(lua_State* L) {
       lua_pushvalue(L, filter_slot);
       push_params(L, config);
       push_params(L, problem);
-      if (lua_pcall(L, 2, 2, 0) != LUA_OK) {
+      if (call_script(L, 2, 2) != LUA_OK) {
         callback_error = std::string("tl.sweep: filter: ") + (lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
         lua_pop(L, 1);
         stop = true;
@@ -214,7 +214,7 @@ int l_sweep(lua_State* L) {
     push_json(L, nlohmann::json(p));
     lua_pushinteger(L, static_cast<lua_Integer>(pr.done));
     lua_pushinteger(L, static_cast<lua_Integer>(pr.total));
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    if (call_script(L, 3, 0) != LUA_OK) {
       callback_error = std::string("tl.sweep: on_result: ") + (lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
       lua_pop(L, 1);
       stop = true;
