@@ -29,7 +29,8 @@ void add_script_options(CLI::App& cmd, ScriptArgs& args) {
       ->capture_default_str();
   cmd.add_option("--allow-write", args.allow_write,
                  "Let the script write files under DIR too (besides the current directory); repeatable")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->allow_extra_args(false);  // one folder per --allow-write: the script and its arguments follow
   cmd.add_flag("--unsafe", args.unsafe,
                "No sandbox: processes, C modules, the debug library, binary chunks and writes anywhere");
 }

@@ -59,9 +59,9 @@ int call_original(lua_State* L) {
   return lua_gettop(L);
 }
 
-// Raises, from the caller's line, when the path argument at `index` lies outside the allowed folders.
-void check_write_arg(lua_State* L, int index, const char* what) {
-  const char* path = luaL_checkstring(L, index);
+// Pushes "file:line: what: writing PATH is outside the allowed folders …" and returns true when `path` may not be
+// written; false (nothing pushed) when it may.
+bool push_write_refusal(lua_State* L, const char* path, const char* what) {
   ScriptContext& ctx = script_context(L);
   char message[1024] = "";
   try {
@@ -69,7 +69,16 @@ void check_write_arg(lua_State* L, int index, const char* what) {
   } catch (const std::exception& e) {
     std::snprintf(message, sizeof message, "%s: %s", what, e.what());
   }
-  if (message[0]) luaL_error(L, "%s", message);
+  if (!message[0]) return false;
+  luaL_where(L, 1);
+  lua_pushstring(L, message);
+  lua_concat(L, 2);
+  return true;
+}
+
+// Raises when the path argument at `index` lies outside the allowed folders.
+void check_write_arg(lua_State* L, int index, const char* what) {
+  if (push_write_refusal(L, luaL_checkstring(L, index), what)) lua_error(L);
 }
 
 // io.open(path [, mode]): a mode that writes ("w", "a", any "+") needs an allowed path.
@@ -93,6 +102,17 @@ int checked_rename(lua_State* L) {
   check_write_arg(L, 1, "os.rename");
   check_write_arg(L, 2, "os.rename");
   return call_original(L);
+}
+
+// os.tmpname(): the file it makes (in /tmp) is a write like any other; refused, it is removed again.
+int checked_tmpname(lua_State* L) {
+  call_original(L);
+  const char* name = lua_tostring(L, -1);
+  if (name && push_write_refusal(L, name, "os.tmpname")) {
+    std::remove(name);
+    return lua_error(L);
+  }
+  return 1;
 }
 
 // load(chunk [, name [, mode [, env]]]) and loadfile([file [, mode [, env]]]) with the mode argument (`ModeArg`)
@@ -185,6 +205,7 @@ void install_sandbox(lua_State* L) {
   replace(L, "io", "output", checked_output);
   replace(L, "os", "remove", checked_remove);
   replace(L, "os", "rename", checked_rename);
+  replace(L, "os", "tmpname", checked_tmpname);
 }
 
 }  // namespace tl::lua

@@ -12,7 +12,7 @@ namespace tl::lua {
 // - of the debug library only debug.traceback (the rest reaches past every other rule: hooks, registry,
 //   metatables, upvalues);
 // - files are written only under the allowed folders (ScriptContext::write_refusal): io.open in a writing mode,
-//   io.output, os.remove and os.rename check their paths; reading stays free.
+//   io.output, os.remove, os.rename and os.tmpname (its file is made in /tmp) check their paths; reading stays free.
 // A removed function stays in its table and raises "NAME is disabled in the sandbox (…--unsafe…)".
 void install_sandbox(lua_State* L);
 

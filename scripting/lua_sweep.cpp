@@ -206,7 +206,9 @@ int l_sweep(lua_State* L) {
   ResultsStore* store = store_results ? &ctx.results_store() : nullptr;
   SweepPrinter printer(stdout);
   const bool show = progress;  // a bar on a terminal, plain lines otherwise
+  std::size_t points_done = 0;
   OnSweepPoint on_point = [&](const SweepPoint& p, const SweepProgress& pr) {
+    points_done = pr.done;
     if (show) printer.point(p, pr);
     if (ctx.interrupt_requested()) stop = true;
     if (!lua_isfunction(L, on_result_slot) || !callback_error.empty()) return;
@@ -225,6 +227,10 @@ int l_sweep(lua_State* L) {
   if (show) printer.finish();
   if (!callback_error.empty()) throw std::runtime_error(callback_error);
   if (!sum) throw std::runtime_error("tl.sweep: " + sum.status().message());
+  // Ctrl-C ends the script, not just the sweep: what ran is stored; a rerun resumes after it.
+  if (sum->interrupted || ctx.interrupt_requested())
+    raise("tl.sweep: interrupted (Ctrl-C) after %zu of %zu points (each stored as it finished; the same sweep run "
+          "again skips the stored ones)", points_done, sum->points.size());
   lua_settop(L, 1);
 
   // results[i] = point i; results.id, results.summary, results.best
