@@ -20,12 +20,17 @@ void* MemoryBudget::allocate(void* ud, void* ptr, std::size_t old_size, std::siz
   if (new_size > old_size && budget->used + (new_size - old_size) > budget->limit) {
     // The first refusal makes Lua collect its garbage and ask again with the same request; only a second refusal
     // in a row means the script really holds too much.
-    const bool retry = budget->refused_once;
-    budget->refused_once = true;
-    if (!retry) return nullptr;
-    budget->exceeded = true;
+    if (!budget->exceeded && !budget->refused_once) {
+      budget->refused_once = true;
+      return nullptr;
+    }
+    budget->refused_once = false;
+    // A binding gets its block (no memory error may longjmp through its C++ frames), and so does a script already
+    // past the limit (its error message and traceback need room while it stops): up to twice the limit.
     const std::size_t cap = budget->limit > SIZE_MAX / 2 ? SIZE_MAX : 2 * budget->limit;
-    if (!budget->in_binding || budget->used + (new_size - old_size) > cap) return nullptr;
+    const bool granted = (budget->in_binding || budget->exceeded) && budget->used + (new_size - old_size) <= cap;
+    budget->exceeded = true;
+    if (!granted) return nullptr;
   }
   void* block = std::realloc(ptr, new_size);
   if (!block) return nullptr;

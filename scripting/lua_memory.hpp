@@ -17,7 +17,9 @@ struct MemoryBudget {
   // their destructors (and past a sweep's threads). Its allocations may go on up to twice the limit; the script
   // stops as soon as the binding returns.
   bool in_binding = false;
-  bool exceeded = false;  // an allocation went past the limit: sticky, the script is stopped
+  // An allocation went past the limit: sticky, the script is being stopped (and may take up to twice the limit
+  // for its error message and traceback).
+  bool exceeded = false;
   bool refused_once = false;  // the last growth was refused; Lua collects garbage and asks once more
 
   // The Lua allocator (lua_Alloc) over a MemoryBudget.
