@@ -72,7 +72,7 @@ class ScriptContext {
 
  private:
   ScriptOptions m_options;
-  MemoryBudget* m_budget;                         // the state's allocator, or nullptr
+  MemoryBudget* m_budget;                            // the state's allocator, or nullptr
   std::vector<std::filesystem::path> m_write_roots;  // resolved: the current directory, then --allow-write
   std::unique_ptr<Session> m_session;
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();

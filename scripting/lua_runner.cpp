@@ -32,19 +32,17 @@ void push_where(lua_State* L, int level) {
   lua_pushliteral(L, "");
 }
 
-// Message handler for lua_pcall: appends a traceback to the error message. An error object (a table with
-// __tostring) carries no position, so the handler adds where it was raised.
+// Message handler for lua_pcall: appends a traceback to the error message. An error object (a table, with or
+// without __tostring) carries no position, so the handler adds where it was raised.
 int traceback_handler(lua_State* L) {
   const char* msg = lua_tostring(L, 1);
   if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
-      push_where(L, 1);
-      lua_insert(L, -2);
-      lua_concat(L, 2);
-      msg = lua_tostring(L, -1);
-    } else {
-      msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    }
+    if (!luaL_callmeta(L, 1, "__tostring") || lua_type(L, -1) != LUA_TSTRING)
+      lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    push_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    msg = lua_tostring(L, -1);
   }
   luaL_traceback(L, L, msg, 1);
   return 1;

@@ -30,6 +30,16 @@ TEST(LuaRunner, RuntimeErrorHasFileLineAndTraceback) {
   EXPECT_NE(s.message().find("stack traceback"), std::string::npos) << s.message();
 }
 
+TEST(LuaRunner, ErrorObjectsGetTheLineTheyWereRaisedAt) {
+  Status s = run_string("local x = 1\nerror({code = 7})\n", "object.lua");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("object.lua:2: (error object is a table value)\nstack traceback"), std::string::npos)
+      << s.message();
+  s = run_string("error(setmetatable({}, {__tostring = function() return 'shown' end}))", "shown.lua");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("shown.lua:1: shown\nstack traceback"), std::string::npos) << s.message();
+}
+
 TEST(LuaRunner, SyntaxErrorHasFileLine) {
   Status s = run_string("x = = 1\n", "syntax.lua");
   ASSERT_FALSE(s.ok());
