@@ -26,11 +26,14 @@
 // double buffering); out-of-range rows are zero-filled (never NaN: P is 0 there, and 0 * V must stay 0).
 #pragma once
 
-#include "gemm/gemm_common.cuh"
-#include "gemm/gemm_mma.cuh"
 #include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/cp_async.cuh"
+#include "tile/ldmatrix.cuh"
+#include "tile/mma_sync.cuh"
 #include "tile/probe.hpp"
 #include "tile/reduce.hpp"
+#include "tile/smem.cuh"
 
 namespace tl {
 namespace attn_detail {
@@ -38,12 +41,6 @@ namespace attn_detail {
 // Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
 // Stage = pipeline stage, aux = K/V tile index.
 enum AttnProbe : unsigned { kProbeLoadIssue, kProbeWaitTile, kProbeQK, kProbeSoftmax, kProbePV, kProbeEpilogue };
-
-TL_DEVICE_INLINE void ldmatrix_x4_trans(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
-}
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROW_BYTES-byte rows, XOR-swizzled within 8 chunks.
 template <int ROW_BYTES>
@@ -69,7 +66,7 @@ TL_DEVICE_INLINE void load_rows(unsigned dst, const unsigned short* src, int row
 #pragma unroll
     for (int i = 0; i < ROWS / RSTEP; ++i) {
       const bool in = i * RSTEP < left;
-      mma_detail::cp_async_16(d + i * RSTEP * D * 2, in ? p + i * step : src, in ? 16 : 0);
+      cp_async_16(d + i * RSTEP * D * 2, in ? p + i * step : src, in ? 16 : 0);
     }
   } else {
 #pragma unroll
@@ -79,7 +76,7 @@ TL_DEVICE_INLINE void load_rows(unsigned dst, const unsigned short* src, int row
       const int row = idx / CH, chunk = idx % CH;
       const int gr = row0 + row;
       const bool in = gr < rows;
-      mma_detail::cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
+      cp_async_16(dst + swz<D * 2>(row, chunk), src + (in ? gr * stride + chunk * 8 : 0), in ? 16 : 0);
     }
   }
 }
@@ -97,10 +94,6 @@ __global__ void __launch_bounds__(WARPS * 32)
                  const unsigned short* __restrict__ V, unsigned short* __restrict__ O, float* __restrict__ LSE,
                  const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv) {
   using namespace attn_detail;
-  using mma_detail::cp_async_commit;
-  using mma_detail::cp_async_wait;
-  using mma_detail::ldmatrix_x4;
-  using mma_detail::mma_16816;
   constexpr int THREADS = WARPS * 32;
   constexpr int WTM = BM / WARPS, MT = WTM / 16;  // rows per warp, m16 tiles per warp
   constexpr int NT = BN / 8;                      // n8 tiles of S per KV tile
@@ -114,7 +107,7 @@ __global__ void __launch_bounds__(WARPS * 32)
   static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
 
   extern __shared__ __align__(128) unsigned char smem[];
-  const unsigned q_smem = gemm_detail::smem_u32(smem);
+  const unsigned q_smem = smem_u32(smem);
   const unsigned kv_smem = q_smem + Q_BYTES;
 
   const int m_block = CAUSAL ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
@@ -258,8 +251,8 @@ __global__ void __launch_bounds__(WARPS * 32)
           sum[r / 2] += e[r];
         }
         // C layout of n8 tiles 2kt, 2kt+1 = A layout of k16 step kt: regs 0,1 from the even tile, 2,3 from the odd.
-        p[i][j / 2][2 * (j % 2)] = gemm_detail::pack2<BF16>(e[0], e[1]);
-        p[i][j / 2][2 * (j % 2) + 1] = gemm_detail::pack2<BF16>(e[2], e[3]);
+        p[i][j / 2][2 * (j % 2)] = pack2<BF16>(e[0], e[1]);
+        p[i][j / 2][2 * (j % 2) + 1] = pack2<BF16>(e[2], e[3]);
       }
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
@@ -303,7 +296,7 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
         for (int j = 0; j < DT; ++j)
           *reinterpret_cast<unsigned*>(dst + j * 8) =
-              gemm_detail::pack2<BF16>(o[i][j][2 * hh] * inv, o[i][j][2 * hh + 1] * inv);
+              pack2<BF16>(o[i][j][2 * hh] * inv, o[i][j][2 * hh + 1] * inv);
         if (lane % 4 == 0)
           LSE[VARLEN ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + row
                      : (static_cast<long long>(b) * heads + h) * seq_q + row] =

@@ -63,11 +63,15 @@
 // are computed and never stored.
 #pragma once
 
-#include "gemm/gemm_common.cuh"
-#include "gemm/gemm_wgmma.cuh"
+#include "tile/barrier.cuh"
 #include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/reduce.hpp"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/tma.cuh"
 #include "tile/wgmma_ops.cuh"
 #include "tile/work_order.hpp"
 
@@ -91,52 +95,6 @@ enum AttnWgmmaProbe : unsigned {
   kProbeRescaleP,  // O rescale and S -> P, between P V done and the next iteration's waits
   kProbeWaitV      // the wait for V(it - 1), after K(it)'s
 };
-
-TL_DEVICE_INLINE void tma_load_3d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
-}
-
-TL_DEVICE_INLINE void tma_load_4d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1, int c2, int c3) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-      : "memory");
-}
-
-// O's staging tile (one 64-column half) to global memory; rows outside the map's bounds are not written.
-TL_DEVICE_INLINE void tma_store_3d(const TmaDescriptor* map, unsigned src, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(src), "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-}
-
-TL_DEVICE_INLINE void tma_store_4d(const TmaDescriptor* map, unsigned src, int c0, int c1, int c2, int c3) {
-  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-
-TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-// Pins registers at this point of the program: the compiler must neither read accumulators of an in-flight wgmma
-// nor move their updates across the wait that completes it (the asm of the wait names no registers).
-template <int N>
-TL_DEVICE_INLINE void fence_regs(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N>
-TL_DEVICE_INLINE void fence_regs(unsigned (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
 
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
 // Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
@@ -185,13 +143,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
                    int m_blocks, int batch, int section) {
   using namespace attn_wgmma_detail;
-  using wgmma_detail::mbar_arrive;
-  using wgmma_detail::mbar_expect_tx;
-  using wgmma_detail::mbar_init;
-  using wgmma_detail::mbar_wait;
-  using wgmma_detail::named_barrier_sync;
-  using wgmma_detail::setmaxnreg_dec;
-  using wgmma_detail::setmaxnreg_inc;
   using wgmma_ops::smem_desc_sw128;
   using wgmma_ops::smem_desc_sw128_mn;
   using wgmma_ops::wgmma_commit;
@@ -221,7 +172,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #endif
 
   extern __shared__ unsigned char smem_raw[];
-  const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned base = smem_align<1024>(smem_raw);
   auto q_smem = [&](int r) { return base + (r % QS) * Q_BYTES; };  // the r-th work tile's Q
   const unsigned k_smem = base + QS * Q_BYTES;
   const unsigned v_smem = k_smem + STAGES * KV_BYTES;
@@ -246,7 +197,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       mbar_init(v_full(s), 1);
       mbar_init(v_empty(s), C);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
   __syncthreads();
@@ -267,9 +218,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #pragma unroll
         for (int half = 0; half < NH; ++half) {
           if constexpr (VARLEN)
-            tma_load_3d(dst + half * rows_bytes, map, bar, half * 64, head, start + row);
+            tma_load(dst + half * rows_bytes, map, bar, half * 64, head, start + row);
           else
-            tma_load_4d(dst + half * rows_bytes, map, bar, half * 64, head, row, w.b);
+            tma_load(dst + half * rows_bytes, map, bar, half * 64, head, row, w.b);
         }
       };
       // Q, once both consumers have finished the previous work tile's last S = Q K^T.
@@ -341,7 +292,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   };
   auto to_p = [&]() {
 #pragma unroll
-    for (int i = 0; i < BN / 4; ++i) p[i] = gemm_detail::pack2<BF16>(s[2 * i], s[2 * i + 1]);
+    for (int i = 0; i < BN / 4; ++i) p[i] = pack2<BF16>(s[2 * i], s[2 * i + 1]);
   };
 
   int kv_it = 0, q_round = 0;
@@ -505,7 +456,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       // The staging tile is free once the previous epilogue's TMA stores have read it (tma) and every thread of
       // this warpgroup has read it (smem; also tma's varlen edge blocks).
       if constexpr (EPI == 2) {
-        if (tid == 0) wgmma_detail::tma_store_wait_read();
+        if (tid == 0) tma_store_wait_read();
       }
       named_barrier_sync(3 + c, 128);
     }
@@ -519,15 +470,15 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         const int r = warp * 16 + lane / 4 + 8 * hh;
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {
-          const unsigned v = l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(o_chunk(r, j) + 4 * (lane % 4)), "r"(v) : "memory");
+          const unsigned v = l > 0.f ? pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
+          st_shared_b32(o_chunk(r, j) + 4 * (lane % 4), v);
         }
       } else if (row < w.seq_q) {
         unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < D / 8; ++j)
           *reinterpret_cast<unsigned*>(dst + j * 8) =
-              l > 0.f ? gemm_detail::pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
+              l > 0.f ? pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
       }
       if (row < w.seq_q && lane % 4 == 0)
         LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
@@ -536,18 +487,18 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     }
     if constexpr (EPI != 0) {
       const int r0 = w.m0 + c * 64;  // the warpgroup's first row in the sequence
-      if constexpr (EPI == 2) wgmma_detail::fence_proxy_async_smem();  // our st.shared, seen by the TMA engine
+      if constexpr (EPI == 2) fence_proxy_async_smem();  // our st.shared, seen by the TMA engine
       named_barrier_sync(3 + c, 128);
       if (EPI == 2 && (!VARLEN || r0 + 64 <= w.seq_q)) {
         if (tid == 0) {
 #pragma unroll
           for (int half = 0; half < NH; ++half) {
             if constexpr (VARLEN)
-              tma_store_3d(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, w.q_start + r0);
+              tma_store(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, w.q_start + r0);
             else
-              tma_store_4d(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, r0, w.b);
+              tma_store(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, r0, w.b);
           }
-          wgmma_detail::tma_store_commit();
+          tma_store_commit();
         }
       } else {
         // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
@@ -556,14 +507,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #pragma unroll
         for (int k = 0; k < 64 / RPP; ++k) {
           const int r = k * RPP + tid / CH, ch = tid % CH;
-          unsigned x0, x1, x2, x3;
-          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                       : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
-                       : "r"(o_chunk(r, ch))
-                       : "memory");
+          const uint4 x = ld_shared_v4_b32(o_chunk(r, ch));
           if (r0 + r < w.seq_q)
-            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) =
-                make_uint4(x0, x1, x2, x3);
+            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) = x;
         }
       }
     }
@@ -573,7 +519,7 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   if (PINGPONG && c == 0) wait_turn();
   // Shared memory must outlive the TMA stores' reads of it.
   if constexpr (EPI == 2) {
-    if (tid == 0) wgmma_detail::tma_store_wait_read();
+    if (tid == 0) tma_store_wait_read();
   }
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();

@@ -1,28 +1,12 @@
-// Device helpers the GEMM kernels share: shared-memory addresses, 16-bit packing, the output types, the predicated C store.
+// Device helpers the GEMM kernels share: the output types and the predicated C stores.
 #pragma once
 
 #include "tile/config.hpp"
-
-#ifndef TL_DEVICE_INLINE
-#define TL_DEVICE_INLINE __device__ __forceinline__
-#endif
+#include "tile/convert.cuh"
+#include "tile/global.cuh"
 
 namespace tl {
 namespace gemm_detail {
-
-TL_DEVICE_INLINE unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
-// Two fp32 values -> packed 16-bit pair, `lo` in the low half (the lower column).
-template <bool BF16>
-TL_DEVICE_INLINE unsigned pack2(float lo, float hi) {
-  unsigned r;
-  if constexpr (BF16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
 
 // Stores the packed pair `v` at C[row, col..col+1] of a row-major M x N matrix, dropping what is out of
 // bounds; one 4-byte store when the pair is whole and aligned (N even), else element by element.
@@ -54,7 +38,7 @@ TL_DEVICE_INLINE void store_acc_pair(void* C, int row, int col, int M, int N, fl
     if (row >= M || col >= N) return;
     float* dst = static_cast<float*>(C) + static_cast<long long>(row) * N + col;
     if (col + 1 < N && (N % 2) == 0) {
-      asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(lo), "f"(hi) : "memory");
+      st_global_v2_f32(dst, lo, hi);
     } else {
       dst[0] = lo;
       if (col + 1 < N) dst[1] = hi;

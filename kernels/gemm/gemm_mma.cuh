@@ -20,11 +20,11 @@
 
 #include "gemm/gemm_common.cuh"
 #include "tile/config.hpp"
+#include "tile/cp_async.cuh"
+#include "tile/ldmatrix.cuh"
+#include "tile/mma_sync.cuh"
 #include "tile/probe.hpp"
-
-#ifndef TL_DEVICE_INLINE
-#define TL_DEVICE_INLINE __device__ __forceinline__
-#endif
+#include "tile/smem.cuh"
 
 namespace tl {
 namespace mma_detail {
@@ -33,45 +33,6 @@ namespace mma_detail {
 // Every warp marks its cp.async issue of a stage ahead, its wait for the current stage (cp.async.wait_group +
 // __syncthreads), its k-tile of ldmatrix + mma.sync, and the epilogue. Stage = pipeline stage, aux = k-step.
 enum MmaProbe : unsigned { kProbeLoadIssue, kProbeWaitStage, kProbeMma, kProbeEpilogue };
-
-// 16-byte async copy global -> shared; src_bytes < 16 zero-fills the rest (used for the M/N/K edges).
-TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-TL_DEVICE_INLINE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-TL_DEVICE_INLINE void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-TL_DEVICE_INLINE void ldmatrix_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
-}
-
-TL_DEVICE_INLINE void ldmatrix_x4_trans(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
-}
-
-template <bool BF16>
-TL_DEVICE_INLINE void mma_16816(float* d, const unsigned* a, const unsigned* b) {
-  if constexpr (BF16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-}
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of 128-byte rows.
 template <bool SWIZZLE>

@@ -39,21 +39,18 @@
 #pragma once
 
 #include "gemm/gemm_common.cuh"
+#include "tile/barrier.cuh"
+#include "tile/cluster.cuh"
 #include "tile/config.hpp"
+#include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/tma.cuh"
 #include "tile/wgmma_ops.cuh"
 #include "tile/work_order.hpp"
 
-#ifndef TL_DEVICE_INLINE
-#define TL_DEVICE_INLINE __device__ __forceinline__
-#endif
-
 namespace tl {
-
-// The 128-byte CUtensorMap, encoded on the host (cuTensorMapEncodeTiled) and passed by value.
-struct alignas(64) TmaDescriptor {
-  unsigned long long opaque[16];
-};
 
 namespace wgmma_detail {
 
@@ -63,98 +60,6 @@ namespace wgmma_detail {
 // full-barrier waits, its k-tile of wgmma (issue through wgmma_wait<1>), its empty-barrier arrives (release) and
 // its epilogues, for the whole warpgroup. Marks are warp-collective (tile/probe.hpp).
 enum WgmmaProbe : unsigned { kProbeWaitEmpty, kProbeTmaIssue, kProbeWaitFull, kProbeWgmma, kProbeRelease, kProbeEpilogue };
-
-TL_DEVICE_INLINE void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-TL_DEVICE_INLINE void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-TL_DEVICE_INLINE void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-// Blocks until the phase with the given parity has completed.
-TL_DEVICE_INLINE void mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
-TL_DEVICE_INLINE void tma_load_2d(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
-      : "memory");
-}
-
-// The same load, written into the same shared-memory offset of each CTA of the cluster in cta_mask, completing
-// bytes on the mbarrier at the same offset in each of them (PTX ISA: cp.async.bulk.tensor, .multicast::cluster).
-TL_DEVICE_INLINE void tma_load_2d_multicast(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1,
-                                            unsigned short cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
-      : "memory");
-}
-
-// [SECTION] cluster helpers (only the CLUSTER > 1 instantiations use them)
-TL_DEVICE_INLINE unsigned cluster_ctarank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-// All threads of all CTAs of the cluster; release/acquire at cluster scope (mbarrier inits, shared-memory lifetime).
-TL_DEVICE_INLINE void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-// The shared::cluster address of the variable at shared::cta address `addr` in the CTA of rank `rank`.
-TL_DEVICE_INLINE unsigned map_shared_rank(unsigned addr, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-// Arrive on an mbarrier of any CTA of the cluster (address from map_shared_rank), with the instruction's default
-// semantics (release at CTA scope), as mbar_arrive. The arrival only says "this consumer's wgmma reads of the stage
-// are done" (wgmma.wait_group returned); no data written before it is read by the peer, so nothing needs releasing
-// at cluster scope. `.release.cluster` compiled to MEMBAR.ALL.GPU before every arrive (and the producer's
-// `try_wait.acquire.cluster` to CCTL.IVALL after every wait): 2-CTA clusters ran at half the speed of none on the
-// H100 (docs/perf.md).
-TL_DEVICE_INLINE void mbar_arrive_cluster(unsigned cluster_bar) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
-}
-
-TL_DEVICE_INLINE void tma_store_2d(const TmaDescriptor* map, unsigned src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(src), "r"(c0), "r"(c1)
-               : "memory");
-}
-TL_DEVICE_INLINE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// Waits until the issued bulk stores have finished reading shared memory (the buffer may be rewritten).
-TL_DEVICE_INLINE void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-TL_DEVICE_INLINE void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-TL_DEVICE_INLINE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-TL_DEVICE_INLINE void named_barrier_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-template <int REGS>
-TL_DEVICE_INLINE void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
-}
-template <int REGS>
-TL_DEVICE_INLINE void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
-}
 
 }  // namespace wgmma_detail
 
@@ -209,7 +114,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       mbar_init(full_bar(s), 1);
       mbar_init(empty_bar(s), CONSUMERS * CLUSTER);  // the consumers of every CTA that writes into this stage
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
   if constexpr (CLUSTER > 1) {
@@ -254,10 +159,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                     int row0, int rows) {
               if (shared) {
                 if (rank == 0 || half1)
-                  tma_load_2d_multicast(dst + rank * (bytes / 2), map, full_bar(s), k * BK, row0 + rank * (rows / 2),
-                                        PAIR_MASK);
+                  tma_load_multicast(dst + rank * (bytes / 2), map, full_bar(s), PAIR_MASK, k * BK,
+                                     row0 + rank * (rows / 2));
               } else {
-                tma_load_2d(dst, map, full_bar(s), k * BK, row0);
+                tma_load(dst, map, full_bar(s), k * BK, row0);
               }
             };
             const bool a_half1 = CLUSTER_N == 1 || tm * BM + BM / 2 < M;
@@ -283,10 +188,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                 const int q = q0 + i;
                 if (q < boxes) {
                   if constexpr (CLUSTER_M > 1) {
-                    tma_load_2d_multicast(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64,
-                                          k * BK, PAIR_MASK);
+                    tma_load_multicast(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), PAIR_MASK,
+                                       tn * BN + q * 64, k * BK);
                   } else {
-                    tma_load_2d(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
+                    tma_load(b_base + s * B_BYTES + q * B_BLOCK, &tma_b, full_bar(s), tn * BN + q * 64, k * BK);
                   }
                 }
               }
@@ -381,14 +286,12 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
               // columns 8j + 2*(lane%4): sub-tile j/4, chunk 2*(j%4) + (lane%4)/2, 8 bytes into it per odd lane
               const int chunk = 2 * (j % 4) + (lane % 4) / 2;
               const unsigned addr = my_c + (j / 4) * (64 * 128) + r * 128 + ((chunk ^ (r % 8)) * 16) + 8 * (lane % 2);
-              asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(acc[4 * j + 2 * h]),
-                           "f"(acc[4 * j + 2 * h + 1])
-                           : "memory");
+              st_shared_v2_f32(addr, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
             } else {
               const unsigned addr =
                   my_c + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * (lane % 4);
               const unsigned v = pack2<C_TYPE == kOutBf16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+              st_shared_b32(addr, v);
             }
           }
         }
@@ -397,7 +300,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
         if (tid == 0) {
 #pragma unroll
           for (int q = 0; q < BN / C_SUB; ++q)
-            tma_store_2d(&tma_c, my_c + q * 64 * 128, tn * BN + q * C_SUB, tm * BM + c * 64);
+            tma_store(&tma_c, my_c + q * 64 * 128, tn * BN + q * C_SUB, tm * BM + c * 64);
           tma_store_commit();
         }
         TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);

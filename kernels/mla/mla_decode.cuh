@@ -50,11 +50,16 @@
 // panel), stride byte offset 1024 (next 8 tokens), k16 step = 16 tokens = +2048 bytes.
 #pragma once
 
-#include "gemm/gemm_common.cuh"
-#include "gemm/gemm_wgmma.cuh"
+#include "tile/barrier.cuh"
 #include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/global.cuh"
+#include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/reduce.hpp"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/tma.cuh"
 #include "tile/wgmma_ops.cuh"
 
 namespace tl {
@@ -131,29 +136,6 @@ TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
   wgmma_commit();
 }
 
-TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-TL_DEVICE_INLINE void st_shared_f32(unsigned addr, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory"); }
-TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-}
-
-// The two 16-bit values of a packed pair (gemm_detail::pack2's layout: lo in the low half) as floats.
-template <bool BF16>
-TL_DEVICE_INLINE float2 unpack2(unsigned v) {
-  if constexpr (BF16) {
-    return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xFFFF0000u));
-  } else {
-    float lo, hi;
-    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}\n" : "=f"(lo), "=f"(hi) : "r"(v));
-    return make_float2(lo, hi);
-  }
-}
-
 // The merge of a split request's 16-bit partials, in the wgmma accumulator layout of the consumer thread that holds
 // this split's o (rows rl[0], rl[1] of the tile; columns 256c + 8j + 2(lane % 4) + {0, 1}, j < 32), so the split
 // that merges needs neither to publish its own partial nor to read it back. lse / scale are this split's (scale
@@ -223,7 +205,7 @@ TL_DEVICE_INLINE void store_row16(unsigned short* dst, const float* o, int h, fl
     if (!store) return;
 #pragma unroll
     for (int j = 0; j < 32; ++j)
-      *reinterpret_cast<unsigned*>(dst + 8 * j + 2 * (lane % 4)) = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+      *reinterpret_cast<unsigned*>(dst + 8 * j + 2 * (lane % 4)) = pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
   } else {
     const int q = lane % 4;
     const bool hi = q & 2, lo = q & 1;
@@ -233,7 +215,7 @@ TL_DEVICE_INLINE void store_row16(unsigned short* dst, const float* o, int h, fl
 #pragma unroll
       for (int t = 0; t < 4; ++t) {
         const int j = 4 * g + t;
-        w[t] = gemm_detail::pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+        w[t] = pack2<BF16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
       }
       // Butterfly: across lane bit 1 swap the chunk pairs whose bit 1 differs from the lane's, then across bit 0.
       unsigned s0 = hi ? w[0] : w[2], s1 = hi ? w[1] : w[3];
@@ -296,7 +278,6 @@ struct ConsumerArgs {
 // branches: ptxas serializes every wgmma of a function when it must guard registers on a divergent path).
 template <bool CAUSAL, bool BF16, int QK_WG, bool VEC_STORE, int C>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
-  using namespace wgmma_detail;
   using namespace wgmma_ops;
   const float kInf = __int_as_float(0x7f800000);
   // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
@@ -414,7 +395,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
             const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
             sum[h] += e0 + e1;
             const unsigned addr = p_base + rl[h] * 128 + (((tok0 / 8 + j) ^ (rl[h] & 7)) << 4) + 4 * (lane % 4);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(gemm_detail::pack2<BF16>(e0, e1)) : "memory");
+            st_shared_b32(addr, pack2<BF16>(e0, e1));
           }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -428,7 +409,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         if (valid < kBlock) {
           for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
             const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
-            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
+            st_shared_v4_fill(addr, 0u);
           }
         }
         fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
@@ -449,7 +430,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         if (valid < kBlock) {
           for (int i = tid; i < (kBlock - valid) * 32; i += 128) {
             const unsigned addr = kv + (4 * c + (i / 8) % 4) * kPanelBytes + (valid + i / 32) * 128 + (i % 8) * 16;
-            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u) : "memory");
+            st_shared_v4_fill(addr, 0u);
           }
           fence_proxy_async_smem();
           named_barrier_sync(4, 128);
@@ -527,13 +508,11 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
       int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
       if (ctid == 0) {
-        int seen;
-        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(seen == nspl - 1 ? 1u : 0u) : "memory");
+        const int seen = ld_acquire_gpu(counter);
+        st_shared_b32(flag_addr, seen == nspl - 1 ? 1u : 0u);
       }
       named_barrier_sync(1, 256);
-      unsigned last;
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
+      unsigned last = ld_shared_b32(flag_addr);
       const bool wrote = !last;
       if (!last) {
         store_partial<BF16, VEC_STORE>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, lane);
@@ -541,10 +520,10 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
         if (ctid == 0) {
           const int done = atomicAdd(counter, 1);
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(flag_addr), "r"(done == nspl - 1 ? 1u : 0u) : "memory");
+          st_shared_b32(flag_addr, done == nspl - 1 ? 1u : 0u);
         }
         named_barrier_sync(1, 256);
-        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(flag_addr) : "memory");
+        last = ld_shared_b32(flag_addr);
       }
       if (last) {
         // When the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the others'
@@ -575,14 +554,13 @@ __global__ void __launch_bounds__(384, 1)
                float* __restrict__ o_acc, float* __restrict__ lse_acc, int* __restrict__ counters, int batch, int seq_q,
                int heads, int table_stride) {
   using namespace mla_detail;
-  using namespace wgmma_detail;
   const float kInf = __int_as_float(0x7f800000);
   static_assert(kSmemBytes == 232000, "mla_decode.cpp's mla_detail_smem() must match");
   // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
   constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
 
   extern __shared__ unsigned char smem_raw[];
-  const unsigned base = (gemm_detail::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned base = smem_align<1024>(smem_raw);
   const unsigned q_base = base, kv_base = base + kOffKV, p_base = base + kOffP;
   auto full_bar = [&](int s) { return base + kOffBar + 8u * s; };
   auto empty_bar = [&](int s) { return base + kOffBar + 16u + 8u * s; };
@@ -595,15 +573,15 @@ __global__ void __launch_bounds__(384, 1)
     // reads) do not wait for them; the producer also prefetches the part's first block-table entry beside the
     // request's length instead of reading it after (one dependent global round trip less before the first TMA).
     // Alone measured neutral (-0.2..+0.4% at MB 4096), part of the measured default set (docs/perf.md, mla4).
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_kv)) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tma_q)) : "memory");
+    prefetch_tensormap(&tma_kv);
+    prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(full_bar(s), 1);
       mbar_init(empty_bar(s), 2);
     }
     mbar_init(q_full, 1);
     mbar_init(q_empty, 2);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
   __syncthreads();
@@ -619,7 +597,7 @@ __global__ void __launch_bounds__(384, 1)
       // never begins at the end of a request, so the entry is in the row).
       if (walk.count > 0 && lane == 0) {
         const int* at = block_table + static_cast<long long>(walk.first) * table_stride + walk.begin_block;
-        asm volatile("prefetch.global.L1 [%0];\n" ::"l"(at) : "memory");
+        prefetch_l1(at);
       }
       for (int k = 0; k < walk.count; ++k) {
         const int r = walk.first + k;
@@ -633,7 +611,7 @@ __global__ void __launch_bounds__(384, 1)
           if (lane == 0) {
             mbar_expect_tx(q_full, kTileBytes);
 #pragma unroll
-            for (int p = 0; p < kPanels; ++p) tma_load_2d(q_base + p * kPanelBytes, &tma_q, q_full, p * 64, r * R + m0);
+            for (int p = 0; p < kPanels; ++p) tma_load(q_base + p * kPanelBytes, &tma_q, q_full, p * 64, r * R + m0);
           }
           ++qn;
         };
@@ -649,7 +627,7 @@ __global__ void __launch_bounds__(384, 1)
             const int phys = __ldg(row_table + blk);
 #pragma unroll
             for (int p = 0; p < kPanels; ++p)
-              tma_load_2d(kv_base + s * kTileBytes + p * kPanelBytes, &tma_kv, full_bar(s), p * 64, phys * kBlock);
+              tma_load(kv_base + s * kTileBytes + p * kPanelBytes, &tma_kv, full_bar(s), p * 64, phys * kBlock);
           }
           __syncwarp();
           TL_PROBE_END(kProbeLoadIssue, s, blk);
@@ -662,17 +640,15 @@ __global__ void __launch_bounds__(384, 1)
           const int nspl = num_splits[r + 1] - num_splits[r];
           if (nspl > 1) {
             const int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
-            int seen;
-            asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+            const int seen = ld_relaxed_gpu(counter);
             if (seen == nspl - 1) {
               const int rows = min(64, R - m0);
               for (int i = 0; i < nspl; ++i) {
                 if (i == split) continue;
                 const long long at = static_cast<long long>(num_splits[r] + i) * R + m0;
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(reinterpret_cast<const char*>(o_acc) + at * kDV * 2), "r"(rows * kDV * 2)
-                             : "memory");
-                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at) : "memory");
-                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(lse_acc + at + rows - 1) : "memory");
+                bulk_prefetch_l2(reinterpret_cast<const char*>(o_acc) + at * kDV * 2, rows * kDV * 2);
+                prefetch_l2(lse_acc + at);
+                prefetch_l2(lse_acc + at + rows - 1);
               }
             }
           }

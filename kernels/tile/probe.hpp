@@ -101,6 +101,8 @@ TL_HOST_DEVICE constexpr u64 buffer_bytes(u32 num_blocks, u32 warps_per_block, u
 
 #if TL_DEVICE_CODE && defined(TL_TIMELINE) && TL_TIMELINE
 
+#include "tile/timer.cuh"
+
 // The buffer of a timeline launch; the worker points it at a zeroed buffer (cudaLibraryGetGlobal) before the launch.
 // Null: marks are skipped (a timeline build launched without a buffer still runs correctly).
 extern "C" __device__ unsigned char* tl_timeline_buffer;
@@ -108,23 +110,6 @@ __device__ unsigned char* tl_timeline_buffer = nullptr;
 
 namespace tl::probe {
 
-// Both reads are volatile asm with a "memory" clobber: the compiler may not move loads, stores or other volatile
-// asm (the bracketed work: TMA issue, mbarrier waits, wgmma) across a mark.
-__device__ __forceinline__ u64 clock() {
-  u64 c;
-  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c)::"memory");
-  return c;
-}
-__device__ __forceinline__ u64 globaltimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)::"memory");
-  return t;
-}
-__device__ __forceinline__ u32 smid() {
-  u32 s;
-  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
-  return s;
-}
 __device__ __forceinline__ u32 linear_block() {
   return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 }
@@ -144,11 +129,11 @@ __device__ __forceinline__ void block_begin() {
   if (!tl_timeline_buffer) return;
   ProbeBlock* e = block_entry();
   if (!e) return;
-  const u64 gt = globaltimer();
-  const u64 clk = clock();
+  const u64 gt = read_globaltimer();
+  const u64 clk = read_clock64();
   e->gt_begin = gt;
   e->clk_begin = clk;
-  e->smid = smid();
+  e->smid = read_smid();
   e->flags |= kBlockBegun;
 }
 
@@ -157,8 +142,8 @@ __device__ __forceinline__ void block_end() {
   if (!tl_timeline_buffer) return;
   ProbeBlock* e = block_entry();
   if (!e) return;
-  const u64 gt = globaltimer();
-  const u64 clk = clock();
+  const u64 gt = read_globaltimer();
+  const u64 clk = read_clock64();
   e->gt_end = gt;
   e->clk_end = clk;
   e->flags |= kBlockEnded;
@@ -184,13 +169,13 @@ struct Warp {
     const ProbeHeader* h = reinterpret_cast<const ProbeHeader*>(tl_timeline_buffer);
     const u32 b = linear_block(), w = linear_warp();
     if (b >= h->num_blocks || w >= h->warps_per_block) return;
-    asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(lane));
+    lane = read_laneid();
     capacity = h->capacity;
     segment = reinterpret_cast<ProbeSegment*>(tl_timeline_buffer +
                                               segment_offset(h->num_blocks, h->warps_per_block, capacity, b, w));
     records = reinterpret_cast<ProbeRecord*>(segment + 1);
   }
-  __device__ __forceinline__ void mark(u32 region, u32 kind, u32 stage, u32 aux) { record(region, kind, stage, aux, clock()); }
+  __device__ __forceinline__ void mark(u32 region, u32 kind, u32 stage, u32 aux) { record(region, kind, stage, aux, read_clock64()); }
   // Records a mark stamped earlier (TL_PROBE_STAMP). Kernels stamp at the event and record after the
   // latency-critical work that follows it (a barrier arrive, a TMA issue), keeping the bookkeeping off that path.
   __device__ __forceinline__ void record(u32 region, u32 kind, u32 stage, u32 aux, u64 c) {
@@ -242,7 +227,7 @@ struct Warp {
 #define TL_PROBE_INSTANT(region, stage, aux) tl_probe_w_.mark((region), ::tl::probe::kInstant, (stage), (aux))
 #define TL_PROBE_FLUSH() tl_probe_w_.flush()
 // Stamp now, record later: `TL_PROBE_STAMP(t)` reads the clock into a new variable t; the *_AT marks write it.
-#define TL_PROBE_STAMP(var) const ::tl::probe::u64 var = ::tl::probe::clock()
+#define TL_PROBE_STAMP(var) const ::tl::probe::u64 var = ::tl::read_clock64()
 #define TL_PROBE_BEGIN_AT(region, stage, aux, t) tl_probe_w_.record((region), ::tl::probe::kBegin, (stage), (aux), (t))
 #define TL_PROBE_END_AT(region, stage, aux, t) tl_probe_w_.record((region), ::tl::probe::kEnd, (stage), (aux), (t))
 #define TL_PROBE_INSTANT_AT(region, stage, aux, t) \

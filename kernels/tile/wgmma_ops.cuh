@@ -20,10 +20,6 @@
 
 #include "tile/config.hpp"
 
-#ifndef TL_DEVICE_INLINE
-#define TL_DEVICE_INLINE __device__ __forceinline__
-#endif
-
 // Operand numbers in groups of eight: accumulators of an N-column wgmma are groups 0 .. N/16 - 1, the operands
 // after them are group N/16 (N a multiple of 16 here; m64n8/n24/... would need groups of four).
 #define TL_WG_G0 0, 1, 2, 3, 4, 5, 6, 7

@@ -186,4 +186,127 @@ TEST(TileNvrtc, WgmmaWrappersEmitEveryForm) {
   EXPECT_EQ(sass.result, NVRTC_SUCCESS) << sass.log;
 }
 
+// Every wrapper of the device toolkit (one header per instruction family), called once each in one kernel: the PTX
+// must hold each instruction (TMA with one coordinate per dimension, 1-5 D, and the multicast mask after them), and
+// ptxas must take the whole program for sm_90a.
+constexpr const char* kToolkitForms = R"cu(
+#include "tile/barrier.cuh"
+#include "tile/cluster.cuh"
+#include "tile/convert.cuh"
+#include "tile/cp_async.cuh"
+#include "tile/global.cuh"
+#include "tile/ldmatrix.cuh"
+#include "tile/mbarrier.cuh"
+#include "tile/mma_sync.cuh"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/timer.cuh"
+#include "tile/tma.cuh"
+using namespace tl;
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) toolkit_forms(const __grid_constant__ TmaDescriptor map,
+                                                                   float* out, int* flags) {
+  __shared__ __align__(1024) unsigned char tile[4096];
+  __shared__ unsigned long long bar;
+  const unsigned s = smem_align<1024>(tile), b = smem_u32(&bar);
+  mbar_init(b, 1);
+  fence_mbarrier_init();
+  cluster_sync();
+  mbar_expect_tx(b, 1024);
+  tma_load(s, &map, b, 1);
+  tma_load(s, &map, b, 1, 2);
+  tma_load(s, &map, b, 1, 2, 3);
+  tma_load(s, &map, b, 1, 2, 3, 4);
+  tma_load(s, &map, b, 1, 2, 3, 4, 5);
+  tma_load_multicast(s, &map, b, 3, 1, 2);
+  tma_load_multicast(s, &map, b, 3, 1, 2, 3, 4, 5);
+  mbar_wait(b, 0);
+  mbar_arrive(b);
+  mbar_arrive_cluster(map_shared_rank(b, cluster_ctarank() ^ 1));
+  fence_proxy_async_smem();
+  tma_store(&map, s, 1);
+  tma_store(&map, s, 1, 2, 3);
+  tma_store(&map, s, 1, 2, 3, 4, 5);
+  tma_store_commit();
+  tma_store_wait_read();
+  tma_store_wait_all();
+  prefetch_tensormap(&map);
+  cp_async_16(s, out, 16);
+  cp_async_commit();
+  cp_async_wait<0>();
+  unsigned r[4];
+  ldmatrix_x4(s, r[0], r[1], r[2], r[3]);
+  ldmatrix_x4_trans(s, r[0], r[1], r[2], r[3]);
+  ldmatrix_x2(s, r[0], r[1]);
+  ldmatrix_x2_trans(s, r[2], r[3]);
+  stmatrix_x4(s, r[0], r[1], r[2], r[3]);
+  stmatrix_x4_trans(s, r[0], r[1], r[2], r[3]);
+  float d[4] = {0.f, 0.f, 0.f, 0.f};
+  mma_16816<true>(d, r, r);
+  mma_16816<false>(d, r, r);
+  mma_16832_e4m3(d, r, r);
+  fence_regs(d);
+  named_barrier_sync(1, 128);
+  named_barrier_arrive(2, 128);
+  setmaxnreg_dec<40>();
+  setmaxnreg_inc<232>();
+  st_shared_b32(s, pack2<true>(d[0], d[1]));
+  st_shared_f32(s + 4, d[2]);
+  st_shared_v2_f32(s + 8, d[0], d[3]);
+  st_shared_v4_fill(s + 16, 0u);
+  const float2 u = unpack2<false>(ld_shared_b32(s));
+  const uint4 v = ld_shared_v4_b32(s + 16);
+  st_global_v2_f32(out, u.x + ld_shared_f32(s + 4), u.y + v.x);
+  prefetch_l1(out);
+  prefetch_l2(out + 64);
+  bulk_prefetch_l2(out, 256);
+  flags[0] = ld_acquire_gpu(flags + 1) + ld_relaxed_gpu(flags + 2);
+  flags[3] = static_cast<int>(read_clock64() + read_globaltimer()) + read_smid() + read_laneid();
+}
+)cu";
+
+TEST(TileNvrtc, DeviceToolkitEmitsEveryInstruction) {
+  const Compiled c = compile(kToolkitForms, "compute_90a");
+  ASSERT_EQ(c.result, NVRTC_SUCCESS) << c.log;
+  auto count = [&](const std::string& pattern) {
+    const std::regex re(pattern);
+    return std::distance(std::sregex_iterator(c.ptx.begin(), c.ptx.end(), re), std::sregex_iterator());
+  };
+  const std::string coords[] = {"", R"(\{%r\d+\})", R"(\{%r\d+, %r\d+\})",
+                                                    R"(\{%r\d+, %r\d+, %r\d+\})", R"(\{%r\d+, %r\d+, %r\d+, %r\d+\})",
+                                                    R"(\{%r\d+, %r\d+, %r\d+, %r\d+, %r\d+\})"};
+  for (int dim = 1; dim <= 5; ++dim) {
+    SCOPED_TRACE("tensor dims " + std::to_string(dim));
+    const std::string d = std::to_string(dim);
+    EXPECT_EQ(count(R"(cp\.async\.bulk\.tensor\.)" + d + R"(d\.shared::cluster\.global\.mbarrier::complete_tx::bytes \[%r\d+\], \[%rd\d+, )" +
+                    coords[dim] + R"(\], \[%r\d+\];)"),
+              1);
+  }
+  EXPECT_EQ(count(R"(complete_tx::bytes\.multicast::cluster \[%r\d+\], \[%rd\d+, )" + coords[2] + R"(\], \[%r\d+\], %rs\d+;)"), 1);
+  EXPECT_EQ(count(R"(complete_tx::bytes\.multicast::cluster \[%r\d+\], \[%rd\d+, )" + coords[5] + R"(\], \[%r\d+\], %rs\d+;)"), 1);
+  for (int dim : {1, 3, 5})
+    EXPECT_EQ(count(R"(cp\.async\.bulk\.tensor\.)" + std::to_string(dim) + R"(d\.global\.shared::cta\.bulk_group \[%rd\d+, )" +
+                    coords[dim] + R"(\], \[%r\d+\];)"),
+              1)
+        << "store, dims " << dim;
+  for (const char* insn :
+       {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster", "barrier.cluster.arrive.release",
+        "barrier.cluster.wait.acquire", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64", "mapa.shared::cluster.u32",
+        "%cluster_ctarank", "fence.proxy.async.shared::cta", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0",
+        "cp.async.bulk.wait_group 0", "prefetch.tensormap", "cp.async.cg.shared.global", "cp.async.commit_group",
+        "cp.async.wait_group 0", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "bar.sync", "bar.arrive", "setmaxnreg.dec.sync.aligned.u32 40",
+        "setmaxnreg.inc.sync.aligned.u32 232", "st.shared.b32", "st.shared.f32", "st.shared.v2.f32", "st.shared.v4.b32",
+        "ld.shared.b32", "ld.shared.f32", "ld.shared.v4.b32", "cvt.rn.bf16x2.f32", "cvt.f32.f16", "st.global.v2.f32",
+        "prefetch.global.L1", "prefetch.global.L2", "cp.async.bulk.prefetch.L2.global", "ld.acquire.gpu.global.b32",
+        "ld.relaxed.gpu.global.b32", "%clock64", "%globaltimer", "%smid", "%laneid"})
+    EXPECT_NE(c.ptx.find(insn), std::string::npos) << insn;
+  const Compiled sass = compile(kToolkitForms, "sm_90a");
+  EXPECT_EQ(sass.result, NVRTC_SUCCESS) << sass.log;
+}
+
 }  // namespace

@@ -2,6 +2,8 @@
 // (the wgmma rates are in hopper.cu).
 #pragma once
 
+#include "tile/mma_sync.cuh"
+
 // Each kernel keeps its result alive through a store guarded by a condition that never holds, so the compiler
 // must do all the work but the benchmark writes (almost) nothing besides what it measures.
 
@@ -90,26 +92,11 @@ extern "C" __global__ void tl_bench_fma(int iters, float b, float c, float* sink
 namespace tl::builtin {
 constexpr int kChains = 8;
 
-__device__ inline void mma_bf16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-__device__ inline void mma_f16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
+__device__ inline void mma_bf16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { mma_16816<true>(c, a, b); }
+__device__ inline void mma_f16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { mma_16816<false>(c, a, b); }
 __device__ inline void mma_e4m3(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  mma_16832_e4m3(c, a, b);
 #else
   __trap();  // the host only launches this on sm_89 and newer
 #endif

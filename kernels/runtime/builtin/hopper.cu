@@ -1,18 +1,13 @@
 // The worker's sm_90a built-in kernels: the wgmma tensor-core ceiling, compiled by nvcc into a second fatbin
 // (wgmma exists only for the arch-specific target sm_90a, which the portable fatbin cannot carry).
-#include "gemm/gemm_common.cuh"
+#include "tile/barrier.cuh"
+#include "tile/smem.cuh"
+#include "tile/timer.cuh"
 #include "tile/wgmma_ops.cuh"
 
 namespace tl::builtin {
 
 using wgmma_ops::smem_desc_sw128;
-using gemm_detail::smem_u32;
-
-__device__ __forceinline__ unsigned long long globaltimer_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // Each warpgroup keeps one 64x256 fp32 accumulator (128 registers per thread) and issues wgmma back to back
 // over one shared 64x64 (16-bit) A tile and 256x64 B tile, four k-steps per commit group with one group left in
@@ -42,13 +37,13 @@ __device__ __forceinline__ void wgmma_chain(int iters, float* sink, unsigned lon
     }
     reinterpret_cast<unsigned short*>(tiles)[i] = v;
   }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> visible to wgmma
+  fence_proxy_async_smem();  // generic writes -> visible to wgmma
   __syncthreads();
   float acc[128];
 #pragma unroll
   for (int j = 0; j < 128; ++j) acc[j] = 0.f;
   const unsigned a = smem_u32(tiles), b = a + 8192;
-  const unsigned long long c0 = clock64(), t0 = globaltimer_ns();
+  const unsigned long long c0 = clock64(), t0 = read_globaltimer();
   for (int it = 0; it < iters; ++it) {
     wgmma_ops::wgmma_fence();
 #pragma unroll
@@ -64,7 +59,7 @@ __device__ __forceinline__ void wgmma_chain(int iters, float* sink, unsigned lon
   wgmma_ops::wgmma_wait<0>();
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     clock[0] += clock64() - c0;
-    clock[1] += globaltimer_ns() - t0;
+    clock[1] += read_globaltimer() - t0;
   }
   float s = 0.f;
 #pragma unroll

@@ -1,0 +1,33 @@
+// Device toolkit: global-memory accesses with explicit ordering or caching (acquire/relaxed loads, prefetches).
+#pragma once
+
+#include "tile/config.hpp"
+
+namespace tl {
+
+// Loads that order against other CTAs' writes at GPU scope (a counter that says partial results are published).
+TL_DEVICE_INLINE int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+TL_DEVICE_INLINE int ld_relaxed_gpu(const int* p) {
+  int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Two floats in one 8-byte store (p 8-byte aligned).
+TL_DEVICE_INLINE void st_global_v2_f32(float* p, float lo, float hi) {
+  asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(lo), "f"(hi) : "memory");
+}
+
+// Hints: bring the line holding p into L1 / L2; neither waits nor holds a register.
+TL_DEVICE_INLINE void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p) : "memory"); }
+TL_DEVICE_INLINE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory"); }
+// A bulk prefetch of `bytes` (a multiple of 16, 16-byte aligned) into L2 by the copy engine (sm_90).
+TL_DEVICE_INLINE void bulk_prefetch_l2(const void* p, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+}
+
+}  // namespace tl

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Writes the PTX of a fixed set of library kernel configurations (plain and probe builds) into OUT_DIR, one file per
+# case, with what does not change the code removed (line info, comments, file names), so that a refactor of kernel
+# sources can be shown to leave the code alone:
+#   bash tests/perf/ptx_snapshot.sh build/tilelab /tmp/before-kernels /tmp/ptx-before   # e.g. `git archive` of main
+#   bash tests/perf/ptx_snapshot.sh build/tilelab kernels /tmp/ptx-after
+#   diff -r /tmp/ptx-before /tmp/ptx-after && echo identical
+# Compiling needs no GPU (sm_90a); each case runs with its own empty cache so nothing stale is reused.
+set -euo pipefail
+TILELAB=${1:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
+KDIR=${2:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
+OUT=${3:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
+mkdir -p "$OUT"
+CACHE=$(mktemp -d)
+trap 'rm -rf "$CACHE"' EXIT
+
+# kernel | config | problem
+CASES=(
+  "gemm.mma||"
+  "gemm.mma|block_M=64,block_N=64,warps_M=2,warps_N=2,num_stages=2,swizzle=false|trans_B=false,out_dtype=f32"
+  "gemm.mma|block_N=128,frag_buffers=1,early_sync=false,unroll_k=false,serpentine=false,min_blocks=2|dtype=f16"
+  "gemm.wgmma||"
+  "gemm.wgmma|block_M=64,block_N=128,num_stages=4,raster=n|trans_B=false"
+  "gemm.wgmma|cluster_M=2|out_dtype=f32"
+  "gemm.wgmma|cluster_N=2,tma_store=false|dtype=f16,N=1000"
+  "gemm.wgmma|block_N=128,tma_store=true|out_dtype=f32"
+  "attn.fwd.mma||"
+  "attn.fwd.mma|block_M=128,block_N=32,warps=8,num_stages=3|dim=64,causal=true,varlen=true,heads_kv=4"
+  "attn.fwd.wgmma||"
+  "attn.fwd.wgmma|block_M=64,block_N=176,ping_pong=false,q_stages=1,epilogue=direct|dim=64,causal=true"
+  "attn.fwd.wgmma|block_N=64,num_stages=3,q_stages=1,persistent=false,epilogue=smem|varlen=true,dtype=f16,heads_kv=4"
+  "mla.decode||"
+  "mla.decode|qk_warpgroups=2,vec_store=false|causal=true,seq_q=2,heads=128,dtype=f16"
+  "mla.decode||varlen=true,zero_lengths=true"
+  "gemm.simt||"
+)
+n=0
+for c in "${CASES[@]}"; do
+  IFS='|' read -r kernel config problem <<<"$c"
+  for probe in "" "--timeline"; do
+    n=$((n + 1))
+    name=$(printf '%02d_%s%s' "$n" "$kernel" "${probe:+_probe}")
+    args=(compile "$kernel" --kernels-dir "$KDIR" --cache-dir "$CACHE/$n" --ptx "$OUT/$name.raw")
+    [ -n "$config" ] && args+=(--config "$config")
+    [ -n "$problem" ] && args+=(--problem "$problem")
+    [ -n "$probe" ] && args+=("$probe")
+    if ! "$TILELAB" "${args[@]}" > "$OUT/$name.log" 2>&1; then
+      echo "FAILED: $kernel config='$config' problem='$problem' $probe"; cat "$OUT/$name.log"; continue
+    fi
+    # line info, comments, the file table and the debug sections (names of inlined functions) are not code; NAMES=1
+    # also replaces mangled names (a kernel whose template parameters changed form, e.g. to a config struct, keeps its
+    # code but not its name)
+    sed -E '/^\s*\.section\s+\.debug/,$d' "$OUT/$name.raw" | grep -v -E '^\s*(\.loc|\.file|//)' | sed -E 's/\s+$//' |
+      if [ "${NAMES:-0}" = 1 ]; then sed -E 's/_Z[0-9A-Za-z_]+/_Z_NAME/g'; else cat; fi > "$OUT/$name.ptx"
+    rm -f "$OUT/$name.raw" "$OUT/$name.log"
+  done
+done
+echo "wrote $(ls "$OUT"/*.ptx | wc -l) PTX files to $OUT"
