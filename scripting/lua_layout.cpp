@@ -1,7 +1,6 @@
 // `tl.layout(SPEC)` (the layout algebra as methods, :plot), `tl.banks`, `tl.plot.layout` and `tl.plot.banks`.
 #include "scripting/lua_layout.hpp"
 
-#include <new>
 #include <string>
 #include <string_view>
 
@@ -13,6 +12,7 @@ extern "C" {
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_plot.hpp"
+#include "scripting/lua_userdata.hpp"
 #include "tile/layout_spec.hpp"
 #include "viz/layout_adapter.hpp"
 #include "viz/layout_scene.hpp"
@@ -29,7 +29,7 @@ struct LuaLayout {
 };
 
 LuaLayout& check_layout(lua_State* L, int index) {
-  return *static_cast<LuaLayout*>(luaL_checkudata(L, index, k_layout_type));
+  return check_object<LuaLayout>(L, index, k_layout_type);
 }
 
 void check_options(lua_State* L, int index, const char* what) {
@@ -38,9 +38,7 @@ void check_options(lua_State* L, int index, const char* what) {
 }
 
 void push_layout(lua_State* L, LayoutSpec spec, std::string dtype) {
-  void* memory = lua_newuserdatauv(L, sizeof(LuaLayout), 0);
-  new (memory) LuaLayout{std::move(spec), std::move(dtype)};
-  luaL_setmetatable(L, k_layout_type);
+  push_object<LuaLayout>(L, k_layout_type, std::move(spec), std::move(dtype));
 }
 
 // Parses SPEC text; a malformed one raises with the column and a caret under it.
@@ -66,7 +64,7 @@ Layout check_operand(lua_State* L, int index, const char* op) {
     if (s.kind != SpecKind::layout) raise("%s: the operand must be a plain layout (got '%s')", op, s.text.c_str());
     return s.memory.layout();
   }
-  if (!luaL_testudata(L, index, k_layout_type)) raise("%s: the operand must be a layout or a SPEC string (got %s)", op, luaL_typename(L, index));
+  if (!test_object<LuaLayout>(L, index, k_layout_type)) raise("%s: the operand must be a layout or a SPEC string (got %s)", op, luaL_typename(L, index));
   return algebra_layout(check_layout(L, index), op);
 }
 
@@ -420,11 +418,6 @@ int l_eq(lua_State* L) {
   return 1;
 }
 
-int l_gc(lua_State* L) {
-  check_layout(L, 1).~LuaLayout();
-  return 0;
-}
-
 const luaL_Reg k_methods[] = {
     {"size", guarded<l_size>},
     {"cosize", guarded<l_cosize>},
@@ -458,15 +451,15 @@ const luaL_Reg k_methods[] = {
 
 void open_layout(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);
-  if (luaL_newmetatable(L, k_layout_type)) {
+  if (new_object_type(L, k_layout_type)) {
     luaL_newlib(L, k_methods);
     lua_setfield(L, -2, "__index");
     const luaL_Reg meta[] = {{"__tostring", guarded<l_tostring>},
                              {"__eq", guarded<l_eq>},
                              {"__call", guarded<l_at>},
-                             {"__gc", l_gc},
                              {nullptr, nullptr}};
     luaL_setfuncs(L, meta, 0);
+    set_object_gc<LuaLayout>(L, k_layout_type);
   }
   lua_pop(L, 1);
   lua_pushvalue(L, tl_index);

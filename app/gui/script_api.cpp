@@ -12,6 +12,7 @@ extern "C" {
 
 #include "app/gui/app.hpp"
 #include "scripting/lua_binding.hpp"
+#include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_runner.hpp"
 
@@ -280,7 +281,9 @@ int l_results_filter(lua_State* L) {
 
 // gui.results_db(path): history from (and recording into) another store file; gui.wait() lets it load.
 int l_results_db(lua_State* L) {
-  app_of(L).set_results_db(luaL_checkstring(L, 1));
+  const char* path = luaL_checkstring(L, 1);
+  lua::script_context(L).check_write(path, "gui.results_db");
+  app_of(L).set_results_db(path);
   return 0;
 }
 
@@ -407,6 +410,7 @@ int l_show_sweep(lua_State* L) {
 int l_screenshot(lua_State* L) {
   App& app = app_of(L);
   const std::string panel = luaL_checkstring(L, 1), path = luaL_checkstring(L, 2);
+  lua::script_context(L).check_write(path, "gui.screenshot");
   check(app.show_panel(panel, false));
   app.screenshots.push_back({panel, path});
   return 0;
@@ -511,7 +515,7 @@ void install_gui_table(lua_State* L, App& app) {
 
 Status run_gui_script(App& app, const std::string& path) {
   lua::RunOptions o;
-  o.args = {};
+  o.script = app.script_options();
   o.setup = [&app](lua_State* L) { install_gui_table(L, app); };
   return lua::run_file(path, o);
 }
