@@ -331,14 +331,13 @@ KernelSpec mla_decode_spec() {
     const Schedule sch(x, c, l);
     return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.b + 64);
   };
-  // The plan's objects. Left out: the plan's out_vec (the vectors after the quad transpose of vec_store), which no
-  // hardware atom names.
+  // The plan's objects (smem_KV: each of the 2 stages). Left out: the plan's out_vec (the vectors after the quad
+  // transpose of vec_store), which no hardware atom names.
   k.layouts = [](const Values& p, const Values& c) {
-    const MlaDecodeConfig cfg = mla_config(p, c);
-    const MlaDecodePlan plan = make_plan(cfg);
+    const MlaDecodePlan plan = make_plan(mla_config(p, c));
     const std::string dt = p.text("dtype");
     std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.tile, dt)},
-                                   {"smem_KV (each stage)", memory_spec(plan.tile, dt)},
+                                   {"smem_KV", memory_spec(plan.tile, dt)},
                                    {"smem_P", memory_spec(plan.p, dt)},
                                    {"smem_row_max", memory_spec(plan.row_max, "f32")},
                                    {"smem_row_sum", memory_spec(plan.row_sum, "f32")}};

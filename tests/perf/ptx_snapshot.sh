@@ -6,6 +6,8 @@
 #   bash tests/perf/ptx_snapshot.sh build/tilelab kernels /tmp/ptx-after
 #   diff -r /tmp/ptx-before /tmp/ptx-after && echo identical
 # ONLY=REGEX keeps the cases whose kernel name matches (extended regex); file names stay numbered as in the full list.
+# The name expression comes from the binary's spec: when a change alters it (a template parameter that became a config
+# struct), snapshot the old tree with the old tree's binary.
 # Compiling needs no GPU (sm_90a); each case runs with its own empty cache so nothing stale is reused.
 set -euo pipefail
 TILELAB=${1:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
