@@ -2,6 +2,7 @@
 #include "app/gui/script_api.hpp"
 
 #include <iterator>
+#include <string_view>
 #include <exception>
 
 extern "C" {
@@ -74,6 +75,46 @@ int l_layout(lua_State* L) {
   app.layouts.set_access(luaL_optstring(L, 2, ""));
   app.layouts.set_color(luaL_optstring(L, 3, "auto"));
   return 0;
+}
+
+// gui.layout_repeat(rows, cols [, "thread"|"value" [, "rows"|"cols"]]), gui.layout_replicate(n), gui.layout_undo():
+// the Layouts panel's fragment controls (Repeat, Replicate, Undo) on the fragment it shows.
+int l_layout_repeat(lua_State* L) {
+  const auto rows = static_cast<int>(luaL_checkinteger(L, 1)), cols = static_cast<int>(luaL_checkinteger(L, 2));
+  const std::string_view on = luaL_optstring(L, 3, "value"), order = luaL_optstring(L, 4, "rows");
+  if (on != "thread" && on != "value") lua::raise("gui.layout_repeat: copies go on \"thread\" or \"value\" (got '%s')", on.data());
+  if (order != "rows" && order != "cols") lua::raise("gui.layout_repeat: order is \"rows\" or \"cols\" (got '%s')", order.data());
+  check(app_of(L).layouts.repeat(rows, cols, on == "thread", order == "rows"));
+  return 0;
+}
+int l_layout_replicate(lua_State* L) {
+  check(app_of(L).layouts.replicate(static_cast<int>(luaL_checkinteger(L, 1))));
+  return 0;
+}
+int l_layout_undo(lua_State* L) {
+  check(app_of(L).layouts.undo_op());
+  return 0;
+}
+
+// gui.layout_grid() -> {spec, error, rows, cols, threads, values, replication}: what the Layouts panel draws.
+int l_layout_grid(lua_State* L) {
+  LayoutPanel& p = app_of(L).layouts;
+  const viz::LayoutGrid& g = p.grid();
+  lua_newtable(L);
+  lua_pushstring(L, p.spec().c_str());
+  lua_setfield(L, -2, "spec");
+  lua_pushstring(L, p.error().c_str());
+  lua_setfield(L, -2, "error");
+  const std::pair<const char*, int> fields[] = {{"rows", g.rows},
+                                                {"cols", g.cols},
+                                                {"threads", g.num_threads()},
+                                                {"values", g.num_values()},
+                                                {"replication", g.replication}};
+  for (const auto& [name, v] : fields) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, name);
+  }
+  return 1;
 }
 
 int l_compile(lua_State* L) {
@@ -443,6 +484,10 @@ const luaL_Reg kGui[] = {
     {"show", lua::guarded<l_show>},
     {"hide", lua::guarded<l_hide>},
     {"layout", lua::guarded<l_layout>},
+    {"layout_repeat", lua::guarded<l_layout_repeat>},
+    {"layout_replicate", lua::guarded<l_layout_replicate>},
+    {"layout_undo", lua::guarded<l_layout_undo>},
+    {"layout_grid", lua::guarded<l_layout_grid>},
     {"compile", lua::guarded<l_compile>},
     {"run", lua::guarded<l_run>},
     {"model_timeline", lua::guarded<l_model_timeline>},

@@ -15,12 +15,17 @@ namespace {
 // heads_kv, dim]; LSE float32 [batch, heads, seq_q]. Varlen: sequences packed as FlashAttention's varlen API has
 // them, Q, O [total_q, heads, dim], K, V [total_k, heads_kv, dim], LSE [heads, total_q], sequence b at rows
 // cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are aligned to the bottom-right corner of each sequence.
+// Unset, seq_q and seq_k follow each other (self-attention) and heads_kv follows heads (MHA), so setting one never
+// leaves another's default unrunnable (heads=4 with 16 kv heads, a causal seq_q=4096 over 2048 keys).
 Schema attn_problem() {
-  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"),
-           ParamSpec::integer("seq_q", 2048, 1, 1 << 20, "query length (rows of Q and O per sequence and head)"),
-           ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length"),
-           ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads"),
-           ParamSpec::integer("heads_kv", 16, 1, 1 << 10, "key/value heads (GQA: divides heads; = heads is MHA)"),
+  const ParamSpec seq_k = ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length (unset: seq_q; both unset: 2048)");
+  const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
+                                             "query length (rows of Q and O per sequence and head; unset: seq_k; both unset: 2048)");
+  const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
+  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
+           seq_k.follows(seq_q), heads,
+           ParamSpec::integer("heads_kv", 0, 1, 1 << 10, "key/value heads (GQA: divides heads; unset: heads, MHA)")
+               .follows(heads),
            ParamSpec::one_of("dim", 128, {64, 128}, "head dimension"),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
            ParamSpec::boolean("varlen", false,
