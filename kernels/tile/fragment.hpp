@@ -8,6 +8,7 @@
 //   Fragment(tv, rows, cols)  tv: a rank-2 Layout (thread mode, value mode) -> index of the element in the
 //                             (rows, cols) tile, counted column-major (row + col*rows), as CuTe's TV layouts.
 //     f(thread, value)        -> TileCoord{row, col}
+//     f.linear()              row and col are each a layout of (thread, value): then f(t, v) == f(t, 0) + f(0, v)
 //     f.owner(row, col)       -> ThreadValue{thread, value}: the inverse (for replicated data the lowest
 //                                thread), also thread_of / value_of
 //     num_threads, num_values, rows, cols, replication (threads holding each element), covers_tile
@@ -24,6 +25,7 @@ struct TileCoord {
   int row = 0;
   int col = 0;
   TL_HOST_DEVICE constexpr bool operator==(const TileCoord& o) const { return row == o.row && col == o.col; }
+  TL_HOST_DEVICE constexpr TileCoord operator+(const TileCoord& o) const { return {row + o.row, col + o.col}; }
 };
 
 struct ThreadValue {
@@ -36,6 +38,11 @@ class Fragment {
  public:
   Layout m_tv;
   Layout m_inverse;  // tile index -> thread + value*num_threads
+  // When linear(): (thread, value) -> row and -> col, the TV layout with each stride split into its row and column
+  // steps.
+  Layout m_row_of;
+  Layout m_col_of;
+  bool m_linear = false;
   int m_rows = 1;
   int m_cols = 1;
   int m_threads = 1;
@@ -50,6 +57,24 @@ class Fragment {
     m_threads = tv.mode(0).size();
     m_values = tv.mode(1).size();
     m_inverse = right_inverse(tv);
+    // Linear when no leaf steps backwards and the row steps of all leaves together stay inside one column: then the
+    // tile index never carries from row into column, and row and column add up leaf by leaf.
+    int row_span = 0;
+    bool forward = true;
+    for (int i = 0; i < tv.num_leaves(); ++i) {
+      forward = forward && tv.stride().leaf(i) >= 0;
+      row_span += (tv.shape().leaf(i) - 1) * (tv.stride().leaf(i) % rows);
+    }
+    if (forward && row_span < rows) {
+      int row_step[IntTuple::kMaxLeaves]{}, col_step[IntTuple::kMaxLeaves]{};
+      for (int i = 0; i < tv.num_leaves(); ++i) {
+        row_step[i] = tv.stride().leaf(i) % rows;
+        col_step[i] = tv.stride().leaf(i) / rows;
+      }
+      m_row_of = Layout(tv.shape(), with_leaves(tv.stride(), row_step));
+      m_col_of = Layout(tv.shape(), with_leaves(tv.stride(), col_step));
+      m_linear = true;
+    }
   }
 
   TL_HOST_DEVICE constexpr bool ok() const { return m_tv.ok() && m_inverse.ok() && m_rows > 0 && m_cols > 0; }
@@ -73,8 +98,15 @@ class Fragment {
     return ok() && m_inverse.size() == m_rows * m_cols && m_threads * m_values == m_rows * m_cols * replication();
   }
 
+  // Row and column are each a layout of (thread, value): f(t, v) == f(t, 0) + f(0, v), which is how a kernel
+  // evaluates a fragment it indexes in an unrolled loop: the thread's coordinate once, each value's as a constant
+  // (tile/table.hpp).
+  TL_HOST_DEVICE constexpr bool linear() const { return m_linear; }
+
   TL_HOST_DEVICE constexpr int index(int thread, int value) const { return m_tv(thread, value); }
   TL_HOST_DEVICE constexpr TileCoord operator()(int thread, int value) const {
+    // Linear: two layouts, no division of the tile index (a kernel's run-time thread index stays shifts and masks).
+    if (m_linear) return {m_row_of(thread, value), m_col_of(thread, value)};
     const int x = m_tv(thread, value);
     return {x % m_rows, x / m_rows};
   }

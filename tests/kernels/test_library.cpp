@@ -64,6 +64,37 @@ TEST(Library, EveryKernelCompilesAtItsDefaultsWithoutSpilling) {
   }
 }
 
+// The memory and fault kernels' typed configs: every problem and config value the kernel is specialised on reaches
+// its name expression (so the cache key), and the name lists the config struct's fields by name.
+TEST(Library, TypedConfigsOfTheMemoryAndTestKernelsNameEveryField) {
+  using KV = std::map<std::string, std::string>;
+  const std::vector<std::tuple<std::string, std::vector<KV>, std::vector<KV>>> variants = {
+      {"copy", {{{"dtype", "f16"}}}, {{{"vec", "2"}}, {{"threads", "128"}}}},
+      {"elementwise", {{{"dtype", "bf16"}}}, {{{"vec", "2"}}, {{"threads", "128"}}}},
+      {"rmsnorm", {{{"dtype", "f16"}}}, {{{"vec", "2"}}, {{"threads", "128"}}, {{"rows_per_block", "2"}}}},
+      {"softmax", {{{"dtype", "f16"}}, {{"cols", "1000000"}}}, {{{"vec", "2"}}, {{"threads", "128"}}, {{"rows_per_block", "2"}}}},
+      {"test.oob", {}, {{{"threads", "64"}}}},
+      {"test.spin", {}, {{{"threads", "64"}}}}};
+  for (const auto& [name, problems, configs] : variants) {
+    SCOPED_TRACE(name);
+    auto expr = [&](const KV& p, const KV& c) {
+      auto inst = instantiate(spec(name), p, c, limits_for_arch("sm_90a"));
+      EXPECT_TRUE(inst.ok()) << inst.status().message();
+      return inst.ok() ? inst->name_expression : std::string();
+    };
+    const std::string base = expr({}, {});
+    EXPECT_NE(base.find("Config{."), std::string::npos) << base;
+    std::set<std::string> all = {base};
+    for (const KV& p : problems) all.insert(expr(p, {}));
+    for (const KV& c : configs) all.insert(expr({}, c));
+    EXPECT_EQ(all.size(), 1 + problems.size() + configs.size());
+  }
+  auto copy = instantiate(spec("copy"), {{"dtype", "bf16"}}, {{"vec", "8"}, {"threads", "64"}}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(copy.ok()) << copy.status().message();
+  EXPECT_EQ(copy->name_expression, "tl::copy<tl::FlatConfig{.dtype = tl::ElemType::bf16, .vec = 8, .threads = 64}>");
+  EXPECT_EQ(spec("copy").layouts(copy->problem, copy->config).at(0).spec, "(8,64):(1,8)");  // thread t's 8 elements at 8t
+}
+
 // A few valid configs per kernel, drawn from each schema with a fixed seed (invalid draws are skipped, as
 // can_implement decides), with each dtype the kernel takes.
 TEST(Library, SampledValidConfigsCompile) {
@@ -331,7 +362,7 @@ TEST(Library, SchemaValidationMessagesAreActionable) {
   auto inst = instantiate(spec("copy"), {{"dtype", "half"}}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(inst.ok());
   EXPECT_EQ(inst->problem.text("dtype"), "f16");
-  EXPECT_NE(inst->name_expression.find("tl::half_t"), std::string::npos);
+  EXPECT_NE(inst->name_expression.find("tl::ElemType::f16"), std::string::npos);
 }
 
 // A parameter left unset never makes a problem unrunnable: any one or two settings of a kernel's own runnable test
@@ -541,7 +572,8 @@ TEST(Library, PrepareKernelResolvesAndCompilesForTheDevice) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->compiled.arch, "sm_90a");
   EXPECT_EQ(p->compiled.name_expression, p->instance.name_expression);
-  EXPECT_EQ(p->instance.name_expression, "tl::rmsnorm<tl::half_t,4,256,2>");
+  EXPECT_EQ(p->instance.name_expression,
+            "tl::rmsnorm<tl::RowsConfig{.dtype = tl::ElemType::f16, .vec = 4, .threads = 256, .rows_per_block = 2, .cached = 0}>");
   auto bad = prepare_kernel(library_registry(), jit(), "rmsnorm", {}, {{"threads", "31"}}, lim);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), ErrorCode::invalid_argument);  // out of the schema's range: never compiled

@@ -5,6 +5,9 @@
 #   bash tests/perf/ptx_snapshot.sh build/tilelab /tmp/before-kernels /tmp/ptx-before   # e.g. `git archive` of main
 #   bash tests/perf/ptx_snapshot.sh build/tilelab kernels /tmp/ptx-after
 #   diff -r /tmp/ptx-before /tmp/ptx-after && echo identical
+# ONLY=REGEX keeps the cases whose kernel name matches (extended regex); file names stay numbered as in the full list.
+# The name expression comes from the binary's spec: when a change alters it (a template parameter that became a config
+# struct), snapshot the old tree with the old tree's binary.
 # Compiling needs no GPU (sm_90a); each case runs with its own empty cache so nothing stale is reused.
 set -euo pipefail
 TILELAB=${1:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
@@ -33,12 +36,24 @@ CASES=(
   "mla.decode|qk_warpgroups=2,vec_store=false|causal=true,seq_q=2,heads=128,dtype=f16"
   "mla.decode||varlen=true,zero_lengths=true"
   "gemm.simt||"
+  "mla.decode|qk_warpgroups=2|causal=true"
+  "mla.decode|vec_store=false|dtype=f16,seq_q=2,heads=128"
+  "copy||"
+  "copy|vec=8,threads=128|dtype=bf16"
+  "elementwise|vec=2|dtype=f16"
+  "rmsnorm||"
+  "rmsnorm|vec=8,threads=512,rows_per_block=4|dtype=bf16,cols=1000"
+  "softmax||"
+  "softmax|rows_per_block=2|cols=100000,dtype=f16"
+  "test.oob||"
+  "test.spin|threads=256|"
 )
 n=0
 for c in "${CASES[@]}"; do
   IFS='|' read -r kernel config problem <<<"$c"
   for probe in "" "--timeline"; do
     n=$((n + 1))
+    [[ -n "${ONLY:-}" && ! "$kernel" =~ $ONLY ]] && continue
     name=$(printf '%02d_%s%s' "$n" "$kernel" "${probe:+_probe}")
     args=(compile "$kernel" --kernels-dir "$KDIR" --cache-dir "$CACHE/$n" --ptx "$OUT/$name.raw")
     [ -n "$config" ] && args+=(--config "$config")
