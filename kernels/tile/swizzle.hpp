@@ -11,6 +11,7 @@
 //   Swizzle<B,M,S>      the same with compile-time parameters (derives from BitSwizzle).
 //   SwizzledLayout      swizzle ∘ layout: evaluated like a Layout (L(i), L(i, j), L(coord)).
 //                       composition(swizzle, layout); composition(swizzled, layout) = swizzle ∘ (layout ∘ b).
+//                       join_disjoint(L(c), L(d)) = L(c + d) when c's and d's offsets share no bit.
 //   SmemSwizzle         none / b32 / b64 / b128: the TMA (CU_TENSOR_MAP_SWIZZLE_*) and wgmma descriptor modes.
 //   smem_swizzle(mode, elem_bytes)               the swizzle on element offsets.
 //   smem_atom(mode, elem_bytes[, major])         the repeating unit: 8 rows x span bytes (K-major).
@@ -103,6 +104,11 @@ struct SwizzledLayout {
     return m_swizzle(m_layout(c0, c1, cs...));
   }
   TL_HOST_DEVICE constexpr int operator()(const IntTuple& coord) const { return m_swizzle(m_layout(coord)); }
+
+  // L(c + d) from L(c) and L(d), where the layout maps c and d to offsets that share no bit (a lane's place in a
+  // swizzle atom and a step of whole 16-byte chunks): the swizzle is linear over XOR, so that is L(c) ^ L(d), and
+  // without one the plain sum. A kernel keeps one run-time offset per lane and reaches the rest with constants.
+  TL_HOST_DEVICE constexpr int join_disjoint(int lc, int ld) const { return m_swizzle.is_identity() ? lc + ld : lc ^ ld; }
 };
 
 TL_HOST_DEVICE constexpr SwizzledLayout composition(const BitSwizzle& s, const Layout& l) { return {s, l}; }
