@@ -118,15 +118,16 @@ TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
 
   const int span = swizzle_bytes(SmemSwizzle::b128);
   p.box_A = {span / p.in_bytes, c.block_M / c.cluster_N};
-  p.box_B = c.trans_B ? GemmWgmmaPlan::Box{span / p.in_bytes, c.block_N / c.cluster_M} : GemmWgmmaPlan::Box{span / p.in_bytes, c.block_K};
+  p.box_B = {span / p.in_bytes, c.trans_B ? c.block_N / c.cluster_M : c.block_K};
   p.b_boxes = c.trans_B ? 1 : c.block_N / p.box_B.inner;
   p.box_C = {span / p.c_bytes, 64};
   return p;
 }
 
-// Every accumulator register's place relative to its thread's register 0, and its offset in the staging tile, as
-// constants: what the kernel's unrolled epilogue loops read (register v of thread t is at P.acc(t, 0) + at[v], and
-// its staging offset joins the thread's with staging[v]; the plan tests check both for every t and v).
+// Every accumulator register's place relative to its thread's register 0 (thread 0's place: at[v]), and that place's
+// offset in the staging tile, as constants: what the kernel's unrolled epilogue loops read. Register v of thread t
+// is at P.acc(t, 0) + at[v], and its staging offset is the thread's joined with these (gemm_wgmma.cuh; the plan
+// tests check both for every t and v).
 struct GemmWgmmaAccTable {
   TileCoord at[128];
   int staging[128];
