@@ -282,8 +282,9 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
         // expects. 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
         // bytes per lane, 8 rows x 2 chunks over the 8 chunk positions, two wavefronts for 256 bytes (the minimum).
         // A register's offset is the thread's joined with the register's: block j's columns are chunk bits the
-        // thread's own chunk leaves free (or whole sub-tiles), and a row half lies a whole swizzle period (8 rows)
+        // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
         // further, so it adds as is.
+        static_assert(AT.staging[PAIR] % P.smem_C.period() == 0, "a row half moves by whole swizzle periods");
         const unsigned my_c = c_base + c * P.c_tile_bytes;
         if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
         named_barrier_sync(1 + c, 128);

@@ -99,7 +99,7 @@ TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   p.acc_pair = values.leaf(0);
   p.acc_block = values.leaf(0) * values.leaf(1);
 
-  p.align = smem_atom(SmemSwizzle::b128, p.in_bytes).cosize() * p.in_bytes;
+  p.align = p.smem_A.period() * p.in_bytes;
   p.a_stage_bytes = p.smem_A.cosize() * p.in_bytes;
   p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
   p.c_tile_bytes = c.tma_store ? p.smem_C.cosize() * p.c_bytes : 0;

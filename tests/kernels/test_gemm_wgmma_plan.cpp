@@ -165,6 +165,7 @@ TEST(GemmWgmmaPlan, EpilogueOffsetsAreTheLayouts) {
       SCOPED_TRACE("block_N " + std::to_string(bn) + " c_bytes " + std::to_string(p.c_bytes));
       const GemmWgmmaAccTable at = acc_table(p);
       const int pair = p.acc_pair, block = p.acc_block;
+      EXPECT_EQ(at.staging[pair] % p.smem_C.period(), 0);  // the kernel adds a row half's offset as is
       std::vector<int> covered(static_cast<size_t>(64 * bn), 0);
       for (int t = 0; t < 128; ++t) {
         const TileCoord e0 = p.acc(t, 0);

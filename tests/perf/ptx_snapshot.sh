@@ -24,7 +24,6 @@ CASES=(
   "gemm.wgmma|cluster_M=2|out_dtype=f32"
   "gemm.wgmma|cluster_N=2,tma_store=false|dtype=f16,N=1000"
   "gemm.wgmma|block_N=128,tma_store=true|out_dtype=f32"
-  "gemm.wgmma|cluster_M=2,block_N=128|trans_B=false,out_dtype=f16"
   "attn.fwd.mma||"
   "attn.fwd.mma|block_M=128,block_N=32,warps=8,num_stages=3|dim=64,causal=true,varlen=true,heads_kv=4"
   "attn.fwd.wgmma||"
@@ -34,6 +33,7 @@ CASES=(
   "mla.decode|qk_warpgroups=2,vec_store=false|causal=true,seq_q=2,heads=128,dtype=f16"
   "mla.decode||varlen=true,zero_lengths=true"
   "gemm.simt||"
+  "gemm.wgmma|cluster_M=2,block_N=128|trans_B=false,out_dtype=f16"
 )
 n=0
 for c in "${CASES[@]}"; do
