@@ -47,6 +47,7 @@ CASES=(
   "softmax|rows_per_block=2|cols=100000,dtype=f16"
   "test.oob||"
   "test.spin|threads=256|"
+  "gemm.wgmma|cluster_M=2,block_N=128|trans_B=false,out_dtype=f16"
 )
 n=0
 for c in "${CASES[@]}"; do

@@ -78,6 +78,9 @@ TEST(TileNvrtc, ConstexprLayoutsLeaveNoLocalMemory) {
   ASSERT_EQ(c.result, NVRTC_SUCCESS) << c.log;
   ASSERT_NE(c.ptx.find("tile_headers_smoke"), std::string::npos);
   EXPECT_EQ(c.ptx.find(".local"), std::string::npos) << c.ptx;
+  // Nor may the headers' constants become device globals (NVRTC emits namespace-scope and static constexpr
+  // variables as such): a kernel's PTX must hold only what the kernel declares.
+  EXPECT_FALSE(std::regex_search(c.ptx, std::regex(R"((^|\n)\.global )"))) << c.ptx;
 }
 
 TEST(TileNvrtc, ViolatedPreconditionsStopTheCompile) {
