@@ -6,6 +6,7 @@
 #   bash tests/perf/ptx_snapshot.sh build/tilelab kernels /tmp/ptx-after
 #   diff -r /tmp/ptx-before /tmp/ptx-after && echo identical
 # Compiling needs no GPU (sm_90a); each case runs with its own empty cache so nothing stale is reused.
+# ONLY=REGEX keeps the cases whose kernel name matches (file names keep their case numbers, so runs stay comparable).
 set -euo pipefail
 TILELAB=${1:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
 KDIR=${2:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
@@ -39,6 +40,7 @@ for c in "${CASES[@]}"; do
   IFS='|' read -r kernel config problem <<<"$c"
   for probe in "" "--timeline"; do
     n=$((n + 1))
+    [[ -n "${ONLY:-}" && ! "$kernel" =~ ${ONLY} ]] && continue
     name=$(printf '%02d_%s%s' "$n" "$kernel" "${probe:+_probe}")
     args=(compile "$kernel" --kernels-dir "$KDIR" --cache-dir "$CACHE/$n" --ptx "$OUT/$name.raw")
     [ -n "$config" ] && args+=(--config "$config")
