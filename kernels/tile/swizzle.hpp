@@ -68,9 +68,7 @@ struct BitSwizzle {
 
 template <int B, int M, int S>
 struct Swizzle : BitSwizzle {
-  static constexpr int kBits = B;
-  static constexpr int kBase = M;
-  static constexpr int kShift = S;
+  enum : int { kBits = B, kBase = M, kShift = S };  // enumerators: NVRTC emits static constexpr members as globals
   static_assert(B >= 0 && M >= 0 && (B == 0 || S >= B || -S >= B), "Swizzle<B,M,S>: |S| must be >= B");
   TL_HOST_DEVICE constexpr Swizzle() : BitSwizzle(B, M, S) {}
 };

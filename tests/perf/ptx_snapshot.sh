@@ -34,6 +34,11 @@ CASES=(
   "mla.decode|qk_warpgroups=2,vec_store=false|causal=true,seq_q=2,heads=128,dtype=f16"
   "mla.decode||varlen=true,zero_lengths=true"
   "gemm.simt||"
+  "gemm.mma||trans_B=false"
+  "gemm.mma|warps_M=4,warps_N=2|trans_B=false,out_dtype=f16"
+  "gemm.mma|block_M=32,block_N=64,warps_M=1,warps_N=1|trans_B=false"
+  "gemm.mma|swizzle=false,block_N=128|"
+  "gemm.simt|block_M=64,block_N=32,block_K=16,thread_M=4,thread_N=2|dtype=bf16"
 )
 n=0
 for c in "${CASES[@]}"; do
