@@ -1,21 +1,23 @@
 // gemm.mma: the Ampere-style GEMM — cp.async multi-stage pipeline, ldmatrix from swizzled smem, mma.sync m16n8k16.
 //
-// C[M,N] = A[M,K] · op(B), A row-major (K-major), 16-bit inputs, fp32 accumulation, C row-major in C_TYPE
-// (bf16, f16 or f32). TRANS_B (TileLang's trans_B): B is stored N x K (K-major, C = A·B^T); otherwise K x N
-// row-major (N-major, C = A·B). Requires K % 8 == 0 (16-byte cp.async rows of A and of a K-major B) and, for
-// an N-major B, N % 8 == 0; M and N are predicated.
+// C[M,N] = A[M,K] · op(B), A row-major (K-major), 16-bit inputs, fp32 accumulation, C row-major in out_dtype
+// (bf16, f16 or f32). trans_B: B is stored N x K (K-major, C = A·B^T); otherwise K x N row-major (N-major,
+// C = A·B). Requires K % 8 == 0 (16-byte cp.async rows of A and of a K-major B) and, for an N-major B, N % 8 == 0;
+// M and N are predicated. The config (GemmMmaConfig) is the one template parameter; gemm_mma_plan.hpp holds the
+// layouts and fragments below, which the host shows and checks.
 //
-// Threads: WARPS_M x WARPS_N warps. Warp (wm, wn) owns the (BM/WARPS_M) x (BN/WARPS_N) sub-tile at
-// (wm*WTM, wn*WTN) of the block tile; it is covered by m16n8 mma tiles, MT = WTM/16 along M, NT = WTN/8 along N.
-// Block (bx, by) maps to an output tile through panel rasterization (PANEL tile-rows walked column-wise).
+// Threads: warps_M x warps_N warps. Warp (wm, wn) owns the warp_M x warp_N sub-tile at (wm*warp_M, wn*warp_N) of the
+// block tile; it is covered by m16n8 mma tiles, MT = warp_M/16 along M, NT = warp_N/8 along N; acc[i][j] is the mma
+// C fragment of tile (i, j). Block t maps to an output tile through panel rasterization (panel tile-rows walked
+// column-wise).
 //
-// Shared memory (dynamic): STAGES x [A tile][B tile], 16-bit elements, built from 128-byte rows of 8 chunks of
-// 16 bytes. A: BM rows (m) x 64 k. B, K-major: BN rows (n) x 64 k. B, N-major: BN/64 column blocks, each 64 rows
-// (k) x 64 n, block after block (CuTe/TMA's MN-major 128B layout). With SWIZZLE, chunk c of row r is stored at
-// chunk c ^ (r % 8) (Swizzle<3,3,3> on element offsets), which makes both the cp.async writes and the ldmatrix
-// reads of 8 consecutive rows at one chunk hit 8 different bank groups; without it ldmatrix is 8-way conflicted.
-// A K-major B is read with ldmatrix, an N-major one with ldmatrix.trans (each 8x8 matrix arrives transposed,
-// as the mma's B fragment wants it).
+// Shared memory (dynamic): num_stages x [A tile][B tile] (the plan's smem_A, smem_B), 16-bit elements in 128-byte
+// rows of 8 chunks of 16 bytes. A: block_M rows (m) x 64 k. B, K-major: block_N rows (n) x 64 k. B, N-major:
+// block_N/64 column blocks, each 64 rows (k) x 64 n (TMA's MN-major 128B layout). With swizzle, chunk c of row r
+// is stored at chunk c ^ (r % 8) (the 128B swizzle), so the cp.async writes and the ldmatrix reads of 8 consecutive
+// rows at one chunk hit 8 different bank groups; without it ldmatrix is 8-way conflicted. A K-major B is read with
+// ldmatrix, an N-major one with ldmatrix.trans (each 8x8 matrix arrives transposed, as the mma's B fragment wants).
+// Run-time offsets are evaluated with fixed<>() (tile/fixed.hpp): arithmetic built from the plan's constants.
 #pragma once
 
 #include "gemm/gemm_common.cuh"
@@ -31,13 +33,20 @@
 namespace tl {
 namespace mma_detail {
 
-// Byte offset in the smem tile TILE ((row, col) -> element offset) of (row, col) + i * (DR, DC), where `first` is
-// that of (row, col): when a step is a whole number of swizzle periods, each chunk keeps its place in its 128-byte
-// row, and the offset is the first one's plus an immediate (one live register per thread instead of one per step).
+// Byte offset in the smem tile TILE ((row, col) -> element offset) of (row, col) + i * (DR, DC), i a constant once
+// unrolled, `first` that of (row, col). R steps make a whole number of swizzle periods, over which every chunk keeps
+// its place in its 128-byte row: step i is step i % R plus an immediate, so a thread keeps R offsets live (1 but
+// with a single warp), not one per step.
 template <SwizzledLayout TILE, int DR, int DC>
 TL_DEVICE_INLINE unsigned stepped_offset(unsigned first, int row, int col, int i) {
-  if constexpr (TILE.layout()(DR, DC) % TILE.period() == 0) return first + 2 * fixed<TILE>()(i * DR, i * DC);
-  return 2 * fixed<TILE>()(row + i * DR, col + i * DC);
+  constexpr int R = [] {
+    int r = 1;
+    while (TILE.layout()(r * DR, r * DC) % TILE.period() != 0) ++r;
+    return r;
+  }();
+  constexpr auto tile = fixed<TILE>();
+  const unsigned lane = R == 1 ? first : 2 * tile(row + i % R * DR, col + i % R * DC);
+  return lane + 2 * tile(i / R * R * DR, i / R * R * DC);
 }
 
 // Copies rows [row0, row0 + ROWS) x columns [k0, k0 + 64) of a K-major matrix (`rows` rows, K columns) into the smem
