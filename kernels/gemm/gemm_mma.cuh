@@ -70,7 +70,7 @@ TL_DEVICE_INLINE void load_tile(unsigned dst, const unsigned short* src, int row
 }
 
 // Copies k-rows [k0, k0 + 64) x columns [n0, n0 + BN) of the row-major K x N matrix B (N-major) into the MN-major
-// smem tile `tile` ((n, k) -> element offset). Consecutive threads take consecutive 16-byte chunks of one k-row
+// smem tile TILE ((n, k) -> element offset). Consecutive threads take consecutive 16-byte chunks of one k-row
 // (coalesced); thread tid always moves chunk tid % (BN/8) of k-rows tid / (BN/8) + i * THREADS / (BN/8).
 // N % 8 == 0, so a chunk is either whole or wholly outside; outside ones (n >= N or k >= K) are zero-filled.
 template <int BN, int THREADS, SwizzledLayout TILE>
@@ -191,14 +191,15 @@ __global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
   // columns start on a 64-column block the pattern repeats every 4 pairs (one smem_B(64, 0) further). k steps are
   // 16 k-rows (two swizzle periods). (One register XORed with an immediate per pair, as for A, measured worse
   // here: 20 B of spills against 8.)
-  const TileCoord b_src = fixed<P.ldmatrix_B_src>()(lane, 0);
-  const unsigned b_row = 2 * rows_B(wn * WTN + b_src.row, 0);
-  const unsigned b_col = 2 * tile_B(wn * WTN + b_src.row, P.chunk * b_src.col) - b_row;
+  const TileCoord b_src = fixed<P.ldmatrix_B_src>()(lane, 0);  // K-major: (n, k-block); N-major: (k, n-block)
+  const unsigned b_row = TRANS_B ? 2 * rows_B(wn * WTN + b_src.row, 0) : 0;
+  const unsigned b_col = TRANS_B ? 2 * tile_B(wn * WTN + b_src.row, P.chunk * b_src.col) - b_row : 0;
   constexpr int NPAIR = NT / 2;
   constexpr int NPAT = (WTN % 64 == 0 && NPAIR > 4) ? 4 : NPAIR;
   unsigned b_pair[NPAT];
 #pragma unroll
-  for (int pr = 0; pr < NPAT; ++pr) b_pair[pr] = 2 * tile_B(wn * WTN + 16 * pr + P.chunk * b_src.col, b_src.row);
+  for (int pr = 0; pr < NPAT; ++pr)
+    b_pair[pr] = TRANS_B ? 0 : 2 * tile_B(wn * WTN + 16 * pr + P.chunk * b_src.col, b_src.row);
   auto load_frags = [&](int buf, int stage, int kk) {
     const unsigned a_tile = smem_base + P.a_offset(stage);
     const unsigned b_tile = smem_base + P.b_offset(stage);

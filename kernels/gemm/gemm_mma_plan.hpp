@@ -60,10 +60,11 @@ struct GemmMmaPlan {
   SwizzledLayout smem_B;   // (n, k) of one stage's B tile
   int a_bytes, b_bytes;    // one stage's tiles; B follows A
   int stage_bytes;
-  int smem_bytes;          // the dynamic shared memory of a block
+  int smem_bytes;          // the block's dynamic shared memory; no alignment slack: the kernel swizzles offsets,
+                           // not addresses, so its tiles need no 1024-byte-aligned base
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (.f16/.bf16 in, .f32 accumulators)
   Fragment ldmatrix_A;     // what ldmatrix.x4 delivers of a 16 x 16 A tile: mma_A, register by register
-  Fragment ldmatrix_A_src; // (lane, 0) -> (row, 16-byte block) of the A tile the lane's ldmatrix row address is
+  Fragment ldmatrix_A_src; // (lane, 0) -> (row, 16-byte block) of the A tile its ldmatrix row address points at
   Fragment mma_B_pair;     // two n8 tiles of B (k16 x n16), as the kernel holds them: b[j], b[j + 1]
   Fragment ldmatrix_B;     // what one ldmatrix.x4 (.trans for an N-major B) delivers, as B is stored: (n, k) when
                            // K-major (ldmatrix of n-rows), (k, n) when N-major; mma_B_pair or its transpose

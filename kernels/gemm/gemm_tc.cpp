@@ -175,7 +175,7 @@ GemmMmaConfig mma_config(const Values& p, const Values& c) {
           .out_dtype = out_code(p)};
 }
 
-std::int64_t mma_threads(const Values& c) { return c.integer("warps_M") * c.integer("warps_N") * 32; }
+std::int64_t mma_threads(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).threads; }
 std::int64_t mma_smem(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).smem_bytes; }
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -187,7 +187,7 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (!p.boolean("trans_B") && bn < 64)
     return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
                   c.text("block_N") + " is narrower; use block_N >= 64");
-  const auto threads = mma_threads(c);
+  const auto threads = mma_threads(p, c);
   if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
     return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +
                   std::to_string(bn) + "-row tiles (8 chunks of 16 bytes per row) evenly: use fewer warps");
@@ -252,7 +252,7 @@ KernelSpec gemm_mma_spec() {
     const auto tiles = ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
                        ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
     g.grid.x = static_cast<std::uint32_t>(tiles);
-    g.block.x = static_cast<std::uint32_t>(mma_threads(c));
+    g.block.x = static_cast<std::uint32_t>(mma_threads(p, c));
     g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
     return g;
   };
