@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gemm/gemm_mma_plan.hpp"
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "library.hpp"
 #include "tile/layout_spec.hpp"
@@ -156,10 +157,27 @@ std::string bf16_flag(const Values& p) { return p.dtype() == DType::bf16 ? "true
 
 // [SECTION] gemm.mma
 
-std::int64_t mma_threads(const Values& c) { return c.integer("warps_M") * c.integer("warps_N") * 32; }
-std::int64_t mma_smem(const Values& c) {
-  return c.integer("num_stages") * (c.integer("block_M") + c.integer("block_N")) * 64 * 2;
+// The kernel's config from the spec's validated values.
+GemmMmaConfig mma_config(const Values& p, const Values& c) {
+  return {.block_M = static_cast<int>(c.integer("block_M")),
+          .block_N = static_cast<int>(c.integer("block_N")),
+          .warps_M = static_cast<int>(c.integer("warps_M")),
+          .warps_N = static_cast<int>(c.integer("warps_N")),
+          .num_stages = static_cast<int>(c.integer("num_stages")),
+          .swizzle = c.boolean("swizzle"),
+          .panel = static_cast<int>(c.integer("panel")),
+          .min_blocks = static_cast<int>(c.integer("min_blocks")),
+          .unroll_k = c.boolean("unroll_k"),
+          .early_sync = c.boolean("early_sync"),
+          .serpentine = c.boolean("serpentine"),
+          .frag_buffers = static_cast<int>(c.integer("frag_buffers")),
+          .bf16 = p.dtype() == DType::bf16,
+          .trans_B = p.boolean("trans_B"),
+          .out_dtype = out_code(p)};
 }
+
+std::int64_t mma_threads(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).threads; }
+std::int64_t mma_smem(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).smem_bytes; }
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
@@ -170,7 +188,7 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (!p.boolean("trans_B") && bn < 64)
     return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
                   c.text("block_N") + " is narrower; use block_N >= 64");
-  const auto threads = mma_threads(c);
+  const auto threads = mma_threads(p, c);
   if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
     return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +
                   std::to_string(bn) + "-row tiles (8 chunks of 16 bytes per row) evenly: use fewer warps");
@@ -190,12 +208,12 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
                     " warp tile needs about " + std::to_string(need) + " (accumulators + fragments): it would spill; "
                     "use min_blocks=1 or a smaller warp tile");
     // Blocks on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
-    if ((mma_smem(c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
+    if ((mma_smem(p, c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
       return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " blocks of " +
-                    std::to_string(mma_smem(c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    std::to_string(mma_smem(p, c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
                     ": lower num_stages or the block tile");
   }
-  return check_smem(mma_smem(c), limits,
+  return check_smem(mma_smem(p, c), limits,
                     std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) + "x64 + " +
                         std::to_string(bn) + "x64 tiles",
                     "lower num_stages or the block tile");
@@ -223,26 +241,20 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::one_of("frag_buffers", 2, {1, 2},
                                  "warp fragment buffers: 2 = ldmatrix one k16 step ahead, 1 = fewer registers")}};
   k.can_implement = check_mma;
-  // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
-  k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
+  k.probes = gemm_mma_probe_names();
   // Per warp: the prologue's issues, then per k-step a wait, an issue and the MMAs (begin + end each), the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto k_steps = (p.integer("K") + 63) / 64;
     return static_cast<std::uint32_t>(6 * k_steps + 2 * c.integer("num_stages") + 2 + 64);
   };
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::gemm_mma<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("warps_M") + "," +
-           c.text("warps_N") + "," + c.text("num_stages") + "," + c.text("swizzle") + "," + c.text("panel") + "," +
-           bf16_flag(p) + "," + p.text("trans_B") + "," + out_flag(p) + "," + c.text("min_blocks") + "," +
-           c.text("unroll_k") + "," + c.text("early_sync") + "," + c.text("serpentine") + "," + c.text("frag_buffers") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(mma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     const auto tiles = ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
                        ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
     g.grid.x = static_cast<std::uint32_t>(tiles);
-    g.block.x = static_cast<std::uint32_t>(mma_threads(c));
-    g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(c));
+    g.block.x = static_cast<std::uint32_t>(mma_threads(p, c));
+    g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
     return g;
   };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
@@ -250,22 +262,22 @@ KernelSpec gemm_mma_spec() {
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
-  // smem_B is indexed (n, k) either way. N-major: BN/64 blocks of 64 k-rows x 64 n, element (n, k) at
-  // (n/64)*4096 + k*64 + n%64 before the swizzle (= smem.swizzle128B.<dtype>.(BN,64).mn when swizzled).
+  // The plan's tiles and fragments. smem_B is indexed (n, k) either way. A K-major B's ldmatrix.x4 reads its n-rows
+  // in the order of the mma's B registers (n8 tile, k half), not as the ldmatrix.x4 atom places its matrices: it is
+  // mma_B twice, and ldmatrix_B is shown only for an N-major B, where it is the ldmatrix.x4.trans atom.
   k.layouts = [](const Values& p, const Values& c) {
-    const std::string bm = c.text("block_M"), bn = c.text("block_N");
-    const bool sw = c.boolean("swizzle"), trans_b = p.boolean("trans_B");
-    const std::string smem = sw ? "swizzle<3,3,3> o " : "";
-    const std::string smem_b = trans_b ? smem + "(" + bn + ",64):(64,1)"
-                               : sw    ? "smem.swizzle128B." + std::string(dtype_name(p.dtype())) + ".(" + bn + ",64).mn"
-                                       : "((64," + std::to_string(c.integer("block_N") / 64) + "),64):((1,4096),64)";
-    return std::vector<LayoutInfo>{{"smem_A", smem + "(" + bm + ",64):(64,1)"},
-                                   {"smem_B", smem_b},
-                                   {"mma_A", "mma.m16n8k16.f16.A"},
-                                   {"mma_B", "mma.m16n8k16.f16.B"},
-                                   {"mma_C", "mma.m16n8k16.f32.C"},
-                                   {"ldmatrix_A", "ldmatrix.x4"},
-                                   {"ldmatrix_B", trans_b ? "ldmatrix.x4" : "ldmatrix.x4.trans"}};
+    const GemmMmaPlan plan = make_plan(mma_config(p, c));
+    const std::string in = dtype_name(p.dtype());
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
+    auto fragment = [&](const char* name, const Fragment& f, const std::string& atom) {
+      if (auto spec = fragment_spec(f, atom)) l.push_back({name, *spec});
+    };
+    fragment("mma_A", plan.mma_A, "mma.m16n8k16." + in + ".A");
+    fragment("mma_B", plan.mma_B, "mma.m16n8k16." + in + ".B");
+    fragment("mma_C", plan.mma_C, "mma.m16n8k16.f32.C");
+    fragment("ldmatrix_A", plan.ldmatrix_A, "ldmatrix.x4");
+    fragment("ldmatrix_B", plan.ldmatrix_B, "ldmatrix.x4.trans");
+    return l;
   };
   return k;
 }

@@ -41,7 +41,7 @@ struct ResourceUsage {
 
 struct CompileRequest {
   std::string source;           // file of the SourceSet, "gemm/gemm_simt.cuh"
-  std::string name_expression;  // "tl::gemm_simt<128,128,8,8,8,float>"
+  std::string name_expression;  // "tl::gemm_simt<tl::GemmSimtConfig{.block_M = 128, ...}>"
   JitOptions options;
   std::string context;          // who asks, for messages: "gemm.simt block_M=128,..."
 };

@@ -18,6 +18,7 @@
 //                             (value v of copy k is v + k*num_values). Copies are numbered down the rows first
 //                             unless rows_first is false.
 //   replicate(f, n)           n times the threads, thread t + k*num_threads holding what t holds.
+//   transpose(f)              the same ownership in the transposed (cols, rows) tile: f(t, v) = (r, c) -> (c, r).
 
 namespace tl {
 
@@ -135,6 +136,13 @@ TL_HOST_DEVICE constexpr Fragment repeat(const Fragment& f, int rep_rows, int re
 
 TL_HOST_DEVICE constexpr Fragment replicate(const Fragment& f, int n) {
   return Fragment(make_layout(make_layout(f.tv().mode(0), Layout(n, 0)), f.tv().mode(1)), f.rows(), f.cols());
+}
+
+// An operand stored the other way round (a K-major B read as N x K rows) holds the same elements in the transposed
+// tile: the column-major index r + c*rows of the (rows, cols) tile becomes c + r*cols.
+TL_HOST_DEVICE constexpr Fragment transpose(const Fragment& f) {
+  const Layout to_transposed(make_shape(f.rows(), f.cols()), make_stride(f.cols(), 1));
+  return Fragment(composition(to_transposed, f.tv()), f.cols(), f.rows());
 }
 
 }  // namespace tl

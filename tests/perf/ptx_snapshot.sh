@@ -9,6 +9,7 @@
 # The name expression comes from the binary's spec: when a change alters it (a template parameter that became a config
 # struct), snapshot the old tree with the old tree's binary.
 # Compiling needs no GPU (sm_90a); each case runs with its own empty cache so nothing stale is reused.
+# ONLY=REGEX keeps the cases whose kernel name matches (file names keep their case numbers, so runs stay comparable).
 set -euo pipefail
 TILELAB=${1:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
 KDIR=${2:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
@@ -48,6 +49,11 @@ CASES=(
   "test.oob||"
   "test.spin|threads=256|"
   "gemm.wgmma|cluster_M=2,block_N=128|trans_B=false,out_dtype=f16"
+  "gemm.mma||trans_B=false"
+  "gemm.mma|warps_M=4,warps_N=2|trans_B=false,out_dtype=f16"
+  "gemm.mma|block_M=32,block_N=64,warps_M=1,warps_N=1|trans_B=false"
+  "gemm.mma|swizzle=false,block_N=128|"
+  "gemm.simt|block_M=64,block_N=32,block_K=16,thread_M=4,thread_N=2|dtype=bf16"
 )
 n=0
 for c in "${CASES[@]}"; do
