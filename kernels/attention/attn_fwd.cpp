@@ -5,8 +5,10 @@
 #include <limits>
 #include <map>
 
+#include "attention/attn_fwd_mma_plan.hpp"
 #include "library.hpp"
 #include "runtime/numeric.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
@@ -235,8 +237,17 @@ std::vector<ArgSpec> attn_args(const Values& p) {
 
 // [SECTION] attn.fwd.mma
 
-std::int64_t mma_smem(const Values& p, const Values& c) {
-  return (c.integer("block_M") + 2 * c.integer("num_stages") * c.integer("block_N")) * p.integer("dim") * 2;
+int as_int(std::int64_t v) { return static_cast<int>(v); }
+
+AttnFwdMmaConfig mma_config(const Values& p, const Values& c) {
+  return {.dim = as_int(p.integer("dim")),
+          .block_M = as_int(c.integer("block_M")),
+          .block_N = as_int(c.integer("block_N")),
+          .warps = as_int(c.integer("warps")),
+          .num_stages = as_int(c.integer("num_stages")),
+          .causal = p.boolean("causal"),
+          .bf16 = p.dtype() == DType::bf16,
+          .varlen = p.boolean("varlen")};
 }
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -253,7 +264,7 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
                   std::to_string(bn) + " holds " + std::to_string(acc) +
                   " fp32 accumulators per thread (O and S); past 128 the rest of the loop does not fit in 255 registers and "
                   "spills: lower block_N or add warps");
-  const auto smem = mma_smem(p, c);
+  const std::int64_t smem = make_plan(mma_config(p, c)).bytes;
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles need " + std::to_string(smem) +
                   " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
@@ -271,40 +282,34 @@ KernelSpec attn_fwd_mma_spec() {
                ParamSpec::one_of("warps", 4, {2, 4, 8}, "warps, stacked along the query rows (block_M/warps rows each)"),
                ParamSpec::integer("num_stages", 2, 2, 4, "K/V tiles in the cp.async pipeline (2 = double buffering)")}};
   k.can_implement = check_mma;
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::attn_fwd_mma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
-           c.text("warps") + "," + c.text("num_stages") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(mma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>((p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M"));
     g.grid.y = static_cast<std::uint32_t>(p.integer("heads"));
     g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
     g.block.x = static_cast<std::uint32_t>(c.integer("warps") * 32);
-    g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
+    g.dynamic_smem = static_cast<std::uint32_t>(make_plan(mma_config(p, c)).bytes);
     return g;
   };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) { return attn_args(p); };
-  k.probes = {"load_issue", "wait_tile", "qk", "softmax", "pv", "epilogue"};
+  k.probes = attn_fwd_mma_probe_names();
   // Per warp and K/V tile: five regions (begin + end each), plus the prologue's issues and the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
     return static_cast<std::uint32_t>(10 * tiles + 2 * c.integer("num_stages") + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
-    const std::string dim = p.text("dim");
-    // Chunk c of row r at c ^ (r % 8): XOR of element-offset bits [3,6) with the row's low 3 bits, which sit at
-    // bit 6 (64-element rows) or 7 (128-element rows).
-    const std::string sw = p.integer("dim") == 64 ? "swizzle<3,3,3> o " : "swizzle<3,3,4> o ";
-    return std::vector<LayoutInfo>{{"smem_Q", sw + "(" + c.text("block_M") + "," + dim + "):(" + dim + ",1)"},
-                                   {"smem_K", sw + "(" + c.text("block_N") + "," + dim + "):(" + dim + ",1)"},
-                                   {"smem_V", sw + "(" + c.text("block_N") + "," + dim + "):(" + dim + ",1)"},
-                                   {"mma_A (Q, P)", "mma.m16n8k16.f16.A"},
-                                   {"mma_B (K, V)", "mma.m16n8k16.f16.B"},
-                                   {"mma_C (S, O)", "mma.m16n8k16.f32.C"},
-                                   {"ldmatrix (Q, K)", "ldmatrix.x4"},
-                                   {"ldmatrix.trans (V)", "ldmatrix.x4.trans"}};
+    const AttnFwdMmaPlan plan = make_plan(mma_config(p, c));
+    const std::string ty = p.text("dtype");
+    return std::vector<LayoutInfo>{{"smem_Q", memory_spec(plan.smem_Q, ty)},
+                                   {"smem_K", memory_spec(plan.smem_K, ty)},
+                                   {"smem_V", memory_spec(plan.smem_V, ty)},
+                                   {"mma_A (Q, P)", fragment_spec(plan.mma_A, "mma.m16n8k16." + ty + ".A").value()},
+                                   {"mma_B (K, V)", fragment_spec(plan.mma_B, "mma.m16n8k16." + ty + ".B").value()},
+                                   {"mma_C (S, O)", fragment_spec(plan.mma_C, "mma.m16n8k16.f32.C").value()},
+                                   {"ldmatrix (Q, K)", fragment_spec(plan.ldmatrix_A, "ldmatrix.x4").value()},
+                                   {"ldmatrix.trans (V)", fragment_spec(plan.ldmatrix_trans, "ldmatrix.x4.trans").value()}};
   };
   return k;
 }
