@@ -132,8 +132,6 @@ __global__ void __launch_bounds__(CFG.warps * 32)
   constexpr int Q_K16 = P.byte(P.smem_Q, 0, 16), Q_M16 = P.byte(P.smem_Q, 16, 0);
   constexpr int K_K16 = P.byte(P.smem_K, 0, 16), K_N8 = P.byte(P.smem_K, 8, 0);
   constexpr int V_N16 = P.byte(P.smem_V, 0, 16), V_K16 = P.byte(P.smem_V, 16, 0);
-  // This lane's (row, col) in an m16n8 tile of S or O (its value 0; value r at + P.c_values.at[r]).
-  const TileCoord lc = P.mma_C(lane, 0);
 
   if (tid == 0) TL_PROBE_BLOCK_BEGIN();
   TL_PROBE_WARP_INIT();
@@ -209,6 +207,7 @@ __global__ void __launch_bounds__(CFG.warps * 32)
     TL_PROBE_BEGIN(Probe::softmax, t % STAGES, t);
     const bool edge = n0 + BN > seq_k || (CAUSAL && n0 + BN - 1 > m0 + diag);
     if (edge) {
+      const TileCoord lc = P.mma_C(lane, 0);  // this lane's value 0 of an m16n8 tile; value r at + c_values.at[r]
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -285,6 +284,7 @@ __global__ void __launch_bounds__(CFG.warps * 32)
 
   // Epilogue: each lane stores its pair of each n8 tile of D in its two rows, the lane holding a row's column 0 its LSE.
   TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, blockIdx.x);
+  const TileCoord lc = P.mma_C(lane, 0);
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
 #pragma unroll
