@@ -96,9 +96,10 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
   p.q_bytes = 2 * p.smem_Q.cosize();
   p.kv_bytes = 2 * p.smem_K.cosize();
   p.o_bytes = c.epilogue == AttnEpilogue::direct ? 0 : 2 * p.smem_O.cosize();
-  p.q_box = p.byte(p.smem_Q, 0, p.box_cols);
-  p.kv_box = p.byte(p.smem_K, 0, p.box_cols);
-  p.o_box = p.byte(p.smem_O, 0, p.box_cols);
+  // One box is the tile of box_cols columns (also where dim has a single box).
+  p.q_box = 2 * smem_layout(SmemSwizzle::b128, 2, c.block_M, p.box_cols).cosize();
+  p.kv_box = 2 * smem_layout(SmemSwizzle::b128, 2, c.block_N, p.box_cols).cosize();
+  p.o_box = 2 * smem_layout(SmemSwizzle::b128, 2, 64, p.box_cols).cosize();
   p.q_offset = 0;
   p.k_offset = p.q_offset + c.q_stages * p.q_bytes;
   p.v_offset = p.k_offset + c.num_stages * p.kv_bytes;
@@ -123,7 +124,7 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
       p.o_box8[kk] = off - off % span;
     }
   }
-  p.v_lbo = p.byte(p.smem_V, p.box_cols, 0);
+  p.v_lbo = p.kv_box;  // V's boxes of dim, as K's
   p.acc_S = wgmma_m64nNk16_d(c.block_N);
   p.frag_P = wgmma_m64k16_a_f16();
   p.acc_O = wgmma_m64nNk16_d(c.dim);
