@@ -245,10 +245,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
 
   // [SECTION] consumers
   setmaxnreg_inc<kConsumerRegs>();
-  const int c = wg - 1, warp = tid / 32;
+  const int c = wg - 1;
   // This thread's (row, col) in its warpgroup's 64-row accumulators (S and O), value 0; value v at + at[v].
   const TileCoord lc = P.acc_S(tid, 0);
-  TL_PROBE_WARP_INIT_IF(warp == 0);
+  TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
   // Ping-pong: warpgroup c issues its GEMMs after barrier 1 + c, then lets the other one issue (256 threads each:
   // one warpgroup syncs, the other arrives).
   auto wait_turn = [&]() {
