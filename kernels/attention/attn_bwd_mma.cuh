@@ -70,62 +70,41 @@ TL_DEVICE_INLINE void load_tile(unsigned dst, const unsigned short* src, long lo
   });
 }
 
-// The byte offset, in its tile, of this lane's ldmatrix.x4 row address in the 16x16 block at mn = `mn0` (the warp
-// tile's origin along M for A, N for B), k = 0: the thread's part of every address of the operand. A block at
-// (mn0 + 16 x, 16 kk) adds the constant block_offset(16 x, 16 kk) by XOR.
-template <AttnBwdMmaConfig C, AttnBwdTile T, bool TRANS>
+// Byte offsets of an operand's ldmatrix addresses in tile T (attn_bwd_ldm_lane_offset ^ attn_bwd_ldm_block_offset).
+template <AttnBwdMmaConfig C, AttnBwdTile T, bool A, bool TRANS>
 TL_DEVICE_INLINE unsigned lane_offset(int mn0, int lane) {
   constexpr SwizzledLayout L = attn_bwd_tile(C, T);
-  constexpr Fragment rows = ldmatrix_rows(4);
-  const TileCoord lr = rows(lane, 0);  // the block row this lane addresses and its 8-column half
-  const TileCoord o = attn_bwd_stored(TRANS, mn0, 0);
-  return 2u * static_cast<unsigned>(L(o.row + lr.row, o.col + 8 * lr.col));
+  return 2u * static_cast<unsigned>(attn_bwd_ldm_lane_offset<A, TRANS>(L, mn0, lane));
 }
 template <AttnBwdMmaConfig C, AttnBwdTile T, bool TRANS>
 TL_HOST_DEVICE constexpr unsigned block_offset(int mn, int k) {
-  const TileCoord o = attn_bwd_stored(TRANS, mn, k);
-  return 2u * static_cast<unsigned>(attn_bwd_tile(C, T)(o.row, o.col));
+  return 2u * static_cast<unsigned>(attn_bwd_ldm_block_offset(attn_bwd_tile(C, T), TRANS, mn, k));
 }
 
 template <bool TRANS>
-TL_DEVICE_INLINE void ldm_x4(unsigned addr, unsigned (&r)[4]) {
+TL_DEVICE_INLINE void ldm_x4(unsigned addr, unsigned* r) {
   if constexpr (TRANS) ldmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
   else ldmatrix_x4(addr, r[0], r[1], r[2], r[3]);
 }
 
 // acc[2][NT][4] += A B for GEMM G (operands and k16 steps from attn_bwd_operands): this warp's 32 rows of A and NT
 // n8 columns of B. a_base / b_base: the operand tiles' shared addresses; a_lane / b_lane: lane_offset at this warp's
-// origin.
+// origin. Each ldmatrix.x4 lands in the registers of one A fragment or of two n8 B fragments, in order.
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int NT>
 TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, unsigned a_lane, unsigned b_base,
                                unsigned b_lane) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
-  // Which ldmatrix register feeds which operand register (tile/atoms.hpp's fragments matched).
-  constexpr int A0 = attn_bwd_ldm_reg(true, 0, 0, op.a_trans), A1 = attn_bwd_ldm_reg(true, 1, 0, op.a_trans),
-                A2 = attn_bwd_ldm_reg(true, 2, 0, op.a_trans), A3 = attn_bwd_ldm_reg(true, 3, 0, op.a_trans);
-  constexpr int B00 = attn_bwd_ldm_reg(false, 0, 0, op.b_trans), B01 = attn_bwd_ldm_reg(false, 1, 0, op.b_trans),
-                B10 = attn_bwd_ldm_reg(false, 0, 1, op.b_trans), B11 = attn_bwd_ldm_reg(false, 1, 1, op.b_trans);
   static_for<0, op.k16>([&](auto KK) {
     constexpr int kk = decltype(KK)::value;
     unsigned a[2][4], b[NT][2];
     static_for<0, 2>([&](auto I) {
       constexpr unsigned blk = block_offset<C, op.a, op.a_trans>(16 * decltype(I)::value, 16 * kk);
-      unsigned r[4];
-      ldm_x4<op.a_trans>(a_base + (a_lane ^ blk), r);
-      a[decltype(I)::value][0] = r[A0];
-      a[decltype(I)::value][1] = r[A1];
-      a[decltype(I)::value][2] = r[A2];
-      a[decltype(I)::value][3] = r[A3];
+      ldm_x4<op.a_trans>(a_base + (a_lane ^ blk), a[decltype(I)::value]);
     });
     static_for<0, NT / 2>([&](auto J) {
       constexpr int jj = decltype(J)::value;
       constexpr unsigned blk = block_offset<C, op.b, op.b_trans>(16 * jj, 16 * kk);
-      unsigned r[4];
-      ldm_x4<op.b_trans>(b_base + (b_lane ^ blk), r);
-      b[2 * jj][0] = r[B00];
-      b[2 * jj][1] = r[B01];
-      b[2 * jj + 1][0] = r[B10];
-      b[2 * jj + 1][1] = r[B11];
+      ldm_x4<op.b_trans>(b_base + (b_lane ^ blk), b[2 * jj]);
     });
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -161,8 +140,9 @@ TL_DEVICE_INLINE void for_pairs(TileCoord t0, F&& f) {
 // or past `valid` are not stored.
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int NT>
 TL_DEVICE_INLINE void store_acc(unsigned short* dst, long long row_stride, int valid, const float (&acc)[2][NT][4],
-                                float scale, TileCoord t0) {
-  for_pairs<C, G>(t0, [&](auto I, auto J, auto H, TileCoord c) {
+                                float scale, int tid) {
+  constexpr Fragment frag = attn_bwd_tiling(C, G).acc;
+  for_pairs<C, G>(frag(tid, 0), [&](auto I, auto J, auto H, TileCoord c) {
     constexpr int i = decltype(I)::value, j = decltype(J)::value, h = decltype(H)::value;
     if (c.row < valid)
       *reinterpret_cast<unsigned*>(dst + c.row * row_stride + c.col) =
@@ -224,10 +204,7 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   const int keys = len_k - kb * BN < BN ? len_k - kb * BN : BN;
   const int diag = len_k - len_q;  // row r sees keys c <= r + diag (causal)
   const int m_tiles = (len_q + BM - 1) / BM;
-  const int k_blocks = (len_k + BN - 1) / BN;
-  // The first query tile with a row that sees this key block (causal: rows below kb * BN - diag see none of it).
-  int m_first = 0;
-  if constexpr (C.causal) m_first = kb * BN - diag > 0 ? (kb * BN - diag) / BM : 0;
+  const int m_first = attn_bwd_first_tile(C, kb, len_q, len_k);
   const int per_head = m_tiles - m_first;
   const int tiles = group * per_head;  // this CTA's walk: query tiles m_first.. of each head of the group in turn
 
@@ -266,14 +243,19 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   zero(dv);
   // This thread's origin in each GEMM's accumulator, and each operand's per-thread address part from its warp's
   // tile origin (lane 0's first accumulator is the warp tile's corner).
-  const TileCoord ts = acc_s(tid, 0), tdq = acc_dq(tid, 0), tdk = P.dk.acc(tid, 0), tdv = P.dv.acc(tid, 0);
+  const TileCoord ts = acc_s(tid, 0), tdq = acc_dq(tid, 0);
   const TileCoord ws = acc_s(32 * warp, 0), wdq = acc_dq(32 * warp, 0), wdk = P.dk.acc(32 * warp, 0),
                   wdv = P.dv.acc(32 * warp, 0);
-  const unsigned s_a = lane_offset<C, T::q, false>(ws.row, lane), s_b = lane_offset<C, T::k, false>(ws.col, lane);
-  const unsigned dp_a = lane_offset<C, T::dout, false>(ws.row, lane), dp_b = lane_offset<C, T::v, false>(ws.col, lane);
-  const unsigned dv_a = lane_offset<C, T::p, true>(wdv.row, lane), dv_b = lane_offset<C, T::dout, true>(wdv.col, lane);
-  const unsigned dk_a = lane_offset<C, T::ds, true>(wdk.row, lane), dk_b = lane_offset<C, T::q, true>(wdk.col, lane);
-  const unsigned dq_a = lane_offset<C, T::ds, false>(wdq.row, lane), dq_b = lane_offset<C, T::k, true>(wdq.col, lane);
+  const unsigned s_a = lane_offset<C, T::q, true, false>(ws.row, lane);
+  const unsigned s_b = lane_offset<C, T::k, false, false>(ws.col, lane);
+  const unsigned dp_a = lane_offset<C, T::dout, true, false>(ws.row, lane);
+  const unsigned dp_b = lane_offset<C, T::v, false, false>(ws.col, lane);
+  const unsigned dv_a = lane_offset<C, T::p, true, true>(wdv.row, lane);
+  const unsigned dv_b = lane_offset<C, T::dout, false, true>(wdv.col, lane);
+  const unsigned dk_a = lane_offset<C, T::ds, true, true>(wdk.row, lane);
+  const unsigned dk_b = lane_offset<C, T::q, false, true>(wdk.col, lane);
+  const unsigned dq_a = lane_offset<C, T::ds, true, false>(wdq.row, lane);
+  const unsigned dq_b = lane_offset<C, T::k, false, true>(wdq.col, lane);
   // This thread's first P / dS pair and its D chunk, as byte offsets in their tiles.
   const unsigned p_at = 2u * static_cast<unsigned>(lay_p(ts.row, ts.col));
   const TileCoord td = dot(tid, 0);
@@ -407,12 +389,7 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
     TL_PROBE_BEGIN(dq_sync, stage, it);
     int* counter = dq_counters + (static_cast<long long>(b) * heads + h) * m_blocks + m;
     float* acc_g = dq_accum + tile_row0(it) * q_stride + h * DQK;
-    // Key blocks that see this query tile: all, or (causal) those up to its last row's diagonal.
-    int contributors = k_blocks;
-    if constexpr (C.causal) {
-      const int last = (m * BM + rows - 1 + diag) / BN + 1;
-      contributors = last < k_blocks ? last : k_blocks;
-    }
+    const int contributors = attn_bwd_tile_key_blocks(C, m, len_q, len_k);
     if constexpr (C.deterministic) {
       if (tid == 0)
         while (ld_acquire_gpu(counter) != kb) {
@@ -453,10 +430,10 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   }
 
   TL_PROBE_BEGIN(epilogue, probe::kNoStage, kb);
-  store_acc<C, G::dk>(dK + (k_start + static_cast<long long>(kb) * BN) * k_stride + hk * DQK, k_stride, keys, dk, scale,
-                      tdk);
-  store_acc<C, G::dv>(dV + (k_start + static_cast<long long>(kb) * BN) * v_stride + hk * DV, v_stride, keys, dv, 1.f,
-                      tdv);
+  // The key block's first row again, read anew rather than kept in registers through the loop.
+  const long long k_row0 = *reinterpret_cast<const volatile int*>(cu_seqlens_k + b) + static_cast<long long>(kb) * BN;
+  store_acc<C, G::dk>(dK + k_row0 * k_stride + hk * DQK, k_stride, keys, dk, scale, tid);
+  store_acc<C, G::dv>(dV + k_row0 * v_stride + hk * DV, v_stride, keys, dv, 1.f, tid);
   TL_PROBE_END(epilogue, probe::kNoStage, kb);
   TL_PROBE_FLUSH();
   if (tid == 0) TL_PROBE_BLOCK_END();

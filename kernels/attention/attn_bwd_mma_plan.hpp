@@ -79,22 +79,6 @@ TL_HOST_DEVICE constexpr Fragment attn_bwd_row_dot(int rows, int chunks, int thr
   return Fragment(make_layout(thr, Layout(chunks / tpr, tpr * rows)), rows, chunks);
 }
 
-// The ldmatrix.x4 register that brings register q of an mma.m16n8k16 operand, for a 16x16 block stored (mn, k) (k
-// contiguous: ldmatrix) or (k, mn) (mn contiguous: ldmatrix.trans); mn is the A row or the B column (n8 tile nb of
-// the pair the block holds). Found by matching the two fragments of tile/atoms.hpp at lane 0 (the tests check every
-// lane); -1 when none matches.
-TL_HOST_DEVICE constexpr int attn_bwd_ldm_reg(bool operand_a, int q, int nb, bool trans) {
-  const Fragment op = operand_a ? mma_m16n8k16_a_f16() : mma_m16n8k16_b_f16();
-  const TileCoord e = op(0, 2 * q);
-  const int mn = operand_a ? e.row : e.col + 8 * nb, k = operand_a ? e.col : e.row;
-  const Fragment ld = ldmatrix(4, trans);
-  for (int v = 0; v < ld.num_values(); v += 2) {
-    const TileCoord s = ld(0, v);
-    if (trans ? (s.row == k && s.col == mn) : (s.row == mn && s.col == k)) return v / 2;
-  }
-  return -1;
-}
-
 // The shared-memory tiles, and the GEMMs' operands in them.
 enum class AttnBwdTile : int { q, k, v, dout, o, p, ds };
 enum class AttnBwdGemm : int { s, dp, dv, dk, dq };
@@ -166,6 +150,59 @@ TL_HOST_DEVICE constexpr AttnBwdWarpTiling attn_bwd_tiling(const AttnBwdMmaConfi
   return {};
 }
 
+// ldmatrix.x4 straight into mma.m16n8k16 operand registers: the 8x8 block (row, col) of a 16x16 storage block that
+// matrix j must read so that its register j is operand register j (A: a_j; B: b_(j%2) of n8 tile j/2) — where that
+// register's two elements lie at lane 0, from tile/atoms.hpp's fragments. In every orientation the ISA hands lane l
+// the elements the mma wants from it; the tests check every lane and register.
+TL_HOST_DEVICE constexpr TileCoord attn_bwd_ldm_block(bool operand_a, bool trans, int j) {
+  const TileCoord e = operand_a ? mma_m16n8k16_a_f16()(0, 2 * j) : mma_m16n8k16_b_f16()(0, 2 * (j % 2));
+  const int mn = operand_a ? e.row : e.col + 8 * (j / 2), k = operand_a ? e.col : e.row;
+  const TileCoord s = attn_bwd_stored(trans, mn, k);
+  return {s.row / 8, s.col / 8};
+}
+
+// The storage (row, col) in the 16x16 block that lane l addresses: row l % 8 of matrix l / 8 (ldmatrix_rows), placed
+// at that matrix's block.
+TL_HOST_DEVICE constexpr TileCoord attn_bwd_ldm_lane(bool operand_a, bool trans, int lane) {
+  const TileCoord r = ldmatrix_rows(4)(lane % 8, 0);
+  const TileCoord b = attn_bwd_ldm_block(operand_a, trans, lane / 8);
+  return {8 * b.row + r.row, 8 * b.col + 8 * r.col};
+}
+
+// An operand's ldmatrix address (an element offset in its tile layout L) split in two, so the kernel evaluates L once
+// per thread: the lane's part, at the 16x16 block whose mn is the warp tile's origin mn0 and k is 0, XOR the constant
+// block part of the block at (16 x, 16 kk) from there (the tests check the split equals L for every lane, warp and
+// block of every GEMM).
+template <bool OPERAND_A, bool TRANS>
+TL_HOST_DEVICE constexpr int attn_bwd_ldm_lane_offset(const SwizzledLayout& L, int mn0, int lane) {
+  constexpr TileCoord m0 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 0), m1 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 8),
+                      m2 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 16), m3 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 24);
+  const int j = lane / 8;
+  const TileCoord m = j == 0 ? m0 : j == 1 ? m1 : j == 2 ? m2 : m3;  // row 0 of this lane's matrix
+  const TileCoord o = attn_bwd_stored(TRANS, mn0, 0);
+  return L(o.row + m.row + lane % 8, o.col + m.col);
+}
+TL_HOST_DEVICE constexpr int attn_bwd_ldm_block_offset(const SwizzledLayout& L, bool trans, int mn, int k) {
+  const TileCoord o = attn_bwd_stored(trans, mn, k);
+  return L(o.row, o.col);
+}
+
+// The walk of key block kb over a sequence's query tiles. Causal: the first query tile with a row that sees the
+// block (rows below kb * block_N - (len_k - len_q) see none of it); otherwise 0.
+TL_HOST_DEVICE constexpr int attn_bwd_first_tile(const AttnBwdMmaConfig& c, int kb, int len_q, int len_k) {
+  const int first_row = kb * c.block_N - (len_k - len_q);
+  return c.causal && first_row > 0 ? first_row / c.block_M : 0;
+}
+// The key blocks that add to query tile m's dQ: blocks 0 .. n - 1, all of the sequence's or (causal) those up to the
+// diagonal of the tile's last row. The deterministic turnstile relies on their being the first n.
+TL_HOST_DEVICE constexpr int attn_bwd_tile_key_blocks(const AttnBwdMmaConfig& c, int m, int len_q, int len_k) {
+  const int blocks = (len_k + c.block_N - 1) / c.block_N;
+  if (!c.causal) return blocks;
+  const int last_row = (m + 1) * c.block_M < len_q ? (m + 1) * c.block_M - 1 : len_q - 1;
+  const int n = (last_row + len_k - len_q) / c.block_N + 1;
+  return n < blocks ? n : blocks;
+}
+
 // What kernel and host agree on. Shared memory (dynamic, 128-byte aligned; byte offsets from the aligned base):
 //   [K][V][stage 0: Q, dO][stage 1: Q, dO][O][P][dS][D][flag]
 // The 16-bit tiles as attn_bwd_tile lays them out; D is f32 per query row; the flag tells the CTA that its dQ tile
@@ -179,8 +216,6 @@ struct AttnBwdMmaPlan {
   SwizzledLayout q, k, v, dout, o, p;  // (row, col) -> element offset of Q, K, V, dO, O and of P / dS
   Fragment mma_a, mma_b, mma_c;        // the mma.m16n8k16 operands (tile/atoms.hpp)
   Fragment ldm_rows;                   // ldmatrix.x4: lane -> (row, 16-byte column block) it addresses
-  int a_reg[2][4] = {};                // [trans][q]: ldmatrix register of A operand register q
-  int b_reg[2][2][2] = {};             // [trans][nb][q]: of B register q of n8 tile nb
   Fragment copy_q, copy_k, copy_v, copy_do;  // cp.async of Q, K, V, dO / O: (thread, value) -> (row, chunk)
   Fragment copy_dq;                    // the f32 dQ tile, 16-byte chunks of 4 floats (the last CTA's store)
   Fragment dot;                        // D = rowsum(dO * O): (thread, value) -> (row, chunk)
@@ -218,12 +253,6 @@ TL_HOST_DEVICE constexpr AttnBwdMmaPlan make_plan(const AttnBwdMmaConfig& c) {
   p.mma_b = mma_m16n8k16_b_f16();
   p.mma_c = mma_m16n8k16_c();
   p.ldm_rows = ldmatrix_rows(4);
-  for (int t = 0; t < 2; ++t)
-    for (int q = 0; q < 4; ++q) {
-      p.a_reg[t][q] = attn_bwd_ldm_reg(true, q, 0, t == 1);
-      if (q < 2)
-        for (int nb = 0; nb < 2; ++nb) p.b_reg[t][nb][q] = attn_bwd_ldm_reg(false, q, nb, t == 1);
-    }
   p.copy_q = attn_bwd_copy(c, AttnBwdTile::q);
   p.copy_k = attn_bwd_copy(c, AttnBwdTile::k);
   p.copy_v = attn_bwd_copy(c, AttnBwdTile::v);
