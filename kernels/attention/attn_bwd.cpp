@@ -219,13 +219,15 @@ Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (!plan.dk.acc.ok() || !plan.dv.acc.ok())
     return refuse("block_N=" + c.text("block_N") + " over " + w +
                   ": dK and dV split into warp tiles of 32 keys, so block_N/32 must divide warps; use more warps");
-  // Per thread, fp32: dK and dV for the whole walk, S and dP of a tile beside them.
-  const int acc = (k.block_N * (k.dim_qk + k.dim_v) + 2 * k.block_M * k.block_N) / plan.threads;
-  if (acc > 192)
+  // Per thread, fp32: dK and dV for the whole walk, and S (then dP) of a tile beside them. Measured (ptxas, sm_80 and
+  // sm_90a): 96 fit in 255 registers (64 + 32 at dim 64, block_N 128 and 64 + 16 at dim 128, block_N 64), 128 spill
+  // (dim 64 with 128 x 128 tiles: 12 bytes), 160 spill 212 bytes (dim 128, block_N 128).
+  const int acc = (k.block_N * (k.dim_qk + k.dim_v) + k.block_M * k.block_N) / plan.threads;
+  if (acc > 96)
     return refuse("block_M=" + c.text("block_M") + ", block_N=" + c.text("block_N") + " and dim=" + p.text("dim") +
                   " over " + w + " hold " + std::to_string(acc) +
-                  " fp32 accumulators per thread (dK, dV, S, dP); past 192 the rest does not fit in 255 registers and "
-                  "spills: lower block_N or block_M, or use more warps");
+                  " fp32 accumulators per thread (dK and dV, and S or dP); past 96 the rest does not fit in 255 "
+                  "registers and spills: lower block_N or block_M, or use more warps");
   if (!plan.ok())
     return refuse("block_M=" + c.text("block_M") + " and block_N=" + c.text("block_N") + " do not divide among " + w +
                   " for the tile copies");
@@ -332,9 +334,11 @@ KernelSpec attn_bwd_mma_spec() {
            4.0 * dbl(x.heads) * dbl(x.total_q()) + 8.0 * dbl(x.batch + 1);
   };
   k.reference = bwd_reference;
-  // P and dS are rounded to 16 bits before the GEMMs that take them (as FlashAttention does); dQ is summed in f32.
+  // P and dS are rounded to 16 bits before the GEMMs that take them (as FlashAttention does), about 0.1% (bf16) rms
+  // each; dQ is summed in f32 and rounded once; the gradients come out rounded to 16 bits. Their magnitudes shrink
+  // with the lengths, so only the relative error is checked.
   k.tolerance = [](const Values&, DType t) {
-    return t == DType::bf16 ? Tolerance{2e-2, 0} : Tolerance{5e-3, 0};
+    return t == DType::bf16 ? Tolerance{1e-2, 0} : Tolerance{5e-3, 0};
   };
   // A sampled dQ row costs the reference seq_k scores and a dK/dV row seq_q x group of them: whole rows, 128 each.
   k.sampling = [](const Values& p, const std::string&) {
@@ -346,7 +350,7 @@ KernelSpec attn_bwd_mma_spec() {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"deterministic", "true"}, {"num_stages", "1"}},
                            {{"block_M", "128"}, {"block_N", "64"}, {"deterministic", "true"}},
-                           {{"block_N", "128"}, {"warps", "8"}}};
+                           {{"block_N", "128"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_mma_probes();
   // Per warp and query tile: 9 regions (begin + end each) and two load issues; the epilogue; the prologue's load.

@@ -171,7 +171,8 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   static_assert(P.ok(), "attn_bwd_mma: a config can_implement refuses (tiles that do not divide among the warps)");
   constexpr int BM = C.block_M, BN = C.block_N, DQK = C.dim_qk, DV = C.dim_v, STAGES = C.num_stages;
   constexpr int THREADS = P.threads, NS = P.s.n8, NDK = P.dk.n8, NDV = P.dv.n8, NDQ = P.dq.n8;
-  constexpr Fragment acc_s = P.s.acc, acc_dq = P.dq.acc, dot = P.dot, copy_dq = P.copy_dq;
+  constexpr Fragment acc_s = P.s.acc, acc_dq = P.dq.acc, acc_dk = P.dk.acc, acc_dv = P.dv.acc, dot = P.dot,
+                     copy_dq = P.copy_dq;
   constexpr SwizzledLayout lay_o = P.o, lay_p = P.p;
   constexpr unsigned OFF_K = P.off_k, OFF_V = P.off_v, OFF_O = P.off_o, OFF_P = P.off_p, OFF_DS = P.off_ds,
                      OFF_D = P.off_d, OFF_FLAG = P.off_flag;
@@ -244,8 +245,8 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   // This thread's origin in each GEMM's accumulator, and each operand's per-thread address part from its warp's
   // tile origin (lane 0's first accumulator is the warp tile's corner).
   const TileCoord ts = acc_s(tid, 0), tdq = acc_dq(tid, 0);
-  const TileCoord ws = acc_s(32 * warp, 0), wdq = acc_dq(32 * warp, 0), wdk = P.dk.acc(32 * warp, 0),
-                  wdv = P.dv.acc(32 * warp, 0);
+  const TileCoord ws = acc_s(32 * warp, 0), wdq = acc_dq(32 * warp, 0), wdk = acc_dk(32 * warp, 0),
+                  wdv = acc_dv(32 * warp, 0);
   const unsigned s_a = lane_offset<C, T::q, true, false>(ws.row, lane);
   const unsigned s_b = lane_offset<C, T::k, false, false>(ws.col, lane);
   const unsigned dp_a = lane_offset<C, T::dout, true, false>(ws.row, lane);
@@ -429,6 +430,7 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
     }
   }
 
+  cp_async_wait<0>();  // a walk of no tile (a sequence without queries) leaves K and V in flight
   TL_PROBE_BEGIN(epilogue, probe::kNoStage, kb);
   // The key block's first row again, read anew rather than kept in registers through the loop.
   const long long k_row0 = *reinterpret_cast<const volatile int*>(cu_seqlens_k + b) + static_cast<long long>(kb) * BN;

@@ -315,13 +315,15 @@ void expect_refused(const KV& problem, const KV& config, const std::string& arch
 TEST(AttnBwd, CanImplementRefusesWithReasons) {
   expect_refused({{"heads", "16"}, {"heads_kv", "3"}}, {}, "sm_90a", {"heads_kv=3", "heads=16", "divisor"});
   expect_refused({{"causal", "true"}, {"seq_q", "300"}, {"seq_k", "200"}}, {}, "sm_90a", {"seq_q=300", "seq_k=200"});
-  // (128 * 256 + 2 * 128 * 128) / 128 = 512 accumulators per thread
-  expect_refused({}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "4"}}, "sm_90a", {"512", "spills"});
-  // 128 keys at dim 128 with two Q/dO stages: 180608 bytes fit sm_90a's 232448, not sm_80's 166912
-  const KV big = {{"block_N", "128"}};
+  // (128 * 256 + 128 * 128) / 128 = 384 accumulators per thread; (128 * 256 + 64 * 128) / 256 = 160
+  expect_refused({}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "4"}}, "sm_90a", {"384", "spills"});
+  expect_refused({}, {{"block_N", "128"}}, "sm_90a", {"160", "block_N=128", "dim=128"});
+  EXPECT_TRUE(instantiate(bwd(), {{"dim", "64"}}, {{"block_N", "128"}}, limits_for_arch("sm_90a")).ok());
+  // 128 query rows at dim 128 with two Q/dO stages: 230016 bytes fit sm_90a's 232448, not sm_80's 166912
+  const KV big = {{"block_M", "128"}};
   EXPECT_TRUE(instantiate(bwd(), {}, big, limits_for_arch("sm_90a")).ok());
-  expect_refused({}, big, "sm_80", {"180608", "shared memory", "num_stages=1"});
-  EXPECT_TRUE(instantiate(bwd(), {}, {{"block_N", "128"}, {"num_stages", "1"}}, limits_for_arch("sm_80")).ok());
+  expect_refused({}, big, "sm_80", {"230016", "shared memory", "num_stages=1"});
+  EXPECT_TRUE(instantiate(bwd(), {}, {{"block_M", "128"}, {"num_stages", "1"}}, limits_for_arch("sm_80")).ok());
 }
 
 TEST(AttnBwd, NameExpressionCacheKeysFlopsAndArgs) {
