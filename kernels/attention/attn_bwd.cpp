@@ -22,7 +22,9 @@ Schema bwd_problem() {
            ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads"),
            ParamSpec::integer("heads_kv", 16, 1, 1 << 10,
                               "key/value heads (GQA: divides heads, dK and dV summed over each group)"),
-           ParamSpec::one_of("dim", 128, {64, 128}, "head dimension of Q, K, V, O"),
+           ParamSpec::one_of("dim", 128, {64, 128, 192}, "head dimension of Q and K (and of V, O unless dim_v)"),
+           ParamSpec::one_of("dim_v", 0, {0, 64, 128},
+                             "head dimension of V, O, dO and dV; 0: dim (192 / 128 is DeepSeek's MLA prefill as MHA)"),
            ParamSpec::boolean("causal", false, "query row r sees keys c <= r + seq_k - seq_q (bottom-right aligned)"),
            ParamSpec::boolean("varlen", false,
                               "packed sequences of their own lengths (cu_seqlens): the last has seq_q/seq_k, the others "
@@ -42,7 +44,8 @@ struct BwdDims {
 
   explicit BwdDims(const Values& p)
       : batch(p.integer("batch")), seq_q(p.integer("seq_q")), seq_k(p.integer("seq_k")), heads(p.integer("heads")),
-        heads_kv(p.integer("heads_kv")), dim_qk(p.integer("dim")), dim_v(p.integer("dim")),
+        heads_kv(p.integer("heads_kv")), dim_qk(p.integer("dim")),
+        dim_v(p.integer("dim_v") > 0 ? p.integer("dim_v") : p.integer("dim")),
         causal(p.boolean("causal")), varlen(p.boolean("varlen")) {
     cu_q = {0};
     cu_k = {0};
@@ -84,9 +87,10 @@ struct BwdDims {
 
 // AttnBwdMmaConfig from the validated problem and config.
 AttnBwdMmaConfig bwd_config(const Values& p, const Values& c) {
+  const BwdDims x(p);
   AttnBwdMmaConfig k;
-  k.dim_qk = static_cast<int>(p.integer("dim"));
-  k.dim_v = static_cast<int>(p.integer("dim"));
+  k.dim_qk = static_cast<int>(x.dim_qk);
+  k.dim_v = static_cast<int>(x.dim_v);
   k.causal = p.boolean("causal");
   k.bf16 = p.dtype() == DType::bf16;
   k.varlen = p.boolean("varlen");
@@ -212,6 +216,7 @@ Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
   const AttnBwdMmaConfig k = bwd_config(p, c);
   const AttnBwdMmaPlan plan = make_plan(k);
   const std::string w = "warps=" + c.text("warps");
+  const std::string dims = "dim=" + p.text("dim") + (k.dim_v != k.dim_qk ? ", dim_v=" + std::to_string(k.dim_v) : "");
   if (!plan.s.acc.ok() || !plan.dq.acc.ok())
     return refuse("block_M=" + c.text("block_M") + " over " + w +
                   ": the query rows split into warp tiles of 32 rows, so block_M/32 must divide warps and leave each "
@@ -224,8 +229,8 @@ Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
   // (dim 64 with 128 x 128 tiles: 12 bytes), 160 spill 212 bytes (dim 128, block_N 128).
   const int acc = (k.block_N * (k.dim_qk + k.dim_v) + k.block_M * k.block_N) / plan.threads;
   if (acc > 96)
-    return refuse("block_M=" + c.text("block_M") + ", block_N=" + c.text("block_N") + " and dim=" + p.text("dim") +
-                  " over " + w + " hold " + std::to_string(acc) +
+    return refuse("block_M=" + c.text("block_M") + ", block_N=" + c.text("block_N") + " and " + dims + " over " + w +
+                  " hold " + std::to_string(acc) +
                   " fp32 accumulators per thread (dK and dV, and S or dP); past 96 the rest does not fit in 255 "
                   "registers and spills: lower block_N or block_M, or use more warps");
   if (!plan.ok())
@@ -285,6 +290,8 @@ std::vector<std::map<std::string, std::string>> bwd_test_problems(bool full) {
         {{"batch", "1"}, {"seq_q", "3"}, {"seq_k", "900"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "1024"}, {"seq_k", "1024"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "700"}, {"seq_k", "1100"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}},
+        {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "377"}, {"heads", "8"}, {"heads_kv", "8"}, {"dim", "192"},
+         {"dim_v", "128"}, {"causal", "true"}},
     });
   return s;
 }
@@ -341,8 +348,9 @@ KernelSpec attn_bwd_mma_spec() {
     return t == DType::bf16 ? Tolerance{1e-2, 0} : Tolerance{5e-3, 0};
   };
   // A sampled dQ row costs the reference seq_k scores and a dK/dV row seq_q x group of them: whole rows, 128 each.
-  k.sampling = [](const Values& p, const std::string&) {
-    const auto dim = static_cast<std::uint64_t>(p.integer("dim"));
+  k.sampling = [](const Values& p, const std::string& output) {
+    const BwdDims x(p);
+    const auto dim = static_cast<std::uint64_t>(output == "dV" ? x.dim_v : x.dim_qk);
     return OutputSampling{dim, 128 * dim};
   };
   k.test_problems = bwd_test_problems;

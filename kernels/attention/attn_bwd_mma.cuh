@@ -87,12 +87,28 @@ TL_DEVICE_INLINE void ldm_x4(unsigned addr, unsigned* r) {
   else ldmatrix_x4(addr, r[0], r[1], r[2], r[3]);
 }
 
+// The per-thread parts of GEMM G's operand addresses: A's at this warp's origin a0 (along M), and B's at each of
+// the NT / 2 column pairs from b0 (along N): a warp's columns may straddle a 64-column panel (dim 192), so only the
+// k steps are XORed in (attn_bwd_ldm_block_offset(0, 16 kk)).
+template <AttnBwdMmaConfig C, AttnBwdGemm G>
+TL_DEVICE_INLINE unsigned a_lane_offset(int a0, int lane) {
+  constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
+  return lane_offset<C, op.a, true, op.a_trans>(a0, lane);
+}
+template <AttnBwdMmaConfig C, AttnBwdGemm G, int N>
+TL_DEVICE_INLINE void b_lane_offsets(int b0, int lane, unsigned (&out)[N]) {
+  constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
+  static_for<0, N>([&](auto J) {
+    out[decltype(J)::value] = lane_offset<C, op.b, false, op.b_trans>(b0 + 16 * decltype(J)::value, lane);
+  });
+}
+
 // acc[2][NT][4] += A B for GEMM G (operands and k16 steps from attn_bwd_operands): this warp's 32 rows of A and NT
-// n8 columns of B. a_base / b_base: the operand tiles' shared addresses; a_lane / b_lane: lane_offset at this warp's
-// origin. Each ldmatrix.x4 lands in the registers of one A fragment or of two n8 B fragments, in order.
+// n8 columns of B. a_base / b_base: the operand tiles' shared addresses; a_lane / b_lane: their per-thread parts.
+// Each ldmatrix.x4 lands in the registers of one A fragment or of two n8 B fragments, in order.
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int NT>
 TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, unsigned a_lane, unsigned b_base,
-                               unsigned b_lane) {
+                               const unsigned (&b_lane)[NT / 2]) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
   static_for<0, op.k16>([&](auto KK) {
     constexpr int kk = decltype(KK)::value;
@@ -101,10 +117,10 @@ TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, unsigned
       constexpr unsigned blk = block_offset<C, op.a, op.a_trans>(16 * decltype(I)::value, 16 * kk);
       ldm_x4<op.a_trans>(a_base + (a_lane ^ blk), a[decltype(I)::value]);
     });
+    constexpr unsigned b_blk = block_offset<C, op.b, op.b_trans>(0, 16 * kk);
     static_for<0, NT / 2>([&](auto J) {
       constexpr int jj = decltype(J)::value;
-      constexpr unsigned blk = block_offset<C, op.b, op.b_trans>(16 * jj, 16 * kk);
-      ldm_x4<op.b_trans>(b_base + (b_lane ^ blk), b[2 * jj]);
+      ldm_x4<op.b_trans>(b_base + (b_lane[jj] ^ b_blk), b[2 * jj]);
     });
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -247,16 +263,15 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   const TileCoord ts = acc_s(tid, 0), tdq = acc_dq(tid, 0);
   const TileCoord ws = acc_s(32 * warp, 0), wdq = acc_dq(32 * warp, 0), wdk = acc_dk(32 * warp, 0),
                   wdv = acc_dv(32 * warp, 0);
-  const unsigned s_a = lane_offset<C, T::q, true, false>(ws.row, lane);
-  const unsigned s_b = lane_offset<C, T::k, false, false>(ws.col, lane);
-  const unsigned dp_a = lane_offset<C, T::dout, true, false>(ws.row, lane);
-  const unsigned dp_b = lane_offset<C, T::v, false, false>(ws.col, lane);
-  const unsigned dv_a = lane_offset<C, T::p, true, true>(wdv.row, lane);
-  const unsigned dv_b = lane_offset<C, T::dout, false, true>(wdv.col, lane);
-  const unsigned dk_a = lane_offset<C, T::ds, true, true>(wdk.row, lane);
-  const unsigned dk_b = lane_offset<C, T::q, false, true>(wdk.col, lane);
-  const unsigned dq_a = lane_offset<C, T::ds, true, false>(wdq.row, lane);
-  const unsigned dq_b = lane_offset<C, T::k, false, true>(wdq.col, lane);
+  const unsigned s_a = a_lane_offset<C, G::s>(ws.row, lane), dp_a = a_lane_offset<C, G::dp>(ws.row, lane);
+  const unsigned dv_a = a_lane_offset<C, G::dv>(wdv.row, lane), dk_a = a_lane_offset<C, G::dk>(wdk.row, lane);
+  const unsigned dq_a = a_lane_offset<C, G::dq>(wdq.row, lane);
+  unsigned s_b[NS / 2], dp_b[NS / 2], dv_b[NDV / 2], dk_b[NDK / 2], dq_b[NDQ / 2];
+  b_lane_offsets<C, G::s>(ws.col, lane, s_b);
+  b_lane_offsets<C, G::dp>(ws.col, lane, dp_b);
+  b_lane_offsets<C, G::dv>(wdv.col, lane, dv_b);
+  b_lane_offsets<C, G::dk>(wdk.col, lane, dk_b);
+  b_lane_offsets<C, G::dq>(wdq.col, lane, dq_b);
   // This thread's first P / dS pair and its D chunk, as byte offsets in their tiles.
   const unsigned p_at = 2u * static_cast<unsigned>(lay_p(ts.row, ts.col));
   const TileCoord td = dot(tid, 0);

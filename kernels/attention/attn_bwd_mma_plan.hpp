@@ -170,9 +170,10 @@ TL_HOST_DEVICE constexpr TileCoord attn_bwd_ldm_lane(bool operand_a, bool trans,
 }
 
 // An operand's ldmatrix address (an element offset in its tile layout L) split in two, so the kernel evaluates L once
-// per thread: the lane's part, at the 16x16 block whose mn is the warp tile's origin mn0 and k is 0, XOR the constant
-// block part of the block at (16 x, 16 kk) from there (the tests check the split equals L for every lane, warp and
-// block of every GEMM).
+// per thread: the lane's part, at the 16x16 block whose mn is mn0 and k is 0, XOR the constant block part of the
+// block at (16 x, 16 kk) from there. The kernel takes mn0 = the warp tile's origin for A (x = its two m16 tiles) and
+// each 16-column pair of the warp tile for B (x = 0); the tests check the split equals L for every lane, warp and
+// block of every GEMM.
 template <bool OPERAND_A, bool TRANS>
 TL_HOST_DEVICE constexpr int attn_bwd_ldm_lane_offset(const SwizzledLayout& L, int mn0, int lane) {
   constexpr TileCoord m0 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 0), m1 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 8),

@@ -36,6 +36,13 @@ std::vector<AttnBwdMmaConfig> plan_configs() {
           c.warps = warps;
           if (make_plan(c).ok()) out.push_back(c);
         }
+  for (int bm : {64, 128}) {  // dim_qk 192, dim_v 128: warp tiles of 48 columns straddle the 64-column panels
+    AttnBwdMmaConfig c;
+    c.dim_qk = 192;
+    c.block_M = bm;
+    c.block_N = 64;
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -76,15 +83,10 @@ TEST(AttnBwdPlan, LdmatrixFeedsEveryMmaOperandOfEveryGemm) {
       // the stored (row, col) of an operand element (mn, k)
       for (int w = 0; w < c.warps; ++w) {
         const TileCoord origin = t.acc(32 * w, 0);
-        std::vector<int> a_lane(32), b_lane(32);
-        for (int l = 0; l < 32; ++l) {
-          a_lane[static_cast<std::size_t>(l)] =
-              op.a_trans ? attn_bwd_ldm_lane_offset<true, true>(la, origin.row, l)
-                         : attn_bwd_ldm_lane_offset<true, false>(la, origin.row, l);
-          b_lane[static_cast<std::size_t>(l)] =
-              op.b_trans ? attn_bwd_ldm_lane_offset<false, true>(lb, origin.col, l)
-                         : attn_bwd_ldm_lane_offset<false, false>(lb, origin.col, l);
-        }
+        std::vector<int> a_lane(32);
+        for (int l = 0; l < 32; ++l)
+          a_lane[static_cast<std::size_t>(l)] = op.a_trans ? attn_bwd_ldm_lane_offset<true, true>(la, origin.row, l)
+                                                           : attn_bwd_ldm_lane_offset<true, false>(la, origin.row, l);
         for (int kk = 0; kk < op.k16; ++kk) {
           for (int i = 0; i < 2; ++i) {
             std::vector<int> addr(32);
@@ -100,8 +102,12 @@ TEST(AttnBwdPlan, LdmatrixFeedsEveryMmaOperandOfEveryGemm) {
           }
           for (int jj = 0; jj < t.n8 / 2; ++jj) {
             std::vector<int> addr(32);
-            const int blk = attn_bwd_ldm_block_offset(lb, op.b_trans, 16 * jj, 16 * kk);
-            for (int l = 0; l < 32; ++l) addr[static_cast<std::size_t>(l)] = b_lane[static_cast<std::size_t>(l)] ^ blk;
+            const int blk = attn_bwd_ldm_block_offset(lb, op.b_trans, 0, 16 * kk);
+            for (int l = 0; l < 32; ++l)
+              addr[static_cast<std::size_t>(l)] =
+                  (op.b_trans ? attn_bwd_ldm_lane_offset<false, true>(lb, origin.col + 16 * jj, l)
+                              : attn_bwd_ldm_lane_offset<false, false>(lb, origin.col + 16 * jj, l)) ^
+                  blk;
             for (int l = 0; l < 32; ++l)
               for (int j = 0; j < 4; ++j)  // register j: b register j % 2 of n8 tile j / 2
                 for (int e = 0; e < 2; ++e) {
@@ -137,10 +143,15 @@ TEST(AttnBwdPlan, LdmatrixRowsAreWholeAndConflictFree) {
             for (int kk = 0; kk < op.k16; ++kk) {
               std::set<int> banks[4];
               for (int l = 0; l < 32; ++l) {
-                int lane_off = 0;
-                if (side == 0) lane_off = trans ? attn_bwd_ldm_lane_offset<true, true>(L, mn0, l) : attn_bwd_ldm_lane_offset<true, false>(L, mn0, l);
-                else lane_off = trans ? attn_bwd_ldm_lane_offset<false, true>(L, mn0, l) : attn_bwd_ldm_lane_offset<false, false>(L, mn0, l);
-                const int a = lane_off ^ attn_bwd_ldm_block_offset(L, trans, 16 * x, 16 * kk);
+                // as the kernel splits it: A at the warp origin with its m16 tile in the block part, B at each pair
+                int a = 0;
+                if (side == 0)
+                  a = (trans ? attn_bwd_ldm_lane_offset<true, true>(L, mn0, l) : attn_bwd_ldm_lane_offset<true, false>(L, mn0, l)) ^
+                      attn_bwd_ldm_block_offset(L, trans, 16 * x, 16 * kk);
+                else
+                  a = (trans ? attn_bwd_ldm_lane_offset<false, true>(L, mn0 + 16 * x, l)
+                             : attn_bwd_ldm_lane_offset<false, false>(L, mn0 + 16 * x, l)) ^
+                      attn_bwd_ldm_block_offset(L, trans, 0, 16 * kk);
                 ASSERT_EQ(a % 8, 0) << "a row address is a 16-byte chunk";
                 const TileCoord first = m.at[static_cast<std::size_t>(a)];
                 for (int e = 1; e < 8; ++e)
@@ -290,6 +301,7 @@ TEST(AttnBwd, ConfigsCompileForAmpereAndHopperWithoutSpilling) {
       {{}, {}},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}, {"dtype", "f16"}},
        {{"block_M", "128"}, {"deterministic", "true"}, {"num_stages", "1"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}}, {}},
   };
   for (const std::string arch : {"sm_90a", "sm_80"})
     for (const auto& [problem, config] : cases) {
@@ -318,6 +330,8 @@ TEST(AttnBwd, CanImplementRefusesWithReasons) {
   // (128 * 256 + 128 * 128) / 128 = 384 accumulators per thread; (128 * 256 + 64 * 128) / 256 = 160
   expect_refused({}, {{"block_M", "128"}, {"block_N", "128"}, {"warps", "4"}}, "sm_90a", {"384", "spills"});
   expect_refused({}, {{"block_N", "128"}}, "sm_90a", {"160", "block_N=128", "dim=128"});
+  expect_refused({{"dim", "192"}}, {}, "sm_90a", {"112", "dim=192"});  // dim_v = dim: (64 * 384 + 64 * 64) / 256
+  EXPECT_TRUE(instantiate(bwd(), {{"dim", "192"}, {"dim_v", "128"}}, {}, limits_for_arch("sm_80")).ok());
   EXPECT_TRUE(instantiate(bwd(), {{"dim", "64"}}, {{"block_N", "128"}}, limits_for_arch("sm_90a")).ok());
   // 128 query rows at dim 128 with two Q/dO stages: 230016 bytes fit sm_90a's 232448, not sm_80's 166912
   const KV big = {{"block_M", "128"}};
@@ -366,7 +380,7 @@ TEST(AttnBwd, NameExpressionCacheKeysFlopsAndArgs) {
 // the loss L = sum(dO * O(Q, K, V)), taken here by central finite differences of a forward written from the definition.
 struct Tiny {
   Values p;
-  std::int64_t b, sq, sk, h, hkv, d;
+  std::int64_t b, sq, sk, h, hkv, d, dv;
   bool causal;
 };
 
@@ -401,11 +415,11 @@ void forward(const Tiny& x, const HostTensor& Q, const HostTensor& K, const Host
         double sum = 0;
         for (double& v : w) sum += (v = std::exp(v - mx));
         store_element(LSE.data.data(), DType::f64, static_cast<std::uint64_t>((b * x.h + h) * x.sq + s), mx + std::log(sum));
-        for (std::int64_t c = 0; c < x.d; ++c) {
+        for (std::int64_t c = 0; c < x.dv; ++c) {
           double acc = 0;
           for (std::size_t j = 0; j < w.size(); ++j)
-            acc += w[j] / sum * V.at(((b * x.sk + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.d + c);
-          store_element(O.data.data(), DType::f64, static_cast<std::uint64_t>(((b * x.sq + s) * x.h + h) * x.d + c), acc);
+            acc += w[j] / sum * V.at(((b * x.sk + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dv + c);
+          store_element(O.data.data(), DType::f64, static_cast<std::uint64_t>(((b * x.sq + s) * x.h + h) * x.dv + c), acc);
         }
       }
 }
@@ -419,39 +433,40 @@ double loss(const Tiny& x, const HostTensor& Q, const HostTensor& K, const HostT
 }
 
 TEST(AttnBwd, ReferenceIsTheGradientOfTheForward) {
-  for (bool causal : {false, true}) {
-    SCOPED_TRACE(causal ? "causal" : "not causal");
-    Tiny x;
-    x.b = 2, x.sq = 5, x.sk = 7, x.h = 4, x.hkv = 2, x.d = 64, x.causal = causal;
-    const KV given = {{"batch", "2"}, {"seq_q", "5"}, {"seq_k", "7"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "64"},
-                      {"causal", causal ? "true" : "false"}};
-    x.p = bwd().problem.resolve(given, "problem").value();
-    HostTensor Q = f64_tensor("Q", {x.b, x.sq, x.h, x.d}, 1, -1, 1), K = f64_tensor("K", {x.b, x.sk, x.hkv, x.d}, 2, -1, 1),
-               V = f64_tensor("V", {x.b, x.sk, x.hkv, x.d}, 3, -1, 1), dO = f64_tensor("dO", {x.b, x.sq, x.h, x.d}, 4, -1, 1);
-    HostTensor O = f64_tensor("O", {x.b, x.sq, x.h, x.d}, 0, 0, 0), LSE = f64_tensor("LSE", {x.b, x.h, x.sq}, 0, 0, 0);
-    forward(x, Q, K, V, O, LSE);
-    ReferenceInputs in;
-    for (HostTensor* t : {&Q, &K, &V, &O, &dO, &LSE}) in.tensors[t->name] = *t;
-    for (const auto& [out, tensor] : std::vector<std::pair<std::string, HostTensor*>>{{"dQ", &Q}, {"dK", &K}, {"dV", &V}}) {
-      std::vector<std::int64_t> idx(static_cast<std::size_t>(tensor->numel()));
-      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::int64_t>(i);
-      const std::vector<double> ref = bwd().reference(x.p, in, out, idx).value();
-      double worst = 0, scale = 0;
-      for (std::int64_t i = 0; i < tensor->numel(); i += 7) {  // every 7th element: finite differences are slow
-        const double h = 1e-5, v0 = tensor->at(i);
-        store_element(tensor->data.data(), DType::f64, static_cast<std::uint64_t>(i), v0 + h);
-        const double up = loss(x, Q, K, V, dO);
-        store_element(tensor->data.data(), DType::f64, static_cast<std::uint64_t>(i), v0 - h);
-        const double down = loss(x, Q, K, V, dO);
-        store_element(tensor->data.data(), DType::f64, static_cast<std::uint64_t>(i), v0);
-        const double fd = (up - down) / (2 * h);
-        worst = std::max(worst, std::abs(fd - ref[static_cast<std::size_t>(i)]));
-        scale = std::max(scale, std::abs(fd));
+  for (bool causal : {false, true})
+    for (int dims : {64, 192}) {
+      SCOPED_TRACE((causal ? "causal, dim " : "not causal, dim ") + std::to_string(dims));
+      Tiny x;
+      x.b = 2, x.sq = 5, x.sk = 7, x.h = 4, x.hkv = 2, x.d = dims, x.dv = dims == 192 ? 128 : dims, x.causal = causal;
+      const KV given = {{"batch", "2"}, {"seq_q", "5"}, {"seq_k", "7"}, {"heads", "4"}, {"heads_kv", "2"},
+                        {"dim", std::to_string(x.d)}, {"dim_v", std::to_string(x.dv)}, {"causal", causal ? "true" : "false"}};
+      x.p = bwd().problem.resolve(given, "problem").value();
+      HostTensor Q = f64_tensor("Q", {x.b, x.sq, x.h, x.d}, 1, -1, 1), K = f64_tensor("K", {x.b, x.sk, x.hkv, x.d}, 2, -1, 1),
+                 V = f64_tensor("V", {x.b, x.sk, x.hkv, x.dv}, 3, -1, 1), dO = f64_tensor("dO", {x.b, x.sq, x.h, x.dv}, 4, -1, 1);
+      HostTensor O = f64_tensor("O", {x.b, x.sq, x.h, x.dv}, 0, 0, 0), LSE = f64_tensor("LSE", {x.b, x.h, x.sq}, 0, 0, 0);
+      forward(x, Q, K, V, O, LSE);
+      ReferenceInputs in;
+      for (HostTensor* t : {&Q, &K, &V, &O, &dO, &LSE}) in.tensors[t->name] = *t;
+      for (const auto& [out, tensor] : std::vector<std::pair<std::string, HostTensor*>>{{"dQ", &Q}, {"dK", &K}, {"dV", &V}}) {
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(tensor->numel()));
+        for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::int64_t>(i);
+        const std::vector<double> ref = bwd().reference(x.p, in, out, idx).value();
+        double worst = 0, scale = 0;
+        for (std::int64_t i = 0; i < tensor->numel(); i += 13) {  // every 13th element: finite differences are slow
+          const double h = 1e-5, v0 = tensor->at(i);
+          store_element(tensor->data.data(), DType::f64, static_cast<std::uint64_t>(i), v0 + h);
+          const double up = loss(x, Q, K, V, dO);
+          store_element(tensor->data.data(), DType::f64, static_cast<std::uint64_t>(i), v0 - h);
+          const double down = loss(x, Q, K, V, dO);
+          store_element(tensor->data.data(), DType::f64, static_cast<std::uint64_t>(i), v0);
+          const double fd = (up - down) / (2 * h);
+          worst = std::max(worst, std::abs(fd - ref[static_cast<std::size_t>(i)]));
+          scale = std::max(scale, std::abs(fd));
+        }
+        EXPECT_GT(scale, 1e-3) << out;
+        EXPECT_LT(worst, 1e-6 * std::max(1.0, scale)) << out;
       }
-      EXPECT_GT(scale, 1e-3) << out;
-      EXPECT_LT(worst, 1e-6 * std::max(1.0, scale)) << out;
     }
-  }
 }
 
 // Varlen: the reference of a packed sequence equals the dense reference of that sequence alone (same rows, same
