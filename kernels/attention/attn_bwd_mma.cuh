@@ -8,20 +8,26 @@
 //
 // Work: CTA (key block n, kv head, sequence) owns block_N keys and their dK, dV, accumulated in registers over every
 // query tile of every query head of its GQA group (so dK/dV of a group are summed without atomics, in a fixed order).
-// Per query tile (block_M rows of one head), in order: D from O and dO; S = Q K^T; dP = dO V^T; P and dS into shared
-// memory; dV += P^T dO; dK += dS^T Q; dQ_part = dS K, added into an f32 accumulator in global memory (scratch).
+// Per query tile (block_M rows of one head), in order: D = rowsum(dO * O) into shared memory; S = Q K^T, P straight
+// to shared memory (16-bit, 0 where masked); dP = dO V^T, dS = P (dP - D) to shared memory (P read back as rounded);
+// dV += P^T dO; dK += dS^T Q; dQ_part = dS K, added by atomics into an f32 accumulator in global memory (scratch).
 // A counter per (sequence, head, query tile) counts the key blocks that have added their part; the CTA that completes
 // it converts the tile to 16-bit dQ (times scale), and leaves accumulator and counter zero for the next launch. With
-// `deterministic`, a CTA adds its part only when the counter says every lower key block has (a turnstile): the sum
-// runs in key-block order. Lower key blocks are never waiting on higher ones and the grid runs key blocks first
-// (blockIdx.x), so the CTA waited for is already resident.
+// `deterministic`, a CTA adds its part only once the counter says every lower key block has (a turnstile): the sum
+// runs in key-block order. Lower key blocks never wait on higher ones, and key blocks are blockIdx.x, so a waited-for
+// CTA has a lower block index: it is resident or done as long as the GPU starts CTAs in block-index order (as
+// FlashAttention-3's deterministic backward also assumes).
 //
 // Pipeline: K and V are loaded once. Q and dO of the next tile load into the other of num_stages = 2 buffers while
-// this tile computes (num_stages = 1: after it); O has one buffer, refilled once D of this tile is taken.
+// this tile computes (num_stages = 1: after it); O has one buffer, refilled once every thread has read it for D.
+// Barriers per tile: the loads landed; D written and O read (after S); P and dS written; the dQ counter's broadcast.
 //
-// Warps: each GEMM's output splits into warp tiles of 32 rows (two m16 tiles) by n8 columns, as the plan's tilings
-// say (attn_bwd_mma_plan.hpp); every operand comes from shared memory by ldmatrix (.trans where it is stored with the
-// M/N index contiguous: P^T, dS^T as A; dO, Q, K as the N-major B of dV, dK, dQ).
+// Shared memory: [K][V][Q, dO per stage][O][P][dS][D f32][flag], each 16-bit tile 128-byte swizzled (the plan's
+// attn_bwd_tile). Warps: each GEMM's output splits into warp tiles of 32 rows (two m16 tiles) by n8 columns, warp w
+// at (w % warps_m, w / warps_m) of the plan's tiling; every operand comes from shared memory by ldmatrix, .trans where
+// it is stored with its M/N index contiguous (P^T, dS^T as A; dO, Q, K as the B of dV, dK, dQ). Thread t holds the
+// accumulators the plan's fragments give it (mma.m16n8k16 C, repeated); the copies and the D sums are the plan's
+// attn_bwd_copy / attn_bwd_dot fragments (8 threads per 128-byte row segment; threads / block_M threads per row).
 #pragma once
 
 #include "attention/attn_bwd_mma_plan.hpp"
@@ -388,9 +394,9 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
     TL_PROBE_END(dv_dk, stage, it);
 
     TL_PROBE_BEGIN(dq, stage, it);
-    float dq[2][NDQ][4];
-    zero(dq);
-    warp_mma<C, G::dq>(dq, smem + OFF_DS, dq_a, smem + OFF_K, dq_b);
+    float dq_part[2][NDQ][4];
+    zero(dq_part);
+    warp_mma<C, G::dq>(dq_part, smem + OFF_DS, dq_a, smem + OFF_K, dq_b);
     TL_PROBE_END(dq, stage, it);
     if (STAGES == 1 && it + 1 < tiles) {
       __syncthreads();  // every warp is done with Q, dO and O
@@ -415,8 +421,8 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
     for_pairs<C, G::dq>(tdq, [&](auto I, auto J, auto H, TileCoord c) {
       constexpr int i = decltype(I)::value, j = decltype(J)::value, hh = decltype(H)::value;
       if (c.row < rows) {
-        atomicAdd(acc_g + c.row * q_stride + c.col, dq[i][j][2 * hh]);
-        atomicAdd(acc_g + c.row * q_stride + c.col + 1, dq[i][j][2 * hh + 1]);
+        atomicAdd(acc_g + c.row * q_stride + c.col, dq_part[i][j][2 * hh]);
+        atomicAdd(acc_g + c.row * q_stride + c.col + 1, dq_part[i][j][2 * hh + 1]);
       }
     });
     __threadfence();
