@@ -35,7 +35,6 @@ int out_code(const Values& p) {
   const DType t = out_type(p);
   return t == DType::f32 ? 2 : t == DType::f16 ? 1 : 0;
 }
-std::string out_flag(const Values& p) { return std::to_string(out_code(p)); }
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 
@@ -152,8 +151,6 @@ KernelSpec gemm_tc_base() {
   k.test_problems = gemm_tc_test_problems;
   return k;
 }
-
-std::string bf16_flag(const Values& p) { return p.dtype() == DType::bf16 ? "true" : "false"; }
 
 // [SECTION] gemm.mma
 
