@@ -116,8 +116,10 @@ Result<LayoutGrid> grid_from_spec(const std::string& text, const std::string& dt
 }
 
 Result<SmemLayout> smem_from_spec(const std::string& text, int elem_bytes) {
-  if (elem_bytes < 0 || elem_bytes > 16) {
-    return make_error(ErrorCode::invalid_argument, "element size must be 1..16 bytes, got " + std::to_string(elem_bytes));
+  // 0: the SPEC's own. Shared-memory elements are 1, 2, 4, 8 or 16 bytes (a vector); others have no bank mapping.
+  if (elem_bytes < 0 || elem_bytes > 16 || (elem_bytes & (elem_bytes - 1)) != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "element size must be 1, 2, 4, 8 or 16 bytes, got " + std::to_string(elem_bytes));
   }
   auto spec = parse(text);
   if (!spec) return spec.status();

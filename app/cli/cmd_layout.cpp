@@ -95,7 +95,8 @@ void add_layout_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--format", o->format, "png|svg|pdf|json|txt (default: from --out's extension)");
   cmd->add_option("-o,--out", o->out, "Output file (json/txt: '-' or none prints to stdout)");
   cmd->add_flag("--inverse", o->inverse, "Plot the inverse view: a row per thread listing its coordinates");
-  cmd->add_option("--cell-size", o->cell_size, "Cell size in points (default: fit the plot into ~2000 points)");
+  cmd->add_option("--cell-size", o->cell_size, "Cell size in points (default: fit the plot into ~2000 points)")
+      ->check(in_range(1, 500));
   cmd->callback([&ctx, o] {
     Status st = run_layout(*o);
     ctx.exit_code = st.ok() ? 0 : report_error(st.message());

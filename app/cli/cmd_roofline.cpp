@@ -142,8 +142,8 @@ void add_roofline_command(CLI::App& app, Context& ctx) {
                   "machine's GPU 0, else the cached ceilings");
   cmd->add_option("--color-by", a->color_by, "Colour the points by this config (or problem) parameter; default: by kernel");
   cmd->add_option("--title", a->title, "Plot title (default: the device and when its ceilings were measured)");
-  cmd->add_option("--width", a->width, "Plot width in scene units (pixels in PNG)")->check(CLI::Range(400.0, 8000.0));
-  cmd->add_option("--height", a->height, "Plot height")->check(CLI::Range(300.0, 8000.0));
+  cmd->add_option("--width", a->width, "Plot width in scene units (pixels in PNG)")->check(in_range(400, 8000));
+  cmd->add_option("--height", a->height, "Plot height")->check(in_range(300, 8000));
   cmd->add_option("--cache-dir", a->cache_dir, "Ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->add_option("--out", a->out, "Output: .png, .svg, .pdf (the plot) or .json, .csv (the points and ceilings)")
       ->required();

@@ -243,7 +243,9 @@ void add_test_command(CLI::App& app, Context& ctx) {
   auto* quick = cmd->add_flag("--quick", a->quick, "Two sizes per kernel, default + one other config (the default)");
   cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
   cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
-  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")
+      ->capture_default_str()
+      ->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_test(*a); });
