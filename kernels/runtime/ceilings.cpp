@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/device_profile.hpp"
+#include "runtime/json_read.hpp"
 #include "runtime/log.hpp"
 #include "runtime/worker.hpp"
 
@@ -66,13 +68,11 @@ std::string ceilings_cache_path(const std::string& cache_dir, const DeviceInfo& 
 }
 
 Result<Ceilings> load_ceilings(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(ErrorCode::not_found, "no cached ceilings at " + path);
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(ErrorCode::parse, path + " is not a ceilings JSON file");
-  Ceilings c = j.get<Ceilings>();
-  if (c.hbm_bytes_per_s <= 0 || c.fp32_flops <= 0) return make_error(ErrorCode::parse, path + " holds no measurements");
-  return c;
+  if (!std::filesystem::exists(path)) return make_error(ErrorCode::not_found, "no cached ceilings at " + path);
+  auto j = read_json_file(path, "cached ceilings");
+  if (!j) return j.status();
+  if (Status s = validate_ceilings_json(*j); !s.ok()) return s.with_context(path);
+  return j->get<Ceilings>();
 }
 
 Status save_ceilings(const std::string& path, const Ceilings& c) {

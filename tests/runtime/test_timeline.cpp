@@ -12,12 +12,16 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <tuple>
 
 #include "library.hpp"
 #include "runtime/bench.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/ceilings.hpp"
 #include "runtime/timeline.hpp"
+#include "tests/viz/timeline_fixtures.hpp"
 
 namespace tl {
 namespace {
@@ -357,6 +361,109 @@ TEST(ChromeTrace, AModelSaysSoEverywhere) {
       EXPECT_NE(e["args"]["name"].get<std::string>().find("MODEL"), std::string::npos);
     }
   }
+}
+
+TEST(ChromeTrace, ReadsBackOurOwnChromeTrace) {
+  Timeline t = tl::viz::testing::busy_timeline(24, 50);
+  auto back = from_chrome_trace(to_chrome_trace(t));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->events.size(), t.events.size());
+  EXPECT_EQ(back->regions, t.regions);
+  EXPECT_EQ(back->num_stages, t.num_stages);
+  EXPECT_NEAR(back->duration_ns, t.duration_ns, 1e-3 * t.duration_ns);
+  // Same blocks and warps per track (sub-tracks are rebuilt from the overlaps).
+  std::set<std::tuple<int, int, int>> a, b;
+  for (const auto& tr : t.tracks) a.insert({tr.sm, tr.block, tr.warp});
+  for (const auto& tr : back->tracks) b.insert({tr.sm, tr.block, tr.warp});
+  EXPECT_EQ(a, b);
+  // Per region: the same count and total duration.
+  auto totals = [](const Timeline& x) {
+    std::map<std::string, std::pair<int, double>> m;
+    for (const auto& e : x.events) {
+      auto& s = m[x.region_name(e.region)];
+      ++s.first;
+      s.second += e.duration_ns();
+    }
+    return m;
+  };
+  auto ta = totals(t), tb = totals(*back);
+  ASSERT_EQ(ta.size(), tb.size());
+  for (const auto& [name, s] : ta) {
+    EXPECT_EQ(tb[name].first, s.first) << name;
+    EXPECT_NEAR(tb[name].second, s.second, 1e-6 * s.second + 1e-3) << name;
+  }
+}
+
+TEST(ChromeTrace, ForeignTracesWithBeginEndPairs) {
+  nlohmann::json trace = {{"traceEvents",
+                           {{{"ph", "B"}, {"name", "load"}, {"pid", 7}, {"tid", 2}, {"ts", 1.0}},
+                            {{"ph", "E"}, {"name", "load"}, {"pid", 7}, {"tid", 2}, {"ts", 3.0}},
+                            {{"ph", "X"}, {"name", "mma"}, {"pid", 7}, {"tid", 3}, {"ts", 2.0}, {"dur", 0.5}},
+                            {{"ph", "C"}, {"name", "counter"}, {"pid", 7}, {"ts", 2.0}}}}};
+  auto t = from_chrome_trace(trace);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->events.size(), 2u);
+  EXPECT_EQ(t->tracks.size(), 2u);
+  EXPECT_NEAR(t->duration_ns, 2000, 1e-6);  // 1 µs .. 3 µs, origin moved to the first event
+  ASSERT_EQ(t->warnings.size(), 1u);        // the counter event was skipped, and said so
+}
+
+TEST(ChromeTrace, RejectsWhatIsNotATrace) {
+  EXPECT_FALSE(from_chrome_trace(nlohmann::json{{"foo", 1}}).ok());
+  EXPECT_FALSE(from_chrome_trace(nlohmann::json{{"traceEvents", nlohmann::json::array()}}).ok());
+  auto missing = read_chrome_trace("/nonexistent/trace.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::not_found);
+}
+
+TEST(ChromeTrace, ErrorsNameTheEventAndTheField) {
+  using nlohmann::json;
+  auto event = [](json args) {
+    return json{{"ph", "X"}, {"name", "mma"}, {"pid", 1}, {"tid", 1}, {"ts", 1.0}, {"dur", 1.0}, {"args", std::move(args)}};
+  };
+  const json ok = event({{"block", 0}, {"warp", 0}});
+  struct Bad {
+    json event;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {event(json::array({1, 2})), "trace event 1: field \"args\" is array, expected an object"},
+      {event({{"block", json::array({json::array({1})})}}), "trace event 1: field \"args.block\" is array, expected an integer"},
+      {event({{"stage", 300}}), "trace event 1: field \"args.stage\" is 300, expected 0..255"},
+      {event({{"aux", -1}}), "trace event 1: field \"args.aux\" is -1, expected 0..4294967295"},
+      {event({{"warp", "three"}}), "trace event 1: field \"args.warp\" is string, expected an integer"},
+      {json{{"ph", "X"}, {"ts", "soon"}}, "trace event 1: field \"ts\" is string, expected a number"},
+      {json{{"ph", 7}}, "trace event 1: field \"ph\" is number, expected a string"},
+      {json::array(), "trace event 1: is array, expected an object"}};
+  for (const Bad& b : bad) {
+    auto t = from_chrome_trace(json{{"traceEvents", {ok, b.event}}});
+    ASSERT_FALSE(t.ok()) << b.event.dump();
+    EXPECT_EQ(t.status().message(), b.message);
+  }
+  auto other = from_chrome_trace(json{{"traceEvents", {ok}}, {"otherData", {{"model", "yes"}}}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message(), "otherData: field \"model\" is string, expected true or false");
+}
+
+TEST(ChromeTrace, AFileNamesItselfInEveryError) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tl_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string nested =
+      write("nested.json", R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": 1, "args": [[1], [2]]}]})");
+  auto t = read_chrome_trace(nested);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), nested + R"(: trace event 0: field "args" is array, expected an object)");
+  const std::string huge = write("huge.json", R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": 1}, {"ph": "X", "ts": 1e999}]})");
+  t = read_chrome_trace(huge);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(huge + R"(: field "traceEvents[1].ts": a number outside the range of a double)"),
+            std::string::npos)
+      << t.status().message();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ChromeTrace, ReadsBackWhatItWrote) {
