@@ -10,9 +10,6 @@
 namespace tl::viz {
 namespace {
 
-// A grid this large is a mistake (or a whole tensor, not a tile): it would not plot and would exhaust memory.
-constexpr long long kMaxCells = 1ll << 24;
-
 Status spec_error(const std::string& spec, int column, const std::string& what) {
   return make_error(ErrorCode::parse, "invalid SPEC at column " + std::to_string(column + 1) + ": " + what + "\n  " +
                                           spec + "\n  " + std::string(static_cast<size_t>(std::max(column, 0)), ' ') +
@@ -49,12 +46,10 @@ Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes
     return make_error(ErrorCode::invalid_argument, "invalid swizzle: Swizzle<B,M,S> needs |S| >= B");
   }
   long long size = layout.size();
-  if (size <= 0 || size > kMaxCells) {
-    return make_error(ErrorCode::invalid_argument,
-                      "layout of size " + std::to_string(size) + " is too large to plot (at most 2^24 cells)");
-  }
-  int rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : static_cast<int>(size);
-  int cols = static_cast<int>(size / rows);
+  if (size <= 0) return make_error(ErrorCode::invalid_argument, "layout of size " + std::to_string(size) + " has no cells");
+  const long long grid_rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : size;
+  TL_RETURN_IF_ERROR(check_grid_size(grid_rows, size / grid_rows));  // before a cell is allocated
+  const int rows = static_cast<int>(grid_rows), cols = static_cast<int>(size / grid_rows);
   LayoutGrid g = LayoutGrid::make(rows, cols, std::move(title));
   g.elem_bytes = elem_bytes;
   for (int r = 0; r < rows; ++r) {
@@ -73,8 +68,7 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
                                                        layout_error_message(fragment.tv().ok() ? fragment.inverse().error()
                                                                                                : fragment.tv().error()));
   }
-  long long cells = static_cast<long long>(fragment.rows()) * fragment.cols();
-  if (cells > kMaxCells) return make_error(ErrorCode::invalid_argument, "fragment tile is too large to plot");
+  TL_RETURN_IF_ERROR(check_grid_size(fragment.rows(), fragment.cols()));
   LayoutGrid g = LayoutGrid::make(fragment.rows(), fragment.cols(), std::move(title));
   for (int t = 0; t < fragment.num_threads(); ++t) {
     for (int v = 0; v < fragment.num_values(); ++v) {

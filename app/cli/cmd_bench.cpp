@@ -9,6 +9,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
+#include "runtime/files.hpp"
 #include "runtime/npy.hpp"
 #include "runtime/results_store.hpp"
 #include "sweep.hpp"
@@ -134,9 +135,7 @@ int run_bench(const BenchArgs& a) {
     std::printf("DRAM: not measured: %s\n", r.dram->reason.c_str());
 
   if (!a.json.empty()) {
-    std::ofstream out(a.json);
-    out << nlohmann::json(r).dump(2) << '\n';
-    if (!out) return report_error("cannot write " + a.json);
+    if (Status s = write_file_atomic(a.json, nlohmann::json(r).dump(2) + "\n"); !s.ok()) return report_error(s.message());
   }
   if (!a.dump.empty() && !r.failure) {
     Status s = dump_run(a.dump, r);

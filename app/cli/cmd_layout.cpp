@@ -1,12 +1,10 @@
 // `tilelab layout SPEC` (plot a layout, fragment or atom to PNG/SVG/PDF/JSON/txt) and `tilelab layout --list`.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "app/cli/commands.hpp"
+#include "runtime/files.hpp"
 #include "viz/cairo_painter.hpp"
 #include "viz/layout_adapter.hpp"
 #include "viz/layout_scene.hpp"
@@ -25,12 +23,7 @@ Status write_text_file(const std::string& path, const std::string& text) {
     std::cout << text;
     return {};
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return make_error(ErrorCode::io, "cannot write '" + path + "': " + std::strerror(errno));
-  f << text;
-  f.close();
-  if (!f) return make_error(ErrorCode::io, "cannot write '" + path + "'");
-  return {};
+  return write_file_atomic(path, text);
 }
 
 Status run_layout(const LayoutOptions& o) {

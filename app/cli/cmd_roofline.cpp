@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "runtime/device_profile.hpp"
+#include "runtime/files.hpp"
 #include "runtime/log.hpp"
 #include "runtime/results_store.hpp"
 #include "runtime/roofline.hpp"
@@ -49,14 +49,6 @@ Result<std::vector<nlohmann::json>> load_run_source(const std::string& path, con
   for (const auto& row : *rows)
     if (row.record.is_object() && !row.record.empty()) records.push_back(row.record);
   return records;
-}
-
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  out << text;
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  return Status::success();
 }
 
 void print_points(const std::vector<RooflinePoint>& points) {
@@ -107,7 +99,7 @@ int run_roofline(const RooflineArgs& a) {
 
   if (data) {
     std::string text = ext == ".json" ? roofline_to_json(*model, set.points).dump(2) + "\n" : points_to_csv(set.points);
-    if (Status s = write_text(a.out, text); !s.ok()) return report_error(s.message());
+    if (Status s = write_file_atomic(a.out, text); !s.ok()) return report_error(s.message());
   } else {
     viz::RooflineOptions o;
     o.title = a.title;

@@ -3,13 +3,13 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
+#include "runtime/files.hpp"
 #include "sweep.hpp"
 
 namespace tl::cli {
@@ -98,9 +98,7 @@ int run_sweep_command(const SweepArgs& a) {
   if (!a.json.empty()) {
     nlohmann::json out = sum;
     out["points"] = sum.points;
-    std::ofstream f(a.json);
-    f << out.dump(2) << '\n';
-    if (!f) return report_error("cannot write " + a.json);
+    if (Status s = write_file_atomic(a.json, out.dump(2) + "\n"); !s.ok()) return report_error(s.message());
   }
   if (sum.interrupted) {
     std::printf("interrupted: stopped after the current run; rerun the same command to continue (sweep %s)\n", sum.id.c_str());

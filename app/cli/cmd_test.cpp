@@ -1,12 +1,13 @@
 // `tilelab test`: every library kernel's correctness matrix (sizes, dtypes, configs) on this GPU, with JUnit XML.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "library.hpp"
+#include "runtime/files.hpp"
 
 namespace tl::cli {
 namespace {
@@ -130,7 +131,7 @@ Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes
     failures += o.kind == Outcome::Kind::fail;
     skipped += o.kind == Outcome::Kind::skipped;
   }
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << "<testsuites name=\"tilelab\" tests=\"" << outcomes.size() << "\" failures=\"" << failures << "\" skipped=\""
       << skipped << "\" time=\"" << total_s << "\">\n";
@@ -148,8 +149,7 @@ Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes
     }
   }
   out << "  </testsuite>\n</testsuites>\n";
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  return Status::success();
+  return write_file_atomic(path, out.str());
 }
 
 int run_test(const TestArgs& a) {

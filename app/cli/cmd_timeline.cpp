@@ -1,7 +1,6 @@
 // `tilelab timeline KERNEL`: record (GPU) or model (--model) a pipeline timeline; Chrome trace / PNG / SVG / PDF, stats.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "library.hpp"
+#include "runtime/files.hpp"
 #include "runtime/timeline.hpp"
 #include "runtime/worker.hpp"
 #include "viz/cairo_painter.hpp"
@@ -30,14 +30,6 @@ std::string lower_extension(const std::string& path) {
   if (!ext.empty()) ext.erase(0, 1);
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext;
-}
-
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) return make_error(ErrorCode::io, "cannot write '" + path + "'");
-  return Status::success();
 }
 
 void print_stats(const Timeline& t, const std::vector<RegionStats>& stats, const StageOccupancy& occ) {
@@ -134,12 +126,12 @@ int run_timeline_command(const TimelineArgs& a) {
   const auto occ = stage_occupancy(t);
   if (a.stats) print_stats(t, stats, occ);
   if (!a.stats_json.empty()) {
-    Status s = write_text(a.stats_json, timeline_summary_json(t, stats, occ).dump(2) + "\n");
+    Status s = write_file_atomic(a.stats_json, timeline_summary_json(t, stats, occ).dump(2) + "\n");
     if (!s.ok()) return report_error(s.message());
   }
   if (a.out.empty()) return 0;
   if (format == "json") {
-    Status s = write_text(a.out, to_chrome_trace(t).dump() + "\n");
+    Status s = save_chrome_trace(t, a.out);
     if (!s.ok()) return report_error(s.message());
   } else {
     viz::Scene scene;

@@ -64,7 +64,7 @@ void TimelinePanel::draw(App& app) {
   ImGui::SameLine();
   ImGui::BeginDisabled(!m_timeline);
   if (ImGui::Button("Save trace") && m_timeline) {
-    Status st = write_file_atomic(m_path, to_chrome_trace(*m_timeline).dump() + "\n");
+    Status st = save_chrome_trace(*m_timeline, m_path);
     app.message(st ? Message::Level::info : Message::Level::error, st ? std::string("wrote ") + m_path : st.message());
   }
   ImGui::EndDisabled();

@@ -3,10 +3,9 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "runtime/device_profile.hpp"
+#include "runtime/files.hpp"
 #include "runtime/json_read.hpp"
 #include "runtime/log.hpp"
 #include "runtime/worker.hpp"
@@ -76,18 +75,8 @@ Result<Ceilings> load_ceilings(const std::string& path) {
 }
 
 Status save_ceilings(const std::string& path, const Ceilings& c) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
-    out << nlohmann::json(c).dump(2) << '\n';
-    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path, ec);  // atomic: a concurrent reader sees the old or the new file
-  if (ec) return make_error(ErrorCode::io, "cannot move " + tmp + " to " + path + ": " + ec.message());
-  return {};
+  // Atomic: a concurrent reader sees the old or the new file.
+  return write_file_atomic(path, nlohmann::json(c).dump(2) + "\n");
 }
 
 Result<Ceilings> device_ceilings(WorkerClient& worker, const DeviceInfo& device, const std::string& cache_dir,

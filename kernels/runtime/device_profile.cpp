@@ -3,9 +3,8 @@
 
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 
+#include "runtime/files.hpp"
 #include "runtime/json_read.hpp"
 
 namespace tl {
@@ -38,14 +37,7 @@ nlohmann::json device_profile_json(const DeviceInfo& device, const ToolkitInfo& 
 
 Status save_device_profile(const std::string& path, const DeviceInfo& device, const ToolkitInfo& toolkit,
                            const Ceilings& ceilings) {
-  std::error_code ec;
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path);
-  if (!out) return make_error(ErrorCode::io, "cannot write the device profile " + path);
-  out << device_profile_json(device, toolkit, ceilings).dump(2) << '\n';
-  if (!out) return make_error(ErrorCode::io, "cannot write the device profile " + path);
-  return Status::success();
+  return write_file_atomic(path, device_profile_json(device, toolkit, ceilings).dump(2) + "\n");
 }
 
 Status validate_ceilings_json(const nlohmann::json& j) {

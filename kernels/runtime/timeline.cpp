@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -11,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/files.hpp"
 #include "runtime/json_read.hpp"
 
 namespace tl {
@@ -536,26 +539,28 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b) {
 
 // [SECTION] export ---------------------------------------------------------------------------------------------
 
-nlohmann::json to_chrome_trace(const Timeline& t) {
+namespace {
+
+// Every trace event of `t` in order, one at a time: to_chrome_trace collects them, save_chrome_trace streams them
+// to a file without holding a document of millions of events.
+void for_each_trace_event(const Timeline& t, const std::function<void(nlohmann::json&&)>& emit) {
   using nlohmann::json;
-  json events = json::array();
   const std::string tag = t.model ? " (MODEL)" : "";
   int last_sm = -1;
   for (std::size_t k = 0; k < t.tracks.size(); ++k) {
     const TimelineTrack& tr = t.tracks[k];
     const int pid = tr.sm + 1, tid = static_cast<int>(k) + 1;
     if (tr.sm != last_sm) {
-      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-                        {"args", {{"name", "SM " + std::to_string(tr.sm) + tag}}}});
-      events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
-                        {"args", {{"sort_index", tr.sm}}}});
+      emit({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+            {"args", {{"name", "SM " + std::to_string(tr.sm) + tag}}}});
+      emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", tr.sm}}}});
       last_sm = tr.sm;
     }
     std::string name = "block " + std::to_string(tr.block) + " · warp " + std::to_string(tr.warp);
     if (tr.lane > 0) name += " · async " + std::to_string(tr.lane);
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
-                      {"args", {{"sort_index", static_cast<int>(k)}}}});
+    emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
+          {"args", {{"sort_index", static_cast<int>(k)}}}});
     for (std::uint32_t i = tr.first; i < tr.first + tr.count; ++i) {
       const TimelineEvent& e = t.events[i];
       json args = {{"aux", e.aux}, {"block", tr.block}, {"warp", tr.warp}};
@@ -570,14 +575,47 @@ nlohmann::json to_chrome_trace(const Timeline& t) {
         ev["ph"] = "X";
         ev["dur"] = e.duration_ns() * 1e-3;
       }
-      events.push_back(std::move(ev));
+      emit(std::move(ev));
     }
   }
-  json other = {{"tilelab", TILELAB_VERSION}, {"kernel", t.kernel}, {"label", t.label}, {"model", t.model},
-                {"regions", t.regions}, {"num_stages", t.num_stages}, {"dropped_marks", t.dropped_marks()}};
+}
+
+nlohmann::json trace_other_data(const Timeline& t) {
+  nlohmann::json other = {{"tilelab", TILELAB_VERSION}, {"kernel", t.kernel}, {"label", t.label}, {"model", t.model},
+                          {"regions", t.regions}, {"num_stages", t.num_stages}, {"dropped_marks", t.dropped_marks()}};
   if (t.model) other["model_note"] = "MODEL timeline computed from the config, not recorded: " + t.model_note;
   if (!t.device.empty()) other["device"] = t.device;
-  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", std::move(other)}};
+  return other;
+}
+
+}  // namespace
+
+nlohmann::json to_chrome_trace(const Timeline& t) {
+  nlohmann::json events = nlohmann::json::array();
+  for_each_trace_event(t, [&](nlohmann::json&& e) { events.push_back(std::move(e)); });
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", trace_other_data(t)}};
+}
+
+Status save_chrome_trace(const Timeline& t, const std::string& path) {
+  const std::string temp = temp_path_for(path);
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return make_error(ErrorCode::io, "cannot write " + path + ": cannot create a file in its directory");
+    // The same document as to_chrome_trace(t).dump(), one event at a time.
+    out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << trace_other_data(t).dump() << ",\"traceEvents\":[";
+    bool first = true;
+    for_each_trace_event(t, [&](nlohmann::json&& e) {
+      out << (first ? "" : ",") << e.dump();
+      first = false;
+    });
+    out << "]}\n";
+    out.close();
+    if (!out) {
+      discard_temp_file(temp);
+      return make_error(ErrorCode::io, "writing " + path + " failed (disk full?); the file is unchanged");
+    }
+  }
+  return commit_temp_file(temp, path);
 }
 
 Result<Timeline> from_chrome_trace(const nlohmann::json& trace) {

@@ -2,6 +2,7 @@
 // validity, statistics and occupancy against hand-computed values, and model timelines of small GEMMs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "library.hpp"
@@ -656,6 +658,47 @@ TEST(TimelineModel, MmaPipelineMatchesTheHandScheduleAndRunsInWaves) {
   EXPECT_EQ(block_spans("epilogue", 2), (Spans{{1070, 1100}}));
   EXPECT_DOUBLE_EQ(t.duration_ns, 1100);
   EXPECT_EQ(t.tracks[t.events[0].track].sm, 0);
+}
+
+TEST(TimelineModel, AProblemPastTheEventCapIsRefusedFromItsConfig) {
+  // gemm.wgmma's default 128x256 tiles, 64-deep k-steps: 3 producer events per k-step plus 3 per consumer, and an
+  // epilogue per consumer and tile. 8192^3 is 2048 tiles x 2 consumers x (128 x 4.5 + 1) = 2363392 events.
+  const KernelSpec& spec = *library_registry().find("gemm.wgmma").value();
+  auto at = [&](const char* size) {
+    auto inst = instantiate(spec, {{"M", size}, {"N", size}, {"K", size}}, {}, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return model_timeline(*inst, model_device());
+  };
+  auto fits = at("8192");
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(fits->events.size(), 2363392u);
+  const auto start = std::chrono::steady_clock::now();
+  auto huge = at("65536");  // 1.2e9 events: gigabytes, were it simulated
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), ErrorCode::invalid_argument);
+  EXPECT_NE(huge.status().message().find("would have 1.21e+09 events; a model timeline holds at most 4194304"),
+            std::string::npos)
+      << huge.status().message();
+  const KernelSpec& mma = *library_registry().find("gemm.mma").value();
+  auto mi = instantiate(mma, {{"M", "65536"}, {"N", "65536"}, {"K", "65536"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(mi.ok());
+  EXPECT_EQ(model_timeline(*mi, model_device()).status().code(), ErrorCode::invalid_argument);
+}
+
+TEST(ChromeTrace, SavedEventByEventItIsTheSameDocument) {
+  const Timeline t = small_timeline();
+  const auto path = std::filesystem::temp_directory_path() / ("tl_trace_save_" + std::to_string(::getpid()) + ".json");
+  ASSERT_TRUE(save_chrome_trace(t, path.string()).ok());
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), to_chrome_trace(t).dump() + "\n");
+  std::filesystem::remove(path);
+  // Into a directory that is not there: an error naming the file, nothing written.
+  Status bad = save_chrome_trace(t, "/nonexistent_dir_tl/x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("/nonexistent_dir_tl/x.json"), std::string::npos);
 }
 
 TEST(TimelineModel, FromTheLibrarySpecWithDefaultsLabelledAsAModel) {
