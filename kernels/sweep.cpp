@@ -218,6 +218,13 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
                                                          spec.kernel + " (see `tilelab kernels`)");
   }
   if (spec.problems.empty()) return make_error(ErrorCode::invalid_argument, "a sweep needs at least one problem");
+  double size = static_cast<double>(spec.problems.size());
+  for (const auto& [name, values] : spec.space) size *= static_cast<double>(values.size());
+  if (size > kMaxSweepPoints)
+    return make_error(ErrorCode::invalid_argument,
+                      "the sweep has " + std::to_string(static_cast<long long>(size)) + " points (problems x every "
+                      "axis); a sweep runs at most " + std::to_string(kMaxSweepPoints) +
+                      ": narrow an axis, or split it into several sweeps");
 
   SweepSummary sum;
   sum.id = sweep_id(spec);

@@ -109,7 +109,11 @@ struct SweepSummary {
 
 using OnSweepPoint = std::function<void(const SweepPoint& point, const SweepProgress& progress)>;
 
-// Errors only before the first point: unknown kernel, empty space, a store that cannot record the sweep.
+// The most points one sweep enumerates (each is a few hundred bytes before it runs; days of GPU time after).
+inline constexpr long long kMaxSweepPoints = 100000;
+
+// Errors only before the first point: unknown kernel, empty space, more than kMaxSweepPoints points, a store that
+// cannot record the sweep.
 // `store` may be null (nothing stored, nothing resumed).
 Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const SweepSpec& spec,
                                const OnSweepPoint& on_point = {}, const std::atomic<bool>* interrupted = nullptr,

@@ -97,7 +97,7 @@ int print_compare(const ResultsStore& store, const ResultsArgs& a) {
 
 int run_results(const ResultsArgs& a) {
   if (a.json && a.csv) return report_error("--json and --csv: pick one");
-  auto opened = ResultsStore::open(a.db);
+  auto opened = ResultsStore::open_read_only(a.db);
   if (!opened) return report_error(opened.status().message());
   const ResultsStore& store = **opened;
   if (!a.compare.empty()) return print_compare(store, a);

@@ -40,8 +40,7 @@ std::string lower_ext(const std::string& path) {
 // new store.
 Result<std::vector<nlohmann::json>> load_run_source(const std::string& path, const ResultsQuery& filter) {
   if (lower_ext(path) != ".db") return load_run_records(path);
-  if (!fs::exists(path)) return make_error(ErrorCode::not_found, path + ": no such results store");
-  auto store = ResultsStore::open(path);
+  auto store = ResultsStore::open_read_only(path);
   if (!store) return store.status();
   auto rows = (*store)->query(filter);
   if (!rows) return rows.status();
