@@ -591,6 +591,10 @@ Status App::show_stored_sweep(const std::string& id) {
     // Rows as the heat map reads them (config, status, metrics, resources), without the bulky record.
     for (auto& r : *rows) {
       nlohmann::json j = r;
+      // smem as a live sweep's points have it: static + the launch's dynamic shared memory.
+      if (j["record"].is_object() && j["record"].contains("launch") && j["record"]["launch"].is_object())
+        j["smem"] = std::max(0, r.resources.value("shared_static_bytes", 0)) +
+                    j["record"]["launch"].value("dynamic_smem", 0);
       j.erase("record");
       st.any_ran = st.any_ran || (r.status != "skipped" && r.median_ms > 0);
       st.points.push_back(std::move(j));
