@@ -157,7 +157,10 @@ TEST(Sweep, ASpaceTooLargeToEnumerateIsRefusedBeforeAnyPoint) {
   auto session = open_session();
   ASSERT_TRUE(session);
   std::string values;
-  for (int v = 1; v <= 1000; ++v) values += (v > 1 ? "," : "") + std::to_string(v);
+  for (int v = 1; v <= 1000; ++v) {
+    if (v > 1) values += ',';
+    values += std::to_string(v);
+  }
   SweepSpec s = copy_sweep();
   s.space = *parse_sweep_space("vec=" + values + ";threads=" + values);  // 1e6 points
   int points = 0;
