@@ -1,4 +1,4 @@
-// Device ceilings, parent side: JSON form, the per-device cache file, and measuring through the worker.
+// Device ceilings, parent side: JSON form and the per-device cache file.
 #include "runtime/ceilings.hpp"
 
 #include <cctype>
@@ -7,8 +7,6 @@
 #include "runtime/device_profile.hpp"
 #include "runtime/files.hpp"
 #include "runtime/json_read.hpp"
-#include "runtime/log.hpp"
-#include "runtime/worker.hpp"
 
 namespace tl {
 
@@ -79,26 +77,5 @@ Status save_ceilings(const std::string& path, const Ceilings& c) {
   return write_file_atomic(path, nlohmann::json(c).dump(2) + "\n");
 }
 
-Result<Ceilings> device_ceilings(WorkerClient& worker, const DeviceInfo& device, const std::string& cache_dir,
-                                 bool refresh, const OnBench& on_bench) {
-  std::string path = ceilings_cache_path(cache_dir, device);
-  if (!refresh) {
-    auto cached = load_ceilings(path);
-    if (cached) return cached;
-    log::debug(cached.status().message(), "; measuring");
-  }
-  auto reply = worker.call(
-      make_request("ceilings", {{"device", device.index}}),
-      [&](const Message& p) {
-        if (on_bench)
-          on_bench(p.header.value("bench", std::string()), p.header.value("value", 0.0),
-                   p.header.value("unit", std::string()));
-      },
-      std::chrono::milliseconds(120000));
-  if (!reply) return reply.status().with_context("measuring the device ceilings");
-  Ceilings c = reply->header.value("ceilings", nlohmann::json::object()).get<Ceilings>();
-  if (Status s = save_ceilings(path, c); !s.ok()) log::warn("ceilings not cached: ", s.message());
-  return c;
-}
 
 }  // namespace tl
