@@ -112,6 +112,15 @@ namespace {
 // How long a statement waits for another process's lock (a sweep storing, the GUI recording) before it fails.
 constexpr std::chrono::milliseconds kBusyWait{30000};
 
+// SQLite's busy handler waits for a lock where it can; where it will not (it returns SQLITE_BUSY at once rather than
+// risk a deadlock, or while another process switches the file to WAL) the caller tries again: true after a short
+// sleep while `rc` is SQLITE_BUSY and kBusyWait has not passed since `since`.
+bool wait_to_retry(int rc, std::chrono::steady_clock::time_point since) {
+  if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() - since > kBusyWait) return false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return true;
+}
+
 // A prepared statement, finalized on scope exit. Binding indices start at 1, like SQLite's.
 class Stmt {
  public:
@@ -132,15 +141,12 @@ class Stmt {
     sqlite3_bind_int64(m_stmt, i, v);
     return *this;
   }
-  // A step that waits out a lock: SQLite's busy handler waits where it can; where it will not (it returns
-  // SQLITE_BUSY at once rather than risk a deadlock), the statement is reset and tried again until kBusyWait.
+  // A step that waits out a lock (see wait_to_retry); a statement that already returned rows is not started over.
   int step() {
-    const auto give_up = std::chrono::steady_clock::now() + kBusyWait;
+    const auto since = std::chrono::steady_clock::now();
     int rc;
-    while (((rc = sqlite3_step(m_stmt)) & 0xff) == SQLITE_BUSY && std::chrono::steady_clock::now() < give_up) {
-      sqlite3_reset(m_stmt);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5 + std::rand() % 20));
-    }
+    while ((rc = sqlite3_step(m_stmt)) != SQLITE_ROW && !m_stepped && wait_to_retry(rc, since)) sqlite3_reset(m_stmt);
+    m_stepped = true;
     return rc;
   }
   std::string text(int col) const {
@@ -154,6 +160,7 @@ class Stmt {
  private:
   sqlite3_stmt* m_stmt = nullptr;
   int m_rc = SQLITE_ERROR;
+  bool m_stepped = false;
 };
 
 std::string utc_now() {
@@ -225,15 +232,13 @@ Status ResultsStore::error(const std::string& what) const {
 
 Status ResultsStore::exec(const char* sql) const {
   char* msg = nullptr;
-  // As Stmt::step: waits out the locks SQLite's busy handler does not (PRAGMA journal_mode = WAL on a store another
-  // process is creating returns SQLITE_BUSY at once).
-  const auto give_up = std::chrono::steady_clock::now() + kBusyWait;
+  // Waits out the locks SQLite's busy handler does not (PRAGMA journal_mode = WAL on a store another process is
+  // creating returns SQLITE_BUSY at once). Every statement run here may run twice: they are idempotent.
+  const auto since = std::chrono::steady_clock::now();
   int rc;
-  while (((rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &msg)) & 0xff) == SQLITE_BUSY &&
-         std::chrono::steady_clock::now() < give_up) {
+  while (wait_to_retry(rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &msg), since)) {
     sqlite3_free(msg);
     msg = nullptr;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5 + std::rand() % 20));
   }
   if (rc == SQLITE_OK) return Status::success();
   std::string text = msg ? msg : sqlite3_errstr(rc);
