@@ -87,10 +87,21 @@ TEST(SweepSpace, IdDependsOnKernelProblemAndSpace) {
   EXPECT_EQ(sweep_id(a).size(), 16u);
 }
 
-TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
+// What a plain SweepPrinter prints for these points, each with its progress.
+std::string printed(const std::vector<std::pair<SweepPoint, SweepProgress>>& points) {
   std::FILE* f = std::tmpfile();
-  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f, nullptr);
   SweepPrinter printer(f, /*force_plain=*/true);
+  for (const auto& [p, progress] : points) printer.point(p, progress);
+  printer.finish();
+  std::rewind(f);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  return text;
+}
+
+TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
   SweepPoint ran;
   ran.problem = {{"n", "1024"}};
   ran.config = {{"vec", "4"}};
@@ -99,37 +110,23 @@ TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
   r.gbps = 123;
   r.time_ms.median = 0.5;
   ran.record = r;
-  printer.point(ran, {1, 2});
   SweepPoint skipped = ran;
   skipped.config = {{"vec", "8"}};
   skipped.status = PointStatus::skipped;
   skipped.reason = "vec=8 is too wide";
   skipped.record.reset();
-  printer.point(skipped, {2, 2});
-  printer.finish();
-  std::rewind(f);
-  std::string text(4096, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  EXPECT_EQ(text, "[1/2] n=1024 vec=4: 123 GB/s, 0.5000 ms\n[2/2] n=1024 vec=8: skipped: vec=8 is too wide\n");
+  EXPECT_EQ(printed({{ran, {1, 2}}, {skipped, {2, 2}}}),
+            "[1/2] n=1024 vec=4: 123 GB/s, 0.5000 ms\n[2/2] n=1024 vec=8: skipped: vec=8 is too wide\n");
 }
 
 TEST(SweepPrinter, ACompiledPointThatDidNotRunSaysWhatItUses) {
-  std::FILE* f = std::tmpfile();
-  ASSERT_NE(f, nullptr);
-  SweepPrinter printer(f, /*force_plain=*/true);
   SweepPoint p;
   p.config = {{"block_M", "64"}};
   p.status = PointStatus::not_run;
   p.resources.registers = 158;
   p.resources.shared_static_bytes = 16;
   p.smem_dynamic = 32768;
-  printer.point(p, {1, 1});
-  std::rewind(f);
-  std::string text(4096, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  EXPECT_EQ(text, "[1/1]  block_M=64: not_run (158 regs, 32784 B smem (16 static + 32768 dynamic), 0 B spills)\n");
+  EXPECT_EQ(printed({{p, {1, 1}}}), "[1/1]  block_M=64: not_run (158 regs, 32784 B smem (16 static + 32768 dynamic), 0 B spills)\n");
   const nlohmann::json j = p;
   EXPECT_EQ(j["smem"], 32784);
   EXPECT_EQ(j["smem_dynamic"], 32768);
