@@ -687,6 +687,8 @@ Result<Timeline> from_chrome_trace(const nlohmann::json& trace) {
     const bool unterminated = args.flag("unterminated", false);
     if (!f.ok()) return f.status();
     if (dur_ns < 0) return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": field \"dur\" is negative");
+    if (!std::isfinite(ts_ns + dur_ns))  // in ns, past double range: a time no trace holds
+      return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": field \"ts\" or \"dur\" is too large");
     auto region = [&](const std::string& n) -> Result<int> {
       auto [it, added] = region_of.emplace(n, static_cast<int>(regions.size()));
       if (added) regions.push_back(n);

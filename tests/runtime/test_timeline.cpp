@@ -436,6 +436,7 @@ TEST(ChromeTrace, ErrorsNameTheEventAndTheField) {
       {event({{"warp", "three"}}), "trace event 1: field \"args.warp\" is string, expected an integer"},
       {json{{"ph", "X"}, {"ts", "soon"}}, "trace event 1: field \"ts\" is string, expected a number"},
       {json{{"ph", 7}}, "trace event 1: field \"ph\" is number, expected a string"},
+      {json{{"ph", "X"}, {"ts", 1e306}, {"pid", 1}}, "trace event 1: field \"ts\" or \"dur\" is too large"},
       {json::array(), "trace event 1: is array, expected an object"}};
   for (const Bad& b : bad) {
     auto t = from_chrome_trace(json{{"traceEvents", {ok, b.event}}});
