@@ -43,18 +43,22 @@ gui-smoke: build
 	@TL_SCREENSHOT_DIR=out/ci $(BUILD)/tests/gui/test_gui_screenshots
 	@echo "gui smoke: wrote and checked out/ci/{$(shell echo $(GUI_PANELS) | tr ' ' ',')}.png"
 
-# A short libFuzzer run of the layout SPEC parser (clang build of that one target, used by .ci/run).
+# Short libFuzzer runs (clang build of the fuzz targets, used by .ci/run): FUZZ_SECONDS each of the layout SPEC
+# parser and of the JSON readers (device profiles, run records, Chrome traces), each from its seed corpus.
 FUZZ_SECONDS ?= 20
 fuzz-smoke: setup
 	@bash cmake/install_deps.sh clang libclang-rt-14-dev
 	@PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DTL_FUZZ=ON -DTL_BUILD_GUI=OFF -DTL_BUILD_TESTS=ON >/dev/null
-	@cmake --build build-fuzz --target fuzz_layout_spec
-	@rm -rf build-fuzz/corpus && cp -r tests/fuzz/corpus build-fuzz/corpus
-	@build-fuzz/tests/fuzz/fuzz_layout_spec -max_total_time=$(FUZZ_SECONDS) -max_len=256 build-fuzz/corpus \
-	  > build-fuzz/fuzz.log 2>&1 || { tail -40 build-fuzz/fuzz.log; exit 1; }
-	@tail -2 build-fuzz/fuzz.log
-	@echo "fuzz smoke: $(FUZZ_SECONDS) s of the SPEC parser without a crash"
+	@cmake --build build-fuzz --target fuzz_layout_spec fuzz_json_readers
+	@for t in "fuzz_layout_spec corpus 256" "fuzz_json_readers json_corpus 4096"; do \
+	  set -- $$t; \
+	  rm -rf build-fuzz/$$2 && cp -r tests/fuzz/$$2 build-fuzz/$$2 && \
+	  build-fuzz/tests/fuzz/$$1 -max_total_time=$(FUZZ_SECONDS) -max_len=$$3 build-fuzz/$$2 \
+	    > build-fuzz/$$1.log 2>&1 || { tail -40 build-fuzz/$$1.log; exit 1; }; \
+	  tail -1 build-fuzz/$$1.log; \
+	done
+	@echo "fuzz smoke: $(FUZZ_SECONDS) s of the SPEC parser and $(FUZZ_SECONDS) s of the JSON readers without a crash"
 
 clean:
 	rm -rf $(BUILD)

@@ -218,6 +218,13 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
                                                          spec.kernel + " (see `tilelab kernels`)");
   }
   if (spec.problems.empty()) return make_error(ErrorCode::invalid_argument, "a sweep needs at least one problem");
+  double size = static_cast<double>(spec.problems.size());
+  for (const auto& [name, values] : spec.space) size *= static_cast<double>(values.size());
+  if (size > kMaxSweepPoints)
+    return make_error(ErrorCode::invalid_argument,
+                      "the sweep has " + std::to_string(static_cast<long long>(size)) + " points (problems x every "
+                      "axis); a sweep runs at most " + std::to_string(kMaxSweepPoints) +
+                      ": narrow an axis, or split it into several sweeps");
 
   SweepSummary sum;
   sum.id = sweep_id(spec);
@@ -302,6 +309,7 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
       } else {
         ++sum.compiled;
         p.resources = prepared->compiled.resources;
+        p.smem_dynamic = prepared->instance.launch.dynamic_smem;
         p.compile_ms = prepared->compiled.compile_ms;
         p.from_cache = prepared->compiled.from_cache;
         if (p.from_cache) ++sum.compile_cache_hits;
@@ -358,6 +366,9 @@ void to_json(nlohmann::json& j, const SweepPoint& p) {
        {"status", point_status_name(p.status)},
        {"reason", p.reason},
        {"resources", p.resources},
+       {"smem", std::max(0, p.resources.shared_static_bytes) + static_cast<std::int64_t>(p.smem_dynamic)},
+       {"smem_static", std::max(0, p.resources.shared_static_bytes)},
+       {"smem_dynamic", p.smem_dynamic},
        {"compile_ms", p.compile_ms},
        {"from_cache", p.from_cache},
        {"row_id", p.row_id}};
@@ -392,9 +403,25 @@ void to_json(nlohmann::json& j, const SweepSummary& s) {
 
 SweepPrinter::SweepPrinter(std::FILE* out, bool force_plain) : m_out(out), m_tty(!force_plain && isatty(fileno(out))) {}
 
+std::string point_resources_text(const SweepPoint& p) {
+  if (p.resources.registers < 0) return {};
+  const int smem_static = std::max(0, p.resources.shared_static_bytes);
+  std::string text = std::to_string(p.resources.registers) + " regs, " +
+                     std::to_string(static_cast<std::int64_t>(smem_static) + p.smem_dynamic) + " B smem";
+  if (p.smem_dynamic > 0)
+    text += smem_static > 0 ? " (" + std::to_string(smem_static) + " static + " + std::to_string(p.smem_dynamic) + " dynamic)"
+                            : " (" + std::to_string(p.smem_dynamic) + " dynamic)";
+  text += ", " + std::to_string(std::max(0, p.resources.spill_store_bytes) + std::max(0, p.resources.spill_load_bytes)) +
+          " B spills";
+  return text + (p.from_cache ? ", cached" : "");
+}
+
 void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
   const RunRecord* r = p.record ? &*p.record : nullptr;
   std::string what = point_status_name(p.status);
+  // Points that compiled but did not run (no GPU, or stored before) say what they use, on a terminal too.
+  if (p.status == PointStatus::not_run || p.status == PointStatus::already_stored)
+    if (const std::string res = point_resources_text(p); !res.empty()) what += " (" + res + ")";
   if (p.status == PointStatus::passed && r) {
     // TFLOP/s for kernels that count flops, GB/s for the rest.
     const double rate = r->flops > 0 ? r->tflops : r->gbps;
@@ -408,6 +435,11 @@ void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
     }
   }
   if (m_tty) {
+    // A compiled point that could not run (no GPU) keeps a line of its own above the bar: its resources are the
+    // sweep's result.
+    if (p.status == PointStatus::not_run)
+      std::fprintf(m_out, "\r\033[K  %s %s: %s\n", params_text(p.problem).c_str(), params_text(p.config).c_str(),
+                   what.c_str());
     const int width = 30;
     const int filled = progress.total ? static_cast<int>(width * progress.done / progress.total) : width;
     std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  %s%s%s%s: %s", std::string(filled, '#').c_str(),
@@ -419,15 +451,8 @@ void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
   } else {
     std::fprintf(m_out, "[%zu/%zu] %s %s: %s", progress.done, progress.total, params_text(p.problem).c_str(),
                  params_text(p.config).c_str(), what.c_str());
-    if (p.status == PointStatus::not_run || p.status == PointStatus::already_stored) {
-      if (p.resources.registers >= 0)
-        std::fprintf(m_out, " (%d regs, %d B smem, %d B spills%s)", p.resources.registers,
-                     std::max(0, p.resources.shared_static_bytes),
-                     std::max(0, p.resources.spill_store_bytes) + std::max(0, p.resources.spill_load_bytes),
-                     p.from_cache ? ", cached" : "");
-    } else if (!p.reason.empty()) {
+    if (p.status != PointStatus::not_run && p.status != PointStatus::already_stored && !p.reason.empty())
       std::fprintf(m_out, ": %s", p.reason.c_str());
-    }
     std::fputc('\n', m_out);
   }
   std::fflush(m_out);

@@ -83,6 +83,7 @@ struct SweepPoint {
   std::string reason;                // skipped/filtered/not_run/error: why
   std::optional<RunRecord> record;   // ran, or tried to (failures included)
   ResourceUsage resources;           // compiled points
+  std::uint32_t smem_dynamic = 0;    // the launch's dynamic shared memory (resources holds the static part)
   double compile_ms = 0;
   bool from_cache = false;
   std::int64_t row_id = 0;           // stored row, 0 when not stored
@@ -109,7 +110,11 @@ struct SweepSummary {
 
 using OnSweepPoint = std::function<void(const SweepPoint& point, const SweepProgress& progress)>;
 
-// Errors only before the first point: unknown kernel, empty space, a store that cannot record the sweep.
+// The most points one sweep enumerates (each is a few hundred bytes before it runs; days of GPU time after).
+inline constexpr long long kMaxSweepPoints = 100000;
+
+// Errors only before the first point: unknown kernel, empty space, more than kMaxSweepPoints points, a store that
+// cannot record the sweep.
 // `store` may be null (nothing stored, nothing resumed).
 Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const SweepSpec& spec,
                                const OnSweepPoint& on_point = {}, const std::atomic<bool>* interrupted = nullptr,
@@ -132,7 +137,11 @@ class SweepPrinter {
   std::string m_best_text;
 };
 
-// A point as JSON: index, kernel, problem, config, status, reason, resources, compile_ms, from_cache, row_id and,
+// "46 regs, 32768 B smem (32768 dynamic), 0 B spills, cached": what a compiled point uses ("" when not compiled).
+std::string point_resources_text(const SweepPoint& p);
+
+// A point as JSON: index, kernel, problem, config, status, reason, resources, smem (static + dynamic), smem_static,
+// smem_dynamic (bytes), compile_ms, from_cache, row_id and,
 // when it ran, the metrics flat (tflops, gbps, efficiency, median_ms, min_ms, max_ms, rel_error, max_abs_error,
 // passed, device) plus the whole "record": the shape tl.sweep returns and the heat map reads.
 void to_json(nlohmann::json& j, const SweepPoint& p);

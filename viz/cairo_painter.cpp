@@ -13,6 +13,8 @@
 #include <cairo.h>
 #include <png.h>
 
+#include "runtime/files.hpp"
+
 namespace tl::viz {
 namespace {
 
@@ -32,7 +34,8 @@ Status check_surface(cairo_surface_t* surface, const std::string& path) {
 // PNG through libpng's simplified API with its fast setting: cairo_surface_write_to_png compresses at zlib's
 // default level, which made a 256x256 grid (2k x 2k pixels) take ~0.3 s to encode; the fast path is ~5x quicker
 // and plots (flat colours) still compress well.
-Status write_png(cairo_surface_t* surface, const std::string& path) {
+// `file` is where the bytes go, `path` what messages name.
+Status write_png(cairo_surface_t* surface, const std::string& file, const std::string& path) {
   cairo_surface_flush(surface);
   int w = cairo_image_surface_get_width(surface), h = cairo_image_surface_get_height(surface);
   int stride = cairo_image_surface_get_stride(surface);
@@ -60,7 +63,7 @@ Status write_png(cairo_surface_t* surface, const std::string& path) {
   image.height = static_cast<png_uint_32>(h);
   image.format = PNG_FORMAT_RGBA;
   image.flags = PNG_IMAGE_FLAG_FAST;
-  if (!png_image_write_to_file(&image, path.c_str(), 0, rgba.data(), w * 4, nullptr)) {
+  if (!png_image_write_to_file(&image, file.c_str(), 0, rgba.data(), w * 4, nullptr)) {
     std::string why = image.message[0] ? image.message : "libpng failed";
     png_image_free(&image);
     return make_error(ErrorCode::io, "cannot write '" + path + "': " + why);
@@ -181,6 +184,9 @@ Status write_scene(const Scene& scene, const std::string& path, std::optional<Im
     return make_error(ErrorCode::io, "cannot write '" + path + "': directory '" + parent.string() + "' does not exist");
   }
 
+  // Painted into a temporary file that replaces `path` only when complete: a failed or interrupted write never leaves
+  // a truncated image behind.
+  const std::string temp = temp_path_for(path);
   cairo_surface_t* surface = nullptr;
   double scale = fmt == ImageFormat::png ? std::max(options.scale, 0.01) : 1.0;
   switch (fmt) {
@@ -195,10 +201,10 @@ Status write_scene(const Scene& scene, const std::string& path, std::optional<Im
       break;
     }
     case ImageFormat::svg:
-      surface = cairo_svg_surface_create(path.c_str(), scene.width, scene.height);
+      surface = cairo_svg_surface_create(temp.c_str(), scene.width, scene.height);
       break;
     case ImageFormat::pdf:
-      surface = cairo_pdf_surface_create(path.c_str(), scene.width, scene.height);
+      surface = cairo_pdf_surface_create(temp.c_str(), scene.width, scene.height);
       break;
   }
   Status st = check_surface(surface, path);
@@ -211,13 +217,17 @@ Status write_scene(const Scene& scene, const std::string& path, std::optional<Im
     }
     cairo_destroy(cr);
     if (st.ok() && fmt == ImageFormat::png) {
-      st = write_png(surface, path);
+      st = write_png(surface, temp, path);
     }
     cairo_surface_finish(surface);
     if (st.ok()) st = check_surface(surface, path);
   }
   cairo_surface_destroy(surface);
-  return st;
+  if (!st.ok()) {
+    discard_temp_file(temp);
+    return st;
+  }
+  return commit_temp_file(temp, path);
 }
 
 }  // namespace tl::viz

@@ -61,8 +61,8 @@ std::optional<double> metric_of(const nlohmann::json& r, const std::string& metr
 
 // ptxas' numbers: known once a point compiled, whether or not it ran.
 bool is_resource_metric(const std::string& m) {
-  return m == "registers" || m == "shared_static_bytes" || m == "spill_store_bytes" || m == "spill_load_bytes" ||
-         m == "stack_frame_bytes";
+  return m == "registers" || m == "smem" || m == "shared_static_bytes" || m == "spill_store_bytes" ||
+         m == "spill_load_bytes" || m == "stack_frame_bytes";
 }
 
 std::string status_of(const nlohmann::json& r) {

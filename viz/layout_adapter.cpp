@@ -10,9 +10,6 @@
 namespace tl::viz {
 namespace {
 
-// A grid this large is a mistake (or a whole tensor, not a tile): it would not plot and would exhaust memory.
-constexpr long long kMaxCells = 1ll << 24;
-
 Status spec_error(const std::string& spec, int column, const std::string& what) {
   return make_error(ErrorCode::parse, "invalid SPEC at column " + std::to_string(column + 1) + ": " + what + "\n  " +
                                           spec + "\n  " + std::string(static_cast<size_t>(std::max(column, 0)), ' ') +
@@ -49,12 +46,10 @@ Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes
     return make_error(ErrorCode::invalid_argument, "invalid swizzle: Swizzle<B,M,S> needs |S| >= B");
   }
   long long size = layout.size();
-  if (size <= 0 || size > kMaxCells) {
-    return make_error(ErrorCode::invalid_argument,
-                      "layout of size " + std::to_string(size) + " is too large to plot (at most 2^24 cells)");
-  }
-  int rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : static_cast<int>(size);
-  int cols = static_cast<int>(size / rows);
+  if (size <= 0) return make_error(ErrorCode::invalid_argument, "layout of size " + std::to_string(size) + " has no cells");
+  const long long grid_rows = layout.rank() >= 2 ? layout.layout().mode(0).size() : size;
+  TL_RETURN_IF_ERROR(check_grid_size(grid_rows, size / grid_rows));  // before a cell is allocated
+  const int rows = static_cast<int>(grid_rows), cols = static_cast<int>(size / grid_rows);
   LayoutGrid g = LayoutGrid::make(rows, cols, std::move(title));
   g.elem_bytes = elem_bytes;
   for (int r = 0; r < rows; ++r) {
@@ -73,8 +68,7 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
                                                        layout_error_message(fragment.tv().ok() ? fragment.inverse().error()
                                                                                                : fragment.tv().error()));
   }
-  long long cells = static_cast<long long>(fragment.rows()) * fragment.cols();
-  if (cells > kMaxCells) return make_error(ErrorCode::invalid_argument, "fragment tile is too large to plot");
+  TL_RETURN_IF_ERROR(check_grid_size(fragment.rows(), fragment.cols()));
   LayoutGrid g = LayoutGrid::make(fragment.rows(), fragment.cols(), std::move(title));
   const int rep = fragment.replication();
   std::vector<int> held;  // per cell: holders seen so far (replicated fragments)
@@ -132,8 +126,10 @@ Result<LayoutGrid> grid_from_spec(const std::string& text, const std::string& dt
 }
 
 Result<SmemLayout> smem_from_spec(const std::string& text, int elem_bytes) {
-  if (elem_bytes < 0 || elem_bytes > 16) {
-    return make_error(ErrorCode::invalid_argument, "element size must be 1..16 bytes, got " + std::to_string(elem_bytes));
+  // 0: the SPEC's own. Shared-memory elements are 1, 2, 4, 8 or 16 bytes (a vector); others have no bank mapping.
+  if (elem_bytes < 0 || elem_bytes > 16 || (elem_bytes & (elem_bytes - 1)) != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "element size must be 1, 2, 4, 8 or 16 bytes, got " + std::to_string(elem_bytes));
   }
   auto spec = parse(text);
   if (!spec) return spec.status();

@@ -49,11 +49,21 @@ int LayoutGrid::num_values() const {
   return n;
 }
 
+Status check_grid_size(long long rows, long long cols) {
+  if (rows * cols <= kMaxGridCells) return {};
+  return make_error(ErrorCode::invalid_argument,
+                    "a " + std::to_string(rows) + "x" + std::to_string(cols) + " layout has " +
+                        std::to_string(rows * cols) + " cells; plots and exports hold at most " +
+                        std::to_string(kMaxGridCells) + " (1024x1024): plot one tile of it (a smaller shape), or "
+                        "read single offsets with tl.layout(SPEC):at(i)");
+}
+
 Status LayoutGrid::validate() const {
   if (rows <= 0 || cols <= 0) {
     return make_error(ErrorCode::invalid_argument,
                       "layout grid shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ") is empty");
   }
+  TL_RETURN_IF_ERROR(check_grid_size(rows, cols));
   size_t expected = static_cast<size_t>(rows) * cols;
   if (replication < 1 || (replication > 1 && holders.size() != expected * static_cast<size_t>(replication))) {
     return make_error(ErrorCode::invalid_argument, "layout grid with replication " + std::to_string(replication) +

@@ -12,6 +12,13 @@
 
 namespace tl::viz {
 
+// The most cells a grid (and so a plot, a JSON or text export) holds: 1024x1024. Kernel tiles are far smaller;
+// a whole tensor's layout (4096x4096 is 16M cells) would take gigabytes to draw. What to do instead is in the
+// message of check_grid_size.
+inline constexpr long long kMaxGridCells = 1ll << 20;
+// The refusal of a rows x cols grid over kMaxGridCells (invalid_argument), or success.
+Status check_grid_size(long long rows, long long cols);
+
 // One coordinate of the tile. A field that does not apply stays -1: fragments fill thread/value,
 // memory layouts fill offset/bank, plain layouts fill index.
 struct Cell {

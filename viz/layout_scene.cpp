@@ -3,6 +3,7 @@
 #include "viz/layout_scene.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -334,8 +335,20 @@ std::optional<ColorBy> parse_color_by(const std::string& name) {
 
 Color cell_color(const LayoutGrid& grid, const Cell& cell, ColorBy mode) { return ColorContext(grid, mode)(cell); }
 
+namespace {
+// A cell size the user gave (0: fit): within what a painter can draw, so a scene never explodes in extent.
+Status check_cell_size(double cell_size) {
+  if (cell_size == 0 || (cell_size >= 1 && cell_size <= 500)) return {};
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", cell_size);
+  return make_error(ErrorCode::invalid_argument,
+                    std::string("cell size ") + text + " is out of range: 1 to 500 points, or 0 to fit the plot");
+}
+}  // namespace
+
 Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style) {
   TL_RETURN_IF_ERROR(grid.validate());
+  TL_RETURN_IF_ERROR(check_cell_size(style.cell_size));
   ColorContext ctx(grid, style.color);
   bool fragment = grid.has_threads();
   bool offsets = grid.has_offsets();
@@ -395,11 +408,13 @@ Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style)
 
 Result<Scene> build_inverse_scene(const LayoutGrid& grid, const GridStyle& style) {
   TL_RETURN_IF_ERROR(grid.validate());
+  TL_RETURN_IF_ERROR(check_cell_size(style.cell_size));
   if (!grid.has_threads()) {
     return make_error(ErrorCode::invalid_argument,
                       "the inverse view needs a fragment (cells with threads); '" + grid.title + "' has none");
   }
   int threads = grid.num_threads(), values = std::max(grid.num_values(), 1);
+  TL_RETURN_IF_ERROR(check_grid_size(threads, values));
   // inverse[t * values + v] = index of the cell thread t holds as value v (-1: none). Every holder of a replicated
   // element holds it as the same value (TileLang's replicate keeps the value index).
   std::vector<std::int64_t> inverse(static_cast<size_t>(threads) * values, -1);

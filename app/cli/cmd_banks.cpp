@@ -57,7 +57,8 @@ void add_banks_command(CLI::App& app, Context& ctx) {
                   "ldmatrix.x1|x2|x4[.trans], row.v128, col.v128, row.v64, col.v64, row.scalar, col.scalar "
                   "(':N' sets the threads, '@ROW,COL' the start), or a list 'v16:(0,0),(1,0),...' (k-th coordinate from thread k)")
       ->required();
-  cmd->add_option("--elem-bytes", o->elem_bytes, "Element size in bytes (default: the SPEC's dtype, else 4)");
+  cmd->add_option("--elem-bytes", o->elem_bytes, "Element size in bytes: 1, 2, 4, 8 or 16 (default: the SPEC's dtype, else 4)")
+      ->check(in_range(1, 16));
   cmd->add_flag("--json", o->json, "Print the analysis as JSON");
   cmd->add_option("-o,--out", o->out, "Also draw the bank map (png/svg/pdf)");
   cmd->callback([&ctx, o] {

@@ -9,6 +9,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
+#include "runtime/files.hpp"
 #include "runtime/npy.hpp"
 #include "runtime/results_store.hpp"
 #include "sweep.hpp"
@@ -134,9 +135,7 @@ int run_bench(const BenchArgs& a) {
     std::printf("DRAM: not measured: %s\n", r.dram->reason.c_str());
 
   if (!a.json.empty()) {
-    std::ofstream out(a.json);
-    out << nlohmann::json(r).dump(2) << '\n';
-    if (!out) return report_error("cannot write " + a.json);
+    if (Status s = write_file_atomic(a.json, nlohmann::json(r).dump(2) + "\n"); !s.ok()) return report_error(s.message());
   }
   if (!a.dump.empty() && !r.failure) {
     Status s = dump_run(a.dump, r);
@@ -161,9 +160,11 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("kernel", a->kernel, "Kernel name (see `tilelab kernels`)")->required();
   cmd->add_option("--problem", a->problem, "Problem as key=value,... (sizes and dtype; defaults for the rest)");
   cmd->add_option("--config", a->config, "Config as key=value,... (defaults for the rest)");
-  cmd->add_option("--repeat", a->repeat, "Timed runs (0: check only, no timing)")->capture_default_str();
-  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str();
-  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take before the watchdog kills it")->capture_default_str();
+  cmd->add_option("--repeat", a->repeat, "Timed runs (0: check only, no timing)")->capture_default_str()->check(in_range(0, 100000));
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
+  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take before the watchdog kills it")
+      ->capture_default_str()
+      ->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
   cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")

@@ -1,7 +1,6 @@
 // `tilelab compile KERNEL [--config ..] [--problem ..] [--arch ..]`: JIT one kernel config and show its resources.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "app/cli/commands.hpp"
 #include "library.hpp"
 #include "runtime/cache.hpp"
+#include "runtime/files.hpp"
 
 namespace tl::cli {
 namespace {
@@ -17,13 +17,6 @@ struct CompileArgs {
   std::string kernel, config, problem, arch = "sm_90a", ptx, cubin, kernels_dir, cache_dir;
   bool json = false, no_cache = false, fast_math = false, timeline = false;
 };
-
-Status write_file(const std::string& path, const void* data, std::size_t size) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  return Status::success();
-}
 
 std::string bytes_or_na(int v) { return v < 0 ? "n/a" : std::to_string(v) + " B"; }
 
@@ -49,8 +42,8 @@ Status run_compile(const CompileArgs& a) {
   auto k = jit.compile(compile_request(*inst, opt));
   if (!k) return k.status();
 
-  if (!a.ptx.empty()) TL_RETURN_IF_ERROR(write_file(a.ptx, k->ptx.data(), k->ptx.size()));
-  if (!a.cubin.empty()) TL_RETURN_IF_ERROR(write_file(a.cubin, k->cubin.data(), k->cubin.size()));
+  if (!a.ptx.empty()) TL_RETURN_IF_ERROR(write_file_atomic(a.ptx, k->ptx));
+  if (!a.cubin.empty()) TL_RETURN_IF_ERROR(write_file_atomic(a.cubin, std::string_view(k->cubin.data(), k->cubin.size())));
 
   const auto& r = k->resources;
   if (a.json) {

@@ -1,12 +1,10 @@
 // `tilelab layout SPEC` (plot a layout, fragment or atom to PNG/SVG/PDF/JSON/txt) and `tilelab layout --list`.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "app/cli/commands.hpp"
+#include "runtime/files.hpp"
 #include "viz/cairo_painter.hpp"
 #include "viz/layout_adapter.hpp"
 #include "viz/layout_scene.hpp"
@@ -25,12 +23,7 @@ Status write_text_file(const std::string& path, const std::string& text) {
     std::cout << text;
     return {};
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return make_error(ErrorCode::io, "cannot write '" + path + "': " + std::strerror(errno));
-  f << text;
-  f.close();
-  if (!f) return make_error(ErrorCode::io, "cannot write '" + path + "'");
-  return {};
+  return write_file_atomic(path, text);
 }
 
 Status run_layout(const LayoutOptions& o) {
@@ -98,7 +91,8 @@ void add_layout_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--format", o->format, "png|svg|pdf|json|txt (default: from --out's extension)");
   cmd->add_option("-o,--out", o->out, "Output file (json/txt: '-' or none prints to stdout)");
   cmd->add_flag("--inverse", o->inverse, "Plot the inverse view: a row per thread listing its coordinates");
-  cmd->add_option("--cell-size", o->cell_size, "Cell size in points (default: fit the plot into ~2000 points)");
+  cmd->add_option("--cell-size", o->cell_size, "Cell size in points (default: fit the plot into ~2000 points)")
+      ->check(in_range(1, 500));
   cmd->callback([&ctx, o] {
     Status st = run_layout(*o);
     ctx.exit_code = st.ok() ? 0 : report_error(st.message());

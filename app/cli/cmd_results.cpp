@@ -97,7 +97,7 @@ int print_compare(const ResultsStore& store, const ResultsArgs& a) {
 
 int run_results(const ResultsArgs& a) {
   if (a.json && a.csv) return report_error("--json and --csv: pick one");
-  auto opened = ResultsStore::open(a.db);
+  auto opened = ResultsStore::open_read_only(a.db);
   if (!opened) return report_error(opened.status().message());
   const ResultsStore& store = **opened;
   if (!a.compare.empty()) return print_compare(store, a);
@@ -154,11 +154,12 @@ void add_results_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--kernel", a->kernel, "Only this kernel's runs");
   cmd->add_option("--since", a->since, "Only runs at or after this UTC date or time (2026-11-22, 2026-11-22T21:00)");
   cmd->add_option("--sweep", a->sweep, "Only the runs of this sweep (the id `tilelab sweep` prints)");
-  cmd->add_option("--limit", a->limit, "Only the newest N runs");
+  cmd->add_option("--limit", a->limit, "Only the newest N runs")->check(in_range(1, 1e9));
   cmd->add_option("--best", a->best, "Only the best passed run of each kernel and problem by METRIC (tflops, gbps, "
                                      "efficiency, median_ms, ...)");
   cmd->add_option("--compare", a->compare, "Compare two runs by id: config and problem differences, metrics and ratios")
-      ->expected(2);
+      ->expected(2)
+      ->check(in_range(1, 9e18));
   cmd->add_flag("--sweeps", a->sweeps, "List the sweeps instead (id, kernel, runs stored, space)");
   cmd->add_flag("--json", a->json, "Print JSON (an array of rows; with --compare an object)");
   cmd->add_flag("--csv", a->csv, "Print CSV (one header line, one line per run)");

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "runtime/device_profile.hpp"
+#include "runtime/files.hpp"
 #include "runtime/log.hpp"
 #include "runtime/results_store.hpp"
 #include "runtime/roofline.hpp"
@@ -40,8 +40,7 @@ std::string lower_ext(const std::string& path) {
 // new store.
 Result<std::vector<nlohmann::json>> load_run_source(const std::string& path, const ResultsQuery& filter) {
   if (lower_ext(path) != ".db") return load_run_records(path);
-  if (!fs::exists(path)) return make_error(ErrorCode::not_found, path + ": no such results store");
-  auto store = ResultsStore::open(path);
+  auto store = ResultsStore::open_read_only(path);
   if (!store) return store.status();
   auto rows = (*store)->query(filter);
   if (!rows) return rows.status();
@@ -49,14 +48,6 @@ Result<std::vector<nlohmann::json>> load_run_source(const std::string& path, con
   for (const auto& row : *rows)
     if (row.record.is_object() && !row.record.empty()) records.push_back(row.record);
   return records;
-}
-
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  out << text;
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  return Status::success();
 }
 
 void print_points(const std::vector<RooflinePoint>& points) {
@@ -107,7 +98,7 @@ int run_roofline(const RooflineArgs& a) {
 
   if (data) {
     std::string text = ext == ".json" ? roofline_to_json(*model, set.points).dump(2) + "\n" : points_to_csv(set.points);
-    if (Status s = write_text(a.out, text); !s.ok()) return report_error(s.message());
+    if (Status s = write_file_atomic(a.out, text); !s.ok()) return report_error(s.message());
   } else {
     viz::RooflineOptions o;
     o.title = a.title;
@@ -142,8 +133,8 @@ void add_roofline_command(CLI::App& app, Context& ctx) {
                   "machine's GPU 0, else the cached ceilings");
   cmd->add_option("--color-by", a->color_by, "Colour the points by this config (or problem) parameter; default: by kernel");
   cmd->add_option("--title", a->title, "Plot title (default: the device and when its ceilings were measured)");
-  cmd->add_option("--width", a->width, "Plot width in scene units (pixels in PNG)")->check(CLI::Range(400.0, 8000.0));
-  cmd->add_option("--height", a->height, "Plot height")->check(CLI::Range(300.0, 8000.0));
+  cmd->add_option("--width", a->width, "Plot width in scene units (pixels in PNG)")->check(in_range(400, 8000));
+  cmd->add_option("--height", a->height, "Plot height")->check(in_range(300, 8000));
   cmd->add_option("--cache-dir", a->cache_dir, "Ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->add_option("--out", a->out, "Output: .png, .svg, .pdf (the plot) or .json, .csv (the points and ceilings)")
       ->required();

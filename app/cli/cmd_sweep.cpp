@@ -3,13 +3,13 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
+#include "runtime/files.hpp"
 #include "sweep.hpp"
 
 namespace tl::cli {
@@ -98,9 +98,7 @@ int run_sweep_command(const SweepArgs& a) {
   if (!a.json.empty()) {
     nlohmann::json out = sum;
     out["points"] = sum.points;
-    std::ofstream f(a.json);
-    f << out.dump(2) << '\n';
-    if (!f) return report_error("cannot write " + a.json);
+    if (Status s = write_file_atomic(a.json, out.dump(2) + "\n"); !s.ok()) return report_error(s.message());
   }
   if (sum.interrupted) {
     std::printf("interrupted: stopped after the current run; rerun the same command to continue (sweep %s)\n", sum.id.c_str());
@@ -118,17 +116,20 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--problem", a->problems, "Problem as key=value,...; repeat for several problems");
   cmd->add_option("--space", a->space, "Axes as 'name=v1,v2;name=v1,v2' (config parameters)")->required();
   cmd->add_option("--config", a->config, "Values of the parameters the space does not vary, key=value,...");
-  cmd->add_option("--jobs", a->jobs, "Compile threads (default: the machine's cores)");
+  cmd->add_option("--jobs", a->jobs, "Compile threads (default: the machine's cores)")->check(in_range(1, 1024));
   cmd->add_option("--db", a->db, "Results store (default: $TILELAB_DB or ~/.local/share/tilelab/results.db)");
   cmd->add_flag("--no-store", a->no_store, "Do not store the results (and do not resume)");
   cmd->add_flag("--fresh", a->fresh, "Run every point again, even those stored by an earlier run of this sweep");
   cmd->add_option("--best", a->best, "Metric that picks the best config: tflops, gbps, efficiency, median_ms, min_ms")
       ->capture_default_str();
-  cmd->add_option("--repeat", a->repeat, "Timed runs per config")->capture_default_str();
-  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str();
+  cmd->add_option("--repeat", a->repeat, "Timed runs per config (0: check only)")->capture_default_str()->check(in_range(0, 100000));
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
   cmd->add_option("--samples", a->samples, "Output positions of each point checked against the float64 reference (0: all)")
-      ->capture_default_str();
-  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")->capture_default_str();
+      ->capture_default_str()
+      ->check(in_range(0, 1e9));
+  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")
+      ->capture_default_str()
+      ->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--json", a->json, "Write every point (status, reason, resources, run record) to FILE");
   cmd->add_flag("--plain", a->plain, "One line per point even on a terminal (no progress bar)");
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");

@@ -1,12 +1,13 @@
 // `tilelab test`: every library kernel's correctness matrix (sizes, dtypes, configs) on this GPU, with JUnit XML.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "library.hpp"
+#include "runtime/files.hpp"
 
 namespace tl::cli {
 namespace {
@@ -130,7 +131,7 @@ Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes
     failures += o.kind == Outcome::Kind::fail;
     skipped += o.kind == Outcome::Kind::skipped;
   }
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << "<testsuites name=\"tilelab\" tests=\"" << outcomes.size() << "\" failures=\"" << failures << "\" skipped=\""
       << skipped << "\" time=\"" << total_s << "\">\n";
@@ -148,8 +149,7 @@ Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes
     }
   }
   out << "  </testsuite>\n</testsuites>\n";
-  if (!out) return make_error(ErrorCode::io, "cannot write " + path);
-  return Status::success();
+  return write_file_atomic(path, out.str());
 }
 
 int run_test(const TestArgs& a) {
@@ -243,7 +243,9 @@ void add_test_command(CLI::App& app, Context& ctx) {
   auto* quick = cmd->add_flag("--quick", a->quick, "Two sizes per kernel, default + one other config (the default)");
   cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
   cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
-  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")
+      ->capture_default_str()
+      ->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
   cmd->callback([&ctx, a] { ctx.exit_code = run_test(*a); });

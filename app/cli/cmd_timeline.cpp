@@ -1,7 +1,6 @@
 // `tilelab timeline KERNEL`: record (GPU) or model (--model) a pipeline timeline; Chrome trace / PNG / SVG / PDF, stats.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
 #include "library.hpp"
+#include "runtime/files.hpp"
 #include "runtime/timeline.hpp"
 #include "runtime/worker.hpp"
 #include "viz/cairo_painter.hpp"
@@ -30,14 +30,6 @@ std::string lower_extension(const std::string& path) {
   if (!ext.empty()) ext.erase(0, 1);
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext;
-}
-
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) return make_error(ErrorCode::io, "cannot write '" + path + "'");
-  return Status::success();
 }
 
 void print_stats(const Timeline& t, const std::vector<RegionStats>& stats, const StageOccupancy& occ) {
@@ -69,6 +61,9 @@ int run_timeline_command(const TimelineArgs& a) {
       return report_error("timeline: cannot tell the format of '" + a.out + "' from its extension: use .json (Chrome "
                           "trace, opens in Perfetto), .png, .svg or .pdf");
   }
+  if (a.t1_us > 0 && a.t1_us <= a.t0_us)
+    return report_error("timeline: --t1 " + format_number(a.t1_us) + " must be after --t0 " + format_number(a.t0_us) +
+                        " (µs; --t1 0 is the end of the run)");
   if (a.view != "gantt" && a.view != "stats" && a.view != "occupancy")
     return report_error("timeline: unknown --view '" + a.view + "' (gantt, stats or occupancy)");
   auto config = parse_key_values(a.config);
@@ -131,12 +126,12 @@ int run_timeline_command(const TimelineArgs& a) {
   const auto occ = stage_occupancy(t);
   if (a.stats) print_stats(t, stats, occ);
   if (!a.stats_json.empty()) {
-    Status s = write_text(a.stats_json, timeline_summary_json(t, stats, occ).dump(2) + "\n");
+    Status s = write_file_atomic(a.stats_json, timeline_summary_json(t, stats, occ).dump(2) + "\n");
     if (!s.ok()) return report_error(s.message());
   }
   if (a.out.empty()) return 0;
   if (format == "json") {
-    Status s = write_text(a.out, to_chrome_trace(t).dump() + "\n");
+    Status s = save_chrome_trace(t, a.out);
     if (!s.ok()) return report_error(s.message());
   } else {
     viz::Scene scene;
@@ -174,15 +169,16 @@ void add_timeline_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--view", a->view, "Image view: gantt, stats or occupancy")->capture_default_str();
   cmd->add_flag("--stats", a->stats, "Print per-region statistics and stage occupancy");
   cmd->add_option("--stats-json", a->stats_json, "Write the statistics and occupancy as JSON to FILE");
-  cmd->add_option("--t0", a->t0_us, "Gantt zoom window start, µs");
-  cmd->add_option("--t1", a->t1_us, "Gantt zoom window end, µs (0: the whole run)");
-  cmd->add_option("--tracks", a->tracks, "Gantt rows shown (0: all)")->capture_default_str();
-  cmd->add_option("--first-track", a->first_track, "First Gantt row shown")->capture_default_str();
-  cmd->add_option("--width", a->width, "Image width in points")->capture_default_str();
-  cmd->add_option("--capacity", a->capacity, "Marks per warp in the probe buffer (default: from the kernel's spec)");
-  cmd->add_option("--repeat", a->repeat, "Timed runs before the probe run")->capture_default_str();
-  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str();
-  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take")->capture_default_str();
+  cmd->add_option("--t0", a->t0_us, "Gantt zoom window start, µs")->check(in_range(0, 1e12, "µs"));
+  cmd->add_option("--t1", a->t1_us, "Gantt zoom window end, µs (0: the whole run)")->check(in_range(0, 1e12, "µs"));
+  cmd->add_option("--tracks", a->tracks, "Gantt rows shown (0: all)")->capture_default_str()->check(in_range(0, 1e6));
+  cmd->add_option("--first-track", a->first_track, "First Gantt row shown")->capture_default_str()->check(in_range(0, 1e9));
+  cmd->add_option("--width", a->width, "Image width in points")->capture_default_str()->check(in_range(200, 20000));
+  cmd->add_option("--capacity", a->capacity, "Marks per warp in the probe buffer (default: from the kernel's spec)")
+      ->check(in_range(1, 1 << 18));
+  cmd->add_option("--repeat", a->repeat, "Timed runs before the probe run")->capture_default_str()->check(in_range(0, 100000));
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
+  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take")->capture_default_str()->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
   cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory");
   cmd->callback([&ctx, a] { ctx.exit_code = run_timeline_command(*a); });

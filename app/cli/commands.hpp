@@ -28,4 +28,8 @@ void add_results_command(CLI::App& app, Context& ctx);
 // Prints "tilelab: error: MESSAGE" to stderr and returns the exit code to use.
 int report_error(const std::string& message, int code = 1);
 
+// A numeric option's check: a number in [lo, hi]. CLI11 puts the option's name before the message
+// ("--jobs: 0 is out of range (expected 1 to 1024)") and the command exits 1 before it runs.
+CLI::Validator in_range(double lo, double hi, const std::string& unit = {});
+
 }  // namespace tl::cli

@@ -1,5 +1,7 @@
 // `tilelab` entry point: parses the command line (CLI11) and dispatches to a subcommand.
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "app/cli/commands.hpp"
 #include "runtime/log.hpp"
@@ -9,6 +11,27 @@ namespace tl::cli {
 int report_error(const std::string& message, int code) {
   std::cerr << "tilelab: error: " << message << '\n';
   return code;
+}
+
+namespace {
+std::string number_text(double v) {
+  std::ostringstream s;
+  if (v == std::floor(v) && std::fabs(v) < 1e18) s << static_cast<long long>(v);
+  else s << v;
+  return s.str();
+}
+}  // namespace
+
+CLI::Validator in_range(double lo, double hi, const std::string& unit) {
+  const std::string range = number_text(lo) + " to " + number_text(hi) + (unit.empty() ? "" : " " + unit);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a number (expected " + range + ")";
+        if (!(v >= lo && v <= hi)) return text + " is out of range (expected " + range + ")";
+        return {};
+      },
+      "[" + range + "]", "in_range");
 }
 
 }  // namespace tl::cli
@@ -43,8 +66,13 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Every usage error exits 1 (CLI11's own codes, 100-120, would tell a script nothing it can use).
+    const auto parsed = app.get_subcommands();
+    return tl::cli::report_error(std::string(e.what()) + " (see tilelab " +
+                                 (parsed.empty() ? std::string() : parsed.front()->get_name() + " ") + "--help)");
   } catch (const std::exception& e) {
     return tl::cli::report_error(e.what());
   }

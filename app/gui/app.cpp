@@ -339,15 +339,33 @@ ResultsStore* App::store_on_store_thread() {
       return nullptr;
     }
     m_store = std::move(*opened);
+    m_reader.reset();
     m_store_error.clear();
   }
   return m_store.get();
 }
 
+ResultsStore* App::reader_on_store_thread() {
+  if (m_store) return m_store.get();
+  if (!m_reader) {
+    const std::string path = m_store_path.empty() ? default_results_db_path() : m_store_path;
+    std::error_code ec;
+    m_store_error.clear();
+    if (!std::filesystem::exists(path, ec)) return nullptr;  // nothing recorded yet
+    auto opened = ResultsStore::open_read_only(path);
+    if (!opened) {
+      m_store_error = opened.status().message();
+      return nullptr;
+    }
+    m_reader = std::move(*opened);
+  }
+  return m_reader.get();
+}
+
 void App::load_history() {
   results.set_loading(true);
   m_store_jobs.post("load results history", [this]() -> JobQueue::Done {
-    ResultsStore* store = store_on_store_thread();
+    ResultsStore* store = reader_on_store_thread();
     if (!store) return [this, e = m_store_error] {
       results.set_loading(false);
       results.set_error(e);
@@ -378,6 +396,7 @@ void App::load_history() {
 void App::set_results_db(const std::string& path) {
   m_store_jobs.post("open results store " + path, [this, path]() -> JobQueue::Done {
     m_store.reset();
+    m_reader.reset();
     m_store_path = path;
     return [this, path] {
       m_options.results_db = path;
@@ -530,7 +549,8 @@ void App::stop_sweep() {
 
 void App::load_sweeps() {
   m_store_jobs.post("list sweeps", [this]() -> JobQueue::Done {
-    ResultsStore* store = store_on_store_thread();
+    ResultsStore* store = reader_on_store_thread();
+    if (!store && m_store_error.empty()) return [this] { sweep.set_stored_sweeps({}); };  // no store yet
     if (!store) return [this, e = m_store_error] { message(Message::Level::error, e); };
     auto rows = store->sweeps();
     if (!rows) return [this, e = rows.status().message()] { message(Message::Level::error, e); };
@@ -541,8 +561,10 @@ void App::load_sweeps() {
 Status App::show_stored_sweep(const std::string& id) {
   if (m_sweep.running) return make_error(ErrorCode::invalid_argument, "a sweep is running: stop it first");
   m_store_jobs.post("read sweep " + id, [this, id]() -> JobQueue::Done {
-    ResultsStore* store = store_on_store_thread();
-    if (!store) return [this, e = m_store_error] { message(Message::Level::error, e); };
+    ResultsStore* store = reader_on_store_thread();
+    if (!store) return [this, e = m_store_error.empty() ? "no results store yet: no sweep " + id : m_store_error] {
+      message(Message::Level::error, e);
+    };
     auto sweeps = store->sweeps();
     ResultsQuery q;
     q.sweep_id = id;
@@ -569,6 +591,10 @@ Status App::show_stored_sweep(const std::string& id) {
     // Rows as the heat map reads them (config, status, metrics, resources), without the bulky record.
     for (auto& r : *rows) {
       nlohmann::json j = r;
+      // smem as a live sweep's points have it: static + the launch's dynamic shared memory.
+      if (j["record"].is_object() && j["record"].contains("launch") && j["record"]["launch"].is_object())
+        j["smem"] = std::max(0, r.resources.value("shared_static_bytes", 0)) +
+                    j["record"]["launch"].value("dynamic_smem", 0);
       j.erase("record");
       st.any_ran = st.any_ran || (r.status != "skipped" && r.median_ms > 0);
       st.points.push_back(std::move(j));

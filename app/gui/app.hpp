@@ -226,13 +226,17 @@ class App {
   std::vector<Message> m_messages;
   void record_run(const RunEntry& e);
   ResultsStore* store_on_store_thread();  // opened on first use; null (and m_store_error set) when it can't be
+  // The store history is read from: the recording one when open, else the file opened read-only (a read-only file
+  // shows its history; a missing one is not created). Null with m_store_error empty when there is no store yet.
+  ResultsStore* reader_on_store_thread();
   std::string m_store_error;              // store thread only; copied into the panel by callbacks
   std::string m_store_path;               // store thread only (set before the first job): the file m_store opens
   SweepState m_sweep;
   std::atomic<bool> m_sweep_stop{false};
   Sass m_sass;
   std::unique_ptr<Session> m_session;  // job thread only
-  std::unique_ptr<ResultsStore> m_store;        // store-job thread only: history queries and run inserts
+  std::unique_ptr<ResultsStore> m_store;        // store-job thread only: run inserts, and queries once open
+  std::unique_ptr<ResultsStore> m_reader;       // store-job thread only: queries before anything was recorded
   std::unique_ptr<ResultsStore> m_sweep_store;  // job thread only: the sweep engine stores each point as it arrives
   // The store's own queue, so that loading history never waits behind a compile or a long sweep. Last members:
   // their threads stop before the rest is destroyed (m_jobs first).

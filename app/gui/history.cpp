@@ -135,7 +135,8 @@ std::string suggest_sweep_space(const Schema& config, const std::map<std::string
 std::vector<std::string> sweep_metrics(bool any_ran) {
   std::vector<std::string> m;
   if (any_ran) m = {"tflops", "gbps", "efficiency", "median_ms"};
-  for (const char* r : {"registers", "spill_store_bytes", "shared_static_bytes", "stack_frame_bytes"}) m.push_back(r);
+  // smem: static + the launch's dynamic shared memory (what the config really takes).
+  for (const char* r : {"registers", "spill_store_bytes", "smem", "stack_frame_bytes"}) m.push_back(r);
   return m;
 }
 

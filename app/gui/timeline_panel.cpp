@@ -8,7 +8,6 @@
 #include <imgui.h>
 
 #include "app/gui/app.hpp"
-#include "app/gui/trace_import.hpp"
 #include "library.hpp"
 
 namespace tl::gui {
@@ -27,7 +26,7 @@ void TimelinePanel::set(std::shared_ptr<const Timeline> t, std::string from) {
 }
 
 Status TimelinePanel::load_trace(const std::string& path) {
-  auto t = load_chrome_trace(path);
+  auto t = read_chrome_trace(path);
   if (!t) return t.status();
   std::snprintf(m_path, sizeof(m_path), "%s", path.c_str());
   set(std::make_shared<const Timeline>(std::move(*t)), path);
@@ -65,7 +64,7 @@ void TimelinePanel::draw(App& app) {
   ImGui::SameLine();
   ImGui::BeginDisabled(!m_timeline);
   if (ImGui::Button("Save trace") && m_timeline) {
-    Status st = write_file_atomic(m_path, to_chrome_trace(*m_timeline).dump() + "\n");
+    Status st = save_chrome_trace(*m_timeline, m_path);
     app.message(st ? Message::Level::info : Message::Level::error, st ? std::string("wrote ") + m_path : st.message());
   }
   ImGui::EndDisabled();

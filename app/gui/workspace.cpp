@@ -1,12 +1,10 @@
 // Workspace JSON, atomic saving and the default locations.
 #include "app/gui/workspace.hpp"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "runtime/json_read.hpp"
 
 namespace tl::gui {
 namespace fs = std::filesystem;
@@ -47,37 +45,11 @@ Result<Workspace> workspace_from_json(const nlohmann::json& j) {
 Result<Workspace> load_workspace(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Workspace{};
-  std::ifstream in(path);
-  if (!in) return make_error(ErrorCode::io, "cannot read workspace " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded()) return make_error(ErrorCode::parse, "workspace " + path + " is not valid JSON");
-  auto w = workspace_from_json(j);
+  auto j = read_json_file(path, "workspace");
+  if (!j) return j.status();
+  auto w = workspace_from_json(*j);
   if (!w) return w.status().with_context("workspace " + path);
   return w;
-}
-
-Status write_file_atomic(const std::string& path, const std::string& text) {
-  fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return make_error(ErrorCode::io, "cannot write " + tmp);
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return make_error(ErrorCode::io, "cannot replace " + path + ": " + ec.message());
-  }
-  return Status::success();
 }
 
 Status save_workspace(const std::string& path, const Workspace& w) {

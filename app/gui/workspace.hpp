@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/files.hpp"  // write_file_atomic: the workspace, the Lua editor's save, trace exports
 #include "runtime/status.hpp"
 
 namespace tl::gui {
@@ -40,8 +41,6 @@ Result<Workspace> workspace_from_json(const nlohmann::json& j);
 Result<Workspace> load_workspace(const std::string& path);
 // Writes FILE atomically (a temporary file in the same folder, then rename), creating the folder.
 Status save_workspace(const std::string& path, const Workspace& w);
-// Writes `text` to `path` atomically; shared by the workspace and the Lua editor's save.
-Status write_file_atomic(const std::string& path, const std::string& text);
 
 // --workspace, else $TILELAB_WORKSPACE, else $XDG_CONFIG_HOME/tilelab/workspace.json, else
 // ~/.config/tilelab/workspace.json.

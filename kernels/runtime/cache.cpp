@@ -1,9 +1,7 @@
 // KernelCache: one entry = cubin + PTX + JSON metadata; each file written to a temporary name and renamed into place.
 #include "runtime/cache.hpp"
 
-#include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/files.hpp"
 #include "runtime/hash.hpp"
 #include "runtime/log.hpp"
 
@@ -36,30 +35,6 @@ std::optional<std::string> read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Unique temporary next to the target, then rename: readers see the old entry or the whole new one, never a part.
-Status write_atomic(const std::string& path, const void* data, std::size_t size) {
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return make_error(ErrorCode::io, "writing " + tmp + " failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return make_error(ErrorCode::io, "cannot rename into " + path + ": " + ec.message());
-  }
-  return Status::success();
 }
 
 }  // namespace
@@ -104,8 +79,8 @@ Status KernelCache::store(const CompiledKernel& k) const {
   std::error_code ec;
   fs::create_directories(fs::path(entry_path(k.key, ".json")).parent_path(), ec);
   if (ec) return make_error(ErrorCode::io, "cannot create the kernel cache directory under " + m_dir + ": " + ec.message());
-  TL_RETURN_IF_ERROR(write_atomic(entry_path(k.key, ".cubin"), k.cubin.data(), k.cubin.size()));
-  TL_RETURN_IF_ERROR(write_atomic(entry_path(k.key, ".ptx"), k.ptx.data(), k.ptx.size()));
+  TL_RETURN_IF_ERROR(write_file_atomic(entry_path(k.key, ".cubin"), std::string_view(k.cubin.data(), k.cubin.size())));
+  TL_RETURN_IF_ERROR(write_file_atomic(entry_path(k.key, ".ptx"), k.ptx));
   std::string cubin_view(k.cubin.begin(), k.cubin.end());
   nlohmann::json meta = {{"key", k.key},
                          {"name_expression", k.name_expression},
@@ -117,8 +92,7 @@ Status KernelCache::store(const CompiledKernel& k) const {
                          {"cubin_hash", hash128_hex(cubin_view)},
                          {"ptx_bytes", k.ptx.size()},
                          {"ptx_hash", hash128_hex(k.ptx)}};
-  std::string text = meta.dump(2);
-  return write_atomic(entry_path(k.key, ".json"), text.data(), text.size());
+  return write_file_atomic(entry_path(k.key, ".json"), meta.dump(2));
 }
 
 }  // namespace tl

@@ -1,13 +1,12 @@
-// Device ceilings, parent side: JSON form, the per-device cache file, and measuring through the worker.
+// Device ceilings, parent side: JSON form and the per-device cache file.
 #include "runtime/ceilings.hpp"
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "runtime/log.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/files.hpp"
+#include "runtime/json_read.hpp"
 
 namespace tl {
 
@@ -66,50 +65,17 @@ std::string ceilings_cache_path(const std::string& cache_dir, const DeviceInfo& 
 }
 
 Result<Ceilings> load_ceilings(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(ErrorCode::not_found, "no cached ceilings at " + path);
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(ErrorCode::parse, path + " is not a ceilings JSON file");
-  Ceilings c = j.get<Ceilings>();
-  if (c.hbm_bytes_per_s <= 0 || c.fp32_flops <= 0) return make_error(ErrorCode::parse, path + " holds no measurements");
-  return c;
+  if (!std::filesystem::exists(path)) return make_error(ErrorCode::not_found, "no cached ceilings at " + path);
+  auto j = read_json_file(path, "cached ceilings");
+  if (!j) return j.status();
+  if (Status s = validate_ceilings_json(*j); !s.ok()) return s.with_context(path);
+  return j->get<Ceilings>();
 }
 
 Status save_ceilings(const std::string& path, const Ceilings& c) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
-    out << nlohmann::json(c).dump(2) << '\n';
-    if (!out) return make_error(ErrorCode::io, "cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path, ec);  // atomic: a concurrent reader sees the old or the new file
-  if (ec) return make_error(ErrorCode::io, "cannot move " + tmp + " to " + path + ": " + ec.message());
-  return {};
+  // Atomic: a concurrent reader sees the old or the new file.
+  return write_file_atomic(path, nlohmann::json(c).dump(2) + "\n");
 }
 
-Result<Ceilings> device_ceilings(WorkerClient& worker, const DeviceInfo& device, const std::string& cache_dir,
-                                 bool refresh, const OnBench& on_bench) {
-  std::string path = ceilings_cache_path(cache_dir, device);
-  if (!refresh) {
-    auto cached = load_ceilings(path);
-    if (cached) return cached;
-    log::debug(cached.status().message(), "; measuring");
-  }
-  auto reply = worker.call(
-      make_request("ceilings", {{"device", device.index}}),
-      [&](const Message& p) {
-        if (on_bench)
-          on_bench(p.header.value("bench", std::string()), p.header.value("value", 0.0),
-                   p.header.value("unit", std::string()));
-      },
-      std::chrono::milliseconds(120000));
-  if (!reply) return reply.status().with_context("measuring the device ceilings");
-  Ceilings c = reply->header.value("ceilings", nlohmann::json::object()).get<Ceilings>();
-  if (Status s = save_ceilings(path, c); !s.ok()) log::warn("ceilings not cached: ", s.message());
-  return c;
-}
 
 }  // namespace tl

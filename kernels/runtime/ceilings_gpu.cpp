@@ -1,4 +1,5 @@
-// Device ceilings, worker side: runs the built-in micro-benchmarks and turns their times into rates.
+// Device ceilings through the worker: the parent asks for them (device_ceilings, cached), the worker runs the
+// built-in micro-benchmarks and turns their times into rates.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "runtime/ceilings.hpp"
 #include "runtime/cuda_util.hpp"
+#include "runtime/log.hpp"
 #include "runtime/worker.hpp"
 
 namespace tl {
@@ -219,6 +221,28 @@ Result<Message> serve_ceilings(const Message& request, WorkerChannel& channel) {
   if (!c) return c.status();
   TL_RETURN_IF_ERROR(stream_error);
   return make_reply(0, {{"ceilings", *c}});
+}
+
+Result<Ceilings> device_ceilings(WorkerClient& worker, const DeviceInfo& device, const std::string& cache_dir,
+                                 bool refresh, const OnBench& on_bench) {
+  std::string path = ceilings_cache_path(cache_dir, device);
+  if (!refresh) {
+    auto cached = load_ceilings(path);
+    if (cached) return cached;
+    log::debug(cached.status().message(), "; measuring");
+  }
+  auto reply = worker.call(
+      make_request("ceilings", {{"device", device.index}}),
+      [&](const Message& p) {
+        if (on_bench)
+          on_bench(p.header.value("bench", std::string()), p.header.value("value", 0.0),
+                   p.header.value("unit", std::string()));
+      },
+      std::chrono::milliseconds(120000));
+  if (!reply) return reply.status().with_context("measuring the device ceilings");
+  Ceilings c = reply->header.value("ceilings", nlohmann::json::object()).get<Ceilings>();
+  if (Status s = save_ceilings(path, c); !s.ok()) log::warn("ceilings not cached: ", s.message());
+  return c;
 }
 
 }  // namespace tl

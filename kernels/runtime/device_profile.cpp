@@ -1,11 +1,11 @@
 // Device profile files: writing one after `info --measure`, and reading one back with errors a user can act on.
 #include "runtime/device_profile.hpp"
 
-#include <cmath>
+#include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "runtime/files.hpp"
+#include "runtime/json_read.hpp"
 
 namespace tl {
 namespace {
@@ -37,38 +37,53 @@ nlohmann::json device_profile_json(const DeviceInfo& device, const ToolkitInfo& 
 
 Status save_device_profile(const std::string& path, const DeviceInfo& device, const ToolkitInfo& toolkit,
                            const Ceilings& ceilings) {
-  std::error_code ec;
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path);
-  if (!out) return make_error(ErrorCode::io, "cannot write the device profile " + path);
-  out << device_profile_json(device, toolkit, ceilings).dump(2) << '\n';
-  if (!out) return make_error(ErrorCode::io, "cannot write the device profile " + path);
-  return Status::success();
+  return write_file_atomic(path, device_profile_json(device, toolkit, ceilings).dump(2) + "\n");
 }
 
 Status validate_ceilings_json(const nlohmann::json& j) {
   if (!j.is_object()) return make_error(ErrorCode::parse, std::string("is ") + j.type_name() + ", expected an object");
-  static const char* kNumbers[] = {"hbm_bytes_per_s", "l2_bytes_per_s",          "smem_bytes_per_s",
-                                   "fp32_flops",      "bf16_tc_flops",           "fp16_tc_flops",
-                                   "fp8_tc_flops",    "bf16_tc_sustained_flops", "tc_clock_mhz",
-                                   "tc_sustained_clock_mhz"};
-  for (const char* f : kNumbers) {
-    auto it = j.find(f);
+  // What one GPU can plausibly measure: a value outside is a corrupt or hand-edited file, and would put the roofline
+  // at 1e-300 or "inf%". 0 means "not measured" (fp8 before sm_89, the sustained rate off Hopper).
+  struct Range {
+    const char* field;
+    double lo, hi;
+    const char* unit;
+  };
+  static const Range kRanges[] = {
+      {"hbm_bytes_per_s", 1e9, 1e16, "bytes/s"},      {"l2_bytes_per_s", 1e9, 1e16, "bytes/s"},
+      {"smem_bytes_per_s", 1e9, 1e16, "bytes/s"},     {"fp32_flops", 1e9, 1e18, "FLOP/s"},
+      {"bf16_tc_flops", 1e9, 1e18, "FLOP/s"},         {"fp16_tc_flops", 1e9, 1e18, "FLOP/s"},
+      {"fp8_tc_flops", 1e9, 1e18, "FLOP/s"},          {"bf16_tc_sustained_flops", 1e9, 1e18, "FLOP/s"},
+      {"tc_clock_mhz", 1, 1e4, "MHz"},                {"tc_sustained_clock_mhz", 1, 1e4, "MHz"}};
+  for (const Range& r : kRanges) {
+    auto it = j.find(r.field);
     if (it == j.end()) continue;
     if (!it->is_number())
-      return make_error(ErrorCode::parse, std::string("\"") + f + "\" is " + it->type_name() + ", expected a number");
-    double v = it->get<double>();
-    if (!std::isfinite(v) || v < 0)
-      return make_error(ErrorCode::parse, std::string("\"") + f + "\" is " + it->dump() + ", expected a rate >= 0");
+      return make_error(ErrorCode::parse, std::string("\"") + r.field + "\" is " + it->type_name() + ", expected a number");
+    const double v = it->get<double>();
+    if (v != 0 && !(v >= r.lo && v <= r.hi)) {
+      char range[96];
+      std::snprintf(range, sizeof range, "0 (not measured) or %g to %g %s", r.lo, r.hi, r.unit);
+      return make_error(ErrorCode::parse, std::string("\"") + r.field + "\" is " + it->dump() + ", expected " + range);
+    }
   }
   for (const char* f : {"device_name", "pci_bus_id", "arch", "measured_at", "tilelab_version", "tc_method"}) {
     auto it = j.find(f);
     if (it != j.end() && !it->is_string())
       return make_error(ErrorCode::parse, std::string("\"") + f + "\" is " + it->type_name() + ", expected a string");
   }
-  if (auto it = j.find("details"); it != j.end() && !it->is_object())
-    return make_error(ErrorCode::parse, std::string("\"details\" is ") + it->type_name() + ", expected an object");
+  if (auto it = j.find("details"); it != j.end()) {
+    if (!it->is_object())
+      return make_error(ErrorCode::parse, std::string("\"details\" is ") + it->type_name() + ", expected an object");
+    // The timeline model reads each benchmark's "rate" (wgmma_bf16, mma_f16, ...): the same bounds as the rates.
+    for (const auto& [bench, entry] : it->items()) {
+      if (!entry.is_object() || !entry.contains("rate")) continue;
+      const nlohmann::json& rate = entry["rate"];
+      if (!rate.is_number() || rate.get<double>() < 0 || rate.get<double>() > 1e18)
+        return make_error(ErrorCode::parse, "\"details." + bench + ".rate\" is " + rate.dump() +
+                                                ", expected a number from 0 to 1e+18");
+    }
+  }
   for (const char* f : {"hbm_bytes_per_s", "fp32_flops"})
     if (j.value(f, 0.0) <= 0)
       return make_error(ErrorCode::parse, std::string("no \"") + f + "\" measurement (the roofline needs the HBM "
@@ -108,19 +123,9 @@ Result<DeviceProfile> parse_device_profile(const nlohmann::json& j, const std::s
 }
 
 Result<DeviceProfile> load_device_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, "cannot read the device profile " + path + ": no such file");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    auto at = what.find("line ");
-    return make_error(ErrorCode::parse, path + ": not JSON: " + (at == std::string::npos ? what : what.substr(at)));
-  }
-  return parse_device_profile(j, path);
+  auto j = read_json_file(path, "device profile");
+  if (!j) return j.status();
+  return parse_device_profile(*j, path);
 }
 
 }  // namespace tl

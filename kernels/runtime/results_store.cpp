@@ -4,11 +4,14 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <regex>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 #include "runtime/hash.hpp"
 #include "runtime/jit.hpp"
@@ -106,6 +109,18 @@ void to_json(nlohmann::json& j, const StoredRun& r) {
 
 namespace {
 
+// How long a statement waits for another process's lock (a sweep storing, the GUI recording) before it fails.
+constexpr std::chrono::milliseconds kBusyWait{30000};
+
+// SQLite's busy handler waits for a lock where it can; where it will not (it returns SQLITE_BUSY at once rather than
+// risk a deadlock, or while another process switches the file to WAL) the caller tries again: true after a short
+// sleep while `rc` is SQLITE_BUSY and kBusyWait has not passed since `since`.
+bool wait_to_retry(int rc, std::chrono::steady_clock::time_point since) {
+  if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() - since > kBusyWait) return false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return true;
+}
+
 // A prepared statement, finalized on scope exit. Binding indices start at 1, like SQLite's.
 class Stmt {
  public:
@@ -126,7 +141,14 @@ class Stmt {
     sqlite3_bind_int64(m_stmt, i, v);
     return *this;
   }
-  int step() { return sqlite3_step(m_stmt); }
+  // A step that waits out a lock (see wait_to_retry); a statement that already returned rows is not started over.
+  int step() {
+    const auto since = std::chrono::steady_clock::now();
+    int rc;
+    while ((rc = sqlite3_step(m_stmt)) != SQLITE_ROW && !m_stepped && wait_to_retry(rc, since)) sqlite3_reset(m_stmt);
+    m_stepped = true;
+    return rc;
+  }
   std::string text(int col) const {
     const unsigned char* t = sqlite3_column_text(m_stmt, col);
     return t ? std::string(reinterpret_cast<const char*>(t), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, col)))
@@ -138,6 +160,7 @@ class Stmt {
  private:
   sqlite3_stmt* m_stmt = nullptr;
   int m_rc = SQLITE_ERROR;
+  bool m_stepped = false;
 };
 
 std::string utc_now() {
@@ -179,6 +202,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_kernel ON runs(kernel, time);
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(sweep_id, point_key);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_sweep_point ON runs(sweep_id, point_key) WHERE sweep_id != '';
 CREATE TABLE IF NOT EXISTS sweeps (
   id TEXT PRIMARY KEY,
   kernel TEXT NOT NULL,
@@ -187,6 +211,15 @@ CREATE TABLE IF NOT EXISTS sweeps (
   created TEXT NOT NULL,
   updated TEXT NOT NULL
 );
+)sql";
+
+// Version 1 -> 2: one row per sweep point. Stores written before it may hold a point several times (sweeps run in
+// parallel); the newest outcome of its own (not "error") stays, else the newest row.
+constexpr const char* k_migrate_1_to_2 = R"sql(
+DELETE FROM runs WHERE sweep_id != '' AND id NOT IN (
+  SELECT coalesce(max(CASE WHEN status != 'error' THEN id END), max(id)) FROM runs WHERE sweep_id != ''
+  GROUP BY sweep_id, point_key);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_sweep_point ON runs(sweep_id, point_key) WHERE sweep_id != '';
 )sql";
 
 }  // namespace
@@ -199,60 +232,141 @@ Status ResultsStore::error(const std::string& what) const {
 
 Status ResultsStore::exec(const char* sql) const {
   char* msg = nullptr;
-  int rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &msg);
+  // Waits out the locks SQLite's busy handler does not (PRAGMA journal_mode = WAL on a store another process is
+  // creating returns SQLITE_BUSY at once). Every statement run here may run twice: they are idempotent.
+  const auto since = std::chrono::steady_clock::now();
+  int rc;
+  while (wait_to_retry(rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &msg), since)) {
+    sqlite3_free(msg);
+    msg = nullptr;
+  }
   if (rc == SQLITE_OK) return Status::success();
   std::string text = msg ? msg : sqlite3_errstr(rc);
   sqlite3_free(msg);
   if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
     return make_error(ErrorCode::parse, "results store " + m_path + " is not a usable SQLite database (" + text +
                                             "): move it away, or pass --db (or $TILELAB_DB) another file");
+  if ((rc & 0xff) == SQLITE_BUSY)
+    return make_error(ErrorCode::io, "results store " + m_path + ": still locked by another process after " +
+                                         std::to_string(kBusyWait.count() / 1000) + " s (" + text + ")");
   return make_error(ErrorCode::io, "results store " + m_path + ": " + text);
+}
+
+namespace {
+
+// file:PATH?immutable=1 for sqlite3_open_v2 with SQLITE_OPEN_URI: the characters a URI gives a meaning escaped.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ResultsStore>> ResultsStore::connect(const std::string& path, bool read_only) {
+  std::unique_ptr<ResultsStore> s(new ResultsStore());
+  s->m_path = path;
+  s->m_read_only = read_only;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return make_error(ErrorCode::io, "results store " + path + " is a directory, not a file");
+  const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &s->m_db, flags, nullptr);
+  if (rc != SQLITE_OK) return s->error("cannot open");
+  sqlite3_busy_timeout(s->m_db, static_cast<int>(kBusyWait.count()));  // another tilelab may be writing
+
+  // The first read tells a database from any other file; nothing is written before that.
+  auto first_read = [&]() -> Status {
+    Stmt st(s->m_db, "PRAGMA user_version");
+    if (!st.ok()) TL_RETURN_IF_ERROR(s->exec("PRAGMA user_version"));  // turns the failure into its message
+    if (st.step() == SQLITE_ROW) s->m_version = st.integer(0);
+    Stmt t(s->m_db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    if (!t.ok()) TL_RETURN_IF_ERROR(s->exec("SELECT 1 FROM sqlite_master"));
+    if (t.step() == SQLITE_ROW) s->m_tables = t.integer(0);
+    return Status::success();
+  };
+  Status read = first_read();
+  const int why = sqlite3_errcode(s->m_db) & 0xff;
+  if (!read.ok() && read_only && (why == SQLITE_CANTOPEN || why == SQLITE_READONLY)) {
+    // A WAL store in a folder this user cannot write has no -shm to share (SQLite cannot create one): nobody can be
+    // writing it either, so it is read as an immutable file.
+    sqlite3_close(s->m_db);
+    s->m_db = nullptr;
+    rc = sqlite3_open_v2(immutable_uri(path).c_str(), &s->m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX,
+                         nullptr);
+    if (rc != SQLITE_OK) return s->error("cannot open");
+    read = first_read();
+  }
+  TL_RETURN_IF_ERROR(read);
+  if (s->m_version > kSchemaVersion)
+    return make_error(ErrorCode::unsupported, "results store " + path + " has schema version " +
+                                                  std::to_string(s->m_version) + "; this TileLab reads versions up to " +
+                                                  std::to_string(kSchemaVersion) +
+                                                  " (a newer TileLab wrote it): use that one, or pass --db another file");
+  if (s->m_version == 0 && s->m_tables > 0)
+    return make_error(ErrorCode::parse, "results store " + path + " is an SQLite database of another program (it has "
+                                        "tables but no TileLab schema version): pass --db another file");
+  return s;
 }
 
 Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& given) {
   const std::string path = given.empty() ? default_results_db_path() : given;
-  std::unique_ptr<ResultsStore> s(new ResultsStore());
-  s->m_path = path;
   fs::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
   if (ec) return make_error(ErrorCode::io, "cannot create the directory of the results store " + path + ": " + ec.message());
-  if (fs::is_directory(p, ec)) return make_error(ErrorCode::io, "results store " + path + " is a directory, not a file");
-  int rc = sqlite3_open_v2(path.c_str(), &s->m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
-  if (rc != SQLITE_OK) return s->error("cannot open");
-  sqlite3_busy_timeout(s->m_db, 10000);  // another tilelab (GUI, a second sweep) may be writing
-
-  // The first read tells a database from any other file; nothing is written before that.
-  std::int64_t version = 0, tables = 0;
+  auto opened = connect(path, false);
+  if (!opened) return opened.status();
+  ResultsStore& s = **opened;
+  bool wal = false;
   {
-    Stmt st(s->m_db, "PRAGMA user_version");
-    if (!st.ok()) TL_RETURN_IF_ERROR(s->exec("PRAGMA user_version"));  // turns the failure into its message
-    if (st.step() == SQLITE_ROW) version = st.integer(0);
-    Stmt t(s->m_db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
-    if (!t.ok()) TL_RETURN_IF_ERROR(s->exec("SELECT 1 FROM sqlite_master"));
-    if (t.step() == SQLITE_ROW) tables = t.integer(0);
+    Stmt mode(s.m_db, "PRAGMA journal_mode");  // finalized before the mode changes
+    wal = mode.ok() && mode.step() == SQLITE_ROW && mode.text(0) == "wal";
   }
-  if (version > kSchemaVersion)
-    return make_error(ErrorCode::unsupported, "results store " + path + " has schema version " + std::to_string(version) +
-                                                  "; this TileLab reads version " + std::to_string(kSchemaVersion) +
-                                                  " (a newer TileLab wrote it): use that one, or pass --db another file");
-  if (version == 0 && tables > 0)
-    return make_error(ErrorCode::parse, "results store " + path + " is an SQLite database of another program (it has "
-                                        "tables but no TileLab schema version): pass --db another file");
-  TL_RETURN_IF_ERROR(s->exec("PRAGMA journal_mode = WAL"));
-  TL_RETURN_IF_ERROR(s->exec("PRAGMA synchronous = NORMAL"));  // WAL + NORMAL: a killed process loses nothing committed
-  if (version == 0) {
-    TL_RETURN_IF_ERROR(s->exec("BEGIN IMMEDIATE"));
-    Status created = s->exec(k_schema);
-    if (created.ok()) created = s->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
-    if (!created.ok()) {
-      (void)s->exec("ROLLBACK");
-      return created;
-    }
-    TL_RETURN_IF_ERROR(s->exec("COMMIT"));
+  if (!wal) TL_RETURN_IF_ERROR(s.exec("PRAGMA journal_mode = WAL"));
+  TL_RETURN_IF_ERROR(s.exec("PRAGMA synchronous = NORMAL"));  // WAL + NORMAL: a killed process loses nothing committed
+  if (s.m_version == kSchemaVersion) return opened;
+  // Created or upgraded in one write transaction; its version read again inside, where no other process can be
+  // doing the same.
+  TL_RETURN_IF_ERROR(s.exec("BEGIN IMMEDIATE"));
+  Status made = [&]() -> Status {
+    Stmt v(s.m_db, "PRAGMA user_version");
+    std::int64_t version = v.ok() && v.step() == SQLITE_ROW ? v.integer(0) : 0;
+    if (version == 0) TL_RETURN_IF_ERROR(s.exec(k_schema));
+    else if (version == 1) TL_RETURN_IF_ERROR(s.exec(k_migrate_1_to_2));
+    if (version < kSchemaVersion)
+      TL_RETURN_IF_ERROR(s.exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str()));
+    return Status::success();
+  }();
+  if (!made.ok()) {
+    (void)s.exec("ROLLBACK");
+    return made;
   }
-  return s;
+  TL_RETURN_IF_ERROR(s.exec("COMMIT"));
+  s.m_version = kSchemaVersion;
+  return opened;
+}
+
+Result<std::unique_ptr<ResultsStore>> ResultsStore::open_read_only(const std::string& given) {
+  const std::string path = given.empty() ? default_results_db_path() : given;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return make_error(ErrorCode::not_found, "no results store at " + path +
+                                                " (nothing was stored there: `tilelab bench`, `tilelab sweep` and "
+                                                "tl.sweep store their runs; --db or $TILELAB_DB names another store)");
+  auto opened = connect(path, true);
+  if (!opened) return opened.status();
+  if ((*opened)->m_version == 0)
+    return make_error(ErrorCode::parse, "results store " + path + " holds no TileLab tables (an empty database): "
+                                        "pass --db the store `tilelab bench` or `tilelab sweep` wrote");
+  return opened;
 }
 
 ResultsStore::~ResultsStore() { sqlite3_close(m_db); }
@@ -290,10 +404,22 @@ StoredRun stored_run_of(const RunRecord& r, const RunContext& c) {
 }
 
 Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& c) {
+  if (m_read_only) return make_error(ErrorCode::invalid_argument, "results store " + m_path + " was opened read-only");
+  // A sweep point has one row (the unique index runs_sweep_point): storing it again (a rerun with --fresh, a retried
+  // error, the same sweep running in another process) replaces the row, except that an "error" never replaces an
+  // outcome of the point's own.
   static const char* sql =
       "INSERT INTO runs (time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, "
       "min_ms, max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
-      "failure_message, sweep_id, point_key, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      "failure_message, sweep_id, point_key, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+      "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
+      "excluded.kernel, source_hash = excluded.source_hash, config = excluded.config, problem = excluded.problem, "
+      "device = excluded.device, sm_clock_khz = excluded.sm_clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
+      "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
+      "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
+      "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
+      "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record "
+      "WHERE excluded.status != 'error' OR runs.status = 'error' RETURNING id";
   Stmt st(m_db, sql);
   if (!st.ok()) return error("cannot prepare the insert");
   const StoredRun s = stored_run_of(r, c);
@@ -321,9 +447,21 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
       .bind(22, s.sweep_id)
       .bind(23, s.point_key)
       .bind(24, s.record.dump());
-  // Outside an explicit transaction each statement commits by itself: the row is durable when step returns.
-  if (st.step() != SQLITE_DONE) return error("cannot store the run of " + r.kernel);
-  return static_cast<std::int64_t>(sqlite3_last_insert_rowid(m_db));
+  // Outside an explicit transaction each statement commits by itself: the row is durable when it is done.
+  std::int64_t id = 0;
+  int rc = st.step();
+  if (rc == SQLITE_ROW) {
+    id = st.integer(0);
+    rc = st.step();
+  }
+  if (rc != SQLITE_DONE) return error("cannot store the run of " + r.kernel);
+  if (id != 0) return id;
+  // The point kept its earlier outcome (this one was an error): that row is the point's.
+  Stmt kept(m_db, "SELECT id FROM runs WHERE sweep_id = ? AND point_key = ?");
+  if (!kept.ok()) return error("cannot read back the run of " + r.kernel);
+  kept.bind(1, s.sweep_id).bind(2, s.point_key);
+  if (kept.step() != SQLITE_ROW) return error("cannot read back the run of " + r.kernel);
+  return kept.integer(0);
 }
 
 Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const {
@@ -408,6 +546,7 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
 
 Status ResultsStore::begin_sweep(const std::string& id, const std::string& kernel, const nlohmann::json& problems,
                                  const nlohmann::json& space) {
+  if (m_read_only) return make_error(ErrorCode::invalid_argument, "results store " + m_path + " was opened read-only");
   Stmt st(m_db,
           "INSERT INTO sweeps (id, kernel, problems, space, created, updated) VALUES (?,?,?,?,?,?) "
           "ON CONFLICT(id) DO UPDATE SET updated = excluded.updated");

@@ -3,8 +3,12 @@
 
 // One file (default ~/.local/share/tilelab/results.db), WAL mode, schema versioned with PRAGMA user_version.
 // Each insert is its own transaction, so a process killed mid-sweep (kill -9) keeps every run finished before
-// it; sweeps find what they already stored by their key and point and go on from there. A file that is not a
-// database (or another program's database) is refused with a message naming it; nothing is written to it.
+// it; sweeps find what they already stored by their key and point and go on from there. A sweep point is one row
+// (a unique index on sweep id and point key; storing it again replaces it), so sweeps run in parallel never double
+// a point. Several processes share a store: each waits for another's lock (up to 30 s) rather than fail. A file
+// that is not a database (or another program's database) is refused with a message naming it; nothing is written
+// to it. Readers (`tilelab results`, `roofline --from`, the GUI's history) open it read-only: a read-only file
+// works, and a path with no store is an error rather than a new empty store.
 
 #include <cstdint>
 #include <memory>
@@ -83,17 +87,21 @@ struct SweepRow {
 
 class ResultsStore {
  public:
-  // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks or
-  // creates the schema. Errors (io, parse, unsupported) name the file: not a database, another program's database,
-  // a newer schema.
+  // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks,
+  // creates or upgrades the schema (version 1 stores lose the duplicate rows of a sweep point: the newest outcome
+  // stays). Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer
+  // schema.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& path);
+  // Opens an existing store for reading only (SQLITE_OPEN_READONLY; any older schema reads): nothing is created,
+  // upgraded or written. A path with no file is not_found ("no results store at X"); insert and begin_sweep fail.
+  static Result<std::unique_ptr<ResultsStore>> open_read_only(const std::string& path);
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
   ResultsStore& operator=(const ResultsStore&) = delete;
 
   const std::string& path() const { return m_path; }
 
-  // One row, committed before it returns. Returns its id.
+  // One row, committed before it returns (a sweep point's row replaced, see above). Returns its id.
   Result<std::int64_t> insert(const RunRecord& record, const RunContext& context);
   Result<std::vector<StoredRun>> query(const ResultsQuery& q) const;
 
@@ -104,15 +112,20 @@ class ResultsStore {
   Result<std::set<std::string>> sweep_points(const std::string& id) const;
   Result<std::vector<SweepRow>> sweeps() const;
 
-  static constexpr int kSchemaVersion = 1;
+  // 2: one row per sweep point (unique index runs_sweep_point).
+  static constexpr int kSchemaVersion = 2;
 
  private:
   ResultsStore() = default;
+  // Opens the file and reads its schema version, refusing what is not a TileLab store of a version it reads.
+  static Result<std::unique_ptr<ResultsStore>> connect(const std::string& path, bool read_only);
   Status exec(const char* sql) const;
   Status error(const std::string& what) const;
 
   std::string m_path;
   sqlite3* m_db = nullptr;
+  bool m_read_only = false;
+  std::int64_t m_version = 0, m_tables = 0;  // as found when opened
 };
 
 // The row `insert` would write for a run (id 0, time now): what a caller that shows runs not stored (the GUI with

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/json_read.hpp"
+
 namespace tl {
 
 // [SECTION] the model
@@ -258,26 +260,11 @@ Result<RooflinePoint> roofline_point(const Roofline& r, const nlohmann::json& re
 
 // [SECTION] sources
 
-namespace {
-
-Result<nlohmann::json> parse_json_text(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 5: ..."; keep from "line".
-    auto at = what.find("line ");
-    return make_error(ErrorCode::parse, "not JSON: " + (at == std::string::npos ? what : what.substr(at)));
-  }
-}
-
-}  // namespace
-
 Result<std::vector<nlohmann::json>> parse_run_records(const std::string& text, const std::string& source) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return make_error(ErrorCode::parse, source + ": no run records (the file is empty)");
   std::vector<nlohmann::json> records;
-  auto whole = parse_json_text(text);
+  auto whole = parse_json(text, source);
   if (whole) {
     if (whole->is_object()) {
       records.push_back(std::move(*whole));
@@ -304,18 +291,16 @@ Result<std::vector<nlohmann::json>> parse_run_records(const std::string& text, c
   while (std::getline(in, line)) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto j = parse_json_text(line);
+    const std::string where = source + ":" + std::to_string(number);
+    auto j = parse_json(line, where);
     if (!j || !j->is_object()) {
-      if (first_line) return make_error(ErrorCode::parse, source + ": " + whole.status().message());
-      return make_error(ErrorCode::parse, source + ":" + std::to_string(number) + ": " +
-                                              (j ? std::string("is ") + j->type_name() + ", expected a run record object"
-                                                 : j.status().message()));
+      if (first_line) return whole.status();
+      return j ? make_error(ErrorCode::parse, where + ": is " + std::string(j->type_name()) + ", expected a run record object")
+               : j.status();
     }
     first_line = false;
     Status s = validate_run_record(*j);
-    if (!s.ok())
-      return make_error(ErrorCode::parse,
-                        source + ":" + std::to_string(number) + " (" + record_name(*j) + "): " + s.message());
+    if (!s.ok()) return make_error(ErrorCode::parse, where + " (" + record_name(*j) + "): " + s.message());
     records.push_back(std::move(*j));
   }
   return records;

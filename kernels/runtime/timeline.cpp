@@ -4,11 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
+
+#include "runtime/files.hpp"
+#include "runtime/json_read.hpp"
 
 namespace tl {
 
@@ -533,26 +539,28 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b) {
 
 // [SECTION] export ---------------------------------------------------------------------------------------------
 
-nlohmann::json to_chrome_trace(const Timeline& t) {
+namespace {
+
+// Every trace event of `t` in order, one at a time: to_chrome_trace collects them, save_chrome_trace streams them
+// to a file without holding a document of millions of events.
+void for_each_trace_event(const Timeline& t, const std::function<void(nlohmann::json&&)>& emit) {
   using nlohmann::json;
-  json events = json::array();
   const std::string tag = t.model ? " (MODEL)" : "";
   int last_sm = -1;
   for (std::size_t k = 0; k < t.tracks.size(); ++k) {
     const TimelineTrack& tr = t.tracks[k];
     const int pid = tr.sm + 1, tid = static_cast<int>(k) + 1;
     if (tr.sm != last_sm) {
-      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-                        {"args", {{"name", "SM " + std::to_string(tr.sm) + tag}}}});
-      events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
-                        {"args", {{"sort_index", tr.sm}}}});
+      emit({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+            {"args", {{"name", "SM " + std::to_string(tr.sm) + tag}}}});
+      emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", tr.sm}}}});
       last_sm = tr.sm;
     }
     std::string name = "block " + std::to_string(tr.block) + " · warp " + std::to_string(tr.warp);
     if (tr.lane > 0) name += " · async " + std::to_string(tr.lane);
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
-                      {"args", {{"sort_index", static_cast<int>(k)}}}});
+    emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
+          {"args", {{"sort_index", static_cast<int>(k)}}}});
     for (std::uint32_t i = tr.first; i < tr.first + tr.count; ++i) {
       const TimelineEvent& e = t.events[i];
       json args = {{"aux", e.aux}, {"block", tr.block}, {"warp", tr.warp}};
@@ -567,29 +575,73 @@ nlohmann::json to_chrome_trace(const Timeline& t) {
         ev["ph"] = "X";
         ev["dur"] = e.duration_ns() * 1e-3;
       }
-      events.push_back(std::move(ev));
+      emit(std::move(ev));
     }
   }
-  json other = {{"tilelab", TILELAB_VERSION}, {"kernel", t.kernel}, {"label", t.label}, {"model", t.model},
-                {"regions", t.regions}, {"num_stages", t.num_stages}, {"dropped_marks", t.dropped_marks()}};
+}
+
+nlohmann::json trace_other_data(const Timeline& t) {
+  nlohmann::json other = {{"tilelab", TILELAB_VERSION}, {"kernel", t.kernel}, {"label", t.label}, {"model", t.model},
+                          {"regions", t.regions}, {"num_stages", t.num_stages}, {"dropped_marks", t.dropped_marks()}};
   if (t.model) other["model_note"] = "MODEL timeline computed from the config, not recorded: " + t.model_note;
   if (!t.device.empty()) other["device"] = t.device;
-  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", std::move(other)}};
+  return other;
+}
+
+}  // namespace
+
+nlohmann::json to_chrome_trace(const Timeline& t) {
+  nlohmann::json events = nlohmann::json::array();
+  for_each_trace_event(t, [&](nlohmann::json&& e) { events.push_back(std::move(e)); });
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", trace_other_data(t)}};
+}
+
+Status save_chrome_trace(const Timeline& t, const std::string& path) {
+  const std::string temp = temp_path_for(path);
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return make_error(ErrorCode::io, "cannot write " + path + ": cannot create a file in its directory");
+    // The same document as to_chrome_trace(t).dump(), one event at a time.
+    out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << trace_other_data(t).dump() << ",\"traceEvents\":[";
+    bool first = true;
+    for_each_trace_event(t, [&](nlohmann::json&& e) {
+      out << (first ? "" : ",") << e.dump();
+      first = false;
+    });
+    out << "]}\n";
+    out.close();
+    if (!out) {
+      discard_temp_file(temp);
+      return make_error(ErrorCode::io, "writing " + path + " failed (disk full?); the file is unchanged");
+    }
+  }
+  return commit_temp_file(temp, path);
 }
 
 Result<Timeline> from_chrome_trace(const nlohmann::json& trace) {
-  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
-    return make_error(ErrorCode::parse, "not a Chrome trace: no \"traceEvents\" array");
-  const nlohmann::json other = trace.value("otherData", nlohmann::json::object());
+  using nlohmann::json;
+  const json* events = nullptr;
+  if (trace.is_object() && trace.contains("traceEvents") && trace["traceEvents"].is_array()) events = &trace["traceEvents"];
+  else if (trace.is_array()) events = &trace;
+  if (!events) return make_error(ErrorCode::parse, "not a Chrome trace: no \"traceEvents\" array");
+  static const json no_other = json::object();
+  const json& other_json = trace.is_object() && trace.contains("otherData") ? trace["otherData"] : no_other;
+  JsonFields other(other_json, "otherData");
+  // Ours (written by to_chrome_trace) carry the SM as pid - 1 and block/warp in args, and start at 0 already.
+  const bool ours = other_json.is_object() && other_json.contains("tilelab");
+
   std::vector<std::string> regions;
-  if (other.contains("regions") && other["regions"].is_array())
-    for (const auto& r : other["regions"]) regions.push_back(r.is_string() ? r.get<std::string>() : std::string());
-  auto region_id = [&](const std::string& name) {
-    for (std::size_t i = 0; i < regions.size(); ++i)
-      if (regions[i] == name) return static_cast<int>(i);
-    regions.push_back(name);
-    return static_cast<int>(regions.size()) - 1;
-  };
+  std::map<std::string, int> region_of;
+  if (other_json.is_object() && other_json.contains("regions")) {
+    if (!other_json["regions"].is_array())
+      return make_error(ErrorCode::parse, std::string("otherData: field \"regions\" is ") +
+                                              other_json["regions"].type_name() + ", expected an array of names");
+    for (const auto& r : other_json["regions"]) {
+      const std::string name = r.is_string() ? r.get<std::string>() : std::string();
+      region_of.emplace(name, static_cast<int>(regions.size()));
+      regions.push_back(name);
+    }
+  }
   struct Key {
     int sm, block, warp;
     bool operator<(const Key& o) const { return std::tie(sm, block, warp) < std::tie(o.sm, o.block, o.warp); }
@@ -601,57 +653,125 @@ Result<Timeline> from_chrome_trace(const nlohmann::json& trace) {
     double start_ns, end_ns;
     bool instant, unterminated;
   };
-  std::map<Key, std::vector<Mark>> warps;
-  std::size_t index = 0;
-  for (const auto& e : trace["traceEvents"]) {
-    ++index;
-    const std::string ph = e.value("ph", "");
-    if (ph != "X" && ph != "i") continue;
-    if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("pid") || !e["pid"].is_number_integer())
-      return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": no numeric \"ts\" or \"pid\"");
-    const nlohmann::json args = e.value("args", nlohmann::json::object());
-    Key key{e["pid"].get<int>() - 1, args.value("block", 0), args.value("warp", e.value("tid", 0))};
-    Mark m{region_id(e.value("name", "")),
-           static_cast<std::uint8_t>(args.value("stage", static_cast<int>(kNoStage))),
-           args.value("aux", 0u),
-           e["ts"].get<double>() * 1e3,
-           0,
-           ph == "i",
-           args.value("unterminated", false)};
-    m.end_ns = m.instant ? m.start_ns : m.start_ns + e.value("dur", 0.0) * 1e3;
-    warps[key].push_back(m);
+  struct Track {
+    std::vector<Mark> marks;
+    std::vector<std::pair<std::string, double>> open;  // "B" events waiting for their "E"
+  };
+  std::map<Key, Track> tracks;
+  std::size_t skipped = 0;
+  constexpr std::int64_t kMaxId = std::numeric_limits<int>::max();
+  for (std::size_t index = 0; index < events->size(); ++index) {
+    const json& e = (*events)[index];
+    JsonFields f(e, "trace event " + std::to_string(index));
+    const std::string ph = f.text("ph");
+    if (!f.ok()) return f.status();
+    if (ph != "X" && ph != "i" && ph != "I" && ph != "B" && ph != "E") {
+      if (ph != "M") ++skipped;  // counters, flows, ...: said in a warning
+      continue;
+    }
+    if (!e.contains("ts")) {
+      ++skipped;
+      continue;
+    }
+    const double ts_ns = f.number("ts", 0) * 1e3;
+    const std::int64_t pid = f.integer("pid", 0, 0, kMaxId), tid = f.integer("tid", 0, 0, kMaxId);
+    const std::string name = f.text("name", "?");
+    const double dur_ns = f.number("dur", 0) * 1e3;
+    JsonFields args = f.object("args");
+    const bool has_block = e.contains("args") && e["args"].is_object() && e["args"].contains("block");
+    // Ours: the SM is pid - 1, block and warp in args; anything else: the pid as SM and block, the tid as warp.
+    Key key{static_cast<int>(has_block && pid >= 1 ? pid - 1 : pid), static_cast<int>(args.integer("block", pid, 0, kMaxId)),
+            static_cast<int>(args.integer("warp", tid, 0, kMaxId))};
+    const auto stage = static_cast<std::uint8_t>(args.integer("stage", kNoStage, 0, kNoStage));
+    const auto aux = static_cast<std::uint32_t>(args.integer("aux", 0, 0, std::numeric_limits<std::uint32_t>::max()));
+    const bool unterminated = args.flag("unterminated", false);
+    if (!f.ok()) return f.status();
+    if (dur_ns < 0) return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": field \"dur\" is negative");
+    if (!std::isfinite(ts_ns + dur_ns))  // in ns, past double range: a time no trace holds
+      return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": field \"ts\" or \"dur\" is too large");
+    auto region = [&](const std::string& n) -> Result<int> {
+      auto [it, added] = region_of.emplace(n, static_cast<int>(regions.size()));
+      if (added) regions.push_back(n);
+      if (regions.size() > std::numeric_limits<std::uint16_t>::max())
+        return make_error(ErrorCode::parse, "trace event " + std::to_string(index) + ": more than 65535 distinct event names");
+      return it->second;
+    };
+    Track& tr = tracks[key];
+    if (ph == "B") {
+      tr.open.emplace_back(name, ts_ns);
+      continue;
+    }
+    std::string region_name = name;
+    double start_ns = ts_ns, end_ns = ts_ns + dur_ns;
+    if (ph == "E") {
+      if (tr.open.empty()) {
+        ++skipped;
+        continue;
+      }
+      std::tie(region_name, start_ns) = tr.open.back();
+      tr.open.pop_back();
+      end_ns = ts_ns;
+    }
+    auto id = region(region_name);
+    if (!id) return id.status();
+    const bool instant = ph == "i" || ph == "I";
+    tr.marks.push_back({*id, stage, aux, start_ns, instant ? start_ns : end_ns, instant, unterminated});
   }
+  const bool model = other.flag("model", false);
+  Timeline base;
+  base.kernel = other.text("kernel");
+  base.label = other.text("label");
+  base.device = other.text("device");
+  base.num_stages = static_cast<int>(other.integer("num_stages", 0, 0, 255));
+  std::string note = other.text("model_note");
+  if (!other.ok()) return other.status();
+  std::size_t total = 0;
+  for (const auto& [key, tr] : tracks) total += tr.marks.size();
+  if (total == 0) return make_error(ErrorCode::parse, "the Chrome trace has no X, i or B/E events with a \"ts\" to show");
+
   TimelineBuilder builder(regions);
   std::map<std::pair<int, int>, TimelineBlock> blocks;
-  for (const auto& [key, marks] : warps) {
+  for (auto& [key, tr] : tracks) {
+    if (tr.marks.empty()) continue;
+    std::stable_sort(tr.marks.begin(), tr.marks.end(), [](const Mark& x, const Mark& y) { return x.start_ns < y.start_ns; });
     auto [it, fresh] = blocks.try_emplace({key.sm, key.block});
     TimelineBlock& b = it->second;
     if (fresh) {
       b.block = key.block;
       b.sm = key.sm;
       b.start_ns = std::numeric_limits<double>::infinity();
-      b.end_ns = 0;
+      b.end_ns = -std::numeric_limits<double>::infinity();
     }
     builder.begin_warp(key.sm, key.block, key.warp);
-    for (const Mark& m : marks) {
+    for (const Mark& m : tr.marks) {
       if (m.instant) builder.instant(m.region, m.stage, m.aux, m.start_ns);
       else builder.interval(m.region, m.stage, m.aux, m.start_ns, m.end_ns, m.unterminated);
       b.start_ns = std::min(b.start_ns, m.start_ns);
       b.end_ns = std::max(b.end_ns, m.end_ns);
     }
   }
+  // Block anchors are not in a trace: each block spans its warps' events.
   for (const auto& [key, b] : blocks) builder.add_block(b);
-  Timeline t = builder.finish(false);
-  t.model = other.value("model", false);
-  t.kernel = other.value("kernel", "");
-  t.label = other.value("label", "");
-  t.device = other.value("device", "");
-  t.num_stages = other.value("num_stages", 0);
+  Timeline t = builder.finish(!ours);
+  t.model = model;
+  t.kernel = std::move(base.kernel);
+  t.label = std::move(base.label);
+  t.device = std::move(base.device);
+  t.num_stages = base.num_stages;
   if (t.model) {
     const std::string prefix = "MODEL timeline computed from the config, not recorded: ";  // what to_chrome_trace adds
-    t.model_note = other.value("model_note", "");
-    if (t.model_note.rfind(prefix, 0) == 0) t.model_note.erase(0, prefix.size());
+    if (note.rfind(prefix, 0) == 0) note.erase(0, prefix.size());
+    t.model_note = std::move(note);
   }
+  if (skipped) t.warnings.push_back(std::to_string(skipped) + " trace events of other kinds (or without \"ts\") were skipped");
+  return t;
+}
+
+Result<Timeline> read_chrome_trace(const std::string& path) {
+  auto j = read_json_file(path, "trace");
+  if (!j) return j.status();
+  auto t = from_chrome_trace(*j);
+  if (!t) return t.status().with_context(path);
   return t;
 }
 

@@ -186,10 +186,18 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b);
 // SM (pid = SM + 1), one thread per track (tid = track + 1) named "block B · warp W"; intervals are "X" events,
 // instants "i"; timestamps in µs. A model timeline says so in its process names and in otherData.model.
 nlohmann::json to_chrome_trace(const Timeline& t);
-// The inverse for traces this module wrote (a saved trace plotted again): events regrouped per SM/block/warp
-// from pid and args, regions from otherData.regions (else by name in order of appearance), the model flag kept.
-// Block anchors are not in the trace: blocks span their warps' events. Errors (parse) name what is missing.
+// The same document written to `path` event by event (a model of millions of events never becomes one JSON value
+// in memory), through a temporary file: the file is the whole trace or unchanged.
+Status save_chrome_trace(const Timeline& t, const std::string& path);
+// The inverse, for ours (a saved trace plotted again) and other tools' traceEvents JSON (an object or a bare array):
+// "X" and "i"/"I" events, "B"/"E" pairs; regions from otherData.regions, else by name in order of appearance. Ours
+// regroup per SM/block/warp from pid and args (async sub-tracks are rebuilt from the overlaps); others get a track
+// per (pid, tid), moved to start at 0. Block anchors are not in a trace: blocks span their warps' events. Events
+// of other kinds are skipped and counted in a warning. Errors (parse) name the event and the field: "trace event
+// 12: field \"args.block\" is array, expected an integer".
 Result<Timeline> from_chrome_trace(const nlohmann::json& trace);
+// The Chrome trace file at `path` read with from_chrome_trace; errors name the file.
+Result<Timeline> read_chrome_trace(const std::string& path);
 // The summary JSON of `tilelab timeline --stats`: regions, occupancy, overflow, model flag.
 nlohmann::json timeline_summary_json(const Timeline& t, const std::vector<RegionStats>& stats,
                                      const StageOccupancy& occupancy);
@@ -231,8 +239,12 @@ struct GemmModelCosts {
 // The pipeline simulated on each block: gemm.wgmma (a producer warp issuing TMA loads per stage, CONSUMERS
 // warpgroups running wgmma per k-tile on the SM's shared tensor cores, the epilogue, barrier waits) and gemm.mma
 // (every warp issues cp.async for a stage ahead, waits for the current one, runs its MMAs). unsupported for other
-// kernels. The result has model = true.
+// kernels. The result has model = true. A problem whose model would exceed kMaxModelEvents is refused from its
+// config, before anything is simulated.
 Result<Timeline> model_timeline(const KernelInstance& instance, const ModelDevice& device);
+// About 100 bytes each in memory and 170 in a Chrome trace (an 8192^3 gemm.wgmma model has 2.4M); the pipeline's
+// behaviour shows in far fewer tiles.
+inline constexpr double kMaxModelEvents = 1 << 22;
 
 struct GemmWgmmaModel {
   int stages = 3, consumers = 2, k_steps = 1;

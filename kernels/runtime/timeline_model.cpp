@@ -1,6 +1,7 @@
 // Model timelines: a GEMM pipeline simulated per block from its config and the device's ceilings (no GPU needed).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "runtime/ceilings.hpp"
 #include "runtime/device.hpp"
@@ -205,6 +206,16 @@ Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d
   const int k_steps = static_cast<int>((K + 63) / 64);
   Timeline t;
   std::string shape;
+  // Refused from the config, before a vector is sized: each k-step of each tile gives a handful of events.
+  auto check_size = [&](double events) -> Status {
+    if (events <= kMaxModelEvents) return {};
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "the model of %s at %s would have %.3g events; a model timeline holds at most %.0f: model a smaller "
+                  "problem (fewer output tiles or a smaller K; the pipeline shows in a few tiles)",
+                  name.c_str(), inst.problem.to_string().c_str(), events, kMaxModelEvents);
+    return make_error(ErrorCode::invalid_argument, text);
+  };
   if (name == "gemm.wgmma") {
     const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
     GemmWgmmaModel m;
@@ -212,6 +223,9 @@ Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d
     m.consumers = static_cast<int>(bm / 64);
     m.k_steps = k_steps;
     const std::int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+    // Per k-step: the producer's wait, issue and flight, and each consumer's wait, wgmma and release; an epilogue
+    // per tile and consumer.
+    TL_RETURN_IF_ERROR(check_size(double(tiles) * m.consumers * (double(k_steps) * (3.0 / m.consumers + 3) + 1)));
     const std::int64_t grid = std::max<std::int64_t>(inst.launch.grid.x, 1);
     m.tiles_per_block.clear();
     for (std::int64_t blk = 0; blk < grid; ++blk)
@@ -239,6 +253,7 @@ Result<Timeline> model_timeline(const KernelInstance& inst, const ModelDevice& d
     m.stages = static_cast<int>(inst.config.integer("num_stages"));
     m.warps = static_cast<int>(inst.config.integer("warps_M") * inst.config.integer("warps_N"));
     m.k_steps = k_steps;
+    TL_RETURN_IF_ERROR(check_size(double(inst.launch.grid.volume()) * (3.0 * k_steps + 1)));  // issue, wait, mma; epilogue
     m.blocks = static_cast<int>(inst.launch.grid.volume());
     m.num_sms = sms;
     const double smem = std::max<double>(inst.launch.dynamic_smem, 1);

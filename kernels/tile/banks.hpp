@@ -228,20 +228,37 @@ inline std::vector<std::string> builtin_pattern_names() {
           "row.scalar",  "col.scalar"};
 }
 
+// The most threads a row./col. pattern may name: a thread block's.
+inline constexpr int kMaxPatternThreads = 1024;
+
+// Splits "col.v128:8" into the name and its thread count (32 without a suffix). "" when it is fine, else what is
+// wrong: a count that is not 1..kMaxPatternThreads, or a count on ldmatrix (a warp instruction: always 32 lanes).
+inline std::string split_thread_suffix(std::string_view& name, int& threads) {
+  threads = 32;
+  const size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return {};
+  const std::string_view base = name.substr(0, colon), digits = name.substr(colon + 1);
+  if (base.substr(0, 8) == "ldmatrix")
+    return std::string(base) + " is a warp instruction (always 32 lanes): drop ':" + std::string(digits) + "'";
+  long long n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9' || n > kMaxPatternThreads) { n = -1; break; }
+    n = n * 10 + (c - '0');
+  }
+  if (digits.empty() || n < 1 || n > kMaxPatternThreads)
+    return "thread count '" + std::string(digits) + "' after '" + std::string(base) + ":' must be 1.." +
+           std::to_string(kMaxPatternThreads);
+  threads = static_cast<int>(n);
+  name = base;
+  return {};
+}
+
 // A built-in pattern by name over a (rows, cols) tile of elem_bytes elements, starting at (row0, col0).
-// Optional suffix ":N" sets the number of threads (default 32), e.g. "col.v128:8".
+// Optional suffix ":N" sets the number of threads of a row./col. pattern (default 32), e.g. "col.v128:8".
 inline std::optional<AccessPattern> builtin_pattern(std::string_view name, int rows, int cols, int elem_bytes,
                                                     int row0 = 0, int col0 = 0) {
   int threads = 32;
-  if (const size_t colon = name.find(':'); colon != std::string_view::npos) {
-    threads = 0;
-    for (size_t i = colon + 1; i < name.size(); ++i) {
-      if (name[i] < '0' || name[i] > '9' || threads > 4096) return std::nullopt;
-      threads = threads * 10 + (name[i] - '0');
-    }
-    if (threads <= 0) return std::nullopt;
-    name = name.substr(0, colon);
-  }
+  if (!split_thread_suffix(name, threads).empty()) return std::nullopt;
   for (int num : {1, 2, 4}) {
     const std::string base = "ldmatrix.x" + std::to_string(num);
     if (name == base) return ldmatrix_pattern(num, false, elem_bytes, row0, col0);
@@ -370,6 +387,13 @@ inline AccessParse parse_access(std::string_view text, int rows, int cols, int e
       out.message = "expected @row,col after the pattern name";
       return out;
     }
+  }
+  std::string_view base = name;
+  int threads = 32;
+  if (std::string why = split_thread_suffix(base, threads); !why.empty()) {
+    out.position = static_cast<int>(b + name.find(':') + 1);
+    out.message = why;
+    return out;
   }
   if (std::optional<AccessPattern> p = builtin_pattern(name, rows, cols, elem_bytes, row0, col0)) {
     out.ok = true;

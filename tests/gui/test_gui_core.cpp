@@ -16,7 +16,6 @@
 
 #include "app/gui/history.hpp"
 #include "app/gui/job_queue.hpp"
-#include "app/gui/trace_import.hpp"
 #include "app/gui/workspace.hpp"
 #include "tests/viz/timeline_fixtures.hpp"
 
@@ -129,59 +128,6 @@ TEST(JobQueue, AnExceptionBecomesAnErrorCallbackAndTheQueueGoesOn) {
   while (q.busy()) q.drain();
   EXPECT_EQ(error, "bad job: boom");
   EXPECT_TRUE(after);
-}
-
-TEST(TraceImport, ReadsBackOurOwnChromeTrace) {
-  Timeline t = viz::testing::busy_timeline(24, 50);
-  auto back = timeline_from_chrome_trace(to_chrome_trace(t));
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->events.size(), t.events.size());
-  EXPECT_EQ(back->regions, t.regions);
-  EXPECT_EQ(back->num_stages, t.num_stages);
-  EXPECT_NEAR(back->duration_ns, t.duration_ns, 1e-3 * t.duration_ns);
-  // Same blocks and warps per track (sub-tracks are rebuilt from the overlaps).
-  std::set<std::tuple<int, int, int>> a, b;
-  for (const auto& tr : t.tracks) a.insert({tr.sm, tr.block, tr.warp});
-  for (const auto& tr : back->tracks) b.insert({tr.sm, tr.block, tr.warp});
-  EXPECT_EQ(a, b);
-  // Per region: the same count and total duration.
-  auto totals = [](const Timeline& x) {
-    std::map<std::string, std::pair<int, double>> m;
-    for (const auto& e : x.events) {
-      auto& s = m[x.region_name(e.region)];
-      ++s.first;
-      s.second += e.duration_ns();
-    }
-    return m;
-  };
-  auto ta = totals(t), tb = totals(*back);
-  ASSERT_EQ(ta.size(), tb.size());
-  for (const auto& [name, s] : ta) {
-    EXPECT_EQ(tb[name].first, s.first) << name;
-    EXPECT_NEAR(tb[name].second, s.second, 1e-6 * s.second + 1e-3) << name;
-  }
-}
-
-TEST(TraceImport, ForeignTracesWithBeginEndPairs) {
-  nlohmann::json trace = {{"traceEvents",
-                           {{{"ph", "B"}, {"name", "load"}, {"pid", 7}, {"tid", 2}, {"ts", 1.0}},
-                            {{"ph", "E"}, {"name", "load"}, {"pid", 7}, {"tid", 2}, {"ts", 3.0}},
-                            {{"ph", "X"}, {"name", "mma"}, {"pid", 7}, {"tid", 3}, {"ts", 2.0}, {"dur", 0.5}},
-                            {{"ph", "C"}, {"name", "counter"}, {"pid", 7}, {"ts", 2.0}}}}};
-  auto t = timeline_from_chrome_trace(trace);
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  ASSERT_EQ(t->events.size(), 2u);
-  EXPECT_EQ(t->tracks.size(), 2u);
-  EXPECT_NEAR(t->duration_ns, 2000, 1e-6);  // 1 µs .. 3 µs, origin moved to the first event
-  ASSERT_EQ(t->warnings.size(), 1u);        // the counter event was skipped, and said so
-}
-
-TEST(TraceImport, RejectsWhatIsNotATrace) {
-  EXPECT_FALSE(timeline_from_chrome_trace(nlohmann::json{{"foo", 1}}).ok());
-  EXPECT_FALSE(timeline_from_chrome_trace(nlohmann::json{{"traceEvents", nlohmann::json::array()}}).ok());
-  auto missing = load_chrome_trace("/nonexistent/trace.json");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), ErrorCode::not_found);
 }
 
 // [SECTION] progress from a running job, history rows, sweep spaces, SASS tools

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/hash.hpp"
 #include "sweep.hpp"
 
@@ -85,10 +87,21 @@ TEST(SweepSpace, IdDependsOnKernelProblemAndSpace) {
   EXPECT_EQ(sweep_id(a).size(), 16u);
 }
 
-TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
+// What a plain SweepPrinter prints for these points, each with its progress.
+std::string printed(const std::vector<std::pair<SweepPoint, SweepProgress>>& points) {
   std::FILE* f = std::tmpfile();
-  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f, nullptr);
   SweepPrinter printer(f, /*force_plain=*/true);
+  for (const auto& [p, progress] : points) printer.point(p, progress);
+  printer.finish();
+  std::rewind(f);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  return text;
+}
+
+TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
   SweepPoint ran;
   ran.problem = {{"n", "1024"}};
   ran.config = {{"vec", "4"}};
@@ -97,19 +110,61 @@ TEST(SweepPrinter, PlainLinesSayWhatEachPointDid) {
   r.gbps = 123;
   r.time_ms.median = 0.5;
   ran.record = r;
-  printer.point(ran, {1, 2});
   SweepPoint skipped = ran;
   skipped.config = {{"vec", "8"}};
   skipped.status = PointStatus::skipped;
   skipped.reason = "vec=8 is too wide";
   skipped.record.reset();
-  printer.point(skipped, {2, 2});
-  printer.finish();
-  std::rewind(f);
-  std::string text(4096, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  EXPECT_EQ(text, "[1/2] n=1024 vec=4: 123 GB/s, 0.5000 ms\n[2/2] n=1024 vec=8: skipped: vec=8 is too wide\n");
+  EXPECT_EQ(printed({{ran, {1, 2}}, {skipped, {2, 2}}}),
+            "[1/2] n=1024 vec=4: 123 GB/s, 0.5000 ms\n[2/2] n=1024 vec=8: skipped: vec=8 is too wide\n");
+}
+
+TEST(SweepPrinter, ACompiledPointThatDidNotRunSaysWhatItUses) {
+  SweepPoint p;
+  p.config = {{"block_M", "64"}};
+  p.status = PointStatus::not_run;
+  p.resources.registers = 158;
+  p.resources.shared_static_bytes = 16;
+  p.smem_dynamic = 32768;
+  EXPECT_EQ(printed({{p, {1, 1}}}), "[1/1]  block_M=64: not_run (158 regs, 32784 B smem (16 static + 32768 dynamic), 0 B spills)\n");
+  const nlohmann::json j = p;
+  EXPECT_EQ(j["smem"], 32784);
+  EXPECT_EQ(j["smem_dynamic"], 32768);
+}
+
+TEST(Sweep, CompileOnlyPointsCarryTheirDynamicSharedMemory) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  if (session->has_device()) GTEST_SKIP() << "a GPU is here: the points run";
+  SweepSpec s;
+  s.kernel = "gemm.mma";
+  s.problems = {{{"M", "256"}, {"N", "256"}, {"K", "256"}}};
+  s.space = *parse_sweep_space("block_M=64;block_N=64;num_stages=2,3");
+  s.base_config = {{"warps_M", "2"}, {"warps_N", "2"}};
+  auto sum = run_sweep(*session, nullptr, s);
+  ASSERT_TRUE(sum) << sum.status().message();
+  ASSERT_EQ(sum->points.size(), 2u);
+  // Stages of a 64x64 A tile and a 64x64 B tile of bf16: 16 KiB each.
+  EXPECT_EQ(sum->points[0].status, PointStatus::not_run);
+  EXPECT_EQ(sum->points[0].smem_dynamic, 32768u);
+  EXPECT_EQ(sum->points[1].smem_dynamic, 49152u);
+}
+
+TEST(Sweep, ASpaceTooLargeToEnumerateIsRefusedBeforeAnyPoint) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  std::string values;
+  for (int v = 1; v <= 1000; ++v) {
+    if (v > 1) values += ',';
+    values += std::to_string(v);
+  }
+  SweepSpec s = copy_sweep();
+  s.space = *parse_sweep_space("vec=" + values + ";threads=" + values);  // 1e6 points
+  int points = 0;
+  auto sum = run_sweep(*session, nullptr, s, [&](const SweepPoint&, const SweepProgress&) { ++points; });
+  ASSERT_FALSE(sum);
+  EXPECT_NE(sum.status().message().find("the sweep has 1000000 points"), std::string::npos) << sum.status().message();
+  EXPECT_EQ(points, 0);
 }
 
 TEST(Sweep, SkipsInvalidConfigsWithTheirReasonAndStoresEveryPoint) {

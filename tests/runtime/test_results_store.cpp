@@ -1,10 +1,13 @@
 // The results store: round trip of a run, queries, sweeps' points, and clear refusals of files it cannot use.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
+#include <set>
 
 #include <sqlite3.h>
 
@@ -285,6 +288,218 @@ TEST(ResultsStore, StoredRunOfAgreesWithTheStoredRow) {
     j->erase("time");
   }
   EXPECT_EQ(stored, made);
+}
+
+
+// [SECTION] several processes on one store
+
+// Runs `body` in `n` child processes released at the same moment (a pipe as the starting gun); each child exits 0
+// when body returns "" and prints what it returned otherwise. Returns the children's complaints.
+std::vector<std::string> in_processes(int n, const std::function<std::string(int)>& body) {
+  int gun[2], report[2];
+  EXPECT_EQ(pipe(gun), 0);
+  EXPECT_EQ(pipe(report), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(gun[1]);
+      char c;
+      (void)!read(gun[0], &c, 1);  // wait for the gun: everyone starts together
+      std::string why = body(i);
+      if (!why.empty()) {
+        why = "process " + std::to_string(i) + ": " + why + "\n";
+        (void)!write(report[1], why.data(), why.size());
+      }
+      _exit(why.empty() ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  close(gun[0]);
+  close(report[1]);
+  close(gun[1]);  // EOF: every child's read returns at once
+  std::vector<std::string> complaints;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status)) complaints.push_back("a process died with signal " + std::to_string(WTERMSIG(status)));
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t got; (got = read(report[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(got));
+  close(report[0]);
+  if (!text.empty()) complaints.push_back(text);
+  return complaints;
+}
+
+TEST(ResultsStore, SweepsInParallelOnANewStoreWaitForTheLockAndStoreEachPointOnce) {
+  // What three identical sweeps started together do: open the same new file, register the sweep, store every point.
+  constexpr int kProcesses = 6, kPoints = 40;
+  for (int round = 0; round < 3; ++round) {
+    const std::string path = temp_db("parallel" + std::to_string(round) + ".db");
+    auto complaints = in_processes(kProcesses, [&](int) -> std::string {
+      auto store = ResultsStore::open(path);
+      if (!store) return store.status().message();
+      if (Status s = (*store)->begin_sweep("feedfacefeedface", "gemm.simt", nlohmann::json::array(), nlohmann::json::array());
+          !s.ok())
+        return s.message();
+      for (int p = 0; p < kPoints; ++p) {
+        RunContext c;
+        c.sweep_id = "feedfacefeedface";
+        c.point_key = "M=256|block_M=" + std::to_string(p);
+        auto id = (*store)->insert(sample_record(1 + p), c);
+        if (!id) return id.status().message();
+      }
+      return {};
+    });
+    EXPECT_TRUE(complaints.empty()) << complaints.front();
+    auto store = ResultsStore::open(path);
+    ASSERT_TRUE(store) << store.status().message();
+    auto rows = (*store)->query({});
+    ASSERT_TRUE(rows);
+    std::set<std::string> keys;
+    for (const auto& r : *rows) keys.insert(r.point_key);
+    EXPECT_EQ(keys.size(), std::size_t(kPoints));
+    EXPECT_EQ(rows->size(), std::size_t(kPoints)) << "a point was stored more than once";
+    auto sweeps = (*store)->sweeps();
+    ASSERT_TRUE(sweeps);
+    ASSERT_EQ(sweeps->size(), 1u);
+    EXPECT_EQ((*sweeps)[0].runs, kPoints);
+  }
+}
+
+
+// [SECTION] one row per sweep point; schema upgrade; read-only
+
+std::int64_t user_version(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  std::int64_t v = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+void sql(const std::string& path, const char* text) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* msg = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, text, nullptr, nullptr, &msg), SQLITE_OK) << (msg ? msg : "");
+  sqlite3_free(msg);
+  sqlite3_close(db);
+}
+
+RunRecord error_record() {
+  RunRecord r = sample_record(1);
+  r.failure = RunFailure{ErrorCode::internal, "the worker could not start", std::nullopt};
+  return r;
+}
+
+TEST(ResultsStore, ASweepPointIsOneRowStoringItAgainReplacesIt) {
+  auto store = ResultsStore::open(temp_db("point.db"));
+  ASSERT_TRUE(store);
+  RunContext c;
+  c.sweep_id = "0123456789abcdef";
+  c.point_key = "M=256|block_M=64";
+  auto first = (*store)->insert(sample_record(2), c);
+  auto again = (*store)->insert(sample_record(1), c);  // a rerun with --fresh, or the same sweep elsewhere
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(*first, *again);
+  auto rows = (*store)->query({});
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_DOUBLE_EQ((*rows)[0].median_ms, 1);  // the newer outcome
+  // An error (a worker that would not start) never replaces an outcome of the point's own.
+  auto failed = (*store)->insert(error_record(), c);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(*failed, *first);
+  rows = (*store)->query({});
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].status, "passed");
+  // Runs outside a sweep (bench, Lua) are all kept.
+  ASSERT_TRUE((*store)->insert(sample_record(3), {}));
+  ASSERT_TRUE((*store)->insert(sample_record(3), {}));
+  EXPECT_EQ((*store)->query({})->size(), 3u);
+}
+
+TEST(ResultsStore, AVersionOneStoreIsUpgradedKeepingTheNewestOutcomeOfEachPoint) {
+  const std::string path = temp_db("v1.db");
+  ASSERT_TRUE(ResultsStore::open(path));
+  // What version 1 was: no unique index; parallel sweeps doubled points.
+  sql(path, "DROP INDEX runs_sweep_point; PRAGMA user_version = 1;");
+  {
+    auto store = ResultsStore::open_read_only(path);  // reads version 1 as it is
+    ASSERT_TRUE(store) << store.status().message();
+  }
+  const char* row =
+      "INSERT INTO runs (time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, passed, "
+      "status, resources, failure_kind, failure_message, sweep_id, point_key, record, median_ms) VALUES ('t', 'k', '', "
+      "'{}', '{}', '', 0, 0, 1, '%s', '{}', '', '', '%s', '%s', '{}', %d);";
+  std::string rows;
+  auto add = [&](const char* status, const char* sweep, const char* point, int median) {
+    char text[1024];
+    std::snprintf(text, sizeof text, row, status, sweep, point, median);
+    rows += text;
+  };
+  add("passed", "s1", "a", 1);
+  add("passed", "s1", "a", 2);  // newest of its own: kept
+  add("error", "s1", "a", 3);
+  add("error", "s1", "b", 4);
+  add("error", "s1", "b", 5);  // only errors: the newest kept
+  add("passed", "s2", "a", 6);
+  add("passed", "", "", 7);  // bench runs are never touched
+  add("passed", "", "", 8);
+  sql(path, rows.c_str());
+  ASSERT_EQ(user_version(path), 1);
+  auto store = ResultsStore::open(path);
+  ASSERT_TRUE(store) << store.status().message();
+  EXPECT_EQ(user_version(path), ResultsStore::kSchemaVersion);
+  auto stored = (*store)->query({});
+  ASSERT_TRUE(stored);
+  std::multiset<int> medians;
+  for (const auto& r : *stored) medians.insert(static_cast<int>(r.median_ms));
+  EXPECT_EQ(medians, (std::multiset<int>{2, 5, 6, 7, 8}));
+}
+
+TEST(ResultsStore, ReadOnlyOpensNeitherCreateNorWrite) {
+  const std::string missing = temp_db("sub/typo.db");
+  auto none = ResultsStore::open_read_only(missing);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.status().code(), ErrorCode::not_found);
+  EXPECT_NE(none.status().message().find("no results store at " + missing), std::string::npos);
+  EXPECT_FALSE(fs::exists(fs::path(missing).parent_path()));  // not even its folder
+
+  // A store in a folder of its own, then both made read-only; as root, the read happens as "nobody", for whom the
+  // modes hold.
+  const fs::path dir = fs::path(temp_db("ro")).parent_path() / "ro_dir";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "r.db").string();
+  {
+    auto store = ResultsStore::open(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->insert(sample_record(1), {}));
+  }
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+  auto complaints = in_processes(1, [&](int) -> std::string {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return "cannot become nobody";
+    if (ResultsStore::open(path)) return "a read-write open of a read-only store succeeded: the test cannot tell";
+    auto store = ResultsStore::open_read_only(path);
+    if (!store) return store.status().message();
+    auto rows = (*store)->query({});
+    if (!rows) return rows.status().message();
+    if (rows->size() != 1) return "read " + std::to_string(rows->size()) + " rows, expected 1";
+    auto write = (*store)->insert(sample_record(2), {});
+    if (write || write.status().message().find("opened read-only") == std::string::npos)
+      return "an insert into a read-only store: " + (write ? std::string("succeeded") : write.status().message());
+    return {};
+  });
+  fs::permissions(dir, fs::perms::owner_all);
+  EXPECT_TRUE(complaints.empty()) << complaints.front();
 }
 
 }  // namespace

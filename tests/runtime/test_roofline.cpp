@@ -445,5 +445,63 @@ TEST_F(RooflineFiles, MalformedProfilesNameTheFileAndTheField) {
   EXPECT_EQ(load_device_profile((m_dir / "none.json").string()).status().code(), ErrorCode::not_found);
 }
 
+TEST_F(RooflineFiles, ImplausibleCeilingsAreRefusedWithTheFieldAndTheRange) {
+  json good = device_profile_json(h100ish(), ToolkitInfo{}, synthetic());
+  auto msg = [&](const std::string& field, double value) {
+    json j = good;
+    j["ceilings"][field] = value;
+    auto r = load_device_profile(write(field + ".json", j.dump()));
+    EXPECT_FALSE(r.ok()) << field << " = " << value;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(msg("fp32_flops", 1e308).find("fp32_flops.json: ceilings: \"fp32_flops\" is 1e+308, expected 0 (not "
+                                          "measured) or 1e+09 to 1e+18 FLOP/s"),
+            std::string::npos);
+  EXPECT_NE(msg("hbm_bytes_per_s", 1e-308).find("\"hbm_bytes_per_s\" is 1e-308, expected 0 (not measured) or 1e+09 "
+                                               "to 1e+16 bytes/s"),
+            std::string::npos);
+  EXPECT_NE(msg("tc_clock_mhz", 5e6).find("\"tc_clock_mhz\" is 5000000.0"), std::string::npos);
+  // The timeline model reads the benchmarks' rates from the details.
+  json j = good;
+  j["ceilings"]["details"]["wgmma_bf16"] = {{"rate", -3.0}};
+  auto r = load_device_profile(write("details.json", j.dump()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("\"details.wgmma_bf16.rate\" is -3.0"), std::string::npos) << r.status().message();
+  // Unmeasured (0) stays fine; the cache file is checked the same way.
+  json zero = json(synthetic());
+  zero["fp8_tc_flops"] = 0;
+  EXPECT_TRUE(load_ceilings(write("zero.json", zero.dump())).ok());
+  zero["l2_bytes_per_s"] = 1e300;
+  auto cached = load_ceilings(write("cache.json", zero.dump()));
+  ASSERT_FALSE(cached.ok());
+  EXPECT_NE(cached.status().message().find("cache.json: \"l2_bytes_per_s\" is 1e+300"), std::string::npos)
+      << cached.status().message();
+}
+
+TEST_F(RooflineFiles, NumbersOutOfRangeNameTheRecordAndTheField) {
+  // 1e400 does not fit a double: the parser refuses it, and the message says where it stood.
+  const std::string rec = gemm_record(8, 1).dump();
+  const std::string big = R"({"kernel": "gemm.wgmma", "flops": 1e400, "min_bytes": 1, "time_ms": {"median": 1}})";
+  auto arr = load_run_records(write("arr.json", "[" + rec + ",\n" + rec + ",\n" + big + "]"));
+  ASSERT_FALSE(arr.ok());
+  EXPECT_NE(arr.status().message().find("arr.json: record 2, field \"flops\": a number outside the range of a double"),
+            std::string::npos)
+      << arr.status().message();
+  auto lines = load_run_records(write("runs.jsonl", rec + "\n" + rec + "\n" + big + "\n"));
+  ASSERT_FALSE(lines.ok());
+  EXPECT_NE(lines.status().message().find("runs.jsonl:3: field \"flops\": a number outside"), std::string::npos)
+      << lines.status().message();
+  auto nested = load_run_records(write("t.json", R"({"kernel": "k", "time_ms": {"median": -1e999}})"));
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("t.json: field \"time_ms.median\": a number outside"), std::string::npos)
+      << nested.status().message();
+  // A document nested past kMaxJsonDepth is refused before anything walks it recursively.
+  auto deep = load_run_records(write("deep.json", std::string(100000, '[')));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("deep.json: arrays and objects nested deeper than 64 levels"),
+            std::string::npos)
+      << deep.status().message();
+}
+
 }  // namespace
 }  // namespace tl

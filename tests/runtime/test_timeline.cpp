@@ -2,6 +2,7 @@
 // validity, statistics and occupancy against hand-computed values, and model timelines of small GEMMs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,12 +13,17 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
 
 #include "library.hpp"
 #include "runtime/bench.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/ceilings.hpp"
 #include "runtime/timeline.hpp"
+#include "tests/viz/timeline_fixtures.hpp"
 
 namespace tl {
 namespace {
@@ -359,6 +365,110 @@ TEST(ChromeTrace, AModelSaysSoEverywhere) {
   }
 }
 
+TEST(ChromeTrace, ReadsBackOurOwnChromeTrace) {
+  Timeline t = tl::viz::testing::busy_timeline(24, 50);
+  auto back = from_chrome_trace(to_chrome_trace(t));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->events.size(), t.events.size());
+  EXPECT_EQ(back->regions, t.regions);
+  EXPECT_EQ(back->num_stages, t.num_stages);
+  EXPECT_NEAR(back->duration_ns, t.duration_ns, 1e-3 * t.duration_ns);
+  // Same blocks and warps per track (sub-tracks are rebuilt from the overlaps).
+  std::set<std::tuple<int, int, int>> a, b;
+  for (const auto& tr : t.tracks) a.insert({tr.sm, tr.block, tr.warp});
+  for (const auto& tr : back->tracks) b.insert({tr.sm, tr.block, tr.warp});
+  EXPECT_EQ(a, b);
+  // Per region: the same count and total duration.
+  auto totals = [](const Timeline& x) {
+    std::map<std::string, std::pair<int, double>> m;
+    for (const auto& e : x.events) {
+      auto& s = m[x.region_name(e.region)];
+      ++s.first;
+      s.second += e.duration_ns();
+    }
+    return m;
+  };
+  auto ta = totals(t), tb = totals(*back);
+  ASSERT_EQ(ta.size(), tb.size());
+  for (const auto& [name, s] : ta) {
+    EXPECT_EQ(tb[name].first, s.first) << name;
+    EXPECT_NEAR(tb[name].second, s.second, 1e-6 * s.second + 1e-3) << name;
+  }
+}
+
+TEST(ChromeTrace, ForeignTracesWithBeginEndPairs) {
+  nlohmann::json trace = {{"traceEvents",
+                           {{{"ph", "B"}, {"name", "load"}, {"pid", 7}, {"tid", 2}, {"ts", 1.0}},
+                            {{"ph", "E"}, {"name", "load"}, {"pid", 7}, {"tid", 2}, {"ts", 3.0}},
+                            {{"ph", "X"}, {"name", "mma"}, {"pid", 7}, {"tid", 3}, {"ts", 2.0}, {"dur", 0.5}},
+                            {{"ph", "C"}, {"name", "counter"}, {"pid", 7}, {"ts", 2.0}}}}};
+  auto t = from_chrome_trace(trace);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->events.size(), 2u);
+  EXPECT_EQ(t->tracks.size(), 2u);
+  EXPECT_NEAR(t->duration_ns, 2000, 1e-6);  // 1 µs .. 3 µs, origin moved to the first event
+  ASSERT_EQ(t->warnings.size(), 1u);        // the counter event was skipped, and said so
+}
+
+TEST(ChromeTrace, RejectsWhatIsNotATrace) {
+  EXPECT_FALSE(from_chrome_trace(nlohmann::json{{"foo", 1}}).ok());
+  EXPECT_FALSE(from_chrome_trace(nlohmann::json{{"traceEvents", nlohmann::json::array()}}).ok());
+  auto missing = read_chrome_trace("/nonexistent/trace.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::not_found);
+}
+
+TEST(ChromeTrace, ErrorsNameTheEventAndTheField) {
+  using nlohmann::json;
+  auto event = [](json args) {
+    return json{{"ph", "X"}, {"name", "mma"}, {"pid", 1}, {"tid", 1}, {"ts", 1.0}, {"dur", 1.0}, {"args", std::move(args)}};
+  };
+  const json ok = event({{"block", 0}, {"warp", 0}});
+  struct Bad {
+    json event;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {event(json::array({1, 2})), "trace event 1: field \"args\" is array, expected an object"},
+      {event({{"block", json::array({json::array({1})})}}), "trace event 1: field \"args.block\" is array, expected an integer"},
+      {event({{"stage", 300}}), "trace event 1: field \"args.stage\" is 300, expected 0..255"},
+      {event({{"aux", -1}}), "trace event 1: field \"args.aux\" is -1, expected 0..4294967295"},
+      {event({{"warp", "three"}}), "trace event 1: field \"args.warp\" is string, expected an integer"},
+      {json{{"ph", "X"}, {"ts", "soon"}}, "trace event 1: field \"ts\" is string, expected a number"},
+      {json{{"ph", 7}}, "trace event 1: field \"ph\" is number, expected a string"},
+      {json{{"ph", "X"}, {"ts", 1e306}, {"pid", 1}}, "trace event 1: field \"ts\" or \"dur\" is too large"},
+      {json::array(), "trace event 1: is array, expected an object"}};
+  for (const Bad& b : bad) {
+    auto t = from_chrome_trace(json{{"traceEvents", {ok, b.event}}});
+    ASSERT_FALSE(t.ok()) << b.event.dump();
+    EXPECT_EQ(t.status().message(), b.message);
+  }
+  auto other = from_chrome_trace(json{{"traceEvents", {ok}}, {"otherData", {{"model", "yes"}}}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message(), "otherData: field \"model\" is string, expected true or false");
+}
+
+TEST(ChromeTrace, AFileNamesItselfInEveryError) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tl_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string nested =
+      write("nested.json", R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": 1, "args": [[1], [2]]}]})");
+  auto t = read_chrome_trace(nested);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), nested + R"(: trace event 0: field "args" is array, expected an object)");
+  const std::string huge = write("huge.json", R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": 1}, {"ph": "X", "ts": 1e999}]})");
+  t = read_chrome_trace(huge);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(huge + R"(: field "traceEvents[1].ts": a number outside the range of a double)"),
+            std::string::npos)
+      << t.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ChromeTrace, ReadsBackWhatItWrote) {
   const Timeline t = small_timeline();
   auto back = from_chrome_trace(nlohmann::json::parse(to_chrome_trace(t).dump()));
@@ -549,6 +659,47 @@ TEST(TimelineModel, MmaPipelineMatchesTheHandScheduleAndRunsInWaves) {
   EXPECT_EQ(block_spans("epilogue", 2), (Spans{{1070, 1100}}));
   EXPECT_DOUBLE_EQ(t.duration_ns, 1100);
   EXPECT_EQ(t.tracks[t.events[0].track].sm, 0);
+}
+
+TEST(TimelineModel, AProblemPastTheEventCapIsRefusedFromItsConfig) {
+  // gemm.wgmma's default 128x256 tiles, 64-deep k-steps: 3 producer events per k-step plus 3 per consumer, and an
+  // epilogue per consumer and tile. 8192^3 is 2048 tiles x 2 consumers x (128 x 4.5 + 1) = 2363392 events.
+  const KernelSpec& spec = *library_registry().find("gemm.wgmma").value();
+  auto at = [&](const char* size) {
+    auto inst = instantiate(spec, {{"M", size}, {"N", size}, {"K", size}}, {}, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return model_timeline(*inst, model_device());
+  };
+  auto fits = at("8192");
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(fits->events.size(), 2363392u);
+  const auto start = std::chrono::steady_clock::now();
+  auto huge = at("65536");  // 1.2e9 events: gigabytes, were it simulated
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), ErrorCode::invalid_argument);
+  EXPECT_NE(huge.status().message().find("would have 1.21e+09 events; a model timeline holds at most 4194304"),
+            std::string::npos)
+      << huge.status().message();
+  const KernelSpec& mma = *library_registry().find("gemm.mma").value();
+  auto mi = instantiate(mma, {{"M", "65536"}, {"N", "65536"}, {"K", "65536"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(mi.ok());
+  EXPECT_EQ(model_timeline(*mi, model_device()).status().code(), ErrorCode::invalid_argument);
+}
+
+TEST(ChromeTrace, SavedEventByEventItIsTheSameDocument) {
+  const Timeline t = small_timeline();
+  const auto path = std::filesystem::temp_directory_path() / ("tl_trace_save_" + std::to_string(::getpid()) + ".json");
+  ASSERT_TRUE(save_chrome_trace(t, path.string()).ok());
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), to_chrome_trace(t).dump() + "\n");
+  std::filesystem::remove(path);
+  // Into a directory that is not there: an error naming the file, nothing written.
+  Status bad = save_chrome_trace(t, "/nonexistent_dir_tl/x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("/nonexistent_dir_tl/x.json"), std::string::npos);
 }
 
 TEST(TimelineModel, FromTheLibrarySpecWithDefaultsLabelledAsAModel) {

@@ -9,6 +9,29 @@
 namespace tl::viz {
 namespace {
 
+TEST(Adapter, GridsPastTheCellCapAreRefusedBeforeTheyAreBuilt) {
+  // 4096x4096 is 16M cells: gigabytes as a scene and an SVG. Refused with what to do instead.
+  auto big = grid_from_spec("(4096,4096):(4096,1)");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), ErrorCode::invalid_argument);
+  EXPECT_NE(big.status().message().find("a 4096x4096 layout has 16777216 cells; plots and exports hold at most 1048576"),
+            std::string::npos)
+      << big.status().message();
+  EXPECT_NE(big.status().message().find("plot one tile of it"), std::string::npos);
+  auto edge = grid_from_spec("(1024,1024):(1024,1)");
+  ASSERT_TRUE(edge.ok()) << edge.status().message();
+  EXPECT_FALSE(grid_from_spec("(1025,1024):(1024,1)").ok());
+  // A grid made elsewhere (JSON import, the GUI) meets the same cap in the scene builders.
+  LayoutGrid wide = LayoutGrid::make(1, 1 << 21);
+  EXPECT_FALSE(build_layout_scene(wide).ok());
+  // A cell size the painters cannot sensibly draw is refused (0 fits the plot).
+  GridStyle style;
+  style.cell_size = 0.5;
+  EXPECT_FALSE(build_layout_scene(*grid_from_spec("(8,8):(8,1)"), style).ok());
+  style.cell_size = 0;
+  EXPECT_TRUE(build_layout_scene(*grid_from_spec("(8,8):(8,1)"), style).ok());
+}
+
 TEST(Adapter, MmaAccumulatorGridFollowsThePtxTable) {
   auto g = grid_from_spec("mma.m16n8k16.f32.C");
   ASSERT_TRUE(g.ok()) << g.status().message();

@@ -136,6 +136,24 @@ TEST_F(Export, ErrorsNameTheProblem) {
   EXPECT_FALSE(write_scene(Scene{}, path("empty.png")).ok());
 }
 
+TEST_F(Export, AFileIsReplacedWholeOrLeftAsItWas) {
+  auto scene = build_layout_scene(mma_c_16x8());
+  ASSERT_TRUE(scene.ok());
+  std::ofstream(path("plot.svg")) << "old";
+  ASSERT_TRUE(write_scene(*scene, path("plot.svg")).ok());
+  EXPECT_EQ(slurp(path("plot.svg")).substr(0, 5), "<?xml");
+  // Refused (a PNG past 400 Mpixel): the old file stays as it was.
+  std::ofstream(path("plot.png")) << "old";
+  Scene huge = *scene;
+  huge.width = huge.height = 30000;
+  EXPECT_FALSE(write_scene(huge, path("plot.png")).ok());
+  EXPECT_EQ(slurp(path("plot.png")), "old");
+  // No temporary file is left behind either way.
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(m_dir)) names.insert(e.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"plot.png", "plot.svg"}));
+}
+
 TEST(LayoutJson, FragmentContractRoundTrips) {
   LayoutGrid g = mma_c_16x8();
   std::string text = to_json(g).dump();
