@@ -103,7 +103,7 @@ TL_DEVICE_INLINE void load_tile_n_major(unsigned dst, const unsigned short* B, i
 //                step kk); 1: loaded right before their MMAs (fewer registers: 16 warps per SM at 128 registers
 //                hide the ldmatrix latency with other warps instead). early_sync needs frag_buffers = 2.
 template <GemmMmaConfig CFG>
-__global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
+__global__ void __launch_bounds__(make_plan(CFG).threads, CFG.min_blocks)
     gemm_mma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, void* __restrict__ C, int M,
              int N, int K) {
   using namespace mma_detail;
