@@ -12,7 +12,7 @@ extern const EmbeddedSource tl_embedded_sources[];
 extern const std::size_t tl_embedded_sources_count;
 
 Status register_library_kernels(Registry& registry) {
-  for (auto* family : {&memory_kernels, &gemm_kernels, &gemm_tc_kernels, &attention_kernels, &mla_kernels, &test_kernels})
+  for (auto* family : {&memory_kernels, &gemm_kernels, &gemm_tc_kernels, &attention_kernels, &attention_bwd_kernels, &mla_kernels, &test_kernels})
     for (auto& spec : (*family)()) TL_RETURN_IF_ERROR(registry.add(std::move(spec)));
   return Status::success();
 }

@@ -14,6 +14,7 @@ std::vector<KernelSpec> memory_kernels();  // memory/: copy, elementwise, rmsnor
 std::vector<KernelSpec> gemm_kernels();    // gemm/: gemm.simt
 std::vector<KernelSpec> gemm_tc_kernels(); // gemm/: gemm.mma, gemm.wgmma
 std::vector<KernelSpec> attention_kernels(); // attention/: attn.fwd.mma
+std::vector<KernelSpec> attention_bwd_kernels(); // attention/: attn.bwd.mma
 std::vector<KernelSpec> mla_kernels();     // mla/: mla.decode
 std::vector<KernelSpec> test_kernels();    // test/: test.oob, test.spin (hidden)
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gemm/gemm_mma_plan.hpp"
+#include "gemm/gemm_wgmma_plan.hpp"
 #include "library.hpp"
 #include "tile/layout_spec.hpp"
 
@@ -293,14 +294,30 @@ bool wgmma_tma_store(const Values& p, const Values& c) {
   return c_bytes == 2 && (p.integer("N") * c_bytes) % 16 == 0;
 }
 
-// The C staging tile of the TMA-store epilogue is block_M x block_N of out_dtype: an f32 C doubles it.
+// The kernel's one template argument for a validated problem and config.
+GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
+  return {.block_M = i("block_M"),
+          .block_N = i("block_N"),
+          .block_K = 64,
+          .num_stages = i("num_stages"),
+          .panel = i("panel"),
+          .raster_n = c.text("raster") == "n",
+          .tma_store = wgmma_tma_store(p, c),
+          .cluster_M = i("cluster_M"),
+          .cluster_N = i("cluster_N"),
+          .bf16 = p.dtype() == DType::bf16,
+          .trans_B = p.boolean("trans_B"),
+          .out_dtype = static_cast<gemm_detail::OutType>(out_code(p))};
+}
+GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
+
+// The C staging tiles of the TMA-store epilogue, one 64 x block_N tile of out_dtype per consumer: an f32 C doubles
+// them.
 std::int64_t wgmma_staging(const Values& p, const Values& c) {
-  return wgmma_tma_store(p, c) ? c.integer("block_M") * c.integer("block_N") * dtype_size(out_type(p)) : 0;
+  return static_cast<std::int64_t>(wgmma_config(p, c).consumers()) * wgmma_plan(p, c).c_tile_bytes;
 }
-std::int64_t wgmma_smem(const Values& p, const Values& c) {
-  const auto bm = c.integer("block_M"), bn = c.integer("block_N"), st = c.integer("num_stages");
-  return st * (bm + bn) * 64 * 2 + wgmma_staging(p, c) + 1024 + 2 * st * 8;
-}
+std::int64_t wgmma_smem(const Values& p, const Values& c) { return wgmma_plan(p, c).bytes; }
 
 // Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
 std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
@@ -365,8 +382,7 @@ KernelSpec gemm_wgmma_spec() {
         {{"cluster_M", "2"}, {"block_N", "128"}, {"raster", "n"}, {"panel", "2"}},
         {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}}};
   };
-  // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
-  k.probes = {"wait_empty", "tma_issue", "wait_full", "wgmma", "release", "epilogue"};
+  k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
   // end each), plus an epilogue per tile; iterations = the tiles of the busiest CTA x k-steps.
   // With clusters: the cluster tiles of the busiest cluster (each CTA of a pair walks all of them).
@@ -377,12 +393,7 @@ KernelSpec gemm_wgmma_spec() {
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
   };
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
-           std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
-           (wgmma_tma_store(p, c) ? "true" : "false") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
-           (c.text("raster") == "n" ? "true" : "false") + "," + c.text("cluster_M") + "," + c.text("cluster_N") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100), capped at the tile count.
   // Clusters: 1-D clusters of cluster_M * cluster_N CTAs along x, the grid capped at the cluster tiles and at
   // SMs / 2 pairs (the H100's 66 TPCs hold one pair each).
@@ -393,41 +404,42 @@ KernelSpec gemm_wgmma_spec() {
     g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
     g.cluster.x = static_cast<std::uint32_t>(cluster);
     g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
-    g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
+    g.block.x = static_cast<std::uint32_t>(wgmma_config(p, c).threads());
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
-  // Kernel signature: (tma_A, tma_B, tma_C, C, M, N, K); A and B are reached only through their tensor maps.
-  // Boxes, innermost first: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of
-  // them per stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares
-  // (A for cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
+  // Kernel signature: (tma_A, tma_B, tma_C, C, M, N, K); A and B are reached only through their tensor maps, with
+  // the plan's boxes: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of them per
+  // stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares (A for
+  // cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
-    const std::int64_t c_cols = 128 / static_cast<std::int64_t>(dtype_size(out_type(p)));
-    const auto box_a = c.integer("block_M") / c.integer("cluster_N"), box_b = c.integer("block_N") / c.integer("cluster_M");
+    const GemmWgmmaPlan plan = wgmma_plan(p, c);
+    const int swizzle = swizzle_bytes(SmemSwizzle::b128);
+    auto box = [](GemmWgmmaPlan::Box b) { return std::vector<std::int64_t>{b.inner, b.outer}; };
     std::vector<ArgSpec> a = {ops[0], ops[1],
-                              ArgSpec::tensor_map("tma_A", "A", {64, box_a}, 128),
-                              p.boolean("trans_B") ? ArgSpec::tensor_map("tma_B", "B", {64, box_b}, 128)
-                                                   : ArgSpec::tensor_map("tma_B", "B", {64, 64}, 128),
+                              ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
+                              ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              wgmma_tma_store(p, c) ? ArgSpec::tensor_map("tma_C", "C", {c_cols, 64}, 128)
-                                                     : ArgSpec::tensor_map("tma_C", "A", {64, c.integer("block_M")}, 128),
+                              wgmma_tma_store(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                                                     : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
-  // The tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column
-  // blocks of 64 k-rows, the descriptor's transpose-B mode); smem_C the staging tile of one consumer warpgroup.
+  // The plan's tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column
+  // blocks of 64 k-rows, the descriptor's transpose-B mode); wgmma_C a consumer's accumulator; smem_C the staging
+  // tile of one consumer warpgroup.
   k.layouts = [](const Values& p, const Values& c) {
+    const GemmWgmmaConfig cfg = wgmma_config(p, c);
+    const GemmWgmmaPlan plan = make_plan(cfg);
     const std::string in = dtype_name(p.dtype());
-    std::vector<LayoutInfo> l = {
-        {"smem_A", "smem.swizzle128B." + in + ".(" + c.text("block_M") + ",64)"},
-        {"smem_B", "smem.swizzle128B." + in + ".(" + c.text("block_N") + ",64)" + (p.boolean("trans_B") ? "" : ".mn")},
-        {"wgmma_C", "wgmma.m64n" + c.text("block_N") + "k16.f32.C"}};
-    if (wgmma_tma_store(p, c))
-      l.push_back({"smem_C", "smem.swizzle128B." + std::string(dtype_name(out_type(p))) + ".(64," + c.text("block_N") + ")"});
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
+    if (auto acc = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.block_N) + "k16.f32.C"))
+      l.push_back({"wgmma_C", *acc});
+    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
     return l;
   };
   return k;

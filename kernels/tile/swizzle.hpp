@@ -55,10 +55,14 @@ struct BitSwizzle {
   TL_HOST_DEVICE constexpr int yyy_mask() const { return bit_mask() << (m_base + detail::imax(0, m_shift)); }
   TL_HOST_DEVICE constexpr int zzz_mask() const { return bit_mask() << (m_base - detail::imin(0, m_shift)); }
 
-  TL_HOST_DEVICE constexpr int operator()(int offset) const {
+  // What the swizzle XORs into `offset`: (*this)(offset) == offset ^ term(offset). For an offset a + b where a
+  // has no bit in zzz_mask(), b none in yyy_mask() and the two share no bit, (*this)(a + b) == a + (b ^ term(a)):
+  // a kernel computes term(a) of its run-time part a once and adds each constant part b with one xor.
+  TL_HOST_DEVICE constexpr int term(int offset) const {
     const int y = offset & yyy_mask();
-    return offset ^ (m_shift >= 0 ? y >> m_shift : y << -m_shift);
+    return m_shift >= 0 ? y >> m_shift : y << -m_shift;
   }
+  TL_HOST_DEVICE constexpr int operator()(int offset) const { return offset ^ term(offset); }
 
   TL_HOST_DEVICE constexpr bool operator==(const BitSwizzle& o) const {
     return (is_identity() && o.is_identity()) ||

@@ -1,0 +1,391 @@
+// Host spec of the attention backward kernel attn.bwd.mma (FlashAttention-2 style, mma.sync): dQ, dK, dV from Q, K,
+// V, O, dO and the forward's LSE, checked against float64 gradients on sampled rows.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "attention/attn_bwd_mma_plan.hpp"
+#include "library.hpp"
+#include "runtime/numeric.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+// Dense: Q, O, dO, dQ [batch, seq_q, heads, dim]; K, V, dK, dV [batch, seq_k, heads_kv, dim]; LSE f32 [batch, heads,
+// seq_q]. Varlen: the sequences packed (Q-like [total_q, heads, dim], K-like [total_k, heads_kv, dim], LSE [heads,
+// total_q]), sequence b at rows cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are bottom-right aligned.
+Schema bwd_problem() {
+  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"),
+           ParamSpec::integer("seq_q", 2048, 1, 1 << 20, "query length (rows of Q, O, dO and dQ per sequence and head)"),
+           ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length"),
+           ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads"),
+           ParamSpec::integer("heads_kv", 16, 1, 1 << 10,
+                              "key/value heads (GQA: divides heads, dK and dV summed over each group)"),
+           ParamSpec::one_of("dim", 128, {64, 128, 192}, "head dimension of Q and K (and of V, O unless dim_v)"),
+           ParamSpec::one_of("dim_v", 0, {0, 64, 128},
+                             "head dimension of V, O, dO and dV; 0: dim (192 / 128 is DeepSeek's MLA prefill as MHA)"),
+           ParamSpec::boolean("causal", false, "query row r sees keys c <= r + seq_k - seq_q (bottom-right aligned)"),
+           ParamSpec::boolean("varlen", false,
+                              "packed sequences of their own lengths (cu_seqlens): the last has seq_q/seq_k, the others "
+                              "fewer; not causal, the second has no key"),
+           ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of Q, K, V, O, dO and the gradients (LSE f32)")}};
+}
+
+Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
+
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+// The problem's sizes and each sequence's offsets (dense: sequence b at b * seq).
+struct BwdDims {
+  std::int64_t batch, seq_q, seq_k, heads, heads_kv, dim_qk, dim_v;
+  bool causal, varlen;
+  std::vector<std::int32_t> cu_q, cu_k;
+
+  explicit BwdDims(const Values& p)
+      : batch(p.integer("batch")), seq_q(p.integer("seq_q")), seq_k(p.integer("seq_k")), heads(p.integer("heads")),
+        heads_kv(p.integer("heads_kv")), dim_qk(p.integer("dim")),
+        dim_v(p.integer("dim_v") > 0 ? p.integer("dim_v") : p.integer("dim")),
+        causal(p.boolean("causal")), varlen(p.boolean("varlen")) {
+    cu_q = {0};
+    cu_k = {0};
+    for (std::int64_t b = 0; b < batch; ++b) {
+      std::int64_t lq = seq_q, lk = seq_k;
+      if (varlen && b + 1 < batch) {
+        // Between half and all of the longest, from a hash of the index: the same lengths on every machine.
+        lq = seq_q / 2 + static_cast<std::int64_t>(num::hash64(0xB3D1, static_cast<std::uint64_t>(b)) %
+                                                   static_cast<std::uint64_t>(seq_q - seq_q / 2 + 1));
+        lk = seq_k / 2 + static_cast<std::int64_t>(num::hash64(0xB3D2, static_cast<std::uint64_t>(b)) %
+                                                   static_cast<std::uint64_t>(seq_k - seq_k / 2 + 1));
+        if (causal) lq = std::min(lq, lk);  // every row keeps a key under the bottom-right mask
+        if (!causal && b == 1) lk = 0;      // a sequence without keys: its dQ is zero
+        lq = std::max<std::int64_t>(lq, 1);
+      }
+      cu_q.push_back(static_cast<std::int32_t>(cu_q.back() + lq));
+      cu_k.push_back(static_cast<std::int32_t>(cu_k.back() + lk));
+    }
+  }
+  std::int64_t total_q() const { return cu_q.back(); }
+  std::int64_t total_k() const { return cu_k.back(); }
+  std::int64_t q0(std::int64_t b) const { return cu_q[static_cast<std::size_t>(b)]; }
+  std::int64_t k0(std::int64_t b) const { return cu_k[static_cast<std::size_t>(b)]; }
+  std::int64_t len_q(std::int64_t b) const { return q0(b + 1) - q0(b); }
+  std::int64_t len_k(std::int64_t b) const { return k0(b + 1) - k0(b); }
+  std::int64_t group() const { return heads / heads_kv; }
+  // Whether query row s of sequence b sees key j.
+  bool sees(std::int64_t b, std::int64_t s, std::int64_t j) const {
+    return !causal || j <= s + len_k(b) - len_q(b);
+  }
+  // The sequence holding packed row `token` of the offsets `cu`.
+  static std::int64_t sequence_of(const std::vector<std::int32_t>& cu, std::int64_t token) {
+    return static_cast<std::int64_t>(std::upper_bound(cu.begin(), cu.end(), token) - cu.begin()) - 1;
+  }
+  // The forward's LSE is a constant: ln(seq_k) + sigma^2 / 2 makes the P of a long row sum to about 1 for scores of
+  // standard deviation sigma = 4/3 (Q, K uniform in [-2, 2]), at least 6 sigma so P stays in (0, 1] for short rows.
+  double lse_value() const { return std::max(std::log(dbl(seq_k)) + 8.0 / 9.0, 8.0); }
+};
+
+// AttnBwdMmaConfig from the validated problem and config.
+AttnBwdMmaConfig bwd_config(const Values& p, const Values& c) {
+  const BwdDims x(p);
+  AttnBwdMmaConfig k;
+  k.dim_qk = static_cast<int>(x.dim_qk);
+  k.dim_v = static_cast<int>(x.dim_v);
+  k.causal = p.boolean("causal");
+  k.bf16 = p.dtype() == DType::bf16;
+  k.varlen = p.boolean("varlen");
+  k.block_M = static_cast<int>(c.integer("block_M"));
+  k.block_N = static_cast<int>(c.integer("block_N"));
+  k.warps = static_cast<int>(c.integer("warps"));
+  k.num_stages = static_cast<int>(c.integer("num_stages"));
+  k.deterministic = c.boolean("deterministic");
+  return k;
+}
+
+std::int64_t m_blocks(const Values& p, const Values& c) {
+  return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
+}
+
+// [SECTION] the float64 reference
+
+// Gradients of one sampled row, from exactly the given inputs: P = exp(scale q·k - LSE), dP = dO·v, D = dO·O,
+// dS = P (dP - D); dQ_s = scale sum_j dS_sj k_j, dK_j = scale sum_(h,s) dS_sj q_s, dV_j = sum_(h,s) P_sj dO_s.
+class BwdReference {
+ public:
+  BwdReference(const Values& p, const ReferenceInputs& in)
+      : m_x(p), m_q(in.tensor("Q")), m_k(in.tensor("K")), m_v(in.tensor("V")), m_o(in.tensor("O")),
+        m_do(in.tensor("dO")), m_lse(in.tensor("LSE")), m_scale(1.0 / std::sqrt(dbl(m_x.dim_qk))) {}
+
+  // dQ of packed query row `token`, head h.
+  std::vector<double> dq_row(std::int64_t token, std::int64_t h) {
+    const std::int64_t b = BwdDims::sequence_of(m_x.cu_q, token), s = token - m_x.q0(b), hk = h / m_x.group();
+    std::vector<double> out(static_cast<std::size_t>(m_x.dim_qk), 0.0);
+    for (std::int64_t j = 0; j < m_x.len_k(b); ++j) {
+      if (!m_x.sees(b, s, j)) continue;
+      const double ds = score_grad(b, token, h, m_x.k0(b) + j, hk).second;
+      add(out, m_scale * ds, m_k, key_row(m_x.k0(b) + j, hk, m_x.dim_qk));
+    }
+    return out;
+  }
+
+  // dK (want_dk) or dV of packed key row `token`, kv head hk: summed over the group's query heads and the rows that
+  // see the key.
+  std::vector<double> dkv_row(std::int64_t token, std::int64_t hk, bool want_dk) {
+    const std::int64_t b = BwdDims::sequence_of(m_x.cu_k, token), j = token - m_x.k0(b);
+    std::vector<double> out(static_cast<std::size_t>(want_dk ? m_x.dim_qk : m_x.dim_v), 0.0);
+    for (std::int64_t h = hk * m_x.group(); h < (hk + 1) * m_x.group(); ++h)
+      for (std::int64_t s = 0; s < m_x.len_q(b); ++s) {
+        if (!m_x.sees(b, s, j)) continue;
+        const std::int64_t qt = m_x.q0(b) + s;
+        const auto [p, ds] = score_grad(b, qt, h, token, hk);
+        if (want_dk) add(out, m_scale * ds, m_q, query_row(qt, h, m_x.dim_qk));
+        else add(out, p, m_do, query_row(qt, h, m_x.dim_v));
+      }
+    return out;
+  }
+
+ private:
+  std::int64_t query_row(std::int64_t token, std::int64_t h, std::int64_t dim) const { return (token * m_x.heads + h) * dim; }
+  std::int64_t key_row(std::int64_t token, std::int64_t hk, std::int64_t dim) const { return (token * m_x.heads_kv + hk) * dim; }
+
+  static double dot(const HostTensor& a, std::int64_t ia, const HostTensor& b, std::int64_t ib, std::int64_t n) {
+    double s = 0;
+    for (std::int64_t c = 0; c < n; ++c) s += a.at(ia + c) * b.at(ib + c);
+    return s;
+  }
+  static void add(std::vector<double>& out, double w, const HostTensor& t, std::int64_t i0) {
+    for (std::size_t c = 0; c < out.size(); ++c) out[c] += w * t.at(i0 + static_cast<std::int64_t>(c));
+  }
+
+  // (P, dS) of query row qt (head h, sequence b) and key row kt (kv head hk).
+  std::pair<double, double> score_grad(std::int64_t b, std::int64_t qt, std::int64_t h, std::int64_t kt, std::int64_t hk) {
+    const std::int64_t lse_at = m_x.varlen ? h * m_x.total_q() + qt : (b * m_x.heads + h) * m_x.seq_q + (qt - m_x.q0(b));
+    const double p = std::exp(m_scale * dot(m_q, query_row(qt, h, m_x.dim_qk), m_k, key_row(kt, hk, m_x.dim_qk), m_x.dim_qk) -
+                              m_lse.at(lse_at));
+    const double dp = dot(m_do, query_row(qt, h, m_x.dim_v), m_v, key_row(kt, hk, m_x.dim_v), m_x.dim_v);
+    return {p, p * (dp - row_dot(qt, h))};
+  }
+
+  // D = dO·O of a query row, computed once.
+  double row_dot(std::int64_t qt, std::int64_t h) {
+    const std::int64_t key = qt * m_x.heads + h;
+    auto it = m_d.find(key);
+    if (it == m_d.end())
+      it = m_d.emplace(key, dot(m_do, query_row(qt, h, m_x.dim_v), m_o, query_row(qt, h, m_x.dim_v), m_x.dim_v)).first;
+    return it->second;
+  }
+
+  BwdDims m_x;
+  const HostTensor &m_q, &m_k, &m_v, &m_o, &m_do, &m_lse;
+  double m_scale;
+  std::map<std::int64_t, double> m_d;
+};
+
+Result<std::vector<double>> bwd_reference(const Values& p, const ReferenceInputs& in, const std::string& output,
+                                          const std::vector<std::int64_t>& idx) {
+  if (output != "dQ" && output != "dK" && output != "dV")
+    return make_error(ErrorCode::invalid_argument, "attention backward has outputs dQ, dK and dV, not " + output);
+  BwdReference ref(p, in);
+  const BwdDims x(p);
+  const std::int64_t dim = output == "dV" ? x.dim_v : x.dim_qk;
+  const std::int64_t heads = output == "dQ" ? x.heads : x.heads_kv;
+  std::map<std::int64_t, std::vector<double>> rows;  // by (token, head): sampled positions come in whole rows
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (std::int64_t i : idx) {
+    const std::int64_t row = i / dim;
+    auto it = rows.find(row);
+    if (it == rows.end()) {
+      const std::int64_t token = row / heads, h = row % heads;
+      it = rows.emplace(row, output == "dQ" ? ref.dq_row(token, h) : ref.dkv_row(token, h, output == "dK")).first;
+    }
+    out.push_back(it->second[static_cast<std::size_t>(i % dim)]);
+  }
+  return out;
+}
+
+// [SECTION] the spec
+
+Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
+  if (p.integer("heads") % p.integer("heads_kv") != 0)
+    return refuse("heads_kv=" + p.text("heads_kv") + " does not divide heads=" + p.text("heads") +
+                  ": each kv head serves heads/heads_kv query heads; pick a divisor");
+  if (p.boolean("causal") && p.integer("seq_q") > p.integer("seq_k"))
+    return refuse("causal with seq_q=" + p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
+                  ": under the bottom-right mask the first seq_q - seq_k rows see no key; use seq_q <= seq_k");
+  const AttnBwdMmaConfig k = bwd_config(p, c);
+  const AttnBwdMmaPlan plan = make_plan(k);
+  const std::string w = "warps=" + c.text("warps");
+  const std::string dims = "dim=" + p.text("dim") + (k.dim_v != k.dim_qk ? ", dim_v=" + std::to_string(k.dim_v) : "");
+  if (!plan.s.acc.ok() || !plan.dq.acc.ok())
+    return refuse("block_M=" + c.text("block_M") + " over " + w +
+                  ": the query rows split into warp tiles of 32 rows, so block_M/32 must divide warps and leave each "
+                  "warp a multiple of 16 columns; use more warps or a smaller block_M");
+  if (!plan.dk.acc.ok() || !plan.dv.acc.ok())
+    return refuse("block_N=" + c.text("block_N") + " over " + w +
+                  ": dK and dV split into warp tiles of 32 keys, so block_N/32 must divide warps; use more warps");
+  // Per thread, fp32: dK and dV for the whole walk, and S (then dP) of a tile beside them. Measured (ptxas, sm_80 and
+  // sm_90a): 96 fit in 255 registers (64 + 32 at dim 64, block_N 128 and 64 + 16 at dim 128, block_N 64), 128 spill
+  // (dim 64 with 128 x 128 tiles: 12 bytes), 160 spill 212 bytes (dim 128, block_N 128).
+  const int acc = (k.block_N * (k.dim_qk + k.dim_v) + k.block_M * k.block_N) / plan.threads;
+  if (acc > 96)
+    return refuse("block_M=" + c.text("block_M") + ", block_N=" + c.text("block_N") + " and " + dims + " over " + w +
+                  " hold " + std::to_string(acc) +
+                  " fp32 accumulators per thread (dK and dV, and S or dP); past 96 the rest does not fit in 255 "
+                  "registers and spills: lower block_N or block_M, or use more warps");
+  if (!plan.ok())
+    return refuse("block_M=" + c.text("block_M") + " and block_N=" + c.text("block_N") + " do not divide among " + w +
+                  " for the tile copies");
+  if (plan.smem_bytes > static_cast<unsigned>(limits.smem_per_block_optin))
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q and dO, O, P and dS need " +
+                  std::to_string(plan.smem_bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
+                  std::to_string(limits.smem_per_block_optin) + " per block: use num_stages=1, or a smaller block_N or block_M");
+  return Status::success();
+}
+
+std::vector<ArgSpec> bwd_args(const Values& p, const Values& c) {
+  const BwdDims x(p);
+  const DType t = p.dtype();
+  using Shape = std::vector<std::int64_t>;
+  auto rows_q = [&](std::int64_t dim) { return x.varlen ? Shape{x.total_q(), x.heads, dim} : Shape{x.batch, x.seq_q, x.heads, dim}; };
+  auto rows_k = [&](std::int64_t dim) {
+    return x.varlen ? Shape{x.total_k(), x.heads_kv, dim} : Shape{x.batch, x.seq_k, x.heads_kv, dim};
+  };
+  const Shape lse = x.varlen ? Shape{x.heads, x.total_q()} : Shape{x.batch, x.heads, x.seq_q};
+  return {ArgSpec::tensor("Q", t, rows_q(x.dim_qk), ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
+          ArgSpec::tensor("K", t, rows_k(x.dim_qk), ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
+          ArgSpec::tensor("V", t, rows_k(x.dim_v), ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
+          // O is a softmax-weighted mean of V rows: in V's range.
+          ArgSpec::tensor("O", t, rows_q(x.dim_v), ArgRole::in, {.lo = -1, .hi = 1, .seed = 4}),
+          ArgSpec::tensor("dO", t, rows_q(x.dim_v), ArgRole::in, {.lo = -1, .hi = 1, .seed = 5}),
+          ArgSpec::tensor("LSE", DType::f32, lse, ArgRole::in, {.kind = Fill::Kind::constant, .value = x.lse_value()}),
+          ArgSpec::tensor("dQ", t, rows_q(x.dim_qk), ArgRole::out),
+          ArgSpec::tensor("dK", t, rows_k(x.dim_qk), ArgRole::out),
+          ArgSpec::tensor("dV", t, rows_k(x.dim_v), ArgRole::out),
+          ArgSpec::tensor("dq_accum", DType::f32, rows_q(x.dim_qk), ArgRole::scratch),
+          ArgSpec::tensor("dq_counters", DType::i32, {x.batch * x.heads * m_blocks(p, c)}, ArgRole::scratch),
+          ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
+          ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
+          ArgSpec::scalar("heads", DType::i32, dbl(x.heads)),
+          ArgSpec::scalar("heads_kv", DType::i32, dbl(x.heads_kv)),
+          ArgSpec::scalar("m_blocks", DType::i32, dbl(m_blocks(p, c))),
+          ArgSpec::scalar("scale", DType::f32, 1.0 / std::sqrt(dbl(x.dim_qk)))};
+}
+
+// Lengths that are no multiple of any block, GQA 1, 4 and 8, both dims, causal with seq_q < seq_k (the bottom-right
+// alignment) and seq_q = seq_k, varlen causal and not.
+std::vector<std::map<std::string, std::string>> bwd_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  std::vector<KV> s = {
+      {{"batch", "2"}, {"seq_q", "190"}, {"seq_k", "301"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "128"}},
+      {{"batch", "2"}, {"seq_q", "257"}, {"seq_k", "257"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}},
+      {{"batch", "1"}, {"seq_q", "83"}, {"seq_k", "290"}, {"heads", "8"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}},
+      {{"batch", "3"}, {"seq_q", "140"}, {"seq_k", "70"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}},
+      {{"batch", "5"}, {"seq_q", "300"}, {"seq_k", "420"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}, {"varlen", "true"}},
+      {{"batch", "4"}, {"seq_q", "333"}, {"seq_k", "333"}, {"heads", "2"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"varlen", "true"}},
+  };
+  if (full)
+    s.insert(s.end(), {
+        {{"batch", "1"}, {"seq_q", "1"}, {"seq_k", "1"}, {"heads", "1"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}},
+        {{"batch", "1"}, {"seq_q", "3"}, {"seq_k", "900"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "128"}, {"causal", "true"}},
+        {{"batch", "2"}, {"seq_q", "1024"}, {"seq_k", "1024"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "128"}, {"causal", "true"}},
+        {{"batch", "2"}, {"seq_q", "700"}, {"seq_k", "1100"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}},
+        {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "377"}, {"heads", "8"}, {"heads_kv", "8"}, {"dim", "192"},
+         {"dim_v", "128"}, {"causal", "true"}},
+    });
+  return s;
+}
+
+KernelSpec attn_bwd_mma_spec() {
+  KernelSpec k;
+  k.name = "attn.bwd.mma";
+  k.family = "attention";
+  k.summary = "FlashAttention-2-style backward: per key block dK, dV in registers over the query tiles, cp.async, "
+              "ldmatrix, mma.sync; dQ through an f32 accumulator that the last key block converts (dQ, dK, dV)";
+  k.source = "attention/attn_bwd_mma.cuh";
+  k.problem = bwd_problem();
+  k.config = {{ParamSpec::one_of("block_M", 64, {64, 128}, "query rows per tile (the inner loop's step)"),
+               ParamSpec::one_of("block_N", 64, {64, 128}, "keys per CTA (its dK and dV rows)"),
+               ParamSpec::one_of("warps", 8, {4, 8}, "warps; each GEMM splits into warp tiles of 32 rows"),
+               ParamSpec::integer("num_stages", 2, 1, 2,
+                                  "Q and dO buffers: 2 loads the next query tile while this one computes"),
+               ParamSpec::boolean("deterministic", false,
+                                  "dQ summed in key-block order (each key block waits for the one before it on every "
+                                  "query tile); false: atomics in any order")}};
+  k.can_implement = check_bwd;
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(bwd_config(p, c)); };
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>((p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N"));
+    g.grid.y = static_cast<std::uint32_t>(p.integer("heads_kv"));
+    g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
+    g.block.x = static_cast<std::uint32_t>(32 * c.integer("warps"));
+    g.dynamic_smem = make_plan(bwd_config(p, c)).smem_bytes;
+    return g;
+  };
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) { return bwd_args(p, c); };
+  // 2.5 times the forward's 2 GEMMs (issue 20's convention, as FlashAttention's benchmarks count the backward);
+  // causal counts half.
+  k.flops = [](const Values& p) {
+    const BwdDims x(p);
+    double pairs = 0;
+    for (std::int64_t b = 0; b < x.batch; ++b) pairs += dbl(x.len_q(b)) * dbl(x.len_k(b));
+    return 2.5 * 2.0 * dbl(x.heads) * pairs * dbl(x.dim_qk + x.dim_v) * (x.causal ? 0.5 : 1.0);
+  };
+  // Q, O, dO read and dQ written per query row and head; K, V read and dK, dV written per key row and kv head; LSE.
+  k.min_bytes = [](const Values& p) {
+    const BwdDims x(p);
+    const double e = static_cast<double>(dtype_size(p.dtype()));
+    return e * (dbl(x.total_q()) * dbl(x.heads) * dbl(2 * x.dim_qk + 2 * x.dim_v) +
+                dbl(x.total_k()) * dbl(x.heads_kv) * dbl(2 * x.dim_qk + 2 * x.dim_v)) +
+           4.0 * dbl(x.heads) * dbl(x.total_q()) + 8.0 * dbl(x.batch + 1);
+  };
+  k.reference = bwd_reference;
+  // P and dS are rounded to 16 bits before the GEMMs that take them (as FlashAttention does), about 0.1% (bf16) rms
+  // each; dQ is summed in f32 and rounded once; the gradients come out rounded to 16 bits. Their magnitudes shrink
+  // with the lengths, so only the relative error is checked.
+  k.tolerance = [](const Values&, DType t) {
+    return t == DType::bf16 ? Tolerance{1e-2, 0} : Tolerance{5e-3, 0};
+  };
+  // A sampled dQ row costs the reference seq_k scores and a dK/dV row seq_q x group of them: whole rows, 128 each.
+  k.sampling = [](const Values& p, const std::string& output) {
+    const BwdDims x(p);
+    const auto dim = static_cast<std::uint64_t>(output == "dV" ? x.dim_v : x.dim_qk);
+    return OutputSampling{dim, 128 * dim};
+  };
+  k.test_problems = bwd_test_problems;
+  k.test_configs = [] {
+    using KV = std::map<std::string, std::string>;
+    return std::vector<KV>{{{"deterministic", "true"}, {"num_stages", "1"}},
+                           {{"block_M", "128"}, {"block_N", "64"}, {"deterministic", "true"}},
+                           {{"block_N", "128"}, {"num_stages", "1"}}};
+  };
+  k.probes = attn_bwd_mma_probes();
+  // Per warp and query tile: 9 regions (begin + end each) and two load issues; the epilogue; the prologue's load.
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto tiles = m_blocks(p, c) * (p.integer("heads") / p.integer("heads_kv"));
+    return static_cast<std::uint32_t>(24 * tiles + 64);
+  };
+  k.layouts = [](const Values& p, const Values& c) {
+    const AttnBwdMmaPlan plan = make_plan(bwd_config(p, c));
+    const std::string ty = p.text("dtype");
+    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.q, ty)},     {"smem_K", memory_spec(plan.k, ty)},
+                                   {"smem_V", memory_spec(plan.v, ty)},     {"smem_dO (and O)", memory_spec(plan.dout, ty)},
+                                   {"smem_P (and dS)", memory_spec(plan.p, ty)}};
+    auto atom = [&](const std::string& name, const Fragment& f, const std::string& atom_name) {
+      if (auto s = fragment_spec(f, atom_name)) out.push_back({name, *s});
+    };
+    atom("mma_A (Q, dO, dS; P^T, dS^T)", plan.mma_a, "mma.m16n8k16." + ty + ".A");
+    atom("mma_B (K, V; dO, Q, K)", plan.mma_b, "mma.m16n8k16." + ty + ".B");
+    atom("mma_C (S, dP, dV, dK, dQ)", plan.mma_c, "mma.m16n8k16.f32.C");
+    atom("ldmatrix rows", plan.ldm_rows, "ldmatrix.x4.rows");
+    return out;
+  };
+  return k;
+}
+
+}  // namespace
+
+std::vector<KernelSpec> attention_bwd_kernels() { return {attn_bwd_mma_spec()}; }
+
+}  // namespace tl
