@@ -1,6 +1,7 @@
 // gemm.mma's plan: its typed config, its probe regions, and the shared-memory tiles and fragments kernel and host share.
 #pragma once
 
+#include "gemm/gemm_types.hpp"
 #include "tile/atoms.hpp"
 #include "tile/config.hpp"
 #include "tile/fragment.hpp"
@@ -31,7 +32,7 @@ struct GemmMmaConfig {
   int frag_buffers;
   bool bf16;       // A and B are bf16 (else f16)
   bool trans_B;    // B stored N x K (K-major); else K x N (N-major)
-  int out_dtype;   // element type of C: gemm_detail::OutType (gemm_common.cuh)
+  gemm_detail::OutType out_dtype;  // element type of C
 };
 
 // Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), listed once for the kernel's enum and
@@ -111,6 +112,7 @@ inline std::string name_expression(const GemmMmaConfig& c) {
   auto b = [](bool v) { return v ? std::string("true") : std::string("false"); };
   auto i = [](int v) { return std::to_string(v); };
   static const char* const kOut[] = {"tl::gemm_detail::kOutBf16", "tl::gemm_detail::kOutF16", "tl::gemm_detail::kOutF32"};
+  static_assert(gemm_detail::kOutBf16 == 0 && gemm_detail::kOutF16 == 1 && gemm_detail::kOutF32 == 2, "kOut's order");
   return "tl::gemm_mma<tl::GemmMmaConfig{.block_M = " + i(c.block_M) + ", .block_N = " + i(c.block_N) +
          ", .warps_M = " + i(c.warps_M) + ", .warps_N = " + i(c.warps_N) + ", .num_stages = " + i(c.num_stages) +
          ", .swizzle = " + b(c.swizzle) + ", .panel = " + i(c.panel) + ", .min_blocks = " + i(c.min_blocks) +
