@@ -60,7 +60,7 @@ struct GemmMmaPlan {
   SwizzledLayout smem_A;   // (m, k) of one stage's A tile
   SwizzledLayout smem_B;   // (n, k) of one stage's B tile
   int a_bytes, b_bytes;    // one stage's tiles; B follows A
-  int stage_bytes;
+  int stage_bytes;         // stage s starts at s * stage_bytes
   int smem_bytes;          // the block's dynamic shared memory; no alignment slack: the kernel swizzles offsets,
                            // not addresses, so its tiles need no 1024-byte-aligned base
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (.f16/.bf16 in, .f32 accumulators)
@@ -70,9 +70,6 @@ struct GemmMmaPlan {
   Fragment ldmatrix_B;     // what one ldmatrix.x4 (.trans for an N-major B) delivers, as B is stored: (n, k) when
                            // K-major (ldmatrix of n-rows), (k, n) when N-major; mma_B_pair or its transpose
   Fragment ldmatrix_B_src; // (lane, 0) -> (row, 16-byte block) of the stored B tile: (n, k-block) or (k, n-block)
-
-  TL_HOST_DEVICE constexpr int a_offset(int stage) const { return stage * stage_bytes; }
-  TL_HOST_DEVICE constexpr int b_offset(int stage) const { return stage * stage_bytes + a_bytes; }
 };
 
 // The tile as TMA's 128B swizzle would write it, or the same element order without the swizzle.

@@ -113,8 +113,11 @@ struct FixedSwizzledLayout {
   TL_HOST_DEVICE constexpr int operator()(int c0, int c1, Is... cs) const {
     return swizzle(FixedLayout<L.m_layout>{}(c0, c1, cs...));
   }
-  // As SwizzledLayout::join_disjoint.
-  TL_HOST_DEVICE constexpr int join_disjoint(int lc, int ld) const { return L.join_disjoint(lc, ld); }
+  // As SwizzledLayout::join_disjoint (decided here at compile time: a call on L at run time would build L).
+  TL_HOST_DEVICE constexpr int join_disjoint(int lc, int ld) const {
+    if constexpr (L.m_swizzle.is_identity()) return lc + ld;
+    else return lc ^ ld;
+  }
 };
 
 template <Fragment F>

@@ -99,7 +99,7 @@ TEST(GemmMmaPlan, TilesAreTmaSwizzle128BTilesOfSixteenByteChunks) {
     // 16-bit tiles of 64 k: stage bytes and the launch's dynamic shared memory.
     EXPECT_EQ(p.stage_bytes, (c.cfg.block_M + c.cfg.block_N) * 64 * 2) << what(c);
     EXPECT_EQ(p.smem_bytes, c.cfg.num_stages * p.stage_bytes) << what(c);
-    EXPECT_EQ(p.b_offset(1), p.stage_bytes + p.a_bytes) << what(c);
+    EXPECT_EQ(p.stage_bytes, p.a_bytes + p.b_bytes) << what(c);
     const auto inst = instantiate(spec("gemm.mma"), c.problem, c.config, limits_for_arch("sm_90a")).value();
     EXPECT_EQ(inst.launch.dynamic_smem, static_cast<std::uint32_t>(p.smem_bytes)) << what(c);
     EXPECT_EQ(inst.launch.block.x, static_cast<std::uint32_t>(p.threads)) << what(c);
