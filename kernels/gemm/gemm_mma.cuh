@@ -103,7 +103,7 @@ TL_DEVICE_INLINE void load_tile_n_major(unsigned dst, const unsigned short* B, i
 //                step kk); 1: loaded right before their MMAs (fewer registers: 16 warps per SM at 128 registers
 //                hide the ldmatrix latency with other warps instead). early_sync needs frag_buffers = 2.
 template <GemmMmaConfig CFG>
-__global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
+__global__ void __launch_bounds__(make_plan(CFG).threads, CFG.min_blocks)
     gemm_mma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, void* __restrict__ C, int M,
              int N, int K) {
   using namespace mma_detail;
@@ -123,6 +123,9 @@ __global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
   constexpr int MT = P.mma_M, NT = P.mma_N;
   static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16 x 16");
   static_assert((BM * 8) % THREADS == 0 && (BN * 8) % THREADS == 0, "tile chunks must divide among threads");
+  // The plan's numbers as constants: a member call on P at run time would make the compiler build the plan object.
+  constexpr unsigned A_BYTES = P.a_bytes, STAGE_BYTES = P.stage_bytes, CHUNK = P.chunk;
+  constexpr int MMA_ROWS = P.mma_C.rows(), MMA_COLS = P.mma_C.cols();
 
   extern __shared__ __align__(128) unsigned char smem[];
   const unsigned smem_base = smem_u32(smem);
@@ -145,11 +148,11 @@ __global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
   TL_PROBE_WARP_INIT();
 
   auto load_stage = [&](int stage, int k_step) {
-    load_tile<BM, THREADS, P.smem_A>(smem_base + P.a_offset(stage), A, m0, M, k_step * BK, K, tid);
+    load_tile<BM, THREADS, P.smem_A>(smem_base + stage * STAGE_BYTES, A, m0, M, k_step * BK, K, tid);
     if constexpr (TRANS_B) {
-      load_tile<BN, THREADS, P.smem_B>(smem_base + P.b_offset(stage), B, n0, N, k_step * BK, K, tid);
+      load_tile<BN, THREADS, P.smem_B>(smem_base + stage * STAGE_BYTES + A_BYTES, B, n0, N, k_step * BK, K, tid);
     } else {
-      load_tile_n_major<BN, THREADS, P.smem_B>(smem_base + P.b_offset(stage), B, n0, N, k_step * BK, K, tid);
+      load_tile_n_major<BN, THREADS, P.smem_B>(smem_base + stage * STAGE_BYTES + A_BYTES, B, n0, N, k_step * BK, K, tid);
     }
   };
 
@@ -184,7 +187,7 @@ __global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
   // operand, not one address per (tile, kk); the plan tests check these sums against the layouts.
   const TileCoord a_src = fixed<P.ldmatrix_A_src>()(lane, 0);
   const unsigned a_row = 2 * rows_A(wm * WTM + a_src.row, 0);  // the swizzle permutes chunks within a row
-  const unsigned a_col = 2 * tile_A(wm * WTM + a_src.row, P.chunk * a_src.col) - a_row;
+  const unsigned a_col = 2 * tile_A(wm * WTM + a_src.row, CHUNK * a_src.col) - a_row;
   // B, K-major (two n8 x k16 tiles per ldmatrix.x4 of n-rows, matrices q = lane/8: n8 tile q/2, k half q%2): as A.
   // B, N-major (ldmatrix.x4.trans of k-rows, matrices q: n8 tile q/2, k half q%2): the lane's n-chunk moves with
   // the tile pair and the swizzle XORs it with the lane's k-row, so each pair keeps its own offset; when the warp's
@@ -193,16 +196,16 @@ __global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
   // here: 20 B of spills against 8.)
   const TileCoord b_src = fixed<P.ldmatrix_B_src>()(lane, 0);  // K-major: (n, k-block); N-major: (k, n-block)
   const unsigned b_row = TRANS_B ? 2 * rows_B(wn * WTN + b_src.row, 0) : 0;
-  const unsigned b_col = TRANS_B ? 2 * tile_B(wn * WTN + b_src.row, P.chunk * b_src.col) - b_row : 0;
+  const unsigned b_col = TRANS_B ? 2 * tile_B(wn * WTN + b_src.row, CHUNK * b_src.col) - b_row : 0;
   constexpr int NPAIR = NT / 2;
   constexpr int NPAT = (WTN % 64 == 0 && NPAIR > 4) ? 4 : NPAIR;
   unsigned b_pair[NPAT];
 #pragma unroll
   for (int pr = 0; pr < NPAT; ++pr)
-    b_pair[pr] = TRANS_B ? 0 : 2 * tile_B(wn * WTN + 16 * pr + P.chunk * b_src.col, b_src.row);
+    b_pair[pr] = TRANS_B ? 0 : 2 * tile_B(wn * WTN + 16 * pr + CHUNK * b_src.col, b_src.row);
   auto load_frags = [&](int buf, int stage, int kk) {
-    const unsigned a_tile = smem_base + P.a_offset(stage);
-    const unsigned b_tile = smem_base + P.b_offset(stage);
+    const unsigned a_tile = smem_base + stage * STAGE_BYTES;
+    const unsigned b_tile = smem_base + stage * STAGE_BYTES + A_BYTES;
     const unsigned a_addr = a_tile + a_row + tile_A.join_disjoint(a_col, 2 * tile_A(0, 16 * kk));
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -297,7 +300,7 @@ __global__ void __launch_bounds__(CFG.warps_M* CFG.warps_N * 32, CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const TileCoord e = fixed<P.mma_C>()(lane, 2 * h);
-        const int row = m0 + wm * WTM + i * P.mma_C.rows() + e.row, col = n0 + wn * WTN + j * P.mma_C.cols() + e.col;
+        const int row = m0 + wm * WTM + i * MMA_ROWS + e.row, col = n0 + wn * WTN + j * MMA_COLS + e.col;
         store_acc_pair<CFG.out_dtype>(C, row, col, M, N, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
       }
     }

@@ -1,6 +1,7 @@
 // gemm.mma's plan: its typed config, its probe regions, and the shared-memory tiles and fragments kernel and host share.
 #pragma once
 
+#include "gemm/gemm_types.hpp"
 #include "tile/atoms.hpp"
 #include "tile/config.hpp"
 #include "tile/fragment.hpp"
@@ -31,7 +32,7 @@ struct GemmMmaConfig {
   int frag_buffers;
   bool bf16;       // A and B are bf16 (else f16)
   bool trans_B;    // B stored N x K (K-major); else K x N (N-major)
-  int out_dtype;   // element type of C: gemm_detail::OutType (gemm_common.cuh)
+  gemm_detail::OutType out_dtype;  // element type of C
 };
 
 // Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), listed once for the kernel's enum and
@@ -59,7 +60,7 @@ struct GemmMmaPlan {
   SwizzledLayout smem_A;   // (m, k) of one stage's A tile
   SwizzledLayout smem_B;   // (n, k) of one stage's B tile
   int a_bytes, b_bytes;    // one stage's tiles; B follows A
-  int stage_bytes;
+  int stage_bytes;         // stage s starts at s * stage_bytes
   int smem_bytes;          // the block's dynamic shared memory; no alignment slack: the kernel swizzles offsets,
                            // not addresses, so its tiles need no 1024-byte-aligned base
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (.f16/.bf16 in, .f32 accumulators)
@@ -69,9 +70,6 @@ struct GemmMmaPlan {
   Fragment ldmatrix_B;     // what one ldmatrix.x4 (.trans for an N-major B) delivers, as B is stored: (n, k) when
                            // K-major (ldmatrix of n-rows), (k, n) when N-major; mma_B_pair or its transpose
   Fragment ldmatrix_B_src; // (lane, 0) -> (row, 16-byte block) of the stored B tile: (n, k-block) or (k, n-block)
-
-  TL_HOST_DEVICE constexpr int a_offset(int stage) const { return stage * stage_bytes; }
-  TL_HOST_DEVICE constexpr int b_offset(int stage) const { return stage * stage_bytes + a_bytes; }
 };
 
 // The tile as TMA's 128B swizzle would write it, or the same element order without the swizzle.
@@ -111,6 +109,7 @@ inline std::string name_expression(const GemmMmaConfig& c) {
   auto b = [](bool v) { return v ? std::string("true") : std::string("false"); };
   auto i = [](int v) { return std::to_string(v); };
   static const char* const kOut[] = {"tl::gemm_detail::kOutBf16", "tl::gemm_detail::kOutF16", "tl::gemm_detail::kOutF32"};
+  static_assert(gemm_detail::kOutBf16 == 0 && gemm_detail::kOutF16 == 1 && gemm_detail::kOutF32 == 2, "kOut's order");
   return "tl::gemm_mma<tl::GemmMmaConfig{.block_M = " + i(c.block_M) + ", .block_N = " + i(c.block_N) +
          ", .warps_M = " + i(c.warps_M) + ", .warps_N = " + i(c.warps_N) + ", .num_stages = " + i(c.num_stages) +
          ", .swizzle = " + b(c.swizzle) + ", .panel = " + i(c.panel) + ", .min_blocks = " + i(c.min_blocks) +

@@ -22,7 +22,7 @@ template <> struct Input<GemmSimtInput::bf16> { using type = bfloat16_t; };
 // read consecutive addresses along K for A and along N for B); elements past M, N or K load as 0, and only
 // in-range elements of C are stored, so any M, N, K works.
 template <GemmSimtConfig CFG>
-__global__ void __launch_bounds__((CFG.block_M / CFG.thread_M) * (CFG.block_N / CFG.thread_N))
+__global__ void __launch_bounds__(make_plan(CFG).threads)
     gemm_simt(const typename simt_detail::Input<CFG.dtype>::type* __restrict__ A,
               const typename simt_detail::Input<CFG.dtype>::type* __restrict__ B, float* __restrict__ C, int M, int N,
               int K) {

@@ -30,10 +30,10 @@ DType out_type(const Values& p) {
   return o == "same" ? p.dtype() : o == "f32" ? DType::f32 : o == "f16" ? DType::f16 : DType::bf16;
 }
 
-// The kernels' C_TYPE template argument (gemm_common.cuh, gemm_detail::OutType).
-int out_code(const Values& p) {
+// The kernels' out_dtype (gemm_types.hpp).
+gemm_detail::OutType out_code(const Values& p) {
   const DType t = out_type(p);
-  return t == DType::f32 ? 2 : t == DType::f16 ? 1 : 0;
+  return t == DType::f32 ? gemm_detail::kOutF32 : t == DType::f16 ? gemm_detail::kOutF16 : gemm_detail::kOutBf16;
 }
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }

@@ -11,39 +11,14 @@
 //                         argument): an empty object evaluated like X, L(i), L(c0, c1, ...), F(thread, value), whose
 //                         code is built from X's shapes and strides while the template is instantiated: one term per
 //                         leaf, divisions only by the leaves' extents, size-1 and stride-0 leaves dropped.
-//   split_rows_cols(f)    a fragment's row and column as two layouts of (thread, value), where its tile index
-//                         splits (every leaf moves rows inside one column, or whole columns): no division by the
-//                         tile's height to evaluate it.
+//                         A linear() fragment is evaluated through its row and column layouts, coalesced: no
+//                         division by the tile's height.
 //
 // Why: a constexpr object evaluated at run-time coordinates folds to the same arithmetic in the end, but only after
 // the optimizer has unrolled the evaluation's loop over the leaf capacity; until then the kernel's own loops look
 // larger than they are, and unrolling and hoisting decisions change. fixed<X>() hands the optimizer the folded form.
 
 namespace tl {
-
-// Row and column of a fragment's (thread, value), as layouts of the same shape as its TV layout.
-struct FragmentSplit {
-  Layout row;
-  Layout col;
-  bool ok = false;  // false: the tile index does not split; evaluate through the index
-};
-
-TL_HOST_DEVICE constexpr FragmentSplit split_rows_cols(const Fragment& f) {
-  FragmentSplit s{f.tv(), f.tv(), f.ok()};
-  int row_span = 0;
-  for (int i = 0; i < f.tv().num_leaves(); ++i) {
-    const int n = f.tv().shape().leaf(i), d = f.tv().stride().leaf(i);
-    const bool whole_cols = d % f.rows() == 0;
-    s.row.m_stride.m_leaf[i] = whole_cols ? 0 : d;
-    s.col.m_stride.m_leaf[i] = whole_cols ? d / f.rows() : 0;
-    if (d < 0) s.ok = false;
-    if (!whole_cols) row_span += (n - 1) * d;
-  }
-  if (row_span >= f.rows()) s.ok = false;
-  s.row = coalesce_modes(s.row);
-  s.col = coalesce_modes(s.col);
-  return s;
-}
 
 namespace detail {
 
@@ -113,17 +88,20 @@ struct FixedSwizzledLayout {
   TL_HOST_DEVICE constexpr int operator()(int c0, int c1, Is... cs) const {
     return swizzle(FixedLayout<L.m_layout>{}(c0, c1, cs...));
   }
-  // As SwizzledLayout::join_disjoint.
-  TL_HOST_DEVICE constexpr int join_disjoint(int lc, int ld) const { return L.join_disjoint(lc, ld); }
+  // As SwizzledLayout::join_disjoint (decided here at compile time: a call on L at run time would build L).
+  TL_HOST_DEVICE constexpr int join_disjoint(int lc, int ld) const {
+    if constexpr (L.m_swizzle.is_identity()) return lc + ld;
+    else return lc ^ ld;
+  }
 };
 
 template <Fragment F>
 struct FixedFragment {
   static_assert(F.ok(), "fixed<F>: the fragment reports an error");
   TL_HOST_DEVICE constexpr TileCoord operator()(int thread, int value) const {
-    constexpr FragmentSplit split = split_rows_cols(F);
-    if constexpr (split.ok) {
-      return {FixedLayout<split.row>{}(thread, value), FixedLayout<split.col>{}(thread, value)};
+    if constexpr (F.linear()) {
+      return {FixedLayout<coalesce_modes(F.m_row_of)>{}(thread, value),
+              FixedLayout<coalesce_modes(F.m_col_of)>{}(thread, value)};
     } else {
       const int x = FixedLayout<F.m_tv>{}(thread, value);
       return {x % F.m_rows, x / F.m_rows};

@@ -45,7 +45,7 @@ std::vector<MmaCase> accepted_mma_cases() {
               if (!instantiate(spec("gemm.mma"), c.problem, c.config, limits).ok()) continue;
               c.cfg = {.block_M = bm, .block_N = bn, .warps_M = wm, .warps_N = wn, .num_stages = 2, .swizzle = swizzle,
                        .panel = 16, .min_blocks = 1, .unroll_k = true, .early_sync = true, .serpentine = true,
-                       .frag_buffers = 2, .bf16 = true, .trans_B = trans_b, .out_dtype = 0};
+                       .frag_buffers = 2, .bf16 = true, .trans_B = trans_b, .out_dtype = gemm_detail::kOutBf16};
               out.push_back(c);
             }
   return out;
@@ -99,7 +99,7 @@ TEST(GemmMmaPlan, TilesAreTmaSwizzle128BTilesOfSixteenByteChunks) {
     // 16-bit tiles of 64 k: stage bytes and the launch's dynamic shared memory.
     EXPECT_EQ(p.stage_bytes, (c.cfg.block_M + c.cfg.block_N) * 64 * 2) << what(c);
     EXPECT_EQ(p.smem_bytes, c.cfg.num_stages * p.stage_bytes) << what(c);
-    EXPECT_EQ(p.b_offset(1), p.stage_bytes + p.a_bytes) << what(c);
+    EXPECT_EQ(p.stage_bytes, p.a_bytes + p.b_bytes) << what(c);
     const auto inst = instantiate(spec("gemm.mma"), c.problem, c.config, limits_for_arch("sm_90a")).value();
     EXPECT_EQ(inst.launch.dynamic_smem, static_cast<std::uint32_t>(p.smem_bytes)) << what(c);
     EXPECT_EQ(inst.launch.block.x, static_cast<std::uint32_t>(p.threads)) << what(c);
@@ -118,7 +118,7 @@ TEST(GemmMmaPlan, FragmentsAreTheRegisteredAtoms) {
     const GemmMmaPlan p = make_plan({.block_M = 128, .block_N = 256, .warps_M = 2, .warps_N = 4, .num_stages = 3,
                                      .swizzle = true, .panel = 16, .min_blocks = 1, .unroll_k = true,
                                      .early_sync = true, .serpentine = true, .frag_buffers = 2, .bf16 = true,
-                                     .trans_B = trans_b, .out_dtype = 0});
+                                     .trans_B = trans_b, .out_dtype = gemm_detail::kOutBf16});
     EXPECT_EQ(fragment_spec(p.mma_A, "mma.m16n8k16.bf16.A"), "mma.m16n8k16.bf16.A");
     EXPECT_EQ(fragment_spec(p.mma_B, "mma.m16n8k16.bf16.B"), "mma.m16n8k16.bf16.B");
     EXPECT_EQ(fragment_spec(p.mma_C, "mma.m16n8k16.f32.C"), "mma.m16n8k16.f32.C");
@@ -146,7 +146,7 @@ TEST(GemmMmaPlan, LdmatrixAtTheSourcesDeliversTheMmaFragments) {
     const GemmMmaPlan p = make_plan({.block_M = 64, .block_N = 64, .warps_M = 2, .warps_N = 2, .num_stages = 2,
                                      .swizzle = true, .panel = 1, .min_blocks = 1, .unroll_k = false,
                                      .early_sync = false, .serpentine = false, .frag_buffers = 1, .bf16 = true,
-                                     .trans_B = trans_b, .out_dtype = 0});
+                                     .trans_B = trans_b, .out_dtype = gemm_detail::kOutBf16});
     for (int l = 0; l < 32; ++l)
       for (int j = 0; j < 4; ++j)
         for (int e = 0; e < 2; ++e) {
@@ -284,7 +284,7 @@ TEST(GemmMmaPlan, ExposedLayoutsParseBackToThePlansObjects) {
       const GemmMmaConfig cfg{.block_M = 128, .block_N = 256, .warps_M = 2, .warps_N = 4, .num_stages = 3,
                               .swizzle = inst.config.boolean("swizzle"), .panel = 16, .min_blocks = 1,
                               .unroll_k = true, .early_sync = true, .serpentine = true, .frag_buffers = 2,
-                              .bf16 = inst.problem.dtype() == DType::bf16, .trans_B = trans_b, .out_dtype = 0};
+                              .bf16 = inst.problem.dtype() == DType::bf16, .trans_B = trans_b, .out_dtype = gemm_detail::kOutBf16};
       const GemmMmaPlan p = make_plan(cfg);
       for (const auto& [name, tile] : {std::pair{"smem_A", p.smem_A}, std::pair{"smem_B", p.smem_B}}) {
         const LayoutSpec s = parse_spec(shown.at(name));

@@ -3,7 +3,6 @@
 
 #include <string>
 
-#include "tile/atom_registry.hpp"
 #include "tile/atoms.hpp"
 #include "tile/fixed.hpp"
 
@@ -23,7 +22,7 @@ void expect_layout_agrees(const std::string& what) {
 
 template <Fragment F>
 void expect_fragment_agrees(const std::string& what, bool splits) {
-  EXPECT_EQ(split_rows_cols(F).ok, splits) << what;
+  EXPECT_EQ(F.linear(), splits) << what;
   constexpr auto f = fixed<F>();
   for (int t = 0; t < F.num_threads(); ++t)
     for (int v = 0; v < F.num_values(); ++v) ASSERT_EQ(f(t, v), F(t, v)) << what << " thread " << t << " value " << v;
@@ -52,17 +51,6 @@ TEST(Fixed, FragmentsAgreeAndTheAtomsSplit) {
   expect_fragment_agrees<transpose(repeat(mma_m16n8k16_b_f16(), 1, 2, false))>("transposed B pair", true);
   // 32 threads over a 16 x 2 tile in index order: thread 16 wraps into the next column, so there is no split.
   expect_fragment_agrees<Fragment(make_layout(Layout(32, 1), Layout(1, 0)), 16, 2)>("wrapping", false);
-}
-
-// Where the split holds, it gives the fragment's own (row, col) for every registered atom.
-TEST(Fixed, SplitRowsColsOfEveryAtom) {
-  for (const AtomInfo& a : atom_registry()) {
-    const FragmentSplit s = split_rows_cols(a.fragment);
-    EXPECT_TRUE(s.ok) << a.name;
-    for (int t = 0; t < a.fragment.num_threads(); ++t)
-      for (int v = 0; v < a.fragment.num_values(); ++v)
-        ASSERT_EQ((TileCoord{s.row(t, v), s.col(t, v)}), a.fragment(t, v)) << a.name;
-  }
 }
 
 }  // namespace
