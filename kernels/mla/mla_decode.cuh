@@ -36,9 +36,9 @@
 // O_c += P V[:, 256c : 256c + 256] (wgmma m64n256k16 x 4, V read N-major straight from the cache block: the
 // transposed-B form). Consumer thread (warp w, lane l) owns rows 16w + l/4 and 16w + l/4 + 8 of the tile (the wgmma
 // accumulator layout, the plan's acc_o), O_c's 256 columns as 128 fp32 registers. QK_WG 1 measured fastest on the
-// H100 (docs/perf.md); so did leaving out the experiments this kernel no longer has (an L2 prefetch of KV blocks ahead, the next block's
-// Q K^T issued behind P V, f32 partials, a deferred split count, a rotated part order, the two-pass merge: see git
-// history and docs/perf.md).
+// H100 (docs/perf.md); so did leaving out the experiments this kernel no longer has (an L2 prefetch of KV blocks
+// ahead, the next block's Q K^T issued behind P V, f32 partials, a deferred split count, a rotated part order, the
+// two-pass merge: see git history and docs/perf.md).
 //
 // Shared memory, fragments and descriptor strides come from the plan (mla/mla_decode_plan.hpp): every 64-row x
 // 576-column tile is 9 panels of 64 rows x 64 columns (128-byte rows, 8 KiB) as TMA SWIZZLE_128B writes them,
