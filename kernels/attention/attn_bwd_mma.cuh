@@ -93,13 +93,17 @@ TL_DEVICE_INLINE void ldm_x4(unsigned addr, unsigned* r) {
   else ldmatrix_x4(addr, r[0], r[1], r[2], r[3]);
 }
 
-// The per-thread parts of GEMM G's operand addresses: A's at this warp's origin a0 (along M), and B's at each of
-// the NT / 2 column pairs from b0 (along N): a warp's columns may straddle a 64-column panel (dim 192), so only the
-// k steps are XORed in (attn_bwd_ldm_block_offset(0, 16 kk)).
+// The per-thread parts of GEMM G's operand addresses: A's at this warp's origin a0 (along M), and B's at b0 (along
+// N) or, where the warp's columns straddle a 64-column panel (attn_bwd_b_lane_per_pair), at each of its 16-column
+// pairs from b0.
 template <AttnBwdMmaConfig C, AttnBwdGemm G>
 TL_DEVICE_INLINE unsigned a_lane_offset(int a0, int lane) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
   return lane_offset<C, op.a, true, op.a_trans>(a0, lane);
+}
+template <AttnBwdMmaConfig C, AttnBwdGemm G>
+TL_DEVICE_INLINE constexpr int b_lanes() {
+  return attn_bwd_b_lane_per_pair(C, G) ? attn_bwd_tiling(C, G).n8 / 2 : 1;
 }
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int N>
 TL_DEVICE_INLINE void b_lane_offsets(int b0, int lane, unsigned (&out)[N]) {
@@ -114,8 +118,9 @@ TL_DEVICE_INLINE void b_lane_offsets(int b0, int lane, unsigned (&out)[N]) {
 // Each ldmatrix.x4 lands in the registers of one A fragment or of two n8 B fragments, in order.
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int NT>
 TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, unsigned a_lane, unsigned b_base,
-                               const unsigned (&b_lane)[NT / 2]) {
+                               const unsigned (&b_lane)[b_lanes<C, G>()]) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
+  constexpr bool PER_PAIR = attn_bwd_b_lane_per_pair(C, G);
   static_for<0, op.k16>([&](auto KK) {
     constexpr int kk = decltype(KK)::value;
     unsigned a[2][4], b[NT][2];
@@ -123,10 +128,10 @@ TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, unsigned
       constexpr unsigned blk = block_offset<C, op.a, op.a_trans>(16 * decltype(I)::value, 16 * kk);
       ldm_x4<op.a_trans>(a_base + (a_lane ^ blk), a[decltype(I)::value]);
     });
-    constexpr unsigned b_blk = block_offset<C, op.b, op.b_trans>(0, 16 * kk);
     static_for<0, NT / 2>([&](auto J) {
       constexpr int jj = decltype(J)::value;
-      ldm_x4<op.b_trans>(b_base + (b_lane[jj] ^ b_blk), b[2 * jj]);
+      constexpr unsigned blk = block_offset<C, op.b, op.b_trans>(PER_PAIR ? 0 : 16 * jj, 16 * kk);
+      ldm_x4<op.b_trans>(b_base + (b_lane[PER_PAIR ? jj : 0] ^ blk), b[2 * jj]);
     });
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -272,7 +277,8 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   const unsigned s_a = a_lane_offset<C, G::s>(ws.row, lane), dp_a = a_lane_offset<C, G::dp>(ws.row, lane);
   const unsigned dv_a = a_lane_offset<C, G::dv>(wdv.row, lane), dk_a = a_lane_offset<C, G::dk>(wdk.row, lane);
   const unsigned dq_a = a_lane_offset<C, G::dq>(wdq.row, lane);
-  unsigned s_b[NS / 2], dp_b[NS / 2], dv_b[NDV / 2], dk_b[NDK / 2], dq_b[NDQ / 2];
+  unsigned s_b[b_lanes<C, G::s>()], dp_b[b_lanes<C, G::dp>()], dv_b[b_lanes<C, G::dv>()],
+      dk_b[b_lanes<C, G::dk>()], dq_b[b_lanes<C, G::dq>()];
   b_lane_offsets<C, G::s>(ws.col, lane, s_b);
   b_lane_offsets<C, G::dp>(ws.col, lane, dp_b);
   b_lane_offsets<C, G::dv>(wdv.col, lane, dv_b);

@@ -172,8 +172,8 @@ TL_HOST_DEVICE constexpr TileCoord attn_bwd_ldm_lane(bool operand_a, bool trans,
 // An operand's ldmatrix address (an element offset in its tile layout L) split in two, so the kernel evaluates L once
 // per thread: the lane's part, at the 16x16 block whose mn is mn0 and k is 0, XOR the constant block part of the
 // block at (16 x, 16 kk) from there. The kernel takes mn0 = the warp tile's origin for A (x = its two m16 tiles) and
-// each 16-column pair of the warp tile for B (x = 0); the tests check the split equals L for every lane, warp and
-// block of every GEMM.
+// for B (x = its 16-column pairs), unless attn_bwd_b_lane_per_pair; the tests check the split equals L for every
+// lane, warp and block of every GEMM.
 template <bool OPERAND_A, bool TRANS>
 TL_HOST_DEVICE constexpr int attn_bwd_ldm_lane_offset(const SwizzledLayout& L, int mn0, int lane) {
   constexpr TileCoord m0 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 0), m1 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 8),
@@ -186,6 +186,14 @@ TL_HOST_DEVICE constexpr int attn_bwd_ldm_lane_offset(const SwizzledLayout& L, i
 TL_HOST_DEVICE constexpr int attn_bwd_ldm_block_offset(const SwizzledLayout& L, bool trans, int mn, int k) {
   const TileCoord o = attn_bwd_stored(trans, mn, k);
   return L(o.row, o.col);
+}
+
+// Whether GEMM g's B addresses take one lane part per 16-column pair of the warp tile (XOR then adds only the k
+// step): when the warp's columns straddle a 64-column panel of the swizzled tile (48-column warp tiles at dim 192),
+// where no XOR of a constant reaches the next panel's rows. Otherwise one lane part serves every pair.
+TL_HOST_DEVICE constexpr bool attn_bwd_b_lane_per_pair(const AttnBwdMmaConfig& c, AttnBwdGemm g) {
+  const int cols = attn_bwd_tiling(c, g).cols;
+  return cols > 0 && 64 % cols != 0 && cols % 64 != 0;
 }
 
 // The walk of key block kb over a sequence's query tiles. Causal: the first query tile with a row that sees the
