@@ -12,21 +12,48 @@ extern "C" {
 #include <lua.h>
 }
 
+#include "scripting/lua_memory.hpp"
+
 namespace tl::lua {
 
 // Wraps a binding so that a C++ exception never meets lua_error's longjmp: the exception is caught,
-// its message copied out, every C++ frame unwound, and only then is the Lua error raised.
+// its message copied out, every C++ frame unwound, and only then is the Lua error raised. While it runs, its Lua
+// allocations may pass --max-memory (a memory error would longjmp through its frames); once it has returned, a
+// limit it passed stops the script.
 template <int (*F)(lua_State*)>
 int guarded(lua_State* L) {
   char message[1024];
+  MemoryBudget* budget = memory_budget(L);
+  const bool nested = budget && budget->in_binding;
+  if (budget) budget->in_binding = true;
+  int results = -1;
   try {
-    return F(L);
+    results = F(L);
   } catch (const std::exception& e) {
     std::snprintf(message, sizeof(message), "%s", e.what());
   } catch (...) {
     std::snprintf(message, sizeof(message), "unknown C++ exception");
   }
+  if (budget) {
+    budget->in_binding = nested;
+    if (budget->exceeded && !nested) {
+      std::snprintf(message, sizeof(message), "%s", budget->stop_message().c_str());
+      results = -1;
+    }
+  }
+  if (results >= 0) return results;
   return luaL_error(L, "%s", message);
+}
+
+// lua_pcall for a binding that calls back into the script (a filter, a reference function): the callback runs under
+// the memory limit like any script code, and the binding's allowance comes back when it returns.
+inline int call_script(lua_State* L, int nargs, int nresults) {
+  MemoryBudget* budget = memory_budget(L);
+  const bool in_binding = budget && budget->in_binding;
+  if (budget) budget->in_binding = false;
+  const int status = lua_pcall(L, nargs, nresults, 0);
+  if (budget) budget->in_binding = in_binding;
+  return status;
 }
 
 // Raises a script error from inside a guarded binding, printf-style: a C++ exception, so every C++ object on the

@@ -4,31 +4,39 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/results_store.hpp"
+#include "scripting/lua_memory.hpp"
 #include "session.hpp"
 
 struct lua_State;
 
 namespace tl::lua {
 
+constexpr std::uint64_t k_default_max_memory_mib = 2048;
+
 struct ScriptOptions {
   SessionOptions session;  // --kernels-dir, --cache-dir, --launch-timeout of `tilelab run`
   std::string db_path;     // results store; "" -> the default location
-  bool unsafe = false;     // --unsafe: os.execute, io.popen, package.loadlib allowed
+  // --unsafe: no sandbox (processes, C modules, the debug library, binary chunks, writes anywhere); limits stay.
+  bool unsafe = false;
   double timeout_s = 0;    // --timeout: wall-clock limit of the whole script; 0 = none
   std::uint64_t max_instructions = 0;  // --max-instructions: Lua VM instruction budget; 0 = none
+  std::uint64_t max_memory_mib = k_default_max_memory_mib;  // --max-memory: what Lua may allocate
+  // --allow-write: folders the sandbox lets the script write under, besides the current directory.
+  std::vector<std::string> allow_write;
   // Set from outside (SIGINT handler, GUI stop button); long operations stop after the current run.
   const std::atomic<bool>* interrupted = nullptr;
 };
 
 class ScriptContext {
  public:
-  explicit ScriptContext(ScriptOptions options) : m_options(std::move(options)) {}
+  ScriptContext(ScriptOptions options, MemoryBudget* budget);
   ~ScriptContext();  // removes the kernels this script defined from the registry
   ScriptContext(const ScriptContext&) = delete;
   ScriptContext& operator=(const ScriptContext&) = delete;
@@ -43,8 +51,15 @@ class ScriptContext {
   bool interrupt_requested() const { return m_options.interrupted && m_options.interrupted->load(); }
 
   // Called by the runner's count hook every `step` VM instructions: the reason to stop the script (budget spent,
-  // time up, interrupted), or "" to go on. Once a limit is hit it stays hit, so a pcall cannot swallow it.
+  // time up, memory limit passed, interrupted), or "" to go on. Once a limit is hit it stays hit, so a pcall cannot
+  // swallow it.
   std::string check_limits(std::uint64_t step);
+
+  // Why the sandbox refuses to let `what` (io.open, tl.write_file, ...) write `path`, or "" when it may: the path,
+  // its `..` and its symbolic links resolved, must lie under the current directory or an --allow-write folder.
+  std::string write_refusal(const std::string& path, const char* what) const;
+  // The same as an exception (std::runtime_error), for bindings under lua::guarded.
+  void check_write(const std::string& path, const char* what) const;
 
   // Kernels tl.define_kernel put into the registry: their specs call back into this state, so they leave with it.
   void add_user_kernel(const std::string& name) { m_user_kernels.push_back(name); }
@@ -57,6 +72,8 @@ class ScriptContext {
 
  private:
   ScriptOptions m_options;
+  MemoryBudget* m_budget;                            // the state's allocator, or nullptr
+  std::vector<std::filesystem::path> m_write_roots;  // resolved: the current directory, then --allow-write
   std::unique_ptr<Session> m_session;
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
   std::uint64_t m_instructions = 0;
@@ -66,8 +83,8 @@ class ScriptContext {
   lua_State* m_active = nullptr;
 };
 
-// Installs a context owned by the state (freed by lua_close) and returns it.
-ScriptContext& install_context(lua_State* L, const ScriptOptions& options);
+// Makes `context` the state's (the runner owns it and destroys it after lua_close).
+void install_context(lua_State* L, ScriptContext& context);
 // The state's context (and records L as its active thread); raises a Lua error when none was installed.
 ScriptContext& script_context(lua_State* L);
 

@@ -18,6 +18,7 @@ extern "C" {
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_kernels.hpp"
+#include "scripting/lua_userdata.hpp"
 
 namespace tl::lua {
 namespace {
@@ -43,7 +44,7 @@ struct TensorView {
 };
 
 int tensor_index(lua_State* L) {
-  auto* v = static_cast<TensorView*>(luaL_checkudata(L, 1, k_tensor_type));
+  auto* v = &check_object<TensorView>(L, 1, k_tensor_type);
   if (!v->tensor) return luaL_error(L, "this input tensor is only valid inside the reference call");
   if (lua_type(L, 2) == LUA_TSTRING && std::string(lua_tostring(L, 2)) == "shape") {
     lua_createtable(L, static_cast<int>(v->tensor->shape.size()), 0);
@@ -62,7 +63,7 @@ int tensor_index(lua_State* L) {
 }
 
 int tensor_len(lua_State* L) {
-  auto* v = static_cast<TensorView*>(luaL_checkudata(L, 1, k_tensor_type));
+  auto* v = &check_object<TensorView>(L, 1, k_tensor_type);
   lua_pushinteger(L, v->tensor ? v->tensor->numel() : 0);
   return 1;
 }
@@ -74,7 +75,7 @@ void call(const Callback& cb, int nargs, int nresults, PushArgs&& push_args) {
   lua_State* L = cb.ctx->active_thread();
   lua_rawgeti(L, LUA_REGISTRYINDEX, cb.ref);
   push_args();
-  if (lua_pcall(L, nargs, nresults, 0) != LUA_OK) {
+  if (call_script(L, nargs, nresults) != LUA_OK) {
     std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error object is not a string";
     lua_pop(L, 1);
     throw std::runtime_error(cb.what + ": " + msg);
@@ -477,10 +478,7 @@ int l_define_kernel(lua_State* L) {
     const int inputs_table = lua_gettop(S);
     std::vector<TensorView*> views;
     for (const auto& [tname, tensor] : inputs.tensors) {
-      auto* v = static_cast<TensorView*>(lua_newuserdatauv(S, sizeof(TensorView), 0));
-      v->tensor = &tensor;
-      luaL_setmetatable(S, k_tensor_type);
-      views.push_back(v);
+      views.push_back(&push_object<TensorView>(S, k_tensor_type, &tensor));
       lua_setfield(S, inputs_table, tname.c_str());
     }
     for (const auto& [sname, value] : inputs.scalars) {
@@ -496,7 +494,7 @@ int l_define_kernel(lua_State* L) {
       lua_pushvalue(S, inputs_table);
       lua_pushstring(S, output.c_str());
       lua_pushinteger(S, i);
-      if (lua_pcall(S, 4, 1, 0) != LUA_OK) {
+      if (call_script(S, 4, 1) != LUA_OK) {
         error = lua_tostring(S, -1) ? lua_tostring(S, -1) : "error";
         break;
       }
@@ -541,7 +539,7 @@ int l_define_kernel(lua_State* L) {
 
 void open_define(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);
-  if (luaL_newmetatable(L, k_tensor_type)) {
+  if (new_object_type(L, k_tensor_type)) {
     lua_pushcfunction(L, tensor_index);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, tensor_len);

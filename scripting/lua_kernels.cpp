@@ -2,7 +2,6 @@
 #include "scripting/lua_kernels.hpp"
 
 #include <cmath>
-#include <new>
 #include <string>
 
 extern "C" {
@@ -16,6 +15,7 @@ extern "C" {
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_timeline.hpp"
+#include "scripting/lua_userdata.hpp"
 
 namespace tl::lua {
 
@@ -71,15 +71,10 @@ struct KernelRef {
 };
 
 const KernelSpec& check_kernel(lua_State* L, int index) {
-  const std::string& name = static_cast<KernelRef*>(luaL_checkudata(L, index, k_kernel_type))->name;
+  const std::string& name = check_object<KernelRef>(L, index, k_kernel_type).name;
   auto spec = script_context(L).session().registry().find(name);
   if (!spec) raise("kernel '%s' is no longer defined", name.c_str());
   return **spec;
-}
-
-int l_kernel_gc(lua_State* L) {
-  static_cast<KernelRef*>(luaL_checkudata(L, 1, k_kernel_type))->~KernelRef();
-  return 0;
 }
 
 // Pushes nil, message and returns 2: the failure convention of calls whose failure a script should handle.
@@ -138,8 +133,7 @@ int l_kernel(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
   auto spec = script_context(L).session().registry().find(name);
   if (!spec) throw std::runtime_error(spec.status().message());
-  new (lua_newuserdatauv(L, sizeof(KernelRef), 0)) KernelRef{(*spec)->name};
-  luaL_setmetatable(L, k_kernel_type);
+  push_object<KernelRef>(L, k_kernel_type, (*spec)->name);
   return 1;
 }
 
@@ -370,15 +364,14 @@ void push_run_result(lua_State* L, const Session::Bench& b) {
 
 void open_kernels(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);
-  if (luaL_newmetatable(L, k_kernel_type)) {
+  if (new_object_type(L, k_kernel_type)) {
     luaL_newlib(L, k_kernel_methods);
     lua_setfield(L, -2, "methods");
     lua_pushcfunction(L, guarded<l_kernel_index>);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, guarded<l_kernel_tostring>);
     lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, l_kernel_gc);
-    lua_setfield(L, -2, "__gc");
+    set_object_gc<KernelRef>(L, k_kernel_type);
   }
   lua_pop(L, 1);
   const luaL_Reg functions[] = {

@@ -1,8 +1,8 @@
 // `tl.layout(SPEC)` (the layout algebra as methods, :plot), `tl.banks`, `tl.plot.layout` and `tl.plot.banks`.
 #include "scripting/lua_layout.hpp"
 
-#include <new>
 #include <string>
+#include <string_view>
 
 extern "C" {
 #include <lauxlib.h>
@@ -12,6 +12,7 @@ extern "C" {
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_plot.hpp"
+#include "scripting/lua_userdata.hpp"
 #include "tile/layout_spec.hpp"
 #include "viz/layout_adapter.hpp"
 #include "viz/layout_scene.hpp"
@@ -28,7 +29,7 @@ struct LuaLayout {
 };
 
 LuaLayout& check_layout(lua_State* L, int index) {
-  return *static_cast<LuaLayout*>(luaL_checkudata(L, index, k_layout_type));
+  return check_object<LuaLayout>(L, index, k_layout_type);
 }
 
 void check_options(lua_State* L, int index, const char* what) {
@@ -37,9 +38,7 @@ void check_options(lua_State* L, int index, const char* what) {
 }
 
 void push_layout(lua_State* L, LayoutSpec spec, std::string dtype) {
-  void* memory = lua_newuserdatauv(L, sizeof(LuaLayout), 0);
-  new (memory) LuaLayout{std::move(spec), std::move(dtype)};
-  luaL_setmetatable(L, k_layout_type);
+  push_object<LuaLayout>(L, k_layout_type, std::move(spec), std::move(dtype));
 }
 
 // Parses SPEC text; a malformed one raises with the column and a caret under it.
@@ -65,7 +64,7 @@ Layout check_operand(lua_State* L, int index, const char* op) {
     if (s.kind != SpecKind::layout) raise("%s: the operand must be a plain layout (got '%s')", op, s.text.c_str());
     return s.memory.layout();
   }
-  if (!luaL_testudata(L, index, k_layout_type)) raise("%s: the operand must be a layout or a SPEC string (got %s)", op, luaL_typename(L, index));
+  if (!test_object<LuaLayout>(L, index, k_layout_type)) raise("%s: the operand must be a layout or a SPEC string (got %s)", op, luaL_typename(L, index));
   return algebra_layout(check_layout(L, index), op);
 }
 
@@ -240,6 +239,51 @@ int l_mode(lua_State* L) {
   return push_result(L, l.mode(static_cast<int>(luaL_checkinteger(L, 2))), "mode", a.dtype);
 }
 
+// The fragment of an atom, for repeat_/replicate; other kinds raise.
+const LuaLayout& check_fragment(lua_State* L, const char* op) {
+  const LuaLayout& l = check_layout(L, 1);
+  if (!l.spec.is_fragment())
+    raise("%s: '%s' is a memory layout; repeat_ and replicate grow register fragments (atoms such as "
+          "mma.m16n8k16.f16.A)", op, l.spec.text.c_str());
+  return l;
+}
+
+int check_count(lua_State* L, int index, const char* op, const char* what) {
+  const lua_Integer v = luaL_checkinteger(L, index);
+  if (v < 1 || v > (1 << 24)) raise("%s: %s must be 1..16777216 (got %lld)", op, what, static_cast<long long>(v));
+  return static_cast<int>(v);
+}
+
+// l:repeat_(rows, cols [, "thread"|"value" [, "rows"|"cols"]]) -> the fragment tiled rows x cols times (TileLang's
+// Fragment.repeat; `repeat` is a Lua keyword): the SPEC with .repeat(...) appended, so it plots and prints as one.
+int l_repeat(lua_State* L) {
+  const LuaLayout& l = check_fragment(L, "repeat_");
+  const int rows = check_count(L, 2, "repeat_", "rows");
+  const int cols = check_count(L, 3, "repeat_", "cols");
+  const std::string_view on = luaL_optstring(L, 4, "value"), order = luaL_optstring(L, 5, "rows");
+  if (on != "thread" && on != "value") raise("repeat_: copies go on \"thread\" or \"value\" (got '%s')", on.data());
+  if (order != "rows" && order != "cols")
+    raise("repeat_: copies are numbered \"rows\" or \"cols\" first (got '%s')", order.data());
+  push_layout(L, parse_or_raise(l.spec.text + repeat_suffix(rows, cols, on == "thread", order == "rows")), l.dtype);
+  return 1;
+}
+
+// l:replicate(n) -> n times the threads, thread t + k*threads holding what t holds (TileLang's Fragment.replicate)
+int l_replicate(lua_State* L) {
+  const LuaLayout& l = check_fragment(L, "replicate");
+  push_layout(L, parse_or_raise(l.spec.text + replicate_suffix(check_count(L, 2, "replicate", "n"))), l.dtype);
+  return 1;
+}
+
+// l:threads() -> threads, values, replication: the fragment's extent (threads counts every replica)
+int l_threads(lua_State* L) {
+  const Fragment& f = check_fragment(L, "threads").spec.fragment;
+  lua_pushinteger(L, f.num_threads());
+  lua_pushinteger(L, f.num_values());
+  lua_pushinteger(L, f.replication());
+  return 3;
+}
+
 viz::LayoutGrid grid_of(const LuaLayout& l) {
   auto grid = viz::grid_from_spec(l.spec.text, l.dtype);
   if (!grid) throw std::runtime_error(grid.status().message());
@@ -374,11 +418,6 @@ int l_eq(lua_State* L) {
   return 1;
 }
 
-int l_gc(lua_State* L) {
-  check_layout(L, 1).~LuaLayout();
-  return 0;
-}
-
 const luaL_Reg k_methods[] = {
     {"size", guarded<l_size>},
     {"cosize", guarded<l_cosize>},
@@ -398,6 +437,9 @@ const luaL_Reg k_methods[] = {
     {"product", guarded<l_product>},
     {"inverse", guarded<l_inverse>},
     {"mode", guarded<l_mode>},
+    {"repeat_", guarded<l_repeat>},
+    {"replicate", guarded<l_replicate>},
+    {"threads", guarded<l_threads>},
     {"json", guarded<l_json>},
     {"text", guarded<l_text>},
     {"plot", guarded<l_plot>},
@@ -409,15 +451,15 @@ const luaL_Reg k_methods[] = {
 
 void open_layout(lua_State* L, int tl_index) {
   tl_index = lua_absindex(L, tl_index);
-  if (luaL_newmetatable(L, k_layout_type)) {
+  if (new_object_type(L, k_layout_type)) {
     luaL_newlib(L, k_methods);
     lua_setfield(L, -2, "__index");
     const luaL_Reg meta[] = {{"__tostring", guarded<l_tostring>},
                              {"__eq", guarded<l_eq>},
                              {"__call", guarded<l_at>},
-                             {"__gc", l_gc},
                              {nullptr, nullptr}};
     luaL_setfuncs(L, meta, 0);
+    set_object_gc<LuaLayout>(L, k_layout_type);
   }
   lua_pop(L, 1);
   lua_pushvalue(L, tl_index);

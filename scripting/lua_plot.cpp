@@ -1,7 +1,6 @@
 // The plot userdata: owns a scene; :save writes PNG/SVG/PDF (format from the extension), :size gives its extent.
 #include "scripting/lua_plot.hpp"
 
-#include <new>
 #include <utility>
 
 extern "C" {
@@ -10,6 +9,8 @@ extern "C" {
 }
 
 #include "scripting/lua_binding.hpp"
+#include "scripting/lua_context.hpp"
+#include "scripting/lua_userdata.hpp"
 #include "viz/cairo_painter.hpp"
 
 namespace tl::lua {
@@ -22,12 +23,13 @@ struct Plot {
   std::string kind;
 };
 
-Plot& check(lua_State* L, int index) { return *static_cast<Plot*>(luaL_checkudata(L, index, k_plot_type)); }
+Plot& check(lua_State* L, int index) { return check_object<Plot>(L, index, k_plot_type); }
 
 // plot:save(path [, {scale=N}]) -> path | nil, message
 int l_save(lua_State* L) {
   Plot& p = check(L, 1);
   const char* path = luaL_checkstring(L, 2);
+  script_context(L).check_write(path, "plot:save");
   viz::PaintOptions options;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "scale");
@@ -59,11 +61,6 @@ int l_tostring(lua_State* L) {
   return 1;
 }
 
-int l_gc(lua_State* L) {
-  check(L, 1).~Plot();
-  return 0;
-}
-
 const luaL_Reg k_methods[] = {
     {"save", guarded<l_save>},
     {"size", guarded<l_size>},
@@ -73,17 +70,15 @@ const luaL_Reg k_methods[] = {
 }  // namespace
 
 void push_plot(lua_State* L, viz::Scene scene, const std::string& kind) {
-  void* memory = lua_newuserdatauv(L, sizeof(Plot), 0);
-  new (memory) Plot{std::move(scene), kind};
-  if (luaL_newmetatable(L, k_plot_type)) {
+  if (new_object_type(L, k_plot_type)) {
     luaL_newlib(L, k_methods);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_tostring);
     lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, l_gc);
-    lua_setfield(L, -2, "__gc");
+    set_object_gc<Plot>(L, k_plot_type);
   }
-  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+  push_object<Plot>(L, k_plot_type, std::move(scene), kind);
 }
 
 const viz::Scene& check_plot(lua_State* L, int index) { return check(L, index).scene; }

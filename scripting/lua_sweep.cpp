@@ -190,7 +190,7 @@ int l_sweep(lua_State* L) {
       lua_pushvalue(L, filter_slot);
       push_params(L, config);
       push_params(L, problem);
-      if (lua_pcall(L, 2, 2, 0) != LUA_OK) {
+      if (call_script(L, 2, 2) != LUA_OK) {
         callback_error = std::string("tl.sweep: filter: ") + (lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
         lua_pop(L, 1);
         stop = true;
@@ -206,7 +206,9 @@ int l_sweep(lua_State* L) {
   ResultsStore* store = store_results ? &ctx.results_store() : nullptr;
   SweepPrinter printer(stdout);
   const bool show = progress;  // a bar on a terminal, plain lines otherwise
+  std::size_t points_done = 0;
   OnSweepPoint on_point = [&](const SweepPoint& p, const SweepProgress& pr) {
+    points_done = pr.done;
     if (show) printer.point(p, pr);
     if (ctx.interrupt_requested()) stop = true;
     if (!lua_isfunction(L, on_result_slot) || !callback_error.empty()) return;
@@ -214,7 +216,7 @@ int l_sweep(lua_State* L) {
     push_json(L, nlohmann::json(p));
     lua_pushinteger(L, static_cast<lua_Integer>(pr.done));
     lua_pushinteger(L, static_cast<lua_Integer>(pr.total));
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    if (call_script(L, 3, 0) != LUA_OK) {
       callback_error = std::string("tl.sweep: on_result: ") + (lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
       lua_pop(L, 1);
       stop = true;
@@ -225,6 +227,10 @@ int l_sweep(lua_State* L) {
   if (show) printer.finish();
   if (!callback_error.empty()) throw std::runtime_error(callback_error);
   if (!sum) throw std::runtime_error("tl.sweep: " + sum.status().message());
+  // Ctrl-C ends the script, not just the sweep: what ran is stored; a rerun resumes after it.
+  if (sum->interrupted || ctx.interrupt_requested())
+    raise("tl.sweep: interrupted (Ctrl-C) after %zu of %zu points (each stored as it finished; the same sweep run "
+          "again skips the stored ones)", points_done, sum->points.size());
   lua_settop(L, 1);
 
   // results[i] = point i; results.id, results.summary, results.best

@@ -4,7 +4,6 @@
 
 #include <fstream>
 #include <memory>
-#include <new>
 #include <sstream>
 
 extern "C" {
@@ -19,6 +18,7 @@ extern "C" {
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_kernels.hpp"
 #include "scripting/lua_plot.hpp"
+#include "scripting/lua_userdata.hpp"
 #include "viz/roofline_scene.hpp"
 #include "viz/timeline_scene.hpp"
 
@@ -32,7 +32,7 @@ struct LuaTimeline {
 };
 
 const Timeline& check_timeline(lua_State* L, int index) {
-  return *static_cast<LuaTimeline*>(luaL_checkudata(L, index, k_timeline_type))->timeline;
+  return *check_object<LuaTimeline>(L, index, k_timeline_type).timeline;
 }
 
 Result<Timeline> read_trace(const std::string& path) {
@@ -49,7 +49,7 @@ Result<Timeline> read_trace(const std::string& path) {
 
 // The timeline an argument names: a timeline object, a run result with `timeline`, or a Chrome-trace file.
 std::shared_ptr<const Timeline> timeline_arg(lua_State* L, int index) {
-  if (auto* t = static_cast<LuaTimeline*>(luaL_testudata(L, index, k_timeline_type))) return t->timeline;
+  if (auto* t = test_object<LuaTimeline>(L, index, k_timeline_type)) return t->timeline;
   if (lua_type(L, index) == LUA_TSTRING) {
     auto t = read_trace(lua_tostring(L, index));
     if (!t) throw std::runtime_error(t.status().message());
@@ -57,7 +57,7 @@ std::shared_ptr<const Timeline> timeline_arg(lua_State* L, int index) {
   }
   if (lua_istable(L, index)) {
     lua_getfield(L, index, "timeline");
-    auto* t = static_cast<LuaTimeline*>(luaL_testudata(L, -1, k_timeline_type));
+    auto* t = test_object<LuaTimeline>(L, -1, k_timeline_type);
     lua_pop(L, 1);
     if (t) return t->timeline;
     lua_getfield(L, index, "timeline_error");
@@ -106,6 +106,7 @@ int l_stats(lua_State* L) {
 int l_trace(lua_State* L) {
   const Timeline& t = check_timeline(L, 1);
   const char* path = luaL_checkstring(L, 2);
+  script_context(L).check_write(path, "timeline:trace");
   std::ofstream out(path, std::ios::binary);
   out << to_chrome_trace(t).dump() << '\n';
   if (!out) {
@@ -143,11 +144,6 @@ int l_tostring(lua_State* L) {
   lua_pushfstring(L, "tl.timeline(%s%s, %d events)", t.model ? "MODEL " : "", t.kernel.c_str(),
                   static_cast<int>(t.events.size()));
   return 1;
-}
-
-int l_gc(lua_State* L) {
-  static_cast<LuaTimeline*>(luaL_checkudata(L, 1, k_timeline_type))->~LuaTimeline();
-  return 0;
 }
 
 // tl.model_timeline{kernel=, problem=, config=} -> timeline computed from the config (no GPU; labelled MODEL)
@@ -258,14 +254,12 @@ const luaL_Reg k_methods[] = {
 };
 
 void ensure_metatable(lua_State* L) {
-  if (luaL_newmetatable(L, k_timeline_type)) {
+  if (new_object_type(L, k_timeline_type)) {
     luaL_newlib(L, k_methods);
     lua_setfield(L, -2, "methods");
-    const luaL_Reg meta[] = {{"__index", guarded<l_index>},
-                             {"__tostring", guarded<l_tostring>},
-                             {"__gc", l_gc},
-                             {nullptr, nullptr}};
+    const luaL_Reg meta[] = {{"__index", guarded<l_index>}, {"__tostring", guarded<l_tostring>}, {nullptr, nullptr}};
     luaL_setfuncs(L, meta, 0);
+    set_object_gc<LuaTimeline>(L, k_timeline_type);
   }
   lua_pop(L, 1);
 }
@@ -274,9 +268,7 @@ void ensure_metatable(lua_State* L) {
 
 void push_timeline(lua_State* L, Timeline timeline) {
   ensure_metatable(L);
-  void* memory = lua_newuserdatauv(L, sizeof(LuaTimeline), 0);
-  new (memory) LuaTimeline{std::make_shared<const Timeline>(std::move(timeline))};
-  luaL_setmetatable(L, k_timeline_type);
+  push_object<LuaTimeline>(L, k_timeline_type, std::make_shared<const Timeline>(std::move(timeline)));
 }
 
 void open_timeline(lua_State* L, int tl_index) {

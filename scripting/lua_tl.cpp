@@ -9,6 +9,7 @@
 
 #include "runtime/device.hpp"
 #include "scripting/lua_binding.hpp"
+#include "scripting/lua_context.hpp"
 #include "scripting/lua_define.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_kernels.hpp"
@@ -40,6 +41,12 @@ int l_json_encode(lua_State* L) {
 int l_json_decode(lua_State* L) {
   size_t len = 0;
   const char* text = luaL_checklstring(L, 1, &len);
+  if (const std::size_t at = json_too_deep_at({text, len}); at != std::string_view::npos) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "arrays and objects nest deeper than %d levels (at byte %I); tl.json_decode refuses such a "
+                    "document", k_max_json_depth, static_cast<lua_Integer>(at));
+    return 2;
+  }
   auto parsed = nlohmann::json::parse(text, text + len, nullptr, false);
   if (parsed.is_discarded()) {
     lua_pushnil(L);
@@ -53,6 +60,7 @@ int l_json_decode(lua_State* L) {
 // tl.mkdir(path): creates the directory and its parents; returns true | nil, message.
 int l_mkdir(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
+  script_context(L).check_write(path, "tl.mkdir");
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) {
@@ -69,6 +77,7 @@ int l_write_file(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
   size_t len = 0;
   const char* text = luaL_checklstring(L, 2, &len);
+  script_context(L).check_write(path, "tl.write_file");
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);

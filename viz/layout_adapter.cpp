@@ -76,6 +76,13 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
   long long cells = static_cast<long long>(fragment.rows()) * fragment.cols();
   if (cells > kMaxCells) return make_error(ErrorCode::invalid_argument, "fragment tile is too large to plot");
   LayoutGrid g = LayoutGrid::make(fragment.rows(), fragment.cols(), std::move(title));
+  const int rep = fragment.replication();
+  std::vector<int> held;  // per cell: holders seen so far (replicated fragments)
+  if (rep > 1) {
+    g.replication = rep;
+    g.holders.assign(g.cells.size() * static_cast<size_t>(rep), -1);
+    held.assign(g.cells.size(), 0);
+  }
   for (int t = 0; t < fragment.num_threads(); ++t) {
     for (int v = 0; v < fragment.num_values(); ++v) {
       TileCoord rc = fragment(t, v);
@@ -89,7 +96,16 @@ Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string titl
         cell.thread = t;
         cell.value = v;
       }
+      if (rep > 1) {
+        const size_t i = static_cast<size_t>(rc.row) * g.cols + rc.col;
+        if (held[i] < rep) g.holders[i * static_cast<size_t>(rep) + static_cast<size_t>(held[i])] = t;
+        ++held[i];
+      }
     }
+  }
+  if (rep > 1 && std::any_of(held.begin(), held.end(), [&](int n) { return n != rep; })) {
+    g.replication = 1;  // not every element has the same number of holders: show the lowest owner only
+    g.holders.clear();
   }
   return g;
 }

@@ -32,7 +32,15 @@ bool LayoutGrid::has_offsets() const {
 int LayoutGrid::num_threads() const {
   int n = 0;
   for (const auto& c : cells) n = std::max(n, c.thread + 1);
+  for (int t : holders) n = std::max(n, t + 1);
   return n;
+}
+
+std::vector<int> LayoutGrid::threads_of(std::int64_t index) const {
+  if (index < 0 || static_cast<size_t>(index) >= cells.size() || cells[static_cast<size_t>(index)].thread < 0) return {};
+  if (replication <= 1) return {cells[static_cast<size_t>(index)].thread};
+  const auto first = holders.begin() + index * replication;
+  return {first, first + replication};
 }
 
 int LayoutGrid::num_values() const {
@@ -47,6 +55,12 @@ Status LayoutGrid::validate() const {
                       "layout grid shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ") is empty");
   }
   size_t expected = static_cast<size_t>(rows) * cols;
+  if (replication < 1 || (replication > 1 && holders.size() != expected * static_cast<size_t>(replication))) {
+    return make_error(ErrorCode::invalid_argument, "layout grid with replication " + std::to_string(replication) +
+                                                       " needs that many holders per cell (" +
+                                                       std::to_string(expected * static_cast<size_t>(std::max(replication, 1))) +
+                                                       "), has " + std::to_string(holders.size()));
+  }
   if (cells.size() != expected) {
     return make_error(ErrorCode::invalid_argument, "layout grid of shape (" + std::to_string(rows) + ", " +
                                                        std::to_string(cols) + ") needs " + std::to_string(expected) +
@@ -58,6 +72,12 @@ Status LayoutGrid::validate() const {
       return make_error(ErrorCode::invalid_argument, "layout grid cell " + std::to_string(i) + " is at (" +
                                                          std::to_string(c.row) + ", " + std::to_string(c.col) +
                                                          "); cells must be in row-major order");
+    }
+    if (replication > 1 && c.thread >= 0 && holders[i * static_cast<size_t>(replication)] != c.thread) {
+      return make_error(ErrorCode::invalid_argument, "layout grid cell (" + std::to_string(c.row) + ", " +
+                                                         std::to_string(c.col) + ") lists thread " +
+                                                         std::to_string(c.thread) + " but its first holder is " +
+                                                         std::to_string(holders[i * static_cast<size_t>(replication)]));
     }
     if (c.bank >= 32) {
       return make_error(ErrorCode::invalid_argument,
@@ -75,9 +95,11 @@ int bank_of(std::int64_t offset, int elem_bytes) {
 
 nlohmann::json to_json(const LayoutGrid& grid) {
   nlohmann::json cells = nlohmann::json::array();
-  for (const auto& c : grid.cells) {
+  for (size_t i = 0; i < grid.cells.size(); ++i) {
+    const Cell& c = grid.cells[i];
     nlohmann::json j = {{"row", c.row}, {"col", c.col}};
     if (c.thread >= 0) j["thread"] = c.thread;
+    if (c.thread >= 0 && grid.replication > 1) j["threads"] = grid.threads_of(static_cast<std::int64_t>(i));
     if (c.value >= 0) j["value"] = c.value;
     if (c.offset >= 0) j["offset"] = c.offset;
     if (c.bank >= 0) j["bank"] = c.bank;
@@ -86,6 +108,7 @@ nlohmann::json to_json(const LayoutGrid& grid) {
   }
   nlohmann::json out = {{"title", grid.title}, {"shape", {grid.rows, grid.cols}}};
   if (grid.elem_bytes > 0) out["elem_bytes"] = grid.elem_bytes;
+  if (grid.replication > 1) out["replication"] = grid.replication;
   if (grid.has_threads()) {
     out["num_threads"] = grid.num_threads();
     out["num_values"] = grid.num_values();
@@ -102,6 +125,10 @@ Result<LayoutGrid> layout_grid_from_json(const nlohmann::json& json) {
     }
     LayoutGrid g = LayoutGrid::make(shape[0].get<int>(), shape[1].get<int>(), json.value("title", std::string{}));
     g.elem_bytes = json.value("elem_bytes", 0);
+    g.replication = json.value("replication", 1);
+    if (g.replication < 1 || g.replication > (1 << 16))
+      return make_error(ErrorCode::parse, "layout JSON: \"replication\" must be 1..65536");
+    if (g.replication > 1) g.holders.assign(g.cells.size() * static_cast<size_t>(g.replication), -1);
     const auto& cells = json.at("cells");
     if (!cells.is_array() || cells.size() != g.cells.size()) {
       return make_error(ErrorCode::parse, "layout JSON: \"cells\" must list one object per coordinate (" +
@@ -119,6 +146,14 @@ Result<LayoutGrid> layout_grid_from_json(const nlohmann::json& json) {
       cell.offset = j.value("offset", std::int64_t{-1});
       cell.bank = j.value("bank", -1);
       cell.index = j.value("index", std::int64_t{-1});
+      if (g.replication > 1 && cell.thread >= 0) {
+        const auto threads = j.at("threads").get<std::vector<int>>();
+        if (threads.size() != static_cast<size_t>(g.replication))
+          return make_error(ErrorCode::parse, "layout JSON: cell (" + std::to_string(r) + ", " + std::to_string(c) +
+                                                  ") lists " + std::to_string(threads.size()) + " threads, not " +
+                                                  std::to_string(g.replication) + " (\"replication\")");
+        std::copy(threads.begin(), threads.end(), g.holders.begin() + (static_cast<std::ptrdiff_t>(r) * g.cols + c) * g.replication);
+      }
     }
     TL_RETURN_IF_ERROR(g.validate());
     return g;
@@ -127,13 +162,22 @@ Result<LayoutGrid> layout_grid_from_json(const nlohmann::json& json) {
   }
 }
 
+std::string thread_label(const LayoutGrid& grid, std::int64_t index) {
+  std::string s = "T";  // appended, not concatenated: GCC 12 warns falsely (-Wrestrict) on "T" + to_string
+  for (int t : grid.threads_of(index)) {
+    if (s.size() > 1) s += '/';
+    s += std::to_string(t);
+  }
+  return s;
+}
+
 namespace {
 
-std::string cell_label(const Cell& c, bool banks) {
+std::string cell_label(const LayoutGrid& g, size_t i, bool banks) {
+  const Cell& c = g.cells[i];
   if (banks) return c.bank >= 0 ? std::to_string(c.bank) : ".";
   if (c.thread >= 0) {
-    std::string s = "T";  // appended, not concatenated: GCC 12 warns falsely (-Wrestrict) on "T" + to_string
-    s += std::to_string(c.thread);
+    std::string s = thread_label(g, static_cast<std::int64_t>(i));
     s += 'V';
     s += std::to_string(std::max(c.value, 0));
     return s;
@@ -147,7 +191,7 @@ void print_table(std::ostringstream& out, const LayoutGrid& g, bool banks) {
   std::vector<std::string> labels(g.cells.size());
   size_t width = std::to_string(g.cols - 1).size();
   for (size_t i = 0; i < g.cells.size(); ++i) {
-    labels[i] = cell_label(g.cells[i], banks);
+    labels[i] = cell_label(g, i, banks);
     width = std::max(width, labels[i].size());
   }
   size_t row_width = std::to_string(g.rows - 1).size();
@@ -177,6 +221,7 @@ std::string to_text(const LayoutGrid& grid) {
   if (!grid.title.empty()) out << grid.title << '\n';
   out << "shape (" << grid.rows << ", " << grid.cols << ")";
   if (grid.has_threads()) out << ", " << grid.num_threads() << " threads x " << grid.num_values() << " values";
+  if (grid.replication > 1) out << ", each element held by " << grid.replication << " threads";
   out << '\n';
   if (grid.rows <= 0 || grid.cols <= 0) return out.str();
   print_table(out, grid, false);
@@ -195,6 +240,7 @@ std::string describe_cell(const LayoutGrid& grid, std::int64_t index) {
   if (c.thread >= 0) {
     s += "  thread " + std::to_string(c.thread) + " (warp " + std::to_string(c.thread / 32) + ", lane " +
          std::to_string(c.thread % 32) + ")";
+    if (grid.replication > 1) s += ", held by threads " + thread_label(grid, index).substr(1);
   }
   if (c.value >= 0) s += "  value " + std::to_string(c.value);
   if (c.offset >= 0) s += "  offset " + std::to_string(c.offset);

@@ -27,6 +27,10 @@ struct LayoutGrid {
   std::vector<Cell> cells;  // row-major: cells[row * cols + col]
   std::string title;        // what it is (the SPEC or atom name)
   int elem_bytes = 0;       // element size behind `bank` (0 when no banks)
+  // A fragment whose elements several threads hold (TileLang's replicate): `replication` threads per cell, listed
+  // ascending in holders[index * replication + k] (the first is cells[index].thread). Empty when replication is 1.
+  int replication = 1;
+  std::vector<int> holders;
 
   // rows*cols cells with their coordinates set and everything else unset.
   static LayoutGrid make(int rows, int cols, std::string title = {});
@@ -36,7 +40,8 @@ struct LayoutGrid {
 
   bool has_threads() const;  // some cell has a thread: a fragment
   bool has_offsets() const;  // some cell has an offset: a memory layout
-  int num_threads() const;   // highest thread + 1 (0 when none)
+  int num_threads() const;   // highest thread + 1, replicas included (0 when none)
+  std::vector<int> threads_of(std::int64_t index) const;  // every thread holding cell `index` (none: empty)
   int num_values() const;    // highest value + 1 (0 when none)
 
   // Shape, cell count and order, and ranges; a builder or importer calls this before trusting a grid.
@@ -46,15 +51,19 @@ struct LayoutGrid {
 // The bank (of 32, each 4 bytes wide) holding the first byte of element `offset`.
 int bank_of(std::int64_t offset, int elem_bytes);
 
-// The JSON contract: {"title", "shape": [rows, cols], "elem_bytes"?, "cells": [{"row", "col",
-// "thread"?, "value"?, "offset"?, "bank"?, "index"?}, ...]} with cells in row-major order; a field
-// appears only when it applies to the cell.
+// The JSON contract: {"title", "shape": [rows, cols], "elem_bytes"?, "replication"?, "cells": [{"row", "col",
+// "thread"?, "threads"?, "value"?, "offset"?, "bank"?, "index"?}, ...]} with cells in row-major order; a field
+// appears only when it applies to the cell ("replication" and each cell's "threads", every holder, only where
+// several threads hold each element).
 nlohmann::json to_json(const LayoutGrid& grid);
 Result<LayoutGrid> layout_grid_from_json(const nlohmann::json& json);
 
 // An ASCII table: one line per row, one column per coordinate; fragments print T<thread>V<value>,
 // memory layouts the offset (and then a second table of banks), plain layouts the index.
 std::string to_text(const LayoutGrid& grid);
+
+// "T5", or every holder of a replicated element as TileLang's plots write it: "T5/69"; "T" when none.
+std::string thread_label(const LayoutGrid& grid, std::int64_t index);
 
 // A one-line description of cell `index` (hover text, CLI messages).
 std::string describe_cell(const LayoutGrid& grid, std::int64_t index);

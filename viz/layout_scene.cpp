@@ -353,7 +353,9 @@ Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style)
   }
   if (fragment) {
     t.label_lines = 2;
-    t.max_line_em = 0.70 + 0.636 * std::max(digits(grid.num_threads() - 1), digits(grid.num_values() - 1));
+    // a replicated element lists every holder, "T5/69"
+    const int thread_em = grid.replication * digits(grid.num_threads() - 1);
+    t.max_line_em = 0.70 + 0.636 * std::max(thread_em, digits(grid.num_values() - 1)) + 0.3 * (grid.replication - 1);
   } else if (offsets) {
     t.label_lines = style.color == ColorBy::bank ? 2 : 1;
     t.max_line_em = 0.636 * std::max(digits(max_offset), 2);
@@ -366,7 +368,8 @@ Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style)
   t.label = [&](int r, int c, int lines, std::vector<std::string>& out) {
     const Cell& cell = grid.at(r, c);
     if (fragment) {
-      if (cell.thread >= 0) out[0] = tagged("T", cell.thread);
+      if (cell.thread >= 0)
+        out[0] = grid.replication > 1 ? thread_label(grid, static_cast<std::int64_t>(r) * grid.cols + c) : tagged("T", cell.thread);
       if (lines > 1 && cell.value >= 0) out[1] = tagged("V", cell.value);
     } else if (offsets) {
       if (cell.offset >= 0) out[0] = std::to_string(cell.offset);
@@ -397,12 +400,13 @@ Result<Scene> build_inverse_scene(const LayoutGrid& grid, const GridStyle& style
                       "the inverse view needs a fragment (cells with threads); '" + grid.title + "' has none");
   }
   int threads = grid.num_threads(), values = std::max(grid.num_values(), 1);
-  // inverse[t * values + v] = index of the cell thread t holds as value v (-1: none). A replicated coordinate
-  // keeps the last writer; the layout grid shows the same choice.
+  // inverse[t * values + v] = index of the cell thread t holds as value v (-1: none). Every holder of a replicated
+  // element holds it as the same value (TileLang's replicate keeps the value index).
   std::vector<std::int64_t> inverse(static_cast<size_t>(threads) * values, -1);
   for (size_t i = 0; i < grid.cells.size(); ++i) {
     const Cell& c = grid.cells[i];
-    if (c.thread >= 0) inverse[static_cast<size_t>(c.thread) * values + std::max(c.value, 0)] = static_cast<std::int64_t>(i);
+    for (int th : grid.threads_of(static_cast<std::int64_t>(i)))
+      inverse[static_cast<size_t>(th) * values + std::max(c.value, 0)] = static_cast<std::int64_t>(i);
   }
   ColorBy mode = style.color == ColorBy::value || style.color == ColorBy::warp ? style.color : ColorBy::thread;
   ColorContext ctx(grid, mode);

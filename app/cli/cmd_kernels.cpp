@@ -14,7 +14,9 @@ void print_schema(const char* title, const Schema& s) {
   if (s.params.empty()) return;
   std::printf("  %s\n", title);
   for (const auto& p : s.params)
-    std::printf("    %-15s = %-6s %-28s %s\n", p.name.c_str(), p.default_value.c_str(), p.describe_allowed().c_str(),
+    // "heads_kv = heads": a parameter that follows another when unset shows which
+    std::printf("    %-15s = %-6s %-28s %s\n", p.name.c_str(),
+                (p.default_from.empty() ? p.default_value : p.default_from).c_str(), p.describe_allowed().c_str(),
                 p.help.c_str());
 }
 

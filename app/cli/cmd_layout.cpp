@@ -86,7 +86,10 @@ void add_layout_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<LayoutOptions>();
   cmd->add_option("spec", o->spec,
                   "A CuTe layout '(8,(4,2)):(4,(1,32))', a swizzled one 'swizzle<3,3,3> o (8,64):(64,1)', or an atom "
-                  "name (see --list)");
+                  "name (see --list), optionally grown as TileLang's Fragment.repeat/replicate: "
+                  "ATOM.repeat(R,C[,thread|value][,rows|cols]).replicate(N)... (R x C copies on new threads or new "
+                  "values, default value; numbered down the rows first unless cols; replicate: N threads hold each "
+                  "element), e.g. 'mma.m16n8k16.f16.A.repeat(2,1,thread).replicate(2).repeat(4,2,value)'");
   cmd->add_flag("--list", o->list, "List the named atoms");
   cmd->add_option("--dtype", o->dtype, "Element type for banks (f32, f16, bf16, s8, e4m3, ...; default: the "
                                        "atom's, else f32)");

@@ -1,33 +1,33 @@
 // `tilelab run FILE.lua [args...]`: runs a Lua experiment; a Lua error prints file:line and a traceback.
 #include <chrono>
+#include <cmath>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
+#include "scripting/lua_options.hpp"
 #include "scripting/lua_runner.hpp"
 
 namespace tl::cli {
 namespace {
 
+constexpr int k_exit_interrupted = 128 + SIGINT;  // what a shell reports for a process ended by Ctrl-C
+
 struct RunArgs {
   std::string script;
   std::vector<std::string> args;
   std::string kernels_dir, cache_dir, db;
-  double timeout_s = 0, launch_timeout_s = 30;
-  std::uint64_t max_instructions = 0;
-  bool unsafe = false;
+  double launch_timeout_s = 30;
+  lua::ScriptArgs limits;
 };
 
 }  // namespace
 
 void add_run_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("run", "Run a Lua script (the tl API) headless");
+  auto* cmd = app.add_subcommand("run", "Run a Lua script (the tl API) headless, in a sandbox");
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("script", a->script, "Lua file to run")->required();
   cmd->add_option("args", a->args, "Arguments passed to the script as arg[1..n]");
-  cmd->add_flag("--unsafe", a->unsafe, "Allow os.execute, io.popen, package.loadlib and C modules (off: a sandbox)");
-  cmd->add_option("--timeout", a->timeout_s, "Stop the script after this many seconds (0: no limit)")->capture_default_str();
-  cmd->add_option("--max-instructions", a->max_instructions,
-                  "Stop the script after this many Lua VM instructions (0: no limit)")->capture_default_str();
+  lua::add_script_options(*cmd, a->limits);
   cmd->add_option("--launch-timeout", a->launch_timeout_s, "Seconds one kernel launch may take before the watchdog "
                                                            "kills it")->capture_default_str();
   cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
@@ -38,20 +38,28 @@ void add_run_command(CLI::App& app, Context& ctx) {
   cmd->prefix_command();  // everything after the script belongs to the script
   cmd->callback([&ctx, cmd, a] {
     lua::RunOptions options;
+    if (Status st = lua::apply_script_args(a->limits, options.script); !st) {
+      ctx.exit_code = report_error(st.message());
+      return;
+    }
+    if (!std::isfinite(a->launch_timeout_s) || a->launch_timeout_s <= 0 || a->launch_timeout_s > 86400) {
+      ctx.exit_code = report_error("--launch-timeout " + format_number(a->launch_timeout_s, "%g") +
+                                   ": must be a number of seconds above 0, at most 86400");
+      return;
+    }
     options.args = a->args;
     for (const auto& extra : cmd->remaining()) options.args.push_back(extra);
-    options.script.unsafe = a->unsafe;
     options.script.db_path = a->db;
-    options.script.timeout_s = a->timeout_s;
-    options.script.max_instructions = a->max_instructions;
     options.script.session.kernels_dir = a->kernels_dir;
     options.script.session.cache_dir = a->cache_dir;
     options.script.session.timeout = std::chrono::milliseconds(static_cast<long long>(a->launch_timeout_s * 1000));
-    // Ctrl-C: the hook raises "interrupted" at its next check; long operations stop after the current run.
+    // Ctrl-C: the hook raises "interrupted" at its next check; long operations stop after the current run (a sweep
+    // stores what it ran), and the process exits 130 as if the signal had ended it.
     InterruptScope interrupt;
     options.script.interrupted = interrupt.flag();
     Status status = lua::run_file(a->script, options);
-    ctx.exit_code = status.ok() ? 0 : report_error(status.message());
+    if (!status.ok()) ctx.exit_code = report_error(status.message());
+    if (interrupt.flag()->load()) ctx.exit_code = k_exit_interrupted;
   });
 }
 

@@ -741,8 +741,7 @@ void App::draw_params(const Schema& schema, bool is_config) {
   const KeyValues& given = is_config ? config() : problem();
   ImGui::PushID(is_config ? "config" : "problem");
   for (const ParamSpec& p : schema.params) {
-    auto it = given.find(p.name);
-    const std::string current = it != given.end() ? it->second : p.default_value;
+    const std::string current = schema.value_of(p.name, given);
     std::string chosen = current;
     ImGui::PushID(p.name.c_str());
     ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x * 0.6f));
@@ -769,7 +768,7 @@ void App::draw_params(const Schema& schema, bool is_config) {
         chosen = std::to_string(std::clamp(v, p.min, p.max));
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s (default %s)", p.help.c_str(), p.describe_allowed().c_str(),
-                                                  p.default_value.c_str());
+                                                  p.describe_default().c_str());
     if (chosen != current) {
       Status st = is_config ? set_config(p.name, chosen) : set_problem(p.name, chosen);
       if (!st) message(Message::Level::error, st.message());

@@ -27,6 +27,7 @@
 #include "runtime/bench.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_spec.hpp"
+#include "scripting/lua_context.hpp"
 #include "session.hpp"
 #include "sweep.hpp"
 
@@ -37,6 +38,8 @@ struct AppOptions {
   SessionOptions session;
   std::string results_db;   // the results store: history, and where runs and sweeps are recorded ("" = default)
   bool record_runs = true;  // store this app's runs and sweep points there, as `tilelab bench`/`sweep` do
+  // Limits and sandbox of Lua scripts (--script and the Lua panel), as `tilelab run` takes them.
+  lua::ScriptOptions script;
 };
 
 struct Message {
@@ -114,6 +117,7 @@ class App {
   // Switches to another results store file and loads its history.
   void set_results_db(const std::string& path);
   const std::string& results_db() const { return m_options.results_db; }
+  const lua::ScriptOptions& script_options() const { return m_options.script; }
   bool record_runs() const { return m_options.record_runs; }
   void set_record_runs(bool on) { m_options.record_runs = on; }
   static constexpr std::int64_t kHistoryLimit = 5000;

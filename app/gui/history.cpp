@@ -118,8 +118,7 @@ std::string suggest_sweep_space(const Schema& config, const std::map<std::string
     } else {
       continue;  // booleans and free-form integers: the user knows better what to try
     }
-    auto it = current.find(p.name);
-    const std::string now = it != current.end() ? it->second : p.default_value;
+    const std::string now = config.value_of(p.name, current);
     auto at = std::find(allowed.begin(), allowed.end(), now);
     std::size_t centre = at == allowed.end() ? 0 : static_cast<std::size_t>(at - allowed.begin());
     const std::size_t n = std::min<std::size_t>(allowed.size(), static_cast<std::size_t>(max_values));

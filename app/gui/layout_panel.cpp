@@ -1,12 +1,14 @@
 // Layout viewer panel: the same scenes the CLI exports, drawn live through the ImGui painter.
 #include "app/gui/layout_panel.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
 #include <imgui.h>
 
 #include "tile/banks.hpp"
+#include "tile/layout_spec.hpp"
 #include "viz/cairo_painter.hpp"
 #include "viz/layout_adapter.hpp"
 
@@ -44,6 +46,80 @@ void LayoutPanel::set_color(const std::string& mode) {
 }
 
 void LayoutPanel::set_kernel_layouts(std::vector<LayoutInfo> layouts) { m_kernel_layouts = std::move(layouts); }
+
+const viz::LayoutGrid& LayoutPanel::grid() {
+  if (m_dirty) rebuild();
+  return m_grid;
+}
+
+Status LayoutPanel::append_op(const std::string& op) {
+  const LayoutSpec now = parse_spec(m_spec);
+  if (!now.ok) return make_error(ErrorCode::invalid_argument, "the SPEC does not parse: " + now.message);
+  if (!now.is_fragment())
+    return make_error(ErrorCode::invalid_argument, "'" + now.text + "' is a memory layout; repeat and replicate grow "
+                                                   "register fragments (atoms such as mma.m16n8k16.f16.A)");
+  const std::string next = m_spec + op;
+  if (next.size() >= sizeof(m_spec)) return make_error(ErrorCode::invalid_argument, "the SPEC would be too long");
+  const LayoutSpec grown = parse_spec(next);
+  if (!grown.ok) return make_error(ErrorCode::invalid_argument, op.substr(1) + ": " + grown.message);
+  set_spec(next);
+  return {};
+}
+
+Status LayoutPanel::repeat(int rows, int cols, bool on_thread, bool rows_first) {
+  return append_op(repeat_suffix(rows, cols, on_thread, rows_first));
+}
+
+Status LayoutPanel::replicate(int n) { return append_op(replicate_suffix(n)); }
+
+Status LayoutPanel::undo_op() {
+  std::string s = m_spec;
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  const std::size_t paren = s.empty() || s.back() != ')' ? std::string::npos : s.rfind('(');
+  const std::size_t dot = paren == std::string::npos ? std::string::npos : s.rfind('.', paren);
+  const std::string word = dot == std::string::npos ? std::string() : s.substr(dot + 1, paren - dot - 1);
+  if (word != "repeat" && word != "replicate")
+    return make_error(ErrorCode::invalid_argument, "the SPEC ends in no .repeat(...) or .replicate(n) to undo");
+  set_spec(s.substr(0, dot));
+  return {};
+}
+
+// One row under the SPEC while a fragment is shown: repeat R x C on threads or values, replicate n, undo.
+void LayoutPanel::draw_fragment_controls() {
+  if (!m_error.empty() || !m_grid.has_threads()) return;
+  auto report = [&](const Status& st) { m_status = st.ok() ? std::string() : st.message(); };
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("fragment:");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputInt2("##repeat", m_repeat);
+  for (int& r : m_repeat) r = std::clamp(r, 1, 1 << 12);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("copies down the rows, across the columns");
+  ImGui::SameLine();
+  ImGui::RadioButton("threads", &m_repeat_on, 0);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the copies go to new threads (thread t of copy k is t + k*threads)");
+  ImGui::SameLine();
+  ImGui::RadioButton("values", &m_repeat_on, 1);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the copies go to new values of the same threads (v + k*values)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  const char* orders[] = {"rows first", "cols first"};
+  ImGui::Combo("##order", &m_repeat_order, orders, IM_ARRAYSIZE(orders));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("how the copies are numbered (TileLang's lower_dim_first=True is cols first)");
+  ImGui::SameLine();
+  if (ImGui::Button("Repeat")) report(repeat(m_repeat[0], m_repeat[1], m_repeat_on == 0, m_repeat_order == 0));
+  ImGui::SameLine(0, 24);
+  ImGui::SetNextItemWidth(80);
+  ImGui::InputInt("##replicate", &m_replicate);
+  m_replicate = std::clamp(m_replicate, 1, 1 << 12);
+  ImGui::SameLine();
+  if (ImGui::Button("Replicate")) report(replicate(m_replicate));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("n times the threads, thread t + k*threads holding what t holds");
+  ImGui::SameLine(0, 24);
+  if (ImGui::Button("Undo")) report(undo_op());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("drop the last .repeat(...) or .replicate(n) from the SPEC");
+}
 
 void LayoutPanel::rebuild() {
   m_dirty = false;
@@ -148,6 +224,7 @@ void LayoutPanel::draw() {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.spec.c_str());
     }
   }
+  draw_fragment_controls();
   ImGui::SetNextItemWidth(100);
   m_dirty |= ImGui::Combo("colour", &m_color, kColorModes, IM_ARRAYSIZE(kColorModes));
   ImGui::SameLine();

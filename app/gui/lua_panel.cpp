@@ -99,11 +99,12 @@ void LuaPanel::run(App& app) {
   }
   const std::string chunk = m_path.empty() ? "untitled.lua" : m_path;
   const std::string text = m_text;  // what the editor holds, saved or not
-  m_thread = std::thread([this, chunk, text] {
+  lua::RunOptions o;
+  o.script = app.script_options();
+  o.script.timeout_s = 0;  // the panel has Stop
+  o.script.interrupted = &m_interrupt;
+  m_thread = std::thread([this, chunk, text, o]() mutable {
     PrintSink sink{&m_mutex, &m_pending_output};
-    lua::RunOptions o;
-    o.args = {};
-    o.script.interrupted = &m_interrupt;
     o.setup = [&sink](lua_State* L) {
       lua_pushlightuserdata(L, &sink);
       lua_pushcclosure(L, console_print, 1);

@@ -20,6 +20,7 @@
 #include "app/gui/app.hpp"
 #include "app/gui/script_api.hpp"
 #include "runtime/worker.hpp"
+#include "scripting/lua_options.hpp"
 
 namespace {
 
@@ -32,6 +33,7 @@ struct Options {
   double max_wait_s = 120;   // test mode: how long to wait for background work before the screenshot
   std::string db;            // results store ("" -> $TILELAB_DB or ~/.local/share/tilelab/results.db)
   bool no_store = false;     // do not record runs and sweep points
+  tl::lua::ScriptArgs script_args;  // limits and sandbox of --script and the Lua panel
 };
 
 // Reads the back buffer and writes it as PNG (rows flipped: GL's origin is bottom-left).
@@ -84,7 +86,20 @@ int main(int argc, char** argv) {
   cli.add_option("--db", opt.db, "Results store: history shown, runs and sweeps recorded (default: $TILELAB_DB or "
                                  "~/.local/share/tilelab/results.db)");
   cli.add_flag("--no-store", opt.no_store, "Do not record this session's runs and sweep points in the results store");
-  CLI11_PARSE(cli, argc, argv);
+  // --timeout bounds --script only (the Lua panel has Stop), 10 minutes unless given: the script runs before the
+  // first frame, and one that never ends must not keep the window from ever showing.
+  opt.script_args.timeout_s = 600;
+  tl::lua::add_script_options(cli, opt.script_args);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 1;  // --help is one too; any usage error exits 1, as `tilelab` does
+  }
+  tl::lua::ScriptOptions script_options;
+  if (tl::Status st = tl::lua::apply_script_args(opt.script_args, script_options); !st) {
+    std::fprintf(stderr, "tilelab-gui: error: %s\n", st.message().c_str());
+    return 1;
+  }
   const bool test_mode = opt.frames > 0;
 
   glfwSetErrorCallback([](int code, const char* msg) { std::fprintf(stderr, "tilelab-gui: GLFW error %d: %s\n", code, msg); });
@@ -108,6 +123,7 @@ int main(int argc, char** argv) {
   tl::gui::AppOptions app_options;
   app_options.results_db = opt.db;
   app_options.record_runs = !opt.no_store;
+  app_options.script = script_options;
   if (!opt.workspace.empty()) app_options.workspace_path = opt.workspace;
   else if (!test_mode) app_options.workspace_path = tl::gui::default_workspace_path();
   const std::string ini = app_options.workspace_path.empty() ? "" : tl::gui::imgui_ini_path(app_options.workspace_path);
@@ -129,6 +145,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tilelab-gui: %s\n", st.message().c_str());
         rc = 1;
         if (test_mode) glfwSetWindowShouldClose(window, 1);
+        else app.message(tl::gui::Message::Level::error, st.message().substr(0, st.message().find('\n')));
       }
     }
     if (!app.screenshots.empty()) (void)app.show_panel(app.screenshots.front().panel);

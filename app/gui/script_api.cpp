@@ -2,6 +2,7 @@
 #include "app/gui/script_api.hpp"
 
 #include <iterator>
+#include <string_view>
 #include <exception>
 
 extern "C" {
@@ -11,6 +12,7 @@ extern "C" {
 
 #include "app/gui/app.hpp"
 #include "scripting/lua_binding.hpp"
+#include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_runner.hpp"
 
@@ -74,6 +76,46 @@ int l_layout(lua_State* L) {
   app.layouts.set_access(luaL_optstring(L, 2, ""));
   app.layouts.set_color(luaL_optstring(L, 3, "auto"));
   return 0;
+}
+
+// gui.layout_repeat(rows, cols [, "thread"|"value" [, "rows"|"cols"]]), gui.layout_replicate(n), gui.layout_undo():
+// the Layouts panel's fragment controls (Repeat, Replicate, Undo) on the fragment it shows.
+int l_layout_repeat(lua_State* L) {
+  const auto rows = static_cast<int>(luaL_checkinteger(L, 1)), cols = static_cast<int>(luaL_checkinteger(L, 2));
+  const std::string_view on = luaL_optstring(L, 3, "value"), order = luaL_optstring(L, 4, "rows");
+  if (on != "thread" && on != "value") lua::raise("gui.layout_repeat: copies go on \"thread\" or \"value\" (got '%s')", on.data());
+  if (order != "rows" && order != "cols") lua::raise("gui.layout_repeat: order is \"rows\" or \"cols\" (got '%s')", order.data());
+  check(app_of(L).layouts.repeat(rows, cols, on == "thread", order == "rows"));
+  return 0;
+}
+int l_layout_replicate(lua_State* L) {
+  check(app_of(L).layouts.replicate(static_cast<int>(luaL_checkinteger(L, 1))));
+  return 0;
+}
+int l_layout_undo(lua_State* L) {
+  check(app_of(L).layouts.undo_op());
+  return 0;
+}
+
+// gui.layout_grid() -> {spec, error, rows, cols, threads, values, replication}: what the Layouts panel draws.
+int l_layout_grid(lua_State* L) {
+  LayoutPanel& p = app_of(L).layouts;
+  const viz::LayoutGrid& g = p.grid();
+  lua_newtable(L);
+  lua_pushstring(L, p.spec().c_str());
+  lua_setfield(L, -2, "spec");
+  lua_pushstring(L, p.error().c_str());
+  lua_setfield(L, -2, "error");
+  const std::pair<const char*, int> fields[] = {{"rows", g.rows},
+                                                {"cols", g.cols},
+                                                {"threads", g.num_threads()},
+                                                {"values", g.num_values()},
+                                                {"replication", g.replication}};
+  for (const auto& [name, v] : fields) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, name);
+  }
+  return 1;
 }
 
 int l_compile(lua_State* L) {
@@ -239,7 +281,9 @@ int l_results_filter(lua_State* L) {
 
 // gui.results_db(path): history from (and recording into) another store file; gui.wait() lets it load.
 int l_results_db(lua_State* L) {
-  app_of(L).set_results_db(luaL_checkstring(L, 1));
+  const char* path = luaL_checkstring(L, 1);
+  lua::script_context(L).check_write(path, "gui.results_db");
+  app_of(L).set_results_db(path);
   return 0;
 }
 
@@ -366,6 +410,7 @@ int l_show_sweep(lua_State* L) {
 int l_screenshot(lua_State* L) {
   App& app = app_of(L);
   const std::string panel = luaL_checkstring(L, 1), path = luaL_checkstring(L, 2);
+  lua::script_context(L).check_write(path, "gui.screenshot");
   check(app.show_panel(panel, false));
   app.screenshots.push_back({panel, path});
   return 0;
@@ -443,6 +488,10 @@ const luaL_Reg kGui[] = {
     {"show", lua::guarded<l_show>},
     {"hide", lua::guarded<l_hide>},
     {"layout", lua::guarded<l_layout>},
+    {"layout_repeat", lua::guarded<l_layout_repeat>},
+    {"layout_replicate", lua::guarded<l_layout_replicate>},
+    {"layout_undo", lua::guarded<l_layout_undo>},
+    {"layout_grid", lua::guarded<l_layout_grid>},
     {"compile", lua::guarded<l_compile>},
     {"run", lua::guarded<l_run>},
     {"model_timeline", lua::guarded<l_model_timeline>},
@@ -466,7 +515,7 @@ void install_gui_table(lua_State* L, App& app) {
 
 Status run_gui_script(App& app, const std::string& path) {
   lua::RunOptions o;
-  o.args = {};
+  o.script = app.script_options();
   o.setup = [&app](lua_State* L) { install_gui_table(L, app); };
   return lua::run_file(path, o);
 }

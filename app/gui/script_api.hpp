@@ -17,7 +17,8 @@ class App;
 // gui.wait([seconds]) (let queued compiles/runs finish),
 // gui.state() -> {kernel, config, problem, tab, valid, reason, layout, script, compile = {ok, error, errors}}.
 void install_gui_table(lua_State* L, App& app);
-// Runs FILE on the UI thread with `tl` and `gui`; a Lua error comes back as "FILE:LINE: message" + traceback.
+// Runs FILE on the UI thread with `tl` and `gui`, under the app's script limits and sandbox (AppOptions::script); a
+// Lua error or a limit comes back as "FILE:LINE: message" + traceback.
 Status run_gui_script(App& app, const std::string& path);
 
 }  // namespace tl::gui

@@ -5,8 +5,11 @@
 #include <limits>
 #include <map>
 
+#include "attention/attn_fwd_mma_plan.hpp"
+#include "attention/attn_fwd_wgmma_plan.hpp"
 #include "library.hpp"
 #include "runtime/numeric.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
@@ -15,12 +18,17 @@ namespace {
 // heads_kv, dim]; LSE float32 [batch, heads, seq_q]. Varlen: sequences packed as FlashAttention's varlen API has
 // them, Q, O [total_q, heads, dim], K, V [total_k, heads_kv, dim], LSE [heads, total_q], sequence b at rows
 // cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are aligned to the bottom-right corner of each sequence.
+// Unset, seq_q and seq_k follow each other (self-attention) and heads_kv follows heads (MHA), so setting one never
+// leaves another's default unrunnable (heads=4 with 16 kv heads, a causal seq_q=4096 over 2048 keys).
 Schema attn_problem() {
-  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"),
-           ParamSpec::integer("seq_q", 2048, 1, 1 << 20, "query length (rows of Q and O per sequence and head)"),
-           ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length"),
-           ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads"),
-           ParamSpec::integer("heads_kv", 16, 1, 1 << 10, "key/value heads (GQA: divides heads; = heads is MHA)"),
+  const ParamSpec seq_k = ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length (unset: seq_q; both unset: 2048)");
+  const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
+                                             "query length (rows of Q and O per sequence and head; unset: seq_k; both unset: 2048)");
+  const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
+  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
+           seq_k.follows(seq_q), heads,
+           ParamSpec::integer("heads_kv", 0, 1, 1 << 10, "key/value heads (GQA: divides heads; unset: heads, MHA)")
+               .follows(heads),
            ParamSpec::one_of("dim", 128, {64, 128}, "head dimension"),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
            ParamSpec::boolean("varlen", false,
@@ -235,8 +243,22 @@ std::vector<ArgSpec> attn_args(const Values& p) {
 
 // [SECTION] attn.fwd.mma
 
-std::int64_t mma_smem(const Values& p, const Values& c) {
-  return (c.integer("block_M") + 2 * c.integer("num_stages") * c.integer("block_N")) * p.integer("dim") * 2;
+int as_int(std::int64_t v) { return static_cast<int>(v); }
+
+// A plan's fragment in `layouts` under the atom it is (fragment_spec); one that is no registered atom is left out.
+void add_fragment(std::vector<LayoutInfo>& l, std::string name, const Fragment& f, const std::string& atom) {
+  if (auto spec = fragment_spec(f, atom)) l.push_back({std::move(name), *spec});
+}
+
+AttnFwdMmaConfig mma_config(const Values& p, const Values& c) {
+  return {.dim = as_int(p.integer("dim")),
+          .block_M = as_int(c.integer("block_M")),
+          .block_N = as_int(c.integer("block_N")),
+          .warps = as_int(c.integer("warps")),
+          .num_stages = as_int(c.integer("num_stages")),
+          .causal = p.boolean("causal"),
+          .bf16 = p.dtype() == DType::bf16,
+          .varlen = p.boolean("varlen")};
 }
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -253,7 +275,7 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
                   std::to_string(bn) + " holds " + std::to_string(acc) +
                   " fp32 accumulators per thread (O and S); past 128 the rest of the loop does not fit in 255 registers and "
                   "spills: lower block_N or add warps");
-  const auto smem = mma_smem(p, c);
+  const std::int64_t smem = make_plan(mma_config(p, c)).bytes;
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile and " + c.text("num_stages") + " stages of K and V tiles need " + std::to_string(smem) +
                   " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
@@ -271,40 +293,36 @@ KernelSpec attn_fwd_mma_spec() {
                ParamSpec::one_of("warps", 4, {2, 4, 8}, "warps, stacked along the query rows (block_M/warps rows each)"),
                ParamSpec::integer("num_stages", 2, 2, 4, "K/V tiles in the cp.async pipeline (2 = double buffering)")}};
   k.can_implement = check_mma;
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::attn_fwd_mma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
-           c.text("warps") + "," + c.text("num_stages") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(mma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>((p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M"));
     g.grid.y = static_cast<std::uint32_t>(p.integer("heads"));
     g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
     g.block.x = static_cast<std::uint32_t>(c.integer("warps") * 32);
-    g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
+    g.dynamic_smem = static_cast<std::uint32_t>(make_plan(mma_config(p, c)).bytes);
     return g;
   };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) { return attn_args(p); };
-  k.probes = {"load_issue", "wait_tile", "qk", "softmax", "pv", "epilogue"};
+  k.probes = attn_fwd_mma_probe_names();
   // Per warp and K/V tile: five regions (begin + end each), plus the prologue's issues and the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
     return static_cast<std::uint32_t>(10 * tiles + 2 * c.integer("num_stages") + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
-    const std::string dim = p.text("dim");
-    // Chunk c of row r at c ^ (r % 8): XOR of element-offset bits [3,6) with the row's low 3 bits, which sit at
-    // bit 6 (64-element rows) or 7 (128-element rows).
-    const std::string sw = p.integer("dim") == 64 ? "swizzle<3,3,3> o " : "swizzle<3,3,4> o ";
-    return std::vector<LayoutInfo>{{"smem_Q", sw + "(" + c.text("block_M") + "," + dim + "):(" + dim + ",1)"},
-                                   {"smem_K", sw + "(" + c.text("block_N") + "," + dim + "):(" + dim + ",1)"},
-                                   {"smem_V", sw + "(" + c.text("block_N") + "," + dim + "):(" + dim + ",1)"},
-                                   {"mma_A (Q, P)", "mma.m16n8k16.f16.A"},
-                                   {"mma_B (K, V)", "mma.m16n8k16.f16.B"},
-                                   {"mma_C (S, O)", "mma.m16n8k16.f32.C"},
-                                   {"ldmatrix (Q, K)", "ldmatrix.x4"},
-                                   {"ldmatrix.trans (V)", "ldmatrix.x4.trans"}};
+    const AttnFwdMmaPlan plan = make_plan(mma_config(p, c));
+    const std::string ty = p.text("dtype");
+    std::vector<LayoutInfo> l = {{"smem_Q", memory_spec(plan.smem_Q, ty)},
+                                 {"smem_K", memory_spec(plan.smem_K, ty)},
+                                 {"smem_V", memory_spec(plan.smem_V, ty)}};
+    add_fragment(l, "mma_A (Q, P)", plan.mma_A, "mma.m16n8k16." + ty + ".A");
+    add_fragment(l, "mma_B (K, V)", plan.mma_B, "mma.m16n8k16." + ty + ".B");
+    add_fragment(l, "mma_C (S, O)", plan.mma_C, "mma.m16n8k16.f32.C");
+    add_fragment(l, "ldmatrix (Q, K)", plan.ldmatrix_A, "ldmatrix.x4");
+    add_fragment(l, "ldmatrix.trans (V)", plan.ldmatrix_trans, "ldmatrix.x4.trans");
+    add_fragment(l, "ldmatrix rows (Q, V)", plan.rows_A, "ldmatrix.x4.rows");
+    return l;
   };
   return k;
 }
@@ -315,18 +333,18 @@ KernelSpec attn_fwd_mma_spec() {
 // O goes through the shared-memory staging tile (epilogue smem or tma).
 bool staged_epilogue(const Values& c) { return c.text("epilogue") != "direct"; }
 
-// The kernel's EPI template argument.
-const char* epilogue_code(const Values& c) {
-  return c.text("epilogue") == "tma" ? "2" : c.text("epilogue") == "smem" ? "1" : "0";
-}
-
-// q_stages Q tiles, STAGES K tiles and STAGES V tiles, the O staging tile (epilogue smem or tma), 2 * q_stages + 4 *
-// STAGES barriers, and the
-// 1024-byte alignment slack (the kernel's attn_fwd_wgmma_smem_bytes).
-std::int64_t wgmma_smem(const Values& p, const Values& c) {
-  const auto st = c.integer("num_stages"), bm = c.integer("block_M"), qs = c.integer("q_stages");
-  return (qs * bm + 2 * st * c.integer("block_N") + (staged_epilogue(c) ? bm : 0)) * p.integer("dim") * 2 +
-         8 * (2 * qs + 4 * st) + 1024;
+AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+  const std::string epi = c.text("epilogue");
+  return {.dim = as_int(p.integer("dim")),
+          .block_M = as_int(c.integer("block_M")),
+          .block_N = as_int(c.integer("block_N")),
+          .num_stages = as_int(c.integer("num_stages")),
+          .q_stages = as_int(c.integer("q_stages")),
+          .ping_pong = c.boolean("ping_pong"),
+          .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem : AttnEpilogue::direct,
+          .causal = p.boolean("causal"),
+          .bf16 = p.dtype() == DType::bf16,
+          .varlen = p.boolean("varlen")};
 }
 
 // Query blocks of the longest sequence.
@@ -353,7 +371,7 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if (c.integer("block_N") == 176 && p.integer("dim") == 128 && p.boolean("causal"))
     return refuse("block_N=176 with dim=128 and causal=true spills registers (S, O, P and the diagonal mask do not fit "
                   "in 240 per thread): use block_N=128 for causal attention");
-  const auto smem = wgmma_smem(p, c);
+  const std::int64_t smem = make_plan(wgmma_config(p, c)).bytes;
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile" + std::string(c.integer("q_stages") > 1 ? "s (q_stages=" + c.text("q_stages") + ")" : "") +
                   " and " + c.text("num_stages") + " stages of K and V tiles" +
@@ -398,12 +416,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "staged in shared memory (block_M x dim more), whole rows with 16-byte stores; "
                                       "tma = staged, then TMA stores that overlap the next work tile")}};
   k.can_implement = check_wgmma;
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::attn_fwd_wgmma<" + p.text("dim") + "," + c.text("block_M") + "," + c.text("block_N") + "," +
-           c.text("num_stages") + "," + c.text("ping_pong") + "," + p.text("causal") + "," +
-           (p.dtype() == DType::bf16 ? "true" : "false") + "," + p.text("varlen") + "," + epilogue_code(c) + "," +
-           c.text("q_stages") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     LaunchGeometry g;
@@ -411,7 +424,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work);
     g.persistent = c.boolean("persistent");  // the launcher shrinks it further if fewer CTAs fit at once
     g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
-    g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
+    g.dynamic_smem = static_cast<std::uint32_t>(make_plan(wgmma_config(p, c)).bytes);
     return g;
   };
   // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
@@ -433,9 +446,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c))));
     return a;
   };
-  // Region ids of the kernel's TL_PROBE marks (attn_fwd_wgmma.cuh, AttnWgmmaProbe), in order.
-  k.probes = {"wait_empty", "tma_issue", "wait_full",  "wait_turn", "gemm_issue",
-              "softmax",    "wait_pv",   "epilogue",   "wait_s",    "rescale_p", "wait_v"};
+  k.probes = attn_fwd_wgmma_probe_names();
   // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 8 regions (begin + end each);
   // plus an epilogue per work tile, times the work tiles of the busiest CTA.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
@@ -446,13 +457,16 @@ KernelSpec attn_fwd_wgmma_spec() {
     return static_cast<std::uint32_t>(per_cta * (16 * tiles + 2) + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
-    const std::string ty = p.text("dtype"), bn = c.text("block_N"), dim = p.text("dim");
-    return std::vector<LayoutInfo>{{"smem_Q (per 64 columns)", "smem.swizzle128B." + ty + ".(" + c.text("block_M") + ",64)"},
-                                   {"smem_K (per 64 columns)", "smem.swizzle128B." + ty + ".(" + bn + ",64)"},
-                                   {"smem_V (per 64 columns, N-major B)", "smem.swizzle128B." + ty + ".(64," + bn + ").mn"},
-                                   {"wgmma_C (S)", "wgmma.m64n" + bn + "k16.f32.C"},
-                                   {"wgmma_A (P)", "wgmma.m64k16." + ty + ".A"},
-                                   {"wgmma_C (O)", "wgmma.m64n" + dim + "k16.f32.C"}};
+    const AttnFwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
+    const std::string ty = p.text("dtype");
+    std::vector<LayoutInfo> l = {{"smem_Q", memory_spec(plan.smem_Q, ty)},
+                                 {"smem_K", memory_spec(plan.smem_K, ty)},
+                                 {"smem_V (N-major B)", memory_spec(plan.smem_V, ty)}};
+    if (staged_epilogue(c)) l.push_back({"smem_O (per consumer warpgroup)", memory_spec(plan.smem_O, ty)});
+    add_fragment(l, "wgmma_C (S)", plan.acc_S, "wgmma.m64n" + c.text("block_N") + "k16.f32.C");
+    add_fragment(l, "wgmma_A (P)", plan.frag_P, "wgmma.m64k16." + ty + ".A");
+    add_fragment(l, "wgmma_C (O)", plan.acc_O, "wgmma.m64n" + p.text("dim") + "k16.f32.C");
+    return l;
   };
   return k;
 }

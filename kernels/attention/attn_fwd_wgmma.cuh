@@ -40,7 +40,8 @@
 //   staging tile as `smem` does (a 3-D map would write their extra rows into the next sequence); dense maps clip
 //   rows past the sequence. LSE = (m + log2 l) * ln 2.
 //
-// Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes):
+// Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes; attn_fwd_wgmma_plan.hpp
+// lays it out):
 //   Q                 QS buffers (config q_stages) x D/64 column halves x [BM rows x 128 B]: with 2, the next work
 //                     tile's Q loads while this one's still feeds S = Q K^T
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
@@ -63,6 +64,7 @@
 // are computed and never stored.
 #pragma once
 
+#include "attention/attn_fwd_wgmma_plan.hpp"
 #include "tile/barrier.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
@@ -77,24 +79,6 @@
 
 namespace tl {
 namespace attn_wgmma_detail {
-
-// Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1), in the order of the spec's `probes`.
-// The producer warp marks its empty waits and TMA issues (stage, tile); the first warp of each consumer warpgroup
-// its full waits (K, then V), its turn waits (ping-pong), its GEMM issues, the wait for S, the softmax, the wait for
-// P V, the O rescale and P conversion, and the epilogue.
-enum AttnWgmmaProbe : unsigned {
-  kProbeWaitEmpty,
-  kProbeTmaIssue,
-  kProbeWaitFull,
-  kProbeWaitTurn,
-  kProbeGemmIssue,
-  kProbeSoftmax,
-  kProbeWaitPV,
-  kProbeEpilogue,
-  kProbeWaitS,     // from the GEMM issue to S done: the tensor cores' queue (the other warpgroup's GEMMs) plus our S
-  kProbeRescaleP,  // O rescale and S -> P, between P V done and the next iteration's waits
-  kProbeWaitV      // the wait for V(it - 1), after K(it)'s
-};
 
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
 // Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
@@ -128,15 +112,12 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 
 }  // namespace attn_wgmma_detail
 
-// Dynamic shared memory: the tiles, the barriers, and the 1024-byte alignment slack.
-// EPI: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
-template <int D, int BM, int BN, int STAGES, int EPI, int QS>
-constexpr int attn_fwd_wgmma_smem_bytes() {
-  return (QS * BM + 2 * STAGES * BN + (EPI != 0 ? BM : 0)) * D * 2 + 8 * (2 * QS + 4 * STAGES) + 1024;
-}
-
-template <int D, int BM, int BN, int STAGES, bool PINGPONG, bool CAUSAL, bool BF16, bool VARLEN, int EPI, int QS>
-__global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
+// Timeline regions (AttnFwdWgmmaProbe): the producer warp marks its empty waits and TMA issues (stage, tile); the
+// first warp of each consumer warpgroup its full waits (K, then V: wait_v), its turn waits (ping-pong), its GEMM
+// issues, the wait for S (wait_s: the tensor cores' queue, the other warpgroup's GEMMs, plus our S), the softmax, the
+// wait for P V, the O rescale and P conversion (rescale_p), and the epilogue.
+template <AttnFwdWgmmaConfig CFG>
+__global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    unsigned short* __restrict__ O, float* __restrict__ LSE,
@@ -150,11 +131,16 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   using wgmma_ops::wgmma_wait;
   using wgmma_ops::WgmmaRS;
   using wgmma_ops::WgmmaSS;
-  constexpr int C = BM / 64;     // consumer warpgroups
-  constexpr int NH = D / 64;     // 64-column (128-byte) halves of a row
-  constexpr int KS = D / 16;     // k16 steps of S = Q K^T
-  constexpr int PS = BN / 16;    // k16 steps of O += P V
-  constexpr unsigned Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
+  using Probe = AttnFwdWgmmaProbe;
+  static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
+  constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
+  constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
+  // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
+  constexpr int EPI = static_cast<int>(CFG.epilogue);
+  constexpr int C = BM / 64;           // consumer warpgroups
+  constexpr int NH = D / P.box_cols;   // TMA boxes of 64 columns (128 bytes) in a row
+  constexpr int KS = D / 16;           // k16 steps of S = Q K^T
+  constexpr int PS = BN / 16;          // k16 steps of O += P V
   const float kNegInf = -__int_as_float(0x7f800000);
   constexpr float kScaleLog2 = 1.4426950408889634f / (D == 64 ? 8.0f : 11.313708498984761f);
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
@@ -163,6 +149,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
+  static_assert(KS <= P.kMaxSteps && PS <= P.kMaxSteps && D / 8 <= P.kMaxSteps, "the plan's step tables");
+  static_assert(P.s_values.ok && P.o_values.ok, "a thread's accumulator values lie in two rows");
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
 #if defined(TL_TIMELINE) && TL_TIMELINE
@@ -173,17 +161,17 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
-  auto q_smem = [&](int r) { return base + (r % QS) * Q_BYTES; };  // the r-th work tile's Q
-  const unsigned k_smem = base + QS * Q_BYTES;
-  const unsigned v_smem = k_smem + STAGES * KV_BYTES;
-  const unsigned o_smem = v_smem + STAGES * KV_BYTES;  // EPI != 0: C x NH x [64 rows x 128 B], swizzled
-  const unsigned bars = o_smem + (EPI != 0 ? BM * D * 2 : 0);
-  auto q_full = [&](int r) { return bars + 8u * (r % QS); };
-  auto q_empty = [&](int r) { return bars + 8u * (QS + r % QS); };
-  auto k_full = [&](int s) { return bars + 8u * (2 * QS + s); };
-  auto k_empty = [&](int s) { return bars + 8u * (2 * QS + STAGES + s); };
-  auto v_full = [&](int s) { return bars + 8u * (2 * QS + 2 * STAGES + s); };
-  auto v_empty = [&](int s) { return bars + 8u * (2 * QS + 3 * STAGES + s); };
+  auto q_smem = [&](int r) { return base + P.q_offset + (r % QS) * P.q_bytes; };  // the r-th work tile's Q
+  const unsigned k_smem = base + P.k_offset;
+  const unsigned v_smem = base + P.v_offset;
+  const unsigned o_smem = base + P.o_offset;  // EPI != 0: C warpgroup tiles of smem_O
+  // 8-byte mbarriers: the r-th Q buffer's, stage s's.
+  auto q_full = [&](int r) { return base + P.bar_q_full + 8u * (r % QS); };
+  auto q_empty = [&](int r) { return base + P.bar_q_empty + 8u * (r % QS); };
+  auto k_full = [&](int s) { return base + P.bar_k_full + 8u * s; };
+  auto k_empty = [&](int s) { return base + P.bar_k_empty + 8u * s; };
+  auto v_full = [&](int s) { return base + P.bar_v_full + 8u * s; };
+  auto v_empty = [&](int s) { return base + P.bar_v_empty + 8u * s; };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -212,37 +200,37 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
       const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
-      // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns.
-      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned rows_bytes, unsigned bar, int head, int start,
+      // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns, box_bytes apart.
+      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int start,
                       int row) {
 #pragma unroll
         for (int half = 0; half < NH; ++half) {
           if constexpr (VARLEN)
-            tma_load(dst + half * rows_bytes, map, bar, half * 64, head, start + row);
+            tma_load(dst + half * box_bytes, map, bar, half * P.box_cols, head, start + row);
           else
-            tma_load(dst + half * rows_bytes, map, bar, half * 64, head, row, w.b);
+            tma_load(dst + half * box_bytes, map, bar, half * P.box_cols, head, row, w.b);
         }
       };
       // Q, once both consumers have finished the previous work tile's last S = Q K^T.
       mbar_wait(q_empty(q_round), ((q_round / QS) & 1) ^ 1);
       if (tid == 0) {
-        mbar_expect_tx(q_full(q_round), Q_BYTES);
-        load(&tma_q, q_smem(q_round), BM * 128, q_full(q_round), w.h, w.q_start, w.m0);
+        mbar_expect_tx(q_full(q_round), P.q_bytes);
+        load(&tma_q, q_smem(q_round), P.q_box, q_full(q_round), w.h, w.q_start, w.m0);
       }
       ++q_round;
       // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
-      // wait until both consumers have released the stage, then one TMA transaction of KV_BYTES.
+      // wait until both consumers have released the stage, then one TMA transaction of kv_bytes.
       auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile) {
         const int s = g % STAGES;
-        TL_PROBE_BEGIN(kProbeWaitEmpty, s, tile);
+        TL_PROBE_BEGIN(Probe::wait_empty, s, tile);
         mbar_wait(empty0 + 8u * s, ((g / STAGES) & 1) ^ 1);
-        TL_PROBE_END(kProbeWaitEmpty, s, tile);
-        TL_PROBE_BEGIN(kProbeTmaIssue, s, tile);
+        TL_PROBE_END(Probe::wait_empty, s, tile);
+        TL_PROBE_BEGIN(Probe::tma_issue, s, tile);
         if (tid == 0) {
-          mbar_expect_tx(full0 + 8u * s, KV_BYTES);
-          load(map, ring + s * KV_BYTES, BN * 128, full0 + 8u * s, w.hk, w.k_start, tile * BN);
+          mbar_expect_tx(full0 + 8u * s, P.kv_bytes);
+          load(map, ring + s * P.kv_bytes, P.kv_box, full0 + 8u * s, w.hk, w.k_start, tile * BN);
         }
-        TL_PROBE_END(kProbeTmaIssue, s, tile);
+        TL_PROBE_END(Probe::tma_issue, s, tile);
       };
       // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
@@ -257,8 +245,10 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
   // [SECTION] consumers
   setmaxnreg_inc<kConsumerRegs>();
-  const int c = wg - 1, warp = tid / 32, lane = tid % 32;
-  TL_PROBE_WARP_INIT_IF(warp == 0);
+  const int c = wg - 1;
+  // This thread's (row, col) in its warpgroup's 64-row accumulators (S and O), value 0; value v at + at[v].
+  const TileCoord lc = P.acc_S(tid, 0);
+  TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
   // Ping-pong: warpgroup c issues its GEMMs after barrier 1 + c, then lets the other one issue (256 threads each:
   // one warpgroup syncs, the other arrives).
   auto wait_turn = [&]() {
@@ -269,37 +259,39 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   };
   if (PINGPONG && c == 1) pass_turn();  // warpgroup 0 goes first
 
+  constexpr int WG_Q = P.byte(P.smem_Q, 64, 0);  // a consumer warpgroup's 64 rows: whole 8-row swizzle groups
   float o[D / 2];
   float s[BN / 2];
   unsigned p[BN / 4];
   unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
   auto issue_qk = [&](int stage) {
-    const unsigned k_tile = k_smem + stage * KV_BYTES;
+    const unsigned k_tile = k_smem + stage * P.kv_bytes;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
-      const unsigned long long da = smem_desc_sw128(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32);
-      const unsigned long long db = smem_desc_sw128(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32);
+      const unsigned long long da = smem_desc_sw128(q_wg + P.q_k16[kk]);
+      const unsigned long long db = smem_desc_sw128(k_tile + P.k_k16[kk]);
       WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
     }
   };
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
   // register copies (which would make ptxas fence and serialize the wgmma) where the control paths meet.
   auto issue_pv = [&](int stage, bool first) {
-    const unsigned v_tile = v_smem + stage * KV_BYTES;
+    const unsigned v_tile = v_smem + stage * P.kv_bytes;
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt)
-      WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + kt * 2048, BN * 128), kt > 0 || !first);
+      WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
   };
+  // P = S in registers (a pair of columns per 32-bit register): S's accumulator layout is P's A-fragment layout.
   auto to_p = [&]() {
 #pragma unroll
-    for (int i = 0; i < BN / 4; ++i) p[i] = pack2<BF16>(s[2 * i], s[2 * i + 1]);
+    for (int v = 0; v < BN / 2; v += 2) p[P.p_reg[v]] = pack2<BF16>(s[v], s[v + 1]);
   };
 
   int kv_it = 0, q_round = 0;
   for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
     const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
     if (w.m0 >= w.seq_q) continue;
-    const int row_base = w.m0 + c * 64 + warp * 16 + lane / 4;  // and row_base + 8
+    const int row_base = w.m0 + c * 64 + lc.row;  // the thread's first row in the sequence
     const int n_tiles = w.n_tiles;
     float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
 
@@ -310,8 +302,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       if (!edge) return;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) {
-        const int col = n0 + (i / 4) * 8 + 2 * (lane % 4) + (i % 2);
-        const int row = row_base + 8 * ((i / 2) % 2);
+        const int col = n0 + lc.col + P.s_values.at[i].col;
+        const int row = row_base + P.s_values.at[i].row;
         if (col >= w.seq_k || (CAUSAL && col > row + w.diag)) s[i] = kNegInf;
       }
     };
@@ -321,7 +313,8 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
       for (int hh = 0; hh < 2; ++hh) {
         float mx = kNegInf;
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
+        for (int j = 0; j < BN / 8; ++j)
+          mx = fmaxf(mx, fmaxf(s[P.s_values.row_value[hh][2 * j]], s[P.s_values.row_value[hh][2 * j + 1]]));
         mx = fmaxf(row_max[hh], quad_max(mx) * kScaleLog2);
         // A row whose keys are all masked so far keeps m = -inf: subtract 0 then, so exp2 gives 0, not NaN.
         const float m_use = mx == kNegInf ? 0.f : mx;
@@ -330,9 +323,10 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         float sum = 0.f;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
-          s[4 * j + 2 * hh] = exp2_approx(fmaf(s[4 * j + 2 * hh], kScaleLog2, -m_use));
-          s[4 * j + 2 * hh + 1] = exp2_approx(fmaf(s[4 * j + 2 * hh + 1], kScaleLog2, -m_use));
-          sum += s[4 * j + 2 * hh] + s[4 * j + 2 * hh + 1];
+          const int v0 = P.s_values.row_value[hh][2 * j], v1 = P.s_values.row_value[hh][2 * j + 1];
+          s[v0] = exp2_approx(fmaf(s[v0], kScaleLog2, -m_use));
+          s[v1] = exp2_approx(fmaf(s[v1], kScaleLog2, -m_use));
+          sum += s[v0] + s[v1];
         }
         row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
       }
@@ -340,51 +334,51 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 
     if (n_tiles > 0) {
       const int qr = q_round++;
-      q_wg = q_smem(qr) + c * 64 * 128;
+      q_wg = q_smem(qr) + c * WG_Q;
       mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
       {
         const int st = kv_it % STAGES, tile = n_tiles - 1;
-        TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
+        TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (kv_it / STAGES) & 1);
-        TL_PROBE_END(kProbeWaitFull, st, tile);
-        TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+        TL_PROBE_END(Probe::wait_full, st, tile);
+        TL_PROBE_BEGIN(Probe::wait_turn, st, tile);
         wait_turn();
-        TL_PROBE_END(kProbeWaitTurn, st, tile);
-        TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+        TL_PROBE_END(Probe::wait_turn, st, tile);
+        TL_PROBE_BEGIN(Probe::gemm_issue, st, tile);
         wgmma_fence();
         issue_qk(st);
         wgmma_commit();
         pass_turn();
-        TL_PROBE_END(kProbeGemmIssue, st, tile);
+        TL_PROBE_END(Probe::gemm_issue, st, tile);
         wgmma_wait<0>();
         fence_regs(s);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
           if (n_tiles == 1) mbar_arrive(q_empty(qr));  // the work tile's last S: Q may be refilled
         }
-        TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
+        TL_PROBE_BEGIN(Probe::softmax, st, tile);
         mask(tile);
         float alpha[2];
         softmax(alpha);  // O is still 0: nothing to rescale
         to_p();
-        TL_PROBE_END(kProbeSoftmax, st, tile);
+        TL_PROBE_END(Probe::softmax, st, tile);
       }
 
       for (int it = 1; it < n_tiles; ++it) {
         const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
-        TL_PROBE_BEGIN(kProbeWaitFull, st, tile);
+        TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (g / STAGES) & 1);
-        TL_PROBE_END(kProbeWaitFull, st, tile);
+        TL_PROBE_END(Probe::wait_full, st, tile);
         // V(it - 1) is waited for before the fence, not between the two GEMMs: a wait loop between wgmma_fence and
         // a wgmma reading registers makes ptxas insert its own fence on a divergent path and serialize every wgmma.
-        TL_PROBE_BEGIN(kProbeWaitV, sp, tile + 1);
+        TL_PROBE_BEGIN(Probe::wait_v, sp, tile + 1);
         mbar_wait(v_full(sp), ((g - 1) / STAGES) & 1);
-        TL_PROBE_END(kProbeWaitV, sp, tile + 1);
-        TL_PROBE_BEGIN(kProbeWaitTurn, st, tile);
+        TL_PROBE_END(Probe::wait_v, sp, tile + 1);
+        TL_PROBE_BEGIN(Probe::wait_turn, st, tile);
         wait_turn();
-        TL_PROBE_END(kProbeWaitTurn, st, tile);
-        TL_PROBE_BEGIN(kProbeGemmIssue, st, tile);
+        TL_PROBE_END(Probe::wait_turn, st, tile);
+        TL_PROBE_BEGIN(Probe::gemm_issue, st, tile);
         fence_regs(o);
         fence_regs(p);
         wgmma_fence();  // P and the rescaled O were written by these threads: order them before the wgmma reads
@@ -393,65 +387,64 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         issue_pv(sp, it == 1);
         wgmma_commit();
         pass_turn();
-        TL_PROBE_END(kProbeGemmIssue, st, tile);
-        TL_PROBE_BEGIN(kProbeWaitS, st, tile);
+        TL_PROBE_END(Probe::gemm_issue, st, tile);
+        TL_PROBE_BEGIN(Probe::wait_s, st, tile);
         wgmma_wait<1>();  // S is done; P V may still run
         fence_regs(s);
-        TL_PROBE_END(kProbeWaitS, st, tile);
+        TL_PROBE_END(Probe::wait_s, st, tile);
         if (tid == 0) {
           mbar_arrive(k_empty(st));
           if (it == n_tiles - 1) mbar_arrive(q_empty(qr));
         }
-        TL_PROBE_BEGIN(kProbeSoftmax, st, tile);
+        TL_PROBE_BEGIN(Probe::softmax, st, tile);
         mask(tile);
         float alpha[2];
         softmax(alpha);
-        TL_PROBE_END(kProbeSoftmax, st, tile);
-        TL_PROBE_BEGIN(kProbeWaitPV, sp, tile + 1);
+        TL_PROBE_END(Probe::softmax, st, tile);
+        TL_PROBE_BEGIN(Probe::wait_pv, sp, tile + 1);
         wgmma_wait<0>();
         fence_regs(o);
         fence_regs(p);
         if (tid == 0) mbar_arrive(v_empty(sp));
-        TL_PROBE_END(kProbeWaitPV, sp, tile + 1);
-        TL_PROBE_BEGIN(kProbeRescaleP, sp, tile);
+        TL_PROBE_END(Probe::wait_pv, sp, tile + 1);
+        TL_PROBE_BEGIN(Probe::rescale_p, sp, tile);
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0];
-          o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
-        }
+        for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh)
+            o[P.o_values.row_value[hh][2 * j]] *= alpha[hh], o[P.o_values.row_value[hh][2 * j + 1]] *= alpha[hh];
         to_p();
-        TL_PROBE_END(kProbeRescaleP, sp, tile);
+        TL_PROBE_END(Probe::rescale_p, sp, tile);
       }
 
       // The first tile's P V.
       const int gl = kv_it + n_tiles - 1, sl = gl % STAGES;
       mbar_wait(v_full(sl), (gl / STAGES) & 1);
-      TL_PROBE_BEGIN(kProbeWaitTurn, sl, 0);
+      TL_PROBE_BEGIN(Probe::wait_turn, sl, 0);
       wait_turn();
-      TL_PROBE_END(kProbeWaitTurn, sl, 0);
-      TL_PROBE_BEGIN(kProbeGemmIssue, sl, 0);
+      TL_PROBE_END(Probe::wait_turn, sl, 0);
+      TL_PROBE_BEGIN(Probe::gemm_issue, sl, 0);
       fence_regs(o);
       fence_regs(p);
       wgmma_fence();
       issue_pv(sl, n_tiles == 1);
       wgmma_commit();
       pass_turn();
-      TL_PROBE_END(kProbeGemmIssue, sl, 0);
-      TL_PROBE_BEGIN(kProbeWaitPV, sl, 0);
+      TL_PROBE_END(Probe::gemm_issue, sl, 0);
+      TL_PROBE_BEGIN(Probe::wait_pv, sl, 0);
       wgmma_wait<0>();
       fence_regs(o);
       if (tid == 0) mbar_arrive(v_empty(sl));
-      TL_PROBE_END(kProbeWaitPV, sl, 0);
+      TL_PROBE_END(Probe::wait_pv, sl, 0);
       kv_it += n_tiles;
     }
 
     // [SECTION] epilogue
-    TL_PROBE_BEGIN(kProbeEpilogue, probe::kNoStage, t);
-    // This warpgroup's staging tile: NH halves of [64 rows x 128 B]; 16-byte chunk j of row r in half j / 8 at
-    // position (j % 8) ^ (r % 8), the TMA store's 128-byte swizzle. The 8 rows a warp writes at once hit 8
-    // different positions (no bank conflicts), and so do 8 threads reading one row's 8 chunks of a half.
-    const unsigned o_wg = o_smem + c * (64 * D * 2);
-    auto o_chunk = [&](int r, int j) { return o_wg + (j / 8) * (64 * 128) + r * 128 + (((j % 8) ^ (r % 8)) * 16); };
+    TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
+    // This warpgroup's staging tile (smem_O): NH boxes of [64 rows x 128 B]; 16-byte chunk j of row r in box j / 8
+    // at position (j % 8) ^ (r % 8), the TMA store's 128-byte swizzle. The 8 rows a warp writes at once hit 8
+    // different positions (no bank conflicts), and so do 8 threads reading one row's 8 chunks of a box.
+    const unsigned o_wg = o_smem + c * P.o_bytes;
     if constexpr (EPI != 0) {
       // The staging tile is free once the previous epilogue's TMA stores have read it (tma) and every thread of
       // this warpgroup has read it (smem; also tma's varlen edge blocks).
@@ -462,25 +455,30 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     }
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-      const int row = row_base + 8 * hh;
+      const TileCoord x = P.o_values.at[P.o_values.row_value[hh][0]];  // the thread's first value in row half hh
+      const int row = row_base + x.row;
       const float l = quad_sum(row_sum[hh]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
       // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+      // The pair of columns 8 j + x.col of the row: whole 16-byte chunks apart, each chunk's bits XORed into the
+      // row's offset in the tile, the box's added.
       if constexpr (EPI != 0) {
-        const int r = warp * 16 + lane / 4 + 8 * hh;
+        const unsigned o_row = P.byte(P.smem_O, lc.row + x.row, lc.col + x.col);
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {
-          const unsigned v = l > 0.f ? pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
-          st_shared_b32(o_chunk(r, j) + 4 * (lane % 4), v);
+          const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
+          const unsigned v = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
+          st_shared_b32(o_wg + (o_row ^ P.o_chunk8[j]) + P.o_box8[j], v);
         }
       } else if (row < w.seq_q) {
-        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + 2 * (lane % 4);
+        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + lc.col + x.col;
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j)
-          *reinterpret_cast<unsigned*>(dst + j * 8) =
-              l > 0.f ? pack2<BF16>(o[4 * j + 2 * hh] * inv, o[4 * j + 2 * hh + 1] * inv) : 0u;
+        for (int j = 0; j < D / 8; ++j) {
+          const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
+          *reinterpret_cast<unsigned*>(dst + 8 * j) = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
+        }
       }
-      if (row < w.seq_q && lane % 4 == 0)
+      if (row < w.seq_q && lc.col == 0)
         LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
                    : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
             l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
@@ -494,9 +492,9 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
 #pragma unroll
           for (int half = 0; half < NH; ++half) {
             if constexpr (VARLEN)
-              tma_store(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, w.q_start + r0);
+              tma_store(&tma_o, o_wg + half * P.o_box, half * P.box_cols, w.h, w.q_start + r0);
             else
-              tma_store(&tma_o, o_wg + half * (64 * 128), half * 64, w.h, r0, w.b);
+              tma_store(&tma_o, o_wg + half * P.o_box, half * P.box_cols, w.h, r0, w.b);
           }
           tma_store_commit();
         }
@@ -504,16 +502,18 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
         // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
         // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
         constexpr int CH = D / 8, RPP = 128 / CH;
+        constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
+        const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
 #pragma unroll
         for (int k = 0; k < 64 / RPP; ++k) {
           const int r = k * RPP + tid / CH, ch = tid % CH;
-          const uint4 x = ld_shared_v4_b32(o_chunk(r, ch));
+          const uint4 x = ld_shared_v4_b32(o_thread + k * STEP);
           if (r0 + r < w.seq_q)
             *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) = x;
         }
       }
     }
-    TL_PROBE_END(kProbeEpilogue, probe::kNoStage, t);
+    TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
   }
   // Warpgroup 1 passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
   if (PINGPONG && c == 0) wait_turn();

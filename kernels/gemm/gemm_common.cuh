@@ -1,6 +1,7 @@
-// Device helpers the GEMM kernels share: the output types and the predicated C stores.
+// Device helpers the GEMM kernels share: the predicated C stores (the output types are in gemm_types.hpp).
 #pragma once
 
+#include "gemm/gemm_types.hpp"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
 #include "tile/global.cuh"
@@ -19,15 +20,6 @@ TL_DEVICE_INLINE void store_pair(unsigned short* C, int row, int col, int M, int
     dst[0] = static_cast<unsigned short>(v & 0xFFFFu);
     if (col + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
   }
-}
-
-// Element type of C (the kernels' C_TYPE template parameter; the host spec's out_dtype). Accumulation is fp32
-// in every case; only the epilogue's conversion and store differ.
-enum OutType : int { kOutBf16 = 0, kOutF16 = 1, kOutF32 = 2 };
-
-template <int C_TYPE>
-constexpr int out_bytes() {
-  return C_TYPE == kOutF32 ? 4 : 2;
 }
 
 // Stores the fp32 accumulator pair (lo, hi) at C[row, col..col+1] of a row-major M x N matrix of C_TYPE, dropping

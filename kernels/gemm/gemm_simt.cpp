@@ -1,17 +1,27 @@
 // Host spec of gemm.simt: schema, validity, launch, arguments, float64 reference.
 #include <cmath>
 
+#include "gemm/gemm_simt_plan.hpp"
 #include "library.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
 
-std::int64_t threads_of(const Values& c) {
-  return (c.integer("block_M") / c.integer("thread_M")) * (c.integer("block_N") / c.integer("thread_N"));
+// The kernel's config from the spec's validated values.
+GemmSimtConfig simt_config(const Values& p, const Values& c) {
+  const DType in = p.dtype();
+  return {.block_M = static_cast<int>(c.integer("block_M")),
+          .block_N = static_cast<int>(c.integer("block_N")),
+          .block_K = static_cast<int>(c.integer("block_K")),
+          .thread_M = static_cast<int>(c.integer("thread_M")),
+          .thread_N = static_cast<int>(c.integer("thread_N")),
+          .dtype = in == DType::f16 ? GemmSimtInput::f16 : in == DType::bf16 ? GemmSimtInput::bf16 : GemmSimtInput::f32};
 }
 
-std::size_t smem_bytes(const Values& c) {
-  return static_cast<std::size_t>(c.integer("block_K") * (c.integer("block_M") + c.integer("block_N"))) * sizeof(float);
+std::int64_t threads_of(const Values& p, const Values& c) { return make_plan(simt_config(p, c)).threads; }
+std::size_t smem_bytes(const Values& p, const Values& c) {
+  return static_cast<std::size_t>(make_plan(simt_config(p, c)).smem_bytes);
 }
 
 Status check(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -22,7 +32,7 @@ Status check(const Values& p, const Values& c, const DeviceLimits& limits) {
       return refuse(b + "=" + c.text(b) + " is not a multiple of " + t + "=" + c.text(t) +
                     ": the block tile must split evenly into thread tiles");
   }
-  const auto threads = threads_of(c);
+  const auto threads = threads_of(p, c);
   if (threads % 32 != 0)
     return refuse("(block_M/thread_M)*(block_N/thread_N) = " + std::to_string(threads) +
                   " threads is not a multiple of 32 (a warp): make the block tile larger or the thread tile smaller");
@@ -33,8 +43,8 @@ Status check(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (acc > 128)
     return refuse("thread_M*thread_N = " + std::to_string(acc) +
                   " accumulators per thread would not fit in 255 registers: use a thread tile of at most 128 elements");
-  if (smem_bytes(c) > static_cast<std::size_t>(limits.smem_per_block_optin))
-    return refuse("block_K*(block_M+block_N)*4 = " + std::to_string(smem_bytes(c)) + " bytes of shared memory is over " +
+  if (smem_bytes(p, c) > static_cast<std::size_t>(limits.smem_per_block_optin))
+    return refuse("block_K*(block_M+block_N)*4 = " + std::to_string(smem_bytes(p, c)) + " bytes of shared memory is over " +
                   limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
                   " bytes per block: lower block_K or the block tile");
   if ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M") > 65535)
@@ -58,16 +68,13 @@ KernelSpec gemm_simt_spec() {
                ParamSpec::one_of("thread_M", 8, {1, 2, 4, 8, 16}, "rows of C per thread"),
                ParamSpec::one_of("thread_N", 8, {1, 2, 4, 8, 16}, "columns of C per thread")}};
   k.can_implement = check;
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::gemm_simt<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("block_K") + "," +
-           c.text("thread_M") + "," + c.text("thread_N") + "," + dtype_cpp_name(p.dtype()) + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(simt_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<unsigned>((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
     g.grid.y = static_cast<unsigned>((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M"));
-    g.block.x = static_cast<unsigned>(threads_of(c));
-    g.dynamic_smem = smem_bytes(c);
+    g.block.x = static_cast<unsigned>(threads_of(p, c));
+    g.dynamic_smem = smem_bytes(p, c);
     return g;
   };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
@@ -107,10 +114,10 @@ KernelSpec gemm_simt_spec() {
     const double K = static_cast<double>(p.integer("K"));
     return Tolerance{1e-6 + 2e-6 * std::sqrt(K), 1e-5 * K};
   };
-  k.layouts = [](const Values&, const Values& c) {
-    const std::string bm = c.text("block_M"), bn = c.text("block_N"), bk = c.text("block_K");
-    return std::vector<LayoutInfo>{{"smem_A", "(" + bm + "," + bk + "):(1," + bm + ")"},
-                                   {"smem_B", "(" + bk + "," + bn + "):(" + bn + ",1)"}};
+  // The plan's tiles (floats: the kernel converts as it loads). Its thread_C is no hardware atom: not shown.
+  k.layouts = [](const Values& p, const Values& c) {
+    const GemmSimtPlan plan = make_plan(simt_config(p, c));
+    return std::vector<LayoutInfo>{{"smem_A", memory_spec(plan.smem_A, "f32")}, {"smem_B", memory_spec(plan.smem_B, "f32")}};
   };
   k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
     BaselineSpec b;

@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gemm/gemm_mma_plan.hpp"
+#include "gemm/gemm_wgmma_plan.hpp"
 #include "library.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
@@ -28,10 +31,11 @@ DType out_type(const Values& p) {
 }
 
 // The kernels' C_TYPE template argument (gemm_common.cuh, gemm_detail::OutType).
-std::string out_flag(const Values& p) {
+int out_code(const Values& p) {
   const DType t = out_type(p);
-  return t == DType::f32 ? "2" : t == DType::f16 ? "1" : "0";
+  return t == DType::f32 ? 2 : t == DType::f16 ? 1 : 0;
 }
+std::string out_flag(const Values& p) { return std::to_string(out_code(p)); }
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 
@@ -153,10 +157,27 @@ std::string bf16_flag(const Values& p) { return p.dtype() == DType::bf16 ? "true
 
 // [SECTION] gemm.mma
 
-std::int64_t mma_threads(const Values& c) { return c.integer("warps_M") * c.integer("warps_N") * 32; }
-std::int64_t mma_smem(const Values& c) {
-  return c.integer("num_stages") * (c.integer("block_M") + c.integer("block_N")) * 64 * 2;
+// The kernel's config from the spec's validated values.
+GemmMmaConfig mma_config(const Values& p, const Values& c) {
+  return {.block_M = static_cast<int>(c.integer("block_M")),
+          .block_N = static_cast<int>(c.integer("block_N")),
+          .warps_M = static_cast<int>(c.integer("warps_M")),
+          .warps_N = static_cast<int>(c.integer("warps_N")),
+          .num_stages = static_cast<int>(c.integer("num_stages")),
+          .swizzle = c.boolean("swizzle"),
+          .panel = static_cast<int>(c.integer("panel")),
+          .min_blocks = static_cast<int>(c.integer("min_blocks")),
+          .unroll_k = c.boolean("unroll_k"),
+          .early_sync = c.boolean("early_sync"),
+          .serpentine = c.boolean("serpentine"),
+          .frag_buffers = static_cast<int>(c.integer("frag_buffers")),
+          .bf16 = p.dtype() == DType::bf16,
+          .trans_B = p.boolean("trans_B"),
+          .out_dtype = out_code(p)};
 }
+
+std::int64_t mma_threads(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).threads; }
+std::int64_t mma_smem(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).smem_bytes; }
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
@@ -167,7 +188,7 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (!p.boolean("trans_B") && bn < 64)
     return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
                   c.text("block_N") + " is narrower; use block_N >= 64");
-  const auto threads = mma_threads(c);
+  const auto threads = mma_threads(p, c);
   if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
     return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +
                   std::to_string(bn) + "-row tiles (8 chunks of 16 bytes per row) evenly: use fewer warps");
@@ -187,12 +208,12 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
                     " warp tile needs about " + std::to_string(need) + " (accumulators + fragments): it would spill; "
                     "use min_blocks=1 or a smaller warp tile");
     // Blocks on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
-    if ((mma_smem(c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
+    if ((mma_smem(p, c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
       return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " blocks of " +
-                    std::to_string(mma_smem(c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    std::to_string(mma_smem(p, c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
                     ": lower num_stages or the block tile");
   }
-  return check_smem(mma_smem(c), limits,
+  return check_smem(mma_smem(p, c), limits,
                     std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) + "x64 + " +
                         std::to_string(bn) + "x64 tiles",
                     "lower num_stages or the block tile");
@@ -220,26 +241,20 @@ KernelSpec gemm_mma_spec() {
                ParamSpec::one_of("frag_buffers", 2, {1, 2},
                                  "warp fragment buffers: 2 = ldmatrix one k16 step ahead, 1 = fewer registers")}};
   k.can_implement = check_mma;
-  // Region ids of the kernel's TL_PROBE marks (gemm_mma.cuh, mma_probe), in order.
-  k.probes = {"load_issue", "wait_stage", "mma", "epilogue"};
+  k.probes = gemm_mma_probe_names();
   // Per warp: the prologue's issues, then per k-step a wait, an issue and the MMAs (begin + end each), the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto k_steps = (p.integer("K") + 63) / 64;
     return static_cast<std::uint32_t>(6 * k_steps + 2 * c.integer("num_stages") + 2 + 64);
   };
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::gemm_mma<" + c.text("block_M") + "," + c.text("block_N") + "," + c.text("warps_M") + "," +
-           c.text("warps_N") + "," + c.text("num_stages") + "," + c.text("swizzle") + "," + c.text("panel") + "," +
-           bf16_flag(p) + "," + p.text("trans_B") + "," + out_flag(p) + "," + c.text("min_blocks") + "," +
-           c.text("unroll_k") + "," + c.text("early_sync") + "," + c.text("serpentine") + "," + c.text("frag_buffers") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(mma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     const auto tiles = ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
                        ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
     g.grid.x = static_cast<std::uint32_t>(tiles);
-    g.block.x = static_cast<std::uint32_t>(mma_threads(c));
-    g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(c));
+    g.block.x = static_cast<std::uint32_t>(mma_threads(p, c));
+    g.dynamic_smem = static_cast<std::uint32_t>(mma_smem(p, c));
     return g;
   };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
@@ -247,22 +262,22 @@ KernelSpec gemm_mma_spec() {
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
-  // smem_B is indexed (n, k) either way. N-major: BN/64 blocks of 64 k-rows x 64 n, element (n, k) at
-  // (n/64)*4096 + k*64 + n%64 before the swizzle (= smem.swizzle128B.<dtype>.(BN,64).mn when swizzled).
+  // The plan's tiles and fragments. smem_B is indexed (n, k) either way. A K-major B's ldmatrix.x4 reads its n-rows
+  // in the order of the mma's B registers (n8 tile, k half), not as the ldmatrix.x4 atom places its matrices: it is
+  // mma_B twice, and ldmatrix_B is shown only for an N-major B, where it is the ldmatrix.x4.trans atom.
   k.layouts = [](const Values& p, const Values& c) {
-    const std::string bm = c.text("block_M"), bn = c.text("block_N");
-    const bool sw = c.boolean("swizzle"), trans_b = p.boolean("trans_B");
-    const std::string smem = sw ? "swizzle<3,3,3> o " : "";
-    const std::string smem_b = trans_b ? smem + "(" + bn + ",64):(64,1)"
-                               : sw    ? "smem.swizzle128B." + std::string(dtype_name(p.dtype())) + ".(" + bn + ",64).mn"
-                                       : "((64," + std::to_string(c.integer("block_N") / 64) + "),64):((1,4096),64)";
-    return std::vector<LayoutInfo>{{"smem_A", smem + "(" + bm + ",64):(64,1)"},
-                                   {"smem_B", smem_b},
-                                   {"mma_A", "mma.m16n8k16.f16.A"},
-                                   {"mma_B", "mma.m16n8k16.f16.B"},
-                                   {"mma_C", "mma.m16n8k16.f32.C"},
-                                   {"ldmatrix_A", "ldmatrix.x4"},
-                                   {"ldmatrix_B", trans_b ? "ldmatrix.x4" : "ldmatrix.x4.trans"}};
+    const GemmMmaPlan plan = make_plan(mma_config(p, c));
+    const std::string in = dtype_name(p.dtype());
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
+    auto fragment = [&](const char* name, const Fragment& f, const std::string& atom) {
+      if (auto spec = fragment_spec(f, atom)) l.push_back({name, *spec});
+    };
+    fragment("mma_A", plan.mma_A, "mma.m16n8k16." + in + ".A");
+    fragment("mma_B", plan.mma_B, "mma.m16n8k16." + in + ".B");
+    fragment("mma_C", plan.mma_C, "mma.m16n8k16.f32.C");
+    fragment("ldmatrix_A", plan.ldmatrix_A, "ldmatrix.x4");
+    fragment("ldmatrix_B", plan.ldmatrix_B, "ldmatrix.x4.trans");
+    return l;
   };
   return k;
 }
@@ -279,14 +294,30 @@ bool wgmma_tma_store(const Values& p, const Values& c) {
   return c_bytes == 2 && (p.integer("N") * c_bytes) % 16 == 0;
 }
 
-// The C staging tile of the TMA-store epilogue is block_M x block_N of out_dtype: an f32 C doubles it.
+// The kernel's one template argument for a validated problem and config.
+GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
+  return {.block_M = i("block_M"),
+          .block_N = i("block_N"),
+          .block_K = 64,
+          .num_stages = i("num_stages"),
+          .panel = i("panel"),
+          .raster_n = c.text("raster") == "n",
+          .tma_store = wgmma_tma_store(p, c),
+          .cluster_M = i("cluster_M"),
+          .cluster_N = i("cluster_N"),
+          .bf16 = p.dtype() == DType::bf16,
+          .trans_B = p.boolean("trans_B"),
+          .out_dtype = static_cast<gemm_detail::OutType>(out_code(p))};
+}
+GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
+
+// The C staging tiles of the TMA-store epilogue, one 64 x block_N tile of out_dtype per consumer: an f32 C doubles
+// them.
 std::int64_t wgmma_staging(const Values& p, const Values& c) {
-  return wgmma_tma_store(p, c) ? c.integer("block_M") * c.integer("block_N") * dtype_size(out_type(p)) : 0;
+  return static_cast<std::int64_t>(wgmma_config(p, c).consumers()) * wgmma_plan(p, c).c_tile_bytes;
 }
-std::int64_t wgmma_smem(const Values& p, const Values& c) {
-  const auto bm = c.integer("block_M"), bn = c.integer("block_N"), st = c.integer("num_stages");
-  return st * (bm + bn) * 64 * 2 + wgmma_staging(p, c) + 1024 + 2 * st * 8;
-}
+std::int64_t wgmma_smem(const Values& p, const Values& c) { return wgmma_plan(p, c).bytes; }
 
 // Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
 std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
@@ -351,8 +382,7 @@ KernelSpec gemm_wgmma_spec() {
         {{"cluster_M", "2"}, {"block_N", "128"}, {"raster", "n"}, {"panel", "2"}},
         {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}}};
   };
-  // Region ids of the kernel's TL_PROBE marks (gemm_wgmma.cuh, wgmma_probe), in order.
-  k.probes = {"wait_empty", "tma_issue", "wait_full", "wgmma", "release", "epilogue"};
+  k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
   // end each), plus an epilogue per tile; iterations = the tiles of the busiest CTA x k-steps.
   // With clusters: the cluster tiles of the busiest cluster (each CTA of a pair walks all of them).
@@ -363,12 +393,7 @@ KernelSpec gemm_wgmma_spec() {
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
   };
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::gemm_wgmma<" + c.text("block_M") + "," + c.text("block_N") + ",64," + c.text("num_stages") + "," +
-           std::to_string(c.integer("block_M") / 64) + "," + c.text("panel") + "," + bf16_flag(p) + "," +
-           (wgmma_tma_store(p, c) ? "true" : "false") + "," + p.text("trans_B") + "," + out_flag(p) + "," +
-           (c.text("raster") == "n" ? "true" : "false") + "," + c.text("cluster_M") + "," + c.text("cluster_N") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100), capped at the tile count.
   // Clusters: 1-D clusters of cluster_M * cluster_N CTAs along x, the grid capped at the cluster tiles and at
   // SMs / 2 pairs (the H100's 66 TPCs hold one pair each).
@@ -379,41 +404,42 @@ KernelSpec gemm_wgmma_spec() {
     g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
     g.cluster.x = static_cast<std::uint32_t>(cluster);
     g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
-    g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
+    g.block.x = static_cast<std::uint32_t>(wgmma_config(p, c).threads());
     g.dynamic_smem = static_cast<std::uint32_t>(wgmma_smem(p, c));
     return g;
   };
-  // Kernel signature: (tma_A, tma_B, tma_C, C, M, N, K); A and B are reached only through their tensor maps.
-  // Boxes, innermost first: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of
-  // them per stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares
-  // (A for cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
+  // Kernel signature: (tma_A, tma_B, tma_C, C, M, N, K); A and B are reached only through their tensor maps, with
+  // the plan's boxes: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of them per
+  // stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares (A for
+  // cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
-    const std::int64_t c_cols = 128 / static_cast<std::int64_t>(dtype_size(out_type(p)));
-    const auto box_a = c.integer("block_M") / c.integer("cluster_N"), box_b = c.integer("block_N") / c.integer("cluster_M");
+    const GemmWgmmaPlan plan = wgmma_plan(p, c);
+    const int swizzle = swizzle_bytes(SmemSwizzle::b128);
+    auto box = [](GemmWgmmaPlan::Box b) { return std::vector<std::int64_t>{b.inner, b.outer}; };
     std::vector<ArgSpec> a = {ops[0], ops[1],
-                              ArgSpec::tensor_map("tma_A", "A", {64, box_a}, 128),
-                              p.boolean("trans_B") ? ArgSpec::tensor_map("tma_B", "B", {64, box_b}, 128)
-                                                   : ArgSpec::tensor_map("tma_B", "B", {64, 64}, 128),
+                              ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
+                              ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              wgmma_tma_store(p, c) ? ArgSpec::tensor_map("tma_C", "C", {c_cols, 64}, 128)
-                                                     : ArgSpec::tensor_map("tma_C", "A", {64, c.integer("block_M")}, 128),
+                              wgmma_tma_store(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                                                     : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
   };
-  // The tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column
-  // blocks of 64 k-rows, the descriptor's transpose-B mode); smem_C the staging tile of one consumer warpgroup.
+  // The plan's tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column
+  // blocks of 64 k-rows, the descriptor's transpose-B mode); wgmma_C a consumer's accumulator; smem_C the staging
+  // tile of one consumer warpgroup.
   k.layouts = [](const Values& p, const Values& c) {
+    const GemmWgmmaConfig cfg = wgmma_config(p, c);
+    const GemmWgmmaPlan plan = make_plan(cfg);
     const std::string in = dtype_name(p.dtype());
-    std::vector<LayoutInfo> l = {
-        {"smem_A", "smem.swizzle128B." + in + ".(" + c.text("block_M") + ",64)"},
-        {"smem_B", "smem.swizzle128B." + in + ".(" + c.text("block_N") + ",64)" + (p.boolean("trans_B") ? "" : ".mn")},
-        {"wgmma_C", "wgmma.m64n" + c.text("block_N") + "k16.f32.C"}};
-    if (wgmma_tma_store(p, c))
-      l.push_back({"smem_C", "smem.swizzle128B." + std::string(dtype_name(out_type(p))) + ".(64," + c.text("block_N") + ")"});
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
+    if (auto acc = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.block_N) + "k16.f32.C"))
+      l.push_back({"wgmma_C", *acc});
+    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
     return l;
   };
   return k;

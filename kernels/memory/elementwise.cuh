@@ -1,15 +1,19 @@
 // Elementwise out = a * x + b * y in float arithmetic, stored in the tensors' type.
 #pragma once
 
+#include "memory/memory_plan.hpp"
 #include "tile/float16.hpp"
 
 namespace tl {
 
 // Thread t of block b owns VEC consecutive elements starting at (b * THREADS + t) * VEC (one vector load of x,
 // one of y, one vector store); the tail of the tensor is done element by element. No shared memory.
-template <class T, int VEC, int THREADS>
-__global__ void __launch_bounds__(THREADS) elementwise(const T* __restrict__ x, const T* __restrict__ y,
-                                                       T* __restrict__ out, float a, float b, long long n) {
+template <FlatConfig C>
+__global__ void __launch_bounds__(C.threads) elementwise(const elem_t<C.dtype>* __restrict__ x,
+                                                         const elem_t<C.dtype>* __restrict__ y,
+                                                         elem_t<C.dtype>* __restrict__ out, float a, float b, long long n) {
+  using T = elem_t<C.dtype>;
+  constexpr int VEC = C.vec, THREADS = C.threads;
   long long i = (static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x) * VEC;
   if (i + VEC <= n) {
     Vec<T, VEC> vx = *reinterpret_cast<const Vec<T, VEC>*>(x + i);

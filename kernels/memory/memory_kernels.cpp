@@ -3,6 +3,8 @@
 #include <map>
 
 #include "library.hpp"
+#include "memory/memory_plan.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
@@ -39,17 +41,24 @@ Status check_threads_vec(const Values& p, const Values& c) {
   return Status::success();
 }
 
-std::string expr(const char* fn, const Values& p, std::initializer_list<std::int64_t> ints) {
-  std::string e = "tl::";
-  e += fn;
-  e += '<';
-  e += dtype_cpp_name(p.dtype());
-  for (auto i : ints) {  // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "," + std::to_string(i)
-    e += ',';
-    e += std::to_string(i);
+ElemType elem_type(const Values& p) {
+  switch (p.dtype()) {
+    case DType::f16: return ElemType::f16;
+    case DType::bf16: return ElemType::bf16;
+    default: return ElemType::f32;  // the schemas offer f32, f16 and bf16
   }
-  e += '>';
-  return e;
+}
+
+FlatConfig flat_config(const Values& p, const Values& c) {
+  return {.dtype = elem_type(p), .vec = static_cast<int>(c.integer("vec")), .threads = static_cast<int>(c.integer("threads"))};
+}
+
+RowsConfig rows_config(const Values& p, const Values& c, int cached) {
+  return {.dtype = elem_type(p),
+          .vec = static_cast<int>(c.integer("vec")),
+          .threads = static_cast<int>(c.integer("threads")),
+          .rows_per_block = static_cast<int>(c.integer("rows_per_block")),
+          .cached = cached};
 }
 
 Schema flat_problem() {
@@ -63,7 +72,7 @@ Schema rows_problem() {
            ParamSpec::enumeration("dtype", "f32", kDtypes, "element type")}};
 }
 
-Schema rows_config() {
+Schema rows_schema() {
   return {{vec_param(4), threads_param(256),
            ParamSpec::one_of("rows_per_block", 1, {1, 2, 4, 8, 16, 32}, "rows one block handles (threads split evenly)")}};
 }
@@ -138,9 +147,7 @@ KernelSpec copy_spec() {
   k.problem = flat_problem();
   k.config = {{vec_param(4), threads_param(256)}};
   k.can_implement = check_flat;
-  k.name_expression = [](const Values& p, const Values& c) {
-    return expr("copy", p, {c.integer("vec"), c.integer("threads")});
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression("copy", flat_config(p, c)); };
   k.launch = flat_launch;
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto n = p.integer("n");
@@ -157,8 +164,8 @@ KernelSpec copy_spec() {
     return out;
   };
   k.tolerance = [](const Values&, DType) { return Tolerance{0, 0}; };  // a copy is exact
-  k.layouts = [](const Values&, const Values& c) {
-    return std::vector<LayoutInfo>{{"thread_vectors", "(" + c.text("vec") + "," + c.text("threads") + "):(1," + c.text("vec") + ")"}};
+  k.layouts = [](const Values& p, const Values& c) {
+    return std::vector<LayoutInfo>{{"thread_vectors", to_string(thread_vectors(flat_config(p, c)))}};
   };
   return k;
 }
@@ -168,9 +175,7 @@ KernelSpec elementwise_spec() {
   k.name = "elementwise";
   k.summary = "out = a*x + b*y (a = 2, b = -1), float arithmetic";
   k.source = "memory/elementwise.cuh";
-  k.name_expression = [](const Values& p, const Values& c) {
-    return expr("elementwise", p, {c.integer("vec"), c.integer("threads")});
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression("elementwise", flat_config(p, c)); };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto n = p.integer("n");
     return std::vector<ArgSpec>{ArgSpec::tensor("x", p.dtype(), {n}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
@@ -200,11 +205,9 @@ KernelSpec rmsnorm_spec() {
   k.summary = "y = x / sqrt(mean(x^2) + eps) * w per row (eps = 1e-6)";
   k.source = "memory/rmsnorm.cuh";
   k.problem = rows_problem();
-  k.config = rows_config();
+  k.config = rows_schema();
   k.can_implement = check_rows;
-  k.name_expression = [](const Values& p, const Values& c) {
-    return expr("rmsnorm", p, {c.integer("vec"), c.integer("threads"), c.integer("rows_per_block")});
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression("rmsnorm", rows_config(p, c, 0)); };
   k.launch = rows_launch;
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto rows = p.integer("rows"), cols = p.integer("cols");
@@ -250,7 +253,7 @@ KernelSpec softmax_spec() {
     const auto vec = c.integer("vec"), threads = c.integer("threads"), rpb = c.integer("rows_per_block");
     const auto per_pass = threads / rpb * vec;
     const auto chunks = (p.integer("cols") + per_pass - 1) / per_pass;
-    return expr("softmax", p, {vec, threads, rpb, chunks <= kSoftmaxCached ? chunks : 0});
+    return name_expression("softmax", rows_config(p, c, static_cast<int>(chunks <= kSoftmaxCached ? chunks : 0)));
   };
   k.args = [](const Values& p, const Values&, const DeviceLimits&) {
     const auto rows = p.integer("rows"), cols = p.integer("cols");

@@ -1,6 +1,7 @@
 // RMSNorm y = x / sqrt(mean(x^2) + eps) * w over each row, float arithmetic.
 #pragma once
 
+#include "memory/memory_plan.hpp"
 #include "tile/float16.hpp"
 #include "tile/reduce.hpp"
 
@@ -10,9 +11,13 @@ namespace tl {
 // [r * TPR, (r + 1) * TPR) (whole warps). Within a row, thread j reads the VEC-element vectors j, j + TPR, ...
 // (coalesced across the row's threads), once to sum squares and once to write. Shared memory: ROWS x WARPS_PER_ROW
 // floats for the cross-warp sum. Requires cols % VEC == 0 (checked by can_implement).
-template <class T, int VEC, int THREADS, int ROWS>
-__global__ void __launch_bounds__(THREADS) rmsnorm(const T* __restrict__ x, const T* __restrict__ w,
-                                                   T* __restrict__ y, int rows, int cols, float eps) {
+template <RowsConfig C>
+__global__ void __launch_bounds__(C.threads) rmsnorm(const elem_t<C.dtype>* __restrict__ x,
+                                                     const elem_t<C.dtype>* __restrict__ w, elem_t<C.dtype>* __restrict__ y,
+                                                     int rows, int cols, float eps) {
+  static_assert(C.cached == 0, "rmsnorm reads its rows twice: cached must be 0");
+  using T = elem_t<C.dtype>;
+  constexpr int VEC = C.vec, THREADS = C.threads, ROWS = C.rows_per_block;
   constexpr int TPR = THREADS / ROWS;
   constexpr int WARPS_PER_ROW = TPR / 32;
   __shared__ float scratch[ROWS][WARPS_PER_ROW];

@@ -1,6 +1,7 @@
 // Row softmax y = exp(x - max) / sum(exp(x - max)), float arithmetic, online max/sum in one read pass.
 #pragma once
 
+#include "memory/memory_plan.hpp"
 #include "tile/float16.hpp"
 #include "tile/reduce.hpp"
 
@@ -15,8 +16,11 @@ namespace tl {
 // reduced and the scaled values written. CACHED = 0 (longer rows): two reads. Pass 1 keeps a running (max, sum of
 // exp) per thread, rescaling the sum when the max grows; pass 2 re-reads x and writes y.
 // exp(x) is computed as exp2(x * log2 e): one multiply and the hardware ex2.
-template <class T, int VEC, int THREADS, int ROWS, int CACHED = 0>
-__global__ void __launch_bounds__(THREADS) softmax(const T* __restrict__ x, T* __restrict__ y, int rows, int cols) {
+template <RowsConfig C>
+__global__ void __launch_bounds__(C.threads) softmax(const elem_t<C.dtype>* __restrict__ x, elem_t<C.dtype>* __restrict__ y,
+                                                     int rows, int cols) {
+  using T = elem_t<C.dtype>;
+  constexpr int VEC = C.vec, THREADS = C.threads, ROWS = C.rows_per_block, CACHED = C.cached;
   constexpr int TPR = THREADS / ROWS;
   constexpr int WARPS_PER_ROW = TPR / 32;
   constexpr float kLog2e = 1.4426950408889634f;

@@ -6,17 +6,23 @@
 #include <numeric>
 
 #include "library.hpp"
+#include "mla/mla_decode_plan.hpp"
 #include "mla/mla_schedule.hpp"
 #include "runtime/numeric.hpp"
+#include "tile/layout_spec.hpp"
 
 namespace tl {
 namespace {
 
-constexpr std::int64_t kDQK = 576, kDV = 512, kBlock = 64;
+constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kBlock = kMlaBlock;
 
-// Dynamic shared memory of the kernel (mla_decode.cuh's kSmemUsed, the two must agree) plus 1024 bytes of alignment
-// slack: Q and two KV stages of 72 KiB, P 8 KiB, the row max (or rescale) / sum exchange, barriers and a flag.
-constexpr std::int64_t mla_detail_smem() { return 3 * 73728 + 8192 + 512 + 1024 + 48 + 16 + 1024; }
+// The kernel's template argument for a validated problem and config.
+MlaDecodeConfig mla_config(const Values& p, const Values& c) {
+  return {.causal = p.boolean("causal"),
+          .bf16 = p.dtype() == DType::bf16,
+          .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
+          .vec_store = c.boolean("vec_store")};
+}
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
 // first 512 columns are V; per-request cache_seqlens; out [batch, seq_q, heads, 512], lse [batch, heads, seq_q].
@@ -235,43 +241,45 @@ KernelSpec mla_decode_spec() {
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
         {{"vec_store", "false"}, {"tie_gap", "0"}, {"overhead_blocks", "5"}}};
   };
-  k.can_implement = [](const Values& p, const Values&, const DeviceLimits& limits) -> Status {
+  k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
-    if (mla_detail_smem() > limits.smem_per_block_optin)
-      return refuse("mla.decode needs " + std::to_string(mla_detail_smem()) + " bytes of shared memory per block, over " +
+    const MlaDecodePlan plan = make_plan(mla_config(p, c));
+    if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
+      return refuse("mla.decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +
                     limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
     if (p.integer("batch") * p.integer("seq_q") * p.integer("heads") * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
     return Status::success();
   };
-  k.name_expression = [](const Values& p, const Values& c) {
-    return "tl::mla_decode<" + p.text("causal") + "," + (p.dtype() == DType::bf16 ? "true" : "false") + "," +
-           c.text("qk_warpgroups") + "," + c.text("vec_store") + ">";
-  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(mla_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const Schedule sch(x, c, l);
+    const MlaDecodePlan plan = make_plan(mla_config(p, c));
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
     g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
-    g.block.x = 384;
-    g.dynamic_smem = static_cast<std::uint32_t>(mla_detail_smem());
+    g.block.x = static_cast<std::uint32_t>(plan.threads);
+    g.dynamic_smem = plan.smem_bytes;
     return g;
   };
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const Schedule sch(x, c, l);
     const DType t = p.dtype();
+    const MlaDecodePlan plan = make_plan(mla_config(p, c));
     // The partial results of split requests (O in the output's 16-bit type, LSE f32); one element when no request
     // is split.
     const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.rows : 1;
     ArgSpec q = ArgSpec::tensor("Q", t, {x.b, x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
     ArgSpec kv = ArgSpec::tensor("KV", t, {x.num_blocks, kBlock, 1, kDQK}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2});
     q.is_param = kv.is_param = false;
-    ArgSpec tq = ArgSpec::tensor_map("tma_q", "Q", {64, 64}, 128);
+    // One TMA box per panel of the plan's tiles: 64 columns (the swizzle span) x 64 rows, innermost first.
+    const std::vector<std::int64_t> box = {plan.panel_cols, plan.rows};
+    ArgSpec tq = ArgSpec::tensor_map("tma_q", "Q", box, swizzle_bytes(plan.swizzle));
     tq.map_shape = {x.b * x.rows, kDQK};
-    ArgSpec tkv = ArgSpec::tensor_map("tma_kv", "KV", {64, 64}, 128);
+    ArgSpec tkv = ArgSpec::tensor_map("tma_kv", "KV", box, swizzle_bytes(plan.swizzle));
     tkv.map_shape = {x.num_blocks * kBlock, kDQK};
     ArgSpec table = ArgSpec::i32_data("block_table", x.table);
     table.shape = {x.b, x.table_stride};
@@ -316,18 +324,27 @@ KernelSpec mla_decode_spec() {
                          : OutputSampling{1, static_cast<std::uint64_t>(std::min<std::int64_t>(256, 2 * rows))};
   };
   k.test_problems = mla_test_problems;
-  k.probes = {"load_wait", "load_issue", "wait_kv", "qk", "softmax", "pv", "combine"};
+  k.probes = mla_decode_probe_names();
   // Per warp and KV block: at most four regions (begin + end each), plus per request the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const Schedule sch(x, c, l);
     return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.b + 64);
   };
-  k.layouts = [](const Values&, const Values&) {
-    // Each 64-column panel: 128-byte rows, chunk k of row r at k ^ (r % 8) (element-offset bits [3,6) XOR [6,9)).
-    return std::vector<LayoutInfo>{{"smem_Q panel", "swizzle<3,3,3> o (64,64):(64,1)"},
-                                   {"smem_KV panel", "swizzle<3,3,3> o (64,64):(64,1)"},
-                                   {"smem_P", "swizzle<3,3,3> o (64,64):(64,1)"}};
+  // The plan's objects (smem_KV: each of the 2 stages). Left out: the plan's out_vec (the vectors after the quad
+  // transpose of vec_store), which no hardware atom names.
+  k.layouts = [](const Values& p, const Values& c) {
+    const MlaDecodePlan plan = make_plan(mla_config(p, c));
+    const std::string dt = p.text("dtype");
+    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.tile, dt)},
+                                   {"smem_KV", memory_spec(plan.tile, dt)},
+                                   {"smem_P", memory_spec(plan.p, dt)},
+                                   {"smem_row_max", memory_spec(plan.row_max, "f32")},
+                                   {"smem_row_sum", memory_spec(plan.row_sum, "f32")}};
+    const auto acc = [](int n) { return "wgmma.m64n" + std::to_string(n) + "k16.f32.C"; };
+    for (const auto& [name, frag] : {std::pair{"acc_S", plan.acc_s}, std::pair{"acc_O", plan.acc_o}})
+      if (auto spec = fragment_spec(frag, acc(frag.cols()))) out.push_back({name, *spec});
+    return out;
   };
   return k;
 }

@@ -91,6 +91,11 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
                                                       " cannot be passed by value: use f32, f64, i32, u32, i64 or u64");
     }
   }
+  // The kernel's own parameter list, from its PTX: the worker then needs no probe past the last parameter.
+  if (!compiled.ptx.empty()) {
+    auto sizes = ptx_entry_param_sizes(compiled.ptx, compiled.lowered_name);
+    if (sizes) TL_RETURN_IF_ERROR(check_param_sizes(s.label, s.args, *sizes));
+  }
   return s;
 }
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <regex>
 #include <sstream>
@@ -184,6 +185,47 @@ ResourceUsage parse_cubin_resources(const std::vector<char>& b, const std::strin
   }
   if (r.registers >= 0) r.source = "elf";
   return r;
+}
+
+Result<std::vector<std::size_t>> ptx_entry_param_sizes(const std::string& ptx, const std::string& lowered) {
+  // ".entry NAME(" with optional space before '('; a longer name that starts with NAME does not match
+  std::size_t at = 0, open = std::string::npos;
+  while ((at = ptx.find(".entry " + lowered, at)) != std::string::npos) {
+    std::size_t p = at + 7 + lowered.size();
+    while (p < ptx.size() && (ptx[p] == ' ' || ptx[p] == '\t')) ++p;
+    if (p < ptx.size() && ptx[p] == '(') {
+      open = p;
+      break;
+    }
+    at = p;
+  }
+  if (open == std::string::npos) return make_error(ErrorCode::not_found, "the PTX has no entry '" + lowered + "'");
+  const std::size_t close = ptx.find(')', open);
+  if (close == std::string::npos) return make_error(ErrorCode::parse, "the PTX entry '" + lowered + "' is not closed");
+  std::vector<std::size_t> sizes;
+  std::istringstream list(ptx.substr(open + 1, close - open - 1));
+  for (std::string decl; std::getline(list, decl, ',');) {
+    // .param .TYPE [.ptr [state space] .align N] NAME[COUNT], or .param .align N .b8 NAME[COUNT]
+    static const std::pair<const char*, std::size_t> kTypes[] = {
+        {".b8", 1},  {".u8", 1},  {".s8", 1},  {".b16", 2}, {".u16", 2}, {".s16", 2}, {".f16", 2}, {".bf16", 2},
+        {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}};
+    std::istringstream tokens(decl);
+    std::string tok, name;
+    std::size_t bytes = 0;
+    while (tokens >> tok) {
+      if (tok == ".align") tokens >> tok;  // its number
+      else if (tok[0] != '.') name = tok;
+      for (const auto& [t, b] : kTypes)
+        if (tok == t) bytes = b;
+    }
+    if (bytes == 0 && name.empty() && decl.find(".param") == std::string::npos) continue;  // "()": no parameters
+    std::size_t count = 1;
+    if (const std::size_t br = name.find('['); br != std::string::npos) count = std::strtoull(name.c_str() + br + 1, nullptr, 10);
+    if (bytes == 0 || name.empty() || count == 0)
+      return make_error(ErrorCode::parse, "PTX parameter of '" + lowered + "' not understood: " + decl);
+    sizes.push_back(bytes * count);
+  }
+  return sizes;
 }
 
 std::string format_nvrtc_log(const std::string& log, const SourceSet& sources) {

@@ -41,7 +41,7 @@ struct ResourceUsage {
 
 struct CompileRequest {
   std::string source;           // file of the SourceSet, "gemm/gemm_simt.cuh"
-  std::string name_expression;  // "tl::gemm_simt<128,128,8,8,8,float>"
+  std::string name_expression;  // "tl::gemm_simt<tl::GemmSimtConfig{.block_M = 128, ...}>"
   JitOptions options;
   std::string context;          // who asks, for messages: "gemm.simt block_M=128,..."
 };
@@ -83,6 +83,10 @@ class Jit {
 // Parsing of ptxas -v output for one entry (by lowered name) and of the cubin's ELF, exposed for tests.
 ResourceUsage parse_ptxas_report(const std::string& log, const std::string& lowered_name);
 ResourceUsage parse_cubin_resources(const std::vector<char>& cubin, const std::string& lowered_name);
+// The sizes in bytes of an entry's parameters, in order, from its PTX `.entry name(.param ..., ...)` declaration
+// (what cudaFuncGetParamInfo reports, known without probing past the last one); not_found when the PTX has no
+// such entry, parse when a declaration is not understood.
+Result<std::vector<std::size_t>> ptx_entry_param_sizes(const std::string& ptx, const std::string& lowered_name);
 // NVRTC's "file(12): error: ..." lines rewritten as "display_path:12: error: ...", the rest kept.
 std::string format_nvrtc_log(const std::string& log, const SourceSet& sources);
 // NVRTC version as "13.0".

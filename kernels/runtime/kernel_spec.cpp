@@ -88,6 +88,15 @@ std::string ParamSpec::describe_allowed() const {
   return {};
 }
 
+std::string ParamSpec::describe_default() const { return default_from.empty() ? default_value : "= " + default_from; }
+
+ParamSpec ParamSpec::follows(const ParamSpec& other) const {
+  ParamSpec p = *this;
+  p.default_from = other.name;
+  p.default_value = other.default_value;
+  return p;
+}
+
 // [SECTION] Values and Schema
 
 std::int64_t Values::integer(const std::string& name) const { return std::stoll(m_values.at(name)); }
@@ -117,29 +126,39 @@ Values Schema::defaults() const {
   return v;
 }
 
+std::string Schema::value_of(const std::string& name, const std::map<std::string, std::string>& given) const {
+  const ParamSpec* own = find(name);
+  if (!own) return {};
+  const ParamSpec* p = own;
+  // Follow default_from while unset; back at the start (seq_q and seq_k follow each other, both unset) or past
+  // every parameter, the own default holds.
+  for (std::size_t hops = 0; hops <= params.size(); ++hops) {
+    if (auto it = given.find(p->name); it != given.end()) return it->second;
+    const ParamSpec* next = p->default_from.empty() ? nullptr : find(p->default_from);
+    if (!next) return p->default_value;
+    if (next == own) break;
+    p = next;
+  }
+  return own->default_value;
+}
+
 Result<Values> Schema::resolve(const std::map<std::string, std::string>& given, const std::string& what) const {
   Values v = defaults();
-  for (const auto& [key, raw] : given) {
-    const ParamSpec* p = find(key);
-    if (!p) {
-      std::vector<std::string> names;
-      for (const auto& q : params) names.push_back(q.name);
-      return make_error(ErrorCode::invalid_argument, "unknown " + what + " key '" + key + "' (valid: " +
-                                                         (names.empty() ? "none" : join(names)) + ")");
-    }
+  // Checks one value against its parameter and stores it in canonical form.
+  auto apply = [&](const ParamSpec& p, const std::string& raw, const std::string& origin) -> Status {
+    const std::string& key = p.name;
     auto bad = [&](const std::string& why) {
-      return make_error(ErrorCode::invalid_argument,
-                        what + " " + key + "=" + raw + ": " + why + " (" + p->help + ")");
+      return make_error(ErrorCode::invalid_argument, what + " " + key + "=" + raw + origin + ": " + why + " (" + p.help + ")");
     };
-    switch (p->type) {
+    switch (p.type) {
       case ParamType::int_: {
         auto i = parse_int(raw);
-        if (!i) return bad("not an integer; expected " + p->describe_allowed());
-        if (!p->choices.empty()) {
-          if (std::find(p->choices.begin(), p->choices.end(), std::to_string(*i)) == p->choices.end())
-            return bad("must be " + p->describe_allowed());
-        } else if (*i < p->min || *i > p->max) {
-          return bad("out of range " + p->describe_allowed());
+        if (!i) return bad("not an integer; expected " + p.describe_allowed());
+        if (!p.choices.empty()) {
+          if (std::find(p.choices.begin(), p.choices.end(), std::to_string(*i)) == p.choices.end())
+            return bad("must be " + p.describe_allowed());
+        } else if (*i < p.min || *i > p.max) {
+          return bad("out of range " + p.describe_allowed());
         }
         v.set(key, std::to_string(*i));
         break;
@@ -149,8 +168,8 @@ Result<Values> Schema::resolve(const std::map<std::string, std::string>& given, 
         if (key == "dtype") {  // accept aliases ("fp16", "half") but store the canonical name
           if (auto t = parse_dtype(raw)) canon = dtype_name(*t);
         }
-        if (std::find(p->choices.begin(), p->choices.end(), canon) == p->choices.end())
-          return bad("must be " + p->describe_allowed());
+        if (std::find(p.choices.begin(), p.choices.end(), canon) == p.choices.end())
+          return bad("must be " + p.describe_allowed());
         v.set(key, canon);
         break;
       }
@@ -161,6 +180,22 @@ Result<Values> Schema::resolve(const std::map<std::string, std::string>& given, 
         break;
       }
     }
+    return {};
+  };
+  for (const auto& [key, raw] : given) {
+    const ParamSpec* p = find(key);
+    if (!p) {
+      std::vector<std::string> names;
+      for (const auto& q : params) names.push_back(q.name);
+      return make_error(ErrorCode::invalid_argument, "unknown " + what + " key '" + key + "' (valid: " +
+                                                         (names.empty() ? "none" : join(names)) + ")");
+    }
+    TL_RETURN_IF_ERROR(apply(*p, raw, ""));
+  }
+  // Unset parameters that follow another take its value (checked: it may lie outside their own range).
+  for (const auto& p : params) {
+    if (p.default_from.empty() || given.count(p.name) || !find(p.default_from)) continue;
+    TL_RETURN_IF_ERROR(apply(p, value_of(p.name, given), " (unset: = " + p.default_from + ")"));
   }
   return v;
 }
@@ -343,6 +378,7 @@ CompileRequest compile_request(const KernelInstance& k, JitOptions options) {
 void to_json(nlohmann::json& j, const ParamSpec& p) {
   const char* type = p.type == ParamType::int_ ? "int" : p.type == ParamType::enum_ ? "enum" : "bool";
   j = {{"name", p.name}, {"type", type}, {"default", p.default_value}, {"help", p.help}, {"allowed", p.describe_allowed()}};
+  if (!p.default_from.empty()) j["default_from"] = p.default_from;
   if (!p.choices.empty()) j["choices"] = p.choices;
   if (p.type == ParamType::int_ && p.choices.empty()) {
     j["min"] = p.min;

@@ -30,6 +30,10 @@ struct ParamSpec {
   std::vector<std::string> choices;  // enum: the allowed values; int: when non-empty, the only allowed values
   std::int64_t min = 0, max = 0;     // int without choices: inclusive range
   std::string default_value;
+  // When set, a value left unset takes that parameter's value ("heads_kv" follows "heads": unset means MHA);
+  // default_value then holds that parameter's default. Two may follow each other (seq_q, seq_k): set one and the
+  // other follows; both unset, each takes its default_value.
+  std::string default_from;
   std::string help;                  // one line
 
   static ParamSpec integer(std::string name, std::int64_t def, std::int64_t min, std::int64_t max, std::string help);
@@ -37,6 +41,9 @@ struct ParamSpec {
   static ParamSpec enumeration(std::string name, std::string def, std::vector<std::string> values, std::string help);
   static ParamSpec boolean(std::string name, bool def, std::string help);
   std::string describe_allowed() const;  // "1..1024", "one of 1, 2, 4, 8", "true or false"
+  std::string describe_default() const;  // "16", or "= heads" when it follows another parameter
+  // This parameter's default taken from `other` when left unset (its default_value becomes other's).
+  ParamSpec follows(const ParamSpec& other) const;
 };
 
 // Validated values of one schema, every parameter present (defaults filled in), stored as canonical text.
@@ -59,9 +66,12 @@ struct Schema {
   std::vector<ParamSpec> params;
 
   const ParamSpec* find(const std::string& name) const;
-  // Checks every given key and value, fills the rest with defaults. Errors (invalid_argument) name the key,
-  // the valid keys or the allowed range: "unknown config key 'blockM' (valid: block_M, block_N, ...)".
+  // Checks every given key and value, fills the rest with defaults (a default_from parameter with the value of
+  // the one it follows). Errors (invalid_argument) name the key, the valid keys or the allowed range:
+  // "unknown config key 'blockM' (valid: block_M, block_N, ...)".
   Result<Values> resolve(const std::map<std::string, std::string>& given, const std::string& what) const;
+  // The value `name` takes with `given`: the given one, else its default (following default_from).
+  std::string value_of(const std::string& name, const std::map<std::string, std::string>& given) const;
   Values defaults() const;
 };
 

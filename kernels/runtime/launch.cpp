@@ -317,6 +317,29 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
 
 }  // namespace
 
+std::size_t param_bytes(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::i32:
+    case KernelArg::Kind::u32:
+    case KernelArg::Kind::f32: return 4;
+    case KernelArg::Kind::tensor_map: return 128;
+    default: return 8;
+  }
+}
+
+Status check_param_sizes(const std::string& kernel, const std::vector<KernelArg>& args,
+                         const std::vector<std::size_t>& sizes) {
+  for (std::size_t n = 0; n < args.size() && n < sizes.size(); ++n)
+    if (sizes[n] != param_bytes(args[n]))
+      return make_error(ErrorCode::invalid_argument,
+                        "kernel '" + kernel + "' parameter " + std::to_string(n) + " is " + std::to_string(sizes[n]) +
+                            " bytes, but the launch passes " + std::to_string(param_bytes(args[n])));
+  if (sizes.size() != args.size())
+    return make_error(ErrorCode::invalid_argument, "kernel '" + kernel + "' takes " + std::to_string(sizes.size()) +
+                                                       " parameters, the launch passes " + std::to_string(args.size()));
+  return {};
+}
+
 const char* buffer_role_name(BufferRole r) {
   switch (r) {
     case BufferRole::input: return "input";

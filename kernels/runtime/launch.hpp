@@ -103,6 +103,13 @@ struct KernelArg {
   }
 };
 
+// Bytes the kernel parameter takes: 4 (i32, u32, f32), 128 (a tensor map), else 8 (pointers, 64-bit scalars).
+std::size_t param_bytes(const KernelArg& a);
+// A launch's arguments against the kernel's parameter sizes in order (from its PTX, or cudaFuncGetParamInfo):
+// the count and each size must agree, or the error names the kernel and the first difference.
+Status check_param_sizes(const std::string& kernel, const std::vector<KernelArg>& args,
+                         const std::vector<std::size_t>& sizes);
+
 struct TimingOptions {
   int warmup = 3;
   int repeat = 20;        // 0: run once for correctness, no timing

@@ -1,8 +1,11 @@
 // Host specs of the fault-path kernels test.oob and test.spin (family "test", hidden from default listings).
 #include "library.hpp"
+#include "test/fault_plan.hpp"
 
 namespace tl {
 namespace {
+
+FaultConfig fault_config(const Values& c) { return {.threads = static_cast<int>(c.integer("threads"))}; }
 
 KernelSpec base(const char* name, const char* summary) {
   KernelSpec k;
@@ -28,7 +31,7 @@ KernelSpec base(const char* name, const char* summary) {
 std::vector<KernelSpec> test_kernels() {
   KernelSpec oob = base("test.oob", "writes 1 TiB out of bounds: the runner must report an illegal-address fault");
   oob.problem = {{ParamSpec::integer("n", 1024, 1, 1 << 30, "elements of the output")}};
-  oob.name_expression = [](const Values&, const Values& c) { return "tl::test_oob<" + c.text("threads") + ">"; };
+  oob.name_expression = [](const Values&, const Values& c) { return name_expression("test_oob", fault_config(c)); };
   oob.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.grid.x = static_cast<unsigned>((p.integer("n") + c.integer("threads") - 1) / c.integer("threads"));
@@ -41,7 +44,7 @@ std::vector<KernelSpec> test_kernels() {
   };
 
   KernelSpec spin = base("test.spin", "spins forever: the runner's watchdog must report a timeout");
-  spin.name_expression = [](const Values&, const Values& c) { return "tl::test_spin<" + c.text("threads") + ">"; };
+  spin.name_expression = [](const Values&, const Values& c) { return name_expression("test_spin", fault_config(c)); };
   spin.launch = [](const Values&, const Values& c, const DeviceLimits&) {
     LaunchGeometry g;
     g.block.x = static_cast<unsigned>(c.integer("threads"));

@@ -16,6 +16,7 @@
 //   mma_m16n8k32_a_8bit() mma_m16n8k32_b_8bit() mma_m16n8k32_c()        (.s8/.u8/.e4m3/.e5m2; s32 or f32 C/D)
 //   ldmatrix(num, trans)          what each lane receives (b16 elements), num = 1, 2, 4 8x8 matrices
 //   ldmatrix_rows(num)            which lane supplies which row address
+//   ldmatrix_sources(f, num)      the row addresses that make ldmatrix .x{num} deliver fragment f
 //   wgmma_m64nNk16_d(n)           accumulator D of wgmma.mma_async .m64nNk16 (n = 8..256, multiple of 8)
 //   wgmma_m64k16_a_f16()          A from registers (.f16/.bf16) of wgmma.mma_async .m64nNk16
 //
@@ -99,6 +100,31 @@ TL_HOST_DEVICE constexpr Fragment ldmatrix_rows(int num) {
   if (num == 2) lanes = Layout(make_shape(8, 2), make_stride(1, 8));
   if (num == 4) lanes = Layout(make_shape(8, 2, 2), make_stride(1, 8, 16));
   return Fragment(make_layout(lanes, Layout(1, 0)), rows, num == 4 ? 2 : 1);
+}
+
+namespace detail {
+// Index r + rows*c of a (rows, cols) tile -> index r + rows*(c/8) of its (rows, cols/8) tile of 16-byte blocks.
+TL_HOST_DEVICE constexpr int block_index(int x, int rows) { return x % rows + rows * (x / rows / 8); }
+}  // namespace detail
+
+// The row addresses an ldmatrix .x{num} needs so that it delivers `received`: a fragment of the shape ldmatrix(num,
+// trans) gives (register j = values 2j, 2j+1 = one 8x8 matrix), over the tile as it is stored (rows = shared-memory
+// rows, whether or not .trans). Lane l supplies row l%8 of matrix l/8 and register j receives matrix j, so lane l
+// points at the origin of register l/8's matrix (what lane 0's value 2*(l/8) holds) plus l%8 rows. Same form as
+// ldmatrix_rows: tile (rows, cols/8) in 16-byte column blocks, one value per lane; ldmatrix_sources(ldmatrix(num,
+// t), num) is ldmatrix_rows(num). The matrices' origins must step linearly with the matrix index's bits.
+TL_HOST_DEVICE constexpr Fragment ldmatrix_sources(const Fragment& received, int num) {
+  const int rows = received.rows();
+  const int m1 = num > 1 ? detail::block_index(received.index(0, 2), rows) : 0;
+  const int m2 = num > 2 ? detail::block_index(received.index(0, 4), rows) : 0;
+  Layout lanes(8, 1);
+  if (num == 2) lanes = Layout(make_shape(8, 2), make_stride(1, m1));
+  if (num == 4) lanes = Layout(make_shape(8, 2, 2), make_stride(1, m1, m2));
+  Fragment f(make_layout(lanes, Layout(1, 0)), rows, received.cols() / 8);
+  const bool linear = received.index(0, 0) == 0 && (num < 4 || detail::block_index(received.index(0, 6), rows) == m1 + m2);
+  if ((num != 1 && num != 2 && num != 4) || received.num_values() != 2 * num || !linear)
+    f.m_tv.set_error(LayoutError::bad_shape);
+  return f;
 }
 
 // wgmma .m64nNk16 accumulator D (f32; f16 D holds the same elements two per register), 128 threads:

@@ -125,6 +125,30 @@ TL_HOST_DEVICE TL_FORCEINLINE bfloat16_t from_float<bfloat16_t>(float v) {
 #endif
 }
 
+// The element types a kernel's typed config names: a class-type template argument holds values, not types, so the
+// config holds an ElemType and the kernel takes elem_t<C.dtype>.
+enum class ElemType : unsigned char { f32, f16, bf16 };
+
+template <ElemType E>
+struct ElemTypeOf {
+  using type = float;
+};
+template <>
+struct ElemTypeOf<ElemType::f16> {
+  using type = half_t;
+};
+template <>
+struct ElemTypeOf<ElemType::bf16> {
+  using type = bfloat16_t;
+};
+template <ElemType E>
+using elem_t = typename ElemTypeOf<E>::type;
+
+// The enumerator as C++ source, for name expressions.
+TL_HOST_DEVICE constexpr const char* elem_type_source(ElemType e) {
+  return e == ElemType::f16 ? "tl::ElemType::f16" : (e == ElemType::bf16 ? "tl::ElemType::bf16" : "tl::ElemType::f32");
+}
+
 // N elements moved as one aligned access (ld/st.global.v2/v4 when N * sizeof(T) is 8 or 16 bytes).
 template <class T, int N>
 struct alignas(sizeof(T) * N) Vec {

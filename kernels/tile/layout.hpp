@@ -96,11 +96,10 @@ TL_HOST_DEVICE constexpr int shape_div(int a, int b) { return a / b != 0 ? a / b
 // Members are public (and so the type is structural, usable as a template argument); treat them as
 // internal and use the methods.
 struct IntTuple {
-  static constexpr int kMaxLeaves = 16;
-  static constexpr int kMaxTokens = 48;
-  static constexpr signed char kLeaf = 0;
-  static constexpr signed char kOpen = 1;
-  static constexpr signed char kClose = 2;
+  // Enumerators, not static constexpr members: NVRTC emits those as device globals in every kernel that includes
+  // this header.
+  enum : int { kMaxLeaves = 16, kMaxTokens = 48 };
+  enum : signed char { kLeaf = 0, kOpen = 1, kClose = 2 };
 
   int m_leaf[kMaxLeaves]{};
   signed char m_tok[kMaxTokens]{};
@@ -834,7 +833,7 @@ TL_HOST_DEVICE constexpr Layout left_inverse(const Layout& a) { return right_inv
 
 // A tuple of layouts applied mode by mode (CuTe's Tile). Ints mean n:1.
 struct Tiler {
-  static constexpr int kMaxModes = 4;
+  enum : int { kMaxModes = 4 };  // an enumerator: see IntTuple's
   Layout m_mode[kMaxModes]{};
   int m_rank = 0;
 

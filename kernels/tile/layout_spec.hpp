@@ -25,8 +25,16 @@
 //       mma.m16n8k16.f16.A, ldmatrix.x4.trans, wgmma.m64n128k16.f32.C, ...   a named atom (atom_registry())
 //       smem.swizzle128B.bf16.(64,64)    a TMA/wgmma shared-memory tile: smem.<none|swizzle32B|swizzle64B|
 //                                        swizzle128B>.<dtype>.(rows,cols)[.mn] (.mn: MN-major)
+//       ATOM.repeat(R,C[,thread|value][,rows|cols]).replicate(N)...   an atom's fragment grown as TileLang's
+//                                        Fragment.repeat/replicate (tile/fragment.hpp), applied left to right:
+//                                        repeat tiles R x C copies, on new threads or on new values of the same
+//                                        threads (default value), copies numbered down the rows first (default
+//                                        rows; TileLang's lower_dim_first=True is cols); replicate(N): N times
+//                                        the threads, each element held by N of them
 //   format_spec_error(spec) -> "SPEC\n    ^ message" (two lines, caret under the column)
-//   memory_spec(swizzled layout, dtype), fragment_spec(fragment, atom): the SPEC of a kernel plan's object
+//   repeat_suffix(R, C, on_thread, rows_first), replicate_suffix(N) -> ".repeat(2,1,thread,rows)", ".replicate(2)":
+//                                    what to append to an atom's SPEC (the canonical spelling)
+//   memory_spec(swizzled layout, dtype), fragment_spec(fragment, atom SPEC): the SPEC of a kernel plan's object
 //   dtype_bytes("bf16") -> 2 (0 when unknown); spec_examples()
 //   Size limit: a layout's size and cosize are at most 2^24 (these are tiles, and plots of them).
 
@@ -102,8 +110,16 @@ struct LayoutSpec {
 
 inline std::vector<std::string> spec_examples() {
   return {"(8,(4,2)):(4,(1,32))", "(8,64)",  "swizzle<3,3,3> o (8,64):(64,1)", "mma.m16n8k16.f16.A",
-          "ldmatrix.x4.trans",    "wgmma.m64n128k16.f32.C", "smem.swizzle128B.bf16.(64,64)"};
+          "ldmatrix.x4.trans",    "wgmma.m64n128k16.f32.C", "smem.swizzle128B.bf16.(64,64)",
+          "mma.m16n8k16.f16.A.repeat(2,1,thread).replicate(2).repeat(4,2,value,rows)"};
 }
+
+inline std::string repeat_suffix(int rep_rows, int rep_cols, bool on_thread, bool rows_first) {
+  return ".repeat(" + std::to_string(rep_rows) + "," + std::to_string(rep_cols) + (on_thread ? ",thread" : ",value") +
+         (rows_first ? ",rows)" : ",cols)");
+}
+
+inline std::string replicate_suffix(int n) { return ".replicate(" + std::to_string(n) + ")"; }
 
 namespace detail {
 
@@ -289,6 +305,136 @@ inline LayoutSpec parse_smem_spec(LayoutSpec s, std::string_view text, size_t i,
   return s;
 }
 
+// Where an atom's operations (".repeat(", ".replicate(", ...) start in `name`: the '.' before the word that
+// precedes the first '('; npos when there is no '(' (a plain atom name).
+inline size_t spec_ops_start(std::string_view name) {
+  const size_t paren = name.find('(');
+  if (paren == std::string_view::npos) return std::string_view::npos;
+  const size_t dot = name.rfind('.', paren);
+  return dot == std::string_view::npos ? std::string_view::npos : dot;
+}
+
+// The atom's fragment with `.repeat(...)` / `.replicate(...)` applied, left to right, from `at` to `end`.
+inline LayoutSpec parse_fragment_ops(LayoutSpec s, std::string_view text, size_t at, size_t end) {
+  constexpr int64_t kMax = int64_t{1} << 24;  // as layouts: these are tiles, and plots of them
+  constexpr const char* kForms = "expected .repeat(rows,cols[,thread|value][,rows|cols]) or .replicate(n)";
+  size_t i = at;
+  auto fail = [&](size_t pos, std::string msg) { return spec_fail(s, static_cast<int>(pos), std::move(msg)); };
+  auto skip = [&] {
+    while (i < end && spec_is_space(text[i])) ++i;
+  };
+  auto word = [&] {
+    const size_t from = i;
+    while (i < end && ((text[i] >= 'a' && text[i] <= 'z') || (text[i] >= 'A' && text[i] <= 'Z') || text[i] == '_')) ++i;
+    return text.substr(from, i - from);
+  };
+  // a count 1..2^24
+  auto count = [&](int& out, const char* what) -> bool {
+    skip();
+    if (i >= end || text[i] < '0' || text[i] > '9') {
+      s = fail(i, std::string("expected ") + what + " (a positive integer)");
+      return false;
+    }
+    const size_t from = i;
+    int64_t v = 0;
+    while (i < end && text[i] >= '0' && text[i] <= '9') {
+      v = v * 10 + (text[i++] - '0');
+      if (v > kMax) {
+        s = fail(from, std::string(what) + " is too large: at most 16777216");
+        return false;
+      }
+    }
+    if (v < 1) {
+      s = fail(from, std::string(what) + " must be at least 1");
+      return false;
+    }
+    out = static_cast<int>(v);
+    skip();
+    return true;
+  };
+  auto expect = [&](char c, const char* msg) -> bool {
+    skip();
+    if (i < end && text[i] == c) {
+      ++i;
+      return true;
+    }
+    s = fail(i, msg);
+    return false;
+  };
+  Fragment f = s.fragment;
+  std::string ops;
+  while (true) {
+    skip();
+    if (i >= end) break;
+    const size_t op_at = i;
+    if (text[i] != '.') return fail(i, std::string("unexpected text after the fragment: ") + kForms);
+    ++i;
+    const std::string_view op = word();
+    skip();
+    if (op != "repeat" && op != "replicate")
+      return fail(op_at + 1, "unknown fragment operation '" + std::string(op) + "': " + kForms);
+    if (i >= end || text[i] != '(') return fail(i, "expected '(' after '" + std::string(op) + "'");
+    ++i;
+    Fragment next;
+    if (op == "replicate") {
+      int n = 0;
+      if (!count(n, "the replication count n in replicate(n)")) return s;
+      if (!expect(')', "expected ')' closing replicate(n)")) return s;
+      if (int64_t{f.num_threads()} * n * f.num_values() > kMax)
+        return fail(op_at, "replicate(" + std::to_string(n) + ") makes more than 2^24 thread-value pairs");
+      next = replicate(f, n);
+      ops += replicate_suffix(n);
+    } else {
+      int rr = 0, rc = 0;
+      if (!count(rr, "the row copies R in repeat(R,C)")) return s;
+      if (!expect(',', "expected ',' and the column copies C in repeat(R,C)")) return s;
+      if (!count(rc, "the column copies C in repeat(R,C)")) return s;
+      bool on_thread = false, rows_first = true, said_on = false, said_order = false;
+      while (i < end && text[i] == ',') {
+        ++i;
+        skip();
+        const size_t w_at = i;
+        const std::string_view w = word();
+        skip();
+        if ((w == "thread" || w == "threads" || w == "value" || w == "values") && !said_on) {
+          on_thread = w[0] == 't';
+          said_on = true;
+        } else if ((w == "rows" || w == "cols") && !said_order) {
+          rows_first = w == "rows";
+          said_order = true;
+        } else {
+          return fail(w_at, w.empty() ? "expected thread, value, rows or cols in repeat(R,C,...)"
+                                      : "'" + std::string(w) + "' is not an option of repeat here: thread or value "
+                                        "(where the copies go, once), rows or cols (which copies are numbered first, once)");
+        }
+      }
+      if (!expect(')', "expected ',' and thread|value|rows|cols, or ')' closing repeat(R,C,...)")) return s;
+      const int64_t copies = int64_t{rr} * rc;  // each count <= 2^24: no overflow below
+      if (copies > kMax || copies * f.num_threads() * f.num_values() > kMax)
+        return fail(op_at, "repeat(" + std::to_string(rr) + "," + std::to_string(rc) +
+                               ") makes more than 2^24 thread-value pairs");
+      next = repeat(f, rr, rc, on_thread, rows_first);
+      ops += repeat_suffix(rr, rc, on_thread, rows_first);
+    }
+    if (next.ok()) {
+      // one leaf per run of equal strides: chains of operations stay within the layout's fixed capacity
+      next = Fragment(make_layout(coalesce(next.tv().mode(0)), coalesce(next.tv().mode(1))), next.rows(), next.cols());
+    }
+    if (!next.ok())
+      return fail(op_at, std::string("the fragment cannot grow further: ") +
+                             layout_error_message(next.tv().ok() ? next.inverse().error() : next.tv().error()));
+    f = next;
+  }
+  s.fragment = f;
+  s.rows = f.rows();
+  s.cols = f.cols();
+  s.atom_name += ops;
+  s.description += "; " + ops.substr(1) + ": " + std::to_string(f.rows()) + "x" + std::to_string(f.cols()) + ", " +
+                   std::to_string(f.num_threads()) + " threads x " + std::to_string(f.num_values()) + " values";
+  s.ok = true;
+  return s;
+}
+
 }  // namespace detail
 
 inline LayoutSpec parse_spec(std::string_view text) {
@@ -302,7 +448,12 @@ inline LayoutSpec parse_spec(std::string_view text) {
   if (text.size() > 4096) return detail::spec_fail(s, 4096, "SPEC too long");
   const char c = text[i];
   if (c == '(' || (c >= '0' && c <= '9') || c == '-') {
-    if (!detail::spec_parse_layout(s, text.substr(0, end), i)) return s;
+    if (!detail::spec_parse_layout(s, text.substr(0, end), i)) {
+      const size_t at = static_cast<size_t>(s.position);
+      if (text.substr(at, 7) == ".repeat" || text.substr(at, 10) == ".replicate")
+        s.message = "repeat and replicate apply to register fragments (atoms such as mma.m16n8k16.f16.A), not to layouts";
+      return s;
+    }
     s.kind = SpecKind::layout;
     detail::spec_set_tile(s);
     s.ok = true;
@@ -312,7 +463,9 @@ inline LayoutSpec parse_spec(std::string_view text) {
       (text.substr(i, 2) == "Sw" && end - i > 2 && (text[i + 2] == '<' || detail::spec_is_space(text[i + 2]))))
     return detail::parse_swizzle_spec(s, text.substr(0, end), i);
   if (text.substr(i, 5) == "smem.") return detail::parse_smem_spec(s, text, i, end);
-  const std::string_view name = text.substr(i, end - i);
+  const size_t ops = detail::spec_ops_start(text.substr(i, end - i));
+  std::string_view name = text.substr(i, ops == std::string_view::npos ? end - i : ops);
+  while (!name.empty() && detail::spec_is_space(name.back())) name.remove_suffix(1);
   if (const std::optional<AtomInfo> a = find_atom(name)) {
     s.kind = SpecKind::atom;
     s.fragment = a->fragment;
@@ -321,6 +474,7 @@ inline LayoutSpec parse_spec(std::string_view text) {
     s.description = a->description;
     s.rows = a->fragment.rows();
     s.cols = a->fragment.cols();
+    if (ops != std::string_view::npos) return detail::parse_fragment_ops(s, text, i + ops, end);
     s.ok = true;
     return s;
   }
@@ -330,7 +484,8 @@ inline LayoutSpec parse_spec(std::string_view text) {
     msg += "; close names: ";
     for (size_t k = 0; k < close.size(); ++k) msg += (k ? ", " : "") + close[k];
   }
-  msg += " (`tilelab layout --list` names them all; a layout starts with '(' or a digit)";
+  msg += " (`tilelab layout --list` names them all; a layout starts with '(' or a digit; an atom may be followed by "
+         ".repeat(R,C[,thread|value][,rows|cols]) and .replicate(N))";
   return detail::spec_fail(s, static_cast<int>(i), msg);
 }
 
@@ -363,14 +518,20 @@ inline std::string memory_spec(const SwizzledLayout& l, std::string_view dtype) 
   return to_string(l);
 }
 
-// The SPEC of a plan's fragment: the name of the registered atom `atom` when that atom is this fragment (several
-// instructions share a fragment, e.g. the m16n8k8 and m16n8k16 accumulators, so the plan names which one it issues),
-// nothing when it is not: a plot can never show another fragment than the one the kernel indexes with.
-inline std::optional<std::string> fragment_spec(const Fragment& f, std::string_view atom) {
-  const std::optional<AtomInfo> a = find_atom(atom);
-  if (!a || !(a->fragment.tv() == f.tv()) || a->fragment.rows() != f.rows() || a->fragment.cols() != f.cols())
+// The SPEC of a plan's fragment: `spec` (an atom, possibly with .repeat/.replicate suffixes) when it describes this
+// very fragment (several instructions share a fragment, e.g. the m16n8k8 and m16n8k16 accumulators, so the plan names
+// which one it issues), nothing when it does not: a plot can never show another fragment than the kernel's.
+inline std::optional<std::string> fragment_spec(const Fragment& f, std::string_view spec) {
+  const LayoutSpec s = parse_spec(spec);
+  const Fragment& g = s.fragment;
+  if (!s.ok || !s.is_fragment() || g.rows() != f.rows() || g.cols() != f.cols() || g.num_threads() != f.num_threads() ||
+      g.num_values() != f.num_values())
     return std::nullopt;
-  return a->name;
+  // as functions: the same (thread, value) -> (row, col) everywhere, however the layouts nest their modes
+  for (int t = 0; t < f.num_threads(); ++t)
+    for (int v = 0; v < f.num_values(); ++v)
+      if (!(f(t, v) == g(t, v))) return std::nullopt;
+  return std::string(spec);
 }
 
 }  // namespace tl

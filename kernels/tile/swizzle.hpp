@@ -11,6 +11,8 @@
 //   Swizzle<B,M,S>      the same with compile-time parameters (derives from BitSwizzle).
 //   SwizzledLayout      swizzle ∘ layout: evaluated like a Layout (L(i), L(i, j), L(coord)).
 //                       composition(swizzle, layout); composition(swizzled, layout) = swizzle ∘ (layout ∘ b).
+//                       period(): L(c + d) = L(c) + L(d) where d moves by a multiple of it;
+//                       join_disjoint(L(c), L(d)) = L(c + d) when c's and d's offsets share no bit.
 //   SmemSwizzle         none / b32 / b64 / b128: the TMA (CU_TENSOR_MAP_SWIZZLE_*) and wgmma descriptor modes.
 //   smem_swizzle(mode, elem_bytes)               the swizzle on element offsets.
 //   smem_atom(mode, elem_bytes[, major])         the repeating unit: 8 rows x span bytes (K-major).
@@ -53,10 +55,14 @@ struct BitSwizzle {
   TL_HOST_DEVICE constexpr int yyy_mask() const { return bit_mask() << (m_base + detail::imax(0, m_shift)); }
   TL_HOST_DEVICE constexpr int zzz_mask() const { return bit_mask() << (m_base - detail::imin(0, m_shift)); }
 
-  TL_HOST_DEVICE constexpr int operator()(int offset) const {
+  // What the swizzle XORs into `offset`: (*this)(offset) == offset ^ term(offset). For an offset a + b where a
+  // has no bit in zzz_mask(), b none in yyy_mask() and the two share no bit, (*this)(a + b) == a + (b ^ term(a)):
+  // a kernel computes term(a) of its run-time part a once and adds each constant part b with one xor.
+  TL_HOST_DEVICE constexpr int term(int offset) const {
     const int y = offset & yyy_mask();
-    return offset ^ (m_shift >= 0 ? y >> m_shift : y << -m_shift);
+    return m_shift >= 0 ? y >> m_shift : y << -m_shift;
   }
+  TL_HOST_DEVICE constexpr int operator()(int offset) const { return offset ^ term(offset); }
 
   TL_HOST_DEVICE constexpr bool operator==(const BitSwizzle& o) const {
     return (is_identity() && o.is_identity()) ||
@@ -66,9 +72,7 @@ struct BitSwizzle {
 
 template <int B, int M, int S>
 struct Swizzle : BitSwizzle {
-  static constexpr int kBits = B;
-  static constexpr int kBase = M;
-  static constexpr int kShift = S;
+  enum : int { kBits = B, kBase = M, kShift = S };  // enumerators: NVRTC emits static constexpr members as globals
   static_assert(B >= 0 && M >= 0 && (B == 0 || S >= B || -S >= B), "Swizzle<B,M,S>: |S| must be >= B");
   TL_HOST_DEVICE constexpr Swizzle() : BitSwizzle(B, M, S) {}
 };
@@ -90,12 +94,7 @@ struct SwizzledLayout {
   TL_HOST_DEVICE constexpr int size() const { return m_layout.size(); }
   TL_HOST_DEVICE constexpr int rank() const { return m_layout.rank(); }
   // The swizzle permutes offsets inside aligned blocks of 2^(B+M+|S|), so the codomain rounds up to that.
-  TL_HOST_DEVICE constexpr int cosize() const {
-    const int c = m_layout.cosize();
-    if (m_swizzle.is_identity()) return c;
-    const int block = 1 << (m_swizzle.m_bits + m_swizzle.m_base + detail::iabs(m_swizzle.m_shift));
-    return detail::ceil_div(c, block) * block;
-  }
+  TL_HOST_DEVICE constexpr int cosize() const { return detail::ceil_div(m_layout.cosize(), period()) * period(); }
 
   TL_HOST_DEVICE constexpr int operator()(int idx) const { return m_swizzle(m_layout(idx)); }
   template <class... Is>
@@ -103,6 +102,17 @@ struct SwizzledLayout {
     return m_swizzle(m_layout(c0, c1, cs...));
   }
   TL_HOST_DEVICE constexpr int operator()(const IntTuple& coord) const { return m_swizzle(m_layout(coord)); }
+
+  // The swizzle acts inside aligned blocks of period() elements: where the layout moves d by a multiple of it,
+  // L(c + d) = L(c) + L(d) (e.g. 8 rows of a 128B-swizzled tile of 128-byte rows). 1 without a swizzle.
+  TL_HOST_DEVICE constexpr int period() const {
+    return m_swizzle.is_identity() ? 1 : 1 << (m_swizzle.m_bits + m_swizzle.m_base + detail::iabs(m_swizzle.m_shift));
+  }
+
+  // L(c + d) from L(c) and L(d), where the layout maps c and d to offsets that share no bit (a lane's place in a
+  // swizzle atom and a step of whole 16-byte chunks): the swizzle is linear over XOR, so that is L(c) ^ L(d), and
+  // without one the plain sum. A kernel keeps one run-time offset per lane and reaches the rest with constants.
+  TL_HOST_DEVICE constexpr int join_disjoint(int lc, int ld) const { return m_swizzle.is_identity() ? lc + ld : lc ^ ld; }
 };
 
 TL_HOST_DEVICE constexpr SwizzledLayout composition(const BitSwizzle& s, const Layout& l) { return {s, l}; }

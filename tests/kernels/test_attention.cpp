@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "attention/attn_fwd_mma_plan.hpp"
 #include "library.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "runtime/cache.hpp"
@@ -165,20 +166,24 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
                                 {}, "X", {}).ok());
 }
 
-// The shared-memory layouts the viewer shows are the ones the kernel indexes with: chunk c of row r at c ^ (r % 8).
+// The shared-memory layouts the viewer shows are the plan's, the ones the kernel indexes with (test_attn_plans checks
+// the plan against the hardware's facts).
 TEST(Attention, ExposedLayoutsAreTheKernels) {
   for (const char* dim : {"64", "128"}) {
     auto k = instantiate(attn(), {{"dim", dim}}, {{"block_N", "32"}}, limits_for_arch("sm_90a")).value();
-    const int D = std::stoi(dim);
-    for (const auto& l : k.spec->layouts(k.problem, k.config)) {
+    const AttnFwdMmaPlan plan = make_plan(AttnFwdMmaConfig{.dim = std::stoi(dim), .block_N = 32});
+    const auto layouts = k.spec->layouts(k.problem, k.config);
+    EXPECT_EQ(layouts.size(), 9u);
+    for (const auto& l : layouts) {
       SCOPED_TRACE(l.name + " = " + l.spec);
       const LayoutSpec s = parse_spec(l.spec);
       ASSERT_TRUE(s.ok) << format_spec_error(s);
       if (s.is_fragment()) continue;
-      EXPECT_EQ(s.cols, D);
-      EXPECT_EQ(s.rows, l.name == "smem_Q" ? 64 : 32);
+      const SwizzledLayout& t = l.name == "smem_Q" ? plan.smem_Q : l.name == "smem_K" ? plan.smem_K : plan.smem_V;
+      ASSERT_EQ(s.rows, t.layout().mode(0).size());
+      ASSERT_EQ(s.cols, t.layout().mode(1).size());
       for (int r = 0; r < s.rows; ++r)
-        for (int c = 0; c < D; ++c) ASSERT_EQ(s.offset(r, c), r * D + (((c / 8) ^ (r % 8)) * 8) + c % 8) << r << "," << c;
+        for (int c = 0; c < s.cols; ++c) ASSERT_EQ(s.offset(r, c), t(r, c)) << r << "," << c;
     }
   }
 }
@@ -377,13 +382,18 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
   }
 }
 
-// The viewer's layouts parse: the 128B-swizzled smem tiles and the wgmma fragments.
+// The viewer's layouts parse: the 128B-swizzled smem tiles (the O staging tile only when O is staged) and the wgmma
+// fragments.
 TEST(AttentionWgmma, ExposedLayoutsParse) {
-  auto k = instantiate(attn_wgmma(), {{"dim", "64"}}, {{"block_N", "176"}}, limits_for_arch("sm_90a")).value();
-  for (const auto& l : k.spec->layouts(k.problem, k.config)) {
-    SCOPED_TRACE(l.name + " = " + l.spec);
-    const LayoutSpec s = parse_spec(l.spec);
-    EXPECT_TRUE(s.ok) << format_spec_error(s);
+  for (const char* epi : {"direct", "tma"}) {
+    auto k = instantiate(attn_wgmma(), {{"dim", "64"}}, {{"block_N", "176"}, {"epilogue", epi}}, limits_for_arch("sm_90a")).value();
+    const auto layouts = k.spec->layouts(k.problem, k.config);
+    EXPECT_EQ(layouts.size(), std::string(epi) == "tma" ? 7u : 6u);
+    for (const auto& l : layouts) {
+      SCOPED_TRACE(l.name + " = " + l.spec);
+      const LayoutSpec s = parse_spec(l.spec);
+      EXPECT_TRUE(s.ok) << format_spec_error(s);
+    }
   }
 }
 

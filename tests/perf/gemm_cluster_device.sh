@@ -23,7 +23,7 @@ for c in cluster_M=1 cluster_M=2; do
 done
 t0=$(date +%s)
 if [ $ok = 1 ]; then
-  OUT=$OUT timeout 200 stdbuf -oL $T run $D/gemm_cluster.lua > $OUT/bench.txt 2>&1; echo "bench rc=$? $(( $(date +%s) - t0 ))s"
+  OUT=$OUT timeout 200 stdbuf -oL $T run --allow-write $OUT $D/gemm_cluster.lua > $OUT/bench.txt 2>&1; echo "bench rc=$? $(( $(date +%s) - t0 ))s"
   for p in M=8192,N=8192,K=8192 M=4096,N=4096,K=4096 M=8192,N=8192,K=1024 M=4096,N=4096,K=512; do
     for c in cluster_M=1 cluster_M=2 cluster_N=2; do
       echo "== $p $c"; timeout 30 $T bench gemm.wgmma --problem $p --config $c --vs cublas --no-store 2>&1 | tail -6

@@ -7,7 +7,7 @@ T=$D/tilelab
 $T info > $OUT/info.txt 2>&1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv > $OUT/smi.txt 2>&1
 t0=$(date +%s)
-OUT=$OUT timeout 150 stdbuf -oL $T run $D/gemm_issue5.lua > $OUT/bench.txt 2>&1; echo "bench rc=$? $(( $(date +%s) - t0 ))s"
+OUT=$OUT timeout 150 stdbuf -oL $T run --allow-write $OUT $D/gemm_issue5.lua > $OUT/bench.txt 2>&1; echo "bench rc=$? $(( $(date +%s) - t0 ))s"
 timeout 30 $T bench gemm.wgmma --problem M=8192,N=8192,K=8192 --vs cublas --no-store > $OUT/bench_cli.txt 2>&1
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> $OUT/smi.txt 2>&1
 t1=$(date +%s)

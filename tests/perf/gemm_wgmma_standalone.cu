@@ -90,7 +90,8 @@ static double median_ms(F&& f, int reps) {
 
 template <int BM, int BN, int STAGES, int PANEL, bool TS>
 struct Config {
-  static constexpr int smem = tl::gemm_wgmma_smem_bytes<BM, BN, 64, STAGES, BM / 64, TS>();
+  static constexpr tl::GemmWgmmaConfig cfg{.block_M = BM, .block_N = BN, .num_stages = STAGES, .panel = PANEL, .tma_store = TS};
+  static constexpr int smem = tl::make_plan(cfg).bytes;
   static const char* name() {
     static char buf[64];
     std::snprintf(buf, sizeof(buf), "%dx%dx64 s%d p%d%s", BM, BN, STAGES, PANEL, TS ? " tma" : "");
@@ -98,7 +99,7 @@ struct Config {
   }
   static void launch(const tl::TmaDescriptor& ta, const tl::TmaDescriptor& tb, const tl::TmaDescriptor& tc,
                      __nv_bfloat16* C, int M, int N, int K, int sms) {
-    auto kernel = tl::gemm_wgmma<BM, BN, 64, STAGES, BM / 64, PANEL, true, TS>;
+    auto kernel = tl::gemm_wgmma<cfg>;
     static bool set = false;
     if (!set) {
       CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));

@@ -9,11 +9,11 @@ tl=$dir/tilelab
 if [ "${2:-}" = samples ]; then
   out=${OUT:-/tmp}/tl_samples && mkdir -p "$out"
   repo=$(cd "$(dirname "$0")/../.." && pwd)
-  $tl run --launch-timeout 5 "$repo/tests/lua/gpu.lua" "$out/lua_gpu" 2>&1 | tail -2
+  $tl run --allow-write "$out" --launch-timeout 5 "$repo/tests/lua/gpu.lua" "$out/lua_gpu" 2>&1 | tail -2
   for s in "$repo"/samples/*.lua; do
     name=$(basename "$s" .lua)
     TIMEFORMAT="$name: %R s"
-    { time $tl run "$s" "$out/$name" > "$out/$name.log" 2>&1; } 2>&1
+    { time $tl run --allow-write "$out" "$s" "$out/$name" > "$out/$name.log" 2>&1; } 2>&1
     echo "  exit $? ($(tail -1 "$out/$name.log"))"
   done
   exit 0

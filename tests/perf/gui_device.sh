@@ -44,7 +44,7 @@ done
 [ -n "$gl" ] || { echo "no GL vendor opened a window"; tail -20 "$logs/xvfb.log"; kill $xvfb; exit 1; }
 echo "GL vendor $gl: $(grep -o '(GL: .*)$' "$logs/probe_$gl.log" | head -1)"
 
-TL_GUI_OUT=$out timeout 330 "$B/tilelab-gui" --script "$script" --frames 4 --width $W --height $H --max-wait 300 \
+TL_GUI_OUT=$out timeout 330 "$B/tilelab-gui" --allow-write "$out" --script "$script" --frames 4 --width $W --height $H --max-wait 300 \
   > "$out/gui.log" 2>&1
 echo "tilelab-gui exit $?"
 kill $xvfb 2>/dev/null

@@ -5,7 +5,11 @@
 #   bash tests/perf/ptx_snapshot.sh build/tilelab /tmp/before-kernels /tmp/ptx-before   # e.g. `git archive` of main
 #   bash tests/perf/ptx_snapshot.sh build/tilelab kernels /tmp/ptx-after
 #   diff -r /tmp/ptx-before /tmp/ptx-after && echo identical
+# ONLY=REGEX keeps the cases whose kernel name matches (extended regex); file names stay numbered as in the full list.
+# The name expression comes from the binary's spec: when a change alters it (a template parameter that became a config
+# struct), snapshot the old tree with the old tree's binary.
 # Compiling needs no GPU (sm_90a); each case runs with its own empty cache so nothing stale is reused.
+# ONLY=REGEX keeps the cases whose kernel name matches (file names keep their case numbers, so runs stay comparable).
 set -euo pipefail
 TILELAB=${1:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
 KDIR=${2:?usage: ptx_snapshot.sh TILELAB KERNELS_DIR OUT_DIR}
@@ -29,16 +33,37 @@ CASES=(
   "attn.fwd.wgmma||"
   "attn.fwd.wgmma|block_M=64,block_N=176,ping_pong=false,q_stages=1,epilogue=direct|dim=64,causal=true"
   "attn.fwd.wgmma|block_N=64,num_stages=3,q_stages=1,persistent=false,epilogue=smem|varlen=true,dtype=f16,heads_kv=4"
+  "attn.fwd.mma|block_M=128,block_N=64,warps=8,num_stages=4|dtype=f16"
+  "attn.fwd.wgmma||varlen=true,causal=true,dim=64"
+  "attn.fwd.wgmma|block_M=64,block_N=64,ping_pong=false|causal=true"
   "mla.decode||"
   "mla.decode|qk_warpgroups=2,vec_store=false|causal=true,seq_q=2,heads=128,dtype=f16"
   "mla.decode||varlen=true,zero_lengths=true"
   "gemm.simt||"
+  "mla.decode|qk_warpgroups=2|causal=true"
+  "mla.decode|vec_store=false|dtype=f16,seq_q=2,heads=128"
+  "copy||"
+  "copy|vec=8,threads=128|dtype=bf16"
+  "elementwise|vec=2|dtype=f16"
+  "rmsnorm||"
+  "rmsnorm|vec=8,threads=512,rows_per_block=4|dtype=bf16,cols=1000"
+  "softmax||"
+  "softmax|rows_per_block=2|cols=100000,dtype=f16"
+  "test.oob||"
+  "test.spin|threads=256|"
+  "gemm.wgmma|cluster_M=2,block_N=128|trans_B=false,out_dtype=f16"
+  "gemm.mma||trans_B=false"
+  "gemm.mma|warps_M=4,warps_N=2|trans_B=false,out_dtype=f16"
+  "gemm.mma|block_M=32,block_N=64,warps_M=1,warps_N=1|trans_B=false"
+  "gemm.mma|swizzle=false,block_N=128|"
+  "gemm.simt|block_M=64,block_N=32,block_K=16,thread_M=4,thread_N=2|dtype=bf16"
 )
 n=0
 for c in "${CASES[@]}"; do
   IFS='|' read -r kernel config problem <<<"$c"
   for probe in "" "--timeline"; do
     n=$((n + 1))
+    [[ -n "${ONLY:-}" && ! "$kernel" =~ $ONLY ]] && continue
     name=$(printf '%02d_%s%s' "$n" "$kernel" "${probe:+_probe}")
     args=(compile "$kernel" --kernels-dir "$KDIR" --cache-dir "$CACHE/$n" --ptx "$OUT/$name.raw")
     [ -n "$config" ] && args+=(--config "$config")

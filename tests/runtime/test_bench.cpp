@@ -110,6 +110,25 @@ TEST(Bench, PtxImageIsNulTerminated) {
   EXPECT_EQ(ls->image.back(), 0);
 }
 
+// The kernel's PTX parameter list is checked against the launch's arguments on the host, before the worker.
+TEST(Bench, LaunchArgsMustMatchThePtxParameters) {
+  KernelInstance inst;
+  inst.args = {ArgSpec::tensor("x", DType::f32, {16}, ArgRole::in), ArgSpec::scalar("n", DType::i32, 16)};
+  CompiledKernel k = fake_compiled();
+  k.ptx = ".visible .entry _Z4fakev(\n\t.param .u64 .ptr .align 1 _Z4fakev_param_0,\n\t.param .u32 _Z4fakev_param_1\n)\n{\n}\n";
+  EXPECT_TRUE(to_launch_spec(inst, k).ok());
+  inst.args.push_back(ArgSpec::scalar("alpha", DType::f32, 1.0));
+  auto more = to_launch_spec(inst, k);
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(more.status().message().find("takes 2 parameters, the launch passes 3"), std::string::npos)
+      << more.status().message();
+  inst.args = {ArgSpec::tensor("x", DType::f32, {16}, ArgRole::in), ArgSpec::scalar("n", DType::i64, 16)};
+  auto wide = to_launch_spec(inst, k);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find("parameter 1 is 4 bytes, but the launch passes 8"), std::string::npos)
+      << wide.status().message();
+}
+
 TEST(Bench, HalfScalarIsRefused) {
   KernelInstance inst;
   inst.args = {ArgSpec::scalar("alpha", DType::f16, 1.0)};

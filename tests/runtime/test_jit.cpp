@@ -107,6 +107,35 @@ TEST(Jit, CompilesAndReportsResourcesThatMatchTheSource) {
   }
 }
 
+// Parameter sizes from the PTX entry, as nvcc/NVRTC write them: pointers (with or without .ptr), scalars, a struct
+// and a __grid_constant__ CUtensorMap as .b8 arrays, a byte; an entry without parameters; a longer name not matched.
+TEST(Jit, PtxEntryParameterSizes) {
+  const std::string ptx =
+      ".visible .entry _Z4kernILi3EEvPKfPfi(\n\t.param .u64 _Z4k_param_0\n)\n{\n}\n"
+      ".visible .entry _Z4kern(\n"
+      "\t.param .u64 .ptr .align 1 _Z4kern_param_0,\n"
+      "\t.param .u32 _Z4kern_param_1,\n"
+      "\t.param .f64 _Z4kern_param_2,\n"
+      "\t.param .align 4 .b8 _Z4kern_param_3[8],\n"
+      "\t.param .align 128 .b8 _Z4kern_param_4[128],\n"
+      "\t.param .u8 _Z4kern_param_5\n"
+      ")\n{\n}\n"
+      ".visible .entry noparams()\n{\n}\n";
+  auto k = ptx_entry_param_sizes(ptx, "_Z4kern");
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_EQ(*k, (std::vector<std::size_t>{8, 4, 8, 8, 128, 1}));
+  auto none = ptx_entry_param_sizes(ptx, "noparams");
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(ptx_entry_param_sizes(ptx, "_Z4ker").status().code(), ErrorCode::not_found);
+  EXPECT_EQ(ptx_entry_param_sizes(".visible .entry f(\n\t.param .v9 f_param_0\n)", "f").status().code(), ErrorCode::parse);
+  // NVRTC's own output: probe<16>(float*, int)
+  Jit jit(test_sources());
+  auto c = jit.compile(probe_request("sm_90a"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(ptx_entry_param_sizes(c->ptx, c->lowered_name).value(), (std::vector<std::size_t>{8, 4}));
+}
+
 TEST(Jit, SpillsAreReportedWhenRegistersAreCapped) {
   SourceSet s;
   // 64 live accumulators under a 32-register cap must spill.

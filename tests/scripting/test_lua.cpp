@@ -1,6 +1,8 @@
 // The Lua runner: scripts run, errors carry file:line and a traceback, JSON round-trips.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 extern "C" {
 #include <lauxlib.h>
 #include <lua.h>
@@ -8,7 +10,9 @@ extern "C" {
 }
 
 #include "library.hpp"
+#include "scripting/lua_context.hpp"
 #include "scripting/lua_kernels.hpp"
+#include "scripting/lua_memory.hpp"
 #include "scripting/lua_runner.hpp"
 
 namespace tl::lua {
@@ -24,6 +28,16 @@ TEST(LuaRunner, RuntimeErrorHasFileLineAndTraceback) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("bad.lua:2: boom"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("stack traceback"), std::string::npos) << s.message();
+}
+
+TEST(LuaRunner, ErrorObjectsGetTheLineTheyWereRaisedAt) {
+  Status s = run_string("local x = 1\nerror({code = 7})\n", "object.lua");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("object.lua:2: (error object is a table value)\nstack traceback"), std::string::npos)
+      << s.message();
+  s = run_string("error(setmetatable({}, {__tostring = function() return 'shown' end}))", "shown.lua");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("shown.lua:1: shown\nstack traceback"), std::string::npos) << s.message();
 }
 
 TEST(LuaRunner, SyntaxErrorHasFileLine) {
@@ -121,6 +135,70 @@ TEST(LuaKernels, RunResultCarriesTimesRatesErrorsResourcesBaselineAndRecord) {
   std::string err = rc == LUA_OK ? "" : lua_tostring(L, -1);
   lua_close(L);
   EXPECT_EQ(rc, LUA_OK) << err;
+}
+
+// The allocator behind --max-memory, called as Lua calls it: a block past the limit is refused once (Lua collects
+// its garbage and asks again); refused a second time, the limit is exceeded. Inside a binding it is granted up to
+// twice the limit, so no memory error longjmps through C++ frames.
+TEST(LuaMemory, RefusesPastTheLimitAfterOneRetryAndGrantsBindingsUpToTwice) {
+  MemoryBudget b;
+  b.limit = 1000;
+  void* a = MemoryBudget::allocate(&b, nullptr, LUA_TSTRING, 600);  // a new block: the type, not a size
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(b.used, 600u);
+  EXPECT_EQ(MemoryBudget::allocate(&b, nullptr, LUA_TTABLE, 600), nullptr);
+  EXPECT_FALSE(b.exceeded) << "the first refusal only asks for a collection";
+  EXPECT_EQ(MemoryBudget::allocate(&b, nullptr, LUA_TTABLE, 600), nullptr);
+  EXPECT_TRUE(b.exceeded);
+  b.exceeded = false;
+  b.in_binding = true;
+  EXPECT_EQ(MemoryBudget::allocate(&b, nullptr, LUA_TTABLE, 600), nullptr);
+  void* c = MemoryBudget::allocate(&b, nullptr, LUA_TTABLE, 600);
+  ASSERT_NE(c, nullptr) << "a binding's retry is granted below twice the limit";
+  EXPECT_TRUE(b.exceeded) << "and the script is stopped when the binding returns";
+  b.in_binding = false;
+  EXPECT_EQ(MemoryBudget::allocate(&b, nullptr, LUA_TTABLE, 900), nullptr) << "2 x 1000 is the cap";
+  void* d = MemoryBudget::allocate(&b, nullptr, LUA_TSTRING, 100);
+  EXPECT_NE(d, nullptr) << "a stopping script has room for its error message";
+  EXPECT_EQ(MemoryBudget::allocate(&b, d, 100, 0), nullptr);
+  EXPECT_EQ(MemoryBudget::allocate(&b, a, 600, 0), nullptr);
+  EXPECT_EQ(MemoryBudget::allocate(&b, c, 600, 0), nullptr);
+  EXPECT_EQ(b.used, 0u);
+}
+
+TEST(LuaMemory, GarbageTheCollectorFreesFitsUnderTheLimit) {
+  RunOptions o;
+  o.script.max_memory_mib = 16;
+  Status s = run_string("for i = 1, 50 do local s = string.rep('x', 4 << 20) end", "churn.lua", o);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(LuaMemory, ABindingThatCrossesTheLimitFinishesThenStopsTheScriptAtItsLine) {
+  RunOptions o;
+  o.script.max_memory_mib = 16;
+  // 1.5 million numbers: 3 MB of text, a 24 MB table.
+  Status s = run_string("local text = '[' .. string.rep('1,', 1500000) .. '1]'\nlocal t = tl.json_decode(text)\n",
+                        "decode.lua", o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("decode.lua:2: not enough memory: the script ran past its memory limit (--max-memory 16 "
+                             "MiB"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(LuaSandbox, ASymbolicLinkLoopIsRefusedNotFollowedForever) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::current_path() / "sandbox_link_loop";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::create_symlink("b", dir / "a");
+  fs::create_symlink("a", dir / "b");
+  ScriptContext ctx(ScriptOptions{}, nullptr);
+  const std::string refusal = ctx.write_refusal((dir / "a").string(), "io.open");
+  EXPECT_NE(refusal.find("io.open: writing"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("pass --allow-write DIR or --unsafe"), std::string::npos) << refusal;
+  EXPECT_EQ(ctx.write_refusal((dir / "file.txt").string(), "io.open"), "") << "the current directory is allowed";
+  fs::remove_all(dir);
 }
 
 }  // namespace

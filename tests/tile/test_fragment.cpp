@@ -143,6 +143,35 @@ TEST(Atoms, LdmatrixX4DeliversTheMmaAFragment) {
     for (int v = 0; v < 8; ++v) EXPECT_EQ(ld(l, v), a(l, v));
 }
 
+// ldmatrix_sources inverts "lane 8j + r supplies row r of matrix j, register j receives matrix j": for the atoms'
+// own arrangement it is ldmatrix_rows, and for any arrangement the row lane 8j + r points at starts matrix j's row r.
+TEST(Atoms, LdmatrixSourcesPointAtTheMatricesTheRegistersReceive) {
+  for (int num : {1, 2, 4})
+    for (bool trans : {false, true}) EXPECT_EQ(ldmatrix_sources(ldmatrix(num, trans), num).tv(), ldmatrix_rows(num).tv());
+  // Two n8 x k16 tiles of the mma's B stored as n-rows (a K-major B read without .trans): matrix j = (n8 tile j/2,
+  // k half j%2).
+  const Fragment stored = transpose(repeat(mma_m16n8k16_b_f16(), 1, 2, false));
+  const Fragment src = ldmatrix_sources(stored, 4);
+  for (int l = 0; l < 32; ++l) {
+    const int j = l / 8;
+    EXPECT_EQ(src(l, 0), (TileCoord{8 * (j / 2) + l % 8, j % 2})) << l;
+    // register j's element of lane 0 is the first element of that row
+    EXPECT_EQ(stored(0, 2 * j).row, 8 * (j / 2));
+  }
+  EXPECT_FALSE(ldmatrix_sources(ldmatrix(4, false), 2).ok());  // 8 values are 4 matrices, not 2
+}
+
+TEST(Fragment, TransposeSwapsRowsAndColumns) {
+  for (const Fragment& f : {mma_m16n8k16_a_f16(), mma_m16n8k16_b_f16(), wgmma_m64nNk16_d(64), ldmatrix(2, true)}) {
+    const Fragment t = transpose(f);
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t.rows(), f.cols());
+    EXPECT_EQ(t.cols(), f.rows());
+    for (int th = 0; th < f.num_threads(); ++th)
+      for (int v = 0; v < f.num_values(); ++v) ASSERT_EQ(t(th, v), (TileCoord{f(th, v).col, f(th, v).row}));
+  }
+}
+
 TEST(Atoms, EveryRegisteredAtomIsABijectionOntoItsTile) {
   const auto& atoms = atom_registry();
   EXPECT_GT(atoms.size(), 80u);

@@ -79,6 +79,72 @@ TEST(LayoutSpec, SharedMemoryTiles) {
   bad("smem.swizzle128B.bf16.(64,64", 28, "')'");
 }
 
+// PTX ISA, mma.m16n8k16 .f16 A (16x16): a_i of lane l at row groupID (+8 for i = 2, 3, 6, 7), col
+// 2*threadID_in_group + (i & 1) (+8 for i >= 4), groupID = l / 4, threadID_in_group = l % 4.
+TileCoord ptx_mma_a(int lane, int i) {
+  return {lane / 4 + ((i / 2) % 2) * 8, 2 * (lane % 4) + (i & 1) + (i >= 4 ? 8 : 0)};
+}
+
+// TileLang's plot_layout example: base.repeat([2, 1], repeat_on_thread=True).replicate(2), then
+// .repeat([4, 2], repeat_on_thread=False, lower_dim_first=False).
+TEST(LayoutSpec, RepeatAndReplicateGrowAnAtomAsTileLangDoes) {
+  const LayoutSpec warp = ok("mma.m16n8k16.f16.A.repeat(2,1,thread).replicate(2)");
+  EXPECT_TRUE(warp.is_fragment());
+  EXPECT_EQ(warp.atom_name, "mma.m16n8k16.f16.A.repeat(2,1,thread,rows).replicate(2)");
+  EXPECT_EQ(warp.elem_bytes, 2);
+  EXPECT_EQ(warp.rows, 32);
+  EXPECT_EQ(warp.cols, 16);
+  EXPECT_EQ(warp.fragment.num_threads(), 128);
+  EXPECT_EQ(warp.fragment.num_values(), 8);
+  EXPECT_EQ(warp.fragment.replication(), 2);
+  EXPECT_TRUE(warp.fragment.covers_tile());
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 8; ++i) {
+      const TileCoord want = ptx_mma_a(t % 32, i);
+      EXPECT_EQ(warp.fragment(t, i), (TileCoord{want.row + 16 * ((t % 64) / 32), want.col})) << t << " " << i;
+    }
+  const LayoutSpec block = ok(" mma.m16n8k16.f16.A .repeat( 2 , 1 , threads ).replicate(2).repeat(4,2,rows,value) ");
+  EXPECT_EQ(block.rows, 128);
+  EXPECT_EQ(block.cols, 32);
+  EXPECT_EQ(block.fragment.num_threads(), 128);
+  EXPECT_EQ(block.fragment.num_values(), 64);
+  EXPECT_TRUE(block.fragment.covers_tile());
+  for (int t = 0; t < 128; ++t)
+    for (int v = 0; v < 64; ++v) {
+      const TileCoord w = warp.fragment(t, v % 8);
+      const int k = v / 8;  // copies numbered down the rows first
+      EXPECT_EQ(block.fragment(t, v), (TileCoord{w.row + 32 * (k % 4), w.col + 16 * (k / 4)})) << t << " " << v;
+    }
+  // TileLang's default order (lower_dim_first=True) numbers the copies across the columns first; the default place
+  // for the copies is new values.
+  const LayoutSpec cols = ok("mma.m16n8k16.f16.A.repeat(2,2,cols)");
+  EXPECT_EQ(cols.fragment.num_threads(), 32);
+  EXPECT_EQ(cols.fragment(0, 8), (TileCoord{0, 16}));
+  EXPECT_EQ(cols.fragment(0, 16), (TileCoord{16, 0}));
+  EXPECT_EQ(ok("mma.m16n8k16.f16.A.repeat(2,2)").fragment(0, 8), (TileCoord{16, 0}));
+  // long chains stay within the layout's fixed capacity
+  EXPECT_TRUE(ok("ldmatrix.x4.replicate(2).repeat(2,2,thread).replicate(3).repeat(3,3,cols).repeat(2,1,thread)")
+                  .fragment.covers_tile());
+  EXPECT_EQ(repeat_suffix(4, 2, false, true), ".repeat(4,2,value,rows)");
+  EXPECT_EQ(replicate_suffix(2), ".replicate(2)");
+}
+
+TEST(LayoutSpec, RepeatErrorsNameTheColumn) {
+  bad("mma.m16n8k16.f16.A.repeat(0,1)", 26, "at least 1");
+  bad("mma.m16n8k16.f16.A.repeat(2)", 27, "column copies C");
+  bad("mma.m16n8k16.f16.A.repeat(2,1,sideways)", 30, "thread or value");
+  bad("mma.m16n8k16.f16.A.repeat(2,1,thread,value)", 37, "once");
+  bad("mma.m16n8k16.f16.A.repeat(2,1", 29, "')'");
+  bad("mma.m16n8k16.f16.A.replicate(2,2)", 30, "')'");
+  bad("mma.m16n8k16.f16.A.tile(2)", 19, "unknown fragment operation 'tile'");
+  bad("mma.m16n8k16.f16.A.repeat(2,1) x", 31, "unexpected text");
+  bad("mma.m16n8k16.f16.A.repeat(99999999,1)", 26, "too large");
+  bad("mma.m16n8k16.f16.A.repeat(4096,4096)", 18, "2^24");
+  bad("mma.m16n8k16.f16.Z.repeat(2,1)", 0, "unknown atom 'mma.m16n8k16.f16.Z'");
+  bad("(8,8):(1,8).repeat(2,1)", 11, "register fragments");
+  bad("mma.m16n8k16.f16.Y", 0, "repeat(R,C");  // the unknown-atom message names the operations
+}
+
 TEST(LayoutSpec, LayoutErrorsNameTheColumn) {
   bad("(8,(4,2):(4,(1,32))", 8, "unbalanced");
   bad("(8,(4,2)", 8, "unbalanced");
@@ -143,8 +209,11 @@ TEST(LayoutSpec, FragmentSpecNamesOnlyTheEqualAtom) {
   EXPECT_FALSE(fragment_spec(wgmma_m64nNk16_d(256), "wgmma.m64n128k16.f32.C").has_value());  // another N
   EXPECT_FALSE(fragment_spec(ldmatrix(4, false), "ldmatrix.x4.trans").has_value());
   EXPECT_FALSE(fragment_spec(mma_m16n8k16_a_f16(), "mma.m16n8k16.bf16.Z").has_value());      // no such atom
-  // the A fragment repeated over two m16 tiles is no registered atom
-  EXPECT_FALSE(fragment_spec(repeat(mma_m16n8k16_a_f16(), 2, 1, true), "mma.m16n8k16.bf16.A").has_value());
+  // a warp tile of several atoms is named by the atom and its repeat
+  const Fragment two = repeat(mma_m16n8k16_a_f16(), 2, 1, true);
+  EXPECT_FALSE(fragment_spec(two, "mma.m16n8k16.bf16.A").has_value());
+  EXPECT_EQ(fragment_spec(two, "mma.m16n8k16.bf16.A" + repeat_suffix(2, 1, true, true)),
+            "mma.m16n8k16.bf16.A" + repeat_suffix(2, 1, true, true));
 }
 
 }  // namespace

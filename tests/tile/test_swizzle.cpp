@@ -95,6 +95,24 @@ TEST(SmemSwizzle, NoneIsPlainRowMajorAndBadShapesAreReported) {
   EXPECT_FALSE(smem_swizzle(SmemSwizzle::b64, 3).valid());       // element size not a power of two
 }
 
+// The swizzle flips bits inside blocks of period() elements: a step by whole periods adds, and steps in bits an
+// offset leaves free XOR (what lets a kernel keep one offset per lane and reach the rest with constants).
+TEST(SwizzledLayout, PeriodsAddAndDisjointStepsXor) {
+  const SwizzledLayout tile = smem_layout(SmemSwizzle::b128, 2, 64, 64);
+  EXPECT_EQ(tile.period(), 512);  // 8 rows of 128 bytes
+  EXPECT_EQ(smem_layout(SmemSwizzle::b32, 4, 8, 8).period(), 64);
+  EXPECT_EQ(SwizzledLayout(Layout(make_shape(4, 4), make_stride(4, 1))).period(), 1);
+  for (int r = 0; r + 8 < 64; ++r)
+    for (int c = 0; c < 64; ++c) ASSERT_EQ(tile(r + 8, c), tile(r, c) + tile(8, 0));
+  for (int r = 0; r < 64; ++r)
+    for (int c = 0; c < 16; ++c)
+      for (int k = 16; k < 64; k += 16) ASSERT_EQ(tile(r, c + k), tile.join_disjoint(tile(r, c), tile(0, k)));
+  // A step sharing bits with the offset does not XOR: (0, 8) + (0, 8) is chunk 2, not chunk 0.
+  EXPECT_NE(tile(0, 16), tile.join_disjoint(tile(0, 8), tile(0, 8)));
+  const SwizzledLayout plain = smem_layout(SmemSwizzle::none, 2, 8, 64);
+  EXPECT_EQ(plain.join_disjoint(plain(1, 8), plain(0, 16)), plain(1, 24));
+}
+
 TEST(SwizzledLayout, ComposesWithALayoutOnTheRight) {
   const SwizzledLayout tile = smem_layout(SmemSwizzle::b128, 2, 64, 64);
   // the second 8-row band of the tile, as a layout of its own

@@ -15,6 +15,7 @@ constexpr const char* kKernel = R"cu(
 #include "tile/swizzle.hpp"
 #include "tile/fragment.hpp"
 #include "tile/atoms.hpp"
+#include "tile/fixed.hpp"
 
 extern "C" __global__ void tile_headers_smoke(int* out) {
   constexpr tl::Layout tv = tl::parse_layout("(8,(4,2)):(4,(1,32))").layout;
@@ -33,6 +34,11 @@ extern "C" __global__ void tile_headers_smoke(int* out) {
     sum += c.row * 256 + c.col;
   }
   const tl::ThreadValue o = a.owner(t % 16, t / 16);
+  constexpr auto fixed_smem = tl::fixed<smem>();
+  constexpr auto fixed_c = tl::fixed<tl::mma_m16n8k16_c()>();
+  static_assert(fixed_smem(1, 0) == 72, "fixed layouts fold at compile time too");
+  const tl::TileCoord e = fixed_c(t % 32, t / 32 % 4);
+  sum += fixed_smem(t % 64, t / 64) + e.row * 8 + e.col;
   out[t] = sum + o.thread + o.value + tl::Swizzle<3, 4, 3>{}(t * 16);
 }
 )cu";
@@ -78,6 +84,9 @@ TEST(TileNvrtc, ConstexprLayoutsLeaveNoLocalMemory) {
   ASSERT_EQ(c.result, NVRTC_SUCCESS) << c.log;
   ASSERT_NE(c.ptx.find("tile_headers_smoke"), std::string::npos);
   EXPECT_EQ(c.ptx.find(".local"), std::string::npos) << c.ptx;
+  // Nor may the headers' constants become device globals (NVRTC emits namespace-scope and static constexpr
+  // variables as such): a kernel's PTX must hold only what the kernel declares.
+  EXPECT_FALSE(std::regex_search(c.ptx, std::regex(R"((^|\n)\.global )"))) << c.ptx;
 }
 
 TEST(TileNvrtc, ViolatedPreconditionsStopTheCompile) {

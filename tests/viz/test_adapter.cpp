@@ -25,6 +25,42 @@ TEST(Adapter, MmaAccumulatorGridFollowsThePtxTable) {
   }
 }
 
+// A replicated fragment lists every holder of each element, as TileLang's plots do ("T5/69"), in the grid, its
+// JSON (which reads back), its text table, the hover text and the inverse view (all 128 threads).
+TEST(Adapter, ReplicatedFragmentListsEveryHolder) {
+  auto g = grid_from_spec("mma.m16n8k16.f16.A.repeat(2,1,thread).replicate(2)");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->replication, 2);
+  EXPECT_EQ(g->num_threads(), 128);
+  ASSERT_TRUE(g->validate().ok());
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(g->cells.size()); ++i) {
+    const Cell& c = g->cells[static_cast<std::size_t>(i)];
+    EXPECT_EQ(g->threads_of(i), (std::vector<int>{c.thread, c.thread + 64}));
+  }
+  EXPECT_EQ(thread_label(*g, 0), "T0/64");
+  EXPECT_NE(describe_cell(*g, 0).find("held by threads 0/64"), std::string::npos) << describe_cell(*g, 0);
+  EXPECT_NE(to_text(*g).find("T0/64V0"), std::string::npos);
+  const nlohmann::json j = to_json(*g);
+  EXPECT_EQ(j.at("replication"), 2);
+  EXPECT_EQ(j.at("cells").at(0).at("threads"), nlohmann::json::array({0, 64}));
+  auto back = layout_grid_from_json(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->holders, g->holders);
+  nlohmann::json broken = j;
+  broken["cells"][0]["threads"] = nlohmann::json::array({0});
+  EXPECT_FALSE(layout_grid_from_json(broken).ok());
+  auto inverse = build_inverse_scene(*g);
+  ASSERT_TRUE(inverse.ok()) << inverse.status().message();
+  std::size_t slots = 0;
+  for (const auto& r : inverse->rects) slots += r.id >= 0;
+  EXPECT_EQ(slots, 128u * 8u);  // every (thread, value), replicas too
+  auto scene = build_layout_scene(*g);
+  ASSERT_TRUE(scene.ok()) << scene.status().message();
+  std::size_t labelled = 0;
+  for (const auto& t : scene->texts) labelled += t.text == "T0/64";
+  EXPECT_EQ(labelled, 8u);  // the 8 values thread 0 (and 64) holds
+}
+
 TEST(Adapter, SwizzledTileIsAPermutationWithBanks) {
   auto g = grid_from_spec("swizzle<3,3,3> o (8,64):(64,1)", "f16");
   ASSERT_TRUE(g.ok()) << g.status().message();

@@ -1,0 +1,159 @@
+// attn.fwd.wgmma's plan: its typed config, probe regions, TMA/wgmma shared-memory tiles, barriers, fragments, bytes.
+#pragma once
+
+#include "tile/atoms.hpp"
+#include "tile/config.hpp"
+#include "tile/fragment.hpp"
+#include "tile/layout.hpp"
+#include "tile/swizzle.hpp"
+
+#if !TL_DEVICE_CODE
+#include <string>
+#include <vector>
+#endif
+
+namespace tl {
+
+// How O leaves (config `epilogue`): straight from the accumulators, staged in shared memory then 16-byte stores, or
+// staged then TMA stores.
+enum class AttnEpilogue : unsigned char { direct = 0, smem = 1, tma = 2 };
+
+// The kernel's one template parameter: the config schema's values (TileLang's names) and the problem's flags it is
+// specialised on. (`persistent` and `section` are launch and argument values, not part of the code.)
+struct AttnFwdWgmmaConfig {
+  int dim = 128;                            // head dimension (64 or 128)
+  int block_M = 128;                        // query rows per block, 64 per consumer warpgroup
+  int block_N = 128;                        // keys per K/V tile
+  int num_stages = 2;                       // K tiles and V tiles in flight
+  int q_stages = 2;                         // Q buffers
+  bool ping_pong = true;                    // consumer warpgroups take turns issuing GEMMs
+  AttnEpilogue epilogue = AttnEpilogue::tma;
+  bool causal = false;                      // bottom-right aligned causal mask
+  bool bf16 = true;                         // dtype of Q, K, V, O: bf16, else f16
+  bool varlen = false;                      // packed sequences (3-D tensor maps, LSE [heads, total_q])
+};
+
+// Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
+#define TL_ATTN_FWD_WGMMA_PROBES(X)                                                                                \
+  X(wait_empty) X(tma_issue) X(wait_full) X(wait_turn) X(gemm_issue) X(softmax) X(wait_pv) X(epilogue) X(wait_s) \
+  X(rescale_p) X(wait_v)
+
+struct AttnFwdWgmmaProbe {
+#define TL_ATTN_PROBE_ENUM(name) name,
+  enum Region : unsigned { TL_ATTN_FWD_WGMMA_PROBES(TL_ATTN_PROBE_ENUM) };
+#undef TL_ATTN_PROBE_ENUM
+};
+
+// Shared memory (dynamic; byte offsets from the 1024-byte aligned base, the 128B swizzle atom being 8 rows x 128 B):
+//   Q          q_stages buffers of smem_Q
+//   K ring     num_stages tiles of smem_K
+//   V ring     num_stages tiles of smem_V
+//   O staging  epilogue smem/tma only: block_M / 64 warpgroup tiles of smem_O (the TMA store's box)
+//   mbarriers  q_full[q_stages], q_empty[q_stages], k_full[num_stages], k_empty, v_full, v_empty (8 bytes each)
+// Every tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows, one after another, 16-byte chunk j of
+// row r at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands, V as the N-major B (its (dim, key) view).
+struct AttnFwdWgmmaPlan {
+  static constexpr int kMaxSteps = 16;  // k16 steps of a tile: dim / 16 (Q, K) or block_N / 16 (V)
+
+  SwizzledLayout smem_Q;  // (block_M, dim) -> element offset
+  SwizzledLayout smem_K;  // (block_N, dim)
+  SwizzledLayout smem_V;  // (dim, block_N), N-major: the bytes TMA writes as a (block_N, dim) box
+  SwizzledLayout smem_O;  // (64, dim): one consumer warpgroup's rows
+  int box_cols = 64;      // columns of a TMA box (128 bytes)
+  int q_bytes = 0, kv_bytes = 0, o_bytes = 0;  // one Q buffer, one K or V tile, one warpgroup's O staging tile
+  int q_box = 0, kv_box = 0, o_box = 0;        // bytes from one box of 64 columns to the next
+  int q_offset = 0, k_offset = 0, v_offset = 0, o_offset = 0;
+  int bar_q_full = 0, bar_q_empty = 0, bar_k_full = 0, bar_k_empty = 0, bar_v_full = 0, bar_v_empty = 0;
+  int bytes = 0;  // with the 1024-byte alignment slack
+  // wgmma descriptor starts: k16 step kk of Q and K (row 0, columns 16 kk), of V (keys 16 kk); V's leading byte
+  // offset (from one 64-column box of dim to the next).
+  int q_k16[kMaxSteps]{}, k_k16[kMaxSteps]{}, v_k16[kMaxSteps]{};
+  int v_lbo = 0;
+  // O staging column 8 j at row 0, split into its chunk inside the 128-byte swizzle span (XORed into a thread's
+  // offset: the swizzle is linear over XOR and the bits are disjoint) and the box offset (added).
+  int o_chunk8[kMaxSteps]{}, o_box8[kMaxSteps]{};
+
+  Fragment acc_S;   // S = Q K^T: wgmma m64n{block_N}k16 accumulator, 128 threads of a consumer warpgroup
+  Fragment frag_P;  // P as the A operand of O += P V (registers), per k16 step
+  Fragment acc_O;   // O: wgmma m64n{dim}k16 accumulator
+  ValueOffsets<128> s_values;
+  ValueOffsets<64> o_values;
+  // P = S in registers: S's value v is held, by the same thread, in P's register p_reg[v] (4 per k16 step; values v
+  // and v + 1, v even, as its low and high halves).
+  int p_reg[128]{};
+
+  // The byte offset of 16-bit element (row, col) of a tile.
+  TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
+};
+
+TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c) {
+  AttnFwdWgmmaPlan p;
+  p.smem_Q = smem_layout(SmemSwizzle::b128, 2, c.block_M, c.dim);
+  p.smem_K = smem_layout(SmemSwizzle::b128, 2, c.block_N, c.dim);
+  p.smem_V = smem_layout(SmemSwizzle::b128, 2, c.dim, c.block_N, Major::MN);
+  p.smem_O = smem_layout(SmemSwizzle::b128, 2, 64, c.dim);
+  p.box_cols = swizzle_bytes(SmemSwizzle::b128) / 2;
+  p.q_bytes = 2 * p.smem_Q.cosize();
+  p.kv_bytes = 2 * p.smem_K.cosize();
+  p.o_bytes = c.epilogue == AttnEpilogue::direct ? 0 : 2 * p.smem_O.cosize();
+  // One box is the tile of box_cols columns (also where dim has a single box).
+  p.q_box = 2 * smem_layout(SmemSwizzle::b128, 2, c.block_M, p.box_cols).cosize();
+  p.kv_box = 2 * smem_layout(SmemSwizzle::b128, 2, c.block_N, p.box_cols).cosize();
+  p.o_box = 2 * smem_layout(SmemSwizzle::b128, 2, 64, p.box_cols).cosize();
+  p.q_offset = 0;
+  p.k_offset = p.q_offset + c.q_stages * p.q_bytes;
+  p.v_offset = p.k_offset + c.num_stages * p.kv_bytes;
+  p.o_offset = p.v_offset + c.num_stages * p.kv_bytes;
+  const int bars = p.o_offset + (c.block_M / 64) * p.o_bytes;
+  p.bar_q_full = bars;
+  p.bar_q_empty = p.bar_q_full + 8 * c.q_stages;
+  p.bar_k_full = p.bar_q_empty + 8 * c.q_stages;
+  p.bar_k_empty = p.bar_k_full + 8 * c.num_stages;
+  p.bar_v_full = p.bar_k_empty + 8 * c.num_stages;
+  p.bar_v_empty = p.bar_v_full + 8 * c.num_stages;
+  p.bytes = p.bar_v_empty + 8 * c.num_stages + 1024;
+  for (int kk = 0; kk < AttnFwdWgmmaPlan::kMaxSteps; ++kk) {
+    if (16 * kk < c.dim) {
+      p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
+      p.k_k16[kk] = p.byte(p.smem_K, 0, 16 * kk);
+    }
+    if (16 * kk < c.block_N) p.v_k16[kk] = p.byte(p.smem_V, 0, 16 * kk);
+    if (8 * kk < c.dim) {
+      const int off = p.byte(p.smem_O, 0, 8 * kk), span = swizzle_bytes(SmemSwizzle::b128);
+      p.o_chunk8[kk] = off % span;
+      p.o_box8[kk] = off - off % span;
+    }
+  }
+  p.v_lbo = p.kv_box;  // V's boxes of dim, as K's
+  p.acc_S = wgmma_m64nNk16_d(c.block_N);
+  p.frag_P = wgmma_m64k16_a_f16();
+  p.acc_O = wgmma_m64nNk16_d(c.dim);
+  p.s_values = value_offsets<128>(p.acc_S);
+  p.o_values = value_offsets<64>(p.acc_O);
+  for (int v = 0; v < p.acc_S.num_values(); ++v) {
+    const TileCoord x = p.acc_S(0, v);
+    const int step = x.col / p.frag_P.cols();
+    p.p_reg[v] = step * (p.frag_P.num_values() / 2) + p.frag_P.value_of(x.row, x.col % p.frag_P.cols()) / 2;
+  }
+  return p;
+}
+
+#if !TL_DEVICE_CODE
+inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
+  auto b = [](bool v) { return v ? std::string("true") : std::string("false"); };
+  const char* epi = c.epilogue == AttnEpilogue::tma ? "tma" : c.epilogue == AttnEpilogue::smem ? "smem" : "direct";
+  return "tl::attn_fwd_wgmma<tl::AttnFwdWgmmaConfig{.dim = " + std::to_string(c.dim) + ", .block_M = " +
+         std::to_string(c.block_M) + ", .block_N = " + std::to_string(c.block_N) + ", .num_stages = " +
+         std::to_string(c.num_stages) + ", .q_stages = " + std::to_string(c.q_stages) + ", .ping_pong = " +
+         b(c.ping_pong) + ", .epilogue = tl::AttnEpilogue::" + epi + ", .causal = " + b(c.causal) + ", .bf16 = " +
+         b(c.bf16) + ", .varlen = " + b(c.varlen) + "}>";
+}
+
+inline std::vector<std::string> attn_fwd_wgmma_probe_names() {
+#define TL_ATTN_PROBE_NAME(name) #name,
+  return {TL_ATTN_FWD_WGMMA_PROBES(TL_ATTN_PROBE_NAME)};
+#undef TL_ATTN_PROBE_NAME
+}
+#endif
+
+}  // namespace tl

@@ -1,0 +1,170 @@
+// gemm.wgmma's plan, host and device: its typed config, its probe regions, and the shared-memory layouts, fragment,
+// offsets and bytes the kernel indexes with and the host spec launches, checks and plots with.
+#pragma once
+
+#include "gemm/gemm_types.hpp"
+#include "tile/atoms.hpp"
+#include "tile/config.hpp"
+#include "tile/fragment.hpp"
+#include "tile/layout.hpp"
+#include "tile/swizzle.hpp"
+
+#if !TL_DEVICE_CODE
+#include <string>
+#include <vector>
+#endif
+
+namespace tl {
+
+// The kernel's one template parameter (a C++20 structural type): the spec's config in TileLang's names, then what
+// the kernel is specialised on from the problem.
+struct GemmWgmmaConfig {
+  int block_M = 128;   // rows of C per tile: 64 per consumer warpgroup
+  int block_N = 256;   // columns of C per tile: the wgmma N
+  int block_K = 64;    // one 128-byte swizzle row of 16-bit elements per tile row
+  int num_stages = 3;  // TMA pipeline depth
+  int panel = 16;      // grouped raster: tile rows (columns) walked together
+  bool raster_n = false;
+  bool tma_store = true;  // the epilogue stages C in shared memory and stores it with TMA
+  int cluster_M = 1;
+  int cluster_N = 1;
+  bool bf16 = true;     // A and B are bf16 (else f16)
+  bool trans_B = true;  // B stored N x K (K-major); else K x N (N-major)
+  gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
+
+  TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
+  TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
+  TL_HOST_DEVICE constexpr int cluster() const { return cluster_M * cluster_N; }
+};
+
+// Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
+#define TL_GEMM_WGMMA_PROBES(X) X(wait_empty) X(tma_issue) X(wait_full) X(wgmma) X(release) X(epilogue)
+
+struct GemmWgmmaProbe {
+#define TL_GEMM_WGMMA_PROBE_ID(name) name,
+  enum : unsigned { TL_GEMM_WGMMA_PROBES(TL_GEMM_WGMMA_PROBE_ID) };
+#undef TL_GEMM_WGMMA_PROBE_ID
+};
+
+// Everything the kernel and the host agree on. Shared-memory layouts map (row, col) to an element offset inside one
+// tile (times the element size: bytes); offsets are bytes from the kernel's aligned base.
+struct GemmWgmmaPlan {
+  // A TMA box: elements along the innermost dimension (contiguous in global memory), then rows.
+  struct Box {
+    int inner = 0;
+    int outer = 0;
+  };
+
+  // One stage of A: block_M x block_K, K-major, as TMA writes a box with SWIZZLE_128B.
+  SwizzledLayout smem_A;
+  // One stage of B indexed (n, k): K-major (trans_B) like A, else MN-major: 64-column blocks of all block_K k-rows,
+  // one TMA box each (CuTe's MN-major SW128 layout, what wgmma reads with imm-trans-b = 1).
+  SwizzledLayout smem_B;
+  // One consumer's C staging tile (TMA store), 64 x block_N of C: sub-tiles of 128-byte rows, one TMA box each.
+  SwizzledLayout smem_C;
+  // A consumer warpgroup's accumulator: wgmma m64nNk16 D, (thread of the warpgroup, register) -> (row, col). Its
+  // registers come in column pairs (v, v + 1: col, col + 1 of one row), acc_pair of them per 8-column block row
+  // half and acc_block per block: register acc_block * j + acc_pair * h + e is column e of row half h of block j.
+  Fragment acc;
+  int acc_pair = 0, acc_block = 0;
+
+  int in_bytes = 2;  // A and B elements
+  int c_bytes = 2;   // C elements
+  int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
+  int a_stage_bytes = 0, b_stage_bytes = 0;
+  int c_tile_bytes = 0;  // one consumer's staging tile; 0 without tma_store
+  int a_offset = 0, b_offset = 0, c_offset = 0;
+  int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
+  int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
+
+  // wgmma descriptors (PTX ISA "Matrix Descriptor Format"), bytes: the stride byte offset between 8-row (K-major) or
+  // 8-k-row (MN-major) core-matrix groups, and the leading byte offset (MN-major: between 64-element MN blocks; a
+  // swizzled K-major operand does not use it and takes 16).
+  int a_lbo = 0, a_sbo = 0, b_lbo = 0, b_sbo = 0;
+  // TMA boxes: A and a K-major B are (block_K, rows), the operand a cluster pair shares half of its rows per CTA; an
+  // MN-major B is (64 n, block_K k) per 64-column block; C is (128 bytes of columns, 64 rows) per staging sub-tile.
+  Box box_A, box_B, box_C;
+  int b_boxes = 0;  // boxes per B stage (MN-major: block_N / 64; K-major: 1)
+};
+
+TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
+  GemmWgmmaPlan p;
+  p.in_bytes = 2;
+  p.c_bytes = gemm_detail::out_bytes(c.out_dtype);
+  p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
+  p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K, c.trans_B ? Major::K : Major::MN);
+  p.smem_C = smem_layout(SmemSwizzle::b128, p.c_bytes, 64, c.block_N);
+  p.acc = wgmma_m64nNk16_d(c.block_N);
+  const IntTuple values = p.acc.tv().mode(1).shape();  // (2, 2, N/8): pair, row half, column block
+  p.acc_pair = values.leaf(0);
+  p.acc_block = values.leaf(0) * values.leaf(1);
+
+  p.align = p.smem_A.period() * p.in_bytes;
+  p.a_stage_bytes = p.smem_A.cosize() * p.in_bytes;
+  p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
+  p.c_tile_bytes = c.tma_store ? p.smem_C.cosize() * p.c_bytes : 0;
+  p.a_offset = 0;
+  p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
+  p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
+  p.full_bar_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
+  p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
+  p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
+
+  // Read off the layouts: the distance from row (k-row) 0 to 8, and for MN-major from n 0 to 64.
+  p.a_lbo = 16;
+  p.a_sbo = p.smem_A(8, 0) * p.in_bytes;
+  p.b_lbo = c.trans_B ? 16 : p.smem_B(64, 0) * p.in_bytes;
+  p.b_sbo = (c.trans_B ? p.smem_B(8, 0) : p.smem_B(0, 8)) * p.in_bytes;
+
+  const int span = swizzle_bytes(SmemSwizzle::b128);
+  p.box_A = {span / p.in_bytes, c.block_M / c.cluster_N};
+  p.box_B = {span / p.in_bytes, c.trans_B ? c.block_N / c.cluster_M : c.block_K};
+  p.b_boxes = c.trans_B ? 1 : c.block_N / p.box_B.inner;
+  p.box_C = {span / p.c_bytes, 64};
+  return p;
+}
+
+// Every accumulator register's place relative to its thread's register 0 (thread 0's place: at[v]), and that place's
+// offset in the staging tile, as constants: what the kernel's unrolled epilogue loops read. Register v of thread t
+// is at P.acc(t, 0) + at[v], and its staging offset is the thread's joined with these (gemm_wgmma.cuh; the plan
+// tests check both for every t and v).
+struct GemmWgmmaAccTable {
+  TileCoord at[128];
+  int staging[128];
+};
+
+TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmWgmmaPlan& p) {
+  GemmWgmmaAccTable t{};
+  for (int v = 0; v < p.acc.num_values() && v < 128; ++v) {
+    t.at[v] = p.acc(0, v);
+    t.staging[v] = p.smem_C(t.at[v].row, t.at[v].col);
+  }
+  return t;
+}
+
+#if !TL_DEVICE_CODE
+
+// "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, ...}>": designated initializers, so the compiler checks every
+// field's name and order.
+inline std::string name_expression(const GemmWgmmaConfig& c) {
+  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+  const char* out = c.out_dtype == gemm_detail::kOutF32   ? "kOutF32"
+                    : c.out_dtype == gemm_detail::kOutF16 ? "kOutF16"
+                                                          : "kOutBf16";
+  return "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = " + std::to_string(c.block_M) +
+         ", .block_N = " + std::to_string(c.block_N) + ", .block_K = " + std::to_string(c.block_K) +
+         ", .num_stages = " + std::to_string(c.num_stages) + ", .panel = " + std::to_string(c.panel) +
+         ", .raster_n = " + b(c.raster_n) + ", .tma_store = " + b(c.tma_store) +
+         ", .cluster_M = " + std::to_string(c.cluster_M) + ", .cluster_N = " + std::to_string(c.cluster_N) +
+         ", .bf16 = " + b(c.bf16) + ", .trans_B = " + b(c.trans_B) + ", .out_dtype = tl::gemm_detail::" + out + "}>";
+}
+
+inline std::vector<std::string> gemm_wgmma_probe_names() {
+#define TL_GEMM_WGMMA_PROBE_NAME(name) #name,
+  return {TL_GEMM_WGMMA_PROBES(TL_GEMM_WGMMA_PROBE_NAME)};
+#undef TL_GEMM_WGMMA_PROBE_NAME
+}
+
+#endif  // !TL_DEVICE_CODE
+
+}  // namespace tl

@@ -1,0 +1,325 @@
+// gemm.wgmma's plan against what TMA, wgmma and the spec need: tiles as SWIZZLE_128B writes them, canonical wgmma
+// descriptors, the accumulator atom, the epilogue's offsets, disjoint shared-memory regions, a name per config.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm_wgmma_plan.hpp"
+#include "library.hpp"
+#include "tests/support/scratch_jit.hpp"
+#include "tile/atom_registry.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+using gemm_detail::kOutBf16;
+using gemm_detail::kOutF16;
+using gemm_detail::kOutF32;
+
+// Every shape the spec accepts (num_stages only moves offsets: 3 here, the bytes test varies it).
+std::vector<GemmWgmmaConfig> all_configs() {
+  std::vector<GemmWgmmaConfig> out;
+  for (int bm : {64, 128})
+    for (int bn : {128, 256})
+      for (bool trans_b : {true, false})
+        for (auto dt : {kOutBf16, kOutF16, kOutF32})
+          for (auto [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
+            for (bool tma_store : {true, false})
+              out.push_back({.block_M = bm, .block_N = bn, .tma_store = tma_store, .cluster_M = cm, .cluster_N = cn,
+                             .trans_B = trans_b, .out_dtype = dt});
+  return out;
+}
+
+std::string describe(const GemmWgmmaConfig& c) { return name_expression(c); }
+
+// CU_TENSOR_MAP_SWIZZLE_128B: in every 1024-byte block, the 16-byte chunk index (address bits 4-6) is XORed with
+// the 128-byte row index (bits 7-9). `linear` is where the element would be without the swizzle, from an aligned base.
+int tma_sw128(int linear) { return linear ^ (((linear >> 7) & 7) << 4); }
+
+// [SECTION] shared-memory tiles
+
+// A, and a K-major B: TMA boxes of (64 k, rows) at the tile's start, or for the operand a cluster pair shares, rank
+// r's half at r times the half's bytes from it (where the kernel puts it); element (row, k) of a box lands at
+// row * 128 + 2 k, swizzled.
+void expect_k_major_box_writes(const SwizzledLayout& tile, int rows, const GemmWgmmaPlan::Box& box, int in_bytes) {
+  const int half_bytes = in_bytes * tile(box.outer % rows, 0);  // where the kernel puts rank 1's half (0: no halves)
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < 64; ++k) {
+      const int part = r / box.outer;
+      const int in_box = tma_sw128((r % box.outer) * 128 + in_bytes * k);
+      ASSERT_EQ(in_bytes * tile(r, k), part * half_bytes + in_box) << "row " << r << " k " << k;
+    }
+}
+
+TEST(GemmWgmmaPlan, TilesAreWhatTmaSwizzle128BWrites) {
+  for (const GemmWgmmaConfig& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    const GemmWgmmaPlan p = make_plan(c);
+    ASSERT_TRUE(p.smem_A.ok() && p.smem_B.ok() && p.smem_C.ok());
+    EXPECT_EQ(p.smem_A.swizzle(), smem_swizzle(SmemSwizzle::b128, 2));
+    expect_k_major_box_writes(p.smem_A, c.block_M, p.box_A, p.in_bytes);
+    if (c.trans_B) {
+      expect_k_major_box_writes(p.smem_B, c.block_N, p.box_B, p.in_bytes);
+    } else {
+      // B K x N: box q (64 n, 64 k) at q times the kernel's box stride; (n, k) of it at k * 128 + 2 (n % 64).
+      const int box_stride = p.in_bytes * p.smem_B(p.box_B.inner, 0);
+      for (int n = 0; n < c.block_N; ++n)
+        for (int k = 0; k < c.block_K; ++k)
+          ASSERT_EQ(p.in_bytes * p.smem_B(n, k), (n / 64) * box_stride + tma_sw128(k * 128 + p.in_bytes * (n % 64)))
+              << "n " << n << " k " << k;
+    }
+    // C staging: the TMA store reads sub-tile q (64 rows x 128 bytes) from q times the kernel's sub-tile stride.
+    const int cols = p.box_C.inner, sub_stride = p.c_bytes * p.smem_C(0, cols);
+    for (int r = 0; r < 64; ++r)
+      for (int col = 0; col < c.block_N; ++col)
+        ASSERT_EQ(p.c_bytes * p.smem_C(r, col), (col / cols) * sub_stride + tma_sw128(r * 128 + p.c_bytes * (col % cols)))
+            << "row " << r << " col " << col;
+  }
+}
+
+// Each tile fills [0, cosize) once, and a 16-byte chunk along the contiguous dimension (what one TMA row segment,
+// one st.shared.v2 pair or one wgmma core-matrix row moves) stays 16 contiguous bytes.
+void expect_bijective_chunks(const SwizzledLayout& l, int rows, int cols, int elem_bytes, bool rows_contiguous) {
+  std::vector<int> seen(static_cast<size_t>(l.cosize()), 0);
+  ASSERT_EQ(l.cosize(), rows * cols);
+  const int chunk = 16 / elem_bytes;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const int off = l(r, c);
+      ASSERT_GE(off, 0);
+      ASSERT_LT(off, rows * cols);
+      ++seen[static_cast<size_t>(off)];
+      const int along = rows_contiguous ? r : c;
+      if (along % chunk != 0) {
+        const int prev = rows_contiguous ? l(r - 1, c) : l(r, c - 1);
+        EXPECT_EQ(off, prev + 1) << "(" << r << ", " << c << ") leaves its 16-byte chunk";
+      }
+    }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), rows * cols);
+}
+
+TEST(GemmWgmmaPlan, TilesAreBijectionsOfWhole16ByteChunks) {
+  for (const GemmWgmmaConfig& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    const GemmWgmmaPlan p = make_plan(c);
+    expect_bijective_chunks(p.smem_A, c.block_M, c.block_K, p.in_bytes, false);
+    expect_bijective_chunks(p.smem_B, c.block_N, c.block_K, p.in_bytes, !c.trans_B);
+    expect_bijective_chunks(p.smem_C, 64, c.block_N, p.c_bytes, false);
+  }
+}
+
+// PTX ISA, "Shared memory matrix layout" / "Matrix Descriptor Format", 128-byte swizzle: a K-major operand is rows of
+// 128 bytes, 8-row core-matrix groups 1024 bytes apart (the stride byte offset); an MN-major one is k-rows of 64 MN
+// elements, 8 k-rows per 1024 bytes (stride byte offset), the next 64 MN elements one block further (leading byte
+// offset: here a TMA box of 64 x 64 16-bit elements, 8192 bytes). wgmma k16 starts 32 bytes (K-major) or 16 k-rows,
+// 2048 bytes (MN-major) further, and a descriptor starts at a swizzle atom's first row.
+TEST(GemmWgmmaPlan, DescriptorsAreTheCanonicalSwizzle128Layouts) {
+  for (const GemmWgmmaConfig& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    const GemmWgmmaPlan p = make_plan(c);
+    EXPECT_EQ(p.a_sbo, 1024);
+    EXPECT_EQ(p.b_sbo, 1024);
+    EXPECT_EQ(p.a_lbo, 16);
+    EXPECT_EQ(p.b_lbo, c.trans_B ? 16 : 8192);
+    // The kernel's start addresses: consumer c's rows and step kk by strides read off the layouts (gemm_wgmma.cuh).
+    const int a_wg = p.in_bytes * p.smem_A(64, 0), a_k16 = p.in_bytes * p.smem_A(0, 16);
+    const int b_k16 = p.in_bytes * p.smem_B(0, 16);
+    EXPECT_EQ(a_k16, 32);
+    EXPECT_EQ(b_k16, c.trans_B ? 32 : 2048);
+    for (int kk = 0; kk < c.block_K / 16; ++kk) {
+      for (int wg = 0; wg < c.consumers(); ++wg) {
+        EXPECT_EQ(p.in_bytes * p.smem_A(64 * wg, 16 * kk), wg * a_wg + kk * a_k16);
+        EXPECT_EQ(p.smem_A(64 * wg, 16 * kk), p.smem_A.layout()(64 * wg, 16 * kk)) << "not an atom's first row";
+      }
+      EXPECT_EQ(p.in_bytes * p.smem_B(0, 16 * kk), kk * b_k16);
+      EXPECT_EQ(p.smem_B(0, 16 * kk), p.smem_B.layout()(0, 16 * kk)) << "not an atom's first row";
+    }
+  }
+}
+
+// [SECTION] the accumulator and the epilogue
+
+TEST(GemmWgmmaPlan, AccumulatorIsTheWgmmaAtom) {
+  for (int bn : {128, 256}) {
+    const GemmWgmmaPlan p = make_plan({.block_N = bn});
+    const std::string atom = "wgmma.m64n" + std::to_string(bn) + "k16.f32.C";
+    EXPECT_EQ(fragment_spec(p.acc, atom).value_or("none"), atom);
+    EXPECT_EQ(p.acc.num_threads(), 128);
+    EXPECT_EQ(p.acc.num_values(), bn / 2);
+    EXPECT_EQ(p.acc_pair, 2);
+    EXPECT_EQ(p.acc_block, 4);
+  }
+}
+
+// The kernel's epilogue computes register v's place and staging offset from the thread's register 0 and the table
+// (gemm_wgmma.cuh): they must be the fragment's and the staging layout's, for every thread and register, and the
+// registers' pairs must cover the tile once.
+TEST(GemmWgmmaPlan, EpilogueOffsetsAreTheLayouts) {
+  for (int bn : {128, 256})
+    for (auto dt : {kOutBf16, kOutF32}) {
+      const GemmWgmmaPlan p = make_plan({.block_N = bn, .out_dtype = dt});
+      SCOPED_TRACE("block_N " + std::to_string(bn) + " c_bytes " + std::to_string(p.c_bytes));
+      const GemmWgmmaAccTable at = acc_table(p);
+      const int pair = p.acc_pair, block = p.acc_block;
+      EXPECT_EQ(at.staging[pair] % p.smem_C.period(), 0);  // the kernel adds a row half's offset as is
+      std::vector<int> covered(static_cast<size_t>(64 * bn), 0);
+      for (int t = 0; t < 128; ++t) {
+        const TileCoord e0 = p.acc(t, 0);
+        const int thread_at = p.smem_C(e0.row, e0.col);
+        for (int j = 0; j < p.acc.num_values() / block; ++j) {
+          const int block_at = p.smem_C.join_disjoint(thread_at, at.staging[block * j]);
+          for (int h = 0; h < block / pair; ++h) {
+            const int v = block * j + pair * h;
+            const TileCoord e = p.acc(t, v), next = p.acc(t, v + 1);
+            ASSERT_EQ(e, (TileCoord{e0.row + at.at[v].row, e0.col + at.at[block * j].col})) << "t " << t << " v " << v;
+            ASSERT_EQ(next, (TileCoord{e.row, e.col + 1})) << "t " << t << " v " << v;
+            const int staged = block_at + at.staging[pair * h];
+            ASSERT_EQ(staged, p.smem_C(e.row, e.col)) << "t " << t << " v " << v;
+            ++covered[static_cast<size_t>(staged)];
+            ++covered[static_cast<size_t>(p.smem_C(next.row, next.col))];
+          }
+        }
+      }
+      EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), 64 * bn);
+    }
+}
+
+// [SECTION] shared memory, boxes, bytes
+
+TEST(GemmWgmmaPlan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
+  for (GemmWgmmaConfig c : all_configs())
+    for (int stages : {2, 3, 5}) {
+      c.num_stages = stages;
+      SCOPED_TRACE(describe(c));
+      const GemmWgmmaPlan p = make_plan(c);
+      EXPECT_EQ(p.align, 1024);  // the 128B swizzle repeats every 8 rows of 128 bytes
+      EXPECT_EQ(p.a_stage_bytes, c.block_M * c.block_K * p.in_bytes);
+      EXPECT_EQ(p.b_stage_bytes, c.block_N * c.block_K * p.in_bytes);
+      struct Region {
+        int begin, end;
+      };
+      std::vector<Region> regions;
+      for (int s = 0; s < stages; ++s) {
+        regions.push_back({p.a_offset + s * p.a_stage_bytes, p.a_offset + (s + 1) * p.a_stage_bytes});
+        regions.push_back({p.b_offset + s * p.b_stage_bytes, p.b_offset + (s + 1) * p.b_stage_bytes});
+      }
+      for (int wg = 0; wg < c.consumers() && c.tma_store; ++wg)
+        regions.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
+      for (const Region& r : regions) EXPECT_EQ(r.begin % p.align, 0) << r.begin;
+      regions.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
+      regions.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
+      EXPECT_EQ(p.full_bar_offset % 8, 0);
+      std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
+      for (size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].end, regions[i].begin);
+      EXPECT_EQ(regions.front().begin, 0);
+      // Dynamic shared memory starts 16-byte aligned: the base may move up to align - 16 bytes.
+      EXPECT_GE(p.bytes, regions.back().end + p.align - 16);
+      EXPECT_EQ(p.c_tile_bytes, c.tma_store ? 64 * c.block_N * p.c_bytes : 0);
+
+      // What one stage's full barrier expects: the boxes of A and B (the shared operand's halves from both CTAs).
+      const int a_box = p.box_A.inner * p.box_A.outer * p.in_bytes, b_box = p.box_B.inner * p.box_B.outer * p.in_bytes;
+      EXPECT_EQ(a_box * c.cluster_N, p.a_stage_bytes);
+      EXPECT_EQ(b_box * (c.trans_B ? c.cluster_M : p.b_boxes), p.b_stage_bytes);
+      EXPECT_EQ(p.box_A.inner * p.in_bytes, 128);
+      EXPECT_EQ(p.box_B.inner * p.in_bytes, 128);
+      EXPECT_EQ(p.box_C.inner * p.c_bytes, 128);
+      EXPECT_EQ(p.box_C.outer, 64);
+      EXPECT_EQ(p.box_A.outer % 8, 0);  // a half starts a swizzle atom
+    }
+}
+
+TEST(GemmWgmmaPlan, DefaultsFitTheH100) {
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  EXPECT_LE(make_plan(GemmWgmmaConfig{}).bytes, optin);
+  EXPECT_LE(make_plan({.block_N = 128, .tma_store = true, .out_dtype = kOutF32}).bytes, optin);
+  // 3 stages of 128 x 64 + 256 x 64 bf16 tiles and a 128 x 256 f32 staging tile do not (the spec refuses it).
+  EXPECT_GT(make_plan({.tma_store = true, .out_dtype = kOutF32}).bytes, optin);
+}
+
+// [SECTION] the config as the kernel's name, and the spec reading the plan
+
+const KernelSpec& wgmma_spec() { return *library_registry().find("gemm.wgmma").value(); }
+
+KernelInstance instance(const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
+  auto inst = instantiate(wgmma_spec(), problem, config, limits_for_arch("sm_90a"));
+  EXPECT_TRUE(inst.ok()) << inst.status().message();
+  return inst.value();
+}
+
+TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
+  using KV = std::map<std::string, std::string>;
+  // One change per config field (and per problem flag the kernel is specialised on).
+  const std::vector<std::pair<KV, KV>> variants = {
+      {{}, {}},
+      {{}, {{"block_M", "64"}}},
+      {{}, {{"block_N", "128"}}},
+      {{}, {{"num_stages", "2"}}},
+      {{}, {{"panel", "8"}}},
+      {{}, {{"raster", "n"}}},
+      {{}, {{"tma_store", "false"}}},
+      {{}, {{"cluster_M", "2"}}},
+      {{}, {{"cluster_N", "2"}}},
+      {{{"dtype", "f16"}}, {}},
+      {{{"trans_B", "false"}}, {}},
+      {{{"out_dtype", "f16"}}, {}},
+      {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}}};
+  std::set<std::string> names, keys;
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  for (const auto& [problem, config] : variants) {
+    const KernelInstance k = instance(problem, config);
+    names.insert(k.name_expression);
+    keys.insert(test::scratch_jit().cache_key(compile_request(k, opt)).value());
+  }
+  EXPECT_EQ(names.size(), variants.size());
+  EXPECT_EQ(keys.size(), variants.size());
+  EXPECT_EQ(instance({}, {}).name_expression,
+            "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
+            ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
+            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16}>");
+  // The designated initializers compile (NVRTC checks every field name and their order); test_library compiles the
+  // defaults, this a non-default name.
+  const auto compiled = test::scratch_jit().compile(compile_request(instance({{"trans_B", "false"}}, {{"block_M", "64"}}), opt));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  EXPECT_NE(compiled->lowered_name.find("GemmWgmmaConfig"), std::string::npos);
+}
+
+TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {
+  const KernelInstance k = instance({{"trans_B", "false"}, {"out_dtype", "f16"}}, {{"block_N", "128"}});
+  const GemmWgmmaPlan p = make_plan({.block_N = 128, .trans_B = false, .out_dtype = kOutF16});
+  EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes));
+  EXPECT_EQ(k.launch.block.x, 384u);
+  std::map<std::string, std::vector<std::int64_t>> boxes;
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor_map) boxes[a.name] = a.box;
+  EXPECT_EQ(boxes["tma_A"], (std::vector<std::int64_t>{p.box_A.inner, p.box_A.outer}));
+  EXPECT_EQ(boxes["tma_B"], (std::vector<std::int64_t>{p.box_B.inner, p.box_B.outer}));
+  EXPECT_EQ(boxes["tma_C"], (std::vector<std::int64_t>{p.box_C.inner, p.box_C.outer}));
+  const std::vector<LayoutInfo> layouts = k.spec->layouts(k.problem, k.config);
+  std::map<std::string, std::string> by_name;
+  for (const LayoutInfo& l : layouts) by_name[l.name] = l.spec;
+  EXPECT_EQ(by_name["smem_A"], "smem.swizzle128B.bf16.(128,64)");
+  EXPECT_EQ(by_name["smem_B"], "smem.swizzle128B.bf16.(128,64).mn");
+  EXPECT_EQ(by_name["wgmma_C"], "wgmma.m64n128k16.f32.C");
+  EXPECT_EQ(by_name["smem_C"], "smem.swizzle128B.f16.(64,128)");
+  // Each SPEC parses back to the plan's object.
+  const LayoutSpec a = parse_spec(by_name["smem_A"]), b = parse_spec(by_name["smem_B"]), cs = parse_spec(by_name["smem_C"]);
+  EXPECT_TRUE(a.memory.layout() == p.smem_A.layout() && a.memory.swizzle() == p.smem_A.swizzle());
+  EXPECT_TRUE(b.memory.layout() == p.smem_B.layout() && b.memory.swizzle() == p.smem_B.swizzle());
+  EXPECT_TRUE(cs.memory.layout() == p.smem_C.layout() && cs.memory.swizzle() == p.smem_C.swizzle());
+  EXPECT_TRUE(parse_spec(by_name["wgmma_C"]).fragment.tv() == p.acc.tv());
+  // Without the TMA-store epilogue there is no staging tile to show.
+  for (const LayoutInfo& l : wgmma_spec().layouts(k.problem, instance({}, {{"tma_store", "false"}}).config))
+    EXPECT_NE(l.name, "smem_C");
+  // The probe names are the kernel's enum, in order.
+  ASSERT_EQ(wgmma_spec().probes.size(), 6u);
+  EXPECT_EQ(wgmma_spec().probes[GemmWgmmaProbe::wait_empty], "wait_empty");
+  EXPECT_EQ(wgmma_spec().probes[GemmWgmmaProbe::epilogue], "epilogue");
+}
+
+}  // namespace
+}  // namespace tl
