@@ -10,6 +10,8 @@
 #if !TL_DEVICE_CODE
 #include <string>
 #include <vector>
+
+#include "tile/config_name.hpp"
 #endif
 
 namespace tl {
@@ -170,8 +172,8 @@ TL_HOST_DEVICE constexpr TileCoord attn_bwd_ldm_lane(bool operand_a, bool trans,
 }
 
 // An operand's ldmatrix address (an element offset in its tile layout L) split in two, so the kernel evaluates L once
-// per thread: the lane's part, at the 16x16 block whose mn is mn0 and k is 0, XOR the constant block part of the
-// block at (16 x, 16 kk) from there. The kernel takes mn0 = the warp tile's origin for A (x = its two m16 tiles) and
+// per thread: the lane's part, at the 16x16 block whose mn is mn0 and k is 0, joined (L.join_disjoint: XOR) with the
+// constant block part of the block at (16 x, 16 kk) from there. The kernel takes mn0 = the warp tile's origin for A (x = its two m16 tiles) and
 // for B (x = its 16-column pairs), unless attn_bwd_b_lane_per_pair; the tests check the split equals L for every
 // lane, warp and block of every GEMM.
 template <bool OPERAND_A, bool TRANS>
@@ -289,26 +291,20 @@ TL_HOST_DEVICE constexpr AttnBwdMmaPlan make_plan(const AttnBwdMmaConfig& c) {
 
 #if !TL_DEVICE_CODE
 
-// `tl::attn_bwd_mma<tl::AttnBwdMmaConfig{.dim_qk = 128, ...}>`: every field by its designated initializer, in
-// declaration order, so the compiler checks the names and the order and two configs never share a name.
+// `tl::attn_bwd_mma<tl::AttnBwdMmaConfig{.dim_qk = 128, ...}>`, every field by its designated initializer.
 inline std::string name_expression(const AttnBwdMmaConfig& c) {
-  std::string s = "tl::attn_bwd_mma<tl::AttnBwdMmaConfig{";
-  auto field = [&](const char* name, const std::string& value) {
-    if (s.back() != '{') s += ", ";
-    s += std::string(".") + name + " = " + value;
-  };
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  field("dim_qk", std::to_string(c.dim_qk));
-  field("dim_v", std::to_string(c.dim_v));
-  field("causal", flag(c.causal));
-  field("bf16", flag(c.bf16));
-  field("varlen", flag(c.varlen));
-  field("block_M", std::to_string(c.block_M));
-  field("block_N", std::to_string(c.block_N));
-  field("warps", std::to_string(c.warps));
-  field("num_stages", std::to_string(c.num_stages));
-  field("deterministic", flag(c.deterministic));
-  return s + "}>";
+  return ConfigName("attn_bwd_mma", "AttnBwdMmaConfig")
+      .field("dim_qk", c.dim_qk)
+      .field("dim_v", c.dim_v)
+      .field("causal", c.causal)
+      .field("bf16", c.bf16)
+      .field("varlen", c.varlen)
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("warps", c.warps)
+      .field("num_stages", c.num_stages)
+      .field("deterministic", c.deterministic)
+      .str();
 }
 
 // The probe region names, in region-id order.
