@@ -14,17 +14,22 @@ namespace {
 
 // Dense: Q, O, dO, dQ [batch, seq_q, heads, dim]; K, V, dK, dV [batch, seq_k, heads_kv, dim]; LSE f32 [batch, heads,
 // seq_q]. Varlen: the sequences packed (Q-like [total_q, heads, dim], K-like [total_k, heads_kv, dim], LSE [heads,
-// total_q]), sequence b at rows cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are bottom-right aligned.
+// total_q]), sequence b at rows cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are bottom-right aligned. Unset, seq_q
+// and seq_k follow each other and heads_kv follows heads, so setting one never leaves another's default unrunnable.
 Schema bwd_problem() {
-  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"),
-           ParamSpec::integer("seq_q", 2048, 1, 1 << 20, "query length (rows of Q, O, dO and dQ per sequence and head)"),
-           ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length"),
-           ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads"),
-           ParamSpec::integer("heads_kv", 16, 1, 1 << 10,
-                              "key/value heads (GQA: divides heads, dK and dV summed over each group)"),
+  const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
+                                             "query length (rows of Q, O, dO and dQ per sequence and head; unset: seq_k)");
+  const ParamSpec seq_k = ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length (unset: seq_q)");
+  const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
+  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
+           seq_k.follows(seq_q), heads,
+           ParamSpec::integer("heads_kv", 0, 1, 1 << 10,
+                              "key/value heads (GQA: divides heads, dK and dV summed over each group; unset: heads)")
+               .follows(heads),
            ParamSpec::one_of("dim", 128, {64, 128, 192}, "head dimension of Q and K (and of V, O unless dim_v)"),
            ParamSpec::one_of("dim_v", 0, {0, 64, 128},
-                             "head dimension of V, O, dO and dV; 0: dim (192 / 128 is DeepSeek's MLA prefill as MHA)"),
+                             "head dimension of V, O, dO and dV; 0: dim, or 128 for dim 192 (DeepSeek's MLA prefill "
+                             "as MHA)"),
            ParamSpec::boolean("causal", false, "query row r sees keys c <= r + seq_k - seq_q (bottom-right aligned)"),
            ParamSpec::boolean("varlen", false,
                               "packed sequences of their own lengths (cu_seqlens): the last has seq_q/seq_k, the others "
@@ -45,7 +50,7 @@ struct BwdDims {
   explicit BwdDims(const Values& p)
       : batch(p.integer("batch")), seq_q(p.integer("seq_q")), seq_k(p.integer("seq_k")), heads(p.integer("heads")),
         heads_kv(p.integer("heads_kv")), dim_qk(p.integer("dim")),
-        dim_v(p.integer("dim_v") > 0 ? p.integer("dim_v") : p.integer("dim")),
+        dim_v(p.integer("dim_v") > 0 ? p.integer("dim_v") : p.integer("dim") == 192 ? 128 : p.integer("dim")),
         causal(p.boolean("causal")), varlen(p.boolean("varlen")) {
     cu_q = {0};
     cu_k = {0};

@@ -66,25 +66,33 @@ TL_DEVICE_INLINE void load_tile(unsigned dst, const unsigned short* src, long lo
   constexpr SwizzledLayout L = attn_bwd_tile(C, T);
   constexpr Fragment copy = attn_bwd_copy(C, T);
   const TileCoord t0 = copy(tid, 0);
-  const unsigned d0 = 2u * static_cast<unsigned>(L(t0.row, 8 * t0.col));
+  const int e0 = L(t0.row, 8 * t0.col);
   const unsigned short* s0 = src + t0.row * row_stride + 8 * t0.col;
   static_for<0, copy.num_values()>([&](auto V) {
     constexpr TileCoord cv = copy(0, decltype(V)::value);
-    constexpr unsigned dv = 2u * static_cast<unsigned>(L(cv.row, 8 * cv.col));
+    constexpr int ev = L(cv.row, 8 * cv.col);
     const int bytes = t0.row + cv.row < valid ? 16 : 0;
-    cp_async_16(dst + (d0 ^ dv), bytes ? s0 + cv.row * row_stride + 8 * cv.col : src, bytes);
+    cp_async_16(dst + 2u * static_cast<unsigned>(L.join_disjoint(e0, ev)), bytes ? s0 + cv.row * row_stride + 8 * cv.col : src,
+                bytes);
   });
 }
 
-// Byte offsets of an operand's ldmatrix addresses in tile T (attn_bwd_ldm_lane_offset ^ attn_bwd_ldm_block_offset).
+// Element offsets of an operand's ldmatrix addresses in tile T: the lane's part and the constant block part, joined
+// by the tile's join_disjoint.
 template <AttnBwdMmaConfig C, AttnBwdTile T, bool A, bool TRANS>
-TL_DEVICE_INLINE unsigned lane_offset(int mn0, int lane) {
+TL_DEVICE_INLINE int lane_offset(int mn0, int lane) {
   constexpr SwizzledLayout L = attn_bwd_tile(C, T);
-  return 2u * static_cast<unsigned>(attn_bwd_ldm_lane_offset<A, TRANS>(L, mn0, lane));
+  return attn_bwd_ldm_lane_offset<A, TRANS>(L, mn0, lane);
 }
 template <AttnBwdMmaConfig C, AttnBwdTile T, bool TRANS>
-TL_HOST_DEVICE constexpr unsigned block_offset(int mn, int k) {
-  return 2u * static_cast<unsigned>(attn_bwd_ldm_block_offset(attn_bwd_tile(C, T), TRANS, mn, k));
+TL_HOST_DEVICE constexpr int block_offset(int mn, int k) {
+  return attn_bwd_ldm_block_offset(attn_bwd_tile(C, T), TRANS, mn, k);
+}
+// The shared address of element offset join_disjoint(lane, block) of tile T at `base`.
+template <AttnBwdMmaConfig C, AttnBwdTile T>
+TL_DEVICE_INLINE unsigned at(unsigned base, int lane, int block) {
+  constexpr SwizzledLayout L = attn_bwd_tile(C, T);
+  return base + 2u * static_cast<unsigned>(L.join_disjoint(lane, block));
 }
 
 template <bool TRANS>
@@ -93,16 +101,20 @@ TL_DEVICE_INLINE void ldm_x4(unsigned addr, unsigned* r) {
   else ldmatrix_x4(addr, r[0], r[1], r[2], r[3]);
 }
 
-// The per-thread parts of GEMM G's operand addresses: A's at this warp's origin a0 (along M), and B's at each of
-// the NT / 2 column pairs from b0 (along N): a warp's columns may straddle a 64-column panel (dim 192), so only the
-// k steps are XORed in (attn_bwd_ldm_block_offset(0, 16 kk)).
+// The per-thread parts of GEMM G's operand addresses: A's at this warp's origin a0 (along M), and B's at b0 (along
+// N) or, where the warp's columns straddle a 64-column panel (attn_bwd_b_lane_per_pair), at each of its 16-column
+// pairs from b0.
 template <AttnBwdMmaConfig C, AttnBwdGemm G>
-TL_DEVICE_INLINE unsigned a_lane_offset(int a0, int lane) {
+TL_DEVICE_INLINE int a_lane_offset(int a0, int lane) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
   return lane_offset<C, op.a, true, op.a_trans>(a0, lane);
 }
+template <AttnBwdMmaConfig C, AttnBwdGemm G>
+TL_DEVICE_INLINE constexpr int b_lanes() {
+  return attn_bwd_b_lane_per_pair(C, G) ? attn_bwd_tiling(C, G).n8 / 2 : 1;
+}
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int N>
-TL_DEVICE_INLINE void b_lane_offsets(int b0, int lane, unsigned (&out)[N]) {
+TL_DEVICE_INLINE void b_lane_offsets(int b0, int lane, int (&out)[N]) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
   static_for<0, N>([&](auto J) {
     out[decltype(J)::value] = lane_offset<C, op.b, false, op.b_trans>(b0 + 16 * decltype(J)::value, lane);
@@ -113,20 +125,21 @@ TL_DEVICE_INLINE void b_lane_offsets(int b0, int lane, unsigned (&out)[N]) {
 // n8 columns of B. a_base / b_base: the operand tiles' shared addresses; a_lane / b_lane: their per-thread parts.
 // Each ldmatrix.x4 lands in the registers of one A fragment or of two n8 B fragments, in order.
 template <AttnBwdMmaConfig C, AttnBwdGemm G, int NT>
-TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, unsigned a_lane, unsigned b_base,
-                               const unsigned (&b_lane)[NT / 2]) {
+TL_DEVICE_INLINE void warp_mma(float (&acc)[2][NT][4], unsigned a_base, int a_lane, unsigned b_base,
+                               const int (&b_lane)[b_lanes<C, G>()]) {
   constexpr AttnBwdOperands op = attn_bwd_operands(C, G);
+  constexpr bool PER_PAIR = attn_bwd_b_lane_per_pair(C, G);
   static_for<0, op.k16>([&](auto KK) {
     constexpr int kk = decltype(KK)::value;
     unsigned a[2][4], b[NT][2];
     static_for<0, 2>([&](auto I) {
-      constexpr unsigned blk = block_offset<C, op.a, op.a_trans>(16 * decltype(I)::value, 16 * kk);
-      ldm_x4<op.a_trans>(a_base + (a_lane ^ blk), a[decltype(I)::value]);
+      constexpr int blk = block_offset<C, op.a, op.a_trans>(16 * decltype(I)::value, 16 * kk);
+      ldm_x4<op.a_trans>(at<C, op.a>(a_base, a_lane, blk), a[decltype(I)::value]);
     });
-    constexpr unsigned b_blk = block_offset<C, op.b, op.b_trans>(0, 16 * kk);
     static_for<0, NT / 2>([&](auto J) {
       constexpr int jj = decltype(J)::value;
-      ldm_x4<op.b_trans>(b_base + (b_lane[jj] ^ b_blk), b[2 * jj]);
+      constexpr int blk = block_offset<C, op.b, op.b_trans>(PER_PAIR ? 0 : 16 * jj, 16 * kk);
+      ldm_x4<op.b_trans>(at<C, op.b>(b_base, b_lane[PER_PAIR ? jj : 0], blk), b[2 * jj]);
     });
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -269,19 +282,20 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
   const TileCoord ts = acc_s(tid, 0), tdq = acc_dq(tid, 0);
   const TileCoord ws = acc_s(32 * warp, 0), wdq = acc_dq(32 * warp, 0), wdk = acc_dk(32 * warp, 0),
                   wdv = acc_dv(32 * warp, 0);
-  const unsigned s_a = a_lane_offset<C, G::s>(ws.row, lane), dp_a = a_lane_offset<C, G::dp>(ws.row, lane);
-  const unsigned dv_a = a_lane_offset<C, G::dv>(wdv.row, lane), dk_a = a_lane_offset<C, G::dk>(wdk.row, lane);
-  const unsigned dq_a = a_lane_offset<C, G::dq>(wdq.row, lane);
-  unsigned s_b[NS / 2], dp_b[NS / 2], dv_b[NDV / 2], dk_b[NDK / 2], dq_b[NDQ / 2];
+  const int s_a = a_lane_offset<C, G::s>(ws.row, lane), dp_a = a_lane_offset<C, G::dp>(ws.row, lane);
+  const int dv_a = a_lane_offset<C, G::dv>(wdv.row, lane), dk_a = a_lane_offset<C, G::dk>(wdk.row, lane);
+  const int dq_a = a_lane_offset<C, G::dq>(wdq.row, lane);
+  int s_b[b_lanes<C, G::s>()], dp_b[b_lanes<C, G::dp>()], dv_b[b_lanes<C, G::dv>()],
+      dk_b[b_lanes<C, G::dk>()], dq_b[b_lanes<C, G::dq>()];
   b_lane_offsets<C, G::s>(ws.col, lane, s_b);
   b_lane_offsets<C, G::dp>(ws.col, lane, dp_b);
   b_lane_offsets<C, G::dv>(wdv.col, lane, dv_b);
   b_lane_offsets<C, G::dk>(wdk.col, lane, dk_b);
   b_lane_offsets<C, G::dq>(wdq.col, lane, dq_b);
-  // This thread's first P / dS pair and its D chunk, as byte offsets in their tiles.
-  const unsigned p_at = 2u * static_cast<unsigned>(lay_p(ts.row, ts.col));
+  // This thread's first P / dS pair and its D chunk, as element offsets in their tiles.
+  const int p_at = lay_p(ts.row, ts.col);
   const TileCoord td = dot(tid, 0);
-  const unsigned d_at = 2u * static_cast<unsigned>(lay_o(td.row, 8 * td.col));
+  const int d_at = lay_o(td.row, 8 * td.col);
   const float scale_log2 = scale * kLog2e;
 
   for (int it = 0; it < tiles; ++it) {
@@ -317,8 +331,8 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
       float part = 0.f;
       static_for<0, dot.num_values()>([&](auto V) {
         constexpr TileCoord cv = dot(0, decltype(V)::value);
-        constexpr unsigned at = 2u * static_cast<unsigned>(lay_o(cv.row, 8 * cv.col));
-        const uint4 x = ld_shared_v4_b32(smem + OFF_O + (d_at ^ at)), y = ld_shared_v4_b32(sdo + (d_at ^ at));
+        constexpr int off = lay_o(cv.row, 8 * cv.col);
+        const uint4 x = ld_shared_v4_b32(at<C, T::o>(smem + OFF_O, d_at, off)), y = ld_shared_v4_b32(at<C, T::o>(sdo, d_at, off));
         const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -344,7 +358,7 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
       for_pairs<C, G::s>(ts, [&](auto I, auto J, auto H, TileCoord c) {
         constexpr int i = decltype(I)::value, j = decltype(J)::value, hh = decltype(H)::value;
         constexpr TileCoord cv = acc_s(0, 2 * hh + 4 * (j + NS * i));
-        constexpr unsigned at = 2u * static_cast<unsigned>(lay_p(cv.row, cv.col));
+        constexpr int off = lay_p(cv.row, cv.col);
         float p[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
@@ -352,7 +366,7 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
           const bool off = masked && (key >= len_k || (C.causal && key > m * BM + c.row + diag));
           p[e] = off ? 0.f : exp2_approx(s[i][j][2 * hh + e] * scale_log2 - lse[i][hh]);
         }
-        st_shared_b32(smem + OFF_P + (p_at ^ at), pack2<C.bf16>(p[0], p[1]));
+        st_shared_b32(at<C, T::p>(smem + OFF_P, p_at, off), pack2<C.bf16>(p[0], p[1]));
       });
     }
     TL_PROBE_END(qk, stage, it);
@@ -379,10 +393,10 @@ __global__ void __launch_bounds__(C.warps * 32, 1)
       for_pairs<C, G::s>(ts, [&](auto I, auto J, auto H, TileCoord) {
         constexpr int i = decltype(I)::value, j = decltype(J)::value, hh = decltype(H)::value;
         constexpr TileCoord cv = acc_s(0, 2 * hh + 4 * (j + NS * i));
-        constexpr unsigned at = 2u * static_cast<unsigned>(lay_p(cv.row, cv.col));
-        const float2 p = unpack2<C.bf16>(ld_shared_b32(smem + OFF_P + (p_at ^ at)));
-        st_shared_b32(smem + OFF_DS + (p_at ^ at), pack2<C.bf16>(p.x * (dp[i][j][2 * hh] - d[i][hh]),
-                                                                p.y * (dp[i][j][2 * hh + 1] - d[i][hh])));
+        constexpr int off = lay_p(cv.row, cv.col);
+        const float2 p = unpack2<C.bf16>(ld_shared_b32(at<C, T::p>(smem + OFF_P, p_at, off)));
+        st_shared_b32(at<C, T::ds>(smem + OFF_DS, p_at, off), pack2<C.bf16>(p.x * (dp[i][j][2 * hh] - d[i][hh]),
+                                                                          p.y * (dp[i][j][2 * hh + 1] - d[i][hh])));
       });
     }
     TL_PROBE_END(dp_ds, stage, it);

@@ -10,6 +10,8 @@
 #if !TL_DEVICE_CODE
 #include <string>
 #include <vector>
+
+#include "tile/config_name.hpp"
 #endif
 
 namespace tl {
@@ -170,10 +172,10 @@ TL_HOST_DEVICE constexpr TileCoord attn_bwd_ldm_lane(bool operand_a, bool trans,
 }
 
 // An operand's ldmatrix address (an element offset in its tile layout L) split in two, so the kernel evaluates L once
-// per thread: the lane's part, at the 16x16 block whose mn is mn0 and k is 0, XOR the constant block part of the
-// block at (16 x, 16 kk) from there. The kernel takes mn0 = the warp tile's origin for A (x = its two m16 tiles) and
-// each 16-column pair of the warp tile for B (x = 0); the tests check the split equals L for every lane, warp and
-// block of every GEMM.
+// per thread: the lane's part, at the 16x16 block whose mn is mn0 and k is 0, joined (L.join_disjoint: XOR) with the
+// constant block part of the block at (16 x, 16 kk) from there. The kernel takes mn0 = the warp tile's origin for A (x = its two m16 tiles) and
+// for B (x = its 16-column pairs), unless attn_bwd_b_lane_per_pair; the tests check the split equals L for every
+// lane, warp and block of every GEMM.
 template <bool OPERAND_A, bool TRANS>
 TL_HOST_DEVICE constexpr int attn_bwd_ldm_lane_offset(const SwizzledLayout& L, int mn0, int lane) {
   constexpr TileCoord m0 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 0), m1 = attn_bwd_ldm_lane(OPERAND_A, TRANS, 8),
@@ -186,6 +188,14 @@ TL_HOST_DEVICE constexpr int attn_bwd_ldm_lane_offset(const SwizzledLayout& L, i
 TL_HOST_DEVICE constexpr int attn_bwd_ldm_block_offset(const SwizzledLayout& L, bool trans, int mn, int k) {
   const TileCoord o = attn_bwd_stored(trans, mn, k);
   return L(o.row, o.col);
+}
+
+// Whether GEMM g's B addresses take one lane part per 16-column pair of the warp tile (XOR then adds only the k
+// step): when the warp's columns straddle a 64-column panel of the swizzled tile (48-column warp tiles at dim 192),
+// where no XOR of a constant reaches the next panel's rows. Otherwise one lane part serves every pair.
+TL_HOST_DEVICE constexpr bool attn_bwd_b_lane_per_pair(const AttnBwdMmaConfig& c, AttnBwdGemm g) {
+  const int cols = attn_bwd_tiling(c, g).cols;
+  return cols > 0 && 64 % cols != 0 && cols % 64 != 0;
 }
 
 // The walk of key block kb over a sequence's query tiles. Causal: the first query tile with a row that sees the
@@ -281,26 +291,20 @@ TL_HOST_DEVICE constexpr AttnBwdMmaPlan make_plan(const AttnBwdMmaConfig& c) {
 
 #if !TL_DEVICE_CODE
 
-// `tl::attn_bwd_mma<tl::AttnBwdMmaConfig{.dim_qk = 128, ...}>`: every field by its designated initializer, in
-// declaration order, so the compiler checks the names and the order and two configs never share a name.
+// `tl::attn_bwd_mma<tl::AttnBwdMmaConfig{.dim_qk = 128, ...}>`, every field by its designated initializer.
 inline std::string name_expression(const AttnBwdMmaConfig& c) {
-  std::string s = "tl::attn_bwd_mma<tl::AttnBwdMmaConfig{";
-  auto field = [&](const char* name, const std::string& value) {
-    if (s.back() != '{') s += ", ";
-    s += std::string(".") + name + " = " + value;
-  };
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  field("dim_qk", std::to_string(c.dim_qk));
-  field("dim_v", std::to_string(c.dim_v));
-  field("causal", flag(c.causal));
-  field("bf16", flag(c.bf16));
-  field("varlen", flag(c.varlen));
-  field("block_M", std::to_string(c.block_M));
-  field("block_N", std::to_string(c.block_N));
-  field("warps", std::to_string(c.warps));
-  field("num_stages", std::to_string(c.num_stages));
-  field("deterministic", flag(c.deterministic));
-  return s + "}>";
+  return ConfigName("attn_bwd_mma", "AttnBwdMmaConfig")
+      .field("dim_qk", c.dim_qk)
+      .field("dim_v", c.dim_v)
+      .field("causal", c.causal)
+      .field("bf16", c.bf16)
+      .field("varlen", c.varlen)
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("warps", c.warps)
+      .field("num_stages", c.num_stages)
+      .field("deterministic", c.deterministic)
+      .str();
 }
 
 // The probe region names, in region-id order.
