@@ -49,5 +49,5 @@ add_test(NAME lua.escape.sweep_interrupt COMMAND sh -c "rm -rf escape_sweep && m
   timeout --foreground --preserve-status -s INT 4 ${TL} run --cache-dir escape_sweep/cache --db escape_sweep/r.db ${TL_ESC}/sweep_interrupt.lua > escape_sweep/log 2>&1; \
   echo exit=$?; cat escape_sweep/log; ${TL} run --db escape_sweep/r.db ${TL_ESC}/sweep_rows.lua $(grep -c '^stored' escape_sweep/log)")
 set_tests_properties(lua.escape.sweep_interrupt PROPERTIES PASS_REGULAR_EXPRESSION
-  "exit=130\n.*tl.sweep: interrupted \\(Ctrl-C\\) after [0-9]+ of 14 points.*store holds the [0-9]+ reported rows"
+  "exit=130\n.*tl.sweep: interrupted \\(Ctrl-C\\) after [0-9]+ of 112 points.*store holds the [0-9]+ reported rows"
   FAIL_REGULAR_EXPRESSION "the script went on" LABELS cpu TIMEOUT 120)

@@ -2,6 +2,9 @@
 -- it ran is stored, and the script exits 130. Run: timeout -s INT 3 tilelab run --db DB sweep_interrupt.lua
 -- (prints "stored ROW" per stored point; sweep_rows.lua DB N checks the store holds those N rows).
 tl.sweep{kernel = "gemm.mma", problem = {M = 256, N = 256, K = 256}, jobs = 1, progress = false,
-         space = {num_stages = {2, 3, 4, 5, 6, 7, 8}, warps_M = {1, 2}},  -- warps_M = 1: skipped (registers)
+         -- 112 points (warps_M = 1: skipped, registers), so the sweep is still compiling when the interrupt comes on
+         -- any machine
+         space = {num_stages = {2, 3, 4, 5, 6, 7, 8}, warps_M = {1, 2}, swizzle = {true, false},
+                  serpentine = {true, false}, unroll_k = {true, false}},
          on_result = function(p) if p.row_id > 0 then print("stored " .. p.row_id) end end}
 print("the script went on after the interrupted sweep")
