@@ -3,6 +3,7 @@
 
 #include "tile/atoms.hpp"
 #include "tile/config.hpp"
+#include "tile/config_name.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
@@ -101,11 +102,16 @@ TL_HOST_DEVICE constexpr AttnFwdMmaPlan make_plan(const AttnFwdMmaConfig& c) {
 
 #if !TL_DEVICE_CODE
 inline std::string name_expression(const AttnFwdMmaConfig& c) {
-  auto b = [](bool v) { return v ? std::string("true") : std::string("false"); };
-  return "tl::attn_fwd_mma<tl::AttnFwdMmaConfig{.dim = " + std::to_string(c.dim) + ", .block_M = " +
-         std::to_string(c.block_M) + ", .block_N = " + std::to_string(c.block_N) + ", .warps = " +
-         std::to_string(c.warps) + ", .num_stages = " + std::to_string(c.num_stages) + ", .causal = " + b(c.causal) +
-         ", .bf16 = " + b(c.bf16) + ", .varlen = " + b(c.varlen) + "}>";
+  return ConfigName("attn_fwd_mma", "AttnFwdMmaConfig")
+      .field("dim", c.dim)
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("warps", c.warps)
+      .field("num_stages", c.num_stages)
+      .field("causal", c.causal)
+      .field("bf16", c.bf16)
+      .field("varlen", c.varlen)
+      .str();
 }
 
 inline std::vector<std::string> attn_fwd_mma_probe_names() {

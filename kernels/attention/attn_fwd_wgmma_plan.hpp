@@ -3,6 +3,7 @@
 
 #include "tile/atoms.hpp"
 #include "tile/config.hpp"
+#include "tile/config_name.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
@@ -140,13 +141,19 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
 
 #if !TL_DEVICE_CODE
 inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
-  auto b = [](bool v) { return v ? std::string("true") : std::string("false"); };
   const char* epi = c.epilogue == AttnEpilogue::tma ? "tma" : c.epilogue == AttnEpilogue::smem ? "smem" : "direct";
-  return "tl::attn_fwd_wgmma<tl::AttnFwdWgmmaConfig{.dim = " + std::to_string(c.dim) + ", .block_M = " +
-         std::to_string(c.block_M) + ", .block_N = " + std::to_string(c.block_N) + ", .num_stages = " +
-         std::to_string(c.num_stages) + ", .q_stages = " + std::to_string(c.q_stages) + ", .ping_pong = " +
-         b(c.ping_pong) + ", .epilogue = tl::AttnEpilogue::" + epi + ", .causal = " + b(c.causal) + ", .bf16 = " +
-         b(c.bf16) + ", .varlen = " + b(c.varlen) + "}>";
+  return ConfigName("attn_fwd_wgmma", "AttnFwdWgmmaConfig")
+      .field("dim", c.dim)
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("num_stages", c.num_stages)
+      .field("q_stages", c.q_stages)
+      .field("ping_pong", c.ping_pong)
+      .raw("epilogue", std::string("tl::AttnEpilogue::") + epi)
+      .field("causal", c.causal)
+      .field("bf16", c.bf16)
+      .field("varlen", c.varlen)
+      .str();
 }
 
 inline std::vector<std::string> attn_fwd_wgmma_probe_names() {

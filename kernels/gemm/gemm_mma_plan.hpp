@@ -4,6 +4,7 @@
 #include "gemm/gemm_types.hpp"
 #include "tile/atoms.hpp"
 #include "tile/config.hpp"
+#include "tile/config_name.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
@@ -106,16 +107,23 @@ TL_HOST_DEVICE constexpr GemmMmaPlan make_plan(const GemmMmaConfig& c) {
 #if !TL_DEVICE_CODE
 // tl::gemm_mma<tl::GemmMmaConfig{.block_M = 128, ...}>: designated initializers, so the compiler checks every name.
 inline std::string name_expression(const GemmMmaConfig& c) {
-  auto b = [](bool v) { return v ? std::string("true") : std::string("false"); };
-  auto i = [](int v) { return std::to_string(v); };
-  static const char* const kOut[] = {"tl::gemm_detail::kOutBf16", "tl::gemm_detail::kOutF16", "tl::gemm_detail::kOutF32"};
-  static_assert(gemm_detail::kOutBf16 == 0 && gemm_detail::kOutF16 == 1 && gemm_detail::kOutF32 == 2, "kOut's order");
-  return "tl::gemm_mma<tl::GemmMmaConfig{.block_M = " + i(c.block_M) + ", .block_N = " + i(c.block_N) +
-         ", .warps_M = " + i(c.warps_M) + ", .warps_N = " + i(c.warps_N) + ", .num_stages = " + i(c.num_stages) +
-         ", .swizzle = " + b(c.swizzle) + ", .panel = " + i(c.panel) + ", .min_blocks = " + i(c.min_blocks) +
-         ", .unroll_k = " + b(c.unroll_k) + ", .early_sync = " + b(c.early_sync) + ", .serpentine = " +
-         b(c.serpentine) + ", .frag_buffers = " + i(c.frag_buffers) + ", .bf16 = " + b(c.bf16) + ", .trans_B = " +
-         b(c.trans_B) + ", .out_dtype = " + kOut[c.out_dtype] + "}>";
+  return ConfigName("gemm_mma", "GemmMmaConfig")
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("warps_M", c.warps_M)
+      .field("warps_N", c.warps_N)
+      .field("num_stages", c.num_stages)
+      .field("swizzle", c.swizzle)
+      .field("panel", c.panel)
+      .field("min_blocks", c.min_blocks)
+      .field("unroll_k", c.unroll_k)
+      .field("early_sync", c.early_sync)
+      .field("serpentine", c.serpentine)
+      .field("frag_buffers", c.frag_buffers)
+      .field("bf16", c.bf16)
+      .field("trans_B", c.trans_B)
+      .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
+      .str();
 }
 
 inline std::vector<std::string> gemm_mma_probe_names() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tile/config.hpp"
+#include "tile/config_name.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 
@@ -55,10 +56,14 @@ TL_HOST_DEVICE constexpr GemmSimtPlan make_plan(const GemmSimtConfig& c) {
 // tl::gemm_simt<tl::GemmSimtConfig{.block_M = 128, ...}>: designated initializers, so the compiler checks every name.
 inline std::string name_expression(const GemmSimtConfig& c) {
   static const char* const kInput[] = {"tl::GemmSimtInput::f32", "tl::GemmSimtInput::f16", "tl::GemmSimtInput::bf16"};
-  return "tl::gemm_simt<tl::GemmSimtConfig{.block_M = " + std::to_string(c.block_M) +
-         ", .block_N = " + std::to_string(c.block_N) + ", .block_K = " + std::to_string(c.block_K) +
-         ", .thread_M = " + std::to_string(c.thread_M) + ", .thread_N = " + std::to_string(c.thread_N) +
-         ", .dtype = " + kInput[static_cast<int>(c.dtype)] + "}>";
+  return ConfigName("gemm_simt", "GemmSimtConfig")
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("block_K", c.block_K)
+      .field("thread_M", c.thread_M)
+      .field("thread_N", c.thread_N)
+      .raw("dtype", kInput[static_cast<int>(c.dtype)])
+      .str();
 }
 #endif
 

@@ -16,5 +16,12 @@ constexpr int out_bytes() {
   return out_bytes(static_cast<OutType>(C_TYPE));
 }
 
+#if !TL_DEVICE_CODE
+// The enumerator as C++ source, for a config's name expression.
+inline const char* out_type_source(OutType t) {
+  return t == kOutF32 ? "tl::gemm_detail::kOutF32" : t == kOutF16 ? "tl::gemm_detail::kOutF16" : "tl::gemm_detail::kOutBf16";
+}
+#endif
+
 }  // namespace gemm_detail
 }  // namespace tl

@@ -5,6 +5,7 @@
 #include "gemm/gemm_types.hpp"
 #include "tile/atoms.hpp"
 #include "tile/config.hpp"
+#include "tile/config_name.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
@@ -147,16 +148,20 @@ TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmWgmmaPlan& p) {
 // "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, ...}>": designated initializers, so the compiler checks every
 // field's name and order.
 inline std::string name_expression(const GemmWgmmaConfig& c) {
-  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
-  const char* out = c.out_dtype == gemm_detail::kOutF32   ? "kOutF32"
-                    : c.out_dtype == gemm_detail::kOutF16 ? "kOutF16"
-                                                          : "kOutBf16";
-  return "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = " + std::to_string(c.block_M) +
-         ", .block_N = " + std::to_string(c.block_N) + ", .block_K = " + std::to_string(c.block_K) +
-         ", .num_stages = " + std::to_string(c.num_stages) + ", .panel = " + std::to_string(c.panel) +
-         ", .raster_n = " + b(c.raster_n) + ", .tma_store = " + b(c.tma_store) +
-         ", .cluster_M = " + std::to_string(c.cluster_M) + ", .cluster_N = " + std::to_string(c.cluster_N) +
-         ", .bf16 = " + b(c.bf16) + ", .trans_B = " + b(c.trans_B) + ", .out_dtype = tl::gemm_detail::" + out + "}>";
+  return ConfigName("gemm_wgmma", "GemmWgmmaConfig")
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("block_K", c.block_K)
+      .field("num_stages", c.num_stages)
+      .field("panel", c.panel)
+      .field("raster_n", c.raster_n)
+      .field("tma_store", c.tma_store)
+      .field("cluster_M", c.cluster_M)
+      .field("cluster_N", c.cluster_N)
+      .field("bf16", c.bf16)
+      .field("trans_B", c.trans_B)
+      .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
+      .str();
 }
 
 inline std::vector<std::string> gemm_wgmma_probe_names() {
