@@ -309,9 +309,7 @@ inline std::string name_expression(const AttnBwdMmaConfig& c) {
 
 // The probe region names, in region-id order.
 inline std::vector<std::string> attn_bwd_mma_probes() {
-#define TL_ATTN_BWD_PROBE_NAME(name) #name,
-  return {TL_ATTN_BWD_MMA_PROBES(TL_ATTN_BWD_PROBE_NAME)};
-#undef TL_ATTN_BWD_PROBE_NAME
+  return TL_PROBE_NAMES(TL_ATTN_BWD_MMA_PROBES);
 }
 
 #endif  // !TL_DEVICE_CODE

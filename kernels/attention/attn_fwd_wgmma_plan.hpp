@@ -157,9 +157,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
 }
 
 inline std::vector<std::string> attn_fwd_wgmma_probe_names() {
-#define TL_ATTN_PROBE_NAME(name) #name,
-  return {TL_ATTN_FWD_WGMMA_PROBES(TL_ATTN_PROBE_NAME)};
-#undef TL_ATTN_PROBE_NAME
+  return TL_PROBE_NAMES(TL_ATTN_FWD_WGMMA_PROBES);
 }
 #endif
 

@@ -127,9 +127,7 @@ inline std::string name_expression(const GemmMmaConfig& c) {
 }
 
 inline std::vector<std::string> gemm_mma_probe_names() {
-#define TL_GEMM_MMA_PROBE_NAME(name) #name,
-  return {TL_GEMM_MMA_PROBES(TL_GEMM_MMA_PROBE_NAME)};
-#undef TL_GEMM_MMA_PROBE_NAME
+  return TL_PROBE_NAMES(TL_GEMM_MMA_PROBES);
 }
 #endif
 

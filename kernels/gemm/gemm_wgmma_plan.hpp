@@ -165,9 +165,7 @@ inline std::string name_expression(const GemmWgmmaConfig& c) {
 }
 
 inline std::vector<std::string> gemm_wgmma_probe_names() {
-#define TL_GEMM_WGMMA_PROBE_NAME(name) #name,
-  return {TL_GEMM_WGMMA_PROBES(TL_GEMM_WGMMA_PROBE_NAME)};
-#undef TL_GEMM_WGMMA_PROBE_NAME
+  return TL_PROBE_NAMES(TL_GEMM_WGMMA_PROBES);
 }
 
 #endif  // !TL_DEVICE_CODE

@@ -117,9 +117,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
 }
 
 inline std::vector<std::string> mla_decode_probe_names() {
-#define TL_MLA_PROBE_NAME(name) #name,
-  return {TL_MLA_DECODE_PROBES(TL_MLA_PROBE_NAME)};
-#undef TL_MLA_PROBE_NAME
+  return TL_PROBE_NAMES(TL_MLA_DECODE_PROBES);
 }
 #endif
 

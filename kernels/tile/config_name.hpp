@@ -1,4 +1,4 @@
-// Host-only: the name expression of a kernel whose one template parameter is its config struct.
+// Host-only: the name expression of a kernel whose one template parameter is its config struct, and its probe names.
 #pragma once
 
 #include "tile/config.hpp"
@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tl {
 
@@ -32,5 +33,10 @@ class ConfigName {
 };
 
 }  // namespace tl
+
+// The region names of a plan's X-macro probe list (`#define LIST(X) X(load_issue) X(mma) ...`), in region-id order:
+// the spec's `probes`, from the same list the kernel's enum is expanded from.
+#define TL_PROBE_NAME_STRING(name) #name,
+#define TL_PROBE_NAMES(LIST) std::vector<std::string>{LIST(TL_PROBE_NAME_STRING)}
 
 #endif  // !TL_DEVICE_CODE
