@@ -4,7 +4,6 @@
 
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 extern "C" {
 #include <lauxlib.h>
@@ -35,23 +34,11 @@ const Timeline& check_timeline(lua_State* L, int index) {
   return *check_object<LuaTimeline>(L, index, k_timeline_type).timeline;
 }
 
-Result<Timeline> read_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, "cannot open timeline file '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded()) return make_error(ErrorCode::parse, path + ": not valid JSON");
-  auto t = from_chrome_trace(j);
-  if (!t) return t.status().with_context(path);
-  return t;
-}
-
 // The timeline an argument names: a timeline object, a run result with `timeline`, or a Chrome-trace file.
 std::shared_ptr<const Timeline> timeline_arg(lua_State* L, int index) {
   if (auto* t = test_object<LuaTimeline>(L, index, k_timeline_type)) return t->timeline;
   if (lua_type(L, index) == LUA_TSTRING) {
-    auto t = read_trace(lua_tostring(L, index));
+    auto t = read_chrome_trace(lua_tostring(L, index));
     if (!t) throw std::runtime_error(t.status().message());
     return std::make_shared<const Timeline>(std::move(*t));
   }
@@ -171,7 +158,7 @@ int l_model_timeline(lua_State* L) {
 // tl.load_timeline(path) -> timeline | nil, message (a Chrome trace written by TileLab)
 int l_load_timeline(lua_State* L) {
   std::string path = luaL_checkstring(L, 1);
-  auto t = read_trace(path);
+  auto t = read_chrome_trace(path);
   if (!t) {
     lua_pushnil(L);
     lua_pushstring(L, t.status().message().c_str());

@@ -83,7 +83,8 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
 
 Result<nlohmann::json> read_json_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, "cannot read the " + what + " " + path + ": no such file");
+  if (!in)
+    return make_error(ErrorCode::not_found, "cannot open the " + what + " " + path + ": no such file or no permission");
   std::stringstream text;
   text << in.rdbuf();
   if (!in.good() && !in.eof()) return make_error(ErrorCode::io, "cannot read the " + what + " " + path);
