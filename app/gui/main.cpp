@@ -19,7 +19,7 @@
 
 #include "app/gui/app.hpp"
 #include "app/gui/script_api.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/worker/server.hpp"
 #include "scripting/lua_options.hpp"
 
 namespace {
