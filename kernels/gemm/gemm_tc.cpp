@@ -1,7 +1,9 @@
-// Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs.
+// Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs;
+// gemm.fp8 (Hopper): C = (scale_A A) · (scale_B B)^T, e4m3 inputs.
 #include <algorithm>
 #include <cmath>
 
+#include "gemm/gemm_fp8_plan.hpp"
 #include "gemm/gemm_mma_plan.hpp"
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "library.hpp"
@@ -442,8 +444,261 @@ KernelSpec gemm_wgmma_spec() {
   return k;
 }
 
+
+// [SECTION] gemm.fp8
+
+// C[M,N] = (scale_A A[M,K]) (scale_B B[N,K])^T, A and B e4m3 (B K-major, as FP8 wgmma and cuBLASLt's FP8 GEMM
+// require), fp32 accumulation, C bf16 or f32. The scales' shapes follow `scaling` (gemm_fp8_plan.hpp).
+Schema gemm_fp8_problem() {
+  return {{ParamSpec::integer("M", 4096, 1, 1 << 20, "rows of A and C"),
+           ParamSpec::integer("N", 4096, 1, 1 << 20, "columns of C, rows of B (B is stored N x K)"),
+           ParamSpec::integer("K", 4096, 1, 1 << 20, "the reduction; a multiple of 16 (16-byte rows of e4m3)"),
+           ParamSpec::enumeration("scaling", "tensor", {"tensor", "row", "block"},
+                                  "scales: tensor = one per operand; row = scale_A per row of A and scale_B per column "
+                                  "of C; block = DeepSeek-V3's, scale_A [M, K/128] and scale_B [N/128, K/128] (128 x "
+                                  "128 blocks of B)"),
+           ParamSpec::enumeration("out_dtype", "bf16", {"bf16", "f32"}, "type of C; accumulation is fp32 always")}};
+}
+
+gemm_detail::Fp8Scaling fp8_scaling(const Values& p) {
+  const std::string s = p.text("scaling");
+  return s == "block" ? gemm_detail::kScaleBlock : s == "row" ? gemm_detail::kScaleRow : gemm_detail::kScaleTensor;
+}
+
+// The k blocks (and, for B, n blocks) of the block scales: 128 wide, the last one partial.
+std::int64_t fp8_blocks(std::int64_t n) { return (n + 127) / 128; }
+
+// The shapes of scale_A and scale_B.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes(const Values& p) {
+  const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+  switch (fp8_scaling(p)) {
+    case gemm_detail::kScaleBlock: return {{M, fp8_blocks(K)}, {fp8_blocks(N), fp8_blocks(K)}};
+    case gemm_detail::kScaleRow: return {{M}, {N}};
+    default: return {{1}, {1}};
+  }
+}
+
+GemmFp8Config fp8_config(const Values& p, const Values& c) {
+  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
+  return {.block_M = i("block_M"),
+          .block_N = i("block_N"),
+          .block_K = 128,
+          .wgmma_N = i("wgmma_N"),
+          .num_stages = i("num_stages"),
+          .panel = i("panel"),
+          .raster_n = c.text("raster") == "n",
+          .tma_store = c.boolean("tma_store"),
+          .fast_accum = c.boolean("fast_accum"),
+          .scaling = fp8_scaling(p),
+          .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16};
+}
+GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
+
+std::int64_t fp8_tiles(const Values& p, const Values& c) {
+  return ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
+         ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
+}
+
+Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
+  if (p.integer("K") % 16 != 0)
+    return refuse("K=" + p.text("K") + " is not a multiple of 16: TMA copies the e4m3 rows of A and B (1 byte per "
+                  "element) in 16-byte units; pad K to a multiple of 16 (zeros add nothing)");
+  const GemmFp8Config cfg = fp8_config(p, c);
+  if (cfg.block_N % cfg.wgmma_N != 0)
+    return refuse("wgmma_N=" + c.text("wgmma_N") + " does not divide block_N=" + c.text("block_N") +
+                  ": each k block runs block_N / wgmma_N wgmma chains side by side; use wgmma_N <= block_N");
+  if (cfg.fast_accum && cfg.scaling == gemm_detail::kScaleBlock)
+    return refuse("fast_accum=true leaves all of K to the tensor cores' accumulator, but block scales change every "
+                  "128 k and must multiply each k block's partial sums: set fast_accum=false, or use scaling=tensor "
+                  "or row");
+  // A consumer thread holds block_N / 2 accumulators, plus wgmma_N / 2 partial sums when it promotes, in the 232
+  // registers setmaxnreg gives it (with ~30 for addresses and scales).
+  const auto regs = cfg.block_N / 2 + (cfg.fast_accum ? 0 : cfg.wgmma_N / 2);
+  if (regs > 200)
+    return refuse("block_N=" + c.text("block_N") + " with wgmma_N=" + c.text("wgmma_N") + " holds " +
+                  std::to_string(regs) + " accumulator registers per thread (block_N/2 + wgmma_N/2 partial sums), "
+                  "more than the 232 a consumer has beside its addresses: use wgmma_N=" +
+                  std::to_string(cfg.block_N / 2) + " (chains over half the tile), or fast_accum=true");
+  const auto c_bytes = static_cast<std::int64_t>(gemm_detail::out_bytes(cfg.out_dtype));
+  if (cfg.tma_store && (p.integer("N") * c_bytes) % 16 != 0)
+    return refuse("tma_store=true needs 16-byte rows of C for the tensor map (N a multiple of " +
+                  std::to_string(16 / c_bytes) + " for " + p.text("out_dtype") + "); N=" + p.text("N") +
+                  ": set tma_store=false");
+  const GemmFp8Plan plan = make_plan(cfg);
+  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x128 + " + c.text("block_N") +
+                     "x128 e4m3 tiles";
+  if (cfg.tma_store)
+    what += " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + p.text("out_dtype") +
+            " C staging tile (" + std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
+  return check_smem(plan.bytes, limits, what,
+                    cfg.tma_store ? "lower num_stages or block_N, or set tma_store=false" : "lower num_stages or block_N");
+}
+
+// float64 over the inputs as stored: sum over k of A[r,k] B[c,k] times the scales of (r, c, k's block).
+Result<std::vector<double>> fp8_reference(const Values& p, const ReferenceInputs& in, const std::string&,
+                                          const std::vector<std::int64_t>& idx) {
+  const HostTensor &A = in.tensor("A"), &B = in.tensor("B"), &SA = in.tensor("scale_A"), &SB = in.tensor("scale_B");
+  const std::int64_t N = p.integer("N"), K = p.integer("K"), KB = fp8_blocks(K);
+  const gemm_detail::Fp8Scaling mode = fp8_scaling(p);
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (auto i : idx) {
+    const std::int64_t r = i / N, c = i % N;
+    double total = 0;
+    for (std::int64_t kb = 0; kb < KB; ++kb) {
+      double s = 0;
+      for (std::int64_t k = kb * 128; k < std::min(K, kb * 128 + 128); ++k) s += A.at(r * K + k) * B.at(c * K + k);
+      if (mode == gemm_detail::kScaleBlock) s *= SA.at(r * KB + kb) * SB.at((c / 128) * KB + kb);
+      total += s;
+    }
+    if (mode == gemm_detail::kScaleRow) total *= SA.at(r) * SB.at(c);
+    if (mode == gemm_detail::kScaleTensor) total *= SA.at(0) * SB.at(0);
+    out.push_back(total);
+  }
+  return out;
+}
+
+// Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type, K with a partial
+// last k block (208, 144: 80 and 16 of its 128), N across three 128-column blocks of B (300).
+std::vector<std::map<std::string, std::string>> gemm_fp8_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  auto mnk = [](const char* m, const char* n, const char* k, const char* scaling, const char* out = "bf16") {
+    return KV{{"M", m}, {"N", n}, {"K", k}, {"scaling", scaling}, {"out_dtype", out}};
+  };
+  std::vector<KV> s = {mnk("257", "130", "256", "tensor"), mnk("257", "130", "256", "row"),
+                       mnk("257", "130", "384", "block"),  mnk("256", "256", "512", "block", "f32"),
+                       mnk("200", "136", "208", "row", "f32"), mnk("129", "300", "144", "block")};
+  if (full) {
+    for (const char* mode : {"tensor", "row", "block"})
+      s.insert(s.end(), {mnk("1", "1", "16", mode), mnk("513", "511", "1008", mode), mnk("513", "520", "1008", mode, "f32")});
+    // More tiles than a persistent grid has CTAs: each CTA walks several, both dimensions end in partial tiles.
+    s.insert(s.end(), {mnk("2113", "2312", "272", "block"), mnk("2113", "2312", "272", "tensor", "f32")});
+  }
+  return s;
+}
+
+KernelSpec gemm_fp8_spec() {
+  KernelSpec k;
+  k.name = "gemm.fp8";
+  k.family = "gemm";
+  k.summary = "Hopper FP8 GEMM: e4m3 wgmma k32, promotion into f32 per 128-k block, scales per tensor/row/128-block, "
+              "TMA 128B swizzle, persistent (C = sA*A * (sB*B)^T)";
+  k.source = "gemm/gemm_fp8.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.problem = gemm_fp8_problem();
+  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
+               ParamSpec::one_of("block_N", 256, {64, 128, 256}, "columns of C per tile"),
+               ParamSpec::one_of("wgmma_N", 128, {64, 128, 256},
+                                 "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
+                                 "promoted on its own, so the partial sums take wgmma_N/2 registers"),
+               ParamSpec::integer("num_stages", 4, 2, 8, "TMA pipeline depth (block_K = 128 per stage)"),
+               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
+               ParamSpec::enumeration("raster", "m", {"m", "n"},
+                                      "raster order: m = panels of tile rows walked column by column (CTAs share A "
+                                      "rows in L2); n = panels of tile columns walked row by row (they share B)"),
+               ParamSpec::boolean("tma_store", false,
+                                  "epilogue through smem + TMA stores overlapping the next tile (needs 16-byte rows "
+                                  "of C and the staging tile's shared memory)"),
+               ParamSpec::boolean("fast_accum", false,
+                                  "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not "
+                                  "with block scales)")}};
+  k.can_implement = check_fp8;
+  k.test_problems = gemm_fp8_test_problems;
+  // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, the
+  // TMA-store epilogue with fewer stages.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"wgmma_N", "256"}, {"fast_accum", "true"}},
+        {{"block_M", "64"}, {"block_N", "64"}, {"wgmma_N", "64"}, {"raster", "n"}},
+        {{"block_N", "128"}, {"wgmma_N", "64"}, {"num_stages", "6"}},
+        {{"tma_store", "true"}, {"num_stages", "3"}}};
+  };
+  k.flops = [](const Values& p) {
+    return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
+  };
+  k.min_bytes = [](const Values& p) {
+    const double M = static_cast<double>(p.integer("M")), N = static_cast<double>(p.integer("N")),
+                 K = static_cast<double>(p.integer("K"));
+    const auto [sa, sb] = fp8_scale_shapes(p);
+    double scales = 0;
+    for (const auto* shape : {&sa, &sb}) {
+      double n = 1;
+      for (auto d : *shape) n *= static_cast<double>(d);
+      scales += 4 * n;
+    }
+    return M * K + N * K + scales + M * N * (p.text("out_dtype") == "f32" ? 4.0 : 2.0);
+  };
+  k.reference = fp8_reference;
+  // Entries are sums of K products of e4m3 values in [-2, 2) (variance 4/3 each) times scales in [0.5, 2): a bf16 C
+  // is rounded to 2^-9 of entries up to about 24 sqrt(K). An f32 C carries the tensor cores' own rounding of each
+  // k block's sum (DeepSeek-V3 reports about 14 bits kept), far below a wrong scale's error (a factor of up to 16).
+  k.tolerance = [](const Values& p, DType) {
+    const double K = static_cast<double>(p.integer("K"));
+    return p.text("out_dtype") == "f32" ? Tolerance{2e-3, 0.01 * std::sqrt(K)} : Tolerance{1e-2, 0.1 * std::sqrt(K)};
+  };
+  k.probes = gemm_fp8_probe_names();
+  // Per warp and k block: the producer's two regions (begin + end each), or a consumer's wait, wgmma and promote
+  // regions and its release instant; plus an epilogue per tile; k blocks = the tiles of the busiest CTA x ceil(K/128).
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    const auto tiles = fp8_tiles(p, c);
+    const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count, 1));
+    const auto per_block = (tiles + grid - 1) / grid;
+    return static_cast<std::uint32_t>(7 * per_block * fp8_blocks(p.integer("K")) + 2 * per_block + 64);
+  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(fp8_config(p, c)); };
+  // Persistent: one CTA per SM at most, capped at the tile count.
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(fp8_tiles(p, c), std::max(l.sm_count, 1)));
+    g.persistent = true;
+    g.block.x = static_cast<std::uint32_t>(fp8_config(p, c).threads());
+    g.dynamic_smem = static_cast<std::uint32_t>(fp8_plan(p, c).bytes);
+    return g;
+  };
+  // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, C, M, N, K); A and B are reached only through their
+  // tensor maps, boxes (128 k, block_M rows) and (128 k, block_N rows). Inputs are random e4m3 in [-2, 2) and
+  // random scales in [0.5, 2), so that a scale taken from the wrong row, column or block shows.
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+    const GemmFp8Plan plan = fp8_plan(p, c);
+    const auto [sa, sb] = fp8_scale_shapes(p);
+    const DType out = p.text("out_dtype") == "f32" ? DType::f32 : DType::bf16;
+    ArgSpec a = ArgSpec::tensor("A", DType::e4m3, {M, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
+    ArgSpec b = ArgSpec::tensor("B", DType::e4m3, {N, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2});
+    a.is_param = b.is_param = false;
+    const int swizzle = swizzle_bytes(SmemSwizzle::b128);
+    auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
+    std::vector<ArgSpec> args = {a, b, ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
+                                 ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
+                                 // Without tma_store the kernel never reads tma_C (C's rows need not be 16-byte
+                                 // multiples): a valid map of A takes its place.
+                                 c.boolean("tma_store") ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                                                        : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
+                                 ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
+                                 ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4}),
+                                 ArgSpec::tensor("C", out, {M, N}, ArgRole::out)};
+    for (auto& s : sizes(p)) args.push_back(std::move(s));
+    return args;
+  };
+  // The plan's tiles as TMA writes them and wgmma reads them, a consumer's accumulator and one chain's partial sums
+  // (the wgmma D atoms), and the C staging tile of one consumer warpgroup.
+  k.layouts = [](const Values& p, const Values& c) {
+    const GemmFp8Config cfg = fp8_config(p, c);
+    const GemmFp8Plan plan = make_plan(cfg);
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, "e4m3")}, {"smem_B", memory_spec(plan.smem_B, "e4m3")}};
+    auto fragment = [&](const char* name, const Fragment& f, int n) {
+      if (auto spec = fragment_spec(f, "wgmma.m64n" + std::to_string(n) + "k32.f32.C")) l.push_back({name, *spec});
+    };
+    fragment("wgmma_C", plan.acc, cfg.block_N);
+    if (!cfg.fast_accum) fragment("wgmma_part", plan.chunk, cfg.wgmma_N);
+    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, p.text("out_dtype"))});
+    return l;
+  };
+  return k;
+}
 }  // namespace
 
-std::vector<KernelSpec> gemm_tc_kernels() { return {gemm_mma_spec(), gemm_wgmma_spec()}; }
+std::vector<KernelSpec> gemm_tc_kernels() { return {gemm_mma_spec(), gemm_wgmma_spec(), gemm_fp8_spec()}; }
 
 }  // namespace tl

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# gemm.fp8 on the H100, one device run: the quick correctness matrix, the timings at issue 21's anchor shapes
+# (gemm_fp8.lua, one worker), torch._scaled_mm (cuBLASLt) at the same shapes in the same run, then the --full matrix.
+# A self-contained bundle DIR (the device runs the session's checkout, so everything travels in DIR):
+#   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_fp8.lua,fp8_torch.py,gemm_fp8_device.sh} DIR
+#   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU: tilelab test --kernel
+#   gemm.fp8 --full; GEMM_COMPILE_ONLY=1 tilelab run tests/perf/gemm_fp8.lua)
+# then on the device: bash DIR/gemm_fp8_device.sh. FULL=0 skips the --full matrix; GEMM_CONFIGS / GEMM_SHAPES pass
+# through to gemm_fp8.lua.
+D=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$D/lib TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_fp8 TILELAB_DB=/tmp/tl_fp8.db
+mkdir -p $TILELAB_CACHE_DIR && tar xJf $D/cache.tar.xz -C $TILELAB_CACHE_DIR
+T=$D/tilelab
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+t0=$(date +%s)
+timeout 150 $T test --kernel gemm.fp8 --timeout 5 --junit $OUT/test_quick.xml > $OUT/test_quick.txt 2>&1
+rc=$?
+echo "quick rc=$rc $(( $(date +%s) - t0 ))s: $(tail -2 $OUT/test_quick.txt | head -1)"
+grep -E " FAIL " $OUT/test_quick.txt | head -8 | cut -c1-260
+t1=$(date +%s)
+OUT=$OUT timeout 300 $T run --launch-timeout 10 --allow-write $OUT $D/gemm_fp8.lua > $OUT/bench.txt 2>&1
+echo "bench rc=$? $(( $(date +%s) - t1 ))s"
+t2=$(date +%s)
+timeout 120 python3 $D/fp8_torch.py > $OUT/torch.txt 2>&1
+echo "torch rc=$? $(( $(date +%s) - t2 ))s"
+if [ "${FULL:-1}" = 1 ] && [ $rc = 0 ]; then
+  t3=$(date +%s)
+  timeout 200 $T test --kernel gemm.fp8 --full --timeout 5 --junit $OUT/test_full.xml > $OUT/test_full.txt 2>&1
+  echo "full rc=$? $(( $(date +%s) - t3 ))s: $(tail -2 $OUT/test_full.txt | head -1)"
+  grep -E " FAIL " $OUT/test_full.txt | head -8 | cut -c1-260
+fi
+nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+grep -vE "^ *$" $OUT/bench.txt | cut -c1-110
+grep -E "TFLOP|unavailable|torch " $OUT/torch.txt | sed -E 's/torch._scaled_mm //' | cut -c1-110
