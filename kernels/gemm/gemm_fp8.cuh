@@ -114,6 +114,10 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
     setmaxnreg_dec<40>();
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
+      if (tid == 0) {
+        prefetch_tensormap(&tma_a);
+        prefetch_tensormap(&tma_b);
+      }
       int it = 0;
       for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         const GemmTile tile = gemm_raster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n);

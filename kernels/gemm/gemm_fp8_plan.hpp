@@ -42,10 +42,10 @@ struct GemmFp8Config {
   int block_N = 256;   // columns of C per tile
   int block_K = 128;   // one 128-byte swizzle row of e4m3 per tile row, and one k block of the block scales
   int wgmma_N = 128;   // columns of one chain of wgmma (the partial sums promoted at once): block_N or a part of it
-  int num_stages = 4;  // TMA pipeline depth
+  int num_stages = 3;  // TMA pipeline depth
   int panel = 16;      // grouped raster: tile rows (columns) walked together
   bool raster_n = false;
-  bool tma_store = false;   // the epilogue stages C in shared memory and stores it with TMA
+  bool tma_store = true;    // the epilogue stages C in shared memory and stores it with TMA
   bool fast_accum = false;  // wgmma accumulates all of K itself: no promotion (cuBLASLt's FAST_ACCUM)
   gemm_detail::Fp8Scaling scaling = gemm_detail::kScaleTensor;
   gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;

@@ -2,13 +2,17 @@
 -- tilelab run tests/perf/gemm_fp8.lua (a GPU); one table row per run; every record to $OUT/gemm_fp8.json when OUT is
 -- set. The first run of each (scaling, config) is checked against the float64 reference (sampled), the rest are timed
 -- only. GEMM_COMPILE_ONLY=1: compile every case (no GPU needed; fills the kernel cache a GPU machine can reuse).
--- GEMM_CONFIGS=i,j,...: only those entries of `configs`; GEMM_SHAPES likewise for `shapes`.
+-- GEMM_CONFIGS=i,j,...: only those entries of `configs`; GEMM_SHAPES and GEMM_SMALL likewise for `shapes` and
+-- `small_configs`.
 local rep = tonumber(os.getenv("GEMM_REP") or "30")
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
-                {M = 128, N = 7168, K = 2048}, {M = 16384, N = 16384, K = 4096}}
-local configs = {{}, {tma_store = true, num_stages = 3}, {block_N = 128, num_stages = 6},
-                 {fast_accum = true, wgmma_N = 256}, {block_M = 64, block_N = 128},
-                 {block_M = 64, block_N = 64, wgmma_N = 64}}
+                {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096}}
+-- Large shapes: the defaults (128 x 256 tiles, 128-column chains, TMA-store epilogue, 3 stages), fast accumulation,
+-- the raster. M = 128: smaller tiles (more CTAs) and deeper pipelines.
+local configs = {{}, {fast_accum = true, wgmma_N = 256}, {fast_accum = true}, {panel = 8}, {raster = "n"},
+                 {panel = 32}}
+local small_configs = {{}, {block_M = 64, block_N = 128, num_stages = 8}, {block_M = 64, block_N = 128, num_stages = 5},
+                       {block_N = 128, num_stages = 6}, {block_M = 64, block_N = 64, wgmma_N = 64, num_stages = 8}}
 local function pick(list, env)
   local only = os.getenv(env)
   if not only then return list end
@@ -16,7 +20,7 @@ local function pick(list, env)
   for i in only:gmatch("%d+") do out[#out + 1] = list[tonumber(i)] end
   return out
 end
-shapes, configs = pick(shapes, "GEMM_SHAPES"), pick(configs, "GEMM_CONFIGS")
+shapes, configs, small_configs = pick(shapes, "GEMM_SHAPES"), pick(configs, "GEMM_CONFIGS"), pick(small_configs, "GEMM_SMALL")
 local function text(t)
   local keys = {}
   for k in pairs(t) do keys[#keys + 1] = k end
@@ -29,7 +33,7 @@ local k = tl.kernel("gemm.fp8")
 local cases = {}
 for _, s in ipairs(shapes) do
   for _, scaling in ipairs({"tensor", "row", "block"}) do
-    for _, c in ipairs(configs) do
+    for _, c in ipairs(s.small and small_configs or configs) do
       local p = {M = s.M, N = s.N, K = s.K, scaling = scaling}
       if k:can_implement(p, c) then cases[#cases + 1] = {p, c} end
     end

@@ -29,6 +29,10 @@ if [ "${FULL:-1}" = 1 ] && [ $rc = 0 ]; then
   echo "full rc=$? $(( $(date +%s) - t3 ))s: $(tail -2 $OUT/test_full.txt | head -1)"
   grep -E " FAIL " $OUT/test_full.txt | head -8 | cut -c1-260
 fi
+# The probe build: a recorded timeline (its region statistics) and the probe overhead at 4096^3, block scales.
+timeout 60 $T timeline gemm.fp8 --problem M=4096,N=4096,K=4096,scaling=block --out $OUT/timeline.json --stats \
+  > $OUT/timeline.txt 2>&1
+echo "timeline rc=$?"; grep -vE "^ *$" $OUT/timeline.txt | head -16 | cut -c1-120
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 grep -vE "^ *$" $OUT/bench.txt | cut -c1-110
 grep -E "TFLOP|unavailable|torch " $OUT/torch.txt | sed -E 's/torch._scaled_mm //' | cut -c1-110
