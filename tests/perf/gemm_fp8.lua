@@ -7,12 +7,10 @@
 local rep = tonumber(os.getenv("GEMM_REP") or "30")
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
                 {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096}}
--- Large shapes: the defaults (128 x 256 tiles, 128-column chains, TMA-store epilogue, 3 stages), fast accumulation,
--- the raster. M = 128: smaller tiles (more CTAs) and deeper pipelines.
-local configs = {{}, {fast_accum = true, wgmma_N = 256}, {fast_accum = true}, {panel = 8}, {raster = "n"},
-                 {panel = 32}}
-local small_configs = {{}, {block_M = 64, block_N = 128, num_stages = 8}, {block_M = 64, block_N = 128, num_stages = 5},
-                       {block_N = 128, num_stages = 6}, {block_M = 64, block_N = 64, wgmma_N = 64, num_stages = 8}}
+-- Large shapes: the defaults (128 x 256 tiles, 128-column chains, TMA-store epilogue, 3 stages) and fast accumulation
+-- (no promotion; tensor and row scales only). M = 128: smaller tiles (more CTAs) and deeper pipelines.
+local configs = {{}, {fast_accum = true, wgmma_N = 256}}
+local small_configs = {{}, {block_M = 64, block_N = 128, num_stages = 8}, {block_M = 64, block_N = 128, num_stages = 5}}
 local function pick(list, env)
   local only = os.getenv(env)
   if not only then return list end

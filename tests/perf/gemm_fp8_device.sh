@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gemm.fp8 on the H100, one device run: the quick correctness matrix, the timings at issue 21's anchor shapes
-# (gemm_fp8.lua, one worker), torch._scaled_mm (cuBLASLt) at the same shapes in the same run, then the --full matrix.
+# (gemm_fp8.lua, one worker) between two runs of torch._scaled_mm (cuBLASLt) at the same shapes, then the --full
+# matrix and a recorded timeline.
 # A self-contained bundle DIR (the device runs the session's checkout, so everything travels in DIR):
 #   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_fp8.lua,fp8_torch.py,gemm_fp8_device.sh} DIR
 #   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU: tilelab test --kernel
@@ -15,18 +16,19 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw -
 t0=$(date +%s)
 timeout 150 $T test --kernel gemm.fp8 --timeout 5 --junit $OUT/test_quick.xml > $OUT/test_quick.txt 2>&1
 rc=$?
-echo "quick rc=$rc $(( $(date +%s) - t0 ))s: $(tail -2 $OUT/test_quick.txt | head -1)"
+echo "quick rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E 'passed, ' $OUT/test_quick.txt)"
 grep -E " FAIL " $OUT/test_quick.txt | head -8 | cut -c1-260
 t1=$(date +%s)
+timeout 120 python3 $D/fp8_torch.py > $OUT/torch_before.txt 2>&1
 OUT=$OUT timeout 300 $T run --launch-timeout 10 --allow-write $OUT $D/gemm_fp8.lua > $OUT/bench.txt 2>&1
 echo "bench rc=$? $(( $(date +%s) - t1 ))s"
 t2=$(date +%s)
 timeout 120 python3 $D/fp8_torch.py > $OUT/torch.txt 2>&1
-echo "torch rc=$? $(( $(date +%s) - t2 ))s"
+echo "torch rc=$? $(( $(date +%s) - t2 ))s (torch_before.txt: the same before the bench)"
 if [ "${FULL:-1}" = 1 ] && [ $rc = 0 ]; then
   t3=$(date +%s)
   timeout 200 $T test --kernel gemm.fp8 --full --timeout 5 --junit $OUT/test_full.xml > $OUT/test_full.txt 2>&1
-  echo "full rc=$? $(( $(date +%s) - t3 ))s: $(tail -2 $OUT/test_full.txt | head -1)"
+  echo "full rc=$? $(( $(date +%s) - t3 ))s: $(grep -E 'passed, ' $OUT/test_full.txt)"
   grep -E " FAIL " $OUT/test_full.txt | head -8 | cut -c1-260
 fi
 # The probe build: a recorded timeline (its region statistics) and the probe overhead at 4096^3, block scales.
@@ -35,4 +37,6 @@ timeout 60 $T timeline gemm.fp8 --problem M=4096,N=4096,K=4096,scaling=block --o
 echo "timeline rc=$?"; grep -vE "^ *$" $OUT/timeline.txt | head -16 | cut -c1-120
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 grep -vE "^ *$" $OUT/bench.txt | cut -c1-110
-grep -E "TFLOP|unavailable|torch " $OUT/torch.txt | sed -E 's/torch._scaled_mm //' | cut -c1-110
+for f in torch_before torch; do
+  echo "== $f"; grep -E "TFLOP|unavailable|torch " $OUT/$f.txt | sed -E 's/torch._scaled_mm //' | cut -c1-110
+done

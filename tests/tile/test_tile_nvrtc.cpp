@@ -251,6 +251,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) toolkit_forms(const __grid_
   tma_store_wait_all();
   prefetch_tensormap(&map);
   cp_async_16(s, out, 16);
+  cp_async_4(s + 16, out);
+  cp_async_mbar_arrive(b);
   cp_async_commit();
   cp_async_wait<0>();
   unsigned r[4];
@@ -313,7 +315,8 @@ TEST(TileNvrtc, DeviceToolkitEmitsEveryInstruction) {
         "barrier.cluster.wait.acquire", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
         "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64", "mapa.shared::cluster.u32",
         "%cluster_ctarank", "fence.proxy.async.shared::cta", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0",
-        "cp.async.bulk.wait_group 0", "prefetch.tensormap", "cp.async.cg.shared.global", "cp.async.commit_group",
+        "cp.async.bulk.wait_group 0", "prefetch.tensormap", "cp.async.cg.shared.global", "cp.async.ca.shared.global",
+        "cp.async.mbarrier.arrive.noinc.shared::cta.b64", "cp.async.commit_group",
         "cp.async.wait_group 0", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
         "stmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
