@@ -22,14 +22,14 @@
 // Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
 //   [num_stages x A tile: smem_A, block_M rows x 128 e4m3, 128 B per row, TMA SWIZZLE_128B]
 //   [num_stages x B tile: smem_B, block_N rows x 128 e4m3, likewise]
-//   [block scaling: num_stages x scale slot smem_sf, block_M f32 of scale_A, then 1 or 2 f32 of scale_B]
 //   [tma_store: consumers x C staging tile smem_C, 64 rows x block_N (gemm_store.cuh)]
+//   [block scaling: num_stages x scale slot, block_M f32 of scale_A, then 1 or 2 f32 of scale_B, 16-byte padded]
 //   [num_stages full barriers][num_stages empty barriers]
 // The wgmma descriptors start at the plan's layouts at (row, k) = (64 c, 32 kk) for A and (wgmma_N j, 32 kk) for
 // chain j of B: rows that start a swizzle atom, where the offset is the unswizzled one the descriptor wants.
 //
 // Block scales travel with their k block: the producer warp's 32 lanes copy the tile's block_M scale_A and its one or
-// two scale_B of the stage's k block into the stage's scale slot (smem_sf) with 4-byte cp.async, each lane then
+// two scale_B of the stage's k block into the stage's scale slot with 4-byte cp.async, each lane then
 // arriving on the stage's full barrier once its copies have landed (cp.async.mbarrier.arrive), so the consumers wait
 // for one barrier and read their scales from shared memory. (Read by the consumers from global memory instead, one
 // k block ahead, they cost block scaling 15% against row scaling on the H100: a load in flight holds up the next

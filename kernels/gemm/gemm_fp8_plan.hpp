@@ -82,7 +82,7 @@ struct GemmFp8Plan : GemmAccStorePlan {
   // of the tile's sf_b_blocks 128-column blocks of B; padded to 16 bytes.
   int sf_stage_bytes = 0;
   int sf_b_blocks = 1;
-  int a_offset = 0, b_offset = 0, sf_offset = 0, c_offset = 0;
+  int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
   int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
   int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
 
@@ -108,11 +108,13 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) {
   p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
   p.sf_b_blocks = c.block_N > p.scale_block ? c.block_N / p.scale_block : 1;
   p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock ? (4 * (c.block_M + p.sf_b_blocks) + 15) / 16 * 16 : 0;
+  // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
+  // its boxes 1024-byte aligned); the scale slots and barriers after them.
   p.a_offset = 0;
   p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
-  p.sf_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
-  p.c_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
-  p.full_bar_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
+  p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
+  p.sf_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
+  p.full_bar_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
   p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
   p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
 
