@@ -9,6 +9,7 @@
 
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "library.hpp"
+#include "tests/kernels/swizzle128_checks.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"
@@ -19,6 +20,8 @@ namespace {
 using gemm_detail::kOutBf16;
 using gemm_detail::kOutF16;
 using gemm_detail::kOutF32;
+using test::expect_bijective_chunks;
+using test::tma_sw128;
 
 // Every shape the spec accepts (num_stages only moves offsets: 3 here, the bytes test varies it).
 std::vector<GemmWgmmaConfig> all_configs() {
@@ -35,10 +38,6 @@ std::vector<GemmWgmmaConfig> all_configs() {
 }
 
 std::string describe(const GemmWgmmaConfig& c) { return name_expression(c); }
-
-// CU_TENSOR_MAP_SWIZZLE_128B: in every 1024-byte block, the 16-byte chunk index (address bits 4-6) is XORed with
-// the 128-byte row index (bits 7-9). `linear` is where the element would be without the swizzle, from an aligned base.
-int tma_sw128(int linear) { return linear ^ (((linear >> 7) & 7) << 4); }
 
 // [SECTION] shared-memory tiles
 
@@ -79,27 +78,6 @@ TEST(GemmWgmmaPlan, TilesAreWhatTmaSwizzle128BWrites) {
         ASSERT_EQ(p.c_bytes * p.smem_C(r, col), (col / cols) * sub_stride + tma_sw128(r * 128 + p.c_bytes * (col % cols)))
             << "row " << r << " col " << col;
   }
-}
-
-// Each tile fills [0, cosize) once, and a 16-byte chunk along the contiguous dimension (what one TMA row segment,
-// one st.shared.v2 pair or one wgmma core-matrix row moves) stays 16 contiguous bytes.
-void expect_bijective_chunks(const SwizzledLayout& l, int rows, int cols, int elem_bytes, bool rows_contiguous) {
-  std::vector<int> seen(static_cast<size_t>(l.cosize()), 0);
-  ASSERT_EQ(l.cosize(), rows * cols);
-  const int chunk = 16 / elem_bytes;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) {
-      const int off = l(r, c);
-      ASSERT_GE(off, 0);
-      ASSERT_LT(off, rows * cols);
-      ++seen[static_cast<size_t>(off)];
-      const int along = rows_contiguous ? r : c;
-      if (along % chunk != 0) {
-        const int prev = rows_contiguous ? l(r - 1, c) : l(r, c - 1);
-        EXPECT_EQ(off, prev + 1) << "(" << r << ", " << c << ") leaves its 16-byte chunk";
-      }
-    }
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), rows * cols);
 }
 
 TEST(GemmWgmmaPlan, TilesAreBijectionsOfWhole16ByteChunks) {
