@@ -53,9 +53,10 @@ namespace tl {
 
 // Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1): GemmFp8Probe, the spec's `probes`.
 // Stage = pipeline stage, aux = pipeline iteration (epilogue: the tile). Warp 0 (the producer warp) marks its
-// empty-barrier waits and TMA issues; the first warp of each consumer warpgroup, for the whole warpgroup, its
-// full-barrier waits, its k block of wgmma (from the full barrier to the last chain's completion, the promotions of
-// the chains before it included), the promotion of the last chain, its release of the stage, and its epilogues.
+// empty-barrier waits and TMA issues (with the scale copies); the first warp of each consumer warpgroup, for the
+// whole warpgroup, its full-barrier waits, its k block of wgmma (from the full barrier to the last chain's
+// completion, the promotions of the chains before it included), the promotion of the last chain, its release of
+// the stage, and its epilogues.
 template <GemmFp8Config CFG>
 __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_fp8(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
@@ -116,8 +117,9 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
   const int n_blocks = (N + P.scale_block - 1) / P.scale_block;
 
   if (wg == 0) {
-    // Producer warpgroup: give registers to the consumers; its first warp waits on the empty barriers and one
-    // elected lane issues the TMA loads (a whole warp, so the warp-collective probe marks can record it).
+    // Producer warpgroup: give registers to the consumers; its first warp waits on the empty barriers, one elected
+    // lane issues the TMA loads and, with block scales, all 32 lanes copy the stage's scales (a whole warp also so
+    // that the warp-collective probe marks can record it).
     setmaxnreg_dec<40>();
     if (tid < 32) {
       TL_PROBE_WARP_INIT();

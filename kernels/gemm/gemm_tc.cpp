@@ -304,6 +304,17 @@ Status check_tma_store(const Values& p, const Values& c) {
   return Status::success();
 }
 
+// The persistent Hopper GEMMs' schedule parameters (gemm.wgmma, gemm.fp8): tile order and epilogue.
+std::vector<ParamSpec> hopper_schedule_params() {
+  return {ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
+          ParamSpec::enumeration("raster", "m", {"m", "n"},
+                                 "raster order: m = panels of tile rows walked column by column (CTAs share A "
+                                 "rows in L2); n = panels of tile columns walked row by row (they share B)"),
+          ParamSpec::enumeration("tma_store", "auto", {"auto", "true", "false"},
+                                 "epilogue through smem + TMA stores overlapping the next tile (auto: for a 16-bit C "
+                                 "with 16-byte rows; an f32 C stores from registers)")};
+}
+
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -367,18 +378,12 @@ KernelSpec gemm_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
                ParamSpec::one_of("block_N", 256, {128, 256}, "columns of C per tile (the wgmma N)"),
-               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)"),
-               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
-               ParamSpec::enumeration("raster", "m", {"m", "n"},
-                                      "raster order: m = panels of tile rows walked column by column (CTAs share A "
-                                      "rows in L2); n = panels of tile columns walked row by row (they share B)"),
-               ParamSpec::enumeration("tma_store", "auto", {"auto", "true", "false"},
-                                      "epilogue through smem + TMA stores overlapping the next tile (auto: for a 16-bit C "
-                                      "with 16-byte rows; an f32 C stores from registers)"),
-               ParamSpec::one_of("cluster_M", 1, {1, 2},
-                                 "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"),
-               ParamSpec::one_of("cluster_N", 1, {1, 2},
-                                 "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)")}};
+               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
+  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  k.config.params.push_back(ParamSpec::one_of(
+      "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
+  k.config.params.push_back(ParamSpec::one_of(
+      "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
@@ -562,14 +567,15 @@ Result<std::vector<double>> fp8_reference(const Values& p, const ReferenceInputs
   return out;
 }
 
-// Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type, K with a partial
-// last k block (208, 144: 80 and 16 of its 128), N across three 128-column blocks of B (300).
+// Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type (the first with both
+// left at their defaults), K with a partial last k block (208, 144: 80 and 16 of its 128), N across three 128-column
+// blocks of B (300).
 std::vector<std::map<std::string, std::string>> gemm_fp8_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto mnk = [](const char* m, const char* n, const char* k, const char* scaling, const char* out = "bf16") {
     return KV{{"M", m}, {"N", n}, {"K", k}, {"scaling", scaling}, {"out_dtype", out}};
   };
-  std::vector<KV> s = {mnk("257", "130", "256", "tensor"), mnk("257", "130", "256", "row"),
+  std::vector<KV> s = {{{"M", "257"}, {"N", "130"}, {"K", "256"}}, mnk("257", "130", "256", "row"),
                        mnk("257", "130", "384", "block"),  mnk("256", "256", "512", "block", "f32"),
                        mnk("200", "136", "208", "row", "f32"), mnk("129", "300", "144", "block")};
   if (full) {
@@ -596,17 +602,10 @@ KernelSpec gemm_fp8_spec() {
                ParamSpec::one_of("wgmma_N", 128, {64, 128, 256},
                                  "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
                                  "promoted on its own, so the partial sums take wgmma_N/2 registers"),
-               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 per stage)"),
-               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
-               ParamSpec::enumeration("raster", "m", {"m", "n"},
-                                      "raster order: m = panels of tile rows walked column by column (CTAs share A "
-                                      "rows in L2); n = panels of tile columns walked row by row (they share B)"),
-               ParamSpec::enumeration("tma_store", "auto", {"auto", "true", "false"},
-                                      "epilogue through smem + TMA stores overlapping the next tile (auto: for a bf16 C "
-                                      "with 16-byte rows; an f32 C stores from registers)"),
-               ParamSpec::boolean("fast_accum", false,
-                                  "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not "
-                                  "with block scales)")}};
+               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 per stage)")}};
+  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  k.config.params.push_back(ParamSpec::boolean(
+      "fast_accum", false, "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not with block scales)"));
   k.can_implement = check_fp8;
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct

@@ -12,7 +12,7 @@
 
 #include "gemm/gemm_fp8_plan.hpp"
 #include "library.hpp"
-#include "tests/kernels/swizzle128_checks.hpp"
+#include "tests/kernels/gemm_plan_checks.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"
@@ -26,6 +26,7 @@ using gemm_detail::kScaleBlock;
 using gemm_detail::kScaleRow;
 using gemm_detail::kScaleTensor;
 using test::expect_bijective_chunks;
+using test::Region;
 using test::tma_sw128;
 using KV = std::map<std::string, std::string>;
 
@@ -61,14 +62,14 @@ TEST(GemmFp8Plan, TilesAreWhatTmaSwizzle128BWrites) {
       for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_A(r, k), tma_sw128(r * 128 + k)) << "A row " << r << " k " << k;
     for (int n = 0; n < c.block_N; ++n)
       for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_B(n, k), tma_sw128(n * 128 + k)) << "B row " << n << " k " << k;
-    const int cols = p.box_C.inner, sub_stride = p.c_bytes * p.smem_C(0, cols);
-    for (int r = 0; r < 64; ++r)
-      for (int col = 0; col < c.block_N; ++col)
-        ASSERT_EQ(p.c_bytes * p.smem_C(r, col), (col / cols) * sub_stride + tma_sw128(r * 128 + p.c_bytes * (col % cols)))
-            << "C row " << r << " col " << col;
-    expect_bijective_chunks(p.smem_A, c.block_M, c.block_K, p.in_bytes, false);
-    expect_bijective_chunks(p.smem_B, c.block_N, c.block_K, p.in_bytes, false);
-    expect_bijective_chunks(p.smem_C, 64, c.block_N, p.c_bytes, false);
+    test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
+    struct Tile {
+      const SwizzledLayout& layout;
+      int rows, cols, elem_bytes;
+    };
+    for (const Tile& t : {Tile{p.smem_A, c.block_M, c.block_K, 1}, Tile{p.smem_B, c.block_N, c.block_K, 1},
+                          Tile{p.smem_C, 64, c.block_N, p.c_bytes}})
+      expect_bijective_chunks(t.layout, t.rows, t.cols, t.elem_bytes, false);
   }
 }
 
@@ -80,12 +81,11 @@ TEST(GemmFp8Plan, DescriptorsAndChainStartsAreCanonical) {
   for (const GemmFp8Config& c : all_configs()) {
     SCOPED_TRACE(describe(c));
     const GemmFp8Plan p = make_plan(c);
-    EXPECT_EQ(p.a_sbo, 1024);
-    EXPECT_EQ(p.b_sbo, 1024);
-    EXPECT_EQ(p.a_lbo, 16);
-    EXPECT_EQ(p.b_lbo, 16);
-    EXPECT_EQ(p.smem_A(0, 32), 32);
-    EXPECT_EQ(p.smem_B(0, 32), 32);
+    for (const auto& [sbo, lbo] : {std::pair{p.a_sbo, p.a_lbo}, std::pair{p.b_sbo, p.b_lbo}}) {
+      EXPECT_EQ(sbo, 1024);
+      EXPECT_EQ(lbo, 16);
+    }
+    EXPECT_EQ(p.smem_A(0, 32) + p.smem_B(0, 32), 2 * 32);
     for (int kk = 0; kk < c.block_K / 32; ++kk) {
       for (int wg = 0; wg < c.consumers(); ++wg) {
         EXPECT_EQ(p.smem_A(64 * wg, 32 * kk), wg * p.smem_A(64, 0) + 32 * kk);
@@ -158,29 +158,21 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       } else {
         EXPECT_EQ(p.sf_stage_bytes, 0);
       }
-      struct Region {
-        int begin, end;
-      };
-      // TMA boxes (loads and stores) with SWIZZLE_128B start 1024-byte aligned.
-      std::vector<Region> regions;
+      // TMA boxes (loads and stores) with SWIZZLE_128B start 1024-byte aligned; the scale slots and barriers follow.
+      std::vector<Region> tiles, others;
       for (int s = 0; s < stages; ++s) {
-        regions.push_back({p.a_offset + s * p.a_stage_bytes, p.a_offset + (s + 1) * p.a_stage_bytes});
-        regions.push_back({p.b_offset + s * p.b_stage_bytes, p.b_offset + (s + 1) * p.b_stage_bytes});
+        tiles.push_back({p.a_offset + s * p.a_stage_bytes, p.a_offset + (s + 1) * p.a_stage_bytes});
+        tiles.push_back({p.b_offset + s * p.b_stage_bytes, p.b_offset + (s + 1) * p.b_stage_bytes});
       }
       for (int wg = 0; wg < c.consumers() && c.tma_store; ++wg)
-        regions.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
-      for (const Region& r : regions) EXPECT_EQ(r.begin % p.align, 0) << r.begin;
+        tiles.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
       for (int s = 0; s < stages && c.scaling == kScaleBlock; ++s)
-        regions.push_back({p.sf_offset + s * p.sf_stage_bytes, p.sf_offset + (s + 1) * p.sf_stage_bytes});
+        others.push_back({p.sf_offset + s * p.sf_stage_bytes, p.sf_offset + (s + 1) * p.sf_stage_bytes});
       EXPECT_EQ(p.sf_offset % 16, 0);  // cp.async of 4 bytes needs 4; the slots stay 16-byte aligned
-      regions.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
-      regions.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
+      others.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
+      others.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
       EXPECT_EQ(p.full_bar_offset % 8, 0);
-      std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
-      for (size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].end, regions[i].begin);
-      EXPECT_EQ(regions.front().begin, 0);
-      // Dynamic shared memory starts 16-byte aligned: the base may move up to align - 16 bytes.
-      EXPECT_GE(p.bytes, regions.back().end + p.align - 16);
+      test::expect_disjoint_regions(tiles, others, p.align, p.bytes);
       // What one stage's full barrier expects: one box of A and one of B, rows of 128 bytes.
       EXPECT_EQ(p.box_A.inner * p.box_A.outer, p.a_stage_bytes);
       EXPECT_EQ(p.box_B.inner * p.box_B.outer, p.b_stage_bytes);
@@ -244,20 +236,13 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},
       {{{"out_dtype", "f32"}}, {}}};
-  std::set<std::string> names, keys;
-  JitOptions opt;
-  opt.arch = "sm_90a";
-  for (const auto& [problem, config] : variants) {
-    const KernelInstance k = instance(problem, config);
-    names.insert(k.name_expression);
-    keys.insert(test::scratch_jit().cache_key(compile_request(k, opt)).value());
-  }
-  EXPECT_EQ(names.size(), variants.size());
-  EXPECT_EQ(keys.size(), variants.size());
+  test::expect_distinct_names_and_keys(fp8_spec(), variants);
   EXPECT_EQ(instance({}, {}).name_expression,
             "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
             ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
             ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16}>");
+  JitOptions opt;
+  opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order).
   const auto compiled =
       test::scratch_jit().compile(compile_request(instance({{"scaling", "block"}}, {{"block_M", "64"}}), opt));
