@@ -436,7 +436,7 @@ KernelSpec gemm_wgmma_spec() {
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
                               tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
-                                                     : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
+                                                 : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
@@ -456,7 +456,6 @@ KernelSpec gemm_wgmma_spec() {
   };
   return k;
 }
-
 
 // [SECTION] gemm.fp8
 
@@ -679,7 +678,7 @@ KernelSpec gemm_fp8_spec() {
                                  // Without tma_store the kernel never reads tma_C (C's rows need not be 16-byte
                                  // multiples): a valid map of A takes its place.
                                  tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
-                                                        : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
+                                                    : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                                  ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
                                  ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4}),
                                  ArgSpec::tensor("C", out, {M, N}, ArgRole::out)};
