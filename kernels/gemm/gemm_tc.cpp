@@ -1,7 +1,9 @@
-// Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs.
+// Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs;
+// gemm.fp8 (Hopper): C = (scale_A A) · (scale_B B)^T, e4m3 inputs.
 #include <algorithm>
 #include <cmath>
 
+#include "gemm/gemm_fp8_plan.hpp"
 #include "gemm/gemm_mma_plan.hpp"
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "runtime/spec/kernel_spec.hpp"
@@ -154,70 +156,6 @@ KernelSpec gemm_tc_base() {
   return k;
 }
 
-// [SECTION] gemm.mma
-
-// The kernel's config from the spec's validated values.
-GemmMmaConfig mma_config(const Values& p, const Values& c) {
-  return {.block_M = static_cast<int>(c.integer("block_M")),
-          .block_N = static_cast<int>(c.integer("block_N")),
-          .warps_M = static_cast<int>(c.integer("warps_M")),
-          .warps_N = static_cast<int>(c.integer("warps_N")),
-          .num_stages = static_cast<int>(c.integer("num_stages")),
-          .swizzle = c.boolean("swizzle"),
-          .panel = static_cast<int>(c.integer("panel")),
-          .min_blocks = static_cast<int>(c.integer("min_blocks")),
-          .unroll_k = c.boolean("unroll_k"),
-          .early_sync = c.boolean("early_sync"),
-          .serpentine = c.boolean("serpentine"),
-          .frag_buffers = static_cast<int>(c.integer("frag_buffers")),
-          .bf16 = p.dtype() == DType::bf16,
-          .trans_B = p.boolean("trans_B"),
-          .out_dtype = out_code(p)};
-}
-
-std::int64_t mma_threads(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).threads; }
-std::int64_t mma_smem(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).smem_bytes; }
-
-Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
-  TL_RETURN_IF_ERROR(check_problem(p));
-  const auto bm = c.integer("block_M"), bn = c.integer("block_N"), wm = c.integer("warps_M"), wn = c.integer("warps_N");
-  if (bm % (16 * wm) != 0 || bn % (16 * wn) != 0)
-    return refuse("the warp tile (block_M/warps_M) x (block_N/warps_N) = " + std::to_string(bm / wm) + " x " +
-                  std::to_string(bn / wn) + " must be a multiple of 16 x 16 (m16n8k16 tiles, ldmatrix.x4 pairs)");
-  if (!p.boolean("trans_B") && bn < 64)
-    return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
-                  c.text("block_N") + " is narrower; use block_N >= 64");
-  const auto threads = mma_threads(p, c);
-  if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
-    return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +
-                  std::to_string(bn) + "-row tiles (8 chunks of 16 bytes per row) evenly: use fewer warps");
-  const auto acc = (bm / wm) * (bn / wn) / 32;
-  if (acc > 128)
-    return refuse("a " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) + " warp tile is " +
-                  std::to_string(acc) + " fp32 accumulators per thread, more than fit in 255 registers: add warps");
-  const auto blocks = c.integer("min_blocks");
-  if (blocks > 1) {
-    // Registers: the accumulators plus the buffers of A and B fragments and ~32 addresses and pointers must fit
-    // the cap (128 x 128, warps 2 x 4: 64 + 24 + 32 = 120 of 128 with one buffer; two buffers spill 172 bytes).
-    const auto cap = std::min<std::int64_t>(255, limits.regs_per_block / (threads * blocks) / 8 * 8);
-    const auto need = acc + c.integer("frag_buffers") * ((bm / wm) / 16 * 4 + (bn / wn) / 8 * 2) + 32;
-    if (need > cap)
-      return refuse("min_blocks=" + c.text("min_blocks") + " caps registers at " + std::to_string(cap) +
-                    " per thread, but the " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) +
-                    " warp tile needs about " + std::to_string(need) + " (accumulators + fragments): it would spill; "
-                    "use min_blocks=1 or a smaller warp tile");
-    // Blocks on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
-    if ((mma_smem(p, c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
-      return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " blocks of " +
-                    std::to_string(mma_smem(p, c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
-                    ": lower num_stages or the block tile");
-  }
-  return check_smem(mma_smem(p, c), limits,
-                    std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) + "x64 + " +
-                        std::to_string(bn) + "x64 tiles",
-                    "lower num_stages or the block tile");
-}
-
 // [SECTION] model timelines (KernelSpec::model_timeline): each kernel's pipeline, from its config
 
 // What both GEMM models start from: the device's per-SM rates and the 64-deep k-steps of the problem.
@@ -312,7 +250,69 @@ Result<Timeline> model_mma(const KernelInstance& inst, const ModelDevice& d) {
   return finish_model(model_gemm_mma(m, c, inst.spec->probes), inst, d, shape);
 }
 
-// [SECTION] the specs
+// [SECTION] gemm.mma
+
+// The kernel's config from the spec's validated values.
+GemmMmaConfig mma_config(const Values& p, const Values& c) {
+  return {.block_M = static_cast<int>(c.integer("block_M")),
+          .block_N = static_cast<int>(c.integer("block_N")),
+          .warps_M = static_cast<int>(c.integer("warps_M")),
+          .warps_N = static_cast<int>(c.integer("warps_N")),
+          .num_stages = static_cast<int>(c.integer("num_stages")),
+          .swizzle = c.boolean("swizzle"),
+          .panel = static_cast<int>(c.integer("panel")),
+          .min_blocks = static_cast<int>(c.integer("min_blocks")),
+          .unroll_k = c.boolean("unroll_k"),
+          .early_sync = c.boolean("early_sync"),
+          .serpentine = c.boolean("serpentine"),
+          .frag_buffers = static_cast<int>(c.integer("frag_buffers")),
+          .bf16 = p.dtype() == DType::bf16,
+          .trans_B = p.boolean("trans_B"),
+          .out_dtype = out_code(p)};
+}
+
+std::int64_t mma_threads(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).threads; }
+std::int64_t mma_smem(const Values& p, const Values& c) { return make_plan(mma_config(p, c)).smem_bytes; }
+
+Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
+  TL_RETURN_IF_ERROR(check_problem(p));
+  const auto bm = c.integer("block_M"), bn = c.integer("block_N"), wm = c.integer("warps_M"), wn = c.integer("warps_N");
+  if (bm % (16 * wm) != 0 || bn % (16 * wn) != 0)
+    return refuse("the warp tile (block_M/warps_M) x (block_N/warps_N) = " + std::to_string(bm / wm) + " x " +
+                  std::to_string(bn / wn) + " must be a multiple of 16 x 16 (m16n8k16 tiles, ldmatrix.x4 pairs)");
+  if (!p.boolean("trans_B") && bn < 64)
+    return refuse("trans_B=false stores B in smem as 64-column blocks (128-byte swizzled rows): block_N=" +
+                  c.text("block_N") + " is narrower; use block_N >= 64");
+  const auto threads = mma_threads(p, c);
+  if ((bm * 8) % threads != 0 || (bn * 8) % threads != 0)
+    return refuse(std::to_string(threads) + " threads cannot split the " + std::to_string(bm) + "- and " +
+                  std::to_string(bn) + "-row tiles (8 chunks of 16 bytes per row) evenly: use fewer warps");
+  const auto acc = (bm / wm) * (bn / wn) / 32;
+  if (acc > 128)
+    return refuse("a " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) + " warp tile is " +
+                  std::to_string(acc) + " fp32 accumulators per thread, more than fit in 255 registers: add warps");
+  const auto blocks = c.integer("min_blocks");
+  if (blocks > 1) {
+    // Registers: the accumulators plus the buffers of A and B fragments and ~32 addresses and pointers must fit
+    // the cap (128 x 128, warps 2 x 4: 64 + 24 + 32 = 120 of 128 with one buffer; two buffers spill 172 bytes).
+    const auto cap = std::min<std::int64_t>(255, limits.regs_per_block / (threads * blocks) / 8 * 8);
+    const auto need = acc + c.integer("frag_buffers") * ((bm / wm) / 16 * 4 + (bn / wn) / 8 * 2) + 32;
+    if (need > cap)
+      return refuse("min_blocks=" + c.text("min_blocks") + " caps registers at " + std::to_string(cap) +
+                    " per thread, but the " + std::to_string(bm / wm) + " x " + std::to_string(bn / wn) +
+                    " warp tile needs about " + std::to_string(need) + " (accumulators + fragments): it would spill; "
+                    "use min_blocks=1 or a smaller warp tile");
+    // Blocks on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
+    if ((mma_smem(p, c) + 1024) * blocks > limits.smem_per_block_optin + 1024)
+      return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " blocks of " +
+                    std::to_string(mma_smem(p, c)) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    ": lower num_stages or the block tile");
+  }
+  return check_smem(mma_smem(p, c), limits,
+                    std::to_string(c.integer("num_stages")) + " stages of " + std::to_string(bm) + "x64 + " +
+                        std::to_string(bn) + "x64 tiles",
+                    "lower num_stages or the block tile");
+}
 
 KernelSpec gemm_mma_spec() {
   KernelSpec k = gemm_tc_base();
@@ -380,14 +380,36 @@ KernelSpec gemm_mma_spec() {
 
 // [SECTION] gemm.wgmma
 
-// The TMA-store epilogue: `auto` takes it where it is the fast path and fits — a 16-bit C whose rows are whole
-// 16-byte units (the tensor map's rule); an f32 C stores directly from registers (its staging tile would not fit
-// beside 3 stages at 128 x 256, and direct stores measured as fast on the H100).
-bool wgmma_tma_store(const Values& p, const Values& c) {
+// The TMA-store epilogue of the Hopper GEMMs (gemm.wgmma, gemm.fp8): `auto` takes it where it is the fast path and
+// fits — a 16-bit C whose rows are whole 16-byte units (the tensor map's rule); an f32 C stores directly from
+// registers (its staging tile would not fit beside 3 stages at 128 x 256, and direct stores measured as fast on the
+// H100 for gemm.wgmma). gemm.fp8 at 8192^3: +12% with it (3 stages) against 4 stages of direct stores.
+bool tma_store_on(const Values& p, const Values& c) {
   const std::string v = c.text("tma_store");
   if (v != "auto") return v == "true";
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
   return c_bytes == 2 && (p.integer("N") * c_bytes) % 16 == 0;
+}
+
+// A TMA-store epilogue needs rows of C in whole 16-byte units (the tensor map's rule).
+Status check_tma_store(const Values& p, const Values& c) {
+  const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
+  if (tma_store_on(p, c) && (p.integer("N") * c_bytes) % 16 != 0)
+    return refuse("tma_store=true needs 16-byte rows of C for the tensor map (N a multiple of " +
+                  std::to_string(16 / c_bytes) + " for " + dtype_name(out_type(p)) + "); N=" + p.text("N") +
+                  ": set tma_store=false");
+  return Status::success();
+}
+
+// The persistent Hopper GEMMs' schedule parameters (gemm.wgmma, gemm.fp8): tile order and epilogue.
+std::vector<ParamSpec> hopper_schedule_params() {
+  return {ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
+          ParamSpec::enumeration("raster", "m", {"m", "n"},
+                                 "raster order: m = panels of tile rows walked column by column (CTAs share A "
+                                 "rows in L2); n = panels of tile columns walked row by row (they share B)"),
+          ParamSpec::enumeration("tma_store", "auto", {"auto", "true", "false"},
+                                 "epilogue through smem + TMA stores overlapping the next tile (auto: for a 16-bit C "
+                                 "with 16-byte rows; an f32 C stores from registers)")};
 }
 
 // The kernel's one template argument for a validated problem and config.
@@ -399,7 +421,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .num_stages = i("num_stages"),
           .panel = i("panel"),
           .raster_n = c.text("raster") == "n",
-          .tma_store = wgmma_tma_store(p, c),
+          .tma_store = tma_store_on(p, c),
           .cluster_M = i("cluster_M"),
           .cluster_N = i("cluster_N"),
           .bf16 = p.dtype() == DType::bf16,
@@ -430,11 +452,8 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
+  TL_RETURN_IF_ERROR(check_tma_store(p, c));
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
-  if (wgmma_tma_store(p, c) && (p.integer("N") * c_bytes) % 16 != 0)
-    return refuse("tma_store=true needs 16-byte rows of C for the tensor map (N a multiple of " +
-                  std::to_string(16 / c_bytes) + " for " + dtype_name(out_type(p)) + "); N=" + p.text("N") +
-                  ": set tma_store=false");
   const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
                              "x64 tiles";
   if (wgmma_staging(p, c) == 0) return check_smem(wgmma_smem(p, c), limits, stages, "lower num_stages or block_N");
@@ -457,18 +476,12 @@ KernelSpec gemm_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
                ParamSpec::one_of("block_N", 256, {128, 256}, "columns of C per tile (the wgmma N)"),
-               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)"),
-               ParamSpec::one_of("panel", 16, {1, 2, 4, 8, 16, 32}, "rasterization: tile rows (columns) walked together"),
-               ParamSpec::enumeration("raster", "m", {"m", "n"},
-                                      "raster order: m = panels of tile rows walked column by column (CTAs share A "
-                                      "rows in L2); n = panels of tile columns walked row by row (they share B)"),
-               ParamSpec::enumeration("tma_store", "auto", {"auto", "true", "false"},
-                                      "epilogue through smem + TMA stores overlapping the next tile (auto: for a 16-bit C "
-                                      "with 16-byte rows; an f32 C stores from registers)"),
-               ParamSpec::one_of("cluster_M", 1, {1, 2},
-                                 "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"),
-               ParamSpec::one_of("cluster_N", 1, {1, 2},
-                                 "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)")}};
+               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
+  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  k.config.params.push_back(ParamSpec::one_of(
+      "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
+  k.config.params.push_back(ParamSpec::one_of(
+      "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
@@ -520,8 +533,8 @@ KernelSpec gemm_wgmma_spec() {
                               ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              wgmma_tma_store(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
-                                                     : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
+                              tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                                                 : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
     return a;
@@ -542,8 +555,253 @@ KernelSpec gemm_wgmma_spec() {
   return k;
 }
 
+// [SECTION] gemm.fp8
+
+// C[M,N] = (scale_A A[M,K]) (scale_B B[N,K])^T, A and B e4m3 (B K-major, as FP8 wgmma and cuBLASLt's FP8 GEMM
+// require), fp32 accumulation, C bf16 or f32. The scales' shapes follow `scaling` (gemm_fp8_plan.hpp).
+Schema gemm_fp8_problem() {
+  return {{ParamSpec::integer("M", 4096, 1, 1 << 20, "rows of A and C"),
+           ParamSpec::integer("N", 4096, 1, 1 << 20, "columns of C, rows of B (B is stored N x K)"),
+           ParamSpec::integer("K", 4096, 1, 1 << 20, "the reduction; a multiple of 16 (16-byte rows of e4m3)"),
+           ParamSpec::enumeration("scaling", "tensor", {"tensor", "row", "block"},
+                                  "scales: tensor = one per operand; row = scale_A per row of A and scale_B per column "
+                                  "of C; block = DeepSeek-V3's, scale_A [M, K/128] and scale_B [N/128, K/128] (128 x "
+                                  "128 blocks of B)"),
+           ParamSpec::enumeration("out_dtype", "bf16", {"bf16", "f32"}, "type of C; accumulation is fp32 always")}};
+}
+
+gemm_detail::Fp8Scaling fp8_scaling(const Values& p) {
+  const std::string s = p.text("scaling");
+  return s == "block" ? gemm_detail::kScaleBlock : s == "row" ? gemm_detail::kScaleRow : gemm_detail::kScaleTensor;
+}
+
+// The k blocks (and, for B, n blocks) of the block scales: 128 wide, the last one partial.
+std::int64_t fp8_blocks(std::int64_t n) { return (n + 127) / 128; }
+
+// The shapes of scale_A and scale_B.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes(const Values& p) {
+  const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+  switch (fp8_scaling(p)) {
+    case gemm_detail::kScaleBlock: return {{M, fp8_blocks(K)}, {fp8_blocks(N), fp8_blocks(K)}};
+    case gemm_detail::kScaleRow: return {{M}, {N}};
+    default: return {{1}, {1}};
+  }
+}
+
+GemmFp8Config fp8_config(const Values& p, const Values& c) {
+  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
+  return {.block_M = i("block_M"),
+          .block_N = i("block_N"),
+          .block_K = 128,
+          .wgmma_N = i("wgmma_N"),
+          .num_stages = i("num_stages"),
+          .panel = i("panel"),
+          .raster_n = c.text("raster") == "n",
+          .tma_store = tma_store_on(p, c),
+          .fast_accum = c.boolean("fast_accum"),
+          .scaling = fp8_scaling(p),
+          .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16};
+}
+GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
+
+std::int64_t fp8_tiles(const Values& p, const Values& c) {
+  return ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
+         ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
+}
+
+Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
+  if (p.integer("K") % 16 != 0)
+    return refuse("K=" + p.text("K") + " is not a multiple of 16: TMA copies the e4m3 rows of A and B (1 byte per "
+                  "element) in 16-byte units; pad K to a multiple of 16 (zeros add nothing)");
+  const GemmFp8Config cfg = fp8_config(p, c);
+  if (cfg.block_N % cfg.wgmma_N != 0)
+    return refuse("wgmma_N=" + c.text("wgmma_N") + " does not divide block_N=" + c.text("block_N") +
+                  ": each k block runs block_N / wgmma_N wgmma chains side by side; use wgmma_N <= block_N");
+  if (cfg.fast_accum && cfg.scaling == gemm_detail::kScaleBlock)
+    return refuse("fast_accum=true leaves all of K to the tensor cores' accumulator, but block scales change every "
+                  "128 k and must multiply each k block's partial sums: set fast_accum=false, or use scaling=tensor "
+                  "or row");
+  // A consumer thread holds block_N / 2 accumulators, plus wgmma_N / 2 partial sums when it promotes, in the 232
+  // registers setmaxnreg gives it (with ~30 for addresses and scales).
+  const auto regs = cfg.block_N / 2 + (cfg.fast_accum ? 0 : cfg.wgmma_N / 2);
+  if (regs > 200)
+    return refuse("block_N=" + c.text("block_N") + " with wgmma_N=" + c.text("wgmma_N") + " holds " +
+                  std::to_string(regs) + " accumulator registers per thread (block_N/2 + wgmma_N/2 partial sums), "
+                  "more than the 232 a consumer has beside its addresses: use wgmma_N=" +
+                  std::to_string(cfg.block_N / 2) + " (chains over half the tile), or fast_accum=true");
+  TL_RETURN_IF_ERROR(check_tma_store(p, c));
+  const GemmFp8Plan plan = make_plan(cfg);
+  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x128 + " + c.text("block_N") +
+                     "x128 e4m3 tiles";
+  if (cfg.tma_store)
+    what += " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + p.text("out_dtype") +
+            " C staging tile (" + std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
+  return check_smem(plan.bytes, limits, what,
+                    cfg.tma_store ? "lower num_stages or block_N, or set tma_store=false" : "lower num_stages or block_N");
+}
+
+// float64 over the inputs as stored: sum over k of A[r,k] B[c,k] times the scales of (r, c, k's block).
+Result<std::vector<double>> fp8_reference(const Values& p, const ReferenceInputs& in, const std::string&,
+                                          const std::vector<std::int64_t>& idx) {
+  const HostTensor &A = in.tensor("A"), &B = in.tensor("B"), &SA = in.tensor("scale_A"), &SB = in.tensor("scale_B");
+  const std::int64_t N = p.integer("N"), K = p.integer("K"), KB = fp8_blocks(K);
+  const gemm_detail::Fp8Scaling mode = fp8_scaling(p);
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (auto i : idx) {
+    const std::int64_t r = i / N, c = i % N;
+    double total = 0;
+    for (std::int64_t kb = 0; kb < KB; ++kb) {
+      double s = 0;
+      for (std::int64_t k = kb * 128; k < std::min(K, kb * 128 + 128); ++k) s += A.at(r * K + k) * B.at(c * K + k);
+      if (mode == gemm_detail::kScaleBlock) s *= SA.at(r * KB + kb) * SB.at((c / 128) * KB + kb);
+      total += s;
+    }
+    if (mode == gemm_detail::kScaleRow) total *= SA.at(r) * SB.at(c);
+    if (mode == gemm_detail::kScaleTensor) total *= SA.at(0) * SB.at(0);
+    out.push_back(total);
+  }
+  return out;
+}
+
+// Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type (the first with both
+// left at their defaults), K with a partial last k block (208, 144: 80 and 16 of its 128), N across three 128-column
+// blocks of B (300).
+std::vector<std::map<std::string, std::string>> gemm_fp8_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  auto mnk = [](const char* m, const char* n, const char* k, const char* scaling, const char* out = "bf16") {
+    return KV{{"M", m}, {"N", n}, {"K", k}, {"scaling", scaling}, {"out_dtype", out}};
+  };
+  std::vector<KV> s = {{{"M", "257"}, {"N", "130"}, {"K", "256"}}, mnk("257", "130", "256", "row"),
+                       mnk("257", "130", "384", "block"),  mnk("256", "256", "512", "block", "f32"),
+                       mnk("200", "136", "208", "row", "f32"), mnk("129", "300", "144", "block")};
+  if (full) {
+    for (const char* mode : {"tensor", "row", "block"})
+      s.insert(s.end(), {mnk("1", "1", "16", mode), mnk("513", "511", "1008", mode), mnk("513", "520", "1008", mode, "f32")});
+    // More tiles than a persistent grid has CTAs: each CTA walks several, both dimensions end in partial tiles.
+    s.insert(s.end(), {mnk("2113", "2312", "272", "block"), mnk("2113", "2312", "272", "tensor", "f32")});
+  }
+  return s;
+}
+
+KernelSpec gemm_fp8_spec() {
+  KernelSpec k;
+  k.name = "gemm.fp8";
+  k.family = "gemm";
+  k.tensor_cores = true;
+  k.summary = "Hopper FP8 GEMM: e4m3 wgmma k32, promotion into f32 per 128-k block, scales per tensor/row/128-block, "
+              "TMA 128B swizzle, persistent (C = sA*A * (sB*B)^T)";
+  k.source = "gemm/gemm_fp8.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.problem = gemm_fp8_problem();
+  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
+               ParamSpec::one_of("block_N", 256, {64, 128, 256}, "columns of C per tile"),
+               ParamSpec::one_of("wgmma_N", 128, {64, 128, 256},
+                                 "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
+                                 "promoted on its own, so the partial sums take wgmma_N/2 registers"),
+               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 per stage)")}};
+  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  k.config.params.push_back(ParamSpec::boolean(
+      "fast_accum", false, "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not with block scales)"));
+  k.can_implement = check_fp8;
+  k.test_problems = gemm_fp8_test_problems;
+  // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
+  // stores with a deeper pipeline.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"wgmma_N", "256"}, {"fast_accum", "true"}},
+        {{"block_M", "64"}, {"block_N", "64"}, {"wgmma_N", "64"}, {"raster", "n"}},
+        {{"block_N", "128"}, {"wgmma_N", "64"}, {"num_stages", "6"}},
+        {{"tma_store", "false"}, {"num_stages", "4"}}};
+  };
+  k.flops = [](const Values& p) {
+    return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
+  };
+  k.min_bytes = [](const Values& p) {
+    const double M = static_cast<double>(p.integer("M")), N = static_cast<double>(p.integer("N")),
+                 K = static_cast<double>(p.integer("K"));
+    const auto [sa, sb] = fp8_scale_shapes(p);
+    double scales = 0;
+    for (const auto* shape : {&sa, &sb}) {
+      double n = 1;
+      for (auto d : *shape) n *= static_cast<double>(d);
+      scales += 4 * n;
+    }
+    return M * K + N * K + scales + M * N * (p.text("out_dtype") == "f32" ? 4.0 : 2.0);
+  };
+  k.reference = fp8_reference;
+  // Entries are sums of K products of e4m3 values in [-2, 2) (variance 4/3 each) times scales in [0.5, 2): a bf16 C
+  // is rounded to 2^-9 of entries up to about 24 sqrt(K). An f32 C carries the tensor cores' own rounding of the
+  // sums they accumulate, which grows with how many they add: measured on the H100 at K = 1008, relative 1.1e-4 and
+  // max 0.084 promoting every 128 k, 4.6e-4 and 0.48 with fast_accum (all of K). The bounds leave 2x to the latter,
+  // and stay far below what a scale from the wrong row, column or block does (a factor of up to 16 on an entry).
+  k.tolerance = [](const Values& p, DType) {
+    const double K = static_cast<double>(p.integer("K"));
+    return p.text("out_dtype") == "f32" ? Tolerance{1e-3, 1e-3 * K} : Tolerance{1e-2, 0.1 * std::sqrt(K)};
+  };
+  k.probes = gemm_fp8_probe_names();
+  // Per warp and k block: the producer's two regions (begin + end each), or a consumer's wait, wgmma and promote
+  // regions and its release instant; plus an epilogue per tile; k blocks = the tiles of the busiest CTA x ceil(K/128).
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    const auto tiles = fp8_tiles(p, c);
+    const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count, 1));
+    const auto per_block = (tiles + grid - 1) / grid;
+    return static_cast<std::uint32_t>(7 * per_block * fp8_blocks(p.integer("K")) + 2 * per_block + 64);
+  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(fp8_config(p, c)); };
+  // Persistent: one CTA per SM at most, capped at the tile count.
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(fp8_tiles(p, c), std::max(l.sm_count, 1)));
+    g.persistent = true;
+    g.block.x = static_cast<std::uint32_t>(fp8_config(p, c).threads());
+    g.dynamic_smem = static_cast<std::uint32_t>(fp8_plan(p, c).bytes);
+    return g;
+  };
+  // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, C, M, N, K); A and B are reached only through their
+  // tensor maps, boxes (128 k, block_M rows) and (128 k, block_N rows). Inputs are random e4m3 in [-2, 2) and
+  // random scales in [0.5, 2), so that a scale taken from the wrong row, column or block shows.
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+    const GemmFp8Plan plan = fp8_plan(p, c);
+    const auto [sa, sb] = fp8_scale_shapes(p);
+    const DType out = p.text("out_dtype") == "f32" ? DType::f32 : DType::bf16;
+    ArgSpec a = ArgSpec::tensor("A", DType::e4m3, {M, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
+    ArgSpec b = ArgSpec::tensor("B", DType::e4m3, {N, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2});
+    a.is_param = b.is_param = false;
+    const int swizzle = swizzle_bytes(SmemSwizzle::b128);
+    auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
+    std::vector<ArgSpec> args = {a, b, ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
+                                 ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
+                                 // Without tma_store the kernel never reads tma_C (C's rows need not be 16-byte
+                                 // multiples): a valid map of A takes its place.
+                                 tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                                                    : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
+                                 ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
+                                 ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4}),
+                                 ArgSpec::tensor("C", out, {M, N}, ArgRole::out)};
+    for (auto& s : sizes(p)) args.push_back(std::move(s));
+    return args;
+  };
+  // The plan's tiles as TMA writes them and wgmma reads them, a consumer's accumulator and one chain's partial sums
+  // (the wgmma D atoms), and the C staging tile of one consumer warpgroup.
+  k.layouts = [](const Values& p, const Values& c) {
+    const GemmFp8Config cfg = fp8_config(p, c);
+    const GemmFp8Plan plan = make_plan(cfg);
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, "e4m3")}, {"smem_B", memory_spec(plan.smem_B, "e4m3")}};
+    auto fragment = [&](const char* name, const Fragment& f, int n) {
+      if (auto spec = fragment_spec(f, "wgmma.m64n" + std::to_string(n) + "k32.f32.C")) l.push_back({name, *spec});
+    };
+    fragment("wgmma_C", plan.acc, cfg.block_N);
+    if (!cfg.fast_accum) fragment("wgmma_part", plan.chunk, cfg.wgmma_N);
+    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, p.text("out_dtype"))});
+    return l;
+  };
+  return k;
+}
 }  // namespace
 
-std::vector<KernelSpec> gemm_tc_kernels() { return {gemm_mma_spec(), gemm_wgmma_spec()}; }
+std::vector<KernelSpec> gemm_tc_kernels() { return {gemm_mma_spec(), gemm_wgmma_spec(), gemm_fp8_spec()}; }
 
 }  // namespace tl

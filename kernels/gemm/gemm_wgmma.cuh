@@ -38,7 +38,7 @@
 // are read off the same layouts (make_plan).
 #pragma once
 
-#include "gemm/gemm_common.cuh"
+#include "gemm/gemm_store.cuh"
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "tile/barrier.cuh"
 #include "tile/cluster.cuh"
@@ -74,7 +74,6 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
   constexpr int BM = CFG.block_M, BN = CFG.block_N, BK = CFG.block_K, STAGES = CFG.num_stages, CONSUMERS = CFG.consumers();
   constexpr int CLUSTER_M = CFG.cluster_M, CLUSTER_N = CFG.cluster_N, CLUSTER = CFG.cluster();
   constexpr bool TRANS_B = CFG.trans_B, TMA_STORE = CFG.tma_store;
-  constexpr OutType C_TYPE = CFG.out_dtype;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = 16;            // k of one wgmma (m64nNk16)
   static_assert(BM == WG_M * CONSUMERS, "each consumer warpgroup owns 64 rows");
@@ -234,6 +233,9 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
 #pragma unroll
       for (int i = 0; i < NV; ++i) acc[i] = 0.f;
       int prev_stage = -1;
+      // Not unrolled: one K-step's wgmma per iteration (measured as fast; the compiler's own choice varies with the
+      // size of what follows the loop).
+#pragma unroll 1
       for (int k = 0; k < k_steps; ++k, ++it) {
         const int s = it % STAGES;
         TL_PROBE_STAMP(t_wait);
@@ -271,63 +273,9 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
       // The rank-1 tile of an odd pair lies past the matrix: nothing to store (uniform over the warpgroup).
       if (CLUSTER > 1 && (tm >= tiles_m || tn >= tiles_n)) continue;
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
-
-      // Epilogue. Register v holds element P.acc(tid, v) of the consumer's 64 x BN tile: the thread's register 0
-      // plus AT.at[v]. Loops over column blocks j and row halves h; registers v, v + 1 are a column pair.
-      constexpr GemmWgmmaAccTable AT = acc_table(P);
-      constexpr int PAIR = P.acc_pair, BLOCK = P.acc_block;
-      const TileCoord e0 = P.acc(tid, 0);
-      if constexpr (TMA_STORE) {
-        // Staging tile P.smem_C: 16-byte chunks XOR-swizzled by row % 8 exactly as the tensor map's SWIZZLE_128B
-        // expects. 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
-        // bytes per lane, 8 rows x 2 chunks over the 8 chunk positions, two wavefronts for 256 bytes (the minimum).
-        // A register's offset is the thread's joined with the register's: block j's columns are chunk bits the
-        // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
-        // further, so it adds as is.
-        static_assert(AT.staging[PAIR] % P.smem_C.period() == 0, "a row half moves by whole swizzle periods");
-        const unsigned my_c = c_base + c * P.c_tile_bytes;
-        if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
-        named_barrier_sync(1 + c, 128);
-        const int thread_at = P.smem_C(e0.row, e0.col);
-#pragma unroll
-        for (int j = 0; j < NV / BLOCK; ++j) {
-          const int block_at = P.smem_C.join_disjoint(thread_at, AT.staging[BLOCK * j]);
-#pragma unroll
-          for (int h = 0; h < BLOCK / PAIR; ++h) {
-            const int v = BLOCK * j + PAIR * h;
-            const unsigned addr = my_c + P.c_bytes * (block_at + AT.staging[PAIR * h]);
-            if constexpr (C_TYPE == kOutF32) {
-              st_shared_v2_f32(addr, acc[v], acc[v + 1]);
-            } else {
-              st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
-            }
-          }
-        }
-        fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
-        named_barrier_sync(1 + c, 128);
-        if (tid == 0) {
-          // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
-          constexpr int BOX_C = P.box_C.inner;
-          constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
-#pragma unroll
-          for (int q = 0; q < BN / BOX_C; ++q)
-            tma_store(&tma_c, my_c + q * SUB_BYTES, tn * BN + q * BOX_C, tm * BM + c * WG_M);
-          tma_store_commit();
-        }
-        TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
-      } else {
-        const int row0 = tm * BM + c * WG_M + e0.row, col0 = tn * BN + e0.col;
-#pragma unroll
-        for (int j = 0; j < NV / BLOCK; ++j) {
-          const int col = col0 + AT.at[BLOCK * j].col;
-#pragma unroll
-          for (int h = 0; h < BLOCK / PAIR; ++h) {
-            const int v = BLOCK * j + PAIR * h;
-            store_acc_pair<C_TYPE>(C, row0 + AT.at[v].row, col, M, N, acc[v], acc[v + 1]);
-          }
-        }
-        TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
-      }
+      // Epilogue: rows [tm BM + 64 c, + 64) and columns [tn BN, + BN) of C (gemm_store.cuh).
+      store_acc_tile<CFG>(acc, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid, tm * BM + c * WG_M, tn * BN, M, N);
+      TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
     }
     if constexpr (TMA_STORE) {
       if (tid == 0) tma_store_wait_all();

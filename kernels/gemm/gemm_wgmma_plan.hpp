@@ -47,33 +47,53 @@ struct GemmWgmmaProbe {
 #undef TL_GEMM_WGMMA_PROBE_ID
 };
 
-// Everything the kernel and the host agree on. Shared-memory layouts map (row, col) to an element offset inside one
-// tile (times the element size: bytes); offsets are bytes from the kernel's aligned base.
-struct GemmWgmmaPlan {
+// The epilogue of a consumer warpgroup of the Hopper GEMMs (gemm.wgmma, gemm.fp8): its 64 x block_N f32
+// accumulator, the wgmma D fragment, stored to C through a 128B-swizzled staging tile and TMA, or from registers.
+struct GemmAccStorePlan {
   // A TMA box: elements along the innermost dimension (contiguous in global memory), then rows.
   struct Box {
     int inner = 0;
     int outer = 0;
   };
 
+  // One consumer's C staging tile (TMA store), 64 x block_N of C: sub-tiles of 128-byte rows, one TMA box each.
+  SwizzledLayout smem_C;
+  // A consumer warpgroup's accumulator: wgmma m64nN D, (thread of the warpgroup, register) -> (row, col). Its
+  // registers come in column pairs (v, v + 1: col, col + 1 of one row), acc_pair of them per 8-column block row
+  // half and acc_block per block: register acc_block * j + acc_pair * h + e is column e of row half h of block j.
+  Fragment acc;
+  int acc_pair = 0, acc_block = 0;
+  int c_bytes = 2;       // C elements
+  int c_tile_bytes = 0;  // one consumer's staging tile; 0 without tma_store
+  Box box_C;             // (128 bytes of columns, 64 rows) per staging sub-tile
+};
+
+TL_HOST_DEVICE constexpr GemmAccStorePlan make_acc_store_plan(int block_N, gemm_detail::OutType out_dtype,
+                                                              bool tma_store) {
+  GemmAccStorePlan p;
+  p.c_bytes = gemm_detail::out_bytes(out_dtype);
+  p.smem_C = smem_layout(SmemSwizzle::b128, p.c_bytes, 64, block_N);
+  p.acc = wgmma_m64nNk16_d(block_N);
+  const IntTuple values = p.acc.tv().mode(1).shape();  // (2, 2, N/8): pair, row half, column block
+  p.acc_pair = values.leaf(0);
+  p.acc_block = values.leaf(0) * values.leaf(1);
+  p.c_tile_bytes = tma_store ? p.smem_C.cosize() * p.c_bytes : 0;
+  p.box_C = {swizzle_bytes(SmemSwizzle::b128) / p.c_bytes, 64};
+  return p;
+}
+
+// Everything the kernel and the host agree on. Shared-memory layouts map (row, col) to an element offset inside one
+// tile (times the element size: bytes); offsets are bytes from the kernel's aligned base.
+struct GemmWgmmaPlan : GemmAccStorePlan {
   // One stage of A: block_M x block_K, K-major, as TMA writes a box with SWIZZLE_128B.
   SwizzledLayout smem_A;
   // One stage of B indexed (n, k): K-major (trans_B) like A, else MN-major: 64-column blocks of all block_K k-rows,
   // one TMA box each (CuTe's MN-major SW128 layout, what wgmma reads with imm-trans-b = 1).
   SwizzledLayout smem_B;
-  // One consumer's C staging tile (TMA store), 64 x block_N of C: sub-tiles of 128-byte rows, one TMA box each.
-  SwizzledLayout smem_C;
-  // A consumer warpgroup's accumulator: wgmma m64nNk16 D, (thread of the warpgroup, register) -> (row, col). Its
-  // registers come in column pairs (v, v + 1: col, col + 1 of one row), acc_pair of them per 8-column block row
-  // half and acc_block per block: register acc_block * j + acc_pair * h + e is column e of row half h of block j.
-  Fragment acc;
-  int acc_pair = 0, acc_block = 0;
 
   int in_bytes = 2;  // A and B elements
-  int c_bytes = 2;   // C elements
   int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
   int a_stage_bytes = 0, b_stage_bytes = 0;
-  int c_tile_bytes = 0;  // one consumer's staging tile; 0 without tma_store
   int a_offset = 0, b_offset = 0, c_offset = 0;
   int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
   int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
@@ -83,27 +103,21 @@ struct GemmWgmmaPlan {
   // swizzled K-major operand does not use it and takes 16).
   int a_lbo = 0, a_sbo = 0, b_lbo = 0, b_sbo = 0;
   // TMA boxes: A and a K-major B are (block_K, rows), the operand a cluster pair shares half of its rows per CTA; an
-  // MN-major B is (64 n, block_K k) per 64-column block; C is (128 bytes of columns, 64 rows) per staging sub-tile.
-  Box box_A, box_B, box_C;
+  // MN-major B is (64 n, block_K k) per 64-column block.
+  Box box_A, box_B;
   int b_boxes = 0;  // boxes per B stage (MN-major: block_N / 64; K-major: 1)
 };
 
 TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   GemmWgmmaPlan p;
+  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
   p.in_bytes = 2;
-  p.c_bytes = gemm_detail::out_bytes(c.out_dtype);
   p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
   p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K, c.trans_B ? Major::K : Major::MN);
-  p.smem_C = smem_layout(SmemSwizzle::b128, p.c_bytes, 64, c.block_N);
-  p.acc = wgmma_m64nNk16_d(c.block_N);
-  const IntTuple values = p.acc.tv().mode(1).shape();  // (2, 2, N/8): pair, row half, column block
-  p.acc_pair = values.leaf(0);
-  p.acc_block = values.leaf(0) * values.leaf(1);
 
   p.align = p.smem_A.period() * p.in_bytes;
   p.a_stage_bytes = p.smem_A.cosize() * p.in_bytes;
   p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
-  p.c_tile_bytes = c.tma_store ? p.smem_C.cosize() * p.c_bytes : 0;
   p.a_offset = 0;
   p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
   p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
@@ -121,7 +135,6 @@ TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   p.box_A = {span / p.in_bytes, c.block_M / c.cluster_N};
   p.box_B = {span / p.in_bytes, c.trans_B ? c.block_N / c.cluster_M : c.block_K};
   p.b_boxes = c.trans_B ? 1 : c.block_N / p.box_B.inner;
-  p.box_C = {span / p.c_bytes, 64};
   return p;
 }
 
@@ -134,7 +147,7 @@ struct GemmWgmmaAccTable {
   int staging[128];
 };
 
-TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmWgmmaPlan& p) {
+TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmAccStorePlan& p) {
   GemmWgmmaAccTable t{};
   for (int v = 0; v < p.acc.num_values() && v < 128; ++v) {
     t.at[v] = p.acc(0, v);

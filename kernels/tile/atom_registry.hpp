@@ -84,6 +84,11 @@ inline std::vector<AtomInfo> build_atom_registry() {
     add("wgmma." + shape + ".f16.C", "wgmma.mma_async " + shape + " accumulator (64x" + std::to_string(n) +
         ", .f16), 128 threads x " + std::to_string(n / 2) + " values", wgmma_m64nNk16_d(n), 2);
   }
+  for (int n = 8; n <= 256; n += 8) {
+    const std::string shape = "m64n" + std::to_string(n) + "k32";
+    add("wgmma." + shape + ".f32.C", "wgmma.mma_async " + shape + " accumulator (64x" + std::to_string(n) +
+        ", .f32, 8-bit inputs), 128 threads x " + std::to_string(n / 2) + " values", wgmma_m64nNk32_d(n), 4);
+  }
   for (const char* t : {"f16", "bf16"}) {
     const std::string ty = t;
     add("wgmma.m64k16." + ty + ".A", "wgmma.mma_async m64nNk16 A from registers (64x16, ." + ty +

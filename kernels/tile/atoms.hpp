@@ -19,6 +19,7 @@
 //   ldmatrix_sources(f, num)      the row addresses that make ldmatrix .x{num} deliver fragment f
 //   wgmma_m64nNk16_d(n)           accumulator D of wgmma.mma_async .m64nNk16 (n = 8..256, multiple of 8)
 //   wgmma_m64k16_a_f16()          A from registers (.f16/.bf16) of wgmma.mma_async .m64nNk16
+//   wgmma_m64nNk32_d(n)           accumulator D of wgmma.mma_async .m64nNk32 (.e4m3/.e5m2 inputs): m64nNk16's
 //
 // The layouts follow the ISA's "row = ..., col = ..." formulas with groupID = %laneid >> 2 and
 // threadID_in_group = %laneid % 4 (sections "Matrix Fragments for mma.m16n8k*", "ldmatrix", and
@@ -138,6 +139,9 @@ TL_HOST_DEVICE constexpr Fragment wgmma_m64nNk16_d(int n) {
   if (n < 8 || n > 256 || n % 8 != 0) f.m_tv.set_error(LayoutError::bad_shape);
   return f;
 }
+
+// wgmma .m64nNk32 accumulator D (f32; 8-bit inputs): the ISA's D fragment depends on N only, so it is m64nNk16's.
+TL_HOST_DEVICE constexpr Fragment wgmma_m64nNk32_d(int n) { return wgmma_m64nNk16_d(n); }
 
 // wgmma A from registers, 64x16 (.f16/.bf16), 128 threads: row = 16w + groupID + 8*((i>>1)&1),
 // col = 2*threadID_in_group + (i&1) + 8*(i>>2), i < 8.

@@ -186,16 +186,24 @@ TL_WG_DEFINE16_BOTH(256, 16)
 #undef TL_WG_DEFINE16_BOTH
 #undef TL_WG_DEFINE16
 
-template <>
-struct WgmmaSSE4M3<256> {
-  template <int SCALE_D = 1>
-  static TL_DEVICE_INLINE void run(float* d, unsigned long long da, unsigned long long db) {
-    static_assert(SCALE_D == 0 || SCALE_D == 1, "scale_d is 0 (overwrite) or 1 (accumulate)");
-    if constexpr (SCALE_D)
-      asm volatile(TL_WG_SS8_TEXT(16, "m64n256k32.f32.e4m3.e4m3", "1") : TL_WG_DOUTS(16) : "l"(da), "l"(db));
-    else
-      asm volatile(TL_WG_SS8_TEXT(16, "m64n256k32.f32.e4m3.e4m3", "0") : TL_WG_DOUTS(16) : "l"(da), "l"(db));
-  }
-};
+#define TL_WG_SS8_IMM(G, N, S) \
+  asm volatile(TL_WG_SS8_TEXT(G, "m64n" #N "k32.f32.e4m3.e4m3", #S) : TL_WG_DOUTS(G) : "l"(da), "l"(db))
+#define TL_WG_DEFINE_E4M3(N, G)                                                                                \
+  template <>                                                                                                  \
+  struct WgmmaSSE4M3<N> {                                                                                      \
+    template <int SCALE_D = 1>                                                                                 \
+    static TL_DEVICE_INLINE void run(float* d, unsigned long long da, unsigned long long db) {                 \
+      static_assert(SCALE_D == 0 || SCALE_D == 1, "scale_d is 0 (overwrite) or 1 (accumulate)");               \
+      if constexpr (SCALE_D) TL_WG_SS8_IMM(G, N, 1);                                                           \
+      else TL_WG_SS8_IMM(G, N, 0);                                                                             \
+    }                                                                                                          \
+  };
+
+// e4m3: the N of gemm.fp8's wgmma chains (G = N / 16 groups of eight accumulator registers); 256 is also the
+// ceiling kernel's.
+TL_WG_DEFINE_E4M3(64, 4)
+TL_WG_DEFINE_E4M3(128, 8)
+TL_WG_DEFINE_E4M3(256, 16)
+#undef TL_WG_DEFINE_E4M3
 
 }  // namespace tl::wgmma_ops

@@ -99,14 +99,18 @@ TEST(Includes, AreasAndRoomsRunOneWay) {
     for (const auto& inc : s.includes) {
       const Place to = place_of(inc);
       EXPECT_LE(rank(kAreas, to.area), rank(kAreas, from.area)) << s.path << " includes " << inc;
-      if (from.area == "runtime" && to.area == "runtime")
+      if (from.area == "runtime" && to.area == "runtime") {
         EXPECT_LE(rank(kRooms, to.sub), rank(kRooms, from.sub)) << s.path << " (room " << from.sub << ") includes "
                                                                 << inc << " (room " << to.sub << ")";
-      if (from.area == "family" && to.area == "family")
+      }
+      if (from.area == "family" && to.area == "family") {
         EXPECT_EQ(from.sub, to.sub) << s.path << " includes another family's " << inc;
+      }
       // Device code (a family's .cuh and plan headers) is compiled by NVRTC from tile/ and its own family alone.
       const bool device = from.area == "family" && fs::path(s.path).extension() != ".cpp";
-      if (device) EXPECT_TRUE(to.area == "tile" || to.area == "family") << s.path << " (device code) includes " << inc;
+      if (device) {
+        EXPECT_TRUE(to.area == "tile" || to.area == "family") << s.path << " (device code) includes " << inc;
+      }
     }
   }
 }

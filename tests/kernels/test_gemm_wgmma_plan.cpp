@@ -9,6 +9,7 @@
 
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "library/library.hpp"
+#include "tests/kernels/gemm_plan_checks.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"
@@ -19,6 +20,9 @@ namespace {
 using gemm_detail::kOutBf16;
 using gemm_detail::kOutF16;
 using gemm_detail::kOutF32;
+using test::expect_bijective_chunks;
+using test::Region;
+using test::tma_sw128;
 
 // Every shape the spec accepts (num_stages only moves offsets: 3 here, the bytes test varies it).
 std::vector<GemmWgmmaConfig> all_configs() {
@@ -35,10 +39,6 @@ std::vector<GemmWgmmaConfig> all_configs() {
 }
 
 std::string describe(const GemmWgmmaConfig& c) { return name_expression(c); }
-
-// CU_TENSOR_MAP_SWIZZLE_128B: in every 1024-byte block, the 16-byte chunk index (address bits 4-6) is XORed with
-// the 128-byte row index (bits 7-9). `linear` is where the element would be without the swizzle, from an aligned base.
-int tma_sw128(int linear) { return linear ^ (((linear >> 7) & 7) << 4); }
 
 // [SECTION] shared-memory tiles
 
@@ -72,34 +72,8 @@ TEST(GemmWgmmaPlan, TilesAreWhatTmaSwizzle128BWrites) {
           ASSERT_EQ(p.in_bytes * p.smem_B(n, k), (n / 64) * box_stride + tma_sw128(k * 128 + p.in_bytes * (n % 64)))
               << "n " << n << " k " << k;
     }
-    // C staging: the TMA store reads sub-tile q (64 rows x 128 bytes) from q times the kernel's sub-tile stride.
-    const int cols = p.box_C.inner, sub_stride = p.c_bytes * p.smem_C(0, cols);
-    for (int r = 0; r < 64; ++r)
-      for (int col = 0; col < c.block_N; ++col)
-        ASSERT_EQ(p.c_bytes * p.smem_C(r, col), (col / cols) * sub_stride + tma_sw128(r * 128 + p.c_bytes * (col % cols)))
-            << "row " << r << " col " << col;
+    test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
   }
-}
-
-// Each tile fills [0, cosize) once, and a 16-byte chunk along the contiguous dimension (what one TMA row segment,
-// one st.shared.v2 pair or one wgmma core-matrix row moves) stays 16 contiguous bytes.
-void expect_bijective_chunks(const SwizzledLayout& l, int rows, int cols, int elem_bytes, bool rows_contiguous) {
-  std::vector<int> seen(static_cast<size_t>(l.cosize()), 0);
-  ASSERT_EQ(l.cosize(), rows * cols);
-  const int chunk = 16 / elem_bytes;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) {
-      const int off = l(r, c);
-      ASSERT_GE(off, 0);
-      ASSERT_LT(off, rows * cols);
-      ++seen[static_cast<size_t>(off)];
-      const int along = rows_contiguous ? r : c;
-      if (along % chunk != 0) {
-        const int prev = rows_contiguous ? l(r - 1, c) : l(r, c - 1);
-        EXPECT_EQ(off, prev + 1) << "(" << r << ", " << c << ") leaves its 16-byte chunk";
-      }
-    }
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), rows * cols);
 }
 
 TEST(GemmWgmmaPlan, TilesAreBijectionsOfWhole16ByteChunks) {
@@ -199,25 +173,18 @@ TEST(GemmWgmmaPlan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       EXPECT_EQ(p.align, 1024);  // the 128B swizzle repeats every 8 rows of 128 bytes
       EXPECT_EQ(p.a_stage_bytes, c.block_M * c.block_K * p.in_bytes);
       EXPECT_EQ(p.b_stage_bytes, c.block_N * c.block_K * p.in_bytes);
-      struct Region {
-        int begin, end;
-      };
-      std::vector<Region> regions;
+      std::vector<Region> tiles;
       for (int s = 0; s < stages; ++s) {
-        regions.push_back({p.a_offset + s * p.a_stage_bytes, p.a_offset + (s + 1) * p.a_stage_bytes});
-        regions.push_back({p.b_offset + s * p.b_stage_bytes, p.b_offset + (s + 1) * p.b_stage_bytes});
+        tiles.push_back({p.a_offset + s * p.a_stage_bytes, p.a_offset + (s + 1) * p.a_stage_bytes});
+        tiles.push_back({p.b_offset + s * p.b_stage_bytes, p.b_offset + (s + 1) * p.b_stage_bytes});
       }
       for (int wg = 0; wg < c.consumers() && c.tma_store; ++wg)
-        regions.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
-      for (const Region& r : regions) EXPECT_EQ(r.begin % p.align, 0) << r.begin;
-      regions.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
-      regions.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
+        tiles.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
       EXPECT_EQ(p.full_bar_offset % 8, 0);
-      std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
-      for (size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].end, regions[i].begin);
-      EXPECT_EQ(regions.front().begin, 0);
-      // Dynamic shared memory starts 16-byte aligned: the base may move up to align - 16 bytes.
-      EXPECT_GE(p.bytes, regions.back().end + p.align - 16);
+      test::expect_disjoint_regions(tiles,
+                                    {{p.full_bar_offset, p.full_bar_offset + 8 * stages},
+                                     {p.empty_bar_offset, p.empty_bar_offset + 8 * stages}},
+                                    p.align, p.bytes);
       EXPECT_EQ(p.c_tile_bytes, c.tma_store ? 64 * c.block_N * p.c_bytes : 0);
 
       // What one stage's full barrier expects: the boxes of A and B (the shared operand's halves from both CTAs).
@@ -267,20 +234,13 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"trans_B", "false"}}, {}},
       {{{"out_dtype", "f16"}}, {}},
       {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}}};
-  std::set<std::string> names, keys;
-  JitOptions opt;
-  opt.arch = "sm_90a";
-  for (const auto& [problem, config] : variants) {
-    const KernelInstance k = instance(problem, config);
-    names.insert(k.name_expression);
-    keys.insert(test::scratch_jit().cache_key(compile_request(k, opt)).value());
-  }
-  EXPECT_EQ(names.size(), variants.size());
-  EXPECT_EQ(keys.size(), variants.size());
+  test::expect_distinct_names_and_keys(wgmma_spec(), variants);
   EXPECT_EQ(instance({}, {}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
             ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
             ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16}>");
+  JitOptions opt;
+  opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order); test_library compiles the
   // defaults, this a non-default name.
   const auto compiled = test::scratch_jit().compile(compile_request(instance({{"trans_B", "false"}}, {{"block_M", "64"}}), opt));

@@ -57,6 +57,9 @@ CASES=(
   "gemm.mma|block_M=32,block_N=64,warps_M=1,warps_N=1|trans_B=false"
   "gemm.mma|swizzle=false,block_N=128|"
   "gemm.simt|block_M=64,block_N=32,block_K=16,thread_M=4,thread_N=2|dtype=bf16"
+  "gemm.fp8||"
+  "gemm.fp8|block_M=64,block_N=128,wgmma_N=64,num_stages=5|scaling=block,out_dtype=f32"
+  "gemm.fp8|fast_accum=true,wgmma_N=256,tma_store=false|scaling=row,N=1000"
 )
 n=0
 for c in "${CASES[@]}"; do

@@ -129,20 +129,27 @@ __device__ void every_n(float* out, unsigned long long da, unsigned long long db
   ((all_forms<N, true>(out, da, db, a, s), all_forms<N, false>(out, da, db, a, s)), ...);
 }
 
+template <int... N>
+__device__ void e4m3_forms(float* out, unsigned long long da, unsigned long long db) {
+  ([&] {
+    float e[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) e[i] = out[i];
+    WgmmaSSE4M3<N>::run(e, da, db);
+    WgmmaSSE4M3<N>::template run<0>(e, da, db);
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) out[i] += e[i];
+  }(), ...);
+}
+
 extern "C" __global__ void wgmma_forms(float* out, unsigned addr, int s) {
   const unsigned a[4] = {threadIdx.x, threadIdx.x + 1, threadIdx.x + 2, threadIdx.x + 3};
   const unsigned long long da = smem_desc_sw128(addr), db = smem_desc_sw128_mn(addr + 1024, 8192);
   every_n<32, 64, 128, 176, 192, 256>(out, da, db, a, s);
-  float e[128];
-#pragma unroll
-  for (int i = 0; i < 128; ++i) e[i] = out[i];
-  WgmmaSSE4M3<256>::run(e, da, db);
-  WgmmaSSE4M3<256>::run<0>(e, da, db);
+  e4m3_forms<64, 128, 256>(out, da, db);
   wgmma_fence();
   wgmma_commit();
   wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < 128; ++i) out[i] += e[i];
 }
 )cu";
 
@@ -179,8 +186,11 @@ TEST(TileNvrtc, WgmmaWrappersEmitEveryForm) {
       want.push_back({"reg", shape, t, "{R, R, R, R}, R, p, 1, 1, 0", n / 2});
     }
   }
-  want.push_back({"1", "m64n256k32", "e4m3", "R, R, p, 1, 1", 128});
-  want.push_back({"0", "m64n256k32", "e4m3", "R, R, p, 1, 1", 128});
+  for (int n : {64, 128, 256}) {
+    const std::string shape = "m64n" + std::to_string(n) + "k32";
+    want.push_back({"1", shape, "e4m3", "R, R, p, 1, 1", n / 2});
+    want.push_back({"0", shape, "e4m3", "R, R, p, 1, 1", n / 2});
+  }
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE("call " + std::to_string(i) + ": " + want[i].shape + " " + want[i].type + " " + want[i].rest);
@@ -241,6 +251,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) toolkit_forms(const __grid_
   tma_store_wait_all();
   prefetch_tensormap(&map);
   cp_async_16(s, out, 16);
+  cp_async_4(s + 16, out);
+  cp_async_mbar_arrive(b);
   cp_async_commit();
   cp_async_wait<0>();
   unsigned r[4];
@@ -303,7 +315,8 @@ TEST(TileNvrtc, DeviceToolkitEmitsEveryInstruction) {
         "barrier.cluster.wait.acquire", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
         "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64", "mapa.shared::cluster.u32",
         "%cluster_ctarank", "fence.proxy.async.shared::cta", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0",
-        "cp.async.bulk.wait_group 0", "prefetch.tensormap", "cp.async.cg.shared.global", "cp.async.commit_group",
+        "cp.async.bulk.wait_group 0", "prefetch.tensormap", "cp.async.cg.shared.global", "cp.async.ca.shared.global",
+        "cp.async.mbarrier.arrive.noinc.shared::cta.b64", "cp.async.commit_group",
         "cp.async.wait_group 0", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
         "stmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16",

@@ -1,0 +1,156 @@
+// gemm.fp8's plan, host and device: its typed config, its probe regions, and the shared-memory layouts, fragments,
+// offsets and bytes the kernel indexes with and the host spec launches, checks and plots with.
+#pragma once
+
+#include "gemm/gemm_types.hpp"
+#include "gemm/gemm_wgmma_plan.hpp"
+#include "tile/atoms.hpp"
+#include "tile/config.hpp"
+#include "tile/config_name.hpp"
+#include "tile/fragment.hpp"
+#include "tile/layout.hpp"
+#include "tile/swizzle.hpp"
+
+#if !TL_DEVICE_CODE
+#include <string>
+#include <vector>
+#endif
+
+namespace tl {
+namespace gemm_detail {
+
+// How A and B are scaled (C = (scale_A A)(scale_B B)^T; the spec's `scaling`):
+//   tensor: one f32 scale per operand (scale_A [1], scale_B [1]), applied in the epilogue;
+//   row:    scale_A [M] per row of A, scale_B [N] per row of B (a column of C), applied in the epilogue;
+//   block:  DeepSeek-V3's: scale_A [M, ceil(K/128)] per row and 128-wide k block, scale_B [ceil(N/128),
+//           ceil(K/128)] per 128 x 128 block of B, applied as each k block's partial sums are promoted.
+enum Fp8Scaling : int { kScaleTensor = 0, kScaleRow = 1, kScaleBlock = 2 };
+
+#if !TL_DEVICE_CODE
+inline const char* fp8_scaling_source(Fp8Scaling s) {
+  return s == kScaleBlock ? "tl::gemm_detail::kScaleBlock"
+                          : s == kScaleRow ? "tl::gemm_detail::kScaleRow" : "tl::gemm_detail::kScaleTensor";
+}
+#endif
+
+}  // namespace gemm_detail
+
+// The kernel's one template parameter (a C++20 structural type): the spec's config in TileLang's names, then what
+// the kernel is specialised on from the problem.
+struct GemmFp8Config {
+  int block_M = 128;   // rows of C per tile: 64 per consumer warpgroup
+  int block_N = 256;   // columns of C per tile
+  int block_K = 128;   // one 128-byte swizzle row of e4m3 per tile row, and one k block of the block scales
+  int wgmma_N = 128;   // columns of one chain of wgmma (the partial sums promoted at once): block_N or a part of it
+  int num_stages = 3;  // TMA pipeline depth
+  int panel = 16;      // grouped raster: tile rows (columns) walked together
+  bool raster_n = false;
+  bool tma_store = true;    // the epilogue stages C in shared memory and stores it with TMA
+  bool fast_accum = false;  // wgmma accumulates all of K itself: no promotion (cuBLASLt's FAST_ACCUM)
+  gemm_detail::Fp8Scaling scaling = gemm_detail::kScaleTensor;
+  gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
+
+  TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
+  TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
+  TL_HOST_DEVICE constexpr int chunks() const { return block_N / wgmma_N; }          // wgmma chains per k block
+};
+
+// Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
+#define TL_GEMM_FP8_PROBES(X) X(wait_empty) X(tma_issue) X(wait_full) X(wgmma) X(promote) X(release) X(epilogue)
+
+struct GemmFp8Probe {
+#define TL_GEMM_FP8_PROBE_ID(name) name,
+  enum : unsigned { TL_GEMM_FP8_PROBES(TL_GEMM_FP8_PROBE_ID) };
+#undef TL_GEMM_FP8_PROBE_ID
+};
+
+// Everything the kernel and the host agree on: the epilogue's (GemmAccStorePlan: acc, smem_C, box_C, ...) and the
+// main loop's. Shared-memory layouts map (row, col) to an element offset inside one tile (e4m3: bytes); offsets are
+// bytes from the kernel's aligned base.
+struct GemmFp8Plan : GemmAccStorePlan {
+  // One stage of A (block_M x block_K) and of B (block_N x block_K, indexed (n, k)), both K-major as TMA writes a
+  // box with SWIZZLE_128B: one 128-byte row per tile row.
+  SwizzledLayout smem_A, smem_B;
+  // One wgmma chain's partial sums, wgmma m64n{wgmma_N}k32 D: chain j's register i is acc's register
+  // j * wgmma_N / 2 + i (the same place, wgmma_N j columns further).
+  Fragment chunk;
+
+  int in_bytes = 1;  // e4m3
+  int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
+  int a_stage_bytes = 0, b_stage_bytes = 0;
+  // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
+  // of the tile's sf_b_blocks 128-column blocks of B; padded to 16 bytes.
+  int sf_stage_bytes = 0;
+  int sf_b_blocks = 1;
+  int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
+  int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
+  int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
+
+  // wgmma descriptors (PTX ISA "Matrix Descriptor Format"), bytes: the stride byte offset between 8-row core-matrix
+  // groups; the leading byte offset of a swizzled K-major operand is unused (16).
+  int a_lbo = 0, a_sbo = 0, b_lbo = 0, b_sbo = 0;
+  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B.
+  Box box_A, box_B;
+  int scale_block = 128;  // K (and, for B, N) elements one block scale covers
+};
+
+TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) {
+  GemmFp8Plan p;
+  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
+  p.acc = wgmma_m64nNk32_d(c.block_N);
+  p.chunk = wgmma_m64nNk32_d(c.wgmma_N);
+  p.in_bytes = 1;
+  p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
+  p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K);
+
+  p.align = p.smem_A.period() * p.in_bytes;
+  p.a_stage_bytes = p.smem_A.cosize() * p.in_bytes;
+  p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
+  p.sf_b_blocks = c.block_N > p.scale_block ? c.block_N / p.scale_block : 1;
+  p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock ? (4 * (c.block_M + p.sf_b_blocks) + 15) / 16 * 16 : 0;
+  // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
+  // its boxes 1024-byte aligned); the scale slots and barriers after them.
+  p.a_offset = 0;
+  p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
+  p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
+  p.sf_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
+  p.full_bar_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
+  p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
+  p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
+
+  // Read off the layouts: the distance from row 0 to row 8.
+  p.a_lbo = p.b_lbo = 16;
+  p.a_sbo = p.smem_A(8, 0) * p.in_bytes;
+  p.b_sbo = p.smem_B(8, 0) * p.in_bytes;
+
+  const int span = swizzle_bytes(SmemSwizzle::b128);
+  p.box_A = {span / p.in_bytes, c.block_M};
+  p.box_B = {span / p.in_bytes, c.block_N};
+  return p;
+}
+
+#if !TL_DEVICE_CODE
+
+// "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, ...}>": designated initializers, so the compiler checks every
+// field's name and order.
+inline std::string name_expression(const GemmFp8Config& c) {
+  return ConfigName("gemm_fp8", "GemmFp8Config")
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("block_K", c.block_K)
+      .field("wgmma_N", c.wgmma_N)
+      .field("num_stages", c.num_stages)
+      .field("panel", c.panel)
+      .field("raster_n", c.raster_n)
+      .field("tma_store", c.tma_store)
+      .field("fast_accum", c.fast_accum)
+      .raw("scaling", gemm_detail::fp8_scaling_source(c.scaling))
+      .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
+      .str();
+}
+
+inline std::vector<std::string> gemm_fp8_probe_names() { return TL_PROBE_NAMES(TL_GEMM_FP8_PROBES); }
+
+#endif  // !TL_DEVICE_CODE
+
+}  // namespace tl

@@ -1,0 +1,359 @@
+// gemm.fp8's plan and spec against what TMA, wgmma and the scales need: tiles as SWIZZLE_128B writes them, canonical
+// wgmma descriptors, the k32 accumulator atoms and their chains, aligned disjoint regions, refusals that say what to
+// fix, a name per config, and a float64 reference that a scale from the wrong row, column or block cannot pass.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm_fp8_plan.hpp"
+#include "library/library.hpp"
+#include "tests/kernels/gemm_plan_checks.hpp"
+#include "tests/support/scratch_jit.hpp"
+#include "tile/atom_registry.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+using gemm_detail::kOutBf16;
+using gemm_detail::kOutF32;
+using gemm_detail::kScaleBlock;
+using gemm_detail::kScaleRow;
+using gemm_detail::kScaleTensor;
+using test::expect_bijective_chunks;
+using test::Region;
+using test::tma_sw128;
+using KV = std::map<std::string, std::string>;
+
+// Every tile shape and chain width the spec accepts, each scaling (the block scales add their slots), both outputs,
+// with and without the TMA-store epilogue (num_stages only moves offsets: the regions test varies it).
+std::vector<GemmFp8Config> all_configs() {
+  std::vector<GemmFp8Config> out;
+  for (int bm : {64, 128})
+    for (int bn : {64, 128, 256})
+      for (int wn : {64, 128, 256})
+        for (auto sc : {kScaleTensor, kScaleRow, kScaleBlock})
+          for (auto dt : {kOutBf16, kOutF32})
+            for (bool tma_store : {true, false})
+              if (bn % wn == 0)
+                out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
+                               .out_dtype = dt});
+  return out;
+}
+
+std::string describe(const GemmFp8Config& c) { return name_expression(c); }
+
+// [SECTION] shared-memory tiles
+
+// A and B: one TMA box each, (128 k, rows) of 1-byte elements at the stage's start; element (row, k) lands at
+// row * 128 + k, swizzled. The C staging tile as gemm.wgmma's (the same epilogue).
+TEST(GemmFp8Plan, TilesAreWhatTmaSwizzle128BWrites) {
+  for (const GemmFp8Config& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    const GemmFp8Plan p = make_plan(c);
+    ASSERT_TRUE(p.smem_A.ok() && p.smem_B.ok() && p.smem_C.ok());
+    EXPECT_EQ(p.in_bytes, 1);
+    for (int r = 0; r < c.block_M; ++r)
+      for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_A(r, k), tma_sw128(r * 128 + k)) << "A row " << r << " k " << k;
+    for (int n = 0; n < c.block_N; ++n)
+      for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_B(n, k), tma_sw128(n * 128 + k)) << "B row " << n << " k " << k;
+    test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
+    struct Tile {
+      const SwizzledLayout& layout;
+      int rows, cols, elem_bytes;
+    };
+    for (const Tile& t : {Tile{p.smem_A, c.block_M, c.block_K, 1}, Tile{p.smem_B, c.block_N, c.block_K, 1},
+                          Tile{p.smem_C, 64, c.block_N, p.c_bytes}})
+      expect_bijective_chunks(t.layout, t.rows, t.cols, t.elem_bytes, false);
+  }
+}
+
+// PTX ISA, "Matrix Descriptor Format", 128-byte swizzle, K-major: rows of 128 bytes, 8-row core-matrix groups 1024
+// bytes apart (stride byte offset), the leading byte offset unused (16). wgmma k32 of e4m3 starts 32 bytes further;
+// consumer c's A starts at row 64 c and chain j's B at row wgmma_N j, rows that start a swizzle atom (where the
+// offset is the unswizzled one a descriptor wants): the kernel steps the start addresses by these strides.
+TEST(GemmFp8Plan, DescriptorsAndChainStartsAreCanonical) {
+  for (const GemmFp8Config& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    const GemmFp8Plan p = make_plan(c);
+    for (const auto& [sbo, lbo] : {std::pair{p.a_sbo, p.a_lbo}, std::pair{p.b_sbo, p.b_lbo}}) {
+      EXPECT_EQ(sbo, 1024);
+      EXPECT_EQ(lbo, 16);
+    }
+    EXPECT_EQ(p.smem_A(0, 32) + p.smem_B(0, 32), 2 * 32);
+    for (int kk = 0; kk < c.block_K / 32; ++kk) {
+      for (int wg = 0; wg < c.consumers(); ++wg) {
+        EXPECT_EQ(p.smem_A(64 * wg, 32 * kk), wg * p.smem_A(64, 0) + 32 * kk);
+        EXPECT_EQ(p.smem_A(64 * wg, 32 * kk), p.smem_A.layout()(64 * wg, 32 * kk)) << "not an atom's first row";
+      }
+      for (int j = 0; j < c.chunks(); ++j) {
+        EXPECT_EQ(p.smem_B(c.wgmma_N * j, 32 * kk), j * p.smem_B(c.wgmma_N, 0) + 32 * kk);
+        EXPECT_EQ(p.smem_B(c.wgmma_N * j, 32 * kk), p.smem_B.layout()(c.wgmma_N * j, 32 * kk)) << "not an atom's first row";
+      }
+    }
+  }
+}
+
+// [SECTION] the accumulator, the chains, the scales' indices
+
+// The accumulator is the wgmma m64nNk32 D atom of the tile, a chain's partial sums that of wgmma_N columns, and
+// chain j's register i is the accumulator's register j * wgmma_N / 2 + i (the kernel promotes part[i] into it).
+// The promotion picks a register's scales by its row half and 128-column block of B from the table of thread 0's
+// registers (AT.at[v]): the same for every thread, since a thread's own offset (< 8 rows, < 8 columns) crosses
+// neither.
+TEST(GemmFp8Plan, ChainsAreSlicesOfTheAccumulatorAtom) {
+  for (int bn : {64, 128, 256})
+    for (int wn : {64, 128, 256}) {
+      if (bn % wn != 0) continue;
+      const GemmFp8Plan p = make_plan(GemmFp8Config{.block_N = bn, .wgmma_N = wn});
+      SCOPED_TRACE("block_N " + std::to_string(bn) + " wgmma_N " + std::to_string(wn));
+      const std::string acc_atom = "wgmma.m64n" + std::to_string(bn) + "k32.f32.C";
+      const std::string part_atom = "wgmma.m64n" + std::to_string(wn) + "k32.f32.C";
+      EXPECT_EQ(fragment_spec(p.acc, acc_atom).value_or("none"), acc_atom);
+      EXPECT_EQ(fragment_spec(p.chunk, part_atom).value_or("none"), part_atom);
+      const int np = p.chunk.num_values();
+      ASSERT_EQ(np * (bn / wn), p.acc.num_values());
+      const GemmWgmmaAccTable at = acc_table(p);
+      const int row_half = at.at[p.acc_pair].row;
+      EXPECT_EQ(row_half, 8);
+      for (int t = 0; t < 128; ++t) {
+        const TileCoord e0 = p.acc(t, 0);
+        for (int j = 0; j < bn / wn; ++j)
+          for (int i = 0; i < np; ++i) {
+            const TileCoord part = p.chunk(t, i);
+            ASSERT_EQ(p.acc(t, np * j + i), (TileCoord{part.row, part.col + wn * j})) << "t " << t << " j " << j;
+          }
+        for (int v = 0; v < p.acc.num_values(); ++v) {
+          const TileCoord e = p.acc(t, v);
+          ASSERT_EQ(e.row - e0.row, at.at[v].row) << "t " << t << " v " << v;
+          ASSERT_TRUE(at.at[v].row == 0 || at.at[v].row == row_half);
+          ASSERT_EQ(e.col / p.scale_block, at.at[v].col / p.scale_block) << "t " << t << " v " << v;
+          ASSERT_LT(at.at[v].col / p.scale_block, p.sf_b_blocks);
+        }
+      }
+    }
+}
+
+// [SECTION] shared memory, boxes, bytes
+
+TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
+  for (GemmFp8Config c : all_configs())
+    for (int stages : {2, 3, 5}) {
+      c.num_stages = stages;
+      SCOPED_TRACE(describe(c));
+      const GemmFp8Plan p = make_plan(c);
+      EXPECT_EQ(p.align, 1024);  // the 128B swizzle repeats every 8 rows of 128 bytes
+      EXPECT_EQ(p.a_stage_bytes, c.block_M * c.block_K);
+      EXPECT_EQ(p.b_stage_bytes, c.block_N * c.block_K);
+      EXPECT_EQ(p.c_tile_bytes, c.tma_store ? 64 * c.block_N * p.c_bytes : 0);
+      EXPECT_EQ(p.sf_b_blocks, std::max(1, c.block_N / 128));
+      if (c.scaling == kScaleBlock) {
+        EXPECT_GE(p.sf_stage_bytes, 4 * (c.block_M + p.sf_b_blocks));
+        EXPECT_EQ(p.sf_stage_bytes % 16, 0);
+      } else {
+        EXPECT_EQ(p.sf_stage_bytes, 0);
+      }
+      // TMA boxes (loads and stores) with SWIZZLE_128B start 1024-byte aligned; the scale slots and barriers follow.
+      std::vector<Region> tiles, others;
+      for (int s = 0; s < stages; ++s) {
+        tiles.push_back({p.a_offset + s * p.a_stage_bytes, p.a_offset + (s + 1) * p.a_stage_bytes});
+        tiles.push_back({p.b_offset + s * p.b_stage_bytes, p.b_offset + (s + 1) * p.b_stage_bytes});
+      }
+      for (int wg = 0; wg < c.consumers() && c.tma_store; ++wg)
+        tiles.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
+      for (int s = 0; s < stages && c.scaling == kScaleBlock; ++s)
+        others.push_back({p.sf_offset + s * p.sf_stage_bytes, p.sf_offset + (s + 1) * p.sf_stage_bytes});
+      EXPECT_EQ(p.sf_offset % 16, 0);  // cp.async of 4 bytes needs 4; the slots stay 16-byte aligned
+      others.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
+      others.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
+      EXPECT_EQ(p.full_bar_offset % 8, 0);
+      test::expect_disjoint_regions(tiles, others, p.align, p.bytes);
+      // What one stage's full barrier expects: one box of A and one of B, rows of 128 bytes.
+      EXPECT_EQ(p.box_A.inner * p.box_A.outer, p.a_stage_bytes);
+      EXPECT_EQ(p.box_B.inner * p.box_B.outer, p.b_stage_bytes);
+      EXPECT_EQ(p.box_A.inner, 128);
+      EXPECT_EQ(p.box_C.inner * p.c_bytes, 128);
+    }
+}
+
+TEST(GemmFp8Plan, DefaultsFitTheH100) {
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  EXPECT_LE(make_plan(GemmFp8Config{}).bytes, optin);
+  EXPECT_LE(make_plan(GemmFp8Config{.scaling = kScaleBlock}).bytes, optin);
+  EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .tma_store = false, .out_dtype = kOutF32}).bytes, optin);
+  // 3 stages of 128 x 128 + 256 x 128 e4m3 tiles and a 128 x 256 f32 staging tile do not (the spec refuses it).
+  EXPECT_GT(make_plan(GemmFp8Config{.out_dtype = kOutF32}).bytes, optin);
+}
+
+// [SECTION] the spec
+
+const KernelSpec& fp8_spec() { return *library_registry().find("gemm.fp8").value(); }
+
+KernelInstance instance(const KV& problem, const KV& config) {
+  auto inst = instantiate(fp8_spec(), problem, config, limits_for_arch("sm_90a"));
+  EXPECT_TRUE(inst.ok()) << inst.status().message();
+  return inst.value();
+}
+
+void expect_refused(const KV& problem, const KV& config, const std::vector<std::string>& words) {
+  auto inst = instantiate(fp8_spec(), problem, config, limits_for_arch("sm_90a"));
+  ASSERT_FALSE(inst.ok());
+  EXPECT_EQ(inst.status().code(), ErrorCode::unsupported);
+  for (const auto& w : words) EXPECT_NE(inst.status().message().find(w), std::string::npos) << inst.status().message();
+}
+
+TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
+  expect_refused({{"K", "200"}}, {}, {"K=200", "multiple of 16", "pad K"});
+  expect_refused({}, {{"block_N", "64"}}, {"wgmma_N=128", "block_N=64"});
+  expect_refused({{"scaling", "block"}}, {{"fast_accum", "true"}}, {"fast_accum=true", "block scales", "scaling=tensor"});
+  expect_refused({}, {{"wgmma_N", "256"}}, {"block_N=256", "wgmma_N=256", "wgmma_N=128", "fast_accum=true"});
+  expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
+  expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
+  expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
+  // K need not be a multiple of 128: the last k block is partial (TMA zero-fills it), also with block scales.
+  EXPECT_TRUE(instantiate(fp8_spec(), {{"K", "208"}, {"scaling", "block"}}, {}, limits_for_arch("sm_90a")).ok());
+  // Fast accumulation keeps no partial sums: whole-tile chains fit.
+  EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"wgmma_N", "256"}, {"fast_accum", "true"}}, limits_for_arch("sm_90a")).ok());
+}
+
+TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
+  // One change per config field (and per problem flag the kernel is specialised on).
+  const std::vector<std::pair<KV, KV>> variants = {
+      {{}, {}},
+      {{}, {{"block_M", "64"}}},
+      {{}, {{"block_N", "128"}}},
+      {{}, {{"wgmma_N", "64"}}},
+      {{}, {{"num_stages", "2"}}},
+      {{}, {{"panel", "8"}}},
+      {{}, {{"raster", "n"}}},
+      {{}, {{"tma_store", "false"}}},
+      {{}, {{"fast_accum", "true"}}},
+      {{{"scaling", "row"}}, {}},
+      {{{"scaling", "block"}}, {}},
+      {{{"out_dtype", "f32"}}, {}}};
+  test::expect_distinct_names_and_keys(fp8_spec(), variants);
+  EXPECT_EQ(instance({}, {}).name_expression,
+            "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
+            ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
+            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16}>");
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  // The designated initializers compile (NVRTC checks every field name and their order).
+  const auto compiled =
+      test::scratch_jit().compile(compile_request(instance({{"scaling", "block"}}, {{"block_M", "64"}}), opt));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  EXPECT_NE(compiled->lowered_name.find("GemmFp8Config"), std::string::npos);
+}
+
+TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
+  const KernelInstance k = instance({{"scaling", "block"}}, {{"block_N", "128"}});
+  const GemmFp8Plan p = make_plan(GemmFp8Config{.block_N = 128, .scaling = kScaleBlock});
+  EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes));
+  EXPECT_EQ(k.launch.block.x, 384u);
+  EXPECT_TRUE(k.launch.persistent);
+  std::map<std::string, std::vector<std::int64_t>> boxes, shapes;
+  for (const ArgSpec& a : k.args) {
+    if (a.kind == ArgSpec::Kind::tensor_map) boxes[a.name] = a.box;
+    if (a.kind == ArgSpec::Kind::tensor) shapes[a.name] = a.shape;
+  }
+  EXPECT_EQ(boxes["tma_A"], (std::vector<std::int64_t>{128, 128}));
+  EXPECT_EQ(boxes["tma_B"], (std::vector<std::int64_t>{128, 128}));
+  EXPECT_EQ(boxes["tma_C"], (std::vector<std::int64_t>{p.box_C.inner, p.box_C.outer}));
+  EXPECT_EQ(shapes["scale_A"], (std::vector<std::int64_t>{4096, 32}));  // [M, K/128]
+  EXPECT_EQ(shapes["scale_B"], (std::vector<std::int64_t>{32, 32}));    // [N/128, K/128]
+  std::map<std::string, std::string> by_name;
+  for (const LayoutInfo& l : k.spec->layouts(k.problem, k.config)) by_name[l.name] = l.spec;
+  EXPECT_EQ(by_name["wgmma_C"], "wgmma.m64n128k32.f32.C");
+  EXPECT_EQ(by_name["wgmma_part"], "wgmma.m64n128k32.f32.C");
+  // Each SPEC parses back to the plan's object.
+  for (const auto& [name, tile] : std::map<std::string, SwizzledLayout>{
+           {"smem_A", p.smem_A}, {"smem_B", p.smem_B}, {"smem_C", p.smem_C}}) {
+    const LayoutSpec s = parse_spec(by_name.at(name));
+    EXPECT_TRUE(s.memory.layout() == tile.layout() && s.memory.swizzle() == tile.swizzle()) << name;
+  }
+  EXPECT_TRUE(parse_spec(by_name["wgmma_C"]).fragment.tv() == p.acc.tv());
+  // Row scales: one per row of A and per row of B; tensor scales: one each.
+  const KernelInstance row = instance({{"scaling", "row"}, {"M", "5"}, {"N", "7"}, {"K", "32"}}, {});
+  for (const ArgSpec& a : row.args) {
+    if (a.name == "scale_A") {
+      EXPECT_EQ(a.numel(), 5);
+    }
+    if (a.name == "scale_B") {
+      EXPECT_EQ(a.numel(), 7);
+    }
+  }
+  // The probe names are the kernel's enum, in order.
+  ASSERT_EQ(fp8_spec().probes.size(), 7u);
+  EXPECT_EQ(fp8_spec().probes[GemmFp8Probe::promote], "promote");
+  EXPECT_EQ(fp8_spec().probes[GemmFp8Probe::epilogue], "epilogue");
+}
+
+// [SECTION] the reference
+
+ReferenceInputs inputs_of(const KernelInstance& k) {
+  ReferenceInputs in;
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
+  return in;
+}
+
+// The inputs are random e4m3 and random scales in [0.5, 2); the reference of a block-scaled entry by hand; and with
+// the scale of a neighbouring row, column block or k block in place of the right one (what a kernel indexing the
+// scales wrongly computes) most entries leave the tolerance, so such a kernel cannot pass.
+TEST(GemmFp8Spec, ReferenceUsesEveryScaleAndAWrongOneFails) {
+  const KernelInstance k = instance({{"M", "6"}, {"N", "260"}, {"K", "272"}, {"scaling", "block"}}, {});
+  const ReferenceInputs in = inputs_of(k);
+  const HostTensor &A = in.tensor("A"), &B = in.tensor("B"), &SA = in.tensor("scale_A"), &SB = in.tensor("scale_B");
+  ASSERT_EQ(A.dtype, DType::e4m3);
+  ASSERT_EQ(SA.shape, (std::vector<std::int64_t>{6, 3}));
+  ASSERT_EQ(SB.shape, (std::vector<std::int64_t>{3, 3}));
+  std::set<double> distinct;
+  for (std::int64_t i = 0; i < SA.numel(); ++i) {
+    EXPECT_GE(SA.at(i), 0.5);
+    EXPECT_LT(SA.at(i), 2.0);
+    distinct.insert(SA.at(i));
+  }
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(SA.numel()));
+  const std::int64_t N = 260, K = 272, KB = 3;
+  // Entry (4, 259): column block 2 of B, the last k block 16 wide.
+  double by_hand = 0;
+  for (std::int64_t kk = 0; kk < K; ++kk)
+    by_hand += A.at(4 * K + kk) * B.at(259 * K + kk) * SA.at(4 * KB + kk / 128) * SB.at(2 * KB + kk / 128);
+  const std::int64_t at = 4 * N + 259;
+  EXPECT_NEAR(k.spec->reference(k.problem, in, "C", {at}).value().at(0), by_hand, 1e-9 * std::abs(by_hand) + 1e-12);
+
+  std::vector<std::int64_t> all(6 * 260);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+  const std::vector<double> right = k.spec->reference(k.problem, in, "C", all).value();
+  const Tolerance tol = k.spec->tolerance(k.problem, DType::bf16);
+  // Each mistake: the scales with one index shifted (rows of scale_A, blocks of scale_B, or k blocks).
+  auto shifted = [&](const std::string& name, bool along_k) {
+    ReferenceInputs wrong = in;
+    HostTensor& s = wrong.tensors.at(name);
+    const std::int64_t rows = s.shape[0], cols = s.shape[1];
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::int64_t from = along_k ? r * cols + (c + 1) % cols : ((r + 1) % rows) * cols + c;
+        store_element(s.data.data(), s.dtype, static_cast<std::uint64_t>(r * cols + c), in.tensor(name).at(from));
+      }
+    return k.spec->reference(k.problem, wrong, "C", all).value();
+  };
+  for (const auto& [name, along_k] : std::vector<std::pair<std::string, bool>>{
+           {"scale_A", false}, {"scale_A", true}, {"scale_B", false}, {"scale_B", true}}) {
+    const std::vector<double> wrong = shifted(name, along_k);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      diff += (wrong[i] - right[i]) * (wrong[i] - right[i]);
+      norm += right[i] * right[i];
+    }
+    EXPECT_GT(std::sqrt(diff / norm), 10 * tol.rel) << name << (along_k ? " shifted along k" : " shifted along rows");
+  }
+}
+
+}  // namespace
+}  // namespace tl
