@@ -150,24 +150,26 @@ Ceilings h100_like() {
 TEST(Bench, RooflinePicksTheBindingCeiling) {
   const Ceilings c = h100_like();
   // A copy of 1 GB in 0.5 ms moves 2 TB/s: memory-bound, 2/3 of HBM.
-  Efficiency copy = roofline_efficiency("memory", DType::f32, 0, 1e9, 0.5e-3, c);
+  Efficiency copy = roofline_efficiency(false, DType::f32, 0, 1e9, 0.5e-3, c);
   EXPECT_EQ(copy.bound, "memory");
   EXPECT_EQ(copy.ceiling, "hbm_copy");
   EXPECT_NEAR(copy.value, 2.0 / 3.0, 1e-12);
   // A 4096^3 bf16 GEMM: intensity ~1365 flop/byte, above the tensor ridge (~233): compute-bound on bf16 tensor.
   const double n = 4096, flops = 2 * n * n * n, bytes = 2 * n * n * 2 + n * n * 4;
-  Efficiency g = roofline_efficiency("gemm", DType::bf16, flops, bytes, flops / 350e12, c);
+  Efficiency g = roofline_efficiency(true, DType::bf16, flops, bytes, flops / 350e12, c);
   EXPECT_EQ(g.bound, "compute");
   EXPECT_EQ(g.ceiling, "bf16_tensor");
   EXPECT_NEAR(g.value, 0.5, 1e-9);
   // The same GEMM on f32 inputs compares with the FP32 FMA rate; on f16 with the f16 tensor rate.
-  EXPECT_EQ(roofline_efficiency("gemm", DType::f32, flops, bytes, 1, c).ceiling, "fp32_fma");
-  EXPECT_EQ(roofline_efficiency("gemm", DType::f16, flops, bytes, 1, c).ceiling, "fp16_tensor");
+  EXPECT_EQ(roofline_efficiency(true, DType::f32, flops, bytes, 1, c).ceiling, "fp32_fma");
+  EXPECT_EQ(roofline_efficiency(true, DType::f16, flops, bytes, 1, c).ceiling, "fp16_tensor");
+  // A kernel whose math is not on the tensor cores (gemm.simt, an elementwise kernel) is held to FP32 on 16-bit inputs.
+  EXPECT_EQ(roofline_efficiency(false, DType::bf16, flops, bytes, 1, c).ceiling, "fp32_fma");
   // A skinny GEMM (M=N=16, K huge): intensity ~8 flop/byte, below the ridge: memory-bound.
-  Efficiency s = roofline_efficiency("gemm", DType::bf16, 2.0 * 16 * 16 * 1e6, 2.0 * 2 * 16 * 1e6, 1e-3, c);
+  Efficiency s = roofline_efficiency(true, DType::bf16, 2.0 * 16 * 16 * 1e6, 2.0 * 2 * 16 * 1e6, 1e-3, c);
   EXPECT_EQ(s.bound, "memory");
   // No ceilings measured: unknown, not zero efficiency against a made-up number.
-  EXPECT_EQ(roofline_efficiency("memory", DType::f32, 0, 1e9, 1e-3, Ceilings{}).bound, "");
+  EXPECT_EQ(roofline_efficiency(false, DType::f32, 0, 1e9, 1e-3, Ceilings{}).bound, "");
 }
 
 TEST(Bench, FailedRecordCarriesTheReason) {

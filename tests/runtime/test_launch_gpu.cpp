@@ -210,17 +210,15 @@ TEST(LaunchGpu, SpinningKernelTimesOutAndTheNextRunWorks) {
 TEST(LaunchGpu, MismatchedArgumentsAreRefusedBeforeRunning) {
   TL_REQUIRE_GPU();
   WorkerClient w(options());
+  // The worker probes only the parameters a launch passes (a probe past the last one is an API error under
+  // compute-sanitizer); a launch passing fewer than the kernel takes is refused on the host, from the PTX
+  // (to_launch_spec; test_bench's Bench.LaunchArgsMustMatchThePtxParameters).
   LaunchSpec s = axpy(1000);
-  s.args.pop_back();
+  s.args[4] = KernelArg::of_u64(1000);  // 8 bytes where the kernel takes 4
   auto r = run_launch(w, s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::invalid_argument) << r.status().message();
   EXPECT_FALSE(w.last_error().worker_lost);
-  s = axpy(1000);
-  s.args[4] = KernelArg::of_u64(1000);  // 8 bytes where the kernel takes 4
-  r = run_launch(w, s);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), ErrorCode::invalid_argument) << r.status().message();
   EXPECT_TRUE(run_launch(w, axpy(1000)).ok());
 }
 

@@ -138,7 +138,7 @@ TEST(Roofline, BoundIsTheSlowerOfComputeAndMemoryTime) {
 TEST(Roofline, BenchEfficiencyIsPredictedOverMeasured) {
   // RunRecord's efficiency comes from the same model: at twice the bound's time it is 50%.
   const double n = 4096, flops = 2 * n * n * n, bytes = 3 * n * n * 2;
-  Efficiency e = roofline_efficiency("gemm", DType::bf16, flops, bytes, 2 * flops / 500e12, synthetic());
+  Efficiency e = roofline_efficiency(true, DType::bf16, flops, bytes, 2 * flops / 500e12, synthetic());
   EXPECT_EQ(e.ceiling, "bf16_tensor");
   EXPECT_NEAR(e.value, 0.5, 1e-12);
 }
