@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "runtime/core/clock.hpp"
 #include "runtime/core/files.hpp"
 #include "runtime/core/json_read.hpp"
 
@@ -12,15 +13,6 @@ namespace {
 
 constexpr const char* kFormat = "tilelab.device_profile";
 constexpr int kVersion = 1;
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 

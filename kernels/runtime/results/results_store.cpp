@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "runtime/core/clock.hpp"
 #include "runtime/core/hash.hpp"
 #include "runtime/jit/jit.hpp"
 #include "runtime/jit/sources.hpp"
@@ -162,15 +163,6 @@ class Stmt {
   int m_rc = SQLITE_ERROR;
   bool m_stepped = false;
 };
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 nlohmann::json parse_or_null(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "runtime/core/clock.hpp"
 #include "runtime/core/log.hpp"
 #include "runtime/worker/ceilings.hpp"
 #include "runtime/worker/client.hpp"
@@ -20,15 +21,6 @@ using namespace cuda_detail;
 constexpr int kWarmup = 2;
 constexpr int kRepeat = 10;
 constexpr double kSustainS = 3.0;  // seconds of tensor load before the sustained measurement
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 struct DeviceMemory {
   void* p = nullptr;
