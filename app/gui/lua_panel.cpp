@@ -143,7 +143,7 @@ void LuaPanel::draw(App& app) {
   }
   static char path_buf[256];
   std::snprintf(path_buf, sizeof(path_buf), "%s", m_path.c_str());
-  ImGui::SetNextItemWidth(300);
+  ImGui::SetNextItemWidth(ui(300));
   if (ImGui::InputTextWithHint("##luapath", "script.lua", path_buf, sizeof(path_buf))) m_path = path_buf;
   ImGui::SameLine();
   if (ImGui::Button("Open")) {
@@ -204,7 +204,7 @@ void LuaPanel::draw(App& app) {
   ImGui::BeginChild("##luaconsole", ImVec2(-1, console_h), true, ImGuiWindowFlags_HorizontalScrollbar);
   ImGui::TextUnformatted(m_output.c_str());
   if (!m_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
     ImGui::TextUnformatted(m_error.c_str());
     ImGui::PopStyleColor();
   }

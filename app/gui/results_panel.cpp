@@ -9,9 +9,6 @@
 namespace tl::gui {
 namespace {
 
-const ImVec4 kDiffColor(1, 0.85f, 0.4f, 1);
-const ImVec4 kPassColor(0.45f, 0.85f, 0.5f, 1);
-const ImVec4 kFailColor(1, 0.45f, 0.4f, 1);
 
 std::string cell(const nlohmann::json& v) {
   if (v.is_null()) return "-";
@@ -69,7 +66,7 @@ const nlohmann::json& ResultsPanel::comparison() {
 void ResultsPanel::draw(App& app) {
   // [header] where the rows come from, the kernel filter, recording
   const std::vector<std::string>& kernels = m_kernels;
-  ImGui::SetNextItemWidth(200);
+  ImGui::SetNextItemWidth(ui(200));
   if (ImGui::BeginCombo("kernel", m_view.kernel.empty() ? "(all kernels)" : m_view.kernel.c_str())) {
     if (ImGui::Selectable("(all kernels)", m_view.kernel.empty())) set_filter("");
     for (const auto& k : kernels)
@@ -89,7 +86,7 @@ void ResultsPanel::draw(App& app) {
     ImGui::SetTooltip("Store this app's runs and sweep points in the results store, as `tilelab bench` and "
                       "`tilelab sweep` do (off: --no-store)");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
+  ImGui::SetNextItemWidth(ui(220));
   if (ImGui::InputTextWithHint("##db", "other store (.db), Enter", m_db_path, sizeof(m_db_path),
                                ImGuiInputTextFlags_EnterReturnsTrue) &&
       m_db_path[0])
@@ -99,7 +96,7 @@ void ResultsPanel::draw(App& app) {
   std::size_t stored = 0;
   for (const auto& r : m_rows) stored += r.run.id > 0;
   if (!m_error.empty()) {
-    ImGui::TextColored(kFailColor, "%s", m_error.c_str());
+    ImGui::TextColored(error_color(), "%s", m_error.c_str());
   } else if (m_loading && m_rows.empty()) {
     ImGui::TextDisabled("loading history from %s ...", app.results_db().empty() ? default_results_db_path().c_str()
                                                                                    : app.results_db().c_str());
@@ -179,7 +176,7 @@ void ResultsPanel::draw(App& app) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(r.kernel.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextColored(r.status == "passed" ? kPassColor : kFailColor, "%s", r.status.c_str());
+        ImGui::TextColored(r.status == "passed" ? ok_color() : error_color(), "%s", r.status.c_str());
         if (ImGui::IsItemHovered() && !r.failure_message.empty())
           ImGui::SetTooltip("%s: %s", r.failure_kind.c_str(), r.failure_message.c_str());
         const bool timed = r.median_ms > 0;
@@ -233,9 +230,9 @@ void ResultsPanel::draw(App& app) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(what.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextColored(kDiffColor, "%s", x.c_str());
+      ImGui::TextColored(warn_color(), "%s", x.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextColored(kDiffColor, "%s", y.c_str());
+      ImGui::TextColored(warn_color(), "%s", y.c_str());
       ImGui::TableNextColumn();
     };
     if (cmp["kernel"][0] != cmp["kernel"][1]) text_row("kernel", cell(cmp["kernel"][0]), cell(cmp["kernel"][1]));
@@ -262,7 +259,7 @@ void ResultsPanel::draw(App& app) {
       } else {
         // Green where b is better than a by the metric's own sense, red where worse.
         const bool better = metric_higher_is_better(k) ? ratio > 1 : ratio < 1;
-        ImGui::TextColored(ratio == 1 ? ImVec4(0.8f, 0.8f, 0.8f, 1) : better ? kPassColor : kFailColor, "%.3fx", ratio);
+        ImGui::TextColored(ratio == 1 ? ImGui::GetStyle().Colors[ImGuiCol_TextDisabled] : better ? ok_color() : error_color(), "%.3fx", ratio);
       }
     }
     ImGui::EndTable();

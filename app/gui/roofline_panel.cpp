@@ -29,7 +29,7 @@ Status RooflinePanel::load_runs(const std::string& path) {
   return Status::success();
 }
 
-void RooflinePanel::rebuild(App& app) {
+void RooflinePanel::rebuild(App& app, ImVec2 canvas) {
   m_scene.reset();
   m_error.clear();
   m_point_run.clear();
@@ -66,6 +66,10 @@ void RooflinePanel::rebuild(App& app) {
   }
   viz::RooflineOptions o;
   o.color_by = m_color_by;
+  // Built at the canvas' size (in scene units: pixels over the UI scale), so the plot fills the panel at zoom 1.
+  o.width = std::max(440.0, static_cast<double>(canvas.x / app.ui_scale()));
+  o.height = std::max(300.0, static_cast<double>(canvas.y / app.ui_scale()));
+  o.theme = app.plot_theme();
   auto scene = viz::build_roofline_scene(*model, points, o);
   if (!scene) {
     m_error = scene.status().message();
@@ -77,7 +81,7 @@ void RooflinePanel::rebuild(App& app) {
 }
 
 void RooflinePanel::draw(App& app) {
-  ImGui::SetNextItemWidth(260);
+  ImGui::SetNextItemWidth(ui(260));
   ImGui::InputTextWithHint("##profile", "device profile (tilelab info --save-profile)", m_profile, sizeof(m_profile));
   ImGui::SameLine();
   if (ImGui::Button("Load profile")) {
@@ -85,7 +89,7 @@ void RooflinePanel::draw(App& app) {
     if (!st) app.message(Message::Level::error, st.message());
   }
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
+  ImGui::SetNextItemWidth(ui(220));
   ImGui::InputTextWithHint("##runs", "run records (.json / .jsonl)", m_runs_path, sizeof(m_runs_path));
   ImGui::SameLine();
   if (ImGui::Button("Load runs")) {
@@ -93,7 +97,7 @@ void RooflinePanel::draw(App& app) {
     if (!st) app.message(Message::Level::error, st.message());
   }
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(110);
+  ImGui::SetNextItemWidth(ui(110));
   if (ImGui::InputTextWithHint("colour by", "kernel", m_color_by, sizeof(m_color_by),
                                ImGuiInputTextFlags_EnterReturnsTrue))
     m_built_runs = ~std::size_t{0};
@@ -102,28 +106,33 @@ void RooflinePanel::draw(App& app) {
                        "profile saved on one (tilelab info --measure --save-profile FILE).");
     return;
   }
-  ImGui::TextDisabled("ceilings: %s", app.ceilings_from().c_str());
   const std::size_t n = app.runs().size() + m_file_records.size();
-  if (n != m_built_runs || m_built_ceilings != &*app.ceilings() || m_built_selected != app.selected_run) {
+  text_fit_dim("ceilings: " + app.ceilings_from() +
+               (n == 0 ? "; no runs yet: run or bench a kernel, or load run records" : ""));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 size = ImGui::GetContentRegionAvail();
+  if (n != m_built_runs || m_built_ceilings != &*app.ceilings() || m_built_selected != app.selected_run ||
+      m_built_size.x != size.x || m_built_size.y != size.y || m_built_theme != app.theme_generation()) {
     m_built_runs = n;
     m_built_ceilings = &*app.ceilings();
     m_built_selected = app.selected_run;
-    rebuild(app);
+    m_built_size = size;
+    m_built_theme = app.theme_generation();
+    rebuild(app, size);
   }
   if (!m_error.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", m_error.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+    ImGui::TextWrapped("%s", m_error.c_str());
+    ImGui::PopStyleColor();
     return;
   }
   if (!m_scene) return;
-  if (n == 0) ImGui::TextDisabled("no runs yet: run or bench a kernel, or load run records");
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 size = ImGui::GetContentRegionAvail();
   const std::int64_t hovered = viz::scene_canvas("##roofline", m_scene->scene, m_view, size);
   // The selected run: a ring around its point.
   for (const auto& dp : m_scene->points) {
     if (dp.point < m_point_run.size() && m_point_run[dp.point] == app.selected_run && app.selected_run >= 0) {
       ImVec2 c = m_view.to_screen(origin, dp.x, dp.y);
-      ImGui::GetWindowDrawList()->AddCircle(c, 9, IM_COL32(255, 220, 0, 255), 0, 2.5f);
+      ImGui::GetWindowDrawList()->AddCircle(c, ui(9), IM_COL32(255, 200, 0, 255), 0, ui(2.5f));
     }
   }
   if (hovered >= 0 && static_cast<std::size_t>(hovered) < m_scene->hover.size())
@@ -131,7 +140,7 @@ void RooflinePanel::draw(App& app) {
   // Click: the nearest point within 12 px selects its run (Results and Timeline follow).
   if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
     const ImVec2 m = ImGui::GetIO().MousePos;
-    double best = 144;
+    double best = ui(12) * ui(12);
     int run = -2;
     for (const auto& dp : m_scene->points) {
       ImVec2 c = m_view.to_screen(origin, dp.x, dp.y);

@@ -70,7 +70,7 @@ void SourcePanel::draw_source(App& app) {
       if (app.compiled().compiled || !app.compiled().error.empty()) app.compile();
     }
   }
-  ImGui::SetNextItemWidth(320);
+  ImGui::SetNextItemWidth(ui(320));
   if (ImGui::BeginCombo("file", m_name.c_str())) {
     for (const auto& f : m_files)
       if (ImGui::Selectable(f.c_str(), f == m_name)) load(app, f);
@@ -84,7 +84,7 @@ void SourcePanel::draw_source(App& app) {
   for (const auto& [f, lines] : errors) n_errors += static_cast<int>(lines.size());
   if (n_errors > 0) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%d compile error line%s", n_errors, n_errors == 1 ? "" : "s");
+    ImGui::TextColored(error_color(), "%d compile error line%s", n_errors, n_errors == 1 ? "" : "s");
     for (const auto& [f, lines] : errors)
       if (f != m_name) {
         ImGui::SameLine();
@@ -92,7 +92,7 @@ void SourcePanel::draw_source(App& app) {
       }
   }
   if (!m_error.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", m_error.c_str());
+    ImGui::TextColored(error_color(), "%s", m_error.c_str());
     return;
   }
   ImGui::BeginChild("##source", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
@@ -131,7 +131,7 @@ void SourcePanel::draw_ptx(App& app) {
   const CompileResult& c = app.compiled();
   if (!c.compiled) {
     ImGui::TextDisabled(app.compiling() ? "compiling..." : "compile the kernel (sidebar) to see its PTX and SASS");
-    if (!c.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", c.error.c_str());
+    if (!c.error.empty()) ImGui::TextColored(error_color(), "%s", c.error.c_str());
     return;
   }
   const std::string key = c.compiled->key + c.compiled->lowered_name;
@@ -161,7 +161,7 @@ void SourcePanel::draw_ptx(App& app) {
       return;
     }
     if (!sass.error.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+      ImGui::PushStyleColor(ImGuiCol_Text, error_color());
       ImGui::TextWrapped("%s", sass.error.c_str());
       ImGui::PopStyleColor();
       if (ImGui::SmallButton("Refresh")) app.refresh_sass();
@@ -170,7 +170,7 @@ void SourcePanel::draw_ptx(App& app) {
     ImGui::TextDisabled("%s", sass.tool.c_str());
     ImGui::SameLine();
   }
-  ImGui::SetNextItemWidth(240);
+  ImGui::SetNextItemWidth(ui(240));
   ImGui::InputTextWithHint("filter", show_sass ? "e.g. HGMMA, LDS, BAR" : "e.g. wgmma, ld.shared", m_ptx_filter,
                            sizeof(m_ptx_filter));
   ImGui::SameLine();

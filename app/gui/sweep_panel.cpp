@@ -101,7 +101,7 @@ void SweepPanel::draw(App& app) {
     ImGui::SetTooltip("Stops after the current point; starting the same sweep again skips the points it stored");
   // Sweeps recorded in the store (this app's and `tilelab sweep`'s): their rows fill the heat map again.
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(150);
+  ImGui::SetNextItemWidth(ui(150));
   if (ImGui::BeginCombo("##recorded", "recorded sweeps", ImGuiComboFlags_HeightLarge)) {
     if (!m_stored_loaded) {
       m_stored_loaded = true;  // asked once per opening; the list arrives from the store's thread
@@ -144,7 +144,7 @@ void SweepPanel::draw(App& app) {
     ImGui::TextDisabled("sweep %s, %zu stored", s.id.c_str(), s.stored);
   }
   if (!s.summary.empty()) ImGui::TextWrapped("%s", s.summary.c_str());
-  if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", s.error.c_str());
+  if (!s.error.empty()) ImGui::TextColored(error_color(), "%s", s.error.c_str());
   if (s.points.empty()) {
     if (!s.running) ImGui::TextDisabled("Start a sweep to see its heat map here.");
     return;
@@ -156,7 +156,7 @@ void SweepPanel::draw(App& app) {
   for (const auto& p : app.spec()->config.params)
     if (std::find(params.begin(), params.end(), p.name) == params.end()) params.push_back(p.name);
   auto combo = [](const char* label, std::string& value, const std::vector<std::string>& choices) {
-    ImGui::SetNextItemWidth(150);
+    ImGui::SetNextItemWidth(ui(150));
     if (ImGui::BeginCombo(label, value.c_str())) {
       for (const auto& c : choices)
         if (ImGui::Selectable(c.c_str(), c == value)) value = c;
@@ -171,7 +171,7 @@ void SweepPanel::draw(App& app) {
 
   const viz::HeatmapScene* h = heatmap(app);
   if (!h) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "heat map: %s", m_error.c_str());
+    ImGui::TextColored(error_color(), "heat map: %s", m_error.c_str());
     return;
   }
   const ImVec2 size = ImGui::GetContentRegionAvail();
