@@ -454,15 +454,20 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
     }
   }
 
-  // Labels, most important first: where space is short the roofs keep theirs, then the best runs.
+  // Labels, most important first: where space is short the roofs keep theirs, then the best runs. A roof or point
+  // label with no room anywhere is listed in the legend instead, so each says its number somewhere.
+  std::vector<std::pair<Color, std::string>> unplaced;
   constexpr double kRoofFont = 11, kRoofBox = 14;
   for (const auto& [d, color] : compute_roofs) {
-    // Right-aligned along the roof near the plot's right edge, above it or below it, further in if need be.
+    // Right-aligned along the roof from the plot's right edge inwards, above it or below it.
     const double w = estimate_text_width(d.label, kRoofFont) + 2;
     std::vector<Spot> spots;
-    for (double in : {6.0, 0.25 * (d.x1 - d.x0), 0.5 * (d.x1 - d.x0)})
-      for (double dy : {-9.5, 9.5, -22.5, 22.5}) spots.push_back({d.x1 - in, d.y0 + dy, Align::right});
+    for (double dy : {-9.5, 9.5, -22.5, 22.5})
+      for (double right = d.x1 - 6; right - w >= d.x0; right -= 24) spots.push_back({right, d.y0 + dy, Align::right});
+    // Else just before where the roof begins (above the memory roof that meets it there).
+    for (double dy : {-9.5, -22.5}) spots.push_back({d.x0 - 8, d.y0 + dy, Align::right});
     if (auto spot = place(placer, spots, w, kRoofBox)) s.texts.push_back({spot->x, spot->y, d.label, kRoofFont, color, spot->align});
+    else unplaced.push_back({color, d.label});
     out.ceilings.push_back(d);
   }
   for (const auto& [d, color] : memory_roofs) {
@@ -476,6 +481,7 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
       spots.push_back({px + 4, py + 4 + kRoofBox / 2, Align::left});
     }
     if (auto spot = place(placer, spots, w, kRoofBox)) s.texts.push_back({spot->x, spot->y, d.label, kRoofFont, color, spot->align});
+    else unplaced.push_back({color, d.label});
     out.ceilings.push_back(d);
   }
   for (const auto& r : ridge_labels) {
@@ -485,12 +491,10 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
     if (auto spot = place(placer, spots, w, 11)) s.texts.push_back({spot->x, spot->y, r.text, 9, th.muted, spot->align});
   }
 
-  // Efficiency labels, the most efficient first: beside the point, else stacked beside it with a leader line; a
-  // label with no room is listed in the legend instead, so every annotated point says its number somewhere.
+  // Efficiency labels, the most efficient first: beside the point, else stacked beside it with a leader line.
   std::vector<std::size_t> order(shown.size());
   for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
   std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return shown[x].efficiency > shown[y].efficiency; });
-  std::vector<std::pair<Color, std::string>> unplaced;
   constexpr double kPointFont = 10, kPointBox = 13;
   for (std::size_t j : order) {
     const RooflinePoint& p = shown[j];

@@ -8,6 +8,7 @@
 #include "tests/viz/viz_fixtures.hpp"
 #include "viz/layout_scene.hpp"
 #include "viz/palette.hpp"
+#include "viz/text_check.hpp"
 
 namespace tl::viz {
 namespace {
@@ -184,6 +185,61 @@ TEST(LayoutScene, LegendListsEntriesOfTheMode) {
   style.color = ColorBy::bank;
   auto banks = build_layout_scene(row_major_smem(4, 64, 4), style);
   EXPECT_TRUE(has_text(*banks, "B31"));
+}
+
+// Issue 25: the app drew wgmma and 64x64 tiles at cells too small for any label. At readable_cell_size every cell
+// shows its whole label (T and V, or offset and bank), and every text of the page and of the app's plot (no title, no
+// legend) fits, in both themes.
+TEST(LayoutScene, ReadableCellsShowEveryLabel) {
+  struct Case {
+    LayoutGrid grid;
+    ColorBy color;
+  };
+  for (const Case& c : {Case{mma_c_16x8(), ColorBy::thread}, Case{four_warp_fragment(128), ColorBy::thread},
+                        Case{row_major_smem(64, 64, 2), ColorBy::bank}}) {
+    const double cell = readable_cell_size(c.grid, c.color);
+    for (const Theme* theme : {&light_theme(), &dark_theme()}) {
+      for (bool app : {false, true}) {
+        GridStyle style;
+        style.color = c.color;
+        style.cell_size = cell;
+        style.theme = *theme;
+        style.legend = style.show_title = !app;
+        auto scene = build_layout_scene(c.grid, style);
+        ASSERT_TRUE(scene.ok()) << scene.status().message();
+        std::size_t labels = 0;
+        for (const auto& t : scene->texts) labels += t.size >= 9 - 1e-9 && t.align == Align::center && t.y > 20;
+        EXPECT_GE(labels, 2 * c.grid.cells.size()) << c.grid.title << " at cell " << cell;
+        EXPECT_EQ(check_text_layout(*scene, estimated_text_measure()), std::vector<std::string>{}) << c.grid.title;
+        EXPECT_EQ(scene->background, theme->background);
+      }
+    }
+    // A little smaller and the second line gives way.
+    GridStyle small;
+    small.color = c.color;
+    small.cell_size = cell * 0.6;
+    const Scene smaller = *build_layout_scene(c.grid, small);
+    std::size_t lines = 0;
+    for (const auto& t : smaller.texts) lines += t.text[0] == 'V' || t.text[0] == 'B';
+    EXPECT_LT(lines, c.grid.cells.size()) << c.grid.title;
+  }
+}
+
+// The app's legend beside the plot: every entry labelled (B0..B31 for a bank map, not a column of bare swatches), in
+// columns when one would be taller than the room.
+TEST(LayoutScene, LegendSceneLabelsEveryEntryWithinItsHeight) {
+  const LayoutGrid g = row_major_smem(64, 64, 2);
+  for (double room : {0.0, 300.0, 160.0}) {
+    Scene legend = build_legend_scene(g, ColorBy::bank, false, dark_theme(), room);
+    for (int b = 0; b < 32; ++b) EXPECT_TRUE(has_text(legend, tagged("B", b))) << b;
+    if (room > 0) {
+      EXPECT_LE(legend.height, room + 16) << room;
+    }
+    EXPECT_EQ(check_text_layout(legend, estimated_text_measure()), std::vector<std::string>{}) << room;
+  }
+  Scene threads = build_legend_scene(four_warp_fragment(128), ColorBy::thread, false, light_theme(), 0);
+  EXPECT_TRUE(has_text(threads, "T31 + 32k"));
+  EXPECT_TRUE(has_text(threads, "k: warp 0 to 3 (shifts the hue)"));
 }
 
 TEST(LayoutScene, RejectsMalformedGrids) {
