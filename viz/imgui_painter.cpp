@@ -93,11 +93,12 @@ void handle_pan_zoom(View& view, const Scene& scene, ImVec2 origin, ImVec2 size)
 std::int64_t draw_scene(ImDrawList* draw, const Scene& scene, const View& view, ImVec2 origin, ImVec2 size,
                         ImVec2 mouse, const char* name) {
   if (audit().on) audit_scene(scene, name);
-  ImVec2 clip_max(origin.x + size.x, origin.y + size.y);
-  draw->PushClipRect(origin, clip_max, true);
+  draw->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+  // What is visible: the canvas within its window's clip (a canvas may reach past a narrow window).
+  const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
   draw->AddRectFilled(view.to_screen(origin, 0, 0), view.to_screen(origin, scene.width, scene.height),
                       to_imgui(scene.background));
-  auto visible = [&](ImVec2 a, ImVec2 b) { return b.x >= origin.x && a.x <= clip_max.x && b.y >= origin.y && a.y <= clip_max.y; };
+  auto visible = [&](ImVec2 a, ImVec2 b) { return b.x >= clip_min.x && a.x <= clip_max.x && b.y >= clip_min.y && a.y <= clip_max.y; };
 
   for (const auto& r : scene.rects) {
     ImVec2 a = view.to_screen(origin, r.x, r.y), b = view.to_screen(origin, r.x + r.w, r.y + r.h);
@@ -129,7 +130,7 @@ std::int64_t draw_scene(ImDrawList* draw, const Scene& scene, const View& view, 
     if (t.align == Align::right) p.x -= extent.x;
     p.y -= extent.y / 2;
     constexpr float kSlack = 0.5f;  // rounding: a text flush with the canvas edge is inside
-    if (p.x < origin.x - kSlack || p.y < origin.y - kSlack || p.x + extent.x > clip_max.x + kSlack ||
+    if (p.x < clip_min.x - kSlack || p.y < clip_min.y - kSlack || p.x + extent.x > clip_max.x + kSlack ||
         p.y + extent.y > clip_max.y + kSlack)
       continue;
     draw->AddText(font, px, p, to_imgui(t.color), begin, end);
@@ -143,7 +144,7 @@ std::int64_t draw_scene(ImDrawList* draw, const Scene& scene, const View& view, 
   }
 
   std::int64_t hovered = -1;
-  if (mouse.x >= origin.x && mouse.x < clip_max.x && mouse.y >= origin.y && mouse.y < clip_max.y) {
+  if (mouse.x >= clip_min.x && mouse.x < clip_max.x && mouse.y >= clip_min.y && mouse.y < clip_max.y) {
     double sx, sy;
     view.to_scene(origin, mouse, sx, sy);
     hovered = scene.hit_test(sx, sy);

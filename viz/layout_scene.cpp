@@ -516,11 +516,29 @@ double readable_cell_size(const LayoutGrid& grid, ColorBy color, bool inverse) {
   return std::ceil(std::max(by_height, by_width));
 }
 
-Scene build_legend_scene(const LayoutGrid& grid, ColorBy color, bool inverse, const Theme& theme, double max_height) {
+Scene build_legend_scene(const LayoutGrid& grid, ColorBy color, bool inverse, const Theme& theme, double max_height,
+                         double max_width) {
   Scene s;
   s.background = theme.background;
   const ColorContext ctx(grid, inverse ? inverse_mode(color) : color, theme);
-  const Legend legend = make_legend(grid, ctx);
+  Legend legend = make_legend(grid, ctx);
+  if (max_width > 0 && !legend.ramp) {
+    // The columns that fit the width; the entries past them counted in the note (hovering a cell still tells).
+    const std::string base_note = legend.note;
+    legend.note = base_note.empty() ? "…" : base_note;  // the note's row, for the count of rows per column
+    const std::size_t rows = legend_rows(legend, max_height);
+    const double column = legend_column_width(legend) + kLegendColumnGap;
+    const std::size_t cols = std::max<std::size_t>(1, static_cast<std::size_t>((max_width + kLegendColumnGap) / column));
+    legend.note = base_note;
+    if (legend.entries.size() > rows * cols) {
+      const std::size_t more = legend.entries.size() - (rows * cols - 1);
+      legend.entries.resize(rows * cols - 1);
+      const std::string count = "… " + std::to_string(more) + " more (hover a cell)";
+      legend.note = elide_text(base_note.empty() ? count : base_note + "; " + count, 10, max_width);
+    } else {
+      legend.note = elide_text(base_note, 10, max_width);
+    }
+  }
   s.width = legend_width(legend, max_height) + 2 * 8;
   s.height = legend_height(legend, max_height) + 2 * 8;
   draw_legend(s, 8, 8, legend, theme, max_height);

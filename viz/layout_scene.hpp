@@ -44,8 +44,10 @@ Result<Scene> build_inverse_scene(const LayoutGrid& grid, const GridStyle& style
 double readable_cell_size(const LayoutGrid& grid, ColorBy color, bool inverse = false);
 
 // The legend of build_layout_scene (build_inverse_scene with `inverse`) on its own, its entries in columns of at
-// most `max_height` (0: one column): the app keeps it beside the plot while the plot pans and zooms.
-Scene build_legend_scene(const LayoutGrid& grid, ColorBy color, bool inverse, const Theme& theme, double max_height);
+// most `max_height` (0: one column), as many columns as `max_width` holds (0: all; entries past them are counted in
+// its note): the app keeps it beside the plot while the plot pans and zooms.
+Scene build_legend_scene(const LayoutGrid& grid, ColorBy color, bool inverse, const Theme& theme, double max_height,
+                         double max_width = 0);
 
 // Per request a block of 32 bank columns x wavefront rows; each cell lists the threads served by that bank in
 // that wavefront, coloured by how many times over its ideal the bank is loaded. Rect ids encode

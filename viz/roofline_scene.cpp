@@ -243,6 +243,25 @@ std::optional<Spot> place(Placer& placer, const std::vector<Spot>& candidates, d
   return std::nullopt;
 }
 
+// When the places beside a mark are taken: the clear box nearest to (x, y) within `radius`, its text starting (or,
+// left of the mark, ending) there; the caller joins it to the mark with a leader.
+std::optional<Spot> place_near(Placer& placer, double x, double y, double w, double h, double radius) {
+  std::vector<std::pair<double, Spot>> spots;
+  for (double dx = -radius; dx <= radius; dx += 12)
+    for (double dy = -radius; dy <= radius; dy += h / 2)
+      spots.push_back({dx * dx + dy * dy, {x + dx + (dx >= 0 ? 6 : -6), y + dy, dx >= 0 ? Align::left : Align::right}});
+  std::stable_sort(spots.begin(), spots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [d, c] : spots)
+    if (placer.take(box_of(c, w, h))) return c;
+  return std::nullopt;
+}
+
+// A thin line from a mark at (x, y) to the near end of its label (thin: it may pass behind other text).
+void leader(Scene& s, double x, double y, const Spot& label, Color color) {
+  const double lx = label.align == Align::left ? label.x - 2 : label.x + 2;
+  s.lines.push_back({x, y, lx, label.y, color, 0.7});
+}
+
 void draw_grid(Scene& s, const LogAxes& a, const Theme& th) {
   const double x1 = a.left + a.width, y1 = a.top + a.height;
   for (int k = static_cast<int>(std::floor(std::log10(a.x_min))); k <= static_cast<int>(std::ceil(std::log10(a.x_max))); ++k) {
@@ -458,6 +477,18 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
   // label with no room anywhere is listed in the legend instead, so each says its number somewhere.
   std::vector<std::pair<Color, std::string>> unplaced;
   constexpr double kRoofFont = 11, kRoofBox = 14;
+  // At the first clear candidate; else off the roof (roofs close together), joined to its middle; else in the legend.
+  auto place_roof_label = [&](const DrawnCeiling& d, Color color, const std::vector<Spot>& spots, double w) {
+    const double mx = (d.x0 + d.x1) / 2, my = (d.y0 + d.y1) / 2;
+    if (auto spot = place(placer, spots, w, kRoofBox)) {
+      s.texts.push_back({spot->x, spot->y, d.label, kRoofFont, color, spot->align});
+    } else if (auto near = place_near(placer, mx, my, w, kRoofBox, 120)) {
+      leader(s, mx, my, *near, color);
+      s.texts.push_back({near->x, near->y, d.label, kRoofFont, color, near->align});
+    } else {
+      unplaced.push_back({color, d.label});
+    }
+  };
   for (const auto& [d, color] : compute_roofs) {
     // Right-aligned along the roof from the plot's right edge inwards, above it or below it.
     const double w = estimate_text_width(d.label, kRoofFont) + 2;
@@ -466,8 +497,7 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
       for (double right = d.x1 - 6; right - w >= d.x0; right -= 24) spots.push_back({right, d.y0 + dy, Align::right});
     // Else just before where the roof begins (above the memory roof that meets it there).
     for (double dy : {-9.5, -22.5}) spots.push_back({d.x0 - 8, d.y0 + dy, Align::right});
-    if (auto spot = place(placer, spots, w, kRoofBox)) s.texts.push_back({spot->x, spot->y, d.label, kRoofFont, color, spot->align});
-    else unplaced.push_back({color, d.label});
+    place_roof_label(d, color, spots, w);
     out.ceilings.push_back(d);
   }
   for (const auto& [d, color] : memory_roofs) {
@@ -480,8 +510,7 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
       spots.push_back({px - 4, py - 4 - kRoofBox / 2, Align::right});
       spots.push_back({px + 4, py + 4 + kRoofBox / 2, Align::left});
     }
-    if (auto spot = place(placer, spots, w, kRoofBox)) s.texts.push_back({spot->x, spot->y, d.label, kRoofFont, color, spot->align});
-    else unplaced.push_back({color, d.label});
+    place_roof_label(d, color, spots, w);
     out.ceilings.push_back(d);
   }
   for (const auto& r : ridge_labels) {
@@ -509,15 +538,13 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
         spots.push_back({d.x - 16, d.y + sign * k * kPointBox, Align::right});
       }
     auto spot = place(placer, spots, w, kPointBox);
+    if (!spot) spot = place_near(placer, d.x, d.y, w, kPointBox, 160);
     if (!spot) {
       unplaced.push_back({d.color, text});
       continue;
     }
-    if (std::abs(spot->y - d.y) > kPointBox / 2) {
-      // A leader from the point's edge to the label's near end: thin, so it never strikes another label.
-      const double lx = spot->align == Align::left ? spot->x - 2 : spot->x + 2;
-      s.lines.push_back({d.x + (lx > d.x ? 1 : -1) * kPointSize / 2, d.y, lx, spot->y, d.color, 0.7});
-    }
+    if (std::abs(spot->y - d.y) > kPointBox / 2 || std::abs(spot->x - d.x) > 12)
+      leader(s, d.x + (spot->x > d.x ? 1 : -1) * kPointSize / 2, d.y, *spot, d.color);
     s.texts.push_back({spot->x, spot->y, text, kPointFont, th.ink, spot->align});
   }
 

@@ -52,6 +52,15 @@ double draw_header(Scene& s, const Timeline& t, const std::string& title, double
   return y;
 }
 
+// A time tick's label, centred on its tick unless that would run past the scene's edge (the last tick of a window
+// often sits at its right end): then ending (or starting) at the tick.
+Text tick_label(double x, double y, std::string text, double scene_width, Color color) {
+  constexpr double kSize = 9.5;
+  const double half = estimate_text_width(text, kSize) / 2;
+  const Align align = x + half > scene_width - kMargin / 2 ? Align::right : x - half < kMargin / 2 ? Align::left : Align::center;
+  return {x, y, std::move(text), kSize, color, align};
+}
+
 std::string default_title(const Timeline& t, const std::string& what) {
   std::string s = t.kernel.empty() ? what : t.kernel + "  " + what;
   if (!t.label.empty()) s += "  ·  " + t.label;
@@ -150,7 +159,7 @@ Scene build_gantt_scene(const Timeline& t, const GanttStyle& style, GanttInfo* i
   for (double v = std::ceil(t0 / step) * step; v <= t1 + step * 1e-9; v += step) {
     const double x = px(v);
     s.lines.push_back({x, rows_top - 4, x, rows_top + rows_h, th.grid_major, 0.75});
-    s.texts.push_back({x, axis_y, format_duration_ns(v), 9.5, th.muted, Align::center});
+    s.texts.push_back(tick_label(x, axis_y, format_duration_ns(v), style.width, th.muted));
   }
 
   GanttInfo local;
@@ -334,7 +343,7 @@ Scene build_occupancy_scene(const Timeline& t, const StageOccupancy& o, double w
   for (double v = 0; span > 0 && v <= span + step * 1e-9; v += step) {
     const double x = px0 + v / span * pw;
     s.lines.push_back({x, py0 + ph, x, py0 + ph + 4, th.muted, 1});
-    s.texts.push_back({x, py0 + ph + 12, format_duration_ns(o.t0_ns + v), 9.5, th.muted, Align::center});
+    s.texts.push_back(tick_label(x, py0 + ph + 12, format_duration_ns(o.t0_ns + v), width, th.muted));
   }
   const Color fill = sequential(0.35);
   const std::size_t n = o.in_flight.size();

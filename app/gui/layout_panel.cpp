@@ -130,33 +130,33 @@ void LayoutPanel::draw_fragment_controls() {
   auto report = [&](const Status& st) { m_status = st.ok() ? std::string() : st.message(); };
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("fragment:");
-  ImGui::SameLine();
+  same_line_if_room(ui(90));
   ImGui::SetNextItemWidth(ui(90));
   ImGui::InputInt2("##repeat", m_repeat);
   for (int& r : m_repeat) r = std::clamp(r, 1, 1 << 12);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("copies down the rows, across the columns");
-  ImGui::SameLine();
+  same_line_if_room(check_width("threads"));
   ImGui::RadioButton("threads", &m_repeat_on, 0);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the copies go to new threads (thread t of copy k is t + k*threads)");
-  ImGui::SameLine();
+  same_line_if_room(check_width("values"));
   ImGui::RadioButton("values", &m_repeat_on, 1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the copies go to new values of the same threads (v + k*values)");
-  ImGui::SameLine();
+  same_line_if_room(ui(90));
   ImGui::SetNextItemWidth(ui(90));
   const char* orders[] = {"rows first", "cols first"};
   ImGui::Combo("##order", &m_repeat_order, orders, IM_ARRAYSIZE(orders));
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("how the copies are numbered (TileLang's lower_dim_first=True is cols first)");
-  ImGui::SameLine();
+  same_line_if_room(button_width("Repeat"));
   if (ImGui::Button("Repeat")) report(repeat(m_repeat[0], m_repeat[1], m_repeat_on == 0, m_repeat_order == 0));
-  ImGui::SameLine(0, ui(24));
+  same_line_if_room(ui(24) + ui(80));
   ImGui::SetNextItemWidth(ui(80));
   ImGui::InputInt("##replicate", &m_replicate);
   m_replicate = std::clamp(m_replicate, 1, 1 << 12);
-  ImGui::SameLine();
+  same_line_if_room(button_width("Replicate"));
   if (ImGui::Button("Replicate")) report(replicate(m_replicate));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("n times the threads, thread t + k*threads holding what t holds");
-  ImGui::SameLine(0, ui(24));
+  same_line_if_room(ui(24) + button_width("Undo"));
   if (ImGui::Button("Undo")) report(undo_op());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("drop the last .repeat(...) or .replicate(n) from the SPEC");
 }
@@ -180,7 +180,8 @@ void LayoutPanel::build_scenes(Plot& p, ImVec2 canvas, const viz::Theme& theme, 
   style.show_title = false;
   style.legend = false;
   const bool inverse = m_inverse && p.grid.has_threads();
-  p.legend = viz::build_legend_scene(p.grid, style.color, inverse, theme, canvas.y / ui_scale);
+  // The legend takes at most 40% of the width: the plot keeps the rest.
+  p.legend = viz::build_legend_scene(p.grid, style.color, inverse, theme, canvas.y / ui_scale, 0.4 * canvas.x / ui_scale);
   const double plot_w = std::max(1.0, canvas.x / ui_scale - p.legend.width - 8), plot_h = canvas.y / ui_scale;
   // The cell size at which the grid, its axes and margins fill the plot's room.
   const bool threads_as_rows = inverse;
@@ -316,15 +317,15 @@ void LayoutPanel::draw(const viz::Theme& theme, float ui_scale) {
   draw_fragment_controls();
   ImGui::SetNextItemWidth(ui(100));
   if (ImGui::Combo("colour", &m_color, kColorModes, IM_ARRAYSIZE(kColorModes))) ++m_settings;
-  ImGui::SameLine();
+  same_line_if_room(ui(60) + label_width("dtype"));
   ImGui::SetNextItemWidth(ui(60));
   if (ImGui::InputText("dtype", m_dtype, sizeof(m_dtype), ImGuiInputTextFlags_EnterReturnsTrue)) {
     m_a.dtype = m_b.dtype = m_dtype;
     m_a.grid_dirty = m_b.grid_dirty = true;
   }
-  ImGui::SameLine();
+  same_line_if_room(check_width("thread → coords"));
   if (ImGui::Checkbox("thread → coords", &m_inverse)) ++m_settings;
-  ImGui::SameLine();
+  same_line_if_room(ui(200) + label_width("access"));
   ImGui::SetNextItemWidth(ui(200));
   if (ImGui::InputTextWithHint("access", "ldmatrix.x4, row.v128, col.scalar", m_access, sizeof(m_access),
                                ImGuiInputTextFlags_EnterReturnsTrue))
@@ -341,22 +342,22 @@ void LayoutPanel::draw(const viz::Theme& theme, float ui_scale) {
   // a size of one's own.
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("cells:");
-  ImGui::SameLine();
+  same_line_if_room(check_width("labels"));
   if (ImGui::RadioButton("labels", &m_cells, 0)) ++m_settings;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("cells large enough for every T/V (offset, bank) label; drag to pan");
-  ImGui::SameLine();
+  same_line_if_room(check_width("fit"));
   if (ImGui::RadioButton("fit", &m_cells, 1)) ++m_settings;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the whole grid in the panel (labels show when the cells are large enough)");
-  ImGui::SameLine();
+  same_line_if_room(check_width("size") + ImGui::GetStyle().ItemSpacing.x + ui(90));
   if (ImGui::RadioButton("size", &m_cells, 2)) ++m_settings;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ui(90));
   if (ImGui::SliderFloat("##cell", &m_cell_size, 2, 80, "%.0f") && m_cells == 2) ++m_settings;
-  ImGui::SameLine(0, ui(18));
+  same_line_if_room(ui(18) + check_width("compare with"));
   if (ImGui::Checkbox("compare with", &m_compare_on) && m_compare_on) set_compare(m_compare[0] ? m_compare : m_spec);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("a second layout beside this one, in the same colours and cell size");
   if (m_compare_on) {
-    ImGui::SameLine();
+    same_line_if_room(ui(160));
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputTextWithHint("##compare", "second SPEC", m_compare, sizeof(m_compare),
                                  ImGuiInputTextFlags_EnterReturnsTrue))

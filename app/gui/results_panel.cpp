@@ -73,19 +73,19 @@ void ResultsPanel::draw(App& app) {
       if (ImGui::Selectable(k.c_str(), k == m_view.kernel)) set_filter(k);
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  same_line_if_room(button_width("open kernel"));
   if (ImGui::SmallButton("open kernel") && app.spec()) set_filter(app.workspace().kernel);
-  ImGui::SameLine();
+  same_line_if_room(button_width("loading..."));
   ImGui::BeginDisabled(m_loading);
   if (ImGui::SmallButton(m_loading ? "loading..." : "reload")) app.load_history();
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_room(check_width("record runs"));
   bool record = app.record_runs();
   if (ImGui::Checkbox("record runs", &record)) app.set_record_runs(record);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Store this app's runs and sweep points in the results store, as `tilelab bench` and "
                       "`tilelab sweep` do (off: --no-store)");
-  ImGui::SameLine();
+  same_line_if_room(ui(220));
   ImGui::SetNextItemWidth(ui(220));
   if (ImGui::InputTextWithHint("##db", "other store (.db), Enter", m_db_path, sizeof(m_db_path),
                                ImGuiInputTextFlags_EnterReturnsTrue) &&
@@ -96,14 +96,16 @@ void ResultsPanel::draw(App& app) {
   std::size_t stored = 0;
   for (const auto& r : m_rows) stored += r.run.id > 0;
   if (!m_error.empty()) {
-    ImGui::TextColored(error_color(), "%s", m_error.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+    ImGui::TextWrapped("%s", m_error.c_str());
+    ImGui::PopStyleColor();
   } else if (m_loading && m_rows.empty()) {
-    ImGui::TextDisabled("loading history from %s ...", app.results_db().empty() ? default_results_db_path().c_str()
-                                                                                   : app.results_db().c_str());
+    text_fit_dim("loading history from " + (app.results_db().empty() ? default_results_db_path() : app.results_db()) +
+                 " …");
   } else {
-    ImGui::TextDisabled("%zu of %zu rows: %zu from %s%s, %zu of this session not stored", shown.size(), m_rows.size(),
-                        stored, m_db.c_str(), m_loaded >= static_cast<std::size_t>(App::kHistoryLimit) ? " (newest)" : "",
-                        m_rows.size() - stored);
+    text_fit_dim(strf("%zu of %zu rows: %zu from %s%s, %zu of this session not stored", shown.size(), m_rows.size(),
+                      stored, m_db.c_str(), m_loaded >= static_cast<std::size_t>(App::kHistoryLimit) ? " (newest)" : "",
+                      m_rows.size() - stored));
   }
   if (m_rows.empty() && !m_loading) {
     if (app.has_device()) ImGui::TextWrapped("No runs yet: run a kernel from the sidebar (Run + verify, Bench), or "
@@ -213,10 +215,22 @@ void ResultsPanel::draw(App& app) {
   }
   const HistoryRow* a = find(m_pick_a);
   const HistoryRow* b = find(m_pick_b);
-  ImGui::Text("%s (%s, %s) vs %s (%s, %s)", row_name(*a).c_str(), a->run.kernel.c_str(), a->run.status.c_str(),
-              row_name(*b).c_str(), b->run.kernel.c_str(), b->run.status.c_str());
-  ImGui::SameLine();
   if (ImGui::SmallButton("clear")) m_pick_a = m_pick_b = 0;
+  // Two runs of this session with timelines: side by side (pinned A over B) in the Timeline panel.
+  const RunEntry* run_a = a->session_run > 0 ? app.find_run(a->session_run) : nullptr;
+  const RunEntry* run_b = b->session_run > 0 ? app.find_run(b->session_run) : nullptr;
+  if (run_a && run_b && run_a->timeline && run_b->timeline) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("compare timelines")) {
+      app.timeline.set(run_a->timeline, row_name(*a));
+      (void)app.timeline.pin();
+      app.timeline.set(run_b->timeline, row_name(*b));
+      (void)app.show_panel("Timeline");
+    }
+  }
+  ImGui::SameLine();
+  text_fit(strf("%s (%s, %s) vs %s (%s, %s)", row_name(*a).c_str(), a->run.kernel.c_str(), a->run.status.c_str(),
+                row_name(*b).c_str(), b->run.kernel.c_str(), b->run.status.c_str()));
   if (ImGui::BeginTable("##compare", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
                         ImVec2(0, 0))) {
     ImGui::TableSetupScrollFreeze(0, 1);

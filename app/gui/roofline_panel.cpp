@@ -88,7 +88,8 @@ void RooflinePanel::draw(App& app) {
     Status st = load_profile(app, m_profile);
     if (!st) app.message(Message::Level::error, st.message());
   }
-  ImGui::SameLine();
+  // Each group (a path and its button) goes on the line while it fits, else on the next: nothing runs off the panel.
+  same_line_if_room(ui(220) + ImGui::GetStyle().ItemSpacing.x + button_width("Load runs"));
   ImGui::SetNextItemWidth(ui(220));
   ImGui::InputTextWithHint("##runs", "run records (.json / .jsonl)", m_runs_path, sizeof(m_runs_path));
   ImGui::SameLine();
@@ -96,7 +97,7 @@ void RooflinePanel::draw(App& app) {
     Status st = load_runs(m_runs_path);
     if (!st) app.message(Message::Level::error, st.message());
   }
-  ImGui::SameLine();
+  same_line_if_room(ui(110) + label_width("colour by"));
   ImGui::SetNextItemWidth(ui(110));
   if (ImGui::InputTextWithHint("colour by", "kernel", m_color_by, sizeof(m_color_by),
                                ImGuiInputTextFlags_EnterReturnsTrue))
@@ -159,24 +160,27 @@ void RooflinePanel::draw(App& app) {
 
 void DevicePanel::draw(App& app) {
   const SystemInfo& sys = app.system();
-  ImGui::Text("Host: %s (%s)", sys.host.hostname.c_str(), sys.host.os.c_str());
-  ImGui::Text("CPU: %s, %d cores", sys.host.cpu.c_str(), sys.host.cpu_cores);
-  ImGui::Text("CUDA: built with %s, runtime %s, driver %s, NVRTC %d.%d", sys.toolkit.built_with.c_str(),
+  ImGui::TextWrapped("Host: %s (%s)", sys.host.hostname.c_str(), sys.host.os.c_str());
+  ImGui::TextWrapped("CPU: %s, %d cores", sys.host.cpu.c_str(), sys.host.cpu_cores);
+  ImGui::TextWrapped("CUDA: built with %s, runtime %s, driver %s, NVRTC %d.%d", sys.toolkit.built_with.c_str(),
               version_string(sys.toolkit.runtime_version).c_str(), version_string(sys.toolkit.driver_version).c_str(),
               sys.toolkit.nvrtc_major, sys.toolkit.nvrtc_minor);
   ImGui::Separator();
   if (sys.devices.empty()) ImGui::TextWrapped("No GPU: %s", sys.why_no_device.c_str());
   for (const auto& d : sys.devices) {
-    ImGui::Text("GPU %d: %s", d.index, d.name.c_str());
-    ImGui::BulletText("%s, %d SMs, %.1f GiB, L2 %.0f MiB", d.arch().c_str(), d.sm_count,
+    ImGui::TextWrapped("GPU %d: %s", d.index, d.name.c_str());
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s, %d SMs, %.1f GiB, L2 %.0f MiB", d.arch().c_str(), d.sm_count,
                       static_cast<double>(d.memory_bytes) / double(1ull << 30), d.l2_bytes / 1048576.0);
-    ImGui::BulletText("SM clock %d MHz, memory %d-bit @ %d MHz (%.0f GB/s theoretical)", d.clock_khz / 1000,
+    ImGui::Bullet();
+    ImGui::TextWrapped("SM clock %d MHz, memory %d-bit @ %d MHz (%.0f GB/s theoretical)", d.clock_khz / 1000,
                       d.memory_bus_bits, d.memory_clock_khz / 1000, d.theoretical_dram_bytes_per_s() / 1e9);
-    ImGui::BulletText("shared memory %d KiB per block (opt-in), %d KiB per SM; %d registers per SM",
+    ImGui::Bullet();
+    ImGui::TextWrapped("shared memory %d KiB per block (opt-in), %d KiB per SM; %d registers per SM",
                       d.smem_per_block_optin / 1024, d.smem_per_sm / 1024, d.regs_per_sm);
   }
   ImGui::Separator();
-  ImGui::Text("Compile target: %s (%s)", app.limits().arch.c_str(),
+  ImGui::TextWrapped("Compile target: %s (%s)", app.limits().arch.c_str(),
               sys.devices.empty() ? "no GPU: what CI compiles for" : "this GPU");
   ImGui::BeginDisabled(!app.has_device() || app.measuring_ceilings());
   if (ImGui::Button(app.measuring_ceilings() ? "Measuring..." : "Measure ceilings")) app.measure_ceilings();
@@ -190,7 +194,7 @@ void DevicePanel::draw(App& app) {
     return;
   }
   const Ceilings& c = *app.ceilings();
-  ImGui::Text("Measured ceilings (%s)", app.ceilings_from().c_str());
+  ImGui::TextWrapped("Measured ceilings (%s)", app.ceilings_from().c_str());
   if (ImGui::BeginTable("##ceilings", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
     auto row = [](const char* name, double v, const char* unit) {
       if (v <= 0) return;
@@ -210,7 +214,7 @@ void DevicePanel::draw(App& app) {
     row("fp8 tensor", c.fp8_tc_flops, "FLOP/s");
     ImGui::EndTable();
   }
-  if (!c.measured_at.empty()) ImGui::TextDisabled("measured %s on %s", c.measured_at.c_str(), c.device_name.c_str());
+  if (!c.measured_at.empty()) text_fit_dim("measured " + c.measured_at + " on " + c.device_name);
 }
 
 }  // namespace tl::gui

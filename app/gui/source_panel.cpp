@@ -76,21 +76,22 @@ void SourcePanel::draw_source(App& app) {
       if (ImGui::Selectable(f.c_str(), f == m_name)) load(app, f);
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", m_path.empty() ? "(embedded copy: no hot reload)" : m_path.c_str());
   const auto& errors = app.compiled().error_lines;
   auto file_errors = errors.find(m_name);
   int n_errors = 0;
   for (const auto& [f, lines] : errors) n_errors += static_cast<int>(lines.size());
   if (n_errors > 0) {
-    ImGui::SameLine();
-    ImGui::TextColored(error_color(), "%d compile error line%s", n_errors, n_errors == 1 ? "" : "s");
+    const std::string count = strf("%d compile error line%s", n_errors, n_errors == 1 ? "" : "s");
+    same_line_if_room(ImGui::CalcTextSize(count.c_str()).x);
+    ImGui::TextColored(error_color(), "%s", count.c_str());
     for (const auto& [f, lines] : errors)
       if (f != m_name) {
-        ImGui::SameLine();
+        same_line_if_room(button_width(f.c_str()));
         if (ImGui::SmallButton(f.c_str())) load(app, f);
       }
   }
+  ImGui::SameLine();
+  text_fit_dim(m_path.empty() ? "(embedded copy: no hot reload)" : m_path);
   if (!m_error.empty()) {
     ImGui::TextColored(error_color(), "%s", m_error.c_str());
     return;
@@ -111,7 +112,7 @@ void SourcePanel::draw_source(App& app) {
       const auto [i, is_msg] = rows[static_cast<std::size_t>(r)];
       const bool err = file_errors != errors.end() && file_errors->second.count(i + 1);
       if (is_msg) {
-        ImGui::TextColored(ImVec4(1, 0.55f, 0.5f, 1), "      ^ %s", file_errors->second.at(i + 1).c_str());
+        ImGui::TextColored(error_color(), "      ^ %s", file_errors->second.at(i + 1).c_str());
         continue;
       }
       if (err) {
@@ -119,8 +120,7 @@ void SourcePanel::draw_source(App& app) {
         ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + ImGui::GetWindowWidth() + ImGui::GetScrollX(), p.y + line_h),
                                                   IM_COL32(120, 30, 30, 160));
       }
-      ImGui::TextDisabled("%5d", i + 1);
-      ImGui::SameLine();
+      line_number(static_cast<std::size_t>(i) + 1, "00000");
       ImGui::TextUnformatted(m_lines[static_cast<std::size_t>(i)].c_str());
     }
   }
@@ -182,15 +182,13 @@ void SourcePanel::draw_ptx(App& app) {
     clipper.Begin(static_cast<int>(lines.size()));
     while (clipper.Step())
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-        ImGui::TextDisabled("%6d", i + 1);
-        ImGui::SameLine();
+        line_number(static_cast<std::size_t>(i) + 1);
         ImGui::TextUnformatted(lines[static_cast<std::size_t>(i)].c_str());
       }
   } else {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (lines[i].find(filter) == std::string::npos) continue;
-      ImGui::TextDisabled("%6zu", i + 1);
-      ImGui::SameLine();
+      line_number(i + 1);
       ImGui::TextUnformatted(lines[i].c_str());
     }
   }

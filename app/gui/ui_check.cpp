@@ -42,6 +42,9 @@ const unsigned short* glyph_ranges() {
   return kRanges;
 }
 
+// Windows whose text is cut by design: a text editor shows long lines up to its edge and scrolls with the cursor.
+bool cut_by_design(const ImGuiWindow& w) { return std::strstr(w.Name, "##luaeditor") != nullptr; }
+
 std::vector<std::string> check_drawn_text(std::size_t limit) {
   std::vector<std::string> out;
   ImGuiContext& g = *ImGui::GetCurrentContext();
@@ -56,9 +59,10 @@ std::vector<std::string> check_drawn_text(std::size_t limit) {
     if (out.size() < limit && seen.insert(line).second) out.push_back(std::move(line));
   };
   for (ImGuiWindow* w : g.Windows) {
-    if (!w->Active || w->Hidden || !w->DrawList) continue;
+    if (!w->Active || w->Hidden || !w->DrawList || cut_by_design(*w)) continue;
     const ImDrawList& dl = *w->DrawList;
-    const bool scrolls_x = w->ScrollMax.x > 0, scrolls_y = w->ScrollMax.y > 0;
+    // Text past the edge is reachable only through a scrollbar (ScrollMax alone grows with any overflow).
+    const bool scrolls_x = w->ScrollbarX, scrolls_y = w->ScrollbarY;
     for (const ImDrawCmd& cmd : dl.CmdBuffer) {
       if (cmd.UserCallback || cmd.ElemCount == 0) continue;
       const ImVec4 clip = cmd.ClipRect;

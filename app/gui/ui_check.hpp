@@ -11,7 +11,7 @@ namespace tl::gui {
 const unsigned short* glyph_ranges();
 
 // After ImGui::Render: every glyph of the frame's draw lists that reaches past its clip rectangle, where its window
-// cannot scroll along that axis (text cut off that no scrolling shows), and every use of the fallback glyph (a
+// shows no scrollbar along that axis (text cut off that no scrolling shows), and every use of the fallback glyph (a
 // character the font lacks). One line each, naming the window and where; at most `limit`.
 std::vector<std::string> check_drawn_text(std::size_t limit = 20);
 

@@ -69,6 +69,24 @@ void same_line_if_room(float width) {
   if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
 }
 
+void line_number(std::size_t n, const char* widest) {
+  const std::string text = std::to_string(n);
+  const float pad = ImGui::CalcTextSize(widest).x - ImGui::CalcTextSize(text.c_str()).x;
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(pad, 0.0f));
+  ImGui::TextDisabled("%s", text.c_str());
+  ImGui::SameLine();
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+float label_width(const char* label) {
+  return ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+float check_width(const char* label) { return ImGui::GetFrameHeight() + label_width(label); }
+
 bool text_fit_dim(const std::string& text) { return text_fit(text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]); }
 
 }  // namespace tl::gui

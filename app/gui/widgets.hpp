@@ -30,6 +30,15 @@ bool text_fit_dim(const std::string& text);
 // a new line (a row of buttons wraps instead of running past a narrow window's edge).
 void same_line_if_room(float width);
 
+// A listing's line number, right-aligned in the width of `widest` (a proportional font's space is narrower than a
+// digit, so "%5d" would not line the code up), dim; the code follows on the same line.
+void line_number(std::size_t n, const char* widest = "000000");
+
+// The width of a button labelled `label` (and of a labelled widget's label part, with `spacing`).
+float button_width(const char* label);
+float label_width(const char* label);
+float check_width(const char* label);  // a checkbox or radio button with its label
+
 // The longest prefix of `text` (whole UTF-8 characters) that, with "…" appended, is at most `width` wide in the
 // current font; `text` itself when it fits.
 std::string elide(const std::string& text, float width);
