@@ -154,7 +154,7 @@ void SourcePanel::draw_ptx(App& app) {
   }
   const std::vector<std::string>& lines = show_sass ? m_sass_lines : m_ptx_lines;
   ImGui::SameLine();
-  ImGui::Text("  %s  %s, %zu lines", c.compiled->lowered_name.c_str(), c.compiled->arch.c_str(), lines.size());
+  text_fit(strf("  %s  %s, %zu lines", c.compiled->lowered_name.c_str(), c.compiled->arch.c_str(), lines.size()));
   if (show_sass) {
     if (sass.pending || sass.key != key) {
       ImGui::TextDisabled("disassembling the cubin...");
@@ -167,13 +167,12 @@ void SourcePanel::draw_ptx(App& app) {
       if (ImGui::SmallButton("Refresh")) app.refresh_sass();
       return;
     }
-    ImGui::TextDisabled("%s", sass.tool.c_str());
-    ImGui::SameLine();
+    text_fit_dim(sass.tool);
   }
   ImGui::SetNextItemWidth(ui(240));
   ImGui::InputTextWithHint("filter", show_sass ? "e.g. HGMMA, LDS, BAR" : "e.g. wgmma, ld.shared", m_ptx_filter,
                            sizeof(m_ptx_filter));
-  ImGui::SameLine();
+  same_line_if_room(button_width("copy"));
   if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(text.c_str());
   ImGui::BeginChild("##ptx", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
   const std::string filter = m_ptx_filter;
