@@ -93,17 +93,15 @@ int main(int argc, char** argv) {
   cli.add_option("--script", opt.script, "Run a Lua script with the `gui` table before the first frame");
   cli.add_option("--workspace", opt.workspace, "Workspace file (default ~/.config/tilelab/workspace.json; none "
                                                "in test mode unless given)");
-  cli.add_option("--width", opt.width, "Window width in pixels")->check(CLI::Range(320, 16384));
-  cli.add_option("--height", opt.height, "Window height in pixels")->check(CLI::Range(240, 16384));
+  cli.add_option("--width", opt.width, "Window width in pixels (320 to 16384)");
+  cli.add_option("--height", opt.height, "Window height in pixels (240 to 16384)");
   cli.add_option("--max-wait", opt.max_wait_s, "Test mode: seconds to wait for background work");
   cli.add_option("--db", opt.db, "Results store: history shown, runs and sweeps recorded (default: $TILELAB_DB or "
                                  "~/.local/share/tilelab/results.db)");
   cli.add_flag("--no-store", opt.no_store, "Do not record this session's runs and sweep points in the results store");
-  cli.add_option("--scale", opt.scale, "UI scale for HiDPI screens: fonts, widgets and plots (default: the monitor's "
-                                       "content scale)")
-      ->check(CLI::Range(0.5, 4.0));
-  cli.add_option("--theme", opt.theme, "Colour theme of the window and its plots (default: the workspace's, else dark)")
-      ->check(CLI::IsMember({"dark", "light"}));
+  cli.add_option("--scale", opt.scale, "UI scale for HiDPI screens, 0.5 to 4: fonts, widgets and plots (default: "
+                                       "the monitor's content scale)");
+  cli.add_option("--theme", opt.theme, "dark or light: the window and its plots (default: the workspace's, else dark)");
   cli.add_flag("--no-text-check", opt.no_text_check, "Test mode: skip the check that no text is cut off, overlapping "
                                                      "or missing a glyph when a screenshot is written");
   // --timeout bounds --script only (the Lua panel has Stop), 10 minutes unless given: the script runs before the
@@ -114,6 +112,20 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 1;  // --help is one too; any usage error exits 1, as `tilelab` does
+  }
+  // Values checked here, each refusal naming the option and what it accepts (as `tilelab` does).
+  std::string bad;
+  if (opt.width < 320 || opt.width > 16384) bad = "--width " + std::to_string(opt.width) + ": must be from 320 to 16384";
+  if (opt.height < 240 || opt.height > 16384) bad = "--height " + std::to_string(opt.height) + ": must be from 240 to 16384";
+  if (opt.scale != 0 && !(opt.scale >= 0.5 && opt.scale <= 4)) {
+    char v[32];
+    std::snprintf(v, sizeof v, "%g", opt.scale);
+    bad = std::string("--scale ") + v + ": must be from 0.5 to 4";
+  }
+  if (!opt.theme.empty() && opt.theme != "dark" && opt.theme != "light") bad = "--theme " + opt.theme + ": must be dark or light";
+  if (!bad.empty()) {
+    std::fprintf(stderr, "tilelab-gui: error: %s\n", bad.c_str());
+    return 1;
   }
   tl::lua::ScriptOptions script_options;
   script_options.command = "tilelab gui";
@@ -142,9 +154,15 @@ int main(int argc, char** argv) {
   glfwSwapInterval(test_mode ? 0 : 1);
   float scale = static_cast<float>(opt.scale);
   if (scale <= 0) {
+    // The monitor's content scale, less what the platform already scales (framebuffer larger than the window, as
+    // on Wayland and macOS; on X11 the two are the same and the app scales everything itself).
     float sx = 1, sy = 1;
     glfwGetWindowContentScale(window, &sx, &sy);
-    scale = std::clamp(std::max(sx, sy), 0.5f, 4.0f);
+    int ww = 1, wh = 1, fw = 1, fh = 1;
+    glfwGetWindowSize(window, &ww, &wh);
+    glfwGetFramebufferSize(window, &fw, &fh);
+    const float platform = ww > 0 ? static_cast<float>(fw) / static_cast<float>(ww) : 1.0f;
+    scale = std::clamp(std::max(sx, sy) / std::max(platform, 1.0f), 0.5f, 4.0f);
   }
 
   tl::gui::AppOptions app_options;
