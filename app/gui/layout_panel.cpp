@@ -17,6 +17,8 @@
 namespace tl::gui {
 namespace {
 
+constexpr std::size_t kMaxLabelledCells = 128 * 128;
+
 // "auto" first, then the ColorBy modes in enum order.
 constexpr const char* kColorModes[] = {"auto", "thread", "warp", "value", "bank", "index"};
 
@@ -192,7 +194,10 @@ void LayoutPanel::build_scenes(Plot& p, ImVec2 canvas, const viz::Theme& theme, 
   const double fit = std::min((plot_w - 32 - viz::estimate_text_width(widest_row, 11) - 8) / std::max(cols, 1.0),
                               (plot_h - 32 - 20) / std::max(rows, 1.0));
   const double readable = viz::readable_cell_size(p.grid, style.color, inverse);
-  double cell = m_cells == 1 ? fit : m_cells == 2 ? m_cell_size : std::max(fit, readable);
+  // Past 128 x 128 cells "labels" fits instead: a whole tensor is read by its pattern, and a label per cell would be
+  // millions of texts (zoom in, or pick a size, to read cells).
+  const bool labels = m_cells == 0 && p.grid.cells.size() <= kMaxLabelledCells;
+  double cell = m_cells == 2 ? m_cell_size : labels ? std::max(fit, readable) : fit;
   if (m_cells != 2) cell = std::min(cell, 80.0);  // a tiny atom is not blown up to the whole panel
   p.cell = std::clamp(cell, 1.0, 500.0);
   style.cell_size = p.cell;
