@@ -903,7 +903,7 @@ void App::draw_run_controls() {
   for (const Shortcut& k : kShortcuts) {
     if (k.action == std::string("compile")) continue;
     const std::string label = k.action == std::string("bench") && m_spec && m_spec->baseline ? "Bench vs cuBLAS" : k.label;
-    if (!first) same_line_if_room(ImGui::CalcTextSize(label.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (!first) same_line_if_room(button_width(label.c_str()));
     first = false;
     std::string why;
     ImGui::BeginDisabled(!can_run(k.action, &why));
