@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "library.hpp"
+#include "library/library.hpp"
 
 extern "C" {
 #include <lauxlib.h>

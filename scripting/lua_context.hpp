@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/results_store.hpp"
+#include "runtime/results/results_store.hpp"
 #include "scripting/lua_memory.hpp"
-#include "session.hpp"
+#include "session/session.hpp"
 
 struct lua_State;
 

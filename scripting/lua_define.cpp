@@ -14,7 +14,7 @@ extern "C" {
 #include <lua.h>
 }
 
-#include "library.hpp"
+#include "library/library.hpp"
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_kernels.hpp"

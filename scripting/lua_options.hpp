@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 #include "scripting/lua_context.hpp"
 
 namespace tl::lua {

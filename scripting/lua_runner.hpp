@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 #include "scripting/lua_context.hpp"
 
 namespace tl::lua {

@@ -19,7 +19,7 @@ extern "C" {
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_results.hpp"
-#include "sweep.hpp"
+#include "session/sweep.hpp"
 
 namespace tl::lua {
 namespace {

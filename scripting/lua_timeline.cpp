@@ -15,9 +15,9 @@ extern "C" {
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
-#include "scripting/lua_kernels.hpp"
 #include "scripting/lua_plot.hpp"
 #include "scripting/lua_userdata.hpp"
+#include "scripting/lua_values.hpp"
 #include "viz/roofline_scene.hpp"
 #include "viz/timeline_scene.hpp"
 

@@ -2,7 +2,7 @@
 // `tl.plot.timeline` and `tl.plot.roofline`.
 #pragma once
 
-#include "runtime/timeline.hpp"
+#include "runtime/trace/timeline.hpp"
 
 struct lua_State;
 

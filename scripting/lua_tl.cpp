@@ -7,16 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/device.hpp"
+#include "runtime/device/device.hpp"
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_define.hpp"
 #include "scripting/lua_json.hpp"
 #include "scripting/lua_kernels.hpp"
 #include "scripting/lua_layout.hpp"
-#include "scripting/lua_timeline.hpp"
 #include "scripting/lua_results.hpp"
 #include "scripting/lua_sweep.hpp"
+#include "scripting/lua_timeline.hpp"
 
 namespace tl::lua {
 namespace {

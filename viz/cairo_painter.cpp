@@ -13,7 +13,7 @@
 #include <cairo.h>
 #include <png.h>
 
-#include "runtime/files.hpp"
+#include "runtime/core/files.hpp"
 
 namespace tl::viz {
 namespace {

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 #include "viz/scene.hpp"
 
 typedef struct _cairo cairo_t;

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 #include "viz/palette.hpp"
 #include "viz/scene.hpp"
 

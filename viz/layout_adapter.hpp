@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.hpp"
-#include "viz/bank_map.hpp"
+#include "runtime/core/status.hpp"
 #include "tile/banks.hpp"
 #include "tile/fragment.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
+#include "viz/bank_map.hpp"
 #include "viz/layout_grid.hpp"
 
 namespace tl::viz {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 
 namespace tl::viz {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 #include "viz/bank_map.hpp"
 #include "viz/layout_grid.hpp"
 #include "viz/palette.hpp"

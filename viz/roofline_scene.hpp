@@ -3,7 +3,7 @@
 
 // The entry point for the CLI, the GUI and Lua (tl.plot.roofline) is
 //   build_roofline_scene(ceilings, records, options)
-// with records as RunRecord JSON objects (runtime/roofline.hpp reads them); the other overload takes a model and
+// with records as RunRecord JSON objects (runtime/results/roofline.hpp reads them); the other overload takes a model and
 // points that are already built. The scene's rect ids index RooflineScene::hover, which says what is under the
 // mouse: a run (kernel, config, problem, numbers) or a ridge point.
 
@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/roofline.hpp"
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
+#include "runtime/results/roofline.hpp"
 #include "viz/palette.hpp"
 #include "viz/scene.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/timeline.hpp"
+#include "runtime/trace/timeline.hpp"
 #include "viz/palette.hpp"
 #include "viz/scene.hpp"
 

@@ -9,18 +9,18 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "runtime/files.hpp"
-#include "runtime/npy.hpp"
-#include "runtime/results_store.hpp"
-#include "sweep.hpp"
+#include "runtime/core/files.hpp"
+#include "runtime/core/npy.hpp"
+#include "runtime/results/results_store.hpp"
+#include "session/sweep.hpp"
 
 namespace tl::cli {
 namespace {
 
 struct BenchArgs {
-  std::string kernel, problem, config, json, dump, kernels_dir, cache_dir, vs, db;
+  SessionArgs session;
+  std::string kernel, problem, config, json, dump, vs, db;
   int repeat = 20, warmup = 3;
-  double timeout_s = 30;
   bool timeline = false;
   bool dram = false;
   bool no_store = false;
@@ -73,11 +73,7 @@ int run_bench(const BenchArgs& a) {
   auto problem = parse_key_values(a.problem);
   if (!problem) return report_error("--problem: " + problem.status().message());
 
-  SessionOptions so;
-  so.kernels_dir = a.kernels_dir;
-  so.cache_dir = a.cache_dir;
-  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-  auto session = Session::open(so);
+  auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
@@ -162,9 +158,6 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--config", a->config, "Config as key=value,... (defaults for the rest)");
   cmd->add_option("--repeat", a->repeat, "Timed runs (0: check only, no timing)")->capture_default_str()->check(in_range(0, 100000));
   cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
-  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take before the watchdog kills it")
-      ->capture_default_str()
-      ->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
   cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")
@@ -176,8 +169,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
                 "time), for the roofline's actual intensity");
   cmd->add_option("--db", a->db, "Results store the run is recorded in (default: $TILELAB_DB or ~/.local/share/tilelab/results.db)");
   cmd->add_flag("--no-store", a->no_store, "Do not record the run in the results store");
-  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
-  cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
+  add_session_options(cmd, a->session);
   cmd->callback([&ctx, a] { ctx.exit_code = run_bench(*a); });
 }
 

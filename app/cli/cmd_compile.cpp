@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "library.hpp"
-#include "runtime/cache.hpp"
-#include "runtime/files.hpp"
+#include "library/library.hpp"
+#include "runtime/core/files.hpp"
+#include "runtime/jit/cache.hpp"
 
 namespace tl::cli {
 namespace {

@@ -5,11 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "runtime/cache.hpp"
-#include "runtime/ceilings.hpp"
-#include "runtime/device.hpp"
-#include "runtime/device_profile.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/device/ceilings.hpp"
+#include "runtime/device/device.hpp"
+#include "runtime/device/device_profile.hpp"
+#include "runtime/jit/cache.hpp"
+#include "runtime/worker/ceilings.hpp"
+#include "runtime/worker/client.hpp"
 
 namespace tl::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 
 namespace tl::cli {
 namespace {

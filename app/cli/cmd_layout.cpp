@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "app/cli/commands.hpp"
-#include "runtime/files.hpp"
+#include "runtime/core/files.hpp"
 #include "viz/cairo_painter.hpp"
 #include "viz/layout_adapter.hpp"
 #include "viz/layout_scene.hpp"

@@ -6,7 +6,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "runtime/results_store.hpp"
+#include "runtime/results/results_store.hpp"
 
 namespace tl::cli {
 namespace {

@@ -8,12 +8,12 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "runtime/device_profile.hpp"
-#include "runtime/files.hpp"
-#include "runtime/log.hpp"
-#include "runtime/results_store.hpp"
-#include "runtime/roofline.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/core/files.hpp"
+#include "runtime/core/log.hpp"
+#include "runtime/device/device_profile.hpp"
+#include "runtime/results/results_store.hpp"
+#include "runtime/results/roofline.hpp"
+#include "runtime/worker/client.hpp"
 #include "viz/cairo_painter.hpp"
 #include "viz/roofline_scene.hpp"
 

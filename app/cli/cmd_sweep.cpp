@@ -9,18 +9,18 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "runtime/files.hpp"
-#include "sweep.hpp"
+#include "runtime/core/files.hpp"
+#include "session/sweep.hpp"
 
 namespace tl::cli {
 namespace {
 
 struct SweepArgs {
-  std::string kernel, space, config, db, json, kernels_dir, cache_dir, best = "tflops";
+  SessionArgs session;
+  std::string kernel, space, config, db, json, best = "tflops";
   std::vector<std::string> problems;
   int jobs = 0, repeat = 20, warmup = 3;
   std::uint64_t samples = SweepSpec{}.run.max_samples;
-  double timeout_s = 30;
   bool no_store = false, plain = false, fresh = false;
 };
 
@@ -55,11 +55,7 @@ int run_sweep_command(const SweepArgs& a) {
     if (!opened) return report_error(opened.status().message());
     store = std::move(*opened);
   }
-  SessionOptions so;
-  so.kernels_dir = a.kernels_dir;
-  so.cache_dir = a.cache_dir;
-  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-  auto session = Session::open(so);
+  auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   std::printf("sweep %s of %s: %zu problem(s), %s; %s\n", sweep_id(spec).c_str(), a.kernel.c_str(), spec.problems.size(),
@@ -127,13 +123,9 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--samples", a->samples, "Output positions of each point checked against the float64 reference (0: all)")
       ->capture_default_str()
       ->check(in_range(0, 1e9));
-  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")
-      ->capture_default_str()
-      ->check(in_range(0.1, 86400, "s"));
   cmd->add_option("--json", a->json, "Write every point (status, reason, resources, run record) to FILE");
   cmd->add_flag("--plain", a->plain, "One line per point even on a terminal (no progress bar)");
-  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
-  cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory");
+  add_session_options(cmd, a->session);
   cmd->callback([&ctx, a] { ctx.exit_code = run_sweep_command(*a); });
 }
 

@@ -6,16 +6,16 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "library.hpp"
-#include "runtime/files.hpp"
+#include "library/library.hpp"
+#include "runtime/core/files.hpp"
 
 namespace tl::cli {
 namespace {
 
 struct TestArgs {
-  std::string kernel, junit, kernels_dir, cache_dir;
+  SessionArgs session{20};
+  std::string kernel, junit;
   bool quick = false, full = false;
-  double timeout_s = 20;
 };
 
 using KV = std::map<std::string, std::string>;
@@ -162,11 +162,7 @@ int run_test(const TestArgs& a) {
   } else {
     specs = library_registry().list(false);
   }
-  SessionOptions so;
-  so.kernels_dir = a.kernels_dir;
-  so.cache_dir = a.cache_dir;
-  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-  auto session = Session::open(so);
+  auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
@@ -243,11 +239,7 @@ void add_test_command(CLI::App& app, Context& ctx) {
   auto* quick = cmd->add_flag("--quick", a->quick, "Two sizes per kernel, default + one other config (the default)");
   cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
   cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
-  cmd->add_option("--timeout", a->timeout_s, "Seconds one run may take before the watchdog kills it")
-      ->capture_default_str()
-      ->check(in_range(0.1, 86400, "s"));
-  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
-  cmd->add_option("--cache-dir", a->cache_dir, "Kernel cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
+  add_session_options(cmd, a->session);
   cmd->callback([&ctx, a] { ctx.exit_code = run_test(*a); });
 }
 

@@ -7,10 +7,10 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
-#include "library.hpp"
-#include "runtime/files.hpp"
-#include "runtime/timeline.hpp"
-#include "runtime/worker.hpp"
+#include "library/library.hpp"
+#include "runtime/core/files.hpp"
+#include "runtime/trace/timeline.hpp"
+#include "runtime/worker/client.hpp"
 #include "viz/cairo_painter.hpp"
 #include "viz/timeline_scene.hpp"
 
@@ -18,9 +18,10 @@ namespace tl::cli {
 namespace {
 
 struct TimelineArgs {
-  std::string kernel, problem, config, out, view = "gantt", stats_json, kernels_dir, cache_dir;
+  SessionArgs session{60};
+  std::string kernel, problem, config, out, view = "gantt", stats_json;
   bool model = false, stats = false;
-  double t0_us = 0, t1_us = 0, width = 1400, timeout_s = 60;
+  double t0_us = 0, t1_us = 0, width = 1400;
   int tracks = 64, first_track = 0, repeat = 3, warmup = 1;
   std::uint32_t capacity = 0;
 };
@@ -70,11 +71,7 @@ int run_timeline_command(const TimelineArgs& a) {
   if (!config) return report_error("--config: " + config.status().message());
   auto problem = parse_key_values(a.problem);
   if (!problem) return report_error("--problem: " + problem.status().message());
-  SessionOptions so;
-  so.kernels_dir = a.kernels_dir;
-  so.cache_dir = a.cache_dir;
-  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
-  auto session = Session::open(so);
+  auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
@@ -178,9 +175,7 @@ void add_timeline_command(CLI::App& app, Context& ctx) {
       ->check(in_range(1, 1 << 18));
   cmd->add_option("--repeat", a->repeat, "Timed runs before the probe run")->capture_default_str()->check(in_range(0, 100000));
   cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
-  cmd->add_option("--timeout", a->timeout_s, "Seconds the run may take")->capture_default_str()->check(in_range(0.1, 86400, "s"));
-  cmd->add_option("--kernels-dir", a->kernels_dir, "Read kernel sources from DIR");
-  cmd->add_option("--cache-dir", a->cache_dir, "Kernel and ceilings cache directory");
+  add_session_options(cmd, a->session);
   cmd->callback([&ctx, a] { ctx.exit_code = run_timeline_command(*a); });
 }
 

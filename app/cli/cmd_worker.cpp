@@ -1,6 +1,6 @@
 // `tilelab worker` (hidden): the GPU worker process the CLI and GUI spawn; speaks the protocol on stdin/stdout.
 #include "app/cli/commands.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/worker/server.hpp"
 
 namespace tl::cli {
 

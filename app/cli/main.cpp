@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "app/cli/commands.hpp"
-#include "runtime/log.hpp"
+#include "runtime/core/log.hpp"
 
 namespace tl::cli {
 

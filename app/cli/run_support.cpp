@@ -1,11 +1,28 @@
-// The result table shared by `tilelab bench` and `tilelab test`.
+// What the commands that run kernels share: session options, the result table, Ctrl-C.
 #include "app/cli/run_support.hpp"
 
 #include <cmath>
 #include <cstdio>
 
+#include "app/cli/commands.hpp"
 
 namespace tl::cli {
+
+void add_session_options(CLI::App* cmd, SessionArgs& a) {
+  cmd->add_option("--timeout", a.timeout_s, "Seconds one run may take before the watchdog kills it")
+      ->capture_default_str()
+      ->check(in_range(0.1, 86400, "s"));
+  cmd->add_option("--kernels-dir", a.kernels_dir, "Read kernel sources from DIR");
+  cmd->add_option("--cache-dir", a.cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
+}
+
+Result<std::unique_ptr<Session>> open_session(const SessionArgs& a) {
+  SessionOptions so;
+  so.kernels_dir = a.kernels_dir;
+  so.cache_dir = a.cache_dir;
+  so.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  return Session::open(so);
+}
 
 std::string format_number(double v, const char* fmt) {
   if (std::isinf(v)) return "inf";

@@ -1,15 +1,30 @@
-// Shared by `tilelab bench` and `tilelab test`: result tables.
+// Shared by the commands that run kernels (bench, test, sweep, timeline): their session options, result tables,
+// Ctrl-C.
 #pragma once
 
 #include <atomic>
 #include <csignal>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "runtime/bench.hpp"
-#include "session.hpp"
+#include <CLI/CLI.hpp>
+
+#include "runtime/measure/bench.hpp"
+#include "session/session.hpp"
 
 namespace tl::cli {
+
+// What every command that opens a Session takes: where sources and caches are, how long one run may take.
+struct SessionArgs {
+  explicit SessionArgs(double default_timeout_s = 30) : timeout_s(default_timeout_s) {}
+  std::string kernels_dir, cache_dir;
+  double timeout_s;
+};
+// Adds --timeout, --kernels-dir and --cache-dir to `cmd`.
+void add_session_options(CLI::App* cmd, SessionArgs& a);
+// The session of these options; the error's message is what to print.
+Result<std::unique_ptr<Session>> open_session(const SessionArgs& a);
 
 // One row per record: time, rates, efficiency, errors, verdict, resources.
 void print_run_table(const std::vector<RunRecord>& records);

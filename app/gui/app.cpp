@@ -11,7 +11,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "library.hpp"
+#include "library/library.hpp"
 
 namespace tl::gui {
 namespace {

@@ -25,12 +25,12 @@
 #include "app/gui/panels.hpp"
 #include "app/gui/widgets.hpp"
 #include "app/gui/workspace.hpp"
-#include "runtime/bench.hpp"
-#include "runtime/device.hpp"
-#include "runtime/kernel_spec.hpp"
+#include "runtime/device/device.hpp"
+#include "runtime/measure/bench.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "scripting/lua_context.hpp"
-#include "session.hpp"
-#include "sweep.hpp"
+#include "session/session.hpp"
+#include "session/sweep.hpp"
 
 namespace tl::gui {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/kernel_spec.hpp"
-#include "runtime/results_store.hpp"
+#include "runtime/results/results_store.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 
 namespace tl::gui {
 

@@ -8,8 +8,8 @@
 
 #include <imgui.h>
 
-#include "runtime/kernel_spec.hpp"
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "viz/imgui_painter.hpp"
 #include "viz/layout_grid.hpp"
 #include "viz/layout_scene.hpp"

@@ -21,7 +21,7 @@
 #include "app/gui/fonts.hpp"
 #include "app/gui/script_api.hpp"
 #include "app/gui/ui_check.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/worker/server.hpp"
 #include "scripting/lua_options.hpp"
 #include "viz/imgui_painter.hpp"
 

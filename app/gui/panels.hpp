@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "app/gui/history.hpp"
-#include "runtime/ceilings.hpp"
-#include "runtime/timeline.hpp"
+#include "runtime/device/ceilings.hpp"
+#include "runtime/trace/timeline.hpp"
 #include "viz/heatmap_scene.hpp"
 #include "viz/imgui_painter.hpp"
 #include "viz/palette.hpp"

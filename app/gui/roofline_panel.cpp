@@ -5,8 +5,8 @@
 #include <imgui.h>
 
 #include "app/gui/app.hpp"
-#include "runtime/device_profile.hpp"
-#include "runtime/roofline.hpp"
+#include "runtime/device/device_profile.hpp"
+#include "runtime/results/roofline.hpp"
 
 namespace tl::gui {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 
 struct lua_State;
 

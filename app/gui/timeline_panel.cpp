@@ -9,7 +9,7 @@
 #include <imgui.h>
 
 #include "app/gui/app.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 
 namespace tl::gui {
 

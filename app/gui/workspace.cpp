@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "runtime/json_read.hpp"
+#include "runtime/core/json_read.hpp"
 
 namespace tl::gui {
 namespace fs = std::filesystem;

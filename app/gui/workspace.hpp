@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/files.hpp"  // write_file_atomic: the workspace, the Lua editor's save, trace exports
-#include "runtime/status.hpp"
+#include "runtime/core/files.hpp"  // write_file_atomic: the workspace, the Lua editor's save, trace exports
+#include "runtime/core/status.hpp"
 
 namespace tl::gui {
 

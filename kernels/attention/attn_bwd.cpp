@@ -5,8 +5,8 @@
 #include <map>
 
 #include "attention/attn_bwd_mma_plan.hpp"
-#include "library.hpp"
-#include "runtime/numeric.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {
@@ -305,6 +305,7 @@ KernelSpec attn_bwd_mma_spec() {
   KernelSpec k;
   k.name = "attn.bwd.mma";
   k.family = "attention";
+  k.tensor_cores = true;
   k.summary = "FlashAttention-2-style backward: per key block dK, dV in registers over the query tiles, cp.async, "
               "ldmatrix, mma.sync; dQ through an f32 accumulator that the last key block converts (dQ, dK, dV)";
   k.source = "attention/attn_bwd_mma.cuh";

@@ -7,8 +7,8 @@
 
 #include "attention/attn_fwd_mma_plan.hpp"
 #include "attention/attn_fwd_wgmma_plan.hpp"
-#include "library.hpp"
-#include "runtime/numeric.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {
@@ -187,6 +187,7 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
 KernelSpec attn_base() {
   KernelSpec k;
   k.family = "attention";
+  k.tensor_cores = true;
   k.problem = attn_problem();
   // 2 GEMMs of 2·len_q·len_k·dim each per sequence and head; causal counts half (the convention of
   // FlashAttention's benchmarks).

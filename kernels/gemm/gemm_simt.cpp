@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "gemm/gemm_simt_plan.hpp"
-#include "library.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {

@@ -4,7 +4,8 @@
 
 #include "gemm/gemm_mma_plan.hpp"
 #include "gemm/gemm_wgmma_plan.hpp"
-#include "library.hpp"
+#include "runtime/spec/kernel_spec.hpp"
+#include "runtime/trace/model.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {
@@ -98,6 +99,7 @@ std::vector<std::map<std::string, std::string>> gemm_tc_test_problems(bool full)
 KernelSpec gemm_tc_base() {
   KernelSpec k;
   k.family = "gemm";
+  k.tensor_cores = true;
   k.problem = gemm_tc_problem();
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -216,11 +218,108 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
                     "lower num_stages or the block tile");
 }
 
+// [SECTION] model timelines (KernelSpec::model_timeline): each kernel's pipeline, from its config
+
+// What both GEMM models start from: the device's per-SM rates and the 64-deep k-steps of the problem.
+struct GemmModelInputs {
+  GemmModelCosts costs;
+  double load_bw = 0, store_bw = 0;  // bytes per ns per SM: tile loads (mostly L2 hits), output stores (HBM)
+  double elem = 0;                   // bytes per element
+  std::int64_t M = 0, N = 0;
+  int k_steps = 0, sms = 1;
+};
+
+GemmModelInputs gemm_model_inputs(const KernelInstance& inst, const ModelDevice& d) {
+  GemmModelInputs g;
+  const double clock_ns = d.clock_hz * 1e-9;
+  g.sms = std::max(d.num_sms, 1);
+  g.costs.issue_ns = d.issue_cycles / clock_ns;
+  g.costs.barrier_ns = d.barrier_cycles / clock_ns;
+  g.costs.latency_ns = d.load_latency_ns;
+  g.load_bw = d.l2_bytes_per_s / g.sms * 1e-9;
+  g.store_bw = d.hbm_bytes_per_s / g.sms * 1e-9;
+  g.M = inst.problem.integer("M");
+  g.N = inst.problem.integer("N");
+  g.elem = static_cast<double>(dtype_size(inst.problem.dtype()));
+  g.k_steps = static_cast<int>((inst.problem.integer("K") + 63) / 64);
+  return g;
+}
+
+Status check_events(const KernelInstance& inst, double events) {
+  return check_model_events(events, inst.spec->name, inst.problem.to_string());
+}
+
+Timeline finish_model(Timeline t, const KernelInstance& inst, const ModelDevice& d, const std::string& shape) {
+  t.kernel = inst.spec->name;
+  t.label = inst.problem.to_string() + "  " + inst.config.to_string();
+  t.model_note = d.source + "; " + shape;
+  return t;
+}
+
+Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
+  GemmModelInputs g = gemm_model_inputs(inst, d);
+  GemmModelCosts& c = g.costs;
+  const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
+  GemmWgmmaModel m;
+  m.stages = static_cast<int>(inst.config.integer("num_stages"));
+  m.consumers = static_cast<int>(bm / 64);
+  m.k_steps = g.k_steps;
+  const std::int64_t tiles = ((g.M + bm - 1) / bm) * ((g.N + bn - 1) / bn);
+  // Per k-step: the producer's wait, issue and flight, and each consumer's wait, wgmma and release; an epilogue
+  // per tile and consumer.
+  TL_RETURN_IF_ERROR(check_events(inst, double(tiles) * m.consumers * (double(g.k_steps) * (3.0 / m.consumers + 3) + 1)));
+  const std::int64_t grid = std::max<std::int64_t>(inst.launch.grid.x, 1);
+  m.tiles_per_block.clear();
+  for (std::int64_t blk = 0; blk < grid; ++blk)
+    m.tiles_per_block.push_back(static_cast<int>((tiles - blk + grid - 1) / grid));
+  // In a 2-CTA cluster the operand the pair shares (B for cluster_M=2, A for cluster_N=2) is read from L2 half by
+  // each CTA and multicast to both: each CTA pulls half of it.
+  const auto cm = inst.config.integer("cluster_M"), cn = inst.config.integer("cluster_N");
+  c.transfer_ns = (static_cast<double>(bm) / cn + static_cast<double>(bn) / cm) * 64 * g.elem / g.load_bw;
+  c.mma_ns = 2.0 * 64 * static_cast<double>(bn) * 64 / (d.wgmma_flops / g.sms * 1e-9);
+  // With the TMA-store epilogue the consumer only stages its tile in shared memory; the TMA store drains it during
+  // the next tile. Without, its threads store to global memory at the SM's share of HBM. It is on when the
+  // kernel's tma_C map covers C (tma_store=auto decides by the output type; A is mapped there otherwise).
+  const bool tma_store = std::any_of(inst.args.begin(), inst.args.end(), [](const ArgSpec& a) {
+    return a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C" && a.tensor_of == "C";
+  });
+  c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw);
+  std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
+  if (cm * cn > 1)
+    shape += "; 2-CTA cluster: the shared operand's L2 reads halved, the pair's waits on each other not modelled";
+  return finish_model(model_gemm_wgmma(m, c, inst.spec->probes), inst, d, shape);
+}
+
+Result<Timeline> model_mma(const KernelInstance& inst, const ModelDevice& d) {
+  GemmModelInputs g = gemm_model_inputs(inst, d);
+  GemmModelCosts& c = g.costs;
+  const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
+  GemmMmaModel m;
+  m.stages = static_cast<int>(inst.config.integer("num_stages"));
+  m.warps = static_cast<int>(inst.config.integer("warps_M") * inst.config.integer("warps_N"));
+  m.k_steps = g.k_steps;
+  TL_RETURN_IF_ERROR(check_events(inst, double(inst.launch.grid.volume()) * (3.0 * g.k_steps + 1)));  // issue, wait, mma; epilogue
+  m.blocks = static_cast<int>(inst.launch.grid.volume());
+  m.num_sms = g.sms;
+  const double smem = std::max<double>(inst.launch.dynamic_smem, 1);
+  m.blocks_per_sm = std::max(1, std::min(static_cast<int>(233472 / smem), 2048 / std::max(m.warps * 32, 1)));
+  // Co-resident blocks share the SM's bandwidth and tensor cores.
+  c.transfer_ns = static_cast<double>(bm + bn) * 64 * g.elem / g.load_bw * m.blocks_per_sm;
+  c.mma_ns = 2.0 * static_cast<double>(bm * bn) * 64 / (d.mma_sync_flops / g.sms * 1e-9) * m.blocks_per_sm;
+  c.epilogue_ns = d.epilogue_fixed_ns + static_cast<double>(bm * bn) * g.elem / g.store_bw * m.blocks_per_sm;
+  const std::string shape = "warp 0 of each block shown (all warps run the same schedule); " +
+                            std::to_string(m.blocks_per_sm) + " blocks per SM";
+  return finish_model(model_gemm_mma(m, c, inst.spec->probes), inst, d, shape);
+}
+
+// [SECTION] the specs
+
 KernelSpec gemm_mma_spec() {
   KernelSpec k = gemm_tc_base();
   k.name = "gemm.mma";
   k.summary = "Ampere-style GEMM: cp.async pipeline, ldmatrix from swizzled smem, mma.sync m16n8k16 (C = A*op(B), 16-bit in)";
   k.source = "gemm/gemm_mma.cuh";
+  k.model_timeline = model_mma;
   k.config = {{ParamSpec::one_of("block_M", 128, {32, 64, 128, 256}, "rows of C per block"),
                ParamSpec::one_of("block_N", 256, {32, 64, 128, 256}, "columns of C per block"),
                ParamSpec::one_of("warps_M", 2, {1, 2, 4, 8}, "warps along M (each owns block_M/warps_M rows)"),
@@ -353,6 +452,7 @@ KernelSpec gemm_wgmma_spec() {
   k.name = "gemm.wgmma";
   k.summary = "Hopper GEMM: TMA 128B swizzle, mbarrier pipeline, warp-specialized wgmma, persistent (C = A*op(B), 16-bit in)";
   k.source = "gemm/gemm_wgmma.cuh";
+  k.model_timeline = model_wgmma;
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <map>
 
-#include "library.hpp"
 #include "memory/memory_plan.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {

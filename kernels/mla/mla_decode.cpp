@@ -5,10 +5,10 @@
 #include <map>
 #include <numeric>
 
-#include "library.hpp"
 #include "mla/mla_decode_plan.hpp"
 #include "mla/mla_schedule.hpp"
-#include "runtime/numeric.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {
@@ -206,6 +206,7 @@ KernelSpec mla_decode_spec() {
   KernelSpec k;
   k.name = "mla.decode";
   k.family = "attention";
+  k.tensor_cores = true;
   k.summary = "MLA decoding over a paged KV cache (FlashMLA dense decode): split-KV schedule, TMA, wgmma, in-kernel combine";
   k.source = "mla/mla_decode.cuh";
   k.min_cc = 90;

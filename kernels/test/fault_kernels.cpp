@@ -1,5 +1,5 @@
 // Host specs of the fault-path kernels test.oob and test.spin (family "test", hidden from default listings).
-#include "library.hpp"
+#include "runtime/spec/kernel_spec.hpp"
 #include "test/fault_plan.hpp"
 
 namespace tl {

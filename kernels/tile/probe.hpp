@@ -2,7 +2,7 @@
 #pragma once
 
 // Buffer layout (little-endian, every part 16-byte aligned), written by the kernel and decoded on the host
-// (runtime/timeline.hpp):
+// (runtime/trace/timeline.hpp):
 //   ProbeHeader                                    64 bytes, filled by the host before the launch
 //   ProbeBlock  [num_blocks]                       48 bytes each: globaltimer + clock64 anchors, %smid
 //   segments    [num_blocks * warps_per_block]     one per warp: ProbeSegment (16 bytes) + capacity ProbeRecords

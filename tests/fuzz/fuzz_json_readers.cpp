@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/device_profile.hpp"
-#include "runtime/json_read.hpp"
-#include "runtime/roofline.hpp"
-#include "runtime/timeline.hpp"
+#include "runtime/core/json_read.hpp"
+#include "runtime/device/device_profile.hpp"
+#include "runtime/results/roofline.hpp"
+#include "runtime/trace/timeline.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "runtime/results_store.hpp"
+#include "runtime/results/results_store.hpp"
 
 namespace {
 

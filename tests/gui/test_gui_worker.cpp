@@ -2,8 +2,8 @@
 // worker protocol (it once answered "The following argument was not expected: worker" and no GUI run could start).
 #include <gtest/gtest.h>
 
-#include "runtime/protocol.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/worker/client.hpp"
+#include "runtime/worker/protocol.hpp"
 
 namespace tl {
 namespace {

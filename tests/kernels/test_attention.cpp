@@ -11,10 +11,10 @@
 #include <set>
 
 #include "attention/attn_fwd_mma_plan.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
+#include "runtime/jit/cache.hpp"
+#include "runtime/trace/timeline.hpp"
 #include "tests/support/scratch_jit.hpp"
-#include "runtime/cache.hpp"
-#include "runtime/timeline.hpp"
 #include "tile/layout_spec.hpp"
 #include "tile/work_order.hpp"
 

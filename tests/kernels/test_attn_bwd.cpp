@@ -10,7 +10,7 @@
 #include <set>
 
 #include "attention/attn_bwd_mma_plan.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"

@@ -9,7 +9,7 @@
 
 #include "gemm/gemm_mma_plan.hpp"
 #include "gemm/gemm_simt_plan.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"

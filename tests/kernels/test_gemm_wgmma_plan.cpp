@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gemm/gemm_wgmma_plan.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"

@@ -10,11 +10,11 @@
 #include <random>
 #include <set>
 
-#include "library.hpp"
+#include "library/library.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/jit/cache.hpp"
+#include "runtime/measure/bench.hpp"
 #include "tests/support/scratch_jit.hpp"
-#include "runtime/bench.hpp"
-#include "runtime/cache.hpp"
-#include "runtime/numeric.hpp"
 #include "tile/work_order.hpp"
 
 namespace tl {
@@ -528,7 +528,7 @@ TEST(Library, FillsAreDeterministicAndInRange) {
   EXPECT_LT(lo, -0.99);
   EXPECT_GT(hi, 0.99);
   EXPECT_NEAR(mean, 0, 0.03);
-  // The host inputs are the bits the worker's device fill writes (runtime/numeric.hpp), for every dtype.
+  // The host inputs are the bits the worker's device fill writes (runtime/core/numeric.hpp), for every dtype.
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     ArgSpec b = ArgSpec::tensor("b", t, {4096}, ArgRole::in, {.lo = -3, .hi = 5, .seed = 11});
     std::vector<unsigned char> expected(b.bytes());

@@ -11,10 +11,10 @@
 #include <limits>
 #include <set>
 
-#include "library.hpp"
+#include "library/library.hpp"
+#include "runtime/jit/cache.hpp"
+#include "runtime/measure/bench.hpp"
 #include "tests/support/scratch_jit.hpp"
-#include "runtime/bench.hpp"
-#include "runtime/cache.hpp"
 
 namespace tl {
 namespace {

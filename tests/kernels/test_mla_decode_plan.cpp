@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "library.hpp"
+#include "library/library.hpp"
 #include "mla/mla_decode_plan.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"

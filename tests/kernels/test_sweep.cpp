@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/hash.hpp"
-#include "sweep.hpp"
+#include "runtime/core/hash.hpp"
+#include "session/sweep.hpp"
 
 namespace tl {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "sweep.hpp"
+#include "session/sweep.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 

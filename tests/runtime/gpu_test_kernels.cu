@@ -1,7 +1,7 @@
 // Kernels for the GPU tests of the launch path: correct, partial, faulting, spinning, big-smem, cluster, tensor map.
 #include <cuda.h>
 
-#include "runtime/numeric.hpp"
+#include "runtime/core/numeric.hpp"
 
 // One thread per element; the tail block's extra threads do nothing.
 extern "C" __global__ void test_axpy(const float* x, const float* y, float* out, float a, unsigned n) {

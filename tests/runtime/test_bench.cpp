@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "library.hpp"
-#include "runtime/bench.hpp"
-#include "runtime/npy.hpp"
-#include "runtime/worker.hpp"
+#include "library/library.hpp"
+#include "runtime/core/npy.hpp"
+#include "runtime/measure/bench.hpp"
+#include "runtime/worker/client.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 

@@ -1,7 +1,7 @@
 // Device discovery: with no GPU the reason is stated; with one, its properties are plausible.
 #include <gtest/gtest.h>
 
-#include "runtime/device.hpp"
+#include "runtime/device/device.hpp"
 #include "tests/support/gpu.hpp"
 
 namespace tl {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/dtype.hpp"
+#include "runtime/core/dtype.hpp"
 #include "tile/float16.hpp"
 
 namespace tl {

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <set>
 
-#include "runtime/cache.hpp"
-#include "runtime/hash.hpp"
-#include "runtime/jit.hpp"
+#include "runtime/core/hash.hpp"
+#include "runtime/jit/cache.hpp"
+#include "runtime/jit/jit.hpp"
 
 namespace tl {
 namespace {

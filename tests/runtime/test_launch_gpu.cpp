@@ -7,9 +7,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "runtime/ceilings.hpp"
-#include "runtime/launch.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/device/ceilings.hpp"
+#include "runtime/worker/ceilings.hpp"
+#include "runtime/worker/client.hpp"
+#include "runtime/worker/launch.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 

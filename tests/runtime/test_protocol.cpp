@@ -6,7 +6,7 @@
 #include <cstring>
 #include <thread>
 
-#include "runtime/protocol.hpp"
+#include "runtime/worker/protocol.hpp"
 
 namespace tl {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <sqlite3.h>
 
-#include "runtime/results_store.hpp"
+#include "runtime/results/results_store.hpp"
 
 namespace tl {
 namespace {

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/bench.hpp"
-#include "runtime/device.hpp"
-#include "runtime/device_profile.hpp"
-#include "runtime/dram_counters.hpp"
-#include "runtime/roofline.hpp"
+#include "runtime/device/device.hpp"
+#include "runtime/device/device_profile.hpp"
+#include "runtime/measure/bench.hpp"
+#include "runtime/results/roofline.hpp"
+#include "runtime/worker/dram_counters.hpp"
 
 namespace tl {
 namespace {
@@ -37,7 +37,7 @@ Roofline model() { return *Roofline::from_ceilings(synthetic()); }
 
 json gemm_record(double n, double ms) {
   const double flops = 2 * n * n * n, bytes = 3 * n * n * 2;
-  return {{"kernel", "gemm.wgmma"}, {"family", "gemm"},
+  return {{"kernel", "gemm.wgmma"}, {"family", "gemm"}, {"tensor_cores", true},
           {"config", {{"block_M", "128"}, {"block_N", "256"}}},
           {"problem", {{"M", std::to_string(int(n))}, {"N", std::to_string(int(n))}, {"dtype", "bf16"}}},
           {"input_dtype", "bf16"}, {"flops", flops}, {"min_bytes", bytes},
@@ -74,7 +74,7 @@ TEST(Roofline, SustainedTensorRateIsItsOwnRoofBesideTheShortRunOne) {
   EXPECT_EQ(r.find("bf16_tensor_sustained")->value, 450e12);
   EXPECT_EQ(r.find("bf16_tensor_sustained")->label, "bf16 tensor, sustained");
   // Efficiency keeps the short-run roof: a bench's runs are short too.
-  EXPECT_EQ(compute_ceiling_for(r, "gemm", DType::bf16), "bf16_tensor");
+  EXPECT_EQ(compute_ceiling_for(r, true, DType::bf16), "bf16_tensor");
   EXPECT_EQ(r.top_compute().name, "bf16_tensor");
 }
 
@@ -100,13 +100,13 @@ TEST(Roofline, AttainableIsTheLowerRoof) {
   EXPECT_EQ(r.attainable(10, "hbm_copy", "fp32_fma"), 0);     // names swapped: no roof
 }
 
-TEST(Roofline, ComputeCeilingFollowsFamilyAndInputType) {
+TEST(Roofline, ComputeCeilingFollowsTensorCoresAndInputType) {
   Roofline r = model();
-  EXPECT_EQ(compute_ceiling_for(r, "gemm", DType::bf16), "bf16_tensor");
-  EXPECT_EQ(compute_ceiling_for(r, "gemm", DType::f16), "fp16_tensor");
-  EXPECT_EQ(compute_ceiling_for(r, "gemm", DType::f32), "fp32_fma");
-  EXPECT_EQ(compute_ceiling_for(r, "gemm", DType::e4m3), "fp32_fma");  // no fp8 measured
-  EXPECT_EQ(compute_ceiling_for(r, "memory", DType::bf16), "fp32_fma");
+  EXPECT_EQ(compute_ceiling_for(r, true, DType::bf16), "bf16_tensor");
+  EXPECT_EQ(compute_ceiling_for(r, true, DType::f16), "fp16_tensor");
+  EXPECT_EQ(compute_ceiling_for(r, true, DType::f32), "fp32_fma");
+  EXPECT_EQ(compute_ceiling_for(r, true, DType::e4m3), "fp32_fma");  // no fp8 measured
+  EXPECT_EQ(compute_ceiling_for(r, false, DType::bf16), "fp32_fma");
 }
 
 TEST(Roofline, BoundIsTheSlowerOfComputeAndMemoryTime) {
@@ -172,6 +172,12 @@ TEST(Roofline, InputTypeFallsBackToTheProblemThenTheRecordedCeiling) {
   EXPECT_EQ(roofline_point(r, rec)->ceiling, "fp16_tensor");
   rec.erase("efficiency");
   EXPECT_EQ(roofline_point(r, rec)->ceiling, "fp32_fma");
+  // A record from before "tensor_cores" was recorded: the ceiling it was measured against, else FP32.
+  json old = gemm_record(1024, 1);
+  old.erase("tensor_cores");
+  EXPECT_EQ(roofline_point(r, old)->ceiling, "fp32_fma");
+  old["efficiency"] = {{"ceiling", "bf16_tensor"}};
+  EXPECT_EQ(roofline_point(r, old)->ceiling, "bf16_tensor");
 }
 
 TEST(Roofline, MeasuredDramGivesTheActualIntensity) {

@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "library.hpp"
-#include "runtime/bench.hpp"
-#include "runtime/roofline.hpp"
-#include "runtime/worker.hpp"
+#include "library/library.hpp"
+#include "runtime/measure/bench.hpp"
+#include "runtime/results/roofline.hpp"
+#include "runtime/worker/client.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 

@@ -1,7 +1,7 @@
 // Status/Result behaviour: messages, context, propagation.
 #include <gtest/gtest.h>
 
-#include "runtime/status.hpp"
+#include "runtime/core/status.hpp"
 
 namespace tl {
 namespace {

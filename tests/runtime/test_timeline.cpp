@@ -18,11 +18,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "library.hpp"
-#include "runtime/bench.hpp"
-#include "runtime/cache.hpp"
-#include "runtime/ceilings.hpp"
-#include "runtime/timeline.hpp"
+#include "library/library.hpp"
+#include "runtime/device/ceilings.hpp"
+#include "runtime/jit/cache.hpp"
+#include "runtime/measure/bench.hpp"
+#include "runtime/trace/timeline.hpp"
 #include "tests/viz/timeline_fixtures.hpp"
 
 namespace tl {

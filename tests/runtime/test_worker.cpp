@@ -11,9 +11,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "runtime/launch.hpp"
-#include "runtime/protocol.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/worker/client.hpp"
+#include "runtime/worker/launch.hpp"
+#include "runtime/worker/protocol.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 

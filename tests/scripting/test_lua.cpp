@@ -9,7 +9,7 @@ extern "C" {
 #include <lualib.h>
 }
 
-#include "library.hpp"
+#include "library/library.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_kernels.hpp"
 #include "scripting/lua_memory.hpp"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/device.hpp"
+#include "runtime/device/device.hpp"
 
 namespace tl::test {
 

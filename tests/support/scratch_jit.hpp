@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "library.hpp"
-#include "runtime/cache.hpp"
+#include "library/library.hpp"
+#include "runtime/jit/cache.hpp"
 
 namespace tl::test {
 

@@ -33,7 +33,7 @@ Ceilings synthetic() {
 
 // A bf16 GEMM run with the given flops, minimum bytes and median time.
 json run(double flops, double bytes, double ms, int block_m = 128, const std::string& kernel = "gemm.wgmma") {
-  return {{"kernel", kernel}, {"family", "gemm"}, {"input_dtype", "bf16"},
+  return {{"kernel", kernel}, {"family", "gemm"}, {"tensor_cores", true}, {"input_dtype", "bf16"},
           {"config", {{"block_M", std::to_string(block_m)}, {"block_N", "256"}}},
           {"problem", {{"M", "4096"}, {"dtype", "bf16"}}},
           {"flops", flops}, {"min_bytes", bytes}, {"time_ms", {{"median", ms}}}};

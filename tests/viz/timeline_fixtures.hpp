@@ -1,7 +1,7 @@
 // Synthetic timelines for the timeline view tests and benchmarks: many tracks of short back-to-back events.
 #pragma once
 
-#include "runtime/timeline.hpp"
+#include "runtime/trace/timeline.hpp"
 
 namespace tl::viz::testing {
 

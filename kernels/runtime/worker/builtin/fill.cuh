@@ -1,0 +1,49 @@
+// Device fills for the launch path: seeded uniform inputs (bit-identical to the host's) and poison patterns.
+#pragma once
+
+#include "runtime/core/numeric.hpp"
+
+namespace tl::builtin {
+
+__device__ inline void store_bits(void* data, unsigned long long i, unsigned size, unsigned long long bits) {
+  switch (size) {
+    case 1: static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(bits); break;
+    case 2: static_cast<unsigned short*>(data)[i] = static_cast<unsigned short>(bits); break;
+    case 4: static_cast<unsigned int*>(data)[i] = static_cast<unsigned int>(bits); break;
+    default: static_cast<unsigned long long*>(data)[i] = bits; break;
+  }
+}
+
+__device__ inline unsigned dtype_bytes(int dtype) {
+  switch (dtype) {
+    case num::f16:
+    case num::bf16: return 2;
+    case num::f64:
+    case num::i64:
+    case num::u64: return 8;
+    case num::i8:
+    case num::u8:
+    case num::e4m3:
+    case num::e5m2: return 1;
+    default: return 4;
+  }
+}
+
+}  // namespace tl::builtin
+
+// Grid-stride: thread t of the grid writes elements t, t + gridsize, ...; each value depends only on (seed, index).
+extern "C" __global__ void tl_fill_uniform(void* data, unsigned long long count, int dtype, unsigned long long seed,
+                                           double lo, double hi) {
+  unsigned size = tl::builtin::dtype_bytes(dtype);
+  unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+    tl::builtin::store_bits(data, i, size, tl::num::fill_bits(dtype, seed, i, lo, hi));
+}
+
+// Every element gets the same `size`-byte pattern (poison, or a constant's bits).
+extern "C" __global__ void tl_fill_pattern(void* data, unsigned long long count, unsigned size,
+                                           unsigned long long bits) {
+  unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+    tl::builtin::store_bits(data, i, size, bits);
+}

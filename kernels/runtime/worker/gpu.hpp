@@ -1,0 +1,106 @@
+// The worker process's CUDA side: launches run in this process, request handlers, errors, TMA descriptors, the
+// built-in kernels, and (in cuda_detail) the device state, raw launches and event timing its files share.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <utility>
+#include <vector>
+#include <string>
+
+#include "runtime/device/device.hpp"
+#include "runtime/worker/channel.hpp"
+#include "runtime/worker/launch.hpp"
+
+namespace tl {
+
+// Run a launch in this process. Needs a GPU; returns no_device with the reason when there is none.
+Result<LaunchResult> execute_launch(const LaunchSpec& spec);
+
+// Request handlers of the worker loop ("launch", "sweep", "device").
+Result<Message> serve_launch(const Message& request, WorkerChannel& channel);
+Result<Message> serve_sweep(const Message& request, WorkerChannel& channel);
+Result<Message> serve_device(const Message& request, WorkerChannel& channel);
+
+// True once a sticky CUDA error (illegal address, trap, misaligned access, ...) has poisoned this process's
+// context: every later CUDA call fails, so the worker reports the error and exits.
+bool cuda_context_poisoned();
+
+// A CUDA runtime error (cudaError_t as int) as a Status: fault for kernel faults, no_device, unsupported for an
+// image with no code for this GPU, cuda otherwise. Marks the context poisoned when the error is sticky.
+Status cuda_status(int cuda_error, const std::string& during);
+
+// Build a TMA descriptor through the driver's cuTensorMapEncodeTiled, fetched with cudaGetDriverEntryPoint
+// (TileLab links no libcuda). `global` is a device address.
+Result<std::array<std::uint8_t, 128>> encode_tensor_map(const TensorMapSpec& spec, DType dtype, void* global);
+
+// The worker's own kernels (fills, micro-benchmarks), compiled by nvcc at build time into fatbins: the portable
+// one (sm_80..sm_90 + PTX) and the sm_90a one (wgmma), which loads only on compute capability 9.0.
+enum class BuiltinImage { portable, sm90a };
+const Blob& builtin_kernels_image(BuiltinImage image = BuiltinImage::portable);
+
+namespace cuda_detail {
+
+// A CUDA call whose error becomes the function's Status (cuda_status: sticky errors poison the context).
+#define TL_CUDA(call, during)                                         \
+  do {                                                                \
+    cudaError_t tl_err_ = (call);                                     \
+    if (tl_err_ != cudaSuccess) return cuda_status(tl_err_, during);  \
+  } while (0)
+
+// The worker's device and what it keeps for its lifetime.
+struct DeviceState {
+  int index = -1;
+  DeviceInfo info;
+  void* flush = nullptr;  // twice the L2, written before each timed run
+  std::size_t flush_bytes = 0;
+  // Pinned host memory the outputs are read back into, kept and grown: a fresh pageable vector per run costs its
+  // zero-fill and a slower copy (tens of ms for a 32 MB output, every run of a sweep).
+  unsigned char* staging = nullptr;
+  std::size_t staging_bytes = 0;
+  // Device memory of the on-device output check (counters, positions, gathered samples), kept and grown.
+  unsigned char* check = nullptr;
+  std::size_t check_bytes = 0;
+  std::map<std::pair<std::uint64_t, std::size_t>, cudaLibrary_t> libraries;
+  cudaLibrary_t builtin[2] = {nullptr, nullptr};  // by BuiltinImage
+};
+DeviceState& state();
+
+// Device allocations of one launch; freed on every path (failures after a sticky error are ignored).
+struct Buffers {
+  std::vector<void*> ptrs;
+  ~Buffers() {
+    for (void* p : ptrs)
+      if (p) cudaFree(p);
+  }
+};
+
+// Selects the device once per worker process (one worker serves one device) and creates its context.
+Status use_device(int index);
+const DeviceInfo& current_device();
+// A kernel of a built-in fatbin (fills, micro-benchmarks).
+Result<cudaKernel_t> builtin_kernel(const char* name, BuiltinImage image = BuiltinImage::portable);
+Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args);
+// A code image (cubin, fatbin or PTX) loaded once per worker, and a kernel of it by lowered name.
+Result<cudaLibrary_t> load_library(const Blob& image);
+Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name);
+// Times `launch` with CUDA events: `warmup` untimed runs, then `repeat` timed ones; per-run milliseconds.
+Result<Stats> time_runs(const std::function<Status()>& launch, int warmup, int repeat);
+// Overwrites a buffer twice the L2's size, so the next run starts with a cold L2.
+Status flush_l2();
+// The timed runs of TimingOptions (warm-up, repeats, L2 flushes) of one launch, or of several alternated run by
+// run; per-run milliseconds of each.
+Result<std::vector<std::vector<double>>> timed_runs(const std::vector<std::function<Status()>>& launches,
+                                                    const TimingOptions& timing, const std::string& what);
+Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, const TimingOptions& timing,
+                                       const std::string& what);
+// The launch's library baseline (LaunchSpec::baseline) on its input buffers `ptrs`, checked against the kernel's
+// output `kernel_out` and timed like the kernel.
+Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<void*>& ptrs, const Blob& kernel_out);
+
+}  // namespace cuda_detail
+}  // namespace tl

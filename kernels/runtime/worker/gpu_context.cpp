@@ -1,0 +1,321 @@
+// The worker's CUDA context: its device and state, CUDA errors as Status (sticky ones poison the process), loaded
+// images and the built-in kernels, raw launches, L2 flushes and event timing.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "runtime/core/log.hpp"
+#include "runtime/worker/gpu.hpp"
+
+extern "C" const unsigned char tl_builtin_fatbin[];
+extern "C" const unsigned long long tl_builtin_fatbin_size;
+extern "C" const unsigned char tl_hopper_fatbin[];
+extern "C" const unsigned long long tl_hopper_fatbin_size;
+
+namespace tl {
+
+namespace {
+
+std::atomic<bool> g_poisoned{false};
+
+// Errors a faulting kernel leaves behind.
+bool kernel_fault(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Errors after which the context is unusable: documented as "the process must be terminated and relaunched".
+bool sticky_error(cudaError_t e) {
+  return kernel_fault(e) || e == cudaErrorContained || e == cudaErrorECCUncorrectable || e == cudaErrorExternalDevice;
+}
+
+ErrorCode classify(cudaError_t e) {
+  if (kernel_fault(e)) return ErrorCode::fault;
+  switch (e) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInvalidDevice:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+      return ErrorCode::no_device;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidKernelImage:
+    case cudaErrorUnsupportedPtxVersion:
+    case cudaErrorInvalidPtx:
+    case cudaErrorJitCompilerNotFound:
+      return ErrorCode::unsupported;
+    default:
+      return ErrorCode::cuda;
+  }
+}
+
+const char* hint(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress: return " (a kernel read or wrote outside its buffers)";
+    case cudaErrorLaunchFailure: return " (a kernel faulted or executed a trap)";
+    case cudaErrorMisalignedAddress: return " (a kernel accessed memory at an address its width does not align with)";
+    case cudaErrorMemoryAllocation: return " (out of device memory)";
+    case cudaErrorLaunchOutOfResources: return " (too many registers or threads for this block size)";
+    case cudaErrorNoKernelImageForDevice: return " (the image has no code for this GPU's architecture)";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+namespace cuda_detail {
+
+DeviceState& state() {
+  static DeviceState s;
+  return s;
+}
+
+Status use_device(int index) {
+  DeviceState& s = state();
+  if (s.index == index) return {};
+  if (s.index >= 0)
+    return make_error(ErrorCode::unsupported, "this worker already uses device " + std::to_string(s.index) +
+                                                  "; one worker serves one device");
+  auto dev = query_device(index);
+  if (!dev) return dev.status();
+  TL_CUDA(cudaSetDevice(index), "selecting device " + std::to_string(index));
+  TL_CUDA(cudaFree(nullptr), "creating the CUDA context");
+  s.index = index;
+  s.info = *dev;
+  return {};
+}
+
+const DeviceInfo& current_device() { return state().info; }
+
+namespace {
+
+std::uint64_t fnv1a(const Blob& b) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::uint8_t c : b) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Fatbins start with 0xBA55ED50, cubins with an ELF header; anything else is taken for PTX, which must be
+// NUL-terminated.
+Result<cudaLibrary_t> load_image(const Blob& image) {
+  if (image.empty()) return make_error(ErrorCode::invalid_argument, "the launch has an empty code image");
+  static const std::uint8_t fatbin_magic[4] = {0x50, 0xED, 0x55, 0xBA};
+  bool binary = image.size() >= 4 && (std::memcmp(image.data(), "\x7f" "ELF", 4) == 0 ||
+                                      std::memcmp(image.data(), fatbin_magic, 4) == 0);
+  Blob storage;
+  const void* code = image.data();
+  if (!binary && image.back() != 0) {
+    storage = image;
+    storage.push_back(0);
+    code = storage.data();
+  }
+  cudaLibrary_t lib = nullptr;
+  TL_CUDA(cudaLibraryLoadData(&lib, code, nullptr, nullptr, 0, nullptr, nullptr, 0), "loading the code image");
+  return lib;
+}
+
+}  // namespace
+
+// Launch images, loaded once per worker (a sweep relaunches the same cubin many times).
+Result<cudaLibrary_t> load_library(const Blob& image) {
+  DeviceState& s = state();
+  auto key = std::make_pair(fnv1a(image), image.size());
+  if (auto it = s.libraries.find(key); it != s.libraries.end()) return it->second;
+  if (s.libraries.size() >= 512) {
+    // A long sweep: drop the loaded modules rather than grow without bound.
+    for (auto& [k, lib] : s.libraries) cudaLibraryUnload(lib);
+    s.libraries.clear();
+  }
+  auto lib = load_image(image);
+  if (lib) s.libraries[key] = *lib;
+  return lib;
+}
+
+Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name) {
+  cudaKernel_t k = nullptr;
+  cudaError_t e = cudaLibraryGetKernel(&k, lib, name.c_str());
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    unsigned int count = 0;
+    std::string known;
+    if (cudaLibraryGetKernelCount(&count, lib) == cudaSuccess && count > 0 && count < 64) {
+      std::vector<cudaKernel_t> all(count);
+      if (cudaLibraryEnumerateKernels(all.data(), count, lib) == cudaSuccess) {
+        for (auto kk : all) {
+          const char* n = nullptr;
+          if (cudaFuncGetName(&n, reinterpret_cast<const void*>(kk)) == cudaSuccess && n)
+            known += (known.empty() ? "" : ", ") + std::string(n);
+        }
+      }
+    }
+    return make_error(ErrorCode::not_found, "the code image has no kernel named '" + name + "'" +
+                                                (known.empty() ? "" : " (it has: " + known + ")"));
+  }
+  return k;
+}
+
+Result<cudaKernel_t> builtin_kernel(const char* name, BuiltinImage image) {
+  cudaLibrary_t& lib = state().builtin[static_cast<int>(image)];
+  if (!lib) {
+    auto loaded = load_image(builtin_kernels_image(image));
+    if (!loaded) return loaded.status();
+    lib = *loaded;
+  }
+  return get_kernel(lib, name);
+}
+
+Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid.x, grid.y, grid.z);
+  config.blockDim = dim3(block.x, block.y, block.z);
+  config.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  if (cluster.volume() > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster.x;
+    attr[0].val.clusterDim.y = cluster.y;
+    attr[0].val.clusterDim.z = cluster.z;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+  TL_CUDA(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(k), args), "launching the kernel");
+  return {};
+}
+
+
+Status flush_l2() {
+  DeviceState& s = state();
+  if (!s.flush) {
+    s.flush_bytes = std::max<std::size_t>(2 * s.info.l2_bytes, 32u << 20);
+    TL_CUDA(cudaMalloc(&s.flush, s.flush_bytes), "allocating the L2 flush buffer");
+  }
+  static unsigned char value = 0;
+  TL_CUDA(cudaMemsetAsync(s.flush, ++value, s.flush_bytes), "flushing L2");
+  return {};
+}
+
+namespace {
+
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~EventPair() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+}  // namespace
+
+Result<Stats> time_runs(const std::function<Status()>& launch, int warmup, int repeat) {
+  for (int i = 0; i < warmup; ++i) TL_RETURN_IF_ERROR(launch());
+  TL_CUDA(cudaDeviceSynchronize(), "warm-up runs");
+  std::vector<EventPair> events(static_cast<std::size_t>(std::max(repeat, 1)));
+  for (auto& e : events) {
+    TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
+    TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
+  }
+  for (auto& e : events) {
+    TL_CUDA(cudaEventRecord(e.start), "recording an event");
+    TL_RETURN_IF_ERROR(launch());
+    TL_CUDA(cudaEventRecord(e.stop), "recording an event");
+  }
+  TL_CUDA(cudaDeviceSynchronize(), "timed runs");
+  std::vector<double> ms;
+  for (auto& e : events) {
+    float t = 0;
+    TL_CUDA(cudaEventElapsedTime(&t, e.start, e.stop), "reading an event");
+    ms.push_back(t);
+  }
+  return compute_stats(std::move(ms));
+}
+
+// Warm-up, then `repeat` runs each between its own events, L2 flushed before each (outside the events).
+// Timed runs of several launches, alternated run by run (A, B, A, B, ...), each after its own L2 flush: launches
+// compared with each other (a kernel and its probe build) see the same clocks and temperature, which drift over a
+// long run (an H100 at 8192^3 slows by ~10% within a few hundred launches).
+Result<std::vector<std::vector<double>>> timed_runs(const std::vector<std::function<Status()>>& launches,
+                                                    const TimingOptions& timing, const std::string& what) {
+  for (int i = 0; i < timing.warmup; ++i)
+    for (const auto& launch : launches) TL_RETURN_IF_ERROR(launch().with_context(what));
+  TL_CUDA(cudaDeviceSynchronize(), what + ": warm-up runs");
+  const std::size_t n = launches.size(), repeat = static_cast<std::size_t>(timing.repeat);
+  std::vector<EventPair> events(repeat * n);
+  for (auto& e : events) {
+    TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
+    TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
+  }
+  for (std::size_t r = 0; r < repeat; ++r)
+    for (std::size_t l = 0; l < n; ++l) {
+      EventPair& e = events[r * n + l];
+      if (timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
+      TL_CUDA(cudaEventRecord(e.start), "recording an event");
+      TL_RETURN_IF_ERROR(launches[l]().with_context(what));
+      TL_CUDA(cudaEventRecord(e.stop), "recording an event");
+    }
+  TL_CUDA(cudaDeviceSynchronize(), what + ": timed runs");
+  std::vector<std::vector<double>> times(n);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    float ms = 0;
+    TL_CUDA(cudaEventElapsedTime(&ms, events[i].start, events[i].stop), "reading an event");
+    times[i % n].push_back(ms);
+  }
+  return times;
+}
+
+Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, const TimingOptions& timing,
+                                       const std::string& what) {
+  auto times = timed_runs(std::vector<std::function<Status()>>{launch}, timing, what);
+  if (!times) return times.status();
+  return std::move(times->front());
+}
+
+// The baseline on the launch's input buffers into an output of its own: checked against the kernel's output
+// (`kernel_out`, read back before the kernel's timed runs), then timed like the kernel.
+
+}  // namespace cuda_detail
+
+using namespace cuda_detail;
+
+bool cuda_context_poisoned() { return g_poisoned.load(); }
+
+Status cuda_status(int error, const std::string& during) {
+  auto e = static_cast<cudaError_t>(error);
+  if (e == cudaSuccess) return {};
+  bool sticky = sticky_error(e);
+  if (!sticky && classify(e) != ErrorCode::no_device) {
+    // Not a documented sticky error: clear it, and see whether the context still works.
+    cudaGetLastError();
+    if (state().index >= 0 && cudaDeviceSynchronize() != cudaSuccess) sticky = true;
+  }
+  if (sticky) g_poisoned = true;
+  std::string msg = during + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")" + hint(e);
+  return make_error(classify(e), msg);
+}
+
+const Blob& builtin_kernels_image(BuiltinImage image) {
+  static const Blob portable(tl_builtin_fatbin, tl_builtin_fatbin + tl_builtin_fatbin_size);
+  static const Blob sm90a(tl_hopper_fatbin, tl_hopper_fatbin + tl_hopper_fatbin_size);
+  return image == BuiltinImage::sm90a ? sm90a : portable;
+}
+
+
+}  // namespace tl

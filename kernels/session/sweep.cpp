@@ -1,0 +1,466 @@
+// run_sweep: enumerate, filter, validate, compile ahead on a thread pool, run in order, store, report; printer.
+#include "session/sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/hash.hpp"
+
+namespace tl {
+
+std::string params_text(const ParamMap& params) {
+  std::string s;
+  for (const auto& [k, v] : params) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+Result<SweepSpace> parse_sweep_space(const std::string& text) {
+  SweepSpace space;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    std::string axis = text.substr(start, end - start);
+    start = end + 1;
+    if (axis.find_first_not_of(" \t") == std::string::npos) continue;
+    auto eq = axis.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(ErrorCode::invalid_argument, "space axis '" + axis + "' is not NAME=V1,V2,... (axes are separated by ';')");
+    std::string name = axis.substr(0, eq);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    std::vector<std::string> values;
+    std::size_t p = eq + 1;
+    while (p <= axis.size()) {
+      std::size_t q = axis.find(',', p);
+      if (q == std::string::npos) q = axis.size();
+      std::string v = axis.substr(p, q - p);
+      v.erase(0, v.find_first_not_of(" \t"));
+      v.erase(v.find_last_not_of(" \t") + 1);
+      if (v.empty()) return make_error(ErrorCode::invalid_argument, "space axis '" + name + "' has an empty value");
+      values.push_back(v);
+      p = q + 1;
+    }
+    for (const auto& [n, vs] : space)
+      if (n == name) return make_error(ErrorCode::invalid_argument, "space axis '" + name + "' is given twice");
+    space.emplace_back(name, std::move(values));
+  }
+  return space;
+}
+
+std::string sweep_point_key(const ParamMap& problem, const ParamMap& config) {
+  return params_text(problem) + "|" + params_text(config);
+}
+
+std::string sweep_id(const SweepSpec& spec) {
+  Hasher128 h;
+  h.field("tilelab-sweep-1").field(spec.kernel).field(std::uint64_t(spec.problems.size()));
+  for (const auto& p : spec.problems) h.field(params_text(p));
+  h.field(std::uint64_t(spec.space.size()));
+  for (const auto& [name, values] : spec.space) {
+    h.field(name).field(std::uint64_t(values.size()));
+    for (const auto& v : values) h.field(v);
+  }
+  h.field(params_text(spec.base_config));
+  return h.hex().substr(0, 16);
+}
+
+const char* point_status_name(PointStatus s) {
+  switch (s) {
+    case PointStatus::passed: return "passed";
+    case PointStatus::failed: return "failed";
+    case PointStatus::fault: return "fault";
+    case PointStatus::timeout: return "timeout";
+    case PointStatus::error: return "error";
+    case PointStatus::skipped: return "skipped";
+    case PointStatus::filtered: return "filtered";
+    case PointStatus::not_run: return "not_run";
+    case PointStatus::already_stored: return "already_stored";
+  }
+  return "?";
+}
+
+RunContext session_run_context(Session& session, const KernelInstance& instance) {
+  RunContext c;
+  if (auto h = kernel_source_hash(session.jit(), instance.source)) c.source_hash = *h;
+  if (const auto& d = session.target().device) {
+    c.sm_clock_khz = d->clock_khz;
+    c.mem_clock_khz = d->memory_clock_khz;
+  }
+  return c;
+}
+
+// [SECTION] the engine
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::optional<double> record_metric(const RunRecord& r, const std::string& name) {
+  if (name == "tflops") return r.tflops;
+  if (name == "gbps") return r.gbps;
+  if (name == "efficiency") return r.efficiency.value;
+  if (name == "median_ms") return r.time_ms.median;
+  if (name == "min_ms") return r.time_ms.min;
+  return std::nullopt;
+}
+
+PointStatus status_of(const RunRecord& r) {
+  if (!r.failure) return r.verified ? PointStatus::passed : PointStatus::failed;
+  if (r.failure->code == ErrorCode::fault) return PointStatus::fault;
+  if (r.failure->code == ErrorCode::timeout) return PointStatus::timeout;
+  return PointStatus::error;
+}
+
+// Compiles the points of `todo` (indices into `points`) on `jobs` threads, at most `window` ahead of the point
+// the runner waits for. The destructor stops and joins, so an exception in a callback cannot leave threads behind.
+class CompilePool {
+ public:
+  CompilePool(Session& session, const std::string& kernel, const std::vector<SweepPoint>& points,
+              std::vector<std::size_t> todo, int jobs)
+      : m_session(session), m_kernel(kernel), m_points(points), m_todo(std::move(todo)), m_results(m_todo.size()) {
+    m_window = std::size_t(std::max(4 * jobs, 8));
+    for (int i = 0; i < jobs && i < static_cast<int>(m_todo.size()); ++i) m_threads.emplace_back([this] { work(); });
+  }
+  ~CompilePool() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_cv.notify_all();
+    for (auto& t : m_threads) t.join();
+  }
+
+  // The compile of the k-th point of `todo`; blocks until it is there.
+  Result<PreparedKernel> take(std::size_t k) {
+    std::unique_lock lock(m_mutex);
+    m_consumed = k;
+    m_cv.notify_all();
+    m_cv.wait(lock, [&] { return m_results[k].has_value(); });
+    Result<PreparedKernel> r = std::move(*m_results[k]);
+    m_results[k].reset();
+    return r;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::size_t k;
+      {
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] { return m_stop || m_next >= m_todo.size() || m_next < m_consumed + m_window; });
+        if (m_stop || m_next >= m_todo.size()) return;
+        k = m_next++;
+      }
+      const SweepPoint& p = m_points[m_todo[k]];
+      Result<PreparedKernel> r = make_error(ErrorCode::internal, "not compiled");
+      try {
+        r = m_session.prepare(m_kernel, p.problem, p.config);
+      } catch (const std::exception& e) {
+        r = make_error(ErrorCode::internal, std::string("compiling: ") + e.what());
+      }
+      {
+        std::lock_guard lock(m_mutex);
+        m_results[k] = std::move(r);
+      }
+      m_cv.notify_all();
+    }
+  }
+
+  Session& m_session;
+  const std::string& m_kernel;
+  const std::vector<SweepPoint>& m_points;
+  std::vector<std::size_t> m_todo;
+  std::vector<std::optional<Result<PreparedKernel>>> m_results;
+  std::size_t m_next = 0, m_consumed = 0, m_window = 8;
+  bool m_stop = false;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::vector<std::thread> m_threads;
+};
+
+// Every combination of the axes' values (the first axis slowest) over the base config.
+std::vector<ParamMap> enumerate_configs(const SweepSpace& space, const ParamMap& base) {
+  std::vector<ParamMap> out = {base};
+  for (const auto& [name, values] : space) {
+    std::vector<ParamMap> next;
+    for (const auto& c : out)
+      for (const auto& v : values) {
+        ParamMap m = c;
+        m[name] = v;
+        next.push_back(std::move(m));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const SweepSpec& spec, const OnSweepPoint& on_point,
+                               const std::atomic<bool>* interrupted, const std::string& best_metric) {
+  const auto t0 = Clock::now();
+  auto found = session.registry().find(spec.kernel);
+  if (!found) return found.status();
+  for (const auto& [name, values] : spec.space) {
+    if (values.empty()) return make_error(ErrorCode::invalid_argument, "space axis '" + name + "' has no values");
+    if (!(*found)->config.find(name))
+      return make_error(ErrorCode::invalid_argument, "space axis '" + name + "' is not a config parameter of " +
+                                                         spec.kernel + " (see `tilelab kernels`)");
+  }
+  if (spec.problems.empty()) return make_error(ErrorCode::invalid_argument, "a sweep needs at least one problem");
+  double size = static_cast<double>(spec.problems.size());
+  for (const auto& [name, values] : spec.space) size *= static_cast<double>(values.size());
+  if (size > kMaxSweepPoints)
+    return make_error(ErrorCode::invalid_argument,
+                      "the sweep has " + std::to_string(static_cast<long long>(size)) + " points (problems x every "
+                      "axis); a sweep runs at most " + std::to_string(kMaxSweepPoints) +
+                      ": narrow an axis, or split it into several sweeps");
+
+  SweepSummary sum;
+  sum.id = sweep_id(spec);
+  std::set<std::string> stored;
+  if (store) {
+    nlohmann::json problems = spec.problems, space = nlohmann::json::array();
+    for (const auto& [name, values] : spec.space) space.push_back({{"name", name}, {"values", values}});
+    TL_RETURN_IF_ERROR(store->begin_sweep(sum.id, spec.kernel, problems, space));
+    if (spec.resume) {
+      auto done = store->sweep_points(sum.id);
+      if (!done) return done.status();
+      stored = std::move(*done);
+    }
+  }
+
+  // Enumerate and classify everything that needs no compile, on this thread (the filter may be Lua).
+  const std::vector<ParamMap> configs = enumerate_configs(spec.space, spec.base_config);
+  std::vector<SweepPoint>& points = sum.points;
+  std::vector<std::size_t> todo;
+  for (const auto& problem : spec.problems)
+    for (const auto& config : configs) {
+      SweepPoint p;
+      p.index = points.size();
+      p.problem = problem;
+      p.config = config;
+      std::string why;
+      if (stored.count(sweep_point_key(problem, config))) {
+        p.status = PointStatus::already_stored;
+      } else if (spec.filter && !spec.filter(problem, config, why)) {
+        p.status = PointStatus::filtered;
+        p.reason = why.empty() ? "filter" : why;
+      } else if (auto inst = session.instantiate(spec.kernel, problem, config); !inst) {
+        p.status = PointStatus::skipped;
+        p.reason = inst.status().message();
+        p.record = failed_record(spec.kernel, problem, config, inst.status());
+      } else {
+        todo.push_back(p.index);
+      }
+      points.push_back(std::move(p));
+    }
+  sum.total = points.size();
+
+  int jobs = spec.jobs > 0 ? spec.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CompilePool pool(session, spec.kernel, points, todo, jobs);
+  std::size_t next_compiled = 0;
+  SweepProgress progress{0, points.size()};
+  std::optional<double> best_value;
+  const bool higher_better = metric_higher_is_better(best_metric);
+  const int launches = spec.run.timing.repeat > 0 ? spec.run.timing.warmup + spec.run.timing.repeat : 1;
+  // Points come problem by problem: the host inputs and the reference are computed once per problem.
+  ReferenceCache reference_cache;
+  RunOptions run_options = spec.run;
+  if (!run_options.reference_cache) run_options.reference_cache = &reference_cache;
+
+  for (SweepPoint& p : points) {
+    if (interrupted && interrupted->load()) {
+      sum.interrupted = true;
+      break;
+    }
+    RunContext ctx;
+    ctx.sweep_id = sum.id;
+    ctx.point_key = sweep_point_key(p.problem, p.config);
+    bool store_it = false;
+    if (p.status == PointStatus::already_stored) {
+      ++sum.resumed;
+    } else if (p.status == PointStatus::filtered) {
+      ++sum.filtered;
+    } else if (p.status == PointStatus::skipped) {
+      ++sum.skipped;
+      ctx.status = "skipped";
+      store_it = true;
+    } else {
+      const auto wait0 = Clock::now();
+      Result<PreparedKernel> prepared = pool.take(next_compiled++);
+      sum.compile_wait_s += seconds_since(wait0);
+      if (!prepared) {
+        p.status = PointStatus::error;
+        p.reason = prepared.status().message();
+        p.record = failed_record(spec.kernel, p.problem, p.config, prepared.status());
+        ++sum.failed;
+        store_it = true;
+      } else {
+        ++sum.compiled;
+        p.resources = prepared->compiled.resources;
+        p.smem_dynamic = prepared->instance.launch.dynamic_smem;
+        p.compile_ms = prepared->compiled.compile_ms;
+        p.from_cache = prepared->compiled.from_cache;
+        if (p.from_cache) ++sum.compile_cache_hits;
+        RunContext base = session_run_context(session, prepared->instance);
+        ctx.source_hash = base.source_hash;
+        ctx.sm_clock_khz = base.sm_clock_khz;
+        ctx.mem_clock_khz = base.mem_clock_khz;
+        if (!session.has_device() && !spec.runner) {
+          p.status = PointStatus::not_run;
+          p.reason = "no GPU: " + session.target().why_no_device;
+          ++sum.not_run;
+        } else {
+          const auto run0 = Clock::now();
+          RunRecord r = spec.runner ? spec.runner(*prepared) : session.run(*prepared, run_options);
+          sum.run_s += seconds_since(run0);
+          p.status = status_of(r);
+          if (r.failure) p.reason = r.failure_text();
+          else if (!r.verified) p.reason = r.failure_text();
+          ++sum.ran;
+          if (p.status == PointStatus::passed) ++sum.passed;
+          else ++sum.failed;
+          sum.kernel_s += r.time_ms.median * 1e-3 * launches;
+          p.record = std::move(r);
+          store_it = true;
+        }
+      }
+    }
+    if (store_it && store && p.record) {
+      const auto store0 = Clock::now();
+      auto id = store->insert(*p.record, ctx);
+      sum.store_s += seconds_since(store0);
+      if (!id) return id.status().with_context("sweep " + sum.id + " stopped at point " + std::to_string(p.index));
+      p.row_id = *id;
+    }
+    if (p.status == PointStatus::passed && p.record) {
+      auto v = record_metric(*p.record, best_metric);
+      if (v && (!best_value || (higher_better ? *v > *best_value : *v < *best_value))) {
+        best_value = v;
+        sum.best = p.index;
+      }
+    }
+    ++progress.done;
+    if (on_point) on_point(p, progress);
+  }
+  sum.wall_s = seconds_since(t0);
+  if (sum.ran > 0) sum.overhead_ms = (sum.wall_s - sum.kernel_s) * 1e3 / double(sum.ran);
+  return sum;
+}
+
+void to_json(nlohmann::json& j, const SweepPoint& p) {
+  j = {{"index", p.index},
+       {"problem", typed_params(p.problem)},
+       {"config", typed_params(p.config)},
+       {"status", point_status_name(p.status)},
+       {"reason", p.reason},
+       {"resources", p.resources},
+       {"smem", std::max(0, p.resources.shared_static_bytes) + static_cast<std::int64_t>(p.smem_dynamic)},
+       {"smem_static", std::max(0, p.resources.shared_static_bytes)},
+       {"smem_dynamic", p.smem_dynamic},
+       {"compile_ms", p.compile_ms},
+       {"from_cache", p.from_cache},
+       {"row_id", p.row_id}};
+  if (!p.record) return;
+  const RunRecord& r = *p.record;
+  j["kernel"] = r.kernel;
+  j["device"] = r.device;
+  j["tflops"] = r.tflops;
+  j["gbps"] = r.gbps;
+  j["efficiency"] = r.efficiency.value;
+  j["median_ms"] = r.time_ms.median;
+  j["min_ms"] = r.time_ms.min;
+  j["max_ms"] = r.time_ms.max;
+  j["rel_error"] = r.rel_error();
+  j["max_abs_error"] = r.max_abs_error();
+  j["passed"] = r.passed();
+  j["record"] = r;
+}
+
+void to_json(nlohmann::json& j, const SweepSummary& s) {
+  j = {{"id", s.id},           {"total", s.total},         {"ran", s.ran},
+       {"passed", s.passed},   {"failed", s.failed},       {"skipped", s.skipped},
+       {"filtered", s.filtered}, {"not_run", s.not_run},   {"resumed", s.resumed},
+       {"compiled", s.compiled}, {"compile_cache_hits", s.compile_cache_hits},
+       {"interrupted", s.interrupted}, {"wall_s", s.wall_s}, {"kernel_s", s.kernel_s},
+       {"overhead_ms", s.overhead_ms}, {"compile_wait_s", s.compile_wait_s}, {"run_s", s.run_s},
+       {"store_s", s.store_s}};
+  j["best"] = s.best ? nlohmann::json(*s.best) : nlohmann::json();
+}
+
+// [SECTION] printing
+
+SweepPrinter::SweepPrinter(std::FILE* out, bool force_plain) : m_out(out), m_tty(!force_plain && isatty(fileno(out))) {}
+
+std::string point_resources_text(const SweepPoint& p) {
+  if (p.resources.registers < 0) return {};
+  const int smem_static = std::max(0, p.resources.shared_static_bytes);
+  std::string text = std::to_string(p.resources.registers) + " regs, " +
+                     std::to_string(static_cast<std::int64_t>(smem_static) + p.smem_dynamic) + " B smem";
+  if (p.smem_dynamic > 0)
+    text += smem_static > 0 ? " (" + std::to_string(smem_static) + " static + " + std::to_string(p.smem_dynamic) + " dynamic)"
+                            : " (" + std::to_string(p.smem_dynamic) + " dynamic)";
+  text += ", " + std::to_string(std::max(0, p.resources.spill_store_bytes) + std::max(0, p.resources.spill_load_bytes)) +
+          " B spills";
+  return text + (p.from_cache ? ", cached" : "");
+}
+
+void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
+  const RunRecord* r = p.record ? &*p.record : nullptr;
+  std::string what = point_status_name(p.status);
+  // Points that compiled but did not run (no GPU, or stored before) say what they use, on a terminal too.
+  if (p.status == PointStatus::not_run || p.status == PointStatus::already_stored)
+    if (const std::string res = point_resources_text(p); !res.empty()) what += " (" + res + ")";
+  if (p.status == PointStatus::passed && r) {
+    // TFLOP/s for kernels that count flops, GB/s for the rest.
+    const double rate = r->flops > 0 ? r->tflops : r->gbps;
+    char buf[64];
+    if (r->flops > 0) std::snprintf(buf, sizeof buf, "%.1f TFLOP/s, %.4f ms", r->tflops, r->time_ms.median);
+    else std::snprintf(buf, sizeof buf, "%.0f GB/s, %.4f ms", r->gbps, r->time_ms.median);
+    what = buf;
+    if (rate > m_best) {
+      m_best = rate;
+      m_best_text = what.substr(0, what.find(','));
+    }
+  }
+  if (m_tty) {
+    // A compiled point that could not run (no GPU) keeps a line of its own above the bar: its resources are the
+    // sweep's result.
+    if (p.status == PointStatus::not_run)
+      std::fprintf(m_out, "\r\033[K  %s %s: %s\n", params_text(p.problem).c_str(), params_text(p.config).c_str(),
+                   what.c_str());
+    const int width = 30;
+    const int filled = progress.total ? static_cast<int>(width * progress.done / progress.total) : width;
+    std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  %s%s%s%s: %s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), progress.done, progress.total,
+                 m_best_text.empty() ? "" : "best ", m_best_text.c_str(), m_best_text.empty() ? "" : "  ",
+                 params_text(p.config).c_str(), what.c_str());
+    if (p.status == PointStatus::fault || p.status == PointStatus::timeout || p.status == PointStatus::error)
+      std::fprintf(m_out, "\n  %s\n", p.reason.c_str());
+  } else {
+    std::fprintf(m_out, "[%zu/%zu] %s %s: %s", progress.done, progress.total, params_text(p.problem).c_str(),
+                 params_text(p.config).c_str(), what.c_str());
+    if (p.status != PointStatus::not_run && p.status != PointStatus::already_stored && !p.reason.empty())
+      std::fprintf(m_out, ": %s", p.reason.c_str());
+    std::fputc('\n', m_out);
+  }
+  std::fflush(m_out);
+}
+
+void SweepPrinter::finish() {
+  if (m_tty) std::fputc('\n', m_out);
+  std::fflush(m_out);
+}
+
+}  // namespace tl
