@@ -30,15 +30,19 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The GUI smoke test under a virtual display (used by .ci/run): a screenshot of each panel, driven by the scripts in
-# tests/gui/, into out/ci/<panel>.png, then checked (the window's size, not blank) by test_gui_screenshots. Each
+# tests/gui/, into out/ci/<panel>.png, then checked (the window's size, not blank) by test_gui_screenshots. Writing
+# each one, the app checks its text (test mode): nothing cut off by its window, no glyph the font lacks, and in every
+# plot no text outside the plot, overlapping another or struck through by a line; any of them fails the run. Each
 # panel runs on a fresh results store of made-up rows (tests/gui/gui_history_fixture): the Results panel shows them.
-GUI_PANELS := layouts source ptx sass results sweep timeline roofline lua device
+# A script's "-- args: ..." line adds options (panel_hidpi.lua: --scale 1.5 --theme light).
+GUI_PANELS := layouts source ptx sass results sweep timeline roofline lua device compare timelines hidpi
 gui-smoke: build
 	@mkdir -p out/ci
 	@for p in $(GUI_PANELS); do \
 	  $(BUILD)/tests/gui/gui_history_fixture out/ci/history.db > /dev/null || exit 1; \
+	  args=$$(sed -n 's/^-- args: //p' tests/gui/panel_$$p.lua); \
 	  TILELAB_DB=$$PWD/out/ci/history.db xvfb-run -a -s "-screen 0 1400x900x24" $(BUILD)/tilelab gui \
-	    --script tests/gui/panel_$$p.lua --frames 5 --screenshot out/ci/$$p.png || exit 1; \
+	    --script tests/gui/panel_$$p.lua --frames 5 --screenshot out/ci/$$p.png $$args || exit 1; \
 	done
 	@TL_SCREENSHOT_DIR=out/ci $(BUILD)/tests/gui/test_gui_screenshots
 	@echo "gui smoke: wrote and checked out/ci/{$(shell echo $(GUI_PANELS) | tr ' ' ',')}.png"

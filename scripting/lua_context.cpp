@@ -67,7 +67,8 @@ std::string ScriptContext::write_refusal(const std::string& path, const char* wh
   for (const auto& root : m_write_roots) roots += (roots.empty() ? "" : ", ") + root.string();
   std::string message = std::string(what) + ": writing '" + path + "'";
   if (where != path) message += " (" + where + ")";
-  return message + " is outside the allowed folders (" + roots + "); pass --allow-write DIR or --unsafe";
+  return message + " is outside the allowed folders (" + roots + "); pass --allow-write DIR or --unsafe to " +
+         m_options.command;
 }
 
 void ScriptContext::check_write(const std::string& path, const char* what) const {

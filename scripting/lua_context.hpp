@@ -30,6 +30,8 @@ struct ScriptOptions {
   std::uint64_t max_memory_mib = k_default_max_memory_mib;  // --max-memory: what Lua may allocate
   // --allow-write: folders the sandbox lets the script write under, besides the current directory.
   std::vector<std::string> allow_write;
+  // The command whose --allow-write/--unsafe lift the sandbox, named in its refusals ("tilelab run", "tilelab gui").
+  std::string command = "tilelab run";
   // Set from outside (SIGINT handler, GUI stop button); long operations stop after the current run.
   const std::atomic<bool>* interrupted = nullptr;
 };

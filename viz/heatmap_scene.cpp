@@ -13,9 +13,6 @@
 namespace tl::viz {
 namespace {
 
-const Color kInk{0.12f, 0.12f, 0.14f, 1};
-const Color kMuted{0.40f, 0.40f, 0.44f, 1};
-const Color kMissing{0.86f, 0.86f, 0.88f, 1};
 const Color kBest{0.85f, 0.10f, 0.10f, 1};
 
 constexpr double kMarginLeft = 96, kMarginTop = 56, kMarginBottom = 60, kMarginRight = 24;
@@ -158,13 +155,15 @@ Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& reco
 
   // Layout: title, rows of cells with the y values on the left, x values below, the colour bar on the right.
   Scene& s = h.scene;
+  const Theme& th = o.theme;
+  s.background = th.background;
   const double grid_w = o.cell_width * double(nx), grid_h = o.cell_height * double(ny);
   s.width = kMarginLeft + grid_w + kBarGap + kBarWidth + kBarLabels + kMarginRight;
   s.height = kMarginTop + grid_h + kMarginBottom;
   const std::string title = !o.title.empty() ? o.title
                                              : (kernel.empty() ? std::string() : kernel + ": ") + o.metric + " over " +
                                                    o.y + " x " + o.x + (h.higher_is_better ? " (higher is better)" : " (lower is better)");
-  s.texts.push_back({kMarginLeft, 24, title, 15, kInk, Align::left, true});
+  s.texts.push_back({kMarginLeft, 24, title, 15, th.ink, Align::left, true});
   // A long title on a small grid: widen the scene to hold it (about 0.6 em per character in bold sans), so the
   // painters' backgrounds and fit-to-view include it.
   s.width = std::max(s.width, kMarginLeft + 0.6 * 15 * double(title.size()) + kMarginRight);
@@ -179,26 +178,26 @@ Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& reco
     const std::size_t i = k % nx, j = k / nx;
     c.left = kMarginLeft + o.cell_width * double(i);
     c.top = kMarginTop + o.cell_height * double(ny - 1 - j);  // the smallest y at the bottom, like a plot
-    Rect r{c.left, c.top, o.cell_width, o.cell_height, c.value ? sequential(t_of(*c.value)) : kMissing,
-           Color{1, 1, 1, 1}, 1, static_cast<std::int64_t>(k)};
+    Rect r{c.left, c.top, o.cell_width, o.cell_height, c.value ? sequential(t_of(*c.value)) : th.unset,
+           th.background, 1, static_cast<std::int64_t>(k)};
     s.rects.push_back(r);
     const std::string label = c.value ? fixed3(*c.value) : c.status;
     const double size = std::min(13.0, o.cell_height * 0.32);
     s.texts.push_back({c.left + o.cell_width / 2, c.top + o.cell_height / 2, label, c.value ? size : size * 0.85,
-                       c.value ? text_color_on(r.fill) : kMuted, Align::center, marked && *h.best == k});
+                       c.value ? text_color_on(r.fill) : th.muted, Align::center, marked && *h.best == k});
   }
   if (marked) {
     const HeatmapCell& b = h.cells[*h.best];
     s.rects.push_back({b.left + 1.5, b.top + 1.5, o.cell_width - 3, o.cell_height - 3, Color{0, 0, 0, 0}, kBest, 3, -1});
   }
   for (std::size_t i = 0; i < nx; ++i)
-    s.texts.push_back({kMarginLeft + o.cell_width * (double(i) + 0.5), kMarginTop + grid_h + 14, h.x_values[i], 12, kInk,
+    s.texts.push_back({kMarginLeft + o.cell_width * (double(i) + 0.5), kMarginTop + grid_h + 14, h.x_values[i], 12, th.ink,
                        Align::center, false});
   for (std::size_t j = 0; j < ny; ++j)
-    s.texts.push_back({kMarginLeft - 8, kMarginTop + o.cell_height * (double(ny - 1 - j) + 0.5), h.y_values[j], 12, kInk,
+    s.texts.push_back({kMarginLeft - 8, kMarginTop + o.cell_height * (double(ny - 1 - j) + 0.5), h.y_values[j], 12, th.ink,
                        Align::right, false});
-  s.texts.push_back({kMarginLeft + grid_w / 2, kMarginTop + grid_h + 38, o.x, 13, kInk, Align::center, true});
-  s.texts.push_back({12, kMarginTop - 14, o.y, 13, kInk, Align::left, true});
+  s.texts.push_back({kMarginLeft + grid_w / 2, kMarginTop + grid_h + 38, o.x, 13, th.ink, Align::center, true});
+  s.texts.push_back({12, kMarginTop - 14, o.y, 13, th.ink, Align::left, true});
 
   // Colour bar: the ramp from worst (bottom) to best (top), labelled with the values at both ends.
   const double bx = kMarginLeft + grid_w + kBarGap, steps = 32;
@@ -209,10 +208,10 @@ Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& reco
   }
   if (h.best) {
     const double top_v = h.higher_is_better ? h.max : h.min, bottom_v = h.higher_is_better ? h.min : h.max;
-    s.texts.push_back({bx + kBarWidth + 6, kMarginTop + 6, fixed3(top_v), 11, kInk, Align::left, false});
-    s.texts.push_back({bx + kBarWidth + 6, kMarginTop + bar_h - 6, fixed3(bottom_v), 11, kInk, Align::left, false});
+    s.texts.push_back({bx + kBarWidth + 6, kMarginTop + 6, fixed3(top_v), 11, th.ink, Align::left, false});
+    s.texts.push_back({bx + kBarWidth + 6, kMarginTop + bar_h - 6, fixed3(bottom_v), 11, th.ink, Align::left, false});
   }
-  s.texts.push_back({bx, kMarginTop - 14, o.metric, 11, kMuted, Align::left, false});
+  s.texts.push_back({bx, kMarginTop - 14, o.metric, 11, th.muted, Align::left, false});
   s.height = std::max(s.height, kMarginTop + bar_h + kMarginBottom);
   return h;
 }

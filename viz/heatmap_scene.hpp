@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/status.hpp"
+#include "viz/palette.hpp"
 #include "viz/scene.hpp"
 
 namespace tl::viz {
@@ -25,6 +26,7 @@ struct HeatmapOptions {
   std::string metric = "tflops";   // higher is better for tflops, gbps, efficiency; lower for the rest
   std::string title;               // empty: "<kernel>: <metric> over <y> x <x>"
   double cell_width = 84, cell_height = 44;
+  Theme theme = light_theme();
 };
 
 struct HeatmapCell {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -33,11 +35,23 @@ void fit_view(View& view, const Scene& scene, ImVec2 size);
 void handle_pan_zoom(View& view, const Scene& scene, ImVec2 origin, ImVec2 size);
 
 // Draws `scene` clipped to the canvas [origin, origin + size) and returns the id of the topmost rect under
-// `mouse` (or -1). Cells and text outside the canvas are skipped; text too small to read is not drawn.
+// `mouse` (or -1). Cells outside the canvas are skipped; a text is drawn whole or not at all (never cut by the
+// canvas edge while panning), and text too small to read is not drawn. `name` names the canvas in the text audit.
 std::int64_t draw_scene(ImDrawList* draw, const Scene& scene, const View& view, ImVec2 origin, ImVec2 size,
-                        ImVec2 mouse);
+                        ImVec2 mouse, const char* name = "plot");
 
 // A ready-made canvas: an InvisibleButton of `size` at the cursor, pan/zoom, drawing, and the hovered id.
 std::int64_t scene_canvas(const char* id, const Scene& scene, View& view, ImVec2 size);
+
+// The text audit (the app's test mode): while on, every scene drawn is checked with check_text_layout measured in
+// the current ImGui font, and the problems are kept, prefixed with the canvas name, until taken.
+void set_text_audit(bool on);
+std::vector<std::string> take_text_audit();
+
+// The font bold scene texts (titles) are drawn in; null: the current font.
+void set_bold_font(ImFont* font);
+
+// The width of `text` at `size` in the font draw_scene uses for it (what the text audit measures with).
+double imgui_text_width(const std::string& text, double size, bool bold = false);
 
 }  // namespace tl::viz

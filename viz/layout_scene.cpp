@@ -15,16 +15,13 @@ namespace {
 
 // [SECTION] colours ------------------------------------------------------------------------------------------
 
-const Color kUnset{0.90f, 0.90f, 0.91f, 1};
-const Color kInk{0.12f, 0.12f, 0.14f, 1};
-const Color kMuted{0.40f, 0.40f, 0.44f, 1};
-
 struct ColorContext {
   ColorBy mode;
+  Color unset;
   int num_threads = 0;
   std::int64_t max_index = 0;  // largest index (or offset) for the sequential ramp
 
-  ColorContext(const LayoutGrid& g, ColorBy m) : mode(m) {
+  ColorContext(const LayoutGrid& g, ColorBy m, const Theme& theme = light_theme()) : mode(m), unset(theme.unset) {
     num_threads = g.num_threads();
     for (const auto& c : g.cells) max_index = std::max({max_index, c.index, c.offset});
   }
@@ -49,7 +46,7 @@ struct ColorContext {
         return sequential(max_index > 0 ? static_cast<double>(v) / max_index : 0.0);
       }
     }
-    return kUnset;
+    return unset;
   }
 };
 
@@ -58,6 +55,7 @@ int digits(std::int64_t v) { return v <= 0 ? 1 : static_cast<int>(std::floor(std
 // [SECTION] the table drawer -------------------------------------------------------------------------------------
 
 struct TableSpec {
+  const Theme* theme = &light_theme();
   int rows = 0, cols = 0;
   double cw = 0, ch = 0;      // cell width and height
   int label_lines = 0;        // lines of label text per cell (0: none)
@@ -161,18 +159,20 @@ TableGeometry draw_table(Scene& s, double x0, double y0, const TableSpec& t, boo
   // tensor-core atoms), and always the frame.
   double cell_min = std::min(t.cw, t.ch);
   if (cell_min >= kMinBorderCell) {
-    Color thin{0.15f, 0.15f, 0.18f, cell_min >= 16 ? 0.35f : 0.22f};
+    Color thin = t.theme->rule;
+    thin.a = cell_min >= 16 ? 0.35f : 0.22f;
     double w = cell_min >= 16 ? 1.0 : 0.5;
     for (int r = 1; r < t.rows; ++r) s.lines.push_back({gx, gy + r * t.ch, gx + gw, gy + r * t.ch, thin, w});
     for (int c = 1; c < t.cols; ++c) s.lines.push_back({gx + c * t.cw, gy, gx + c * t.cw, gy + gh, thin, w});
   }
   if (t.block > 0 && cell_min * t.block >= 24) {
-    Color heavy{0.1f, 0.1f, 0.12f, 0.75f};
+    Color heavy = t.theme->rule;
+    heavy.a = 0.75f;
     double w = cell_min >= 8 ? 1.5 : 1.0;
     for (int r = t.block; r < t.rows; r += t.block) s.lines.push_back({gx, gy + r * t.ch, gx + gw, gy + r * t.ch, heavy, w});
     for (int c = t.block; c < t.cols; c += t.block) s.lines.push_back({gx + c * t.cw, gy, gx + c * t.cw, gy + gh, heavy, w});
   }
-  Color frame = kInk;
+  Color frame = t.theme->ink;
   s.lines.push_back({gx, gy, gx + gw, gy, frame, 1.5});
   s.lines.push_back({gx, gy + gh, gx + gw, gy + gh, frame, 1.5});
   s.lines.push_back({gx, gy, gx, gy + gh, frame, 1.5});
@@ -185,13 +185,13 @@ TableGeometry draw_table(Scene& s, double x0, double y0, const TableSpec& t, boo
     int col_step = tick_step(t.cw, estimate_text_width(t.col_axis_max, col_font));
     for (int r = 0; r < t.rows; r += row_step) {
       double y = gy + (r + 0.5) * t.ch;
-      s.texts.push_back({gx - 6, y, t.row_label(r), row_font, kMuted, Align::right});
-      if (row_step > 1) s.lines.push_back({gx - 3, y, gx, y, kMuted, 0.75});
+      s.texts.push_back({gx - 6, y, t.row_label(r), row_font, t.theme->muted, Align::right});
+      if (row_step > 1) s.lines.push_back({gx - 3, y, gx, y, t.theme->muted, 0.75});
     }
     for (int c = 0; c < t.cols; c += col_step) {
       double x = gx + (c + 0.5) * t.cw;
-      s.texts.push_back({x, gy - col_font * 0.9, t.col_label(c), col_font, kMuted, Align::center});
-      if (col_step > 1) s.lines.push_back({x, gy - 3, x, gy, kMuted, 0.75});
+      s.texts.push_back({x, gy - col_font * 0.9, t.col_label(c), col_font, t.theme->muted, Align::center});
+      if (col_step > 1) s.lines.push_back({x, gy - 3, x, gy, t.theme->muted, 0.75});
     }
   }
   return g;
@@ -206,37 +206,65 @@ struct Legend {
   bool ramp = false;  // a sequential ramp from entries[0].second (low) to entries[1].second (high)
 };
 
-constexpr double kLegendRow = 16, kLegendWidth = 150, kLegendGap = 24;
+constexpr double kLegendRow = 16, kLegendGap = 24, kLegendColumnGap = 14, kLegendHeading = 22;
 
-double legend_height(const Legend& l) {
-  double h = 22;  // heading
-  h += l.ramp ? 140 : kLegendRow * static_cast<double>(l.entries.size());
+// Entries per column when the legend may be at most `max_height` tall (0: one column).
+std::size_t legend_rows(const Legend& l, double max_height) {
+  const std::size_t n = std::max<std::size_t>(l.entries.size(), 1);
+  if (l.ramp || max_height <= 0) return n;
+  const double room = max_height - kLegendHeading - (l.note.empty() ? 0 : kLegendRow);
+  return std::clamp<std::size_t>(static_cast<std::size_t>(room / kLegendRow), 1, n);
+}
+
+double legend_column_width(const Legend& l) {
+  double w = 0;
+  for (const auto& e : l.entries) w = std::max(w, 18 + estimate_text_width(e.second, 11));
+  return l.ramp ? 22 + w : w;
+}
+
+double legend_width(const Legend& l, double max_height) {
+  const std::size_t rows = legend_rows(l, max_height);
+  const std::size_t cols = l.ramp ? 1 : (l.entries.size() + rows - 1) / std::max<std::size_t>(rows, 1);
+  const double entries = static_cast<double>(std::max<std::size_t>(cols, 1)) * (legend_column_width(l) + kLegendColumnGap) -
+                         kLegendColumnGap;
+  // Bold headings run ~10% wider than the regular-weight estimate.
+  return std::max({entries, estimate_text_width(l.heading, 12) * 1.1, estimate_text_width(l.note, 10)});
+}
+
+double legend_height(const Legend& l, double max_height) {
+  double h = kLegendHeading;
+  h += l.ramp ? 140 : kLegendRow * static_cast<double>(legend_rows(l, max_height));
   if (!l.note.empty()) h += kLegendRow;
   return h;
 }
 
-void draw_legend(Scene& s, double x, double y, const Legend& l) {
-  s.texts.push_back({x, y + 8, l.heading, 12, kInk, Align::left, true});
-  y += 22;
+void draw_legend(Scene& s, double x, double y, const Legend& l, const Theme& theme, double max_height) {
+  s.texts.push_back({x, y + 8, l.heading, 12, theme.ink, Align::left, true});
+  y += kLegendHeading;
   if (l.ramp) {
     const int steps = 64;
     double h = 128.0 / steps;
     for (int i = 0; i < steps; ++i) {
       s.rects.push_back({x, y + i * h, 16, h + 0.5, sequential(i / double(steps - 1)), {0, 0, 0, 0}, 1, -1});
     }
-    s.lines.push_back({x, y, x + 16, y, kInk, 0.5});
-    s.lines.push_back({x, y + 128, x + 16, y + 128, kInk, 0.5});
-    s.texts.push_back({x + 22, y + 4, l.entries.size() > 0 ? l.entries[0].second : "0", 11, kInk, Align::left});
-    s.texts.push_back({x + 22, y + 124, l.entries.size() > 1 ? l.entries[1].second : "", 11, kInk, Align::left});
+    s.lines.push_back({x, y, x + 16, y, theme.ink, 0.5});
+    s.lines.push_back({x, y + 128, x + 16, y + 128, theme.ink, 0.5});
+    s.texts.push_back({x + 22, y + 4, l.entries.size() > 0 ? l.entries[0].second : "0", 11, theme.ink, Align::left});
+    s.texts.push_back({x + 22, y + 124, l.entries.size() > 1 ? l.entries[1].second : "", 11, theme.ink, Align::left});
     y += 140;
   } else {
-    for (const auto& [color, text] : l.entries) {
-      s.rects.push_back({x, y + 2, 12, 12, color, {0.2f, 0.2f, 0.2f, 0.6f}, 0.5, -1});
-      s.texts.push_back({x + 18, y + 8, text, 11, kInk, Align::left});
-      y += kLegendRow;
+    const std::size_t rows = legend_rows(l, max_height);
+    const double column = legend_column_width(l) + kLegendColumnGap;
+    for (std::size_t i = 0; i < l.entries.size(); ++i) {
+      const double ex = x + static_cast<double>(i / rows) * column, ey = y + static_cast<double>(i % rows) * kLegendRow;
+      Color edge = theme.rule;
+      edge.a = 0.6f;
+      s.rects.push_back({ex, ey + 2, 12, 12, l.entries[i].first, edge, 0.5, -1});
+      s.texts.push_back({ex + 18, ey + 8, l.entries[i].second, 11, theme.ink, Align::left});
     }
+    y += kLegendRow * static_cast<double>(rows);
   }
-  if (!l.note.empty()) s.texts.push_back({x, y + 8, l.note, 10, kMuted, Align::left});
+  if (!l.note.empty()) s.texts.push_back({x, y + 8, l.note, 10, theme.muted, Align::left});
 }
 
 Legend make_legend(const LayoutGrid& g, const ColorContext& ctx) {
@@ -253,14 +281,11 @@ Legend make_legend(const LayoutGrid& g, const ColorContext& ctx) {
       if (n <= 32) {
         list(n, "T", [](int i) { return categorical(i); });
       } else {
-        // One swatch per warp family (its middle lane); the lanes shade within the family.
-        l.heading = "thread (warp families)";
-        int warps = (n + 31) / 32;
-        for (int w = 0; w < std::min(warps, kMaxEntries); ++w) {
-          l.entries.emplace_back(warp_family(w * 32 + 12),
-                                 tagged("T", w * 32) + "-" + std::to_string(std::min(n, w * 32 + 32) - 1));
-        }
-        if (warps > kMaxEntries) l.note = "... " + std::to_string(warps - kMaxEntries) + " more warps";
+        // A swatch per lane (warp 0's shade): thread t is lane t % 32, its warp turning the hue a little.
+        const int warps = (n + 31) / 32;
+        l.heading = "thread (colour by lane)";
+        for (int lane = 0; lane < 32; ++lane) l.entries.emplace_back(warp_family(lane), tagged("T", lane) + " + 32k");
+        l.note = "k: warp 0 to " + std::to_string(warps - 1) + " (shifts the hue)";
       }
       break;
     }
@@ -297,17 +322,18 @@ double auto_cell(const GridStyle& style, int rows, int cols, double aspect) {
 
 Scene assemble(const TableSpec& t, const GridStyle& style, const std::string& title, const Legend* legend) {
   Scene s;
+  s.background = style.theme.background;
   TableGeometry g = measure_table(t, style.axes);
   double top = kMargin + (title.empty() ? 0 : kTitleHeight);
-  double legend_h = legend ? legend_height(*legend) : 0;
-  s.width = kMargin + g.width + (legend ? kLegendGap + kLegendWidth : 0) + kMargin;
+  double legend_h = legend ? legend_height(*legend, 0) : 0;
+  s.width = kMargin + g.width + (legend ? kLegendGap + legend_width(*legend, 0) : 0) + kMargin;
   s.height = top + std::max(g.height, legend_h + g.top) + kMargin;
   if (!title.empty()) {
     s.width = std::max(s.width, 2 * kMargin + estimate_text_width(title, 14) * 1.15);
-    s.texts.push_back({kMargin, kMargin + 10, title, 14, kInk, Align::left, true});
+    s.texts.push_back({kMargin, kMargin + 10, title, 14, style.theme.ink, Align::left, true});
   }
   draw_table(s, kMargin, top, t, style.axes);
-  if (legend) draw_legend(s, kMargin + g.width + kLegendGap, top + g.top, *legend);
+  if (legend) draw_legend(s, kMargin + g.width + kLegendGap, top + g.top, *legend, style.theme, 0);
   return s;
 }
 
@@ -336,6 +362,42 @@ std::optional<ColorBy> parse_color_by(const std::string& name) {
 Color cell_color(const LayoutGrid& grid, const Cell& cell, ColorBy mode) { return ColorContext(grid, mode)(cell); }
 
 namespace {
+// What a cell's label holds: lines of text and the widest line in em, and the cell's width over its height.
+struct LabelMetrics {
+  int lines = 1;
+  double em = 1;
+  double aspect = 1;
+};
+
+// The inverse view colours by thread unless asked for value or warp (a row is one thread).
+ColorBy inverse_mode(ColorBy mode) { return mode == ColorBy::value || mode == ColorBy::warp ? mode : ColorBy::thread; }
+
+LabelMetrics label_metrics(const LayoutGrid& grid, ColorBy color, bool inverse) {
+  LabelMetrics m;
+  if (inverse) {
+    m.em = 0.636 * (digits(grid.rows - 1) + digits(grid.cols - 1)) + 0.35 * 3;
+    m.aspect = 1.8;  // coordinates "(r,c)" are wider than they are tall
+    return m;
+  }
+  std::int64_t max_offset = 0, max_index = 0;
+  for (const auto& c : grid.cells) {
+    max_offset = std::max(max_offset, c.offset);
+    max_index = std::max(max_index, c.index);
+  }
+  if (grid.has_threads()) {
+    m.lines = 2;
+    // a replicated element lists every holder, "T5/69"
+    const int thread_em = grid.replication * digits(grid.num_threads() - 1);
+    m.em = 0.70 + 0.636 * std::max(thread_em, digits(grid.num_values() - 1)) + 0.3 * (grid.replication - 1);
+  } else if (grid.has_offsets()) {
+    m.lines = color == ColorBy::bank ? 2 : 1;
+    m.em = 0.636 * std::max(digits(max_offset), 2);
+  } else {
+    m.em = 0.636 * digits(max_index);
+  }
+  return m;
+}
+
 // A cell size the user gave (0: fit): within what a painter can draw, so a scene never explodes in extent.
 Status check_cell_size(double cell_size) {
   if (cell_size == 0 || (cell_size >= 1 && cell_size <= 500)) return {};
@@ -349,33 +411,20 @@ Status check_cell_size(double cell_size) {
 Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style) {
   TL_RETURN_IF_ERROR(grid.validate());
   TL_RETURN_IF_ERROR(check_cell_size(style.cell_size));
-  ColorContext ctx(grid, style.color);
+  ColorContext ctx(grid, style.color, style.theme);
   bool fragment = grid.has_threads();
   bool offsets = grid.has_offsets();
 
   TableSpec t;
+  t.theme = &style.theme;
   t.rows = grid.rows;
   t.cols = grid.cols;
   t.cw = t.ch = auto_cell(style, grid.rows, grid.cols, 1.0);
 
   // Label content: T/V for fragments, the offset (and bank when coloured by bank) for memory, else the index.
-  std::int64_t max_offset = 0, max_index = 0;
-  for (const auto& c : grid.cells) {
-    max_offset = std::max(max_offset, c.offset);
-    max_index = std::max(max_index, c.index);
-  }
-  if (fragment) {
-    t.label_lines = 2;
-    // a replicated element lists every holder, "T5/69"
-    const int thread_em = grid.replication * digits(grid.num_threads() - 1);
-    t.max_line_em = 0.70 + 0.636 * std::max(thread_em, digits(grid.num_values() - 1)) + 0.3 * (grid.replication - 1);
-  } else if (offsets) {
-    t.label_lines = style.color == ColorBy::bank ? 2 : 1;
-    t.max_line_em = 0.636 * std::max(digits(max_offset), 2);
-  } else {
-    t.label_lines = 1;
-    t.max_line_em = 0.636 * digits(max_index);
-  }
+  const LabelMetrics metrics = label_metrics(grid, style.color, false);
+  t.label_lines = metrics.lines;
+  t.max_line_em = metrics.em;
   t.fill = [&](int r, int c) { return ctx(grid.at(r, c)); };
   t.id = [&](int r, int c) { return static_cast<std::int64_t>(r) * grid.cols + c; };
   t.label = [&](int r, int c, int lines, std::vector<std::string>& out) {
@@ -401,6 +450,7 @@ Result<Scene> build_layout_scene(const LayoutGrid& grid, const GridStyle& style)
     title += tagged("  (", grid.rows) + tagged("x", grid.cols) + ", by " +
              color_by_name(style.color) + ")";
   }
+  if (!style.show_title) title.clear();
   Legend legend = make_legend(grid, ctx);
   bool show_legend = style.legend && (legend.ramp || !legend.entries.empty());  // nothing to explain: no legend
   return assemble(t, style, title, show_legend ? &legend : nullptr);
@@ -423,20 +473,21 @@ Result<Scene> build_inverse_scene(const LayoutGrid& grid, const GridStyle& style
     for (int th : grid.threads_of(static_cast<std::int64_t>(i)))
       inverse[static_cast<size_t>(th) * values + std::max(c.value, 0)] = static_cast<std::int64_t>(i);
   }
-  ColorBy mode = style.color == ColorBy::value || style.color == ColorBy::warp ? style.color : ColorBy::thread;
-  ColorContext ctx(grid, mode);
+  ColorContext ctx(grid, inverse_mode(style.color), style.theme);
+  const LabelMetrics metrics = label_metrics(grid, style.color, true);
 
   TableSpec t;
+  t.theme = &style.theme;
   t.rows = threads;
   t.cols = values;
-  t.ch = auto_cell(style, threads, values, 1.8);
-  t.cw = t.ch * 1.8;  // coordinates "(r,c)" are wider than they are tall
-  t.label_lines = 1;
-  t.max_line_em = 0.636 * (digits(grid.rows - 1) + digits(grid.cols - 1)) + 0.35 * 3;
+  t.ch = auto_cell(style, threads, values, metrics.aspect);
+  t.cw = t.ch * metrics.aspect;
+  t.label_lines = metrics.lines;
+  t.max_line_em = metrics.em;
   auto cell_of = [&](int r, int c) { return inverse[static_cast<size_t>(r) * values + c]; };
   t.fill = [&](int r, int c) {
     std::int64_t i = cell_of(r, c);
-    return i < 0 ? kUnset : ctx(grid.cells[static_cast<size_t>(i)]);
+    return i < 0 ? style.theme.unset : ctx(grid.cells[static_cast<size_t>(i)]);
   };
   t.id = cell_of;
   t.label = [&](int r, int c, int, std::vector<std::string>& out) {
@@ -453,17 +504,55 @@ Result<Scene> build_inverse_scene(const LayoutGrid& grid, const GridStyle& style
   std::string title = style.title.empty() ? grid.title : style.title;
   title += (title.empty() ? "" : "  ") + std::string("thread -> coordinates (") + std::to_string(threads) +
            " threads x " + std::to_string(grid.num_values()) + " values)";
+  if (!style.show_title) title.clear();
   Legend legend = make_legend(grid, ctx);
   return assemble(t, style, title, style.legend ? &legend : nullptr);
 }
 
+double readable_cell_size(const LayoutGrid& grid, ColorBy color, bool inverse) {
+  const LabelMetrics m = label_metrics(grid, color, inverse);
+  constexpr double kFont = 9;  // fit_font's share of the cell, solved for this font size
+  const double by_height = kFont * m.lines * 1.12 / 0.80, by_width = kFont * m.em / 0.88 / m.aspect;
+  return std::ceil(std::max(by_height, by_width));
+}
+
+Scene build_legend_scene(const LayoutGrid& grid, ColorBy color, bool inverse, const Theme& theme, double max_height,
+                         double max_width) {
+  Scene s;
+  s.background = theme.background;
+  const ColorContext ctx(grid, inverse ? inverse_mode(color) : color, theme);
+  Legend legend = make_legend(grid, ctx);
+  if (max_width > 0 && !legend.ramp) {
+    // The columns that fit the width; the entries past them counted in the note (hovering a cell still tells).
+    const std::string base_note = legend.note;
+    legend.note = base_note.empty() ? "…" : base_note;  // the note's row, for the count of rows per column
+    const std::size_t rows = legend_rows(legend, max_height);
+    const double column = legend_column_width(legend) + kLegendColumnGap;
+    const std::size_t cols = std::max<std::size_t>(1, static_cast<std::size_t>((max_width + kLegendColumnGap) / column));
+    legend.note = base_note;
+    if (legend.entries.size() > rows * cols) {
+      const std::size_t more = legend.entries.size() - (rows * cols - 1);
+      legend.entries.resize(rows * cols - 1);
+      const std::string count = "… " + std::to_string(more) + " more (hover a cell)";
+      legend.note = elide_text(base_note.empty() ? count : base_note + "; " + count, 10, max_width);
+    } else {
+      legend.note = elide_text(base_note, 10, max_width);
+    }
+  }
+  s.width = legend_width(legend, max_height) + 2 * 8;
+  s.height = legend_height(legend, max_height) + 2 * 8;
+  draw_legend(s, 8, 8, legend, theme, max_height);
+  return s;
+}
+
 Scene build_bank_scene(const BankMap& map) {
   Scene s;
+  const Color ink = light_theme().ink;
   constexpr double cw = 40, ch = 24;
   double y = kMargin;
   s.width = 2 * kMargin + 70 + kNumBanks * cw;
   if (!map.title.empty()) {
-    s.texts.push_back({kMargin, y + 10, map.title, 14, kInk, Align::left, true});
+    s.texts.push_back({kMargin, y + 10, map.title, 14, ink, Align::left, true});
     s.width = std::max(s.width, 2 * kMargin + estimate_text_width(map.title, 14) * 1.15);
     y += kTitleHeight;
   }
@@ -471,7 +560,7 @@ Scene build_bank_scene(const BankMap& map) {
   char summary[160];
   std::snprintf(summary, sizeof(summary), "%d wavefronts, ideal %d (%.2fx)%s", total, ideal,
                 ideal > 0 ? double(total) / ideal : 0.0, total > ideal ? ": bank conflicts" : ": conflict-free");
-  s.texts.push_back({kMargin, y + 8, summary, 12, total > ideal ? Color{0.75f, 0.1f, 0.1f, 1} : kInk, Align::left});
+  s.texts.push_back({kMargin, y + 8, summary, 12, total > ideal ? Color{0.75f, 0.1f, 0.1f, 1} : ink, Align::left});
   y += 24;
 
   for (size_t ri = 0; ri < map.requests.size(); ++ri) {
@@ -489,7 +578,7 @@ Scene build_bank_scene(const BankMap& map) {
     char head[200];
     std::snprintf(head, sizeof(head), "%s: %d wavefronts (ideal %d)", req.label.c_str(), req.wavefronts,
                   req.ideal_wavefronts);
-    s.texts.push_back({kMargin, y + 8, head, 12, kInk, Align::left, true});
+    s.texts.push_back({kMargin, y + 8, head, 12, ink, Align::left, true});
     y += 20;
 
     // Load relative to the ideal: a bank serving 8 words where 4 is ideal is 2x over, and coloured as such.

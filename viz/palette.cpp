@@ -16,6 +16,37 @@ float srgb_gamma(double linear) {
 
 }  // namespace
 
+const Theme& light_theme() {
+  static const Theme t{false,
+                       {1, 1, 1, 1},
+                       {0.12f, 0.12f, 0.14f, 1},
+                       {0.40f, 0.40f, 0.44f, 1},
+                       {0.80f, 0.80f, 0.83f, 1},
+                       {0.92f, 0.92f, 0.94f, 1},
+                       {0.955f, 0.955f, 0.965f, 1},
+                       {0.90f, 0.90f, 0.91f, 1},
+                       {0.15f, 0.15f, 0.18f, 1},
+                       {0.80f, 0.33f, 0.0f, 1},
+                       {1.0f, 0.93f, 0.85f, 1}};
+  return t;
+}
+
+// Matches the app's dark ImGui style (window background ~0.06-0.10): the plot is a panel of the app, not a page.
+const Theme& dark_theme() {
+  static const Theme t{true,
+                       {0.09f, 0.10f, 0.12f, 1},
+                       {0.90f, 0.90f, 0.92f, 1},
+                       {0.62f, 0.63f, 0.68f, 1},
+                       {0.30f, 0.31f, 0.35f, 1},
+                       {0.18f, 0.19f, 0.22f, 1},
+                       {0.13f, 0.14f, 0.17f, 1},
+                       {0.24f, 0.25f, 0.28f, 1},
+                       {0.02f, 0.02f, 0.03f, 1},
+                       {1.0f, 0.62f, 0.30f, 1},
+                       {0.30f, 0.17f, 0.06f, 1}};
+  return t;
+}
+
 Color oklch(double lightness, double chroma, double hue_degrees, float alpha) {
   // OKLab -> linear sRGB with the matrices published with OKLab (B. Ottosson, 2020).
   double h = hue_degrees * std::numbers::pi / 180.0;
@@ -40,10 +71,12 @@ Color categorical(int index) {
 Color warp_family(int thread) {
   int t = std::max(thread, 0);
   int warp = t / 32, lane = t % 32;
-  double base = 25.0 + std::fmod(warp * 137.508, 360.0);  // golden angle: successive warps far apart
-  double hue = base + ((lane % 8) - 3.5) * 5.0;
-  static constexpr double kLightness[4] = {0.88, 0.78, 0.68, 0.57};
-  return oklch(kLightness[lane / 8], 0.12, hue);
+  // Lanes keep categorical()'s hues and light/dark alternation; warps turn them by a fraction of its 22.5-degree
+  // hue step (never a whole step, which would make one warp's lane another warp's neighbour colour).
+  double hue = 25.0 + ((lane * 5) % 16) * 22.5 + (warp % 4) * 5.6;
+  bool light = ((lane / 16) + lane) % 2 == 0;
+  double chroma_shift = (warp / 4) % 2 ? -0.03 : 0.0;
+  return light ? oklch(0.82, 0.11 + chroma_shift, hue) : oklch(0.62, 0.15 + chroma_shift, hue);
 }
 
 Color sequential(double t) {

@@ -5,6 +5,23 @@
 
 namespace tl::viz {
 
+// The neutral colours of a plot, so that one builder draws for a white page (files, the light app) and for the dark
+// app alike; data colours (threads, roofs, regions) come from the palettes below and read on both.
+struct Theme {
+  bool dark = false;
+  Color background;  // the page
+  Color ink;         // titles, labels, axes
+  Color muted;       // secondary text, ticks
+  Color grid_major, grid_minor;
+  Color stripe;      // alternate rows
+  Color unset;       // a cell with nothing to colour
+  Color rule;        // cell borders (its alpha is scaled for thin rules)
+  Color accent;      // warnings and the MODEL banner's text
+  Color accent_fill; // the banner's background
+};
+const Theme& light_theme();
+const Theme& dark_theme();
+
 // An OKLCH colour (perceptual lightness 0..1, chroma, hue in degrees) to sRGB, clamped into the gamut.
 Color oklch(double lightness, double chroma, double hue_degrees, float alpha = 1);
 
@@ -12,8 +29,8 @@ Color oklch(double lightness, double chroma, double hue_degrees, float alpha = 1
 // neighbouring lanes (which usually sit in neighbouring cells) never look alike.
 Color categorical(int index);
 
-// Threads of one warp share a hue family (warp w's hue), lanes vary in lightness and a little in hue;
-// used when a fragment spans several warps, so warps read as blocks and lanes stay tellable apart.
+// Threads of several warps: the lane's categorical colour (so neighbouring lanes differ as much as in one warp),
+// its hue turned a little per warp, so thread t and t + 32 are related but not the same colour.
 Color warp_family(int thread);
 
 // A sequential ramp from dark blue (t = 0) to light yellow (t = 1), monotone in lightness.

@@ -11,27 +11,28 @@
 #include <set>
 
 #include "viz/palette.hpp"
+#include "viz/text_check.hpp"
 
 namespace tl::viz {
 namespace {
 
 // [SECTION] style ------------------------------------------------------------------------------------------------
 
-const Color kInk{0.12f, 0.12f, 0.14f, 1};
-const Color kMuted{0.40f, 0.40f, 0.44f, 1};
-const Color kGridMajor{0.80f, 0.80f, 0.83f, 1};
-const Color kGridMinor{0.92f, 0.92f, 0.94f, 1};
 const Color kMissing{0.65f, 0.65f, 0.67f, 1};
 
 constexpr double kMarginLeft = 78, kMarginTop = 46, kMarginBottom = 58, kMarginRight = 18;
 constexpr double kLegendWidth = 210;
 constexpr double kPointSize = 8, kRidgeSize = 7;
 
-// Memory roofs in blues (HBM darkest), compute roofs in warm hues: the two families read apart at a glance.
-Color memory_color(std::size_t i) { return oklch(0.42 + 0.14 * static_cast<double>(i), 0.13, 250); }
-Color compute_color(std::size_t i) {
+// Memory roofs in blues (HBM darkest on white, lightest on dark), compute roofs in warm hues: the two families read
+// apart at a glance, on either background.
+Color memory_color(std::size_t i, const Theme& t) {
+  const double step = 0.14 * static_cast<double>(i);
+  return t.dark ? oklch(0.80 - step * 0.8, 0.12, 250) : oklch(0.42 + step, 0.13, 250);
+}
+Color compute_color(std::size_t i, const Theme& t) {
   static const double kHue[] = {40, 20, 75, 330};
-  return oklch(0.55, 0.16, kHue[i % 4]);
+  return oklch(t.dark ? 0.74 : 0.55, 0.16, kHue[i % 4]);
 }
 
 // [SECTION] numbers ----------------------------------------------------------------------------------------------
@@ -203,45 +204,75 @@ struct Placed {
   bool overlaps(const Placed& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
 };
 
-// Moves a label of height `h` vertically by `step` until it overlaps none placed before; records it.
-double place_label(std::vector<Placed>& placed, double x0, double x1, double y, double h, double step) {
-  for (int tries = 0; tries < 12; ++tries) {
-    Placed box{x0, x1, y - h / 2, y + h / 2};
-    bool clear = std::none_of(placed.begin(), placed.end(), [&](const Placed& p) { return p.overlaps(box); });
-    if (clear) {
-      placed.push_back(box);
-      return y;
-    }
-    y += step;
+// Where labels may go: inside `bounds`, clear of every box taken before (labels, points) and of every roof (a label
+// is never struck through by a line). Candidates are tried in order; the first clear one is taken.
+struct Placer {
+  Placed bounds{};
+  std::vector<Placed> taken;
+  std::vector<std::array<double, 4>> segments;
+
+  bool clear(const Placed& b) const {
+    if (b.x0 < bounds.x0 || b.x1 > bounds.x1 || b.y0 < bounds.y0 || b.y1 > bounds.y1) return false;
+    if (std::any_of(taken.begin(), taken.end(), [&](const Placed& p) { return p.overlaps(b); })) return false;
+    return std::none_of(segments.begin(), segments.end(), [&](const auto& g) {
+      return segment_crosses_box(g[0], g[1], g[2], g[3], b.x0 - 1, b.y0 - 1, b.x1 + 1, b.y1 + 1);
+    });
   }
-  placed.push_back({x0, x1, y - h / 2, y + h / 2});
-  return y;
+  bool take(const Placed& b) {
+    if (!clear(b)) return false;
+    taken.push_back(b);
+    return true;
+  }
+};
+
+// A label candidate: text anchored at (x, y) with an alignment; its box is `w` wide and `h` tall around it.
+struct Spot {
+  double x, y;
+  Align align;
+};
+
+Placed box_of(const Spot& c, double w, double h) {
+  const double x0 = c.align == Align::left ? c.x : c.align == Align::right ? c.x - w : c.x - w / 2;
+  return {x0, x0 + w, c.y - h / 2, c.y + h / 2};
 }
 
-// The first of a few nearby positions where a label overlaps nothing placed, or none: a label that would collide
-// is left out (the hover still tells).
-std::optional<double> try_label(std::vector<Placed>& placed, double x0, double x1, double y, double h) {
-  for (double dy : {0.0, h, -h, 2 * h, -2 * h}) {
-    Placed box{x0, x1, y + dy - h / 2, y + dy + h / 2};
-    if (std::none_of(placed.begin(), placed.end(), [&](const Placed& p) { return p.overlaps(box); })) {
-      placed.push_back(box);
-      return y + dy;
-    }
-  }
+// The first candidate whose box is clear, taken; none when every one collides.
+std::optional<Spot> place(Placer& placer, const std::vector<Spot>& candidates, double w, double h) {
+  for (const Spot& c : candidates)
+    if (placer.take(box_of(c, w, h))) return c;
   return std::nullopt;
 }
 
-void draw_grid(Scene& s, const LogAxes& a) {
+// When the places beside a mark are taken: the clear box nearest to (x, y) within `radius`, its text starting (or,
+// left of the mark, ending) there; the caller joins it to the mark with a leader.
+std::optional<Spot> place_near(Placer& placer, double x, double y, double w, double h, double radius) {
+  std::vector<std::pair<double, Spot>> spots;
+  for (double dx = -radius; dx <= radius; dx += 12)
+    for (double dy = -radius; dy <= radius; dy += h / 2)
+      spots.push_back({dx * dx + dy * dy, {x + dx + (dx >= 0 ? 6 : -6), y + dy, dx >= 0 ? Align::left : Align::right}});
+  std::stable_sort(spots.begin(), spots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [d, c] : spots)
+    if (placer.take(box_of(c, w, h))) return c;
+  return std::nullopt;
+}
+
+// A thin line from a mark at (x, y) to the near end of its label (thin: it may pass behind other text).
+void leader(Scene& s, double x, double y, const Spot& label, Color color) {
+  const double lx = label.align == Align::left ? label.x - 2 : label.x + 2;
+  s.lines.push_back({x, y, lx, label.y, color, 0.7});
+}
+
+void draw_grid(Scene& s, const LogAxes& a, const Theme& th) {
   const double x1 = a.left + a.width, y1 = a.top + a.height;
   for (int k = static_cast<int>(std::floor(std::log10(a.x_min))); k <= static_cast<int>(std::ceil(std::log10(a.x_max))); ++k) {
     for (int m = 1; m <= 9; ++m) {
       double v = m * std::pow(10.0, k);
       if (v < a.x_min * (1 - 1e-9) || v > a.x_max * (1 + 1e-9)) continue;
       double x = a.x_of(v);
-      s.lines.push_back({x, a.top, x, y1, m == 1 ? kGridMajor : kGridMinor, m == 1 ? 0.8 : 0.5});
+      s.lines.push_back({x, a.top, x, y1, m == 1 ? th.grid_major : th.grid_minor, m == 1 ? 0.8 : 0.5});
       if (m == 1) {
-        s.lines.push_back({x, y1, x, y1 + 5, kInk, 1});
-        s.texts.push_back({x, y1 + 15, decade_label(k, false), 11, kInk, Align::center});
+        s.lines.push_back({x, y1, x, y1 + 5, th.ink, 1});
+        s.texts.push_back({x, y1 + 15, decade_label(k, false), 11, th.ink, Align::center});
       }
     }
   }
@@ -250,18 +281,18 @@ void draw_grid(Scene& s, const LogAxes& a) {
       double v = m * std::pow(10.0, k);
       if (v < a.y_min * (1 - 1e-9) || v > a.y_max * (1 + 1e-9)) continue;
       double y = a.y_of(v);
-      s.lines.push_back({a.left, y, x1, y, m == 1 ? kGridMajor : kGridMinor, m == 1 ? 0.8 : 0.5});
+      s.lines.push_back({a.left, y, x1, y, m == 1 ? th.grid_major : th.grid_minor, m == 1 ? 0.8 : 0.5});
       if (m == 1) {
-        s.lines.push_back({a.left - 5, y, a.left, y, kInk, 1});
-        s.texts.push_back({a.left - 8, y, decade_label(k, true), 11, kInk, Align::right});
+        s.lines.push_back({a.left - 5, y, a.left, y, th.ink, 1});
+        s.texts.push_back({a.left - 8, y, decade_label(k, true), 11, th.ink, Align::right});
       }
     }
   }
   for (auto [xa, ya, xb, yb] : {std::array{a.left, a.top, x1, a.top}, std::array{x1, a.top, x1, y1},
                                 std::array{x1, y1, a.left, y1}, std::array{a.left, y1, a.left, a.top}})
-    s.lines.push_back({xa, ya, xb, yb, kInk, 1});
-  s.texts.push_back({a.left + a.width / 2, y1 + 38, "arithmetic intensity (FLOP/byte)", 12, kInk, Align::center});
-  s.texts.push_back({a.left - 8, a.top - 14, "FLOP/s", 12, kInk, Align::right, true});
+    s.lines.push_back({xa, ya, xb, yb, th.ink, 1});
+  s.texts.push_back({a.left + a.width / 2, y1 + 38, "arithmetic intensity (FLOP/byte)", 12, th.ink, Align::center});
+  s.texts.push_back({a.left - 8, a.top - 14, "FLOP/s", 12, th.ink, Align::right, true});
 }
 
 }  // namespace
@@ -322,35 +353,36 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
   LogAxes& a = out.axes;
   a = make_axes(m, shown, kMarginLeft, kMarginTop, plot_w, plot_h);
 
+  const Theme& th = o.theme;
+  s.background = th.background;
   std::string title = o.title;
   if (title.empty()) {
     title = "Roofline: " + (m.ceilings().device_name.empty() ? std::string("unnamed device") : m.ceilings().device_name);
     if (!m.ceilings().measured_at.empty()) title += " (ceilings measured " + m.ceilings().measured_at.substr(0, 10) + ")";
   }
-  s.texts.push_back({kMarginLeft, 18, title, 14, kInk, Align::left, true});
-  draw_grid(s, a);
+  s.texts.push_back({kMarginLeft, 18, elide_text(title, 14, o.width - kMarginLeft - kMarginRight, true), 14, th.ink,
+                     Align::left, true});
+  draw_grid(s, a, th);
 
   // Ceilings: each memory roof rises until it meets the highest compute roof; each compute roof runs from where it
-  // meets the fastest memory roof to the right edge. Every ridge point then lies on two drawn lines.
-  // Labels keep clear of each other and of the points (placed first, as obstacles).
-  std::vector<Placed> labels;
+  // meets the fastest memory roof to the right edge. Every ridge point then lies on two drawn lines. All roofs are
+  // drawn first, so that every label is placed clear of all of them, of the points and of each other.
+  Placer placer;
+  placer.bounds = {a.left + 2, a.left + a.width - 2, a.top + 2, a.top + a.height - 2};
   for (const auto& p : shown) {
     const double x = a.x_of(p.intensity), y = a.y_of(p.flops_per_s);
-    labels.push_back({x - kPointSize / 2, x + kPointSize / 2, y - kPointSize / 2, y + kPointSize / 2});
+    placer.taken.push_back({x - kPointSize / 2 - 1, x + kPointSize / 2 + 1, y - kPointSize / 2 - 1, y + kPointSize / 2 + 1});
   }
   const double top_rate = m.top_compute().value, top_bw = m.top_memory().value;
+  std::vector<std::pair<DrawnCeiling, Color>> memory_roofs, compute_roofs;
   for (std::size_t i = 0; i < m.memory().size(); ++i) {
     const auto& c = m.memory()[i];
     double xa = a.x_min, xb = top_rate / c.value;
     if (!clip_memory_roof(a, c.value, xa, xb)) continue;
     DrawnCeiling d{c.name, c.label + " " + si_text(c.value, "B/s"), a.x_of(xa), a.y_of(c.value * xa), a.x_of(xb),
                    a.y_of(c.value * xb)};
-    s.lines.push_back({d.x0, d.y0, d.x1, d.y1, memory_color(i), i == 0 ? 2.2 : 1.4});
-    double w = estimate_text_width(d.label, 11);
-    // Label just above the line, a little in from where it enters the plot.
-    double lx = d.x0 + 6, ly = place_label(labels, lx, lx + w, a.y_of(c.value * a.intensity_at(lx)) - 12, 13, -13);
-    s.texts.push_back({lx, ly, d.label, 11, memory_color(i), Align::left});
-    out.ceilings.push_back(std::move(d));
+    s.lines.push_back({d.x0, d.y0, d.x1, d.y1, memory_color(i, th), i == 0 ? 2.2 : 1.4});
+    memory_roofs.push_back({d, memory_color(i, th)});
   }
   std::vector<std::size_t> by_rate(m.compute().size());
   for (std::size_t i = 0; i < by_rate.size(); ++i) by_rate[i] = i;
@@ -361,40 +393,14 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
     if (c.value < a.y_min || c.value > a.y_max || xa >= a.x_max) continue;
     DrawnCeiling d{c.name, c.label + " " + si_text(c.value, "FLOP/s"), a.x_of(xa), a.y_of(c.value), a.x_of(a.x_max),
                    a.y_of(c.value)};
-    s.lines.push_back({d.x0, d.y0, d.x1, d.y1, compute_color(i), 1.8});
-    double w = estimate_text_width(d.label, 11);
-    // Right-aligned above the line, else below it, else further out: roofs of (nearly) the same rate stack.
-    double ly = d.y0 - 9;
-    for (double y : {d.y0 - 9, d.y0 + 9, d.y0 - 22, d.y0 + 22, d.y0 - 35, d.y0 + 35}) {
-      ly = y;
-      Placed box{d.x1 - 6 - w, d.x1 - 6, y - 6.5, y + 6.5};
-      if (std::none_of(labels.begin(), labels.end(), [&](const Placed& p) { return p.overlaps(box); })) break;
-    }
-    labels.push_back({d.x1 - 6 - w, d.x1 - 6, ly - 6.5, ly + 6.5});
-    s.texts.push_back({d.x1 - 6, ly, d.label, 11, compute_color(i), Align::right});
-    out.ceilings.push_back(std::move(d));
+    s.lines.push_back({d.x0, d.y0, d.x1, d.y1, compute_color(i, th), 1.8});
+    compute_roofs.push_back({d, compute_color(i, th)});
   }
+  for (const auto* roofs : {&memory_roofs, &compute_roofs})
+    for (const auto& [d, color] : *roofs) placer.segments.push_back({d.x0, d.y0, d.x1, d.y1});
 
-  // Ridge points: a marker where each memory roof meets each compute roof; the HBM ones labelled with their
-  // intensity (the classic ridge) and dropped to the axis.
-  for (const auto& r : m.ridges()) {
-    if (r.intensity < a.x_min || r.intensity > a.x_max || r.flops > a.y_max || r.flops < a.y_min) continue;
-    const bool hbm = r.memory == m.hbm().name;
-    double x = a.x_of(r.intensity), y = a.y_of(r.flops);
-    const double size = hbm ? kRidgeSize : kRidgeSize - 2;
-    s.rects.push_back({x - size / 2, y - size / 2, size, size, hbm ? kInk : Color{1, 1, 1, 1}, kInk, 1,
-                       static_cast<std::int64_t>(out.hover.size())});
-    out.hover.push_back("ridge " + m.find(r.memory)->label + " x " + m.find(r.compute)->label + ": " +
-                        fixed3(r.intensity) + " FLOP/byte, " + si_text(r.flops, "FLOP/s"));
-    if (hbm) {
-      s.lines.push_back({x, y + size / 2, x, a.top + a.height, kGridMajor, 0.8});
-      const std::string text = fixed3(r.intensity);
-      if (auto ly = try_label(labels, x + 5, x + 5 + estimate_text_width(text, 9), y + 11, 11))
-        s.texts.push_back({x + 5, *ly, text, 9, kMuted, Align::left});
-    }
-  }
-
-  // Annotated points: all when few, else the most efficient of each kernel.
+  // Annotated points: all when few, else the most efficient of each kernel. Their stems (up to the roof) are drawn
+  // before any label is placed, so labels keep clear of them too.
   std::vector<bool> annotate(shown.size(), shown.size() <= static_cast<std::size_t>(std::max(o.max_annotated, 0)));
   if (shown.size() > static_cast<std::size_t>(std::max(o.max_annotated, 0))) {
     std::map<std::string, std::size_t> best;
@@ -404,8 +410,8 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
     }
     for (const auto& [k, i] : best) annotate[i] = true;
   }
-
   bool any_dram = false;
+  const Color point_edge{th.rule.r, th.rule.g, th.rule.b, 0.8f};
   for (std::size_t j = 0; j < shown.size(); ++j) {
     const RooflinePoint& p = shown[j];
     DrawnPoint d;
@@ -428,66 +434,181 @@ Result<RooflineScene> build_roofline_scene(const Roofline& m, const std::vector<
       s.lines.push_back({d.actual_x, d.y, d.x, d.y, d.color, 1});
       s.rects.push_back({d.actual_x - kPointSize / 2, d.y - kPointSize / 2, kPointSize, kPointSize, {0, 0, 0, 0},
                          d.color, 1.6, id});
+      placer.taken.push_back({d.actual_x - kPointSize / 2 - 1, d.actual_x + kPointSize / 2 + 1, d.y - kPointSize / 2 - 1,
+                              d.y + kPointSize / 2 + 1});
     } else if (!p.dram_note.empty()) {
       hover += "\nDRAM bytes not measured: " + p.dram_note;
     }
     out.hover.push_back(hover);
-    s.rects.push_back({d.x - kPointSize / 2, d.y - kPointSize / 2, kPointSize, kPointSize, d.color,
-                       {0.1f, 0.1f, 0.12f, 0.8f}, 0.6, id});
-    if (d.annotated) {
-      // Predicted against measured: a stem from the point up to the roof (the time bound), ticked there.
-      if (d.roof_y < d.y - kPointSize / 2) {
-        s.lines.push_back({d.x, d.y - kPointSize / 2, d.x, d.roof_y, d.color, 1});
-        s.lines.push_back({d.x - 5, d.roof_y, d.x + 5, d.roof_y, d.color, 1.6});
-      }
+    s.rects.push_back({d.x - kPointSize / 2, d.y - kPointSize / 2, kPointSize, kPointSize, d.color, point_edge, 0.6, id});
+    // Predicted against measured: a stem from the point up to the roof (the time bound), ticked there.
+    if (d.annotated && d.roof_y < d.y - kPointSize / 2) {
+      s.lines.push_back({d.x, d.y - kPointSize / 2, d.x, d.roof_y, d.color, 1});
+      s.lines.push_back({d.x - 5, d.roof_y, d.x + 5, d.roof_y, d.color, 1.6});
+      placer.segments.push_back({d.x, d.y - kPointSize / 2, d.x, d.roof_y});
+      placer.segments.push_back({d.x - 5, d.roof_y, d.x + 5, d.roof_y});
     }
     out.points.push_back(d);
   }
-  // Efficiency labels, the most efficient first: where labels would collide, the best runs keep theirs.
+
+  // Ridge points: a marker where each memory roof meets each compute roof; the HBM ones dropped to the axis.
+  struct RidgeLabel {
+    double x, y;
+    std::string text;
+  };
+  std::vector<RidgeLabel> ridge_labels;
+  for (const auto& r : m.ridges()) {
+    if (r.intensity < a.x_min || r.intensity > a.x_max || r.flops > a.y_max || r.flops < a.y_min) continue;
+    const bool hbm = r.memory == m.hbm().name;
+    double x = a.x_of(r.intensity), y = a.y_of(r.flops);
+    const double size = hbm ? kRidgeSize : kRidgeSize - 2;
+    s.rects.push_back({x - size / 2, y - size / 2, size, size, hbm ? th.ink : th.background, th.ink, 1,
+                       static_cast<std::int64_t>(out.hover.size())});
+    placer.taken.push_back({x - size / 2, x + size / 2, y - size / 2, y + size / 2});
+    out.hover.push_back("ridge " + m.find(r.memory)->label + " x " + m.find(r.compute)->label + ": " +
+                        fixed3(r.intensity) + " FLOP/byte, " + si_text(r.flops, "FLOP/s"));
+    if (hbm) {
+      s.lines.push_back({x, y + size / 2, x, a.top + a.height, th.grid_major, 0.8});
+      ridge_labels.push_back({x, y, fixed3(r.intensity)});
+    }
+  }
+
+  // Labels, most important first: where space is short the roofs keep theirs, then the best runs. A roof or point
+  // label with no room anywhere is listed in the legend instead, so each says its number somewhere.
+  std::vector<std::pair<Color, std::string>> unplaced;
+  constexpr double kRoofFont = 11, kRoofBox = 14;
+  // At the first clear candidate; else off the roof (roofs close together), joined to its middle; else in the legend.
+  auto place_roof_label = [&](const DrawnCeiling& d, Color color, const std::vector<Spot>& spots, double w) {
+    const double mx = (d.x0 + d.x1) / 2, my = (d.y0 + d.y1) / 2;
+    if (auto spot = place(placer, spots, w, kRoofBox)) {
+      s.texts.push_back({spot->x, spot->y, d.label, kRoofFont, color, spot->align});
+    } else if (auto near = place_near(placer, mx, my, w, kRoofBox, 120)) {
+      leader(s, mx, my, *near, color);
+      s.texts.push_back({near->x, near->y, d.label, kRoofFont, color, near->align});
+    } else {
+      unplaced.push_back({color, d.label});
+    }
+  };
+  for (const auto& [d, color] : compute_roofs) {
+    // Right-aligned along the roof from the plot's right edge inwards, above it or below it.
+    const double w = estimate_text_width(d.label, kRoofFont) + 2;
+    std::vector<Spot> spots;
+    for (double dy : {-9.5, 9.5, -22.5, 22.5})
+      for (double right = d.x1 - 6; right - w >= d.x0; right -= 24) spots.push_back({right, d.y0 + dy, Align::right});
+    // Else just before where the roof begins (above the memory roof that meets it there).
+    for (double dy : {-9.5, -22.5}) spots.push_back({d.x0 - 8, d.y0 + dy, Align::right});
+    place_roof_label(d, color, spots, w);
+    out.ceilings.push_back(d);
+  }
+  for (const auto& [d, color] : memory_roofs) {
+    // Above-left of a point on the rising roof (right-aligned, ending just before it), or below-right of one: the box
+    // then lies wholly on one side of its own line.
+    const double w = estimate_text_width(d.label, kRoofFont) + 2;
+    std::vector<Spot> spots;
+    for (double f : {0.12, 0.25, 0.4, 0.55, 0.7, 0.85}) {
+      const double px = d.x0 + f * (d.x1 - d.x0), py = d.y0 + f * (d.y1 - d.y0);
+      spots.push_back({px - 4, py - 4 - kRoofBox / 2, Align::right});
+      spots.push_back({px + 4, py + 4 + kRoofBox / 2, Align::left});
+    }
+    place_roof_label(d, color, spots, w);
+    out.ceilings.push_back(d);
+  }
+  for (const auto& r : ridge_labels) {
+    const double w = estimate_text_width(r.text, 9) + 2;
+    const std::vector<Spot> spots = {{r.x + 6, r.y + 11, Align::left}, {r.x + 6, r.y - 11, Align::left},
+                                     {r.x - 6, r.y + 11, Align::right}, {r.x - 6, r.y - 11, Align::right}};
+    if (auto spot = place(placer, spots, w, 11)) s.texts.push_back({spot->x, spot->y, r.text, 9, th.muted, spot->align});
+  }
+
+  // Efficiency labels, the most efficient first: beside the point, else stacked beside it with a leader line.
   std::vector<std::size_t> order(shown.size());
   for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
   std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return shown[x].efficiency > shown[y].efficiency; });
+  constexpr double kPointFont = 10, kPointBox = 13;
   for (std::size_t j : order) {
     const RooflinePoint& p = shown[j];
     const DrawnPoint& d = out.points[j];
     if (!d.annotated) continue;
     std::string text = fixed3(p.efficiency * 100) + "% (" + ms_text(p.predicted_ms) + " / " + ms_text(p.measured_ms) + ")";
-    if (auto ly = try_label(labels, d.x + 8, d.x + 8 + estimate_text_width(text, 10), d.y + 1, 12))
-      s.texts.push_back({d.x + 8, *ly, text, 10, kInk, Align::left});
+    const double w = estimate_text_width(text, kPointFont) + 2;
+    std::vector<Spot> spots = {{d.x + 8, d.y, Align::left}, {d.x - 8, d.y, Align::right}};
+    for (int k = 1; k <= 10; ++k)
+      for (int sign : {1, -1}) {
+        spots.push_back({d.x + 16, d.y + sign * k * kPointBox, Align::left});
+        spots.push_back({d.x - 16, d.y + sign * k * kPointBox, Align::right});
+      }
+    auto spot = place(placer, spots, w, kPointBox);
+    if (!spot) spot = place_near(placer, d.x, d.y, w, kPointBox, 160);
+    if (!spot) {
+      unplaced.push_back({d.color, text});
+      continue;
+    }
+    if (std::abs(spot->y - d.y) > kPointBox / 2 || std::abs(spot->x - d.x) > 12)
+      leader(s, d.x + (spot->x > d.x ? 1 : -1) * kPointSize / 2, d.y, *spot, d.color);
+    s.texts.push_back({spot->x, spot->y, text, kPointFont, th.ink, spot->align});
   }
 
-  // Legend: the colouring, then what the marks mean and what was left out.
+  // Legend: the colouring, labels that found no room on the plot, what the marks mean and what was left out; lines
+  // that would run past the scene's bottom give way to a count.
   if (legend) {
-    double x = o.width - kMarginRight - kLegendWidth + 16, y = kMarginTop;
-    s.texts.push_back({x, y + 6, coloring->heading, 12, kInk, Align::left, true});
+    const double x = o.width - kMarginRight - kLegendWidth + 16, bottom = o.height - 8;
+    const double text_w = kLegendWidth - 20;
+    double y = kMarginTop;
+    auto line = [&](const std::string& text, double size, Color color, bool bold = false, double indent = 0) {
+      s.texts.push_back({x + indent, y + 5, elide_text(text, size, text_w - indent, bold), size, color, Align::left, bold});
+    };
+    line(coloring->heading, 12, th.ink, true);
     y += 20;
-    for (const auto& [color, text] : coloring->legend) {
-      s.rects.push_back({x, y, 10, 10, color, {0.1f, 0.1f, 0.12f, 0.8f}, 0.6, -1});
-      s.texts.push_back({x + 16, y + 5, text, 11, kInk, Align::left});
+    const Color swatch_edge{th.rule.r, th.rule.g, th.rule.b, 0.8f};
+    for (std::size_t k = 0; k < coloring->legend.size(); ++k) {
+      if (y + 2 * 16 > bottom && k + 1 < coloring->legend.size()) {
+        line("… " + std::to_string(coloring->legend.size() - k) + " more", 10, th.muted);
+        y += 16;
+        break;
+      }
+      s.rects.push_back({x, y, 10, 10, coloring->legend[k].first, swatch_edge, 0.6, -1});
+      line(coloring->legend[k].second, 11, th.ink, false, 16);
       y += 16;
-      if (y > o.height - 120) break;
     }
-    if (!coloring->note.empty()) {
-      s.texts.push_back({x, y + 5, coloring->note, 10, kMuted, Align::left});
+    if (!coloring->note.empty() && y + 16 <= bottom) {
+      line(coloring->note, 10, th.muted);
       y += 16;
+    }
+    if (!unplaced.empty() && y + 30 <= bottom) {
+      y += 8;
+      line("labels without room on the plot:", 10, th.muted);
+      y += 14;
+      for (std::size_t k = 0; k < unplaced.size(); ++k) {
+        if (y + 2 * 14 > bottom && k + 1 < unplaced.size()) {
+          line("… " + std::to_string(unplaced.size() - k) + " more (hover the points)", 10, th.muted);
+          y += 14;
+          break;
+        }
+        s.rects.push_back({x, y - 1, 8, 8, unplaced[k].first, swatch_edge, 0.6, -1});
+        line(unplaced[k].second, 10, th.ink, false, 14);
+        y += 14;
+      }
     }
     y += 10;
     std::vector<std::string> key = {"label: % of the binding roof", "(predicted / measured time);",
                                     "stem: up to the roofline bound"};
     key.push_back(any_dram ? "hollow: measured DRAM bytes" : "ideal intensity only (DRAM");
     if (!any_dram) key.push_back("bytes not measured)");
-    for (const auto& line : key) {
-      s.texts.push_back({x, y + 5, line, 10, kMuted, Align::left});
+    if (!out.notes.empty()) {
+      key.push_back(std::to_string(out.notes.size()) + " run(s) not drawn (no flops; in the");
+      key.push_back("JSON/CSV export)");
+    }
+    for (const auto& k : key) {
+      if (y + 14 > bottom) break;
+      line(k, 10, th.muted);
       y += 14;
     }
-    if (!out.notes.empty()) {
-      s.texts.push_back({x, y + 9, std::to_string(out.notes.size()) + " run(s) not drawn (no flops; in the", 10, kMuted,
-                         Align::left});
-      s.texts.push_back({x, y + 23, "JSON/CSV export)", 10, kMuted, Align::left});
-    }
   } else if (!out.notes.empty()) {
-    s.texts.push_back({kMarginLeft + 8, kMarginTop + 12, std::to_string(out.notes.size()) +
-                           " run(s) not drawn: no floating-point work (in the JSON/CSV export)", 10, kMuted, Align::left});
+    s.texts.push_back({kMarginLeft + 8, kMarginTop + 12,
+                       elide_text(std::to_string(out.notes.size()) +
+                                      " run(s) not drawn: no floating-point work (in the JSON/CSV export)",
+                                  10, plot_w - 16),
+                       10, th.muted, Align::left});
   }
   return out;
 }

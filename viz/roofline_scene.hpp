@@ -14,6 +14,7 @@
 
 #include "runtime/core/status.hpp"
 #include "runtime/results/roofline.hpp"
+#include "viz/palette.hpp"
 #include "viz/scene.hpp"
 
 namespace tl::viz {
@@ -26,6 +27,7 @@ struct RooflineOptions {
   // Efficiency labels and predicted-bound markers: on every point when there are at most this many, else on
   // the most efficient point of each kernel (a sweep's cloud stays readable).
   int max_annotated = 12;
+  Theme theme = light_theme();
 };
 
 // Log-log mapping from data (intensity in flop/byte, rate in flop/s) to the plot area of the scene.

@@ -12,7 +12,8 @@ std::int64_t Scene::hit_test(double x, double y) const {
 }
 
 double estimate_text_width(const std::string& text, double size) {
-  // DejaVu Sans advances in em: digits 0.636, most capitals ~0.7, lower case ~0.6, punctuation ~0.35.
+  // DejaVu Sans advances in em: digits 0.636, most capitals ~0.7, lower case ~0.6, punctuation ~0.35; UTF-8 counted
+  // per character, not per byte.
   double em = 0;
   for (unsigned char ch : text) {
     if (ch >= '0' && ch <= '9') {
@@ -25,11 +26,32 @@ double estimate_text_width(const std::string& text, double size) {
       em += 0.32;
     } else if (ch == '<' || ch == '>' || ch == '=' || ch == '+') {
       em += 0.84;
+    } else if ((ch & 0xC0) == 0x80) {
+      // a UTF-8 continuation byte: its character was counted at the lead byte
+    } else if (ch >= 0xE0) {
+      em += 0.84;  // U+0800 and up: arrows, "…", maths; wide
+    } else if (ch >= 0xC0) {
+      em += 0.60;  // Latin-1 and Greek letters (µ, ×, α)
     } else {
       em += 0.40;
     }
   }
   return em * size;
+}
+
+std::string elide_text(const std::string& text, double size, double width, bool bold) {
+  const double k = bold ? 1.1 : 1.0;
+  if (estimate_text_width(text, size) * k <= width) return text;
+  std::string out;
+  const double room = width - estimate_text_width("…", size) * k;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t next = i + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    if (estimate_text_width(text.substr(0, next), size) * k > room) break;
+    out = text.substr(0, next);
+    i = next;
+  }
+  return out + "…";
 }
 
 std::string tagged(const char* prefix, long long value) {

@@ -64,6 +64,10 @@ struct Scene {
 // whether a label fits; painters measure for real).
 double estimate_text_width(const std::string& text, double size);
 
+// `text` cut at a character boundary and ended with "…" so that its estimated width at `size` (bold ~10% wider) is at
+// most `width`; `text` itself when it fits.
+std::string elide_text(const std::string& text, double size, double width, bool bold = false);
+
 // prefix followed by the number ("T" 12 -> "T12"); spares GCC 12's false -Wrestrict on "T" + std::to_string.
 std::string tagged(const char* prefix, long long value);
 

@@ -5,12 +5,14 @@
 #include <string>
 
 #include "runtime/trace/timeline.hpp"
+#include "viz/palette.hpp"
 #include "viz/scene.hpp"
 
 namespace tl::viz {
 
 struct GanttStyle {
   double width = 1400;          // the whole scene, labels included
+  double height = 0;            // > 0: the scene is this tall and shows as many tracks as fit (at most max_tracks)
   double row_height = 14;
   double row_gap = 2;
   double t0_ns = 0, t1_ns = 0;  // the zoom window; t1 <= t0: the whole timeline
@@ -20,8 +22,9 @@ struct GanttStyle {
   // by the region most of them belong to, so a view costs O(events in view) but paints at most ~width bars a row.
   double merge_below = 1.0;
   bool lod = true;
-  bool legend = true;
+  bool legend = true;  // each region's colour and name, under the header
   std::string title;  // empty: kernel + label
+  Theme theme = light_theme();
 };
 
 // What a Gantt build did (for the GUI's status line and the benchmark).
@@ -40,12 +43,13 @@ Scene build_gantt_scene(const Timeline& t, const GanttStyle& style = {}, GanttIn
 
 // A row per region: count, mean, median, p90 (text), a bar of the mean with the median and p90 marked, and the
 // duration histogram. Rect ids: the region id on its bar.
-Scene build_region_stats_scene(const Timeline& t, const std::vector<RegionStats>& stats, double width = 1000);
+Scene build_region_stats_scene(const Timeline& t, const std::vector<RegionStats>& stats, double width = 1000,
+                               const Theme& theme = light_theme());
 
 // Stages in flight over time (averaged over the blocks alive), the config's num_stages as a reference line, and
 // the share of time spent at each level.
 Scene build_occupancy_scene(const Timeline& t, const StageOccupancy& occupancy, double width = 1000,
-                            double height = 360);
+                            double height = 360, const Theme& theme = light_theme());
 
 // The colour of region `region` (shared by the three views and the GUI).
 Color region_color(int region);

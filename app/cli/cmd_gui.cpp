@@ -9,7 +9,10 @@
 namespace tl::cli {
 
 void add_gui_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("gui", "Open the desktop workbench (needs a display; see tilelab-gui --help)");
+  auto* cmd = app.add_subcommand("gui", "Open the desktop workbench (needs a display; tilelab gui --help lists its "
+                                      "options)");
+  // Every option, --help included, is the app's: handed to tilelab-gui untouched, which lists them all.
+  cmd->set_help_flag();
   cmd->allow_extras();
   cmd->callback([&ctx, cmd] {
     std::error_code ec;

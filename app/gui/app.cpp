@@ -16,8 +16,6 @@
 namespace tl::gui {
 namespace {
 
-const ImVec4 kErrorColor(1.0f, 0.45f, 0.4f, 1.0f);
-const ImVec4 kOkColor(0.45f, 0.85f, 0.5f, 1.0f);
 
 // "path:12: error: ..." lines of a formatted NVRTC log -> file name -> line -> message. `sources` maps display
 // paths back to SourceSet names.
@@ -65,6 +63,7 @@ App::App(AppOptions options) : m_options(std::move(options)), m_sys(query_system
   }
   m_saved = m_ws;
   m_last_save_check = std::chrono::steady_clock::now();
+  set_theme(m_options.theme.empty() ? m_ws.theme : m_options.theme);
   std::string kernel = m_ws.kernel;
   if (!library_registry().find(kernel)) {
     auto all = library_registry().list();
@@ -112,6 +111,35 @@ void App::save_workspace_if_changed(bool force) {
 void App::message(Message::Level level, std::string text) {
   m_messages.push_back({level, std::move(text)});
   if (m_messages.size() > 200) m_messages.erase(m_messages.begin());
+}
+
+void App::set_theme(const std::string& theme) {
+  m_ws.theme = theme == "light" ? "light" : "dark";
+  if (dark()) ImGui::StyleColorsDark();
+  else ImGui::StyleColorsLight();
+  ++m_theme_generation;
+}
+
+bool App::can_run(const std::string& kind, std::string* why) const {
+  std::string reason;
+  if (!m_spec) reason = "no kernel is open";
+  else if (!m_instance) reason = "the config cannot run: " + m_instance.status().message();
+  else if (kind != "compile" && !has_device()) reason = "no GPU (" + why_no_device() + ")";
+  else if (kind == "timeline" && m_spec->probes.empty()) reason = m_spec->name + " has no timeline probes";
+  if (why) *why = reason;
+  return reason.empty();
+}
+
+bool App::do_action(const std::string& action) {
+  std::string why;
+  if (!can_run(action, &why)) {
+    message(Message::Level::warning, "cannot " + (action == "timeline" ? std::string("capture a timeline") : action) +
+                                         ": " + why);
+    return false;
+  }
+  if (action == "compile") compile();
+  else run(action);
+  return true;
 }
 
 bool App::wait_for_jobs(double seconds) {
@@ -653,6 +681,7 @@ void App::refresh_sass() {
 void App::frame() {
   m_jobs.drain();
   m_store_jobs.drain();
+  handle_shortcuts();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
@@ -670,7 +699,7 @@ void App::frame() {
   if (sidebar) {
     m_ws.sidebar_width = std::clamp(m_ws.sidebar_width, 220.0f, std::max(220.0f, avail.x - 300));
     draw_sidebar(m_ws.sidebar_width, body_h);
-    ImGui::SameLine(0, 0);
+    ImGui::SameLine(0, ui(0));
     // The splitter: drag to resize the sidebar.
     ImGui::InvisibleButton("##splitter", ImVec2(6, body_h));
     if (ImGui::IsItemActive()) {
@@ -678,7 +707,7 @@ void App::frame() {
       m_changed = true;
     }
     if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
-    ImGui::SameLine(0, 0);
+    ImGui::SameLine(0, ui(0));
   }
   ImGui::BeginChild("##mainarea", ImVec2(0, body_h), false);
   draw_main_area();
@@ -686,6 +715,18 @@ void App::frame() {
   draw_status_bar();
   ImGui::End();
   save_workspace_if_changed();
+}
+
+// The GLFW backend indexes io.KeysDown by GLFW key codes, which for letters are their ASCII capitals.
+void App::handle_shortcuts() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.KeyCtrl || io.KeyAlt || io.KeySuper) return;
+  for (const Shortcut& k : kShortcuts) {
+    if (io.KeyShift == k.shift && ImGui::IsKeyPressed(k.key, false)) {
+      (void)do_action(k.action);
+      return;
+    }
+  }
 }
 
 void App::draw_menu() {
@@ -701,10 +742,20 @@ void App::draw_menu() {
         if (shown) m_select_tab = p;
       }
     }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Dark theme", nullptr, dark())) set_theme("dark");
+    if (ImGui::MenuItem("Light theme", nullptr, !dark())) set_theme("light");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Kernel")) {
-    if (ImGui::MenuItem("Compile", nullptr, false, m_spec && !m_compiling)) compile();
+    for (const Shortcut& k : kShortcuts) {
+      std::string why;
+      const bool enabled = can_run(k.action, &why) && !(k.action == std::string("compile") && m_compiling);
+      if (ImGui::MenuItem(k.label, k.keys, false, enabled)) (void)do_action(k.action);
+      if (!enabled && !why.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", why.c_str());
+    }
+    ImGui::Separator();
     if (ImGui::MenuItem("Auto-compile on change", nullptr, &m_auto_compile) && m_auto_compile) compile();
     ImGui::EndMenu();
   }
@@ -712,8 +763,13 @@ void App::draw_menu() {
   ImGui::EndMenuBar();
 }
 
+// The sidebar: the kernel, its config and problem scroll; the verdict and the loop's controls stay pinned below
+// them, so Compile / Run / Bench / Capture are always in reach.
 void App::draw_sidebar(float width, float height) {
   ImGui::BeginChild("##sidebar", ImVec2(width, height), true);
+  if (m_footer_h <= 0) m_footer_h = 220 * ui_scale();  // the first frame's guess; measured from then on
+  const float footer = m_spec ? std::min(m_footer_h, ImGui::GetContentRegionAvail().y * 0.6f) : 0;
+  ImGui::BeginChild("##sidebar_top", ImVec2(0, footer > 0 ? -footer : 0), false);
   draw_kernel_browser();
   if (m_spec) {
     ImGui::Separator();
@@ -721,18 +777,28 @@ void App::draw_sidebar(float width, float height) {
     ImGui::TextWrapped("%s", m_spec->summary.c_str());
     if (ImGui::CollapsingHeader("Config", ImGuiTreeNodeFlags_DefaultOpen)) draw_params(m_spec->config, true);
     if (ImGui::CollapsingHeader("Problem", ImGuiTreeNodeFlags_DefaultOpen)) draw_params(m_spec->problem, false);
+  }
+  ImGui::EndChild();
+  if (m_spec) {
+    ImGui::BeginChild("##sidebar_run", ImVec2(0, 0), false);
+    ImGui::Separator();
     if (m_instance) {
-      ImGui::TextColored(kOkColor, "valid: %s", m_instance->name_expression.c_str());
+      text_fit("valid: " + m_instance->name_expression, ok_color());
+      if (ImGui::IsItemClicked()) ImGui::SetClipboardText(m_instance->name_expression.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(click to copy)", m_instance->name_expression.c_str());
       const auto& g = m_instance->launch;
-      ImGui::TextDisabled("grid (%u,%u,%u) block (%u,%u,%u) smem %u B", g.grid.x, g.grid.y, g.grid.z, g.block.x,
-                          g.block.y, g.block.z, g.dynamic_smem);
+      char geometry[160];
+      std::snprintf(geometry, sizeof geometry, "grid (%u,%u,%u) block (%u,%u,%u) smem %u B", g.grid.x, g.grid.y,
+                    g.grid.z, g.block.x, g.block.y, g.block.z, g.dynamic_smem);
+      text_fit_dim(geometry);
     } else {
-      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+      ImGui::PushStyleColor(ImGuiCol_Text, error_color());
       ImGui::TextWrapped("cannot run: %s", m_instance.status().message().c_str());
       ImGui::PopStyleColor();
     }
-    ImGui::Separator();
     draw_run_controls();
+    m_footer_h = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;
+    ImGui::EndChild();
   }
   ImGui::EndChild();
 }
@@ -741,7 +807,7 @@ void App::draw_kernel_browser() {
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##search", "search kernels", m_search, sizeof(m_search));
   const std::string needle = m_search;
-  ImGui::BeginChild("##browser", ImVec2(0, 150), true);
+  ImGui::BeginChild("##browser", ImVec2(0, ui(150)), true);
   std::map<std::string, std::vector<const KernelSpec*>> families;
   for (const auto* s : library_registry().list()) {
     if (!needle.empty() && s->name.find(needle) == std::string::npos && s->summary.find(needle) == std::string::npos)
@@ -809,40 +875,48 @@ void App::draw_params(const Schema& schema, bool is_config) {
 }
 
 void App::draw_run_controls() {
-  const bool can_compile = m_spec && m_instance.ok();
+  const bool can_compile = can_run("compile");
   ImGui::BeginDisabled(!can_compile || m_compiling);
-  if (ImGui::Button(m_compiling ? "Compiling..." : "Compile")) compile();
+  if (ImGui::Button(m_compiling ? "Compiling…" : "Compile")) compile();
   ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("NVRTC, on a background thread (Ctrl+B)");
   ImGui::SameLine();
   if (ImGui::Checkbox("auto", &m_auto_compile) && m_auto_compile) compile();
   if (m_compile.compiled && m_compile.kernel == m_ws.kernel) {
     const CompiledKernel& c = *m_compile.compiled;
     const ResourceUsage& r = c.resources;
     const bool stale = m_compile.config != config() || m_compile.problem != problem();
-    ImGui::Text("%s%d regs, %d B smem (static), spills %d/%d B, stack %d B", stale ? "(stale) " : "", r.registers,
-                r.shared_static_bytes, r.spill_store_bytes, r.spill_load_bytes, r.stack_frame_bytes);
-    ImGui::TextDisabled("%s, %.0f ms%s", c.arch.c_str(), c.compile_ms, c.from_cache ? " (cache)" : "");
+    char line[200];
+    std::snprintf(line, sizeof line, "%s%d regs, %d B smem (static), spills %d/%d B, stack %d B", stale ? "(stale) " : "",
+                  r.registers, r.shared_static_bytes, r.spill_store_bytes, r.spill_load_bytes, r.stack_frame_bytes);
+    text_fit(line);
+    std::snprintf(line, sizeof line, "%s, %.0f ms%s", c.arch.c_str(), c.compile_ms, c.from_cache ? " (cache)" : "");
+    text_fit_dim(line);
   } else if (!m_compile.error.empty() && m_compile.kernel == m_ws.kernel) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
     ImGui::TextWrapped("%s", m_compile.error.substr(0, 400).c_str());
     ImGui::PopStyleColor();
   }
   ImGui::Separator();
-  const bool can_run = can_compile && has_device();
-  ImGui::BeginDisabled(!can_run);
-  if (ImGui::Button("Run + verify")) run("run");
-  ImGui::SameLine();
-  if (ImGui::Button(m_spec && m_spec->baseline ? "Bench vs cuBLAS" : "Bench")) run("bench");
-  ImGui::SameLine();
-  ImGui::BeginDisabled(!m_spec || m_spec->probes.empty());
-  if (ImGui::Button("Capture timeline")) run("timeline");
-  ImGui::EndDisabled();
-  ImGui::EndDisabled();
+  // Run / Bench / Capture on one line while they fit the sidebar, else wrapped: a narrow sidebar cuts none off.
+  bool first = true;
+  for (const Shortcut& k : kShortcuts) {
+    if (k.action == std::string("compile")) continue;
+    const std::string label = k.action == std::string("bench") && m_spec && m_spec->baseline ? "Bench vs cuBLAS" : k.label;
+    if (!first) same_line_if_room(button_width(label.c_str()));
+    first = false;
+    std::string why;
+    ImGui::BeginDisabled(!can_run(k.action, &why));
+    if (ImGui::Button(label.c_str())) (void)do_action(k.action);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s%s%s", k.keys, why.empty() ? "" : "\n", why.c_str());
+  }
   if (!has_device()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextWrapped("Running needs a GPU: %s. Compiling, layouts, model timelines and Lua work.",
-                       why_no_device().c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+    ImGui::TextWrapped("No GPU: run, bench and capture are off; compiling, layouts, model timelines and Lua work.");
     ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", why_no_device().c_str());
   } else if (!can_compile) {
     ImGui::TextDisabled("fix the config to run");
   }
@@ -858,14 +932,14 @@ void App::draw_last_run() {
   if (!e) return;
   const RunRecord& r = e->record;
   ImGui::Separator();
-  ImGui::Text("run %d (%s): %s", e->id, e->kind.c_str(), r.kernel.c_str());
+  text_fit(strf("run %d (%s): %s", e->id, e->kind.c_str(), r.kernel.c_str()));
   if (r.failure) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
     ImGui::TextWrapped("%s", r.failure_text().substr(0, 300).c_str());
     ImGui::PopStyleColor();
     return;
   }
-  ImGui::TextColored(r.passed() ? kOkColor : kErrorColor, "%s", r.passed() ? "PASS" : "FAIL");
+  ImGui::TextColored(r.passed() ? ok_color() : error_color(), "%s", r.passed() ? "PASS" : "FAIL");
   ImGui::SameLine();
   ImGui::Text("rel err %.1e", r.rel_error());
   if (r.time_ms.median > 0) {
@@ -873,25 +947,31 @@ void App::draw_last_run() {
     if (r.tflops > 0) ImGui::Text("%.1f TFLOP/s, %.0f GB/s", r.tflops, r.gbps);
     else ImGui::Text("%.0f GB/s", r.gbps);
     if (r.efficiency.value > 0)
-      ImGui::TextDisabled("%.0f%% of %s (%s bound)", 100 * r.efficiency.value, r.efficiency.ceiling.c_str(),
-                          r.efficiency.bound.c_str());
+      text_fit_dim(strf("%.0f%% of %s (%s bound)", 100 * r.efficiency.value, r.efficiency.ceiling.c_str(),
+                        r.efficiency.bound.c_str()));
   }
   if (r.baseline) {
     const BaselineResult& b = *r.baseline;
     if (!b.error.empty()) {
-      ImGui::TextColored(kErrorColor, "%s not run: %s", b.name.c_str(), b.error.substr(0, 200).c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+      ImGui::TextWrapped("%s not run: %s", b.name.c_str(), b.error.substr(0, 200).c_str());
+      ImGui::PopStyleColor();
     } else if (b.time_ms.median > 0) {
-      ImGui::Text("%s: %.4f ms, %.1f TFLOP/s", b.name.c_str(), b.time_ms.median,
-                  r.flops / (b.time_ms.median * 1e-3) * 1e-12);
+      text_fit(strf("%s: %.4f ms, %.1f TFLOP/s", b.name.c_str(), b.time_ms.median,
+                    r.flops / (b.time_ms.median * 1e-3) * 1e-12));
       if (r.time_ms.median > 0)
-        ImGui::Text("%s / %s = %.2fx throughput", r.kernel.c_str(), b.name.c_str(), b.time_ms.median / r.time_ms.median);
-      ImGui::TextDisabled("rel diff vs %s %.1e", b.name.c_str(), b.rel_vs_kernel);
+        text_fit(strf("%s / %s = %.2fx throughput", r.kernel.c_str(), b.name.c_str(), b.time_ms.median / r.time_ms.median));
+      text_fit_dim(strf("rel diff vs %s %.1e", b.name.c_str(), b.rel_vs_kernel));
     }
   }
   if (e->timeline)
-    ImGui::TextDisabled("timeline: %zu events, %zu tracks (Timeline tab)", e->timeline->events.size(),
-                        e->timeline->tracks.size());
-  if (!r.timeline_error.empty()) ImGui::TextColored(kErrorColor, "timeline: %s", r.timeline_error.substr(0, 200).c_str());
+    text_fit_dim(strf("timeline: %zu events, %zu tracks (Timeline tab)", e->timeline->events.size(),
+                      e->timeline->tracks.size()));
+  if (!r.timeline_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+    ImGui::TextWrapped("timeline: %s", r.timeline_error.substr(0, 200).c_str());
+    ImGui::PopStyleColor();
+  }
 }
 
 void App::draw_main_area() {
@@ -907,7 +987,7 @@ void App::draw_main_area() {
       if (visible) {
         if (m_ws.tab != p) m_ws.tab = p;
         const std::string name = p;
-        if (name == "Layouts") layouts.draw();
+        if (name == "Layouts") layouts.draw(plot_theme(), ui_scale());
         else if (name == "Source") source.draw_source(*this);
         else if (name == "PTX") source.draw_ptx(*this);
         else if (name == "Results") results.draw(*this);
@@ -943,13 +1023,17 @@ void App::draw_status_bar() {
   if (!m_messages.empty()) {
     const Message& m = m_messages.back();
     ImGui::SameLine();
-    ImGui::TextColored(m.level == Message::Level::error     ? kErrorColor
-                       : m.level == Message::Level::warning ? ImVec4(1, 0.8f, 0.3f, 1)
-                                                            : ImVec4(0.8f, 0.8f, 0.8f, 1),
-                       " | %s", m.text.substr(0, m.text.find('\n')).c_str());
+    // The latest message on the rest of the line (elided); hover for every message in full.
+    const std::string line = elide(" | " + m.text.substr(0, m.text.find('\n')), ImGui::GetContentRegionAvail().x);
+    ImGui::TextColored(m.level == Message::Level::error     ? error_color()
+                       : m.level == Message::Level::warning ? warn_color()
+                                                            : ImGui::GetStyle().Colors[ImGuiCol_Text],
+                       "%s", line.c_str());
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 50);
       for (const auto& msg : m_messages) ImGui::TextUnformatted(msg.text.c_str());
+      ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
   }

@@ -23,6 +23,7 @@
 #include "app/gui/job_queue.hpp"
 #include "app/gui/layout_panel.hpp"
 #include "app/gui/panels.hpp"
+#include "app/gui/widgets.hpp"
 #include "app/gui/workspace.hpp"
 #include "runtime/device/device.hpp"
 #include "runtime/measure/bench.hpp"
@@ -40,6 +41,23 @@ struct AppOptions {
   bool record_runs = true;  // store this app's runs and sweep points there, as `tilelab bench`/`sweep` do
   // Limits and sandbox of Lua scripts (--script and the Lua panel), as `tilelab run` takes them.
   lua::ScriptOptions script;
+  float ui_scale = 1;  // --scale (or the monitor's content scale): plots are built at canvas / scale
+  std::string theme;   // --theme: "dark" or "light"; "": the workspace's
+};
+
+// A keyboard shortcut of the loop, shown in the menus and handled every frame.
+struct Shortcut {
+  const char* action;  // "compile", "run", "bench", "timeline"
+  const char* label;   // the menu item
+  const char* keys;    // as the menu shows them: "Ctrl+B"
+  bool shift;          // with Ctrl, always
+  int key;             // the letter (GLFW's key codes for letters are their ASCII capitals)
+};
+inline constexpr Shortcut kShortcuts[] = {
+    {"compile", "Compile", "Ctrl+B", false, 'B'},
+    {"run", "Run + verify", "Ctrl+R", false, 'R'},
+    {"bench", "Bench", "Ctrl+Shift+R", true, 'R'},
+    {"timeline", "Capture timeline", "Ctrl+T", false, 'T'},
 };
 
 struct Message {
@@ -111,6 +129,14 @@ class App {
   // kind: "run" (run + verify), "bench" (also cuBLAS where the kernel has it), "timeline" (probe build).
   void run(const std::string& kind);
   void message(Message::Level level, std::string text);
+  // What a shortcut (kShortcuts' action) does, when it can: false with a message when it cannot (no GPU, ...).
+  bool do_action(const std::string& action);
+  // "dark" or "light": the ImGui style and every plot's colours; plots rebuild (theme_generation changes).
+  void set_theme(const std::string& theme);
+  bool dark() const { return m_ws.theme != "light"; }
+  const viz::Theme& plot_theme() const { return dark() ? viz::dark_theme() : viz::light_theme(); }
+  int theme_generation() const { return m_theme_generation; }
+  float ui_scale() const { return m_options.ui_scale; }
   // [SECTION] results store, sweep, SASS (all on jobs: no SQLite, file or process work in the frame)
   // Reloads the history from the store (newest kHistoryLimit rows) on the store's job thread.
   void load_history();
@@ -196,6 +222,8 @@ class App {
   void revalidate();
   Session& session();  // job thread only: opened on first use
   void draw_menu();
+  void handle_shortcuts();
+  bool can_run(const std::string& kind, std::string* why = nullptr) const;
   void draw_sidebar(float width, float height);
   void draw_kernel_browser();
   void draw_params(const Schema& schema, bool is_config);
@@ -207,6 +235,8 @@ class App {
   Workspace m_ws, m_saved;
   std::chrono::steady_clock::time_point m_last_save_check;
   bool m_changed = false;
+  int m_theme_generation = 0;
+  float m_footer_h = 0;  // the sidebar's pinned run controls, as tall as they were last frame
   SystemInfo m_sys;
   DeviceLimits m_limits;
   const KernelSpec* m_spec = nullptr;

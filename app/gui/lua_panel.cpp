@@ -143,14 +143,14 @@ void LuaPanel::draw(App& app) {
   }
   static char path_buf[256];
   std::snprintf(path_buf, sizeof(path_buf), "%s", m_path.c_str());
-  ImGui::SetNextItemWidth(300);
+  ImGui::SetNextItemWidth(ui(300));
   if (ImGui::InputTextWithHint("##luapath", "script.lua", path_buf, sizeof(path_buf))) m_path = path_buf;
-  ImGui::SameLine();
+  same_line_if_room(button_width("Open"));
   if (ImGui::Button("Open")) {
     Status st = open(m_path);
     if (!st) app.message(Message::Level::error, st.message());
   }
-  ImGui::SameLine();
+  same_line_if_room(button_width("Save*"));
   if (ImGui::Button(m_modified ? "Save*" : "Save")) {
     if (m_path.empty()) {
       app.message(Message::Level::error, "give the script a file name first");
@@ -160,19 +160,19 @@ void LuaPanel::draw(App& app) {
       app.message(st ? Message::Level::info : Message::Level::error, st ? "saved " + m_path : st.message());
     }
   }
-  ImGui::SameLine();
+  same_line_if_room(button_width("Run"));
   ImGui::BeginDisabled(m_running);
   if (ImGui::Button("Run")) run(app);
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_room(button_width("Stop"));
   ImGui::BeginDisabled(!m_running);
   if (ImGui::Button("Stop")) m_interrupt = true;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("long tl operations stop after their current run");
-  ImGui::SameLine();
+  same_line_if_room(check_width("listing"));
   ImGui::Checkbox("listing", &m_show_listing);
   if (m_running) {
-    ImGui::SameLine();
+    same_line_if_room(ImGui::CalcTextSize("running...").x);
     ImGui::TextDisabled("running...");
   }
 
@@ -192,8 +192,7 @@ void LuaPanel::draw(App& app) {
             IM_COL32(130, 30, 30, 200));
         if (ImGui::GetScrollMaxY() > 0 && ImGui::IsWindowAppearing()) ImGui::SetScrollHereY();
       }
-      ImGui::TextDisabled("%4d", n);
-      ImGui::SameLine();
+      line_number(static_cast<std::size_t>(n), "0000");
       ImGui::TextUnformatted(line.c_str());
     }
     ImGui::EndChild();
@@ -204,7 +203,7 @@ void LuaPanel::draw(App& app) {
   ImGui::BeginChild("##luaconsole", ImVec2(-1, console_h), true, ImGuiWindowFlags_HorizontalScrollbar);
   ImGui::TextUnformatted(m_output.c_str());
   if (!m_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
     ImGui::TextUnformatted(m_error.c_str());
     ImGui::PopStyleColor();
   }

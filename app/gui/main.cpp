@@ -18,9 +18,12 @@
 #include <stb_image_write.h>  // implementation comes from libstb
 
 #include "app/gui/app.hpp"
+#include "app/gui/fonts.hpp"
 #include "app/gui/script_api.hpp"
+#include "app/gui/ui_check.hpp"
 #include "runtime/worker/server.hpp"
 #include "scripting/lua_options.hpp"
+#include "viz/imgui_painter.hpp"
 
 namespace {
 
@@ -33,6 +36,9 @@ struct Options {
   double max_wait_s = 120;   // test mode: how long to wait for background work before the screenshot
   std::string db;            // results store ("" -> $TILELAB_DB or ~/.local/share/tilelab/results.db)
   bool no_store = false;     // do not record runs and sweep points
+  double scale = 0;          // UI scale; 0: the monitor's content scale
+  std::string theme;         // "dark", "light"; "": the workspace's (dark at first)
+  bool no_text_check = false;
   tl::lua::ScriptArgs script_args;  // limits and sandbox of --script and the Lua panel
 };
 
@@ -49,14 +55,16 @@ bool save_screenshot(const std::string& path, int w, int h) {
   return stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4) != 0;
 }
 
-// DejaVu Sans when installed (µ, ·, × and the rest of Latin-1 read better than in ImGui's bitmap font);
-// $TILELAB_GUI_FONT first (a GPU server without fonts: the device bundle carries one).
-void load_font() {
-  ImGuiIO& io = ImGui::GetIO();
-  const char* env = std::getenv("TILELAB_GUI_FONT");
-  for (const char* f : {env ? env : "", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"}) {
-    if (*f && std::filesystem::exists(f) && io.Fonts->AddFontFromFileTTF(f, 15.0f)) return;
-  }
+// Test mode, on the frame a screenshot is taken: the plots' text audit (texts inside their plot, none overlapping)
+// and the drawn-text check (nothing cut off by its window, no glyph the font lacks). Prints each problem; false
+// when there is one.
+bool text_checks_pass(const std::string& shot) {
+  std::vector<std::string> problems = tl::viz::take_text_audit();
+  for (auto& p : tl::gui::check_drawn_text()) problems.push_back(std::move(p));
+  for (const auto& p : problems) std::fprintf(stderr, "tilelab-gui: text check (%s): %s\n", shot.c_str(), p.c_str());
+  if (problems.empty()) std::printf("tilelab-gui: text check (%s): no text cut off, overlapping or missing a glyph\n",
+                                    shot.c_str());
+  return problems.empty();
 }
 
 // `tilelab-gui worker [--protocol N]`: the App's Session starts its GPU worker as this very binary
@@ -74,18 +82,28 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "worker") == 0) return serve_as_worker(argc, argv);
   const auto t_start = std::chrono::steady_clock::now();
   Options opt;
-  CLI::App cli{"TileLab desktop workbench", "tilelab-gui"};
+  CLI::App cli{"TileLab desktop workbench (also started as `tilelab gui`)", "tilelab-gui"};
+  std::string keys;
+  for (const auto& k : tl::gui::kShortcuts) keys += std::string(keys.empty() ? "" : ", ") + k.keys + " " + k.label;
+  cli.footer("Keyboard (also in the Kernel menu): " + keys +
+             ".\nEnvironment: TILELAB_DB (results store), TILELAB_WORKSPACE (workspace file), TILELAB_GUI_FONT (a .ttf "
+             "instead of the embedded DejaVu Sans), TILELAB_KERNELS_DIR, TILELAB_CACHE_DIR.");
   cli.add_option("--frames", opt.frames, "Test mode: quit after N frames (once background work is done)");
   cli.add_option("--screenshot", opt.screenshot, "Test mode: write a PNG of the last frame");
   cli.add_option("--script", opt.script, "Run a Lua script with the `gui` table before the first frame");
   cli.add_option("--workspace", opt.workspace, "Workspace file (default ~/.config/tilelab/workspace.json; none "
                                                "in test mode unless given)");
-  cli.add_option("--width", opt.width, "Window width");
-  cli.add_option("--height", opt.height, "Window height");
+  cli.add_option("--width", opt.width, "Window width in pixels (320 to 16384)");
+  cli.add_option("--height", opt.height, "Window height in pixels (240 to 16384)");
   cli.add_option("--max-wait", opt.max_wait_s, "Test mode: seconds to wait for background work");
   cli.add_option("--db", opt.db, "Results store: history shown, runs and sweeps recorded (default: $TILELAB_DB or "
                                  "~/.local/share/tilelab/results.db)");
   cli.add_flag("--no-store", opt.no_store, "Do not record this session's runs and sweep points in the results store");
+  cli.add_option("--scale", opt.scale, "UI scale for HiDPI screens, 0.5 to 4: fonts, widgets and plots (default: "
+                                       "the monitor's content scale)");
+  cli.add_option("--theme", opt.theme, "dark or light: the window and its plots (default: the workspace's, else dark)");
+  cli.add_flag("--no-text-check", opt.no_text_check, "Test mode: skip the check that no text is cut off, overlapping "
+                                                     "or missing a glyph when a screenshot is written");
   // --timeout bounds --script only (the Lua panel has Stop), 10 minutes unless given: the script runs before the
   // first frame, and one that never ends must not keep the window from ever showing.
   opt.script_args.timeout_s = 600;
@@ -95,7 +113,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 1;  // --help is one too; any usage error exits 1, as `tilelab` does
   }
+  // Values checked here, each refusal naming the option and what it accepts (as `tilelab` does).
+  std::string bad;
+  if (opt.width < 320 || opt.width > 16384) bad = "--width " + std::to_string(opt.width) + ": must be from 320 to 16384";
+  if (opt.height < 240 || opt.height > 16384) bad = "--height " + std::to_string(opt.height) + ": must be from 240 to 16384";
+  if (opt.scale != 0 && !(opt.scale >= 0.5 && opt.scale <= 4)) {
+    char v[32];
+    std::snprintf(v, sizeof v, "%g", opt.scale);
+    bad = std::string("--scale ") + v + ": must be from 0.5 to 4";
+  }
+  if (!opt.theme.empty() && opt.theme != "dark" && opt.theme != "light") bad = "--theme " + opt.theme + ": must be dark or light";
+  if (!bad.empty()) {
+    std::fprintf(stderr, "tilelab-gui: error: %s\n", bad.c_str());
+    return 1;
+  }
   tl::lua::ScriptOptions script_options;
+  script_options.command = "tilelab gui";
   if (tl::Status st = tl::lua::apply_script_args(opt.script_args, script_options); !st) {
     std::fprintf(stderr, "tilelab-gui: error: %s\n", st.message().c_str());
     return 1;
@@ -119,11 +152,25 @@ int main(int argc, char** argv) {
   }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(test_mode ? 0 : 1);
+  float scale = static_cast<float>(opt.scale);
+  if (scale <= 0) {
+    // The monitor's content scale, less what the platform already scales (framebuffer larger than the window, as
+    // on Wayland and macOS; on X11 the two are the same and the app scales everything itself).
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(window, &sx, &sy);
+    int ww = 1, wh = 1, fw = 1, fh = 1;
+    glfwGetWindowSize(window, &ww, &wh);
+    glfwGetFramebufferSize(window, &fw, &fh);
+    const float platform = ww > 0 ? static_cast<float>(fw) / static_cast<float>(ww) : 1.0f;
+    scale = std::clamp(std::max(sx, sy) / std::max(platform, 1.0f), 0.5f, 4.0f);
+  }
 
   tl::gui::AppOptions app_options;
   app_options.results_db = opt.db;
   app_options.record_runs = !opt.no_store;
   app_options.script = script_options;
+  app_options.ui_scale = scale;
+  app_options.theme = opt.theme;
   if (!opt.workspace.empty()) app_options.workspace_path = opt.workspace;
   else if (!test_mode) app_options.workspace_path = tl::gui::default_workspace_path();
   const std::string ini = app_options.workspace_path.empty() ? "" : tl::gui::imgui_ini_path(app_options.workspace_path);
@@ -131,8 +178,11 @@ int main(int argc, char** argv) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = ini.empty() ? nullptr : ini.c_str();
-  ImGui::StyleColorsDark();
-  load_font();
+  ImGui::GetStyle().ScaleAllSizes(scale);
+  const tl::gui::AppFonts fonts = tl::gui::load_app_fonts(std::round(15.0f * scale));
+  tl::viz::set_bold_font(fonts.bold);
+  if (test_mode) std::printf("tilelab-gui: font %s at scale %.2f\n", fonts.from.c_str(), scale);
+  tl::viz::set_text_audit(test_mode && !opt.no_text_check);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
 
@@ -182,6 +232,7 @@ int main(int argc, char** argv) {
           // gui.screenshot(panel, path) of the script, in order: this panel was shown for the last frames.
           const auto shot = app.screenshots.front();
           app.screenshots.erase(app.screenshots.begin());
+          if (!opt.no_text_check && !text_checks_pass(shot.path)) rc = 1;
           if (save_screenshot(shot.path, w, h)) {
             std::printf("tilelab-gui: wrote %s (%s, %dx%d)\n", shot.path.c_str(), shot.panel.c_str(), w, h);
           } else {
@@ -193,6 +244,7 @@ int main(int argc, char** argv) {
         } else if (frame >= opt.frames) {
           if (waited_out && !app.idle()) std::fprintf(stderr, "tilelab-gui: background work still running after %.0f s\n", opt.max_wait_s);
           if (!opt.screenshot.empty()) {
+            if (!opt.no_text_check && !text_checks_pass(opt.screenshot)) rc = 1;
             if (save_screenshot(opt.screenshot, w, h)) {
               std::printf("tilelab-gui: wrote %s (%dx%d)\n", opt.screenshot.c_str(), w, h);
             } else {
@@ -202,6 +254,7 @@ int main(int argc, char** argv) {
           }
           glfwSetWindowShouldClose(window, 1);
         }
+        (void)tl::viz::take_text_audit();  // only a screenshot frame's audit counts: earlier ones may be mid-build
       } else {
         // Idle frames need not spin: wait for input, but wake up to show background progress.
         if (app.idle()) glfwWaitEventsTimeout(0.25);

@@ -15,6 +15,7 @@
 #include "runtime/trace/timeline.hpp"
 #include "viz/heatmap_scene.hpp"
 #include "viz/imgui_painter.hpp"
+#include "viz/palette.hpp"
 #include "viz/roofline_scene.hpp"
 #include "viz/timeline_scene.hpp"
 
@@ -112,7 +113,8 @@ class SweepPanel {
 };
 
 // A run's timeline, a model timeline of the open config, or a Chrome trace file: Gantt with zoom/pan/hover and
-// selection statistics, region statistics, stage occupancy.
+// selection statistics, region statistics, stage occupancy. A timeline can be pinned and compared with the next one
+// (two Gantts on one time window, or their statistics side by side).
 class TimelinePanel {
  public:
   void draw(App& app);
@@ -121,26 +123,42 @@ class TimelinePanel {
   void model_of_open_kernel(App& app);
   const Timeline* timeline() const { return m_timeline.get(); }
   void set_window(double t0_ns, double t1_ns) { m_t0 = t0_ns, m_t1 = t1_ns; }  // the Gantt's time window
+  // Keeps the shown timeline as the comparison's first (A): the next one shown is compared with it. False when
+  // there is none.
+  bool pin();
+  void unpin() { m_pinned.reset(); }
+  const Timeline* pinned() const { return m_pinned ? m_pinned->timeline.get() : nullptr; }
+  void set_view(int view) { m_view = view; }  // 0 Gantt, 1 region statistics, 2 stage occupancy
 
  private:
-  std::shared_ptr<const Timeline> m_timeline;
-  std::string m_from;
+  // One timeline as drawn: its source and the scenes built for it (rebuilt when the window, size or theme change).
+  struct Slot {
+    std::shared_ptr<const Timeline> timeline;
+    std::string from;
+    viz::Scene gantt;
+    viz::GanttInfo info;
+    viz::GanttStyle built;
+    bool dirty = true;
+    std::vector<RegionStats> stats;
+    std::optional<StageOccupancy> occupancy;
+    viz::Scene side;
+    viz::View side_view;
+    int side_built = -1;
+    ImVec2 side_size{0, 0};
+    int theme = -1;
+  };
+  void draw_gantt(App& app, Slot& slot, const char* id, ImVec2 canvas, bool with_selection);
+  void draw_side(App& app, Slot& slot, const char* id, ImVec2 canvas);
+  void draw_selection_stats(const Timeline& t);
+  std::shared_ptr<const Timeline> m_timeline;  // == m_shown.timeline
+  Slot m_shown;
+  std::optional<Slot> m_pinned;
   int m_view = 0;  // 0 gantt, 1 region stats, 2 occupancy
   double m_t0 = 0, m_t1 = 0;
   int m_first_track = 0;
   double m_sel0 = -1, m_sel1 = -1;  // selected time range (ns), sel1 < 0: none
   bool m_selecting = false;
   char m_path[256] = "trace.json";
-  viz::Scene m_scene;
-  viz::GanttInfo m_info;
-  viz::GanttStyle m_built;
-  float m_built_width = 0;
-  bool m_dirty = true;
-  std::vector<RegionStats> m_stats;
-  std::optional<StageOccupancy> m_occupancy;
-  viz::Scene m_side_scene;
-  viz::View m_side_view;
-  int m_side_built = -1;
 };
 
 // This session's runs on the device's measured roofline; hover says the config, click selects the run.
@@ -151,8 +169,10 @@ class RooflinePanel {
   Status load_runs(const std::string& path);
 
  private:
-  void rebuild(App& app);
+  void rebuild(App& app, ImVec2 canvas);
   std::optional<viz::RooflineScene> m_scene;
+  ImVec2 m_built_size{0, 0};
+  int m_built_theme = -1;
   std::vector<int> m_point_run;          // point index -> run id (-1: from a file)
   std::vector<nlohmann::json> m_file_records;
   std::string m_error;

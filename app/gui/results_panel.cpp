@@ -9,9 +9,6 @@
 namespace tl::gui {
 namespace {
 
-const ImVec4 kDiffColor(1, 0.85f, 0.4f, 1);
-const ImVec4 kPassColor(0.45f, 0.85f, 0.5f, 1);
-const ImVec4 kFailColor(1, 0.45f, 0.4f, 1);
 
 std::string cell(const nlohmann::json& v) {
   if (v.is_null()) return "-";
@@ -69,27 +66,27 @@ const nlohmann::json& ResultsPanel::comparison() {
 void ResultsPanel::draw(App& app) {
   // [header] where the rows come from, the kernel filter, recording
   const std::vector<std::string>& kernels = m_kernels;
-  ImGui::SetNextItemWidth(200);
+  ImGui::SetNextItemWidth(ui(200));
   if (ImGui::BeginCombo("kernel", m_view.kernel.empty() ? "(all kernels)" : m_view.kernel.c_str())) {
     if (ImGui::Selectable("(all kernels)", m_view.kernel.empty())) set_filter("");
     for (const auto& k : kernels)
       if (ImGui::Selectable(k.c_str(), k == m_view.kernel)) set_filter(k);
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  same_line_if_room(button_width("open kernel"));
   if (ImGui::SmallButton("open kernel") && app.spec()) set_filter(app.workspace().kernel);
-  ImGui::SameLine();
+  same_line_if_room(button_width("loading..."));
   ImGui::BeginDisabled(m_loading);
   if (ImGui::SmallButton(m_loading ? "loading..." : "reload")) app.load_history();
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_room(check_width("record runs"));
   bool record = app.record_runs();
   if (ImGui::Checkbox("record runs", &record)) app.set_record_runs(record);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Store this app's runs and sweep points in the results store, as `tilelab bench` and "
                       "`tilelab sweep` do (off: --no-store)");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
+  same_line_if_room(ui(220));
+  ImGui::SetNextItemWidth(ui(220));
   if (ImGui::InputTextWithHint("##db", "other store (.db), Enter", m_db_path, sizeof(m_db_path),
                                ImGuiInputTextFlags_EnterReturnsTrue) &&
       m_db_path[0])
@@ -99,14 +96,16 @@ void ResultsPanel::draw(App& app) {
   std::size_t stored = 0;
   for (const auto& r : m_rows) stored += r.run.id > 0;
   if (!m_error.empty()) {
-    ImGui::TextColored(kFailColor, "%s", m_error.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+    ImGui::TextWrapped("%s", m_error.c_str());
+    ImGui::PopStyleColor();
   } else if (m_loading && m_rows.empty()) {
-    ImGui::TextDisabled("loading history from %s ...", app.results_db().empty() ? default_results_db_path().c_str()
-                                                                                   : app.results_db().c_str());
+    text_fit_dim("loading history from " + (app.results_db().empty() ? default_results_db_path() : app.results_db()) +
+                 " …");
   } else {
-    ImGui::TextDisabled("%zu of %zu rows: %zu from %s%s, %zu of this session not stored", shown.size(), m_rows.size(),
-                        stored, m_db.c_str(), m_loaded >= static_cast<std::size_t>(App::kHistoryLimit) ? " (newest)" : "",
-                        m_rows.size() - stored);
+    text_fit_dim(strf("%zu of %zu rows: %zu from %s%s, %zu of this session not stored", shown.size(), m_rows.size(),
+                      stored, m_db.c_str(), m_loaded >= static_cast<std::size_t>(App::kHistoryLimit) ? " (newest)" : "",
+                      m_rows.size() - stored));
   }
   if (m_rows.empty() && !m_loading) {
     if (app.has_device()) ImGui::TextWrapped("No runs yet: run a kernel from the sidebar (Run + verify, Bench), or "
@@ -179,7 +178,7 @@ void ResultsPanel::draw(App& app) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(r.kernel.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextColored(r.status == "passed" ? kPassColor : kFailColor, "%s", r.status.c_str());
+        ImGui::TextColored(r.status == "passed" ? ok_color() : error_color(), "%s", r.status.c_str());
         if (ImGui::IsItemHovered() && !r.failure_message.empty())
           ImGui::SetTooltip("%s: %s", r.failure_kind.c_str(), r.failure_message.c_str());
         const bool timed = r.median_ms > 0;
@@ -216,10 +215,22 @@ void ResultsPanel::draw(App& app) {
   }
   const HistoryRow* a = find(m_pick_a);
   const HistoryRow* b = find(m_pick_b);
-  ImGui::Text("%s (%s, %s) vs %s (%s, %s)", row_name(*a).c_str(), a->run.kernel.c_str(), a->run.status.c_str(),
-              row_name(*b).c_str(), b->run.kernel.c_str(), b->run.status.c_str());
-  ImGui::SameLine();
   if (ImGui::SmallButton("clear")) m_pick_a = m_pick_b = 0;
+  // Two runs of this session with timelines: side by side (pinned A over B) in the Timeline panel.
+  const RunEntry* run_a = a->session_run > 0 ? app.find_run(a->session_run) : nullptr;
+  const RunEntry* run_b = b->session_run > 0 ? app.find_run(b->session_run) : nullptr;
+  if (run_a && run_b && run_a->timeline && run_b->timeline) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("compare timelines")) {
+      app.timeline.set(run_a->timeline, row_name(*a));
+      (void)app.timeline.pin();
+      app.timeline.set(run_b->timeline, row_name(*b));
+      (void)app.show_panel("Timeline");
+    }
+  }
+  ImGui::SameLine();
+  text_fit(strf("%s (%s, %s) vs %s (%s, %s)", row_name(*a).c_str(), a->run.kernel.c_str(), a->run.status.c_str(),
+                row_name(*b).c_str(), b->run.kernel.c_str(), b->run.status.c_str()));
   if (ImGui::BeginTable("##compare", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
                         ImVec2(0, 0))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -233,9 +244,9 @@ void ResultsPanel::draw(App& app) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(what.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextColored(kDiffColor, "%s", x.c_str());
+      ImGui::TextColored(warn_color(), "%s", x.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextColored(kDiffColor, "%s", y.c_str());
+      ImGui::TextColored(warn_color(), "%s", y.c_str());
       ImGui::TableNextColumn();
     };
     if (cmp["kernel"][0] != cmp["kernel"][1]) text_row("kernel", cell(cmp["kernel"][0]), cell(cmp["kernel"][1]));
@@ -262,7 +273,7 @@ void ResultsPanel::draw(App& app) {
       } else {
         // Green where b is better than a by the metric's own sense, red where worse.
         const bool better = metric_higher_is_better(k) ? ratio > 1 : ratio < 1;
-        ImGui::TextColored(ratio == 1 ? ImVec4(0.8f, 0.8f, 0.8f, 1) : better ? kPassColor : kFailColor, "%.3fx", ratio);
+        ImGui::TextColored(ratio == 1 ? ImGui::GetStyle().Colors[ImGuiCol_TextDisabled] : better ? ok_color() : error_color(), "%.3fx", ratio);
       }
     }
     ImGui::EndTable();

@@ -29,7 +29,7 @@ Status RooflinePanel::load_runs(const std::string& path) {
   return Status::success();
 }
 
-void RooflinePanel::rebuild(App& app) {
+void RooflinePanel::rebuild(App& app, ImVec2 canvas) {
   m_scene.reset();
   m_error.clear();
   m_point_run.clear();
@@ -66,6 +66,10 @@ void RooflinePanel::rebuild(App& app) {
   }
   viz::RooflineOptions o;
   o.color_by = m_color_by;
+  // Built at the canvas' size (in scene units: pixels over the UI scale), so the plot fills the panel at zoom 1.
+  o.width = std::max(440.0, static_cast<double>(canvas.x / app.ui_scale()));
+  o.height = std::max(300.0, static_cast<double>(canvas.y / app.ui_scale()));
+  o.theme = app.plot_theme();
   auto scene = viz::build_roofline_scene(*model, points, o);
   if (!scene) {
     m_error = scene.status().message();
@@ -77,23 +81,24 @@ void RooflinePanel::rebuild(App& app) {
 }
 
 void RooflinePanel::draw(App& app) {
-  ImGui::SetNextItemWidth(260);
+  ImGui::SetNextItemWidth(ui(260));
   ImGui::InputTextWithHint("##profile", "device profile (tilelab info --save-profile)", m_profile, sizeof(m_profile));
   ImGui::SameLine();
   if (ImGui::Button("Load profile")) {
     Status st = load_profile(app, m_profile);
     if (!st) app.message(Message::Level::error, st.message());
   }
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
+  // Each group (a path and its button) goes on the line while it fits, else on the next: nothing runs off the panel.
+  same_line_if_room(ui(220) + ImGui::GetStyle().ItemSpacing.x + button_width("Load runs"));
+  ImGui::SetNextItemWidth(ui(220));
   ImGui::InputTextWithHint("##runs", "run records (.json / .jsonl)", m_runs_path, sizeof(m_runs_path));
   ImGui::SameLine();
   if (ImGui::Button("Load runs")) {
     Status st = load_runs(m_runs_path);
     if (!st) app.message(Message::Level::error, st.message());
   }
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(110);
+  same_line_if_room(ui(110) + label_width("colour by"));
+  ImGui::SetNextItemWidth(ui(110));
   if (ImGui::InputTextWithHint("colour by", "kernel", m_color_by, sizeof(m_color_by),
                                ImGuiInputTextFlags_EnterReturnsTrue))
     m_built_runs = ~std::size_t{0};
@@ -102,28 +107,33 @@ void RooflinePanel::draw(App& app) {
                        "profile saved on one (tilelab info --measure --save-profile FILE).");
     return;
   }
-  ImGui::TextDisabled("ceilings: %s", app.ceilings_from().c_str());
   const std::size_t n = app.runs().size() + m_file_records.size();
-  if (n != m_built_runs || m_built_ceilings != &*app.ceilings() || m_built_selected != app.selected_run) {
+  text_fit_dim("ceilings: " + app.ceilings_from() +
+               (n == 0 ? "; no runs yet: run or bench a kernel, or load run records" : ""));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 size = ImGui::GetContentRegionAvail();
+  if (n != m_built_runs || m_built_ceilings != &*app.ceilings() || m_built_selected != app.selected_run ||
+      m_built_size.x != size.x || m_built_size.y != size.y || m_built_theme != app.theme_generation()) {
     m_built_runs = n;
     m_built_ceilings = &*app.ceilings();
     m_built_selected = app.selected_run;
-    rebuild(app);
+    m_built_size = size;
+    m_built_theme = app.theme_generation();
+    rebuild(app, size);
   }
   if (!m_error.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", m_error.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, error_color());
+    ImGui::TextWrapped("%s", m_error.c_str());
+    ImGui::PopStyleColor();
     return;
   }
   if (!m_scene) return;
-  if (n == 0) ImGui::TextDisabled("no runs yet: run or bench a kernel, or load run records");
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 size = ImGui::GetContentRegionAvail();
   const std::int64_t hovered = viz::scene_canvas("##roofline", m_scene->scene, m_view, size);
   // The selected run: a ring around its point.
   for (const auto& dp : m_scene->points) {
     if (dp.point < m_point_run.size() && m_point_run[dp.point] == app.selected_run && app.selected_run >= 0) {
       ImVec2 c = m_view.to_screen(origin, dp.x, dp.y);
-      ImGui::GetWindowDrawList()->AddCircle(c, 9, IM_COL32(255, 220, 0, 255), 0, 2.5f);
+      ImGui::GetWindowDrawList()->AddCircle(c, ui(9), IM_COL32(255, 200, 0, 255), 0, ui(2.5f));
     }
   }
   if (hovered >= 0 && static_cast<std::size_t>(hovered) < m_scene->hover.size())
@@ -131,7 +141,7 @@ void RooflinePanel::draw(App& app) {
   // Click: the nearest point within 12 px selects its run (Results and Timeline follow).
   if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
     const ImVec2 m = ImGui::GetIO().MousePos;
-    double best = 144;
+    double best = ui(12) * ui(12);
     int run = -2;
     for (const auto& dp : m_scene->points) {
       ImVec2 c = m_view.to_screen(origin, dp.x, dp.y);
@@ -150,24 +160,27 @@ void RooflinePanel::draw(App& app) {
 
 void DevicePanel::draw(App& app) {
   const SystemInfo& sys = app.system();
-  ImGui::Text("Host: %s (%s)", sys.host.hostname.c_str(), sys.host.os.c_str());
-  ImGui::Text("CPU: %s, %d cores", sys.host.cpu.c_str(), sys.host.cpu_cores);
-  ImGui::Text("CUDA: built with %s, runtime %s, driver %s, NVRTC %d.%d", sys.toolkit.built_with.c_str(),
+  ImGui::TextWrapped("Host: %s (%s)", sys.host.hostname.c_str(), sys.host.os.c_str());
+  ImGui::TextWrapped("CPU: %s, %d cores", sys.host.cpu.c_str(), sys.host.cpu_cores);
+  ImGui::TextWrapped("CUDA: built with %s, runtime %s, driver %s, NVRTC %d.%d", sys.toolkit.built_with.c_str(),
               version_string(sys.toolkit.runtime_version).c_str(), version_string(sys.toolkit.driver_version).c_str(),
               sys.toolkit.nvrtc_major, sys.toolkit.nvrtc_minor);
   ImGui::Separator();
   if (sys.devices.empty()) ImGui::TextWrapped("No GPU: %s", sys.why_no_device.c_str());
   for (const auto& d : sys.devices) {
-    ImGui::Text("GPU %d: %s", d.index, d.name.c_str());
-    ImGui::BulletText("%s, %d SMs, %.1f GiB, L2 %.0f MiB", d.arch().c_str(), d.sm_count,
+    ImGui::TextWrapped("GPU %d: %s", d.index, d.name.c_str());
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s, %d SMs, %.1f GiB, L2 %.0f MiB", d.arch().c_str(), d.sm_count,
                       static_cast<double>(d.memory_bytes) / double(1ull << 30), d.l2_bytes / 1048576.0);
-    ImGui::BulletText("SM clock %d MHz, memory %d-bit @ %d MHz (%.0f GB/s theoretical)", d.clock_khz / 1000,
+    ImGui::Bullet();
+    ImGui::TextWrapped("SM clock %d MHz, memory %d-bit @ %d MHz (%.0f GB/s theoretical)", d.clock_khz / 1000,
                       d.memory_bus_bits, d.memory_clock_khz / 1000, d.theoretical_dram_bytes_per_s() / 1e9);
-    ImGui::BulletText("shared memory %d KiB per block (opt-in), %d KiB per SM; %d registers per SM",
+    ImGui::Bullet();
+    ImGui::TextWrapped("shared memory %d KiB per block (opt-in), %d KiB per SM; %d registers per SM",
                       d.smem_per_block_optin / 1024, d.smem_per_sm / 1024, d.regs_per_sm);
   }
   ImGui::Separator();
-  ImGui::Text("Compile target: %s (%s)", app.limits().arch.c_str(),
+  ImGui::TextWrapped("Compile target: %s (%s)", app.limits().arch.c_str(),
               sys.devices.empty() ? "no GPU: what CI compiles for" : "this GPU");
   ImGui::BeginDisabled(!app.has_device() || app.measuring_ceilings());
   if (ImGui::Button(app.measuring_ceilings() ? "Measuring..." : "Measure ceilings")) app.measure_ceilings();
@@ -181,7 +194,7 @@ void DevicePanel::draw(App& app) {
     return;
   }
   const Ceilings& c = *app.ceilings();
-  ImGui::Text("Measured ceilings (%s)", app.ceilings_from().c_str());
+  ImGui::TextWrapped("Measured ceilings (%s)", app.ceilings_from().c_str());
   if (ImGui::BeginTable("##ceilings", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
     auto row = [](const char* name, double v, const char* unit) {
       if (v <= 0) return;
@@ -201,7 +214,7 @@ void DevicePanel::draw(App& app) {
     row("fp8 tensor", c.fp8_tc_flops, "FLOP/s");
     ImGui::EndTable();
   }
-  if (!c.measured_at.empty()) ImGui::TextDisabled("measured %s on %s", c.measured_at.c_str(), c.device_name.c_str());
+  if (!c.measured_at.empty()) text_fit_dim("measured " + c.measured_at + " on " + c.device_name);
 }
 
 }  // namespace tl::gui

@@ -118,6 +118,66 @@ int l_layout_grid(lua_State* L) {
   return 1;
 }
 
+// gui.layout_compare(spec): a second layout beside the first ("" ends the comparison).
+int l_layout_compare(lua_State* L) {
+  app_of(L).layouts.set_compare(luaL_checkstring(L, 1));
+  return 0;
+}
+
+// gui.layout_cells("labels" | "fit" | size): how the Layouts panel sizes its cells.
+int l_layout_cells(lua_State* L) {
+  check(app_of(L).layouts.set_cells(luaL_tolstring(L, 1, nullptr)));
+  return 0;
+}
+
+// gui.theme(["dark" | "light"]) -> the theme (after setting it when given): the window's and its plots'.
+int l_theme(lua_State* L) {
+  App& app = app_of(L);
+  if (!lua_isnoneornil(L, 1)) {
+    const std::string_view t = luaL_checkstring(L, 1);
+    if (t != "dark" && t != "light") lua::raise("gui.theme: \"dark\" or \"light\" (got '%s')", t.data());
+    app.set_theme(std::string(t));
+  }
+  lua_pushstring(L, app.dark() ? "dark" : "light");
+  return 1;
+}
+
+// gui.shortcuts() -> {{keys=, action=, label=}, ...}: the loop's keyboard shortcuts (as the Kernel menu shows them).
+// gui.shortcut(keys): does what the shortcut `keys` ("Ctrl+B") does; raises for keys that are no shortcut.
+int l_shortcuts(lua_State* L) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Shortcut& k : kShortcuts) out.push_back({{"keys", k.keys}, {"action", k.action}, {"label", k.label}});
+  lua::push_json(L, out);
+  return 1;
+}
+int l_shortcut(lua_State* L) {
+  const std::string keys = luaL_checkstring(L, 1);
+  for (const Shortcut& k : kShortcuts) {
+    if (keys != k.keys) continue;
+    lua_pushboolean(L, app_of(L).do_action(k.action));
+    return 1;
+  }
+  lua::raise("gui.shortcut: '%s' is no shortcut (gui.shortcuts() lists them)", keys.c_str());
+}
+
+// gui.timeline_pin(): the Timeline panel keeps what it shows as A of a comparison (the next timeline is B);
+// gui.timeline_unpin() ends it; gui.timeline_view("gantt" | "stats" | "occupancy").
+int l_timeline_pin(lua_State* L) {
+  if (!app_of(L).timeline.pin()) lua::raise("gui.timeline_pin: no timeline is shown to pin");
+  return 0;
+}
+int l_timeline_unpin(lua_State* L) {
+  app_of(L).timeline.unpin();
+  return 0;
+}
+int l_timeline_view(lua_State* L) {
+  const std::string_view v = luaL_checkstring(L, 1);
+  const int view = v == "gantt" ? 0 : v == "stats" ? 1 : v == "occupancy" ? 2 : -1;
+  if (view < 0) lua::raise("gui.timeline_view: \"gantt\", \"stats\" or \"occupancy\" (got '%s')", v.data());
+  app_of(L).timeline.set_view(view);
+  return 0;
+}
+
 int l_compile(lua_State* L) {
   app_of(L).compile();
   return 0;
@@ -492,6 +552,14 @@ const luaL_Reg kGui[] = {
     {"layout_replicate", lua::guarded<l_layout_replicate>},
     {"layout_undo", lua::guarded<l_layout_undo>},
     {"layout_grid", lua::guarded<l_layout_grid>},
+    {"layout_compare", lua::guarded<l_layout_compare>},
+    {"layout_cells", lua::guarded<l_layout_cells>},
+    {"theme", lua::guarded<l_theme>},
+    {"shortcuts", lua::guarded<l_shortcuts>},
+    {"shortcut", lua::guarded<l_shortcut>},
+    {"timeline_pin", lua::guarded<l_timeline_pin>},
+    {"timeline_unpin", lua::guarded<l_timeline_unpin>},
+    {"timeline_view", lua::guarded<l_timeline_view>},
     {"compile", lua::guarded<l_compile>},
     {"run", lua::guarded<l_run>},
     {"model_timeline", lua::guarded<l_model_timeline>},

@@ -70,29 +70,30 @@ void SourcePanel::draw_source(App& app) {
       if (app.compiled().compiled || !app.compiled().error.empty()) app.compile();
     }
   }
-  ImGui::SetNextItemWidth(320);
+  ImGui::SetNextItemWidth(ui(320));
   if (ImGui::BeginCombo("file", m_name.c_str())) {
     for (const auto& f : m_files)
       if (ImGui::Selectable(f.c_str(), f == m_name)) load(app, f);
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", m_path.empty() ? "(embedded copy: no hot reload)" : m_path.c_str());
   const auto& errors = app.compiled().error_lines;
   auto file_errors = errors.find(m_name);
   int n_errors = 0;
   for (const auto& [f, lines] : errors) n_errors += static_cast<int>(lines.size());
   if (n_errors > 0) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%d compile error line%s", n_errors, n_errors == 1 ? "" : "s");
+    const std::string count = strf("%d compile error line%s", n_errors, n_errors == 1 ? "" : "s");
+    same_line_if_room(ImGui::CalcTextSize(count.c_str()).x);
+    ImGui::TextColored(error_color(), "%s", count.c_str());
     for (const auto& [f, lines] : errors)
       if (f != m_name) {
-        ImGui::SameLine();
+        same_line_if_room(button_width(f.c_str()));
         if (ImGui::SmallButton(f.c_str())) load(app, f);
       }
   }
+  ImGui::SameLine();
+  text_fit_dim(m_path.empty() ? "(embedded copy: no hot reload)" : m_path);
   if (!m_error.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", m_error.c_str());
+    ImGui::TextColored(error_color(), "%s", m_error.c_str());
     return;
   }
   ImGui::BeginChild("##source", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
@@ -111,7 +112,7 @@ void SourcePanel::draw_source(App& app) {
       const auto [i, is_msg] = rows[static_cast<std::size_t>(r)];
       const bool err = file_errors != errors.end() && file_errors->second.count(i + 1);
       if (is_msg) {
-        ImGui::TextColored(ImVec4(1, 0.55f, 0.5f, 1), "      ^ %s", file_errors->second.at(i + 1).c_str());
+        ImGui::TextColored(error_color(), "      ^ %s", file_errors->second.at(i + 1).c_str());
         continue;
       }
       if (err) {
@@ -119,8 +120,7 @@ void SourcePanel::draw_source(App& app) {
         ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + ImGui::GetWindowWidth() + ImGui::GetScrollX(), p.y + line_h),
                                                   IM_COL32(120, 30, 30, 160));
       }
-      ImGui::TextDisabled("%5d", i + 1);
-      ImGui::SameLine();
+      line_number(static_cast<std::size_t>(i) + 1, "00000");
       ImGui::TextUnformatted(m_lines[static_cast<std::size_t>(i)].c_str());
     }
   }
@@ -131,7 +131,7 @@ void SourcePanel::draw_ptx(App& app) {
   const CompileResult& c = app.compiled();
   if (!c.compiled) {
     ImGui::TextDisabled(app.compiling() ? "compiling..." : "compile the kernel (sidebar) to see its PTX and SASS");
-    if (!c.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", c.error.c_str());
+    if (!c.error.empty()) ImGui::TextColored(error_color(), "%s", c.error.c_str());
     return;
   }
   const std::string key = c.compiled->key + c.compiled->lowered_name;
@@ -154,26 +154,25 @@ void SourcePanel::draw_ptx(App& app) {
   }
   const std::vector<std::string>& lines = show_sass ? m_sass_lines : m_ptx_lines;
   ImGui::SameLine();
-  ImGui::Text("  %s  %s, %zu lines", c.compiled->lowered_name.c_str(), c.compiled->arch.c_str(), lines.size());
+  text_fit(strf("  %s  %s, %zu lines", c.compiled->lowered_name.c_str(), c.compiled->arch.c_str(), lines.size()));
   if (show_sass) {
     if (sass.pending || sass.key != key) {
       ImGui::TextDisabled("disassembling the cubin...");
       return;
     }
     if (!sass.error.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+      ImGui::PushStyleColor(ImGuiCol_Text, error_color());
       ImGui::TextWrapped("%s", sass.error.c_str());
       ImGui::PopStyleColor();
       if (ImGui::SmallButton("Refresh")) app.refresh_sass();
       return;
     }
-    ImGui::TextDisabled("%s", sass.tool.c_str());
-    ImGui::SameLine();
+    text_fit_dim(sass.tool);
   }
-  ImGui::SetNextItemWidth(240);
+  ImGui::SetNextItemWidth(ui(240));
   ImGui::InputTextWithHint("filter", show_sass ? "e.g. HGMMA, LDS, BAR" : "e.g. wgmma, ld.shared", m_ptx_filter,
                            sizeof(m_ptx_filter));
-  ImGui::SameLine();
+  same_line_if_room(button_width("copy"));
   if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(text.c_str());
   ImGui::BeginChild("##ptx", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
   const std::string filter = m_ptx_filter;
@@ -182,15 +181,13 @@ void SourcePanel::draw_ptx(App& app) {
     clipper.Begin(static_cast<int>(lines.size()));
     while (clipper.Step())
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-        ImGui::TextDisabled("%6d", i + 1);
-        ImGui::SameLine();
+        line_number(static_cast<std::size_t>(i) + 1);
         ImGui::TextUnformatted(lines[static_cast<std::size_t>(i)].c_str());
       }
   } else {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (lines[i].find(filter) == std::string::npos) continue;
-      ImGui::TextDisabled("%6zu", i + 1);
-      ImGui::SameLine();
+      line_number(i + 1);
       ImGui::TextUnformatted(lines[i].c_str());
     }
   }

@@ -36,7 +36,7 @@ void SweepPanel::choose_defaults(App& app) {
 const viz::HeatmapScene* SweepPanel::heatmap(App& app) {
   const SweepState& s = app.sweep_state();
   choose_defaults(app);
-  const std::string key = m_x + "|" + m_y + "|" + m_metric;
+  const std::string key = m_x + "|" + m_y + "|" + m_metric + "|" + std::to_string(app.theme_generation());
   if (s.generation != m_built_generation || key != m_built_key) {
     m_built_generation = s.generation;
     m_built_key = key;
@@ -47,6 +47,7 @@ const viz::HeatmapScene* SweepPanel::heatmap(App& app) {
       o.x = m_x;
       o.y = m_y;
       o.metric = m_metric;
+      o.theme = app.plot_theme();
       auto h = viz::build_heatmap_scene(s.points, o);
       if (h) {
         m_scene = std::move(*h);
@@ -81,27 +82,27 @@ void SweepPanel::draw(App& app) {
     for (const auto& p : app.spec()->config.params) params += "\n  " + p.name + ": " + p.describe_allowed();
     ImGui::SetTooltip("Axes 'name=v1,v2;name=v1,v2' over config parameters of %s:%s", m_kernel.c_str(), params.c_str());
   }
-  ImGui::SameLine();
+  same_line_if_room(button_width("suggest"));
   if (ImGui::SmallButton("suggest")) {
     const std::string suggestion = suggest_sweep_space(app.spec()->config, app.config());
     std::snprintf(space, sizeof space, "%s", suggestion.c_str());
   }
-  ImGui::SameLine();
+  same_line_if_room(button_width("Start sweep"));
   ImGui::BeginDisabled(s.running);
   if (ImGui::Button("Start sweep")) {
     Status st = app.start_sweep(space);
     if (!st) app.message(Message::Level::error, st.message());
   }
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_room(button_width("Stopping..."));
   ImGui::BeginDisabled(!s.running || s.stopping);
   if (ImGui::Button(s.stopping ? "Stopping..." : "Stop")) app.stop_sweep();
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Stops after the current point; starting the same sweep again skips the points it stored");
   // Sweeps recorded in the store (this app's and `tilelab sweep`'s): their rows fill the heat map again.
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(150);
+  same_line_if_room(ui(150));
+  ImGui::SetNextItemWidth(ui(150));
   if (ImGui::BeginCombo("##recorded", "recorded sweeps", ImGuiComboFlags_HeightLarge)) {
     if (!m_stored_loaded) {
       m_stored_loaded = true;  // asked once per opening; the list arrives from the store's thread
@@ -141,10 +142,10 @@ void SweepPanel::draw(App& app) {
     std::snprintf(label, sizeof label, "%zu / %zu points%s", s.done, s.total, s.stopping ? " (stopping after this one)" : "");
     ImGui::ProgressBar(frac, ImVec2(std::min(500.0f, ImGui::GetContentRegionAvail().x), 0), label);
     ImGui::SameLine();
-    ImGui::TextDisabled("sweep %s, %zu stored", s.id.c_str(), s.stored);
+    text_fit_dim(strf("sweep %s, %zu stored", s.id.c_str(), s.stored));
   }
   if (!s.summary.empty()) ImGui::TextWrapped("%s", s.summary.c_str());
-  if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", s.error.c_str());
+  if (!s.error.empty()) ImGui::TextColored(error_color(), "%s", s.error.c_str());
   if (s.points.empty()) {
     if (!s.running) ImGui::TextDisabled("Start a sweep to see its heat map here.");
     return;
@@ -156,7 +157,7 @@ void SweepPanel::draw(App& app) {
   for (const auto& p : app.spec()->config.params)
     if (std::find(params.begin(), params.end(), p.name) == params.end()) params.push_back(p.name);
   auto combo = [](const char* label, std::string& value, const std::vector<std::string>& choices) {
-    ImGui::SetNextItemWidth(150);
+    ImGui::SetNextItemWidth(ui(150));
     if (ImGui::BeginCombo(label, value.c_str())) {
       for (const auto& c : choices)
         if (ImGui::Selectable(c.c_str(), c == value)) value = c;
@@ -164,14 +165,14 @@ void SweepPanel::draw(App& app) {
     }
   };
   combo("x", m_x, params);
-  ImGui::SameLine();
+  same_line_if_room(ui(150) + label_width("y"));
   combo("y", m_y, params);
-  ImGui::SameLine();
+  same_line_if_room(ui(150) + label_width("metric"));
   combo("metric", m_metric, sweep_metrics(s.any_ran));
 
   const viz::HeatmapScene* h = heatmap(app);
   if (!h) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "heat map: %s", m_error.c_str());
+    ImGui::TextColored(error_color(), "heat map: %s", m_error.c_str());
     return;
   }
   const ImVec2 size = ImGui::GetContentRegionAvail();

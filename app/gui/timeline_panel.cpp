@@ -1,5 +1,6 @@
 // Timeline panel: Gantt view rebuilt for the visible time window (level of detail), hover, selection statistics;
-// region statistics and stage occupancy views; a run's timeline, a model one, or a Chrome trace file.
+// region statistics and stage occupancy views; a run's timeline, a model one, or a Chrome trace file; two of them
+// compared (pinned A over B on one time window).
 #include <cstdio>
 #include <algorithm>
 #include <cmath>
@@ -13,16 +14,24 @@
 namespace tl::gui {
 
 void TimelinePanel::set(std::shared_ptr<const Timeline> t, std::string from) {
-  m_timeline = std::move(t);
-  m_from = std::move(from);
+  m_timeline = t;
+  m_shown = Slot();
+  m_shown.timeline = std::move(t);
+  m_shown.from = std::move(from);
+  if (m_timeline) m_shown.stats = region_statistics(*m_timeline);
   m_t0 = 0;
   m_t1 = m_timeline ? m_timeline->duration_ns : 0;
+  if (m_pinned) m_t1 = std::max(m_t1, m_pinned->timeline->duration_ns);
   m_first_track = 0;
   m_sel0 = m_sel1 = -1;
-  m_dirty = true;
-  m_stats = m_timeline ? region_statistics(*m_timeline) : std::vector<RegionStats>{};
-  m_occupancy.reset();
-  m_side_built = -1;
+}
+
+bool TimelinePanel::pin() {
+  if (!m_timeline) return false;
+  m_pinned = m_shown;
+  m_pinned->dirty = true;
+  m_pinned->side_built = -1;
+  return true;
 }
 
 Status TimelinePanel::load_trace(const std::string& path) {
@@ -54,7 +63,7 @@ void TimelinePanel::draw(App& app) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("computed from the config and the device ceilings, no GPU needed (gemm.wgmma, gemm.mma)");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
+  ImGui::SetNextItemWidth(ui(220));
   ImGui::InputText("##trace", m_path, sizeof(m_path));
   ImGui::SameLine();
   if (ImGui::Button("Load trace")) {
@@ -68,69 +77,117 @@ void TimelinePanel::draw(App& app) {
     app.message(st ? Message::Level::info : Message::Level::error, st ? std::string("wrote ") + m_path : st.message());
   }
   ImGui::EndDisabled();
+  same_line_if_room(ui(160));
+  if (m_pinned) {
+    if (ImGui::Button("End comparison")) unpin();
+  } else {
+    ImGui::BeginDisabled(!m_timeline);
+    if (ImGui::Button("Pin to compare")) (void)pin();
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("keep this timeline as A; the next one shown (a run, a model, a trace) is drawn under it as B");
+  }
   for (const auto& r : app.runs()) {
     if (!r.timeline) continue;
-    ImGui::SameLine();
     const std::string label = "run " + std::to_string(r.id);
+    same_line_if_room(ImGui::CalcTextSize(label.c_str()).x + ui(12));
     if (ImGui::SmallButton(label.c_str())) set(r.timeline, label);
   }
   if (!m_timeline) {
-    ImGui::TextDisabled("No timeline. Capture one from the sidebar (GPU), compute the model of the open config, or "
-                        "load a Chrome trace (tilelab timeline --out x.json).");
+    ImGui::TextWrapped("No timeline. Capture one from the sidebar (GPU), compute the model of the open config, or "
+                       "load a Chrome trace (tilelab timeline --out x.json).");
     return;
   }
-  const Timeline& t = *m_timeline;
-  ImGui::Text("%s%s  %s  %zu events, %zu tracks, %s", t.model ? "MODEL  " : "", m_from.c_str(), t.kernel.c_str(),
-              t.events.size(), t.tracks.size(), viz::format_duration_ns(t.duration_ns).c_str());
-  if (t.model && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.model_note.c_str());
+  auto describe = [](const Slot& slot) {
+    const Timeline& t = *slot.timeline;
+    return strf("%s%s  %s  %zu events, %zu tracks, %s", t.model ? "MODEL  " : "", slot.from.c_str(), t.kernel.c_str(),
+                t.events.size(), t.tracks.size(), viz::format_duration_ns(t.duration_ns).c_str());
+  };
+  if (m_pinned) text_fit("A: " + describe(*m_pinned));
+  text_fit((m_pinned ? "B: " : "") + describe(m_shown));
+  if (m_timeline->model && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m_timeline->model_note.c_str());
   ImGui::RadioButton("Gantt", &m_view, 0);
   ImGui::SameLine();
   ImGui::RadioButton("Region statistics", &m_view, 1);
   ImGui::SameLine();
   ImGui::RadioButton("Stage occupancy", &m_view, 2);
-
-  if (m_view != 0) {
-    if (m_side_built != m_view) {
-      m_side_built = m_view;
-      if (m_view == 1) {
-        m_side_scene = viz::build_region_stats_scene(t, m_stats);
-      } else {
-        if (!m_occupancy) m_occupancy = stage_occupancy(t);
-        m_side_scene = viz::build_occupancy_scene(t, *m_occupancy);
-      }
-      m_side_view.fitted = false;
-    }
-    viz::scene_canvas("##tl_side", m_side_scene, m_side_view, ImGui::GetContentRegionAvail());
-    return;
+  if (m_view == 0) {
+    ImGui::SameLine();
+    text_fit_dim("  wheel: zoom time, drag: pan, shift+wheel: scroll tracks, right-drag: select, double-click: all");
   }
 
-  // Gantt: the scene is rebuilt for the window [t0, t1] at the canvas width, so zoom never scales bars.
-  ImGui::SameLine();
-  ImGui::TextDisabled("   wheel: zoom time, drag: pan, shift+wheel: scroll tracks, right-drag: select, "
-                      "double-click: all");
   const ImVec2 size = ImGui::GetContentRegionAvail();
-  const float stats_h = m_sel1 > m_sel0 ? 130.0f : 0.0f;
-  const ImVec2 canvas(std::max(100.0f, size.x), std::max(80.0f, size.y - stats_h));
-  if (m_t1 <= m_t0) m_t1 = m_t0 + std::max(1.0, t.duration_ns);
+  if (m_view != 0) {
+    // Side by side when comparing: A on the left, B on the right.
+    if (m_pinned) {
+      const float w = (size.x - ImGui::GetStyle().ItemSpacing.x) / 2;
+      draw_side(app, *m_pinned, "##tl_side_a", ImVec2(w, size.y));
+      ImGui::SameLine();
+      draw_side(app, m_shown, "##tl_side_b", ImVec2(w, size.y));
+    } else {
+      draw_side(app, m_shown, "##tl_side", size);
+    }
+    return;
+  }
+  // Gantt: the scene is rebuilt for the window [t0, t1] at the canvas size, so zoom never scales bars. Compared
+  // timelines share the window, so the same time is at the same x in both.
+  const float stats_h = m_sel1 > m_sel0 ? ui(130) : 0.0f;
+  const float gantt_h = std::max(ui(80), size.y - stats_h);
+  if (m_t1 <= m_t0) m_t1 = m_t0 + std::max(1.0, m_timeline->duration_ns);
+  if (m_pinned) {
+    const float h = (gantt_h - ImGui::GetStyle().ItemSpacing.y) / 2;
+    draw_gantt(app, *m_pinned, "##gantt_a", ImVec2(std::max(ui(100), size.x), h), false);
+    draw_gantt(app, m_shown, "##gantt_b", ImVec2(std::max(ui(100), size.x), h), true);
+  } else {
+    draw_gantt(app, m_shown, "##gantt", ImVec2(std::max(ui(100), size.x), gantt_h), true);
+  }
+  if (stats_h > 0 && !m_selecting) draw_selection_stats(*m_timeline);
+}
+
+void TimelinePanel::draw_side(App& app, Slot& slot, const char* id, ImVec2 canvas) {
+  const Timeline& t = *slot.timeline;
+  if (slot.side_built != m_view || slot.theme != app.theme_generation() || slot.side_size.x != canvas.x ||
+      slot.side_size.y != canvas.y) {
+    slot.side_built = m_view;
+    slot.theme = app.theme_generation();
+    slot.side_size = canvas;
+    const double w = canvas.x / app.ui_scale(), h = canvas.y / app.ui_scale();
+    if (m_view == 1) {
+      slot.side = viz::build_region_stats_scene(t, slot.stats, w, app.plot_theme());
+    } else {
+      if (!slot.occupancy) slot.occupancy = stage_occupancy(t);
+      slot.side = viz::build_occupancy_scene(t, *slot.occupancy, w, h, app.plot_theme());
+    }
+    slot.side_view.fitted = false;
+  }
+  viz::scene_canvas(id, slot.side, slot.side_view, canvas);
+}
+
+void TimelinePanel::draw_gantt(App& app, Slot& slot, const char* id, ImVec2 canvas, bool with_selection) {
+  const Timeline& t = *slot.timeline;
+  const double scale = app.ui_scale();
   viz::GanttStyle style;
-  style.width = canvas.x;
+  style.width = canvas.x / scale;
+  style.height = canvas.y / scale;
   style.t0_ns = m_t0;
   style.t1_ns = m_t1;
   style.first_track = m_first_track;
-  style.max_tracks = std::max(1, static_cast<int>((canvas.y - 60) / (style.row_height + style.row_gap)));
-  style.legend = true;
-  if (m_dirty || m_built_width != canvas.x || m_built.t0_ns != style.t0_ns || m_built.t1_ns != style.t1_ns ||
-      m_built.first_track != style.first_track || m_built.max_tracks != style.max_tracks) {
-    m_scene = viz::build_gantt_scene(t, style, &m_info);
-    m_built = style;
-    m_built_width = canvas.x;
-    m_dirty = false;
+  style.max_tracks = 0;  // as many as the height holds
+  style.theme = app.plot_theme();
+  if (m_pinned) style.title = std::string(&slot == &*m_pinned ? "A: " : "B: ") + slot.from + "  ·  " + t.kernel;
+  if (slot.dirty || slot.theme != app.theme_generation() || slot.built.width != style.width ||
+      slot.built.height != style.height || slot.built.t0_ns != style.t0_ns || slot.built.t1_ns != style.t1_ns ||
+      slot.built.first_track != style.first_track || slot.built.title != style.title) {
+    slot.gantt = viz::build_gantt_scene(t, style, &slot.info);
+    slot.built = style;
+    slot.theme = app.theme_generation();
+    slot.dirty = false;
   }
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton("##gantt", canvas, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  ImGui::InvisibleButton(id, canvas, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool hovered = ImGui::IsItemHovered();
   ImGuiIO& io = ImGui::GetIO();
-  const double plot_x0 = m_info.plot_x0, plot_x1 = m_info.plot_x1;
+  const double plot_x0 = slot.info.plot_x0 * scale, plot_x1 = slot.info.plot_x1 * scale;
   auto time_at = [&](float sx) {
     const double f = std::clamp((sx - origin.x - plot_x0) / std::max(1.0, plot_x1 - plot_x0), 0.0, 1.0);
     return m_t0 + f * (m_t1 - m_t0);
@@ -152,17 +209,18 @@ void TimelinePanel::draw(App& app) {
       m_t0 += dt;
       m_t1 += dt;
     }
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+    if (with_selection && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
       m_sel0 = m_sel1 = time_at(io.MousePos.x);
       m_selecting = true;
     }
     if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
       m_t0 = 0;
-      m_t1 = t.duration_ns;
+      m_t1 = std::max(t.duration_ns, m_pinned ? m_pinned->timeline->duration_ns : 0.0);
+      if (m_timeline) m_t1 = std::max(m_t1, m_timeline->duration_ns);
       m_first_track = 0;
     }
   }
-  if (m_selecting) {
+  if (with_selection && m_selecting) {
     m_sel1 = time_at(io.MousePos.x);
     if (!ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
       m_selecting = false;
@@ -170,9 +228,10 @@ void TimelinePanel::draw(App& app) {
       if (m_sel1 - m_sel0 <= 0) m_sel0 = m_sel1 = -1;
     }
   }
-  viz::View view;  // 1:1, the scene is built at the canvas size
+  viz::View view;  // the scene is built at the canvas size: zoom is the UI scale only
+  view.zoom = scale;
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const std::int64_t hit = viz::draw_scene(draw, m_scene, view, origin, canvas, io.MousePos);
+  const std::int64_t hit = viz::draw_scene(draw, slot.gantt, view, origin, canvas, io.MousePos, id);
   if (m_sel0 >= 0 && m_sel1 != m_sel0) {
     auto x_of = [&](double tt) {
       return origin.x + static_cast<float>(plot_x0 + (tt - m_t0) / (m_t1 - m_t0) * (plot_x1 - plot_x0));
@@ -191,52 +250,53 @@ void TimelinePanel::draw(App& app) {
   } else if (hovered && io.MousePos.x - origin.x > plot_x0) {
     ImGui::SetTooltip("%s", viz::format_duration_ns(time_at(io.MousePos.x)).c_str());
   }
-  if (stats_h > 0 && !m_selecting) {
-    // Selection statistics over every track (not only those shown): per region, events starting in the range.
-    struct Acc {
-      std::uint64_t n = 0;
-      double total = 0, max = 0;
-    };
-    std::map<int, Acc> acc;
-    for (const auto& e : t.events) {
-      if (e.start_ns < m_sel0 || e.start_ns > m_sel1 || e.instant) continue;
-      Acc& a = acc[e.region];
-      ++a.n;
-      a.total += e.duration_ns();
-      a.max = std::max(a.max, e.duration_ns());
+}
+
+// Selection statistics over every track (not only those shown): per region, events starting in the range.
+void TimelinePanel::draw_selection_stats(const Timeline& t) {
+  struct Acc {
+    std::uint64_t n = 0;
+    double total = 0, max = 0;
+  };
+  std::map<int, Acc> acc;
+  for (const auto& e : t.events) {
+    if (e.start_ns < m_sel0 || e.start_ns > m_sel1 || e.instant) continue;
+    Acc& a = acc[e.region];
+    ++a.n;
+    a.total += e.duration_ns();
+    a.max = std::max(a.max, e.duration_ns());
+  }
+  text_fit(strf("selection %s – %s (%s):", viz::format_duration_ns(m_sel0).c_str(),
+                viz::format_duration_ns(m_sel1).c_str(), viz::format_duration_ns(m_sel1 - m_sel0).c_str()));
+  ImGui::SameLine();
+  if (ImGui::SmallButton("zoom to selection")) {
+    m_t0 = m_sel0;
+    m_t1 = m_sel1;
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("clear")) m_sel0 = m_sel1 = -1;
+  if (ImGui::BeginTable("##selstats", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
+    ImGui::TableSetupColumn("region");
+    ImGui::TableSetupColumn("count");
+    ImGui::TableSetupColumn("total");
+    ImGui::TableSetupColumn("mean");
+    ImGui::TableSetupColumn("max");
+    ImGui::TableHeadersRow();
+    for (const auto& [r, a] : acc) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const viz::Color c = viz::region_color(r);
+      ImGui::TextColored(ImVec4(c.r, c.g, c.b, 1), "%s", t.region_name(r).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(a.n));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(viz::format_duration_ns(a.total).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(viz::format_duration_ns(a.total / static_cast<double>(a.n)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(viz::format_duration_ns(a.max).c_str());
     }
-    ImGui::Text("selection %s .. %s (%s):", viz::format_duration_ns(m_sel0).c_str(),
-                viz::format_duration_ns(m_sel1).c_str(), viz::format_duration_ns(m_sel1 - m_sel0).c_str());
-    ImGui::SameLine();
-    if (ImGui::SmallButton("zoom to selection")) {
-      m_t0 = m_sel0;
-      m_t1 = m_sel1;
-    }
-    ImGui::SameLine();
-    if (ImGui::SmallButton("clear")) m_sel0 = m_sel1 = -1;
-    if (ImGui::BeginTable("##selstats", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
-      ImGui::TableSetupColumn("region");
-      ImGui::TableSetupColumn("count");
-      ImGui::TableSetupColumn("total");
-      ImGui::TableSetupColumn("mean");
-      ImGui::TableSetupColumn("max");
-      ImGui::TableHeadersRow();
-      for (const auto& [r, a] : acc) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        const viz::Color c = viz::region_color(r);
-        ImGui::TextColored(ImVec4(c.r, c.g, c.b, 1), "%s", t.region_name(r).c_str());
-        ImGui::TableNextColumn();
-        ImGui::Text("%llu", static_cast<unsigned long long>(a.n));
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(viz::format_duration_ns(a.total).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(viz::format_duration_ns(a.total / static_cast<double>(a.n)).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(viz::format_duration_ns(a.max).c_str());
-      }
-      ImGui::EndTable();
-    }
+    ImGui::EndTable();
   }
 }
 

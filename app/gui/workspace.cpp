@@ -13,7 +13,8 @@ nlohmann::json to_json(const Workspace& w) {
   return {{"format", "tilelab.workspace"}, {"version", 1},          {"kernel", w.kernel},
           {"configs", w.configs},          {"problems", w.problems}, {"script", w.script},
           {"layout_spec", w.layout_spec},  {"device_profile", w.device_profile},
-          {"tab", w.tab},                  {"panels", w.panels},     {"sidebar_width", w.sidebar_width}};
+          {"tab", w.tab},                  {"panels", w.panels},     {"sidebar_width", w.sidebar_width},
+          {"theme", w.theme}};
 }
 
 Result<Workspace> workspace_from_json(const nlohmann::json& j) {
@@ -36,6 +37,8 @@ Result<Workspace> workspace_from_json(const nlohmann::json& j) {
     get("tab", w.tab);
     get("panels", w.panels);
     get("sidebar_width", w.sidebar_width);
+    get("theme", w.theme);
+    if (w.theme != "dark" && w.theme != "light") w.theme = "dark";  // an unknown theme is not worth refusing the file
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorCode::parse, std::string("\"") + key + "\" has the wrong type (" + e.what() + ")");
   }

@@ -24,6 +24,7 @@ struct Workspace {
   std::string tab = "Layouts";                 // the selected panel of the main area
   std::map<std::string, bool> panels;          // panel name -> shown
   float sidebar_width = 380;
+  std::string theme = "dark";                  // "dark" or "light": the window and its plots
 
   bool shown(const std::string& panel) const {
     auto it = panels.find(panel);

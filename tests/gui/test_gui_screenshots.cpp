@@ -1,12 +1,14 @@
 // Screenshots of each panel from the scripted test mode under xvfb: the right size, not blank, and for the heat map
 // its cells. Each panel script asserts on the state it shows (gui.state(), gui.results_history(), gui.sweep_state())
-// and fails the run when it is wrong.
+// and fails the run when it is wrong; the app's text check (no text cut off, overlapping, struck through or missing a
+// glyph) fails it too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -27,6 +29,15 @@ std::string screenshot_dir() {
   return d && *d ? d : "";
 }
 
+// A panel script's extra options: its "-- args: ..." line (as make gui-smoke reads it).
+std::string script_args(const std::string& script) {
+  std::ifstream in(script);
+  const std::string tag = "-- args: ";
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(tag, 0) == 0) return line.substr(tag.size());
+  return "";
+}
+
 class PanelScreenshot : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
@@ -44,9 +55,10 @@ TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
     // skipped points would otherwise land in the next panel's history).
     const std::string db = (out / (panel + ".db")).string();
     ASSERT_EQ(std::system((std::string(TL_GUI_FIXTURE) + " " + db + " > /dev/null").c_str()), 0);
+    const std::string script = std::string(TL_GUI_SCRIPTS) + "/panel_" + panel + ".lua";
     const std::string cmd = "TILELAB_DB=" + db + " xvfb-run -a -s '-screen 0 " + std::to_string(kWidth) + "x" +
-                            std::to_string(kHeight) + "x24' " + TL_GUI_EXE + " --script " + TL_GUI_SCRIPTS + "/panel_" +
-                            panel + ".lua --frames 5 --screenshot " + png + " > " + png + ".log 2>&1";
+                            std::to_string(kHeight) + "x24' " + TL_GUI_EXE + " --script " + script +
+                            " --frames 5 --screenshot " + png + " " + script_args(script) + " > " + png + ".log 2>&1";
     const int rc = std::system(cmd.c_str());
     ASSERT_EQ(rc, 0) << cmd << " failed; see " << png << ".log";
   }
@@ -85,7 +97,7 @@ TEST_P(PanelScreenshot, IsTheWindowSizeAndNotBlank) {
 
 INSTANTIATE_TEST_SUITE_P(Panels, PanelScreenshot,
                          ::testing::Values("layouts", "source", "ptx", "sass", "results", "sweep", "timeline",
-                                           "roofline", "lua", "device"),
+                                           "roofline", "lua", "device", "compare", "timelines", "hidpi"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

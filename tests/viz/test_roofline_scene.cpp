@@ -11,6 +11,7 @@
 
 #include "viz/cairo_painter.hpp"
 #include "viz/roofline_scene.hpp"
+#include "viz/text_check.hpp"
 
 namespace tl::viz {
 namespace {
@@ -289,6 +290,47 @@ TEST(RooflineScene, ExportsToPngSvgAndPdf) {
     }
   }
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tl::viz
+
+namespace tl::viz {
+namespace {
+
+// Four runs of one problem at one intensity (a sweep's configs: issue 25's "four points carry three labels", the
+// best one struck through by the fp16 roof), one far below them, at the sizes the app and the CLI draw, in both
+// themes: every label lies inside the scene, apart from the others and clear of every roof, and every annotated
+// point and every roof says its number on the plot or in the legend.
+TEST(RooflineScene, EveryLabelHasRoomOrALegendLine) {
+  std::vector<json> records;
+  for (double ms : {0.3298534883328, 0.38482906972159997, 0.4398046511104, 0.4947802324992})
+    records.push_back(run(137438953472.0, 100663296.0, ms));
+  records.push_back(run(2.7e9, 4.5e9, 0.0033, 128, "softmax_like"));
+  for (auto [w, h] : {std::pair{960.0, 620.0}, {700.0, 430.0}, {1300.0, 820.0}, {1010.0, 700.0}}) {
+    for (const Theme* theme : {&light_theme(), &dark_theme()}) {
+      RooflineOptions o;
+      o.width = w;
+      o.height = h;
+      o.theme = *theme;
+      auto r = build_roofline_scene(synthetic(), records, o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const std::string where = std::to_string(int(w)) + "x" + std::to_string(int(h)) + (theme->dark ? " dark" : " light");
+      EXPECT_EQ(r->scene.background, theme->background) << where;
+      EXPECT_EQ(check_text_layout(r->scene, estimated_text_measure()), std::vector<std::string>{}) << where;
+      for (const auto& d : r->ceilings) EXPECT_TRUE(has_text(r->scene, d.label)) << where << ": " << d.label;
+      int annotated = 0;
+      for (const auto& p : r->points) {
+        if (!p.annotated) continue;
+        ++annotated;
+        const RooflinePoint point = *roofline_point(*Roofline::from_ceilings(synthetic()), records[p.point]);
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.3g%% (", point.efficiency * 100);
+        EXPECT_TRUE(has_text(r->scene, pct)) << where << ": no label " << pct;
+      }
+      EXPECT_EQ(annotated, 5) << where;
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "tests/viz/viz_fixtures.hpp"
 #include "viz/layout_scene.hpp"
 #include "viz/palette.hpp"
+#include "viz/text_check.hpp"
 
 namespace tl::viz {
 namespace {
@@ -186,6 +187,61 @@ TEST(LayoutScene, LegendListsEntriesOfTheMode) {
   EXPECT_TRUE(has_text(*banks, "B31"));
 }
 
+// Issue 25: the app drew wgmma and 64x64 tiles at cells too small for any label. At readable_cell_size every cell
+// shows its whole label (T and V, or offset and bank), and every text of the page and of the app's plot (no title, no
+// legend) fits, in both themes.
+TEST(LayoutScene, ReadableCellsShowEveryLabel) {
+  struct Case {
+    LayoutGrid grid;
+    ColorBy color;
+  };
+  for (const Case& c : {Case{mma_c_16x8(), ColorBy::thread}, Case{four_warp_fragment(128), ColorBy::thread},
+                        Case{row_major_smem(64, 64, 2), ColorBy::bank}}) {
+    const double cell = readable_cell_size(c.grid, c.color);
+    for (const Theme* theme : {&light_theme(), &dark_theme()}) {
+      for (bool app : {false, true}) {
+        GridStyle style;
+        style.color = c.color;
+        style.cell_size = cell;
+        style.theme = *theme;
+        style.legend = style.show_title = !app;
+        auto scene = build_layout_scene(c.grid, style);
+        ASSERT_TRUE(scene.ok()) << scene.status().message();
+        std::size_t labels = 0;
+        for (const auto& t : scene->texts) labels += t.size >= 9 - 1e-9 && t.align == Align::center && t.y > 20;
+        EXPECT_GE(labels, 2 * c.grid.cells.size()) << c.grid.title << " at cell " << cell;
+        EXPECT_EQ(check_text_layout(*scene, estimated_text_measure()), std::vector<std::string>{}) << c.grid.title;
+        EXPECT_EQ(scene->background, theme->background);
+      }
+    }
+    // A little smaller and the second line gives way.
+    GridStyle small;
+    small.color = c.color;
+    small.cell_size = cell * 0.6;
+    const Scene smaller = *build_layout_scene(c.grid, small);
+    std::size_t lines = 0;
+    for (const auto& t : smaller.texts) lines += t.text[0] == 'V' || t.text[0] == 'B';
+    EXPECT_LT(lines, c.grid.cells.size()) << c.grid.title;
+  }
+}
+
+// The app's legend beside the plot: every entry labelled (B0..B31 for a bank map, not a column of bare swatches), in
+// columns when one would be taller than the room.
+TEST(LayoutScene, LegendSceneLabelsEveryEntryWithinItsHeight) {
+  const LayoutGrid g = row_major_smem(64, 64, 2);
+  for (double room : {0.0, 300.0, 160.0}) {
+    Scene legend = build_legend_scene(g, ColorBy::bank, false, dark_theme(), room);
+    for (int b = 0; b < 32; ++b) EXPECT_TRUE(has_text(legend, tagged("B", b))) << b;
+    if (room > 0) {
+      EXPECT_LE(legend.height, room + 16) << room;
+    }
+    EXPECT_EQ(check_text_layout(legend, estimated_text_measure()), std::vector<std::string>{}) << room;
+  }
+  Scene threads = build_legend_scene(four_warp_fragment(128), ColorBy::thread, false, light_theme(), 0);
+  EXPECT_TRUE(has_text(threads, "T31 + 32k"));
+  EXPECT_TRUE(has_text(threads, "k: warp 0 to 3 (shifts the hue)"));
+}
+
 TEST(LayoutScene, RejectsMalformedGrids) {
   LayoutGrid g = mma_c_16x8();
   g.cells.pop_back();
@@ -258,24 +314,30 @@ TEST(Palette, CategoricalColoursAreDistinguishable) {
   EXPECT_EQ(categorical(3), categorical(35));
 }
 
-TEST(Palette, WarpsFormHueFamilies) {
-  // Lanes of one warp are closer to each other than to the lanes of another warp.
-  double inside = 0, across = 0;
-  int n_inside = 0, n_across = 0;
-  for (int a = 0; a < 128; a += 3) {
-    for (int b = a + 1; b < 128; b += 5) {
-      double d = distance(warp_family(a), warp_family(b));
-      if (a / 32 == b / 32) {
-        inside += d, ++n_inside;
-      } else {
-        across += d, ++n_across;
+// Neighbouring cells of a fragment held by different threads get colours told apart at a glance (issue 25: the 32
+// lanes of a warp came out nearly one shade in a wgmma accumulator), in one warp and across four.
+TEST(Palette, NeighbouringThreadsAreTellableApart) {
+  for (const LayoutGrid& g : {mma_c_16x8(), four_warp_fragment(128)}) {
+    GridStyle style;
+    style.color = ColorBy::thread;
+    double closest = 1e9;
+    for (int r = 0; r < g.rows; ++r) {
+      for (int c = 0; c < g.cols; ++c) {
+        const Cell& a = g.at(r, c);
+        for (auto [dr, dc] : {std::pair{0, 1}, {1, 0}}) {
+          if (r + dr >= g.rows || c + dc >= g.cols) continue;
+          const Cell& b = g.at(r + dr, c + dc);
+          if (a.thread == b.thread) continue;
+          closest = std::min(closest, distance(cell_color(g, a, ColorBy::thread), cell_color(g, b, ColorBy::thread)));
+        }
       }
     }
+    EXPECT_GT(closest, 0.15) << g.title;
   }
-  EXPECT_LT(inside / n_inside, 0.75 * across / n_across);
-  std::set<std::tuple<float, float, float>> lanes;
-  for (int t = 0; t < 32; ++t) lanes.insert(key(warp_family(t)));
-  EXPECT_EQ(lanes.size(), 32u);
+  // Thread t and t + 32 (the same lane of two warps) are related but not one colour: every thread has its own.
+  std::set<std::tuple<float, float, float>> threads;
+  for (int t = 0; t < 256; ++t) threads.insert(key(warp_family(t)));
+  EXPECT_EQ(threads.size(), 256u);
 }
 
 TEST(Palette, SequentialRampGetsLighter) {

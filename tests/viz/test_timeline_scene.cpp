@@ -10,6 +10,7 @@
 
 #include "tests/viz/timeline_fixtures.hpp"
 #include "viz/cairo_painter.hpp"
+#include "viz/text_check.hpp"
 #include "viz/timeline_scene.hpp"
 
 namespace tl::viz {
@@ -116,6 +117,54 @@ TEST(GanttScene, TrackWindowLimitsTheRows) {
     const int track = static_cast<int>(t.events[static_cast<std::size_t>(r.id)].track);
     EXPECT_GE(track, 8);
     EXPECT_LT(track, 24);
+  }
+}
+
+// Issue 25: the Gantt said nothing about which colour was which region, and its title ran off the panel. Every
+// region with events is named next to its colour, above the rows (in view however many rows there are), and every
+// text fits the scene at the sizes the app builds it, in both themes, a model's long banner included.
+TEST(GanttScene, TheLegendNamesEachRegionAboveTheRows) {
+  Timeline t = testing::busy_timeline(40, 30, true);
+  t.model_note = "H100-class defaults (no measured ceilings); one warp per warpgroup shown (the others run the same)";
+  t.label = "K=1024,M=1024,N=1024,dtype=bf16,out_dtype=same,trans_B=true  block_M=128,block_N=256,num_stages=3";
+  for (double width : {420.0, 980.0, 1400.0}) {
+    for (const Theme* theme : {&light_theme(), &dark_theme()}) {
+      GanttStyle style;
+      style.width = width;
+      style.height = 500;
+      style.theme = *theme;
+      GanttInfo info;
+      Scene s = build_gantt_scene(t, style, &info);
+      const std::string where = std::to_string(int(width)) + (theme->dark ? " dark" : " light");
+      EXPECT_EQ(s.height, 500) << where;
+      EXPECT_EQ(s.background, theme->background) << where;
+      EXPECT_EQ(check_text_layout(s, estimated_text_measure()), std::vector<std::string>{}) << where;
+      double first_bar = 1e9;
+      for (const auto& r : s.rects)
+        if (r.id >= 0) first_bar = std::min(first_bar, r.y);
+      for (int region = 0; region < 4; ++region) {
+        // A swatch of the region's colour with its name just right of it, above the first bar.
+        bool named = false;
+        for (const auto& r : s.rects) {
+          if (r.id >= 0 || !(r.fill == region_color(region)) || r.y > first_bar) continue;
+          for (const auto& text : s.texts)
+            named |= text.text == t.regions[static_cast<std::size_t>(region)] && std::abs(text.x - (r.x + 16)) < 1e-9 &&
+                     std::abs(text.y - (r.y + 5)) < 1e-9;
+        }
+        EXPECT_TRUE(named) << where << ": no legend entry for " << t.regions[static_cast<std::size_t>(region)];
+      }
+      // The rows fill the height: one more would not fit.
+      EXPECT_GT(info.tracks_shown, 1) << where;
+      EXPECT_LT(s.height - (first_bar + info.tracks_shown * (style.row_height + style.row_gap)), 2 * (style.row_height + style.row_gap));
+    }
+  }
+  auto stats = region_statistics(t);
+  auto occ = stage_occupancy(t);
+  for (const Theme* theme : {&light_theme(), &dark_theme()}) {
+    EXPECT_EQ(check_text_layout(build_region_stats_scene(t, stats, 900, *theme), estimated_text_measure()),
+              std::vector<std::string>{});
+    EXPECT_EQ(check_text_layout(build_occupancy_scene(t, occ, 700, 400, *theme), estimated_text_measure()),
+              std::vector<std::string>{});
   }
 }
 
