@@ -1,4 +1,5 @@
-// `tilelab results`: the stored runs as a table, JSON or CSV; the best per kernel and problem; two runs compared.
+// `tilelab results`: the stored runs as a table, JSON or CSV; the best per kernel and problem; two runs compared;
+// stores merged (`results merge`).
 #include <cstdio>
 #include <iostream>
 
@@ -145,6 +146,30 @@ int run_results(const ResultsArgs& a) {
   return 0;
 }
 
+struct MergeArgs {
+  std::vector<std::string> from;
+  std::string into;
+};
+
+// Each store in turn, each in its own transaction: one that cannot be merged stops the command with what was merged
+// before it kept.
+int run_merge(const MergeArgs& a) {
+  auto target = ResultsStore::open(a.into);
+  if (!target) return report_error(target.status().message());
+  MergeCounts total;
+  for (const auto& path : a.from) {
+    auto n = (*target)->merge_from(path);
+    if (!n) return report_error(n.status().message());
+    std::printf("%s: %lld run(s) added or replacing an older run of their sweep point, %lld new sweep(s)\n", path.c_str(),
+                static_cast<long long>(n->runs), static_cast<long long>(n->sweeps));
+    total.runs += n->runs;
+    total.sweeps += n->sweeps;
+  }
+  std::printf("merged %zu store(s) into %s: %lld run(s), %lld new sweep(s)\n", a.from.size(), (*target)->path().c_str(),
+              static_cast<long long>(total.runs), static_cast<long long>(total.sweeps));
+  return 0;
+}
+
 }  // namespace
 
 void add_results_command(CLI::App& app, Context& ctx) {
@@ -163,7 +188,14 @@ void add_results_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--sweeps", a->sweeps, "List the sweeps instead (id, kernel, runs stored, space)");
   cmd->add_flag("--json", a->json, "Print JSON (an array of rows; with --compare an object)");
   cmd->add_flag("--csv", a->csv, "Print CSV (one header line, one line per run)");
-  cmd->callback([&ctx, a] { ctx.exit_code = run_results(*a); });
+  auto* merge = cmd->add_subcommand("merge", "Merge results stores into one (the shards of a sweep become that sweep)");
+  auto m = std::make_shared<MergeArgs>();
+  merge->add_option("stores", m->from, "Stores to merge (read only)")->required()->check(CLI::ExistingFile);
+  merge->add_option("--into", m->into, "The store they are merged into (created when missing)")->required();
+  merge->callback([&ctx, m] { ctx.exit_code = run_merge(*m); });
+  cmd->callback([&ctx, a, merge] {
+    if (!merge->parsed()) ctx.exit_code = run_results(*a);
+  });
 }
 
 }  // namespace tl::cli

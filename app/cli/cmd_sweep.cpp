@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@ namespace {
 
 struct SweepArgs {
   SessionArgs session;
-  std::string kernel, space, config, db, json, best = "tflops";
+  std::string kernel, space, config, db, json, best = "tflops", shard;
   std::vector<std::string> problems;
   int jobs = 0, repeat = 20, warmup = 3;
   std::uint64_t samples = SweepSpec{}.run.max_samples;
@@ -42,6 +43,11 @@ int run_sweep_command(const SweepArgs& a) {
   spec.base_config = *base;
   spec.jobs = a.jobs;
   spec.resume = !a.fresh;
+  if (!a.shard.empty()) {
+    auto shard = parse_shard(a.shard);
+    if (!shard) return report_error("--shard: " + shard.status().message());
+    std::tie(spec.shard, spec.shards) = *shard;
+  }
   spec.run.timing.repeat = a.repeat;
   spec.run.timing.warmup = a.warmup;
   spec.run.max_samples = a.samples;
@@ -58,8 +64,9 @@ int run_sweep_command(const SweepArgs& a) {
   auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
   Session& s = **session;
-  std::printf("sweep %s of %s: %zu problem(s), %s; %s\n", sweep_id(spec).c_str(), a.kernel.c_str(), spec.problems.size(),
-              a.space.c_str(), store ? ("results in " + store->path()).c_str() : "not stored (--no-store)");
+  std::printf("sweep %s of %s: %zu problem(s), %s%s; %s\n", sweep_id(spec).c_str(), a.kernel.c_str(), spec.problems.size(),
+              a.space.c_str(), spec.shards > 1 ? (", shard " + a.shard).c_str() : "",
+              store ? ("results in " + store->path()).c_str() : "not stored (--no-store)");
   if (!s.has_device())
     std::printf("no GPU (%s): compiling every point and reporting its resources; runs are skipped\n",
                 s.target().why_no_device.c_str());
@@ -75,6 +82,7 @@ int run_sweep_command(const SweepArgs& a) {
   if (!result) return report_error(result.status().message());
   const SweepSummary& sum = *result;
 
+  if (sum.other_shards > 0) std::printf("shard %s: %zu of the sweep's points left to the other shards\n", a.shard.c_str(), sum.other_shards);
   std::printf("%zu points: %zu ran (%zu passed, %zu failed), %zu skipped (invalid), %zu filtered, %zu already stored, "
               "%zu not run; %zu compiled (%zu from cache) on %d thread(s)\n",
               sum.total, sum.ran, sum.passed, sum.failed, sum.skipped, sum.filtered, sum.resumed, sum.not_run,
@@ -115,6 +123,8 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--jobs", a->jobs, "Compile threads (default: the machine's cores)")->check(in_range(1, 1024));
   cmd->add_option("--db", a->db, "Results store (default: $TILELAB_DB or ~/.local/share/tilelab/results.db)");
   cmd->add_flag("--no-store", a->no_store, "Do not store the results (and do not resume)");
+  cmd->add_option("--shard", a->shard, "Run only slice I of N of the points (I/N, 0 <= I < N: a scheduler's array task; "
+                                       "the shards' stores merge with `tilelab results merge`)");
   cmd->add_flag("--fresh", a->fresh, "Run every point again, even those stored by an earlier run of this sweep");
   cmd->add_option("--best", a->best, "Metric that picks the best config: tflops, gbps, efficiency, median_ms, min_ms")
       ->capture_default_str();

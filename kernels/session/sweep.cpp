@@ -59,6 +59,21 @@ std::string sweep_point_key(const ParamMap& problem, const ParamMap& config) {
   return params_text(problem) + "|" + params_text(config);
 }
 
+Result<std::pair<int, int>> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  int i = -1, n = 0;
+  auto number = [](const std::string& s, int& out) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    out = std::stoi(s);
+    return true;
+  };
+  if (slash == std::string::npos || !number(text.substr(0, slash), i) || !number(text.substr(slash + 1), n) || n < 1 ||
+      i >= n)
+    return make_error(ErrorCode::invalid_argument, "shard '" + text + "': expected I/N with 0 <= I < N (e.g. 0/4; "
+                                                   "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
+  return std::pair{i, n};
+}
+
 std::string sweep_id(const SweepSpec& spec) {
   Hasher128 h;
   h.field("tilelab-sweep-1").field(spec.kernel).field(std::uint64_t(spec.problems.size()));
@@ -244,8 +259,16 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
   const std::vector<ParamMap> configs = enumerate_configs(spec.space, spec.base_config);
   std::vector<SweepPoint>& points = sum.points;
   std::vector<std::size_t> todo;
+  if (spec.shards < 1 || spec.shard < 0 || spec.shard >= spec.shards)
+    return make_error(ErrorCode::invalid_argument, "shard " + std::to_string(spec.shard) + "/" +
+                                                       std::to_string(spec.shards) + ": expected I/N with 0 <= I < N");
+  std::size_t enumerated = 0;
   for (const auto& problem : spec.problems)
     for (const auto& config : configs) {
+      if (enumerated++ % static_cast<std::size_t>(spec.shards) != static_cast<std::size_t>(spec.shard)) {
+        ++sum.other_shards;
+        continue;
+      }
       SweepPoint p;
       p.index = points.size();
       p.problem = problem;
@@ -391,7 +414,7 @@ void to_json(nlohmann::json& j, const SweepPoint& p) {
 void to_json(nlohmann::json& j, const SweepSummary& s) {
   j = {{"id", s.id},           {"total", s.total},         {"ran", s.ran},
        {"passed", s.passed},   {"failed", s.failed},       {"skipped", s.skipped},
-       {"filtered", s.filtered}, {"not_run", s.not_run},   {"resumed", s.resumed},
+       {"filtered", s.filtered}, {"not_run", s.not_run},   {"resumed", s.resumed}, {"other_shards", s.other_shards},
        {"compiled", s.compiled}, {"compile_cache_hits", s.compile_cache_hits},
        {"interrupted", s.interrupted}, {"wall_s", s.wall_s}, {"kernel_s", s.kernel_s},
        {"overhead_ms", s.overhead_ms}, {"compile_wait_s", s.compile_wait_s}, {"run_s", s.run_s},

@@ -53,10 +53,17 @@ struct SweepSpec {
     return r;
   }();
   bool resume = true;    // skip points stored under the sweep's id
+  // This run's slice of the points (`--shard I/N`, a cluster scheduler's array task I of N): the points whose index
+  // in the enumeration order is I modulo N; shards = 1 is all. The sweep's id is the whole sweep's, so the shards'
+  // stores merge into it (ResultsStore::merge_from).
+  int shard = 0, shards = 1;
   // Runs one compiled point; unset: session.run(kernel, run). Set, it runs even without a GPU (tests, the GUI's
   // own run options).
   std::function<RunRecord(const PreparedKernel& kernel)> runner;
 };
+
+// "I/N" (0 <= I < N) -> {I, N}; errors say what was expected.
+Result<std::pair<int, int>> parse_shard(const std::string& text);
 
 // The sweep's id: 16 hex digits of a hash of kernel, problems, space and base config.
 std::string sweep_id(const SweepSpec& spec);
@@ -96,6 +103,7 @@ struct SweepProgress {
 struct SweepSummary {
   std::string id;
   std::size_t total = 0, ran = 0, passed = 0, failed = 0, skipped = 0, filtered = 0, not_run = 0, resumed = 0;
+  std::size_t other_shards = 0;  // points of the sweep left to the other shards (not in `points`)
   std::size_t compiled = 0, compile_cache_hits = 0;
   bool interrupted = false;
   double wall_s = 0;         // the whole sweep

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -237,6 +238,88 @@ TEST(Sweep, RerunSkipsWhatIsStored) {
   auto w = run_sweep(*session, store->get(), wider);
   ASSERT_TRUE(w);
   EXPECT_EQ(runs, 9);
+}
+
+TEST(Sweep, ShardsSplitThePointsAndTheirStoresMergeIntoTheWholeSweep) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  const fs::path dir = temp_dir("shards");
+  // Three shards of one sweep, each into its own store (three nodes of a job array).
+  std::set<std::string> keys;
+  std::string id;
+  std::vector<std::string> paths;
+  for (int i = 0; i < 3; ++i) {
+    paths.push_back((dir / ("shard" + std::to_string(i) + ".db")).string());
+    auto store = ResultsStore::open(paths.back());
+    ASSERT_TRUE(store);
+    SweepSpec s = copy_sweep();
+    s.shard = i;
+    s.shards = 3;
+    auto sum = run_sweep(*session, store->get(), s);
+    ASSERT_TRUE(sum) << sum.status().message();
+    EXPECT_EQ(sum->total + sum->other_shards, 8u);
+    EXPECT_EQ(sum->total, i < 2 ? 3u : 2u);  // points 0,3,6 / 1,4,7 / 2,5
+    if (i == 0) id = sum->id;
+    EXPECT_EQ(sum->id, id);  // one sweep, whatever the shard
+    for (const auto& p : sum->points) EXPECT_TRUE(keys.insert(sweep_point_key(p.problem, p.config)).second);
+  }
+  EXPECT_EQ(keys.size(), 8u);  // every point in exactly one shard
+  auto all = ResultsStore::open((dir / "all.db").string());
+  ASSERT_TRUE(all);
+  std::int64_t runs = 0, new_sweeps = 0;
+  for (const auto& p : paths) {
+    auto n = (*all)->merge_from(p);
+    ASSERT_TRUE(n) << n.status().message();
+    runs += n->runs;
+    new_sweeps += n->sweeps;
+  }
+  EXPECT_EQ(runs, 8);
+  EXPECT_EQ(new_sweeps, 1);  // the shards' sweep is one
+  auto merged = (*all)->sweep_points(id);
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(*merged, keys);
+  // Merging a shard again adds nothing; the sweep is listed once with its 8 runs.
+  auto again = (*all)->merge_from(paths[0]);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->runs, 0);
+  ResultsQuery q;
+  q.sweep_id = id;
+  EXPECT_EQ((*all)->query(q)->size(), 8u);
+  auto sweeps = (*all)->sweeps();
+  ASSERT_TRUE(sweeps);
+  ASSERT_EQ(sweeps->size(), 1u);
+  EXPECT_EQ(sweeps->front().runs, 8);
+  // The best of the merged sweep is the whole sweep's best (vec=4, threads=256: in shard 1).
+  q.best = "gbps";
+  auto best = (*all)->query(q);
+  ASSERT_TRUE(best);
+  ASSERT_EQ(best->size(), 1u);
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  EXPECT_EQ(text(best->front().config["vec"]), "4");
+  EXPECT_EQ(text(best->front().config["threads"]), "256");
+}
+
+TEST(Sweep, MergeRefusesItselfAMissingStoreAndAReadOnlyTarget) {
+  const fs::path dir = temp_dir("merge_refusals");
+  auto store = ResultsStore::open((dir / "a.db").string());
+  ASSERT_TRUE(store);
+  auto self = (*store)->merge_from((dir / "a.db").string());
+  ASSERT_FALSE(self);
+  EXPECT_NE(self.status().message().find("into itself"), std::string::npos) << self.status().message();
+  auto missing = (*store)->merge_from((dir / "none.db").string());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("none.db"), std::string::npos) << missing.status().message();
+  auto ro = ResultsStore::open_read_only((dir / "a.db").string());
+  ASSERT_TRUE(ro);
+  EXPECT_FALSE((*ro)->merge_from((dir / "a.db").string()));
+}
+
+TEST(Sweep, ShardTextIsIOfN) {
+  EXPECT_EQ(*parse_shard("0/4"), (std::pair<int, int>{0, 4}));
+  EXPECT_EQ(*parse_shard("3/4"), (std::pair<int, int>{3, 4}));
+  for (const char* bad : {"4/4", "1", "-1/4", "1/0", "a/b", "1/4/2", ""})
+    EXPECT_FALSE(parse_shard(bad)) << bad;
+  EXPECT_NE(parse_shard("4/4").status().message().find("0 <= I < N"), std::string::npos);
 }
 
 TEST(Sweep, FilterDropsPointsWithoutStoringThem) {

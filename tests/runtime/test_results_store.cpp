@@ -424,6 +424,19 @@ TEST(ResultsStore, ASweepPointIsOneRowStoringItAgainReplacesIt) {
   EXPECT_EQ((*store)->query({})->size(), 3u);
 }
 
+TEST(ResultsStore, MergeRefusesAStoreOfAnotherSchema) {
+  const std::string old = temp_db("merge_v1.db"), into = temp_db("merge_into.db");
+  ASSERT_TRUE(ResultsStore::open(old));
+  sql(old, "DROP INDEX runs_sweep_point; PRAGMA user_version = 1;");
+  auto store = ResultsStore::open(into);
+  ASSERT_TRUE(store);
+  auto n = (*store)->merge_from(old);
+  ASSERT_FALSE(n);
+  EXPECT_EQ(n.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(n.status().message().find("schema version 1"), std::string::npos) << n.status().message();
+  EXPECT_TRUE((*store)->query({})->empty());
+}
+
 TEST(ResultsStore, AVersionOneStoreIsUpgradedKeepingTheNewestOutcomeOfEachPoint) {
   const std::string path = temp_db("v1.db");
   ASSERT_TRUE(ResultsStore::open(path));

@@ -549,6 +549,74 @@ Status ResultsStore::begin_sweep(const std::string& id, const std::string& kerne
   return Status::success();
 }
 
+Result<MergeCounts> ResultsStore::merge_from(const std::string& path) {
+  if (m_read_only) return make_error(ErrorCode::invalid_argument, "results store " + m_path + " was opened read-only");
+  {
+    auto src = open_read_only(path);  // not found, not a database, another program's, a newer schema: its message
+    if (!src) return src.status();
+    if ((*src)->m_version != kSchemaVersion)
+      return make_error(ErrorCode::unsupported,
+                        "results store " + path + " has schema version " + std::to_string((*src)->m_version) + ", " +
+                            m_path + " version " + std::to_string(kSchemaVersion) +
+                            ": stores of another schema are not merged (open it once with this TileLab, e.g. "
+                            "`tilelab bench ... --db " + path + "`, to upgrade it)");
+  }
+  std::error_code ec;
+  if (fs::equivalent(path, m_path, ec))
+    return make_error(ErrorCode::invalid_argument, "cannot merge results store " + path + " into itself");
+  static const char* columns =
+      "time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, max_ms, "
+      "tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, failure_message, "
+      "sweep_id, point_key, record";
+  const std::string points =
+      std::string("INSERT INTO main.runs (") + columns + ") SELECT " + columns +
+      " FROM merge_src.runs s WHERE s.sweep_id != '' ORDER BY s.id "
+      "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
+      "excluded.kernel, source_hash = excluded.source_hash, config = excluded.config, problem = excluded.problem, "
+      "device = excluded.device, sm_clock_khz = excluded.sm_clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
+      "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
+      "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
+      "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
+      "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record "
+      "WHERE excluded.time > runs.time AND (excluded.status != 'error' OR runs.status = 'error') "
+      "OR runs.status = 'error' AND excluded.status != 'error'";
+  const std::string others = std::string("INSERT INTO main.runs (") + columns + ") SELECT " + columns +
+                             " FROM merge_src.runs s WHERE s.sweep_id = '' AND NOT EXISTS (SELECT 1 FROM main.runs r "
+                             "WHERE r.sweep_id = '' AND r.time = s.time AND r.kernel = s.kernel AND r.record = "
+                             "s.record) ORDER BY s.id";
+  static const char* sweeps =
+      "INSERT INTO main.sweeps (id, kernel, problems, space, created, updated) SELECT id, kernel, problems, space, "
+      "created, updated FROM merge_src.sweeps WHERE true ON CONFLICT(id) DO UPDATE SET created = "
+      "min(created, excluded.created), updated = max(updated, excluded.updated)";
+  {
+    Stmt attach(m_db, "ATTACH DATABASE ? AS merge_src");
+    if (!attach.ok()) return error("cannot prepare attaching " + path);
+    attach.bind(1, path);
+    if (attach.step() != SQLITE_DONE) return error("cannot attach " + path);
+  }
+  MergeCounts n;
+  TL_RETURN_IF_ERROR(exec("BEGIN IMMEDIATE"));
+  Status merged = [&]() -> Status {
+    for (const std::string* sql : {&points, &others}) {
+      TL_RETURN_IF_ERROR(exec(sql->c_str()));
+      n.runs += sqlite3_changes(m_db);
+    }
+    auto count_sweeps = [&]() -> std::int64_t {
+      Stmt st(m_db, "SELECT count(*) FROM main.sweeps");
+      return st.ok() && st.step() == SQLITE_ROW ? st.integer(0) : 0;
+    };
+    const std::int64_t before = count_sweeps();
+    TL_RETURN_IF_ERROR(exec(sweeps));
+    n.sweeps = count_sweeps() - before;
+    return Status::success();
+  }();
+  if (merged.ok()) merged = exec("COMMIT");
+  if (!merged.ok()) (void)exec("ROLLBACK");
+  (void)exec("DETACH DATABASE merge_src");
+  if (!merged.ok()) return merged.with_context("merging " + path + " into " + m_path);
+  return n;
+}
+
 Result<std::set<std::string>> ResultsStore::sweep_points(const std::string& id) const {
   // "error" rows (a worker that could not start, a lost connection) are worth another try; every other outcome,
   // compile errors, faults and timeouts included, is the config's own.

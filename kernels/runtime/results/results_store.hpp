@@ -85,6 +85,11 @@ struct SweepRow {
   std::int64_t runs = 0;  // rows stored under it
 };
 
+// What merge_from did: rows added to this store or replacing one of its sweep points, and sweeps new to it.
+struct MergeCounts {
+  std::int64_t runs = 0, sweeps = 0;
+};
+
 class ResultsStore {
  public:
   // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks,
@@ -111,6 +116,12 @@ class ResultsStore {
   // The point keys stored under a sweep with an outcome of their own (not "error"): what a rerun skips.
   Result<std::set<std::string>> sweep_points(const std::string& id) const;
   Result<std::vector<SweepRow>> sweeps() const;
+
+  // Copies the runs and sweeps of the store at `path` into this one, in one transaction: a sweep point keeps one row
+  // (an "error" never replaces an outcome of the point's own; otherwise the newer run stays), a run outside sweeps is
+  // added unless the same run is here already, so merging a store twice adds nothing. Shards of one sweep (`tilelab
+  // sweep --shard`) merge into that sweep. Refuses a store of another schema version, and this store itself.
+  Result<MergeCounts> merge_from(const std::string& path);
 
   // 2: one row per sweep point (unique index runs_sweep_point).
   static constexpr int kSchemaVersion = 2;
