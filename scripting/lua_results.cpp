@@ -79,7 +79,7 @@ int l_compare(lua_State* L) {
   return 1;
 }
 
-// tl.plot.heatmap{results=, x=, y=, metric="tflops", title=} -> plot
+// tl.plot.heatmap{results=, x=, y=, metric="tflops", title=, device=} -> plot
 int l_heatmap(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   viz::HeatmapOptions o;
@@ -88,6 +88,7 @@ int l_heatmap(lua_State* L) {
   const std::string metric = opt_string_field(L, 1, "metric");
   if (!metric.empty()) o.metric = metric;
   o.title = opt_string_field(L, 1, "title");
+  o.device = opt_string_field(L, 1, "device");
   lua_getfield(L, 1, "results");
   if (!lua_istable(L, -1))
     throw std::runtime_error("tl.plot.heatmap: results: expected a list of results (from tl.sweep or tl.results.query)");

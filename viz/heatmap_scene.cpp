@@ -81,8 +81,25 @@ std::vector<std::string> axis_values(const std::vector<std::string>& seen) {
 
 }  // namespace
 
-Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& records, const HeatmapOptions& o) {
+Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& all, const HeatmapOptions& o) {
   if (o.x.empty() || o.y.empty()) return make_error(ErrorCode::invalid_argument, "a heat map needs x and y (config parameters)");
+  auto device_of = [](const nlohmann::json& r) {
+    return r.is_object() && r.contains("device") && r["device"].is_string() ? r["device"].get<std::string>() : std::string();
+  };
+  std::set<std::string> devices;
+  std::vector<nlohmann::json> records;
+  for (const auto& r : all) {
+    const std::string d = device_of(r);
+    if (!o.device.empty() && !d.empty() && d != o.device) continue;
+    if (!d.empty()) devices.insert(d);
+    records.push_back(r);
+  }
+  if (devices.size() > 1) {
+    std::string list;
+    for (const auto& d : devices) list += (list.empty() ? "" : "; ") + d;
+    return make_error(ErrorCode::invalid_argument, "the records come from " + std::to_string(devices.size()) +
+                                                       " devices (" + list + "): pick one with device=NAME");
+  }
   std::set<std::string> params;
   std::vector<std::string> xs, ys;
   std::string kernel;

@@ -25,6 +25,9 @@ struct HeatmapOptions {
   std::string x, y;                // config parameters (columns, rows)
   std::string metric = "tflops";   // higher is better for tflops, gbps, efficiency; lower for the rest
   std::string title;               // empty: "<kernel>: <metric> over <y> x <x>"
+  // Only the records of this device ("device" field); empty: the records must come from one device (times of two
+  // GPUs in one cell would compare unlike things), records without a device (compile-only points) always count.
+  std::string device;
   double cell_width = 84, cell_height = 44;
   Theme theme = light_theme();
 };
@@ -47,7 +50,8 @@ struct HeatmapScene {
 };
 
 // Errors (invalid_argument) when x or y is missing or no record has it in its config (the message lists the
-// parameters they have), or when no record has the metric at all.
+// parameters they have), when no record has the metric at all, or when the records come from several devices and
+// options.device picks none (the message lists them).
 Result<HeatmapScene> build_heatmap_scene(const std::vector<nlohmann::json>& records, const HeatmapOptions& options);
 
 }  // namespace tl::viz

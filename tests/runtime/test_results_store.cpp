@@ -190,6 +190,23 @@ TEST(ResultsStore, BestKeepsTheBestPassedRunOfEachKernelAndProblem) {
   EXPECT_NE(bad.status().message().find("'watts' is not a metric"), std::string::npos);
 }
 
+TEST(ResultsStore, BestKeepsRunsOfDifferentGpusApart) {
+  auto store = ResultsStore::open(temp_db("best_devices.db"));
+  ASSERT_TRUE(store);
+  RunRecord a = sample_record(1.0), b = sample_record(0.5);
+  a.device = "GPU A";
+  b.device = "GPU B";  // the same kernel and problem, faster on another GPU
+  ASSERT_TRUE((*store)->insert(a, {}));
+  ASSERT_TRUE((*store)->insert(b, {}));
+  ResultsQuery q;
+  q.best = "tflops";
+  auto best = (*store)->query(q);
+  ASSERT_TRUE(best);
+  ASSERT_EQ(best->size(), 2u);  // one best per device
+  EXPECT_EQ((*best)[0].device, "GPU A");
+  EXPECT_EQ((*best)[1].device, "GPU B");
+}
+
 TEST(ResultsStore, ReopensAndKeepsRowsAndSchemaVersion) {
   const std::string path = temp_db("reopen.db");
   {

@@ -81,6 +81,22 @@ TEST(HeatmapScene, LowerIsBetterForTimesAndCellsKeepTheBestOfSeveralRecords) {
   EXPECT_EQ(*h->best, 0u);
 }
 
+TEST(HeatmapScene, RecordsOfTwoGpusAreNotMixedInOneCell) {
+  nlohmann::json a = row(128, 256, 700), b = row(128, 256, 900);
+  a["device"] = "GPU A";
+  b["device"] = "GPU B";
+  auto mixed = build_heatmap_scene({a, b}, opts("block_N", "block_M", "tflops"));
+  ASSERT_FALSE(mixed);
+  EXPECT_NE(mixed.status().message().find("2 devices (GPU A; GPU B): pick one with device="), std::string::npos)
+      << mixed.status().message();
+  HeatmapOptions o = opts("block_N", "block_M", "tflops");
+  o.device = "GPU A";
+  auto one = build_heatmap_scene({a, b, row(64, 256, 300)}, o);  // a record without a device (compile-only) counts
+  ASSERT_TRUE(one) << one.status().message();
+  ASSERT_TRUE(one->best);
+  EXPECT_DOUBLE_EQ(*one->cells[*one->best].value, 700);
+}
+
 TEST(HeatmapScene, ReadsRunRecordsToo) {
   nlohmann::json rec = {{"kernel", "copy"},
                         {"config", {{"vec", "4"}, {"threads", "256"}}},

@@ -521,10 +521,11 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
     return make_error(ErrorCode::invalid_argument, "'" + q.best + "' is not a metric (one of " + list + ")");
   }
   const bool higher = metric_higher_is_better(q.best);
-  std::map<std::string, std::size_t> best;  // kernel|problem -> index into rows
+  // Runs of different GPUs stay apart: the best of each kernel and problem on each device.
+  std::map<std::string, std::size_t> best;  // kernel|device|problem -> index into rows
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i].passed) continue;
-    auto [it, fresh] = best.emplace(rows[i].kernel + "|" + rows[i].problem.dump(), i);
+    auto [it, fresh] = best.emplace(rows[i].kernel + "|" + rows[i].device + "|" + rows[i].problem.dump(), i);
     const double v = *rows[i].metric(q.best), b = *rows[it->second].metric(q.best);
     if (!fresh && (higher ? v > b : v < b)) it->second = i;
   }

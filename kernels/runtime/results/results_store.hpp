@@ -76,7 +76,7 @@ struct ResultsQuery {
   std::string sweep_id;  // "" = all
   std::vector<std::int64_t> ids;  // only these rows (compare)
   std::int64_t limit = 0;         // 0 = no limit (the newest `limit` rows, still in time order)
-  std::string best;               // a metric: only the best passed row of each kernel and problem (of those above)
+  std::string best;               // a metric: only the best passed row of each kernel, device and problem (of those above)
 };
 
 struct SweepRow {
