@@ -7,6 +7,7 @@
 #include <string>
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/status.hpp"

@@ -233,7 +233,7 @@ void check_tensors(const KernelInstance& inst, const Descs& tensors, bool comple
       raise(ErrorCode::invalid_argument, kernel + ": it has no tensor '" + name + "' (its tensors: " + names + ")");
   }
   const std::string at = " for " + inst.problem.to_string();
-  std::optional<std::pair<std::string, int>> first_device;
+  // Every tensor's type and shape first, then where they are: a wrong shape is named even on a machine without a GPU.
   for (const ArgSpec& a : args) {
     auto it = tensors.find(a.name);
     const std::string want = std::string(dtype_name(a.dtype)) + " " + shape_text(a.shape);
@@ -250,6 +250,13 @@ void check_tensors(const KernelInstance& inst, const Descs& tensors, bool comple
       raise(ErrorCode::invalid_argument, what + " has shape " + shape_text(t.shape) + "; it must be " + want + at);
     if (!t.contiguous)
       raise(ErrorCode::invalid_argument, what + " is not contiguous (row-major): pass a contiguous copy (torch: .contiguous())");
+  }
+  std::optional<std::pair<std::string, int>> first_device;
+  for (const ArgSpec& a : args) {
+    auto it = tensors.find(a.name);
+    if (it == tensors.end()) continue;
+    const TensorDesc& t = it->second;
+    const std::string what = kernel + ": tensor '" + a.name + "'";
     if (t.device_type != 2)
       raise(ErrorCode::invalid_argument, what + " is on " + device_text(t.device_type, t.device_id) +
                                              ": the direct call runs on CUDA tensors (torch: .cuda(); or use run() "
