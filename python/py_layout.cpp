@@ -21,13 +21,7 @@ struct PyLayout {
   std::string dtype;  // element type for banks when the SPEC does not say
 };
 
-LayoutSpec parse_or_raise(const std::string& text) {
-  LayoutSpec s = parse_spec(text);
-  if (!s.ok)
-    raise(ErrorCode::parse, "layout: column " + std::to_string(s.position + 1) + ": " + s.message + "\n" +
-                                format_spec_error(s));
-  return s;
-}
+LayoutSpec parse_or_raise(const std::string& text) { return take(viz::parse_layout_spec(text)); }
 
 PyLayout make_layout(const std::string& text, const std::string& dtype) {
   if (!dtype.empty() && dtype_bytes(dtype) == 0)
@@ -114,14 +108,10 @@ PyPlot plot_layout(const PyLayout& l, const std::string& color, bool inverse, co
   return PyPlot{take(std::move(scene)), "layout"};
 }
 
-// The bank analysis of `access` over a shared-memory SPEC.
-viz::BankMap bank_map(const std::string& spec, const std::string& dtype, const std::string& access, int elem_bytes) {
+// The bank analysis of `access` over a shared-memory SPEC (elements of `dtype` unless the SPEC or elem_bytes says).
+viz::BankAnalysis bank_analysis(const std::string& spec, const std::string& dtype, const std::string& access, int elem_bytes) {
   if (elem_bytes == 0 && !dtype.empty()) elem_bytes = dtype_bytes(dtype);
-  viz::SmemLayout smem = take(viz::smem_from_spec(spec, elem_bytes));
-  AccessPattern pattern = take(viz::access_from_spec(access, smem));
-  BankReport report = analyze_banks(smem.layout, smem.elem_bytes, pattern);
-  if (!report.ok) raise(ErrorCode::invalid_argument, report.message);
-  return viz::bank_map_from_report(report, smem.title + " · " + access);
+  return take(viz::analyze_bank_access(spec, access, elem_bytes));
 }
 
 // A spec argument: a Layout (its SPEC and dtype) or SPEC text.
@@ -249,7 +239,7 @@ void bind_layouts(nb::module_& m) {
       .def("plot", &plot_layout, "color"_a = "", "inverse"_a = false, "title"_a = "", "cell_size"_a = 0.0)
       .def("banks",
            [](const PyLayout& l, const std::string& access, int elem_bytes) {
-             return to_python(viz::to_json(bank_map(l.spec.text, l.dtype, access, elem_bytes)));
+             return to_python(viz::to_json(bank_analysis(l.spec.text, l.dtype, access, elem_bytes)));
            },
            "access"_a, "elem_bytes"_a = 0)
       .def("__eq__",
@@ -276,13 +266,13 @@ void bind_layouts(nb::module_& m) {
   m.def("banks",
         [](nb::handle spec, const std::string& access, int elem_bytes) {
           auto [text, dtype] = spec_of(spec);
-          return to_python(viz::to_json(bank_map(text, dtype, access, elem_bytes)));
+          return to_python(viz::to_json(bank_analysis(text, dtype, access, elem_bytes)));
         },
         "spec"_a, "access"_a, "elem_bytes"_a = 0);
   m.def("plot_banks",
         [](nb::handle spec, const std::string& access, int elem_bytes) {
           auto [text, dtype] = spec_of(spec);
-          return PyPlot{viz::build_bank_scene(bank_map(text, dtype, access, elem_bytes)), "banks"};
+          return PyPlot{viz::build_bank_scene(bank_analysis(text, dtype, access, elem_bytes).map), "banks"};
         },
         "spec"_a, "access"_a, "elem_bytes"_a = 0);
   m.def("plot_layout",
