@@ -7,10 +7,19 @@ and a direct call of a kernel on CUDA tensors (torch, JAX, CuPy) in this process
     b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
     c = k(a, b, config={"block_N": 256})          # C = A @ B.T on torch's current stream
 """
+import glob
 import os
 import shutil
+import sys
 
-from tilelab import _tilelab
+try:
+    from tilelab import _tilelab
+except ImportError as e:
+    _here = os.path.dirname(os.path.abspath(__file__))
+    _built = [os.path.basename(f) for f in glob.glob(os.path.join(_here, "_tilelab*.so"))]
+    raise ImportError(f"tilelab: cannot load its module ({e}); this is Python {sys.version_info[0]}.{sys.version_info[1]}, "
+                      f"the package has {', '.join(_built) or 'none'}: build it for this Python "
+                      "(pip install . with it, or cmake -DTL_PYTHON=ON -DPython_EXECUTABLE=...)") from e
 from tilelab._direct import call as _call
 from tilelab._errors import (ERRORS, CompileError, CudaError, Error, FaultError, InternalError,  # noqa: F401
                              InvalidArgumentError, IoError, KernelTimeoutError, NoDeviceError, NotFoundError,
