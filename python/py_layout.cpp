@@ -235,6 +235,7 @@ void bind_layouts(nb::module_& m) {
            },
            "n"_a)
       .def("json", [](const PyLayout& l) { return to_python(viz::to_json(grid_of(l))); })
+      .def("cells", [](const PyLayout& l) { return to_python(viz::to_json(grid_of(l))["cells"]); })
       .def("text", [](const PyLayout& l) { return viz::to_text(grid_of(l)); })
       .def("plot", &plot_layout, "color"_a = "", "inverse"_a = false, "title"_a = "", "cell_size"_a = 0.0)
       .def("banks",

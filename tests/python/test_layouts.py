@@ -56,6 +56,7 @@ def test_cells_cover_the_tile(cli):
     out = subprocess.run([cli, "layout", "swizzle<3,3,3> o (8,64):(64,1)", "--dtype", "f16", "--format", "json"],
                          capture_output=True, text=True, check=True).stdout
     assert j == json.loads(out)
+    assert l.cells() == j["cells"]
     assert l.text().strip()
 
 
