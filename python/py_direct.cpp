@@ -138,14 +138,15 @@ std::optional<std::vector<ArgSpec>> probe_args(const KernelSpec& spec, const Val
 
 using Descs = std::map<std::string, TensorDesc>;
 
-// How many of the given tensors the spec's tensors at these values match exactly (shape and dtype).
+// How well the given tensors fit the spec's tensors at these values: a point for each matching shape and each
+// matching dtype, so that parameters which act on one or the other (a head size, a dtype) are found one at a time.
 int match_score(const KernelSpec& spec, const Values& p, const Values& c, const DeviceLimits& limits, const Descs& given) {
   auto args = probe_args(spec, p, c, limits);
   if (!args) return -1;
   int score = 0;
   for (const ArgSpec& a : *args)
-    if (auto it = given.find(a.name); it != given.end() && it->second.shape == a.shape && dtype_matches(it->second, a.dtype))
-      ++score;
+    if (auto it = given.find(a.name); it != given.end())
+      score += (it->second.shape == a.shape) + dtype_matches(it->second, a.dtype);
   return score;
 }
 

@@ -27,6 +27,11 @@ def test_problem_from_the_tensors():
     assert (p["M"], p["N"], p["K"]) == (256, 128, 512)
     p = tilelab.kernel("rmsnorm").infer_problem(np.zeros((64, 1000), np.float32))
     assert (p["rows"], p["cols"], p["dtype"]) == (64, 1000, "f32")
+    # GQA with a head size and a dtype that are not the defaults: each found although neither matches alone.
+    q, kv = f16(4, 512, 8, 64), f16(4, 1024, 2, 64)
+    p = tilelab.kernel("attn.fwd.wgmma").infer_problem(q, kv, kv)
+    assert {k: p[k] for k in ("batch", "seq_q", "seq_k", "heads", "heads_kv", "dim", "dtype")} == \
+        {"batch": 4, "seq_q": 512, "seq_k": 1024, "heads": 8, "heads_kv": 2, "dim": 64, "dtype": "f16"}
 
 
 @pytest.mark.parametrize("b, message", [
