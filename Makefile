@@ -3,16 +3,37 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 WERROR := $(if $(CI),ON,OFF)
 CMAKE_FLAGS ?=
+VENV := $(BUILD)/venv
+PY_TOOLS := nanobind scikit-build-core pytest numpy
+PY_FLAGS = -DTL_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python
 
-.PHONY: run test build setup configure gui-smoke fuzz-smoke clean
+.PHONY: run test build setup python-setup configure gui-smoke fuzz-smoke clean
 
 setup:
 	@bash cmake/install_deps.sh
 
-$(BUILD)/build.ninja:
-	@PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B $(BUILD) -G Ninja -DTL_WERROR=$(WERROR) $(CMAKE_FLAGS)
+# The Python package's build and test tools in $(VENV), from PyPI. Without a venv or PyPI the package and its tests
+# are left out of the build, saying why; everything else goes on.
+python-setup:
+	@mkdir -p $(BUILD)
+	@if [ ! -f $(VENV)/.ok ]; then \
+	  if python3 -m venv $(VENV) > $(BUILD)/pip.log 2>&1 && \
+	     $(VENV)/bin/pip install -q --disable-pip-version-check $(PY_TOOLS) >> $(BUILD)/pip.log 2>&1; then \
+	    touch $(VENV)/.ok; \
+	  else \
+	    echo "tilelab setup: could not install $(PY_TOOLS) into $(VENV) (see $(BUILD)/pip.log): the Python package and its tests are left out"; \
+	  fi; \
+	fi
 
-configure: setup $(BUILD)/build.ninja
+$(BUILD)/build.ninja: | python-setup
+	@PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B $(BUILD) -G Ninja -DTL_WERROR=$(WERROR) \
+	  $(if $(wildcard $(VENV)/.ok),$(PY_FLAGS)) $(CMAKE_FLAGS)
+
+# A build configured before the Python tools were there gets the package once they are.
+configure: setup python-setup $(BUILD)/build.ninja
+	@if [ -f $(VENV)/.ok ] && ! grep -q '^TL_PYTHON:BOOL=ON' $(BUILD)/CMakeCache.txt; then \
+	  PATH=$$PATH:/usr/local/cuda/bin cmake -S . -B $(BUILD) $(PY_FLAGS) > /dev/null; \
+	fi
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)

@@ -9,6 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libstb-dev
   googletest libgtest-dev libbenchmark-dev
   xvfb xauth fonts-dejavu-core
+  python3-venv python3-dev
 )
 
 if (($# > 0)); then PACKAGES=("$@"); fi

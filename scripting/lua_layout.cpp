@@ -341,7 +341,7 @@ int l_plot_layout(lua_State* L) {
 }
 
 // The bank analysis of `access` over the smem layout at `index` (a layout object or a SMEM_SPEC string).
-viz::BankMap bank_map(lua_State* L, int index, int opts) {
+viz::BankAnalysis bank_analysis(lua_State* L, int index, int opts) {
   std::string spec;
   std::string dtype;
   if (lua_type(L, index) == LUA_TSTRING) {
@@ -356,32 +356,28 @@ viz::BankMap bank_map(lua_State* L, int index, int opts) {
   std::string access = lua_tostring(L, index + 1);
   check_options(L, opts, "banks");
   int elem_bytes = static_cast<int>(opt_number_field(L, opts, "elem_bytes", dtype.empty() ? 0 : dtype_bytes(dtype)));
-  auto smem = viz::smem_from_spec(spec, elem_bytes);
-  if (!smem) throw std::runtime_error(smem.status().message());
-  auto pattern = viz::access_from_spec(access, *smem);
-  if (!pattern) throw std::runtime_error(pattern.status().message());
-  BankReport report = analyze_banks(smem->layout, smem->elem_bytes, *pattern);
-  if (!report.ok) throw std::runtime_error(report.message);
-  return viz::bank_map_from_report(report, smem->title + " · " + access);
+  auto analysis = viz::analyze_bank_access(spec, access, elem_bytes);
+  if (!analysis) throw std::runtime_error(analysis.status().message());
+  return std::move(*analysis);
 }
 
-// tl.banks(SMEM_SPEC or layout, ACCESS [, {elem_bytes=}]) -> {wavefronts=, ideal_wavefronts=, conflict_factor=,
-// requests={...}} (the JSON of `tilelab banks --json`)
+// tl.banks(SMEM_SPEC or layout, ACCESS [, {elem_bytes=}]) -> the JSON of `tilelab banks --json` ({wavefronts=,
+// ideal_wavefronts=, requests={...}, ...})
 int l_banks(lua_State* L) {
-  push_json(L, viz::to_json(bank_map(L, 1, 3)));
+  push_json(L, viz::to_json(bank_analysis(L, 1, 3)));
   return 1;
 }
 
 // l:banks(ACCESS [, opts]): the same over this layout
 int l_layout_banks(lua_State* L) {
   check_layout(L, 1);
-  push_json(L, viz::to_json(bank_map(L, 1, 3)));
+  push_json(L, viz::to_json(bank_analysis(L, 1, 3)));
   return 1;
 }
 
 // tl.plot.banks(SMEM_SPEC or layout, ACCESS [, opts]) -> plot
 int l_plot_banks(lua_State* L) {
-  push_plot(L, viz::build_bank_scene(bank_map(L, 1, 3)), "banks");
+  push_plot(L, viz::build_bank_scene(bank_analysis(L, 1, 3).map), "banks");
   return 1;
 }
 

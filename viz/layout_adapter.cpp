@@ -30,13 +30,13 @@ Result<int> spec_element_bytes(const LayoutSpec& spec, int user_bytes, const std
   return user_bytes > 0 ? user_bytes : 4;
 }
 
-Result<LayoutSpec> parse(const std::string& text) {
+}  // namespace
+
+Result<LayoutSpec> parse_layout_spec(const std::string& text) {
   LayoutSpec spec = parse_spec(text);
   if (!spec.ok) return spec_error(text, spec.position, spec.message);
   return spec;
 }
-
-}  // namespace
 
 Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes, std::string title) {
   if (!layout.layout().ok()) {
@@ -113,7 +113,7 @@ Result<LayoutGrid> grid_from_spec(const std::string& text, const std::string& dt
                         "unknown dtype '" + dtype + "' (expected f64, f32, tf32, s32, f16, bf16, s8, u8, e4m3 or e5m2)");
     }
   }
-  auto spec = parse(text);
+  auto spec = parse_layout_spec(text);
   if (!spec) return spec.status();
   if (spec->is_fragment()) {
     auto g = grid_from_fragment(spec->fragment, spec->atom_name.empty() ? text : spec->atom_name);
@@ -131,7 +131,7 @@ Result<SmemLayout> smem_from_spec(const std::string& text, int elem_bytes) {
     return make_error(ErrorCode::invalid_argument,
                       "element size must be 1, 2, 4, 8 or 16 bytes, got " + std::to_string(elem_bytes));
   }
-  auto spec = parse(text);
+  auto spec = parse_layout_spec(text);
   if (!spec) return spec.status();
   if (spec->is_fragment()) {
     return make_error(ErrorCode::invalid_argument, "'" + text + "' is a register fragment, not a shared-memory layout "
@@ -197,6 +197,31 @@ std::vector<AtomEntry> list_layout_atoms() {
   std::vector<AtomEntry> out;
   for (const auto& a : atom_registry()) out.push_back({a.name, a.description});
   return out;
+}
+
+Result<BankAnalysis> analyze_bank_access(const std::string& spec, const std::string& access, int elem_bytes) {
+  auto smem = smem_from_spec(spec, elem_bytes);
+  if (!smem) return smem.status();
+  auto pattern = access_from_spec(access, *smem);
+  if (!pattern) return pattern.status();
+  BankAnalysis a{spec, access, analyze_banks(smem->layout, smem->elem_bytes, *pattern), {}};
+  if (!a.report.ok) return make_error(ErrorCode::invalid_argument, "banks: " + a.report.message);
+  a.map = bank_map_from_report(a.report, access + " over " + spec + " (" + std::to_string(smem->elem_bytes) +
+                                             "-byte elements)");
+  return a;
+}
+
+nlohmann::json to_json(const BankAnalysis& a) {
+  nlohmann::json j = to_json(a.map);
+  // The analysis' own totals are authoritative (the per-request sums agree with them by construction).
+  j["wavefronts"] = a.report.wavefronts;
+  j["ideal_wavefronts"] = a.report.ideal_wavefronts;
+  j["max_conflict"] = a.report.max_conflict;
+  j["bank_degree"] = a.report.bank_degree;
+  j["vector_bytes"] = a.report.vector_bytes;
+  j["access"] = a.access;
+  j["layout"] = a.spec;
+  return j;
 }
 
 }  // namespace tl::viz

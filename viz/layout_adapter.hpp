@@ -8,6 +8,7 @@
 #include "runtime/core/status.hpp"
 #include "tile/banks.hpp"
 #include "tile/fragment.hpp"
+#include "tile/layout_spec.hpp"
 #include "tile/layout.hpp"
 #include "tile/swizzle.hpp"
 #include "viz/bank_map.hpp"
@@ -22,6 +23,10 @@ Result<LayoutGrid> grid_from_layout(const SwizzledLayout& layout, int elem_bytes
 // A fragment over its (rows, cols) tile: each coordinate gets the (thread, value) that holds it (the lowest
 // thread where the fragment replicates; none where it does not cover the tile).
 Result<LayoutGrid> grid_from_fragment(const Fragment& fragment, std::string title = {});
+
+// A SPEC parsed (kernels/tile's parse_spec), or ErrorCode::parse with the message `tilelab layout` prints: the
+// column and what was expected, then the SPEC and a caret under the column.
+Result<LayoutSpec> parse_layout_spec(const std::string& text);
 
 // A SPEC of `tilelab layout` as a grid: a CuTe layout "(8,(4,2)):(4,(1,32))", a swizzled one
 // "swizzle<3,3,3> o (8,64):(64,1)", or a named atom ("mma.m16n8k16.f16.A", "smem.swizzle128B.bf16.(64,64)").
@@ -47,6 +52,17 @@ Result<AccessPattern> access_from_spec(const std::string& access, const SmemLayo
 
 // The neutral bank map of an analysis: one request per phase of the instruction.
 BankMap bank_map_from_report(const BankReport& report, std::string title);
+
+// One instruction's bank conflicts over a SMEM_SPEC, as `tilelab banks` analyses them: the report and its map,
+// titled "ACCESS over SPEC (N-byte elements)". Errors: the SPEC's, the access pattern's, or the analysis' refusal.
+struct BankAnalysis {
+  std::string spec, access;
+  BankReport report;
+  BankMap map;
+};
+Result<BankAnalysis> analyze_bank_access(const std::string& spec, const std::string& access, int elem_bytes = 0);
+// The JSON of `tilelab banks --json`: the map, with the analysis' own totals, the access and the SPEC.
+nlohmann::json to_json(const BankAnalysis& analysis);
 
 struct AtomEntry {
   std::string name;

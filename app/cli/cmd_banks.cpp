@@ -17,26 +17,11 @@ struct BanksOptions {
 };
 
 Status run_banks(const BanksOptions& o) {
-  auto smem = viz::smem_from_spec(o.spec, o.elem_bytes);
-  if (!smem) return smem.status();
-  auto pattern = viz::access_from_spec(o.access, *smem);
-  if (!pattern) return pattern.status();
-  BankReport report = analyze_banks(smem->layout, smem->elem_bytes, *pattern);
-  if (!report.ok) return make_error(ErrorCode::invalid_argument, "banks: " + report.message);
-
-  std::string title = o.access + " over " + o.spec + " (" + std::to_string(smem->elem_bytes) + "-byte elements)";
-  viz::BankMap map = viz::bank_map_from_report(report, title);
+  auto analysis = viz::analyze_bank_access(o.spec, o.access, o.elem_bytes);
+  if (!analysis) return analysis.status();
+  const viz::BankMap& map = analysis->map;
   if (o.json) {
-    nlohmann::json j = viz::to_json(map);
-    // The analysis' own totals are authoritative (the per-request sums agree with them by construction).
-    j["wavefronts"] = report.wavefronts;
-    j["ideal_wavefronts"] = report.ideal_wavefronts;
-    j["max_conflict"] = report.max_conflict;
-    j["bank_degree"] = report.bank_degree;
-    j["vector_bytes"] = report.vector_bytes;
-    j["access"] = o.access;
-    j["layout"] = o.spec;
-    std::cout << j.dump(1) << '\n';
+    std::cout << viz::to_json(*analysis).dump(1) << '\n';
   } else {
     std::cout << viz::to_text(map);
   }

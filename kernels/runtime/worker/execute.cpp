@@ -30,46 +30,6 @@ using namespace cuda_detail;
 
 namespace {
 
-// A persistent grid (LaunchGeometry::persistent, 1-D) shrunk to what this GPU runs at once: whole clusters
-// (cudaOccupancyMaxActiveClusters) or blocks per SM x SMs. Call after the dynamic shared memory is allowed.
-// Measured on the H100: gemm.wgmma's 66 pairs of CTAs (132 SMs) ran at half the speed of 132 single CTAs, as
-// when a few pairs cannot start until others have finished their whole share.
-Status fit_persistent_grid(const void* fn, LaunchGeometry& g, int sm_count, const std::string& what) {
-  if (!g.persistent || g.grid.y * g.grid.z != 1 || g.cluster.y * g.cluster.z != 1) return {};
-  std::uint32_t fit = 0;
-  if (g.cluster.x > 1) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(g.grid.x, 1, 1);
-    config.blockDim = dim3(g.block.x, g.block.y, g.block.z);
-    config.dynamicSmemBytes = g.dynamic_smem;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = g.cluster.x;
-    attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
-    config.attrs = attr;
-    config.numAttrs = 1;
-    int clusters = 0;
-    TL_CUDA(cudaOccupancyMaxActiveClusters(&clusters, fn, &config), what + ": counting the clusters that fit at once");
-    if (clusters <= 0)
-      return make_error(ErrorCode::unsupported, what + ": no cluster of " + std::to_string(g.cluster.x) + " CTAs of " +
-                                                    std::to_string(g.dynamic_smem) + " bytes of shared memory fits this GPU");
-    fit = static_cast<std::uint32_t>(clusters) * g.cluster.x;
-  } else {
-    int per_sm = 0;
-    TL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, static_cast<int>(g.block.volume()), g.dynamic_smem),
-            what + ": counting the blocks that fit at once");
-    if (per_sm <= 0) return {};  // the launch itself will say why
-    fit = static_cast<std::uint32_t>(per_sm * std::max(sm_count, 1));
-  }
-  if (fit < g.grid.x) {
-    log::debug(what, ": persistent grid ", g.grid.x, " -> ", fit, " CTAs (what runs at once)");
-    g.grid.x = fit;
-  } else {
-    log::debug(what, ": persistent grid ", g.grid.x, " CTAs fits (", fit, " run at once)");
-  }
-  return {};
-}
-
 Dim3 grid_for(std::uint64_t count) {
   std::uint64_t blocks = (count + 255) / 256;
   std::uint64_t cap = static_cast<std::uint64_t>(std::max(state().info.sm_count, 1)) * 32;
@@ -112,24 +72,6 @@ Status fill_device(void* ptr, const BufferSpec& b) {
     case Fill::Kind::zeros: break;
   }
   return {};
-}
-
-// Catches a spec that does not match the kernel's signature before it runs with garbage parameters. Only the
-// parameters the launch passes are probed: a probe past the last one would fail, and every failed call shows up as
-// an error under compute-sanitizer. A kernel taking more parameters than passed is caught on the host, from its PTX
-// (to_launch_spec).
-Status check_params(cudaKernel_t k, const LaunchSpec& spec) {
-  std::vector<std::size_t> sizes;
-  for (std::size_t n = 0; n < spec.args.size(); ++n) {
-    std::size_t offset = 0, size = 0;
-    if (cudaFuncGetParamInfo(reinterpret_cast<const void*>(k), n, &offset, &size) != cudaSuccess) {
-      cudaGetLastError();  // not sticky
-      if (n == 0) return {};  // no parameter information at all: nothing to compare (the PTX check stands)
-      break;                  // the kernel takes only n parameters: reported below
-    }
-    sizes.push_back(size);
-  }
-  return check_param_sizes(spec.kernel, spec.args, sizes);
 }
 
 // A buffer kept across launches, grown (contents not kept) to at least `bytes` with `alloc` / `release`.
@@ -206,17 +148,12 @@ namespace {
 Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, const std::string& what,
                                      const std::function<Status()>& plain, std::vector<double>& kernel_times) {
   const TimelineLaunch& tl = *spec.timeline;
-  LaunchGeometry g = spec.geometry;  // a persistent grid may shrink to what fits
   auto lib = load_library(tl.image);
   if (!lib) return lib.status().with_context(what + ": the probe build");
-  auto kernel = get_kernel(*lib, tl.kernel);
-  if (!kernel) return kernel.status().with_context(what + ": the probe build");
-  const void* fn = reinterpret_cast<const void*>(*kernel);
-  TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(g.dynamic_smem)),
-          what + ": the probe build's dynamic shared memory");
-  if (g.cluster.volume() > 8) TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), what);
-  TL_RETURN_IF_ERROR(fit_persistent_grid(fn, g, state().info.sm_count, what + ": the probe build"));
-  TL_RETURN_IF_ERROR(check_params(*kernel, spec));
+  auto ready = ready_kernel(*lib, tl.kernel, spec, state().info, what + ": the probe build");
+  if (!ready) return ready.status();
+  const cudaKernel_t kernel = ready->kernel;
+  const LaunchGeometry& g = ready->geometry;
   void* global = nullptr;
   std::size_t global_bytes = 0;
   if (cudaLibraryGetGlobal(&global, &global_bytes, *lib, "tl_timeline_buffer") != cudaSuccess ||
@@ -248,7 +185,7 @@ Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, cons
     return {};
   };
   TL_CUDA(cudaMemcpy(global, &buf.ptrs[0], sizeof(void*), cudaMemcpyHostToDevice), "pointing tl_timeline_buffer at the buffer");
-  auto launch = [&]() { return launch_raw(*kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params); };
+  auto launch = [&]() { return launch_raw(kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params); };
   TimelineCapture capture;
   TL_RETURN_IF_ERROR(reset());
   if (tl.timed && spec.timing.repeat > 0) {
@@ -305,37 +242,15 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
 
   auto lib = load_library(spec.image);
   if (!lib) return lib.status().with_context(what);
-  auto kernel = get_kernel(*lib, spec.kernel);
-  if (!kernel) return kernel.status();
-  cudaKernel_t k = *kernel;
-  const void* fn = reinterpret_cast<const void*>(k);
-
+  auto ready = ready_kernel(*lib, spec.kernel, spec, dev.info, what);
+  if (!ready) return ready.status();
+  const cudaKernel_t k = ready->kernel;
+  const LaunchGeometry& g = ready->geometry;
+  const cudaFuncAttributes& fa = ready->attributes;
   LaunchResult result;
   result.device_name = dev.info.name;
-  cudaFuncAttributes fa{};
-  TL_CUDA(cudaFuncGetAttributes(&fa, fn), "reading the kernel's attributes");
   result.attributes = {fa.numRegs, static_cast<int>(fa.sharedSizeBytes), static_cast<int>(fa.localSizeBytes),
                        static_cast<int>(fa.constSizeBytes), fa.maxThreadsPerBlock, fa.binaryVersion};
-
-  LaunchGeometry g = spec.geometry;  // a persistent grid may shrink to what fits
-  if (g.block.volume() > static_cast<std::uint64_t>(fa.maxThreadsPerBlock))
-    return make_error(ErrorCode::unsupported, what + ": a block of " + std::to_string(g.block.volume()) +
-                                                  " threads exceeds the kernel's limit of " +
-                                                  std::to_string(fa.maxThreadsPerBlock) + " (registers: " +
-                                                  std::to_string(fa.numRegs) + " per thread)");
-  std::uint64_t smem = std::uint64_t{g.dynamic_smem} + fa.sharedSizeBytes;
-  if (smem > static_cast<std::uint64_t>(dev.info.smem_per_block_optin))
-    return make_error(ErrorCode::unsupported, what + ": " + std::to_string(smem) + " bytes of shared memory exceed this "
-                                                  "GPU's " + std::to_string(dev.info.smem_per_block_optin) + " per block");
-  if (g.grid.x % g.cluster.x || g.grid.y % g.cluster.y || g.grid.z % g.cluster.z)
-    return make_error(ErrorCode::invalid_argument, what + ": the grid is not a multiple of the cluster shape");
-  TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(g.dynamic_smem)),
-          what + ": allowing " + std::to_string(g.dynamic_smem) + " bytes of dynamic shared memory");
-  if (g.cluster.volume() > 8)
-    TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
-            what + ": allowing a cluster of " + std::to_string(g.cluster.volume()));
-  TL_RETURN_IF_ERROR(fit_persistent_grid(fn, g, dev.info.sm_count, what));
-  TL_RETURN_IF_ERROR(check_params(k, spec));
   phases.mark("load");
 
   Buffers buffers;
@@ -350,46 +265,9 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   TL_CUDA(cudaDeviceSynchronize(), what + ": filling the buffers");
   phases.mark("alloc+fill");
 
-  // Every parameter gets a 128-byte aligned slot: tensor maps are passed by value and want 64-byte alignment.
-  struct alignas(64) Slot {
-    unsigned char bytes[128];
-  };
-  std::vector<Slot> slots(spec.args.size());
-  std::vector<void*> params(spec.args.size());
-  for (std::size_t i = 0; i < spec.args.size(); ++i) {
-    const KernelArg& a = spec.args[i];
-    unsigned char* p = slots[i].bytes;
-    std::memset(p, 0, sizeof(Slot));
-    switch (a.kind) {
-      case KernelArg::Kind::buffer: std::memcpy(p, &buffers.ptrs[static_cast<std::size_t>(a.buffer)], 8); break;
-      case KernelArg::Kind::i32: {
-        auto v = static_cast<std::int32_t>(a.i);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case KernelArg::Kind::u32: {
-        auto v = static_cast<std::uint32_t>(a.i);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case KernelArg::Kind::i64:
-      case KernelArg::Kind::u64: std::memcpy(p, &a.i, 8); break;
-      case KernelArg::Kind::f32: {
-        auto v = static_cast<float>(a.f);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case KernelArg::Kind::f64: std::memcpy(p, &a.f, 8); break;
-      case KernelArg::Kind::tensor_map: {
-        auto b = static_cast<std::size_t>(a.tensor_map.buffer);
-        auto map = encode_tensor_map(a.tensor_map, spec.buffers[b].dtype, buffers.ptrs[b]);
-        if (!map) return map.status().with_context(what);
-        std::memcpy(p, map->data(), 128);
-        break;
-      }
-    }
-    params[i] = p;
-  }
+  auto packed = pack_params(spec, buffers.ptrs, what);
+  if (!packed) return packed.status();
+  std::vector<void*> params = packed->pointers();
 
   // The checked run: inputs filled, outputs poisoned, one launch.
   auto launch = [&]() { return launch_raw(k, g.grid, g.block, g.dynamic_smem, g.cluster, params.data()); };

@@ -84,10 +84,32 @@ Status use_device(int index);
 const DeviceInfo& current_device();
 // A kernel of a built-in fatbin (fills, micro-benchmarks).
 Result<cudaKernel_t> builtin_kernel(const char* name, BuiltinImage image = BuiltinImage::portable);
-Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args);
+Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args,
+                  cudaStream_t stream = nullptr);
 // A code image (cubin, fatbin or PTX) loaded once per worker, and a kernel of it by lowered name.
 Result<cudaLibrary_t> load_library(const Blob& image);
 Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name);
+// A kernel of a loaded image made ready to launch with spec.geometry on the current device `info`: the block and
+// shared memory checked against its attributes, its dynamic shared memory allowed, a persistent grid fitted to what
+// runs at once (`geometry`), its parameters checked against spec.args.
+struct ReadyKernel {
+  cudaKernel_t kernel = nullptr;
+  cudaFuncAttributes attributes{};
+  LaunchGeometry geometry;
+};
+Result<ReadyKernel> ready_kernel(cudaLibrary_t lib, const std::string& name, const LaunchSpec& spec,
+                                 const DeviceInfo& info, const std::string& what);
+// A launch's parameters, each in a 128-byte slot aligned for a tensor map (passed by value, 64-byte aligned);
+// pointers() is what cudaLaunchKernelExC takes.
+struct KernelParams {
+  struct alignas(64) Slot {
+    unsigned char bytes[128];
+  };
+  std::vector<Slot> slots;
+  std::vector<void*> pointers();
+};
+// spec.args laid out over `ptrs`, the device addresses of spec.buffers (tensor maps encoded over them).
+Result<KernelParams> pack_params(const LaunchSpec& spec, const std::vector<void*>& ptrs, const std::string& what);
 // Times `launch` with CUDA events: `warmup` untimed runs, then `repeat` timed ones; per-run milliseconds.
 Result<Stats> time_runs(const std::function<Status()>& launch, int warmup, int repeat);
 // Overwrites a buffer twice the L2's size, so the next run starts with a cold L2.

@@ -1,5 +1,6 @@
 // The worker's CUDA context: its device and state, CUDA errors as Status (sticky ones poison the process), loaded
-// images and the built-in kernels, raw launches, L2 flushes and event timing.
+// images and the built-in kernels, kernels readied and their parameters packed, raw launches, L2 flushes and event
+// timing.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -183,11 +184,13 @@ Result<cudaKernel_t> builtin_kernel(const char* name, BuiltinImage image) {
   return get_kernel(lib, name);
 }
 
-Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args) {
+Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 cluster, void** args,
+                  cudaStream_t stream) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(grid.x, grid.y, grid.z);
   config.blockDim = dim3(block.x, block.y, block.z);
   config.dynamicSmemBytes = smem;
+  config.stream = stream;
   cudaLaunchAttribute attr[1];
   if (cluster.volume() > 1) {
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -201,6 +204,143 @@ Status launch_raw(cudaKernel_t k, Dim3 grid, Dim3 block, unsigned smem, Dim3 clu
   return {};
 }
 
+namespace {
+
+// A persistent grid (LaunchGeometry::persistent, 1-D) shrunk to what this GPU runs at once: whole clusters
+// (cudaOccupancyMaxActiveClusters) or blocks per SM x SMs. Call after the dynamic shared memory is allowed.
+// Measured on the H100: gemm.wgmma's 66 pairs of CTAs (132 SMs) ran at half the speed of 132 single CTAs, as
+// when a few pairs cannot start until others have finished their whole share.
+Status fit_persistent_grid(const void* fn, LaunchGeometry& g, int sm_count, const std::string& what) {
+  if (!g.persistent || g.grid.y * g.grid.z != 1 || g.cluster.y * g.cluster.z != 1) return {};
+  std::uint32_t fit = 0;
+  if (g.cluster.x > 1) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(g.grid.x, 1, 1);
+    config.blockDim = dim3(g.block.x, g.block.y, g.block.z);
+    config.dynamicSmemBytes = g.dynamic_smem;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = g.cluster.x;
+    attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    int clusters = 0;
+    TL_CUDA(cudaOccupancyMaxActiveClusters(&clusters, fn, &config), what + ": counting the clusters that fit at once");
+    if (clusters <= 0)
+      return make_error(ErrorCode::unsupported, what + ": no cluster of " + std::to_string(g.cluster.x) + " CTAs of " +
+                                                    std::to_string(g.dynamic_smem) + " bytes of shared memory fits this GPU");
+    fit = static_cast<std::uint32_t>(clusters) * g.cluster.x;
+  } else {
+    int per_sm = 0;
+    TL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, static_cast<int>(g.block.volume()), g.dynamic_smem),
+            what + ": counting the blocks that fit at once");
+    if (per_sm <= 0) return {};  // the launch itself will say why
+    fit = static_cast<std::uint32_t>(per_sm * std::max(sm_count, 1));
+  }
+  if (fit < g.grid.x) {
+    log::debug(what, ": persistent grid ", g.grid.x, " -> ", fit, " CTAs (what runs at once)");
+    g.grid.x = fit;
+  } else {
+    log::debug(what, ": persistent grid ", g.grid.x, " CTAs fits (", fit, " run at once)");
+  }
+  return {};
+}
+
+// Catches a spec that does not match the kernel's signature before it runs with garbage parameters. Only the
+// parameters the launch passes are probed: a probe past the last one would fail, and every failed call shows up as
+// an error under compute-sanitizer. A kernel taking more parameters than passed is caught on the host, from its PTX
+// (to_launch_spec).
+Status check_params(cudaKernel_t k, const LaunchSpec& spec) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n < spec.args.size(); ++n) {
+    std::size_t offset = 0, size = 0;
+    if (cudaFuncGetParamInfo(reinterpret_cast<const void*>(k), n, &offset, &size) != cudaSuccess) {
+      cudaGetLastError();  // not sticky
+      if (n == 0) return {};  // no parameter information at all: nothing to compare (the PTX check stands)
+      break;                  // the kernel takes only n parameters: reported below
+    }
+    sizes.push_back(size);
+  }
+  return check_param_sizes(spec.kernel, spec.args, sizes);
+}
+
+}  // namespace
+
+Result<ReadyKernel> ready_kernel(cudaLibrary_t lib, const std::string& name, const LaunchSpec& spec,
+                                 const DeviceInfo& info, const std::string& what) {
+  auto kernel = get_kernel(lib, name);
+  if (!kernel) return kernel.status().with_context(what);
+  ReadyKernel r;
+  r.kernel = *kernel;
+  const void* fn = reinterpret_cast<const void*>(r.kernel);
+  cudaFuncAttributes& fa = r.attributes;
+  TL_CUDA(cudaFuncGetAttributes(&fa, fn), what + ": reading the kernel's attributes");
+  LaunchGeometry& g = r.geometry = spec.geometry;
+  if (g.block.volume() > static_cast<std::uint64_t>(fa.maxThreadsPerBlock))
+    return make_error(ErrorCode::unsupported, what + ": a block of " + std::to_string(g.block.volume()) +
+                                                  " threads exceeds the kernel's limit of " +
+                                                  std::to_string(fa.maxThreadsPerBlock) + " (registers: " +
+                                                  std::to_string(fa.numRegs) + " per thread)");
+  std::uint64_t smem = std::uint64_t{g.dynamic_smem} + fa.sharedSizeBytes;
+  if (smem > static_cast<std::uint64_t>(info.smem_per_block_optin))
+    return make_error(ErrorCode::unsupported, what + ": " + std::to_string(smem) + " bytes of shared memory exceed this "
+                                                  "GPU's " + std::to_string(info.smem_per_block_optin) + " per block");
+  if (g.grid.x % g.cluster.x || g.grid.y % g.cluster.y || g.grid.z % g.cluster.z)
+    return make_error(ErrorCode::invalid_argument, what + ": the grid is not a multiple of the cluster shape");
+  TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(g.dynamic_smem)),
+          what + ": allowing " + std::to_string(g.dynamic_smem) + " bytes of dynamic shared memory");
+  if (g.cluster.volume() > 8)
+    TL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+            what + ": allowing a cluster of " + std::to_string(g.cluster.volume()));
+  TL_RETURN_IF_ERROR(fit_persistent_grid(fn, g, info.sm_count, what));
+  TL_RETURN_IF_ERROR(check_params(r.kernel, spec));
+  return r;
+}
+
+std::vector<void*> KernelParams::pointers() {
+  std::vector<void*> p;
+  for (Slot& s : slots) p.push_back(s.bytes);
+  return p;
+}
+
+Result<KernelParams> pack_params(const LaunchSpec& spec, const std::vector<void*>& ptrs, const std::string& what) {
+  KernelParams params;
+  params.slots.resize(spec.args.size());
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    const KernelArg& a = spec.args[i];
+    unsigned char* p = params.slots[i].bytes;
+    std::memset(p, 0, sizeof(KernelParams::Slot));
+    switch (a.kind) {
+      case KernelArg::Kind::buffer: std::memcpy(p, &ptrs[static_cast<std::size_t>(a.buffer)], 8); break;
+      case KernelArg::Kind::i32: {
+        auto v = static_cast<std::int32_t>(a.i);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case KernelArg::Kind::u32: {
+        auto v = static_cast<std::uint32_t>(a.i);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case KernelArg::Kind::i64:
+      case KernelArg::Kind::u64: std::memcpy(p, &a.i, 8); break;
+      case KernelArg::Kind::f32: {
+        auto v = static_cast<float>(a.f);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case KernelArg::Kind::f64: std::memcpy(p, &a.f, 8); break;
+      case KernelArg::Kind::tensor_map: {
+        auto b = static_cast<std::size_t>(a.tensor_map.buffer);
+        auto map = encode_tensor_map(a.tensor_map, spec.buffers[b].dtype, ptrs[b]);
+        if (!map) return map.status().with_context(what);
+        std::memcpy(p, map->data(), 128);
+        break;
+      }
+    }
+  }
+  return params;
+}
 
 Status flush_l2() {
   DeviceState& s = state();

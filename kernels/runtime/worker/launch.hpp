@@ -193,6 +193,29 @@ using SweepItemFn = std::function<void(std::size_t index, Result<LaunchResult> r
 Status run_sweep(WorkerClient& worker, const std::vector<LaunchSpec>& specs, const SweepItemFn& on_item,
                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
+// --- in this process, on the caller's buffers and stream (the Python direct call) ------------------------------
+
+// A kernel of a LaunchSpec loaded into this process for launches over device buffers the caller owns: no worker,
+// no fill, poison, check or timing. A fault in it poisons this process's CUDA context (the caller's own).
+class InProcessKernel {
+ public:
+  // Loads spec.image on device `device` (this process's CUDA runtime selects it) and readies the kernel as the worker
+  // does (block, shared memory, persistent grid, parameter sizes). Errors: no_device, unsupported, cuda, not_found.
+  static Result<InProcessKernel> load(LaunchSpec spec, int device);
+  // One asynchronous launch on `stream` (a cudaStream_t; 0: the legacy default stream) with the device addresses
+  // `ptrs` of spec.buffers, in order (16-byte aligned where a tensor map covers them).
+  Status launch(const std::vector<void*>& ptrs, void* stream) const;
+  const LaunchSpec& spec() const { return m_spec; }
+  const LaunchGeometry& geometry() const { return m_geometry; }  // the spec's, a persistent grid fitted
+  int device() const { return m_device; }
+
+ private:
+  LaunchSpec m_spec;
+  void* m_kernel = nullptr;  // cudaKernel_t
+  LaunchGeometry m_geometry;
+  int m_device = 0;
+};
+
 // The bytes an input buffer held when the kernel ran (the same seeded fill as the device's).
 Blob host_input(const BufferSpec& spec);
 
