@@ -58,6 +58,7 @@ struct GemmFp8Config {
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int chunks() const { return block_N / wgmma_N; }          // wgmma chains per k block
+  TL_HOST_DEVICE static constexpr int in_bytes() { return 1; }                         // e4m3 A and B
 };
 
 // Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
@@ -99,17 +100,17 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int scale_block = 128;  // K (and, for B, N) elements one block scale covers
 };
 
-// The plan of the K-major Hopper main loop (gemm.fp8's, and gemm.grouped's for e4m3 and bf16): `c` is a config with
-// gemm.fp8's fields, `in_bytes` the size of A's and B's elements (1: e4m3, 2: bf16), whose block_K fill one 128-byte
-// swizzle row.
+// The plan of the K-major Hopper main loop (gemm_kmajor.cuh: gemm.fp8's, and gemm.grouped's for e4m3 and bf16): `c`
+// is a config with gemm.fp8's fields; c.in_bytes() is the size of A's and B's elements (1: e4m3, 2: bf16), block_K of
+// which fill one 128-byte swizzle row.
 template <class Config>
-TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c, int in_bytes) {
+TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   GemmFp8Plan p;
   static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
   // The wgmma D fragment does not depend on k: m64nNk32's (e4m3) is m64nNk16's.
   p.acc = wgmma_m64nNk32_d(c.block_N);
   p.chunk = wgmma_m64nNk32_d(c.wgmma_N);
-  p.in_bytes = in_bytes;
+  p.in_bytes = c.in_bytes();
   p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
   p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K);
 
@@ -139,7 +140,7 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c, int in_by
   return p;
 }
 
-TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) { return make_kmajor_plan(c, 1); }
+TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) { return make_kmajor_plan(c); }
 
 #if !TL_DEVICE_CODE
 
