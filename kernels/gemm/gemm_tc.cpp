@@ -840,6 +840,7 @@ KernelSpec gemm_fp8_spec() {
     const auto [sa, sb] = fp8_scale_shapes(p);
     std::vector<ArgSpec> args = {ArgSpec::tensor("A", DType::e4m3, {M, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
                                  ArgSpec::tensor("B", DType::e4m3, {N, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2})};
+    args[0].is_param = args[1].is_param = false;
     for (auto& a : kmajor_maps_and_scales(plan, tma_store_on(p, c), sa, sb)) args.push_back(std::move(a));
     args.push_back(ArgSpec::tensor("C", out_type(p), {M, N}, ArgRole::out));
     for (auto& s : sizes(p)) args.push_back(std::move(s));
@@ -889,11 +890,12 @@ gemm_detail::Fp8Scaling grouped_scaling(const Values& p) {
 
 // The groups' rows, from the problem: M each, or with `uneven` drawn per group (a fixed seed: the same groups on
 // every machine) in [0, 2M] (contiguous: mean M) or [0, M] (masked); the `empty` groups, spread evenly (g is one when
-// floor((g + 1) empty / G) > floor(g empty / G)), have none.
+// floor((g + 1) empty / G) > floor(g empty / G)), have none. Rows of A and C that are no group's: masked, those past
+// masked_m; contiguous, one row when every group is empty (a launch with nothing to do still has tensors).
 struct GroupedRows {
   std::vector<std::int32_t> rows;     // M_g, or masked_m[g]
   std::vector<std::int32_t> offsets;  // contiguous: the G + 1 starts (the kernel's `offsets`); masked: none
-  std::int64_t total = 0;             // rows of A and C: contiguous, their sum; masked, G M
+  std::int64_t total = 0;             // rows of A and C: contiguous, their sum (at least 1); masked, G M
   std::int64_t valid = 0;             // rows computed: the sum of rows
   std::int64_t groups_with_rows = 0;
 };
@@ -915,7 +917,7 @@ GroupedRows grouped_rows(const Values& p) {
   } else {
     g.offsets.push_back(0);
     for (auto m : g.rows) g.offsets.push_back(g.offsets.back() + m);
-    g.total = g.valid;
+    g.total = std::max<std::int64_t>(g.valid, 1);
   }
   return g;
 }
@@ -972,9 +974,6 @@ Status check_grouped(const Values& p, const Values& c, const DeviceLimits& limit
   if (p.integer("empty") > p.integer("G"))
     return refuse("empty=" + p.text("empty") + " is more than the G=" + p.text("G") + " groups: use empty <= G");
   const GroupedRows rows = grouped_rows(p);
-  if (!grouped_masked(p) && rows.valid == 0)
-    return refuse("layout=contiguous with every group empty has no rows (A and C would hold nothing): use empty < G, "
-                  "or layout=masked (a slot of M rows per group) for a launch where every row is masked");
   const std::string scaling = p.text("scaling");
   if (!e4m3 && scaling != "auto" && scaling != "none")
     return refuse("scaling=" + scaling + " scales e4m3 inputs; dtype=bf16 has none: set scaling=none (or auto), or "
@@ -992,8 +991,9 @@ Status check_grouped(const Values& p, const Values& c, const DeviceLimits& limit
   return check_smem(grouped_smem_bytes(cfg, static_cast<int>(p.integer("G"))), limits, what, fix);
 }
 
-// float64 per entry: its group's B rows and scales (kmajor_entry). A masked row past masked_m[g] keeps what C held
-// before the launch (C is an inout tensor there, filled at random): the kernel must leave it alone.
+// float64 per entry: its group's B rows and scales (kmajor_entry). A row of no group (masked past masked_m[g], or
+// the one row of a contiguous launch whose groups are all empty) keeps what C held before the launch (C is an inout
+// tensor there, filled at random): the kernel must leave it alone.
 Result<std::vector<double>> grouped_reference(const Values& p, const ReferenceInputs& in, const std::string&,
                                               const std::vector<std::int64_t>& idx) {
   const GroupedRows g = grouped_rows(p);
@@ -1007,7 +1007,7 @@ Result<std::vector<double>> grouped_reference(const Values& p, const ReferenceIn
     // Contiguous: the last group starting at or before r (empty groups start where the next one does).
     const std::int64_t grp = masked ? r / M
                                     : std::upper_bound(g.offsets.begin(), g.offsets.end(), r) - g.offsets.begin() - 1;
-    if (masked && r % M >= g.rows[static_cast<std::size_t>(grp)]) {
+    if (masked ? r % M >= g.rows[static_cast<std::size_t>(grp)] : r >= g.offsets.back()) {
       out.push_back(in.tensor("C").at(i));
       continue;
     }
@@ -1017,8 +1017,9 @@ Result<std::vector<double>> grouped_reference(const Values& p, const ReferenceIn
 }
 
 // Problems of `tilelab test` (the runner adds each dtype; those with scales only run for e4m3): group sizes that are
-// no tile multiple (uneven), empty groups, one group, every row masked, both layouts, both outputs, N with and without
-// 16-byte rows (the TMA-store epilogue on and off), K with a partial last k block (144, 272 for e4m3's 128).
+// no tile multiple (uneven), empty groups, one group, every row masked (and, --full, every group empty), both
+// layouts, both outputs, N with and without 16-byte rows (the TMA-store epilogue on and off), K with a partial last k
+// block (144, 272 for e4m3's 128).
 std::vector<std::map<std::string, std::string>> gemm_grouped_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto group = [](const char* g, const char* m, const char* n, const char* k, KV extra = {}) {
@@ -1038,7 +1039,8 @@ std::vector<std::map<std::string, std::string>> gemm_grouped_test_problems(bool 
              {group("64", "128", "256", "128", {{"uneven", "true"}, {"empty", "8"}}),
               group("16", "300", "1000", "272", {{"uneven", "true"}}),
               group("8", "333", "520", "1008", {{"layout", "masked"}, {"uneven", "true"}, {"out_dtype", "f32"}}),
-              group("2", "1", "8", "16"), group("3", "150", "300", "272", {{"uneven", "true"}, {"scaling", "tensor"}}),
+              group("2", "1", "8", "16"), group("3", "50", "64", "64", {{"empty", "3"}}),
+              group("3", "150", "300", "272", {{"uneven", "true"}, {"scaling", "tensor"}}),
               group("4", "96", "264", "208", {{"layout", "masked"}, {"scaling", "row"}, {"out_dtype", "f32"}}),
               // More tiles than a persistent grid has CTAs: each CTA walks several, across groups.
               group("12", "700", "2312", "208", {{"uneven", "true"}, {"empty", "3"}})});
@@ -1127,8 +1129,8 @@ KernelSpec gemm_grouped_spec() {
   // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, C, group_rows, row_tiles, groups, M_max, N, K,
   // row_tile_count). A is [rows, K] (contiguous) or [G, M, K] (masked), B [G, N, K], C like A with N columns; the
   // tensor maps see them as 2-D, [rows, K], [G N, K] and [rows, N]. group_rows is `offsets` (contiguous, G + 1 starts)
-  // or `masked_m` (G counts); row_tiles the host schedule's list (device schedule: one unread entry). Masked, C is
-  // an inout tensor filled at random: the rows past masked_m must keep it.
+  // or `masked_m` (G counts); row_tiles the host schedule's list (device schedule: one unread entry). Where C has rows
+  // of no group, it is an inout tensor filled at random: those rows must keep it.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto G = p.integer("G"), M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
     const GemmGroupedConfig cfg = grouped_config(p, c);
@@ -1147,8 +1149,8 @@ KernelSpec gemm_grouped_spec() {
     ArgSpec b = ArgSpec::tensor("B", in, {G, N, K}, ArgRole::in, fill_b);
     a.is_param = b.is_param = false;
     const DType out = out_type(p);
-    ArgSpec cc = masked ? ArgSpec::tensor("C", out, shape(N), ArgRole::inout, {.lo = -1, .hi = 1, .seed = 5})
-                        : ArgSpec::tensor("C", out, shape(N), ArgRole::out);
+    ArgSpec cc = masked || g.valid == 0 ? ArgSpec::tensor("C", out, shape(N), ArgRole::inout, {.lo = -1, .hi = 1, .seed = 5})
+                                        : ArgSpec::tensor("C", out, shape(N), ArgRole::out);
     const auto [sa, sb] = grouped_scale_shapes(p, g.total);
     std::vector<ArgSpec> args = {a, b};
     for (ArgSpec& x : kmajor_maps_and_scales(make_plan(cfg), cfg.tma_store, sa, sb)) {
