@@ -115,9 +115,9 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   // columns, of rows that start a swizzle atom: there the layouts are linear (the plan tests check it), so the
   // descriptors' start addresses step by these strides.
   constexpr unsigned A_WG = P.in_bytes * P.smem_A(WG_M, 0);
-  constexpr unsigned A_K32 = P.in_bytes * P.smem_A(0, WG_K);
+  constexpr unsigned A_KSTEP = P.in_bytes * P.smem_A(0, WG_K);
   constexpr unsigned B_CHAIN = P.in_bytes * P.smem_B(WN, 0);
-  constexpr unsigned B_K32 = P.in_bytes * P.smem_B(0, WG_K);
+  constexpr unsigned B_KSTEP = P.in_bytes * P.smem_B(0, WG_K);
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<P.align>(smem_raw);
@@ -207,8 +207,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
     int it = 0;
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
-      const KMajorTile tile = tiles.at(t);
-      const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
 #pragma unroll
       for (int i = 0; i < NV; ++i) acc[i] = 0.f;
       int prev_stage = -1;
@@ -240,8 +238,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da = smem_desc_sw128(a_at + kk * A_K32, P.a_lbo, P.a_sbo);
-              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_K32, P.b_lbo, P.b_sbo);
+              const unsigned long long da = smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
+              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
               if (kk == 0) {
                 kmajor_wgmma<CFG, 0>(part, da, db);
               } else {
@@ -287,8 +285,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           for (int j = 0; j < CHUNKS; ++j)
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da = smem_desc_sw128(a_at + kk * A_K32, P.a_lbo, P.a_sbo);
-              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_K32, P.b_lbo, P.b_sbo);
+              const unsigned long long da = smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
+              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
               kmajor_wgmma<CFG, 1>(acc + NP * j, da, db);
             }
           wgmma_commit();
@@ -311,6 +309,10 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           if (tid == 0) mbar_arrive(empty_bar(prev_stage));
         }
       }
+      // Where the tile lies, found after the main loop that does not need it: nothing of it stays live across the
+      // loop, where the promoting consumers' registers are scarce.
+      const KMajorTile tile = tiles.at(t);
+      const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
       // Tensor and row scales: C = acc * scale_A[row] * scale_B[col] (one of each for tensor).
       if constexpr (SCALING == kScaleTensor) {
