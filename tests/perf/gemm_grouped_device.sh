@@ -14,25 +14,25 @@ mkdir -p $TILELAB_CACHE_DIR && tar xJf $D/cache.tar.xz -C $TILELAB_CACHE_DIR
 T=$D/tilelab
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 t0=$(date +%s)
-timeout 120 $T test --kernel gemm.grouped --timeout 5 --junit $OUT/test_quick.xml > $OUT/test_quick.txt 2>&1
+timeout 100 $T test --kernel gemm.grouped --timeout 5 --junit $OUT/test_quick.xml > $OUT/test_quick.txt 2>&1
 rc=$?
 echo "quick rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E 'passed, ' $OUT/test_quick.txt)"
 grep -E " FAIL " $OUT/test_quick.txt | head -8 | cut -c1-300
 if [ "${BENCH:-1}" = 1 ]; then
   t1=$(date +%s)
-  PYTHONUNBUFFERED=1 timeout 90 python3 $D/grouped_torch.py > $OUT/torch.txt 2>&1
+  PYTHONUNBUFFERED=1 timeout 80 python3 $D/grouped_torch.py > $OUT/torch.txt 2>&1
   echo "torch rc=$? $(( $(date +%s) - t1 ))s"
   t2=$(date +%s)
-  OUT=$OUT timeout 200 $T run --launch-timeout 10 --allow-write $OUT $D/gemm_grouped.lua > $OUT/bench.txt 2>&1
+  OUT=$OUT timeout 180 $T run --launch-timeout 10 --allow-write $OUT $D/gemm_grouped.lua > $OUT/bench.txt 2>&1
   echo "bench rc=$? $(( $(date +%s) - t2 ))s"
 fi
 if [ "${FULL:-1}" = 1 ] && [ $rc = 0 ]; then
   t3=$(date +%s)
-  timeout 200 $T test --kernel gemm.grouped --full --timeout 5 --junit $OUT/test_full.xml > $OUT/test_full.txt 2>&1
+  timeout 180 $T test --kernel gemm.grouped --full --timeout 5 --junit $OUT/test_full.xml > $OUT/test_full.txt 2>&1
   echo "full rc=$? $(( $(date +%s) - t3 ))s: $(grep -E 'passed, ' $OUT/test_full.txt)"
   grep -E " FAIL " $OUT/test_full.txt | head -8 | cut -c1-300
   # The probe build: a recorded timeline (its region statistics) at the G 32 anchor.
-  timeout 40 $T timeline gemm.grouped --problem G=32,M=512 --out $OUT/timeline.json --stats > $OUT/timeline.txt 2>&1
+  timeout 30 $T timeline gemm.grouped --problem G=32,M=512 --out $OUT/timeline.json --stats > $OUT/timeline.txt 2>&1
   echo "timeline rc=$?"; grep -vE "^ *$" $OUT/timeline.txt | head -14 | cut -c1-120
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
