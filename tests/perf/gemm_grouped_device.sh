@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # gemm.grouped on the H100, one device run: the quick correctness matrix, torch._grouped_mm at issue 21's anchor
-# shapes, the timings (gemm_grouped.lua, one worker), then the --full matrix and a recorded timeline; a short table at
-# the end. A self-contained bundle DIR (the device runs the session's checkout, so everything travels in DIR):
+# shapes, the timings (gemm_grouped.lua, one worker), torch again, then the --full matrix and a recorded timeline; a
+# short table at the end. A self-contained bundle DIR (the device runs the session's checkout, so everything travels in DIR):
 #   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_grouped.lua,grouped_torch.py,
 #   torch_baselines.py,gemm_grouped_device.sh} DIR
 #   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU: tilelab test --kernel
 #   gemm.grouped --full; GEMM_COMPILE_ONLY=1 tilelab run tests/perf/gemm_grouped.lua)
 # then on the device: bash DIR/gemm_grouped_device.sh. FULL=0 skips the --full matrix and the timeline, BENCH=0 the
-# timings; GEMM_CASES passes through to gemm_grouped.lua.
+# timings; GEMM_SET, GEMM_ROUNDS and GEMM_CASES pass through to gemm_grouped.lua. torch runs before and after it.
 D=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$D/lib TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_grouped TILELAB_DB=/tmp/tl_grouped.db
 mkdir -p $TILELAB_CACHE_DIR && tar xJf $D/cache.tar.xz -C $TILELAB_CACHE_DIR
@@ -25,6 +25,7 @@ if [ "${BENCH:-1}" = 1 ]; then
   t2=$(date +%s)
   OUT=$OUT timeout 180 $T run --launch-timeout 10 --allow-write $OUT $D/gemm_grouped.lua > $OUT/bench.txt 2>&1
   echo "bench rc=$? $(( $(date +%s) - t2 ))s"
+  PYTHONUNBUFFERED=1 timeout 80 python3 $D/grouped_torch.py >> $OUT/torch.txt 2>&1
 fi
 if [ "${FULL:-1}" = 1 ] && [ $rc = 0 ]; then
   t3=$(date +%s)
