@@ -21,6 +21,7 @@ for _, a in ipairs(anchors) do
     add({G = a.G, M = a.M}, {schedule = "host"})
     add({G = a.G, M = a.M}, {panel = 8})
     add({G = a.G, M = a.M}, {raster = "n"})
+    add({G = a.G, M = a.M}, {num_stages = 4, tma_store = "false"})
     add({G = a.G, M = a.M, dtype = "e4m3", scaling = "row"}, {})
     add({G = a.G, M = a.M, dtype = "e4m3"}, {})
   else
