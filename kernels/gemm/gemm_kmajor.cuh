@@ -207,6 +207,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
     int it = 0;
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
+      const KMajorTile tile = tiles.at(t);
+      const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
 #pragma unroll
       for (int i = 0; i < NV; ++i) acc[i] = 0.f;
       int prev_stage = -1;
@@ -309,10 +311,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           if (tid == 0) mbar_arrive(empty_bar(prev_stage));
         }
       }
-      // Where the tile lies, found after the main loop that does not need it: nothing of it stays live across the
-      // loop, where the promoting consumers' registers are scarce.
-      const KMajorTile tile = tiles.at(t);
-      const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
       // Tensor and row scales: C = acc * scale_A[row] * scale_B[col] (one of each for tensor).
       if constexpr (SCALING == kScaleTensor) {
