@@ -21,7 +21,7 @@ struct GemmGroupedConfig {
   int block_K = 64;    // one 128-byte swizzle row per tile row: 64 bf16 or 128 e4m3 (also the block scales' k block)
   int wgmma_N = 256;   // columns of one wgmma chain: block_N for bf16; e4m3 may promote narrower chains
   int num_stages = 3;  // TMA pipeline depth
-  int panel = 16;      // grouped raster over (row tile, column tile): row tiles (columns) walked together
+  int panel = 8;       // grouped raster over (row tile, column tile): row tiles (columns) walked together
   bool raster_n = false;
   bool tma_store = true;    // the epilogue stages C in shared memory and stores whole 64-row tiles with TMA
   bool fast_accum = false;  // e4m3: wgmma accumulates all of K itself (no promotion)

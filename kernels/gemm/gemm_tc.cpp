@@ -1065,7 +1065,12 @@ KernelSpec gemm_grouped_spec() {
                                  "e4m3: columns of one wgmma chain, each promoted on its own (bf16: block_N, one "
                                  "chain accumulating in place)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 bytes of k per stage)")}};
-  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  // Panels of 8 row tiles: at the anchors (N 4096, K 7168) 4% faster than 16 at G 32 x 512 rows and 3% at G 64 x 128,
+  // 0.4% slower at G 8 x 2048 (docs/perf.md).
+  for (ParamSpec& p : hopper_schedule_params()) {
+    if (p.name == "panel") p = ParamSpec::one_of("panel", 8, {1, 2, 4, 8, 16, 32}, p.help);
+    k.config.params.push_back(std::move(p));
+  }
   k.config.params.push_back(ParamSpec::boolean(
       "fast_accum", false, "e4m3: no promotion, the tensor cores accumulate all of K (not with block scales)"));
   k.config.params.push_back(ParamSpec::enumeration(

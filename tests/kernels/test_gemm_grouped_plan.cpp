@@ -235,7 +235,7 @@ TEST(GemmGroupedSpec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"block_N", "128"}}},
       {{{"dtype", "e4m3"}}, {{"wgmma_N", "64"}}},
       {{}, {{"num_stages", "2"}}},
-      {{}, {{"panel", "8"}}},
+      {{}, {{"panel", "16"}}},
       {{}, {{"raster", "n"}}},
       {{}, {{"tma_store", "false"}}},
       {{{"dtype", "e4m3"}, {"scaling", "row"}}, {{"fast_accum", "true"}}},
@@ -247,7 +247,7 @@ TEST(GemmGroupedSpec, EveryFieldReachesTheNameAndTheCacheKey) {
   test::expect_distinct_names_and_keys(grouped_spec(), variants);
   EXPECT_EQ(instance({}).name_expression,
             "tl::gemm_grouped<tl::GemmGroupedConfig{.block_M = 128, .block_N = 256, .block_K = 64, .wgmma_N = 256, "
-            ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
+            ".num_stages = 3, .panel = 8, .raster_n = false, .tma_store = true, .fast_accum = false, "
             ".scaling = tl::gemm_detail::kScaleNone, .out_dtype = tl::gemm_detail::kOutBf16, .e4m3 = false, "
             ".masked = false, .host_schedule = false}>");
   JitOptions opt;
