@@ -25,14 +25,14 @@ for _, a in ipairs(anchors) do
     add({G = a.G, M = a.M, dtype = "e4m3", scaling = "row"}, {})
     add({G = a.G, M = a.M, dtype = "e4m3"}, {})
   else
-    -- bf16 contiguous: the device schedule (default) and the host's list; 128-column tiles where the grid is short.
+    -- bf16 contiguous: the device schedule (default) and the host's list.
     add({G = a.G, M = a.M}, {})
     add({G = a.G, M = a.M}, {schedule = "host"})
-    add({G = a.G, M = a.M}, {block_N = 128})
     -- Uneven groups (M_g in [0, 2M], mean M) and the masked layout (masked_m[g] = M of a slot of M).
     add({G = a.G, M = a.M, uneven = true}, {})
     add({G = a.G, M = a.M, layout = "masked"}, {})
-    -- e4m3 with DeepSeek-V3's block scales (DeepGEMM's grouped GEMM).
+    -- e4m3 with row scales (torch._scaled_grouped_mm's) and DeepSeek-V3's block scales (DeepGEMM's grouped GEMM).
+    add({G = a.G, M = a.M, dtype = "e4m3", scaling = "row"}, {})
     add({G = a.G, M = a.M, dtype = "e4m3"}, {})
   end
 end
