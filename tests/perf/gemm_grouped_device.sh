@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gemm.grouped on the H100, one device run: the quick correctness matrix, torch._grouped_mm at issue 21's anchor
 # shapes, the timings (gemm_grouped.lua, one worker), torch again, then the --full matrix and a recorded timeline; a
-# short table at the end. A self-contained bundle DIR (the device runs the session's checkout, so everything travels in DIR):
+# short table at the end. A self-contained bundle DIR (the device runs the session's checkout, so everything travels
+# in DIR):
 #   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_grouped.lua,grouped_torch.py,
 #   torch_baselines.py,gemm_grouped_device.sh} DIR
 #   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU: tilelab test --kernel
