@@ -3,311 +3,42 @@
 //
 // C[M,N] = (scale_A A[M,K]) · (scale_B B[N,K])^T: A row-major (K-major), B stored N x K (K-major, what FP8 wgmma
 // and cuBLASLt's FP8 GEMM require), C row-major bf16 or f32. The one template parameter is the config
-// (gemm_fp8_plan.hpp); the plan made from it holds every layout, offset and byte count the kernel uses.
-//
-// Threads: (consumers + 1) warpgroups of 128 threads. Warpgroup 0 is the producer: one elected thread issues the
-// TMA loads of each k block (block_K = 128: one 128-byte swizzle row per tile row) into the next free stage.
-// Warpgroups 1..consumers are the consumers: consumer c owns rows [64 c, 64 c + 64) of the tile and all block_N
-// columns. The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order.
-//
-// Two-level accumulation (DeepSeek-V3 / DeepGEMM): the tensor cores add e4m3 products in limited precision, so a
-// consumer lets wgmma sum one k block only (4 x k32) into `part` (scale_d = 0 on the first, a fresh sum), waits for
-// it, and adds it into its f32 accumulator `acc` with plain FMAs — times the block scales scale_A[row, kb] *
-// scale_B[n block, kb] in block scaling, as they change from k block to k block. Per k block it runs block_N /
-// wgmma_N such chains one after another, each over wgmma_N columns: part holds wgmma_N / 2 registers, not block_N
-// / 2 (256-column tiles fit the register budget with 128-column chains). While one consumer promotes, the other's
-// chain keeps the tensor cores busy. fast_accum: no promotion; wgmma accumulates all of K into acc (one k block of
-// wgmma in flight, as gemm.wgmma). Tensor and row scales multiply acc in the epilogue (they do not change with k).
-//
-// Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
-//   [num_stages x A tile: smem_A, block_M rows x 128 e4m3, 128 B per row, TMA SWIZZLE_128B]
-//   [num_stages x B tile: smem_B, block_N rows x 128 e4m3, likewise]
-//   [tma_store: consumers x C staging tile smem_C, 64 rows x block_N (gemm_store.cuh)]
-//   [block scaling: num_stages x scale slot, block_M f32 of scale_A, then 1 or 2 f32 of scale_B, 16-byte padded]
-//   [num_stages full barriers][num_stages empty barriers]
-// The wgmma descriptors start at the plan's layouts at (row, k) = (64 c, 32 kk) for A and (wgmma_N j, 32 kk) for
-// chain j of B: rows that start a swizzle atom, where the offset is the unswizzled one the descriptor wants.
-//
-// Block scales travel with their k block: the producer warp's 32 lanes copy the tile's block_M scale_A and its one or
-// two scale_B of the stage's k block into the stage's scale slot with 4-byte cp.async, each lane then
-// arriving on the stage's full barrier once its copies have landed (cp.async.mbarrier.arrive), so the consumers wait
-// for one barrier and read their scales from shared memory. (Read by the consumers from global memory instead, one
-// k block ahead, they cost block scaling 15% against row scaling on the H100: a load in flight holds up the next
-// wgmma's fence.) Rows past M and blocks past N take the last valid ones (their results are never stored).
+// (gemm_fp8_plan.hpp); the plan made from it holds every layout, offset and byte count the kernel uses. The main
+// loop, its threads, shared memory, two-level accumulation and scales are gemm_kmajor.cuh's; the work tiles are the
+// M x N grid's output tiles, walked in a grouped ("panel") raster order so that consecutive tiles reuse the same A
+// rows (raster m) or B columns (raster n) from L2.
 #pragma once
 
 #include "gemm/gemm_fp8_plan.hpp"
-#include "gemm/gemm_store.cuh"
-#include "tile/barrier.cuh"
+#include "gemm/gemm_kmajor.cuh"
 #include "tile/config.hpp"
-#include "tile/cp_async.cuh"
-#include "tile/mbarrier.cuh"
-#include "tile/probe.hpp"
-#include "tile/setmaxnreg.cuh"
-#include "tile/smem.cuh"
-#include "tile/tma.cuh"
-#include "tile/wgmma_ops.cuh"
 #include "tile/work_order.hpp"
 
 namespace tl {
 
-// Timeline regions (TL_PROBE marks; compiled in only with -DTL_TIMELINE=1): GemmFp8Probe, the spec's `probes`.
-// Stage = pipeline stage, aux = pipeline iteration (epilogue: the tile). Warp 0 (the producer warp) marks its
-// empty-barrier waits and TMA issues (with the scale copies); the first warp of each consumer warpgroup, for the
-// whole warpgroup, its full-barrier waits, its k block of wgmma (from the full barrier to the last chain's
-// completion, the promotions of the chains before it included), the promotion of the last chain, its release of
-// the stage, and its epilogues.
+// The work tiles of one M x N GEMM (gemm_kmajor.cuh's tile source): tile t is output tile gemm_raster_tile(t).
+template <auto CFG>
+struct GemmGridTiles {
+  int M, N;
+
+  TL_DEVICE_INLINE static constexpr bool clip_rows() { return false; }  // the tensor maps' bounds are M and N
+  TL_DEVICE_INLINE void prepare(unsigned) {}
+  TL_DEVICE_INLINE int tiles_m() const { return (M + CFG.block_M - 1) / CFG.block_M; }
+  TL_DEVICE_INLINE int tiles_n() const { return (N + CFG.block_N - 1) / CFG.block_N; }
+  TL_DEVICE_INLINE int count() const { return tiles_m() * tiles_n(); }
+  TL_DEVICE_INLINE KMajorTile at(int t) const {
+    const GemmTile tile = gemm_raster_tile(t, tiles_m(), tiles_n(), CFG.panel, CFG.raster_n);
+    return {tile.m * CFG.block_M, M, tile.n * CFG.block_N, tile.n * CFG.block_N, 0};
+  }
+};
+
 template <GemmFp8Config CFG>
 __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_fp8(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
              const __grid_constant__ TmaDescriptor tma_c, const float* __restrict__ scale_A,
              const float* __restrict__ scale_B, void* __restrict__ C, int M, int N, int K) {
-  using namespace wgmma_ops;
-  using namespace gemm_detail;
-  using Probe = GemmFp8Probe;
-  constexpr GemmFp8Plan P = make_plan(CFG);
-  constexpr int BM = CFG.block_M, BN = CFG.block_N, BK = CFG.block_K, STAGES = CFG.num_stages;
-  constexpr int CONSUMERS = CFG.consumers(), WN = CFG.wgmma_N, CHUNKS = CFG.chunks();
-  constexpr bool PROMOTE = !CFG.fast_accum;
-  constexpr Fp8Scaling SCALING = CFG.scaling;
-  constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
-  constexpr int WG_K = 32;            // k of one wgmma (m64nNk32)
-  constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
-  static_assert(BM == WG_M * CONSUMERS, "each consumer warpgroup owns 64 rows");
-  static_assert(BK * P.in_bytes == swizzle_bytes(SmemSwizzle::b128), "one 128-byte swizzle row per tile row");
-  static_assert(BK == P.scale_block, "a stage is one k block of the block scales");
-  static_assert(BN % WN == 0 && NP * CHUNKS == NV, "the chains split the tile's columns");
-  static_assert(SCALING != kScaleBlock || PROMOTE, "block scales change per k block: they need the promotion");
-  static_assert(BN % P.scale_block == 0 || P.scale_block % BN == 0, "a tile meets whole 128-column blocks of B");
-  constexpr unsigned A_BYTES = P.a_stage_bytes;
-  constexpr unsigned B_BYTES = P.b_stage_bytes;
-  // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k32 step moves 32
-  // columns, of rows that start a swizzle atom: there the layouts are linear (the plan tests check it), so the
-  // descriptors' start addresses step by these strides.
-  constexpr unsigned A_WG = P.in_bytes * P.smem_A(WG_M, 0);
-  constexpr unsigned A_K32 = P.in_bytes * P.smem_A(0, WG_K);
-  constexpr unsigned B_CHAIN = P.in_bytes * P.smem_B(WN, 0);
-  constexpr unsigned B_K32 = P.in_bytes * P.smem_B(0, WG_K);
-
-  extern __shared__ unsigned char smem_raw[];
-  const unsigned base = smem_align<P.align>(smem_raw);
-  const unsigned a_base = base + P.a_offset;
-  const unsigned b_base = base + P.b_offset;
-  const unsigned sf_base = base + P.sf_offset;  // block scaling: the stages' scale slots
-  const unsigned c_base = base + P.c_offset;  // tma_store: CONSUMERS x (64 x BN) staging tiles
-  auto full_bar = [&](int s) { return base + P.full_bar_offset + 8u * s; };
-  auto empty_bar = [&](int s) { return base + P.empty_bar_offset + 8u * s; };
-
-  const int wg = threadIdx.x / 128;
-  const int tid = threadIdx.x % 128;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(s), SCALING == kScaleBlock ? 1 + 32 : 1);  // + each producer lane's scale copies
-      mbar_init(empty_bar(s), CONSUMERS);
-    }
-    fence_mbarrier_init();
-    TL_PROBE_BLOCK_BEGIN();
-  }
-  __syncthreads();
-
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  const int tiles = tiles_m * tiles_n;
-  const int k_steps = (K + BK - 1) / BK;  // = the k blocks of the block scales
-  const int n_blocks = (N + P.scale_block - 1) / P.scale_block;
-
-  if (wg == 0) {
-    // Producer warpgroup: give registers to the consumers; its first warp waits on the empty barriers, one elected
-    // lane issues the TMA loads and, with block scales, all 32 lanes copy the stage's scales (a whole warp also so
-    // that the warp-collective probe marks can record it).
-    setmaxnreg_dec<40>();
-    if (tid < 32) {
-      TL_PROBE_WARP_INIT();
-      if (tid == 0) {
-        prefetch_tensormap(&tma_a);
-        prefetch_tensormap(&tma_b);
-      }
-      int it = 0;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const GemmTile tile = gemm_raster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n);
-        for (int k = 0; k < k_steps; ++k, ++it) {
-          const int s = it % STAGES;
-          TL_PROBE_STAMP(t_wait);
-          mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
-          TL_PROBE_STAMP(t_issue);
-          if (tid == 0) {
-            // Boxes past M, N or K are zero-filled by TMA and still count their whole bytes.
-            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
-            tma_load(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tile.m * BM);
-            tma_load(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tile.n * BN);
-          }
-          if constexpr (SCALING == kScaleBlock) {
-            // scale_A [M, k_steps] of the tile's rows, scale_B [n_blocks, k_steps] of its 128-column blocks.
-            const unsigned slot = sf_base + s * P.sf_stage_bytes;
-            for (int r = tid; r < BM; r += 32)
-              cp_async_4(slot + 4 * r, scale_A + static_cast<long long>(min(tile.m * BM + r, M - 1)) * k_steps + k);
-            if (tid < P.sf_b_blocks) {
-              const int nb = min(tile.n * BN / P.scale_block + tid, n_blocks - 1);
-              cp_async_4(slot + 4 * (BM + tid), scale_B + static_cast<long long>(nb) * k_steps + k);
-            }
-            cp_async_mbar_arrive(full_bar(s));
-          }
-          TL_PROBE_STAMP(t_issued);
-          TL_PROBE_BEGIN_AT(Probe::wait_empty, s, it, t_wait);
-          TL_PROBE_END_AT(Probe::wait_empty, s, it, t_issue);
-          TL_PROBE_BEGIN_AT(Probe::tma_issue, s, it, t_issue);
-          TL_PROBE_END_AT(Probe::tma_issue, s, it, t_issued);
-        }
-      }
-      TL_PROBE_FLUSH();
-    }
-  } else {
-    setmaxnreg_inc<232>();
-    const int c = wg - 1;
-    TL_PROBE_WARP_INIT_IF(tid < 32);
-    // Register v holds element P.acc(tid, v) of the consumer's 64 x BN tile: the thread's register 0 plus AT.at[v]
-    // (row half AT.at[v].row / 8, column AT.at[v].col). Chain j's part[i] is acc[NP j + i].
-    constexpr GemmWgmmaAccTable AT = acc_table(P);
-    constexpr int ROW_HALF = AT.at[P.acc_pair].row;  // the second row a thread holds, 8 below its first
-    const TileCoord e0 = P.acc(tid, 0);
-    float acc[NV];
-    float part[PROMOTE ? NP : 1];
-    // Block scales: which of the tile's 128-column blocks of B register v is in.
-    constexpr int NB_TILE = P.sf_b_blocks;
-    auto block_of = [](int v) { return AT.at[v].col / P.scale_block; };
-    int it = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      const GemmTile tile = gemm_raster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n);
-      const int row0 = tile.m * BM + c * WG_M, col0 = tile.n * BN;
-#pragma unroll
-      for (int i = 0; i < NV; ++i) acc[i] = 0.f;
-      int prev_stage = -1;
-#pragma unroll 1
-      for (int k = 0; k < k_steps; ++k, ++it) {
-        const int s = it % STAGES;
-        TL_PROBE_STAMP(t_wait);
-        mbar_wait(full_bar(s), (it / STAGES) & 1);
-        TL_PROBE_STAMP(t_mma);
-        const unsigned a_at = a_base + s * A_BYTES + c * A_WG;
-        const unsigned b_at = b_base + s * B_BYTES;
-        if constexpr (PROMOTE) {
-          // This k block's scale products per row half and block of B, from the stage's scale slot.
-          float scale[2][NB_TILE];
-          if constexpr (SCALING == kScaleBlock) {
-            const unsigned slot = sf_base + s * P.sf_stage_bytes;
-            const float sa[2] = {ld_shared_f32(slot + 4 * (c * WG_M + e0.row)),
-                                 ld_shared_f32(slot + 4 * (c * WG_M + e0.row + ROW_HALF))};
-#pragma unroll
-            for (int b = 0; b < NB_TILE; ++b) {
-              const float sb = ld_shared_f32(slot + 4 * (BM + b));
-              scale[0][b] = sa[0] * sb;
-              scale[1][b] = sa[1] * sb;
-            }
-          }
-          // Chain j: a fresh partial sum of the k block's 4 x k32 over columns [WN j, WN j + WN), then (once it is
-          // complete) added into acc.
-          auto chain = [&](int j) {
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da = smem_desc_sw128(a_at + kk * A_K32, P.a_lbo, P.a_sbo);
-              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_K32, P.b_lbo, P.b_sbo);
-              if (kk == 0) {
-                WgmmaSSE4M3<WN>::template run<0>(part, da, db);
-              } else {
-                WgmmaSSE4M3<WN>::run(part, da, db);
-              }
-            }
-            wgmma_commit();
-            wgmma_wait<0>();
-            fence_regs(part);  // the promotion reads part only after the wait
-          };
-          auto promote = [&](int j) {
-#pragma unroll
-            for (int i = 0; i < NP; ++i) {
-              const int v = NP * j + i;
-              if constexpr (SCALING == kScaleBlock) {
-                acc[v] = fmaf(part[i], scale[AT.at[v].row / ROW_HALF][block_of(v)], acc[v]);
-              } else {
-                acc[v] += part[i];
-              }
-            }
-          };
-#pragma unroll
-          for (int j = 0; j < CHUNKS - 1; ++j) {
-            chain(j);
-            promote(j);
-          }
-          chain(CHUNKS - 1);
-          TL_PROBE_STAMP(t_chained);
-          if (tid == 0) mbar_arrive(empty_bar(s));  // every chain has read the stage
-          promote(CHUNKS - 1);
-          TL_PROBE_STAMP(t_done);
-          TL_PROBE_BEGIN_AT(Probe::wait_full, s, it, t_wait);
-          TL_PROBE_END_AT(Probe::wait_full, s, it, t_mma);
-          TL_PROBE_BEGIN_AT(Probe::wgmma, s, it, t_mma);
-          TL_PROBE_END_AT(Probe::wgmma, s, it, t_chained);
-          TL_PROBE_INSTANT_AT(Probe::release, s, it, t_chained);
-          TL_PROBE_BEGIN_AT(Probe::promote, s, it, t_chained);
-          TL_PROBE_END_AT(Probe::promote, s, it, t_done);
-        } else {
-          // Fast accumulation: every chain adds into its columns of acc; one k block of wgmma stays in flight.
-          wgmma_fence();
-#pragma unroll
-          for (int j = 0; j < CHUNKS; ++j)
-#pragma unroll
-            for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da = smem_desc_sw128(a_at + kk * A_K32, P.a_lbo, P.a_sbo);
-              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_K32, P.b_lbo, P.b_sbo);
-              WgmmaSSE4M3<WN>::run(acc + NP * j, da, db);
-            }
-          wgmma_commit();
-          wgmma_wait<1>();  // the k block before this one is done: its stage can be refilled
-          TL_PROBE_STAMP(t_done);
-          if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
-          TL_PROBE_BEGIN_AT(Probe::wait_full, s, it, t_wait);
-          TL_PROBE_END_AT(Probe::wait_full, s, it, t_mma);
-          TL_PROBE_BEGIN_AT(Probe::wgmma, s, it, t_mma);
-          TL_PROBE_END_AT(Probe::wgmma, s, it, t_done);
-          if (prev_stage >= 0) TL_PROBE_INSTANT_AT(Probe::release, prev_stage, it - 1, t_done);
-          prev_stage = s;
-        }
-      }
-      if constexpr (!PROMOTE) {
-        wgmma_wait<0>();
-        fence_regs(acc);
-        if (prev_stage >= 0) {
-          TL_PROBE_INSTANT(Probe::release, prev_stage, it - 1);
-          if (tid == 0) mbar_arrive(empty_bar(prev_stage));
-        }
-      }
-      TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
-      // Tensor and row scales: C = acc * scale_A[row] * scale_B[col] (one of each for tensor).
-      if constexpr (SCALING == kScaleTensor) {
-        const float f = __ldg(scale_A) * __ldg(scale_B);
-#pragma unroll
-        for (int v = 0; v < NV; ++v) acc[v] *= f;
-      } else if constexpr (SCALING == kScaleRow) {
-        const float sa[2] = {__ldg(scale_A + min(row0 + e0.row, M - 1)),
-                             __ldg(scale_A + min(row0 + e0.row + ROW_HALF, M - 1))};
-#pragma unroll
-        for (int v = 0; v < NV; v += P.acc_pair) {
-          const int col = col0 + e0.col + AT.at[v].col;
-          const float sb0 = __ldg(scale_B + min(col, N - 1)), sb1 = __ldg(scale_B + min(col + 1, N - 1));
-          acc[v] *= sa[AT.at[v].row / ROW_HALF] * sb0;
-          acc[v + 1] *= sa[AT.at[v].row / ROW_HALF] * sb1;
-        }
-      }
-      // Rows [row0, row0 + 64) and columns [col0, col0 + BN) of C (gemm_store.cuh).
-      store_acc_tile<CFG>(acc, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid, row0, col0, M, N);
-      TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
-    }
-    if constexpr (CFG.tma_store) {
-      if (tid == 0) tma_store_wait_all();
-    }
-    TL_PROBE_FLUSH();
-    if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
-  }
+  GemmGridTiles<CFG> tiles{M, N};
+  gemm_kmajor_body<CFG>(tiles, tma_a, tma_b, tma_c, scale_A, scale_B, C, N, K);
 }
 
 }  // namespace tl

@@ -23,13 +23,18 @@ namespace gemm_detail {
 //   tensor: one f32 scale per operand (scale_A [1], scale_B [1]), applied in the epilogue;
 //   row:    scale_A [M] per row of A, scale_B [N] per row of B (a column of C), applied in the epilogue;
 //   block:  DeepSeek-V3's: scale_A [M, ceil(K/128)] per row and 128-wide k block, scale_B [ceil(N/128),
-//           ceil(K/128)] per 128 x 128 block of B, applied as each k block's partial sums are promoted.
-enum Fp8Scaling : int { kScaleTensor = 0, kScaleRow = 1, kScaleBlock = 2 };
+//           ceil(K/128)] per 128 x 128 block of B, applied as each k block's partial sums are promoted;
+//   none:   no scales (gemm.grouped's bf16 inputs).
+enum Fp8Scaling : int { kScaleTensor = 0, kScaleRow = 1, kScaleBlock = 2, kScaleNone = 3 };
 
 #if !TL_DEVICE_CODE
 inline const char* fp8_scaling_source(Fp8Scaling s) {
-  return s == kScaleBlock ? "tl::gemm_detail::kScaleBlock"
-                          : s == kScaleRow ? "tl::gemm_detail::kScaleRow" : "tl::gemm_detail::kScaleTensor";
+  switch (s) {
+    case kScaleBlock: return "tl::gemm_detail::kScaleBlock";
+    case kScaleRow: return "tl::gemm_detail::kScaleRow";
+    case kScaleNone: return "tl::gemm_detail::kScaleNone";
+    default: return "tl::gemm_detail::kScaleTensor";
+  }
 }
 #endif
 
@@ -53,6 +58,7 @@ struct GemmFp8Config {
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int chunks() const { return block_N / wgmma_N; }          // wgmma chains per k block
+  TL_HOST_DEVICE static constexpr int in_bytes() { return 1; }                         // e4m3 A and B
 };
 
 // Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
@@ -75,7 +81,7 @@ struct GemmFp8Plan : GemmAccStorePlan {
   // j * wgmma_N / 2 + i (the same place, wgmma_N j columns further).
   Fragment chunk;
 
-  int in_bytes = 1;  // e4m3
+  int in_bytes = 1;  // A and B elements: e4m3 (gemm.grouped: also bf16, 2)
   int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
   int a_stage_bytes = 0, b_stage_bytes = 0;
   // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
@@ -94,12 +100,17 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int scale_block = 128;  // K (and, for B, N) elements one block scale covers
 };
 
-TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) {
+// The plan of the K-major Hopper main loop (gemm_kmajor.cuh: gemm.fp8's, and gemm.grouped's for e4m3 and bf16): `c`
+// is a config with gemm.fp8's fields; c.in_bytes() is the size of A's and B's elements (1: e4m3, 2: bf16), block_K of
+// which fill one 128-byte swizzle row.
+template <class Config>
+TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   GemmFp8Plan p;
   static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
+  // The wgmma D fragment does not depend on k: m64nNk32's (e4m3) is m64nNk16's.
   p.acc = wgmma_m64nNk32_d(c.block_N);
   p.chunk = wgmma_m64nNk32_d(c.wgmma_N);
-  p.in_bytes = 1;
+  p.in_bytes = c.in_bytes();
   p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
   p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K);
 
@@ -128,6 +139,8 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) {
   p.box_B = {span / p.in_bytes, c.block_N};
   return p;
 }
+
+TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) { return make_kmajor_plan(c); }
 
 #if !TL_DEVICE_CODE
 

@@ -1,4 +1,4 @@
-// The Hopper GEMMs' epilogue (gemm.wgmma, gemm.fp8): a consumer warpgroup's f32 wgmma accumulator stored to C.
+// The Hopper GEMMs' epilogue (gemm.wgmma, gemm.fp8, gemm.grouped): a consumer warpgroup's f32 accumulator stored to C.
 #pragma once
 
 #include "gemm/gemm_common.cuh"
@@ -12,69 +12,85 @@
 namespace tl {
 namespace gemm_detail {
 
-// Stores consumer `c`'s accumulator, whose register v holds element P.acc(tid, v) of its 64 x block_N tile, at rows
+// Consumer `c`'s accumulator, whose register v holds element P.acc(tid, v) of its 64 x block_N tile, goes to rows
 // [row0, row0 + 64) and columns [col0, col0 + block_N) of the row-major M x N matrix C of CFG.out_dtype. P is the
 // kernel's plan (make_plan(CFG), a GemmAccStorePlan): the thread's register 0 is at P.acc(tid, 0) and register v
 // AT.at[v] further. The loops go over column blocks j and row halves h; registers v, v + 1 are a column pair.
-//
-// CFG.tma_store: the tile is staged in P.smem_C at shared address `staging` (the consumer's own) and written with
-// bulk tensor stores through `tma_c` that overlap the next tile's main loop (they need 16-byte rows of C: N % 8 == 0
-// for a 16-bit C, N % 4 == 0 for f32). Otherwise each thread stores its pairs directly (any N), dropping what lies
-// past M or N.
+
+// Staged: the tile is staged in P.smem_C at shared address `staging` (the consumer's own) and written with bulk tensor
+// stores through `tma_c` (CFG.tma_store) that overlap the next tile's main loop (they need 16-byte rows of C: N % 8 == 0
+// for a 16-bit C, N % 4 == 0 for f32; they clip at the map's rows and columns).
 template <auto CFG>
-TL_DEVICE_INLINE void store_acc_tile(const float* acc, const TmaDescriptor* tma_c, void* C, unsigned staging, int c,
-                                     int tid, int row0, int col0, int M, int N) {
+TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescriptor* tma_c, unsigned staging, int c,
+                                            int tid, int row0, int col0) {
   constexpr GemmAccStorePlan P = make_plan(CFG);
   constexpr GemmWgmmaAccTable AT = acc_table(P);
   constexpr int NV = P.acc.num_values(), PAIR = P.acc_pair, BLOCK = P.acc_block;
   constexpr OutType C_TYPE = CFG.out_dtype;
   const TileCoord e0 = P.acc(tid, 0);
+  // Staging tile P.smem_C: 16-byte chunks XOR-swizzled by row % 8 exactly as the tensor map's SWIZZLE_128B
+  // expects. 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
+  // bytes per lane, 8 rows x 2 chunks over the 8 chunk positions, two wavefronts for 256 bytes (the minimum).
+  // A register's offset is the thread's joined with the register's: block j's columns are chunk bits the
+  // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
+  // further, so it adds as is.
+  static_assert(AT.staging[PAIR] % P.smem_C.period() == 0, "a row half moves by whole swizzle periods");
+  if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
+  named_barrier_sync(1 + c, 128);
+  const int thread_at = P.smem_C(e0.row, e0.col);
+#pragma unroll
+  for (int j = 0; j < NV / BLOCK; ++j) {
+    const int block_at = P.smem_C.join_disjoint(thread_at, AT.staging[BLOCK * j]);
+#pragma unroll
+    for (int h = 0; h < BLOCK / PAIR; ++h) {
+      const int v = BLOCK * j + PAIR * h;
+      const unsigned addr = staging + P.c_bytes * (block_at + AT.staging[PAIR * h]);
+      if constexpr (C_TYPE == kOutF32) {
+        st_shared_v2_f32(addr, acc[v], acc[v + 1]);
+      } else {
+        st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+      }
+    }
+  }
+  fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
+  named_barrier_sync(1 + c, 128);
+  if (tid == 0) {
+    // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
+    constexpr int BOX_C = P.box_C.inner;
+    constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
+#pragma unroll
+    for (int q = 0; q < CFG.block_N / BOX_C; ++q) tma_store(tma_c, staging + q * SUB_BYTES, col0 + q * BOX_C, row0);
+    tma_store_commit();
+  }
+}
+
+// Direct: each thread stores its pairs (any N), dropping what lies past M or N.
+template <auto CFG>
+TL_DEVICE_INLINE void store_acc_tile_direct(const float* acc, void* C, int tid, int row0, int col0, int M, int N) {
+  constexpr GemmAccStorePlan P = make_plan(CFG);
+  constexpr GemmWgmmaAccTable AT = acc_table(P);
+  constexpr int NV = P.acc.num_values(), PAIR = P.acc_pair, BLOCK = P.acc_block;
+  const TileCoord e0 = P.acc(tid, 0);
+  const int row = row0 + e0.row, col = col0 + e0.col;
+#pragma unroll
+  for (int j = 0; j < NV / BLOCK; ++j) {
+    const int col_j = col + AT.at[BLOCK * j].col;
+#pragma unroll
+    for (int h = 0; h < BLOCK / PAIR; ++h) {
+      const int v = BLOCK * j + PAIR * h;
+      store_acc_pair<CFG.out_dtype>(C, row + AT.at[v].row, col_j, M, N, acc[v], acc[v + 1]);
+    }
+  }
+}
+
+// The epilogue CFG.tma_store chooses.
+template <auto CFG>
+TL_DEVICE_INLINE void store_acc_tile(const float* acc, const TmaDescriptor* tma_c, void* C, unsigned staging, int c,
+                                     int tid, int row0, int col0, int M, int N) {
   if constexpr (CFG.tma_store) {
-    // Staging tile P.smem_C: 16-byte chunks XOR-swizzled by row % 8 exactly as the tensor map's SWIZZLE_128B
-    // expects. 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
-    // bytes per lane, 8 rows x 2 chunks over the 8 chunk positions, two wavefronts for 256 bytes (the minimum).
-    // A register's offset is the thread's joined with the register's: block j's columns are chunk bits the
-    // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
-    // further, so it adds as is.
-    static_assert(AT.staging[PAIR] % P.smem_C.period() == 0, "a row half moves by whole swizzle periods");
-    if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
-    named_barrier_sync(1 + c, 128);
-    const int thread_at = P.smem_C(e0.row, e0.col);
-#pragma unroll
-    for (int j = 0; j < NV / BLOCK; ++j) {
-      const int block_at = P.smem_C.join_disjoint(thread_at, AT.staging[BLOCK * j]);
-#pragma unroll
-      for (int h = 0; h < BLOCK / PAIR; ++h) {
-        const int v = BLOCK * j + PAIR * h;
-        const unsigned addr = staging + P.c_bytes * (block_at + AT.staging[PAIR * h]);
-        if constexpr (C_TYPE == kOutF32) {
-          st_shared_v2_f32(addr, acc[v], acc[v + 1]);
-        } else {
-          st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
-        }
-      }
-    }
-    fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
-    named_barrier_sync(1 + c, 128);
-    if (tid == 0) {
-      // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
-      constexpr int BOX_C = P.box_C.inner;
-      constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
-#pragma unroll
-      for (int q = 0; q < CFG.block_N / BOX_C; ++q) tma_store(tma_c, staging + q * SUB_BYTES, col0 + q * BOX_C, row0);
-      tma_store_commit();
-    }
+    store_acc_tile_staged<CFG>(acc, tma_c, staging, c, tid, row0, col0);
   } else {
-    const int row = row0 + e0.row, col = col0 + e0.col;
-#pragma unroll
-    for (int j = 0; j < NV / BLOCK; ++j) {
-      const int col_j = col + AT.at[BLOCK * j].col;
-#pragma unroll
-      for (int h = 0; h < BLOCK / PAIR; ++h) {
-        const int v = BLOCK * j + PAIR * h;
-        store_acc_pair<C_TYPE>(C, row + AT.at[v].row, col_j, M, N, acc[v], acc[v + 1]);
-      }
-    }
+    store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, M, N);
   }
 }
 

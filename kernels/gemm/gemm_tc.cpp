@@ -1,9 +1,12 @@
 // Host specs of the tensor-core GEMMs gemm.mma (Ampere-style) and gemm.wgmma (Hopper): C = A · op(B), 16-bit inputs;
-// gemm.fp8 (Hopper): C = (scale_A A) · (scale_B B)^T, e4m3 inputs.
+// gemm.fp8 (Hopper): C = (scale_A A) · (scale_B B)^T, e4m3 inputs; gemm.grouped (Hopper): a MoE layer's G such GEMMs,
+// bf16 or e4m3, in one launch.
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "gemm/gemm_fp8_plan.hpp"
+#include "gemm/gemm_grouped_plan.hpp"
 #include "gemm/gemm_mma_plan.hpp"
 #include "gemm/gemm_wgmma_plan.hpp"
 #include "runtime/spec/kernel_spec.hpp"
@@ -609,12 +612,11 @@ std::int64_t fp8_tiles(const Values& p, const Values& c) {
          ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
 }
 
-Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
-  if (p.integer("K") % 16 != 0)
-    return refuse("K=" + p.text("K") + " is not a multiple of 16: TMA copies the e4m3 rows of A and B (1 byte per "
-                  "element) in 16-byte units; pad K to a multiple of 16 (zeros add nothing)");
-  const GemmFp8Config cfg = fp8_config(p, c);
-  if (cfg.block_N % cfg.wgmma_N != 0)
+// The e4m3 main loop's rules (gemm_kmajor.cuh; gemm.fp8 and gemm.grouped's e4m3): chains that split the tile, block
+// scales only with the promotion, accumulators that fit the registers; and the TMA-store epilogue's.
+template <class Config>
+Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
+  if (cfg.in_bytes() == 1 && cfg.block_N % cfg.wgmma_N != 0)
     return refuse("wgmma_N=" + c.text("wgmma_N") + " does not divide block_N=" + c.text("block_N") +
                   ": each k block runs block_N / wgmma_N wgmma chains side by side; use wgmma_N <= block_N");
   if (cfg.fast_accum && cfg.scaling == gemm_detail::kScaleBlock)
@@ -623,45 +625,123 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
                   "or row");
   // A consumer thread holds block_N / 2 accumulators, plus wgmma_N / 2 partial sums when it promotes, in the 232
   // registers setmaxnreg gives it (with ~30 for addresses and scales).
-  const auto regs = cfg.block_N / 2 + (cfg.fast_accum ? 0 : cfg.wgmma_N / 2);
+  const bool promote = cfg.in_bytes() == 1 && !cfg.fast_accum;
+  const auto regs = cfg.block_N / 2 + (promote ? cfg.wgmma_N / 2 : 0);
   if (regs > 200)
     return refuse("block_N=" + c.text("block_N") + " with wgmma_N=" + c.text("wgmma_N") + " holds " +
                   std::to_string(regs) + " accumulator registers per thread (block_N/2 + wgmma_N/2 partial sums), "
                   "more than the 232 a consumer has beside its addresses: use wgmma_N=" +
                   std::to_string(cfg.block_N / 2) + " (chains over half the tile), or fast_accum=true");
-  TL_RETURN_IF_ERROR(check_tma_store(p, c));
-  const GemmFp8Plan plan = make_plan(cfg);
-  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x128 + " + c.text("block_N") +
-                     "x128 e4m3 tiles";
+  return check_tma_store(p, c);
+}
+
+// What the main loop's shared memory holds, for a refusal: the stages and the staging tile.
+template <class Config>
+std::string kmajor_smem_use(const Values& p, const Values& c, const Config& cfg, const GemmFp8Plan& plan) {
+  const std::string k = std::to_string(cfg.block_K), in = cfg.in_bytes() == 1 ? "e4m3" : "bf16";
+  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x" + k + " + " + c.text("block_N") +
+                     "x" + k + " " + in + " tiles";
   if (cfg.tma_store)
     what += " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + p.text("out_dtype") +
             " C staging tile (" + std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
-  return check_smem(plan.bytes, limits, what,
-                    cfg.tma_store ? "lower num_stages or block_N, or set tma_store=false" : "lower num_stages or block_N");
+  return what;
+}
+template <class Config>
+std::string kmajor_smem_fix(const Config& cfg) {
+  return cfg.tma_store ? "lower num_stages or block_N, or set tma_store=false" : "lower num_stages or block_N";
 }
 
-// float64 over the inputs as stored: sum over k of A[r,k] B[c,k] times the scales of (r, c, k's block).
+Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
+  if (p.integer("K") % 16 != 0)
+    return refuse("K=" + p.text("K") + " is not a multiple of 16: TMA copies the e4m3 rows of A and B (1 byte per "
+                  "element) in 16-byte units; pad K to a multiple of 16 (zeros add nothing)");
+  const GemmFp8Config cfg = fp8_config(p, c);
+  TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
+  const GemmFp8Plan plan = make_plan(cfg);
+  return check_smem(plan.bytes, limits, kmajor_smem_use(p, c, cfg, plan), kmajor_smem_fix(cfg));
+}
+
+// One entry of the K-major GEMMs (gemm.fp8, gemm.grouped) in float64 over the inputs as stored: the sum over k of
+// A[a_row, k] B[b_row, k] times the scales of `mode`: per 128-k block scale_A[a_row, kb] scale_B[sb_block, kb]
+// (block), or scale_A[a_row] scale_B[sb_col] (row), or scale_A[0] scale_B[0] (tensor), or none.
+double kmajor_entry(const ReferenceInputs& in, gemm_detail::Fp8Scaling mode, std::int64_t K, std::int64_t a_row,
+                    std::int64_t b_row, std::int64_t sb_block, std::int64_t sb_col) {
+  const HostTensor &A = in.tensor("A"), &B = in.tensor("B");
+  const HostTensor* SA = mode == gemm_detail::kScaleNone ? nullptr : &in.tensor("scale_A");
+  const HostTensor* SB = mode == gemm_detail::kScaleNone ? nullptr : &in.tensor("scale_B");
+  const std::int64_t KB = fp8_blocks(K);
+  double total = 0;
+  for (std::int64_t kb = 0; kb < KB; ++kb) {
+    double s = 0;
+    for (std::int64_t k = kb * 128; k < std::min(K, kb * 128 + 128); ++k) s += A.at(a_row * K + k) * B.at(b_row * K + k);
+    if (mode == gemm_detail::kScaleBlock) s *= SA->at(a_row * KB + kb) * SB->at(sb_block * KB + kb);
+    total += s;
+  }
+  if (mode == gemm_detail::kScaleRow) total *= SA->at(a_row) * SB->at(sb_col);
+  if (mode == gemm_detail::kScaleTensor) total *= SA->at(0) * SB->at(0);
+  return total;
+}
+
 Result<std::vector<double>> fp8_reference(const Values& p, const ReferenceInputs& in, const std::string&,
                                           const std::vector<std::int64_t>& idx) {
-  const HostTensor &A = in.tensor("A"), &B = in.tensor("B"), &SA = in.tensor("scale_A"), &SB = in.tensor("scale_B");
-  const std::int64_t N = p.integer("N"), K = p.integer("K"), KB = fp8_blocks(K);
-  const gemm_detail::Fp8Scaling mode = fp8_scaling(p);
+  const std::int64_t N = p.integer("N"), K = p.integer("K");
   std::vector<double> out;
   out.reserve(idx.size());
   for (auto i : idx) {
     const std::int64_t r = i / N, c = i % N;
-    double total = 0;
-    for (std::int64_t kb = 0; kb < KB; ++kb) {
-      double s = 0;
-      for (std::int64_t k = kb * 128; k < std::min(K, kb * 128 + 128); ++k) s += A.at(r * K + k) * B.at(c * K + k);
-      if (mode == gemm_detail::kScaleBlock) s *= SA.at(r * KB + kb) * SB.at((c / 128) * KB + kb);
-      total += s;
-    }
-    if (mode == gemm_detail::kScaleRow) total *= SA.at(r) * SB.at(c);
-    if (mode == gemm_detail::kScaleTensor) total *= SA.at(0) * SB.at(0);
-    out.push_back(total);
+    out.push_back(kmajor_entry(in, fp8_scaling(p), K, r, c, c / 128, c));
   }
   return out;
+}
+
+Tolerance fp8_tolerance(const Values& p) {
+  const double K = static_cast<double>(p.integer("K"));
+  return p.text("out_dtype") == "f32" ? Tolerance{1e-3, 1e-3 * K} : Tolerance{1e-2, 0.1 * std::sqrt(K)};
+}
+
+// Timeline marks one warp of the K-major main loop records at most: per k block the producer's two regions (begin +
+// end each), or a consumer's wait, wgmma and promote regions and its release instant; plus an epilogue per tile; k
+// blocks = the tiles of the busiest CTA x the k blocks of one tile.
+std::uint32_t kmajor_probe_capacity(std::int64_t tiles, int sms, std::int64_t k_blocks) {
+  const auto grid = std::max<std::int64_t>(std::min<std::int64_t>(tiles, std::max(sms, 1)), 1);
+  const auto per_block = (tiles + grid - 1) / grid;
+  return static_cast<std::uint32_t>(7 * per_block * k_blocks + 2 * per_block + 64);
+}
+
+// The K-major main loop's tensor maps and scales, in its kernels' parameter order: tma_A, tma_B, tma_C over the
+// tensors A, B and C (boxes (block_K, block_M), (block_K, block_N) and the staging sub-tile), then scale_A and
+// scale_B (random in [0.5, 2), so that a scale taken from the wrong row, column or block shows). Without tma_store
+// the kernel never reads tma_C (C's rows need not be 16-byte multiples): a valid map of A takes its place. A and B
+// are reached only through their maps.
+std::vector<ArgSpec> kmajor_maps_and_scales(const GemmFp8Plan& plan, bool tma_store, const std::vector<std::int64_t>& sa,
+                                            const std::vector<std::int64_t>& sb) {
+  const int swizzle = swizzle_bytes(SmemSwizzle::b128);
+  auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
+  return {ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
+          ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
+          tma_store ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                    : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
+          ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
+          ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4})};
+}
+
+// The K-major main loop's layouts: its tiles as TMA writes them and wgmma reads them, a consumer's accumulator and
+// one chain's partial sums when it promotes (the wgmma D atoms: k32 for e4m3, k16 for bf16), and the C staging tile
+// of one consumer warpgroup.
+template <class Config>
+std::vector<LayoutInfo> kmajor_layouts(const Config& cfg, const std::string& out) {
+  const GemmFp8Plan plan = make_kmajor_plan(cfg);
+  const bool e4m3 = cfg.in_bytes() == 1;
+  const std::string in = e4m3 ? "e4m3" : "bf16";
+  std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
+  auto fragment = [&](const char* name, const Fragment& f, int n) {
+    if (auto spec = fragment_spec(f, "wgmma.m64n" + std::to_string(n) + (e4m3 ? "k32" : "k16") + ".f32.C"))
+      l.push_back({name, *spec});
+  };
+  fragment("wgmma_C", plan.acc, cfg.block_N);
+  if (e4m3 && !cfg.fast_accum) fragment("wgmma_part", plan.chunk, cfg.wgmma_N);
+  if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, out)});
+  return l;
 }
 
 // Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type (the first with both
@@ -736,18 +816,10 @@ KernelSpec gemm_fp8_spec() {
   // sums they accumulate, which grows with how many they add: measured on the H100 at K = 1008, relative 1.1e-4 and
   // max 0.084 promoting every 128 k, 4.6e-4 and 0.48 with fast_accum (all of K). The bounds leave 2x to the latter,
   // and stay far below what a scale from the wrong row, column or block does (a factor of up to 16 on an entry).
-  k.tolerance = [](const Values& p, DType) {
-    const double K = static_cast<double>(p.integer("K"));
-    return p.text("out_dtype") == "f32" ? Tolerance{1e-3, 1e-3 * K} : Tolerance{1e-2, 0.1 * std::sqrt(K)};
-  };
+  k.tolerance = [](const Values& p, DType) { return fp8_tolerance(p); };
   k.probes = gemm_fp8_probe_names();
-  // Per warp and k block: the producer's two regions (begin + end each), or a consumer's wait, wgmma and promote
-  // regions and its release instant; plus an epilogue per tile; k blocks = the tiles of the busiest CTA x ceil(K/128).
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const auto tiles = fp8_tiles(p, c);
-    const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count, 1));
-    const auto per_block = (tiles + grid - 1) / grid;
-    return static_cast<std::uint32_t>(7 * per_block * fp8_blocks(p.integer("K")) + 2 * per_block + 64);
+    return kmajor_probe_capacity(fp8_tiles(p, c), l.sm_count, fp8_blocks(p.integer("K")));
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(fp8_config(p, c)); };
   // Persistent: one CTA per SM at most, capped at the tile count.
@@ -766,42 +838,348 @@ KernelSpec gemm_fp8_spec() {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
     const GemmFp8Plan plan = fp8_plan(p, c);
     const auto [sa, sb] = fp8_scale_shapes(p);
-    const DType out = p.text("out_dtype") == "f32" ? DType::f32 : DType::bf16;
-    ArgSpec a = ArgSpec::tensor("A", DType::e4m3, {M, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
-    ArgSpec b = ArgSpec::tensor("B", DType::e4m3, {N, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2});
-    a.is_param = b.is_param = false;
-    const int swizzle = swizzle_bytes(SmemSwizzle::b128);
-    auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
-    std::vector<ArgSpec> args = {a, b, ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
-                                 ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
-                                 // Without tma_store the kernel never reads tma_C (C's rows need not be 16-byte
-                                 // multiples): a valid map of A takes its place.
-                                 tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
-                                                    : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
-                                 ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
-                                 ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4}),
-                                 ArgSpec::tensor("C", out, {M, N}, ArgRole::out)};
+    std::vector<ArgSpec> args = {ArgSpec::tensor("A", DType::e4m3, {M, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
+                                 ArgSpec::tensor("B", DType::e4m3, {N, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2})};
+    args[0].is_param = args[1].is_param = false;
+    for (auto& a : kmajor_maps_and_scales(plan, tma_store_on(p, c), sa, sb)) args.push_back(std::move(a));
+    args.push_back(ArgSpec::tensor("C", out_type(p), {M, N}, ArgRole::out));
     for (auto& s : sizes(p)) args.push_back(std::move(s));
     return args;
   };
   // The plan's tiles as TMA writes them and wgmma reads them, a consumer's accumulator and one chain's partial sums
   // (the wgmma D atoms), and the C staging tile of one consumer warpgroup.
-  k.layouts = [](const Values& p, const Values& c) {
-    const GemmFp8Config cfg = fp8_config(p, c);
-    const GemmFp8Plan plan = make_plan(cfg);
-    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, "e4m3")}, {"smem_B", memory_spec(plan.smem_B, "e4m3")}};
-    auto fragment = [&](const char* name, const Fragment& f, int n) {
-      if (auto spec = fragment_spec(f, "wgmma.m64n" + std::to_string(n) + "k32.f32.C")) l.push_back({name, *spec});
-    };
-    fragment("wgmma_C", plan.acc, cfg.block_N);
-    if (!cfg.fast_accum) fragment("wgmma_part", plan.chunk, cfg.wgmma_N);
-    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, p.text("out_dtype"))});
-    return l;
+  k.layouts = [](const Values& p, const Values& c) { return kmajor_layouts(fp8_config(p, c), p.text("out_dtype")); };
+  return k;
+}
+
+// [SECTION] gemm.grouped
+
+// G groups (a MoE layer's experts), group g: C_g[M_g, N] = (scale_A A_g[M_g, K]) (scale_B B_g[N, K])^T, B [G, N, K],
+// in DeepGEMM's two layouts (gemm_grouped.cuh): contiguous (the groups' rows one after another, offsets) or masked (a
+// slot of M rows per group, masked_m[g] of them valid). bf16 or e4m3 inputs, bf16 or f32 C.
+Schema gemm_grouped_problem() {
+  return {{ParamSpec::integer("G", 8, 1, 4096, "groups (experts), each with its own B [N, K]"),
+           ParamSpec::integer("M", 2048, 1, 1 << 20,
+                              "rows per group: contiguous, each group's M_g (uneven: their mean); masked, M_max, the "
+                              "rows of each group's slot (uneven: masked_m[g] in [0, M])"),
+           ParamSpec::integer("N", 4096, 1, 1 << 20, "columns of C, rows of each B_g (B is stored [G, N, K])"),
+           ParamSpec::integer("K", 7168, 1, 1 << 20, "the reduction; 16-byte rows: a multiple of 8 (bf16) or 16 (e4m3)"),
+           ParamSpec::enumeration("layout", "contiguous", {"contiguous", "masked"},
+                                  "contiguous: A [sum M_g, K], the groups' rows one after another (offsets); masked: A "
+                                  "[G, M, K], masked_m[g] rows of group g valid, the rest neither computed nor written"),
+           ParamSpec::boolean("uneven", false,
+                              "group sizes drawn per group (seeded): contiguous M_g in [0, 2M], masked masked_m[g] in "
+                              "[0, M]; false: M each"),
+           ParamSpec::integer("empty", 0, 0, 4096, "groups with no rows, spread evenly over the G"),
+           ParamSpec::enumeration("dtype", "bf16", {"bf16", "e4m3"}, "type of A and B"),
+           ParamSpec::enumeration("scaling", "auto", {"auto", "none", "tensor", "row", "block"},
+                                  "e4m3 scales (gemm.fp8's): tensor, row (scale_A per row, scale_B [G, N]), block "
+                                  "(scale_A [rows, K/128], scale_B [G, N/128, K/128]); none; auto = block for e4m3, "
+                                  "none for bf16"),
+           ParamSpec::enumeration("out_dtype", "bf16", {"bf16", "f32"}, "type of C; accumulation is fp32 always")}};
+}
+
+bool grouped_masked(const Values& p) { return p.text("layout") == "masked"; }
+bool grouped_e4m3(const Values& p) { return p.text("dtype") == "e4m3"; }
+
+gemm_detail::Fp8Scaling grouped_scaling(const Values& p) {
+  const std::string s = p.text("scaling");
+  if (s == "auto") return grouped_e4m3(p) ? gemm_detail::kScaleBlock : gemm_detail::kScaleNone;
+  return s == "none" ? gemm_detail::kScaleNone : fp8_scaling(p);
+}
+
+// The groups' rows, from the problem: M each, or with `uneven` drawn per group (a fixed seed: the same groups on
+// every machine) in [0, 2M] (contiguous: mean M) or [0, M] (masked); the `empty` groups, spread evenly (g is one when
+// floor((g + 1) empty / G) > floor(g empty / G)), have none. Rows of A and C that are no group's: masked, those past
+// masked_m; contiguous, one row when every group is empty (a launch with nothing to do still has tensors).
+struct GroupedRows {
+  std::vector<std::int32_t> rows;     // M_g, or masked_m[g]
+  std::vector<std::int32_t> offsets;  // contiguous: the G + 1 starts (the kernel's `offsets`); masked: none
+  std::int64_t total = 0;             // rows of A and C: contiguous, their sum (at least 1); masked, G M
+  std::int64_t valid = 0;             // rows computed: the sum of rows
+  std::int64_t groups_with_rows = 0;
+};
+GroupedRows grouped_rows(const Values& p) {
+  const std::int64_t G = p.integer("G"), M = p.integer("M"), empty = std::min(p.integer("empty"), G);
+  const bool masked = grouped_masked(p);
+  std::mt19937 draw(0x6d6f65);
+  GroupedRows g;
+  for (std::int64_t i = 0; i < G; ++i) {
+    std::int64_t m = M;
+    if (p.boolean("uneven")) m = draw() % static_cast<std::uint32_t>((masked ? M : 2 * M) + 1);
+    if ((i + 1) * empty / G > i * empty / G) m = 0;
+    g.rows.push_back(static_cast<std::int32_t>(m));
+    g.valid += m;
+    g.groups_with_rows += m > 0;
+  }
+  if (masked) {
+    g.total = G * M;
+  } else {
+    g.offsets.push_back(0);
+    for (auto m : g.rows) g.offsets.push_back(g.offsets.back() + m);
+    g.total = std::max<std::int64_t>(g.valid, 1);
+  }
+  return g;
+}
+
+// The row tiles of every group in order: (group << 16) | m tile, the host schedule's list.
+std::vector<std::int32_t> grouped_row_tiles(const GroupedRows& g, std::int64_t block_M) {
+  std::vector<std::int32_t> out;
+  for (std::size_t i = 0; i < g.rows.size(); ++i)
+    for (std::int64_t m = 0; m < (g.rows[i] + block_M - 1) / block_M; ++m)
+      out.push_back(grouped_row_tile(static_cast<int>(i), static_cast<int>(m)));
+  return out;
+}
+std::int64_t grouped_tiles(const Values& p, const Values& c) {
+  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
+  return static_cast<std::int64_t>(grouped_row_tiles(grouped_rows(p), c.integer("block_M")).size()) * tiles_n;
+}
+
+GemmGroupedConfig grouped_config(const Values& p, const Values& c) {
+  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
+  const bool e4m3 = grouped_e4m3(p);
+  return {.block_M = i("block_M"),
+          .block_N = i("block_N"),
+          .block_K = e4m3 ? 128 : 64,
+          .wgmma_N = e4m3 ? i("wgmma_N") : i("block_N"),  // bf16 accumulates in place: one chain over the tile
+          .num_stages = i("num_stages"),
+          .panel = i("panel"),
+          .raster_n = c.text("raster") == "n",
+          .tma_store = tma_store_on(p, c),
+          .fast_accum = e4m3 && c.boolean("fast_accum"),
+          .scaling = grouped_scaling(p),
+          .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
+          .e4m3 = e4m3,
+          .masked = grouped_masked(p),
+          .host_schedule = c.text("schedule") == "host"};
+}
+
+// The scales' shapes: gemm.fp8's, with scale_B per group.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> grouped_scale_shapes(const Values& p,
+                                                                                     std::int64_t rows) {
+  const auto G = p.integer("G"), N = p.integer("N"), K = p.integer("K");
+  switch (grouped_scaling(p)) {
+    case gemm_detail::kScaleBlock: return {{rows, fp8_blocks(K)}, {G, fp8_blocks(N), fp8_blocks(K)}};
+    case gemm_detail::kScaleRow: return {{rows}, {G, N}};
+    default: return {{1}, {1}};  // tensor: one each; none: unread
+  }
+}
+
+Status check_grouped(const Values& p, const Values& c, const DeviceLimits& limits) {
+  const bool e4m3 = grouped_e4m3(p);
+  const auto unit = e4m3 ? 16 : 8;
+  if (p.integer("K") % unit != 0)
+    return refuse("K=" + p.text("K") + " is not a multiple of " + std::to_string(unit) + ": TMA copies the " +
+                  p.text("dtype") + " rows of A and B in 16-byte units; pad K (zeros add nothing)");
+  if (p.integer("empty") > p.integer("G"))
+    return refuse("empty=" + p.text("empty") + " is more than the G=" + p.text("G") + " groups: use empty <= G");
+  const GroupedRows rows = grouped_rows(p);
+  const std::string scaling = p.text("scaling");
+  if (!e4m3 && scaling != "auto" && scaling != "none")
+    return refuse("scaling=" + scaling + " scales e4m3 inputs; dtype=bf16 has none: set scaling=none (or auto), or "
+                  "dtype=e4m3");
+  if (rows.total >= (std::int64_t{1} << 31))
+    return refuse("the groups hold " + std::to_string(rows.total) + " rows, more than the 2^31 a TMA coordinate "
+                  "reaches: lower G or M");
+  const GemmGroupedConfig cfg = grouped_config(p, c);
+  TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
+  std::string what = kmajor_smem_use(p, c, cfg, make_plan(cfg)), fix = kmajor_smem_fix(cfg);
+  if (!cfg.host_schedule) {
+    what += " and the group table (" + std::to_string(4 * (p.integer("G") + 1)) + " bytes for G=" + p.text("G") + ")";
+    fix += ", or schedule=host (no group table)";
+  }
+  return check_smem(grouped_smem_bytes(cfg, static_cast<int>(p.integer("G"))), limits, what, fix);
+}
+
+// float64 per entry: its group's B rows and scales (kmajor_entry). A row of no group (masked past masked_m[g], or
+// the one row of a contiguous launch whose groups are all empty) keeps what C held before the launch (C is an inout
+// tensor there, filled at random): the kernel must leave it alone.
+Result<std::vector<double>> grouped_reference(const Values& p, const ReferenceInputs& in, const std::string&,
+                                              const std::vector<std::int64_t>& idx) {
+  const GroupedRows g = grouped_rows(p);
+  const std::int64_t N = p.integer("N"), K = p.integer("K"), M = p.integer("M"), NB = fp8_blocks(N);
+  const bool masked = grouped_masked(p);
+  const gemm_detail::Fp8Scaling mode = grouped_scaling(p);
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (auto i : idx) {
+    const std::int64_t r = i / N, c = i % N;
+    // Contiguous: the last group starting at or before r (empty groups start where the next one does).
+    const std::int64_t grp = masked ? r / M
+                                    : std::upper_bound(g.offsets.begin(), g.offsets.end(), r) - g.offsets.begin() - 1;
+    if (masked ? r % M >= g.rows[static_cast<std::size_t>(grp)] : r >= g.offsets.back()) {
+      out.push_back(in.tensor("C").at(i));
+      continue;
+    }
+    out.push_back(kmajor_entry(in, mode, K, r, grp * N + c, grp * NB + c / 128, grp * N + c));
+  }
+  return out;
+}
+
+// Problems of `tilelab test` (the runner adds each dtype; those with scales only run for e4m3): group sizes that are
+// no tile multiple (uneven), empty groups, one group, every row masked (and, --full, every group empty), both
+// layouts, both outputs, N with and without 16-byte rows (the TMA-store epilogue on and off), K with a partial last k
+// block (144, 272 for e4m3's 128).
+std::vector<std::map<std::string, std::string>> gemm_grouped_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  auto group = [](const char* g, const char* m, const char* n, const char* k, KV extra = {}) {
+    KV kv = {{"G", g}, {"M", m}, {"N", n}, {"K", k}};
+    kv.insert(extra.begin(), extra.end());
+    return kv;
   };
+  const KV masked = {{"layout", "masked"}};
+  std::vector<KV> s = {group("4", "100", "136", "144", {{"uneven", "true"}, {"empty", "1"}}),
+                       group("3", "200", "130", "64", {{"layout", "masked"}, {"uneven", "true"}}),
+                       group("1", "257", "256", "256"),
+                       group("4", "64", "128", "64", {{"layout", "masked"}, {"empty", "4"}}),
+                       group("5", "130", "264", "272", {{"layout", "masked"}, {"empty", "2"}, {"out_dtype", "f32"}}),
+                       group("3", "150", "300", "272", {{"uneven", "true"}, {"scaling", "row"}})};
+  if (full) {
+    s.insert(s.end(),
+             {group("64", "128", "256", "128", {{"uneven", "true"}, {"empty", "8"}}),
+              group("16", "300", "1000", "272", {{"uneven", "true"}}),
+              group("8", "333", "520", "1008", {{"layout", "masked"}, {"uneven", "true"}, {"out_dtype", "f32"}}),
+              group("2", "1", "8", "16"), group("3", "50", "64", "64", {{"empty", "3"}}),
+              group("3", "150", "300", "272", {{"uneven", "true"}, {"scaling", "tensor"}}),
+              group("4", "96", "264", "208", {{"layout", "masked"}, {"scaling", "row"}, {"out_dtype", "f32"}}),
+              // More tiles than a persistent grid has CTAs: each CTA walks several, across groups.
+              group("12", "700", "2312", "208", {{"uneven", "true"}, {"empty", "3"}})});
+  }
+  return s;
+}
+
+KernelSpec gemm_grouped_spec() {
+  KernelSpec k;
+  k.name = "gemm.grouped";
+  k.family = "gemm";
+  k.tensor_cores = true;
+  k.summary = "Hopper grouped GEMM for MoE (DeepGEMM's contiguous and masked layouts): G groups, each its own B, one "
+              "persistent launch over all groups' tiles; bf16 or e4m3 (gemm.fp8's promotion and scales)";
+  k.source = "gemm/gemm_grouped.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.problem = gemm_grouped_problem();
+  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
+               ParamSpec::one_of("block_N", 256, {64, 128, 256}, "columns of C per tile"),
+               ParamSpec::one_of("wgmma_N", 128, {64, 128, 256},
+                                 "e4m3: columns of one wgmma chain, each promoted on its own (bf16: block_N, one "
+                                 "chain accumulating in place)"),
+               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 bytes of k per stage)")}};
+  // Panels of 8 row tiles: at the anchors (N 4096, K 7168) 4% faster than 16 at G 32 x 512 rows and 3% at G 64 x 128,
+  // 0.4% slower at G 8 x 2048 (docs/perf.md).
+  for (ParamSpec& p : hopper_schedule_params()) {
+    if (p.name == "panel") p = ParamSpec::one_of("panel", 8, {1, 2, 4, 8, 16, 32}, p.help);
+    k.config.params.push_back(std::move(p));
+  }
+  k.config.params.push_back(ParamSpec::boolean(
+      "fast_accum", false, "e4m3: no promotion, the tensor cores accumulate all of K (not with block scales)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "schedule", "device", {"device", "host"},
+      "where the work list of (group, m tile) row tiles comes from: device = each CTA counts them from the group "
+      "sizes into shared memory; host = a table the host builds"));
+  k.can_implement = check_grouped;
+  k.test_problems = gemm_grouped_test_problems;
+  // Combinations the one-parameter variations miss: small tiles with the host schedule and raster n, whole-tile
+  // chains with fast accumulation (e4m3), direct stores with a deeper pipeline.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"raster", "n"}, {"panel", "2"}, {"schedule", "host"}},
+        {{"wgmma_N", "256"}, {"fast_accum", "true"}},
+        {{"tma_store", "false"}, {"num_stages", "4"}}};
+  };
+  k.flops = [](const Values& p) {
+    return 2.0 * static_cast<double>(grouped_rows(p).valid) * static_cast<double>(p.integer("N")) *
+           static_cast<double>(p.integer("K"));
+  };
+  // Each valid row of A read once, each B_g of a group with rows once, each valid row of C written once (plus scales).
+  k.min_bytes = [](const Values& p) {
+    const GroupedRows g = grouped_rows(p);
+    const double N = static_cast<double>(p.integer("N")), K = static_cast<double>(p.integer("K"));
+    const double in = grouped_e4m3(p) ? 1 : 2, out = p.text("out_dtype") == "f32" ? 4 : 2;
+    const auto [sa, sb] = grouped_scale_shapes(p, g.total);
+    double scales = 0;
+    if (grouped_scaling(p) != gemm_detail::kScaleNone)
+      for (const auto* shape : {&sa, &sb}) {
+        double n = 1;
+        for (auto d : *shape) n *= static_cast<double>(d);
+        scales += 4 * n;
+      }
+    return static_cast<double>(g.valid) * K * in + static_cast<double>(g.groups_with_rows) * N * K * in +
+           static_cast<double>(g.valid) * N * out + scales;
+  };
+  k.reference = grouped_reference;
+  // bf16 inputs: gemm.wgmma's bounds (inputs in [-1, 1)); e4m3: gemm.fp8's.
+  k.tolerance = [](const Values& p, DType) {
+    const double K = static_cast<double>(p.integer("K"));
+    if (grouped_e4m3(p)) return fp8_tolerance(p);
+    return p.text("out_dtype") == "f32" ? Tolerance{5e-4, 5e-4 * std::sqrt(K)} : Tolerance{1e-2, 0.02 * std::sqrt(K)};
+  };
+  k.probes = gemm_fp8_probe_names();  // the main loop's (gemm_kmajor.cuh)
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    const auto k_blocks = (p.integer("K") + grouped_config(p, c).block_K - 1) / grouped_config(p, c).block_K;
+    return kmajor_probe_capacity(grouped_tiles(p, c), l.sm_count, k_blocks);
+  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(grouped_config(p, c)); };
+  // Persistent: one CTA per SM at most, capped at the tiles (at least one: with every row masked it has none).
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    LaunchGeometry g;
+    const auto tiles = std::max<std::int64_t>(grouped_tiles(p, c), 1);
+    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(tiles, std::max(l.sm_count, 1)));
+    g.persistent = true;
+    const GemmGroupedConfig cfg = grouped_config(p, c);
+    g.block.x = static_cast<std::uint32_t>(cfg.threads());
+    g.dynamic_smem = static_cast<std::uint32_t>(grouped_smem_bytes(cfg, static_cast<int>(p.integer("G"))));
+    return g;
+  };
+  // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, C, group_rows, row_tiles, groups, M_max, N, K,
+  // row_tile_count). A is [rows, K] (contiguous) or [G, M, K] (masked), B [G, N, K], C like A with N columns; the
+  // tensor maps see them as 2-D, [rows, K], [G N, K] and [rows, N]. group_rows is `offsets` (contiguous, G + 1 starts)
+  // or `masked_m` (G counts); row_tiles the host schedule's list (device schedule: one unread entry). Where C has rows
+  // of no group, it is an inout tensor filled at random: those rows must keep it.
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto G = p.integer("G"), M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+    const GemmGroupedConfig cfg = grouped_config(p, c);
+    const GroupedRows g = grouped_rows(p);
+    const bool masked = cfg.masked;
+    const DType in = cfg.e4m3 ? DType::e4m3 : DType::bf16;
+    const Fill fill_a = cfg.e4m3 ? Fill{.lo = -2, .hi = 2, .seed = 1} : Fill{.lo = -1, .hi = 1, .seed = 1};
+    const Fill fill_b = cfg.e4m3 ? Fill{.lo = -2, .hi = 2, .seed = 2} : Fill{.lo = -1, .hi = 1, .seed = 2};
+    const auto rows = masked ? std::vector<std::int64_t>{G, M} : std::vector<std::int64_t>{g.total};
+    auto shape = [&](std::int64_t cols) {
+      std::vector<std::int64_t> s = rows;
+      s.push_back(cols);
+      return s;
+    };
+    ArgSpec a = ArgSpec::tensor("A", in, shape(K), ArgRole::in, fill_a);
+    ArgSpec b = ArgSpec::tensor("B", in, {G, N, K}, ArgRole::in, fill_b);
+    a.is_param = b.is_param = false;
+    const DType out = out_type(p);
+    ArgSpec cc = masked || g.valid == 0 ? ArgSpec::tensor("C", out, shape(N), ArgRole::inout, {.lo = -1, .hi = 1, .seed = 5})
+                                        : ArgSpec::tensor("C", out, shape(N), ArgRole::out);
+    const auto [sa, sb] = grouped_scale_shapes(p, g.total);
+    std::vector<ArgSpec> args = {a, b};
+    for (ArgSpec& x : kmajor_maps_and_scales(make_plan(cfg), cfg.tma_store, sa, sb)) {
+      if (x.kind == ArgSpec::Kind::tensor_map)
+        x.map_shape = x.tensor_of == "B" ? std::vector<std::int64_t>{G * N, K}
+                                         : std::vector<std::int64_t>{g.total, x.tensor_of == "C" ? N : K};
+      args.push_back(std::move(x));
+    }
+    args.push_back(cc);
+    const std::vector<std::int32_t> list = grouped_row_tiles(g, cfg.block_M);
+    args.push_back(masked ? ArgSpec::i32_data("masked_m", g.rows) : ArgSpec::i32_data("offsets", g.offsets));
+    args.push_back(ArgSpec::i32_data("row_tiles", cfg.host_schedule && !list.empty() ? list : std::vector<std::int32_t>{0}));
+    for (const auto& [name, v] : std::vector<std::pair<const char*, std::int64_t>>{
+             {"groups", G}, {"M_max", M}, {"N", N}, {"K", K}, {"row_tile_count", static_cast<std::int64_t>(list.size())}})
+      args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(v)));
+    return args;
+  };
+  k.layouts = [](const Values& p, const Values& c) { return kmajor_layouts(grouped_config(p, c), p.text("out_dtype")); };
   return k;
 }
 }  // namespace
 
-std::vector<KernelSpec> gemm_tc_kernels() { return {gemm_mma_spec(), gemm_wgmma_spec(), gemm_fp8_spec()}; }
+std::vector<KernelSpec> gemm_tc_kernels() {
+  return {gemm_mma_spec(), gemm_wgmma_spec(), gemm_fp8_spec(), gemm_grouped_spec()};
+}
 
 }  // namespace tl

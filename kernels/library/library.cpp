@@ -10,7 +10,7 @@ namespace tl {
 // Each family's specs, defined in its spec file (families include nothing of the library's).
 std::vector<KernelSpec> memory_kernels();  // memory/: copy, elementwise, rmsnorm, softmax
 std::vector<KernelSpec> gemm_kernels();    // gemm/: gemm.simt
-std::vector<KernelSpec> gemm_tc_kernels(); // gemm/: gemm.mma, gemm.wgmma, gemm.fp8
+std::vector<KernelSpec> gemm_tc_kernels(); // gemm/: gemm.mma, gemm.wgmma, gemm.fp8, gemm.grouped
 std::vector<KernelSpec> attention_kernels(); // attention/: attn.fwd.mma
 std::vector<KernelSpec> attention_bwd_kernels(); // attention/: attn.bwd.mma
 std::vector<KernelSpec> mla_kernels();     // mla/: mla.decode

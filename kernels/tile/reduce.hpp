@@ -31,6 +31,16 @@ TL_DEVICE TL_FORCEINLINE float exp2_approx(float x) {
   return y;
 }
 
+// Inclusive prefix sum over the 32 lanes (Hillis-Steele): lane l ends with the sum of lanes 0..l.
+TL_DEVICE TL_FORCEINLINE int warp_inclusive_sum(int v, int lane) {
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const int u = __shfl_up_sync(0xffffffffu, v, offset);
+    if (lane >= offset) v += u;
+  }
+  return v;
+}
+
 // Butterfly over all 32 lanes: every lane ends with the result.
 template <class Op>
 TL_DEVICE TL_FORCEINLINE float warp_allreduce(float v, Op op) {

@@ -60,6 +60,9 @@ CASES=(
   "gemm.fp8||"
   "gemm.fp8|block_M=64,block_N=128,wgmma_N=64,num_stages=5|scaling=block,out_dtype=f32"
   "gemm.fp8|fast_accum=true,wgmma_N=256,tma_store=false|scaling=row,N=1000"
+  "gemm.grouped||"
+  "gemm.grouped|schedule=host,block_M=64,block_N=128|layout=masked,out_dtype=f32,N=1000"
+  "gemm.grouped||dtype=e4m3"
 )
 n=0
 for c in "${CASES[@]}"; do
