@@ -114,6 +114,11 @@ std::string ScriptContext::check_limits(std::uint64_t step) {
   return m_stop;
 }
 
+void ScriptContext::request_exit(int code) {
+  m_exit = code;
+  m_stop = "os.exit(" + std::to_string(code) + ")";
+}
+
 ResultsStore& ScriptContext::results_store() {
   if (!m_store) {
     auto opened = ResultsStore::open(m_options.db_path);

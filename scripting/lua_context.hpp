@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,11 @@ class ScriptContext {
   // swallow it.
   std::string check_limits(std::uint64_t step);
 
+  // os.exit(code) in the sandbox: the script stops as at a limit (a pcall cannot catch it), and its host ends it with
+  // this status instead of the process ending under it (the desktop app stays up; `tilelab run` exits with it).
+  void request_exit(int code);
+  std::optional<int> exit_requested() const { return m_exit; }
+
   // Why the sandbox refuses to let `what` (io.open, tl.write_file, ...) write `path`, or "" when it may: the path,
   // its `..` and its symbolic links resolved, must lie under the current directory or an --allow-write folder.
   std::string write_refusal(const std::string& path, const char* what) const;
@@ -80,6 +86,7 @@ class ScriptContext {
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
   std::uint64_t m_instructions = 0;
   std::string m_stop;  // the limit that was hit
+  std::optional<int> m_exit;
   std::vector<std::string> m_user_kernels;
   std::unique_ptr<ResultsStore> m_store;
   lua_State* m_active = nullptr;

@@ -119,7 +119,7 @@ std::unique_ptr<ScriptState> new_state(const std::string& script, const RunOptio
 // Loads the script with `load` (text chunks only) and runs it under the memory limit, which covers the script
 // alone: the runner's own calls outside lua_pcall must never meet a memory error (it would abort the process).
 template <class Load>
-Status run_chunk(ScriptState& s, const std::string& script, const Load& load) {
+Status run_chunk(ScriptState& s, const std::string& script, int* exit_status, const Load& load) {
   lua_State* L = s.get();
   s.budget.limit = s.budget.limit_mib > (SIZE_MAX >> 20) ? SIZE_MAX : static_cast<std::size_t>(s.budget.limit_mib) << 20;
   lua_pushcfunction(L, traceback_handler);
@@ -128,6 +128,11 @@ Status run_chunk(ScriptState& s, const std::string& script, const Load& load) {
   const bool loaded = status == LUA_OK;
   if (loaded) status = lua_pcall(L, 0, 0, handler);
   s.budget.limit = SIZE_MAX;
+  if (auto code = s.context->exit_requested()) {
+    if (exit_status) *exit_status = *code;
+    if (*code == 0) return Status::success();
+    return make_error(ErrorCode::invalid_argument, script + ": the script ended with os.exit(" + std::to_string(*code) + ")");
+  }
   if (status == LUA_ERRMEM) return make_error(ErrorCode::invalid_argument, script + ": " + s.budget.stop_message());
   if (status != LUA_OK) {
     std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error in script";
@@ -147,13 +152,13 @@ Status run_chunk(ScriptState& s, const std::string& script, const Load& load) {
 Status run_file(const std::string& path, const RunOptions& options) {
   if (!std::filesystem::exists(path)) return make_error(ErrorCode::not_found, "script '" + path + "' not found");
   auto state = new_state(path, options);
-  return run_chunk(*state, path, [&](lua_State* L) { return luaL_loadfilex(L, path.c_str(), "t"); });
+  return run_chunk(*state, path, options.exit_status, [&](lua_State* L) { return luaL_loadfilex(L, path.c_str(), "t"); });
 }
 
 Status run_string(const std::string& source, const std::string& chunk_name, const RunOptions& options) {
   auto state = new_state(chunk_name, options);
   const std::string name = "@" + chunk_name;
-  return run_chunk(*state, chunk_name, [&](lua_State* L) {
+  return run_chunk(*state, chunk_name, options.exit_status, [&](lua_State* L) {
     return luaL_loadbufferx(L, source.data(), source.size(), name.c_str(), "t");
   });
 }

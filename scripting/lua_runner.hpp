@@ -16,6 +16,9 @@ struct RunOptions {
   // Called on the fresh state after `tl` is loaded, before the script runs: a host adds its own globals
   // (the desktop app's `gui` table, a `print` that writes to its console).
   std::function<void(lua_State*)> setup;
+  // Set to the status of os.exit(code) when the script ended by it (sandboxed: the process goes on); a non-zero one
+  // is also the returned error.
+  int* exit_status = nullptr;
 };
 
 // Runs FILE; on a Lua error the Status message is "FILE:LINE: message\nstack traceback:\n...".

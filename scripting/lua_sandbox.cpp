@@ -77,6 +77,18 @@ bool push_write_refusal(lua_State* L, const char* path, const char* what) {
 }
 
 // Raises when the path argument at `index` lies outside the allowed folders.
+// os.exit([code]): ends the script, not the process (ScriptContext::request_exit). The count hook then fires on every
+// instruction, so a pcall around it cannot run on. true or nil is 0 (success), false 1, as Lua's own.
+int sandboxed_exit(lua_State* L) {
+  int code = 0;
+  if (lua_isboolean(L, 1)) code = lua_toboolean(L, 1) ? 0 : 1;
+  else if (!lua_isnoneornil(L, 1)) code = static_cast<int>(luaL_checkinteger(L, 1));
+  script_context(L).request_exit(code);
+  if (lua_Hook hook = lua_gethook(L)) lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+  lua_pushfstring(L, "os.exit(%d)", code);
+  return lua_error(L);
+}
+
 void check_write_arg(lua_State* L, int index, const char* what) {
   if (push_write_refusal(L, luaL_checkstring(L, index), what)) lua_error(L);
 }
@@ -206,6 +218,7 @@ void install_sandbox(lua_State* L) {
   replace(L, "os", "remove", checked_remove);
   replace(L, "os", "rename", checked_rename);
   replace(L, "os", "tmpname", checked_tmpname);
+  replace(L, "os", "exit", sandboxed_exit);
 }
 
 }  // namespace tl::lua

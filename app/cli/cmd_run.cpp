@@ -57,8 +57,11 @@ void add_run_command(CLI::App& app, Context& ctx) {
     // stores what it ran), and the process exits 130 as if the signal had ended it.
     InterruptScope interrupt;
     options.script.interrupted = interrupt.flag();
+    int exit_status = -1;  // os.exit(code) ends the script with its status, after the run's cleanup
+    options.exit_status = &exit_status;
     Status status = lua::run_file(a->script, options);
-    if (!status.ok()) ctx.exit_code = report_error(status.message());
+    if (exit_status >= 0) ctx.exit_code = exit_status;
+    else if (!status.ok()) ctx.exit_code = report_error(status.message());
     if (interrupt.flag()->load()) ctx.exit_code = k_exit_interrupted;
   });
 }

@@ -51,3 +51,7 @@ add_test(NAME lua.escape.sweep_interrupt COMMAND sh -c "rm -rf escape_sweep && m
 set_tests_properties(lua.escape.sweep_interrupt PROPERTIES PASS_REGULAR_EXPRESSION
   "exit=130\n.*tl.sweep: interrupted \\(Ctrl-C\\) after [0-9]+ of 112 points.*store holds the [0-9]+ reported rows"
   FAIL_REGULAR_EXPRESSION "the script went on" LABELS cpu TIMEOUT 120)
+# os.exit: the script ends with the status (3) it asked for, through a pcall, after the run's cleanup; os.exit(true)
+# is 0. The process going on after it (what keeps the desktop app up) is test_lua's LuaSandbox.OsExitEndsTheScriptNotTheProcess.
+add_test(NAME lua.escape.exit COMMAND sh -c "${TL} run ${TL_ESC}/exit.lua 2>&1; echo exit=$?; echo 'os.exit(true)' > exit_true.lua; ${TL} run exit_true.lua; echo exit=$?")
+set_tests_properties(lua.escape.exit PROPERTIES PASS_REGULAR_EXPRESSION "^exit=3\nexit=0\n$" LABELS cpu)

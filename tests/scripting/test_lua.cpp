@@ -186,6 +186,23 @@ TEST(LuaMemory, ABindingThatCrossesTheLimitFinishesThenStopsTheScriptAtItsLine) 
       << s.message();
 }
 
+TEST(LuaSandbox, OsExitEndsTheScriptNotTheProcess) {
+  // Before the sandbox took os.exit, this test's process ended here with status 3.
+  int status = -1;
+  RunOptions o;
+  o.exit_status = &status;
+  Status st = run_string("pcall(os.exit, 3)\nerror('ran on after os.exit')\n", "exit.lua", o);
+  EXPECT_EQ(status, 3);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("exit.lua: the script ended with os.exit(3)"), std::string::npos) << st.message();
+  status = -1;
+  EXPECT_TRUE(run_string("os.exit(true)", "ok.lua", o).ok());
+  EXPECT_EQ(status, 0);
+  status = -1;
+  EXPECT_FALSE(run_string("os.exit(false)", "false.lua", o).ok());
+  EXPECT_EQ(status, 1);
+}
+
 TEST(LuaSandbox, ASymbolicLinkLoopIsRefusedNotFollowedForever) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::current_path() / "sandbox_link_loop";
