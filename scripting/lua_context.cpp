@@ -128,6 +128,16 @@ ResultsStore& ScriptContext::results_store() {
   return *m_store;
 }
 
+const ResultsStore& ScriptContext::results_reader() {
+  if (m_store) return *m_store;
+  if (!m_reader) {
+    auto opened = ResultsStore::open_read_only(m_options.db_path);
+    if (!opened) throw std::runtime_error(opened.status().message());
+    m_reader = std::move(*opened);
+  }
+  return *m_reader;
+}
+
 void install_context(lua_State* L, ScriptContext& context) {
   lua_pushlightuserdata(L, &context);
   lua_setfield(L, LUA_REGISTRYINDEX, k_context_key);

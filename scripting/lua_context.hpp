@@ -50,6 +50,9 @@ class ScriptContext {
   Session& session();
   // The results store (options().db_path, else the default), opened on first use; throws like session().
   ResultsStore& results_store();
+  // The same store for reading (tl.results): the one above when this script opened it, else opened read-only, so a
+  // query creates no file and needs no write access; a missing store throws "no results store at X".
+  const ResultsStore& results_reader();
 
   bool interrupt_requested() const { return m_options.interrupted && m_options.interrupted->load(); }
 
@@ -88,7 +91,7 @@ class ScriptContext {
   std::string m_stop;  // the limit that was hit
   std::optional<int> m_exit;
   std::vector<std::string> m_user_kernels;
-  std::unique_ptr<ResultsStore> m_store;
+  std::unique_ptr<ResultsStore> m_store, m_reader;
   lua_State* m_active = nullptr;
 };
 

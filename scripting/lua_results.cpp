@@ -32,7 +32,7 @@ int l_query(lua_State* L) {
     if (lua_isinteger(L, -1)) q.limit = lua_tointeger(L, -1);
     lua_pop(L, 1);
   }
-  auto rows = script_context(L).results_store().query(q);
+  auto rows = script_context(L).results_reader().query(q);
   if (!rows) throw std::runtime_error("tl.results.query: " + rows.status().message());
   push_json(L, nlohmann::json(*rows));
   return 1;
@@ -62,7 +62,7 @@ int l_compare(lua_State* L) {
   const std::int64_t a = run_id(L, 1), b = run_id(L, 2);
   ResultsQuery q;
   q.ids = {a, b};
-  ResultsStore& store = script_context(L).results_store();
+  const ResultsStore& store = script_context(L).results_reader();
   auto rows = store.query(q);
   if (!rows) throw std::runtime_error("tl.results.compare: " + rows.status().message());
   const StoredRun *x = nullptr, *y = nullptr;

@@ -55,3 +55,7 @@ set_tests_properties(lua.escape.sweep_interrupt PROPERTIES PASS_REGULAR_EXPRESSI
 # is 0. The process going on after it (what keeps the desktop app up) is test_lua's LuaSandbox.OsExitEndsTheScriptNotTheProcess.
 add_test(NAME lua.escape.exit COMMAND sh -c "${TL} run ${TL_ESC}/exit.lua 2>&1; echo exit=$?; echo 'os.exit(true)' > exit_true.lua; ${TL} run exit_true.lua; echo exit=$?")
 set_tests_properties(lua.escape.exit PROPERTIES PASS_REGULAR_EXPRESSION "^exit=3\nexit=0\n$" LABELS cpu)
+# tl.results reads the store read-only: a query on a store that is not there says so and creates no file.
+add_test(NAME lua.results_query_creates_nothing COMMAND sh -c "rm -f nowhere.db; echo 'tl.results.query{}' > query.lua; ${TL} run --db nowhere.db query.lua 2>&1; echo exit=$?; ls nowhere.db 2>&1")
+set_tests_properties(lua.results_query_creates_nothing PROPERTIES
+  PASS_REGULAR_EXPRESSION "no results store at nowhere.db.*exit=1\nls: cannot access 'nowhere.db'" LABELS cpu)
