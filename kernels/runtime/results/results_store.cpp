@@ -214,6 +214,21 @@ DELETE FROM runs WHERE sweep_id != '' AND id NOT IN (
 CREATE UNIQUE INDEX IF NOT EXISTS runs_sweep_point ON runs(sweep_id, point_key) WHERE sweep_id != '';
 )sql";
 
+// A row's columns but its id, in the order insert() binds them.
+constexpr const char* k_run_columns =
+    "time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, max_ms, "
+    "tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, failure_message, "
+    "sweep_id, point_key, record";
+// A sweep point stored again takes the new row's columns (insert() and merge_from() add when it may).
+constexpr const char* k_point_upsert =
+    "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
+    "excluded.kernel, source_hash = excluded.source_hash, config = excluded.config, problem = excluded.problem, "
+    "device = excluded.device, sm_clock_khz = excluded.sm_clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
+    "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
+    "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
+    "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
+    "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record";
+
 }  // namespace
 
 // [SECTION] opening
@@ -400,19 +415,10 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
   // A sweep point has one row (the unique index runs_sweep_point): storing it again (a rerun with --fresh, a retried
   // error, the same sweep running in another process) replaces the row, except that an "error" never replaces an
   // outcome of the point's own.
-  static const char* sql =
-      "INSERT INTO runs (time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, "
-      "min_ms, max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
-      "failure_message, sweep_id, point_key, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-      "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
-      "excluded.kernel, source_hash = excluded.source_hash, config = excluded.config, problem = excluded.problem, "
-      "device = excluded.device, sm_clock_khz = excluded.sm_clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
-      "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
-      "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
-      "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
-      "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record "
-      "WHERE excluded.status != 'error' OR runs.status = 'error' RETURNING id";
-  Stmt st(m_db, sql);
+  static const std::string sql = std::string("INSERT INTO runs (") + k_run_columns +
+                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
+                                 " WHERE excluded.status != 'error' OR runs.status = 'error' RETURNING id";
+  Stmt st(m_db, sql.c_str());
   if (!st.ok()) return error("cannot prepare the insert");
   const StoredRun s = stored_run_of(r, c);
   st.bind(1, s.time)
@@ -565,23 +571,12 @@ Result<MergeCounts> ResultsStore::merge_from(const std::string& path) {
   std::error_code ec;
   if (fs::equivalent(path, m_path, ec))
     return make_error(ErrorCode::invalid_argument, "cannot merge results store " + path + " into itself");
-  static const char* columns =
-      "time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, max_ms, "
-      "tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, failure_message, "
-      "sweep_id, point_key, record";
   const std::string points =
-      std::string("INSERT INTO main.runs (") + columns + ") SELECT " + columns +
-      " FROM merge_src.runs s WHERE s.sweep_id != '' ORDER BY s.id "
-      "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
-      "excluded.kernel, source_hash = excluded.source_hash, config = excluded.config, problem = excluded.problem, "
-      "device = excluded.device, sm_clock_khz = excluded.sm_clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
-      "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
-      "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
-      "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
-      "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record "
-      "WHERE excluded.time > runs.time AND (excluded.status != 'error' OR runs.status = 'error') "
+      std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + k_run_columns +
+      " FROM merge_src.runs s WHERE s.sweep_id != '' ORDER BY s.id " + k_point_upsert +
+      " WHERE excluded.time > runs.time AND (excluded.status != 'error' OR runs.status = 'error') "
       "OR runs.status = 'error' AND excluded.status != 'error'";
-  const std::string others = std::string("INSERT INTO main.runs (") + columns + ") SELECT " + columns +
+  const std::string others = std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + k_run_columns +
                              " FROM merge_src.runs s WHERE s.sweep_id = '' AND NOT EXISTS (SELECT 1 FROM main.runs r "
                              "WHERE r.sweep_id = '' AND r.time = s.time AND r.kernel = s.kernel AND r.record = "
                              "s.record) ORDER BY s.id";
