@@ -19,4 +19,6 @@ mkdir -p "$dir/pkg/tilelab/bin"
 mv "$dir/tilelab" "$dir/pkg/tilelab/bin/tilelab"
 mv "$dir/$(basename "$so")" "$dir/pkg/tilelab/"
 cp "$root"/python/tilelab/*.py "$dir/pkg/tilelab/"
-echo "$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])') module in $dir/pkg/tilelab; $(du -sh "$dir" | cut -f1) in all"
+# The module's own tag (cpython-312 -> python3.12): the server's python3 must be that version.
+tag=$(basename "$so" | sed -E 's/^_tilelab\.cpython-([0-9])([0-9]+).*/python\1.\2/')
+echo "$tag module in $dir/pkg/tilelab; $(du -sh "$dir" | cut -f1) in all"
