@@ -132,7 +132,7 @@ struct Field {
 struct UserKernel {
   ScriptContext* ctx;  // owns the Lua state the callbacks live in; outlives the spec (its destructor removes it)
   std::shared_ptr<Schemas> schemas;
-  Field entry, grid, block, smem, args;
+  Field entry, grid, block, smem, args, layouts;
   std::optional<Callback> can_implement, flops, bytes, reference;
 
   lua_State* L() const { return ctx->active_thread(); }
@@ -352,8 +352,62 @@ std::string read_source(lua_State* L, const std::string& given, const std::strin
   return text.str();
 }
 
+// A kernel's layouts for the viewer: {name = "SPEC", ...} or {{name = , spec = }, ...}, in name order for the first
+// form. Errors name the kernel and the entry.
+std::vector<LayoutInfo> layouts_from_lua(lua_State* L, int index, const std::string& kernel) {
+  if (!lua_istable(L, index))
+    throw std::runtime_error(kernel + " layouts must be a table of name = \"SPEC\" (got " + luaL_typename(L, index) + ")");
+  index = lua_absindex(L, index);
+  std::vector<LayoutInfo> out;
+  lua_pushnil(L);
+  while (lua_next(L, index)) {
+    LayoutInfo l;
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
+      l = {lua_tostring(L, -2), lua_tostring(L, -1)};
+    } else if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "name");
+      lua_getfield(L, -2, "spec");
+      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) l = {lua_tostring(L, -2), lua_tostring(L, -1)};
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    if (l.name.empty() || l.spec.empty()) {
+      lua_pop(L, 1);
+      throw std::runtime_error(kernel + " layouts: each entry is name = \"SPEC\" or {name = , spec = } (a layout SPEC as "
+                               "`tilelab layout` takes it)");
+    }
+    out.push_back(std::move(l));
+  }
+  if (out.size() > 1 && lua_rawlen(L, index) == 0)
+    std::sort(out.begin(), out.end(), [](const LayoutInfo& a, const LayoutInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+// The region names of a kernel's TL_PROBE marks, in region-id order: a list of strings.
+std::vector<std::string> probes_from_lua(lua_State* L, const std::string& kernel) {
+  std::vector<std::string> out;
+  lua_getfield(L, 1, "probes");
+  if (!lua_isnil(L, -1)) {
+    const bool list = lua_istable(L, -1);
+    const lua_Integer n = list ? static_cast<lua_Integer>(lua_rawlen(L, -1)) : 0;
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_type(L, -1) == LUA_TSTRING) out.push_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    if (!list || out.empty() || static_cast<lua_Integer>(out.size()) != n) {
+      lua_pop(L, 1);
+      throw std::runtime_error("define_kernel " + kernel + ": 'probes' must be a list of region names, in the order "
+                               "of the region ids its TL_PROBE marks use (tile/probe.hpp)");
+    }
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
 // tl.define_kernel{name=, source=, entry=, params=, problem=, can_implement=, grid=, block=, smem=, args=,
-//                  flops=, bytes=, reference=, tolerance={rel=, abs=}, family=, summary=} -> kernel object
+//                  flops=, bytes=, reference=, tolerance={rel=, abs=}, family=, summary=, layouts=, probes=}
+//   -> kernel object
 int l_define_kernel(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -380,6 +434,7 @@ int l_define_kernel(lua_State* L) {
   uk->block = read_field(L, "block", name, true);
   uk->smem = read_field(L, "smem", name, false);
   uk->args = read_field(L, "args", name, true);
+  uk->layouts = read_field(L, "layouts", name, false);
   uk->can_implement = read_function(L, "can_implement", name);
   uk->flops = read_function(L, "flops", name);
   uk->bytes = read_function(L, "bytes", name);
@@ -393,6 +448,7 @@ int l_define_kernel(lua_State* L) {
   spec.problem = uk->schemas->problem;
   spec.config = uk->schemas->config;
   spec.archs = {session.target().limits.arch};
+  spec.probes = probes_from_lua(L, name);
   Tolerance tol = tolerance_for(DType::f32);
   lua_getfield(L, 1, "tolerance");
   if (lua_istable(L, -1)) {
@@ -432,6 +488,13 @@ int l_define_kernel(lua_State* L) {
     }
     return g;
   };
+  if (uk->layouts.present())
+    spec.layouts = [uk, name](const Values& p, const Values& c) {
+      uk->eval(uk->layouts, p, c);
+      std::vector<LayoutInfo> out = layouts_from_lua(uk->L(), -1, name);
+      lua_pop(uk->L(), 1);
+      return out;
+    };
   spec.args = [uk, name](const Values& p, const Values& c, const DeviceLimits&) {
     uk->eval(uk->args, p, c);
     std::vector<ArgSpec> args = args_from_lua(uk->L(), -1, name);

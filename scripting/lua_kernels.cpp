@@ -132,13 +132,21 @@ int l_can_implement(lua_State* L) {
   return 2;
 }
 
-// k:compile(config [, problem]) -> resources | nil, message. Needs no GPU (compiles for the device's arch, or sm_90a).
+// k:compile(config [, problem [, {timeline=true}]]) -> resources | nil, message. Needs no GPU (compiles for the
+// device's arch, or sm_90a). timeline=true: the probe build's (-DTL_TIMELINE=1), what a timeline run launches.
 int l_compile(lua_State* L) {
   const KernelSpec& spec = check_kernel(L, 1);
   auto config = check_key_values(L, 2, "config");
   auto problem = check_key_values(L, 3, "problem");
-  auto prepared = script_context(L).session().prepare(spec.name, problem, config);
+  const bool timeline = lua_istable(L, 4) && opt_bool_field(L, 4, "timeline", false);
+  Session& session = script_context(L).session();
+  auto prepared = session.prepare(spec.name, problem, config);
   if (!prepared) return fail(L, prepared.status().message());
+  if (timeline) {
+    if (Status st = add_timeline_build(session.jit(), *prepared); !st.ok()) return fail(L, st.message());
+    push_resources(L, *prepared->timeline, prepared->instance.launch);
+    return 1;
+  }
   push_resources(L, prepared->compiled, prepared->instance.launch);
   return 1;
 }
@@ -213,7 +221,13 @@ int l_kernel_index(lua_State* L) {
   if (k == "name") lua_pushstring(L, spec.name.c_str());
   else if (k == "family") lua_pushstring(L, spec.family.c_str());
   else if (k == "summary") lua_pushstring(L, spec.summary.c_str());
-  else {
+  else if (k == "probes") {  // its TL_PROBE regions, in region-id order ({} when it records no timeline)
+    lua_createtable(L, static_cast<int>(spec.probes.size()), 0);
+    for (std::size_t i = 0; i < spec.probes.size(); ++i) {
+      lua_pushstring(L, spec.probes[i].c_str());
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+  } else {
     luaL_getmetatable(L, k_kernel_type);
     lua_getfield(L, -1, "methods");
     lua_getfield(L, -1, key);

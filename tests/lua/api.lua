@@ -234,6 +234,49 @@ if dev then
 else
   check(urun == nil and urun_err:find("no GPU", 1, true), "user kernel run without a GPU says why")
 end
+-- A user kernel's layouts (per config, for k:layouts, tl.layout and the GUI's Layouts panel) and probe regions.
+local ldef = {}
+for key, v in pairs(def) do ldef[key] = v end
+ldef.name = "user.scale_layouts"
+ldef.layouts = function(p, c) return {x_tile = "(" .. c.threads .. "):(1)", frag = "mma.m16n8k16.f16.A"} end
+ldef.probes = {"load", "store"}
+local lk = tl.define_kernel(ldef)
+local ll = lk:layouts({}, {threads = 64})
+check(#ll == 2 and ll[1].name == "frag" and ll[2].name == "x_tile" and ll[2].spec == "(64):(1)",
+      "user layouts follow the config, in name order")
+check(tl.layout(ll[2].spec) ~= nil and tl.layout(ll[1].spec) ~= nil, "user layout SPECs draw as tl.layout takes them")
+check(#lk.probes == 2 and lk.probes[1] == "load", "user probe regions are the kernel's")
+-- Its probe build (-DTL_TIMELINE=1) compiles without a GPU: what a timeline run (k:run{timeline=true}) launches.
+local pdef = {}
+for key, v in pairs(def) do pdef[key] = v end
+pdef.name = "user.scale_probes"
+pdef.source = [[
+#include "tile/probe.hpp"
+template <int T> __global__ void scale_probed(const float* x, float* y, float a, int n) {
+  if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
+  TL_PROBE_WARP_INIT();
+  TL_PROBE_BEGIN(0, 0, 0);
+  const int i = blockIdx.x * T + threadIdx.x;
+  if (i < n) y[i] = a * x[i];
+  TL_PROBE_END(0, 0, 0);
+  TL_PROBE_FLUSH();
+  if (threadIdx.x == 0) TL_PROBE_BLOCK_END();
+}
+]]
+pdef.entry = "scale_probed<{threads}>"
+pdef.probes = {"scale"}
+local pk = tl.define_kernel(pdef)
+local plain = pk:compile({}, {n = 4096})
+local probed, perr = pk:compile({}, {n = 4096}, {timeline = true})
+check(plain and probed and probed.name_expression == plain.name_expression and probed.registers >= plain.registers,
+      "a user kernel's probe build compiles: " .. tostring(perr))
+local _, nop = uk:compile({}, {n = 4096}, {timeline = true})
+check(nop and nop:find("lists no probes", 1, true), "a kernel without probes has no probe build: " .. tostring(nop))
+ldef.layouts = {{name = "bad"}}
+raises("each entry is name = ", function() tl.define_kernel(ldef):layouts() end)
+ldef.layouts = nil
+ldef.probes = {"load", 3}
+raises("'probes' must be a list of region names", tl.define_kernel, ldef)
 check(tl.define_kernel(def).name == "user.scale", "a script may redefine its own kernel")
 check(uk:config{}.threads == 128, "a kernel object taken before the redefinition still works")
 raises("library kernel", tl.define_kernel, {name = "gemm.simt", source = src, entry = "x", grid = 1, block = 1, args = {}})
