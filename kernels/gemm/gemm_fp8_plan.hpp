@@ -144,11 +144,10 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) { return 
 
 #if !TL_DEVICE_CODE
 
-// "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, ...}>": designated initializers, so the compiler checks every
-// field's name and order.
-inline std::string name_expression(const GemmFp8Config& c) {
-  return ConfigName("gemm_fp8", "GemmFp8Config")
-      .field("block_M", c.block_M)
+// The fields every k-major Hopper GEMM config starts with (GemmFp8Config, GemmGroupedConfig), in their order.
+template <class Config>
+ConfigName& kmajor_config_fields(ConfigName& name, const Config& c) {
+  return name.field("block_M", c.block_M)
       .field("block_N", c.block_N)
       .field("block_K", c.block_K)
       .field("wgmma_N", c.wgmma_N)
@@ -158,8 +157,14 @@ inline std::string name_expression(const GemmFp8Config& c) {
       .field("tma_store", c.tma_store)
       .field("fast_accum", c.fast_accum)
       .raw("scaling", gemm_detail::fp8_scaling_source(c.scaling))
-      .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
-      .str();
+      .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype));
+}
+
+// "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, ...}>": designated initializers, so the compiler checks every
+// field's name and order.
+inline std::string name_expression(const GemmFp8Config& c) {
+  ConfigName name("gemm_fp8", "GemmFp8Config");
+  return kmajor_config_fields(name, c).str();
 }
 
 inline std::vector<std::string> gemm_fp8_probe_names() { return TL_PROBE_NAMES(TL_GEMM_FP8_PROBES); }

@@ -83,18 +83,8 @@ enum : int { kGroupedMaxMTiles = 1 << 16, kGroupedMaxGroups = 1 << 15 };
 // "tl::gemm_grouped<tl::GemmGroupedConfig{.block_M = 128, ...}>": designated initializers, so the compiler checks
 // every field's name and order.
 inline std::string name_expression(const GemmGroupedConfig& c) {
-  return ConfigName("gemm_grouped", "GemmGroupedConfig")
-      .field("block_M", c.block_M)
-      .field("block_N", c.block_N)
-      .field("block_K", c.block_K)
-      .field("wgmma_N", c.wgmma_N)
-      .field("num_stages", c.num_stages)
-      .field("panel", c.panel)
-      .field("raster_n", c.raster_n)
-      .field("tma_store", c.tma_store)
-      .field("fast_accum", c.fast_accum)
-      .raw("scaling", gemm_detail::fp8_scaling_source(c.scaling))
-      .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
+  ConfigName name("gemm_grouped", "GemmGroupedConfig");
+  return kmajor_config_fields(name, c)
       .field("e4m3", c.e4m3)
       .field("masked", c.masked)
       .field("host_schedule", c.host_schedule)
