@@ -1,6 +1,7 @@
 // `tl.kernels`, `tl.kernel(name)` (schema, config, can_implement, compile, run) and `tl.device`, over the Session.
 #include "scripting/lua_kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -286,10 +287,9 @@ void read_timing_fields(lua_State* L, int index, const char* who, TimingOptions&
   auto timer = parse_timer(opt_string_field(L, index, "timer", timer_name(timing.timer)));
   if (!timer) raise("%s: timer: %s", who, timer.status().message().c_str());
   timing.timer = *timer;
-  const lua_Integer n = opt_integer_field(L, index, "graph_launches", timing.graph_launches);
-  if (n < 0 || n > kMaxGraphLaunches)
-    raise("%s: graph_launches: %lld is out of range (expected 1 to %d)", who, static_cast<long long>(n), kMaxGraphLaunches);
-  timing.graph_launches = static_cast<int>(n);
+  // Past an int: one past the range, so that check_timing refuses it.
+  timing.graph_launches = static_cast<int>(std::clamp<lua_Integer>(
+      opt_integer_field(L, index, "graph_launches", timing.graph_launches), -1, kMaxGraphLaunches + 1));
   if (Status st = check_timing(timing); !st.ok()) raise("%s: %s", who, st.message().c_str());
 }
 

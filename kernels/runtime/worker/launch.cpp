@@ -360,8 +360,8 @@ Status check_timing(const TimingOptions& timing) {
                                                        " is out of range (expected 1 to " +
                                                        std::to_string(kMaxGraphLaunches) + ", or 0: sized by the worker)");
   if (timing.graph_launches != 0 && timing.timer != Timer::graph)
-    return make_error(ErrorCode::invalid_argument, std::string("graph_launches is for the graph timer (the timer is ") +
-                                                       timer_name(timing.timer) + ")");
+    return make_error(ErrorCode::invalid_argument, std::string("graph_launches is set, but the timer is ") +
+                                                       timer_name(timing.timer) + ": launches per graph are for the graph timer");
   return {};
 }
 
