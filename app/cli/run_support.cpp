@@ -42,7 +42,8 @@ Status check_timer_options(const TimingOptions& timing) {
 }
 
 std::string timer_summary(const RunRecord& r) {
-  std::string s = std::string("timer: ") + timer_name(r.timer);
+  std::string s = std::string("timer: ") + timer_name(r.timer) + ", median " +
+                  format_number(r.time_ms.median * 1e3, "%.3f") + " us per kernel";
   switch (r.timer) {
     case Timer::events: s += " (a CUDA event pair around each launch, launch latency included"; break;
     case Timer::cupti: s += " (each launch's kernels, start to end, from CUPTI activity records"; break;

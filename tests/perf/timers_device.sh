@@ -2,13 +2,13 @@
 # bench --timer on the H100: the GPU tests of the timers, then a 1 MiB copy, mla.decode at b = 1 and a 256^3
 # gemm.wgmma benched with each timer (events, cupti, graph), then the same benches under Nsight Compute
 # (gpu__time_duration.sum of each launch of the kernel, clocks left alone, caches flushed as ncu does by default);
-# prints the comparison table. Usage: timers_device.sh DIR [OUT] (DIR: a bundle of tilelab, test_bench_gpu and
+# and with ncu's cache flush off; prints the comparison table. Usage: timers_device.sh DIR [OUT] (DIR: a bundle of tilelab, test_bench_gpu and
 # test_launch_gpu from cmake/bundle_for_device.sh, with this script and timers_table.py copied into it).
 set -uo pipefail
 dir=$(cd "$1" && pwd)
 out=${2:-/tmp/timers_out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$dir/lib TILELAB_CACHE_DIR=$dir/cache CUDA_VISIBLE_DEVICES=0
+export LD_LIBRARY_PATH=$dir/lib TILELAB_CACHE_DIR=$dir/cache TILELAB_EXE=$dir/tilelab CUDA_VISIBLE_DEVICES=0
 T=$dir/tilelab
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 for t in test_launch_gpu test_bench_gpu; do
@@ -30,10 +30,12 @@ for k in copy mla.decode gemm.wgmma; do
 done
 # The graph timer on the alternated kernel / probe-build runs, and cuBLAS captured into graphs.
 $T bench gemm.wgmma --problem M=256,N=256,K=256 --timer graph --timeline --vs cublas --repeat 20 --no-store 2>&1 | tail -6
-for k in copy mla.decode gemm.wgmma; do
-  timeout 120 ncu --target-processes all --clock-control none --metrics gpu__time_duration.sum -k "regex:${fn[$k]}" \
-    --csv --print-units base $T bench $k --problem "${problem[$k]}" --repeat 50 --warmup 5 --no-store \
-    > "$out/$k.ncu.csv" 2> "$out/$k.ncu.err"
-  echo "ncu $k: exit $? ($(grep -c gpu__time_duration "$out/$k.ncu.csv") launches profiled)"
+for cache in all none; do  # ncu's default flushes every cache before each profiled kernel; none: as they are
+  for k in copy mla.decode gemm.wgmma; do
+    timeout 120 ncu --target-processes all --clock-control none --cache-control $cache --metrics gpu__time_duration.sum \
+      -k "regex:${fn[$k]}" --csv --print-units base $T bench $k --problem "${problem[$k]}" --repeat 50 --warmup 5 \
+      --no-store > "$out/$k.ncu.$cache.csv" 2> "$out/$k.ncu.$cache.err"
+    echo "ncu --cache-control $cache $k: exit $? ($(grep -c gpu__time_duration "$out/$k.ncu.$cache.csv") launches profiled)"
+  done
 done
 python3 "$dir/timers_table.py" "$out" | tee "$out/table.md"
