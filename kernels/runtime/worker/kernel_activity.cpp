@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 
 #include <cupti_activity.h>
 #endif
