@@ -128,4 +128,12 @@ nb::dict typed_values(const Schema& schema, const Values& values) {
 
 const KernelSpec& find_kernel(const std::string& name) { return *take(library_registry().find(name)); }
 
+void set_timing(TimingOptions& timing, const std::string& timer, int graph_launches, const char* who) {
+  auto t = parse_timer(timer);
+  if (!t) raise(ErrorCode::invalid_argument, std::string(who) + ": timer: " + t.status().message());
+  timing.timer = *t;
+  timing.graph_launches = graph_launches;
+  if (Status st = check_timing(timing); !st.ok()) raise(ErrorCode::invalid_argument, std::string(who) + ": " + st.message());
+}
+
 }  // namespace tl::py

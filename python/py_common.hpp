@@ -58,6 +58,9 @@ nb::dict typed_values(const Schema& schema, const Values& values);
 
 const KernelSpec& find_kernel(const std::string& name);
 
+// timer= and graph_launches= of run/bench and sweep into `timing`; raises InvalidArgumentError naming `who`.
+void set_timing(TimingOptions& timing, const std::string& timer, int graph_launches, const char* who);
+
 // tilelab.Timeline and tilelab.Plot (bound in py_timeline.cpp and py_layout.cpp).
 struct PyTimeline {
   std::shared_ptr<const Timeline> timeline;

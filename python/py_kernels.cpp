@@ -96,6 +96,8 @@ nb::dict run_result(const Session::Bench& b) {
   d["min_ms"] = r.time_ms.min;
   d["max_ms"] = r.time_ms.max;
   d["repeats"] = r.time_ms.count;
+  d["timer"] = timer_name(r.timer);
+  if (r.timer == Timer::graph) d["graph_launches"] = r.graph_launches;
   d["tflops"] = r.tflops;
   d["gbps"] = r.gbps;
   d["flops"] = r.flops;
@@ -131,11 +133,12 @@ nb::dict run_result(const Session::Bench& b) {
 // compile error) and a fault or timeout; a failed check is a result with passed=False. `store` records it in the
 // results store as `tilelab bench` does.
 nb::dict run(const std::string& kernel, nb::handle problem, nb::handle config, int rep, int warmup, bool verify,
-             bool timeline, const std::string& baseline, bool store) {
+             bool timeline, const std::string& baseline, bool store, const std::string& timer, int graph_launches) {
   if (rep < 0 || warmup < 0) raise(ErrorCode::invalid_argument, "run: rep and warmup must be >= 0");
   RunOptions ro;
   ro.timing.repeat = rep;
   ro.timing.warmup = warmup;
+  set_timing(ro.timing, timer, graph_launches, "run");
   if (!verify) ro.max_samples = 1;  // a smoke check of one sampled position, as Lua's verify=false
   ro.timeline = ro.timeline_timed = timeline;
   ro.vs = baseline;
@@ -202,7 +205,7 @@ void bind_kernels(nb::module_& m) {
   m.def("compile", &compile, "kernel"_a, "config"_a.none(), "problem"_a.none(), "timeline"_a = false);
   m.def("layouts", &layouts, "kernel"_a, "problem"_a.none(), "config"_a.none());
   m.def("run", &run, "kernel"_a, "problem"_a.none(), "config"_a.none(), "rep"_a, "warmup"_a, "verify"_a,
-        "timeline"_a, "baseline"_a, "store"_a);
+        "timeline"_a, "baseline"_a, "store"_a, "timer"_a = "events", "graph_launches"_a = 0);
   m.def("model_timeline", &model_timeline, "kernel"_a, "problem"_a.none(), "config"_a.none());
   m.def("device", &device, "measure"_a = true);
   m.def("info", [] { return to_python(nlohmann::json(query_system())); });

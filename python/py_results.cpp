@@ -43,7 +43,7 @@ SweepSpace space_of(nb::handle o) {
 
 nb::dict sweep(const std::string& kernel, nb::handle problems, nb::handle space, nb::handle config, nb::handle filter,
                nb::handle on_result, int jobs, int rep, int warmup, long long samples, bool store, bool resume,
-               bool progress, const std::string& best) {
+               bool progress, const std::string& best, const std::string& timer, int graph_launches) {
   SweepSpec spec;
   spec.kernel = kernel;
   if (spec.kernel.empty()) raise(ErrorCode::invalid_argument, "sweep: kernel: a kernel name is required (see tilelab.kernels())");
@@ -56,6 +56,7 @@ nb::dict sweep(const std::string& kernel, nb::handle problems, nb::handle space,
   spec.jobs = jobs;
   if (rep >= 0) spec.run.timing.repeat = rep;
   if (warmup >= 0) spec.run.timing.warmup = warmup;
+  set_timing(spec.run.timing, timer, graph_launches, "sweep");
   if (samples >= 0) spec.run.max_samples = static_cast<std::uint64_t>(samples);
   spec.resume = resume;
 
@@ -154,7 +155,8 @@ nb::object compare(long long a, long long b) {
 
 void bind_results(nb::module_& m) {
   m.def("sweep", &sweep, "kernel"_a, "problems"_a.none(), "space"_a, "config"_a.none(), "filter"_a.none(),
-        "on_result"_a.none(), "jobs"_a, "rep"_a, "warmup"_a, "samples"_a, "store"_a, "resume"_a, "progress"_a, "best"_a);
+        "on_result"_a.none(), "jobs"_a, "rep"_a, "warmup"_a, "samples"_a, "store"_a, "resume"_a, "progress"_a, "best"_a,
+        "timer"_a = "events", "graph_launches"_a = 0);
   m.def("results_query", &query, "kernel"_a = "", "since"_a = "", "sweep"_a = "", "limit"_a = 0, "best"_a = "");
   m.def("results_compare", &compare, "a"_a, "b"_a);
   m.def("results_db", [] { return results_store().path(); });

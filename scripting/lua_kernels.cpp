@@ -1,6 +1,7 @@
 // `tl.kernels`, `tl.kernel(name)` (schema, config, can_implement, compile, run) and `tl.device`, over the Session.
 #include "scripting/lua_kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -175,6 +176,7 @@ int l_run(lua_State* L) {
   // costs K flops per position on the host; sweeps may not want that per point).
   if (!opt_bool_field(L, 2, "verify", true)) ro.max_samples = 1;
   ro.timeline = ro.timeline_timed = opt_bool_field(L, 2, "timeline", false);
+  read_timing_fields(L, 2, "run", ro.timing);
   lua_getfield(L, 2, "baseline");
   if (lua_isstring(L, -1)) ro.vs = lua_tostring(L, -1);
   else if (!lua_isnil(L, -1)) raise("run: 'baseline' must be a string such as \"cublas\" (got %s)", luaL_typename(L, -1));
@@ -281,6 +283,16 @@ const luaL_Reg k_kernel_methods[] = {
 
 }  // namespace
 
+void read_timing_fields(lua_State* L, int index, const char* who, TimingOptions& timing) {
+  auto timer = parse_timer(opt_string_field(L, index, "timer", timer_name(timing.timer)));
+  if (!timer) raise("%s: timer: %s", who, timer.status().message().c_str());
+  timing.timer = *timer;
+  // Past an int: one past the range, so that check_timing refuses it.
+  timing.graph_launches = static_cast<int>(std::clamp<lua_Integer>(
+      opt_integer_field(L, index, "graph_launches", timing.graph_launches), -1, kMaxGraphLaunches + 1));
+  if (Status st = check_timing(timing); !st.ok()) raise("%s: %s", who, st.message().c_str());
+}
+
 // The result table of :run: the headline numbers flat, the resources and baseline as sub-tables, and the
 // whole RunRecord (the JSON `bench --json` writes) as `record`, which tl.plot.roofline reads.
 void push_run_result(lua_State* L, const Session::Bench& b) {
@@ -296,6 +308,8 @@ void push_run_result(lua_State* L, const Session::Bench& b) {
   set_number(L, "min_ms", r.time_ms.min);
   set_number(L, "max_ms", r.time_ms.max);
   set_integer(L, "repeats", static_cast<lua_Integer>(r.time_ms.count));
+  set_string(L, "timer", timer_name(r.timer));
+  if (r.timer == Timer::graph) set_integer(L, "graph_launches", r.graph_launches);
   set_number(L, "tflops", r.tflops);
   set_number(L, "gbps", r.gbps);
   set_number(L, "flops", r.flops);

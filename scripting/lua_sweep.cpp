@@ -18,6 +18,7 @@ extern "C" {
 #include "scripting/lua_binding.hpp"
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_json.hpp"
+#include "scripting/lua_kernels.hpp"
 #include "scripting/lua_results.hpp"
 #include "session/sweep.hpp"
 
@@ -164,6 +165,7 @@ int l_sweep(lua_State* L) {
   spec.jobs = static_cast<int>(opt_integer(L, 1, "jobs", 0));
   spec.run.timing.repeat = static_cast<int>(opt_integer(L, 1, "rep", spec.run.timing.repeat));  // `repeat` is a Lua keyword
   spec.run.timing.warmup = static_cast<int>(opt_integer(L, 1, "warmup", spec.run.timing.warmup));
+  read_timing_fields(L, 1, "tl.sweep", spec.run.timing);
   spec.run.max_samples = static_cast<std::uint64_t>(opt_integer(L, 1, "samples", static_cast<lua_Integer>(spec.run.max_samples)));
   spec.resume = opt_bool(L, 1, "resume", true);
   const bool store_results = opt_bool(L, 1, "store", true);

@@ -21,6 +21,7 @@ struct BenchArgs {
   SessionArgs session;
   std::string kernel, problem, config, json, dump, vs, db;
   int repeat = 20, warmup = 3;
+  TimingOptions timing;  // --timer, --graph-launches
   bool timeline = false;
   bool dram = false;
   bool no_store = false;
@@ -72,6 +73,7 @@ int run_bench(const BenchArgs& a) {
   if (!config) return report_error("--config: " + config.status().message());
   auto problem = parse_key_values(a.problem);
   if (!problem) return report_error("--problem: " + problem.status().message());
+  if (Status timer = check_timer_options(a.timing); !timer.ok()) return report_error(timer.message());
 
   auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
@@ -85,6 +87,7 @@ int run_bench(const BenchArgs& a) {
     store = std::move(*opened);
   }
   RunOptions ro;
+  ro.timing = a.timing;
   ro.timing.repeat = a.repeat;
   ro.timing.warmup = a.warmup;
   ro.timing.measure_dram = a.dram;
@@ -107,6 +110,7 @@ int run_bench(const BenchArgs& a) {
               prepared->instance.config.to_string().c_str());
   print_run_table({r});
   if (r.baseline) print_baseline(r);
+  if (r.time_ms.count > 0) std::printf("%s\n", timer_summary(r).c_str());
   if (a.timeline) {
     if (r.timeline && r.timeline_time_ms.median > 0 && r.time_ms.median > 0)
       std::printf("probes on: %.4f ms median (%+.2f%% vs off, runs alternated in one worker), %zu events, %llu dropped\n",
@@ -158,6 +162,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--config", a->config, "Config as key=value,... (defaults for the rest)");
   cmd->add_option("--repeat", a->repeat, "Timed runs (0: check only, no timing)")->capture_default_str()->check(in_range(0, 100000));
   cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
+  add_timer_options(cmd, a->timing);
   cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
   cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")

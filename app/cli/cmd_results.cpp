@@ -36,25 +36,26 @@ std::string csv_field(const std::string& s) {
 
 void print_csv(const std::vector<StoredRun>& rows) {
   std::printf("id,time,kernel,status,sweep_id,device,sm_clock_khz,median_ms,min_ms,max_ms,tflops,gbps,efficiency,"
-              "rel_error,max_abs_error,passed,registers,spills,config,problem,source_hash,failure_kind,failure_message\n");
+              "rel_error,max_abs_error,passed,registers,spills,config,problem,source_hash,failure_kind,failure_message,timer\n");
   for (const auto& r : rows) {
-    std::printf("%lld,%s,%s,%s,%s,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%s,%s,%s,%s,%s\n",
+    std::printf("%lld,%s,%s,%s,%s,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%s,%s,%s,%s,%s,%s\n",
                 static_cast<long long>(r.id), r.time.c_str(), csv_field(r.kernel).c_str(), r.status.c_str(),
                 r.sweep_id.c_str(), csv_field(r.device).c_str(), r.sm_clock_khz, r.median_ms, r.min_ms, r.max_ms, r.tflops,
                 r.gbps, r.efficiency, r.rel_error, r.max_abs_error, r.passed ? 1 : 0,
                 static_cast<int>(*r.metric("registers")), static_cast<int>(*r.metric("spills")),
                 csv_field(params_of(r.config)).c_str(), csv_field(params_of(r.problem)).c_str(), r.source_hash.c_str(),
-                r.failure_kind.c_str(), csv_field(r.failure_message).c_str());
+                r.failure_kind.c_str(), csv_field(r.failure_message).c_str(), r.timer.c_str());
   }
 }
 
 void print_table(const std::vector<StoredRun>& rows) {
-  std::printf("%6s %-20s %-12s %-13s %9s %8s %7s %5s %9s %4s  %s\n", "id", "time", "kernel", "status", "median_ms", "TFLOP/s",
-              "GB/s", "eff", "rel_err", "regs", "config | problem");
+  std::printf("%6s %-20s %-12s %-13s %9s %-6s %8s %7s %5s %9s %4s  %s\n", "id", "time", "kernel", "status", "median_ms",
+              "timer", "TFLOP/s", "GB/s", "eff", "rel_err", "regs", "config | problem");
   for (const auto& r : rows) {
     const bool timed = r.median_ms > 0;
-    std::printf("%6lld %-20s %-12s %-13s %9s %8s %7s %5s %9s %4d  %s | %s\n", static_cast<long long>(r.id), r.time.c_str(),
-                r.kernel.c_str(), r.status.c_str(), timed ? format_number(r.median_ms, "%.4f").c_str() : "-",
+    std::printf("%6lld %-20s %-12s %-13s %9s %-6s %8s %7s %5s %9s %4d  %s | %s\n", static_cast<long long>(r.id),
+                r.time.c_str(), r.kernel.c_str(), r.status.c_str(), timed ? format_number(r.median_ms, "%.4f").c_str() : "-",
+                timed ? r.timer.c_str() : "-",
                 timed && r.tflops > 0 ? format_number(r.tflops, "%.1f").c_str() : "-",
                 timed ? format_number(r.gbps, "%.0f").c_str() : "-",
                 timed && r.efficiency > 0 ? format_number(100 * r.efficiency, "%.0f%%").c_str() : "-",
@@ -89,6 +90,7 @@ int print_compare(const ResultsStore& store, const ResultsArgs& a) {
   for (const auto& [k, v] : c["config"].items())
     std::printf("  config  %-10s %s -> %s\n", k.c_str(), v[0].dump().c_str(), v[1].dump().c_str());
   if (c["config"].empty()) std::printf("  same config\n");
+  if (x->timer != y->timer) std::printf("  timer   %s -> %s (times taken differently)\n", x->timer.c_str(), y->timer.c_str());
   std::printf("  %-14s %12s %12s %8s\n", "metric", "a", "b", "b/a");
   for (const auto& [k, v] : c["metrics"].items())
     std::printf("  %-14s %12.5g %12.5g %8s\n", k.c_str(), v["a"].get<double>(), v["b"].get<double>(),

@@ -21,6 +21,7 @@ struct SweepArgs {
   std::string kernel, space, config, db, json, best = "tflops", shard;
   std::vector<std::string> problems;
   int jobs = 0, repeat = 20, warmup = 3;
+  TimingOptions timing;  // --timer, --graph-launches
   std::uint64_t samples = SweepSpec{}.run.max_samples;
   bool no_store = false, plain = false, fresh = false;
 };
@@ -48,6 +49,8 @@ int run_sweep_command(const SweepArgs& a) {
     if (!shard) return report_error("--shard: " + shard.status().message());
     std::tie(spec.shard, spec.shards) = *shard;
   }
+  if (Status timer = check_timer_options(a.timing); !timer.ok()) return report_error(timer.message());
+  spec.run.timing = a.timing;
   spec.run.timing.repeat = a.repeat;
   spec.run.timing.warmup = a.warmup;
   spec.run.max_samples = a.samples;
@@ -98,6 +101,7 @@ int run_sweep_command(const SweepArgs& a) {
     const SweepPoint& b = sum.points[*sum.best];
     std::printf("best by %s: %s  problem %s\n", a.best.c_str(), params_text(b.config).c_str(), params_text(b.problem).c_str());
     print_run_table({*b.record});
+    if (b.record->time_ms.count > 0) std::printf("%s\n", timer_summary(*b.record).c_str());
   }
   if (!a.json.empty()) {
     nlohmann::json out = sum;
@@ -130,6 +134,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--repeat", a->repeat, "Timed runs per config (0: check only)")->capture_default_str()->check(in_range(0, 100000));
   cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
+  add_timer_options(cmd, a->timing);
   cmd->add_option("--samples", a->samples, "Output positions of each point checked against the float64 reference (0: all)")
       ->capture_default_str()
       ->check(in_range(0, 1e9));

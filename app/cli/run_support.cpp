@@ -16,6 +16,45 @@ void add_session_options(CLI::App* cmd, SessionArgs& a) {
   cmd->add_option("--cache-dir", a.cache_dir, "Kernel and ceilings cache directory (default: $TILELAB_CACHE_DIR or ~/.cache/tilelab)");
 }
 
+void add_timer_options(CLI::App* cmd, TimingOptions& timing) {
+  cmd->add_option_function<std::string>(
+         "--timer", [&timing](const std::string& name) { timing.timer = parse_timer(name).value(); },
+         "How each timed run is timed: events (a CUDA event pair around the launch, its latency included; default), "
+         "cupti (the kernels' start to end from CUPTI activity records; libcupti opened at run time, "
+         "$TL_CUPTI_LIBRARY), graph (N launches in a CUDA graph, a replay's time / N; L2 flushed before each replay "
+         "only)")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            auto t = parse_timer(name);
+            return t ? std::string() : t.status().message();
+          },
+          "events|cupti|graph", "timer"));
+  cmd->add_option("--graph-launches", timing.graph_launches,
+                  "Launches per CUDA graph with --timer graph (default: as many as take about 2 ms, at most 1000)")
+      ->check(in_range(1, kMaxGraphLaunches));
+}
+
+Status check_timer_options(const TimingOptions& timing) {
+  if (timing.graph_launches != 0 && timing.timer != Timer::graph)
+    return make_error(ErrorCode::invalid_argument, std::string("--graph-launches is for --timer graph (the timer is ") +
+                                                       timer_name(timing.timer) + ")");
+  return check_timing(timing);
+}
+
+std::string timer_summary(const RunRecord& r) {
+  std::string s = std::string("timer: ") + timer_name(r.timer) + ", median " +
+                  format_number(r.time_ms.median * 1e3, "%.3f") + " us per kernel";
+  switch (r.timer) {
+    case Timer::events: s += " (a CUDA event pair around each launch, launch latency included"; break;
+    case Timer::cupti: s += " (each launch's kernels, start to end, from CUPTI activity records"; break;
+    case Timer::graph:
+      s += " (" + std::to_string(r.graph_launches) + " launches per CUDA graph, a replay's time / " +
+           std::to_string(r.graph_launches);
+      break;
+  }
+  return s + "; L2 flushed " + l2_flush_text(r.timer, r.l2_flushed) + ")";
+}
+
 Result<std::unique_ptr<Session>> open_session(const SessionArgs& a) {
   SessionOptions so;
   so.kernels_dir = a.kernels_dir;

@@ -26,6 +26,13 @@ void add_session_options(CLI::App* cmd, SessionArgs& a);
 // The session of these options; the error's message is what to print.
 Result<std::unique_ptr<Session>> open_session(const SessionArgs& a);
 
+// Adds --timer and --graph-launches (how timed runs are timed: TimingOptions::timer) to `cmd`, into `timing`.
+void add_timer_options(CLI::App* cmd, TimingOptions& timing);
+// After parsing: an error naming the option when the two do not go together (--graph-launches without --timer graph).
+Status check_timer_options(const TimingOptions& timing);
+// "timer: graph (...)": how a record's times were taken, in one line.
+std::string timer_summary(const RunRecord& r);
+
 // One row per record: time, rates, efficiency, errors, verdict, resources.
 void print_run_table(const std::vector<RunRecord>& records);
 

@@ -296,7 +296,11 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
   SweepProgress progress{0, points.size()};
   std::optional<double> best_value;
   const bool higher_better = metric_higher_is_better(best_metric);
-  const int launches = spec.run.timing.repeat > 0 ? spec.run.timing.warmup + spec.run.timing.repeat : 1;
+  // Launches of one point: the warm-up and each timed run (a graph replay runs graph_launches of them).
+  auto launches = [&](const RunRecord& r) {
+    const int per_run = r.timer == Timer::graph ? std::max(1, r.graph_launches) : 1;
+    return spec.run.timing.repeat > 0 ? spec.run.timing.warmup + spec.run.timing.repeat * per_run : 1;
+  };
   // Points come problem by problem: the host inputs and the reference are computed once per problem.
   ReferenceCache reference_cache;
   RunOptions run_options = spec.run;
@@ -354,7 +358,7 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
           ++sum.ran;
           if (p.status == PointStatus::passed) ++sum.passed;
           else ++sum.failed;
-          sum.kernel_s += r.time_ms.median * 1e-3 * launches;
+          sum.kernel_s += r.time_ms.median * 1e-3 * launches(r);
           p.record = std::move(r);
           store_it = true;
         }

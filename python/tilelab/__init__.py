@@ -124,17 +124,20 @@ class Kernel:
         return _tilelab.direct_infer(self.name, problem, config, bind(self, tensors, named, problem, config))
 
     def run(self, problem=None, config=None, rep=20, warmup=3, verify=True, timeline=False, baseline=None,
-            store=False):
+            store=False, timer="events", graph_launches=0):
         """Runs one config in the worker on its own random inputs, checked against the float64 reference and timed
-        as `tilelab bench` does: {median_ms, min_ms, max_ms, tflops, gbps, efficiency, bound, rel_err, max_abs_err,
-        passed, failure, resources, baseline, timeline, record}. Raises what keeps it from running (invalid config,
-        NoDeviceError, CompileError, FaultError, KernelTimeoutError); a failed check is passed=False. `store`:
-        recorded in the results store (its row id in "stored_id")."""
-        return _tilelab.run(self.name, problem, config, rep, warmup, verify, timeline, baseline or "", store)
+        as `tilelab bench` does: {median_ms, min_ms, max_ms, timer, tflops, gbps, efficiency, bound, rel_err,
+        max_abs_err, passed, failure, resources, baseline, timeline, record}. Raises what keeps it from running
+        (invalid config, NoDeviceError, CompileError, FaultError, KernelTimeoutError); a failed check is
+        passed=False. `store`: recorded in the results store (its row id in "stored_id"). `timer`: "events",
+        "cupti" or "graph" (`bench --timer`); `graph_launches`: launches per graph (0: sized by the worker)."""
+        return _tilelab.run(self.name, problem, config, rep, warmup, verify, timeline, baseline or "", store, timer,
+                            graph_launches)
 
-    def bench(self, problem=None, config=None, rep=20, warmup=3, timeline=False, baseline=None, store=True):
+    def bench(self, problem=None, config=None, rep=20, warmup=3, timeline=False, baseline=None, store=True,
+              timer="events", graph_launches=0):
         """`tilelab bench`: run() recorded in the results store; returns the run record (the JSON of bench --json)."""
-        return self.run(problem, config, rep, warmup, True, timeline, baseline, store)["record"]
+        return self.run(problem, config, rep, warmup, True, timeline, baseline, store, timer, graph_launches)["record"]
 
     def model_timeline(self, problem=None, config=None):
         """The pipeline timeline modelled from the config and the device's rates (no GPU; labelled MODEL)."""
@@ -198,7 +201,8 @@ class SweepResults(list):
 
 
 def sweep(kernel, space, problem=None, problems=None, config=None, filter=None, on_result=None, jobs=0, rep=None,
-          warmup=None, samples=None, store=True, resume=True, progress=True, best="tflops"):
+          warmup=None, samples=None, store=True, resume=True, progress=True, best="tflops", timer="events",
+          graph_launches=0):
     """The sweep engine (`tilelab sweep`): every point of `space` ({param: [values]}, the first varying slowest)
     over each problem; invalid points skipped with their reason, the rest compiled on `jobs` threads and run one by
     one in the worker, each stored as it finishes (a rerun skips stored points unless resume=False).
@@ -209,7 +213,7 @@ def sweep(kernel, space, problem=None, problems=None, config=None, filter=None, 
         problems = [problem]
     r = _tilelab.sweep(kernel, problems, space, config, filter, on_result, jobs, -1 if rep is None else rep,
                        -1 if warmup is None else warmup, -1 if samples is None else samples, store, resume, progress,
-                       best)
+                       best, timer, graph_launches)
     return SweepResults(r["points"], r["id"], r["summary"], r["best"])
 
 

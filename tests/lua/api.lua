@@ -86,6 +86,18 @@ local r0, e0 = k:run{problem = {M = 64}, config = {nonsense = 1}}
 check(r0 == nil and e0:find("invalid problem/config", 1, true), "run of an invalid config says so, GPU or not")
 raises("'rep' must be an integer", k.run, k, {rep = "many"})
 raises("'baseline' must be a string", k.run, k, {baseline = true})
+-- bench --timer from Lua: the same timers and refusals; the result and its record say which timer.
+raises("run: timer: unknown timer 'nvtx' (valid: events, cupti, graph)", k.run, k, {timer = "nvtx"})
+raises("run: graph_launches is set, but the timer is events", k.run, k, {graph_launches = 8})
+raises("run: graph_launches: 10001 is out of range (expected 1 to 10000", k.run, k, {timer = "graph", graph_launches = 10001})
+raises("tl.sweep: timer: unknown timer 'Events'", tl.sweep, {kernel = "copy", space = {vec = {1}}, timer = "Events"})
+local g, g_err = k:run{problem = {M = 128, N = 128, K = 64}, rep = 3, warmup = 1, timer = "graph", graph_launches = 4}
+if dev then
+  check(g and g.passed and g.timer == "graph" and g.graph_launches == 4, "graph timer run: " .. tostring(g_err))
+  check(g.record.timer == "graph" and g.record.graph_launches == 4, "the record says the timer and its launches")
+else
+  check(g == nil and g_err:find("no GPU", 1, true), "graph timer without a GPU: nil and the reason")
+end
 
 -- [layouts] ------------------------------------------------------------------------------------------------
 local l = tl.layout("(8,4):(4,1)")

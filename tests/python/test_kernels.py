@@ -74,6 +74,18 @@ def test_errors_carry_the_cli_messages(cli_error):
     assert str(e.value) == cli_error("layout", "(8,4):(4,", "--format", "txt")
 
 
+def test_timer_refusals_name_the_timers():
+    k = tilelab.kernel("copy")
+    with pytest.raises(tilelab.InvalidArgumentError, match=r"^run: timer: unknown timer 'nvtx' \(valid: events, cupti, graph\)$"):
+        k.run({"n": 1024}, timer="nvtx")
+    with pytest.raises(tilelab.InvalidArgumentError, match="^run: graph_launches is set, but the timer is cupti"):
+        k.bench({"n": 1024}, timer="cupti", graph_launches=3)
+    with pytest.raises(tilelab.InvalidArgumentError, match=r"^run: graph_launches: 20000 is out of range \(expected 1 to 10000"):
+        k.run({"n": 1024}, timer="graph", graph_launches=20000)
+    with pytest.raises(tilelab.InvalidArgumentError, match="^sweep: timer: unknown timer 'x'"):
+        tilelab.sweep("copy", {"vec": [1]}, timer="x", store=False)
+
+
 @pytest.mark.skipif(bool(tilelab.info()["devices"]), reason="checks the message without a GPU")
 def test_run_without_a_gpu_says_why(cli_error):
     with pytest.raises(tilelab.NoDeviceError) as e:

@@ -7,6 +7,7 @@
 #include "library/library.hpp"
 #include "runtime/measure/bench.hpp"
 #include "runtime/worker/client.hpp"
+#include "runtime/worker/cupti_library.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 
@@ -148,6 +149,87 @@ TEST(BenchGpu, ReferenceCacheComputesTheReferenceOncePerProblem) {
   EXPECT_EQ(calls, 1);
   EXPECT_TRUE(run({{"M", "256"}, {"N", "512"}, {"K", "256"}}, {}).passed());
   EXPECT_EQ(calls, 2);
+}
+
+}  // namespace
+}  // namespace tl
+
+namespace tl {
+namespace {
+
+// [SECTION] bench --timer
+
+// The three timers on a 1 MiB copy: each run passes and says its timer. CUPTI's time is the kernel's own, which
+// the events' (the launch's latency added) cannot undercut; a graph replay's share is the kernel back to back on a
+// warm L2, which cannot take longer either.
+TEST(BenchGpu, TheThreeTimersTimeTheSameCopy) {
+  TL_REQUIRE_GPU();
+  WorkerClient worker(worker_options());
+  PreparedKernel k = prepare("copy", {{"n", "262144"}});
+  std::map<Timer, RunRecord> r;
+  for (Timer t : {Timer::events, Timer::cupti, Timer::graph}) {
+    RunOptions ro;
+    ro.timing.repeat = 50;
+    ro.timing.warmup = 5;
+    ro.timing.timer = t;
+    r[t] = run_instance(worker, k, ro);
+    ASSERT_TRUE(r[t].passed()) << timer_name(t) << ": " << r[t].failure_text();
+    EXPECT_EQ(r[t].timer, t);
+    EXPECT_EQ(r[t].time_ms.count, 50u) << timer_name(t);
+    EXPECT_GT(r[t].time_ms.median, 0) << timer_name(t);
+  }
+  EXPECT_EQ(r[Timer::events].graph_launches, 0);
+  EXPECT_GT(r[Timer::graph].graph_launches, 1) << "a microsecond kernel gets many launches per graph";
+  EXPECT_LE(r[Timer::cupti].time_ms.median, r[Timer::events].time_ms.median * 1.05);
+  EXPECT_LE(r[Timer::graph].time_ms.median, r[Timer::events].time_ms.median * 1.05);
+  std::printf("copy 1 MiB: events %.2f us, cupti %.2f us, graph %.2f us (%d launches per graph); libcupti: %s\n",
+              r[Timer::events].time_ms.median * 1e3, r[Timer::cupti].time_ms.median * 1e3,
+              r[Timer::graph].time_ms.median * 1e3, r[Timer::graph].graph_launches, cupti_library().path.c_str());
+}
+
+// cuBLAS is timed by the kernel's timer: its kernels by CUPTI, its calls captured into the same graph size.
+TEST(BenchGpu, TheBaselineIsTimedByTheSameTimer) {
+  TL_REQUIRE_GPU();
+  if (query_device(0).value().cc_major < 9) GTEST_SKIP() << "gemm.wgmma needs sm_90";
+  WorkerClient worker(worker_options());
+  PreparedKernel k = prepare("gemm.wgmma", {{"M", "256"}, {"N", "256"}, {"K", "256"}});
+  for (Timer t : {Timer::cupti, Timer::graph}) {
+    RunOptions ro;
+    ro.timing.repeat = 5;
+    ro.timing.warmup = 1;
+    ro.timing.timer = t;
+    if (t == Timer::graph) ro.timing.graph_launches = 16;
+    ro.vs = "cublas";
+    RunRecord r = run_instance(worker, k, ro);
+    ASSERT_TRUE(r.passed()) << timer_name(t) << ": " << r.failure_text();
+    EXPECT_EQ(r.graph_launches, t == Timer::graph ? 16 : 0);
+    ASSERT_TRUE(r.baseline.has_value());
+    EXPECT_TRUE(r.baseline->error.empty()) << timer_name(t) << ": " << r.baseline->error;
+    EXPECT_EQ(r.baseline->time_ms.count, 5u) << timer_name(t);
+    EXPECT_GT(r.baseline->time_ms.median, 0) << timer_name(t);
+  }
+}
+
+// Without libcupti the cupti timer refuses the run naming it (the worker looks where the variable says), and the
+// same worker then times with events.
+TEST(BenchGpu, TheCuptiTimerWithoutLibcuptiIsRefusedNamingIt) {
+  TL_REQUIRE_GPU();
+  setenv(kCuptiLibraryEnv, "/nonexistent/libcupti.so.13", 1);  // in the environment of the worker started below
+  WorkerClient worker(worker_options());
+  PreparedKernel k = prepare("copy", {{"n", "262144"}});
+  RunOptions ro;
+  ro.timing.repeat = 3;
+  ro.timing.timer = Timer::cupti;
+  RunRecord r = run_instance(worker, k, ro);
+  ro.timing.timer = Timer::events;
+  RunRecord after = run_instance(worker, k, ro);
+  unsetenv(kCuptiLibraryEnv);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure->code, ErrorCode::unsupported) << r.failure->message;
+  EXPECT_NE(r.failure->message.find("cupti not found: TL_CUPTI_LIBRARY=/nonexistent/libcupti.so.13"), std::string::npos)
+      << r.failure->message;
+  EXPECT_TRUE(after.passed()) << after.failure_text();
+  EXPECT_EQ(worker.starts(), 1) << "a refused timer is no reason to restart the worker";
 }
 
 }  // namespace

@@ -444,7 +444,7 @@ TEST(ResultsStore, ASweepPointIsOneRowStoringItAgainReplacesIt) {
 TEST(ResultsStore, MergeRefusesAStoreOfAnotherSchema) {
   const std::string old = temp_db("merge_v1.db"), into = temp_db("merge_into.db");
   ASSERT_TRUE(ResultsStore::open(old));
-  sql(old, "DROP INDEX runs_sweep_point; PRAGMA user_version = 1;");
+  sql(old, "DROP INDEX runs_sweep_point; ALTER TABLE runs DROP COLUMN timer; PRAGMA user_version = 1;");
   auto store = ResultsStore::open(into);
   ASSERT_TRUE(store);
   auto n = (*store)->merge_from(old);
@@ -457,8 +457,8 @@ TEST(ResultsStore, MergeRefusesAStoreOfAnotherSchema) {
 TEST(ResultsStore, AVersionOneStoreIsUpgradedKeepingTheNewestOutcomeOfEachPoint) {
   const std::string path = temp_db("v1.db");
   ASSERT_TRUE(ResultsStore::open(path));
-  // What version 1 was: no unique index; parallel sweeps doubled points.
-  sql(path, "DROP INDEX runs_sweep_point; PRAGMA user_version = 1;");
+  // What version 1 was: no unique index (parallel sweeps doubled points), no timer.
+  sql(path, "DROP INDEX runs_sweep_point; ALTER TABLE runs DROP COLUMN timer; PRAGMA user_version = 1;");
   {
     auto store = ResultsStore::open_read_only(path);  // reads version 1 as it is
     ASSERT_TRUE(store) << store.status().message();
@@ -489,8 +489,103 @@ TEST(ResultsStore, AVersionOneStoreIsUpgradedKeepingTheNewestOutcomeOfEachPoint)
   auto stored = (*store)->query({});
   ASSERT_TRUE(stored);
   std::multiset<int> medians;
-  for (const auto& r : *stored) medians.insert(static_cast<int>(r.median_ms));
+  for (const auto& r : *stored) {
+    medians.insert(static_cast<int>(r.median_ms));
+    EXPECT_EQ(r.timer, "events");
+  }
   EXPECT_EQ(medians, (std::multiset<int>{2, 5, 6, 7, 8}));
+}
+
+// [SECTION] the timer column (schema 3)
+
+RunRecord timed_with(Timer timer, double median_ms) {
+  RunRecord r = sample_record(median_ms);
+  r.timer = timer;
+  return r;
+}
+
+TEST(ResultsStore, KeepsTheTimerOfEachRun) {
+  auto store = ResultsStore::open(temp_db("timer.db"));
+  ASSERT_TRUE(store) << store.status().message();
+  ASSERT_TRUE((*store)->insert(timed_with(Timer::events, 1), {}));
+  ASSERT_TRUE((*store)->insert(timed_with(Timer::cupti, 2), {}));
+  ASSERT_TRUE((*store)->insert(timed_with(Timer::graph, 3), {}));
+  auto rows = (*store)->query({});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].timer, "events");
+  EXPECT_EQ((*rows)[1].timer, "cupti");
+  EXPECT_EQ((*rows)[2].timer, "graph");
+  EXPECT_EQ((*rows)[2].record["timer"], "graph");  // the row's column agrees with its record
+  EXPECT_EQ(nlohmann::json((*rows)[1])["timer"], "cupti");
+  EXPECT_EQ(stored_run_of(timed_with(Timer::cupti, 1), {}).timer, "cupti");
+  EXPECT_EQ(compare_runs((*rows)[0], (*rows)[1])["timer"], (nlohmann::json{"events", "cupti"}));
+  // A sweep point stored again takes the new run's timer with its times.
+  RunContext c;
+  c.sweep_id = "0123456789abcdef";
+  c.point_key = "p";
+  ASSERT_TRUE((*store)->insert(timed_with(Timer::events, 4), c));
+  ASSERT_TRUE((*store)->insert(timed_with(Timer::graph, 5), c));
+  ResultsQuery point;
+  point.sweep_id = c.sweep_id;
+  rows = (*store)->query(point);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].timer, "graph");
+}
+
+// A store written before the timer column (version 2): read as it is (its runs timed with events), merged into a
+// version-3 store, and upgraded when opened for writing.
+void make_version_two(const std::string& path) {
+  {
+    auto store = ResultsStore::open(path);
+    ASSERT_TRUE(store);
+    RunContext c;
+    c.sweep_id = "0123456789abcdef";
+    c.point_key = "p";
+    ASSERT_TRUE((*store)->insert(sample_record(7), {}));
+    ASSERT_TRUE((*store)->insert(sample_record(8), c));
+  }
+  sql(path, "ALTER TABLE runs DROP COLUMN timer; PRAGMA user_version = 2;");
+  ASSERT_EQ(user_version(path), 2);
+}
+
+TEST(ResultsStore, AVersionTwoStoreReadsMergesAndUpgradesWithEventsAsItsTimer) {
+  const std::string v2 = temp_db("v2.db"), into = temp_db("v3_into.db");
+  make_version_two(v2);
+  {
+    auto reader = ResultsStore::open_read_only(v2);
+    ASSERT_TRUE(reader) << reader.status().message();
+    ResultsQuery newest;
+    newest.limit = 5;  // the form of query that reads through a subquery
+    auto rows = (*reader)->query(newest);
+    ASSERT_TRUE(rows) << rows.status().message();
+    ASSERT_EQ(rows->size(), 2u);
+    for (const auto& r : *rows) EXPECT_EQ(r.timer, "events");
+  }
+  EXPECT_EQ(user_version(v2), 2);  // reading changed nothing
+  {
+    auto store = ResultsStore::open(into);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->insert(timed_with(Timer::graph, 1), {}));
+    auto n = (*store)->merge_from(v2);
+    ASSERT_TRUE(n) << n.status().message();
+    EXPECT_EQ(n->runs, 2);
+    EXPECT_EQ((*store)->merge_from(v2)->runs, 0);  // twice adds nothing
+    auto rows = (*store)->query({});
+    ASSERT_TRUE(rows);
+    std::multiset<std::string> timers;
+    for (const auto& r : *rows) timers.insert(r.timer);
+    EXPECT_EQ(timers, (std::multiset<std::string>{"graph", "events", "events"}));
+  }
+  auto upgraded = ResultsStore::open(v2);
+  ASSERT_TRUE(upgraded) << upgraded.status().message();
+  EXPECT_EQ(user_version(v2), ResultsStore::kSchemaVersion);
+  ASSERT_TRUE((*upgraded)->insert(timed_with(Timer::cupti, 9), {}));
+  auto rows = (*upgraded)->query({});
+  ASSERT_TRUE(rows);
+  std::multiset<std::string> timers;
+  for (const auto& r : *rows) timers.insert(r.timer);
+  EXPECT_EQ(timers, (std::multiset<std::string>{"events", "events", "cupti"}));
 }
 
 TEST(ResultsStore, ReadOnlyOpensNeitherCreateNorWrite) {

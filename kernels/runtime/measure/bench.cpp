@@ -309,8 +309,14 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
         r.input_dtype = dtype_name(a.dtype);
         break;
       }
+    r.timer = options.timing.timer;
+    r.l2_flushed = options.timing.flush_l2;
     if (!inst.spec) {
       r.failure = RunFailure{ErrorCode::internal, "kernel instance without a spec", std::nullopt};
+      return r;
+    }
+    if (Status timing = check_timing(options.timing); !timing.ok()) {
+      r.failure = RunFailure{timing.code(), timing.message(), std::nullopt};
       return r;
     }
 
@@ -383,6 +389,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.device = result->device_name;
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
+    r.graph_launches = result->graph_launches;
     r.baseline = result->baseline;
     r.dram = result->dram;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {

@@ -103,6 +103,7 @@ void to_json(nlohmann::json& j, const StoredRun& r) {
        {"failure_message", r.failure_message},
        {"sweep_id", r.sweep_id},
        {"point_key", r.point_key},
+       {"timer", r.timer},
        {"record", r.record}};
 }
 
@@ -190,7 +191,8 @@ CREATE TABLE IF NOT EXISTS runs (
   failure_message TEXT NOT NULL,
   sweep_id TEXT NOT NULL,
   point_key TEXT NOT NULL,
-  record TEXT NOT NULL
+  record TEXT NOT NULL,
+  timer TEXT NOT NULL DEFAULT 'events'
 );
 CREATE INDEX IF NOT EXISTS runs_by_kernel ON runs(kernel, time);
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(sweep_id, point_key);
@@ -214,11 +216,20 @@ DELETE FROM runs WHERE sweep_id != '' AND id NOT IN (
 CREATE UNIQUE INDEX IF NOT EXISTS runs_sweep_point ON runs(sweep_id, point_key) WHERE sweep_id != '';
 )sql";
 
+// Version 2 -> 3: the timer each run was timed with (bench --timer); runs stored before it were timed with events.
+constexpr const char* k_migrate_2_to_3 = "ALTER TABLE runs ADD COLUMN timer TEXT NOT NULL DEFAULT 'events';";
+
 // A row's columns but its id, in the order insert() binds them.
 constexpr const char* k_run_columns =
     "time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, max_ms, "
     "tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, failure_message, "
-    "sweep_id, point_key, record";
+    "sweep_id, point_key, record, timer";
+// The same read from a store of schema `version`: a version-2 store has no timer column, its runs used events.
+std::string run_columns_of(std::int64_t version) {
+  std::string columns = k_run_columns;
+  if (version < 3) columns.replace(columns.rfind("timer"), 5, "'events' AS timer");
+  return columns;
+}
 // A sweep point stored again takes the new row's columns (insert() and merge_from() add when it may).
 constexpr const char* k_point_upsert =
     "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
@@ -227,7 +238,8 @@ constexpr const char* k_point_upsert =
     "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
     "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
     "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
-    "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record";
+    "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record, "
+    "timer = excluded.timer";
 
 }  // namespace
 
@@ -347,7 +359,8 @@ Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& give
     Stmt v(s.m_db, "PRAGMA user_version");
     std::int64_t version = v.ok() && v.step() == SQLITE_ROW ? v.integer(0) : 0;
     if (version == 0) TL_RETURN_IF_ERROR(s.exec(k_schema));
-    else if (version == 1) TL_RETURN_IF_ERROR(s.exec(k_migrate_1_to_2));
+    if (version == 1) TL_RETURN_IF_ERROR(s.exec(k_migrate_1_to_2));
+    if (version == 1 || version == 2) TL_RETURN_IF_ERROR(s.exec(k_migrate_2_to_3));
     if (version < kSchemaVersion)
       TL_RETURN_IF_ERROR(s.exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str()));
     return Status::success();
@@ -407,6 +420,7 @@ StoredRun stored_run_of(const RunRecord& r, const RunContext& c) {
   s.sweep_id = c.sweep_id;
   s.point_key = c.point_key;
   s.record = r;
+  s.timer = timer_name(r.timer);
   return s;
 }
 
@@ -416,7 +430,7 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
   // error, the same sweep running in another process) replaces the row, except that an "error" never replaces an
   // outcome of the point's own.
   static const std::string sql = std::string("INSERT INTO runs (") + k_run_columns +
-                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
+                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
                                  " WHERE excluded.status != 'error' OR runs.status = 'error' RETURNING id";
   Stmt st(m_db, sql.c_str());
   if (!st.ok()) return error("cannot prepare the insert");
@@ -444,7 +458,8 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
       .bind(21, s.failure_message)
       .bind(22, s.sweep_id)
       .bind(23, s.point_key)
-      .bind(24, s.record.dump());
+      .bind(24, s.record.dump())
+      .bind(25, s.timer);
   // Outside an explicit transaction each statement commits by itself: the row is durable when it is done.
   std::int64_t id = 0;
   int rc = st.step();
@@ -468,10 +483,7 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
   if (!q.since.empty() && !std::regex_match(q.since, since_form))
     return make_error(ErrorCode::invalid_argument, "since '" + q.since + "': expected a UTC date or time like "
                                                    "2026-11-22, 2026-11-22T21:00 or 2026-11-22T21:00:00Z");
-  std::string sql =
-      "SELECT id, time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, "
-      "max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
-      "failure_message, sweep_id, point_key, record FROM runs WHERE 1";
+  std::string sql = "SELECT id, " + run_columns_of(m_version) + " FROM runs WHERE 1";
   std::vector<std::string> binds;
   if (!q.kernel.empty()) sql += " AND kernel = ?", binds.push_back(q.kernel);
   if (!q.since.empty()) sql += " AND time >= ?", binds.push_back(q.since);
@@ -517,6 +529,7 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
     r.sweep_id = st.text(22);
     r.point_key = st.text(23);
     r.record = parse_or_null(st.text(24));
+    r.timer = st.text(25);
     rows.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return error("reading the runs failed");
@@ -558,25 +571,29 @@ Status ResultsStore::begin_sweep(const std::string& id, const std::string& kerne
 
 Result<MergeCounts> ResultsStore::merge_from(const std::string& path) {
   if (m_read_only) return make_error(ErrorCode::invalid_argument, "results store " + m_path + " was opened read-only");
+  std::int64_t version = 0;
   {
     auto src = open_read_only(path);  // not found, not a database, another program's, a newer schema: its message
     if (!src) return src.status();
-    if ((*src)->m_version != kSchemaVersion)
+    version = (*src)->m_version;
+    // Version 1 could hold a sweep point several times; version 2 lacks only the timer (its runs used events).
+    if (version < 2)
       return make_error(ErrorCode::unsupported,
-                        "results store " + path + " has schema version " + std::to_string((*src)->m_version) + ", " +
-                            m_path + " version " + std::to_string(kSchemaVersion) +
-                            ": stores of another schema are not merged (open it once with this TileLab, e.g. "
+                        "results store " + path + " has schema version " + std::to_string(version) + ", " + m_path +
+                            " version " + std::to_string(kSchemaVersion) +
+                            ": stores older than version 2 are not merged (open it once with this TileLab, e.g. "
                             "`tilelab bench ... --db " + path + "`, to upgrade it)");
   }
   std::error_code ec;
   if (fs::equivalent(path, m_path, ec))
     return make_error(ErrorCode::invalid_argument, "cannot merge results store " + path + " into itself");
+  const std::string source = run_columns_of(version);
   const std::string points =
-      std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + k_run_columns +
+      std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + source +
       " FROM merge_src.runs s WHERE s.sweep_id != '' ORDER BY s.id " + k_point_upsert +
       " WHERE excluded.time > runs.time AND (excluded.status != 'error' OR runs.status = 'error') "
       "OR runs.status = 'error' AND excluded.status != 'error'";
-  const std::string others = std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + k_run_columns +
+  const std::string others = std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + source +
                              " FROM merge_src.runs s WHERE s.sweep_id = '' AND NOT EXISTS (SELECT 1 FROM main.runs r "
                              "WHERE r.sweep_id = '' AND r.time = s.time AND r.kernel = s.kernel AND r.record = "
                              "s.record) ORDER BY s.id";
@@ -667,6 +684,7 @@ nlohmann::json compare_runs(const StoredRun& a, const StoredRun& b) {
           {"kernel", {a.kernel, b.kernel}},
           {"status", {a.status, b.status}},
           {"device", {a.device, b.device}},
+          {"timer", {a.timer, b.timer}},
           {"same_problem", a.problem == b.problem},
           {"config", differences(a.config, b.config)},
           {"problem", differences(a.problem, b.problem)},

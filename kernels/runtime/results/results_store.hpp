@@ -58,6 +58,7 @@ struct StoredRun {
   bool passed = false;
   nlohmann::json resources = nlohmann::json::object();
   std::string failure_kind, failure_message;
+  std::string timer = "events";  // how it was timed (events, cupti, graph: TimingOptions::timer)
   nlohmann::json record;  // the full RunRecord JSON
 
   // A metric by name: median_ms, min_ms, max_ms, tflops, gbps, efficiency, rel_error, max_abs_error,
@@ -94,7 +95,7 @@ class ResultsStore {
  public:
   // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks,
   // creates or upgrades the schema (version 1 stores lose the duplicate rows of a sweep point: the newest outcome
-  // stays). Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer
+  // stays; version 2 stores get the timer column, 'events' for their runs). Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer
   // schema.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& path);
   // Opens an existing store for reading only (SQLITE_OPEN_READONLY; any older schema reads): nothing is created,
@@ -120,11 +121,12 @@ class ResultsStore {
   // Copies the runs and sweeps of the store at `path` into this one, in one transaction: a sweep point keeps one row
   // (an "error" never replaces an outcome of the point's own; otherwise the newer run stays), a run outside sweeps is
   // added unless the same run is here already, so merging a store twice adds nothing. Shards of one sweep (`tilelab
-  // sweep --shard`) merge into that sweep. Refuses a store of another schema version, and this store itself.
+  // sweep --shard`) merge into that sweep. A version-2 store merges (its runs were timed with events); version 1
+  // (sweep points not yet one row) is refused, as is this store itself.
   Result<MergeCounts> merge_from(const std::string& path);
 
-  // 2: one row per sweep point (unique index runs_sweep_point).
-  static constexpr int kSchemaVersion = 2;
+  // 2: one row per sweep point (unique index runs_sweep_point); 3: the timer column.
+  static constexpr int kSchemaVersion = 3;
 
  private:
   ResultsStore() = default;

@@ -79,6 +79,8 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"input_dtype", r.input_dtype},
        {"tensor_cores", r.tensor_cores},
        {"time_ms", r.time_ms},
+       {"timer", timer_name(r.timer)},
+       {"l2_flush", l2_flush_text(r.timer, r.l2_flushed)},
        {"tflops", r.tflops},
        {"gbps", r.gbps},
        {"efficiency", r.efficiency},
@@ -89,6 +91,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"unwritten", r.unwritten()},
        {"verified", r.verified},
        {"passed", r.passed()}};
+  if (r.timer == Timer::graph) j["graph_launches"] = r.graph_launches;
   if (r.baseline) {
     nlohmann::json b = *r.baseline;
     const double ms = r.baseline->time_ms.median;

@@ -55,8 +55,6 @@ Cublas& cublas() {
     sym(c.destroy, "cublasDestroy_v2");
     if (!c.error.empty()) return c;
     if (int st = c.create(&c.handle); st != 0) c.error = "cublasCreate failed (cublasStatus_t " + std::to_string(st) + ")";
-    else if (int st2 = c.set_stream(c.handle, nullptr); st2 != 0)
-      c.error = "cublasSetStream failed (cublasStatus_t " + std::to_string(st2) + ")";
     return c;
   }();
   return c;
@@ -79,9 +77,11 @@ int buffer_named(const LaunchSpec& spec, const std::string& name) {
 }
 
 // Row-major C = A * op(B) as cuBLAS's column-major C^T = op(B)^T * A^T: the operands swap, no data moves.
-Status cublas_gemm(const BaselineSpec& b, const void* A, const void* B, void* C) {
+Status cublas_gemm(const BaselineSpec& b, const void* A, const void* B, void* C, cudaStream_t stream) {
   Cublas& cb = cublas();
   if (!cb.error.empty()) return make_error(ErrorCode::unsupported, cb.error);
+  if (int st = cb.set_stream(cb.handle, stream); st != 0)
+    return make_error(ErrorCode::cuda, "cublasSetStream failed (cublasStatus_t " + std::to_string(st) + ")");
   auto in = cuda_data_type(b.in);
   if (!in) return in.status();
   auto out = cuda_data_type(b.out);
@@ -99,7 +99,8 @@ Status cublas_gemm(const BaselineSpec& b, const void* A, const void* B, void* C)
 
 }  // namespace
 
-Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<void*>& ptrs, const Blob& kernel_out) {
+Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions& timing, const std::vector<void*>& ptrs,
+                                    const Blob& kernel_out) {
   const BaselineSpec& b = *spec.baseline;
   BaselineResult r;
   r.name = b.kind == "cublas_gemm" ? "cublas" : b.kind;
@@ -120,8 +121,8 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<vo
   TL_CUDA(cudaMemset(out.ptrs[0], 0xFF, c.bytes()), "poisoning the baseline's output");
   const void* A = ptrs[static_cast<std::size_t>(ia)];
   const void* B = ptrs[static_cast<std::size_t>(ib)];
-  auto launch = [&]() { return cublas_gemm(b, A, B, out.ptrs[0]); };
-  TL_RETURN_IF_ERROR(launch());
+  LaunchFn launch = [&](cudaStream_t stream) { return cublas_gemm(b, A, B, out.ptrs[0], stream); };
+  TL_RETURN_IF_ERROR(launch(nullptr));
   TL_CUDA(cudaDeviceSynchronize(), "running cuBLAS");
   Blob host(c.bytes());
   TL_CUDA(cudaMemcpy(host.data(), out.ptrs[0], host.size(), cudaMemcpyDeviceToHost), "reading back cuBLAS's output");
@@ -137,8 +138,8 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<vo
     scale = std::max(scale, std::abs(x));
   }
   r.rel_vs_kernel = scale > 0 ? diff / scale : diff;
-  if (spec.timing.repeat > 0) {
-    auto times = timed_runs(launch, spec.timing, "cuBLAS");
+  if (timing.repeat > 0) {
+    auto times = timed_runs(launch, timing, "cuBLAS");
     if (!times) return times.status();
     r.times_ms = std::move(*times);
     r.time_ms = compute_stats(r.times_ms);

@@ -1,6 +1,8 @@
 // DRAM bytes of one launch through CUPTI's range profiler (CUDA 12.6+ API), with libcupti opened at run time.
 #include "runtime/worker/dram_counters.hpp"
 
+#include "runtime/worker/cupti_library.hpp"
+
 #include <nlohmann/json.hpp>
 
 #if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>)
@@ -50,7 +52,6 @@ namespace {
 struct Cupti {
   void* lib = nullptr;
   std::string error;  // why it cannot be used
-  decltype(&cuptiGetResultString) result_string = nullptr;
   decltype(&cuptiProfilerInitialize) initialize = nullptr;
   decltype(&cuptiDeviceGetChipName) chip_name = nullptr;
   decltype(&cuptiProfilerGetCounterAvailability) counter_availability = nullptr;
@@ -75,23 +76,16 @@ struct Cupti {
 Cupti& cupti() {
   static Cupti c = [] {
     Cupti c;
-    // The toolkit's own copy first (libcupti lives outside the default search path), then the loader's search.
-    std::string last;
-    for (const char* name : {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13", "/usr/local/cuda/lib64/libcupti.so.13",
-                             "libcupti.so.13", "libcupti.so"}) {
-      if ((c.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-      if (const char* e = dlerror()) last = e;
-    }
-    if (!c.lib) {
-      c.error = "cannot load libcupti.so.13 (it ships with the CUDA 13 toolkit in extras/CUPTI/lib64; add that "
-                "directory to LD_LIBRARY_PATH): " + last;
+    const CuptiLibrary& lib = cupti_library();
+    if (!lib.handle) {
+      c.error = lib.error;
       return c;
     }
+    c.lib = lib.handle;
     auto sym = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(c.lib, name));
       if (!fn && c.error.empty()) c.error = std::string("libcupti has no ") + name + " (the range profiler needs CUDA 12.6+)";
     };
-    sym(c.result_string, "cuptiGetResultString");
     sym(c.initialize, "cuptiProfilerInitialize");
     sym(c.chip_name, "cuptiDeviceGetChipName");
     sym(c.counter_availability, "cuptiProfilerGetCounterAvailability");
@@ -117,9 +111,7 @@ Cupti& cupti() {
 
 // "cuptiX failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (...)", with a hint for the one users can fix.
 std::string failure(const char* call, CUptiResult r) {
-  const char* text = nullptr;
-  if (cupti().result_string) cupti().result_string(r, &text);
-  std::string s = std::string(call) + " failed: " + (text ? text : ("CUptiResult " + std::to_string(static_cast<int>(r))));
+  std::string s = cupti_call_failed(call, static_cast<int>(r));
   if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
     s += " (GPU performance counters are restricted to admin users on this machine: NVreg_RestrictProfilingToAdminUsers)";
   return s;

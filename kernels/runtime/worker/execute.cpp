@@ -145,8 +145,8 @@ namespace {
 // `tl_timeline_buffer` global points to. With `timed`, it is first timed alternately with the kernel itself
 // (`plain`; same warm-up, repeats and L2 flushes: the probe overhead), whose times go to `kernel_times`; the
 // buffer kept is that of one more clean run after an L2 flush.
-Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, const std::string& what,
-                                     const std::function<Status()>& plain, std::vector<double>& kernel_times) {
+Result<TimelineCapture> run_timeline(const LaunchSpec& spec, const TimingOptions& timing, void** params,
+                                     const std::string& what, const LaunchFn& plain, std::vector<double>& kernel_times) {
   const TimelineLaunch& tl = *spec.timeline;
   auto lib = load_library(tl.image);
   if (!lib) return lib.status().with_context(what + ": the probe build");
@@ -185,20 +185,21 @@ Result<TimelineCapture> run_timeline(const LaunchSpec& spec, void** params, cons
     return {};
   };
   TL_CUDA(cudaMemcpy(global, &buf.ptrs[0], sizeof(void*), cudaMemcpyHostToDevice), "pointing tl_timeline_buffer at the buffer");
-  auto launch = [&]() { return launch_raw(kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params); };
+  LaunchFn launch = [&](cudaStream_t stream) {
+    return launch_raw(kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params, stream);
+  };
   TimelineCapture capture;
   TL_RETURN_IF_ERROR(reset());
-  if (tl.timed && spec.timing.repeat > 0) {
-    const std::vector<std::function<Status()>> both = {plain, launch};
-    auto times = timed_runs(both, spec.timing, what + " (probes off and on, alternated)");
+  if (tl.timed && timing.repeat > 0) {
+    auto times = timed_runs({plain, launch}, timing, what + " (probes off and on, alternated)");
     if (!times) return times.status();
     kernel_times = std::move((*times)[0]);
     capture.times_ms = std::move((*times)[1]);
     capture.time_ms = compute_stats(capture.times_ms);
     TL_RETURN_IF_ERROR(reset());
   }
-  if (spec.timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
-  TL_RETURN_IF_ERROR(launch().with_context(what + " (probes on)"));
+  if (timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
+  TL_RETURN_IF_ERROR(launch(nullptr).with_context(what + " (probes on)"));
   TL_CUDA(cudaDeviceSynchronize(), what + ": the probe run");
   std::vector<std::uint8_t> host(bytes);
   TL_CUDA(cudaMemcpy(host.data(), buf.ptrs[0], bytes, cudaMemcpyDeviceToHost), "reading back the timeline buffer");
@@ -270,8 +271,10 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   std::vector<void*> params = packed->pointers();
 
   // The checked run: inputs filled, outputs poisoned, one launch.
-  auto launch = [&]() { return launch_raw(k, g.grid, g.block, g.dynamic_smem, g.cluster, params.data()); };
-  TL_RETURN_IF_ERROR(launch().with_context(what));
+  LaunchFn launch = [&](cudaStream_t stream) {
+    return launch_raw(k, g.grid, g.block, g.dynamic_smem, g.cluster, params.data(), stream);
+  };
+  TL_RETURN_IF_ERROR(launch(nullptr).with_context(what));
   TL_CUDA(cudaDeviceSynchronize(), what + ": running the kernel");
   phases.mark("checked run");
 
@@ -306,6 +309,11 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   }
 
   phases.mark("readback");
+  // One timing for everything timed here (the kernel, its probe build, the baseline): a graph's launches are sized
+  // on the kernel.
+  auto timing = resolve_timing(launch, spec.timing, what);
+  if (!timing) return timing.status();
+  result.graph_launches = timing->timer == Timer::graph ? timing->graph_launches : 0;
   // A timed timeline run times the kernel alternately with its probe build (run_timeline), not here.
   const bool timed_with_probes = spec.timeline && spec.timeline->timed;
   auto keep_times = [&](std::vector<double> times) {
@@ -313,8 +321,8 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     result.time_ms = compute_stats(result.times_ms);
     result.l2_flushed = spec.timing.flush_l2;
   };
-  if (spec.timing.repeat > 0 && !timed_with_probes) {
-    auto times = timed_runs(launch, spec.timing, what);
+  if (timing->repeat > 0 && !timed_with_probes) {
+    auto times = timed_runs(launch, *timing, what);
     if (!times) return times.status();
     keep_times(std::move(*times));
   }
@@ -322,13 +330,13 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   if (spec.timing.measure_dram) {
     // Cold L2 as in the timed runs, then one launch under the profiler; a platform that cannot count says why.
     if (spec.timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
-    result.dram = measure_dram_traffic(launch);
+    result.dram = measure_dram_traffic([&] { return launch(nullptr); });
     if (cuda_context_poisoned()) return make_error(ErrorCode::fault, what + ": the profiled launch faulted");
   }
   if (spec.baseline) {
     // A baseline that cannot run (no libcublas, an unsupported type) is reported beside the kernel's result;
     // a sticky CUDA error is not: the worker has to go.
-    auto b = run_baseline(spec, buffers.ptrs, baseline_reference);
+    auto b = run_baseline(spec, *timing, buffers.ptrs, baseline_reference);
     if (!b && cuda_context_poisoned()) return b.status();
     if (b) {
       result.baseline = std::move(*b);
@@ -340,7 +348,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   }
   if (spec.timeline) {
     std::vector<double> kernel_times;
-    auto t = run_timeline(spec, params.data(), what, launch, kernel_times);
+    auto t = run_timeline(spec, *timing, params.data(), what, launch, kernel_times);
     if (!t && cuda_context_poisoned()) return t.status();
     if (!kernel_times.empty()) keep_times(std::move(kernel_times));
     if (t) {
@@ -350,8 +358,8 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
       result.timeline->error = t.status().message();
     }
   }
-  if (spec.timing.repeat > 0 && result.times_ms.empty()) {  // the probe build failed before its timed runs
-    auto times = timed_runs(launch, spec.timing, what);
+  if (timing->repeat > 0 && result.times_ms.empty()) {  // the probe build failed before its timed runs
+    auto times = timed_runs(launch, *timing, what);
     if (!times) return times.status();
     keep_times(std::move(*times));
   }

@@ -114,15 +114,21 @@ Result<KernelParams> pack_params(const LaunchSpec& spec, const std::vector<void*
 Result<Stats> time_runs(const std::function<Status()>& launch, int warmup, int repeat);
 // Overwrites a buffer twice the L2's size, so the next run starts with a cold L2.
 Status flush_l2();
-// The timed runs of TimingOptions (warm-up, repeats, L2 flushes) of one launch, or of several alternated run by
-// run; per-run milliseconds of each.
-Result<std::vector<std::vector<double>>> timed_runs(const std::vector<std::function<Status()>>& launches,
-                                                    const TimingOptions& timing, const std::string& what);
-Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, const TimingOptions& timing,
-                                       const std::string& what);
+// One launch of what is timed, on `stream` (null: the legacy default stream; the graph timer captures launches on
+// a stream of its own).
+using LaunchFn = std::function<Status(cudaStream_t stream)>;
+// `timing` with what the timer needs settled for `launch`: Timer::graph's launches per graph when not given
+// (graph_launches_for one launch's event time). Everything timed in one launch request uses the same.
+Result<TimingOptions> resolve_timing(const LaunchFn& launch, TimingOptions timing, const std::string& what);
+// The timed runs of resolved TimingOptions (warm-up, repeats, L2 flushes, the timer) of one launch, or of several
+// alternated run by run; per-run milliseconds of each (a graph replay's time divided by its launches).
+Result<std::vector<std::vector<double>>> timed_runs(const std::vector<LaunchFn>& launches, const TimingOptions& timing,
+                                                    const std::string& what);
+Result<std::vector<double>> timed_runs(const LaunchFn& launch, const TimingOptions& timing, const std::string& what);
 // The launch's library baseline (LaunchSpec::baseline) on its input buffers `ptrs`, checked against the kernel's
-// output `kernel_out` and timed like the kernel.
-Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<void*>& ptrs, const Blob& kernel_out);
+// output `kernel_out` and timed like the kernel (`timing`, resolved).
+Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions& timing, const std::vector<void*>& ptrs,
+                                    const Blob& kernel_out);
 
 }  // namespace cuda_detail
 }  // namespace tl

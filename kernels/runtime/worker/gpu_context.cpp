@@ -1,6 +1,5 @@
 // The worker's CUDA context: its device and state, CUDA errors as Status (sticky ones poison the process), loaded
-// images and the built-in kernels, kernels readied and their parameters packed, raw launches, L2 flushes and event
-// timing.
+// images and the built-in kernels, kernels readied and their parameters packed, raw launches (timing: timing.cpp).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -341,95 +340,6 @@ Result<KernelParams> pack_params(const LaunchSpec& spec, const std::vector<void*
   }
   return params;
 }
-
-Status flush_l2() {
-  DeviceState& s = state();
-  if (!s.flush) {
-    s.flush_bytes = std::max<std::size_t>(2 * s.info.l2_bytes, 32u << 20);
-    TL_CUDA(cudaMalloc(&s.flush, s.flush_bytes), "allocating the L2 flush buffer");
-  }
-  static unsigned char value = 0;
-  TL_CUDA(cudaMemsetAsync(s.flush, ++value, s.flush_bytes), "flushing L2");
-  return {};
-}
-
-namespace {
-
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~EventPair() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-  }
-};
-
-}  // namespace
-
-Result<Stats> time_runs(const std::function<Status()>& launch, int warmup, int repeat) {
-  for (int i = 0; i < warmup; ++i) TL_RETURN_IF_ERROR(launch());
-  TL_CUDA(cudaDeviceSynchronize(), "warm-up runs");
-  std::vector<EventPair> events(static_cast<std::size_t>(std::max(repeat, 1)));
-  for (auto& e : events) {
-    TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
-    TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
-  }
-  for (auto& e : events) {
-    TL_CUDA(cudaEventRecord(e.start), "recording an event");
-    TL_RETURN_IF_ERROR(launch());
-    TL_CUDA(cudaEventRecord(e.stop), "recording an event");
-  }
-  TL_CUDA(cudaDeviceSynchronize(), "timed runs");
-  std::vector<double> ms;
-  for (auto& e : events) {
-    float t = 0;
-    TL_CUDA(cudaEventElapsedTime(&t, e.start, e.stop), "reading an event");
-    ms.push_back(t);
-  }
-  return compute_stats(std::move(ms));
-}
-
-// Warm-up, then `repeat` runs each between its own events, L2 flushed before each (outside the events).
-// Timed runs of several launches, alternated run by run (A, B, A, B, ...), each after its own L2 flush: launches
-// compared with each other (a kernel and its probe build) see the same clocks and temperature, which drift over a
-// long run (an H100 at 8192^3 slows by ~10% within a few hundred launches).
-Result<std::vector<std::vector<double>>> timed_runs(const std::vector<std::function<Status()>>& launches,
-                                                    const TimingOptions& timing, const std::string& what) {
-  for (int i = 0; i < timing.warmup; ++i)
-    for (const auto& launch : launches) TL_RETURN_IF_ERROR(launch().with_context(what));
-  TL_CUDA(cudaDeviceSynchronize(), what + ": warm-up runs");
-  const std::size_t n = launches.size(), repeat = static_cast<std::size_t>(timing.repeat);
-  std::vector<EventPair> events(repeat * n);
-  for (auto& e : events) {
-    TL_CUDA(cudaEventCreate(&e.start), "creating CUDA events");
-    TL_CUDA(cudaEventCreate(&e.stop), "creating CUDA events");
-  }
-  for (std::size_t r = 0; r < repeat; ++r)
-    for (std::size_t l = 0; l < n; ++l) {
-      EventPair& e = events[r * n + l];
-      if (timing.flush_l2) TL_RETURN_IF_ERROR(flush_l2());
-      TL_CUDA(cudaEventRecord(e.start), "recording an event");
-      TL_RETURN_IF_ERROR(launches[l]().with_context(what));
-      TL_CUDA(cudaEventRecord(e.stop), "recording an event");
-    }
-  TL_CUDA(cudaDeviceSynchronize(), what + ": timed runs");
-  std::vector<std::vector<double>> times(n);
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    float ms = 0;
-    TL_CUDA(cudaEventElapsedTime(&ms, events[i].start, events[i].stop), "reading an event");
-    times[i % n].push_back(ms);
-  }
-  return times;
-}
-
-Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, const TimingOptions& timing,
-                                       const std::string& what) {
-  auto times = timed_runs(std::vector<std::function<Status()>>{launch}, timing, what);
-  if (!times) return times.status();
-  return std::move(times->front());
-}
-
-// The baseline on the launch's input buffers into an output of its own: checked against the kernel's output
-// (`kernel_out`, read back before the kernel's timed runs), then timed like the kernel.
 
 }  // namespace cuda_detail
 

@@ -1,6 +1,8 @@
 // Launch specs on the wire and the parent's side of launching: requests, replies, sweeps, checking outputs.
 #include "runtime/worker/launch.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -82,7 +84,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
           {"buffers", std::move(buffers)},
           {"args", std::move(args)},
           {"timing", {{"warmup", s.timing.warmup}, {"repeat", s.timing.repeat}, {"flush_l2", s.timing.flush_l2},
-                      {"measure_dram", s.timing.measure_dram}}},
+                      {"measure_dram", s.timing.measure_dram}, {"timer", timer_name(s.timing.timer)},
+                      {"graph_launches", s.timing.graph_launches}}},
           {"device", s.device}};
   if (s.baseline) {
     const BaselineSpec& b = *s.baseline;
@@ -182,6 +185,11 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
     s.timing.repeat = t.value("repeat", s.timing.repeat);
     s.timing.flush_l2 = t.value("flush_l2", s.timing.flush_l2);
     s.timing.measure_dram = t.value("measure_dram", false);
+    auto timer = parse_timer(t.value("timer", std::string("events")));
+    if (!timer) return timer.status();
+    s.timing.timer = *timer;
+    s.timing.graph_launches = t.value("graph_launches", 0);
+    TL_RETURN_IF_ERROR(check_timing(s.timing));
     if (j.contains("baseline")) {
       const json& jb = j["baseline"];
       BaselineSpec b;
@@ -236,7 +244,8 @@ json result_json(const LaunchResult& r, Message& m) {
     outputs.push_back(std::move(jo));
   }
   json j = {{"outputs", std::move(outputs)}, {"time_ms", r.time_ms},          {"times_ms", r.times_ms},
-            {"attributes", r.attributes},   {"device_name", r.device_name}, {"l2_flushed", r.l2_flushed}};
+            {"attributes", r.attributes},   {"device_name", r.device_name}, {"l2_flushed", r.l2_flushed},
+            {"graph_launches", r.graph_launches}};
   if (r.baseline) j["baseline"] = *r.baseline;
   if (r.timeline) {
     const TimelineCapture& t = *r.timeline;
@@ -286,6 +295,7 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
     r.attributes.binary_version = a.value("binary_version", 0);
     r.device_name = j.value("device_name", std::string());
     r.l2_flushed = j.value("l2_flushed", false);
+    r.graph_launches = j.value("graph_launches", 0);
     if (j.contains("dram")) r.dram = j["dram"].get<DramTraffic>();
     if (j.contains("baseline")) {
       const json& jb = j["baseline"];
@@ -316,6 +326,44 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
 }
 
 }  // namespace
+
+const char* timer_name(Timer t) {
+  switch (t) {
+    case Timer::events: return "events";
+    case Timer::cupti: return "cupti";
+    case Timer::graph: return "graph";
+  }
+  return "?";
+}
+
+Result<Timer> parse_timer(const std::string& name) {
+  for (Timer t : {Timer::events, Timer::cupti, Timer::graph})
+    if (name == timer_name(t)) return t;
+  return make_error(ErrorCode::invalid_argument, "unknown timer '" + name + "' (valid: events, cupti, graph)");
+}
+
+const char* l2_flush_text(Timer t, bool flush_l2) {
+  if (!flush_l2) return "never";
+  return t == Timer::graph ? "before each graph replay, not between the launches inside it" : "before each timed run";
+}
+
+int graph_launches_for(double launch_ms) {
+  constexpr double kReplayMs = 2.0;
+  constexpr int kMost = 1000;
+  if (!(launch_ms > 0)) return kMost;  // below the events' resolution
+  return static_cast<int>(std::clamp(std::ceil(kReplayMs / launch_ms), 1.0, double(kMost)));
+}
+
+Status check_timing(const TimingOptions& timing) {
+  if (timing.graph_launches < 0 || timing.graph_launches > kMaxGraphLaunches)
+    return make_error(ErrorCode::invalid_argument, "graph_launches: " + std::to_string(timing.graph_launches) +
+                                                       " is out of range (expected 1 to " +
+                                                       std::to_string(kMaxGraphLaunches) + ", or 0: sized by the worker)");
+  if (timing.graph_launches != 0 && timing.timer != Timer::graph)
+    return make_error(ErrorCode::invalid_argument, std::string("graph_launches is set, but the timer is ") +
+                                                       timer_name(timing.timer) + ": launches per graph are for the graph timer");
+  return {};
+}
 
 std::size_t param_bytes(const KernelArg& a) {
   switch (a.kind) {

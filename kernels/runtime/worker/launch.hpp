@@ -108,12 +108,36 @@ std::size_t param_bytes(const KernelArg& a);
 Status check_param_sizes(const std::string& kernel, const std::vector<KernelArg>& args,
                          const std::vector<std::size_t>& sizes);
 
+// How a timed run's time is taken. A run is one launch after an L2 flush (flush_l2), whatever the timer.
+//   events: a CUDA event pair around the launch: the GPU's time from the first event to the second, which for a
+//           kernel of a few microseconds includes the launch's own latency.
+//   cupti:  the kernel's start and end from CUPTI's activity records (CONCURRENT_KERNEL), of the launch's kernels
+//           only (the L2 flush and everything outside the launch excluded); libcupti opened at run time.
+//   graph:  N launches captured into a CUDA graph; a run is one replay between events, divided by N. The L2 is
+//           flushed before each replay, not between the launches inside it: launches 2..N find a warm L2.
+enum class Timer { events, cupti, graph };
+const char* timer_name(Timer t);
+// "events", "cupti" or "graph"; invalid_argument naming the valid ones otherwise.
+Result<Timer> parse_timer(const std::string& name);
+// What the L2 flush covered with this timer, as the run record says it.
+const char* l2_flush_text(Timer t, bool flush_l2);
+
+inline constexpr int kMaxGraphLaunches = 10000;
+// Launches per graph when none is given: enough that a replay lasts about 2 ms (one launch's time measured with
+// events, its latency included, so for a short kernel N is a little low), at least 1 and at most 1000.
+int graph_launches_for(double launch_ms);
+
 struct TimingOptions {
   int warmup = 3;
   int repeat = 20;        // 0: run once for correctness, no timing
-  bool flush_l2 = true;   // write a buffer twice the L2 size before each timed run (outside the events)
+  bool flush_l2 = true;   // write a buffer twice the L2 size before each timed run (outside what is timed)
   bool measure_dram = false;  // one more launch under CUPTI for its DRAM bytes (runtime/worker/dram_counters.hpp)
+  Timer timer = Timer::events;
+  int graph_launches = 0;  // Timer::graph: launches per graph, 1..kMaxGraphLaunches; 0: graph_launches_for
 };
+// An error naming the field when a timing option is out of range (graph_launches, or graph_launches without
+// Timer::graph).
+Status check_timing(const TimingOptions& timing);
 
 // A timeline capture after the timed runs: the probe build of the same kernel (compiled with -DTL_TIMELINE=1)
 // launched with the same arguments and a zeroed probe buffer (tile/probe.hpp) that its `tl_timeline_buffer` global
@@ -173,6 +197,7 @@ struct LaunchResult {
   KernelAttributes attributes;
   std::string device_name;
   bool l2_flushed = false;
+  int graph_launches = 0;       // Timer::graph: the launches per graph the times were divided by
   std::optional<BaselineResult> baseline;  // when the spec asked for one
   std::optional<TimelineCapture> timeline;  // when the spec asked for one
   std::optional<DramTraffic> dram;         // when the timing asked for it (measured, or why not)

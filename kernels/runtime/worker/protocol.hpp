@@ -25,7 +25,7 @@
 namespace tl {
 
 // Bump on any incompatible change of frames or of a request/reply's fields.
-inline constexpr int kWorkerProtocolVersion = 2;  // 2: launch timeline (probe build + buffer)
+inline constexpr int kWorkerProtocolVersion = 3;  // 2: launch timeline (probe build + buffer); 3: timing.timer
 
 inline constexpr char kFrameMagic[4] = {'T', 'L', 'W', 'K'};
 inline constexpr std::uint32_t kMaxHeaderBytes = 64u << 20;
