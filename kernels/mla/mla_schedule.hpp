@@ -73,11 +73,32 @@ TL_HOST_DEVICE inline bool walk_split_kv(const int* seqlens, int batch, int bloc
 // the payload, the most any part may cost. overhead_blocks is the cost of one split in block units. tie_gap > 0
 // shortens every middle-split part by that many blocks (walk_split_kv) and raises the payload until the parts
 // still hold every request.
+//
+// merge_blocks > 0 bounds how finely a request is cut. The split that finishes a request last folds in every
+// other split's partial, one after another, at about merge_blocks blocks' cost each: a request of B blocks cut
+// into n pieces ends after about B / n + n * merge_blocks, least at n = sqrt(B / merge_blocks). The payload is
+// raised so that no request is cut finer than that; the parts it frees stay idle. Few, long requests are what it
+// changes (one request of 64 blocks over 132 parts: 64 one-block splits merged one by one before, 8 now); a batch
+// that fills the SMs is cut into few pieces a request anyway and keeps its payload.
+TL_HOST_DEVICE inline int isqrt_floor(int v) {
+  int r = 0;
+  while ((r + 1) * (r + 1) <= v) ++r;
+  return r;
+}
+
 TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int block_n, int overhead_blocks, int num_parts,
-                                            PartRange* parts, int* num_splits, int tie_gap = 0) {
-  int total = 0;
-  for (int r = 0; r < batch; ++r) total += kv_blocks(seqlens[r], block_n) + overhead_blocks;
+                                            PartRange* parts, int* num_splits, int tie_gap = 0, int merge_blocks = 0) {
+  int total = 0, piece = 0;
+  for (int r = 0; r < batch; ++r) {
+    const int blocks = kv_blocks(seqlens[r], block_n);
+    total += blocks + overhead_blocks;
+    if (merge_blocks > 0 && blocks > 0) {
+      const int pieces = isqrt_floor(blocks / merge_blocks) > 1 ? isqrt_floor(blocks / merge_blocks) : 1;
+      piece = piece > (blocks + pieces - 1) / pieces ? piece : (blocks + pieces - 1) / pieces;
+    }
+  }
   int payload = (total + num_parts - 1) / num_parts + overhead_blocks;
+  if (piece + overhead_blocks > payload) payload = piece + overhead_blocks;
   while (!walk_split_kv(seqlens, batch, block_n, overhead_blocks, num_parts, payload, tie_gap, parts, num_splits) && tie_gap > 0)
     ++payload;
   return payload;

@@ -16,21 +16,23 @@ struct Result {
   int payload = 0;
 };
 
-Result schedule(const std::vector<int>& seqlens, int parts, int block_n = 64, int overhead = 5, int tie_gap = 0) {
+Result schedule(const std::vector<int>& seqlens, int parts, int block_n = 64, int overhead = 5, int tie_gap = 0,
+                int merge_blocks = 0) {
   Result r;
   r.parts.resize(static_cast<std::size_t>(parts));
   r.num_splits.resize(seqlens.size() + 1);
   r.payload = schedule_split_kv(seqlens.data(), static_cast<int>(seqlens.size()), block_n, overhead, parts,
-                                r.parts.data(), r.num_splits.data(), tie_gap);
+                                r.parts.data(), r.num_splits.data(), tie_gap, merge_blocks);
   return r;
 }
 
 // Walks the parts as a kernel would: each part's requests, each with its block range; checks coverage, order,
 // split numbering and the cost bound.
-void check(const std::vector<int>& seqlens, int parts, int block_n = 64, int overhead = 5, int tie_gap = 0) {
+void check(const std::vector<int>& seqlens, int parts, int block_n = 64, int overhead = 5, int tie_gap = 0,
+           int merge_blocks = 0) {
   SCOPED_TRACE("batch " + std::to_string(seqlens.size()) + ", " + std::to_string(parts) + " parts, tie_gap " +
                std::to_string(tie_gap));
-  const Result r = schedule(seqlens, parts, block_n, overhead, tie_gap);
+  const Result r = schedule(seqlens, parts, block_n, overhead, tie_gap, merge_blocks);
   const int batch = static_cast<int>(seqlens.size());
   std::vector<int> next_block(seqlens.size(), 0), splits_seen(seqlens.size(), 0);
   for (int p = 0; p < parts; ++p) {
@@ -113,6 +115,27 @@ TEST(MlaSchedule, TieGapStillCoversEveryBlock) {
   const Result r = schedule({640}, 3, 64, 2, 1);
   EXPECT_EQ(r.payload, 6);
   EXPECT_EQ(r.parts[1].end_block - r.parts[1].begin_block, 3);
+}
+
+// merge_blocks bounds the pieces of a long request near sqrt(blocks / merge_blocks) (the merge folds them in one by
+// one) and leaves a batch that fills the SMs as it was.
+TEST(MlaSchedule, MergeCostBoundsThePieces) {
+  const Result one = schedule({4096}, 132, 64, 2, 0, 1);  // 64 blocks: sqrt(64) = 8 pieces of 8
+  EXPECT_EQ(one.payload, 10);
+  EXPECT_EQ(one.num_splits, (std::vector<int>{0, 8}));
+  EXPECT_EQ(schedule({4096}, 132, 64, 2, 0, 0).num_splits, (std::vector<int>{0, 64}));  // unbounded: one block each
+  EXPECT_EQ(schedule({4096}, 132, 64, 2, 0, 4).num_splits, (std::vector<int>{0, 4}));   // sqrt(64 / 4) = 4
+  const std::vector<int> full(128, 4096);
+  EXPECT_EQ(schedule(full, 132, 64, 2, 3, 1).num_splits, schedule(full, 132, 64, 2, 3, 0).num_splits);
+  std::mt19937 rng(9);
+  for (int batch : {1, 2, 6, 128})
+    for (int mean : {20, 4096, 32768})
+      for (int mb : {1, 3}) {
+        std::vector<int> seqlens(static_cast<std::size_t>(batch));
+        for (auto& s : seqlens) s = static_cast<int>(rng() % static_cast<unsigned>(2 * mean));
+        check(seqlens, 132, 64, 2, 3, mb);
+        check(seqlens, 66, 64, 5, 0, mb);
+      }
 }
 
 // The split-KV schedule is balanced: a part that is followed by more work carries at least payload - overhead (it
