@@ -99,29 +99,50 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
 }
 
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs) {
-  if (vs != "cublas") return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas)");
+  if (vs != "cublas" && vs != "cudnn")
+    return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas, cudnn)");
   const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
   std::optional<BaselineSpec> b;
   if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem);
-  if (!b)
-    return make_error(ErrorCode::unsupported, "--vs cublas: " + name + " has no cuBLAS equivalent (the GEMMs have one: "
-                                                  "gemm.simt, gemm.mma, gemm.wgmma)");
-  if (b->layout != "nt" && b->layout != "nn")
-    return make_error(ErrorCode::internal, name + ": baseline layout '" + b->layout + "' is neither nt nor nn");
-  auto expect = [&](const std::string& tensor, DType dt, std::int64_t rows, std::int64_t cols) -> Status {
+  if (!b || baseline_library(b->kind) != vs)
+    return make_error(ErrorCode::unsupported,
+                      "--vs " + vs + ": " + name +
+                          (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma)"
+                                          : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma)"));
+  const std::string library = vs == "cublas" ? "cuBLAS" : "cuDNN";
+  auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
     for (const ArgSpec& a : instance.args) {
       if (a.kind != ArgSpec::Kind::tensor || a.name != tensor) continue;
-      if (a.dtype != dt || a.shape != std::vector<std::int64_t>{rows, cols})
-        return make_error(ErrorCode::internal, name + ": the cuBLAS baseline expects " + tensor + " as " + dtype_name(dt) +
-                                                   " [" + std::to_string(rows) + "," + std::to_string(cols) + "]");
+      if (a.dtype != dt || a.shape != shape) {
+        std::string dims;
+        for (std::int64_t v : shape) {
+          if (!dims.empty()) dims += ',';
+          dims += std::to_string(v);
+        }
+        return make_error(ErrorCode::internal, name + ": the " + library + " baseline expects " + tensor + " as " +
+                                                   dtype_name(dt) + " [" + dims + "]");
+      }
       return Status::success();
     }
-    return make_error(ErrorCode::internal, name + ": the cuBLAS baseline names no tensor '" + tensor + "'");
+    return make_error(ErrorCode::internal, name + ": the " + library + " baseline names no tensor '" + tensor + "'");
   };
+  if (b->kind == "cudnn_sdpa") {
+    // Varlen's packed tensors are not the dense ones described here; the worker reports its refusal as the row.
+    if (b->sdpa.varlen) return *b;
+    const std::vector<SdpaTensor> t = sdpa_tensors(b->sdpa);  // Q, K, V, O, then cuDNN's own Stats
+    const std::string buffers[] = {b->sdpa.q, b->sdpa.k, b->sdpa.v, b->sdpa.o};
+    for (std::size_t i = 0; i < 4; ++i) {
+      const std::vector<std::int64_t>& d = t[i].dims;  // (batch, heads, seq, dim) over our [batch, seq, heads, dim]
+      TL_RETURN_IF_ERROR(expect(buffers[i], i == 3 ? b->out : b->in, {d[0], d[2], d[1], d[3]}));
+    }
+    return *b;
+  }
+  if (b->layout != "nt" && b->layout != "nn")
+    return make_error(ErrorCode::internal, name + ": baseline layout '" + b->layout + "' is neither nt nor nn");
   const bool nt = b->layout == "nt";
-  TL_RETURN_IF_ERROR(expect(b->a, b->in, b->M, b->K));
-  TL_RETURN_IF_ERROR(expect(b->b, b->in, nt ? b->N : b->K, nt ? b->K : b->N));
-  TL_RETURN_IF_ERROR(expect(b->c, b->out, b->M, b->N));
+  TL_RETURN_IF_ERROR(expect(b->a, b->in, {b->M, b->K}));
+  TL_RETURN_IF_ERROR(expect(b->b, b->in, {nt ? b->N : b->K, nt ? b->K : b->N}));
+  TL_RETURN_IF_ERROR(expect(b->c, b->out, {b->M, b->N}));
   return *b;
 }
 
@@ -319,13 +340,21 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       r.failure = RunFailure{spec.status().code(), spec.status().message(), std::nullopt};
       return r;
     }
+    // A problem the library is known to refuse runs without it, the refusal standing as the library's row.
+    std::optional<BaselineResult> refused;
     if (!options.vs.empty()) {
       auto b = baseline_for(inst, options.vs);
       if (!b) {
         r.failure = RunFailure{b.status().code(), b.status().message(), std::nullopt};
         return r;
       }
-      spec->baseline = *b;
+      if (const std::string why = b->kind == "cudnn_sdpa" ? sdpa_refusal(b->sdpa) : ""; !why.empty()) {
+        refused.emplace();
+        refused->name = options.vs;
+        refused->error = "cudnn cannot run this: " + why;
+      } else {
+        spec->baseline = *b;
+      }
     }
     for (auto& b : spec->buffers) {
       b.max_samples = options.max_samples;
@@ -383,7 +412,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.device = result->device_name;
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
-    r.baseline = result->baseline;
+    r.baseline = refused ? refused : result->baseline;
     r.dram = result->dram;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {
       const double seconds = r.time_ms.median * 1e-3;
