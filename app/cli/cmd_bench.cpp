@@ -160,8 +160,10 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--warmup", a->warmup, "Untimed runs before timing")->capture_default_str()->check(in_range(0, 10000));
   cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
-  cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")
-      ->check(CLI::IsMember({"cublas"}));
+  cmd->add_option("--vs", a->vs,
+                  "Also time the same problem in the same process on the same buffers with: cublas (GEMMs), cudnn "
+                  "(attention forward: cuDNN's SDPA; libcudnn from $TL_CUDNN_LIBRARY or the loader's path)")
+      ->check(CLI::IsMember({"cublas", "cudnn"}));
   cmd->add_flag("--timeline", a->timeline, "Also time the probe build (-DTL_TIMELINE=1) the same way and report the probe "
                                            "overhead and the recorded timeline's size");
   cmd->add_flag("--dram", a->dram,
