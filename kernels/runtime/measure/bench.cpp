@@ -98,6 +98,12 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
   return s;
 }
 
+std::string baseline_of(const KernelInstance& instance) {
+  if (!instance.spec || !instance.spec->baseline) return "";
+  const std::optional<BaselineSpec> b = instance.spec->baseline(instance.problem);
+  return b ? baseline_library(b->kind) : "";
+}
+
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs) {
   if (vs != "cublas" && vs != "cudnn")
     return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas, cudnn)");
@@ -109,7 +115,7 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
                       "--vs " + vs + ": " + name +
                           (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma)"
                                           : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma)"));
-  const std::string library = vs == "cublas" ? "cuBLAS" : "cuDNN";
+  const std::string library = library_title(vs);
   auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
     for (const ArgSpec& a : instance.args) {
       if (a.kind != ArgSpec::Kind::tensor || a.name != tensor) continue;

@@ -68,6 +68,8 @@ Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions opt
 // invalid_argument for an unknown `vs`, unsupported for a kernel without that library's equivalent. A problem the
 // library cannot run (cudnn: varlen) still gets its spec: the worker reports the refusal as the baseline's row.
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs);
+// The library `vs` takes for this instance ("cublas", "cudnn"), "" when it has no baseline.
+std::string baseline_of(const KernelInstance& instance);
 
 // Output `output`'s reference at `indices`: the spec's reference, on several threads in chunks of whole sampling
 // units when the spec allows it (KernelSpec::reference_thread_safe); the values are those of one call.

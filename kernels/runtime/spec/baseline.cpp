@@ -10,6 +10,12 @@ std::string baseline_library(const std::string& kind) {
   return "";
 }
 
+std::string library_title(const std::string& library) {
+  if (library == "cublas") return "cuBLAS";
+  if (library == "cudnn") return "cuDNN";
+  return library;
+}
+
 std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p) {
   // A [batch, seq, heads, dim] buffer seen as (batch, heads, seq, dim): a head is `dim` apart, a row `heads · dim`.
   auto bshd = [](std::string name, std::int64_t b, std::int64_t s, std::int64_t h, std::int64_t d) {

@@ -44,6 +44,8 @@ struct BaselineSpec {
 // The library a baseline kind runs in, as `--vs` and the baseline's row name it: "cublas", "cudnn"; "" for an
 // unknown kind.
 std::string baseline_library(const std::string& kind);
+// A library as text names it: "cuBLAS", "cuDNN" (an unknown one as given).
+std::string library_title(const std::string& library);
 
 // One tensor of cuDNN's SDPA graph: its dimensions (batch, heads, seq, dim) and strides in elements over our
 // [batch, seq, heads, dim] buffers. Stats (the log-sum-exp, f32) is [batch, heads, seq_q, 1], packed.

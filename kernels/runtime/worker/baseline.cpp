@@ -139,7 +139,7 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<vo
     if (!l) return l.status();
     launch = std::move(*l);
   }
-  const std::string what = r.name == "cublas" ? "cuBLAS" : "cuDNN";
+  const std::string what = library_title(r.name);
   TL_RETURN_IF_ERROR(launch());
   TL_CUDA(cudaDeviceSynchronize(), "running " + what);
   Blob host(c.bytes());
