@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `bench --vs cudnn` device run (issue 23 item 2): the GPU tests of the cuDNN and cuBLAS rows, then `tilelab bench
-# attn.fwd.wgmma --vs cudnn` on issue 20's anchor shapes (attn.fwd.mma on one, varlen's refusal, the row without
-# libcudnn), then PyTorch SDPA's cuDNN backend at the same shapes in the same call (tests/perf/attn_cudnn_torch.py).
+# attn.fwd.wgmma --vs cudnn` on issue 20's anchor shapes (attn.fwd.mma on one, attn.bwd.mma on BWD_SHAPES, varlen's
+# refusal, the row without libcudnn), then PyTorch SDPA's cuDNN backend at the same shapes, forward and backward, in
+# the same call (tests/perf/attn_cudnn_torch.py). SHAPES='b,h,h_kv,s,d,causal …' (and BWD_SHAPES) pick other shapes.
 # Bundle here: cmake/bundle_for_device.sh .dev/cudnn build/tilelab build/tests/test_bench_gpu, cp -r kernels and the
 # two scripts into it, and the NVRTC cache filled by `tilelab compile` of the same problems, tarred to tlc.tgz; run as
 # `bash .dev/cudnn/attn_cudnn_device.sh` with carry [".dev/cudnn"]. libcudnn: $TL_CUDNN_LIBRARY, else PyTorch's wheel.
@@ -30,10 +31,21 @@ for sh in $SHAPES; do
     { echo "== $k $p"; cat /tmp/rec.json; } >> $OUT/records.txt
   done
 done
+BWD_SHAPES=${BWD_SHAPES:-"8,16,16,4096,128,0 8,16,16,4096,128,1 16,16,16,2048,64,0"}
+for sh in $BWD_SHAPES; do
+  IFS=, read -r b h hkv s d c <<< "$sh"
+  p="batch=$b,heads=$h,heads_kv=$hkv,seq_q=$s,dim=$d,causal=$([ $c = 1 ] && echo true || echo false)"
+  timeout ${BENCH_S:-40} $T bench attn.bwd.mma --problem $p --vs cudnn --no-store --json /tmp/rec.json > /tmp/b.txt 2>&1
+  say "== attn.bwd.mma $p rc=$?"
+  grep -E "^(kernel|attn|cudnn)|throughput|error" /tmp/b.txt | cut -c1-300 >> $S
+  { echo "== attn.bwd.mma $p"; cat /tmp/rec.json; } >> $OUT/records.txt
+done
 timeout 40 $T bench attn.fwd.mma --problem batch=3,seq_q=512,varlen=true --vs cudnn --no-store > /tmp/b.txt 2>&1
 say "== varlen rc=$?"; grep -E "^(attn|cudnn)" /tmp/b.txt | cut -c1-300 >> $S
 TL_CUDNN_LIBRARY=/nonexistent timeout 40 $T bench attn.fwd.mma --problem batch=2,seq_q=512 --vs cudnn --no-store > /tmp/b.txt 2>&1
 say "== no libcudnn rc=$?"; grep -E "^(attn|cudnn)" /tmp/b.txt | cut -c1-300 >> $S
 timeout ${TORCH_S:-60} python3 $D/attn_cudnn_torch.py $SHAPES >> $S 2>&1
 say "torch rc=$?"
+timeout ${TORCH_S:-60} python3 $D/attn_cudnn_torch.py --backward $BWD_SHAPES >> $S 2>&1
+say "torch backward rc=$?"
 cat $S

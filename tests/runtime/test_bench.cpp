@@ -322,23 +322,29 @@ SdpaBaseline small_sdpa() {
 // cuDNN is told our [batch, seq, heads, dim] buffers as (batch, heads, seq, dim): every element (b, h, s, d) must land
 // on ((b·seq + s)·heads + h)·dim + d, so the strides cover each buffer exactly once.
 TEST(CudnnBaseline, TensorsAddressOurBufferLayout) {
-  const SdpaBaseline p = small_sdpa();
+  SdpaBaseline p = small_sdpa();
+  p.dim_v = 16;  // d_qk != d_v: V, O, dO, dV are V-wide
+  EXPECT_EQ(sdpa_tensors(p).size(), 5u);
+  p.backward = true;
   const std::vector<SdpaTensor> t = sdpa_tensors(p);
-  ASSERT_EQ(t.size(), 5u);
-  const char* names[] = {"Q", "K", "V", "O", "Stats"};
+  ASSERT_EQ(t.size(), 9u);
+  const char* names[] = {"Q", "K", "V", "O", "Stats", "dO", "dQ", "dK", "dV"};
   for (std::size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].name, names[i]);
-  for (std::size_t i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (i == 4) continue;
     SCOPED_TRACE(t[i].name);
     const std::vector<std::int64_t>& n = t[i].dims;
-    const std::int64_t heads = i == 1 || i == 2 ? p.heads_kv : p.heads, seq = i == 1 || i == 2 ? p.seq_k : p.seq_q;
-    EXPECT_EQ(n, (std::vector<std::int64_t>{p.batch, heads, seq, p.dim}));
+    const bool kv = t[i].name.find('K') != std::string::npos || t[i].name.find('V') != std::string::npos;
+    const bool v_wide = t[i].name == "V" || t[i].name == "O" || t[i].name == "dO" || t[i].name == "dV";
+    const std::int64_t heads = kv ? p.heads_kv : p.heads, seq = kv ? p.seq_k : p.seq_q, dim = v_wide ? p.dim_v : p.dim;
+    EXPECT_EQ(n, (std::vector<std::int64_t>{p.batch, heads, seq, dim}));
     std::vector<int> hits(static_cast<std::size_t>(n[0] * n[1] * n[2] * n[3]), 0);
     for (std::int64_t b = 0; b < n[0]; ++b)
       for (std::int64_t h = 0; h < n[1]; ++h)
         for (std::int64_t s = 0; s < n[2]; ++s)
           for (std::int64_t d = 0; d < n[3]; ++d) {
             const std::int64_t at = b * t[i].strides[0] + h * t[i].strides[1] + s * t[i].strides[2] + d * t[i].strides[3];
-            ASSERT_EQ(at, ((b * seq + s) * heads + h) * p.dim + d);
+            ASSERT_EQ(at, ((b * seq + s) * heads + h) * dim + d);
             ++hits[static_cast<std::size_t>(at)];
           }
     for (int h : hits) ASSERT_EQ(h, 1);
@@ -400,6 +406,20 @@ TEST(CudnnBaseline, AttentionKernelsDescribeTheirProblem) {
     ASSERT_TRUE(bv.ok()) << bv.status().message();
     EXPECT_NE(sdpa_refusal(bv->sdpa).find("varlen"), std::string::npos);
   }
+  // The backward: its dQ is compared, cuDNN reads our O, dO and LSE; DeepSeek's 192/128 head dims stay apart.
+  auto bwd = instantiate(*library_registry().find("attn.bwd.mma").value(),
+                         {{"batch", "2"}, {"seq_q", "100"}, {"seq_k", "120"}, {"heads", "4"}, {"heads_kv", "2"},
+                          {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}},
+                         {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(bwd.ok()) << bwd.status().message();
+  auto bb = baseline_for(*bwd, "cudnn");
+  ASSERT_TRUE(bb.ok()) << bb.status().message();
+  EXPECT_TRUE(bb->sdpa.backward);
+  EXPECT_EQ(bb->compared_output(), "dQ");
+  EXPECT_EQ(bb->sdpa.dim, 192);
+  EXPECT_EQ(bb->sdpa.dim_v, 128);
+  EXPECT_NEAR(bb->sdpa.scale, 1.0 / std::sqrt(192.0), 1e-15);
+  EXPECT_EQ(sdpa_refusal(bb->sdpa), "");
   auto gemm = instantiate(*library_registry().find("gemm.wgmma").value(), {}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(gemm.ok());
   auto refused = baseline_for(*gemm, "cudnn");
@@ -413,25 +433,30 @@ TEST(CudnnBaseline, AttentionKernelsDescribeTheirProblem) {
 
 // The worker reads back exactly the problem the parent described.
 TEST(CudnnBaseline, TravelsInTheLaunchRequest) {
-  auto inst = instantiate(*library_registry().find("attn.fwd.mma").value(),
-                          {{"batch", "2"}, {"seq_q", "64"}, {"seq_k", "96"}, {"heads", "4"}, {"heads_kv", "1"}}, {},
-                          limits_for_arch("sm_90a"));
-  ASSERT_TRUE(inst.ok()) << inst.status().message();
-  auto ls = to_launch_spec(*inst, fake_compiled());
-  ASSERT_TRUE(ls.ok());
-  ls->baseline = baseline_for(*inst, "cudnn").value();
-  Message req = make_launch_request(*ls);
-  LaunchSpec back;
-  ASSERT_TRUE(detail::parse_launch(req.header["launch"], req, back).ok());
-  ASSERT_TRUE(back.baseline.has_value());
-  const SdpaBaseline &x = ls->baseline->sdpa, &y = back.baseline->sdpa;
-  EXPECT_EQ(back.baseline->kind, "cudnn_sdpa");
-  EXPECT_EQ(std::vector<std::int64_t>({y.batch, y.heads, y.heads_kv, y.seq_q, y.seq_k, y.dim, y.dim_v}),
-            std::vector<std::int64_t>({x.batch, x.heads, x.heads_kv, x.seq_q, x.seq_k, x.dim, x.dim_v}));
-  EXPECT_EQ(y.causal, x.causal);
-  EXPECT_EQ(y.varlen, x.varlen);
-  EXPECT_DOUBLE_EQ(y.scale, x.scale);
-  EXPECT_EQ(std::vector<std::string>({y.q, y.k, y.v, y.o}), std::vector<std::string>({"Q", "K", "V", "O"}));
+  for (const char* kernel : {"attn.fwd.mma", "attn.bwd.mma"}) {
+    SCOPED_TRACE(kernel);
+    auto inst = instantiate(*library_registry().find(kernel).value(),
+                            {{"batch", "2"}, {"seq_q", "64"}, {"seq_k", "96"}, {"heads", "4"}, {"heads_kv", "1"}}, {},
+                            limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    ls->baseline = baseline_for(*inst, "cudnn").value();
+    Message req = make_launch_request(*ls);
+    LaunchSpec back;
+    ASSERT_TRUE(detail::parse_launch(req.header["launch"], req, back).ok());
+    ASSERT_TRUE(back.baseline.has_value());
+    const SdpaBaseline &x = ls->baseline->sdpa, &y = back.baseline->sdpa;
+    EXPECT_EQ(back.baseline->kind, "cudnn_sdpa");
+    EXPECT_EQ(std::vector<std::int64_t>({y.batch, y.heads, y.heads_kv, y.seq_q, y.seq_k, y.dim, y.dim_v}),
+              std::vector<std::int64_t>({x.batch, x.heads, x.heads_kv, x.seq_q, x.seq_k, x.dim, x.dim_v}));
+    EXPECT_EQ(y.causal, x.causal);
+    EXPECT_EQ(y.varlen, x.varlen);
+    EXPECT_EQ(y.backward, std::string(kernel) == "attn.bwd.mma");
+    EXPECT_DOUBLE_EQ(y.scale, x.scale);
+    EXPECT_EQ(std::vector<std::string>({y.q, y.k, y.v, y.o, y.d_o, y.lse, y.dq}),
+              std::vector<std::string>({"Q", "K", "V", "O", "dO", "LSE", "dQ"}));
+  }
 }
 
 // Where libcudnn is missing the row says so, naming what was tried and what to set; a cuDNN that is there opens

@@ -84,7 +84,8 @@ TEST(BenchGpu, WgmmaVsCublasInTheSameWorker) {
 }
 
 // cuDNN's SDPA on the same Q, K, V computes the same attention (GQA, causal with seq_q < seq_k: bottom-right), each
-// timed; a varlen problem runs ours and says why cuDNN's row is missing. Skips where no libcudnn can be opened.
+// timed, and the same gradients from the same O, dO and LSE; a varlen problem runs ours and says why cuDNN's row is
+// missing. Skips where no libcudnn can be opened.
 TEST(BenchGpu, AttentionVsCudnnInTheSameWorker) {
   TL_REQUIRE_GPU();
   WorkerClient worker(worker_options());
@@ -108,6 +109,15 @@ TEST(BenchGpu, AttentionVsCudnnInTheSameWorker) {
     EXPECT_EQ(r.baseline->time_ms.count, 5u);
     EXPECT_GT(r.baseline->time_ms.median, 0);
   }
+  // The backward: cuDNN's dQ from our Q, K, V, O, dO and LSE (GQA, causal bottom-right).
+  PreparedKernel bwd = prepare("attn.bwd.mma", {{"batch", "2"}, {"seq_q", "384"}, {"seq_k", "512"}, {"heads", "8"},
+                                                {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}});
+  RunRecord rb = run_instance(worker, bwd, ro);
+  ASSERT_TRUE(rb.passed()) << rb.failure_text();
+  ASSERT_TRUE(rb.baseline.has_value());
+  EXPECT_TRUE(rb.baseline->error.empty()) << rb.baseline->error;
+  EXPECT_LT(rb.baseline->rel_vs_kernel, 2e-2);
+  EXPECT_EQ(rb.baseline->time_ms.count, 5u);
   PreparedKernel v = prepare("attn.fwd.mma", {{"batch", "3"}, {"seq_q", "256"}, {"varlen", "true"}});
   RunRecord rv = run_instance(worker, v, ro);
   EXPECT_TRUE(rv.passed()) << rv.failure_text();

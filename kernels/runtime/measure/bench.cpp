@@ -114,7 +114,8 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
     return make_error(ErrorCode::unsupported,
                       "--vs " + vs + ": " + name +
                           (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma)"
-                                          : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma)"));
+                                          : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma, "
+                                            "attn.bwd.mma)"));
   const std::string library = library_title(vs);
   auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
     for (const ArgSpec& a : instance.args) {
@@ -135,11 +136,16 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
   if (b->kind == "cudnn_sdpa") {
     // Varlen's packed tensors are not the dense ones described here; the worker reports its refusal as the row.
     if (b->sdpa.varlen) return *b;
-    const std::vector<SdpaTensor> t = sdpa_tensors(b->sdpa);  // Q, K, V, O, then cuDNN's own Stats
-    const std::string buffers[] = {b->sdpa.q, b->sdpa.k, b->sdpa.v, b->sdpa.o};
-    for (std::size_t i = 0; i < 4; ++i) {
+    // Q, K, V, O, Stats (our LSE backward, cuDNN's own forward), then dO, dQ and cuDNN's own dK, dV.
+    const std::vector<SdpaTensor> t = sdpa_tensors(b->sdpa);
+    const SdpaBaseline& a = b->sdpa;
+    const std::string buffers[] = {a.q, a.k, a.v, a.o, a.backward ? a.lse : "", a.d_o, a.dq};
+    for (std::size_t i = 0; i < std::min<std::size_t>(t.size(), 7); ++i) {
+      if (buffers[i].empty()) continue;
       const std::vector<std::int64_t>& d = t[i].dims;  // (batch, heads, seq, dim) over our [batch, seq, heads, dim]
-      TL_RETURN_IF_ERROR(expect(buffers[i], i == 3 ? b->out : b->in, {d[0], d[2], d[1], d[3]}));
+      const bool out = a.backward ? i == 6 : i == 3;
+      if (i == 4) TL_RETURN_IF_ERROR(expect(buffers[i], DType::f32, {d[0], d[1], d[2]}));
+      else TL_RETURN_IF_ERROR(expect(buffers[i], out ? b->out : b->in, {d[0], d[2], d[1], d[3]}));
     }
     return *b;
   }

@@ -22,11 +22,15 @@ std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p) {
     return SdpaTensor{std::move(name), {b, h, s, d}, {s * h * d, d, h * d, 1}};
   };
   const std::int64_t dim_v = p.dim_v > 0 ? p.dim_v : p.dim;
-  return {bshd("Q", p.batch, p.seq_q, p.heads, p.dim),
-          bshd("K", p.batch, p.seq_k, p.heads_kv, p.dim),
-          bshd("V", p.batch, p.seq_k, p.heads_kv, dim_v),
-          bshd("O", p.batch, p.seq_q, p.heads, dim_v),
-          SdpaTensor{"Stats", {p.batch, p.heads, p.seq_q, 1}, {p.heads * p.seq_q, p.seq_q, 1, 1}}};
+  std::vector<SdpaTensor> t = {bshd("Q", p.batch, p.seq_q, p.heads, p.dim),
+                               bshd("K", p.batch, p.seq_k, p.heads_kv, p.dim),
+                               bshd("V", p.batch, p.seq_k, p.heads_kv, dim_v),
+                               bshd("O", p.batch, p.seq_q, p.heads, dim_v),
+                               SdpaTensor{"Stats", {p.batch, p.heads, p.seq_q, 1}, {p.heads * p.seq_q, p.seq_q, 1, 1}}};
+  if (p.backward)
+    t.insert(t.end(), {bshd("dO", p.batch, p.seq_q, p.heads, dim_v), bshd("dQ", p.batch, p.seq_q, p.heads, p.dim),
+                       bshd("dK", p.batch, p.seq_k, p.heads_kv, p.dim), bshd("dV", p.batch, p.seq_k, p.heads_kv, dim_v)});
+  return t;
 }
 
 std::string sdpa_refusal(const SdpaBaseline& p) {

@@ -11,16 +11,20 @@
 
 namespace tl {
 
-// The attention cuDNN's SDPA graph computes over the launch's own Q, K, V (kind "cudnn_sdpa"): O = softmax(scale ·
-// Q Kᵀ, causal: bottom-right aligned) · V and its log-sum-exp per row. Our tensors are [batch, seq, heads, dim]
-// (O like Q, K and V [batch, seq_k, heads_kv, dim]); cuDNN is told them as (batch, heads, seq, dim) with the
+// The attention cuDNN's SDPA graph computes over the launch's own buffers (kind "cudnn_sdpa"). Forward: O =
+// softmax(scale · Q Kᵀ, causal: bottom-right aligned) · V and its log-sum-exp per row, from Q, K, V. Backward: dQ, dK,
+// dV from Q, K, V, O, dO and that log-sum-exp (LSE). Our tensors are [batch, seq, heads, dim] (Q-like: O, dO, dQ;
+// K-like: V, dK, dV with seq_k, heads_kv; V-like with dim_v); cuDNN is told them as (batch, heads, seq, dim) with the
 // matching strides, so no data moves.
 struct SdpaBaseline {
   std::int64_t batch = 0, heads = 0, heads_kv = 0, seq_q = 0, seq_k = 0, dim = 0, dim_v = 0;
   bool causal = false;
   bool varlen = false;  // packed sequences (cu_seqlens): cuDNN would need ragged tensors; refused, see sdpa_refusal
+  bool backward = false;
   double scale = 0;
-  std::string q = "Q", k = "K", v = "V", o = "O";  // buffer names in the launch
+  // Buffer names in the launch. Forward reads q, k, v and is compared on o; backward reads q, k, v, o, d_o, lse and
+  // is compared on dq (cuDNN's dK and dV go to buffers of its own).
+  std::string q = "Q", k = "K", v = "V", o = "O", d_o = "dO", lse = "LSE", dq = "dQ";
 };
 
 // A GEMM the worker hands to cuBLAS (kind "cublas_gemm": cublasGemmEx, fp32 compute) or an attention it hands to
@@ -38,7 +42,9 @@ struct BaselineSpec {
   DType in = DType::bf16, out = DType::bf16;
   SdpaBaseline sdpa;
 
-  const std::string& compared_output() const { return kind == "cudnn_sdpa" ? sdpa.o : c; }
+  const std::string& compared_output() const {
+    return kind != "cudnn_sdpa" ? c : sdpa.backward ? sdpa.dq : sdpa.o;
+  }
 };
 
 // The library a baseline kind runs in, as `--vs` and the baseline's row name it: "cublas", "cudnn"; "" for an
@@ -48,9 +54,10 @@ std::string baseline_library(const std::string& kind);
 std::string library_title(const std::string& library);
 
 // One tensor of cuDNN's SDPA graph: its dimensions (batch, heads, seq, dim) and strides in elements over our
-// [batch, seq, heads, dim] buffers. Stats (the log-sum-exp, f32) is [batch, heads, seq_q, 1], packed.
+// [batch, seq, heads, dim] buffers. Stats (the log-sum-exp, f32: written forward, read backward) is [batch, heads,
+// seq_q, 1], packed, as our LSE. In this order: Q, K, V, O, Stats, and for the backward dO, dQ, dK, dV.
 struct SdpaTensor {
-  std::string name;  // Q, K, V, O, Stats
+  std::string name;
   std::vector<std::int64_t> dims, strides;
 };
 std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p);

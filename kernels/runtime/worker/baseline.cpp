@@ -129,13 +129,16 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<vo
     if (!B) return B.status();
     launch = [&b, A = *A, B = *B, C = out.ptrs[0]]() { return cublas_gemm(b, A, B, C); };
   } else {
-    std::vector<const void*> qkv;
-    for (const std::string& name : {b.sdpa.q, b.sdpa.k, b.sdpa.v}) {
+    const SdpaBaseline& a = b.sdpa;
+    std::vector<std::string> names = {a.q, a.k, a.v};
+    if (a.backward) names.insert(names.end(), {a.o, a.d_o, a.lse});
+    std::vector<const void*> in;
+    for (const std::string& name : names) {
       auto p = buffer(name);
       if (!p) return p.status();
-      qkv.push_back(*p);
+      in.push_back(*p);
     }
-    auto l = cudnn_sdpa_launch(b, qkv[0], qkv[1], qkv[2], out.ptrs[0]);
+    auto l = cudnn_sdpa_launch(b, in, out.ptrs[0]);
     if (!l) return l.status();
     launch = std::move(*l);
   }

@@ -1,5 +1,6 @@
-// The cuDNN baseline of attention (`--vs cudnn`): cuDNN's SDPA forward graph, built with the cudnn-frontend headers
-// over the launch's own Q, K, V into an O of its own; libcudnn is opened at run time (cudnn_library.hpp).
+// The cuDNN baseline of attention (`--vs cudnn`): cuDNN's SDPA forward or backward graph, built with the
+// cudnn-frontend headers over the launch's own buffers into an O (dQ) of its own; libcudnn is opened at run time
+// (cudnn_library.hpp).
 #include "runtime/worker/gpu.hpp"
 
 #if TL_HAVE_CUDNN
@@ -71,50 +72,77 @@ Result<cudnnHandle_t> cudnn_handle() {
   return handle;
 }
 
-// One SDPA graph built for a problem, its plan chosen, with its Stats output and workspace; uids 1-5 are Q, K, V, O,
-// Stats in sdpa_tensors' order.
+// One SDPA graph built for a problem, its plan chosen, with the outputs of cuDNN's own (forward: Stats; backward: dK,
+// dV) and its workspace. A tensor's uid is 1 + its index in sdpa_tensors' order.
 struct SdpaRun {
   cudnnHandle_t handle = nullptr;
   fe::graph::Graph graph;
   std::unordered_map<std::int64_t, void*> pack;
-  Buffers own;  // Stats, workspace
+  Buffers own;  // cuDNN's own outputs, then the workspace
 };
 
 Status cannot_run(const std::string& step, fe::error_t e) {
   return make_error(ErrorCode::unsupported, "cudnn cannot run this: " + step + ": " + e.get_message());
 }
 
-Result<std::function<Status()>> build(const BaselineSpec& b, const void* q, const void* k, const void* v, void* o) {
+Result<std::function<Status()>> build(const BaselineSpec& b, const std::vector<const void*>& in, void* out) {
   auto handle = cudnn_handle();
   if (!handle) return handle.status();
   if (b.in != b.out || (b.in != DType::bf16 && b.in != DType::f16))
-    return make_error(ErrorCode::unsupported, std::string("cudnn cannot run this: its SDPA takes bf16 or f16 Q, K, V and "
-                                                          "O, not ") + dtype_name(b.in) + " in, " + dtype_name(b.out) + " out");
+    return make_error(ErrorCode::unsupported, std::string("cudnn cannot run this: its SDPA takes bf16 or f16 tensors, "
+                                                          "not ") + dtype_name(b.in) + " in, " + dtype_name(b.out) + " out");
+  const SdpaBaseline& a = b.sdpa;
+  if (in.size() != (a.backward ? 6u : 3u))
+    return make_error(ErrorCode::internal, "cuDNN's SDPA got " + std::to_string(in.size()) + " input buffers");
   auto run = std::make_shared<SdpaRun>();
   run->handle = *handle;
   fe::graph::Graph& g = run->graph;
   g.set_io_data_type(b.in == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
-  const std::vector<SdpaTensor> t = sdpa_tensors(b.sdpa);
+  const std::vector<SdpaTensor> t = sdpa_tensors(a);
+  auto uid = [](std::size_t i) { return static_cast<std::int64_t>(i + 1); };
   auto input = [&](std::size_t i) {
-    return g.tensor(fe::graph::Tensor_attributes()
-                        .set_name(t[i].name)
-                        .set_uid(static_cast<std::int64_t>(i + 1))
-                        .set_dim(t[i].dims)
-                        .set_stride(t[i].strides));
+    auto x = g.tensor(fe::graph::Tensor_attributes().set_name(t[i].name).set_uid(uid(i)).set_dim(t[i].dims).set_stride(t[i].strides));
+    if (t[i].name == "Stats") x->set_data_type(fe::DataType_t::FLOAT);
+    return x;
   };
-  auto Q = input(0), K = input(1), V = input(2);
-  auto options = fe::graph::SDPA_attributes()
-                     .set_name("sdpa")
-                     .set_generate_stats(true)  // the LSE our kernels write too
-                     .set_attn_scale(static_cast<float>(b.sdpa.scale));
+  auto output = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& x, std::size_t i) {
+    x->set_output(true).set_uid(uid(i)).set_dim(t[i].dims).set_stride(t[i].strides);
+    if (t[i].name == "Stats") x->set_data_type(fe::DataType_t::FLOAT);
+  };
   // Equal lengths: the top-left mask is the same one, and older cuDNN releases take it on more shapes.
-  if (b.sdpa.causal && b.sdpa.seq_q == b.sdpa.seq_k) options.set_causal_mask(true);
-  else if (b.sdpa.causal) options.set_causal_mask_bottom_right(true);
-  auto [O, stats] = g.sdpa(Q, K, V, options);
-  O->set_output(true).set_uid(4).set_dim(t[3].dims).set_stride(t[3].strides);
-  stats->set_output(true).set_uid(5).set_data_type(fe::DataType_t::FLOAT).set_dim(t[4].dims).set_stride(t[4].strides);
+  auto mask = [&](auto& options) {
+    if (a.causal && a.seq_q == a.seq_k) options.set_causal_mask(true);
+    else if (a.causal) options.set_causal_mask_bottom_right(true);
+  };
+  // Where each tensor lives: ours (`in`, `out`) or cuDNN's own (allocated below, after the plan).
+  std::vector<std::size_t> own;  // indices into t
+  if (!a.backward) {
+    auto options = fe::graph::SDPA_attributes()
+                       .set_name("sdpa")
+                       .set_generate_stats(true)  // the LSE our kernels write too
+                       .set_attn_scale(static_cast<float>(a.scale));
+    mask(options);
+    auto [O, stats] = g.sdpa(input(0), input(1), input(2), options);
+    output(O, 3);
+    output(stats, 4);
+    run->pack = {{uid(0), const_cast<void*>(in[0])}, {uid(1), const_cast<void*>(in[1])},
+                 {uid(2), const_cast<void*>(in[2])}, {uid(3), out}};
+    own = {4};
+  } else {
+    auto options = fe::graph::SDPA_backward_attributes().set_name("sdpa_backward").set_attn_scale(static_cast<float>(a.scale));
+    mask(options);
+    auto [dQ, dK, dV] = g.sdpa_backward(input(0), input(1), input(2), input(3), input(5), input(4), options);
+    output(dQ, 6);
+    output(dK, 7);
+    output(dV, 8);
+    // in: Q, K, V, O, dO, LSE; t: Q, K, V, O, Stats, dO, dQ, dK, dV
+    for (auto [i, p] : {std::pair{0, in[0]}, {1, in[1]}, {2, in[2]}, {3, in[3]}, {5, in[4]}, {4, in[5]}})
+      run->pack[uid(static_cast<std::size_t>(i))] = const_cast<void*>(p);
+    run->pack[uid(6)] = out;
+    own = {7, 8};
+  }
 
   if (auto e = g.validate(); !e.is_good()) return cannot_run("validating the graph", e);
   if (auto e = g.build_operation_graph(run->handle); !e.is_good()) return cannot_run("building the graph", e);
@@ -124,16 +152,20 @@ Result<std::function<Status()>> build(const BaselineSpec& b, const void* q, cons
   std::int64_t workspace = 0;
   if (auto e = g.get_workspace_size(workspace); !e.is_good()) return cannot_run("sizing the workspace", e);
 
-  const std::size_t stats_bytes = static_cast<std::size_t>(b.sdpa.batch * b.sdpa.heads * b.sdpa.seq_q) * sizeof(float);
-  run->own.ptrs = {nullptr, nullptr};
-  TL_CUDA(cudaMalloc(&run->own.ptrs[0], stats_bytes), "allocating cuDNN's Stats");
+  const std::size_t element = b.in == DType::f32 ? 4 : 2;
+  for (std::size_t i : own) {
+    const std::vector<std::int64_t>& d = t[i].dims;
+    const std::size_t bytes = static_cast<std::size_t>(d[0] * d[1] * d[2] * d[3]) * (t[i].name == "Stats" ? 4 : element);
+    run->own.ptrs.push_back(nullptr);
+    TL_CUDA(cudaMalloc(&run->own.ptrs.back(), bytes), "allocating cuDNN's " + t[i].name);
+    run->pack[uid(i)] = run->own.ptrs.back();
+  }
+  run->own.ptrs.push_back(nullptr);
   if (workspace > 0)
-    TL_CUDA(cudaMalloc(&run->own.ptrs[1], static_cast<std::size_t>(workspace)), "allocating cuDNN's workspace");
-  run->pack = {{1, const_cast<void*>(q)}, {2, const_cast<void*>(k)}, {3, const_cast<void*>(v)}, {4, o},
-               {5, run->own.ptrs[0]}};
+    TL_CUDA(cudaMalloc(&run->own.ptrs.back(), static_cast<std::size_t>(workspace)), "allocating cuDNN's workspace");
   return std::function<Status()>([run]() -> Status {
     try {
-      if (auto e = run->graph.execute(run->handle, run->pack, run->own.ptrs[1]); !e.is_good())
+      if (auto e = run->graph.execute(run->handle, run->pack, run->own.ptrs.back()); !e.is_good())
         return make_error(ErrorCode::cuda, "cuDNN's SDPA failed: " + e.get_message());
     } catch (const std::exception& e) {
       return make_error(ErrorCode::cuda, std::string("cuDNN's SDPA failed: ") + e.what());
@@ -144,13 +176,12 @@ Result<std::function<Status()>> build(const BaselineSpec& b, const void* q, cons
 
 }  // namespace
 
-Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec& b, const void* q, const void* k, const void* v,
-                                                  void* o) {
+Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec& b, const std::vector<const void*>& in, void* out) {
   if (const std::string why = sdpa_refusal(b.sdpa); !why.empty())
     return make_error(ErrorCode::unsupported, "cudnn cannot run this: " + why);
   // The frontend throws on some misuse and on missing backend features; none of it may cross into the worker loop.
   try {
-    return build(b, q, k, v, o);
+    return build(b, in, out);
   } catch (const std::exception& e) {
     return make_error(ErrorCode::unsupported, std::string("cudnn cannot run this: ") + e.what());
   }
@@ -158,7 +189,7 @@ Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec& b, const v
 
 #else
 
-Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec&, const void*, const void*, const void*, void*) {
+Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec&, const std::vector<const void*>&, void*) {
   return make_error(ErrorCode::unsupported,
                     "this tilelab was built without the cuDNN baseline: cudnn.h or the cudnn-frontend headers were "
                     "missing when it was built (see README, --vs cudnn)");

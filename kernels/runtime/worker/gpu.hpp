@@ -123,11 +123,11 @@ Result<std::vector<double>> timed_runs(const std::function<Status()>& launch, co
 // The launch's library baseline (LaunchSpec::baseline) on its input buffers `ptrs`, checked against the kernel's
 // output `kernel_out` and timed like the kernel.
 Result<BaselineResult> run_baseline(const LaunchSpec& spec, const std::vector<void*>& ptrs, const Blob& kernel_out);
-// cuDNN's SDPA forward of a "cudnn_sdpa" baseline over q, k, v into o (cudnn_sdpa.cpp): the graph is built and its
-// plan chosen once; each call of the function enqueues one run on the default stream. Errors: "cudnn not found: ..."
-// (no libcudnn), "cudnn cannot run this: ..." (a problem or shape cuDNN refuses), a build without cuDNN's headers.
-Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec& b, const void* q, const void* k, const void* v,
-                                                  void* o);
+// cuDNN's SDPA of a "cudnn_sdpa" baseline (cudnn_sdpa.cpp) over the device buffers `in` (forward: Q, K, V;
+// backward: Q, K, V, O, dO, LSE) into `out` (O, or dQ): the graph is built and its plan chosen once; each call of the
+// function enqueues one run on the default stream. Errors: "cudnn not found: ..." (no libcudnn), "cudnn cannot run
+// this: ..." (a problem or shape cuDNN refuses), a build without cuDNN's headers.
+Result<std::function<Status()>> cudnn_sdpa_launch(const BaselineSpec& b, const std::vector<const void*>& in, void* out);
 
 }  // namespace cuda_detail
 }  // namespace tl

@@ -92,7 +92,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
       const SdpaBaseline& a = b.sdpa;
       j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
                                {"seq_k", a.seq_k}, {"dim", a.dim}, {"dim_v", a.dim_v}, {"causal", a.causal},
-                               {"varlen", a.varlen}, {"scale", a.scale}, {"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o}};
+                               {"varlen", a.varlen}, {"backward", a.backward}, {"scale", a.scale}, {"q", a.q},
+                               {"k", a.k}, {"v", a.v}, {"o", a.o}, {"d_o", a.d_o}, {"lse", a.lse}, {"dq", a.dq}};
     }
   }
   if (s.timeline) {
@@ -213,8 +214,10 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
           *field = ja.at(key).get<std::int64_t>();
         a.causal = ja.at("causal").get<bool>();
         a.varlen = ja.at("varlen").get<bool>();
+        a.backward = ja.at("backward").get<bool>();
         a.scale = ja.at("scale").get<double>();
-        for (auto [key, field] : {std::pair{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}})
+        for (auto [key, field] : {std::pair{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}, {"d_o", &a.d_o},
+                                  {"lse", &a.lse}, {"dq", &a.dq}})
           *field = ja.at(key).get<std::string>();
       }
       s.baseline = std::move(b);
