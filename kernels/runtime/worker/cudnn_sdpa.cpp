@@ -152,10 +152,10 @@ Result<std::function<Status()>> build(const BaselineSpec& b, const std::vector<c
   std::int64_t workspace = 0;
   if (auto e = g.get_workspace_size(workspace); !e.is_good()) return cannot_run("sizing the workspace", e);
 
-  const std::size_t element = b.in == DType::f32 ? 4 : 2;
   for (std::size_t i : own) {
     const std::vector<std::int64_t>& d = t[i].dims;
-    const std::size_t bytes = static_cast<std::size_t>(d[0] * d[1] * d[2] * d[3]) * (t[i].name == "Stats" ? 4 : element);
+    const std::size_t bytes =
+        static_cast<std::size_t>(d[0] * d[1] * d[2] * d[3]) * (t[i].name == "Stats" ? sizeof(float) : dtype_size(b.in));
     run->own.ptrs.push_back(nullptr);
     TL_CUDA(cudaMalloc(&run->own.ptrs.back(), bytes), "allocating cuDNN's " + t[i].name);
     run->pack[uid(i)] = run->own.ptrs.back();
