@@ -152,7 +152,7 @@ int l_compile(lua_State* L) {
   return 1;
 }
 
-// k:run{problem=, config=, verify=true, timeline=false, rep=N, warmup=N, baseline="cublas"}
+// k:run{problem=, config=, verify=true, timeline=false, rep=N, warmup=N, baseline="cublas"|"cudnn"}
 //   -> result | nil, message (invalid config, no GPU, compile error, fault, timeout).
 int l_run(lua_State* L) {
   const KernelSpec& spec = check_kernel(L, 1);
@@ -179,7 +179,7 @@ int l_run(lua_State* L) {
   read_timing_fields(L, 2, "run", ro.timing);
   lua_getfield(L, 2, "baseline");
   if (lua_isstring(L, -1)) ro.vs = lua_tostring(L, -1);
-  else if (!lua_isnil(L, -1)) raise("run: 'baseline' must be a string such as \"cublas\" (got %s)", luaL_typename(L, -1));
+  else if (!lua_isnil(L, -1)) raise("run: 'baseline' must be a string such as \"cublas\" or \"cudnn\" (got %s)", luaL_typename(L, -1));
   lua_pop(L, 1);
 
   auto bench = script_context(L).session().bench(spec.name, problem, config, ro);

@@ -47,27 +47,6 @@ Status dump_run(const std::string& dir, const RunRecord& r) {
   return Status::success();
 }
 
-// The library's row under the kernel's (same columns), and how the two compare.
-void print_baseline(const RunRecord& r) {
-  const BaselineResult& b = *r.baseline;
-  if (!b.error.empty()) {
-    std::printf("%-12s not run: %s\n", b.name.c_str(), b.error.c_str());
-    return;
-  }
-  const bool timed = b.time_ms.count > 0 && b.time_ms.median > 0;
-  auto t = [&](double v) { return timed ? format_number(v, "%.4f") : std::string("-"); };
-  const double tflops = timed ? r.flops / (b.time_ms.median * 1e-3) * 1e-12 : 0;
-  const double gbps = timed ? r.min_bytes / (b.time_ms.median * 1e-3) * 1e-9 : 0;
-  std::printf("%-12s %9s %9s %9s %8s %8s %6s %9s\n", b.name.c_str(), t(b.time_ms.median).c_str(), t(b.time_ms.min).c_str(),
-              t(b.time_ms.max).c_str(), timed && r.flops > 0 ? format_number(tflops, "%.2f").c_str() : "-",
-              timed ? format_number(gbps, "%.0f").c_str() : "-", "-", format_number(b.rel_vs_kernel, "%.2e").c_str());
-  if (timed && r.time_ms.median > 0)
-    std::printf("%s / %s = %.2fx throughput (rel diff %.1e; the %s row's rel_err is against %s)\n", r.kernel.c_str(),
-                b.name.c_str(), b.time_ms.median / r.time_ms.median, b.rel_vs_kernel, b.name.c_str(), r.kernel.c_str());
-  else
-    std::printf("%s vs %s: rel diff %.1e (not timed)\n", r.kernel.c_str(), b.name.c_str(), b.rel_vs_kernel);
-}
-
 int run_bench(const BenchArgs& a) {
   auto config = parse_key_values(a.config);
   if (!config) return report_error("--config: " + config.status().message());
@@ -165,8 +144,10 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   add_timer_options(cmd, a->timing);
   cmd->add_option("--json", a->json, "Write the run record as JSON to FILE");
   cmd->add_option("--dump", a->dump, "Write inputs, outputs and reference samples as .npy files into DIR");
-  cmd->add_option("--vs", a->vs, "Also time the same problem in the same process on the same buffers with: cublas (GEMMs)")
-      ->check(CLI::IsMember({"cublas"}));
+  cmd->add_option("--vs", a->vs,
+                  "Also time the same problem in the same process on the same buffers with: cublas (GEMMs), cudnn "
+                  "(attention forward: cuDNN's SDPA; libcudnn from $TL_CUDNN_LIBRARY or the loader's path)")
+      ->check(CLI::IsMember({"cublas", "cudnn"}));
   cmd->add_flag("--timeline", a->timeline, "Also time the probe build (-DTL_TIMELINE=1) the same way and report the probe "
                                            "overhead and the recorded timeline's size");
   cmd->add_flag("--dram", a->dram,

@@ -18,7 +18,7 @@ namespace {
 
 struct SweepArgs {
   SessionArgs session;
-  std::string kernel, space, config, db, json, best = "tflops", shard;
+  std::string kernel, space, config, db, json, best = "tflops", shard, vs;
   std::vector<std::string> problems;
   int jobs = 0, repeat = 20, warmup = 3;
   TimingOptions timing;  // --timer, --graph-launches
@@ -54,6 +54,7 @@ int run_sweep_command(const SweepArgs& a) {
   spec.run.timing.repeat = a.repeat;
   spec.run.timing.warmup = a.warmup;
   spec.run.max_samples = a.samples;
+  spec.run.vs = a.vs;
   const auto& names = stored_metric_names();
   if (std::find(names.begin(), names.end(), a.best) == names.end())
     return report_error("--best " + a.best + ": not a metric (tflops, gbps, efficiency, median_ms, min_ms)");
@@ -103,6 +104,21 @@ int run_sweep_command(const SweepArgs& a) {
     print_run_table({*b.record});
     if (b.record->time_ms.count > 0) std::printf("%s\n", timer_summary(*b.record).c_str());
   }
+  // Each problem's library row (run once, beside its first point) under that problem's fastest passed config.
+  for (const SweepPoint& p : sum.points) {
+    if (!p.record || !p.record->baseline) continue;
+    const SweepPoint* fastest = nullptr;
+    for (const SweepPoint& q : sum.points)
+      if (q.problem == p.problem && q.status == PointStatus::passed && q.record &&
+          (!fastest || q.record->time_ms.median < fastest->record->time_ms.median))
+        fastest = &q;
+    RunRecord shown = fastest ? *fastest->record : *p.record;
+    shown.baseline = p.record->baseline;
+    std::printf("%s on problem %s, beside its fastest config %s:\n", p.record->baseline->name.c_str(),
+                params_text(p.problem).c_str(), fastest ? params_text(fastest->config).c_str() : "(none passed)");
+    print_run_table({shown});
+    print_baseline(shown);
+  }
   if (!a.json.empty()) {
     nlohmann::json out = sum;
     out["points"] = sum.points;
@@ -140,6 +156,10 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       ->check(in_range(0, 1e9));
   cmd->add_option("--json", a->json, "Write every point (status, reason, resources, run record) to FILE");
   cmd->add_flag("--plain", a->plain, "One line per point even on a terminal (no progress bar)");
+  cmd->add_option("--vs", a->vs,
+                  "Also time the library once per problem, in the same worker on its first point's buffers: cublas "
+                  "(GEMMs), cudnn (attention); its row prints under the problem's fastest config")
+      ->check(CLI::IsMember({"cublas", "cudnn"}));
   add_session_options(cmd, a->session);
   cmd->callback([&ctx, a] { ctx.exit_code = run_sweep_command(*a); });
 }

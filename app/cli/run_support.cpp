@@ -90,6 +90,27 @@ void print_run_table(const std::vector<RunRecord>& records) {
   }
 }
 
+// The library's row under the kernel's (same columns), and how the two compare.
+void print_baseline(const RunRecord& r) {
+  const BaselineResult& b = *r.baseline;
+  if (!b.error.empty()) {
+    std::printf("%-12s not run: %s\n", b.name.c_str(), b.error.c_str());
+    return;
+  }
+  const bool timed = b.time_ms.count > 0 && b.time_ms.median > 0;
+  auto t = [&](double v) { return timed ? format_number(v, "%.4f") : std::string("-"); };
+  const double tflops = timed ? r.flops / (b.time_ms.median * 1e-3) * 1e-12 : 0;
+  const double gbps = timed ? r.min_bytes / (b.time_ms.median * 1e-3) * 1e-9 : 0;
+  std::printf("%-12s %9s %9s %9s %8s %8s %6s %9s\n", b.name.c_str(), t(b.time_ms.median).c_str(), t(b.time_ms.min).c_str(),
+              t(b.time_ms.max).c_str(), timed && r.flops > 0 ? format_number(tflops, "%.2f").c_str() : "-",
+              timed ? format_number(gbps, "%.0f").c_str() : "-", "-", format_number(b.rel_vs_kernel, "%.2e").c_str());
+  if (timed && r.time_ms.median > 0)
+    std::printf("%s / %s = %.2fx throughput (rel diff %.1e; the %s row's rel_err is against %s)\n", r.kernel.c_str(),
+                b.name.c_str(), b.time_ms.median / r.time_ms.median, b.rel_vs_kernel, b.name.c_str(), r.kernel.c_str());
+  else
+    std::printf("%s vs %s: rel diff %.1e (not timed)\n", r.kernel.c_str(), b.name.c_str(), b.rel_vs_kernel);
+}
+
 namespace {
 std::atomic<bool> g_interrupted{false};
 extern "C" void tl_cli_on_sigint(int) {

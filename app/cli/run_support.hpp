@@ -35,6 +35,8 @@ std::string timer_summary(const RunRecord& r);
 
 // One row per record: time, rates, efficiency, errors, verdict, resources.
 void print_run_table(const std::vector<RunRecord>& records);
+// The record's library baseline (`--vs`) as a row under print_run_table's (same columns), and how the two compare.
+void print_baseline(const RunRecord& r);
 
 // "1.23e-05", "-" for 0 when `dash_zero`.
 std::string format_number(double v, const char* fmt = "%.3g");

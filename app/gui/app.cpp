@@ -327,7 +327,7 @@ void App::run(const std::string& kind) {
       e.record = failed_record(kernel, problem, config, p.status());
     } else {
       RunOptions o;
-      if (kind == "bench" && s.registry().find(kernel).value()->baseline) o.vs = "cublas";
+      if (kind == "bench") o.vs = baseline_of(p->instance);
       if (kind == "timeline") {
         Status st = add_timeline_build(s.jit(), *p);
         if (!st) e.record = failed_record(kernel, problem, config, st);
@@ -902,7 +902,8 @@ void App::draw_run_controls() {
   bool first = true;
   for (const Shortcut& k : kShortcuts) {
     if (k.action == std::string("compile")) continue;
-    const std::string label = k.action == std::string("bench") && m_spec && m_spec->baseline ? "Bench vs cuBLAS" : k.label;
+    const std::string library = k.action == std::string("bench") && m_instance ? baseline_of(*m_instance) : "";
+    const std::string label = library.empty() ? k.label : "Bench vs " + library_title(library);
     if (!first) same_line_if_room(button_width(label.c_str()));
     first = false;
     std::string why;
@@ -925,7 +926,7 @@ void App::draw_run_controls() {
 }
 
 // The selected (else the latest) run of this session: its verdict, time, throughput and the baseline beside it,
-// so a Bench vs cuBLAS answers in the sidebar without opening the Results table.
+// so a Bench vs cuBLAS or cuDNN answers in the sidebar without opening the Results table.
 void App::draw_last_run() {
   const RunEntry* e = find_run(selected_run);
   if (!e && !m_runs.empty()) e = &m_runs.back();

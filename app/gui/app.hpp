@@ -126,7 +126,7 @@ class App {
   Status show_panel(const std::string& name, bool select = true);
   void hide_panel(const std::string& name);
   void compile();
-  // kind: "run" (run + verify), "bench" (also cuBLAS where the kernel has it), "timeline" (probe build).
+  // kind: "run" (run + verify), "bench" (also cuBLAS or cuDNN where the kernel has one), "timeline" (probe build).
   void run(const std::string& kind);
   void message(Message::Level level, std::string text);
   // What a shortcut (kShortcuts' action) does, when it can: false with a message when it cannot (no GPU, ...).

@@ -52,7 +52,7 @@ void RooflinePanel::rebuild(App& app, ImVec2 canvas) {
   for (const auto& r : m_file_records) add(r, -1);
   for (const auto& r : app.runs()) {
     add(r.json, r.id);
-    // A bench's baseline (cuBLAS) on the same problem: its own point, the kernel's record timed at its median.
+    // A bench's baseline (cuBLAS, cuDNN) on the same problem: its own point, the kernel's record timed at its median.
     const auto& b = r.record.baseline;
     if (b && b->error.empty() && b->time_ms.median > 0 && !r.record.failure) {
       nlohmann::json base = r.json;

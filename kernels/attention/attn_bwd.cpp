@@ -366,6 +366,17 @@ KernelSpec attn_bwd_mma_spec() {
                            {{"block_M", "128"}, {"block_N", "64"}, {"deterministic", "true"}},
                            {{"block_N", "128"}, {"num_stages", "1"}}};
   };
+  // cuDNN's SDPA backward on the same Q, K, V, O, dO and LSE (`--vs cudnn`), its dQ compared with ours.
+  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+    const BwdDims x(p);
+    BaselineSpec b;
+    b.kind = "cudnn_sdpa";
+    b.in = b.out = p.dtype();
+    b.sdpa = SdpaBaseline{.batch = x.batch, .heads = x.heads, .heads_kv = x.heads_kv, .seq_q = x.seq_q,
+                          .seq_k = x.seq_k, .dim = x.dim_qk, .dim_v = x.dim_v, .causal = x.causal, .varlen = x.varlen,
+                          .backward = true, .scale = 1.0 / std::sqrt(dbl(x.dim_qk))};
+    return b;
+  };
   k.probes = attn_bwd_mma_probes();
   // Per warp and query tile: 9 regions (begin + end each) and two load issues; the epilogue; the prologue's load.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {

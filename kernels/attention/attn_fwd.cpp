@@ -217,6 +217,16 @@ KernelSpec attn_base() {
                          : OutputSampling{1, 256};
   };
   k.test_problems = attn_test_problems;
+  // cuDNN's SDPA graph on the same Q, K, V (`--vs cudnn`), into an O of its own compared with ours.
+  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+    const Dims x(p);
+    BaselineSpec b;
+    b.kind = "cudnn_sdpa";
+    b.in = b.out = p.dtype();
+    b.sdpa = SdpaBaseline{.batch = x.b, .heads = x.h, .heads_kv = x.hkv, .seq_q = x.sq, .seq_k = x.sk, .dim = x.dim,
+                          .dim_v = x.dim, .causal = x.causal, .varlen = x.varlen, .scale = 1.0 / std::sqrt(d(x.dim))};
+    return b;
+  };
   return k;
 }
 

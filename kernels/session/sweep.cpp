@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -305,6 +306,11 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
   ReferenceCache reference_cache;
   RunOptions run_options = spec.run;
   if (!run_options.reference_cache) run_options.reference_cache = &reference_cache;
+  // The library (`vs`) runs once per problem, beside that problem's first run: its row does not depend on the config.
+  std::set<std::string> baselined;
+  if (!spec.run.vs.empty() && !spec.problems.empty())
+    if (auto inst = session.instantiate(spec.kernel, spec.problems.front(), spec.base_config))
+      if (auto b = baseline_for(*inst, spec.run.vs); !b) return b.status();
 
   for (SweepPoint& p : points) {
     if (interrupted && interrupted->load()) {
@@ -350,7 +356,10 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
           ++sum.not_run;
         } else {
           const auto run0 = Clock::now();
+          const std::string problem_key = sweep_point_key(p.problem, {});
+          run_options.vs = baselined.count(problem_key) ? "" : spec.run.vs;
           RunRecord r = spec.runner ? spec.runner(*prepared) : session.run(*prepared, run_options);
+          if (r.baseline) baselined.insert(problem_key);
           sum.run_s += seconds_since(run0);
           p.status = status_of(r);
           if (r.failure) p.reason = r.failure_text();

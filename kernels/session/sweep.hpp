@@ -44,7 +44,8 @@ struct SweepSpec {
   // Optional: false drops a point before anything else (`why` may say why; dropped points are not stored).
   std::function<bool(const ParamMap& problem, const ParamMap& config, std::string& why)> filter;
   int jobs = 0;          // compile threads; 0 = the machine's cores
-  // Timing, samples, timeout. A sweep checks 16384 output positions per point (stratified: every tile of a large
+  // Timing, samples, timeout; `run.vs` also times that library once per problem, beside its first run (that point's
+  // record holds the row). A sweep checks 16384 output positions per point (stratified: every tile of a large
   // output is sampled) rather than a bench's 65536: it ranks many configs, and the float64 reference and the
   // samples' trip from the worker are a sweep's largest cost outside the kernels.
   RunOptions run = [] {

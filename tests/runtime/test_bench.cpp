@@ -9,6 +9,7 @@
 #include "runtime/core/npy.hpp"
 #include "runtime/measure/bench.hpp"
 #include "runtime/worker/client.hpp"
+#include "runtime/worker/cudnn_library.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/tilelab_exe.hpp"
 
@@ -303,6 +304,183 @@ TEST(Baseline, TravelsInTheLaunchRequestAndReply) {
   EXPECT_DOUBLE_EQ(parsed->baseline->rel_vs_kernel, 0.5);
   reply.header["result"].erase("baseline");
   EXPECT_FALSE(parse_launch_reply(reply).value().baseline.has_value());
+}
+
+// [SECTION] --vs cudnn
+
+}  // namespace
+namespace detail {
+Status parse_launch(const nlohmann::json& j, const Message& m, LaunchSpec& s);  // the worker's side (launch.cpp)
+}
+namespace {
+
+SdpaBaseline small_sdpa() {
+  return SdpaBaseline{.batch = 2, .heads = 6, .heads_kv = 3, .seq_q = 5, .seq_k = 7, .dim = 8, .dim_v = 8,
+                      .causal = true, .scale = 0.25};
+}
+
+// cuDNN is told our [batch, seq, heads, dim] buffers as (batch, heads, seq, dim): every element (b, h, s, d) must land
+// on ((b·seq + s)·heads + h)·dim + d, so the strides cover each buffer exactly once.
+TEST(CudnnBaseline, TensorsAddressOurBufferLayout) {
+  SdpaBaseline p = small_sdpa();
+  p.dim_v = 16;  // d_qk != d_v: V, O, dO, dV are V-wide
+  EXPECT_EQ(sdpa_tensors(p).size(), 5u);
+  p.backward = true;
+  const std::vector<SdpaTensor> t = sdpa_tensors(p);
+  ASSERT_EQ(t.size(), 9u);
+  const char* names[] = {"Q", "K", "V", "O", "Stats", "dO", "dQ", "dK", "dV"};
+  for (std::size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].name, names[i]);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (i == 4) continue;
+    SCOPED_TRACE(t[i].name);
+    const std::vector<std::int64_t>& n = t[i].dims;
+    const bool kv = t[i].name.find('K') != std::string::npos || t[i].name.find('V') != std::string::npos;
+    const bool v_wide = t[i].name == "V" || t[i].name == "O" || t[i].name == "dO" || t[i].name == "dV";
+    const std::int64_t heads = kv ? p.heads_kv : p.heads, seq = kv ? p.seq_k : p.seq_q, dim = v_wide ? p.dim_v : p.dim;
+    EXPECT_EQ(n, (std::vector<std::int64_t>{p.batch, heads, seq, dim}));
+    std::vector<int> hits(static_cast<std::size_t>(n[0] * n[1] * n[2] * n[3]), 0);
+    for (std::int64_t b = 0; b < n[0]; ++b)
+      for (std::int64_t h = 0; h < n[1]; ++h)
+        for (std::int64_t s = 0; s < n[2]; ++s)
+          for (std::int64_t d = 0; d < n[3]; ++d) {
+            const std::int64_t at = b * t[i].strides[0] + h * t[i].strides[1] + s * t[i].strides[2] + d * t[i].strides[3];
+            ASSERT_EQ(at, ((b * seq + s) * heads + h) * dim + d);
+            ++hits[static_cast<std::size_t>(at)];
+          }
+    for (int h : hits) ASSERT_EQ(h, 1);
+  }
+  // Stats is the LSE our kernels write: [batch, heads, seq_q], packed.
+  EXPECT_EQ(t[4].dims, (std::vector<std::int64_t>{2, 6, 5, 1}));
+  EXPECT_EQ(t[4].strides, (std::vector<std::int64_t>{30, 5, 1, 1}));
+}
+
+TEST(CudnnBaseline, RefusalsNameWhatCudnnCannotRun) {
+  EXPECT_EQ(sdpa_refusal(small_sdpa()), "");
+  SdpaBaseline p = small_sdpa();
+  p.varlen = true;
+  EXPECT_NE(sdpa_refusal(p).find("varlen=true"), std::string::npos) << sdpa_refusal(p);
+  p = small_sdpa();
+  p.dim = p.dim_v = 100;
+  EXPECT_NE(sdpa_refusal(p).find("head dimension 100"), std::string::npos) << sdpa_refusal(p);
+  p = small_sdpa();
+  p.dim_v = 512;
+  EXPECT_NE(sdpa_refusal(p).find("head dimension 512"), std::string::npos) << sdpa_refusal(p);
+  p = small_sdpa();
+  p.heads_kv = 4;
+  EXPECT_NE(sdpa_refusal(p).find("heads_kv=4 does not divide heads=6"), std::string::npos) << sdpa_refusal(p);
+  p = small_sdpa();
+  p.seq_q = 9;
+  EXPECT_NE(sdpa_refusal(p).find("causal with seq_q > seq_k"), std::string::npos) << sdpa_refusal(p);
+  p.causal = false;
+  EXPECT_EQ(sdpa_refusal(p), "");
+}
+
+// Both attention forward kernels hand cuDNN their own problem and buffers: GQA heads, lengths, the causal flag and
+// the 1/sqrt(dim) scale of the reference.
+TEST(CudnnBaseline, AttentionKernelsDescribeTheirProblem) {
+  for (const char* kernel : {"attn.fwd.mma", "attn.fwd.wgmma"}) {
+    SCOPED_TRACE(kernel);
+    auto inst = instantiate(*library_registry().find(kernel).value(),
+                            {{"batch", "3"}, {"seq_q", "100"}, {"seq_k", "300"}, {"heads", "8"}, {"heads_kv", "2"},
+                             {"dim", "64"}, {"causal", "true"}, {"dtype", "f16"}},
+                            {}, limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto b = baseline_for(*inst, "cudnn");
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(b->kind, "cudnn_sdpa");
+    EXPECT_EQ(b->compared_output(), "O");
+    EXPECT_EQ(b->in, DType::f16);
+    EXPECT_EQ(b->out, DType::f16);
+    const SdpaBaseline& a = b->sdpa;
+    EXPECT_EQ(std::vector<std::int64_t>({a.batch, a.heads, a.heads_kv, a.seq_q, a.seq_k, a.dim}),
+              std::vector<std::int64_t>({3, 8, 2, 100, 300, 64}));
+    EXPECT_TRUE(a.causal);
+    EXPECT_FALSE(a.varlen);
+    EXPECT_DOUBLE_EQ(a.scale, 0.125);
+    EXPECT_EQ(sdpa_refusal(a), "");
+    EXPECT_EQ(baseline_for(*inst, "cublas").status().code(), ErrorCode::unsupported);
+    // Varlen is described (the worker's row refuses it), not an error of the run.
+    auto varlen = instantiate(*library_registry().find(kernel).value(), {{"varlen", "true"}}, {}, limits_for_arch("sm_90a"));
+    ASSERT_TRUE(varlen.ok());
+    auto bv = baseline_for(*varlen, "cudnn");
+    ASSERT_TRUE(bv.ok()) << bv.status().message();
+    EXPECT_NE(sdpa_refusal(bv->sdpa).find("varlen"), std::string::npos);
+  }
+  // The backward: its dQ is compared, cuDNN reads our O, dO and LSE; DeepSeek's 192/128 head dims stay apart.
+  auto bwd = instantiate(*library_registry().find("attn.bwd.mma").value(),
+                         {{"batch", "2"}, {"seq_q", "100"}, {"seq_k", "120"}, {"heads", "4"}, {"heads_kv", "2"},
+                          {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}},
+                         {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(bwd.ok()) << bwd.status().message();
+  auto bb = baseline_for(*bwd, "cudnn");
+  ASSERT_TRUE(bb.ok()) << bb.status().message();
+  EXPECT_TRUE(bb->sdpa.backward);
+  EXPECT_EQ(bb->compared_output(), "dQ");
+  EXPECT_EQ(bb->sdpa.dim, 192);
+  EXPECT_EQ(bb->sdpa.dim_v, 128);
+  EXPECT_NEAR(bb->sdpa.scale, 1.0 / std::sqrt(192.0), 1e-15);
+  EXPECT_EQ(sdpa_refusal(bb->sdpa), "");
+  auto gemm = instantiate(*library_registry().find("gemm.wgmma").value(), {}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(gemm.ok());
+  auto refused = baseline_for(*gemm, "cudnn");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(refused.status().message().find("gemm.wgmma has no cuDNN equivalent"), std::string::npos);
+  EXPECT_EQ(baseline_library("cudnn_sdpa"), "cudnn");
+  EXPECT_EQ(baseline_library("cublas_gemm"), "cublas");
+  EXPECT_EQ(baseline_library("cutlass_gemm"), "");
+}
+
+// The worker reads back exactly the problem the parent described.
+TEST(CudnnBaseline, TravelsInTheLaunchRequest) {
+  for (const char* kernel : {"attn.fwd.mma", "attn.bwd.mma"}) {
+    SCOPED_TRACE(kernel);
+    auto inst = instantiate(*library_registry().find(kernel).value(),
+                            {{"batch", "2"}, {"seq_q", "64"}, {"seq_k", "96"}, {"heads", "4"}, {"heads_kv", "1"}}, {},
+                            limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    ls->baseline = baseline_for(*inst, "cudnn").value();
+    Message req = make_launch_request(*ls);
+    LaunchSpec back;
+    ASSERT_TRUE(detail::parse_launch(req.header["launch"], req, back).ok());
+    ASSERT_TRUE(back.baseline.has_value());
+    const SdpaBaseline &x = ls->baseline->sdpa, &y = back.baseline->sdpa;
+    EXPECT_EQ(back.baseline->kind, "cudnn_sdpa");
+    EXPECT_EQ(std::vector<std::int64_t>({y.batch, y.heads, y.heads_kv, y.seq_q, y.seq_k, y.dim, y.dim_v}),
+              std::vector<std::int64_t>({x.batch, x.heads, x.heads_kv, x.seq_q, x.seq_k, x.dim, x.dim_v}));
+    EXPECT_EQ(y.causal, x.causal);
+    EXPECT_EQ(y.varlen, x.varlen);
+    EXPECT_EQ(y.backward, std::string(kernel) == "attn.bwd.mma");
+    EXPECT_DOUBLE_EQ(y.scale, x.scale);
+    EXPECT_EQ(std::vector<std::string>({y.q, y.k, y.v, y.o, y.d_o, y.lse, y.dq}),
+              std::vector<std::string>({"Q", "K", "V", "O", "dO", "LSE", "dQ"}));
+  }
+}
+
+// Where libcudnn is missing the row says so, naming what was tried and what to set; a cuDNN that is there opens
+// without a GPU and is version 9 or later.
+TEST(CudnnBaseline, NotFoundSaysWhatToSet) {
+  auto missing = open_cudnn_library("/nonexistent/libcudnn.so.9");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::not_found);
+  const std::string& m = missing.status().message();
+  EXPECT_EQ(m.rfind("cudnn not found: TL_CUDNN_LIBRARY=/nonexistent/libcudnn.so.9", 0), 0u) << m;
+  EXPECT_NE(m.find("nvidia-cudnn-cu13"), std::string::npos) << m;
+  EXPECT_NE(m.find("LD_LIBRARY_PATH"), std::string::npos) << m;
+  // A directory stands for the libcudnn.so.9 inside it.
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  auto in_dir = open_cudnn_library(dir.c_str());
+  ASSERT_FALSE(in_dir.ok());
+  EXPECT_NE(in_dir.status().message().find(dir + "/libcudnn.so.9"), std::string::npos) << in_dir.status().message();
+  auto found = open_cudnn_library(nullptr);
+  if (!found.ok()) {
+    EXPECT_EQ(found.status().message().rfind("cudnn not found: ", 0), 0u) << found.status().message();
+    GTEST_SKIP() << "no cuDNN on this machine: " << found.status().message();
+  }
+  EXPECT_GE(found->version, 90000u);
+  EXPECT_FALSE(found->path.empty());
 }
 
 // The DRAM measurement is asked for in the launch request and comes back in the reply, measured or with the reason.

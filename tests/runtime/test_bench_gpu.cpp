@@ -84,6 +84,48 @@ TEST(BenchGpu, WgmmaVsCublasInTheSameWorker) {
   EXPECT_GT(j["baseline"]["tflops"].get<double>(), 0);
 }
 
+// cuDNN's SDPA on the same Q, K, V computes the same attention (GQA, causal with seq_q < seq_k: bottom-right), each
+// timed, and the same gradients from the same O, dO and LSE; a varlen problem runs ours and says why cuDNN's row is
+// missing. Skips where no libcudnn can be opened.
+TEST(BenchGpu, AttentionVsCudnnInTheSameWorker) {
+  TL_REQUIRE_GPU();
+  WorkerClient worker(worker_options());
+  RunOptions ro;
+  ro.timing.repeat = 5;
+  ro.timing.warmup = 1;
+  ro.vs = "cudnn";
+  for (const char* kernel : {"attn.fwd.mma", "attn.fwd.wgmma"}) {
+    SCOPED_TRACE(kernel);
+    if (std::string(kernel) == "attn.fwd.wgmma" && query_device(0).value().cc_major < 9) continue;
+    PreparedKernel k = prepare(kernel, {{"batch", "2"}, {"seq_q", "384"}, {"seq_k", "512"}, {"heads", "8"},
+                                        {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}});
+    ASSERT_NE(k.instance.spec, nullptr);
+    RunRecord r = run_instance(worker, k, ro);
+    ASSERT_TRUE(r.passed()) << r.failure_text();
+    ASSERT_TRUE(r.baseline.has_value());
+    if (r.baseline->error.rfind("cudnn not found", 0) == 0) GTEST_SKIP() << r.baseline->error;
+    ASSERT_TRUE(r.baseline->error.empty()) << r.baseline->error;
+    EXPECT_EQ(r.baseline->name, "cudnn");
+    EXPECT_LT(r.baseline->rel_vs_kernel, 2e-2);  // two bf16 roundings of a weighted mean of V in [-1, 1]
+    EXPECT_EQ(r.baseline->time_ms.count, 5u);
+    EXPECT_GT(r.baseline->time_ms.median, 0);
+  }
+  // The backward: cuDNN's dQ from our Q, K, V, O, dO and LSE (GQA, causal bottom-right).
+  PreparedKernel bwd = prepare("attn.bwd.mma", {{"batch", "2"}, {"seq_q", "384"}, {"seq_k", "512"}, {"heads", "8"},
+                                                {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}});
+  RunRecord rb = run_instance(worker, bwd, ro);
+  ASSERT_TRUE(rb.passed()) << rb.failure_text();
+  ASSERT_TRUE(rb.baseline.has_value());
+  EXPECT_TRUE(rb.baseline->error.empty()) << rb.baseline->error;
+  EXPECT_LT(rb.baseline->rel_vs_kernel, 2e-2);
+  EXPECT_EQ(rb.baseline->time_ms.count, 5u);
+  PreparedKernel v = prepare("attn.fwd.mma", {{"batch", "3"}, {"seq_q", "256"}, {"varlen", "true"}});
+  RunRecord rv = run_instance(worker, v, ro);
+  EXPECT_TRUE(rv.passed()) << rv.failure_text();
+  ASSERT_TRUE(rv.baseline.has_value());
+  EXPECT_EQ(rv.baseline->error.rfind("cudnn cannot run this: varlen=true", 0), 0u) << rv.baseline->error;
+}
+
 TEST(BenchGpu, FaultThenTimeoutThenAPassingRunInTheSameClient) {
   TL_REQUIRE_GPU();
   WorkerClient worker(worker_options());

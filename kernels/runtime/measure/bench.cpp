@@ -98,30 +98,63 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
   return s;
 }
 
+std::string baseline_of(const KernelInstance& instance) {
+  if (!instance.spec || !instance.spec->baseline) return "";
+  const std::optional<BaselineSpec> b = instance.spec->baseline(instance.problem);
+  return b ? baseline_library(b->kind) : "";
+}
+
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs) {
-  if (vs != "cublas") return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas)");
+  if (vs != "cublas" && vs != "cudnn")
+    return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas, cudnn)");
   const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
   std::optional<BaselineSpec> b;
   if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem);
-  if (!b)
-    return make_error(ErrorCode::unsupported, "--vs cublas: " + name + " has no cuBLAS equivalent (the GEMMs have one: "
-                                                  "gemm.simt, gemm.mma, gemm.wgmma)");
-  if (b->layout != "nt" && b->layout != "nn")
-    return make_error(ErrorCode::internal, name + ": baseline layout '" + b->layout + "' is neither nt nor nn");
-  auto expect = [&](const std::string& tensor, DType dt, std::int64_t rows, std::int64_t cols) -> Status {
+  if (!b || baseline_library(b->kind) != vs)
+    return make_error(ErrorCode::unsupported,
+                      "--vs " + vs + ": " + name +
+                          (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma)"
+                                          : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma, "
+                                            "attn.bwd.mma)"));
+  const std::string library = library_title(vs);
+  auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
     for (const ArgSpec& a : instance.args) {
       if (a.kind != ArgSpec::Kind::tensor || a.name != tensor) continue;
-      if (a.dtype != dt || a.shape != std::vector<std::int64_t>{rows, cols})
-        return make_error(ErrorCode::internal, name + ": the cuBLAS baseline expects " + tensor + " as " + dtype_name(dt) +
-                                                   " [" + std::to_string(rows) + "," + std::to_string(cols) + "]");
+      if (a.dtype != dt || a.shape != shape) {
+        std::string dims;
+        for (std::int64_t v : shape) {
+          if (!dims.empty()) dims += ',';
+          dims += std::to_string(v);
+        }
+        return make_error(ErrorCode::internal, name + ": the " + library + " baseline expects " + tensor + " as " +
+                                                   dtype_name(dt) + " [" + dims + "]");
+      }
       return Status::success();
     }
-    return make_error(ErrorCode::internal, name + ": the cuBLAS baseline names no tensor '" + tensor + "'");
+    return make_error(ErrorCode::internal, name + ": the " + library + " baseline names no tensor '" + tensor + "'");
   };
+  if (b->kind == "cudnn_sdpa") {
+    // Varlen's packed tensors are not the dense ones described here; the worker reports its refusal as the row.
+    if (b->sdpa.varlen) return *b;
+    // Q, K, V, O, Stats (our LSE backward, cuDNN's own forward), then dO, dQ and cuDNN's own dK, dV.
+    const std::vector<SdpaTensor> t = sdpa_tensors(b->sdpa);
+    const SdpaBaseline& a = b->sdpa;
+    const std::string buffers[] = {a.q, a.k, a.v, a.o, a.backward ? a.lse : "", a.d_o, a.dq};
+    for (std::size_t i = 0; i < std::min<std::size_t>(t.size(), 7); ++i) {
+      if (buffers[i].empty()) continue;
+      const std::vector<std::int64_t>& d = t[i].dims;  // (batch, heads, seq, dim) over our [batch, seq, heads, dim]
+      const bool out = a.backward ? i == 6 : i == 3;
+      if (i == 4) TL_RETURN_IF_ERROR(expect(buffers[i], DType::f32, {d[0], d[1], d[2]}));
+      else TL_RETURN_IF_ERROR(expect(buffers[i], out ? b->out : b->in, {d[0], d[2], d[1], d[3]}));
+    }
+    return *b;
+  }
+  if (b->layout != "nt" && b->layout != "nn")
+    return make_error(ErrorCode::internal, name + ": baseline layout '" + b->layout + "' is neither nt nor nn");
   const bool nt = b->layout == "nt";
-  TL_RETURN_IF_ERROR(expect(b->a, b->in, b->M, b->K));
-  TL_RETURN_IF_ERROR(expect(b->b, b->in, nt ? b->N : b->K, nt ? b->K : b->N));
-  TL_RETURN_IF_ERROR(expect(b->c, b->out, b->M, b->N));
+  TL_RETURN_IF_ERROR(expect(b->a, b->in, {b->M, b->K}));
+  TL_RETURN_IF_ERROR(expect(b->b, b->in, {nt ? b->N : b->K, nt ? b->K : b->N}));
+  TL_RETURN_IF_ERROR(expect(b->c, b->out, {b->M, b->N}));
   return *b;
 }
 
@@ -325,13 +358,21 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       r.failure = RunFailure{spec.status().code(), spec.status().message(), std::nullopt};
       return r;
     }
+    // A problem the library is known to refuse runs without it, the refusal standing as the library's row.
+    std::optional<BaselineResult> refused;
     if (!options.vs.empty()) {
       auto b = baseline_for(inst, options.vs);
       if (!b) {
         r.failure = RunFailure{b.status().code(), b.status().message(), std::nullopt};
         return r;
       }
-      spec->baseline = *b;
+      if (const std::string why = b->kind == "cudnn_sdpa" ? sdpa_refusal(b->sdpa) : ""; !why.empty()) {
+        refused.emplace();
+        refused->name = options.vs;
+        refused->error = "cudnn cannot run this: " + why;
+      } else {
+        spec->baseline = *b;
+      }
     }
     for (auto& b : spec->buffers) {
       b.max_samples = options.max_samples;
@@ -390,7 +431,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
     r.graph_launches = result->graph_launches;
-    r.baseline = result->baseline;
+    r.baseline = refused ? refused : result->baseline;
     r.dram = result->dram;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {
       const double seconds = r.time_ms.median * 1e-3;

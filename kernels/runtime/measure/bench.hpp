@@ -51,7 +51,7 @@ struct RunOptions {
   std::uint64_t max_samples = 1u << 16;  // output positions checked against the reference (0 = all)
   const Ceilings* ceilings = nullptr;    // this device's measured ceilings, for the efficiency (optional)
   bool keep_data = false;                // keep inputs, whole outputs and the reference values (for --dump)
-  std::string vs;                        // "cublas": also time the spec's cuBLAS baseline in the same worker
+  std::string vs;                        // "cublas", "cudnn": also time the spec's library baseline in the same worker
   // Record a pipeline timeline: after the timed runs, the probe build (PreparedKernel::timeline, from
   // add_timeline_build) runs once more with a probe buffer; RunRecord::timeline gets it decoded.
   bool timeline = false;
@@ -64,9 +64,12 @@ struct RunOptions {
 // kernel.timeline. Errors: compile, unsupported (a spec that lists no probes).
 Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions options = {});
 
-// The baseline `vs` ("cublas") of an instance, checked against its tensors (names, dtypes, sizes). Errors:
-// invalid_argument for an unknown `vs`, unsupported for a kernel without a cuBLAS equivalent.
+// The baseline `vs` ("cublas", "cudnn") of an instance, checked against its tensors (names, dtypes, sizes). Errors:
+// invalid_argument for an unknown `vs`, unsupported for a kernel without that library's equivalent. A problem the
+// library cannot run (cudnn: varlen) still gets its spec: the worker reports the refusal as the baseline's row.
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs);
+// The library `vs` takes for this instance ("cublas", "cudnn"), "" when it has no baseline.
+std::string baseline_of(const KernelInstance& instance);
 
 // Output `output`'s reference at `indices`: the spec's reference, on several threads in chunks of whole sampling
 // units when the spec allows it (KernelSpec::reference_thread_safe); the values are those of one call.

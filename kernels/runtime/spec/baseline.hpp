@@ -1,30 +1,75 @@
-// A vendor-library run of the same problem on the same device buffers as a kernel: what `bench --vs cublas` times.
+// A vendor-library run of the same problem on the same device buffers as a kernel: what `bench --vs cublas|cudnn`
+// times.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/core/check.hpp"
 #include "runtime/core/dtype.hpp"
 
 namespace tl {
 
-// A GEMM the worker hands to cuBLAS (cublasGemmEx, fp32 compute) over the launch's own buffers, named here.
-// Every matrix is row-major as our kernels see it; `layout` says how B is stored:
+// The attention cuDNN's SDPA graph computes over the launch's own buffers (kind "cudnn_sdpa"). Forward: O =
+// softmax(scale · Q Kᵀ, causal: bottom-right aligned) · V and its log-sum-exp per row, from Q, K, V. Backward: dQ, dK,
+// dV from Q, K, V, O, dO and that log-sum-exp (LSE). Our tensors are [batch, seq, heads, dim] (Q-like: O, dO, dQ;
+// K-like: V, dK, dV with seq_k, heads_kv; V-like with dim_v); cuDNN is told them as (batch, heads, seq, dim) with the
+// matching strides, so no data moves.
+struct SdpaBaseline {
+  std::int64_t batch = 0, heads = 0, heads_kv = 0, seq_q = 0, seq_k = 0, dim = 0, dim_v = 0;
+  bool causal = false;
+  bool varlen = false;  // packed sequences (cu_seqlens): cuDNN would need ragged tensors; refused, see sdpa_refusal
+  bool backward = false;
+  double scale = 0;
+  // Buffer names in the launch. Forward reads q, k, v and is compared on o; backward reads q, k, v, o, d_o, lse and
+  // is compared on dq (cuDNN's dK and dV go to buffers of its own).
+  std::string q = "Q", k = "K", v = "V", o = "O", d_o = "dO", lse = "LSE", dq = "dQ";
+};
+
+// A GEMM the worker hands to cuBLAS (kind "cublas_gemm": cublasGemmEx, fp32 compute) or an attention it hands to
+// cuDNN (kind "cudnn_sdpa", `sdpa`), over the launch's own buffers, named here. GEMM matrices are row-major as our
+// kernels see them; `layout` says how B is stored:
 //   "nt": C[M,N] = A[M,K] * B[N,K]^T   (B stored N x K, K-major: gemm.mma, gemm.wgmma)
 //   "nn": C[M,N] = A[M,K] * B[K,N]     (gemm.simt)
-// The result goes to a buffer of its own (dtype `out`, M*N elements) and is compared with the kernel's `c`.
+// The result goes to a buffer of its own (dtype `out`, as large as the kernel's) and is compared with the kernel's
+// output (`compared_output()`: `c`, or the attention's O).
 struct BaselineSpec {
   std::string kind = "cublas_gemm";
   std::string layout = "nt";
   int M = 0, N = 0, K = 0;
   std::string a = "A", b = "B", c = "C";  // buffer names in the launch
   DType in = DType::bf16, out = DType::bf16;
+  SdpaBaseline sdpa;
+
+  const std::string& compared_output() const {
+    return kind != "cudnn_sdpa" ? c : sdpa.backward ? sdpa.dq : sdpa.o;
+  }
 };
 
+// The library a baseline kind runs in, as `--vs` and the baseline's row name it: "cublas", "cudnn"; "" for an
+// unknown kind.
+std::string baseline_library(const std::string& kind);
+// A library as text names it: "cuBLAS", "cuDNN" (an unknown one as given).
+std::string library_title(const std::string& library);
+
+// One tensor of cuDNN's SDPA graph: its dimensions (batch, heads, seq, dim) and strides in elements over our
+// [batch, seq, heads, dim] buffers. Stats (the log-sum-exp, f32: written forward, read backward) is [batch, heads,
+// seq_q, 1], packed, as our LSE. In this order: Q, K, V, O, Stats, and for the backward dO, dQ, dK, dV.
+struct SdpaTensor {
+  std::string name;
+  std::vector<std::int64_t> dims, strides;
+};
+std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p);
+
+// Why cuDNN's SDPA cannot run this problem as TileLab asks it ("" when nothing is known against it before cuDNN
+// itself is asked, which may still refuse): the row then reads "cudnn cannot run this: <reason>".
+std::string sdpa_refusal(const SdpaBaseline& p);
+
 // What the worker measured for the baseline; `error` set (and the rest empty) when it could not run, e.g. no
-// libcublas on this machine. The kernel's own result stands either way.
+// libcublas on this machine, or a shape cuDNN refuses. The kernel's own result stands either way.
 struct BaselineResult {
-  std::string name;  // "cublas"
+  std::string name;  // "cublas", "cudnn"
   Stats time_ms;
   std::vector<double> times_ms;
   double rel_vs_kernel = 0;  // max |kernel - baseline| / max |baseline| over the whole output

@@ -207,7 +207,8 @@ struct KernelSpec {
   std::function<Result<Timeline>(const KernelInstance& instance, const ModelDevice& device)> model_timeline;
   // Marks one warp records at most for this problem and config (sizes the timeline buffer); unset: the default.
   std::function<std::uint32_t(const Values& problem, const Values& config, const DeviceLimits& limits)> probe_capacity;
-  // The cuBLAS call computing the same result on the same buffers (`bench --vs cublas`); unset: none.
+  // The library call computing the same result on the same buffers (`bench --vs cublas|cudnn`: cuBLAS's GEMM,
+  // cuDNN's SDPA); unset: none.
   std::function<std::optional<BaselineSpec>(const Values& problem)> baseline;
   // Per output: how its positions are sampled (unset: single elements, the run's max_samples).
   std::function<OutputSampling(const Values& problem, const std::string& output)> sampling;

@@ -1,5 +1,5 @@
-// The library baseline of a launch (`--vs cublas`): cuBLAS, opened at run time, on the launch's own buffers, checked
-// against the kernel's output and timed like it.
+// The library baseline of a launch (`--vs cublas|cudnn`): cuBLAS's GEMM or cuDNN's SDPA (cudnn_sdpa.cpp), each
+// library opened at run time, on the launch's own buffers, checked against the kernel's output and timed like it.
 #include <cuda_runtime_api.h>
 
 #include <dlfcn.h>
@@ -103,32 +103,54 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
                                     const Blob& kernel_out) {
   const BaselineSpec& b = *spec.baseline;
   BaselineResult r;
-  r.name = b.kind == "cublas_gemm" ? "cublas" : b.kind;
-  if (b.kind != "cublas_gemm") return make_error(ErrorCode::unsupported, "unknown baseline kind '" + b.kind + "'");
-  if (b.layout != "nt" && b.layout != "nn")
-    return make_error(ErrorCode::invalid_argument, "baseline layout '" + b.layout + "' is neither nt nor nn");
-  const int ia = buffer_named(spec, b.a), ib = buffer_named(spec, b.b), ic = buffer_named(spec, b.c);
-  if (ia < 0 || ib < 0 || ic < 0)
-    return make_error(ErrorCode::invalid_argument, "the baseline names buffers " + b.a + ", " + b.b + ", " + b.c +
-                                                       " the launch does not all have");
-  const std::uint64_t mn = static_cast<std::uint64_t>(b.M) * static_cast<std::uint64_t>(b.N);
+  r.name = baseline_library(b.kind);
+  if (r.name.empty()) return make_error(ErrorCode::unsupported, "unknown baseline kind '" + b.kind + "'");
+  auto buffer = [&](const std::string& name) -> Result<void*> {
+    const int i = buffer_named(spec, name);
+    if (i < 0) return make_error(ErrorCode::invalid_argument, "the baseline names a buffer '" + name + "' the launch lacks");
+    return ptrs[static_cast<std::size_t>(i)];
+  };
+  const int ic = buffer_named(spec, b.compared_output());
+  if (ic < 0 || spec.buffers[static_cast<std::size_t>(ic)].dtype != b.out ||
+      kernel_out.size() != spec.buffers[static_cast<std::size_t>(ic)].bytes())
+    return make_error(ErrorCode::invalid_argument, "the baseline's output does not match buffer '" + b.compared_output() + "'");
   const BufferSpec& c = spec.buffers[static_cast<std::size_t>(ic)];
-  if (c.dtype != b.out || c.count != mn || kernel_out.size() != c.bytes())
-    return make_error(ErrorCode::invalid_argument, "the baseline's output does not match buffer '" + b.c + "'");
   Buffers out;
   out.ptrs.push_back(nullptr);
   TL_CUDA(cudaMalloc(&out.ptrs[0], c.bytes()), "allocating the baseline's output");
   TL_CUDA(cudaMemset(out.ptrs[0], 0xFF, c.bytes()), "poisoning the baseline's output");
-  const void* A = ptrs[static_cast<std::size_t>(ia)];
-  const void* B = ptrs[static_cast<std::size_t>(ib)];
-  LaunchFn launch = [&](cudaStream_t stream) { return cublas_gemm(b, A, B, out.ptrs[0], stream); };
+
+  LaunchFn launch;
+  if (b.kind == "cublas_gemm") {
+    if (b.layout != "nt" && b.layout != "nn")
+      return make_error(ErrorCode::invalid_argument, "baseline layout '" + b.layout + "' is neither nt nor nn");
+    auto A = buffer(b.a);
+    if (!A) return A.status();
+    auto B = buffer(b.b);
+    if (!B) return B.status();
+    launch = [&b, A = *A, B = *B, C = out.ptrs[0]](cudaStream_t stream) { return cublas_gemm(b, A, B, C, stream); };
+  } else {
+    const SdpaBaseline& a = b.sdpa;
+    std::vector<std::string> names = {a.q, a.k, a.v};
+    if (a.backward) names.insert(names.end(), {a.o, a.d_o, a.lse});
+    std::vector<const void*> in;
+    for (const std::string& name : names) {
+      auto p = buffer(name);
+      if (!p) return p.status();
+      in.push_back(*p);
+    }
+    auto l = cudnn_sdpa_launch(b, in, out.ptrs[0]);
+    if (!l) return l.status();
+    launch = std::move(*l);
+  }
+  const std::string what = library_title(r.name);
   TL_RETURN_IF_ERROR(launch(nullptr));
-  TL_CUDA(cudaDeviceSynchronize(), "running cuBLAS");
+  TL_CUDA(cudaDeviceSynchronize(), "running " + what);
   Blob host(c.bytes());
-  TL_CUDA(cudaMemcpy(host.data(), out.ptrs[0], host.size(), cudaMemcpyDeviceToHost), "reading back cuBLAS's output");
+  TL_CUDA(cudaMemcpy(host.data(), out.ptrs[0], host.size(), cudaMemcpyDeviceToHost), "reading back " + what + "'s output");
   // Normwise: the largest difference against the largest baseline magnitude (elementwise ratios blow up near 0).
   double diff = 0, scale = 0;
-  for (std::uint64_t i = 0; i < mn; ++i) {
+  for (std::uint64_t i = 0; i < c.count; ++i) {
     const double x = load_element(host.data(), b.out, i), y = load_element(kernel_out.data(), b.out, i);
     if (std::isnan(x) || std::isnan(y)) {
       diff = std::numeric_limits<double>::infinity();
@@ -139,7 +161,7 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
   }
   r.rel_vs_kernel = scale > 0 ? diff / scale : diff;
   if (timing.repeat > 0) {
-    auto times = timed_runs(launch, timing, "cuBLAS");
+    auto times = timed_runs(launch, timing, what);
     if (!times) return times.status();
     r.times_ms = std::move(*times);
     r.time_ms = compute_stats(r.times_ms);

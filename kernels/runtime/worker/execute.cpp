@@ -287,7 +287,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     o.dtype = b.dtype;
     o.count = b.count;
     o.positions = sample_positions(b.count, b.max_samples, b.sample_seed, b.sample_unit);
-    const bool baseline_compares = spec.baseline && b.name == spec.baseline->c;
+    const bool baseline_compares = spec.baseline && b.name == spec.baseline->compared_output();
     if (!b.return_all && !baseline_compares) {
       TL_RETURN_IF_ERROR(check_on_device(buffers.ptrs[i], b, o).with_context(what + ": checking '" + b.name + "'"));
       result.outputs.push_back(std::move(o));
@@ -334,15 +334,15 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
     if (cuda_context_poisoned()) return make_error(ErrorCode::fault, what + ": the profiled launch faulted");
   }
   if (spec.baseline) {
-    // A baseline that cannot run (no libcublas, an unsupported type) is reported beside the kernel's result;
-    // a sticky CUDA error is not: the worker has to go.
+    // A baseline that cannot run (no libcublas or libcudnn, a shape cuDNN refuses) is reported beside the kernel's
+    // result; a sticky CUDA error is not: the worker has to go.
     auto b = run_baseline(spec, *timing, buffers.ptrs, baseline_reference);
     if (!b && cuda_context_poisoned()) return b.status();
     if (b) {
       result.baseline = std::move(*b);
     } else {
       result.baseline = BaselineResult{};
-      result.baseline->name = "cublas";
+      result.baseline->name = baseline_library(spec.baseline->kind);
       result.baseline->error = b.status().message();
     }
   }

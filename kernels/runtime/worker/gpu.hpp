@@ -129,6 +129,11 @@ Result<std::vector<double>> timed_runs(const LaunchFn& launch, const TimingOptio
 // output `kernel_out` and timed like the kernel (`timing`, resolved).
 Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions& timing, const std::vector<void*>& ptrs,
                                     const Blob& kernel_out);
+// cuDNN's SDPA of a "cudnn_sdpa" baseline (cudnn_sdpa.cpp) over the device buffers `in` (forward: Q, K, V;
+// backward: Q, K, V, O, dO, LSE) into `out` (O, or dQ): the graph is built and its plan chosen once; each call of the
+// function enqueues one run on the stream it is given. Errors: "cudnn not found: ..." (no libcudnn), "cudnn cannot run
+// this: ..." (a problem or shape cuDNN refuses), a build without cuDNN's headers.
+Result<LaunchFn> cudnn_sdpa_launch(const BaselineSpec& b, const std::vector<const void*>& in, void* out);
 
 }  // namespace cuda_detail
 }  // namespace tl

@@ -91,6 +91,13 @@ json launch_json(const LaunchSpec& s, Message& m) {
     const BaselineSpec& b = *s.baseline;
     j["baseline"] = {{"kind", b.kind}, {"layout", b.layout}, {"M", b.M}, {"N", b.N}, {"K", b.K}, {"a", b.a},
                      {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)}};
+    if (b.kind == "cudnn_sdpa") {
+      const SdpaBaseline& a = b.sdpa;
+      j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
+                               {"seq_k", a.seq_k}, {"dim", a.dim}, {"dim_v", a.dim_v}, {"causal", a.causal},
+                               {"varlen", a.varlen}, {"backward", a.backward}, {"scale", a.scale}, {"q", a.q},
+                               {"k", a.k}, {"v", a.v}, {"o", a.o}, {"d_o", a.d_o}, {"lse", a.lse}, {"dq", a.dq}};
+    }
   }
   if (s.timeline) {
     const TimelineLaunch& t = *s.timeline;
@@ -207,6 +214,20 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
       if (!out) return out.status();
       b.in = *in;
       b.out = *out;
+      if (jb.contains("sdpa")) {
+        const json& ja = jb["sdpa"];
+        SdpaBaseline& a = b.sdpa;
+        for (auto [key, field] : {std::pair{"batch", &a.batch}, {"heads", &a.heads}, {"heads_kv", &a.heads_kv},
+                                  {"seq_q", &a.seq_q}, {"seq_k", &a.seq_k}, {"dim", &a.dim}, {"dim_v", &a.dim_v}})
+          *field = ja.at(key).get<std::int64_t>();
+        a.causal = ja.at("causal").get<bool>();
+        a.varlen = ja.at("varlen").get<bool>();
+        a.backward = ja.at("backward").get<bool>();
+        a.scale = ja.at("scale").get<double>();
+        for (auto [key, field] : {std::pair{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}, {"d_o", &a.d_o},
+                                  {"lse", &a.lse}, {"dq", &a.dq}})
+          *field = ja.at(key).get<std::string>();
+      }
       s.baseline = std::move(b);
     }
     if (j.contains("timeline")) {
