@@ -38,7 +38,7 @@ std::unique_ptr<Session> open_session(const std::string& cache_dir = TL_TEST_CAC
 }
 
 // What the worker would return, made up: faster for wider vectors and more threads, always verified.
-RunRecord fake_run(const PreparedKernel& k) {
+RunRecord fake_run(const PreparedKernel& k, int = 0) {
   RunRecord r;
   r.kernel = k.instance.spec->name;
   r.family = k.instance.spec->family;
@@ -224,7 +224,7 @@ TEST(Sweep, RerunSkipsWhatIsStored) {
   ASSERT_TRUE(run_sweep(*session, store->get(), copy_sweep()));
   int runs = 0;
   SweepSpec again = copy_sweep();
-  again.runner = [&](const PreparedKernel& k) {
+  again.runner = [&](const PreparedKernel& k, int) {
     ++runs;
     return fake_run(k);
   };
@@ -349,7 +349,7 @@ TEST(Sweep, AFaultingConfigCostsOnlyItsPoint) {
   auto store = ResultsStore::open((temp_dir("fault") / "r.db").string());
   ASSERT_TRUE(store);
   SweepSpec s = copy_sweep("1,2,4", "128");
-  s.runner = [](const PreparedKernel& k) {
+  s.runner = [](const PreparedKernel& k, int) {
     if (k.instance.config.integer("vec") == 2)
       return failed_record("copy", k.instance.problem.map(), k.instance.config.map(),
                            make_error(ErrorCode::fault, "an illegal memory access was encountered"));
@@ -376,7 +376,7 @@ TEST(Sweep, InterruptStopsAfterTheCurrentRun) {
   std::atomic<bool> stop{false};
   int runs = 0;
   SweepSpec s = copy_sweep("1,2,4", "128,256");
-  s.runner = [&](const PreparedKernel& k) {
+  s.runner = [&](const PreparedKernel& k, int) {
     if (++runs == 2) stop = true;  // Ctrl-C arrives during the second run
     return fake_run(k);
   };
@@ -415,7 +415,7 @@ TEST(Sweep, KillNineKeepsFinishedRunsAndRerunResumes) {
     auto store = ResultsStore::open(db);
     if (!session || !store) _exit(2);
     SweepSpec slow = spec;
-    slow.runner = [](const PreparedKernel& k) {
+    slow.runner = [](const PreparedKernel& k, int) {
       std::this_thread::sleep_for(100ms);
       return fake_run(k);
     };
@@ -448,7 +448,7 @@ TEST(Sweep, KillNineKeepsFinishedRunsAndRerunResumes) {
   ASSERT_TRUE(session);
   int runs = 0;
   SweepSpec rest = spec;
-  rest.runner = [&](const PreparedKernel& k) {
+  rest.runner = [&](const PreparedKernel& k, int) {
     ++runs;
     return fake_run(k);
   };
@@ -471,7 +471,7 @@ TEST(Sweep, ParallelCompilesMatchSerialOnes) {
   std::map<std::string, std::string> parallel;
   SweepSpec s = copy_sweep("1,2,4", "64,128");
   s.jobs = 4;
-  s.runner = [&](const PreparedKernel& k) {
+  s.runner = [&](const PreparedKernel& k, int) {
     EXPECT_FALSE(k.compiled.from_cache);
     parallel[params_text(k.instance.config.map())] =
         hash128_hex(std::string_view(k.compiled.cubin.data(), k.compiled.cubin.size()));

@@ -86,6 +86,7 @@ void to_json(nlohmann::json& j, const StoredRun& r) {
        {"config", r.config},
        {"problem", r.problem},
        {"device", r.device},
+       {"gpu", r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json()},
        {"sm_clock_khz", r.sm_clock_khz},
        {"mem_clock_khz", r.mem_clock_khz},
        {"median_ms", r.median_ms},
@@ -142,6 +143,11 @@ class Stmt {
     sqlite3_bind_int64(m_stmt, i, v);
     return *this;
   }
+  Stmt& bind_null(int i) {
+    sqlite3_bind_null(m_stmt, i);
+    return *this;
+  }
+  bool null(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
   // A step that waits out a lock (see wait_to_retry); a statement that already returned rows is not started over.
   int step() {
     const auto since = std::chrono::steady_clock::now();
@@ -190,7 +196,8 @@ CREATE TABLE IF NOT EXISTS runs (
   failure_message TEXT NOT NULL,
   sweep_id TEXT NOT NULL,
   point_key TEXT NOT NULL,
-  record TEXT NOT NULL
+  record TEXT NOT NULL,
+  gpu INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_kernel ON runs(kernel, time);
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(sweep_id, point_key);
@@ -214,11 +221,17 @@ DELETE FROM runs WHERE sweep_id != '' AND id NOT IN (
 CREATE UNIQUE INDEX IF NOT EXISTS runs_sweep_point ON runs(sweep_id, point_key) WHERE sweep_id != '';
 )sql";
 
-// A row's columns but its id, in the order insert() binds them.
-constexpr const char* k_run_columns =
+// Version 2 -> 3: the GPU index of each run; rows stored before it have none (NULL).
+constexpr const char* k_migrate_2_to_3 = "ALTER TABLE runs ADD COLUMN gpu INTEGER";
+
+// A row's columns but its id, in the order insert() binds them: version 2's, then the GPU index.
+constexpr const char* k_run_columns_2 =
     "time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, max_ms, "
     "tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, failure_message, "
     "sweep_id, point_key, record";
+const std::string k_run_columns = std::string(k_run_columns_2) + ", gpu";
+// What a store of version 2 (or 1, read as it is) gives for those columns.
+const std::string k_run_columns_of_2 = std::string(k_run_columns_2) + ", NULL";
 // A sweep point stored again takes the new row's columns (insert() and merge_from() add when it may).
 constexpr const char* k_point_upsert =
     "ON CONFLICT(sweep_id, point_key) WHERE sweep_id != '' DO UPDATE SET time = excluded.time, kernel = "
@@ -227,7 +240,8 @@ constexpr const char* k_point_upsert =
     "median_ms = excluded.median_ms, min_ms = excluded.min_ms, max_ms = excluded.max_ms, tflops = excluded.tflops, "
     "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
     "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
-    "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record";
+    "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record, "
+    "gpu = excluded.gpu";
 
 }  // namespace
 
@@ -347,7 +361,8 @@ Result<std::unique_ptr<ResultsStore>> ResultsStore::open(const std::string& give
     Stmt v(s.m_db, "PRAGMA user_version");
     std::int64_t version = v.ok() && v.step() == SQLITE_ROW ? v.integer(0) : 0;
     if (version == 0) TL_RETURN_IF_ERROR(s.exec(k_schema));
-    else if (version == 1) TL_RETURN_IF_ERROR(s.exec(k_migrate_1_to_2));
+    if (version == 1) TL_RETURN_IF_ERROR(s.exec(k_migrate_1_to_2));
+    if (version >= 1 && version < 3 && !s.has_gpu_column()) TL_RETURN_IF_ERROR(s.exec(k_migrate_2_to_3));
     if (version < kSchemaVersion)
       TL_RETURN_IF_ERROR(s.exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str()));
     return Status::success();
@@ -389,6 +404,7 @@ StoredRun stored_run_of(const RunRecord& r, const RunContext& c) {
   s.config = typed_params(r.config);
   s.problem = typed_params(r.problem);
   s.device = r.device;
+  s.gpu = r.gpu;
   s.sm_clock_khz = c.sm_clock_khz;
   s.mem_clock_khz = c.mem_clock_khz;
   s.median_ms = r.time_ms.median;
@@ -416,7 +432,7 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
   // error, the same sweep running in another process) replaces the row, except that an "error" never replaces an
   // outcome of the point's own.
   static const std::string sql = std::string("INSERT INTO runs (") + k_run_columns +
-                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
+                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
                                  " WHERE excluded.status != 'error' OR runs.status = 'error' RETURNING id";
   Stmt st(m_db, sql.c_str());
   if (!st.ok()) return error("cannot prepare the insert");
@@ -445,6 +461,8 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
       .bind(22, s.sweep_id)
       .bind(23, s.point_key)
       .bind(24, s.record.dump());
+  if (s.gpu >= 0) st.bind(25, std::int64_t(s.gpu));
+  else st.bind_null(25);
   // Outside an explicit transaction each statement commits by itself: the row is durable when it is done.
   std::int64_t id = 0;
   int rc = st.step();
@@ -468,10 +486,7 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
   if (!q.since.empty() && !std::regex_match(q.since, since_form))
     return make_error(ErrorCode::invalid_argument, "since '" + q.since + "': expected a UTC date or time like "
                                                    "2026-11-22, 2026-11-22T21:00 or 2026-11-22T21:00:00Z");
-  std::string sql =
-      "SELECT id, time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, "
-      "max_ms, tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, "
-      "failure_message, sweep_id, point_key, record FROM runs WHERE 1";
+  std::string sql = "SELECT id, " + (m_version >= 3 ? k_run_columns : k_run_columns_of_2) + " FROM runs WHERE 1";
   std::vector<std::string> binds;
   if (!q.kernel.empty()) sql += " AND kernel = ?", binds.push_back(q.kernel);
   if (!q.since.empty()) sql += " AND time >= ?", binds.push_back(q.since);
@@ -517,6 +532,7 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
     r.sweep_id = st.text(22);
     r.point_key = st.text(23);
     r.record = parse_or_null(st.text(24));
+    r.gpu = st.null(25) ? -1 : static_cast<int>(st.integer(25));
     rows.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return error("reading the runs failed");
@@ -558,25 +574,29 @@ Status ResultsStore::begin_sweep(const std::string& id, const std::string& kerne
 
 Result<MergeCounts> ResultsStore::merge_from(const std::string& path) {
   if (m_read_only) return make_error(ErrorCode::invalid_argument, "results store " + m_path + " was opened read-only");
+  std::int64_t source_version = 0;
   {
     auto src = open_read_only(path);  // not found, not a database, another program's, a newer schema: its message
     if (!src) return src.status();
-    if ((*src)->m_version != kSchemaVersion)
+    // Version 2 differs only by the GPU index its rows lack; version 1 may hold a sweep point twice.
+    source_version = (*src)->m_version;
+    if (source_version != kSchemaVersion && source_version != 2)
       return make_error(ErrorCode::unsupported,
-                        "results store " + path + " has schema version " + std::to_string((*src)->m_version) + ", " +
+                        "results store " + path + " has schema version " + std::to_string(source_version) + ", " +
                             m_path + " version " + std::to_string(kSchemaVersion) +
                             ": stores of another schema are not merged (open it once with this TileLab, e.g. "
                             "`tilelab bench ... --db " + path + "`, to upgrade it)");
   }
+  const std::string& source_columns = source_version >= 3 ? k_run_columns : k_run_columns_of_2;
   std::error_code ec;
   if (fs::equivalent(path, m_path, ec))
     return make_error(ErrorCode::invalid_argument, "cannot merge results store " + path + " into itself");
   const std::string points =
-      std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + k_run_columns +
+      "INSERT INTO main.runs (" + k_run_columns + ") SELECT " + source_columns +
       " FROM merge_src.runs s WHERE s.sweep_id != '' ORDER BY s.id " + k_point_upsert +
       " WHERE excluded.time > runs.time AND (excluded.status != 'error' OR runs.status = 'error') "
       "OR runs.status = 'error' AND excluded.status != 'error'";
-  const std::string others = std::string("INSERT INTO main.runs (") + k_run_columns + ") SELECT " + k_run_columns +
+  const std::string others = "INSERT INTO main.runs (" + k_run_columns + ") SELECT " + source_columns +
                              " FROM merge_src.runs s WHERE s.sweep_id = '' AND NOT EXISTS (SELECT 1 FROM main.runs r "
                              "WHERE r.sweep_id = '' AND r.time = s.time AND r.kernel = s.kernel AND r.record = "
                              "s.record) ORDER BY s.id";
@@ -611,6 +631,11 @@ Result<MergeCounts> ResultsStore::merge_from(const std::string& path) {
   (void)exec("DETACH DATABASE merge_src");
   if (!merged.ok()) return merged.with_context("merging " + path + " into " + m_path);
   return n;
+}
+
+bool ResultsStore::has_gpu_column() const {
+  Stmt st(m_db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'gpu'");
+  return st.ok() && st.step() == SQLITE_ROW && st.integer(0) > 0;
 }
 
 Result<std::set<std::string>> ResultsStore::sweep_points(const std::string& id) const {

@@ -51,6 +51,7 @@ struct StoredRun {
   std::int64_t id = 0;
   std::string time;  // ISO 8601 UTC, "2026-11-22T21:57:20Z"
   std::string kernel, source_hash, device, sweep_id, point_key, status;
+  int gpu = -1;  // the index of the GPU it ran on; -1: none (never ran) or not recorded (stores before version 3)
   nlohmann::json config = nlohmann::json::object(), problem = nlohmann::json::object();
   int sm_clock_khz = 0, mem_clock_khz = 0;
   double median_ms = 0, min_ms = 0, max_ms = 0, tflops = 0, gbps = 0, efficiency = 0;
@@ -94,7 +95,7 @@ class ResultsStore {
  public:
   // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks,
   // creates or upgrades the schema (version 1 stores lose the duplicate rows of a sweep point: the newest outcome
-  // stays). Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer
+  // stays; older rows get no GPU index). Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer
   // schema.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& path);
   // Opens an existing store for reading only (SQLITE_OPEN_READONLY; any older schema reads): nothing is created,
@@ -120,17 +121,19 @@ class ResultsStore {
   // Copies the runs and sweeps of the store at `path` into this one, in one transaction: a sweep point keeps one row
   // (an "error" never replaces an outcome of the point's own; otherwise the newer run stays), a run outside sweeps is
   // added unless the same run is here already, so merging a store twice adds nothing. Shards of one sweep (`tilelab
-  // sweep --shard`) merge into that sweep. Refuses a store of another schema version, and this store itself.
+  // sweep --shard`) merge into that sweep. Merges stores of version 2 (their rows without a GPU index) and 3; refuses
+  // any other version, and this store itself.
   Result<MergeCounts> merge_from(const std::string& path);
 
-  // 2: one row per sweep point (unique index runs_sweep_point).
-  static constexpr int kSchemaVersion = 2;
+  // 2: one row per sweep point (unique index runs_sweep_point). 3: the GPU index of each run (column gpu).
+  static constexpr int kSchemaVersion = 3;
 
  private:
   ResultsStore() = default;
   // Opens the file and reads its schema version, refusing what is not a TileLab store of a version it reads.
   static Result<std::unique_ptr<ResultsStore>> connect(const std::string& path, bool read_only);
   Status exec(const char* sql) const;
+  bool has_gpu_column() const;
   Status error(const std::string& what) const;
 
   std::string m_path;
