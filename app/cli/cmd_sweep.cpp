@@ -72,7 +72,7 @@ int run_sweep_command(const SweepArgs& a) {
   std::string on;
   if (spec.gpus.size() > 1) {
     on = ", on GPUs ";
-    for (std::size_t i = 0; i < spec.gpus.size(); ++i) on += (i ? "," : "") + std::to_string(spec.gpus[i]);
+    for (std::size_t i = 0; i < spec.gpus.size(); ++i) on.append(i ? "," : "").append(std::to_string(spec.gpus[i]));
   } else if (spec.gpus.size() == 1) {
     on = ", on GPU " + std::to_string(spec.gpus[0]);
   }

@@ -321,6 +321,9 @@ Result<std::vector<int>> parse_gpus(const std::string& text, int count, const st
   t.erase(0, t.find_first_not_of(" \t"));
   t.erase(t.find_last_not_of(" \t") + 1);
   std::vector<int> gpus;
+  if (t.empty())
+    return make_error(ErrorCode::invalid_argument, "no GPU given: expected all, or GPU indices like 0,1 (`tilelab "
+                                                   "info` lists the GPUs)");
   if (t == "all") {
     for (int i = 0; i < count; ++i) gpus.push_back(i);
     return gpus;
@@ -517,7 +520,7 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
     lanes[i].thread = std::thread(lane_main, std::ref(lanes[i]));
   }
 
-  // Stores and reports each point on this thread: first those that need no GPU, then the GPUs' as they finish.
+  // Stores and reports each point on this thread.
   SweepProgress progress{0, points.size()};
   std::optional<double> best_value;
   const bool higher_better = metric_higher_is_better(best_metric);
@@ -542,19 +545,26 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
     if (on_point) on_point(p, progress);
     return Status::success();
   };
-  std::size_t next_todo = 0;
-  for (SweepPoint& p : points) {
-    if (next_todo < todo.size() && todo[next_todo] == p.index) {
-      ++next_todo;
-      continue;
+  // Points that need no GPU are reported after the point before them (in enumeration order), so one GPU reports in
+  // that order; the GPUs' points as they finish.
+  std::vector<char> queued(points.size(), 0);
+  for (std::size_t i : todo) queued[i] = 1;
+  auto report_run_free_from = [&](std::size_t i) -> Status {
+    for (; i < points.size() && !queued[i]; ++i) {
+      if (interrupted && interrupted->load()) break;
+      SweepPoint& p = points[i];
+      if (p.status == PointStatus::already_stored) ++sum.resumed;
+      else if (p.status == PointStatus::filtered) ++sum.filtered;
+      else if (p.status == PointStatus::skipped) ++sum.skipped;
+      TL_RETURN_IF_ERROR(report(p));
     }
-    if (interrupted && interrupted->load()) break;
-    if (p.status == PointStatus::already_stored) ++sum.resumed;
-    else if (p.status == PointStatus::filtered) ++sum.filtered;
-    else if (p.status == PointStatus::skipped) ++sum.skipped;
-    TL_RETURN_IF_ERROR(report(p));
+    return Status::success();
+  };
+  TL_RETURN_IF_ERROR(report_run_free_from(0));
+  while (const std::optional<std::size_t> i = queue.next_finished()) {
+    TL_RETURN_IF_ERROR(report(points[*i]));
+    TL_RETURN_IF_ERROR(report_run_free_from(*i + 1));
   }
-  while (const std::optional<std::size_t> i = queue.next_finished()) TL_RETURN_IF_ERROR(report(points[*i]));
   lane_threads.join();
 
   for (const Lane& l : lanes) {

@@ -512,7 +512,8 @@ TEST(Sweep, GpusTextIsAllOrDistinctIndicesOfThisMachine) {
   EXPECT_NE(message("1", 1).find("this machine has 1 GPU (0)"), std::string::npos);
   EXPECT_NE(message("0", 0).find("this machine has no GPU (no driver)"), std::string::npos);
   EXPECT_NE(message("0,1,0", 2).find("GPU 0 is given twice"), std::string::npos);
-  for (const char* bad : {"x", "", "0,,1", "-1", "1.5", "0;1", "All"})
+  EXPECT_NE(message(" ", 2).find("no GPU given: expected all, or GPU indices like 0,1"), std::string::npos);
+  for (const char* bad : {"x", "0,,1", "-1", "1.5", "0;1", "All", "0,"})
     EXPECT_NE(message(bad, 2).find("is not a GPU index: expected all, or GPU indices like 0,1"), std::string::npos)
         << bad;
 }
