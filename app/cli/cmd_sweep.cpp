@@ -106,10 +106,19 @@ int run_sweep_command(const SweepArgs& a) {
                 (sum.run_s - sum.kernel_s) * 1e3 / double(sum.ran), sum.store_s * 1e3 / double(sum.ran));
   else
     std::printf("time: %.2f s wall\n", sum.wall_s);
+  // Each GPU's share, restarts and best (chips of one model can rank some configs differently).
   if (sum.gpus.size() > 1 || (!sum.gpus.empty() && sum.gpus[0].restarts > 0))
-    for (const SweepGpu& g : sum.gpus)
-      std::printf("GPU %d (%s): ran %zu (%zu passed) in %.2f s%s\n", g.index, g.name.c_str(), g.ran, g.passed, g.busy_s,
-                  g.restarts ? (", worker restarted " + std::to_string(g.restarts) + "x").c_str() : "");
+    for (const SweepGpu& g : sum.gpus) {
+      std::printf("GPU %d (%s): ran %zu (%zu passed) in %.2f s", g.index, g.name.c_str(), g.ran, g.passed, g.busy_s);
+      if (g.restarts) std::printf(", worker restarted %dx", g.restarts);
+      if (g.best && sum.gpus.size() > 1) {
+        const SweepPoint& b = sum.points[*g.best];
+        std::printf("; its best %s", params_text(b.config).c_str());
+        if (b.record->flops > 0) std::printf(" (%.1f TFLOP/s)", b.record->tflops);
+        else std::printf(" (%.0f GB/s)", b.record->gbps);
+      }
+      std::printf("\n");
+    }
   if (sum.best) {
     const SweepPoint& b = sum.points[*sum.best];
     std::printf("best by %s: %s  problem %s\n", a.best.c_str(), params_text(b.config).c_str(), params_text(b.problem).c_str());

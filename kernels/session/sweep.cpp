@@ -522,8 +522,19 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
 
   // Stores and reports each point on this thread.
   SweepProgress progress{0, points.size()};
-  std::optional<double> best_value;
+  // The best point (value, index) over all GPUs, and each GPU's own: chips of one model can rank some configs
+  // differently, so a sweep over several says what each found.
+  struct Best {
+    double value = 0;
+    std::optional<std::size_t> index;
+  };
+  Best best;
+  std::map<int, Best> best_on_gpu;
   const bool higher_better = metric_higher_is_better(best_metric);
+  auto consider = [&](Best& b, double v, std::size_t index) {
+    // Ties go to the earlier point, whichever GPU finished first.
+    if (!b.index || (higher_better ? v > b.value : v < b.value) || (v == b.value && index < *b.index)) b = {v, index};
+  };
   auto report = [&](SweepPoint& p) -> Status {
     if (store && p.record) {
       const auto store0 = Clock::now();
@@ -532,15 +543,11 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
       if (!id) return id.status().with_context("sweep " + sum.id + " stopped at point " + std::to_string(p.index));
       p.row_id = *id;
     }
-    if (p.status == PointStatus::passed && p.record) {
-      // Ties go to the earlier point, whichever GPU finished first.
-      auto v = record_metric(*p.record, best_metric);
-      if (v && (!best_value || (higher_better ? *v > *best_value : *v < *best_value) ||
-                (*v == *best_value && p.index < *sum.best))) {
-        best_value = v;
-        sum.best = p.index;
+    if (p.status == PointStatus::passed && p.record)
+      if (const auto v = record_metric(*p.record, best_metric)) {
+        consider(best, *v, p.index);
+        consider(best_on_gpu[p.record->gpu], *v, p.index);
       }
-    }
     ++progress.done;
     if (on_point) on_point(p, progress);
     return Status::success();
@@ -577,8 +584,11 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
     sum.compile_wait_s += l.compile_wait_s;
     sum.run_s += l.gpu.busy_s;
     sum.kernel_s += l.kernel_s;
-    if (l.runs) sum.gpus.push_back(l.gpu);
+    if (!l.runs) continue;
+    sum.gpus.push_back(l.gpu);
+    sum.gpus.back().best = best_on_gpu[l.gpu.index].index;
   }
+  sum.best = best.index;
   sum.interrupted = progress.done < points.size();
   sum.wall_s = seconds_since(t0);
   if (sum.ran > 0)
@@ -628,7 +638,8 @@ void to_json(nlohmann::json& j, const SweepSummary& s) {
   j["gpus"] = nlohmann::json::array();
   for (const SweepGpu& g : s.gpus)
     j["gpus"].push_back({{"index", g.index}, {"name", g.name}, {"ran", g.ran}, {"passed", g.passed},
-                         {"restarts", g.restarts}, {"busy_s", g.busy_s}});
+                         {"restarts", g.restarts}, {"busy_s", g.busy_s},
+                         {"best", g.best ? nlohmann::json(*g.best) : nlohmann::json()}});
 }
 
 // [SECTION] printing

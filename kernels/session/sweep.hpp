@@ -116,6 +116,7 @@ struct SweepGpu {
   std::size_t ran = 0, passed = 0;
   int restarts = 0;            // of its worker, after a fault or a hang
   double busy_s = 0;           // in runs
+  std::optional<std::size_t> best;  // its best point by the sweep's metric (index into the points)
 };
 
 struct SweepSummary {
@@ -177,7 +178,7 @@ std::string point_resources_text(const SweepPoint& p);
 // heat map reads.
 void to_json(nlohmann::json& j, const SweepPoint& p);
 // The summary without its points: id, counts, interrupted, wall_s, kernel_s, overhead_ms, best (index or null),
-// gpus ([{index, name, ran, passed, restarts, busy_s}]).
+// gpus ([{index, name, ran, passed, restarts, busy_s, best}]).
 void to_json(nlohmann::json& j, const SweepSummary& s);
 
 // "block_M=128,block_N=256" from a map.

@@ -589,11 +589,22 @@ TEST(Sweep, TwoGpusRunEveryPointOnceAndStoreItWithItsGpu) {
   ASSERT_EQ(j["gpus"].size(), 2u);
   EXPECT_EQ(j["gpus"][0]["index"], 0);
   EXPECT_EQ(j["gpus"][1]["ran"], per_gpu[1]);
+  EXPECT_EQ(j["gpus"][1]["best"], *sum->gpus[1].best);
 
-  // The same outcomes and best as on one GPU.
+  // The same outcomes and best as on one GPU; each GPU's best is the best of the points it ran.
   EXPECT_EQ(outcomes(*sum), outcomes(*single));
   ASSERT_TRUE(sum->best && single->best);
   EXPECT_EQ(sum->points[*sum->best].config, single->points[*single->best].config);
+  for (const SweepGpu& g : sum->gpus) {
+    ASSERT_TRUE(g.best);
+    const SweepPoint& b = sum->points[*g.best];
+    EXPECT_EQ(b.record->gpu, g.index);
+    for (const auto& p : sum->points)
+      if (p.status == PointStatus::passed && p.record->gpu == g.index) {
+        EXPECT_LE(p.record->gbps, b.record->gbps);
+      }
+  }
+  EXPECT_TRUE(*sum->best == *sum->gpus[0].best || *sum->best == *sum->gpus[1].best);
 
   // Each point stored once, a run with the GPU that ran it, an invalid point with none.
   ResultsQuery q;

@@ -16,30 +16,37 @@ space='block_M=64,128;block_N=128,256;num_stages=2,3,4;panel=1,2,4,8,16;raster=m
 args=(gemm.wgmma --problem M=8192,N=8192,K=8192 --space "$space" --jobs "$jobs" --plain)
 echo "== untimed: compile every point (each runs once, --repeat 0)"
 "$tl" sweep "${args[@]}" --gpus all --repeat 0 --no-store | grep -v '^\['
-for gpus in 0 all; do
-  echo "== --gpus $gpus"
+# RUNS: the --gpus of each timed run, in order (repeat them to see how much a best config moves between runs).
+runs=(${RUNS:-0 all})
+for i in "${!runs[@]}"; do
+  gpus=${runs[$i]}
+  echo "== run $i: --gpus $gpus"
   start=$(date +%s.%N)
-  "$tl" sweep "${args[@]}" --gpus "$gpus" --db "$out/gpus-$gpus.db" --json "$out/gpus-$gpus.json" > "$out/gpus-$gpus.log"
+  "$tl" sweep "${args[@]}" --gpus "$gpus" --db "$out/run$i.db" --json "$out/run$i.json" > "$out/run$i.log"
   end=$(date +%s.%N)
-  grep -v '^\[' "$out/gpus-$gpus.log"
-  echo "command wall: $start $end" > "$out/gpus-$gpus.wall"
+  grep -v '^\[' "$out/run$i.log"
+  echo "$gpus $start $end" > "$out/run$i.wall"
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "${#runs[@]}" <<'PY'
 import json, sys
-out = sys.argv[1]
-runs = {}
-for g in ("0", "all"):
-    s = json.load(open(f"{out}/gpus-{g}.json"))
-    start, end = map(float, open(f"{out}/gpus-{g}.wall").read().split()[2:4])
+out, n = sys.argv[1], int(sys.argv[2])
+walls, bests = {}, []
+for i in range(n):
+    s = json.load(open(f"{out}/run{i}.json"))
+    gpus, start, end = open(f"{out}/run{i}.wall").read().split()
+    start, end = float(start), float(end)
     passed = sorted((p for p in s["points"] if p["status"] == "passed"), key=lambda p: -p["tflops"])
-    runs[g] = (s, end - start, passed)
+    walls.setdefault(gpus, []).append((s["wall_s"], end - start))
     per_gpu = ", ".join(f"GPU {x['index']} ran {x['ran']} ({x['restarts']} restarts)" for x in s["gpus"])
-    print(f"--gpus {g}: sweep wall {s['wall_s']:.2f} s, command {end - start:.2f} s; {s['ran']} ran, {s['passed']} "
-          f"passed, {s['compiled']} compiled ({s['compile_cache_hits']} from cache); {per_gpu}")
-    for p in passed[:5]:
+    print(f"run {i} --gpus {gpus}: sweep wall {s['wall_s']:.2f} s, command {end - start:.2f} s; {s['ran']} ran, "
+          f"{s['passed']} passed, {s['compiled']} compiled ({s['compile_cache_hits']} from cache); {per_gpu}")
+    for p in passed[:3]:
         c = p["config"]
         print(f"   {p['tflops']:7.1f} TFLOP/s  GPU {p['gpu']}  " + ",".join(f"{k}={c[k]}" for k in sorted(c)))
-one, two = runs["0"], runs["all"]
-print(f"speedup: sweep wall {one[0]['wall_s'] / two[0]['wall_s']:.2f}x, command {one[1] / two[1]:.2f}x")
-print("same best config:", one[2][0]["config"] == two[2][0]["config"])
+    bests.append(passed[0]["config"])
+if "0" in walls and "all" in walls:
+    mean = lambda xs, j: sum(x[j] for x in xs) / len(xs)
+    print(f"speedup (means): sweep wall {mean(walls['0'], 0) / mean(walls['all'], 0):.2f}x, command "
+          f"{mean(walls['0'], 1) / mean(walls['all'], 1):.2f}x")
+print("same best config in every run:", all(b == bests[0] for b in bests))
 PY
