@@ -43,7 +43,8 @@ SweepSpace space_of(nb::handle o) {
 
 nb::dict sweep(const std::string& kernel, nb::handle problems, nb::handle space, nb::handle config, nb::handle filter,
                nb::handle on_result, int jobs, int rep, int warmup, long long samples, bool store, bool resume,
-               bool progress, const std::string& best, const std::string& timer, int graph_launches) {
+               bool progress, const std::string& best, const std::string& timer, int graph_launches,
+               const std::string& gpus) {
   SweepSpec spec;
   spec.kernel = kernel;
   if (spec.kernel.empty()) raise(ErrorCode::invalid_argument, "sweep: kernel: a kernel name is required (see tilelab.kernels())");
@@ -83,8 +84,13 @@ nb::dict sweep(const std::string& kernel, nb::handle problems, nb::handle space,
     };
   }
   Session& s = session();
+  if (!gpus.empty()) {
+    auto list = parse_gpus(gpus, s.gpu_count(), s.target().why_no_device);
+    if (!list) raise(list.status().code(), "sweep: gpus: " + list.status().message());
+    spec.gpus = *list;
+  }
   ResultsStore* results = store ? &results_store() : nullptr;
-  SweepPrinter printer(stdout);
+  SweepPrinter printer(stdout, false, spec.gpus.size() > 1);
   std::size_t done = 0;
   OnSweepPoint on_point = [&](const SweepPoint& p, const SweepProgress& pr) {
     done = pr.done;
@@ -156,7 +162,7 @@ nb::object compare(long long a, long long b) {
 void bind_results(nb::module_& m) {
   m.def("sweep", &sweep, "kernel"_a, "problems"_a.none(), "space"_a, "config"_a.none(), "filter"_a.none(),
         "on_result"_a.none(), "jobs"_a, "rep"_a, "warmup"_a, "samples"_a, "store"_a, "resume"_a, "progress"_a, "best"_a,
-        "timer"_a = "events", "graph_launches"_a = 0);
+        "timer"_a = "events", "graph_launches"_a = 0, "gpus"_a = "");
   m.def("results_query", &query, "kernel"_a = "", "since"_a = "", "sweep"_a = "", "limit"_a = 0, "best"_a = "");
   m.def("results_compare", &compare, "a"_a, "b"_a);
   m.def("results_db", [] { return results_store().path(); });

@@ -123,6 +123,37 @@ lua_Integer opt_integer(lua_State* L, int t, const char* key, lua_Integer def) {
   return v;
 }
 
+// gpus = "all" | 1 | {0, 1} -> the GPU list of `tilelab sweep --gpus` (nil: none given).
+std::string gpus_text(lua_State* L, int t) {
+  lua_getfield(L, t, "gpus");
+  std::string text;
+  const int type = lua_type(L, -1);
+  if (type == LUA_TSTRING || (type == LUA_TNUMBER && lua_isinteger(L, -1))) {
+    text = lua_tostring(L, -1);
+  } else if (type == LUA_TTABLE) {
+    const lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_geti(L, -1, i);
+      const bool integer = lua_isinteger(L, -1);
+      if (integer) text.append(i > 1 ? "," : "").append(std::to_string(lua_tointeger(L, -1)));
+      lua_pop(L, 1);
+      if (!integer) {
+        lua_pop(L, 1);
+        throw std::runtime_error("tl.sweep: gpus[" + std::to_string(i) + "]: expected a GPU index (an integer)");
+      }
+    }
+    if (n == 0) {
+      lua_pop(L, 1);
+      throw std::runtime_error("tl.sweep: gpus: an empty list; give \"all\" or GPU indices, e.g. {0, 1}");
+    }
+  } else if (type != LUA_TNIL) {
+    lua_pop(L, 1);
+    throw std::runtime_error("tl.sweep: gpus: expected \"all\", a GPU index or a list of them, e.g. {0, 1}");
+  }
+  lua_pop(L, 1);
+  return text;
+}
+
 bool opt_bool(lua_State* L, int t, const char* key, bool def) {
   lua_getfield(L, t, key);
   bool v = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
@@ -131,8 +162,8 @@ bool opt_bool(lua_State* L, int t, const char* key, bool def) {
 }
 
 // tl.sweep{kernel=, problem= | problems={...}, space={...}, config=, filter=function(cfg, problem), jobs=N,
-//          on_result=function(point, done, total), rep=, warmup=, samples=, store=true, resume=true,
-//          best="tflops", progress=true}
+//          gpus="all" | {0, 1}, on_result=function(point, done, total), rep=, warmup=, samples=, store=true,
+//          resume=true, best="tflops", progress=true}
 //   -> results (a list of points, with .best, .id, .summary), best point (or nil)
 int l_sweep(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -205,8 +236,13 @@ int l_sweep(lua_State* L) {
     };
   }
   Session& session = ctx.session();
+  if (const std::string gpus = gpus_text(L, 1); !gpus.empty()) {
+    auto list = parse_gpus(gpus, session.gpu_count(), session.target().why_no_device);
+    if (!list) throw std::runtime_error("tl.sweep: gpus: " + list.status().message());
+    spec.gpus = *list;
+  }
   ResultsStore* store = store_results ? &ctx.results_store() : nullptr;
-  SweepPrinter printer(stdout);
+  SweepPrinter printer(stdout, false, spec.gpus.size() > 1);
   const bool show = progress;  // a bar on a terminal, plain lines otherwise
   std::size_t points_done = 0;
   OnSweepPoint on_point = [&](const SweepPoint& p, const SweepProgress& pr) {

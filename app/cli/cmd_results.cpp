@@ -35,12 +35,13 @@ std::string csv_field(const std::string& s) {
 }
 
 void print_csv(const std::vector<StoredRun>& rows) {
-  std::printf("id,time,kernel,status,sweep_id,device,sm_clock_khz,median_ms,min_ms,max_ms,tflops,gbps,efficiency,"
+  std::printf("id,time,kernel,status,sweep_id,device,gpu,sm_clock_khz,median_ms,min_ms,max_ms,tflops,gbps,efficiency,"
               "rel_error,max_abs_error,passed,registers,spills,config,problem,source_hash,failure_kind,failure_message,timer\n");
   for (const auto& r : rows) {
-    std::printf("%lld,%s,%s,%s,%s,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%s,%s,%s,%s,%s,%s\n",
+    std::printf("%lld,%s,%s,%s,%s,%s,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%s,%s,%s,%s,%s,%s\n",
                 static_cast<long long>(r.id), r.time.c_str(), csv_field(r.kernel).c_str(), r.status.c_str(),
-                r.sweep_id.c_str(), csv_field(r.device).c_str(), r.sm_clock_khz, r.median_ms, r.min_ms, r.max_ms, r.tflops,
+                r.sweep_id.c_str(), csv_field(r.device).c_str(), r.gpu >= 0 ? std::to_string(r.gpu).c_str() : "",
+                r.sm_clock_khz, r.median_ms, r.min_ms, r.max_ms, r.tflops,
                 r.gbps, r.efficiency, r.rel_error, r.max_abs_error, r.passed ? 1 : 0,
                 static_cast<int>(*r.metric("registers")), static_cast<int>(*r.metric("spills")),
                 csv_field(params_of(r.config)).c_str(), csv_field(params_of(r.problem)).c_str(), r.source_hash.c_str(),

@@ -1,4 +1,4 @@
-// `tilelab sweep KERNEL --problem .. --space 'a=1,2;b=3,4'`: the sweep engine on the command line, with progress.
+// `tilelab sweep KERNEL --problem .. --space 'a=1,2;b=3,4' [--gpus all]`: the sweep engine on the command line.
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -18,7 +18,7 @@ namespace {
 
 struct SweepArgs {
   SessionArgs session;
-  std::string kernel, space, config, db, json, best = "tflops", shard, vs;
+  std::string kernel, space, config, db, json, best = "tflops", shard, vs, gpus;
   std::vector<std::string> problems;
   int jobs = 0, repeat = 20, warmup = 3;
   TimingOptions timing;  // --timer, --graph-launches
@@ -59,24 +59,36 @@ int run_sweep_command(const SweepArgs& a) {
   if (std::find(names.begin(), names.end(), a.best) == names.end())
     return report_error("--best " + a.best + ": not a metric (tflops, gbps, efficiency, median_ms, min_ms)");
 
+  auto session = open_session(a.session);
+  if (!session) return report_error(session.status().message());
+  Session& s = **session;
+  if (!a.gpus.empty()) {
+    auto gpus = parse_gpus(a.gpus, s.gpu_count(), s.target().why_no_device);
+    if (!gpus) return report_error("--gpus " + a.gpus + ": " + gpus.status().message());
+    spec.gpus = *gpus;
+  }
   std::unique_ptr<ResultsStore> store;
   if (!a.no_store) {
     auto opened = ResultsStore::open(a.db);
     if (!opened) return report_error(opened.status().message());
     store = std::move(*opened);
   }
-  auto session = open_session(a.session);
-  if (!session) return report_error(session.status().message());
-  Session& s = **session;
-  std::printf("sweep %s of %s: %zu problem(s), %s%s; %s\n", sweep_id(spec).c_str(), a.kernel.c_str(), spec.problems.size(),
-              a.space.c_str(), spec.shards > 1 ? (", shard " + a.shard).c_str() : "",
+  std::string on;
+  if (spec.gpus.size() > 1) {
+    on = ", on GPUs ";
+    for (std::size_t i = 0; i < spec.gpus.size(); ++i) on.append(i ? "," : "").append(std::to_string(spec.gpus[i]));
+  } else if (spec.gpus.size() == 1) {
+    on = ", on GPU " + std::to_string(spec.gpus[0]);
+  }
+  std::printf("sweep %s of %s: %zu problem(s), %s%s%s; %s\n", sweep_id(spec).c_str(), a.kernel.c_str(),
+              spec.problems.size(), a.space.c_str(), spec.shards > 1 ? (", shard " + a.shard).c_str() : "", on.c_str(),
               store ? ("results in " + store->path()).c_str() : "not stored (--no-store)");
   if (!s.has_device())
     std::printf("no GPU (%s): compiling every point and reporting its resources; runs are skipped\n",
                 s.target().why_no_device.c_str());
   std::fflush(stdout);
 
-  SweepPrinter printer(stdout, a.plain);
+  SweepPrinter printer(stdout, a.plain, spec.gpus.size() > 1);
   Result<SweepSummary> result = [&] {
     InterruptScope interrupt;  // Ctrl-C stops the sweep after the current run
     return run_sweep(s, store.get(), spec, [&](const SweepPoint& p, const SweepProgress& pr) { printer.point(p, pr); },
@@ -98,6 +110,19 @@ int run_sweep_command(const SweepArgs& a) {
                 (sum.run_s - sum.kernel_s) * 1e3 / double(sum.ran), sum.store_s * 1e3 / double(sum.ran));
   else
     std::printf("time: %.2f s wall\n", sum.wall_s);
+  // Each GPU's share, restarts and best (chips of one model can rank some configs differently).
+  if (sum.gpus.size() > 1 || (!sum.gpus.empty() && sum.gpus[0].restarts > 0))
+    for (const SweepGpu& g : sum.gpus) {
+      std::printf("GPU %d (%s): ran %zu (%zu passed) in %.2f s", g.index, g.name.c_str(), g.ran, g.passed, g.busy_s);
+      if (g.restarts) std::printf(", worker restarted %dx", g.restarts);
+      if (g.best && sum.gpus.size() > 1) {
+        const SweepPoint& b = sum.points[*g.best];
+        std::printf("; its best %s", params_text(b.config).c_str());
+        if (b.record->flops > 0) std::printf(" (%.1f TFLOP/s)", b.record->tflops);
+        else std::printf(" (%.0f GB/s)", b.record->gbps);
+      }
+      std::printf("\n");
+    }
   if (sum.best) {
     const SweepPoint& b = sum.points[*sum.best];
     std::printf("best by %s: %s  problem %s\n", a.best.c_str(), params_text(b.config).c_str(), params_text(b.problem).c_str());
@@ -134,13 +159,14 @@ int run_sweep_command(const SweepArgs& a) {
 }  // namespace
 
 void add_sweep_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("sweep", "Sweep a kernel's config space: compile in parallel, run one by one, store every result");
+  auto* cmd = app.add_subcommand("sweep", "Sweep a kernel's config space: compile in parallel, run on one or more GPUs, store every result");
   auto a = std::make_shared<SweepArgs>();
   cmd->add_option("kernel", a->kernel, "Kernel name (see `tilelab kernels`)")->required();
   cmd->add_option("--problem", a->problems, "Problem as key=value,...; repeat for several problems");
   cmd->add_option("--space", a->space, "Axes as 'name=v1,v2;name=v1,v2' (config parameters)")->required();
   cmd->add_option("--config", a->config, "Values of the parameters the space does not vary, key=value,...");
   cmd->add_option("--jobs", a->jobs, "Compile threads (default: the machine's cores)")->check(in_range(1, 1024));
+  cmd->add_option("--gpus", a->gpus, "GPUs to run on, a worker each: all, or indices like 0,1 (default: GPU 0)");
   cmd->add_option("--db", a->db, "Results store (default: $TILELAB_DB or ~/.local/share/tilelab/results.db)");
   cmd->add_flag("--no-store", a->no_store, "Do not store the results (and do not resume)");
   cmd->add_option("--shard", a->shard, "Run only slice I of N of the points (I/N, 0 <= I < N: a scheduler's array task; "

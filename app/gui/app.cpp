@@ -472,11 +472,17 @@ void App::record_run(const RunEntry& e) {
 
 // [SECTION] sweep
 
-Status App::start_sweep(const std::string& space_text) {
+Status App::start_sweep(const std::string& space_text, const std::string& gpus_text) {
   if (!m_spec) return make_error(ErrorCode::not_found, "no kernel is open");
   if (m_sweep.running) return make_error(ErrorCode::invalid_argument, "a sweep is running: stop it first");
   auto space = parse_sweep_space(space_text);
   if (!space) return make_error(ErrorCode::invalid_argument, "sweep space: " + space.status().message());
+  std::vector<int> gpus;
+  if (gpus_text.find_first_not_of(" \t") != std::string::npos) {
+    auto parsed = parse_gpus(gpus_text, static_cast<int>(m_sys.devices.size()), why_no_device());
+    if (!parsed) return make_error(ErrorCode::invalid_argument, "sweep GPUs: " + parsed.status().message());
+    gpus = *parsed;
+  }
   for (const auto& [name, values] : *space) {
     const bool known = std::any_of(m_spec->config.params.begin(), m_spec->config.params.end(),
                                    [&](const ParamSpec& p) { return p.name == name; });
@@ -491,6 +497,7 @@ Status App::start_sweep(const std::string& space_text) {
   spec.kernel = m_ws.kernel;
   spec.problems = {problem()};
   spec.space = *space;
+  spec.gpus = gpus;
   for (const auto& [k, v] : config()) {
     const bool swept = std::any_of(space->begin(), space->end(), [&](const auto& ax) { return ax.first == k; });
     if (!swept) spec.base_config[k] = v;
@@ -553,11 +560,15 @@ Status App::start_sweep(const std::string& space_text) {
       }
       char line[256];
       std::snprintf(line, sizeof line, "%zu points: %zu ran (%zu passed), %zu skipped, %zu not run (no GPU), %zu already "
-                    "stored; %zu compiled (%zu from cache) in %.1f s%s", sum->total, sum->ran, sum->passed, sum->skipped,
-                    sum->not_run, sum->resumed, sum->compiled, sum->compile_cache_hits, sum->wall_s,
-                    sum->interrupted ? "; stopped (start again to continue)" : "");
+                    "stored; %zu compiled (%zu from cache) in %.1f s", sum->total, sum->ran, sum->passed, sum->skipped,
+                    sum->not_run, sum->resumed, sum->compiled, sum->compile_cache_hits, sum->wall_s);
       m_sweep.summary = line;
-      message(Message::Level::info, "sweep " + sum->id + ": " + line);
+      if (sum->gpus.size() > 1)
+        for (const SweepGpu& g : sum->gpus)
+          m_sweep.summary += "; GPU " + std::to_string(g.index) + " ran " + std::to_string(g.ran) +
+                             (g.restarts ? " (" + std::to_string(g.restarts) + " worker restarts)" : "");
+      if (sum->interrupted) m_sweep.summary += "; stopped (start again to continue)";
+      message(Message::Level::info, "sweep " + sum->id + ": " + m_sweep.summary);
     };
   }, [this](const std::string& e) {
     m_sweep.running = m_sweep.stopping = false;

@@ -150,7 +150,8 @@ class App {
   // Starts a sweep of the open kernel over `space_text` ("block_M=64,128;block_N=64,128") at the open problem,
   // the open config giving the values the space does not vary. Errors: a sweep is running, the space does not
   // parse or names no config parameter of the kernel.
-  Status start_sweep(const std::string& space_text);
+  // `gpus_text`: the GPUs it runs on, as `tilelab sweep --gpus` takes them ("" or blank: GPU 0).
+  Status start_sweep(const std::string& space_text, const std::string& gpus_text = "");
   void stop_sweep();  // after the current point
   // The sweeps recorded in the store (loaded on the store's job thread into sweep.stored_sweeps()).
   void load_sweeps();

@@ -98,6 +98,7 @@ class SweepPanel {
   void set_stored_sweeps(std::vector<SweepRow> rows) { m_stored = std::move(rows), m_stored_loaded = true; }
   const std::vector<SweepRow>& stored_sweeps() const { return m_stored; }
   char space[256] = {};  // the space being edited ("block_M=64,128;block_N=64,128")
+  char gpus[64] = {};    // the GPUs it runs on ("all", "0,1"; empty: GPU 0)
 
  private:
   void choose_defaults(App& app);

@@ -365,13 +365,14 @@ int l_compare(lua_State* L) {
   return 1;
 }
 
-// gui.sweep{space = "block_M=64,128;block_N=64,128", x =, y =, metric =} or gui.sweep(space): starts a sweep of the
-// open kernel like the Start button (gui.wait() waits for it); x, y, metric choose the heat map.
+// gui.sweep{space = "block_M=64,128;block_N=64,128", gpus = "all" | "0,1", x =, y =, metric =} or gui.sweep(space):
+// starts a sweep of the open kernel like the Start button (gui.wait() waits for it); x, y, metric choose the heat map.
 int l_sweep(lua_State* L) {
   App& app = app_of(L);
-  std::string space, x, y, metric;
+  std::string space, gpus, x, y, metric;
   if (lua_istable(L, 1)) {
     space = lua::opt_string_field(L, 1, "space");
+    gpus = lua::opt_string_field(L, 1, "gpus");
     x = lua::opt_string_field(L, 1, "x");
     y = lua::opt_string_field(L, 1, "y");
     metric = lua::opt_string_field(L, 1, "metric");
@@ -380,8 +381,9 @@ int l_sweep(lua_State* L) {
   }
   if (space.empty()) throw std::runtime_error("gui.sweep: space: expected 'name=v1,v2;name=v1,v2'");
   std::snprintf(app.sweep.space, sizeof app.sweep.space, "%s", space.c_str());
+  std::snprintf(app.sweep.gpus, sizeof app.sweep.gpus, "%s", gpus.c_str());
   app.sweep.set_axes(x, y, metric);
-  check(app.start_sweep(space));
+  check(app.start_sweep(space, gpus));
   return 0;
 }
 

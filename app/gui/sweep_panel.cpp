@@ -75,13 +75,19 @@ void SweepPanel::draw(App& app) {
                                        : suggest_sweep_space(app.spec()->config, app.config());
     std::snprintf(space, sizeof space, "%s", suggestion.c_str());
   }
-  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 500));
+  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 500 - ui(120)));
   ImGui::InputTextWithHint("space", "block_M=64,128;block_N=64,128", space, sizeof space);
   if (ImGui::IsItemHovered()) {
     std::string params;
     for (const auto& p : app.spec()->config.params) params += "\n  " + p.name + ": " + p.describe_allowed();
     ImGui::SetTooltip("Axes 'name=v1,v2;name=v1,v2' over config parameters of %s:%s", m_kernel.c_str(), params.c_str());
   }
+  same_line_if_room(ui(120));
+  ImGui::SetNextItemWidth(ui(70));
+  ImGui::InputTextWithHint("GPUs", "0", gpus, sizeof gpus);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The GPUs the sweep runs on, a worker each, each taking the next point when it is free: all, "
+                      "or indices like 0,1 (empty: GPU 0)");
   same_line_if_room(button_width("suggest"));
   if (ImGui::SmallButton("suggest")) {
     const std::string suggestion = suggest_sweep_space(app.spec()->config, app.config());
@@ -90,7 +96,7 @@ void SweepPanel::draw(App& app) {
   same_line_if_room(button_width("Start sweep"));
   ImGui::BeginDisabled(s.running);
   if (ImGui::Button("Start sweep")) {
-    Status st = app.start_sweep(space);
+    Status st = app.start_sweep(space, gpus);
     if (!st) app.message(Message::Level::error, st.message());
   }
   ImGui::EndDisabled();

@@ -16,10 +16,10 @@ namespace tl {
 
 std::string resolve_cache_dir(const std::string& cache_dir) { return cache_dir.empty() ? default_cache_dir() : cache_dir; }
 
-RunTarget find_run_target(const std::string& cache_dir) {
+RunTarget find_run_target(const std::string& cache_dir, int index) {
   RunTarget t;
   t.limits = limits_for_arch("sm_90a");
-  auto dev = query_device(0);
+  auto dev = query_device(index);
   if (!dev) {
     t.why_no_device = dev.status().message();
     return t;
@@ -89,7 +89,8 @@ Result<std::unique_ptr<Session>> Session::open(SessionOptions options) {
   std::unique_ptr<Session> s(new Session());
   s->m_options = std::move(options);
   s->m_cache_dir = resolve_cache_dir(s->m_options.cache_dir);
-  s->m_target = find_run_target(s->m_cache_dir);
+  s->m_gpu0 = &s->gpu(0);
+  if (s->has_device()) s->m_gpu_count = device_count().value_or(1);
   s->m_cache = std::make_unique<KernelCache>(s->m_cache_dir);
   s->m_jit = std::make_unique<Jit>(std::move(*sources), s->m_cache.get());
   return s;
@@ -101,41 +102,53 @@ Result<KernelInstance> Session::instantiate(const std::string& kernel, const std
                                             const std::map<std::string, std::string>& config) const {
   auto spec = library_registry().find(kernel);
   if (!spec) return spec.status();
-  return tl::instantiate(**spec, problem, config, m_target.limits);
+  return tl::instantiate(**spec, problem, config, target().limits);
 }
 
 Result<PreparedKernel> Session::prepare(const std::string& kernel, const std::map<std::string, std::string>& problem,
                                         const std::map<std::string, std::string>& config, JitOptions options) const {
-  return prepare_kernel(library_registry(), *m_jit, kernel, problem, config, m_target.limits, std::move(options));
+  return prepare_kernel(library_registry(), *m_jit, kernel, problem, config, target().limits, std::move(options));
 }
 
-WorkerClient& Session::worker() {
-  if (!m_worker) {
+Session::Gpu& Session::gpu(int index) {
+  std::lock_guard lock(m_gpus_mutex);
+  auto [it, fresh] = m_gpus.try_emplace(index);
+  if (fresh) it->second.target = find_run_target(m_cache_dir, index);
+  return it->second;
+}
+
+const RunTarget& Session::target(int index) { return gpu(index).target; }
+
+WorkerClient& Session::worker(int index) {
+  Gpu& g = gpu(index);
+  if (!g.worker) {
     WorkerOptions wo = m_options.worker;
     wo.timeout = m_options.timeout;
-    m_worker = std::make_unique<WorkerClient>(std::move(wo));
+    g.worker = std::make_unique<WorkerClient>(std::move(wo));
   }
-  return *m_worker;
+  return *g.worker;
 }
 
 Result<Ceilings> Session::ceilings() {
-  if (m_target.ceilings) return *m_target.ceilings;
-  if (!m_target.device) return make_error(ErrorCode::no_device, "no GPU: " + m_target.why_no_device);
-  auto c = device_ceilings(worker(), *m_target.device, m_cache_dir, false);
+  RunTarget& t = m_gpu0->target;
+  if (t.ceilings) return *t.ceilings;
+  if (!t.device) return make_error(ErrorCode::no_device, "no GPU: " + t.why_no_device);
+  auto c = device_ceilings(worker(), *t.device, m_cache_dir, false);
   if (!c) return c.status();
-  m_target.ceilings = *c;
+  t.ceilings = *c;
   return c;
 }
 
 RunRecord Session::run(const PreparedKernel& kernel, RunOptions options) {
-  if (!m_target.device) {
+  const RunTarget& t = target(options.device);
+  if (!t.device) {
     const KernelInstance& in = kernel.instance;
     return failed_record(in.spec->name, in.problem.map(), in.config.map(),
-                         make_error(ErrorCode::no_device, "no GPU: " + m_target.why_no_device));
+                         make_error(ErrorCode::no_device, "no GPU: " + t.why_no_device));
   }
-  if (!options.ceilings && m_target.ceilings) options.ceilings = &*m_target.ceilings;
+  if (!options.ceilings && t.ceilings) options.ceilings = &*t.ceilings;
   if (options.timeout.count() == 0) options.timeout = m_options.timeout;
-  return run_instance(worker(), kernel, options);
+  return run_instance(worker(options.device), kernel, options);
 }
 
 Result<Session::Bench> Session::bench(const std::string& kernel, const std::map<std::string, std::string>& problem,
@@ -149,7 +162,7 @@ Result<Session::Bench> Session::bench(const std::string& kernel, const std::map<
     auto b = baseline_for(*inst, options.vs);
     if (!b) return b.status();
   }
-  if (!m_target.device) return make_error(ErrorCode::no_device, "cannot run " + kernel + ": no GPU: " + m_target.why_no_device);
+  if (!has_device()) return make_error(ErrorCode::no_device, "cannot run " + kernel + ": no GPU: " + target().why_no_device);
   auto prepared = prepare(kernel, problem, config);
   if (!prepared) return prepared.status();
   if (options.timeline) TL_RETURN_IF_ERROR(add_timeline_build(*m_jit, *prepared));

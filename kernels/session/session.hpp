@@ -4,10 +4,13 @@
 // The CLI commands, the Lua `tl` API and the GUI all run kernels the same way: find the GPU (or why there is
 // none), compile through one Jit over the kernel sources, and launch in one worker process that is started on
 // first use and restarted after a fault. A Session holds those; it owns no results (see the results store).
+// GPU 0 is the session's target; a sweep over several GPUs runs each in a worker of its own (worker(gpu)), so a
+// fault on one restarts only that GPU's worker. One thread per GPU may use that GPU's worker and run() at once.
 
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +37,8 @@ struct RunTarget {
 
 std::string resolve_cache_dir(const std::string& cache_dir);  // "" -> default_cache_dir()
 
-// Device 0, its limits and cached ceilings (looked up under cache_dir; never measured here).
-RunTarget find_run_target(const std::string& cache_dir);
+// Device `index`, its limits and cached ceilings (looked up under cache_dir; never measured here).
+RunTarget find_run_target(const std::string& cache_dir, int index = 0);
 
 struct CeilingsSource {
   Ceilings ceilings;
@@ -61,8 +64,12 @@ class Session {
   // Errors only when the kernel sources cannot be found (a --kernels-dir without kernels).
   static Result<std::unique_ptr<Session>> open(SessionOptions options = {});
 
-  const RunTarget& target() const { return m_target; }
-  bool has_device() const { return m_target.device.has_value(); }
+  const RunTarget& target() const { return m_gpu0->target; }  // GPU 0's
+  bool has_device() const { return m_gpu0->target.device.has_value(); }
+  // GPUs this process sees (0 when none: target().why_no_device says why).
+  int gpu_count() const { return m_gpu_count; }
+  // GPU `index` (looked up on first use; one that does not exist has why_no_device saying so).
+  const RunTarget& target(int gpu);
   const std::string& cache_dir() const { return m_cache_dir; }
   Registry& registry();
   Jit& jit() { return *m_jit; }
@@ -74,8 +81,8 @@ class Session {
   Result<PreparedKernel> prepare(const std::string& kernel, const std::map<std::string, std::string>& problem,
                                  const std::map<std::string, std::string>& config, JitOptions options = {}) const;
 
-  // Runs in the worker (started on first use). Fills in the ceilings and the timeout when the options leave
-  // them unset. Without a GPU the record's failure says why; never throws.
+  // Runs on GPU options.device in its worker (started on first use). Fills in the ceilings and the timeout when
+  // the options leave them unset. Without that GPU the record's failure says why; never throws.
   RunRecord run(const PreparedKernel& kernel, RunOptions options = {});
 
   // One checked, timed run from names and key=value maps, as `tilelab bench` and the Lua `:run` do it: validate
@@ -91,20 +98,28 @@ class Session {
   Result<Bench> bench(const std::string& kernel, const std::map<std::string, std::string>& problem,
                       const std::map<std::string, std::string>& config, RunOptions options);
 
-  WorkerClient& worker();
+  WorkerClient& worker(int gpu = 0);  // the worker that runs on GPU `gpu`
 
   // The device's measured ceilings: the cached ones, else measured now in the worker and cached (on disk and for
   // the efficiency of this session's later runs). Errors: no_device, or what the measurement hit.
   Result<Ceilings> ceilings();
 
  private:
+  struct Gpu {
+    RunTarget target;
+    std::unique_ptr<WorkerClient> worker;
+  };
   Session() = default;
+  Gpu& gpu(int index);  // made on first use
+
   SessionOptions m_options;
   std::string m_cache_dir;
-  RunTarget m_target;
   std::unique_ptr<KernelCache> m_cache;
   std::unique_ptr<Jit> m_jit;
-  std::unique_ptr<WorkerClient> m_worker;
+  int m_gpu_count = 0;
+  std::mutex m_gpus_mutex;     // guards the map's shape; each Gpu is used by one thread at a time
+  std::map<int, Gpu> m_gpus;   // nodes never move: references to them stay valid
+  Gpu* m_gpu0 = nullptr;
 };
 
 }  // namespace tl

@@ -1,4 +1,4 @@
-// run_sweep: enumerate, filter, validate, compile ahead on a thread pool, run in order, store, report; printer.
+// run_sweep: enumerate, filter, validate, compile ahead on a thread pool, run on a thread per GPU, store, report.
 #include "session/sweep.hpp"
 
 #include <unistd.h>
@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -103,10 +105,10 @@ const char* point_status_name(PointStatus s) {
   return "?";
 }
 
-RunContext session_run_context(Session& session, const KernelInstance& instance) {
+RunContext session_run_context(Session& session, const KernelInstance& instance, int gpu) {
   RunContext c;
   if (auto h = kernel_source_hash(session.jit(), instance.source)) c.source_hash = *h;
-  if (const auto& d = session.target().device) {
+  if (const auto& d = session.target(gpu).device) {
     c.sm_clock_khz = d->clock_khz;
     c.mem_clock_khz = d->memory_clock_khz;
   }
@@ -137,8 +139,9 @@ PointStatus status_of(const RunRecord& r) {
   return PointStatus::error;
 }
 
-// Compiles the points of `todo` (indices into `points`) on `jobs` threads, at most `window` ahead of the point
-// the runner waits for. The destructor stops and joins, so an exception in a callback cannot leave threads behind.
+// Compiles the points of `todo` (indices into `points`) on `jobs` threads, at most `window` ahead of the furthest
+// point a GPU has asked for. The destructor stops and joins, so an exception in a callback cannot leave threads
+// behind.
 class CompilePool {
  public:
   CompilePool(Session& session, const std::string& kernel, const std::vector<SweepPoint>& points,
@@ -156,10 +159,10 @@ class CompilePool {
     for (auto& t : m_threads) t.join();
   }
 
-  // The compile of the k-th point of `todo`; blocks until it is there.
+  // The compile of the k-th point of `todo`; blocks until it is there. Each k is taken once.
   Result<PreparedKernel> take(std::size_t k) {
     std::unique_lock lock(m_mutex);
-    m_consumed = k;
+    m_consumed = std::max(m_consumed, k);
     m_cv.notify_all();
     m_cv.wait(lock, [&] { return m_results[k].has_value(); });
     Result<PreparedKernel> r = std::move(*m_results[k]);
@@ -204,6 +207,81 @@ class CompilePool {
   std::vector<std::thread> m_threads;
 };
 
+// Hands the compiled points (by their place in `todo`) to the GPUs' threads, to whichever asks first, and the points
+// they finish back to the calling thread, which stores and reports them.
+class PointQueue {
+ public:
+  PointQueue(std::size_t count, std::size_t lanes) : m_count(count), m_lanes(lanes) {}
+
+  // The next point to run; none when all are handed out or the sweep is stopping.
+  std::optional<std::size_t> claim(const std::atomic<bool>* interrupted) {
+    std::lock_guard lock(m_mutex);
+    if (m_stop || (interrupted && interrupted->load()) || m_next >= m_count) return std::nullopt;
+    return m_next++;
+  }
+  void finished(std::size_t point) {
+    {
+      std::lock_guard lock(m_mutex);
+      m_finished.push_back(point);
+    }
+    m_cv.notify_all();
+  }
+  void lane_done() {
+    {
+      std::lock_guard lock(m_mutex);
+      --m_lanes;
+    }
+    m_cv.notify_all();
+  }
+  // The next finished point, waiting for one; none once every GPU's thread has ended and all were taken.
+  std::optional<std::size_t> next_finished() {
+    std::unique_lock lock(m_mutex);
+    m_cv.wait(lock, [&] { return !m_finished.empty() || m_lanes == 0; });
+    if (m_finished.empty()) return std::nullopt;
+    const std::size_t p = m_finished.front();
+    m_finished.pop_front();
+    return p;
+  }
+  void stop() {
+    std::lock_guard lock(m_mutex);
+    m_stop = true;
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::size_t m_count, m_next = 0, m_lanes;
+  std::deque<std::size_t> m_finished;
+  bool m_stop = false;
+};
+
+// One GPU's thread of runs and what it did (read by the calling thread after joining it).
+struct Lane {
+  SweepGpu gpu;
+  bool runs = true;  // false: no GPU and no runner, its points are compiled only
+  std::size_t failed = 0, not_run = 0, compiled = 0, cache_hits = 0;
+  double compile_wait_s = 0, kernel_s = 0;
+  std::thread thread;
+};
+
+// Stops and joins the GPUs' threads however run_sweep ends (a store error, an exception in a callback).
+class LaneThreads {
+ public:
+  LaneThreads(PointQueue& queue, std::vector<Lane>& lanes) : m_queue(queue), m_lanes(lanes) {}
+  ~LaneThreads() {
+    m_queue.stop();
+    join();
+  }
+  void join() {
+    for (Lane& l : m_lanes)
+      if (l.thread.joinable()) l.thread.join();
+  }
+
+ private:
+  PointQueue& m_queue;
+  std::vector<Lane>& m_lanes;
+};
+
 // Every combination of the axes' values (the first axis slowest) over the base config.
 std::vector<ParamMap> enumerate_configs(const SweepSpace& space, const ParamMap& base) {
   std::vector<ParamMap> out = {base};
@@ -220,7 +298,53 @@ std::vector<ParamMap> enumerate_configs(const SweepSpace& space, const ParamMap&
   return out;
 }
 
+// Indices not below 0 nor `count`, none twice; `why_none` says why there are no GPUs when count is 0.
+Status check_gpu_list(const std::vector<int>& gpus, int count, const std::string& why_none) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const int g = gpus[i];
+    if (g < 0 || g >= count) {
+      std::string has = count == 0   ? "this machine has no GPU" + (why_none.empty() ? "" : " (" + why_none + ")")
+                        : count == 1 ? "this machine has 1 GPU (0)"
+                                     : "this machine has " + std::to_string(count) + " GPUs (0 to " +
+                                           std::to_string(count - 1) + ")";
+      return make_error(ErrorCode::invalid_argument, "there is no GPU " + std::to_string(g) + ": " + has);
+    }
+    if (std::find(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(i), g) != gpus.begin() + static_cast<std::ptrdiff_t>(i))
+      return make_error(ErrorCode::invalid_argument, "GPU " + std::to_string(g) + " is given twice");
+  }
+  return Status::success();
+}
+
 }  // namespace
+
+Result<std::vector<int>> parse_gpus(const std::string& text, int count, const std::string& why_none) {
+  std::string t = text;
+  t.erase(0, t.find_first_not_of(" \t"));
+  t.erase(t.find_last_not_of(" \t") + 1);
+  std::vector<int> gpus;
+  if (t.empty())
+    return make_error(ErrorCode::invalid_argument, "no GPU given: expected all, or GPU indices like 0,1 (`tilelab "
+                                                   "info` lists the GPUs)");
+  if (t == "all") {
+    for (int i = 0; i < count; ++i) gpus.push_back(i);
+    return gpus;
+  }
+  std::size_t p = 0;
+  while (p <= t.size()) {
+    std::size_t q = t.find(',', p);
+    if (q == std::string::npos) q = t.size();
+    std::string v = t.substr(p, q - p);
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t") + 1);
+    if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(ErrorCode::invalid_argument, "'" + (v.empty() ? text : v) + "' is not a GPU index: expected "
+                                                     "all, or GPU indices like 0,1 (`tilelab info` lists the GPUs)");
+    gpus.push_back(std::stoi(v));
+    p = q + 1;
+  }
+  TL_RETURN_IF_ERROR(check_gpu_list(gpus, count, why_none));
+  return gpus;
+}
 
 Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const SweepSpec& spec, const OnSweepPoint& on_point,
                                const std::atomic<bool>* interrupted, const std::string& best_metric) {
@@ -241,6 +365,21 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
                       "the sweep has " + std::to_string(static_cast<long long>(size)) + " points (problems x every "
                       "axis); a sweep runs at most " + std::to_string(kMaxSweepPoints) +
                       ": narrow an axis, or split it into several sweeps");
+  // A runner's GPUs need not exist (tests); real ones must, and be of GPU 0's kind: the points compile for it.
+  const bool can_run = session.has_device() || static_cast<bool>(spec.runner);
+  TL_RETURN_IF_ERROR(check_gpu_list(spec.gpus, spec.runner ? std::numeric_limits<int>::max() : session.gpu_count(),
+                                    session.target().why_no_device));
+  if (!spec.runner && session.has_device())
+    for (int g : spec.gpus) {
+      const DeviceInfo& d0 = *session.target().device;
+      const RunTarget& t = session.target(g);
+      if (!t.device) return make_error(ErrorCode::no_device, "GPU " + std::to_string(g) + ": " + t.why_no_device);
+      if (t.device->arch() != d0.arch())
+        return make_error(ErrorCode::invalid_argument,
+                          "GPU " + std::to_string(g) + " (" + t.device->name + ", " + t.device->arch() +
+                              ") is not of GPU 0's kind (" + d0.name + ", " + d0.arch() + "): a sweep compiles its "
+                              "points once, for GPU 0; pick GPUs of one kind (`tilelab info` lists them)");
+    }
 
   SweepSummary sum;
   sum.id = sweep_id(spec);
@@ -259,6 +398,7 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
   // Enumerate and classify everything that needs no compile, on this thread (the filter may be Lua).
   const std::vector<ParamMap> configs = enumerate_configs(spec.space, spec.base_config);
   std::vector<SweepPoint>& points = sum.points;
+  std::vector<RunContext> contexts;  // each point's row context; a GPU's thread fills in those of its runs
   std::vector<std::size_t> todo;
   if (spec.shards < 1 || spec.shard < 0 || spec.shard >= spec.shards)
     return make_error(ErrorCode::invalid_argument, "shard " + std::to_string(spec.shard) + "/" +
@@ -274,8 +414,11 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
       p.index = points.size();
       p.problem = problem;
       p.config = config;
+      RunContext ctx;
+      ctx.sweep_id = sum.id;
+      ctx.point_key = sweep_point_key(problem, config);
       std::string why;
-      if (stored.count(sweep_point_key(problem, config))) {
+      if (stored.count(ctx.point_key)) {
         p.status = PointStatus::already_stored;
       } else if (spec.filter && !spec.filter(problem, config, why)) {
         p.status = PointStatus::filtered;
@@ -284,114 +427,195 @@ Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const Swee
         p.status = PointStatus::skipped;
         p.reason = inst.status().message();
         p.record = failed_record(spec.kernel, problem, config, inst.status());
+        ctx.status = "skipped";
       } else {
         todo.push_back(p.index);
       }
       points.push_back(std::move(p));
+      contexts.push_back(std::move(ctx));
     }
   sum.total = points.size();
 
-  int jobs = spec.jobs > 0 ? spec.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = spec.jobs > 0 ? spec.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   CompilePool pool(session, spec.kernel, points, todo, jobs);
-  std::size_t next_compiled = 0;
-  SweepProgress progress{0, points.size()};
-  std::optional<double> best_value;
-  const bool higher_better = metric_higher_is_better(best_metric);
   // Launches of one point: the warm-up and each timed run (a graph replay runs graph_launches of them).
   auto launches = [&](const RunRecord& r) {
     const int per_run = r.timer == Timer::graph ? std::max(1, r.graph_launches) : 1;
     return spec.run.timing.repeat > 0 ? spec.run.timing.warmup + spec.run.timing.repeat * per_run : 1;
   };
-  // Points come problem by problem: the host inputs and the reference are computed once per problem.
-  ReferenceCache reference_cache;
-  RunOptions run_options = spec.run;
-  if (!run_options.reference_cache) run_options.reference_cache = &reference_cache;
-  // The library (`vs`) runs once per problem, beside that problem's first run: its row does not depend on the config.
+  // The library (`vs`) runs once per problem, beside the first run of that problem on any GPU: its row does not
+  // depend on the config. A run that brings no library row back (a fault) leaves the problem to the next one.
   std::set<std::string> baselined;
+  std::mutex baselined_mutex;
   if (!spec.run.vs.empty() && !spec.problems.empty())
     if (auto inst = session.instantiate(spec.kernel, spec.problems.front(), spec.base_config))
       if (auto b = baseline_for(*inst, spec.run.vs); !b) return b.status();
 
-  for (SweepPoint& p : points) {
-    if (interrupted && interrupted->load()) {
-      sum.interrupted = true;
-      break;
-    }
-    RunContext ctx;
-    ctx.sweep_id = sum.id;
-    ctx.point_key = sweep_point_key(p.problem, p.config);
-    bool store_it = false;
-    if (p.status == PointStatus::already_stored) {
-      ++sum.resumed;
-    } else if (p.status == PointStatus::filtered) {
-      ++sum.filtered;
-    } else if (p.status == PointStatus::skipped) {
-      ++sum.skipped;
-      ctx.status = "skipped";
-      store_it = true;
-    } else {
-      const auto wait0 = Clock::now();
-      Result<PreparedKernel> prepared = pool.take(next_compiled++);
-      sum.compile_wait_s += seconds_since(wait0);
-      if (!prepared) {
-        p.status = PointStatus::error;
-        p.reason = prepared.status().message();
-        p.record = failed_record(spec.kernel, p.problem, p.config, prepared.status());
-        ++sum.failed;
-        store_it = true;
-      } else {
-        ++sum.compiled;
-        p.resources = prepared->compiled.resources;
-        p.smem_dynamic = prepared->instance.launch.dynamic_smem;
-        p.compile_ms = prepared->compiled.compile_ms;
-        p.from_cache = prepared->compiled.from_cache;
-        if (p.from_cache) ++sum.compile_cache_hits;
-        RunContext base = session_run_context(session, prepared->instance);
-        ctx.source_hash = base.source_hash;
-        ctx.sm_clock_khz = base.sm_clock_khz;
-        ctx.mem_clock_khz = base.mem_clock_khz;
-        if (!session.has_device() && !spec.runner) {
-          p.status = PointStatus::not_run;
-          p.reason = "no GPU: " + session.target().why_no_device;
-          ++sum.not_run;
+  // One thread per GPU, each running whichever compiled point is next, end to end: its worker call, the host inputs
+  // and float64 reference (cached per problem, per thread) and the check.
+  // Without a GPU (and no runner) one thread takes the compiles and reports what they use.
+  const std::vector<int> gpus = spec.gpus.empty() || !can_run ? std::vector<int>{0} : spec.gpus;
+  PointQueue queue(todo.size(), gpus.size());
+  auto lane_main = [&](Lane& lane) {
+    const int g = lane.gpu.index;
+    WorkerClient* worker = lane.runs ? &session.worker(g) : nullptr;
+    const bool was_running = worker && worker->running();
+    const int starts0 = worker ? worker->starts() : 0;
+    if (lane.runs)
+      if (const auto& d = session.target(g).device) lane.gpu.name = d->name;
+    ReferenceCache reference_cache;
+    RunOptions options = spec.run;
+    options.device = g;
+    options.reference_cache = &reference_cache;
+    while (const std::optional<std::size_t> k = queue.claim(interrupted)) {
+      SweepPoint& p = points[todo[*k]];
+      RunContext& ctx = contexts[p.index];
+      try {
+        const auto wait0 = Clock::now();
+        Result<PreparedKernel> prepared = pool.take(*k);
+        lane.compile_wait_s += seconds_since(wait0);
+        if (!prepared) {
+          p.status = PointStatus::error;
+          p.reason = prepared.status().message();
+          p.record = failed_record(spec.kernel, p.problem, p.config, prepared.status());
+          ++lane.failed;
         } else {
-          const auto run0 = Clock::now();
-          const std::string problem_key = sweep_point_key(p.problem, {});
-          run_options.vs = baselined.count(problem_key) ? "" : spec.run.vs;
-          RunRecord r = spec.runner ? spec.runner(*prepared) : session.run(*prepared, run_options);
-          if (r.baseline) baselined.insert(problem_key);
-          sum.run_s += seconds_since(run0);
-          p.status = status_of(r);
-          if (r.failure) p.reason = r.failure_text();
-          else if (!r.verified) p.reason = r.failure_text();
-          ++sum.ran;
-          if (p.status == PointStatus::passed) ++sum.passed;
-          else ++sum.failed;
-          sum.kernel_s += r.time_ms.median * 1e-3 * launches(r);
-          p.record = std::move(r);
-          store_it = true;
+          ++lane.compiled;
+          p.resources = prepared->compiled.resources;
+          p.smem_dynamic = prepared->instance.launch.dynamic_smem;
+          p.compile_ms = prepared->compiled.compile_ms;
+          p.from_cache = prepared->compiled.from_cache;
+          if (p.from_cache) ++lane.cache_hits;
+          const RunContext base = session_run_context(session, prepared->instance, g);
+          ctx.source_hash = base.source_hash;
+          ctx.sm_clock_khz = base.sm_clock_khz;
+          ctx.mem_clock_khz = base.mem_clock_khz;
+          if (!lane.runs) {
+            p.status = PointStatus::not_run;
+            p.reason = "no GPU: " + session.target().why_no_device;
+            ++lane.not_run;
+          } else {
+            const auto run0 = Clock::now();
+            const std::string problem_key = sweep_point_key(p.problem, {});
+            bool with_library = false;
+            if (!spec.run.vs.empty()) {
+              std::lock_guard lock(baselined_mutex);
+              with_library = baselined.insert(problem_key).second;
+            }
+            options.vs = with_library ? spec.run.vs : "";
+            RunRecord r = spec.runner ? spec.runner(*prepared, g) : session.run(*prepared, options);
+            if (with_library && !r.baseline) {
+              std::lock_guard lock(baselined_mutex);
+              baselined.erase(problem_key);
+            }
+            lane.gpu.busy_s += seconds_since(run0);
+            r.gpu = g;
+            if (lane.gpu.name.empty()) lane.gpu.name = r.device;
+            p.status = status_of(r);
+            if (r.failure || !r.verified) p.reason = r.failure_text();
+            ++lane.gpu.ran;
+            if (p.status == PointStatus::passed) ++lane.gpu.passed;
+            else ++lane.failed;
+            lane.kernel_s += r.time_ms.median * 1e-3 * launches(r);
+            p.record = std::move(r);
+          }
         }
+      } catch (const std::exception& e) {  // a runner's own exception: that point's error, on this thread
+        p.status = PointStatus::error;
+        p.reason = std::string("running the point: ") + e.what();
+        p.record = failed_record(spec.kernel, p.problem, p.config, make_error(ErrorCode::internal, p.reason));
+        ++lane.failed;
       }
+      queue.finished(p.index);
     }
-    if (store_it && store && p.record) {
+    if (worker) {
+      const int started = worker->starts() - starts0;
+      lane.gpu.restarts = std::max(0, started - (was_running || started == 0 ? 0 : 1));
+    }
+    queue.lane_done();
+  };
+
+  std::vector<Lane> lanes(gpus.size());
+  LaneThreads lane_threads(queue, lanes);
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    lanes[i].gpu.index = gpus[i];
+    lanes[i].runs = can_run;
+    lanes[i].thread = std::thread(lane_main, std::ref(lanes[i]));
+  }
+
+  // Stores and reports each point on this thread.
+  SweepProgress progress{0, points.size()};
+  // The best point (value, index) over all GPUs, and each GPU's own: chips of one model can rank some configs
+  // differently, so a sweep over several says what each found.
+  struct Best {
+    double value = 0;
+    std::optional<std::size_t> index;
+  };
+  Best best;
+  std::map<int, Best> best_on_gpu;
+  const bool higher_better = metric_higher_is_better(best_metric);
+  auto consider = [&](Best& b, double v, std::size_t index) {
+    // Ties go to the earlier point, whichever GPU finished first.
+    if (!b.index || (higher_better ? v > b.value : v < b.value) || (v == b.value && index < *b.index)) b = {v, index};
+  };
+  auto report = [&](SweepPoint& p) -> Status {
+    if (store && p.record) {
       const auto store0 = Clock::now();
-      auto id = store->insert(*p.record, ctx);
+      auto id = store->insert(*p.record, contexts[p.index]);
       sum.store_s += seconds_since(store0);
       if (!id) return id.status().with_context("sweep " + sum.id + " stopped at point " + std::to_string(p.index));
       p.row_id = *id;
     }
-    if (p.status == PointStatus::passed && p.record) {
-      auto v = record_metric(*p.record, best_metric);
-      if (v && (!best_value || (higher_better ? *v > *best_value : *v < *best_value))) {
-        best_value = v;
-        sum.best = p.index;
+    if (p.status == PointStatus::passed && p.record)
+      if (const auto v = record_metric(*p.record, best_metric)) {
+        consider(best, *v, p.index);
+        consider(best_on_gpu[p.record->gpu], *v, p.index);
       }
-    }
     ++progress.done;
     if (on_point) on_point(p, progress);
+    return Status::success();
+  };
+  // Points that need no GPU are reported after the point before them (in enumeration order), so one GPU reports in
+  // that order; the GPUs' points as they finish.
+  std::vector<char> queued(points.size(), 0);
+  for (std::size_t i : todo) queued[i] = 1;
+  auto report_run_free_from = [&](std::size_t i) -> Status {
+    for (; i < points.size() && !queued[i]; ++i) {
+      if (interrupted && interrupted->load()) break;
+      SweepPoint& p = points[i];
+      if (p.status == PointStatus::already_stored) ++sum.resumed;
+      else if (p.status == PointStatus::filtered) ++sum.filtered;
+      else if (p.status == PointStatus::skipped) ++sum.skipped;
+      TL_RETURN_IF_ERROR(report(p));
+    }
+    return Status::success();
+  };
+  TL_RETURN_IF_ERROR(report_run_free_from(0));
+  while (const std::optional<std::size_t> i = queue.next_finished()) {
+    TL_RETURN_IF_ERROR(report(points[*i]));
+    TL_RETURN_IF_ERROR(report_run_free_from(*i + 1));
   }
+  lane_threads.join();
+
+  for (const Lane& l : lanes) {
+    sum.ran += l.gpu.ran;
+    sum.passed += l.gpu.passed;
+    sum.failed += l.failed;
+    sum.not_run += l.not_run;
+    sum.compiled += l.compiled;
+    sum.compile_cache_hits += l.cache_hits;
+    sum.compile_wait_s += l.compile_wait_s;
+    sum.run_s += l.gpu.busy_s;
+    sum.kernel_s += l.kernel_s;
+    if (!l.runs) continue;
+    sum.gpus.push_back(l.gpu);
+    sum.gpus.back().best = best_on_gpu[l.gpu.index].index;
+  }
+  sum.best = best.index;
+  sum.interrupted = progress.done < points.size();
   sum.wall_s = seconds_since(t0);
-  if (sum.ran > 0) sum.overhead_ms = (sum.wall_s - sum.kernel_s) * 1e3 / double(sum.ran);
+  if (sum.ran > 0)
+    sum.overhead_ms = (sum.wall_s * double(sum.gpus.size()) - sum.kernel_s) * 1e3 / double(sum.ran);
   return sum;
 }
 
@@ -412,6 +636,7 @@ void to_json(nlohmann::json& j, const SweepPoint& p) {
   const RunRecord& r = *p.record;
   j["kernel"] = r.kernel;
   j["device"] = r.device;
+  j["gpu"] = r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json();
   j["tflops"] = r.tflops;
   j["gbps"] = r.gbps;
   j["efficiency"] = r.efficiency.value;
@@ -433,11 +658,17 @@ void to_json(nlohmann::json& j, const SweepSummary& s) {
        {"overhead_ms", s.overhead_ms}, {"compile_wait_s", s.compile_wait_s}, {"run_s", s.run_s},
        {"store_s", s.store_s}};
   j["best"] = s.best ? nlohmann::json(*s.best) : nlohmann::json();
+  j["gpus"] = nlohmann::json::array();
+  for (const SweepGpu& g : s.gpus)
+    j["gpus"].push_back({{"index", g.index}, {"name", g.name}, {"ran", g.ran}, {"passed", g.passed},
+                         {"restarts", g.restarts}, {"busy_s", g.busy_s},
+                         {"best", g.best ? nlohmann::json(*g.best) : nlohmann::json()}});
 }
 
 // [SECTION] printing
 
-SweepPrinter::SweepPrinter(std::FILE* out, bool force_plain) : m_out(out), m_tty(!force_plain && isatty(fileno(out))) {}
+SweepPrinter::SweepPrinter(std::FILE* out, bool force_plain, bool show_gpu)
+    : m_out(out), m_tty(!force_plain && isatty(fileno(out))), m_show_gpu(show_gpu) {}
 
 std::string point_resources_text(const SweepPoint& p) {
   if (p.resources.registers < 0) return {};
@@ -470,6 +701,7 @@ void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
       m_best_text = what.substr(0, what.find(','));
     }
   }
+  const std::string config = params_text(p.config) + (m_show_gpu && r && r->gpu >= 0 ? " on GPU " + std::to_string(r->gpu) : "");
   if (m_tty) {
     // A compiled point that could not run (no GPU) keeps a line of its own above the bar: its resources are the
     // sweep's result.
@@ -481,12 +713,12 @@ void SweepPrinter::point(const SweepPoint& p, const SweepProgress& progress) {
     std::fprintf(m_out, "\r\033[K[%s%s] %zu/%zu  %s%s%s%s: %s", std::string(filled, '#').c_str(),
                  std::string(width - filled, '.').c_str(), progress.done, progress.total,
                  m_best_text.empty() ? "" : "best ", m_best_text.c_str(), m_best_text.empty() ? "" : "  ",
-                 params_text(p.config).c_str(), what.c_str());
+                 config.c_str(), what.c_str());
     if (p.status == PointStatus::fault || p.status == PointStatus::timeout || p.status == PointStatus::error)
       std::fprintf(m_out, "\n  %s\n", p.reason.c_str());
   } else {
     std::fprintf(m_out, "[%zu/%zu] %s %s: %s", progress.done, progress.total, params_text(p.problem).c_str(),
-                 params_text(p.config).c_str(), what.c_str());
+                 config.c_str(), what.c_str());
     if (p.status != PointStatus::not_run && p.status != PointStatus::already_stored && !p.reason.empty())
       std::fprintf(m_out, ": %s", p.reason.c_str());
     std::fputc('\n', m_out);

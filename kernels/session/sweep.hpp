@@ -3,11 +3,13 @@
 
 // run_sweep enumerates the cartesian product of the space's axes (for each problem), drops points the filter
 // refuses, checks every other one with can_implement (an invalid point is stored as "skipped" with the reason),
-// compiles the valid ones on `jobs` threads (NVRTC through the Session's Jit and its disk cache) while the calling
-// thread runs the compiled ones in order in the worker, stores each result as it arrives and hands it to
-// `on_point`. A fault or hang costs that point and a worker restart, nothing else. A sweep's id is a hash of its
-// kernel, problems and space: a rerun skips every point already stored under it. The interrupt flag stops the
-// sweep after the current run. Callbacks (filter, on_point) run on the calling thread only.
+// compiles the valid ones on `jobs` threads (NVRTC through the Session's Jit and its disk cache) while one thread
+// per GPU runs the compiled ones in its own worker, each GPU taking the next point when it is free (host inputs,
+// reference and check included, so GPUs never wait for each other). The calling thread stores each result as it
+// arrives and hands it to `on_point`. A fault or hang costs that point and a restart of that GPU's worker, nothing
+// else. A sweep's id is a hash of its kernel, problems and space (not its GPUs): a rerun skips every point already
+// stored under it. The interrupt flag stops the sweep after the runs in flight. Callbacks (filter, on_point) run
+// on the calling thread only.
 //
 // Without a GPU the points are compiled (resources reported) and their runs are "not_run", not stored.
 
@@ -58,13 +60,20 @@ struct SweepSpec {
   // in the enumeration order is I modulo N; shards = 1 is all. The sweep's id is the whole sweep's, so the shards'
   // stores merge into it (ResultsStore::merge_from).
   int shard = 0, shards = 1;
-  // Runs one compiled point; unset: session.run(kernel, run). Set, it runs even without a GPU (tests, the GUI's
-  // own run options).
-  std::function<RunRecord(const PreparedKernel& kernel)> runner;
+  // The GPUs it runs on (indices as `tilelab info` lists them), one worker and one thread of runs each. Empty:
+  // GPU 0, or compiling only when there is no GPU. All must be of GPU 0's kind: points are compiled once, for it.
+  std::vector<int> gpus;
+  // Runs one compiled point on GPU `gpu`, on that GPU's thread; unset: session.run(kernel, run) on that GPU. Set,
+  // it runs even without a GPU, on GPUs that need not exist (tests: fake GPUs).
+  std::function<RunRecord(const PreparedKernel& kernel, int gpu)> runner;
 };
 
 // "I/N" (0 <= I < N) -> {I, N}; errors say what was expected.
 Result<std::pair<int, int>> parse_shard(const std::string& text);
+
+// "all" -> every GPU of the `count` here (none when count is 0: the sweep compiles only); "0,2" -> {0, 2}. Errors
+// name what to fix: not an index, a GPU this machine lacks (`why_none`: why it has none), one given twice.
+Result<std::vector<int>> parse_gpus(const std::string& text, int count, const std::string& why_none = "");
 
 // The sweep's id: 16 hex digits of a hash of kernel, problems, space and base config.
 std::string sweep_id(const SweepSpec& spec);
@@ -101,16 +110,29 @@ struct SweepProgress {
   std::size_t done = 0, total = 0;
 };
 
+// What one GPU did in a sweep.
+struct SweepGpu {
+  int index = 0;
+  std::string name;            // the device's (or, for a runner's GPU, its records')
+  std::size_t ran = 0, passed = 0;
+  int restarts = 0;            // of its worker, after a fault or a hang
+  double busy_s = 0;           // in runs
+  std::optional<std::size_t> best;  // its best point by the sweep's metric (index into the points)
+};
+
 struct SweepSummary {
   std::string id;
+  std::vector<SweepGpu> gpus;   // the GPUs it ran on, in the order given (none when it could only compile)
   std::size_t total = 0, ran = 0, passed = 0, failed = 0, skipped = 0, filtered = 0, not_run = 0, resumed = 0;
   std::size_t other_shards = 0;  // points of the sweep left to the other shards (not in `points`)
   std::size_t compiled = 0, compile_cache_hits = 0;
   bool interrupted = false;
   double wall_s = 0;         // the whole sweep
   double kernel_s = 0;       // the kernels' own time: each run's launches (warm-up + timed) at its median
-  double overhead_ms = 0;    // (wall − kernel time) per run: compiling waits, worker round trips, verification
-  double compile_wait_s = 0;  // the runner waiting for the compile threads
+  // (wall × GPUs − kernel time) per run: each GPU's time outside its kernels (compiling waits, worker round trips,
+  // verification) per config it ran.
+  double overhead_ms = 0;
+  double compile_wait_s = 0;  // the GPUs' threads waiting for the compile threads (summed over GPUs)
   double run_s = 0;           // inside the runs (worker round trips, L2 flushes, host inputs and reference, kernels)
   double store_s = 0;         // writing rows
   std::optional<std::size_t> best;  // index into the points given to on_point, by `best_metric`
@@ -122,26 +144,27 @@ using OnSweepPoint = std::function<void(const SweepPoint& point, const SweepProg
 // The most points one sweep enumerates (each is a few hundred bytes before it runs; days of GPU time after).
 inline constexpr long long kMaxSweepPoints = 100000;
 
-// Errors only before the first point: unknown kernel, empty space, more than kMaxSweepPoints points, a store that
-// cannot record the sweep.
+// Errors only before the first point: unknown kernel, empty space, more than kMaxSweepPoints points, GPUs that are
+// not there or not of GPU 0's kind, a store that cannot record the sweep.
 // `store` may be null (nothing stored, nothing resumed).
 Result<SweepSummary> run_sweep(Session& session, ResultsStore* store, const SweepSpec& spec,
                                const OnSweepPoint& on_point = {}, const std::atomic<bool>* interrupted = nullptr,
                                const std::string& best_metric = "tflops");
 
-// The row context of a run in this session (source hash, device clocks).
-RunContext session_run_context(Session& session, const KernelInstance& instance);
+// The row context of a run in this session on GPU `gpu` (source hash, device clocks).
+RunContext session_run_context(Session& session, const KernelInstance& instance, int gpu = 0);
 
 // Progress on a FILE: a redrawn bar when it is a terminal, one plain line per point otherwise.
 class SweepPrinter {
  public:
-  explicit SweepPrinter(std::FILE* out, bool force_plain = false);
+  // show_gpu: each point says which GPU ran it (a sweep over several).
+  explicit SweepPrinter(std::FILE* out, bool force_plain = false, bool show_gpu = false);
   void point(const SweepPoint& p, const SweepProgress& progress);
   void finish();  // ends the bar's line
 
  private:
   std::FILE* m_out;
-  bool m_tty;
+  bool m_tty, m_show_gpu;
   double m_best = 0;
   std::string m_best_text;
 };
@@ -152,9 +175,11 @@ std::string point_resources_text(const SweepPoint& p);
 // A point as JSON: index, kernel, problem, config, status, reason, resources, smem (static + dynamic), smem_static,
 // smem_dynamic (bytes), compile_ms, from_cache, row_id and,
 // when it ran, the metrics flat (tflops, gbps, efficiency, median_ms, min_ms, max_ms, rel_error, max_abs_error,
-// passed, device) plus the whole "record": the shape tl.sweep returns and the heat map reads.
+// passed, device, gpu: the index of the GPU it ran on) plus the whole "record": the shape tl.sweep returns and the
+// heat map reads.
 void to_json(nlohmann::json& j, const SweepPoint& p);
-// The summary without its points: id, counts, interrupted, wall_s, kernel_s, overhead_ms, best (index or null).
+// The summary without its points: id, counts, interrupted, wall_s, kernel_s, overhead_ms, best (index or null),
+// gpus ([{index, name, ran, passed, restarts, busy_s, best}]).
 void to_json(nlohmann::json& j, const SweepSummary& s);
 
 // "block_M=128,block_N=256" from a map.

@@ -202,19 +202,35 @@ class SweepResults(list):
 
 def sweep(kernel, space, problem=None, problems=None, config=None, filter=None, on_result=None, jobs=0, rep=None,
           warmup=None, samples=None, store=True, resume=True, progress=True, best="tflops", timer="events",
-          graph_launches=0):
+          graph_launches=0, gpus=None):
     """The sweep engine (`tilelab sweep`): every point of `space` ({param: [values]}, the first varying slowest)
-    over each problem; invalid points skipped with their reason, the rest compiled on `jobs` threads and run one by
-    one in the worker, each stored as it finishes (a rerun skips stored points unless resume=False).
-    filter(config, problem) -> bool or (bool, why); on_result(point, done, total). Returns SweepResults."""
+    over each problem; invalid points skipped with their reason, the rest compiled on `jobs` threads and run in a
+    worker per GPU (`gpus`: "all", an index or a list of them; default GPU 0), each GPU taking the next point when
+    it is free, each stored as it finishes (a rerun skips stored points unless resume=False).
+    filter(config, problem) -> bool or (bool, why); on_result(point, done, total), both on the calling thread.
+    Returns SweepResults."""
     if problem is not None and problems is not None:
         raise InvalidArgumentError("sweep: give problem or problems, not both")
     if problem is not None:
         problems = [problem]
     r = _tilelab.sweep(kernel, problems, space, config, filter, on_result, jobs, -1 if rep is None else rep,
                        -1 if warmup is None else warmup, -1 if samples is None else samples, store, resume, progress,
-                       best, timer, graph_launches)
+                       best, timer, graph_launches, _gpus_text(gpus))
     return SweepResults(r["points"], r["id"], r["summary"], r["best"])
+
+
+def _gpus_text(gpus):
+    """gpus= of sweep() as `tilelab sweep --gpus` takes it: "all", "1" or "0,1" ("" for the default)."""
+    if gpus is None:
+        return ""
+    if isinstance(gpus, str):
+        return gpus if gpus.strip() else " "  # blank: the engine says what it expected
+    if isinstance(gpus, int) and not isinstance(gpus, bool):
+        return str(gpus)
+    if isinstance(gpus, (list, tuple)) and gpus and all(isinstance(g, int) and not isinstance(g, bool) for g in gpus):
+        return ",".join(str(g) for g in gpus)
+    raise InvalidArgumentError('sweep: gpus: expected "all", a GPU index or a non-empty list of them, e.g. [0, 1]; '
+                               "got " + repr(gpus))
 
 
 class _Results:

@@ -1,7 +1,7 @@
 -- GUI screenshot script: a sweep of gemm.mma started from the app. Without a GPU every point is compiled and its
 -- registers fill the heat map (what CI sees); with one, the points run, are stored, and tflops can be shown.
 gui.kernel("gemm.mma")
-gui.sweep{space = "block_M=64,128,256;block_N=64,128,256", x = "block_N", y = "block_M", metric = "registers"}
+gui.sweep{space = "block_M=64,128,256;block_N=64,128,256", gpus = "all", x = "block_N", y = "block_M", metric = "registers"}
 gui.show("Sweep")
 assert(gui.sweep_state().running, "the sweep did not start")
 assert(not pcall(gui.sweep, "block_M=64"), "a second sweep while one runs must be refused")

@@ -33,3 +33,11 @@ gui.sweep("block_M=256;block_N=256")
 gui.wait(600)
 assert(gui.sweep_state().summary:find("1 already stored"), "resume: " .. gui.sweep_state().summary)
 print("stored point in Results: " .. found.failure_message)
+
+-- The GPUs field takes what `tilelab sweep --gpus` takes; a GPU that is not here is refused before anything runs.
+local ok, err = pcall(gui.sweep, {space = "block_M=64;block_N=64", gpus = "0,99"})
+assert(not ok and err:find("sweep GPUs: there is no GPU"), tostring(err))
+gui.sweep{space = "block_M=64;block_N=128", gpus = "all"}
+gui.wait(600)
+assert(gui.sweep_state().done == 1, "a sweep on every GPU: " .. gui.sweep_state().summary)
+print("GPUs field: " .. err)

@@ -1,5 +1,6 @@
 // The sweep engine without a GPU: real NVRTC compiles on a thread pool, a fake runner in place of the worker,
-// the real results store; invalid points skipped with their reason, filter, faults, interrupt, kill -9 and resume.
+// the real results store; invalid points skipped with their reason, filter, faults, interrupt, kill -9 and resume;
+// sweeps over several fake GPUs (their workers real `tilelab worker` processes where a test needs restarts).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -7,7 +8,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -15,6 +18,7 @@
 
 #include "runtime/core/hash.hpp"
 #include "session/sweep.hpp"
+#include "tests/support/tilelab_exe.hpp"
 
 namespace tl {
 namespace {
@@ -38,7 +42,7 @@ std::unique_ptr<Session> open_session(const std::string& cache_dir = TL_TEST_CAC
 }
 
 // What the worker would return, made up: faster for wider vectors and more threads, always verified.
-RunRecord fake_run(const PreparedKernel& k) {
+RunRecord fake_run(const PreparedKernel& k, int = 0) {
   RunRecord r;
   r.kernel = k.instance.spec->name;
   r.family = k.instance.spec->family;
@@ -224,7 +228,7 @@ TEST(Sweep, RerunSkipsWhatIsStored) {
   ASSERT_TRUE(run_sweep(*session, store->get(), copy_sweep()));
   int runs = 0;
   SweepSpec again = copy_sweep();
-  again.runner = [&](const PreparedKernel& k) {
+  again.runner = [&](const PreparedKernel& k, int) {
     ++runs;
     return fake_run(k);
   };
@@ -349,7 +353,7 @@ TEST(Sweep, AFaultingConfigCostsOnlyItsPoint) {
   auto store = ResultsStore::open((temp_dir("fault") / "r.db").string());
   ASSERT_TRUE(store);
   SweepSpec s = copy_sweep("1,2,4", "128");
-  s.runner = [](const PreparedKernel& k) {
+  s.runner = [](const PreparedKernel& k, int) {
     if (k.instance.config.integer("vec") == 2)
       return failed_record("copy", k.instance.problem.map(), k.instance.config.map(),
                            make_error(ErrorCode::fault, "an illegal memory access was encountered"));
@@ -376,7 +380,7 @@ TEST(Sweep, InterruptStopsAfterTheCurrentRun) {
   std::atomic<bool> stop{false};
   int runs = 0;
   SweepSpec s = copy_sweep("1,2,4", "128,256");
-  s.runner = [&](const PreparedKernel& k) {
+  s.runner = [&](const PreparedKernel& k, int) {
     if (++runs == 2) stop = true;  // Ctrl-C arrives during the second run
     return fake_run(k);
   };
@@ -415,7 +419,7 @@ TEST(Sweep, KillNineKeepsFinishedRunsAndRerunResumes) {
     auto store = ResultsStore::open(db);
     if (!session || !store) _exit(2);
     SweepSpec slow = spec;
-    slow.runner = [](const PreparedKernel& k) {
+    slow.runner = [](const PreparedKernel& k, int) {
       std::this_thread::sleep_for(100ms);
       return fake_run(k);
     };
@@ -448,7 +452,7 @@ TEST(Sweep, KillNineKeepsFinishedRunsAndRerunResumes) {
   ASSERT_TRUE(session);
   int runs = 0;
   SweepSpec rest = spec;
-  rest.runner = [&](const PreparedKernel& k) {
+  rest.runner = [&](const PreparedKernel& k, int) {
     ++runs;
     return fake_run(k);
   };
@@ -471,7 +475,7 @@ TEST(Sweep, ParallelCompilesMatchSerialOnes) {
   std::map<std::string, std::string> parallel;
   SweepSpec s = copy_sweep("1,2,4", "64,128");
   s.jobs = 4;
-  s.runner = [&](const PreparedKernel& k) {
+  s.runner = [&](const PreparedKernel& k, int) {
     EXPECT_FALSE(k.compiled.from_cache);
     parallel[params_text(k.instance.config.map())] =
         hash128_hex(std::string_view(k.compiled.cubin.data(), k.compiled.cubin.size()));
@@ -490,6 +494,252 @@ TEST(Sweep, ParallelCompilesMatchSerialOnes) {
     ASSERT_TRUE(k) << k.status().message();
     EXPECT_EQ(hash128_hex(std::string_view(k->cubin.data(), k->cubin.size())), parallel[params_text(inst->config.map())]);
   }
+}
+
+// [SECTION] several GPUs
+
+TEST(Sweep, GpusTextIsAllOrDistinctIndicesOfThisMachine) {
+  EXPECT_EQ(*parse_gpus("all", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(*parse_gpus("all", 0), std::vector<int>{});  // no GPU: the sweep compiles only
+  EXPECT_EQ(*parse_gpus("1, 0", 2), (std::vector<int>{1, 0}));
+  EXPECT_EQ(*parse_gpus("0", 1), std::vector<int>{0});
+  auto message = [](const std::string& text, int count) {
+    auto r = parse_gpus(text, count, "no driver");
+    EXPECT_FALSE(r) << text;
+    return r ? std::string() : r.status().message();
+  };
+  EXPECT_NE(message("7", 2).find("there is no GPU 7: this machine has 2 GPUs (0 to 1)"), std::string::npos);
+  EXPECT_NE(message("1", 1).find("this machine has 1 GPU (0)"), std::string::npos);
+  EXPECT_NE(message("0", 0).find("this machine has no GPU (no driver)"), std::string::npos);
+  EXPECT_NE(message("0,1,0", 2).find("GPU 0 is given twice"), std::string::npos);
+  EXPECT_NE(message(" ", 2).find("no GPU given: expected all, or GPU indices like 0,1"), std::string::npos);
+  for (const char* bad : {"x", "0,,1", "-1", "1.5", "0;1", "All", "0,"})
+    EXPECT_NE(message(bad, 2).find("is not a GPU index: expected all, or GPU indices like 0,1"), std::string::npos)
+        << bad;
+}
+
+// Every point's outcome by its key, and the best's, as a 1-GPU run and a 2-GPU run should agree on them.
+std::map<std::string, std::string> outcomes(const SweepSummary& sum) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : sum.points) {
+    std::string& o = out[sweep_point_key(p.problem, p.config)];
+    o = point_status_name(p.status);
+    if (p.record) o.append(", ").append(std::to_string(p.record->gbps));
+  }
+  return out;
+}
+
+TEST(Sweep, TwoGpusRunEveryPointOnceAndStoreItWithItsGpu) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  const fs::path dir = temp_dir("two_gpus");
+  auto one_store = ResultsStore::open((dir / "one.db").string());
+  auto two_store = ResultsStore::open((dir / "two.db").string());
+  ASSERT_TRUE(one_store && two_store);
+  SweepSpec one = copy_sweep("1,2,4,8", "64,128,256,512");  // 16 points, 4 of them invalid (vec=8)
+  auto single = run_sweep(*session, one_store->get(), one, {}, nullptr, "gbps");
+  ASSERT_TRUE(single) << single.status().message();
+
+  SweepSpec two = one;
+  two.gpus = {0, 1};
+  std::mutex mutex;
+  std::map<std::string, std::vector<int>> ran_on;  // point -> the GPUs that ran it
+  std::set<std::thread::id> runner_threads;
+  two.runner = [&](const PreparedKernel& k, int gpu) {
+    {
+      std::lock_guard lock(mutex);
+      ran_on[sweep_point_key(k.instance.problem.map(), k.instance.config.map())].push_back(gpu);
+      runner_threads.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(10ms);  // long enough that both GPUs get points
+    return fake_run(k, gpu);
+  };
+  const auto caller = std::this_thread::get_id();
+  std::size_t reported = 0;
+  std::set<std::size_t> reported_points;
+  auto sum = run_sweep(*session, two_store->get(), two, [&](const SweepPoint& p, const SweepProgress& pr) {
+    EXPECT_EQ(std::this_thread::get_id(), caller) << "callbacks run on the calling thread";
+    EXPECT_EQ(pr.done, ++reported);
+    EXPECT_EQ(pr.total, 16u);
+    EXPECT_TRUE(reported_points.insert(p.index).second) << "point " << p.index << " reported twice";
+  }, nullptr, "gbps");
+  ASSERT_TRUE(sum) << sum.status().message();
+  EXPECT_EQ(reported, 16u);
+  EXPECT_EQ(sum->id, single->id);  // the GPUs are not part of the sweep
+  EXPECT_EQ(sum->ran, 12u);
+  EXPECT_EQ(sum->skipped, 4u);
+  EXPECT_FALSE(sum->interrupted);
+  EXPECT_EQ(runner_threads.size(), 2u);
+  EXPECT_EQ(runner_threads.count(caller), 0u);
+  ASSERT_EQ(ran_on.size(), 12u);
+  std::map<int, std::size_t> per_gpu;
+  for (const auto& [key, gpus] : ran_on) {
+    ASSERT_EQ(gpus.size(), 1u) << key << " ran more than once";
+    ++per_gpu[gpus[0]];
+  }
+  ASSERT_EQ(sum->gpus.size(), 2u);
+  for (const SweepGpu& g : sum->gpus) {
+    EXPECT_GT(g.ran, 0u) << "GPU " << g.index << " ran nothing";
+    EXPECT_EQ(g.ran, per_gpu[g.index]);
+    EXPECT_EQ(g.passed, g.ran);
+    EXPECT_EQ(g.name, "Fake GPU");
+    EXPECT_EQ(g.restarts, 0);
+  }
+  const nlohmann::json j = *sum;
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["index"], 0);
+  EXPECT_EQ(j["gpus"][1]["ran"], per_gpu[1]);
+  EXPECT_EQ(j["gpus"][1]["best"], *sum->gpus[1].best);
+
+  // The same outcomes and best as on one GPU; each GPU's best is the best of the points it ran.
+  EXPECT_EQ(outcomes(*sum), outcomes(*single));
+  ASSERT_TRUE(sum->best && single->best);
+  EXPECT_EQ(sum->points[*sum->best].config, single->points[*single->best].config);
+  for (const SweepGpu& g : sum->gpus) {
+    ASSERT_TRUE(g.best);
+    const SweepPoint& b = sum->points[*g.best];
+    EXPECT_EQ(b.record->gpu, g.index);
+    for (const auto& p : sum->points)
+      if (p.status == PointStatus::passed && p.record->gpu == g.index) {
+        EXPECT_LE(p.record->gbps, b.record->gbps);
+      }
+  }
+  EXPECT_TRUE(*sum->best == *sum->gpus[0].best || *sum->best == *sum->gpus[1].best);
+
+  // Each point stored once, a run with the GPU that ran it, an invalid point with none.
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  auto rows = (*two_store)->query(q);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 16u);
+  std::set<std::string> keys;
+  for (const auto& r : *rows) {
+    EXPECT_TRUE(keys.insert(r.point_key).second);
+    if (r.status == "skipped") {
+      EXPECT_EQ(r.gpu, -1);
+      continue;
+    }
+    ASSERT_EQ(ran_on.count(r.point_key), 1u) << r.point_key;
+    EXPECT_EQ(r.gpu, ran_on[r.point_key][0]) << r.point_key;
+    EXPECT_EQ(r.record["gpu"], r.gpu);
+  }
+  for (const auto& p : sum->points) {
+    const nlohmann::json pj = p;
+    if (p.status == PointStatus::passed) {
+      EXPECT_EQ(pj["gpu"], ran_on[sweep_point_key(p.problem, p.config)][0]);
+    }
+  }
+}
+
+TEST(Sweep, GpusGivenTwiceOrMissingAreRefusedBeforeAnyPoint) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  SweepSpec s = copy_sweep();
+  s.gpus = {1, 1};
+  auto twice = run_sweep(*session, nullptr, s);
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.status().message().find("GPU 1 is given twice"), std::string::npos) << twice.status().message();
+  if (session->has_device()) GTEST_SKIP() << "a GPU is here";
+  s.runner = nullptr;  // real GPUs: none here
+  s.gpus = {3};
+  auto missing = run_sweep(*session, nullptr, s);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("there is no GPU 3: this machine has no GPU"), std::string::npos)
+      << missing.status().message();
+}
+
+// A crash and a hang on one GPU restart that GPU's worker (a real `tilelab worker`) only; both GPUs go on.
+TEST(Sweep, AFaultOrHangOnOneGpuRestartsOnlyThatGpusWorker) {
+  SessionOptions o;
+  o.cache_dir = TL_TEST_CACHE_DIR;
+  o.worker.executable = test::tilelab_exe();
+  auto opened = Session::open(o);
+  ASSERT_TRUE(opened) << opened.status().message();
+  Session& session = **opened;
+  auto store = ResultsStore::open((temp_dir("gpu_fault") / "r.db").string());
+  ASSERT_TRUE(store);
+  SweepSpec s = copy_sweep("1,2,4", "64,128,256,512");  // 12 valid points
+  s.gpus = {0, 1};
+  std::mutex mutex;
+  std::condition_variable cv;
+  int runs_on_1 = 0;
+  s.runner = [&](const PreparedKernel& k, int gpu) {
+    WorkerClient& worker = session.worker(gpu);
+    Result<Message> reply = make_error(ErrorCode::internal, "not called");
+    if (gpu == 0) {
+      // GPU 0 holds its first point until GPU 1 has crashed, hung and run once more: GPU 1 gets points meanwhile.
+      std::unique_lock lock(mutex);
+      cv.wait_for(lock, 20s, [&] { return runs_on_1 >= 3; });
+      lock.unlock();
+      reply = worker.call(make_request("ping"));
+    } else {
+      int n;
+      {
+        std::lock_guard lock(mutex);
+        n = ++runs_on_1;
+      }
+      if (n == 1) reply = worker.call(make_request("sim.crash", {{"how", "abort"}}));
+      else if (n == 2) reply = worker.call(make_request("sim.sleep", {{"seconds", 30}}), {}, 300ms);
+      else reply = worker.call(make_request("ping"));
+      cv.notify_all();
+    }
+    if (!reply) return failed_record("copy", k.instance.problem.map(), k.instance.config.map(), reply.status());
+    return fake_run(k, gpu);
+  };
+  auto sum = run_sweep(session, store->get(), s);
+  ASSERT_TRUE(sum) << sum.status().message();
+  EXPECT_EQ(sum->ran, 12u);
+  EXPECT_EQ(sum->passed, 10u);
+  std::map<PointStatus, int> statuses;
+  for (const auto& p : sum->points) ++statuses[p.status];
+  EXPECT_EQ(statuses[PointStatus::fault], 1);
+  EXPECT_EQ(statuses[PointStatus::timeout], 1);
+  ASSERT_EQ(sum->gpus.size(), 2u);
+  EXPECT_EQ(sum->gpus[0].restarts, 0);
+  EXPECT_EQ(sum->gpus[1].restarts, 2);
+  EXPECT_GE(sum->gpus[0].ran, 1u);
+  EXPECT_GE(sum->gpus[1].ran, 3u);  // it went on after both
+  EXPECT_EQ(session.worker(0).starts(), 1);
+  EXPECT_EQ(session.worker(1).starts(), 3);
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  auto rows = (*store)->query(q);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->size(), 12u);
+  for (const auto& r : *rows)
+    if (r.status == "fault" || r.status == "timeout") {
+      EXPECT_EQ(r.gpu, 1);
+    }
+}
+
+TEST(Sweep, InterruptOnSeveralGpusStopsAfterTheRunsInFlight) {
+  auto session = open_session();
+  ASSERT_TRUE(session);
+  auto store = ResultsStore::open((temp_dir("gpu_interrupt") / "r.db").string());
+  ASSERT_TRUE(store);
+  std::atomic<bool> stop{false};
+  std::atomic<int> runs{0};
+  SweepSpec s = copy_sweep("1,2,4", "64,128,256,512");
+  s.gpus = {0, 1, 2};
+  s.runner = [&](const PreparedKernel& k, int gpu) {
+    if (++runs == 3) stop = true;  // Ctrl-C during the third run
+    std::this_thread::sleep_for(20ms);
+    return fake_run(k, gpu);
+  };
+  auto sum = run_sweep(*session, store->get(), s, {}, &stop);
+  ASSERT_TRUE(sum);
+  EXPECT_TRUE(sum->interrupted);
+  EXPECT_GE(sum->ran, 3u);
+  EXPECT_LE(sum->ran, 5u);  // at most the runs in flight on the three GPUs finish
+  EXPECT_EQ(sum->ran, std::size_t(runs.load()));
+  ResultsQuery q;
+  q.sweep_id = sum->id;
+  EXPECT_EQ((*store)->query(q)->size(), sum->ran);  // every run that finished is stored
+  stop = false;
+  auto rest = run_sweep(*session, store->get(), s, {}, &stop);
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(rest->resumed, sum->ran);
+  EXPECT_EQ(rest->ran + rest->resumed, 12u);
 }
 
 }  // namespace

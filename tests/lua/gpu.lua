@@ -1,5 +1,6 @@
 -- The tl API on a GPU: device + ceilings, a GEMM against cuBLAS, a recorded timeline, a roofline, a fault and a
--- hang reported as nil + reason with the worker restarted after each. Without a GPU it says so and passes.
+-- hang reported as nil + reason with the worker restarted after each; with two GPUs or more, a sweep on all of them.
+-- Without a GPU it says so and passes.
 -- Run: tilelab run --launch-timeout 5 tests/lua/gpu.lua OUTDIR      (ctest: lua.gpu, label gpu)
 
 local outdir = assert(arg[1], "usage: gpu.lua OUTDIR")
@@ -35,4 +36,21 @@ assert(s == nil and serr:find("timed out", 1, true), "a hang is nil + reason: " 
 print("hang: " .. serr:sub(1, 120))
 local again = assert(tl.kernel("copy"):run{problem = {n = 1 << 20}})
 assert(again.passed, "the worker restarts after a fault")
+
+-- Several GPUs: tl.sweep{gpus = "all"} hands the points to every GPU; on_result sees each point, with its GPU.
+local gpus = #tl.info().devices
+if gpus >= 2 then
+  local seen, on = 0, {}
+  local res = tl.sweep{kernel = "copy", problem = {n = 1 << 24, dtype = "f32"}, gpus = "all", progress = false,
+                       store = false, space = {vec = {1, 2, 4}, threads = {64, 128, 256, 512}},
+                       on_result = function(p) seen = seen + 1; on[p.gpu] = (on[p.gpu] or 0) + 1 end}
+  assert(seen == 12 and res.summary.passed == 12, ("%d points seen, %d passed"):format(seen, res.summary.passed))
+  assert(#res.summary.gpus == gpus, "the summary names every GPU")
+  local counts = {}
+  for g = 0, gpus - 1 do
+    assert((on[g] or 0) > 0, "GPU " .. g .. " ran none of the points")
+    counts[#counts + 1] = ("GPU %d ran %d"):format(g, on[g])
+  end
+  print("sweep on every GPU: " .. table.concat(counts, ", "))
+end
 print("gpu lua ok")

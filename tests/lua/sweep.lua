@@ -76,4 +76,19 @@ assert(not ok and err:find("warps"), err)
 ok, err = pcall(tl.sweep, {kernel = "copy", space = {vec = {1}}, on_result = function() error("boom") end, progress = false,
                           problem = {n = 4096}})
 assert(not ok and err:find("on_result: .*boom"), err)
+-- gpus: "all", an index or a list; a GPU that is not here, one given twice or a wrong type raises naming it.
+local on_all = tl.sweep{kernel = "copy", space = {vec = {1, 2}}, problem = {n = 4096}, gpus = "all", progress = false,
+                        store = false}
+assert(#on_all == 2, "gpus = all: " .. #on_all .. " points")
+local gpus_here = #(tl.info().devices)
+ok, err = pcall(tl.sweep, {kernel = "copy", space = {vec = {1}}, gpus = {gpus_here}, store = false, progress = false})
+assert(not ok and err:find("gpus: there is no GPU " .. gpus_here .. ": this machine has"), err)
+ok, err = pcall(tl.sweep, {kernel = "copy", space = {vec = {1}}, gpus = "x", store = false, progress = false})
+assert(not ok and err:find("gpus: 'x' is not a GPU index"), err)
+ok, err = pcall(tl.sweep, {kernel = "copy", space = {vec = {1}}, gpus = {0, 0}, store = false, progress = false})
+assert(not ok and err:find("gpus: "), err)
+ok, err = pcall(tl.sweep, {kernel = "copy", space = {vec = {1}}, gpus = {0.5}, store = false, progress = false})
+assert(not ok and err:find("gpus%[1%]: expected a GPU index"), err)
+ok, err = pcall(tl.sweep, {kernel = "copy", space = {vec = {1}}, gpus = true, store = false, progress = false})
+assert(not ok and err:find("gpus: expected \"all\""), err)
 print("sweep lua ok")

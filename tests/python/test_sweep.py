@@ -55,6 +55,21 @@ def test_sweep_errors():
         tilelab.sweep("copy", {"vec": [1]}, problem={}, problems=[{}])
 
 
+def test_sweep_gpus(store):
+    r = tilelab.sweep("copy", {"vec": [1, 2]}, problem=PROBLEM, store=False, progress=False, gpus="all")
+    assert len(r) == 2
+    here = len(tilelab.info()["devices"])
+    with pytest.raises(tilelab.InvalidArgumentError, match=f"gpus: there is no GPU {here}: this machine has"):
+        tilelab.sweep("copy", {"vec": [1]}, store=False, progress=False, gpus=[here])
+    with pytest.raises(tilelab.InvalidArgumentError, match="gpus: 'x' is not a GPU index"):
+        tilelab.sweep("copy", {"vec": [1]}, store=False, progress=False, gpus="x")
+    with pytest.raises(tilelab.InvalidArgumentError, match="gpus: no GPU given"):
+        tilelab.sweep("copy", {"vec": [1]}, store=False, progress=False, gpus="")
+    for bad in ([], [0.5], True, {0: 1}):
+        with pytest.raises(tilelab.InvalidArgumentError, match="gpus: expected \"all\""):
+            tilelab.sweep("copy", {"vec": [1]}, store=False, progress=False, gpus=bad)
+
+
 def test_results_compare_needs_stored_runs(store):
     with pytest.raises(tilelab.NotFoundError, match="no run 1"):
         tilelab.results.compare(1, 2)

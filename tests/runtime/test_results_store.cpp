@@ -457,8 +457,9 @@ TEST(ResultsStore, MergeRefusesAStoreOfAnotherSchema) {
 TEST(ResultsStore, AVersionOneStoreIsUpgradedKeepingTheNewestOutcomeOfEachPoint) {
   const std::string path = temp_db("v1.db");
   ASSERT_TRUE(ResultsStore::open(path));
-  // What version 1 was: no unique index (parallel sweeps doubled points), no timer.
-  sql(path, "DROP INDEX runs_sweep_point; ALTER TABLE runs DROP COLUMN timer; PRAGMA user_version = 1;");
+  // What version 1 was: no unique index (parallel sweeps doubled points), no timer, no GPU index.
+  sql(path, "DROP INDEX runs_sweep_point; ALTER TABLE runs DROP COLUMN timer; ALTER TABLE runs DROP COLUMN gpu; "
+           "PRAGMA user_version = 1;");
   {
     auto store = ResultsStore::open_read_only(path);  // reads version 1 as it is
     ASSERT_TRUE(store) << store.status().message();
@@ -496,7 +497,12 @@ TEST(ResultsStore, AVersionOneStoreIsUpgradedKeepingTheNewestOutcomeOfEachPoint)
   EXPECT_EQ(medians, (std::multiset<int>{2, 5, 6, 7, 8}));
 }
 
-// [SECTION] the timer column (schema 3)
+// [SECTION] the timer and gpu columns (schema 3)
+
+// What version 2 was: no timer and no GPU index. Made from a store of this version by dropping both columns.
+void downgrade_to_version_two(const std::string& path) {
+  sql(path, "ALTER TABLE runs DROP COLUMN timer; ALTER TABLE runs DROP COLUMN gpu; PRAGMA user_version = 2;");
+}
 
 RunRecord timed_with(Timer timer, double median_ms) {
   RunRecord r = sample_record(median_ms);
@@ -545,7 +551,7 @@ void make_version_two(const std::string& path) {
     ASSERT_TRUE((*store)->insert(sample_record(7), {}));
     ASSERT_TRUE((*store)->insert(sample_record(8), c));
   }
-  sql(path, "ALTER TABLE runs DROP COLUMN timer; PRAGMA user_version = 2;");
+  downgrade_to_version_two(path);
   ASSERT_EQ(user_version(path), 2);
 }
 
@@ -586,6 +592,68 @@ TEST(ResultsStore, AVersionTwoStoreReadsMergesAndUpgradesWithEventsAsItsTimer) {
   std::multiset<std::string> timers;
   for (const auto& r : *rows) timers.insert(r.timer);
   EXPECT_EQ(timers, (std::multiset<std::string>{"events", "events", "cupti"}));
+}
+
+TEST(ResultsStore, RunsKeepTheirGpuIndexAndAVersionTwoStoreUpgradesWithoutOne) {
+  const std::string path = temp_db("v2.db");
+  {
+    auto store = ResultsStore::open(path);
+    ASSERT_TRUE(store);
+    RunRecord r = sample_record(1);
+    r.gpu = 1;
+    ASSERT_TRUE((*store)->insert(r, {}));
+    auto rows = (*store)->query({});
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].gpu, 1);
+    EXPECT_EQ(nlohmann::json((*rows)[0])["gpu"], 1);
+  }
+  downgrade_to_version_two(path);
+  {
+    auto old = ResultsStore::open_read_only(path);  // read as it is: no GPU index
+    ASSERT_TRUE(old) << old.status().message();
+    auto rows = (*old)->query({});
+    ASSERT_TRUE(rows) << rows.status().message();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].gpu, -1);
+    EXPECT_TRUE(nlohmann::json((*rows)[0])["gpu"].is_null());
+  }
+  EXPECT_EQ(user_version(path), 2);
+  auto store = ResultsStore::open(path);
+  ASSERT_TRUE(store) << store.status().message();
+  EXPECT_EQ(user_version(path), ResultsStore::kSchemaVersion);
+  RunRecord r = sample_record(2);
+  r.gpu = 0;
+  ASSERT_TRUE((*store)->insert(r, {}));
+  auto rows = (*store)->query({});
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].gpu, -1);  // stored before the upgrade
+  EXPECT_EQ((*rows)[1].gpu, 0);
+}
+
+TEST(ResultsStore, MergesAVersionTwoStoreItsRowsWithoutAGpuIndex) {
+  const std::string old = temp_db("merge_v2.db"), into = temp_db("merge_v3.db");
+  {
+    auto store = ResultsStore::open(old);
+    ASSERT_TRUE(store);
+    RunContext c;
+    c.sweep_id = "0123456789abcdef";
+    c.point_key = "M=256|block_M=64";
+    ASSERT_TRUE((*store)->insert(sample_record(1), c));
+    ASSERT_TRUE((*store)->insert(sample_record(2), {}));
+  }
+  downgrade_to_version_two(old);
+  auto store = ResultsStore::open(into);
+  ASSERT_TRUE(store);
+  auto n = (*store)->merge_from(old);
+  ASSERT_TRUE(n) << n.status().message();
+  EXPECT_EQ(n->runs, 2);
+  EXPECT_EQ(user_version(old), 2);  // the source is only read
+  auto rows = (*store)->query({});
+  ASSERT_EQ(rows->size(), 2u);
+  for (const auto& r : *rows) EXPECT_EQ(r.gpu, -1);
+  auto again = (*store)->merge_from(old);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->runs, 0);
 }
 
 TEST(ResultsStore, ReadOnlyOpensNeitherCreateNorWrite) {

@@ -65,6 +65,8 @@ int attr(cudaDeviceAttr a, int dev) {
   return v;
 }
 
+}  // namespace
+
 Result<int> device_count() {
   if (!driver_library_present())
     return make_error(ErrorCode::no_device,
@@ -82,6 +84,8 @@ Result<int> device_count() {
   if (count == 0) return make_error(ErrorCode::no_device, "the NVIDIA driver is present but reports no GPU");
   return count;
 }
+
+namespace {
 
 DeviceInfo read_device(int dev) {
   DeviceInfo d;

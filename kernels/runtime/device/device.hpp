@@ -60,6 +60,8 @@ HostInfo query_host();
 ToolkitInfo query_toolkit();
 // Never fails: with no driver or no device, `devices` is empty and `why_no_device` says why.
 SystemInfo query_system();
+// How many GPUs this process sees (CUDA_VISIBLE_DEVICES applies), or a no_device error naming the reason.
+Result<int> device_count();
 // One device, or a no_device error naming the reason.
 Result<DeviceInfo> query_device(int index = 0);
 

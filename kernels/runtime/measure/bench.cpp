@@ -358,6 +358,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       r.failure = RunFailure{spec.status().code(), spec.status().message(), std::nullopt};
       return r;
     }
+    spec->device = options.device;
     // A problem the library is known to refuse runs without it, the refusal standing as the library's row.
     std::optional<BaselineResult> refused;
     if (!options.vs.empty()) {
@@ -411,6 +412,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     if (inst.spec->reference && inst.spec->reference_thread_safe)
       reference = std::async(std::launch::async, [&] { prepare_reference(inst, key, *spec, cache); });
     const auto call0 = std::chrono::steady_clock::now();
+    r.gpu = options.device;
     auto result = run_launch(worker, *spec, options.timeout);
     const auto call1 = std::chrono::steady_clock::now();
     if (reference.valid()) {

@@ -47,6 +47,7 @@ struct ReferenceCache {
 
 struct RunOptions {
   TimingOptions timing;
+  int device = 0;                        // the GPU it runs on (the worker selects it by index)
   std::chrono::milliseconds timeout{0};  // watchdog for the launch; 0 = the worker's default
   std::uint64_t max_samples = 1u << 16;  // output positions checked against the reference (0 = all)
   const Ceilings* ceilings = nullptr;    // this device's measured ceilings, for the efficiency (optional)

@@ -86,6 +86,7 @@ void to_json(nlohmann::json& j, const StoredRun& r) {
        {"config", r.config},
        {"problem", r.problem},
        {"device", r.device},
+       {"gpu", r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json()},
        {"sm_clock_khz", r.sm_clock_khz},
        {"mem_clock_khz", r.mem_clock_khz},
        {"median_ms", r.median_ms},
@@ -143,6 +144,11 @@ class Stmt {
     sqlite3_bind_int64(m_stmt, i, v);
     return *this;
   }
+  Stmt& bind_null(int i) {
+    sqlite3_bind_null(m_stmt, i);
+    return *this;
+  }
+  bool null(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
   // A step that waits out a lock (see wait_to_retry); a statement that already returned rows is not started over.
   int step() {
     const auto since = std::chrono::steady_clock::now();
@@ -192,7 +198,8 @@ CREATE TABLE IF NOT EXISTS runs (
   sweep_id TEXT NOT NULL,
   point_key TEXT NOT NULL,
   record TEXT NOT NULL,
-  timer TEXT NOT NULL DEFAULT 'events'
+  timer TEXT NOT NULL DEFAULT 'events',
+  gpu INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_kernel ON runs(kernel, time);
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(sweep_id, point_key);
@@ -216,18 +223,21 @@ DELETE FROM runs WHERE sweep_id != '' AND id NOT IN (
 CREATE UNIQUE INDEX IF NOT EXISTS runs_sweep_point ON runs(sweep_id, point_key) WHERE sweep_id != '';
 )sql";
 
-// Version 2 -> 3: the timer each run was timed with (bench --timer); runs stored before it were timed with events.
-constexpr const char* k_migrate_2_to_3 = "ALTER TABLE runs ADD COLUMN timer TEXT NOT NULL DEFAULT 'events';";
+// Version 2 -> 3: the timer each run was timed with (bench --timer; runs stored before it were timed with events)
+// and the GPU index it ran on (sweep --gpus; none before it).
+constexpr const char* k_migrate_2_to_3 =
+    "ALTER TABLE runs ADD COLUMN timer TEXT NOT NULL DEFAULT 'events'; ALTER TABLE runs ADD COLUMN gpu INTEGER;";
 
 // A row's columns but its id, in the order insert() binds them.
 constexpr const char* k_run_columns =
     "time, kernel, source_hash, config, problem, device, sm_clock_khz, mem_clock_khz, median_ms, min_ms, max_ms, "
     "tflops, gbps, efficiency, rel_error, max_abs_error, passed, status, resources, failure_kind, failure_message, "
-    "sweep_id, point_key, record, timer";
-// The same read from a store of schema `version`: a version-2 store has no timer column, its runs used events.
+    "sweep_id, point_key, record, timer, gpu";
+// The same read from a store of schema `version`: a version-2 store has neither column; its runs used events and
+// name no GPU.
 std::string run_columns_of(std::int64_t version) {
   std::string columns = k_run_columns;
-  if (version < 3) columns.replace(columns.rfind("timer"), 5, "'events' AS timer");
+  if (version < 3) columns.replace(columns.rfind("timer, gpu"), 10, "'events' AS timer, NULL AS gpu");
   return columns;
 }
 // A sweep point stored again takes the new row's columns (insert() and merge_from() add when it may).
@@ -239,7 +249,7 @@ constexpr const char* k_point_upsert =
     "gbps = excluded.gbps, efficiency = excluded.efficiency, rel_error = excluded.rel_error, max_abs_error = "
     "excluded.max_abs_error, passed = excluded.passed, status = excluded.status, resources = excluded.resources, "
     "failure_kind = excluded.failure_kind, failure_message = excluded.failure_message, record = excluded.record, "
-    "timer = excluded.timer";
+    "timer = excluded.timer, gpu = excluded.gpu";
 
 }  // namespace
 
@@ -402,6 +412,7 @@ StoredRun stored_run_of(const RunRecord& r, const RunContext& c) {
   s.config = typed_params(r.config);
   s.problem = typed_params(r.problem);
   s.device = r.device;
+  s.gpu = r.gpu;
   s.sm_clock_khz = c.sm_clock_khz;
   s.mem_clock_khz = c.mem_clock_khz;
   s.median_ms = r.time_ms.median;
@@ -430,7 +441,7 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
   // error, the same sweep running in another process) replaces the row, except that an "error" never replaces an
   // outcome of the point's own.
   static const std::string sql = std::string("INSERT INTO runs (") + k_run_columns +
-                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
+                                 ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) " + k_point_upsert +
                                  " WHERE excluded.status != 'error' OR runs.status = 'error' RETURNING id";
   Stmt st(m_db, sql.c_str());
   if (!st.ok()) return error("cannot prepare the insert");
@@ -460,6 +471,8 @@ Result<std::int64_t> ResultsStore::insert(const RunRecord& r, const RunContext& 
       .bind(23, s.point_key)
       .bind(24, s.record.dump())
       .bind(25, s.timer);
+  if (s.gpu >= 0) st.bind(26, std::int64_t(s.gpu));
+  else st.bind_null(26);
   // Outside an explicit transaction each statement commits by itself: the row is durable when it is done.
   std::int64_t id = 0;
   int rc = st.step();
@@ -530,6 +543,7 @@ Result<std::vector<StoredRun>> ResultsStore::query(const ResultsQuery& q) const 
     r.point_key = st.text(23);
     r.record = parse_or_null(st.text(24));
     r.timer = st.text(25);
+    r.gpu = st.null(26) ? -1 : static_cast<int>(st.integer(26));
     rows.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return error("reading the runs failed");
@@ -576,7 +590,8 @@ Result<MergeCounts> ResultsStore::merge_from(const std::string& path) {
     auto src = open_read_only(path);  // not found, not a database, another program's, a newer schema: its message
     if (!src) return src.status();
     version = (*src)->m_version;
-    // Version 1 could hold a sweep point several times; version 2 lacks only the timer (its runs used events).
+    // Version 1 could hold a sweep point several times; version 2 lacks only the timer (its runs used
+    // events) and the GPU index.
     if (version < 2)
       return make_error(ErrorCode::unsupported,
                         "results store " + path + " has schema version " + std::to_string(version) + ", " + m_path +

@@ -51,6 +51,7 @@ struct StoredRun {
   std::int64_t id = 0;
   std::string time;  // ISO 8601 UTC, "2026-11-22T21:57:20Z"
   std::string kernel, source_hash, device, sweep_id, point_key, status;
+  int gpu = -1;  // the index of the GPU it ran on; -1: none (never ran) or not recorded (stores before version 3)
   nlohmann::json config = nlohmann::json::object(), problem = nlohmann::json::object();
   int sm_clock_khz = 0, mem_clock_khz = 0;
   double median_ms = 0, min_ms = 0, max_ms = 0, tflops = 0, gbps = 0, efficiency = 0;
@@ -95,8 +96,8 @@ class ResultsStore {
  public:
   // Opens `path` ("" = default_results_db_path()), creating the file and its directory when missing, and checks,
   // creates or upgrades the schema (version 1 stores lose the duplicate rows of a sweep point: the newest outcome
-  // stays; version 2 stores get the timer column, 'events' for their runs). Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer
-  // schema.
+  // stays; version 2 stores get the timer column, 'events' for their runs, and the gpu column, none for them).
+  // Errors (io, parse, unsupported) name the file: not a database, another program's database, a newer schema.
   static Result<std::unique_ptr<ResultsStore>> open(const std::string& path);
   // Opens an existing store for reading only (SQLITE_OPEN_READONLY; any older schema reads): nothing is created,
   // upgraded or written. A path with no file is not_found ("no results store at X"); insert and begin_sweep fail.
@@ -121,11 +122,11 @@ class ResultsStore {
   // Copies the runs and sweeps of the store at `path` into this one, in one transaction: a sweep point keeps one row
   // (an "error" never replaces an outcome of the point's own; otherwise the newer run stays), a run outside sweeps is
   // added unless the same run is here already, so merging a store twice adds nothing. Shards of one sweep (`tilelab
-  // sweep --shard`) merge into that sweep. A version-2 store merges (its runs were timed with events); version 1
-  // (sweep points not yet one row) is refused, as is this store itself.
+  // sweep --shard`) merge into that sweep. A version-2 store merges (its runs were timed with
+  // events and name no GPU); version 1 (sweep points not yet one row) is refused, as is this store itself.
   Result<MergeCounts> merge_from(const std::string& path);
 
-  // 2: one row per sweep point (unique index runs_sweep_point); 3: the timer column.
+  // 2: one row per sweep point (unique index runs_sweep_point); 3: the timer and gpu columns.
   static constexpr int kSchemaVersion = 3;
 
  private:

@@ -71,6 +71,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"problem", r.problem},
        {"config", r.config},
        {"device", r.device},
+       {"gpu", r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json()},
        {"launch", r.launch},
        {"resources", r.resources},
        {"attributes", r.attributes},

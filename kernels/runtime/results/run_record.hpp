@@ -52,6 +52,7 @@ struct RunRecord {
   std::string kernel, family, name_expression, arch;
   std::map<std::string, std::string> problem, config;
   std::string device;
+  int gpu = -1;                 // the index of the GPU it ran on (-1: it never reached one)
   LaunchGeometry launch;
   ResourceUsage resources;      // ptxas
   KernelAttributes attributes;  // what the loaded kernel reported on the device
