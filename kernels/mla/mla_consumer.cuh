@@ -357,13 +357,14 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         if constexpr (SPARSE) {
           const unsigned long long vm = ld_shared_b64(a.valid_base + 8u * static_cast<unsigned>(s)) >> tok0;
           if ((~vm & (NS == 64 ? ~0ull : (1ull << NS) - 1)) != 0) {
+            const unsigned long long vt = vm >> s_at.col;  // bit c: this thread's column s_at.col + c
 #pragma unroll
             for (int j = 0; j < NS / 8; ++j)
 #pragma unroll
               for (int h = 0; h < 2; ++h)
 #pragma unroll
                 for (int e = 0; e < 2; ++e)
-                  if (!((vm >> (s_at.col + s_vals[4 * j + 2 * h + e].col)) & 1ull)) sacc[4 * j + 2 * h + e] = -kInf;
+                  if (!((vt >> s_vals[4 * j + 2 * h + e].col) & 1ull)) sacc[4 * j + 2 * h + e] = -kInf;
           }
         } else if (n0 + NS > min(lim[0], lim[1])) {
 #pragma unroll

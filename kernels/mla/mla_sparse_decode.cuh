@@ -16,7 +16,7 @@
 // mla.decode's own code (mla_consumer.cuh: Q K^T, online softmax, P V, the merge of split requests by the CTA that
 // finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs:
 //
-// Threads: 3 warpgroups. Warpgroup 0, the producer (40 registers: it keeps no data in flight in registers), fills
+// Threads: 3 warpgroups. Warpgroup 0, the producer (56 registers: it keeps no data in flight in registers), fills
 // the 2-stage ring of 64-token bf16 KV tiles. Warp w owns rows 16w .. 16w + 15 of each block: lanes 0..15 read the
 // 16 index entries, the warp waits for the stage to be free, records which are valid in the stage's mask, and
 // issues each valid token's 656 bytes as 41 cp.async chunks into the token's own row of the stage (the plan's
@@ -26,7 +26,7 @@
 // times scale * 2^120 in bf16: exact for power-of-two scales up to 2^7; an invalid token becomes a zero row, so P V
 // sees 0, never a stale value). fence.proxy.async and one arrival of each of the 128 threads on the stage's full
 // barrier publish the tile to the consumers' wgmma. Lane 0 of warp 0 also loads the request's Q tile by TMA (after
-// issuing its first block's copies), as mla.decode's producer does. Consumers: 232 registers each (mla.decode's).
+// issuing its first block's copies), as mla.decode's producer does. Consumers: 224 registers each (mla.decode's 232 less the 16 the producer needs beyond 40).
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks (mla_sparse_decode_plan.hpp). The full barriers count 128 producer arrivals; the empty ones 2 (consumers).
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   __syncthreads();
 
   if (wg == 0) {
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<56>();
     TL_PROBE_WARP_INIT();
     // A lane's columns as unswizzled byte offsets in row 0; token t of the warp's rows sits at wrow + row_off[t] and
     // xors its swizzle term into them (the plan's comment).
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
     // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
     const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
-    const int first = (lane >> 2) & 1;
+    const bool first = (lane >> 2) & 1;
     const unsigned out_a = col_off(nope_at.col + 8 * first), out_b = col_off(nope_at.col + 8 * (1 - first));
     const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
     // Token t's row offset and swizzle term (bytes): loops over the 16 tokens stay rolled, so that the 40 registers
@@ -185,9 +185,12 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
 #pragma unroll
           for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
-          const int h = first * 4;  // the first store takes the chunk of columns 16l + 8 * first
-          st_shared_v4_b32(row + (out_a ^ term), d[h], d[h + 1], d[h + 2], d[h + 3]);
-          st_shared_v4_b32(row + (out_b ^ term), d[4 - h], d[5 - h], d[6 - h], d[7 - h]);
+          // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run
+          // time would go to local memory).
+          st_shared_v4_b32(row + (out_a ^ term), first ? d[4] : d[0], first ? d[5] : d[1], first ? d[6] : d[2],
+                           first ? d[7] : d[3]);
+          st_shared_v4_b32(row + (out_b ^ term), first ? d[0] : d[4], first ? d[1] : d[5], first ? d[2] : d[6],
+                           first ? d[3] : d[7]);
           st_shared_b32(row + (out_rope ^ term), rope);
         }
         fence_proxy_async_smem();  // the generic-proxy writes, visible to the consumers' wgmma
@@ -199,7 +202,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     return;
   }
 
-  setmaxnreg_inc<232>();
+  setmaxnreg_inc<224>();
   ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
                     topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
   if (wg == 1) mla_consumer<CC, 0, true>(args);
