@@ -33,6 +33,7 @@
 #pragma once
 
 #include "tile/cp_async.cuh"
+#include "tile/global.cuh"
 #include "mla/mla_consumer.cuh"
 #include "mla/mla_sparse_decode_plan.hpp"
 
@@ -50,6 +51,49 @@ TL_DEVICE_INLINE void wait_copies_of_group(int g) {
     else wait_copies_of_group<G - 1>(g - 1);
   }
 }
+
+// An index entry names a cache row when it is in [0, num_tokens); its row starts block_stride bytes per block and
+// 656 bytes per row into the cache.
+TL_DEVICE_INLINE bool entry_valid(int idx, long long num_tokens) { return idx >= 0 && idx < num_tokens; }
+TL_DEVICE_INLINE long long row_offset(int idx, int block_size, long long block_stride) {
+  return static_cast<long long>(idx / block_size) * block_stride + static_cast<long long>(idx % block_size) * kMlaFp8RowBytes;
+}
+TL_DEVICE_INLINE void prefetch_row(const unsigned char* kv, int idx, int block_size, long long block_stride,
+                                   long long num_tokens) {
+  if (entry_valid(idx, num_tokens)) bulk_prefetch_l2(kv + row_offset(idx, block_size, block_stride), kMlaFp8RowBytes);
+}
+
+// The part's blocks in the order the producer fills them (its requests in order, each one's blocks), walked ahead of
+// the block being filled: k-th request r of the part, block blk of its [blk, b1).
+struct BlockCursor {
+  const mla_detail::PartWalk& walk;
+  int k = -1, r = 0, L = 0, blk = 0, b1 = 0;
+  TL_DEVICE_INLINE BlockCursor(const mla_detail::PartWalk& w, const int* topk_length, int topk, int seq_q, int heads,
+                               int m0)
+      : walk(w) {
+    settle(topk_length, topk, seq_q, heads, m0);
+  }
+  TL_DEVICE_INLINE bool done() const { return k >= walk.count; }
+  // To the next request with a block, from a request whose blocks are used up.
+  TL_DEVICE_INLINE void settle(const int* topk_length, int topk, int seq_q, int heads, int m0) {
+    while (blk >= b1 && k < walk.count) {
+      if (++k >= walk.count) return;
+      r = walk.first + k;
+      L = mla_detail::sparse_length(topk_length, topk, seq_q, r);
+      int split;
+      walk.range<false>(r, L, 1, heads, m0, heads, blk, b1, split);
+    }
+  }
+  TL_DEVICE_INLINE void advance(const int* topk_length, int topk, int seq_q, int heads, int m0) {
+    ++blk;
+    settle(topk_length, topk, seq_q, heads, m0);
+  }
+  // Lanes 0..15: this warp's entries of the block (-1 past the request's length, or past the part).
+  TL_DEVICE_INLINE int entry(const int* __restrict__ indices, int topk, int warp, int lane) const {
+    const int pos = blk * kMlaBlock + 16 * warp + lane;
+    return !done() && lane < 16 && pos < L ? __ldg(indices + static_cast<long long>(r) * topk + pos) : -1;
+  }
+};
 
 }  // namespace mla_sparse_detail
 
@@ -110,14 +154,34 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
     const auto row_term = [](int t) { return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0))); };
 
+    // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
+    // token without a valid index.
+    const auto read_row = [&](unsigned stage, int t, unsigned mask, uint4& v, unsigned& rope, float& sc) {
+      v = make_uint4(0u, 0u, 0u, 0u), rope = 0u, sc = 0.f;
+      if ((mask >> t) & 1u) {
+        const unsigned row = stage + row_off(t), term = row_term(t);
+        v = ld_shared_v4_b32(row + (raw_nope ^ term));
+        sc = ld_shared_f32(row + (raw_scale ^ term));
+        rope = ld_shared_b32(row + (raw_rope ^ term));
+      }
+    };
+
     int it = 0, qn = 0;
     const PartWalk walk(parts, part, requests);
+    // The index entries (lanes 0..15) of the next two blocks: a block's entries are read two blocks ahead, its rows
+    // prefetched into L2 one block ahead, so neither the index read nor (mostly) the row's HBM latency is on the path
+    // from a free stage to a full one.
+    BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
+    int next1 = ahead.entry(indices, topk, warp, lane);
+    ahead.advance(topk_length, topk, seq_q, heads, m0);
+    int next2 = ahead.entry(indices, topk, warp, lane);
+    ahead.advance(topk_length, topk, seq_q, heads, m0);
+    prefetch_row(kv, next1, block_size, block_stride, num_tokens);
     for (int k = 0; k < walk.count; ++k) {
       const int r = walk.first + k;
       const int L = sparse_length(topk_length, topk, seq_q, r);
       int b0, b1, split;
       walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
-      const int* idx_row = indices + static_cast<long long>(r) * topk;
       // Q waits for both consumers to be done with the previous request's Q (one TMA box per panel).
       auto load_q = [&] {
         if (warp != 0) return;
@@ -135,13 +199,14 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         const int s = it & 1;
         const unsigned stage = base + P.kv_stage(s) + wrow;
         TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
-        // Lanes 0..15: this warp's 16 entries; a valid one's byte offset in the cache.
-        const int pos = blk * kMlaBlock + SP.rows_per_warp * warp + lane;
-        const int idx = lane < SP.rows_per_warp && pos < L ? __ldg(idx_row + pos) : -1;
-        const bool valid = idx >= 0 && idx < num_tokens;
-        const long long off = valid ? static_cast<long long>(idx / block_size) * block_stride +
-                                          static_cast<long long>(idx % block_size) * kMlaFp8RowBytes
-                                    : 0;
+        // Lanes 0..15: this block's 16 entries of this warp, and a valid one's byte offset in the cache.
+        const int idx = next1;
+        next1 = next2;
+        next2 = ahead.entry(indices, topk, warp, lane);
+        ahead.advance(topk_length, topk, seq_q, heads, m0);
+        prefetch_row(kv, next1, block_size, block_stride, num_tokens);
+        const bool valid = entry_valid(idx, num_tokens);
+        const long long off = valid ? row_offset(idx, block_size, block_stride) : 0;
         const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
         TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
         TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
@@ -163,21 +228,29 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
         if (blk == b0) load_q();
 
+        // Token by token, one ahead: row t + 1 is read while row t is converted and written. A row is written only
+        // after the __syncwarp that follows every lane's read of it.
         TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
+        uint4 v;
+        unsigned rope;
+        float sc;
+        wait_copies_of_group<kGroups>(0);
+        __syncwarp();  // every lane's copies of the group have landed (each waited for its own)
+        read_row(stage, 0, mask, v, rope, sc);
 #pragma unroll 1
         for (int t = 0; t < SP.rows_per_warp; ++t) {
-          if (t % kGroupTokens == 0) wait_copies_of_group<kGroups>(t / kGroupTokens);
-          __syncwarp();  // every lane's copies of the group have landed (each waited for its own)
-          const unsigned row = stage + row_off(t), term = row_term(t);
-          uint4 v = make_uint4(0u, 0u, 0u, 0u);
-          unsigned rope = 0u, scale2 = 0u;
-          if ((mask >> t) & 1u) {
-            v = ld_shared_v4_b32(row + (raw_nope ^ term));
-            const float sc = ld_shared_f32(row + (raw_scale ^ term));
-            rope = ld_shared_b32(row + (raw_rope ^ term));
-            scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
+          uint4 vn = v;
+          unsigned rope_n = rope;
+          float sc_n = sc;
+          if (t + 1 < SP.rows_per_warp) {
+            if ((t + 1) % kGroupTokens == 0) wait_copies_of_group<kGroups>((t + 1) / kGroupTokens);
+            __syncwarp();
+            read_row(stage, t + 1, mask, vn, rope_n, sc_n);
+          } else {
+            __syncwarp();
           }
-          __syncwarp();  // the row's chunks are all read before any lane writes over them
+          const unsigned row = stage + row_off(t), term = row_term(t);
+          const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
           unsigned d[8];
           e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
           e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
@@ -192,6 +265,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           st_shared_v4_b32(row + (out_b ^ term), first ? d[0] : d[4], first ? d[1] : d[5], first ? d[2] : d[6],
                            first ? d[3] : d[7]);
           st_shared_b32(row + (out_rope ^ term), rope);
+          v = vn, rope = rope_n, sc = sc_n;
         }
         fence_proxy_async_smem();  // the generic-proxy writes, visible to the consumers' wgmma
         mbar_arrive(base + P.full_bar(s));
