@@ -355,12 +355,12 @@ KernelSpec mla_sparse_decode_spec() {
   };
   k.test_problems = sparse_test_problems;
   k.probes = mla_sparse_decode_probe_names();
-  // Per warp and block: at most 8 marks (producer: two load_issue regions, load_wait, dequant; consumers: four
-  // regions), plus per request the epilogue.
+  // Per warp and block: at most 16 marks (producer: index, load_wait, load_issue, dequant and four copy_wait regions;
+  // consumers: four regions), plus per request the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const mla::SplitSchedule sch = schedule(x, c, l);
-    return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.requests + 64);
+    return static_cast<std::uint32_t>(16 * sch.payload + 4 * x.requests + 64);
   };
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's dequant fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).

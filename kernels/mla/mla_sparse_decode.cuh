@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       for (int blk = b0; blk < b1; ++blk, ++it) {
         const int s = it & 1;
         const unsigned stage = base + P.kv_stage(s) + wrow;
-        TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
+        TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
         // Lanes 0..15: this block's 16 entries of this warp, and a valid one's byte offset in the cache.
         const int idx = next1;
         next1 = next2;
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         const bool valid = entry_valid(idx, num_tokens);
         const long long off = valid ? row_offset(idx, block_size, block_stride) : 0;
         const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
-        TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
+        TL_PROBE_END(mla_sparse_probe::index, s, blk);
         TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
         mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
         TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
@@ -234,8 +234,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         uint4 v;
         unsigned rope;
         float sc;
+        TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, 0);
         wait_copies_of_group<kGroups>(0);
         __syncwarp();  // every lane's copies of the group have landed (each waited for its own)
+        TL_PROBE_END(mla_sparse_probe::copy_wait, s, 0);
         read_row(stage, 0, mask, v, rope, sc);
 #pragma unroll 1
         for (int t = 0; t < SP.rows_per_warp; ++t) {
@@ -243,7 +245,12 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           unsigned rope_n = rope;
           float sc_n = sc;
           if (t + 1 < SP.rows_per_warp) {
-            if ((t + 1) % kGroupTokens == 0) wait_copies_of_group<kGroups>((t + 1) / kGroupTokens);
+            if ((t + 1) % kGroupTokens == 0) {
+              TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, t + 1);
+              wait_copies_of_group<kGroups>((t + 1) / kGroupTokens);
+              __syncwarp();
+              TL_PROBE_END(mla_sparse_probe::copy_wait, s, t + 1);
+            }
             __syncwarp();
             read_row(stage, t + 1, mask, vn, rope_n, sc_n);
           } else {

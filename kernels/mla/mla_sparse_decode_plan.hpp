@@ -28,10 +28,12 @@ TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparseDecodeCo
   return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store};
 }
 
-// Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's dequant.
-// load_wait: a producer warp waits for a free KV stage; load_issue: it reads its 16 indices and issues their rows'
-// cp.async copies; dequant: it turns them into bf16 rows. Stage = KV stage, aux = block (combine: the request).
-#define TL_MLA_SPARSE_DECODE_PROBES(X) TL_MLA_DECODE_PROBES(X) X(dequant)
+// Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's own. Per
+// producer warp and block: index (its 16 index entries taken, the next ones read, rows prefetched), load_wait (a free
+// KV stage), load_issue (the rows' cp.async copies), dequant (the rows turned into bf16, copy_wait inside it: the
+// waits for a group of 4 rows' copies). Stage = KV stage, aux = block (copy_wait: the group's first row; combine:
+// the request).
+#define TL_MLA_SPARSE_DECODE_PROBES(X) TL_MLA_DECODE_PROBES(X) X(dequant) X(index) X(copy_wait)
 namespace mla_sparse_probe {
 #define TL_MLA_SPARSE_PROBE_ID(name) name,
 enum : unsigned { TL_MLA_SPARSE_DECODE_PROBES(TL_MLA_SPARSE_PROBE_ID) };

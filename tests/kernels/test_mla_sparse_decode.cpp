@@ -277,7 +277,7 @@ TEST(MlaSparseDecode, LayoutsName) {
   for (const auto& l : k.spec->layouts(k.problem, k.config)) names.insert(l.name);
   for (const char* n : {"smem_Q", "smem_KV", "smem_P", "acc_S", "acc_O", "dequant_nope_tv", "dequant_rope_tv"})
     EXPECT_TRUE(names.count(n)) << n;
-  EXPECT_EQ(k.spec->probes.back(), "dequant");
+  EXPECT_EQ(k.spec->probes.back(), "copy_wait");
 }
 
 }  // namespace

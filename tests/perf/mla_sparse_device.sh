@@ -28,6 +28,7 @@ if [ "${1:-}" = "--prepare" ]; then
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sparse_device.sh"
   cp "$HERE/flashmla_sparse.py" "$D/" 2>/dev/null
+  [ -n "${VARIANTS_FROM:-}" ] && rm -rf "$D/variants" && cp -r "$VARIANTS_FROM" "$D/variants"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   "$T" test --kernel $K --full > "$D/prepare_test.txt" 2>&1
@@ -39,6 +40,9 @@ if [ "${1:-}" = "--prepare" ]; then
       "$T" compile $K --problem "$problem" --config "$c" > /dev/null 2>&1 || echo "compile failed: $name $c"
       "$T" compile $K --problem "$problem" --config "$c" --timeline > /dev/null 2>&1 || echo "probe build failed: $name $c"
     done
+  done
+  for v in "$D"/variants/*/; do
+    [ -d "$v" ] && TILELAB_KERNELS_DIR=$v "$T" compile $K --problem "batch=64,$V32" > /dev/null 2>&1 || true
   done
   tar cJf "$D/cache.tar.xz" -C "$C" . && rm -rf "$C"
   du -sh "$D"
@@ -83,10 +87,22 @@ if has bench; then
   done
 fi
 
+# Kernel-source variants (VARIANTS_DIR: one kernels/ tree per subfolder, e.g. ablations), V3.2 b64 each.
+if has variants && [ -d "${VARIANTS_DIR:-$D/variants}" ]; then
+  for v in "${VARIANTS_DIR:-$D/variants}"/*/; do
+    n=$(basename "$v") j=$OUT/variant_$n.json
+    TILELAB_KERNELS_DIR=$v timeout 120 "$T" bench $K --problem "batch=64,$V32" --repeat "${REPEAT:-20}" --timeout 60 \
+      --no-store --json "$j" > "$j.txt" 2>&1
+    row=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.4f} {'PASS' if r['passed'] else 'FAIL'}\")" "$j" 2>/dev/null ||
+          echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80))")
+    printf "variant %-8s V3.2 b64 %s\n" "$n" "$row" >> "$S"
+  done
+fi
+
 if has timeline; then
   timeout 120 "$T" timeline $K --problem "batch=64,$V32" --out "$OUT/timeline.json" --stats > "$OUT/timeline.txt" 2>&1
   echo "timeline (V3.2 b64): rc=$?" >> "$S"
-  grep -E "^ *(load_wait|load_issue|dequant|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -10 >> "$S"
+  grep -E "^ *(index|load_wait|load_issue|copy_wait|dequant|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -12 >> "$S"
   tail -3 "$OUT/timeline.txt" | cut -c1-200 >> "$S"
 fi
 
