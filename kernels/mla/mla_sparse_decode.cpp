@@ -21,7 +21,8 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
               "the kernel's cache rows are the fill's");
 
 MlaSparseDecodeConfig sparse_config(const Values& c) {
-  return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store")};
+  return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
+          .dequant_rows = static_cast<int>(c.integer("dequant_rows"))};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -258,7 +259,11 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the split-KV schedule balances over (0: the device's)"),
                ParamSpec::integer("overhead_blocks", 2, 0, 64, "cost of one split in blocks of 64 index entries"),
                ParamSpec::integer("tie_gap", 3, 0, 16, "blocks less for a part holding a request's middle split"),
-               ParamSpec::boolean("vec_store", true, "16-bit partials and outputs as 16-byte vector stores")}};
+               ParamSpec::boolean("vec_store", true, "16-bit partials and outputs as 16-byte vector stores"),
+               ParamSpec::one_of("dequant_rows", 2, {1, 2},
+                                 "cache rows a producer warp reads from shared memory together before it writes them "
+                                 "as bf16 (the reads' latency once per batch; 4 would not fit the producer's 56 "
+                                 "registers)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}}, {{"tie_gap", "0"}, {"overhead_blocks", "5"}}};
@@ -278,7 +283,7 @@ KernelSpec mla_sparse_decode_spec() {
     // The cache's token count bounds the int32 indices (seq_k padded to whole blocks per request).
     const std::int64_t bs = p.integer("block_size");
     const std::int64_t longest = p.boolean("varlen") ? 4 * p.integer("seq_k") + sq : p.integer("seq_k");
-    if (b * ((longest + bs - 1) / bs) * bs >= (std::int64_t{1} << 31))
+    if (b * ((longest + bs - 1) / bs) * (bs + 1) >= (std::int64_t{1} << 31))
       return refuse("a cache of batch * seq_k tokens does not fit int32 indices: use a smaller batch or seq_k");
     return Status::success();
   };
@@ -325,7 +330,7 @@ KernelSpec mla_sparse_decode_spec() {
         ArgSpec::scalar("heads", DType::i32, d(x.h)),
         ArgSpec::scalar("topk", DType::i32, d(x.topk)),
         ArgSpec::scalar("block_size", DType::i32, d(x.bs)),
-        ArgSpec::scalar("block_stride", DType::i64, d(x.rows_per_block * kRow)),
+        ArgSpec::scalar("block_rows", DType::i32, d(x.rows_per_block)),
         ArgSpec::scalar("num_tokens", DType::i64, d(x.num_tokens))};
   };
   // FlashMLA's counting: both GEMMs over every attended entry (topk, or topk_length), valid or not.

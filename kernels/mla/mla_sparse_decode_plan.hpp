@@ -21,6 +21,7 @@ namespace tl {
 struct MlaSparseDecodeConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // 16-bit partials and outputs as 16-byte vectors
+  int dequant_rows = 2;   // rows a producer warp reads from shared memory at once before writing them: 1 or 2
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -60,6 +61,11 @@ enum : int { kMlaFp8RowBytes = 656, kMlaFp8Nope = 512, kMlaFp8Group = 128, kMlaF
 // token k (test_mla_sparse_decode_plan checks it): one xor per access.
 struct MlaSparseDecodePlan {
   MlaDecodePlan mma;    // the consumers' tiles, fragments, barriers and shared memory (mla.decode's)
+  // Registers per thread after setmaxnreg (the 168 a thread of 384 starts with, moved between warpgroups: 128 x
+  // (producer + consumers) <= 384 x 168): the consumers' code (mla.decode's) fits in 224 (216 spills), the producer
+  // gets the rest for its copies' addresses and a batch of rows.
+  int producer_regs;
+  int consumer_regs;
   int producer_warps;   // 4: the producer warpgroup
   int rows_per_warp;    // 16 tokens of each 64-token block
   // Dequantized NoPE values: producer thread (lane l, warp w) value (e, k) -> row 16w + k, column 16l + e of the
@@ -78,6 +84,8 @@ struct MlaSparseDecodePlan {
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
   MlaSparseDecodePlan p{};
   p.mma = make_plan(consumer_config(c));
+  p.consumer_regs = 224;
+  p.producer_regs = 504 - 2 * p.consumer_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
   const int rows = p.mma.rows;
@@ -100,6 +108,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
   return ConfigName("mla_sparse_decode", "MlaSparseDecodeConfig")
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
+      .field("dequant_rows", c.dequant_rows)
       .str();
 }
 
