@@ -28,6 +28,7 @@ if [ "${1:-}" = "--prepare" ]; then
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sparse_device.sh"
   cp "$HERE/flashmla_sparse.py" "$D/" 2>/dev/null
+  [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
   [ -n "${VARIANTS_FROM:-}" ] && rm -rf "$D/variants" && cp -r "$VARIANTS_FROM" "$D/variants"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
@@ -107,8 +108,10 @@ if has timeline; then
 fi
 
 if has flashmla && [ -f "$D/flashmla_sparse.py" ]; then
-  # FlashMLA built by ../shared/baselines/flashmla/build_on_device.sh into /tmp/flashmla (carried as .baselines).
-  bash "$D/../.baselines/build_on_device.sh" >> "$OUT/flashmla_build.txt" 2>&1
+  # FlashMLA built by ../shared/baselines/flashmla/build_on_device.sh (copied into the bundle) into /tmp/flashmla.
+  t0=$(date +%s)
+  bash "$D/baselines/build_on_device.sh" >> "$OUT/flashmla_build.txt" 2>&1
+  echo "FlashMLA build: rc=$? in $(( $(date +%s) - t0 )) s" >> "$S"
   PYTHONPATH=/tmp/flashmla${PYTHONPATH:+:$PYTHONPATH} timeout 300 python3 "$D/flashmla_sparse.py" >> "$S" 2>&1
 fi
 cat "$S"
