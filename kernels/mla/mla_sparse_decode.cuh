@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
     const unsigned out_a = col_off(nope_at.col + 8 * first);
     const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
-    // Token t's row offset and swizzle term (bytes): loops over the 16 tokens stay rolled, so that the 40 registers
-    // hold one token's values, not sixteen.
+    // Token t's row offset and swizzle term (bytes), computed in rolled loops: the producer's registers hold a batch
+    // of rows, not sixteen.
     const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
     const auto row_term = [](int t) { return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0))); };
 
