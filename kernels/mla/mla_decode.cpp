@@ -43,6 +43,45 @@ Schema mla_problem() {
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 double d(std::int64_t v) { return static_cast<double>(v); }
 
+}  // namespace
+
+// FlashMLA's test caches, for both MLA decode specs (mla_schedule.hpp).
+mla::PagedCache mla::make_paged_cache(std::int64_t b, std::int64_t sk, std::int64_t min_len, bool varlen, bool zeros,
+                                      std::int64_t block) {
+  PagedCache c;
+  c.lens.assign(static_cast<std::size_t>(b), static_cast<std::int32_t>(sk));
+  for (std::int64_t i = 0; i < b; ++i) {
+    std::int64_t len = sk;
+    if (varlen) {  // Box-Muller from two uniforms of (seed, i): the same lengths on every machine
+      const double u1 = std::max(num::uniform01(0x31A0, static_cast<std::uint64_t>(i)), 1e-9);
+      const double u2 = num::uniform01(0x31A1, static_cast<std::uint64_t>(i));
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      len = static_cast<std::int64_t>(std::max(d(sk) + z * d(sk) / 2.0, d(min_len)));
+    }
+    if (zeros && num::uniform01(0x31A2, static_cast<std::uint64_t>(i)) < 0.5) len = 0;
+    c.lens[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::min<std::int64_t>(len, 1 << 24));
+  }
+  const std::int64_t longest = c.lens.empty() ? 0 : *std::max_element(c.lens.begin(), c.lens.end());
+  c.table_stride = std::max<std::int64_t>(1, ((longest + 255) / 256 * 256 + block - 1) / block);
+  std::int64_t used = 0;
+  for (auto l : c.lens) used += (l + block - 1) / block;
+  c.num_blocks = std::max<std::int64_t>(used, 1);
+  // Physical blocks 0 .. used-1 dealt out in a shuffled order (Fisher-Yates on hashes).
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(used));
+  std::iota(perm.begin(), perm.end(), 0);
+  for (std::int64_t i = used - 1; i > 0; --i)
+    std::swap(perm[static_cast<std::size_t>(i)],
+              perm[static_cast<std::size_t>(num::hash64(0x31A3, static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(i + 1))]);
+  c.table.assign(static_cast<std::size_t>(b * c.table_stride), 2147480000);
+  std::size_t next = 0;
+  for (std::int64_t i = 0; i < b; ++i)
+    for (std::int64_t j = 0; j < (c.lens[static_cast<std::size_t>(i)] + block - 1) / block; ++j)
+      c.table[static_cast<std::size_t>(i * c.table_stride + j)] = perm[next++];
+  return c;
+}
+
+namespace {
+
 // Everything the problem determines: lengths, the shuffled block table, and (with the config) the schedule.
 struct Dims {
   std::int64_t b, sq, h, sk, rows, m_tiles;
@@ -57,59 +96,23 @@ struct Dims {
         causal(p.boolean("causal")), varlen(p.boolean("varlen")), zeros(p.boolean("zero_lengths")) {
     rows = sq * h;
     m_tiles = (rows + 63) / 64;
-    lens.assign(static_cast<std::size_t>(b), static_cast<std::int32_t>(sk));
-    for (std::int64_t i = 0; i < b; ++i) {
-      std::int64_t len = sk;
-      if (varlen) {  // Box-Muller from two uniforms of (seed, i): the same lengths on every machine
-        const double u1 = std::max(num::uniform01(0x31A0, static_cast<std::uint64_t>(i)), 1e-9);
-        const double u2 = num::uniform01(0x31A1, static_cast<std::uint64_t>(i));
-        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-        len = static_cast<std::int64_t>(std::max(d(sk) + z * d(sk) / 2.0, d(sq)));
-      }
-      if (zeros && num::uniform01(0x31A2, static_cast<std::uint64_t>(i)) < 0.5) len = 0;
-      lens[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::min<std::int64_t>(len, 1 << 24));
-    }
-    const std::int64_t longest = lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
-    table_stride = std::max<std::int64_t>(1, (longest + 255) / 256 * 256 / kBlock);
-    std::int64_t used = 0;
-    for (auto l : lens) used += (l + kBlock - 1) / kBlock;
-    num_blocks = std::max<std::int64_t>(used, 1);
-    // Physical blocks 0 .. used-1 dealt out in a shuffled order (Fisher-Yates on hashes).
-    std::vector<std::int32_t> perm(static_cast<std::size_t>(used));
-    std::iota(perm.begin(), perm.end(), 0);
-    for (std::int64_t i = used - 1; i > 0; --i)
-      std::swap(perm[static_cast<std::size_t>(i)],
-                perm[static_cast<std::size_t>(num::hash64(0x31A3, static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(i + 1))]);
-    table.assign(static_cast<std::size_t>(b * table_stride), 2147480000);
-    std::size_t next = 0;
-    for (std::int64_t i = 0; i < b; ++i)
-      for (std::int64_t j = 0; j < (lens[static_cast<std::size_t>(i)] + kBlock - 1) / kBlock; ++j)
-        table[static_cast<std::size_t>(i * table_stride + j)] = perm[next++];
+    mla::PagedCache c = mla::make_paged_cache(b, sk, sq, varlen, zeros, kBlock);
+    lens = std::move(c.lens);
+    table_stride = c.table_stride;
+    num_blocks = c.num_blocks;
+    table = std::move(c.table);
   }
   std::int64_t len(std::int64_t i) const { return lens[static_cast<std::size_t>(i)]; }
   double total_len() const { return std::accumulate(lens.begin(), lens.end(), 0.0); }
 };
 
-// The split-KV schedule for `sms` SMs (0: the device's): one part per (SM, row tile) as FlashMLA's
-// get_mla_metadata sizes it.
-struct Schedule {
-  int num_parts = 1, payload = 0, total_splits = 0;
-  bool any_split = false;
-  std::vector<std::int32_t> parts, num_splits;  // 5 ints per part; batch + 1 prefix sums
-  Schedule(const Dims& x, const Values& c, const DeviceLimits& l) {
-    const std::int64_t sms = c.integer("sms") > 0 ? c.integer("sms") : std::max(l.sm_count, 1);
-    num_parts = static_cast<int>(std::max<std::int64_t>(1, sms / x.m_tiles));
-    std::vector<mla::PartRange> pr(static_cast<std::size_t>(num_parts));
-    num_splits.assign(static_cast<std::size_t>(x.b) + 1, 0);
-    payload = mla::schedule_split_kv(x.lens.data(), static_cast<int>(x.b), static_cast<int>(kBlock),
-                                     static_cast<int>(c.integer("overhead_blocks")), num_parts, pr.data(), num_splits.data(),
-                                     static_cast<int>(c.integer("tie_gap")), static_cast<int>(c.integer("merge_blocks")));
-    for (const auto& p : pr) parts.insert(parts.end(), {p.begin_req, p.begin_block, p.end_req, p.end_block, p.first_split});
-    total_splits = num_splits.back();
-    for (std::int64_t i = 0; i < x.b; ++i)
-      any_split = any_split || num_splits[static_cast<std::size_t>(i) + 1] - num_splits[static_cast<std::size_t>(i)] > 1;
-  }
-};
+// The split-KV schedule for `sms` SMs (0: the device's).
+mla::SplitSchedule schedule(const Dims& x, const Values& c, const DeviceLimits& l) {
+  const std::int64_t sms = c.integer("sms") > 0 ? c.integer("sms") : std::max(l.sm_count, 1);
+  return mla::make_split_schedule(x.lens, static_cast<int>(kBlock), static_cast<int>(x.m_tiles), static_cast<int>(sms),
+                                  static_cast<int>(c.integer("overhead_blocks")), static_cast<int>(c.integer("tie_gap")),
+                                  static_cast<int>(c.integer("merge_blocks")));
+}
 
 // One query row (request r, position s, head hh) in float64: scores = q·k / sqrt(576) over the whole 576 columns,
 // the softmax over the tokens the row sees, its LSE (+inf without keys, FlashMLA's convention) and all 512 columns
@@ -261,7 +264,7 @@ KernelSpec mla_decode_spec() {
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(mla_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
-    const Schedule sch(x, c, l);
+    const mla::SplitSchedule sch = schedule(x, c, l);
     const MlaDecodePlan plan = make_plan(mla_config(p, c));
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
@@ -272,7 +275,7 @@ KernelSpec mla_decode_spec() {
   };
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
-    const Schedule sch(x, c, l);
+    const mla::SplitSchedule sch = schedule(x, c, l);
     const DType t = p.dtype();
     const MlaDecodePlan plan = make_plan(mla_config(p, c));
     // The partial results of split requests (O in the output's 16-bit type, LSE f32); one element when no request
@@ -334,7 +337,7 @@ KernelSpec mla_decode_spec() {
   // Per warp and KV block: at most four regions (begin + end each), plus per request the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
-    const Schedule sch(x, c, l);
+    const mla::SplitSchedule sch = schedule(x, c, l);
     return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.b + 64);
   };
   // The plan's objects (smem_KV: each of the 2 stages). Left out: the plan's out_vec (the vectors after the quad
@@ -357,6 +360,8 @@ KernelSpec mla_decode_spec() {
 
 }  // namespace
 
-std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec()}; }
+KernelSpec mla_sparse_decode_spec();  // mla_sparse_decode.cpp
+
+std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec(), mla_sparse_decode_spec()}; }
 
 }  // namespace tl

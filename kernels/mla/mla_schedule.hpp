@@ -10,6 +10,11 @@
 
 #include "tile/config.hpp"
 
+#if !TL_DEVICE_CODE
+#include <cstdint>
+#include <vector>
+#endif
+
 namespace tl::mla {
 
 // The KV blocks of SM part p: from block begin_block of request begin_req up to block end_block (exclusive) of
@@ -103,5 +108,45 @@ TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int b
     ++payload;
   return payload;
 }
+
+#if !TL_DEVICE_CODE
+// A paged cache as FlashMLA's tests make it (defined in mla_decode.cpp, used by both MLA decode specs): per request
+// seq_k tokens, or with varlen max(N(seq_k, seq_k / 2), min_len) drawn from hashes, about half of them 0 with
+// zero_lengths; the requests' blocks of `block` tokens dealt out over physical blocks 0 .. num_blocks - 1 in a
+// shuffled order, through a table of table_stride columns (the longest request padded to 256 tokens) whose unused
+// entries hold FlashMLA's sentinel 2147480000.
+struct PagedCache {
+  std::vector<std::int32_t> lens;
+  std::int64_t table_stride = 1, num_blocks = 1;
+  std::vector<std::int32_t> table;  // [batch, table_stride]
+};
+PagedCache make_paged_cache(std::int64_t batch, std::int64_t seq_k, std::int64_t min_len, bool varlen, bool zero_lengths,
+                            std::int64_t block);
+
+// The host's schedule for a launch of grid (num_parts, m_tiles): one part per (SM, row tile) as FlashMLA's
+// get_mla_metadata sizes it, the parts as 5 ints each (begin_req, begin_block, end_req, end_block, first_split) and
+// the requests' split counts as prefix sums, the kernels' int32 arguments.
+struct SplitSchedule {
+  int num_parts = 1, payload = 0, total_splits = 0;
+  bool any_split = false;  // some request has more than one split (the merge's workspace is needed)
+  std::vector<std::int32_t> parts, num_splits;
+};
+
+inline SplitSchedule make_split_schedule(const std::vector<std::int32_t>& lens, int block_n, int m_tiles, int sms,
+                                         int overhead_blocks, int tie_gap, int merge_blocks) {
+  SplitSchedule s;
+  const int batch = static_cast<int>(lens.size());
+  s.num_parts = sms / m_tiles > 1 ? sms / m_tiles : 1;
+  std::vector<PartRange> pr(static_cast<std::size_t>(s.num_parts));
+  s.num_splits.assign(lens.size() + 1, 0);
+  s.payload = schedule_split_kv(lens.data(), batch, block_n, overhead_blocks, s.num_parts, pr.data(), s.num_splits.data(),
+                                tie_gap, merge_blocks);
+  for (const auto& p : pr) s.parts.insert(s.parts.end(), {p.begin_req, p.begin_block, p.end_req, p.end_block, p.first_split});
+  s.total_splits = s.num_splits.back();
+  for (int i = 0; i < batch; ++i)
+    s.any_split = s.any_split || s.num_splits[static_cast<std::size_t>(i) + 1] - s.num_splits[static_cast<std::size_t>(i)] > 1;
+  return s;
+}
+#endif
 
 }  // namespace tl::mla

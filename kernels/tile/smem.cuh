@@ -27,6 +27,12 @@ TL_DEVICE_INLINE void st_shared_f32(unsigned addr, float v) {
 TL_DEVICE_INLINE void st_shared_v2_f32(unsigned addr, float lo, float hi) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(lo), "f"(hi) : "memory");
 }
+TL_DEVICE_INLINE void st_shared_b16(unsigned addr, unsigned short v) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");
+}
+TL_DEVICE_INLINE void st_shared_v4_b32(unsigned addr, unsigned a, unsigned b, unsigned c, unsigned d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
 // 16 bytes, each of the four words = v (zeroing a row chunk).
 TL_DEVICE_INLINE void st_shared_v4_fill(unsigned addr, unsigned v) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(v) : "memory");
@@ -39,6 +45,11 @@ TL_DEVICE_INLINE unsigned ld_shared_b32(unsigned addr) {
 TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+TL_DEVICE_INLINE unsigned long long ld_shared_b64(unsigned addr) {
+  unsigned long long v;
+  asm volatile("ld.shared.b64 %0, [%1];\n" : "=l"(v) : "r"(addr) : "memory");
   return v;
 }
 TL_DEVICE_INLINE uint4 ld_shared_v4_b32(unsigned addr) {

@@ -59,7 +59,9 @@ TEST(Library, EveryKernelCompilesAtItsDefaultsWithoutSpilling) {
       opt.arch = arch;
       auto k = jit().compile(compile_request(inst, opt)).value();
       EXPECT_TRUE(k.from_cache);  // the same config again comes from the cache
-      EXPECT_EQ(k.resources.spill_store_bytes, 0) << s->name << " " << arch;
+      // The one known exception: mla.sparse_decode's producer stores one register (8 B) at its default
+      // dequant_rows = 2, measured 9-11% faster than the spill-free dequant_rows = 1 (docs/perf.md, 2026-11-26).
+      EXPECT_LE(k.resources.spill_store_bytes, s->name == "mla.sparse_decode" ? 8 : 0) << s->name << " " << arch;
     }
   }
 }
@@ -545,7 +547,7 @@ TEST(Library, RegistryListsFindsAndSuggests) {
   std::vector<std::string> names, all;
   for (auto* s : reg.list(false)) names.push_back(s->name);
   for (auto* s : reg.list(true)) all.push_back(s->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"attn.bwd.mma", "attn.fwd.mma", "attn.fwd.wgmma", "copy", "elementwise", "gemm.fp8", "gemm.grouped", "gemm.mma", "gemm.simt", "gemm.wgmma", "mla.decode", "rmsnorm", "softmax"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"attn.bwd.mma", "attn.fwd.mma", "attn.fwd.wgmma", "copy", "elementwise", "gemm.fp8", "gemm.grouped", "gemm.mma", "gemm.simt", "gemm.wgmma", "mla.decode", "mla.sparse_decode", "rmsnorm", "softmax"}));
   EXPECT_EQ(all.size(), names.size() + 2);
   auto miss = reg.find("gemm.smit");
   ASSERT_FALSE(miss.ok());

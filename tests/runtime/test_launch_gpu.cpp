@@ -128,6 +128,21 @@ TEST(LaunchGpu, DeviceFillMatchesHostFill) {
       EXPECT_TRUE(r->outputs[0].data == host_input(in));
     }
   }
+  // DeepSeek V3.2's FP8 cache rows (a u8 tensor): 15 rows and a partial one.
+  LaunchSpec s;
+  s.image = test_image();
+  s.kernel = "test_copy_bytes";
+  s.geometry.grid = {64, 1, 1};
+  s.geometry.block = {256, 1, 1};
+  BufferSpec in = BufferSpec::make("in", DType::u8, 15 * 656 + 100);
+  in.fill = {.kind = Fill::Kind::kv_fp8, .lo = -1, .hi = 1, .seed = 5};
+  BufferSpec out = BufferSpec::make("out", DType::u8, in.bytes(), BufferRole::output);
+  out.return_all = true;
+  s.buffers = {in, out};
+  s.args = {KernelArg::of_buffer(0), KernelArg::of_buffer(1), KernelArg::of_u64(in.bytes())};
+  auto r = run_launch(w, s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->outputs[0].data == host_input(in));
 }
 
 TEST(LaunchGpu, Bf16RoundTrip) {

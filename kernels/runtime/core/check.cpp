@@ -29,6 +29,7 @@ const char* fill_kind_name(Fill::Kind k) {
     case Fill::Kind::constant: return "constant";
     case Fill::Kind::zeros: return "zeros";
     case Fill::Kind::data: return "data";
+    case Fill::Kind::kv_fp8: return "kv_fp8";
   }
   return "?";
 }
@@ -52,6 +53,10 @@ void fill_range(void* data, DType t, std::uint64_t begin, std::uint64_t end, con
       return;
     case Fill::Kind::data:
       return;  // the caller supplies the bytes
+    case Fill::Kind::kv_fp8:
+      for (std::uint64_t i = begin; i < end; ++i)
+        store_bits(data, size, i, num::kv_fp8_byte(fill.seed, i, fill.lo, fill.hi));
+      return;
   }
 }
 
@@ -278,7 +283,7 @@ Stats compute_stats(std::vector<double> samples) {
 
 void to_json(nlohmann::json& j, const Fill& v) {
   j = {{"kind", fill_kind_name(v.kind)}};
-  if (v.kind == Fill::Kind::uniform) {
+  if (v.kind == Fill::Kind::uniform || v.kind == Fill::Kind::kv_fp8) {
     j["lo"] = v.lo;
     j["hi"] = v.hi;
     j["seed"] = v.seed;
@@ -294,13 +299,14 @@ Status fill_from_json(const nlohmann::json& j, Fill& out) {
   else if (kind == "constant") out.kind = Fill::Kind::constant;
   else if (kind == "zeros") out.kind = Fill::Kind::zeros;
   else if (kind == "data") out.kind = Fill::Kind::data;
-  else return make_error(ErrorCode::invalid_argument, "unknown fill kind '" + kind + "' (uniform, constant, zeros, data)");
+  else if (kind == "kv_fp8") out.kind = Fill::Kind::kv_fp8;
+  else return make_error(ErrorCode::invalid_argument, "unknown fill kind '" + kind + "' (uniform, constant, zeros, data, kv_fp8)");
   out.lo = j.value("lo", -1.0);
   out.hi = j.value("hi", 1.0);
   out.value = j.value("value", 0.0);
   out.seed = j.value("seed", std::uint64_t{1});
-  if (out.kind == Fill::Kind::uniform && !(out.hi > out.lo))
-    return make_error(ErrorCode::invalid_argument, "a uniform fill needs lo < hi");
+  if ((out.kind == Fill::Kind::uniform || out.kind == Fill::Kind::kv_fp8) && !(out.hi > out.lo))
+    return make_error(ErrorCode::invalid_argument, std::string("a ") + fill_kind_name(out.kind) + " fill needs lo < hi");
   return {};
 }
 

@@ -16,9 +16,11 @@
 namespace tl {
 
 // How a buffer is filled before a run. `uniform` is the default for inputs: never zeros, seeded, reproducible.
+// kv_fp8: the bytes of a u8 tensor of 656-byte rows in DeepSeek V3.2's FP8 KV cache format, values from [lo, hi)
+// quantized as FlashMLA does (runtime/core/numeric.hpp, kv_fp8_byte).
 struct Fill {
-  enum class Kind { uniform, constant, zeros, data } kind = Kind::uniform;
-  double lo = -1.0, hi = 1.0;  // uniform: [lo, hi); integers: floor into [lo, hi - 1]
+  enum class Kind { uniform, constant, zeros, data, kv_fp8 } kind = Kind::uniform;
+  double lo = -1.0, hi = 1.0;  // uniform, kv_fp8: [lo, hi); integers: floor into [lo, hi - 1]
   double value = 0.0;          // constant
   std::uint64_t seed = 1;
 };

@@ -159,4 +159,74 @@ TL_HOST_DEVICE inline uint64_t fill_bits(int dtype, uint64_t seed, uint64_t inde
   return static_cast<uint64_t>(iv);
 }
 
+// [SECTION] DeepSeek V3.2's FP8 KV cache (FlashMLA's sparse-decode format), as a seeded fill
+
+// A cache row (one token) is 656 bytes: 512 float8_e4m3 "NoPE" values, 4 float32 scales (one per 128 values:
+// value = e4m3 * scale), then 64 bf16 "RoPE" values. Its unquantized values are uniform in [lo, hi) times 2^-k per
+// 128-value group (k in 0..3 from the group's hash, so scales differ between groups), and one value of each group,
+// at a hashed position, is set to +-m 2^-k (m = max(|lo|, |hi|)): the group's amax is then known without reading
+// its other 127 values, and every byte is a function of (seed, index). The quantizer is FlashMLA's: scale =
+// 2^ceil(log2(max(amax / 448, 1e-4))), value = e4m3(v / scale) rounded to nearest even.
+enum : int { kKvFp8RowBytes = 656, kKvFp8Nope = 512, kKvFp8Group = 128, kKvFp8Groups = 4, kKvFp8Rope = 64,
+             kKvFp8Width = 576 };
+
+// The unquantized value c (0..511) of row t's NoPE part.
+TL_HOST_DEVICE inline double kv_fp8_value(uint64_t seed, uint64_t t, int c, double lo, double hi) {
+  const int g = c / kKvFp8Group;
+  const uint64_t h = hash64(seed ^ 0x6B76F8C0A11E5EEDull, t * kKvFp8Groups + static_cast<uint64_t>(g));
+  const double shrink = 1.0 / static_cast<double>(1u << (h & 3u));  // 2^-k, exact
+  if (static_cast<int>((h >> 2) & 127u) == c % kKvFp8Group) {
+    const double m = (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo) : (hi < 0 ? -hi : hi);
+    return ((h >> 9) & 1u) ? -m * shrink : m * shrink;
+  }
+  return uniform_value(seed, t * kKvFp8Width + static_cast<uint64_t>(c), lo, hi) * shrink;
+}
+
+// The float32 scale of group g of row t: 2^ceil(log2(x)) of x = max(amax / 448, 1e-4), from x's bits (no libm, so
+// host and device agree).
+TL_HOST_DEVICE inline float kv_fp8_scale(uint64_t seed, uint64_t t, int g, double lo, double hi) {
+  const uint64_t h = hash64(seed ^ 0x6B76F8C0A11E5EEDull, t * kKvFp8Groups + static_cast<uint64_t>(g));
+  const double m = (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo) : (hi < 0 ? -hi : hi);
+  double x = m / static_cast<double>(1u << (h & 3u)) / 448.0;
+  if (x < 1e-4) x = 1e-4;
+  uint64_t bits;
+#if TL_DEVICE_CODE
+  bits = static_cast<uint64_t>(__double_as_longlong(x));
+#else
+  std::memcpy(&bits, &x, 8);
+#endif
+  const int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023 + ((bits & 0xFFFFFFFFFFFFFull) != 0 ? 1 : 0);
+  return bits_float(static_cast<uint32_t>(e + 127) << 23);
+}
+
+// Byte `index` of a cache of such rows (row index / 656, byte index % 656).
+TL_HOST_DEVICE inline uint8_t kv_fp8_byte(uint64_t seed, uint64_t index, double lo, double hi) {
+  const uint64_t t = index / kKvFp8RowBytes;
+  const int p = static_cast<int>(index % kKvFp8RowBytes);
+  if (p < kKvFp8Nope) {
+    const double s = kv_fp8_scale(seed, t, p / kKvFp8Group, lo, hi);
+    return float_to_e4m3(static_cast<float>(kv_fp8_value(seed, t, p, lo, hi) / s));
+  }
+  if (p < kKvFp8Nope + 4 * kKvFp8Groups) {
+    const int j = p - kKvFp8Nope;
+    return static_cast<uint8_t>(float_bits(kv_fp8_scale(seed, t, j / 4, lo, hi)) >> (8 * (j % 4)));
+  }
+  const int j = p - kKvFp8Nope - 4 * kKvFp8Groups;
+  const uint16_t b = float_to_bf16(static_cast<float>(
+      uniform_value(seed, t * kKvFp8Width + static_cast<uint64_t>(kKvFp8Nope + j / 2), lo, hi)));
+  return static_cast<uint8_t>(b >> (8 * (j % 2)));
+}
+
+// Value c (0..575) of a row as the cache holds it, dequantized (exact): the reference's view of the cache.
+TL_HOST_DEVICE inline double kv_fp8_dequantized(const uint8_t* row, int c) {
+  if (c >= kKvFp8Nope) {
+    const uint8_t* b = row + kKvFp8Nope + 4 * kKvFp8Groups + 2 * (c - kKvFp8Nope);
+    return bf16_to_float(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+  }
+  const uint8_t* s = row + kKvFp8Nope + 4 * (c / kKvFp8Group);
+  const float scale = bits_float(static_cast<uint32_t>(s[0]) | (static_cast<uint32_t>(s[1]) << 8) |
+                                 (static_cast<uint32_t>(s[2]) << 16) | (static_cast<uint32_t>(s[3]) << 24));
+  return static_cast<double>(e4m3_to_float(row[c])) * static_cast<double>(scale);
+}
+
 }  // namespace tl::num

@@ -66,6 +66,17 @@ Status fill_device(void* ptr, const BufferSpec& b) {
       store_element(&bits, b.dtype, 0, b.fill.value);
       return fill_pattern(bits);
     }
+    case Fill::Kind::kv_fp8: {
+      if (dtype_size(b.dtype) != 1)
+        return make_error(ErrorCode::invalid_argument, "buffer '" + b.name + "': a kv_fp8 fill needs a 1-byte dtype, not " +
+                                                           dtype_name(b.dtype));
+      auto k = builtin_kernel("tl_fill_kv_fp8");
+      if (!k) return k.status();
+      unsigned long long count = b.count, seed = b.fill.seed;
+      double lo = b.fill.lo, hi = b.fill.hi;
+      void* args[] = {&ptr, &count, &seed, &lo, &hi};
+      return launch_raw(*k, grid_for(b.count), {256, 1, 1}, 0, {}, args);
+    }
     case Fill::Kind::data:
       TL_CUDA(cudaMemcpy(ptr, b.data.data(), b.bytes(), cudaMemcpyHostToDevice), "uploading buffer '" + b.name + "'");
       return {};

@@ -1,4 +1,4 @@
-// Device fills for the launch path: seeded uniform inputs (bit-identical to the host's) and poison patterns.
+// Device fills for the launch path: seeded uniform inputs and FP8 KV caches (bit-identical to the host's), poison.
 #pragma once
 
 #include "runtime/core/numeric.hpp"
@@ -38,6 +38,14 @@ extern "C" __global__ void tl_fill_uniform(void* data, unsigned long long count,
   unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
     tl::builtin::store_bits(data, i, size, tl::num::fill_bits(dtype, seed, i, lo, hi));
+}
+
+// Bytes of an FP8 KV cache in DeepSeek V3.2's row format (numeric.hpp, kv_fp8_byte), one byte per thread and step.
+extern "C" __global__ void tl_fill_kv_fp8(unsigned char* data, unsigned long long count, unsigned long long seed,
+                                          double lo, double hi) {
+  unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+    data[i] = tl::num::kv_fp8_byte(seed, i, lo, hi);
 }
 
 // Every element gets the same `size`-byte pattern (poison, or a constant's bits).

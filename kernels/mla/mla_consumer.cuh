@@ -1,0 +1,578 @@
+// The consumer side of the MLA decode kernels (mla.decode, mla.sparse_decode): the split-KV walk, Q K^T, the online
+// softmax, P V and the epilogue with the in-kernel merge of split requests, over the tiles of mla_decode_plan.hpp.
+//
+// Both kernels keep Q and a 2-stage ring of 64-token KV tiles (bf16/f16, 64 x 576, SW128) in shared memory, filled by
+// their producer warpgroup: mla.decode's by TMA from a paged cache, mla.sparse_decode's by a gather that
+// dequantizes FP8 cache rows. The two consumer warpgroups do the rest, the same way for both (the threads, registers
+// and shared memory are described in mla_decode.cuh). What differs is a template switch, SPARSE: a request's length
+// (its cache length, or its topk), which keys a row sees (a causal limit and the cache tail, or the producer's
+// per-stage mask of valid indices; the sparse producer writes invalid tokens as zero rows, so no V tail is cleared),
+// where a row's LSE goes, and the attention sink that scales the sparse output.
+#pragma once
+
+#include "tile/barrier.cuh"
+#include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/global.cuh"
+#include "tile/mbarrier.cuh"
+#include "tile/probe.hpp"
+#include "tile/reduce.hpp"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/table.hpp"
+#include "tile/tma.cuh"
+#include "tile/wgmma_ops.cuh"
+#include "mla/mla_decode_plan.hpp"
+
+namespace tl {
+namespace mla_detail {
+
+// Timeline regions: mla_probe:: in the plan. The producer warp marks its empty-barrier waits and TMA issues; the
+// first warp of each consumer warpgroup marks for the warpgroup.
+enum : int { kDV = kMlaDimV, kBlock = kMlaBlock };
+
+// Keys a row tile of one request needs: all L, or (causal) up to the diagonal of its last query position.
+template <bool CAUSAL>
+TL_DEVICE_INLINE int tile_kv_end(int L, int seq_q, int heads, int m0, int R) {
+  if constexpr (!CAUSAL) return L;
+  const int s_last = min(m0 + 63, R - 1) / heads;
+  return max(0, min(L, L - seq_q + s_last + 1));
+}
+
+// SM part `part`'s requests are [first, last]; range() gives request r's blocks [b0, b1), cut to what row tile m0
+// needs (possibly empty: the split then yields O = 0, no keys), and the split's index within the request. Producer
+// and consumers walk the same ranges.
+struct PartWalk {
+  int first, last, parts_end, begin_block, end_block, first_split;
+  int count;  // requests in the part (0 for an empty part)
+  TL_DEVICE_INLINE PartWalk(const int* __restrict__ parts, int part, int batch) {
+    first = parts[5 * part];
+    begin_block = parts[5 * part + 1];
+    last = min(parts[5 * part + 2], batch - 1);  // the schedule never ends past the batch; cheap insurance
+    parts_end = parts[5 * part + 2];
+    end_block = parts[5 * part + 3];
+    first_split = parts[5 * part + 4];
+    count = max(0, last - first + 1);
+  }
+  template <bool CAUSAL>
+  TL_DEVICE_INLINE void range(int r, int L, int seq_q, int heads, int m0, int R, int& b0, int& b1, int& split) const {
+    b0 = r == first ? begin_block : 0;
+    b1 = r == last && last == parts_end ? end_block : (L + kBlock - 1) / kBlock;
+    b1 = max(b0, min(b1, (tile_kv_end<CAUSAL>(L, seq_q, heads, m0, R) + kBlock - 1) / kBlock));
+    split = r == first ? first_split : 0;
+  }
+};
+
+// Issues S = Q K[rows]^T for the plan's s_cols cache rows starting at k_rows, over the 576 columns in k16 steps,
+// into sacc (zeroed first) as one wgmma group. A K-major SW128 descriptor starts at the step's column in row 0 of
+// the 8-row atom (where the swizzle moves nothing).
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  static constexpr auto steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
+#pragma unroll
+  for (int i = 0; i < P.acc_s.num_values(); ++i) sacc[i] = 0.f;
+  using namespace wgmma_ops;
+  wgmma_fence();
+#pragma unroll
+  for (int i = 0; i < steps.size(); ++i) {
+    const unsigned at = steps[i];
+    const unsigned long long da = smem_desc_sw128(q_base + at, 16, P.desc_sbo);
+    const unsigned long long db = smem_desc_sw128(k_rows + at, 16, P.desc_sbo);
+    WgmmaSS<P.s_cols, C.bf16, 0>::run(sacc, da, db);  // both K-major, always accumulating (sacc zeroed above)
+  }
+  wgmma_commit();
+}
+
+// The merge of a split request's 16-bit partials, in the wgmma accumulator layout of the consumer thread that holds
+// this split's o (the plan's acc_o: rows rl[0], rl[1] of the tile, 32 column pairs of 256c .. 256c + 255), so the split
+// that merges needs neither to publish its own partial nor to read it back. lse / scale are this split's (scale
+// turns o into its O); on return o * scale is the merged O and lse the merged LSE (+inf for a row no split saw a key
+// of). One round trip per other split: its LSEs and all 64 of its column pairs (2 columns per 4-byte load) are
+// loaded in one batch with no dependence between the loads and folded in online (running max m, sum s of
+// exp(lse_i - m), O rescaled when m grows), instead of one round trip per row and split (the old combine) or the
+// LSEs first and each split's data after (the two-pass merge: +0.0-1.0% at MB 4096 for this one).
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const float* __restrict__ o_acc,
+                                   const float* __restrict__ lse_acc, int g0, int nspl, int split, int R, int m0,
+                                   const int* rl, int c, int tid) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  static constexpr auto cols = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v).col; });
+  const float kInf = __int_as_float(0x7f800000);
+  const unsigned short* acc16 = reinterpret_cast<const unsigned short*>(o_acc);
+  int row[2];
+  float m[2], s[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    row[h] = min(m0 + rl[h], R - 1);  // rows past R merge a duplicate and are not written
+    m[h] = lse[h];
+    s[h] = lse[h] > -kInf ? 1.f : 0.f;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= scale[h], o[4 * j + 2 * h + 1] *= scale[h];
+  }
+  for (int i = 0; i < nspl; ++i) {
+    if (i == split) continue;
+    float li[2];
+    unsigned v[2][32];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long at = static_cast<long long>(g0 + i) * R + row[h];
+      li[h] = __ldcg(lse_acc + at);
+      const unsigned short* src = acc16 + at * kDV + c * P.acc_o.cols() + P.acc_o(tid, 0).col;
+#pragma unroll
+      for (int j = 0; j < 32; ++j) v[h][j] = __ldcg(reinterpret_cast<const unsigned*>(src + cols[4 * j]));
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float mn = fmaxf(m[h], li[h]);
+      const float a = m[h] > -kInf ? __expf(m[h] - mn) : 0.f;  // mn finite whenever m is
+      const float b = li[h] > -kInf ? __expf(li[h] - mn) : 0.f;
+      s[h] = s[h] * a + b;
+      m[h] = mn;
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+        const float2 f = unpack2<C.bf16>(v[h][j]);
+        o[4 * j + 2 * h] = fmaf(o[4 * j + 2 * h], a, b * f.x);
+        o[4 * j + 2 * h + 1] = fmaf(o[4 * j + 2 * h + 1], a, b * f.y);
+      }
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lse[h] = m[h] > -kInf ? m[h] + __logf(s[h]) : kInf;
+    scale[h] = m[h] > -kInf ? 1.f / s[h] : 0.f;
+  }
+}
+
+// One row (h) of a consumer thread's 256 columns as 16 bits (o * scale), into dst (the row's first column of this
+// consumer's half), at the columns the plan's acc_o gives the thread. vec_store: the quad's four lanes hold the 16
+// bytes of columns 8j .. 8j + 7 between them; a 4 x 4 transpose by shuffles (two xor stages) leaves each lane the
+// vectors of the plan's out_vec, each stored as one 16-byte vector: a quarter of the store instructions and L2
+// write requests. Every lane must call it (the shuffles), store or not.
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void store_row16(unsigned short* dst, const float* o, int h, float scale, int tid, bool store) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  if constexpr (!C.vec_store) {
+    static constexpr auto cols = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v).col; });
+    if (!store) return;
+    dst += P.acc_o(tid, 0).col;
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+      *reinterpret_cast<unsigned*>(dst + cols[4 * j]) = pack2<C.bf16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+  } else {
+    static constexpr auto cols = tabulate<P.out_vec.num_values()>([](int v) { return P.out_vec(0, v).col; });
+    const int q = tid % 4;  // the lane's place in its quad: which pairs it swaps at xor distances 2 and 1
+    const bool hi = q & 2, lo = q & 1;
+    unsigned short* const at = dst + P.out_vec(tid, 0).col;
+#pragma unroll
+    for (int g = 0; g < 8; ++g) {
+      unsigned w[4];  // w[t]: this lane's pair of chunk 4g + t; after the transpose lane s's pair of chunk 4g + q
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const int j = 4 * g + t;
+        w[t] = pack2<C.bf16>(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+      }
+      // Butterfly: across lane bit 1 swap the chunk pairs whose bit 1 differs from the lane's, then across bit 0.
+      unsigned s0 = hi ? w[0] : w[2], s1 = hi ? w[1] : w[3];
+      s0 = __shfl_xor_sync(0xffffffffu, s0, 2);
+      s1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+      if (hi) w[0] = s0, w[1] = s1;
+      else w[2] = s0, w[3] = s1;
+      unsigned t0 = lo ? w[0] : w[1], t1 = lo ? w[2] : w[3];
+      t0 = __shfl_xor_sync(0xffffffffu, t0, 1);
+      t1 = __shfl_xor_sync(0xffffffffu, t1, 1);
+      if (lo) w[0] = t0, w[2] = t1;
+      else w[1] = t0, w[3] = t1;
+      if (store) *reinterpret_cast<uint4*>(at + cols[16 * g]) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+// This split's normalized partial O (o * scale, 16-bit) and LSE into workspace slot g, in the accumulator layout:
+// each thread its two rows' 32 column pairs of consumer c's 256 columns; a row's LSE by the thread holding its
+// first column.
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void store_partial(const float* o, const float* lse, const float* scale, float* __restrict__ o_acc,
+                                    float* __restrict__ lse_acc, int g, int R, int m0, const int* rl, int c, int tid) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = m0 + rl[h];
+    const long long at = (static_cast<long long>(g) * R + min(row, R - 1)) * kDV + c * P.acc_o.cols();
+    store_row16<C>(reinterpret_cast<unsigned short*>(o_acc) + at, o, h, scale[h], tid, row < R);
+    if (row < R && c == 0 && P.acc_o(tid, 0).col == 0) lse_acc[static_cast<long long>(g) * R + row] = lse[h];
+  }
+}
+
+// The merged (or only) O of a (request, row tile), o * scale as 16 bits, and its LSE, in the accumulator layout.
+// lse_index(row): where row `row` of the request goes in LSE.
+template <MlaDecodeConfig C, class LseIndex>
+TL_DEVICE_INLINE void store_output(const float* o, const float* lse, const float* scale, unsigned short* __restrict__ O,
+                                   float* __restrict__ LSE, int r, int R, int m0, const int* rl, int c, int tid,
+                                   LseIndex lse_index) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = m0 + rl[h];
+    store_row16<C>(O + (static_cast<long long>(r) * R + min(row, R - 1)) * kDV + c * P.acc_o.cols(), o, h, scale[h], tid, row < R);
+    if (row < R && c == 0 && P.acc_o(tid, 0).col == 0) LSE[lse_index(row)] = lse[h];
+  }
+}
+
+// Zeroes cache rows [valid, 64) of consumer c's V columns (256c .. 256c + 255) in the KV stage at kv: thread t
+// clears the 16-byte chunk of columns 8 (t % 32) .. + 7 in rows valid + t / 32, + 4, ... The swizzle only permutes
+// the chunks inside a 128-byte row, so whole rows are cleared through the unswizzled layout, whose rows are one
+// stride apart (a single-leaf row mode): the next row of a thread is a constant step further.
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void zero_v_tail(unsigned kv, int valid, int c, int tid) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  static_assert(P.tile.layout().mode(0).num_leaves() == 1, "rows one stride apart");
+  constexpr int chunks = P.acc_o.cols() / 8, rows = 128 / chunks;  // chunks per row, rows per step of the block
+  constexpr unsigned step = 2 * P.tile.layout()(rows, 0);
+  int row = valid + tid / chunks;
+  for (unsigned at = kv + 2 * P.tile.layout()(row, c * P.acc_o.cols() + 8 * (tid % chunks)); row < kBlock;
+       row += rows, at += step)
+    st_shared_v4_fill(at, 0u);
+}
+
+// What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
+struct ConsumerArgs {
+  unsigned base;
+  unsigned short* O;
+  float* LSE;
+  const int* cache_seqlens;
+  const int* parts;
+  const int* num_splits;
+  float* o_acc;
+  float* lse_acc;
+  int* counters;
+  int batch, seq_q, heads;
+  // SPARSE only: a request is one query token of a batch entry; batch and seq_q above are then the requests
+  // (b * s_q) and 1. topk_length (per batch entry, or null: topk for all) and topk give a request's length,
+  // sparse_seq_q (s_q) the entry and position of a request for the LSE [b, h_q, s_q], sink (per head, or null) the
+  // attention sink, valid_base the shared address of the producer's per-stage masks (8 bytes each: bit t = token t
+  // of the stage's block has a valid index).
+  const int* topk_length;
+  const float* sink;
+  int topk, sparse_seq_q;
+  unsigned valid_base;
+};
+
+// Topk entries request r attends to: its batch entry's topk_length, at most topk (indices past it are ignored).
+TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_seq_q, int r) {
+  return topk_length ? max(0, min(topk_length[r / sparse_seq_q], topk)) : topk;
+}
+
+// Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
+// warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
+// divergent path).
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false>
+TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
+  using namespace wgmma_ops;
+  static constexpr MlaDecodePlan P = make_plan(C);
+  static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
+  static constexpr auto o_vals = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v); });
+  constexpr int QK_WG = C.qk_warpgroups;
+  const float kInf = __int_as_float(0x7f800000);
+  // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
+  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
+  const unsigned base = a.base, q_base = base + P.off_q, kv_base = base + P.off_kv, p_base = base + P.off_p;
+  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar(), flag_addr = base + P.off_flag;
+  unsigned short* O = a.O;
+  float* LSE = a.LSE;
+  const int* cache_seqlens = a.cache_seqlens;
+  const int* parts = a.parts;
+  const int* num_splits = a.num_splits;
+  float* o_acc = a.o_acc;
+  float* lse_acc = a.lse_acc;
+  int* counters = a.counters;
+  const int batch = a.batch, seq_q = a.seq_q, heads = a.heads;
+  const int R = seq_q * heads, m0 = blockIdx.y * P.rows, part = blockIdx.x;
+  const int tid = threadIdx.x % 128;
+  constexpr int c = CONSUMER;
+  const int ctid = threadIdx.x - 128;  // thread among the 256 consumers
+  TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
+  // This thread's rows in the tile (values 0 and 2 of its accumulators; acc_s gives it the same rows).
+  const TileCoord o_at = P.acc_o(tid, 0);
+  const int rl[2] = {o_at.row + o_vals[0].row, o_at.row + o_vals[2].row};
+  // QK_WG == 2: consumer c computes S for tokens [32c, 32c + 32) and the two exchange row maxima; QK_WG == 1:
+  // consumer 0 computes all 64 tokens (Q is read from shared memory once per block instead of twice, which is what
+  // bounds Q K^T), runs the softmax alone and hands consumer 1 each row's rescale factor.
+  constexpr int NS = P.s_cols;  // tokens of S per QK warpgroup
+  constexpr bool does_qk = QK_WG == 2 || c == 0;
+  constexpr int tok0 = QK_WG == 2 ? NS * c : 0;
+  float o[P.acc_o.num_values()];
+  float sacc[P.acc_s.num_values()];
+  int it = 0, qn = 0;
+
+  const PartWalk walk(parts, part, batch);
+  // Whether this thread holds its rows' first column (it publishes the rows' statistics): after the walk's loads, so
+  // that the code both consumers begin with (and share) is the same.
+  const bool row_first = o_at.col == 0;
+  // This thread's coordinate in S (acc_s), and where its S values go in the P tile (tokens tok0 + their column): the
+  // offset of its coordinate (run-time) with one swizzle term, plus each value's constant offset. The swizzle splits
+  // so because the thread's offset has no chunk bit, the values' none of the row bits the swizzle reads
+  // (test_mla_decode_plan checks it).
+  const TileCoord s_at = P.acc_s(tid, 0);
+  const int p_at = P.p.layout()(s_at.row, s_at.col);
+  const unsigned p_row = p_base + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes
+  static constexpr auto p_vals = tabulate<P.acc_s.num_values()>(
+      [](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, tok0 + P.acc_s(0, v).col); });
+  for (int k = 0; k < walk.count; ++k) {
+    const int r = walk.first + k;
+    const int L = SPARSE ? sparse_length(a.topk_length, a.topk, a.sparse_seq_q, r) : cache_seqlens[r];
+    int b0, b1, split;
+    walk.range<C.causal>(r, L, seq_q, heads, m0, R, b0, b1, split);
+    int lim[2];  // keys row h sees: [0, lim)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) lim[h] = C.causal ? max(0, min(L, L - seq_q + (m0 + rl[h]) / heads + 1)) : L;
+    float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o[i] = 0.f;
+    mbar_wait(q_full, qn & 1);
+
+    for (int blk = b0; blk < b1; ++blk, ++it) {
+      const int s = it & 1;
+      const unsigned kv = kv_base + s * P.tile_bytes;
+      const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
+      if (does_qk) {
+        TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
+        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
+        TL_PROBE_END(mla_probe::wait_kv, s, blk);
+        TL_PROBE_BEGIN(mla_probe::qk, s, blk);
+        constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
+        issue_qk<C>(sacc, q_base, kv + k_rows);
+      }
+      if (does_qk) {
+        wgmma_wait<0>();
+        // Q is read by Q K^T alone: once the request's last one is complete the producer may load the next
+        // request's Q, behind this block's softmax, P V and the epilogue instead of after them.
+        if (blk == b1 - 1 && tid == 0) mbar_arrive(q_empty);
+        TL_PROBE_END(mla_probe::qk, s, blk);
+
+        // Mask keys past each row's limit (only the blocks that reach a limit pay for it); sparse: the tokens whose
+        // index the producer found invalid (only blocks with one pay for it).
+        TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
+        const int n0 = blk * kBlock + tok0;
+        if constexpr (SPARSE) {
+          const unsigned long long vm = ld_shared_b64(a.valid_base + 8u * static_cast<unsigned>(s)) >> tok0;
+          if ((~vm & (NS == 64 ? ~0ull : (1ull << NS) - 1)) != 0) {
+            const unsigned long long vt = vm >> s_at.col;  // bit c: this thread's column s_at.col + c
+#pragma unroll
+            for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                  if (!((vt >> s_vals[4 * j + 2 * h + e].col) & 1ull)) sacc[4 * j + 2 * h + e] = -kInf;
+          }
+        } else if (n0 + NS > min(lim[0], lim[1])) {
+#pragma unroll
+          for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int e = 0; e < 2; ++e)
+                if (n0 + s_at.col + s_vals[4 * j + 2 * h + e].col >= lim[h]) sacc[4 * j + 2 * h + e] = -kInf;
+        }
+        float mx[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float v = -kInf;
+#pragma unroll
+          for (int j = 0; j < NS / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
+          mx[h] = quad_max(v) * kScaleLog2;
+        }
+        if constexpr (QK_WG == 2) {
+          // Row maxima of both halves: through shared memory, one barrier of the 256 consumer threads (which also
+          // tells each that the other's P V of the previous block is done with the P tile).
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], c), mx[h]);
+          named_barrier_sync(1, 256);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1 - c)));
+        } else {
+          if (it > 0) named_barrier_sync(3, 256);  // consumer 1's P V of the previous block is done with the P tile
+        }
+        float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float m_new = fmaxf(row_m[h], mx[h]);
+          // A row with every key masked so far keeps m = -inf; subtract 0 then so exp2 gives 0, not NaN.
+          m_use[h] = m_new == -kInf ? 0.f : m_new;
+          alpha[h] = exp2_approx(row_m[h] - m_use[h]);
+          row_m[h] = m_new;
+          if (QK_WG == 1 && row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1), alpha[h]);
+        }
+        // P = exp2(S scale - m) as 16 bits into the P tile: each pair of S's elements (acc_s) at its row and token.
+#pragma unroll
+        for (int j = 0; j < NS / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
+            const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
+            sum[h] += e0 + e1;
+            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
+          }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+        }
+        // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
+        // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
+        // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
+        if (!SPARSE && valid < kBlock) zero_v_tail<C>(kv, valid, c, tid);
+        fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
+        named_barrier_sync(2, 256);
+        TL_PROBE_END(mla_probe::softmax, s, blk);
+      } else {
+        // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
+        // Q K^T of this block is complete: it waited before the softmax).
+        TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
+        named_barrier_sync(2, 256);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
+        }
+        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
+        if (!SPARSE && valid < kBlock) {
+          zero_v_tail<C>(kv, valid, c, tid);
+          fence_proxy_async_smem();
+          named_barrier_sync(4, 128);
+        }
+        TL_PROBE_END(mla_probe::softmax, s, blk);
+      }
+
+      // O_c += P V[:, 256c : 256c + 256]: k16 steps of 16 tokens (P's columns, V's rows; V N-major).
+      TL_PROBE_BEGIN(mla_probe::pv, s, blk);
+      static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
+      static constexpr auto v_steps =
+          tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
+      wgmma_fence();
+#pragma unroll
+      for (int i = 0; i < p_steps.size(); ++i)
+        WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
+                                                smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+      wgmma_commit();
+      wgmma_wait<0>();
+      if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
+      if (tid == 0) mbar_arrive(base + P.empty_bar(s));
+      TL_PROBE_END(mla_probe::pv, s, blk);
+    }
+    if (tid == 0 && (b0 == b1 || !does_qk)) mbar_arrive(q_empty);  // those that did no Q K^T of this request
+
+    // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
+    // overwrite what the other has yet to read). With QK_WG == 1 consumer 0 alone holds the softmax state: it hands
+    // consumer 1 the sums and the row maxima (the merge of a split request needs this split's LSE in both).
+    const unsigned sum_buf = base + P.off_sum + 4 * P.row_sum(0, 0, qn & 1);  // this request's parity
+    float l_tot[2];
+    if constexpr (QK_WG == 2) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        l_tot[h] = quad_sum(row_l[h]);
+        if (row_first) st_shared_f32(sum_buf + 4 * P.row_sum(rl[h], c, 0), l_tot[h]);
+      }
+      named_barrier_sync(1, 256);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1 - c, 0));
+    } else {
+      if constexpr (c == 0) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          l_tot[h] = quad_sum(row_l[h]);
+          if (row_first) {
+            st_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 0, 0), l_tot[h]);
+            st_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1, 0), row_m[h]);
+          }
+        }
+      }
+      named_barrier_sync(1, 256);
+      if constexpr (c == 1) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          l_tot[h] = ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 0, 0));
+          row_m[h] = ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1, 0));
+        }
+      }
+    }
+    ++qn;
+
+    const int nspl = num_splits[r + 1] - num_splits[r];
+    const int g0 = num_splits[r];
+    TL_PROBE_BEGIN(mla_probe::combine, probe::kNoStage, r);
+    // This split's LSE per row and the factor that turns o into its O (1 / row sum).
+    float lse[2], scale[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const bool empty = !(l_tot[h] > 0.f);
+      scale[h] = empty ? 0.f : 1.f / l_tot[h];
+      lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+    }
+    bool write_out = nspl == 1;
+    if (nspl > 1) {
+      // The split of this (request, tile) that finishes last merges them all, from its own registers and the
+      // others' partials. A split first looks at the counter: when every other split has already published
+      // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
+      // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
+      int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+      if (ctid == 0) {
+        const int seen = ld_acquire_gpu(counter);
+        st_shared_b32(flag_addr, seen == nspl - 1 ? 1u : 0u);
+      }
+      named_barrier_sync(1, 256);
+      unsigned last = ld_shared_b32(flag_addr);
+      const bool wrote = !last;
+      if (!last) {
+        store_partial<C>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, tid);
+        __threadfence();
+        named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
+        if (ctid == 0) {
+          const int done = atomicAdd(counter, 1);
+          st_shared_b32(flag_addr, done == nspl - 1 ? 1u : 0u);
+        }
+        named_barrier_sync(1, 256);
+        last = ld_shared_b32(flag_addr);
+      }
+      if (last) {
+        // When the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the others'
+        // partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the relaxed
+        // atomicAdd path needs the fence.
+        if (wrote) __threadfence();
+        merge_splits<C>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, tid);
+        if (ctid == 0) *counter = 0;  // ready for the next launch
+        write_out = true;
+      }
+    }
+    // A row's LSE: dense requests hold rows s * heads + h of LSE [batch, heads, seq_q]; a sparse request is one query
+    // token (batch entry r / s_q, position r % s_q) with rows = heads, whose output the sink scales by
+    // exp(lse) / (exp(lse) + exp(sink)) (a row without keys stays 0, also for a sink of +inf).
+    if (SPARSE && write_out && a.sink) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        if (lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(m0 + rl[h], R - 1)] - lse[h]));
+    }
+    if (write_out) {
+      if constexpr (SPARSE) {
+        const int sq = a.sparse_seq_q;
+        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
+                        [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; });
+      } else {
+        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
+                        [&](int row) { return (static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads; });
+      }
+    }
+    TL_PROBE_END(mla_probe::combine, probe::kNoStage, r);
+  }
+  // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
+  if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
+  TL_PROBE_FLUSH();
+  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+}
+
+}  // namespace mla_detail
+}  // namespace tl

@@ -1,0 +1,393 @@
+// Host spec of mla.sparse_decode: DeepSeek Sparse Attention decoding over FlashMLA's V3.2 FP8 paged KV cache.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <cstring>
+
+#include "mla/mla_schedule.hpp"
+#include "mla/mla_sparse_decode_plan.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/spec/kernel_spec.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kRow = kMlaFp8RowBytes, kEntries = kMlaBlock;
+static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nope} == int{num::kKvFp8Nope} &&
+                  int{kMlaFp8Group} == int{num::kKvFp8Group},
+              "the kernel's cache rows are the fill's");
+
+MlaSparseDecodeConfig sparse_config(const Values& c) {
+  return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
+          .dequant_rows = static_cast<int>(c.integer("dequant_rows"))};
+}
+
+// The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
+// bytes; indices [batch, seq_q, topk]; topk_length [batch]; attn_sink [heads]; out [batch, seq_q, heads, 512],
+// lse [batch, heads, seq_q].
+Schema sparse_problem() {
+  return {{ParamSpec::integer("batch", 64, 1, 1 << 14, "requests (b)"),
+           ParamSpec::integer("seq_q", 2, 1, 4, "query tokens per request (s_q), each with its own indices"),
+           ParamSpec::integer("heads", 128, 1, 128, "query heads (h_q), all sharing the one KV head"),
+           ParamSpec::integer("seq_k", 32768, 0, 1 << 20,
+                              "cached tokens per request (s_k), which the indices pick from; with varlen the mean"),
+           ParamSpec::integer("topk", 2048, 1, 1 << 16, "index entries per query token"),
+           ParamSpec::boolean("varlen", false, "per-request lengths max(N(seq_k, seq_k/2), seq_q), as FlashMLA's test"),
+           ParamSpec::boolean("zero_lengths", false,
+                              "about half the requests get an empty cache: every index of theirs is -1"),
+           ParamSpec::boolean("invalid", false,
+                              "about one entry in 8 replaced by an invalid index (-1, other negatives, >= the cache's "
+                              "token count)"),
+           ParamSpec::boolean("all_invalid", false,
+                              "about one query token in 4 gets only invalid indices (FlashMLA's is_all_indices_invalid)"),
+           ParamSpec::boolean("topk_length", false,
+                              "per-request topk_length uniform in [0, topk] (request 0: 0, request 1: topk); entries "
+                              "past it are ignored"),
+           ParamSpec::boolean("sink", false, "attn_sink per head: uniform in [0, 12], a quarter -inf, a quarter +inf"),
+           ParamSpec::integer("block_size", 64, 1, 1024, "tokens per cache block (indices = block * block_size + offset)"),
+           ParamSpec::boolean("padded_blocks", false,
+                              "each block followed by one unused row (FlashMLA's test cache): blocks (block_size + 1) "
+                              "rows apart")}};
+}
+
+Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
+double d(std::int64_t v) { return static_cast<double>(v); }
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// Everything the problem determines: the cache (lengths, shuffled blocks), the indices, topk_length and the sink.
+struct Dims {
+  std::int64_t b, sq, h, sk, topk, bs, rows_per_block, m_tiles, requests;
+  mla::PagedCache cache;
+  std::int64_t num_tokens = 0;          // the cache's token capacity: num_blocks * block_size
+  std::vector<std::int32_t> indices;    // [b, sq, topk]
+  std::vector<std::int32_t> topk_len;   // [b]: topk without the option
+  std::vector<float> sink;              // [h]: -inf (no effect) without the option
+  std::vector<std::int32_t> lens;       // per request (b * sq): the entries it attends to
+
+  explicit Dims(const Values& p)
+      : b(p.integer("batch")), sq(p.integer("seq_q")), h(p.integer("heads")), sk(p.integer("seq_k")),
+        topk(p.integer("topk")), bs(p.integer("block_size")) {
+    rows_per_block = bs + (p.boolean("padded_blocks") ? 1 : 0);
+    m_tiles = (h + 63) / 64;
+    requests = b * sq;
+    cache = mla::make_paged_cache(b, sk, sq, p.boolean("varlen"), p.boolean("zero_lengths"), bs);
+    num_tokens = cache.num_blocks * bs;
+    const bool invalid = p.boolean("invalid"), all_invalid = p.boolean("all_invalid");
+    const std::int32_t big = static_cast<std::int32_t>(std::min<std::int64_t>(num_tokens, 2147483647));
+    const std::int32_t bad[] = {-1, std::numeric_limits<std::int32_t>::min(), -123456, big,
+                                static_cast<std::int32_t>(std::min<std::int64_t>(num_tokens + 1000, 2147483647)),
+                                2147483647};
+    indices.assign(u(requests * topk), -1);
+    std::vector<std::int32_t> perm;
+    for (std::int64_t r = 0; r < requests; ++r) {
+      const std::int64_t i = r / sq, n = cache.lens[u(i)];
+      // min(n, topk) distinct positions of [0, n), a partial Fisher-Yates on hashes; -1 after them (FlashMLA pads so)
+      perm.resize(u(n));
+      std::iota(perm.begin(), perm.end(), 0);
+      const std::int64_t take = std::min(n, topk);
+      std::int32_t* row = indices.data() + r * topk;
+      for (std::int64_t k = 0; k < take; ++k) {
+        const std::int64_t j = k + static_cast<std::int64_t>(num::hash64(0x5D01 + u(r), u(k)) % u(n - k));
+        std::swap(perm[u(k)], perm[u(j)]);
+        const std::int64_t pos = perm[u(k)];
+        row[k] = static_cast<std::int32_t>(cache.table[u(i * cache.table_stride + pos / bs)] * bs + pos % bs);
+      }
+      for (std::int64_t k = 0; k < topk; ++k)
+        if (invalid && num::hash64(0x5D02, u(r * topk + k)) % 8 == 0) row[k] = bad[num::hash64(0x5D03, u(r * topk + k)) % 6];
+      if (all_invalid && num::hash64(0x5D04, u(r)) % 4 == 0) std::fill(row, row + topk, bad[num::hash64(0x5D05, u(r)) % 6]);
+    }
+    topk_len.assign(u(b), static_cast<std::int32_t>(topk));
+    if (p.boolean("topk_length"))
+      for (std::int64_t i = 0; i < b; ++i)
+        topk_len[u(i)] = i == 0 ? 0 : i == 1 ? static_cast<std::int32_t>(topk)
+                                             : static_cast<std::int32_t>(num::hash64(0x5D06, u(i)) % u(topk + 1));
+    sink.assign(u(h), -std::numeric_limits<float>::infinity());
+    if (p.boolean("sink"))
+      for (std::int64_t j = 0; j < h; ++j) {
+        const std::uint64_t k = num::hash64(0x5D07, u(j)) % 4;
+        sink[u(j)] = k == 0 ? -std::numeric_limits<float>::infinity()
+                     : k == 1 ? std::numeric_limits<float>::infinity()
+                              : static_cast<float>(num::uniform_value(0x5D08, u(j), 0.0, 12.0));
+      }
+    lens.resize(u(requests));
+    for (std::int64_t r = 0; r < requests; ++r) lens[u(r)] = std::min<std::int32_t>(topk_len[u(r / sq)], static_cast<std::int32_t>(topk));
+  }
+  bool valid(std::int32_t idx) const { return idx >= 0 && idx < num_tokens; }
+  // Byte offset of token idx's row in the cache.
+  std::int64_t row_offset(std::int32_t idx) const { return (idx / bs) * rows_per_block * kRow + (idx % bs) * kRow; }
+  double attended() const { return std::accumulate(lens.begin(), lens.end(), 0.0); }
+};
+
+mla::SplitSchedule schedule(const Dims& x, const Values& c, const DeviceLimits& l) {
+  const std::int64_t sms = c.integer("sms") > 0 ? c.integer("sms") : std::max(l.sm_count, 1);
+  return mla::make_split_schedule(x.lens, static_cast<int>(kEntries), static_cast<int>(x.m_tiles), static_cast<int>(sms),
+                                  static_cast<int>(c.integer("overhead_blocks")), static_cast<int>(c.integer("tie_gap")),
+                                  static_cast<int>(c.integer("merge_blocks")));
+}
+
+// One query token (batch entry i, position s) in float64: its valid entries' cache rows dequantized (the reference's
+// own reading of the bytes: e4m3 times the group's f32 scale, bf16 RoPE), then per head the scores q.k / 24, the
+// softmax, LSE (+inf without a valid entry) and O over the first 512 columns, scaled by the sink (0 without keys).
+struct RefToken {
+  std::vector<double> k;  // [valid entries, 576]
+  std::int64_t n = 0;
+};
+
+RefToken gather_token(const Dims& x, const HostTensor& KV, const HostTensor& idx, const HostTensor& tl, std::int64_t r) {
+  RefToken t;
+  const std::int64_t len = std::min<std::int64_t>(static_cast<std::int64_t>(tl.at(r / x.sq)), x.topk);
+  const auto* bytes = KV.data.data();
+  for (std::int64_t k = 0; k < len; ++k) {
+    const auto e = static_cast<std::int32_t>(idx.at(r * x.topk + k));
+    if (!x.valid(e)) continue;
+    const unsigned char* row = bytes + x.row_offset(e);
+    for (int c = 0; c < kDQK; ++c) t.k.push_back(num::kv_fp8_dequantized(row, c));
+    ++t.n;
+  }
+  return t;
+}
+
+struct RefRow {
+  double lse = 0;
+  std::vector<double> o;
+};
+
+RefRow reference_row(const RefToken& t, const HostTensor& Q, double sink, std::int64_t q0) {
+  std::vector<double> w(static_cast<std::size_t>(t.n));
+  double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+  for (std::int64_t j = 0; j < t.n; ++j) {
+    double dot = 0;
+    for (std::int64_t c = 0; c < kDQK; ++c) dot += Q.at(q0 + c) * t.k[u(j * kDQK + c)];
+    w[u(j)] = dot / 24.0;
+    mx = std::max(mx, dot / 24.0);
+  }
+  for (double& v : w) sum += (v = std::exp(v - mx));
+  RefRow row;
+  row.o.assign(u(kDV), 0.0);
+  if (t.n == 0) {
+    row.lse = std::numeric_limits<double>::infinity();
+    return row;
+  }
+  row.lse = mx + std::log(sum);
+  const double out_scale = 1.0 / sum / (1.0 + std::exp(sink - row.lse));  // sink -inf: 1; +inf: 0
+  for (std::int64_t j = 0; j < t.n; ++j)
+    for (std::int64_t c = 0; c < kDV; ++c) row.o[u(c)] += w[u(j)] * t.k[u(j * kDQK + c)];
+  for (double& v : row.o) v *= out_scale;
+  return row;
+}
+
+Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInputs& in, const std::string& output,
+                                             const std::vector<std::int64_t>& idx) {
+  if (output != "O" && output != "LSE")
+    return make_error(ErrorCode::invalid_argument, "mla.sparse_decode has outputs O and LSE, not " + output);
+  const Dims x(p);
+  const HostTensor &Q = in.tensor("Q"), &KV = in.tensor("KV"), &ind = in.tensor("indices"),
+                   &tlen = in.tensor("topk_length"), &sink = in.tensor("sink");
+  // The query row (request r = i * s_q + s, head hh) of each sampled position, as key r * h_q + hh.
+  auto row_of = [&](std::int64_t i) -> std::int64_t {
+    if (output == "LSE") {  // [b, h, s_q]
+      const std::int64_t bi = i / (x.h * x.sq), hh = (i / x.sq) % x.h, s = i % x.sq;
+      return (bi * x.sq + s) * x.h + hh;
+    }
+    return i / kDV;  // O [b, s_q, h, 512]
+  };
+  std::map<std::int64_t, RefRow> rows;
+  for (std::int64_t i : idx) rows.emplace(row_of(i), RefRow{});
+  std::int64_t gathered = -1;
+  RefToken token;
+  for (auto& [key, row] : rows) {  // in key order: each query token's rows one after another, gathered once
+    const std::int64_t r = key / x.h;
+    if (r != gathered) token = gather_token(x, KV, ind, tlen, gathered = r);
+    row = reference_row(token, Q, sink.at(key % x.h), key * kDQK);
+  }
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (std::int64_t i : idx) {
+    const RefRow& rr = rows.at(row_of(i));
+    out.push_back(output == "LSE" ? rr.lse : rr.o[u(i % kDV)]);
+  }
+  return out;
+}
+
+// FlashMLA's sparse decode test matrix, cut to what a CPU reference affords: topk 1, 100, 576, 2048 (a cache shorter
+// than topk: -1 padding), block sizes 2, 53, 61, 64, 69 (and padded blocks), s_q 1-3, h_q 64/128, invalid entries,
+// all-invalid query tokens, empty caches, topk_length with a 0, sinks with +-inf; `sms` stays the device's, so small
+// batches split every request.
+std::vector<std::map<std::string, std::string>> sparse_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  std::vector<KV> s = {
+      {{"batch", "2"}, {"seq_q", "1"}, {"heads", "64"}, {"seq_k", "300"}, {"topk", "100"}, {"sink", "true"}},
+      {{"batch", "3"}, {"seq_q", "2"}, {"heads", "128"}, {"seq_k", "1000"}, {"topk", "576"}, {"invalid", "true"},
+       {"topk_length", "true"}, {"block_size", "61"}, {"padded_blocks", "true"}},
+      {{"batch", "4"}, {"seq_q", "3"}, {"heads", "64"}, {"seq_k", "650"}, {"topk", "576"}, {"all_invalid", "true"},
+       {"zero_lengths", "true"}, {"sink", "true"}, {"block_size", "53"}},
+      {{"batch", "6"}, {"seq_q", "1"}, {"heads", "128"}, {"seq_k", "2046"}, {"topk", "2048"}, {"varlen", "true"},
+       {"block_size", "2"}},
+      {{"batch", "64"}, {"seq_q", "2"}, {"heads", "128"}, {"seq_k", "4096"}, {"topk", "512"}, {"invalid", "true"}},
+      {{"batch", "1"}, {"seq_q", "1"}, {"heads", "64"}, {"seq_k", "20"}, {"topk", "1"}},
+  };
+  if (full)
+    s.insert(s.end(), {
+        {{"batch", "8"}, {"seq_q", "2"}, {"heads", "128"}, {"seq_k", "32768"}, {"topk", "2048"}, {"varlen", "true"}},
+        {{"batch", "74"}, {"seq_q", "3"}, {"heads", "64"}, {"seq_k", "512"}, {"topk", "64"}, {"varlen", "true"},
+         {"block_size", "69"}, {"sink", "true"}},
+        {{"batch", "4"}, {"seq_q", "3"}, {"heads", "128"}, {"seq_k", "1024"}, {"topk", "576"}, {"sink", "true"},
+         {"topk_length", "true"}, {"invalid", "true"}, {"block_size", "2"}, {"padded_blocks", "true"}},
+        {{"batch", "321"}, {"seq_q", "3"}, {"heads", "64"}, {"seq_k", "650"}, {"topk", "576"}, {"all_invalid", "true"},
+         {"varlen", "true"}, {"block_size", "53"}},
+    });
+  return s;
+}
+
+}  // namespace
+
+KernelSpec mla_sparse_decode_spec() {
+  KernelSpec k;
+  k.name = "mla.sparse_decode";
+  k.family = "attention";
+  k.tensor_cores = true;
+  k.summary = "DeepSeek Sparse Attention decoding over an FP8 paged KV cache (FlashMLA sparse decode): gathered and "
+              "dequantized in the kernel, wgmma, split-KV with in-kernel combine";
+  k.source = "mla/mla_sparse_decode.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.problem = sparse_problem();
+  // The consumers are mla.decode's: the same switches, and the same split-KV schedule parameters.
+  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
+               ParamSpec::integer("sms", 0, 0, 1024, "SMs the split-KV schedule balances over (0: the device's)"),
+               ParamSpec::integer("overhead_blocks", 2, 0, 64, "cost of one split in blocks of 64 index entries"),
+               ParamSpec::integer("tie_gap", 3, 0, 16, "blocks less for a part holding a request's middle split"),
+               ParamSpec::integer("merge_blocks", 2, 0, 64,
+                                  "cost in blocks of merging one split: a request of B blocks is cut into at most "
+                                  "sqrt(B / merge_blocks) pieces (mla.decode's; 0: no bound)"),
+               ParamSpec::boolean("vec_store", true, "16-bit partials and outputs as 16-byte vector stores"),
+               ParamSpec::one_of("dequant_rows", 2, {1, 2},
+                                 "cache rows a producer warp reads from shared memory together before it writes them "
+                                 "as bf16 (the reads' latency once per batch; 4 would not fit the producer's 56 "
+                                 "registers)")}};
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"qk_warpgroups", "2"}, {"vec_store", "false"}}, {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}}};
+  };
+  k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
+    if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
+      return refuse("mla.sparse_decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
+    const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
+    if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
+      return refuse("mla.sparse_decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +
+                    limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
+    const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
+    if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
+      return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
+    if (b * sq * p.integer("topk") >= (std::int64_t{1} << 31))
+      return refuse("batch * seq_q * topk index entries do not fit 32 bits: use a smaller batch or topk");
+    // The cache's token count bounds the int32 indices (seq_k padded to whole blocks per request).
+    const std::int64_t bs = p.integer("block_size");
+    const std::int64_t longest = p.boolean("varlen") ? 4 * p.integer("seq_k") + sq : p.integer("seq_k");
+    if (b * ((longest + bs - 1) / bs) * (bs + 1) >= (std::int64_t{1} << 31))
+      return refuse("a cache of batch * seq_k tokens does not fit int32 indices: use a smaller batch or seq_k");
+    return Status::success();
+  };
+  k.name_expression = [](const Values&, const Values& c) { return name_expression(sparse_config(c)); };
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    const Dims x(p);
+    const mla::SplitSchedule sch = schedule(x, c, l);
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
+    g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
+    g.block.x = static_cast<std::uint32_t>(make_plan(sparse_config(c)).mma.threads);
+    g.dynamic_smem = make_plan(sparse_config(c)).smem_bytes;
+    return g;
+  };
+  k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    const Dims x(p);
+    const mla::SplitSchedule sch = schedule(x, c, l);
+    const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
+    const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.h : 1;
+    ArgSpec q = ArgSpec::tensor("Q", DType::bf16, {x.b, x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
+    q.is_param = false;
+    ArgSpec tq = ArgSpec::tensor_map("tma_q", "Q", {plan.mma.panel_cols, plan.mma.rows}, swizzle_bytes(plan.mma.swizzle));
+    tq.map_shape = {x.requests * x.h, kDQK};
+    ArgSpec kv = ArgSpec::tensor("KV", DType::u8, {x.cache.num_blocks, x.rows_per_block, 1, kRow}, ArgRole::in,
+                                 {.kind = Fill::Kind::kv_fp8, .lo = -1, .hi = 1, .seed = 2});
+    ArgSpec ind = ArgSpec::i32_data("indices", x.indices);
+    ind.shape = {x.b, x.sq, x.topk};
+    ArgSpec sink = ArgSpec::tensor("sink", DType::f32, {x.h}, ArgRole::in, {.kind = Fill::Kind::data});
+    sink.data.resize(x.sink.size() * sizeof(float));
+    std::memcpy(sink.data.data(), x.sink.data(), sink.data.size());
+    return std::vector<ArgSpec>{
+        q, tq, kv, ind,
+        ArgSpec::i32_data("topk_length", x.topk_len),
+        sink,
+        ArgSpec::tensor("O", DType::bf16, {x.b, x.sq, x.h, kDV}, ArgRole::out),
+        ArgSpec::tensor("LSE", DType::f32, {x.b, x.h, x.sq}, ArgRole::out),
+        ArgSpec::i32_data("sched_parts", sch.parts),
+        ArgSpec::i32_data("num_splits", sch.num_splits),
+        ArgSpec::tensor("o_acc", DType::bf16, {ws, kDV}, ArgRole::scratch),
+        ArgSpec::tensor("lse_acc", DType::f32, {ws}, ArgRole::scratch),
+        ArgSpec::tensor("counters", DType::i32, {x.requests * x.m_tiles}, ArgRole::scratch),
+        ArgSpec::scalar("batch", DType::i32, d(x.b)),
+        ArgSpec::scalar("seq_q", DType::i32, d(x.sq)),
+        ArgSpec::scalar("heads", DType::i32, d(x.h)),
+        ArgSpec::scalar("topk", DType::i32, d(x.topk)),
+        ArgSpec::scalar("block_size", DType::i32, d(x.bs)),
+        ArgSpec::scalar("block_rows", DType::i32, d(x.rows_per_block)),
+        ArgSpec::scalar("num_tokens", DType::i64, d(x.num_tokens))};
+  };
+  // FlashMLA's counting: both GEMMs over every attended entry (topk, or topk_length), valid or not.
+  k.flops = [](const Values& p) {
+    const Dims x(p);
+    return 2.0 * d(x.h) * d(kDQK + kDV) * x.attended();
+  };
+  // q and out once, and each distinct valid cache row once (656 bytes), as FlashMLA's benchmark counts.
+  k.min_bytes = [](const Values& p) {
+    const Dims x(p);
+    std::vector<std::int32_t> seen;
+    for (std::int64_t r = 0; r < x.requests; ++r)
+      for (std::int64_t j = 0; j < x.lens[u(r)]; ++j)
+        if (const std::int32_t e = x.indices[u(r * x.topk + j)]; x.valid(e)) seen.push_back(e);
+    std::sort(seen.begin(), seen.end());
+    const auto distinct = std::unique(seen.begin(), seen.end()) - seen.begin();
+    return 2.0 * d(x.requests * x.h) * d(kDQK + kDV) + d(distinct) * d(kRow);
+  };
+  k.reference = sparse_reference;
+  // As mla.decode's: O is rounded to bf16 (P too, before P V); the dequantized cache is exact in bf16.
+  k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 2e-2}; };
+  // Each sampled O row (512 values) and LSE entry costs the reference a query token's gather and a softmax row.
+  k.sampling = [](const Values& p, const std::string& output) {
+    const std::int64_t rows = std::clamp<std::int64_t>(300000000 / (kDQK * std::max<std::int64_t>(p.integer("topk"), 64)), 8, 96);
+    return output == "O" ? OutputSampling{u(kDV), u(rows * kDV)}
+                         : OutputSampling{1, u(std::min<std::int64_t>(256, 2 * rows))};
+  };
+  k.test_problems = sparse_test_problems;
+  k.probes = mla_sparse_decode_probe_names();
+  // Per warp and block: at most 16 marks (producer: index, load_wait, load_issue, dequant and four copy_wait regions;
+  // consumers: four regions), plus per request the epilogue.
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
+    const Dims x(p);
+    const mla::SplitSchedule sch = schedule(x, c, l);
+    return static_cast<std::uint32_t>(16 * sch.payload + 4 * x.requests + 64);
+  };
+  // The consumers' tiles and accumulators (mla.decode's plan) and the producer's dequant fragment as its
+  // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).
+  k.layouts = [](const Values&, const Values& c) {
+    const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
+    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.mma.tile, "bf16")},
+                                   {"smem_KV", memory_spec(plan.mma.tile, "bf16")},
+                                   {"smem_P", memory_spec(plan.mma.p, "bf16")},
+                                   {"smem_row_max", memory_spec(plan.mma.row_max, "f32")},
+                                   {"smem_row_sum", memory_spec(plan.mma.row_sum, "f32")}};
+    const auto acc = [](int n) { return "wgmma.m64n" + std::to_string(n) + "k16.f32.C"; };
+    for (const auto& [name, frag] : {std::pair{"acc_S", plan.mma.acc_s}, std::pair{"acc_O", plan.mma.acc_o}})
+      if (auto spec = fragment_spec(frag, acc(frag.cols()))) out.push_back({name, *spec});
+    out.push_back({"dequant_nope_tv", to_string(plan.nope.tv())});
+    out.push_back({"dequant_rope_tv", to_string(plan.rope.tv())});
+    return out;
+  };
+  return k;
+}
+
+}  // namespace tl

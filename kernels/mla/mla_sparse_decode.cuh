@@ -1,0 +1,292 @@
+// mla.sparse_decode: DeepSeek Sparse Attention decoding over an FP8 paged KV cache (FlashMLA's sparse decode) —
+// gathered and dequantized in the kernel, bf16 wgmma, split-KV with the merge in the launch.
+//
+// Per query token (b, s) of `batch` x `seq_q` (a request of the split-KV schedule: r = b * seq_q + s), its `heads`
+// query rows (Q [batch, seq_q, heads, 576] bf16) attend to the cache tokens listed in indices[b, s, 0 .. len), len =
+// min(topk_length[b], topk) (topk without topk_length): entry i names row (i / block_size) * block_rows +
+// i % block_size of the cache (blocks of block_size tokens, block_rows >= block_size rows apart), each token a
+// 656-byte row in FlashMLA's V3.2 FP8 format (512 e4m3 values times their 128-value group's f32 scale, then 64 bf16
+// values). An index < 0 or >= num_tokens is invalid and attends nothing. S = Q K^T / sqrt(576) over the 576
+// dequantized columns, O = softmax(S) V over the first 512; a row with no valid index gets O = 0 and LSE = +inf
+// (FlashMLA's convention). With `sink` (f32 per head, or null), O is scaled by exp(LSE) / (exp(LSE) + exp(sink[h])),
+// LSE unchanged. Outputs: O [batch, seq_q, heads, 512] bf16, LSE [batch, heads, seq_q] f32 (natural log).
+//
+// Split-KV as mla.decode's (mla/mla_schedule.hpp over each request's blocks of 64 index entries; the host passes
+// `parts` and `num_splits`; grid (num_parts, m_tiles), m_tiles = ceil(heads / 64)); the consumer warpgroups are
+// mla.decode's own code (mla_consumer.cuh: Q K^T, online softmax, P V, the merge of split requests by the CTA that
+// finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs:
+//
+// Threads: 3 warpgroups. Warpgroup 0, the producer, fills the 2-stage ring of 64-token bf16 KV tiles; warp w owns
+// rows 16w .. 16w + 15 of each block. Lanes 0..15 hold the warp's 16 index entries of the block, read a block ahead;
+// the warp records which are valid in the stage's mask, waits for the stage to be free and issues each valid token's
+// 656 bytes as 41 cp.async chunks into the token's own row of the stage (the plan's raw_col: chunk j at column 8j),
+// so the loads need no registers and all 16 rows are in flight at once. Then, C.dequant_rows rows at a time as their
+// copies land: the warp reads the rows' chunks (lane l: the 16 e4m3 values of chunk l, its group's scale, 2 RoPE
+// values; one shared-memory latency for the batch), and after a __syncwarp writes each row's 576 bf16 values over
+// them (e4m3x4_to_bf16x4_scaled, times scale * 2^120 in bf16: exact for power-of-two scales up to 2^7; an invalid
+// token becomes a zero row, so P V sees 0, never a stale value). fence.proxy.async and one arrival of each of the 128
+// threads on the stage's full barrier publish the tile to the consumers' wgmma. Lane 0 of warp 0 also loads the
+// request's Q tile by TMA (after issuing its first block's copies), as mla.decode's producer does. Registers (the
+// plan's): consumers 224 each (mla.decode's code fits; 216 spills), the producer the 56 left. Measured on the GPU
+// (docs/perf.md): the consumers alone would run V3.2's shape 2.7x as fast; the producer bounds the kernel, and
+// neither its copies nor its arithmetic alone (each ablated: 1-3%): the suspect is its chain of shared-memory round
+// trips per row while the consumers' wgmma load shared memory, hence the batched reads. An L2 prefetch of the next
+// block's rows measured 7% slower and was removed.
+//
+// Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
+// masks (mla_sparse_decode_plan.hpp). The full barriers count 128 producer arrivals; the empty ones 2 (consumers).
+#pragma once
+
+#include "tile/cp_async.cuh"
+#include "tile/global.cuh"
+#include "mla/mla_consumer.cuh"
+#include "mla/mla_sparse_decode_plan.hpp"
+
+namespace tl {
+namespace mla_sparse_detail {
+
+// Copy groups: token t's copies are committed as group t / 4, so the dequant of token t waits for its group only.
+enum : int { kGroupTokens = 4, kGroups = kMlaBlock / 4 / kGroupTokens };
+
+template <int G>
+TL_DEVICE_INLINE void wait_copies_of_group(int g) {
+  // cp.async.wait_group takes a constant: groups g + 1 .. G - 1 may stay in flight.
+  if constexpr (G > 0) {
+    if (g == 0) cp_async_wait<G - 1>();
+    else wait_copies_of_group<G - 1>(g - 1);
+  }
+}
+
+// An index entry names a cache row when it is in [0, num_tokens): row (idx / block_size) * block_rows +
+// idx % block_size of the cache's 656-byte rows (block_rows >= block_size: blocks may be padded).
+TL_DEVICE_INLINE bool entry_valid(int idx, long long num_tokens) { return idx >= 0 && idx < num_tokens; }
+TL_DEVICE_INLINE unsigned cache_row(int idx, int block_size, int block_rows) {
+  return static_cast<unsigned>(idx / block_size) * static_cast<unsigned>(block_rows) + static_cast<unsigned>(idx % block_size);
+}
+
+// The part's blocks in the order the producer fills them (its requests in order, each one's blocks), walked ahead of
+// the block being filled: k-th request r of the part, block blk of its [blk, b1).
+struct BlockCursor {
+  const mla_detail::PartWalk& walk;
+  int k = -1, r = 0, L = 0, blk = 0, b1 = 0;
+  TL_DEVICE_INLINE BlockCursor(const mla_detail::PartWalk& w, const int* topk_length, int topk, int seq_q, int heads,
+                               int m0)
+      : walk(w) {
+    settle(topk_length, topk, seq_q, heads, m0);
+  }
+  TL_DEVICE_INLINE bool done() const { return k >= walk.count; }
+  // To the next request with a block, from a request whose blocks are used up.
+  TL_DEVICE_INLINE void settle(const int* topk_length, int topk, int seq_q, int heads, int m0) {
+    while (blk >= b1 && k < walk.count) {
+      if (++k >= walk.count) return;
+      r = walk.first + k;
+      L = mla_detail::sparse_length(topk_length, topk, seq_q, r);
+      int split;
+      walk.range<false>(r, L, 1, heads, m0, heads, blk, b1, split);
+    }
+  }
+  TL_DEVICE_INLINE void advance(const int* topk_length, int topk, int seq_q, int heads, int m0) {
+    ++blk;
+    settle(topk_length, topk, seq_q, heads, m0);
+  }
+  // Lanes 0..15: this warp's entries of the block (-1 past the request's length, or past the part).
+  TL_DEVICE_INLINE int entry(const int* __restrict__ indices, int topk, int warp, int lane) const {
+    const int pos = blk * kMlaBlock + 16 * warp + lane;
+    return !done() && lane < 16 && pos < L ? __ldg(indices + static_cast<long long>(r) * topk + pos) : -1;
+  }
+};
+
+}  // namespace mla_sparse_detail
+
+template <MlaSparseDecodeConfig C>
+__global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
+    mla_sparse_decode(const __grid_constant__ TmaDescriptor tma_q, const unsigned char* __restrict__ kv,
+                      const int* __restrict__ indices, const int* __restrict__ topk_length, const float* __restrict__ sink,
+                      unsigned short* __restrict__ O, float* __restrict__ LSE, const int* __restrict__ parts,
+                      const int* __restrict__ num_splits, float* __restrict__ o_acc, float* __restrict__ lse_acc,
+                      int* __restrict__ counters, int batch, int seq_q, int heads, int topk, int block_size,
+                      int block_rows, long long num_tokens) {
+  using namespace mla_detail;
+  using namespace mla_sparse_detail;
+  static constexpr MlaSparseDecodePlan SP = make_plan(C);
+  static constexpr MlaDecodePlan P = SP.mma;
+  static constexpr MlaDecodeConfig CC = consumer_config(C);
+  static constexpr auto panels = tabulate<P.panels>([](int p) { return 2u * P.tile(0, p * P.panel_cols); });
+  static_assert(P.acc_s.linear() && P.acc_o.linear() && P.out_vec.linear() && SP.nope.linear() && SP.rope.linear(),
+                "the helpers add a thread's coordinate and a value's (tabulated) one");
+
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned base = smem_align<1024>(smem_raw);
+  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
+
+  const int requests = batch * seq_q, m0 = blockIdx.y * P.rows, part = blockIdx.x;
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  if (threadIdx.x == 0) {
+    prefetch_tensormap(&tma_q);
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(base + P.full_bar(s), 128);
+      mbar_init(base + P.empty_bar(s), 2);
+    }
+    mbar_init(q_full, 1);
+    mbar_init(q_empty, 2);
+    fence_mbarrier_init();
+    TL_PROBE_BLOCK_BEGIN();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    setmaxnreg_dec<SP.producer_regs>();
+    TL_PROBE_WARP_INIT();
+    // A lane's columns as unswizzled byte offsets in row 0; token t of the warp's rows sits at wrow + row_off[t] and
+    // xors its swizzle term into them (the plan's comment).
+    const auto col_off = [](int col) { return 2u * static_cast<unsigned>(P.tile.layout()(0, col)); };
+    const unsigned wrow = 2u * static_cast<unsigned>(P.tile.layout()(SP.rows_per_warp * warp, 0));
+    // The scale, RoPE and tail chunks' offsets are recomputed where used (a few integer operations from the lane):
+    // the producer's registers hold the rows being converted instead.
+    const unsigned raw_nope = col_off(SP.raw_col(lane));
+    const auto raw_tail = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8))); };
+    const auto raw_scale = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8); };
+    const auto raw_rope = [&] { return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4); };
+    // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
+    // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
+    const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
+    const bool first = (lane >> 2) & 1;
+    // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
+    const unsigned out_a = col_off(nope_at.col + 8 * first);
+    const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
+    // Token t's row offset and swizzle term (bytes), computed in rolled loops: the producer's registers hold a batch
+    // of rows, not sixteen.
+    const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
+    const auto row_term = [](int t) { return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0))); };
+
+    // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
+    // token without a valid index.
+    const auto read_row = [&](unsigned stage, int t, unsigned mask, uint4& v, unsigned& rope, float& sc) {
+      v = make_uint4(0u, 0u, 0u, 0u), rope = 0u, sc = 0.f;
+      if ((mask >> t) & 1u) {
+        const unsigned row = stage + row_off(t), term = row_term(t);
+        v = ld_shared_v4_b32(row + (raw_nope ^ term));
+        sc = ld_shared_f32(row + (raw_scale() ^ term));
+        rope = ld_shared_b32(row + (raw_rope() ^ term));
+      }
+    };
+    // Row t's 576 bf16 values from its raw chunks, over them.
+    const auto write_row = [&](unsigned stage, int t, const uint4& v, unsigned rope, float sc) {
+      const unsigned row = stage + row_off(t), term = row_term(t);
+      const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
+      unsigned d[8];
+      e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
+      e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
+      e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
+      e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
+      // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run time
+      // would go to local memory).
+      st_shared_v4_b32(row + (out_a ^ term), first ? d[4] : d[0], first ? d[5] : d[1], first ? d[6] : d[2],
+                       first ? d[7] : d[3]);
+      st_shared_v4_b32(row + (out_a ^ 16u ^ term), first ? d[0] : d[4], first ? d[1] : d[5], first ? d[2] : d[6],
+                       first ? d[3] : d[7]);
+      st_shared_b32(row + (out_rope ^ term), rope);
+    };
+
+    int it = 0, qn = 0;
+    const PartWalk walk(parts, part, requests);
+    // The index entries (lanes 0..15) of the next block, read a block ahead so that their latency is not on the
+    // path from a free stage to a full one.
+    BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
+    int next = ahead.entry(indices, topk, warp, lane);
+    ahead.advance(topk_length, topk, seq_q, heads, m0);
+    for (int k = 0; k < walk.count; ++k) {
+      const int r = walk.first + k;
+      const int L = sparse_length(topk_length, topk, seq_q, r);
+      int b0, b1, split;
+      walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
+      // Q waits for both consumers to be done with the previous request's Q (one TMA box per panel).
+      auto load_q = [&] {
+        if (warp != 0) return;
+        if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
+        if (lane == 0) {
+          mbar_expect_tx(q_full, P.tile_bytes);
+#pragma unroll
+          for (int p = 0; p < P.panels; ++p)
+            tma_load(base + P.off_q + panels[p], &tma_q, q_full, p * P.panel_cols, r * heads + m0);
+        }
+        ++qn;
+      };
+      if (b0 == b1) load_q();
+      for (int blk = b0; blk < b1; ++blk, ++it) {
+        const int s = it & 1;
+        const unsigned stage = base + P.kv_stage(s) + wrow;
+        TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
+        // Lanes 0..15: this block's 16 entries of this warp, and a valid one's cache row.
+        const int idx = next;
+        next = ahead.entry(indices, topk, warp, lane);
+        ahead.advance(topk_length, topk, seq_q, heads, m0);
+        const bool valid = entry_valid(idx, num_tokens);
+        const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
+        const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
+        TL_PROBE_END(mla_sparse_probe::index, s, blk);
+        TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
+        mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
+        TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
+        TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
+        // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
+#pragma unroll 1
+        for (int t0 = 0; t0 < SP.rows_per_warp; t0 += kGroupTokens) {
+          unsigned rows[kGroupTokens];
+#pragma unroll
+          for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
+#pragma unroll
+          for (int j = 0; j < kGroupTokens; ++j) {
+            if ((mask >> (t0 + j)) & 1u) {
+              const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
+              const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
+              cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
+              if (lane <= 8) cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+            }
+          }
+          cp_async_commit();
+        }
+        if (lane == 0) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+        TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
+        if (blk == b0) load_q();
+
+        // C.dequant_rows rows at a time: their reads are issued together (one shared-memory latency for the batch,
+        // not one per row), a __syncwarp, then their writes over the rows' raw chunks.
+        TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
+        constexpr int NR = C.dequant_rows;
+#pragma unroll 1
+        for (int t0 = 0; t0 < SP.rows_per_warp; t0 += NR) {
+          if (t0 % kGroupTokens == 0) {
+            TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, t0);
+            wait_copies_of_group<kGroups>(t0 / kGroupTokens);
+            TL_PROBE_END(mla_sparse_probe::copy_wait, s, t0);
+          }
+          __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
+          uint4 v[NR];
+          unsigned rope[NR];
+          float sc[NR];
+#pragma unroll
+          for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, mask, v[j], rope[j], sc[j]);
+          __syncwarp();  // the rows' chunks are all read before any lane writes over them
+#pragma unroll
+          for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j]);
+        }
+        fence_proxy_async_smem();  // the generic-proxy writes, visible to the consumers' wgmma
+        mbar_arrive(base + P.full_bar(s));
+        TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
+      }
+    }
+    TL_PROBE_FLUSH();
+    return;
+  }
+
+  setmaxnreg_inc<SP.consumer_regs>();
+  ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
+                    topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
+  if (wg == 1) mla_consumer<CC, 0, true>(args);
+  else mla_consumer<CC, 1, true>(args);
+}
+
+}  // namespace tl

@@ -1,0 +1,118 @@
+// The plan of mla.sparse_decode: its typed config, probe regions, and how the producer's gather lays FP8 cache rows
+// into the consumers' tiles (mla.decode's plan).
+#pragma once
+
+#include "tile/config.hpp"
+#include "tile/fragment.hpp"
+#include "tile/layout.hpp"
+#include "mla/mla_decode_plan.hpp"
+
+#if !TL_DEVICE_CODE
+#include <string>
+#include <vector>
+
+#include "tile/config_name.hpp"
+#endif
+
+namespace tl {
+
+// The kernel's one template parameter, in the config schema's names (mla_sparse_decode.cpp). q, out and the MMAs are
+// bf16; the cache is FlashMLA's V3.2 FP8 format.
+struct MlaSparseDecodeConfig {
+  int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
+  bool vec_store = true;  // 16-bit partials and outputs as 16-byte vectors
+  int dequant_rows = 2;   // rows a producer warp reads from shared memory at once before writing them: 1 or 2
+};
+
+// The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
+TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparseDecodeConfig& c) {
+  return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store};
+}
+
+// Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's own. Per
+// producer warp and block: index (its 16 index entries taken, the next ones read, rows prefetched), load_wait (a free
+// KV stage), load_issue (the rows' cp.async copies), dequant (the rows turned into bf16, copy_wait inside it: the
+// waits for a group of 4 rows' copies). Stage = KV stage, aux = block (copy_wait: the group's first row; combine:
+// the request).
+#define TL_MLA_SPARSE_DECODE_PROBES(X) TL_MLA_DECODE_PROBES(X) X(dequant) X(index) X(copy_wait)
+namespace mla_sparse_probe {
+#define TL_MLA_SPARSE_PROBE_ID(name) name,
+enum : unsigned { TL_MLA_SPARSE_DECODE_PROBES(TL_MLA_SPARSE_PROBE_ID) };
+#undef TL_MLA_SPARSE_PROBE_ID
+static_assert(static_cast<unsigned>(qk) == static_cast<unsigned>(mla_probe::qk) &&
+                  static_cast<unsigned>(combine) == static_cast<unsigned>(mla_probe::combine),
+              "the consumers' regions keep mla.decode's ids");
+}  // namespace mla_sparse_probe
+
+// A cache row (FlashMLA's "V3.2" FP8 format, 656 bytes a token): 512 e4m3 NoPE values, 4 f32 scales (one per 128
+// values), 64 bf16 RoPE values; 41 chunks of 16 bytes.
+enum : int { kMlaFp8RowBytes = 656, kMlaFp8Nope = 512, kMlaFp8Group = 128, kMlaFp8ScaleChunk = 32, kMlaFp8RopeChunk = 33,
+             kMlaFp8Chunks = 41 };
+
+// Shared memory: mla.decode's layout (mla_decode_plan.hpp), then one 8-byte mask per KV stage (bit t: token t of the
+// stage's block has a valid index; producer warp w writes bits 16w .. 16w + 15).
+//
+// The producer warpgroup fills a KV stage in place: warp w owns the stage's rows 16w .. 16w + 15 (tokens of the
+// block). Each row's 656 cache bytes land by cp.async as 41 16-byte chunks in the row's own first 328 columns (chunk
+// j at column 8j: `raw_col(j)`), lane l copying chunk l and lanes 0..8 chunks 32 + l; then the warp reads a row's
+// chunks into registers and writes the row's 576 bf16 values over them (the `nope` and `rope` fragments below).
+// The tile's 128B swizzle moves only the 16-byte chunk bits (4..6 of a byte offset) by the row's low 3 bits, so the
+// byte offset of (16w + k, col) is offset(k, 0) + (offset(16w, col) ^ term(k)), term(k) a constant of the unrolled
+// token k (test_mla_sparse_decode_plan checks it): one xor per access.
+struct MlaSparseDecodePlan {
+  MlaDecodePlan mma;    // the consumers' tiles, fragments, barriers and shared memory (mla.decode's)
+  // Registers per thread after setmaxnreg (the 168 a thread of 384 starts with, moved between warpgroups: 128 x
+  // (producer + consumers) <= 384 x 168): the consumers' code (mla.decode's) fits in 224 (216 spills), the producer
+  // gets the rest for its copies' addresses and a batch of rows.
+  int producer_regs;
+  int consumer_regs;
+  int producer_warps;   // 4: the producer warpgroup
+  int rows_per_warp;    // 16 tokens of each 64-token block
+  // Dequantized NoPE values: producer thread (lane l, warp w) value (e, k) -> row 16w + k, column 16l + e of the
+  // 64 x 576 tile (two 16-byte stores per row: columns 16l .. 16l + 7 and 16l + 8 .. 16l + 15).
+  Fragment nope;
+  // RoPE values (copied, already bf16): thread (l, w) value (e, k) -> row 16w + k, column 2l + e of the tile's last 64
+  // columns (one 4-byte store per row).
+  Fragment rope;
+  unsigned off_valid;   // the stages' valid-index masks
+  unsigned smem_used, smem_bytes;
+
+  TL_HOST_DEVICE constexpr int raw_col(int chunk) const { return 8 * chunk; }
+  TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
+};
+
+TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
+  MlaSparseDecodePlan p{};
+  p.mma = make_plan(consumer_config(c));
+  p.consumer_regs = 224;
+  p.producer_regs = 504 - 2 * p.consumer_regs;
+  p.producer_warps = 4;
+  p.rows_per_warp = kMlaBlock / p.producer_warps;
+  const int rows = p.mma.rows;
+  // Column-major tile index row + col * rows: lane l -> 16 l columns, warp w -> 16 w rows; value e -> a column,
+  // k -> a row.
+  p.nope = Fragment(make_layout(Layout(make_shape(32, p.producer_warps), make_stride(16 * rows, p.rows_per_warp)),
+                                Layout(make_shape(16, p.rows_per_warp), make_stride(rows, 1))),
+                    rows, kMlaDimQK);
+  p.rope = Fragment(make_layout(Layout(make_shape(32, p.producer_warps), make_stride(2 * rows, p.rows_per_warp)),
+                                Layout(make_shape(2, p.rows_per_warp), make_stride(rows, 1))),
+                    rows, kMlaDimQK - kMlaDimV);
+  p.off_valid = p.mma.smem_used;
+  p.smem_used = p.off_valid + 16u;
+  p.smem_bytes = p.smem_used + 1024u;
+  return p;
+}
+
+#if !TL_DEVICE_CODE
+inline std::string name_expression(const MlaSparseDecodeConfig& c) {
+  return ConfigName("mla_sparse_decode", "MlaSparseDecodeConfig")
+      .field("qk_warpgroups", c.qk_warpgroups)
+      .field("vec_store", c.vec_store)
+      .field("dequant_rows", c.dequant_rows)
+      .str();
+}
+
+inline std::vector<std::string> mla_sparse_decode_probe_names() { return TL_PROBE_NAMES(TL_MLA_SPARSE_DECODE_PROBES); }
+#endif
+
+}  // namespace tl

@@ -1,0 +1,284 @@
+// mla.sparse_decode without a GPU: it compiles for sm_90a without spills, refuses other archs, its cache is FlashMLA's
+// V3.2 FP8 format quantized by FlashMLA's rule, its indices / topk_length / sink are what the problem asks, FLOPs
+// count as FlashMLA's benchmark does, and the float64 reference agrees with a direct computation over a cache
+// dequantized by the format's definition.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include "library/library.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/measure/bench.hpp"
+#include "tests/support/scratch_jit.hpp"
+
+namespace tl {
+namespace {
+using KV = std::map<std::string, std::string>;
+
+const KernelSpec& sparse() { return *library_registry().find("mla.sparse_decode").value(); }
+
+KernelInstance make(const KV& p, const KV& c = {}) {
+  auto k = instantiate(sparse(), p, c, limits_for_arch("sm_90a"));
+  EXPECT_TRUE(k.ok()) << k.status().message();
+  return *k;
+}
+
+const ArgSpec& arg(const KernelInstance& k, const std::string& name) {
+  for (const auto& a : k.args)
+    if (a.name == name) return a;
+  throw std::runtime_error("no argument " + name);
+}
+
+template <class T>
+std::vector<T> data_of(const KernelInstance& k, const std::string& name) {
+  const ArgSpec& a = arg(k, name);
+  std::vector<T> v(a.data.size() / sizeof(T));
+  std::memcpy(v.data(), a.data.data(), v.size() * sizeof(T));
+  return v;
+}
+
+ReferenceInputs inputs_of(const KernelInstance& k) {
+  ReferenceInputs in;
+  for (const auto& a : k.args) {
+    if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
+    else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
+  }
+  return in;
+}
+
+TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
+  const std::vector<std::pair<KV, KV>> cases = {
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"qk_warpgroups", "2"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"vec_store", "false"}, {"dequant_rows", "1"}}}};
+  for (bool probes : {false, true})
+    for (const auto& [p, c] : cases) {
+      const KernelInstance inst = make(p, c);
+      SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
+      JitOptions opt;
+      opt.arch = "sm_90a";
+      if (probes) opt.defines.push_back("TL_TIMELINE=1");
+      auto k = test::scratch_jit().compile(compile_request(inst, opt));
+      ASSERT_TRUE(k.ok()) << k.status().message();
+      // Known gaps: the probe build spills (the producer's 56 registers and the consumers' 224 hold the marks' state
+      // too), and the timed build with dequant_rows 2 stores one register of the producer's (8 B).
+      EXPECT_LE(k->resources.spill_store_bytes, probes ? 256 : 8);
+      EXPECT_LE(k->resources.registers * 384, 65536);
+    }
+}
+
+TEST(MlaSparseDecode, RefusesWithoutHopperAndOversizedProblems) {
+  auto inst = instantiate(sparse(), {}, {}, limits_for_arch("sm_80"));
+  ASSERT_FALSE(inst.ok());
+  EXPECT_EQ(inst.status().code(), ErrorCode::unsupported);
+  EXPECT_NE(inst.status().message().find("9.0"), std::string::npos) << inst.status().message();
+  auto big = instantiate(sparse(), {{"batch", "16384"}, {"seq_q", "1"}, {"heads", "1"}, {"seq_k", "1048576"}}, {},
+                         limits_for_arch("sm_90a"));
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("int32 indices"), std::string::npos) << big.status().message();
+}
+
+// FlashMLA's quantizer on the cache rows: per 128-value group the f32 scale is 2^ceil(log2(amax / 448)) of the
+// group's largest magnitude, which the fill plants at one position, so every group's largest dequantized value is its
+// amax and no e4m3 byte is NaN; RoPE values are bf16 in [-1, 1).
+TEST(MlaSparseDecode, CacheRowsAreFlashMlaV32Fp8) {
+  const Fill f{.kind = Fill::Kind::kv_fp8, .lo = -1, .hi = 1, .seed = 7};
+  const int rows = 300;
+  const auto bytes = make_filled(DType::u8, static_cast<std::uint64_t>(rows) * 656, f);
+  std::set<float> scales;
+  for (int t = 0; t < rows; ++t) {
+    const std::uint8_t* row = bytes.data() + t * 656;
+    for (int g = 0; g < 4; ++g) {
+      float scale;
+      std::memcpy(&scale, row + 512 + 4 * g, 4);
+      scales.insert(scale);
+      int e = 0;
+      EXPECT_EQ(std::frexp(scale, &e), 0.5f) << "a power of two";
+      double amax = 0;
+      for (int c = 128 * g; c < 128 * g + 128; ++c) {
+        ASSERT_NE(row[c] & 0x7F, 0x7F) << "e4m3 NaN at " << t << "," << c;
+        amax = std::max(amax, std::fabs(num::kv_fp8_dequantized(row, c)));
+      }
+      EXPECT_EQ(scale, static_cast<float>(std::exp2(std::ceil(std::log2(amax / 448.0))))) << t << "," << g;
+      EXPECT_LE(amax, 1.0);
+    }
+    for (int c = 512; c < 576; ++c) {
+      const double v = num::kv_fp8_dequantized(row, c);
+      EXPECT_GE(v, -1.0);
+      EXPECT_LE(v, 1.0);
+    }
+  }
+  EXPECT_GE(scales.size(), 3u) << "groups are scaled differently";
+  // Any split of the range writes the same bytes (what the worker's device fill relies on).
+  std::vector<std::uint8_t> part(bytes.size());
+  fill_host(part.data(), DType::u8, part.size(), f, 3);
+  EXPECT_EQ(part, bytes);
+}
+
+// Indices: distinct positions of the request's own cache (through its shuffled blocks), -1 padding after a cache
+// shorter than topk, and the invalid kinds where asked; topk_length with a 0 and a full request; sinks with +-inf.
+TEST(MlaSparseDecode, IndicesLengthsAndSinks) {
+  const KernelInstance k = make({{"batch", "6"}, {"seq_q", "3"}, {"heads", "64"}, {"seq_k", "700"}, {"topk", "576"},
+                                 {"varlen", "true"}, {"block_size", "61"}, {"topk_length", "true"}, {"sink", "true"}});
+  const auto idx = data_of<std::int32_t>(k, "indices");
+  const auto tl = data_of<std::int32_t>(k, "topk_length");
+  const auto sink = data_of<float>(k, "sink");
+  const auto& kv = arg(k, "KV");
+  const std::int64_t capacity = kv.shape[0] * 61;
+  ASSERT_EQ(idx.size(), 6u * 3 * 576);
+  int padded = 0;
+  for (int r = 0; r < 18; ++r) {
+    std::set<std::int32_t> seen;
+    bool tail = false;
+    for (int j = 0; j < 576; ++j) {
+      const std::int32_t e = idx[static_cast<std::size_t>(r * 576 + j)];
+      if (e == -1) {
+        tail = true;
+        ++padded;
+        continue;
+      }
+      EXPECT_FALSE(tail) << "padding only after the valid entries";
+      EXPECT_GE(e, 0);
+      EXPECT_LT(e, capacity);
+      EXPECT_TRUE(seen.insert(e).second) << "distinct";
+    }
+  }
+  EXPECT_GT(padded, 0) << "varlen caches shorter than topk pad with -1";
+  EXPECT_EQ(tl[0], 0);
+  EXPECT_EQ(tl[1], 576);
+  int pinf = 0, minf = 0, finite = 0;
+  for (float s : sink) (std::isinf(s) ? (s > 0 ? pinf : minf) : finite)++;
+  EXPECT_GT(pinf, 0);
+  EXPECT_GT(minf, 0);
+  EXPECT_GT(finite, 0);
+
+  const KernelInstance bad = make({{"batch", "4"}, {"seq_q", "2"}, {"heads", "64"}, {"seq_k", "700"}, {"topk", "256"},
+                                   {"invalid", "true"}, {"all_invalid", "true"}, {"zero_lengths", "true"}});
+  const auto bi = data_of<std::int32_t>(bad, "indices");
+  const std::int64_t cap = arg(bad, "KV").shape[0] * 64;
+  std::set<std::int32_t> kinds;
+  int all_bad_rows = 0;
+  for (int r = 0; r < 8; ++r) {
+    int valid = 0;
+    for (int j = 0; j < 256; ++j) {
+      const std::int32_t e = bi[static_cast<std::size_t>(r * 256 + j)];
+      if (e >= 0 && e < cap) ++valid;
+      else kinds.insert(e < 0 ? -1 : 1);
+    }
+    all_bad_rows += valid == 0;
+  }
+  EXPECT_EQ(kinds.size(), 2u) << "negative and past-the-cache indices";
+  EXPECT_GT(all_bad_rows, 0);
+  EXPECT_LT(all_bad_rows, 8);
+}
+
+TEST(MlaSparseDecode, FlopsCountAsFlashMla) {
+  const KernelInstance k = make({{"batch", "4"}, {"seq_q", "2"}, {"heads", "64"}, {"seq_k", "300"}, {"topk", "100"}});
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 64 * (576 + 512) * 4 * 2 * 100);
+  const KernelInstance t = make({{"batch", "4"}, {"seq_q", "2"}, {"heads", "64"}, {"seq_k", "300"}, {"topk", "100"},
+                                 {"topk_length", "true"}});
+  const auto tl = data_of<std::int32_t>(t, "topk_length");
+  double attended = 0;
+  for (auto v : tl) attended += 2.0 * v;
+  EXPECT_DOUBLE_EQ(t.flops, 2.0 * 64 * (576 + 512) * attended);
+}
+
+// A cache row's value c by the format's definition alone: byte c as e4m3 (sign, 4-bit exponent of bias 7, 3-bit
+// mantissa, subnormals at exponent 0) times the f32 at byte 512 + 4 (c / 128); bf16 at byte 528 + 2 (c - 512).
+double by_definition(const std::uint8_t* row, int c) {
+  if (c >= 512) {
+    std::uint32_t bits = static_cast<std::uint32_t>(row[528 + 2 * (c - 512)] | (row[529 + 2 * (c - 512)] << 8)) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  const int b = row[c], e = (b >> 3) & 15, m = b & 7;
+  const double mag = e == 0 ? m / 8.0 * std::ldexp(1.0, -6) : (1 + m / 8.0) * std::ldexp(1.0, e - 7);
+  float scale;
+  std::memcpy(&scale, row + 512 + 4 * (c / 128), 4);
+  return (b & 0x80 ? -mag : mag) * scale;
+}
+
+// Tiny problems the textbook way: every index resolved to its block and row, invalid and past-topk_length entries
+// dropped, scores over 576 columns / 24, softmax, the first 512 columns, the sink's factor; +inf and 0 without keys.
+TEST(MlaSparseDecode, ReferenceMatchesADirectComputation) {
+  for (const KV& p : {KV{{"batch", "3"}, {"seq_q", "2"}, {"heads", "3"}, {"seq_k", "150"}, {"topk", "70"},
+                         {"invalid", "true"}, {"topk_length", "true"}, {"sink", "true"}, {"block_size", "7"},
+                         {"padded_blocks", "true"}},
+                      KV{{"batch", "4"}, {"seq_q", "3"}, {"heads", "2"}, {"seq_k", "40"}, {"topk", "64"},
+                         {"all_invalid", "true"}, {"zero_lengths", "true"}}}) {
+    const KernelInstance k = make(p);
+    SCOPED_TRACE(k.problem.to_string());
+    const ReferenceInputs in = inputs_of(k);
+    const auto &Q = in.tensor("Q"), &C = in.tensor("KV");
+    const auto idx = data_of<std::int32_t>(k, "indices");
+    const auto tl = data_of<std::int32_t>(k, "topk_length");
+    const auto sink = data_of<float>(k, "sink");
+    const int B = static_cast<int>(k.problem.integer("batch")), S = static_cast<int>(k.problem.integer("seq_q")),
+              H = static_cast<int>(k.problem.integer("heads")), topk = static_cast<int>(k.problem.integer("topk")),
+              bs = static_cast<int>(k.problem.integer("block_size"));
+    const int rows_per_block = bs + (k.problem.boolean("padded_blocks") ? 1 : 0);
+    const std::int64_t capacity = C.shape[0] * bs;
+    std::vector<std::int64_t> all_o(static_cast<std::size_t>(B * S * H * 512)), all_l(static_cast<std::size_t>(B * H * S));
+    for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
+    const auto O = k.spec->reference(k.problem, in, "O", all_o).value();
+    const auto L = k.spec->reference(k.problem, in, "LSE", all_l).value();
+    int empty_rows = 0, scaled = 0;
+    for (int b = 0; b < B; ++b)
+      for (int s = 0; s < S; ++s) {
+        std::vector<const std::uint8_t*> keys;
+        for (int j = 0; j < std::min(tl[static_cast<std::size_t>(b)], topk); ++j) {
+          const std::int32_t e = idx[static_cast<std::size_t>((b * S + s) * topk + j)];
+          if (e < 0 || e >= capacity) continue;
+          keys.push_back(C.data.data() + (static_cast<std::int64_t>(e / bs) * rows_per_block + e % bs) * 656);
+        }
+        for (int h = 0; h < H; ++h) {
+          std::vector<double> score;
+          for (const auto* row : keys) {
+            double dot = 0;
+            for (int c = 0; c < 576; ++c) dot += Q.at(((b * S + s) * H + h) * 576 + c) * by_definition(row, c);
+            score.push_back(dot / 24.0);
+          }
+          double z = 0;
+          for (double v : score) z += std::exp(v);
+          const double lse = L[static_cast<std::size_t>((b * H + h) * S + s)];
+          const double f = keys.empty() ? 0 : 1.0 / (1.0 + std::exp(sink[static_cast<std::size_t>(h)] - std::log(z)));
+          if (keys.empty()) {
+            ++empty_rows;
+            EXPECT_EQ(lse, std::numeric_limits<double>::infinity());
+          } else {
+            EXPECT_NEAR(lse, std::log(z), 1e-11);
+          }
+          scaled += f > 0 && f < 1;
+          for (int c = 0; c < 512; c += 29) {
+            double o = 0;
+            for (std::size_t j = 0; j < keys.size(); ++j) o += std::exp(score[j]) / z * by_definition(keys[j], c);
+            EXPECT_NEAR(O[static_cast<std::size_t>(((b * S + s) * H + h) * 512 + c)], o * f, 1e-11);
+          }
+        }
+      }
+    if (k.problem.boolean("all_invalid")) {
+      EXPECT_GT(empty_rows, 0);
+    }
+    if (k.problem.boolean("sink")) {
+      EXPECT_GT(scaled, 0);
+    }
+  }
+}
+
+// The plan's objects are shown: mla.decode's tiles and accumulators and the producer's dequant fragments.
+TEST(MlaSparseDecode, LayoutsName) {
+  const KernelInstance k = make({{"batch", "2"}, {"seq_k", "100"}, {"topk", "64"}});
+  std::set<std::string> names;
+  for (const auto& l : k.spec->layouts(k.problem, k.config)) names.insert(l.name);
+  for (const char* n : {"smem_Q", "smem_KV", "smem_P", "acc_S", "acc_O", "dequant_nope_tv", "dequant_rope_tv"})
+    EXPECT_TRUE(names.count(n)) << n;
+  EXPECT_EQ(k.spec->probes.back(), "copy_wait");
+}
+
+}  // namespace
+}  // namespace tl

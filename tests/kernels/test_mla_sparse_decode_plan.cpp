@@ -1,0 +1,130 @@
+// mla.sparse_decode's plan against the facts its producer relies on: the one-xor addressing equals the tile's SW128
+// layout, a cache row's raw chunks land inside the row's own 128-byte panel rows and apart, the dequant fragments put
+// lane l's 16 values where cache bytes 16l .. 16l + 15 belong (the format's NoPE values in order, group l / 8), the
+// stores of a quarter warp hit 8 different 16-byte bank groups, and the shared memory and registers fit.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "library/library.hpp"
+#include "mla/mla_sparse_decode_plan.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+std::vector<MlaSparseDecodeConfig> all_configs() {
+  std::vector<MlaSparseDecodeConfig> out;
+  for (int qk : {1, 2})
+    for (bool vec : {false, true})
+      for (int rows : {1, 2}) out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows});
+  return out;
+}
+
+// The kernel addresses (16 w + t, col) as offset(t, 0) + (offset(16 w, col) ^ term(offset(t, 0))), in bytes.
+TEST(MlaSparseDecodePlan, OneXorAddressingIsTheTile) {
+  const MlaSparseDecodePlan p = make_plan(MlaSparseDecodeConfig{});
+  const SwizzledLayout& tile = p.mma.tile;
+  for (int w = 0; w < p.producer_warps; ++w)
+    for (int t = 0; t < p.rows_per_warp; ++t)
+      for (int col = 0; col < kMlaDimQK; ++col) {
+        const int lin = tile.layout()(t, 0);
+        const int fast = 2 * lin + ((2 * tile.layout()(p.rows_per_warp * w, col)) ^ (2 * tile.swizzle().term(lin)));
+        ASSERT_EQ(fast, 2 * tile(p.rows_per_warp * w + t, col)) << w << "," << t << "," << col;
+      }
+}
+
+// Raw chunk j of row r (cp.async's 16 bytes) is 16 contiguous bytes of row r's own panel rows, 16-byte aligned,
+// and the 41 chunks of a row are apart; they end before the RoPE columns the row's dequant writes last.
+TEST(MlaSparseDecodePlan, RawChunksStayInTheirRow) {
+  const MlaSparseDecodePlan p = make_plan(MlaSparseDecodeConfig{});
+  EXPECT_EQ(kMlaFp8Chunks * 16, kMlaFp8RowBytes);
+  EXPECT_EQ(kMlaFp8ScaleChunk * 16, kMlaFp8Nope);
+  EXPECT_LE(p.raw_col(kMlaFp8Chunks - 1) + 8, kMlaDimQK);
+  for (int r = 0; r < p.mma.rows; ++r) {
+    std::set<int> at;
+    for (int j = 0; j < kMlaFp8Chunks; ++j) {
+      const int b = 2 * p.mma.tile(r, p.raw_col(j));
+      EXPECT_EQ(b % 16, 0);
+      for (int e = 1; e < 8; ++e) ASSERT_EQ(2 * p.mma.tile(r, p.raw_col(j) + e), b + 2 * e);
+      // the 128-byte panel row of tile row r: its first byte is 2 * tile(r, 64 * panel)
+      const int panel = p.raw_col(j) / p.mma.panel_cols;
+      EXPECT_EQ(b / 128, 2 * p.mma.tile(r, panel * p.mma.panel_cols) / 128) << r << "," << j;
+      EXPECT_TRUE(at.insert(b).second);
+    }
+  }
+}
+
+// NoPE: producer thread (lane l, warp w), value (e, t) is column 16 l + e of row 16 w + t: cache byte 16 l + e of the
+// row's token (the format stores NoPE value c at byte c), so lane l's raw chunk l holds its values and its scale is
+// group (16 l) / 128 = l / 8. RoPE: column 512 + 2 l + e, the bf16 at byte 528 + 4 l + 2 e.
+TEST(MlaSparseDecodePlan, DequantFragmentsFollowTheFormat) {
+  const MlaSparseDecodePlan p = make_plan(MlaSparseDecodeConfig{});
+  ASSERT_TRUE(p.nope.ok() && p.rope.ok());
+  EXPECT_TRUE(p.nope.linear() && p.rope.linear());
+  EXPECT_EQ(p.nope.num_threads(), 128);
+  std::set<std::pair<int, int>> nope, rope;
+  for (int th = 0; th < 128; ++th) {
+    const int lane = th % 32, warp = th / 32;
+    for (int v = 0; v < p.nope.num_values(); ++v) {
+      const TileCoord c = p.nope(th, v);
+      EXPECT_EQ(c.row / p.rows_per_warp, warp);
+      EXPECT_EQ(c.col / 16, lane);
+      EXPECT_EQ(c.col / kMlaFp8Group, lane / 8);
+      nope.insert({c.row, c.col});
+    }
+    for (int v = 0; v < p.rope.num_values(); ++v) {
+      const TileCoord c = p.rope(th, v);
+      EXPECT_EQ(c.row / p.rows_per_warp, warp);
+      EXPECT_EQ(c.col / 2, lane);
+      rope.insert({c.row, c.col});
+    }
+  }
+  EXPECT_EQ(nope.size(), static_cast<std::size_t>(64 * kMlaDimV));
+  EXPECT_EQ(rope.size(), static_cast<std::size_t>(64 * (kMlaDimQK - kMlaDimV)));
+}
+
+// A 16-byte access is served a quarter warp (8 lanes) at a time; no bank conflict when the 8 lanes touch 8 different
+// 16-byte positions modulo 128 bytes. The producer's: the raw chunk reads (lane l: chunk l) and the two NoPE stores
+// (lane l: the chunk of columns 16l + 8 * first first, first = bit 2 of l, then the other).
+TEST(MlaSparseDecodePlan, QuarterWarpsTouchEightBankGroups) {
+  const MlaSparseDecodePlan p = make_plan(MlaSparseDecodeConfig{});
+  for (int row = 0; row < p.mma.rows; ++row)
+    for (int q = 0; q < 4; ++q)
+      for (int access = 0; access < 3; ++access) {
+        std::set<int> groups;
+        for (int lane = 8 * q; lane < 8 * q + 8; ++lane) {
+          const int first = (lane >> 2) & 1;
+          const int col = access == 0 ? p.raw_col(lane) : p.nope(lane, 0).col + 8 * (access == 1 ? first : 1 - first);
+          groups.insert((2 * p.mma.tile(row, col) % 128) / 16);
+        }
+        EXPECT_EQ(groups.size(), 8u) << row << "," << q << "," << access;
+      }
+}
+
+TEST(MlaSparseDecodePlan, SharedMemoryAndRegistersFit) {
+  for (const auto& c : all_configs()) {
+    const MlaSparseDecodePlan p = make_plan(c);
+    EXPECT_LE(p.smem_bytes, 232448u);  // sm_90's opt-in limit per block
+    EXPECT_EQ(p.off_valid % 8, 0u);
+    EXPECT_GE(p.off_valid, p.mma.smem_used);  // after everything mla.decode's plan places
+    EXPECT_EQ(p.smem_used, p.off_valid + 16u);
+    // setmaxnreg moves registers between warpgroups: the sum stays within what 384 threads start with (168 each).
+    EXPECT_LE(128 * (p.producer_regs + 2 * p.consumer_regs), 384 * 168);
+    EXPECT_EQ(p.producer_regs % 8, 0);
+    EXPECT_EQ(p.consumer_regs % 8, 0);
+  }
+}
+
+// The name expression names every field, so two configs never share a cache entry.
+TEST(MlaSparseDecodePlan, NameExpressionsDiffer) {
+  std::set<std::string> names;
+  for (const auto& c : all_configs()) {
+    const std::string n = name_expression(c);
+    EXPECT_NE(n.find(".dequant_rows = "), std::string::npos) << n;
+    EXPECT_TRUE(names.insert(n).second) << n;
+  }
+}
+
+}  // namespace
+}  // namespace tl

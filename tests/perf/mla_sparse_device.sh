@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# mla.sparse_decode on a GPU machine (issue 19, item 1): the quick and --full correctness matrices, FlashMLA's V3.2
+# recipe (b 64 and 128, h_q 128, s_q 2, s_k 32768 varlen, topk 2048) and its peak cases (b 148, topk 16384, h_q 128
+# and 64) benched (checked against the float64 reference, L2 flushed), a timeline, and FlashMLA's own sparse decode
+# on the same shapes in one Python process when its build is there; one summary table.
+#
+# Here, without a GPU: `bash tests/perf/mla_sparse_device.sh --prepare DIR` builds the bundle (cmake/bundle_for_device.sh
+# DIR build/tilelab, kernels/, this script, flashmla_sparse.py, and cache.tar.xz: the NVRTC cache of every case).
+# There: `bash DIR/mla_sparse_device.sh DIR`; $OUT (default DIR/out) receives the logs and summary.txt, printed last.
+# Knobs: STEPS (any of test full bench timeline flashmla; default test bench timeline), FULL_S, REPEAT, CONFIGS (the
+# configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
+K=mla.sparse_decode
+V32="seq_q=2,heads=128,seq_k=32768,topk=2048,varlen=true"
+# name|problem|FlashMLA on the issue's H100 (TFLOP/s)
+SHAPES=(
+  "V3.2 b64|batch=64,$V32|379"
+  "V3.2 b128|batch=128,$V32|390"
+  "peak h128|batch=148,seq_q=2,heads=128,seq_k=32768,topk=16384,varlen=true|437"
+  "peak h64|batch=148,seq_q=2,heads=64,seq_k=32768,topk=16384,varlen=true|342"
+)
+
+if [ "${1:-}" = "--prepare" ]; then
+  D=${2:?usage: mla_sparse_device.sh --prepare DIR}
+  T=$ROOT/build/tilelab
+  bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
+  rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sparse_device.sh"
+  cp "$HERE/flashmla_sparse.py" "$D/" 2>/dev/null
+  [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
+  [ -n "${VARIANTS_FROM:-}" ] && rm -rf "$D/variants" && cp -r "$VARIANTS_FROM" "$D/variants"
+  C=$(mktemp -d)
+  export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
+  "$T" test --kernel $K --full > "$D/prepare_test.txt" 2>&1
+  echo "compile-only matrix: $(tail -2 "$D/prepare_test.txt" | head -1)"
+  for a in "${SHAPES[@]}"; do
+    IFS='|' read -r name problem _ <<< "$a"
+    for c in ${CONFIGS:--}; do
+      [ "$c" = - ] && c=""
+      "$T" compile $K --problem "$problem" --config "$c" > /dev/null 2>&1 || echo "compile failed: $name $c"
+      "$T" compile $K --problem "$problem" --config "$c" --timeline > /dev/null 2>&1 || echo "probe build failed: $name $c"
+    done
+  done
+  for v in "$D"/variants/*/; do
+    [ -d "$v" ] && TILELAB_KERNELS_DIR=$v "$T" compile $K --problem "batch=64,$V32" > /dev/null 2>&1 || true
+  done
+  tar cJf "$D/cache.tar.xz" -C "$C" . && rm -rf "$C"
+  du -sh "$D"
+  exit 0
+fi
+
+D=$(cd "${1:-$HERE}" && pwd)
+OUT=${OUT:-$D/out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
+export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_sparse TILELAB_DB=/tmp/tl_sparse.db
+mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/cache.tar.xz" ] && tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_DIR"
+T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-test bench timeline}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+: > "$S"
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
+
+for m in test full; do
+  has $m || continue
+  t0=$(date +%s)
+  flag=$([ $m = full ] && echo --full || echo --quick)
+  timeout "${FULL_S:-240}" "$T" test --kernel $K $flag --timeout 30 --junit "$OUT/junit_$m.xml" > "$OUT/test_$m.txt" 2>&1
+  echo "tilelab test --kernel $K $flag: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'passed, ' "$OUT/test_$m.txt" | tail -1)" >> "$S"
+  grep -E " (FAIL|ERROR|TIMEOUT|FAULT) " "$OUT/test_$m.txt" | head -12 | cut -c1-400 >> "$S"
+done
+
+if has bench; then
+  printf "%-10s %-28s %8s %9s %8s %6s %9s\n" shape config TFLOP/s ms GB/s check "issue:FM" >> "$S"
+  for a in "${SHAPES[@]}"; do
+    IFS='|' read -r name problem fm <<< "$a"
+    [[ "$name" =~ ${ONLY:-.} ]] || continue
+    for c in ${CONFIGS:--}; do
+      [ "$c" = - ] && c=""
+      j=$OUT/bench_$(echo "$name $c" | tr ' =,.' '____').json
+      t0=$(date +%s)
+      timeout 150 "$T" bench $K --problem "$problem" --config "$c" --repeat "${REPEAT:-20}" --timeout 60 --no-store \
+        --json "$j" > "$j.txt" 2>&1
+      row=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.4f} {r['gbps']:.0f} {'PASS' if r['passed'] else 'FAIL'}\")" "$j" 2>/dev/null ||
+            echo "- - - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80))")
+      printf "%-10s %-28s %8s %9s %8s %6s %9s  (%ss)\n" "$name" "${c:-defaults}" $row "$fm" $(( $(date +%s) - t0 )) >> "$S"
+    done
+  done
+fi
+
+# Kernel-source variants (VARIANTS_DIR: one kernels/ tree per subfolder, e.g. ablations), V3.2 b64 each.
+if has variants && [ -d "${VARIANTS_DIR:-$D/variants}" ]; then
+  for v in "${VARIANTS_DIR:-$D/variants}"/*/; do
+    n=$(basename "$v") j=$OUT/variant_$n.json
+    TILELAB_KERNELS_DIR=$v timeout 120 "$T" bench $K --problem "batch=64,$V32" --repeat "${REPEAT:-20}" --timeout 60 \
+      --no-store --json "$j" > "$j.txt" 2>&1
+    row=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.4f} {'PASS' if r['passed'] else 'FAIL'}\")" "$j" 2>/dev/null ||
+          echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80))")
+    printf "variant %-8s V3.2 b64 %s\n" "$n" "$row" >> "$S"
+  done
+fi
+
+if has timeline; then
+  timeout 120 "$T" timeline $K --problem "batch=64,$V32" --out "$OUT/timeline.json" --stats > "$OUT/timeline.txt" 2>&1
+  echo "timeline (V3.2 b64): rc=$?" >> "$S"
+  grep -E "^ *(index|load_wait|load_issue|copy_wait|dequant|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -12 >> "$S"
+  tail -3 "$OUT/timeline.txt" | cut -c1-200 >> "$S"
+fi
+
+if has flashmla && [ -f "$D/flashmla_sparse.py" ]; then
+  # FlashMLA built by ../shared/baselines/flashmla/build_on_device.sh (copied into the bundle) into /tmp/flashmla.
+  t0=$(date +%s)
+  bash "$D/baselines/build_on_device.sh" >> "$OUT/flashmla_build.txt" 2>&1
+  echo "FlashMLA build: rc=$? in $(( $(date +%s) - t0 )) s" >> "$S"
+  PYTHONPATH=/tmp/flashmla${PYTHONPATH:+:$PYTHONPATH} timeout 300 python3 "$D/flashmla_sparse.py" >> "$S" 2>&1
+fi
+cat "$S"
