@@ -22,6 +22,9 @@ struct MlaSparseDecodeConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // 16-bit partials and outputs as 16-byte vectors
   int dequant_rows = 2;   // rows a producer warp reads from shared memory at once before writing them: 1 or 2
+  // heads > 64 (an even number of 64-head tiles): the two CTAs of a head-tile pair run as a 2-CTA cluster, each
+  // gathering and dequantizing half of every block and writing it into both CTAs' stages (FlashMLA's "crossover").
+  bool crossover = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -50,7 +53,8 @@ enum : int { kMlaFp8RowBytes = 656, kMlaFp8Nope = 512, kMlaFp8Group = 128, kMlaF
              kMlaFp8Chunks = 41 };
 
 // Shared memory: mla.decode's layout (mla_decode_plan.hpp), then one 8-byte mask per KV stage (bit t: token t of the
-// stage's block has a valid index; producer warp w writes bits 16w .. 16w + 15).
+// stage's block has a valid index; producer warp w writes bits 16w .. 16w + 15), then (used with crossover) one
+// mbarrier per KV stage that the peer CTA's st.async writes of its half of the block complete.
 //
 // The producer warpgroup fills a KV stage in place: warp w owns the stage's rows 16w .. 16w + 15 (tokens of the
 // block). Each row's 656 cache bytes land by cp.async as 41 16-byte chunks in the row's own first 328 columns (chunk
@@ -75,10 +79,14 @@ struct MlaSparseDecodePlan {
   // columns (one 4-byte store per row).
   Fragment rope;
   unsigned off_valid;   // the stages' valid-index masks
+  unsigned off_remote;  // crossover: the stages' "peer's half landed" barriers
   unsigned smem_used, smem_bytes;
 
   TL_HOST_DEVICE constexpr int raw_col(int chunk) const { return 8 * chunk; }
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned remote_bar(int stage) const { return off_remote + 8u * static_cast<unsigned>(stage); }
+  // Crossover: the bytes a CTA's producer writes into its peer per block (half the rows, 576 bf16 each).
+  TL_HOST_DEVICE constexpr unsigned remote_bytes() const { return kMlaBlock / 2u * 2u * kMlaDimQK; }
 };
 
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
@@ -98,7 +106,8 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
                                 Layout(make_shape(2, p.rows_per_warp), make_stride(rows, 1))),
                     rows, kMlaDimQK - kMlaDimV);
   p.off_valid = p.mma.smem_used;
-  p.smem_used = p.off_valid + 16u;
+  p.off_remote = p.off_valid + 16u;
+  p.smem_used = p.off_remote + 16u;
   p.smem_bytes = p.smem_used + 1024u;
   return p;
 }
@@ -109,6 +118,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("dequant_rows", c.dequant_rows)
+      .field("crossover", c.crossover)
       .str();
 }
 
