@@ -33,8 +33,16 @@
 // trips per row while the consumers' wgmma load shared memory, hence the batched reads. An L2 prefetch of the next
 // block's rows measured 7% slower and was removed.
 //
+// Crossover (C.crossover with an even number of 64-head tiles; FlashMLA's technique for h_q 128): the two CTAs of a
+// head-tile pair (x, 2j), (x, 2j + 1) run as a 2-CTA cluster and walk the same blocks, so each gathers and
+// dequantizes half of every block (warp w: rows 16w + 8 rank .. + 7) and writes its rows into its own stage and, by
+// st.async, into the peer's, whose per-stage remote barrier the writes complete (armed each block by the owner with
+// the half's bytes). Consumers wait on the full and the remote barrier, and release a stage on both CTAs' empty
+// barriers (4 arrivals), since the peer writes into it. Every CTA computes the whole valid mask itself.
+//
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
-// masks (mla_sparse_decode_plan.hpp). The full barriers count 128 producer arrivals; the empty ones 2 (consumers).
+// masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
+// arrivals; the empty ones 2 (consumers; crossover: 4).
 #pragma once
 
 #include "tile/cluster.cuh"
