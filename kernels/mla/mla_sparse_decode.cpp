@@ -22,7 +22,8 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
 
 MlaSparseDecodeConfig sparse_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
-          .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover")};
+          .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
+          .rope_direct = c.boolean("rope_direct")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -266,11 +267,15 @@ KernelSpec mla_sparse_decode_spec() {
                                  "registers)"),
                ParamSpec::boolean("crossover", false,
                                   "heads > 64: each pair of 64-head CTAs runs as a 2-CTA cluster, each dequantizing half "
-                                  "of every block into both (FlashMLA's crossover; no effect with 64 heads)")}};
+                                  "of every block into both (FlashMLA's crossover; no effect with 64 heads)"),
+               ParamSpec::boolean("rope_direct", false,
+                                  "each cache row's RoPE bytes copied straight to their place in the tile (no "
+                                  "shared-memory read and write of them)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}}, {{"tie_gap", "0"}, {"overhead_blocks", "5"}},
-        {{"crossover", "true"}}, {{"crossover", "true"}, {"qk_warpgroups", "2"}, {"dequant_rows", "1"}}};
+        {{"crossover", "true"}}, {{"crossover", "true"}, {"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
+        {{"rope_direct", "true"}}, {{"crossover", "true"}, {"rope_direct", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)

@@ -161,6 +161,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // block, the peer the other 8, each writing its rows into both CTAs' stages).
     const auto produce = [&](auto mode) {
       constexpr bool X = decltype(mode)::on;
+      constexpr bool RD = C.rope_direct;
       constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
       const int tb = X ? TR * static_cast<int>(rank) : 0;
       // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
@@ -172,7 +173,13 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // The scale, RoPE and tail chunks' offsets are recomputed where used (a few integer operations from the lane):
       // the producer's registers hold the rows being converted instead.
       const unsigned raw_nope = col_off(SP.raw_col(lane));
-      const auto raw_tail = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8))); };
+      // Lanes 0..8's chunk of the row's scales and RoPE; rope_direct: lane 0's scales beside the NoPE chunks, lanes
+      // 1..8's RoPE chunks at the row's last 64 columns.
+      const auto raw_tail = [&] {
+        if constexpr (RD)
+          return col_off(lane == 0 ? SP.raw_col(kMlaFp8ScaleChunk) : kMlaDimV + 8 * (min(lane, 8) - 1));
+        else return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8)));
+      };
       const auto raw_scale = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8); };
       const auto raw_rope = [&] { return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4); };
       // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
@@ -195,7 +202,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           const unsigned row = stage + row_off(t), term = row_term(t);
           v = ld_shared_v4_b32(row + (raw_nope ^ term));
           sc = ld_shared_f32(row + (raw_scale() ^ term));
-          rope = ld_shared_b32(row + (raw_rope() ^ term));
+          if constexpr (!RD) rope = ld_shared_b32(row + (raw_rope() ^ term));
         }
       };
       // Row t's 576 bf16 values from its raw chunks, over them (crossover: also into the peer's stage, completing on
@@ -218,11 +225,11 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
                        b3 = first ? d[3] : d[7];
         st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
         st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
-        st_shared_b32(row + (out_rope ^ term), rope);
+        if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);
         if constexpr (X) {
           st_async_v4_b32(row + (out_a ^ term) + peer_delta, a0, a1, a2, a3, peer_bar);
           st_async_v4_b32(row + (out_a ^ 16u ^ term) + peer_delta, b0, b1, b2, b3, peer_bar);
-          st_async_b32(row + (out_rope ^ term) + peer_delta, rope, peer_bar);
+          if constexpr (!RD) st_async_b32(row + (out_rope ^ term) + peer_delta, rope, peer_bar);
         }
       };
 
@@ -266,12 +273,16 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
           mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
           // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
-          if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes());
+          if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(RD));
           TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
           TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
           // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
+          // Crossover with rope_direct: every row's RoPE (the peer writes only NoPE values here), so all 16 rows are
+          // walked, copy groups numbered by row in both CTAs.
+          constexpr bool all_rows = X && RD;
 #pragma unroll 1
-          for (int t0 = tb; t0 < tb + TR; t0 += kGroupTokens) {
+          for (int t0 = all_rows ? 0 : tb; t0 < (all_rows ? SP.rows_per_warp : tb + TR); t0 += kGroupTokens) {
+            const bool own = !all_rows || (t0 >= tb && t0 < tb + TR);
             unsigned rows[kGroupTokens];
 #pragma unroll
             for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
@@ -280,8 +291,9 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
               if ((mask >> (t0 + j)) & 1u) {
                 const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
                 const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
-                cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
-                if (lane <= 8) cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+                if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
+                if (lane <= 8 && (own || lane > 0))
+                  cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
               }
             }
             cp_async_commit();
@@ -299,7 +311,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           for (int t0 = tb; t0 < tb + TR; t0 += NR) {
             if ((t0 - tb) % kGroupTokens == 0) {
               TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, t0);
-              wait_copies_of_group<TR / kGroupTokens>((t0 - tb) / kGroupTokens);
+              if constexpr (all_rows) wait_copies_of_group<SP.rows_per_warp / kGroupTokens>(t0 / kGroupTokens);
+              else wait_copies_of_group<TR / kGroupTokens>((t0 - tb) / kGroupTokens);
               TL_PROBE_END(mla_sparse_probe::copy_wait, s, t0);
             }
             __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
@@ -312,7 +325,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
             for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
           }
-          fence_proxy_async_smem();  // the generic-proxy writes, visible to the consumers' wgmma
+          if constexpr (all_rows) cp_async_wait<0>();  // the RoPE copies of the peer's rows too
+          fence_proxy_async_smem();  // the generic-proxy writes (and rope_direct's copies), visible to the consumers' wgmma
           mbar_arrive(base + P.full_bar(s));
           TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
         }

@@ -25,6 +25,11 @@ struct MlaSparseDecodeConfig {
   // heads > 64 (an even number of 64-head tiles): the two CTAs of a head-tile pair run as a 2-CTA cluster, each
   // gathering and dequantizing half of every block and writing it into both CTAs' stages (FlashMLA's "crossover").
   bool crossover = false;
+  // Each row's 128 RoPE bytes (already bf16) are copied by cp.async straight to their place in the tile instead of
+  // beside the raw chunks, then read and written back: one shared-memory read and write less per row (a token without
+  // a valid index keeps stale RoPE values: its score is masked, and P V reads no RoPE column). With crossover, each
+  // CTA copies the RoPE of all the block's rows, and writes only the NoPE values of its half into the peer.
+  bool rope_direct = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -86,7 +91,9 @@ struct MlaSparseDecodePlan {
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
   TL_HOST_DEVICE constexpr unsigned remote_bar(int stage) const { return off_remote + 8u * static_cast<unsigned>(stage); }
   // Crossover: the bytes a CTA's producer writes into its peer per block (half the rows, 576 bf16 each).
-  TL_HOST_DEVICE constexpr unsigned remote_bytes() const { return kMlaBlock / 2u * 2u * kMlaDimQK; }
+  TL_HOST_DEVICE constexpr unsigned remote_bytes(bool rope_direct) const {
+    return kMlaBlock / 2u * 2u * (rope_direct ? kMlaDimV : kMlaDimQK);
+  }
 };
 
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
@@ -119,6 +126,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("vec_store", c.vec_store)
       .field("dequant_rows", c.dequant_rows)
       .field("crossover", c.crossover)
+      .field("rope_direct", c.rope_direct)
       .str();
 }
 
