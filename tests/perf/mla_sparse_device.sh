@@ -9,6 +9,7 @@
 # There: `bash DIR/mla_sparse_device.sh DIR`; $OUT (default DIR/out) receives the logs and summary.txt, printed last.
 # Knobs: STEPS (any of test full check bench variants timeline flashmla; default test bench timeline), FULL_S, REPEAT,
 # CONFIGS (the configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched),
+# CONFIGS_64 (those benched on the 64-head shape instead, e.g. without crossover, which needs more heads),
 # CHECK_CONFIGS (the configs of the check step).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -104,7 +105,9 @@ if has bench; then
   for a in "${SHAPES[@]}"; do
     IFS='|' read -r name problem fm <<< "$a"
     [[ "$name" =~ ${ONLY:-.} ]] || continue
-    for c in ${CONFIGS:--}; do
+    cs=${CONFIGS:--}
+    [[ $problem == *heads=64,* ]] && cs=${CONFIGS_64:-$cs}
+    for c in $cs; do
       [ "$c" = - ] && c=""
       j=$OUT/bench_$(echo "$name $c" | tr ' =,.' '____').json
       t0=$(date +%s)
