@@ -73,6 +73,29 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
     }
 }
 
+// Crossover: with 128 heads the launch pairs the two head tiles of a part as a 2-CTA cluster along y and the PTX has
+// the peer stores and the cluster barriers; with 64 heads (one head tile) it launches no cluster, and without the
+// switch the code has no cluster instruction at all.
+TEST(MlaSparseDecode, CrossoverPairsHeadTilesAsAClusterOfTwo) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KernelInstance pair = make(p128, {{"crossover", "true"}});
+  EXPECT_EQ(pair.launch.grid.y, 2u);
+  EXPECT_EQ(pair.launch.cluster.y, 2u);
+  EXPECT_EQ(pair.launch.cluster.volume(), 2u);
+  EXPECT_EQ(make(p64, {{"crossover", "true"}}).launch.cluster.volume(), 1u);
+  EXPECT_EQ(make(p128).launch.cluster.volume(), 1u);
+  const std::vector<std::string> words = {"st.async.shared::cluster.mbarrier::complete_tx::bytes", "mapa.shared::cluster",
+                                          "barrier.cluster.arrive", "%cluster_ctarank"};
+  for (bool on : {false, true}) {
+    JitOptions opt;
+    opt.arch = "sm_90a";
+    auto k = test::scratch_jit().compile(compile_request(on ? pair : make(p128), opt));
+    ASSERT_TRUE(k.ok()) << k.status().message();
+    for (const auto& w : words) EXPECT_EQ(k->ptx.find(w) != std::string::npos, on) << w;
+  }
+}
+
 TEST(MlaSparseDecode, RefusesWithoutHopperAndOversizedProblems) {
   auto inst = instantiate(sparse(), {}, {}, limits_for_arch("sm_80"));
   ASSERT_FALSE(inst.ok());
