@@ -182,8 +182,12 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           return col_off(lane == 0 ? SP.raw_col(kMlaFp8ScaleChunk) : kMlaDimV + 8 * (min(lane, 8) - 1));
         else return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8)));
       };
-      const auto raw_scale = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8); };
-      const auto raw_rope = [&] { return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4); };
+      const auto raw_scale = [&] {
+        return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8);
+      };
+      const auto raw_rope = [&] {
+        return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4);
+      };
       // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
       // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
       const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
@@ -194,7 +198,9 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // Token t's row offset and swizzle term (bytes), computed in rolled loops: the producer's registers hold a batch
       // of rows, not sixteen.
       const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
-      const auto row_term = [](int t) { return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0))); };
+      const auto row_term = [](int t) {
+        return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0)));
+      };
 
       // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
       // token without a valid index.
@@ -300,7 +306,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             }
             cp_async_commit();
           }
-          if (lane == 0) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+          if (lane == 0)
+            st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
           TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
           if (blk == b0) load_q();
 
@@ -328,7 +335,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
           }
           if constexpr (all_rows) cp_async_wait<0>();  // the RoPE copies of the peer's rows too
-          fence_proxy_async_smem();  // the generic-proxy writes (and rope_direct's copies), visible to the consumers' wgmma
+          fence_proxy_async_smem();  // the generic-proxy writes (rope_direct: copies too), visible to the wgmma
           mbar_arrive(base + P.full_bar(s));
           TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
         }

@@ -89,8 +89,11 @@ struct MlaSparseDecodePlan {
 
   TL_HOST_DEVICE constexpr int raw_col(int chunk) const { return 8 * chunk; }
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
-  TL_HOST_DEVICE constexpr unsigned remote_bar(int stage) const { return off_remote + 8u * static_cast<unsigned>(stage); }
-  // Crossover: the bytes a CTA's producer writes into its peer per block (half the rows, 576 bf16 each).
+  TL_HOST_DEVICE constexpr unsigned remote_bar(int stage) const {
+    return off_remote + 8u * static_cast<unsigned>(stage);
+  }
+  // Crossover: the bytes a CTA's producer writes into its peer per block (half the rows, 576 bf16 each; 512 with
+  // rope_direct, whose RoPE each CTA copies itself).
   TL_HOST_DEVICE constexpr unsigned remote_bytes(bool rope_direct) const {
     return kMlaBlock / 2u * 2u * (rope_direct ? kMlaDimV : kMlaDimQK);
   }

@@ -85,8 +85,8 @@ TEST(MlaSparseDecode, CrossoverPairsHeadTilesAsAClusterOfTwo) {
   EXPECT_EQ(pair.launch.cluster.volume(), 2u);
   EXPECT_EQ(make(p64, {{"crossover", "true"}}).launch.cluster.volume(), 1u);
   EXPECT_EQ(make(p128).launch.cluster.volume(), 1u);
-  const std::vector<std::string> words = {"st.async.shared::cluster.mbarrier::complete_tx::bytes", "mapa.shared::cluster",
-                                          "barrier.cluster.arrive", "%cluster_ctarank"};
+  const std::vector<std::string> words = {"st.async.shared::cluster.mbarrier::complete_tx::bytes",
+                                          "mapa.shared::cluster", "barrier.cluster.arrive", "%cluster_ctarank"};
   for (bool on : {false, true}) {
     JitOptions opt;
     opt.arch = "sm_90a";
