@@ -11,6 +11,7 @@
 #pragma once
 
 #include "tile/barrier.cuh"
+#include "tile/cluster.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
 #include "tile/global.cuh"
@@ -256,6 +257,10 @@ struct ConsumerArgs {
   const float* sink;
   int topk, sparse_seq_q;
   unsigned valid_base;
+  // SPARSE with crossover (a 2-CTA cluster; 0: none): remote_base the shared address of the per-stage barriers the
+  // peer's writes of its half of a block complete (8 bytes apart), waited beside the full barrier; peer the peer's
+  // rank, whose empty barrier of the stage this warpgroup also arrives on (the peer writes into this CTA's stage).
+  unsigned remote_base = 0, peer = 0;
 };
 
 // Topk entries request r attends to: its batch entry's topk_length, at most topk (indices past it are ignored).
@@ -338,6 +343,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       if (does_qk) {
         TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
         mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
+        if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         TL_PROBE_END(mla_probe::wait_kv, s, blk);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk);
         constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
@@ -440,6 +446,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
         }
         mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
+        if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         if (!SPARSE && valid < kBlock) {
           zero_v_tail<C>(kv, valid, c, tid);
           fence_proxy_async_smem();
@@ -462,6 +469,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
       if (tid == 0) mbar_arrive(base + P.empty_bar(s));
+      if (SPARSE && a.remote_base && tid == 0) mbar_arrive_cluster(map_shared_rank(base + P.empty_bar(s), a.peer));
       TL_PROBE_END(mla_probe::pv, s, blk);
     }
     if (tid == 0 && (b0 == b1 || !does_qk)) mbar_arrive(q_empty);  // those that did no Q K^T of this request

@@ -22,7 +22,8 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
 
 MlaSparseDecodeConfig sparse_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
-          .dequant_rows = static_cast<int>(c.integer("dequant_rows"))};
+          .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
+          .rope_direct = c.boolean("rope_direct")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -267,10 +268,20 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::one_of("dequant_rows", 2, {1, 2},
                                  "cache rows a producer warp reads from shared memory together before it writes them "
                                  "as bf16 (the reads' latency once per batch; 4 would not fit the producer's 56 "
-                                 "registers)")}};
+                                 "registers)"),
+               ParamSpec::boolean("crossover", true,
+                                  "heads > 64: each pair of 64-head CTAs runs as a 2-CTA cluster, each dequantizing half "
+                                  "of every block into both (FlashMLA's crossover; no effect with 64 heads; 1.36-1.39x "
+                                  "at the 128-head shapes on an H200, docs/perf.md)"),
+               ParamSpec::boolean("rope_direct", false,
+                                  "each cache row's RoPE bytes copied straight to their place in the tile (no "
+                                  "shared-memory read and write of them)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
-        {{"qk_warpgroups", "2"}, {"vec_store", "false"}}, {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}}};
+        {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
+        {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}},
+        {{"crossover", "false"}}, {{"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
+        {{"rope_direct", "true"}}, {{"crossover", "false"}, {"rope_direct", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
@@ -298,6 +309,8 @@ KernelSpec mla_sparse_decode_spec() {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
     g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
+    // The kernel pairs head tiles under the same condition (crossover and an even gridDim.y).
+    if (c.boolean("crossover") && x.m_tiles % 2 == 0) g.cluster.y = 2;
     g.block.x = static_cast<std::uint32_t>(make_plan(sparse_config(c)).mma.threads);
     g.dynamic_smem = make_plan(sparse_config(c)).smem_bytes;
     return g;

@@ -33,10 +33,21 @@
 // trips per row while the consumers' wgmma load shared memory, hence the batched reads. An L2 prefetch of the next
 // block's rows measured 7% slower and was removed.
 //
+// Crossover (C.crossover with an even number of 64-head tiles; FlashMLA's technique for h_q 128): the two CTAs of a
+// head-tile pair (x, 2j), (x, 2j + 1) run as a 2-CTA cluster and walk the same blocks, so each gathers and
+// dequantizes half of every block (warp w: rows 16w + 8 rank .. + 7) and writes its rows into its own stage and, by
+// st.async, into the peer's, whose per-stage remote barrier the writes complete (armed each block by the owner with
+// the half's bytes). Consumers wait on the full and the remote barrier, and release a stage on both CTAs' empty
+// barriers (4 arrivals), since the peer writes into it. Every CTA computes the whole valid mask itself. Measured
+// 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04x alone at 64
+// heads, 0.93x with crossover.
+//
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
-// masks (mla_sparse_decode_plan.hpp). The full barriers count 128 producer arrivals; the empty ones 2 (consumers).
+// masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
+// arrivals; the empty ones 2 (consumers; crossover: 4).
 #pragma once
 
+#include "tile/cluster.cuh"
 #include "tile/cp_async.cuh"
 #include "tile/global.cuh"
 #include "mla/mla_consumer.cuh"
@@ -46,7 +57,13 @@ namespace tl {
 namespace mla_sparse_detail {
 
 // Copy groups: token t's copies are committed as group t / 4, so the dequant of token t waits for its group only.
-enum : int { kGroupTokens = 4, kGroups = kMlaBlock / 4 / kGroupTokens };
+enum : int { kGroupTokens = 4 };
+
+// The producer's two codes: alone, or one CTA of a crossover pair (ON: a compile-time switch for a generic lambda).
+template <bool ON>
+struct Crossover {
+  static constexpr bool on = ON;
+};
 
 template <int G>
 TL_DEVICE_INLINE void wait_copies_of_group(int g) {
@@ -121,172 +138,222 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 
   const int requests = batch * seq_q, m0 = blockIdx.y * P.rows, part = blockIdx.x;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  // Crossover: the launch made (x, 2j) and (x, 2j + 1) a cluster under this same condition.
+  const bool pair = C.crossover && gridDim.y % 2 == 0;
+  const unsigned rank = pair ? cluster_ctarank() : 0u;
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(base + P.full_bar(s), 128);
-      mbar_init(base + P.empty_bar(s), 2);
+      mbar_init(base + P.empty_bar(s), pair ? 4 : 2);  // crossover: the peer's consumers too (its half lands here)
+      if (pair) mbar_init(base + SP.remote_bar(s), 1);
     }
     mbar_init(q_full, 1);
     mbar_init(q_empty, 2);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
-  __syncthreads();
+  if (pair) cluster_sync();  // the peer's barriers are initialized before anything of this CTA arrives on them
+  else __syncthreads();
 
   if (wg == 0) {
     setmaxnreg_dec<SP.producer_regs>();
     TL_PROBE_WARP_INIT();
-    // A lane's columns as unswizzled byte offsets in row 0; token t of the warp's rows sits at wrow + row_off[t] and
-    // xors its swizzle term into them (the plan's comment).
-    const auto col_off = [](int col) { return 2u * static_cast<unsigned>(P.tile.layout()(0, col)); };
-    const unsigned wrow = 2u * static_cast<unsigned>(P.tile.layout()(SP.rows_per_warp * warp, 0));
-    // The scale, RoPE and tail chunks' offsets are recomputed where used (a few integer operations from the lane):
-    // the producer's registers hold the rows being converted instead.
-    const unsigned raw_nope = col_off(SP.raw_col(lane));
-    const auto raw_tail = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8))); };
-    const auto raw_scale = [&] { return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8); };
-    const auto raw_rope = [&] { return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4); };
-    // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
-    // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
-    const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
-    const bool first = (lane >> 2) & 1;
-    // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
-    const unsigned out_a = col_off(nope_at.col + 8 * first);
-    const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
-    // Token t's row offset and swizzle term (bytes), computed in rolled loops: the producer's registers hold a batch
-    // of rows, not sixteen.
-    const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
-    const auto row_term = [](int t) { return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0))); };
-
-    // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
-    // token without a valid index.
-    const auto read_row = [&](unsigned stage, int t, unsigned mask, uint4& v, unsigned& rope, float& sc) {
-      v = make_uint4(0u, 0u, 0u, 0u), rope = 0u, sc = 0.f;
-      if ((mask >> t) & 1u) {
-        const unsigned row = stage + row_off(t), term = row_term(t);
-        v = ld_shared_v4_b32(row + (raw_nope ^ term));
-        sc = ld_shared_f32(row + (raw_scale() ^ term));
-        rope = ld_shared_b32(row + (raw_rope() ^ term));
-      }
-    };
-    // Row t's 576 bf16 values from its raw chunks, over them.
-    const auto write_row = [&](unsigned stage, int t, const uint4& v, unsigned rope, float sc) {
-      const unsigned row = stage + row_off(t), term = row_term(t);
-      const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
-      unsigned d[8];
-      e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
-      e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
-      e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
-      e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
-#pragma unroll
-      for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
-      // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run time
-      // would go to local memory).
-      st_shared_v4_b32(row + (out_a ^ term), first ? d[4] : d[0], first ? d[5] : d[1], first ? d[6] : d[2],
-                       first ? d[7] : d[3]);
-      st_shared_v4_b32(row + (out_a ^ 16u ^ term), first ? d[0] : d[4], first ? d[1] : d[5], first ? d[2] : d[6],
-                       first ? d[3] : d[7]);
-      st_shared_b32(row + (out_rope ^ term), rope);
-    };
-
-    int it = 0, qn = 0;
-    const PartWalk walk(parts, part, requests);
-    // The index entries (lanes 0..15) of the next block, read a block ahead so that their latency is not on the
-    // path from a free stage to a full one.
-    BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
-    int next = ahead.entry(indices, topk, warp, lane);
-    ahead.advance(topk_length, topk, seq_q, heads, m0);
-    for (int k = 0; k < walk.count; ++k) {
-      const int r = walk.first + k;
-      const int L = sparse_length(topk_length, topk, seq_q, r);
-      int b0, b1, split;
-      walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
-      // Q waits for both consumers to be done with the previous request's Q (one TMA box per panel).
-      auto load_q = [&] {
-        if (warp != 0) return;
-        if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
-        if (lane == 0) {
-          mbar_expect_tx(q_full, P.tile_bytes);
-#pragma unroll
-          for (int p = 0; p < P.panels; ++p)
-            tma_load(base + P.off_q + panels[p], &tma_q, q_full, p * P.panel_cols, r * heads + m0);
-        }
-        ++qn;
+    // The producer (alone, or crossover: this CTA's warp w gathers and dequantizes rows 16w + 8 rank .. + 7 of each
+    // block, the peer the other 8, each writing its rows into both CTAs' stages).
+    const auto produce = [&](auto mode) {
+      constexpr bool X = decltype(mode)::on;
+      constexpr bool RD = C.rope_direct;
+      constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
+      const int tb = X ? TR * static_cast<int>(rank) : 0;
+      // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
+      const unsigned peer_delta = X ? map_shared_rank(base, rank ^ 1u) - base : 0u;
+      // A lane's columns as unswizzled byte offsets in row 0; token t of the warp's rows sits at wrow + row_off[t] and
+      // xors its swizzle term into them (the plan's comment).
+      const auto col_off = [](int col) { return 2u * static_cast<unsigned>(P.tile.layout()(0, col)); };
+      const unsigned wrow = 2u * static_cast<unsigned>(P.tile.layout()(SP.rows_per_warp * warp, 0));
+      // The scale, RoPE and tail chunks' offsets are recomputed where used (a few integer operations from the lane):
+      // the producer's registers hold the rows being converted instead.
+      const unsigned raw_nope = col_off(SP.raw_col(lane));
+      // Lanes 0..8's chunk of the row's scales and RoPE; rope_direct: lane 0's scales beside the NoPE chunks, lanes
+      // 1..8's RoPE chunks at the row's last 64 columns.
+      const auto raw_tail = [&] {
+        if constexpr (RD)
+          return col_off(lane == 0 ? SP.raw_col(kMlaFp8ScaleChunk) : kMlaDimV + 8 * (min(lane, 8) - 1));
+        else return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8)));
       };
-      if (b0 == b1) load_q();
-      for (int blk = b0; blk < b1; ++blk, ++it) {
-        const int s = it & 1;
-        const unsigned stage = base + P.kv_stage(s) + wrow;
-        TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
-        // Lanes 0..15: this block's 16 entries of this warp, and a valid one's cache row.
-        const int idx = next;
-        next = ahead.entry(indices, topk, warp, lane);
-        ahead.advance(topk_length, topk, seq_q, heads, m0);
-        const bool valid = entry_valid(idx, num_tokens);
-        const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
-        const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
-        TL_PROBE_END(mla_sparse_probe::index, s, blk);
-        TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
-        mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
-        TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
-        TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
-        // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
+      const auto raw_scale = [&] {
+        return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8);
+      };
+      const auto raw_rope = [&] {
+        return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4);
+      };
+      // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
+      // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
+      const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
+      const bool first = (lane >> 2) & 1;
+      // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
+      const unsigned out_a = col_off(nope_at.col + 8 * first);
+      const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
+      // Token t's row offset and swizzle term (bytes), computed in rolled loops: the producer's registers hold a batch
+      // of rows, not sixteen.
+      const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
+      const auto row_term = [](int t) {
+        return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0)));
+      };
+
+      // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
+      // token without a valid index.
+      const auto read_row = [&](unsigned stage, int t, unsigned mask, uint4& v, unsigned& rope, float& sc) {
+        v = make_uint4(0u, 0u, 0u, 0u), rope = 0u, sc = 0.f;
+        if ((mask >> t) & 1u) {
+          const unsigned row = stage + row_off(t), term = row_term(t);
+          v = ld_shared_v4_b32(row + (raw_nope ^ term));
+          sc = ld_shared_f32(row + (raw_scale() ^ term));
+          if constexpr (!RD) rope = ld_shared_b32(row + (raw_rope() ^ term));
+        }
+      };
+      // Row t's 576 bf16 values from its raw chunks, over them (crossover: also into the peer's stage, completing on
+      // its barrier peer_bar).
+      const auto write_row = [&](unsigned stage, int t, const uint4& v, unsigned rope, float sc, unsigned peer_bar) {
+        const unsigned row = stage + row_off(t), term = row_term(t);
+        const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
+        unsigned d[8];
+        e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
+        e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
+        e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
+        e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
+        // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run time
+        // would go to local memory).
+        const unsigned a0 = first ? d[4] : d[0], a1 = first ? d[5] : d[1], a2 = first ? d[6] : d[2],
+                       a3 = first ? d[7] : d[3];
+        const unsigned b0 = first ? d[0] : d[4], b1 = first ? d[1] : d[5], b2 = first ? d[2] : d[6],
+                       b3 = first ? d[3] : d[7];
+        st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
+        st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
+        if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);
+        if constexpr (X) {
+          st_async_v4_b32(row + (out_a ^ term) + peer_delta, a0, a1, a2, a3, peer_bar);
+          st_async_v4_b32(row + (out_a ^ 16u ^ term) + peer_delta, b0, b1, b2, b3, peer_bar);
+          if constexpr (!RD) st_async_b32(row + (out_rope ^ term) + peer_delta, rope, peer_bar);
+        }
+      };
+
+      int it = 0, qn = 0;
+      const PartWalk walk(parts, part, requests);
+      // The index entries (lanes 0..15) of the next block, read a block ahead so that their latency is not on the
+      // path from a free stage to a full one.
+      BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
+      int next = ahead.entry(indices, topk, warp, lane);
+      ahead.advance(topk_length, topk, seq_q, heads, m0);
+      for (int k = 0; k < walk.count; ++k) {
+        const int r = walk.first + k;
+        const int L = sparse_length(topk_length, topk, seq_q, r);
+        int b0, b1, split;
+        walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
+        // Q waits for both consumers to be done with the previous request's Q (one TMA box per panel).
+        auto load_q = [&] {
+          if (warp != 0) return;
+          if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
+          if (lane == 0) {
+            mbar_expect_tx(q_full, P.tile_bytes);
+#pragma unroll
+            for (int p = 0; p < P.panels; ++p)
+              tma_load(base + P.off_q + panels[p], &tma_q, q_full, p * P.panel_cols, r * heads + m0);
+          }
+          ++qn;
+        };
+        if (b0 == b1) load_q();
+        for (int blk = b0; blk < b1; ++blk, ++it) {
+          const int s = it & 1;
+          const unsigned stage = base + P.kv_stage(s) + wrow;
+          TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
+          // Lanes 0..15: this block's 16 entries of this warp, and a valid one's cache row.
+          const int idx = next;
+          next = ahead.entry(indices, topk, warp, lane);
+          ahead.advance(topk_length, topk, seq_q, heads, m0);
+          const bool valid = entry_valid(idx, num_tokens);
+          const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
+          const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
+          TL_PROBE_END(mla_sparse_probe::index, s, blk);
+          TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
+          mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
+          // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
+          if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(RD));
+          TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
+          TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
+          // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
+          // Crossover with rope_direct: every row's RoPE (the peer writes only NoPE values here), so all 16 rows are
+          // walked, copy groups numbered by row in both CTAs.
+          constexpr bool all_rows = X && RD;
 #pragma unroll 1
-        for (int t0 = 0; t0 < SP.rows_per_warp; t0 += kGroupTokens) {
-          unsigned rows[kGroupTokens];
+          for (int t0 = all_rows ? 0 : tb; t0 < (all_rows ? SP.rows_per_warp : tb + TR); t0 += kGroupTokens) {
+            const bool own = !all_rows || (t0 >= tb && t0 < tb + TR);
+            unsigned rows[kGroupTokens];
 #pragma unroll
-          for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
+            for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
 #pragma unroll
-          for (int j = 0; j < kGroupTokens; ++j) {
-            if ((mask >> (t0 + j)) & 1u) {
-              const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
-              const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
-              cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
-              if (lane <= 8) cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+            for (int j = 0; j < kGroupTokens; ++j) {
+              if ((mask >> (t0 + j)) & 1u) {
+                const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
+                const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
+                if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
+                if (lane <= 8 && (own || lane > 0))
+                  cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+              }
             }
+            cp_async_commit();
           }
-          cp_async_commit();
-        }
-        if (lane == 0) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
-        TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
-        if (blk == b0) load_q();
+          if (lane == 0)
+            st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+          TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
+          if (blk == b0) load_q();
 
-        // C.dequant_rows rows at a time: their reads are issued together (one shared-memory latency for the batch,
-        // not one per row), a __syncwarp, then their writes over the rows' raw chunks.
-        TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
-        constexpr int NR = C.dequant_rows;
+          // C.dequant_rows rows at a time: their reads are issued together (one shared-memory latency for the batch,
+          // not one per row), a __syncwarp, then their writes over the rows' raw chunks.
+          TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
+          constexpr int NR = C.dequant_rows;
+          const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
 #pragma unroll 1
-        for (int t0 = 0; t0 < SP.rows_per_warp; t0 += NR) {
-          if (t0 % kGroupTokens == 0) {
-            TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, t0);
-            wait_copies_of_group<kGroups>(t0 / kGroupTokens);
-            TL_PROBE_END(mla_sparse_probe::copy_wait, s, t0);
+          for (int t0 = tb; t0 < tb + TR; t0 += NR) {
+            if ((t0 - tb) % kGroupTokens == 0) {
+              TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, t0);
+              if constexpr (all_rows) wait_copies_of_group<SP.rows_per_warp / kGroupTokens>(t0 / kGroupTokens);
+              else wait_copies_of_group<TR / kGroupTokens>((t0 - tb) / kGroupTokens);
+              TL_PROBE_END(mla_sparse_probe::copy_wait, s, t0);
+            }
+            __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
+            uint4 v[NR];
+            unsigned rope[NR];
+            float sc[NR];
+#pragma unroll
+            for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, mask, v[j], rope[j], sc[j]);
+            __syncwarp();  // the rows' chunks are all read before any lane writes over them
+#pragma unroll
+            for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
           }
-          __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
-          uint4 v[NR];
-          unsigned rope[NR];
-          float sc[NR];
-#pragma unroll
-          for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, mask, v[j], rope[j], sc[j]);
-          __syncwarp();  // the rows' chunks are all read before any lane writes over them
-#pragma unroll
-          for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j]);
+          if constexpr (all_rows) cp_async_wait<0>();  // the RoPE copies of the peer's rows too
+          fence_proxy_async_smem();  // the generic-proxy writes (rope_direct: copies too), visible to the wgmma
+          mbar_arrive(base + P.full_bar(s));
+          TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
         }
-        fence_proxy_async_smem();  // the generic-proxy writes, visible to the consumers' wgmma
-        mbar_arrive(base + P.full_bar(s));
-        TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
       }
-    }
+    };
+    if (pair) produce(Crossover<true>{});
+    else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
-    return;
+  } else {
+    setmaxnreg_inc<SP.consumer_regs>();
+    ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
+                      topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
+    if (pair) args.remote_base = base + SP.remote_bar(0), args.peer = rank ^ 1u;
+    if (wg == 1) mla_consumer<CC, 0, true>(args);
+    else mla_consumer<CC, 1, true>(args);
   }
-
-  setmaxnreg_inc<SP.consumer_regs>();
-  ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
-                    topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
-  if (wg == 1) mla_consumer<CC, 0, true>(args);
-  else mla_consumer<CC, 1, true>(args);
+  // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.
+  if (pair) cluster_sync();
 }
 
 }  // namespace tl

@@ -22,6 +22,14 @@ struct MlaSparseDecodeConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // 16-bit partials and outputs as 16-byte vectors
   int dequant_rows = 2;   // rows a producer warp reads from shared memory at once before writing them: 1 or 2
+  // heads > 64 (an even number of 64-head tiles): the two CTAs of a head-tile pair run as a 2-CTA cluster, each
+  // gathering and dequantizing half of every block and writing it into both CTAs' stages (FlashMLA's "crossover").
+  bool crossover = false;
+  // Each row's 128 RoPE bytes (already bf16) are copied by cp.async straight to their place in the tile instead of
+  // beside the raw chunks, then read and written back: one shared-memory read and write less per row (a token without
+  // a valid index keeps stale RoPE values: its score is masked, and P V reads no RoPE column). With crossover, each
+  // CTA copies the RoPE of all the block's rows, and writes only the NoPE values of its half into the peer.
+  bool rope_direct = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -50,7 +58,8 @@ enum : int { kMlaFp8RowBytes = 656, kMlaFp8Nope = 512, kMlaFp8Group = 128, kMlaF
              kMlaFp8Chunks = 41 };
 
 // Shared memory: mla.decode's layout (mla_decode_plan.hpp), then one 8-byte mask per KV stage (bit t: token t of the
-// stage's block has a valid index; producer warp w writes bits 16w .. 16w + 15).
+// stage's block has a valid index; producer warp w writes bits 16w .. 16w + 15), then (used with crossover) one
+// mbarrier per KV stage that the peer CTA's st.async writes of its half of the block complete.
 //
 // The producer warpgroup fills a KV stage in place: warp w owns the stage's rows 16w .. 16w + 15 (tokens of the
 // block). Each row's 656 cache bytes land by cp.async as 41 16-byte chunks in the row's own first 328 columns (chunk
@@ -75,10 +84,19 @@ struct MlaSparseDecodePlan {
   // columns (one 4-byte store per row).
   Fragment rope;
   unsigned off_valid;   // the stages' valid-index masks
+  unsigned off_remote;  // crossover: the stages' "peer's half landed" barriers
   unsigned smem_used, smem_bytes;
 
   TL_HOST_DEVICE constexpr int raw_col(int chunk) const { return 8 * chunk; }
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned remote_bar(int stage) const {
+    return off_remote + 8u * static_cast<unsigned>(stage);
+  }
+  // Crossover: the bytes a CTA's producer writes into its peer per block (half the rows, 576 bf16 each; 512 with
+  // rope_direct, whose RoPE each CTA copies itself).
+  TL_HOST_DEVICE constexpr unsigned remote_bytes(bool rope_direct) const {
+    return kMlaBlock / 2u * 2u * (rope_direct ? kMlaDimV : kMlaDimQK);
+  }
 };
 
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
@@ -98,7 +116,8 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
                                 Layout(make_shape(2, p.rows_per_warp), make_stride(rows, 1))),
                     rows, kMlaDimQK - kMlaDimV);
   p.off_valid = p.mma.smem_used;
-  p.smem_used = p.off_valid + 16u;
+  p.off_remote = p.off_valid + 16u;
+  p.smem_used = p.off_remote + 16u;
   p.smem_bytes = p.smem_used + 1024u;
   return p;
 }
@@ -109,6 +128,8 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("dequant_rows", c.dequant_rows)
+      .field("crossover", c.crossover)
+      .field("rope_direct", c.rope_direct)
       .str();
 }
 

@@ -24,4 +24,19 @@ TL_DEVICE_INLINE unsigned map_shared_rank(unsigned addr, unsigned rank) {
   return r;
 }
 
+// Asynchronous stores into a peer CTA's shared memory (`addr` from map_shared_rank), each completing its bytes on the
+// peer's mbarrier `cluster_bar` (shared::cluster address): the peer waits on that barrier, armed by its own
+// mbar_expect_tx, instead of on an arrival of the writer (PTX ISA: st.async).
+TL_DEVICE_INLINE void st_async_v4_b32(unsigned addr, unsigned a, unsigned b, unsigned c, unsigned d,
+                                     unsigned cluster_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n"
+               ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d), "r"(cluster_bar)
+               : "memory");
+}
+TL_DEVICE_INLINE void st_async_b32(unsigned addr, unsigned a, unsigned cluster_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr), "r"(a),
+               "r"(cluster_bar)
+               : "memory");
+}
+
 }  // namespace tl

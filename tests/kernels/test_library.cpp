@@ -59,9 +59,7 @@ TEST(Library, EveryKernelCompilesAtItsDefaultsWithoutSpilling) {
       opt.arch = arch;
       auto k = jit().compile(compile_request(inst, opt)).value();
       EXPECT_TRUE(k.from_cache);  // the same config again comes from the cache
-      // The one known exception: mla.sparse_decode's producer stores one register (8 B) at its default
-      // dequant_rows = 2, measured 9-11% faster than the spill-free dequant_rows = 1 (docs/perf.md, 2026-11-26).
-      EXPECT_LE(k.resources.spill_store_bytes, s->name == "mla.sparse_decode" ? 8 : 0) << s->name << " " << arch;
+      EXPECT_EQ(k.resources.spill_store_bytes, 0) << s->name << " " << arch;
     }
   }
 }

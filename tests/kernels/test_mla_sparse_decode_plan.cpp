@@ -17,7 +17,11 @@ std::vector<MlaSparseDecodeConfig> all_configs() {
   std::vector<MlaSparseDecodeConfig> out;
   for (int qk : {1, 2})
     for (bool vec : {false, true})
-      for (int rows : {1, 2}) out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows});
+      for (int rows : {1, 2})
+        for (bool cross : {false, true})
+          for (bool rope : {false, true})
+            out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
+                           .rope_direct = rope});
   return out;
 }
 
@@ -108,7 +112,14 @@ TEST(MlaSparseDecodePlan, SharedMemoryAndRegistersFit) {
     EXPECT_LE(p.smem_bytes, 232448u);  // sm_90's opt-in limit per block
     EXPECT_EQ(p.off_valid % 8, 0u);
     EXPECT_GE(p.off_valid, p.mma.smem_used);  // after everything mla.decode's plan places
-    EXPECT_EQ(p.smem_used, p.off_valid + 16u);
+    EXPECT_EQ(p.off_remote, p.off_valid + 16u);  // mbarriers: 8-byte aligned
+    EXPECT_EQ(p.smem_used, p.off_remote + 16u);
+    // Crossover: a CTA sends the peer half the block's rows, 1152 bytes each (1024 with rope_direct).
+    EXPECT_EQ(p.remote_bytes(false), 32u * 1152u);
+    EXPECT_EQ(p.remote_bytes(true), 32u * 1024u);
+    // rope_direct copies RoPE chunks to columns 512..575 while the raw chunks of the same row occupy columns 0 ..
+    // 8 * 41: they must not meet.
+    EXPECT_LE(p.raw_col(kMlaFp8Chunks), kMlaDimV);
     // setmaxnreg moves registers between warpgroups: the sum stays within what 384 threads start with (168 each).
     EXPECT_LE(128 * (p.producer_regs + 2 * p.consumer_regs), 384 * 168);
     EXPECT_EQ(p.producer_regs % 8, 0);

@@ -7,8 +7,10 @@
 # Here, without a GPU: `bash tests/perf/mla_sparse_device.sh --prepare DIR` builds the bundle (cmake/bundle_for_device.sh
 # DIR build/tilelab, kernels/, this script, flashmla_sparse.py, and cache.tar.xz: the NVRTC cache of every case).
 # There: `bash DIR/mla_sparse_device.sh DIR`; $OUT (default DIR/out) receives the logs and summary.txt, printed last.
-# Knobs: STEPS (any of test full bench timeline flashmla; default test bench timeline), FULL_S, REPEAT, CONFIGS (the
-# configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched).
+# Knobs: STEPS (any of test full check bench variants timeline flashmla; default test bench timeline), FULL_S, REPEAT,
+# CONFIGS (the configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched),
+# CONFIGS_64 (those benched on the 64-head shape instead, e.g. without crossover, which needs more heads),
+# CHECK_CONFIGS (the configs of the check step).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -36,7 +38,7 @@ if [ "${1:-}" = "--prepare" ]; then
   echo "compile-only matrix: $(tail -2 "$D/prepare_test.txt" | head -1)"
   for a in "${SHAPES[@]}"; do
     IFS='|' read -r name problem _ <<< "$a"
-    for c in ${CONFIGS:--}; do
+    for c in ${CONFIGS:--} ${CHECK_CONFIGS:-}; do
       [ "$c" = - ] && c=""
       "$T" compile $K --problem "$problem" --config "$c" > /dev/null 2>&1 || echo "compile failed: $name $c"
       "$T" compile $K --problem "$problem" --config "$c" --timeline > /dev/null 2>&1 || echo "probe build failed: $name $c"
@@ -70,12 +72,42 @@ for m in test full; do
   grep -E " (FAIL|ERROR|TIMEOUT|FAULT) " "$OUT/test_$m.txt" | head -12 | cut -c1-400 >> "$S"
 done
 
+# Check-only runs (`bench --repeat 0`: the reference comparison, no timing) of CHECK_CONFIGS (space-separated) on
+# the quick matrix's 128-head problems and two edge cases: a config the quick matrix does not vary (crossover).
+CHECK_PROBLEMS=(
+  "batch=3,block_size=61,heads=128,invalid=true,padded_blocks=true,seq_k=1000,seq_q=2,topk=576,topk_length=true"
+  "batch=6,block_size=2,heads=128,seq_k=2046,seq_q=1,topk=2048,varlen=true"
+  "batch=64,heads=128,invalid=true,seq_k=4096,seq_q=2,topk=512"
+  "all_invalid=true,batch=4,block_size=53,heads=128,seq_k=650,seq_q=3,sink=true,topk=576,zero_lengths=true"
+  "batch=1,heads=128,seq_k=20,seq_q=1,topk=1"
+)
+# A config that errs (a hang, a fault) stops its checks and is dropped from the benches: the call's time is scarce.
+if has check; then
+  for c in ${CHECK_CONFIGS:-crossover=true}; do
+    for pr in "${CHECK_PROBLEMS[@]}"; do
+      j=$OUT/check_$(echo "$c $pr" | md5sum | cut -c1-8).json
+      t0=$(date +%s)
+      timeout 45 "$T" bench $K --problem "$pr" --config "$c" --repeat 0 --timeout 20 --no-store --json "$j" > "$j.txt" 2>&1
+      res=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('PASS' if r['passed'] else 'FAIL')" "$j" 2>/dev/null ||
+            echo "ERROR($(grep -m1 -iE 'error|fail|timeout' "$j.txt" | cut -c1-100))")
+      echo "check $c | $pr: $res ($(( $(date +%s) - t0 ))s)" >> "$S"
+      if [[ $res == ERROR* ]]; then
+        CONFIGS=$(for x in ${CONFIGS:--}; do [ "$x" != "$c" ] && echo "$x"; done | tr '\n' ' ')
+        echo "check $c: stopped, dropped from the benches" >> "$S"
+        break
+      fi
+    done
+  done
+fi
+
 if has bench; then
   printf "%-10s %-28s %8s %9s %8s %6s %9s\n" shape config TFLOP/s ms GB/s check "issue:FM" >> "$S"
   for a in "${SHAPES[@]}"; do
     IFS='|' read -r name problem fm <<< "$a"
     [[ "$name" =~ ${ONLY:-.} ]] || continue
-    for c in ${CONFIGS:--}; do
+    cs=${CONFIGS:--}
+    [[ $problem == *heads=64,* ]] && cs=${CONFIGS_64:-$cs}
+    for c in $cs; do
       [ "$c" = - ] && c=""
       j=$OUT/bench_$(echo "$name $c" | tr ' =,.' '____').json
       t0=$(date +%s)
