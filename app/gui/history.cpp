@@ -63,6 +63,7 @@ std::vector<std::size_t> history_order(const std::vector<HistoryRow>& rows, cons
       case HistoryColumn::kernel: return r.run.kernel;
       case HistoryColumn::config: return r.config_text;
       case HistoryColumn::problem: return r.problem_text;
+      case HistoryColumn::timer: return r.run.timer;
       default: return r.run.status;
     }
   };
@@ -79,7 +80,7 @@ std::vector<std::size_t> history_order(const std::vector<HistoryRow>& rows, cons
   };
   const bool textual = view.sort == HistoryColumn::time || view.sort == HistoryColumn::kernel ||
                        view.sort == HistoryColumn::status || view.sort == HistoryColumn::config ||
-                       view.sort == HistoryColumn::problem;
+                       view.sort == HistoryColumn::problem || view.sort == HistoryColumn::timer;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t ia, std::size_t ib) {
     const HistoryRow &a = rows[ia], &b = rows[ib];
     if (textual) {

@@ -8,6 +8,7 @@
 // when the rows or the sort change, not every frame.
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,10 +34,13 @@ std::string params_line(const nlohmann::json& params);
 void merge_history(std::vector<HistoryRow>& rows, std::vector<HistoryRow> fresh);
 
 // The table's columns, in order (the numbers before the long config and problem texts, so they stay in view).
-enum class HistoryColumn { pick, id, time, kernel, status, median_ms, tflops, gbps, efficiency, rel_error, registers,
-                           config, problem, count };
-inline constexpr const char* kHistoryColumnNames[] = {"cmp", "#", "time", "kernel", "status", "median ms", "TFLOP/s",
-                                                      "GB/s", "eff %", "rel err", "regs", "config", "problem"};
+// `timer` beside the median says how it was taken (events, cupti, graph: `bench --timer`).
+enum class HistoryColumn { pick, id, time, kernel, status, median_ms, timer, tflops, gbps, efficiency, rel_error,
+                           registers, config, problem, count };
+inline constexpr const char* kHistoryColumnNames[] = {"cmp",     "#",    "time",  "kernel", "status",
+                                                      "median ms", "timer", "TFLOP/s", "GB/s", "eff %",
+                                                      "rel err", "regs", "config", "problem"};
+static_assert(std::size(kHistoryColumnNames) == static_cast<std::size_t>(HistoryColumn::count));
 
 struct HistoryView {
   std::string kernel;  // "" : every kernel

@@ -170,9 +170,9 @@ void ResultsPanel::draw(App& app) {
             app.timeline.set(e->timeline, "run " + std::to_string(e->id));
         }
         if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("%s%s%s\ndevice: %s\nsource hash: %s", r.sweep_id.empty() ? "" : "sweep ",
+          ImGui::SetTooltip("%s%s%s\ndevice: %s%s\nsource hash: %s", r.sweep_id.empty() ? "" : "sweep ",
                             r.sweep_id.c_str(), h.session_run > 0 ? " (this session)" : "", r.device.c_str(),
-                            r.source_hash.c_str());
+                            r.gpu >= 0 ? (" (GPU " + std::to_string(r.gpu) + ")").c_str() : "", r.source_hash.c_str());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(r.time.c_str());
         ImGui::TableNextColumn();
@@ -184,6 +184,9 @@ void ResultsPanel::draw(App& app) {
         const bool timed = r.median_ms > 0;
         ImGui::TableNextColumn();
         if (timed) ImGui::Text("%.4f", r.median_ms);
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (timed) ImGui::TextUnformatted(r.timer.c_str());
         else ImGui::TextDisabled("-");
         ImGui::TableNextColumn();
         if (timed && r.tflops > 0) ImGui::Text("%.1f", r.tflops);

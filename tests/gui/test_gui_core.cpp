@@ -213,6 +213,13 @@ TEST(History, OrderFiltersByKernelAndSortsEitherWay) {
   o = history_order(rows, v);
   EXPECT_EQ(rows[o[0]].run.kernel, "copy");
   EXPECT_EQ(history_kernels(rows), (std::vector<std::string>{"copy", "gemm.mma"}));
+  // The timer column sorts as text: cupti < events < graph.
+  rows[0].run.timer = "graph";
+  rows[1].run.timer = "cupti";
+  v.sort = HistoryColumn::timer;
+  o = history_order(rows, v);
+  EXPECT_EQ(rows[o.front()].run.timer, "cupti");
+  EXPECT_EQ(rows[o.back()].run.timer, "graph");
 }
 
 TEST(SweepSpace, SuggestionsAreAllowedValuesAroundTheCurrentOne) {
