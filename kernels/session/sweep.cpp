@@ -87,6 +87,9 @@ std::string sweep_id(const SweepSpec& spec) {
     for (const auto& v : values) h.field(v);
   }
   h.field(params_text(spec.base_config));
+  // Times from another timer do not rank against events' (launch latency left out, L2 warm inside a graph), so such a
+  // sweep is its own; events add nothing, and ids from before the timers stay as they were.
+  if (spec.run.timing.timer != Timer::events) h.field(std::string("timer=") + timer_name(spec.run.timing.timer));
   return h.hex().substr(0, 16);
 }
 

@@ -75,7 +75,7 @@ Result<std::pair<int, int>> parse_shard(const std::string& text);
 // name what to fix: not an index, a GPU this machine lacks (`why_none`: why it has none), one given twice.
 Result<std::vector<int>> parse_gpus(const std::string& text, int count, const std::string& why_none = "");
 
-// The sweep's id: 16 hex digits of a hash of kernel, problems, space and base config.
+// The sweep's id: 16 hex digits of a hash of kernel, problems, space and base config (and the timer unless events).
 std::string sweep_id(const SweepSpec& spec);
 // What a point is stored under: "M=..,N=..|block_M=..,block_N=.." (problem | config, both as given).
 std::string sweep_point_key(const ParamMap& problem, const ParamMap& config);

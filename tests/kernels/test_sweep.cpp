@@ -90,6 +90,15 @@ TEST(SweepSpace, IdDependsOnKernelProblemAndSpace) {
   b = copy_sweep("1,2");
   EXPECT_NE(sweep_id(a), sweep_id(b));
   EXPECT_EQ(sweep_id(a).size(), 16u);
+  // A timer other than events is another sweep (its times do not rank against events'); events is the id as before.
+  b = copy_sweep();
+  b.run.timing.timer = Timer::events;
+  EXPECT_EQ(sweep_id(a), sweep_id(b));
+  b.run.timing.timer = Timer::graph;
+  EXPECT_NE(sweep_id(a), sweep_id(b));
+  SweepSpec c = copy_sweep();
+  c.run.timing.timer = Timer::cupti;
+  EXPECT_NE(sweep_id(c), sweep_id(b));
 }
 
 // What a plain SweepPrinter prints for these points, each with its progress.
