@@ -10,6 +10,7 @@
 
 #include "runtime/core/numeric.hpp"
 #include "runtime/worker/gpu.hpp"
+#include "runtime/worker/shared_library.hpp"
 
 namespace tl::cuda_detail {
 
@@ -36,13 +37,11 @@ struct Cublas {
 Cublas& cublas() {
   static Cublas c = [] {
     Cublas c;
-    void* lib = nullptr;
-    for (const char* name : {"libcublas.so.13", "libcublas.so"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    const OpenedLibrary opened = open_first_library({"libcublas.so.13", "libcublas.so"}, "cublasCreate_v2", "libcublas");
+    void* lib = opened.handle;
     if (!lib) {
-      const char* why = dlerror();
-      c.error = std::string("cannot load libcublas.so.13 (install the CUDA 13 cuBLAS library or add its directory to "
-                            "LD_LIBRARY_PATH): ") + (why ? why : "not found");
+      c.error = "cannot load libcublas.so.13 (install the CUDA 13 cuBLAS library or add its directory to "
+                "LD_LIBRARY_PATH): " + opened.last_error;
       return c;
     }
     auto sym = [&](auto& fn, const char* name) {

@@ -1,5 +1,5 @@
-// Finding and opening libcudnn.so.9 (TL_CUDNN_LIBRARY, the loader's search, /usr/local/cuda), checking its version and
-// the entry points the cudnn-frontend graph API calls.
+// Finding and opening libcudnn.so.9 (TL_CUDNN_LIBRARY, the loader's search, /usr/local/cuda, PyTorch's wheel),
+// checking its version and the entry points the cudnn-frontend graph API calls.
 #include "runtime/worker/cudnn_library.hpp"
 
 #include <dlfcn.h>
@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "runtime/worker/shared_library.hpp"
 
 namespace tl {
 namespace {
@@ -39,26 +41,21 @@ Result<CudnnLibrary> open_cudnn_library(const char* setting) {
     if (is_directory(path)) path += "/libcudnn.so.9";
     tries.push_back(path);
   } else {
+    // The loader's search, the toolkit, then PyTorch's dependency nvidia-cudnn-cu13 (nvidia/cudnn/lib). RTLD_LOCAL
+    // (open_first_library's): its sub-libraries (graph, engines) are found through its own $ORIGIN run path.
     tries = {"libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.9"};
+    for (std::string& p : wheel_library_paths("libcudnn.so.9", {"cudnn"})) tries.push_back(std::move(p));
   }
-  CudnnLibrary lib;
-  std::string why;
-  for (const std::string& name : tries) {
-    // RTLD_LOCAL: its sub-libraries (graph, engines) are found through its own $ORIGIN run path.
-    if ((lib.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      lib.path = name;
-      break;
-    }
-    const char* e = dlerror();
-    why += (why.empty() ? "" : "; ") + std::string(e ? e : name + ": cannot be opened");
-  }
-  if (!lib.handle)
+  const OpenedLibrary opened = open_first_library(tries, "cudnnGetVersion", "libcudnn");
+  if (!opened.handle)
     return make_error(ErrorCode::not_found,
                       "cudnn not found: " +
-                          (explicit_path ? std::string(kCudnnLibraryVariable) + "=" + setting + ": " + why
-                                         : "no libcudnn.so.9 on the loader's path or in /usr/local/cuda/lib64 (" + why +
-                                               ")") +
+                          (explicit_path ? std::string(kCudnnLibraryVariable) + "=" + setting + ": " + opened.last_error
+                                         : "tried " + opened.tried + " (last: " + opened.last_error + ")") +
                           "; " + kHint);
+  CudnnLibrary lib;
+  lib.handle = opened.handle;
+  lib.path = opened.path;
   for (const char* name : kEntryPoints)
     if (!dlsym(lib.handle, name))
       return make_error(ErrorCode::unsupported, "cudnn at " + lib.path + " has no " + name + ": cuDNN 9 is needed; " + kHint);

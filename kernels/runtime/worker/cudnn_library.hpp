@@ -20,7 +20,8 @@ inline constexpr const char* kCudnnLibraryVariable = "TL_CUDNN_LIBRARY";
 
 // Opens cuDNN 9 and checks it has what the SDPA baseline calls. `setting` is TL_CUDNN_LIBRARY's value: a
 // libcudnn.so.9 file or the directory holding it, and then nothing else is tried; null or empty: the loader's
-// search for libcudnn.so.9 (LD_LIBRARY_PATH, the ld.so cache), then /usr/local/cuda/lib64. Errors: not_found
+// search for libcudnn.so.9 (LD_LIBRARY_PATH, the ld.so cache), then /usr/local/cuda/lib64, then PyTorch's
+// nvidia-cudnn-cu13 wheel (site-packages/nvidia/cudnn/lib). Errors: not_found
 // ("cudnn not found: ...", saying what was tried and what to set), unsupported (too old, missing entry points).
 Result<CudnnLibrary> open_cudnn_library(const char* setting);
 

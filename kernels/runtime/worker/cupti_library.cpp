@@ -2,12 +2,12 @@
 #include "runtime/worker/cupti_library.hpp"
 
 #include <dlfcn.h>
-#include <glob.h>
 
 #include <cstdlib>
 #include <filesystem>
 
 #include "runtime/core/log.hpp"
+#include "runtime/worker/shared_library.hpp"
 
 namespace tl {
 
@@ -15,13 +15,6 @@ namespace {
 
 // The soname of the CUDA 13 toolkit's CUPTI (the API the headers we build with describe).
 constexpr const char* kSoname = "libcupti.so.13";
-
-void add_glob(const std::string& pattern, std::vector<std::string>& out) {
-  glob_t g{};
-  if (glob(pattern.c_str(), GLOB_BRACE | GLOB_NOSORT, nullptr, &g) == 0)
-    for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  globfree(&g);
-}
 
 }  // namespace
 
@@ -39,13 +32,7 @@ std::vector<std::string> cupti_library_candidates(const char* env_value) {
       if (std::filesystem::exists(file, ec)) out.push_back(file);
     }
   // PyTorch's dependency nvidia-cuda-cupti: nvidia/cu13/lib (CUDA 13 wheels) or nvidia/cuda_cupti/lib (earlier).
-  std::vector<std::string> prefixes;
-  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
-    if (const char* v = std::getenv(var); v && *v) prefixes.emplace_back(v);
-  if (const char* home = std::getenv("HOME"); home && *home) prefixes.push_back(std::string(home) + "/.local");
-  for (const char* p : {"/usr/local", "/usr", "/opt/conda"}) prefixes.emplace_back(p);
-  for (const std::string& p : prefixes)
-    add_glob(p + "/lib/python3*/{site,dist}-packages/nvidia/{cu13,cuda_cupti}/lib/" + kSoname, out);
+  for (std::string& p : wheel_library_paths(kSoname, {"cu13", "cuda_cupti"})) out.push_back(std::move(p));
   out.emplace_back(kSoname);
   out.emplace_back("libcupti.so");
   return out;
@@ -53,29 +40,18 @@ std::vector<std::string> cupti_library_candidates(const char* env_value) {
 
 CuptiLibrary open_cupti_library(const char* env_value) {
   CuptiLibrary c;
-  std::string tried, last;
-  for (const std::string& path : cupti_library_candidates(env_value)) {
-    tried += (tried.empty() ? "" : ", ") + path;
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      if (const char* e = dlerror()) last = e;
-      continue;
-    }
-    if (!dlsym(h, "cuptiGetVersion")) {
-      last = path + " is not libcupti (it has no cuptiGetVersion)";
-      dlclose(h);
-      continue;
-    }
-    c.handle = h;
-    c.path = path;
+  const OpenedLibrary lib = open_first_library(cupti_library_candidates(env_value), "cuptiGetVersion", "libcupti");
+  if (lib.handle) {
+    c.handle = lib.handle;
+    c.path = lib.path;
     return c;
   }
   if (env_value && *env_value)
-    c.error = std::string("cupti not found: ") + kCuptiLibraryEnv + "=" + env_value + " does not load (" + last +
+    c.error = std::string("cupti not found: ") + kCuptiLibraryEnv + "=" + env_value + " does not load (" + lib.last_error +
               "); point it at libcupti.so.13 (the CUDA toolkit's extras/CUPTI/lib64, or the nvidia-cuda-cupti wheel's "
               "nvidia/cu13/lib), or unset it to search";
   else
-    c.error = std::string("cupti not found: tried ") + tried + " (last: " + last +
+    c.error = std::string("cupti not found: tried ") + lib.tried + " (last: " + lib.last_error +
               "); install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti wheel, or set " + kCuptiLibraryEnv +
               " to the path of libcupti.so.13";
   return c;
