@@ -98,8 +98,9 @@ TL_HOST_DEVICE inline int schedule_split_kv(const int* seqlens, int batch, int b
     const int blocks = kv_blocks(seqlens[r], block_n);
     total += blocks + overhead_blocks;
     if (merge_blocks > 0 && blocks > 0) {
-      const int pieces = isqrt_floor(blocks / merge_blocks) > 1 ? isqrt_floor(blocks / merge_blocks) : 1;
-      piece = piece > (blocks + pieces - 1) / pieces ? piece : (blocks + pieces - 1) / pieces;
+      const int root = isqrt_floor(blocks / merge_blocks), pieces = root > 1 ? root : 1;
+      const int size = (blocks + pieces - 1) / pieces;
+      if (size > piece) piece = size;
     }
   }
   int payload = (total + num_parts - 1) / num_parts + overhead_blocks;
