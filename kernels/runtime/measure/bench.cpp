@@ -359,21 +359,13 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
       return r;
     }
     spec->device = options.device;
-    // A problem the library is known to refuse runs without it, the refusal standing as the library's row.
-    std::optional<BaselineResult> refused;
     if (!options.vs.empty()) {
       auto b = baseline_for(inst, options.vs);
       if (!b) {
         r.failure = RunFailure{b.status().code(), b.status().message(), std::nullopt};
         return r;
       }
-      if (const std::string why = b->kind == "cudnn_sdpa" ? sdpa_refusal(b->sdpa) : ""; !why.empty()) {
-        refused.emplace();
-        refused->name = options.vs;
-        refused->error = "cudnn cannot run this: " + why;
-      } else {
-        spec->baseline = *b;
-      }
+      spec->baseline = *b;
     }
     for (auto& b : spec->buffers) {
       b.max_samples = options.max_samples;
@@ -433,7 +425,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
     r.graph_launches = result->graph_launches;
-    r.baseline = refused ? refused : result->baseline;
+    r.baseline = result->baseline;
     r.dram = result->dram;
     if (r.time_ms.count > 0 && r.time_ms.median > 0) {
       const double seconds = r.time_ms.median * 1e-3;

@@ -104,6 +104,10 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
   BaselineResult r;
   r.name = baseline_library(b.kind);
   if (r.name.empty()) return make_error(ErrorCode::unsupported, "unknown baseline kind '" + b.kind + "'");
+  // A problem cuDNN is known to refuse (packed varlen sequences) is said so before its buffers are looked at.
+  if (b.kind == "cudnn_sdpa")
+    if (const std::string why = sdpa_refusal(b.sdpa); !why.empty())
+      return make_error(ErrorCode::unsupported, "cudnn cannot run this: " + why);
   auto buffer = [&](const std::string& name) -> Result<void*> {
     const int i = buffer_named(spec, name);
     if (i < 0) return make_error(ErrorCode::invalid_argument, "the baseline names a buffer '" + name + "' the launch lacks");

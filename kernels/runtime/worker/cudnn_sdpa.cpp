@@ -179,8 +179,6 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
 }  // namespace
 
 Result<LaunchFn> cudnn_sdpa_launch(const BaselineSpec& b, const std::vector<const void*>& in, void* out) {
-  if (const std::string why = sdpa_refusal(b.sdpa); !why.empty())
-    return make_error(ErrorCode::unsupported, "cudnn cannot run this: " + why);
   // The frontend throws on some misuse and on missing backend features; none of it may cross into the worker loop.
   try {
     return build(b, in, out);
