@@ -170,13 +170,23 @@ TL_HOST_DEVICE inline uint64_t fill_bits(int dtype, uint64_t seed, uint64_t inde
 enum : int { kKvFp8RowBytes = 656, kKvFp8Nope = 512, kKvFp8Group = 128, kKvFp8Groups = 4, kKvFp8Rope = 64,
              kKvFp8Width = 576 };
 
+// Group g of row t's hash: bits 0-1 its k, bits 2-8 where its amax sits, bit 9 the amax's sign.
+TL_HOST_DEVICE inline uint64_t kv_fp8_group_hash(uint64_t seed, uint64_t t, int g) {
+  return hash64(seed ^ 0x6B76F8C0A11E5EEDull, t * kKvFp8Groups + static_cast<uint64_t>(g));
+}
+
+// max(|lo|, |hi|): the amax of a group before its 2^-k.
+TL_HOST_DEVICE inline double kv_fp8_range_max(double lo, double hi) {
+  const double a = lo < 0 ? -lo : lo, b = hi < 0 ? -hi : hi;
+  return a > b ? a : b;
+}
+
 // The unquantized value c (0..511) of row t's NoPE part.
 TL_HOST_DEVICE inline double kv_fp8_value(uint64_t seed, uint64_t t, int c, double lo, double hi) {
-  const int g = c / kKvFp8Group;
-  const uint64_t h = hash64(seed ^ 0x6B76F8C0A11E5EEDull, t * kKvFp8Groups + static_cast<uint64_t>(g));
+  const uint64_t h = kv_fp8_group_hash(seed, t, c / kKvFp8Group);
   const double shrink = 1.0 / static_cast<double>(1u << (h & 3u));  // 2^-k, exact
   if (static_cast<int>((h >> 2) & 127u) == c % kKvFp8Group) {
-    const double m = (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo) : (hi < 0 ? -hi : hi);
+    const double m = kv_fp8_range_max(lo, hi);
     return ((h >> 9) & 1u) ? -m * shrink : m * shrink;
   }
   return uniform_value(seed, t * kKvFp8Width + static_cast<uint64_t>(c), lo, hi) * shrink;
@@ -185,9 +195,8 @@ TL_HOST_DEVICE inline double kv_fp8_value(uint64_t seed, uint64_t t, int c, doub
 // The float32 scale of group g of row t: 2^ceil(log2(x)) of x = max(amax / 448, 1e-4), from x's bits (no libm, so
 // host and device agree).
 TL_HOST_DEVICE inline float kv_fp8_scale(uint64_t seed, uint64_t t, int g, double lo, double hi) {
-  const uint64_t h = hash64(seed ^ 0x6B76F8C0A11E5EEDull, t * kKvFp8Groups + static_cast<uint64_t>(g));
-  const double m = (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo) : (hi < 0 ? -hi : hi);
-  double x = m / static_cast<double>(1u << (h & 3u)) / 448.0;
+  const uint64_t h = kv_fp8_group_hash(seed, t, g);
+  double x = kv_fp8_range_max(lo, hi) / static_cast<double>(1u << (h & 3u)) / 448.0;
   if (x < 1e-4) x = 1e-4;
   uint64_t bits;
 #if TL_DEVICE_CODE
