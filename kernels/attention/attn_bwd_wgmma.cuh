@@ -185,11 +185,11 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.qk_k16[kk]), smem_desc_sw128(q_s + P.qk_k16[kk]), kk > 0);
+      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.qk_k16[kk]), smem_desc_sw128(do_s + P.qk_k16[kk]), kk > 0);
+      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
 
     // D and LSE of the tile's rows while the tensor cores run: a row's threads sum their chunks, meet by shuffles.

@@ -68,9 +68,10 @@ struct AttnBwdWgmmaPlan {
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, rows_offset = 0, flag_offset = 0;
   int bar_kv_full = 0, bar_full = 0, bar_empty = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
-  // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and K / V rows
-  // (their A); along the query rows of Q^T / dO^T (dK, dV's B); along the keys of dS (dQ's A) and K^T (dQ's B).
-  int qk_k16[kMaxSteps]{}, qt_k16[kMaxSteps]{}, dq_k16_a[kMaxSteps]{}, dq_k16_b[kMaxSteps]{};
+  // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
+  // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
+  // of dS (dQ's A) and K^T (dQ's B).
+  int q_k16[kMaxSteps]{}, k_k16[kMaxSteps]{}, qt_k16[kMaxSteps]{}, dq_k16_a[kMaxSteps]{}, dq_k16_b[kMaxSteps]{};
   int kv_wg = 0;                   // a consumer warpgroup's 64 rows of K / V
   int dq_m = 0, dq_n = 0;          // dQ's part per warpgroup: rows x columns
   int dq_a_wg = 0, dq_b_wg = 0;    // its A (dS) and B (K^T) start for warpgroup 1 (0 for warpgroup 0)
@@ -133,7 +134,10 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bytes = p.bar_empty + 8 * c.num_stages + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
-    if (16 * kk < c.dim) p.qk_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);  // = K's: both rows of 128-byte boxes
+    if (16 * kk < c.dim) {
+      p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
+      p.k_k16[kk] = p.byte(p.smem_K, 0, 16 * kk);
+    }
     if (16 * kk < c.block_M) p.qt_k16[kk] = p.byte(p.smem_Qt, 0, 16 * kk);
     if (16 * kk < c.block_N) {
       p.dq_k16_a[kk] = p.byte(p.smem_dS, 0, 16 * kk);
