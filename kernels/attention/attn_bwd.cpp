@@ -478,6 +478,9 @@ KernelSpec attn_bwd_wgmma_spec() {
                            : std::vector<std::int64_t>{x.total_k(), x.heads_kv, x.dim_qk};
       return m;
     };
+    // dq_accum: f32 query tiles of block_M x dim in the kernel's staging order (AttnBwdWgmmaPlan::dq_chunk).
+    for (ArgSpec& s : a)
+      if (s.name == "dq_accum") s.shape = {x.batch * x.heads * m_blocks(p, w.block_M), std::int64_t{w.block_M} * x.dim_qk};
     a.insert(a.begin() + 5, {map("tma_Q", "Q", true), map("tma_K", "K", false), map("tma_V", "V", false),
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;

@@ -19,13 +19,18 @@
 //   shared memory;
 //   issue dV += P^T dO and dK += dS^T Q (wgmma RS; dO and Q as N-major B: their (dim, rows) view);
 //   once both warpgroups' dS is in shared memory (named barrier 1), dQ_part = dS K for the warpgroup's half of the
-//   tile (wgmma SS, A M-major: imm-trans-a), added by f32 atomics into dq_accum; the stage is released.
-// dQ completes as in attn.bwd.mma: a counter per (sequence, head, query tile) counts the key blocks that added their
-// part; the CTA that completes it converts the f32 tile to 16-bit dQ (times scale) and leaves accumulator and
-// counter zero for the next launch. The epilogue stores dK (times scale) and dV straight from the accumulators.
+//   tile (wgmma SS, A M-major: imm-trans-a), staged f32 in shared memory (once the dQ writer has taken the last
+//   tile's: mbarrier dq_empty; then dq_full); the stage is released.
+// The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
+// .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
+// staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
+// their part (after their reduce completed); the writer that completes it converts the tile to 16-bit dQ (times
+// scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
+// epilogue stores dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
-// (256 threads), 2 + w = warpgroup w's row values.
+// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 + w = warpgroup w's row
+// values.
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -43,8 +48,9 @@
 namespace tl {
 
 // Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
-// dq_accum and dq_counters (scratch, zero at the launch and left zero), the sequence offsets, head counts, the
-// query tiles of the longest sequence and the softmax scale.
+// dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
+// the launch and left zero), the sequence offsets, head counts, the query tiles of the longest sequence and the
+// softmax scale.
 template <AttnBwdWgmmaConfig CFG>
 __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     attn_bwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
@@ -74,9 +80,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   constexpr float kLog2e = 1.4426950408889634f;
   static_assert(BN == 128, "two consumer warpgroups of 64 keys");
 #if defined(TL_TIMELINE) && TL_TIMELINE
-  constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  constexpr int kProducerRegs = 56, kConsumerRegs = 224;  // the probe marks need more in the producer
 #else
-  constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  constexpr int kProducerRegs = 48, kConsumerRegs = 232;  // 128 * 48 + 256 * 232 = 65536; the dQ writer needs 48
 #endif
 
   const int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
@@ -109,8 +115,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const unsigned k_smem = base + P.k_offset, v_smem = base + P.v_offset, ds_smem = base + P.ds_offset;
   auto full = [&](int s) { return base + P.bar_full + 8u * s; };
   auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
-  const unsigned kv_full = base + P.bar_kv_full;
-  volatile int* flag = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + P.flag_offset);
+  const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
+  const unsigned dq_smem = base + P.dq_offset;
+  // Query tile m of head h: its f32 accumulator tile and its counter.
+  auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -119,6 +127,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       mbar_init(full(s), 1);
       mbar_init(empty(s), kAttnBwdWgmmaConsumers);
     }
+    mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
+    mbar_init(dq_empty, 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -127,8 +137,57 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   if (wg == 0) {
     // [SECTION] producer
     setmaxnreg_dec<kProducerRegs>();
-    if (tid >= 32) return;
+    if (tid >= 64) return;
     TL_PROBE_WARP_INIT();
+    if (tid >= 32) {
+      // [SECTION] dQ writer
+      const int lane = tid - 32;
+      for (int it = 0; it < tiles; ++it) {
+        const int h = tile_head(it), m = tile_m(it);
+        const long long tix = tile_index(h, m);
+        float* acc_g = dq_accum + tix * (BM * D);
+        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
+        mbar_wait(dq_full, it & 1);
+        int last = 0;
+        if (lane == 0) {
+          bulk_reduce_add_f32(acc_g, dq_smem, P.dq_bytes);
+          tma_store_commit();
+          tma_store_wait_read();
+          mbar_arrive(dq_empty);  // the staging tile is free
+          tma_store_wait_all();
+          fence_proxy_async_global();
+          __threadfence();
+          last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
+        }
+        last = __shfl_sync(0xffffffffu, last, 0);
+        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
+        if (last) {
+          // The completed tile: chunk k of consumer thread t holds values 4k .. 4k + 3 of its dQ part accumulator:
+          // a pair of columns in a row, the same pair 8 rows down.
+          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, it);
+          __threadfence();
+          const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
+          unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
+          for (int i = lane; i < 2 * 128 * (DQV / 4); i += 32) {
+            const int t = i % 256, k = i / 256, part = t / 128;
+            float4* src = reinterpret_cast<float4*>(acc_g + P.dq_chunk(t, k) / 4);
+            const float4 x = __ldcg(src);
+            const TileCoord o = P.acc_dQ(t % 128, 0);
+            const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+            const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+            const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
+            if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x.x, scale * x.y);
+            if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x.z, scale * x.w);
+            __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
+          }
+          __syncwarp();
+          if (lane == 0) dq_counters[tix] = 0;
+          TL_PROBE_END(Probe::dq_store, probe::kNoStage, it);
+        }
+      }
+      TL_PROBE_FLUSH();
+      return;
+    }
     if (tid == 0) {
       auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int row) {
 #pragma unroll
@@ -176,7 +235,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
-    const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
     const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, o_s = q_s + 2 * P.q_bytes;
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
     mbar_wait(full(s), (it / STAGES) & 1);
@@ -243,11 +301,14 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     for (int v = 0; v < SV; v += 2) {
       const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
       const float d0 = ld_shared_f32(rows_wg + 4u * q), d1 = ld_shared_f32(rows_wg + 4u * (q + 1));
-      const unsigned ds = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
       pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
-      dsa[P.a_reg[v]] = ds;
-      st_shared_b32(ds_smem + P.byte(P.smem_dS, q, 64 * w + lc.row + P.s_values.at[v].row), ds);
+      dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
     }
+    named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
+#pragma unroll
+    for (int v = 0; v < SV; v += 2)
+      st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
+                    dsa[P.a_reg[v]]);
     TL_PROBE_END(Probe::p_ds, s, it);
 
     fence_regs(pa);
@@ -282,39 +343,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
-    // Add the part into the f32 accumulator; the key block that completes the tile stores it.
-    TL_PROBE_BEGIN(Probe::dq_add, s, it);
-    float* acc_g = dq_accum + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
+    // Stage the part for the dQ writer once it has taken the last tile's.
+    TL_PROBE_BEGIN(Probe::dq_stage, s, it);
+    mbar_wait(dq_empty, (it & 1) ^ 1);
 #pragma unroll
-    for (int v = 0; v < DQV; ++v) {
-      const int r = dq_row0 + ldq.row + P.dq_values.at[v].row, c = dq_col0 + ldq.col + P.dq_values.at[v].col;
-      if (r < rows) atomicAdd(acc_g + r * q_stride + c, dq[v]);
-    }
-    int* counter = dq_counters + (static_cast<long long>(b) * heads + h) * m_blocks + m;
-    __threadfence();
-    named_barrier_sync(1, 256);
-    if (ctid == 0) *flag = atomicAdd(counter, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
-    named_barrier_sync(1, 256);
-    TL_PROBE_END(Probe::dq_add, s, it);
-    if (*flag) {
-      TL_PROBE_BEGIN(Probe::dq_store, s, it);
-      __threadfence();
-      const TileCoord t0 = P.copy_dq(ctid, 0);
-      unsigned short* dst0 = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-#pragma unroll
-      for (int v = 0; v < P.copy_dq.num_values(); ++v) {
-        const int r = t0.row + P.copy_dq(0, v).row, c = 4 * (t0.col + P.copy_dq(0, v).col);
-        if (r < rows) {
-          float4* src = reinterpret_cast<float4*>(acc_g + r * q_stride + c);
-          const float4 x = __ldcg(src);
-          *reinterpret_cast<uint2*>(dst0 + r * q_stride + c) =
-              make_uint2(pack2<BF16>(scale * x.x, scale * x.y), pack2<BF16>(scale * x.z, scale * x.w));
-          __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
-        }
-      }
-      if (ctid == 0) *counter = 0;
-      TL_PROBE_END(Probe::dq_store, s, it);
-    }
+    for (int k = 0; k < DQV / 4; ++k)
+      st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
+                       __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
+    fence_proxy_async_smem();
+    mbar_arrive(dq_full);
+    TL_PROBE_END(Probe::dq_stage, s, it);
   }
 
   // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.

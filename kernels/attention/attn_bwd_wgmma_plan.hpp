@@ -31,7 +31,7 @@ struct AttnBwdWgmmaConfig {
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
 #define TL_ATTN_BWD_WGMMA_PROBES(X) \
-  X(wait_empty) X(tma_issue) X(wait_full) X(row_dot) X(p_ds) X(wait_dkv) X(dq_gemm) X(dq_add) X(dq_store) X(epilogue)
+  X(wait_empty) X(tma_issue) X(wait_full) X(row_dot) X(p_ds) X(dq_gemm) X(dq_stage) X(dq_add) X(dq_store) X(epilogue)
 struct AttnBwdWgmmaProbe {
 #define TL_ATTN_BWD_WGMMA_PROBE_ENUM(name) name,
   enum Region : unsigned { TL_ATTN_BWD_WGMMA_PROBES(TL_ATTN_BWD_WGMMA_PROBE_ENUM) };
@@ -45,9 +45,9 @@ enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaThreads = 3 * 128 };
 //   K, V          (block_N, dim) each, loaded once
 //   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
+//   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per consumer warpgroup: D = rowsum(dO * O) and LSE * log2(e), block_M f32 each
-//   flag          the dQ tile completed by this CTA
-//   mbarriers     kv_full, full[num_stages], empty[num_stages]
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -65,8 +65,9 @@ struct AttnBwdWgmmaPlan {
   SwizzledLayout smem_dS;                 // (block_M, block_N), M-major: dS as the A of dQ
   int q_bytes = 0, kv_bytes = 0, ds_bytes = 0, stage_bytes = 0;
   int q_box = 0, kv_box = 0, ds_box = 0;  // bytes from one 64-column (or 64-row, M/N-major) box to the next
-  int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, rows_offset = 0, flag_offset = 0;
-  int bar_kv_full = 0, bar_full = 0, bar_empty = 0;
+  int dq_bytes = 0;  // the f32 dQ tile
+  int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
+  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
@@ -81,14 +82,17 @@ struct AttnBwdWgmmaPlan {
   Fragment acc_KV;  // dK, dV: wgmma m64n{dim}k16 accumulator
   Fragment acc_dQ;  // dQ's part: m64n{dq_n}k16 accumulator
   Fragment dot;     // D = rowsum(dO * O) over a warpgroup: (thread, value) -> (row, 8-element chunk)
-  Fragment copy_dq; // the completed f32 dQ tile's conversion by the consumers: (thread, value) -> (row, 4-float chunk)
   ValueOffsets<64> s_values, kv_values, dq_values;
   int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
 
   TL_HOST_DEVICE constexpr int stage(int s) const { return stage_offset + s * stage_bytes; }
+  // The f32 dQ tile as the consumers stage it and dq_accum holds it (one bulk reduce moves it as it is): 16-byte
+  // chunk k (values 4k .. 4k + 3 of the dQ part accumulator) of consumer thread t (0 .. 255) at (k * 256 + t) * 16,
+  // so a warp's chunk stores are 512 contiguous bytes.
+  TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
-           acc_dQ.ok() && dot.ok() && copy_dq.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
+           acc_dQ.ok() && dot.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
            bytes > 0;
   }
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
@@ -127,12 +131,15 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.v_offset = p.k_offset + p.kv_bytes;
   p.stage_offset = p.v_offset + p.kv_bytes;
   p.ds_offset = p.stage_offset + c.num_stages * p.stage_bytes;
-  p.rows_offset = p.ds_offset + p.ds_bytes;
-  p.flag_offset = p.rows_offset + kAttnBwdWgmmaConsumers * 2 * 4 * c.block_M;
-  p.bar_kv_full = p.flag_offset + 8;
+  p.dq_bytes = 4 * c.block_M * c.dim;
+  p.dq_offset = p.ds_offset + p.ds_bytes;
+  p.rows_offset = p.dq_offset + p.dq_bytes;
+  p.bar_kv_full = p.rows_offset + kAttnBwdWgmmaConsumers * 2 * 4 * c.block_M;
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
-  p.bytes = p.bar_empty + 8 * c.num_stages + 1024;
+  p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
+  p.bar_dq_empty = p.bar_dq_full + 8;
+  p.bytes = p.bar_dq_empty + 8 + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -158,7 +165,6 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.acc_KV = wgmma_m64nNk16_d(c.dim);
   p.acc_dQ = wgmma_m64nNk16_d(p.dq_n > 0 ? p.dq_n : 8);
   p.dot = attn_bwd_row_dot(c.block_M, c.dim / 8, 128);
-  p.copy_dq = attn_bwd_chunk_copy(c.block_M, c.dim / 4, kAttnBwdWgmmaConsumers * 128);
   p.s_values = value_offsets<64>(p.acc_S);
   p.kv_values = value_offsets<64>(p.acc_KV);
   p.dq_values = value_offsets<64>(p.acc_dQ);

@@ -90,9 +90,12 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     for (int off : {p.k_offset, p.v_offset, p.stage(0), p.stage(c.num_stages - 1), p.ds_offset, p.q_bytes})
       EXPECT_EQ(off % 1024, 0);
     EXPECT_EQ(p.ds_offset, p.stage(c.num_stages));
-    EXPECT_GE(p.flag_offset, p.rows_offset + 2 * 2 * 4 * c.block_M);
-    EXPECT_EQ(p.bar_kv_full % 8, 0);
-    EXPECT_EQ(p.bytes, p.bar_empty + 8 * c.num_stages + 1024);
+    EXPECT_EQ(p.dq_offset, p.ds_offset + p.ds_bytes);
+    EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
+    EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
+    EXPECT_GE(p.bar_kv_full, p.rows_offset + 2 * 2 * 4 * c.block_M);
+    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty}) EXPECT_EQ(bar % 8, 0);
+    EXPECT_EQ(p.bytes, p.bar_dq_empty + 8 + 1024);
     if (c.num_stages <= 2) {
       EXPECT_LE(p.bytes, 232448);
     }
@@ -116,6 +119,26 @@ TEST(AttnBwdWgmmaPlan, PAndDsInRegisters) {
         ASSERT_EQ(x.col / 16, p.a_reg[v] / 4);
         ASSERT_EQ(p.frag_A.owner(x.row, x.col % 16), (ThreadValue{t, 2 * (p.a_reg[v] % 4) + v % 2}));
       }
+  }
+}
+
+// The dQ staging order covers the tile once, in 16-byte chunks, and a warp's chunk k stores are 512 contiguous bytes.
+TEST(AttnBwdWgmmaPlan, DqStagingIsOneTileOfContiguousWarpStores) {
+  for (int dim : {64, 128}) {
+    const AttnBwdWgmmaConfig c{.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim)};
+    const AttnBwdWgmmaPlan p = make_plan(c);
+    std::set<int> chunks;
+    for (int t = 0; t < 256; ++t)
+      for (int k = 0; k < p.dq_n / 2 / 4; ++k) {
+        const int at = p.dq_chunk(t, k);
+        ASSERT_EQ(at % 16, 0);
+        ASSERT_LT(at, p.dq_bytes);
+        chunks.insert(at);
+        if (t % 32 != 0) {
+          EXPECT_EQ(at, p.dq_chunk(t - 1, k) + 16);
+        }
+      }
+    EXPECT_EQ(static_cast<int>(chunks.size()) * 16, p.dq_bytes);
   }
 }
 
