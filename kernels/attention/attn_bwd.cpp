@@ -424,8 +424,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .num_stages = static_cast<int>(c.integer("num_stages")),
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen"),
-          .dq_bulk = c.boolean("dq_bulk")};
+          .varlen = p.boolean("varlen")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -446,16 +445,14 @@ KernelSpec attn_bwd_wgmma_spec() {
   KernelSpec k = bwd_base();
   k.name = "attn.bwd.wgmma";
   k.summary = "FlashAttention-3-style backward: TMA Q/dO/O ring, producer warp + two consumer warpgroups, wgmma with "
-              "P^T and dS^T in registers, dK, dV accumulated over the walk; dQ through an f32 accumulator (dQ, dK, dV)";
+              "P^T and dS^T in registers, dK, dV accumulated over the walk; dQ parts bulk-reduced into an f32 "
+              "accumulator by a writer warp (dQ, dK, dV)";
   k.source = "attention/attn_bwd_wgmma.cuh";
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
-                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
-               ParamSpec::boolean("dq_bulk", false,
-                                  "dQ's f32 parts added by a writer warp's bulk reduce (cp.reduce.async.bulk) of the "
-                                  "tile the consumers stage in shared memory; false: by the consumers' atomics")}};
+                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -19,13 +19,9 @@
 //   shared memory;
 //   issue dV += P^T dO and dK += dS^T Q (wgmma RS; dO and Q as N-major B: their (dim, rows) view);
 //   once both warpgroups' dS is in shared memory (named barrier 1), dQ_part = dS K for the warpgroup's half of the
-//   tile (wgmma SS, A M-major: imm-trans-a); the stage is released; the part is added into dq_accum, an f32 tile per
-//   (sequence, head, query tile) in the order of the plan's dq_chunk:
-// dq_bulk false: by the consumers' f32 atomics; a counter per (sequence, head, query tile) counts the key blocks
-// that have added their part, and the CTA that completes it converts the tile to 16-bit dQ (times scale) and leaves
-// accumulator and counter zero for the next launch, as attn.bwd.mma does.
-// dq_bulk true: staged f32 in shared memory (once the dQ writer has taken the last tile's: mbarrier dq_empty; then
-// dq_full), and the dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
+//   tile (wgmma SS, A M-major: imm-trans-a), staged f32 in shared memory (once the dQ writer has taken the last
+//   tile's: mbarrier dq_empty; then dq_full); the stage is released.
+// The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
 // .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
 // their part (after their reduce completed); the writer that completes it converts the tile to 16-bit dQ (times
@@ -88,8 +84,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #if defined(TL_TIMELINE) && TL_TIMELINE
   constexpr int kProducerRegs = 56, kConsumerRegs = 224;  // the probe marks need more in the producer
 #else
-  // 128 * 24 + 256 * 240 = 128 * 40 + 256 * 232 = 64512: the dQ writer's conversion needs 40 without spilling.
-  constexpr int kProducerRegs = CFG.dq_bulk ? 40 : 24, kConsumerRegs = CFG.dq_bulk ? 232 : 240;
+  constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 128 * 40 + 256 * 232 = 64512; the dQ writer needs 40
 #endif
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kAttnBwdWgmmaThreads * 168,
                 "setmaxnreg: more registers than the block launched with");
@@ -126,7 +121,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
   const unsigned dq_smem = base + P.dq_offset;
-  volatile int* flag = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + P.flag_offset);
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
   // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by `threads` threads
@@ -167,7 +161,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   if (wg == 0) {
     // [SECTION] producer
     setmaxnreg_dec<kProducerRegs>();
-    if (tid >= (CFG.dq_bulk ? 64 : 32)) return;
+    if (tid >= 64) return;
     TL_PROBE_WARP_INIT();
     if (tid >= 32) {
       // [SECTION] dQ writer
@@ -358,40 +352,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
-    if constexpr (CFG.dq_bulk) {
-      // Stage the part for the dQ writer once it has taken the last tile's.
-      TL_PROBE_BEGIN(Probe::dq_stage, s, it);
-      mbar_wait(dq_empty, (it & 1) ^ 1);
+    // Stage the part for the dQ writer once it has taken the last tile's.
+    TL_PROBE_BEGIN(Probe::dq_stage, s, it);
+    mbar_wait(dq_empty, (it & 1) ^ 1);
 #pragma unroll
-      for (int k = 0; k < DQV / 4; ++k)
-        st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
-                         __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
-      fence_proxy_async_smem();
-      mbar_arrive(dq_full);
-      TL_PROBE_END(Probe::dq_stage, s, it);
-    } else {
-      // Add the part by atomics (in dq_chunk order); the key block that completes the tile converts it.
-      TL_PROBE_BEGIN(Probe::dq_add, s, it);
-      const long long tix = tile_index(h, m);
-      float* acc_g = dq_accum + tix * (BM * D);
-#pragma unroll
-      for (int k = 0; k < DQV / 4; ++k)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) atomicAdd(acc_g + P.dq_chunk(ctid, k) / 4 + e, dq[4 * k + e]);
-      __threadfence();
-      named_barrier_sync(1, 256);
-      if (ctid == 0) *flag = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
-      named_barrier_sync(1, 256);
-      TL_PROBE_END(Probe::dq_add, s, it);
-      if (*flag) {
-        TL_PROBE_BEGIN(Probe::dq_store, s, it);
-        __threadfence();
-        convert_tile(h, m, ctid, 256);
-        named_barrier_sync(1, 256);  // every thread has read its chunks before the counter is reset
-        if (ctid == 0) dq_counters[tix] = 0;
-        TL_PROBE_END(Probe::dq_store, s, it);
-      }
-    }
+    for (int k = 0; k < DQV / 4; ++k)
+      st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
+                       __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
+    fence_proxy_async_smem();
+    mbar_arrive(dq_full);
+    TL_PROBE_END(Probe::dq_stage, s, it);
   }
 
   // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.

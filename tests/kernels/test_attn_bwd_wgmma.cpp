@@ -82,7 +82,7 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
   }
 }
 
-// Shared memory: tiles on the 1024-byte swizzle atom, barriers 8-byte aligned after the row values and flag; the
+// Shared memory: tiles on the 1024-byte swizzle atom, barriers 8-byte aligned after the row values; the
 // defaults (2 stages) fit the H100's 227 KiB at both dims.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
@@ -95,8 +95,7 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
     EXPECT_GE(p.bar_kv_full, p.rows_offset + 2 * 2 * 4 * c.block_M);
     for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty}) EXPECT_EQ(bar % 8, 0);
-    EXPECT_EQ(p.flag_offset, p.bar_dq_empty + 8);
-    EXPECT_EQ(p.bytes, p.flag_offset + 8 + 1024);
+    EXPECT_EQ(p.bytes, p.bar_dq_empty + 8 + 1024);
     if (c.num_stages <= 2) {
       EXPECT_LE(p.bytes, 232448);
     }
@@ -169,9 +168,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
   for (AttnBwdWgmmaConfig x :
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
-        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_bulk = true}})
+        AttnBwdWgmmaConfig{.varlen = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(names.size(), 8u);
 }
 
 Status check(const KV& problem, const KV& config) {

@@ -7,7 +7,7 @@
 # (cmake/bundle_for_device.sh), kernels/, this script and tlc.tgz (the NVRTC cache filled by compiling every case and
 # anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
 # DIR/out) receives the logs and summary.txt, printed last. Knobs: STEPS (any of gate test bench; default all), FULL,
-# RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:- attn.bwd.wgmma:dq_bulk=true
+# RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
 # attn.bwd.mma:-), REPEAT. The gate checks each non-default wgmma config once on small problems first (check only,
 # a 10 s watchdog) and drops a config that fails from the benches, so a hang costs seconds, not every anchor's timeout.
 set -u
@@ -32,7 +32,7 @@ GATE=(
   "batch=5,seq_q=300,seq_k=420,heads=4,heads_kv=2,dim=128,varlen=true"
   "batch=4,seq_q=333,seq_k=333,heads=2,heads_kv=1,dim=64,causal=true,varlen=true,dtype=f16"
 )
-GATE_CONFIGS=${GATE_CONFIGS:-dq_bulk=true}
+GATE_CONFIGS=${GATE_CONFIGS:-num_stages=1}
 
 if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: attn_bwd_wgmma_device.sh --prepare DIR}
@@ -46,7 +46,7 @@ if [ "${1:-}" = "--prepare" ]; then
   echo "compile-only matrix: $(tail -2 "$D/prepare_test.txt" | head -1)"
   for a in "${ANCHORS[@]}"; do
     IFS='|' read -r name problem _ _ <<< "$a"
-    for r in ${RUNS:-attn.bwd.wgmma:- attn.bwd.wgmma:dq_bulk=true attn.bwd.mma:-}; do
+    for r in ${RUNS:-attn.bwd.wgmma:- attn.bwd.mma:-}; do
       k=${r%%:*} c=${r#*:} && [ "$c" = - ] && c=""
       "$ROOT/build/tilelab" compile "$k" --arch sm_90a --problem "$problem" --config "$c" > /dev/null 2>&1 ||
         echo "compile failed: $k $c $name"
@@ -70,7 +70,7 @@ export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FI
 export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_attn_bwd_wgmma
 export TL_CUDNN_LIBRARY=${TL_CUDNN_LIBRARY:-$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)}
 mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/tlc.tgz" ] && tar xzf "$D/tlc.tgz" -C "$TILELAB_CACHE_DIR"
-T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-gate test bench} RUNS=${RUNS:-attn.bwd.wgmma:- attn.bwd.wgmma:dq_bulk=true attn.bwd.mma:-}
+T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-gate test bench} RUNS=${RUNS:-attn.bwd.wgmma:- attn.bwd.mma:-}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 : > "$S"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
