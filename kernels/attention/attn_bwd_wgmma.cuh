@@ -229,10 +229,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
   const TileCoord lc = P.acc_S(tid, 0);    // (key in the warpgroup's 64, query) of S^T's value 0
   const TileCoord lkv = P.acc_KV(tid, 0);  // (key, column) of dK / dV's value 0
-  const TileCoord ldq = P.acc_dQ(tid, 0);  // (row, column) of the dQ part's value 0, from the part's corner
   const unsigned k_wg = k_smem + w * P.kv_wg, v_wg = v_smem + w * P.kv_wg;
   const unsigned rows_wg = base + P.rows_offset + w * 8u * BM;  // D[BM] then LSE[BM], f32
-  const int dq_row0 = w * P.dq_row_wg, dq_col0 = w * P.dq_col_wg;
   const float scale_log2 = scale * kLog2e;
   const float kInf = __int_as_float(0x7f800000);
 
