@@ -487,7 +487,7 @@ KernelSpec attn_bwd_wgmma_spec() {
     return a;
   };
   k.probes = attn_bwd_wgmma_probes();
-  // Per query tile: the producer 2 regions, a consumer warp 6 (begin + end each); the epilogue.
+  // Per query tile a consumer warp marks 5 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto tiles = m_blocks(p, wgmma_config(p, c).block_M) * (p.integer("heads") / p.integer("heads_kv"));
     return static_cast<std::uint32_t>(16 * tiles + 64);
