@@ -6,7 +6,8 @@
 # Here, without a GPU: `bash tests/perf/attn_bwd_wgmma_device.sh --prepare DIR` bundles a stripped build/tilelab
 # (cmake/bundle_for_device.sh), kernels/, this script and tlc.tgz (the NVRTC cache filled by compiling every case and
 # anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
-# DIR/out) receives the logs and summary.txt, printed last. Knobs: STEPS (any of gate test bench; default all), FULL,
+# DIR/out) receives the logs and summary.txt, printed last (the tool brings back 8 files: point OUT at a scratch folder
+# and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench; default all), FULL,
 # RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
 # attn.bwd.mma:-), REPEAT. The gate checks each non-default wgmma config once on small problems first (check only,
 # a 10 s watchdog) and drops a config that fails from the benches, so a hang costs seconds, not every anchor's timeout.
