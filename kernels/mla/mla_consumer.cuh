@@ -261,6 +261,9 @@ struct ConsumerArgs {
   // peer's writes of its half of a block complete (8 bytes apart), waited beside the full barrier; peer the peer's
   // rank, whose empty barrier of the stage this warpgroup also arrives on (the peer writes into this CTA's stage).
   unsigned remote_base = 0, peer = 0;
+  // SPARSE with MAX_LOGITS (mla.sparse_prefill): each row's largest scaled score, q.k / 24 (-inf without a key), at
+  // the LSE's index.
+  float* max_logits = nullptr;
 };
 
 // Topk entries request r attends to: its batch entry's topk_length, at most topk (indices past it are ignored).
@@ -270,8 +273,8 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
 
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
-// divergent path).
-template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false>
+// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits.
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(C);
@@ -567,8 +570,16 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     if (write_out) {
       if constexpr (SPARSE) {
         const int sq = a.sparse_seq_q;
-        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
-                        [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; });
+        const auto lse_index = [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; };
+        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid, lse_index);
+        if constexpr (MAX_LOGITS) {
+          // row_m is the largest score times log2(e) / 24 (-inf for a row without keys): ln 2 turns it into q.k / 24.
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = m0 + rl[h];
+            if (row < R && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
+          }
+        }
       } else {
         store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
                         [&](int row) { return (static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads; });

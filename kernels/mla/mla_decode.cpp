@@ -360,8 +360,9 @@ KernelSpec mla_decode_spec() {
 
 }  // namespace
 
-KernelSpec mla_sparse_decode_spec();  // mla_sparse_decode.cpp
+KernelSpec mla_sparse_decode_spec();   // mla_sparse_decode.cpp
+KernelSpec mla_sparse_prefill_spec();  // mla_sparse_prefill.cpp
 
-std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec(), mla_sparse_decode_spec()}; }
+std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec(), mla_sparse_decode_spec(), mla_sparse_prefill_spec()}; }
 
 }  // namespace tl

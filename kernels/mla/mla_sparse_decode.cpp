@@ -8,6 +8,7 @@
 
 #include "mla/mla_schedule.hpp"
 #include "mla/mla_sparse_decode_plan.hpp"
+#include "mla/mla_sparse_host.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
@@ -77,10 +78,6 @@ struct Dims {
     cache = mla::make_paged_cache(b, sk, sq, p.boolean("varlen"), p.boolean("zero_lengths"), bs);
     num_tokens = cache.num_blocks * bs;
     const bool invalid = p.boolean("invalid"), all_invalid = p.boolean("all_invalid");
-    const std::int32_t big = static_cast<std::int32_t>(std::min<std::int64_t>(num_tokens, 2147483647));
-    const std::int32_t bad[] = {-1, std::numeric_limits<std::int32_t>::min(), -123456, big,
-                                static_cast<std::int32_t>(std::min<std::int64_t>(num_tokens + 1000, 2147483647)),
-                                2147483647};
     indices.assign(u(requests * topk), -1);
     std::vector<std::int32_t> perm;
     for (std::int64_t r = 0; r < requests; ++r) {
@@ -97,22 +94,15 @@ struct Dims {
         row[k] = static_cast<std::int32_t>(cache.table[u(i * cache.table_stride + pos / bs)] * bs + pos % bs);
       }
       for (std::int64_t k = 0; k < topk; ++k)
-        if (invalid && num::hash64(0x5D02, u(r * topk + k)) % 8 == 0) row[k] = bad[num::hash64(0x5D03, u(r * topk + k)) % 6];
-      if (all_invalid && num::hash64(0x5D04, u(r)) % 4 == 0) std::fill(row, row + topk, bad[num::hash64(0x5D05, u(r)) % 6]);
+        if (invalid && num::hash64(0x5D02, u(r * topk + k)) % 8 == 0) row[k] = mla::invalid_index(num::hash64(0x5D03, u(r * topk + k)), num_tokens);
+      if (all_invalid && num::hash64(0x5D04, u(r)) % 4 == 0) std::fill(row, row + topk, mla::invalid_index(num::hash64(0x5D05, u(r)), num_tokens));
     }
     topk_len.assign(u(b), static_cast<std::int32_t>(topk));
     if (p.boolean("topk_length"))
       for (std::int64_t i = 0; i < b; ++i)
         topk_len[u(i)] = i == 0 ? 0 : i == 1 ? static_cast<std::int32_t>(topk)
                                              : static_cast<std::int32_t>(num::hash64(0x5D06, u(i)) % u(topk + 1));
-    sink.assign(u(h), -std::numeric_limits<float>::infinity());
-    if (p.boolean("sink"))
-      for (std::int64_t j = 0; j < h; ++j) {
-        const std::uint64_t k = num::hash64(0x5D07, u(j)) % 4;
-        sink[u(j)] = k == 0 ? -std::numeric_limits<float>::infinity()
-                     : k == 1 ? std::numeric_limits<float>::infinity()
-                              : static_cast<float>(num::uniform_value(0x5D08, u(j), 0.0, 12.0));
-      }
+    sink = mla::sparse_sinks(h, p.boolean("sink"));
     lens.resize(u(requests));
     for (std::int64_t r = 0; r < requests; ++r) lens[u(r)] = std::min<std::int32_t>(topk_len[u(r / sq)], static_cast<std::int32_t>(topk));
   }
@@ -129,13 +119,10 @@ mla::SplitSchedule schedule(const Dims& x, const Values& c, const DeviceLimits& 
                                   static_cast<int>(c.integer("merge_blocks")));
 }
 
-// One query token (batch entry i, position s) in float64: its valid entries' cache rows dequantized (the reference's
-// own reading of the bytes: e4m3 times the group's f32 scale, bf16 RoPE), then per head the scores q.k / 24, the
-// softmax, LSE (+inf without a valid entry) and O over the first 512 columns, scaled by the sink (0 without keys).
-struct RefToken {
-  std::vector<double> k;  // [valid entries, 576]
-  std::int64_t n = 0;
-};
+// One query token (batch entry i, position s): its valid entries' cache rows dequantized (the reference's own reading
+// of the bytes: e4m3 times the group's f32 scale, bf16 RoPE); mla::reference_row does the rest.
+using mla::RefRow;
+using mla::RefToken;
 
 RefToken gather_token(const Dims& x, const HostTensor& KV, const HostTensor& idx, const HostTensor& tl, std::int64_t r) {
   RefToken t;
@@ -149,35 +136,6 @@ RefToken gather_token(const Dims& x, const HostTensor& KV, const HostTensor& idx
     ++t.n;
   }
   return t;
-}
-
-struct RefRow {
-  double lse = 0;
-  std::vector<double> o;
-};
-
-RefRow reference_row(const RefToken& t, const HostTensor& Q, double sink, std::int64_t q0) {
-  std::vector<double> w(static_cast<std::size_t>(t.n));
-  double mx = -std::numeric_limits<double>::infinity(), sum = 0;
-  for (std::int64_t j = 0; j < t.n; ++j) {
-    double dot = 0;
-    for (std::int64_t c = 0; c < kDQK; ++c) dot += Q.at(q0 + c) * t.k[u(j * kDQK + c)];
-    w[u(j)] = dot / 24.0;
-    mx = std::max(mx, dot / 24.0);
-  }
-  for (double& v : w) sum += (v = std::exp(v - mx));
-  RefRow row;
-  row.o.assign(u(kDV), 0.0);
-  if (t.n == 0) {
-    row.lse = std::numeric_limits<double>::infinity();
-    return row;
-  }
-  row.lse = mx + std::log(sum);
-  const double out_scale = 1.0 / sum / (1.0 + std::exp(sink - row.lse));  // sink -inf: 1; +inf: 0
-  for (std::int64_t j = 0; j < t.n; ++j)
-    for (std::int64_t c = 0; c < kDV; ++c) row.o[u(c)] += w[u(j)] * t.k[u(j * kDQK + c)];
-  for (double& v : row.o) v *= out_scale;
-  return row;
 }
 
 Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInputs& in, const std::string& output,
@@ -202,7 +160,7 @@ Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInp
   for (auto& [key, row] : rows) {  // in key order: each query token's rows one after another, gathered once
     const std::int64_t r = key / x.h;
     if (r != gathered) token = gather_token(x, KV, ind, tlen, gathered = r);
-    row = reference_row(token, Q, sink.at(key % x.h), key * kDQK);
+    row = mla::reference_row(token, Q, sink.at(key % x.h), key * kDQK);
   }
   std::vector<double> out;
   out.reserve(idx.size());
