@@ -19,7 +19,8 @@ namespace {
 constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 
 MlaSparsePrefillConfig prefill_config(const Values& c) {
-  return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store")};
+  return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
+          .l2_prefetch = c.boolean("l2_prefetch")};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -208,10 +209,13 @@ KernelSpec mla_sparse_prefill_spec() {
   k.problem = prefill_problem();
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the query tokens are dealt out over (0: the device's)"),
-               ParamSpec::boolean("vec_store", true, "outputs as 16-byte vector stores")}};
+               ParamSpec::boolean("vec_store", true, "outputs as 16-byte vector stores"),
+               ParamSpec::boolean("l2_prefetch", false,
+                                  "each 16-byte cp.async asks the L2 for the 256-byte block around it (.L2::256B, as "
+                                  "FlashMLA's gather)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
-                                                           {{"sms", "7"}}};
+                                                           {{"sms", "7"}}, {{"l2_prefetch", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
@@ -289,8 +293,8 @@ KernelSpec mla_sparse_prefill_spec() {
   };
   k.test_problems = prefill_test_problems;
   k.probes = mla_sparse_prefill_probe_names();
-  // Per warp and block: at most 8 marks (producer: index, load_wait, load_issue, copy_wait; consumers: four regions),
-  // plus per token the epilogue and the producer's publishing of an empty token's predecessor.
+  // Per warp and block: at most 8 marks (producer: index, load_wait, load_issue; consumers: four regions), plus per
+  // token the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const WholeTokens w = whole_tokens(Dims(p), c, l);
     return static_cast<std::uint32_t>(8 * w.most_blocks + 4 * w.most_tokens + 64);

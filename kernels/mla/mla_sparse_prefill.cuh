@@ -15,17 +15,18 @@
 // (num_parts, m_tiles), m_tiles = ceil(heads / 64), each part a persistent CTA over its tokens), and the merge never
 // runs (every num_splits step is 1).
 //
-// Producer (warpgroup 0): warp w owns rows 16w .. 16w + 15 of each 64-entry block, lane l row 16w + l % 16, whose
-// index it reads itself a block ahead (lanes l and l + 16 read the same entry), and half of that row's 72 16-byte
-// chunks (the plan's `gather`): 36 cp.async straight from the KV row into the swizzled stage, zero-filled for an
-// invalid index (so P V reads 0, never a stale NaN). The block's copies are one group; the warp then waits for the
-// previous block's group, fences the async proxy and arrives on that stage's full barrier (128 arrivals), so two
-// blocks' gathers are in flight while the consumers compute. Lane 0 of warp 0 loads each token's Q tile by TMA
-// after its first block's copies (and after publishing the block before it, which the consumers must see before
-// they release Q).
+// Producer (warpgroup 0): warp w owns rows 16w .. 16w + 15 of each 64-entry block; lanes 0..15 read the warp's 16
+// index entries a block ahead, and each lane takes the entries of its 4 rows from them by shuffles. Lane l copies
+// chunk l % 8 of its rows' 9 panel rows (the plan's `gather`: a copy instruction moves 4 whole 128-byte panel rows):
+// 36 cp.async straight from the KV rows into the swizzled stage, zero-filled for an invalid index (so P V reads 0,
+// never a stale NaN). Each thread's copies then arrive on the stage's full barrier by themselves when they land
+// (cp.async.mbarrier.arrive.noinc), and lane 0 of each warp arrives after writing its 16 bits of the stage's valid
+// mask (132 arrivals): the producer never waits for its copies, only for a free stage, so it runs a stage ahead of
+// the consumers. As FlashMLA's sparse prefill, the consumers' wgmma read the cp.async writes after the barrier with
+// no proxy fence. Lane 0 of warp 0 loads each token's Q tile by TMA after its first block's copies.
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks (mla_sparse_prefill_plan.hpp). The full
-// barriers count 128 producer arrivals; the empty ones 2 (consumers).
+// barriers count the plan's full_arrivals; the empty ones 2 (consumers).
 #pragma once
 
 #include "tile/cp_async.cuh"
@@ -33,17 +34,6 @@
 #include "mla/mla_sparse_prefill_plan.hpp"
 
 namespace tl {
-namespace mla_prefill_detail {
-
-// How many of the newest copy groups may stay in flight when the previous block is published (a compile-time
-// argument of a generic lambda: cp.async.wait_group takes a constant).
-template <int N>
-struct Newer {
-  static constexpr int value = N;
-};
-
-}  // namespace mla_prefill_detail
-
 template <MlaSparsePrefillConfig C>
 __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     mla_sparse_prefill(const __grid_constant__ TmaDescriptor tma_q, const unsigned short* __restrict__ kv,
@@ -53,7 +43,6 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
                        int seq_q, int heads, int topk, long long num_kv) {
   using namespace mla_detail;
   using namespace mla_sparse_detail;
-  using namespace mla_prefill_detail;
   static constexpr MlaSparsePrefillPlan SP = make_plan(C);
   static constexpr MlaDecodePlan P = SP.mma;
   static constexpr MlaDecodeConfig CC = consumer_config(C);
@@ -69,7 +58,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
-      mbar_init(base + P.full_bar(s), 128);
+      mbar_init(base + P.full_bar(s), SP.full_arrivals);
       mbar_init(base + P.empty_bar(s), 2);
     }
     mbar_init(q_full, 1);
@@ -82,32 +71,21 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   if (wg == 0) {
     setmaxnreg_dec<SP.producer_regs>();
     TL_PROBE_WARP_INIT();
-    // Copy m of this thread: element src_step[m] of its KV row (from its first column) to byte panel_at[m] +
-    // (row_at ^ in_panel[m]) of a stage (the plan's comment). Only 4 distinct xors: they stay in registers across
-    // the block's 36 copies, the panel offsets are immediates.
-    static constexpr auto col_of = [](int m) { return SP.gather(0, 8 * m).col; };
-    static constexpr auto panel_at = tabulate<SP.copies>(
-        [](int m) { return 2u * P.tile(0, col_of(m) / P.panel_cols * P.panel_cols); });
-    static constexpr auto in_panel = tabulate<SP.copies>([](int m) { return 2u * P.tile(0, col_of(m) % P.panel_cols); });
-    static constexpr auto src_step = tabulate<SP.copies>(col_of);
+    // Copy (i, p) of this thread (value 8 (p + 9 i) of the gather): byte row_at[i] + panel_at[p] of a stage, from
+    // element 64 p of its row i's KV row (from the thread's first column); row_at[i] is the tile's offset of the
+    // row, from the warp's first row, at the thread's column. The plan's comment says why this is the tile's layout.
+    static constexpr auto copy_of = [](int i, int p) { return SP.gather(0, 8 * (p + P.panels * i)); };
+    static constexpr auto panel_at = tabulate<P.panels>([](int p) { return 2u * P.tile(0, copy_of(0, p).col); });
+    static constexpr auto row_step = tabulate<SP.row_groups>([](int i) { return copy_of(i, 0).row; });
     const TileCoord at = SP.gather(tid, 0);
-    const unsigned row_at = 2u * static_cast<unsigned>(P.tile(at.row, at.col));
+    unsigned row_at[SP.row_groups];
+#pragma unroll
+    for (int i = 0; i < SP.row_groups; ++i) row_at[i] = 2u * static_cast<unsigned>(P.tile(at.row + row_step[i], at.col));
     int it = 0, qn = 0;
-    bool pending = false;  // block it - 1's copies are issued and its stage not yet published
-    // The previous block's stage, once its copies (all but the N newest groups) have landed.
-    const auto publish = [&](auto newer) {
-      if (!pending) return;
-      TL_PROBE_BEGIN(mla_prefill_probe::copy_wait, (it - 1) & 1, it - 1);
-      cp_async_wait<decltype(newer)::value>();
-      fence_proxy_async_smem();  // the copies (generic proxy) visible to the wgmma
-      mbar_arrive(base + P.full_bar((it - 1) & 1));
-      pending = false;
-      TL_PROBE_END(mla_prefill_probe::copy_wait, (it - 1) & 1, it - 1);
-    };
     const PartWalk walk(parts, part, seq_q);
-    // This lane's index entry of the next block, read a block ahead.
+    // Lanes 0..15: the warp's index entries of the next block, read a block ahead.
     BlockCursor ahead(walk, topk_length, topk, 1, heads, m0);
-    int next = ahead.entry(indices, topk, warp, lane % 16);
+    int next = ahead.entry(indices, topk, warp, lane);
     ahead.advance(topk_length, topk, 1, heads, m0);
     for (int k = 0; k < walk.count; ++k) {
       const int r = walk.first + k;
@@ -126,19 +104,25 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         }
         ++qn;
       };
-      if (b0 == b1) {
-        publish(Newer<0>{});
-        load_q();
-      }
+      if (b0 == b1) load_q();
       for (int blk = b0; blk < b1; ++blk, ++it) {
         const int s = it & 1;
         TL_PROBE_BEGIN(mla_prefill_probe::index, s, blk);
         const int idx = next;
-        next = ahead.entry(indices, topk, warp, lane % 16);
+        next = ahead.entry(indices, topk, warp, lane);
         ahead.advance(topk_length, topk, 1, heads, m0);
-        const bool valid = entry_valid(idx, num_kv);
-        const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
-        const unsigned short* src = kv + (valid ? static_cast<long long>(idx) * kMlaDimQK : 0) + at.col;
+        const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(idx, num_kv)) & 0xffffu;
+        // Row i's KV row (the KV's first row when invalid: a valid address for the zero fill).
+        const unsigned short* src[SP.row_groups];
+        int bytes[SP.row_groups];
+#pragma unroll
+        for (int i = 0; i < SP.row_groups; ++i) {
+          const int t = (at.row + row_step[i]) % SP.rows_per_warp;  // the row's place among the warp's 16
+          const int e = __shfl_sync(0xffffffffu, idx, t);
+          const bool ok = (mask >> t) & 1u;
+          src[i] = kv + (ok ? static_cast<long long>(e) * kMlaDimQK : 0) + at.col;
+          bytes[i] = ok ? 16 : 0;
+        }
         TL_PROBE_END(mla_prefill_probe::index, s, blk);
         TL_PROBE_BEGIN(mla_prefill_probe::load_wait, s, blk);
         mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
@@ -146,18 +130,25 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         TL_PROBE_BEGIN(mla_prefill_probe::load_issue, s, blk);
         const unsigned stage = base + P.kv_stage(s);
 #pragma unroll
-        for (int m = 0; m < SP.copies; ++m) 
-          cp_async_16(stage + panel_at[m] + (row_at ^ in_panel[m]), src + src_step[m], valid ? 16 : 0);
-        cp_async_commit();
-        if (lane == 0)
+        for (int i = 0; i < SP.row_groups; ++i)
+#pragma unroll
+          for (int p = 0; p < P.panels; ++p) {
+            const unsigned dst = stage + panel_at[p] + row_at[i];
+            const unsigned short* from = src[i] + copy_of(0, p).col;
+            if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
+            else cp_async_16(dst, from, bytes[i]);
+          }
+        cp_async_mbar_arrive(base + P.full_bar(s));
+        if (lane == 0) {
           st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+          mbar_arrive(base + P.full_bar(s));
+        }
         TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);
-        publish(Newer<1>{});
-        pending = true;
         if (blk == b0) load_q();
       }
     }
-    publish(Newer<0>{});
+    // Every copy has landed before the CTA exits (its barrier arrivals too).
+    cp_async_wait<0>();
     TL_PROBE_FLUSH();
   } else {
     setmaxnreg_inc<SP.consumer_regs>();

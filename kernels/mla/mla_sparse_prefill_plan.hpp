@@ -21,6 +21,7 @@ namespace tl {
 struct MlaSparsePrefillConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // outputs as 16-byte vectors
+  bool l2_prefetch = false;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -30,9 +31,9 @@ TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparsePrefillC
 
 // Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's own. Per
 // producer warp and block: index (its entries taken, the next block's read), load_wait (a free KV stage), load_issue
-// (the rows' cp.async copies), copy_wait (the previous block's copies landing, then its stage published). Stage = KV
-// stage, aux = block (combine: the query token).
-#define TL_MLA_SPARSE_PREFILL_PROBES(X) TL_MLA_DECODE_PROBES(X) X(index) X(copy_wait)
+// (the rows' cp.async copies, whose landing arrives on the stage's full barrier by itself). Stage = KV stage, aux =
+// block (combine: the query token).
+#define TL_MLA_SPARSE_PREFILL_PROBES(X) TL_MLA_DECODE_PROBES(X) X(index)
 namespace mla_prefill_probe {
 #define TL_MLA_PREFILL_PROBE_ID(name) name,
 enum : unsigned { TL_MLA_SPARSE_PREFILL_PROBES(TL_MLA_PREFILL_PROBE_ID) };
@@ -46,23 +47,27 @@ static_assert(static_cast<unsigned>(qk) == static_cast<unsigned>(mla_probe::qk) 
 // stage's block has a valid index; producer warp w writes bits 16w .. 16w + 15).
 //
 // The producer warpgroup fills a KV stage in place: warp w owns the stage's rows 16w .. 16w + 15 (tokens of the
-// block), lane l the row 16w + l % 16 and, of its 72 16-byte chunks, the ones of parity l / 16 (the `gather`
-// fragment): the lane reads its row's index itself and copies 36 chunks by cp.async, straight from the kv row to
-// their swizzled place (zero-filled for an invalid index). The tile's 128B swizzle moves only the 16-byte chunk bits
-// (4..6 of a byte offset) by the row's low 3 bits and panels are 8 KiB apart, so copy m of a lane lands at
-// offset(row, col(l)) ^ offset(0, 16 m), col(l) = 8 (l / 16): one xor with a constant per copy
-// (test_mla_sparse_prefill checks it).
+// block). A copy instruction of the warp moves 4 whole 128-byte panel rows (8 lanes a row, 16 bytes each: full L2
+// lines, and the 8 chunks of a row fill the 32 banks once), so lane l copies chunk l % 8 of rows 16w + l / 8 + 4i
+// (i = 0..3) in each of the 9 panels: 36 cp.async a block (the `gather` fragment), straight from the KV rows to their
+// swizzled place (zero-filled for an invalid index). The tile's panels are 8 KiB apart and a panel-aligned column
+// shift moves nothing else, so copy (i, p) lands at offset(row_i, col) + offset(0, 64p): 4 row offsets per lane, the
+// panels' as immediates (test_mla_sparse_prefill checks it).
 struct MlaSparsePrefillPlan {
   MlaDecodePlan mma;   // the consumers' tiles, fragments, barriers and shared memory (mla.decode's)
   // Registers per thread after setmaxnreg (the 168 a thread of 384 starts with, moved between warpgroups): the
-  // consumers' code (mla.decode's) fits in 224; the producer needs few (one row's addresses).
+  // consumers' code (mla.decode's) fits in 224; the producer needs few (4 rows' addresses).
   int producer_regs;
   int consumer_regs;
   int producer_warps;  // 4: the producer warpgroup
   int rows_per_warp;   // 16 tokens of each 64-token block
-  int copies;          // 16-byte chunks a lane copies per block: 576 * 2 / 16 / 2
-  // bf16 values: producer thread (lane l, warp w) value (e, m) -> row 16w + l % 16, column 8 (2m + l / 16) + e of the
-  // 64 x 576 tile (copy m: 8 values, one 16-byte chunk).
+  int row_groups;      // rows a lane copies per block: 4
+  int copies;          // 16-byte chunks a lane copies per block: row_groups x 9 panels
+  // The full barriers' arrivals: each producer thread's copies (cp.async.mbarrier.arrive.noinc, when they land) and
+  // each producer warp's lane 0 after writing its part of the stage's valid mask.
+  int full_arrivals;
+  // bf16 values: producer thread (lane l, warp w) value (e, p, i) -> row 16w + l / 8 + 4i, column 64p + 8 (l % 8) + e
+  // of the 64 x 576 tile (copy (i, p): 8 values, one 16-byte chunk).
   Fragment gather;
   unsigned off_valid;  // the stages' valid-index masks
   unsigned smem_used, smem_bytes;
@@ -77,12 +82,16 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
   p.producer_regs = 504 - 2 * p.consumer_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
-  p.copies = kMlaDimQK / 8 / 2;
-  const int rows = p.mma.rows;
-  // Column-major tile index row + col * rows: lane bits 0..3 -> rows, bit 4 -> the chunk's parity (8 columns), warp
-  // -> 16 rows; value e -> a column, m -> a pair of chunks (16 columns).
-  p.gather = Fragment(make_layout(Layout(make_shape(16, 2, p.producer_warps), make_stride(1, 8 * rows, p.rows_per_warp)),
-                                  Layout(make_shape(8, p.copies), make_stride(rows, 16 * rows))),
+  const int rows = p.mma.rows, lanes_per_row = p.mma.panel_cols / 8;
+  p.row_groups = p.rows_per_warp / (32 / lanes_per_row);
+  p.copies = p.row_groups * p.mma.panels;
+  p.full_arrivals = 128 + p.producer_warps;
+  // Column-major tile index row + col * rows: lane bits 0..2 -> a chunk of 8 columns, bits 3..4 -> rows, warp -> 16
+  // rows; value e -> a column, p -> a panel (64 columns), i -> 4 rows.
+  p.gather = Fragment(make_layout(Layout(make_shape(lanes_per_row, 32 / lanes_per_row, p.producer_warps),
+                                         make_stride(8 * rows, 1, p.rows_per_warp)),
+                                  Layout(make_shape(8, p.mma.panels, p.row_groups),
+                                         make_stride(rows, p.mma.panel_cols * rows, 32 / lanes_per_row))),
                       rows, kMlaDimQK);
   p.off_valid = p.mma.smem_used;
   p.smem_used = p.off_valid + 16u;
@@ -95,6 +104,7 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
   return ConfigName("mla_sparse_prefill", "MlaSparsePrefillConfig")
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
+      .field("l2_prefetch", c.l2_prefetch)
       .str();
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "library/library.hpp"
@@ -41,37 +42,53 @@ std::vector<T> data_of(const KernelInstance& k, const std::string& name) {
   return v;
 }
 
-// The gather fragment covers each (row, column) of the 64 x 576 tile once, a copy's 8 values are 8 consecutive
-// columns of one row, 16-byte aligned in the tile's bytes, and the kernel's address of copy m (the panel's start plus
-// the thread's first offset xor the column's offset in row 0 of its panel) is the tile's own.
+// The gather fragment covers each (row, column) of the 64 x 576 tile once; a copy's 8 values are 8 consecutive
+// columns of one row, 16-byte aligned in the tile's bytes; the 8 lanes of a row copy one whole 128-byte panel row (a
+// full L2 line, every bank once), and the kernel's address of copy (i, p) (the thread's row offset plus the panel's
+// offset in row 0) is the tile's own.
 TEST(MlaSparsePrefillPlan, GatherCopiesLandWhereTheTileHasThem) {
   const MlaSparsePrefillPlan p = make_plan(MlaSparsePrefillConfig{});
   const SwizzledLayout& tile = p.mma.tile;
   EXPECT_EQ(p.gather.num_threads(), 128);
   EXPECT_EQ(p.copies * 8 * 128, p.mma.rows * kMlaDimQK);
+  EXPECT_EQ(p.full_arrivals, 128 + p.producer_warps);
   std::set<std::pair<int, int>> seen;
   for (int t = 0; t < 128; ++t) {
     const TileCoord first = p.gather(t, 0);
-    EXPECT_EQ(first.row, 16 * (t / 32) + t % 16) << "lane l of warp w copies row 16 w + l % 16";
-    const unsigned row_at = 2u * static_cast<unsigned>(tile(first.row, first.col));
-    for (int m = 0; m < p.copies; ++m) {
-      const TileCoord c = p.gather(t, 8 * m);
-      const int col0 = p.gather(0, 8 * m).col;
-      const unsigned panel = 2u * static_cast<unsigned>(tile(0, col0 / p.mma.panel_cols * p.mma.panel_cols));
-      const unsigned in_panel = 2u * static_cast<unsigned>(tile(0, col0 % p.mma.panel_cols));
-      const int at = 2 * tile(c.row, c.col);
-      ASSERT_EQ(static_cast<unsigned>(at), panel + (row_at ^ in_panel)) << t << "," << m;
-      EXPECT_EQ(at % 16, 0);
-      for (int e = 0; e < 8; ++e) {
-        const TileCoord v = p.gather(t, 8 * m + e);
-        ASSERT_EQ(v.row, c.row);
-        ASSERT_EQ(v.col, c.col + e);
-        ASSERT_EQ(2 * tile(v.row, v.col), at + 2 * e);
-        EXPECT_TRUE(seen.insert({v.row, v.col}).second) << "twice: " << v.row << "," << v.col;
+    for (int i = 0; i < p.row_groups; ++i) {
+      const int row = p.gather(t, 8 * p.mma.panels * i).row;
+      EXPECT_EQ(row / p.rows_per_warp, t / 32) << "warp w copies rows 16 w .. 16 w + 15";
+      for (int q = 0; q < p.mma.panels; ++q) {
+        const int m = q + p.mma.panels * i;
+        const TileCoord c = p.gather(t, 8 * m);
+        const int at = 2 * tile(c.row, c.col);
+        const int row_at = 2 * tile(first.row + p.gather(0, 8 * p.mma.panels * i).row, first.col);
+        ASSERT_EQ(at, row_at + 2 * tile(0, p.gather(0, 8 * q).col)) << t << "," << i << "," << q;
+        EXPECT_EQ(c.row, row);
+        EXPECT_EQ(at % 16, 0);
+        // the row's 8 lanes (t with the same t / 8) cover its 128-byte panel row
+        EXPECT_EQ(at / 128, 2 * tile(c.row, q * p.mma.panel_cols) / 128);
+        for (int e = 0; e < 8; ++e) {
+          const TileCoord v = p.gather(t, 8 * m + e);
+          ASSERT_EQ(v.row, c.row);
+          ASSERT_EQ(v.col, c.col + e);
+          ASSERT_EQ(2 * tile(v.row, v.col), at + 2 * e);
+          EXPECT_TRUE(seen.insert({v.row, v.col}).second) << "twice: " << v.row << "," << v.col;
+        }
       }
     }
   }
   EXPECT_EQ(seen.size(), static_cast<std::size_t>(p.mma.rows * kMlaDimQK));
+  // One copy instruction of a warp: 4 rows, each 8 lanes with 8 different 16-byte chunks of the row's 128 bytes.
+  for (int i = 0; i < p.row_groups; ++i) {
+    std::map<int, std::set<int>> chunks;  // row -> chunk positions (bank groups)
+    for (int l = 0; l < 32; ++l) {
+      const TileCoord c = p.gather(l, 8 * p.mma.panels * i);
+      chunks[c.row].insert(2 * tile(c.row, c.col) % 128 / 16);
+    }
+    EXPECT_EQ(chunks.size(), 4u);
+    for (const auto& [row, set] : chunks) EXPECT_EQ(set.size(), 8u) << row;
+  }
   EXPECT_LE(p.smem_bytes, 232448u) << "the H100's opt-in shared memory per block";
   EXPECT_LE(128 * (p.producer_regs + 2 * p.consumer_regs), 65536);
 }
@@ -79,7 +96,7 @@ TEST(MlaSparsePrefillPlan, GatherCopiesLandWhereTheTileHasThem) {
 TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   const KV p = {{"seq_q", "300"}, {"seq_kv", "4096"}, {"topk", "2048"}};
   for (bool probes : {false, true})
-    for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}}) {
+    for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "true"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
@@ -286,7 +303,7 @@ TEST(MlaSparsePrefill, LayoutsAndProbesName) {
   std::set<std::string> names;
   for (const auto& l : k.spec->layouts(k.problem, k.config)) names.insert(l.name);
   for (const char* n : {"smem_Q", "smem_KV", "smem_P", "acc_S", "acc_O", "gather_tv"}) EXPECT_TRUE(names.count(n)) << n;
-  EXPECT_EQ(k.spec->probes.back(), "copy_wait");
+  EXPECT_EQ(k.spec->probes.back(), "index");
   EXPECT_EQ(k.spec->probes.front(), "load_wait");
 }
 
