@@ -236,6 +236,38 @@ TL_DEVICE_INLINE void zero_v_tail(unsigned kv, int valid, int c, int tid) {
     st_shared_v4_fill(at, 0u);
 }
 
+// Thread 0 of the sparse MLA kernels: the KV ring's full barriers (full_count arrivals) and empty ones (empty_count),
+// and Q's full (one: the TMA's expect_tx) and empty (one per consumer warpgroup). mla.decode writes the same four
+// lines in place: called there, they renumber its PTX registers, and its PTX is kept byte-identical.
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void init_ring_barriers(unsigned base, unsigned full_count, unsigned empty_count) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  for (int s = 0; s < 2; ++s) {
+    mbar_init(base + P.full_bar(s), full_count);
+    mbar_init(base + P.empty_bar(s), empty_count);
+  }
+  mbar_init(base + P.q_full_bar(), 1);
+  mbar_init(base + P.q_empty_bar(), 2);
+}
+
+// A producer warp of the MLA kernels: request r's Q tile (64 rows of Q's 2-D tensor map from row r * rows + m0,
+// rows = Q's rows a request) by TMA, one box per panel (the box of columns [64p, 64p + 64) lands at the tile layout's
+// (0, 64p)), once both consumers are done with the previous request's Q (the qn-th load; lane 0 issues).
+template <MlaDecodeConfig CC>
+TL_DEVICE_INLINE void load_request_q(const TmaDescriptor* tma_q, unsigned base, int r, int rows, int m0, int lane,
+                                     int& qn) {
+  static constexpr MlaDecodePlan P = make_plan(CC);
+  static constexpr auto panels = tabulate<P.panels>([](int p) { return 2u * P.tile(0, p * P.panel_cols); });
+  if (qn > 0) mbar_wait(base + P.q_empty_bar(), (qn - 1) & 1);
+  if (lane == 0) {
+    mbar_expect_tx(base + P.q_full_bar(), P.tile_bytes);
+#pragma unroll
+    for (int p = 0; p < P.panels; ++p)
+      tma_load(base + P.off_q + panels[p], tma_q, base + P.q_full_bar(), p * P.panel_cols, r * rows + m0);
+  }
+  ++qn;
+}
+
 // What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
 struct ConsumerArgs {
   unsigned base;

@@ -8,7 +8,7 @@
 
 #include "mla/mla_schedule.hpp"
 #include "mla/mla_sparse_decode_plan.hpp"
-#include "mla/mla_sparse_host.hpp"
+#include "mla/mla_host.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
@@ -153,22 +153,9 @@ Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInp
     }
     return i / kDV;  // O [b, s_q, h, 512]
   };
-  std::map<std::int64_t, RefRow> rows;
-  for (std::int64_t i : idx) rows.emplace(row_of(i), RefRow{});
-  std::int64_t gathered = -1;
-  RefToken token;
-  for (auto& [key, row] : rows) {  // in key order: each query token's rows one after another, gathered once
-    const std::int64_t r = key / x.h;
-    if (r != gathered) token = gather_token(x, KV, ind, tlen, gathered = r);
-    row = mla::reference_row(token, Q, sink.at(key % x.h), key * kDQK);
-  }
-  std::vector<double> out;
-  out.reserve(idx.size());
-  for (std::int64_t i : idx) {
-    const RefRow& rr = rows.at(row_of(i));
-    out.push_back(output == "LSE" ? rr.lse : rr.o[u(i % kDV)]);
-  }
-  return out;
+  return mla::reference_at(
+      idx, x.h, Q, sink, row_of, [&](std::int64_t r) { return gather_token(x, KV, ind, tlen, r); },
+      [&](const RefRow& rr, std::int64_t i) { return output == "LSE" ? rr.lse : rr.o[u(i % kDV)]; });
 }
 
 // FlashMLA's sparse decode test matrix, cut to what a CPU reference affords: topk 1, 100, 576, 2048 (a cache shorter
@@ -242,12 +229,8 @@ KernelSpec mla_sparse_decode_spec() {
         {{"rope_direct", "true"}}, {{"crossover", "false"}, {"rope_direct", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
-    if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
-      return refuse("mla.sparse_decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
-    const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
-    if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
-      return refuse("mla.sparse_decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +
-                    limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
+    if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
+      return st;
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
@@ -286,13 +269,10 @@ KernelSpec mla_sparse_decode_spec() {
                                  {.kind = Fill::Kind::kv_fp8, .lo = -1, .hi = 1, .seed = 2});
     ArgSpec ind = ArgSpec::i32_data("indices", x.indices);
     ind.shape = {x.b, x.sq, x.topk};
-    ArgSpec sink = ArgSpec::tensor("sink", DType::f32, {x.h}, ArgRole::in, {.kind = Fill::Kind::data});
-    sink.data.resize(x.sink.size() * sizeof(float));
-    std::memcpy(sink.data.data(), x.sink.data(), sink.data.size());
     return std::vector<ArgSpec>{
         q, tq, kv, ind,
         ArgSpec::i32_data("topk_length", x.topk_len),
-        sink,
+        mla::sink_arg(x.sink),
         ArgSpec::tensor("O", DType::bf16, {x.b, x.sq, x.h, kDV}, ArgRole::out),
         ArgSpec::tensor("LSE", DType::f32, {x.b, x.h, x.sq}, ArgRole::out),
         ArgSpec::i32_data("sched_parts", sch.parts),
@@ -327,12 +307,7 @@ KernelSpec mla_sparse_decode_spec() {
   k.reference = sparse_reference;
   // As mla.decode's: O is rounded to bf16 (P too, before P V); the dequantized cache is exact in bf16.
   k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 2e-2}; };
-  // Each sampled O row (512 values) and LSE entry costs the reference a query token's gather and a softmax row.
-  k.sampling = [](const Values& p, const std::string& output) {
-    const std::int64_t rows = std::clamp<std::int64_t>(300000000 / (kDQK * std::max<std::int64_t>(p.integer("topk"), 64)), 8, 96);
-    return output == "O" ? OutputSampling{u(kDV), u(rows * kDV)}
-                         : OutputSampling{1, u(std::min<std::int64_t>(256, 2 * rows))};
-  };
+  k.sampling = [](const Values& p, const std::string& output) { return mla::sparse_sampling(p.integer("topk"), output); };
   k.test_problems = sparse_test_problems;
   k.probes = mla_sparse_decode_probe_names();
   // Per warp and block: at most 16 marks (producer: index, load_wait, load_issue, dequant and four copy_wait regions;
@@ -346,14 +321,7 @@ KernelSpec mla_sparse_decode_spec() {
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).
   k.layouts = [](const Values&, const Values& c) {
     const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
-    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.mma.tile, "bf16")},
-                                   {"smem_KV", memory_spec(plan.mma.tile, "bf16")},
-                                   {"smem_P", memory_spec(plan.mma.p, "bf16")},
-                                   {"smem_row_max", memory_spec(plan.mma.row_max, "f32")},
-                                   {"smem_row_sum", memory_spec(plan.mma.row_sum, "f32")}};
-    const auto acc = [](int n) { return "wgmma.m64n" + std::to_string(n) + "k16.f32.C"; };
-    for (const auto& [name, frag] : {std::pair{"acc_S", plan.mma.acc_s}, std::pair{"acc_O", plan.mma.acc_o}})
-      if (auto spec = fragment_spec(frag, acc(frag.cols()))) out.push_back({name, *spec});
+    std::vector<LayoutInfo> out = mla::consumer_layouts(plan.mma);
     out.push_back({"dequant_nope_tv", to_string(plan.nope.tv())});
     out.push_back({"dequant_rope_tv", to_string(plan.rope.tv())});
     return out;

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "mla/mla_schedule.hpp"
-#include "mla/mla_sparse_host.hpp"
+#include "mla/mla_host.hpp"
 #include "mla/mla_sparse_prefill_plan.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
@@ -41,7 +41,6 @@ Schema prefill_problem() {
            ParamSpec::boolean("sink", false, "attn_sink per head: uniform in [0, 12], a quarter -inf, a quarter +inf")}};
 }
 
-Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 double d(std::int64_t v) { return static_cast<double>(v); }
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
@@ -149,22 +148,11 @@ Result<std::vector<double>> prefill_reference(const Values& p, const ReferenceIn
                    &tlen = in.tensor("topk_length"), &sink = in.tensor("sink");
   // Query row r * h + head of each sampled position (O [s_q, h, 512]; LSE and max_logits [s_q, h]).
   const auto row_of = [&](std::int64_t i) { return output == "O" ? i / kDV : i; };
-  std::map<std::int64_t, mla::RefRow> rows;
-  for (std::int64_t i : idx) rows.emplace(row_of(i), mla::RefRow{});
-  std::int64_t gathered = -1;
-  mla::RefToken token;
-  for (auto& [key, row] : rows) {  // in key order: each token's rows one after another, gathered once
-    const std::int64_t r = key / x.h;
-    if (r != gathered) token = gather_token(x, KV, ind, tlen, gathered = r);
-    row = mla::reference_row(token, Q, sink.at(key % x.h), key * kDQK);
-  }
-  std::vector<double> out;
-  out.reserve(idx.size());
-  for (std::int64_t i : idx) {
-    const mla::RefRow& rr = rows.at(row_of(i));
-    out.push_back(output == "LSE" ? rr.lse : output == "max_logits" ? rr.max_logit : rr.o[u(i % kDV)]);
-  }
-  return out;
+  return mla::reference_at(
+      idx, x.h, Q, sink, row_of, [&](std::int64_t r) { return gather_token(x, KV, ind, tlen, r); },
+      [&](const mla::RefRow& rr, std::int64_t i) {
+        return output == "LSE" ? rr.lse : output == "max_logits" ? rr.max_logit : rr.o[u(i % kDV)];
+      });
 }
 
 // FlashMLA's sparse prefill test matrix, cut to what a CPU reference affords: (s_kv, topk) regular, irregular and
@@ -218,16 +206,10 @@ KernelSpec mla_sparse_prefill_spec() {
                                                            {{"sms", "7"}}, {{"l2_prefetch", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
-    if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
-      return refuse("mla.sparse_prefill uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " +
-                    limits.arch);
-    const MlaSparsePrefillPlan plan = make_plan(prefill_config(c));
-    if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
-      return refuse("mla.sparse_prefill needs " + std::to_string(plan.smem_bytes) +
-                    " bytes of shared memory per block, over " + limits.arch + "'s " +
-                    std::to_string(limits.smem_per_block_optin));
+    if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(c)).smem_bytes, limits); !st.ok())
+      return st;
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
-      return refuse("seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
+      return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();
   };
   k.name_expression = [](const Values&, const Values& c) { return name_expression(prefill_config(c)); };
@@ -250,15 +232,12 @@ KernelSpec mla_sparse_prefill_spec() {
     tq.map_shape = {x.sq * x.h, kDQK};
     ArgSpec ind = ArgSpec::i32_data("indices", x.indices);
     ind.shape = {x.sq, 1, x.topk};
-    ArgSpec sink = ArgSpec::tensor("sink", DType::f32, {x.h}, ArgRole::in, {.kind = Fill::Kind::data});
-    sink.data.resize(x.sink.size() * sizeof(float));
-    std::memcpy(sink.data.data(), x.sink.data(), sink.data.size());
     return std::vector<ArgSpec>{
         q, tq,
         ArgSpec::tensor("KV", DType::bf16, {x.skv, 1, kDQK}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 2}),
         ind,
         ArgSpec::i32_data("topk_length", x.topk_len),
-        sink,
+        mla::sink_arg(x.sink),
         ArgSpec::tensor("O", DType::bf16, {x.sq, x.h, kDV}, ArgRole::out),
         ArgSpec::tensor("max_logits", DType::f32, {x.sq, x.h}, ArgRole::out),
         ArgSpec::tensor("LSE", DType::f32, {x.sq, x.h}, ArgRole::out),
@@ -285,12 +264,7 @@ KernelSpec mla_sparse_prefill_spec() {
   k.reference = prefill_reference;
   // As mla.decode's: O is rounded to bf16 (P too, before P V).
   k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 2e-2}; };
-  // Each sampled O row (512 values), LSE and max_logits entry costs the reference a token's gather and a softmax row.
-  k.sampling = [](const Values& p, const std::string& output) {
-    const std::int64_t rows = std::clamp<std::int64_t>(300000000 / (kDQK * std::max<std::int64_t>(p.integer("topk"), 64)), 8, 96);
-    return output == "O" ? OutputSampling{u(kDV), u(rows * kDV)}
-                         : OutputSampling{1, u(std::min<std::int64_t>(256, 2 * rows))};
-  };
+  k.sampling = [](const Values& p, const std::string& output) { return mla::sparse_sampling(p.integer("topk"), output); };
   k.test_problems = prefill_test_problems;
   k.probes = mla_sparse_prefill_probe_names();
   // Per warp and block: at most 8 marks (producer: index, load_wait, load_issue; consumers: four regions), plus per
@@ -302,16 +276,8 @@ KernelSpec mla_sparse_prefill_spec() {
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's gather fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).
   k.layouts = [](const Values&, const Values& c) {
-    const MlaSparsePrefillPlan plan = make_plan(prefill_config(c));
-    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.mma.tile, "bf16")},
-                                   {"smem_KV", memory_spec(plan.mma.tile, "bf16")},
-                                   {"smem_P", memory_spec(plan.mma.p, "bf16")},
-                                   {"smem_row_max", memory_spec(plan.mma.row_max, "f32")},
-                                   {"smem_row_sum", memory_spec(plan.mma.row_sum, "f32")}};
-    const auto acc = [](int n) { return "wgmma.m64n" + std::to_string(n) + "k16.f32.C"; };
-    for (const auto& [name, frag] : {std::pair{"acc_S", plan.mma.acc_s}, std::pair{"acc_O", plan.mma.acc_o}})
-      if (auto spec = fragment_spec(frag, acc(frag.cols()))) out.push_back({name, *spec});
-    out.push_back({"gather_tv", to_string(plan.gather.tv())});
+    std::vector<LayoutInfo> out = mla::consumer_layouts(make_plan(prefill_config(c)).mma);
+    out.push_back({"gather_tv", to_string(make_plan(prefill_config(c)).gather.tv())});
     return out;
   };
   return k;

@@ -14,10 +14,14 @@
 #include "library/library.hpp"
 #include "mla/mla_sparse_prefill_plan.hpp"
 #include "runtime/core/numeric.hpp"
+#include "tests/support/kernel_args.hpp"
 #include "tests/support/scratch_jit.hpp"
 
 namespace tl {
 namespace {
+using test::arg;
+using test::data_of;
+using test::inputs_of;
 using KV = std::map<std::string, std::string>;
 
 const KernelSpec& prefill() { return *library_registry().find("mla.sparse_prefill").value(); }
@@ -26,20 +30,6 @@ KernelInstance make(const KV& p, const KV& c = {}) {
   auto k = instantiate(prefill(), p, c, limits_for_arch("sm_90a"));
   EXPECT_TRUE(k.ok()) << k.status().message();
   return *k;
-}
-
-const ArgSpec& arg(const KernelInstance& k, const std::string& name) {
-  for (const auto& a : k.args)
-    if (a.name == name) return a;
-  throw std::runtime_error("no argument " + name);
-}
-
-template <class T>
-std::vector<T> data_of(const KernelInstance& k, const std::string& name) {
-  const ArgSpec& a = arg(k, name);
-  std::vector<T> v(a.data.size() / sizeof(T));
-  std::memcpy(v.data(), a.data.data(), v.size() * sizeof(T));
-  return v;
 }
 
 // The gather fragment covers each (row, column) of the 64 x 576 tile once; a copy's 8 values are 8 consecutive
@@ -218,15 +208,6 @@ TEST(MlaSparsePrefill, FlopsAndBytesCountAsFlashMla) {
   for (auto v : tl) attended += v, valid += std::min(v, 50);  // entries past s_kv = 50 are padding
   EXPECT_DOUBLE_EQ(t.flops, 2.0 * 64 * (576 + 512) * attended);
   EXPECT_DOUBLE_EQ(t.min_bytes, 2.0 * valid * 576 + 2.0 * 8 * 64 * (576 + 512));
-}
-
-ReferenceInputs inputs_of(const KernelInstance& k) {
-  ReferenceInputs in;
-  for (const auto& a : k.args) {
-    if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
-    else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
-  }
-  return in;
 }
 
 // Tiny problems the textbook way (FlashMLA's ref.py): invalid and past-topk_length entries dropped, scores q.k / 24

@@ -1,0 +1,37 @@
+// Test helper: a kernel instance's arguments by name, an i32 / f32 data argument's values, and the inputs its
+// reference sees (what the worker fills), for tests that check a spec's problem and reference without a GPU.
+#pragma once
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "library/library.hpp"
+
+namespace tl::test {
+
+inline const ArgSpec& arg(const KernelInstance& k, const std::string& name) {
+  for (const auto& a : k.args)
+    if (a.name == name) return a;
+  throw std::runtime_error("no argument " + name);
+}
+
+template <class T>
+std::vector<T> data_of(const KernelInstance& k, const std::string& name) {
+  const ArgSpec& a = arg(k, name);
+  std::vector<T> v(a.data.size() / sizeof(T));
+  std::memcpy(v.data(), a.data.data(), v.size() * sizeof(T));
+  return v;
+}
+
+inline ReferenceInputs inputs_of(const KernelInstance& k) {
+  ReferenceInputs in;
+  for (const auto& a : k.args) {
+    if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
+    else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
+  }
+  return in;
+}
+
+}  // namespace tl::test
