@@ -24,11 +24,7 @@ using KV = std::map<std::string, std::string>;
 
 const KernelSpec& sparse() { return *library_registry().find("mla.sparse_decode").value(); }
 
-KernelInstance make(const KV& p, const KV& c = {}) {
-  auto k = instantiate(sparse(), p, c, limits_for_arch("sm_90a"));
-  EXPECT_TRUE(k.ok()) << k.status().message();
-  return *k;
-}
+KernelInstance make(const KV& p, const KV& c = {}) { return test::sm90a_instance("mla.sparse_decode", p, c); }
 
 TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
   const std::vector<std::pair<KV, KV>> cases = {

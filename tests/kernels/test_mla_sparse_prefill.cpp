@@ -26,11 +26,7 @@ using KV = std::map<std::string, std::string>;
 
 const KernelSpec& prefill() { return *library_registry().find("mla.sparse_prefill").value(); }
 
-KernelInstance make(const KV& p, const KV& c = {}) {
-  auto k = instantiate(prefill(), p, c, limits_for_arch("sm_90a"));
-  EXPECT_TRUE(k.ok()) << k.status().message();
-  return *k;
-}
+KernelInstance make(const KV& p, const KV& c = {}) { return test::sm90a_instance("mla.sparse_prefill", p, c); }
 
 // The gather fragment covers each (row, column) of the 64 x 576 tile once; a copy's 8 values are 8 consecutive
 // columns of one row, 16-byte aligned in the tile's bytes; the 8 lanes of a row copy one whole 128-byte panel row (a
