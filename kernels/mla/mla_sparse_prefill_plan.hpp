@@ -21,7 +21,7 @@ namespace tl {
 struct MlaSparsePrefillConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // outputs as 16-byte vectors
-  bool l2_prefetch = false;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
+  bool l2_prefetch = true;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.

@@ -8,8 +8,8 @@
 # DIR build/tilelab, kernels/, this script, flashmla_sparse_prefill.py, FlashMLA's tarball and build script, and
 # cache.tar.xz: the NVRTC cache of every case). There: `bash DIR/mla_sprefill_device.sh DIR`; $OUT (default DIR/out)
 # receives the logs and summary.txt, printed last.
-# Knobs: STEPS (any of test full bench timeline flashmla; default all), FULL_S, REPEAT, CONFIGS (the configs benched,
-# space-separated, - for the defaults), ONLY (a regex of the shape names benched).
+# Knobs: STEPS (any of test full bench flashmla decode sample timeline; default all but decode and sample), FULL_S,
+# REPEAT, CONFIGS (the configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -20,7 +20,7 @@ SHAPES=(
   "V3.2 32k|seq_q=4096,heads=128,seq_kv=32768,topk=2048,sink=true|578"
   "h64 8k|seq_q=4096,heads=64,seq_kv=8192,topk=2048,sink=true|-"
 )
-CONFIGS=${CONFIGS:-- qk_warpgroups=2 l2_prefetch=true}
+CONFIGS=${CONFIGS:-- qk_warpgroups=2 l2_prefetch=false}
 
 if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: mla_sprefill_device.sh --prepare DIR}
@@ -28,7 +28,7 @@ if [ "${1:-}" = "--prepare" ]; then
   S=$(mktemp -d) && cp "$T" "$S/tilelab" && strip "$S/tilelab"
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$S/tilelab" || exit 1
   rm -rf "$S" "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sprefill_device.sh"
-  cp "$HERE/flashmla_sparse_prefill.py" "$D/"
+  cp "$HERE/flashmla_sparse_prefill.py" "$ROOT/samples/mla_sparse_prefill.lua" "$D/"
   [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
@@ -108,6 +108,20 @@ fi
 
 if has flashmla; then
   PYTHONPATH=/tmp/flashmla${PYTHONPATH:+:$PYTHONPATH} timeout 240 python3 "$D/flashmla_sparse_prefill.py" >> "$S" 2>&1
+fi
+
+# mla.sparse_decode shares the producers' Q load and barrier setup: its quick matrix again.
+if has decode; then
+  t0=$(date +%s)
+  timeout 120 "$T" test --kernel mla.sparse_decode --quick --timeout 30 > "$OUT/test_decode.txt" 2>&1
+  echo "tilelab test --kernel mla.sparse_decode --quick: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'passed, ' "$OUT/test_decode.txt" | tail -1)" >> "$S"
+fi
+
+# The sample (FlashMLA's recipe, s_kv 8192 to 131072, checked and timed).
+if has sample && [ -f "$D/mla_sparse_prefill.lua" ]; then
+  timeout 240 "$T" run "$D/mla_sparse_prefill.lua" "$W/sample" --allow-write "$W/sample" > "$OUT/sample.txt" 2>&1
+  echo "sample: rc=$?" >> "$S"
+  grep -E "h_q|skipped" "$OUT/sample.txt" >> "$S"
 fi
 
 if has timeline; then
