@@ -1,5 +1,7 @@
-// The consumer side of the MLA decode kernels (mla.decode, mla.sparse_decode): the split-KV walk, Q K^T, the online
-// softmax, P V and the epilogue with the in-kernel merge of split requests, over the tiles of mla_decode_plan.hpp.
+// The consumer side of the MLA kernels (mla.decode, mla.sparse_decode, mla.sparse_prefill): the split-KV walk, Q K^T,
+// the online softmax, P V and the epilogue with the in-kernel merge of split requests, over the tiles of
+// mla_decode_plan.hpp (mla.sparse_prefill is sparse decoding whose requests are never split, and also writes each
+// row's max_logits: MAX_LOGITS).
 //
 // Both kernels keep Q and a 2-stage ring of 64-token KV tiles (bf16/f16, 64 x 576, SW128) in shared memory, filled by
 // their producer warpgroup: mla.decode's by TMA from a paged cache, mla.sparse_decode's by a gather that
