@@ -1,5 +1,7 @@
-// The consumer side of the MLA decode kernels (mla.decode, mla.sparse_decode): the split-KV walk, Q K^T, the online
-// softmax, P V and the epilogue with the in-kernel merge of split requests, over the tiles of mla_decode_plan.hpp.
+// The consumer side of the MLA kernels (mla.decode, mla.sparse_decode, mla.sparse_prefill): the split-KV walk, Q K^T,
+// the online softmax, P V and the epilogue with the in-kernel merge of split requests, over the tiles of
+// mla_decode_plan.hpp (mla.sparse_prefill is sparse decoding whose requests are never split, and also writes each
+// row's max_logits: MAX_LOGITS).
 //
 // Both kernels keep Q and a 2-stage ring of 64-token KV tiles (bf16/f16, 64 x 576, SW128) in shared memory, filled by
 // their producer warpgroup: mla.decode's by TMA from a paged cache, mla.sparse_decode's by a gather that
@@ -236,6 +238,38 @@ TL_DEVICE_INLINE void zero_v_tail(unsigned kv, int valid, int c, int tid) {
     st_shared_v4_fill(at, 0u);
 }
 
+// Thread 0 of the sparse MLA kernels: the KV ring's full barriers (full_count arrivals) and empty ones (empty_count),
+// and Q's full (one: the TMA's expect_tx) and empty (one per consumer warpgroup). mla.decode writes the same four
+// lines in place: called there, they renumber its PTX registers, and its PTX is kept byte-identical.
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void init_ring_barriers(unsigned base, unsigned full_count, unsigned empty_count) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  for (int s = 0; s < 2; ++s) {
+    mbar_init(base + P.full_bar(s), full_count);
+    mbar_init(base + P.empty_bar(s), empty_count);
+  }
+  mbar_init(base + P.q_full_bar(), 1);
+  mbar_init(base + P.q_empty_bar(), 2);
+}
+
+// A producer warp of the MLA kernels: request r's Q tile (64 rows of Q's 2-D tensor map from row r * rows + m0,
+// rows = Q's rows a request) by TMA, one box per panel (the box of columns [64p, 64p + 64) lands at the tile layout's
+// (0, 64p)), once both consumers are done with the previous request's Q (the qn-th load; lane 0 issues).
+template <MlaDecodeConfig CC>
+TL_DEVICE_INLINE void load_request_q(const TmaDescriptor* tma_q, unsigned base, int r, int rows, int m0, int lane,
+                                     int& qn) {
+  static constexpr MlaDecodePlan P = make_plan(CC);
+  static constexpr auto panels = tabulate<P.panels>([](int p) { return 2u * P.tile(0, p * P.panel_cols); });
+  if (qn > 0) mbar_wait(base + P.q_empty_bar(), (qn - 1) & 1);
+  if (lane == 0) {
+    mbar_expect_tx(base + P.q_full_bar(), P.tile_bytes);
+#pragma unroll
+    for (int p = 0; p < P.panels; ++p)
+      tma_load(base + P.off_q + panels[p], tma_q, base + P.q_full_bar(), p * P.panel_cols, r * rows + m0);
+  }
+  ++qn;
+}
+
 // What the consumer warpgroups need of the kernel's arguments and shared-memory layout.
 struct ConsumerArgs {
   unsigned base;
@@ -261,6 +295,9 @@ struct ConsumerArgs {
   // peer's writes of its half of a block complete (8 bytes apart), waited beside the full barrier; peer the peer's
   // rank, whose empty barrier of the stage this warpgroup also arrives on (the peer writes into this CTA's stage).
   unsigned remote_base = 0, peer = 0;
+  // SPARSE with MAX_LOGITS (mla.sparse_prefill): each row's largest scaled score, q.k / 24 (-inf without a key), at
+  // the LSE's index.
+  float* max_logits = nullptr;
 };
 
 // Topk entries request r attends to: its batch entry's topk_length, at most topk (indices past it are ignored).
@@ -270,8 +307,8 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
 
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
-// divergent path).
-template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false>
+// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits.
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(C);
@@ -567,8 +604,16 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     if (write_out) {
       if constexpr (SPARSE) {
         const int sq = a.sparse_seq_q;
-        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
-                        [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; });
+        const auto lse_index = [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; };
+        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid, lse_index);
+        if constexpr (MAX_LOGITS) {
+          // row_m is the largest score times log2(e) / 24 (-inf for a row without keys): ln 2 turns it into q.k / 24.
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = m0 + rl[h];
+            if (row < R && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
+          }
+        }
       } else {
         store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
                         [&](int row) { return (static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads; });

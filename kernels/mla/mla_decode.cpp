@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "mla/mla_decode_plan.hpp"
+#include "mla/mla_host.hpp"
 #include "mla/mla_schedule.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
@@ -343,25 +344,16 @@ KernelSpec mla_decode_spec() {
   // The plan's objects (smem_KV: each of the 2 stages). Left out: the plan's out_vec (the vectors after the quad
   // transpose of vec_store), which no hardware atom names.
   k.layouts = [](const Values& p, const Values& c) {
-    const MlaDecodePlan plan = make_plan(mla_config(p, c));
-    const std::string dt = p.text("dtype");
-    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.tile, dt)},
-                                   {"smem_KV", memory_spec(plan.tile, dt)},
-                                   {"smem_P", memory_spec(plan.p, dt)},
-                                   {"smem_row_max", memory_spec(plan.row_max, "f32")},
-                                   {"smem_row_sum", memory_spec(plan.row_sum, "f32")}};
-    const auto acc = [](int n) { return "wgmma.m64n" + std::to_string(n) + "k16.f32.C"; };
-    for (const auto& [name, frag] : {std::pair{"acc_S", plan.acc_s}, std::pair{"acc_O", plan.acc_o}})
-      if (auto spec = fragment_spec(frag, acc(frag.cols()))) out.push_back({name, *spec});
-    return out;
+    return mla::consumer_layouts(make_plan(mla_config(p, c)), p.text("dtype"));
   };
   return k;
 }
 
 }  // namespace
 
-KernelSpec mla_sparse_decode_spec();  // mla_sparse_decode.cpp
+KernelSpec mla_sparse_decode_spec();   // mla_sparse_decode.cpp
+KernelSpec mla_sparse_prefill_spec();  // mla_sparse_prefill.cpp
 
-std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec(), mla_sparse_decode_spec()}; }
+std::vector<KernelSpec> mla_kernels() { return {mla_decode_spec(), mla_sparse_decode_spec(), mla_sparse_prefill_spec()}; }
 
 }  // namespace tl

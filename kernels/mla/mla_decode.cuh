@@ -69,7 +69,6 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
-  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
 
   const int R = seq_q * heads, m0 = blockIdx.y * P.rows, part = blockIdx.x;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
@@ -84,8 +83,8 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
       mbar_init(base + P.full_bar(s), 1);
       mbar_init(base + P.empty_bar(s), 2);
     }
-    mbar_init(q_full, 1);
-    mbar_init(q_empty, 2);
+    mbar_init(base + P.q_full_bar(), 1);
+    mbar_init(base + P.q_empty_bar(), 2);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -109,19 +108,8 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         int b0, b1, split;
         walk.range<C.causal>(r, cache_seqlens[r], seq_q, heads, m0, R, b0, b1, split);
         const int* row_table = block_table + static_cast<long long>(r) * table_stride;
-        // Q waits for both consumers to be done with the previous request's Q; it is issued after this request's
-        // first KV block, so that block's load overlaps the wait. A tile is one TMA box per panel: the box of
-        // columns [64p, 64p + 64) lands at the tile layout's (0, 64p).
-        auto load_q = [&] {
-          if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
-          if (lane == 0) {
-            mbar_expect_tx(q_full, P.tile_bytes);
-#pragma unroll
-            for (int p = 0; p < P.panels; ++p)
-              tma_load(base + P.off_q + panels[p], &tma_q, q_full, p * P.panel_cols, r * R + m0);
-          }
-          ++qn;
-        };
+        // Q is issued after this request's first KV block, so that block's load overlaps the wait for Q's release.
+        auto load_q = [&] { load_request_q<C>(&tma_q, base, r, R, m0, lane, qn); };
         if (b0 == b1) load_q();
         for (int blk = b0; blk < b1; ++blk, ++it) {
           const int s = it & 1;

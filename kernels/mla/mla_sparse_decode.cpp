@@ -8,6 +8,7 @@
 
 #include "mla/mla_schedule.hpp"
 #include "mla/mla_sparse_decode_plan.hpp"
+#include "mla/mla_host.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
@@ -77,10 +78,6 @@ struct Dims {
     cache = mla::make_paged_cache(b, sk, sq, p.boolean("varlen"), p.boolean("zero_lengths"), bs);
     num_tokens = cache.num_blocks * bs;
     const bool invalid = p.boolean("invalid"), all_invalid = p.boolean("all_invalid");
-    const std::int32_t big = static_cast<std::int32_t>(std::min<std::int64_t>(num_tokens, 2147483647));
-    const std::int32_t bad[] = {-1, std::numeric_limits<std::int32_t>::min(), -123456, big,
-                                static_cast<std::int32_t>(std::min<std::int64_t>(num_tokens + 1000, 2147483647)),
-                                2147483647};
     indices.assign(u(requests * topk), -1);
     std::vector<std::int32_t> perm;
     for (std::int64_t r = 0; r < requests; ++r) {
@@ -97,22 +94,15 @@ struct Dims {
         row[k] = static_cast<std::int32_t>(cache.table[u(i * cache.table_stride + pos / bs)] * bs + pos % bs);
       }
       for (std::int64_t k = 0; k < topk; ++k)
-        if (invalid && num::hash64(0x5D02, u(r * topk + k)) % 8 == 0) row[k] = bad[num::hash64(0x5D03, u(r * topk + k)) % 6];
-      if (all_invalid && num::hash64(0x5D04, u(r)) % 4 == 0) std::fill(row, row + topk, bad[num::hash64(0x5D05, u(r)) % 6]);
+        if (invalid && num::hash64(0x5D02, u(r * topk + k)) % 8 == 0) row[k] = mla::invalid_index(num::hash64(0x5D03, u(r * topk + k)), num_tokens);
+      if (all_invalid && num::hash64(0x5D04, u(r)) % 4 == 0) std::fill(row, row + topk, mla::invalid_index(num::hash64(0x5D05, u(r)), num_tokens));
     }
     topk_len.assign(u(b), static_cast<std::int32_t>(topk));
     if (p.boolean("topk_length"))
       for (std::int64_t i = 0; i < b; ++i)
         topk_len[u(i)] = i == 0 ? 0 : i == 1 ? static_cast<std::int32_t>(topk)
                                              : static_cast<std::int32_t>(num::hash64(0x5D06, u(i)) % u(topk + 1));
-    sink.assign(u(h), -std::numeric_limits<float>::infinity());
-    if (p.boolean("sink"))
-      for (std::int64_t j = 0; j < h; ++j) {
-        const std::uint64_t k = num::hash64(0x5D07, u(j)) % 4;
-        sink[u(j)] = k == 0 ? -std::numeric_limits<float>::infinity()
-                     : k == 1 ? std::numeric_limits<float>::infinity()
-                              : static_cast<float>(num::uniform_value(0x5D08, u(j), 0.0, 12.0));
-      }
+    sink = mla::sparse_sinks(h, p.boolean("sink"));
     lens.resize(u(requests));
     for (std::int64_t r = 0; r < requests; ++r) lens[u(r)] = std::min<std::int32_t>(topk_len[u(r / sq)], static_cast<std::int32_t>(topk));
   }
@@ -129,13 +119,10 @@ mla::SplitSchedule schedule(const Dims& x, const Values& c, const DeviceLimits& 
                                   static_cast<int>(c.integer("merge_blocks")));
 }
 
-// One query token (batch entry i, position s) in float64: its valid entries' cache rows dequantized (the reference's
-// own reading of the bytes: e4m3 times the group's f32 scale, bf16 RoPE), then per head the scores q.k / 24, the
-// softmax, LSE (+inf without a valid entry) and O over the first 512 columns, scaled by the sink (0 without keys).
-struct RefToken {
-  std::vector<double> k;  // [valid entries, 576]
-  std::int64_t n = 0;
-};
+// One query token (batch entry i, position s): its valid entries' cache rows dequantized (the reference's own reading
+// of the bytes: e4m3 times the group's f32 scale, bf16 RoPE); mla::reference_row does the rest.
+using mla::RefRow;
+using mla::RefToken;
 
 RefToken gather_token(const Dims& x, const HostTensor& KV, const HostTensor& idx, const HostTensor& tl, std::int64_t r) {
   RefToken t;
@@ -149,35 +136,6 @@ RefToken gather_token(const Dims& x, const HostTensor& KV, const HostTensor& idx
     ++t.n;
   }
   return t;
-}
-
-struct RefRow {
-  double lse = 0;
-  std::vector<double> o;
-};
-
-RefRow reference_row(const RefToken& t, const HostTensor& Q, double sink, std::int64_t q0) {
-  std::vector<double> w(static_cast<std::size_t>(t.n));
-  double mx = -std::numeric_limits<double>::infinity(), sum = 0;
-  for (std::int64_t j = 0; j < t.n; ++j) {
-    double dot = 0;
-    for (std::int64_t c = 0; c < kDQK; ++c) dot += Q.at(q0 + c) * t.k[u(j * kDQK + c)];
-    w[u(j)] = dot / 24.0;
-    mx = std::max(mx, dot / 24.0);
-  }
-  for (double& v : w) sum += (v = std::exp(v - mx));
-  RefRow row;
-  row.o.assign(u(kDV), 0.0);
-  if (t.n == 0) {
-    row.lse = std::numeric_limits<double>::infinity();
-    return row;
-  }
-  row.lse = mx + std::log(sum);
-  const double out_scale = 1.0 / sum / (1.0 + std::exp(sink - row.lse));  // sink -inf: 1; +inf: 0
-  for (std::int64_t j = 0; j < t.n; ++j)
-    for (std::int64_t c = 0; c < kDV; ++c) row.o[u(c)] += w[u(j)] * t.k[u(j * kDQK + c)];
-  for (double& v : row.o) v *= out_scale;
-  return row;
 }
 
 Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInputs& in, const std::string& output,
@@ -195,22 +153,9 @@ Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInp
     }
     return i / kDV;  // O [b, s_q, h, 512]
   };
-  std::map<std::int64_t, RefRow> rows;
-  for (std::int64_t i : idx) rows.emplace(row_of(i), RefRow{});
-  std::int64_t gathered = -1;
-  RefToken token;
-  for (auto& [key, row] : rows) {  // in key order: each query token's rows one after another, gathered once
-    const std::int64_t r = key / x.h;
-    if (r != gathered) token = gather_token(x, KV, ind, tlen, gathered = r);
-    row = reference_row(token, Q, sink.at(key % x.h), key * kDQK);
-  }
-  std::vector<double> out;
-  out.reserve(idx.size());
-  for (std::int64_t i : idx) {
-    const RefRow& rr = rows.at(row_of(i));
-    out.push_back(output == "LSE" ? rr.lse : rr.o[u(i % kDV)]);
-  }
-  return out;
+  return mla::reference_at(
+      idx, x.h, Q, sink, row_of, [&](std::int64_t r) { return gather_token(x, KV, ind, tlen, r); },
+      [&](const RefRow& rr, std::int64_t i) { return output == "LSE" ? rr.lse : rr.o[u(i % kDV)]; });
 }
 
 // FlashMLA's sparse decode test matrix, cut to what a CPU reference affords: topk 1, 100, 576, 2048 (a cache shorter
@@ -284,12 +229,8 @@ KernelSpec mla_sparse_decode_spec() {
         {{"rope_direct", "true"}}, {{"crossover", "false"}, {"rope_direct", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
-    if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
-      return refuse("mla.sparse_decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
-    const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
-    if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
-      return refuse("mla.sparse_decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +
-                    limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
+    if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
+      return st;
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
@@ -328,13 +269,10 @@ KernelSpec mla_sparse_decode_spec() {
                                  {.kind = Fill::Kind::kv_fp8, .lo = -1, .hi = 1, .seed = 2});
     ArgSpec ind = ArgSpec::i32_data("indices", x.indices);
     ind.shape = {x.b, x.sq, x.topk};
-    ArgSpec sink = ArgSpec::tensor("sink", DType::f32, {x.h}, ArgRole::in, {.kind = Fill::Kind::data});
-    sink.data.resize(x.sink.size() * sizeof(float));
-    std::memcpy(sink.data.data(), x.sink.data(), sink.data.size());
     return std::vector<ArgSpec>{
         q, tq, kv, ind,
         ArgSpec::i32_data("topk_length", x.topk_len),
-        sink,
+        mla::sink_arg(x.sink),
         ArgSpec::tensor("O", DType::bf16, {x.b, x.sq, x.h, kDV}, ArgRole::out),
         ArgSpec::tensor("LSE", DType::f32, {x.b, x.h, x.sq}, ArgRole::out),
         ArgSpec::i32_data("sched_parts", sch.parts),
@@ -369,12 +307,7 @@ KernelSpec mla_sparse_decode_spec() {
   k.reference = sparse_reference;
   // As mla.decode's: O is rounded to bf16 (P too, before P V); the dequantized cache is exact in bf16.
   k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 2e-2}; };
-  // Each sampled O row (512 values) and LSE entry costs the reference a query token's gather and a softmax row.
-  k.sampling = [](const Values& p, const std::string& output) {
-    const std::int64_t rows = std::clamp<std::int64_t>(300000000 / (kDQK * std::max<std::int64_t>(p.integer("topk"), 64)), 8, 96);
-    return output == "O" ? OutputSampling{u(kDV), u(rows * kDV)}
-                         : OutputSampling{1, u(std::min<std::int64_t>(256, 2 * rows))};
-  };
+  k.sampling = [](const Values& p, const std::string& output) { return mla::sparse_sampling(p.integer("topk"), output); };
   k.test_problems = sparse_test_problems;
   k.probes = mla_sparse_decode_probe_names();
   // Per warp and block: at most 16 marks (producer: index, load_wait, load_issue, dequant and four copy_wait regions;
@@ -388,14 +321,7 @@ KernelSpec mla_sparse_decode_spec() {
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).
   k.layouts = [](const Values&, const Values& c) {
     const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
-    std::vector<LayoutInfo> out = {{"smem_Q", memory_spec(plan.mma.tile, "bf16")},
-                                   {"smem_KV", memory_spec(plan.mma.tile, "bf16")},
-                                   {"smem_P", memory_spec(plan.mma.p, "bf16")},
-                                   {"smem_row_max", memory_spec(plan.mma.row_max, "f32")},
-                                   {"smem_row_sum", memory_spec(plan.mma.row_sum, "f32")}};
-    const auto acc = [](int n) { return "wgmma.m64n" + std::to_string(n) + "k16.f32.C"; };
-    for (const auto& [name, frag] : {std::pair{"acc_S", plan.mma.acc_s}, std::pair{"acc_O", plan.mma.acc_o}})
-      if (auto spec = fragment_spec(frag, acc(frag.cols()))) out.push_back({name, *spec});
+    std::vector<LayoutInfo> out = mla::consumer_layouts(plan.mma);
     out.push_back({"dequant_nope_tv", to_string(plan.nope.tv())});
     out.push_back({"dequant_rope_tv", to_string(plan.rope.tv())});
     return out;

@@ -128,13 +128,11 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   static constexpr MlaSparseDecodePlan SP = make_plan(C);
   static constexpr MlaDecodePlan P = SP.mma;
   static constexpr MlaDecodeConfig CC = consumer_config(C);
-  static constexpr auto panels = tabulate<P.panels>([](int p) { return 2u * P.tile(0, p * P.panel_cols); });
   static_assert(P.acc_s.linear() && P.acc_o.linear() && P.out_vec.linear() && SP.nope.linear() && SP.rope.linear(),
                 "the helpers add a thread's coordinate and a value's (tabulated) one");
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
-  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
 
   const int requests = batch * seq_q, m0 = blockIdx.y * P.rows, part = blockIdx.x;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
@@ -143,13 +141,9 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   const unsigned rank = pair ? cluster_ctarank() : 0u;
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);
-    for (int s = 0; s < 2; ++s) {
-      mbar_init(base + P.full_bar(s), 128);
-      mbar_init(base + P.empty_bar(s), pair ? 4 : 2);  // crossover: the peer's consumers too (its half lands here)
-      if (pair) mbar_init(base + SP.remote_bar(s), 1);
-    }
-    mbar_init(q_full, 1);
-    mbar_init(q_empty, 2);
+    init_ring_barriers<CC>(base, 128, pair ? 4 : 2);  // crossover: the peer's consumers too (its half lands here)
+    if (pair)
+      for (int s = 0; s < 2; ++s) mbar_init(base + SP.remote_bar(s), 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -253,17 +247,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         const int L = sparse_length(topk_length, topk, seq_q, r);
         int b0, b1, split;
         walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
-        // Q waits for both consumers to be done with the previous request's Q (one TMA box per panel).
         auto load_q = [&] {
-          if (warp != 0) return;
-          if (qn > 0) mbar_wait(q_empty, (qn - 1) & 1);
-          if (lane == 0) {
-            mbar_expect_tx(q_full, P.tile_bytes);
-#pragma unroll
-            for (int p = 0; p < P.panels; ++p)
-              tma_load(base + P.off_q + panels[p], &tma_q, q_full, p * P.panel_cols, r * heads + m0);
-          }
-          ++qn;
+          if (warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
         };
         if (b0 == b1) load_q();
         for (int blk = b0; blk < b1; ++blk, ++it) {

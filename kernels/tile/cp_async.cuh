@@ -10,6 +10,11 @@ namespace tl {
 TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+// As cp_async_16, with the L2 asked to fetch the 256-byte block around src (.L2::256B), for copies whose neighbours
+// come next.
+TL_DEVICE_INLINE void cp_async_16_l2_256(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
 // 4-byte copy through L1 (.ca: the only caching .cg does not take below 16 bytes); small tables such as scales.
 TL_DEVICE_INLINE void cp_async_4(unsigned dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");

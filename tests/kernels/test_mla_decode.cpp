@@ -14,10 +14,12 @@
 #include "library/library.hpp"
 #include "runtime/jit/cache.hpp"
 #include "runtime/measure/bench.hpp"
+#include "tests/support/kernel_args.hpp"
 #include "tests/support/scratch_jit.hpp"
 
 namespace tl {
 namespace {
+using test::inputs_of;
 namespace fs = std::filesystem;
 using KV = std::map<std::string, std::string>;
 
@@ -133,15 +135,6 @@ TEST(MlaDecode, FlopsAndBytesCountAsFlashMla) {
   auto k = instantiate(mla(), {{"batch", "4"}, {"seq_q", "2"}, {"heads", "16"}, {"seq_k", "300"}}, {}, limits_for_arch("sm_90a")).value();
   EXPECT_DOUBLE_EQ(k.flops, 2.0 * 2 * 16 * (576 + 512) * 4 * 300);
   EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * (4 * 2 * 16 * (576 + 512) + 4 * 300 * 576));
-}
-
-ReferenceInputs inputs_of(const KernelInstance& k) {
-  ReferenceInputs in;
-  for (const auto& a : k.args) {
-    if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
-    else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
-  }
-  return in;
 }
 
 // A tiny problem the textbook way: gather each request's rows through the block table, scores over 576 columns

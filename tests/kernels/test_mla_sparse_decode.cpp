@@ -12,42 +12,19 @@
 #include "library/library.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/measure/bench.hpp"
+#include "tests/support/kernel_args.hpp"
 #include "tests/support/scratch_jit.hpp"
 
 namespace tl {
 namespace {
+using test::arg;
+using test::data_of;
+using test::inputs_of;
 using KV = std::map<std::string, std::string>;
 
 const KernelSpec& sparse() { return *library_registry().find("mla.sparse_decode").value(); }
 
-KernelInstance make(const KV& p, const KV& c = {}) {
-  auto k = instantiate(sparse(), p, c, limits_for_arch("sm_90a"));
-  EXPECT_TRUE(k.ok()) << k.status().message();
-  return *k;
-}
-
-const ArgSpec& arg(const KernelInstance& k, const std::string& name) {
-  for (const auto& a : k.args)
-    if (a.name == name) return a;
-  throw std::runtime_error("no argument " + name);
-}
-
-template <class T>
-std::vector<T> data_of(const KernelInstance& k, const std::string& name) {
-  const ArgSpec& a = arg(k, name);
-  std::vector<T> v(a.data.size() / sizeof(T));
-  std::memcpy(v.data(), a.data.data(), v.size() * sizeof(T));
-  return v;
-}
-
-ReferenceInputs inputs_of(const KernelInstance& k) {
-  ReferenceInputs in;
-  for (const auto& a : k.args) {
-    if (a.kind == ArgSpec::Kind::scalar) in.scalars[a.name] = a.value;
-    else if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
-  }
-  return in;
-}
+KernelInstance make(const KV& p, const KV& c = {}) { return test::sm90a_instance("mla.sparse_decode", p, c); }
 
 TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
   const std::vector<std::pair<KV, KV>> cases = {

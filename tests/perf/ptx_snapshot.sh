@@ -63,6 +63,9 @@ CASES=(
   "gemm.grouped||"
   "gemm.grouped|schedule=host,block_M=64,block_N=128|layout=masked,out_dtype=f32,N=1000"
   "gemm.grouped||dtype=e4m3"
+  "mla.sparse_decode||"
+  "mla.sparse_decode|crossover=false,qk_warpgroups=2|heads=64"
+  "mla.sparse_prefill||seq_q=300,seq_kv=4096,topk=2048"
 )
 n=0
 for c in "${CASES[@]}"; do
