@@ -197,6 +197,8 @@ Timeline finish_model(Timeline t, const KernelInstance& inst, const ModelDevice&
   return t;
 }
 
+GemmWgmmaConfig wgmma_config(const Values& p, const Values& c);
+
 Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   GemmModelInputs g = gemm_model_inputs(inst, d);
   GemmModelCosts& c = g.costs;
@@ -226,6 +228,7 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   });
   c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw);
   std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
+  if (wgmma_config(inst.problem, inst.config).stream_k) shape += "; whole tiles: stream-K's split not modelled";
   if (cm * cn > 1)
     shape += "; 2-CTA cluster: the shared operand's L2 reads halved, the pair's waits on each other not modelled";
   return finish_model(model_gemm_wgmma(m, c, inst.spec->probes), inst, d, shape);
@@ -415,6 +418,20 @@ std::vector<ParamSpec> hopper_schedule_params() {
                                  "with 16-byte rows; an f32 C stores from registers)")};
 }
 
+// K from which schedule=auto takes stream-K (GemmStreamK with only_if_faster, decided in the kernel from its grid):
+// below it a split tile's k-steps are too few to pay for a partial's write and read (docs/perf.md).
+constexpr std::int64_t kStreamKMinK = 1024;
+
+// The persistent schedule (GemmWgmmaConfig::stream_k). auto: stream-K where it may pay (no clusters, K deep enough),
+// the split then decided per launch; data-parallel otherwise.
+int wgmma_schedule(const Values& p, const Values& c) {
+  const std::string s = c.text("schedule");
+  if (s == "stream_k") return kStreamK;
+  if (s == "data_parallel") return kDataParallel;
+  const bool clusters = c.integer("cluster_M") * c.integer("cluster_N") > 1;
+  return !clusters && p.integer("K") >= kStreamKMinK ? kStreamKIfFaster : kDataParallel;
+}
+
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -429,7 +446,8 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .cluster_N = i("cluster_N"),
           .bf16 = p.dtype() == DType::bf16,
           .trans_B = p.boolean("trans_B"),
-          .out_dtype = static_cast<gemm_detail::OutType>(out_code(p))};
+          .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
+          .stream_k = wgmma_schedule(p, c)};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -449,8 +467,18 @@ std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
   return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
 }
 
+// Stream-K's grid: a CTA per SM (capped at the k-steps there are), whatever the tile count, so that a last partial
+// wave (or a problem of fewer tiles than SMs) is shared by all of them.
+std::int64_t wgmma_stream_k_grid(const Values& p, const Values& c, const DeviceLimits& l) {
+  const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
+  return std::max<std::int64_t>(std::min<std::int64_t>(tiles * k_steps, std::max(l.sm_count, 1)), 1);
+}
+
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
+  if (c.text("schedule") == "stream_k" && wgmma_cluster(c) > 1)
+    return refuse("schedule=stream_k splits tiles along K between single CTAs; it runs without clusters: set "
+                  "cluster_M=1 and cluster_N=1, or schedule=data_parallel");
   if (wgmma_cluster(c) > 2)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
@@ -485,6 +513,12 @@ KernelSpec gemm_wgmma_spec() {
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "schedule", "auto", {"auto", "data_parallel", "stream_k"},
+      "data_parallel: whole tiles; stream_k: the last partial wave's tiles split along K over all CTAs, partial f32 "
+      "tiles added by each tile's finisher through a workspace (no clusters); auto: stream-K where it pays (K >= " +
+          std::to_string(kStreamKMinK) + ", no clusters: split per launch when the estimate says so), else "
+          "data_parallel"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
@@ -493,7 +527,10 @@ KernelSpec gemm_wgmma_spec() {
         {{"cluster_M", "2"}, {"tma_store", "false"}},
         {{"cluster_N", "2"}, {"tma_store", "false"}},
         {{"cluster_M", "2"}, {"block_N", "128"}, {"raster", "n"}, {"panel", "2"}},
-        {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}}};
+        {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}},
+        // Stream-K with the other epilogue, the other tile shape and the other raster.
+        {{"schedule", "stream_k"}, {"tma_store", "false"}},
+        {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -502,7 +539,8 @@ KernelSpec gemm_wgmma_spec() {
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const auto tiles = wgmma_cluster_tiles(p, c);
     const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count / wgmma_cluster(c), 1));
-    const auto per_block = (tiles + grid - 1) / grid;
+    // Stream-K: at most two pieces of split tiles before the whole ones, together shorter than one tile.
+    const auto per_block = (tiles + grid - 1) / grid + (wgmma_config(p, c).stream_k ? 2 : 0);
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
   };
@@ -514,7 +552,9 @@ KernelSpec gemm_wgmma_spec() {
     LaunchGeometry g;
     const auto cluster = wgmma_cluster(c);
     const std::int64_t clusters = std::max<std::int64_t>(l.sm_count / cluster, 1);
-    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
+    g.grid.x = static_cast<std::uint32_t>(wgmma_config(p, c).stream_k
+                                              ? wgmma_stream_k_grid(p, c, l)
+                                              : std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
     g.cluster.x = static_cast<std::uint32_t>(cluster);
     g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
     g.block.x = static_cast<std::uint32_t>(wgmma_config(p, c).threads());
@@ -525,7 +565,9 @@ KernelSpec gemm_wgmma_spec() {
   // the plan's boxes: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of them per
   // stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares (A for
   // cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
-  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+  // Stream-K adds (workspace, flags): a partial tile per CTA and a flag per CTA and consumer, scratch (zeroed once;
+  // the kernel leaves the flags at zero).
+  k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
     const GemmWgmmaPlan plan = wgmma_plan(p, c);
@@ -540,6 +582,11 @@ KernelSpec gemm_wgmma_spec() {
                                                  : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
+    if (wgmma_config(p, c).stream_k) {
+      const std::int64_t grid = wgmma_stream_k_grid(p, c, l);
+      a.push_back(ArgSpec::tensor("workspace", DType::f32, {grid, plan.partial_floats}, ArgRole::scratch));
+      a.push_back(ArgSpec::tensor("flags", DType::i32, {grid * wgmma_config(p, c).consumers()}, ArgRole::scratch));
+    }
     return a;
   };
   // The plan's tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column

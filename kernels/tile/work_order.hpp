@@ -66,4 +66,91 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
   return {c.m * cluster_m + (cluster_m > 1 ? rank : 0), c.n * cluster_n + (cluster_n > 1 ? rank : 0)};
 }
 
+// Stream-K for the last partial wave of a persistent GEMM (gemm.wgmma schedule=stream_k). A grid of G CTAs over T
+// tiles of k_steps k-steps each runs T / G full waves; the T % G tiles of the last wave ("split tiles", the first in
+// the raster order) are cut along K instead and shared by split_ctas CTAs: their split_tiles * k_steps k-steps, laid
+// end to end tile after tile, are cut into split_ctas equal contiguous ranges, CTA b taking range b. Every CTA walks
+// its range first (at most two pieces: the tail of one tile, the head of the next, as a range is shorter than a tile),
+// then whole tiles split_tiles + b, + G, ... The piece that holds a tile's k-step 0 is its finisher: it is the last
+// piece of its CTA's range, so the other pieces of that tile, each the first piece of a later CTA's range, are
+// computed first. Each of those writes its f32 partial tile to its CTA's workspace slot and raises its flag; the
+// finisher adds them to its own accumulator in CTA order (a fixed order: deterministic results) and stores the tile.
+struct GemmStreamK {
+  int tiles = 0, k_steps = 1, ctas = 1;
+  int split_tiles = 0;  // the first split_tiles work tiles are split along K (0: data-parallel)
+  int split_ctas = 0;   // CTAs [0, split_ctas) share them
+
+  TL_HOST_DEVICE long long split_steps() const { return static_cast<long long>(split_tiles) * k_steps; }
+  // The first k-step of CTA b's range, in the split tiles' joint k-step index (ranges end where the next begins;
+  // CTAs from split_ctas on have none).
+  TL_HOST_DEVICE long long begin(int b) const {
+    return b >= split_ctas ? split_steps() : split_steps() * b / split_ctas;
+  }
+};
+
+// What a partial tile costs against a k-step of the tile's MMA, for choosing how far to split: writing one (or reading
+// and adding one) moves a 128 x 256 f32 tile, 128 KiB, through one SM's path to L2 (about 1 us on an H100) while a
+// 128 x 256 x 64 k-step is about 0.6 us of tensor-core work.
+enum : int { kStreamKPartialSteps = 2 };  // an enum: NVRTC would emit a constexpr variable as a device global
+
+// The split for T tiles of k_steps k-steps on G CTAs. Each split tile is cut into `pieces` (2 up to k_steps and G /
+// split_tiles): a piece of k_steps / pieces k-steps, and a finisher that reads pieces - 1 partials, cost about
+// k_steps / pieces + kStreamKPartialSteps * (pieces - 1); the cheapest count is taken. `only_if_faster`: no split
+// (data-parallel) unless that cost, plus the write of one partial, is below the k_steps of the wave it replaces.
+TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas, bool only_if_faster) {
+  GemmStreamK s;
+  s.tiles = tiles;
+  s.k_steps = k_steps < 1 ? 1 : k_steps;
+  s.ctas = ctas < 1 ? 1 : ctas;
+  const int rest = tiles % s.ctas;
+  if (rest == 0 || s.k_steps < 2) return s;
+  int most = s.ctas / rest;
+  if (most > s.k_steps) most = s.k_steps;
+  if (most < 2) most = 2;
+  int pieces = 2, best = 0;
+  for (int n = 2; n <= most; ++n) {
+    const int cost = (s.k_steps + n - 1) / n + kStreamKPartialSteps * (n - 1);
+    if (n == 2 || cost < best) pieces = n, best = cost;
+  }
+  if (only_if_faster && best + kStreamKPartialSteps >= s.k_steps) return s;
+  s.split_tiles = rest;
+  s.split_ctas = rest * pieces < s.ctas ? rest * pieces : s.ctas;
+  return s;
+}
+
+// One piece of work: k-steps [k0, k1) of work tile `tile`.
+struct GemmWorkPiece {
+  int tile = 0, k0 = 0, k1 = 0;
+};
+
+// The pieces CTA b walks, in order: its range of the split tiles, then its whole tiles.
+struct GemmStreamKWalk {
+  long long at = 0, end = 0;  // what is left of the CTA's range
+  int next_tile = 0;          // its next whole tile
+  int stride = 1;
+
+  TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b)
+      : at(s.begin(b)), end(s.begin(b + 1)), next_tile(s.split_tiles + b), stride(s.ctas) {}
+  TL_HOST_DEVICE bool next(const GemmStreamK& s, GemmWorkPiece& w) {
+    if (at < end) {
+      w.tile = static_cast<int>(at / s.k_steps);
+      w.k0 = static_cast<int>(at % s.k_steps);
+      const long long left = end - at;
+      w.k1 = left < s.k_steps - w.k0 ? w.k0 + static_cast<int>(left) : s.k_steps;
+      at += w.k1 - w.k0;
+      return true;
+    }
+    if (next_tile >= s.tiles) return false;
+    w = {next_tile, 0, s.k_steps};
+    next_tile += stride;
+    return true;
+  }
+};
+
+// The CTAs whose partials the finisher of split tile `tile` (a piece with k0 = 0, k1 < k_steps, of CTA b) adds, in
+// order: b + 1, b + 2, ... while their ranges start inside the tile.
+TL_HOST_DEVICE inline bool gemm_stream_k_contributor(const GemmStreamK& s, int tile, int q) {
+  return q < s.split_ctas && s.begin(q) < static_cast<long long>(tile + 1) * s.k_steps && s.begin(q) < s.begin(q + 1);
+}
+
 }  // namespace tl
