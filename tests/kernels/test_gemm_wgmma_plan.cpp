@@ -13,6 +13,7 @@
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace {
@@ -233,12 +234,19 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"dtype", "f16"}}, {}},
       {{{"trans_B", "false"}}, {}},
       {{{"out_dtype", "f16"}}, {}},
-      {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}}};
+      {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}},
+      {{}, {{"schedule", "data_parallel"}}},
+      {{}, {{"schedule", "stream_k"}}}};
   test::expect_distinct_names_and_keys(wgmma_spec(), variants);
-  EXPECT_EQ(instance({}, {}).name_expression,
+  EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
             ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
-            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16}>");
+            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = 0}>");
+  // auto: stream-K (decided per launch) at K = 4096, data-parallel at K = 512 and with clusters.
+  EXPECT_EQ(instance({}, {}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
+  EXPECT_NE(instance({}, {}).name_expression.find(".stream_k = 2"), std::string::npos);
+  EXPECT_EQ(instance({{"K", "512"}}, {}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
+  EXPECT_EQ(instance({}, {{"cluster_M", "2"}}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order); test_library compiles the
@@ -279,6 +287,161 @@ TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {
   ASSERT_EQ(wgmma_spec().probes.size(), 6u);
   EXPECT_EQ(wgmma_spec().probes[GemmWgmmaProbe::wait_empty], "wait_empty");
   EXPECT_EQ(wgmma_spec().probes[GemmWgmmaProbe::epilogue], "epilogue");
+}
+
+// [SECTION] stream-K: the work split (tile/work_order.hpp) and the workspace
+
+// Every CTA's walk, as the kernel's producer and consumers take it.
+std::vector<std::vector<GemmWorkPiece>> walks(const GemmStreamK& s) {
+  std::vector<std::vector<GemmWorkPiece>> out(static_cast<std::size_t>(s.ctas));
+  for (int b = 0; b < s.ctas; ++b) {
+    GemmStreamKWalk w(s, b);
+    GemmWorkPiece p;
+    while (w.next(s, p)) out[static_cast<std::size_t>(b)].push_back(p);
+  }
+  return out;
+}
+
+TEST(GemmStreamK, EveryKStepOfEveryTileOnceAndWholeWavesEqual) {
+  for (int ctas : {1, 7, 66, 132})
+    for (int tiles : {1, 5, 66, 131, 132, 133, 480, 512, 2048})
+      for (int k_steps : {1, 2, 3, 8, 64, 65})
+        for (bool if_faster : {false, true}) {
+          const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas, if_faster);
+          SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " +
+                       std::to_string(ctas) + (if_faster ? " (if faster)" : ""));
+          ASSERT_TRUE(s.split_tiles == 0 || s.split_tiles == tiles % ctas);
+          ASSERT_LE(s.split_ctas, ctas);
+          std::vector<int> seen(static_cast<std::size_t>(tiles) * k_steps, 0);
+          const auto all = walks(s);
+          for (int b = 0; b < ctas; ++b) {
+            const auto& walk = all[static_cast<std::size_t>(b)];
+            int whole = 0;
+            for (const GemmWorkPiece& p : walk) {
+              ASSERT_TRUE(p.tile >= 0 && p.tile < tiles && 0 <= p.k0 && p.k0 < p.k1 && p.k1 <= k_steps);
+              for (int k = p.k0; k < p.k1; ++k) ++seen[static_cast<std::size_t>(p.tile) * k_steps + k];
+              whole += p.k0 == 0 && p.k1 == k_steps && p.tile >= s.split_tiles;
+            }
+            // With a split, the whole tiles are the full waves: every CTA has as many. Without, the last partial wave
+            // goes to the first CTAs.
+            const int rest = s.split_tiles ? 0 : tiles % ctas;
+            EXPECT_EQ(whole, (tiles - s.split_tiles) / ctas + (b < rest ? 1 : 0));
+          }
+          for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "tile " << i / k_steps << " k " << i % k_steps;
+        }
+}
+
+TEST(GemmStreamK, FinisherAddsTheLaterPiecesInCtaOrder) {
+  for (int ctas : {7, 66, 132})
+    for (int tiles : {3, 66, 133, 480, 2113})
+      for (int k_steps : {2, 5, 64}) {
+        const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas, false);
+        SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " + std::to_string(ctas));
+        if (tiles % ctas == 0) {
+          EXPECT_EQ(s.split_tiles, 0);
+          continue;
+        }
+        ASSERT_EQ(s.split_tiles, tiles % ctas);  // stream_k always splits the last partial wave
+        const auto all = walks(s);
+        std::vector<std::vector<std::pair<int, GemmWorkPiece>>> pieces(static_cast<std::size_t>(s.split_tiles));
+        for (int b = 0; b < ctas; ++b) {
+          int partials = 0;
+          for (std::size_t i = 0; i < all[static_cast<std::size_t>(b)].size(); ++i) {
+            const GemmWorkPiece& p = all[static_cast<std::size_t>(b)][i];
+            if (p.tile >= s.split_tiles) continue;
+            pieces[static_cast<std::size_t>(p.tile)].push_back({b, p});
+            if (p.k0 > 0) {
+              // A partial is its CTA's first piece: it waits for nothing before it is written.
+              EXPECT_EQ(i, 0u);
+              ++partials;
+            }
+          }
+          EXPECT_LE(partials, 1) << "one workspace slot per CTA";
+        }
+        for (int t = 0; t < s.split_tiles; ++t) {
+          const auto& tp = pieces[static_cast<std::size_t>(t)];
+          ASSERT_GE(tp.size(), 1u);
+          // A range is at most one tile long, so a split tile is shared, or (a range that starts on it and is one
+          // tile long) whole.
+          if (tp.size() == 1) {
+            EXPECT_EQ(tp.front().second.k1, k_steps);
+          }
+          // The finisher holds k-step 0; the contributors it walks are exactly the other pieces' CTAs, in order, and
+          // their k ranges follow each other to k_steps (so the sum is the whole K).
+          const int finisher = tp.front().first;
+          EXPECT_EQ(tp.front().second.k0, 0);
+          std::vector<int> contributors;
+          for (int q = finisher + 1; gemm_stream_k_contributor(s, t, q); ++q) contributors.push_back(q);
+          ASSERT_EQ(contributors.size() + 1, tp.size());
+          int k = tp.front().second.k1;
+          for (std::size_t i = 1; i < tp.size(); ++i) {
+            EXPECT_EQ(tp[i].first, contributors[i - 1]);
+            EXPECT_GT(tp[i].first, finisher);
+            EXPECT_EQ(tp[i].second.k0, k);
+            k = tp[i].second.k1;
+          }
+          EXPECT_EQ(k, k_steps);
+          // The finisher's piece is its CTA's last split piece: the contributors' pieces are computed first.
+          for (const GemmWorkPiece& p : all[static_cast<std::size_t>(finisher)]) {
+            if (p.tile < s.split_tiles) {
+              EXPECT_LE(p.tile, t);
+            }
+          }
+        }
+      }
+}
+
+TEST(GemmStreamK, SplitsOnlyWhereTheEstimateSaysItPays) {
+  // 3000 x 5000 x 4096 in 128 x 256 tiles on an H100's 132 SMs: 24 x 20 = 480 tiles, 3 full waves and 84 tiles of
+  // 64 k-steps: split. 4096 x 4096 x 512: 512 tiles, 116 left over, 8 k-steps: a split piece (4) plus a partial
+  // read and write costs what it saves.
+  EXPECT_EQ(gemm_stream_k(480, 64, 132, true).split_tiles, 84);
+  EXPECT_EQ(gemm_stream_k(512, 8, 132, true).split_tiles, 0);
+  EXPECT_EQ(gemm_stream_k(512, 8, 132, false).split_tiles, 116);
+  // Full waves: nothing to split.
+  EXPECT_EQ(gemm_stream_k(264, 64, 132, false).split_tiles, 0);
+  // 8 tiles left over: each cut into at most as many pieces as pay, not over all 132 CTAs.
+  const GemmStreamK few = gemm_stream_k(8192 + 8, 64, 132, true);
+  EXPECT_EQ(few.split_tiles, (8192 + 8) % 132);
+  EXPECT_LT(few.split_ctas, 132);
+}
+
+TEST(GemmStreamK, WorkspaceChunksAreCoalescedAndFillTheSlot) {
+  for (int bm : {64, 128})
+    for (int bn : {128, 256}) {
+      const GemmWgmmaPlan p = make_plan({.block_M = bm, .block_N = bn, .stream_k = kStreamK});
+      const int chunks = p.acc.num_values() / 4, consumers = bm / 64;
+      ASSERT_EQ(p.partial_floats, bm * bn);
+      std::set<int> at;
+      for (int c = 0; c < consumers; ++c)
+        for (int j = 0; j < chunks; ++j)
+          for (int t = 0; t < 128; ++t) {
+            at.insert(p.partial(t, j, c));
+            // A warp's 32 chunks of one register group are 512 contiguous bytes.
+            if (t % 32) {
+              EXPECT_EQ(p.partial(t, j, c), p.partial(t - 1, j, c) + 1);
+            }
+          }
+      EXPECT_EQ(static_cast<int>(at.size()), p.partial_floats / 4);
+      EXPECT_EQ(*at.begin(), 0);
+      EXPECT_EQ(*at.rbegin(), p.partial_floats / 4 - 1);
+    }
+}
+
+TEST(GemmStreamK, SpecAddsTheScratchAndRefusesClusters) {
+  const KernelInstance k = instance({{"M", "3000"}, {"N", "5000"}}, {{"schedule", "stream_k"}});
+  const DeviceLimits l = limits_for_arch("sm_90a");
+  EXPECT_EQ(k.launch.grid.x, static_cast<std::uint32_t>(l.sm_count));
+  std::map<std::string, const ArgSpec*> by_name;
+  for (const ArgSpec& a : k.args) by_name[a.name] = &a;
+  ASSERT_TRUE(by_name.count("workspace") && by_name.count("flags"));
+  EXPECT_EQ(by_name["workspace"]->role, ArgRole::scratch);
+  EXPECT_EQ(by_name["workspace"]->shape, (std::vector<std::int64_t>{l.sm_count, 128 * 256}));
+  EXPECT_EQ(by_name["flags"]->shape, (std::vector<std::int64_t>{2 * l.sm_count}));
+  EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).args.size(), 9u);
+  auto clustered = instantiate(wgmma_spec(), {}, {{"schedule", "stream_k"}, {"cluster_M", "2"}}, l);
+  ASSERT_FALSE(clustered.ok());
+  EXPECT_NE(clustered.status().message().find("schedule=data_parallel"), std::string::npos);
 }
 
 }  // namespace
