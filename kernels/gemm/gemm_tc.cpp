@@ -858,6 +858,20 @@ KernelSpec gemm_fp8_spec() {
     return M * K + N * K + scales + M * N * (p.text("out_dtype") == "f32" ? 4.0 : 2.0);
   };
   k.reference = fp8_reference;
+  // cuBLASLt's FP8 matmul on the same buffers, with the same scales (per tensor, outer vectors, 1 x 128 by 128 x 128
+  // blocks) and output type; it promotes as fast_accum=false does (the config is not the problem's: fast_accum=true
+  // is compared with it too).
+  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+    BaselineSpec b;
+    b.kind = "cublaslt_fp8";
+    b.M = static_cast<int>(p.integer("M"));
+    b.N = static_cast<int>(p.integer("N"));
+    b.K = static_cast<int>(p.integer("K"));
+    b.in = DType::e4m3;
+    b.out = out_type(p);
+    b.scaling = p.text("scaling");
+    return b;
+  };
   // Entries are sums of K products of e4m3 values in [-2, 2) (variance 4/3 each) times scales in [0.5, 2): a bf16 C
   // is rounded to 2^-9 of entries up to about 24 sqrt(K). An f32 C carries the tensor cores' own rounding of the
   // sums they accumulate, which grows with how many they add: measured on the H100 at K = 1008, relative 1.1e-4 and
