@@ -28,7 +28,7 @@
 //
 // Stream-K (CFG.stream_k, entry gemm_wgmma_stream_k; no clusters): the work is tile/work_order.hpp's GemmStreamK,
 // computed by every CTA from the grid it runs in. Producer and consumers walk the same pieces (k-steps [k0, k1) of a
-// tile): the CTA's range of the split tiles first, then whole tiles. A piece that starts past k-step 0 ends in a
+// tile): the CTA's whole tiles, then its range of the split tiles. A piece that starts past k-step 0 ends in a
 // partial: consumer c writes its accumulator to its slot of the workspace (P.partial: register order, 16-byte chunks)
 // and, after a barrier of its warpgroup and a fence, thread 0 raises the flag of (CTA, consumer). The finisher of a
 // split tile (its k-step 0 piece) waits for each later CTA's flag in CTA order (thread 0's acquire load, then the

@@ -320,7 +320,7 @@ TEST(GemmStreamK, EveryKStepOfEveryTileOnceAndWholeWavesEqual) {
             for (const GemmWorkPiece& p : walk) {
               ASSERT_TRUE(p.tile >= 0 && p.tile < tiles && 0 <= p.k0 && p.k0 < p.k1 && p.k1 <= k_steps);
               for (int k = p.k0; k < p.k1; ++k) ++seen[static_cast<std::size_t>(p.tile) * k_steps + k];
-              whole += p.k0 == 0 && p.k1 == k_steps && p.tile >= s.split_tiles;
+              whole += p.k0 == 0 && p.k1 == k_steps && p.tile < s.whole_tiles();
             }
             // With a split, the whole tiles are the full waves: every CTA has as many. Without, the last partial wave
             // goes to the first CTAs.
@@ -343,23 +343,29 @@ TEST(GemmStreamK, FinisherAddsTheLaterPiecesInCtaOrder) {
         }
         ASSERT_EQ(s.split_tiles, tiles % ctas);  // stream_k always splits the last partial wave
         const auto all = walks(s);
+        // The split tiles are the last ones, after the full waves of whole tiles.
+        EXPECT_EQ(s.whole_tiles(), tiles / ctas * ctas);
         std::vector<std::vector<std::pair<int, GemmWorkPiece>>> pieces(static_cast<std::size_t>(s.split_tiles));
         for (int b = 0; b < ctas; ++b) {
           int partials = 0;
-          for (std::size_t i = 0; i < all[static_cast<std::size_t>(b)].size(); ++i) {
-            const GemmWorkPiece& p = all[static_cast<std::size_t>(b)][i];
-            if (p.tile >= s.split_tiles) continue;
-            pieces[static_cast<std::size_t>(p.tile)].push_back({b, p});
+          bool split_seen = false;
+          for (const GemmWorkPiece& p : all[static_cast<std::size_t>(b)]) {
+            if (p.tile < s.whole_tiles()) {
+              EXPECT_FALSE(split_seen) << "whole tiles come first";
+              continue;
+            }
             if (p.k0 > 0) {
-              // A partial is its CTA's first piece: it waits for nothing before it is written.
-              EXPECT_EQ(i, 0u);
+              // A partial is its CTA's first split piece: it waits for nothing before it is written.
+              EXPECT_FALSE(split_seen);
               ++partials;
             }
+            split_seen = true;
+            pieces[static_cast<std::size_t>(p.tile - s.whole_tiles())].push_back({b, p});
           }
           EXPECT_LE(partials, 1) << "one workspace slot per CTA";
         }
-        for (int t = 0; t < s.split_tiles; ++t) {
-          const auto& tp = pieces[static_cast<std::size_t>(t)];
+        for (int t = s.whole_tiles(); t < tiles; ++t) {
+          const auto& tp = pieces[static_cast<std::size_t>(t - s.whole_tiles())];
           ASSERT_GE(tp.size(), 1u);
           // A range is at most one tile long, so a split tile is shared, or (a range that starts on it and is one
           // tile long) whole.
@@ -383,7 +389,7 @@ TEST(GemmStreamK, FinisherAddsTheLaterPiecesInCtaOrder) {
           EXPECT_EQ(k, k_steps);
           // The finisher's piece is its CTA's last split piece: the contributors' pieces are computed first.
           for (const GemmWorkPiece& p : all[static_cast<std::size_t>(finisher)]) {
-            if (p.tile < s.split_tiles) {
+            if (p.tile >= s.whole_tiles()) {
               EXPECT_LE(p.tile, t);
             }
           }
