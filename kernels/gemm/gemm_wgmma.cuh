@@ -28,12 +28,13 @@
 //
 // Stream-K (CFG.stream_k, entry gemm_wgmma_stream_k; no clusters): the work is tile/work_order.hpp's GemmStreamK,
 // computed by every CTA from the grid it runs in. Producer and consumers walk the same pieces (k-steps [k0, k1) of a
-// tile): the CTA's whole tiles, then its range of the split tiles. A piece that starts past k-step 0 ends in a
-// partial: consumer c writes its accumulator to its slot of the workspace (P.partial: register order, 16-byte chunks)
-// and, after a barrier of its warpgroup and a fence, thread 0 raises the flag of (CTA, consumer). The finisher of a
-// split tile (its k-step 0 piece) waits for each later CTA's flag in CTA order (thread 0's acquire load, then the
-// warpgroup's barrier: CUTLASS's semaphore pattern), adds that partial, lowers the flag for the next launch and stores
-// the tile as a whole one. Every flag is lowered by the launch that raised it, so the scratch starts at zero.
+// tile): the CTA's whole tiles, then its range of the split tiles, the later tile's head first. A piece that ends
+// before the tile's last k-step ends in a partial: consumer c writes its accumulator to its slot of the workspace
+// (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a fence, thread 0 raises the
+// flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last its CTA walks) waits for
+// each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's barrier: CUTLASS's semaphore
+// pattern), adds that partial, lowers the flag for the next launch and stores the tile as a whole one. Every flag is
+// lowered by the launch that raised it, so the scratch starts at zero.
 //
 // Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
 //   [num_stages x A tile: smem_A, block_M rows x block_K cols, K-major, 128 B per row, TMA SWIZZLE_128B]
@@ -299,8 +300,8 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         // This consumer's flag and workspace slot of CTA q: 128 threads x NV / 4 chunks of 4 registers.
         auto slot = [&](int q) { return workspace + static_cast<long long>(q) * (P.partial_floats / 4); };
         auto flag = [&](int q) { return flags + q * CONSUMERS + c; };
-        if (k0 > 0) {
-          // A later piece of a split tile: publish the partial for the tile's finisher.
+        if (k1 < k_steps) {
+          // An earlier piece of a split tile: publish the partial for the tile's finisher.
 #pragma unroll
           for (int j = 0; j < NV / 4; ++j)
             slot(blockIdx.x)[P.partial(tid, j, c)] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
@@ -312,10 +313,10 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
           TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
           return;
         }
-        if (k1 < k_steps) {
-          // The finisher: the later pieces, in CTA order.
+        if (k0 > 0) {
+          // The finisher: the earlier pieces, nearest CTA first.
           const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x, CFG.stream_k == kStreamKIfFaster);
-          for (int q = blockIdx.x + 1; gemm_stream_k_contributor(sk, t, q); ++q) {
+          for (int q = static_cast<int>(blockIdx.x) - 1; gemm_stream_k_contributor(sk, t, q); --q) {
             if (tid == 0)
               while (ld_acquire_gpu(flag(q)) == 0) {
               }

@@ -70,14 +70,16 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
 // tiles of k_steps k-steps each runs T / G full waves of whole tiles (CTA b: tiles b, b + G, ..., in step with the
 // others as data-parallel runs them); the T % G tiles left for a last wave ("split tiles", the last in the raster
 // order) are cut along K instead and shared by split_ctas CTAs: their k-steps, laid end to end tile after tile, are
-// cut into split_ctas equal contiguous ranges, CTA b taking range b after its whole tiles (at most two pieces: the
-// tail of one tile, the head of the next, as a range is at most a tile long). The piece that holds a tile's k-step 0
-// is its finisher: it is the last piece of its CTA's range, so the other pieces of that tile, each the first piece of
-// a later CTA's range, start with it or before. Each of those writes its f32 partial tile to its CTA's workspace slot
-// and raises its flag; the finisher adds them to its own accumulator in CTA order (a fixed order: deterministic
-// results) and stores the tile. Split first, the CTAs would enter the whole waves at different times and at
-// different k, and lose the L2 reuse of CTAs that stream the same k-slices of A and B together (measured: 5-17%
-// slower at 8192^3 and 2048 x 8192 x 8192 on an H200).
+// cut into split_ctas equal contiguous ranges, CTA b taking range b after its whole tiles. A range is at most a tile
+// long: the tail of one tile and the head of the next, or a middle part of one. A CTA walks the head first, then the
+// tail: every CTA starts its head at k-step 0 and its tail where the ranges' common stride puts it, so the CTAs of the
+// split stream the same k-slices of A and B at the same time, as the full waves do (walked in range order, each CTA
+// at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on an H200). The piece
+// that holds a tile's last k-step is its finisher, the last piece its CTA walks; the tile's other pieces (the head,
+// a middle part) are the first piece of earlier CTAs. Each of those writes its f32 partial tile to its CTA's
+// workspace slot and raises its flag; the finisher adds them to its own accumulator in CTA order, nearest first (a
+// fixed order: deterministic results), and stores the tile. Split before the whole tiles, the CTAs would also enter
+// the full waves out of step.
 struct GemmStreamK {
   int tiles = 0, k_steps = 1, ctas = 1;
   int split_tiles = 0;  // the last split_tiles work tiles are split along K (0: data-parallel)
@@ -125,9 +127,10 @@ struct GemmWorkPiece {
   int tile = 0, k0 = 0, k1 = 0;
 };
 
-// The pieces CTA b walks, in order: its whole tiles, then its range of the split tiles.
+// The pieces CTA b walks, in order: its whole tiles, then its range of the split tiles from its end (the head of
+// the later tile first).
 struct GemmStreamKWalk {
-  int next_tile = 0;   // its next whole tile
+  int next_tile = 0;    // its next whole tile
   int at = 0, end = 0;  // what is left of its range
 
   TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : next_tile(b), at(s.begin(b)), end(s.begin(b + 1)) {}
@@ -138,18 +141,19 @@ struct GemmStreamKWalk {
       return true;
     }
     if (at >= end) return false;
-    w.tile = s.whole_tiles() + at / s.k_steps;
-    w.k0 = at % s.k_steps;
-    w.k1 = end - at < s.k_steps - w.k0 ? w.k0 + (end - at) : s.k_steps;
-    at += w.k1 - w.k0;
+    const int tile = (end - 1) / s.k_steps, first = tile * s.k_steps;
+    w.tile = s.whole_tiles() + tile;
+    w.k0 = at > first ? at - first : 0;
+    w.k1 = end - first;
+    end = first + w.k0;
     return true;
   }
 };
 
-// Whether CTA q holds a piece of split work tile `tile` after the one with its k-step 0 (the finisher's, on a CTA
-// before q): the finisher adds the partials of q = its CTA + 1, + 2, ... while this holds.
+// Whether CTA q holds a piece of split work tile `tile` before the finisher's (the piece with its last k-step, on a
+// CTA after q): the finisher adds the partials of q = its CTA - 1, - 2, ... while this holds.
 TL_HOST_DEVICE inline bool gemm_stream_k_contributor(const GemmStreamK& s, int tile, int q) {
-  return q < s.split_ctas && s.begin(q) < (tile - s.whole_tiles() + 1) * s.k_steps && s.begin(q) < s.begin(q + 1);
+  return q >= 0 && s.begin(q + 1) > (tile - s.whole_tiles()) * s.k_steps && s.begin(q) < s.begin(q + 1);
 }
 
 }  // namespace tl

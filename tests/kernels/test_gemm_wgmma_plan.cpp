@@ -331,7 +331,7 @@ TEST(GemmStreamK, EveryKStepOfEveryTileOnceAndWholeWavesEqual) {
         }
 }
 
-TEST(GemmStreamK, FinisherAddsTheLaterPiecesInCtaOrder) {
+TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
   for (int ctas : {7, 66, 132})
     for (int tiles : {3, 66, 133, 480, 2113})
       for (int k_steps : {2, 5, 64}) {
@@ -342,59 +342,79 @@ TEST(GemmStreamK, FinisherAddsTheLaterPiecesInCtaOrder) {
           continue;
         }
         ASSERT_EQ(s.split_tiles, tiles % ctas);  // stream_k always splits the last partial wave
-        const auto all = walks(s);
         // The split tiles are the last ones, after the full waves of whole tiles.
         EXPECT_EQ(s.whole_tiles(), tiles / ctas * ctas);
+        const auto all = walks(s);
         std::vector<std::vector<std::pair<int, GemmWorkPiece>>> pieces(static_cast<std::size_t>(s.split_tiles));
         for (int b = 0; b < ctas; ++b) {
-          int partials = 0;
-          bool split_seen = false;
+          int partials = 0, split = 0;
           for (const GemmWorkPiece& p : all[static_cast<std::size_t>(b)]) {
             if (p.tile < s.whole_tiles()) {
-              EXPECT_FALSE(split_seen) << "whole tiles come first";
+              EXPECT_EQ(split, 0) << "whole tiles come first";
               continue;
             }
-            if (p.k0 > 0) {
+            // The CTA's split pieces: the head of the later tile (from k-step 0), then the tail of the earlier one.
+            if (split == 0 && all[static_cast<std::size_t>(b)].back().tile != p.tile) {
+              EXPECT_EQ(p.k0, 0);
+            }
+            if (p.k1 < k_steps) {
               // A partial is its CTA's first split piece: it waits for nothing before it is written.
-              EXPECT_FALSE(split_seen);
+              EXPECT_EQ(split, 0);
               ++partials;
             }
-            split_seen = true;
+            ++split;
             pieces[static_cast<std::size_t>(p.tile - s.whole_tiles())].push_back({b, p});
           }
+          EXPECT_LE(split, 2);
           EXPECT_LE(partials, 1) << "one workspace slot per CTA";
         }
         for (int t = s.whole_tiles(); t < tiles; ++t) {
-          const auto& tp = pieces[static_cast<std::size_t>(t - s.whole_tiles())];
+          auto tp = pieces[static_cast<std::size_t>(t - s.whole_tiles())];
           ASSERT_GE(tp.size(), 1u);
-          // A range is at most one tile long, so a split tile is shared, or (a range that starts on it and is one
-          // tile long) whole.
-          if (tp.size() == 1) {
-            EXPECT_EQ(tp.front().second.k1, k_steps);
-          }
-          // The finisher holds k-step 0; the contributors it walks are exactly the other pieces' CTAs, in order, and
-          // their k ranges follow each other to k_steps (so the sum is the whole K).
+          // The finisher holds the last k-step, on the last CTA of the tile; the contributors it walks are exactly
+          // the other pieces' CTAs, nearest first, and their k ranges precede each other down to k-step 0 (so the
+          // sum is the whole K).
+          std::sort(tp.begin(), tp.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
           const int finisher = tp.front().first;
-          EXPECT_EQ(tp.front().second.k0, 0);
+          EXPECT_EQ(tp.front().second.k1, k_steps);
           std::vector<int> contributors;
-          for (int q = finisher + 1; gemm_stream_k_contributor(s, t, q); ++q) contributors.push_back(q);
+          for (int q = finisher - 1; gemm_stream_k_contributor(s, t, q); --q) contributors.push_back(q);
           ASSERT_EQ(contributors.size() + 1, tp.size());
-          int k = tp.front().second.k1;
+          int k = tp.front().second.k0;
           for (std::size_t i = 1; i < tp.size(); ++i) {
             EXPECT_EQ(tp[i].first, contributors[i - 1]);
-            EXPECT_GT(tp[i].first, finisher);
-            EXPECT_EQ(tp[i].second.k0, k);
-            k = tp[i].second.k1;
+            EXPECT_EQ(tp[i].second.k1, k);
+            k = tp[i].second.k0;
           }
-          EXPECT_EQ(k, k_steps);
-          // The finisher's piece is its CTA's last split piece: the contributors' pieces are computed first.
-          for (const GemmWorkPiece& p : all[static_cast<std::size_t>(finisher)]) {
-            if (p.tile >= s.whole_tiles()) {
-              EXPECT_LE(p.tile, t);
-            }
-          }
+          EXPECT_EQ(k, 0);
+          // The finisher's piece is the last its CTA walks: the contributors' pieces (their first) come before.
+          const GemmWorkPiece& last = all[static_cast<std::size_t>(finisher)].back();
+          EXPECT_TRUE(last.tile == t && last.k1 == k_steps);
         }
       }
+}
+
+// The split's CTAs stream the same k-slices together: every head starts at k-step 0, and every tail that follows a
+// head of the same length starts at the same k-step.
+TEST(GemmStreamK, SplitCtasWalkKInStep) {
+  const GemmStreamK s = gemm_stream_k(480, 64, 132, false);  // 3000 x 5000 x 4096: 84 split tiles on 132 CTAs
+  ASSERT_EQ(s.split_ctas, 132);
+  std::map<int, int> tail_start_by_head;
+  for (const auto& walk : walks(s)) {
+    std::vector<GemmWorkPiece> split;
+    for (const GemmWorkPiece& p : walk)
+      if (p.tile >= s.whole_tiles()) split.push_back(p);
+    if (split.size() != 2) continue;
+    EXPECT_EQ(split[0].k0, 0);
+    const int head = split[0].k1, tail_start = split[1].k0;
+    // Time runs in k-steps: the tail starts at time `head` at k-step tail_start; its k-step at time T is
+    // T - head + tail_start, the same for all CTAs when tail_start - head is.
+    tail_start_by_head[tail_start - head]++;
+  }
+  // The range is 40 or 41 k-steps (84 x 64 / 132 = 40.7): the offsets take at most two values a step apart.
+  ASSERT_FALSE(tail_start_by_head.empty());
+  EXPECT_LE(tail_start_by_head.size(), 2u);
+  EXPECT_LE(tail_start_by_head.rbegin()->first - tail_start_by_head.begin()->first, 1);
 }
 
 TEST(GemmStreamK, SplitsOnlyWhereTheEstimateSaysItPays) {

@@ -21,18 +21,24 @@ if has("check") then
     {{M = 2113, N = 2312, K = 1000}, {tma_store = false}},
     {{M = 3000, N = 5000, K = 520}, {block_M = 64, block_N = 128, raster = "n", panel = 4}},
   }) do
+    if #cases >= checks then break end
     local config = {schedule = "stream_k"}
     for k, v in pairs(c[2]) do config[k] = v end
     add("gemm.wgmma", c[1], config, true)
   end
 end
+-- GEMM_SCHEDULES=data_parallel,stream_k: the schedules timed (default all three).
+local schedules = {}
+for s in (os.getenv("GEMM_SCHEDULES") or "data_parallel,stream_k,auto"):gmatch("[^,]+") do schedules[#schedules + 1] = s end
+-- GEMM_CHECKS=N: only the first N stream-K checks.
+local checks = tonumber(os.getenv("GEMM_CHECKS") or "100")
 if has("time") then
   for _, p in ipairs({
     {M = 3000, N = 5000, K = 4096}, {M = 4096, N = 4096, K = 512}, {M = 8192, N = 8192, K = 8192},
     {M = 4096, N = 4096, K = 4096}, {M = 8192, N = 8192, K = 1024}, {M = 6144, N = 6144, K = 6144},
     {M = 2048, N = 8192, K = 8192}, {M = 16384, N = 16384, K = 4096},
   }) do
-    for _, s in ipairs({"data_parallel", "stream_k", "auto"}) do add("gemm.wgmma", p, {schedule = s}, false) end
+    for _, s in ipairs(schedules) do add("gemm.wgmma", p, {schedule = s}, false) end
   end
 end
 if has("fp8") then
