@@ -8,6 +8,11 @@ local rep = tonumber(os.getenv("GEMM_REP") or "30")
 local parts = os.getenv("GEMM_PARTS") or "check,time,fp8"
 local function has(part) return parts:find(part, 1, true) ~= nil end
 local cases = {}
+-- GEMM_SCHEDULES=data_parallel,stream_k: the schedules timed (default all three).
+local schedules = {}
+for s in (os.getenv("GEMM_SCHEDULES") or "data_parallel,stream_k,auto"):gmatch("[^,]+") do schedules[#schedules + 1] = s end
+-- GEMM_CHECKS=N: only the first N stream-K checks.
+local checks = tonumber(os.getenv("GEMM_CHECKS") or "100")
 local function add(kernel, problem, config, verify) cases[#cases + 1] = {kernel, problem, config, verify} end
 if has("check") then
   -- Split tiles of every kind: fewer tiles than SMs, partial tiles in M and N, a K that is no multiple of 64, both B
@@ -27,11 +32,6 @@ if has("check") then
     add("gemm.wgmma", c[1], config, true)
   end
 end
--- GEMM_SCHEDULES=data_parallel,stream_k: the schedules timed (default all three).
-local schedules = {}
-for s in (os.getenv("GEMM_SCHEDULES") or "data_parallel,stream_k,auto"):gmatch("[^,]+") do schedules[#schedules + 1] = s end
--- GEMM_CHECKS=N: only the first N stream-K checks.
-local checks = tonumber(os.getenv("GEMM_CHECKS") or "100")
 if has("time") then
   for _, p in ipairs({
     {M = 3000, N = 5000, K = 4096}, {M = 4096, N = 4096, K = 512}, {M = 8192, N = 8192, K = 8192},
