@@ -37,6 +37,8 @@ if has("time") then
     {M = 3000, N = 5000, K = 4096}, {M = 4096, N = 4096, K = 512}, {M = 8192, N = 8192, K = 8192},
     {M = 4096, N = 4096, K = 4096}, {M = 8192, N = 8192, K = 1024}, {M = 6144, N = 6144, K = 6144},
     {M = 2048, N = 8192, K = 8192}, {M = 16384, N = 16384, K = 4096},
+    -- 66 x 32 tiles: 16 full waves on 132 SMs, nothing to split (stream-K's kernel as data-parallel).
+    {M = 8448, N = 8192, K = 4096},
   }) do
     for _, s in ipairs(schedules) do add("gemm.wgmma", p, {schedule = s}, false) end
   end
