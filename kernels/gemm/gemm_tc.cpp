@@ -418,19 +418,9 @@ std::vector<ParamSpec> hopper_schedule_params() {
                                  "with 16-byte rows; an f32 C stores from registers)")};
 }
 
-// K from which schedule=auto takes stream-K (GemmStreamK with only_if_faster, decided in the kernel from its grid):
-// below it a split tile's k-steps are too few to pay for a partial's write and read (docs/perf.md).
-constexpr std::int64_t kStreamKMinK = 1024;
-
-// The persistent schedule (GemmWgmmaConfig::stream_k). auto: stream-K where it may pay (no clusters, K deep enough),
-// the split then decided per launch; data-parallel otherwise.
-int wgmma_schedule(const Values& p, const Values& c) {
-  const std::string s = c.text("schedule");
-  if (s == "stream_k") return kStreamK;
-  if (s == "data_parallel") return kDataParallel;
-  const bool clusters = c.integer("cluster_M") * c.integer("cluster_N") > 1;
-  return !clusters && p.integer("K") >= kStreamKMinK ? kStreamKIfFaster : kDataParallel;
-}
+// The persistent schedule (GemmWgmmaConfig::stream_k). auto is data_parallel: stream-K measured slower at every
+// shape tried on the H200 (docs/perf.md, 2026-11-26), its whole tiles 4% slower than data-parallel's.
+bool wgmma_stream_k(const Values& c) { return c.text("schedule") == "stream_k"; }
 
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
@@ -447,7 +437,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .trans_B = p.boolean("trans_B"),
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
-          .stream_k = wgmma_schedule(p, c)};
+          .stream_k = wgmma_stream_k(c)};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -516,9 +506,8 @@ KernelSpec gemm_wgmma_spec() {
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles split along K over all CTAs, partial f32 "
-      "tiles added by each tile's finisher through a workspace (no clusters); auto: stream-K where it pays (K >= " +
-          std::to_string(kStreamKMinK) + ", no clusters: split per launch when the estimate says so), else "
-          "data_parallel"));
+      "tiles added by each tile's finisher through a workspace (no clusters); auto: data_parallel (stream-K measured "
+      "slower on the H200)"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.

@@ -94,7 +94,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
                 "clusters of 1 or 2 CTAs");
   static_assert(CLUSTER_M == 1 || TRANS_B || P.b_boxes % 2 == 0, "2x1: each CTA multicasts half of B's boxes");
-  static_assert(CFG.stream_k == kDataParallel || CLUSTER == 1, "stream-K runs without clusters");
+  static_assert(!CFG.stream_k || CLUSTER == 1, "stream-K runs without clusters");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
   // The half of a shared operand's tile that rank r loads starts at row r * (box rows): a whole number of atoms.
@@ -141,10 +141,10 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   const int k_steps = (K + BK - 1) / BK;
   // The pieces of work this CTA walks, in order: fn(work tile, first k-step, end k-step).
   auto for_each_piece = [&](auto&& fn) {
-    if constexpr (CFG.stream_k == kDataParallel) {
+    if constexpr (!CFG.stream_k) {
       for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) fn(t, 0, k_steps);
     } else {
-      const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x, CFG.stream_k == kStreamKIfFaster);
+      const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
       GemmStreamKWalk walk(sk, blockIdx.x);
       GemmWorkPiece w;
       while (walk.next(sk, w)) fn(w.tile, w.k0, w.k1);
@@ -296,7 +296,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
       // The rank-1 tile of an odd pair lies past the matrix: nothing to store (uniform over the warpgroup).
       if (CLUSTER > 1 && (tm >= tiles_m || tn >= tiles_n)) return;
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
-      if constexpr (CFG.stream_k != kDataParallel) {
+      if constexpr (CFG.stream_k) {
         // This consumer's flag and workspace slot of CTA q: 128 threads x NV / 4 chunks of 4 registers.
         auto slot = [&](int q) { return workspace + static_cast<long long>(q) * (P.partial_floats / 4); };
         auto flag = [&](int q) { return flags + q * CONSUMERS + c; };
@@ -315,7 +315,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         }
         if (k0 > 0) {
           // The finisher: the earlier pieces, nearest CTA first.
-          const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x, CFG.stream_k == kStreamKIfFaster);
+          const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
           for (int q = static_cast<int>(blockIdx.x) - 1; gemm_stream_k_contributor(sk, t, q); --q) {
             if (tid == 0)
               while (ld_acquire_gpu(flag(q)) == 0) {
@@ -351,7 +351,7 @@ template <GemmWgmmaConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
-  static_assert(CFG.stream_k == kDataParallel, "stream-K is gemm_wgmma_stream_k");
+  static_assert(!CFG.stream_k, "stream-K is gemm_wgmma_stream_k");
   gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, nullptr, nullptr);
 }
 
@@ -362,7 +362,7 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_wgmma_stream_k(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                         const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K,
                         float* __restrict__ workspace, int* __restrict__ flags) {
-  static_assert(CFG.stream_k != kDataParallel, "data-parallel is gemm_wgmma");
+  static_assert(CFG.stream_k, "data-parallel is gemm_wgmma");
   gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, reinterpret_cast<float4*>(workspace), flags);
 }
 

@@ -32,17 +32,15 @@ struct GemmWgmmaConfig {
   bool bf16 = true;     // A and B are bf16 (else f16)
   bool trans_B = true;  // B stored N x K (K-major); else K x N (N-major)
   gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
-  // The persistent schedule (tile/work_order.hpp, GemmStreamK): kDataParallel, whole tiles only; kStreamK, the last
-  // partial wave's tiles split along K; kStreamKIfFaster, split where the estimate says it is faster.
-  int stream_k = 0;
+  // The persistent schedule: whole tiles only (false), or the last partial wave's tiles split along K
+  // (tile/work_order.hpp, GemmStreamK).
+  bool stream_k = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int cluster() const { return cluster_M * cluster_N; }
 };
 
-// GemmWgmmaConfig::stream_k (an enum: a namespace-scope constexpr variable would become an NVRTC device global).
-enum GemmSchedule : int { kDataParallel = 0, kStreamK = 1, kStreamKIfFaster = 2 };
 
 // Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
 #define TL_GEMM_WGMMA_PROBES(X) X(wait_empty) X(tma_issue) X(wait_full) X(wgmma) X(release) X(epilogue)

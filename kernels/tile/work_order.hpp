@@ -99,9 +99,8 @@ enum : int { kStreamKPartialSteps = 2 };  // an enum: NVRTC would emit a constex
 
 // The split for T tiles of k_steps k-steps on G CTAs. Each split tile is cut into `pieces` (2 up to k_steps and G /
 // split_tiles): a piece of k_steps / pieces k-steps, and a finisher that reads pieces - 1 partials, cost about
-// k_steps / pieces + kStreamKPartialSteps * (pieces - 1); the cheapest count is taken. `only_if_faster`: no split
-// (data-parallel) unless that cost, plus the write of one partial, is below the k_steps of the wave it replaces.
-TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas, bool only_if_faster) {
+// k_steps / pieces + kStreamKPartialSteps * (pieces - 1); the cheapest count is taken.
+TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas) {
   GemmStreamK s;
   s.tiles = tiles;
   s.k_steps = k_steps < 1 ? 1 : k_steps;
@@ -116,7 +115,6 @@ TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas
     const int cost = (s.k_steps + n - 1) / n + kStreamKPartialSteps * (n - 1);
     if (n == 2 || cost < best) pieces = n, best = cost;
   }
-  if (only_if_faster && best + kStreamKPartialSteps >= s.k_steps) return s;
   s.split_tiles = rest;
   s.split_ctas = rest * pieces < s.ctas ? rest * pieces : s.ctas;
   return s;

@@ -235,18 +235,15 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"trans_B", "false"}}, {}},
       {{{"out_dtype", "f16"}}, {}},
       {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}},
-      {{}, {{"schedule", "data_parallel"}}},
       {{}, {{"schedule", "stream_k"}}}};
   test::expect_distinct_names_and_keys(wgmma_spec(), variants);
   EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
             ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
-            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = 0}>");
-  // auto: stream-K (decided per launch) at K = 4096, data-parallel at K = 512 and with clusters.
-  EXPECT_EQ(instance({}, {}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
-  EXPECT_NE(instance({}, {}).name_expression.find(".stream_k = 2"), std::string::npos);
-  EXPECT_EQ(instance({{"K", "512"}}, {}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
-  EXPECT_EQ(instance({}, {{"cluster_M", "2"}}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
+            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = false}>");
+  // auto is data-parallel (the same kernel); stream_k has its own entry.
+  EXPECT_EQ(instance({}, {}).name_expression, instance({}, {{"schedule", "data_parallel"}}).name_expression);
+  EXPECT_EQ(instance({}, {{"schedule", "stream_k"}}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order); test_library compiles the
@@ -305,11 +302,10 @@ std::vector<std::vector<GemmWorkPiece>> walks(const GemmStreamK& s) {
 TEST(GemmStreamK, EveryKStepOfEveryTileOnceAndWholeWavesEqual) {
   for (int ctas : {1, 7, 66, 132})
     for (int tiles : {1, 5, 66, 131, 132, 133, 480, 512, 2048})
-      for (int k_steps : {1, 2, 3, 8, 64, 65})
-        for (bool if_faster : {false, true}) {
-          const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas, if_faster);
+      for (int k_steps : {1, 2, 3, 8, 64, 65}) {
+          const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas);
           SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " +
-                       std::to_string(ctas) + (if_faster ? " (if faster)" : ""));
+                       std::to_string(ctas));
           ASSERT_TRUE(s.split_tiles == 0 || s.split_tiles == tiles % ctas);
           ASSERT_LE(s.split_ctas, ctas);
           std::vector<int> seen(static_cast<std::size_t>(tiles) * k_steps, 0);
@@ -335,7 +331,7 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
   for (int ctas : {7, 66, 132})
     for (int tiles : {3, 66, 133, 480, 2113})
       for (int k_steps : {2, 5, 64}) {
-        const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas, false);
+        const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas);
         SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " + std::to_string(ctas));
         if (tiles % ctas == 0) {
           EXPECT_EQ(s.split_tiles, 0);
@@ -397,7 +393,7 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
 // The split's CTAs stream the same k-slices together: every head starts at k-step 0, and every tail that follows a
 // head of the same length starts at the same k-step.
 TEST(GemmStreamK, SplitCtasWalkKInStep) {
-  const GemmStreamK s = gemm_stream_k(480, 64, 132, false);  // 3000 x 5000 x 4096: 84 split tiles on 132 CTAs
+  const GemmStreamK s = gemm_stream_k(480, 64, 132);  // 3000 x 5000 x 4096: 84 split tiles on 132 CTAs
   ASSERT_EQ(s.split_ctas, 132);
   std::map<int, int> tail_start_by_head;
   for (const auto& walk : walks(s)) {
@@ -417,25 +413,25 @@ TEST(GemmStreamK, SplitCtasWalkKInStep) {
   EXPECT_LE(tail_start_by_head.rbegin()->first - tail_start_by_head.begin()->first, 1);
 }
 
-TEST(GemmStreamK, SplitsOnlyWhereTheEstimateSaysItPays) {
+TEST(GemmStreamK, PiecesFollowTheEstimate) {
   // 3000 x 5000 x 4096 in 128 x 256 tiles on an H100's 132 SMs: 24 x 20 = 480 tiles, 3 full waves and 84 tiles of
-  // 64 k-steps: split. 4096 x 4096 x 512: 512 tiles, 116 left over, 8 k-steps: a split piece (4) plus a partial
-  // read and write costs what it saves.
-  EXPECT_EQ(gemm_stream_k(480, 64, 132, true).split_tiles, 84);
-  EXPECT_EQ(gemm_stream_k(512, 8, 132, true).split_tiles, 0);
-  EXPECT_EQ(gemm_stream_k(512, 8, 132, false).split_tiles, 116);
+  // 64 k-steps, 132 / 84 = 1 CTA each: 2 pieces a tile, over all 132 CTAs.
+  EXPECT_EQ(gemm_stream_k(480, 64, 132).split_tiles, 84);
+  EXPECT_EQ(gemm_stream_k(480, 64, 132).split_ctas, 132);
   // Full waves: nothing to split.
-  EXPECT_EQ(gemm_stream_k(264, 64, 132, false).split_tiles, 0);
-  // 8 tiles left over: each cut into at most as many pieces as pay, not over all 132 CTAs.
-  const GemmStreamK few = gemm_stream_k(8192 + 8, 64, 132, true);
-  EXPECT_EQ(few.split_tiles, (8192 + 8) % 132);
-  EXPECT_LT(few.split_ctas, 132);
+  EXPECT_EQ(gemm_stream_k(264, 64, 132).split_tiles, 0);
+  // 16384^2 x 4096: 8 tiles left over; 64 / n + 2 (n - 1) is least at 5 pieces (13 + 8): 40 CTAs, not all 132.
+  const GemmStreamK few = gemm_stream_k(8192, 64, 132);
+  EXPECT_EQ(few.split_tiles, 8);
+  EXPECT_EQ(few.split_ctas, 40);
+  // 3 k-steps: 2 pieces (2 + 2) beat 3 (1 + 4).
+  EXPECT_EQ(gemm_stream_k(8192, 3, 132).split_ctas, 8 * 2);
 }
 
 TEST(GemmStreamK, WorkspaceChunksAreCoalescedAndFillTheSlot) {
   for (int bm : {64, 128})
     for (int bn : {128, 256}) {
-      const GemmWgmmaPlan p = make_plan({.block_M = bm, .block_N = bn, .stream_k = kStreamK});
+      const GemmWgmmaPlan p = make_plan({.block_M = bm, .block_N = bn, .stream_k = true});
       const int chunks = p.acc.num_values() / 4, consumers = bm / 64;
       ASSERT_EQ(p.partial_floats, bm * bn);
       std::set<int> at;

@@ -63,6 +63,7 @@ CASES=(
   "gemm.grouped||"
   "gemm.grouped|schedule=host,block_M=64,block_N=128|layout=masked,out_dtype=f32,N=1000"
   "gemm.grouped||dtype=e4m3"
+  "gemm.wgmma|schedule=stream_k|M=3000,N=5000"
 )
 n=0
 for c in "${CASES[@]}"; do
