@@ -528,7 +528,7 @@ KernelSpec gemm_wgmma_spec() {
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const auto tiles = wgmma_cluster_tiles(p, c);
     const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count / wgmma_cluster(c), 1));
-    // Stream-K: at most two pieces of split tiles before the whole ones, together shorter than one tile.
+    // Stream-K: at most two pieces of split tiles after the whole ones, together at most one tile.
     const auto per_block = (tiles + grid - 1) / grid + (wgmma_config(p, c).stream_k ? 2 : 0);
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);

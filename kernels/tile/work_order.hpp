@@ -88,7 +88,8 @@ struct GemmStreamK {
   TL_HOST_DEVICE int whole_tiles() const { return tiles - split_tiles; }
   TL_HOST_DEVICE int split_steps() const { return split_tiles * k_steps; }
   // The first k-step of CTA b's range, in the split tiles' joint k-step index (ranges end where the next begins;
-  // CTAs from split_ctas on have none). split_tiles < G and k_steps <= 2^14 keep the product in an int.
+  // CTAs from split_ctas on have none). With split_tiles < G, k_steps <= 2^14 (K <= 2^20) and b <= G the product
+  // fits an int for G up to 362 SMs.
   TL_HOST_DEVICE int begin(int b) const { return b >= split_ctas ? split_steps() : split_steps() * b / split_ctas; }
 };
 
