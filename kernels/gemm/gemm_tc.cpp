@@ -197,6 +197,8 @@ Timeline finish_model(Timeline t, const KernelInstance& inst, const ModelDevice&
   return t;
 }
 
+GemmWgmmaConfig wgmma_config(const Values& p, const Values& c);
+
 Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   GemmModelInputs g = gemm_model_inputs(inst, d);
   GemmModelCosts& c = g.costs;
@@ -226,6 +228,7 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   });
   c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw);
   std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
+  if (wgmma_config(inst.problem, inst.config).stream_k) shape += "; whole tiles: stream-K's split not modelled";
   if (cm * cn > 1)
     shape += "; 2-CTA cluster: the shared operand's L2 reads halved, the pair's waits on each other not modelled";
   return finish_model(model_gemm_wgmma(m, c, inst.spec->probes), inst, d, shape);
@@ -415,6 +418,10 @@ std::vector<ParamSpec> hopper_schedule_params() {
                                  "with 16-byte rows; an f32 C stores from registers)")};
 }
 
+// The persistent schedule (GemmWgmmaConfig::stream_k). auto is data_parallel: stream-K measured slower at every
+// shape tried on the H200 (docs/perf.md, 2026-11-26), its whole tiles 4% slower than data-parallel's.
+bool wgmma_stream_k(const Values& c) { return c.text("schedule") == "stream_k"; }
+
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -429,7 +436,8 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .cluster_N = i("cluster_N"),
           .bf16 = p.dtype() == DType::bf16,
           .trans_B = p.boolean("trans_B"),
-          .out_dtype = static_cast<gemm_detail::OutType>(out_code(p))};
+          .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
+          .stream_k = wgmma_stream_k(c)};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -449,8 +457,18 @@ std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
   return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
 }
 
+// Stream-K's grid: a CTA per SM (capped at the k-steps there are), whatever the tile count, so that a last partial
+// wave (or a problem of fewer tiles than SMs) is shared by all of them.
+std::int64_t wgmma_stream_k_grid(const Values& p, const Values& c, const DeviceLimits& l) {
+  const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
+  return std::max<std::int64_t>(std::min<std::int64_t>(tiles * k_steps, std::max(l.sm_count, 1)), 1);
+}
+
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
+  if (c.text("schedule") == "stream_k" && wgmma_cluster(c) > 1)
+    return refuse("schedule=stream_k splits tiles along K between single CTAs; it runs without clusters: set "
+                  "cluster_M=1 and cluster_N=1, or schedule=data_parallel");
   if (wgmma_cluster(c) > 2)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
@@ -485,6 +503,11 @@ KernelSpec gemm_wgmma_spec() {
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "schedule", "auto", {"auto", "data_parallel", "stream_k"},
+      "data_parallel: whole tiles; stream_k: the last partial wave's tiles split along K over all CTAs, partial f32 "
+      "tiles added by each tile's finisher through a workspace (no clusters); auto: data_parallel (stream-K measured "
+      "slower on the H200)"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
@@ -493,7 +516,10 @@ KernelSpec gemm_wgmma_spec() {
         {{"cluster_M", "2"}, {"tma_store", "false"}},
         {{"cluster_N", "2"}, {"tma_store", "false"}},
         {{"cluster_M", "2"}, {"block_N", "128"}, {"raster", "n"}, {"panel", "2"}},
-        {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}}};
+        {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}},
+        // Stream-K with the other epilogue, the other tile shape and the other raster.
+        {{"schedule", "stream_k"}, {"tma_store", "false"}},
+        {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -502,7 +528,8 @@ KernelSpec gemm_wgmma_spec() {
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const auto tiles = wgmma_cluster_tiles(p, c);
     const auto grid = std::min<std::int64_t>(tiles, std::max<std::int64_t>(l.sm_count / wgmma_cluster(c), 1));
-    const auto per_block = (tiles + grid - 1) / grid;
+    // Stream-K: at most two pieces of split tiles after the whole ones, together at most one tile.
+    const auto per_block = (tiles + grid - 1) / grid + (wgmma_config(p, c).stream_k ? 2 : 0);
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
     return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
   };
@@ -514,7 +541,9 @@ KernelSpec gemm_wgmma_spec() {
     LaunchGeometry g;
     const auto cluster = wgmma_cluster(c);
     const std::int64_t clusters = std::max<std::int64_t>(l.sm_count / cluster, 1);
-    g.grid.x = static_cast<std::uint32_t>(std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
+    g.grid.x = static_cast<std::uint32_t>(wgmma_config(p, c).stream_k
+                                              ? wgmma_stream_k_grid(p, c, l)
+                                              : std::min<std::int64_t>(wgmma_cluster_tiles(p, c), clusters) * cluster);
     g.cluster.x = static_cast<std::uint32_t>(cluster);
     g.persistent = true;  // the launcher shrinks the grid to the CTAs (pairs) this GPU holds at once
     g.block.x = static_cast<std::uint32_t>(wgmma_config(p, c).threads());
@@ -525,7 +554,9 @@ KernelSpec gemm_wgmma_spec() {
   // the plan's boxes: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of them per
   // stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares (A for
   // cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
-  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+  // Stream-K adds (workspace, flags): a partial tile per CTA and a flag per CTA and consumer, scratch (zeroed once;
+  // the kernel leaves the flags at zero).
+  k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
     const GemmWgmmaPlan plan = wgmma_plan(p, c);
@@ -540,6 +571,11 @@ KernelSpec gemm_wgmma_spec() {
                                                  : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
+    if (wgmma_config(p, c).stream_k) {
+      const std::int64_t grid = wgmma_stream_k_grid(p, c, l);
+      a.push_back(ArgSpec::tensor("workspace", DType::f32, {grid, plan.partial_floats}, ArgRole::scratch));
+      a.push_back(ArgSpec::tensor("flags", DType::i32, {grid * wgmma_config(p, c).consumers()}, ArgRole::scratch));
+    }
     return a;
   };
   // The plan's tiles as TMA writes them and wgmma reads them: smem_B K-major (trans_B) or MN-major (.mn: 64-column
@@ -811,6 +847,20 @@ KernelSpec gemm_fp8_spec() {
     return M * K + N * K + scales + M * N * (p.text("out_dtype") == "f32" ? 4.0 : 2.0);
   };
   k.reference = fp8_reference;
+  // cuBLASLt's FP8 matmul on the same buffers, with the same scales (per tensor, outer vectors, 1 x 128 by 128 x 128
+  // blocks) and output type; it promotes as fast_accum=false does (the config is not the problem's: fast_accum=true
+  // is compared with it too).
+  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+    BaselineSpec b;
+    b.kind = "cublaslt_fp8";
+    b.M = static_cast<int>(p.integer("M"));
+    b.N = static_cast<int>(p.integer("N"));
+    b.K = static_cast<int>(p.integer("K"));
+    b.in = DType::e4m3;
+    b.out = out_type(p);
+    b.scaling = p.text("scaling");
+    return b;
+  };
   // Entries are sums of K products of e4m3 values in [-2, 2) (variance 4/3 each) times scales in [0.5, 2): a bf16 C
   // is rounded to 2^-9 of entries up to about 24 sqrt(K). An f32 C carries the tensor cores' own rounding of the
   // sums they accumulate, which grows with how many they add: measured on the H100 at K = 1008, relative 1.1e-4 and

@@ -26,6 +26,16 @@
 // half of the shared operand to rank 0; its own operand is loaded from the last real tile), and stores nothing. A
 // half of the shared operand that starts past M (N) is not loaded by either CTA nor counted in the expected bytes.
 //
+// Stream-K (CFG.stream_k, entry gemm_wgmma_stream_k; no clusters): the work is tile/work_order.hpp's GemmStreamK,
+// computed by every CTA from the grid it runs in. Producer and consumers walk the same pieces (k-steps [k0, k1) of a
+// tile): the CTA's whole tiles, then its range of the split tiles, the later tile's head first. A piece that ends
+// before the tile's last k-step ends in a partial: consumer c writes its accumulator to its slot of the workspace
+// (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a fence, thread 0 raises the
+// flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last its CTA walks) waits for
+// each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's barrier: CUTLASS's semaphore
+// pattern), adds that partial, lowers the flag for the next launch and stores the tile as a whole one. Every flag is
+// lowered by the launch that raised it, so the scratch starts at zero.
+//
 // Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
 //   [num_stages x A tile: smem_A, block_M rows x block_K cols, K-major, 128 B per row, TMA SWIZZLE_128B]
 //   [num_stages x B tile: smem_B, K-major like A, or N-major: block_N/64 blocks of block_K k-rows x 64 n (128 B per
@@ -43,6 +53,7 @@
 #include "tile/barrier.cuh"
 #include "tile/cluster.cuh"
 #include "tile/config.hpp"
+#include "tile/global.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/setmaxnreg.cuh"
@@ -64,9 +75,9 @@ namespace tl {
 // N % 8 == 0 for a 16-bit C, N % 4 == 0 for f32); otherwise each thread stores its accumulator pairs directly
 // (any N).
 template <GemmWgmmaConfig CFG>
-__global__ void __launch_bounds__(CFG.threads(), 1)
-    gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
-               const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
+TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
+                                      const TmaDescriptor& tma_c, void* __restrict__ C, int M, int N, int K,
+                                      float4* __restrict__ workspace, int* __restrict__ flags) {
   using namespace wgmma_ops;
   using namespace gemm_detail;
   using Probe = GemmWgmmaProbe;
@@ -83,6 +94,7 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
   static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
                 "clusters of 1 or 2 CTAs");
   static_assert(CLUSTER_M == 1 || TRANS_B || P.b_boxes % 2 == 0, "2x1: each CTA multicasts half of B's boxes");
+  static_assert(!CFG.stream_k || CLUSTER == 1, "stream-K runs without clusters");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
   // The half of a shared operand's tile that rank r loads starts at row r * (box rows): a whole number of atoms.
@@ -127,6 +139,17 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
   // Cluster tiles: one per cluster and turn (= the tiles when CLUSTER == 1).
   const int tiles = gemm_cluster_tiles(tiles_m, tiles_n, CLUSTER_M, CLUSTER_N);
   const int k_steps = (K + BK - 1) / BK;
+  // The pieces of work this CTA walks, in order: fn(work tile, first k-step, end k-step).
+  auto for_each_piece = [&](auto&& fn) {
+    if constexpr (!CFG.stream_k) {
+      for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) fn(t, 0, k_steps);
+    } else {
+      const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
+      GemmStreamKWalk walk(sk, blockIdx.x);
+      GemmWorkPiece w;
+      while (walk.next(sk, w)) fn(w.tile, w.k0, w.k1);
+    }
+  };
 
   if (wg == 0) {
     // Producer warpgroup: give registers to the consumers; its first warp waits on the empty barriers and one
@@ -135,13 +158,13 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
       int it = 0;
-      for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) {
+      for_each_piece([&](int t, int k0, int k1) {
         const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n, CLUSTER_M, CLUSTER_N, rank);
         int tm = tile.m, tn = tile.n;
         // A tile past the matrix (rank 1 of an odd pair) loads its own operand from the last real tile.
         if constexpr (CLUSTER_M > 1) tm = min(tm, tiles_m - 1);
         if constexpr (CLUSTER_N > 1) tn = min(tn, tiles_n - 1);
-        for (int k = 0; k < k_steps; ++k, ++it) {
+        for (int k = k0; k < k1; ++k, ++it) {
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
@@ -206,7 +229,7 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
           TL_PROBE_BEGIN_AT(Probe::tma_issue, s, it, t_issue);
           TL_PROBE_END_AT(Probe::tma_issue, s, it, t_issued);
         }
-      }
+      });
       TL_PROBE_FLUSH();
     }
   } else {
@@ -227,7 +250,7 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
       }
     };
     int it = 0;
-    for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) {
+    for_each_piece([&](int t, int k0, int k1) {
       const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n, CLUSTER_M, CLUSTER_N, rank);
       const int tm = tile.m, tn = tile.n;
 #pragma unroll
@@ -236,7 +259,7 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
       // Not unrolled: one K-step's wgmma per iteration (measured as fast; the compiler's own choice varies with the
       // size of what follows the loop).
 #pragma unroll 1
-      for (int k = 0; k < k_steps; ++k, ++it) {
+      for (int k = k0; k < k1; ++k, ++it) {
         const int s = it % STAGES;
         TL_PROBE_STAMP(t_wait);
         mbar_wait(full_bar(s), (it / STAGES) & 1);
@@ -271,12 +294,49 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
         if (tid == 0) release(prev_stage);
       }
       // The rank-1 tile of an odd pair lies past the matrix: nothing to store (uniform over the warpgroup).
-      if (CLUSTER > 1 && (tm >= tiles_m || tn >= tiles_n)) continue;
+      if (CLUSTER > 1 && (tm >= tiles_m || tn >= tiles_n)) return;
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
+      if constexpr (CFG.stream_k) {
+        // This consumer's flag and workspace slot of CTA q: 128 threads x NV / 4 chunks of 4 registers.
+        auto slot = [&](int q) { return workspace + static_cast<long long>(q) * (P.partial_floats / 4); };
+        auto flag = [&](int q) { return flags + q * CONSUMERS + c; };
+        if (k1 < k_steps) {
+          // An earlier piece of a split tile: publish the partial for the tile's finisher.
+#pragma unroll
+          for (int j = 0; j < NV / 4; ++j)
+            slot(blockIdx.x)[P.partial(tid, j, c)] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+          named_barrier_sync(1 + c, 128);  // every thread's partial is written before the flag says so
+          if (tid == 0) {
+            __threadfence();
+            atomicExch(flag(blockIdx.x), 1);
+          }
+          TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
+          return;
+        }
+        if (k0 > 0) {
+          // The finisher: the earlier pieces, nearest CTA first.
+          const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
+          for (int q = static_cast<int>(blockIdx.x) - 1; gemm_stream_k_contributor(sk, t, q); --q) {
+            if (tid == 0)
+              while (ld_acquire_gpu(flag(q)) == 0) {
+              }
+            named_barrier_sync(1 + c, 128);
+#pragma unroll
+            for (int j = 0; j < NV / 4; ++j) {
+              const float4 v = __ldcg(slot(q) + P.partial(tid, j, c));
+              acc[4 * j] += v.x;
+              acc[4 * j + 1] += v.y;
+              acc[4 * j + 2] += v.z;
+              acc[4 * j + 3] += v.w;
+            }
+            if (tid == 0) *flag(q) = 0;  // for the next launch: no one else touches it in this one
+          }
+        }
+      }
       // Epilogue: rows [tm BM + 64 c, + 64) and columns [tn BN, + BN) of C (gemm_store.cuh).
       store_acc_tile<CFG>(acc, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid, tm * BM + c * WG_M, tn * BN, M, N);
       TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
-    }
+    });
     if constexpr (TMA_STORE) {
       if (tid == 0) tma_store_wait_all();
     }
@@ -285,6 +345,25 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
   }
   // No CTA leaves while its peer may still arrive on its empty barriers (the peer's last releases).
   if constexpr (CLUSTER > 1) cluster_sync();
+}
+
+template <GemmWgmmaConfig CFG>
+__global__ void __launch_bounds__(CFG.threads(), 1)
+    gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
+               const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
+  static_assert(!CFG.stream_k, "stream-K is gemm_wgmma_stream_k");
+  gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, nullptr, nullptr);
+}
+
+// Stream-K: `workspace` holds a partial tile per CTA of the grid (P.partial_floats f32 each), `flags` an int per CTA
+// and consumer, zero at launch and left at zero.
+template <GemmWgmmaConfig CFG>
+__global__ void __launch_bounds__(CFG.threads(), 1)
+    gemm_wgmma_stream_k(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
+                        const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K,
+                        float* __restrict__ workspace, int* __restrict__ flags) {
+  static_assert(CFG.stream_k, "data-parallel is gemm_wgmma");
+  gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, reinterpret_cast<float4*>(workspace), flags);
 }
 
 }  // namespace tl

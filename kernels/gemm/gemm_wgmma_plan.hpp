@@ -32,11 +32,15 @@ struct GemmWgmmaConfig {
   bool bf16 = true;     // A and B are bf16 (else f16)
   bool trans_B = true;  // B stored N x K (K-major); else K x N (N-major)
   gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
+  // The persistent schedule: whole tiles only (false), or the last partial wave's tiles split along K
+  // (tile/work_order.hpp, GemmStreamK).
+  bool stream_k = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int cluster() const { return cluster_M * cluster_N; }
 };
+
 
 // Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
 #define TL_GEMM_WGMMA_PROBES(X) X(wait_empty) X(tma_issue) X(wait_full) X(wgmma) X(release) X(epilogue)
@@ -106,6 +110,11 @@ struct GemmWgmmaPlan : GemmAccStorePlan {
   // MN-major B is (64 n, block_K k) per 64-column block.
   Box box_A, box_B;
   int b_boxes = 0;  // boxes per B stage (MN-major: block_N / 64; K-major: 1)
+  // Stream-K: a CTA's workspace slot holds one partial tile, each consumer's accumulator in register order so that
+  // its threads write and read it as whole 16-byte chunks, a warp 512 contiguous bytes: (thread, chunk of 4
+  // registers, consumer) -> float4 index in the slot.
+  Layout partial;
+  int partial_floats = 0;  // one slot: block_M x block_N
 };
 
 TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
@@ -135,6 +144,8 @@ TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   p.box_A = {span / p.in_bytes, c.block_M / c.cluster_N};
   p.box_B = {span / p.in_bytes, c.trans_B ? c.block_N / c.cluster_M : c.block_K};
   p.b_boxes = c.trans_B ? 1 : c.block_N / p.box_B.inner;
+  p.partial = make_layout(make_shape(128, p.acc.num_values() / 4, c.consumers()));
+  p.partial_floats = c.block_M * c.block_N;
   return p;
 }
 
@@ -161,7 +172,9 @@ TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmAccStorePlan& p) 
 // "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, ...}>": designated initializers, so the compiler checks every
 // field's name and order.
 inline std::string name_expression(const GemmWgmmaConfig& c) {
-  return ConfigName("gemm_wgmma", "GemmWgmmaConfig")
+  // Stream-K has an entry of its own (two more parameters: the workspace and its flags); data-parallel keeps
+  // gemm_wgmma's parameters, so its code is what it was.
+  return ConfigName(c.stream_k ? "gemm_wgmma_stream_k" : "gemm_wgmma", "GemmWgmmaConfig")
       .field("block_M", c.block_M)
       .field("block_N", c.block_N)
       .field("block_K", c.block_K)
@@ -174,6 +187,7 @@ inline std::string name_expression(const GemmWgmmaConfig& c) {
       .field("bf16", c.bf16)
       .field("trans_B", c.trans_B)
       .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
+      .field("stream_k", c.stream_k)
       .str();
 }
 

@@ -66,4 +66,93 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
   return {c.m * cluster_m + (cluster_m > 1 ? rank : 0), c.n * cluster_n + (cluster_n > 1 ? rank : 0)};
 }
 
+// Stream-K for the last partial wave of a persistent GEMM (gemm.wgmma schedule=stream_k). A grid of G CTAs over T
+// tiles of k_steps k-steps each runs T / G full waves of whole tiles (CTA b: tiles b, b + G, ..., in step with the
+// others as data-parallel runs them); the T % G tiles left for a last wave ("split tiles", the last in the raster
+// order) are cut along K instead and shared by split_ctas CTAs: their k-steps, laid end to end tile after tile, are
+// cut into split_ctas equal contiguous ranges, CTA b taking range b after its whole tiles. A range is at most a tile
+// long: the tail of one tile and the head of the next, or a middle part of one. A CTA walks the head first, then the
+// tail: every CTA starts its head at k-step 0 and its tail where the ranges' common stride puts it, so the CTAs of the
+// split stream the same k-slices of A and B at the same time, as the full waves do (walked in range order, each CTA
+// at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on an H200). The piece
+// that holds a tile's last k-step is its finisher, the last piece its CTA walks; the tile's other pieces (the head,
+// a middle part) are the first piece of earlier CTAs. Each of those writes its f32 partial tile to its CTA's
+// workspace slot and raises its flag; the finisher adds them to its own accumulator in CTA order, nearest first (a
+// fixed order: deterministic results), and stores the tile. Split before the whole tiles, the CTAs would also enter
+// the full waves out of step.
+struct GemmStreamK {
+  int tiles = 0, k_steps = 1, ctas = 1;
+  int split_tiles = 0;  // the last split_tiles work tiles are split along K (0: data-parallel)
+  int split_ctas = 0;   // CTAs [0, split_ctas) share them
+
+  TL_HOST_DEVICE int whole_tiles() const { return tiles - split_tiles; }
+  TL_HOST_DEVICE int split_steps() const { return split_tiles * k_steps; }
+  // The first k-step of CTA b's range, in the split tiles' joint k-step index (ranges end where the next begins;
+  // CTAs from split_ctas on have none). With split_tiles < G, k_steps <= 2^14 (K <= 2^20) and b <= G the product
+  // fits an int for G up to 362 SMs.
+  TL_HOST_DEVICE int begin(int b) const { return b >= split_ctas ? split_steps() : split_steps() * b / split_ctas; }
+};
+
+// What a partial tile costs against a k-step of the tile's MMA, for choosing how far to split: writing one (or reading
+// and adding one) moves a 128 x 256 f32 tile, 128 KiB, through one SM's path to L2 (about 1 us on an H100) while a
+// 128 x 256 x 64 k-step is about 0.6 us of tensor-core work.
+enum : int { kStreamKPartialSteps = 2 };  // an enum: NVRTC would emit a constexpr variable as a device global
+
+// The split for T tiles of k_steps k-steps on G CTAs. Each split tile is cut into `pieces` (2 up to k_steps and G /
+// split_tiles): a piece of k_steps / pieces k-steps, and a finisher that reads pieces - 1 partials, cost about
+// k_steps / pieces + kStreamKPartialSteps * (pieces - 1); the cheapest count is taken.
+TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas) {
+  GemmStreamK s;
+  s.tiles = tiles;
+  s.k_steps = k_steps < 1 ? 1 : k_steps;
+  s.ctas = ctas < 1 ? 1 : ctas;
+  const int rest = tiles % s.ctas;
+  if (rest == 0 || s.k_steps < 2) return s;
+  int most = s.ctas / rest;
+  if (most > s.k_steps) most = s.k_steps;
+  if (most < 2) most = 2;
+  int pieces = 2, best = 0;
+  for (int n = 2; n <= most; ++n) {
+    const int cost = (s.k_steps + n - 1) / n + kStreamKPartialSteps * (n - 1);
+    if (n == 2 || cost < best) pieces = n, best = cost;
+  }
+  s.split_tiles = rest;
+  s.split_ctas = rest * pieces < s.ctas ? rest * pieces : s.ctas;
+  return s;
+}
+
+// One piece of work: k-steps [k0, k1) of work tile `tile`.
+struct GemmWorkPiece {
+  int tile = 0, k0 = 0, k1 = 0;
+};
+
+// The pieces CTA b walks, in order: its whole tiles, then its range of the split tiles from its end (the head of
+// the later tile first).
+struct GemmStreamKWalk {
+  int next_tile = 0;    // its next whole tile
+  int at = 0, end = 0;  // what is left of its range
+
+  TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : next_tile(b), at(s.begin(b)), end(s.begin(b + 1)) {}
+  TL_HOST_DEVICE bool next(const GemmStreamK& s, GemmWorkPiece& w) {
+    if (next_tile < s.whole_tiles()) {
+      w = {next_tile, 0, s.k_steps};
+      next_tile += s.ctas;
+      return true;
+    }
+    if (at >= end) return false;
+    const int tile = (end - 1) / s.k_steps, first = tile * s.k_steps;
+    w.tile = s.whole_tiles() + tile;
+    w.k0 = at > first ? at - first : 0;
+    w.k1 = end - first;
+    end = first + w.k0;
+    return true;
+  }
+};
+
+// Whether CTA q holds a piece of split work tile `tile` before the finisher's (the piece with its last k-step, on a
+// CTA after q): the finisher adds the partials of q = its CTA - 1, - 2, ... while this holds.
+TL_HOST_DEVICE inline bool gemm_stream_k_contributor(const GemmStreamK& s, int tile, int q) {
+  return q >= 0 && s.begin(q + 1) > (tile - s.whole_tiles()) * s.k_steps && s.begin(q) < s.begin(q + 1);
+}
+
 }  // namespace tl

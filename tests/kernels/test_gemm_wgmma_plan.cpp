@@ -13,6 +13,7 @@
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace {
@@ -233,12 +234,16 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"dtype", "f16"}}, {}},
       {{{"trans_B", "false"}}, {}},
       {{{"out_dtype", "f16"}}, {}},
-      {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}}};
+      {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}},
+      {{}, {{"schedule", "stream_k"}}}};
   test::expect_distinct_names_and_keys(wgmma_spec(), variants);
-  EXPECT_EQ(instance({}, {}).name_expression,
+  EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
             ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
-            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16}>");
+            ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = false}>");
+  // auto is data-parallel (the same kernel); stream_k has its own entry.
+  EXPECT_EQ(instance({}, {}).name_expression, instance({}, {{"schedule", "data_parallel"}}).name_expression);
+  EXPECT_EQ(instance({}, {{"schedule", "stream_k"}}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order); test_library compiles the
@@ -279,6 +284,186 @@ TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {
   ASSERT_EQ(wgmma_spec().probes.size(), 6u);
   EXPECT_EQ(wgmma_spec().probes[GemmWgmmaProbe::wait_empty], "wait_empty");
   EXPECT_EQ(wgmma_spec().probes[GemmWgmmaProbe::epilogue], "epilogue");
+}
+
+// [SECTION] stream-K: the work split (tile/work_order.hpp) and the workspace
+
+// Every CTA's walk, as the kernel's producer and consumers take it.
+std::vector<std::vector<GemmWorkPiece>> walks(const GemmStreamK& s) {
+  std::vector<std::vector<GemmWorkPiece>> out(static_cast<std::size_t>(s.ctas));
+  for (int b = 0; b < s.ctas; ++b) {
+    GemmStreamKWalk w(s, b);
+    GemmWorkPiece p;
+    while (w.next(s, p)) out[static_cast<std::size_t>(b)].push_back(p);
+  }
+  return out;
+}
+
+TEST(GemmStreamK, EveryKStepOfEveryTileOnceAndWholeWavesEqual) {
+  for (int ctas : {1, 7, 66, 132})
+    for (int tiles : {1, 5, 66, 131, 132, 133, 480, 512, 2048})
+      for (int k_steps : {1, 2, 3, 8, 64, 65}) {
+          const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas);
+          SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " +
+                       std::to_string(ctas));
+          ASSERT_TRUE(s.split_tiles == 0 || s.split_tiles == tiles % ctas);
+          ASSERT_LE(s.split_ctas, ctas);
+          std::vector<int> seen(static_cast<std::size_t>(tiles) * k_steps, 0);
+          const auto all = walks(s);
+          for (int b = 0; b < ctas; ++b) {
+            const auto& walk = all[static_cast<std::size_t>(b)];
+            int whole = 0;
+            for (const GemmWorkPiece& p : walk) {
+              ASSERT_TRUE(p.tile >= 0 && p.tile < tiles && 0 <= p.k0 && p.k0 < p.k1 && p.k1 <= k_steps);
+              for (int k = p.k0; k < p.k1; ++k) ++seen[static_cast<std::size_t>(p.tile) * k_steps + k];
+              whole += p.k0 == 0 && p.k1 == k_steps && p.tile < s.whole_tiles();
+            }
+            // With a split, the whole tiles are the full waves: every CTA has as many. Without, the last partial wave
+            // goes to the first CTAs.
+            const int rest = s.split_tiles ? 0 : tiles % ctas;
+            EXPECT_EQ(whole, (tiles - s.split_tiles) / ctas + (b < rest ? 1 : 0));
+          }
+          for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "tile " << i / k_steps << " k " << i % k_steps;
+        }
+}
+
+TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
+  for (int ctas : {7, 66, 132})
+    for (int tiles : {3, 66, 133, 480, 2113})
+      for (int k_steps : {2, 5, 64}) {
+        const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas);
+        SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " + std::to_string(ctas));
+        if (tiles % ctas == 0) {
+          EXPECT_EQ(s.split_tiles, 0);
+          continue;
+        }
+        ASSERT_EQ(s.split_tiles, tiles % ctas);  // stream_k always splits the last partial wave
+        // The split tiles are the last ones, after the full waves of whole tiles.
+        EXPECT_EQ(s.whole_tiles(), tiles / ctas * ctas);
+        const auto all = walks(s);
+        std::vector<std::vector<std::pair<int, GemmWorkPiece>>> pieces(static_cast<std::size_t>(s.split_tiles));
+        for (int b = 0; b < ctas; ++b) {
+          int partials = 0, split = 0;
+          for (const GemmWorkPiece& p : all[static_cast<std::size_t>(b)]) {
+            if (p.tile < s.whole_tiles()) {
+              EXPECT_EQ(split, 0) << "whole tiles come first";
+              continue;
+            }
+            // The CTA's split pieces: the head of the later tile (from k-step 0), then the tail of the earlier one.
+            if (split == 0 && all[static_cast<std::size_t>(b)].back().tile != p.tile) {
+              EXPECT_EQ(p.k0, 0);
+            }
+            if (p.k1 < k_steps) {
+              // A partial is its CTA's first split piece: it waits for nothing before it is written.
+              EXPECT_EQ(split, 0);
+              ++partials;
+            }
+            ++split;
+            pieces[static_cast<std::size_t>(p.tile - s.whole_tiles())].push_back({b, p});
+          }
+          EXPECT_LE(split, 2);
+          EXPECT_LE(partials, 1) << "one workspace slot per CTA";
+        }
+        for (int t = s.whole_tiles(); t < tiles; ++t) {
+          auto tp = pieces[static_cast<std::size_t>(t - s.whole_tiles())];
+          ASSERT_GE(tp.size(), 1u);
+          // The finisher holds the last k-step, on the last CTA of the tile; the contributors it walks are exactly
+          // the other pieces' CTAs, nearest first, and their k ranges precede each other down to k-step 0 (so the
+          // sum is the whole K).
+          std::sort(tp.begin(), tp.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+          const int finisher = tp.front().first;
+          EXPECT_EQ(tp.front().second.k1, k_steps);
+          std::vector<int> contributors;
+          for (int q = finisher - 1; gemm_stream_k_contributor(s, t, q); --q) contributors.push_back(q);
+          ASSERT_EQ(contributors.size() + 1, tp.size());
+          int k = tp.front().second.k0;
+          for (std::size_t i = 1; i < tp.size(); ++i) {
+            EXPECT_EQ(tp[i].first, contributors[i - 1]);
+            EXPECT_EQ(tp[i].second.k1, k);
+            k = tp[i].second.k0;
+          }
+          EXPECT_EQ(k, 0);
+          // The finisher's piece is the last its CTA walks: the contributors' pieces (their first) come before.
+          const GemmWorkPiece& last = all[static_cast<std::size_t>(finisher)].back();
+          EXPECT_TRUE(last.tile == t && last.k1 == k_steps);
+        }
+      }
+}
+
+// The split's CTAs stream the same k-slices together: every head starts at k-step 0, and every tail that follows a
+// head of the same length starts at the same k-step.
+TEST(GemmStreamK, SplitCtasWalkKInStep) {
+  const GemmStreamK s = gemm_stream_k(480, 64, 132);  // 3000 x 5000 x 4096: 84 split tiles on 132 CTAs
+  ASSERT_EQ(s.split_ctas, 132);
+  std::map<int, int> tail_start_by_head;
+  for (const auto& walk : walks(s)) {
+    std::vector<GemmWorkPiece> split;
+    for (const GemmWorkPiece& p : walk)
+      if (p.tile >= s.whole_tiles()) split.push_back(p);
+    if (split.size() != 2) continue;
+    EXPECT_EQ(split[0].k0, 0);
+    const int head = split[0].k1, tail_start = split[1].k0;
+    // Time runs in k-steps: the tail starts at time `head` at k-step tail_start; its k-step at time T is
+    // T - head + tail_start, the same for all CTAs when tail_start - head is.
+    tail_start_by_head[tail_start - head]++;
+  }
+  // The range is 40 or 41 k-steps (84 x 64 / 132 = 40.7): the offsets take at most two values a step apart.
+  ASSERT_FALSE(tail_start_by_head.empty());
+  EXPECT_LE(tail_start_by_head.size(), 2u);
+  EXPECT_LE(tail_start_by_head.rbegin()->first - tail_start_by_head.begin()->first, 1);
+}
+
+TEST(GemmStreamK, PiecesFollowTheEstimate) {
+  // 3000 x 5000 x 4096 in 128 x 256 tiles on an H100's 132 SMs: 24 x 20 = 480 tiles, 3 full waves and 84 tiles of
+  // 64 k-steps, 132 / 84 = 1 CTA each: 2 pieces a tile, over all 132 CTAs.
+  EXPECT_EQ(gemm_stream_k(480, 64, 132).split_tiles, 84);
+  EXPECT_EQ(gemm_stream_k(480, 64, 132).split_ctas, 132);
+  // Full waves: nothing to split.
+  EXPECT_EQ(gemm_stream_k(264, 64, 132).split_tiles, 0);
+  // 16384^2 x 4096: 8 tiles left over; 64 / n + 2 (n - 1) is least at 5 pieces (13 + 8): 40 CTAs, not all 132.
+  const GemmStreamK few = gemm_stream_k(8192, 64, 132);
+  EXPECT_EQ(few.split_tiles, 8);
+  EXPECT_EQ(few.split_ctas, 40);
+  // 3 k-steps: 2 pieces (2 + 2) beat 3 (1 + 4).
+  EXPECT_EQ(gemm_stream_k(8192, 3, 132).split_ctas, 8 * 2);
+}
+
+TEST(GemmStreamK, WorkspaceChunksAreCoalescedAndFillTheSlot) {
+  for (int bm : {64, 128})
+    for (int bn : {128, 256}) {
+      const GemmWgmmaPlan p = make_plan({.block_M = bm, .block_N = bn, .stream_k = true});
+      const int chunks = p.acc.num_values() / 4, consumers = bm / 64;
+      ASSERT_EQ(p.partial_floats, bm * bn);
+      std::set<int> at;
+      for (int c = 0; c < consumers; ++c)
+        for (int j = 0; j < chunks; ++j)
+          for (int t = 0; t < 128; ++t) {
+            at.insert(p.partial(t, j, c));
+            // A warp's 32 chunks of one register group are 512 contiguous bytes.
+            if (t % 32) {
+              EXPECT_EQ(p.partial(t, j, c), p.partial(t - 1, j, c) + 1);
+            }
+          }
+      EXPECT_EQ(static_cast<int>(at.size()), p.partial_floats / 4);
+      EXPECT_EQ(*at.begin(), 0);
+      EXPECT_EQ(*at.rbegin(), p.partial_floats / 4 - 1);
+    }
+}
+
+TEST(GemmStreamK, SpecAddsTheScratchAndRefusesClusters) {
+  const KernelInstance k = instance({{"M", "3000"}, {"N", "5000"}}, {{"schedule", "stream_k"}});
+  const DeviceLimits l = limits_for_arch("sm_90a");
+  EXPECT_EQ(k.launch.grid.x, static_cast<std::uint32_t>(l.sm_count));
+  std::map<std::string, const ArgSpec*> by_name;
+  for (const ArgSpec& a : k.args) by_name[a.name] = &a;
+  ASSERT_TRUE(by_name.count("workspace") && by_name.count("flags"));
+  EXPECT_EQ(by_name["workspace"]->role, ArgRole::scratch);
+  EXPECT_EQ(by_name["workspace"]->shape, (std::vector<std::int64_t>{l.sm_count, 128 * 256}));
+  EXPECT_EQ(by_name["flags"]->shape, (std::vector<std::int64_t>{2 * l.sm_count}));
+  EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).args.size(), 9u);
+  auto clustered = instantiate(wgmma_spec(), {}, {{"schedule", "stream_k"}, {"cluster_M", "2"}}, l);
+  ASSERT_FALSE(clustered.ok());
+  EXPECT_NE(clustered.status().message().find("schedule=data_parallel"), std::string::npos);
 }
 
 }  // namespace

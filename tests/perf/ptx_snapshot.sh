@@ -66,6 +66,7 @@ CASES=(
   "mla.sparse_decode||"
   "mla.sparse_decode|crossover=false,qk_warpgroups=2|heads=64"
   "mla.sparse_prefill||seq_q=300,seq_kv=4096,topk=2048"
+  "gemm.wgmma|schedule=stream_k|M=3000,N=5000"
 )
 n=0
 for c in "${CASES[@]}"; do

@@ -240,6 +240,40 @@ TEST(Baseline, EachGemmNamesItsOwnBuffersAndLayout) {
   }
 }
 
+// gemm.fp8's baseline is cuBLASLt's FP8 matmul over A, B, C and the scales of its scaling, each as the launch has it.
+TEST(Baseline, Fp8NamesItsScalesAsTheLaunchHasThem) {
+  for (const char* scaling : {"tensor", "row", "block"}) {
+    SCOPED_TRACE(scaling);
+    auto inst = instantiate(*library_registry().find("gemm.fp8").value(),
+                            {{"M", "200"}, {"N", "300"}, {"K", "272"}, {"scaling", scaling}, {"out_dtype", "f32"}}, {},
+                            limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto b = baseline_for(*inst, "cublas");
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(b->kind, "cublaslt_fp8");
+    EXPECT_EQ(baseline_library(b->kind), "cublas");
+    EXPECT_EQ(b->layout, "nt");
+    EXPECT_EQ(b->in, DType::e4m3);
+    EXPECT_EQ(b->out, DType::f32);
+    EXPECT_EQ(b->scaling, scaling);
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    std::map<std::string, std::uint64_t> count;
+    for (const auto& buf : ls->buffers) count[buf.name] = buf.count;
+    // K = 272: three 128-wide k blocks, the last partial; N = 300: three 128-row blocks of B.
+    const std::uint64_t sa = std::string(scaling) == "block" ? 200u * 3 : std::string(scaling) == "row" ? 200u : 1u;
+    const std::uint64_t sb = std::string(scaling) == "block" ? 3u * 3 : std::string(scaling) == "row" ? 300u : 1u;
+    EXPECT_EQ(count[b->scale_a], sa);
+    EXPECT_EQ(count[b->scale_b], sb);
+    EXPECT_EQ(count[b->c], 200u * 300u);
+    ls->baseline = *b;
+    const auto jb = make_launch_request(*ls).header["launch"]["baseline"];
+    EXPECT_EQ(jb["kind"], "cublaslt_fp8");
+    EXPECT_EQ(jb["scaling"], scaling);
+    EXPECT_EQ(jb["scale_a"], "scale_A");
+  }
+}
+
 TEST(Baseline, KernelWithoutOneIsRefusedByName) {
   auto inst = instantiate(*library_registry().find("copy").value(), {{"n", "1000"}}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(inst.ok());

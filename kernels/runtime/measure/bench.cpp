@@ -113,7 +113,8 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
   if (!b || baseline_library(b->kind) != vs)
     return make_error(ErrorCode::unsupported,
                       "--vs " + vs + ": " + name +
-                          (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma)"
+                          (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma, "
+                                            "gemm.fp8)"
                                           : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma, "
                                             "attn.bwd.mma)"));
   const std::string library = library_title(vs);
@@ -155,6 +156,21 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
   TL_RETURN_IF_ERROR(expect(b->a, b->in, {b->M, b->K}));
   TL_RETURN_IF_ERROR(expect(b->b, b->in, {nt ? b->N : b->K, nt ? b->K : b->N}));
   TL_RETURN_IF_ERROR(expect(b->c, b->out, {b->M, b->N}));
+  if (b->kind == "cublaslt_fp8") {
+    const std::int64_t kb = (b->K + 127) / 128;
+    if (b->scaling == "block") {
+      TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {b->M, kb}));
+      TL_RETURN_IF_ERROR(expect(b->scale_b, DType::f32, {(b->N + 127) / 128, kb}));
+    } else if (b->scaling == "row") {
+      TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {b->M}));
+      TL_RETURN_IF_ERROR(expect(b->scale_b, DType::f32, {b->N}));
+    } else if (b->scaling == "tensor") {
+      TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {1}));
+      TL_RETURN_IF_ERROR(expect(b->scale_b, DType::f32, {1}));
+    } else {
+      return make_error(ErrorCode::internal, name + ": FP8 baseline scaling '" + b->scaling + "' is none of tensor, row, block");
+    }
+  }
   return *b;
 }
 

@@ -5,7 +5,7 @@
 namespace tl {
 
 std::string baseline_library(const std::string& kind) {
-  if (kind == "cublas_gemm") return "cublas";
+  if (kind == "cublas_gemm" || kind == "cublaslt_fp8") return "cublas";
   if (kind == "cudnn_sdpa") return "cudnn";
   return "";
 }

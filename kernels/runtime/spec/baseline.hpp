@@ -27,11 +27,14 @@ struct SdpaBaseline {
   std::string q = "Q", k = "K", v = "V", o = "O", d_o = "dO", lse = "LSE", dq = "dQ";
 };
 
-// A GEMM the worker hands to cuBLAS (kind "cublas_gemm": cublasGemmEx, fp32 compute) or an attention it hands to
-// cuDNN (kind "cudnn_sdpa", `sdpa`), over the launch's own buffers, named here. GEMM matrices are row-major as our
-// kernels see them; `layout` says how B is stored:
-//   "nt": C[M,N] = A[M,K] * B[N,K]^T   (B stored N x K, K-major: gemm.mma, gemm.wgmma)
+// A GEMM the worker hands to cuBLAS (kind "cublas_gemm": cublasGemmEx, fp32 compute; kind "cublaslt_fp8":
+// cublasLtMatmul with e4m3 A and B and the scales of `scaling`) or an attention it hands to cuDNN (kind
+// "cudnn_sdpa", `sdpa`), over the launch's own buffers, named here. GEMM matrices are row-major as our kernels see
+// them; `layout` says how B is stored:
+//   "nt": C[M,N] = A[M,K] * B[N,K]^T   (B stored N x K, K-major: gemm.mma, gemm.wgmma, gemm.fp8)
 //   "nn": C[M,N] = A[M,K] * B[K,N]     (gemm.simt)
+// FP8 scales (gemm.fp8's): "tensor" (scale_a, scale_b one f32 each), "row" (scale_a [M], scale_b [N]), "block"
+// (scale_a [M, K/128] per row and 128 k, scale_b [N/128, K/128] per 128 x 128 block of B; both row-major).
 // The result goes to a buffer of its own (dtype `out`, as large as the kernel's) and is compared with the kernel's
 // output (`compared_output()`: `c`, or the attention's O).
 struct BaselineSpec {
@@ -40,6 +43,7 @@ struct BaselineSpec {
   int M = 0, N = 0, K = 0;
   std::string a = "A", b = "B", c = "C";  // buffer names in the launch
   DType in = DType::bf16, out = DType::bf16;
+  std::string scaling = "tensor", scale_a = "scale_A", scale_b = "scale_B";  // cublaslt_fp8
   SdpaBaseline sdpa;
 
   const std::string& compared_output() const {

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "runtime/core/numeric.hpp"
 #include "runtime/worker/gpu.hpp"
@@ -23,6 +25,13 @@ constexpr int kCublasOpN = 0, kCublasOpT = 1;
 constexpr int kCudaR32F = 0, kCudaR16F = 2, kCudaR16BF = 14;
 constexpr int kCublasCompute32F = 68;
 constexpr int kCublasGemmDefault = -1;
+
+// dlsym of `name` into `fn`; the first missing one is what `error` says.
+template <class Fn>
+void bind(void* lib, Fn& fn, const char* name, const char* library, std::string& error) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (!fn && error.empty()) error = std::string(library) + " has no " + name;
+}
 
 struct Cublas {
   int (*create)(CublasHandle*) = nullptr;
@@ -44,14 +53,10 @@ Cublas& cublas() {
                 "LD_LIBRARY_PATH): " + opened.last_error;
       return c;
     }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      if (!fn && c.error.empty()) c.error = std::string("libcublas has no ") + name;
-    };
-    sym(c.create, "cublasCreate_v2");
-    sym(c.set_stream, "cublasSetStream_v2");
-    sym(c.gemm_ex, "cublasGemmEx");
-    sym(c.destroy, "cublasDestroy_v2");
+    bind(lib, c.create, "cublasCreate_v2", "libcublas", c.error);
+    bind(lib, c.set_stream, "cublasSetStream_v2", "libcublas", c.error);
+    bind(lib, c.gemm_ex, "cublasGemmEx", "libcublas", c.error);
+    bind(lib, c.destroy, "cublasDestroy_v2", "libcublas", c.error);
     if (!c.error.empty()) return c;
     if (int st = c.create(&c.handle); st != 0) c.error = "cublasCreate failed (cublasStatus_t " + std::to_string(st) + ")";
     return c;
@@ -96,6 +101,186 @@ Status cublas_gemm(const BaselineSpec& b, const void* A, const void* B, void* C,
   return {};
 }
 
+// [SECTION] cuBLASLt's FP8 matmul (gemm.fp8's baseline)
+
+// libcublasLt, opened at first use like libcublas. Values of cublasLt.h / library_types.h (CUDA 13).
+using LtHandle = void*;
+using LtDesc = void*;
+using LtLayout = void*;
+using LtPreference = void*;
+struct LtHeuristic {  // cublasLtMatmulHeuristicResult_t
+  std::uint64_t algo[8];
+  std::size_t workspace_bytes;
+  int state;
+  float waves;
+  int reserved[4];
+};
+constexpr int kCudaR8fE4m3 = 28;
+constexpr int kLtTransA = 3, kLtTransB = 4, kLtAScalePointer = 17, kLtBScalePointer = 18, kLtAScaleMode = 31,
+              kLtBScaleMode = 32;
+constexpr int kLtScaleScalar = 0, kLtScaleOuterVec = 3, kLtScaleVec128 = 4, kLtScaleBlock128 = 5;
+constexpr int kLtMaxWorkspace = 1;
+constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
+
+struct CublasLt {
+  int (*create)(LtHandle*) = nullptr;
+  int (*desc_create)(LtDesc*, int, int) = nullptr;
+  int (*desc_set)(LtDesc, int, const void*, std::size_t) = nullptr;
+  int (*desc_destroy)(LtDesc) = nullptr;
+  int (*layout_create)(LtLayout*, int, std::uint64_t, std::uint64_t, std::int64_t) = nullptr;
+  int (*layout_destroy)(LtLayout) = nullptr;
+  int (*pref_create)(LtPreference*) = nullptr;
+  int (*pref_set)(LtPreference, int, const void*, std::size_t) = nullptr;
+  int (*pref_destroy)(LtPreference) = nullptr;
+  int (*heuristic)(LtHandle, LtDesc, LtLayout, LtLayout, LtLayout, LtLayout, LtPreference, int, LtHeuristic*,
+                   int*) = nullptr;
+  int (*matmul)(LtHandle, LtDesc, const void*, const void*, LtLayout, const void*, LtLayout, const void*, const void*,
+                LtLayout, void*, LtLayout, const void*, void*, std::size_t, cudaStream_t) = nullptr;
+  LtHandle handle = nullptr;
+  std::string error;
+};
+
+CublasLt& cublas_lt() {
+  static CublasLt c = [] {
+    CublasLt c;
+    std::vector<std::string> tries = {"libcublasLt.so.13", "libcublasLt.so"};
+    for (std::string& p : wheel_library_paths("libcublasLt.so.13", {"cublas", "cu13"})) tries.push_back(std::move(p));
+    const OpenedLibrary opened = open_first_library(tries, "cublasLtMatmul", "libcublasLt");
+    void* lib = opened.handle;
+    if (!lib) {
+      c.error = "cannot load libcublasLt.so.13 (install the CUDA 13 cuBLAS library or add its directory to "
+                "LD_LIBRARY_PATH): " + opened.last_error;
+      return c;
+    }
+    bind(lib, c.create, "cublasLtCreate", "libcublasLt", c.error);
+    bind(lib, c.desc_create, "cublasLtMatmulDescCreate", "libcublasLt", c.error);
+    bind(lib, c.desc_set, "cublasLtMatmulDescSetAttribute", "libcublasLt", c.error);
+    bind(lib, c.desc_destroy, "cublasLtMatmulDescDestroy", "libcublasLt", c.error);
+    bind(lib, c.layout_create, "cublasLtMatrixLayoutCreate", "libcublasLt", c.error);
+    bind(lib, c.layout_destroy, "cublasLtMatrixLayoutDestroy", "libcublasLt", c.error);
+    bind(lib, c.pref_create, "cublasLtMatmulPreferenceCreate", "libcublasLt", c.error);
+    bind(lib, c.pref_set, "cublasLtMatmulPreferenceSetAttribute", "libcublasLt", c.error);
+    bind(lib, c.pref_destroy, "cublasLtMatmulPreferenceDestroy", "libcublasLt", c.error);
+    bind(lib, c.heuristic, "cublasLtMatmulAlgoGetHeuristic", "libcublasLt", c.error);
+    bind(lib, c.matmul, "cublasLtMatmul", "libcublasLt", c.error);
+    if (!c.error.empty()) return c;
+    if (int st = c.create(&c.handle); st != 0) c.error = "cublasLtCreate failed (cublasStatus_t " + std::to_string(st) + ")";
+    return c;
+  }();
+  return c;
+}
+
+// One FP8 matmul set up for a problem: its descriptors, the algorithm cuBLASLt's heuristic chose, its workspace and
+// the block scales as cuBLASLt reads them.
+struct LtFp8Run {
+  LtDesc desc = nullptr;
+  LtLayout a = nullptr, b = nullptr, d = nullptr;
+  LtHeuristic heuristic{};
+  Buffers own;  // the workspace, then rearranged scales
+  ~LtFp8Run() {
+    CublasLt& lt = cublas_lt();
+    for (LtLayout l : {a, b, d})
+      if (l) lt.layout_destroy(l);
+    if (desc) lt.desc_destroy(desc);
+  }
+};
+
+Status lt_cannot(const BaselineSpec& b, const std::string& why) {
+  return make_error(ErrorCode::unsupported, "cublasLt cannot run this: " + why + " (" + std::to_string(b.M) + "x" +
+                                                std::to_string(b.N) + "x" + std::to_string(b.K) + ", scaling=" +
+                                                b.scaling + ")");
+}
+
+// Row-major C[M,N] = (sA A[M,K]) (sB B[N,K])^T as cuBLASLt's column-major D[N,M] = op(A') op(B') with A' = our B
+// (K x N column-major, transposed: the TN form its FP8 matmul takes) and B' = our A (K x M): the operands swap, and
+// so do the scales (A' is scaled by scale_B, B' by scale_A). Row-wise: outer vectors (A' N long, B' M long), as ours.
+// Block: A' (the 128 x 128-blocked weights) takes 128 x 128 blocks, B' (the activations) 1 x 128 blocks; cuBLASLt
+// reads the 1 x 128 scales M-major (scale (m, kb) at kb M + m, PyTorch's "outer-dim-major" for _scaled_mm) and the
+// 128 x 128 ones with the K blocks padded to a multiple of 4: both are copied so once, before anything is timed.
+Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const void* B, const void* scale_a,
+                                     const void* scale_b, void* C) {
+  CublasLt& lt = cublas_lt();
+  if (!lt.error.empty()) return make_error(ErrorCode::unsupported, lt.error);
+  auto out = cuda_data_type(b.out);
+  if (!out) return out.status();
+  auto run = std::make_shared<LtFp8Run>();
+  const int compute = kCublasCompute32F, scale_type = kCudaR32F;
+  if (int st = lt.desc_create(&run->desc, compute, scale_type); st != 0)
+    return make_error(ErrorCode::cuda, "cublasLtMatmulDescCreate failed (cublasStatus_t " + std::to_string(st) + ")");
+  const int trans_a = kCublasOpT, trans_b = kCublasOpN;
+  int mode_a = kLtScaleScalar, mode_b = kLtScaleScalar;
+  const void* sa = scale_b;  // A' is our B
+  const void* sb = scale_a;
+  const std::size_t kb = static_cast<std::size_t>((b.K + 127) / 128);
+  auto alloc = [&](std::size_t bytes, const std::string& what) -> Result<void*> {
+    void* p = nullptr;
+    TL_CUDA(cudaMalloc(&p, bytes), "allocating " + what);
+    run->own.ptrs.push_back(p);
+    return p;
+  };
+  auto workspace = alloc(kLtWorkspaceBytes, "cuBLASLt's workspace");
+  if (!workspace) return workspace.status();
+  if (b.scaling == "row") {
+    mode_a = mode_b = kLtScaleOuterVec;
+  } else if (b.scaling == "block") {
+    mode_a = kLtScaleBlock128;
+    mode_b = kLtScaleVec128;
+    const std::size_t nb = static_cast<std::size_t>((b.N + 127) / 128), kb4 = (kb + 3) / 4 * 4, M = static_cast<std::size_t>(b.M);
+    auto padded = alloc(nb * kb4 * 4, "cuBLASLt's 128 x 128 block scales");
+    if (!padded) return padded.status();
+    void* weights = *padded;
+    TL_CUDA(cudaMemset(weights, 0, nb * kb4 * 4), "clearing cuBLASLt's 128 x 128 block scales");
+    TL_CUDA(cudaMemcpy2D(weights, kb4 * 4, scale_b, kb * 4, kb * 4, nb, cudaMemcpyDeviceToDevice),
+            "padding the 128 x 128 block scales for cuBLASLt");
+    auto m_major = alloc(M * kb * 4, "cuBLASLt's 1 x 128 block scales");
+    if (!m_major) return m_major.status();
+    void* acts = *m_major;
+    for (std::size_t k = 0; k < kb; ++k)  // column k of scale_A [M, kb] becomes row k of [kb, M]
+      TL_CUDA(cudaMemcpy2D(static_cast<float*>(acts) + k * M, 4, static_cast<const float*>(scale_a) + k, kb * 4, 4, M,
+                           cudaMemcpyDeviceToDevice),
+              "laying out the 1 x 128 block scales M-major for cuBLASLt");
+    sa = weights;
+    sb = acts;
+  } else if (b.scaling != "tensor") {
+    return lt_cannot(b, "unknown scaling '" + b.scaling + "'");
+  }
+  auto set = [&](int attr, const void* value, std::size_t bytes) -> Status {
+    if (int st = lt.desc_set(run->desc, attr, value, bytes); st != 0)
+      return lt_cannot(b, "cublasLtMatmulDescSetAttribute(" + std::to_string(attr) + ") refused (cublasStatus_t " +
+                              std::to_string(st) + "): this cuBLASLt lacks the scale mode");
+    return Status::success();
+  };
+  TL_RETURN_IF_ERROR(set(kLtTransA, &trans_a, sizeof trans_a));
+  TL_RETURN_IF_ERROR(set(kLtTransB, &trans_b, sizeof trans_b));
+  TL_RETURN_IF_ERROR(set(kLtAScalePointer, &sa, sizeof sa));
+  TL_RETURN_IF_ERROR(set(kLtBScalePointer, &sb, sizeof sb));
+  if (mode_a != kLtScaleScalar) TL_RETURN_IF_ERROR(set(kLtAScaleMode, &mode_a, sizeof mode_a));
+  if (mode_b != kLtScaleScalar) TL_RETURN_IF_ERROR(set(kLtBScaleMode, &mode_b, sizeof mode_b));
+  const auto M = static_cast<std::uint64_t>(b.M), N = static_cast<std::uint64_t>(b.N), K = static_cast<std::uint64_t>(b.K);
+  if (lt.layout_create(&run->a, kCudaR8fE4m3, K, N, b.K) != 0 || lt.layout_create(&run->b, kCudaR8fE4m3, K, M, b.K) != 0 ||
+      lt.layout_create(&run->d, *out, N, M, b.N) != 0)
+    return make_error(ErrorCode::cuda, "cublasLtMatrixLayoutCreate failed");
+  LtPreference pref = nullptr;
+  if (int st = lt.pref_create(&pref); st != 0)
+    return make_error(ErrorCode::cuda, "cublasLtMatmulPreferenceCreate failed (cublasStatus_t " + std::to_string(st) + ")");
+  const std::uint64_t ws = kLtWorkspaceBytes;
+  int found = 0;
+  int st = lt.pref_set(pref, kLtMaxWorkspace, &ws, sizeof ws);
+  if (st == 0) st = lt.heuristic(lt.handle, run->desc, run->a, run->b, run->d, run->d, pref, 1, &run->heuristic, &found);
+  lt.pref_destroy(pref);
+  if (st != 0 || found < 1)
+    return lt_cannot(b, "cublasLtMatmulAlgoGetHeuristic found no e4m3 algorithm (cublasStatus_t " + std::to_string(st) +
+                            ")");
+  return LaunchFn([run, A, B, C, &lt, &b](cudaStream_t stream) -> Status {
+    const float alpha = 1.0f, beta = 0.0f;
+    if (int st = lt.matmul(lt.handle, run->desc, &alpha, B, run->a, A, run->b, &beta, C, run->d, C, run->d,
+                           run->heuristic.algo, run->own.ptrs[0], kLtWorkspaceBytes, stream);
+        st != 0)
+      return lt_cannot(b, "cublasLtMatmul failed (cublasStatus_t " + std::to_string(st) + ")");
+    return Status::success();
+  });
+}
+
 }  // namespace
 
 Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions& timing, const std::vector<void*>& ptrs,
@@ -132,6 +317,16 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
     auto B = buffer(b.b);
     if (!B) return B.status();
     launch = [&b, A = *A, B = *B, C = out.ptrs[0]](cudaStream_t stream) { return cublas_gemm(b, A, B, C, stream); };
+  } else if (b.kind == "cublaslt_fp8") {
+    std::vector<const void*> in;
+    for (const std::string& name : {b.a, b.b, b.scale_a, b.scale_b}) {
+      auto p = buffer(name);
+      if (!p) return p.status();
+      in.push_back(*p);
+    }
+    auto l = cublaslt_fp8_launch(b, in[0], in[1], in[2], in[3], out.ptrs[0]);
+    if (!l) return l.status();
+    launch = std::move(*l);
   } else {
     const SdpaBaseline& a = b.sdpa;
     std::vector<std::string> names = {a.q, a.k, a.v};

@@ -90,7 +90,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
   if (s.baseline) {
     const BaselineSpec& b = *s.baseline;
     j["baseline"] = {{"kind", b.kind}, {"layout", b.layout}, {"M", b.M}, {"N", b.N}, {"K", b.K}, {"a", b.a},
-                     {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)}};
+                     {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)},
+                     {"scaling", b.scaling}, {"scale_a", b.scale_a}, {"scale_b", b.scale_b}};
     if (b.kind == "cudnn_sdpa") {
       const SdpaBaseline& a = b.sdpa;
       j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
@@ -214,6 +215,9 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
       if (!out) return out.status();
       b.in = *in;
       b.out = *out;
+      b.scaling = jb.value("scaling", b.scaling);
+      b.scale_a = jb.value("scale_a", b.scale_a);
+      b.scale_b = jb.value("scale_b", b.scale_b);
       if (jb.contains("sdpa")) {
         const json& ja = jb["sdpa"];
         SdpaBaseline& a = b.sdpa;
