@@ -1,8 +1,9 @@
 // attn.fwd.wgmma: FlashAttention-3-style forward for Hopper — TMA, mbarrier K/V rings, warp specialization, wgmma,
 // softmax overlapped with the GEMMs (inside a warpgroup, and across two warpgroups by ping-pong).
 //
-// Same problem as attn.fwd.mma (attn_fwd_mma.cuh): O = softmax(Q K^T / sqrt(D)) V and LSE per query row, Q and O
-// [total_q, heads, D], K and V [total_k, heads_kv, D] packed by cu_seqlens (dense batches: [batch, seq, heads, D]),
+// Same problem as attn.fwd.mma (attn_fwd_mma.cuh): O = softmax(Q K^T / sqrt(D)) V and LSE per query row, Q [total_q,
+// heads, D], K [total_k, heads_kv, D], V [total_k, heads_kv, DV], O [total_q, heads, DV] packed by cu_seqlens (dense
+// batches: [batch, seq, heads, D]; DV = D but for d_qk != d_v, DeepSeek's MLA prefill as MHA: 192 / 128),
 // LSE [batch, heads, seq_q] or [heads, total_q] (VARLEN), GQA kv head = h / (heads / heads_kv), causal masks
 // aligned to the bottom-right corner, rows without keys get O = 0 and LSE = -inf.
 //
@@ -22,7 +23,7 @@
 //   16w + lane/4 (+8), as the wgmma accumulator lays them out. Per K/V tile (iteration it):
 //       wait K(it) and V(it-1) full; [ping-pong: wait our turn]
 //       issue S = Q K(it)^T      wgmma SS m64nBNk16 x D/16 (A = Q, B = K, both K-major in smem)
-//       issue O += P(it-1) V(it-1)   wgmma RS m64nDk16 x BN/16 (A = P in registers, B = V N-major: the
+//       issue O += P(it-1) V(it-1)   wgmma RS m64nDVk16 x BN/16 (A = P in registers, B = V N-major: the
 //                                    transposed-B descriptor)
 //       [ping-pong: hand the tensor cores to the other warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
@@ -45,8 +46,8 @@
 //   Q                 QS buffers (config q_stages) x D/64 column halves x [BM rows x 128 B]: with 2, the next work
 //                     tile's Q loads while this one's still feeds S = Q K^T
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   V ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   O staging         epilogue smem/tma only: C x D/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
+//   V ring            STAGES x DV/64 halves x [BN rows x 128 B]
+//   O staging         epilogue smem/tma only: C x DV/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
 //                     box)
 //   mbarriers         q_full[QS], q_empty[QS], k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
@@ -133,23 +134,24 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   using wgmma_ops::WgmmaSS;
   using Probe = AttnFwdWgmmaProbe;
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
-  constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
+  constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
   constexpr int C = BM / 64;           // consumer warpgroups
-  constexpr int NH = D / P.box_cols;   // TMA boxes of 64 columns (128 bytes) in a row
+  constexpr int NH = D / P.box_cols;   // TMA boxes of 64 columns (128 bytes) in a row of Q or K
+  constexpr int NHV = DV / P.box_cols; // ... of V or O
   constexpr int KS = D / 16;           // k16 steps of S = Q K^T
   constexpr int PS = BN / 16;          // k16 steps of O += P V
   const float kNegInf = -__int_as_float(0x7f800000);
-  constexpr float kScaleLog2 = 1.4426950408889634f / (D == 64 ? 8.0f : 11.313708498984761f);
-  static_assert(D == 64 || D == 128, "head dim 64 or 128");
+  constexpr float kScaleLog2 = P.scale_log2;
+  static_assert(D % 64 == 0 && D <= 256 && DV % 64 == 0 && DV <= 256, "head dims of whole 64-column TMA boxes, to 256");
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
-  static_assert(KS <= P.kMaxSteps && PS <= P.kMaxSteps && D / 8 <= P.kMaxSteps, "the plan's step tables");
+  static_assert(KS <= P.kMaxSteps && PS <= P.kMaxSteps && DV / 8 <= P.kMaxSteps, "the plan's step tables");
   static_assert(P.s_values.ok && P.o_values.ok, "a thread's accumulator values lie in two rows");
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
@@ -200,11 +202,11 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
       const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
-      // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns, box_bytes apart.
-      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int start,
-                      int row) {
+      // One tile (BM or BN rows from `row` of the sequence) of a tensor: boxes of 64 columns, box_bytes apart.
+      auto load = [&](const TmaDescriptor* map, int boxes, unsigned dst, unsigned box_bytes, unsigned bar, int head,
+                      int start, int row) {
 #pragma unroll
-        for (int half = 0; half < NH; ++half) {
+        for (int half = 0; half < boxes; ++half) {
           if constexpr (VARLEN)
             tma_load(dst + half * box_bytes, map, bar, half * P.box_cols, head, start + row);
           else
@@ -215,27 +217,28 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       mbar_wait(q_empty(q_round), ((q_round / QS) & 1) ^ 1);
       if (tid == 0) {
         mbar_expect_tx(q_full(q_round), P.q_bytes);
-        load(&tma_q, q_smem(q_round), P.q_box, q_full(q_round), w.h, w.q_start, w.m0);
+        load(&tma_q, NH, q_smem(q_round), P.q_box, q_full(q_round), w.h, w.q_start, w.m0);
       }
       ++q_round;
       // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
-      // wait until both consumers have released the stage, then one TMA transaction of kv_bytes.
-      auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile) {
+      // wait until both consumers have released the stage, then one TMA transaction of `bytes` (`boxes` boxes).
+      auto load_kv = [&](const TmaDescriptor* map, int boxes, unsigned bytes, unsigned ring, unsigned full0,
+                         unsigned empty0, int g, int tile) {
         const int s = g % STAGES;
         TL_PROBE_BEGIN(Probe::wait_empty, s, tile);
         mbar_wait(empty0 + 8u * s, ((g / STAGES) & 1) ^ 1);
         TL_PROBE_END(Probe::wait_empty, s, tile);
         TL_PROBE_BEGIN(Probe::tma_issue, s, tile);
         if (tid == 0) {
-          mbar_expect_tx(full0 + 8u * s, P.kv_bytes);
-          load(map, ring + s * P.kv_bytes, P.kv_box, full0 + 8u * s, w.hk, w.k_start, tile * BN);
+          mbar_expect_tx(full0 + 8u * s, bytes);
+          load(map, boxes, ring + s * bytes, P.kv_box, full0 + 8u * s, w.hk, w.k_start, tile * BN);
         }
         TL_PROBE_END(Probe::tma_issue, s, tile);
       };
       // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
-        if (it < w.n_tiles) load_kv(&tma_k, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
-        if (it > 0) load_kv(&tma_v, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
+        if (it < w.n_tiles) load_kv(&tma_k, NH, P.k_bytes, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
+        if (it > 0) load_kv(&tma_v, NHV, P.v_bytes, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
       }
       kv_it += w.n_tiles;
     }
@@ -260,12 +263,12 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   if (PINGPONG && c == 1) pass_turn();  // warpgroup 0 goes first
 
   constexpr int WG_Q = P.byte(P.smem_Q, 64, 0);  // a consumer warpgroup's 64 rows: whole 8-row swizzle groups
-  float o[D / 2];
+  float o[DV / 2];
   float s[BN / 2];
   unsigned p[BN / 4];
   unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
   auto issue_qk = [&](int stage) {
-    const unsigned k_tile = k_smem + stage * P.kv_bytes;
+    const unsigned k_tile = k_smem + stage * P.k_bytes;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
       const unsigned long long da = smem_desc_sw128(q_wg + P.q_k16[kk]);
@@ -276,10 +279,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
   // register copies (which would make ptxas fence and serialize the wgmma) where the control paths meet.
   auto issue_pv = [&](int stage, bool first) {
-    const unsigned v_tile = v_smem + stage * P.kv_bytes;
+    const unsigned v_tile = v_smem + stage * P.v_bytes;
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt)
-      WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
+      WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
   };
   // P = S in registers (a pair of columns per 32-bit register): S's accumulator layout is P's A-fragment layout.
   auto to_p = [&]() {
@@ -409,7 +412,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         TL_PROBE_END(Probe::wait_pv, sp, tile + 1);
         TL_PROBE_BEGIN(Probe::rescale_p, sp, tile);
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j)
+        for (int j = 0; j < DV / 8; ++j)
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh)
             o[P.o_values.row_value[hh][2 * j]] *= alpha[hh], o[P.o_values.row_value[hh][2 * j + 1]] *= alpha[hh];
@@ -441,7 +444,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
 
     // [SECTION] epilogue
     TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
-    // This warpgroup's staging tile (smem_O): NH boxes of [64 rows x 128 B]; 16-byte chunk j of row r in box j / 8
+    // This warpgroup's staging tile (smem_O): NHV boxes of [64 rows x 128 B]; 16-byte chunk j of row r in box j / 8
     // at position (j % 8) ^ (r % 8), the TMA store's 128-byte swizzle. The 8 rows a warp writes at once hit 8
     // different positions (no bank conflicts), and so do 8 threads reading one row's 8 chunks of a box.
     const unsigned o_wg = o_smem + c * P.o_bytes;
@@ -465,15 +468,15 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       if constexpr (EPI != 0) {
         const unsigned o_row = P.byte(P.smem_O, lc.row + x.row, lc.col + x.col);
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
+        for (int j = 0; j < DV / 8; ++j) {
           const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
           const unsigned v = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
           st_shared_b32(o_wg + (o_row ^ P.o_chunk8[j]) + P.o_box8[j], v);
         }
       } else if (row < w.seq_q) {
-        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + lc.col + x.col;
+        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * DV + lc.col + x.col;
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
+        for (int j = 0; j < DV / 8; ++j) {
           const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
           *reinterpret_cast<unsigned*>(dst + 8 * j) = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
         }
@@ -490,7 +493,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       if (EPI == 2 && (!VARLEN || r0 + 64 <= w.seq_q)) {
         if (tid == 0) {
 #pragma unroll
-          for (int half = 0; half < NH; ++half) {
+          for (int half = 0; half < NHV; ++half) {
             if constexpr (VARLEN)
               tma_store(&tma_o, o_wg + half * P.o_box, half * P.box_cols, w.h, w.q_start + r0);
             else
@@ -500,16 +503,22 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         }
       } else {
         // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
-        // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
-        constexpr int CH = D / 8, RPP = 128 / CH;
-        constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
-        const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
-#pragma unroll
-        for (int k = 0; k < 64 / RPP; ++k) {
-          const int r = k * RPP + tid / CH, ch = tid % CH;
-          const uint4 x = ld_shared_v4_b32(o_thread + k * STEP);
+        // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored). Where CH does not
+        // divide 128 (dim_v 192), chunk i = tid + 128 k of the tile, its address from the layout each time.
+        constexpr int CH = DV / 8, RPP = 128 / CH;
+        auto store_chunk = [&](int r, int ch, uint4 x) {
           if (r0 + r < w.seq_q)
-            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) = x;
+            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * DV + ch * 8) = x;
+        };
+        if constexpr (128 % CH == 0) {
+          constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
+          const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
+#pragma unroll
+          for (int k = 0; k < 64 / RPP; ++k) store_chunk(k * RPP + tid / CH, tid % CH, ld_shared_v4_b32(o_thread + k * STEP));
+        } else {
+#pragma unroll
+          for (int i = tid; i < 64 * CH; i += 128)
+            store_chunk(i / CH, i % CH, ld_shared_v4_b32(o_wg + P.byte(P.smem_O, i / CH, 8 * (i % CH))));
         }
       }
     }

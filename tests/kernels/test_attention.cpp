@@ -71,6 +71,8 @@ TEST(Attention, CanImplementRefusesWithReasons) {
   const KV big = {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}};
   EXPECT_TRUE(instantiate(attn(), {}, big, limits_for_arch("sm_90a")).ok());
   expect_refused({}, big, "sm_80", {"229376", "shared memory", "num_stages"});
+  expect_refused({{"dim", "192"}, {"dim_v", "128"}}, {}, "sm_90a", {"dim=192", "dim_v=128", "attn.fwd.wgmma"});
+  expect_refused({{"dim_v", "64"}}, {}, "sm_90a", {"dim_v=64", "attn.fwd.wgmma"});
 }
 
 TEST(Attention, GeometryFlopsAndBytes) {
@@ -101,21 +103,25 @@ ReferenceInputs inputs_of(const KernelInstance& k) {
 
 // Tiny GQA problems computed here the textbook way (scores, masked softmax, weighted sum) from the offsets the kernel
 // gets, independently of the spec's row cache and index arithmetic; dense and varlen, causal and not.
+// Also with d_qk != d_v (192 / 128: the scale is 1/sqrt(192), O has 128 columns), through attn.fwd.wgmma.
 TEST(Attention, ReferenceMatchesADirectComputation) {
-  const int H = 4, HKV = 2, D = 64;
+  const int H = 4, HKV = 2;
+  for (const auto& [D, DV] : {std::pair{64, 64}, std::pair{192, 128}})
   for (bool varlen : {false, true})
     for (bool causal : {false, true}) {
-      SCOPED_TRACE(std::string(varlen ? "varlen " : "dense ") + (causal ? "causal" : "full"));
-      const KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "64"},
+      SCOPED_TRACE(std::string(varlen ? "varlen " : "dense ") + (causal ? "causal " : "full ") + std::to_string(D) + "/" +
+                   std::to_string(DV));
+      const KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"},
+                    {"dim", std::to_string(D)}, {"dim_v", std::to_string(DV)},
                     {"causal", causal ? "true" : "false"}, {"varlen", varlen ? "true" : "false"}};
-      auto k = instantiate(attn(), p, {}, limits_for_arch("sm_90a")).value();
+      auto k = instantiate(D == DV ? attn() : attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
       auto in = inputs_of(k);
       const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
       const auto &cq = in.tensor("cu_seqlens_q"), &ck = in.tensor("cu_seqlens_k");
       ASSERT_EQ(cq.numel(), 5);
       const int total_q = static_cast<int>(cq.at(4));
       EXPECT_EQ(Q.shape.at(0), varlen ? total_q : 4);
-      std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * D)), all_l(static_cast<std::size_t>(total_q * H));
+      std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * DV)), all_l(static_cast<std::size_t>(total_q * H));
       for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
       for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
       auto O = k.spec->reference(k.problem, in, "O", all_o).value();
@@ -142,7 +148,7 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
               if (causal && j > s + lk - lq) continue;  // bottom-right aligned
               double dot = 0;
               for (int c = 0; c < D; ++c) dot += Q.at(((q0 + s) * H + h) * D + c) * K.at(((k0 + j) * HKV + hk) * D + c);
-              score.push_back(dot / 8.0);  // 1 / sqrt(64)
+              score.push_back(dot / std::sqrt(static_cast<double>(D)));
             }
             double z = 0;
             for (double v : score) z += std::exp(v);
@@ -152,10 +158,10 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
             } else {
               EXPECT_NEAR(lse, std::log(z), 1e-12);
             }
-            for (int c = 0; c < D; ++c) {
+            for (int c = 0; c < DV; ++c) {
               double o = 0;
-              for (std::size_t j = 0; j < score.size(); ++j) o += std::exp(score[j]) / z * V.at(((k0 + static_cast<int>(j)) * HKV + hk) * D + c);
-              EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * D + c)], o, 1e-12);
+              for (std::size_t j = 0; j < score.size(); ++j) o += std::exp(score[j]) / z * V.at(((k0 + static_cast<int>(j)) * HKV + hk) * DV + c);
+              EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * DV + c)], o, 1e-12);
             }
           }
       }
@@ -230,6 +236,15 @@ TEST(Attention, OutputsAreSampledInWholeRows) {
 
 // [SECTION] attn.fwd.wgmma
 
+// The probe build's consumers have 232 registers, not 240: where S, O and P take 180 or more of them (block_N=176 at
+// dim_v 128, 112 at 192), or O is 192 wide, it spills; the spec's block_N help says so.
+bool probe_build_spills(const KernelInstance& k) {
+  const std::string& n = k.name_expression;
+  auto field = [&](const std::string& f) { return std::stoi(n.substr(n.find("." + f + " = ") + f.size() + 4)); };
+  const int bn = field("block_N"), dv = field("dim_v");
+  return bn / 2 + dv / 2 + bn / 4 >= 180 || dv == 192;
+}
+
 // Every block_N, both head dims and dtypes, causal, varlen, 3 stages, one consumer warpgroup without ping-pong, and
 // the probe build: sm_90a only (TMA, wgmma, setmaxnreg). The probe build of block_N=176 at dim=128 spills (its
 // consumers have 232 registers there, not 240): the one exception, stated in the spec's block_N help.
@@ -254,13 +269,20 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"varlen", "true"}}, {{"q_stages", "2"}, {"epilogue", "direct"}, {"block_M", "64"}, {"ping_pong", "false"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"epilogue", "tma"}, {"block_N", "176"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"causal", "true"}}, {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}},
+      // d_qk != d_v (DeepSeek's MLA prefill as MHA) and head dim 192, at their auto tiles.
+      {{{"dim", "192"}, {"dim_v", "128"}}, {}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"varlen", "true"}}, {}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"dtype", "f16"}}, {{"epilogue", "smem"}, {"num_stages", "2"}}},
+      {{{"dim", "192"}, {"causal", "true"}}, {}},
+      {{{"dim", "192"}, {"varlen", "true"}}, {{"epilogue", "smem"}, {"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}}},
+      {{{"dim", "128"}, {"dim_v", "64"}, {"causal", "true"}}, {}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
       auto inst = instantiate(attn_wgmma(), problem, config, limits_for_arch("sm_90a"));
       ASSERT_TRUE(inst.ok()) << inst.status().message();
       SCOPED_TRACE(inst->name_expression + (probes ? " +probes" : ""));
-      if (probes && inst->config.integer("block_N") == 176 && inst->problem.integer("dim") == 128) continue;
+      if (probes && probe_build_spills(*inst)) continue;
       JitOptions opt;
       opt.arch = "sm_90a";
       if (probes) opt.defines.push_back("TL_TIMELINE=1");
@@ -283,13 +305,17 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   refused({}, {{"block_M", "64"}}, {"ping_pong", "block_M=64"});
   // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
   refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}, {"q_stages", "1"}}, {"304240", "shared memory"});
-  // The defaults stage O and double Q: block_N=176 at dim 128 fits 2 stages only with neither.
-  refused({}, {{"block_N", "176"}}, {"279648", "O staging", "epilogue=direct", "q_stages=1"});
-  refused({}, {{"block_N", "176"}, {"q_stages", "1"}}, {"246864", "O staging", "epilogue=direct"});
+  // Staged O and two Q buffers: block_N=176 at dim 128 fits 2 stages only with neither, which auto picks.
+  refused({}, {{"block_N", "176"}, {"q_stages", "2"}, {"epilogue", "tma"}}, {"279648", "O staging", "epilogue=direct", "q_stages=1"});
+  refused({}, {{"block_N", "176"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"246864", "O staging", "epilogue=direct"});
+  auto auto176 = instantiate(attn_wgmma(), {}, {{"block_N", "176"}}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(auto176.ok()) << auto176.status().message();
+  EXPECT_NE(auto176->name_expression.find(".q_stages = 1"), std::string::npos) << auto176->name_expression;
+  EXPECT_NE(auto176->name_expression.find("AttnEpilogue::direct"), std::string::npos) << auto176->name_expression;
   refused({{"causal", "true"}}, {{"block_N", "176"}}, {"block_N=176", "spills", "block_N=128"});
   // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 = 263280 bytes with the O staging tile
   refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}, {"q_stages", "1"}}, {"263280", "O staging", "epilogue=direct"});
-  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}}, {"263280", "O staging", "epilogue=direct"});
+  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"263280", "O staging", "epilogue=direct"});
   // (2*128 + 2*2*128 + 128) * 128 * 2 + 8 * (4 + 8) + 1024 = 230496 fits; a third K/V stage does not.
   refused({}, {{"q_stages", "2"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"263296", "q_stages=2", "q_stages=1"});
   // The mma kernel runs on Ampere; this one is Hopper-only.
@@ -332,6 +358,32 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     EXPECT_DOUBLE_EQ(k.min_bytes, m.min_bytes);
   }
   EXPECT_EQ(attn_wgmma().test_problems(true), attn().test_problems(true));
+}
+
+// d_qk 192 / d_v 128 at the auto config: 112-key tiles, one Q buffer beside two K/V stages and the TMA-stored O
+// staging tile (FlashAttention-3's Hopper shape for it); V and O have 128 columns, the FLOPs count (192 + 128).
+TEST(AttentionWgmma, MlaPrefillShapeGeometry) {
+  const KV p = {{"batch", "2"}, {"seq_q", "1000"}, {"seq_k", "1000"}, {"heads", "8"}, {"dim", "192"}, {"dim_v", "128"}};
+  auto k = instantiate(attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
+  EXPECT_NE(k.name_expression.find(".block_N = 112"), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find(".q_stages = 1"), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find("AttnEpilogue::tma"), std::string::npos) << k.name_expression;
+  // Q 128x192 + 2 K 112x192 + 2 V 112x128 + 2 O 64x128, 2 bytes each; 10 barriers; the alignment slack.
+  EXPECT_EQ(k.launch.dynamic_smem, 2u * (128 * 192 + 2 * 112 * 192 + 2 * 112 * 128 + 2 * 64 * 128) + 8 * 10 + 1024);
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 8 * 2 * 1000 * 1000 * (192 + 128));
+  EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * (192 + 128) * (2 * 1000 * 8) * 2 + 4.0 * 8 * 2000 + 8.0 * 3);
+  std::map<std::string, std::vector<std::int64_t>> shape, box;
+  for (const auto& a : k.args) shape[a.name] = a.shape, box[a.name] = a.box;
+  EXPECT_EQ(shape["Q"], (std::vector<std::int64_t>{2, 1000, 8, 192}));
+  EXPECT_EQ(shape["K"], (std::vector<std::int64_t>{2, 1000, 8, 192}));
+  EXPECT_EQ(shape["V"], (std::vector<std::int64_t>{2, 1000, 8, 128}));
+  EXPECT_EQ(shape["O"], (std::vector<std::int64_t>{2, 1000, 8, 128}));
+  EXPECT_EQ(box["tma_K"], (std::vector<std::int64_t>{64, 1, 112, 1}));
+  EXPECT_EQ(box["tma_V"], (std::vector<std::int64_t>{64, 1, 112, 1}));
+  const auto base = k.spec->baseline(k.problem).value();
+  EXPECT_EQ(base.sdpa.dim, 192);
+  EXPECT_EQ(base.sdpa.dim_v, 128);
+  EXPECT_DOUBLE_EQ(base.sdpa.scale, 1.0 / std::sqrt(192.0));
 }
 
 // Both work orders visit every (query block, pair) once; heaviest-first sections even out the causal work of 132
