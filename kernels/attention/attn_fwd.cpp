@@ -37,6 +37,12 @@ Schema attn_problem() {
                              "head dimension of V and O (unset: dim; 128 with dim=192 is DeepSeek's MLA prefill as MHA)")
                .follows(dim),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
+           ParamSpec::integer("window", 0, 0, 1 << 20,
+                              "sliding window (causal=true): query row r sees keys (r - window, r] on the bottom-right "
+                              "aligned diagonal, tiles before the band skipped; 0 = none"),
+           ParamSpec::boolean("sinks", false,
+                              "attention sinks: a per-head logit (input `sinks`, f32 [heads]) joins each row's softmax "
+                              "denominator only, O scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it"),
            ParamSpec::boolean("varlen", false,
                               "per-sequence lengths through cu_seqlens: seq_q/seq_k are the longest (the last "
                               "sequence's), the others drawn from [seq/4, seq], sequence 1 without keys when not causal"),
@@ -49,6 +55,9 @@ Status check_problem(const Values& p) {
   if (p.integer("heads") % p.integer("heads_kv") != 0)
     return refuse("heads_kv=" + p.text("heads_kv") + " does not divide heads=" + p.text("heads") +
                   ": GQA shares each kv head among heads/heads_kv query heads; pick a divisor");
+  if (p.integer("window") > 0 && !p.boolean("causal"))
+    return refuse("window=" + p.text("window") + " is the causal sliding window (key j visible to row i for i - window < j "
+                  "<= i, as TileLang's attention_sink examples define it): set causal=true, or window=0");
   if (p.boolean("causal") && p.integer("seq_q") > p.integer("seq_k"))
     return refuse("causal with seq_q=" + p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
                   ": the mask is bottom-right aligned, so the first seq_q - seq_k query rows would see no key; "
@@ -67,13 +76,14 @@ std::int64_t draw_length(std::int64_t seq, std::uint64_t seed, std::int64_t i) {
 
 // Sizes, and each sequence's offsets: dense sequences are the case cu[b] = b * seq of the packed layout.
 struct Dims {
-  std::int64_t b, sq, sk, h, hkv, dim, dim_v;
-  bool causal, varlen;
+  std::int64_t b, sq, sk, h, hkv, dim, dim_v, window;
+  bool causal, varlen, sinks;
   std::vector<std::int32_t> cu_q, cu_k;  // batch + 1 offsets each
   explicit Dims(const Values& p)
       : b(p.integer("batch")), sq(p.integer("seq_q")), sk(p.integer("seq_k")), h(p.integer("heads")),
         hkv(p.integer("heads_kv")), dim(p.integer("dim")),
-        dim_v(p.integer("dim_v")), causal(p.boolean("causal")), varlen(p.boolean("varlen")) {
+        dim_v(p.integer("dim_v")), window(p.integer("window")), causal(p.boolean("causal")), varlen(p.boolean("varlen")),
+        sinks(p.boolean("sinks")) {
     cu_q.assign(1, 0);
     cu_k.assign(1, 0);
     for (std::int64_t i = 0; i < b; ++i) {
@@ -91,34 +101,47 @@ struct Dims {
   std::int64_t total_k() const { return cu_k.back(); }
   std::int64_t len_q(std::int64_t i) const { return cu_q[static_cast<std::size_t>(i) + 1] - cu_q[static_cast<std::size_t>(i)]; }
   std::int64_t len_k(std::int64_t i) const { return cu_k[static_cast<std::size_t>(i) + 1] - cu_k[static_cast<std::size_t>(i)]; }
+  // The keys [lo, hi) row s of sequence i sees: up to the bottom-right diagonal (causal), from its window's start.
+  std::pair<std::int64_t, std::int64_t> keys(std::int64_t i, std::int64_t s) const {
+    const std::int64_t lk = len_k(i), diag = lk - len_q(i);
+    const std::int64_t hi = causal ? std::max<std::int64_t>(0, std::min(lk, s + diag + 1)) : lk;
+    const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, s + diag - window + 1) : 0;
+    return {std::min(lo, hi), hi};
+  }
 };
 
-// One query row of the float64 reference: the unnormalized weights exp(s_j - max) of every key it sees,
-// their sum and the max, with s_j = q·k_j / sqrt(dim).
+// One query row of the float64 reference: the unnormalized weights exp(s_j - max) of the keys lo + j it sees, their
+// sum (with the sink's exp(sink - max)) and the max (over the sink too), with s_j = q·k_j / sqrt(dim).
 struct RefRow {
   std::vector<double> w;
+  std::int64_t lo = 0;
   double max = 0, sum = 0;
 };
 
-RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& K, std::int64_t b, std::int64_t h,
-                     std::int64_t s) {
-  const std::int64_t hk = h / (x.h / x.hkv), lq = x.len_q(b), lk = x.len_k(b);
-  const std::int64_t keys = x.causal ? std::max<std::int64_t>(0, std::min(lk, s + lk - lq + 1)) : lk;
+RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& K, const HostTensor* sinks, std::int64_t b,
+                     std::int64_t h, std::int64_t s) {
+  const std::int64_t hk = h / (x.h / x.hkv);
+  const auto [lo, hi] = x.keys(b, s);
+  const std::int64_t keys = hi - lo;
   std::vector<double> q(static_cast<std::size_t>(x.dim));
   const std::int64_t q0 = ((x.cu_q[static_cast<std::size_t>(b)] + s) * x.h + h) * x.dim;
   for (std::int64_t c = 0; c < x.dim; ++c) q[static_cast<std::size_t>(c)] = Q.at(q0 + c);
   const double scale = 1.0 / std::sqrt(d(x.dim));
   RefRow r;
-  r.w.resize(static_cast<std::size_t>(std::max<std::int64_t>(keys, 0)));
+  r.lo = lo;
+  r.w.resize(static_cast<std::size_t>(keys));
   r.max = -std::numeric_limits<double>::infinity();
   for (std::int64_t j = 0; j < keys; ++j) {
-    const std::int64_t k0 = ((x.cu_k[static_cast<std::size_t>(b)] + j) * x.hkv + hk) * x.dim;
+    const std::int64_t k0 = ((x.cu_k[static_cast<std::size_t>(b)] + lo + j) * x.hkv + hk) * x.dim;
     double dot = 0;
     for (std::int64_t c = 0; c < x.dim; ++c) dot += q[static_cast<std::size_t>(c)] * K.at(k0 + c);
     r.w[static_cast<std::size_t>(j)] = dot * scale;
     r.max = std::max(r.max, dot * scale);
   }
+  const double sink = sinks ? sinks->at(h) : -std::numeric_limits<double>::infinity();
+  r.max = std::max(r.max, sink);
   for (double& w : r.w) r.sum += (w = std::exp(w - r.max));
+  if (sinks) r.sum += std::exp(sink - r.max);
   return r;
 }
 
@@ -128,11 +151,12 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
     return make_error(ErrorCode::invalid_argument, "attention has outputs O and LSE, not " + output);
   const Dims x(p);
   const HostTensor &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
+  const HostTensor* sinks = x.sinks ? &in.tensor("sinks") : nullptr;
   std::map<std::int64_t, RefRow> rows;  // by (token, h): sampled positions come in whole rows
   auto row = [&](std::int64_t b, std::int64_t h, std::int64_t s) -> const RefRow& {
     const std::int64_t key = (x.cu_q[static_cast<std::size_t>(b)] + s) * x.h + h;
     auto it = rows.find(key);
-    if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, K, b, h, s)).first;
+    if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, K, sinks, b, h, s)).first;
     return it->second;
   };
   // The sequence of a packed query row.
@@ -152,7 +176,7 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
         b = i / (x.h * x.sq), h = (i / x.sq) % x.h, s = i % x.sq;
       }
       const RefRow& r = row(b, h, s);
-      out.push_back(r.max + std::log(r.sum));  // -inf for a row without keys
+      out.push_back(r.max + std::log(r.sum));  // -inf for a row without keys (and no sink)
     } else {  // O: [token, h, dim_v]
       const std::int64_t c = i % x.dim_v, h = (i / x.dim_v) % x.h, token = i / (x.dim_v * x.h);
       const std::int64_t b = sequence_of(token);
@@ -160,7 +184,7 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
       const std::int64_t hk = h / (x.h / x.hkv);
       double acc = 0;
       for (std::size_t j = 0; j < r.w.size(); ++j)
-        acc += r.w[j] * V.at(((x.cu_k[static_cast<std::size_t>(b)] + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dim_v + c);
+        acc += r.w[j] * V.at(((x.cu_k[static_cast<std::size_t>(b)] + r.lo + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dim_v + c);
       out.push_back(r.sum > 0 ? acc / r.sum : 0.0);  // a row without keys is 0, as FlashAttention writes it
     }
   }
@@ -168,7 +192,7 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
 }
 
 // Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, head dims
-// 64, 128 and 192 and d_qk != d_v (192 / 128; attn.fwd.mma skips those), causal on and off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
+// 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma skips those), causal on and off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
 std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   std::vector<KV> s = {
@@ -179,6 +203,7 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
       {{"batch", "6"}, {"seq_q", "300"}, {"seq_k", "500"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "false"}, {"varlen", "true"}},
       {{"batch", "5"}, {"seq_q", "333"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"varlen", "true"}},
       {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "300"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}},
+      {{"batch", "2"}, {"seq_q", "500"}, {"seq_k", "500"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}, {"window", "200"}, {"sinks", "true"}},
   };
   if (full)
     s.insert(s.end(), {
@@ -189,6 +214,9 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
         {{"batch", "4"}, {"seq_q", "200"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "192"}, {"dim_v", "128"}, {"varlen", "true"}},
         {{"batch", "2"}, {"seq_q", "129"}, {"seq_k", "257"}, {"heads", "2"}, {"heads_kv", "1"}, {"dim", "192"}, {"causal", "true"}},
         {{"batch", "1"}, {"seq_q", "100"}, {"seq_k", "100"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "128"}, {"dim_v", "64"}},
+        {{"batch", "4"}, {"seq_q", "300"}, {"seq_k", "700"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"window", "129"}, {"varlen", "true"}},
+        {{"batch", "2"}, {"seq_q", "600"}, {"seq_k", "600"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"window", "256"}, {"sinks", "true"}},
+        {{"batch", "2"}, {"seq_q", "77"}, {"seq_k", "1000"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "64"}, {"sinks", "true"}, {"varlen", "true"}},
     });
   return s;
 }
@@ -201,12 +229,21 @@ KernelSpec attn_base() {
   k.tensor_cores = true;
   k.problem = attn_problem();
   // 2·len_q·len_k·dim (S = Q K^T) + 2·len_q·len_k·dim_v (O = P V) per sequence and head; causal counts half (the
-  // convention of FlashAttention's benchmarks).
+  // convention of FlashAttention's benchmarks); a sliding window counts the (row, key) pairs it lets through.
   k.flops = [](const Values& p) {
     const Dims x(p);
     double pairs = 0;
-    for (std::int64_t i = 0; i < x.b; ++i) pairs += d(x.len_q(i)) * d(x.len_k(i));
-    return 2.0 * d(x.h) * pairs * d(x.dim + x.dim_v) * (x.causal ? 0.5 : 1.0);
+    for (std::int64_t i = 0; i < x.b; ++i) {
+      if (x.window == 0) {
+        pairs += d(x.len_q(i)) * d(x.len_k(i)) * (x.causal ? 0.5 : 1.0);
+        continue;
+      }
+      for (std::int64_t s = 0; s < x.len_q(i); ++s) {
+        const auto [lo, hi] = x.keys(i, s);
+        pairs += d(hi - lo);
+      }
+    }
+    return 2.0 * d(x.h) * pairs * d(x.dim + x.dim_v);
   };
   k.min_bytes = [](const Values& p) {
     const Dims x(p);
@@ -235,7 +272,9 @@ KernelSpec attn_base() {
     b.kind = "cudnn_sdpa";
     b.in = b.out = p.dtype();
     b.sdpa = SdpaBaseline{.batch = x.b, .heads = x.h, .heads_kv = x.hkv, .seq_q = x.sq, .seq_k = x.sk, .dim = x.dim,
-                          .dim_v = x.dim_v, .causal = x.causal, .varlen = x.varlen, .scale = 1.0 / std::sqrt(d(x.dim))};
+                          .dim_v = x.dim_v, .causal = x.causal, .window = x.window, .varlen = x.varlen,
+                          .scale = 1.0 / std::sqrt(d(x.dim))};
+    if (x.sinks) b.sdpa.sinks = "sinks";
     return b;
   };
   return k;
@@ -289,7 +328,10 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
   if (p.integer("dim") > 128 || p.integer("dim_v") != p.integer("dim"))
     return refuse("attn.fwd.mma takes dim 64 or 128 with dim_v = dim, not dim=" + p.text("dim") + ", dim_v=" +
-                  p.text("dim_v") + ": use attn.fwd.wgmma (sm_90a) for head dims 192 and 256 and for dim_v != dim");
+                  p.text("dim_v") + ": use attn.fwd.wgmma (sm_90a) for head dim 192 and for dim_v != dim");
+  if (p.integer("window") > 0 || p.boolean("sinks"))
+    return refuse("attn.fwd.mma has no sliding window or attention sinks (window=" + p.text("window") + ", sinks=" +
+                  p.text("sinks") + "): use attn.fwd.wgmma (sm_90a), or window=0 and sinks=false");
   const auto bm = c.integer("block_M"), bn = c.integer("block_N"), w = c.integer("warps"), dim = p.integer("dim");
   if (bm % (16 * w) != 0)
     return refuse("block_M=" + std::to_string(bm) + " over warps=" + std::to_string(w) +
@@ -361,11 +403,14 @@ KernelSpec attn_fwd_mma_spec() {
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
 //             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
-//   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
+//   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first); direct at dim_v 64,
+//             where a 2k work tile's short GEMMs make the staging visible (docs/perf.md: 436 vs 409 TFLOP/s at b 16,
+//             h 16, 2k on the H200)
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
   const std::int64_t widest = std::max(dim, dim_v);
   const std::string epi = c.text("epilogue");
+  const bool auto_epi = epi == "auto" && dim_v > 64;  // at dim_v 64, auto is direct
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
                        .block_M = as_int(c.integer("block_M")),
@@ -373,21 +418,23 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .num_stages = as_int(c.integer("num_stages")),
                        .q_stages = as_int(c.integer("q_stages")),
                        .ping_pong = c.boolean("ping_pong"),
-                       .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem : AttnEpilogue::direct,
+                       .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem
+                                                                                     : AttnEpilogue::direct,
                        .causal = p.boolean("causal"),
                        .bf16 = p.dtype() == DType::bf16,
-                       .varlen = p.boolean("varlen")};
-  if (r.q_stages > 0 && epi != "auto") return r;
+                       .varlen = p.boolean("varlen"),
+                       .window = p.integer("window") > 0,
+                       .sinks = p.boolean("sinks")};
+  if (r.q_stages > 0 && !auto_epi) return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
   for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
     for (int q : {2, 1}) {
       AttnFwdWgmmaConfig t = r;
-      if (epi == "auto") t.epilogue = e;
+      if (auto_epi) t.epilogue = e;
       if (c.integer("q_stages") == 0) t.q_stages = q;
       if (make_plan(t).bytes <= hopper.smem_per_block_optin) return t;
     }
-  if (epi == "auto") r.epilogue = AttnEpilogue::direct;
   if (r.q_stages == 0) r.q_stages = 1;
   return r;  // too big either way: can_implement says so
 }
@@ -467,7 +514,8 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "
                                       "tma = staged, then TMA stores that overlap the next work tile; auto = tma where "
-                                      "the staging tile fits (before a second Q buffer), else direct")}};
+                                      "the staging tile fits (before a second Q buffer), else direct; direct at dim_v "
+                                      "64 (measured faster)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
@@ -481,7 +529,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     return g;
   };
   // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
-  // batch, section). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
+  // batch, section, sinks, window). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
   // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto a = attn_args(p);
@@ -498,6 +546,13 @@ KernelSpec attn_fwd_wgmma_spec() {
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
     a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c))));
+    // Sink logits near a row's log-sum-exp at the test sizes (log of a few hundred keys), so they matter. Without
+    // sinks the kernel gets a null pointer it never reads (no tensor: callers pass Q, K, V as before).
+    if (p.boolean("sinks"))
+      a.push_back(ArgSpec::tensor("sinks", DType::f32, {p.integer("heads")}, ArgRole::in, {.lo = 2, .hi = 8, .seed = 4}));
+    else
+      a.push_back(ArgSpec::scalar("sinks", DType::u64, 0));
+    a.push_back(ArgSpec::scalar("window", DType::i32, d(p.integer("window"))));
     return a;
   };
   k.probes = attn_fwd_wgmma_probe_names();

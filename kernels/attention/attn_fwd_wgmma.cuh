@@ -40,6 +40,10 @@
 //   waits until they have read the staging tile. Varlen blocks that reach past their sequence store from the
 //   staging tile as `smem` does (a 3-D map would write their extra rows into the next sequence); dense maps clip
 //   rows past the sequence. LSE = (m + log2 l) * ln 2.
+// Variants (TileLang's attention_sink examples, gpt-oss): SINKS adds a per-head logit sinks[h] (f32) to every row's
+// softmax denominator only, l += exp(sink - m) (O is scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it);
+// WINDOW (causal only) lets row r see keys (r + diag - window, r + diag], and its work tiles start at the tile of
+// the block's first visible key: the tiles before the band are never loaded, not masked.
 //
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes; attn_fwd_wgmma_plan.hpp
 // lays it out):
@@ -86,11 +90,12 @@ namespace attn_wgmma_detail {
 // share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
 // go heaviest-first across `section` (sequence, head) pairs at a time, which evens out the CTAs' work.
 struct AttnWork {
-  int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, n_tiles;
+  // K/V tiles [top - n_tiles, top) are visited, from the last: with a sliding window the ones before it are skipped.
+  int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, top, n_tiles;
 };
 
-template <int BM, int BN, bool CAUSAL>
-TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section,
+template <int BM, int BN, bool CAUSAL, bool WINDOW>
+TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section, int window,
                                     const int* cu_seqlens_q, const int* cu_seqlens_k) {
   AttnWork w;
   const WorkCoord wc = CAUSAL && section > 0 ? work_sections(t, m_blocks, heads * batch, section)
@@ -107,7 +112,10 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
   w.diag = w.seq_k - w.seq_q;  // causal: row r sees keys <= r + diag
   int kv_end = w.seq_k;
   if (CAUSAL) kv_end = max(0, min(w.seq_k, w.m0 + BM + w.diag));
-  w.n_tiles = (kv_end + BN - 1) / BN;
+  w.top = (kv_end + BN - 1) / BN;
+  // Window (causal): row r sees keys (r + diag - window, r + diag]; the block's first row the fewest.
+  const int kv_begin = WINDOW ? max(0, w.m0 + w.diag - window + 1) : 0;
+  w.n_tiles = max(0, w.top - kv_begin / BN);
   return w;
 }
 
@@ -123,7 +131,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
-                   int m_blocks, int batch, int section) {
+                   int m_blocks, int batch, int section, const float* __restrict__ sinks, int window) {
   using namespace attn_wgmma_detail;
   using wgmma_ops::smem_desc_sw128;
   using wgmma_ops::smem_desc_sw128_mn;
@@ -136,6 +144,8 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
+  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks;
+  static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
   constexpr int C = BM / 64;           // consumer warpgroups
@@ -200,7 +210,8 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     TL_PROBE_WARP_INIT();
     int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
     for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
+      const AttnWork w = attn_work<BM, BN, CAUSAL, WINDOW>(t, m_blocks, heads, heads_kv, batch, section, window,
+                                                          cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
       // One tile (BM or BN rows from `row` of the sequence) of a tensor: boxes of 64 columns, box_bytes apart.
       auto load = [&](const TmaDescriptor* map, int boxes, unsigned dst, unsigned box_bytes, unsigned bar, int head,
@@ -235,10 +246,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         }
         TL_PROBE_END(Probe::tma_issue, s, tile);
       };
-      // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
+      // K of tile top - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
-        if (it < w.n_tiles) load_kv(&tma_k, NH, P.k_bytes, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
-        if (it > 0) load_kv(&tma_v, NHV, P.v_bytes, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
+        if (it < w.n_tiles) load_kv(&tma_k, NH, P.k_bytes, k_smem, k_full(0), k_empty(0), kv_it + it, w.top - 1 - it);
+        if (it > 0) load_kv(&tma_v, NHV, P.v_bytes, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.top - it);
       }
       kv_it += w.n_tiles;
     }
@@ -292,22 +303,25 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
 
   int kv_it = 0, q_round = 0;
   for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
+    const AttnWork w = attn_work<BM, BN, CAUSAL, WINDOW>(t, m_blocks, heads, heads_kv, batch, section, window,
+                                                        cu_seqlens_q, cu_seqlens_k);
     if (w.m0 >= w.seq_q) continue;
     const int row_base = w.m0 + c * 64 + lc.row;  // the thread's first row in the sequence
-    const int n_tiles = w.n_tiles;
+    const int n_tiles = w.n_tiles, top = w.top;
     float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
 
-    // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
+    // Keys past the sequence, causal past the diagonal, and with a window at or before row + diag - window get
+    // -inf; only tiles that reach them pay for the mask (the window's lower edge: its first tiles of the block).
     auto mask = [&](int tile) {
-      const int n0 = tile * BN;
-      const bool edge = n0 + BN > w.seq_k || (CAUSAL && n0 + BN - 1 > w.m0 + c * 64 + w.diag);
+      const int n0 = tile * BN, wg_row0 = w.m0 + c * 64;
+      const bool edge = n0 + BN > w.seq_k || (CAUSAL && n0 + BN - 1 > wg_row0 + w.diag) ||
+                        (WINDOW && n0 <= wg_row0 + 63 + w.diag - window);
       if (!edge) return;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) {
         const int col = n0 + lc.col + P.s_values.at[i].col;
         const int row = row_base + P.s_values.at[i].row;
-        if (col >= w.seq_k || (CAUSAL && col > row + w.diag)) s[i] = kNegInf;
+        if (col >= w.seq_k || (CAUSAL && col > row + w.diag) || (WINDOW && col <= row + w.diag - window)) s[i] = kNegInf;
       }
     };
     // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O.
@@ -341,7 +355,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
       {
-        const int st = kv_it % STAGES, tile = n_tiles - 1;
+        const int st = kv_it % STAGES, tile = top - 1;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (kv_it / STAGES) & 1);
         TL_PROBE_END(Probe::wait_full, st, tile);
@@ -369,7 +383,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       }
 
       for (int it = 1; it < n_tiles; ++it) {
-        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
+        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = top - 1 - it;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (g / STAGES) & 1);
         TL_PROBE_END(Probe::wait_full, st, tile);
@@ -423,22 +437,22 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       // The first tile's P V.
       const int gl = kv_it + n_tiles - 1, sl = gl % STAGES;
       mbar_wait(v_full(sl), (gl / STAGES) & 1);
-      TL_PROBE_BEGIN(Probe::wait_turn, sl, 0);
+      TL_PROBE_BEGIN(Probe::wait_turn, sl, top - n_tiles);
       wait_turn();
-      TL_PROBE_END(Probe::wait_turn, sl, 0);
-      TL_PROBE_BEGIN(Probe::gemm_issue, sl, 0);
+      TL_PROBE_END(Probe::wait_turn, sl, top - n_tiles);
+      TL_PROBE_BEGIN(Probe::gemm_issue, sl, top - n_tiles);
       fence_regs(o);
       fence_regs(p);
       wgmma_fence();
       issue_pv(sl, n_tiles == 1);
       wgmma_commit();
       pass_turn();
-      TL_PROBE_END(Probe::gemm_issue, sl, 0);
-      TL_PROBE_BEGIN(Probe::wait_pv, sl, 0);
+      TL_PROBE_END(Probe::gemm_issue, sl, top - n_tiles);
+      TL_PROBE_BEGIN(Probe::wait_pv, sl, top - n_tiles);
       wgmma_wait<0>();
       fence_regs(o);
       if (tid == 0) mbar_arrive(v_empty(sl));
-      TL_PROBE_END(Probe::wait_pv, sl, 0);
+      TL_PROBE_END(Probe::wait_pv, sl, top - n_tiles);
       kv_it += n_tiles;
     }
 
@@ -460,9 +474,19 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     for (int hh = 0; hh < 2; ++hh) {
       const TileCoord x = P.o_values.at[P.o_values.row_value[hh][0]];  // the thread's first value in row half hh
       const int row = row_base + x.row;
-      const float l = quad_sum(row_sum[hh]);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
-      // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+      const float lk = quad_sum(row_sum[hh]);
+      const bool keys = lk > 0.f;
+      // The softmax denominator l = lk 2^m, with the sink's 2^(sink log2 e) added (SINKS): both relative to the
+      // larger exponent mm, O scaled by 2^(m - mm) / l.
+      float mm = row_max[hh], l = lk, inv = keys ? 1.f / lk : 0.f;
+      if constexpr (SINKS) {
+        const float sl = sinks[w.h] * 1.4426950408889634f;
+        mm = keys ? fmaxf(row_max[hh], sl) : sl;
+        const float o_scale = keys ? exp2_approx(row_max[hh] - mm) : 0.f;
+        l = lk * o_scale + exp2_approx(sl - mm);
+        inv = o_scale / l;
+      }
+      // Without keys O was never written: store zeros, not 0 times whatever the registers hold.
       // The pair of columns 8 j + x.col of the row: whole 16-byte chunks apart, each chunk's bits XORed into the
       // row's offset in the tile, the box's added.
       if constexpr (EPI != 0) {
@@ -470,7 +494,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
 #pragma unroll
         for (int j = 0; j < DV / 8; ++j) {
           const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
-          const unsigned v = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
+          const unsigned v = keys ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
           st_shared_b32(o_wg + (o_row ^ P.o_chunk8[j]) + P.o_box8[j], v);
         }
       } else if (row < w.seq_q) {
@@ -478,13 +502,13 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
 #pragma unroll
         for (int j = 0; j < DV / 8; ++j) {
           const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
-          *reinterpret_cast<unsigned*>(dst + 8 * j) = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
+          *reinterpret_cast<unsigned*>(dst + 8 * j) = keys ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
         }
       }
       if (row < w.seq_q && lc.col == 0)
         LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
                    : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
-            l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
+            l > 0.f ? (mm + __log2f(l)) * 0.6931471805599453f : kNegInf;
     }
     if constexpr (EPI != 0) {
       const int r0 = w.m0 + c * 64;  // the warpgroup's first row in the sequence

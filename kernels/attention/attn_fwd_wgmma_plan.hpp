@@ -33,6 +33,8 @@ struct AttnFwdWgmmaConfig {
   bool causal = false;                      // bottom-right aligned causal mask
   bool bf16 = true;                         // dtype of Q, K, V, O: bf16, else f16
   bool varlen = false;                      // packed sequences (3-D tensor maps, LSE [heads, total_q])
+  bool window = false;                      // sliding window (causal): row r sees keys (r - window, r], bottom-right
+  bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -167,6 +169,8 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
+      .field("window", c.window)
+      .field("sinks", c.sinks)
       .str();
 }
 

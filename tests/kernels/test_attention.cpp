@@ -28,6 +28,12 @@ const KernelSpec& attn_wgmma() { return *library_registry().find("attn.fwd.wgmma
 
 Jit& jit() { return test::scratch_jit(); }
 
+const ArgSpec& arg(const KernelInstance& k, const std::string& name) {
+  for (const ArgSpec& a : k.args)
+    if (a.name == name) return a;
+  throw std::out_of_range("no argument " + name);
+}
+
 TEST(Attention, ConfigsCompileForHopperAndAmpereWithoutSpilling) {
   const std::vector<std::pair<KV, KV>> cases = {
       {{}, {}},
@@ -73,6 +79,9 @@ TEST(Attention, CanImplementRefusesWithReasons) {
   expect_refused({}, big, "sm_80", {"229376", "shared memory", "num_stages"});
   expect_refused({{"dim", "192"}, {"dim_v", "128"}}, {}, "sm_90a", {"dim=192", "dim_v=128", "attn.fwd.wgmma"});
   expect_refused({{"dim_v", "64"}}, {}, "sm_90a", {"dim_v=64", "attn.fwd.wgmma"});
+  expect_refused({{"causal", "true"}, {"window", "64"}}, {}, "sm_90a", {"window=64", "attn.fwd.wgmma"});
+  expect_refused({{"sinks", "true"}}, {}, "sm_90a", {"sinks=true", "attn.fwd.wgmma"});
+  expect_refused({{"window", "64"}}, {}, "sm_90a", {"window=64", "causal=true"});
 }
 
 TEST(Attention, GeometryFlopsAndBytes) {
@@ -170,6 +179,64 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
     }
   EXPECT_FALSE(attn().reference(instantiate(attn(), {{"batch", "1"}, {"seq_q", "2"}, {"seq_k", "2"}}, {}, limits_for_arch("sm_90a")).value().problem,
                                 {}, "X", {}).ok());
+}
+
+// Sliding window and sinks, the textbook way: row s sees keys (s + diag - window, s + diag], and the head's sink logit
+// joins the denominator only: O = sum_j e^(s_j) v_j / (sum_j e^(s_j) + e^(sink)), LSE = log of that denominator (the
+// sink's alone for a row without keys).
+TEST(Attention, WindowAndSinksReferenceMatchesADirectComputation) {
+  const int H = 2, D = 64, W = 3;
+  for (bool varlen : {false, true}) {
+    SCOPED_TRACE(varlen ? "varlen" : "dense");
+    const KV p = {{"batch", "3"}, {"seq_q", "5"}, {"seq_k", "8"}, {"heads", "2"}, {"dim", "64"}, {"causal", "true"},
+                  {"window", std::to_string(W)}, {"sinks", "true"}, {"varlen", varlen ? "true" : "false"}};
+    auto k = instantiate(attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
+    auto in = inputs_of(k);
+    const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V"), &S = in.tensor("sinks");
+    const auto &cq = in.tensor("cu_seqlens_q"), &ck = in.tensor("cu_seqlens_k");
+    const int total_q = static_cast<int>(cq.at(3));
+    std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * D)), all_l(static_cast<std::size_t>(total_q * H));
+    for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
+    auto O = k.spec->reference(k.problem, in, "O", all_o).value();
+    auto L = k.spec->reference(k.problem, in, "LSE", all_l).value();
+    int banded = 0;
+    for (int b = 0; b < 3; ++b) {
+      const int q0 = static_cast<int>(cq.at(b)), lq = static_cast<int>(cq.at(b + 1)) - q0;
+      const int k0 = static_cast<int>(ck.at(b)), lk = static_cast<int>(ck.at(b + 1)) - k0;
+      for (int h = 0; h < H; ++h)
+        for (int s = 0; s < lq; ++s) {
+          std::vector<std::pair<int, double>> score;
+          for (int j = 0; j < lk; ++j) {
+            if (j > s + lk - lq || j <= s + lk - lq - W) continue;
+            double dot = 0;
+            for (int c = 0; c < D; ++c) dot += Q.at(((q0 + s) * H + h) * D + c) * K.at(((k0 + j) * H + h) * D + c);
+            score.push_back({j, dot / 8.0});
+          }
+          banded += s + lk - lq + 1 > W;  // keys before the window exist
+          double z = std::exp(S.at(h));
+          for (const auto& [j, v] : score) z += std::exp(v);
+          const double lse = varlen ? L[static_cast<std::size_t>(h * total_q + q0 + s)] : L[static_cast<std::size_t>((b * H + h) * lq + s)];
+          EXPECT_NEAR(lse, std::log(z), 1e-12);
+          for (int c = 0; c < D; ++c) {
+            double o = 0;
+            for (const auto& [j, v] : score) o += std::exp(v) / z * V.at(((k0 + j) * H + h) * D + c);
+            EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * D + c)], o, 1e-12);
+          }
+        }
+    }
+    EXPECT_GT(banded, 0);
+  }
+  // FLOPs count the pairs the window lets through: 10 rows see 1, 2, 3, then 4 keys each (34 pairs).
+  const KV w = {{"batch", "1"}, {"seq_q", "10"}, {"heads", "2"}, {"dim", "64"}, {"causal", "true"}, {"window", "4"}};
+  EXPECT_DOUBLE_EQ(instantiate(attn_wgmma(), w, {}, limits_for_arch("sm_90a")).value().flops, 2.0 * 2 * 34 * (64 + 64));
+  // cuDNN's graph gets the window (its diagonal band's left bound) and the sink logits' buffer.
+  KV ws = w;
+  ws["sinks"] = "true";
+  auto kw = instantiate(attn_wgmma(), ws, {}, limits_for_arch("sm_90a")).value();
+  const auto base = kw.spec->baseline(kw.problem).value();
+  EXPECT_EQ(base.sdpa.window, 4);
+  EXPECT_EQ(base.sdpa.sinks, "sinks");
 }
 
 // The shared-memory layouts the viewer shows are the plan's, the ones the kernel indexes with (test_attn_plans checks
@@ -275,6 +342,11 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "192"}, {"dim_v", "128"}, {"dtype", "f16"}}, {{"epilogue", "smem"}, {"num_stages", "2"}}},
       {{{"dim", "192"}, {"causal", "true"}}, {}},
       {{{"dim", "192"}, {"varlen", "true"}}, {{"epilogue", "smem"}, {"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}}},
+      // Sliding window and attention sinks, alone and with the rest.
+      {{{"causal", "true"}, {"window", "300"}}, {}},
+      {{{"sinks", "true"}}, {}},
+      {{{"dim", "64"}, {"causal", "true"}, {"window", "1000"}, {"sinks", "true"}, {"varlen", "true"}}, {{"block_N", "176"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"window", "4096"}, {"sinks", "true"}}, {}},
       {{{"dim", "128"}, {"dim_v", "64"}, {"causal", "true"}}, {}},
   };
   for (bool probes : {false, true})
@@ -341,10 +413,19 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     for (const auto& a : k.args)
       if (a.kind != ArgSpec::Kind::tensor || a.is_param) params.push_back(a.name);
     EXPECT_EQ(params, (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "tma_O", "O", "LSE", "cu_seqlens_q",
-                                                "cu_seqlens_k", "heads", "heads_kv", "m_blocks", "batch", "section"}));
-    EXPECT_EQ(k.args[k.args.size() - 2].value, 3);  // batch
-    EXPECT_EQ(k.args[k.args.size() - 3].value, 8);  // m_blocks
-    EXPECT_EQ(k.args.back().value, 64);              // section -1 (auto): 512 work tiles / 8 query blocks
+                                                "cu_seqlens_k", "heads", "heads_kv", "m_blocks", "batch", "section",
+                                                "sinks", "window"}));
+    EXPECT_EQ(arg(k, "batch").value, 3);
+    EXPECT_EQ(arg(k, "m_blocks").value, 8);
+    EXPECT_EQ(arg(k, "section").value, 64);  // section -1 (auto): 512 work tiles / 8 query blocks
+    EXPECT_EQ(arg(k, "window").value, 0);
+    EXPECT_EQ(arg(k, "sinks").kind, ArgSpec::Kind::scalar);  // a null pointer without sinks
+    KV ps = p;
+    ps["sinks"] = "true";
+    const ArgSpec sinks = arg(instantiate(attn_wgmma(), ps, {}, limits_for_arch("sm_90a")).value(), "sinks");
+    EXPECT_EQ(sinks.kind, ArgSpec::Kind::tensor);
+    EXPECT_EQ(sinks.shape, (std::vector<std::int64_t>{8}));
+    EXPECT_EQ(sinks.dtype, DType::f32);
     for (const auto& a : k.args) {
       if (a.kind != ArgSpec::Kind::tensor_map) continue;
       // O's map stores one consumer warpgroup's 64 rows.
@@ -428,9 +509,8 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
     const KV p = {{"batch", std::to_string(std::max(1, 32768 / seq))}, {"seq_q", std::to_string(seq)},
                   {"seq_k", std::to_string(seq)}, {"causal", "true"}};
     auto k = instantiate(attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
-    EXPECT_EQ(k.args.back().name, "section");
-    EXPECT_EQ(k.args.back().value, g) << seq;
-    EXPECT_EQ(instantiate(attn_wgmma(), p, {{"section", "0"}}, limits_for_arch("sm_90a")).value().args.back().value, 0);
+    EXPECT_EQ(arg(k, "section").value, g) << seq;
+    EXPECT_EQ(arg(instantiate(attn_wgmma(), p, {{"section", "0"}}, limits_for_arch("sm_90a")).value(), "section").value, 0);
   }
 }
 
