@@ -403,14 +403,11 @@ KernelSpec attn_fwd_mma_spec() {
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
 //             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
-//   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first); direct at dim_v 64,
-//             where a 2k work tile's short GEMMs make the staging visible (docs/perf.md: 436 vs 409 TFLOP/s at b 16,
-//             h 16, 2k on the H200)
+//   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
   const std::int64_t widest = std::max(dim, dim_v);
   const std::string epi = c.text("epilogue");
-  const bool auto_epi = epi == "auto" && dim_v > 64;  // at dim_v 64, auto is direct
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
                        .block_M = as_int(c.integer("block_M")),
@@ -425,13 +422,13 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
                        .sinks = p.boolean("sinks")};
-  if (r.q_stages > 0 && !auto_epi) return r;
+  if (r.q_stages > 0 && epi != "auto") return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
   for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
     for (int q : {2, 1}) {
       AttnFwdWgmmaConfig t = r;
-      if (auto_epi) t.epilogue = e;
+      if (epi == "auto") t.epilogue = e;
       if (c.integer("q_stages") == 0) t.q_stages = q;
       if (make_plan(t).bytes <= hopper.smem_per_block_optin) return t;
     }
@@ -514,8 +511,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "
                                       "tma = staged, then TMA stores that overlap the next work tile; auto = tma where "
-                                      "the staging tile fits (before a second Q buffer), else direct; direct at dim_v "
-                                      "64 (measured faster)")}};
+                                      "the staging tile fits (before a second Q buffer), else direct")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
