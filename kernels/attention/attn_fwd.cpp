@@ -192,7 +192,8 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
 }
 
 // Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, head dims
-// 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma skips those), causal on and off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
+// 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma skips those), causal on and
+// off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
 std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   std::vector<KV> s = {
