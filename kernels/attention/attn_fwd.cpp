@@ -38,8 +38,8 @@ Schema attn_problem() {
                .follows(dim),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
            ParamSpec::integer("window", 0, 0, 1 << 20,
-                              "sliding window (causal=true): query row r sees keys (r - window, r] on the bottom-right "
-                              "aligned diagonal, tiles before the band skipped; 0 = none"),
+                              "sliding window: query row r sees keys (r - window, r] on the bottom-right aligned "
+                              "diagonal (a causal band: implies causal), tiles before the band skipped; 0 = none"),
            ParamSpec::boolean("sinks", false,
                               "attention sinks: a per-head logit (input `sinks`, f32 [heads]) joins each row's softmax "
                               "denominator only, O scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it"),
@@ -51,17 +51,19 @@ Schema attn_problem() {
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 
+// The causal mask: asked for, or implied by a sliding window (key j visible to row i for i - window < j <= i, the
+// causal band TileLang's attention_sink examples define).
+bool causal_mask(const Values& p) { return p.boolean("causal") || p.integer("window") > 0; }
+
 Status check_problem(const Values& p) {
   if (p.integer("heads") % p.integer("heads_kv") != 0)
     return refuse("heads_kv=" + p.text("heads_kv") + " does not divide heads=" + p.text("heads") +
                   ": GQA shares each kv head among heads/heads_kv query heads; pick a divisor");
-  if (p.integer("window") > 0 && !p.boolean("causal"))
-    return refuse("window=" + p.text("window") + " is the causal sliding window (key j visible to row i for i - window < j "
-                  "<= i, as TileLang's attention_sink examples define it): set causal=true, or window=0");
-  if (p.boolean("causal") && p.integer("seq_q") > p.integer("seq_k"))
-    return refuse("causal with seq_q=" + p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
+  if (causal_mask(p) && p.integer("seq_q") > p.integer("seq_k"))
+    return refuse((p.boolean("causal") ? std::string("causal") : "window=" + p.text("window")) + " with seq_q=" +
+                  p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
                   ": the mask is bottom-right aligned, so the first seq_q - seq_k query rows would see no key; "
-                  "use seq_q <= seq_k or causal=false");
+                  "use seq_q <= seq_k" + (p.boolean("causal") ? " or causal=false" : " or window=0"));
   return Status::success();
 }
 
@@ -82,7 +84,7 @@ struct Dims {
   explicit Dims(const Values& p)
       : b(p.integer("batch")), sq(p.integer("seq_q")), sk(p.integer("seq_k")), h(p.integer("heads")),
         hkv(p.integer("heads_kv")), dim(p.integer("dim")),
-        dim_v(p.integer("dim_v")), window(p.integer("window")), causal(p.boolean("causal")), varlen(p.boolean("varlen")),
+        dim_v(p.integer("dim_v")), window(p.integer("window")), causal(causal_mask(p)), varlen(p.boolean("varlen")),
         sinks(p.boolean("sinks")) {
     cu_q.assign(1, 0);
     cu_k.assign(1, 0);
@@ -418,7 +420,7 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .ping_pong = c.boolean("ping_pong"),
                        .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem
                                                                                      : AttnEpilogue::direct,
-                       .causal = p.boolean("causal"),
+                       .causal = causal_mask(p),
                        .bf16 = p.dtype() == DType::bf16,
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,

@@ -81,7 +81,14 @@ TEST(Attention, CanImplementRefusesWithReasons) {
   expect_refused({{"dim_v", "64"}}, {}, "sm_90a", {"dim_v=64", "attn.fwd.wgmma"});
   expect_refused({{"causal", "true"}, {"window", "64"}}, {}, "sm_90a", {"window=64", "attn.fwd.wgmma"});
   expect_refused({{"sinks", "true"}}, {}, "sm_90a", {"sinks=true", "attn.fwd.wgmma"});
-  expect_refused({{"window", "64"}}, {}, "sm_90a", {"window=64", "causal=true"});
+  // A window is a causal band: it implies the causal mask (and its seq_q <= seq_k).
+  auto banded = instantiate(attn_wgmma(), {{"window", "64"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(banded.ok()) << banded.status().message();
+  EXPECT_NE(banded->name_expression.find(".causal = true"), std::string::npos);
+  EXPECT_TRUE(banded->spec->baseline(banded->problem)->sdpa.causal);
+  auto wide = instantiate(attn_wgmma(), {{"window", "64"}, {"seq_q", "300"}, {"seq_k", "200"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find("window=64 with seq_q=300"), std::string::npos) << wide.status().message();
 }
 
 TEST(Attention, GeometryFlopsAndBytes) {
