@@ -1,7 +1,8 @@
 -- Attention: attn.fwd.mma (FlashAttention-2-style forward: cp.async K/V pipeline, mma.sync, online softmax) in two
 -- tile configs and attn.fwd.wgmma (FlashAttention-3-style on Hopper: TMA, wgmma, two ping-ponging consumer
 -- warpgroups) at 32k tokens, 16 heads, head dim 128, over sequence lengths and causal masking; each run is checked
--- against the float64 reference (whole softmax rows) and timed; the runs go on the roofline.
+-- against the float64 reference (whole softmax rows) and timed; then attn.fwd.wgmma's variants (MLA-prefill head dims,
+-- sliding window, sinks); the runs go on the roofline.
 -- Run: tilelab run samples/attention.lua [OUTDIR]          (results under out/attention/ by default)
 -- Without a GPU it compiles each config (registers, shared memory, spills) and says why the runs are skipped.
 -- The same shapes beside PyTorch SDPA (cuDNN and flash backends): tests/perf/attn_sdpa.py on the GPU machine.
@@ -19,7 +20,9 @@ local variants = {
 local function label(v)
   local cfg = v.kernel:config(v.config)
   if v.kernel == wgmma then
-    return ("wgmma %dx%d, %d stages"):format(cfg.block_M, cfg.block_N, cfg.num_stages)
+    -- block_N 0: auto, the head dim's tile (128 to dim 128, 112 at 192)
+    return ("wgmma %dx%s, %d stages"):format(cfg.block_M, cfg.block_N == 0 and "auto" or tostring(cfg.block_N),
+      cfg.num_stages)
   end
   return ("%dx%d, %d warps, %d stages"):format(cfg.block_M, cfg.block_N, cfg.warps, cfg.num_stages)
 end
@@ -56,6 +59,27 @@ for _, seq in ipairs({2048, 4096, 8192}) do
   if skipped then break end
 end
 if skipped then print("  skipped: " .. skipped) end
+
+-- attn.fwd.wgmma's variants at their auto configs: DeepSeek's MLA prefill as MHA (d_qk 192, d_v 128), a causal
+-- sliding window of 4096 keys, and per-head attention sinks (TileLang's attention_sink examples).
+if not skipped then
+  print("\nattn.fwd.wgmma variants (bf16, causal):")
+  for _, v in ipairs({
+    {name = "MLA prefill 192/128, h 128", problem = {batch = 4, seq_q = 4096, heads = 128, dim = 192, dim_v = 128}},
+    {name = "window 4096", problem = {batch = 2, seq_q = 16384, heads = 16, dim = 128, window = 4096}},
+    {name = "window 4096 + sinks", problem = {batch = 2, seq_q = 16384, heads = 16, dim = 128, window = 4096, sinks = true}},
+  }) do
+    v.problem.causal, v.problem.dtype = true, "bf16"
+    local run, why = wgmma:run{problem = v.problem, rep = 10, warmup = 2}
+    if run then
+      runs[#runs + 1] = run
+      print(("  %-28s %8.3f ms %6.1f TFLOP/s  rel err %.1e  %s"):format(v.name, run.median_ms, run.tflops, run.rel_err,
+        run.passed and "PASS" or "FAIL"))
+    else
+      print(("  %-28s skipped: %s"):format(v.name, why))
+    end
+  end
+end
 
 if #runs > 0 then
   local roof = tl.plot.roofline{runs = runs, title = "attn.fwd.mma and attn.fwd.wgmma"}

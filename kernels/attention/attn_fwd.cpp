@@ -14,9 +14,10 @@
 namespace tl {
 namespace {
 
-// O = softmax(Q K^T / sqrt(dim)) V and LSE per query row. Dense: Q, O [batch, seq_q, heads, dim]; K, V [batch, seq_k,
-// heads_kv, dim]; LSE float32 [batch, heads, seq_q]. Varlen: sequences packed as FlashAttention's varlen API has
-// them, Q, O [total_q, heads, dim], K, V [total_k, heads_kv, dim], LSE [heads, total_q], sequence b at rows
+// O = softmax(Q K^T / sqrt(dim)) V and LSE per query row. Dense: Q [batch, seq_q, heads, dim], K [batch, seq_k,
+// heads_kv, dim], V [batch, seq_k, heads_kv, dim_v], O [batch, seq_q, heads, dim_v]; LSE float32 [batch, heads, seq_q].
+// Varlen: sequences packed as FlashAttention's varlen API has them, Q [total_q, heads, dim], K [total_k, heads_kv,
+// dim], V [total_k, heads_kv, dim_v], O [total_q, heads, dim_v], LSE [heads, total_q], sequence b at rows
 // cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are aligned to the bottom-right corner of each sequence.
 // Unset, seq_q and seq_k follow each other (self-attention) and heads_kv follows heads (MHA), so setting one never
 // leaves another's default unrunnable (heads=4 with 16 kv heads, a causal seq_q=4096 over 2048 keys).
@@ -25,12 +26,23 @@ Schema attn_problem() {
   const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
                                              "query length (rows of Q and O per sequence and head; unset: seq_k; both unset: 2048)");
   const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
+  const ParamSpec dim = ParamSpec::one_of("dim", 128, {64, 128, 192}, "head dimension of Q and K (and of V and O "
+                                          "unless dim_v)");
   return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
            seq_k.follows(seq_q), heads,
            ParamSpec::integer("heads_kv", 0, 1, 1 << 10, "key/value heads (GQA: divides heads; unset: heads, MHA)")
                .follows(heads),
-           ParamSpec::one_of("dim", 128, {64, 128}, "head dimension"),
+           dim,
+           ParamSpec::one_of("dim_v", 128, {64, 128, 192},
+                             "head dimension of V and O (unset: dim; 128 with dim=192 is DeepSeek's MLA prefill as MHA)")
+               .follows(dim),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
+           ParamSpec::integer("window", 0, 0, 1 << 20,
+                              "sliding window: query row r sees keys (r - window, r] on the bottom-right aligned "
+                              "diagonal (a causal band: implies causal), tiles before the band skipped; 0 = none"),
+           ParamSpec::boolean("sinks", false,
+                              "attention sinks: a per-head logit (input `sinks`, f32 [heads]) joins each row's softmax "
+                              "denominator only, O scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it"),
            ParamSpec::boolean("varlen", false,
                               "per-sequence lengths through cu_seqlens: seq_q/seq_k are the longest (the last "
                               "sequence's), the others drawn from [seq/4, seq], sequence 1 without keys when not causal"),
@@ -39,14 +51,19 @@ Schema attn_problem() {
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 
+// The causal mask: asked for, or implied by a sliding window (key j visible to row i for i - window < j <= i, the
+// causal band TileLang's attention_sink examples define).
+bool causal_mask(const Values& p) { return p.boolean("causal") || p.integer("window") > 0; }
+
 Status check_problem(const Values& p) {
   if (p.integer("heads") % p.integer("heads_kv") != 0)
     return refuse("heads_kv=" + p.text("heads_kv") + " does not divide heads=" + p.text("heads") +
                   ": GQA shares each kv head among heads/heads_kv query heads; pick a divisor");
-  if (p.boolean("causal") && p.integer("seq_q") > p.integer("seq_k"))
-    return refuse("causal with seq_q=" + p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
+  if (causal_mask(p) && p.integer("seq_q") > p.integer("seq_k"))
+    return refuse((p.boolean("causal") ? std::string("causal") : "window=" + p.text("window")) + " with seq_q=" +
+                  p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
                   ": the mask is bottom-right aligned, so the first seq_q - seq_k query rows would see no key; "
-                  "use seq_q <= seq_k or causal=false");
+                  "use seq_q <= seq_k" + (p.boolean("causal") ? " or causal=false" : " or window=0"));
   return Status::success();
 }
 
@@ -61,12 +78,14 @@ std::int64_t draw_length(std::int64_t seq, std::uint64_t seed, std::int64_t i) {
 
 // Sizes, and each sequence's offsets: dense sequences are the case cu[b] = b * seq of the packed layout.
 struct Dims {
-  std::int64_t b, sq, sk, h, hkv, dim;
-  bool causal, varlen;
+  std::int64_t b, sq, sk, h, hkv, dim, dim_v, window;
+  bool causal, varlen, sinks;
   std::vector<std::int32_t> cu_q, cu_k;  // batch + 1 offsets each
   explicit Dims(const Values& p)
       : b(p.integer("batch")), sq(p.integer("seq_q")), sk(p.integer("seq_k")), h(p.integer("heads")),
-        hkv(p.integer("heads_kv")), dim(p.integer("dim")), causal(p.boolean("causal")), varlen(p.boolean("varlen")) {
+        hkv(p.integer("heads_kv")), dim(p.integer("dim")),
+        dim_v(p.integer("dim_v")), window(p.integer("window")), causal(causal_mask(p)), varlen(p.boolean("varlen")),
+        sinks(p.boolean("sinks")) {
     cu_q.assign(1, 0);
     cu_k.assign(1, 0);
     for (std::int64_t i = 0; i < b; ++i) {
@@ -84,34 +103,47 @@ struct Dims {
   std::int64_t total_k() const { return cu_k.back(); }
   std::int64_t len_q(std::int64_t i) const { return cu_q[static_cast<std::size_t>(i) + 1] - cu_q[static_cast<std::size_t>(i)]; }
   std::int64_t len_k(std::int64_t i) const { return cu_k[static_cast<std::size_t>(i) + 1] - cu_k[static_cast<std::size_t>(i)]; }
+  // The keys [lo, hi) row s of sequence i sees: up to the bottom-right diagonal (causal), from its window's start.
+  std::pair<std::int64_t, std::int64_t> keys(std::int64_t i, std::int64_t s) const {
+    const std::int64_t lk = len_k(i), diag = lk - len_q(i);
+    const std::int64_t hi = causal ? std::max<std::int64_t>(0, std::min(lk, s + diag + 1)) : lk;
+    const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, s + diag - window + 1) : 0;
+    return {std::min(lo, hi), hi};
+  }
 };
 
-// One query row of the float64 reference: the unnormalized weights exp(s_j - max) of every key it sees,
-// their sum and the max, with s_j = q·k_j / sqrt(dim).
+// One query row of the float64 reference: the unnormalized weights exp(s_j - max) of the keys lo + j it sees, their
+// sum (with the sink's exp(sink - max)) and the max (over the sink too), with s_j = q·k_j / sqrt(dim).
 struct RefRow {
   std::vector<double> w;
+  std::int64_t lo = 0;
   double max = 0, sum = 0;
 };
 
-RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& K, std::int64_t b, std::int64_t h,
-                     std::int64_t s) {
-  const std::int64_t hk = h / (x.h / x.hkv), lq = x.len_q(b), lk = x.len_k(b);
-  const std::int64_t keys = x.causal ? std::max<std::int64_t>(0, std::min(lk, s + lk - lq + 1)) : lk;
+RefRow reference_row(const Dims& x, const HostTensor& Q, const HostTensor& K, const HostTensor* sinks, std::int64_t b,
+                     std::int64_t h, std::int64_t s) {
+  const std::int64_t hk = h / (x.h / x.hkv);
+  const auto [lo, hi] = x.keys(b, s);
+  const std::int64_t keys = hi - lo;
   std::vector<double> q(static_cast<std::size_t>(x.dim));
   const std::int64_t q0 = ((x.cu_q[static_cast<std::size_t>(b)] + s) * x.h + h) * x.dim;
   for (std::int64_t c = 0; c < x.dim; ++c) q[static_cast<std::size_t>(c)] = Q.at(q0 + c);
   const double scale = 1.0 / std::sqrt(d(x.dim));
   RefRow r;
-  r.w.resize(static_cast<std::size_t>(std::max<std::int64_t>(keys, 0)));
+  r.lo = lo;
+  r.w.resize(static_cast<std::size_t>(keys));
   r.max = -std::numeric_limits<double>::infinity();
   for (std::int64_t j = 0; j < keys; ++j) {
-    const std::int64_t k0 = ((x.cu_k[static_cast<std::size_t>(b)] + j) * x.hkv + hk) * x.dim;
+    const std::int64_t k0 = ((x.cu_k[static_cast<std::size_t>(b)] + lo + j) * x.hkv + hk) * x.dim;
     double dot = 0;
     for (std::int64_t c = 0; c < x.dim; ++c) dot += q[static_cast<std::size_t>(c)] * K.at(k0 + c);
     r.w[static_cast<std::size_t>(j)] = dot * scale;
     r.max = std::max(r.max, dot * scale);
   }
+  const double sink = sinks ? sinks->at(h) : -std::numeric_limits<double>::infinity();
+  r.max = std::max(r.max, sink);
   for (double& w : r.w) r.sum += (w = std::exp(w - r.max));
+  if (sinks) r.sum += std::exp(sink - r.max);
   return r;
 }
 
@@ -121,11 +153,12 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
     return make_error(ErrorCode::invalid_argument, "attention has outputs O and LSE, not " + output);
   const Dims x(p);
   const HostTensor &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
+  const HostTensor* sinks = x.sinks ? &in.tensor("sinks") : nullptr;
   std::map<std::int64_t, RefRow> rows;  // by (token, h): sampled positions come in whole rows
   auto row = [&](std::int64_t b, std::int64_t h, std::int64_t s) -> const RefRow& {
     const std::int64_t key = (x.cu_q[static_cast<std::size_t>(b)] + s) * x.h + h;
     auto it = rows.find(key);
-    if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, K, b, h, s)).first;
+    if (it == rows.end()) it = rows.emplace(key, reference_row(x, Q, K, sinks, b, h, s)).first;
     return it->second;
   };
   // The sequence of a packed query row.
@@ -145,23 +178,24 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
         b = i / (x.h * x.sq), h = (i / x.sq) % x.h, s = i % x.sq;
       }
       const RefRow& r = row(b, h, s);
-      out.push_back(r.max + std::log(r.sum));  // -inf for a row without keys
-    } else {  // O: [token, h, dim]
-      const std::int64_t c = i % x.dim, h = (i / x.dim) % x.h, token = i / (x.dim * x.h);
+      out.push_back(r.max + std::log(r.sum));  // -inf for a row without keys (and no sink)
+    } else {  // O: [token, h, dim_v]
+      const std::int64_t c = i % x.dim_v, h = (i / x.dim_v) % x.h, token = i / (x.dim_v * x.h);
       const std::int64_t b = sequence_of(token);
       const RefRow& r = row(b, h, token - x.cu_q[static_cast<std::size_t>(b)]);
       const std::int64_t hk = h / (x.h / x.hkv);
       double acc = 0;
       for (std::size_t j = 0; j < r.w.size(); ++j)
-        acc += r.w[j] * V.at(((x.cu_k[static_cast<std::size_t>(b)] + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dim + c);
+        acc += r.w[j] * V.at(((x.cu_k[static_cast<std::size_t>(b)] + r.lo + static_cast<std::int64_t>(j)) * x.hkv + hk) * x.dim_v + c);
       out.push_back(r.sum > 0 ? acc / r.sum : 0.0);  // a row without keys is 0, as FlashAttention writes it
     }
   }
   return out;
 }
 
-// Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, both
-// head dims, causal on and off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
+// Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, head dims
+// 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma skips those), causal on and
+// off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
 std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   std::vector<KV> s = {
@@ -171,6 +205,8 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
       {{"batch", "3"}, {"seq_q", "129"}, {"seq_k", "65"}, {"heads", "16"}, {"heads_kv", "2"}, {"dim", "64"}, {"causal", "false"}},
       {{"batch", "6"}, {"seq_q", "300"}, {"seq_k", "500"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "false"}, {"varlen", "true"}},
       {{"batch", "5"}, {"seq_q", "333"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"varlen", "true"}},
+      {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "300"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}},
+      {{"batch", "2"}, {"seq_q", "500"}, {"seq_k", "500"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}, {"window", "200"}, {"sinks", "true"}},
   };
   if (full)
     s.insert(s.end(), {
@@ -178,6 +214,12 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
         {{"batch", "1"}, {"seq_q", "1"}, {"seq_k", "1000"}, {"heads", "8"}, {"heads_kv", "8"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "1024"}, {"seq_k", "1024"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "1000"}, {"seq_k", "1500"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}, {"causal", "false"}},
+        {{"batch", "4"}, {"seq_q", "200"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "192"}, {"dim_v", "128"}, {"varlen", "true"}},
+        {{"batch", "2"}, {"seq_q", "129"}, {"seq_k", "257"}, {"heads", "2"}, {"heads_kv", "1"}, {"dim", "192"}, {"causal", "true"}},
+        {{"batch", "1"}, {"seq_q", "100"}, {"seq_k", "100"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "128"}, {"dim_v", "64"}},
+        {{"batch", "4"}, {"seq_q", "300"}, {"seq_k", "700"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"window", "129"}, {"varlen", "true"}},
+        {{"batch", "2"}, {"seq_q", "600"}, {"seq_k", "600"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"window", "256"}, {"sinks", "true"}},
+        {{"batch", "2"}, {"seq_q", "77"}, {"seq_k", "1000"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "64"}, {"sinks", "true"}, {"varlen", "true"}},
     });
   return s;
 }
@@ -189,19 +231,28 @@ KernelSpec attn_base() {
   k.family = "attention";
   k.tensor_cores = true;
   k.problem = attn_problem();
-  // 2 GEMMs of 2·len_q·len_k·dim each per sequence and head; causal counts half (the convention of
-  // FlashAttention's benchmarks).
+  // 2·len_q·len_k·dim (S = Q K^T) + 2·len_q·len_k·dim_v (O = P V) per sequence and head; causal counts half (the
+  // convention of FlashAttention's benchmarks); a sliding window counts the (row, key) pairs it lets through.
   k.flops = [](const Values& p) {
     const Dims x(p);
     double pairs = 0;
-    for (std::int64_t i = 0; i < x.b; ++i) pairs += d(x.len_q(i)) * d(x.len_k(i));
-    return 4.0 * d(x.h) * pairs * d(x.dim) * (x.causal ? 0.5 : 1.0);
+    for (std::int64_t i = 0; i < x.b; ++i) {
+      if (x.window == 0) {
+        pairs += d(x.len_q(i)) * d(x.len_k(i)) * (x.causal ? 0.5 : 1.0);
+        continue;
+      }
+      for (std::int64_t s = 0; s < x.len_q(i); ++s) {
+        const auto [lo, hi] = x.keys(i, s);
+        pairs += d(hi - lo);
+      }
+    }
+    return 2.0 * d(x.h) * pairs * d(x.dim + x.dim_v);
   };
   k.min_bytes = [](const Values& p) {
     const Dims x(p);
     const double e = static_cast<double>(dtype_size(p.dtype()));
-    return e * d(x.dim) * (2 * d(x.total_q()) * d(x.h) + 2 * d(x.total_k()) * d(x.hkv)) + 4.0 * d(x.h) * d(x.total_q()) +
-           8.0 * d(x.b + 1);
+    return e * (d(x.dim + x.dim_v) * (d(x.total_q()) * d(x.h) + d(x.total_k()) * d(x.hkv))) +
+           4.0 * d(x.h) * d(x.total_q()) + 8.0 * d(x.b + 1);
   };
   k.reference = attn_reference;
   // O is rounded to 16 bits (and P to 16 bits before P·V); its entries are weighted means of V in [-1, 1].
@@ -210,10 +261,10 @@ KernelSpec attn_base() {
     if (t == DType::f32) return Tolerance{1e-4, 2e-3};
     return t == DType::bf16 ? Tolerance{1e-2, 2e-2} : Tolerance{5e-3, 5e-3};
   };
-  // Each sampled O row (dim values) and LSE entry costs the reference a whole softmax row (seq_k · dim).
+  // Each sampled O row (dim_v values) and LSE entry costs the reference a whole softmax row (seq_k · dim).
   k.sampling = [](const Values& p, const std::string& output) {
-    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(p.integer("dim")),
-                                          static_cast<std::uint64_t>(192 * p.integer("dim"))}
+    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(p.integer("dim_v")),
+                                          static_cast<std::uint64_t>(192 * p.integer("dim_v"))}
                          : OutputSampling{1, 256};
   };
   k.test_problems = attn_test_problems;
@@ -224,7 +275,9 @@ KernelSpec attn_base() {
     b.kind = "cudnn_sdpa";
     b.in = b.out = p.dtype();
     b.sdpa = SdpaBaseline{.batch = x.b, .heads = x.h, .heads_kv = x.hkv, .seq_q = x.sq, .seq_k = x.sk, .dim = x.dim,
-                          .dim_v = x.dim, .causal = x.causal, .varlen = x.varlen, .scale = 1.0 / std::sqrt(d(x.dim))};
+                          .dim_v = x.dim_v, .causal = x.causal, .window = x.window, .varlen = x.varlen,
+                          .scale = 1.0 / std::sqrt(d(x.dim))};
+    if (x.sinks) b.sdpa.sinks = "sinks";
     return b;
   };
   return k;
@@ -237,14 +290,16 @@ std::vector<ArgSpec> attn_args(const Values& p) {
   const DType t = p.dtype();
   using Shape = std::vector<std::int64_t>;
   const Shape q = x.varlen ? Shape{x.total_q(), x.h, x.dim} : Shape{x.b, x.sq, x.h, x.dim};
-  const Shape kv = x.varlen ? Shape{x.total_k(), x.hkv, x.dim} : Shape{x.b, x.sk, x.hkv, x.dim};
+  const Shape k = x.varlen ? Shape{x.total_k(), x.hkv, x.dim} : Shape{x.b, x.sk, x.hkv, x.dim};
+  const Shape v = x.varlen ? Shape{x.total_k(), x.hkv, x.dim_v} : Shape{x.b, x.sk, x.hkv, x.dim_v};
+  const Shape o = x.varlen ? Shape{x.total_q(), x.h, x.dim_v} : Shape{x.b, x.sq, x.h, x.dim_v};
   const Shape lse = x.varlen ? Shape{x.h, x.total_q()} : Shape{x.b, x.h, x.sq};
   return std::vector<ArgSpec>{
       // Scores q·k/sqrt(dim) with spread ~1.3: softmax rows neither flat nor one-hot.
       ArgSpec::tensor("Q", t, q, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
-      ArgSpec::tensor("K", t, kv, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
-      ArgSpec::tensor("V", t, kv, ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
-      ArgSpec::tensor("O", t, q, ArgRole::out),
+      ArgSpec::tensor("K", t, k, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
+      ArgSpec::tensor("V", t, v, ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
+      ArgSpec::tensor("O", t, o, ArgRole::out),
       ArgSpec::tensor("LSE", DType::f32, lse, ArgRole::out),
       ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
       ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
@@ -274,6 +329,12 @@ AttnFwdMmaConfig mma_config(const Values& p, const Values& c) {
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
+  if (p.integer("dim") > 128 || p.integer("dim_v") != p.integer("dim"))
+    return refuse("attn.fwd.mma takes dim 64 or 128 with dim_v = dim, not dim=" + p.text("dim") + ", dim_v=" +
+                  p.text("dim_v") + ": use attn.fwd.wgmma (sm_90a) for head dim 192 and for dim_v != dim");
+  if (p.integer("window") > 0 || p.boolean("sinks"))
+    return refuse("attn.fwd.mma has no sliding window or attention sinks (window=" + p.text("window") + ", sinks=" +
+                  p.text("sinks") + "): use attn.fwd.wgmma (sm_90a), or window=0 and sinks=false");
   const auto bm = c.integer("block_M"), bn = c.integer("block_N"), w = c.integer("warps"), dim = p.integer("dim");
   if (bm % (16 * w) != 0)
     return refuse("block_M=" + std::to_string(bm) + " over warps=" + std::to_string(w) +
@@ -341,22 +402,45 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// O goes through the shared-memory staging tile (epilogue smem or tma).
-bool staged_epilogue(const Values& c) { return c.text("epilogue") != "direct"; }
-
+// The config with its auto values (block_N=0, q_stages=0, epilogue=auto) resolved for the problem:
+//   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
+//             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory)
+//   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
+//   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+  const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
+  const std::int64_t widest = std::max(dim, dim_v);
   const std::string epi = c.text("epilogue");
-  return {.dim = as_int(p.integer("dim")),
-          .block_M = as_int(c.integer("block_M")),
-          .block_N = as_int(c.integer("block_N")),
-          .num_stages = as_int(c.integer("num_stages")),
-          .q_stages = as_int(c.integer("q_stages")),
-          .ping_pong = c.boolean("ping_pong"),
-          .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem : AttnEpilogue::direct,
-          .causal = p.boolean("causal"),
-          .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen")};
+  AttnFwdWgmmaConfig r{.dim = as_int(dim),
+                       .dim_v = as_int(dim_v),
+                       .block_M = as_int(c.integer("block_M")),
+                       .block_N = as_int(bn > 0 ? bn : widest <= 128 ? 128 : 112),
+                       .num_stages = as_int(c.integer("num_stages")),
+                       .q_stages = as_int(c.integer("q_stages")),
+                       .ping_pong = c.boolean("ping_pong"),
+                       .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem
+                                                                                     : AttnEpilogue::direct,
+                       .causal = causal_mask(p),
+                       .bf16 = p.dtype() == DType::bf16,
+                       .varlen = p.boolean("varlen"),
+                       .window = p.integer("window") > 0,
+                       .sinks = p.boolean("sinks")};
+  if (r.q_stages > 0 && epi != "auto") return r;
+  // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
+  const DeviceLimits hopper = limits_for_arch("sm_90a");
+  for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
+    for (int q : {2, 1}) {
+      AttnFwdWgmmaConfig t = r;
+      if (epi == "auto") t.epilogue = e;
+      if (c.integer("q_stages") == 0) t.q_stages = q;
+      if (make_plan(t).bytes <= hopper.smem_per_block_optin) return t;
+    }
+  if (r.q_stages == 0) r.q_stages = 1;
+  return r;  // too big either way: can_implement says so
 }
+
+// O goes through the shared-memory staging tile (epilogue smem or tma).
+bool staged_epilogue(const AttnFwdWgmmaConfig& c) { return c.epilogue != AttnEpilogue::direct; }
 
 // Query blocks of the longest sequence.
 std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
@@ -374,22 +458,24 @@ std::int64_t wgmma_section(const Values& p, const Values& c) {
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
-  if (c.boolean("ping_pong") && c.integer("block_M") != 128)
+  const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
+  if (cfg.ping_pong && cfg.block_M != 128)
     return refuse("ping_pong=true alternates two consumer warpgroups, and block_M=" + c.text("block_M") +
                   " has one (64 rows each): use block_M=128 or ping_pong=false");
   // Measured (ptxas, sm_90a): the causal mask's index math on top of S (88), O (64) and P (44) registers spills 12
   // bytes at block_N=176, dim=128; non-causal, or dim=64, fits.
-  if (c.integer("block_N") == 176 && p.integer("dim") == 128 && p.boolean("causal"))
+  if (cfg.block_N == 176 && cfg.dim_v >= 128 && cfg.causal)
     return refuse("block_N=176 with dim=128 and causal=true spills registers (S, O, P and the diagonal mask do not fit "
                   "in 240 per thread): use block_N=128 for causal attention");
-  const std::int64_t smem = make_plan(wgmma_config(p, c)).bytes;
+  const std::int64_t smem = make_plan(cfg).bytes;
+  const bool staged = staged_epilogue(cfg), two_q = cfg.q_stages > 1;
   if (smem > limits.smem_per_block_optin)
-    return refuse("the Q tile" + std::string(c.integer("q_stages") > 1 ? "s (q_stages=" + c.text("q_stages") + ")" : "") +
-                  " and " + c.text("num_stages") + " stages of K and V tiles" +
-                  (staged_epilogue(c) ? " plus the O staging tile" : "") + " need " + std::to_string(smem) +
-                  " bytes of shared memory, over " + limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
-                  " per block: lower num_stages or block_N" + (staged_epilogue(c) ? ", or epilogue=direct" : "") +
-                  (c.integer("q_stages") > 1 ? ", or q_stages=1" : ""));
+    return refuse("the Q tile" + std::string(two_q ? "s (q_stages=2)" : "") + " and " + c.text("num_stages") +
+                  " stages of K and V tiles (block_N=" + std::to_string(cfg.block_N) + ", dim=" + p.text("dim") +
+                  ", dim_v=" + p.text("dim_v") + ")" + (staged ? " plus the O staging tile" : "") + " need " +
+                  std::to_string(smem) + " bytes of shared memory, over " + limits.arch + "'s " +
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages or block_N" +
+                  (staged ? ", or epilogue=direct" : "") + (two_q ? ", or q_stages=1" : ""));
   return Status::success();
 }
 
@@ -402,10 +488,11 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "query rows per block: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 128, {64, 128, 176},
-                                  "keys per K/V tile (the N of the S = Q K^T wgmma); S, O and P of 176 x 128 still fit "
-                                  "the consumers' 240 registers without spills (not causal; the probe build spills; at dim 128 "
-                                  "only with epilogue=direct: the O staging tile no longer fits)"),
+               ParamSpec::one_of("block_N", 0, {0, 64, 80, 112, 128, 176},
+                                  "keys per K/V tile (the N of the S = Q K^T wgmma); 0 = auto: 128 at head dims to 128, "
+                                  "112 at 192. S, O and P of 176 x 128 still fit the consumers' 240 registers "
+                                  "without spills (not causal; the probe build spills, as it does at dim_v 192; at dim 128 "
+                                  "only with a single Q buffer and epilogue=direct: the O staging tile no longer fits)"),
                ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
                ParamSpec::boolean("ping_pong", true,
                                   "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
@@ -419,13 +506,15 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "the persistent CTAs' work (tile/work_order.hpp); -1 = auto, groups of about 512 "
                                   "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k); "
                                   "not causal: ignored"),
-               ParamSpec::one_of("q_stages", 2, {1, 2},
+               ParamSpec::one_of("q_stages", 0, {0, 1, 2},
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
-                                 "(block_M x dim more shared memory)"),
-               ParamSpec::enumeration("epilogue", "tma", {"direct", "smem", "tma"},
+                                 "(block_M x dim more shared memory); 0 = auto: 2 where it fits beside the K/V tiles "
+                                 "and the O staging tile, else 1"),
+               ParamSpec::enumeration("epilogue", "auto", {"auto", "direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
-                                      "staged in shared memory (block_M x dim more), whole rows with 16-byte stores; "
-                                      "tma = staged, then TMA stores that overlap the next work tile")}};
+                                      "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "
+                                      "tma = staged, then TMA stores that overlap the next work tile; auto = tma where "
+                                      "the staging tile fits (before a second Q buffer), else direct")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
@@ -439,44 +528,54 @@ KernelSpec attn_fwd_wgmma_spec() {
     return g;
   };
   // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
-  // batch, section). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
+  // batch, section, sinks, window). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
   // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto a = attn_args(p);
+    const std::int64_t bn = wgmma_config(p, c).block_N;
     const bool varlen = p.boolean("varlen");
     auto box = [&](std::int64_t rows) {
       return varlen ? std::vector<std::int64_t>{64, 1, rows} : std::vector<std::int64_t>{64, 1, rows, 1};
     };
     for (int i = 0; i < 3; ++i) a[static_cast<std::size_t>(i)].is_param = false;
     a.insert(a.begin() + 3, {ArgSpec::tensor_map("tma_Q", "Q", box(c.integer("block_M")), 128),
-                             ArgSpec::tensor_map("tma_K", "K", box(c.integer("block_N")), 128),
-                             ArgSpec::tensor_map("tma_V", "V", box(c.integer("block_N")), 128),
+                             ArgSpec::tensor_map("tma_K", "K", box(bn), 128),
+                             ArgSpec::tensor_map("tma_V", "V", box(bn), 128),
                              ArgSpec::tensor_map("tma_O", "O", box(64), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
     a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c))));
+    // Sink logits near a row's log-sum-exp at the test sizes (log of a few hundred keys), so they matter. Without
+    // sinks the kernel gets a null pointer it never reads (no tensor: callers pass Q, K, V as before).
+    if (p.boolean("sinks"))
+      a.push_back(ArgSpec::tensor("sinks", DType::f32, {p.integer("heads")}, ArgRole::in, {.lo = 2, .hi = 8, .seed = 4}));
+    else
+      a.push_back(ArgSpec::scalar("sinks", DType::u64, 0));
+    a.push_back(ArgSpec::scalar("window", DType::i32, d(p.integer("window"))));
     return a;
   };
   k.probes = attn_fwd_wgmma_probe_names();
   // Per K/V tile: the producer warp marks 2 regions for K and 2 for V, a consumer warp 8 regions (begin + end each);
   // plus an epilogue per work tile, times the work tiles of the busiest CTA.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const auto tiles = (p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N");
+    const std::int64_t bn = wgmma_config(p, c).block_N;
+    const auto tiles = (p.integer("seq_k") + bn - 1) / bn;
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
     const std::int64_t sms = std::max(l.sm_count, 1);
     const auto per_cta = c.boolean("persistent") ? (work + sms - 1) / sms : 1;
     return static_cast<std::uint32_t>(per_cta * (16 * tiles + 2) + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
-    const AttnFwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
+    const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
+    const AttnFwdWgmmaPlan plan = make_plan(cfg);
     const std::string ty = p.text("dtype");
     std::vector<LayoutInfo> l = {{"smem_Q", memory_spec(plan.smem_Q, ty)},
                                  {"smem_K", memory_spec(plan.smem_K, ty)},
                                  {"smem_V (N-major B)", memory_spec(plan.smem_V, ty)}};
-    if (staged_epilogue(c)) l.push_back({"smem_O (per consumer warpgroup)", memory_spec(plan.smem_O, ty)});
-    add_fragment(l, "wgmma_C (S)", plan.acc_S, "wgmma.m64n" + c.text("block_N") + "k16.f32.C");
+    if (staged_epilogue(cfg)) l.push_back({"smem_O (per consumer warpgroup)", memory_spec(plan.smem_O, ty)});
+    add_fragment(l, "wgmma_C (S)", plan.acc_S, "wgmma.m64n" + std::to_string(cfg.block_N) + "k16.f32.C");
     add_fragment(l, "wgmma_A (P)", plan.frag_P, "wgmma.m64k16." + ty + ".A");
-    add_fragment(l, "wgmma_C (O)", plan.acc_O, "wgmma.m64n" + p.text("dim") + "k16.f32.C");
+    add_fragment(l, "wgmma_C (O)", plan.acc_O, "wgmma.m64n" + p.text("dim_v") + "k16.f32.C");
     return l;
   };
   return k;

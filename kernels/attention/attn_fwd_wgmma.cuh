@@ -1,8 +1,9 @@
 // attn.fwd.wgmma: FlashAttention-3-style forward for Hopper — TMA, mbarrier K/V rings, warp specialization, wgmma,
 // softmax overlapped with the GEMMs (inside a warpgroup, and across two warpgroups by ping-pong).
 //
-// Same problem as attn.fwd.mma (attn_fwd_mma.cuh): O = softmax(Q K^T / sqrt(D)) V and LSE per query row, Q and O
-// [total_q, heads, D], K and V [total_k, heads_kv, D] packed by cu_seqlens (dense batches: [batch, seq, heads, D]),
+// Same problem as attn.fwd.mma (attn_fwd_mma.cuh): O = softmax(Q K^T / sqrt(D)) V and LSE per query row, Q [total_q,
+// heads, D], K [total_k, heads_kv, D], V [total_k, heads_kv, DV], O [total_q, heads, DV] packed by cu_seqlens (dense
+// batches: [batch, seq, heads, D]; DV = D but for d_qk != d_v, DeepSeek's MLA prefill as MHA: 192 / 128),
 // LSE [batch, heads, seq_q] or [heads, total_q] (VARLEN), GQA kv head = h / (heads / heads_kv), causal masks
 // aligned to the bottom-right corner, rows without keys get O = 0 and LSE = -inf.
 //
@@ -22,7 +23,7 @@
 //   16w + lane/4 (+8), as the wgmma accumulator lays them out. Per K/V tile (iteration it):
 //       wait K(it) and V(it-1) full; [ping-pong: wait our turn]
 //       issue S = Q K(it)^T      wgmma SS m64nBNk16 x D/16 (A = Q, B = K, both K-major in smem)
-//       issue O += P(it-1) V(it-1)   wgmma RS m64nDk16 x BN/16 (A = P in registers, B = V N-major: the
+//       issue O += P(it-1) V(it-1)   wgmma RS m64nDVk16 x BN/16 (A = P in registers, B = V N-major: the
 //                                    transposed-B descriptor)
 //       [ping-pong: hand the tensor cores to the other warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
@@ -39,14 +40,18 @@
 //   waits until they have read the staging tile. Varlen blocks that reach past their sequence store from the
 //   staging tile as `smem` does (a 3-D map would write their extra rows into the next sequence); dense maps clip
 //   rows past the sequence. LSE = (m + log2 l) * ln 2.
+// Variants (TileLang's attention_sink examples, gpt-oss): SINKS adds a per-head logit sinks[h] (f32) to every row's
+// softmax denominator only, l += exp(sink - m) (O is scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it);
+// WINDOW (causal only) lets row r see keys (r + diag - window, r + diag], and its work tiles start at the tile of
+// the block's first visible key: the tiles before the band are never loaded, not masked.
 //
 // Shared memory (dynamic, 1024-byte aligned: the 128B swizzle atom is 8 rows x 128 bytes; attn_fwd_wgmma_plan.hpp
 // lays it out):
 //   Q                 QS buffers (config q_stages) x D/64 column halves x [BM rows x 128 B]: with 2, the next work
 //                     tile's Q loads while this one's still feeds S = Q K^T
 //   K ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   V ring            STAGES x D/64 halves x [BN rows x 128 B]
-//   O staging         epilogue smem/tma only: C x D/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
+//   V ring            STAGES x DV/64 halves x [BN rows x 128 B]
+//   O staging         epilogue smem/tma only: C x DV/64 halves x [64 rows x 128 B], swizzled as Q (the TMA store's
 //                     box)
 //   mbarriers         q_full[QS], q_empty[QS], k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
 // Every half is one TMA box of 64 columns (128 bytes, the SWIZZLE_128B limit) x rows: 16-byte chunk j of row r
@@ -85,11 +90,12 @@ namespace attn_wgmma_detail {
 // share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
 // go heaviest-first across `section` (sequence, head) pairs at a time, which evens out the CTAs' work.
 struct AttnWork {
-  int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, n_tiles;
+  // K/V tiles [top - n_tiles, top) are visited, from the last: with a sliding window the ones before it are skipped.
+  int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, top, n_tiles;
 };
 
-template <int BM, int BN, bool CAUSAL>
-TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section,
+template <int BM, int BN, bool CAUSAL, bool WINDOW>
+TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section, int window,
                                     const int* cu_seqlens_q, const int* cu_seqlens_k) {
   AttnWork w;
   const WorkCoord wc = CAUSAL && section > 0 ? work_sections(t, m_blocks, heads * batch, section)
@@ -106,7 +112,10 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
   w.diag = w.seq_k - w.seq_q;  // causal: row r sees keys <= r + diag
   int kv_end = w.seq_k;
   if (CAUSAL) kv_end = max(0, min(w.seq_k, w.m0 + BM + w.diag));
-  w.n_tiles = (kv_end + BN - 1) / BN;
+  w.top = (kv_end + BN - 1) / BN;
+  // Window (causal): row r sees keys (r + diag - window, r + diag]; the block's first row the fewest.
+  const int kv_begin = WINDOW ? max(0, w.m0 + w.diag - window + 1) : 0;
+  w.n_tiles = max(0, w.top - kv_begin / BN);
   return w;
 }
 
@@ -122,7 +131,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
-                   int m_blocks, int batch, int section) {
+                   int m_blocks, int batch, int section, const float* __restrict__ sinks, int window) {
   using namespace attn_wgmma_detail;
   using wgmma_ops::smem_desc_sw128;
   using wgmma_ops::smem_desc_sw128_mn;
@@ -133,23 +142,26 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   using wgmma_ops::WgmmaSS;
   using Probe = AttnFwdWgmmaProbe;
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
-  constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
+  constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
+  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks;
+  static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
   constexpr int C = BM / 64;           // consumer warpgroups
-  constexpr int NH = D / P.box_cols;   // TMA boxes of 64 columns (128 bytes) in a row
+  constexpr int NH = D / P.box_cols;   // TMA boxes of 64 columns (128 bytes) in a row of Q or K
+  constexpr int NHV = DV / P.box_cols; // ... of V or O
   constexpr int KS = D / 16;           // k16 steps of S = Q K^T
   constexpr int PS = BN / 16;          // k16 steps of O += P V
   const float kNegInf = -__int_as_float(0x7f800000);
-  constexpr float kScaleLog2 = 1.4426950408889634f / (D == 64 ? 8.0f : 11.313708498984761f);
-  static_assert(D == 64 || D == 128, "head dim 64 or 128");
+  constexpr float kScaleLog2 = P.scale_log2;
+  static_assert(D % 64 == 0 && D <= 256 && DV % 64 == 0 && DV <= 256, "head dims of whole 64-column TMA boxes, to 256");
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
   static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
-  static_assert(KS <= P.kMaxSteps && PS <= P.kMaxSteps && D / 8 <= P.kMaxSteps, "the plan's step tables");
+  static_assert(KS <= P.kMaxSteps && PS <= P.kMaxSteps && DV / 8 <= P.kMaxSteps, "the plan's step tables");
   static_assert(P.s_values.ok && P.o_values.ok, "a thread's accumulator values lie in two rows");
   // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
   // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
@@ -198,13 +210,14 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     TL_PROBE_WARP_INIT();
     int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
     for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-      const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
+      const AttnWork w = attn_work<BM, BN, CAUSAL, WINDOW>(t, m_blocks, heads, heads_kv, batch, section, window,
+                                                          cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
-      // One tile (BM or BN rows from `row` of the sequence) of a tensor: NH boxes of 64 columns, box_bytes apart.
-      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int start,
-                      int row) {
+      // One tile (BM or BN rows from `row` of the sequence) of a tensor: boxes of 64 columns, box_bytes apart.
+      auto load = [&](const TmaDescriptor* map, int boxes, unsigned dst, unsigned box_bytes, unsigned bar, int head,
+                      int start, int row) {
 #pragma unroll
-        for (int half = 0; half < NH; ++half) {
+        for (int half = 0; half < boxes; ++half) {
           if constexpr (VARLEN)
             tma_load(dst + half * box_bytes, map, bar, half * P.box_cols, head, start + row);
           else
@@ -215,27 +228,28 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       mbar_wait(q_empty(q_round), ((q_round / QS) & 1) ^ 1);
       if (tid == 0) {
         mbar_expect_tx(q_full(q_round), P.q_bytes);
-        load(&tma_q, q_smem(q_round), P.q_box, q_full(q_round), w.h, w.q_start, w.m0);
+        load(&tma_q, NH, q_smem(q_round), P.q_box, q_full(q_round), w.h, w.q_start, w.m0);
       }
       ++q_round;
       // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
-      // wait until both consumers have released the stage, then one TMA transaction of kv_bytes.
-      auto load_kv = [&](const TmaDescriptor* map, unsigned ring, unsigned full0, unsigned empty0, int g, int tile) {
+      // wait until both consumers have released the stage, then one TMA transaction of `bytes` (`boxes` boxes).
+      auto load_kv = [&](const TmaDescriptor* map, int boxes, unsigned bytes, unsigned ring, unsigned full0,
+                         unsigned empty0, int g, int tile) {
         const int s = g % STAGES;
         TL_PROBE_BEGIN(Probe::wait_empty, s, tile);
         mbar_wait(empty0 + 8u * s, ((g / STAGES) & 1) ^ 1);
         TL_PROBE_END(Probe::wait_empty, s, tile);
         TL_PROBE_BEGIN(Probe::tma_issue, s, tile);
         if (tid == 0) {
-          mbar_expect_tx(full0 + 8u * s, P.kv_bytes);
-          load(map, ring + s * P.kv_bytes, P.kv_box, full0 + 8u * s, w.hk, w.k_start, tile * BN);
+          mbar_expect_tx(full0 + 8u * s, bytes);
+          load(map, boxes, ring + s * bytes, P.kv_box, full0 + 8u * s, w.hk, w.k_start, tile * BN);
         }
         TL_PROBE_END(Probe::tma_issue, s, tile);
       };
-      // K of tile n_tiles - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
+      // K of tile top - 1 - it, then V of the previous iteration's tile: the order the consumers use them in.
       for (int it = 0; it <= w.n_tiles; ++it) {
-        if (it < w.n_tiles) load_kv(&tma_k, k_smem, k_full(0), k_empty(0), kv_it + it, w.n_tiles - 1 - it);
-        if (it > 0) load_kv(&tma_v, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.n_tiles - it);
+        if (it < w.n_tiles) load_kv(&tma_k, NH, P.k_bytes, k_smem, k_full(0), k_empty(0), kv_it + it, w.top - 1 - it);
+        if (it > 0) load_kv(&tma_v, NHV, P.v_bytes, v_smem, v_full(0), v_empty(0), kv_it + it - 1, w.top - it);
       }
       kv_it += w.n_tiles;
     }
@@ -260,12 +274,12 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   if (PINGPONG && c == 1) pass_turn();  // warpgroup 0 goes first
 
   constexpr int WG_Q = P.byte(P.smem_Q, 64, 0);  // a consumer warpgroup's 64 rows: whole 8-row swizzle groups
-  float o[D / 2];
+  float o[DV / 2];
   float s[BN / 2];
   unsigned p[BN / 4];
   unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
   auto issue_qk = [&](int stage) {
-    const unsigned k_tile = k_smem + stage * P.kv_bytes;
+    const unsigned k_tile = k_smem + stage * P.k_bytes;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
       const unsigned long long da = smem_desc_sw128(q_wg + P.q_k16[kk]);
@@ -276,10 +290,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
   // register copies (which would make ptxas fence and serialize the wgmma) where the control paths meet.
   auto issue_pv = [&](int stage, bool first) {
-    const unsigned v_tile = v_smem + stage * P.kv_bytes;
+    const unsigned v_tile = v_smem + stage * P.v_bytes;
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt)
-      WgmmaRS<D, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
+      WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
   };
   // P = S in registers (a pair of columns per 32-bit register): S's accumulator layout is P's A-fragment layout.
   auto to_p = [&]() {
@@ -289,22 +303,25 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
 
   int kv_it = 0, q_round = 0;
   for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
-    const AttnWork w = attn_work<BM, BN, CAUSAL>(t, m_blocks, heads, heads_kv, batch, section, cu_seqlens_q, cu_seqlens_k);
+    const AttnWork w = attn_work<BM, BN, CAUSAL, WINDOW>(t, m_blocks, heads, heads_kv, batch, section, window,
+                                                        cu_seqlens_q, cu_seqlens_k);
     if (w.m0 >= w.seq_q) continue;
     const int row_base = w.m0 + c * 64 + lc.row;  // the thread's first row in the sequence
-    const int n_tiles = w.n_tiles;
+    const int n_tiles = w.n_tiles, top = w.top;
     float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.f, 0.f};
 
-    // Keys past the sequence and, causal, past the diagonal get -inf; only tiles that reach them are visited.
+    // Keys past the sequence, causal past the diagonal, and with a window at or before row + diag - window get
+    // -inf; only tiles that reach them pay for the mask (the window's lower edge: its first tiles of the block).
     auto mask = [&](int tile) {
-      const int n0 = tile * BN;
-      const bool edge = n0 + BN > w.seq_k || (CAUSAL && n0 + BN - 1 > w.m0 + c * 64 + w.diag);
+      const int n0 = tile * BN, wg_row0 = w.m0 + c * 64;
+      const bool edge = n0 + BN > w.seq_k || (CAUSAL && n0 + BN - 1 > wg_row0 + w.diag) ||
+                        (WINDOW && n0 <= wg_row0 + 63 + w.diag - window);
       if (!edge) return;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) {
         const int col = n0 + lc.col + P.s_values.at[i].col;
         const int row = row_base + P.s_values.at[i].row;
-        if (col >= w.seq_k || (CAUSAL && col > row + w.diag)) s[i] = kNegInf;
+        if (col >= w.seq_k || (CAUSAL && col > row + w.diag) || (WINDOW && col <= row + w.diag - window)) s[i] = kNegInf;
       }
     };
     // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O.
@@ -338,7 +355,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
       {
-        const int st = kv_it % STAGES, tile = n_tiles - 1;
+        const int st = kv_it % STAGES, tile = top - 1;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (kv_it / STAGES) & 1);
         TL_PROBE_END(Probe::wait_full, st, tile);
@@ -366,7 +383,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       }
 
       for (int it = 1; it < n_tiles; ++it) {
-        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = n_tiles - 1 - it;
+        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = top - 1 - it;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (g / STAGES) & 1);
         TL_PROBE_END(Probe::wait_full, st, tile);
@@ -409,7 +426,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         TL_PROBE_END(Probe::wait_pv, sp, tile + 1);
         TL_PROBE_BEGIN(Probe::rescale_p, sp, tile);
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j)
+        for (int j = 0; j < DV / 8; ++j)
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh)
             o[P.o_values.row_value[hh][2 * j]] *= alpha[hh], o[P.o_values.row_value[hh][2 * j + 1]] *= alpha[hh];
@@ -420,28 +437,28 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       // The first tile's P V.
       const int gl = kv_it + n_tiles - 1, sl = gl % STAGES;
       mbar_wait(v_full(sl), (gl / STAGES) & 1);
-      TL_PROBE_BEGIN(Probe::wait_turn, sl, 0);
+      TL_PROBE_BEGIN(Probe::wait_turn, sl, top - n_tiles);
       wait_turn();
-      TL_PROBE_END(Probe::wait_turn, sl, 0);
-      TL_PROBE_BEGIN(Probe::gemm_issue, sl, 0);
+      TL_PROBE_END(Probe::wait_turn, sl, top - n_tiles);
+      TL_PROBE_BEGIN(Probe::gemm_issue, sl, top - n_tiles);
       fence_regs(o);
       fence_regs(p);
       wgmma_fence();
       issue_pv(sl, n_tiles == 1);
       wgmma_commit();
       pass_turn();
-      TL_PROBE_END(Probe::gemm_issue, sl, 0);
-      TL_PROBE_BEGIN(Probe::wait_pv, sl, 0);
+      TL_PROBE_END(Probe::gemm_issue, sl, top - n_tiles);
+      TL_PROBE_BEGIN(Probe::wait_pv, sl, top - n_tiles);
       wgmma_wait<0>();
       fence_regs(o);
       if (tid == 0) mbar_arrive(v_empty(sl));
-      TL_PROBE_END(Probe::wait_pv, sl, 0);
+      TL_PROBE_END(Probe::wait_pv, sl, top - n_tiles);
       kv_it += n_tiles;
     }
 
     // [SECTION] epilogue
     TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
-    // This warpgroup's staging tile (smem_O): NH boxes of [64 rows x 128 B]; 16-byte chunk j of row r in box j / 8
+    // This warpgroup's staging tile (smem_O): NHV boxes of [64 rows x 128 B]; 16-byte chunk j of row r in box j / 8
     // at position (j % 8) ^ (r % 8), the TMA store's 128-byte swizzle. The 8 rows a warp writes at once hit 8
     // different positions (no bank conflicts), and so do 8 threads reading one row's 8 chunks of a box.
     const unsigned o_wg = o_smem + c * P.o_bytes;
@@ -457,31 +474,41 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     for (int hh = 0; hh < 2; ++hh) {
       const TileCoord x = P.o_values.at[P.o_values.row_value[hh][0]];  // the thread's first value in row half hh
       const int row = row_base + x.row;
-      const float l = quad_sum(row_sum[hh]);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
-      // Without keys (l = 0) O was never written: store zeros, not 0 times whatever the registers hold.
+      const float lk = quad_sum(row_sum[hh]);
+      const bool keys = lk > 0.f;
+      // The softmax denominator l = lk 2^m, with the sink's 2^(sink log2 e) added (SINKS): both relative to the
+      // larger exponent mm, O scaled by 2^(m - mm) / l.
+      float mm = row_max[hh], l = lk, inv = keys ? 1.f / lk : 0.f;
+      if constexpr (SINKS) {
+        const float sl = sinks[w.h] * 1.4426950408889634f;
+        mm = keys ? fmaxf(row_max[hh], sl) : sl;
+        const float o_scale = keys ? exp2_approx(row_max[hh] - mm) : 0.f;
+        l = lk * o_scale + exp2_approx(sl - mm);
+        inv = o_scale / l;
+      }
+      // Without keys O was never written: store zeros, not 0 times whatever the registers hold.
       // The pair of columns 8 j + x.col of the row: whole 16-byte chunks apart, each chunk's bits XORed into the
       // row's offset in the tile, the box's added.
       if constexpr (EPI != 0) {
         const unsigned o_row = P.byte(P.smem_O, lc.row + x.row, lc.col + x.col);
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
+        for (int j = 0; j < DV / 8; ++j) {
           const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
-          const unsigned v = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
+          const unsigned v = keys ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
           st_shared_b32(o_wg + (o_row ^ P.o_chunk8[j]) + P.o_box8[j], v);
         }
       } else if (row < w.seq_q) {
-        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * D + lc.col + x.col;
+        unsigned short* dst = O + ((static_cast<long long>(w.q_start) + row) * heads + w.h) * DV + lc.col + x.col;
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
+        for (int j = 0; j < DV / 8; ++j) {
           const int v0 = P.o_values.row_value[hh][2 * j], v1 = P.o_values.row_value[hh][2 * j + 1];
-          *reinterpret_cast<unsigned*>(dst + 8 * j) = l > 0.f ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
+          *reinterpret_cast<unsigned*>(dst + 8 * j) = keys ? pack2<BF16>(o[v0] * inv, o[v1] * inv) : 0u;
         }
       }
       if (row < w.seq_q && lc.col == 0)
         LSE[VARLEN ? static_cast<long long>(w.h) * cu_seqlens_q[batch] + w.q_start + row
                    : (static_cast<long long>(w.b) * heads + w.h) * w.seq_q + row] =
-            l > 0.f ? (row_max[hh] + __log2f(l)) * 0.6931471805599453f : kNegInf;
+            l > 0.f ? (mm + __log2f(l)) * 0.6931471805599453f : kNegInf;
     }
     if constexpr (EPI != 0) {
       const int r0 = w.m0 + c * 64;  // the warpgroup's first row in the sequence
@@ -490,7 +517,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       if (EPI == 2 && (!VARLEN || r0 + 64 <= w.seq_q)) {
         if (tid == 0) {
 #pragma unroll
-          for (int half = 0; half < NH; ++half) {
+          for (int half = 0; half < NHV; ++half) {
             if constexpr (VARLEN)
               tma_store(&tma_o, o_wg + half * P.o_box, half * P.box_cols, w.h, w.q_start + r0);
             else
@@ -500,16 +527,22 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         }
       } else {
         // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
-        // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored).
-        constexpr int CH = D / 8, RPP = 128 / CH;
-        constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
-        const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
-#pragma unroll
-        for (int k = 0; k < 64 / RPP; ++k) {
-          const int r = k * RPP + tid / CH, ch = tid % CH;
-          const uint4 x = ld_shared_v4_b32(o_thread + k * STEP);
+        // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored). Where CH does not
+        // divide 128 (dim_v 192), chunk i = tid + 128 k of the tile, its address from the layout each time.
+        constexpr int CH = DV / 8, RPP = 128 / CH;
+        auto store_chunk = [&](int r, int ch, uint4 x) {
           if (r0 + r < w.seq_q)
-            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * D + ch * 8) = x;
+            *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * DV + ch * 8) = x;
+        };
+        if constexpr (128 % CH == 0) {
+          constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
+          const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
+#pragma unroll
+          for (int k = 0; k < 64 / RPP; ++k) store_chunk(k * RPP + tid / CH, tid % CH, ld_shared_v4_b32(o_thread + k * STEP));
+        } else {
+#pragma unroll
+          for (int i = tid; i < 64 * CH; i += 128)
+            store_chunk(i / CH, i % CH, ld_shared_v4_b32(o_wg + P.byte(P.smem_O, i / CH, 8 * (i % CH))));
         }
       }
     }

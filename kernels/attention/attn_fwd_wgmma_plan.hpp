@@ -22,7 +22,8 @@ enum class AttnEpilogue : unsigned char { direct = 0, smem = 1, tma = 2 };
 // The kernel's one template parameter: the config schema's values (TileLang's names) and the problem's flags it is
 // specialised on. (`persistent` and `section` are launch and argument values, not part of the code.)
 struct AttnFwdWgmmaConfig {
-  int dim = 128;                            // head dimension (64 or 128)
+  int dim = 128;                            // head dimension of Q and K (64, 128, 192 or 256)
+  int dim_v = 128;                          // head dimension of V and O (64, 128, 192 or 256)
   int block_M = 128;                        // query rows per block, 64 per consumer warpgroup
   int block_N = 128;                        // keys per K/V tile
   int num_stages = 2;                       // K tiles and V tiles in flight
@@ -32,6 +33,8 @@ struct AttnFwdWgmmaConfig {
   bool causal = false;                      // bottom-right aligned causal mask
   bool bf16 = true;                         // dtype of Q, K, V, O: bf16, else f16
   bool varlen = false;                      // packed sequences (3-D tensor maps, LSE [heads, total_q])
+  bool window = false;                      // sliding window (causal): row r sees keys (r - window, r], bottom-right
+  bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -54,15 +57,17 @@ struct AttnFwdWgmmaProbe {
 // Every tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows, one after another, 16-byte chunk j of
 // row r at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands, V as the N-major B (its (dim, key) view).
 struct AttnFwdWgmmaPlan {
-  static constexpr int kMaxSteps = 16;  // k16 steps of a tile: dim / 16 (Q, K) or block_N / 16 (V)
+  // Steps of a tile's tables: k16 steps of dim / 16 (Q, K) or block_N / 16 (V), 8-column groups of dim_v / 8 (O).
+  static constexpr int kMaxSteps = 32;
 
   SwizzledLayout smem_Q;  // (block_M, dim) -> element offset
   SwizzledLayout smem_K;  // (block_N, dim)
-  SwizzledLayout smem_V;  // (dim, block_N), N-major: the bytes TMA writes as a (block_N, dim) box
-  SwizzledLayout smem_O;  // (64, dim): one consumer warpgroup's rows
+  SwizzledLayout smem_V;  // (dim_v, block_N), N-major: the bytes TMA writes as a (block_N, dim_v) box
+  SwizzledLayout smem_O;  // (64, dim_v): one consumer warpgroup's rows
   int box_cols = 64;      // columns of a TMA box (128 bytes)
-  int q_bytes = 0, kv_bytes = 0, o_bytes = 0;  // one Q buffer, one K or V tile, one warpgroup's O staging tile
-  int q_box = 0, kv_box = 0, o_box = 0;        // bytes from one box of 64 columns to the next
+  // One Q buffer, one K tile, one V tile, one warpgroup's O staging tile.
+  int q_bytes = 0, k_bytes = 0, v_bytes = 0, o_bytes = 0;
+  int q_box = 0, kv_box = 0, o_box = 0;  // bytes from one box of 64 columns to the next (K's and V's are alike)
   int q_offset = 0, k_offset = 0, v_offset = 0, o_offset = 0;
   int bar_q_full = 0, bar_q_empty = 0, bar_k_full = 0, bar_k_empty = 0, bar_v_full = 0, bar_v_empty = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
@@ -76,26 +81,36 @@ struct AttnFwdWgmmaPlan {
 
   Fragment acc_S;   // S = Q K^T: wgmma m64n{block_N}k16 accumulator, 128 threads of a consumer warpgroup
   Fragment frag_P;  // P as the A operand of O += P V (registers), per k16 step
-  Fragment acc_O;   // O: wgmma m64n{dim}k16 accumulator
+  Fragment acc_O;   // O: wgmma m64n{dim_v}k16 accumulator
   ValueOffsets<128> s_values;
-  ValueOffsets<64> o_values;
+  ValueOffsets<128> o_values;
   // P = S in registers: S's value v is held, by the same thread, in P's register p_reg[v] (4 per k16 step; values v
   // and v + 1, v even, as its low and high halves).
   int p_reg[128]{};
+  float scale_log2 = 0;  // log2(e) / sqrt(dim): exp2(S * scale_log2) = exp(S / sqrt(dim))
 
   // The byte offset of 16-bit element (row, col) of a tile.
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
 };
 
+// sqrt(x) for x >= 1 by Newton's iteration (std::sqrt is not constexpr): converged to double precision.
+TL_HOST_DEVICE constexpr double constexpr_sqrt(double x) {
+  double r = x;
+  for (int i = 0; i < 64; ++i) r = 0.5 * (r + x / r);
+  return r;
+}
+
 TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c) {
   AttnFwdWgmmaPlan p;
+  p.scale_log2 = static_cast<float>(1.4426950408889634 / constexpr_sqrt(c.dim));
   p.smem_Q = smem_layout(SmemSwizzle::b128, 2, c.block_M, c.dim);
   p.smem_K = smem_layout(SmemSwizzle::b128, 2, c.block_N, c.dim);
-  p.smem_V = smem_layout(SmemSwizzle::b128, 2, c.dim, c.block_N, Major::MN);
-  p.smem_O = smem_layout(SmemSwizzle::b128, 2, 64, c.dim);
+  p.smem_V = smem_layout(SmemSwizzle::b128, 2, c.dim_v, c.block_N, Major::MN);
+  p.smem_O = smem_layout(SmemSwizzle::b128, 2, 64, c.dim_v);
   p.box_cols = swizzle_bytes(SmemSwizzle::b128) / 2;
   p.q_bytes = 2 * p.smem_Q.cosize();
-  p.kv_bytes = 2 * p.smem_K.cosize();
+  p.k_bytes = 2 * p.smem_K.cosize();
+  p.v_bytes = 2 * p.smem_V.cosize();
   p.o_bytes = c.epilogue == AttnEpilogue::direct ? 0 : 2 * p.smem_O.cosize();
   // One box is the tile of box_cols columns (also where dim has a single box).
   p.q_box = 2 * smem_layout(SmemSwizzle::b128, 2, c.block_M, p.box_cols).cosize();
@@ -103,8 +118,8 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
   p.o_box = 2 * smem_layout(SmemSwizzle::b128, 2, 64, p.box_cols).cosize();
   p.q_offset = 0;
   p.k_offset = p.q_offset + c.q_stages * p.q_bytes;
-  p.v_offset = p.k_offset + c.num_stages * p.kv_bytes;
-  p.o_offset = p.v_offset + c.num_stages * p.kv_bytes;
+  p.v_offset = p.k_offset + c.num_stages * p.k_bytes;
+  p.o_offset = p.v_offset + c.num_stages * p.v_bytes;
   const int bars = p.o_offset + (c.block_M / 64) * p.o_bytes;
   p.bar_q_full = bars;
   p.bar_q_empty = p.bar_q_full + 8 * c.q_stages;
@@ -119,7 +134,7 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
       p.k_k16[kk] = p.byte(p.smem_K, 0, 16 * kk);
     }
     if (16 * kk < c.block_N) p.v_k16[kk] = p.byte(p.smem_V, 0, 16 * kk);
-    if (8 * kk < c.dim) {
+    if (8 * kk < c.dim_v) {
       const int off = p.byte(p.smem_O, 0, 8 * kk), span = swizzle_bytes(SmemSwizzle::b128);
       p.o_chunk8[kk] = off % span;
       p.o_box8[kk] = off - off % span;
@@ -128,9 +143,9 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
   p.v_lbo = p.kv_box;  // V's boxes of dim, as K's
   p.acc_S = wgmma_m64nNk16_d(c.block_N);
   p.frag_P = wgmma_m64k16_a_f16();
-  p.acc_O = wgmma_m64nNk16_d(c.dim);
+  p.acc_O = wgmma_m64nNk16_d(c.dim_v);
   p.s_values = value_offsets<128>(p.acc_S);
-  p.o_values = value_offsets<64>(p.acc_O);
+  p.o_values = value_offsets<128>(p.acc_O);
   for (int v = 0; v < p.acc_S.num_values(); ++v) {
     const TileCoord x = p.acc_S(0, v);
     const int step = x.col / p.frag_P.cols();
@@ -144,6 +159,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
   const char* epi = c.epilogue == AttnEpilogue::tma ? "tma" : c.epilogue == AttnEpilogue::smem ? "smem" : "direct";
   return ConfigName("attn_fwd_wgmma", "AttnFwdWgmmaConfig")
       .field("dim", c.dim)
+      .field("dim_v", c.dim_v)
       .field("block_M", c.block_M)
       .field("block_N", c.block_N)
       .field("num_stages", c.num_stages)
@@ -153,6 +169,8 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
+      .field("window", c.window)
+      .field("sinks", c.sinks)
       .str();
 }
 

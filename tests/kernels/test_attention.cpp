@@ -28,6 +28,12 @@ const KernelSpec& attn_wgmma() { return *library_registry().find("attn.fwd.wgmma
 
 Jit& jit() { return test::scratch_jit(); }
 
+const ArgSpec& arg(const KernelInstance& k, const std::string& name) {
+  for (const ArgSpec& a : k.args)
+    if (a.name == name) return a;
+  throw std::out_of_range("no argument " + name);
+}
+
 TEST(Attention, ConfigsCompileForHopperAndAmpereWithoutSpilling) {
   const std::vector<std::pair<KV, KV>> cases = {
       {{}, {}},
@@ -71,6 +77,18 @@ TEST(Attention, CanImplementRefusesWithReasons) {
   const KV big = {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}};
   EXPECT_TRUE(instantiate(attn(), {}, big, limits_for_arch("sm_90a")).ok());
   expect_refused({}, big, "sm_80", {"229376", "shared memory", "num_stages"});
+  expect_refused({{"dim", "192"}, {"dim_v", "128"}}, {}, "sm_90a", {"dim=192", "dim_v=128", "attn.fwd.wgmma"});
+  expect_refused({{"dim_v", "64"}}, {}, "sm_90a", {"dim_v=64", "attn.fwd.wgmma"});
+  expect_refused({{"causal", "true"}, {"window", "64"}}, {}, "sm_90a", {"window=64", "attn.fwd.wgmma"});
+  expect_refused({{"sinks", "true"}}, {}, "sm_90a", {"sinks=true", "attn.fwd.wgmma"});
+  // A window is a causal band: it implies the causal mask (and its seq_q <= seq_k).
+  auto banded = instantiate(attn_wgmma(), {{"window", "64"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(banded.ok()) << banded.status().message();
+  EXPECT_NE(banded->name_expression.find(".causal = true"), std::string::npos);
+  EXPECT_TRUE(banded->spec->baseline(banded->problem)->sdpa.causal);
+  auto wide = instantiate(attn_wgmma(), {{"window", "64"}, {"seq_q", "300"}, {"seq_k", "200"}}, {}, limits_for_arch("sm_90a"));
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find("window=64 with seq_q=300"), std::string::npos) << wide.status().message();
 }
 
 TEST(Attention, GeometryFlopsAndBytes) {
@@ -101,21 +119,25 @@ ReferenceInputs inputs_of(const KernelInstance& k) {
 
 // Tiny GQA problems computed here the textbook way (scores, masked softmax, weighted sum) from the offsets the kernel
 // gets, independently of the spec's row cache and index arithmetic; dense and varlen, causal and not.
+// Also with d_qk != d_v (192 / 128: the scale is 1/sqrt(192), O has 128 columns), through attn.fwd.wgmma.
 TEST(Attention, ReferenceMatchesADirectComputation) {
-  const int H = 4, HKV = 2, D = 64;
+  const int H = 4, HKV = 2;
+  for (const auto& [D, DV] : {std::pair{64, 64}, std::pair{192, 128}})
   for (bool varlen : {false, true})
     for (bool causal : {false, true}) {
-      SCOPED_TRACE(std::string(varlen ? "varlen " : "dense ") + (causal ? "causal" : "full"));
-      const KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "64"},
+      SCOPED_TRACE(std::string(varlen ? "varlen " : "dense ") + (causal ? "causal " : "full ") + std::to_string(D) + "/" +
+                   std::to_string(DV));
+      const KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"},
+                    {"dim", std::to_string(D)}, {"dim_v", std::to_string(DV)},
                     {"causal", causal ? "true" : "false"}, {"varlen", varlen ? "true" : "false"}};
-      auto k = instantiate(attn(), p, {}, limits_for_arch("sm_90a")).value();
+      auto k = instantiate(D == DV ? attn() : attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
       auto in = inputs_of(k);
       const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
       const auto &cq = in.tensor("cu_seqlens_q"), &ck = in.tensor("cu_seqlens_k");
       ASSERT_EQ(cq.numel(), 5);
       const int total_q = static_cast<int>(cq.at(4));
       EXPECT_EQ(Q.shape.at(0), varlen ? total_q : 4);
-      std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * D)), all_l(static_cast<std::size_t>(total_q * H));
+      std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * DV)), all_l(static_cast<std::size_t>(total_q * H));
       for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
       for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
       auto O = k.spec->reference(k.problem, in, "O", all_o).value();
@@ -142,7 +164,7 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
               if (causal && j > s + lk - lq) continue;  // bottom-right aligned
               double dot = 0;
               for (int c = 0; c < D; ++c) dot += Q.at(((q0 + s) * H + h) * D + c) * K.at(((k0 + j) * HKV + hk) * D + c);
-              score.push_back(dot / 8.0);  // 1 / sqrt(64)
+              score.push_back(dot / std::sqrt(static_cast<double>(D)));
             }
             double z = 0;
             for (double v : score) z += std::exp(v);
@@ -152,10 +174,10 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
             } else {
               EXPECT_NEAR(lse, std::log(z), 1e-12);
             }
-            for (int c = 0; c < D; ++c) {
+            for (int c = 0; c < DV; ++c) {
               double o = 0;
-              for (std::size_t j = 0; j < score.size(); ++j) o += std::exp(score[j]) / z * V.at(((k0 + static_cast<int>(j)) * HKV + hk) * D + c);
-              EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * D + c)], o, 1e-12);
+              for (std::size_t j = 0; j < score.size(); ++j) o += std::exp(score[j]) / z * V.at(((k0 + static_cast<int>(j)) * HKV + hk) * DV + c);
+              EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * DV + c)], o, 1e-12);
             }
           }
       }
@@ -164,6 +186,64 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
     }
   EXPECT_FALSE(attn().reference(instantiate(attn(), {{"batch", "1"}, {"seq_q", "2"}, {"seq_k", "2"}}, {}, limits_for_arch("sm_90a")).value().problem,
                                 {}, "X", {}).ok());
+}
+
+// Sliding window and sinks, the textbook way: row s sees keys (s + diag - window, s + diag], and the head's sink logit
+// joins the denominator only: O = sum_j e^(s_j) v_j / (sum_j e^(s_j) + e^(sink)), LSE = log of that denominator (the
+// sink's alone for a row without keys).
+TEST(Attention, WindowAndSinksReferenceMatchesADirectComputation) {
+  const int H = 2, D = 64, W = 3;
+  for (bool varlen : {false, true}) {
+    SCOPED_TRACE(varlen ? "varlen" : "dense");
+    const KV p = {{"batch", "3"}, {"seq_q", "5"}, {"seq_k", "8"}, {"heads", "2"}, {"dim", "64"}, {"causal", "true"},
+                  {"window", std::to_string(W)}, {"sinks", "true"}, {"varlen", varlen ? "true" : "false"}};
+    auto k = instantiate(attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
+    auto in = inputs_of(k);
+    const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V"), &S = in.tensor("sinks");
+    const auto &cq = in.tensor("cu_seqlens_q"), &ck = in.tensor("cu_seqlens_k");
+    const int total_q = static_cast<int>(cq.at(3));
+    std::vector<std::int64_t> all_o(static_cast<std::size_t>(total_q * H * D)), all_l(static_cast<std::size_t>(total_q * H));
+    for (std::size_t i = 0; i < all_o.size(); ++i) all_o[i] = static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < all_l.size(); ++i) all_l[i] = static_cast<std::int64_t>(i);
+    auto O = k.spec->reference(k.problem, in, "O", all_o).value();
+    auto L = k.spec->reference(k.problem, in, "LSE", all_l).value();
+    int banded = 0;
+    for (int b = 0; b < 3; ++b) {
+      const int q0 = static_cast<int>(cq.at(b)), lq = static_cast<int>(cq.at(b + 1)) - q0;
+      const int k0 = static_cast<int>(ck.at(b)), lk = static_cast<int>(ck.at(b + 1)) - k0;
+      for (int h = 0; h < H; ++h)
+        for (int s = 0; s < lq; ++s) {
+          std::vector<std::pair<int, double>> score;
+          for (int j = 0; j < lk; ++j) {
+            if (j > s + lk - lq || j <= s + lk - lq - W) continue;
+            double dot = 0;
+            for (int c = 0; c < D; ++c) dot += Q.at(((q0 + s) * H + h) * D + c) * K.at(((k0 + j) * H + h) * D + c);
+            score.push_back({j, dot / 8.0});
+          }
+          banded += s + lk - lq + 1 > W;  // keys before the window exist
+          double z = std::exp(S.at(h));
+          for (const auto& [j, v] : score) z += std::exp(v);
+          const double lse = varlen ? L[static_cast<std::size_t>(h * total_q + q0 + s)] : L[static_cast<std::size_t>((b * H + h) * lq + s)];
+          EXPECT_NEAR(lse, std::log(z), 1e-12);
+          for (int c = 0; c < D; ++c) {
+            double o = 0;
+            for (const auto& [j, v] : score) o += std::exp(v) / z * V.at(((k0 + j) * H + h) * D + c);
+            EXPECT_NEAR(O[static_cast<std::size_t>(((q0 + s) * H + h) * D + c)], o, 1e-12);
+          }
+        }
+    }
+    EXPECT_GT(banded, 0);
+  }
+  // FLOPs count the pairs the window lets through: 10 rows see 1, 2, 3, then 4 keys each (34 pairs).
+  const KV w = {{"batch", "1"}, {"seq_q", "10"}, {"heads", "2"}, {"dim", "64"}, {"causal", "true"}, {"window", "4"}};
+  EXPECT_DOUBLE_EQ(instantiate(attn_wgmma(), w, {}, limits_for_arch("sm_90a")).value().flops, 2.0 * 2 * 34 * (64 + 64));
+  // cuDNN's graph gets the window (its diagonal band's left bound) and the sink logits' buffer.
+  KV ws = w;
+  ws["sinks"] = "true";
+  auto kw = instantiate(attn_wgmma(), ws, {}, limits_for_arch("sm_90a")).value();
+  const auto base = kw.spec->baseline(kw.problem).value();
+  EXPECT_EQ(base.sdpa.window, 4);
+  EXPECT_EQ(base.sdpa.sinks, "sinks");
 }
 
 // The shared-memory layouts the viewer shows are the plan's, the ones the kernel indexes with (test_attn_plans checks
@@ -230,6 +310,15 @@ TEST(Attention, OutputsAreSampledInWholeRows) {
 
 // [SECTION] attn.fwd.wgmma
 
+// The probe build's consumers have 232 registers, not 240: where S, O and P take 180 or more of them (block_N=176 at
+// dim_v 128, 112 at 192), or O is 192 wide, it spills; the spec's block_N help says so.
+bool probe_build_spills(const KernelInstance& k) {
+  const std::string& n = k.name_expression;
+  auto field = [&](const std::string& f) { return std::stoi(n.substr(n.find("." + f + " = ") + f.size() + 4)); };
+  const int bn = field("block_N"), dv = field("dim_v");
+  return bn / 2 + dv / 2 + bn / 4 >= 180 || dv == 192;
+}
+
 // Every block_N, both head dims and dtypes, causal, varlen, 3 stages, one consumer warpgroup without ping-pong, and
 // the probe build: sm_90a only (TMA, wgmma, setmaxnreg). The probe build of block_N=176 at dim=128 spills (its
 // consumers have 232 registers there, not 240): the one exception, stated in the spec's block_N help.
@@ -254,13 +343,25 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"varlen", "true"}}, {{"q_stages", "2"}, {"epilogue", "direct"}, {"block_M", "64"}, {"ping_pong", "false"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"epilogue", "tma"}, {"block_N", "176"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"causal", "true"}}, {{"epilogue", "tma"}, {"block_M", "64"}, {"ping_pong", "false"}}},
+      // d_qk != d_v (DeepSeek's MLA prefill as MHA) and head dim 192, at their auto tiles.
+      {{{"dim", "192"}, {"dim_v", "128"}}, {}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"varlen", "true"}}, {}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"dtype", "f16"}}, {{"epilogue", "smem"}, {"num_stages", "2"}}},
+      {{{"dim", "192"}, {"causal", "true"}}, {}},
+      {{{"dim", "192"}, {"varlen", "true"}}, {{"epilogue", "smem"}, {"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}}},
+      // Sliding window and attention sinks, alone and with the rest.
+      {{{"causal", "true"}, {"window", "300"}}, {}},
+      {{{"sinks", "true"}}, {}},
+      {{{"dim", "64"}, {"causal", "true"}, {"window", "1000"}, {"sinks", "true"}, {"varlen", "true"}}, {{"block_N", "176"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"window", "4096"}, {"sinks", "true"}}, {}},
+      {{{"dim", "128"}, {"dim_v", "64"}, {"causal", "true"}}, {}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
       auto inst = instantiate(attn_wgmma(), problem, config, limits_for_arch("sm_90a"));
       ASSERT_TRUE(inst.ok()) << inst.status().message();
       SCOPED_TRACE(inst->name_expression + (probes ? " +probes" : ""));
-      if (probes && inst->config.integer("block_N") == 176 && inst->problem.integer("dim") == 128) continue;
+      if (probes && probe_build_spills(*inst)) continue;
       JitOptions opt;
       opt.arch = "sm_90a";
       if (probes) opt.defines.push_back("TL_TIMELINE=1");
@@ -283,13 +384,17 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   refused({}, {{"block_M", "64"}}, {"ping_pong", "block_M=64"});
   // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
   refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}, {"q_stages", "1"}}, {"304240", "shared memory"});
-  // The defaults stage O and double Q: block_N=176 at dim 128 fits 2 stages only with neither.
-  refused({}, {{"block_N", "176"}}, {"279648", "O staging", "epilogue=direct", "q_stages=1"});
-  refused({}, {{"block_N", "176"}, {"q_stages", "1"}}, {"246864", "O staging", "epilogue=direct"});
+  // Staged O and two Q buffers: block_N=176 at dim 128 fits 2 stages only with neither, which auto picks.
+  refused({}, {{"block_N", "176"}, {"q_stages", "2"}, {"epilogue", "tma"}}, {"279648", "O staging", "epilogue=direct", "q_stages=1"});
+  refused({}, {{"block_N", "176"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"246864", "O staging", "epilogue=direct"});
+  auto auto176 = instantiate(attn_wgmma(), {}, {{"block_N", "176"}}, limits_for_arch("sm_90a"));
+  ASSERT_TRUE(auto176.ok()) << auto176.status().message();
+  EXPECT_NE(auto176->name_expression.find(".q_stages = 1"), std::string::npos) << auto176->name_expression;
+  EXPECT_NE(auto176->name_expression.find("AttnEpilogue::direct"), std::string::npos) << auto176->name_expression;
   refused({{"causal", "true"}}, {{"block_N", "176"}}, {"block_N=176", "spills", "block_N=128"});
   // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 = 263280 bytes with the O staging tile
   refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}, {"q_stages", "1"}}, {"263280", "O staging", "epilogue=direct"});
-  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}}, {"263280", "O staging", "epilogue=direct"});
+  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"263280", "O staging", "epilogue=direct"});
   // (2*128 + 2*2*128 + 128) * 128 * 2 + 8 * (4 + 8) + 1024 = 230496 fits; a third K/V stage does not.
   refused({}, {{"q_stages", "2"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"263296", "q_stages=2", "q_stages=1"});
   // The mma kernel runs on Ampere; this one is Hopper-only.
@@ -315,10 +420,19 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     for (const auto& a : k.args)
       if (a.kind != ArgSpec::Kind::tensor || a.is_param) params.push_back(a.name);
     EXPECT_EQ(params, (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "tma_O", "O", "LSE", "cu_seqlens_q",
-                                                "cu_seqlens_k", "heads", "heads_kv", "m_blocks", "batch", "section"}));
-    EXPECT_EQ(k.args[k.args.size() - 2].value, 3);  // batch
-    EXPECT_EQ(k.args[k.args.size() - 3].value, 8);  // m_blocks
-    EXPECT_EQ(k.args.back().value, 64);              // section -1 (auto): 512 work tiles / 8 query blocks
+                                                "cu_seqlens_k", "heads", "heads_kv", "m_blocks", "batch", "section",
+                                                "sinks", "window"}));
+    EXPECT_EQ(arg(k, "batch").value, 3);
+    EXPECT_EQ(arg(k, "m_blocks").value, 8);
+    EXPECT_EQ(arg(k, "section").value, 64);  // section -1 (auto): 512 work tiles / 8 query blocks
+    EXPECT_EQ(arg(k, "window").value, 0);
+    EXPECT_EQ(arg(k, "sinks").kind, ArgSpec::Kind::scalar);  // a null pointer without sinks
+    KV ps = p;
+    ps["sinks"] = "true";
+    const ArgSpec sinks = arg(instantiate(attn_wgmma(), ps, {}, limits_for_arch("sm_90a")).value(), "sinks");
+    EXPECT_EQ(sinks.kind, ArgSpec::Kind::tensor);
+    EXPECT_EQ(sinks.shape, (std::vector<std::int64_t>{8}));
+    EXPECT_EQ(sinks.dtype, DType::f32);
     for (const auto& a : k.args) {
       if (a.kind != ArgSpec::Kind::tensor_map) continue;
       // O's map stores one consumer warpgroup's 64 rows.
@@ -332,6 +446,32 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     EXPECT_DOUBLE_EQ(k.min_bytes, m.min_bytes);
   }
   EXPECT_EQ(attn_wgmma().test_problems(true), attn().test_problems(true));
+}
+
+// d_qk 192 / d_v 128 at the auto config: 112-key tiles, one Q buffer beside two K/V stages and the TMA-stored O
+// staging tile (FlashAttention-3's Hopper shape for it); V and O have 128 columns, the FLOPs count (192 + 128).
+TEST(AttentionWgmma, MlaPrefillShapeGeometry) {
+  const KV p = {{"batch", "2"}, {"seq_q", "1000"}, {"seq_k", "1000"}, {"heads", "8"}, {"dim", "192"}, {"dim_v", "128"}};
+  auto k = instantiate(attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
+  EXPECT_NE(k.name_expression.find(".block_N = 112"), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find(".q_stages = 1"), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find("AttnEpilogue::tma"), std::string::npos) << k.name_expression;
+  // Q 128x192 + 2 K 112x192 + 2 V 112x128 + 2 O 64x128, 2 bytes each; 10 barriers; the alignment slack.
+  EXPECT_EQ(k.launch.dynamic_smem, 2u * (128 * 192 + 2 * 112 * 192 + 2 * 112 * 128 + 2 * 64 * 128) + 8 * 10 + 1024);
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 8 * 2 * 1000 * 1000 * (192 + 128));
+  EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * (192 + 128) * (2 * 1000 * 8) * 2 + 4.0 * 8 * 2000 + 8.0 * 3);
+  std::map<std::string, std::vector<std::int64_t>> shape, box;
+  for (const auto& a : k.args) shape[a.name] = a.shape, box[a.name] = a.box;
+  EXPECT_EQ(shape["Q"], (std::vector<std::int64_t>{2, 1000, 8, 192}));
+  EXPECT_EQ(shape["K"], (std::vector<std::int64_t>{2, 1000, 8, 192}));
+  EXPECT_EQ(shape["V"], (std::vector<std::int64_t>{2, 1000, 8, 128}));
+  EXPECT_EQ(shape["O"], (std::vector<std::int64_t>{2, 1000, 8, 128}));
+  EXPECT_EQ(box["tma_K"], (std::vector<std::int64_t>{64, 1, 112, 1}));
+  EXPECT_EQ(box["tma_V"], (std::vector<std::int64_t>{64, 1, 112, 1}));
+  const auto base = k.spec->baseline(k.problem).value();
+  EXPECT_EQ(base.sdpa.dim, 192);
+  EXPECT_EQ(base.sdpa.dim_v, 128);
+  EXPECT_DOUBLE_EQ(base.sdpa.scale, 1.0 / std::sqrt(192.0));
 }
 
 // Both work orders visit every (query block, pair) once; heaviest-first sections even out the causal work of 132
@@ -376,9 +516,8 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
     const KV p = {{"batch", std::to_string(std::max(1, 32768 / seq))}, {"seq_q", std::to_string(seq)},
                   {"seq_k", std::to_string(seq)}, {"causal", "true"}};
     auto k = instantiate(attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
-    EXPECT_EQ(k.args.back().name, "section");
-    EXPECT_EQ(k.args.back().value, g) << seq;
-    EXPECT_EQ(instantiate(attn_wgmma(), p, {{"section", "0"}}, limits_for_arch("sm_90a")).value().args.back().value, 0);
+    EXPECT_EQ(arg(k, "section").value, g) << seq;
+    EXPECT_EQ(arg(instantiate(attn_wgmma(), p, {{"section", "0"}}, limits_for_arch("sm_90a")).value(), "section").value, 0);
   }
 }
 

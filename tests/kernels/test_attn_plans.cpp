@@ -155,11 +155,11 @@ TEST(AttnMmaPlan, PIsSInRegisters) {
 
 std::vector<AttnFwdWgmmaConfig> wgmma_configs() {
   std::vector<AttnFwdWgmmaConfig> v;
-  for (int dim : {64, 128})
+  for (const auto& [dim, dim_v] : {std::pair{64, 64}, std::pair{128, 128}, std::pair{192, 128}, std::pair{128, 64}})
     for (int bm : {64, 128})
-      for (int bn : {64, 128, 176})
+      for (int bn : {64, 112, 128, 176})
         for (AttnEpilogue e : {AttnEpilogue::direct, AttnEpilogue::tma})
-          v.push_back({.dim = dim, .block_M = bm, .block_N = bn, .num_stages = 2, .q_stages = 2, .epilogue = e});
+          v.push_back({.dim = dim, .dim_v = dim_v, .block_M = bm, .block_N = bn, .num_stages = 2, .q_stages = 2, .epilogue = e});
   return v;
 }
 
@@ -172,13 +172,13 @@ TEST(AttnWgmmaPlan, SmemTilesAreWhatTmaWrites) {
     const AttnFwdWgmmaPlan p = make_plan(c);
     for (int r = 0; r < c.block_M; ++r)
       for (int col = 0; col < c.dim; ++col) ASSERT_EQ(p.byte(p.smem_Q, r, col), tma_sw128_byte(c.block_M, r, col));
-    for (int r = 0; r < c.block_N; ++r)
-      for (int col = 0; col < c.dim; ++col) {
-        ASSERT_EQ(p.byte(p.smem_K, r, col), tma_sw128_byte(c.block_N, r, col));
-        ASSERT_EQ(p.byte(p.smem_V, col, r), tma_sw128_byte(c.block_N, r, col));  // V's (dim, key) view
-      }
+    for (int r = 0; r < c.block_N; ++r) {
+      for (int col = 0; col < c.dim; ++col) ASSERT_EQ(p.byte(p.smem_K, r, col), tma_sw128_byte(c.block_N, r, col));
+      for (int col = 0; col < c.dim_v; ++col)
+        ASSERT_EQ(p.byte(p.smem_V, col, r), tma_sw128_byte(c.block_N, r, col));  // V's (dim_v, key) view
+    }
     for (int r = 0; r < 64; ++r)
-      for (int col = 0; col < c.dim; ++col) ASSERT_EQ(p.byte(p.smem_O, r, col), tma_sw128_byte(64, r, col));
+      for (int col = 0; col < c.dim_v; ++col) ASSERT_EQ(p.byte(p.smem_O, r, col), tma_sw128_byte(64, r, col));
     // wgmma descriptors: a k16 step inside a 128-byte row is +32 bytes, the next box +rows * 128; V's k16 step is
     // 16 rows of 128 bytes and its leading byte offset one box.
     for (int kk = 0; kk < c.dim / 16; ++kk) {
@@ -201,13 +201,14 @@ TEST(AttnWgmmaPlan, RegionsBarriersAndBytes) {
         const AttnFwdWgmmaPlan p = make_plan(c);
         const bool staged = c.epilogue != AttnEpilogue::direct;
         EXPECT_EQ(p.q_bytes, 2 * c.block_M * c.dim);
-        EXPECT_EQ(p.kv_bytes, 2 * c.block_N * c.dim);
+        EXPECT_EQ(p.k_bytes, 2 * c.block_N * c.dim);
+        EXPECT_EQ(p.v_bytes, 2 * c.block_N * c.dim_v);
         EXPECT_EQ(p.k_offset, qs * p.q_bytes);
-        EXPECT_EQ(p.v_offset, p.k_offset + st * p.kv_bytes);
-        EXPECT_EQ(p.o_offset, p.v_offset + st * p.kv_bytes);
-        EXPECT_EQ(p.bar_q_full, p.o_offset + (staged ? 2 * c.block_M * c.dim : 0));
+        EXPECT_EQ(p.v_offset, p.k_offset + st * p.k_bytes);
+        EXPECT_EQ(p.o_offset, p.v_offset + st * p.v_bytes);
+        EXPECT_EQ(p.bar_q_full, p.o_offset + (staged ? 2 * c.block_M * c.dim_v : 0));
         // Tiles start on the 1024-byte swizzle atom; barriers 8-byte aligned, one after another, then the slack.
-        for (int off : {p.q_offset, p.k_offset, p.v_offset, p.o_offset, p.q_bytes, p.kv_bytes}) EXPECT_EQ(off % 1024, 0);
+        for (int off : {p.q_offset, p.k_offset, p.v_offset, p.o_offset, p.q_bytes, p.k_bytes, p.v_bytes}) EXPECT_EQ(off % 1024, 0);
         const int bars[] = {p.bar_q_full, p.bar_q_empty, p.bar_k_full, p.bar_k_empty, p.bar_v_full, p.bar_v_empty};
         const int counts[] = {qs, qs, st, st, st, st};
         for (int i = 0; i < 6; ++i) {
@@ -252,8 +253,8 @@ TEST(AttnWgmmaPlan, FragmentsAndPInRegisters) {
 // The epilogue's staging addresses: a thread's pair at column 8 j of its row is the row's offset XOR the chunk plus the
 // box; the smem epilogue's whole-8-row steps add.
 TEST(AttnWgmmaPlan, EpilogueAddressesAreTheLayout) {
-  for (int dim : {64, 128}) {
-    const AttnFwdWgmmaPlan p = make_plan(AttnFwdWgmmaConfig{.dim = dim});
+  for (int dim : {64, 128, 192}) {
+    const AttnFwdWgmmaPlan p = make_plan(AttnFwdWgmmaConfig{.dim = dim, .dim_v = dim});
     for (int t = 0; t < 128; ++t)
       for (int h = 0; h < 2; ++h) {
         const TileCoord lc = p.acc_O(t, 0), x = p.o_values.at[p.o_values.row_value[h][0]];
@@ -262,6 +263,7 @@ TEST(AttnWgmmaPlan, EpilogueAddressesAreTheLayout) {
           ASSERT_EQ((o_row ^ p.o_chunk8[j]) + p.o_box8[j], p.byte(p.smem_O, lc.row + x.row, lc.col + x.col + 8 * j));
       }
     const int ch = dim / 8, rpp = 128 / ch;
+    if (128 % ch != 0) continue;  // dim_v 192: the kernel takes each chunk's address from the layout
     for (int t = 0; t < 128; ++t)
       for (int k = 0; k < 64 / rpp; ++k)
         ASSERT_EQ(p.byte(p.smem_O, t / ch, 8 * (t % ch)) + k * p.byte(p.smem_O, rpp, 0),
@@ -282,12 +284,12 @@ TEST(AttnPlans, EveryFieldChangesTheName) {
                                 ".warps = 4, .num_stages = 2, .causal = false, .bf16 = true, .varlen = false}>");
   names = {name_expression(AttnFwdWgmmaConfig{})};
   for (AttnFwdWgmmaConfig x :
-       {AttnFwdWgmmaConfig{.dim = 64}, AttnFwdWgmmaConfig{.block_M = 64}, AttnFwdWgmmaConfig{.block_N = 64},
+       {AttnFwdWgmmaConfig{.dim = 64}, AttnFwdWgmmaConfig{.dim_v = 64}, AttnFwdWgmmaConfig{.block_M = 64}, AttnFwdWgmmaConfig{.block_N = 64},
         AttnFwdWgmmaConfig{.num_stages = 3}, AttnFwdWgmmaConfig{.q_stages = 1}, AttnFwdWgmmaConfig{.ping_pong = false},
         AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::smem}, AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::direct},
         AttnFwdWgmmaConfig{.causal = true}, AttnFwdWgmmaConfig{.bf16 = false}, AttnFwdWgmmaConfig{.varlen = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 12u);
+  EXPECT_EQ(names.size(), 13u);
 }
 
 }  // namespace

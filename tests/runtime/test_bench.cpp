@@ -91,6 +91,8 @@ TEST(Bench, LaunchSpecMirrorsEveryLibraryKernelsArgs) {
           case DType::f32: EXPECT_EQ(k.kind, KernelArg::Kind::f32); EXPECT_EQ(k.f, static_cast<float>(a.value)); break;
           case DType::i32: EXPECT_EQ(k.kind, KernelArg::Kind::i32); EXPECT_EQ(k.i, static_cast<std::int64_t>(a.value)); break;
           case DType::i64: EXPECT_EQ(k.kind, KernelArg::Kind::i64); EXPECT_EQ(k.i, static_cast<std::int64_t>(a.value)); break;
+          // A pointer-sized value (attn.fwd.wgmma's null `sinks` pointer without sinks).
+          case DType::u64: EXPECT_EQ(k.kind, KernelArg::Kind::u64); EXPECT_EQ(static_cast<std::uint64_t>(k.i), static_cast<std::uint64_t>(a.value)); break;
           default: ADD_FAILURE() << "scalar of type " << dtype_name(a.dtype);
         }
       }

@@ -331,6 +331,7 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
     const SdpaBaseline& a = b.sdpa;
     std::vector<std::string> names = {a.q, a.k, a.v};
     if (a.backward) names.insert(names.end(), {a.o, a.d_o, a.lse});
+    if (!a.backward && !a.sinks.empty()) names.push_back(a.sinks);
     std::vector<const void*> in;
     for (const std::string& name : names) {
       auto p = buffer(name);

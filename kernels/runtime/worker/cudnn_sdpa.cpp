@@ -92,7 +92,8 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
     return make_error(ErrorCode::unsupported, std::string("cudnn cannot run this: its SDPA takes bf16 or f16 tensors, "
                                                           "not ") + dtype_name(b.in) + " in, " + dtype_name(b.out) + " out");
   const SdpaBaseline& a = b.sdpa;
-  if (in.size() != (a.backward ? 6u : 3u))
+  const bool sinks = !a.backward && !a.sinks.empty();
+  if (in.size() != (a.backward ? 6u : sinks ? 4u : 3u))
     return make_error(ErrorCode::internal, "cuDNN's SDPA got " + std::to_string(in.size()) + " input buffers");
   auto run = std::make_shared<SdpaRun>();
   run->handle = *handle;
@@ -115,6 +116,7 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
   auto mask = [&](auto& options) {
     if (a.causal && a.seq_q == a.seq_k) options.set_causal_mask(true);
     else if (a.causal) options.set_causal_mask_bottom_right(true);
+    if (a.window > 0) options.set_diagonal_band_left_bound(static_cast<int>(a.window));
   };
   // Where each tensor lives: ours (`in`, `out`) or cuDNN's own (allocated below, after the plan).
   std::vector<std::size_t> own;  // indices into t
@@ -124,11 +126,21 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
                        .set_generate_stats(true)  // the LSE our kernels write too
                        .set_attn_scale(static_cast<float>(a.scale));
     mask(options);
+    // The sink logits (1, heads, 1, 1) f32, under a uid after every tensor of sdpa_tensors.
+    const std::int64_t sink_uid = static_cast<std::int64_t>(t.size()) + 1;
+    if (sinks)
+      options.set_sink_token(g.tensor(fe::graph::Tensor_attributes()
+                                          .set_name("sinks")
+                                          .set_uid(sink_uid)
+                                          .set_dim({1, a.heads, 1, 1})
+                                          .set_stride({a.heads, 1, 1, 1})
+                                          .set_data_type(fe::DataType_t::FLOAT)));
     auto [O, stats] = g.sdpa(input(0), input(1), input(2), options);
     output(O, 3);
     output(stats, 4);
     run->pack = {{uid(0), const_cast<void*>(in[0])}, {uid(1), const_cast<void*>(in[1])},
                  {uid(2), const_cast<void*>(in[2])}, {uid(3), out}};
+    if (sinks) run->pack[sink_uid] = const_cast<void*>(in[3]);
     own = {4};
   } else {
     auto options = fe::graph::SDPA_backward_attributes().set_name("sdpa_backward").set_attn_scale(static_cast<float>(a.scale));

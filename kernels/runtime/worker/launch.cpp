@@ -97,7 +97,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
       j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
                                {"seq_k", a.seq_k}, {"dim", a.dim}, {"dim_v", a.dim_v}, {"causal", a.causal},
                                {"varlen", a.varlen}, {"backward", a.backward}, {"scale", a.scale}, {"q", a.q},
-                               {"k", a.k}, {"v", a.v}, {"o", a.o}, {"d_o", a.d_o}, {"lse", a.lse}, {"dq", a.dq}};
+                               {"k", a.k}, {"v", a.v}, {"o", a.o}, {"d_o", a.d_o}, {"lse", a.lse}, {"dq", a.dq},
+                               {"window", a.window}, {"sinks", a.sinks}};
     }
   }
   if (s.timeline) {
@@ -225,6 +226,8 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
                                   {"seq_q", &a.seq_q}, {"seq_k", &a.seq_k}, {"dim", &a.dim}, {"dim_v", &a.dim_v}})
           *field = ja.at(key).get<std::int64_t>();
         a.causal = ja.at("causal").get<bool>();
+        a.window = ja.value("window", std::int64_t{0});
+        a.sinks = ja.value("sinks", std::string());
         a.varlen = ja.at("varlen").get<bool>();
         a.backward = ja.at("backward").get<bool>();
         a.scale = ja.at("scale").get<double>();
