@@ -1,0 +1,237 @@
+// gemm.dequant: bf16 activations times 4-bit weights (int4 or fp4 e2m1, group-wise scales) on Hopper, the weights
+// dequantized in registers into wgmma's register-sourced A operand.
+//
+// C[M,N] = A[M,K] · dequant(W)^T, A bf16 row-major, W [N, K] packed 4-bit (two codes per byte, the even k in the low
+// nibble; tile/dequant4.hpp), scales [N, ceil(K/group)] bf16 or f32: dequant(W)[n, k] = bf16(code(n, k) *
+// scale[n, k / group]). C bf16 row-major, f32 accumulation.
+//
+// The operands are swapped: the kernel computes C^T = dequant(W) · A^T, so the weights are wgmma's A (64 weight rows
+// per consumer warpgroup, m64nNk16) and the activations its shared-memory B with N = block_M activation rows (16 for
+// decode's few rows, up to 256 for prefill). A consumer turns the packed bytes of its rows into the A fragment in
+// registers: no bf16 copy of the weights is ever written to shared memory.
+//
+// Threads: (consumers + 1) warpgroups of 128. Warpgroup 0 is the producer: one thread issues the TMA loads of each
+// k block (block_K): the weights' block_N x block_K/2 bytes (no swizzle) and block_K/64 activation boxes of
+// block_M x 64 bf16 (128B swizzle, what wgmma reads), into the next free stage. Consumer c owns weight rows
+// [64 c, 64 c + 64) of the tile. Grid: (N tiles, M tiles), one tile per CTA.
+//
+// Per 64 k of a stage a consumer thread reads, for each of its two weight rows (the fragment's row and row + 8),
+// the row's 32 bytes from shared memory (two 16-byte loads; the four threads of a quad read the same bytes), picks
+// its byte q (q = its column / 2 in the fragment) of each 4-byte word with one byte permute that also spreads the
+// byte's two nibbles into a bf16 pair's halves, converts the pair (dequant4::codes_to_bf16x2) and multiplies it by
+// its row's scale. Then four wgmma k16 from those registers. The fragment registers are double-buffered per 64 k so
+// that the next chunk's conversion runs while the tensor cores work on this one (wgmma reads A's registers
+// asynchronously: they must stay untouched until its group completes).
+//
+// Shared memory (dynamic, from a base aligned to 1024 B; the plan's offsets):
+//   [num_stages x (block_K/64 activation boxes: smem_A, block_M rows x 128 B, TMA SWIZZLE_128B)]
+//   [num_stages x weights: smem_W, block_N rows x block_K/2 bytes]
+//   [num_stages full barriers][num_stages empty barriers]
+#pragma once
+
+#include "gemm/gemm_dequant_plan.hpp"
+#include "tile/barrier.cuh"
+#include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/dequant4.hpp"
+#include "tile/mbarrier.cuh"
+#include "tile/probe.hpp"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/tma.cuh"
+#include "tile/wgmma_ops.cuh"
+
+namespace tl {
+
+// The offsets of a fragment's registers from register 0's (row, col), as constants for unrolled loops.
+struct GemmDequantTable {
+  TileCoord at[128];
+};
+TL_HOST_DEVICE constexpr GemmDequantTable dequant_table(const Fragment& f, int values) {
+  GemmDequantTable t{};
+  for (int v = 0; v < values && v < 128; ++v) t.at[v] = f(0, v);
+  return t;
+}
+
+template <GemmDequantConfig CFG>
+__global__ void __launch_bounds__(CFG.threads(), 1)
+    gemm_dequant(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_w,
+                 const void* __restrict__ scales, unsigned short* __restrict__ C, int M, int N, int K) {
+  using namespace wgmma_ops;
+  using Probe = GemmDequantProbe;
+  constexpr GemmDequantPlan P = make_plan(CFG);
+  constexpr int BN = CFG.block_N, BM = CFG.block_M, BK = CFG.block_K, STAGES = CFG.num_stages;
+  constexpr int CONSUMERS = CFG.consumers(), CHUNKS = CFG.chunks(), G = CFG.group;
+  // Scale groups one stage meets (a group wider than the stage: one), and per 64-k chunk.
+  constexpr int NG = (BK + G - 1) / G;
+  constexpr int NV = P.acc.num_values();
+  constexpr unsigned A_BOX = P.a_box_bytes, A_STAGE = P.a_stage_bytes, W_STAGE = P.w_stage_bytes;
+  // Chunks alternate between two fragment buffers; with an even count per stage the alternation carries over the
+  // stage boundary and one chunk's wgmma stays in flight across it.
+  constexpr bool OVERLAP = CHUNKS % 2 == 0;
+  static_assert(BN == 64 * CONSUMERS && BK % 64 == 0, "64 weight rows per consumer, 64-k activation boxes");
+
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned base = smem_align<P.align>(smem_raw);
+  auto full_bar = [&](int s) { return base + P.full_bar_offset + 8u * s; };
+  auto empty_bar = [&](int s) { return base + P.empty_bar_offset + 8u * s; };
+
+  const int wg = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+  const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), CONSUMERS);
+    }
+    fence_mbarrier_init();
+    TL_PROBE_BLOCK_BEGIN();
+  }
+  __syncthreads();
+  const int k_steps = (K + BK - 1) / BK;
+
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (tid < 32) {
+      TL_PROBE_WARP_INIT();
+      if (tid == 0) {
+        prefetch_tensormap(&tma_a);
+        prefetch_tensormap(&tma_w);
+      }
+      for (int k = 0; k < k_steps; ++k) {
+        const int s = k % STAGES;
+        TL_PROBE_STAMP(t_wait);
+        mbar_wait(empty_bar(s), ((k / STAGES) & 1) ^ 1);
+        TL_PROBE_STAMP(t_issue);
+        if (tid == 0) {
+          // Boxes past M, N or K are zero-filled by TMA (zero codes and zero activations add nothing) and still count
+          // their whole bytes.
+          mbar_expect_tx(full_bar(s), A_STAGE + W_STAGE);
+          tma_load(base + P.w_offset + s * W_STAGE, &tma_w, full_bar(s), k * (BK / 2), n0);
+#pragma unroll
+          for (int ch = 0; ch < CHUNKS; ++ch)
+            tma_load(base + P.a_offset + s * A_STAGE + ch * A_BOX, &tma_a, full_bar(s), k * BK + 64 * ch, m0);
+        }
+        TL_PROBE_STAMP(t_issued);
+        TL_PROBE_BEGIN_AT(Probe::wait_empty, s, k, t_wait);
+        TL_PROBE_END_AT(Probe::wait_empty, s, k, t_issue);
+        TL_PROBE_BEGIN_AT(Probe::tma_issue, s, k, t_issue);
+        TL_PROBE_END_AT(Probe::tma_issue, s, k, t_issued);
+      }
+      TL_PROBE_FLUSH();
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    const int c = wg - 1;
+    TL_PROBE_WARP_INIT_IF(tid < 32);
+    // The fragment: register j of a k16 step holds (row, col) = e0 + FT.at[2 j] of the consumer's 64 x 16 slice,
+    // col even, so its two codes are the two nibbles of byte col / 2 of the row's 8 bytes for that step.
+    constexpr GemmDequantTable FT = dequant_table(P.frag_W, 8);
+    const TileCoord e0 = P.frag_W(tid, 0);
+    const unsigned sel = dequant4::spread_selector((e0.col / 2) % 4);
+    // The thread's two weight rows (fragment rows e0.row and e0.row + 8) and their scale rows (clamped into N: rows
+    // past N hold zero codes, so any scale will do).
+    const int rows[2] = {c * 64 + e0.row, c * 64 + e0.row + FT.at[2].row};
+    const int k_groups = (K + G - 1) / G;
+    const long long srow[2] = {static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
+                               static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
+    float acc[NV];
+#pragma unroll
+    for (int i = 0; i < NV; ++i) acc[i] = 0.f;
+    unsigned frag[2][4][4];  // [buffer][k16 step][register]
+    int prev_stage = -1;
+#pragma unroll 1
+    for (int k = 0; k < k_steps; ++k) {
+      const int s = k % STAGES;
+      // The stage's scales, loaded before the wait so that their latency hides behind it; as bf16 pairs (the scale
+      // in both halves) or f32.
+      unsigned sc_h[2][NG];
+      float sc_f[2][NG];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+          const long long at = srow[h] + min(k * BK / G + g, k_groups - 1);
+          if constexpr (CFG.scale_f32) {
+            sc_f[h][g] = __ldg(static_cast<const float*>(scales) + at);
+          } else {
+            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
+            sc_h[h][g] = b | (b << 16);
+          }
+        }
+      TL_PROBE_STAMP(t_wait);
+      mbar_wait(full_bar(s), (k / STAGES) & 1);
+      TL_PROBE_STAMP(t_mma);
+      const unsigned w_stage = base + P.w_offset + s * W_STAGE;
+      const unsigned a_stage = base + P.a_offset + s * A_STAGE;
+#pragma unroll
+      for (int ch = 0; ch < CHUNKS; ++ch) {
+        unsigned(&fr)[4][4] = frag[ch % 2];
+        // The two rows' 32 bytes of this chunk: words[h][i] is bytes 4i..4i+3, k 8i..8i+7.
+        unsigned words[2][8];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const uint4 v = ld_shared_v4_b32(w_stage + P.smem_W(rows[h], 32 * ch + 16 * half));
+            words[h][4 * half] = v.x;
+            words[h][4 * half + 1] = v.y;
+            words[h][4 * half + 2] = v.z;
+            words[h][4 * half + 3] = v.w;
+          }
+#pragma unroll
+        for (int st = 0; st < 4; ++st) {
+          const int g = (64 * ch + 16 * st) / G;  // the step's scale group in the stage (G >= 32: one per step)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int h = FT.at[2 * j].row / 8;               // row or row + 8
+            const int w = 2 * st + FT.at[2 * j].col / 8;      // k 8w.. of the chunk: the word with the step's byte
+            const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(dequant4::spread(words[h][w], sel));
+            if constexpr (CFG.scale_f32) {
+              const float2 f = unpack2<true>(v);
+              fr[st][j] = pack2<true>(f.x * sc_f[h][g], f.y * sc_f[h][g]);
+            } else {
+              fr[st][j] = dequant4::mul_bf16x2(v, sc_h[h][g]);
+            }
+          }
+        }
+        wgmma_fence();
+#pragma unroll
+        for (int st = 0; st < 4; ++st)
+          WgmmaRS<BM, true, 0>::run(acc, fr[st], smem_desc_sw128(a_stage + ch * A_BOX + 32 * st, 16, P.a_sbo), 1);
+        wgmma_commit();
+        // The chunk before this one is complete: its fragment buffer may be overwritten.
+        wgmma_wait<1>();
+      }
+      TL_PROBE_STAMP(t_done);
+      if constexpr (OVERLAP) {
+        // This stage's last chunk may still be reading its activations: free the stage before it.
+        if (prev_stage >= 0 && tid == 0) mbar_arrive(empty_bar(prev_stage));
+        prev_stage = s;
+      } else {
+        wgmma_wait<0>();
+        if (tid == 0) mbar_arrive(empty_bar(s));
+      }
+      TL_PROBE_BEGIN_AT(Probe::wait_full, s, k, t_wait);
+      TL_PROBE_END_AT(Probe::wait_full, s, k, t_mma);
+      TL_PROBE_BEGIN_AT(Probe::dequant_mma, s, k, t_mma);
+      TL_PROBE_END_AT(Probe::dequant_mma, s, k, t_done);
+    }
+    wgmma_wait<0>();
+    fence_regs(acc);
+    TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, 0);
+    // acc register v is C^T (weight row, activation row) = e0 + AT.at[v]: C[m0 + col][n0 + 64 c + row].
+    constexpr GemmDequantTable AT = dequant_table(P.acc, NV);
+    const TileCoord a0 = P.acc(tid, 0);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+      const int n = n0 + c * 64 + a0.row + AT.at[v].row, m = m0 + a0.col + AT.at[v].col;
+      if (n < N && m < M) C[static_cast<long long>(m) * N + n] = static_cast<unsigned short>(pack2<true>(acc[v], 0.f));
+    }
+    TL_PROBE_END(Probe::epilogue, probe::kNoStage, 0);
+    TL_PROBE_FLUSH();
+    if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+  }
+}
+
+}  // namespace tl
