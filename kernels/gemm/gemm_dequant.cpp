@@ -37,13 +37,20 @@ int block_m(const Values& p, const Values& c) {
 }
 
 GemmDequantConfig dequant_config(const Values& p, const Values& c) {
-  return {.block_N = static_cast<int>(c.integer("block_N")),
-          .block_M = block_m(p, c),
-          .block_K = static_cast<int>(c.integer("block_K")),
-          .num_stages = static_cast<int>(c.integer("num_stages")),
-          .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
-          .group = static_cast<int>(p.integer("group")),
-          .scale_f32 = p.text("scale_dtype") == "f32"};
+  GemmDequantConfig cfg{.block_N = static_cast<int>(c.integer("block_N")),
+                        .block_M = block_m(p, c),
+                        .block_K = static_cast<int>(c.integer("block_K")),
+                        .num_stages = static_cast<int>(c.integer("num_stages")),
+                        .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
+                        .group = static_cast<int>(p.integer("group")),
+                        .scale_f32 = p.text("scale_dtype") == "f32"};
+  // auto: the deepest pipeline up to 8 stages that fits Hopper's 227 KiB per block (decode's small stages need
+  // the depth to keep enough weight bytes in flight).
+  if (cfg.num_stages == 0) {
+    cfg.num_stages = 8;
+    while (cfg.num_stages > 2 && make_plan(cfg).bytes > limits_for_arch("sm_90a").smem_per_block_optin) --cfg.num_stages;
+  }
+  return cfg;
 }
 
 std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
@@ -58,7 +65,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " tiles of block_M=" + std::to_string(cfg.block_M) + " rows, over the grid's 65535: raise block_M");
   const GemmDequantPlan plan = make_plan(cfg);
   if (plan.bytes > limits.smem_per_block_optin)
-    return refuse(c.text("num_stages") + " stages of " + std::to_string(cfg.block_M) + "x" + c.text("block_K") +
+    return refuse(std::to_string(cfg.num_stages) + " stages of " + std::to_string(cfg.block_M) + "x" + c.text("block_K") +
                   " bf16 activations + " + c.text("block_N") + "x" + c.text("block_K") + " 4-bit weights need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages, block_K or block_M");
@@ -130,7 +137,8 @@ KernelSpec gemm_dequant_spec() {
                                  "activation rows (rows of C) per tile, wgmma's N; 0 = auto: the smallest of 16, 32, "
                                  "64 that holds M, else 128"),
                ParamSpec::one_of("block_K", 128, {64, 128, 256}, "k per pipeline stage"),
-               ParamSpec::integer("num_stages", 8, 2, 16, "TMA pipeline depth")}};
+               ParamSpec::one_of("num_stages", 0, {0, 2, 3, 4, 5, 6, 8, 10, 12, 16},
+                                 "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
