@@ -17,7 +17,7 @@ for _, m in ipairs({1, 16}) do
       local p = {M = m, N = s.N, K = s.K, wtype = w.wtype, group = w.group}
       add(dequant, p, {}, "cupti")
       if variations then
-        for _, c in ipairs({{block_N = 128}, {num_stages = 16}, {block_K = 256, num_stages = 8}, {block_N = 128, block_K = 256}}) do
+        for _, c in ipairs({{ctas_per_sm = 1}, {block_N = 128}, {block_K = 256}, {block_K = 64}}) do
           add(dequant, p, c, "cupti")
         end
       end
@@ -28,9 +28,9 @@ local prefill = {M = 4096, N = 8192, K = 8192}
 add(wgmma, prefill, {}, "events")
 for _, w in ipairs({{wtype = "int4", group = 128}, {wtype = "fp4", group = 32}}) do
   local p = {M = prefill.M, N = prefill.N, K = prefill.K, wtype = w.wtype, group = w.group}
-  add(dequant, p, {block_N = 128}, "events")
+  add(dequant, p, {}, "events")
   if variations then
-    for _, c in ipairs({{block_N = 128, block_M = 256}, {block_N = 128, block_K = 64}, {block_N = 64, block_M = 256}}) do
+    for _, c in ipairs({{block_M = 128}, {block_K = 64}, {block_N = 64}}) do
       add(dequant, p, c, "events")
     end
   end

@@ -27,28 +27,45 @@ Schema dequant_problem() {
 
 std::int64_t k_groups(const Values& p) { return (p.integer("K") + p.integer("group") - 1) / p.integer("group"); }
 
-// auto: the smallest wgmma N (16, 32, 64) that holds all of M, else 128.
+// auto: the smallest wgmma N (16, 32, 64) that holds all of M (decode: one activation tile, the weights read once),
+// else 256 (prefill: the widest wgmma, the most math per weight byte dequantized; on the H200 at 4096 x 8192 x 8192
+// 1.31x the time of 128 with block_N 128).
 int block_m(const Values& p, const Values& c) {
   if (c.integer("block_M") != 0) return static_cast<int>(c.integer("block_M"));
   const auto M = p.integer("M");
   for (int b : {16, 32, 64})
     if (M <= b) return b;
-  return 128;
+  return 256;
+}
+// auto: 64 weight rows per CTA (one consumer) while M fits one 64-row tile (decode: twice the CTAs over N), else 128
+// (two consumers share each activation tile: 1.19x at the prefill shape on the H200).
+int block_n(const Values& p, const Values& c) {
+  if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
+  return p.integer("M") <= 64 ? 64 : 128;
+}
+
+// The shared memory one of `ctas` CTAs on a Hopper SM may take: the opt-in limit per block, or for two an even
+// share of the SM's 228 KiB, less the 1 KiB the hardware reserves per block.
+int smem_share(int ctas) {
+  return ctas == 1 ? limits_for_arch("sm_90a").smem_per_block_optin : 233472 / ctas - 1024;
 }
 
 GemmDequantConfig dequant_config(const Values& p, const Values& c) {
-  GemmDequantConfig cfg{.block_N = static_cast<int>(c.integer("block_N")),
+  GemmDequantConfig cfg{.block_N = block_n(p, c),
                         .block_M = block_m(p, c),
                         .block_K = static_cast<int>(c.integer("block_K")),
                         .num_stages = static_cast<int>(c.integer("num_stages")),
                         .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
                         .group = static_cast<int>(p.integer("group")),
                         .scale_f32 = p.text("scale_dtype") == "f32"};
-  // auto: the deepest pipeline up to 8 stages that fits Hopper's 227 KiB per block (decode's small stages need
-  // the depth to keep enough weight bytes in flight).
+  // auto: two CTAs per SM for decode's small tiles (a CTA's registers then fit twice), else one.
+  const auto ctas = c.integer("ctas_per_sm");
+  cfg.ctas_per_sm = ctas != 0 ? static_cast<int>(ctas) : cfg.block_M <= 32 && cfg.block_N == 64 ? 2 : 1;
+  // auto: the deepest pipeline up to 8 stages that fits the CTA's share of the SM's shared memory (decode's small
+  // stages need the depth to keep enough weight bytes in flight).
   if (cfg.num_stages == 0) {
     cfg.num_stages = 8;
-    while (cfg.num_stages > 2 && make_plan(cfg).bytes > limits_for_arch("sm_90a").smem_per_block_optin) --cfg.num_stages;
+    while (cfg.num_stages > 2 && make_plan(cfg).bytes > smem_share(cfg.ctas_per_sm)) --cfg.num_stages;
   }
   return cfg;
 }
@@ -64,9 +81,13 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     return refuse("M=" + p.text("M") + " makes " + std::to_string(tiles(p.integer("M"), cfg.block_M)) +
                   " tiles of block_M=" + std::to_string(cfg.block_M) + " rows, over the grid's 65535: raise block_M");
   const GemmDequantPlan plan = make_plan(cfg);
+  if (cfg.ctas_per_sm == 2 && plan.bytes > smem_share(2))
+    return refuse("ctas_per_sm=2 gives each CTA " + std::to_string(smem_share(2)) + " bytes of shared memory, and " +
+                  std::to_string(cfg.num_stages) + " stages need " + std::to_string(plan.bytes) +
+                  ": lower num_stages or block_M, or set ctas_per_sm=1");
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse(std::to_string(cfg.num_stages) + " stages of " + std::to_string(cfg.block_M) + "x" + c.text("block_K") +
-                  " bf16 activations + " + c.text("block_N") + "x" + c.text("block_K") + " 4-bit weights need " +
+                  " bf16 activations + " + std::to_string(cfg.block_N) + "x" + c.text("block_K") + " 4-bit weights need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages, block_K or block_M");
   return Status::success();
@@ -131,21 +152,27 @@ KernelSpec gemm_dequant_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = dequant_problem();
-  k.config = {{ParamSpec::one_of("block_N", 64, {64, 128}, "weight rows (columns of C) per tile: 64 per consumer "
-                                                            "warpgroup"),
+  k.config = {{ParamSpec::one_of("block_N", 0, {0, 64, 128},
+                                 "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
+                                 "<= 64, else 128"),
                ParamSpec::one_of("block_M", 0, {0, 16, 32, 64, 128, 256},
                                  "activation rows (rows of C) per tile, wgmma's N; 0 = auto: the smallest of 16, 32, "
-                                 "64 that holds M, else 128"),
+                                 "64 that holds M, else 256"),
                ParamSpec::one_of("block_K", 128, {64, 128, 256}, "k per pipeline stage"),
                ParamSpec::one_of("num_stages", 0, {0, 2, 3, 4, 5, 6, 8, 10, 12, 16},
-                                 "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory")}};
+                                 "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory"),
+               ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2},
+                                 "CTAs sharing an SM: 1 gives the consumers 232 registers (setmaxnreg), 2 caps a "
+                                 "thread's registers for two; 0 = auto: 2 for block_M <= 32 with block_N 64")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
-        {{"block_N", "128"}, {"block_M", "256"}, {"num_stages", "3"}},
+        {{"block_N", "64"}, {"block_M", "256"}, {"num_stages", "2"}},
         {{"block_M", "16"}, {"block_K", "64"}},
-        {{"block_N", "128"}, {"block_M", "64"}, {"block_K", "256"}, {"num_stages", "2"}}};
+        {{"block_N", "128"}, {"block_M", "64"}, {"block_K", "256"}, {"num_stages", "2"}},
+        {{"block_N", "64"}, {"block_M", "32"}, {"block_K", "256"}, {"ctas_per_sm", "2"}},
+        {{"block_M", "16"}, {"ctas_per_sm", "1"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

@@ -24,6 +24,7 @@ struct GemmDequantConfig {
   int block_M = 128;   // activation rows (rows of C) per tile: wgmma's N, 16 .. 256
   int block_K = 128;   // k per pipeline stage: block_K / 64 activation boxes of one 128-byte swizzle row each
   int num_stages = 4;  // TMA pipeline depth
+  int ctas_per_sm = 1;  // 2: two CTAs share an SM (no setmaxnreg; registers capped for two)
   int wtype = dequant4::kInt4;
   int group = 128;          // k per scale
   bool scale_f32 = false;   // scales f32 (else bf16)
@@ -93,6 +94,7 @@ inline std::string name_expression(const GemmDequantConfig& c) {
       .field("block_M", c.block_M)
       .field("block_K", c.block_K)
       .field("num_stages", c.num_stages)
+      .field("ctas_per_sm", c.ctas_per_sm)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

@@ -148,6 +148,8 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   const std::string smem = why({{"M", "4096"}}, {{"block_M", "256"}, {"block_K", "256"}, {"num_stages", "4"}});
   EXPECT_NE(smem.find("lower num_stages"), std::string::npos) << smem;
   EXPECT_NE(why({{"M", "1048576"}}, {{"block_M", "16"}}).find("raise block_M"), std::string::npos);
+  const std::string two = why({{"M", "64"}}, {{"block_M", "64"}, {"ctas_per_sm", "2"}, {"num_stages", "8"}});
+  EXPECT_NE(two.find("set ctas_per_sm=1"), std::string::npos) << two;
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -157,21 +159,23 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, {{"block_M", "32"}}},
                                                 {{}, {{"block_K", "64"}}},
                                                 {{}, {{"num_stages", "3"}}},
+                                                {{}, {{"ctas_per_sm", "1"}}},
                                                 {{{"wtype", "fp4"}}, {}},
                                                 {{{"group", "32"}}, {}},
                                                 {{{"scale_dtype", "f32"}}, {}}});
 }
 
 TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
-  const KernelInstance k = instance({{"M", "300"}, {"N", "1000"}, {"K", "4128"}, {"group", "64"}}, {{"block_N", "128"}});
-  // num_stages auto: the deepest pipeline that fits (5 stages of 32 KiB activations + 8 KiB weights; 6 do not).
-  const GemmDequantPlan p = make_plan(GemmDequantConfig{.block_N = 128, .block_M = 128, .num_stages = 5, .group = 64});
+  // Prefill: block_N and block_M auto are 128 and 256, num_stages auto the deepest that fits (3 stages of 64 KiB
+  // activations + 8 KiB weights; 4 do not).
+  const KernelInstance k = instance({{"M", "300"}, {"N", "1000"}, {"K", "4128"}, {"group", "64"}}, {});
+  const GemmDequantPlan p = make_plan(GemmDequantConfig{.block_N = 128, .block_M = 256, .num_stages = 3, .group = 64});
   EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes));
-  EXPECT_GT(make_plan(GemmDequantConfig{.block_N = 128, .block_M = 128, .num_stages = 6}).bytes,
+  EXPECT_GT(make_plan(GemmDequantConfig{.block_N = 128, .block_M = 256, .num_stages = 4}).bytes,
             limits_for_arch("sm_90a").smem_per_block_optin);
   EXPECT_EQ(k.launch.block.x, 384u);
   EXPECT_EQ(k.launch.grid.x, 8u);  // ceil(1000 / 128)
-  EXPECT_EQ(k.launch.grid.y, 3u);  // ceil(300 / 128): block_M auto
+  EXPECT_EQ(k.launch.grid.y, 2u);  // ceil(300 / 256)
   std::map<std::string, std::vector<std::int64_t>> boxes, shapes;
   std::map<std::string, DType> types;
   for (const ArgSpec& a : k.args) {
@@ -181,7 +185,7 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
       types[a.name] = a.dtype;
     }
   }
-  EXPECT_EQ(boxes["tma_A"], (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(boxes["tma_A"], (std::vector<std::int64_t>{64, 256}));
   EXPECT_EQ(boxes["tma_W"], (std::vector<std::int64_t>{64, 128}));
   EXPECT_EQ(shapes["W"], (std::vector<std::int64_t>{1000, 2064}));
   EXPECT_EQ(types["W"], DType::u8);
@@ -190,7 +194,7 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
   std::map<std::string, std::string> by_name;
   for (const LayoutInfo& l : k.spec->layouts(k.problem, k.config)) by_name[l.name] = l.spec;
   EXPECT_EQ(by_name["frag_W"], "wgmma.m64k16.bf16.A");
-  EXPECT_EQ(by_name["wgmma_C"], "wgmma.m64n128k16.f32.C");
+  EXPECT_EQ(by_name["wgmma_C"], "wgmma.m64n256k16.f32.C");
   EXPECT_TRUE(parse_spec(by_name["frag_W"]).fragment.tv() == p.frag_W.tv());
   for (const auto& [name, tile] : std::map<std::string, SwizzledLayout>{{"smem_A", p.smem_A}, {"smem_W", p.smem_W}}) {
     const LayoutSpec s = parse_spec(by_name.at(name));
@@ -198,8 +202,11 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
   }
   ASSERT_EQ(spec().probes.size(), 5u);
   EXPECT_EQ(spec().probes[GemmDequantProbe::dequant_mma], "dequant_mma");
-  // Decode: block_M auto is 16.
-  EXPECT_EQ(instance({{"M", "3"}}, {}).name_expression.find(".block_M = 16") != std::string::npos, true);
+  // Decode: block_M auto is 16, two CTAs per SM, and the pipeline as deep as fits half the SM's shared memory.
+  const std::string decode = instance({{"M", "3"}}, {}).name_expression;
+  EXPECT_NE(decode.find(".block_M = 16"), std::string::npos) << decode;
+  EXPECT_NE(decode.find(".num_stages = 8, .ctas_per_sm = 2"), std::string::npos) << decode;
+  EXPECT_NE(k.name_expression.find(".ctas_per_sm = 1"), std::string::npos) << k.name_expression;
 }
 
 // [SECTION] the reference
