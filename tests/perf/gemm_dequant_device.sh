@@ -28,7 +28,7 @@ OUT=$OUT timeout 180 $T run --launch-timeout 10 --allow-write $OUT $D/dequant_ge
 echo "bench rc=$? $(( $(date +%s) - t2 ))s"
 if [ "${FULL:-1}" = 1 ] && [ $rc = 0 ]; then
   t3=$(date +%s)
-  timeout 120 $T test --kernel gemm.dequant --full --timeout 5 > $OUT/test_full.txt 2>&1
+  timeout ${FULL_TIMEOUT:-120} $T test --kernel gemm.dequant --full --timeout 5 > $OUT/test_full.txt 2>&1
   echo "full rc=$? $(( $(date +%s) - t3 ))s: $(grep -E 'passed, ' $OUT/test_full.txt)"
   grep -E " FAIL " $OUT/test_full.txt | head -8 | cut -c1-260
 fi
