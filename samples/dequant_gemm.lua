@@ -2,7 +2,7 @@
 -- (M 1 and 16, bound by the weight bytes: GB/s against the measured HBM copy rate) and a prefill shape (M 4096,
 -- bound by the tensor cores: TFLOP/s against bf16 gemm.wgmma at the same M, N, K in the same process).
 -- Usage: tilelab run samples/dequant_gemm.lua [configs]. Without a GPU it compiles every case and says so.
--- `configs` also times the config variations below at each shape (what a sweep over them would pick from).
+-- `configs` also times the config variations below at the M = 16 decode shapes (what a sweep would pick from).
 -- Environment: DEQUANT_REP (timed runs, default 30), OUT (a folder: every row also to OUT/dequant_gemm.json).
 local rep = tonumber(os.getenv("DEQUANT_REP") or "30")
 local variations = arg[1] == "configs"
@@ -16,8 +16,8 @@ for _, m in ipairs({1, 16}) do
     for _, w in ipairs({{wtype = "int4", group = 128}, {wtype = "fp4", group = 32}}) do
       local p = {M = m, N = s.N, K = s.K, wtype = w.wtype, group = w.group}
       add(dequant, p, {}, "cupti")
-      if variations then
-        for _, c in ipairs({{ctas_per_sm = 1}, {block_N = 128}, {block_K = 256}, {block_K = 64}}) do
+      if variations and m == 16 then
+        for _, c in ipairs({{k_split = 1}, {k_split = 4}, {k_split = 2, block_K = 256}, {k_split = 2, num_stages = 16}}) do
           add(dequant, p, c, "cupti")
         end
       end
@@ -29,11 +29,6 @@ add(wgmma, prefill, {}, "events")
 for _, w in ipairs({{wtype = "int4", group = 128}, {wtype = "fp4", group = 32}}) do
   local p = {M = prefill.M, N = prefill.N, K = prefill.K, wtype = w.wtype, group = w.group}
   add(dequant, p, {}, "events")
-  if variations then
-    for _, c in ipairs({{block_M = 128}, {block_K = 64}, {block_N = 64}}) do
-      add(dequant, p, c, "events")
-    end
-  end
 end
 add(wgmma, prefill, {}, "events")  -- again: the baseline before and after, to see drift
 

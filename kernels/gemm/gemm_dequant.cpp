@@ -58,14 +58,24 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
                         .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
                         .group = static_cast<int>(p.integer("group")),
                         .scale_f32 = p.text("scale_dtype") == "f32"};
-  // auto: two CTAs per SM for decode's small tiles (a CTA's registers then fit twice), else one.
-  const auto ctas = c.integer("ctas_per_sm");
-  cfg.ctas_per_sm = ctas != 0 ? static_cast<int>(ctas) : cfg.block_M <= 32 && cfg.block_N == 64 ? 2 : 1;
-  // auto: the deepest pipeline up to 8 stages that fits the CTA's share of the SM's shared memory (decode's small
-  // stages need the depth to keep enough weight bytes in flight).
+  // auto: decode's small tiles (block_M <= 32, block_N 64) split each CTA's k over 2 consumer warpgroups (4 leave a
+  // thread 96 registers: fp4, f32 scales and block_K 256 spill); without a split, two CTAs share an SM (a CTA's
+  // registers then fit twice). Else one consumer per row group, one CTA.
+  const bool decode = cfg.block_M <= 32 && cfg.block_N == 64;
+  const auto split = c.integer("k_split"), ctas = c.integer("ctas_per_sm");
+  cfg.k_split = split != 0 ? static_cast<int>(split) : decode ? 2 : 1;
+  // An auto split halves until it suits a given num_stages (a multiple of it, its partial sums fit the stages).
+  while (split == 0 && cfg.num_stages != 0 && cfg.k_split > 1 &&
+         (cfg.num_stages % cfg.k_split != 0 || make_plan(cfg).red_bytes > cfg.num_stages * make_plan(cfg).a_stage_bytes))
+    cfg.k_split /= 2;
+  cfg.ctas_per_sm = ctas != 0 ? static_cast<int>(ctas) : decode && cfg.k_split == 1 ? 2 : 1;
+  // auto: the deepest pipeline up to 8 stages (a multiple of k_split) that fits the CTA's share of the SM's shared
+  // memory (decode's small stages need the depth to keep enough weight bytes in flight).
   if (cfg.num_stages == 0) {
     cfg.num_stages = 8;
-    while (cfg.num_stages > 2 && make_plan(cfg).bytes > smem_share(cfg.ctas_per_sm)) --cfg.num_stages;
+    while (cfg.num_stages > cfg.k_split &&
+           (make_plan(cfg).bytes > smem_share(cfg.ctas_per_sm) || cfg.num_stages % cfg.k_split != 0))
+      --cfg.num_stages;
   }
   return cfg;
 }
@@ -81,6 +91,17 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     return refuse("M=" + p.text("M") + " makes " + std::to_string(tiles(p.integer("M"), cfg.block_M)) +
                   " tiles of block_M=" + std::to_string(cfg.block_M) + " rows, over the grid's 65535: raise block_M");
   const GemmDequantPlan plan = make_plan(cfg);
+  if (cfg.threads() > 1024)
+    return refuse("block_N=" + std::to_string(cfg.block_N) + " with k_split=" + std::to_string(cfg.k_split) + " is " +
+                  std::to_string(cfg.consumers()) + " consumer warpgroups plus the producer, over 1024 threads: lower "
+                  "k_split or block_N");
+  if (cfg.num_stages % cfg.k_split != 0)
+    return refuse("num_stages=" + std::to_string(cfg.num_stages) + " is not a multiple of k_split=" +
+                  std::to_string(cfg.k_split) + ": each stage slot belongs to one k lane; use a multiple");
+  if (plan.red_bytes > cfg.num_stages * plan.a_stage_bytes)
+    return refuse("k_split=" + std::to_string(cfg.k_split) + " hands " + std::to_string(plan.red_bytes) +
+                  " bytes of partial sums over the activation stages, which hold " +
+                  std::to_string(cfg.num_stages * plan.a_stage_bytes) + ": raise num_stages or block_K, or lower k_split");
   if (cfg.ctas_per_sm == 2 && plan.bytes > smem_share(2))
     return refuse("ctas_per_sm=2 gives each CTA " + std::to_string(smem_share(2)) + " bytes of shared memory, and " +
                   std::to_string(cfg.num_stages) + " stages need " + std::to_string(plan.bytes) +
@@ -163,7 +184,11 @@ KernelSpec gemm_dequant_spec() {
                                  "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory"),
                ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2},
                                  "CTAs sharing an SM: 1 gives the consumers 232 registers (setmaxnreg), 2 caps a "
-                                 "thread's registers for two; 0 = auto: 2 for block_M <= 32 with block_N 64")}};
+                                 "thread's registers for two; 0 = auto: 2 for block_M <= 32 with block_N 64 and "
+                                 "no k_split"),
+               ParamSpec::one_of("k_split", 0, {0, 1, 2, 4},
+                                 "consumer warpgroups per 64 weight rows, taking the k blocks in turn (their partial "
+                                 "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -172,7 +197,9 @@ KernelSpec gemm_dequant_spec() {
         {{"block_M", "16"}, {"block_K", "64"}},
         {{"block_N", "128"}, {"block_M", "64"}, {"block_K", "256"}, {"num_stages", "2"}},
         {{"block_N", "64"}, {"block_M", "32"}, {"block_K", "256"}, {"ctas_per_sm", "2"}},
-        {{"block_M", "16"}, {"ctas_per_sm", "1"}}};
+        {{"block_M", "16"}, {"ctas_per_sm", "1"}, {"k_split", "1"}},
+        {{"block_M", "16"}, {"ctas_per_sm", "2"}, {"k_split", "1"}},
+        {{"block_N", "128"}, {"block_M", "32"}, {"k_split", "2"}, {"num_stages", "4"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

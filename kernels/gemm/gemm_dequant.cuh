@@ -12,8 +12,12 @@
 //
 // Threads: (consumers + 1) warpgroups of 128. Warpgroup 0 is the producer: one thread issues the TMA loads of each
 // k block (block_K): the weights' block_N x block_K/2 bytes (no swizzle) and block_K/64 activation boxes of
-// block_M x 64 bf16 (128B swizzle, what wgmma reads), into the next free stage. Consumer c owns weight rows
-// [64 c, 64 c + 64) of the tile. Grid: (N tiles, M tiles), one tile per CTA.
+// block_M x 64 bf16 (128B swizzle, what wgmma reads), into the next free stage. A consumer owns 64 weight rows of the
+// tile (its row group). Grid: (N tiles, M tiles), one tile per CTA.
+//
+// k_split > 1 (decode: one warpgroup per SM could not keep enough weight bytes moving): k_split consumer warpgroups
+// per 64 weight rows take the stages in turn (lane kl the stages kl, kl + k_split, ...), and at the end the other
+// lanes hand their f32 partial sums to lane 0 through shared memory.
 //
 // Per 64 k of a stage a consumer thread reads, for each of its two weight rows (the fragment's row and row + 8),
 // the row's 32 bytes from shared memory (two 16-byte loads; the four threads of a quad read the same bytes), picks
@@ -61,7 +65,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   using Probe = GemmDequantProbe;
   constexpr GemmDequantPlan P = make_plan(CFG);
   constexpr int BN = CFG.block_N, BM = CFG.block_M, BK = CFG.block_K, STAGES = CFG.num_stages;
-  constexpr int CONSUMERS = CFG.consumers(), CHUNKS = CFG.chunks(), G = CFG.group;
+  constexpr int CONSUMERS = CFG.consumers(), RG = CFG.row_groups(), KS = CFG.k_split;
+  constexpr int CHUNKS = CFG.chunks(), G = CFG.group;
   // Scale groups one stage meets (a group wider than the stage: one), and per 64-k chunk.
   constexpr int NG = (BK + G - 1) / G;
   constexpr int NV = P.acc.num_values();
@@ -69,7 +74,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   // Chunks alternate between two fragment buffers; with an even count per stage the alternation carries over the
   // stage boundary and one chunk's wgmma stays in flight across it.
   constexpr bool OVERLAP = CHUNKS % 2 == 0;
-  static_assert(BN == 64 * CONSUMERS && BK % 64 == 0, "64 weight rows per consumer, 64-k activation boxes");
+  static_assert(BN == 64 * RG && BK % 64 == 0, "64 weight rows per row group, 64-k activation boxes");
+  static_assert(STAGES % KS == 0, "a stage slot is always consumed by the same k lane");
+  static_assert(P.red_bytes <= STAGES * A_STAGE, "the k lanes' partial sums fit over the activation stages");
+  // setmaxnreg moves registers from the producer to the consumers of one CTA per SM, within the SM's 64 K.
+  constexpr bool REG_SHIFT = CFG.ctas_per_sm == 1 && CONSUMERS <= 2;
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<P.align>(smem_raw);
@@ -82,7 +91,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), CONSUMERS);
+      mbar_init(empty_bar(s), RG);  // the row groups of the stage's k lane
     }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
@@ -91,8 +100,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   const int k_steps = (K + BK - 1) / BK;
 
   if (wg == 0) {
-    // One CTA per SM: the consumers take the producer's registers. Two share an SM's registers as compiled.
-    if constexpr (CFG.ctas_per_sm == 1) setmaxnreg_dec<40>();
+    // One CTA per SM and at most two consumers: they take the producer's registers. Else as compiled.
+    if constexpr (REG_SHIFT) setmaxnreg_dec<40>();
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
       if (tid == 0) {
@@ -122,8 +131,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       TL_PROBE_FLUSH();
     }
   } else {
-    if constexpr (CFG.ctas_per_sm == 1) setmaxnreg_inc<232>();
-    const int c = wg - 1;
+    if constexpr (REG_SHIFT) setmaxnreg_inc<232>();
+    // Consumer c: row group rg (weight rows [64 rg, 64 rg + 64) of the tile) and k lane kl (stages kl, kl + KS, ...).
+    const int c = wg - 1, rg = c % RG, kl = c / RG;
     TL_PROBE_WARP_INIT_IF(tid < 32);
     // The fragment: register j of a k16 step holds (row, col) = e0 + FT.at[2 j] of the consumer's 64 x 16 slice,
     // col even, so its two codes are the two nibbles of byte col / 2 of the row's 8 bytes for that step.
@@ -132,7 +142,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     const unsigned sel = dequant4::spread_selector((e0.col / 2) % 4);
     // The thread's two weight rows (fragment rows e0.row and e0.row + 8) and their scale rows (clamped into N: rows
     // past N hold zero codes, so any scale will do).
-    const int rows[2] = {c * 64 + e0.row, c * 64 + e0.row + FT.at[2].row};
+    const int rows[2] = {rg * 64 + e0.row, rg * 64 + e0.row + FT.at[2].row};
     const int k_groups = (K + G - 1) / G;
     const long long srow[2] = {static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
                                static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
@@ -142,9 +152,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     unsigned frag[2][4][4];  // [buffer][k16 step][register]
     int prev_stage = -1;
     // The scales of a stage, as bf16 pairs (the scale in both halves) or f32, per row (row, row + 8) and group. They
-    // are loaded SCALE_AHEAD stages before their use into a ring of registers (the k loop is unrolled by the ring's
-    // size so that each slot is a fixed register): loaded at the top of their own stage, their latency was the
-    // decode shapes' bound (26% of HBM on the H200).
+    // are loaded SCALE_AHEAD of this lane's stages before their use into a ring of registers (the k loop is unrolled
+    // by the ring's size so that each slot is a fixed register), which keeps their latency off the stage's path.
     struct StageScales {
       unsigned h[2][NG];
       float f[2][NG];
@@ -226,28 +235,47 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       TL_PROBE_BEGIN_AT(Probe::dequant_mma, s, k, t_mma);
       TL_PROBE_END_AT(Probe::dequant_mma, s, k, t_done);
     };
+    // This lane's i-th stage is k = kl + KS i.
 #pragma unroll
-    for (int d = 0; d < SCALE_AHEAD; ++d) load_scales(ring[d], d);
+    for (int d = 0; d < SCALE_AHEAD; ++d) load_scales(ring[d], kl + KS * d);
 #pragma unroll 1
-    for (int k0 = 0; k0 < k_steps; k0 += SCALE_AHEAD) {
+    for (int i0 = 0; kl + KS * i0 < k_steps; i0 += SCALE_AHEAD) {
 #pragma unroll
       for (int d = 0; d < SCALE_AHEAD; ++d) {
-        if (k0 + d < k_steps) {
-          run_stage(k0 + d, ring[d]);
-          load_scales(ring[d], k0 + d + SCALE_AHEAD);
+        const int k = kl + KS * (i0 + d);
+        if (k < k_steps) {
+          run_stage(k, ring[d]);
+          load_scales(ring[d], k + KS * SCALE_AHEAD);
         }
       }
     }
     wgmma_wait<0>();
     fence_regs(acc);
     TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, 0);
-    // acc register v is C^T (weight row, activation row) = e0 + AT.at[v]: C[m0 + col][n0 + 64 c + row].
+    if constexpr (KS > 1) {
+      // The k lanes' partial sums into lane 0's: lanes 1.. write theirs over the activation stages (every stage has
+      // been loaded and consumed: each lane waited on all of its full barriers and its last wgmma), lane 0 adds them.
+      // Register v of thread tid of slot q at ((q NV + v) 128 + tid) floats: a warp's stores are consecutive words.
+      const unsigned red = base + P.a_offset;
+      named_barrier_sync(1, CONSUMERS * 128);
+      if (kl > 0) {
+#pragma unroll
+        for (int v = 0; v < NV; ++v) st_shared_f32(red + 4u * ((((kl - 1) * RG + rg) * NV + v) * 128 + tid), acc[v]);
+      }
+      named_barrier_sync(1, CONSUMERS * 128);
+      if (kl == 0)
+        for (int q = 1; q < KS; ++q)
+#pragma unroll
+          for (int v = 0; v < NV; ++v) acc[v] += ld_shared_f32(red + 4u * ((((q - 1) * RG + rg) * NV + v) * 128 + tid));
+    }
+    // acc register v is C^T (weight row, activation row) = e0 + AT.at[v]: C[m0 + col][n0 + 64 rg + row].
     constexpr GemmDequantTable AT = dequant_table(P.acc, NV);
     const TileCoord a0 = P.acc(tid, 0);
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
-      const int n = n0 + c * 64 + a0.row + AT.at[v].row, m = m0 + a0.col + AT.at[v].col;
-      if (n < N && m < M) C[static_cast<long long>(m) * N + n] = static_cast<unsigned short>(pack2<true>(acc[v], 0.f));
+      const int n = n0 + rg * 64 + a0.row + AT.at[v].row, m = m0 + a0.col + AT.at[v].col;
+      // Lane 0 stores the tile.
+      if (kl == 0 && n < N && m < M) C[static_cast<long long>(m) * N + n] = static_cast<unsigned short>(pack2<true>(acc[v], 0.f));
     }
     TL_PROBE_END(Probe::epilogue, probe::kNoStage, 0);
     TL_PROBE_FLUSH();

@@ -25,11 +25,13 @@ struct GemmDequantConfig {
   int block_K = 128;   // k per pipeline stage: block_K / 64 activation boxes of one 128-byte swizzle row each
   int num_stages = 4;  // TMA pipeline depth
   int ctas_per_sm = 1;  // 2: two CTAs share an SM (no setmaxnreg; registers capped for two)
+  int k_split = 1;      // consumer warpgroups per 64 weight rows, each taking every k_split-th stage
   int wtype = dequant4::kInt4;
   int group = 128;          // k per scale
   bool scale_f32 = false;   // scales f32 (else bf16)
 
-  TL_HOST_DEVICE constexpr int consumers() const { return block_N / 64; }
+  TL_HOST_DEVICE constexpr int row_groups() const { return block_N / 64; }
+  TL_HOST_DEVICE constexpr int consumers() const { return row_groups() * k_split; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int chunks() const { return block_K / 64; }              // activation boxes per stage
 };
@@ -59,6 +61,8 @@ struct GemmDequantPlan {
   int a_box_bytes = 0, a_stage_bytes = 0, w_stage_bytes = 0;
   int a_offset = 0, w_offset = 0, full_bar_offset = 0, empty_bar_offset = 0;
   int bytes = 0;  // the dynamic shared memory to launch with (alignment slack included)
+  // k_split > 1: the f32 partial sums the other k lanes hand to lane 0 at the end, over the (then consumed) stages.
+  int red_bytes = 0;
   int a_sbo = 0;  // wgmma descriptor of the activations: bytes from one 8-row core-matrix group to the next
   Box box_A, box_W;
 };
@@ -79,6 +83,7 @@ TL_HOST_DEVICE constexpr GemmDequantPlan make_plan(const GemmDequantConfig& c) {
   p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
   p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
   p.a_sbo = p.smem_A(8, 0) * 2;
+  p.red_bytes = (c.k_split - 1) * c.row_groups() * p.acc.num_values() * 128 * 4;
   p.box_A = {64, c.block_M};
   p.box_W = {c.block_K / 2, c.block_N};
   return p;
@@ -95,6 +100,7 @@ inline std::string name_expression(const GemmDequantConfig& c) {
       .field("block_K", c.block_K)
       .field("num_stages", c.num_stages)
       .field("ctas_per_sm", c.ctas_per_sm)
+      .field("k_split", c.k_split)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

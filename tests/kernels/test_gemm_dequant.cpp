@@ -150,6 +150,9 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({{"M", "1048576"}}, {{"block_M", "16"}}).find("raise block_M"), std::string::npos);
   const std::string two = why({{"M", "64"}}, {{"block_M", "64"}, {"ctas_per_sm", "2"}, {"num_stages", "8"}});
   EXPECT_NE(two.find("set ctas_per_sm=1"), std::string::npos) << two;
+  EXPECT_NE(why({}, {{"k_split", "4"}, {"num_stages", "6"}}).find("not a multiple of k_split"), std::string::npos);
+  EXPECT_NE(why({}, {{"k_split", "4"}, {"block_K", "64"}, {"num_stages", "4"}}).find("partial sums"), std::string::npos);
+  EXPECT_NE(why({}, {{"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -159,7 +162,9 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, {{"block_M", "32"}}},
                                                 {{}, {{"block_K", "64"}}},
                                                 {{}, {{"num_stages", "3"}}},
-                                                {{}, {{"ctas_per_sm", "1"}}},
+                                                {{}, {{"k_split", "1"}}},
+                                                {{}, {{"k_split", "1"}, {"ctas_per_sm", "1"}}},
+                                                {{}, {{"k_split", "4"}}},
                                                 {{{"wtype", "fp4"}}, {}},
                                                 {{{"group", "32"}}, {}},
                                                 {{{"scale_dtype", "f32"}}, {}}});
@@ -202,10 +207,15 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
   }
   ASSERT_EQ(spec().probes.size(), 5u);
   EXPECT_EQ(spec().probes[GemmDequantProbe::dequant_mma], "dequant_mma");
-  // Decode: block_M auto is 16, two CTAs per SM, and the pipeline as deep as fits half the SM's shared memory.
+  // Decode: block_M auto is 16, two k lanes, 8 stages; without the split two CTAs per SM; a split that suits a
+  // given num_stages.
   const std::string decode = instance({{"M", "3"}}, {}).name_expression;
   EXPECT_NE(decode.find(".block_M = 16"), std::string::npos) << decode;
-  EXPECT_NE(decode.find(".num_stages = 8, .ctas_per_sm = 2"), std::string::npos) << decode;
+  EXPECT_NE(decode.find(".num_stages = 8, .ctas_per_sm = 1, .k_split = 2"), std::string::npos) << decode;
+  const std::string two = instance({{"M", "3"}}, {{"k_split", "1"}}).name_expression;
+  EXPECT_NE(two.find(".ctas_per_sm = 2, .k_split = 1"), std::string::npos) << two;
+  const std::string odd = instance({{"M", "3"}}, {{"num_stages", "5"}}).name_expression;
+  EXPECT_NE(odd.find(".num_stages = 5, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << odd;
   EXPECT_NE(k.name_expression.find(".ctas_per_sm = 1"), std::string::npos) << k.name_expression;
 }
 
