@@ -153,7 +153,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     int prev_stage = -1;
     // The scales of a stage, as bf16 pairs (the scale in both halves) or f32, per row (row, row + 8) and group. They
     // are loaded SCALE_AHEAD of this lane's stages before their use into a ring of registers (the k loop is unrolled
-    // by the ring's size so that each slot is a fixed register), which keeps their latency off the stage's path.
+    // by the ring's size so that each slot is a fixed register), which keeps their latency off the stage's path (on
+    // the H200 no faster than loading them at the top of their stage, at one consumer per SM: docs/perf.md).
     struct StageScales {
       unsigned h[2][NG];
       float f[2][NG];
