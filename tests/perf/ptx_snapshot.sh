@@ -63,6 +63,9 @@ CASES=(
   "gemm.grouped||"
   "gemm.grouped|schedule=host,block_M=64,block_N=128|layout=masked,out_dtype=f32,N=1000"
   "gemm.grouped||dtype=e4m3"
+  "gemm.dequant||"
+  "gemm.dequant||M=4096,wtype=fp4,group=32,scale_dtype=f32"
+  "gemm.dequant|k_split=1|M=1,group=64"
 )
 n=0
 for c in "${CASES[@]}"; do
