@@ -50,6 +50,13 @@ int smem_share(int ctas) {
   return ctas == 1 ? limits_for_arch("sm_90a").smem_per_block_optin : 233472 / ctas - 1024;
 }
 
+// A k lane frees a stage once its next one is loaded (while that one's first wgmma still reads), so each lane needs
+// two stage slots of its own, and its slots are fixed (num_stages a multiple of k_split). (The lanes' partial sums
+// then always fit over the activation stages: the kernel asserts it.)
+bool split_fits(const GemmDequantConfig& cfg) {
+  return cfg.num_stages % cfg.k_split == 0 && cfg.num_stages >= 2 * cfg.k_split;
+}
+
 GemmDequantConfig dequant_config(const Values& p, const Values& c) {
   GemmDequantConfig cfg{.block_N = block_n(p, c),
                         .block_M = block_m(p, c),
@@ -64,16 +71,14 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
   const bool decode = cfg.block_M <= 32 && cfg.block_N == 64;
   const auto split = c.integer("k_split"), ctas = c.integer("ctas_per_sm");
   cfg.k_split = split != 0 ? static_cast<int>(split) : decode ? 2 : 1;
-  // An auto split halves until it suits a given num_stages (a multiple of it, its partial sums fit the stages).
-  while (split == 0 && cfg.num_stages != 0 && cfg.k_split > 1 &&
-         (cfg.num_stages % cfg.k_split != 0 || make_plan(cfg).red_bytes > cfg.num_stages * make_plan(cfg).a_stage_bytes))
-    cfg.k_split /= 2;
+  // An auto split halves until it suits a given num_stages (check_dequant's rules).
+  while (split == 0 && cfg.num_stages != 0 && cfg.k_split > 1 && !split_fits(cfg)) cfg.k_split /= 2;
   cfg.ctas_per_sm = ctas != 0 ? static_cast<int>(ctas) : decode && cfg.k_split == 1 ? 2 : 1;
   // auto: the deepest pipeline up to 8 stages (a multiple of k_split) that fits the CTA's share of the SM's shared
   // memory (decode's small stages need the depth to keep enough weight bytes in flight).
   if (cfg.num_stages == 0) {
     cfg.num_stages = 8;
-    while (cfg.num_stages > cfg.k_split &&
+    while (cfg.num_stages > 2 * cfg.k_split &&
            (make_plan(cfg).bytes > smem_share(cfg.ctas_per_sm) || cfg.num_stages % cfg.k_split != 0))
       --cfg.num_stages;
   }
@@ -95,13 +100,10 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     return refuse("block_N=" + std::to_string(cfg.block_N) + " with k_split=" + std::to_string(cfg.k_split) + " is " +
                   std::to_string(cfg.consumers()) + " consumer warpgroups plus the producer, over 1024 threads: lower "
                   "k_split or block_N");
-  if (cfg.num_stages % cfg.k_split != 0)
-    return refuse("num_stages=" + std::to_string(cfg.num_stages) + " is not a multiple of k_split=" +
-                  std::to_string(cfg.k_split) + ": each stage slot belongs to one k lane; use a multiple");
-  if (plan.red_bytes > cfg.num_stages * plan.a_stage_bytes)
-    return refuse("k_split=" + std::to_string(cfg.k_split) + " hands " + std::to_string(plan.red_bytes) +
-                  " bytes of partial sums over the activation stages, which hold " +
-                  std::to_string(cfg.num_stages * plan.a_stage_bytes) + ": raise num_stages or block_K, or lower k_split");
+  if (!split_fits(cfg))
+    return refuse("num_stages=" + std::to_string(cfg.num_stages) + " does not give each of k_split=" +
+                  std::to_string(cfg.k_split) + " k lanes two stage slots of its own: use a multiple of k_split, at "
+                  "least " + std::to_string(2 * cfg.k_split));
   if (cfg.ctas_per_sm == 2 && plan.bytes > smem_share(2))
     return refuse("ctas_per_sm=2 gives each CTA " + std::to_string(smem_share(2)) + " bytes of shared memory, and " +
                   std::to_string(cfg.num_stages) + " stages need " + std::to_string(plan.bytes) +

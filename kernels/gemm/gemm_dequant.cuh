@@ -75,7 +75,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   // stage boundary and one chunk's wgmma stays in flight across it.
   constexpr bool OVERLAP = CHUNKS % 2 == 0;
   static_assert(BN == 64 * RG && BK % 64 == 0, "64 weight rows per row group, 64-k activation boxes");
-  static_assert(STAGES % KS == 0, "a stage slot is always consumed by the same k lane");
+  static_assert(STAGES % KS == 0 && STAGES >= 2 * KS,
+                "a stage slot is always consumed by the same k lane, and each lane has two (it frees one a stage late)");
   static_assert(P.red_bytes <= STAGES * A_STAGE, "the k lanes' partial sums fit over the activation stages");
   // setmaxnreg moves registers from the producer to the consumers of one CTA per SM, within the SM's 64 K.
   constexpr bool REG_SHIFT = CFG.ctas_per_sm == 1 && CONSUMERS <= 2;
