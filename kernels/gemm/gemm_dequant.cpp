@@ -68,7 +68,7 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
                         .group = static_cast<int>(p.integer("group")),
                         .scale_f32 = p.text("scale_dtype") == "f32"};
   // auto: decode's small tiles (block_M <= 32, block_N 64) split each CTA's k over 2 consumer warpgroups (1.27-1.52x
-  // faster on the H200 at N 8192 than two CTAs per SM, which are as fast at N 28672; 4 leave a thread 96 registers,
+  // faster on the H200 at N 8192 than two CTAs per SM, which are as fast or faster at N 28672; 4 leave a thread 96 registers,
   // measured slower, and fp4 or f32 scales spill);
   // without a split, two CTAs share an SM (a CTA's registers then fit twice). Else one consumer per row group.
   const bool decode = cfg.block_M <= 32 && cfg.block_N == 64;
