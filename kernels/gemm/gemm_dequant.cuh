@@ -42,20 +42,11 @@
 #include "tile/probe.hpp"
 #include "tile/setmaxnreg.cuh"
 #include "tile/smem.cuh"
+#include "tile/table.hpp"
 #include "tile/tma.cuh"
 #include "tile/wgmma_ops.cuh"
 
 namespace tl {
-
-// The offsets of a fragment's registers from register 0's (row, col), as constants for unrolled loops.
-struct GemmDequantTable {
-  TileCoord at[128];
-};
-TL_HOST_DEVICE constexpr GemmDequantTable dequant_table(const Fragment& f, int values) {
-  GemmDequantTable t{};
-  for (int v = 0; v < values && v < 128; ++v) t.at[v] = f(0, v);
-  return t;
-}
 
 template <GemmDequantConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
@@ -63,7 +54,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
                  const void* __restrict__ scales, unsigned short* __restrict__ C, int M, int N, int K) {
   using namespace wgmma_ops;
   using Probe = GemmDequantProbe;
-  constexpr GemmDequantPlan P = make_plan(CFG);
+  static constexpr GemmDequantPlan P = make_plan(CFG);
   constexpr int BN = CFG.block_N, BM = CFG.block_M, BK = CFG.block_K, STAGES = CFG.num_stages;
   constexpr int CONSUMERS = CFG.consumers(), RG = CFG.row_groups(), KS = CFG.k_split;
   constexpr int CHUNKS = CFG.chunks(), G = CFG.group;
@@ -136,14 +127,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     // Consumer c: row group rg (weight rows [64 rg, 64 rg + 64) of the tile) and k lane kl (stages kl, kl + KS, ...).
     const int c = wg - 1, rg = c % RG, kl = c / RG;
     TL_PROBE_WARP_INIT_IF(tid < 32);
-    // The fragment: register j of a k16 step holds (row, col) = e0 + FT.at[2 j] of the consumer's 64 x 16 slice,
+    // The fragment: register j of a k16 step holds (row, col) = e0 + FT[2 j] of the consumer's 64 x 16 slice,
     // col even, so its two codes are the two nibbles of byte col / 2 of the row's 8 bytes for that step.
-    constexpr GemmDequantTable FT = dequant_table(P.frag_W, 8);
+    static constexpr auto FT = tabulate<8>([](int v) { return P.frag_W(0, v); });
     const TileCoord e0 = P.frag_W(tid, 0);
     const unsigned sel = dequant4::spread_selector((e0.col / 2) % 4);
     // The thread's two weight rows (fragment rows e0.row and e0.row + 8) and their scale rows (clamped into N: rows
     // past N hold zero codes, so any scale will do).
-    const int rows[2] = {rg * 64 + e0.row, rg * 64 + e0.row + FT.at[2].row};
+    const int rows[2] = {rg * 64 + e0.row, rg * 64 + e0.row + FT[2].row};
     const int k_groups = (K + G - 1) / G;
     const long long srow[2] = {static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
                                static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
@@ -204,8 +195,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
           const int g = (64 * ch + 16 * st) / G;  // the step's scale group in the stage (G >= 32: one per step)
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const int h = FT.at[2 * j].row / 8;           // row or row + 8
-            const int w = 2 * st + FT.at[2 * j].col / 8;  // k 8w.. of the chunk: the word with the step's byte
+            const int h = FT[2 * j].row / 8;           // row or row + 8
+            const int w = 2 * st + FT[2 * j].col / 8;  // k 8w.. of the chunk: the word with the step's byte
             const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(dequant4::spread(words[h][w], sel));
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
@@ -270,12 +261,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
 #pragma unroll
           for (int v = 0; v < NV; ++v) acc[v] += ld_shared_f32(red + 4u * ((((q - 1) * RG + rg) * NV + v) * 128 + tid));
     }
-    // acc register v is C^T (weight row, activation row) = e0 + AT.at[v]: C[m0 + col][n0 + 64 rg + row].
-    constexpr GemmDequantTable AT = dequant_table(P.acc, NV);
+    // acc register v is C^T (weight row, activation row) = e0 + AT[v]: C[m0 + col][n0 + 64 rg + row].
+    static constexpr auto AT = tabulate<NV>([](int v) { return P.acc(0, v); });
     const TileCoord a0 = P.acc(tid, 0);
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
-      const int n = n0 + rg * 64 + a0.row + AT.at[v].row, m = m0 + a0.col + AT.at[v].col;
+      const int n = n0 + rg * 64 + a0.row + AT[v].row, m = m0 + a0.col + AT[v].col;
       // Lane 0 stores the tile.
       if (kl == 0 && n < N && m < M) C[static_cast<long long>(m) * N + n] = static_cast<unsigned short>(pack2<true>(acc[v], 0.f));
     }
