@@ -1,10 +1,12 @@
-// Host spec of the attention backward kernel attn.bwd.mma (FlashAttention-2 style, mma.sync): dQ, dK, dV from Q, K,
-// V, O, dO and the forward's LSE, checked against float64 gradients on sampled rows.
+// Host specs of the attention backward kernels attn.bwd.mma (FlashAttention-2 style, mma.sync) and attn.bwd.wgmma
+// (FlashAttention-3 style, TMA + wgmma): dQ, dK, dV from Q, K, V, O, dO and the forward's LSE, checked against float64
+// gradients on sampled rows; they share problem, arguments, reference, tests and baseline.
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "attention/attn_bwd_mma_plan.hpp"
+#include "attention/attn_bwd_wgmma_plan.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
@@ -107,9 +109,8 @@ AttnBwdMmaConfig bwd_config(const Values& p, const Values& c) {
   return k;
 }
 
-std::int64_t m_blocks(const Values& p, const Values& c) {
-  return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
-}
+// Query tiles of block_M rows in the longest sequence.
+std::int64_t m_blocks(const Values& p, std::int64_t block_M) { return (p.integer("seq_q") + block_M - 1) / block_M; }
 
 // [SECTION] the float64 reference
 
@@ -211,13 +212,18 @@ Result<std::vector<double>> bwd_reference(const Values& p, const ReferenceInputs
 
 // [SECTION] the spec
 
-Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
+Status check_bwd_problem(const Values& p) {
   if (p.integer("heads") % p.integer("heads_kv") != 0)
     return refuse("heads_kv=" + p.text("heads_kv") + " does not divide heads=" + p.text("heads") +
                   ": each kv head serves heads/heads_kv query heads; pick a divisor");
   if (p.boolean("causal") && p.integer("seq_q") > p.integer("seq_k"))
     return refuse("causal with seq_q=" + p.text("seq_q") + " > seq_k=" + p.text("seq_k") +
                   ": under the bottom-right mask the first seq_q - seq_k rows see no key; use seq_q <= seq_k");
+  return Status::success();
+}
+
+Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
+  TL_RETURN_IF_ERROR(check_bwd_problem(p));
   const AttnBwdMmaConfig k = bwd_config(p, c);
   const AttnBwdMmaPlan plan = make_plan(k);
   const std::string w = "warps=" + c.text("warps");
@@ -248,7 +254,7 @@ Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
   return Status::success();
 }
 
-std::vector<ArgSpec> bwd_args(const Values& p, const Values& c) {
+std::vector<ArgSpec> bwd_args(const Values& p, std::int64_t block_M) {
   const BwdDims x(p);
   const DType t = p.dtype();
   using Shape = std::vector<std::int64_t>;
@@ -268,12 +274,12 @@ std::vector<ArgSpec> bwd_args(const Values& p, const Values& c) {
           ArgSpec::tensor("dK", t, rows_k(x.dim_qk), ArgRole::out),
           ArgSpec::tensor("dV", t, rows_k(x.dim_v), ArgRole::out),
           ArgSpec::tensor("dq_accum", DType::f32, rows_q(x.dim_qk), ArgRole::scratch),
-          ArgSpec::tensor("dq_counters", DType::i32, {x.batch * x.heads * m_blocks(p, c)}, ArgRole::scratch),
+          ArgSpec::tensor("dq_counters", DType::i32, {x.batch * x.heads * m_blocks(p, block_M)}, ArgRole::scratch),
           ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
           ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
           ArgSpec::scalar("heads", DType::i32, dbl(x.heads)),
           ArgSpec::scalar("heads_kv", DType::i32, dbl(x.heads_kv)),
-          ArgSpec::scalar("m_blocks", DType::i32, dbl(m_blocks(p, c))),
+          ArgSpec::scalar("m_blocks", DType::i32, dbl(m_blocks(p, block_M))),
           ArgSpec::scalar("scale", DType::f32, 1.0 / std::sqrt(dbl(x.dim_qk)))};
 }
 
@@ -301,35 +307,13 @@ std::vector<std::map<std::string, std::string>> bwd_test_problems(bool full) {
   return s;
 }
 
-KernelSpec attn_bwd_mma_spec() {
+// What both backward kernels share: the problem, FLOPs and bytes, the float64 reference and its sampling, the test
+// problems and cuDNN's backward as the baseline.
+KernelSpec bwd_base() {
   KernelSpec k;
-  k.name = "attn.bwd.mma";
   k.family = "attention";
   k.tensor_cores = true;
-  k.summary = "FlashAttention-2-style backward: per key block dK, dV in registers over the query tiles, cp.async, "
-              "ldmatrix, mma.sync; dQ through an f32 accumulator that the last key block converts (dQ, dK, dV)";
-  k.source = "attention/attn_bwd_mma.cuh";
   k.problem = bwd_problem();
-  k.config = {{ParamSpec::one_of("block_M", 64, {64, 128}, "query rows per tile (the inner loop's step)"),
-               ParamSpec::one_of("block_N", 64, {64, 128}, "keys per CTA (its dK and dV rows)"),
-               ParamSpec::one_of("warps", 8, {4, 8}, "warps; each GEMM splits into warp tiles of 32 rows"),
-               ParamSpec::integer("num_stages", 2, 1, 2,
-                                  "Q and dO buffers: 2 loads the next query tile while this one computes"),
-               ParamSpec::boolean("deterministic", false,
-                                  "dQ summed in key-block order (each key block waits for the one before it on every "
-                                  "query tile); false: atomics in any order")}};
-  k.can_implement = check_bwd;
-  k.name_expression = [](const Values& p, const Values& c) { return name_expression(bwd_config(p, c)); };
-  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
-    LaunchGeometry g;
-    g.grid.x = static_cast<std::uint32_t>((p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N"));
-    g.grid.y = static_cast<std::uint32_t>(p.integer("heads_kv"));
-    g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
-    g.block.x = static_cast<std::uint32_t>(32 * c.integer("warps"));
-    g.dynamic_smem = make_plan(bwd_config(p, c)).smem_bytes;
-    return g;
-  };
-  k.args = [](const Values& p, const Values& c, const DeviceLimits&) { return bwd_args(p, c); };
   // 2.5 times the forward's 2 GEMMs (issue 20's convention, as FlashAttention's benchmarks count the backward);
   // causal counts half.
   k.flops = [](const Values& p) {
@@ -360,12 +344,6 @@ KernelSpec attn_bwd_mma_spec() {
     return OutputSampling{dim, 128 * dim};
   };
   k.test_problems = bwd_test_problems;
-  k.test_configs = [] {
-    using KV = std::map<std::string, std::string>;
-    return std::vector<KV>{{{"deterministic", "true"}, {"num_stages", "1"}},
-                           {{"block_M", "128"}, {"block_N", "64"}, {"deterministic", "true"}},
-                           {{"block_N", "128"}, {"num_stages", "1"}}};
-  };
   // cuDNN's SDPA backward on the same Q, K, V, O, dO and LSE (`--vs cudnn`), its dQ compared with ours.
   k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
     const BwdDims x(p);
@@ -377,10 +355,45 @@ KernelSpec attn_bwd_mma_spec() {
                           .backward = true, .scale = 1.0 / std::sqrt(dbl(x.dim_qk))};
     return b;
   };
+  return k;
+}
+
+KernelSpec attn_bwd_mma_spec() {
+  KernelSpec k = bwd_base();
+  k.name = "attn.bwd.mma";
+  k.summary = "FlashAttention-2-style backward: per key block dK, dV in registers over the query tiles, cp.async, "
+              "ldmatrix, mma.sync; dQ through an f32 accumulator that the last key block converts (dQ, dK, dV)";
+  k.source = "attention/attn_bwd_mma.cuh";
+  k.config = {{ParamSpec::one_of("block_M", 64, {64, 128}, "query rows per tile (the inner loop's step)"),
+               ParamSpec::one_of("block_N", 64, {64, 128}, "keys per CTA (its dK and dV rows)"),
+               ParamSpec::one_of("warps", 8, {4, 8}, "warps; each GEMM splits into warp tiles of 32 rows"),
+               ParamSpec::integer("num_stages", 2, 1, 2,
+                                  "Q and dO buffers: 2 loads the next query tile while this one computes"),
+               ParamSpec::boolean("deterministic", false,
+                                  "dQ summed in key-block order (each key block waits for the one before it on every "
+                                  "query tile); false: atomics in any order")}};
+  k.can_implement = check_bwd;
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(bwd_config(p, c)); };
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>((p.integer("seq_k") + c.integer("block_N") - 1) / c.integer("block_N"));
+    g.grid.y = static_cast<std::uint32_t>(p.integer("heads_kv"));
+    g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
+    g.block.x = static_cast<std::uint32_t>(32 * c.integer("warps"));
+    g.dynamic_smem = make_plan(bwd_config(p, c)).smem_bytes;
+    return g;
+  };
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) { return bwd_args(p, c.integer("block_M")); };
+  k.test_configs = [] {
+    using KV = std::map<std::string, std::string>;
+    return std::vector<KV>{{{"deterministic", "true"}, {"num_stages", "1"}},
+                           {{"block_M", "128"}, {"block_N", "64"}, {"deterministic", "true"}},
+                           {{"block_N", "128"}, {"num_stages", "1"}}};
+  };
   k.probes = attn_bwd_mma_probes();
   // Per warp and query tile: 9 regions (begin + end each) and two load issues; the epilogue; the prologue's load.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
-    const auto tiles = m_blocks(p, c) * (p.integer("heads") / p.integer("heads_kv"));
+    const auto tiles = m_blocks(p, c.integer("block_M")) * (p.integer("heads") / p.integer("heads_kv"));
     return static_cast<std::uint32_t>(24 * tiles + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
@@ -401,8 +414,107 @@ KernelSpec attn_bwd_mma_spec() {
   return k;
 }
 
+// [SECTION] attn.bwd.wgmma
+
+AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+  const int dim = static_cast<int>(p.integer("dim"));
+  return {.dim = dim,
+          .block_M = attn_bwd_wgmma_block_m(dim),
+          .block_N = 128,
+          .num_stages = static_cast<int>(c.integer("num_stages")),
+          .causal = p.boolean("causal"),
+          .bf16 = p.dtype() == DType::bf16,
+          .varlen = p.boolean("varlen")};
+}
+
+Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
+  TL_RETURN_IF_ERROR(check_bwd_problem(p));
+  const BwdDims x(p);
+  if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
+    return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
+                  ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
+  const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
+  if (plan.bytes > limits.smem_per_block_optin)
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O and the dS tile need " +
+                  std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages");
+  return Status::success();
+}
+
+KernelSpec attn_bwd_wgmma_spec() {
+  KernelSpec k = bwd_base();
+  k.name = "attn.bwd.wgmma";
+  k.summary = "FlashAttention-3-style backward: TMA Q/dO/O ring, producer warp + two consumer warpgroups, wgmma with "
+              "P^T and dS^T in registers, dK, dV accumulated over the walk; dQ parts bulk-reduced into an f32 "
+              "accumulator by a writer warp (dQ, dK, dV)";
+  k.source = "attention/attn_bwd_wgmma.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
+                                  "Q, dO and O buffers: the producer loads the next query tiles while this one "
+                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)")}};
+  k.can_implement = check_wgmma;
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const AttnBwdWgmmaConfig w = wgmma_config(p, c);
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>((p.integer("seq_k") + w.block_N - 1) / w.block_N);
+    g.grid.y = static_cast<std::uint32_t>(p.integer("heads_kv"));
+    g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
+    g.block.x = kAttnBwdWgmmaThreads;
+    g.dynamic_smem = static_cast<std::uint32_t>(make_plan(w).bytes);
+    return g;
+  };
+  // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, cu_seqlens_q,
+  // cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V, O, dO only through their maps, 3-D (dim, heads, rows)
+  // over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows.
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const AttnBwdWgmmaConfig w = wgmma_config(p, c);
+    const BwdDims x(p);
+    auto a = bwd_args(p, w.block_M);
+    for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = false;
+    auto map = [&](const char* name, const char* of, bool q_like) {
+      ArgSpec m = ArgSpec::tensor_map(name, of, {64, 1, q_like ? w.block_M : w.block_N}, 128);
+      m.map_shape = q_like ? std::vector<std::int64_t>{x.total_q(), x.heads, x.dim_qk}
+                           : std::vector<std::int64_t>{x.total_k(), x.heads_kv, x.dim_qk};
+      return m;
+    };
+    // dq_accum: f32 query tiles of block_M x dim in the kernel's staging order (AttnBwdWgmmaPlan::dq_chunk).
+    for (ArgSpec& s : a)
+      if (s.name == "dq_accum") s.shape = {x.batch * x.heads * m_blocks(p, w.block_M), std::int64_t{w.block_M} * x.dim_qk};
+    a.insert(a.begin() + 5, {map("tma_Q", "Q", true), map("tma_K", "K", false), map("tma_V", "V", false),
+                             map("tma_O", "O", true), map("tma_dO", "dO", true)});
+    return a;
+  };
+  k.probes = attn_bwd_wgmma_probes();
+  // Per query tile a consumer warp marks 5 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto tiles = m_blocks(p, wgmma_config(p, c).block_M) * (p.integer("heads") / p.integer("heads_kv"));
+    return static_cast<std::uint32_t>(16 * tiles + 64);
+  };
+  k.layouts = [](const Values& p, const Values& c) {
+    const AttnBwdWgmmaConfig w = wgmma_config(p, c);
+    const AttnBwdWgmmaPlan plan = make_plan(w);
+    const std::string ty = p.text("dtype");
+    std::vector<LayoutInfo> l = {{"smem_Q (and dO, O)", memory_spec(plan.smem_Q, ty)},
+                                 {"smem_K (and V)", memory_spec(plan.smem_K, ty)},
+                                 {"smem_Q^T (N-major B of dK, dV)", memory_spec(plan.smem_Qt, ty)},
+                                 {"smem_K^T (N-major B of dQ)", memory_spec(plan.smem_Kt, ty)},
+                                 {"smem_dS (M-major A of dQ)", memory_spec(plan.smem_dS, ty)}};
+    auto atom = [&](const std::string& name, const Fragment& f, const std::string& atom_name) {
+      if (auto s = fragment_spec(f, atom_name)) l.push_back({name, *s});
+    };
+    atom("wgmma_C (S^T, dP^T)", plan.acc_S, "wgmma.m64n" + std::to_string(w.block_M) + "k16.f32.C");
+    atom("wgmma_A (P^T, dS^T)", plan.frag_A, "wgmma.m64k16." + ty + ".A");
+    atom("wgmma_C (dK, dV)", plan.acc_KV, "wgmma.m64n" + p.text("dim") + "k16.f32.C");
+    atom("wgmma_C (dQ part)", plan.acc_dQ, "wgmma.m64n" + std::to_string(plan.dq_n) + "k16.f32.C");
+    return l;
+  };
+  return k;
+}
+
 }  // namespace
 
-std::vector<KernelSpec> attention_bwd_kernels() { return {attn_bwd_mma_spec()}; }
+std::vector<KernelSpec> attention_bwd_kernels() { return {attn_bwd_mma_spec(), attn_bwd_wgmma_spec()}; }
 
 }  // namespace tl

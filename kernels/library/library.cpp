@@ -13,7 +13,7 @@ std::vector<KernelSpec> gemm_kernels();    // gemm/: gemm.simt
 std::vector<KernelSpec> gemm_tc_kernels(); // gemm/: gemm.mma, gemm.wgmma, gemm.fp8, gemm.grouped
 std::vector<KernelSpec> gemm_dequant_kernels(); // gemm/: gemm.dequant
 std::vector<KernelSpec> attention_kernels(); // attention/: attn.fwd.mma
-std::vector<KernelSpec> attention_bwd_kernels(); // attention/: attn.bwd.mma
+std::vector<KernelSpec> attention_bwd_kernels(); // attention/: attn.bwd.mma, attn.bwd.wgmma
 std::vector<KernelSpec> mla_kernels();     // mla/: mla.decode, mla.sparse_decode
 std::vector<KernelSpec> test_kernels();    // test/: test.oob, test.spin (hidden)
 

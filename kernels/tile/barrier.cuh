@@ -15,6 +15,9 @@ TL_DEVICE_INLINE void named_barrier_arrive(int id, int threads) {
 
 // Generic-proxy writes to shared memory (st.shared) made visible to the async proxy (TMA stores, wgmma reads).
 TL_DEVICE_INLINE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Async-proxy writes to global memory (bulk reduces, TMA stores), completed, ordered before this thread's generic
+// accesses (an atomic that publishes them to other CTAs).
+TL_DEVICE_INLINE void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
 
 // Pins registers at this point of the program: the compiler must neither read accumulators of an in-flight wgmma
 // nor move their updates across the wait that completes it (the asm of the wait names no registers).

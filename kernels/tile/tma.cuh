@@ -119,6 +119,15 @@ TL_DEVICE_INLINE void tma_store(const TmaDescriptor* map, unsigned src, C... c) 
 #undef TL_TMA_ST_C5
 #undef TL_TMA_IN5
 
+// Adds `bytes` (a multiple of 16; both addresses 16-byte aligned) of f32 from shared memory into global memory
+// element by element, by the copy engine (PTX ISA: cp.reduce.async.bulk, .add.f32): part of the thread's bulk group,
+// completed like a TMA store (tma_store_commit, then tma_store_wait_read / tma_store_wait_all).
+TL_DEVICE_INLINE void bulk_reduce_add_f32(float* dst, unsigned src, unsigned bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+               "r"(bytes)
+               : "memory");
+}
+
 TL_DEVICE_INLINE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until the issued bulk stores have finished reading shared memory (the buffer may be rewritten).
 TL_DEVICE_INLINE void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }

@@ -86,10 +86,11 @@
 // TB: imm-trans-b, a literal. Immediates are spelled into the text rather than passed as "n" operands: an extra
 // operand, even a constant one, reorders the PTX that the compiler emits around the asm.
 #define TL_WG_PRED(SCALE) "{\n.reg .pred p;\nsetp.ne.b32 p, " SCALE ", 0;\n"
-// SS: d, desc_a = %(8G), desc_b = %(8G+1), scale_d = %(8G+2) when in a register.
-#define TL_WG_SS_TEXT(G, SHAPE, SCALE, TB)                                                                    \
+// SS: d, desc_a = %(8G), desc_b = %(8G+1), scale_d = %(8G+2) when in a register; TA: imm-trans-a, a literal.
+#define TL_WG_SS_TEXT_T(G, SHAPE, SCALE, TA, TB)                                                              \
   TL_WG_PRED(SCALE) "wgmma.mma_async.sync.aligned." SHAPE " " TL_WG_DLIST(G) ", " TL_WG_AT(G, 0) ", "         \
-                    TL_WG_AT(G, 1) ", p, 1, 1, 0, " TB ";\n}\n"
+                    TL_WG_AT(G, 1) ", p, 1, 1, " TA ", " TB ";\n}\n"
+#define TL_WG_SS_TEXT(G, SHAPE, SCALE, TB) TL_WG_SS_TEXT_T(G, SHAPE, SCALE, "0", TB)
 // RS: d, a[0..3] = %(8G)..%(8G+3), desc_b = %(8G+4), scale_d = %(8G+5).
 #define TL_WG_RS_TEXT(G, SHAPE, SCALE, TB)                                                                    \
   TL_WG_PRED(SCALE) "wgmma.mma_async.sync.aligned." SHAPE " " TL_WG_DLIST(G) ", {" TL_WG_AT(G, 0) ", "        \
@@ -102,6 +103,9 @@
 // The statements (inside run(), whose parameters they name).
 #define TL_WG_SS_REG(G, SHAPE, TB)                                                                            \
   asm volatile(TL_WG_SS_TEXT(G, SHAPE, TL_WG_AT(G, 2), #TB) : TL_WG_DOUTS(G) : "l"(da), "l"(db), "r"(scale_d))
+// An M-major A (imm-trans-a 1), B as TB, scale_d in a register.
+#define TL_WG_SST_REG(G, SHAPE, TB)                                                                           \
+  asm volatile(TL_WG_SS_TEXT_T(G, SHAPE, TL_WG_AT(G, 2), "1", #TB) : TL_WG_DOUTS(G) : "l"(da), "l"(db), "r"(scale_d))
 #define TL_WG_SS_IMM(G, SHAPE, S, TB) asm volatile(TL_WG_SS_TEXT(G, SHAPE, #S, #TB) : TL_WG_DOUTS(G) : "l"(da), "l"(db))
 #define TL_WG_RS_REG(G, SHAPE, TB)                                                                            \
   asm volatile(TL_WG_RS_TEXT(G, SHAPE, TL_WG_AT(G, 5), #TB)                                                   \
@@ -141,6 +145,10 @@ TL_DEVICE_INLINE unsigned long long smem_desc_sw128_mn(unsigned addr, unsigned b
 // wgmma m64nNk16, A and B from shared memory (descriptors); BF16 picks bf16 (else f16) inputs.
 template <int N, bool BF16, int TRANS_B>
 struct WgmmaSS;
+// wgmma m64nNk16, A and B from shared memory with A M-major (imm-trans-a 1: rows of A are its k index with the m
+// values contiguous, an MN-major descriptor), as dS is stored for attention backward's dQ = dS K.
+template <int N, bool BF16, int TRANS_B>
+struct WgmmaSSTransA;
 // wgmma m64nNk16, A from registers (4 per thread), B from shared memory.
 template <int N, bool BF16, int TRANS_B>
 struct WgmmaRS;
@@ -163,6 +171,14 @@ struct WgmmaSSE4M3;
       else if constexpr (SCALE_D) TL_WG_SS_IMM(G, TL_WG_SHAPE16(N, T), 1, 0);                                \
       else if constexpr (TRANS_B) TL_WG_SS_IMM(G, TL_WG_SHAPE16(N, T), 0, 1);                                \
       else TL_WG_SS_IMM(G, TL_WG_SHAPE16(N, T), 0, 0);                                                       \
+    }                                                                                                        \
+  };                                                                                                         \
+  template <int TRANS_B>                                                                                     \
+  struct WgmmaSSTransA<N, BF16, TRANS_B> {                                                                   \
+    static_assert(TRANS_B == 0 || TRANS_B == 1, "imm-trans-b is 0 or 1");                                   \
+    static TL_DEVICE_INLINE void run(float* d, unsigned long long da, unsigned long long db, int scale_d) {  \
+      if constexpr (TRANS_B) TL_WG_SST_REG(G, TL_WG_SHAPE16(N, T), 1);                                       \
+      else TL_WG_SST_REG(G, TL_WG_SHAPE16(N, T), 0);                                                         \
     }                                                                                                        \
   };                                                                                                         \
   template <int TRANS_B>                                                                                     \

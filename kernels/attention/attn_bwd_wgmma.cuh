@@ -1,0 +1,382 @@
+// attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — TMA, an mbarrier ring of Q/dO/O tiles fed by a
+// producer warp, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T kept in registers.
+//
+// Same problem and arguments as attn.bwd.mma (attn_bwd_mma.cuh): dQ, dK, dV from Q, K, V, O, dO and the forward's
+// LSE; dense tensors [batch, seq, heads, dim] reached through 3-D tensor maps (dim, heads, rows) over the packed rows
+// (varlen packs the sequences by cu_seqlens; dense sequence b starts at row b * seq), so rows past a sequence belong
+// to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
+// of +inf, so they add nothing and are never stored.
+//
+// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 24), the
+// producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
+// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
+// consumers have released it (mbarriers full/empty, count 1 / 2). Consumer warpgroup w (setmaxnreg 240) owns keys
+// 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per query tile:
+//   issue S^T = K_w Q^T and dP^T = V_w dO^T (wgmma SS, keys x queries, K-major operands as TMA wrote them);
+//   meanwhile D = rowsum(dO * O) and LSE * log2(e) of the tile's rows into the warpgroup's shared row values;
+//   P^T = exp2(S^T scale log2(e) - LSE) (0 where masked), dS^T = P^T (dP^T - D), each packed to 16-bit A registers
+//   (the accumulator of two n8 column groups is one k16 step's A fragment), dS also stored query-contiguous to
+//   shared memory;
+//   issue dV += P^T dO and dK += dS^T Q (wgmma RS; dO and Q as N-major B: their (dim, rows) view);
+//   once both warpgroups' dS is in shared memory (named barrier 1), dQ_part = dS K for the warpgroup's half of the
+//   tile (wgmma SS, A M-major: imm-trans-a), staged f32 in shared memory (once the dQ writer has taken the last
+//   tile's: mbarrier dq_empty; then dq_full); the stage is released.
+// The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
+// .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
+// staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
+// their part (after their reduce completed); the writer that completes it converts the tile to 16-bit dQ (times
+// scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
+// epilogue stores dK (times scale) and dV straight from the accumulators.
+//
+// Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
+// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 + w = warpgroup w's row
+// values.
+#pragma once
+
+#include "attention/attn_bwd_wgmma_plan.hpp"
+#include "tile/barrier.cuh"
+#include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/mbarrier.cuh"
+#include "tile/probe.hpp"
+#include "tile/reduce.hpp"
+#include "tile/setmaxnreg.cuh"
+#include "tile/smem.cuh"
+#include "tile/tma.cuh"
+#include "tile/wgmma_ops.cuh"
+
+namespace tl {
+
+// Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
+// dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
+// the launch and left zero), the sequence offsets, head counts, the query tiles of the longest sequence and the
+// softmax scale.
+template <AttnBwdWgmmaConfig CFG>
+__global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
+    attn_bwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
+                   const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
+                   const __grid_constant__ TmaDescriptor tma_do, const float* __restrict__ LSE,
+                   unsigned short* __restrict__ dQ, unsigned short* __restrict__ dK, unsigned short* __restrict__ dV,
+                   float* __restrict__ dq_accum, int* __restrict__ dq_counters, const int* __restrict__ cu_seqlens_q,
+                   const int* __restrict__ cu_seqlens_k, int heads, int heads_kv, int m_blocks, float scale) {
+  using wgmma_ops::smem_desc_sw128;
+  using wgmma_ops::smem_desc_sw128_mn;
+  using wgmma_ops::wgmma_commit;
+  using wgmma_ops::wgmma_fence;
+  using wgmma_ops::wgmma_wait;
+  using wgmma_ops::WgmmaRS;
+  using wgmma_ops::WgmmaSS;
+  using wgmma_ops::WgmmaSSTransA;
+  using Probe = AttnBwdWgmmaProbe;
+  static constexpr AttnBwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
+  static_assert(P.ok(), "attn_bwd_wgmma: a config can_implement refuses");
+  constexpr AttnBwdMmaConfig WALK = attn_bwd_walk(CFG);
+  constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages;
+  constexpr bool BF16 = CFG.bf16;
+  constexpr int NH = D / 64;           // TMA boxes of 64 columns in a row
+  constexpr int SV = BM / 2;           // S^T / dP^T accumulator values per thread
+  constexpr int KV = D / 2;            // dK / dV accumulator values per thread
+  constexpr int DQV = P.dq_n / 2;      // dQ part accumulator values per thread
+  constexpr float kLog2e = 1.4426950408889634f;
+  static_assert(BN == 128, "two consumer warpgroups of 64 keys");
+  // setmaxnreg.inc waits until the CTA's own registers suffice: the 384 threads launched with 168 each (65536 / 384,
+  // rounded down to whole allocation units); asking for more than 384 * 168 in all never returns.
+#if defined(TL_TIMELINE) && TL_TIMELINE
+  constexpr int kProducerRegs = 56, kConsumerRegs = 224;  // the probe marks need more in the producer
+#else
+  constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 128 * 40 + 256 * 232 = 64512; the dQ writer needs 40
+#endif
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kAttnBwdWgmmaThreads * 168,
+                "setmaxnreg: more registers than the block launched with");
+
+  const int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int q_start = cu_seqlens_q[b], len_q = cu_seqlens_q[b + 1] - q_start;
+  const int k_start = cu_seqlens_k[b], len_k = cu_seqlens_k[b + 1] - k_start;
+  const int group = heads / heads_kv;
+  const long long q_stride = static_cast<long long>(heads) * D, k_stride = static_cast<long long>(heads_kv) * D;
+  if (len_k == 0) {
+    // No key: dQ of the sequence is zero and no key block would complete it; the first CTA of each kv head writes it.
+    if (kb == 0)
+      for (long long i = threadIdx.x; i < static_cast<long long>(len_q) * group * (D / 8); i += kAttnBwdWgmmaThreads) {
+        const long long row = i / (group * (D / 8)), rest = i % (group * (D / 8));
+        *reinterpret_cast<uint4*>(dQ + (q_start + row) * q_stride + hk * group * D + 8 * rest) = make_uint4(0, 0, 0, 0);
+      }
+    return;
+  }
+  if (kb * BN >= len_k) return;  // past this sequence's keys
+
+  const int keys = len_k - kb * BN < BN ? len_k - kb * BN : BN;
+  const int diag = len_k - len_q;  // row r sees keys c <= r + diag (causal)
+  const int m_tiles = (len_q + BM - 1) / BM;
+  const int m_first = attn_bwd_first_tile(WALK, kb, len_q, len_k);
+  const int per_head = m_tiles - m_first;
+  const int tiles = per_head > 0 ? group * per_head : 0;
+  auto tile_head = [&](int it) { return hk * group + it / per_head; };
+  auto tile_m = [&](int it) { return m_first + it % per_head; };
+
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned base = smem_align<1024>(smem_raw);
+  const unsigned k_smem = base + P.k_offset, v_smem = base + P.v_offset, ds_smem = base + P.ds_offset;
+  auto full = [&](int s) { return base + P.bar_full + 8u * s; };
+  auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
+  const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
+  const unsigned dq_smem = base + P.dq_offset;
+  // Query tile m of head h: its f32 accumulator tile and its counter.
+  auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
+  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by `threads` threads
+  // (this one: i0). Chunk k of consumer thread t holds values 4k .. 4k + 3 of its dQ part accumulator: a pair of
+  // columns in a row, the same pair 8 rows down.
+  auto convert_tile = [&](int h, int m, int i0, int threads) {
+    float* acc_g = dq_accum + tile_index(h, m) * (BM * D);
+    const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
+    unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
+    for (int i = i0; i < 2 * 128 * (DQV / 4); i += threads) {
+      const int t = i % 256, k = i / 256, part = t / 128;
+      float4* src = reinterpret_cast<float4*>(acc_g + P.dq_chunk(t, k) / 4);
+      const float4 x = __ldcg(src);
+      const TileCoord o = P.acc_dQ(t % 128, 0);
+      const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+      const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+      const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
+      if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x.x, scale * x.y);
+      if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x.z, scale * x.w);
+      __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
+    }
+  };
+
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    mbar_init(kv_full, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full(s), 1);
+      mbar_init(empty(s), kAttnBwdWgmmaConsumers);
+    }
+    mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
+    mbar_init(dq_empty, 1);
+    fence_mbarrier_init();
+    TL_PROBE_BLOCK_BEGIN();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // [SECTION] producer
+    setmaxnreg_dec<kProducerRegs>();
+    if (tid >= 64) return;
+    TL_PROBE_WARP_INIT();
+    if (tid >= 32) {
+      // [SECTION] dQ writer
+      const int lane = tid - 32;
+      for (int it = 0; it < tiles; ++it) {
+        const int h = tile_head(it), m = tile_m(it);
+        const long long tix = tile_index(h, m);
+        float* acc_g = dq_accum + tix * (BM * D);
+        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
+        mbar_wait(dq_full, it & 1);
+        int last = 0;
+        if (lane == 0) {
+          bulk_reduce_add_f32(acc_g, dq_smem, P.dq_bytes);
+          tma_store_commit();
+          tma_store_wait_read();
+          mbar_arrive(dq_empty);  // the staging tile is free
+          tma_store_wait_all();
+          fence_proxy_async_global();
+          __threadfence();
+          last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
+        }
+        last = __shfl_sync(0xffffffffu, last, 0);
+        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
+        if (last) {
+          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, it);
+          __threadfence();
+          convert_tile(h, m, lane, 32);
+          __syncwarp();
+          if (lane == 0) dq_counters[tix] = 0;
+          TL_PROBE_END(Probe::dq_store, probe::kNoStage, it);
+        }
+      }
+      TL_PROBE_FLUSH();
+      return;
+    }
+    if (tid == 0) {
+      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int row) {
+#pragma unroll
+        for (int half = 0; half < NH; ++half) tma_load(dst + half * box_bytes, map, bar, half * 64, head, row);
+      };
+      mbar_expect_tx(kv_full, 2 * P.kv_bytes);
+      load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
+      load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
+      for (int it = 0; it < tiles; ++it) {
+        const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
+        const unsigned st = base + P.stage(s);
+        TL_PROBE_BEGIN(Probe::wait_empty, s, it);
+        mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
+        TL_PROBE_END(Probe::wait_empty, s, it);
+        TL_PROBE_BEGIN(Probe::tma_issue, s, it);
+        mbar_expect_tx(full(s), 3 * P.q_bytes);
+        load(&tma_q, st, P.q_box, full(s), h, row);
+        load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
+        load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+        TL_PROBE_END(Probe::tma_issue, s, it);
+      }
+    }
+    TL_PROBE_FLUSH();
+    return;
+  }
+
+  // [SECTION] consumers
+  setmaxnreg_inc<kConsumerRegs>();
+  const int w = wg - 1, ctid = threadIdx.x - 128;  // consumer warpgroup, thread among both
+  TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
+  const TileCoord lc = P.acc_S(tid, 0);    // (key in the warpgroup's 64, query) of S^T's value 0
+  const TileCoord lkv = P.acc_KV(tid, 0);  // (key, column) of dK / dV's value 0
+  const unsigned k_wg = k_smem + w * P.kv_wg, v_wg = v_smem + w * P.kv_wg;
+  const unsigned rows_wg = base + P.rows_offset + w * 8u * BM;  // D[BM] then LSE[BM], f32
+  const float scale_log2 = scale * kLog2e;
+  const float kInf = __int_as_float(0x7f800000);
+
+  float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
+  unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
+#pragma unroll
+  for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
+  mbar_wait(kv_full, 0);
+
+  for (int it = 0; it < tiles; ++it) {
+    const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
+    const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, o_s = q_s + 2 * P.q_bytes;
+    TL_PROBE_BEGIN(Probe::wait_full, s, it);
+    mbar_wait(full(s), (it / STAGES) & 1);
+    TL_PROBE_END(Probe::wait_full, s, it);
+
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
+    wgmma_commit();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
+    wgmma_commit();
+
+    // D and LSE of the tile's rows while the tensor cores run: a row's threads sum their chunks, meet by shuffles.
+    TL_PROBE_BEGIN(Probe::row_dot, s, it);
+    {
+      constexpr int TPR = 128 / BM;
+      const TileCoord t0 = P.dot(tid, 0);
+      float part = 0.f;
+#pragma unroll
+      for (int v = 0; v < P.dot.num_values(); ++v) {
+        const int col = 8 * (t0.col + P.dot(0, v).col);
+        const uint4 x = ld_shared_v4_b32(o_s + P.byte(P.smem_O, t0.row, col));
+        const uint4 y = ld_shared_v4_b32(do_s + P.byte(P.smem_O, t0.row, col));
+        const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 o = unpack2<BF16>(xs[e]), g = unpack2<BF16>(ys[e]);
+          part += o.x * g.x + o.y * g.y;
+        }
+      }
+#pragma unroll
+      for (int o = TPR / 2; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
+      if (tid % TPR == 0) {
+        const int r = m * BM + t0.row;
+        const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + r
+                                        : (static_cast<long long>(b) * heads + h) * len_q + r;
+        st_shared_f32(rows_wg + 4u * t0.row, part);
+        st_shared_f32(rows_wg + 4u * (BM + t0.row), r < len_q ? LSE[at] * kLog2e : kInf);
+      }
+      named_barrier_sync(2 + w, 128);
+    }
+    TL_PROBE_END(Probe::row_dot, s, it);
+
+    TL_PROBE_BEGIN(Probe::p_ds, s, it);
+    wgmma_wait<1>();
+    fence_regs(st);
+    {
+      const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
+      const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
+#pragma unroll
+      for (int v = 0; v < SV; ++v) {
+        const int key = key0 + P.s_values.at[v].row, q = lc.col + P.s_values.at[v].col;
+        const float lse = ld_shared_f32(rows_wg + 4u * (BM + q));
+        const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + q + diag));
+        st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
+      }
+    }
+    wgmma_wait<0>();
+    fence_regs(dpt);
+#pragma unroll
+    for (int v = 0; v < SV; v += 2) {
+      const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
+      const float d0 = ld_shared_f32(rows_wg + 4u * q), d1 = ld_shared_f32(rows_wg + 4u * (q + 1));
+      pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
+      dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
+    }
+    named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
+#pragma unroll
+    for (int v = 0; v < SV; v += 2)
+      st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
+                    dsa[P.a_reg[v]]);
+    TL_PROBE_END(Probe::p_ds, s, it);
+
+    fence_regs(pa);
+    fence_regs(dsa);
+    fence_regs(dk);
+    fence_regs(dv);
+    wgmma_fence();
+#pragma unroll
+    for (int kt = 0; kt < BM / 16; ++kt)
+      WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
+#pragma unroll
+    for (int kt = 0; kt < BM / 16; ++kt)
+      WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
+    wgmma_commit();
+
+    // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
+    fence_proxy_async_smem();
+    named_barrier_sync(1, 256);
+    TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk)
+      WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                                          smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
+                                          kk > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(dq);
+    fence_regs(dk);
+    fence_regs(dv);
+    fence_regs(pa);
+    fence_regs(dsa);
+    if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
+    TL_PROBE_END(Probe::dq_gemm, s, it);
+
+    // Stage the part for the dQ writer once it has taken the last tile's.
+    TL_PROBE_BEGIN(Probe::dq_stage, s, it);
+    mbar_wait(dq_empty, (it & 1) ^ 1);
+#pragma unroll
+    for (int k = 0; k < DQV / 4; ++k)
+      st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
+                       __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
+    fence_proxy_async_smem();
+    mbar_arrive(dq_full);
+    TL_PROBE_END(Probe::dq_stage, s, it);
+  }
+
+  // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.
+  TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);
+  const long long k_row0 = k_start + static_cast<long long>(kb) * BN + 64 * w;
+#pragma unroll
+  for (int v = 0; v < KV; v += 2) {
+    const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
+    if (64 * w + key < keys) {
+      const long long at = (k_row0 + key) * k_stride + hk * D + c;
+      *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
+      *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
+    }
+  }
+  TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);
+  TL_PROBE_FLUSH();
+  if (ctid == 0) TL_PROBE_BLOCK_END();
+}
+
+}  // namespace tl

@@ -1,0 +1,196 @@
+// attn.bwd.wgmma's plan: its typed config, probe regions, TMA/wgmma shared-memory tiles, fragments, barriers, bytes.
+#pragma once
+
+#include "attention/attn_bwd_mma_plan.hpp"
+#include "tile/atoms.hpp"
+#include "tile/config.hpp"
+#include "tile/fragment.hpp"
+#include "tile/layout.hpp"
+#include "tile/swizzle.hpp"
+
+#if !TL_DEVICE_CODE
+#include <string>
+#include <vector>
+
+#include "tile/config_name.hpp"
+#endif
+
+namespace tl {
+
+// The kernel's one template parameter. block_M follows the head dim (what fits the consumers' 240 registers beside
+// dK and dV: 64 query rows at dim 128, 128 at dim 64), block_N is two consumer warpgroups of 64 keys.
+struct AttnBwdWgmmaConfig {
+  int dim = 128;        // head dim of Q, K, V, O
+  int block_M = 64;     // query rows per tile (the N of S^T = K Q^T)
+  int block_N = 128;    // keys per CTA: 64 per consumer warpgroup
+  int num_stages = 2;   // Q, dO, O buffers (the producer fills the next while this one computes)
+  bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
+  bool bf16 = true;     // else f16
+  bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
+};
+
+// Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
+#define TL_ATTN_BWD_WGMMA_PROBES(X) \
+  X(wait_empty) X(tma_issue) X(wait_full) X(row_dot) X(p_ds) X(dq_gemm) X(dq_stage) X(dq_add) X(dq_store) X(epilogue)
+struct AttnBwdWgmmaProbe {
+#define TL_ATTN_BWD_WGMMA_PROBE_ENUM(name) name,
+  enum Region : unsigned { TL_ATTN_BWD_WGMMA_PROBES(TL_ATTN_BWD_WGMMA_PROBE_ENUM) };
+#undef TL_ATTN_BWD_WGMMA_PROBE_ENUM
+};
+
+// Consumer warpgroups and threads of the CTA (one producer warpgroup beside them).
+enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaThreads = 3 * 128 };
+
+// Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
+//   K, V          (block_N, dim) each, loaded once
+//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
+//   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
+//   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
+//   row values    per consumer warpgroup: D = rowsum(dO * O) and LSE * log2(e), block_M f32 each
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty
+// Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
+// of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
+//   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
+//   dP^T = V_w dO^T    SS  A = V rows (K-major)       B = dO (K-major)       M 64, N block_M, K dim
+//   dV_w += P^T dO     RS  A = P^T (registers)        B = dO (N-major view)  M 64, N dim, K block_M
+//   dK_w += dS^T Q     RS  A = dS^T (registers)       B = Q (N-major view)   M 64, N dim, K block_M
+//   dQ_w  = dS K       SS  A = dS (M-major, smem)     B = K (N-major view)   M, N: the warpgroup's part of
+//                                                                            (block_M, dim), K block_N
+// dQ's part: rows 64 w .. at block_M 128 (N = dim), else columns 64 w .. (M = 64, N = dim / 2 = 64).
+struct AttnBwdWgmmaPlan {
+  static constexpr int kMaxSteps = 16;
+  SwizzledLayout smem_Q, smem_K, smem_O;  // (rows, dim), K-major: Q, dO and O share smem_Q; V shares smem_K
+  SwizzledLayout smem_Qt;                 // (dim, block_M), N-major: Q and dO as the B of dK, dV
+  SwizzledLayout smem_Kt;                 // (dim, block_N), N-major: K as the B of dQ
+  SwizzledLayout smem_dS;                 // (block_M, block_N), M-major: dS as the A of dQ
+  int q_bytes = 0, kv_bytes = 0, ds_bytes = 0, stage_bytes = 0;
+  int q_box = 0, kv_box = 0, ds_box = 0;  // bytes from one 64-column (or 64-row, M/N-major) box to the next
+  int dq_bytes = 0;  // the f32 dQ tile
+  int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
+  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0;
+  int bytes = 0;  // with the 1024-byte alignment slack
+  // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
+  // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
+  // of dS (dQ's A) and K^T (dQ's B).
+  int q_k16[kMaxSteps]{}, k_k16[kMaxSteps]{}, qt_k16[kMaxSteps]{}, dq_k16_a[kMaxSteps]{}, dq_k16_b[kMaxSteps]{};
+  int kv_wg = 0;                   // a consumer warpgroup's 64 rows of K / V
+  int dq_m = 0, dq_n = 0;          // dQ's part per warpgroup: rows x columns
+  int dq_a_wg = 0, dq_b_wg = 0;    // its A (dS) and B (K^T) start for warpgroup 1 (0 for warpgroup 0)
+  int dq_row_wg = 0, dq_col_wg = 0;  // its first (row, column) of the dQ tile for warpgroup 1
+  Fragment acc_S;   // S^T, dP^T: wgmma m64n{block_M}k16 accumulator (keys x queries)
+  Fragment frag_A;  // P^T, dS^T as the A of dV, dK: wgmma m64k16 A, per k16 step
+  Fragment acc_KV;  // dK, dV: wgmma m64n{dim}k16 accumulator
+  Fragment acc_dQ;  // dQ's part: m64n{dq_n}k16 accumulator
+  Fragment dot;     // D = rowsum(dO * O) over a warpgroup: (thread, value) -> (row, 8-element chunk)
+  ValueOffsets<64> s_values, kv_values, dq_values;
+  int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
+
+  TL_HOST_DEVICE constexpr int stage(int s) const { return stage_offset + s * stage_bytes; }
+  // The f32 dQ tile as the consumers stage it and dq_accum holds it (one bulk reduce moves it as it is): 16-byte
+  // chunk k (values 4k .. 4k + 3 of the dQ part accumulator) of consumer thread t (0 .. 255) at (k * 256 + t) * 16,
+  // so a warp's chunk stores are 512 contiguous bytes.
+  TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
+  TL_HOST_DEVICE constexpr bool ok() const {
+    return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
+           acc_dQ.ok() && dot.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
+           bytes > 0;
+  }
+  TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
+};
+
+// block_M for a head dim (see AttnBwdWgmmaConfig).
+TL_HOST_DEVICE constexpr int attn_bwd_wgmma_block_m(int dim) { return dim == 64 ? 128 : 64; }
+
+// The key-block walk (first query tile, key blocks of a query tile) is attn.bwd.mma's: its config with our tiles.
+TL_HOST_DEVICE constexpr AttnBwdMmaConfig attn_bwd_walk(const AttnBwdWgmmaConfig& c) {
+  AttnBwdMmaConfig w{};
+  w.causal = c.causal;
+  w.block_M = c.block_M;
+  w.block_N = c.block_N;
+  return w;
+}
+
+TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c) {
+  AttnBwdWgmmaPlan p;
+  const SmemSwizzle sw = SmemSwizzle::b128;
+  const int box = swizzle_bytes(sw) / 2;  // 64 columns
+  p.smem_Q = smem_layout(sw, 2, c.block_M, c.dim);
+  p.smem_K = smem_layout(sw, 2, c.block_N, c.dim);
+  p.smem_O = p.smem_Q;
+  p.smem_Qt = smem_layout(sw, 2, c.dim, c.block_M, Major::MN);
+  p.smem_Kt = smem_layout(sw, 2, c.dim, c.block_N, Major::MN);
+  p.smem_dS = smem_layout(sw, 2, c.block_M, c.block_N, Major::MN);
+  p.q_bytes = 2 * p.smem_Q.cosize();
+  p.kv_bytes = 2 * p.smem_K.cosize();
+  p.ds_bytes = 2 * p.smem_dS.cosize();
+  p.q_box = 2 * smem_layout(sw, 2, c.block_M, box).cosize();
+  p.kv_box = 2 * smem_layout(sw, 2, c.block_N, box).cosize();
+  p.ds_box = 2 * smem_layout(sw, 2, box, c.block_N, Major::MN).cosize();
+  p.stage_bytes = 3 * p.q_bytes;
+  p.k_offset = 0;
+  p.v_offset = p.k_offset + p.kv_bytes;
+  p.stage_offset = p.v_offset + p.kv_bytes;
+  p.ds_offset = p.stage_offset + c.num_stages * p.stage_bytes;
+  p.dq_bytes = 4 * c.block_M * c.dim;
+  p.dq_offset = p.ds_offset + p.ds_bytes;
+  p.rows_offset = p.dq_offset + p.dq_bytes;
+  p.bar_kv_full = p.rows_offset + kAttnBwdWgmmaConsumers * 2 * 4 * c.block_M;
+  p.bar_full = p.bar_kv_full + 8;
+  p.bar_empty = p.bar_full + 8 * c.num_stages;
+  p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
+  p.bar_dq_empty = p.bar_dq_full + 8;
+  p.bytes = p.bar_dq_empty + 8 + 1024;
+  for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
+    if (16 * kk < c.dim) {
+      p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
+      p.k_k16[kk] = p.byte(p.smem_K, 0, 16 * kk);
+    }
+    if (16 * kk < c.block_M) p.qt_k16[kk] = p.byte(p.smem_Qt, 0, 16 * kk);
+    if (16 * kk < c.block_N) {
+      p.dq_k16_a[kk] = p.byte(p.smem_dS, 0, 16 * kk);
+      p.dq_k16_b[kk] = p.byte(p.smem_Kt, 0, 16 * kk);
+    }
+  }
+  p.kv_wg = p.byte(p.smem_K, 64, 0);
+  const bool split_rows = c.block_M == 2 * 64;
+  p.dq_m = split_rows ? 64 : c.block_M;
+  p.dq_n = split_rows ? c.dim : c.dim / 2;
+  p.dq_row_wg = split_rows ? 64 : 0;
+  p.dq_col_wg = split_rows ? 0 : p.dq_n;
+  p.dq_a_wg = p.byte(p.smem_dS, p.dq_row_wg, 0);
+  p.dq_b_wg = p.byte(p.smem_Kt, p.dq_col_wg, 0);
+  if (p.dq_m != 64) p.dq_n = 0;  // one m64 wgmma per warpgroup: ok() refuses the rest
+  p.acc_S = wgmma_m64nNk16_d(c.block_M);
+  p.frag_A = wgmma_m64k16_a_f16();
+  p.acc_KV = wgmma_m64nNk16_d(c.dim);
+  p.acc_dQ = wgmma_m64nNk16_d(p.dq_n > 0 ? p.dq_n : 8);
+  p.dot = attn_bwd_row_dot(c.block_M, c.dim / 8, 128);
+  p.s_values = value_offsets<64>(p.acc_S);
+  p.kv_values = value_offsets<64>(p.acc_KV);
+  p.dq_values = value_offsets<64>(p.acc_dQ);
+  for (int v = 0; v < p.acc_S.num_values() && v < 64; ++v) {
+    const TileCoord x = p.acc_S(0, v);
+    const int step = x.col / p.frag_A.cols();
+    p.a_reg[v] = step * (p.frag_A.num_values() / 2) + p.frag_A.value_of(x.row, x.col % p.frag_A.cols()) / 2;
+  }
+  if (c.dim != 64 && c.dim != 128) p.bytes = 0;
+  return p;
+}
+
+#if !TL_DEVICE_CODE
+inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
+  return ConfigName("attn_bwd_wgmma", "AttnBwdWgmmaConfig")
+      .field("dim", c.dim)
+      .field("block_M", c.block_M)
+      .field("block_N", c.block_N)
+      .field("num_stages", c.num_stages)
+      .field("causal", c.causal)
+      .field("bf16", c.bf16)
+      .field("varlen", c.varlen)
+      .str();
+}
+
+inline std::vector<std::string> attn_bwd_wgmma_probes() { return TL_PROBE_NAMES(TL_ATTN_BWD_WGMMA_PROBES); }
+#endif
+
+}  // namespace tl
