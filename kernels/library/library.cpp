@@ -11,6 +11,7 @@ namespace tl {
 std::vector<KernelSpec> memory_kernels();  // memory/: copy, elementwise, rmsnorm, softmax
 std::vector<KernelSpec> gemm_kernels();    // gemm/: gemm.simt
 std::vector<KernelSpec> gemm_tc_kernels(); // gemm/: gemm.mma, gemm.wgmma, gemm.fp8, gemm.grouped
+std::vector<KernelSpec> gemm_dequant_kernels(); // gemm/: gemm.dequant
 std::vector<KernelSpec> attention_kernels(); // attention/: attn.fwd.mma
 std::vector<KernelSpec> attention_bwd_kernels(); // attention/: attn.bwd.mma, attn.bwd.wgmma
 std::vector<KernelSpec> mla_kernels();     // mla/: mla.decode, mla.sparse_decode, mla.sparse_prefill
@@ -21,7 +22,7 @@ extern const EmbeddedSource tl_embedded_sources[];
 extern const std::size_t tl_embedded_sources_count;
 
 Status register_library_kernels(Registry& registry) {
-  for (auto* family : {&memory_kernels, &gemm_kernels, &gemm_tc_kernels, &attention_kernels, &attention_bwd_kernels, &mla_kernels, &test_kernels})
+  for (auto* family : {&memory_kernels, &gemm_kernels, &gemm_tc_kernels, &gemm_dequant_kernels, &attention_kernels, &attention_bwd_kernels, &mla_kernels, &test_kernels})
     for (auto& spec : (*family)()) TL_RETURN_IF_ERROR(registry.add(std::move(spec)));
   return Status::success();
 }

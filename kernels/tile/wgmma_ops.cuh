@@ -193,6 +193,7 @@ struct WgmmaSSE4M3;
 #define TL_WG_DEFINE16_BOTH(N, G) TL_WG_DEFINE16(N, G, true, "bf16") TL_WG_DEFINE16(N, G, false, "f16")
 
 // The N the kernels use (G = N / 16 groups of eight accumulator registers), bf16 and f16.
+TL_WG_DEFINE16_BOTH(16, 1)
 TL_WG_DEFINE16_BOTH(32, 2)
 TL_WG_DEFINE16_BOTH(64, 4)
 TL_WG_DEFINE16_BOTH(80, 5)

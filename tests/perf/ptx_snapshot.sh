@@ -67,6 +67,9 @@ CASES=(
   "mla.sparse_decode|crossover=false,qk_warpgroups=2|heads=64"
   "mla.sparse_prefill||seq_q=300,seq_kv=4096,topk=2048"
   "gemm.wgmma|schedule=stream_k|M=3000,N=5000"
+  "gemm.dequant||"
+  "gemm.dequant||M=4096,wtype=fp4,group=32,scale_dtype=f32"
+  "gemm.dequant|k_split=1|M=1,group=64"
 )
 n=0
 for c in "${CASES[@]}"; do

@@ -238,4 +238,20 @@ TL_HOST_DEVICE inline double kv_fp8_dequantized(const uint8_t* row, int c) {
   return static_cast<double>(e4m3_to_float(row[c])) * static_cast<double>(scale);
 }
 
+// [SECTION] packed 4-bit weights (gemm.dequant): two codes per byte, the even k in the low nibble
+
+// int4: signed two's complement, -8 .. 7.
+TL_HOST_DEVICE inline int int4_value(uint8_t code) { return static_cast<int>(code & 7u) - static_cast<int>(code & 8u); }
+// fp4 e2m1 (OCP MX): sign, 2 exponent bits of bias 1, 1 mantissa bit; exponent 0 is subnormal (0 or 0.5); no inf
+// or NaN: +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}.
+TL_HOST_DEVICE inline float fp4_e2m1_value(uint8_t code) {
+  const unsigned e = (code >> 1) & 3u, m = code & 1u;
+  const float v = e == 0 ? 0.5f * static_cast<float>(m) : static_cast<float>(1u << (e - 1)) * (1.0f + 0.5f * static_cast<float>(m));
+  return (code & 8u) ? -v : v;
+}
+// Code k of a packed row.
+TL_HOST_DEVICE inline uint8_t packed4_code(const uint8_t* row, uint64_t k) {
+  return static_cast<uint8_t>((row[k / 2] >> (4 * (k % 2))) & 0xFu);
+}
+
 }  // namespace tl::num

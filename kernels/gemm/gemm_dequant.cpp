@@ -1,0 +1,274 @@
+// Host spec of gemm.dequant (Hopper): C = A · dequant(W)^T, bf16 activations times packed 4-bit weights (int4 or fp4
+// e2m1) with group-wise scales, the weights dequantized in registers (gemm_dequant.cuh).
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gemm/gemm_dequant_plan.hpp"
+#include "runtime/core/numeric.hpp"
+#include "runtime/spec/kernel_spec.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
+
+Schema dequant_problem() {
+  return {{ParamSpec::integer("M", 16, 1, 1 << 20, "rows of A and C (tokens): 1-16 decode, 1024+ prefill"),
+           ParamSpec::integer("N", 8192, 1, 1 << 20, "columns of C, rows of the weights W [N, K]"),
+           ParamSpec::integer("K", 8192, 32, 1 << 20, "the reduction; a multiple of 32 (rows of W are K/2 bytes, "
+                                                       "copied in 16-byte units)"),
+           ParamSpec::enumeration("wtype", "int4", {"int4", "fp4"},
+                                  "weight codes: int4 = signed two's complement -8..7; fp4 = e2m1 (OCP MX), "
+                                  "+-{0, 0.5, 1, 1.5, 2, 3, 4, 6}; two per byte, the even k in the low nibble"),
+           ParamSpec::one_of("group", 128, {32, 64, 128}, "k per scale: scales [N, ceil(K/group)]"),
+           ParamSpec::enumeration("scale_dtype", "bf16", {"bf16", "f32"}, "type of the scales")}};
+}
+
+std::int64_t k_groups(const Values& p) { return (p.integer("K") + p.integer("group") - 1) / p.integer("group"); }
+
+// auto: the smallest wgmma N (16, 32, 64) that holds all of M (decode: one activation tile, the weights read once),
+// else 256 (prefill: the widest wgmma, the most math per weight byte dequantized; on the H200 at 4096 x 8192 x 8192
+// 1.31x the time of 128 with block_N 128).
+int block_m(const Values& p, const Values& c) {
+  if (c.integer("block_M") != 0) return static_cast<int>(c.integer("block_M"));
+  const auto M = p.integer("M");
+  for (int b : {16, 32, 64})
+    if (M <= b) return b;
+  return 256;
+}
+// auto: 64 weight rows per CTA (one consumer) while M fits one 64-row tile (decode: twice the CTAs over N), else 128
+// (two consumers share each activation tile: 1.19x at the prefill shape on the H200).
+int block_n(const Values& p, const Values& c) {
+  if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
+  return p.integer("M") <= 64 ? 64 : 128;
+}
+
+// The shared memory one of `ctas` CTAs on a Hopper SM may take: the opt-in limit per block, or for two an even
+// share of the SM's 228 KiB, less the 1 KiB the hardware reserves per block.
+int smem_share(int ctas) {
+  return ctas == 1 ? limits_for_arch("sm_90a").smem_per_block_optin : 233472 / ctas - 1024;
+}
+
+// A k lane frees a stage once its next one is loaded (while that one's first wgmma still reads), so each lane needs
+// two stage slots of its own, and its slots are fixed (num_stages a multiple of k_split). (The lanes' partial sums
+// then always fit over the activation stages: the kernel asserts it.)
+bool split_fits(const GemmDequantConfig& cfg) {
+  return cfg.num_stages % cfg.k_split == 0 && cfg.num_stages >= 2 * cfg.k_split;
+}
+
+GemmDequantConfig dequant_config(const Values& p, const Values& c) {
+  GemmDequantConfig cfg{.block_N = block_n(p, c),
+                        .block_M = block_m(p, c),
+                        .block_K = static_cast<int>(c.integer("block_K")),
+                        .num_stages = static_cast<int>(c.integer("num_stages")),
+                        .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
+                        .group = static_cast<int>(p.integer("group")),
+                        .scale_f32 = p.text("scale_dtype") == "f32"};
+  // auto: decode's small tiles (block_M <= 32, block_N 64) split each CTA's k over 2 consumer warpgroups (1.27-1.52x
+  // faster on the H200 at N 8192 than two CTAs per SM, which are as fast or faster at N 28672; 4 leave a thread 96 registers,
+  // measured slower, and fp4 or f32 scales spill);
+  // without a split, two CTAs share an SM (a CTA's registers then fit twice). Else one consumer per row group.
+  const bool decode = cfg.block_M <= 32 && cfg.block_N == 64;
+  const auto split = c.integer("k_split"), ctas = c.integer("ctas_per_sm");
+  cfg.k_split = split != 0 ? static_cast<int>(split) : decode ? 2 : 1;
+  // An auto split halves until it suits a given num_stages (check_dequant's rules).
+  while (split == 0 && cfg.num_stages != 0 && cfg.k_split > 1 && !split_fits(cfg)) cfg.k_split /= 2;
+  cfg.ctas_per_sm = ctas != 0 ? static_cast<int>(ctas) : decode && cfg.k_split == 1 ? 2 : 1;
+  // auto: the deepest pipeline up to 8 stages (a multiple of k_split) that fits the CTA's share of the SM's shared
+  // memory (decode's small stages need the depth to keep enough weight bytes in flight).
+  if (cfg.num_stages == 0) {
+    cfg.num_stages = 8;
+    while (cfg.num_stages > 2 * cfg.k_split &&
+           (make_plan(cfg).bytes > smem_share(cfg.ctas_per_sm) || cfg.num_stages % cfg.k_split != 0))
+      --cfg.num_stages;
+  }
+  return cfg;
+}
+
+std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
+
+Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limits) {
+  if (p.integer("K") % 32 != 0)
+    return refuse("K=" + p.text("K") + " is not a multiple of 32: a row of W is K/2 bytes and TMA copies rows in "
+                  "16-byte units; pad K to a multiple of 32 (zero codes add nothing)");
+  const GemmDequantConfig cfg = dequant_config(p, c);
+  if (tiles(p.integer("M"), cfg.block_M) > 65535)
+    return refuse("M=" + p.text("M") + " makes " + std::to_string(tiles(p.integer("M"), cfg.block_M)) +
+                  " tiles of block_M=" + std::to_string(cfg.block_M) + " rows, over the grid's 65535: raise block_M");
+  const GemmDequantPlan plan = make_plan(cfg);
+  if (cfg.threads() > 1024)
+    return refuse("block_N=" + std::to_string(cfg.block_N) + " with k_split=" + std::to_string(cfg.k_split) + " is " +
+                  std::to_string(cfg.consumers()) + " consumer warpgroups plus the producer, over 1024 threads: lower "
+                  "k_split or block_N");
+  if (!split_fits(cfg))
+    return refuse("num_stages=" + std::to_string(cfg.num_stages) + " does not give each of k_split=" +
+                  std::to_string(cfg.k_split) + " k lanes two stage slots of its own: use a multiple of k_split, at "
+                  "least " + std::to_string(2 * cfg.k_split));
+  if (cfg.ctas_per_sm == 2 && plan.bytes > smem_share(2))
+    return refuse("ctas_per_sm=2 gives each CTA " + std::to_string(smem_share(2)) + " bytes of shared memory, and " +
+                  std::to_string(cfg.num_stages) + " stages need " + std::to_string(plan.bytes) +
+                  ": lower num_stages or block_M, or set ctas_per_sm=1");
+  if (plan.bytes > limits.smem_per_block_optin)
+    return refuse(std::to_string(cfg.num_stages) + " stages of " + std::to_string(cfg.block_M) + "x" + c.text("block_K") +
+                  " bf16 activations + " + std::to_string(cfg.block_N) + "x" + c.text("block_K") + " 4-bit weights need " +
+                  std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages, block_K or block_M");
+  return Status::success();
+}
+
+// The value the kernel feeds the tensor cores for weight (n, k): bf16(code * scale), the product taken in f32 (exact
+// for bf16 scales; the f32 product the kernel rounds for f32 scales).
+double dequantized(const HostTensor& W, const HostTensor& S, bool fp4, std::int64_t K, std::int64_t KG,
+                   std::int64_t group, std::int64_t n, std::int64_t k) {
+  const std::uint8_t code = num::packed4_code(W.data.data() + n * (K / 2), static_cast<std::uint64_t>(k));
+  const float v = fp4 ? num::fp4_e2m1_value(code) : static_cast<float>(num::int4_value(code));
+  const float s = static_cast<float>(S.at(n * KG + k / group));
+  return num::bf16_to_float(num::float_to_bf16(v * s));
+}
+
+Result<std::vector<double>> dequant_reference(const Values& p, const ReferenceInputs& in, const std::string&,
+                                              const std::vector<std::int64_t>& idx) {
+  const std::int64_t N = p.integer("N"), K = p.integer("K"), group = p.integer("group"), KG = k_groups(p);
+  const bool fp4 = p.text("wtype") == "fp4";
+  const HostTensor &A = in.tensor("A"), &W = in.tensor("W"), &S = in.tensor("scales");
+  std::vector<double> out;
+  out.reserve(idx.size());
+  for (auto i : idx) {
+    const std::int64_t m = i / N, n = i % N;
+    double total = 0;
+    for (std::int64_t k = 0; k < K; ++k) total += A.at(m * K + k) * dequantized(W, S, fp4, K, KG, group, n, k);
+    out.push_back(total);
+  }
+  return out;
+}
+
+// Problems of `tilelab test`: M, N and K that are no tile multiple (N 200 and 130 end inside a consumer's 64 rows,
+// K 96 and 224 inside a group and a stage), decode and prefill-like M, both weight types, every group and scale type.
+std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full) {
+  using KV = std::map<std::string, std::string>;
+  auto pr = [](const char* m, const char* n, const char* k, const char* wtype, const char* group, const char* sd) {
+    return KV{{"M", m}, {"N", n}, {"K", k}, {"wtype", wtype}, {"group", group}, {"scale_dtype", sd}};
+  };
+  std::vector<KV> s = {{{"M", "1"}, {"N", "256"}, {"K", "512"}},
+                       pr("5", "200", "224", "fp4", "32", "f32"),
+                       pr("17", "130", "96", "int4", "64", "f32"),
+                       pr("100", "64", "32", "fp4", "128", "bf16"),
+                       pr("257", "300", "1056", "int4", "32", "bf16"),
+                       pr("16", "1000", "4128", "fp4", "64", "bf16")};
+  if (full) {
+    for (const char* w : {"int4", "fp4"})
+      for (const char* g : {"32", "64", "128"})
+        for (const char* sd : {"bf16", "f32"}) s.push_back(pr("33", "190", "608", w, g, sd));
+    s.insert(s.end(), {pr("1", "4096", "4096", "int4", "128", "bf16"), pr("600", "520", "2080", "fp4", "32", "f32")});
+  }
+  return s;
+}
+
+KernelSpec gemm_dequant_spec() {
+  KernelSpec k;
+  k.name = "gemm.dequant";
+  k.family = "gemm";
+  k.tensor_cores = true;
+  k.summary = "Hopper bf16 x 4-bit weights (int4 / fp4 e2m1, group scales): C^T = dequant(W) A^T with the weights "
+              "dequantized in registers as wgmma's A operand, activations by TMA (C = A * dequant(W)^T)";
+  k.source = "gemm/gemm_dequant.cuh";
+  k.min_cc = 90;
+  k.archs = {"sm_90a"};
+  k.problem = dequant_problem();
+  k.config = {{ParamSpec::one_of("block_N", 0, {0, 64, 128},
+                                 "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
+                                 "<= 64, else 128"),
+               ParamSpec::one_of("block_M", 0, {0, 16, 32, 64, 128, 256},
+                                 "activation rows (rows of C) per tile, wgmma's N; 0 = auto: the smallest of 16, 32, "
+                                 "64 that holds M, else 256"),
+               ParamSpec::one_of("block_K", 128, {64, 128, 256}, "k per pipeline stage"),
+               ParamSpec::one_of("num_stages", 0, {0, 2, 3, 4, 5, 6, 8, 10, 12, 16},
+                                 "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory"),
+               ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2},
+                                 "CTAs sharing an SM: 1 gives the consumers 232 registers (setmaxnreg), 2 caps a "
+                                 "thread's registers for two; 0 = auto: 2 for block_M <= 32 with block_N 64 and "
+                                 "no k_split"),
+               ParamSpec::one_of("k_split", 0, {0, 1, 2, 4},
+                                 "consumer warpgroups per 64 weight rows, taking the k blocks in turn (their partial "
+                                 "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1")}};
+  k.can_implement = check_dequant;
+  k.test_problems = dequant_test_problems;
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"block_N", "64"}, {"block_M", "256"}, {"num_stages", "2"}},
+        {{"block_M", "16"}, {"block_K", "64"}},
+        {{"block_N", "128"}, {"block_M", "64"}, {"block_K", "256"}, {"num_stages", "2"}},
+        {{"block_N", "64"}, {"block_M", "32"}, {"block_K", "256"}, {"ctas_per_sm", "2"}},
+        {{"block_M", "16"}, {"ctas_per_sm", "1"}, {"k_split", "1"}},
+        {{"block_M", "16"}, {"ctas_per_sm", "2"}, {"k_split", "1"}},
+        {{"block_N", "128"}, {"block_M", "32"}, {"k_split", "2"}, {"num_stages", "4"}}};
+  };
+  k.flops = [](const Values& p) {
+    return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
+  };
+  // Weight bytes + scales + A + C: what a decode shape's bandwidth is counted on.
+  k.min_bytes = [](const Values& p) {
+    const double M = static_cast<double>(p.integer("M")), N = static_cast<double>(p.integer("N")),
+                 K = static_cast<double>(p.integer("K"));
+    const double scale_bytes = p.text("scale_dtype") == "f32" ? 4.0 : 2.0;
+    return N * K / 2 + N * static_cast<double>(k_groups(p)) * scale_bytes + 2 * M * K + 2 * M * N;
+  };
+  k.reference = dequant_reference;
+  // Against the float64 sum over the weights the kernel saw (bf16-rounded dequantized values): the f32
+  // accumulation's rounding and the bf16 output's (2^-9 relative); a scale from the wrong group or row, a wrong code
+  // or a swapped nibble changes entries by their whole size.
+  k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 0.0}; };
+  k.probes = gemm_dequant_probe_names();
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
+    return static_cast<std::uint32_t>(4 * tiles(p.integer("K"), c.integer("block_K")) + 64);
+  };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(dequant_config(p, c)); };
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const GemmDequantConfig cfg = dequant_config(p, c);
+    LaunchGeometry g;
+    g.grid.x = static_cast<std::uint32_t>(tiles(p.integer("N"), cfg.block_N));
+    g.grid.y = static_cast<std::uint32_t>(tiles(p.integer("M"), cfg.block_M));
+    g.block.x = static_cast<std::uint32_t>(cfg.threads());
+    g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes);
+    return g;
+  };
+  // Kernel signature: (tma_A, tma_W, scales, C, M, N, K); A and W are reached only through their tensor maps. A is
+  // uniform in [-1, 1); W random bytes (every code of both nibbles); scales in [0.5, 2), so that a scale taken from
+  // the wrong row or group shows.
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+    const GemmDequantPlan plan = make_plan(dequant_config(p, c));
+    const DType sd = p.text("scale_dtype") == "f32" ? DType::f32 : DType::bf16;
+    std::vector<ArgSpec> args = {ArgSpec::tensor("A", DType::bf16, {M, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
+                                 ArgSpec::tensor("W", DType::u8, {N, K / 2}, ArgRole::in, {.lo = 0, .hi = 256, .seed = 2})};
+    args[0].is_param = args[1].is_param = false;
+    args.push_back(ArgSpec::tensor_map("tma_A", "A", {plan.box_A.inner, plan.box_A.outer}, swizzle_bytes(SmemSwizzle::b128)));
+    args.push_back(ArgSpec::tensor_map("tma_W", "W", {plan.box_W.inner, plan.box_W.outer}, 0));
+    args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
+    args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
+    for (const char* name : {"M", "N", "K"})
+      args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
+    return args;
+  };
+  // The stage's tiles as TMA writes them (one 64-k activation box, the packed weights), the register-sourced A
+  // fragment the weights are dequantized into, and a consumer's accumulator (C^T: weight rows x activation rows).
+  k.layouts = [](const Values& p, const Values& c) {
+    const GemmDequantConfig cfg = dequant_config(p, c);
+    const GemmDequantPlan plan = make_plan(cfg);
+    std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, "bf16")}, {"smem_W", memory_spec(plan.smem_W, "u8")}};
+    if (auto spec = fragment_spec(plan.frag_W, "wgmma.m64k16.bf16.A")) l.push_back({"frag_W", *spec});
+    if (auto spec = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.block_M) + "k16.f32.C"))
+      l.push_back({"wgmma_C", *spec});
+    return l;
+  };
+  return k;
+}
+
+}  // namespace
+
+std::vector<KernelSpec> gemm_dequant_kernels() { return {gemm_dequant_spec()}; }
+
+}  // namespace tl

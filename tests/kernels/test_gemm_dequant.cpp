@@ -1,0 +1,286 @@
+// gemm.dequant against the formats and the hardware's rules: the bit-trick conversions give the int4 and e2m1 values
+// for every byte, the bytes a thread picks are its wgmma A fragment's, the tiles are what TMA writes, refusals say what
+// to fix, a name per config, and a float64 reference that a wrong scale group or nibble order cannot pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm_dequant_plan.hpp"
+#include "library/library.hpp"
+#include "runtime/core/numeric.hpp"
+#include "tests/kernels/gemm_plan_checks.hpp"
+#include "tile/layout_spec.hpp"
+
+namespace tl {
+namespace {
+
+using KV = std::map<std::string, std::string>;
+
+const KernelSpec& spec() { return *library_registry().find("gemm.dequant").value(); }
+
+KernelInstance instance(const KV& problem, const KV& config) {
+  auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+  EXPECT_TRUE(k.ok()) << k.status().message();
+  return *k;
+}
+
+float bf16_lo(unsigned v) { return num::bf16_to_float(static_cast<std::uint16_t>(v & 0xFFFF)); }
+float bf16_hi(unsigned v) { return num::bf16_to_float(static_cast<std::uint16_t>(v >> 16)); }
+
+// [SECTION] the formats and the conversions
+
+TEST(Dequant4, ValueSetsAreTheFormats) {
+  std::set<float> fp4, int4;
+  for (std::uint8_t c = 0; c < 16; ++c) {
+    fp4.insert(num::fp4_e2m1_value(c));
+    int4.insert(static_cast<float>(num::int4_value(c)));
+  }
+  // OCP MX e2m1: +-{0, 0.5, 1, 1.5, 2, 3, 4, 6} (+0 and -0 compare equal: 15 distinct values).
+  EXPECT_EQ(fp4, (std::set<float>{-6, -4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4, 6}));
+  EXPECT_EQ(num::fp4_e2m1_value(0x1), 0.5f);  // the subnormal
+  EXPECT_EQ(num::fp4_e2m1_value(0x7), 6.0f);  // no NaN or infinity
+  EXPECT_EQ(num::fp4_e2m1_value(0xF), -6.0f);
+  EXPECT_EQ(int4.size(), 16u);
+  EXPECT_EQ(*int4.begin(), -8.0f);
+  EXPECT_EQ(*int4.rbegin(), 7.0f);
+  EXPECT_EQ(num::int4_value(0x8), -8);
+  EXPECT_EQ(num::int4_value(0xF), -1);
+}
+
+// Every byte at every position of a word among other bytes: the byte permute picks it, and the conversion gives the
+// low nibble's value in the low half and the high nibble's in the high half, exactly.
+TEST(Dequant4, ConversionsGiveEveryCodesValue) {
+  for (int q = 0; q < 4; ++q)
+    for (unsigned b = 0; b < 256; ++b) {
+      const unsigned other = 0x9C3E57A1u;  // neighbours with every nibble pattern nearby
+      const unsigned word = (other & ~(0xFFu << (8 * q))) | (b << (8 * q));
+      const unsigned s = dequant4::spread(word, dequant4::spread_selector(q));
+      const unsigned i4 = dequant4::codes_to_bf16x2<dequant4::kInt4>(s);
+      const unsigned f4 = dequant4::codes_to_bf16x2<dequant4::kFp4>(s);
+      SCOPED_TRACE("byte " + std::to_string(b) + " at " + std::to_string(q));
+      EXPECT_EQ(bf16_lo(i4), static_cast<float>(num::int4_value(b & 0xF)));
+      EXPECT_EQ(bf16_hi(i4), static_cast<float>(num::int4_value(b >> 4)));
+      EXPECT_EQ(bf16_lo(f4), num::fp4_e2m1_value(b & 0xF));
+      EXPECT_EQ(bf16_hi(f4), num::fp4_e2m1_value(b >> 4));
+      // Signs too: -0 stays -0 (bf16 bits, not only values).
+      EXPECT_EQ(f4 & 0x80008000u, ((b & 8u) << 12) | ((b & 0x80u) << 24));
+    }
+}
+
+// byte_perm's host copy is prmt: result byte i is byte sel_i of {x, y}.
+TEST(Dequant4, BytePermIsPrmt) {
+  EXPECT_EQ(dequant4::byte_perm(0x33221100u, 0x77665544u, 0x7531u), 0x77553311u);
+  EXPECT_EQ(dequant4::byte_perm(0x33221100u, 0x77665544u, 0x0246u), 0x00224466u);
+}
+
+// [SECTION] the plan
+
+// The kernel reads, for register j of k16 step st, byte (e0.col / 2) % 4 of word 2 st + FT.at[2 j].col / 8 of row
+// e0.row + FT.at[2 j].row, low nibble then high nibble. That must be the fragment's own (row, k) and (row, k + 1).
+TEST(GemmDequantPlan, ThreadsPickTheirFragmentsBytes) {
+  const GemmDequantPlan p = make_plan(GemmDequantConfig{});
+  for (int t = 0; t < 128; ++t) {
+    const TileCoord e0 = p.frag_W(t, 0);
+    const int q = (e0.col / 2) % 4;
+    for (int st = 0; st < 4; ++st)
+      for (int j = 0; j < 4; ++j) {
+        const TileCoord off = p.frag_W(0, 2 * j);
+        const int row = e0.row + off.row, byte = 4 * (2 * st + off.col / 8) + q;
+        for (int e = 0; e < 2; ++e) {
+          const TileCoord want = p.frag_W(t, 2 * j + e);
+          EXPECT_EQ(row, want.row) << "thread " << t << " register " << j;
+          EXPECT_EQ(2 * byte + e, 16 * st + want.col) << "thread " << t << " register " << j << " half " << e;
+        }
+      }
+  }
+}
+
+// The activation box is what TMA's SWIZZLE_128B writes and the weights what an unswizzled box writes (row-major
+// bytes); the regions are disjoint, the swizzled ones 1024-byte aligned; the descriptor's stride is one 8-row atom.
+TEST(GemmDequantPlan, TilesAndRegionsAreWhatTmaWrites) {
+  for (int bn : {64, 128})
+    for (int bm : {16, 32, 64, 128, 256})
+      for (int bk : {64, 128, 256}) {
+        const GemmDequantConfig c{.block_N = bn, .block_M = bm, .block_K = bk, .num_stages = 3};
+        SCOPED_TRACE(name_expression(c));
+        const GemmDequantPlan p = make_plan(c);
+        ASSERT_TRUE(p.smem_A.ok() && p.smem_W.ok());
+        for (int r = 0; r < bm; ++r)
+          for (int k = 0; k < 64; ++k) ASSERT_EQ(2 * p.smem_A(r, k), test::tma_sw128(r * 128 + 2 * k));
+        for (int r = 0; r < bn; ++r)
+          for (int b = 0; b < bk / 2; ++b) ASSERT_EQ(p.smem_W(r, b), r * (bk / 2) + b);
+        EXPECT_EQ(p.a_sbo, 1024);
+        EXPECT_EQ(p.a_box_bytes, bm * 128);
+        EXPECT_EQ(p.w_stage_bytes, bn * bk / 2);
+        std::vector<test::Region> swizzled, others;
+        for (int s = 0; s < 3; ++s) {
+          for (int ch = 0; ch < c.chunks(); ++ch) {
+            const int at = p.a_offset + s * p.a_stage_bytes + ch * p.a_box_bytes;
+            swizzled.push_back({at, at + p.a_box_bytes});
+          }
+          const int w = p.w_offset + s * p.w_stage_bytes;
+          others.push_back({w, w + p.w_stage_bytes});
+          others.push_back({p.full_bar_offset + 8 * s, p.full_bar_offset + 8 * s + 8});
+          others.push_back({p.empty_bar_offset + 8 * s, p.empty_bar_offset + 8 * s + 8});
+        }
+        // Barriers are 8-byte aligned.
+        EXPECT_EQ(p.full_bar_offset % 8, 0);
+        test::expect_disjoint_regions(swizzled, others, p.align, p.bytes);
+        EXPECT_EQ(p.box_A.inner, 64);
+        EXPECT_EQ(p.box_A.outer, bm);
+        EXPECT_EQ(p.box_W.inner, bk / 2);
+        EXPECT_EQ(p.box_W.outer, bn);
+      }
+}
+
+// [SECTION] the spec
+
+TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
+  auto why = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  EXPECT_NE(why({{"K", "48"}}, {}).find("multiple of 32"), std::string::npos);
+  const std::string smem = why({{"M", "4096"}}, {{"block_M", "256"}, {"block_K", "256"}, {"num_stages", "4"}});
+  EXPECT_NE(smem.find("lower num_stages"), std::string::npos) << smem;
+  EXPECT_NE(why({{"M", "1048576"}}, {{"block_M", "16"}}).find("raise block_M"), std::string::npos);
+  const std::string two = why({{"M", "64"}}, {{"block_M", "64"}, {"ctas_per_sm", "2"}, {"num_stages", "8"}});
+  EXPECT_NE(two.find("set ctas_per_sm=1"), std::string::npos) << two;
+  EXPECT_NE(why({}, {{"k_split", "4"}, {"num_stages", "6"}}).find("two stage slots"), std::string::npos);
+  // One slot per lane would deadlock: a lane frees its slot only once its next stage has been loaded into it.
+  EXPECT_NE(why({}, {{"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
+  EXPECT_NE(why({}, {{"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
+  EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
+}
+
+TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
+  test::expect_distinct_names_and_keys(spec(), {{{}, {}},
+                                                {{}, {{"block_N", "128"}}},
+                                                {{}, {{"block_M", "32"}}},
+                                                {{}, {{"block_K", "64"}}},
+                                                {{}, {{"num_stages", "3"}}},
+                                                {{}, {{"k_split", "1"}}},
+                                                {{}, {{"k_split", "1"}, {"ctas_per_sm", "1"}}},
+                                                {{}, {{"k_split", "4"}}},
+                                                {{{"wtype", "fp4"}}, {}},
+                                                {{{"group", "32"}}, {}},
+                                                {{{"scale_dtype", "f32"}}, {}}});
+}
+
+TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
+  // Prefill: block_N and block_M auto are 128 and 256, num_stages auto the deepest that fits (3 stages of 64 KiB
+  // activations + 8 KiB weights; 4 do not).
+  const KernelInstance k = instance({{"M", "300"}, {"N", "1000"}, {"K", "4128"}, {"group", "64"}}, {});
+  const GemmDequantPlan p = make_plan(GemmDequantConfig{.block_N = 128, .block_M = 256, .num_stages = 3, .group = 64});
+  EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes));
+  EXPECT_GT(make_plan(GemmDequantConfig{.block_N = 128, .block_M = 256, .num_stages = 4}).bytes,
+            limits_for_arch("sm_90a").smem_per_block_optin);
+  EXPECT_EQ(k.launch.block.x, 384u);
+  EXPECT_EQ(k.launch.grid.x, 8u);  // ceil(1000 / 128)
+  EXPECT_EQ(k.launch.grid.y, 2u);  // ceil(300 / 256)
+  std::map<std::string, std::vector<std::int64_t>> boxes, shapes;
+  std::map<std::string, DType> types;
+  for (const ArgSpec& a : k.args) {
+    if (a.kind == ArgSpec::Kind::tensor_map) boxes[a.name] = a.box;
+    if (a.kind == ArgSpec::Kind::tensor) {
+      shapes[a.name] = a.shape;
+      types[a.name] = a.dtype;
+    }
+  }
+  EXPECT_EQ(boxes["tma_A"], (std::vector<std::int64_t>{64, 256}));
+  EXPECT_EQ(boxes["tma_W"], (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(shapes["W"], (std::vector<std::int64_t>{1000, 2064}));
+  EXPECT_EQ(types["W"], DType::u8);
+  EXPECT_EQ(shapes["scales"], (std::vector<std::int64_t>{1000, 65}));  // ceil(4128 / 64)
+  EXPECT_EQ(types["scales"], DType::bf16);
+  std::map<std::string, std::string> by_name;
+  for (const LayoutInfo& l : k.spec->layouts(k.problem, k.config)) by_name[l.name] = l.spec;
+  EXPECT_EQ(by_name["frag_W"], "wgmma.m64k16.bf16.A");
+  EXPECT_EQ(by_name["wgmma_C"], "wgmma.m64n256k16.f32.C");
+  EXPECT_TRUE(parse_spec(by_name["frag_W"]).fragment.tv() == p.frag_W.tv());
+  for (const auto& [name, tile] : std::map<std::string, SwizzledLayout>{{"smem_A", p.smem_A}, {"smem_W", p.smem_W}}) {
+    const LayoutSpec s = parse_spec(by_name.at(name));
+    EXPECT_TRUE(s.memory.layout() == tile.layout() && s.memory.swizzle() == tile.swizzle()) << name;
+  }
+  ASSERT_EQ(spec().probes.size(), 5u);
+  EXPECT_EQ(spec().probes[GemmDequantProbe::dequant_mma], "dequant_mma");
+  // Decode: block_M auto is 16, two k lanes, 8 stages; without the split two CTAs per SM; a split that suits a
+  // given num_stages.
+  const std::string decode = instance({{"M", "3"}}, {}).name_expression;
+  EXPECT_NE(decode.find(".block_M = 16"), std::string::npos) << decode;
+  EXPECT_NE(decode.find(".num_stages = 8, .ctas_per_sm = 1, .k_split = 2"), std::string::npos) << decode;
+  const std::string two = instance({{"M", "3"}}, {{"k_split", "1"}}).name_expression;
+  EXPECT_NE(two.find(".ctas_per_sm = 2, .k_split = 1"), std::string::npos) << two;
+  const std::string shallow = instance({{"M", "3"}}, {{"num_stages", "2"}}).name_expression;
+  EXPECT_NE(shallow.find(".num_stages = 2, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << shallow;
+  const std::string odd = instance({{"M", "3"}}, {{"num_stages", "5"}}).name_expression;
+  EXPECT_NE(odd.find(".num_stages = 5, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << odd;
+  EXPECT_NE(k.name_expression.find(".ctas_per_sm = 1"), std::string::npos) << k.name_expression;
+}
+
+// [SECTION] the reference
+
+ReferenceInputs inputs_of(const KernelInstance& k) {
+  ReferenceInputs in;
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor && a.role == ArgRole::in) in.tensors[a.name] = make_host_tensor(a);
+  return in;
+}
+
+// An entry by hand from the format's definition; and with the scales of the next group, or each byte's nibbles
+// swapped (what a kernel indexing them wrongly computes), the entries leave the tolerance.
+TEST(GemmDequantSpec, ReferenceUsesEveryScaleAndAWrongOneFails) {
+  for (const char* wtype : {"int4", "fp4"})
+    for (const char* sd : {"bf16", "f32"}) {
+      SCOPED_TRACE(std::string(wtype) + " " + sd);
+      const std::int64_t M = 3, N = 70, K = 224, G = 32, KG = 7;
+      const KernelInstance k = instance(
+          {{"M", "3"}, {"N", "70"}, {"K", "224"}, {"group", "32"}, {"wtype", wtype}, {"scale_dtype", sd}}, {});
+      const ReferenceInputs in = inputs_of(k);
+      const HostTensor &A = in.tensor("A"), &W = in.tensor("W"), &S = in.tensor("scales");
+      ASSERT_EQ(S.shape, (std::vector<std::int64_t>{N, KG}));
+      std::set<int> codes;
+      for (std::int64_t i = 0; i < W.numel(); ++i) codes.insert(static_cast<int>(W.at(i)) & 0xF);
+      EXPECT_EQ(codes.size(), 16u);  // every code occurs
+      double by_hand = 0;
+      const std::int64_t n = 69, m = 2;
+      for (std::int64_t kk = 0; kk < K; ++kk) {
+        const int byte = static_cast<int>(W.at(n * (K / 2) + kk / 2));
+        const int code = kk % 2 ? byte >> 4 : byte & 0xF;
+        const double v = std::string(wtype) == "fp4" ? num::fp4_e2m1_value(static_cast<std::uint8_t>(code))
+                                                     : num::int4_value(static_cast<std::uint8_t>(code));
+        const float w = static_cast<float>(v) * static_cast<float>(S.at(n * KG + kk / G));
+        by_hand += A.at(m * K + kk) * num::bf16_to_float(num::float_to_bf16(w));
+      }
+      EXPECT_NEAR(k.spec->reference(k.problem, in, "C", {m * N + n}).value().at(0), by_hand, 1e-9 * std::abs(by_hand));
+
+      std::vector<std::int64_t> all(static_cast<size_t>(M * N));
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+      const std::vector<double> right = k.spec->reference(k.problem, in, "C", all).value();
+      const Tolerance tol = k.spec->tolerance(k.problem, DType::bf16);
+      auto rel = [&](const ReferenceInputs& wrong) {
+        const std::vector<double> w = k.spec->reference(k.problem, wrong, "C", all).value();
+        double diff = 0, norm = 0;
+        for (size_t i = 0; i < w.size(); ++i) {
+          diff += (w[i] - right[i]) * (w[i] - right[i]);
+          norm += right[i] * right[i];
+        }
+        return std::sqrt(diff / norm);
+      };
+      ReferenceInputs next_group = in, swapped = in;
+      HostTensor& s = next_group.tensors.at("scales");
+      for (std::int64_t r = 0; r < N; ++r)
+        for (std::int64_t g = 0; g < KG; ++g)
+          store_element(s.data.data(), s.dtype, static_cast<std::uint64_t>(r * KG + g), S.at(r * KG + (g + 1) % KG));
+      for (auto& b : swapped.tensors.at("W").data) b = static_cast<unsigned char>((b >> 4) | (b << 4));
+      EXPECT_GT(rel(next_group), 10 * tol.rel);
+      EXPECT_GT(rel(swapped), 10 * tol.rel);
+    }
+}
+
+}  // namespace
+}  // namespace tl
