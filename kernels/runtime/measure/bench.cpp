@@ -116,7 +116,7 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
                           (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma, "
                                             "gemm.fp8)"
                                           : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma, "
-                                            "attn.bwd.mma)"));
+                                            "attn.bwd.mma, attn.bwd.wgmma)"));
   const std::string library = library_title(vs);
   auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
     for (const ArgSpec& a : instance.args) {

@@ -293,10 +293,15 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
   if (b.kind == "cudnn_sdpa")
     if (const std::string why = sdpa_refusal(b.sdpa); !why.empty())
       return make_error(ErrorCode::unsupported, "cudnn cannot run this: " + why);
-  auto buffer = [&](const std::string& name) -> Result<void*> {
-    const int i = buffer_named(spec, name);
-    if (i < 0) return make_error(ErrorCode::invalid_argument, "the baseline names a buffer '" + name + "' the launch lacks");
-    return ptrs[static_cast<std::size_t>(i)];
+  // The launch's buffers of these names, in order.
+  auto buffers = [&](const std::vector<std::string>& names) -> Result<std::vector<const void*>> {
+    std::vector<const void*> in;
+    for (const std::string& name : names) {
+      const int i = buffer_named(spec, name);
+      if (i < 0) return make_error(ErrorCode::invalid_argument, "the baseline names a buffer '" + name + "' the launch lacks");
+      in.push_back(ptrs[static_cast<std::size_t>(i)]);
+    }
+    return in;
   };
   const int ic = buffer_named(spec, b.compared_output());
   if (ic < 0 || spec.buffers[static_cast<std::size_t>(ic)].dtype != b.out ||
@@ -312,19 +317,13 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
   if (b.kind == "cublas_gemm") {
     if (b.layout != "nt" && b.layout != "nn")
       return make_error(ErrorCode::invalid_argument, "baseline layout '" + b.layout + "' is neither nt nor nn");
-    auto A = buffer(b.a);
-    if (!A) return A.status();
-    auto B = buffer(b.b);
-    if (!B) return B.status();
-    launch = [&b, A = *A, B = *B, C = out.ptrs[0]](cudaStream_t stream) { return cublas_gemm(b, A, B, C, stream); };
+    auto in = buffers({b.a, b.b});
+    if (!in) return in.status();
+    launch = [&b, A = (*in)[0], B = (*in)[1], C = out.ptrs[0]](cudaStream_t stream) { return cublas_gemm(b, A, B, C, stream); };
   } else if (b.kind == "cublaslt_fp8") {
-    std::vector<const void*> in;
-    for (const std::string& name : {b.a, b.b, b.scale_a, b.scale_b}) {
-      auto p = buffer(name);
-      if (!p) return p.status();
-      in.push_back(*p);
-    }
-    auto l = cublaslt_fp8_launch(b, in[0], in[1], in[2], in[3], out.ptrs[0]);
+    auto in = buffers({b.a, b.b, b.scale_a, b.scale_b});
+    if (!in) return in.status();
+    auto l = cublaslt_fp8_launch(b, (*in)[0], (*in)[1], (*in)[2], (*in)[3], out.ptrs[0]);
     if (!l) return l.status();
     launch = std::move(*l);
   } else {
@@ -332,13 +331,9 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
     std::vector<std::string> names = {a.q, a.k, a.v};
     if (a.backward) names.insert(names.end(), {a.o, a.d_o, a.lse});
     if (!a.backward && !a.sinks.empty()) names.push_back(a.sinks);
-    std::vector<const void*> in;
-    for (const std::string& name : names) {
-      auto p = buffer(name);
-      if (!p) return p.status();
-      in.push_back(*p);
-    }
-    auto l = cudnn_sdpa_launch(b, in, out.ptrs[0]);
+    auto in = buffers(names);
+    if (!in) return in.status();
+    auto l = cudnn_sdpa_launch(b, *in, out.ptrs[0]);
     if (!l) return l.status();
     launch = std::move(*l);
   }
