@@ -466,7 +466,7 @@ std::int64_t wgmma_stream_k_grid(const Values& p, const Values& c, const DeviceL
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
-  if (c.text("schedule") == "stream_k" && wgmma_cluster(c) > 1)
+  if (wgmma_stream_k(c) && wgmma_cluster(c) > 1)
     return refuse("schedule=stream_k splits tiles along K between single CTAs; it runs without clusters: set "
                   "cluster_M=1 and cluster_N=1, or schedule=data_parallel");
   if (wgmma_cluster(c) > 2)
