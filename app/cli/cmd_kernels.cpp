@@ -37,6 +37,7 @@ void add_kernels_command(CLI::App& app, Context& ctx) {
     } else {
       for (const auto* s : specs) {
         std::printf("%s  (%s)  %s\n", s->name.c_str(), s->family.c_str(), s->summary.c_str());
+        if (const std::string b = spec_baseline_library(*s); !b.empty()) std::printf("  baseline: --vs %s\n", b.c_str());
         print_schema("problem", s->problem);
         print_schema("config", s->config);
       }

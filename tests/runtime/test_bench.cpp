@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "library/library.hpp"
 #include "runtime/core/npy.hpp"
 #include "runtime/measure/bench.hpp"
@@ -286,6 +288,28 @@ TEST(Baseline, KernelWithoutOneIsRefusedByName) {
   auto gemm = instantiate(*library_registry().find("gemm.simt").value(), {}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(gemm.ok());
   EXPECT_EQ(baseline_for(*gemm, "cutlass").status().code(), ErrorCode::invalid_argument);
+}
+
+// The listing's "baseline" is the one --vs accepts at the default problem, for every kernel: the refusal's pointer
+// to `tilelab kernels` then names exactly the kernels that have one.
+TEST(Baseline, ListingNamesTheBaselineVsAccepts) {
+  int with = 0;
+  for (const KernelSpec* spec : library_registry().list(false)) {
+    const std::string listed = spec_baseline_library(*spec);
+    nlohmann::json j = *spec;
+    EXPECT_EQ(j["baseline"].is_null(), listed.empty()) << spec->name;
+    auto inst = instantiate(*spec, {}, {}, limits_for_arch("sm_90a"));
+    if (!inst.ok()) continue;  // a kernel whose defaults need another arch
+    for (const char* vs : {"cublas", "cudnn"}) {
+      const auto b = baseline_for(*inst, vs);
+      EXPECT_EQ(b.ok() || b.status().code() != ErrorCode::unsupported, listed == vs) << spec->name << " --vs " << vs;
+    }
+    with += !listed.empty();
+  }
+  EXPECT_GE(with, 8);  // gemm.simt/mma/wgmma/fp8, attn.fwd/bwd mma/wgmma
+  EXPECT_EQ(spec_baseline_library(*library_registry().find("gemm.wgmma").value()), "cublas");
+  EXPECT_EQ(spec_baseline_library(*library_registry().find("attn.bwd.wgmma").value()), "cudnn");
+  EXPECT_EQ(spec_baseline_library(*library_registry().find("copy").value()), "");
 }
 
 // The record's JSON carries the baseline with rates derived from the spec's FLOPs and the baseline's median.

@@ -110,14 +110,11 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
   const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
   std::optional<BaselineSpec> b;
   if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem);
-  if (!b || baseline_library(b->kind) != vs)
-    return make_error(ErrorCode::unsupported,
-                      "--vs " + vs + ": " + name +
-                          (vs == "cublas" ? " has no cuBLAS equivalent (the GEMMs have one: gemm.simt, gemm.mma, gemm.wgmma, "
-                                            "gemm.fp8)"
-                                          : " has no cuDNN equivalent (attention has one: attn.fwd.mma, attn.fwd.wgmma, "
-                                            "attn.bwd.mma, attn.bwd.wgmma)"));
   const std::string library = library_title(vs);
+  if (!b || baseline_library(b->kind) != vs)
+    return make_error(ErrorCode::unsupported, "--vs " + vs + ": " + name + " has no " + library +
+                                                  " equivalent (`tilelab kernels` names each kernel's: \"baseline: --vs " +
+                                                  vs + "\")");
   auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
     for (const ArgSpec& a : instance.args) {
       if (a.kind != ArgSpec::Kind::tensor || a.name != tensor) continue;

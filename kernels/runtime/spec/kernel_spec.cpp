@@ -382,6 +382,14 @@ Result<Timeline> model_timeline(const KernelInstance& instance, const ModelDevic
   return instance.spec->model_timeline(instance, device);
 }
 
+std::string spec_baseline_library(const KernelSpec& spec) {
+  if (!spec.baseline) return "";
+  auto problem = spec.problem.resolve({}, "problem");
+  if (!problem) return "";
+  const std::optional<BaselineSpec> b = spec.baseline(*problem);
+  return b ? baseline_library(b->kind) : "";
+}
+
 // [SECTION] JSON
 
 void to_json(nlohmann::json& j, const ParamSpec& p) {
@@ -400,6 +408,8 @@ void to_json(nlohmann::json& j, const KernelSpec& k) {
        {"hidden", k.hidden}, {"source", k.source},           {"archs", k.archs},
        {"config", k.config.params}, {"problem", k.problem.params}, {"probes", k.probes},
        {"tensor_cores", k.tensor_cores}, {"model_timeline", static_cast<bool>(k.model_timeline)}};
+  const std::string baseline = spec_baseline_library(k);
+  j["baseline"] = baseline.empty() ? nlohmann::json() : nlohmann::json(baseline);
 }
 
 void to_json(nlohmann::json& j, const ArgSpec& a) {

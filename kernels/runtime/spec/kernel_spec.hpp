@@ -243,8 +243,11 @@ CompileRequest compile_request(const KernelInstance& instance, JitOptions option
 // one, when its spec has none. The result has model = true.
 Result<Timeline> model_timeline(const KernelInstance& instance, const ModelDevice& device);
 
+// The library `bench --vs` compares the spec against at its default problem ("cublas", "cudnn"), "" for none.
+std::string spec_baseline_library(const KernelSpec& spec);
+
 void to_json(nlohmann::json& j, const ParamSpec& p);
-void to_json(nlohmann::json& j, const KernelSpec& k);  // name, family, summary, schemas, archs
+void to_json(nlohmann::json& j, const KernelSpec& k);  // name, family, summary, schemas, archs, baseline
 void to_json(nlohmann::json& j, const ArgSpec& a);
 
 }  // namespace tl
