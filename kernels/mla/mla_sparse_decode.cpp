@@ -24,7 +24,7 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
 MlaSparseDecodeConfig sparse_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
-          .rope_direct = c.boolean("rope_direct")};
+          .rope_direct = c.boolean("rope_direct"), .lookahead = c.boolean("lookahead")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -220,13 +220,17 @@ KernelSpec mla_sparse_decode_spec() {
                                   "at the 128-head shapes on an H200, docs/perf.md)"),
                ParamSpec::boolean("rope_direct", false,
                                   "each cache row's RoPE bytes copied straight to their place in the tile (no "
-                                  "shared-memory read and write of them)")}};
+                                  "shared-memory read and write of them)"),
+               ParamSpec::boolean("lookahead", false,
+                                  "the producer issues the next block's copies as soon as the consumers free its "
+                                  "stage, while it still dequantizes this block (their latency hidden behind it)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
         {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}},
         {{"crossover", "false"}}, {{"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
-        {{"rope_direct", "true"}}, {{"crossover", "false"}, {"rope_direct", "true"}}};
+        {{"rope_direct", "true"}}, {{"crossover", "false"}, {"rope_direct", "true"}},
+        {{"lookahead", "true"}, {"rope_direct", "true"}}, {{"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

@@ -30,6 +30,10 @@ struct MlaSparseDecodeConfig {
   // a valid index keeps stale RoPE values: its score is masked, and P V reads no RoPE column). With crossover, each
   // CTA copies the RoPE of all the block's rows, and writes only the NoPE values of its half into the peer.
   bool rope_direct = false;
+  // The next block's copies are issued into the other KV stage as soon as the consumers release it, between this
+  // block's row batches (polling its empty barrier), instead of after this block is published: their latency
+  // overlaps this block's dequantization, and the consumers' time on the previous block overlaps both.
+  bool lookahead = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -130,6 +134,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("dequant_rows", c.dequant_rows)
       .field("crossover", c.crossover)
       .field("rope_direct", c.rope_direct)
+      .field("lookahead", c.lookahead)
       .str();
 }
 
