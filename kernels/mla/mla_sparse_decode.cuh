@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // block, the peer the other 8, each writing its rows into both CTAs' stages).
     const auto produce = [&](auto mode) {
       constexpr bool X = decltype(mode)::on;
-      constexpr bool RD = C.rope_direct;
+      constexpr bool RD = C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X);
       constexpr bool LA = C.lookahead;
       constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
       const int tb = X ? TR * static_cast<int>(rank) : 0;
