@@ -83,21 +83,21 @@ TL_DEVICE_INLINE unsigned cache_row(int idx, int block_size, int block_rows) {
 }
 
 // The part's blocks in the order the producer fills them (its requests in order, each one's blocks), walked ahead of
-// the block being filled: request r of the part (past walk.last: done), block blk of its [blk, b1). No request count
-// of its own: the producer's registers are few.
+// the block being filled: k-th request r of the part, block blk of its [blk, b1).
 struct BlockCursor {
   const mla_detail::PartWalk& walk;
-  int r, L = 0, blk = 0, b1 = 0;
+  int k = -1, r = 0, L = 0, blk = 0, b1 = 0;
   TL_DEVICE_INLINE BlockCursor(const mla_detail::PartWalk& w, const int* topk_length, int topk, int seq_q, int heads,
                                int m0)
-      : walk(w), r(w.first - 1) {
+      : walk(w) {
     settle(topk_length, topk, seq_q, heads, m0);
   }
-  TL_DEVICE_INLINE bool done() const { return r > walk.last; }
+  TL_DEVICE_INLINE bool done() const { return k >= walk.count; }
   // To the next request with a block, from a request whose blocks are used up.
   TL_DEVICE_INLINE void settle(const int* topk_length, int topk, int seq_q, int heads, int m0) {
-    while (blk >= b1 && r <= walk.last) {
-      if (++r > walk.last) return;
+    while (blk >= b1 && k < walk.count) {
+      if (++k >= walk.count) return;
+      r = walk.first + k;
       L = mla_detail::sparse_length(topk_length, topk, seq_q, r);
       int split;
       walk.range<false>(r, L, 1, heads, m0, heads, blk, b1, split);

@@ -33,8 +33,7 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"vec_store", "false"}, {"dequant_rows", "1"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"crossover", "false"}}},
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "off"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "on"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "on"}, {"lookahead", "true"}}}};
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "on"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
