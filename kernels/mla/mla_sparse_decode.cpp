@@ -223,11 +223,12 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::enumeration("rope_direct", "unpaired", {"off", "on", "unpaired"},
                                       "each cache row's RoPE bytes copied straight to their place in the tile (no "
                                       "shared-memory read and write of them): in no CTA, in every CTA, or in those "
-                                      "without a crossover pair (64 heads or crossover off: 1.04-1.05x there on an "
+                                      "without a crossover pair (64 heads or crossover off: 1.04-1.07x there on an "
                                       "H200; with a pair 0.93x, docs/perf.md)"),
                ParamSpec::boolean("lookahead", false,
                                   "the producer issues the next block's copies as soon as the consumers free its "
-                                  "stage, while it still dequantizes this block (their latency hidden behind it)")}};
+                                  "stage, while it still dequantizes this block (0.81-0.86x on an H200: the issue's "
+                                  "own time lands on the dequant's path, docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},

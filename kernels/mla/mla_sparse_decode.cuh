@@ -39,8 +39,15 @@
 // st.async, into the peer's, whose per-stage remote barrier the writes complete (armed each block by the owner with
 // the half's bytes). Consumers wait on the full and the remote barrier, and release a stage on both CTAs' empty
 // barriers (4 arrivals), since the peer writes into it. Every CTA computes the whole valid mask itself. Measured
-// 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04x alone at 64
-// heads, 0.93x with crossover.
+// 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04-1.07x at 64
+// heads, 0.93x with crossover, hence its default `unpaired`: only a CTA without a peer copies RoPE straight.
+//
+// Lookahead (C.lookahead, off): block it + 1's copies go into the other stage as soon as the consumers release it,
+// polled (mbarrier.test_wait) between block it's row batches, at the latest right after block it is published, so
+// their latency overlaps this block's dequantization. Measured 0.81-0.85x on an H200 (docs/perf.md): issuing a
+// block's gathers costs the warp about 0.9 us of its own time wherever it goes, and it then sits inside the dequant
+// (timeline: dequant 4.4 us per block and warp with the issue in it, against about 3.8 us per block before), so the
+// latency it hides is less than the issue it moves onto the dequant's path; its build also spills 20 bytes.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
