@@ -44,7 +44,7 @@
 //
 // Lookahead (C.lookahead, off): block it + 1's copies go into the other stage as soon as the consumers release it,
 // polled (mbarrier.test_wait) between block it's row batches, at the latest right after block it is published, so
-// their latency overlaps this block's dequantization. Measured 0.81-0.85x on an H200 (docs/perf.md): issuing a
+// their latency overlaps this block's dequantization. Measured 0.81-0.86x on an H200 (docs/perf.md): issuing a
 // block's gathers costs the warp about 0.9 us of its own time wherever it goes, and it then sits inside the dequant
 // (timeline: dequant 4.4 us per block and warp with the issue in it, against about 3.8 us per block before), so the
 // latency it hides is less than the issue it moves onto the dequant's path; its build also spills 20 bytes.
