@@ -39,8 +39,15 @@
 // st.async, into the peer's, whose per-stage remote barrier the writes complete (armed each block by the owner with
 // the half's bytes). Consumers wait on the full and the remote barrier, and release a stage on both CTAs' empty
 // barriers (4 arrivals), since the peer writes into it. Every CTA computes the whole valid mask itself. Measured
-// 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04x alone at 64
-// heads, 0.93x with crossover.
+// 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04-1.07x at 64
+// heads, 0.93x with crossover, hence its default `unpaired`: only a CTA without a peer copies RoPE straight.
+//
+// Lookahead (C.lookahead, off): block it + 1's copies go into the other stage as soon as the consumers release it,
+// polled (mbarrier.test_wait) between block it's row batches, at the latest right after block it is published, so
+// their latency overlaps this block's dequantization. Measured 0.81-0.86x on an H200 (docs/perf.md): issuing a
+// block's gathers costs the warp about 0.9 us of its own time wherever it goes, and it then sits inside the dequant
+// (timeline: dequant 4.4 us per block and warp with the issue in it, against about 3.8 us per block before), so the
+// latency it hides is less than the issue it moves onto the dequant's path; its build also spills 20 bytes.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -65,12 +72,13 @@ struct Crossover {
   static constexpr bool on = ON;
 };
 
-template <int G>
+// Waits for copy group g of G, when E more groups were committed after the G: cp.async.wait_group takes a constant,
+// and groups g + 1 .. G - 1 and the E may stay in flight.
+template <int G, int E>
 TL_DEVICE_INLINE void wait_copies_of_group(int g) {
-  // cp.async.wait_group takes a constant: groups g + 1 .. G - 1 may stay in flight.
   if constexpr (G > 0) {
-    if (g == 0) cp_async_wait<G - 1>();
-    else wait_copies_of_group<G - 1>(g - 1);
+    if (g == 0) cp_async_wait<G - 1 + E>();
+    else wait_copies_of_group<G - 1, E>(g - 1);
   }
 }
 
@@ -157,7 +165,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // block, the peer the other 8, each writing its rows into both CTAs' stages).
     const auto produce = [&](auto mode) {
       constexpr bool X = decltype(mode)::on;
-      constexpr bool RD = C.rope_direct;
+      constexpr bool RD = C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X);
+      constexpr bool LA = C.lookahead;
       constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
       const int tb = X ? TR * static_cast<int>(rank) : 0;
       // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
@@ -235,78 +244,140 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         }
       };
 
-      int it = 0, qn = 0;
+      // A block's copies: this warp's entries idx (lanes 0..15) into stage s (its empty barrier passed); returns the
+      // block's valid mask (bit t: row t) after storing it for the consumers. Crossover with rope_direct: every row's
+      // RoPE (the peer writes only NoPE values here), so all 16 rows are walked, copy groups numbered by row in both
+      // CTAs. Each lane commits NG groups either way.
+      constexpr bool all_rows = X && RD;
+      constexpr int NG = (all_rows ? SP.rows_per_warp : TR) / kGroupTokens;
+      const auto issue = [&](int s, int idx) {
+        const unsigned stage = base + P.kv_stage(s) + wrow;
+        const bool valid = entry_valid(idx, num_tokens);
+        const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
+        const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
+        // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
+        if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(RD));
+        // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
+#pragma unroll 1
+        for (int t0 = all_rows ? 0 : tb; t0 < (all_rows ? SP.rows_per_warp : tb + TR); t0 += kGroupTokens) {
+          const bool own = !all_rows || (t0 >= tb && t0 < tb + TR);
+          unsigned rows[kGroupTokens];
+#pragma unroll
+          for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
+#pragma unroll
+          for (int j = 0; j < kGroupTokens; ++j) {
+            if ((mask >> (t0 + j)) & 1u) {
+              const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
+              const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
+              if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
+              if (lane <= 8 && (own || lane > 0))
+                cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+            }
+          }
+          cp_async_commit();
+        }
+        if (lane == 0)
+          st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+        return mask;
+      };
+      // KV stage s's empty barrier before block `it`'s fill.
+      const auto empty_parity = [](int i) { return static_cast<unsigned>(((i >> 1) & 1) ^ 1); };
+
+      int it = 0;
       const PartWalk walk(parts, part, requests);
       // The index entries (lanes 0..15) of the next block, read a block ahead so that their latency is not on the
-      // path from a free stage to a full one.
+      // path from a free stage to a full one (lookahead: read when block it starts, used when block it + 1 is issued
+      // during it).
       BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
       int next = ahead.entry(indices, topk, warp, lane);
+      // Bits 0..15: the valid mask of the block being dequantized; lookahead: bits 16..31 that of the block issued
+      // ahead (the part's first block here, then block it + 1 during block it). One register: the producer has 56.
+      unsigned masks = 0u;
+      if constexpr (LA) {
+        if (!ahead.done()) {
+          mbar_wait(base + P.empty_bar(0), empty_parity(0));
+          masks = issue(0, next) << 16;
+        }
+      }
       ahead.advance(topk_length, topk, seq_q, heads, m0);
-      for (int k = 0; k < walk.count; ++k) {
-        const int r = walk.first + k;
+      for (int r = walk.first; r <= walk.last; ++r) {
         const int L = sparse_length(topk_length, topk, seq_q, r);
         int b0, b1, split;
         walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
         auto load_q = [&] {
+          int qn = r - walk.first;  // the part's k-th request is its k-th Q load
           if (warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
         };
         if (b0 == b1) load_q();
+        bool first_blk = true;
         for (int blk = b0; blk < b1; ++blk, ++it) {
           const int s = it & 1;
           const unsigned stage = base + P.kv_stage(s) + wrow;
+          // Lookahead: block it + 1 (entries `next`, if has_next), issued into the other stage as soon as the
+          // consumers release it, between this block's row batches, at the latest after this block is published.
+          bool has_next = false, issued = false;
           TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
-          // Lanes 0..15: this block's 16 entries of this warp, and a valid one's cache row.
-          const int idx = next;
-          next = ahead.entry(indices, topk, warp, lane);
-          ahead.advance(topk_length, topk, seq_q, heads, m0);
-          const bool valid = entry_valid(idx, num_tokens);
-          const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
-          const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
-          TL_PROBE_END(mla_sparse_probe::index, s, blk);
-          TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
-          mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
-          // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
-          if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(RD));
-          TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
-          TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
-          // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
-          // Crossover with rope_direct: every row's RoPE (the peer writes only NoPE values here), so all 16 rows are
-          // walked, copy groups numbered by row in both CTAs.
-          constexpr bool all_rows = X && RD;
-#pragma unroll 1
-          for (int t0 = all_rows ? 0 : tb; t0 < (all_rows ? SP.rows_per_warp : tb + TR); t0 += kGroupTokens) {
-            const bool own = !all_rows || (t0 >= tb && t0 < tb + TR);
-            unsigned rows[kGroupTokens];
-#pragma unroll
-            for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
-#pragma unroll
-            for (int j = 0; j < kGroupTokens; ++j) {
-              if ((mask >> (t0 + j)) & 1u) {
-                const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
-                const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
-                if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
-                if (lane <= 8 && (own || lane > 0))
-                  cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
-              }
-            }
-            cp_async_commit();
+          if constexpr (LA) {
+            masks >>= 16, has_next = !ahead.done();
+            next = ahead.entry(indices, topk, warp, lane);
+            ahead.advance(topk_length, topk, seq_q, heads, m0);
+            TL_PROBE_END(mla_sparse_probe::index, s, blk);
+          } else {
+            // Lanes 0..15: this block's 16 entries of this warp; the next block's read.
+            const int idx = next;
+            next = ahead.entry(indices, topk, warp, lane);
+            ahead.advance(topk_length, topk, seq_q, heads, m0);
+            TL_PROBE_END(mla_sparse_probe::index, s, blk);
+            TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
+            mbar_wait(base + P.empty_bar(s), empty_parity(it));
+            TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
+            TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s, blk);
+            masks = issue(s, idx);
+            TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
           }
-          if (lane == 0)
-            st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
-          TL_PROBE_END(mla_sparse_probe::load_issue, s, blk);
-          if (blk == b0) load_q();
+          if (first_blk) load_q();
+          first_blk = false;
 
           // C.dequant_rows rows at a time: their reads are issued together (one shared-memory latency for the batch,
-          // not one per row), a __syncwarp, then their writes over the rows' raw chunks.
+          // not one per row), a __syncwarp, then their writes over the rows' raw chunks. Past the last batch: the
+          // block is published (fence.proxy.async: the generic-proxy writes, rope_direct's copies too, visible to the
+          // wgmma; one arrival of each thread on the full barrier).
           TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
           constexpr int NR = C.dequant_rows;
           const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
 #pragma unroll 1
-          for (int t0 = tb; t0 < tb + TR; t0 += NR) {
+          for (int t0 = tb;; t0 += NR) {
+            const bool last = t0 >= tb + TR;
+            if (last) {
+              // The RoPE copies of the peer's rows too (and none of the next block's groups).
+              if constexpr (all_rows) {
+                if (issued) cp_async_wait<NG>();
+                else cp_async_wait<0>();
+              }
+              fence_proxy_async_smem();
+              mbar_arrive(base + P.full_bar(s));
+            }
+            if constexpr (LA) {
+              // Every lane takes the other stage once one saw it free (a phase it saw completed stays completed
+              // until this producer fills it), and waits on it for the barrier's ordering.
+              const unsigned empty = base + P.empty_bar(s ^ 1);
+              if (!issued && has_next && (last || __any_sync(0xffffffffu, mbar_test_wait(empty, empty_parity(it + 1))))) {
+                TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s ^ 1, blk);
+                mbar_wait(empty, empty_parity(it + 1));
+                TL_PROBE_END(mla_sparse_probe::load_wait, s ^ 1, blk);
+                TL_PROBE_BEGIN(mla_sparse_probe::load_issue, s ^ 1, blk);
+                masks |= issue(s ^ 1, next) << 16;
+                issued = true;
+                TL_PROBE_END(mla_sparse_probe::load_issue, s ^ 1, blk);
+              }
+            }
+            if (last) break;
             if ((t0 - tb) % kGroupTokens == 0) {
+              // The group's copies; the next block's NG groups, when issued, were committed after this block's.
               TL_PROBE_BEGIN(mla_sparse_probe::copy_wait, s, t0);
-              if constexpr (all_rows) wait_copies_of_group<SP.rows_per_warp / kGroupTokens>(t0 / kGroupTokens);
-              else wait_copies_of_group<TR / kGroupTokens>((t0 - tb) / kGroupTokens);
+              const int g = all_rows ? t0 / kGroupTokens : (t0 - tb) / kGroupTokens;
+              if (issued) wait_copies_of_group<NG, NG>(g);
+              else wait_copies_of_group<NG, 0>(g);
               TL_PROBE_END(mla_sparse_probe::copy_wait, s, t0);
             }
             __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
@@ -314,14 +385,11 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             unsigned rope[NR];
             float sc[NR];
 #pragma unroll
-            for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, mask, v[j], rope[j], sc[j]);
+            for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, masks, v[j], rope[j], sc[j]);
             __syncwarp();  // the rows' chunks are all read before any lane writes over them
 #pragma unroll
             for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
           }
-          if constexpr (all_rows) cp_async_wait<0>();  // the RoPE copies of the peer's rows too
-          fence_proxy_async_smem();  // the generic-proxy writes (rope_direct: copies too), visible to the wgmma
-          mbar_arrive(base + P.full_bar(s));
           TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
         }
       }

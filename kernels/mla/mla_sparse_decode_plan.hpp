@@ -16,6 +16,10 @@
 
 namespace tl {
 
+// Which CTAs copy each row's RoPE bytes straight to their tile columns (config `rope_direct`): none, all, or those
+// without a crossover peer (64 heads, or crossover off), where it measured faster (docs/perf.md).
+enum class MlaRopeDirect : unsigned char { off = 0, on = 1, unpaired = 2 };
+
 // The kernel's one template parameter, in the config schema's names (mla_sparse_decode.cpp). q, out and the MMAs are
 // bf16; the cache is FlashMLA's V3.2 FP8 format.
 struct MlaSparseDecodeConfig {
@@ -29,7 +33,11 @@ struct MlaSparseDecodeConfig {
   // beside the raw chunks, then read and written back: one shared-memory read and write less per row (a token without
   // a valid index keeps stale RoPE values: its score is masked, and P V reads no RoPE column). With crossover, each
   // CTA copies the RoPE of all the block's rows, and writes only the NoPE values of its half into the peer.
-  bool rope_direct = false;
+  MlaRopeDirect rope_direct = MlaRopeDirect::unpaired;
+  // The next block's copies are issued into the other KV stage as soon as the consumers release it, between this
+  // block's row batches (polling its empty barrier), instead of after this block is published: their latency
+  // overlaps this block's dequantization, and the consumers' time on the previous block overlaps both.
+  bool lookahead = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -129,7 +137,10 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("vec_store", c.vec_store)
       .field("dequant_rows", c.dequant_rows)
       .field("crossover", c.crossover)
-      .field("rope_direct", c.rope_direct)
+      .raw("rope_direct", std::string("tl::MlaRopeDirect::") + (c.rope_direct == MlaRopeDirect::on    ? "on"
+                                                                 : c.rope_direct == MlaRopeDirect::off ? "off"
+                                                                                                       : "unpaired"))
+      .field("lookahead", c.lookahead)
       .str();
 }
 

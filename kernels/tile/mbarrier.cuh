@@ -45,4 +45,20 @@ TL_DEVICE_INLINE void mbar_wait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// Whether the phase with the given parity has completed, without waiting: for a thread that has other work to do
+// until it has (test_wait never suspends the thread, as try_wait may).
+TL_DEVICE_INLINE bool mbar_test_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
 }  // namespace tl

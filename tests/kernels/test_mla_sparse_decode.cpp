@@ -32,8 +32,8 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"qk_warpgroups", "2"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"vec_store", "false"}, {"dequant_rows", "1"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"crossover", "false"}}},
-      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "true"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "true"}}}};
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "off"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"rope_direct", "on"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);

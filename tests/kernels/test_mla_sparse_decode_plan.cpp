@@ -19,9 +19,10 @@ std::vector<MlaSparseDecodeConfig> all_configs() {
     for (bool vec : {false, true})
       for (int rows : {1, 2})
         for (bool cross : {false, true})
-          for (bool rope : {false, true})
-            out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
-                           .rope_direct = rope});
+          for (MlaRopeDirect rope : {MlaRopeDirect::off, MlaRopeDirect::on, MlaRopeDirect::unpaired})
+            for (bool ahead : {false, true})
+              out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
+                             .rope_direct = rope, .lookahead = ahead});
   return out;
 }
 
