@@ -22,6 +22,16 @@ TL_DEVICE_INLINE void st_global_v2_f32(float* p, float lo, float hi) {
   asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(lo), "f"(hi) : "memory");
 }
 
+// A 16-byte load of data read once (streamed weights): not kept in L1, and the L2 fetches the 256 bytes around it
+// (the next loads of the same row then hit the L2, and DRAM serves whole 256-byte pieces).
+TL_DEVICE_INLINE uint4 ld_global_stream_v4(const void* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 // Hints: bring the line holding p into L1 / L2; neither waits nor holds a register.
 TL_DEVICE_INLINE void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p) : "memory"); }
 TL_DEVICE_INLINE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory"); }

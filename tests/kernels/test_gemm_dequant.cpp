@@ -150,24 +150,37 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({{"M", "1048576"}}, {{"block_M", "16"}}).find("raise block_M"), std::string::npos);
   const std::string two = why({{"M", "64"}}, {{"block_M", "64"}, {"ctas_per_sm", "2"}, {"num_stages", "8"}});
   EXPECT_NE(two.find("set ctas_per_sm=1"), std::string::npos) << two;
-  EXPECT_NE(why({}, {{"k_split", "4"}, {"num_stages", "6"}}).find("two stage slots"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "4"}, {"num_stages", "6"}}).find("two stage slots"), std::string::npos);
   // One slot per lane would deadlock: a lane frees its slot only once its next stage has been loaded into it.
-  EXPECT_NE(why({}, {{"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
-  EXPECT_NE(why({}, {{"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
 TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
-  test::expect_distinct_names_and_keys(spec(), {{{}, {}},
-                                                {{}, {{"block_N", "128"}}},
-                                                {{}, {{"block_M", "32"}}},
-                                                {{}, {{"block_K", "64"}}},
-                                                {{}, {{"num_stages", "3"}}},
-                                                {{}, {{"k_split", "1"}}},
-                                                {{}, {{"k_split", "1"}, {"ctas_per_sm", "1"}}},
-                                                {{}, {{"k_split", "4"}}},
+  const KV wg = {{"path", "wgmma"}};
+  auto with = [&](KV c) {
+    c.insert(wg.begin(), wg.end());
+    return c;
+  };
+  test::expect_distinct_names_and_keys(spec(), {{{}, wg},
+                                                {{}, with({{"block_N", "128"}})},
+                                                {{}, with({{"block_M", "32"}})},
+                                                {{}, with({{"block_K", "64"}})},
+                                                {{}, with({{"num_stages", "3"}})},
+                                                {{}, with({{"k_split", "1"}})},
+                                                {{}, with({{"k_split", "1"}, {"ctas_per_sm", "1"}})},
+                                                {{}, with({{"k_split", "4"}})},
+                                                {{{"wtype", "fp4"}}, wg},
+                                                {{{"group", "32"}}, wg},
+                                                {{{"scale_dtype", "f32"}}, wg},
+                                                // gemv (auto at M 16): every field of its config
+                                                {{}, {}},
+                                                {{{"M", "8"}}, {}},
+                                                {{}, {{"warp_rows", "16"}}},
+                                                {{}, {{"prefetch", "3"}}},
                                                 {{{"wtype", "fp4"}}, {}},
-                                                {{{"group", "32"}}, {}},
+                                                {{{"group", "64"}}, {}},
                                                 {{{"scale_dtype", "f32"}}, {}}});
 }
 
@@ -210,14 +223,14 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_EQ(spec().probes[GemmDequantProbe::dequant_mma], "dequant_mma");
   // Decode: block_M auto is 16, two k lanes, 8 stages; without the split two CTAs per SM; a split that suits a
   // given num_stages.
-  const std::string decode = instance({{"M", "3"}}, {}).name_expression;
+  const std::string decode = instance({{"M", "3"}}, {{"path", "wgmma"}}).name_expression;
   EXPECT_NE(decode.find(".block_M = 16"), std::string::npos) << decode;
   EXPECT_NE(decode.find(".num_stages = 8, .ctas_per_sm = 1, .k_split = 2"), std::string::npos) << decode;
-  const std::string two = instance({{"M", "3"}}, {{"k_split", "1"}}).name_expression;
+  const std::string two = instance({{"M", "3"}}, {{"path", "wgmma"}, {"k_split", "1"}}).name_expression;
   EXPECT_NE(two.find(".ctas_per_sm = 2, .k_split = 1"), std::string::npos) << two;
-  const std::string shallow = instance({{"M", "3"}}, {{"num_stages", "2"}}).name_expression;
+  const std::string shallow = instance({{"M", "3"}}, {{"path", "wgmma"}, {"num_stages", "2"}}).name_expression;
   EXPECT_NE(shallow.find(".num_stages = 2, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << shallow;
-  const std::string odd = instance({{"M", "3"}}, {{"num_stages", "5"}}).name_expression;
+  const std::string odd = instance({{"M", "3"}}, {{"path", "wgmma"}, {"num_stages", "5"}}).name_expression;
   EXPECT_NE(odd.find(".num_stages = 5, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << odd;
   EXPECT_NE(k.name_expression.find(".ctas_per_sm = 1"), std::string::npos) << k.name_expression;
 }
