@@ -57,16 +57,20 @@ int smem_share(int ctas) {
 
 // [SECTION] the decode path (path=gemv)
 
-// auto: the CUDA-core-fed mma.sync path for decode's few rows (M <= 16, what it takes), else wgmma.
+// auto: gemv where it measured faster than wgmma (H200, docs/perf.md: M 1 and 4 at N x K 8192 x 8192, 28672 x 8192
+// and 4096 x 14336, 1.08-1.99x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
 bool gemv_path(const Values& p, const Values& c) {
   const std::string& path = c.text("path");
-  return path == "gemv" || (path == "auto" && p.integer("M") <= 16);
+  return path == "gemv" || (path == "auto" && p.integer("M") <= 4 && p.integer("K") <= 16384);
 }
 
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   return {.warp_rows = static_cast<int>(c.integer("warp_rows")),
           .n_tiles = p.integer("M") <= 8 ? 1 : 2,
           .prefetch = static_cast<int>(c.integer("prefetch")),
+          .min_blocks = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm")
+                                                                     : c.integer("warp_rows") == 16 ? 4 : 2),
+          .l2_prefetch = c.boolean("l2_prefetch"),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -78,8 +82,11 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 struct GemvSplit {
   std::int64_t splits = 1, steps = 1;
 };
-// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM).
-std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) { return smem_share(cfg.min_blocks) / make_plan(cfg).step_bytes; }
+// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
+// kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
+std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
+  return (smem_share(cfg.min_blocks) - 128) / make_plan(cfg).step_bytes;
+}
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, splits);
   return {tiles(k_steps, steps), steps};
@@ -160,6 +167,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     " (or 0 = auto)");
     return Status::success();
   }
+  if (c.integer("ctas_per_sm") > 2)
+    return refuse("ctas_per_sm=" + c.text("ctas_per_sm") + " is gemv's (path=wgmma takes 1 or 2: its CTAs hold 256+ "
+                  "threads of up to 168 registers)");
   const GemmDequantConfig cfg = dequant_config(p, c);
   if (tiles(p.integer("M"), cfg.block_M) > 65535)
     return refuse("M=" + p.text("M") + " makes " + std::to_string(tiles(p.integer("M"), cfg.block_M)) +
@@ -226,7 +236,10 @@ std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full)
                        pr("257", "300", "1056", "int4", "32", "bf16"),
                        pr("16", "1000", "4128", "fp4", "64", "bf16"),
                        pr("7", "333", "160", "int4", "128", "f32"),
-                       pr("12", "517", "2080", "fp4", "128", "bf16")};
+                       pr("12", "517", "2080", "fp4", "128", "bf16"),
+                       pr("3", "77", "640", "int4", "64", "f32"),
+                       pr("9", "250", "1184", "int4", "32", "bf16"),
+                       pr("15", "129", "416", "fp4", "128", "f32")};
   if (full) {
     // Each format at a gemv M (13: two n tiles, odd) and a wgmma one (33).
     for (const char* w : {"int4", "fp4"})
@@ -250,10 +263,10 @@ KernelSpec gemm_dequant_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = dequant_problem();
-  k.config = {{ParamSpec::enumeration("path", "auto", {"auto", "wgmma", "gemv"},
+  k.config = {{ParamSpec::enumeration("path", "auto", {"auto", "gemv", "wgmma"},
                                      "wgmma: weights dequantized into wgmma's A operand (any M); gemv: each lane "
                                      "streams its own weight bytes into mma.sync, split over K (M <= 16); auto: gemv "
-                                     "for M <= 16, else wgmma"),
+                                     "for M <= 4 with K <= 16384 (where it measured faster), else wgmma"),
                ParamSpec::one_of("block_N", 0, {0, 64, 128},
                                  "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
                                  "<= 64, else 128"),
@@ -263,20 +276,24 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("block_K", 128, {64, 128, 256}, "k per pipeline stage"),
                ParamSpec::one_of("num_stages", 0, {0, 2, 3, 4, 5, 6, 8, 10, 12, 16},
                                  "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory"),
-               ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2},
-                                 "CTAs sharing an SM: 1 gives the consumers 232 registers (setmaxnreg), 2 caps a "
-                                 "thread's registers for two; 0 = auto: 2 for block_M <= 32 with block_N 64 and "
-                                 "no k_split"),
+               ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2, 3, 4},
+                                 "CTAs sharing an SM (a thread's registers capped for them): wgmma 1 (the consumers "
+                                 "get 232 registers by setmaxnreg) or 2, 0 = auto: 2 for block_M <= 32 with block_N 64 "
+                                 "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers), 2 for 32"),
                ParamSpec::one_of("k_split", 0, {0, 1, 2, 4},
                                  "consumer warpgroups per 64 weight rows, taking the k blocks in turn (their partial "
                                  "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1"),
                ParamSpec::integer("splits", 0, 0, 1024,
                                   "gemv: CTAs per row tile over K (each ceil(K/128 / splits) steps of 128 k; the "
                                   "last adds the partial sums); 0 = auto: the fewest that fill the SMs in whole waves"),
-               ParamSpec::one_of("warp_rows", 32, {16, 32}, "gemv: weight rows per warp (8 warps per CTA)"),
+               ParamSpec::one_of("warp_rows", 16, {16, 32},
+                                 "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
+                                 "for two 16-row blocks but needs twice the registers"),
                ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4},
                                  "gemv: 128-k steps of weights each lane has loaded ahead (16-byte loads in flight: "
-                                 "prefetch x warp_rows / 8)")}};
+                                 "prefetch x warp_rows / 8)"),
+               ParamSpec::boolean("l2_prefetch", false,
+                                  "gemv: each weight load also asks the L2 for the 256 bytes around it")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -291,7 +308,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "wgmma"}, {"block_M", "16"}, {"k_split", "1"}},
         {{"splits", "1"}},
         {{"splits", "3"}},
-        {{"warp_rows", "16"}, {"prefetch", "3"}}};
+        {{"warp_rows", "32"}, {"prefetch", "1"}},
+        {{"prefetch", "4"}, {"ctas_per_sm", "3"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

@@ -7,10 +7,11 @@
 // memory copy of them, no barrier per step. Lanes own weight rows: lane (group g, t) of a warp loads, per 128-k step,
 // 16 bytes (32 codes, k 32t .. 32t+31 of the step) of each of its rows g + 8h + 16rb (h = 0, 1; rb < warp_rows / 16),
 // `prefetch` steps ahead into registers (several independent 16-byte loads in flight per lane). The k permutation of
-// the plan (gemv_code) makes the lane's own bytes exactly its mma.sync A fragment (bytes 2j, 2j+1 for mma j), so the
-// bytes go from the load to the tensor cores through one byte permute, the dequant4 conversion and the scale, with no
-// exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16) follow the same permutation: each
-// lane reads 64 contiguous bytes of its activation row per step from shared memory. The tensor cores (not CUDA-core
+// the plan (gemv_code) makes the lane's own bytes exactly its mma.sync A fragment (word pairs 2j, 2j+1 for mma j), so
+// the bytes go from the load to the tensor cores through a shift, the dequant4 conversion and the scale (about four
+// instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
+// follow the same permutation: each lane reads 64 contiguous bytes of its activation row per step from shared memory,
+// staged in pair order. The tensor cores (not CUDA-core
 // FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
 // speed, and the mma's own reduction over the quad's k replaces the warp shuffles.
 //
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         st.s2[rb][h] = 0;
         st.sf[rb][h] = 0.f;
         if (in_k && n < N) {
-          st.w[rb][h] = ld_global_stream_v4(W + n * row_bytes + k / 2);
+          st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(W + n * row_bytes + k / 2);
           const long long at = static_cast<long long>(n) * k_groups + k / G;
           if constexpr (CFG.scale_f32) {
             st.sf[rb][h] = __ldg(static_cast<const float*>(scales) + at);
@@ -104,7 +105,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     const int k = (s0 + s) * kGemvStepK + kc;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (m < M && k < K) v = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(m) * K + k));
-    st_shared_v4_b32(act + 2u * (s * P.step_elems + P.smem_act(m, kc)), v.x, v.y, v.z, v.w);
+    const unsigned in[4] = {v.x, v.y, v.z, v.w};
+    unsigned o[4];
+    gemv_pair_order(in, o);
+    st_shared_v4_b32(act + 2u * (s * P.step_elems + P.smem_act(m, kc)), o[0], o[1], o[2], o[3]);
   }
   // The lane's four 16-byte pieces of each n tile in a step (k 32t + 8q .. of row 8 nt + g).
   unsigned act_off[NT][4];
@@ -133,21 +137,22 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
         const int j = 2 * q + jj;
-        // B register i holds values 2i, 2i + 1: codes gemv_code(j, row) of the lane's 32 (t = 0: lane 0's).
+        // B register i holds values 2i, 2i + 1: codes gemv_code(j, row) of the lane's 32 (t = 0: lane 0's), at
+        // elements gemv_slot of them: one aligned word of piece q.
         unsigned bj[NT][2];
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) bj[nt][i] = word(b[nt], (gemv_code(j, FB[2 * i].row) % 8) / 2);
+          for (int i = 0; i < 2; ++i) bj[nt][i] = word(b[nt], (gemv_slot(gemv_code(j, FB[2 * i].row)) % 8) / 2);
 #pragma unroll
         for (int rb = 0; rb < RB; ++rb) {
           unsigned a[4];
-          // A register i holds values 2i, 2i + 1: row g + FA[2i].row (h), codes gemv_code(j, col), one byte of the lane's 16.
+          // A register i holds values 2i, 2i + 1: row g + FA[2i].row (h), pair 2j + FA[2i].col / 8 of the lane's 16:
+          // word pair / 4 shifted right by 4 (pair % 4).
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            const int h = FA[2 * i].row / 8, byte = gemv_code(j, FA[2 * i].col) / 2;
-            const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(
-                dequant4::spread(word(st.w[rb][h], byte / 4), dequant4::spread_selector(byte % 4)));
+            const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
+            const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(word(st.w[rb][h], pair / 4) >> (4 * (pair % 4)));
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
               a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
