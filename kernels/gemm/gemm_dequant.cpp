@@ -58,7 +58,7 @@ int smem_share(int ctas) {
 // [SECTION] the decode path (path=gemv)
 
 // auto: gemv where it measured faster than wgmma (H200, docs/perf.md: M 1 and 4 at N x K 8192 x 8192, 28672 x 8192
-// and 4096 x 14336, 1.08-1.99x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
+// and 4096 x 14336, 1.09-2.04x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
 bool gemv_path(const Values& p, const Values& c) {
   const std::string& path = c.text("path");
   return path == "gemv" || (path == "auto" && p.integer("M") <= 4 && p.integer("K") <= 16384);
