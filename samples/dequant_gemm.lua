@@ -1,25 +1,37 @@
 -- bf16 activations x 4-bit weights (TileLang's dequantize_gemm / gemv examples) with gemm.dequant: decode shapes
--- (M 1 and 16, bound by the weight bytes: GB/s against the measured HBM copy rate) and a prefill shape (M 4096,
+-- (M 1, 4 and 16, bound by the weight bytes: GB/s against the measured HBM copy rate, both paths) and a prefill shape (M 4096,
 -- bound by the tensor cores: TFLOP/s against bf16 gemm.wgmma at the same M, N, K in the same process).
 -- Usage: tilelab run samples/dequant_gemm.lua [configs]. Without a GPU it compiles every case and says so.
--- `configs` also times the config variations below at the M = 16 decode shapes (what a sweep would pick from).
+-- `configs` also times the gemv config variations below at two decode shapes (what a sweep would pick from).
 -- Environment: DEQUANT_REP (timed runs, default 30), OUT (a folder: every row also to OUT/dequant_gemm.json).
 local rep = tonumber(os.getenv("DEQUANT_REP") or "30")
 local variations = arg[1] == "configs"
 local dequant, wgmma = tl.kernel("gemm.dequant"), tl.kernel("gemm.wgmma")
 
-local decode = {{N = 8192, K = 8192}, {N = 28672, K = 8192}, {N = 8192, K = 28672}}
+-- Decode: gemm.dequant's two paths side by side (auto picks gemv for M <= 4 with K <= 16384, where it measured
+-- faster), at the shapes of a 7B-70B model's projections (N x K), int4 and fp4 with group 128 and, for 8192 x 8192,
+-- group 32.
+local decode = {{N = 8192, K = 8192}, {N = 28672, K = 8192}, {N = 8192, K = 28672}, {N = 4096, K = 14336}}
 local cases = {}
 local function add(k, problem, config, timer) cases[#cases + 1] = {k = k, problem = problem, config = config or {}, timer = timer} end
-for _, m in ipairs({1, 16}) do
-  for _, s in ipairs(decode) do
-    for _, w in ipairs({{wtype = "int4", group = 128}, {wtype = "fp4", group = 32}}) do
+for _, m in ipairs({1, 4, 16}) do
+  for i, s in ipairs(decode) do
+    local formats = {{wtype = "int4", group = 128}, {wtype = "fp4", group = 128}}
+    if i == 1 then formats[3], formats[4] = {wtype = "int4", group = 32}, {wtype = "fp4", group = 32} end
+    for _, w in ipairs(formats) do
       local p = {M = m, N = s.N, K = s.K, wtype = w.wtype, group = w.group}
-      add(dequant, p, {}, "cupti")
-      if variations and m == 16 then
-        for _, c in ipairs({{k_split = 1}, {k_split = 4}, {k_split = 2, block_K = 256}, {k_split = 2, num_stages = 16}}) do
-          add(dequant, p, c, "cupti")
-        end
+      add(dequant, p, {path = "gemv"}, "cupti")
+      add(dequant, p, {path = "wgmma"}, "cupti")
+    end
+  end
+end
+-- gemv config variations at two shapes (int4, group 128), M 1 and 16.
+if variations then
+  for _, m in ipairs({1, 16}) do
+    for _, s in ipairs({decode[1], decode[2]}) do
+      for _, c in ipairs({{warp_rows = 32}, {prefetch = 4, ctas_per_sm = 3}, {l2_prefetch = true}}) do
+        c.path = "gemv"
+        add(dequant, {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}, c, "cupti")
       end
     end
   end

@@ -1,10 +1,13 @@
 // Host spec of gemm.dequant (Hopper): C = A · dequant(W)^T, bf16 activations times packed 4-bit weights (int4 or fp4
 // e2m1) with group-wise scales, the weights dequantized in registers (gemm_dequant.cuh).
+#include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "gemm/gemm_dequant_gemv_plan.hpp"
 #include "gemm/gemm_dequant_plan.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
@@ -52,6 +55,64 @@ int smem_share(int ctas) {
   return ctas == 1 ? limits_for_arch("sm_90a").smem_per_block_optin : 233472 / ctas - 1024;
 }
 
+// [SECTION] the decode path (path=gemv)
+
+// auto: gemv where it measured faster than wgmma (H200, docs/perf.md: M 1 and 4 at N x K 8192 x 8192, 28672 x 8192
+// and 4096 x 14336, 1.09-2.04x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
+bool gemv_path(const Values& p, const Values& c) {
+  const std::string& path = c.text("path");
+  return path == "gemv" || (path == "auto" && p.integer("M") <= 4 && p.integer("K") <= 16384);
+}
+
+GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
+  return {.warp_rows = static_cast<int>(c.integer("warp_rows")),
+          .n_tiles = p.integer("M") <= 8 ? 1 : 2,
+          .prefetch = static_cast<int>(c.integer("prefetch")),
+          .min_blocks = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm")
+                                                                     : c.integer("warp_rows") == 16 ? 4 : 2),
+          .l2_prefetch = c.boolean("l2_prefetch"),
+          .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
+          .group = static_cast<int>(p.integer("group")),
+          .scale_f32 = p.text("scale_dtype") == "f32"};
+}
+
+std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
+
+// How the k steps (128 k each) are split: `splits` CTAs per row tile, each `steps` steps (the last fewer).
+struct GemvSplit {
+  std::int64_t splits = 1, steps = 1;
+};
+// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
+// kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
+std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
+  return (smem_share(cfg.min_blocks) - 128) / make_plan(cfg).step_bytes;
+}
+GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
+  const std::int64_t steps = tiles(k_steps, splits);
+  return {tiles(k_steps, steps), steps};
+}
+// auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
+// CTA's fixed cost in steps (start, staging the activations, the partial sums), among those whose activations fit;
+// ties to fewer splits (less partial-sum traffic).
+GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
+  const GemmDequantGemvConfig cfg = gemv_config(p, c);
+  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
+  if (c.integer("splits") != 0) return split_of(k_steps, std::min(c.integer("splits"), k_steps));
+  const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
+  GemvSplit best = split_of(k_steps, k_steps);
+  double best_cost = 1e300;
+  for (std::int64_t s = 1; s <= k_steps; ++s) {
+    const GemvSplit x = split_of(k_steps, s);
+    if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
+    const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (x.steps + 2));
+    if (cost < best_cost) {
+      best = x;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 // A k lane frees a stage once its next one is loaded (while that one's first wgmma still reads), so each lane needs
 // two stage slots of its own, and its slots are fixed (num_stages a multiple of k_split). (The lanes' partial sums
 // then always fit over the activation stages: the kernel asserts it.)
@@ -88,12 +149,27 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
   return cfg;
 }
 
-std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
-
 Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (p.integer("K") % 32 != 0)
     return refuse("K=" + p.text("K") + " is not a multiple of 32: a row of W is K/2 bytes and TMA copies rows in "
                   "16-byte units; pad K to a multiple of 32 (zero codes add nothing)");
+  if (c.text("path") == "gemv" && p.integer("M") > 16)
+    return refuse("path=gemv takes M <= 16 (its activations are mma.sync's 8- or 16-wide N); M=" + p.text("M") +
+                  " needs path=wgmma (or auto)");
+  if (gemv_path(p, c)) {
+    const GemmDequantGemvConfig cfg = gemv_config(p, c);
+    const GemvSplit split = gemv_split(p, c, limits);
+    if (split.steps > gemv_max_steps(cfg))
+      return refuse("splits=" + c.text("splits") + " leaves " + std::to_string(split.steps) + " steps of 128 k per CTA, "
+                    "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
+                    "the " + std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
+                    "splits to at least " + std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) +
+                    " (or 0 = auto)");
+    return Status::success();
+  }
+  if (c.integer("ctas_per_sm") > 2)
+    return refuse("ctas_per_sm=" + c.text("ctas_per_sm") + " is gemv's (path=wgmma takes 1 or 2: its CTAs hold 256+ "
+                  "threads of up to 168 registers)");
   const GemmDequantConfig cfg = dequant_config(p, c);
   if (tiles(p.integer("M"), cfg.block_M) > 65535)
     return refuse("M=" + p.text("M") + " makes " + std::to_string(tiles(p.integer("M"), cfg.block_M)) +
@@ -146,7 +222,8 @@ Result<std::vector<double>> dequant_reference(const Values& p, const ReferenceIn
 }
 
 // Problems of `tilelab test`: M, N and K that are no tile multiple (N 200 and 130 end inside a consumer's 64 rows,
-// K 96 and 224 inside a group and a stage), decode and prefill-like M, both weight types, every group and scale type.
+// K 96 and 224 inside a group and a stage; K 160 ends 32 k into gemv's second 128-k step and inside a group), decode
+// (gemv, M <= 16, odd ones and both n-tile counts) and prefill-like M, both weight types, every group and scale type.
 std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto pr = [](const char* m, const char* n, const char* k, const char* wtype, const char* group, const char* sd) {
@@ -157,11 +234,19 @@ std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full)
                        pr("17", "130", "96", "int4", "64", "f32"),
                        pr("100", "64", "32", "fp4", "128", "bf16"),
                        pr("257", "300", "1056", "int4", "32", "bf16"),
-                       pr("16", "1000", "4128", "fp4", "64", "bf16")};
+                       pr("16", "1000", "4128", "fp4", "64", "bf16"),
+                       pr("7", "333", "160", "int4", "128", "f32"),
+                       pr("12", "517", "2080", "fp4", "128", "bf16"),
+                       pr("3", "77", "640", "int4", "64", "f32"),
+                       pr("9", "250", "1184", "int4", "32", "bf16"),
+                       pr("15", "129", "416", "fp4", "128", "f32")};
   if (full) {
+    // Each format at a gemv M (13: two n tiles, odd) and a wgmma one (33).
     for (const char* w : {"int4", "fp4"})
       for (const char* g : {"32", "64", "128"})
-        for (const char* sd : {"bf16", "f32"}) s.push_back(pr("33", "190", "608", w, g, sd));
+        for (const char* sd : {"bf16", "f32"})
+          for (const char* m : {"13", "33"}) s.push_back(pr(m, "190", "608", w, g, sd));
+    for (const char* m : {"2", "3", "8", "9", "15"}) s.push_back(pr(m, "71", "96", "int4", "32", "bf16"));
     s.insert(s.end(), {pr("1", "4096", "4096", "int4", "128", "bf16"), pr("600", "520", "2080", "fp4", "32", "f32")});
   }
   return s;
@@ -178,7 +263,11 @@ KernelSpec gemm_dequant_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = dequant_problem();
-  k.config = {{ParamSpec::one_of("block_N", 0, {0, 64, 128},
+  k.config = {{ParamSpec::enumeration("path", "auto", {"auto", "gemv", "wgmma"},
+                                     "wgmma: weights dequantized into wgmma's A operand (any M); gemv: each lane "
+                                     "streams its own weight bytes into mma.sync, split over K (M <= 16); auto: gemv "
+                                     "for M <= 4 with K <= 16384 (where it measured faster), else wgmma"),
+               ParamSpec::one_of("block_N", 0, {0, 64, 128},
                                  "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
                                  "<= 64, else 128"),
                ParamSpec::one_of("block_M", 0, {0, 16, 32, 64, 128, 256},
@@ -187,13 +276,24 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("block_K", 128, {64, 128, 256}, "k per pipeline stage"),
                ParamSpec::one_of("num_stages", 0, {0, 2, 3, 4, 5, 6, 8, 10, 12, 16},
                                  "TMA pipeline depth; 0 = auto: the most up to 8 that fit the shared memory"),
-               ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2},
-                                 "CTAs sharing an SM: 1 gives the consumers 232 registers (setmaxnreg), 2 caps a "
-                                 "thread's registers for two; 0 = auto: 2 for block_M <= 32 with block_N 64 and "
-                                 "no k_split"),
+               ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2, 3, 4},
+                                 "CTAs sharing an SM (a thread's registers capped for them): wgmma 1 (the consumers "
+                                 "get 232 registers by setmaxnreg) or 2, 0 = auto: 2 for block_M <= 32 with block_N 64 "
+                                 "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers), 2 for 32"),
                ParamSpec::one_of("k_split", 0, {0, 1, 2, 4},
                                  "consumer warpgroups per 64 weight rows, taking the k blocks in turn (their partial "
-                                 "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1")}};
+                                 "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1"),
+               ParamSpec::integer("splits", 0, 0, 1024,
+                                  "gemv: CTAs per row tile over K (each ceil(K/128 / splits) steps of 128 k; the "
+                                  "last adds the partial sums); 0 = auto: the fewest that fill the SMs in whole waves"),
+               ParamSpec::one_of("warp_rows", 16, {16, 32},
+                                 "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
+                                 "for two 16-row blocks but needs twice the registers"),
+               ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4},
+                                 "gemv: 128-k steps of weights each lane has loaded ahead (16-byte loads in flight: "
+                                 "prefetch x warp_rows / 8)"),
+               ParamSpec::boolean("l2_prefetch", false,
+                                  "gemv: each weight load also asks the L2 for the 256 bytes around it")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -204,7 +304,12 @@ KernelSpec gemm_dequant_spec() {
         {{"block_N", "64"}, {"block_M", "32"}, {"block_K", "256"}, {"ctas_per_sm", "2"}},
         {{"block_M", "16"}, {"ctas_per_sm", "1"}, {"k_split", "1"}},
         {{"block_M", "16"}, {"ctas_per_sm", "2"}, {"k_split", "1"}},
-        {{"block_N", "128"}, {"block_M", "32"}, {"k_split", "2"}, {"num_stages", "4"}}};
+        {{"block_N", "128"}, {"block_M", "32"}, {"k_split", "2"}, {"num_stages", "4"}},
+        {{"path", "wgmma"}, {"block_M", "16"}, {"k_split", "1"}},
+        {{"splits", "1"}},
+        {{"splits", "3"}},
+        {{"warp_rows", "32"}, {"prefetch", "1"}},
+        {{"prefetch", "4"}, {"ctas_per_sm", "3"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -225,8 +330,20 @@ KernelSpec gemm_dequant_spec() {
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     return static_cast<std::uint32_t>(4 * tiles(p.integer("K"), c.integer("block_K")) + 64);
   };
-  k.name_expression = [](const Values& p, const Values& c) { return name_expression(dequant_config(p, c)); };
-  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
+  k.name_expression = [](const Values& p, const Values& c) {
+    return gemv_path(p, c) ? name_expression(gemv_config(p, c)) : name_expression(dequant_config(p, c));
+  };
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits& limits) {
+    if (gemv_path(p, c)) {
+      const GemmDequantGemvConfig cfg = gemv_config(p, c);
+      const GemvSplit split = gemv_split(p, c, limits);
+      LaunchGeometry g;
+      g.grid.x = static_cast<std::uint32_t>(tiles(p.integer("N"), cfg.rows()));
+      g.grid.y = static_cast<std::uint32_t>(split.splits);
+      g.block.x = static_cast<std::uint32_t>(cfg.threads());
+      g.dynamic_smem = static_cast<std::uint32_t>(split.steps * make_plan(cfg).step_bytes);
+      return g;
+    }
     const GemmDequantConfig cfg = dequant_config(p, c);
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(tiles(p.integer("N"), cfg.block_N));
@@ -238,12 +355,25 @@ KernelSpec gemm_dequant_spec() {
   // Kernel signature: (tma_A, tma_W, scales, C, M, N, K); A and W are reached only through their tensor maps. A is
   // uniform in [-1, 1); W random bytes (every code of both nibbles); scales in [0.5, 2), so that a scale taken from
   // the wrong row or group shows.
-  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+  // gemv: (A, W, scales, C, partials, counters, M, N, K, split_steps); the partials [splits, M, N] f32 and a counter
+  // per row tile are scratch (the kernel leaves the counters at zero).
+  k.args = [](const Values& p, const Values& c, const DeviceLimits& limits) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
-    const GemmDequantPlan plan = make_plan(dequant_config(p, c));
     const DType sd = p.text("scale_dtype") == "f32" ? DType::f32 : DType::bf16;
     std::vector<ArgSpec> args = {ArgSpec::tensor("A", DType::bf16, {M, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
                                  ArgSpec::tensor("W", DType::u8, {N, K / 2}, ArgRole::in, {.lo = 0, .hi = 256, .seed = 2})};
+    if (gemv_path(p, c)) {
+      const GemvSplit split = gemv_split(p, c, limits);
+      args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
+      args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
+      args.push_back(ArgSpec::tensor("partials", DType::f32, {split.splits, M, N}, ArgRole::scratch));
+      args.push_back(ArgSpec::tensor("counters", DType::i32, {tiles(N, gemv_config(p, c).rows())}, ArgRole::scratch));
+      for (const char* name : {"M", "N", "K"})
+        args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
+      args.push_back(ArgSpec::scalar("split_steps", DType::i32, static_cast<double>(split.steps)));
+      return args;
+    }
+    const GemmDequantPlan plan = make_plan(dequant_config(p, c));
     args[0].is_param = args[1].is_param = false;
     args.push_back(ArgSpec::tensor_map("tma_A", "A", {plan.box_A.inner, plan.box_A.outer}, swizzle_bytes(SmemSwizzle::b128)));
     args.push_back(ArgSpec::tensor_map("tma_W", "W", {plan.box_W.inner, plan.box_W.outer}, 0));
@@ -256,6 +386,16 @@ KernelSpec gemm_dequant_spec() {
   // The stage's tiles as TMA writes them (one 64-k activation box, the packed weights), the register-sourced A
   // fragment the weights are dequantized into, and a consumer's accumulator (C^T: weight rows x activation rows).
   k.layouts = [](const Values& p, const Values& c) {
+    if (gemv_path(p, c)) {
+      // gemv: one step's activations as the lanes read them, and the mma.sync fragments (weights A, activations B).
+      const GemmDequantGemvPlan plan = make_plan(gemv_config(p, c));
+      std::vector<LayoutInfo> l = {{"smem_act", memory_spec(plan.smem_act, "bf16")}};
+      for (const auto& [name, f, atom] : {std::tuple{"mma_W", plan.mma_A, "mma.m16n8k16.bf16.A"},
+                                          std::tuple{"mma_act", plan.mma_B, "mma.m16n8k16.bf16.B"},
+                                          std::tuple{"mma_C", plan.mma_C, "mma.m16n8k16.f32.C"}})
+        if (auto spec = fragment_spec(f, atom)) l.push_back({name, *spec});
+      return l;
+    }
     const GemmDequantConfig cfg = dequant_config(p, c);
     const GemmDequantPlan plan = make_plan(cfg);
     std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, "bf16")}, {"smem_W", memory_spec(plan.smem_W, "u8")}};

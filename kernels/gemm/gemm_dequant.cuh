@@ -33,6 +33,7 @@
 //   [num_stages full barriers][num_stages empty barriers]
 #pragma once
 
+#include "gemm/gemm_dequant_gemv.cuh"  // path=gemv: the decode kernel, compiled from this source too
 #include "gemm/gemm_dequant_plan.hpp"
 #include "tile/barrier.cuh"
 #include "tile/config.hpp"

@@ -22,6 +22,22 @@ TL_DEVICE_INLINE void st_global_v2_f32(float* p, float lo, float hi) {
   asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(lo), "f"(hi) : "memory");
 }
 
+// A 16-byte load of data read once (streamed weights), not kept in L1; L2_256: the L2 also fetches the 256 bytes
+// around it (later loads of the same row then hit the L2).
+template <bool L2_256 = false>
+TL_DEVICE_INLINE uint4 ld_global_stream_v4(const void* p) {
+  uint4 v;
+  if constexpr (L2_256)
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  else
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  return v;
+}
+
 // Hints: bring the line holding p into L1 / L2; neither waits nor holds a register.
 TL_DEVICE_INLINE void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p) : "memory"); }
 TL_DEVICE_INLINE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory"); }

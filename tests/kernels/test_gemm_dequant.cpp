@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm/gemm_dequant_gemv_plan.hpp"
 #include "gemm/gemm_dequant_plan.hpp"
 #include "library/library.hpp"
 #include "runtime/core/numeric.hpp"
@@ -137,6 +138,113 @@ TEST(GemmDequantPlan, TilesAndRegionsAreWhatTmaWrites) {
       }
 }
 
+// [SECTION] the gemv plan
+
+// The k permutation covers a step's 128 codes once (8 mmas of 16 logical columns), each lane's pairs its 32 codes, and
+// gemv_slot inverts the pair order.
+TEST(GemmDequantGemvPlan, KPermutationIsABijectionOfTheStep) {
+  std::set<int> codes, lane_codes;
+  for (int j = 0; j < 8; ++j)
+    for (int col = 0; col < 16; ++col) codes.insert(gemv_code(j, col));
+  EXPECT_EQ(codes.size(), 128u);
+  EXPECT_EQ(*codes.begin(), 0);
+  EXPECT_EQ(*codes.rbegin(), kGemvStepK - 1);
+  for (int pair = 0; pair < 16; ++pair)
+    for (int e = 0; e < 2; ++e) {
+      lane_codes.insert(gemv_pair_code(pair, e));
+      EXPECT_EQ(gemv_slot(gemv_pair_code(pair, e)), 2 * pair + e);
+    }
+  EXPECT_EQ(lane_codes.size(), 32u);
+  EXPECT_EQ(*lane_codes.rbegin(), kGemvLaneCodes - 1);
+}
+
+// A word's codes shifted right by 4p: dequant4's conversion takes nibble p (low half) and p + 4 (high half), the
+// codes gemv_pair_code says, for every word position; and the staging's pair order puts code c at element gemv_slot(c).
+TEST(GemmDequantGemvPlan, ShiftedWordsAndStagedActivationsAreInPairOrder) {
+  const unsigned word = 0x7C3A9E51u;  // eight different codes
+  for (int pair = 0; pair < 16; ++pair) {
+    const int p = pair % 4, base = 8 * (pair / 4);
+    const unsigned v = dequant4::codes_to_bf16x2<dequant4::kInt4>(word >> (4 * p));
+    for (int e = 0; e < 2; ++e) {
+      const int nibble = gemv_pair_code(pair, e) - base;
+      const float want = static_cast<float>(num::int4_value(static_cast<std::uint8_t>((word >> (4 * nibble)) & 0xF)));
+      EXPECT_EQ(e ? bf16_hi(v) : bf16_lo(v), want) << "pair " << pair << " half " << e;
+    }
+  }
+  const unsigned in[4] = {0x00010000u, 0x00030002u, 0x00050004u, 0x00070006u};  // element k holds k
+  unsigned out[4];
+  gemv_pair_order(in, out);
+  for (int c = 0; c < 8; ++c) {
+    const int slot = gemv_slot(c);
+    EXPECT_EQ((out[slot / 2] >> (16 * (slot % 2))) & 0xFFFF, static_cast<unsigned>(c)) << "code " << c;
+  }
+}
+
+// What the kernel picks, checked against mma.sync's fragments from the PTX ISA (the atoms): lane (g, t) = A's
+// (row, col / 2) of value 0. For mma j, A register i (values 2i, 2i+1) is pair 2j + FA[2i].col / 8 of the lane's 32
+// codes (k 32t ..) of row g + FA[2i].row; B register i is activation elements 2 (2j + FB[2i].row / 8) (+1) of the
+// lane's 32 of activation row g, which hold codes gemv_pair_code of that pair; accumulator v is (weight row
+// g + FC[v].row, activation row 2t + FC[v].col). Each must be the fragment's own element under the permutation, for
+// the weights and the activations alike (else the k's would not meet).
+TEST(GemmDequantGemvPlan, LanesFeedTheirOwnBytesToMmaSync) {
+  const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{});
+  for (int lane = 0; lane < 32; ++lane) {
+    const TileCoord a0 = p.mma_A(lane, 0);
+    const int g = a0.row, t = a0.col / 2;
+    for (int j = 0; j < 8; ++j)
+      for (int v = 0; v < 8; ++v) {
+        const TileCoord want = p.mma_A(lane, v), off = p.mma_A(0, 2 * (v / 2));
+        const int pair = 2 * j + off.col / 8;
+        EXPECT_EQ(want.row, g + off.row) << "lane " << lane << " A value " << v;
+        EXPECT_EQ(kGemvLaneCodes * t + gemv_pair_code(pair, v % 2), gemv_code(j, want.col)) << "lane " << lane << " A " << v;
+      }
+    for (int j = 0; j < 8; ++j)
+      for (int v = 0; v < 4; ++v) {
+        const TileCoord want = p.mma_B(lane, v), off = p.mma_B(0, 2 * (v / 2));
+        const int slot = gemv_slot(gemv_code(j, off.row)) + v % 2;
+        EXPECT_EQ(slot % 2, v % 2) << "a B register is one aligned word";
+        EXPECT_EQ(slot / 8, j / 2) << "mmas 2q and 2q+1 read the lane's 16-byte piece q";
+        EXPECT_EQ(want.col, g) << "lane " << lane << " B value " << v;
+        EXPECT_EQ(kGemvLaneCodes * t + gemv_pair_code(slot / 2, slot % 2), gemv_code(j, want.row))
+            << "lane " << lane << " B value " << v;
+      }
+    for (int v = 0; v < 4; ++v) EXPECT_TRUE(p.mma_C(lane, v) == (TileCoord{g, 2 * t} + p.mma_C(0, v))) << lane;
+  }
+}
+
+// The activations' layout: a bijection of one step onto [0, step_elems); each lane's 32 codes are 64 contiguous bytes
+// (16-byte pieces: the staging's 8 consecutive k stay together), and the four 16-byte reads of every quarter warp hit
+// 8 distinct 16-byte bank groups (no conflict).
+TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
+  for (int nt : {1, 2}) {
+    const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{.n_tiles = nt});
+    ASSERT_TRUE(p.smem_act.ok());
+    EXPECT_EQ(p.step_elems, 8 * nt * kGemvStepK);
+    EXPECT_EQ(p.step_bytes, 2 * p.step_elems);
+    std::set<int> offsets;
+    for (int m = 0; m < 8 * nt; ++m)
+      for (int k = 0; k < kGemvStepK; ++k) offsets.insert(p.smem_act(m, k));
+    EXPECT_EQ(offsets.size(), static_cast<size_t>(p.step_elems));
+    EXPECT_EQ(*offsets.rbegin(), p.step_elems - 1);
+    for (int m = 0; m < 8 * nt; ++m)
+      for (int k = 0; k < kGemvStepK; k += 8) {
+        const int base = p.smem_act(m, k);
+        EXPECT_EQ(base % 8, 0);
+        for (int e = 1; e < 8; ++e) ASSERT_EQ(p.smem_act(m, k + e), base + e);
+      }
+    for (int n = 0; n < nt; ++n)
+      for (int q = 0; q < 4; ++q)
+        for (int quarter = 0; quarter < 4; ++quarter) {
+          std::set<int> groups;
+          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
+            const TileCoord a0 = p.mma_A(lane, 0);
+            groups.insert((2 * p.smem_act(8 * n + a0.row, kGemvLaneCodes * (a0.col / 2) + 8 * q) / 16) % 8);
+          }
+          EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
+        }
+  }
+}
+
 // [SECTION] the spec
 
 TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
@@ -150,25 +258,44 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({{"M", "1048576"}}, {{"block_M", "16"}}).find("raise block_M"), std::string::npos);
   const std::string two = why({{"M", "64"}}, {{"block_M", "64"}, {"ctas_per_sm", "2"}, {"num_stages", "8"}});
   EXPECT_NE(two.find("set ctas_per_sm=1"), std::string::npos) << two;
-  EXPECT_NE(why({}, {{"k_split", "4"}, {"num_stages", "6"}}).find("two stage slots"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "4"}, {"num_stages", "6"}}).find("two stage slots"), std::string::npos);
   // One slot per lane would deadlock: a lane frees its slot only once its next stage has been loaded into it.
-  EXPECT_NE(why({}, {{"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
-  EXPECT_NE(why({}, {{"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
 TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
-  test::expect_distinct_names_and_keys(spec(), {{{}, {}},
-                                                {{}, {{"block_N", "128"}}},
-                                                {{}, {{"block_M", "32"}}},
-                                                {{}, {{"block_K", "64"}}},
-                                                {{}, {{"num_stages", "3"}}},
-                                                {{}, {{"k_split", "1"}}},
-                                                {{}, {{"k_split", "1"}, {"ctas_per_sm", "1"}}},
-                                                {{}, {{"k_split", "4"}}},
-                                                {{{"wtype", "fp4"}}, {}},
-                                                {{{"group", "32"}}, {}},
-                                                {{{"scale_dtype", "f32"}}, {}}});
+  const KV wg = {{"path", "wgmma"}}, gv = {{"path", "gemv"}};
+  auto with = [&](KV c) {
+    c.insert(wg.begin(), wg.end());
+    return c;
+  };
+  auto gemv = [&](KV c) {
+    c.insert(gv.begin(), gv.end());
+    return c;
+  };
+  test::expect_distinct_names_and_keys(spec(), {{{}, wg},
+                                                {{}, with({{"block_N", "128"}})},
+                                                {{}, with({{"block_M", "32"}})},
+                                                {{}, with({{"block_K", "64"}})},
+                                                {{}, with({{"num_stages", "3"}})},
+                                                {{}, with({{"k_split", "1"}})},
+                                                {{}, with({{"k_split", "1"}, {"ctas_per_sm", "1"}})},
+                                                {{}, with({{"k_split", "4"}})},
+                                                {{{"wtype", "fp4"}}, wg},
+                                                {{{"group", "32"}}, wg},
+                                                {{{"scale_dtype", "f32"}}, wg},
+                                                // gemv: every field of its config
+                                                {{}, gv},
+                                                {{{"M", "8"}}, gv},
+                                                {{}, gemv({{"warp_rows", "32"}})},
+                                                {{}, gemv({{"ctas_per_sm", "3"}})},
+                                                {{}, gemv({{"prefetch", "3"}})},
+                                                {{}, gemv({{"l2_prefetch", "true"}})},
+                                                {{{"wtype", "fp4"}}, gv},
+                                                {{{"group", "64"}}, gv},
+                                                {{{"scale_dtype", "f32"}}, gv}});
 }
 
 TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
@@ -210,16 +337,62 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_EQ(spec().probes[GemmDequantProbe::dequant_mma], "dequant_mma");
   // Decode: block_M auto is 16, two k lanes, 8 stages; without the split two CTAs per SM; a split that suits a
   // given num_stages.
-  const std::string decode = instance({{"M", "3"}}, {}).name_expression;
+  const std::string decode = instance({{"M", "3"}}, {{"path", "wgmma"}}).name_expression;
   EXPECT_NE(decode.find(".block_M = 16"), std::string::npos) << decode;
   EXPECT_NE(decode.find(".num_stages = 8, .ctas_per_sm = 1, .k_split = 2"), std::string::npos) << decode;
-  const std::string two = instance({{"M", "3"}}, {{"k_split", "1"}}).name_expression;
+  const std::string two = instance({{"M", "3"}}, {{"path", "wgmma"}, {"k_split", "1"}}).name_expression;
   EXPECT_NE(two.find(".ctas_per_sm = 2, .k_split = 1"), std::string::npos) << two;
-  const std::string shallow = instance({{"M", "3"}}, {{"num_stages", "2"}}).name_expression;
+  const std::string shallow = instance({{"M", "3"}}, {{"path", "wgmma"}, {"num_stages", "2"}}).name_expression;
   EXPECT_NE(shallow.find(".num_stages = 2, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << shallow;
-  const std::string odd = instance({{"M", "3"}}, {{"num_stages", "5"}}).name_expression;
+  const std::string odd = instance({{"M", "3"}}, {{"path", "wgmma"}, {"num_stages", "5"}}).name_expression;
   EXPECT_NE(odd.find(".num_stages = 5, .ctas_per_sm = 2, .k_split = 1"), std::string::npos) << odd;
   EXPECT_NE(k.name_expression.find(".ctas_per_sm = 1"), std::string::npos) << k.name_expression;
+}
+
+// auto takes gemv where it measured faster (M <= 4, K <= 16384); gemv refuses M > 16 and a split whose activations do
+// not fit; its launch, split and scratch agree with each other and with the shared memory a CTA may take.
+TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
+  auto name = [](const KV& problem, const KV& config) { return instance(problem, config).name_expression; };
+  EXPECT_NE(name({{"M", "4"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
+  EXPECT_NE(name({{"M", "1"}, {"K", "14336"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
+  EXPECT_EQ(name({{"M", "5"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
+  EXPECT_EQ(name({{"M", "1"}, {"K", "28672"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
+  EXPECT_NE(name({{"M", "16"}}, {{"path", "gemv"}}).find(".n_tiles = 2"), std::string::npos);
+  EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".n_tiles = 1"), std::string::npos);
+  auto why = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  EXPECT_NE(why({{"M", "17"}}, {{"path", "gemv"}}).find("needs path=wgmma"), std::string::npos);
+  const std::string few = why({{"M", "16"}, {"K", "28672"}}, {{"path", "gemv"}, {"splits", "2"}});
+  EXPECT_NE(few.find("raise splits to at least"), std::string::npos) << few;
+  EXPECT_NE(why({}, {{"ctas_per_sm", "3"}, {"path", "wgmma"}}).find("gemv's"), std::string::npos);
+  for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "8192"}, {"K", "8192"}},
+                                           {{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "3"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "9"}, {"N", "333"}, {"K", "160"}}})
+    for (const char* ctas : {"0", "2", "4"}) {
+      const KernelInstance k = instance(problem, {{"path", "gemv"}, {"ctas_per_sm", ctas}});
+      SCOPED_TRACE(k.problem.to_string() + " ctas_per_sm=" + ctas);
+      const std::int64_t M = k.problem.integer("M"), N = k.problem.integer("N"), K = k.problem.integer("K");
+      const int ctas_per_sm = std::string(ctas) == "0" ? 4 : std::stoi(ctas);
+      std::int64_t steps = 0;
+      std::vector<std::int64_t> partials;
+      for (const ArgSpec& a : k.args) {
+        if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
+        if (a.name == "partials") partials = a.shape;
+      }
+      const std::int64_t k_steps = (K + 127) / 128;
+      EXPECT_EQ(k.launch.grid.x, static_cast<std::uint32_t>((N + 127) / 128));  // 8 warps of 16 rows
+      EXPECT_EQ(k.launch.block.x, 256u);
+      EXPECT_EQ(static_cast<std::int64_t>(k.launch.grid.y), (k_steps + steps - 1) / steps);  // no empty split
+      EXPECT_GT(k_steps, (static_cast<std::int64_t>(k.launch.grid.y) - 1) * steps);
+      EXPECT_EQ(partials, (std::vector<std::int64_t>{k.launch.grid.y, M, N}));
+      const int step_bytes = make_plan(GemmDequantGemvConfig{.n_tiles = M <= 8 ? 1 : 2}).step_bytes;
+      EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * step_bytes));
+      // The CTAs fit the SM's 228 KiB together, each with its static int and the 1 KiB the hardware reserves.
+      EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
+    }
 }
 
 // [SECTION] the reference

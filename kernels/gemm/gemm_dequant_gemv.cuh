@@ -1,0 +1,214 @@
+// gemm.dequant's decode path (path=gemv, M <= 16): each lane streams its own 16-byte pieces of packed weights from
+// global memory, dequantizes them in registers and feeds them to mma.sync; a split over K with the partial sums
+// combined in the same launch.
+//
+// C[M,N] = A[M,K] · dequant(W)^T as gemm_dequant.cuh (same formats and rounding: dequant(W)[n,k] = bf16(code·scale)).
+// At decode the weights' bytes are the whole cost, so nothing but the weights should wait on anything: no shared-
+// memory copy of them, no barrier per step. Lanes own weight rows: lane (group g, t) of a warp loads, per 128-k step,
+// 16 bytes (32 codes, k 32t .. 32t+31 of the step) of each of its rows g + 8h + 16rb (h = 0, 1; rb < warp_rows / 16),
+// `prefetch` steps ahead into registers (several independent 16-byte loads in flight per lane). The k permutation of
+// the plan (gemv_code) makes the lane's own bytes exactly its mma.sync A fragment (word pairs 2j, 2j+1 for mma j), so
+// the bytes go from the load to the tensor cores through a shift, the dequant4 conversion and the scale (about four
+// instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
+// follow the same permutation: each lane reads 64 contiguous bytes of its activation row per step from shared memory,
+// staged in pair order. The tensor cores (not CUDA-core
+// FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
+// speed, and the mma's own reduction over the quad's k replaces the warp shuffles.
+//
+// Grid: (ceil(N / rows), splits); CTA (x, y) takes weight rows [x rows, (x+1) rows) over k steps
+// [y split_steps, (y+1) split_steps). Its activations for that k range are staged once into shared memory
+// (plan.smem_act per step, zero past M and K: a zero code times a stale NaN would be NaN). With one split the CTA
+// writes C; with several, each writes its f32 partials (partials[y][m][n]), and the CTA that finishes a row tile last
+// (a counter per tile, left at zero for the next launch) adds them in split order (deterministic) and writes C.
+#pragma once
+
+#include "gemm/gemm_dequant_gemv_plan.hpp"
+#include "tile/config.hpp"
+#include "tile/convert.cuh"
+#include "tile/dequant4.hpp"
+#include "tile/global.cuh"
+#include "tile/mma_sync.cuh"
+#include "tile/smem.cuh"
+#include "tile/table.hpp"
+
+namespace tl {
+
+namespace gemv_detail {
+TL_DEVICE_INLINE unsigned word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+}  // namespace gemv_detail
+
+template <GemmDequantGemvConfig CFG>
+__global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
+    gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W,
+                      const void* __restrict__ scales, unsigned short* __restrict__ C, float* __restrict__ partials,
+                      int* __restrict__ counters, int M, int N, int K, int split_steps) {
+  using gemv_detail::word;
+  static constexpr GemmDequantGemvPlan P = make_plan(CFG);
+  constexpr int RB = CFG.row_blocks(), NT = CFG.n_tiles, D = CFG.prefetch, G = CFG.group;
+  // Lane 0's fragment coordinates; every lane's are its own (group, 2t) plus these.
+  static constexpr auto FA = tabulate<8>([](int v) { return P.mma_A(0, v); });
+  static constexpr auto FB = tabulate<4>([](int v) { return P.mma_B(0, v); });
+  static constexpr auto FC = tabulate<4>([](int v) { return P.mma_C(0, v); });
+  static_assert(G % kGemvLaneCodes == 0, "a lane's 32 codes share one scale");
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ int last_split;
+  const unsigned act = smem_u32(smem_raw);
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const TileCoord a0 = P.mma_A(lane, 0);
+  const int g = a0.row, t = a0.col / 2;
+  const int k_steps = (K + kGemvStepK - 1) / kGemvStepK;
+  const int s0 = blockIdx.y * split_steps, steps = min(split_steps, k_steps - s0);
+  const int k_groups = (K + G - 1) / G;
+  const long long row_bytes = K / 2;
+  const int row0 = blockIdx.x * CFG.rows() + warp * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
+
+  // One step's weights of the lane: rows (rb, h), its 16 bytes and their scale (bf16 in both halves, or f32).
+  struct Step {
+    uint4 w[RB][2];
+    unsigned s2[RB][2];
+    float sf[RB][2];
+  };
+  // Step s of the split (none past its end or past K: zero codes and a zero scale add nothing).
+  auto load = [&](Step& st, int s) {
+    const int k = (s0 + s) * kGemvStepK + kGemvLaneCodes * t;
+    const bool in_k = s < steps && k < K;
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = row0 + 16 * rb + 8 * h;
+        st.w[rb][h] = make_uint4(0, 0, 0, 0);
+        st.s2[rb][h] = 0;
+        st.sf[rb][h] = 0.f;
+        if (in_k && n < N) {
+          st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(W + n * row_bytes + k / 2);
+          const long long at = static_cast<long long>(n) * k_groups + k / G;
+          if constexpr (CFG.scale_f32) {
+            st.sf[rb][h] = __ldg(static_cast<const float*>(scales) + at);
+          } else {
+            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
+            st.s2[rb][h] = b | (b << 16);
+          }
+        }
+      }
+  };
+  Step ring[D];
+#pragma unroll
+  for (int d = 0; d < D; ++d) load(ring[d], d);
+
+  // The split's activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k.
+  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8;  // per step
+  for (int i = threadIdx.x; i < steps * CHUNKS; i += CFG.threads()) {
+    const int s = i / CHUNKS, m = (i % CHUNKS) / (kGemvStepK / 8), kc = 8 * (i % (kGemvStepK / 8));
+    const int k = (s0 + s) * kGemvStepK + kc;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (m < M && k < K) v = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(m) * K + k));
+    const unsigned in[4] = {v.x, v.y, v.z, v.w};
+    unsigned o[4];
+    gemv_pair_order(in, o);
+    st_shared_v4_b32(act + 2u * (s * P.step_elems + P.smem_act(m, kc)), o[0], o[1], o[2], o[3]);
+  }
+  // The lane's four 16-byte pieces of each n tile in a step (k 32t + 8q .. of row 8 nt + g).
+  unsigned act_off[NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) act_off[nt][q] = act + 2u * P.smem_act(8 * nt + g, kGemvLaneCodes * t + 8 * q);
+  __syncthreads();
+
+  float acc[RB][NT][4];
+#pragma unroll
+  for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
+
+  auto compute = [&](const Step& st, int s) {
+    const unsigned step_base = 2u * s * P.step_elems;
+    // Piece q of the activations serves mmas 2q and 2q + 1 (codes 8q .. 8q + 7 of the lane's 32).
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      uint4 b[NT];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) b[nt] = ld_shared_v4_b32(act_off[nt][q] + step_base);
+#pragma unroll
+      for (int jj = 0; jj < 2; ++jj) {
+        const int j = 2 * q + jj;
+        // B register i holds values 2i, 2i + 1: codes gemv_code(j, row) of the lane's 32 (t = 0: lane 0's), at
+        // elements gemv_slot of them: one aligned word of piece q.
+        unsigned bj[NT][2];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) bj[nt][i] = word(b[nt], (gemv_slot(gemv_code(j, FB[2 * i].row)) % 8) / 2);
+#pragma unroll
+        for (int rb = 0; rb < RB; ++rb) {
+          unsigned a[4];
+          // A register i holds values 2i, 2i + 1: row g + FA[2i].row (h), pair 2j + FA[2i].col / 8 of the lane's 16:
+          // word pair / 4 shifted right by 4 (pair % 4).
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
+            const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(word(st.w[rb][h], pair / 4) >> (4 * (pair % 4)));
+            if constexpr (CFG.scale_f32) {
+              const float2 f = unpack2<true>(v);
+              a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
+            } else {
+              a[i] = dequant4::mul_bf16x2(v, st.s2[rb][h]);
+            }
+          }
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(acc[rb][nt], a, bj[nt]);
+        }
+      }
+    }
+  };
+#pragma unroll 1
+  for (int s = 0; s < steps; s += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      if (s + d < steps) {
+        compute(ring[d], s + d);
+        load(ring[d], s + d + D);
+      }
+    }
+  }
+
+  // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col).
+  const int splits = gridDim.y;
+  auto each = [&](auto&& f) {
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int n = row0 + 16 * rb + FC[v].row, m = 8 * nt + 2 * t + FC[v].col;
+          if (n < N && m < M) f(acc[rb][nt][v], static_cast<long long>(m) * N + n);
+        }
+  };
+  auto store = [&](float x, long long at) { C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f)); };
+  if (splits == 1) {
+    each(store);
+    return;
+  }
+  const long long plane = static_cast<long long>(M) * N;
+  each([&](float x, long long at) { partials[blockIdx.y * plane + at] = x; });
+  __threadfence();  // this CTA's partials visible before its arrival is counted
+  __syncthreads();
+  if (threadIdx.x == 0) last_split = atomicAdd(counters + blockIdx.x, 1) == splits - 1;
+  __syncthreads();
+  if (!last_split) return;
+  __threadfence();
+  each([&](float, long long at) {
+    float sum = 0.f;
+    for (int y = 0; y < splits; ++y) sum += __ldcg(partials + y * plane + at);
+    store(sum, at);
+  });
+  if (threadIdx.x == 0) counters[blockIdx.x] = 0;  // ready for the next launch
+}
+
+}  // namespace tl

@@ -1,0 +1,99 @@
+// gemm.dequant's decode path (path=gemv), host and device: its typed config, the activations' shared-memory layout,
+// the mma.sync fragments, and the k permutation that lets each lane feed its own 16 loaded bytes to the tensor cores.
+#pragma once
+
+#include "tile/atoms.hpp"
+#include "tile/config.hpp"
+#include "tile/config_name.hpp"
+#include "tile/dequant4.hpp"
+#include "tile/fragment.hpp"
+#include "tile/layout.hpp"
+#include "tile/swizzle.hpp"
+
+#if !TL_DEVICE_CODE
+#include <string>
+#endif
+
+namespace tl {
+
+// The kernel's one template parameter. A warp owns warp_rows weight rows (16-row blocks, mma.sync's M) over the
+// CTA's k range; the activations' M <= 16 rows are mma.sync's N (n_tiles blocks of 8).
+struct GemmDequantGemvConfig {
+  int warps = 8;        // warps per CTA
+  int warp_rows = 16;   // weight rows per warp: 16 or 32 (each activation fragment read from shared memory serves all)
+  int n_tiles = 2;      // activation rows / 8, rounded up: 1 for M <= 8, 2 for M <= 16
+  int prefetch = 2;     // k steps of weights a lane has loaded ahead (registers): the loads each lane keeps in flight
+  int min_blocks = 4;   // CTAs per SM the registers are capped for (__launch_bounds__)
+  bool l2_prefetch = false;  // weight loads ask the L2 for the 256 bytes around them
+  int wtype = dequant4::kInt4;
+  int group = 128;
+  bool scale_f32 = false;
+
+  TL_HOST_DEVICE constexpr int threads() const { return 32 * warps; }
+  TL_HOST_DEVICE constexpr int row_blocks() const { return warp_rows / 16; }
+  TL_HOST_DEVICE constexpr int rows() const { return warps * warp_rows; }  // weight rows per CTA
+};
+
+// k per step: the four lanes of a quad each load 16 bytes (32 codes) of the same weight row, consecutively.
+enum : int { kGemvStepK = 128, kGemvLaneCodes = 32 };
+
+// The k permutation. A dot product does not care in which order k is summed, so the weights and the activations only
+// have to agree on it. A lane converts each 4-byte word of its 16 loaded bytes (codes 8w .. 8w+7, nibble n = code
+// 8w + n) as four bf16 pairs without any byte permute: shifted right by 4p, the word's nibbles p and p + 4 sit where
+// dequant4::codes_to_bf16x2 takes a pair's low and high code. So pair P (0..15) of the lane's 32 codes is codes
+// gemv_pair_code(P, 0) and gemv_pair_code(P, 1); mma j takes pairs 2j (logical columns 2t, 2t+1 of mma.sync's A and
+// B fragments) and 2j + 1 (columns 2t+8, 2t+9), so logical column `col` of mma j is code gemv_code(j, col) of the
+// step's 128 (lane t = (col % 8) / 2 loads codes 32t ..). The activations are staged in the same pair order (code c of
+// a lane's 32 at element gemv_slot(c)), so a B register is one aligned 32-bit read. (tests/kernels checks both
+// fragments against the PTX ISA's atoms.)
+TL_HOST_DEVICE constexpr int gemv_pair_code(int pair, int e) { return 8 * (pair / 4) + pair % 4 + 4 * e; }
+TL_HOST_DEVICE constexpr int gemv_code(int j, int col) {
+  return kGemvLaneCodes * ((col % 8) / 2) + gemv_pair_code(2 * j + col / 8, col % 2);
+}
+TL_HOST_DEVICE constexpr int gemv_slot(int code) { return 8 * (code / 8) + 2 * (code % 4) + (code % 8) / 4; }
+// Eight consecutive codes' activations (a 16-byte chunk, k0 .. k7 in words {k0,k1} {k2,k3} {k4,k5} {k6,k7}) in pair
+// order: word p = {k_p, k_p+4}, i.e. element gemv_slot(c) holds code c.
+TL_HOST_DEVICE inline void gemv_pair_order(const unsigned (&in)[4], unsigned (&out)[4]) {
+  for (int p = 0; p < 4; ++p) out[p] = dequant4::byte_perm(in[p / 2], in[p / 2 + 2], p % 2 ? 0x7632u : 0x5410u);
+}
+
+struct GemmDequantGemvPlan {
+  // One step's activations (8 n_tiles rows x 128 k, bf16) in shared memory, (m, k) -> element offset: lane
+  // (group g, t) of n-tile nt finds the 32 codes it multiplies, k 32t .. 32t+31 of row 8 nt + g, as 64 contiguous
+  // bytes, and the four 16-byte reads of a quarter warp (lanes 64 bytes apart) land in 8 distinct bank groups
+  // (Swizzle<2,3,3>: 16-byte chunk ^= lane bits 1..2).
+  SwizzledLayout smem_act;
+  int step_elems = 0, step_bytes = 0;
+  Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
+};
+
+TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConfig& c) {
+  GemmDequantGemvPlan p;
+  const Layout rows_then_k(make_shape(make_shape(8, c.n_tiles), make_shape(kGemvLaneCodes, 4)),
+                           make_stride(make_stride(4 * kGemvLaneCodes, 32 * kGemvLaneCodes), make_stride(1, kGemvLaneCodes)));
+  p.smem_act = composition(Swizzle<2, 3, 3>{}, rows_then_k);
+  p.step_elems = p.smem_act.cosize();
+  p.step_bytes = 2 * p.step_elems;
+  p.mma_A = mma_m16n8k16_a_f16();
+  p.mma_B = mma_m16n8k16_b_f16();
+  p.mma_C = mma_m16n8k16_c();
+  return p;
+}
+
+#if !TL_DEVICE_CODE
+inline std::string name_expression(const GemmDequantGemvConfig& c) {
+  return ConfigName("gemm_dequant_gemv", "GemmDequantGemvConfig")
+      .field("warps", c.warps)
+      .field("warp_rows", c.warp_rows)
+      .field("n_tiles", c.n_tiles)
+      .field("prefetch", c.prefetch)
+      .field("min_blocks", c.min_blocks)
+      .field("l2_prefetch", c.l2_prefetch)
+      .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
+      .field("group", c.group)
+      .field("scale_f32", c.scale_f32)
+      .str();
+}
+#endif  // !TL_DEVICE_CODE
+
+}  // namespace tl
