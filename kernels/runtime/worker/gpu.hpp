@@ -56,7 +56,7 @@ namespace cuda_detail {
 struct DeviceState {
   int index = -1;
   DeviceInfo info;
-  void* flush = nullptr;  // twice the L2, written before each timed run
+  void* flush = nullptr;  // twice the L2 (and a 16-byte sink), read before each timed run
   std::size_t flush_bytes = 0;
   // Pinned host memory the outputs are read back into, kept and grown: a fresh pageable vector per run costs its
   // zero-fill and a slower copy (tens of ms for a 32 MB output, every run of a sweep).

@@ -130,7 +130,7 @@ int graph_launches_for(double launch_ms);
 struct TimingOptions {
   int warmup = 3;
   int repeat = 20;        // 0: run once for correctness, no timing
-  bool flush_l2 = true;   // write a buffer twice the L2 size before each timed run (outside what is timed)
+  bool flush_l2 = true;   // read a buffer twice the L2 size before each timed run (outside what is timed)
   bool measure_dram = false;  // one more launch under CUPTI for its DRAM bytes (runtime/worker/dram_counters.hpp)
   Timer timer = Timer::events;
   int graph_launches = 0;  // Timer::graph: launches per graph, 1..kMaxGraphLaunches; 0: graph_launches_for
