@@ -424,7 +424,9 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .num_stages = static_cast<int>(c.integer("num_stages")),
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen")};
+          .varlen = p.boolean("varlen"),
+          .overlap = c.boolean("overlap"),
+          .row_warps = c.boolean("row_warps")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -433,6 +435,9 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
+  if (c.boolean("overlap") && c.integer("num_stages") < 2)
+    return refuse("overlap=true with num_stages=1: a query tile's stage is released only once the next tile's S^T is "
+                  "done, so the producer needs a second stage to load that tile into; use num_stages=2 or overlap=false");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O and the dS tile need " +
@@ -452,7 +457,13 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
-                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)")}};
+                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
+               ParamSpec::boolean("overlap", false,
+                                  "dV issued before the dS barrier, dK after dQ: the dQ part is staged while dK and the "
+                                  "next tile's S^T, dP^T run (the tensor cores do not drain per tile); needs num_stages 2"),
+               ParamSpec::boolean("row_warps", false,
+                                  "D = rowsum(dO * O) and LSE of each query tile computed once by two producer warps "
+                                  "(false: by each consumer warpgroup beside its S^T, dP^T)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -21,6 +21,12 @@
 //   once both warpgroups' dS is in shared memory (named barrier 1), dQ_part = dS K for the warpgroup's half of the
 //   tile (wgmma SS, A M-major: imm-trans-a), staged f32 in shared memory (once the dQ writer has taken the last
 //   tile's: mbarrier dq_empty; then dq_full); the stage is released.
+// With `overlap`, dV is issued before the dS barrier and dK after dQ; the warpgroup waits for dQ alone (wait_group 1),
+// stages it while dK runs and issues the next tile's S^T, dP^T behind dK, so the tensor cores never drain between
+// tiles; the stage is released once the next tile's S^T is done (every earlier wgmma of the warpgroup is too).
+// With `row_warps`, warps 2 and 3 of warpgroup 0 compute D and LSE * log2(e) of each stage's rows once (into the
+// stage's row values, mbarrier rows_full, then they release the stage with the consumers) instead of each consumer
+// warpgroup computing all of them.
 // The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
 // .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
@@ -46,6 +52,19 @@
 #include "tile/wgmma_ops.cuh"
 
 namespace tl {
+
+// The f32 dot product of 8 16-bit values in each of x and y.
+template <bool BF16>
+TL_DEVICE_INLINE float dot8(uint4 x, uint4 y) {
+  const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+  float sum = 0.f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float2 a = unpack2<BF16>(xs[e]), g = unpack2<BF16>(ys[e]);
+    sum += a.x * g.x + a.y * g.y;
+  }
+  return sum;
+}
 
 // Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
 // dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
@@ -119,7 +138,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const unsigned k_smem = base + P.k_offset, v_smem = base + P.v_offset, ds_smem = base + P.ds_offset;
   auto full = [&](int s) { return base + P.bar_full + 8u * s; };
   auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
+  auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
+  constexpr int kRowThreads = CFG.row_warps ? 64 : 0;  // warps 2 and 3 of warpgroup 0
+  // LSE * log2(e) of row r of query tile m, head h (+inf past the sequence: P = 0 there).
+  auto lse_log2 = [&](int h, int m, int r) {
+    const int q = m * BM + r;
+    const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
+                                    : (static_cast<long long>(b) * heads + h) * len_q + q;
+    return q < len_q ? LSE[at] * kLog2e : __int_as_float(0x7f800000);
+  };
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
@@ -149,7 +177,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_init(kv_full, 1);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full(s), 1);
-      mbar_init(empty(s), kAttnBwdWgmmaConsumers);
+      mbar_init(empty(s), kAttnBwdWgmmaConsumers + kRowThreads);
+      mbar_init(rows_full(s), kRowThreads > 0 ? kRowThreads : 1);
     }
     mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
     mbar_init(dq_empty, 1);
@@ -161,7 +190,31 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   if (wg == 0) {
     // [SECTION] producer
     setmaxnreg_dec<kProducerRegs>();
-    if (tid >= 64) return;
+    if (tid >= 64) {
+      if constexpr (CFG.row_warps) {
+        // [SECTION] row warps: thread r of 64 takes rows r, r + 64 ..: 16-byte chunks of O and dO, f32 sums.
+        for (int it = 0; it < tiles; ++it) {
+          const int s = it % STAGES;
+          const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
+          const unsigned rows_s = base + P.rows_offset + s * P.rows_bytes;
+          mbar_wait(full(s), (it / STAGES) & 1);
+          for (int r = tid - 64; r < BM; r += 64) {
+            float part = 0.f;
+#pragma unroll 4
+            for (int c = 0; c < D; c += 8) {
+              const uint4 x = ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c));
+              const uint4 y = ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c));
+              part += dot8<BF16>(x, y);
+            }
+            st_shared_f32(rows_s + 4u * r, part);
+            st_shared_f32(rows_s + 4u * (BM + r), lse_log2(tile_head(it), tile_m(it), r));
+          }
+          mbar_arrive(rows_full(s));
+          mbar_arrive(empty(s));  // O and dO read
+        }
+      }
+      return;
+    }
     TL_PROBE_WARP_INIT();
     if (tid >= 32) {
       // [SECTION] dQ writer
@@ -230,14 +283,15 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const TileCoord lc = P.acc_S(tid, 0);    // (key in the warpgroup's 64, query) of S^T's value 0
   const TileCoord lkv = P.acc_KV(tid, 0);  // (key, column) of dK / dV's value 0
   const unsigned k_wg = k_smem + w * P.kv_wg, v_wg = v_smem + w * P.kv_wg;
-  const unsigned rows_wg = base + P.rows_offset + w * 8u * BM;  // D[BM] then LSE[BM], f32
+  const unsigned rows_wg = base + P.rows_offset + w * P.rows_bytes;  // D[BM] then LSE[BM], f32
   const float scale_log2 = scale * kLog2e;
-  const float kInf = __int_as_float(0x7f800000);
 
-  float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
-  unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
-#pragma unroll
-  for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
+  // P^T and dS^T as 16-bit A registers: outside the loop, so that fence_regs keeps them (read by wgmma in flight) live
+  // until the wait that retires their GEMMs.
+  // dK and dV start with the first tile's GEMMs (scale_d 0), not from zeros written before the loop: such writes reach
+  // the loop head beside the last tile's dK still in flight under `overlap`, and ptxas then serializes every wgmma.
+  float dk[KV], dv[KV];
+  unsigned pa[SV / 2], dsa[SV / 2];
   mbar_wait(kv_full, 0);
 
   for (int it = 0; it < tiles; ++it) {
@@ -247,42 +301,41 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
 
+    // Declared per tile: no value carried over the loop's back edge, whose copies would land inside a wgmma's
+    // pipeline stage under `overlap` (ptxas then serializes every wgmma).
+    float st[SV], dpt[SV], dq[DQV];
     wgmma_fence();
+    WgmmaSS<BM, BF16, 0>::fresh(st, smem_desc_sw128(k_wg), smem_desc_sw128(q_s));
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
+    for (int kk = 1; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run<1>(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]));
     wgmma_commit();
+    WgmmaSS<BM, BF16, 0>::fresh(dpt, smem_desc_sw128(v_wg), smem_desc_sw128(do_s));
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
+    for (int kk = 1; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run<1>(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]));
     wgmma_commit();
 
     // D and LSE of the tile's rows while the tensor cores run: a row's threads sum their chunks, meet by shuffles.
+    const unsigned rows = CFG.row_warps ? base + P.rows_offset + s * P.rows_bytes : rows_wg;
     TL_PROBE_BEGIN(Probe::row_dot, s, it);
-    {
+    if constexpr (CFG.row_warps) {
+      mbar_wait(rows_full(s), (it / STAGES) & 1);
+    } else {
       constexpr int TPR = 128 / BM;
       const TileCoord t0 = P.dot(tid, 0);
       float part = 0.f;
 #pragma unroll
       for (int v = 0; v < P.dot.num_values(); ++v) {
         const int col = 8 * (t0.col + P.dot(0, v).col);
-        const uint4 x = ld_shared_v4_b32(o_s + P.byte(P.smem_O, t0.row, col));
-        const uint4 y = ld_shared_v4_b32(do_s + P.byte(P.smem_O, t0.row, col));
-        const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 o = unpack2<BF16>(xs[e]), g = unpack2<BF16>(ys[e]);
-          part += o.x * g.x + o.y * g.y;
-        }
+        part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, t0.row, col)),
+                           ld_shared_v4_b32(do_s + P.byte(P.smem_O, t0.row, col)));
       }
 #pragma unroll
       for (int o = TPR / 2; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
       if (tid % TPR == 0) {
-        const int r = m * BM + t0.row;
-        const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + r
-                                        : (static_cast<long long>(b) * heads + h) * len_q + r;
         st_shared_f32(rows_wg + 4u * t0.row, part);
-        st_shared_f32(rows_wg + 4u * (BM + t0.row), r < len_q ? LSE[at] * kLog2e : kInf);
+        st_shared_f32(rows_wg + 4u * (BM + t0.row), lse_log2(h, m, t0.row));
       }
       named_barrier_sync(2 + w, 128);
     }
@@ -291,13 +344,19 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
     wgmma_wait<1>();
     fence_regs(st);
+    if constexpr (CFG.overlap) {
+      // Every earlier wgmma of the warpgroup is done too: the last tile's dK has read its Q and dS^T.
+      fence_regs(dk);
+      fence_regs(dsa);
+      if (it > 0 && tid == 0) mbar_arrive(empty((it - 1) % STAGES));
+    }
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
 #pragma unroll
       for (int v = 0; v < SV; ++v) {
         const int key = key0 + P.s_values.at[v].row, q = lc.col + P.s_values.at[v].col;
-        const float lse = ld_shared_f32(rows_wg + 4u * (BM + q));
+        const float lse = ld_shared_f32(rows + 4u * (BM + q));
         const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + q + diag));
         st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
       }
@@ -307,47 +366,67 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
     for (int v = 0; v < SV; v += 2) {
       const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
-      const float d0 = ld_shared_f32(rows_wg + 4u * q), d1 = ld_shared_f32(rows_wg + 4u * (q + 1));
+      const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
       pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
       dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
     }
+    // dV += P^T dO and / or dK += dS^T Q, one commit group.
+    auto issue_dv_dk = [&](bool dv_now, bool dk_now) {
+      if (dv_now) {
+        fence_regs(pa);
+        fence_regs(dv);
+      }
+      if (dk_now && dv_now) {
+        fence_regs(dsa);
+        fence_regs(dk);
+      }
+      wgmma_fence();
+      if (dv_now) {
+#pragma unroll
+        for (int kt = 0; kt < BM / 16; ++kt)
+          WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), it + kt > 0);
+      }
+      if (dk_now) {
+#pragma unroll
+        for (int kt = 0; kt < BM / 16; ++kt)
+          WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), it + kt > 0);
+      }
+      wgmma_commit();
+    };
+    if constexpr (CFG.overlap) issue_dv_dk(true, false);  // runs while the other warpgroup finishes its dS
     named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
 #pragma unroll
     for (int v = 0; v < SV; v += 2)
       st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
                     dsa[P.a_reg[v]]);
     TL_PROBE_END(Probe::p_ds, s, it);
-
-    fence_regs(pa);
-    fence_regs(dsa);
-    fence_regs(dk);
-    fence_regs(dv);
-    wgmma_fence();
-#pragma unroll
-    for (int kt = 0; kt < BM / 16; ++kt)
-      WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
-#pragma unroll
-    for (int kt = 0; kt < BM / 16; ++kt)
-      WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
-    wgmma_commit();
+    if constexpr (!CFG.overlap) issue_dv_dk(true, true);
 
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
     named_barrier_sync(1, 256);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
+    auto ds_desc = [&](int kk) { return smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box); };
+    auto kt_desc = [&](int kk) { return smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box); };
+    WgmmaSSTransA<P.dq_n, BF16, 1>::fresh(dq, ds_desc(0), kt_desc(0));
 #pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk)
-      WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
-                                          smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
-                                          kk > 0);
+    for (int kk = 1; kk < BN / 16; ++kk) WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, ds_desc(kk), kt_desc(kk), 1);
     wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(dq);
-    fence_regs(dk);
-    fence_regs(dv);
-    fence_regs(pa);
-    fence_regs(dsa);
-    if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
+    if constexpr (CFG.overlap) {
+      issue_dv_dk(false, true);
+      wgmma_wait<1>();  // dV and dQ; dK runs on
+      fence_regs(dq);
+      fence_regs(dv);
+      fence_regs(pa);
+    } else {
+      wgmma_wait<0>();
+      fence_regs(dq);
+      fence_regs(dk);
+      fence_regs(dv);
+      fence_regs(pa);
+      fence_regs(dsa);
+      if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
+    }
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
     // Stage the part for the dQ writer once it has taken the last tile's.
@@ -361,6 +440,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_arrive(dq_full);
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
+  if constexpr (CFG.overlap) {
+    wgmma_wait<0>();
+    fence_regs(dk);
+  }
 
   // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.
   TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);
@@ -370,8 +453,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
     if (64 * w + key < keys) {
       const long long at = (k_row0 + key) * k_stride + hk * D + c;
-      *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
-      *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
+      const bool any = tiles > 0;  // else no GEMM wrote dk, dv: the keys are seen by no query row
+      *reinterpret_cast<unsigned*>(dK + at) = any ? pack2<BF16>(scale * dk[v], scale * dk[v + 1]) : 0u;
+      *reinterpret_cast<unsigned*>(dV + at) = any ? pack2<BF16>(dv[v], dv[v + 1]) : 0u;
     }
   }
   TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);

@@ -27,6 +27,13 @@ struct AttnBwdWgmmaConfig {
   bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
+  // dV issued before the dS barrier, then dQ, then dK: the dQ part is staged while dK runs and the next tile's S^T,
+  // dP^T queue behind it, so the tensor cores do not drain once per tile; a stage is released a tile later (at the
+  // next tile's S^T), so it needs num_stages >= 2.
+  bool overlap = false;
+  // D = rowsum(dO * O) and LSE * log2(e) of a tile's rows computed once, by producer warps 2 and 3 into the stage's
+  // row values (else by each consumer warpgroup, both over all rows, beside its S^T, dP^T).
+  bool row_warps = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -46,8 +53,9 @@ enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaThreads = 3 * 128 };
 //   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
-//   row values    per consumer warpgroup: D = rowsum(dO * O) and LSE * log2(e), block_M f32 each
-//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty
+//   row values    D = rowsum(dO * O) and LSE * log2(e), block_M f32 each: per consumer warpgroup, or per stage
+//                 (row_warps)
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, rows_full[num_stages]
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -67,7 +75,8 @@ struct AttnBwdWgmmaPlan {
   int q_box = 0, kv_box = 0, ds_box = 0;  // bytes from one 64-column (or 64-row, M/N-major) box to the next
   int dq_bytes = 0;  // the f32 dQ tile
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
-  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0;
+  int rows_bytes = 0;  // one set of row values (D, then LSE * log2(e))
+  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_rows_full = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
@@ -134,12 +143,14 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.dq_bytes = 4 * c.block_M * c.dim;
   p.dq_offset = p.ds_offset + p.ds_bytes;
   p.rows_offset = p.dq_offset + p.dq_bytes;
-  p.bar_kv_full = p.rows_offset + kAttnBwdWgmmaConsumers * 2 * 4 * c.block_M;
+  p.rows_bytes = 2 * 4 * c.block_M;
+  p.bar_kv_full = p.rows_offset + (c.row_warps ? c.num_stages : kAttnBwdWgmmaConsumers) * p.rows_bytes;
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
   p.bar_dq_empty = p.bar_dq_full + 8;
-  p.bytes = p.bar_dq_empty + 8 + 1024;
+  p.bar_rows_full = p.bar_dq_empty + 8;
+  p.bytes = p.bar_rows_full + 8 * c.num_stages + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -187,6 +198,8 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
+      .field("overlap", c.overlap)
+      .field("row_warps", c.row_warps)
       .str();
 }
 

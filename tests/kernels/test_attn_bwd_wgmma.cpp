@@ -20,7 +20,9 @@ const KernelSpec& spec() { return *library_registry().find("attn.bwd.wgmma").val
 std::vector<AttnBwdWgmmaConfig> configs() {
   std::vector<AttnBwdWgmmaConfig> v;
   for (int dim : {64, 128})
-    for (int st : {1, 2, 3}) v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
+    for (int st : {1, 2, 3})
+      for (bool rw : {false, true})
+        v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .row_warps = rw});
   return v;
 }
 
@@ -83,8 +85,8 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
   }
 }
 
-// Shared memory: tiles on the 1024-byte swizzle atom, barriers 8-byte aligned after the row values; the
-// defaults (2 stages) fit the H100's 227 KiB at both dims.
+// Shared memory: tiles on the 1024-byte swizzle atom, barriers 8-byte aligned after the row values (one set per
+// consumer warpgroup, or per stage with row_warps); the defaults (2 stages) fit the H100's 227 KiB at both dims.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
     const AttnBwdWgmmaPlan p = make_plan(c);
@@ -94,9 +96,12 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_EQ(p.dq_offset, p.ds_offset + p.ds_bytes);
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
     EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
-    EXPECT_GE(p.bar_kv_full, p.rows_offset + 2 * 2 * 4 * c.block_M);
-    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty}) EXPECT_EQ(bar % 8, 0);
-    EXPECT_EQ(p.bytes, p.bar_dq_empty + 8 + 1024);
+    EXPECT_EQ(p.rows_bytes, 2 * 4 * c.block_M);  // D and LSE, f32 per row
+    EXPECT_GE(p.bar_kv_full, p.rows_offset + (c.row_warps ? c.num_stages : 2) * p.rows_bytes);
+    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_rows_full})
+      EXPECT_EQ(bar % 8, 0);
+    EXPECT_GE(p.bar_rows_full, p.bar_dq_empty + 8);
+    EXPECT_EQ(p.bytes, p.bar_rows_full + 8 * c.num_stages + 1024);
     if (c.num_stages <= 2) {
       EXPECT_LE(p.bytes, 232448);
     }
@@ -169,9 +174,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
   for (AttnBwdWgmmaConfig x :
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
-        AttnBwdWgmmaConfig{.varlen = true}})
+        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.overlap = true}, AttnBwdWgmmaConfig{.row_warps = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.size(), 10u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -190,6 +195,10 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   if (!smem.ok()) {
     EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
   }
+  const Status one_stage = check({{"dim", "128"}}, {{"overlap", "true"}, {"num_stages", "1"}});
+  ASSERT_FALSE(one_stage.ok());
+  EXPECT_NE(one_stage.message().find("num_stages=2"), std::string::npos) << one_stage.message();
+  EXPECT_TRUE(check({{"dim", "128"}}, {{"overlap", "true"}, {"row_warps", "true"}}).ok());
   EXPECT_FALSE(check({{"heads", "6"}, {"heads_kv", "4"}}, {}).ok());
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
 }
