@@ -361,15 +361,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
       }
     }
-    wgmma_wait<0>();
-    fence_regs(dpt);
-#pragma unroll
-    for (int v = 0; v < SV; v += 2) {
-      const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
-      const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
-      pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
-      dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
-    }
     // dV += P^T dO and / or dK += dS^T Q, one commit group.
     auto issue_dv_dk = [&](bool dv_now, bool dk_now) {
       if (dv_now) {
@@ -393,7 +384,27 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       }
       wgmma_commit();
     };
-    if constexpr (CFG.overlap) issue_dv_dk(true, false);  // runs while the other warpgroup finishes its dS
+    // P^T as A registers (v, v + 1: queries q, q + 1 of one key); under `overlap` dV is issued from them at once and
+    // runs while dP^T is waited on and dS computed.
+    auto pack_p = [&] {
+#pragma unroll
+      for (int v = 0; v < SV; v += 2) pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
+    };
+    if constexpr (CFG.overlap) {
+      pack_p();
+      issue_dv_dk(true, false);
+      wgmma_wait<1>();  // dP^T; dV runs on
+    } else {
+      wgmma_wait<0>();
+    }
+    fence_regs(dpt);
+    if constexpr (!CFG.overlap) pack_p();
+#pragma unroll
+    for (int v = 0; v < SV; v += 2) {
+      const int q = lc.col + P.s_values.at[v].col;
+      const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
+      dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
+    }
     named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
 #pragma unroll
     for (int v = 0; v < SV; v += 2)
