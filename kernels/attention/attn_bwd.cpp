@@ -425,8 +425,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
-          .overlap = c.boolean("overlap"),
-          .row_warps = c.boolean("row_warps")};
+          .o_global = c.boolean("o_global")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -435,35 +434,31 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  if (c.boolean("overlap") && c.integer("num_stages") < 2)
-    return refuse("overlap=true with num_stages=1: a query tile's stage is released only once the next tile's S^T is "
-                  "done, so the producer needs a second stage to load that tile into; use num_stages=2 or overlap=false");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
-    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O and the dS tile need " +
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("o_global") ? "" : " and O") +
+                  ", the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
-                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages");
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
+                  (c.boolean("o_global") ? "" : " or set o_global=true"));
   return Status::success();
 }
 
 KernelSpec attn_bwd_wgmma_spec() {
   KernelSpec k = bwd_base();
   k.name = "attn.bwd.wgmma";
-  k.summary = "FlashAttention-3-style backward: TMA Q/dO/O ring, producer warp + two consumer warpgroups, wgmma with "
-              "P^T and dS^T in registers, dK, dV accumulated over the walk; dQ parts bulk-reduced into an f32 "
-              "accumulator by a writer warp (dQ, dK, dV)";
+  k.summary = "FlashAttention-3-style backward: TMA Q/dO/O ring, producer warp, row warps (D once per tile) and two "
+              "consumer warpgroups, wgmma with P^T and dS^T in registers, dK, dV accumulated over the walk; dQ parts "
+              "bulk-reduced into an f32 accumulator by a writer warp (dQ, dK, dV)";
   k.source = "attention/attn_bwd_wgmma.cuh";
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
                                   "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
-               ParamSpec::boolean("overlap", false,
-                                  "dV issued before the dS barrier, dK after dQ: the dQ part is staged while dK and the "
-                                  "next tile's S^T, dP^T run (the tensor cores do not drain per tile); needs num_stages 2"),
-               ParamSpec::boolean("row_warps", false,
-                                  "D = rowsum(dO * O) and LSE of each query tile computed once by two producer warps "
-                                  "(false: by each consumer warpgroup beside its S^T, dP^T)")}};
+               ParamSpec::boolean("o_global", false,
+                                  "O read from global memory by the row warps that sum D = rowsum(dO * O), not loaded "
+                                  "into the stages (a third less shared memory per stage: 3 stages fit at dim 128)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -476,14 +471,14 @@ KernelSpec attn_bwd_wgmma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(make_plan(w).bytes);
     return g;
   };
-  // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, cu_seqlens_q,
-  // cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V, O, dO only through their maps, 3-D (dim, heads, rows)
-  // over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows.
+  // Kernel signature: (O, tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, cu_seqlens_q,
+  // cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V, dO only through their maps, 3-D (dim, heads, rows)
+  // over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows; O also as a pointer.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     const BwdDims x(p);
     auto a = bwd_args(p, w.block_M);
-    for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = false;
+    for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = a[static_cast<std::size_t>(i)].name == "O";
     auto map = [&](const char* name, const char* of, bool q_like) {
       ArgSpec m = ArgSpec::tensor_map(name, of, {64, 1, q_like ? w.block_M : w.block_N}, 128);
       m.map_shape = q_like ? std::vector<std::int64_t>{x.total_q(), x.heads, x.dim_qk}

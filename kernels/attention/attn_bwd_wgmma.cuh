@@ -7,13 +7,16 @@
 // to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
 // of +inf, so they add nothing and are never stored.
 //
-// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 24), the
+// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
-// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
-// consumers have released it (mbarriers full/empty, count 1 / 2). Consumer warpgroup w (setmaxnreg 240) owns keys
-// 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per query tile:
+// one, of each query head of the GQA group in turn) Q, dO and O (not with o_global) into the next of num_stages
+// buffers once both consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps
+// 2 and 3, the row warps, compute D = rowsum(dO * O) (O from the stage, or read from global memory with o_global)
+// and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier rows_full, count 64): shared
+// memory bandwidth, not the tensor cores, bounds this kernel, and each consumer warpgroup summing all rows read O and
+// dO twice per tile. Consumer warpgroup w (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV,
+// accumulated in registers over the whole walk. Per query tile:
 //   issue S^T = K_w Q^T and dP^T = V_w dO^T (wgmma SS, keys x queries, K-major operands as TMA wrote them);
-//   meanwhile D = rowsum(dO * O) and LSE * log2(e) of the tile's rows into the warpgroup's shared row values;
 //   P^T = exp2(S^T scale log2(e) - LSE) (0 where masked), dS^T = P^T (dP^T - D), each packed to 16-bit A registers
 //   (the accumulator of two n8 column groups is one k16 step's A fragment), dS also stored query-contiguous to
 //   shared memory;
@@ -21,12 +24,6 @@
 //   once both warpgroups' dS is in shared memory (named barrier 1), dQ_part = dS K for the warpgroup's half of the
 //   tile (wgmma SS, A M-major: imm-trans-a), staged f32 in shared memory (once the dQ writer has taken the last
 //   tile's: mbarrier dq_empty; then dq_full); the stage is released.
-// With `overlap`, dV is issued before the dS barrier and dK after dQ; the warpgroup waits for dQ alone (wait_group 1),
-// stages it while dK runs and issues the next tile's S^T, dP^T behind dK, so the tensor cores never drain between
-// tiles; the stage is released once the next tile's S^T is done (every earlier wgmma of the warpgroup is too).
-// With `row_warps`, warps 2 and 3 of warpgroup 0 compute D and LSE * log2(e) of each stage's rows once (into the
-// stage's row values, mbarrier rows_full, then they release the stage with the consumers) instead of each consumer
-// warpgroup computing all of them.
 // The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
 // .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
@@ -35,8 +32,7 @@
 // epilogue stores dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
-// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 + w = warpgroup w's row
-// values.
+// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -66,13 +62,14 @@ TL_DEVICE_INLINE float dot8(uint4 x, uint4 y) {
   return sum;
 }
 
-// Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
+// Kernel parameters: O (read directly only with o_global), the tensor maps of Q, K, V, O, dO (box: 64 columns of one
+// head x block rows), LSE, dQ, dK, dV,
 // dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
 // the launch and left zero), the sequence offsets, head counts, the query tiles of the longest sequence and the
 // softmax scale.
 template <AttnBwdWgmmaConfig CFG>
 __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
-    attn_bwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
+    attn_bwd_wgmma(const unsigned short* __restrict__ O, const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    const __grid_constant__ TmaDescriptor tma_do, const float* __restrict__ LSE,
                    unsigned short* __restrict__ dQ, unsigned short* __restrict__ dK, unsigned short* __restrict__ dV,
@@ -139,15 +136,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto full = [&](int s) { return base + P.bar_full + 8u * s; };
   auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
   auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
+  auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
-  constexpr int kRowThreads = CFG.row_warps ? 64 : 0;  // warps 2 and 3 of warpgroup 0
-  // LSE * log2(e) of row r of query tile m, head h (+inf past the sequence: P = 0 there).
-  auto lse_log2 = [&](int h, int m, int r) {
-    const int q = m * BM + r;
-    const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
-                                    : (static_cast<long long>(b) * heads + h) * len_q + q;
-    return q < len_q ? LSE[at] * kLog2e : __int_as_float(0x7f800000);
-  };
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
@@ -177,8 +167,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_init(kv_full, 1);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full(s), 1);
-      mbar_init(empty(s), kAttnBwdWgmmaConsumers + kRowThreads);
-      mbar_init(rows_full(s), kRowThreads > 0 ? kRowThreads : 1);
+      mbar_init(empty(s), kAttnBwdWgmmaConsumers + kAttnBwdWgmmaRowThreads);
+      mbar_init(rows_full(s), kAttnBwdWgmmaRowThreads);
     }
     mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
     mbar_init(dq_empty, 1);
@@ -191,27 +181,38 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     // [SECTION] producer
     setmaxnreg_dec<kProducerRegs>();
     if (tid >= 64) {
-      if constexpr (CFG.row_warps) {
-        // [SECTION] row warps: thread r of 64 takes rows r, r + 64 ..: 16-byte chunks of O and dO, f32 sums.
-        for (int it = 0; it < tiles; ++it) {
-          const int s = it % STAGES;
-          const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
-          const unsigned rows_s = base + P.rows_offset + s * P.rows_bytes;
-          mbar_wait(full(s), (it / STAGES) & 1);
-          for (int r = tid - 64; r < BM; r += 64) {
-            float part = 0.f;
-#pragma unroll 4
-            for (int c = 0; c < D; c += 8) {
-              const uint4 x = ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c));
-              const uint4 y = ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c));
-              part += dot8<BF16>(x, y);
+      // [SECTION] row warps: thread r of 64 takes rows r, r + 64 ..: 16-byte chunks of O and dO, f32 sums.
+      for (int it = 0; it < tiles; ++it) {
+        const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
+        const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
+        mbar_wait(full(s), (it / STAGES) & 1);
+        for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
+          const int q = m * BM + r;
+          float part = 0.f;
+          if constexpr (CFG.o_global) {
+            if (q < len_q) {  // past the sequence: LSE +inf makes P = 0, D is not used
+              const uint4* o_row = reinterpret_cast<const uint4*>(O + (q_start + q) * q_stride + h * D);
+#pragma unroll
+              for (int c = 0; c < D / 8; c += 4) {
+                uint4 x[4];  // four loads in flight per round trip (40 registers)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) x[j] = __ldg(o_row + c + j);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) part += dot8<BF16>(x[j], ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, 8 * (c + j))));
+              }
             }
-            st_shared_f32(rows_s + 4u * r, part);
-            st_shared_f32(rows_s + 4u * (BM + r), lse_log2(tile_head(it), tile_m(it), r));
+          } else {
+#pragma unroll 4
+            for (int c = 0; c < D; c += 8)
+              part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)), ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
           }
-          mbar_arrive(rows_full(s));
-          mbar_arrive(empty(s));  // O and dO read
+          const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
+                                          : (static_cast<long long>(b) * heads + h) * len_q + q;
+          st_shared_f32(rows_at(s) + 4u * r, part);
+          st_shared_f32(rows_at(s) + 4u * (BM + r), q < len_q ? LSE[at] * kLog2e : __int_as_float(0x7f800000));
         }
+        mbar_arrive(rows_full(s));
+        mbar_arrive(empty(s));  // O, dO read
       }
       return;
     }
@@ -265,10 +266,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
         TL_PROBE_END(Probe::wait_empty, s, it);
         TL_PROBE_BEGIN(Probe::tma_issue, s, it);
-        mbar_expect_tx(full(s), 3 * P.q_bytes);
+        mbar_expect_tx(full(s), P.stage_bytes);
         load(&tma_q, st, P.q_box, full(s), h, row);
         load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
-        load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+        if constexpr (!CFG.o_global) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
         TL_PROBE_END(Probe::tma_issue, s, it);
       }
     }
@@ -283,73 +284,39 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const TileCoord lc = P.acc_S(tid, 0);    // (key in the warpgroup's 64, query) of S^T's value 0
   const TileCoord lkv = P.acc_KV(tid, 0);  // (key, column) of dK / dV's value 0
   const unsigned k_wg = k_smem + w * P.kv_wg, v_wg = v_smem + w * P.kv_wg;
-  const unsigned rows_wg = base + P.rows_offset + w * P.rows_bytes;  // D[BM] then LSE[BM], f32
   const float scale_log2 = scale * kLog2e;
 
-  // P^T and dS^T as 16-bit A registers: outside the loop, so that fence_regs keeps them (read by wgmma in flight) live
-  // until the wait that retires their GEMMs.
-  // dK and dV start with the first tile's GEMMs (scale_d 0), not from zeros written before the loop: such writes reach
-  // the loop head beside the last tile's dK still in flight under `overlap`, and ptxas then serializes every wgmma.
-  float dk[KV], dv[KV];
-  unsigned pa[SV / 2], dsa[SV / 2];
+  float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
+  unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
+#pragma unroll
+  for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
   mbar_wait(kv_full, 0);
 
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
-    const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, o_s = q_s + 2 * P.q_bytes;
+    const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
 
-    // Declared per tile: no value carried over the loop's back edge, whose copies would land inside a wgmma's
-    // pipeline stage under `overlap` (ptxas then serializes every wgmma).
-    float st[SV], dpt[SV], dq[DQV];
     wgmma_fence();
-    WgmmaSS<BM, BF16, 0>::fresh(st, smem_desc_sw128(k_wg), smem_desc_sw128(q_s));
 #pragma unroll
-    for (int kk = 1; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run<1>(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]));
+    for (int kk = 0; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
-    WgmmaSS<BM, BF16, 0>::fresh(dpt, smem_desc_sw128(v_wg), smem_desc_sw128(do_s));
 #pragma unroll
-    for (int kk = 1; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run<1>(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]));
+    for (int kk = 0; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
 
-    // D and LSE of the tile's rows while the tensor cores run: a row's threads sum their chunks, meet by shuffles.
-    const unsigned rows = CFG.row_warps ? base + P.rows_offset + s * P.rows_bytes : rows_wg;
+    // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
     TL_PROBE_BEGIN(Probe::row_dot, s, it);
-    if constexpr (CFG.row_warps) {
-      mbar_wait(rows_full(s), (it / STAGES) & 1);
-    } else {
-      constexpr int TPR = 128 / BM;
-      const TileCoord t0 = P.dot(tid, 0);
-      float part = 0.f;
-#pragma unroll
-      for (int v = 0; v < P.dot.num_values(); ++v) {
-        const int col = 8 * (t0.col + P.dot(0, v).col);
-        part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, t0.row, col)),
-                           ld_shared_v4_b32(do_s + P.byte(P.smem_O, t0.row, col)));
-      }
-#pragma unroll
-      for (int o = TPR / 2; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
-      if (tid % TPR == 0) {
-        st_shared_f32(rows_wg + 4u * t0.row, part);
-        st_shared_f32(rows_wg + 4u * (BM + t0.row), lse_log2(h, m, t0.row));
-      }
-      named_barrier_sync(2 + w, 128);
-    }
+    mbar_wait(rows_full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::row_dot, s, it);
 
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
     wgmma_wait<1>();
     fence_regs(st);
-    if constexpr (CFG.overlap) {
-      // Every earlier wgmma of the warpgroup is done too: the last tile's dK has read its Q and dS^T.
-      fence_regs(dk);
-      fence_regs(dsa);
-      if (it > 0 && tid == 0) mbar_arrive(empty((it - 1) % STAGES));
-    }
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
@@ -361,48 +328,13 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
       }
     }
-    // dV += P^T dO and / or dK += dS^T Q, one commit group.
-    auto issue_dv_dk = [&](bool dv_now, bool dk_now) {
-      if (dv_now) {
-        fence_regs(pa);
-        fence_regs(dv);
-      }
-      if (dk_now && dv_now) {
-        fence_regs(dsa);
-        fence_regs(dk);
-      }
-      wgmma_fence();
-      if (dv_now) {
-#pragma unroll
-        for (int kt = 0; kt < BM / 16; ++kt)
-          WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), it + kt > 0);
-      }
-      if (dk_now) {
-#pragma unroll
-        for (int kt = 0; kt < BM / 16; ++kt)
-          WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), it + kt > 0);
-      }
-      wgmma_commit();
-    };
-    // P^T as A registers (v, v + 1: queries q, q + 1 of one key); under `overlap` dV is issued from them at once and
-    // runs while dP^T is waited on and dS computed.
-    auto pack_p = [&] {
-#pragma unroll
-      for (int v = 0; v < SV; v += 2) pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
-    };
-    if constexpr (CFG.overlap) {
-      pack_p();
-      issue_dv_dk(true, false);
-      wgmma_wait<1>();  // dP^T; dV runs on
-    } else {
-      wgmma_wait<0>();
-    }
+    wgmma_wait<0>();
     fence_regs(dpt);
-    if constexpr (!CFG.overlap) pack_p();
 #pragma unroll
     for (int v = 0; v < SV; v += 2) {
-      const int q = lc.col + P.s_values.at[v].col;
+      const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
       const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
+      pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
       dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
     }
     named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
@@ -411,33 +343,37 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
                     dsa[P.a_reg[v]]);
     TL_PROBE_END(Probe::p_ds, s, it);
-    if constexpr (!CFG.overlap) issue_dv_dk(true, true);
+
+    fence_regs(pa);
+    fence_regs(dsa);
+    fence_regs(dk);
+    fence_regs(dv);
+    wgmma_fence();
+#pragma unroll
+    for (int kt = 0; kt < BM / 16; ++kt)
+      WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
+#pragma unroll
+    for (int kt = 0; kt < BM / 16; ++kt)
+      WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
+    wgmma_commit();
 
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
     named_barrier_sync(1, 256);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
-    auto ds_desc = [&](int kk) { return smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box); };
-    auto kt_desc = [&](int kk) { return smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box); };
-    WgmmaSSTransA<P.dq_n, BF16, 1>::fresh(dq, ds_desc(0), kt_desc(0));
 #pragma unroll
-    for (int kk = 1; kk < BN / 16; ++kk) WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, ds_desc(kk), kt_desc(kk), 1);
+    for (int kk = 0; kk < BN / 16; ++kk)
+      WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                                          smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
+                                          kk > 0);
     wgmma_commit();
-    if constexpr (CFG.overlap) {
-      issue_dv_dk(false, true);
-      wgmma_wait<1>();  // dV and dQ; dK runs on
-      fence_regs(dq);
-      fence_regs(dv);
-      fence_regs(pa);
-    } else {
-      wgmma_wait<0>();
-      fence_regs(dq);
-      fence_regs(dk);
-      fence_regs(dv);
-      fence_regs(pa);
-      fence_regs(dsa);
-      if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
-    }
+    wgmma_wait<0>();
+    fence_regs(dq);
+    fence_regs(dk);
+    fence_regs(dv);
+    fence_regs(pa);
+    fence_regs(dsa);
+    if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
     // Stage the part for the dQ writer once it has taken the last tile's.
@@ -451,10 +387,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_arrive(dq_full);
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
-  if constexpr (CFG.overlap) {
-    wgmma_wait<0>();
-    fence_regs(dk);
-  }
 
   // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.
   TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);
@@ -464,9 +396,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
     if (64 * w + key < keys) {
       const long long at = (k_row0 + key) * k_stride + hk * D + c;
-      const bool any = tiles > 0;  // else no GEMM wrote dk, dv: the keys are seen by no query row
-      *reinterpret_cast<unsigned*>(dK + at) = any ? pack2<BF16>(scale * dk[v], scale * dk[v + 1]) : 0u;
-      *reinterpret_cast<unsigned*>(dV + at) = any ? pack2<BF16>(dv[v], dv[v + 1]) : 0u;
+      *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
+      *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
     }
   }
   TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);

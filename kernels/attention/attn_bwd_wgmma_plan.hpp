@@ -27,13 +27,7 @@ struct AttnBwdWgmmaConfig {
   bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
-  // dV issued before the dS barrier, then dQ, then dK: the dQ part is staged while dK runs and the next tile's S^T,
-  // dP^T queue behind it, so the tensor cores do not drain once per tile; a stage is released a tile later (at the
-  // next tile's S^T), so it needs num_stages >= 2.
-  bool overlap = false;
-  // D = rowsum(dO * O) and LSE * log2(e) of a tile's rows computed once, by producer warps 2 and 3 into the stage's
-  // row values (else by each consumer warpgroup, both over all rows, beside its S^T, dP^T).
-  bool row_warps = false;
+  bool o_global = false;  // O read by the row warps from global memory (else loaded into the stages by TMA)
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -45,16 +39,15 @@ struct AttnBwdWgmmaProbe {
 #undef TL_ATTN_BWD_WGMMA_PROBE_ENUM
 };
 
-// Consumer warpgroups and threads of the CTA (one producer warpgroup beside them).
-enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaThreads = 3 * 128 };
+// Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
+enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
-//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
+//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim), unless o_global]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
-//   row values    D = rowsum(dO * O) and LSE * log2(e), block_M f32 each: per consumer warpgroup, or per stage
-//                 (row_warps)
+//   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
 //   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, rows_full[num_stages]
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
@@ -75,7 +68,7 @@ struct AttnBwdWgmmaPlan {
   int q_box = 0, kv_box = 0, ds_box = 0;  // bytes from one 64-column (or 64-row, M/N-major) box to the next
   int dq_bytes = 0;  // the f32 dQ tile
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
-  int rows_bytes = 0;  // one set of row values (D, then LSE * log2(e))
+  int rows_bytes = 0;  // one stage's row values
   int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_rows_full = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
@@ -90,7 +83,6 @@ struct AttnBwdWgmmaPlan {
   Fragment frag_A;  // P^T, dS^T as the A of dV, dK: wgmma m64k16 A, per k16 step
   Fragment acc_KV;  // dK, dV: wgmma m64n{dim}k16 accumulator
   Fragment acc_dQ;  // dQ's part: m64n{dq_n}k16 accumulator
-  Fragment dot;     // D = rowsum(dO * O) over a warpgroup: (thread, value) -> (row, 8-element chunk)
   ValueOffsets<64> s_values, kv_values, dq_values;
   int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
 
@@ -101,7 +93,7 @@ struct AttnBwdWgmmaPlan {
   TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
-           acc_dQ.ok() && dot.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
+           acc_dQ.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
            bytes > 0;
   }
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
@@ -135,7 +127,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.q_box = 2 * smem_layout(sw, 2, c.block_M, box).cosize();
   p.kv_box = 2 * smem_layout(sw, 2, c.block_N, box).cosize();
   p.ds_box = 2 * smem_layout(sw, 2, box, c.block_N, Major::MN).cosize();
-  p.stage_bytes = 3 * p.q_bytes;
+  p.stage_bytes = (c.o_global ? 2 : 3) * p.q_bytes;
   p.k_offset = 0;
   p.v_offset = p.k_offset + p.kv_bytes;
   p.stage_offset = p.v_offset + p.kv_bytes;
@@ -144,7 +136,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.dq_offset = p.ds_offset + p.ds_bytes;
   p.rows_offset = p.dq_offset + p.dq_bytes;
   p.rows_bytes = 2 * 4 * c.block_M;
-  p.bar_kv_full = p.rows_offset + (c.row_warps ? c.num_stages : kAttnBwdWgmmaConsumers) * p.rows_bytes;
+  p.bar_kv_full = p.rows_offset + c.num_stages * p.rows_bytes;
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
@@ -175,7 +167,6 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.frag_A = wgmma_m64k16_a_f16();
   p.acc_KV = wgmma_m64nNk16_d(c.dim);
   p.acc_dQ = wgmma_m64nNk16_d(p.dq_n > 0 ? p.dq_n : 8);
-  p.dot = attn_bwd_row_dot(c.block_M, c.dim / 8, 128);
   p.s_values = value_offsets<64>(p.acc_S);
   p.kv_values = value_offsets<64>(p.acc_KV);
   p.dq_values = value_offsets<64>(p.acc_dQ);
@@ -198,8 +189,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
-      .field("overlap", c.overlap)
-      .field("row_warps", c.row_warps)
+      .field("o_global", c.o_global)
       .str();
 }
 

@@ -81,10 +81,6 @@
 // "{%0, %1, ..., %(8G-1)}" and "+f"(d[0]), ..., "+f"(d[8G-1]) for an accumulator of 8G registers.
 #define TL_WG_DLIST(G) "{" TL_WG_UPTO##G(TL_WG_PCT_FIRST, TL_WG_PCT_NEXT) "}"
 #define TL_WG_DOUTS(G) TL_WG_UPTO##G(TL_WG_ACC_FIRST, TL_WG_ACC_NEXT)
-// "=f"(d[0]), ..., "=f"(d[8G-1]): write-only, for the overwriting first step of a chain (fresh()).
-#define TL_WG_ACC_W_FIRST(i) "=f"(d[i])
-#define TL_WG_ACC_W_NEXT(i) , "=f"(d[i])
-#define TL_WG_DOUTS_W(G) TL_WG_UPTO##G(TL_WG_ACC_W_FIRST, TL_WG_ACC_W_NEXT)
 
 // The asm text. SCALE: the setp's source, an operand ("%n": scale_d in a register) or a literal 0/1 (an immediate);
 // TB: imm-trans-b, a literal. Immediates are spelled into the text rather than passed as "n" operands: an extra
@@ -111,9 +107,6 @@
 #define TL_WG_SST_REG(G, SHAPE, TB)                                                                           \
   asm volatile(TL_WG_SS_TEXT_T(G, SHAPE, TL_WG_AT(G, 2), "1", #TB) : TL_WG_DOUTS(G) : "l"(da), "l"(db), "r"(scale_d))
 #define TL_WG_SS_IMM(G, SHAPE, S, TB) asm volatile(TL_WG_SS_TEXT(G, SHAPE, #S, #TB) : TL_WG_DOUTS(G) : "l"(da), "l"(db))
-// scale_d 0 with write-only accumulators; TA: imm-trans-a.
-#define TL_WG_SS_FRESH(G, SHAPE, TA, TB) \
-  asm volatile(TL_WG_SS_TEXT_T(G, SHAPE, "0", #TA, #TB) : TL_WG_DOUTS_W(G) : "l"(da), "l"(db))
 #define TL_WG_RS_REG(G, SHAPE, TB)                                                                            \
   asm volatile(TL_WG_RS_TEXT(G, SHAPE, TL_WG_AT(G, 5), #TB)                                                   \
                : TL_WG_DOUTS(G)                                                                               \
@@ -179,13 +172,6 @@ struct WgmmaSSE4M3;
       else if constexpr (TRANS_B) TL_WG_SS_IMM(G, TL_WG_SHAPE16(N, T), 0, 1);                                \
       else TL_WG_SS_IMM(G, TL_WG_SHAPE16(N, T), 0, 0);                                                       \
     }                                                                                                        \
-    /* Overwrites d as a write-only operand: no earlier value of d flows into the asm, so a chain that starts */ \
-    /* here carries nothing over a loop's back edge (whose copies inside another wgmma's pipeline stage make */  \
-    /* ptxas serialize every wgmma, C7515). */                                                               \
-    static TL_DEVICE_INLINE void fresh(float* d, unsigned long long da, unsigned long long db) {             \
-      if constexpr (TRANS_B) TL_WG_SS_FRESH(G, TL_WG_SHAPE16(N, T), 0, 1);                                   \
-      else TL_WG_SS_FRESH(G, TL_WG_SHAPE16(N, T), 0, 0);                                                     \
-    }                                                                                                        \
   };                                                                                                         \
   template <int TRANS_B>                                                                                     \
   struct WgmmaSSTransA<N, BF16, TRANS_B> {                                                                   \
@@ -193,11 +179,6 @@ struct WgmmaSSE4M3;
     static TL_DEVICE_INLINE void run(float* d, unsigned long long da, unsigned long long db, int scale_d) {  \
       if constexpr (TRANS_B) TL_WG_SST_REG(G, TL_WG_SHAPE16(N, T), 1);                                       \
       else TL_WG_SST_REG(G, TL_WG_SHAPE16(N, T), 0);                                                         \
-    }                                                                                                        \
-    /* As WgmmaSS::fresh. */                                                                                 \
-    static TL_DEVICE_INLINE void fresh(float* d, unsigned long long da, unsigned long long db) {             \
-      if constexpr (TRANS_B) TL_WG_SS_FRESH(G, TL_WG_SHAPE16(N, T), 1, 1);                                   \
-      else TL_WG_SS_FRESH(G, TL_WG_SHAPE16(N, T), 1, 0);                                                     \
     }                                                                                                        \
   };                                                                                                         \
   template <int TRANS_B>                                                                                     \
