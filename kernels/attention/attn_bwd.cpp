@@ -425,7 +425,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
-          .o_global = c.boolean("o_global")};
+          .dq_async = c.boolean("dq_async")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -436,11 +436,9 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
-    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("o_global") ? "" : " and O") +
-                  ", the dS tile and the dQ staging need " +
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
-                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
-                  (c.boolean("o_global") ? "" : " or set o_global=true"));
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages");
   return Status::success();
 }
 
@@ -456,9 +454,10 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
                                   "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
-               ParamSpec::boolean("o_global", false,
-                                  "O read from global memory by the row warps that sum D = rowsum(dO * O), not loaded "
-                                  "into the stages (a third less shared memory per stage: 3 stages fit at dim 128)")}};
+               ParamSpec::boolean("dq_async", true,
+                                  "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
+                                  "(false: waits for each before taking the next staged tile) and converts a "
+                                  "completed tile four loads at a time")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -471,14 +470,14 @@ KernelSpec attn_bwd_wgmma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(make_plan(w).bytes);
     return g;
   };
-  // Kernel signature: (O, tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, cu_seqlens_q,
-  // cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V, dO only through their maps, 3-D (dim, heads, rows)
-  // over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows; O also as a pointer.
+  // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, cu_seqlens_q,
+  // cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V, O, dO only through their maps, 3-D (dim, heads, rows)
+  // over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     const BwdDims x(p);
     auto a = bwd_args(p, w.block_M);
-    for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = a[static_cast<std::size_t>(i)].name == "O";
+    for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = false;
     auto map = [&](const char* name, const char* of, bool q_like) {
       ArgSpec m = ArgSpec::tensor_map(name, of, {64, 1, q_like ? w.block_M : w.block_N}, 128);
       m.map_shape = q_like ? std::vector<std::int64_t>{x.total_q(), x.heads, x.dim_qk}

@@ -9,10 +9,10 @@
 //
 // Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
-// one, of each query head of the GQA group in turn) Q, dO and O (not with o_global) into the next of num_stages
+// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages
 // buffers once both consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps
-// 2 and 3, the row warps, compute D = rowsum(dO * O) (O from the stage, or read from global memory with o_global)
-// and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier rows_full, count 64): shared
+// 2 and 3, the row warps, compute D = rowsum(dO * O) and LSE * log2(e) of each stage's rows once into the stage's
+// row values (mbarrier rows_full, count 64): shared
 // memory bandwidth, not the tensor cores, bounds this kernel, and each consumer warpgroup summing all rows read O and
 // dO twice per tile. Consumer warpgroup w (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV,
 // accumulated in registers over the whole walk. Per query tile:
@@ -62,14 +62,13 @@ TL_DEVICE_INLINE float dot8(uint4 x, uint4 y) {
   return sum;
 }
 
-// Kernel parameters: O (read directly only with o_global), the tensor maps of Q, K, V, O, dO (box: 64 columns of one
-// head x block rows), LSE, dQ, dK, dV,
+// Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
 // dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
 // the launch and left zero), the sequence offsets, head counts, the query tiles of the longest sequence and the
 // softmax scale.
 template <AttnBwdWgmmaConfig CFG>
 __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
-    attn_bwd_wgmma(const unsigned short* __restrict__ O, const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
+    attn_bwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    const __grid_constant__ TmaDescriptor tma_do, const float* __restrict__ LSE,
                    unsigned short* __restrict__ dQ, unsigned short* __restrict__ dK, unsigned short* __restrict__ dV,
@@ -148,17 +147,27 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     float* acc_g = dq_accum + tile_index(h, m) * (BM * D);
     const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
     unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-    for (int i = i0; i < 2 * 128 * (DQV / 4); i += threads) {
-      const int t = i % 256, k = i / 256, part = t / 128;
-      float4* src = reinterpret_cast<float4*>(acc_g + P.dq_chunk(t, k) / 4);
-      const float4 x = __ldcg(src);
-      const TileCoord o = P.acc_dQ(t % 128, 0);
-      const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
-      const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
-      const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
-      if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x.x, scale * x.y);
-      if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x.z, scale * x.w);
-      __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
+    // Chunks in batches of kBatch per thread: the loads of a batch are in flight together (a latency-bound loop of
+    // one load per round trip took ~23 us per tile on a single warp).
+    constexpr int kChunks = 2 * 128 * (DQV / 4), kBatch = CFG.dq_async ? 2 : 1;
+    auto src = [&](int i) { return reinterpret_cast<float4*>(acc_g + P.dq_chunk(i % 256, i / 256) / 4); };
+    for (int i = i0; i < kChunks; i += kBatch * threads) {
+      float4 x[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j)
+        if (i + j * threads < kChunks) x[j] = __ldcg(src(i + j * threads));
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int c = i + j * threads, t = c % 256, k = c / 256, part = t / 128;
+        if (c >= kChunks) break;
+        const TileCoord o = P.acc_dQ(t % 128, 0);
+        const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+        const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+        const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
+        if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x[j].x, scale * x[j].y);
+        if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x[j].z, scale * x[j].w);
+        __stcg(src(c), make_float4(0.f, 0.f, 0.f, 0.f));
+      }
     }
   };
 
@@ -189,23 +198,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
           const int q = m * BM + r;
           float part = 0.f;
-          if constexpr (CFG.o_global) {
-            if (q < len_q) {  // past the sequence: LSE +inf makes P = 0, D is not used
-              const uint4* o_row = reinterpret_cast<const uint4*>(O + (q_start + q) * q_stride + h * D);
-#pragma unroll
-              for (int c = 0; c < D / 8; c += 4) {
-                uint4 x[4];  // four loads in flight per round trip (40 registers)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) x[j] = __ldg(o_row + c + j);
-#pragma unroll
-                for (int j = 0; j < 4; ++j) part += dot8<BF16>(x[j], ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, 8 * (c + j))));
-              }
-            }
-          } else {
 #pragma unroll 4
-            for (int c = 0; c < D; c += 8)
-              part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)), ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
-          }
+          for (int c = 0; c < D; c += 8)
+            part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)), ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
           const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
                                           : (static_cast<long long>(b) * heads + h) * len_q + q;
           st_shared_f32(rows_at(s) + 4u * r, part);
@@ -220,33 +215,45 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid >= 32) {
       // [SECTION] dQ writer
       const int lane = tid - 32;
-      for (int it = 0; it < tiles; ++it) {
-        const int h = tile_head(it), m = tile_m(it);
+      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part, and the block that
+      // completes the tile converts it.
+      auto count = [&](int j) {
+        const int h = tile_head(j), m = tile_m(j);
         const long long tix = tile_index(h, m);
-        float* acc_g = dq_accum + tix * (BM * D);
-        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-        mbar_wait(dq_full, it & 1);
         int last = 0;
         if (lane == 0) {
-          bulk_reduce_add_f32(acc_g, dq_smem, P.dq_bytes);
-          tma_store_commit();
-          tma_store_wait_read();
-          mbar_arrive(dq_empty);  // the staging tile is free
-          tma_store_wait_all();
           fence_proxy_async_global();
           __threadfence();
           last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
         }
         last = __shfl_sync(0xffffffffu, last, 0);
-        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         if (last) {
-          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, it);
+          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
           __threadfence();
           convert_tile(h, m, lane, 32);
           __syncwarp();
           if (lane == 0) dq_counters[tix] = 0;
-          TL_PROBE_END(Probe::dq_store, probe::kNoStage, it);
+          TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
         }
+      };
+      for (int it = 0; it < tiles; ++it) {
+        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
+        mbar_wait(dq_full, it & 1);
+        if (lane == 0) {
+          bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
+          tma_store_commit();
+          tma_store_wait_read();
+          mbar_arrive(dq_empty);  // the staging tile is free
+          if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
+          else tma_store_wait_all();
+        }
+        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
+        if constexpr (!CFG.dq_async) count(it);
+        else if (it > 0) count(it - 1);
+      }
+      if (CFG.dq_async && tiles > 0) {
+        if (lane == 0) tma_store_wait_all();
+        count(tiles - 1);
       }
       TL_PROBE_FLUSH();
       return;
@@ -266,10 +273,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
         TL_PROBE_END(Probe::wait_empty, s, it);
         TL_PROBE_BEGIN(Probe::tma_issue, s, it);
-        mbar_expect_tx(full(s), P.stage_bytes);
+        mbar_expect_tx(full(s), 3 * P.q_bytes);
         load(&tma_q, st, P.q_box, full(s), h, row);
         load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
-        if constexpr (!CFG.o_global) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+        load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
         TL_PROBE_END(Probe::tma_issue, s, it);
       }
     }

@@ -27,7 +27,9 @@ struct AttnBwdWgmmaConfig {
   bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
-  bool o_global = false;  // O read by the row warps from global memory (else loaded into the stages by TMA)
+  // The dQ writer counts a tile's reduce once the next one is issued (cp.async.bulk.wait_group 1), not waiting for
+  // each before taking the next staged tile, and converts a completed tile with four loads in flight per lane.
+  bool dq_async = true;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -44,7 +46,7 @@ enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdW
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
-//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim), unless o_global]
+//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
@@ -127,7 +129,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.q_box = 2 * smem_layout(sw, 2, c.block_M, box).cosize();
   p.kv_box = 2 * smem_layout(sw, 2, c.block_N, box).cosize();
   p.ds_box = 2 * smem_layout(sw, 2, box, c.block_N, Major::MN).cosize();
-  p.stage_bytes = (c.o_global ? 2 : 3) * p.q_bytes;
+  p.stage_bytes = 3 * p.q_bytes;
   p.k_offset = 0;
   p.v_offset = p.k_offset + p.kv_bytes;
   p.stage_offset = p.v_offset + p.kv_bytes;
@@ -189,7 +191,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
-      .field("o_global", c.o_global)
+      .field("dq_async", c.dq_async)
       .str();
 }
 

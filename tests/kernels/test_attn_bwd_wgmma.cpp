@@ -21,8 +21,7 @@ std::vector<AttnBwdWgmmaConfig> configs() {
   std::vector<AttnBwdWgmmaConfig> v;
   for (int dim : {64, 128})
     for (int st : {1, 2, 3})
-      for (bool og : {false, true})
-        v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .o_global = og});
+      v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
   return v;
 }
 
@@ -85,15 +84,14 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
   }
 }
 
-// Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO (and O unless o_global), barriers 8-byte
-// aligned after the row values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims, and
-// so do 3 stages without O.
+// Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO and O, barriers 8-byte aligned after the row
+// values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
     const AttnBwdWgmmaPlan p = make_plan(c);
     for (int off : {p.k_offset, p.v_offset, p.stage(0), p.stage(c.num_stages - 1), p.ds_offset, p.q_bytes})
       EXPECT_EQ(off % 1024, 0);
-    EXPECT_EQ(p.stage_bytes, (c.o_global ? 2 : 3) * p.q_bytes);
+    EXPECT_EQ(p.stage_bytes, 3 * p.q_bytes);
     EXPECT_EQ(p.ds_offset, p.stage(c.num_stages));
     EXPECT_EQ(p.dq_offset, p.ds_offset + p.ds_bytes);
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
@@ -104,7 +102,7 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
       EXPECT_EQ(bar % 8, 0);
     EXPECT_GE(p.bar_rows_full, p.bar_dq_empty + 8);
     EXPECT_EQ(p.bytes, p.bar_rows_full + 8 * c.num_stages + 1024);
-    if (c.num_stages <= 2 || c.o_global) {
+    if (c.num_stages <= 2) {
       EXPECT_LE(p.bytes, 232448);
     }
   }
@@ -176,7 +174,7 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
   for (AttnBwdWgmmaConfig x :
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
-        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.o_global = true}})
+        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = false}})
     names.insert(name_expression(x));
   EXPECT_EQ(names.size(), 9u);
 }
@@ -195,14 +193,13 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_NE(dv.message().find("dim_v"), std::string::npos) << dv.message();
   const Status smem = check({{"dim", "128"}}, {{"num_stages", "3"}});
   ASSERT_FALSE(smem.ok());
-  EXPECT_NE(smem.message().find("o_global=true"), std::string::npos) << smem.message();
-  EXPECT_TRUE(check({{"dim", "128"}}, {{"num_stages", "3"}, {"o_global", "true"}}).ok());
+  EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
   EXPECT_FALSE(check({{"heads", "6"}, {"heads_kv", "4"}}, {}).ok());
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
 }
 
-// The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, after O
-// (the row warps' pointer) in the kernel's signature; Q, K, V and dO themselves are no kernel parameters.
+// The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
+// after dO in the kernel's signature; Q, K, V, O and dO themselves are no kernel parameters.
 TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
   auto k = instantiate(spec(), {{"batch", "3"}, {"seq_q", "100"}, {"seq_k", "200"}, {"heads", "8"}, {"heads_kv", "2"},
                                 {"dim", "64"}},
@@ -211,9 +208,9 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
   std::vector<std::string> params;
   for (const ArgSpec& a : k.args)
     if (a.is_param) params.push_back(a.name);
-  ASSERT_GE(params.size(), 7u);
-  EXPECT_EQ((std::vector<std::string>(params.begin(), params.begin() + 7)),
-            (std::vector<std::string>{"O", "tma_Q", "tma_K", "tma_V", "tma_O", "tma_dO", "LSE"}));
+  ASSERT_GE(params.size(), 6u);
+  EXPECT_EQ((std::vector<std::string>(params.begin(), params.begin() + 6)),
+            (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "tma_O", "tma_dO", "LSE"}));
   for (const ArgSpec& a : k.args) {
     if (a.kind != ArgSpec::Kind::tensor_map) continue;
     const bool q_like = a.tensor_of != "K" && a.tensor_of != "V";
