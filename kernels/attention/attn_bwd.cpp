@@ -424,8 +424,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .num_stages = static_cast<int>(c.integer("num_stages")),
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen"),
-          .dq_async = c.boolean("dq_async")};
+          .varlen = p.boolean("varlen")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -453,11 +452,7 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
-                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
-               ParamSpec::boolean("dq_async", true,
-                                  "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
-                                  "(false: waits for each before taking the next staged tile) and converts a "
-                                  "completed tile four loads at a time")}};
+                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -147,27 +147,17 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     float* acc_g = dq_accum + tile_index(h, m) * (BM * D);
     const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
     unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-    // Chunks in batches of kBatch per thread: the loads of a batch are in flight together (a latency-bound loop of
-    // one load per round trip took ~23 us per tile on a single warp).
-    constexpr int kChunks = 2 * 128 * (DQV / 4), kBatch = CFG.dq_async ? 2 : 1;
-    auto src = [&](int i) { return reinterpret_cast<float4*>(acc_g + P.dq_chunk(i % 256, i / 256) / 4); };
-    for (int i = i0; i < kChunks; i += kBatch * threads) {
-      float4 x[kBatch];
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j)
-        if (i + j * threads < kChunks) x[j] = __ldcg(src(i + j * threads));
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) {
-        const int c = i + j * threads, t = c % 256, k = c / 256, part = t / 128;
-        if (c >= kChunks) break;
-        const TileCoord o = P.acc_dQ(t % 128, 0);
-        const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
-        const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
-        const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
-        if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x[j].x, scale * x[j].y);
-        if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x[j].z, scale * x[j].w);
-        __stcg(src(c), make_float4(0.f, 0.f, 0.f, 0.f));
-      }
+    for (int i = i0; i < 2 * 128 * (DQV / 4); i += threads) {
+      const int t = i % 256, k = i / 256, part = t / 128;
+      float4* src = reinterpret_cast<float4*>(acc_g + P.dq_chunk(t, k) / 4);
+      const float4 x = __ldcg(src);
+      const TileCoord o = P.acc_dQ(t % 128, 0);
+      const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+      const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+      const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
+      if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x.x, scale * x.y);
+      if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x.z, scale * x.w);
+      __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
     }
   };
 
@@ -215,45 +205,33 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid >= 32) {
       // [SECTION] dQ writer
       const int lane = tid - 32;
-      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part, and the block that
-      // completes the tile converts it.
-      auto count = [&](int j) {
-        const int h = tile_head(j), m = tile_m(j);
+      for (int it = 0; it < tiles; ++it) {
+        const int h = tile_head(it), m = tile_m(it);
         const long long tix = tile_index(h, m);
+        float* acc_g = dq_accum + tix * (BM * D);
+        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
+        mbar_wait(dq_full, it & 1);
         int last = 0;
         if (lane == 0) {
+          bulk_reduce_add_f32(acc_g, dq_smem, P.dq_bytes);
+          tma_store_commit();
+          tma_store_wait_read();
+          mbar_arrive(dq_empty);  // the staging tile is free
+          tma_store_wait_all();
           fence_proxy_async_global();
           __threadfence();
           last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
         }
         last = __shfl_sync(0xffffffffu, last, 0);
+        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         if (last) {
-          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
+          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, it);
           __threadfence();
           convert_tile(h, m, lane, 32);
           __syncwarp();
           if (lane == 0) dq_counters[tix] = 0;
-          TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
+          TL_PROBE_END(Probe::dq_store, probe::kNoStage, it);
         }
-      };
-      for (int it = 0; it < tiles; ++it) {
-        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-        mbar_wait(dq_full, it & 1);
-        if (lane == 0) {
-          bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
-          tma_store_commit();
-          tma_store_wait_read();
-          mbar_arrive(dq_empty);  // the staging tile is free
-          if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
-          else tma_store_wait_all();
-        }
-        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
-        if constexpr (!CFG.dq_async) count(it);
-        else if (it > 0) count(it - 1);
-      }
-      if (CFG.dq_async && tiles > 0) {
-        if (lane == 0) tma_store_wait_all();
-        count(tiles - 1);
       }
       TL_PROBE_FLUSH();
       return;

@@ -27,9 +27,6 @@ struct AttnBwdWgmmaConfig {
   bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
-  // The dQ writer counts a tile's reduce once the next one is issued (cp.async.bulk.wait_group 1), not waiting for
-  // each before taking the next staged tile, and converts a completed tile with four loads in flight per lane.
-  bool dq_async = true;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -191,7 +188,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
-      .field("dq_async", c.dq_async)
       .str();
 }
 

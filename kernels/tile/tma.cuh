@@ -133,12 +133,6 @@ TL_DEVICE_INLINE void tma_store_commit() { asm volatile("cp.async.bulk.commit_gr
 TL_DEVICE_INLINE void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 // Waits until they have completed (their writes are done).
 TL_DEVICE_INLINE void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-// Waits until at most N of this thread's committed bulk groups are still in flight: the older ones have completed
-// (their writes and reductions done), so a pipeline can wait for group i while group i + N runs.
-template <int N>
-TL_DEVICE_INLINE void tma_store_wait() {
-  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 // Fetches the descriptor into the descriptor cache ahead of its first use.
 TL_DEVICE_INLINE void prefetch_tensormap(const TmaDescriptor* map) {
