@@ -9,13 +9,13 @@
 //
 // Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
-// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages
-// buffers once both consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps
-// 2 and 3, the row warps, compute D = rowsum(dO * O) and LSE * log2(e) of each stage's rows once into the stage's
-// row values (mbarrier rows_full, count 64): shared
-// memory bandwidth, not the tensor cores, bounds this kernel, and each consumer warpgroup summing all rows read O and
-// dO twice per tile. Consumer warpgroup w (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV,
-// accumulated in registers over the whole walk. Per query tile:
+// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
+// consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps 2 and 3, the row
+// warps, compute D = rowsum(dO * O) and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier
+// rows_full, count 64), which both consumer warpgroups read: summing all rows themselves, each read O and dO once
+// more per tile beside its GEMMs (about a fifth of a tile's time in the timeline, docs/perf.md). Consumer warpgroup w
+// (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per
+// query tile:
 //   issue S^T = K_w Q^T and dP^T = V_w dO^T (wgmma SS, keys x queries, K-major operands as TMA wrote them);
 //   P^T = exp2(S^T scale log2(e) - LSE) (0 where masked), dS^T = P^T (dP^T - D), each packed to 16-bit A registers
 //   (the accumulator of two n8 column groups is one k16 step's A fragment), dS also stored query-contiguous to
@@ -190,7 +190,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           float part = 0.f;
 #pragma unroll 4
           for (int c = 0; c < D; c += 8)
-            part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)), ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
+            part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
+                               ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
           const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
                                           : (static_cast<long long>(b) * heads + h) * len_q + q;
           st_shared_f32(rows_at(s) + 4u * r, part);

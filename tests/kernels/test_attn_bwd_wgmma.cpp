@@ -20,8 +20,7 @@ const KernelSpec& spec() { return *library_registry().find("attn.bwd.wgmma").val
 std::vector<AttnBwdWgmmaConfig> configs() {
   std::vector<AttnBwdWgmmaConfig> v;
   for (int dim : {64, 128})
-    for (int st : {1, 2, 3})
-      v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
+    for (int st : {1, 2, 3}) v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
   return v;
 }
 
