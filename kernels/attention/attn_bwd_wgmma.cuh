@@ -1,5 +1,6 @@
 // attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — TMA, an mbarrier ring of Q/dO/O tiles fed by a
-// producer warp, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T kept in registers.
+// producer warp, row warps summing D once per tile, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T
+// kept in registers.
 //
 // Same problem and arguments as attn.bwd.mma (attn_bwd_mma.cuh): dQ, dK, dV from Q, K, V, O, dO and the forward's
 // LSE; dense tensors [batch, seq, heads, dim] reached through 3-D tensor maps (dim, heads, rows) over the packed rows
