@@ -435,7 +435,7 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
-    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O and the dS tile need " +
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages");
   return Status::success();
@@ -444,9 +444,9 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
 KernelSpec attn_bwd_wgmma_spec() {
   KernelSpec k = bwd_base();
   k.name = "attn.bwd.wgmma";
-  k.summary = "FlashAttention-3-style backward: TMA Q/dO/O ring, producer warp + two consumer warpgroups, wgmma with "
-              "P^T and dS^T in registers, dK, dV accumulated over the walk; dQ parts bulk-reduced into an f32 "
-              "accumulator by a writer warp (dQ, dK, dV)";
+  k.summary = "FlashAttention-3-style backward: TMA Q/dO/O ring, producer warp, row warps (D once per tile) and two "
+              "consumer warpgroups, wgmma with P^T and dS^T in registers, dK, dV accumulated over the walk; dQ parts "
+              "bulk-reduced into an f32 accumulator by a writer warp (dQ, dK, dV)";
   k.source = "attention/attn_bwd_wgmma.cuh";
   k.min_cc = 90;
   k.archs = {"sm_90a"};

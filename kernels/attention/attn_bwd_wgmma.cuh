@@ -1,5 +1,6 @@
 // attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — TMA, an mbarrier ring of Q/dO/O tiles fed by a
-// producer warp, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T kept in registers.
+// producer warp, row warps summing D once per tile, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T
+// kept in registers.
 //
 // Same problem and arguments as attn.bwd.mma (attn_bwd_mma.cuh): dQ, dK, dV from Q, K, V, O, dO and the forward's
 // LSE; dense tensors [batch, seq, heads, dim] reached through 3-D tensor maps (dim, heads, rows) over the packed rows
@@ -7,13 +8,16 @@
 // to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
 // of +inf, so they add nothing and are never stored.
 //
-// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 24), the
+// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
 // one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
-// consumers have released it (mbarriers full/empty, count 1 / 2). Consumer warpgroup w (setmaxnreg 240) owns keys
-// 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per query tile:
+// consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps 2 and 3, the row
+// warps, compute D = rowsum(dO * O) and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier
+// rows_full, count 64), which both consumer warpgroups read: summing all rows themselves, each read O and dO once
+// more per tile beside its GEMMs (about a fifth of a tile's time in the timeline, docs/perf.md). Consumer warpgroup w
+// (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per
+// query tile:
 //   issue S^T = K_w Q^T and dP^T = V_w dO^T (wgmma SS, keys x queries, K-major operands as TMA wrote them);
-//   meanwhile D = rowsum(dO * O) and LSE * log2(e) of the tile's rows into the warpgroup's shared row values;
 //   P^T = exp2(S^T scale log2(e) - LSE) (0 where masked), dS^T = P^T (dP^T - D), each packed to 16-bit A registers
 //   (the accumulator of two n8 column groups is one k16 step's A fragment), dS also stored query-contiguous to
 //   shared memory;
@@ -29,8 +33,7 @@
 // epilogue stores dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
-// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 + w = warpgroup w's row
-// values.
+// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -46,6 +49,19 @@
 #include "tile/wgmma_ops.cuh"
 
 namespace tl {
+
+// The f32 dot product of 8 16-bit values in each of x and y.
+template <bool BF16>
+TL_DEVICE_INLINE float dot8(uint4 x, uint4 y) {
+  const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+  float sum = 0.f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float2 a = unpack2<BF16>(xs[e]), g = unpack2<BF16>(ys[e]);
+    sum += a.x * g.x + a.y * g.y;
+  }
+  return sum;
+}
 
 // Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
 // dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
@@ -119,6 +135,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const unsigned k_smem = base + P.k_offset, v_smem = base + P.v_offset, ds_smem = base + P.ds_offset;
   auto full = [&](int s) { return base + P.bar_full + 8u * s; };
   auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
+  auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
+  auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
@@ -149,7 +167,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_init(kv_full, 1);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full(s), 1);
-      mbar_init(empty(s), kAttnBwdWgmmaConsumers);
+      mbar_init(empty(s), kAttnBwdWgmmaConsumers + kAttnBwdWgmmaRowThreads);
+      mbar_init(rows_full(s), kAttnBwdWgmmaRowThreads);
     }
     mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
     mbar_init(dq_empty, 1);
@@ -161,7 +180,29 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   if (wg == 0) {
     // [SECTION] producer
     setmaxnreg_dec<kProducerRegs>();
-    if (tid >= 64) return;
+    if (tid >= 64) {
+      // [SECTION] row warps: thread r of 64 takes rows r, r + 64 ..: 16-byte chunks of O and dO, f32 sums.
+      for (int it = 0; it < tiles; ++it) {
+        const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
+        const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
+        mbar_wait(full(s), (it / STAGES) & 1);
+        for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
+          const int q = m * BM + r;
+          float part = 0.f;
+#pragma unroll 4
+          for (int c = 0; c < D; c += 8)
+            part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
+                               ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
+          const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
+                                          : (static_cast<long long>(b) * heads + h) * len_q + q;
+          st_shared_f32(rows_at(s) + 4u * r, part);
+          st_shared_f32(rows_at(s) + 4u * (BM + r), q < len_q ? LSE[at] * kLog2e : __int_as_float(0x7f800000));
+        }
+        mbar_arrive(rows_full(s));
+        mbar_arrive(empty(s));  // O, dO read
+      }
+      return;
+    }
     TL_PROBE_WARP_INIT();
     if (tid >= 32) {
       // [SECTION] dQ writer
@@ -230,9 +271,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const TileCoord lc = P.acc_S(tid, 0);    // (key in the warpgroup's 64, query) of S^T's value 0
   const TileCoord lkv = P.acc_KV(tid, 0);  // (key, column) of dK / dV's value 0
   const unsigned k_wg = k_smem + w * P.kv_wg, v_wg = v_smem + w * P.kv_wg;
-  const unsigned rows_wg = base + P.rows_offset + w * 8u * BM;  // D[BM] then LSE[BM], f32
   const float scale_log2 = scale * kLog2e;
-  const float kInf = __int_as_float(0x7f800000);
 
   float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
   unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
@@ -242,7 +281,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
-    const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, o_s = q_s + 2 * P.q_bytes;
+    const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
@@ -257,35 +296,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
 
-    // D and LSE of the tile's rows while the tensor cores run: a row's threads sum their chunks, meet by shuffles.
+    // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
     TL_PROBE_BEGIN(Probe::row_dot, s, it);
-    {
-      constexpr int TPR = 128 / BM;
-      const TileCoord t0 = P.dot(tid, 0);
-      float part = 0.f;
-#pragma unroll
-      for (int v = 0; v < P.dot.num_values(); ++v) {
-        const int col = 8 * (t0.col + P.dot(0, v).col);
-        const uint4 x = ld_shared_v4_b32(o_s + P.byte(P.smem_O, t0.row, col));
-        const uint4 y = ld_shared_v4_b32(do_s + P.byte(P.smem_O, t0.row, col));
-        const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 o = unpack2<BF16>(xs[e]), g = unpack2<BF16>(ys[e]);
-          part += o.x * g.x + o.y * g.y;
-        }
-      }
-#pragma unroll
-      for (int o = TPR / 2; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
-      if (tid % TPR == 0) {
-        const int r = m * BM + t0.row;
-        const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + r
-                                        : (static_cast<long long>(b) * heads + h) * len_q + r;
-        st_shared_f32(rows_wg + 4u * t0.row, part);
-        st_shared_f32(rows_wg + 4u * (BM + t0.row), r < len_q ? LSE[at] * kLog2e : kInf);
-      }
-      named_barrier_sync(2 + w, 128);
-    }
+    mbar_wait(rows_full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::row_dot, s, it);
 
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
@@ -297,7 +310,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
       for (int v = 0; v < SV; ++v) {
         const int key = key0 + P.s_values.at[v].row, q = lc.col + P.s_values.at[v].col;
-        const float lse = ld_shared_f32(rows_wg + 4u * (BM + q));
+        const float lse = ld_shared_f32(rows + 4u * (BM + q));
         const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + q + diag));
         st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
       }
@@ -307,7 +320,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
     for (int v = 0; v < SV; v += 2) {
       const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
-      const float d0 = ld_shared_f32(rows_wg + 4u * q), d1 = ld_shared_f32(rows_wg + 4u * (q + 1));
+      const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
       pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
       dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
     }
@@ -347,7 +360,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     fence_regs(dv);
     fence_regs(pa);
     fence_regs(dsa);
-    if (tid == 0) mbar_arrive(empty(s));  // Q, dO, O read by every GEMM of this warpgroup
+    if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
     // Stage the part for the dQ writer once it has taken the last tile's.

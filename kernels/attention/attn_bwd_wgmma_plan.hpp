@@ -38,16 +38,16 @@ struct AttnBwdWgmmaProbe {
 #undef TL_ATTN_BWD_WGMMA_PROBE_ENUM
 };
 
-// Consumer warpgroups and threads of the CTA (one producer warpgroup beside them).
-enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaThreads = 3 * 128 };
+// Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
+enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
 //   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
-//   row values    per consumer warpgroup: D = rowsum(dO * O) and LSE * log2(e), block_M f32 each
-//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty
+//   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, rows_full[num_stages]
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -67,7 +67,8 @@ struct AttnBwdWgmmaPlan {
   int q_box = 0, kv_box = 0, ds_box = 0;  // bytes from one 64-column (or 64-row, M/N-major) box to the next
   int dq_bytes = 0;  // the f32 dQ tile
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
-  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0;
+  int rows_bytes = 0;  // one stage's row values
+  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_rows_full = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
@@ -81,7 +82,6 @@ struct AttnBwdWgmmaPlan {
   Fragment frag_A;  // P^T, dS^T as the A of dV, dK: wgmma m64k16 A, per k16 step
   Fragment acc_KV;  // dK, dV: wgmma m64n{dim}k16 accumulator
   Fragment acc_dQ;  // dQ's part: m64n{dq_n}k16 accumulator
-  Fragment dot;     // D = rowsum(dO * O) over a warpgroup: (thread, value) -> (row, 8-element chunk)
   ValueOffsets<64> s_values, kv_values, dq_values;
   int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
 
@@ -92,7 +92,7 @@ struct AttnBwdWgmmaPlan {
   TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
-           acc_dQ.ok() && dot.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
+           acc_dQ.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
            bytes > 0;
   }
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
@@ -134,12 +134,14 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.dq_bytes = 4 * c.block_M * c.dim;
   p.dq_offset = p.ds_offset + p.ds_bytes;
   p.rows_offset = p.dq_offset + p.dq_bytes;
-  p.bar_kv_full = p.rows_offset + kAttnBwdWgmmaConsumers * 2 * 4 * c.block_M;
+  p.rows_bytes = 2 * 4 * c.block_M;
+  p.bar_kv_full = p.rows_offset + c.num_stages * p.rows_bytes;
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
   p.bar_dq_empty = p.bar_dq_full + 8;
-  p.bytes = p.bar_dq_empty + 8 + 1024;
+  p.bar_rows_full = p.bar_dq_empty + 8;
+  p.bytes = p.bar_rows_full + 8 * c.num_stages + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -164,7 +166,6 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.frag_A = wgmma_m64k16_a_f16();
   p.acc_KV = wgmma_m64nNk16_d(c.dim);
   p.acc_dQ = wgmma_m64nNk16_d(p.dq_n > 0 ? p.dq_n : 8);
-  p.dot = attn_bwd_row_dot(c.block_M, c.dim / 8, 128);
   p.s_values = value_offsets<64>(p.acc_S);
   p.kv_values = value_offsets<64>(p.acc_KV);
   p.dq_values = value_offsets<64>(p.acc_dQ);

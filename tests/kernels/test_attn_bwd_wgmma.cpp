@@ -83,20 +83,24 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
   }
 }
 
-// Shared memory: tiles on the 1024-byte swizzle atom, barriers 8-byte aligned after the row values; the
-// defaults (2 stages) fit the H100's 227 KiB at both dims.
+// Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO and O, barriers 8-byte aligned after the row
+// values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
     const AttnBwdWgmmaPlan p = make_plan(c);
     for (int off : {p.k_offset, p.v_offset, p.stage(0), p.stage(c.num_stages - 1), p.ds_offset, p.q_bytes})
       EXPECT_EQ(off % 1024, 0);
+    EXPECT_EQ(p.stage_bytes, 3 * p.q_bytes);
     EXPECT_EQ(p.ds_offset, p.stage(c.num_stages));
     EXPECT_EQ(p.dq_offset, p.ds_offset + p.ds_bytes);
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
     EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
-    EXPECT_GE(p.bar_kv_full, p.rows_offset + 2 * 2 * 4 * c.block_M);
-    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty}) EXPECT_EQ(bar % 8, 0);
-    EXPECT_EQ(p.bytes, p.bar_dq_empty + 8 + 1024);
+    EXPECT_EQ(p.rows_bytes, 2 * 4 * c.block_M);  // D and LSE, f32 per row
+    EXPECT_GE(p.bar_kv_full, p.rows_offset + c.num_stages * p.rows_bytes);
+    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_rows_full})
+      EXPECT_EQ(bar % 8, 0);
+    EXPECT_GE(p.bar_rows_full, p.bar_dq_empty + 8);
+    EXPECT_EQ(p.bytes, p.bar_rows_full + 8 * c.num_stages + 1024);
     if (c.num_stages <= 2) {
       EXPECT_LE(p.bytes, 232448);
     }
@@ -187,9 +191,8 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   ASSERT_FALSE(dv.ok());
   EXPECT_NE(dv.message().find("dim_v"), std::string::npos) << dv.message();
   const Status smem = check({{"dim", "128"}}, {{"num_stages", "3"}});
-  if (!smem.ok()) {
-    EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
-  }
+  ASSERT_FALSE(smem.ok());
+  EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
   EXPECT_FALSE(check({{"heads", "6"}, {"heads_kv", "4"}}, {}).ok());
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
 }
