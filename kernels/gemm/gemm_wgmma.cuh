@@ -144,7 +144,10 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
     if constexpr (!CFG.stream_k) {
       for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) fn(t, 0, k_steps);
     } else {
+      // The whole tiles in data-parallel's own loop (bounds and k range the compiler keeps in uniform registers),
+      // then the split pieces.
       const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
+      for (int t = blockIdx.x; t < sk.whole_tiles(); t += gridDim.x) fn(t, 0, k_steps);
       GemmStreamKWalk walk(sk, blockIdx.x);
       GemmWorkPiece w;
       while (walk.next(sk, w)) fn(w.tile, w.k0, w.k1);

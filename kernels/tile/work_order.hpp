@@ -126,19 +126,13 @@ struct GemmWorkPiece {
   int tile = 0, k0 = 0, k1 = 0;
 };
 
-// The pieces CTA b walks, in order: its whole tiles, then its range of the split tiles from its end (the head of
-// the later tile first).
+// The split pieces CTA b walks after its whole tiles (b, b + G, ... below whole_tiles()), in order: its range of the
+// split tiles from its end (the head of the later tile first).
 struct GemmStreamKWalk {
-  int next_tile = 0;    // its next whole tile
   int at = 0, end = 0;  // what is left of its range
 
-  TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : next_tile(b), at(s.begin(b)), end(s.begin(b + 1)) {}
+  TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : at(s.begin(b)), end(s.begin(b + 1)) {}
   TL_HOST_DEVICE bool next(const GemmStreamK& s, GemmWorkPiece& w) {
-    if (next_tile < s.whole_tiles()) {
-      w = {next_tile, 0, s.k_steps};
-      next_tile += s.ctas;
-      return true;
-    }
     if (at >= end) return false;
     const int tile = (end - 1) / s.k_steps, first = tile * s.k_steps;
     w.tile = s.whole_tiles() + tile;

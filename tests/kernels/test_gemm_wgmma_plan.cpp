@@ -288,10 +288,11 @@ TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {
 
 // [SECTION] stream-K: the work split (tile/work_order.hpp) and the workspace
 
-// Every CTA's walk, as the kernel's producer and consumers take it.
+// Every CTA's walk, as the kernel's producer and consumers take it: its whole tiles, then its split pieces.
 std::vector<std::vector<GemmWorkPiece>> walks(const GemmStreamK& s) {
   std::vector<std::vector<GemmWorkPiece>> out(static_cast<std::size_t>(s.ctas));
   for (int b = 0; b < s.ctas; ++b) {
+    for (int t = b; t < s.whole_tiles(); t += s.ctas) out[static_cast<std::size_t>(b)].push_back({t, 0, s.k_steps});
     GemmStreamKWalk w(s, b);
     GemmWorkPiece p;
     while (w.next(s, p)) out[static_cast<std::size_t>(b)].push_back(p);
