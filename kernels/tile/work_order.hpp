@@ -108,10 +108,11 @@ enum : int { kStreamKPartialSteps = 5 };  // an enum: NVRTC would emit a constex
 
 // Whether splitting pays for T tiles of k_steps k-steps on G CTAs (T > G, T not a multiple of G): the split saves
 // every CTA (1 - (T mod G) / G) tiles of k-steps against data-parallel's last two waves, and costs a partial written
-// and one read. schedule=auto splits only then; the kernel decides it again from its own grid.
+// and one read (2 x kStreamKPartialSteps); it has to save twice that, so that a gain within the run-to-run spread of
+// a few us stays data-parallel. schedule=auto splits only then; the kernel decides it again from its own grid.
 TL_HOST_DEVICE inline bool gemm_stream_k_pays(int tiles, int k_steps, int ctas) {
   if (ctas < 1 || tiles <= ctas || tiles % ctas == 0) return false;
-  return static_cast<long long>(ctas - tiles % ctas) * k_steps > 2LL * kStreamKPartialSteps * ctas;
+  return static_cast<long long>(ctas - tiles % ctas) * k_steps > 4LL * kStreamKPartialSteps * ctas;
 }
 
 // The split for T tiles of k_steps k-steps on G CTAs. T > G: the last partial wave and one full wave over all G CTAs.

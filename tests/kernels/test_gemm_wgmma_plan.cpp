@@ -441,12 +441,14 @@ TEST(GemmStreamK, PiecesFollowTheEstimate) {
   EXPECT_EQ(gemm_stream_k(8, 3, 132).split_ctas, 8 * 2);
 }
 
-// schedule=auto splits where a CTA saves more than a partial's write and read (2 x 5 k-steps): (1 - (T mod G) / G)
-// x k_steps against 10, at the issue-21 shapes in 128 x 256 tiles on 132 SMs.
+// schedule=auto splits where a CTA saves more than twice a partial's write and read (2 x 5 k-steps): (1 - (T mod G)
+// / G) x k_steps against 20, at the issue-21 shapes in 128 x 256 tiles on 132 SMs.
 TEST(GemmStreamK, AutoSplitsWhereItSavesMoreThanItCosts) {
   EXPECT_TRUE(gemm_stream_k_pays(480, 64, 132));     // 3000 x 5000 x 4096: 84 left, saves 23.3 k-steps
   EXPECT_TRUE(gemm_stream_k_pays(2048, 128, 132));   // 8192^3: 68 left, 62
   EXPECT_TRUE(gemm_stream_k_pays(1152, 96, 132));    // 6144^3: 96 left, 26.2
+  EXPECT_TRUE(gemm_stream_k_pays(8192, 64, 132));    // 16384^2 x 4096: 8 left, 60
+  EXPECT_FALSE(gemm_stream_k_pays(512, 128, 132));   // 2048 x 8192 x 8192: 116 left, 15.5
   EXPECT_FALSE(gemm_stream_k_pays(512, 64, 132));    // 4096^3: 116 left, 7.8
   EXPECT_FALSE(gemm_stream_k_pays(512, 8, 132));     // 4096 x 4096 x 512: 1
   EXPECT_FALSE(gemm_stream_k_pays(2048, 16, 132));   // 8192 x 8192 x 1024: 7.8
