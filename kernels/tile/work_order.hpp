@@ -80,10 +80,12 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
 //   T < G: the T tiles over up to G CTAs, `pieces` a tile (below).
 // A CTA walks its range from its end: the head of the later tile first, then a whole tile if the range holds one,
 // then the tail. Every CTA starts its head at k-step 0 and its tail where the ranges' common length puts it, so the
-// CTAs of the split stream the same k-slices of A and B at the same time, as the full waves do (walked in range order,
-// each CTA at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on an H200). The
-// piece that holds a tile's last k-step is its finisher, the last piece its CTA walks; the tile's other pieces (the
-// head, a middle part) are the first piece of earlier CTAs. Each of those writes its f32 partial tile to its CTA's
+// heads and the tails of the split stream the same k-slices of A and B at the same time, as the full waves do (walked
+// in range order, each CTA at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on
+// an H200). A whole tile inside a range starts at k-step 0 after its head, out of step with the others by the heads'
+// lengths: where most ranges hold one (2048 x 8192 x 8192: ranges of 1.9 tiles) the split ran 19% slower than
+// data-parallel on an H200. The piece that holds a tile's last k-step is its finisher, the last piece its CTA walks
+// that adds partials; the tile's other pieces (the head, a middle part) are the first piece of earlier CTAs. Each of those writes its f32 partial tile to its CTA's
 // workspace slot and raises its flag; the finisher adds them to its own accumulator in CTA order, nearest first (a
 // fixed order: deterministic results), and stores the tile. Split before the whole tiles, the CTAs would also enter
 // the full waves out of step.
@@ -104,15 +106,22 @@ struct GemmStreamK {
 // What a partial tile costs against a k-step of the tile's MMA: writing one, or waiting for one and adding it, took
 // about 3 us each on an H100 (the split's epilogues at 3000 x 5000 x 4096 against data-parallel's 1 us), where a
 // 128 x 256 x 64 k-step is about 0.65 us: 5 k-steps each.
-enum : int { kStreamKPartialSteps = 5 };  // an enum: NVRTC would emit a constexpr variable as a device global
+// What the split costs a CTA in all, measured: its partials, and k-steps that run slower than in the full waves (the
+// split's CTAs read more k-slices of A and B at once): 25-30 us, 36-48 k-steps, at 3000 x 5000 x 4096, 6144^3 and
+// 8192^3 on an H100 and an H200 (docs/perf.md, 2026-11-26). kStreamKSplitSteps is its lower end.
+// (Enums: NVRTC would emit a constexpr variable as a device global.)
+enum : int { kStreamKPartialSteps = 5, kStreamKSplitSteps = 40 };
 
 // Whether splitting pays for T tiles of k_steps k-steps on G CTAs (T > G, T not a multiple of G): the split saves
-// every CTA (1 - (T mod G) / G) tiles of k-steps against data-parallel's last two waves, and costs a partial written
-// and one read (2 x kStreamKPartialSteps); it has to save twice that, so that a gain within the run-to-run spread of
-// a few us stays data-parallel. schedule=auto splits only then; the kernel decides it again from its own grid.
+// every CTA (1 - (T mod G) / G) tiles of k-steps against data-parallel's last two waves and costs it
+// kStreamKSplitSteps; what is left has to be more than 1% of the CTA's k-steps (the run-to-run spread of the
+// measurements). Of the issue-21 shapes only 8192^3 passes (62 k-steps saved of 2048: 1.1% left). schedule=auto
+// splits only then; the kernel decides it again from its own grid.
 TL_HOST_DEVICE inline bool gemm_stream_k_pays(int tiles, int k_steps, int ctas) {
   if (ctas < 1 || tiles <= ctas || tiles % ctas == 0) return false;
-  return static_cast<long long>(ctas - tiles % ctas) * k_steps > 4LL * kStreamKPartialSteps * ctas;
+  const long long saved = static_cast<long long>(ctas - tiles % ctas) * k_steps;  // x G
+  const long long steps = static_cast<long long>((tiles + ctas - 1) / ctas) * k_steps * ctas;  // x G
+  return 100 * (saved - static_cast<long long>(kStreamKSplitSteps) * ctas) > steps;
 }
 
 // The split for T tiles of k_steps k-steps on G CTAs. T > G: the last partial wave and one full wave over all G CTAs.

@@ -441,22 +441,18 @@ TEST(GemmStreamK, PiecesFollowTheEstimate) {
   EXPECT_EQ(gemm_stream_k(8, 3, 132).split_ctas, 8 * 2);
 }
 
-// schedule=auto splits where a CTA saves more than twice a partial's write and read (2 x 5 k-steps): (1 - (T mod G)
-// / G) x k_steps against 20, at the issue-21 shapes in 128 x 256 tiles on 132 SMs.
+// schedule=auto splits where a CTA saves more than the split's measured 40 k-steps by over 1% of its k-steps:
+// (1 - (T mod G) / G) x k_steps, at the issue-21 shapes in 128 x 256 tiles on 132 SMs.
 TEST(GemmStreamK, AutoSplitsWhereItSavesMoreThanItCosts) {
-  EXPECT_TRUE(gemm_stream_k_pays(480, 64, 132));     // 3000 x 5000 x 4096: 84 left, saves 23.3 k-steps
-  EXPECT_TRUE(gemm_stream_k_pays(2048, 128, 132));   // 8192^3: 68 left, 62
-  EXPECT_TRUE(gemm_stream_k_pays(1152, 96, 132));    // 6144^3: 96 left, 26.2
-  EXPECT_TRUE(gemm_stream_k_pays(8192, 64, 132));    // 16384^2 x 4096: 8 left, 60
+  EXPECT_TRUE(gemm_stream_k_pays(2048, 128, 132));   // 8192^3: 68 left, saves 62 k-steps of 2048 (1.1% after 40)
+  EXPECT_FALSE(gemm_stream_k_pays(8192, 64, 132));   // 16384^2 x 4096: 8 left, 60 of 4032 (0.5%)
+  EXPECT_FALSE(gemm_stream_k_pays(480, 64, 132));    // 3000 x 5000 x 4096: 84 left, 23.3: less than it costs
+  EXPECT_FALSE(gemm_stream_k_pays(1152, 96, 132));   // 6144^3: 96 left, 26.2
   EXPECT_FALSE(gemm_stream_k_pays(512, 128, 132));   // 2048 x 8192 x 8192: 116 left, 15.5
   EXPECT_FALSE(gemm_stream_k_pays(512, 64, 132));    // 4096^3: 116 left, 7.8
-  EXPECT_FALSE(gemm_stream_k_pays(512, 8, 132));     // 4096 x 4096 x 512: 1
-  EXPECT_FALSE(gemm_stream_k_pays(2048, 16, 132));   // 8192 x 8192 x 1024: 7.8
-  EXPECT_FALSE(gemm_stream_k_pays(2112, 64, 132));   // whole waves
-  EXPECT_FALSE(gemm_stream_k_pays(100, 64, 132));    // less than a wave: nothing to take from data-parallel's last wave
   // auto without the split is data-parallel's own kernel; with it, the stream-K kernel left to decide on its grid.
   EXPECT_EQ(gemm_stream_k(512, 64, 132, true).split_tiles, 0);
-  EXPECT_EQ(gemm_stream_k(480, 64, 132, true).split_tiles, 216);
+  EXPECT_EQ(gemm_stream_k(2048, 128, 132, true).split_tiles, 68 + 132);
 }
 
 TEST(GemmStreamK, WorkspaceChunksAreCoalescedAndFillTheSlot) {
@@ -494,17 +490,20 @@ TEST(GemmStreamK, SpecAddsTheScratchAndRefusesClusters) {
   EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).args.size(), 9u);
   ASSERT_TRUE(by_name.count("split_always"));
   EXPECT_EQ(by_name["split_always"]->value, 1);
-  // auto: the stream-K entry where the split pays on the arch's 132 SMs (3000 x 5000 x 4096), left to decide again
-  // on the device's grid; data-parallel's where it does not (4096^3), and with clusters.
-  const KernelInstance a = instance({{"M", "3000"}, {"N", "5000"}}, {});
+  // auto: the stream-K entry where the split pays on the arch's 132 SMs (8192^3), left to decide again on the
+  // device's grid; data-parallel's where it does not (4096^3, 3000 x 5000 x 4096), and with clusters.
+  const KernelInstance a = instance({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {});
   EXPECT_EQ(a.name_expression, k.name_expression);
+  EXPECT_EQ(instance({{"M", "3000"}, {"N", "5000"}}, {}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
   for (const ArgSpec& arg : a.args) {
     if (arg.name == "split_always") {
       EXPECT_EQ(arg.value, 0);
     }
   }
   EXPECT_EQ(instance({}, {}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
-  EXPECT_EQ(instance({{"M", "3000"}, {"N", "5000"}}, {{"cluster_M", "2"}}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
+  EXPECT_EQ(instance({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {{"cluster_M", "2"}}).name_expression.rfind(
+                "tl::gemm_wgmma<", 0),
+            0u);
   auto clustered = instantiate(wgmma_spec(), {}, {{"schedule", "stream_k"}, {"cluster_M", "2"}}, l);
   ASSERT_FALSE(clustered.ok());
   EXPECT_NE(clustered.status().message().find("schedule=data_parallel"), std::string::npos);
