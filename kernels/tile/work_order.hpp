@@ -106,9 +106,9 @@ struct GemmStreamK {
 // What a partial tile costs against a k-step of the tile's MMA: writing one, or waiting for one and adding it, took
 // about 3 us each on an H100 (the split's epilogues at 3000 x 5000 x 4096 against data-parallel's 1 us), where a
 // 128 x 256 x 64 k-step is about 0.65 us: 5 k-steps each.
-// What the split costs a CTA in all, measured: its partials, and k-steps that run slower than in the full waves (the
-// split's CTAs read more k-slices of A and B at once): 25-30 us, 36-48 k-steps, at 3000 x 5000 x 4096, 6144^3 and
-// 8192^3 on an H100 and an H200 (docs/perf.md, 2026-11-26). kStreamKSplitSteps is its lower end.
+// What the split costs a CTA in all, measured on an H200 (docs/perf.md, 2026-11-26): its partials, and k-steps that
+// run slower than in the full waves: 30, 21, 49 and 35 k-steps (21-32 us) at 3000 x 5000 x 4096, 4096^3, 6144^3 and
+// 8192^3, tiles of 64-128 k-steps. kStreamKSplitSteps is a round figure among them.
 // (Enums: NVRTC would emit a constexpr variable as a device global.)
 enum : int { kStreamKPartialSteps = 5, kStreamKSplitSteps = 40 };
 

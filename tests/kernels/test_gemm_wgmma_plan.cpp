@@ -441,7 +441,7 @@ TEST(GemmStreamK, PiecesFollowTheEstimate) {
   EXPECT_EQ(gemm_stream_k(8, 3, 132).split_ctas, 8 * 2);
 }
 
-// schedule=auto splits where a CTA saves more than the split's measured 40 k-steps by over 1% of its k-steps:
+// schedule=auto splits where a CTA saves more than the split's cost (40 k-steps) by over 1% of its k-steps:
 // (1 - (T mod G) / G) x k_steps, at the issue-21 shapes in 128 x 256 tiles on 132 SMs.
 TEST(GemmStreamK, AutoSplitsWhereItSavesMoreThanItCosts) {
   EXPECT_TRUE(gemm_stream_k_pays(2048, 128, 132));   // 8192^3: 68 left, saves 62 k-steps of 2048 (1.1% after 40)
