@@ -30,13 +30,12 @@
 // computed by every CTA from the grid it runs in (with split_always 0, as schedule=auto launches it, no split where
 // gemm_stream_k_pays says it costs more than it saves on this grid). Producer and consumers walk the same pieces
 // (k-steps [k0, k1) of a tile): the CTA's whole tiles, then its range of the split tiles, the later tile's head
-// first. A piece that ends
-// before the tile's last k-step ends in a partial: consumer c writes its accumulator to its slot of the workspace
-// (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a fence, thread 0 raises the
-// flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last its CTA walks) waits for
-// each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's barrier: CUTLASS's semaphore
-// pattern), adds that partial, lowers the flag for the next launch and stores the tile as a whole one. Every flag is
-// lowered by the launch that raised it, so the scratch starts at zero.
+// first. A piece that ends before the tile's last k-step ends in a partial: consumer c writes its accumulator to its
+// slot of the workspace (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a
+// fence, thread 0 raises the flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last
+// its CTA walks) waits for each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's
+// barrier: CUTLASS's semaphore pattern), adds that partial, lowers the flag for the next launch and stores the tile
+// as a whole one. Every flag is lowered by the launch that raised it, so the scratch starts at zero.
 //
 // Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
 //   [num_stages x A tile: smem_A, block_M rows x block_K cols, K-major, 128 B per row, TMA SWIZZLE_128B]

@@ -241,7 +241,8 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
             ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
             ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = false}>");
-  // auto is data-parallel (the same kernel); stream_k has its own entry.
+  // auto at the default problem (4096^3: stream-K would not pay) is data-parallel, the same kernel; stream_k has its
+  // own entry.
   EXPECT_EQ(instance({}, {}).name_expression, instance({}, {{"schedule", "data_parallel"}}).name_expression);
   EXPECT_EQ(instance({}, {{"schedule", "stream_k"}}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
   JitOptions opt;
