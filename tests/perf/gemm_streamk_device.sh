@@ -6,8 +6,9 @@
 #   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_streamk.lua,gemm_streamk_device.sh} DIR
 #   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU:
 #   GEMM_COMPILE_ONLY=1 tilelab run tests/perf/gemm_streamk.lua)
-# then on the device: bash DIR/gemm_streamk_device.sh. TEST=0 skips the test matrix, FULL=1 adds the --full one (FULL_TIMEOUT s);
-# GEMM_PARTS / GEMM_REP / GEMM_PASSES / GEMM_SCHEDULES pass through to gemm_streamk.lua; TIMELINE (below).
+# then on the device: bash DIR/gemm_streamk_device.sh. TEST=0 skips the test matrix, FULL=1 adds the --full one
+# (FULL_TIMEOUT s); GEMM_PARTS / GEMM_REP / GEMM_PASSES / GEMM_SCHEDULES pass through to gemm_streamk.lua; TIMELINE
+# (below).
 D=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$D/lib TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_streamk TILELAB_DB=/tmp/tl_sk.db
 # libcublas / libcublasLt: the system's, else PyTorch's wheel (nvidia/cu13/lib or nvidia/cublas/lib).
