@@ -12,6 +12,7 @@
 #include "runtime/spec/kernel_spec.hpp"
 #include "runtime/trace/model.hpp"
 #include "tile/layout_spec.hpp"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace {
@@ -418,9 +419,26 @@ std::vector<ParamSpec> hopper_schedule_params() {
                                  "with 16-byte rows; an f32 C stores from registers)")};
 }
 
-// The persistent schedule (GemmWgmmaConfig::stream_k). auto is data_parallel: stream-K measured slower at every
-// shape tried on the H200 (docs/perf.md, 2026-11-26), its whole tiles 4% slower than data-parallel's.
-bool wgmma_stream_k(const Values& c) { return c.text("schedule") == "stream_k"; }
+// Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
+std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
+std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
+  const auto tiles_m = (p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M");
+  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
+  const auto cm = c.integer("cluster_M"), cn = c.integer("cluster_N");
+  return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
+}
+
+// The persistent schedule (GemmWgmmaConfig::stream_k): stream_k, or auto where tile/work_order.hpp's
+// gemm_stream_k_pays says the split of the last waves saves over 1% beyond its measured cost (8192^3 of the issue-21
+// shapes; no clusters). The kernel entry is picked for the arch's SM count, and the kernel decides the split again
+// from the grid it gets.
+bool wgmma_stream_k(const Values& p, const Values& c) {
+  const std::string s = c.text("schedule");
+  if (s != "auto") return s == "stream_k";
+  const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
+  return wgmma_cluster(c) == 1 && tiles < (1 << 30) &&
+         gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
+}
 
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
@@ -437,7 +455,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .trans_B = p.boolean("trans_B"),
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
-          .stream_k = wgmma_stream_k(c)};
+          .stream_k = wgmma_stream_k(p, c)};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -448,14 +466,6 @@ std::int64_t wgmma_staging(const Values& p, const Values& c) {
 }
 std::int64_t wgmma_smem(const Values& p, const Values& c) { return wgmma_plan(p, c).bytes; }
 
-// Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
-std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
-std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
-  const auto tiles_m = (p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M");
-  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
-  const auto cm = c.integer("cluster_M"), cn = c.integer("cluster_N");
-  return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
-}
 
 // Stream-K's grid: a CTA per SM (capped at the k-steps there are), whatever the tile count, so that a last partial
 // wave (or a problem of fewer tiles than SMs) is shared by all of them.
@@ -466,7 +476,7 @@ std::int64_t wgmma_stream_k_grid(const Values& p, const Values& c, const DeviceL
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
-  if (wgmma_stream_k(c) && wgmma_cluster(c) > 1)
+  if (c.text("schedule") == "stream_k" && wgmma_cluster(c) > 1)
     return refuse("schedule=stream_k splits tiles along K between single CTAs; it runs without clusters: set "
                   "cluster_M=1 and cluster_N=1, or schedule=data_parallel");
   if (wgmma_cluster(c) > 2)
@@ -505,9 +515,10 @@ KernelSpec gemm_wgmma_spec() {
       "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
-      "data_parallel: whole tiles; stream_k: the last partial wave's tiles split along K over all CTAs, partial f32 "
-      "tiles added by each tile's finisher through a workspace (no clusters); auto: data_parallel (stream-K measured "
-      "slower on the H200)"));
+      "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "
+      "K over all CTAs, partial f32 tiles added by each tile's finisher through a workspace (no clusters); auto: "
+      "stream_k where the split is predicted to save over 1% beyond its measured cost (no clusters), else "
+      "data_parallel"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
@@ -554,8 +565,9 @@ KernelSpec gemm_wgmma_spec() {
   // the plan's boxes: A (64 k, block_M m); B N x K: (64 k, block_N n); B K x N: (64 n, 64 k), block_N/64 of them per
   // stage; C: (128 bytes of columns, 64 rows) per staging sub-tile. The operand a cluster pair shares (A for
   // cluster_N=2, an N x K B for cluster_M=2) is loaded half by each CTA: its box has half the rows.
-  // Stream-K adds (workspace, flags): a partial tile per CTA and a flag per CTA and consumer, scratch (zeroed once;
-  // the kernel leaves the flags at zero).
+  // Stream-K adds (workspace, flags, split_always): a partial tile per CTA and a flag per CTA and consumer, scratch
+  // (zeroed once; the kernel leaves the flags at zero), and whether the split is asked for (schedule=stream_k: 1) or
+  // left to the kernel's own gemm_stream_k_pays on its grid (auto: 0).
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     auto ops = operands(p);
     ops[0].is_param = ops[1].is_param = false;
@@ -575,6 +587,7 @@ KernelSpec gemm_wgmma_spec() {
       const std::int64_t grid = wgmma_stream_k_grid(p, c, l);
       a.push_back(ArgSpec::tensor("workspace", DType::f32, {grid, plan.partial_floats}, ArgRole::scratch));
       a.push_back(ArgSpec::tensor("flags", DType::i32, {grid * wgmma_config(p, c).consumers()}, ArgRole::scratch));
+      a.push_back(ArgSpec::scalar("split_always", DType::i32, c.text("schedule") == "stream_k" ? 1 : 0));
     }
     return a;
   };

@@ -27,14 +27,15 @@
 // half of the shared operand that starts past M (N) is not loaded by either CTA nor counted in the expected bytes.
 //
 // Stream-K (CFG.stream_k, entry gemm_wgmma_stream_k; no clusters): the work is tile/work_order.hpp's GemmStreamK,
-// computed by every CTA from the grid it runs in. Producer and consumers walk the same pieces (k-steps [k0, k1) of a
-// tile): the CTA's whole tiles, then its range of the split tiles, the later tile's head first. A piece that ends
-// before the tile's last k-step ends in a partial: consumer c writes its accumulator to its slot of the workspace
-// (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a fence, thread 0 raises the
-// flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last its CTA walks) waits for
-// each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's barrier: CUTLASS's semaphore
-// pattern), adds that partial, lowers the flag for the next launch and stores the tile as a whole one. Every flag is
-// lowered by the launch that raised it, so the scratch starts at zero.
+// computed by every CTA from the grid it runs in (with split_always 0, as schedule=auto launches it, no split where
+// gemm_stream_k_pays says it costs more than it saves on this grid). Producer and consumers walk the same pieces
+// (k-steps [k0, k1) of a tile): the CTA's whole tiles, then its range of the split tiles, the later tile's head
+// first. A piece that ends before the tile's last k-step ends in a partial: consumer c writes its accumulator to its
+// slot of the workspace (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a
+// fence, thread 0 raises the flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last
+// its CTA walks) waits for each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's
+// barrier: CUTLASS's semaphore pattern), adds that partial, lowers the flag for the next launch and stores the tile
+// as a whole one. Every flag is lowered by the launch that raised it, so the scratch starts at zero.
 //
 // Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
 //   [num_stages x A tile: smem_A, block_M rows x block_K cols, K-major, 128 B per row, TMA SWIZZLE_128B]
@@ -77,7 +78,7 @@ namespace tl {
 template <GemmWgmmaConfig CFG>
 TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
                                       const TmaDescriptor& tma_c, void* __restrict__ C, int M, int N, int K,
-                                      float4* __restrict__ workspace, int* __restrict__ flags) {
+                                      float4* __restrict__ workspace, int* __restrict__ flags, bool split_always) {
   using namespace wgmma_ops;
   using namespace gemm_detail;
   using Probe = GemmWgmmaProbe;
@@ -144,7 +145,10 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
     if constexpr (!CFG.stream_k) {
       for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) fn(t, 0, k_steps);
     } else {
-      const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
+      // The whole tiles in data-parallel's own loop (bounds and k range the compiler keeps in uniform registers),
+      // then the split pieces.
+      const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x, !split_always);
+      for (int t = blockIdx.x; t < sk.whole_tiles(); t += gridDim.x) fn(t, 0, k_steps);
       GemmStreamKWalk walk(sk, blockIdx.x);
       GemmWorkPiece w;
       while (walk.next(sk, w)) fn(w.tile, w.k0, w.k1);
@@ -315,7 +319,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         }
         if (k0 > 0) {
           // The finisher: the earlier pieces, nearest CTA first.
-          const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x);
+          const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x, !split_always);
           for (int q = static_cast<int>(blockIdx.x) - 1; gemm_stream_k_contributor(sk, t, q); --q) {
             if (tid == 0)
               while (ld_acquire_gpu(flag(q)) == 0) {
@@ -352,18 +356,19 @@ __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_wgmma(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K) {
   static_assert(!CFG.stream_k, "stream-K is gemm_wgmma_stream_k");
-  gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, nullptr, nullptr);
+  gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, nullptr, nullptr, false);
 }
 
 // Stream-K: `workspace` holds a partial tile per CTA of the grid (P.partial_floats f32 each), `flags` an int per CTA
-// and consumer, zero at launch and left at zero.
+// and consumer, zero at launch and left at zero. `split_always` (schedule=stream_k): split the last waves whatever
+// they cost; 0 (schedule=auto): only where gemm_stream_k_pays on this grid, else every tile whole.
 template <GemmWgmmaConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_wgmma_stream_k(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                         const __grid_constant__ TmaDescriptor tma_c, void* __restrict__ C, int M, int N, int K,
-                        float* __restrict__ workspace, int* __restrict__ flags) {
+                        float* __restrict__ workspace, int* __restrict__ flags, int split_always) {
   static_assert(CFG.stream_k, "data-parallel is gemm_wgmma");
-  gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, reinterpret_cast<float4*>(workspace), flags);
+  gemm_wgmma_body<CFG>(tma_a, tma_b, tma_c, C, M, N, K, reinterpret_cast<float4*>(workspace), flags, split_always != 0);
 }
 
 }  // namespace tl

@@ -67,19 +67,28 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
 }
 
 // Stream-K for the last partial wave of a persistent GEMM (gemm.wgmma schedule=stream_k). A grid of G CTAs over T
-// tiles of k_steps k-steps each runs T / G full waves of whole tiles (CTA b: tiles b, b + G, ..., in step with the
-// others as data-parallel runs them); the T % G tiles left for a last wave ("split tiles", the last in the raster
-// order) are cut along K instead and shared by split_ctas CTAs: their k-steps, laid end to end tile after tile, are
-// cut into split_ctas equal contiguous ranges, CTA b taking range b after its whole tiles. A range is at most a tile
-// long: the tail of one tile and the head of the next, or a middle part of one. A CTA walks the head first, then the
-// tail: every CTA starts its head at k-step 0 and its tail where the ranges' common stride puts it, so the CTAs of the
-// split stream the same k-slices of A and B at the same time, as the full waves do (walked in range order, each CTA
-// at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on an H200). The piece
-// that holds a tile's last k-step is its finisher, the last piece its CTA walks; the tile's other pieces (the head,
-// a middle part) are the first piece of earlier CTAs. Each of those writes its f32 partial tile to its CTA's
-// workspace slot and raises its flag; the finisher adds them to its own accumulator in CTA order, nearest first (a
-// fixed order: deterministic results), and stores the tile. Split before the whole tiles, the CTAs would also enter
-// the full waves out of step.
+// tiles of k_steps k-steps each runs whole tiles in full waves (CTA b: tiles b, b + G, ..., in step with the others
+// as data-parallel runs them); the last split_tiles tiles ("split tiles", the last in the raster order) are cut along
+// K instead and shared by split_ctas CTAs: their k-steps, laid end to end tile after tile, are cut into split_ctas
+// equal contiguous ranges, CTA b taking range b after its whole tiles.
+//   T > G: the split tiles are the last partial wave and the full wave before it (the stream-K paper's "two-tile
+//     stream-K + data-parallel"), over all G CTAs: a range is 1 to 2 tiles long, so no tile holds two range ends: a
+//     tile is whole in one range, or the tail of one range and the head of the next. (With only the partial wave
+//     split, a range is shorter than a tile and cuts a tile into three or more pieces: a middle piece as long as the
+//     range ends with it, and its tile's finisher waits for it and adds two partials: 4-9 us of fix-up where one
+//     partial costs about 3, on an H100 at 3000 x 5000 x 4096.)
+//   T < G: the T tiles over up to G CTAs, `pieces` a tile (below).
+// A CTA walks its range from its end: the head of the later tile first, then a whole tile if the range holds one,
+// then the tail. Every CTA starts its head at k-step 0 and its tail where the ranges' common length puts it, so the
+// heads and the tails of the split stream the same k-slices of A and B at the same time, as the full waves do (walked
+// in range order, each CTA at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on
+// an H200). A whole tile inside a range starts at k-step 0 after its head, out of step with the others by the heads'
+// lengths: where most ranges hold one (2048 x 8192 x 8192: ranges of 1.9 tiles) the split ran 19% slower than
+// data-parallel on an H200. The piece that holds a tile's last k-step is its finisher; one that adds partials is the
+// last piece its CTA walks, and the tile's other pieces (the head, a middle part) are the first piece of earlier
+// CTAs. Each of those writes its f32 partial tile to its CTA's workspace slot and raises its flag; the finisher adds
+// them to its own accumulator in CTA order, nearest first (a fixed order: deterministic results), and stores the
+// tile. Split before the whole tiles, the CTAs would also enter the full waves out of step.
 struct GemmStreamK {
   int tiles = 0, k_steps = 1, ctas = 1;
   int split_tiles = 0;  // the last split_tiles work tiles are split along K (0: data-parallel)
@@ -88,26 +97,49 @@ struct GemmStreamK {
   TL_HOST_DEVICE int whole_tiles() const { return tiles - split_tiles; }
   TL_HOST_DEVICE int split_steps() const { return split_tiles * k_steps; }
   // The first k-step of CTA b's range, in the split tiles' joint k-step index (ranges end where the next begins;
-  // CTAs from split_ctas on have none). With split_tiles < G, k_steps <= 2^14 (K <= 2^20) and b <= G the product
-  // fits an int for G up to 362 SMs.
-  TL_HOST_DEVICE int begin(int b) const { return b >= split_ctas ? split_steps() : split_steps() * b / split_ctas; }
+  // CTAs from split_ctas on have none). The product is 64-bit: up to 2 G tiles of 2^14 k-steps (K <= 2^20) times b.
+  TL_HOST_DEVICE int begin(int b) const {
+    return b >= split_ctas ? split_steps() : static_cast<int>(static_cast<long long>(split_steps()) * b / split_ctas);
+  }
 };
 
-// What a partial tile costs against a k-step of the tile's MMA, for choosing how far to split: writing one (or reading
-// and adding one) moves a 128 x 256 f32 tile, 128 KiB, through one SM's path to L2 (about 1 us on an H100) while a
-// 128 x 256 x 64 k-step is about 0.6 us of tensor-core work.
-enum : int { kStreamKPartialSteps = 2 };  // an enum: NVRTC would emit a constexpr variable as a device global
+// What a partial tile costs against a k-step of the tile's MMA: writing one, or waiting for one and adding it, took
+// about 3 us each on an H100 (the split's epilogues at 3000 x 5000 x 4096 against data-parallel's 1 us), where a
+// 128 x 256 x 64 k-step is about 0.65 us: 5 k-steps each.
+// What the split costs a CTA in all, measured on an H200 (docs/perf.md, 2026-11-26): its partials, and k-steps that
+// run slower than in the full waves: 30, 21, 49 and 35 k-steps (21-32 us) at 3000 x 5000 x 4096, 4096^3, 6144^3 and
+// 8192^3, tiles of 64-128 k-steps. kStreamKSplitSteps is a round figure among them.
+// (Enums: NVRTC would emit a constexpr variable as a device global.)
+enum : int { kStreamKPartialSteps = 5, kStreamKSplitSteps = 40 };
 
-// The split for T tiles of k_steps k-steps on G CTAs. Each split tile is cut into `pieces` (2 up to k_steps and G /
-// split_tiles): a piece of k_steps / pieces k-steps, and a finisher that reads pieces - 1 partials, cost about
-// k_steps / pieces + kStreamKPartialSteps * (pieces - 1); the cheapest count is taken.
-TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas) {
+// Whether splitting pays for T tiles of k_steps k-steps on G CTAs (T > G, T not a multiple of G): the split saves
+// every CTA (1 - (T mod G) / G) tiles of k-steps against data-parallel's last two waves and costs it
+// kStreamKSplitSteps; what is left has to be more than 1% of the CTA's k-steps (the run-to-run spread of the
+// measurements). Of the issue-21 shapes only 8192^3 passes (62 k-steps saved of 2048: 1.1% left). schedule=auto
+// splits only then; the kernel decides it again from its own grid.
+TL_HOST_DEVICE inline bool gemm_stream_k_pays(int tiles, int k_steps, int ctas) {
+  if (ctas < 1 || tiles <= ctas || tiles % ctas == 0) return false;
+  const long long saved = static_cast<long long>(ctas - tiles % ctas) * k_steps;  // x G
+  const long long steps = static_cast<long long>((tiles + ctas - 1) / ctas) * k_steps * ctas;  // x G
+  return 100 * (saved - static_cast<long long>(kStreamKSplitSteps) * ctas) > steps;
+}
+
+// The split for T tiles of k_steps k-steps on G CTAs. T > G: the last partial wave and one full wave over all G CTAs.
+// T < G: each tile cut into `pieces` (2 up to k_steps and G / T): a piece of k_steps / pieces k-steps, and a
+// finisher that reads pieces - 1 partials, cost about k_steps / pieces + kStreamKPartialSteps * (pieces - 1); the
+// cheapest count is taken. `only_if_it_pays` (schedule=auto): no split where gemm_stream_k_pays says no.
+TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas, bool only_if_it_pays = false) {
   GemmStreamK s;
   s.tiles = tiles;
   s.k_steps = k_steps < 1 ? 1 : k_steps;
   s.ctas = ctas < 1 ? 1 : ctas;
   const int rest = tiles % s.ctas;
-  if (rest == 0 || s.k_steps < 2) return s;
+  if (rest == 0 || s.k_steps < 2 || (only_if_it_pays && !gemm_stream_k_pays(tiles, s.k_steps, s.ctas))) return s;
+  if (tiles > s.ctas) {
+    s.split_tiles = rest + s.ctas;
+    s.split_ctas = s.ctas;
+    return s;
+  }
   int most = s.ctas / rest;
   if (most > s.k_steps) most = s.k_steps;
   if (most < 2) most = 2;
@@ -126,19 +158,13 @@ struct GemmWorkPiece {
   int tile = 0, k0 = 0, k1 = 0;
 };
 
-// The pieces CTA b walks, in order: its whole tiles, then its range of the split tiles from its end (the head of
-// the later tile first).
+// The split pieces CTA b walks after its whole tiles (b, b + G, ... below whole_tiles()), in order: its range of the
+// split tiles from its end (the head of the later tile first, then a whole tile or the tail of the earlier one).
 struct GemmStreamKWalk {
-  int next_tile = 0;    // its next whole tile
   int at = 0, end = 0;  // what is left of its range
 
-  TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : next_tile(b), at(s.begin(b)), end(s.begin(b + 1)) {}
+  TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : at(s.begin(b)), end(s.begin(b + 1)) {}
   TL_HOST_DEVICE bool next(const GemmStreamK& s, GemmWorkPiece& w) {
-    if (next_tile < s.whole_tiles()) {
-      w = {next_tile, 0, s.k_steps};
-      next_tile += s.ctas;
-      return true;
-    }
     if (at >= end) return false;
     const int tile = (end - 1) / s.k_steps, first = tile * s.k_steps;
     w.tile = s.whole_tiles() + tile;

@@ -241,7 +241,8 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
             ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
             ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = false}>");
-  // auto is data-parallel (the same kernel); stream_k has its own entry.
+  // auto at the default problem (4096^3: stream-K would not pay) is data-parallel, the same kernel; stream_k has its
+  // own entry.
   EXPECT_EQ(instance({}, {}).name_expression, instance({}, {{"schedule", "data_parallel"}}).name_expression);
   EXPECT_EQ(instance({}, {{"schedule", "stream_k"}}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
   JitOptions opt;
@@ -288,10 +289,11 @@ TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {
 
 // [SECTION] stream-K: the work split (tile/work_order.hpp) and the workspace
 
-// Every CTA's walk, as the kernel's producer and consumers take it.
+// Every CTA's walk, as the kernel's producer and consumers take it: its whole tiles, then its split pieces.
 std::vector<std::vector<GemmWorkPiece>> walks(const GemmStreamK& s) {
   std::vector<std::vector<GemmWorkPiece>> out(static_cast<std::size_t>(s.ctas));
   for (int b = 0; b < s.ctas; ++b) {
+    for (int t = b; t < s.whole_tiles(); t += s.ctas) out[static_cast<std::size_t>(b)].push_back({t, 0, s.k_steps});
     GemmStreamKWalk w(s, b);
     GemmWorkPiece p;
     while (w.next(s, p)) out[static_cast<std::size_t>(b)].push_back(p);
@@ -306,7 +308,8 @@ TEST(GemmStreamK, EveryKStepOfEveryTileOnceAndWholeWavesEqual) {
           const GemmStreamK s = gemm_stream_k(tiles, k_steps, ctas);
           SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps) + " k-steps on " +
                        std::to_string(ctas));
-          ASSERT_TRUE(s.split_tiles == 0 || s.split_tiles == tiles % ctas);
+          // Beyond one wave the split takes the partial wave and the full one before it; below, the T tiles.
+          ASSERT_TRUE(s.split_tiles == 0 || s.split_tiles == tiles % ctas + (tiles > ctas ? ctas : 0));
           ASSERT_LE(s.split_ctas, ctas);
           std::vector<int> seen(static_cast<std::size_t>(tiles) * k_steps, 0);
           const auto all = walks(s);
@@ -337,9 +340,10 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
           EXPECT_EQ(s.split_tiles, 0);
           continue;
         }
-        ASSERT_EQ(s.split_tiles, tiles % ctas);  // stream_k always splits the last partial wave
+        // stream_k always splits the last partial wave, and the full wave before it where there is one.
+        ASSERT_EQ(s.split_tiles, tiles % ctas + (tiles > ctas ? ctas : 0));
         // The split tiles are the last ones, after the full waves of whole tiles.
-        EXPECT_EQ(s.whole_tiles(), tiles / ctas * ctas);
+        EXPECT_EQ(s.whole_tiles(), (tiles > ctas ? tiles / ctas - 1 : 0) * ctas);
         const auto all = walks(s);
         std::vector<std::vector<std::pair<int, GemmWorkPiece>>> pieces(static_cast<std::size_t>(s.split_tiles));
         for (int b = 0; b < ctas; ++b) {
@@ -349,7 +353,8 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
               EXPECT_EQ(split, 0) << "whole tiles come first";
               continue;
             }
-            // The CTA's split pieces: the head of the later tile (from k-step 0), then the tail of the earlier one.
+            // The CTA's split pieces: the head of the later tile (from k-step 0), then a whole tile or the tail of
+            // the earlier one.
             if (split == 0 && all[static_cast<std::size_t>(b)].back().tile != p.tile) {
               EXPECT_EQ(p.k0, 0);
             }
@@ -361,7 +366,7 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
             ++split;
             pieces[static_cast<std::size_t>(p.tile - s.whole_tiles())].push_back({b, p});
           }
-          EXPECT_LE(split, 2);
+          EXPECT_LE(split, tiles > ctas ? 3 : 2);
           EXPECT_LE(partials, 1) << "one workspace slot per CTA";
         }
         for (int t = s.whole_tiles(); t < tiles; ++t) {
@@ -376,6 +381,10 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
           std::vector<int> contributors;
           for (int q = finisher - 1; gemm_stream_k_contributor(s, t, q); --q) contributors.push_back(q);
           ASSERT_EQ(contributors.size() + 1, tp.size());
+          // Beyond one wave a range is longer than a tile: no middle pieces, one partial to wait for at most.
+          if (tiles > ctas) {
+            EXPECT_LE(tp.size(), 2u);
+          }
           int k = tp.front().second.k0;
           for (std::size_t i = 1; i < tp.size(); ++i) {
             EXPECT_EQ(tp[i].first, contributors[i - 1]);
@@ -383,49 +392,68 @@ TEST(GemmStreamK, FinisherAddsTheEarlierPiecesNearestFirst) {
             k = tp[i].second.k0;
           }
           EXPECT_EQ(k, 0);
-          // The finisher's piece is the last its CTA walks: the contributors' pieces (their first) come before.
+          // A finisher that adds partials holds the last piece its CTA walks: the contributors' pieces (their
+          // first) come before. (A tile whole in one range, walked between a head and a tail, adds none.)
           const GemmWorkPiece& last = all[static_cast<std::size_t>(finisher)].back();
-          EXPECT_TRUE(last.tile == t && last.k1 == k_steps);
+          if (tp.size() > 1) {
+            EXPECT_TRUE(last.tile == t && last.k1 == k_steps);
+          }
         }
       }
 }
 
-// The split's CTAs stream the same k-slices together: every head starts at k-step 0, and every tail that follows a
-// head of the same length starts at the same k-step.
+// The split's CTAs stream the same k-slices together: every head starts at k-step 0 at the split's start, and every
+// tail starts at the same k-step relative to the time it starts (the k-steps walked before it).
 TEST(GemmStreamK, SplitCtasWalkKInStep) {
-  const GemmStreamK s = gemm_stream_k(480, 64, 132);  // 3000 x 5000 x 4096: 84 split tiles on 132 CTAs
-  ASSERT_EQ(s.split_ctas, 132);
-  std::map<int, int> tail_start_by_head;
-  for (const auto& walk : walks(s)) {
-    std::vector<GemmWorkPiece> split;
-    for (const GemmWorkPiece& p : walk)
-      if (p.tile >= s.whole_tiles()) split.push_back(p);
-    if (split.size() != 2) continue;
-    EXPECT_EQ(split[0].k0, 0);
-    const int head = split[0].k1, tail_start = split[1].k0;
-    // Time runs in k-steps: the tail starts at time `head` at k-step tail_start; its k-step at time T is
-    // T - head + tail_start, the same for all CTAs when tail_start - head is.
-    tail_start_by_head[tail_start - head]++;
+  for (int tiles : {84, 480}) {  // 3000 x 5000 x 4096 (480 tiles) and a partial wave alone, on 132 CTAs
+    const GemmStreamK s = gemm_stream_k(tiles, 64, 132);
+    ASSERT_EQ(s.split_ctas, 132);
+    std::map<int, int> tail_start_by_time;
+    for (const auto& walk : walks(s)) {
+      std::vector<GemmWorkPiece> split;
+      for (const GemmWorkPiece& p : walk)
+        if (p.tile >= s.whole_tiles()) split.push_back(p);
+      if (split.size() < 2) continue;
+      EXPECT_EQ(split[0].k0, 0);
+      int time = 0;
+      for (std::size_t i = 0; i + 1 < split.size(); ++i) time += split[i].k1 - split[i].k0;
+      tail_start_by_time[split.back().k0 - time]++;
+    }
+    // Ranges differ by a k-step at most (rounding): the offsets take at most two values a step apart.
+    ASSERT_FALSE(tail_start_by_time.empty());
+    EXPECT_LE(tail_start_by_time.size(), 2u);
+    EXPECT_LE(tail_start_by_time.rbegin()->first - tail_start_by_time.begin()->first, 1);
   }
-  // The range is 40 or 41 k-steps (84 x 64 / 132 = 40.7): the offsets take at most two values a step apart.
-  ASSERT_FALSE(tail_start_by_head.empty());
-  EXPECT_LE(tail_start_by_head.size(), 2u);
-  EXPECT_LE(tail_start_by_head.rbegin()->first - tail_start_by_head.begin()->first, 1);
 }
 
 TEST(GemmStreamK, PiecesFollowTheEstimate) {
-  // 3000 x 5000 x 4096 in 128 x 256 tiles on an H100's 132 SMs: 24 x 20 = 480 tiles, 3 full waves and 84 tiles of
-  // 64 k-steps, 132 / 84 = 1 CTA each: 2 pieces a tile, over all 132 CTAs.
-  EXPECT_EQ(gemm_stream_k(480, 64, 132).split_tiles, 84);
+  // 3000 x 5000 x 4096 in 128 x 256 tiles on an H100's 132 SMs: 24 x 20 = 480 tiles, 3 full waves and 84 tiles: the
+  // 84 and the wave before them (216 tiles) over all 132 CTAs, ranges of 216 x 64 / 132 = 104.7 k-steps.
+  EXPECT_EQ(gemm_stream_k(480, 64, 132).split_tiles, 216);
   EXPECT_EQ(gemm_stream_k(480, 64, 132).split_ctas, 132);
+  EXPECT_EQ(gemm_stream_k(480, 64, 132).whole_tiles(), 264);
   // Full waves: nothing to split.
   EXPECT_EQ(gemm_stream_k(264, 64, 132).split_tiles, 0);
-  // 16384^2 x 4096: 8 tiles left over; 64 / n + 2 (n - 1) is least at 5 pieces (13 + 8): 40 CTAs, not all 132.
-  const GemmStreamK few = gemm_stream_k(8192, 64, 132);
+  // Fewer tiles than CTAs: 8 tiles of 64 k-steps, 64 / n + 5 (n - 1) least at 4 pieces (16 + 15): 32 CTAs.
+  const GemmStreamK few = gemm_stream_k(8, 64, 132);
   EXPECT_EQ(few.split_tiles, 8);
-  EXPECT_EQ(few.split_ctas, 40);
-  // 3 k-steps: 2 pieces (2 + 2) beat 3 (1 + 4).
-  EXPECT_EQ(gemm_stream_k(8192, 3, 132).split_ctas, 8 * 2);
+  EXPECT_EQ(few.split_ctas, 32);
+  // 3 k-steps: 2 pieces (2 + 5) beat 3 (1 + 10).
+  EXPECT_EQ(gemm_stream_k(8, 3, 132).split_ctas, 8 * 2);
+}
+
+// schedule=auto splits where a CTA saves more than the split's cost (40 k-steps) by over 1% of its k-steps:
+// (1 - (T mod G) / G) x k_steps, at the issue-21 shapes in 128 x 256 tiles on 132 SMs.
+TEST(GemmStreamK, AutoSplitsWhereItSavesMoreThanItCosts) {
+  EXPECT_TRUE(gemm_stream_k_pays(2048, 128, 132));   // 8192^3: 68 left, saves 62 k-steps of 2048 (1.1% after 40)
+  EXPECT_FALSE(gemm_stream_k_pays(8192, 64, 132));   // 16384^2 x 4096: 8 left, 60 of 4032 (0.5%)
+  EXPECT_FALSE(gemm_stream_k_pays(480, 64, 132));    // 3000 x 5000 x 4096: 84 left, 23.3: less than it costs
+  EXPECT_FALSE(gemm_stream_k_pays(1152, 96, 132));   // 6144^3: 96 left, 26.2
+  EXPECT_FALSE(gemm_stream_k_pays(512, 128, 132));   // 2048 x 8192 x 8192: 116 left, 15.5
+  EXPECT_FALSE(gemm_stream_k_pays(512, 64, 132));    // 4096^3: 116 left, 7.8
+  // auto without the split is data-parallel's own kernel; with it, the stream-K kernel left to decide on its grid.
+  EXPECT_EQ(gemm_stream_k(512, 64, 132, true).split_tiles, 0);
+  EXPECT_EQ(gemm_stream_k(2048, 128, 132, true).split_tiles, 68 + 132);
 }
 
 TEST(GemmStreamK, WorkspaceChunksAreCoalescedAndFillTheSlot) {
@@ -461,6 +489,22 @@ TEST(GemmStreamK, SpecAddsTheScratchAndRefusesClusters) {
   EXPECT_EQ(by_name["workspace"]->shape, (std::vector<std::int64_t>{l.sm_count, 128 * 256}));
   EXPECT_EQ(by_name["flags"]->shape, (std::vector<std::int64_t>{2 * l.sm_count}));
   EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).args.size(), 9u);
+  ASSERT_TRUE(by_name.count("split_always"));
+  EXPECT_EQ(by_name["split_always"]->value, 1);
+  // auto: the stream-K entry where the split pays on the arch's 132 SMs (8192^3), left to decide again on the
+  // device's grid; data-parallel's where it does not (4096^3, 3000 x 5000 x 4096), and with clusters.
+  const KernelInstance a = instance({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {});
+  EXPECT_EQ(a.name_expression, k.name_expression);
+  EXPECT_EQ(instance({{"M", "3000"}, {"N", "5000"}}, {}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
+  for (const ArgSpec& arg : a.args) {
+    if (arg.name == "split_always") {
+      EXPECT_EQ(arg.value, 0);
+    }
+  }
+  EXPECT_EQ(instance({}, {}).name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
+  EXPECT_EQ(instance({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {{"cluster_M", "2"}}).name_expression.rfind(
+                "tl::gemm_wgmma<", 0),
+            0u);
   auto clustered = instantiate(wgmma_spec(), {}, {{"schedule", "stream_k"}, {"cluster_M", "2"}}, l);
   ASSERT_FALSE(clustered.ok());
   EXPECT_NE(clustered.status().message().find("schedule=data_parallel"), std::string::npos);

@@ -3,7 +3,7 @@
 -- (float64 reference and the whole output against cuBLAS); gemm.fp8 beside cuBLASLt's FP8 matmul in each scaling.
 -- Usage: tilelab run tests/perf/gemm_streamk.lua (a GPU); one table row per run, every record in
 -- $OUT/gemm_streamk.json when OUT is set. GEMM_COMPILE_ONLY=1: compile every case (no GPU needed; fills the kernel
--- cache a GPU machine can reuse). GEMM_PARTS=check,time,fp8 picks parts.
+-- cache a GPU machine can reuse). GEMM_PARTS=check,time,alt,fp8 picks parts (default check,time,fp8).
 local rep = tonumber(os.getenv("GEMM_REP") or "30")
 local parts = os.getenv("GEMM_PARTS") or "check,time,fp8"
 local function has(part) return parts:find(part, 1, true) ~= nil end
@@ -32,15 +32,37 @@ if has("check") then
     add("gemm.wgmma", c[1], config, true)
   end
 end
+-- GEMM_PASSES=N: the timed shapes N times, the schedules in reverse order on every second pass (so that neither
+-- schedule always runs first on a warm or a cool chip).
+local passes = tonumber(os.getenv("GEMM_PASSES") or "1")
 if has("time") then
-  for _, p in ipairs({
-    {M = 3000, N = 5000, K = 4096}, {M = 4096, N = 4096, K = 512}, {M = 8192, N = 8192, K = 8192},
-    {M = 4096, N = 4096, K = 4096}, {M = 8192, N = 8192, K = 1024}, {M = 6144, N = 6144, K = 6144},
-    {M = 2048, N = 8192, K = 8192}, {M = 16384, N = 16384, K = 4096},
-    -- 66 x 32 tiles: 16 full waves on 132 SMs, nothing to split (stream-K's kernel as data-parallel).
-    {M = 8448, N = 8192, K = 4096},
-  }) do
-    for _, s in ipairs(schedules) do add("gemm.wgmma", p, {schedule = s}, false) end
+  for pass = 1, passes do
+    for _, p in ipairs({
+      {M = 3000, N = 5000, K = 4096}, {M = 4096, N = 4096, K = 512}, {M = 8192, N = 8192, K = 8192},
+      {M = 4096, N = 4096, K = 4096}, {M = 8192, N = 8192, K = 1024}, {M = 6144, N = 6144, K = 6144},
+      {M = 2048, N = 8192, K = 8192}, {M = 16384, N = 16384, K = 4096},
+      -- 66 x 32 tiles: 16 full waves on 132 SMs, nothing to split (stream-K's kernel as data-parallel).
+      {M = 8448, N = 8192, K = 4096},
+    }) do
+      for i = 1, #schedules do
+        local s = schedules[pass % 2 == 1 and i or #schedules + 1 - i]
+        add("gemm.wgmma", p, {schedule = s}, false)
+      end
+    end
+  end
+end
+-- Other tiles and orders at the shapes that lose most to cuBLAS (issue 21: 3000x5000x4096, 4096^3, 4096x4096x512).
+if has("alt") then
+  for _, p in ipairs({{M = 3000, N = 5000, K = 4096}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 4096, K = 512}}) do
+    for _, c in ipairs({
+      {schedule = "data_parallel", block_N = 128, num_stages = 4},
+      {schedule = "stream_k", block_N = 128, num_stages = 4},
+      {schedule = "data_parallel", raster = "n"},
+      {schedule = "data_parallel", panel = 8},
+      {schedule = "stream_k", panel = 8},
+    }) do
+      add("gemm.wgmma", p, c, false)
+    end
   end
 end
 if has("fp8") then
