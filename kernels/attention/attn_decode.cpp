@@ -20,13 +20,15 @@ int as_int(std::int64_t v) { return static_cast<int>(v); }
 // q [batch, seq_q, heads, dim]; the cache k, v [batch, seq_k, heads_kv, dim] (seq_k its capacity); per-request
 // cache_seqlens; out [batch, seq_q, heads, dim]; lse [batch, heads, seq_q] f32.
 Schema decode_problem() {
+  const ParamSpec heads = ParamSpec::integer("heads", 32, 1, 1 << 10, "query heads (h_q)");
   return {{ParamSpec::integer("batch", 8, 1, 1 << 16, "requests (b)"),
            ParamSpec::integer("seq_q", 1, 1, 4, "query tokens per request (s_q; > 1 for speculative decoding)"),
            ParamSpec::integer("seq_k", 4096, 1, 1 << 20,
                               "cache capacity per request (s_k); every request's length unless varlen/zero_lengths"),
-           ParamSpec::integer("heads", 32, 1, 1 << 10, "query heads (h_q)"),
-           ParamSpec::integer("heads_kv", 8, 1, 1 << 10,
-                              "key/value heads (h_kv, divides heads: GQA; 1: MQA; = heads: MHA)"),
+           heads,
+           ParamSpec::integer("heads_kv", 0, 1, 1 << 10,
+                              "key/value heads (h_kv, divides heads: GQA; 1: MQA; unset: heads, MHA)")
+               .follows(heads),
            ParamSpec::integer("dim", 128, 1, 1024, "head dimension of q, k, v and out (64 or 128)"),
            ParamSpec::boolean("causal", true,
                               "query i of seq_q sees keys j < len - seq_q + i + 1 (aligned to the cache's end, as "
@@ -132,11 +134,6 @@ Status check_decode(const Values& p, const Values& c, const DeviceLimits& limits
                   ", dim=" + p.text("dim") + ") need " + std::to_string(plan.bytes) + " bytes of shared memory, over " +
                   limits.arch + "'s " + std::to_string(limits.smem_per_block_optin) +
                   " per block: lower num_stages or block_N");
-  const Splits s = decode_splits(p, c, limits);
-  if (x.b * x.sk * x.hkv * x.dim >= (std::int64_t{1} << 31) ||
-      x.b * x.hkv * s.m_tiles * s.splits * cfg.block_M * x.dim >= (std::int64_t{1} << 31))
-    return refuse("batch * seq_k * heads_kv * dim elements of the cache (or of the split workspace) do not fit the "
-                  "kernel's 32-bit row products: use a smaller batch or seq_k");
   return Status::success();
 }
 
