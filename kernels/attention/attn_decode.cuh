@@ -14,8 +14,9 @@
 // the CTA writes O and LSE itself. Several: each writes its normalized partial O (f32) and its log2-domain LSE to the
 // workspace o_acc [batch, heads_kv, m_tiles, num_splits, BM, D] / lse_acc [.., BM], counts itself on the atomic of
 // its (b, hk, mt) in `counters`, and the CTA whose increment completes the count merges every split's partial,
-// O = sum_i 2^(lse_i - lse) O_i with lse = log2 sum_i 2^lse_i (mla.decode's in-launch merge, here in f32 over a
-// CTA's items), writes O and LSE, and sets the counter back to zero for the next launch.
+// O = sum_i 2^(lse_i - lse) O_i with lse = log2 sum_i 2^lse_i (mla.decode's in-launch merge, here in f32: a warp per
+// row turns the splits' LSEs into weights in shared memory, then each thread folds (row, 4 columns) items of the
+// partials in batches of independent loads), writes O and LSE, and sets the counter back to zero for the next launch.
 //
 // Threads: WARPS warps as a WM x WN grid, WM = BM / 16. Warp (wm, wn) owns rows [16 wm, 16 wm + 16) of the tile
 // and keys [wn * KW, wn * KW + KW) of every K/V tile, KW = BN / WN, with its own running max, sum and O (the mma C
@@ -268,21 +269,23 @@ __global__ void __launch_bounds__(CFG.warps * 32)
     out.x *= inv, out.y *= inv, out.z *= inv, out.w *= inv;
     lse2 = l > 0.f ? mu + __log2f(l) : -kInf;
   };
-  // The result of row `row` of the tile: O as 16 bits, LSE (natural log) from the item of column 0.
-  auto write_out = [&](int row, int c4, const float4& v, float lse2) {
-    const int gm = m0 + row;
-    unsigned short* dst = O + q_row(gm) * D + 4 * c4;
+  // The result of row `row` of the tile: O as 16 bits, LSE as the natural log.
+  auto write_o = [&](int row, int c4, const float4& v) {
+    unsigned short* dst = O + q_row(m0 + row) * D + 4 * c4;
     *reinterpret_cast<uint2*>(dst) = make_uint2(pack2<BF16>(v.x, v.y), pack2<BF16>(v.z, v.w));
-    if (c4 == 0)
-      LSE[(static_cast<long long>(b) * heads + hk * group + gm % group) * seq_q + gm / group] =
-          lse2 == -kInf ? -kInf : lse2 * 0.6931471805599453f;
+  };
+  auto write_lse = [&](int row, float lse2) {
+    const int gm = m0 + row;
+    LSE[(static_cast<long long>(b) * heads + hk * group + gm % group) * seq_q + gm / group] =
+        lse2 == -kInf ? -kInf : lse2 * 0.6931471805599453f;
   };
   if (nspl == 1) {
     for (int i = tid; i < rows * C4; i += THREADS) {
       float4 v;
       float lse2;
       split_item(i / C4, i % C4, v, lse2);
-      write_out(i / C4, i % C4, v, lse2);
+      write_o(i / C4, i % C4, v);
+      if (i % C4 == 0) write_lse(i / C4, lse2);
     }
     TL_PROBE_END(Probe::combine, probe::kNoStage, split);
   } else {
@@ -297,7 +300,7 @@ __global__ void __launch_bounds__(CFG.warps * 32)
       if (i % C4 == 0) __stcg(lse_acc + (ws + split) * BM + i / C4, lse2);
     }
     __threadfence();
-    __syncthreads();  // every thread's partial is out before the count says so
+    __syncthreads();  // every thread's partial is out before the count says so; o_part and ml are free again
     unsigned* flag = reinterpret_cast<unsigned*>(smem + PD.flag_offset);
     if (tid == 0) *flag = atomicAdd(counters + tile_id, 1) == nspl - 1 ? 1u : 0u;
     __syncthreads();
@@ -305,24 +308,50 @@ __global__ void __launch_bounds__(CFG.warps * 32)
     if (*flag) {
       TL_PROBE_BEGIN(Probe::merge, probe::kNoStage, split);
       __threadfence();  // the others' partials, counted before our increment, are visible to our loads
-      for (int i = tid; i < rows * C4; i += THREADS) {
-        const int row = i / C4, c4 = i % C4;
-        const float* lse_row = lse_acc + ws * BM + row;
+      // Each row's weights 2^(lse_i - lse) into merge_w, a warp per row: a lane loads splits lane, lane + 32, ...
+      // (one round trip for all of them), the warp reduces max and sum, lane 0 writes the row's LSE.
+      float* wts = reinterpret_cast<float*>(smem);
+      constexpr int PER_LANE = PD.max_splits / 32;
+      for (int row = warp; row < rows; row += WARPS) {
+        float v[PER_LANE];
         float mx = -kInf;
-        for (int sp = 0; sp < nspl; ++sp) mx = fmaxf(mx, __ldcg(lse_row + sp * BM));
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+          const int sp = lane + 32 * i;
+          v[i] = sp < nspl ? __ldcg(lse_acc + (ws + sp) * BM + row) : -kInf;
+          mx = fmaxf(mx, v[i]);
+        }
+        mx = warp_allreduce(mx, MaxOp{});
         const float mu = mx == -kInf ? 0.f : mx;
         float l = 0.f;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-        for (int sp = 0; sp < nspl; ++sp) {
-          const float f = exp2_approx(__ldcg(lse_row + sp * BM) - mu);
-          const float4 v = __ldcg(reinterpret_cast<const float4*>(o_acc + ((ws + sp) * BM + row) * D + 4 * c4));
-          l += f;
-          acc.x += f * v.x, acc.y += f * v.y, acc.z += f * v.z, acc.w += f * v.w;
-        }
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) l += (v[i] = exp2_approx(v[i] - mu));
+        l = warp_allreduce(l, SumOp{});
         const float inv = l > 0.f ? 1.f / l : 0.f;
-        write_out(row, c4, make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv),
-                  l > 0.f ? mu + __log2f(l) : -kInf);
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i)
+          if (lane + 32 * i < nspl) wts[(lane + 32 * i) * BM + row] = v[i] * inv;
+        if (lane == 0) write_lse(row, l > 0.f ? mu + __log2f(l) : -kInf);
+      }
+      __syncthreads();
+      // O items: the splits' partials in batches of MB independent loads (the merge is L2 round trips, not math).
+      constexpr int MB = 16;
+      for (int i = tid; i < rows * C4; i += THREADS) {
+        const int row = i / C4, c4 = i % C4;
+        const float* src = o_acc + (ws * BM + row) * D + 4 * c4;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s0 = 0; s0 < nspl; s0 += MB) {
+          float4 part[MB];
+#pragma unroll
+          for (int j = 0; j < MB; ++j)
+            part[j] = __ldcg(reinterpret_cast<const float4*>(src + static_cast<long long>(min(s0 + j, nspl - 1)) * BM * D));
+#pragma unroll
+          for (int j = 0; j < MB; ++j) {
+            const float f = s0 + j < nspl ? wts[(s0 + j) * BM + row] : 0.f;
+            acc.x += f * part[j].x, acc.y += f * part[j].y, acc.z += f * part[j].z, acc.w += f * part[j].w;
+          }
+        }
+        write_o(row, c4, acc);
       }
       if (tid == 0) counters[tile_id] = 0;  // ready for the next launch
       TL_PROBE_END(Probe::merge, probe::kNoStage, split);

@@ -39,7 +39,8 @@ struct AttnDecodeProbe {
 // block_N x dim][V tile block_N x dim])], 16-bit, the same swizzled tiles and ldmatrix/mma.sync fragments (`tile`).
 // After the loop the same bytes hold each key warp's partial O (o_part: (warps_N * block_M) x dim f32, rows padded
 // by 8 floats so the quads' 8-byte stores of 8 rows spread over the banks) and its rows' running max and sum (ml:
-// 2 x warps_N x block_M f32), for the CTA's own combine; `flag` (4 bytes) says whether this CTA merges the splits.
+// 2 x warps_N x block_M f32), for the CTA's own combine; then, in the CTA that merges the splits, each split's
+// weight per row (merge_w: max_splits x block_M f32, from offset 0 again); `flag` (4 bytes) says whether it merges.
 struct AttnDecodePlan {
   AttnFwdMmaPlan tile;  // smem_Q/K/V, stage offsets, mma and ldmatrix fragments
   int warps_M = 1;      // warps along the rows (16 each)
@@ -47,6 +48,7 @@ struct AttnDecodePlan {
   int warp_keys = 16;   // keys of a tile per warp (block_N / warps_N)
   Layout o_part;        // (warps_N * block_M, dim) -> f32 offset
   int ml_offset = 0;    // bytes: [max | sum][warps_N][block_M] f32
+  int max_splits = 128; // splits a (request, kv head, row tile) may have: the merge's weights fit shared memory
   int flag_offset = 0;  // bytes
   int bytes = 0;        // the dynamic shared memory
 };
@@ -60,8 +62,9 @@ TL_HOST_DEVICE constexpr AttnDecodePlan make_plan(const AttnDecodeConfig& c) {
   p.warp_keys = p.warps_N > 0 ? c.block_N / p.warps_N : c.block_N;
   p.o_part = Layout(make_shape(p.warps_N * c.block_M, c.dim), make_stride(c.dim + 8, 1));
   p.ml_offset = 4 * p.o_part.cosize();
-  const int combine = p.ml_offset + 4 * 2 * p.warps_N * c.block_M;
-  p.flag_offset = (combine > p.tile.bytes ? combine : p.tile.bytes);
+  int end = p.ml_offset + 4 * 2 * p.warps_N * c.block_M;
+  if (end < 4 * p.max_splits * c.block_M) end = 4 * p.max_splits * c.block_M;
+  p.flag_offset = end > p.tile.bytes ? end : p.tile.bytes;
   p.bytes = p.flag_offset + 16;
   return p;
 }
