@@ -95,9 +95,11 @@ struct Splits {
 
 // num_splits = 0 (auto): as many splits as fill every SM's resident CTAs once, (SMs x CTAs per SM) / (batch x
 // heads_kv x row tiles), at least one; the resident CTAs per SM from the shared memory (at most 4). Fewer CTAs than
-// slots leaves HBM bandwidth unused; more than one wave of equal CTAs leaves a tail, so the count rounds down. The
-// merging CTA reads splits x rows x dim f32 partials alone, so the splits are also held to seq_k / (16 x rows): the
-// partials at most an eighth of the K/V bytes they summarize.
+// slots leaves HBM bandwidth unused; more than one wave of equal CTAs leaves a tail, so the count rounds down. At
+// most 16: measured on the H200 (docs/perf.md, 2026-11-26), b = 1 with 8 kv heads ran 2-9% faster at 16 splits (128
+// CTAs) than at 32 (256, two per SM), s_k 4096 to 65536. The merging CTA reads splits x rows x dim f32 partials
+// alone, so the splits are also held to seq_k / (8 x rows): the partials at most a quarter of the K/V bytes they
+// summarize (b = 1, 32 rows, s_k 4096: 16 splits 23.8 us, 32 splits 29.8 us).
 Splits decode_splits(const Values& p, const Values& c, const DeviceLimits& l) {
   const Dims x(p);
   const AttnDecodeConfig cfg = decode_config(p, c);
@@ -109,7 +111,7 @@ Splits decode_splits(const Values& p, const Values& c, const DeviceLimits& l) {
     const std::int64_t per_sm =
         std::clamp<std::int64_t>((l.smem_per_block_optin + 1024) / (make_plan(cfg).bytes + 1024), 1, 4);
     want = std::max<std::int64_t>(1, std::max(l.sm_count, 1) * per_sm / (x.b * x.hkv * s.m_tiles));
-    want = std::min(want, std::max<std::int64_t>(1, x.sk / (16 * std::min<std::int64_t>(x.rows(), cfg.block_M))));
+    want = std::min<std::int64_t>({want, 16, std::max<std::int64_t>(1, x.sk / (8 * std::min<std::int64_t>(x.rows(), cfg.block_M)))});
   }
   want = std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(tiles, make_plan(cfg).max_splits));
   s.chunk = (tiles + want - 1) / want * cfg.block_N;
@@ -182,11 +184,11 @@ KernelSpec attn_decode_spec() {
                ParamSpec::one_of("warps", 4, {4, 8},
                                  "warps per CTA: one per 16 query rows (up to all of them), the rest split each "
                                  "tile's keys (block_N / those warps keys each, at least 16)"),
-               ParamSpec::integer("num_stages", 3, 2, 4, "K/V tiles in the cp.async pipeline (num_stages - 1 in flight)"),
+               ParamSpec::integer("num_stages", 3, 2, 6, "K/V tiles in the cp.async pipeline (num_stages - 1 in flight)"),
                ParamSpec::integer("num_splits", 0, 0, 128,
                                   "CTAs each (request, kv head) cache is split over (at most one per tile); 0 = auto: "
-                                  "SMs x resident CTAs per SM / (batch x heads_kv x row tiles), at least 1, and at "
-                                  "most seq_k / (16 x query rows), so the merged partials stay small")}};
+                                  "SMs x resident CTAs per SM / (batch x heads_kv x row tiles), at least 1, at most "
+                                  "16 and seq_k / (8 x query rows), so the merged partials stay small")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"num_splits", "1"}}, {{"num_splits", "3"}},
                                                            {{"block_N", "128"}, {"warps", "8"}}};

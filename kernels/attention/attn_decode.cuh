@@ -335,23 +335,37 @@ __global__ void __launch_bounds__(CFG.warps * 32)
       }
       __syncthreads();
       // O items: the splits' partials in batches of MB independent loads (the merge is L2 round trips, not math).
-      constexpr int MB = 16;
-      for (int i = tid; i < rows * C4; i += THREADS) {
-        const int row = i / C4, c4 = i % C4;
-        const float* src = o_acc + (ws * BM + row) * D + 4 * c4;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s0 = 0; s0 < nspl; s0 += MB) {
-          float4 part[MB];
+      // IT items per thread at once (i, i + THREADS, ...), so IT x THREADS items (8 query rows at dim 128 for IT 2)
+      // cost one round trip per MB splits, not IT. IT 2 only with 16-row tiles: at 32 rows ptxas spills on sm_80.
+      constexpr int MB = 16, IT = BM == 16 ? 2 : 1;
+      for (int i0 = tid; i0 < rows * C4; i0 += IT * THREADS) {
+        int item[IT];
+        float4 acc[IT];
 #pragma unroll
-          for (int j = 0; j < MB; ++j)
-            part[j] = __ldcg(reinterpret_cast<const float4*>(src + static_cast<long long>(min(s0 + j, nspl - 1)) * BM * D));
-#pragma unroll
-          for (int j = 0; j < MB; ++j) {
-            const float f = s0 + j < nspl ? wts[(s0 + j) * BM + row] : 0.f;
-            acc.x += f * part[j].x, acc.y += f * part[j].y, acc.z += f * part[j].z, acc.w += f * part[j].w;
-          }
+        for (int k = 0; k < IT; ++k) {
+          item[k] = min(i0 + k * THREADS, rows * C4 - 1);  // a missing item repeats the last one, unwritten
+          acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
         }
-        write_o(row, c4, acc);
+        for (int s0 = 0; s0 < nspl; s0 += MB) {
+          float4 part[IT][MB];
+#pragma unroll
+          for (int k = 0; k < IT; ++k)
+#pragma unroll
+            for (int j = 0; j < MB; ++j)
+              part[k][j] = __ldcg(reinterpret_cast<const float4*>(
+                  o_acc + ((ws + min(s0 + j, nspl - 1)) * BM + item[k] / C4) * D + 4 * (item[k] % C4)));
+#pragma unroll
+          for (int k = 0; k < IT; ++k)
+#pragma unroll
+            for (int j = 0; j < MB; ++j) {
+              const float f = s0 + j < nspl ? wts[(s0 + j) * BM + item[k] / C4] : 0.f;
+              acc[k].x += f * part[k][j].x, acc[k].y += f * part[k][j].y;
+              acc[k].z += f * part[k][j].z, acc[k].w += f * part[k][j].w;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < IT; ++k)
+          if (i0 + k * THREADS < rows * C4) write_o(item[k] / C4, item[k] % C4, acc[k]);
       }
       if (tid == 0) counters[tile_id] = 0;  // ready for the next launch
       TL_PROBE_END(Probe::merge, probe::kNoStage, split);

@@ -121,8 +121,12 @@ TEST(AttnDecode, SplitsCoverTheCacheAndFillTheGpuOnce) {
   auto one = instantiate(decode(), {{"batch", "32"}, {"seq_k", "4096"}}, {}, hopper()).value();
   EXPECT_EQ(one.launch.grid.x, 1u);  // MHA: 1024 (request, kv head) pairs fill 132 SMs x 2 resident CTAs
   auto many = instantiate(decode(), {{"batch", "1"}, {"seq_k", "65536"}, {"heads_kv", "8"}}, {}, hopper()).value();
-  // 8 kv heads, 2 CTAs of 102 KB per SM: 264 / 8 = 33 splits wanted, so 1024 tiles go in chunks of 32: 32 splits.
-  EXPECT_EQ(many.launch.grid.x, 32u);
+  // 8 kv heads, 2 CTAs of 102 KB per SM: 264 / 8 = 33 splits wanted, held to 16 (the auto maximum).
+  EXPECT_EQ(many.launch.grid.x, 16u);
+  // 32 rows of one kv head over a 4096-key cache: at most 4096 / (8 x 32) = 16 splits; over 1024 keys, 4.
+  auto rows32 = instantiate(decode(), {{"batch", "1"}, {"seq_q", "4"}, {"heads", "64"}, {"heads_kv", "8"}, {"seq_k", "1024"}},
+                            {}, hopper()).value();
+  EXPECT_EQ(rows32.launch.grid.x, 4u);
   // Row tiles: the 4 positions x 64 / 8 heads = 32 rows of a kv head are one 32-row tile.
   auto rows = instantiate(decode(), {{"seq_q", "4"}, {"heads", "64"}, {"heads_kv", "8"}}, {}, hopper()).value();
   EXPECT_NE(rows.name_expression.find(".block_M = 32"), std::string::npos);
