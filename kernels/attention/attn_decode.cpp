@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "attention/attn_decode_plan.hpp"
 #include "attention/attn_reference.hpp"
@@ -34,9 +35,11 @@ Schema decode_problem() {
                               "query i of seq_q sees keys j < len - seq_q + i + 1 (aligned to the cache's end, as "
                               "FlashAttention's KV-cache decoding); s_q = 1 sees every key either way"),
            ParamSpec::boolean("varlen", false,
-                              "per-request cache lengths drawn uniformly from [1, seq_k] (the last request gets seq_k)"),
+                              "per-request cache lengths drawn uniformly from [1, seq_k] (the last request gets "
+                              "seq_k)"),
            ParamSpec::boolean("zero_lengths", false,
-                              "every odd request gets an empty cache (len 0: out 0, lse -inf, as attn.fwd's empty rows)"),
+                              "every odd request gets an empty cache (len 0: out 0, lse -inf, as attn.fwd's empty "
+                              "rows)"),
            ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of q, the cache and out (lse is f32)")}};
 }
 
@@ -64,7 +67,10 @@ struct Dims {
     AttnRows r;
     r.b = b, r.sq = sq, r.h = h, r.hkv = hkv, r.dim = r.dim_v = dim, r.causal = causal;
     for (std::int64_t i = 0; i <= b; ++i) r.cu_q.push_back(static_cast<std::int32_t>(i * sq));
-    for (std::int64_t i = 0; i < b; ++i) r.k_start.push_back(i * sk), r.k_len.push_back(lens[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < b; ++i) {
+      r.k_start.push_back(i * sk);
+      r.k_len.push_back(lens[static_cast<std::size_t>(i)]);
+    }
     return r;
   }
 };
@@ -111,7 +117,8 @@ Splits decode_splits(const Values& p, const Values& c, const DeviceLimits& l) {
     const std::int64_t per_sm =
         std::clamp<std::int64_t>((l.smem_per_block_optin + 1024) / (make_plan(cfg).bytes + 1024), 1, 4);
     want = std::max<std::int64_t>(1, std::max(l.sm_count, 1) * per_sm / (x.b * x.hkv * s.m_tiles));
-    want = std::min<std::int64_t>({want, 16, std::max<std::int64_t>(1, x.sk / (8 * std::min<std::int64_t>(x.rows(), cfg.block_M)))});
+    const std::int64_t rows = std::min<std::int64_t>(x.rows(), cfg.block_M);
+    want = std::min<std::int64_t>({want, 16, std::max<std::int64_t>(1, x.sk / (8 * rows))});
   }
   want = std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(tiles, make_plan(cfg).max_splits));
   s.chunk = (tiles + want - 1) / want * cfg.block_N;
@@ -184,7 +191,8 @@ KernelSpec attn_decode_spec() {
                ParamSpec::one_of("warps", 4, {4, 8},
                                  "warps per CTA: one per 16 query rows (up to all of them), the rest split each "
                                  "tile's keys (block_N / those warps keys each, at least 16)"),
-               ParamSpec::integer("num_stages", 3, 2, 6, "K/V tiles in the cp.async pipeline (num_stages - 1 in flight)"),
+               ParamSpec::integer("num_stages", 3, 2, 6,
+                                  "K/V tiles in the cp.async pipeline (num_stages - 1 in flight)"),
                ParamSpec::integer("num_splits", 0, 0, 128,
                                   "CTAs each (request, kv head) cache is split over (at most one per tile); 0 = auto: "
                                   "SMs x resident CTAs per SM / (batch x heads_kv x row tiles), at least 1, at most "
@@ -249,7 +257,9 @@ KernelSpec attn_decode_spec() {
            4.0 * d(x.b);
   };
   k.reference = [](const Values& p, const ReferenceInputs& in, const std::string& output,
-                   const std::vector<std::int64_t>& idx) { return attn_rows_reference(Dims(p).attn_rows(), in, output, idx); };
+                   const std::vector<std::int64_t>& idx) {
+    return attn_rows_reference(Dims(p).attn_rows(), in, output, idx);
+  };
   // As attn.fwd's: O rounded to 16 bits (P too, before P·V); LSE fp32 arithmetic plus the merge's exp2/log2.
   k.tolerance = [](const Values&, DType t) {
     return t == DType::bf16 ? Tolerance{1e-2, 2e-2} : Tolerance{5e-3, 5e-3};
@@ -258,7 +268,8 @@ KernelSpec attn_decode_spec() {
   // rows, fewer for long caches.
   k.sampling = [](const Values& p, const std::string& output) {
     const std::int64_t dim = p.integer("dim");
-    const std::int64_t rows = std::clamp<std::int64_t>(200000000 / (dim * std::max<std::int64_t>(p.integer("seq_k"), 64)), 8, 96);
+    const std::int64_t sk = std::max<std::int64_t>(p.integer("seq_k"), 64);
+    const std::int64_t rows = std::clamp<std::int64_t>(200000000 / (dim * sk), 8, 96);
     return output == "O" ? OutputSampling{static_cast<std::uint64_t>(dim), static_cast<std::uint64_t>(rows * dim)}
                          : OutputSampling{1, static_cast<std::uint64_t>(std::min<std::int64_t>(256, 2 * rows))};
   };
@@ -289,11 +300,13 @@ KernelSpec attn_decode_spec() {
                                  {"smem_K", memory_spec(plan.tile.smem_K, ty)},
                                  {"smem_V", memory_spec(plan.tile.smem_V, ty)},
                                  {"o_part (combine, f32)", to_string(plan.o_part)}};
-    for (auto [name, f, atom] : {std::tuple{"mma_A (Q, P)", plan.tile.mma_A, "mma.m16n8k16." + ty + ".A"},
-                                 std::tuple{"mma_B (K, V)", plan.tile.mma_B, "mma.m16n8k16." + ty + ".B"},
-                                 std::tuple{"mma_C (S, O)", plan.tile.mma_C, std::string("mma.m16n8k16.f32.C")},
-                                 std::tuple{"ldmatrix (Q, K)", plan.tile.ldmatrix_A, std::string("ldmatrix.x4")},
-                                 std::tuple{"ldmatrix.trans (V)", plan.tile.ldmatrix_trans, std::string("ldmatrix.x4.trans")}})
+    const std::vector<std::tuple<std::string, Fragment, std::string>> frags = {
+        {"mma_A (Q, P)", plan.tile.mma_A, "mma.m16n8k16." + ty + ".A"},
+        {"mma_B (K, V)", plan.tile.mma_B, "mma.m16n8k16." + ty + ".B"},
+        {"mma_C (S, O)", plan.tile.mma_C, "mma.m16n8k16.f32.C"},
+        {"ldmatrix (Q, K)", plan.tile.ldmatrix_A, "ldmatrix.x4"},
+        {"ldmatrix.trans (V)", plan.tile.ldmatrix_trans, "ldmatrix.x4.trans"}};
+    for (const auto& [name, f, atom] : frags)
       if (auto spec = fragment_spec(f, atom)) l.push_back({name, *spec});
     return l;
   };

@@ -113,7 +113,8 @@ __global__ void __launch_bounds__(CFG.warps * 32)
   constexpr int V_N16 = P.byte(P.smem_V, 0, 16), V_K16 = P.byte(P.smem_V, 16, 0);
   unsigned a[D / 16][4];
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(q_smem + (q_off ^ (kk * Q_K16)), a[kk][0], a[kk][1], a[kk][2], a[kk][3]);
+  for (int kk = 0; kk < D / 16; ++kk)
+    ldmatrix_x4(q_smem + (q_off ^ (kk * Q_K16)), a[kk][0], a[kk][1], a[kk][2], a[kk][3]);
 
   // The keys this lane's two rows see end at lim (the split's end; causal, also the row's position's end).
   const TileCoord lc = P.mma_C(lane, 0);
@@ -243,7 +244,8 @@ __global__ void __launch_bounds__(CFG.warps * 32)
     float* dst = o_part + PD.o_part(wn * BM + row, lc.col + x.col);
 #pragma unroll
     for (int j = 0; j < DT; ++j)
-      *reinterpret_cast<float2*>(dst + j * 8) = make_float2(o[j][P.c_values.row_value[hh][0]], o[j][P.c_values.row_value[hh][1]]);
+      *reinterpret_cast<float2*>(dst + j * 8) =
+          make_float2(o[j][P.c_values.row_value[hh][0]], o[j][P.c_values.row_value[hh][1]]);
   }
   __syncthreads();
 
