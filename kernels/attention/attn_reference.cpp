@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "runtime/spec/kernel_spec.hpp"
+
 namespace tl {
 
 std::pair<std::int64_t, std::int64_t> AttnRows::keys(std::int64_t i, std::int64_t s) const {

@@ -6,9 +6,13 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/spec/kernel_spec.hpp"
-
 namespace tl {
+
+// A family's headers are embedded as device sources, which include tile/ and their family only: the runtime's types
+// the reference takes are declared here and defined in runtime/core/status.hpp and runtime/spec/kernel_spec.hpp.
+template <typename T>
+class Result;
+struct ReferenceInputs;
 
 // Where each sequence's rows are. Sequence b's queries are rows cu_q[b] .. cu_q[b + 1] of Q [total_q, heads, dim]
 // and O [total_q, heads, dim_v]; its keys are rows k_start[b] .. k_start[b] + k_len[b] of K [*, heads_kv, dim] and

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "attention/attn_decode_plan.hpp"
 #include "library/library.hpp"
@@ -226,6 +227,19 @@ TEST(AttnDecode, ExposedLayoutsParse) {
     EXPECT_TRUE(s.ok) << format_spec_error(s);
   }
   EXPECT_EQ(k.spec->probes, (std::vector<std::string>{"load_issue", "wait_tile", "qk", "softmax", "pv", "combine", "merge"}));
+}
+
+// Every config field reaches the name expression (and so the cache key, which hashes it).
+TEST(AttnDecode, EveryFieldChangesTheName) {
+  std::set<std::string> names = {name_expression(AttnDecodeConfig{})};
+  for (AttnDecodeConfig x : {AttnDecodeConfig{.dim = 64}, AttnDecodeConfig{.block_M = 32}, AttnDecodeConfig{.block_N = 128},
+                             AttnDecodeConfig{.warps = 8}, AttnDecodeConfig{.num_stages = 4},
+                             AttnDecodeConfig{.causal = false}, AttnDecodeConfig{.bf16 = false}})
+    names.insert(name_expression(x));
+  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(name_expression(AttnDecodeConfig{}),
+            "tl::attn_decode<tl::AttnDecodeConfig{.dim = 128, .block_M = 16, .block_N = 64, .warps = 4, "
+            ".num_stages = 3, .causal = true, .bf16 = true}>");
 }
 
 }  // namespace
