@@ -5,8 +5,8 @@
 #include <map>
 
 #include "attention/attn_fwd_mma_plan.hpp"
-#include "attention/attn_reference.hpp"
 #include "attention/attn_fwd_wgmma_plan.hpp"
+#include "attention/attn_reference.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
