@@ -14,6 +14,7 @@ std::vector<KernelSpec> gemm_tc_kernels(); // gemm/: gemm.mma, gemm.wgmma, gemm.
 std::vector<KernelSpec> gemm_dequant_kernels(); // gemm/: gemm.dequant
 std::vector<KernelSpec> attention_kernels(); // attention/: attn.fwd.mma
 std::vector<KernelSpec> attention_bwd_kernels(); // attention/: attn.bwd.mma, attn.bwd.wgmma
+std::vector<KernelSpec> attention_decode_kernels(); // attention/: attn.decode
 std::vector<KernelSpec> mla_kernels();     // mla/: mla.decode, mla.sparse_decode, mla.sparse_prefill
 std::vector<KernelSpec> test_kernels();    // test/: test.oob, test.spin (hidden)
 
@@ -22,7 +23,7 @@ extern const EmbeddedSource tl_embedded_sources[];
 extern const std::size_t tl_embedded_sources_count;
 
 Status register_library_kernels(Registry& registry) {
-  for (auto* family : {&memory_kernels, &gemm_kernels, &gemm_tc_kernels, &gemm_dequant_kernels, &attention_kernels, &attention_bwd_kernels, &mla_kernels, &test_kernels})
+  for (auto* family : {&memory_kernels, &gemm_kernels, &gemm_tc_kernels, &gemm_dequant_kernels, &attention_kernels, &attention_bwd_kernels, &attention_decode_kernels, &mla_kernels, &test_kernels})
     for (auto& spec : (*family)()) TL_RETURN_IF_ERROR(registry.add(std::move(spec)));
   return Status::success();
 }

@@ -35,8 +35,8 @@ std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p) {
 
 std::string sdpa_refusal(const SdpaBaseline& p) {
   if (p.varlen)
-    return "varlen=true packs the sequences (cu_seqlens), which cuDNN takes only as ragged tensors with per-sequence "
-           "lengths, not set up here; bench varlen=false for the cuDNN row";
+    return "varlen=true (or attn.decode's zero_lengths=true) gives each sequence its own length, which cuDNN takes "
+           "only as ragged tensors, not set up here; bench varlen=false (and zero_lengths=false) for the cuDNN row";
   if (p.batch < 1 || p.heads < 1 || p.heads_kv < 1 || p.seq_q < 1 || p.seq_k < 1 || p.dim < 1)
     return "an empty problem (batch, heads, heads_kv, seq_q, seq_k and dim must be at least 1)";
   if (p.heads % p.heads_kv != 0)

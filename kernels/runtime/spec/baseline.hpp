@@ -20,7 +20,7 @@ struct SdpaBaseline {
   std::int64_t batch = 0, heads = 0, heads_kv = 0, seq_q = 0, seq_k = 0, dim = 0, dim_v = 0;
   bool causal = false;
   std::int64_t window = 0;  // causal sliding window: row i sees keys (i - window, i] (cuDNN's diagonal band left bound)
-  bool varlen = false;  // packed sequences (cu_seqlens): cuDNN would need ragged tensors; refused, see sdpa_refusal
+  bool varlen = false;  // per-sequence lengths (packed, or a KV cache's): cuDNN would need ragged tensors; refused, see sdpa_refusal
   bool backward = false;
   double scale = 0;
   // Buffer names in the launch. Forward reads q, k, v and is compared on o; backward reads q, k, v, o, d_o, lse and
