@@ -254,7 +254,8 @@ Status check_bwd(const Values& p, const Values& c, const DeviceLimits& limits) {
   return Status::success();
 }
 
-std::vector<ArgSpec> bwd_args(const Values& p, std::int64_t block_M) {
+// dq_tiles: dq_accum as f32 tiles of block_M x dim (attn.bwd.wgmma's staging order), else rows shaped as dQ.
+std::vector<ArgSpec> bwd_args(const Values& p, std::int64_t block_M, bool dq_tiles) {
   const BwdDims x(p);
   const DType t = p.dtype();
   using Shape = std::vector<std::int64_t>;
@@ -263,6 +264,8 @@ std::vector<ArgSpec> bwd_args(const Values& p, std::int64_t block_M) {
     return x.varlen ? Shape{x.total_k(), x.heads_kv, dim} : Shape{x.batch, x.seq_k, x.heads_kv, dim};
   };
   const Shape lse = x.varlen ? Shape{x.heads, x.total_q()} : Shape{x.batch, x.heads, x.seq_q};
+  const Shape dq_accum =
+      dq_tiles ? Shape{x.batch * x.heads * m_blocks(p, block_M), block_M * x.dim_qk} : rows_q(x.dim_qk);
   return {ArgSpec::tensor("Q", t, rows_q(x.dim_qk), ArgRole::in, {.lo = -2, .hi = 2, .seed = 1}),
           ArgSpec::tensor("K", t, rows_k(x.dim_qk), ArgRole::in, {.lo = -2, .hi = 2, .seed = 2}),
           ArgSpec::tensor("V", t, rows_k(x.dim_v), ArgRole::in, {.lo = -1, .hi = 1, .seed = 3}),
@@ -273,7 +276,7 @@ std::vector<ArgSpec> bwd_args(const Values& p, std::int64_t block_M) {
           ArgSpec::tensor("dQ", t, rows_q(x.dim_qk), ArgRole::out),
           ArgSpec::tensor("dK", t, rows_k(x.dim_qk), ArgRole::out),
           ArgSpec::tensor("dV", t, rows_k(x.dim_v), ArgRole::out),
-          ArgSpec::tensor("dq_accum", DType::f32, rows_q(x.dim_qk), ArgRole::scratch),
+          ArgSpec::tensor("dq_accum", DType::f32, dq_accum, ArgRole::scratch),
           ArgSpec::tensor("dq_counters", DType::i32, {x.batch * x.heads * m_blocks(p, block_M)}, ArgRole::scratch),
           ArgSpec::i32_data("cu_seqlens_q", x.cu_q),
           ArgSpec::i32_data("cu_seqlens_k", x.cu_k),
@@ -383,7 +386,7 @@ KernelSpec attn_bwd_mma_spec() {
     g.dynamic_smem = make_plan(bwd_config(p, c)).smem_bytes;
     return g;
   };
-  k.args = [](const Values& p, const Values& c, const DeviceLimits&) { return bwd_args(p, c.integer("block_M")); };
+  k.args = [](const Values& p, const Values& c, const DeviceLimits&) { return bwd_args(p, c.integer("block_M"), false); };
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"deterministic", "true"}, {"num_stages", "1"}},
@@ -471,7 +474,8 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     const BwdDims x(p);
-    auto a = bwd_args(p, w.block_M);
+    // dq_accum: f32 query tiles of block_M x dim in the kernel's staging order (AttnBwdWgmmaPlan::dq_chunk).
+    auto a = bwd_args(p, w.block_M, true);
     for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = false;
     auto map = [&](const char* name, const char* of, bool q_like) {
       ArgSpec m = ArgSpec::tensor_map(name, of, {64, 1, q_like ? w.block_M : w.block_N}, 128);
@@ -479,9 +483,6 @@ KernelSpec attn_bwd_wgmma_spec() {
                            : std::vector<std::int64_t>{x.total_k(), x.heads_kv, x.dim_qk};
       return m;
     };
-    // dq_accum: f32 query tiles of block_M x dim in the kernel's staging order (AttnBwdWgmmaPlan::dq_chunk).
-    for (ArgSpec& s : a)
-      if (s.name == "dq_accum") s.shape = {x.batch * x.heads * m_blocks(p, w.block_M), std::int64_t{w.block_M} * x.dim_qk};
     a.insert(a.begin() + 5, {map("tma_Q", "Q", true), map("tma_K", "K", false), map("tma_V", "V", false),
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
