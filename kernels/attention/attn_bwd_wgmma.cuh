@@ -75,14 +75,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
                    unsigned short* __restrict__ dQ, unsigned short* __restrict__ dK, unsigned short* __restrict__ dV,
                    float* __restrict__ dq_accum, int* __restrict__ dq_counters, const int* __restrict__ cu_seqlens_q,
                    const int* __restrict__ cu_seqlens_k, int heads, int heads_kv, int m_blocks, float scale) {
-  using wgmma_ops::smem_desc_sw128;
-  using wgmma_ops::smem_desc_sw128_mn;
-  using wgmma_ops::wgmma_commit;
-  using wgmma_ops::wgmma_fence;
-  using wgmma_ops::wgmma_wait;
-  using wgmma_ops::WgmmaRS;
-  using wgmma_ops::WgmmaSS;
-  using wgmma_ops::WgmmaSSTransA;
+  using namespace wgmma_ops;
   using Probe = AttnBwdWgmmaProbe;
   static constexpr AttnBwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   static_assert(P.ok(), "attn_bwd_wgmma: a config can_implement refuses");

@@ -133,13 +133,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
                    int m_blocks, int batch, int section, const float* __restrict__ sinks, int window) {
   using namespace attn_wgmma_detail;
-  using wgmma_ops::smem_desc_sw128;
-  using wgmma_ops::smem_desc_sw128_mn;
-  using wgmma_ops::wgmma_commit;
-  using wgmma_ops::wgmma_fence;
-  using wgmma_ops::wgmma_wait;
-  using wgmma_ops::WgmmaRS;
-  using wgmma_ops::WgmmaSS;
+  using namespace wgmma_ops;
   using Probe = AttnFwdWgmmaProbe;
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;

@@ -70,6 +70,10 @@ CASES=(
   "gemm.dequant||"
   "gemm.dequant||M=4096,wtype=fp4,group=32,scale_dtype=f32"
   "gemm.dequant|k_split=1|M=1,group=64"
+  "attn.bwd.wgmma||"
+  "attn.bwd.wgmma||dim=64,causal=true,varlen=true,heads_kv=4"
+  "attn.decode||"
+  "gemm.dequant|path=gemv|M=4"
 )
 n=0
 for c in "${CASES[@]}"; do
