@@ -25,7 +25,7 @@ if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: attn_bwd_device.sh --prepare DIR}
   T=$ROOT/build/tilelab
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
-  rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/attn_bwd_device.sh"
+  rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/attn_bwd_device.sh" && cp "$HERE/device_env.sh" "$D/"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   "$T" test --kernel attn.bwd.mma --full > "$D/prepare_test.txt" 2>&1
@@ -44,14 +44,9 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 D=$(cd "${1:-$HERE}" && pwd)
-OUT=${OUT:-$D/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
-export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_attn_bwd TILELAB_DB=/tmp/tl_attn_bwd.db
-mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/cache.tar.xz" ] && tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_DIR"
-T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-full bench sdpa}
+. "$D/device_env.sh" attn_bwd
+STEPS=${STEPS:-full bench sdpa}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-: > "$S"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
 
 if has full; then

@@ -40,7 +40,7 @@ if [ "${1:-}" = "--prepare" ]; then
   S=$(mktemp -d)
   cp "$ROOT/build/tilelab" "$S/tilelab" && strip "$S/tilelab"
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$S/tilelab" > /dev/null || exit 1
-  rm -rf "$D/kernels" "$S" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/attn_bwd_wgmma_device.sh"
+  rm -rf "$D/kernels" "$S" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/attn_bwd_wgmma_device.sh" && cp "$HERE/device_env.sh" "$D/"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   "$ROOT/build/tilelab" test --kernel attn.bwd.wgmma ${FULL:+--full} > "$D/prepare_test.txt" 2>&1
@@ -65,15 +65,9 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 D=$(cd "${1:-$HERE}" && pwd)
-OUT=${OUT:-$D/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
-export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_attn_bwd_wgmma
-export TL_CUDNN_LIBRARY=${TL_CUDNN_LIBRARY:-$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)}
-mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/tlc.tgz" ] && tar xzf "$D/tlc.tgz" -C "$TILELAB_CACHE_DIR"
-T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-gate test bench} RUNS=${RUNS:-attn.bwd.wgmma:- attn.bwd.mma:-}
+. "$D/device_env.sh" attn_bwd_wgmma
+STEPS=${STEPS:-gate test bench} RUNS=${RUNS:-attn.bwd.wgmma:- attn.bwd.mma:-}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-: > "$S"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
 
 if has gate; then

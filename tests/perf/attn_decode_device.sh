@@ -20,7 +20,7 @@ if [ "${1:-}" = "--prepare" ]; then
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" /tmp/tilelab-attndec > /dev/null || exit 1
   mv "$D/tilelab-attndec" "$D/tilelab"
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels"
-  cp "$0" "$D/attn_decode_device.sh" && cp "$HERE/attn_decode_sdpa.py" "$D/"
+  cp "$0" "$D/attn_decode_device.sh" && cp "$HERE/device_env.sh" "$D/" && cp "$HERE/attn_decode_sdpa.py" "$D/"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   "$T" test --kernel attn.decode --full > "$D/prepare_test.txt" 2>&1
@@ -42,15 +42,9 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 D=$(cd "${1:-$HERE}" && pwd)
-OUT=${OUT:-$D/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
-export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_attn_decode TILELAB_EXE=$D/tilelab
-export TL_CUDNN_LIBRARY=${TL_CUDNN_LIBRARY:-$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)}
-mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/cache.tar.xz" ] && tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_DIR"
-T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-full sdpa}
+. "$D/device_env.sh" attn_decode
+STEPS=${STEPS:-full sdpa}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-: > "$S"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
 
 if has full; then

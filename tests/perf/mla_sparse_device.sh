@@ -28,7 +28,7 @@ if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: mla_sparse_device.sh --prepare DIR}
   T=$ROOT/build/tilelab
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
-  rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sparse_device.sh"
+  rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sparse_device.sh" && cp "$HERE/device_env.sh" "$D/"
   cp "$HERE/flashmla_sparse.py" "$D/" 2>/dev/null
   [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
   [ -n "${VARIANTS_FROM:-}" ] && rm -rf "$D/variants" && cp -r "$VARIANTS_FROM" "$D/variants"
@@ -53,14 +53,9 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 D=$(cd "${1:-$HERE}" && pwd)
-OUT=${OUT:-$D/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
-export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_sparse TILELAB_DB=/tmp/tl_sparse.db
-mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/cache.tar.xz" ] && tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_DIR"
-T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-test bench timeline}
+. "$D/device_env.sh" sparse
+STEPS=${STEPS:-test bench timeline}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-: > "$S"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
 
 for m in test full; do

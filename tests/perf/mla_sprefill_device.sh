@@ -27,7 +27,7 @@ if [ "${1:-}" = "--prepare" ]; then
   T=$ROOT/build/tilelab
   S=$(mktemp -d) && cp "$T" "$S/tilelab" && strip "$S/tilelab"
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$S/tilelab" || exit 1
-  rm -rf "$S" "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sprefill_device.sh"
+  rm -rf "$S" "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sprefill_device.sh" && cp "$HERE/device_env.sh" "$D/"
   cp "$HERE/flashmla_sparse_prefill.py" "$ROOT/samples/mla_sparse_prefill.lua" "$D/"
   [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
   C=$(mktemp -d)
@@ -48,15 +48,10 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 D=$(cd "${1:-$HERE}" && pwd)
-OUT=${OUT:-$D/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
-export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_sprefill TILELAB_DB=/tmp/tl_sprefill.db
-mkdir -p "$TILELAB_CACHE_DIR" && [ -f "$D/cache.tar.xz" ] && tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_DIR"
+. "$D/device_env.sh" sprefill
 W=/tmp/sprefill_work && mkdir -p "$W"  # per-run JSON (only a few files come back from $OUT)
-T=$D/tilelab S=$OUT/summary.txt STEPS=${STEPS:-test full bench timeline flashmla}
+STEPS=${STEPS:-test full bench timeline flashmla}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-: > "$S"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
 
 # FlashMLA builds on the CPUs while the tests use the GPU (its build takes minutes, the tests barely use the CPUs).

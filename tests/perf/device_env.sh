@@ -1,0 +1,15 @@
+# The environment the tests/perf/*_device.sh scripts run in on the GPU machine, sourced once D (the bundle folder,
+# made by the script's --prepare, which copies this file into it) is set: `. "$D/device_env.sh" NAME`.
+# Sets OUT (default D/out, created), the bundle's libraries and fonts, its kernels/ as the kernel sources, an NVRTC cache
+# /tmp/tlc_NAME filled from the bundle's archive of it (cache.tar.xz or tlc.tgz), a results store /tmp/tl_NAME.db,
+# TILELAB_EXE, the cuDNN of PyTorch's wheel for --vs cudnn (unless set), T (the binary) and S (OUT/summary.txt, emptied).
+OUT=${OUT:-$D/out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} FONTCONFIG_FILE=$D/fonts.conf
+export TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc_$1 TILELAB_DB=/tmp/tl_$1.db TILELAB_EXE=$D/tilelab
+export TL_CUDNN_LIBRARY=${TL_CUDNN_LIBRARY:-$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)}
+mkdir -p "$TILELAB_CACHE_DIR"
+if [ -f "$D/cache.tar.xz" ]; then tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_DIR"
+elif [ -f "$D/tlc.tgz" ]; then tar xzf "$D/tlc.tgz" -C "$TILELAB_CACHE_DIR"; fi
+T=$D/tilelab S=$OUT/summary.txt
+: > "$S"
