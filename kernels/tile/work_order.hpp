@@ -82,13 +82,12 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
 // then the tail. Every CTA starts its head at k-step 0 and its tail where the ranges' common length puts it, so the
 // heads and the tails of the split stream the same k-slices of A and B at the same time, as the full waves do (walked
 // in range order, each CTA at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on
-// an H200). A whole tile inside a range starts at k-step 0 after its head, out of step with the others by the heads'
-// lengths: where most ranges hold one (2048 x 8192 x 8192: ranges of 1.9 tiles) the split ran 19% slower than
-// data-parallel on an H200. The piece that holds a tile's last k-step is its finisher; one that adds partials is the
-// last piece its CTA walks, and the tile's other pieces (the head, a middle part) are the first piece of earlier
-// CTAs. Each of those writes its f32 partial tile to its CTA's workspace slot and raises its flag; the finisher adds
-// them to its own accumulator in CTA order, nearest first (a fixed order: deterministic results), and stores the
-// tile. Split before the whole tiles, the CTAs would also enter the full waves out of step.
+// an H200). A whole tile inside a range is loaded from the k-step its time puts it at (GemmStreamKWalk). The piece
+// that holds a tile's last k-step is its finisher; one that adds partials is the last piece its CTA walks, and the
+// tile's other pieces (the head, a middle part) are the first piece of earlier CTAs. Each of those writes its f32
+// partial tile to its CTA's workspace slot and raises its flag; the finisher adds them to its own accumulator in CTA
+// order, nearest first (a fixed order: deterministic results), and stores the tile. Split before the whole tiles, the
+// CTAs would also enter the full waves out of step.
 struct GemmStreamK {
   int tiles = 0, k_steps = 1, ctas = 1;
   int split_tiles = 0;  // the last split_tiles work tiles are split along K (0: data-parallel)
