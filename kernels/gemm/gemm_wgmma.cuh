@@ -30,12 +30,14 @@
 // computed by every CTA from the grid it runs in (with split_always 0, as schedule=auto launches it, no split where
 // gemm_stream_k_pays says it costs more than it saves on this grid). Producer and consumers walk the same pieces
 // (k-steps [k0, k1) of a tile): the CTA's whole tiles, then its range of the split tiles, the later tile's head
-// first. A piece that ends before the tile's last k-step ends in a partial: consumer c writes its accumulator to its
-// slot of the workspace (P.partial: register order, 16-byte chunks) and, after a barrier of its warpgroup and a
-// fence, thread 0 raises the flag of (CTA, consumer). The finisher of a split tile (its last k-step's piece, the last
-// its CTA walks) waits for each earlier CTA's flag, nearest first (thread 0's acquire load, then the warpgroup's
-// barrier: CUTLASS's semaphore pattern), adds that partial, lowers the flag for the next launch and stores the tile
-// as a whole one. Every flag is lowered by the launch that raised it, so the scratch starts at zero.
+// first (the producer loads a whole tile of the range from the k-step GemmStreamKWalk gives it: the consumers only
+// count stages). A piece that ends before the tile's last k-step ends in a partial: consumer c writes its
+// accumulator to its slot of the workspace (P.partial: register order, 16-byte chunks) and, after a barrier of its
+// warpgroup and a fence, thread 0 raises the flag of (CTA, consumer). The finisher of a split tile (its last
+// k-step's piece, the last its CTA walks) waits for each earlier CTA's flag, nearest first (thread 0's acquire load,
+// then the warpgroup's barrier: CUTLASS's semaphore pattern), adds that partial, lowers the flag for the next launch
+// and stores the tile as a whole one. Every flag is lowered by the launch that raised it, so the scratch starts at
+// zero.
 //
 // Shared memory (dynamic, from a base aligned to one 128B swizzle atom, 1024 B; the plan's offsets):
 //   [num_stages x A tile: smem_A, block_M rows x block_K cols, K-major, 128 B per row, TMA SWIZZLE_128B]
@@ -140,18 +142,18 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   // Cluster tiles: one per cluster and turn (= the tiles when CLUSTER == 1).
   const int tiles = gemm_cluster_tiles(tiles_m, tiles_n, CLUSTER_M, CLUSTER_N);
   const int k_steps = (K + BK - 1) / BK;
-  // The pieces of work this CTA walks, in order: fn(work tile, first k-step, end k-step).
+  // The pieces of work this CTA walks, in order: fn(work tile, first k-step, end k-step, k-step the loads start at).
   auto for_each_piece = [&](auto&& fn) {
     if constexpr (!CFG.stream_k) {
-      for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) fn(t, 0, k_steps);
+      for (int t = blockIdx.x / CLUSTER; t < tiles; t += gridDim.x / CLUSTER) fn(t, 0, k_steps, 0);
     } else {
       // The whole tiles in data-parallel's own loop (bounds and k range the compiler keeps in uniform registers),
       // then the split pieces.
       const GemmStreamK sk = gemm_stream_k(tiles, k_steps, gridDim.x, !split_always);
-      for (int t = blockIdx.x; t < sk.whole_tiles(); t += gridDim.x) fn(t, 0, k_steps);
+      for (int t = blockIdx.x; t < sk.whole_tiles(); t += gridDim.x) fn(t, 0, k_steps, 0);
       GemmStreamKWalk walk(sk, blockIdx.x);
       GemmWorkPiece w;
-      while (walk.next(sk, w)) fn(w.tile, w.k0, w.k1);
+      while (walk.next(sk, w)) fn(w.tile, w.k0, w.k1, w.k_first);
     }
   };
 
@@ -162,13 +164,16 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
       int it = 0;
-      for_each_piece([&](int t, int k0, int k1) {
+      for_each_piece([&](int t, int k0, int k1, int k_first) {
         const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n, CLUSTER_M, CLUSTER_N, rank);
         int tm = tile.m, tn = tile.n;
         // A tile past the matrix (rank 1 of an odd pair) loads its own operand from the last real tile.
         if constexpr (CLUSTER_M > 1) tm = min(tm, tiles_m - 1);
         if constexpr (CLUSTER_N > 1) tn = min(tn, tiles_n - 1);
-        for (int k = k0; k < k1; ++k, ++it) {
+        for (int i = k0; i < k1; ++i, ++it) {
+          // Stream-K: k-steps from k_first to k1, then from k0 (the consumers sum them in the order they come).
+          int k = i;
+          if constexpr (CFG.stream_k) k = i + k_first - k0 < k1 ? i + k_first - k0 : i + k_first - k1;
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
@@ -254,7 +259,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
       }
     };
     int it = 0;
-    for_each_piece([&](int t, int k0, int k1) {
+    for_each_piece([&](int t, int k0, int k1, int) {
       const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n, CLUSTER_M, CLUSTER_N, rank);
       const int tm = tile.m, tn = tile.n;
 #pragma unroll

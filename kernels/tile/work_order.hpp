@@ -82,13 +82,12 @@ TL_HOST_DEVICE inline GemmTile gemm_cluster_tile(int t, int tiles_m, int tiles_n
 // then the tail. Every CTA starts its head at k-step 0 and its tail where the ranges' common length puts it, so the
 // heads and the tails of the split stream the same k-slices of A and B at the same time, as the full waves do (walked
 // in range order, each CTA at its own k offset, the split read A and B from HBM again: 2-3x its MMA time at 8192^3 on
-// an H200). A whole tile inside a range starts at k-step 0 after its head, out of step with the others by the heads'
-// lengths: where most ranges hold one (2048 x 8192 x 8192: ranges of 1.9 tiles) the split ran 19% slower than
-// data-parallel on an H200. The piece that holds a tile's last k-step is its finisher; one that adds partials is the
-// last piece its CTA walks, and the tile's other pieces (the head, a middle part) are the first piece of earlier
-// CTAs. Each of those writes its f32 partial tile to its CTA's workspace slot and raises its flag; the finisher adds
-// them to its own accumulator in CTA order, nearest first (a fixed order: deterministic results), and stores the
-// tile. Split before the whole tiles, the CTAs would also enter the full waves out of step.
+// an H200). A whole tile inside a range is loaded from the k-step its time puts it at (GemmStreamKWalk). The piece
+// that holds a tile's last k-step is its finisher; one that adds partials is the last piece its CTA walks, and the
+// tile's other pieces (the head, a middle part) are the first piece of earlier CTAs. Each of those writes its f32
+// partial tile to its CTA's workspace slot and raises its flag; the finisher adds them to its own accumulator in CTA
+// order, nearest first (a fixed order: deterministic results), and stores the tile. Split before the whole tiles, the
+// CTAs would also enter the full waves out of step.
 struct GemmStreamK {
   int tiles = 0, k_steps = 1, ctas = 1;
   int split_tiles = 0;  // the last split_tiles work tiles are split along K (0: data-parallel)
@@ -153,15 +152,21 @@ TL_HOST_DEVICE inline GemmStreamK gemm_stream_k(int tiles, int k_steps, int ctas
   return s;
 }
 
-// One piece of work: k-steps [k0, k1) of work tile `tile`.
+// One piece of work: k-steps [k0, k1) of work tile `tile`, walked from k_first up and then from k0 (the loads' order;
+// the k-steps of a piece are summed in any order).
 struct GemmWorkPiece {
-  int tile = 0, k0 = 0, k1 = 0;
+  int tile = 0, k0 = 0, k1 = 0, k_first = 0;
 };
 
 // The split pieces CTA b walks after its whole tiles (b, b + G, ... below whole_tiles()), in order: its range of the
-// split tiles from its end (the head of the later tile first, then a whole tile or the tail of the earlier one).
+// split tiles from its end (the head of the later tile first, then a whole tile or the tail of the earlier one). A
+// whole tile inside the range is walked from the k-step its time in the range puts it at (the head's length), so it
+// reads the k-slices the other CTAs' heads read at the same time: walked from k-step 0, the CTAs' whole tiles were as
+// many k offsets apart as their heads' lengths differ, and the split read A and B from HBM again (2048 x 8192 x 8192
+// on an H200: the split 19% slower than data-parallel).
 struct GemmStreamKWalk {
   int at = 0, end = 0;  // what is left of its range
+  int walked = 0;       // k-steps of the range walked so far
 
   TL_HOST_DEVICE GemmStreamKWalk(const GemmStreamK& s, int b) : at(s.begin(b)), end(s.begin(b + 1)) {}
   TL_HOST_DEVICE bool next(const GemmStreamK& s, GemmWorkPiece& w) {
@@ -170,6 +175,8 @@ struct GemmStreamKWalk {
     w.tile = s.whole_tiles() + tile;
     w.k0 = at > first ? at - first : 0;
     w.k1 = end - first;
+    w.k_first = w.k0 == 0 && w.k1 == s.k_steps ? walked % s.k_steps : w.k0;
+    walked += w.k1 - w.k0;
     end = first + w.k0;
     return true;
   }

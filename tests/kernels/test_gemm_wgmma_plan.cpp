@@ -426,6 +426,33 @@ TEST(GemmStreamK, SplitCtasWalkKInStep) {
   }
 }
 
+// The k-step each CTA of the split loads at each time (the producer's order: a piece from k_first to k1, then from
+// k0): at most four k-steps at once over all CTAs (heads and whole tiles at the time's k-step, whole tiles wrapped
+// one tile back, tails at one of two offsets), where whole tiles walked from k-step 0 would be at as many k-steps as
+// there are head lengths.
+TEST(GemmStreamK, SplitLoadsFewKSlicesAtOnce) {
+  for (const auto& [tiles, k_steps] : {std::pair{512, 128}, {480, 64}, {1152, 96}, {2048, 128}}) {
+    const GemmStreamK s = gemm_stream_k(tiles, k_steps, 132);
+    SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(k_steps));
+    const auto all = walks(s);
+    std::vector<std::vector<int>> k_at(static_cast<std::size_t>(s.ctas));  // CTA -> its k-steps in load order
+    for (int b = 0; b < s.ctas; ++b)
+      for (const GemmWorkPiece& p : all[static_cast<std::size_t>(b)]) {
+        if (p.tile < s.whole_tiles()) continue;
+        ASSERT_TRUE(p.k0 <= p.k_first && p.k_first < p.k1);
+        for (int k = p.k_first; k < p.k1; ++k) k_at[static_cast<std::size_t>(b)].push_back(k);
+        for (int k = p.k0; k < p.k_first; ++k) k_at[static_cast<std::size_t>(b)].push_back(k);
+      }
+    for (std::size_t time = 0;; ++time) {
+      std::set<int> ks;
+      for (const auto& seq : k_at)
+        if (time < seq.size()) ks.insert(seq[time]);
+      if (ks.empty()) break;
+      EXPECT_LE(ks.size(), 4u) << "at time " << time;
+    }
+  }
+}
+
 TEST(GemmStreamK, PiecesFollowTheEstimate) {
   // 3000 x 5000 x 4096 in 128 x 256 tiles on an H100's 132 SMs: 24 x 20 = 480 tiles, 3 full waves and 84 tiles: the
   // 84 and the wave before them (216 tiles) over all 132 CTAs, ranges of 216 x 64 / 132 = 104.7 k-steps.
