@@ -72,6 +72,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   static_assert(P.red_bytes <= STAGES * A_STAGE, "the k lanes' partial sums fit over the activation stages");
   // setmaxnreg moves registers from the producer to the consumers of one CTA per SM, within the SM's 64 K.
   constexpr bool REG_SHIFT = CFG.ctas_per_sm == 1 && CONSUMERS <= 2;
+  // fp4: the pairs from dequant4::spread_up and fp4_bits (value * 2^-126); with bf16 scales the 2^126 is folded into
+  // the scales (dequant4::fp4_fold_scale) and the sums come out 2^-kFp4ScaleShift too small.
+  constexpr bool FP4 = CFG.wtype == dequant4::kFp4, FOLD = FP4 && !CFG.scale_f32;
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<P.align>(smem_raw);
@@ -165,7 +168,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
             r.f[h][g] = __ldg(static_cast<const float*>(scales) + at);
           } else {
             const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
-            r.h[h][g] = b | (b << 16);
+            r.h[h][g] = FOLD ? dequant4::fp4_fold_scale(b | (b << 16)) : b | (b << 16);
           }
         }
     };
@@ -198,7 +201,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
           for (int j = 0; j < 4; ++j) {
             const int h = FT[2 * j].row / 8;           // row or row + 8
             const int w = 2 * st + FT[2 * j].col / 8;  // k 8w.. of the chunk: the word with the step's byte
-            const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(dequant4::spread(words[h][w], sel));
+            unsigned v;
+            if constexpr (FP4) {
+              v = dequant4::fp4_bits(dequant4::spread_up(words[h][w], sel));
+              if constexpr (!FOLD) v = dequant4::mul_bf16x2(v, dequant4::kPow2_126);
+            } else {
+              v = dequant4::codes_to_bf16x2<CFG.wtype>(dequant4::spread(words[h][w], sel));
+            }
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
               fr[st][j] = pack2<true>(f.x * sc.f[h][g], f.y * sc.f[h][g]);
@@ -245,6 +254,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     }
     wgmma_wait<0>();
     fence_regs(acc);
+    if constexpr (FOLD) {
+#pragma unroll
+      for (int i = 0; i < NV; ++i) acc[i] *= static_cast<float>(1ull << dequant4::kFp4ScaleShift);
+    }
     TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, 0);
     if constexpr (KS > 1) {
       // The k lanes' partial sums into lane 0's: lanes 1.. write theirs over the activation stages (every stage has

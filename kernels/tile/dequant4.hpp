@@ -68,6 +68,7 @@ TL_HOST_DEVICE inline unsigned spread(unsigned word, unsigned sel) { return byte
 // fp4: e2m1's exponent and mantissa bits go to bf16's low two exponent bits and top mantissa bit and its sign to
 // bf16's sign, which is the value times 2^-126 (e = 0, the 0.5 subnormal, lands on bf16's subnormal 2^-127, also
 // exact); times 2^126 gives the value.
+enum : unsigned { kPow2_126 = 0x7E807E80u };  // bf16 2^126 in both halves (an enum: no device global under NVRTC)
 template <int KIND>
 TL_HOST_DEVICE inline unsigned codes_to_bf16x2(unsigned s) {
   if constexpr (KIND == kInt4) {
@@ -75,8 +76,26 @@ TL_HOST_DEVICE inline unsigned codes_to_bf16x2(unsigned s) {
     return sub_bf16x2((s & 0x000F000Fu) ^ kMagic, kMagic);
   } else {
     const unsigned bits = ((s << 6) & 0x01C001C0u) | ((s << 12) & 0x80008000u);
-    return mul_bf16x2(bits, 0x7E807E80u);  // 2^126 in both halves
+    return mul_bf16x2(bits, kPow2_126);
   }
 }
+
+// fp4 in the wgmma path (gemm.dequant), in fewer instructions than spread + codes_to_bf16x2 (six a pair with the scale
+// against eight; ptxas turns the shifts above into two IMAD.SHL and the 2^126 into a second HMUL2):
+// spread_up takes byte q of `word << 4` into the low half and byte q of `word` into the high half, so the byte's low
+// nibble sits in bits 4..7 and its high nibble in bits 20..23 (the word shifted left: an IMAD.SHL, not an ALU shift).
+// fp4_bits keeps those two nibbles and multiplies by 2^2 + 2^8: the copy shifted by 2 puts the exponent and mantissa
+// bits at bf16's 6..8, the copy shifted by 8 puts the sign at bit 15 (and 22..24, 31 for the high nibble); the two
+// copies share no bit, so the product has no carries and one mask leaves value * 2^-126, as codes_to_bf16x2's bits.
+TL_HOST_DEVICE inline unsigned spread_up(unsigned word, unsigned sel) { return byte_perm(word << 4, word, sel); }
+TL_HOST_DEVICE inline unsigned fp4_bits(unsigned s) { return ((s & 0x00F000F0u) * 0x104u) & 0x81C081C0u; }
+
+// With bf16 scales the multiply by 2^126 goes into the scale, once per scale instead of once per pair: the pair
+// times scale * 2^(126 - kFp4ScaleShift) is bf16(value * scale) * 2^-kFp4ScaleShift (one rounding of the same
+// exact product, as long as neither the folded scale overflows nor the product leaves bf16's normal range: exact for
+// |scale| in [2^-93, 2^34)), and the kernel multiplies its f32 sums by 2^kFp4ScaleShift before it stores them.
+enum : int { kFp4ScaleShift = 32 };
+enum : unsigned { kFp4ScaleFold = 0x6E806E80u };  // bf16 2^94 = 2^(126 - kFp4ScaleShift) in both halves
+TL_HOST_DEVICE inline unsigned fp4_fold_scale(unsigned scale_pair) { return mul_bf16x2(scale_pair, kFp4ScaleFold); }
 
 }  // namespace tl::dequant4

@@ -72,6 +72,39 @@ TEST(Dequant4, ConversionsGiveEveryCodesValue) {
     }
 }
 
+// The wgmma path's fp4 pairs (spread_up, fp4_bits) are value * 2^-126 with the value's sign, for every byte at every
+// position; with a bf16 scale folded in (fp4_fold_scale) the pair is bf16(value * scale) * 2^-kFp4ScaleShift exactly
+// over the scales the fold promises, and a scale past them is not (the bound is real).
+TEST(Dequant4, Fp4WithTheScaleFoldedIsTheScaledValue) {
+  const float down = std::ldexp(1.0f, -dequant4::kFp4ScaleShift);
+  const auto pair = [](float s) {
+    const unsigned b = num::float_to_bf16(s);
+    return b | (b << 16);
+  };
+  // Scales at the fold's two ends, around 1, and bf16 values with every mantissa bit.
+  const std::vector<float> scales = {std::ldexp(1.0f, -93), std::ldexp(1.5f, -60), 0.0123f, 1.0f, -0.37f, 3.1416f,
+                                     std::ldexp(1.9921875f, 33), -std::ldexp(1.0f, 33)};
+  for (int q = 0; q < 4; ++q)
+    for (unsigned b = 0; b < 256; ++b) {
+      const unsigned word = (0x9C3E57A1u & ~(0xFFu << (8 * q))) | (b << (8 * q));
+      const unsigned bits = dequant4::fp4_bits(dequant4::spread_up(word, dequant4::spread_selector(q)));
+      SCOPED_TRACE("byte " + std::to_string(b) + " at " + std::to_string(q));
+      EXPECT_EQ(bf16_lo(bits), num::fp4_e2m1_value(b & 0xF) * std::ldexp(1.0f, -126));
+      EXPECT_EQ(bf16_hi(bits), num::fp4_e2m1_value(b >> 4) * std::ldexp(1.0f, -126));
+      EXPECT_EQ(bits & 0x80008000u, ((b & 8u) << 12) | ((b & 0x80u) << 24));
+      for (float s : scales) {
+        const unsigned want = dequant4::mul_bf16x2(dequant4::codes_to_bf16x2<dequant4::kFp4>(
+                                                       dequant4::spread(word, dequant4::spread_selector(q))),
+                                                   pair(s));
+        const unsigned got = dequant4::mul_bf16x2(bits, dequant4::fp4_fold_scale(pair(s)));
+        EXPECT_EQ(bf16_lo(got), bf16_lo(want) * down) << "scale " << s;
+        EXPECT_EQ(bf16_hi(got), bf16_hi(want) * down) << "scale " << s;
+      }
+    }
+  // Past the bound the folded scale overflows.
+  EXPECT_TRUE(std::isinf(bf16_lo(dequant4::fp4_fold_scale(pair(std::ldexp(1.0f, 34))))));
+}
+
 // byte_perm's host copy is prmt: result byte i is byte sel_i of {x, y}.
 TEST(Dequant4, BytePermIsPrmt) {
   EXPECT_EQ(dequant4::byte_perm(0x33221100u, 0x77665544u, 0x7531u), 0x77553311u);
