@@ -49,6 +49,16 @@
 
 namespace tl {
 
+// A scale's type in memory: bf16 bits or f32.
+template <bool F32>
+struct GemmDequantScale {
+  using type = unsigned short;
+};
+template <>
+struct GemmDequantScale<true> {
+  using type = float;
+};
+
 template <GemmDequantConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     gemm_dequant(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_w,
@@ -140,8 +150,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     // past N hold zero codes, so any scale will do).
     const int rows[2] = {rg * 64 + e0.row, rg * 64 + e0.row + FT[2].row};
     const int k_groups = (K + G - 1) / G;
-    const long long srow[2] = {static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
-                               static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
+    using Scale = typename GemmDequantScale<CFG.scale_f32>::type;
+    const Scale* srow[2] = {
+        static_cast<const Scale*>(scales) + static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
+        static_cast<const Scale*>(scales) + static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
     float acc[NV];
 #pragma unroll
     for (int i = 0; i < NV; ++i) acc[i] = 0.f;
@@ -158,19 +170,24 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     constexpr int SCALE_AHEAD = NG <= 2 ? 8 : NG <= 4 ? 4 : 2;
     StageScales ring[SCALE_AHEAD];
     auto load_scales = [&](StageScales& r, int k) {
+      // The stage's groups from g0 on, at fixed offsets from one address per row; a group past the row's last (a
+      // partial last stage, or a stage past the end) is not loaded: its codes are TMA's zero fill, so 0 will do.
+      // (A clamped index per load cost 5 instructions of 64-bit address arithmetic each, 8 loads a stage at group 32.)
+      const int g0 = k * BK / G;
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int h = 0; h < 2; ++h) {
+        const Scale* p = srow[h] + g0;
 #pragma unroll
         for (int g = 0; g < NG; ++g) {
-          // Past the last stage the index is clamped: a load nobody uses, kept in bounds.
-          const long long at = srow[h] + min(k * BK / G + g, k_groups - 1);
+          const Scale v = g0 + g < k_groups ? __ldg(p + g) : Scale(0);
           if constexpr (CFG.scale_f32) {
-            r.f[h][g] = __ldg(static_cast<const float*>(scales) + at);
+            r.f[h][g] = v;
           } else {
-            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
+            const unsigned b = v;
             r.h[h][g] = FOLD ? dequant4::fp4_fold_scale(b | (b << 16)) : b | (b << 16);
           }
         }
+      }
     };
     auto run_stage = [&](int k, const StageScales& sc) {
       const int s = k % STAGES;
