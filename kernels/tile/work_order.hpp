@@ -105,22 +105,27 @@ struct GemmStreamK {
 // What a partial tile costs against a k-step of the tile's MMA: writing one, or waiting for one and adding it, took
 // about 3 us each on an H100 (the split's epilogues at 3000 x 5000 x 4096 against data-parallel's 1 us), where a
 // 128 x 256 x 64 k-step is about 0.65 us: 5 k-steps each.
-// What the split costs a CTA in all, measured on an H200 (docs/perf.md, 2026-11-26): its partials, and k-steps that
-// run slower than in the full waves: 30, 21, 49 and 35 k-steps (21-32 us) at 3000 x 5000 x 4096, 4096^3, 6144^3 and
-// 8192^3, tiles of 64-128 k-steps. kStreamKSplitSteps is a round figure among them.
 // (Enums: NVRTC would emit a constexpr variable as a device global.)
-enum : int { kStreamKPartialSteps = 5, kStreamKSplitSteps = 40 };
+enum : int { kStreamKPartialSteps = 5 };
+
+// What the split costs a CTA in all, in k-steps: its partials, and k-steps that run slower than in the full waves.
+// Measured on an H100 with the whole tiles rotated (docs/perf.md, 2026-11-26, gemm_tune_device.sh): the k-steps the
+// split saves against data-parallel minus the time it gained, at data-parallel's time per k-step, were 9, 14, 17, 30,
+// 35, 35 and 38 at tiles of 8 (4096^2 x 512), 16 (8192^2 x 1024), 64 (4096^3, 3000 x 5000 x 4096), 96 (6144^3) and
+// 128 k-steps (2048 x 8192^2, 8192^3): about 6 + k_steps / 4, within 8 k-steps of each (16384^2 x 4096 left out:
+// cuBLAS itself moved 5% between its runs).
+TL_HOST_DEVICE constexpr int gemm_stream_k_split_cost(int k_steps) { return 6 + k_steps / 4; }
 
 // Whether splitting pays for T tiles of k_steps k-steps on G CTAs (T > G, T not a multiple of G): the split saves
 // every CTA (1 - (T mod G) / G) tiles of k-steps against data-parallel's last two waves and costs it
-// kStreamKSplitSteps; what is left has to be more than 1% of the CTA's k-steps (the run-to-run spread of the
-// measurements). Of the issue-21 shapes only 8192^3 passes (62 k-steps saved of 2048: 1.1% left). schedule=auto
-// splits only then; the kernel decides it again from its own grid.
+// gemm_stream_k_split_cost; what is left has to be more than 1% of the CTA's k-steps (the run-to-run spread of the
+// measurements). Of the issue-21 shapes only 8192^3 passes (62 k-steps saved of 2048, 38 spent: 1.2% left).
+// schedule=auto splits only then; the kernel decides it again from its own grid.
 TL_HOST_DEVICE inline bool gemm_stream_k_pays(int tiles, int k_steps, int ctas) {
   if (ctas < 1 || tiles <= ctas || tiles % ctas == 0) return false;
   const long long saved = static_cast<long long>(ctas - tiles % ctas) * k_steps;  // x G
   const long long steps = static_cast<long long>((tiles + ctas - 1) / ctas) * k_steps * ctas;  // x G
-  return 100 * (saved - static_cast<long long>(kStreamKSplitSteps) * ctas) > steps;
+  return 100 * (saved - static_cast<long long>(gemm_stream_k_split_cost(k_steps)) * ctas) > steps;
 }
 
 // The split for T tiles of k_steps k-steps on G CTAs. T > G: the last partial wave and one full wave over all G CTAs.
