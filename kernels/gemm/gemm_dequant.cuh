@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       unsigned h[2][NG];
       float f[2][NG];
     };
-    constexpr int SCALE_AHEAD = NG <= 2 ? 8 : NG <= 4 ? 4 : 2;
+    constexpr int SCALE_AHEAD = NG <= 1 ? 8 : NG <= 2 ? 4 : 2;
     StageScales ring[SCALE_AHEAD];
     auto load_scales = [&](StageScales& r, int k) {
       // The stage's groups from g0 on, at fixed offsets from one address per row; a group past the row's last (a
