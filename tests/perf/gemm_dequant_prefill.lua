@@ -1,0 +1,43 @@
+-- gemm.dequant at issue 21's prefill shape (M 4096, N 8192, K 8192) beside bf16 gemm.wgmma in the same process: int4
+-- and fp4 weights, scale groups 32 and 128, every run checked against the float64 reference. The target is 0.9x
+-- gemm.wgmma's rate; `x` divides by the mean of gemm.wgmma's runs before and after.
+-- Usage: tilelab run tests/perf/gemm_dequant_prefill.lua (a GPU; without one it compiles every case). Environment:
+-- DEQUANT_REP (timed runs, default 30), DEQUANT_PASSES (the dequant rows again, default 1).
+local rep = tonumber(os.getenv("DEQUANT_REP") or "30")
+local passes = tonumber(os.getenv("DEQUANT_PASSES") or "1")
+local dequant, wgmma = tl.kernel("gemm.dequant"), tl.kernel("gemm.wgmma")
+local shape = {M = 4096, N = 8192, K = 8192}
+local cases = {{k = wgmma, problem = shape}}
+for _ = 1, passes do
+  for _, w in ipairs({{"int4", 128}, {"int4", 32}, {"fp4", 128}, {"fp4", 32}}) do
+    cases[#cases + 1] = {k = dequant, problem = {M = shape.M, N = shape.N, K = shape.K, wtype = w[1], group = w[2]}}
+  end
+end
+cases[#cases + 1] = {k = wgmma, problem = shape}
+
+if not tl.device() then
+  for _, c in ipairs(cases) do
+    local r, err = c.k:compile({}, c.problem)
+    print(c.k.name, tl.json_encode(c.problem), r and (r.registers .. " registers, " .. r.spills .. " B spills") or err)
+  end
+  print("no GPU: compiled only")
+  return
+end
+local results = {}
+for i, c in ipairs(cases) do
+  local r, err = c.k:run{problem = c.problem, rep = rep, warmup = 5}
+  results[i] = r or {error = err}
+end
+local base = (results[1].tflops + results[#results].tflops) / 2
+print(string.format("gemm.wgmma bf16: %.1f / %.1f TFLOP/s (before / after)", results[1].tflops, results[#results].tflops))
+print(string.format("%-13s %-6s %5s %4s %9s %8s %6s", "kernel", "wtype", "group", "ok", "us", "TFLOP/s", "x"))
+for i, c in ipairs(cases) do
+  local r = results[i]
+  if r.error then
+    print(c.k.name, tl.json_encode(c.problem), "ERROR " .. tostring(r.error))
+  else
+    print(string.format("%-13s %-6s %5s %4s %9.1f %8.1f %6.3f", c.k.name, c.problem.wtype or "bf16",
+                        tostring(c.problem.group or "-"), r.passed and "PASS" or "FAIL", r.median_ms * 1e3, r.tflops,
+                        r.tflops / base))
+  end
+end
