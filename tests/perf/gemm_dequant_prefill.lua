@@ -14,6 +14,12 @@ for _ = 1, passes do
   end
 end
 cases[#cases + 1] = {k = wgmma, problem = shape}
+-- Checked only (float64 reference, rep 1): a partial last stage and group, N past the last tile, fp4 with bf16 scales.
+for _, p in ipairs({{M = 1000, N = 1000, K = 4128, wtype = "fp4", group = 32},
+                    {M = 257, N = 4100, K = 1056, wtype = "fp4", group = 64},
+                    {M = 1024, N = 520, K = 4160, wtype = "int4", group = 32}}) do
+  cases[#cases + 1] = {k = dequant, problem = p, check = true}
+end
 
 if not tl.device() then
   for _, c in ipairs(cases) do
@@ -25,19 +31,22 @@ if not tl.device() then
 end
 local results = {}
 for i, c in ipairs(cases) do
-  local r, err = c.k:run{problem = c.problem, rep = rep, warmup = 5}
+  local r, err = c.k:run{problem = c.problem, rep = c.check and 1 or rep, warmup = c.check and 0 or 5}
   results[i] = r or {error = err}
 end
-local base = (results[1].tflops + results[#results].tflops) / 2
-print(string.format("gemm.wgmma bf16: %.1f / %.1f TFLOP/s (before / after)", results[1].tflops, results[#results].tflops))
+local last = #cases - 3  -- gemm.wgmma's second run
+local base = (results[1].tflops + results[last].tflops) / 2
+print(string.format("gemm.wgmma bf16: %.1f / %.1f TFLOP/s (before / after)", results[1].tflops, results[last].tflops))
 print(string.format("%-13s %-6s %5s %4s %9s %8s %6s", "kernel", "wtype", "group", "ok", "us", "TFLOP/s", "x"))
 for i, c in ipairs(cases) do
   local r = results[i]
   if r.error then
     print(c.k.name, tl.json_encode(c.problem), "ERROR " .. tostring(r.error))
   else
-    print(string.format("%-13s %-6s %5s %4s %9.1f %8.1f %6.3f", c.k.name, c.problem.wtype or "bf16",
+    print(string.format("%-13s %-6s %5s %4s %9.1f %8.1f %6.3f%s", c.k.name, c.problem.wtype or "bf16",
                         tostring(c.problem.group or "-"), r.passed and "PASS" or "FAIL", r.median_ms * 1e3, r.tflops,
-                        r.tflops / base))
+                        r.tflops / base, c.check and string.format("  (check %dx%dx%d, rel_err %.1e)", c.problem.M,
+                        c.problem.N, c.problem.K, r.rel_err or -1) or ""))
+    if not r.passed then print("  failure: " .. tostring(r.failure)) end
   end
 end
