@@ -49,16 +49,6 @@
 
 namespace tl {
 
-// A scale's type in memory: bf16 bits or f32.
-template <bool F32>
-struct GemmDequantScale {
-  using type = unsigned short;
-};
-template <>
-struct GemmDequantScale<true> {
-  using type = float;
-};
-
 template <GemmDequantConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     gemm_dequant(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_w,
@@ -150,10 +140,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     // past N hold zero codes, so any scale will do).
     const int rows[2] = {rg * 64 + e0.row, rg * 64 + e0.row + FT[2].row};
     const int k_groups = (K + G - 1) / G;
-    using Scale = typename GemmDequantScale<CFG.scale_f32>::type;
-    const Scale* srow[2] = {
-        static_cast<const Scale*>(scales) + static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
-        static_cast<const Scale*>(scales) + static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
+    const long long srow[2] = {static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
+                               static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
     float acc[NV];
 #pragma unroll
     for (int i = 0; i < NV; ++i) acc[i] = 0.f;
@@ -167,27 +155,22 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       unsigned h[2][NG];
       float f[2][NG];
     };
-    constexpr int SCALE_AHEAD = NG <= 1 ? 8 : NG <= 2 ? 4 : 2;
+    constexpr int SCALE_AHEAD = NG <= 2 ? 8 : NG <= 4 ? 4 : 2;
     StageScales ring[SCALE_AHEAD];
     auto load_scales = [&](StageScales& r, int k) {
-      // The stage's groups from g0 on, at fixed offsets from one address per row; a group past the row's last (a
-      // partial last stage, or a stage past the end) is not loaded: its codes are TMA's zero fill, so 0 will do.
-      // (A clamped index per load cost 5 instructions of 64-bit address arithmetic each, 8 loads a stage at group 32.)
-      const int g0 = k * BK / G;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const Scale* p = srow[h] + g0;
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int g = 0; g < NG; ++g) {
-          const Scale v = g0 + g < k_groups ? __ldg(p + g) : Scale(0);
+          // Past the last stage the index is clamped: a load nobody uses, kept in bounds.
+          const long long at = srow[h] + min(k * BK / G + g, k_groups - 1);
           if constexpr (CFG.scale_f32) {
-            r.f[h][g] = v;
+            r.f[h][g] = __ldg(static_cast<const float*>(scales) + at);
           } else {
-            const unsigned b = v;
+            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
             r.h[h][g] = FOLD ? dequant4::fp4_fold_scale(b | (b << 16)) : b | (b << 16);
           }
         }
-      }
     };
     auto run_stage = [&](int k, const StageScales& sc) {
       const int s = k % STAGES;
@@ -195,9 +178,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       mbar_wait(full_bar(s), (k / STAGES) & 1);
       TL_PROBE_STAMP(t_mma);
       const unsigned w_stage = base + P.w_offset + s * W_STAGE;
-      // The stage's first activation descriptor; the others add their byte offset / 16 to its start address field
-      // (shared memory ends below 2^18 bytes: the 14-bit field never carries) instead of each being built again.
-      const unsigned long long a_desc = smem_desc_sw128(base + P.a_offset + s * A_STAGE, 16, P.a_sbo);
+      const unsigned a_stage = base + P.a_offset + s * A_STAGE;
 #pragma unroll
       for (int ch = 0; ch < CHUNKS; ++ch) {
         unsigned(&fr)[4][4] = frag[ch % 2];
@@ -238,7 +219,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
         wgmma_fence();
 #pragma unroll
         for (int st = 0; st < 4; ++st)
-          WgmmaRS<BM, true, 0>::run(acc, fr[st], a_desc + (ch * A_BOX + 32 * st) / 16, 1);
+          WgmmaRS<BM, true, 0>::run(acc, fr[st], smem_desc_sw128(a_stage + ch * A_BOX + 32 * st, 16, P.a_sbo), 1);
         wgmma_commit();
         // The chunk before this one is complete: its fragment buffer may be overwritten.
         wgmma_wait<1>();
