@@ -110,10 +110,11 @@ enum : int { kStreamKPartialSteps = 5 };
 
 // What the split costs a CTA in all, in k-steps: its partials, and k-steps that run slower than in the full waves.
 // Measured on an H100 with the whole tiles rotated (docs/perf.md, 2026-11-26, gemm_tune_device.sh): the k-steps the
-// split saves against data-parallel minus the time it gained, at data-parallel's time per k-step, were 9, 14, 17, 30,
-// 35, 35 and 38 at tiles of 8 (4096^2 x 512), 16 (8192^2 x 1024), 64 (4096^3, 3000 x 5000 x 4096), 96 (6144^3) and
-// 128 k-steps (2048 x 8192^2, 8192^3): about 6 + k_steps / 4, within 8 k-steps of each (16384^2 x 4096 left out:
-// cuBLAS itself moved 5% between its runs).
+// split saves against data-parallel minus the time it gained, at data-parallel's time per k-step, were (two runs)
+// 9-10, 14, 17-21, 30-37, 35-38, 33-35 and 38-39 at tiles of 8 (4096^2 x 512), 16 (8192^2 x 1024), 64 (4096^3,
+// 3000 x 5000 x 4096), 96 (6144^3) and 128 k-steps (2048 x 8192^2, 8192^3): about 6 + k_steps / 4, within 4 k-steps
+// at 8192^3 (the one shape where the split pays) and the short tiles, 15 at most (16384^2 x 4096 left out: cuBLAS
+// itself moved 5% between its runs).
 TL_HOST_DEVICE constexpr int gemm_stream_k_split_cost(int k_steps) { return 6 + k_steps / 4; }
 
 // Whether splitting pays for T tiles of k_steps k-steps on G CTAs (T > G, T not a multiple of G): the split saves
@@ -168,7 +169,7 @@ struct GemmWorkPiece {
 // whole tile inside the range is walked from the k-step its time in the range puts it at (the head's length), so it
 // reads the k-slices the other CTAs' heads read at the same time: walked from k-step 0, the CTAs' whole tiles were as
 // many k offsets apart as their heads' lengths differ, and the split read A and B from HBM again (2048 x 8192 x 8192
-// on an H200: the split 19% slower than data-parallel).
+// on an H100: 0.447 ms from k-step 0, 0.349 rotated, data-parallel 0.337).
 struct GemmStreamKWalk {
   int at = 0, end = 0;  // what is left of its range
   int walked = 0;       // k-steps of the range walked so far
