@@ -189,8 +189,9 @@ KernelSpec attn_base() {
     b.kind = "cudnn_sdpa";
     b.in = b.out = p.dtype();
     b.sdpa = SdpaBaseline{.batch = x.b, .heads = x.h, .heads_kv = x.hkv, .seq_q = x.sq, .seq_k = x.sk, .dim = x.dim,
-                          .dim_v = x.dim_v, .causal = x.causal, .window = x.window, .varlen = x.varlen,
+                          .dim_v = x.dim_v, .causal = x.causal, .window = x.window,
                           .scale = 1.0 / std::sqrt(d(x.dim))};
+    if (x.varlen) sdpa_lengths(x, b.sdpa);
     if (x.sinks) b.sdpa.sinks = "sinks";
     return b;
   };
