@@ -61,7 +61,7 @@ int smem_share(int ctas) {
 // and 4096 x 14336, 1.09-2.04x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
 bool gemv_path(const Values& p, const Values& c) {
   const std::string& path = c.text("path");
-  return path == "gemv" || (path == "auto" && p.integer("M") <= 4 && p.integer("K") <= 16384);
+  return path == "gemv" || (path == "auto" && p.integer("M") <= 8);
 }
 
 // auto: the register feed (what measured faster at the decode shapes; docs/perf.md).
@@ -70,18 +70,18 @@ bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const bool bulk = gemv_bulk(p, c);
   const int rows = static_cast<int>(c.integer("warp_rows"));
-  // auto CTAs per SM: the register feed 4 for 16 rows per warp (64 registers), 2 for 32; the bulk feed 2 (its
-  // rings, not more warps, keep the bytes in flight, and two CTAs leave room for the activations).
-  const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm")
-                                    : bulk || rows == 32        ? 2
-                                                                : 4);
+  // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32. The bulk feed too: on the H100 its 8-step
+  // rings at 1 CTA per SM (128 KiB in flight per SM) were its slowest config, 4 CTAs of 2 steps its fastest
+  // (docs/perf.md): the warps' own work per step, not the bytes in flight, bounds it.
+  const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
   return {.warp_rows = rows,
           .n_tiles = p.integer("M") <= 8 ? 1 : 2,
           .prefetch = static_cast<int>(c.integer("prefetch")),
           .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
           .bulk = bulk,
-          .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 4) : 0,
+          .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
+          .k_warps = static_cast<int>(c.integer("k_warps")),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -95,10 +95,11 @@ struct GemvSplit {
 };
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
 // less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
-// one CTA fewer. Negative: the rings alone do not fit.
+// one CTA fewer. 0: the rings (or the k warps' sums) alone do not fit.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
-  return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
+  const int room = smem_share(cfg.min_blocks) - 128;
+  return plan.bytes(1) > room ? 0 : (room - plan.bytes(0) + plan.red_bytes) / plan.step_bytes;
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, splits);
@@ -173,14 +174,15 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
     if (gemv_max_steps(cfg) < 1)
       return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + " and warp_rows=" + c.text("warp_rows") +
-                    " takes " + std::to_string(make_plan(cfg).bytes(0)) + " bytes of shared memory for the warps' rings, "
-                    "leaving no room for a step of activations in the " + std::to_string(smem_share(cfg.min_blocks)) +
-                    " bytes a CTA has at ctas_per_sm=" + std::to_string(cfg.min_blocks) + ": lower stages or ctas_per_sm");
+                    " takes " + std::to_string(make_plan(cfg).act_offset) + " bytes of shared memory for the warps' "
+                    "rings, leaving no room for a step of activations in the " +
+                    std::to_string(smem_share(cfg.min_blocks)) + " bytes a CTA has at ctas_per_sm=" +
+                    std::to_string(cfg.min_blocks) + ": lower stages or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
     if (split.steps > gemv_max_steps(cfg))
       return refuse("splits=" + c.text("splits") + " leaves " + std::to_string(split.steps) + " steps of 128 k per CTA, "
                     "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
-                    "beside the rings' " + std::to_string(make_plan(cfg).bytes(0)) + " bytes in the " +
+                    "beside the rings' " + std::to_string(make_plan(cfg).act_offset) + " bytes in the " +
                     std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
                     "splits to at least " + std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) +
                     " (or 0 = auto)");
@@ -317,9 +319,13 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: how the weights reach the lanes: regs = each lane loads its own pieces "
                                       "into registers (`prefetch` steps ahead); bulk = each warp keeps `stages` steps "
                                       "of its rows in flight by TMA into a ring of shared memory; auto = regs"),
+               ParamSpec::one_of("k_warps", 1, {1, 2, 4, 8},
+                                 "gemv: warps sharing a row block, taking its 128-k steps in turn (a row's k_warps "
+                                 "steps read at once, contiguous; the warps' sums added at the end): the CTA has "
+                                 "8 / k_warps x warp_rows rows"),
                ParamSpec::one_of("stages", 0, {0, 2, 3, 4, 6, 8},
                                  "gemv feed=bulk: steps of 128 k in each warp's ring (warp_rows x 64 bytes each); "
-                                 "0 = auto: 4")}};
+                                 "0 = auto: 3")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -336,9 +342,12 @@ KernelSpec gemm_dequant_spec() {
         {{"splits", "3"}},
         {{"warp_rows", "32"}, {"prefetch", "1"}},
         {{"prefetch", "4"}, {"ctas_per_sm", "3"}},
-        // The bulk feed on every decode problem: its ring deeper than a split's steps, 32 rows per warp, 3 splits.
+        // The bulk feed on every decode problem (its ring deeper than a split's steps, 32 rows per warp, 3 splits), and
+        // k warps sharing row blocks with either feed.
         {{"path", "gemv"}, {"feed", "bulk"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}, {"ctas_per_sm", "2"}},
+        {{"path", "gemv"}, {"k_warps", "8"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"k_warps", "4"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}, {"stages", "2"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}}};
   };
