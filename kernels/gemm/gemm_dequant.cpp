@@ -81,7 +81,6 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .l2_prefetch = c.boolean("l2_prefetch"),
           .bulk = bulk,
           .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
-          .k_warps = static_cast<int>(c.integer("k_warps")),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -95,11 +94,10 @@ struct GemvSplit {
 };
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
 // less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
-// one CTA fewer. 0: the rings (or the k warps' sums) alone do not fit.
+// one CTA fewer. At most 0: the rings alone leave no room for a step.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
-  const int room = smem_share(cfg.min_blocks) - 128;
-  return plan.bytes(1) > room ? 0 : (room - plan.bytes(0) + plan.red_bytes) / plan.step_bytes;
+  return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, splits);
@@ -319,10 +317,6 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: how the weights reach the lanes: regs = each lane loads its own pieces "
                                       "into registers (`prefetch` steps ahead); bulk = each warp keeps `stages` steps "
                                       "of its rows in flight by TMA into a ring of shared memory; auto = regs"),
-               ParamSpec::one_of("k_warps", 1, {1, 2, 4, 8},
-                                 "gemv: warps sharing a row block, taking its 128-k steps in turn (a row's k_warps "
-                                 "steps read at once, contiguous; the warps' sums added at the end): the CTA has "
-                                 "8 / k_warps x warp_rows rows"),
                ParamSpec::one_of("stages", 0, {0, 2, 3, 4, 6, 8},
                                  "gemv feed=bulk: steps of 128 k in each warp's ring (warp_rows x 64 bytes each); "
                                  "0 = auto: 3")}};
@@ -342,12 +336,10 @@ KernelSpec gemm_dequant_spec() {
         {{"splits", "3"}},
         {{"warp_rows", "32"}, {"prefetch", "1"}},
         {{"prefetch", "4"}, {"ctas_per_sm", "3"}},
-        // The bulk feed on every decode problem (its ring deeper than a split's steps, 32 rows per warp, 3 splits), and
-        // k warps sharing row blocks with either feed.
+        // The bulk feed on every decode problem: its ring deeper than a split's steps, 32 rows per warp, 3 splits.
         {{"path", "gemv"}, {"feed", "bulk"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}, {"ctas_per_sm", "2"}},
-        {{"path", "gemv"}, {"k_warps", "8"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"k_warps", "4"}, {"warp_rows", "32"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}, {"stages", "2"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}}};
   };

@@ -16,7 +16,7 @@
 // lane; Little's law wants ~25-40 KB per SM at HBM speed). Instead each warp's lane 0 keeps CFG.stages steps of the
 // warp's rows in flight by TMA (a box {64 bytes, warp_rows} per step into the warp's ring slot, completing on the slot's
 // full barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W, no bank
-// conflict), and once the warp has read the slot lane 0 refills it with the step `stages` ahead. Each warp has its own
+// conflict), and once the warp has used the slot lane 0 refills it with the step `stages` ahead. Each warp has its own
 // ring, so no warp waits on another. The scales still come through registers, `prefetch` steps ahead. TMA zero-fills
 // rows past N and bytes past K/2 (zero codes), as the register feed's loads leave zeros. The tensor cores (not CUDA-core
 // FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
@@ -72,22 +72,16 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const int s0 = blockIdx.y * split_steps, steps = min(split_steps, k_steps - s0);
   const int k_groups = (K + G - 1) / G;
   const long long row_bytes = K / 2;
-  // k_warps warps share a row block and take the split's steps in turn (warp kw: steps kw, kw + k_warps, ...), so a row's
-  // consecutive steps are read at once (k_warps x 64 contiguous bytes); their sums are added at the end.
-  constexpr int KW = CFG.k_warps;
-  const int kw = warp % KW;
-  const int my_steps = KW == 1 ? steps : max(0, (steps - kw + KW - 1) / KW);
-  auto step_of = [&](int i) { return kw + KW * i; };  // the warp's i-th step of the split
-  const int row0 = blockIdx.x * CFG.rows() + warp / KW * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
+  const int row0 = blockIdx.x * CFG.rows() + warp * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
 
-  // Feed bulk: the warp's ring (its i-th step in slot i % stages) and its full barriers; the TMA by lane 0.
+  // Feed bulk: the warp's ring (slot s of step s % stages) and its full barriers; step s's TMA by lane 0.
   constexpr int STAGES = CFG.bulk ? CFG.stages : 1;
   const unsigned wring = base + warp * STAGES * P.slot_bytes;
   auto full_bar = [&](int slot) { return base + P.bar_offset + 8u * (warp * STAGES + slot); };
-  auto issue = [&](int i) {
-    if (i < my_steps) {
-      mbar_expect_tx(full_bar(i % STAGES), P.slot_bytes);
-      tma_load(wring + (i % STAGES) * P.slot_bytes, &tma_w, full_bar(i % STAGES), (s0 + step_of(i)) * kGemvRowStepBytes,
+  auto issue = [&](int s) {
+    if (s < steps) {
+      mbar_expect_tx(full_bar(s % STAGES), P.slot_bytes);
+      tma_load(wring + (s % STAGES) * P.slot_bytes, &tma_w, full_bar(s % STAGES), (s0 + s) * kGemvRowStepBytes,
                row0 - g);
     }
   };
@@ -96,7 +90,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       prefetch_tensormap(&tma_w);
       for (int slot = 0; slot < STAGES; ++slot) mbar_init(full_bar(slot), 1);
       fence_mbarrier_init();
-      for (int i = 0; i < STAGES; ++i) issue(i);
+      for (int s = 0; s < STAGES; ++s) issue(s);
     }
     __syncwarp();
   }
@@ -107,10 +101,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     unsigned s2[RB][2];
     float sf[RB][2];
   };
-  // The warp's i-th step (none past its last or past K: zero codes and a zero scale add nothing).
-  auto load = [&](Step& st, int i) {
-    const int k = (s0 + step_of(i)) * kGemvStepK + kGemvLaneCodes * t;
-    const bool in_k = i < my_steps && k < K;
+  // Step s of the split (none past its end or past K: zero codes and a zero scale add nothing).
+  auto load = [&](Step& st, int s) {
+    const int k = (s0 + s) * kGemvStepK + kGemvLaneCodes * t;
+    const bool in_k = s < steps && k < K;
 #pragma unroll
     for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
@@ -163,11 +157,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
 
-  auto compute = [&](Step& st, int i) {
+  auto compute = [&](Step& st, int s) {
     if constexpr (CFG.bulk) {
       // The step's slot: wait for its bytes and read the lane's pieces (refilled at the end of the step).
-      const int slot = i % STAGES;
-      mbar_wait(full_bar(slot), (i / STAGES) & 1);
+      const int slot = s % STAGES;
+      mbar_wait(full_bar(slot), (s / STAGES) & 1);
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
@@ -176,7 +170,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
           st.w[rb][h] = ld_shared_v4_b32(at);
         }
     }
-    const unsigned step_base = 2u * step_of(i) * P.step_elems;
+    const unsigned step_base = 2u * s * P.step_elems;
     // Piece q of the activations serves mmas 2q and 2q + 1 (codes 8q .. 8q + 7 of the lane's 32).
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -192,21 +186,21 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int r = 0; r < 2; ++r) bj[nt][r] = word(b[nt], (gemv_slot(gemv_code(j, FB[2 * r].row)) % 8) / 2);
+          for (int i = 0; i < 2; ++i) bj[nt][i] = word(b[nt], (gemv_slot(gemv_code(j, FB[2 * i].row)) % 8) / 2);
 #pragma unroll
         for (int rb = 0; rb < RB; ++rb) {
           unsigned a[4];
           // A register i holds values 2i, 2i + 1: row g + FA[2i].row (h), pair 2j + FA[2i].col / 8 of the lane's 16:
           // word pair / 4 shifted right by 4 (pair % 4).
 #pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int h = FA[2 * r].row / 8, pair = 2 * j + FA[2 * r].col / 8;
+          for (int i = 0; i < 4; ++i) {
+            const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
             const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(word(st.w[rb][h], pair / 4) >> (4 * (pair % 4)));
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
-              a[r] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
+              a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
             } else {
-              a[r] = dequant4::mul_bf16x2(v, st.s2[rb][h]);
+              a[i] = dequant4::mul_bf16x2(v, st.s2[rb][h]);
             }
           }
 #pragma unroll
@@ -216,51 +210,19 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     }
     if constexpr (CFG.bulk) {
       // Refill the slot only once every lane has used its pieces (the mmas above consumed them): a refill right after
-      // the reads raced them on an H100 (TMA landing before a queued shared-memory read; wrong sums at 4 CTAs per SM).
+      // the reads raced them on an H100 (TMA landing before a queued shared-memory read: wrong sums at 4 CTAs per SM).
       __syncwarp();
-      if (lane == 0) issue(i + STAGES);
+      if (lane == 0) issue(s + STAGES);
     }
   };
 #pragma unroll 1
-  for (int i = 0; i < my_steps; i += D) {
+  for (int s = 0; s < steps; s += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
-      if (i + d < my_steps) {
-        compute(ring[d], i + d);
-        load(ring[d], i + d + D);
+      if (s + d < steps) {
+        compute(ring[d], s + d);
+        load(ring[d], s + d + D);
       }
-    }
-  }
-
-  // The row block's k warps add their sums into warp kw = 0's (in kw order: deterministic), through the activations'
-  // shared memory (plan.red_bytes; no longer read once every warp is past its last step).
-  if constexpr (KW > 1) {
-    constexpr int V = RB * NT * 4;
-    __syncthreads();
-    const unsigned red = act + 4u * V * 32 * (warp / KW * (KW - 1));
-    if (kw != 0) {
-#pragma unroll
-      for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const unsigned at = red + 16u * (((kw - 1) * RB * NT + rb * NT + nt) * 32 + lane);
-          st_shared_v4_b32(at, __float_as_uint(acc[rb][nt][0]), __float_as_uint(acc[rb][nt][1]),
-                           __float_as_uint(acc[rb][nt][2]), __float_as_uint(acc[rb][nt][3]));
-        }
-    }
-    __syncthreads();
-    if (kw == 0) {
-      for (int w = 1; w < KW; ++w)
-#pragma unroll
-        for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            const uint4 x = ld_shared_v4_b32(red + 16u * (((w - 1) * RB * NT + rb * NT + nt) * 32 + lane));
-            acc[rb][nt][0] += __uint_as_float(x.x);
-            acc[rb][nt][1] += __uint_as_float(x.y);
-            acc[rb][nt][2] += __uint_as_float(x.z);
-            acc[rb][nt][3] += __uint_as_float(x.w);
-          }
     }
   }
 
@@ -274,7 +236,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
           const int n = row0 + 16 * rb + FC[v].row, m = 8 * nt + 2 * t + FC[v].col;
-          if (kw == 0 && n < N && m < M) f(acc[rb][nt][v], static_cast<long long>(m) * N + n);
+          if (n < N && m < M) f(acc[rb][nt][v], static_cast<long long>(m) * N + n);
         }
   };
   auto store = [&](float x, long long at) { C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f)); };

@@ -31,14 +31,13 @@ struct GemmDequantGemvConfig {
   // no longer bounded by registers), and the lanes read their pieces from there.
   bool bulk = false;
   int stages = 0;       // bulk: steps per warp's ring (0 with the register feed)
-  int k_warps = 1;      // warps per row block, taking its steps in turn (a row's k_warps steps read together)
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
 
   TL_HOST_DEVICE constexpr int threads() const { return 32 * warps; }
   TL_HOST_DEVICE constexpr int row_blocks() const { return warp_rows / 16; }
-  TL_HOST_DEVICE constexpr int rows() const { return warps / k_warps * warp_rows; }  // weight rows per CTA
+  TL_HOST_DEVICE constexpr int rows() const { return warps * warp_rows; }  // weight rows per CTA
 };
 
 // k per step: the four lanes of a quad each load 16 bytes (32 codes) of the same weight row, consecutively; a row's
@@ -82,14 +81,10 @@ struct GemmDequantGemvPlan {
   // then the activations (steps x step_bytes). The register feed has only the activations, at 0.
   int bar_offset = 0, act_offset = 0;
   int align_slack = 0;  // bytes asked beyond the offsets for the base's alignment
-  // k_warps > 1: the k warps' f32 sums (all but warp kw = 0 of each row block), written over the activations at the end.
-  int red_bytes = 0;
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
 
   // The dynamic shared memory of a CTA whose split has `steps` steps.
-  TL_HOST_DEVICE constexpr int bytes(int steps) const {
-    return align_slack + act_offset + (steps * step_bytes > red_bytes ? steps * step_bytes : red_bytes);
-  }
+  TL_HOST_DEVICE constexpr int bytes(int steps) const { return align_slack + act_offset + steps * step_bytes; }
 };
 
 TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConfig& c) {
@@ -106,7 +101,6 @@ TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConf
     p.act_offset = p.bar_offset + (8 * c.warps * c.stages + 15) / 16 * 16;
     p.align_slack = 128 - 16;  // dynamic shared memory starts 16-byte aligned
   }
-  p.red_bytes = (c.warps - c.warps / c.k_warps) * 32 * c.row_blocks() * c.n_tiles * 4 * 4;
   p.mma_A = mma_m16n8k16_a_f16();
   p.mma_B = mma_m16n8k16_b_f16();
   p.mma_C = mma_m16n8k16_c();
@@ -124,7 +118,6 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("l2_prefetch", c.l2_prefetch)
       .field("bulk", c.bulk)
       .field("stages", c.stages)
-      .field("k_warps", c.k_warps)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

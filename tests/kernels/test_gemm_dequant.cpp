@@ -286,21 +286,6 @@ TEST(GemmDequantGemvPlan, BulkRingIsTheTmaBoxAndReadsWithoutBankConflicts) {
   EXPECT_EQ(regs.bytes(5), 5 * regs.step_bytes);
 }
 
-// k_warps: the CTA's rows shrink by it, and the k warps' sums (16 bytes per lane, row block and n tile, for all but
-// one warp of each row block) fit in the launched bytes even with a single step of activations.
-TEST(GemmDequantGemvPlan, KWarpsShareRowBlocksAndTheirSumsFit) {
-  for (int kw : {1, 2, 4, 8})
-    for (int nt : {1, 2})
-      for (int rows : {16, 32}) {
-        const GemmDequantGemvConfig c{.warp_rows = rows, .n_tiles = nt, .k_warps = kw};
-        const GemmDequantGemvPlan p = make_plan(c);
-        EXPECT_EQ(c.rows(), 8 / kw * rows);
-        EXPECT_EQ(p.red_bytes, (8 - 8 / kw) * 32 * 16 * (rows / 16) * nt);
-        EXPECT_GE(p.bytes(1), p.act_offset + p.red_bytes);
-        EXPECT_GE(p.bytes(1), p.act_offset + p.step_bytes);
-      }
-}
-
 // [SECTION] the spec
 
 TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
@@ -351,7 +336,6 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"l2_prefetch", "true"}})},
                                                 {{}, gemv({{"feed", "bulk"}})},
                                                 {{}, gemv({{"feed", "bulk"}, {"stages", "2"}})},
-                                                {{}, gemv({{"k_warps", "4"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -474,13 +458,6 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       // auto: 4 CTAs per SM for 16 rows per warp, 2 for 32.
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / (std::string(rows) == "16" ? 4 : 2));
       EXPECT_NE(k.name_expression.find(std::string(".bulk = true, .stages = ") + stages), std::string::npos);
-    }
-  // k_warps 8: a row block of 16 rows per CTA, so eight times the row tiles and their counters.
-  const KernelInstance kw8 = instance({{"M", "4"}, {"N", "1000"}, {"K", "4096"}}, {{"path", "gemv"}, {"k_warps", "8"}});
-  EXPECT_EQ(kw8.launch.grid.x, 63u);  // ceil(1000 / 16)
-  for (const ArgSpec& a : kw8.args)
-    if (a.name == "counters") {
-      EXPECT_EQ(a.shape, (std::vector<std::int64_t>{63}));
     }
 }
 

@@ -4,7 +4,10 @@
 -- case. check: the bulk feed on the decode test problems; time: M 1, 4, 16 x four projection shapes, each feed and the
 -- wgmma path; mscan: M 5-15, both feeds and wgmma; auto: M 5-15 at the four shapes with the default config.
 -- Environment: DEQUANT_REP (timed runs, default 20), OUT (every timed row also to OUT/gemv_bulk.json), BULK_CONFIGS
--- (';'-separated k=v,... bulk configs to time beside the default; default a fixed list), FP4=0 (no fp4 rows).
+-- (';'-separated k=v,... bulk configs to time beside the default; default a fixed list), REGS_CONFIGS (the same for the
+-- register feed, none by default), CHECK_CONFIGS (';'-separated gemv configs the check runs; default a fixed list of
+-- bulk ones), CHECK_PROBLEMS (how many of the check problems, default all), AUTO_SHAPES (how many shapes auto times,
+-- default 4), FP4=0 (no fp4 rows).
 local want = {}
 for _, a in ipairs(arg) do want[a] = true end
 if next(want) == nil then want = {check = true, time = true, mscan = true, auto = true} end
@@ -43,10 +46,15 @@ if want.check then
     end
   end
   for _, m in ipairs({2, 4, 6, 8, 10, 14}) do pr(m, 71, 96, "int4", 32, "bf16") end
-  local configs = {{}, {stages = 2}, {stages = 8, prefetch = 1}, {warp_rows = 32, stages = 2}, {splits = 3, ctas_per_sm = 1},
-                   {splits = 1}, {ctas_per_sm = 3, stages = 2}}
-  for _, prob in ipairs(p) do
-    for _, c in ipairs(configs) do add("check", prob, with({path = "gemv", feed = "bulk"}, c), 1) end
+  local configs = {}
+  for text in (os.getenv("CHECK_CONFIGS") or "feed=bulk;feed=bulk,stages=2;feed=bulk,stages=8,prefetch=1,ctas_per_sm=2;" ..
+               "feed=bulk,warp_rows=32,stages=2;feed=bulk,splits=3,ctas_per_sm=1;feed=bulk,splits=1"):gmatch("[^;]+") do
+    configs[#configs + 1] = parse(text)
+  end
+  for pi, prob in ipairs(p) do
+    if pi <= tonumber(os.getenv("CHECK_PROBLEMS") or "1000") then
+      for _, c in ipairs(configs) do add("check", prob, with({path = "gemv"}, c), 1) end
+    end
   end
 end
 
@@ -65,6 +73,9 @@ if want.time then
       for _, w in ipairs(formats) do
         local prob = {M = m, N = s.N, K = s.K, wtype = w, group = 128}
         add("time", prob, {path = "gemv", feed = "regs"}, rep)
+        for text in (os.getenv("REGS_CONFIGS") or ""):gmatch("[^;]+") do
+          if w == "int4" then add("time", prob, with({path = "gemv", feed = "regs"}, parse(text)), rep) end
+        end
         for bi, c in ipairs(bulk_configs) do
           if w == "int4" or bi == 1 then add("time", prob, with({path = "gemv", feed = "bulk"}, c), rep) end
         end
@@ -87,7 +98,11 @@ end
 
 if want.auto then
   for m = 5, 15 do
-    for _, s in ipairs(shapes) do add("auto", {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}, {}, rep) end
+    for si, s in ipairs(shapes) do
+      if si <= tonumber(os.getenv("AUTO_SHAPES") or "4") then
+        add("auto", {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}, {}, rep)
+      end
+    end
   end
 end
 
