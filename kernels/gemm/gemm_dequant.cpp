@@ -57,14 +57,17 @@ int smem_share(int ctas) {
 
 // [SECTION] the decode path (path=gemv)
 
-// auto: gemv where it measured faster than wgmma (H200, docs/perf.md: M 1 and 4 at N x K 8192 x 8192, 28672 x 8192
-// and 4096 x 14336, 1.09-2.04x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
+// auto: gemv where it measured faster than wgmma (H100, docs/perf.md, both calls of 2026-11-26's gemv feeds section):
+// every M <= 8 at all four projection shapes (M 5-8 at 8192 x 8192 by 3-5%, M 1-8 at 28672 x 8192 by 1.25x); at
+// M 9-16 wgmma was faster at 8192 x 8192 and 8192 x 28672, so it keeps them (gemv there at 28672 x 8192 and
+// 4096 x 14336 was 1.06x and 1.37x faster: a rule on N would fit four shapes, not a model).
 bool gemv_path(const Values& p, const Values& c) {
   const std::string& path = c.text("path");
   return path == "gemv" || (path == "auto" && p.integer("M") <= 8);
 }
 
-// auto: the register feed (what measured faster at the decode shapes; docs/perf.md).
+// auto: the register feed. The bulk feed measured 0.82-1.04x of it at the decode shapes on the H100 (faster only at
+// 28672 x 8192 with M <= 4 and 8192 x 28672 with M 1, by at most 4%; docs/perf.md).
 bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"; }
 
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
@@ -285,7 +288,7 @@ KernelSpec gemm_dequant_spec() {
   k.config = {{ParamSpec::enumeration("path", "auto", {"auto", "gemv", "wgmma"},
                                      "wgmma: weights dequantized into wgmma's A operand (any M); gemv: each lane "
                                      "streams its own weight bytes into mma.sync, split over K (M <= 16); auto: gemv "
-                                     "for M <= 4 with K <= 16384 (where it measured faster), else wgmma"),
+                                     "for M <= 8 (where it measured faster), else wgmma"),
                ParamSpec::one_of("block_N", 0, {0, 64, 128},
                                  "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
                                  "<= 64, else 128"),
