@@ -74,8 +74,8 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const bool bulk = gemv_bulk(p, c);
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32. The bulk feed too: on the H100 its 8-step
-  // rings at 1 CTA per SM (128 KiB in flight per SM) were its slowest config, 4 CTAs of 2 steps its fastest
-  // (docs/perf.md): the warps' own work per step, not the bytes in flight, bounds it.
+  // rings at 1 CTA per SM (128 KiB in flight per SM) were its slowest config and 4 CTAs its fastest (docs/perf.md):
+  // warps per SM, not bytes in flight, moved it.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
   return {.warp_rows = rows,
           .n_tiles = p.integer("M") <= 8 ? 1 : 2,

@@ -12,9 +12,10 @@
 // instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
 // follow the same permutation: each lane reads 64 contiguous bytes of its activation row per step from shared memory,
 // staged in pair order.
-// Feed bulk (CFG.bulk): what bounds the register feed is the bytes in flight per SM (warps x prefetch x 16 bytes per
-// lane; Little's law wants ~25-40 KB per SM at HBM speed). Instead each warp's lane 0 keeps CFG.stages steps of the
-// warp's rows in flight by TMA (a box {64 bytes, warp_rows} per step into the warp's ring slot, completing on the slot's
+// Feed bulk (CFG.bulk), built to lift the bytes in flight per SM above what the lanes' registers hold (Little's law
+// wants ~25-40 KB per SM at HBM speed; measured on an H100 it is 0.82-1.04x the register feed, which at 4 CTAs per SM
+// already keeps ~64 KB in flight: docs/perf.md). Each warp's lane 0 keeps CFG.stages steps of the warp's rows in
+// flight by TMA (a box {64 bytes, warp_rows} per step into the warp's ring slot, completing on the slot's
 // full barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W, no bank
 // conflict), and once the warp has used the slot lane 0 refills it with the step `stages` ahead. Each warp has its own
 // ring, so no warp waits on another. The scales still come through registers, `prefetch` steps ahead. TMA zero-fills
@@ -49,8 +50,9 @@ TL_DEVICE_INLINE unsigned word(const uint4& v, int i) { return i == 0 ? v.x : i 
 template <GemmDequantGemvConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W,
-                      const __grid_constant__ TmaDescriptor tma_w, const void* __restrict__ scales, unsigned short* __restrict__ C, float* __restrict__ partials,
-                      int* __restrict__ counters, int M, int N, int K, int split_steps) {
+                      const __grid_constant__ TmaDescriptor tma_w, const void* __restrict__ scales,
+                      unsigned short* __restrict__ C, float* __restrict__ partials, int* __restrict__ counters, int M,
+                      int N, int K, int split_steps) {
   using gemv_detail::word;
   static constexpr GemmDequantGemvPlan P = make_plan(CFG);
   constexpr int RB = CFG.row_blocks(), NT = CFG.n_tiles, D = CFG.prefetch, G = CFG.group;
