@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# attn.fwd.wgmma's 192-row blocks at head dim 64 (issue 20 item 3) on a GPU, one call: the quick matrix (192 is the
+# d 64 default there, 128 its variation), check-only runs of 192 with the --full variations that matter to it (epilogues,
+# no ping-pong, one CTA per tile, 3 stages, block_N 64, 1 x 1), then each shape benched beside cuDNN's SDPA with
+# block_M 128 and 192 alternated, ROUNDS times (this card varies run to run more than the configs do).
+#
+# Here, without a GPU: `bash tests/perf/attn_fwd64_device.sh --prepare DIR` builds the bundle (cmake/bundle_for_device.sh
+# DIR build/tilelab, kernels/, this script, device_env.sh and cache.tar.xz: the NVRTC cache filled by compiling
+# everything below for sm_90a). There: `bash DIR/attn_fwd64_device.sh DIR`; $OUT receives the logs and summary.txt.
+# Knobs: STEPS (any of test check bench; default all), ROUNDS (default 2), TEST_S.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
+K=attn.fwd.wgmma
+
+# problem|config: float64-checked once, not timed.
+CHECKS=(
+  "dim=64,batch=4,seq_q=300,seq_k=700,heads=4,heads_kv=1,causal=true,window=129,varlen=true|block_M=192,epilogue=smem"
+  "dim=64,batch=2,seq_q=77,seq_k=1000,heads=4,sinks=true,varlen=true|block_M=192,epilogue=direct,q_stages=1"
+  "dim=64,batch=2,seq_q=1000,seq_k=1500,heads=8,heads_kv=2|block_M=192,ping_pong=false"
+  "dim=64,batch=1,seq_q=1,seq_k=1,heads=1,causal=true|block_M=192"
+  "dim=64,batch=2,seq_q=1000,seq_k=1500,heads=8,heads_kv=2,dtype=f16|block_M=192,persistent=false,block_N=64,num_stages=3"
+  "dim=64,batch=2,seq_q=1024,seq_k=1024,heads=4,heads_kv=1,causal=true|block_M=192,section=0,epilogue=smem"
+)
+# problem|configs (space separated, - = the defaults), benched with --vs cudnn.
+BENCHES=(
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64|block_M=128 block_M=192"
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64,causal=true|block_M=128 block_M=192"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true|block_M=128 block_M=192"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=128|block_M=128 block_M=192"
+  "batch=8,seq_q=4096,seq_k=4096,heads=16,dim=128|-"
+)
+
+if [ "${1:-}" = "--prepare" ]; then
+  D=${2:?usage: attn_fwd64_device.sh --prepare DIR}
+  T=$ROOT/build/tilelab
+  bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
+  rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/attn_fwd64_device.sh" && cp "$HERE/device_env.sh" "$D/"
+  C=${CACHE:-$(mktemp -d)}
+  export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
+  "$T" test --kernel $K > "$D/prepare_test.txt" 2>&1
+  echo "compile-only matrix: $(tail -1 "$D/prepare_test.txt")"
+  for e in "${CHECKS[@]}" "${BENCHES[@]}"; do
+    for c in ${e#*|}; do
+      [ "$c" = - ] && c=""
+      "$T" compile $K --arch sm_90a --problem "${e%%|*}" --config "$c" > /dev/null 2>&1 || echo "compile failed: $e $c"
+    done
+  done
+  tar cJf "$D/cache.tar.xz" -C "$C" .
+  du -sh "$D"
+  exit 0
+fi
+
+D=$(cd "${1:-$HERE}" && pwd)
+. "$D/device_env.sh" attn_fwd64
+STEPS=${STEPS:-test check bench}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader >> "$S" 2>&1
+if has test; then
+  timeout "${TEST_S:-120}" "$T" test --kernel $K --timeout 8 > "$OUT/test.txt" 2>&1
+  echo "tilelab test --kernel $K: rc=$? $(tail -1 "$OUT/test.txt")" >> "$S"
+  grep -E " FAIL " "$OUT/test.txt" | head -8 | cut -c1-300 >> "$S"
+fi
+if has check; then
+  for e in "${CHECKS[@]}"; do
+    "$T" bench $K --problem "${e%%|*}" --config "${e#*|}" --repeat 0 --no-store > /tmp/c.txt 2>&1
+    echo "check rc=$? $(grep -E "^$K" /tmp/c.txt | awk '{print $10, $8}') $e" >> "$S"
+  done
+fi
+if has bench; then
+  for r in $(seq "${ROUNDS:-2}"); do
+    for e in "${BENCHES[@]}"; do
+      for c in ${e#*|}; do
+        [ "$c" = - ] && c=""
+        "$T" bench $K --problem "${e%%|*}" ${c:+--config "$c"} --vs cudnn --no-store > /tmp/b.txt 2>&1
+        echo "== round $r ${e%%|*} | ${c:-defaults} rc=$?" >> "$S"
+        grep -E "^($K|cudnn)|throughput|rror" /tmp/b.txt | cut -c1-200 >> "$S"
+      done
+    done
+  done
+fi
+cat "$S"
