@@ -7,7 +7,7 @@
 # Here, without a GPU: `bash tests/perf/attn_fwd64_device.sh --prepare DIR` builds the bundle (cmake/bundle_for_device.sh
 # DIR build/tilelab, kernels/, this script, device_env.sh and cache.tar.xz: the NVRTC cache filled by compiling
 # everything below for sm_90a). There: `bash DIR/attn_fwd64_device.sh DIR`; $OUT receives the logs and summary.txt.
-# Knobs: STEPS (any of test check bench; default all), ROUNDS (default 2), TEST_S.
+# Knobs: STEPS (any of test check bench sweep; default test check bench), ROUNDS (default 2), TEST_S.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -28,7 +28,16 @@ BENCHES=(
   "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64,causal=true|block_M=128 block_M=192"
   "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true|block_M=128 block_M=192"
   "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=128|block_M=128 block_M=192"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=512|block_M=128 block_M=192"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=2048|block_M=128 block_M=192"
   "batch=8,seq_q=4096,seq_k=4096,heads=16,dim=128|-"
+)
+# problem|space: `tilelab sweep --vs cudnn`, one timing per point (STEPS=sweep).
+SWEEPS=(
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64,causal=true|block_M=192;block_N=80,112,128;num_stages=2,3"
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64,causal=true|block_M=192;section=0,8,16,32;epilogue=direct,tma"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true|block_M=192;block_N=80,112,128;q_stages=1,2"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=128|block_M=128,192;block_N=64,128"
 )
 
 if [ "${1:-}" = "--prepare" ]; then
@@ -45,6 +54,17 @@ if [ "${1:-}" = "--prepare" ]; then
       [ "$c" = - ] && c=""
       "$T" compile $K --arch sm_90a --problem "${e%%|*}" --config "$c" > /dev/null 2>&1 || echo "compile failed: $e $c"
     done
+  done
+  for e in "${SWEEPS[@]}"; do  # every point of the space: the product of its axes
+    points=("")
+    IFS=';' read -ra axes <<< "${e#*|}"
+    for a in "${axes[@]}"; do
+      next=()
+      IFS=',' read -ra vals <<< "${a#*=}"
+      for p in "${points[@]}"; do for v in "${vals[@]}"; do next+=("${p:+$p,}${a%%=*}=$v"); done; done
+      points=("${next[@]}")
+    done
+    for c in "${points[@]}"; do "$T" compile $K --arch sm_90a --problem "${e%%|*}" --config "$c" > /dev/null 2>&1; done
   done
   tar cJf "$D/cache.tar.xz" -C "$C" .
   du -sh "$D"
@@ -77,6 +97,15 @@ if has bench; then
         grep -E "^($K|cudnn)|throughput|rror" /tmp/b.txt | cut -c1-200 >> "$S"
       done
     done
+  done
+fi
+if has sweep; then
+  n=0
+  for e in "${SWEEPS[@]}"; do
+    n=$((n + 1))
+    "$T" sweep $K --problem "${e%%|*}" --space "${e#*|}" --vs cudnn --plain --db /tmp/sweep_$n.db > "$OUT/sweep_$n.txt" 2>&1
+    echo "== sweep $e rc=$?" >> "$S"
+    tail -"${SWEEP_LINES:-16}" "$OUT/sweep_$n.txt" | cut -c1-220 >> "$S"
   done
 fi
 cat "$S"
