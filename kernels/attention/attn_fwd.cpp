@@ -322,17 +322,21 @@ KernelSpec attn_fwd_mma_spec() {
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
 //             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory)
 //   block_M   192 at head dim 64 (FlashAttention-3's tile there: the softmax's exp2 per FLOP is double d 128's, and
-//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128, else 128
+//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128 and any window
+//             is at least 512 keys, else 128. Measured on the H100 (docs/perf.md, gpt-oss-like GQA, causal, sinks):
+//             192 rows 1.10x faster than 128 at window 2048, even at 512, 0.89x at 128 (a narrow band over taller
+//             blocks spends more of each tile masked)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
   const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : 112;
-  const std::int64_t bm = c.integer("block_M");
+  const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
+  const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
   const std::string epi = c.text("epilogue");
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
-                       .block_M = as_int(bm > 0 ? bm : widest == 64 && block_N <= 128 ? 192 : 128),
+                       .block_M = as_int(bm > 0 ? bm : tall ? 192 : 128),
                        .block_N = as_int(block_N),
                        .num_stages = as_int(c.integer("num_stages")),
                        .q_stages = as_int(c.integer("q_stages")),
@@ -417,7 +421,8 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 192},
                                  "query rows per block: 64 per consumer warpgroup; 192 (three, FlashAttention-3's "
-                                 "d 64 tile) at dim=dim_v=64 and block_N<=128 only; 0 = auto: 192 where it can run, "
+                                 "d 64 tile) at dim=dim_v=64 and block_N<=128 only; 0 = auto: 192 where it can run "
+                                 "and any window is at least 512 keys (narrower bands run faster in 128-row blocks), "
                                  "else 128"),
                ParamSpec::one_of("block_N", 0, {0, 64, 80, 112, 128, 176},
                                   "keys per K/V tile (the N of the S = Q K^T wgmma); 0 = auto: 128 at head dims to 128, "

@@ -462,7 +462,7 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
 
 // Head dim 64's auto tile is 192 query rows (FlashAttention-3's there): three consumer warpgroups and the producer,
 // 512 threads; Q's tensor map box is 192 rows, O's still one warpgroup's 64; query blocks of 192. Where 192 cannot run
-// (block_N 176, other head dims) auto is 128, and an explicit block_M is kept.
+// (block_N 176, other head dims) or a window is under 512 keys auto is 128, and an explicit block_M is kept.
 TEST(AttentionWgmma, HeadDim64AutoTileIs192Rows) {
   const KV p = {{"batch", "2"}, {"seq_q", "1000"}, {"seq_k", "1000"}, {"heads", "8"}, {"dim", "64"}};
   auto k = instantiate(attn_wgmma(), p, {{"persistent", "false"}}, limits_for_arch("sm_90a")).value();
@@ -481,6 +481,11 @@ TEST(AttentionWgmma, HeadDim64AutoTileIs192Rows) {
   EXPECT_EQ(rows(p, {{"block_N", "176"}}), 128);
   EXPECT_EQ(rows(p, {{"block_M", "128"}}), 128);
   EXPECT_EQ(rows(p, {{"ping_pong", "false"}}), 192);  // three warpgroups without turns
+  KV banded = p;
+  banded["causal"] = "true", banded["window"] = "128";
+  EXPECT_EQ(rows(banded, {}), 128);  // a narrow band: 128-row blocks mask less of each tile
+  banded["window"] = "512";
+  EXPECT_EQ(rows(banded, {}), 192);
   EXPECT_EQ(rows({{"dim", "128"}}, {}), 128);
   EXPECT_EQ(rows({{"dim", "128"}, {"dim_v", "64"}}, {}), 128);
   EXPECT_EQ(instantiate(attn_wgmma(), {{"dim", "128"}}, {}, limits_for_arch("sm_90a")).value().launch.block.x, 384u);
