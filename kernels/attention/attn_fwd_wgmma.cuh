@@ -355,12 +355,12 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     // visits first with the most keys: 192 rows rarely divide the length) issues no GEMMs, so the tensor cores go to
     // the others. It still releases each Q, K and V buffer once it is full and takes its turns, one per GEMM issue
     // of the others, so the rings' counts and the turn cycle hold; its row sums stay 0, so it stages zeros, which no
-    // store writes out (rows past the sequence). Measured on the H100 (docs/perf.md): 3% faster causal, and 6%
-    // slower not causal, so there (and with two warpgroups) the code stays as it was.
-    constexpr bool IDLE = C == 3 && CAUSAL;
-    const bool idle = IDLE && w.m0 + c * 64 >= w.seq_q;
+    // store writes out (rows past the sequence). Measured on the H100 (docs/perf.md): 2-3% faster causal, 6-7%
+    // slower not causal, so there (and with two warpgroups) the code stays as it was. (Advancing the two counters
+    // once after both paths, which keeps them in uniform registers, measured 3% slower than this.)
+    const bool idle = C == 3 && CAUSAL && w.m0 + c * 64 >= w.seq_q;
     if (idle && n_tiles > 0) {
-      const int qr = q_round;
+      const int qr = q_round++;
       mbar_wait(q_full(qr), (qr / QS) & 1);
       if (tid == 0) mbar_arrive(q_empty(qr));
       for (int it = 0; it <= n_tiles; ++it) {
@@ -372,10 +372,11 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         if (tid == 0 && it < n_tiles) mbar_arrive(k_empty(g % STAGES));
         if (tid == 0 && it > 0) mbar_arrive(v_empty((g - 1) % STAGES));
       }
+      kv_it += n_tiles;
     }
 
     if (n_tiles > 0 && !idle) {
-      const int qr = IDLE ? q_round : q_round++;
+      const int qr = q_round++;
       q_wg = q_smem(qr) + c * WG_Q;
       mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
@@ -478,12 +479,6 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       fence_regs(o);
       if (tid == 0) mbar_arrive(v_empty(sl));
       TL_PROBE_END(Probe::wait_pv, sl, top - n_tiles);
-      if constexpr (!IDLE) kv_it += n_tiles;
-    }
-    // With idle warpgroups the counters advance out of the two paths, so they stay uniform (a value merged from paths
-    // split by warpgroup is not, and the loop's barrier addresses would move from uniform to per-thread registers).
-    if (IDLE && n_tiles > 0) {
-      ++q_round;
       kv_it += n_tiles;
     }
 
