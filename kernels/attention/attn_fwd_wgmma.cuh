@@ -15,12 +15,13 @@
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers: 1, 2, or 3 at BM 192, FlashAttention-3's d 64 tile, where the
 // softmax's exp2 per FLOP is double d 128's and a third warpgroup's softmax has two others' GEMMs to hide behind).
-//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build); its first warp waits on the rings' empty
+//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build, 32 there beside three
+//   consumers); its first warp waits on the rings' empty
 //   barriers and its lane 0 issues the TMA loads: Q once per work tile (when all consumers are done with the
 //   Q that last used its buffer: the previous work tile's, or with two buffers the one before), then per K/V tile K(it) followed by V(it - 1), the order
 //   the consumers use them in. Tiles are walked from the last (the masked ones: sequence edge, causal diagonal)
 //   to the first, so only the first iterations pay for masks.
-//   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build; 160 and 152 of three) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
+//   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build; 160 of three, in both) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
 //   16w + lane/4 (+8), as the wgmma accumulator lays them out. Per K/V tile (iteration it):
 //       wait K(it) and V(it-1) full; [ping-pong: wait our turn]
 //       issue S = Q K(it)^T      wgmma SS m64nBNk16 x D/16 (A = Q, B = K, both K-major in smem)
