@@ -20,9 +20,9 @@ local variants = {
 local function label(v)
   local cfg = v.kernel:config(v.config)
   if v.kernel == wgmma then
-    -- block_N 0: auto, the head dim's tile (128 to dim 128, 112 at 192)
-    return ("wgmma %dx%s, %d stages"):format(cfg.block_M, cfg.block_N == 0 and "auto" or tostring(cfg.block_N),
-      cfg.num_stages)
+    -- block_M and block_N 0: auto, the head dim's tile (192 x 128 at dim 64, 128 x 128 to dim 128, 128 x 112 at 192)
+    local function auto(n) return n == 0 and "auto" or tostring(n) end
+    return ("wgmma %sx%s, %d stages"):format(auto(cfg.block_M), auto(cfg.block_N), cfg.num_stages)
   end
   return ("%dx%d, %d warps, %d stages"):format(cfg.block_M, cfg.block_N, cfg.warps, cfg.num_stages)
 end

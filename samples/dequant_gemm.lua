@@ -8,9 +8,8 @@ local rep = tonumber(os.getenv("DEQUANT_REP") or "30")
 local variations = arg[1] == "configs"
 local dequant, wgmma = tl.kernel("gemm.dequant"), tl.kernel("gemm.wgmma")
 
--- Decode: gemm.dequant's two paths side by side (auto picks gemv for M <= 4 with K <= 16384, where it measured
--- faster), at the shapes of a 7B-70B model's projections (N x K), int4 and fp4 with group 128 and, for 8192 x 8192,
--- group 32.
+-- Decode: gemm.dequant's two paths side by side (auto picks gemv for M <= 8, where it measured faster), at the shapes
+-- of a 7B-70B model's projections (N x K), int4 and fp4 with group 128 and, for 8192 x 8192, group 32.
 local decode = {{N = 8192, K = 8192}, {N = 28672, K = 8192}, {N = 8192, K = 28672}, {N = 4096, K = 14336}}
 local cases = {}
 local function add(k, problem, config, timer) cases[#cases + 1] = {k = k, problem = problem, config = config or {}, timer = timer} end
@@ -29,7 +28,7 @@ end
 if variations then
   for _, m in ipairs({1, 16}) do
     for _, s in ipairs({decode[1], decode[2]}) do
-      for _, c in ipairs({{warp_rows = 32}, {prefetch = 4, ctas_per_sm = 3}, {l2_prefetch = true}}) do
+      for _, c in ipairs({{warp_rows = 32}, {prefetch = 4, ctas_per_sm = 3}, {l2_prefetch = true}, {feed = "bulk"}}) do
         c.path = "gemv"
         add(dequant, {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}, c, "cupti")
       end

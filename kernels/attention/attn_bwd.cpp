@@ -354,8 +354,14 @@ KernelSpec bwd_base() {
     b.kind = "cudnn_sdpa";
     b.in = b.out = p.dtype();
     b.sdpa = SdpaBaseline{.batch = x.batch, .heads = x.heads, .heads_kv = x.heads_kv, .seq_q = x.seq_q,
-                          .seq_k = x.seq_k, .dim = x.dim_qk, .dim_v = x.dim_v, .causal = x.causal, .varlen = x.varlen,
+                          .seq_k = x.seq_k, .dim = x.dim_qk, .dim_v = x.dim_v, .causal = x.causal,
                           .backward = true, .scale = 1.0 / std::sqrt(dbl(x.dim_qk))};
+    for (std::size_t i = 0; x.varlen && i + 1 < x.cu_q.size(); ++i) {  // packed sequences, one after another
+      b.sdpa.start_q.push_back(x.cu_q[i]);
+      b.sdpa.len_q.push_back(x.cu_q[i + 1] - x.cu_q[i]);
+      b.sdpa.start_k.push_back(x.cu_k[i]);
+      b.sdpa.len_k.push_back(x.cu_k[i + 1] - x.cu_k[i]);
+    }
     return b;
   };
   return k;

@@ -275,16 +275,15 @@ KernelSpec attn_decode_spec() {
   };
   k.test_problems = decode_test_problems;
   // cuDNN's SDPA graph over the same q, k, v (`--vs cudnn`), the cache's end-aligned causal mask being its
-  // bottom-right one; varlen or empty caches would need its ragged tensors (refused, as attn.fwd's varlen).
+  // bottom-right one; requests' own cache lengths (varlen, empty caches) its padding mask's.
   k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
     const Dims x(p);
     BaselineSpec b;
     b.kind = "cudnn_sdpa";
     b.in = b.out = p.dtype();
     b.sdpa = SdpaBaseline{.batch = x.b, .heads = x.h, .heads_kv = x.hkv, .seq_q = x.sq, .seq_k = x.sk, .dim = x.dim,
-                          .dim_v = x.dim, .causal = x.causal && x.sq > 1,
-                          .varlen = p.boolean("varlen") || p.boolean("zero_lengths"),
-                          .scale = 1.0 / std::sqrt(d(x.dim))};
+                          .dim_v = x.dim, .causal = x.causal && x.sq > 1, .scale = 1.0 / std::sqrt(d(x.dim))};
+    if (p.boolean("varlen") || p.boolean("zero_lengths")) sdpa_lengths(x.attn_rows(), b.sdpa);
     return b;
   };
   k.probes = attn_decode_probe_names();

@@ -109,7 +109,8 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
 
 // Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, head dims
 // 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma skips those), causal on and
-// off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off.
+// off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off. At head dim 64 attn.fwd.wgmma's
+// defaults are its 192-row blocks (three consumer warpgroups) and the quick matrix's variation block_M=128.
 std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   std::vector<KV> s = {
@@ -121,6 +122,7 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
       {{"batch", "5"}, {"seq_q", "333"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"varlen", "true"}},
       {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "300"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}},
       {{"batch", "2"}, {"seq_q", "500"}, {"seq_k", "500"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}, {"window", "200"}, {"sinks", "true"}},
+      {{"batch", "2"}, {"seq_q", "333"}, {"seq_k", "455"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}, {"causal", "true"}, {"window", "150"}, {"sinks", "true"}},
   };
   if (full)
     s.insert(s.end(), {
@@ -189,8 +191,9 @@ KernelSpec attn_base() {
     b.kind = "cudnn_sdpa";
     b.in = b.out = p.dtype();
     b.sdpa = SdpaBaseline{.batch = x.b, .heads = x.h, .heads_kv = x.hkv, .seq_q = x.sq, .seq_k = x.sk, .dim = x.dim,
-                          .dim_v = x.dim_v, .causal = x.causal, .window = x.window, .varlen = x.varlen,
+                          .dim_v = x.dim_v, .causal = x.causal, .window = x.window,
                           .scale = 1.0 / std::sqrt(d(x.dim))};
+    if (x.varlen) sdpa_lengths(x, b.sdpa);
     if (x.sinks) b.sdpa.sinks = "sinks";
     return b;
   };
@@ -316,19 +319,26 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// The config with its auto values (block_N=0, q_stages=0, epilogue=auto) resolved for the problem:
+// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto) resolved for the problem:
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
 //             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory)
+//   block_M   192 at head dim 64 (FlashAttention-3's tile there: the softmax's exp2 per FLOP is double d 128's, and
+//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128 and any window
+//             is at least 512 keys, else 128. Measured on the H100 (docs/perf.md, gpt-oss-like GQA, causal, sinks):
+//             192 rows 1.10x faster than 128 at window 2048, even at 512, 0.89x at 128 (a narrow band over taller
+//             blocks spends more of each tile masked)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
-  const std::int64_t widest = std::max(dim, dim_v);
+  const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : 112;
+  const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
+  const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
   const std::string epi = c.text("epilogue");
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
-                       .block_M = as_int(c.integer("block_M")),
-                       .block_N = as_int(bn > 0 ? bn : widest <= 128 ? 128 : 112),
+                       .block_M = as_int(bm > 0 ? bm : tall ? 192 : 128),
+                       .block_N = as_int(block_N),
                        .num_stages = as_int(c.integer("num_stages")),
                        .q_stages = as_int(c.integer("q_stages")),
                        .ping_pong = c.boolean("ping_pong"),
@@ -358,7 +368,8 @@ bool staged_epilogue(const AttnFwdWgmmaConfig& c) { return c.epilogue != AttnEpi
 
 // Query blocks of the longest sequence.
 std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
-  return (p.integer("seq_q") + c.integer("block_M") - 1) / c.integer("block_M");
+  const std::int64_t bm = wgmma_config(p, c).block_M;
+  return (p.integer("seq_q") + bm - 1) / bm;
 }
 
 // The causal work order's section (config section; -1 = auto). Measured on the H100 (docs/perf.md, 32k tokens, 16
@@ -373,9 +384,17 @@ std::int64_t wgmma_section(const Values& p, const Values& c) {
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
   const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
-  if (cfg.ping_pong && cfg.block_M != 128)
-    return refuse("ping_pong=true alternates two consumer warpgroups, and block_M=" + c.text("block_M") +
-                  " has one (64 rows each): use block_M=128 or ping_pong=false");
+  if (cfg.ping_pong && cfg.block_M == 64)
+    return refuse("ping_pong=true passes the tensor cores between consumer warpgroups in turn, and block_M=64 has one "
+                  "(64 rows each): use block_M=128 or 192, or ping_pong=false");
+  // Three consumer warpgroups get 160 registers each (attn_fwd_wgmma.cuh: the producer's 24 and 3 x 160 fill the file).
+  // Measured (ptxas, sm_90a): S, P and O of block_N 128 at dim_v 64 (64 + 32 + 32) fit without spills, block_N 176
+  // or dim_v 128 at block_N 128 spill 300 bytes, and d_qk 128 / 192 spills a few where d_qk 64 does not.
+  if (cfg.block_M == 192 && (cfg.dim != 64 || cfg.dim_v != 64 || cfg.block_N > 128))
+    return refuse("block_M=192 (three consumer warpgroups of 160 registers each) holds S, P and O in registers only at "
+                  "dim=64, dim_v=64 and block_N<=128, and here dim=" + std::to_string(cfg.dim) + ", dim_v=" +
+                  std::to_string(cfg.dim_v) + ", block_N=" + std::to_string(cfg.block_N) +
+                  ": use block_M=128" + (cfg.dim == 64 && cfg.dim_v == 64 ? " or block_N=128" : ""));
   // Measured (ptxas, sm_90a): the causal mask's index math on top of S (88), O (64) and P (44) registers spills 12
   // bytes at block_N=176, dim=128; non-causal, or dim=64, fits.
   if (cfg.block_N == 176 && cfg.dim_v >= 128 && cfg.causal)
@@ -401,7 +420,11 @@ KernelSpec attn_fwd_wgmma_spec() {
   k.source = "attention/attn_fwd_wgmma.cuh";
   k.min_cc = 90;
   k.archs = {"sm_90a"};
-  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "query rows per block: 64 per consumer warpgroup"),
+  k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 192},
+                                 "query rows per block: 64 per consumer warpgroup; 192 (three, FlashAttention-3's "
+                                 "d 64 tile) at dim=dim_v=64 and block_N<=128 only; 0 = auto: 192 where it can run "
+                                 "and any window is at least 512 keys (narrower bands run faster in 128-row blocks), "
+                                 "else 128"),
                ParamSpec::one_of("block_N", 0, {0, 64, 80, 112, 128, 176},
                                   "keys per K/V tile (the N of the S = Q K^T wgmma); 0 = auto: 128 at head dims to 128, "
                                   "112 at 192. S, O and P of 176 x 128 still fit the consumers' 240 registers "
@@ -410,7 +433,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
                ParamSpec::boolean("ping_pong", true,
                                   "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
-                                  "other's GEMMs (block_M=128)"),
+                                  "other's GEMMs (block_M=128; at 192 the three take turns in a cycle)"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
@@ -437,7 +460,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
     g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work);
     g.persistent = c.boolean("persistent");  // the launcher shrinks it further if fewer CTAs fit at once
-    g.block.x = static_cast<std::uint32_t>((c.integer("block_M") / 64 + 1) * 128);
+    g.block.x = static_cast<std::uint32_t>((wgmma_config(p, c).block_M / 64 + 1) * 128);
     g.dynamic_smem = static_cast<std::uint32_t>(make_plan(wgmma_config(p, c)).bytes);
     return g;
   };
@@ -446,15 +469,15 @@ KernelSpec attn_fwd_wgmma_spec() {
   // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     auto a = attn_args(p);
-    const std::int64_t bn = wgmma_config(p, c).block_N;
+    const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
     const bool varlen = p.boolean("varlen");
     auto box = [&](std::int64_t rows) {
       return varlen ? std::vector<std::int64_t>{64, 1, rows} : std::vector<std::int64_t>{64, 1, rows, 1};
     };
     for (int i = 0; i < 3; ++i) a[static_cast<std::size_t>(i)].is_param = false;
-    a.insert(a.begin() + 3, {ArgSpec::tensor_map("tma_Q", "Q", box(c.integer("block_M")), 128),
-                             ArgSpec::tensor_map("tma_K", "K", box(bn), 128),
-                             ArgSpec::tensor_map("tma_V", "V", box(bn), 128),
+    a.insert(a.begin() + 3, {ArgSpec::tensor_map("tma_Q", "Q", box(cfg.block_M), 128),
+                             ArgSpec::tensor_map("tma_K", "K", box(cfg.block_N), 128),
+                             ArgSpec::tensor_map("tma_V", "V", box(cfg.block_N), 128),
                              ArgSpec::tensor_map("tma_O", "O", box(64), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));

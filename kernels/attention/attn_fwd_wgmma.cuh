@@ -1,5 +1,5 @@
 // attn.fwd.wgmma: FlashAttention-3-style forward for Hopper — TMA, mbarrier K/V rings, warp specialization, wgmma,
-// softmax overlapped with the GEMMs (inside a warpgroup, and across two warpgroups by ping-pong).
+// softmax overlapped with the GEMMs (inside a warpgroup, and across two or three warpgroups by ping-pong).
 //
 // Same problem as attn.fwd.mma (attn_fwd_mma.cuh): O = softmax(Q K^T / sqrt(D)) V and LSE per query row, Q [total_q,
 // heads, D], K [total_k, heads_kv, D], V [total_k, heads_kv, DV], O [total_q, heads, DV] packed by cu_seqlens (dense
@@ -13,26 +13,28 @@
 // `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
 // or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
-// Threads: 1 + C warpgroups (C = BM / 64 consumers).
-//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build); its first warp waits on the rings' empty
-//   barriers and its lane 0 issues the TMA loads: Q once per work tile (when both consumers are done with the
+// Threads: 1 + C warpgroups (C = BM / 64 consumers: 1, 2, or 3 at BM 192, FlashAttention-3's d 64 tile, where the
+// softmax's exp2 per FLOP is double d 128's and a third warpgroup's softmax has two others' GEMMs to hide behind).
+//   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build, 32 there beside three
+//   consumers); its first warp waits on the rings' empty
+//   barriers and its lane 0 issues the TMA loads: Q once per work tile (when all consumers are done with the
 //   Q that last used its buffer: the previous work tile's, or with two buffers the one before), then per K/V tile K(it) followed by V(it - 1), the order
 //   the consumers use them in. Tiles are walked from the last (the masked ones: sequence edge, causal diagonal)
 //   to the first, so only the first iterations pay for masks.
-//   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
+//   Consumer warpgroup c (setmaxnreg 240, 232 in the probe build; 160 of three, in both) owns query rows [c*64, c*64 + 64) of the block; warp w of it rows
 //   16w + lane/4 (+8), as the wgmma accumulator lays them out. Per K/V tile (iteration it):
 //       wait K(it) and V(it-1) full; [ping-pong: wait our turn]
 //       issue S = Q K(it)^T      wgmma SS m64nBNk16 x D/16 (A = Q, B = K, both K-major in smem)
 //       issue O += P(it-1) V(it-1)   wgmma RS m64nDVk16 x BN/16 (A = P in registers, B = V N-major: the
 //                                    transposed-B descriptor)
-//       [ping-pong: hand the tensor cores to the other warpgroup]
+//       [ping-pong: hand the tensor cores to the next warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
 //       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles)
 //       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new); S -> P (16-bit, registers:
 //       the accumulator layout of two n8 column groups is the A-fragment layout of one k16 step)
 //   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
-//   with PINGPONG the other warpgroup's GEMMs fill the tensor cores during this one's softmax: named barriers
-//   1 + c order the GEMM issues of the two warpgroups strictly alternately (warpgroup 0 first).
+//   with PINGPONG the other warpgroups' GEMMs fill the tensor cores during this one's softmax: named barriers
+//   1 + c order the GEMM issues of the warpgroups in a fixed cycle 0, 1[, 2], 0, ... (warpgroup 0 first).
 //   The epilogue divides O by the row sum and (EPI, config `epilogue`) stores it straight from the accumulators
 //   (direct: rows past the sequence are not stored), or stages each warpgroup's 64 rows in shared memory and
 //   writes whole rows with 16-byte stores (smem), or stages them and has one thread issue TMA stores of the two
@@ -123,7 +125,7 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 
 // Timeline regions (AttnFwdWgmmaProbe): the producer warp marks its empty waits and TMA issues (stage, tile); the
 // first warp of each consumer warpgroup its full waits (K, then V: wait_v), its turn waits (ping-pong), its GEMM
-// issues, the wait for S (wait_s: the tensor cores' queue, the other warpgroup's GEMMs, plus our S), the softmax, the
+// issues, the wait for S (wait_s: the tensor cores' queue, the other warpgroups' GEMMs, plus our S), the softmax, the
 // wait for P V, the O rescale and P conversion (rescale_p), and the epilogue.
 template <AttnFwdWgmmaConfig CFG>
 __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
@@ -150,20 +152,24 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   const float kNegInf = -__int_as_float(0x7f800000);
   constexpr float kScaleLog2 = P.scale_log2;
   static_assert(D % 64 == 0 && D <= 256 && DV % 64 == 0 && DV <= 256, "head dims of whole 64-column TMA boxes, to 256");
-  static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
+  static_assert(BM == 64 || BM == 128 || BM == 192, "one to three consumer warpgroups of 64 rows");
   static_assert(BN % 16 == 0 && BN <= 256, "BN: whole k16 steps of P V and a wgmma N");
-  static_assert(!PINGPONG || C == 2, "ping-pong needs two consumer warpgroups");
+  static_assert(!PINGPONG || C >= 2, "ping-pong needs two or three consumer warpgroups");
   static_assert(EPI >= 0 && EPI <= 2, "epilogue: 0 direct, 1 smem, 2 tma");
   static_assert(QS == 1 || QS == 2, "one or two Q buffers");
   static_assert(KS <= P.kMaxSteps && PS <= P.kMaxSteps && DV / 8 <= P.kMaxSteps, "the plan's step tables");
   static_assert(P.s_values.ok && P.o_values.ok, "a thread's accumulator values lie in two rows");
-  // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch. The
-  // probe build's marks need more in the producer (spills at 24) and leave the consumers 232.
+  // Registers per thread after setmaxnreg: 128 * 24 + 256 * 240 = 64512 = 384 * 168, the whole file at launch; with
+  // three consumers 128 * 24 + 384 * 160 = 64512 of 512 * 128. The probe build's marks need more in the producer
+  // (spills at 24) and leave the consumers 232; three consumers keep 160 (a producer of 32: 128 * 32 + 384 * 160 is
+  // the whole file).
 #if defined(TL_TIMELINE) && TL_TIMELINE
-  constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  constexpr int kProducerRegs = C == 3 ? 32 : 40, kConsumerRegs = C == 3 ? 160 : 232;
 #else
-  constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  constexpr int kProducerRegs = 24, kConsumerRegs = C == 3 ? 160 : 240;
 #endif
+  // Named barriers: 0 is __syncthreads, 1 + c warpgroup c's turn (ping-pong), kBarEpilogue + c its epilogue's.
+  constexpr int kBarEpilogue = 1 + (C > 2 ? C : 2);
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
@@ -218,7 +224,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
             tma_load(dst + half * box_bytes, map, bar, half * P.box_cols, head, row, w.b);
         }
       };
-      // Q, once both consumers have finished the previous work tile's last S = Q K^T.
+      // Q, once all consumers have finished the previous work tile's last S = Q K^T.
       mbar_wait(q_empty(q_round), ((q_round / QS) & 1) ^ 1);
       if (tid == 0) {
         mbar_expect_tx(q_full(q_round), P.q_bytes);
@@ -226,7 +232,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       }
       ++q_round;
       // The g-th K (or V) tile of the CTA, sequence tile `tile`, into its ring (stage 0's smem and barriers given):
-      // wait until both consumers have released the stage, then one TMA transaction of `bytes` (`boxes` boxes).
+      // wait until all consumers have released the stage, then one TMA transaction of `bytes` (`boxes` boxes).
       auto load_kv = [&](const TmaDescriptor* map, int boxes, unsigned bytes, unsigned ring, unsigned full0,
                          unsigned empty0, int g, int tile) {
         const int s = g % STAGES;
@@ -257,15 +263,18 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   // This thread's (row, col) in its warpgroup's 64-row accumulators (S and O), value 0; value v at + at[v].
   const TileCoord lc = P.acc_S(tid, 0);
   TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
-  // Ping-pong: warpgroup c issues its GEMMs after barrier 1 + c, then lets the other one issue (256 threads each:
-  // one warpgroup syncs, the other arrives).
+  // Ping-pong: warpgroup c issues its GEMMs after barrier 1 + c, then hands the turn to the next one, c + 1 (the
+  // last to 0), so the warpgroups issue in a fixed cycle (256 threads each: one warpgroup syncs, the one before it
+  // arrives). A warpgroup cannot take its next turn before every other has taken one, so each barrier has at most
+  // one arrival pending.
   auto wait_turn = [&]() {
     if constexpr (PINGPONG) named_barrier_sync(1 + c, 256);
   };
   auto pass_turn = [&]() {
-    if constexpr (PINGPONG) named_barrier_arrive(1 + (1 - c), 256);
+    // (1 - c for two: the same instructions as before three existed)
+    if constexpr (PINGPONG) named_barrier_arrive(1 + (C == 2 ? 1 - c : (c + 1) % C), 256);
   };
-  if (PINGPONG && c == 1) pass_turn();  // warpgroup 0 goes first
+  if (PINGPONG && c == C - 1) pass_turn();  // warpgroup 0 goes first
 
   constexpr int WG_Q = P.byte(P.smem_Q, 64, 0);  // a consumer warpgroup's 64 rows: whole 8-row swizzle groups
   float o[DV / 2];
@@ -343,7 +352,31 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       }
     };
 
-    if (n_tiles > 0) {
+    // Three warpgroups, causal: one whose rows all lie past the sequence (in the last query block, which causal
+    // visits first with the most keys: 192 rows rarely divide the length) issues no GEMMs, so the tensor cores go to
+    // the others. It still releases each Q, K and V buffer once it is full and takes its turns, one per GEMM issue
+    // of the others, so the rings' counts and the turn cycle hold; its row sums stay 0, so it stages zeros, which no
+    // store writes out (rows past the sequence). Measured on the H100 (docs/perf.md): 2-3% faster causal, 6-7%
+    // slower not causal, so there (and with two warpgroups) the code stays as it was. (Advancing the two counters
+    // once after both paths, which keeps them in uniform registers, measured 3% slower than this.)
+    const bool idle = C == 3 && CAUSAL && w.m0 + c * 64 >= w.seq_q;
+    if (idle && n_tiles > 0) {
+      const int qr = q_round++;
+      mbar_wait(q_full(qr), (qr / QS) & 1);
+      if (tid == 0) mbar_arrive(q_empty(qr));
+      for (int it = 0; it <= n_tiles; ++it) {
+        const int g = kv_it + it;
+        if (it < n_tiles) mbar_wait(k_full(g % STAGES), (g / STAGES) & 1);
+        if (it > 0) mbar_wait(v_full((g - 1) % STAGES), ((g - 1) / STAGES) & 1);
+        wait_turn();
+        pass_turn();
+        if (tid == 0 && it < n_tiles) mbar_arrive(k_empty(g % STAGES));
+        if (tid == 0 && it > 0) mbar_arrive(v_empty((g - 1) % STAGES));
+      }
+      kv_it += n_tiles;
+    }
+
+    if (n_tiles > 0 && !idle) {
       const int qr = q_round++;
       q_wg = q_smem(qr) + c * WG_Q;
       mbar_wait(q_full(qr), (qr / QS) & 1);
@@ -462,7 +495,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       if constexpr (EPI == 2) {
         if (tid == 0) tma_store_wait_read();
       }
-      named_barrier_sync(3 + c, 128);
+      named_barrier_sync(kBarEpilogue + c, 128);
     }
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
@@ -507,7 +540,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     if constexpr (EPI != 0) {
       const int r0 = w.m0 + c * 64;  // the warpgroup's first row in the sequence
       if constexpr (EPI == 2) fence_proxy_async_smem();  // our st.shared, seen by the TMA engine
-      named_barrier_sync(3 + c, 128);
+      named_barrier_sync(kBarEpilogue + c, 128);
       if (EPI == 2 && (!VARLEN || r0 + 64 <= w.seq_q)) {
         if (tid == 0) {
 #pragma unroll
@@ -542,7 +575,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     }
     TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
   }
-  // Warpgroup 1 passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
+  // The last warpgroup passed the turn once more than warpgroup 0 took it: take it, so no arrival is left pending.
   if (PINGPONG && c == 0) wait_turn();
   // Shared memory must outlive the TMA stores' reads of it.
   if constexpr (EPI == 2) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "runtime/spec/baseline.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 
 namespace tl {
@@ -99,6 +100,15 @@ Result<std::vector<double>> attn_rows_reference(const AttnRows& x, const Referen
     }
   }
   return out;
+}
+
+void sdpa_lengths(const AttnRows& x, SdpaBaseline& s) {
+  for (std::int64_t i = 0; i < x.b; ++i) {
+    s.len_q.push_back(x.len_q(i));
+    s.start_q.push_back(x.cu_q[static_cast<std::size_t>(i)]);
+    s.len_k.push_back(x.len_k(i));
+    s.start_k.push_back(x.k_start[static_cast<std::size_t>(i)]);
+  }
 }
 
 }  // namespace tl

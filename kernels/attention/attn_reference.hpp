@@ -1,4 +1,5 @@
-// The float64 reference of the attention forwards (attn.fwd.*, attn.decode): O and LSE of sampled query rows.
+// The float64 reference of the attention forwards (attn.fwd.*, attn.decode): O and LSE of sampled query rows; the
+// same rows as cuDNN's varlen baseline sees them.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@ namespace tl {
 template <typename T>
 class Result;
 struct ReferenceInputs;
+struct SdpaBaseline;
 
 // Where each sequence's rows are. Sequence b's queries are rows cu_q[b] .. cu_q[b + 1] of Q [total_q, heads, dim]
 // and O [total_q, heads, dim_v]; its keys are rows k_start[b] .. k_start[b] + k_len[b] of K [*, heads_kv, dim] and
@@ -38,5 +40,8 @@ struct AttnRows {
 // indices idx of that output, with scores q·k / sqrt(dim) and, with sinks, the input `sinks` (f32 [heads]).
 Result<std::vector<double>> attn_rows_reference(const AttnRows& x, const ReferenceInputs& in, const std::string& output,
                                                 const std::vector<std::int64_t>& idx);
+
+// Each sequence's lengths and first rows into cuDNN's baseline (`--vs cudnn` of a varlen problem).
+void sdpa_lengths(const AttnRows& x, SdpaBaseline& s);
 
 }  // namespace tl

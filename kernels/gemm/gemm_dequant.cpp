@@ -57,20 +57,33 @@ int smem_share(int ctas) {
 
 // [SECTION] the decode path (path=gemv)
 
-// auto: gemv where it measured faster than wgmma (H200, docs/perf.md: M 1 and 4 at N x K 8192 x 8192, 28672 x 8192
-// and 4096 x 14336, 1.09-2.04x); at M 16, and at K 28672 (8192 x 28672), wgmma was faster, so it keeps them.
+// auto: gemv where it measured faster than wgmma (H100, docs/perf.md, both calls of 2026-11-26's gemv feeds section):
+// every M <= 8 at all four projection shapes (M 5-8 at 8192 x 8192 by 3-5%, M 1-8 at 28672 x 8192 by 1.25x); at
+// M 9-16 wgmma was faster at 8192 x 8192 and 8192 x 28672, so it keeps them (gemv there at 28672 x 8192 and
+// 4096 x 14336 was 1.06x and 1.37x faster: a rule on N would fit four shapes, not a model).
 bool gemv_path(const Values& p, const Values& c) {
   const std::string& path = c.text("path");
-  return path == "gemv" || (path == "auto" && p.integer("M") <= 4 && p.integer("K") <= 16384);
+  return path == "gemv" || (path == "auto" && p.integer("M") <= 8);
 }
 
+// auto: the register feed. The bulk feed measured 0.82-1.04x of it at the decode shapes on the H100 (faster only at
+// 28672 x 8192 with M <= 4 and 8192 x 28672 with M 1, by at most 4%; docs/perf.md).
+bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"; }
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
-  return {.warp_rows = static_cast<int>(c.integer("warp_rows")),
+  const bool bulk = gemv_bulk(p, c);
+  const int rows = static_cast<int>(c.integer("warp_rows"));
+  // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32. The bulk feed too: on the H100 its 8-step
+  // rings at 1 CTA per SM (128 KiB in flight per SM) were its slowest config and 4 CTAs its fastest (docs/perf.md):
+  // warps per SM, not bytes in flight, moved it.
+  const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
+  return {.warp_rows = rows,
           .n_tiles = p.integer("M") <= 8 ? 1 : 2,
           .prefetch = static_cast<int>(c.integer("prefetch")),
-          .min_blocks = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm")
-                                                                     : c.integer("warp_rows") == 16 ? 4 : 2),
+          .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
+          .bulk = bulk,
+          .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -82,10 +95,12 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 struct GemvSplit {
   std::int64_t splits = 1, steps = 1;
 };
-// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
-// kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
+// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
+// less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
+// one CTA fewer. At most 0: the rings alone leave no room for a step.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
-  return (smem_share(cfg.min_blocks) - 128) / make_plan(cfg).step_bytes;
+  const GemmDequantGemvPlan plan = make_plan(cfg);
+  return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, splits);
@@ -158,11 +173,18 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
+    if (gemv_max_steps(cfg) < 1)
+      return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + " and warp_rows=" + c.text("warp_rows") +
+                    " takes " + std::to_string(make_plan(cfg).act_offset) + " bytes of shared memory for the warps' "
+                    "rings, leaving no room for a step of activations in the " +
+                    std::to_string(smem_share(cfg.min_blocks)) + " bytes a CTA has at ctas_per_sm=" +
+                    std::to_string(cfg.min_blocks) + ": lower stages or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
     if (split.steps > gemv_max_steps(cfg))
       return refuse("splits=" + c.text("splits") + " leaves " + std::to_string(split.steps) + " steps of 128 k per CTA, "
                     "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
-                    "the " + std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
+                    "beside the rings' " + std::to_string(make_plan(cfg).act_offset) + " bytes in the " +
+                    std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
                     "splits to at least " + std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) +
                     " (or 0 = auto)");
     return Status::success();
@@ -266,7 +288,7 @@ KernelSpec gemm_dequant_spec() {
   k.config = {{ParamSpec::enumeration("path", "auto", {"auto", "gemv", "wgmma"},
                                      "wgmma: weights dequantized into wgmma's A operand (any M); gemv: each lane "
                                      "streams its own weight bytes into mma.sync, split over K (M <= 16); auto: gemv "
-                                     "for M <= 4 with K <= 16384 (where it measured faster), else wgmma"),
+                                     "for M <= 8 (where it measured faster), else wgmma"),
                ParamSpec::one_of("block_N", 0, {0, 64, 128},
                                  "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
                                  "<= 64, else 128"),
@@ -293,7 +315,14 @@ KernelSpec gemm_dequant_spec() {
                                  "gemv: 128-k steps of weights each lane has loaded ahead (16-byte loads in flight: "
                                  "prefetch x warp_rows / 8)"),
                ParamSpec::boolean("l2_prefetch", false,
-                                  "gemv: each weight load also asks the L2 for the 256 bytes around it")}};
+                                  "gemv: each weight load also asks the L2 for the 256 bytes around it"),
+               ParamSpec::enumeration("feed", "auto", {"auto", "regs", "bulk"},
+                                      "gemv: how the weights reach the lanes: regs = each lane loads its own pieces "
+                                      "into registers (`prefetch` steps ahead); bulk = each warp keeps `stages` steps "
+                                      "of its rows in flight by TMA into a ring of shared memory; auto = regs"),
+               ParamSpec::one_of("stages", 0, {0, 2, 3, 4, 6, 8},
+                                 "gemv feed=bulk: steps of 128 k in each warp's ring (warp_rows x 64 bytes each); "
+                                 "0 = auto: 3")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -309,7 +338,13 @@ KernelSpec gemm_dequant_spec() {
         {{"splits", "1"}},
         {{"splits", "3"}},
         {{"warp_rows", "32"}, {"prefetch", "1"}},
-        {{"prefetch", "4"}, {"ctas_per_sm", "3"}}};
+        {{"prefetch", "4"}, {"ctas_per_sm", "3"}},
+        // The bulk feed on every decode problem: its ring deeper than a split's steps, 32 rows per warp, 3 splits.
+        {{"path", "gemv"}, {"feed", "bulk"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}, {"ctas_per_sm", "2"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}, {"stages", "2"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -341,7 +376,7 @@ KernelSpec gemm_dequant_spec() {
       g.grid.x = static_cast<std::uint32_t>(tiles(p.integer("N"), cfg.rows()));
       g.grid.y = static_cast<std::uint32_t>(split.splits);
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
-      g.dynamic_smem = static_cast<std::uint32_t>(split.steps * make_plan(cfg).step_bytes);
+      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(split.steps)));
       return g;
     }
     const GemmDequantConfig cfg = dequant_config(p, c);
@@ -355,8 +390,9 @@ KernelSpec gemm_dequant_spec() {
   // Kernel signature: (tma_A, tma_W, scales, C, M, N, K); A and W are reached only through their tensor maps. A is
   // uniform in [-1, 1); W random bytes (every code of both nibbles); scales in [0.5, 2), so that a scale taken from
   // the wrong row or group shows.
-  // gemv: (A, W, scales, C, partials, counters, M, N, K, split_steps); the partials [splits, M, N] f32 and a counter
-  // per row tile are scratch (the kernel leaves the counters at zero).
+  // gemv: (A, W, tma_W, scales, C, partials, counters, M, N, K, split_steps); tma_W (a box of one step's 64 bytes of
+  // a warp's rows) is read by the bulk feed only; the partials [splits, M, N] f32 and a counter per row tile are
+  // scratch (the kernel leaves the counters at zero).
   k.args = [](const Values& p, const Values& c, const DeviceLimits& limits) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
     const DType sd = p.text("scale_dtype") == "f32" ? DType::f32 : DType::bf16;
@@ -364,6 +400,7 @@ KernelSpec gemm_dequant_spec() {
                                  ArgSpec::tensor("W", DType::u8, {N, K / 2}, ArgRole::in, {.lo = 0, .hi = 256, .seed = 2})};
     if (gemv_path(p, c)) {
       const GemvSplit split = gemv_split(p, c, limits);
+      args.push_back(ArgSpec::tensor_map("tma_W", "W", {kGemvRowStepBytes, gemv_config(p, c).warp_rows}, 0));
       args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
       args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
       args.push_back(ArgSpec::tensor("partials", DType::f32, {split.splits, M, N}, ArgRole::scratch));
@@ -390,6 +427,7 @@ KernelSpec gemm_dequant_spec() {
       // gemv: one step's activations as the lanes read them, and the mma.sync fragments (weights A, activations B).
       const GemmDequantGemvPlan plan = make_plan(gemv_config(p, c));
       std::vector<LayoutInfo> l = {{"smem_act", memory_spec(plan.smem_act, "bf16")}};
+      if (gemv_bulk(p, c)) l.push_back({"smem_W", memory_spec(plan.smem_W, "u8")});
       for (const auto& [name, f, atom] : {std::tuple{"mma_W", plan.mma_A, "mma.m16n8k16.bf16.A"},
                                           std::tuple{"mma_act", plan.mma_B, "mma.m16n8k16.bf16.B"},
                                           std::tuple{"mma_C", plan.mma_C, "mma.m16n8k16.f32.C"}})

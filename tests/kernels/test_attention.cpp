@@ -311,12 +311,13 @@ TEST(Attention, OutputsAreSampledInWholeRows) {
 // [SECTION] attn.fwd.wgmma
 
 // The probe build's consumers have 232 registers, not 240: where S, O and P take 180 or more of them (block_N=176 at
-// dim_v 128, 112 at 192), or O is 192 wide, it spills; the spec's block_N help says so.
+// dim_v 128, 112 at 192), or O is 192 wide, it spills; the spec's block_N help says so. Three consumer warpgroups
+// keep 160 in the probe build too, and its marks spill a few bytes there.
 bool probe_build_spills(const KernelInstance& k) {
   const std::string& n = k.name_expression;
   auto field = [&](const std::string& f) { return std::stoi(n.substr(n.find("." + f + " = ") + f.size() + 4)); };
   const int bn = field("block_N"), dv = field("dim_v");
-  return bn / 2 + dv / 2 + bn / 4 >= 180 || dv == 192;
+  return bn / 2 + dv / 2 + bn / 4 >= 180 || dv == 192 || field("block_M") == 192;
 }
 
 // Every block_N, both head dims and dtypes, causal, varlen, 3 stages, one consumer warpgroup without ping-pong, and
@@ -355,6 +356,13 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "64"}, {"causal", "true"}, {"window", "1000"}, {"sinks", "true"}, {"varlen", "true"}}, {{"block_N", "176"}}},
       {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"window", "4096"}, {"sinks", "true"}}, {}},
       {{{"dim", "128"}, {"dim_v", "64"}, {"causal", "true"}}, {}},
+      // Head dim 64's 192-row blocks (three consumer warpgroups of 160 registers, the auto tile there), with the rest.
+      // (A window with epilogue smem or direct spills 4-8 bytes outside the K/V loop: not among these.)
+      {{{"dim", "64"}}, {}},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}, {"heads_kv", "4"}}, {{"epilogue", "smem"}}},
+      {{{"dim", "64"}, {"causal", "true"}, {"window", "128"}, {"sinks", "true"}, {"dtype", "f16"}}, {}},
+      {{{"dim", "64"}, {"varlen", "true"}, {"sinks", "true"}}, {{"epilogue", "direct"}, {"q_stages", "1"}}},
+      {{{"dim", "64"}, {"causal", "true"}}, {{"block_M", "192"}, {"ping_pong", "false"}, {"block_N", "64"}, {"num_stages", "3"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -382,6 +390,10 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   };
   refused({{"heads", "16"}, {"heads_kv", "3"}}, {}, {"heads_kv=3", "divisor"});
   refused({}, {{"block_M", "64"}}, {"ping_pong", "block_M=64"});
+  // Three consumer warpgroups have 160 registers each: S, P and O fit at head dim 64 and block_N <= 128 only.
+  refused({}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "block_M=128"});
+  refused({{"dim", "64"}}, {{"block_M", "192"}, {"block_N", "176"}}, {"block_M=192", "block_N=176", "block_N=128"});
+  refused({{"dim", "128"}, {"dim_v", "64"}}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "dim_v=64"});
   // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
   refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}, {"q_stages", "1"}}, {"304240", "shared memory"});
   // Staged O and two Q buffers: block_N=176 at dim 128 fits 2 stages only with neither, which auto picks.
@@ -446,6 +458,37 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     EXPECT_DOUBLE_EQ(k.min_bytes, m.min_bytes);
   }
   EXPECT_EQ(attn_wgmma().test_problems(true), attn().test_problems(true));
+}
+
+// Head dim 64's auto tile is 192 query rows (FlashAttention-3's there): three consumer warpgroups and the producer,
+// 512 threads; Q's tensor map box is 192 rows, O's still one warpgroup's 64; query blocks of 192. Where 192 cannot run
+// (block_N 176, other head dims) or a window is under 512 keys auto is 128, and an explicit block_M is kept.
+TEST(AttentionWgmma, HeadDim64AutoTileIs192Rows) {
+  const KV p = {{"batch", "2"}, {"seq_q", "1000"}, {"seq_k", "1000"}, {"heads", "8"}, {"dim", "64"}};
+  auto k = instantiate(attn_wgmma(), p, {{"persistent", "false"}}, limits_for_arch("sm_90a")).value();
+  EXPECT_NE(k.name_expression.find(".block_M = 192, .block_N = 128"), std::string::npos) << k.name_expression;
+  EXPECT_EQ(k.launch.block.x, 512u);
+  EXPECT_EQ(k.launch.grid.x, 6u * 8 * 2);  // ceil(1000 / 192) query blocks x heads x batch
+  EXPECT_EQ(arg(k, "m_blocks").value, 6);
+  // Q 192x64 twice, 2 K and 2 V 128x64, 3 O 64x64, 2 bytes each; 12 barriers; the alignment slack.
+  EXPECT_EQ(k.launch.dynamic_smem, 2u * (2 * 192 * 64 + 4 * 128 * 64 + 3 * 64 * 64) + 8 * 12 + 1024);
+  EXPECT_EQ(arg(k, "tma_Q").box, (std::vector<std::int64_t>{64, 1, 192, 1}));
+  EXPECT_EQ(arg(k, "tma_O").box, (std::vector<std::int64_t>{64, 1, 64, 1}));
+  auto rows = [&](const KV& problem, const KV& config) {
+    const std::string n = instantiate(attn_wgmma(), problem, config, limits_for_arch("sm_90a")).value().name_expression;
+    return std::stoi(n.substr(n.find(".block_M = ") + 11));
+  };
+  EXPECT_EQ(rows(p, {{"block_N", "176"}}), 128);
+  EXPECT_EQ(rows(p, {{"block_M", "128"}}), 128);
+  EXPECT_EQ(rows(p, {{"ping_pong", "false"}}), 192);  // three warpgroups without turns
+  KV banded = p;
+  banded["causal"] = "true", banded["window"] = "128";
+  EXPECT_EQ(rows(banded, {}), 128);  // a narrow band: 128-row blocks mask less of each tile
+  banded["window"] = "512";
+  EXPECT_EQ(rows(banded, {}), 192);
+  EXPECT_EQ(rows({{"dim", "128"}}, {}), 128);
+  EXPECT_EQ(rows({{"dim", "128"}, {"dim_v", "64"}}, {}), 128);
+  EXPECT_EQ(instantiate(attn_wgmma(), {{"dim", "128"}}, {}, limits_for_arch("sm_90a")).value().launch.block.x, 384u);
 }
 
 // d_qk 192 / d_v 128 at the auto config: 112-key tiles, one Q buffer beside two K/V stages and the TMA-stored O

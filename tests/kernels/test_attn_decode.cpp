@@ -212,9 +212,14 @@ TEST(AttnDecode, FlopsBytesAndBaseline) {
   EXPECT_TRUE(base->sdpa.causal);  // bottom-right aligned: cuDNN's causal_mask_bottom_right
   EXPECT_EQ(base->sdpa.seq_q, 4);
   EXPECT_EQ(base->sdpa.heads_kv, 1);
-  EXPECT_FALSE(base->sdpa.varlen);
-  auto z = instantiate(decode(), {{"batch", "2"}, {"zero_lengths", "true"}}, {}, hopper()).value();
-  EXPECT_TRUE(z.spec->baseline(z.problem)->sdpa.varlen);  // cuDNN would need ragged lengths: refused by sdpa_refusal
+  EXPECT_FALSE(base->sdpa.varlen());
+  // Requests' own cache lengths: cuDNN's padding mask over the padded cache (request i's keys at row i · seq_k).
+  auto z = instantiate(decode(), {{"batch", "2"}, {"seq_k", "100"}, {"zero_lengths", "true"}}, {}, hopper()).value();
+  const SdpaBaseline zb = z.spec->baseline(z.problem)->sdpa;
+  EXPECT_EQ(zb.len_k, (std::vector<std::int64_t>{100, 0}));
+  EXPECT_EQ(zb.start_k, (std::vector<std::int64_t>{0, 100}));
+  EXPECT_EQ(zb.len_q, (std::vector<std::int64_t>{zb.seq_q, zb.seq_q}));
+  EXPECT_EQ(sdpa_refusal(zb), "");
 }
 
 TEST(AttnDecode, ExposedLayoutsParse) {

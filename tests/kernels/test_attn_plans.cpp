@@ -156,7 +156,7 @@ TEST(AttnMmaPlan, PIsSInRegisters) {
 std::vector<AttnFwdWgmmaConfig> wgmma_configs() {
   std::vector<AttnFwdWgmmaConfig> v;
   for (const auto& [dim, dim_v] : {std::pair{64, 64}, std::pair{128, 128}, std::pair{192, 128}, std::pair{128, 64}})
-    for (int bm : {64, 128})
+    for (int bm : {64, 128, 192})
       for (int bn : {64, 112, 128, 176})
         for (AttnEpilogue e : {AttnEpilogue::direct, AttnEpilogue::tma})
           v.push_back({.dim = dim, .dim_v = dim_v, .block_M = bm, .block_N = bn, .num_stages = 2, .q_stages = 2, .epilogue = e});

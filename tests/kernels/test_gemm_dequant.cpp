@@ -14,6 +14,7 @@
 #include "library/library.hpp"
 #include "runtime/core/numeric.hpp"
 #include "tests/kernels/gemm_plan_checks.hpp"
+#include "tile/banks.hpp"
 #include "tile/layout_spec.hpp"
 
 namespace tl {
@@ -278,6 +279,46 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
   }
 }
 
+// The bulk feed's ring slot is the box TMA writes unswizzled ({64 bytes, warp_rows}, rows 64 bytes apart); each
+// lane's 16-byte read (byte 16t of row g + 8h + 16rb, the bytes the register feed loads) takes one wavefront per
+// quarter warp, as PTX's shared-memory model allows for 128 distinct bytes; and the offsets keep what TMA and the
+// mbarriers need: slots 128-byte aligned, barriers 8-byte, activations 16-byte, all inside the launched bytes.
+TEST(GemmDequantGemvPlan, BulkRingIsTheTmaBoxAndReadsWithoutBankConflicts) {
+  for (int rows : {16, 32})
+    for (int stages : {2, 4, 8}) {
+      const GemmDequantGemvConfig c{.warp_rows = rows, .bulk = true, .stages = stages};
+      const GemmDequantGemvPlan p = make_plan(c);
+      SCOPED_TRACE("warp_rows " + std::to_string(rows) + " stages " + std::to_string(stages));
+      const SwizzledLayout tma_box = smem_layout(SmemSwizzle::none, 1, rows, kGemvRowStepBytes);
+      EXPECT_TRUE(p.smem_W.layout() == tma_box.layout() && p.smem_W.swizzle() == tma_box.swizzle());
+      EXPECT_EQ(p.slot_bytes, rows * kGemvStepK / 2);
+      EXPECT_EQ(p.slot_bytes % 128, 0);
+      EXPECT_EQ(p.bar_offset, c.warps * stages * p.slot_bytes);
+      EXPECT_EQ(p.bar_offset % 8, 0);
+      EXPECT_GE(p.act_offset, p.bar_offset + 8 * c.warps * stages);
+      EXPECT_EQ(p.act_offset % 16, 0);
+      EXPECT_EQ(p.bytes(3), p.align_slack + p.act_offset + 3 * p.step_bytes);
+      EXPECT_GE(p.align_slack, 128 - 16);
+      AccessPattern read{"lane pieces", 16, {}};
+      for (int rb = 0; rb < rows / 16; ++rb)
+        for (int h = 0; h < 2; ++h) {
+          read.accesses.clear();
+          for (int lane = 0; lane < 32; ++lane) {
+            const TileCoord a0 = p.mma_A(lane, 0);
+            read.accesses.push_back({lane, 16 * rb + 8 * h + a0.row, 16 * (a0.col / 2)});
+          }
+          const BankReport r = analyze_banks(p.smem_W, 1, read);
+          ASSERT_TRUE(r.ok) << r.message;
+          EXPECT_EQ(r.wavefronts, r.ideal_wavefronts) << "block " << rb << " half " << h;
+          EXPECT_EQ(r.wavefronts, 4);
+        }
+    }
+  // The register feed keeps its activations at the kernel's base, nothing before them.
+  const GemmDequantGemvPlan regs = make_plan(GemmDequantGemvConfig{});
+  EXPECT_EQ(regs.act_offset, 0);
+  EXPECT_EQ(regs.bytes(5), 5 * regs.step_bytes);
+}
+
 // [SECTION] the spec
 
 TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
@@ -326,6 +367,8 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"ctas_per_sm", "3"}})},
                                                 {{}, gemv({{"prefetch", "3"}})},
                                                 {{}, gemv({{"l2_prefetch", "true"}})},
+                                                {{}, gemv({{"feed", "bulk"}})},
+                                                {{}, gemv({{"feed", "bulk"}, {"stages", "2"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -382,14 +425,13 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_NE(k.name_expression.find(".ctas_per_sm = 1"), std::string::npos) << k.name_expression;
 }
 
-// auto takes gemv where it measured faster (M <= 4, K <= 16384); gemv refuses M > 16 and a split whose activations do
+// auto takes gemv where it measured faster (M <= 8); gemv refuses M > 16 and a split whose activations do
 // not fit; its launch, split and scratch agree with each other and with the shared memory a CTA may take.
 TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   auto name = [](const KV& problem, const KV& config) { return instance(problem, config).name_expression; };
   EXPECT_NE(name({{"M", "4"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
-  EXPECT_NE(name({{"M", "1"}, {"K", "14336"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
-  EXPECT_EQ(name({{"M", "5"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
-  EXPECT_EQ(name({{"M", "1"}, {"K", "28672"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
+  EXPECT_NE(name({{"M", "8"}, {"K", "28672"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
+  EXPECT_EQ(name({{"M", "9"}}, {}).find("gemm_dequant_gemv"), std::string::npos);
   EXPECT_NE(name({{"M", "16"}}, {{"path", "gemv"}}).find(".n_tiles = 2"), std::string::npos);
   EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".n_tiles = 1"), std::string::npos);
   auto why = [](const KV& problem, const KV& config) {
@@ -400,6 +442,10 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   const std::string few = why({{"M", "16"}, {"K", "28672"}}, {{"path", "gemv"}, {"splits", "2"}});
   EXPECT_NE(few.find("raise splits to at least"), std::string::npos) << few;
   EXPECT_NE(why({}, {{"ctas_per_sm", "3"}, {"path", "wgmma"}}).find("gemv's"), std::string::npos);
+  // Eight warps' rings of 8 steps x 32 rows x 64 bytes (128 KiB) in a quarter of the SM.
+  const std::string ring = why({}, {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"warp_rows", "32"},
+                                    {"ctas_per_sm", "4"}});
+  EXPECT_NE(ring.find("lower stages or ctas_per_sm"), std::string::npos) << ring;
   for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "8192"}, {"K", "8192"}},
                                            {{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "3"}, {"N", "8192"}, {"K", "28672"}},
@@ -425,6 +471,26 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * step_bytes));
       // The CTAs fit the SM's 228 KiB together, each with its static int and the 1 KiB the hardware reserves.
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
+    }
+  // The bulk feed: the rings before the activations, in the same share of the SM; its box is a warp's rows of a step.
+  for (const char* rows : {"16", "32"})
+    for (const char* stages : {"2", "4"}) {
+      const KernelInstance k = instance({{"M", "13"}, {"N", "28672"}, {"K", "8192"}},
+                                        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", rows}, {"stages", stages}});
+      SCOPED_TRACE(std::string("warp_rows ") + rows + " stages " + stages);
+      const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{
+          .warp_rows = std::stoi(rows), .n_tiles = 2, .bulk = true, .stages = std::stoi(stages)});
+      std::int64_t steps = 0;
+      std::vector<std::int64_t> box;
+      for (const ArgSpec& a : k.args) {
+        if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
+        if (a.name == "tma_W") box = a.box;
+      }
+      EXPECT_EQ(box, (std::vector<std::int64_t>{64, std::stoi(rows)}));
+      EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes(static_cast<int>(steps))));
+      // auto: 4 CTAs per SM for 16 rows per warp, 2 for 32.
+      EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / (std::string(rows) == "16" ? 4 : 2));
+      EXPECT_NE(k.name_expression.find(std::string(".bulk = true, .stages = ") + stages), std::string::npos);
     }
 }
 

@@ -414,11 +414,61 @@ TEST(CudnnBaseline, TensorsAddressOurBufferLayout) {
   EXPECT_EQ(t[4].strides, (std::vector<std::int64_t>{30, 5, 1, 1}));
 }
 
+// Varlen sequences reach cuDNN as ragged offsets over our packed [rows, heads, dim] buffers (or a padded cache):
+// element (b, h, s, d) of sequence b, s below its length, must land on ((start_b + s)·heads + h)·dim + d, each
+// element of the buffer once; the backward's Stats on our LSE [heads, rows] at h·rows + start_b + s.
+TEST(CudnnBaseline, VarlenOffsetsAddressOurRows) {
+  SdpaBaseline p = small_sdpa();
+  p.batch = 3, p.seq_q = 5, p.seq_k = 6, p.dim_v = 16, p.backward = true, p.causal = false;
+  p.len_q = {3, 5, 2}, p.start_q = {0, 3, 8};
+  p.len_k = {4, 0, 6}, p.start_k = {0, 4, 4};
+  ASSERT_EQ(sdpa_refusal(p), "");
+  const std::vector<SdpaTensor> t = sdpa_tensors(p);
+  const SdpaVarlen v = sdpa_varlen(p);
+  EXPECT_EQ(v.seq_len_q, (std::vector<std::int32_t>{3, 5, 2}));
+  EXPECT_EQ(v.seq_len_kv, (std::vector<std::int32_t>{4, 0, 6}));
+  ASSERT_EQ(v.ragged.size(), t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    SCOPED_TRACE(t[i].name);
+    const bool kv = t[i].name.find('K') != std::string::npos || t[i].name.find('V') != std::string::npos;
+    const std::vector<std::int64_t>& len = kv ? p.len_k : p.len_q;
+    const std::vector<std::int64_t>& start = kv ? p.start_k : p.start_q;
+    const std::int64_t rows = start.back() + len.back(), heads = t[i].dims[1], width = t[i].dims[3];
+    ASSERT_EQ(v.ragged[i].size(), 4u);
+    EXPECT_EQ(v.ragged[i].back(), t[i].name == "Stats" ? rows : rows * heads * width);
+    std::vector<int> hits(static_cast<std::size_t>(rows * heads * width), 0);
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t s = 0; s < len[static_cast<std::size_t>(b)]; ++s)
+          for (std::int64_t d = 0; d < width; ++d) {
+            const std::int64_t at = v.ragged[i][static_cast<std::size_t>(b)] + h * t[i].strides[1] + s * t[i].strides[2] + d * t[i].strides[3];
+            const std::int64_t row = start[static_cast<std::size_t>(b)] + s;
+            ASSERT_EQ(at, t[i].name == "Stats" ? h * rows + row : (row * heads + h) * width + d);
+            ++hits[static_cast<std::size_t>(at)];
+          }
+    for (int h : hits) ASSERT_EQ(h, 1);
+  }
+  // Forward: cuDNN writes Stats into a padded buffer of its own, without offsets.
+  p.backward = false;
+  EXPECT_TRUE(sdpa_varlen(p).ragged[4].empty());
+  // A padded cache (attn.decode): request b's keys at row b · seq_k.
+  p.start_k = {0, 6, 12};
+  EXPECT_EQ(sdpa_varlen(p).ragged[1], (std::vector<std::int32_t>{0, 6 * 3 * 8, 12 * 3 * 8, 18 * 3 * 8}));
+}
+
 TEST(CudnnBaseline, RefusalsNameWhatCudnnCannotRun) {
   EXPECT_EQ(sdpa_refusal(small_sdpa()), "");
   SdpaBaseline p = small_sdpa();
-  p.varlen = true;
-  EXPECT_NE(sdpa_refusal(p).find("varlen=true"), std::string::npos) << sdpa_refusal(p);
+  p.len_q = {5};  // lengths of one sequence for a batch of two
+  p.len_k = p.start_q = p.start_k = {0};
+  EXPECT_NE(sdpa_refusal(p).find("varlen lengths for 1 sequences in a batch of 2"), std::string::npos) << sdpa_refusal(p);
+  p = small_sdpa();
+  p.batch = 1, p.seq_q = p.seq_k = 1 << 20, p.heads = p.heads_kv = 64, p.dim = p.dim_v = 128;
+  p.len_q = p.len_k = {1 << 20};
+  p.start_q = p.start_k = {0};
+  EXPECT_NE(sdpa_refusal(p).find("2^31 elements"), std::string::npos) << sdpa_refusal(p);
+  p.heads = p.heads_kv = 8;  // 2^30 elements: int32 offsets reach
+  EXPECT_EQ(sdpa_refusal(p), "");
   p = small_sdpa();
   p.dim = p.dim_v = 100;
   EXPECT_NE(sdpa_refusal(p).find("head dimension 100"), std::string::npos) << sdpa_refusal(p);
@@ -455,16 +505,44 @@ TEST(CudnnBaseline, AttentionKernelsDescribeTheirProblem) {
     EXPECT_EQ(std::vector<std::int64_t>({a.batch, a.heads, a.heads_kv, a.seq_q, a.seq_k, a.dim}),
               std::vector<std::int64_t>({3, 8, 2, 100, 300, 64}));
     EXPECT_TRUE(a.causal);
-    EXPECT_FALSE(a.varlen);
+    EXPECT_FALSE(a.varlen());
     EXPECT_DOUBLE_EQ(a.scale, 0.125);
     EXPECT_EQ(sdpa_refusal(a), "");
     EXPECT_EQ(baseline_for(*inst, "cublas").status().code(), ErrorCode::unsupported);
-    // Varlen is described (the worker's row refuses it), not an error of the run.
-    auto varlen = instantiate(*library_registry().find(kernel).value(), {{"varlen", "true"}}, {}, limits_for_arch("sm_90a"));
+    // Varlen: each sequence's lengths and first rows, as the launch's cu_seqlens have them.
+    auto varlen = instantiate(*library_registry().find(kernel).value(), {{"batch", "4"}, {"varlen", "true"}}, {},
+                              limits_for_arch("sm_90a"));
     ASSERT_TRUE(varlen.ok());
     auto bv = baseline_for(*varlen, "cudnn");
     ASSERT_TRUE(bv.ok()) << bv.status().message();
-    EXPECT_NE(sdpa_refusal(bv->sdpa).find("varlen"), std::string::npos);
+    EXPECT_EQ(sdpa_refusal(bv->sdpa), "");
+    ASSERT_EQ(bv->sdpa.len_q.size(), 4u);
+    for (const ArgSpec& arg : varlen->args)
+      if (arg.name == "cu_seqlens_q" || arg.name == "cu_seqlens_k") {
+        const bool q = arg.name == "cu_seqlens_q";
+        const std::vector<std::int64_t>& start = q ? bv->sdpa.start_q : bv->sdpa.start_k;
+        const std::vector<std::int64_t>& len = q ? bv->sdpa.len_q : bv->sdpa.len_k;
+        std::vector<std::int32_t> cu(5);
+        ASSERT_EQ(arg.data.size(), cu.size() * sizeof(std::int32_t));
+        std::memcpy(cu.data(), arg.data.data(), arg.data.size());
+        for (std::size_t i = 0; i < 4; ++i) {
+          EXPECT_EQ(start[i], cu[i]);
+          EXPECT_EQ(start[i] + len[i], cu[i + 1]);
+        }
+      }
+  }
+  // Varlen of the backward (packed, LSE [heads, rows]) and of attn.decode (a padded cache, empty ones too): their
+  // buffers hold what the offsets address.
+  for (auto [kernel, problem] : {std::pair{"attn.bwd.wgmma", "varlen"}, {"attn.bwd.mma", "varlen"}, {"attn.decode", "varlen"},
+                                 {"attn.decode", "zero_lengths"}}) {
+    SCOPED_TRACE(std::string(kernel) + " " + problem);
+    auto inst = instantiate(*library_registry().find(kernel).value(), {{"batch", "4"}, {problem, "true"}}, {},
+                            limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto bv = baseline_for(*inst, "cudnn");
+    ASSERT_TRUE(bv.ok()) << bv.status().message();
+    EXPECT_TRUE(bv->sdpa.varlen());
+    EXPECT_EQ(sdpa_refusal(bv->sdpa), "");
   }
   // The backward: its dQ is compared, cuDNN reads our O, dO and LSE; DeepSeek's 192/128 head dims stay apart.
   auto bwd = instantiate(*library_registry().find("attn.bwd.mma").value(),
@@ -496,8 +574,9 @@ TEST(CudnnBaseline, TravelsInTheLaunchRequest) {
   for (const char* kernel : {"attn.fwd.mma", "attn.bwd.mma"}) {
     SCOPED_TRACE(kernel);
     auto inst = instantiate(*library_registry().find(kernel).value(),
-                            {{"batch", "2"}, {"seq_q", "64"}, {"seq_k", "96"}, {"heads", "4"}, {"heads_kv", "1"}}, {},
-                            limits_for_arch("sm_90a"));
+                            {{"batch", "3"}, {"seq_q", "64"}, {"seq_k", "96"}, {"heads", "4"}, {"heads_kv", "1"},
+                             {"varlen", "true"}},
+                            {}, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
     auto ls = to_launch_spec(*inst, fake_compiled());
     ASSERT_TRUE(ls.ok());
@@ -511,7 +590,11 @@ TEST(CudnnBaseline, TravelsInTheLaunchRequest) {
     EXPECT_EQ(std::vector<std::int64_t>({y.batch, y.heads, y.heads_kv, y.seq_q, y.seq_k, y.dim, y.dim_v}),
               std::vector<std::int64_t>({x.batch, x.heads, x.heads_kv, x.seq_q, x.seq_k, x.dim, x.dim_v}));
     EXPECT_EQ(y.causal, x.causal);
-    EXPECT_EQ(y.varlen, x.varlen);
+    ASSERT_TRUE(x.varlen());
+    EXPECT_EQ(y.len_q, x.len_q);
+    EXPECT_EQ(y.len_k, x.len_k);
+    EXPECT_EQ(y.start_q, x.start_q);
+    EXPECT_EQ(y.start_k, x.start_k);
     EXPECT_EQ(y.backward, std::string(kernel) == "attn.bwd.mma");
     EXPECT_DOUBLE_EQ(y.scale, x.scale);
     EXPECT_EQ(std::vector<std::string>({y.q, y.k, y.v, y.o, y.d_o, y.lse, y.dq}),

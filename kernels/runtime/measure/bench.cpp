@@ -115,35 +115,46 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
     return make_error(ErrorCode::unsupported, "--vs " + vs + ": " + name + " has no " + library +
                                                   " equivalent (`tilelab kernels` names each kernel's: \"baseline: --vs " +
                                                   vs + "\")");
-  auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape) -> Status {
+  // The launch's tensor of that name as the baseline reads it: its dtype, and its shape (exact), or for varlen
+  // sequences rows of `row` = (heads, dim) covering at least `elements` (packed sequences or a padded cache).
+  auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape,
+                    const std::vector<std::int64_t>& row = {}, std::int64_t elements = 0) -> Status {
     for (const ArgSpec& a : instance.args) {
       if (a.kind != ArgSpec::Kind::tensor || a.name != tensor) continue;
-      if (a.dtype != dt || a.shape != shape) {
+      std::int64_t count = 1;
+      for (std::int64_t v : a.shape) count *= v;
+      const bool rows_ok = a.shape.size() >= row.size() && std::equal(row.rbegin(), row.rend(), a.shape.rbegin()) &&
+                           count >= elements;
+      if (a.dtype != dt || (row.empty() ? a.shape != shape : !rows_ok)) {
         std::string dims;
-        for (std::int64_t v : shape) {
+        for (std::int64_t v : row.empty() ? shape : row) {
           if (!dims.empty()) dims += ',';
           dims += std::to_string(v);
         }
         return make_error(ErrorCode::internal, name + ": the " + library + " baseline expects " + tensor + " as " +
-                                                   dtype_name(dt) + " [" + dims + "]");
+                                                   dtype_name(dt) + (row.empty() ? " [" : " [rows, ") + dims + "]" +
+                                                   (row.empty() ? "" : " of at least " + std::to_string(elements) +
+                                                                           " elements"));
       }
       return Status::success();
     }
     return make_error(ErrorCode::internal, name + ": the " + library + " baseline names no tensor '" + tensor + "'");
   };
   if (b->kind == "cudnn_sdpa") {
-    // Varlen's packed tensors are not the dense ones described here; the worker reports its refusal as the row.
-    if (b->sdpa.varlen) return *b;
     // Q, K, V, O, Stats (our LSE backward, cuDNN's own forward), then dO, dQ and cuDNN's own dK, dV.
     const std::vector<SdpaTensor> t = sdpa_tensors(b->sdpa);
     const SdpaBaseline& a = b->sdpa;
+    // A refused problem is the worker's row to report; its lengths may not even fit.
+    if (!sdpa_refusal(a).empty()) return *b;
+    const SdpaVarlen lengths = sdpa_varlen(a);
     const std::string buffers[] = {a.q, a.k, a.v, a.o, a.backward ? a.lse : "", a.d_o, a.dq};
     for (std::size_t i = 0; i < std::min<std::size_t>(t.size(), 7); ++i) {
       if (buffers[i].empty()) continue;
       const std::vector<std::int64_t>& d = t[i].dims;  // (batch, heads, seq, dim) over our [batch, seq, heads, dim]
-      const bool out = a.backward ? i == 6 : i == 3;
-      if (i == 4) TL_RETURN_IF_ERROR(expect(buffers[i], DType::f32, {d[0], d[1], d[2]}));
-      else TL_RETURN_IF_ERROR(expect(buffers[i], out ? b->out : b->in, {d[0], d[2], d[1], d[3]}));
+      const DType dt = i == 4 ? DType::f32 : (a.backward ? i == 6 : i == 3) ? b->out : b->in;
+      if (!a.varlen()) TL_RETURN_IF_ERROR(expect(buffers[i], dt, i == 4 ? std::vector{d[0], d[1], d[2]} : std::vector{d[0], d[2], d[1], d[3]}));
+      else if (i == 4) TL_RETURN_IF_ERROR(expect(buffers[i], dt, {}, {d[1], t[i].strides[1]}, d[1] * t[i].strides[1]));
+      else TL_RETURN_IF_ERROR(expect(buffers[i], dt, {}, {d[1], d[3]}, lengths.ragged[i].back()));
     }
     return *b;
   }

@@ -67,7 +67,7 @@ Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions opt
 
 // The baseline `vs` ("cublas", "cudnn") of an instance, checked against its tensors (names, dtypes, sizes). Errors:
 // invalid_argument for an unknown `vs`, unsupported for a kernel without that library's equivalent. A problem the
-// library cannot run (cudnn: varlen) still gets its spec: the worker reports the refusal as the baseline's row.
+// library cannot run (cudnn: a head dim over 256) still gets its spec: the worker reports the refusal as its row.
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs);
 // The library `vs` takes for this instance ("cublas", "cudnn"), "" when it has no baseline.
 std::string baseline_of(const KernelInstance& instance);

@@ -20,7 +20,11 @@ struct SdpaBaseline {
   std::int64_t batch = 0, heads = 0, heads_kv = 0, seq_q = 0, seq_k = 0, dim = 0, dim_v = 0;
   bool causal = false;
   std::int64_t window = 0;  // causal sliding window: row i sees keys (i - window, i] (cuDNN's diagonal band left bound)
-  bool varlen = false;  // per-sequence lengths (packed, or a KV cache's): cuDNN would need ragged tensors; refused, see sdpa_refusal
+  // Sequences of their own lengths (varlen; empty: each is seq_q / seq_k long, seq_q and seq_k being the longest):
+  // sequence i's len_q[i] rows start at row start_q[i] of the Q-like buffers' rows (of heads x dim), its len_k[i] keys
+  // at row start_k[i] of the K-like ones: packed varlen sequences one after another, a KV cache's padded at i * seq_k.
+  // cuDNN gets them as its padding mask's sequence lengths and each tensor's ragged offsets (sdpa_varlen).
+  std::vector<std::int64_t> len_q = {}, len_k = {}, start_q = {}, start_k = {};
   bool backward = false;
   double scale = 0;
   // Buffer names in the launch. Forward reads q, k, v and is compared on o; backward reads q, k, v, o, d_o, lse and
@@ -29,6 +33,8 @@ struct SdpaBaseline {
   // Forward: the per-head sink logits (f32 [heads], cuDNN's sink token) joining each row's softmax denominator;
   // "" = none.
   std::string sinks = {};
+
+  bool varlen() const { return !len_q.empty(); }
 };
 
 // A GEMM the worker hands to cuBLAS (kind "cublas_gemm": cublasGemmEx, fp32 compute; kind "cublaslt_fp8":
@@ -62,13 +68,23 @@ std::string baseline_library(const std::string& kind);
 std::string library_title(const std::string& library);
 
 // One tensor of cuDNN's SDPA graph: its dimensions (batch, heads, seq, dim) and strides in elements over our
-// [batch, seq, heads, dim] buffers. Stats (the log-sum-exp, f32: written forward, read backward) is [batch, heads,
-// seq_q, 1], packed, as our LSE. In this order: Q, K, V, O, Stats, and for the backward dO, dQ, dK, dV.
+// [batch, seq, heads, dim] buffers (varlen: [rows, heads, dim], a sequence found by its ragged offsets). Stats (the
+// log-sum-exp, f32: written forward, read backward) is [batch, heads, seq_q, 1], packed, as our LSE (varlen backward:
+// our [heads, total rows]). In this order: Q, K, V, O, Stats, and for the backward dO, dQ, dK, dV.
 struct SdpaTensor {
   std::string name;
   std::vector<std::int64_t> dims, strides;
 };
 std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p);
+
+// A varlen problem's index tensors for cuDNN (int32): each sequence's lengths, and per tensor of sdpa_tensors its
+// ragged offsets (batch + 1 element offsets of each sequence's first row, the last one past the end; empty for a
+// tensor without them: the forward's Stats, which cuDNN writes into a buffer of its own, padded).
+struct SdpaVarlen {
+  std::vector<std::int32_t> seq_len_q, seq_len_kv;
+  std::vector<std::vector<std::int32_t>> ragged;
+};
+SdpaVarlen sdpa_varlen(const SdpaBaseline& p);
 
 // Why cuDNN's SDPA cannot run this problem as TileLab asks it ("" when nothing is known against it before cuDNN
 // itself is asked, which may still refuse): the row then reads "cudnn cannot run this: <reason>".

@@ -289,7 +289,7 @@ Result<BaselineResult> run_baseline(const LaunchSpec& spec, const TimingOptions&
   BaselineResult r;
   r.name = baseline_library(b.kind);
   if (r.name.empty()) return make_error(ErrorCode::unsupported, "unknown baseline kind '" + b.kind + "'");
-  // A problem cuDNN is known to refuse (packed varlen sequences) is said so before its buffers are looked at.
+  // A problem cuDNN is known to refuse is said so before its buffers are looked at.
   if (b.kind == "cudnn_sdpa")
     if (const std::string why = sdpa_refusal(b.sdpa); !why.empty())
       return make_error(ErrorCode::unsupported, "cudnn cannot run this: " + why);

@@ -78,7 +78,8 @@ struct SdpaRun {
   cudnnHandle_t handle = nullptr;
   fe::graph::Graph graph;
   std::unordered_map<std::int64_t, void*> pack;
-  Buffers own;  // cuDNN's own outputs, then the workspace
+  Buffers own;    // cuDNN's own outputs, then the workspace
+  Buffers index;  // varlen: the sequence lengths and ragged offsets (int32)
 };
 
 Status cannot_run(const std::string& step, fe::error_t e) {
@@ -103,20 +104,63 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
       .set_compute_data_type(fe::DataType_t::FLOAT);
   const std::vector<SdpaTensor> t = sdpa_tensors(a);
   auto uid = [](std::size_t i) { return static_cast<std::int64_t>(i + 1); };
-  auto input = [&](std::size_t i) {
+  // Varlen: int32 index tensors [n, 1, 1, 1] copied to the device once, under uids after every tensor of t and the
+  // sink logits: the two sequence lengths, then each tensor's ragged offsets.
+  const SdpaVarlen lengths = sdpa_varlen(a);
+  std::int64_t next_uid = static_cast<std::int64_t>(t.size()) + 2;
+  auto index = [&](const std::string& name, const std::vector<std::int32_t>& values) -> Result<std::shared_ptr<fe::graph::Tensor_attributes>> {
+    const auto n = static_cast<std::int64_t>(values.size());
+    run->index.ptrs.push_back(nullptr);
+    TL_CUDA(cudaMalloc(&run->index.ptrs.back(), values.size() * sizeof(std::int32_t)), "allocating cuDNN's " + name);
+    TL_CUDA(cudaMemcpy(run->index.ptrs.back(), values.data(), values.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice),
+            "copying cuDNN's " + name);
+    run->pack[next_uid] = run->index.ptrs.back();
+    return g.tensor(fe::graph::Tensor_attributes()
+                        .set_name(name)
+                        .set_uid(next_uid++)
+                        .set_dim({n, 1, 1, 1})
+                        .set_stride({1, 1, 1, 1})
+                        .set_data_type(fe::DataType_t::INT32));
+  };
+  auto ragged = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& x, std::size_t i) -> Status {
+    if (!a.varlen() || lengths.ragged[i].empty()) return Status::success();
+    auto offsets = index(t[i].name + " offsets", lengths.ragged[i]);
+    if (!offsets) return offsets.status();
+    x->set_ragged_offset(*offsets);
+    return Status::success();
+  };
+  auto input = [&](std::size_t i) -> Result<std::shared_ptr<fe::graph::Tensor_attributes>> {
     auto x = g.tensor(fe::graph::Tensor_attributes().set_name(t[i].name).set_uid(uid(i)).set_dim(t[i].dims).set_stride(t[i].strides));
     if (t[i].name == "Stats") x->set_data_type(fe::DataType_t::FLOAT);
+    TL_RETURN_IF_ERROR(ragged(x, i));
     return x;
   };
-  auto output = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& x, std::size_t i) {
+  auto output = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& x, std::size_t i) -> Status {
     x->set_output(true).set_uid(uid(i)).set_dim(t[i].dims).set_stride(t[i].strides);
     if (t[i].name == "Stats") x->set_data_type(fe::DataType_t::FLOAT);
+    return ragged(x, i);
   };
+  std::vector<std::shared_ptr<fe::graph::Tensor_attributes>> ins(t.size());  // by index in t: Q, K, V (O, Stats, dO)
+  for (std::size_t i = 0; i < (a.backward ? 6u : 3u); ++i) {
+    auto x = input(i);
+    if (!x) return x.status();
+    ins[i] = *x;
+  }
+  std::shared_ptr<fe::graph::Tensor_attributes> seq_len_q, seq_len_kv;
+  if (a.varlen()) {
+    auto lq = index("seq_len_q", lengths.seq_len_q);
+    if (!lq) return lq.status();
+    auto lk = index("seq_len_kv", lengths.seq_len_kv);
+    if (!lk) return lk.status();
+    seq_len_q = *lq, seq_len_kv = *lk;
+  }
   // Equal lengths: the top-left mask is the same one, and older cuDNN releases take it on more shapes.
+  // Varlen sequences are bottom-right aligned each by its own lengths (cuDNN's padding mask).
   auto mask = [&](auto& options) {
-    if (a.causal && a.seq_q == a.seq_k) options.set_causal_mask(true);
+    if (a.causal && a.seq_q == a.seq_k && !a.varlen()) options.set_causal_mask(true);
     else if (a.causal) options.set_causal_mask_bottom_right(true);
     if (a.window > 0) options.set_diagonal_band_left_bound(static_cast<int>(a.window));
+    if (a.varlen()) options.set_padding_mask(true).set_seq_len_q(seq_len_q).set_seq_len_kv(seq_len_kv);
   };
   // Where each tensor lives: ours (`in`, `out`) or cuDNN's own (allocated below, after the plan).
   std::vector<std::size_t> own;  // indices into t
@@ -135,20 +179,20 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
                                           .set_dim({1, a.heads, 1, 1})
                                           .set_stride({a.heads, 1, 1, 1})
                                           .set_data_type(fe::DataType_t::FLOAT)));
-    auto [O, stats] = g.sdpa(input(0), input(1), input(2), options);
-    output(O, 3);
-    output(stats, 4);
-    run->pack = {{uid(0), const_cast<void*>(in[0])}, {uid(1), const_cast<void*>(in[1])},
-                 {uid(2), const_cast<void*>(in[2])}, {uid(3), out}};
+    auto [O, stats] = g.sdpa(ins[0], ins[1], ins[2], options);
+    TL_RETURN_IF_ERROR(output(O, 3));
+    TL_RETURN_IF_ERROR(output(stats, 4));
+    for (std::size_t i : {0, 1, 2}) run->pack[uid(i)] = const_cast<void*>(in[i]);
+    run->pack[uid(3)] = out;
     if (sinks) run->pack[sink_uid] = const_cast<void*>(in[3]);
     own = {4};
   } else {
     auto options = fe::graph::SDPA_backward_attributes().set_name("sdpa_backward").set_attn_scale(static_cast<float>(a.scale));
     mask(options);
-    auto [dQ, dK, dV] = g.sdpa_backward(input(0), input(1), input(2), input(3), input(5), input(4), options);
-    output(dQ, 6);
-    output(dK, 7);
-    output(dV, 8);
+    auto [dQ, dK, dV] = g.sdpa_backward(ins[0], ins[1], ins[2], ins[3], ins[5], ins[4], options);
+    TL_RETURN_IF_ERROR(output(dQ, 6));
+    TL_RETURN_IF_ERROR(output(dK, 7));
+    TL_RETURN_IF_ERROR(output(dV, 8));
     // in: Q, K, V, O, dO, LSE; t: Q, K, V, O, Stats, dO, dQ, dK, dV
     for (auto [i, p] : {std::pair{0, in[0]}, {1, in[1]}, {2, in[2]}, {3, in[3]}, {5, in[4]}, {4, in[5]}})
       run->pack[uid(static_cast<std::size_t>(i))] = const_cast<void*>(p);

@@ -96,7 +96,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
       const SdpaBaseline& a = b.sdpa;
       j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
                                {"seq_k", a.seq_k}, {"dim", a.dim}, {"dim_v", a.dim_v}, {"causal", a.causal},
-                               {"varlen", a.varlen}, {"backward", a.backward}, {"scale", a.scale}, {"q", a.q},
+                               {"len_q", a.len_q}, {"len_k", a.len_k}, {"start_q", a.start_q},
+                               {"start_k", a.start_k}, {"backward", a.backward}, {"scale", a.scale}, {"q", a.q},
                                {"k", a.k}, {"v", a.v}, {"o", a.o}, {"d_o", a.d_o}, {"lse", a.lse}, {"dq", a.dq},
                                {"window", a.window}, {"sinks", a.sinks}};
     }
@@ -228,7 +229,9 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
         a.causal = ja.at("causal").get<bool>();
         a.window = ja.value("window", std::int64_t{0});
         a.sinks = ja.value("sinks", std::string());
-        a.varlen = ja.at("varlen").get<bool>();
+        for (auto [key, field] : {std::pair{"len_q", &a.len_q}, {"len_k", &a.len_k}, {"start_q", &a.start_q},
+                                  {"start_k", &a.start_k}})
+          *field = ja.value(key, std::vector<std::int64_t>{});
         a.backward = ja.at("backward").get<bool>();
         a.scale = ja.at("scale").get<double>();
         for (auto [key, field] : {std::pair{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}, {"d_o", &a.d_o},

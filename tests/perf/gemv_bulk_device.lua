@@ -1,0 +1,146 @@
+-- gemm.dequant's gemv feeds on a GPU in one run (issue 21 item 4): the bulk feed checked on every decode test problem
+-- and config, then the decode shapes timed with the register feed, the bulk feed and the wgmma path side by side.
+-- Usage: tilelab run tests/perf/gemv_bulk_device.lua [check] [time] [mscan] [auto]. Without a GPU it compiles every
+-- case. check: the bulk feed on the decode test problems; time: M 1, 4, 16 x four projection shapes, each feed and the
+-- wgmma path; mscan: M 5-15, both feeds and wgmma; auto: M 5-15 at the four shapes with the default config.
+-- Environment: DEQUANT_REP (timed runs, default 20), OUT (every timed row also to OUT/gemv_bulk.json), BULK_CONFIGS
+-- (';'-separated k=v,... bulk configs to time beside the default; default a fixed list), REGS_CONFIGS (the same for the
+-- register feed, none by default), CHECK_CONFIGS (';'-separated gemv configs the check runs; default a fixed list of
+-- bulk ones), CHECK_PROBLEMS (how many of the check problems, default all), AUTO_SHAPES (how many shapes auto times,
+-- default 4), FP4=0 (no fp4 rows).
+local want = {}
+for _, a in ipairs(arg) do want[a] = true end
+if next(want) == nil then want = {check = true, time = true, mscan = true, auto = true} end
+local rep = tonumber(os.getenv("DEQUANT_REP") or "20")
+local k = tl.kernel("gemm.dequant")
+
+local function parse(text)
+  local c = {}
+  for kv in text:gmatch("[^,]+") do
+    local key, v = kv:match("([^=]+)=(.*)")
+    c[key] = tonumber(v) or v
+  end
+  return c
+end
+local function with(base, extra)
+  local c = {}
+  for key, v in pairs(base) do c[key] = v end
+  for key, v in pairs(extra or {}) do c[key] = v end
+  return c
+end
+
+local cases = {}
+local function add(kind, problem, config, r) cases[#cases + 1] = {kind = kind, problem = problem, config = config, rep = r} end
+
+-- Correctness: odd N, K a multiple of 32 but not of the group, int4/fp4, bf16/f32 scales, groups 32/64/128, M 1..16.
+if want.check then
+  local p = {}
+  local function pr(m, n, kk, w, g, sd) p[#p + 1] = {M = m, N = n, K = kk, wtype = w, group = g, scale_dtype = sd} end
+  pr(1, 256, 512, "int4", 128, "bf16"); pr(5, 200, 224, "fp4", 32, "f32"); pr(16, 1000, 4128, "fp4", 64, "bf16")
+  pr(7, 333, 160, "int4", 128, "f32"); pr(12, 517, 2080, "fp4", 128, "bf16"); pr(3, 77, 640, "int4", 64, "f32")
+  pr(9, 250, 1184, "int4", 32, "bf16"); pr(15, 129, 416, "fp4", 128, "f32"); pr(1, 4096, 4096, "int4", 128, "bf16")
+  pr(11, 8192, 8192, "fp4", 32, "f32"); pr(1, 100, 32, "int4", 32, "bf16")
+  for _, w in ipairs({"int4", "fp4"}) do
+    for _, g in ipairs({32, 64, 128}) do
+      for _, sd in ipairs({"bf16", "f32"}) do pr(13, 190, 608, w, g, sd) end
+    end
+  end
+  for _, m in ipairs({2, 4, 6, 8, 10, 14}) do pr(m, 71, 96, "int4", 32, "bf16") end
+  local configs = {}
+  for text in (os.getenv("CHECK_CONFIGS") or "feed=bulk;feed=bulk,stages=2;feed=bulk,stages=8,prefetch=1,ctas_per_sm=2;" ..
+               "feed=bulk,warp_rows=32,stages=2;feed=bulk,splits=3,ctas_per_sm=1;feed=bulk,splits=1"):gmatch("[^;]+") do
+    configs[#configs + 1] = parse(text)
+  end
+  for pi, prob in ipairs(p) do
+    if pi <= tonumber(os.getenv("CHECK_PROBLEMS") or "1000") then
+      for _, c in ipairs(configs) do add("check", prob, with({path = "gemv"}, c), 1) end
+    end
+  end
+end
+
+-- Timings: M 1, 4, 16 x the four projection shapes, int4 g128 (fp4 at two shapes): register feed, bulk feed (the
+-- default and variations), wgmma path.
+local shapes = {{N = 8192, K = 8192}, {N = 28672, K = 8192}, {N = 8192, K = 28672}, {N = 4096, K = 14336}}
+local bulk_configs = {{}}
+for text in (os.getenv("BULK_CONFIGS") or "stages=2,ctas_per_sm=4;stages=8,ctas_per_sm=1;stages=6;warp_rows=32"):gmatch("[^;]+") do
+  bulk_configs[#bulk_configs + 1] = parse(text)
+end
+if want.time then
+  for _, m in ipairs({1, 4, 16}) do
+    for i, s in ipairs(shapes) do
+      local formats = {"int4"}
+      if i <= 2 and os.getenv("FP4") ~= "0" then formats[2] = "fp4" end
+      for _, w in ipairs(formats) do
+        local prob = {M = m, N = s.N, K = s.K, wtype = w, group = 128}
+        add("time", prob, {path = "gemv", feed = "regs"}, rep)
+        for text in (os.getenv("REGS_CONFIGS") or ""):gmatch("[^;]+") do
+          if w == "int4" then add("time", prob, with({path = "gemv", feed = "regs"}, parse(text)), rep) end
+        end
+        for bi, c in ipairs(bulk_configs) do
+          if w == "int4" or bi == 1 then add("time", prob, with({path = "gemv", feed = "bulk"}, c), rep) end
+        end
+        add("time", prob, {path = "wgmma"}, rep)
+      end
+    end
+  end
+end
+-- M 5..15 (where auto's threshold goes): bulk and wgmma at two shapes, regs at one.
+if want.mscan then
+  for m = 5, 15 do
+    for i, s in ipairs({shapes[1], shapes[3]}) do
+      local prob = {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}
+      add("mscan", prob, {path = "gemv", feed = "bulk"}, rep)
+      if i == 1 then add("mscan", prob, {path = "gemv", feed = "regs"}, rep) end
+      add("mscan", prob, {path = "wgmma"}, rep)
+    end
+  end
+end
+
+if want.auto then
+  for m = 5, 15 do
+    for si, s in ipairs(shapes) do
+      if si <= tonumber(os.getenv("AUTO_SHAPES") or "4") then
+        add("auto", {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}, {}, rep)
+      end
+    end
+  end
+end
+
+local dev = tl.device{measure = true}
+if not dev then
+  local failed = 0
+  for _, c in ipairs(cases) do
+    local r, err = k:compile(c.config, c.problem)
+    if not r then
+      failed = failed + 1
+      print("compile failed: " .. tl.json_encode(c.problem) .. " " .. tl.json_encode(c.config) .. ": " .. tostring(err))
+    end
+  end
+  print(string.format("no GPU: compiled %d cases, %d failed", #cases, failed))
+  return
+end
+local hbm = dev.ceilings and dev.ceilings.hbm_bytes_per_s or 0
+print(string.format("%s, measured HBM copy %.0f GB/s", dev.name, hbm * 1e-9))
+local checks, bad, rows = 0, 0, {}
+for _, c in ipairs(cases) do
+  local r, err = k:run{problem = c.problem, config = c.config, rep = c.rep, warmup = c.kind == "check" and 0 or 5,
+                       timer = c.kind == "check" and "events" or "cupti"}
+  local p = tl.json_encode(c.problem):gsub('"', "")
+  local cfg = tl.json_encode(c.config):gsub('"', "")
+  if not r or not r.passed then
+    bad = bad + 1
+    print(string.format("%s FAIL %s %s: %s", c.kind, p, cfg, r and tostring(r.failure) or tostring(err)))
+  end
+  if c.kind == "check" then
+    checks = checks + 1
+  elseif r then
+    local pct = hbm > 0 and 100 * r.gbps * 1e9 / hbm or 0
+    print(string.format("%-5s M %2d %5dx%-5d %-4s %-44s %4s %8.1f us %6.0f GB/s %5.1f%%", c.kind, c.problem.M, c.problem.N,
+                        c.problem.K, c.problem.wtype, cfg, r.passed and "PASS" or "FAIL", r.median_ms * 1e3, r.gbps, pct))
+    rows[#rows + 1] = {kind = c.kind, problem = c.problem, config = c.config, us = r.median_ms * 1e3, gbps = r.gbps,
+                       hbm_pct = pct, passed = r.passed, resources = r.resources}
+  end
+end
+print(string.format("checks: %d runs, failures (all kinds): %d", checks, bad))
+local out = os.getenv("OUT")
+if out then tl.write_file(out .. "/gemv_bulk.json", tl.json_encode(rows, 1)) end
