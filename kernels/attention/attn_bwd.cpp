@@ -433,7 +433,9 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .num_stages = static_cast<int>(c.integer("num_stages")),
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen")};
+          .varlen = p.boolean("varlen"),
+          .dq_async = c.boolean("dq_async"),
+          .dq_staged_convert = c.boolean("dq_staged_convert")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -461,7 +463,14 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
-                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)")}};
+                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
+               ParamSpec::boolean("dq_async", true,
+                                  "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
+                                  "(false: waits for each before taking the next staged tile)"),
+               ParamSpec::boolean("dq_staged_convert", true,
+                                  "the writer that completes a query tile copies its f32 accumulator into the dQ "
+                                  "staging buffer with one bulk copy and converts it from there (false: reads it "
+                                  "from L2, two loads in flight per lane)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

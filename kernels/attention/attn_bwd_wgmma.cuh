@@ -131,27 +131,44 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
   auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
+  const unsigned dq_load = base + P.bar_dq_load;
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
-  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by `threads` threads
-  // (this one: i0). Chunk k of consumer thread t holds values 4k .. 4k + 3 of its dQ part accumulator: a pair of
-  // columns in a row, the same pair 8 rows down.
-  auto convert_tile = [&](int h, int m, int i0, int threads) {
-    float* acc_g = dq_accum + tile_index(h, m) * (BM * D);
+  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by the writer warp,
+  // from dq_accum or (dq_staged_convert) from the staging buffer it was copied into. Chunk c = P.dq_chunk(t, k) / 16
+  // holds values 4k .. 4k + 3 of consumer thread t's dQ part accumulator: a pair of columns in a row, the same pair 8
+  // rows down. Two chunks per lane at a time, so that two L2 loads are in flight (one per round trip took ~23 us per
+  // tile, docs/perf.md).
+  auto convert_tile = [&](int h, int m, int lane) {
+    float4* acc = reinterpret_cast<float4*>(dq_accum + tile_index(h, m) * (BM * D));
     const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
     unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-    for (int i = i0; i < 2 * 128 * (DQV / 4); i += threads) {
-      const int t = i % 256, k = i / 256, part = t / 128;
-      float4* src = reinterpret_cast<float4*>(acc_g + P.dq_chunk(t, k) / 4);
-      const float4 x = __ldcg(src);
-      const TileCoord o = P.acc_dQ(t % 128, 0);
-      const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
-      const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
-      const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
-      if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x.x, scale * x.y);
-      if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x.z, scale * x.w);
-      __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
+    constexpr int kChunks = 2 * 128 * (DQV / 4), kBatch = 2;
+    static_assert(kChunks % (32 * kBatch) == 0, "whole batches per lane");
+    for (int c0 = lane; c0 < kChunks; c0 += 32 * kBatch) {
+      float4 x[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int c = c0 + 32 * j;
+        if constexpr (CFG.dq_staged_convert) {
+          const uint4 u = ld_shared_v4_b32(dq_smem + P.dq_chunk(c % 256, c / 256));
+          x[j] = make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
+        } else {
+          x[j] = __ldcg(acc + P.dq_chunk(c % 256, c / 256) / 16);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int c = c0 + 32 * j, t = c % 256, k = c / 256, part = t / 128;
+        const TileCoord o = P.acc_dQ(t % 128, 0);
+        const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+        const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+        const int c_0 = part * P.dq_col_wg + o.col + lo.col, c_1 = part * P.dq_col_wg + o.col + hi.col;
+        if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c_0) = pack2<BF16>(scale * x[j].x, scale * x[j].y);
+        if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c_1) = pack2<BF16>(scale * x[j].z, scale * x[j].w);
+        __stcg(acc + P.dq_chunk(t, k) / 16, make_float4(0.f, 0.f, 0.f, 0.f));
+      }
     }
   };
 
@@ -165,6 +182,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     }
     mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
     mbar_init(dq_empty, 1);
+    mbar_init(dq_load, 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -200,33 +218,55 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid >= 32) {
       // [SECTION] dQ writer
       const int lane = tid - 32;
-      for (int it = 0; it < tiles; ++it) {
-        const int h = tile_head(it), m = tile_m(it);
+      unsigned loads = 0;  // staged conversions so far: dq_load's phase
+      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part, and the block that
+      // completes the tile converts it.
+      auto finish = [&](int j) {
+        const int h = tile_head(j), m = tile_m(j);
         const long long tix = tile_index(h, m);
-        float* acc_g = dq_accum + tix * (BM * D);
-        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-        mbar_wait(dq_full, it & 1);
         int last = 0;
         if (lane == 0) {
-          bulk_reduce_add_f32(acc_g, dq_smem, P.dq_bytes);
-          tma_store_commit();
-          tma_store_wait_read();
-          mbar_arrive(dq_empty);  // the staging tile is free
-          tma_store_wait_all();
           fence_proxy_async_global();
           __threadfence();
           last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
         }
-        last = __shfl_sync(0xffffffffu, last, 0);
-        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
-        if (last) {
-          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, it);
-          __threadfence();
-          convert_tile(h, m, lane, 32);
-          __syncwarp();
-          if (lane == 0) dq_counters[tix] = 0;
-          TL_PROBE_END(Probe::dq_store, probe::kNoStage, it);
+        if (!__shfl_sync(0xffffffffu, last, 0)) return;
+        TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
+        __threadfence();
+        if constexpr (CFG.dq_staged_convert) {
+          if (lane == 0) {
+            fence_proxy_async_global();  // the other blocks' reduces, seen through the counter, before the copy
+            mbar_expect_tx(dq_load, P.dq_bytes);
+            bulk_load(dq_smem, dq_accum + tix * (BM * D), P.dq_bytes, dq_load);
+          }
+          mbar_wait(dq_load, loads++ & 1);
         }
+        convert_tile(h, m, lane);
+        __syncwarp();
+        if (lane == 0) dq_counters[tix] = 0;
+        TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
+      };
+      for (int it = 0; it < tiles; ++it) {
+        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
+        mbar_wait(dq_full, it & 1);
+        if (lane == 0) {
+          bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
+          tma_store_commit();
+          tma_store_wait_read();
+          if constexpr (!CFG.dq_staged_convert) mbar_arrive(dq_empty);  // the staging tile is free
+          if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
+          else tma_store_wait_all();
+        }
+        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
+        if (!CFG.dq_async || it > 0) finish(CFG.dq_async ? it - 1 : it);
+        if constexpr (CFG.dq_staged_convert) {
+          __syncwarp();  // the staging tile read by the conversion, if any
+          if (lane == 0) mbar_arrive(dq_empty);
+        }
+      }
+      if (CFG.dq_async && tiles > 0) {
+        if (lane == 0) tma_store_wait_all();
+        finish(tiles - 1);
       }
       TL_PROBE_FLUSH();
       return;
