@@ -503,7 +503,7 @@ KernelSpec attn_bwd_wgmma_spec() {
     return a;
   };
   k.probes = attn_bwd_wgmma_probes();
-  // Per query tile a consumer warp marks 5 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
+  // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto tiles = m_blocks(p, wgmma_config(p, c).block_M) * (p.integer("heads") / p.integer("heads_kv"));
     return static_cast<std::uint32_t>(16 * tiles + 64);

@@ -319,6 +319,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
 
+    TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
@@ -328,6 +329,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     for (int kk = 0; kk < D / 16; ++kk)
       WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
+    TL_PROBE_END(Probe::sdp_issue, s, it);
 
     // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
     TL_PROBE_BEGIN(Probe::row_dot, s, it);
@@ -364,6 +366,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
                     dsa[P.a_reg[v]]);
     TL_PROBE_END(Probe::p_ds, s, it);
 
+    TL_PROBE_BEGIN(Probe::dkv_issue, s, it);
     fence_regs(pa);
     fence_regs(dsa);
     fence_regs(dk);
@@ -379,7 +382,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
+    TL_PROBE_END(Probe::dkv_issue, s, it);
+    TL_PROBE_BEGIN(Probe::ds_wait, s, it);
     named_barrier_sync(1, 256);
+    TL_PROBE_END(Probe::ds_wait, s, it);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)

@@ -38,7 +38,8 @@ struct AttnBwdWgmmaConfig {
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
 #define TL_ATTN_BWD_WGMMA_PROBES(X) \
-  X(wait_empty) X(tma_issue) X(wait_full) X(row_dot) X(p_ds) X(dq_gemm) X(dq_stage) X(dq_add) X(dq_store) X(epilogue)
+  X(wait_empty) X(tma_issue) X(wait_full) X(sdp_issue) X(row_dot) X(p_ds) X(dkv_issue) X(ds_wait) X(dq_gemm) X(dq_stage) \
+  X(dq_add) X(dq_store) X(epilogue)
 struct AttnBwdWgmmaProbe {
 #define TL_ATTN_BWD_WGMMA_PROBE_ENUM(name) name,
   enum Region : unsigned { TL_ATTN_BWD_WGMMA_PROBES(TL_ATTN_BWD_WGMMA_PROBE_ENUM) };
