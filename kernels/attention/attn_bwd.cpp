@@ -435,7 +435,9 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
           .dq_async = c.boolean("dq_async"),
-          .dq_staged_convert = c.boolean("dq_staged_convert")};
+          .dq_convert = c.text("dq_convert") == "global"   ? AttnBwdDqConvert::global
+                        : c.text("dq_convert") == "staged" ? AttnBwdDqConvert::staged
+                                                           : AttnBwdDqConvert::rows};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -467,10 +469,12 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("dq_async", true,
                                   "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
                                   "(false: waits for each before taking the next staged tile)"),
-               ParamSpec::boolean("dq_staged_convert", true,
-                                  "the writer that completes a query tile copies its f32 accumulator into the dQ "
-                                  "staging buffer with one bulk copy and converts it from there (false: reads it "
-                                  "from L2, two loads in flight per lane)")}};
+               ParamSpec::enumeration("dq_convert", "staged", {"global", "staged", "rows"},
+                                      "how the writer that completes a query tile converts its f32 accumulator: "
+                                      "global = read from L2, two loads in flight per lane; staged = one bulk copy "
+                                      "into the dQ staging buffer, converted from there; rows = staged, each lane "
+                                      "storing 16 bytes of a dQ row (quad shuffles) and the zeroes written back by one "
+                                      "bulk copy")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -136,22 +136,62 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
   // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by the writer warp,
-  // from dq_accum or (dq_staged_convert) from the staging buffer it was copied into. Chunk c = P.dq_chunk(t, k) / 16
+  // from dq_accum (dq_convert global) or from the staging buffer it was copied into. Chunk c = P.dq_chunk(t, k) / 16
   // holds values 4k .. 4k + 3 of consumer thread t's dQ part accumulator: a pair of columns in a row, the same pair 8
-  // rows down. Two chunks per lane at a time, so that two L2 loads are in flight (one per round trip took ~23 us per
-  // tile, docs/perf.md).
+  // rows down.
+  constexpr int kChunks = 2 * 128 * (DQV / 4);
   auto convert_tile = [&](int h, int m, int lane) {
     float4* acc = reinterpret_cast<float4*>(dq_accum + tile_index(h, m) * (BM * D));
     const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
     unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-    constexpr int kChunks = 2 * 128 * (DQV / 4), kBatch = 2;
+    if constexpr (CFG.dq_convert == AttnBwdDqConvert::rows) {
+      // Lane j of a quad reads chunks 2kp and 2kp + 1 of its thread t (the quad: four threads' column pairs side by
+      // side, attn_bwd_wgmma_plan's test), so the quad holds four 16-byte row pieces, one word of each per lane; three
+      // shuffles give lane j piece j whole, one 16-byte store instead of four 4-byte ones: in round i lane j sends its
+      // word of piece j - i and receives lane j + i's word of piece j.
+      const int j = lane % 4;
+      for (int u = lane; u < kChunks / 2; u += 32) {
+        const int t = u % 256, kp = u / 256, part = t / 128;
+        const uint4 a = ld_shared_v4_b32(dq_smem + P.dq_chunk(t, 2 * kp));
+        const uint4 b = ld_shared_v4_b32(dq_smem + P.dq_chunk(t, 2 * kp + 1));
+        auto cvt = [&](unsigned x, unsigned y) { return pack2<BF16>(scale * __uint_as_float(x), scale * __uint_as_float(y)); };
+        // Piece p: chunk 2kp + p / 2, its value pair p % 2.
+        const unsigned w0 = cvt(a.x, a.y), w1 = cvt(a.z, a.w), w2 = cvt(b.x, b.y), w3 = cvt(b.z, b.w);
+        auto piece = [&](int p) { return p == 0 ? w0 : p == 1 ? w1 : p == 2 ? w2 : w3; };
+        unsigned o[4] = {w0, w1, w2, w3};  // o[j] is w[j]; the other three come from the quad
+#pragma unroll
+        for (int i = 1; i < 4; ++i) {
+          const unsigned got = __shfl_sync(0xffffffffu, piece((j - i) & 3), (lane & ~3) | ((j + i) & 3));
+#pragma unroll
+          for (int s = 0; s < 4; ++s)
+            if (s == ((j + i) & 3)) o[s] = got;  // lane s's word: the piece's 16 bytes in column order
+        }
+        const TileCoord at = P.acc_dQ((t - j) % 128, 4 * (2 * kp + j / 2) + 2 * (j % 2));
+        const int r = part * P.dq_row_wg + at.row, c = part * P.dq_col_wg + at.col;
+        if (r < rows) *reinterpret_cast<uint4*>(dst + r * q_stride + c) = make_uint4(o[0], o[1], o[2], o[3]);
+      }
+      // The zeroes by one bulk copy of the zeroed staging tile (its reads completed before the buffer is released).
+      __syncwarp();
+      for (int c = lane; c < kChunks; c += 32) st_shared_v4_b32(dq_smem + P.dq_chunk(c % 256, c / 256), 0u, 0u, 0u, 0u);
+      fence_proxy_async_smem();
+      __syncwarp();
+      if (lane == 0) {
+        bulk_store(acc, dq_smem, P.dq_bytes);
+        tma_store_commit();
+        tma_store_wait_read();
+      }
+      return;
+    }
+    // Two chunks per lane at a time, so that two L2 loads are in flight (one per round trip took ~23 us per tile,
+    // docs/perf.md).
+    constexpr int kBatch = 2;
     static_assert(kChunks % (32 * kBatch) == 0, "whole batches per lane");
     for (int c0 = lane; c0 < kChunks; c0 += 32 * kBatch) {
       float4 x[kBatch];
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
         const int c = c0 + 32 * j;
-        if constexpr (CFG.dq_staged_convert) {
+        if constexpr (CFG.dq_convert == AttnBwdDqConvert::staged) {
           const uint4 u = ld_shared_v4_b32(dq_smem + P.dq_chunk(c % 256, c / 256));
           x[j] = make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
         } else {
@@ -233,7 +273,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         if (!__shfl_sync(0xffffffffu, last, 0)) return;
         TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
         __threadfence();
-        if constexpr (CFG.dq_staged_convert) {
+        if constexpr (CFG.dq_convert != AttnBwdDqConvert::global) {
           if (lane == 0) {
             fence_proxy_async_global();  // the other blocks' reduces, seen through the counter, before the copy
             mbar_expect_tx(dq_load, P.dq_bytes);
@@ -253,13 +293,13 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
           tma_store_commit();
           tma_store_wait_read();
-          if constexpr (!CFG.dq_staged_convert) mbar_arrive(dq_empty);  // the staging tile is free
+          if constexpr (CFG.dq_convert == AttnBwdDqConvert::global) mbar_arrive(dq_empty);  // the staging tile is free
           if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
           else tma_store_wait_all();
         }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         if (!CFG.dq_async || it > 0) finish(CFG.dq_async ? it - 1 : it);
-        if constexpr (CFG.dq_staged_convert) {
+        if constexpr (CFG.dq_convert != AttnBwdDqConvert::global) {
           __syncwarp();  // the staging tile read by the conversion, if any
           if (lane == 0) mbar_arrive(dq_empty);
         }
@@ -268,6 +308,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         if (lane == 0) tma_store_wait_all();
         finish(tiles - 1);
       }
+      if (lane == 0) tma_store_wait_all();  // the last zeroing copy (dq_convert rows)
       TL_PROBE_FLUSH();
       return;
     }

@@ -17,6 +17,13 @@
 
 namespace tl {
 
+// How the dQ writer that completes a query tile turns its f32 accumulator into 16-bit dQ (and zeroes it): `global`
+// reads it from L2 (two loads in flight per lane); `staged` bulk-copies it into the dQ staging buffer (one copy, one
+// latency) and converts it from there, holding the buffer meanwhile; `rows` as staged, but each quad of lanes
+// transposes its values so that every lane stores 16 contiguous bytes of a dQ row, and the zeroes go back by one bulk
+// copy of the zeroed staging buffer.
+enum class AttnBwdDqConvert : unsigned char { global = 0, staged = 1, rows = 2 };
+
 // The kernel's one template parameter. block_M follows the head dim (what fits the consumers' 240 registers beside
 // dK and dV: 64 query rows at dim 128, 128 at dim 64), block_N is two consumer warpgroups of 64 keys.
 struct AttnBwdWgmmaConfig {
@@ -30,10 +37,7 @@ struct AttnBwdWgmmaConfig {
   // The dQ writer counts a tile's reduce once it has issued the next one (cp.async.bulk.wait_group 1), not waiting
   // for each before taking the next staged tile.
   bool dq_async = true;
-  // The writer completing a query tile bulk-copies its f32 accumulator into the dQ staging buffer (one copy, one
-  // latency) and converts it from there, holding the buffer meanwhile; else it reads it from L2, two loads in flight
-  // per lane.
-  bool dq_staged_convert = true;
+  AttnBwdDqConvert dq_convert = AttnBwdDqConvert::staged;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -198,7 +202,9 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
       .field("dq_async", c.dq_async)
-      .field("dq_staged_convert", c.dq_staged_convert)
+      .raw("dq_convert", std::string("tl::AttnBwdDqConvert::") + (c.dq_convert == AttnBwdDqConvert::global   ? "global"
+                                                                  : c.dq_convert == AttnBwdDqConvert::staged ? "staged"
+                                                                                                             : "rows"))
       .str();
 }
 
