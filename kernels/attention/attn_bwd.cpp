@@ -466,7 +466,7 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
                                   "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
-               ParamSpec::boolean("dq_async", true,
+               ParamSpec::boolean("dq_async", false,
                                   "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
                                   "(false: waits for each before taking the next staged tile)"),
                ParamSpec::enumeration("dq_convert", "staged", {"global", "staged", "rows"},
@@ -505,6 +505,13 @@ KernelSpec attn_bwd_wgmma_spec() {
     a.insert(a.begin() + 5, {map("tma_Q", "Q", true), map("tma_K", "K", false), map("tma_V", "V", false),
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
+  };
+  // The dQ writer's other combinations (the one-parameter variations leave dq_async off with every dq_convert).
+  k.test_configs = [] {
+    using KV = std::map<std::string, std::string>;
+    return std::vector<KV>{{{"dq_async", "true"}, {"dq_convert", "rows"}},
+                           {{"dq_async", "true"}, {"dq_convert", "global"}},
+                           {{"dq_convert", "rows"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

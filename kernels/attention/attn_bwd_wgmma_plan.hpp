@@ -35,8 +35,8 @@ struct AttnBwdWgmmaConfig {
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
   // The dQ writer counts a tile's reduce once it has issued the next one (cp.async.bulk.wait_group 1), not waiting
-  // for each before taking the next staged tile.
-  bool dq_async = true;
+  // for each before taking the next staged tile (H100: no faster, docs/perf.md).
+  bool dq_async = false;
   AttnBwdDqConvert dq_convert = AttnBwdDqConvert::staged;
 };
 

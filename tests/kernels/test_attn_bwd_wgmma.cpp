@@ -191,7 +191,7 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
   for (AttnBwdWgmmaConfig x :
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
-        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = false},
+        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = true},
         AttnBwdWgmmaConfig{.dq_convert = AttnBwdDqConvert::global},
         AttnBwdWgmmaConfig{.dq_convert = AttnBwdDqConvert::rows}})
     names.insert(name_expression(x));
