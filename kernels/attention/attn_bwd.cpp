@@ -304,6 +304,8 @@ std::vector<std::map<std::string, std::string>> bwd_test_problems(bool full) {
         {{"batch", "1"}, {"seq_q", "3"}, {"seq_k", "900"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "1024"}, {"seq_k", "1024"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "700"}, {"seq_k", "1100"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}},
+        // One key block completes every query tile of its walk (66): more than attn.bwd.wgmma defers (dq_defer).
+        {{"batch", "1"}, {"seq_q", "2100"}, {"seq_k", "100"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}},
         {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "377"}, {"heads", "8"}, {"heads_kv", "8"}, {"dim", "192"},
          {"dim_v", "128"}, {"causal", "true"}},
     });
@@ -435,9 +437,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
           .dq_async = c.boolean("dq_async"),
-          .dq_convert = c.text("dq_convert") == "global"   ? AttnBwdDqConvert::global
-                        : c.text("dq_convert") == "staged" ? AttnBwdDqConvert::staged
-                                                           : AttnBwdDqConvert::rows};
+          .dq_defer = c.boolean("dq_defer")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -469,12 +469,10 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("dq_async", false,
                                   "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
                                   "(false: waits for each before taking the next staged tile)"),
-               ParamSpec::enumeration("dq_convert", "staged", {"global", "staged", "rows"},
-                                      "how the writer that completes a query tile converts its f32 accumulator: "
-                                      "global = read from L2, two loads in flight per lane; staged = one bulk copy "
-                                      "into the dQ staging buffer, converted from there; rows = staged, each lane "
-                                      "storing 16 bytes of a dQ row (quad shuffles) and the zeroes written back by one "
-                                      "bulk copy")}};
+               ParamSpec::boolean("dq_defer", false,
+                                  "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
+                                  "their walk (false: its dQ writer converts each at once, the consumers waiting for "
+                                  "the staging buffer meanwhile)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -506,12 +504,9 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The dQ writer's other combinations (the one-parameter variations leave dq_async off with every dq_convert).
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
-    return std::vector<KV>{{{"dq_async", "true"}, {"dq_convert", "rows"}},
-                           {{"dq_async", "true"}, {"dq_convert", "global"}},
-                           {{"dq_convert", "rows"}, {"num_stages", "1"}}};
+    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "true"}}, {{"dq_defer", "true"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

@@ -135,81 +135,29 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
-  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by the writer warp,
-  // from dq_accum (dq_convert global) or from the staging buffer it was copied into. Chunk c = P.dq_chunk(t, k) / 16
-  // holds values 4k .. 4k + 3 of consumer thread t's dQ part accumulator: a pair of columns in a row, the same pair 8
-  // rows down.
+  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero. Chunk k of consumer
+  // thread t (P.dq_chunk) holds values 4k .. 4k + 3 of its dQ part accumulator: a pair of columns in a row, the same
+  // pair 8 rows down; dq_accum holds the tile in the same order as the staging buffer.
   constexpr int kChunks = 2 * 128 * (DQV / 4);
-  auto convert_tile = [&](int h, int m, int lane) {
-    float4* acc = reinterpret_cast<float4*>(dq_accum + tile_index(h, m) * (BM * D));
-    const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
-    unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-    if constexpr (CFG.dq_convert == AttnBwdDqConvert::rows) {
-      // Lane j of a quad reads chunks 2kp and 2kp + 1 of its thread t (the quad: four threads' column pairs side by
-      // side, attn_bwd_wgmma_plan's test), so the quad holds four 16-byte row pieces, one word of each per lane; three
-      // shuffles give lane j piece j whole, one 16-byte store instead of four 4-byte ones: in round i lane j sends its
-      // word of piece j - i and receives lane j + i's word of piece j.
-      const int j = lane % 4;
-      for (int u = lane; u < kChunks / 2; u += 32) {
-        const int t = u % 256, kp = u / 256, part = t / 128;
-        const uint4 a = ld_shared_v4_b32(dq_smem + P.dq_chunk(t, 2 * kp));
-        const uint4 b = ld_shared_v4_b32(dq_smem + P.dq_chunk(t, 2 * kp + 1));
-        auto cvt = [&](unsigned x, unsigned y) { return pack2<BF16>(scale * __uint_as_float(x), scale * __uint_as_float(y)); };
-        // Piece p: chunk 2kp + p / 2, its value pair p % 2.
-        const unsigned w0 = cvt(a.x, a.y), w1 = cvt(a.z, a.w), w2 = cvt(b.x, b.y), w3 = cvt(b.z, b.w);
-        auto piece = [&](int p) { return p == 0 ? w0 : p == 1 ? w1 : p == 2 ? w2 : w3; };
-        unsigned o[4] = {w0, w1, w2, w3};  // o[j] is w[j]; the other three come from the quad
-#pragma unroll
-        for (int i = 1; i < 4; ++i) {
-          const unsigned got = __shfl_sync(0xffffffffu, piece((j - i) & 3), (lane & ~3) | ((j + i) & 3));
-#pragma unroll
-          for (int s = 0; s < 4; ++s)
-            if (s == ((j + i) & 3)) o[s] = got;  // lane s's word: the piece's 16 bytes in column order
-        }
-        const TileCoord at = P.acc_dQ((t - j) % 128, 4 * (2 * kp + j / 2) + 2 * (j % 2));
-        const int r = part * P.dq_row_wg + at.row, c = part * P.dq_col_wg + at.col;
-        if (r < rows) *reinterpret_cast<uint4*>(dst + r * q_stride + c) = make_uint4(o[0], o[1], o[2], o[3]);
-      }
-      // The zeroes by one bulk copy of the zeroed staging tile (its reads completed before the buffer is released).
-      __syncwarp();
-      for (int c = lane; c < kChunks; c += 32) st_shared_v4_b32(dq_smem + P.dq_chunk(c % 256, c / 256), 0u, 0u, 0u, 0u);
-      fence_proxy_async_smem();
-      __syncwarp();
-      if (lane == 0) {
-        bulk_store(acc, dq_smem, P.dq_bytes);
-        tma_store_commit();
-        tma_store_wait_read();
-      }
-      return;
-    }
-    // Two chunks per lane at a time, so that two L2 loads are in flight (one per round trip took ~23 us per tile,
-    // docs/perf.md).
-    constexpr int kBatch = 2;
-    static_assert(kChunks % (32 * kBatch) == 0, "whole batches per lane");
-    for (int c0 = lane; c0 < kChunks; c0 += 32 * kBatch) {
-      float4 x[kBatch];
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) {
-        const int c = c0 + 32 * j;
-        if constexpr (CFG.dq_convert == AttnBwdDqConvert::staged) {
-          const uint4 u = ld_shared_v4_b32(dq_smem + P.dq_chunk(c % 256, c / 256));
-          x[j] = make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
-        } else {
-          x[j] = __ldcg(acc + P.dq_chunk(c % 256, c / 256) / 16);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) {
-        const int c = c0 + 32 * j, t = c % 256, k = c / 256, part = t / 128;
-        const TileCoord o = P.acc_dQ(t % 128, 0);
-        const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
-        const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
-        const int c_0 = part * P.dq_col_wg + o.col + lo.col, c_1 = part * P.dq_col_wg + o.col + hi.col;
-        if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c_0) = pack2<BF16>(scale * x[j].x, scale * x[j].y);
-        if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c_1) = pack2<BF16>(scale * x[j].z, scale * x[j].w);
-        __stcg(acc + P.dq_chunk(t, k) / 16, make_float4(0.f, 0.f, 0.f, 0.f));
-      }
-    }
+  struct DqTile {
+    float4* acc;          // the f32 tile in dq_accum
+    unsigned short* dst;  // its first row in dQ
+    int rows;             // its rows in the sequence
+  };
+  auto dq_tile = [&](int h, int m) {
+    return DqTile{reinterpret_cast<float4*>(dq_accum + tile_index(h, m) * (BM * D)),
+                  dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D,
+                  len_q - m * BM < BM ? len_q - m * BM : BM};
+  };
+  auto convert_chunk = [&](const DqTile& x, int t, int k, float4 v) {
+    const int part = t / 128;
+    const TileCoord o = P.acc_dQ(t % 128, 0);
+    const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+    const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+    const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
+    if (r0 < x.rows) *reinterpret_cast<unsigned*>(x.dst + r0 * q_stride + c0) = pack2<BF16>(scale * v.x, scale * v.y);
+    if (r1 < x.rows) *reinterpret_cast<unsigned*>(x.dst + r1 * q_stride + c1) = pack2<BF16>(scale * v.z, scale * v.w);
+    __stcg(x.acc + P.dq_chunk(t, k) / 16, make_float4(0.f, 0.f, 0.f, 0.f));
   };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -258,9 +206,12 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid >= 32) {
       // [SECTION] dQ writer
       const int lane = tid - 32;
-      unsigned loads = 0;  // staged conversions so far: dq_load's phase
-      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part, and the block that
-      // completes the tile converts it.
+      unsigned loads = 0;  // conversions here so far: dq_load's phase
+      int deferred = 0;    // completed tiles left to the consumers (dq_defer)
+      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part. The block that
+      // completes the tile converts it: with dq_defer its consumers after their walk while there is room in the list,
+      // else the writer now, from the staging buffer (one bulk copy of the f32 tile, one latency, instead of a round
+      // trip to L2 per chunk), holding the buffer meanwhile.
       auto finish = [&](int j) {
         const int h = tile_head(j), m = tile_m(j);
         const long long tix = tile_index(h, m);
@@ -269,37 +220,51 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           fence_proxy_async_global();
           __threadfence();
           last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
+          if (last) dq_counters[tix] = 0;  // every part is in: left zero for the next launch
         }
         if (!__shfl_sync(0xffffffffu, last, 0)) return;
-        TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
         __threadfence();
-        if constexpr (CFG.dq_convert != AttnBwdDqConvert::global) {
-          if (lane == 0) {
-            fence_proxy_async_global();  // the other blocks' reduces, seen through the counter, before the copy
-            mbar_expect_tx(dq_load, P.dq_bytes);
-            bulk_load(dq_smem, dq_accum + tix * (BM * D), P.dq_bytes, dq_load);
-          }
-          mbar_wait(dq_load, loads++ & 1);
+        if (CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred) {
+          if (lane == 0) st_shared_b32(base + P.defer_offset + 4u * (1 + deferred), static_cast<unsigned>(j));
+          ++deferred;
+          return;
         }
-        convert_tile(h, m, lane);
-        __syncwarp();
-        if (lane == 0) dq_counters[tix] = 0;
+        TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
+        const DqTile x = dq_tile(h, m);
+        if (lane == 0) {
+          fence_proxy_async_global();  // the other blocks' reduces, seen through the counter, before the copy
+          mbar_expect_tx(dq_load, P.dq_bytes);
+          bulk_load(dq_smem, x.acc, P.dq_bytes, dq_load);
+        }
+        mbar_wait(dq_load, loads++ & 1);
+        // Two chunks per lane at a time: their shared-memory loads in flight together.
+        static_assert(kChunks % 64 == 0, "whole pairs of warp steps");
+        for (int c0 = lane; c0 < kChunks; c0 += 64) {
+          const uint4 u0 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c0 % 256, c0 / 256));
+          const uint4 u1 = ld_shared_v4_b32(dq_smem + P.dq_chunk((c0 + 32) % 256, (c0 + 32) / 256));
+          convert_chunk(x, c0 % 256, c0 / 256,
+                        make_float4(__uint_as_float(u0.x), __uint_as_float(u0.y), __uint_as_float(u0.z), __uint_as_float(u0.w)));
+          convert_chunk(x, (c0 + 32) % 256, (c0 + 32) / 256,
+                        make_float4(__uint_as_float(u1.x), __uint_as_float(u1.y), __uint_as_float(u1.z), __uint_as_float(u1.w)));
+        }
         TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
       };
       for (int it = 0; it < tiles; ++it) {
+        // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
+        const bool early = CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred;
         TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
         mbar_wait(dq_full, it & 1);
         if (lane == 0) {
           bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
           tma_store_commit();
           tma_store_wait_read();
-          if constexpr (CFG.dq_convert == AttnBwdDqConvert::global) mbar_arrive(dq_empty);  // the staging tile is free
+          if (early) mbar_arrive(dq_empty);
           if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
           else tma_store_wait_all();
         }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         if (!CFG.dq_async || it > 0) finish(CFG.dq_async ? it - 1 : it);
-        if constexpr (CFG.dq_convert != AttnBwdDqConvert::global) {
+        if (!early) {
           __syncwarp();  // the staging tile read by the conversion, if any
           if (lane == 0) mbar_arrive(dq_empty);
         }
@@ -308,7 +273,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         if (lane == 0) tma_store_wait_all();
         finish(tiles - 1);
       }
-      if (lane == 0) tma_store_wait_all();  // the last zeroing copy (dq_convert rows)
+      if constexpr (CFG.dq_defer) {
+        if (lane == 0) st_shared_b32(base + P.defer_offset, static_cast<unsigned>(deferred));
+        named_barrier_arrive(2, 288);  // the list is written
+      }
       TL_PROBE_FLUSH();
       return;
     }
@@ -468,6 +436,24 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     }
   }
   TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);
+
+  // [SECTION] deferred dQ conversions (dq_defer): the tiles this block completed, listed by the writer; each thread
+  // converts its own chunks of each (as it staged them: coalesced, all of its loads in flight at once).
+  if constexpr (CFG.dq_defer) {
+    named_barrier_sync(2, 288);  // both consumer warpgroups and the writer's list
+    const unsigned n = ld_shared_b32(base + P.defer_offset);
+    TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
+    for (unsigned i = 0; i < n; ++i) {
+      const int j = static_cast<int>(ld_shared_b32(base + P.defer_offset + 4u * (1 + i)));
+      const DqTile x = dq_tile(tile_head(j), tile_m(j));
+      float4 v[DQV / 4];
+#pragma unroll
+      for (int k = 0; k < DQV / 4; ++k) v[k] = __ldcg(x.acc + P.dq_chunk(ctid, k) / 16);
+#pragma unroll
+      for (int k = 0; k < DQV / 4; ++k) convert_chunk(x, ctid, k, v[k]);
+    }
+    TL_PROBE_END(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
+  }
   TL_PROBE_FLUSH();
   if (ctid == 0) TL_PROBE_BLOCK_END();
 }

@@ -17,13 +17,6 @@
 
 namespace tl {
 
-// How the dQ writer that completes a query tile turns its f32 accumulator into 16-bit dQ (and zeroes it): `global`
-// reads it from L2 (two loads in flight per lane); `staged` bulk-copies it into the dQ staging buffer (one copy, one
-// latency) and converts it from there, holding the buffer meanwhile; `rows` as staged, but each quad of lanes
-// transposes its values so that every lane stores 16 contiguous bytes of a dQ row, and the zeroes go back by one bulk
-// copy of the zeroed staging buffer.
-enum class AttnBwdDqConvert : unsigned char { global = 0, staged = 1, rows = 2 };
-
 // The kernel's one template parameter. block_M follows the head dim (what fits the consumers' 240 registers beside
 // dK and dV: 64 query rows at dim 128, 128 at dim 64), block_N is two consumer warpgroups of 64 keys.
 struct AttnBwdWgmmaConfig {
@@ -37,7 +30,9 @@ struct AttnBwdWgmmaConfig {
   // The dQ writer counts a tile's reduce once it has issued the next one (cp.async.bulk.wait_group 1), not waiting
   // for each before taking the next staged tile (H100: no faster, docs/perf.md).
   bool dq_async = false;
-  AttnBwdDqConvert dq_convert = AttnBwdDqConvert::staged;
+  // A completed query tile's dQ is converted by the consumers once their walk is done (each thread its own chunks, up
+  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer.
+  bool dq_defer = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -51,7 +46,9 @@ struct AttnBwdWgmmaProbe {
 };
 
 // Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
+// Completed query tiles a block's consumers convert after their walk (dq_defer; the writer converts the rest).
 enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
+enum : int { kAttnBwdWgmmaDeferred = 15 };
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
@@ -59,6 +56,7 @@ enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdW
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
+//   deferred      the count and the walk indices of the tiles left to the consumers (dq_defer), 32-bit each
 //   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages]
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
@@ -80,6 +78,7 @@ struct AttnBwdWgmmaPlan {
   int dq_bytes = 0;  // the f32 dQ tile
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
   int rows_bytes = 0;  // one stage's row values
+  int defer_offset = 0;
   int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0, bar_rows_full = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
@@ -147,7 +146,8 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.dq_offset = p.ds_offset + p.ds_bytes;
   p.rows_offset = p.dq_offset + p.dq_bytes;
   p.rows_bytes = 2 * 4 * c.block_M;
-  p.bar_kv_full = p.rows_offset + c.num_stages * p.rows_bytes;
+  p.defer_offset = p.rows_offset + c.num_stages * p.rows_bytes;
+  p.bar_kv_full = p.defer_offset + 4 * (1 + kAttnBwdWgmmaDeferred);
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
@@ -202,9 +202,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
       .field("dq_async", c.dq_async)
-      .raw("dq_convert", std::string("tl::AttnBwdDqConvert::") + (c.dq_convert == AttnBwdDqConvert::global   ? "global"
-                                                                  : c.dq_convert == AttnBwdDqConvert::staged ? "staged"
-                                                                                                             : "rows"))
+      .field("dq_defer", c.dq_defer)
       .str();
 }
 

@@ -127,13 +127,6 @@ TL_DEVICE_INLINE void bulk_load(unsigned dst, const void* src, unsigned bytes, u
                : "memory");
 }
 
-// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from shared to global memory in one bulk copy:
-// part of the thread's bulk group, completed like a TMA store.
-TL_DEVICE_INLINE void bulk_store(void* dst, unsigned src, unsigned bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
-               : "memory");
-}
-
 // Adds `bytes` (a multiple of 16; both addresses 16-byte aligned) of f32 from shared memory into global memory
 // element by element, by the copy engine (PTX ISA: cp.reduce.async.bulk, .add.f32): part of the thread's bulk group,
 // completed like a TMA store (tma_store_commit, then tma_store_wait_read / tma_store_wait_all).

@@ -96,7 +96,8 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
     EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
     EXPECT_EQ(p.rows_bytes, 2 * 4 * c.block_M);  // D and LSE, f32 per row
-    EXPECT_GE(p.bar_kv_full, p.rows_offset + c.num_stages * p.rows_bytes);
+    EXPECT_EQ(p.defer_offset, p.rows_offset + c.num_stages * p.rows_bytes);
+    EXPECT_GE(p.bar_kv_full, p.defer_offset + 4 * (1 + kAttnBwdWgmmaDeferred));  // the count, then the tiles
     for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_dq_load, p.bar_rows_full})
       EXPECT_EQ(bar % 8, 0);
     EXPECT_GE(p.bar_dq_load, p.bar_dq_empty + 8);
@@ -148,23 +149,6 @@ TEST(AttnBwdWgmmaPlan, DqStagingIsOneTileOfContiguousWarpStores) {
   }
 }
 
-// dq_convert rows: in a chunk's value pair (v, v + 1) the columns are adjacent, and the four threads of a quad hold the
-// same pair of four adjacent column pairs of one row, so that a quad's pieces are 16 contiguous, aligned bytes of dQ.
-TEST(AttnBwdWgmmaPlan, DqQuadsHoldSixteenByteRowPieces) {
-  for (int dim : {64, 128}) {
-    const AttnBwdWgmmaPlan p = make_plan({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim)});
-    for (int t0 = 0; t0 < 128; t0 += 4)
-      for (int v = 0; v < p.dq_n / 2; v += 2) {
-        const TileCoord at = p.acc_dQ(t0, v);
-        EXPECT_EQ(at.col % 8, 0) << t0 << " " << v;
-        for (int j = 0; j < 4; ++j) {
-          EXPECT_EQ(p.acc_dQ(t0 + j, v), (TileCoord{at.row, at.col + 2 * j})) << t0 << " " << v << " " << j;
-          EXPECT_EQ(p.acc_dQ(t0 + j, v + 1), (TileCoord{at.row, at.col + 2 * j + 1})) << t0 << " " << v << " " << j;
-        }
-      }
-  }
-}
-
 // A warp's 4-byte dS stores (values v, v + 1: queries q, q + 1 of one key) hit 32 different banks, each pair whole.
 TEST(AttnBwdWgmmaPlan, DsStoresAreWholeAndConflictFree) {
   for (int dim : {64, 128}) {
@@ -192,10 +176,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = true},
-        AttnBwdWgmmaConfig{.dq_convert = AttnBwdDqConvert::global},
-        AttnBwdWgmmaConfig{.dq_convert = AttnBwdDqConvert::rows}})
+        AttnBwdWgmmaConfig{.dq_defer = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 10u);
 }
 
 Status check(const KV& problem, const KV& config) {
