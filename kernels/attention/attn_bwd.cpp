@@ -469,7 +469,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("dq_async", false,
                                   "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
                                   "(false: waits for each before taking the next staged tile)"),
-               ParamSpec::boolean("dq_defer", false,
+               ParamSpec::boolean("dq_defer", true,
                                   "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
                                   "their walk (false: its dQ writer converts each at once, the consumers waiting for "
                                   "the staging buffer meanwhile)")}};
@@ -504,9 +504,10 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
+  // The writer converting every completed tile itself (dq_defer off) beside the other switches.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
-    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "true"}}, {{"dq_defer", "true"}, {"num_stages", "1"}}};
+    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}}, {{"dq_defer", "false"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

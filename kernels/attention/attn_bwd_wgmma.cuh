@@ -28,12 +28,16 @@
 // The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
 // .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
-// their part (after their reduce completed); the writer that completes it converts the tile to 16-bit dQ (times
+// their part (after their reduce completed); the key block that completes a tile converts it to 16-bit dQ (times
 // scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
-// epilogue stores dK (times scale) and dV straight from the accumulators.
+// writer lists such tiles (dq_defer, up to kAttnBwdWgmmaDeferred) and the consumers convert them after their walk,
+// each thread its own chunks; a tile past the list, or every tile without dq_defer, the writer converts at once from
+// the staging buffer (one bulk copy of the f32 tile), the consumers waiting for that buffer meanwhile (docs/perf.md:
+// 11-23 us per tile on one warp). The epilogue stores dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
-// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done).
+// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
+// of completed tiles written).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"

@@ -31,8 +31,9 @@ struct AttnBwdWgmmaConfig {
   // for each before taking the next staged tile (H100: no faster, docs/perf.md).
   bool dq_async = false;
   // A completed query tile's dQ is converted by the consumers once their walk is done (each thread its own chunks, up
-  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer.
-  bool dq_defer = false;
+  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer (H100: 1.00-1.17x
+  // on issue 20's anchors, docs/perf.md).
+  bool dq_defer = true;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.

@@ -176,7 +176,7 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = true},
-        AttnBwdWgmmaConfig{.dq_defer = true}})
+        AttnBwdWgmmaConfig{.dq_defer = false}})
     names.insert(name_expression(x));
   EXPECT_EQ(names.size(), 10u);
 }
