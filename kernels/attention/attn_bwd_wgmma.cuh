@@ -243,13 +243,15 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         mbar_wait(dq_load, loads++ & 1);
         // Two chunks per lane at a time: their shared-memory loads in flight together.
         static_assert(kChunks % 64 == 0, "whole pairs of warp steps");
+        auto f32x4 = [](uint4 u) {
+          return make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
+        };
         for (int c0 = lane; c0 < kChunks; c0 += 64) {
+          const int c1 = c0 + 32;
           const uint4 u0 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c0 % 256, c0 / 256));
-          const uint4 u1 = ld_shared_v4_b32(dq_smem + P.dq_chunk((c0 + 32) % 256, (c0 + 32) / 256));
-          convert_chunk(x, c0 % 256, c0 / 256,
-                        make_float4(__uint_as_float(u0.x), __uint_as_float(u0.y), __uint_as_float(u0.z), __uint_as_float(u0.w)));
-          convert_chunk(x, (c0 + 32) % 256, (c0 + 32) / 256,
-                        make_float4(__uint_as_float(u1.x), __uint_as_float(u1.y), __uint_as_float(u1.z), __uint_as_float(u1.w)));
+          const uint4 u1 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c1 % 256, c1 / 256));
+          convert_chunk(x, c0 % 256, c0 / 256, f32x4(u0));
+          convert_chunk(x, c1 % 256, c1 / 256, f32x4(u1));
         }
         TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
       };

@@ -31,15 +31,15 @@ struct AttnBwdWgmmaConfig {
   // for each before taking the next staged tile (H100: no faster, docs/perf.md).
   bool dq_async = false;
   // A completed query tile's dQ is converted by the consumers once their walk is done (each thread its own chunks, up
-  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer (H100: 1.00-1.17x
-  // on issue 20's anchors, docs/perf.md).
+  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer (H100:
+  // 1.00-1.17x on issue 20's anchors, docs/perf.md).
   bool dq_defer = true;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
 #define TL_ATTN_BWD_WGMMA_PROBES(X) \
-  X(wait_empty) X(tma_issue) X(wait_full) X(sdp_issue) X(row_dot) X(p_ds) X(dkv_issue) X(ds_wait) X(dq_gemm) X(dq_stage) \
-  X(dq_add) X(dq_store) X(epilogue)
+  X(wait_empty) X(tma_issue) X(wait_full) X(sdp_issue) X(row_dot) X(p_ds) X(dkv_issue) X(ds_wait) X(dq_gemm) \
+  X(dq_stage) X(dq_add) X(dq_store) X(epilogue)
 struct AttnBwdWgmmaProbe {
 #define TL_ATTN_BWD_WGMMA_PROBE_ENUM(name) name,
   enum Region : unsigned { TL_ATTN_BWD_WGMMA_PROBES(TL_ATTN_BWD_WGMMA_PROBE_ENUM) };
@@ -47,8 +47,8 @@ struct AttnBwdWgmmaProbe {
 };
 
 // Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
-// Completed query tiles a block's consumers convert after their walk (dq_defer; the writer converts the rest).
 enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
+// Completed query tiles a block's consumers convert after their walk (dq_defer; the writer converts the rest).
 enum : int { kAttnBwdWgmmaDeferred = 15 };
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
@@ -80,7 +80,8 @@ struct AttnBwdWgmmaPlan {
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
   int rows_bytes = 0;  // one stage's row values
   int defer_offset = 0;
-  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0, bar_rows_full = 0;
+  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0;
+  int bar_rows_full = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys

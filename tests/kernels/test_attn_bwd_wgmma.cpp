@@ -98,7 +98,8 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_EQ(p.rows_bytes, 2 * 4 * c.block_M);  // D and LSE, f32 per row
     EXPECT_EQ(p.defer_offset, p.rows_offset + c.num_stages * p.rows_bytes);
     EXPECT_GE(p.bar_kv_full, p.defer_offset + 4 * (1 + kAttnBwdWgmmaDeferred));  // the count, then the tiles
-    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_dq_load, p.bar_rows_full})
+    for (int bar :
+         {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_dq_load, p.bar_rows_full})
       EXPECT_EQ(bar % 8, 0);
     EXPECT_GE(p.bar_dq_load, p.bar_dq_empty + 8);
     EXPECT_GE(p.bar_rows_full, p.bar_dq_load + 8);

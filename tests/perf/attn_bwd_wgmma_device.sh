@@ -114,34 +114,29 @@ if has test; then
 fi
 
 if has bench; then
+  # One table row: bench LABEL KERNEL CONFIG [TILELAB [options]]: the run's JSON and log in OUT.
+  bench() {
+    local label=$1 k=$2 c=$3 bin=${4:-$T}
+    shift $(($# < 4 ? $# : 4))
+    local j=$OUT/bench_$(echo "$label $name" | tr ' =,/.:' '_______').json
+    timeout 120 "$bin" bench "$k" --problem "$problem" --config "$c" --vs cudnn --repeat "${REPEAT:-20}" \
+      --timeout 60 --no-store --json "$j" "$@" > "$j.txt" 2>&1
+    row=$(python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r.get('baseline') or {}
+print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.3f} {'PASS' if r['passed'] else 'FAIL'} {b.get('tflops', 0):.0f} {b.get('speedup', 0):.3f}\")" "$j" 2>/dev/null ||
+          echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80)) - -")
+    printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" "$name" "$label" $row "$cudnn" "$flash" >> "$S"
+  }
   printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" shape kernel TFLOP/s ms check cuDNN "x cuDNN" "issue:cuDNN" flash >> "$S"
   for a in "${ANCHORS[@]}"; do
     IFS='|' read -r name problem cudnn flash <<< "$a"
     for r in $RUNS; do
       k=${r%%:*} c=${r#*:} && [ "$c" = - ] && c=""
-      j=$OUT/bench_$(echo "$k $c $name" | tr ' =,/.' '______').json
-      timeout 120 "$T" bench "$k" --problem "$problem" --config "$c" --vs cudnn --repeat "${REPEAT:-20}" --timeout 60 \
-        --no-store --json "$j" > "$j.txt" 2>&1
-      row=$(python3 -c "
-import json, sys
-r = json.load(open(sys.argv[1]))
-b = r.get('baseline') or {}
-print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.3f} {'PASS' if r['passed'] else 'FAIL'} {b.get('tflops', 0):.0f} {b.get('speedup', 0):.3f}\")" "$j" 2>/dev/null ||
-            echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80)) - -")
-      printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" "$name" "$k${c:+ $c}" $row "$cudnn" "$flash" >> "$S"
+      bench "$k${c:+ $c}" "$k" "$c"
     done
-    if [ -x "$D/tilelab_base" ]; then
-      j=$OUT/bench_base_$(echo "$name" | tr ' =,/.' '_____').json
-      timeout 120 "$D/tilelab_base" bench attn.bwd.wgmma --kernels-dir "$D/kernels_base" --problem "$problem" --vs cudnn \
-        --repeat "${REPEAT:-20}" --timeout 60 --no-store --json "$j" > "$j.txt" 2>&1
-      row=$(python3 -c "
-import json, sys
-r = json.load(open(sys.argv[1]))
-b = r.get('baseline') or {}
-print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.3f} {'PASS' if r['passed'] else 'FAIL'} {b.get('tflops', 0):.0f} {b.get('speedup', 0):.3f}\")" "$j" 2>/dev/null ||
-            echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80)) - -")
-      printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" "$name" "base" $row "$cudnn" "$flash" >> "$S"
-    fi
+    [ -x "$D/tilelab_base" ] && bench base attn.bwd.wgmma "" "$D/tilelab_base" --kernels-dir "$D/kernels_base"
   done
 fi
 
