@@ -7,8 +7,8 @@
 # (cmake/bundle_for_device.sh), kernels/, this script and tlc.tgz (the NVRTC cache filled by compiling every case and
 # anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
 # DIR/out) receives the logs and summary.txt, printed last (the tool brings back 8 files: point OUT at a scratch folder
-# and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench timeline; default gate test bench), FULL,
-# RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
+# and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench timeline; default
+# gate test bench), FULL, RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
 # attn.bwd.mma:-), REPEAT. The gate checks each non-default wgmma config once on small problems first (check only,
 # a 10 s watchdog) and drops a config that fails from the benches, so a hang costs seconds, not every anchor's timeout.
 # BASE_BIN=path BASE_REF=ref at --prepare also bundles that tilelab (built from ref) and ref's kernels/, and the bench
@@ -65,7 +65,9 @@ if [ "${1:-}" = "--prepare" ]; then
   done
   if [ -n "${BASE_BIN:-}" ]; then
     cp "$BASE_BIN" "$D/tilelab_base" && strip "$D/tilelab_base"
-    rm -rf "$D/kernels_base" && mkdir -p "$D/kernels_base" && git -C "$ROOT" archive "${BASE_REF:?BASE_REF names the ref BASE_BIN was built from}" kernels | tar x -C "$D/kernels_base" --strip-components=1
+    rm -rf "$D/kernels_base" && mkdir -p "$D/kernels_base"
+    git -C "$ROOT" archive "${BASE_REF:?BASE_REF names the ref BASE_BIN was built from}" kernels |
+      tar x -C "$D/kernels_base" --strip-components=1
     for a in "${ANCHORS[@]}"; do
       IFS='|' read -r name problem _ _ <<< "$a"
       "$D/tilelab_base" compile attn.bwd.wgmma --arch sm_90a --kernels-dir "$D/kernels_base" --problem "$problem" > /dev/null 2>&1 ||
