@@ -304,6 +304,8 @@ std::vector<std::map<std::string, std::string>> bwd_test_problems(bool full) {
         {{"batch", "1"}, {"seq_q", "3"}, {"seq_k", "900"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "1024"}, {"seq_k", "1024"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "128"}, {"causal", "true"}},
         {{"batch", "2"}, {"seq_q", "700"}, {"seq_k", "1100"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}},
+        // One key block completes every query tile of its walk (66): more than attn.bwd.wgmma defers (dq_defer).
+        {{"batch", "1"}, {"seq_q", "2100"}, {"seq_k", "100"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}},
         {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "377"}, {"heads", "8"}, {"heads_kv", "8"}, {"dim", "192"},
          {"dim_v", "128"}, {"causal", "true"}},
     });
@@ -433,7 +435,9 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .num_stages = static_cast<int>(c.integer("num_stages")),
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen")};
+          .varlen = p.boolean("varlen"),
+          .dq_async = c.boolean("dq_async"),
+          .dq_defer = c.boolean("dq_defer")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -461,7 +465,14 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
-                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)")}};
+                                  "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
+               ParamSpec::boolean("dq_async", false,
+                                  "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
+                                  "(false: waits for each before taking the next staged tile)"),
+               ParamSpec::boolean("dq_defer", true,
+                                  "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
+                                  "their walk (false: its dQ writer converts each at once, the consumers waiting for "
+                                  "the staging buffer meanwhile)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -493,8 +504,13 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
+  // The writer converting every completed tile itself (dq_defer off) beside the other switches.
+  k.test_configs = [] {
+    using KV = std::map<std::string, std::string>;
+    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}}, {{"dq_defer", "false"}, {"num_stages", "1"}}};
+  };
   k.probes = attn_bwd_wgmma_probes();
-  // Per query tile a consumer warp marks 5 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
+  // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto tiles = m_blocks(p, wgmma_config(p, c).block_M) * (p.integer("heads") / p.integer("heads_kv"));
     return static_cast<std::uint32_t>(16 * tiles + 64);

@@ -28,12 +28,16 @@
 // The dQ writer, warp 1 of warpgroup 0, adds each staged tile into dq_accum with one bulk reduce (cp.reduce.async.bulk
 // .add.f32: the copy engine does the f32 adds, no atomics from the consumers), the tile stored contiguously in the
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
-// their part (after their reduce completed); the writer that completes it converts the tile to 16-bit dQ (times
+// their part (after their reduce completed); the key block that completes a tile converts it to 16-bit dQ (times
 // scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
-// epilogue stores dK (times scale) and dV straight from the accumulators.
+// writer lists such tiles (dq_defer, up to kAttnBwdWgmmaDeferred) and the consumers convert them after their walk,
+// each thread its own chunks; a tile past the list, or every tile without dq_defer, the writer converts at once from
+// the staging buffer (one bulk copy of the f32 tile), the consumers waiting for that buffer meanwhile (docs/perf.md:
+// 11-23 us per tile on one warp). The epilogue stores dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
-// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done).
+// (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
+// of completed tiles written).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -131,28 +135,33 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
   auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
+  const unsigned dq_load = base + P.bar_dq_load;
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
-  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero; by `threads` threads
-  // (this one: i0). Chunk k of consumer thread t holds values 4k .. 4k + 3 of its dQ part accumulator: a pair of
-  // columns in a row, the same pair 8 rows down.
-  auto convert_tile = [&](int h, int m, int i0, int threads) {
-    float* acc_g = dq_accum + tile_index(h, m) * (BM * D);
-    const int rows = len_q - m * BM < BM ? len_q - m * BM : BM;
-    unsigned short* dst = dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D;
-    for (int i = i0; i < 2 * 128 * (DQV / 4); i += threads) {
-      const int t = i % 256, k = i / 256, part = t / 128;
-      float4* src = reinterpret_cast<float4*>(acc_g + P.dq_chunk(t, k) / 4);
-      const float4 x = __ldcg(src);
-      const TileCoord o = P.acc_dQ(t % 128, 0);
-      const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
-      const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
-      const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
-      if (r0 < rows) *reinterpret_cast<unsigned*>(dst + r0 * q_stride + c0) = pack2<BF16>(scale * x.x, scale * x.y);
-      if (r1 < rows) *reinterpret_cast<unsigned*>(dst + r1 * q_stride + c1) = pack2<BF16>(scale * x.z, scale * x.w);
-      __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
-    }
+  // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero. Chunk k of consumer
+  // thread t (P.dq_chunk) holds values 4k .. 4k + 3 of its dQ part accumulator: a pair of columns in a row, the same
+  // pair 8 rows down; dq_accum holds the tile in the same order as the staging buffer.
+  constexpr int kChunks = 2 * 128 * (DQV / 4);
+  struct DqTile {
+    float4* acc;          // the f32 tile in dq_accum
+    unsigned short* dst;  // its first row in dQ
+    int rows;             // its rows in the sequence
+  };
+  auto dq_tile = [&](int h, int m) {
+    return DqTile{reinterpret_cast<float4*>(dq_accum + tile_index(h, m) * (BM * D)),
+                  dQ + (q_start + static_cast<long long>(m) * BM) * q_stride + h * D,
+                  len_q - m * BM < BM ? len_q - m * BM : BM};
+  };
+  auto convert_chunk = [&](const DqTile& x, int t, int k, float4 v) {
+    const int part = t / 128;
+    const TileCoord o = P.acc_dQ(t % 128, 0);
+    const TileCoord lo = P.dq_values.at[4 * k], hi = P.dq_values.at[4 * k + 2];
+    const int r0 = part * P.dq_row_wg + o.row + lo.row, r1 = part * P.dq_row_wg + o.row + hi.row;
+    const int c0 = part * P.dq_col_wg + o.col + lo.col, c1 = part * P.dq_col_wg + o.col + hi.col;
+    if (r0 < x.rows) *reinterpret_cast<unsigned*>(x.dst + r0 * q_stride + c0) = pack2<BF16>(scale * v.x, scale * v.y);
+    if (r1 < x.rows) *reinterpret_cast<unsigned*>(x.dst + r1 * q_stride + c1) = pack2<BF16>(scale * v.z, scale * v.w);
+    __stcg(x.acc + P.dq_chunk(t, k) / 16, make_float4(0.f, 0.f, 0.f, 0.f));
   };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -165,6 +174,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     }
     mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
     mbar_init(dq_empty, 1);
+    mbar_init(dq_load, 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -200,33 +210,78 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid >= 32) {
       // [SECTION] dQ writer
       const int lane = tid - 32;
-      for (int it = 0; it < tiles; ++it) {
-        const int h = tile_head(it), m = tile_m(it);
+      unsigned loads = 0;  // conversions here so far: dq_load's phase
+      int deferred = 0;    // completed tiles left to the consumers (dq_defer)
+      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part. The block that
+      // completes the tile converts it: with dq_defer its consumers after their walk while there is room in the list,
+      // else the writer now, from the staging buffer (one bulk copy of the f32 tile, one latency, instead of a round
+      // trip to L2 per chunk), holding the buffer meanwhile.
+      auto finish = [&](int j) {
+        const int h = tile_head(j), m = tile_m(j);
         const long long tix = tile_index(h, m);
-        float* acc_g = dq_accum + tix * (BM * D);
-        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-        mbar_wait(dq_full, it & 1);
         int last = 0;
         if (lane == 0) {
-          bulk_reduce_add_f32(acc_g, dq_smem, P.dq_bytes);
-          tma_store_commit();
-          tma_store_wait_read();
-          mbar_arrive(dq_empty);  // the staging tile is free
-          tma_store_wait_all();
           fence_proxy_async_global();
           __threadfence();
           last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
+          if (last) dq_counters[tix] = 0;  // every part is in: left zero for the next launch
         }
-        last = __shfl_sync(0xffffffffu, last, 0);
+        if (!__shfl_sync(0xffffffffu, last, 0)) return;
+        __threadfence();
+        if (CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred) {
+          if (lane == 0) st_shared_b32(base + P.defer_offset + 4u * (1 + deferred), static_cast<unsigned>(j));
+          ++deferred;
+          return;
+        }
+        TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
+        const DqTile x = dq_tile(h, m);
+        if (lane == 0) {
+          fence_proxy_async_global();  // the other blocks' reduces, seen through the counter, before the copy
+          mbar_expect_tx(dq_load, P.dq_bytes);
+          bulk_load(dq_smem, x.acc, P.dq_bytes, dq_load);
+        }
+        mbar_wait(dq_load, loads++ & 1);
+        // Two chunks per lane at a time: their shared-memory loads in flight together.
+        static_assert(kChunks % 64 == 0, "whole pairs of warp steps");
+        auto f32x4 = [](uint4 u) {
+          return make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
+        };
+        for (int c0 = lane; c0 < kChunks; c0 += 64) {
+          const int c1 = c0 + 32;
+          const uint4 u0 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c0 % 256, c0 / 256));
+          const uint4 u1 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c1 % 256, c1 / 256));
+          convert_chunk(x, c0 % 256, c0 / 256, f32x4(u0));
+          convert_chunk(x, c1 % 256, c1 / 256, f32x4(u1));
+        }
+        TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
+      };
+      for (int it = 0; it < tiles; ++it) {
+        // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
+        const bool early = CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred;
+        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
+        mbar_wait(dq_full, it & 1);
+        if (lane == 0) {
+          bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
+          tma_store_commit();
+          tma_store_wait_read();
+          if (early) mbar_arrive(dq_empty);
+          if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
+          else tma_store_wait_all();
+        }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
-        if (last) {
-          TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, it);
-          __threadfence();
-          convert_tile(h, m, lane, 32);
-          __syncwarp();
-          if (lane == 0) dq_counters[tix] = 0;
-          TL_PROBE_END(Probe::dq_store, probe::kNoStage, it);
+        if (!CFG.dq_async || it > 0) finish(CFG.dq_async ? it - 1 : it);
+        if (!early) {
+          __syncwarp();  // the staging tile read by the conversion, if any
+          if (lane == 0) mbar_arrive(dq_empty);
         }
+      }
+      if (CFG.dq_async && tiles > 0) {
+        if (lane == 0) tma_store_wait_all();
+        finish(tiles - 1);
+      }
+      if constexpr (CFG.dq_defer) {
+        if (lane == 0) st_shared_b32(base + P.defer_offset, static_cast<unsigned>(deferred));
+        named_barrier_arrive(2, 288);  // the list is written
       }
       TL_PROBE_FLUSH();
       return;
@@ -279,6 +334,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
 
+    TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
@@ -288,6 +344,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     for (int kk = 0; kk < D / 16; ++kk)
       WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
+    TL_PROBE_END(Probe::sdp_issue, s, it);
 
     // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
     TL_PROBE_BEGIN(Probe::row_dot, s, it);
@@ -324,6 +381,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
                     dsa[P.a_reg[v]]);
     TL_PROBE_END(Probe::p_ds, s, it);
 
+    TL_PROBE_BEGIN(Probe::dkv_issue, s, it);
     fence_regs(pa);
     fence_regs(dsa);
     fence_regs(dk);
@@ -339,7 +397,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
+    TL_PROBE_END(Probe::dkv_issue, s, it);
+    TL_PROBE_BEGIN(Probe::ds_wait, s, it);
     named_barrier_sync(1, 256);
+    TL_PROBE_END(Probe::ds_wait, s, it);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
@@ -381,6 +442,24 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     }
   }
   TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);
+
+  // [SECTION] deferred dQ conversions (dq_defer): the tiles this block completed, listed by the writer; each thread
+  // converts its own chunks of each (as it staged them: coalesced, all of its loads in flight at once).
+  if constexpr (CFG.dq_defer) {
+    named_barrier_sync(2, 288);  // both consumer warpgroups and the writer's list
+    const unsigned n = ld_shared_b32(base + P.defer_offset);
+    TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
+    for (unsigned i = 0; i < n; ++i) {
+      const int j = static_cast<int>(ld_shared_b32(base + P.defer_offset + 4u * (1 + i)));
+      const DqTile x = dq_tile(tile_head(j), tile_m(j));
+      float4 v[DQV / 4];
+#pragma unroll
+      for (int k = 0; k < DQV / 4; ++k) v[k] = __ldcg(x.acc + P.dq_chunk(ctid, k) / 16);
+#pragma unroll
+      for (int k = 0; k < DQV / 4; ++k) convert_chunk(x, ctid, k, v[k]);
+    }
+    TL_PROBE_END(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
+  }
   TL_PROBE_FLUSH();
   if (ctid == 0) TL_PROBE_BLOCK_END();
 }

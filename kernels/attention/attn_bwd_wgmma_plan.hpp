@@ -27,11 +27,19 @@ struct AttnBwdWgmmaConfig {
   bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
+  // The dQ writer counts a tile's reduce once it has issued the next one (cp.async.bulk.wait_group 1), not waiting
+  // for each before taking the next staged tile (H100: no faster, docs/perf.md).
+  bool dq_async = false;
+  // A completed query tile's dQ is converted by the consumers once their walk is done (each thread its own chunks, up
+  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer (H100:
+  // 1.00-1.17x on issue 20's anchors, docs/perf.md).
+  bool dq_defer = true;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
 #define TL_ATTN_BWD_WGMMA_PROBES(X) \
-  X(wait_empty) X(tma_issue) X(wait_full) X(row_dot) X(p_ds) X(dq_gemm) X(dq_stage) X(dq_add) X(dq_store) X(epilogue)
+  X(wait_empty) X(tma_issue) X(wait_full) X(sdp_issue) X(row_dot) X(p_ds) X(dkv_issue) X(ds_wait) X(dq_gemm) \
+  X(dq_stage) X(dq_add) X(dq_store) X(epilogue)
 struct AttnBwdWgmmaProbe {
 #define TL_ATTN_BWD_WGMMA_PROBE_ENUM(name) name,
   enum Region : unsigned { TL_ATTN_BWD_WGMMA_PROBES(TL_ATTN_BWD_WGMMA_PROBE_ENUM) };
@@ -40,6 +48,8 @@ struct AttnBwdWgmmaProbe {
 
 // Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
 enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
+// Completed query tiles a block's consumers convert after their walk (dq_defer; the writer converts the rest).
+enum : int { kAttnBwdWgmmaDeferred = 15 };
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
@@ -47,7 +57,8 @@ enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdW
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
-//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, rows_full[num_stages]
+//   deferred      the count and the walk indices of the tiles left to the consumers (dq_defer), 32-bit each
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages]
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -68,7 +79,9 @@ struct AttnBwdWgmmaPlan {
   int dq_bytes = 0;  // the f32 dQ tile
   int k_offset = 0, v_offset = 0, stage_offset = 0, ds_offset = 0, dq_offset = 0, rows_offset = 0;
   int rows_bytes = 0;  // one stage's row values
-  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_rows_full = 0;
+  int defer_offset = 0;
+  int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0;
+  int bar_rows_full = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
@@ -135,12 +148,14 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.dq_offset = p.ds_offset + p.ds_bytes;
   p.rows_offset = p.dq_offset + p.dq_bytes;
   p.rows_bytes = 2 * 4 * c.block_M;
-  p.bar_kv_full = p.rows_offset + c.num_stages * p.rows_bytes;
+  p.defer_offset = p.rows_offset + c.num_stages * p.rows_bytes;
+  p.bar_kv_full = p.defer_offset + 4 * (1 + kAttnBwdWgmmaDeferred);
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
   p.bar_dq_empty = p.bar_dq_full + 8;
-  p.bar_rows_full = p.bar_dq_empty + 8;
+  p.bar_dq_load = p.bar_dq_empty + 8;
+  p.bar_rows_full = p.bar_dq_load + 8;
   p.bytes = p.bar_rows_full + 8 * c.num_stages + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
@@ -188,6 +203,8 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
+      .field("dq_async", c.dq_async)
+      .field("dq_defer", c.dq_defer)
       .str();
 }
 

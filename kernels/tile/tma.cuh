@@ -119,6 +119,14 @@ TL_DEVICE_INLINE void tma_store(const TmaDescriptor* map, unsigned src, C... c) 
 #undef TL_TMA_ST_C5
 #undef TL_TMA_IN5
 
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared memory in one bulk copy
+// (no tensor map), completing them on the mbarrier `bar` (which expects them: mbar_expect_tx).
+TL_DEVICE_INLINE void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // Adds `bytes` (a multiple of 16; both addresses 16-byte aligned) of f32 from shared memory into global memory
 // element by element, by the copy engine (PTX ISA: cp.reduce.async.bulk, .add.f32): part of the thread's bulk group,
 // completed like a TMA store (tma_store_commit, then tma_store_wait_read / tma_store_wait_all).
@@ -133,6 +141,12 @@ TL_DEVICE_INLINE void tma_store_commit() { asm volatile("cp.async.bulk.commit_gr
 TL_DEVICE_INLINE void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 // Waits until they have completed (their writes are done).
 TL_DEVICE_INLINE void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Waits until at most N of this thread's committed bulk groups are still in flight: the older ones have completed
+// (their writes and reductions done), so a pipeline can wait for group i while group i + N runs.
+template <int N>
+TL_DEVICE_INLINE void tma_store_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // Fetches the descriptor into the descriptor cache ahead of its first use.
 TL_DEVICE_INLINE void prefetch_tensormap(const TmaDescriptor* map) {

@@ -96,10 +96,13 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
     EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
     EXPECT_EQ(p.rows_bytes, 2 * 4 * c.block_M);  // D and LSE, f32 per row
-    EXPECT_GE(p.bar_kv_full, p.rows_offset + c.num_stages * p.rows_bytes);
-    for (int bar : {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_rows_full})
+    EXPECT_EQ(p.defer_offset, p.rows_offset + c.num_stages * p.rows_bytes);
+    EXPECT_GE(p.bar_kv_full, p.defer_offset + 4 * (1 + kAttnBwdWgmmaDeferred));  // the count, then the tiles
+    for (int bar :
+         {p.bar_kv_full, p.bar_full, p.bar_empty, p.bar_dq_full, p.bar_dq_empty, p.bar_dq_load, p.bar_rows_full})
       EXPECT_EQ(bar % 8, 0);
-    EXPECT_GE(p.bar_rows_full, p.bar_dq_empty + 8);
+    EXPECT_GE(p.bar_dq_load, p.bar_dq_empty + 8);
+    EXPECT_GE(p.bar_rows_full, p.bar_dq_load + 8);
     EXPECT_EQ(p.bytes, p.bar_rows_full + 8 * c.num_stages + 1024);
     if (c.num_stages <= 2) {
       EXPECT_LE(p.bytes, 232448);
@@ -173,9 +176,10 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
   for (AttnBwdWgmmaConfig x :
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
-        AttnBwdWgmmaConfig{.varlen = true}})
+        AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = true},
+        AttnBwdWgmmaConfig{.dq_defer = false}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.size(), 10u);
 }
 
 Status check(const KV& problem, const KV& config) {

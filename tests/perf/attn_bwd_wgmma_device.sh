@@ -7,10 +7,14 @@
 # (cmake/bundle_for_device.sh), kernels/, this script and tlc.tgz (the NVRTC cache filled by compiling every case and
 # anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
 # DIR/out) receives the logs and summary.txt, printed last (the tool brings back 8 files: point OUT at a scratch folder
-# and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench; default all), FULL,
-# RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
+# and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench timeline; default
+# gate test bench), FULL, RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
 # attn.bwd.mma:-), REPEAT. The gate checks each non-default wgmma config once on small problems first (check only,
 # a 10 s watchdog) and drops a config that fails from the benches, so a hang costs seconds, not every anchor's timeout.
+# BASE_BIN=path BASE_REF=ref at --prepare also bundles that tilelab (built from ref) and ref's kernels/, and the bench
+# step then benches ref's attn.bwd.wgmma defaults at each anchor in the same run (row "base"). STEPS timeline: `tilelab
+# timeline --stats` of each config in TIMELINES (- = the defaults) at each anchor in TL_ANCHORS (anchor numbers, from
+# 1; default 1), the region tables into OUT/timelines.txt.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -59,6 +63,25 @@ if [ "${1:-}" = "--prepare" ]; then
         echo "compile failed: gate $g $c"
     done
   done
+  if [ -n "${BASE_BIN:-}" ]; then
+    cp "$BASE_BIN" "$D/tilelab_base" && strip "$D/tilelab_base"
+    rm -rf "$D/kernels_base" && mkdir -p "$D/kernels_base"
+    git -C "$ROOT" archive "${BASE_REF:?BASE_REF names the ref BASE_BIN was built from}" kernels |
+      tar x -C "$D/kernels_base" --strip-components=1
+    for a in "${ANCHORS[@]}"; do
+      IFS='|' read -r name problem _ _ <<< "$a"
+      "$D/tilelab_base" compile attn.bwd.wgmma --arch sm_90a --kernels-dir "$D/kernels_base" --problem "$problem" > /dev/null 2>&1 ||
+        echo "compile failed: base $name"
+    done
+  fi
+  for i in ${TL_ANCHORS:-1}; do
+    IFS='|' read -r _ problem _ _ <<< "${ANCHORS[$((i - 1))]}"
+    for c in ${TIMELINES:-}; do
+      [ "$c" = - ] && c=""
+      "$ROOT/build/tilelab" compile attn.bwd.wgmma --timeline --arch sm_90a --problem "$problem" --config "$c" > /dev/null 2>&1 ||
+        echo "compile failed: timeline $c $problem"
+    done
+  done
   tar czf "$D/tlc.tgz" -C "$C" . && rm -rf "$C"
   du -sh "$D"
   exit 0
@@ -93,22 +116,42 @@ if has test; then
 fi
 
 if has bench; then
+  # One table row: bench LABEL KERNEL CONFIG [TILELAB [options]]: the run's JSON and log in OUT.
+  bench() {
+    local label=$1 k=$2 c=$3 bin=${4:-$T}
+    shift $(($# < 4 ? $# : 4))
+    local j=$OUT/bench_$(echo "$label $name" | tr ' =,/.:' '_______').json
+    timeout 120 "$bin" bench "$k" --problem "$problem" --config "$c" --vs cudnn --repeat "${REPEAT:-20}" \
+      --timeout 60 --no-store --json "$j" "$@" > "$j.txt" 2>&1
+    row=$(python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r.get('baseline') or {}
+print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.3f} {'PASS' if r['passed'] else 'FAIL'} {b.get('tflops', 0):.0f} {b.get('speedup', 0):.3f}\")" "$j" 2>/dev/null ||
+          echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80)) - -")
+    printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" "$name" "$label" $row "$cudnn" "$flash" >> "$S"
+  }
   printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" shape kernel TFLOP/s ms check cuDNN "x cuDNN" "issue:cuDNN" flash >> "$S"
   for a in "${ANCHORS[@]}"; do
     IFS='|' read -r name problem cudnn flash <<< "$a"
     for r in $RUNS; do
       k=${r%%:*} c=${r#*:} && [ "$c" = - ] && c=""
-      j=$OUT/bench_$(echo "$k $c $name" | tr ' =,/.' '______').json
-      timeout 120 "$T" bench "$k" --problem "$problem" --config "$c" --vs cudnn --repeat "${REPEAT:-20}" --timeout 60 \
-        --no-store --json "$j" > "$j.txt" 2>&1
-      row=$(python3 -c "
-import json, sys
-r = json.load(open(sys.argv[1]))
-b = r.get('baseline') or {}
-print(f\"{r['tflops']:.0f} {r['time_ms']['median']:.3f} {'PASS' if r['passed'] else 'FAIL'} {b.get('tflops', 0):.0f} {b.get('speedup', 0):.3f}\")" "$j" 2>/dev/null ||
-            echo "- - ERROR($(grep -m1 -iE 'error|fail' "$j.txt" | cut -c1-80)) - -")
-      printf "%-24s %-15s %8s %9s %6s %8s %8s %8s %7s\n" "$name" "$k${c:+ $c}" $row "$cudnn" "$flash" >> "$S"
+      bench "$k${c:+ $c}" "$k" "$c"
+    done
+    [ -x "$D/tilelab_base" ] && bench base attn.bwd.wgmma "" "$D/tilelab_base" --kernels-dir "$D/kernels_base"
+  done
+fi
+
+if has timeline; then
+  for i in ${TL_ANCHORS:-1}; do
+    IFS='|' read -r name problem _ _ <<< "${ANCHORS[$((i - 1))]}"
+    for c in ${TIMELINES:--}; do
+      cc=$c && [ "$c" = - ] && cc=""
+      echo "== timeline $name, config $c" >> "$OUT/timelines.txt"
+      timeout 120 "$T" timeline attn.bwd.wgmma --problem "$problem" --config "$cc" --stats --out "$OUT/timeline.png" \
+        >> "$OUT/timelines.txt" 2>&1 || echo "timeline $name $c: failed" >> "$S"
     done
   done
+  rm -f "$OUT/timeline.png"
 fi
 cat "$S"
