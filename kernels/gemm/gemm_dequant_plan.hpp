@@ -34,6 +34,8 @@ struct GemmDequantConfig {
   TL_HOST_DEVICE constexpr int consumers() const { return row_groups() * k_split; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int chunks() const { return block_K / 64; }              // activation boxes per stage
+  // Scale groups one stage meets (a group wider than the stage: one).
+  TL_HOST_DEVICE constexpr int stage_groups() const { return (block_K + group - 1) / group; }
 };
 
 // Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
@@ -59,7 +61,10 @@ struct GemmDequantPlan {
   Fragment frag_W, acc;
   int align = 1024;  // one 128B swizzle atom
   int a_box_bytes = 0, a_stage_bytes = 0, w_stage_bytes = 0;
-  int a_offset = 0, w_offset = 0, full_bar_offset = 0, empty_bar_offset = 0;
+  // A stage's scales as the consumers multiply by them, staged by the producer warpgroup: [block_N rows]
+  // [stage_groups] 4-byte words (a bf16 scale in both halves of a pair, fp4's 2^94 folded in, or an f32).
+  int s_row_bytes = 0, s_stage_bytes = 0;
+  int a_offset = 0, w_offset = 0, s_offset = 0, full_bar_offset = 0, empty_bar_offset = 0;
   int bytes = 0;  // the dynamic shared memory to launch with (alignment slack included)
   // k_split > 1: the f32 partial sums the other k lanes hand to lane 0 at the end, over the (then consumed) stages.
   int red_bytes = 0;
@@ -76,10 +81,13 @@ TL_HOST_DEVICE constexpr GemmDequantPlan make_plan(const GemmDequantConfig& c) {
   p.a_box_bytes = p.smem_A.cosize() * 2;
   p.a_stage_bytes = c.chunks() * p.a_box_bytes;
   p.w_stage_bytes = p.smem_W.cosize();
-  // The swizzled activation boxes first (each a whole number of 1024-byte atoms), the weights after them.
+  p.s_row_bytes = 4 * c.stage_groups();
+  p.s_stage_bytes = c.block_N * p.s_row_bytes;
+  // The swizzled activation boxes first (each a whole number of 1024-byte atoms), the weights and scales after them.
   p.a_offset = 0;
   p.w_offset = c.num_stages * p.a_stage_bytes;
-  p.full_bar_offset = p.w_offset + c.num_stages * p.w_stage_bytes;
+  p.s_offset = p.w_offset + c.num_stages * p.w_stage_bytes;
+  p.full_bar_offset = p.s_offset + c.num_stages * p.s_stage_bytes;
   p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
   p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
   p.a_sbo = p.smem_A(8, 0) * 2;

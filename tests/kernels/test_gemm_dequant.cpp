@@ -136,40 +136,51 @@ TEST(GemmDequantPlan, ThreadsPickTheirFragmentsBytes) {
 
 // The activation box is what TMA's SWIZZLE_128B writes and the weights what an unswizzled box writes (row-major
 // bytes); the regions are disjoint, the swizzled ones 1024-byte aligned; the descriptor's stride is one 8-row atom.
+// A stage's scales hold a word per row and group the stage meets, and a row's words start aligned to their total
+// (the consumer reads them with one 4-, 8- or 16-byte shared load).
 TEST(GemmDequantPlan, TilesAndRegionsAreWhatTmaWrites) {
   for (int bn : {64, 128})
     for (int bm : {16, 32, 64, 128, 256})
-      for (int bk : {64, 128, 256}) {
-        const GemmDequantConfig c{.block_N = bn, .block_M = bm, .block_K = bk, .num_stages = 3};
-        SCOPED_TRACE(name_expression(c));
-        const GemmDequantPlan p = make_plan(c);
-        ASSERT_TRUE(p.smem_A.ok() && p.smem_W.ok());
-        for (int r = 0; r < bm; ++r)
-          for (int k = 0; k < 64; ++k) ASSERT_EQ(2 * p.smem_A(r, k), test::tma_sw128(r * 128 + 2 * k));
-        for (int r = 0; r < bn; ++r)
-          for (int b = 0; b < bk / 2; ++b) ASSERT_EQ(p.smem_W(r, b), r * (bk / 2) + b);
-        EXPECT_EQ(p.a_sbo, 1024);
-        EXPECT_EQ(p.a_box_bytes, bm * 128);
-        EXPECT_EQ(p.w_stage_bytes, bn * bk / 2);
-        std::vector<test::Region> swizzled, others;
-        for (int s = 0; s < 3; ++s) {
-          for (int ch = 0; ch < c.chunks(); ++ch) {
-            const int at = p.a_offset + s * p.a_stage_bytes + ch * p.a_box_bytes;
-            swizzled.push_back({at, at + p.a_box_bytes});
+      for (int bk : {64, 128, 256})
+        for (int group : {32, 64, 128}) {
+          const GemmDequantConfig c{.block_N = bn, .block_M = bm, .block_K = bk, .num_stages = 3, .group = group};
+          SCOPED_TRACE(name_expression(c));
+          const GemmDequantPlan p = make_plan(c);
+          ASSERT_TRUE(p.smem_A.ok() && p.smem_W.ok());
+          for (int r = 0; r < bm; ++r)
+            for (int k = 0; k < 64; ++k) ASSERT_EQ(2 * p.smem_A(r, k), test::tma_sw128(r * 128 + 2 * k));
+          for (int r = 0; r < bn; ++r)
+            for (int b = 0; b < bk / 2; ++b) ASSERT_EQ(p.smem_W(r, b), r * (bk / 2) + b);
+          EXPECT_EQ(p.a_sbo, 1024);
+          EXPECT_EQ(p.a_box_bytes, bm * 128);
+          EXPECT_EQ(p.w_stage_bytes, bn * bk / 2);
+          std::vector<test::Region> swizzled, others;
+          for (int s = 0; s < 3; ++s) {
+            for (int ch = 0; ch < c.chunks(); ++ch) {
+              const int at = p.a_offset + s * p.a_stage_bytes + ch * p.a_box_bytes;
+              swizzled.push_back({at, at + p.a_box_bytes});
+            }
+            const int w = p.w_offset + s * p.w_stage_bytes;
+            others.push_back({w, w + p.w_stage_bytes});
+            const int sc = p.s_offset + s * p.s_stage_bytes;
+            others.push_back({sc, sc + p.s_stage_bytes});
+            const int row_bytes = 4 * ((bk + group - 1) / group);
+            EXPECT_EQ(p.s_row_bytes, row_bytes);
+            EXPECT_EQ(p.s_stage_bytes, bn * row_bytes);
+            if (row_bytes <= 16) {
+              EXPECT_EQ(sc % row_bytes, 0);
+            }
+            others.push_back({p.full_bar_offset + 8 * s, p.full_bar_offset + 8 * s + 8});
+            others.push_back({p.empty_bar_offset + 8 * s, p.empty_bar_offset + 8 * s + 8});
           }
-          const int w = p.w_offset + s * p.w_stage_bytes;
-          others.push_back({w, w + p.w_stage_bytes});
-          others.push_back({p.full_bar_offset + 8 * s, p.full_bar_offset + 8 * s + 8});
-          others.push_back({p.empty_bar_offset + 8 * s, p.empty_bar_offset + 8 * s + 8});
+          // Barriers are 8-byte aligned.
+          EXPECT_EQ(p.full_bar_offset % 8, 0);
+          test::expect_disjoint_regions(swizzled, others, p.align, p.bytes);
+          EXPECT_EQ(p.box_A.inner, 64);
+          EXPECT_EQ(p.box_A.outer, bm);
+          EXPECT_EQ(p.box_W.inner, bk / 2);
+          EXPECT_EQ(p.box_W.outer, bn);
         }
-        // Barriers are 8-byte aligned.
-        EXPECT_EQ(p.full_bar_offset % 8, 0);
-        test::expect_disjoint_regions(swizzled, others, p.align, p.bytes);
-        EXPECT_EQ(p.box_A.inner, 64);
-        EXPECT_EQ(p.box_A.outer, bm);
-        EXPECT_EQ(p.box_W.inner, bk / 2);
-        EXPECT_EQ(p.box_W.outer, bn);
-      }
 }
 
 // [SECTION] the gemv plan
