@@ -182,7 +182,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       mbar_wait(full_bar(s), (k / STAGES) & 1);
       TL_PROBE_STAMP(t_mma);
       const unsigned w_stage = base + P.w_offset + s * W_STAGE;
-      const unsigned a_stage = base + P.a_offset + s * A_STAGE;
+      // The stage's first activation descriptor; the others add their byte offset / 16 to its start address field
+      // (shared memory ends below 2^18 bytes: the 14-bit field never carries) instead of each being built again.
+      const unsigned long long a_desc = smem_desc_sw128(base + P.a_offset + s * A_STAGE, 16, P.a_sbo);
       // The two rows' scales for the stage's groups (the quad's four threads read the same words: a broadcast).
       unsigned sc[2][NG];
 #pragma unroll
@@ -240,7 +242,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
         wgmma_fence();
 #pragma unroll
         for (int st = 0; st < 4; ++st)
-          WgmmaRS<BM, true, 0>::run(acc, fr[st], smem_desc_sw128(a_stage + ch * A_BOX + 32 * st, 16, P.a_sbo), 1);
+          WgmmaRS<BM, true, 0>::run(acc, fr[st], a_desc + (ch * A_BOX + 32 * st) / 16, 1);
         wgmma_commit();
         // The chunk before this one is complete: its fragment buffer may be overwritten.
         wgmma_wait<1>();
