@@ -1,19 +1,30 @@
--- gemm.dequant at issue 21's prefill shape (M 4096, N 8192, K 8192) beside bf16 gemm.wgmma in the same process: int4
--- and fp4 weights, scale groups 32 and 128, every run checked against the float64 reference. The target is 0.9x
--- gemm.wgmma's rate; `x` divides by the mean of gemm.wgmma's runs before and after.
+-- gemm.dequant at prefill shapes (M 4096, N 8192, K 8192: issue 21's; and M 8192, N 8192, K 4096) beside bf16
+-- gemm.wgmma in the same process: int4 and fp4 weights, scale groups 32 and 128, every run checked against the
+-- float64 reference. The target is 0.9x gemm.wgmma's rate; `x` divides by the mean of gemm.wgmma's runs at that shape
+-- before and after its dequant rows.
 -- Usage: tilelab run tests/perf/gemm_dequant_prefill.lua (a GPU; without one it compiles every case). Environment:
--- DEQUANT_REP (timed runs, default 30), DEQUANT_PASSES (the dequant rows again, default 1).
+-- DEQUANT_REP (timed runs, default 30), DEQUANT_PASSES (the dequant rows again, default 1), DEQUANT_SHAPES (how many
+-- of the shapes above, default 2).
 local rep = tonumber(os.getenv("DEQUANT_REP") or "30")
 local passes = tonumber(os.getenv("DEQUANT_PASSES") or "1")
+local nshapes = tonumber(os.getenv("DEQUANT_SHAPES") or "2")
 local dequant, wgmma = tl.kernel("gemm.dequant"), tl.kernel("gemm.wgmma")
-local shape = {M = 4096, N = 8192, K = 8192}
-local cases = {{k = wgmma, problem = shape}}
-for _ = 1, passes do
-  for _, w in ipairs({{"int4", 128}, {"int4", 32}, {"fp4", 128}, {"fp4", 32}}) do
-    cases[#cases + 1] = {k = dequant, problem = {M = shape.M, N = shape.N, K = shape.K, wtype = w[1], group = w[2]}}
+local shapes = {{M = 4096, N = 8192, K = 8192}, {M = 8192, N = 8192, K = 4096}}
+-- Per shape: gemm.wgmma, the dequant rows, gemm.wgmma again; base[si] = {first, last} indexes its two gemm.wgmma runs.
+local cases, base = {}, {}
+for si = 1, nshapes do
+  local shape = shapes[si]
+  local first = #cases + 1
+  cases[first] = {k = wgmma, problem = shape, shape = si}
+  for _ = 1, passes do
+    for _, w in ipairs({{"int4", 128}, {"int4", 32}, {"fp4", 128}, {"fp4", 32}}) do
+      cases[#cases + 1] = {k = dequant, shape = si,
+                           problem = {M = shape.M, N = shape.N, K = shape.K, wtype = w[1], group = w[2]}}
+    end
   end
+  cases[#cases + 1] = {k = wgmma, problem = shape, shape = si}
+  base[si] = {first, #cases}
 end
-cases[#cases + 1] = {k = wgmma, problem = shape}
 -- Checked only (float64 reference, rep 1): a partial last stage and group, N past the last tile, fp4 with bf16 scales.
 for _, p in ipairs({{M = 1000, N = 1000, K = 4128, wtype = "fp4", group = 32},
                     {M = 257, N = 4100, K = 1056, wtype = "fp4", group = 64},
@@ -34,19 +45,24 @@ for i, c in ipairs(cases) do
   local r, err = c.k:run{problem = c.problem, rep = c.check and 1 or rep, warmup = c.check and 0 or 5}
   results[i] = r or {error = err}
 end
-local last = #cases - 3  -- gemm.wgmma's second run
-local base = (results[1].tflops + results[last].tflops) / 2
-print(string.format("gemm.wgmma bf16: %.1f / %.1f TFLOP/s (before / after)", results[1].tflops, results[last].tflops))
-print(string.format("%-13s %-6s %5s %4s %9s %8s %6s", "kernel", "wtype", "group", "ok", "us", "TFLOP/s", "x"))
+local function tflops(i) return results[i].tflops or 0 end
+for si = 1, nshapes do
+  local s, b = shapes[si], base[si]
+  base[si] = (tflops(b[1]) + tflops(b[2])) / 2
+  print(string.format("gemm.wgmma bf16 %dx%dx%d: %.1f / %.1f TFLOP/s (before / after)", s.M, s.N, s.K, tflops(b[1]),
+                      tflops(b[2])))
+end
+print(string.format("%-13s %-16s %-6s %5s %4s %9s %8s %6s", "kernel", "MxNxK", "wtype", "group", "ok", "us", "TFLOP/s",
+                    "x"))
 for i, c in ipairs(cases) do
-  local r = results[i]
+  local r, p = results[i], c.problem
   if r.error then
-    print(c.k.name, tl.json_encode(c.problem), "ERROR " .. tostring(r.error))
+    print(c.k.name, tl.json_encode(p), "ERROR " .. tostring(r.error))
   else
-    print(string.format("%-13s %-6s %5s %4s %9.1f %8.1f %6.3f%s", c.k.name, c.problem.wtype or "bf16",
-                        tostring(c.problem.group or "-"), r.passed and "PASS" or "FAIL", r.median_ms * 1e3, r.tflops,
-                        r.tflops / base, c.check and string.format("  (check %dx%dx%d, rel_err %.1e)", c.problem.M,
-                        c.problem.N, c.problem.K, r.rel_err or -1) or ""))
+    local x = c.shape and string.format("%6.3f", r.tflops / base[c.shape]) or "     -"
+    print(string.format("%-13s %-16s %-6s %5s %4s %9.1f %8.1f %s%s", c.k.name, p.M .. "x" .. p.N .. "x" .. p.K,
+                        p.wtype or "bf16", tostring(p.group or "-"), r.passed and "PASS" or "FAIL", r.median_ms * 1e3,
+                        r.tflops, x, c.check and string.format("  (check, rel_err %.1e)", r.rel_err or -1) or ""))
     if not r.passed then print("  failure: " .. tostring(r.failure)) end
   end
 end

@@ -11,8 +11,9 @@
 # NAME's as kernels_NAME/, the scripts, and cache.tar.xz: the NVRTC cache filled by compiling every case). There:
 # `bash DIR/gemm_tune_device.sh DIR` (device tool: carry [DIR]); $OUT (default DIR/out) receives the logs and
 # summary.txt, printed last.
-# Knobs: STEPS (any of test streamk skbase sweep dequant; default test streamk sweep dequant), SWEEP_SPACE,
-# SWEEP_PROBLEMS (space-separated), GEMM_PASSES / GEMM_REP / GEMM_SCHEDULES / GEMM_PARTS (gemm_streamk.lua's),
+# Knobs: STEPS (any of test streamk skbase sweep dequant; default test streamk sweep dequant; --prepare compiles only
+# what they need), SWEEP_SPACE, SWEEP_PROBLEMS (space-separated), GEMM_PASSES / GEMM_REP / GEMM_SCHEDULES /
+# GEMM_PARTS (gemm_streamk.lua's),
 # DEQUANT_TREES (kernel folders of the bundle, in run order; default "kernels kernels_base kernels kernels_base").
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +23,8 @@ SWEEP_PROBLEMS=${SWEEP_PROBLEMS:-M=3000,N=5000,K=4096 M=4096,N=4096,K=4096}
 export GEMM_PARTS=${GEMM_PARTS:-check,time} GEMM_SCHEDULES=${GEMM_SCHEDULES:-data_parallel,stream_k,auto}
 export GEMM_PASSES=${GEMM_PASSES:-2} GEMM_REP=${GEMM_REP:-20}
 sweep_args() { for p in $SWEEP_PROBLEMS; do printf -- '--problem %s ' "$p"; done; }
+STEPS=${STEPS:-test streamk sweep dequant}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: gemm_tune_device.sh --prepare DIR [BASE_COMMIT]}
@@ -43,12 +46,13 @@ if [ "${1:-}" = "--prepare" ]; then
     "$T" test --kernel $k > "$D/prepare_$k.txt" 2>&1
     echo "$k quick matrix compiled: $(tail -2 "$D/prepare_$k.txt" | head -1)"
   done
-  GEMM_COMPILE_ONLY=1 "$T" run "$HERE/gemm_streamk.lua" 2>&1 | grep -vc "registers" | sed 's/^/gemm_streamk.lua compile failures: /'
-  "$T" sweep gemm.wgmma $(sweep_args) --space "$SWEEP_SPACE" --no-store --plain 2>&1 | tail -2
+  has streamk && GEMM_COMPILE_ONLY=1 "$T" run "$HERE/gemm_streamk.lua" 2>&1 | grep -vc "registers" |
+    sed 's/^/gemm_streamk.lua compile failures: /'
+  has sweep && "$T" sweep gemm.wgmma $(sweep_args) --space "$SWEEP_SPACE" --no-store --plain 2>&1 | tail -2
   for kd in "$D"/kernels*; do
     TILELAB_KERNELS_DIR=$kd "$T" run "$HERE/gemm_dequant_prefill.lua" 2>&1 | tail -1
   done
-  TILELAB_KERNELS_DIR=$D/kernels_base GEMM_COMPILE_ONLY=1 GEMM_PARTS=time GEMM_SCHEDULES=stream_k \
+  has skbase && TILELAB_KERNELS_DIR=$D/kernels_base GEMM_COMPILE_ONLY=1 GEMM_PARTS=time GEMM_SCHEDULES=stream_k \
     "$T" run "$HERE/gemm_streamk.lua" 2>&1 | grep -vc "registers" | sed 's/^/base stream-K compile failures: /'
   tar cJf "$D/cache.tar.xz" -C "$C" . && rm -rf "$C"
   du -sh "$D"
@@ -57,9 +61,7 @@ fi
 
 D=$(cd "${1:-$HERE}" && pwd)
 . "$D/device_env.sh" gemmtune
-STEPS=${STEPS:-test streamk sweep dequant}
 echo "steps: $STEPS" >> "$S"
-has() { [[ " $STEPS " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader >> "$S" 2>&1
 if has test; then
   for k in gemm.wgmma gemm.dequant; do
