@@ -153,6 +153,11 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
   // An auto split halves until it suits a given num_stages (check_dequant's rules).
   while (split == 0 && cfg.num_stages != 0 && cfg.k_split > 1 && !split_fits(cfg)) cfg.k_split /= 2;
   cfg.ctas_per_sm = ctas != 0 ? static_cast<int>(ctas) : decode && cfg.k_split == 1 ? 2 : 1;
+  // auto: scales staged in shared memory (prefill on the H100: 0.88x of bf16 gemm.wgmma -> 0.96x at group 32, 0.94x ->
+  // 0.97x with int4 at group 128), except for split decode tiles with one scale group a stage, where the producer's
+  // scale loads sit on the issue path of a memory-bound pipeline (fp4 at M 32, group 128: 7% slower; docs/perf.md).
+  const std::string& scales = c.text("scales");
+  cfg.smem_scales = scales == "smem" || (scales == "auto" && !(cfg.k_split > 1 && cfg.stage_groups() == 1));
   // auto: the deepest pipeline up to 8 stages (a multiple of k_split) that fits the CTA's share of the SM's shared
   // memory (decode's small stages need the depth to keep enough weight bytes in flight).
   if (cfg.num_stages == 0) {
@@ -302,6 +307,12 @@ KernelSpec gemm_dequant_spec() {
                                  "CTAs sharing an SM (a thread's registers capped for them): wgmma 1 (the consumers "
                                  "get 232 registers by setmaxnreg) or 2, 0 = auto: 2 for block_M <= 32 with block_N 64 "
                                  "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers), 2 for 32"),
+               ParamSpec::enumeration("scales", "auto", {"auto", "smem", "regs"},
+                                      "wgmma: how a consumer gets its scales: smem = the producer warpgroup stages "
+                                      "each k block's in shared memory (one shared load per row a stage); regs = each "
+                                      "consumer thread loads its rows' from global memory into a ring of registers, "
+                                      "stages ahead; auto = regs for k_split > 1 with one scale group a stage, else "
+                                      "smem"),
                ParamSpec::one_of("k_split", 0, {0, 1, 2, 4},
                                  "consumer warpgroups per 64 weight rows, taking the k blocks in turn (their partial "
                                  "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1"),
@@ -335,6 +346,9 @@ KernelSpec gemm_dequant_spec() {
         {{"block_M", "16"}, {"ctas_per_sm", "2"}, {"k_split", "1"}},
         {{"block_N", "128"}, {"block_M", "32"}, {"k_split", "2"}, {"num_stages", "4"}},
         {{"path", "wgmma"}, {"block_M", "16"}, {"k_split", "1"}},
+        // Each scale feed where auto picks the other: the register ring at prefill tiles, staged scales split.
+        {{"path", "wgmma"}, {"scales", "regs"}},
+        {{"path", "wgmma"}, {"scales", "smem"}, {"block_M", "32"}, {"k_split", "2"}},
         {{"splits", "1"}},
         {{"splits", "3"}},
         {{"warp_rows", "32"}, {"prefetch", "1"}},

@@ -70,9 +70,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   constexpr int NV = P.acc.num_values();
   constexpr unsigned A_BOX = P.a_box_bytes, A_STAGE = P.a_stage_bytes, W_STAGE = P.w_stage_bytes;
   constexpr unsigned S_STAGE = P.s_stage_bytes, S_ROW = P.s_row_bytes;
-  // A stage is full once the TMA bytes have landed (thread 0's arrive.expect_tx) and each producer thread has stored
-  // its scales (its own arrive, which releases them).
-  constexpr unsigned FULL_ARRIVALS = 1 + 128;
+  constexpr bool SMEM_SCALES = CFG.smem_scales;
+  // A stage is full once the TMA bytes have landed (thread 0's arrive.expect_tx) and, with staged scales, each producer
+  // thread has stored its scales (its own arrive, which releases them).
+  constexpr unsigned FULL_ARRIVALS = SMEM_SCALES ? 1 + 128 : 1;
   // Scale entries per producer thread a stage (the producer warpgroup's 128 threads share them).
   constexpr int S_PER_THREAD = (BN * NG + 127) / 128;
   // Chunks alternate between two fragment buffers; with an even count per stage the alternation carries over the
@@ -111,54 +112,59 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
   if (wg == 0) {
     // One CTA per SM and at most two consumers: they take the producer's registers. Else as compiled.
     if constexpr (REG_SHIFT) setmaxnreg_dec<40>();
-    TL_PROBE_WARP_INIT_IF(tid < 32);
-    if (tid == 0) {
-      prefetch_tensormap(&tma_a);
-      prefetch_tensormap(&tma_w);
-    }
-    for (int k = 0; k < k_steps; ++k) {
-      const int s = k % STAGES;
-      TL_PROBE_STAMP(t_wait);
-      mbar_wait(empty_bar(s), ((k / STAGES) & 1) ^ 1);
-      TL_PROBE_STAMP(t_issue);
+    // Warp 0 issues the TMA loads; with staged scales the whole warpgroup loads and stores them.
+    if (SMEM_SCALES || tid < 32) {
+      TL_PROBE_WARP_INIT_IF(tid < 32);
       if (tid == 0) {
-        // Boxes past M, N or K are zero-filled by TMA (zero codes and zero activations add nothing) and still count
-        // their whole bytes.
-        mbar_expect_tx(full_bar(s), A_STAGE + W_STAGE);
-        tma_load(base + P.w_offset + s * W_STAGE, &tma_w, full_bar(s), k * (BK / 2), n0);
-#pragma unroll
-        for (int ch = 0; ch < CHUNKS; ++ch)
-          tma_load(base + P.a_offset + s * A_STAGE + ch * A_BOX, &tma_a, full_bar(s), k * BK + 64 * ch, m0);
+        prefetch_tensormap(&tma_a);
+        prefetch_tensormap(&tma_w);
       }
-      // The stage's scales: entry e is row e / NG, group e % NG of the stage, at 4 e bytes; thread tid takes entries
-      // tid, tid + 128, ... (its loads all in flight before its first store). Rows past N and groups past K are
-      // clamped into the array (their codes are zero: any scale will do).
-      const int g0 = k * BK / G;
-      const unsigned s_stage = base + P.s_offset + s * S_STAGE;
-      unsigned raw[S_PER_THREAD] = {};
+      for (int k = 0; k < k_steps; ++k) {
+        const int s = k % STAGES;
+        TL_PROBE_STAMP(t_wait);
+        mbar_wait(empty_bar(s), ((k / STAGES) & 1) ^ 1);
+        TL_PROBE_STAMP(t_issue);
+        if (tid == 0) {
+          // Boxes past M, N or K are zero-filled by TMA (zero codes and zero activations add nothing) and still count
+          // their whole bytes.
+          mbar_expect_tx(full_bar(s), A_STAGE + W_STAGE);
+          tma_load(base + P.w_offset + s * W_STAGE, &tma_w, full_bar(s), k * (BK / 2), n0);
 #pragma unroll
-      for (int i = 0; i < S_PER_THREAD; ++i) {
-        const int e = tid + 128 * i;
-        const long long at =
-            static_cast<long long>(min(n0 + e / NG, N - 1)) * k_groups + min(g0 + e % NG, k_groups - 1);
-        if (e < BN * NG)
-          raw[i] = CFG.scale_f32 ? __float_as_uint(__ldg(static_cast<const float*>(scales) + at))
-                                 : __ldg(static_cast<const unsigned short*>(scales) + at);
-      }
+          for (int ch = 0; ch < CHUNKS; ++ch)
+            tma_load(base + P.a_offset + s * A_STAGE + ch * A_BOX, &tma_a, full_bar(s), k * BK + 64 * ch, m0);
+        }
+        // smem_scales: the stage's scales. Entry e is row e / NG, group e % NG of the stage, at 4 e bytes; thread tid
+        // takes entries tid, tid + 128, ... (its loads all in flight before its first store). Rows past N and groups
+        // past K are clamped into the array (their codes are zero: any scale will do).
+        if constexpr (SMEM_SCALES) {
+          const int g0 = k * BK / G;
+          const unsigned s_stage = base + P.s_offset + s * S_STAGE;
+          unsigned raw[S_PER_THREAD] = {};
 #pragma unroll
-      for (int i = 0; i < S_PER_THREAD; ++i) {
-        unsigned v = raw[i];
-        if constexpr (!CFG.scale_f32) v = FOLD ? dequant4::fp4_fold_scale(v | (v << 16)) : v | (v << 16);
-        if (tid + 128 * i < BN * NG) st_shared_b32(s_stage + 4u * (tid + 128 * i), v);
+          for (int i = 0; i < S_PER_THREAD; ++i) {
+            const int e = tid + 128 * i;
+            const long long at =
+                static_cast<long long>(min(n0 + e / NG, N - 1)) * k_groups + min(g0 + e % NG, k_groups - 1);
+            if (e < BN * NG)
+              raw[i] = CFG.scale_f32 ? __float_as_uint(__ldg(static_cast<const float*>(scales) + at))
+                                     : __ldg(static_cast<const unsigned short*>(scales) + at);
+          }
+#pragma unroll
+          for (int i = 0; i < S_PER_THREAD; ++i) {
+            unsigned v = raw[i];
+            if constexpr (!CFG.scale_f32) v = FOLD ? dequant4::fp4_fold_scale(v | (v << 16)) : v | (v << 16);
+            if (tid + 128 * i < BN * NG) st_shared_b32(s_stage + 4u * (tid + 128 * i), v);
+          }
+          mbar_arrive(full_bar(s));
+        }
+        TL_PROBE_STAMP(t_issued);
+        TL_PROBE_BEGIN_AT(Probe::wait_empty, s, k, t_wait);
+        TL_PROBE_END_AT(Probe::wait_empty, s, k, t_issue);
+        TL_PROBE_BEGIN_AT(Probe::tma_issue, s, k, t_issue);
+        TL_PROBE_END_AT(Probe::tma_issue, s, k, t_issued);
       }
-      mbar_arrive(full_bar(s));
-      TL_PROBE_STAMP(t_issued);
-      TL_PROBE_BEGIN_AT(Probe::wait_empty, s, k, t_wait);
-      TL_PROBE_END_AT(Probe::wait_empty, s, k, t_issue);
-      TL_PROBE_BEGIN_AT(Probe::tma_issue, s, k, t_issue);
-      TL_PROBE_END_AT(Probe::tma_issue, s, k, t_issued);
+      TL_PROBE_FLUSH();
     }
-    TL_PROBE_FLUSH();
   } else {
     if constexpr (REG_SHIFT) setmaxnreg_inc<232>();
     // Consumer c: row group rg (weight rows [64 rg, 64 rg + 64) of the tile) and k lane kl (stages kl, kl + KS, ...).
@@ -169,36 +175,75 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
     static constexpr auto FT = tabulate<8>([](int v) { return P.frag_W(0, v); });
     const TileCoord e0 = P.frag_W(tid, 0);
     const unsigned sel = dequant4::spread_selector((e0.col / 2) % 4);
-    // The thread's two weight rows: fragment rows e0.row and e0.row + 8.
+    // The thread's two weight rows (fragment rows e0.row and e0.row + 8) and, for the register ring, their scale rows
+    // (clamped into N: rows past N hold zero codes, so any scale will do).
     const int rows[2] = {rg * 64 + e0.row, rg * 64 + e0.row + FT[2].row};
+    const long long srow[2] = {static_cast<long long>(min(n0 + rows[0], N - 1)) * k_groups,
+                               static_cast<long long>(min(n0 + rows[1], N - 1)) * k_groups};
     float acc[NV];
 #pragma unroll
     for (int i = 0; i < NV; ++i) acc[i] = 0.f;
     unsigned frag[2][4][4];  // [buffer][k16 step][register]
     int prev_stage = -1;
-    auto run_stage = [&](int k) {
+    // The scales of a stage, as bf16 pairs (the scale in both halves) or f32, per row (row, row + 8) and group.
+    // smem_scales: read from the stage's shared memory after its full barrier. Else loaded SCALE_AHEAD of this lane's
+    // stages before their use into a ring of registers (the k loop is unrolled by the ring's size so that each slot is
+    // a fixed register), which keeps their latency off the stage's path.
+    struct StageScales {
+      unsigned h[2][NG];
+      float f[2][NG];
+    };
+    constexpr int SCALE_AHEAD = SMEM_SCALES ? 1 : NG <= 2 ? 8 : NG <= 4 ? 4 : 2;
+    StageScales ring[SCALE_AHEAD];
+    auto load_scales = [&](StageScales& r, int k) {
+      if constexpr (!SMEM_SCALES) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int g = 0; g < NG; ++g) {
+            // Past the last stage the index is clamped: a load nobody uses, kept in bounds.
+            const long long at = srow[h] + min(k * BK / G + g, k_groups - 1);
+            if constexpr (CFG.scale_f32) {
+              r.f[h][g] = __ldg(static_cast<const float*>(scales) + at);
+            } else {
+              const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
+              r.h[h][g] = FOLD ? dequant4::fp4_fold_scale(b | (b << 16)) : b | (b << 16);
+            }
+          }
+      }
+    };
+    auto run_stage = [&](int k, StageScales& sc) {
       const int s = k % STAGES;
       TL_PROBE_STAMP(t_wait);
       mbar_wait(full_bar(s), (k / STAGES) & 1);
       TL_PROBE_STAMP(t_mma);
       const unsigned w_stage = base + P.w_offset + s * W_STAGE;
-      // The stage's first activation descriptor; the others add their byte offset / 16 to its start address field
-      // (shared memory ends below 2^18 bytes: the 14-bit field never carries) instead of each being built again.
-      const unsigned long long a_desc = smem_desc_sw128(base + P.a_offset + s * A_STAGE, 16, P.a_sbo);
-      // The two rows' scales for the stage's groups (the quad's four threads read the same words: a broadcast).
-      unsigned sc[2][NG];
+      const unsigned a_stage = base + P.a_offset + s * A_STAGE;
+      // smem_scales: the stage's first activation descriptor; the others add their byte offset / 16 to its start
+      // address field (shared memory ends below 2^18 bytes: the 14-bit field never carries) instead of each being built
+      // again (measured with the staged scales only; the register ring keeps a descriptor per wgmma: docs/perf.md).
+      const unsigned long long a_desc = smem_desc_sw128(a_stage, 16, P.a_sbo);
+      if constexpr (SMEM_SCALES) {
+        // The two rows' words for the stage's groups (the quad's four threads read the same words: a broadcast).
+        unsigned w[2][NG];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const unsigned at = base + P.s_offset + s * S_STAGE + rows[h] * S_ROW;
-        if constexpr (NG == 4) {
-          const uint4 v = ld_shared_v4_b32(at);
-          sc[h][0] = v.x, sc[h][1] = v.y, sc[h][2] = v.z, sc[h][3] = v.w;
-        } else if constexpr (NG == 2) {
-          const unsigned long long v = ld_shared_b64(at);
-          sc[h][0] = static_cast<unsigned>(v), sc[h][1] = static_cast<unsigned>(v >> 32);
-        } else {
+        for (int h = 0; h < 2; ++h) {
+          const unsigned at = base + P.s_offset + s * S_STAGE + rows[h] * S_ROW;
+          if constexpr (NG == 4) {
+            const uint4 v = ld_shared_v4_b32(at);
+            w[h][0] = v.x, w[h][1] = v.y, w[h][2] = v.z, w[h][3] = v.w;
+          } else if constexpr (NG == 2) {
+            const unsigned long long v = ld_shared_b64(at);
+            w[h][0] = static_cast<unsigned>(v), w[h][1] = static_cast<unsigned>(v >> 32);
+          } else {
 #pragma unroll
-          for (int g = 0; g < NG; ++g) sc[h][g] = ld_shared_b32(at + 4u * g);
+            for (int g = 0; g < NG; ++g) w[h][g] = ld_shared_b32(at + 4u * g);
+          }
+#pragma unroll
+          for (int g = 0; g < NG; ++g) {
+            if constexpr (CFG.scale_f32) sc.f[h][g] = __uint_as_float(w[h][g]);
+            else sc.h[h][g] = w[h][g];
+          }
         }
       }
 #pragma unroll
@@ -232,17 +277,19 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
             }
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
-              const float f_scale = __uint_as_float(sc[h][g]);
-              fr[st][j] = pack2<true>(f.x * f_scale, f.y * f_scale);
+              fr[st][j] = pack2<true>(f.x * sc.f[h][g], f.y * sc.f[h][g]);
             } else {
-              fr[st][j] = dequant4::mul_bf16x2(v, sc[h][g]);
+              fr[st][j] = dequant4::mul_bf16x2(v, sc.h[h][g]);
             }
           }
         }
         wgmma_fence();
 #pragma unroll
         for (int st = 0; st < 4; ++st)
-          WgmmaRS<BM, true, 0>::run(acc, fr[st], a_desc + (ch * A_BOX + 32 * st) / 16, 1);
+          WgmmaRS<BM, true, 0>::run(acc, fr[st],
+                                    SMEM_SCALES ? a_desc + (ch * A_BOX + 32 * st) / 16
+                                                : smem_desc_sw128(a_stage + ch * A_BOX + 32 * st, 16, P.a_sbo),
+                                    1);
         wgmma_commit();
         // The chunk before this one is complete: its fragment buffer may be overwritten.
         wgmma_wait<1>();
@@ -261,9 +308,25 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.ctas_per_sm)
       TL_PROBE_BEGIN_AT(Probe::dequant_mma, s, k, t_mma);
       TL_PROBE_END_AT(Probe::dequant_mma, s, k, t_done);
     };
-    // This lane's stages: kl, kl + KS, ...
+    // This lane's i-th stage is k = kl + KS i.
+    if constexpr (SMEM_SCALES) {
 #pragma unroll 1
-    for (int k = kl; k < k_steps; k += KS) run_stage(k);
+      for (int k = kl; k < k_steps; k += KS) run_stage(k, ring[0]);
+    } else {
+#pragma unroll
+      for (int d = 0; d < SCALE_AHEAD; ++d) load_scales(ring[d], kl + KS * d);
+#pragma unroll 1
+      for (int i0 = 0; kl + KS * i0 < k_steps; i0 += SCALE_AHEAD) {
+#pragma unroll
+        for (int d = 0; d < SCALE_AHEAD; ++d) {
+          const int k = kl + KS * (i0 + d);
+          if (k < k_steps) {
+            run_stage(k, ring[d]);
+            load_scales(ring[d], k + KS * SCALE_AHEAD);
+          }
+        }
+      }
+    }
     wgmma_wait<0>();
     fence_regs(acc);
     if constexpr (FOLD) {

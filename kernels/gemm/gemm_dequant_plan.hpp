@@ -29,6 +29,9 @@ struct GemmDequantConfig {
   int wtype = dequant4::kInt4;
   int group = 128;          // k per scale
   bool scale_f32 = false;   // scales f32 (else bf16)
+  // Each k block's scales staged in shared memory by the producer warpgroup (else each consumer thread loads its rows'
+  // into a ring of registers).
+  bool smem_scales = true;
 
   TL_HOST_DEVICE constexpr int row_groups() const { return block_N / 64; }
   TL_HOST_DEVICE constexpr int consumers() const { return row_groups() * k_split; }
@@ -61,8 +64,8 @@ struct GemmDequantPlan {
   Fragment frag_W, acc;
   int align = 1024;  // one 128B swizzle atom
   int a_box_bytes = 0, a_stage_bytes = 0, w_stage_bytes = 0;
-  // A stage's scales as the consumers multiply by them, staged by the producer warpgroup: [block_N rows]
-  // [stage_groups] 4-byte words (a bf16 scale in both halves of a pair, fp4's 2^94 folded in, or an f32).
+  // smem_scales: a stage's scales as the consumers multiply by them, staged by the producer warpgroup: [block_N rows]
+  // [stage_groups] 4-byte words (a bf16 scale in both halves of a pair, fp4's 2^94 folded in, or an f32); else none.
   int s_row_bytes = 0, s_stage_bytes = 0;
   int a_offset = 0, w_offset = 0, s_offset = 0, full_bar_offset = 0, empty_bar_offset = 0;
   int bytes = 0;  // the dynamic shared memory to launch with (alignment slack included)
@@ -81,7 +84,7 @@ TL_HOST_DEVICE constexpr GemmDequantPlan make_plan(const GemmDequantConfig& c) {
   p.a_box_bytes = p.smem_A.cosize() * 2;
   p.a_stage_bytes = c.chunks() * p.a_box_bytes;
   p.w_stage_bytes = p.smem_W.cosize();
-  p.s_row_bytes = 4 * c.stage_groups();
+  p.s_row_bytes = c.smem_scales ? 4 * c.stage_groups() : 0;
   p.s_stage_bytes = c.block_N * p.s_row_bytes;
   // The swizzled activation boxes first (each a whole number of 1024-byte atoms), the weights and scales after them.
   p.a_offset = 0;
@@ -112,6 +115,7 @@ inline std::string name_expression(const GemmDequantConfig& c) {
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)
+      .field("smem_scales", c.smem_scales)
       .str();
 }
 

@@ -175,6 +175,11 @@ TEST(GemmDequantPlan, TilesAndRegionsAreWhatTmaWrites) {
           }
           // Barriers are 8-byte aligned.
           EXPECT_EQ(p.full_bar_offset % 8, 0);
+          // Without staged scales (the register ring) no shared memory goes to them.
+          GemmDequantConfig ring = c;
+          ring.smem_scales = false;
+          EXPECT_EQ(make_plan(ring).s_stage_bytes, 0);
+          EXPECT_EQ(make_plan(ring).bytes, p.bytes - 3 * p.s_stage_bytes);
           test::expect_disjoint_regions(swizzled, others, p.align, p.bytes);
           EXPECT_EQ(p.box_A.inner, 64);
           EXPECT_EQ(p.box_A.outer, bm);
