@@ -85,8 +85,8 @@ TEST(BenchGpu, WgmmaVsCublasInTheSameWorker) {
 }
 
 // cuDNN's SDPA on the same Q, K, V computes the same attention (GQA, causal with seq_q < seq_k: bottom-right), each
-// timed, and the same gradients from the same O, dO and LSE; a varlen problem runs ours and says why cuDNN's row is
-// missing. Skips where no libcudnn can be opened.
+// timed, and the same gradients from the same O, dO and LSE; varlen sequences too. Skips where no libcudnn can be
+// opened.
 TEST(BenchGpu, AttentionVsCudnnInTheSameWorker) {
   TL_REQUIRE_GPU();
   WorkerClient worker(worker_options());
@@ -119,11 +119,19 @@ TEST(BenchGpu, AttentionVsCudnnInTheSameWorker) {
   EXPECT_TRUE(rb.baseline->error.empty()) << rb.baseline->error;
   EXPECT_LT(rb.baseline->rel_vs_kernel, 2e-2);
   EXPECT_EQ(rb.baseline->time_ms.count, 5u);
-  PreparedKernel v = prepare("attn.fwd.mma", {{"batch", "3"}, {"seq_q", "256"}, {"varlen", "true"}});
+  // Varlen: cuDNN's padding mask and ragged offsets over our packed sequences (causal: every sequence has keys);
+  // not causal, the second of three sequences has none, which cuDNN's forward cannot compare (refused, named).
+  PreparedKernel v = prepare("attn.fwd.mma", {{"batch", "3"}, {"seq_q", "256"}, {"varlen", "true"}, {"causal", "true"}});
   RunRecord rv = run_instance(worker, v, ro);
-  EXPECT_TRUE(rv.passed()) << rv.failure_text();
+  ASSERT_TRUE(rv.passed()) << rv.failure_text();
   ASSERT_TRUE(rv.baseline.has_value());
-  EXPECT_EQ(rv.baseline->error.rfind("cudnn cannot run this: varlen=true", 0), 0u) << rv.baseline->error;
+  EXPECT_TRUE(rv.baseline->error.empty()) << rv.baseline->error;
+  EXPECT_LT(rv.baseline->rel_vs_kernel, 2e-2);
+  PreparedKernel e = prepare("attn.fwd.mma", {{"batch", "3"}, {"seq_q", "256"}, {"varlen", "true"}});
+  RunRecord re = run_instance(worker, e, ro);
+  EXPECT_TRUE(re.passed()) << re.failure_text();
+  ASSERT_TRUE(re.baseline.has_value());
+  EXPECT_EQ(re.baseline->error.rfind("cudnn cannot run this: sequence 1 has no keys", 0), 0u) << re.baseline->error;
 }
 
 TEST(BenchGpu, FaultThenTimeoutThenAPassingRunInTheSameClient) {

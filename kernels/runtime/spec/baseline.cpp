@@ -93,6 +93,14 @@ std::string sdpa_refusal(const SdpaBaseline& p) {
     const std::int64_t rows = std::max(rows_q(p), p.start_k.back() + p.len_k.back());
     if (rows * widest > std::numeric_limits<std::int32_t>::max())
       return "varlen tensors of more than 2^31 elements: cuDNN's ragged offsets here are int32";
+    // Measured on an H100 (cuDNN 9.19): its forward's rows for a sequence without keys are not finite (the
+    // backward's dQ there is 0, as ours).
+    for (std::size_t i = 0; i < b && !p.backward; ++i)
+      if (p.len_k[i] == 0)
+        return "sequence " + std::to_string(i) + " has no keys (varlen=true's second sequence when not causal, "
+               "attn.decode's zero_lengths=true): cuDNN's forward leaves its rows not finite where ours writes O 0 and "
+               "LSE -inf, so the two cannot be compared; bench with keys in every sequence (causal=true or batch=2; "
+               "zero_lengths=false)";
   }
   return "";
 }

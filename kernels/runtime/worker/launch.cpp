@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -334,7 +335,11 @@ Status result_from_json(const json& j, const Message& m, LaunchResult& r) {
       b.name = jb.value("name", std::string());
       b.time_ms = jb.value("time_ms", Stats{});
       b.times_ms = jb.value("times_ms", std::vector<double>{});
-      b.rel_vs_kernel = jb.value("rel_vs_kernel", 0.0);
+      // JSON has no infinity: a non-finite difference (a NaN in either output) was written as null.
+      const auto rel = jb.find("rel_vs_kernel");
+      b.rel_vs_kernel = rel == jb.end()     ? 0.0
+                        : rel->is_number() ? rel->get<double>()
+                                           : std::numeric_limits<double>::infinity();
       b.error = jb.value("error", std::string());
       r.baseline = std::move(b);
     }
