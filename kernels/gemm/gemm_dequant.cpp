@@ -84,6 +84,8 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .l2_prefetch = c.boolean("l2_prefetch"),
           .bulk = bulk,
           .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
+          .box_steps = bulk ? static_cast<int>(c.integer("box_steps")) : 1,
+          .batch = c.boolean("batch"),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -102,8 +104,10 @@ std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
   return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
-GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
-  const std::int64_t steps = tiles(k_steps, splits);
+// Splits are made of whole boxes of the bulk feed (box_steps steps; one step with the register feed), so that no box
+// reads the next split's bytes.
+GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) {
+  const std::int64_t boxes = tiles(k_steps, box), steps = tiles(boxes, std::min(splits, boxes)) * box;
   return {tiles(k_steps, steps), steps};
 }
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
@@ -111,13 +115,13 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // ties to fewer splits (less partial-sum traffic).
 GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
   const GemmDequantGemvConfig cfg = gemv_config(p, c);
-  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
-  if (c.integer("splits") != 0) return split_of(k_steps, std::min(c.integer("splits"), k_steps));
+  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK), box = cfg.box_steps;
+  if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"), box);
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
-  GemvSplit best = split_of(k_steps, k_steps);
+  GemvSplit best = split_of(k_steps, k_steps, box);
   double best_cost = 1e300;
   for (std::int64_t s = 1; s <= k_steps; ++s) {
-    const GemvSplit x = split_of(k_steps, s);
+    const GemvSplit x = split_of(k_steps, s, box);
     if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
     const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (x.steps + 2));
     if (cost < best_cost) {
@@ -173,10 +177,11 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
-    if (gemv_max_steps(cfg) < 1)
-      return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + " and warp_rows=" + c.text("warp_rows") +
+    if (gemv_max_steps(cfg) < cfg.box_steps)
+      return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + ", box_steps=" +
+                    std::to_string(cfg.box_steps) + " and warp_rows=" + c.text("warp_rows") +
                     " takes " + std::to_string(make_plan(cfg).act_offset) + " bytes of shared memory for the warps' "
-                    "rings, leaving no room for a step of activations in the " +
+                    "rings, leaving no room for a box's steps of activations in the " +
                     std::to_string(smem_share(cfg.min_blocks)) + " bytes a CTA has at ctas_per_sm=" +
                     std::to_string(cfg.min_blocks) + ": lower stages or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
@@ -185,8 +190,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
                     "beside the rings' " + std::to_string(make_plan(cfg).act_offset) + " bytes in the " +
                     std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
-                    "splits to at least " + std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) +
-                    " (or 0 = auto)");
+                    "splits to at least " +
+                    std::to_string(tiles(tiles(p.integer("K"), kGemvStepK * cfg.box_steps),
+                                         gemv_max_steps(cfg) / cfg.box_steps)) + " (or 0 = auto)");
     return Status::success();
   }
   if (c.integer("ctas_per_sm") > 2)
@@ -311,7 +317,7 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
-               ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4},
+               ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4, 6, 8},
                                  "gemv: 128-k steps of weights each lane has loaded ahead (16-byte loads in flight: "
                                  "prefetch x warp_rows / 8)"),
                ParamSpec::boolean("l2_prefetch", false,
@@ -320,9 +326,16 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: how the weights reach the lanes: regs = each lane loads its own pieces "
                                       "into registers (`prefetch` steps ahead); bulk = each warp keeps `stages` steps "
                                       "of its rows in flight by TMA into a ring of shared memory; auto = regs"),
-               ParamSpec::one_of("stages", 0, {0, 2, 3, 4, 6, 8},
-                                 "gemv feed=bulk: steps of 128 k in each warp's ring (warp_rows x 64 bytes each); "
-                                 "0 = auto: 3")}};
+               ParamSpec::one_of("stages", 0, {0, 1, 2, 3, 4, 6, 8},
+                                 "gemv feed=bulk: slots in each warp's ring (a box each: warp_rows x 64 x box_steps "
+                                 "bytes); 0 = auto: 3"),
+               ParamSpec::one_of("box_steps", 1, {1, 2, 4},
+                                 "gemv feed=bulk: 128-k steps per TMA box (each row's 64 x box_steps contiguous "
+                                 "bytes asked for at once; splits are whole boxes)"),
+               ParamSpec::boolean("batch", false,
+                                  "gemv: a lane issues its `prefetch` steps' weight loads together once it has used "
+                                  "them all (a row's prefetch x 64 contiguous bytes asked for at once), instead of one "
+                                  "step's after each step")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -344,7 +357,12 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}, {"ctas_per_sm", "2"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}, {"stages", "2"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}}};
+        {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}},
+        // Wider boxes (a split of whole boxes, the last past K) and batched register loads.
+        {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "4"}, {"stages", "2"}, {"ctas_per_sm", "2"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "2"}, {"stages", "2"}, {"splits", "3"}},
+        {{"path", "gemv"}, {"batch", "true"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
+        {{"path", "gemv"}, {"batch", "true"}, {"prefetch", "8"}, {"ctas_per_sm", "2"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -400,11 +418,12 @@ KernelSpec gemm_dequant_spec() {
                                  ArgSpec::tensor("W", DType::u8, {N, K / 2}, ArgRole::in, {.lo = 0, .hi = 256, .seed = 2})};
     if (gemv_path(p, c)) {
       const GemvSplit split = gemv_split(p, c, limits);
-      args.push_back(ArgSpec::tensor_map("tma_W", "W", {kGemvRowStepBytes, gemv_config(p, c).warp_rows}, 0));
+      const GemmDequantGemvConfig cfg = gemv_config(p, c);
+      args.push_back(ArgSpec::tensor_map("tma_W", "W", {kGemvRowStepBytes * cfg.box_steps, cfg.warp_rows}, 0));
       args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
       args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
       args.push_back(ArgSpec::tensor("partials", DType::f32, {split.splits, M, N}, ArgRole::scratch));
-      args.push_back(ArgSpec::tensor("counters", DType::i32, {tiles(N, gemv_config(p, c).rows())}, ArgRole::scratch));
+      args.push_back(ArgSpec::tensor("counters", DType::i32, {tiles(N, cfg.rows())}, ArgRole::scratch));
       for (const char* name : {"M", "N", "K"})
         args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
       args.push_back(ArgSpec::scalar("split_steps", DType::i32, static_cast<double>(split.steps)));

@@ -76,14 +76,15 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const long long row_bytes = K / 2;
   const int row0 = blockIdx.x * CFG.rows() + warp * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
 
-  // Feed bulk: the warp's ring (slot s of step s % stages) and its full barriers; step s's TMA by lane 0.
-  constexpr int STAGES = CFG.bulk ? CFG.stages : 1;
+  // Feed bulk: the warp's ring (box b = steps b BS .. b BS + BS - 1 in slot b % stages) and its full barriers; box b's
+  // TMA by lane 0.
+  constexpr int STAGES = CFG.bulk ? CFG.stages : 1, BS = CFG.box_steps;
   const unsigned wring = base + warp * STAGES * P.slot_bytes;
   auto full_bar = [&](int slot) { return base + P.bar_offset + 8u * (warp * STAGES + slot); };
-  auto issue = [&](int s) {
-    if (s < steps) {
-      mbar_expect_tx(full_bar(s % STAGES), P.slot_bytes);
-      tma_load(wring + (s % STAGES) * P.slot_bytes, &tma_w, full_bar(s % STAGES), (s0 + s) * kGemvRowStepBytes,
+  auto issue = [&](int b) {
+    if (b * BS < steps) {
+      mbar_expect_tx(full_bar(b % STAGES), P.slot_bytes);
+      tma_load(wring + (b % STAGES) * P.slot_bytes, &tma_w, full_bar(b % STAGES), (s0 + b * BS) * kGemvRowStepBytes,
                row0 - g);
     }
   };
@@ -92,7 +93,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       prefetch_tensormap(&tma_w);
       for (int slot = 0; slot < STAGES; ++slot) mbar_init(full_bar(slot), 1);
       fence_mbarrier_init();
-      for (int s = 0; s < STAGES; ++s) issue(s);
+      for (int b = 0; b < STAGES; ++b) issue(b);
     }
     __syncwarp();
   }
@@ -161,14 +162,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 
   auto compute = [&](Step& st, int s) {
     if constexpr (CFG.bulk) {
-      // The step's slot: wait for its bytes and read the lane's pieces (refilled at the end of the step).
-      const int slot = s % STAGES;
-      mbar_wait(full_bar(slot), (s / STAGES) & 1);
+      // The step's box: wait for its bytes and read the lane's pieces of step j (refilled after the box's last step).
+      const int slot = s / BS % STAGES, j = s % BS;
+      mbar_wait(full_bar(slot), (s / BS / STAGES) & 1);
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const unsigned at = wring + slot * P.slot_bytes + P.smem_W(16 * rb + 8 * h + g, 16 * t);
+          const unsigned at = wring + slot * P.slot_bytes + P.smem_W(16 * rb + 8 * h + g, kGemvRowStepBytes * j + 16 * t);
           st.w[rb][h] = ld_shared_v4_b32(at);
         }
     }
@@ -213,8 +214,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if constexpr (CFG.bulk) {
       // Refill the slot only once every lane has used its pieces (the mmas above consumed them): a refill right after
       // the reads raced them on an H100 (TMA landing before a queued shared-memory read: wrong sums at 4 CTAs per SM).
-      __syncwarp();
-      if (lane == 0) issue(s + STAGES);
+      if (s % BS == BS - 1) {
+        __syncwarp();
+        if (lane == 0) issue(s / BS + STAGES);
+      }
     }
   };
 #pragma unroll 1
@@ -223,8 +226,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     for (int d = 0; d < D; ++d) {
       if (s + d < steps) {
         compute(ring[d], s + d);
-        load(ring[d], s + d + D);
+        if constexpr (!CFG.batch) load(ring[d], s + d + D);
       }
+    }
+    if constexpr (CFG.batch) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) load(ring[d], s + d + D);
     }
   }
 
