@@ -70,6 +70,14 @@ bool gemv_path(const Values& p, const Values& c) {
 // 28672 x 8192 with M <= 4 and 8192 x 28672 with M 1, by at most 4%; docs/perf.md).
 bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"; }
 
+// auto: batched loads (register feed) for M <= 8 (one n tile). On the H100 (docs/perf.md, gemv4) a lane asking for both 64-byte halves
+// of a row's 128-byte line at once was 1.16-1.24x at 28672 x 8192 and 8192 x 28672 (M 1, 4), with splits of whole
+// pairs of steps; at M 16 it was 0.97-1.01x.
+bool gemv_batch(const Values& p, const Values& c) {
+  const std::string& b = c.text("batch");
+  return b == "on" || (b == "auto" && p.integer("M") <= 8);
+}
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const bool bulk = gemv_bulk(p, c);
   const int rows = static_cast<int>(c.integer("warp_rows"));
@@ -85,7 +93,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .bulk = bulk,
           .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
           .box_steps = bulk ? static_cast<int>(c.integer("box_steps")) : 1,
-          .batch = c.boolean("batch"),
+          .batch = !bulk && gemv_batch(p, c),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -100,12 +108,13 @@ struct GemvSplit {
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
 // less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
 // one CTA fewer. At most 0: the rings alone leave no room for a step.
+std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : cfg.batch ? cfg.prefetch : 1; }
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
   return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
-// Splits are made of whole boxes of the bulk feed (box_steps steps; one step with the register feed), so that no box
-// reads the next split's bytes.
+// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes,
+// or the batched register feed's `prefetch` steps, so that a batch is whole 128-byte lines of each row.
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) {
   const std::int64_t boxes = tiles(k_steps, box), steps = tiles(boxes, std::min(splits, boxes)) * box;
   return {tiles(k_steps, steps), steps};
@@ -115,7 +124,7 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) 
 // ties to fewer splits (less partial-sum traffic).
 GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
   const GemmDequantGemvConfig cfg = gemv_config(p, c);
-  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK), box = cfg.box_steps;
+  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK), box = gemv_unit(cfg);
   if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"), box);
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
   GemvSplit best = split_of(k_steps, k_steps, box);
@@ -177,7 +186,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
-    if (gemv_max_steps(cfg) < cfg.box_steps)
+    if (gemv_max_steps(cfg) < gemv_unit(cfg))
       return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + ", box_steps=" +
                     std::to_string(cfg.box_steps) + " and warp_rows=" + c.text("warp_rows") +
                     " takes " + std::to_string(make_plan(cfg).act_offset) + " bytes of shared memory for the warps' "
@@ -191,8 +200,8 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "beside the rings' " + std::to_string(make_plan(cfg).act_offset) + " bytes in the " +
                     std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
                     "splits to at least " +
-                    std::to_string(tiles(tiles(p.integer("K"), kGemvStepK * cfg.box_steps),
-                                         gemv_max_steps(cfg) / cfg.box_steps)) + " (or 0 = auto)");
+                    std::to_string(tiles(tiles(p.integer("K"), kGemvStepK * gemv_unit(cfg)),
+                                         gemv_max_steps(cfg) / gemv_unit(cfg))) + " (or 0 = auto)");
     return Status::success();
   }
   if (c.integer("ctas_per_sm") > 2)
@@ -332,10 +341,11 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("box_steps", 1, {1, 2, 4},
                                  "gemv feed=bulk: 128-k steps per TMA box (each row's 64 x box_steps contiguous "
                                  "bytes asked for at once; splits are whole boxes)"),
-               ParamSpec::boolean("batch", false,
-                                  "gemv: a lane issues its `prefetch` steps' weight loads together once it has used "
-                                  "them all (a row's prefetch x 64 contiguous bytes asked for at once), instead of one "
-                                  "step's after each step")}};
+               ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
+                                      "gemv feed=regs: on = a lane issues its `prefetch` steps' weight loads together "
+                                      "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
+                                      "128-byte lines, asked for at once; splits of whole batches), off = one step's "
+                                      "after each step; auto = on for M <= 8")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -361,8 +371,9 @@ KernelSpec gemm_dequant_spec() {
         // Wider boxes (a split of whole boxes, the last past K) and batched register loads.
         {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "4"}, {"stages", "2"}, {"ctas_per_sm", "2"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "2"}, {"stages", "2"}, {"splits", "3"}},
-        {{"path", "gemv"}, {"batch", "true"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
-        {{"path", "gemv"}, {"batch", "true"}, {"prefetch", "8"}, {"ctas_per_sm", "2"}}};
+        {{"path", "gemv"}, {"batch", "on"}, {"splits", "3"}},
+        {{"path", "gemv"}, {"batch", "on"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
+        {{"path", "gemv"}, {"batch", "off"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
