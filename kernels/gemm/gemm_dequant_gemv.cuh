@@ -6,7 +6,10 @@
 // At decode the weights' bytes are the whole cost, so nothing but the weights should wait on anything: no shared-
 // memory copy of them, no barrier per step. Lanes own weight rows: lane (group g, t) of a warp loads, per 128-k step,
 // 16 bytes (32 codes, k 32t .. 32t+31 of the step) of each of its rows g + 8h + 16rb (h = 0, 1; rb < warp_rows / 16),
-// `prefetch` steps ahead into registers (several independent 16-byte loads in flight per lane). The k permutation of
+// `prefetch` steps ahead into registers (several independent 16-byte loads in flight per lane). With CFG.batch a
+// lane loads its `prefetch` steps together once it has used them all: a row's two 64-byte halves of a 128-byte line
+// are then asked for at once, not a step apart, which the H100's memory serves faster (1.16-1.24x at the large decode
+// shapes, docs/perf.md) although fewer bytes stay in flight. The k permutation of
 // the plan (gemv_code) makes the lane's own bytes exactly its mma.sync A fragment (word pairs 2j, 2j+1 for mma j), so
 // the bytes go from the load to the tensor cores through a shift, the dequant4 conversion and the scale (about four
 // instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
@@ -15,9 +18,9 @@
 // Feed bulk (CFG.bulk), built to lift the bytes in flight per SM above what the lanes' registers hold (Little's law
 // wants ~25-40 KB per SM at HBM speed; measured on an H100 it is 0.82-1.04x the register feed, which at 4 CTAs per SM
 // already keeps ~64 KB in flight: docs/perf.md). Each warp's lane 0 keeps CFG.stages steps of the warp's rows in
-// flight by TMA (a box {64 bytes, warp_rows} per step into the warp's ring slot, completing on the slot's
-// full barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W, no bank
-// conflict), and once the warp has used the slot lane 0 refills it with the step `stages` ahead. Each warp has its own
+// flight by TMA (a box {64 box_steps bytes, warp_rows} per slot, box_steps steps, completing on the slot's full
+// barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W), and once the
+// warp has used the slot's last step lane 0 refills it with the box `stages` ahead. Each warp has its own
 // ring, so no warp waits on another. The scales still come through registers, `prefetch` steps ahead. TMA zero-fills
 // rows past N and bytes past K/2 (zero codes), as the register feed's loads leave zeros. The tensor cores (not CUDA-core
 // FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
