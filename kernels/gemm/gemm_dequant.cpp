@@ -70,9 +70,10 @@ bool gemv_path(const Values& p, const Values& c) {
 // 28672 x 8192 with M <= 4 and 8192 x 28672 with M 1, by at most 4%; docs/perf.md).
 bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"; }
 
-// auto: batched loads (register feed) for M <= 8 (one n tile). On the H100 (docs/perf.md, gemv4) a lane asking for both 64-byte halves
-// of a row's 128-byte line at once was 1.16-1.24x at 28672 x 8192 and 8192 x 28672 (M 1, 4), with splits of whole
-// pairs of steps; at M 16 it was 0.97-1.01x.
+// auto: batched loads (register feed) for M <= 8 (one n tile). On the H100 (docs/perf.md, gemv4 call 1) a lane asking
+// for both 64-byte halves of a row's 128-byte line at once was 1.16-1.24x at 28672 x 8192 and 8192 x 28672 (M 1, 4),
+// 1.03x at 8192 x 8192 and 1.00x at 4096 x 14336, whose 7-step splits start every other batch mid-line (splits rounded
+// to whole batches cost it a partial wave: 0.90-0.93x, call 2); at M 16 it was 0.97-1.01x.
 bool gemv_batch(const Values& p, const Values& c) {
   const std::string& b = c.text("batch");
   return b == "on" || (b == "auto" && p.integer("M") <= 8);
@@ -108,13 +109,12 @@ struct GemvSplit {
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
 // less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
 // one CTA fewer. At most 0: the rings alone leave no room for a step.
-std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : cfg.batch ? cfg.prefetch : 1; }
+std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : 1; }
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
   return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
-// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes,
-// or the batched register feed's `prefetch` steps, so that a batch is whole 128-byte lines of each row.
+// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes.
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) {
   const std::int64_t boxes = tiles(k_steps, box), steps = tiles(boxes, std::min(splits, boxes)) * box;
   return {tiles(k_steps, steps), steps};
@@ -344,8 +344,8 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv feed=regs: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
-                                      "128-byte lines, asked for at once; splits of whole batches), off = one step's "
-                                      "after each step; auto = on for M <= 8")}};
+                                      "128-byte lines, asked for at once), off = one step's after each step; auto = on "
+                                      "for M <= 8 (where it measured faster)")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {

@@ -493,8 +493,8 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       // The CTAs fit the SM's 228 KiB together, each with its static int and the 1 KiB the hardware reserves.
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
     }
-  // Splits are whole units (a bulk box, a batch of prefetch steps), the last split ending at K; the bulk box is
-  // box_steps steps wide; auto batches the register feed for M <= 8 only, and never the bulk feed.
+  // The bulk feed's splits are whole boxes, the last split ending at K, and its box is box_steps steps wide; auto
+  // batches the register feed for M <= 8 only, and never the bulk feed.
   for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "4096"}, {"K", "14336"}},
                                            {{"M", "4"}, {"N", "8192"}, {"K", "28672"}},
                                            {{"M", "13"}, {"N", "1000"}, {"K", "4128"}}})
@@ -506,7 +506,7 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       const KernelInstance k = instance(problem, config);
       SCOPED_TRACE(k.problem.to_string() + " " + k.config.to_string());
       const bool bulk = k.config.text("feed") == "bulk";
-      const std::int64_t unit = bulk ? k.config.integer("box_steps") : k.config.integer("prefetch");
+      const std::int64_t unit = bulk ? k.config.integer("box_steps") : 1;
       std::int64_t steps = 0;
       std::vector<std::int64_t> box;
       for (const ArgSpec& a : k.args) {
