@@ -106,15 +106,15 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 struct GemvSplit {
   std::int64_t splits = 1, steps = 1;
 };
+// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes.
+std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : 1; }
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
 // less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
 // one CTA fewer. At most 0: the rings alone leave no room for a step.
-std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : 1; }
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
   return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
-// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes.
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) {
   const std::int64_t boxes = tiles(k_steps, box), steps = tiles(boxes, std::min(splits, boxes)) * box;
   return {tiles(k_steps, steps), steps};
