@@ -70,6 +70,15 @@ bool gemv_path(const Values& p, const Values& c) {
 // 28672 x 8192 with M <= 4 and 8192 x 28672 with M 1, by at most 4%; docs/perf.md).
 bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"; }
 
+// auto: batched loads (register feed) for M <= 8 (one n tile). On the H100 (docs/perf.md, gemv4 call 1) a lane asking
+// for both 64-byte halves of a row's 128-byte line at once was 1.16-1.24x at 28672 x 8192 and 8192 x 28672 (M 1, 4),
+// 1.03x at 8192 x 8192 and 1.00x at 4096 x 14336, whose 7-step splits start every other batch mid-line (splits rounded
+// to whole batches cost it a partial wave: 0.90-0.93x, call 2); at M 16 it was 0.97-1.01x.
+bool gemv_batch(const Values& p, const Values& c) {
+  const std::string& b = c.text("batch");
+  return b == "on" || (b == "auto" && p.integer("M") <= 8);
+}
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const bool bulk = gemv_bulk(p, c);
   const int rows = static_cast<int>(c.integer("warp_rows"));
@@ -84,6 +93,8 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .l2_prefetch = c.boolean("l2_prefetch"),
           .bulk = bulk,
           .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
+          .box_steps = bulk ? static_cast<int>(c.integer("box_steps")) : 1,
+          .batch = !bulk && gemv_batch(p, c),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -95,6 +106,8 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 struct GemvSplit {
   std::int64_t splits = 1, steps = 1;
 };
+// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes.
+std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : 1; }
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
 // less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
 // one CTA fewer. At most 0: the rings alone leave no room for a step.
@@ -102,8 +115,8 @@ std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
   return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
 }
-GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
-  const std::int64_t steps = tiles(k_steps, splits);
+GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) {
+  const std::int64_t boxes = tiles(k_steps, box), steps = tiles(boxes, std::min(splits, boxes)) * box;
   return {tiles(k_steps, steps), steps};
 }
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
@@ -111,13 +124,13 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // ties to fewer splits (less partial-sum traffic).
 GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
   const GemmDequantGemvConfig cfg = gemv_config(p, c);
-  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
-  if (c.integer("splits") != 0) return split_of(k_steps, std::min(c.integer("splits"), k_steps));
+  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK), box = gemv_unit(cfg);
+  if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"), box);
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
-  GemvSplit best = split_of(k_steps, k_steps);
+  GemvSplit best = split_of(k_steps, k_steps, box);
   double best_cost = 1e300;
   for (std::int64_t s = 1; s <= k_steps; ++s) {
-    const GemvSplit x = split_of(k_steps, s);
+    const GemvSplit x = split_of(k_steps, s, box);
     if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
     const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (x.steps + 2));
     if (cost < best_cost) {
@@ -178,10 +191,11 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
-    if (gemv_max_steps(cfg) < 1)
-      return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + " and warp_rows=" + c.text("warp_rows") +
+    if (gemv_max_steps(cfg) < gemv_unit(cfg))
+      return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + ", box_steps=" +
+                    std::to_string(cfg.box_steps) + " and warp_rows=" + c.text("warp_rows") +
                     " takes " + std::to_string(make_plan(cfg).act_offset) + " bytes of shared memory for the warps' "
-                    "rings, leaving no room for a step of activations in the " +
+                    "rings, leaving no room for a box's steps of activations in the " +
                     std::to_string(smem_share(cfg.min_blocks)) + " bytes a CTA has at ctas_per_sm=" +
                     std::to_string(cfg.min_blocks) + ": lower stages or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
@@ -190,8 +204,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
                     "beside the rings' " + std::to_string(make_plan(cfg).act_offset) + " bytes in the " +
                     std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
-                    "splits to at least " + std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) +
-                    " (or 0 = auto)");
+                    "splits to at least " +
+                    std::to_string(tiles(tiles(p.integer("K"), kGemvStepK * gemv_unit(cfg)),
+                                         gemv_max_steps(cfg) / gemv_unit(cfg))) + " (or 0 = auto)");
     return Status::success();
   }
   if (c.integer("ctas_per_sm") > 2)
@@ -322,7 +337,7 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
-               ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4},
+               ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4, 6, 8},
                                  "gemv: 128-k steps of weights each lane has loaded ahead (16-byte loads in flight: "
                                  "prefetch x warp_rows / 8)"),
                ParamSpec::boolean("l2_prefetch", false,
@@ -331,9 +346,17 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: how the weights reach the lanes: regs = each lane loads its own pieces "
                                       "into registers (`prefetch` steps ahead); bulk = each warp keeps `stages` steps "
                                       "of its rows in flight by TMA into a ring of shared memory; auto = regs"),
-               ParamSpec::one_of("stages", 0, {0, 2, 3, 4, 6, 8},
-                                 "gemv feed=bulk: steps of 128 k in each warp's ring (warp_rows x 64 bytes each); "
-                                 "0 = auto: 3")}};
+               ParamSpec::one_of("stages", 0, {0, 1, 2, 3, 4, 6, 8},
+                                 "gemv feed=bulk: slots in each warp's ring (a box each: warp_rows x 64 x box_steps "
+                                 "bytes); 0 = auto: 3"),
+               ParamSpec::one_of("box_steps", 1, {1, 2, 4},
+                                 "gemv feed=bulk: 128-k steps per TMA box (each row's 64 x box_steps contiguous "
+                                 "bytes asked for at once; splits are whole boxes)"),
+               ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
+                                      "gemv feed=regs: on = a lane issues its `prefetch` steps' weight loads together "
+                                      "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
+                                      "128-byte lines, asked for at once), off = one step's after each step; auto = on "
+                                      "for M <= 8 (where it measured faster)")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -358,7 +381,13 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}, {"ctas_per_sm", "2"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}, {"stages", "2"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}}};
+        {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}},
+        // Wider boxes (a split of whole boxes, the last past K) and batched register loads.
+        {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "4"}, {"stages", "2"}, {"ctas_per_sm", "2"}},
+        {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "2"}, {"stages", "2"}, {"splits", "3"}},
+        {{"path", "gemv"}, {"batch", "on"}, {"splits", "3"}},
+        {{"path", "gemv"}, {"batch", "on"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
+        {{"path", "gemv"}, {"batch", "off"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -414,11 +443,12 @@ KernelSpec gemm_dequant_spec() {
                                  ArgSpec::tensor("W", DType::u8, {N, K / 2}, ArgRole::in, {.lo = 0, .hi = 256, .seed = 2})};
     if (gemv_path(p, c)) {
       const GemvSplit split = gemv_split(p, c, limits);
-      args.push_back(ArgSpec::tensor_map("tma_W", "W", {kGemvRowStepBytes, gemv_config(p, c).warp_rows}, 0));
+      const GemmDequantGemvConfig cfg = gemv_config(p, c);
+      args.push_back(ArgSpec::tensor_map("tma_W", "W", {kGemvRowStepBytes * cfg.box_steps, cfg.warp_rows}, 0));
       args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
       args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
       args.push_back(ArgSpec::tensor("partials", DType::f32, {split.splits, M, N}, ArgRole::scratch));
-      args.push_back(ArgSpec::tensor("counters", DType::i32, {tiles(N, gemv_config(p, c).rows())}, ArgRole::scratch));
+      args.push_back(ArgSpec::tensor("counters", DType::i32, {tiles(N, cfg.rows())}, ArgRole::scratch));
       for (const char* name : {"M", "N", "K"})
         args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
       args.push_back(ArgSpec::scalar("split_steps", DType::i32, static_cast<double>(split.steps)));

@@ -6,7 +6,10 @@
 // At decode the weights' bytes are the whole cost, so nothing but the weights should wait on anything: no shared-
 // memory copy of them, no barrier per step. Lanes own weight rows: lane (group g, t) of a warp loads, per 128-k step,
 // 16 bytes (32 codes, k 32t .. 32t+31 of the step) of each of its rows g + 8h + 16rb (h = 0, 1; rb < warp_rows / 16),
-// `prefetch` steps ahead into registers (several independent 16-byte loads in flight per lane). The k permutation of
+// `prefetch` steps ahead into registers (several independent 16-byte loads in flight per lane). With CFG.batch a
+// lane loads its `prefetch` steps together once it has used them all: a row's two 64-byte halves of a 128-byte line
+// are then asked for at once, not a step apart, which the H100's memory serves faster (1.16-1.24x at the large decode
+// shapes, docs/perf.md) although fewer bytes stay in flight. The k permutation of
 // the plan (gemv_code) makes the lane's own bytes exactly its mma.sync A fragment (word pairs 2j, 2j+1 for mma j), so
 // the bytes go from the load to the tensor cores through a shift, the dequant4 conversion and the scale (about four
 // instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
@@ -15,9 +18,9 @@
 // Feed bulk (CFG.bulk), built to lift the bytes in flight per SM above what the lanes' registers hold (Little's law
 // wants ~25-40 KB per SM at HBM speed; measured on an H100 it is 0.82-1.04x the register feed, which at 4 CTAs per SM
 // already keeps ~64 KB in flight: docs/perf.md). Each warp's lane 0 keeps CFG.stages steps of the warp's rows in
-// flight by TMA (a box {64 bytes, warp_rows} per step into the warp's ring slot, completing on the slot's
-// full barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W, no bank
-// conflict), and once the warp has used the slot lane 0 refills it with the step `stages` ahead. Each warp has its own
+// flight by TMA (a box {64 box_steps bytes, warp_rows} per slot, box_steps steps, completing on the slot's full
+// barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W), and once the
+// warp has used the slot's last step lane 0 refills it with the box `stages` ahead. Each warp has its own
 // ring, so no warp waits on another. The scales still come through registers, `prefetch` steps ahead. TMA zero-fills
 // rows past N and bytes past K/2 (zero codes), as the register feed's loads leave zeros. The tensor cores (not CUDA-core
 // FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
@@ -76,14 +79,15 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const long long row_bytes = K / 2;
   const int row0 = blockIdx.x * CFG.rows() + warp * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
 
-  // Feed bulk: the warp's ring (slot s of step s % stages) and its full barriers; step s's TMA by lane 0.
-  constexpr int STAGES = CFG.bulk ? CFG.stages : 1;
+  // Feed bulk: the warp's ring (box b = steps b BS .. b BS + BS - 1 in slot b % stages) and its full barriers; box b's
+  // TMA by lane 0.
+  constexpr int STAGES = CFG.bulk ? CFG.stages : 1, BS = CFG.box_steps;
   const unsigned wring = base + warp * STAGES * P.slot_bytes;
   auto full_bar = [&](int slot) { return base + P.bar_offset + 8u * (warp * STAGES + slot); };
-  auto issue = [&](int s) {
-    if (s < steps) {
-      mbar_expect_tx(full_bar(s % STAGES), P.slot_bytes);
-      tma_load(wring + (s % STAGES) * P.slot_bytes, &tma_w, full_bar(s % STAGES), (s0 + s) * kGemvRowStepBytes,
+  auto issue = [&](int b) {
+    if (b * BS < steps) {
+      mbar_expect_tx(full_bar(b % STAGES), P.slot_bytes);
+      tma_load(wring + (b % STAGES) * P.slot_bytes, &tma_w, full_bar(b % STAGES), (s0 + b * BS) * kGemvRowStepBytes,
                row0 - g);
     }
   };
@@ -92,7 +96,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       prefetch_tensormap(&tma_w);
       for (int slot = 0; slot < STAGES; ++slot) mbar_init(full_bar(slot), 1);
       fence_mbarrier_init();
-      for (int s = 0; s < STAGES; ++s) issue(s);
+      for (int b = 0; b < STAGES; ++b) issue(b);
     }
     __syncwarp();
   }
@@ -161,14 +165,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 
   auto compute = [&](Step& st, int s) {
     if constexpr (CFG.bulk) {
-      // The step's slot: wait for its bytes and read the lane's pieces (refilled at the end of the step).
-      const int slot = s % STAGES;
-      mbar_wait(full_bar(slot), (s / STAGES) & 1);
+      // The step's box: wait for its bytes and read the lane's pieces of step j (refilled after the box's last step).
+      const int slot = s / BS % STAGES, j = s % BS;
+      mbar_wait(full_bar(slot), (s / BS / STAGES) & 1);
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const unsigned at = wring + slot * P.slot_bytes + P.smem_W(16 * rb + 8 * h + g, 16 * t);
+          const unsigned at = wring + slot * P.slot_bytes + P.smem_W(16 * rb + 8 * h + g, kGemvRowStepBytes * j + 16 * t);
           st.w[rb][h] = ld_shared_v4_b32(at);
         }
     }
@@ -213,8 +217,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if constexpr (CFG.bulk) {
       // Refill the slot only once every lane has used its pieces (the mmas above consumed them): a refill right after
       // the reads raced them on an H100 (TMA landing before a queued shared-memory read: wrong sums at 4 CTAs per SM).
-      __syncwarp();
-      if (lane == 0) issue(s + STAGES);
+      if (s % BS == BS - 1) {
+        __syncwarp();
+        if (lane == 0) issue(s / BS + STAGES);
+      }
     }
   };
 #pragma unroll 1
@@ -223,8 +229,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     for (int d = 0; d < D; ++d) {
       if (s + d < steps) {
         compute(ring[d], s + d);
-        load(ring[d], s + d + D);
+        if constexpr (!CFG.batch) load(ring[d], s + d + D);
       }
+    }
+    if constexpr (CFG.batch) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) load(ring[d], s + d + D);
     }
   }
 

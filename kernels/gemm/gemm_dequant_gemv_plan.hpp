@@ -30,7 +30,13 @@ struct GemmDequantGemvConfig {
   // keeps `stages` steps of the warp's rows in flight by TMA into a ring of shared memory (the bytes in flight per SM
   // no longer bounded by registers), and the lanes read their pieces from there.
   bool bulk = false;
-  int stages = 0;       // bulk: steps per warp's ring (0 with the register feed)
+  int stages = 0;       // bulk: slots per warp's ring (0 with the register feed)
+  // bulk: k steps per TMA box and ring slot: a box of {64 box_steps bytes, warp_rows} asks the memory for box_steps x
+  // 64 contiguous bytes of each row at once (a test of whether DRAM locality bounds the feed: docs/perf.md).
+  int box_steps = 1;
+  // regs: each lane issues its `prefetch` steps' loads together once it has used them all (a row's prefetch x 64
+  // contiguous bytes requested at once), instead of one step's loads after each step.
+  bool batch = false;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -71,9 +77,11 @@ struct GemmDequantGemvPlan {
   // (Swizzle<2,3,3>: 16-byte chunk ^= lane bits 1..2).
   SwizzledLayout smem_act;
   int step_elems = 0, step_bytes = 0;
-  // Feed bulk: one ring slot, a warp's rows of one step as a TMA box {64 bytes, warp_rows} writes it unswizzled,
-  // (row, byte) -> byte offset. A lane reads 16 bytes (byte 16t of its row g + 8h + 16rb); a quarter warp (rows g, g + 1,
-  // t 0..3) reads 128 contiguous bytes: 8 distinct 16-byte bank groups, no conflict without a swizzle.
+  // Feed bulk: one ring slot, a warp's rows of box_steps steps as a TMA box {64 box_steps bytes, warp_rows} writes it
+  // unswizzled, (row, byte) -> byte offset. A lane reads 16 bytes (byte 64j + 16t of its row g + 8h + 16rb at the
+  // box's step j); with one step a quarter warp (rows g, g + 1, t 0..3) reads 128 contiguous bytes: 8 distinct 16-byte
+  // bank groups, no conflict without a swizzle. Wider boxes put rows g and g + 1 a multiple of 128 bytes apart: their
+  // reads share 4 bank groups, two wavefronts per quarter warp (TMA's swizzles need a box of at most 128 bytes).
   SwizzledLayout smem_W;
   int slot_bytes = 0;
   // Byte offsets from the kernel's base (128-byte aligned with the bulk feed, as a TMA destination wants): the warps'
@@ -94,7 +102,7 @@ TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConf
   p.smem_act = composition(Swizzle<2, 3, 3>{}, rows_then_k);
   p.step_elems = p.smem_act.cosize();
   p.step_bytes = 2 * p.step_elems;
-  p.smem_W = smem_layout(SmemSwizzle::none, 1, c.warp_rows, kGemvRowStepBytes);
+  p.smem_W = smem_layout(SmemSwizzle::none, 1, c.warp_rows, kGemvRowStepBytes * c.box_steps);
   p.slot_bytes = p.smem_W.cosize();
   if (c.bulk) {
     p.bar_offset = c.warps * c.stages * p.slot_bytes;
@@ -118,6 +126,8 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("l2_prefetch", c.l2_prefetch)
       .field("bulk", c.bulk)
       .field("stages", c.stages)
+      .field("box_steps", c.box_steps)
+      .field("batch", c.batch)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

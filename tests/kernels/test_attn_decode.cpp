@@ -219,7 +219,7 @@ TEST(AttnDecode, FlopsBytesAndBaseline) {
   EXPECT_EQ(zb.len_k, (std::vector<std::int64_t>{100, 0}));
   EXPECT_EQ(zb.start_k, (std::vector<std::int64_t>{0, 100}));
   EXPECT_EQ(zb.len_q, (std::vector<std::int64_t>{zb.seq_q, zb.seq_q}));
-  EXPECT_EQ(sdpa_refusal(zb), "");
+  EXPECT_NE(sdpa_refusal(zb).find("sequence 1 has no keys"), std::string::npos);  // cuDNN's rows there: not finite
 }
 
 TEST(AttnDecode, ExposedLayoutsParse) {

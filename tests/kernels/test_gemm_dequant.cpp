@@ -329,6 +329,25 @@ TEST(GemmDequantGemvPlan, BulkRingIsTheTmaBoxAndReadsWithoutBankConflicts) {
           EXPECT_EQ(r.wavefronts, 4);
         }
     }
+  // Wider boxes: the slot is still the TMA box ({64 box_steps bytes, warp_rows}); rows a multiple of 128 bytes apart
+  // cost the quarter warp's two rows a second wavefront, as the plan says, at every step of the box.
+  for (int box : {2, 4}) {
+    const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{.bulk = true, .stages = 2, .box_steps = box});
+    SCOPED_TRACE("box_steps " + std::to_string(box));
+    const SwizzledLayout tma_box = smem_layout(SmemSwizzle::none, 1, 16, kGemvRowStepBytes * box);
+    EXPECT_TRUE(p.smem_W.layout() == tma_box.layout() && p.smem_W.swizzle() == tma_box.swizzle());
+    EXPECT_EQ(p.slot_bytes, 16 * kGemvRowStepBytes * box);
+    for (int j = 0; j < box; ++j) {
+      AccessPattern read{"lane pieces", 16, {}};
+      for (int lane = 0; lane < 32; ++lane) {
+        const TileCoord a0 = p.mma_A(lane, 0);
+        read.accesses.push_back({lane, a0.row, kGemvRowStepBytes * j + 16 * (a0.col / 2)});
+      }
+      const BankReport r = analyze_banks(p.smem_W, 1, read);
+      ASSERT_TRUE(r.ok) << r.message;
+      EXPECT_EQ(r.wavefronts, 2 * r.ideal_wavefronts) << "step " << j;
+    }
+  }
   // The register feed keeps its activations at the kernel's base, nothing before them.
   const GemmDequantGemvPlan regs = make_plan(GemmDequantGemvConfig{});
   EXPECT_EQ(regs.act_offset, 0);
@@ -385,6 +404,8 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"l2_prefetch", "true"}})},
                                                 {{}, gemv({{"feed", "bulk"}})},
                                                 {{}, gemv({{"feed", "bulk"}, {"stages", "2"}})},
+                                                {{}, gemv({{"feed", "bulk"}, {"stages", "2"}, {"box_steps", "2"}})},
+                                                {{{"M", "8"}}, gemv({{"batch", "off"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -488,6 +509,36 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       // The CTAs fit the SM's 228 KiB together, each with its static int and the 1 KiB the hardware reserves.
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
     }
+  // The bulk feed's splits are whole boxes, the last split ending at K, and its box is box_steps steps wide; auto
+  // batches the register feed for M <= 8 only, and never the bulk feed.
+  for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "4096"}, {"K", "14336"}},
+                                           {{"M", "4"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "13"}, {"N", "1000"}, {"K", "4128"}}})
+    for (const KV& config : std::vector<KV>{{{"path", "gemv"}, {"batch", "on"}},
+                                            {{"path", "gemv"}, {"batch", "on"}, {"prefetch", "3"}, {"ctas_per_sm", "3"}},
+                                            {{"path", "gemv"}, {"batch", "on"}, {"splits", "9"}},
+                                            {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "4"}, {"stages", "1"}},
+                                            {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "2"}, {"stages", "2"}}}) {
+      const KernelInstance k = instance(problem, config);
+      SCOPED_TRACE(k.problem.to_string() + " " + k.config.to_string());
+      const bool bulk = k.config.text("feed") == "bulk";
+      const std::int64_t unit = bulk ? k.config.integer("box_steps") : 1;
+      std::int64_t steps = 0;
+      std::vector<std::int64_t> box;
+      for (const ArgSpec& a : k.args) {
+        if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
+        if (a.name == "tma_W") box = a.box;
+      }
+      EXPECT_EQ(steps % unit, 0);
+      const std::int64_t k_steps = (k.problem.integer("K") + 127) / 128;
+      EXPECT_GT(k_steps, (static_cast<std::int64_t>(k.launch.grid.y) - 1) * steps);  // no empty split
+      EXPECT_EQ(box, (std::vector<std::int64_t>{64 * (bulk ? unit : 1), 16}));
+      EXPECT_NE(k.name_expression.find(bulk ? ".batch = false" : ".batch = true"), std::string::npos);
+    }
+  EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".batch = true"), std::string::npos);
+  EXPECT_NE(name({{"M", "9"}}, {{"path", "gemv"}}).find(".batch = false"), std::string::npos);
+  EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"batch", "off"}}).find(".batch = false"), std::string::npos);
+  EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"feed", "bulk"}}).find(".batch = false"), std::string::npos);
   // The bulk feed: the rings before the activations, in the same share of the SM; its box is a warp's rows of a step.
   for (const char* rows : {"16", "32"})
     for (const char* stages : {"2", "4"}) {

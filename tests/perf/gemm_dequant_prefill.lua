@@ -3,13 +3,16 @@
 -- float64 reference. The target is 0.9x gemm.wgmma's rate; `x` divides by the mean of gemm.wgmma's runs at that shape
 -- before and after its dequant rows.
 -- Usage: tilelab run tests/perf/gemm_dequant_prefill.lua (a GPU; without one it compiles every case). Environment:
--- DEQUANT_REP (timed runs, default 30), DEQUANT_PASSES (the dequant rows again, default 1), DEQUANT_SHAPES (how many
--- of the shapes above, default 2).
+-- DEQUANT_REP (timed runs, default 30), DEQUANT_PASSES (the dequant rows again, default 1), DEQUANT_SHAPES (other
+-- shapes instead, as MxNxK separated by spaces).
 local rep = tonumber(os.getenv("DEQUANT_REP") or "30")
 local passes = tonumber(os.getenv("DEQUANT_PASSES") or "1")
-local nshapes = tonumber(os.getenv("DEQUANT_SHAPES") or "2")
 local dequant, wgmma = tl.kernel("gemm.dequant"), tl.kernel("gemm.wgmma")
-local shapes = {{M = 4096, N = 8192, K = 8192}, {M = 8192, N = 8192, K = 4096}}
+local shapes = {}
+for m, n, k in (os.getenv("DEQUANT_SHAPES") or "4096x8192x8192 8192x8192x4096"):gmatch("(%d+)x(%d+)x(%d+)") do
+  shapes[#shapes + 1] = {M = tonumber(m), N = tonumber(n), K = tonumber(k)}
+end
+local nshapes = #shapes
 -- Per shape: gemm.wgmma, the dequant rows, gemm.wgmma again; base[si] = {first, last} indexes its two gemm.wgmma runs.
 local cases, base = {}, {}
 for si = 1, nshapes do
