@@ -169,8 +169,8 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
   // auto: scales staged in shared memory (prefill on the H100: 0.88x of bf16 gemm.wgmma -> 0.96x at group 32, 0.94x ->
   // 0.97x with int4 at group 128), except for split decode tiles with one scale group a stage, where the producer's
   // scale loads sit on the issue path of a memory-bound pipeline (fp4 at M 32, group 128: 7% slower; docs/perf.md).
-  const std::string& scales = c.text("scales");
-  cfg.smem_scales = scales == "smem" || (scales == "auto" && !(cfg.k_split > 1 && cfg.stage_groups() == 1));
+  const std::string& feed = c.text("scale_feed");
+  cfg.smem_scales = feed == "smem" || (feed == "auto" && !(cfg.k_split > 1 && cfg.stage_groups() == 1));
   // auto: the deepest pipeline up to 8 stages (a multiple of k_split) that fits the CTA's share of the SM's shared
   // memory (decode's small stages need the depth to keep enough weight bytes in flight).
   if (cfg.num_stages == 0) {
@@ -322,7 +322,7 @@ KernelSpec gemm_dequant_spec() {
                                  "CTAs sharing an SM (a thread's registers capped for them): wgmma 1 (the consumers "
                                  "get 232 registers by setmaxnreg) or 2, 0 = auto: 2 for block_M <= 32 with block_N 64 "
                                  "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers), 2 for 32"),
-               ParamSpec::enumeration("scales", "auto", {"auto", "smem", "regs"},
+               ParamSpec::enumeration("scale_feed", "auto", {"auto", "smem", "regs"},
                                       "wgmma: how a consumer gets its scales: smem = the producer warpgroup stages "
                                       "each k block's in shared memory (one shared load per row a stage); regs = each "
                                       "consumer thread loads its rows' from global memory into a ring of registers, "
@@ -370,8 +370,8 @@ KernelSpec gemm_dequant_spec() {
         {{"block_N", "128"}, {"block_M", "32"}, {"k_split", "2"}, {"num_stages", "4"}},
         {{"path", "wgmma"}, {"block_M", "16"}, {"k_split", "1"}},
         // Each scale feed where auto picks the other: the register ring at prefill tiles, staged scales split.
-        {{"path", "wgmma"}, {"scales", "regs"}},
-        {{"path", "wgmma"}, {"scales", "smem"}, {"block_M", "32"}, {"k_split", "2"}},
+        {{"path", "wgmma"}, {"scale_feed", "regs"}},
+        {{"path", "wgmma"}, {"scale_feed", "smem"}, {"block_M", "32"}, {"k_split", "2"}},
         {{"splits", "1"}},
         {{"splits", "3"}},
         {{"warp_rows", "32"}, {"prefetch", "1"}},

@@ -15,7 +15,7 @@
 // block_M x 64 bf16 (128B swizzle, what wgmma reads), into the next free stage. A consumer owns 64 weight rows of the
 // tile (its row group). Grid: (N tiles, M tiles), one tile per CTA.
 //
-// Scales. smem_scales (the spec's scales=smem; auto's choice but for split decode tiles with one group a stage): the
+// Scales. smem_scales (the spec's scale_feed=smem; auto's choice but for split decode tiles with one group a stage): the
 // producer warpgroup's 128 threads also stage each k block's scales (block_N rows x its groups) in shared memory as
 // the consumers multiply by them (a bf16 scale in both halves of a pair, fp4's fold applied, or an f32), so a consumer
 // reads a row's scales for the stage with one shared load (prefill at group 32 on the H100: 0.88x -> 0.96x of bf16
