@@ -13,8 +13,8 @@
 # summary.txt, printed last.
 # Knobs: STEPS (any of test streamk skbase sweep dequant; default test streamk sweep dequant; --prepare compiles only
 # what they need), SWEEP_SPACE, SWEEP_PROBLEMS (space-separated), GEMM_PASSES / GEMM_REP / GEMM_SCHEDULES /
-# GEMM_PARTS (gemm_streamk.lua's),
-# DEQUANT_TREES (kernel folders of the bundle, in run order; default "kernels kernels_base kernels kernels_base").
+# GEMM_PARTS (gemm_streamk.lua's), DEQUANT_TREES (kernel folders of the bundle, in run order; default "kernels
+# kernels_base kernels kernels_base"), and gemm_dequant_prefill.lua's DEQUANT_SHAPES / DEQUANT_REP (passed through).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
