@@ -152,7 +152,8 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
       if (buffers[i].empty()) continue;
       const std::vector<std::int64_t>& d = t[i].dims;  // (batch, heads, seq, dim) over our [batch, seq, heads, dim]
       const DType dt = i == 4 ? DType::f32 : (a.backward ? i == 6 : i == 3) ? b->out : b->in;
-      if (!a.varlen()) TL_RETURN_IF_ERROR(expect(buffers[i], dt, i == 4 ? std::vector{d[0], d[1], d[2]} : std::vector{d[0], d[2], d[1], d[3]}));
+      const std::vector<std::int64_t> dense = i == 4 ? std::vector{d[0], d[1], d[2]} : std::vector{d[0], d[2], d[1], d[3]};
+      if (!a.varlen()) TL_RETURN_IF_ERROR(expect(buffers[i], dt, dense));
       else if (i == 4) TL_RETURN_IF_ERROR(expect(buffers[i], dt, {}, {d[1], t[i].strides[1]}, d[1] * t[i].strides[1]));
       else TL_RETURN_IF_ERROR(expect(buffers[i], dt, {}, {d[1], d[3]}, lengths.ragged[i].back()));
     }

@@ -41,7 +41,8 @@ std::vector<SdpaTensor> sdpa_tensors(const SdpaBaseline& p) {
                                bshd("K", p.batch, p.seq_k, p.heads_kv, p.dim),
                                bshd("V", p.batch, p.seq_k, p.heads_kv, dim_v),
                                bshd("O", p.batch, p.seq_q, p.heads, dim_v),
-                               SdpaTensor{"Stats", {p.batch, p.heads, p.seq_q, 1}, {p.heads * lse_head, lse_head, 1, 1}}};
+                               SdpaTensor{"Stats", {p.batch, p.heads, p.seq_q, 1},
+                                          {p.heads * lse_head, lse_head, 1, 1}}};
   if (p.backward)
     t.insert(t.end(), {bshd("dO", p.batch, p.seq_q, p.heads, dim_v), bshd("dQ", p.batch, p.seq_q, p.heads, p.dim),
                        bshd("dK", p.batch, p.seq_k, p.heads_kv, p.dim), bshd("dV", p.batch, p.seq_k, p.heads_kv, dim_v)});
@@ -65,7 +66,8 @@ SdpaVarlen sdpa_varlen(const SdpaBaseline& p) {
   };
   for (const SdpaTensor& t : sdpa_tensors(p)) {
     const bool k_like = t.name == "K" || t.name == "V" || t.name == "dK" || t.name == "dV";
-    if (t.name == "Stats") v.ragged.push_back(p.backward ? offsets(p.start_q, p.len_q, 1) : std::vector<std::int32_t>{});
+    if (t.name == "Stats")
+      v.ragged.push_back(p.backward ? offsets(p.start_q, p.len_q, 1) : std::vector<std::int32_t>{});
     else v.ragged.push_back(k_like ? offsets(p.start_k, p.len_k, t.dims[1] * t.dims[3])
                                    : offsets(p.start_q, p.len_q, t.dims[1] * t.dims[3]));
   }

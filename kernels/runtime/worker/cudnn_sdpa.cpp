@@ -108,12 +108,13 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
   // sink logits: the two sequence lengths, then each tensor's ragged offsets.
   const SdpaVarlen lengths = sdpa_varlen(a);
   std::int64_t next_uid = static_cast<std::int64_t>(t.size()) + 2;
-  auto index = [&](const std::string& name, const std::vector<std::int32_t>& values) -> Result<std::shared_ptr<fe::graph::Tensor_attributes>> {
+  using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
+  auto index = [&](const std::string& name, const std::vector<std::int32_t>& values) -> Result<TensorPtr> {
     const auto n = static_cast<std::int64_t>(values.size());
+    const std::size_t bytes = values.size() * sizeof(std::int32_t);
     run->index.ptrs.push_back(nullptr);
-    TL_CUDA(cudaMalloc(&run->index.ptrs.back(), values.size() * sizeof(std::int32_t)), "allocating cuDNN's " + name);
-    TL_CUDA(cudaMemcpy(run->index.ptrs.back(), values.data(), values.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice),
-            "copying cuDNN's " + name);
+    TL_CUDA(cudaMalloc(&run->index.ptrs.back(), bytes), "allocating cuDNN's " + name);
+    TL_CUDA(cudaMemcpy(run->index.ptrs.back(), values.data(), bytes, cudaMemcpyHostToDevice), "copying cuDNN's " + name);
     run->pack[next_uid] = run->index.ptrs.back();
     return g.tensor(fe::graph::Tensor_attributes()
                         .set_name(name)
@@ -122,31 +123,31 @@ Result<LaunchFn> build(const BaselineSpec& b, const std::vector<const void*>& in
                         .set_stride({1, 1, 1, 1})
                         .set_data_type(fe::DataType_t::INT32));
   };
-  auto ragged = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& x, std::size_t i) -> Status {
+  auto ragged = [&](const TensorPtr& x, std::size_t i) -> Status {
     if (!a.varlen() || lengths.ragged[i].empty()) return Status::success();
     auto offsets = index(t[i].name + " offsets", lengths.ragged[i]);
     if (!offsets) return offsets.status();
     x->set_ragged_offset(*offsets);
     return Status::success();
   };
-  auto input = [&](std::size_t i) -> Result<std::shared_ptr<fe::graph::Tensor_attributes>> {
+  auto input = [&](std::size_t i) -> Result<TensorPtr> {
     auto x = g.tensor(fe::graph::Tensor_attributes().set_name(t[i].name).set_uid(uid(i)).set_dim(t[i].dims).set_stride(t[i].strides));
     if (t[i].name == "Stats") x->set_data_type(fe::DataType_t::FLOAT);
     TL_RETURN_IF_ERROR(ragged(x, i));
     return x;
   };
-  auto output = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& x, std::size_t i) -> Status {
+  auto output = [&](const TensorPtr& x, std::size_t i) -> Status {
     x->set_output(true).set_uid(uid(i)).set_dim(t[i].dims).set_stride(t[i].strides);
     if (t[i].name == "Stats") x->set_data_type(fe::DataType_t::FLOAT);
     return ragged(x, i);
   };
-  std::vector<std::shared_ptr<fe::graph::Tensor_attributes>> ins(t.size());  // by index in t: Q, K, V (O, Stats, dO)
+  std::vector<TensorPtr> ins(t.size());  // by index in t: Q, K, V (backward: O, Stats, dO too)
   for (std::size_t i = 0; i < (a.backward ? 6u : 3u); ++i) {
     auto x = input(i);
     if (!x) return x.status();
     ins[i] = *x;
   }
-  std::shared_ptr<fe::graph::Tensor_attributes> seq_len_q, seq_len_kv;
+  TensorPtr seq_len_q, seq_len_kv;
   if (a.varlen()) {
     auto lq = index("seq_len_q", lengths.seq_len_q);
     if (!lq) return lq.status();
