@@ -476,6 +476,13 @@ TEST(CudnnBaseline, RefusalsNameWhatCudnnCannotRun) {
   EXPECT_NE(sdpa_refusal(p).find("2^31 elements"), std::string::npos) << sdpa_refusal(p);
   p.heads = p.heads_kv = 8;  // 2^30 elements: int32 offsets reach
   EXPECT_EQ(sdpa_refusal(p), "");
+  // A decode batch: 64 query heads of one row each, a 2^29-element cache of 8 kv heads (each side's own count).
+  p.batch = 32, p.seq_q = 1, p.seq_k = 16384, p.heads = 64, p.heads_kv = 8, p.causal = false;
+  p.len_q = p.start_q = p.len_k = p.start_k = {};
+  for (std::int64_t i = 0; i < 32; ++i) {
+    p.len_q.push_back(1), p.start_q.push_back(i), p.len_k.push_back(16384), p.start_k.push_back(i * 16384);
+  }
+  EXPECT_EQ(sdpa_refusal(p), "");
   p = small_sdpa();
   p.causal = false;
   p.len_q = {5, 5}, p.start_q = {0, 5};

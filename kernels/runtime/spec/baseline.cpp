@@ -90,10 +90,10 @@ std::string sdpa_refusal(const SdpaBaseline& p) {
     const auto b = static_cast<std::size_t>(p.batch);
     if (p.len_q.size() != b || p.len_k.size() != b || p.start_q.size() != b || p.start_k.size() != b)
       return "varlen lengths for " + std::to_string(p.len_q.size()) + " sequences in a batch of " + std::to_string(b);
-    // The ragged offsets are int32 element offsets.
-    const std::int64_t widest = std::max({p.dim, dim_v}) * std::max(p.heads, p.heads_kv);
-    const std::int64_t rows = std::max(rows_q(p), p.start_k.back() + p.len_k.back());
-    if (rows * widest > std::numeric_limits<std::int32_t>::max())
+    // The ragged offsets are int32 element offsets: the Q-like and K-like tensors' ends must fit.
+    const std::int64_t width = std::max(p.dim, dim_v);
+    const std::int64_t end = std::max(rows_q(p) * p.heads, (p.start_k.back() + p.len_k.back()) * p.heads_kv) * width;
+    if (end > std::numeric_limits<std::int32_t>::max())
       return "varlen tensors of more than 2^31 elements: cuDNN's ragged offsets here are int32";
     // Measured on an H100 (cuDNN 9.19): its forward's rows for a sequence without keys are not finite (the
     // backward's dQ there is 0, as ours).
