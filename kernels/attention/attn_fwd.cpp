@@ -26,14 +26,14 @@ Schema attn_problem() {
   const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
                                              "query length (rows of Q and O per sequence and head; unset: seq_k; both unset: 2048)");
   const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
-  const ParamSpec dim = ParamSpec::one_of("dim", 128, {64, 128, 192}, "head dimension of Q and K (and of V and O "
+  const ParamSpec dim = ParamSpec::one_of("dim", 128, {64, 128, 192, 256}, "head dimension of Q and K (and of V and O "
                                           "unless dim_v)");
   return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
            seq_k.follows(seq_q), heads,
            ParamSpec::integer("heads_kv", 0, 1, 1 << 10, "key/value heads (GQA: divides heads; unset: heads, MHA)")
                .follows(heads),
            dim,
-           ParamSpec::one_of("dim_v", 128, {64, 128, 192},
+           ParamSpec::one_of("dim_v", 128, {64, 128, 192, 256},
                              "head dimension of V and O (unset: dim; 128 with dim=192 is DeepSeek's MLA prefill as MHA)")
                .follows(dim),
            ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
@@ -123,6 +123,7 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
       {{"batch", "2"}, {"seq_q", "300"}, {"seq_k", "300"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}},
       {{"batch", "2"}, {"seq_q", "500"}, {"seq_k", "500"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}, {"window", "200"}, {"sinks", "true"}},
       {{"batch", "2"}, {"seq_q", "333"}, {"seq_k", "455"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "64"}, {"causal", "true"}, {"window", "150"}, {"sinks", "true"}},
+      {{"batch", "2"}, {"seq_q", "200"}, {"seq_k", "333"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "256"}, {"causal", "true"}},
   };
   if (full)
     s.insert(s.end(), {
@@ -136,6 +137,8 @@ std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
         {{"batch", "4"}, {"seq_q", "300"}, {"seq_k", "700"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"window", "129"}, {"varlen", "true"}},
         {{"batch", "2"}, {"seq_q", "600"}, {"seq_k", "600"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"window", "256"}, {"sinks", "true"}},
         {{"batch", "2"}, {"seq_q", "77"}, {"seq_k", "1000"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "64"}, {"sinks", "true"}, {"varlen", "true"}},
+        {{"batch", "3"}, {"seq_q", "150"}, {"seq_k", "150"}, {"heads", "2"}, {"heads_kv", "1"}, {"dim", "256"}, {"varlen", "true"}},
+        {{"batch", "1"}, {"seq_q", "190"}, {"seq_k", "190"}, {"heads", "2"}, {"heads_kv", "2"}, {"dim", "256"}, {"dim_v", "128"}, {"causal", "true"}},
     });
   return s;
 }
@@ -319,9 +322,14 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto) resolved for the problem:
+// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto, ping_pong=auto) resolved for the
+// problem:
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
-//             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory)
+//             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory);
+//             80 at 256 (FlashAttention-3's there too; H100, b 4, h 16, 4k, with ping_pong off: 1.00x cuDNN, 64 keys
+//             0.93x, docs/perf.md)
+//   ping_pong on with two or three consumer warpgroups, but off at head dim 256 (on, 80 keys spill 44-64 bytes and
+//             ran 0.91x; 64 keys 0.85x)
 //   block_M   192 at head dim 64 (FlashAttention-3's tile there: the softmax's exp2 per FLOP is double d 128's, and
 //             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128 and any window
 //             is at least 512 keys, else 128. Measured on the H100 (docs/perf.md, gpt-oss-like GQA, causal, sinks):
@@ -331,17 +339,18 @@ KernelSpec attn_fwd_mma_spec() {
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
-  const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : 112;
+  const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
   const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
   const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
-  const std::string epi = c.text("epilogue");
+  const std::string epi = c.text("epilogue"), pp = c.text("ping_pong");
+  const std::int64_t block_M = bm > 0 ? bm : tall ? 192 : 128;
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
-                       .block_M = as_int(bm > 0 ? bm : tall ? 192 : 128),
+                       .block_M = as_int(block_M),
                        .block_N = as_int(block_N),
                        .num_stages = as_int(c.integer("num_stages")),
                        .q_stages = as_int(c.integer("q_stages")),
-                       .ping_pong = c.boolean("ping_pong"),
+                       .ping_pong = pp == "auto" ? block_M > 64 && widest <= 192 : pp == "true",
                        .epilogue = epi == "tma" ? AttnEpilogue::tma : epi == "smem" ? AttnEpilogue::smem
                                                                                      : AttnEpilogue::direct,
                        .causal = causal_mask(p),
@@ -431,9 +440,11 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "without spills (not causal; the probe build spills, as it does at dim_v 192; at dim 128 "
                                   "only with a single Q buffer and epilogue=direct: the O staging tile no longer fits)"),
                ParamSpec::integer("num_stages", 2, 2, 3, "K tiles and V tiles in flight (each its own mbarrier ring)"),
-               ParamSpec::boolean("ping_pong", true,
-                                  "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps the "
-                                  "other's GEMMs (block_M=128; at 192 the three take turns in a cycle)"),
+               ParamSpec::enumeration("ping_pong", "auto", {"auto", "true", "false"},
+                                      "the two consumer warpgroups take turns issuing GEMMs, so one's softmax overlaps "
+                                      "the other's GEMMs (block_M=128; at 192 the three take turns in a cycle); auto = "
+                                      "true but at block_M=64 (one warpgroup) and at head dim 256 (there O's 128 "
+                                      "registers a thread leave no room for the turn's: false measured 1.08x faster)"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),

@@ -349,6 +349,9 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"varlen", "true"}}, {}},
       {{{"dim", "192"}, {"dim_v", "128"}, {"dtype", "f16"}}, {{"epilogue", "smem"}, {"num_stages", "2"}}},
       {{{"dim", "192"}, {"causal", "true"}}, {}},
+      // Head dim 256 at its auto tile (80 keys, no ping-pong: with it O's 128 registers a thread leave too few).
+      {{{"dim", "256"}}, {}},
+      {{{"dim", "256"}, {"causal", "true"}, {"varlen", "true"}}, {}},
       {{{"dim", "192"}, {"varlen", "true"}}, {{"epilogue", "smem"}, {"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}}},
       // Sliding window and attention sinks, alone and with the rest.
       {{{"causal", "true"}, {"window", "300"}}, {}},
@@ -389,7 +392,7 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
     for (const auto& w : words) EXPECT_NE(inst.status().message().find(w), std::string::npos) << inst.status().message();
   };
   refused({{"heads", "16"}, {"heads_kv", "3"}}, {}, {"heads_kv=3", "divisor"});
-  refused({}, {{"block_M", "64"}}, {"ping_pong", "block_M=64"});
+  refused({}, {{"block_M", "64"}, {"ping_pong", "true"}}, {"ping_pong", "block_M=64"});
   // Three consumer warpgroups have 160 registers each: S, P and O fit at head dim 64 and block_N <= 128 only.
   refused({}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "block_M=128"});
   refused({{"dim", "64"}}, {{"block_M", "192"}, {"block_N", "176"}}, {"block_M=192", "block_N=176", "block_N=128"});
