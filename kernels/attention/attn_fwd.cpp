@@ -251,7 +251,7 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
   if (p.integer("dim") > 128 || p.integer("dim_v") != p.integer("dim"))
     return refuse("attn.fwd.mma takes dim 64 or 128 with dim_v = dim, not dim=" + p.text("dim") + ", dim_v=" +
-                  p.text("dim_v") + ": use attn.fwd.wgmma (sm_90a) for head dim 192 and for dim_v != dim");
+                  p.text("dim_v") + ": use attn.fwd.wgmma (sm_90a) for head dims 192 and 256 and for dim_v != dim");
   if (p.integer("window") > 0 || p.boolean("sinks"))
     return refuse("attn.fwd.mma has no sliding window or attention sinks (window=" + p.text("window") + ", sinks=" +
                   p.text("sinks") + "): use attn.fwd.wgmma (sm_90a), or window=0 and sinks=false");
