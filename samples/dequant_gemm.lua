@@ -28,7 +28,7 @@ end
 if variations then
   for _, m in ipairs({1, 16}) do
     for _, s in ipairs({decode[1], decode[2]}) do
-      for _, c in ipairs({{warp_rows = 32}, {prefetch = 4, ctas_per_sm = 3}, {l2_prefetch = true}, {feed = "bulk"}}) do
+      for _, c in ipairs({{warp_rows = 32}, {prefetch = 4, ctas_per_sm = 3}, {l2_prefetch = true}, {batch = "off"}}) do
         c.path = "gemv"
         add(dequant, {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}, c, "cupti")
       end

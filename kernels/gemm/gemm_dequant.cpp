@@ -66,11 +66,7 @@ bool gemv_path(const Values& p, const Values& c) {
   return path == "gemv" || (path == "auto" && p.integer("M") <= 8);
 }
 
-// auto: the register feed. The bulk feed measured 0.82-1.04x of it at the decode shapes on the H100 (faster only at
-// 28672 x 8192 with M <= 4 and 8192 x 28672 with M 1, by at most 4%; docs/perf.md).
-bool gemv_bulk(const Values&, const Values& c) { return c.text("feed") == "bulk"; }
-
-// auto: batched loads (register feed) for M <= 8 (one n tile). On the H100 (docs/perf.md, gemv4 call 1) a lane asking
+// auto: batched loads for M <= 8 (one n tile). On the H100 (docs/perf.md, gemv4 call 1) a lane asking
 // for both 64-byte halves of a row's 128-byte line at once was 1.16-1.24x at 28672 x 8192 and 8192 x 28672 (M 1, 4),
 // 1.03x at 8192 x 8192 and 1.00x at 4096 x 14336, whose 7-step splits start every other batch mid-line (splits rounded
 // to whole batches cost it a partial wave: 0.90-0.93x, call 2); at M 16 it was 0.97-1.01x.
@@ -80,21 +76,15 @@ bool gemv_batch(const Values& p, const Values& c) {
 }
 
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
-  const bool bulk = gemv_bulk(p, c);
   const int rows = static_cast<int>(c.integer("warp_rows"));
-  // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32. The bulk feed too: on the H100 its 8-step
-  // rings at 1 CTA per SM (128 KiB in flight per SM) were its slowest config and 4 CTAs its fastest (docs/perf.md):
-  // warps per SM, not bytes in flight, moved it.
+  // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
   return {.warp_rows = rows,
           .n_tiles = p.integer("M") <= 8 ? 1 : 2,
           .prefetch = static_cast<int>(c.integer("prefetch")),
           .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
-          .bulk = bulk,
-          .stages = bulk ? static_cast<int>(c.integer("stages") != 0 ? c.integer("stages") : 3) : 0,
-          .box_steps = bulk ? static_cast<int>(c.integer("box_steps")) : 1,
-          .batch = !bulk && gemv_batch(p, c),
+          .batch = gemv_batch(p, c),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -106,17 +96,13 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 struct GemvSplit {
   std::int64_t splits = 1, steps = 1;
 };
-// Splits are made of whole units: the bulk feed's boxes (box_steps steps), so that no box reads the next split's bytes.
-std::int64_t gemv_unit(const GemmDequantGemvConfig& cfg) { return cfg.bulk ? cfg.box_steps : 1; }
-// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM) beside the bulk feed's rings,
-// less 128 bytes for the kernel's static shared memory (its one int): a share filled to the byte would leave room for
-// one CTA fewer. At most 0: the rings alone leave no room for a step.
+// The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
+// kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
-  const GemmDequantGemvPlan plan = make_plan(cfg);
-  return (smem_share(cfg.min_blocks) - 128 - plan.bytes(0)) / plan.step_bytes;
+  return (smem_share(cfg.min_blocks) - 128) / make_plan(cfg).step_bytes;
 }
-GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) {
-  const std::int64_t boxes = tiles(k_steps, box), steps = tiles(boxes, std::min(splits, boxes)) * box;
+GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
+  const std::int64_t steps = tiles(k_steps, std::min(splits, k_steps));
   return {tiles(k_steps, steps), steps};
 }
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
@@ -124,13 +110,13 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits, std::int64_t box) 
 // ties to fewer splits (less partial-sum traffic).
 GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
   const GemmDequantGemvConfig cfg = gemv_config(p, c);
-  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK), box = gemv_unit(cfg);
-  if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"), box);
+  const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
+  if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"));
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
-  GemvSplit best = split_of(k_steps, k_steps, box);
+  GemvSplit best = split_of(k_steps, k_steps);
   double best_cost = 1e300;
   for (std::int64_t s = 1; s <= k_steps; ++s) {
-    const GemvSplit x = split_of(k_steps, s, box);
+    const GemvSplit x = split_of(k_steps, s);
     if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
     const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (x.steps + 2));
     if (cost < best_cost) {
@@ -191,22 +177,13 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
-    if (gemv_max_steps(cfg) < gemv_unit(cfg))
-      return refuse("feed=bulk with stages=" + std::to_string(cfg.stages) + ", box_steps=" +
-                    std::to_string(cfg.box_steps) + " and warp_rows=" + c.text("warp_rows") +
-                    " takes " + std::to_string(make_plan(cfg).act_offset) + " bytes of shared memory for the warps' "
-                    "rings, leaving no room for a box's steps of activations in the " +
-                    std::to_string(smem_share(cfg.min_blocks)) + " bytes a CTA has at ctas_per_sm=" +
-                    std::to_string(cfg.min_blocks) + ": lower stages or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
     if (split.steps > gemv_max_steps(cfg))
       return refuse("splits=" + c.text("splits") + " leaves " + std::to_string(split.steps) + " steps of 128 k per CTA, "
                     "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
-                    "beside the rings' " + std::to_string(make_plan(cfg).act_offset) + " bytes in the " +
-                    std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
+                    "in the " + std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
                     "splits to at least " +
-                    std::to_string(tiles(tiles(p.integer("K"), kGemvStepK * gemv_unit(cfg)),
-                                         gemv_max_steps(cfg) / gemv_unit(cfg))) + " (or 0 = auto)");
+                    std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) + " (or 0 = auto)");
     return Status::success();
   }
   if (c.integer("ctas_per_sm") > 2)
@@ -342,18 +319,8 @@ KernelSpec gemm_dequant_spec() {
                                  "prefetch x warp_rows / 8)"),
                ParamSpec::boolean("l2_prefetch", false,
                                   "gemv: each weight load also asks the L2 for the 256 bytes around it"),
-               ParamSpec::enumeration("feed", "auto", {"auto", "regs", "bulk"},
-                                      "gemv: how the weights reach the lanes: regs = each lane loads its own pieces "
-                                      "into registers (`prefetch` steps ahead); bulk = each warp keeps `stages` steps "
-                                      "of its rows in flight by TMA into a ring of shared memory; auto = regs"),
-               ParamSpec::one_of("stages", 0, {0, 1, 2, 3, 4, 6, 8},
-                                 "gemv feed=bulk: slots in each warp's ring (a box each: warp_rows x 64 x box_steps "
-                                 "bytes); 0 = auto: 3"),
-               ParamSpec::one_of("box_steps", 1, {1, 2, 4},
-                                 "gemv feed=bulk: 128-k steps per TMA box (each row's 64 x box_steps contiguous "
-                                 "bytes asked for at once; splits are whole boxes)"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
-                                      "gemv feed=regs: on = a lane issues its `prefetch` steps' weight loads together "
+                                      "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
                                       "128-byte lines, asked for at once), off = one step's after each step; auto = on "
                                       "for M <= 8 (where it measured faster)")}};
@@ -376,15 +343,7 @@ KernelSpec gemm_dequant_spec() {
         {{"splits", "3"}},
         {{"warp_rows", "32"}, {"prefetch", "1"}},
         {{"prefetch", "4"}, {"ctas_per_sm", "3"}},
-        // The bulk feed on every decode problem: its ring deeper than a split's steps, 32 rows per warp, 3 splits.
-        {{"path", "gemv"}, {"feed", "bulk"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"prefetch", "1"}, {"ctas_per_sm", "2"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", "32"}, {"stages", "2"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"splits", "3"}, {"ctas_per_sm", "1"}},
-        // Wider boxes (a split of whole boxes, the last past K) and batched register loads.
-        {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "4"}, {"stages", "2"}, {"ctas_per_sm", "2"}},
-        {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "2"}, {"stages", "2"}, {"splits", "3"}},
+        // Batched loads at every M, in odd splits and deeper; the plain feed where auto batches.
         {{"path", "gemv"}, {"batch", "on"}, {"splits", "3"}},
         {{"path", "gemv"}, {"batch", "on"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
         {{"path", "gemv"}, {"batch", "off"}}};
@@ -433,9 +392,8 @@ KernelSpec gemm_dequant_spec() {
   // Kernel signature: (tma_A, tma_W, scales, C, M, N, K); A and W are reached only through their tensor maps. A is
   // uniform in [-1, 1); W random bytes (every code of both nibbles); scales in [0.5, 2), so that a scale taken from
   // the wrong row or group shows.
-  // gemv: (A, W, tma_W, scales, C, partials, counters, M, N, K, split_steps); tma_W (a box of one step's 64 bytes of
-  // a warp's rows) is read by the bulk feed only; the partials [splits, M, N] f32 and a counter per row tile are
-  // scratch (the kernel leaves the counters at zero).
+  // gemv: (A, W, scales, C, partials, counters, M, N, K, split_steps); the partials [splits, M, N] f32 and a counter
+  // per row tile are scratch (the kernel leaves the counters at zero).
   k.args = [](const Values& p, const Values& c, const DeviceLimits& limits) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
     const DType sd = p.text("scale_dtype") == "f32" ? DType::f32 : DType::bf16;
@@ -444,7 +402,6 @@ KernelSpec gemm_dequant_spec() {
     if (gemv_path(p, c)) {
       const GemvSplit split = gemv_split(p, c, limits);
       const GemmDequantGemvConfig cfg = gemv_config(p, c);
-      args.push_back(ArgSpec::tensor_map("tma_W", "W", {kGemvRowStepBytes * cfg.box_steps, cfg.warp_rows}, 0));
       args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
       args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
       args.push_back(ArgSpec::tensor("partials", DType::f32, {split.splits, M, N}, ArgRole::scratch));
@@ -471,7 +428,6 @@ KernelSpec gemm_dequant_spec() {
       // gemv: one step's activations as the lanes read them, and the mma.sync fragments (weights A, activations B).
       const GemmDequantGemvPlan plan = make_plan(gemv_config(p, c));
       std::vector<LayoutInfo> l = {{"smem_act", memory_spec(plan.smem_act, "bf16")}};
-      if (gemv_bulk(p, c)) l.push_back({"smem_W", memory_spec(plan.smem_W, "u8")});
       for (const auto& [name, f, atom] : {std::tuple{"mma_W", plan.mma_A, "mma.m16n8k16.bf16.A"},
                                           std::tuple{"mma_act", plan.mma_B, "mma.m16n8k16.bf16.B"},
                                           std::tuple{"mma_C", plan.mma_C, "mma.m16n8k16.f32.C"}})

@@ -1,6 +1,6 @@
-// gemm.dequant's decode path (path=gemv, M <= 16): each lane takes its own 16-byte pieces of packed weights (loaded
-// into registers, or by TMA into a per-warp ring of shared memory), dequantizes them in registers and feeds them to
-// mma.sync; a split over K with the partial sums combined in the same launch.
+// gemm.dequant's decode path (path=gemv, M <= 16): each lane loads its own 16-byte pieces of packed weights into
+// registers, dequantizes them there and feeds them to mma.sync; a split over K with the partial sums combined in the
+// same launch.
 //
 // C[M,N] = A[M,K] · dequant(W)^T as gemm_dequant.cuh (same formats and rounding: dequant(W)[n,k] = bf16(code·scale)).
 // At decode the weights' bytes are the whole cost, so nothing but the weights should wait on anything: no shared-
@@ -14,16 +14,8 @@
 // the bytes go from the load to the tensor cores through a shift, the dequant4 conversion and the scale (about four
 // instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
 // follow the same permutation: each lane reads 64 contiguous bytes of its activation row per step from shared memory,
-// staged in pair order.
-// Feed bulk (CFG.bulk), built to lift the bytes in flight per SM above what the lanes' registers hold (Little's law
-// wants ~25-40 KB per SM at HBM speed; measured on an H100 it is 0.82-1.04x the register feed, which at 4 CTAs per SM
-// already keeps ~64 KB in flight: docs/perf.md). Each warp's lane 0 keeps CFG.stages steps of the warp's rows in
-// flight by TMA (a box {64 box_steps bytes, warp_rows} per slot, box_steps steps, completing on the slot's full
-// barrier); a lane waits for its step's slot, reads the same 16 bytes it would have loaded (plan.smem_W), and once the
-// warp has used the slot's last step lane 0 refills it with the box `stages` ahead. Each warp has its own
-// ring, so no warp waits on another. The scales still come through registers, `prefetch` steps ahead. TMA zero-fills
-// rows past N and bytes past K/2 (zero codes), as the register feed's loads leave zeros. The tensor cores (not CUDA-core
-// FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
+// staged in pair order. (A TMA ring per warp in shared memory instead of the registers, to lift the bytes in flight,
+// measured 0.82-1.04x of this feed on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
 // speed, and the mma's own reduction over the quad's k replaces the warp shuffles.
 //
 // Grid: (ceil(N / rows), splits); CTA (x, y) takes weight rows [x rows, (x+1) rows) over k steps
@@ -38,11 +30,9 @@
 #include "tile/convert.cuh"
 #include "tile/dequant4.hpp"
 #include "tile/global.cuh"
-#include "tile/mbarrier.cuh"
 #include "tile/mma_sync.cuh"
 #include "tile/smem.cuh"
 #include "tile/table.hpp"
-#include "tile/tma.cuh"
 
 namespace tl {
 
@@ -52,8 +42,7 @@ TL_DEVICE_INLINE unsigned word(const uint4& v, int i) { return i == 0 ? v.x : i 
 
 template <GemmDequantGemvConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
-    gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W,
-                      const __grid_constant__ TmaDescriptor tma_w, const void* __restrict__ scales,
+    gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W, const void* __restrict__ scales,
                       unsigned short* __restrict__ C, float* __restrict__ partials, int* __restrict__ counters, int M,
                       int N, int K, int split_steps) {
   using gemv_detail::word;
@@ -67,8 +56,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
-  const unsigned base = CFG.bulk ? smem_align<128>(smem_raw) : smem_u32(smem_raw);
-  const unsigned act = base + P.act_offset;
+  const unsigned act = smem_u32(smem_raw);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const TileCoord a0 = P.mma_A(lane, 0);
@@ -78,28 +66,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const int k_groups = (K + G - 1) / G;
   const long long row_bytes = K / 2;
   const int row0 = blockIdx.x * CFG.rows() + warp * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
-
-  // Feed bulk: the warp's ring (box b = steps b BS .. b BS + BS - 1 in slot b % stages) and its full barriers; box b's
-  // TMA by lane 0.
-  constexpr int STAGES = CFG.bulk ? CFG.stages : 1, BS = CFG.box_steps;
-  const unsigned wring = base + warp * STAGES * P.slot_bytes;
-  auto full_bar = [&](int slot) { return base + P.bar_offset + 8u * (warp * STAGES + slot); };
-  auto issue = [&](int b) {
-    if (b * BS < steps) {
-      mbar_expect_tx(full_bar(b % STAGES), P.slot_bytes);
-      tma_load(wring + (b % STAGES) * P.slot_bytes, &tma_w, full_bar(b % STAGES), (s0 + b * BS) * kGemvRowStepBytes,
-               row0 - g);
-    }
-  };
-  if constexpr (CFG.bulk) {
-    if (lane == 0) {
-      prefetch_tensormap(&tma_w);
-      for (int slot = 0; slot < STAGES; ++slot) mbar_init(full_bar(slot), 1);
-      fence_mbarrier_init();
-      for (int b = 0; b < STAGES; ++b) issue(b);
-    }
-    __syncwarp();
-  }
 
   // One step's weights of the lane: rows (rb, h), its 16 bytes and their scale (bf16 in both halves, or f32).
   struct Step {
@@ -116,11 +82,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int n = row0 + 16 * rb + 8 * h;
-        if constexpr (!CFG.bulk) st.w[rb][h] = make_uint4(0, 0, 0, 0);
+        st.w[rb][h] = make_uint4(0, 0, 0, 0);
         st.s2[rb][h] = 0;
         st.sf[rb][h] = 0.f;
         if (in_k && n < N) {
-          if constexpr (!CFG.bulk) st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(W + n * row_bytes + k / 2);
+          st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(W + n * row_bytes + k / 2);
           const long long at = static_cast<long long>(n) * k_groups + k / G;
           if constexpr (CFG.scale_f32) {
             st.sf[rb][h] = __ldg(static_cast<const float*>(scales) + at);
@@ -163,19 +129,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
 
-  auto compute = [&](Step& st, int s) {
-    if constexpr (CFG.bulk) {
-      // The step's box: wait for its bytes and read the lane's pieces of step j (refilled after the box's last step).
-      const int slot = s / BS % STAGES, j = s % BS;
-      mbar_wait(full_bar(slot), (s / BS / STAGES) & 1);
-#pragma unroll
-      for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const unsigned at = wring + slot * P.slot_bytes + P.smem_W(16 * rb + 8 * h + g, kGemvRowStepBytes * j + 16 * t);
-          st.w[rb][h] = ld_shared_v4_b32(at);
-        }
-    }
+  auto compute = [&](const Step& st, int s) {
     const unsigned step_base = 2u * s * P.step_elems;
     // Piece q of the activations serves mmas 2q and 2q + 1 (codes 8q .. 8q + 7 of the lane's 32).
 #pragma unroll
@@ -212,14 +166,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt) mma_16816<true>(acc[rb][nt], a, bj[nt]);
         }
-      }
-    }
-    if constexpr (CFG.bulk) {
-      // Refill the slot only once every lane has used its pieces (the mmas above consumed them): a refill right after
-      // the reads raced them on an H100 (TMA landing before a queued shared-memory read: wrong sums at 4 CTAs per SM).
-      if (s % BS == BS - 1) {
-        __syncwarp();
-        if (lane == 0) issue(s / BS + STAGES);
       }
     }
   };

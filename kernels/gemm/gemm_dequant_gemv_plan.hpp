@@ -1,6 +1,6 @@
-// gemm.dequant's decode path (path=gemv), host and device: its typed config, the shared-memory layouts (activations,
-// the bulk feed's weight ring), the mma.sync fragments, and the k permutation that lets each lane feed its own 16
-// bytes of weights to the tensor cores.
+// gemm.dequant's decode path (path=gemv), host and device: its typed config, the activations' shared-memory layout,
+// the mma.sync fragments, and the k permutation that lets each lane feed its own 16 bytes of weights to the tensor
+// cores.
 #pragma once
 
 #include "tile/atoms.hpp"
@@ -23,18 +23,10 @@ struct GemmDequantGemvConfig {
   int warps = 8;        // warps per CTA
   int warp_rows = 16;   // weight rows per warp: 16 or 32 (each activation fragment read from shared memory serves all)
   int n_tiles = 2;      // activation rows / 8, rounded up: 1 for M <= 8, 2 for M <= 16
-  int prefetch = 2;     // k steps of weights (feed regs) or of scales (feed bulk) a lane has loaded ahead (registers)
+  int prefetch = 2;     // k steps of weights a lane has loaded ahead (registers)
   int min_blocks = 4;   // CTAs per SM the registers are capped for (__launch_bounds__)
   bool l2_prefetch = false;  // weight loads ask the L2 for the 256 bytes around them
-  // The weights' feed: false = each lane loads its own 16-byte pieces into registers; true = each warp's lane 0
-  // keeps `stages` steps of the warp's rows in flight by TMA into a ring of shared memory (the bytes in flight per SM
-  // no longer bounded by registers), and the lanes read their pieces from there.
-  bool bulk = false;
-  int stages = 0;       // bulk: slots per warp's ring (0 with the register feed)
-  // bulk: k steps per TMA box and ring slot: a box of {64 box_steps bytes, warp_rows} asks the memory for box_steps x
-  // 64 contiguous bytes of each row at once (a test of whether DRAM locality bounds the feed: docs/perf.md).
-  int box_steps = 1;
-  // regs: each lane issues its `prefetch` steps' loads together once it has used them all (a row's prefetch x 64
+  // Each lane issues its `prefetch` steps' loads together once it has used them all (a row's prefetch x 64
   // contiguous bytes requested at once), instead of one step's loads after each step.
   bool batch = false;
   int wtype = dequant4::kInt4;
@@ -77,22 +69,10 @@ struct GemmDequantGemvPlan {
   // (Swizzle<2,3,3>: 16-byte chunk ^= lane bits 1..2).
   SwizzledLayout smem_act;
   int step_elems = 0, step_bytes = 0;
-  // Feed bulk: one ring slot, a warp's rows of box_steps steps as a TMA box {64 box_steps bytes, warp_rows} writes it
-  // unswizzled, (row, byte) -> byte offset. A lane reads 16 bytes (byte 64j + 16t of its row g + 8h + 16rb at the
-  // box's step j); with one step a quarter warp (rows g, g + 1, t 0..3) reads 128 contiguous bytes: 8 distinct 16-byte
-  // bank groups, no conflict without a swizzle. Wider boxes put rows g and g + 1 a multiple of 128 bytes apart: their
-  // reads share 4 bank groups, two wavefronts per quarter warp (TMA's swizzles need a box of at most 128 bytes).
-  SwizzledLayout smem_W;
-  int slot_bytes = 0;
-  // Byte offsets from the kernel's base (128-byte aligned with the bulk feed, as a TMA destination wants): the warps'
-  // rings (warp w's slot s at w * stages * slot_bytes + s * slot_bytes), their full barriers (one per slot, warp-major),
-  // then the activations (steps x step_bytes). The register feed has only the activations, at 0.
-  int bar_offset = 0, act_offset = 0;
-  int align_slack = 0;  // bytes asked beyond the offsets for the base's alignment
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
 
-  // The dynamic shared memory of a CTA whose split has `steps` steps.
-  TL_HOST_DEVICE constexpr int bytes(int steps) const { return align_slack + act_offset + steps * step_bytes; }
+  // The dynamic shared memory of a CTA whose split has `steps` steps (the activations, from the kernel's base).
+  TL_HOST_DEVICE constexpr int bytes(int steps) const { return steps * step_bytes; }
 };
 
 TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConfig& c) {
@@ -102,13 +82,6 @@ TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConf
   p.smem_act = composition(Swizzle<2, 3, 3>{}, rows_then_k);
   p.step_elems = p.smem_act.cosize();
   p.step_bytes = 2 * p.step_elems;
-  p.smem_W = smem_layout(SmemSwizzle::none, 1, c.warp_rows, kGemvRowStepBytes * c.box_steps);
-  p.slot_bytes = p.smem_W.cosize();
-  if (c.bulk) {
-    p.bar_offset = c.warps * c.stages * p.slot_bytes;
-    p.act_offset = p.bar_offset + (8 * c.warps * c.stages + 15) / 16 * 16;
-    p.align_slack = 128 - 16;  // dynamic shared memory starts 16-byte aligned
-  }
   p.mma_A = mma_m16n8k16_a_f16();
   p.mma_B = mma_m16n8k16_b_f16();
   p.mma_C = mma_m16n8k16_c();
@@ -124,9 +97,6 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("prefetch", c.prefetch)
       .field("min_blocks", c.min_blocks)
       .field("l2_prefetch", c.l2_prefetch)
-      .field("bulk", c.bulk)
-      .field("stages", c.stages)
-      .field("box_steps", c.box_steps)
       .field("batch", c.batch)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)

@@ -295,65 +295,6 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
   }
 }
 
-// The bulk feed's ring slot is the box TMA writes unswizzled ({64 bytes, warp_rows}, rows 64 bytes apart); each
-// lane's 16-byte read (byte 16t of row g + 8h + 16rb, the bytes the register feed loads) takes one wavefront per
-// quarter warp, as PTX's shared-memory model allows for 128 distinct bytes; and the offsets keep what TMA and the
-// mbarriers need: slots 128-byte aligned, barriers 8-byte, activations 16-byte, all inside the launched bytes.
-TEST(GemmDequantGemvPlan, BulkRingIsTheTmaBoxAndReadsWithoutBankConflicts) {
-  for (int rows : {16, 32})
-    for (int stages : {2, 4, 8}) {
-      const GemmDequantGemvConfig c{.warp_rows = rows, .bulk = true, .stages = stages};
-      const GemmDequantGemvPlan p = make_plan(c);
-      SCOPED_TRACE("warp_rows " + std::to_string(rows) + " stages " + std::to_string(stages));
-      const SwizzledLayout tma_box = smem_layout(SmemSwizzle::none, 1, rows, kGemvRowStepBytes);
-      EXPECT_TRUE(p.smem_W.layout() == tma_box.layout() && p.smem_W.swizzle() == tma_box.swizzle());
-      EXPECT_EQ(p.slot_bytes, rows * kGemvStepK / 2);
-      EXPECT_EQ(p.slot_bytes % 128, 0);
-      EXPECT_EQ(p.bar_offset, c.warps * stages * p.slot_bytes);
-      EXPECT_EQ(p.bar_offset % 8, 0);
-      EXPECT_GE(p.act_offset, p.bar_offset + 8 * c.warps * stages);
-      EXPECT_EQ(p.act_offset % 16, 0);
-      EXPECT_EQ(p.bytes(3), p.align_slack + p.act_offset + 3 * p.step_bytes);
-      EXPECT_GE(p.align_slack, 128 - 16);
-      AccessPattern read{"lane pieces", 16, {}};
-      for (int rb = 0; rb < rows / 16; ++rb)
-        for (int h = 0; h < 2; ++h) {
-          read.accesses.clear();
-          for (int lane = 0; lane < 32; ++lane) {
-            const TileCoord a0 = p.mma_A(lane, 0);
-            read.accesses.push_back({lane, 16 * rb + 8 * h + a0.row, 16 * (a0.col / 2)});
-          }
-          const BankReport r = analyze_banks(p.smem_W, 1, read);
-          ASSERT_TRUE(r.ok) << r.message;
-          EXPECT_EQ(r.wavefronts, r.ideal_wavefronts) << "block " << rb << " half " << h;
-          EXPECT_EQ(r.wavefronts, 4);
-        }
-    }
-  // Wider boxes: the slot is still the TMA box ({64 box_steps bytes, warp_rows}); rows a multiple of 128 bytes apart
-  // cost the quarter warp's two rows a second wavefront, as the plan says, at every step of the box.
-  for (int box : {2, 4}) {
-    const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{.bulk = true, .stages = 2, .box_steps = box});
-    SCOPED_TRACE("box_steps " + std::to_string(box));
-    const SwizzledLayout tma_box = smem_layout(SmemSwizzle::none, 1, 16, kGemvRowStepBytes * box);
-    EXPECT_TRUE(p.smem_W.layout() == tma_box.layout() && p.smem_W.swizzle() == tma_box.swizzle());
-    EXPECT_EQ(p.slot_bytes, 16 * kGemvRowStepBytes * box);
-    for (int j = 0; j < box; ++j) {
-      AccessPattern read{"lane pieces", 16, {}};
-      for (int lane = 0; lane < 32; ++lane) {
-        const TileCoord a0 = p.mma_A(lane, 0);
-        read.accesses.push_back({lane, a0.row, kGemvRowStepBytes * j + 16 * (a0.col / 2)});
-      }
-      const BankReport r = analyze_banks(p.smem_W, 1, read);
-      ASSERT_TRUE(r.ok) << r.message;
-      EXPECT_EQ(r.wavefronts, 2 * r.ideal_wavefronts) << "step " << j;
-    }
-  }
-  // The register feed keeps its activations at the kernel's base, nothing before them.
-  const GemmDequantGemvPlan regs = make_plan(GemmDequantGemvConfig{});
-  EXPECT_EQ(regs.act_offset, 0);
-  EXPECT_EQ(regs.bytes(5), 5 * regs.step_bytes);
-}
-
 // [SECTION] the spec
 
 TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
@@ -402,9 +343,6 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"ctas_per_sm", "3"}})},
                                                 {{}, gemv({{"prefetch", "3"}})},
                                                 {{}, gemv({{"l2_prefetch", "true"}})},
-                                                {{}, gemv({{"feed", "bulk"}})},
-                                                {{}, gemv({{"feed", "bulk"}, {"stages", "2"}})},
-                                                {{}, gemv({{"feed", "bulk"}, {"stages", "2"}, {"box_steps", "2"}})},
                                                 {{{"M", "8"}}, gemv({{"batch", "off"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
@@ -479,10 +417,6 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   const std::string few = why({{"M", "16"}, {"K", "28672"}}, {{"path", "gemv"}, {"splits", "2"}});
   EXPECT_NE(few.find("raise splits to at least"), std::string::npos) << few;
   EXPECT_NE(why({}, {{"ctas_per_sm", "3"}, {"path", "wgmma"}}).find("gemv's"), std::string::npos);
-  // Eight warps' rings of 8 steps x 32 rows x 64 bytes (128 KiB) in a quarter of the SM.
-  const std::string ring = why({}, {{"path", "gemv"}, {"feed", "bulk"}, {"stages", "8"}, {"warp_rows", "32"},
-                                    {"ctas_per_sm", "4"}});
-  EXPECT_NE(ring.find("lower stages or ctas_per_sm"), std::string::npos) << ring;
   for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "8192"}, {"K", "8192"}},
                                            {{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "3"}, {"N", "8192"}, {"K", "28672"}},
@@ -509,56 +443,27 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       // The CTAs fit the SM's 228 KiB together, each with its static int and the 1 KiB the hardware reserves.
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
     }
-  // The bulk feed's splits are whole boxes, the last split ending at K, and its box is box_steps steps wide; auto
-  // batches the register feed for M <= 8 only, and never the bulk feed.
+  // Batched loads: no empty split in odd splits, and no weight tensor map (the kernel reads W through its pointer).
   for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "4096"}, {"K", "14336"}},
                                            {{"M", "4"}, {"N", "8192"}, {"K", "28672"}},
                                            {{"M", "13"}, {"N", "1000"}, {"K", "4128"}}})
     for (const KV& config : std::vector<KV>{{{"path", "gemv"}, {"batch", "on"}},
                                             {{"path", "gemv"}, {"batch", "on"}, {"prefetch", "3"}, {"ctas_per_sm", "3"}},
-                                            {{"path", "gemv"}, {"batch", "on"}, {"splits", "9"}},
-                                            {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "4"}, {"stages", "1"}},
-                                            {{"path", "gemv"}, {"feed", "bulk"}, {"box_steps", "2"}, {"stages", "2"}}}) {
+                                            {{"path", "gemv"}, {"batch", "on"}, {"splits", "9"}}}) {
       const KernelInstance k = instance(problem, config);
       SCOPED_TRACE(k.problem.to_string() + " " + k.config.to_string());
-      const bool bulk = k.config.text("feed") == "bulk";
-      const std::int64_t unit = bulk ? k.config.integer("box_steps") : 1;
       std::int64_t steps = 0;
-      std::vector<std::int64_t> box;
       for (const ArgSpec& a : k.args) {
         if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
-        if (a.name == "tma_W") box = a.box;
+        EXPECT_NE(a.kind, ArgSpec::Kind::tensor_map) << a.name;
       }
-      EXPECT_EQ(steps % unit, 0);
       const std::int64_t k_steps = (k.problem.integer("K") + 127) / 128;
       EXPECT_GT(k_steps, (static_cast<std::int64_t>(k.launch.grid.y) - 1) * steps);  // no empty split
-      EXPECT_EQ(box, (std::vector<std::int64_t>{64 * (bulk ? unit : 1), 16}));
-      EXPECT_NE(k.name_expression.find(bulk ? ".batch = false" : ".batch = true"), std::string::npos);
+      EXPECT_NE(k.name_expression.find(".batch = true"), std::string::npos);
     }
   EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".batch = true"), std::string::npos);
   EXPECT_NE(name({{"M", "9"}}, {{"path", "gemv"}}).find(".batch = false"), std::string::npos);
   EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"batch", "off"}}).find(".batch = false"), std::string::npos);
-  EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"feed", "bulk"}}).find(".batch = false"), std::string::npos);
-  // The bulk feed: the rings before the activations, in the same share of the SM; its box is a warp's rows of a step.
-  for (const char* rows : {"16", "32"})
-    for (const char* stages : {"2", "4"}) {
-      const KernelInstance k = instance({{"M", "13"}, {"N", "28672"}, {"K", "8192"}},
-                                        {{"path", "gemv"}, {"feed", "bulk"}, {"warp_rows", rows}, {"stages", stages}});
-      SCOPED_TRACE(std::string("warp_rows ") + rows + " stages " + stages);
-      const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{
-          .warp_rows = std::stoi(rows), .n_tiles = 2, .bulk = true, .stages = std::stoi(stages)});
-      std::int64_t steps = 0;
-      std::vector<std::int64_t> box;
-      for (const ArgSpec& a : k.args) {
-        if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
-        if (a.name == "tma_W") box = a.box;
-      }
-      EXPECT_EQ(box, (std::vector<std::int64_t>{64, std::stoi(rows)}));
-      EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes(static_cast<int>(steps))));
-      // auto: 4 CTAs per SM for 16 rows per warp, 2 for 32.
-      EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / (std::string(rows) == "16" ? 4 : 2));
-      EXPECT_NE(k.name_expression.find(std::string(".bulk = true, .stages = ") + stages), std::string::npos);
-    }
 }
 
 // [SECTION] the reference

@@ -1,13 +1,13 @@
--- gemm.dequant's gemv feeds on a GPU in one run (issue 21 item 4): the bulk feed checked on every decode test problem
--- and config, then the decode shapes timed with the register feed, the bulk feed and the wgmma path side by side.
--- Usage: tilelab run tests/perf/gemv_bulk_device.lua [check] [time] [mscan] [auto]. Without a GPU it compiles every
--- case. check: the bulk feed on the decode test problems; time: M 1, 4, 16 x four projection shapes, each feed and the
--- wgmma path; mscan: M 5-15, both feeds and wgmma; auto: M 5-15 at the four shapes with the default config.
--- Environment: DEQUANT_REP (timed runs, default 20), OUT (every timed row also to OUT/gemv_bulk.json), BULK_CONFIGS
--- (';'-separated k=v,... bulk configs to time beside the default; default a fixed list), REGS_CONFIGS (the same for the
--- register feed, none by default), CHECK_CONFIGS (';'-separated gemv configs the check runs; default a fixed list of
--- bulk ones), CHECK_PROBLEMS (how many of the check problems, default all), AUTO_SHAPES (how many shapes auto times,
--- default 4), FP4=0 (no fp4 rows).
+-- gemm.dequant's gemv path on a GPU in one run (issue 21 item 4): gemv configs checked on every decode test problem,
+-- then the decode shapes timed with the default gemv config, variations of it and the wgmma path side by side.
+-- Usage: tilelab run tests/perf/gemv_device.lua [check] [time] [mscan] [auto]. Without a GPU it compiles every case.
+-- check: CHECK_CONFIGS on the decode test problems; time: M 1, 4, 16 x four projection shapes, the default gemv config,
+-- REGS_CONFIGS and the wgmma path; mscan: M 5-15, gemv and wgmma; auto: M 5-15 at the four shapes with the default
+-- config. Environment: DEQUANT_REP (timed runs, default 20), OUT (every timed row also to OUT/gemv.json), REGS_CONFIGS
+-- (';'-separated k=v,... gemv configs to time beside the default, none by default), CHECK_CONFIGS (';'-separated gemv
+-- configs the check runs; default a fixed list), CHECK_PROBLEMS (how many of the check problems, default all),
+-- AUTO_SHAPES (how many shapes auto times, default 4), FP4=0 (no fp4 rows), MS (M values the timings take, default
+-- "1,4,16").
 local want = {}
 for _, a in ipairs(arg) do want[a] = true end
 if next(want) == nil then want = {check = true, time = true, mscan = true, auto = true} end
@@ -47,8 +47,7 @@ if want.check then
   end
   for _, m in ipairs({2, 4, 6, 8, 10, 14}) do pr(m, 71, 96, "int4", 32, "bf16") end
   local configs = {}
-  for text in (os.getenv("CHECK_CONFIGS") or "feed=bulk;feed=bulk,stages=2;feed=bulk,stages=8,prefetch=1,ctas_per_sm=2;" ..
-               "feed=bulk,warp_rows=32,stages=2;feed=bulk,splits=3,ctas_per_sm=1;feed=bulk,splits=1"):gmatch("[^;]+") do
+  for text in (os.getenv("CHECK_CONFIGS") or "batch=on;batch=off;batch=on,splits=3;warp_rows=32,prefetch=1"):gmatch("[^;]+") do
     configs[#configs + 1] = parse(text)
   end
   for pi, prob in ipairs(p) do
@@ -58,39 +57,33 @@ if want.check then
   end
 end
 
--- Timings: M 1, 4, 16 x the four projection shapes, int4 g128 (fp4 at two shapes): register feed, bulk feed (the
--- default and variations), wgmma path.
+-- Timings: M (MS) x the four projection shapes, int4 g128 (fp4 at two shapes): the default gemv config, REGS_CONFIGS,
+-- the wgmma path.
 local shapes = {{N = 8192, K = 8192}, {N = 28672, K = 8192}, {N = 8192, K = 28672}, {N = 4096, K = 14336}}
-local bulk_configs = {{}}
-for text in (os.getenv("BULK_CONFIGS") or "stages=2,ctas_per_sm=4;stages=8,ctas_per_sm=1;stages=6;warp_rows=32"):gmatch("[^;]+") do
-  bulk_configs[#bulk_configs + 1] = parse(text)
-end
+local ms = {}
+for m in (os.getenv("MS") or "1,4,16"):gmatch("[^,]+") do ms[#ms + 1] = tonumber(m) end
 if want.time then
-  for _, m in ipairs({1, 4, 16}) do
+  for _, m in ipairs(ms) do
     for i, s in ipairs(shapes) do
       local formats = {"int4"}
       if i <= 2 and os.getenv("FP4") ~= "0" then formats[2] = "fp4" end
       for _, w in ipairs(formats) do
         local prob = {M = m, N = s.N, K = s.K, wtype = w, group = 128}
-        add("time", prob, {path = "gemv", feed = "regs"}, rep)
+        add("time", prob, {path = "gemv"}, rep)
         for text in (os.getenv("REGS_CONFIGS") or ""):gmatch("[^;]+") do
-          if w == "int4" then add("time", prob, with({path = "gemv", feed = "regs"}, parse(text)), rep) end
-        end
-        for bi, c in ipairs(bulk_configs) do
-          if w == "int4" or bi == 1 then add("time", prob, with({path = "gemv", feed = "bulk"}, c), rep) end
+          if w == "int4" then add("time", prob, with({path = "gemv"}, parse(text)), rep) end
         end
         add("time", prob, {path = "wgmma"}, rep)
       end
     end
   end
 end
--- M 5..15 (where auto's threshold goes): bulk and wgmma at two shapes, regs at one.
+-- M 5..15 (where auto's threshold goes): gemv and wgmma at two shapes.
 if want.mscan then
   for m = 5, 15 do
-    for i, s in ipairs({shapes[1], shapes[3]}) do
+    for _, s in ipairs({shapes[1], shapes[3]}) do
       local prob = {M = m, N = s.N, K = s.K, wtype = "int4", group = 128}
-      add("mscan", prob, {path = "gemv", feed = "bulk"}, rep)
-      if i == 1 then add("mscan", prob, {path = "gemv", feed = "regs"}, rep) end
+      add("mscan", prob, {path = "gemv"}, rep)
       add("mscan", prob, {path = "wgmma"}, rep)
     end
   end
@@ -143,4 +136,4 @@ for _, c in ipairs(cases) do
 end
 print(string.format("checks: %d runs, failures (all kinds): %d", checks, bad))
 local out = os.getenv("OUT")
-if out then tl.write_file(out .. "/gemv_bulk.json", tl.json_encode(rows, 1)) end
+if out then tl.write_file(out .. "/gemv.json", tl.json_encode(rows, 1)) end
