@@ -85,6 +85,8 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
           .batch = gemv_batch(p, c),
+          .stream = c.text("schedule") == "stream",
+          .int4_lop3 = c.boolean("int4_lop3"),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -125,6 +127,30 @@ GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limit
     }
   }
   return best;
+}
+
+// The launch of either schedule: grid (x, y), the most k steps a CTA stages (its shared memory), and the planes of
+// partial sums a row tile may need (its CTAs).
+struct GemvGrid {
+  std::int64_t x = 1, y = 1, steps = 1, parts = 1;
+};
+GemvGrid gemv_grid(const Values& p, const Values& c, const DeviceLimits& limits) {
+  const GemmDequantGemvConfig cfg = gemv_config(p, c);
+  const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows());
+  if (!cfg.stream) {
+    const GemvSplit split = gemv_split(p, c, limits);
+    return {row_tiles, split.splits, split.steps, split.splits};
+  }
+  // stream: the (tile, chunk) pairs over one wave of CTAs (whole waves where a CTA's share of them would not fit its
+  // shared memory); CTA i takes chunks [i chunks / ctas, (i + 1) chunks / ctas), as the kernel computes.
+  const std::int64_t unit = cfg.batch ? cfg.prefetch : 1, kc = tiles(tiles(p.integer("K"), kGemvStepK), unit);
+  const std::int64_t chunks = row_tiles * kc, slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
+  const std::int64_t waves = tiles(chunks, slots * std::max<std::int64_t>(1, gemv_max_steps(cfg) / unit));
+  const std::int64_t ctas = std::min(chunks, waves * slots);
+  auto cta_of = [&](std::int64_t u) { return ((u + 1) * ctas - 1) / chunks; };
+  std::int64_t parts = 1;
+  for (std::int64_t t = 0; t < row_tiles; ++t) parts = std::max(parts, cta_of(t * kc + kc - 1) - cta_of(t * kc) + 1);
+  return {ctas, 1, tiles(chunks, ctas) * unit, parts};
 }
 
 // A k lane frees a stage once its next one is loaded (while that one's first wgmma still reads), so each lane needs
@@ -177,8 +203,15 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
+    if (cfg.stream && c.integer("splits") != 0)
+      return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
+                    "steps over the CTAs itself: leave splits at 0");
+    if (cfg.stream && cfg.batch && cfg.prefetch > gemv_max_steps(cfg))
+      return refuse("schedule=stream with batch deals chunks of prefetch=" + c.text("prefetch") + " steps, whose " +
+                    "activations do not fit a CTA's " + std::to_string(smem_share(cfg.min_blocks)) +
+                    " bytes of shared memory: lower prefetch or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
-    if (split.steps > gemv_max_steps(cfg))
+    if (!cfg.stream && split.steps > gemv_max_steps(cfg))
       return refuse("splits=" + c.text("splits") + " leaves " + std::to_string(split.steps) + " steps of 128 k per CTA, "
                     "whose activations (" + std::to_string(split.steps * make_plan(cfg).step_bytes) + " bytes) do not fit "
                     "in the " + std::to_string(smem_share(cfg.min_blocks)) + " bytes of shared memory a CTA has: raise "
@@ -319,6 +352,14 @@ KernelSpec gemm_dequant_spec() {
                                  "prefetch x warp_rows / 8)"),
                ParamSpec::boolean("l2_prefetch", false,
                                   "gemv: each weight load also asks the L2 for the 256 bytes around it"),
+               ParamSpec::enumeration("schedule", "split", {"split", "stream"},
+                                      "gemv: split = a grid of row tiles x `splits` over K; stream = a persistent "
+                                      "grid (one wave of CTAs) dealing every (row tile, k chunk) pair evenly, a CTA "
+                                      "going from one tile's steps straight to the next's (k chunk: `prefetch` steps "
+                                      "with batch, else one)"),
+               ParamSpec::boolean("int4_lop3", false,
+                                  "gemv, int4: each code pair's mask and bias in one LOP3 (the bias in a register) "
+                                  "instead of an AND and an XOR"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -373,12 +414,12 @@ KernelSpec gemm_dequant_spec() {
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& limits) {
     if (gemv_path(p, c)) {
       const GemmDequantGemvConfig cfg = gemv_config(p, c);
-      const GemvSplit split = gemv_split(p, c, limits);
+      const GemvGrid grid = gemv_grid(p, c, limits);
       LaunchGeometry g;
-      g.grid.x = static_cast<std::uint32_t>(tiles(p.integer("N"), cfg.rows()));
-      g.grid.y = static_cast<std::uint32_t>(split.splits);
+      g.grid.x = static_cast<std::uint32_t>(grid.x);
+      g.grid.y = static_cast<std::uint32_t>(grid.y);
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
-      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(split.steps)));
+      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps)));
       return g;
     }
     const GemmDequantConfig cfg = dequant_config(p, c);
@@ -392,23 +433,24 @@ KernelSpec gemm_dequant_spec() {
   // Kernel signature: (tma_A, tma_W, scales, C, M, N, K); A and W are reached only through their tensor maps. A is
   // uniform in [-1, 1); W random bytes (every code of both nibbles); scales in [0.5, 2), so that a scale taken from
   // the wrong row or group shows.
-  // gemv: (A, W, scales, C, partials, counters, M, N, K, split_steps); the partials [splits, M, N] f32 and a counter
-  // per row tile are scratch (the kernel leaves the counters at zero).
+  // gemv: (A, W, scales, C, partials, counters, M, N, K, split_steps); the partials [parts, M, N] f32 (parts: the most
+  // CTAs that share a row tile) and a counter per row tile are scratch (the kernel leaves the counters at zero);
+  // split_steps is the split schedule's (0 with stream).
   k.args = [](const Values& p, const Values& c, const DeviceLimits& limits) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
     const DType sd = p.text("scale_dtype") == "f32" ? DType::f32 : DType::bf16;
     std::vector<ArgSpec> args = {ArgSpec::tensor("A", DType::bf16, {M, K}, ArgRole::in, {.lo = -1, .hi = 1, .seed = 1}),
                                  ArgSpec::tensor("W", DType::u8, {N, K / 2}, ArgRole::in, {.lo = 0, .hi = 256, .seed = 2})};
     if (gemv_path(p, c)) {
-      const GemvSplit split = gemv_split(p, c, limits);
+      const GemvGrid grid = gemv_grid(p, c, limits);
       const GemmDequantGemvConfig cfg = gemv_config(p, c);
       args.push_back(ArgSpec::tensor("scales", sd, {N, k_groups(p)}, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}));
       args.push_back(ArgSpec::tensor("C", DType::bf16, {M, N}, ArgRole::out));
-      args.push_back(ArgSpec::tensor("partials", DType::f32, {split.splits, M, N}, ArgRole::scratch));
+      args.push_back(ArgSpec::tensor("partials", DType::f32, {grid.parts, M, N}, ArgRole::scratch));
       args.push_back(ArgSpec::tensor("counters", DType::i32, {tiles(N, cfg.rows())}, ArgRole::scratch));
       for (const char* name : {"M", "N", "K"})
         args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
-      args.push_back(ArgSpec::scalar("split_steps", DType::i32, static_cast<double>(split.steps)));
+      args.push_back(ArgSpec::scalar("split_steps", DType::i32, cfg.stream ? 0.0 : static_cast<double>(grid.steps)));
       return args;
     }
     const GemmDequantPlan plan = make_plan(dequant_config(p, c));

@@ -18,11 +18,16 @@
 // measured 0.82-1.04x of this feed on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
 // speed, and the mma's own reduction over the quad's k replaces the warp shuffles.
 //
-// Grid: (ceil(N / rows), splits); CTA (x, y) takes weight rows [x rows, (x+1) rows) over k steps
-// [y split_steps, (y+1) split_steps). Its activations for that k range are staged once into shared memory
-// (plan.smem_act per step, zero past M and K: a zero code times a stale NaN would be NaN). With one split the CTA
-// writes C; with several, each writes its f32 partials (partials[y][m][n]), and the CTA that finishes a row tile last
-// (a counter per tile, left at zero for the next launch) adds them in split order (deterministic) and writes C.
+// Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows,
+// (x+1) rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of
+// gridDim.x CTAs (at most one wave) over the whole problem cut into chunks (a row tile's `prefetch` steps with batch,
+// else one step) in tile-major order, each CTA a contiguous run of chunks: every CTA the same work (no wave of CTAs
+// that fills only part of the SMs, no second launch wave), a row tile's steps in one or a few CTAs, and a CTA that ends
+// one tile goes on to the next one's loads, already in flight, while it writes the first one's sums. Either way a CTA
+// stages its steps' activations once into shared memory (plan.smem_act per step, zero past M and K: a zero code times a
+// stale NaN would be NaN). A row tile held by one CTA writes C; else each holder writes its f32 partials (partials[part]
+// [m][n], part = its rank among the tile's CTAs in k order), and the one that finishes last (a counter per tile, left at
+// zero for the next launch) adds them in part order (deterministic) and writes C.
 #pragma once
 
 #include "gemm/gemm_dequant_gemv_plan.hpp"
@@ -38,6 +43,13 @@ namespace tl {
 
 namespace gemv_detail {
 TL_DEVICE_INLINE unsigned word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+// dequant4's int4 pair, (s & 0x000F000F) ^ magic, as one LOP3: given the magic as an immediate ptxas emits an AND and
+// an XOR (a LOP3 takes one immediate), so the magic comes in a register.
+TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
+  unsigned r;
+  asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
+  return r;
+}
 }  // namespace gemv_detail
 
 template <GemmDequantGemvConfig CFG>
@@ -62,10 +74,27 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const TileCoord a0 = P.mma_A(lane, 0);
   const int g = a0.row, t = a0.col / 2;
   const int k_steps = (K + kGemvStepK - 1) / kGemvStepK;
-  const int s0 = blockIdx.y * split_steps, steps = min(split_steps, k_steps - s0);
   const int k_groups = (K + G - 1) / G;
   const long long row_bytes = K / 2;
-  const int row0 = blockIdx.x * CFG.rows() + warp * CFG.warp_rows + g;  // the lane's row of block rb, half h: + 16 rb + 8 h
+  const int lane_row = warp * CFG.warp_rows + g;  // the lane's row in a tile at block rb, half h: + 16 rb + 8 h
+
+  // The CTA's slots j = 0 .. slots - 1, each one k step of one row tile, in order; slot j's activations at j.
+  // split: tile blockIdx.x, steps s0 .. s0 + slots - 1. stream: chunks c0 .. of the tile-major order (tile x, chunk q
+  // < kc: steps q UNIT .. q UNIT + UNIT - 1; past k_steps they load nothing), the chunks dealt evenly over the CTAs.
+  constexpr int UNIT = CFG.stream && CFG.batch ? D : 1;
+  const int kc = (k_steps + UNIT - 1) / UNIT, tile_steps = kc * UNIT;
+  const long long chunks = static_cast<long long>((N + CFG.rows() - 1) / CFG.rows()) * kc;
+  int tile0, step0, slots;
+  if constexpr (CFG.stream) {
+    const long long c0 = blockIdx.x * chunks / gridDim.x;
+    slots = static_cast<int>((blockIdx.x + 1) * chunks / gridDim.x - c0) * UNIT;
+    tile0 = static_cast<int>(c0 / kc);
+    step0 = static_cast<int>(c0 % kc) * UNIT;
+  } else {
+    tile0 = blockIdx.x;
+    step0 = blockIdx.y * split_steps;
+    slots = min(split_steps, k_steps - step0);
+  }
 
   // One step's weights of the lane: rows (rb, h), its 16 bytes and their scale (bf16 in both halves, or f32).
   struct Step {
@@ -73,10 +102,22 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     unsigned s2[RB][2];
     float sf[RB][2];
   };
-  // Step s of the split (none past its end or past K: zero codes and a zero scale add nothing).
-  auto load = [&](Step& st, int s) {
-    const int k = (s0 + s) * kGemvStepK + kGemvLaneCodes * t;
-    const bool in_k = s < steps && k < K;
+  // The loads' position: slot j, k step `step` of row tile `tile` (consecutive steps within a tile).
+  struct Cursor {
+    int j, tile, step;
+  };
+  auto advance = [&](Cursor& at) {
+    ++at.j;
+    if (++at.step == tile_steps) {
+      at.step = 0;
+      ++at.tile;
+    }
+  };
+  // The cursor's step (none past the CTA's slots or past K: zero codes and a zero scale add nothing), then the next.
+  auto load = [&](Step& st, Cursor& at) {
+    const int k = at.step * kGemvStepK + kGemvLaneCodes * t;
+    const bool in_k = at.j < slots && k < K;
+    const int row0 = at.tile * CFG.rows() + lane_row;
 #pragma unroll
     for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
@@ -87,31 +128,33 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         st.sf[rb][h] = 0.f;
         if (in_k && n < N) {
           st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(W + n * row_bytes + k / 2);
-          const long long at = static_cast<long long>(n) * k_groups + k / G;
+          const long long at_s = static_cast<long long>(n) * k_groups + k / G;
           if constexpr (CFG.scale_f32) {
-            st.sf[rb][h] = __ldg(static_cast<const float*>(scales) + at);
+            st.sf[rb][h] = __ldg(static_cast<const float*>(scales) + at_s);
           } else {
-            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at);
+            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at_s);
             st.s2[rb][h] = b | (b << 16);
           }
         }
       }
+    advance(at);
   };
   Step ring[D];
+  Cursor next{0, tile0, step0};
 #pragma unroll
-  for (int d = 0; d < D; ++d) load(ring[d], d);
+  for (int d = 0; d < D; ++d) load(ring[d], next);
 
-  // The split's activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k.
+  // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k.
   constexpr int CHUNKS = 8 * NT * kGemvStepK / 8;  // per step
-  for (int i = threadIdx.x; i < steps * CHUNKS; i += CFG.threads()) {
-    const int s = i / CHUNKS, m = (i % CHUNKS) / (kGemvStepK / 8), kc = 8 * (i % (kGemvStepK / 8));
-    const int k = (s0 + s) * kGemvStepK + kc;
+  for (int i = threadIdx.x; i < slots * CHUNKS; i += CFG.threads()) {
+    const int s = i / CHUNKS, m = (i % CHUNKS) / (kGemvStepK / 8), kq = 8 * (i % (kGemvStepK / 8));
+    const int k = (step0 + s) % tile_steps * kGemvStepK + kq;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (m < M && k < K) v = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(m) * K + k));
     const unsigned in[4] = {v.x, v.y, v.z, v.w};
     unsigned o[4];
     gemv_pair_order(in, o);
-    st_shared_v4_b32(act + 2u * (s * P.step_elems + P.smem_act(m, kc)), o[0], o[1], o[2], o[3]);
+    st_shared_v4_b32(act + 2u * (s * P.step_elems + P.smem_act(m, kq)), o[0], o[1], o[2], o[3]);
   }
   // The lane's four 16-byte pieces of each n tile in a step (k 32t + 8q .. of row 8 nt + g).
   unsigned act_off[NT][4];
@@ -129,8 +172,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
 
-  auto compute = [&](const Step& st, int s) {
-    const unsigned step_base = 2u * s * P.step_elems;
+  unsigned magic = 0x43084308u;  // bf16 136 in both halves (dequant4's int4 bias)
+  if constexpr (CFG.int4_lop3) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
+  auto compute = [&](const Step& st, int j) {
+    const unsigned step_base = 2u * j * P.step_elems;
     // Piece q of the activations serves mmas 2q and 2q + 1 (codes 8q .. 8q + 7 of the lane's 32).
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -155,7 +200,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
-            const unsigned v = dequant4::codes_to_bf16x2<CFG.wtype>(word(st.w[rb][h], pair / 4) >> (4 * (pair % 4)));
+            const unsigned codes = word(st.w[rb][h], pair / 4) >> (4 * (pair % 4));
+            unsigned v;
+            if constexpr (CFG.int4_lop3 && CFG.wtype == dequant4::kInt4)
+              v = dequant4::sub_bf16x2(gemv_detail::int4_biased(codes, magic), magic);
+            else
+              v = dequant4::codes_to_bf16x2<CFG.wtype>(codes);
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
               a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
@@ -169,24 +219,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       }
     }
   };
-#pragma unroll 1
-  for (int s = 0; s < steps; s += D) {
-#pragma unroll
-    for (int d = 0; d < D; ++d) {
-      if (s + d < steps) {
-        compute(ring[d], s + d);
-        if constexpr (!CFG.batch) load(ring[d], s + d + D);
-      }
-    }
-    if constexpr (CFG.batch) {
-#pragma unroll
-      for (int d = 0; d < D; ++d) load(ring[d], s + d + D);
-    }
-  }
-
   // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col).
-  const int splits = gridDim.y;
-  auto each = [&](auto&& f) {
+  auto each = [&](int tile, auto&& f) {
+    const int row0 = tile * CFG.rows() + lane_row;
 #pragma unroll
     for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
@@ -198,24 +233,72 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         }
   };
   auto store = [&](float x, long long at) { C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f)); };
-  if (splits == 1) {
-    each(store);
-    return;
+  // Row tile `tile`'s sums, part `part` of `parts` (the CTAs that hold its steps, in k order): one part writes C; else
+  // each writes its f32 partials (partials[part][m][n]) and the last to arrive adds them in part order (deterministic).
+  auto finish = [&](int tile, int part, int parts) {
+    if (parts == 1) {
+      each(tile, store);
+      return;
+    }
+    const long long plane = static_cast<long long>(M) * N;
+    each(tile, [&](float x, long long at) { partials[part * plane + at] = x; });
+    __threadfence();  // this CTA's partials visible before its arrival is counted
+    __syncthreads();
+    if (threadIdx.x == 0) last_split = atomicAdd(counters + tile, 1) == parts - 1;
+    __syncthreads();
+    if (!last_split) return;
+    __threadfence();
+    each(tile, [&](float, long long at) {
+      float sum = 0.f;
+      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);
+      store(sum, at);
+    });
+    if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch
+  };
+  // stream: the CTA holding chunk u (the last c whose first chunk, c chunks / gridDim.x rounded down, is <= u).
+  auto cta_of = [&](long long u) { return static_cast<int>(((u + 1) * gridDim.x - 1) / chunks); };
+  // stream: a row tile ends inside the CTA's slots (its sums go out while the next tile's loads are in flight).
+  int tile = tile0, step = step0;
+  auto tile_end = [&](int j) {
+    if constexpr (CFG.stream) {
+      if (++step == tile_steps || j + 1 == slots) {
+        const int first = cta_of(static_cast<long long>(tile) * kc), last = cta_of(static_cast<long long>(tile) * kc + kc - 1);
+        finish(tile, static_cast<int>(blockIdx.x) - first, last - first + 1);
+#pragma unroll
+        for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
+        ++tile;
+        step = 0;
+      }
+    }
+  };
+#pragma unroll 1
+  for (int j = 0; j < slots; j += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      if (j + d < slots) {
+        compute(ring[d], j + d);
+        if constexpr (!CFG.batch) load(ring[d], next);
+        if constexpr (CFG.stream) {
+          if constexpr (CFG.batch) {
+            if (d == D - 1) {
+#pragma unroll
+              for (int e = 0; e < D; ++e) load(ring[e], next);
+            }
+          }
+          tile_end(j + d);
+        }
+      }
+    }
+    if constexpr (CFG.batch && !CFG.stream) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) load(ring[d], next);
+    }
   }
-  const long long plane = static_cast<long long>(M) * N;
-  each([&](float x, long long at) { partials[blockIdx.y * plane + at] = x; });
-  __threadfence();  // this CTA's partials visible before its arrival is counted
-  __syncthreads();
-  if (threadIdx.x == 0) last_split = atomicAdd(counters + blockIdx.x, 1) == splits - 1;
-  __syncthreads();
-  if (!last_split) return;
-  __threadfence();
-  each([&](float, long long at) {
-    float sum = 0.f;
-    for (int y = 0; y < splits; ++y) sum += __ldcg(partials + y * plane + at);
-    store(sum, at);
-  });
-  if (threadIdx.x == 0) counters[blockIdx.x] = 0;  // ready for the next launch
+  if constexpr (!CFG.stream) finish(blockIdx.x, blockIdx.y, gridDim.y);
 }
 
 }  // namespace tl

@@ -29,6 +29,10 @@ struct GemmDequantGemvConfig {
   // Each lane issues its `prefetch` steps' loads together once it has used them all (a row's prefetch x 64
   // contiguous bytes requested at once), instead of one step's loads after each step.
   bool batch = false;
+  // Schedule: false = a split grid (row tiles x splits over K); true = a persistent grid dealing the whole problem's
+  // (row tile, k chunk) pairs evenly over at most one wave of CTAs (the kernel's header).
+  bool stream = false;
+  bool int4_lop3 = false;  // int4's mask and bias in one LOP3 per pair (a measurement switch)
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -98,6 +102,8 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("min_blocks", c.min_blocks)
       .field("l2_prefetch", c.l2_prefetch)
       .field("batch", c.batch)
+      .field("stream", c.stream)
+      .field("int4_lop3", c.int4_lop3)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

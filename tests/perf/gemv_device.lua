@@ -1,13 +1,16 @@
 -- gemm.dequant's gemv path on a GPU in one run (issue 21 item 4): gemv configs checked on every decode test problem,
 -- then the decode shapes timed with the default gemv config, variations of it and the wgmma path side by side.
--- Usage: tilelab run tests/perf/gemv_device.lua [check] [time] [mscan] [auto]. Without a GPU it compiles every case.
--- check: CHECK_CONFIGS on the decode test problems; time: M 1, 4, 16 x four projection shapes, the default gemv config,
--- REGS_CONFIGS and the wgmma path; mscan: M 5-15, gemv and wgmma; auto: M 5-15 at the four shapes with the default
--- config. Environment: DEQUANT_REP (timed runs, default 20), OUT (every timed row also to OUT/gemv.json), REGS_CONFIGS
--- (';'-separated k=v,... gemv configs to time beside the default, none by default), CHECK_CONFIGS (';'-separated gemv
--- configs the check runs; default a fixed list), CHECK_PROBLEMS (how many of the check problems, default all),
--- AUTO_SHAPES (how many shapes auto times, default 4), FP4=0 (no fp4 rows), MS (M values the timings take, default
--- "1,4,16").
+-- Usage: tilelab run tests/perf/gemv_device.lua [check] [time] [kscan] [mscan] [auto]. Without a GPU it compiles
+-- every case. check: CHECK_CONFIGS on the decode test problems; time: M (MS) x four projection shapes int4 group 128
+-- and fp4 group 32 at the first two, the default gemv config, REGS_CONFIGS (int4) / FP4_CONFIGS (fp4) and the wgmma
+-- path (at the M of WGMMA_MS); kscan: M 1, N 28672 at K of KSCAN (one grid, growing steps per CTA: the intercept is a
+-- CTA's fixed cost) with KSCAN_CONFIGS; mscan: M 5-15, gemv and wgmma; auto: M 5-15 at the four shapes with the
+-- default config. Environment: DEQUANT_REP (timed runs, default 20), OUT (every timed row also to OUT/gemv.json),
+-- REGS_CONFIGS / FP4_CONFIGS (';'-separated k=v,... gemv configs to time beside the default, none by default),
+-- CHECK_CONFIGS (';'-separated gemv configs the check runs; default a fixed list), CHECK_PROBLEMS (how many of the check
+-- problems, default all), AUTO_SHAPES (how many shapes auto times, default 4), FP4=0 (no fp4 rows), MS (M values the
+-- timings take, default "1,4,16"), WGMMA_MS (default: all of MS), KSCAN (default "1024,2048,4096,6144"), KSCAN_CONFIGS
+-- (default "splits=2;schedule=stream").
 local want = {}
 for _, a in ipairs(arg) do want[a] = true end
 if next(want) == nil then want = {check = true, time = true, mscan = true, auto = true} end
@@ -63,18 +66,27 @@ local shapes = {{N = 8192, K = 8192}, {N = 28672, K = 8192}, {N = 8192, K = 2867
 local ms = {}
 for m in (os.getenv("MS") or "1,4,16"):gmatch("[^,]+") do ms[#ms + 1] = tonumber(m) end
 if want.time then
+  local wgmma_ms = {}
+  for m in (os.getenv("WGMMA_MS") or os.getenv("MS") or "1,4,16"):gmatch("[^,]+") do wgmma_ms[tonumber(m)] = true end
   for _, m in ipairs(ms) do
     for i, s in ipairs(shapes) do
       local formats = {"int4"}
       if i <= 2 and os.getenv("FP4") ~= "0" then formats[2] = "fp4" end
       for _, w in ipairs(formats) do
-        local prob = {M = m, N = s.N, K = s.K, wtype = w, group = 128}
+        local prob = {M = m, N = s.N, K = s.K, wtype = w, group = w == "fp4" and 32 or 128}
         add("time", prob, {path = "gemv"}, rep)
-        for text in (os.getenv("REGS_CONFIGS") or ""):gmatch("[^;]+") do
-          if w == "int4" then add("time", prob, with({path = "gemv"}, parse(text)), rep) end
+        for text in (os.getenv(w == "int4" and "REGS_CONFIGS" or "FP4_CONFIGS") or ""):gmatch("[^;]+") do
+          add("time", prob, with({path = "gemv"}, parse(text)), rep)
         end
-        add("time", prob, {path = "wgmma"}, rep)
+        if wgmma_ms[m] then add("time", prob, {path = "wgmma"}, rep) end
       end
+    end
+  end
+end
+if want.kscan then
+  for kk in (os.getenv("KSCAN") or "1024,2048,4096,6144"):gmatch("[^,]+") do
+    for text in (os.getenv("KSCAN_CONFIGS") or "splits=2;schedule=stream"):gmatch("[^;]+") do
+      add("kscan", {M = 1, N = 28672, K = tonumber(kk), wtype = "int4", group = 128}, with({path = "gemv"}, parse(text)), rep)
     end
   end
 end
