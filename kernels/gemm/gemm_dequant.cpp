@@ -86,7 +86,8 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .l2_prefetch = c.boolean("l2_prefetch"),
           .batch = gemv_batch(p, c),
           .stream = c.text("schedule") == "stream",
-          .int4_lop3 = c.boolean("int4_lop3"),
+          .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
+          .fp4_fold = c.boolean("fp4_fold"),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -357,9 +358,13 @@ KernelSpec gemm_dequant_spec() {
                                       "grid (one wave of CTAs) dealing every (row tile, k chunk) pair evenly, a CTA "
                                       "going from one tile's steps straight to the next's (k chunk: `prefetch` steps "
                                       "with batch, else one)"),
-               ParamSpec::boolean("int4_lop3", false,
-                                  "gemv, int4: each code pair's mask and bias in one LOP3 (the bias in a register) "
-                                  "instead of an AND and an XOR"),
+               ParamSpec::enumeration("int4_lop3", "auto", {"auto", "on", "off"},
+                                      "gemv, int4: on = each code pair's mask and bias in one LOP3 (the bias in a "
+                                      "register) instead of an AND and an XOR; auto = on for M <= 8 (one n tile; at "
+                                      "M 16 the register costs spills)"),
+               ParamSpec::boolean("fp4_fold", false,
+                                  "gemv, fp4 with bf16 scales: the wgmma path's conversion (a mask, a multiply and a "
+                                  "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -387,7 +392,13 @@ KernelSpec gemm_dequant_spec() {
         // Batched loads at every M, in odd splits and deeper; the plain feed where auto batches.
         {{"path", "gemv"}, {"batch", "on"}, {"splits", "3"}},
         {{"path", "gemv"}, {"batch", "on"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
-        {{"path", "gemv"}, {"batch", "off"}}};
+        {{"path", "gemv"}, {"batch", "off"}},
+        // The persistent schedule with and without batched chunks; each conversion where auto picks the other.
+        {{"path", "gemv"}, {"schedule", "stream"}},
+        {{"path", "gemv"}, {"schedule", "stream"}, {"batch", "off"}},
+        {{"path", "gemv"}, {"fp4_fold", "true"}},
+        {{"path", "gemv"}, {"int4_lop3", "off"}},
+        {{"path", "gemv"}, {"int4_lop3", "on"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

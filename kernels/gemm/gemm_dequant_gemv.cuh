@@ -50,6 +50,12 @@ TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
   asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
   return r;
 }
+// The split's arrival: a release of this CTA's partials (ordered before it by a barrier) and an acquire of the others'.
+TL_DEVICE_INLINE int atom_add_acq_rel_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 }  // namespace gemv_detail
 
 template <GemmDequantGemvConfig CFG>
@@ -174,8 +180,18 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 
   unsigned magic = 0x43084308u;  // bf16 136 in both halves (dequant4's int4 bias)
   if constexpr (CFG.int4_lop3) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
-  auto compute = [&](const Step& st, int j) {
-    const unsigned step_base = 2u * j * P.step_elems;
+  // fp4 with bf16 scales, CFG.fp4_fold: dequant4's wgmma-path conversion, value * 2^-126 by a mask, a multiply and a
+  // mask (fp4_bits: the pair's nibbles at bits 4..7 and 20..23), the 2^126 folded into the scale (times 2^94, once a
+  // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
+  // [2^-93, 2^34) (dequant4.hpp).
+  constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32;
+  auto compute = [&](const Step& st, int slot) {
+    const unsigned step_base = 2u * slot * P.step_elems;
+    unsigned s2[RB][2];
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) s2[rb][h] = FOLD ? dequant4::fp4_fold_scale(st.s2[rb][h]) : st.s2[rb][h];
     // Piece q of the activations serves mmas 2q and 2q + 1 (codes 8q .. 8q + 7 of the lane's 32).
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -200,17 +216,19 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
-            const unsigned codes = word(st.w[rb][h], pair / 4) >> (4 * (pair % 4));
+            const unsigned w = word(st.w[rb][h], pair / 4);
             unsigned v;
-            if constexpr (CFG.int4_lop3 && CFG.wtype == dequant4::kInt4)
-              v = dequant4::sub_bf16x2(gemv_detail::int4_biased(codes, magic), magic);
+            if constexpr (FOLD)
+              v = dequant4::fp4_bits(pair % 4 == 0 ? w << 4 : w >> (4 * (pair % 4) - 4));
+            else if constexpr (CFG.int4_lop3 && CFG.wtype == dequant4::kInt4)
+              v = dequant4::sub_bf16x2(gemv_detail::int4_biased(w >> (4 * (pair % 4)), magic), magic);
             else
-              v = dequant4::codes_to_bf16x2<CFG.wtype>(codes);
+              v = dequant4::codes_to_bf16x2<CFG.wtype>(w >> (4 * (pair % 4)));
             if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
               a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
             } else {
-              a[i] = dequant4::mul_bf16x2(v, st.s2[rb][h]);
+              a[i] = dequant4::mul_bf16x2(v, s2[rb][h]);
             }
           }
 #pragma unroll
@@ -232,22 +250,27 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
           if (n < N && m < M) f(acc[rb][nt][v], static_cast<long long>(m) * N + n);
         }
   };
-  auto store = [&](float x, long long at) { C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f)); };
-  // Row tile `tile`'s sums, part `part` of `parts` (the CTAs that hold its steps, in k order): one part writes C; else
-  // each writes its f32 partials (partials[part][m][n]) and the last to arrive adds them in part order (deterministic).
-  auto finish = [&](int tile, int part, int parts) {
-    if (parts == 1) {
+  auto store = [&](float x, long long at) {
+    if constexpr (FOLD) x *= static_cast<float>(1ull << dequant4::kFp4ScaleShift);
+    C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f));
+  };
+  const long long plane = static_cast<long long>(M) * N;
+  // Row tile `tile`'s sums, part `part` of `parts` (the CTAs that hold its steps, in k order): a whole tile goes to C,
+  // a part to its f32 partials (partials[part][m][n]) with no wait, so a stream CTA goes on with its next tile.
+  auto put = [&](int tile, int part, int parts) {
+    if (parts == 1)
       each(tile, store);
-      return;
-    }
-    const long long plane = static_cast<long long>(M) * N;
-    each(tile, [&](float x, long long at) { partials[part * plane + at] = x; });
-    __threadfence();  // this CTA's partials visible before its arrival is counted
-    __syncthreads();
-    if (threadIdx.x == 0) last_split = atomicAdd(counters + tile, 1) == parts - 1;
+    else
+      each(tile, [&](float x, long long at) { partials[part * plane + at] = x; });
+  };
+  // At the CTA's end, a shared tile's arrival is counted; the last of its parts to arrive adds them in part order
+  // (deterministic) and writes C. The barrier orders every thread's partials before thread 0's release (the
+  // atomic's acq_rel at gpu scope: one thread's fence, not every thread's, and none while loads are in flight).
+  auto combine = [&](int tile, int parts) {
+    __syncthreads();  // the partials written (and the previous tile's flag read)
+    if (threadIdx.x == 0) last_split = gemv_detail::atom_add_acq_rel_gpu(counters + tile, 1) == parts - 1;
     __syncthreads();
     if (!last_split) return;
-    __threadfence();
     each(tile, [&](float, long long at) {
       float sum = 0.f;
       for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);
@@ -255,15 +278,17 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     });
     if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch
   };
-  // stream: the CTA holding chunk u (the last c whose first chunk, c chunks / gridDim.x rounded down, is <= u).
+  // stream: the CTA holding chunk u (the last c whose first chunk, c chunks / gridDim.x rounded down, is <= u), and
+  // row tile x's first and last CTA.
   auto cta_of = [&](long long u) { return static_cast<int>(((u + 1) * gridDim.x - 1) / chunks); };
+  auto first_cta = [&](int x) { return cta_of(static_cast<long long>(x) * kc); };
+  auto last_cta = [&](int x) { return cta_of(static_cast<long long>(x) * kc + kc - 1); };
   // stream: a row tile ends inside the CTA's slots (its sums go out while the next tile's loads are in flight).
   int tile = tile0, step = step0;
   auto tile_end = [&](int j) {
     if constexpr (CFG.stream) {
       if (++step == tile_steps || j + 1 == slots) {
-        const int first = cta_of(static_cast<long long>(tile) * kc), last = cta_of(static_cast<long long>(tile) * kc + kc - 1);
-        finish(tile, static_cast<int>(blockIdx.x) - first, last - first + 1);
+        put(tile, static_cast<int>(blockIdx.x) - first_cta(tile), last_cta(tile) - first_cta(tile) + 1);
 #pragma unroll
         for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
@@ -298,7 +323,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int d = 0; d < D; ++d) load(ring[d], next);
     }
   }
-  if constexpr (!CFG.stream) finish(blockIdx.x, blockIdx.y, gridDim.y);
+  if constexpr (CFG.stream) {
+    for (int x = tile0; x < tile; ++x)
+      if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
+  } else {
+    put(blockIdx.x, blockIdx.y, gridDim.y);
+    if (gridDim.y > 1) combine(blockIdx.x, gridDim.y);
+  }
 }
 
 }  // namespace tl

@@ -32,7 +32,8 @@ struct GemmDequantGemvConfig {
   // Schedule: false = a split grid (row tiles x splits over K); true = a persistent grid dealing the whole problem's
   // (row tile, k chunk) pairs evenly over at most one wave of CTAs (the kernel's header).
   bool stream = false;
-  bool int4_lop3 = false;  // int4's mask and bias in one LOP3 per pair (a measurement switch)
+  bool int4_lop3 = false;  // int4: a pair's mask and bias in one LOP3 (the bias in a register)
+  bool fp4_fold = false;   // fp4 with bf16 scales: the wgmma path's conversion, 2^126 folded into the scales
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -104,6 +105,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("batch", c.batch)
       .field("stream", c.stream)
       .field("int4_lop3", c.int4_lop3)
+      .field("fp4_fold", c.fp4_fold)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

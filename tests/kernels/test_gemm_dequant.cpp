@@ -466,6 +466,58 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"batch", "off"}}).find(".batch = false"), std::string::npos);
 }
 
+// schedule=stream: CTA c takes chunks [c U / G, (c+1) U / G) of the U = row tiles x k chunks (as the kernel computes);
+// every CTA gets some, their staged steps fit the launched shared memory and the SM's share, the kernel's inverse
+// (the CTA holding chunk u) agrees, a row tile's CTAs fit the partials' planes, and one wave is launched where the
+// CTAs' shares fit (all 132 x ctas_per_sm slots busy).
+TEST(GemmDequantSpec, GemvStreamDealsEveryChunkOnce) {
+  for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "8192"}, {"K", "8192"}},
+                                           {{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "16"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "13"}, {"N", "1000"}, {"K", "4128"}},
+                                           {{"M", "7"}, {"N", "333"}, {"K", "160"}},
+                                           {{"M", "1"}, {"N", "100"}, {"K", "32"}}})
+    for (const KV& config : std::vector<KV>{{{"path", "gemv"}, {"schedule", "stream"}},
+                                            {{"path", "gemv"}, {"schedule", "stream"}, {"batch", "off"}},
+                                            {{"path", "gemv"}, {"schedule", "stream"}, {"batch", "on"}, {"prefetch", "4"},
+                                             {"ctas_per_sm", "3"}}}) {
+      const KernelInstance k = instance(problem, config);
+      SCOPED_TRACE(k.problem.to_string() + " " + k.config.to_string());
+      const std::int64_t M = k.problem.integer("M"), N = k.problem.integer("N"), K = k.problem.integer("K");
+      const bool batch = k.name_expression.find(".batch = true") != std::string::npos;
+      const std::int64_t ctas_per_sm = k.config.integer("ctas_per_sm") != 0 ? k.config.integer("ctas_per_sm") : 4;
+      const std::int64_t unit = batch ? k.config.integer("prefetch") : 1, k_steps = (K + 127) / 128;
+      const std::int64_t kc = (k_steps + unit - 1) / unit, row_tiles = (N + 127) / 128, U = row_tiles * kc;
+      const std::int64_t G = k.launch.grid.x;
+      EXPECT_EQ(k.launch.grid.y, 1u);
+      std::vector<std::int64_t> partials;
+      for (const ArgSpec& a : k.args)
+        if (a.name == "partials") partials = a.shape;
+      ASSERT_EQ(partials.size(), 3u);
+      const int step_bytes = make_plan(GemmDequantGemvConfig{.n_tiles = M <= 8 ? 1 : 2}).step_bytes;
+      EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
+      const std::int64_t slots = 132 * ctas_per_sm, share = (U + slots - 1) / slots * unit * step_bytes;
+      if (U >= slots && share + 128 + 1024 <= 233472 / ctas_per_sm) {
+        EXPECT_EQ(G, slots);
+      }
+      auto lo = [&](std::int64_t c) { return c * U / G; };
+      auto cta_of = [&](std::int64_t u) { return ((u + 1) * G - 1) / U; };
+      for (std::int64_t c = 0; c < G; ++c) {
+        ASSERT_GT(lo(c + 1), lo(c)) << "CTA " << c << " has no chunk";
+        EXPECT_LE(static_cast<std::uint32_t>((lo(c + 1) - lo(c)) * unit * step_bytes), k.launch.dynamic_smem);
+        EXPECT_EQ(cta_of(lo(c)), c);
+        EXPECT_EQ(cta_of(lo(c + 1) - 1), c);
+      }
+      EXPECT_EQ(lo(G), U);
+      for (std::int64_t x = 0; x < row_tiles; ++x) EXPECT_LE(cta_of(x * kc + kc - 1) - cta_of(x * kc) + 1, partials[0]);
+    }
+  auto why = [](const KV& config) {
+    auto k = instantiate(spec(), {{"M", "4"}}, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  EXPECT_NE(why({{"path", "gemv"}, {"schedule", "stream"}, {"splits", "3"}}).find("leave splits at 0"), std::string::npos);
+}
+
 // [SECTION] the reference
 
 ReferenceInputs inputs_of(const KernelInstance& k) {
