@@ -362,9 +362,10 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv, int4: on = each code pair's mask and bias in one LOP3 (the bias in a "
                                       "register) instead of an AND and an XOR; auto = on for M <= 8 (one n tile; at "
                                       "M 16 the register costs spills)"),
-               ParamSpec::boolean("fp4_fold", false,
+               ParamSpec::boolean("fp4_fold", true,
                                   "gemv, fp4 with bf16 scales: the wgmma path's conversion (a mask, a multiply and a "
-                                  "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums"),
+                                  "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums; false = "
+                                  "dequant4's conversion and a second multiply"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -396,7 +397,7 @@ KernelSpec gemm_dequant_spec() {
         // The persistent schedule with and without batched chunks; each conversion where auto picks the other.
         {{"path", "gemv"}, {"schedule", "stream"}},
         {{"path", "gemv"}, {"schedule", "stream"}, {"batch", "off"}},
-        {{"path", "gemv"}, {"fp4_fold", "true"}},
+        {{"path", "gemv"}, {"fp4_fold", "false"}},
         {{"path", "gemv"}, {"int4_lop3", "off"}},
         {{"path", "gemv"}, {"int4_lop3", "on"}}};
   };

@@ -50,12 +50,6 @@ TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
   asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
   return r;
 }
-// The split's arrival: a release of this CTA's partials (ordered before it by a barrier) and an acquire of the others'.
-TL_DEVICE_INLINE int atom_add_acq_rel_gpu(int* p, int v) {
-  int old;
-  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
 }  // namespace gemv_detail
 
 template <GemmDequantGemvConfig CFG>
@@ -187,11 +181,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32;
   auto compute = [&](const Step& st, int slot) {
     const unsigned step_base = 2u * slot * P.step_elems;
-    unsigned s2[RB][2];
+    unsigned folded[RB][2];
+    if constexpr (FOLD) {
 #pragma unroll
-    for (int rb = 0; rb < RB; ++rb)
+      for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) s2[rb][h] = FOLD ? dequant4::fp4_fold_scale(st.s2[rb][h]) : st.s2[rb][h];
+        for (int h = 0; h < 2; ++h) folded[rb][h] = dequant4::fp4_fold_scale(st.s2[rb][h]);
+    }
     // Piece q of the activations serves mmas 2q and 2q + 1 (codes 8q .. 8q + 7 of the lane's 32).
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -228,7 +224,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
               const float2 f = unpack2<true>(v);
               a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
             } else {
-              a[i] = dequant4::mul_bf16x2(v, s2[rb][h]);
+              a[i] = dequant4::mul_bf16x2(v, FOLD ? folded[rb][h] : st.s2[rb][h]);
             }
           }
 #pragma unroll
@@ -254,23 +250,26 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if constexpr (FOLD) x *= static_cast<float>(1ull << dequant4::kFp4ScaleShift);
     C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f));
   };
-  const long long plane = static_cast<long long>(M) * N;
   // Row tile `tile`'s sums, part `part` of `parts` (the CTAs that hold its steps, in k order): a whole tile goes to C,
   // a part to its f32 partials (partials[part][m][n]) with no wait, so a stream CTA goes on with its next tile.
   auto put = [&](int tile, int part, int parts) {
     if (parts == 1)
       each(tile, store);
     else
-      each(tile, [&](float x, long long at) { partials[part * plane + at] = x; });
+      each(tile, [&](float x, long long at) { partials[part * static_cast<long long>(M) * N + at] = x; });
   };
-  // At the CTA's end, a shared tile's arrival is counted; the last of its parts to arrive adds them in part order
-  // (deterministic) and writes C. The barrier orders every thread's partials before thread 0's release (the
-  // atomic's acq_rel at gpu scope: one thread's fence, not every thread's, and none while loads are in flight).
+  // At the CTA's end (not mid-stream, where a fence would wait for the next tile's loads in flight), a shared tile's
+  // arrival is counted; the last of its parts to arrive adds them in part order (deterministic) and writes C. (Thread
+  // 0's acq_rel atomic after the barrier instead of every thread's fence measured 2-4% slower at 28672 x 8192 and
+  // 8192 x 28672, M <= 8, on the H100: docs/perf.md.)
   auto combine = [&](int tile, int parts) {
-    __syncthreads();  // the partials written (and the previous tile's flag read)
-    if (threadIdx.x == 0) last_split = gemv_detail::atom_add_acq_rel_gpu(counters + tile, 1) == parts - 1;
+    __threadfence();  // this thread's partials visible before the CTA's arrival is counted
+    __syncthreads();  // (and the previous tile's flag read)
+    if (threadIdx.x == 0) last_split = atomicAdd(counters + tile, 1) == parts - 1;
     __syncthreads();
     if (!last_split) return;
+    __threadfence();
+    const long long plane = static_cast<long long>(M) * N;
     each(tile, [&](float, long long at) {
       float sum = 0.f;
       for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);
