@@ -207,10 +207,6 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
-    if (cfg.stream && cfg.batch && cfg.prefetch > gemv_max_steps(cfg))
-      return refuse("schedule=stream with batch deals chunks of prefetch=" + c.text("prefetch") + " steps, whose " +
-                    "activations do not fit a CTA's " + std::to_string(smem_share(cfg.min_blocks)) +
-                    " bytes of shared memory: lower prefetch or ctas_per_sm");
     const GemvSplit split = gemv_split(p, c, limits);
     if (!cfg.stream && split.steps > gemv_max_steps(cfg))
       return refuse("splits=" + c.text("splits") + " leaves " + std::to_string(split.steps) + " steps of 128 k per CTA, "

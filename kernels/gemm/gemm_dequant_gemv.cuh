@@ -15,19 +15,23 @@
 // instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
 // follow the same permutation: each lane reads 64 contiguous bytes of its activation row per step from shared memory,
 // staged in pair order. (A TMA ring per warp in shared memory instead of the registers, to lift the bytes in flight,
-// measured 0.82-1.04x of this feed on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM
-// speed, and the mma's own reduction over the quad's k replaces the warp shuffles.
+// measured 0.82-1.04x of this feed on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do
+// the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM speed, and
+// the mma's own reduction over the quad's k replaces the warp shuffles. The issue rate bounds the stream too (a step's
+// 1 KiB per warp takes 216-285 warp instructions), hence int4's single LOP3 and fp4's folded scale below.
 //
-// Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows,
-// (x+1) rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of
-// gridDim.x CTAs (at most one wave) over the whole problem cut into chunks (a row tile's `prefetch` steps with batch,
-// else one step) in tile-major order, each CTA a contiguous run of chunks: every CTA the same work (no wave of CTAs
-// that fills only part of the SMs, no second launch wave), a row tile's steps in one or a few CTAs, and a CTA that ends
-// one tile goes on to the next one's loads, already in flight, while it writes the first one's sums. Either way a CTA
-// stages its steps' activations once into shared memory (plan.smem_act per step, zero past M and K: a zero code times a
-// stale NaN would be NaN). A row tile held by one CTA writes C; else each holder writes its f32 partials (partials[part]
-// [m][n], part = its rank among the tile's CTAs in k order), and the one that finishes last (a counter per tile, left at
-// zero for the next launch) adds them in part order (deterministic) and writes C.
+// Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
+// rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of gridDim.x
+// CTAs (one wave, or whole waves where a CTA's share would not fit its shared memory) over the whole problem cut into
+// chunks (a row tile's `prefetch` steps with batch, else one step) in tile-major order, each CTA a contiguous run of
+// chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch wave), a row
+// tile's steps in one or a few CTAs, and a CTA that ends one tile goes on to the next one's loads, already in flight,
+// while it writes the first one's sums (0.79-0.89x the split grid at the int4 decode shapes on an H100: opt-in;
+// docs/perf.md). Either way a CTA stages its steps' activations once into shared memory
+// (plan.smem_act per step, zero past M and K: a zero code times a stale NaN would be NaN). A row tile held by one CTA
+// writes C; else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs in k
+// order), and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part order
+// (deterministic) and writes C.
 #pragma once
 
 #include "gemm/gemm_dequant_gemv_plan.hpp"
@@ -54,9 +58,9 @@ TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
 
 template <GemmDequantGemvConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
-    gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W, const void* __restrict__ scales,
-                      unsigned short* __restrict__ C, float* __restrict__ partials, int* __restrict__ counters, int M,
-                      int N, int K, int split_steps) {
+    gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W,
+                      const void* __restrict__ scales, unsigned short* __restrict__ C, float* __restrict__ partials,
+                      int* __restrict__ counters, int M, int N, int K, int split_steps) {
   using gemv_detail::word;
   static constexpr GemmDequantGemvPlan P = make_plan(CFG);
   constexpr int RB = CFG.row_blocks(), NT = CFG.n_tiles, D = CFG.prefetch, G = CFG.group;
