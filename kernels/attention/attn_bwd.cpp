@@ -437,7 +437,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
           .dq_async = c.boolean("dq_async"),
-          .dq_defer = c.boolean("dq_defer")};
+          .dq_defer = c.boolean("dq_defer"),
+          .defer_tiles = static_cast<int>(c.integer("defer_tiles"))};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -450,7 +451,8 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
-                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages");
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
+                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : ""));
   return Status::success();
 }
 
@@ -472,7 +474,10 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("dq_defer", true,
                                   "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
                                   "their walk (false: its dQ writer converts each at once, the consumers waiting for "
-                                  "the staging buffer meanwhile)")}};
+                                  "the staging buffer meanwhile)"),
+               ParamSpec::integer("defer_tiles", 15, 1, 8192,
+                                  "dq_defer's list: the completed query tiles a key block's consumers convert after "
+                                  "their walk (4 bytes of shared memory each); the writer converts those past it")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

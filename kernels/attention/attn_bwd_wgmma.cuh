@@ -30,7 +30,7 @@
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
 // their part (after their reduce completed); the key block that completes a tile converts it to 16-bit dQ (times
 // scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
-// writer lists such tiles (dq_defer, up to kAttnBwdWgmmaDeferred) and the consumers convert them after their walk,
+// writer lists such tiles (dq_defer, up to defer_tiles) and the consumers convert them after their walk,
 // each thread its own chunks; a tile past the list, or every tile without dq_defer, the writer converts at once from
 // the staging buffer (one bulk copy of the f32 tile), the consumers waiting for that buffer meanwhile (docs/perf.md:
 // 11-23 us per tile on one warp). The epilogue stores dK (times scale) and dV straight from the accumulators.
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         }
         if (!__shfl_sync(0xffffffffu, last, 0)) return;
         __threadfence();
-        if (CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred) {
+        if (CFG.dq_defer && deferred < CFG.defer_tiles) {
           if (lane == 0) st_shared_b32(base + P.defer_offset + 4u * (1 + deferred), static_cast<unsigned>(j));
           ++deferred;
           return;
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       };
       for (int it = 0; it < tiles; ++it) {
         // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
-        const bool early = CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred;
+        const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
         TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
         mbar_wait(dq_full, it & 1);
         if (lane == 0) {
@@ -354,25 +354,36 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
     wgmma_wait<1>();
     fence_regs(st);
+    // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
+    auto row_pair = [&](unsigned at) {
+      const unsigned long long x = ld_shared_b64(at);
+      return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
+    };
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
 #pragma unroll
-      for (int v = 0; v < SV; ++v) {
-        const int key = key0 + P.s_values.at[v].row, q = lc.col + P.s_values.at[v].col;
-        const float lse = ld_shared_f32(rows + 4u * (BM + q));
-        const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + q + diag));
-        st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
+      for (int v = 0; v < SV; v += 4) {
+        const int q = lc.col + P.s_values.at[v].col;
+        const float2 lse = row_pair(rows + 4u * (BM + q));
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
+          const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
+          st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
+        }
       }
     }
     wgmma_wait<0>();
     fence_regs(dpt);
 #pragma unroll
-    for (int v = 0; v < SV; v += 2) {
-      const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
-      const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
-      pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
-      dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
+    for (int v = 0; v < SV; v += 4) {
+      const float2 d = row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        pa[P.a_reg[v + e]] = pack2<BF16>(st[v + e], st[v + e + 1]);
+        dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
+      }
     }
     named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
 #pragma unroll
