@@ -30,12 +30,13 @@ ANCHORS=(
 )
 
 # The gate's problems (from the test list: GQA causal with seq_q < seq_k, varlen with a sequence without keys, dim 64
-# causal varlen) and the configs it checks.
+# causal varlen, one key block completing all 66 query tiles of its walk) and the configs it checks.
 GATE=(
   "batch=2,seq_q=257,seq_k=257,heads=8,heads_kv=2,dim=128,causal=true"
   "batch=1,seq_q=83,seq_k=290,heads=8,heads_kv=1,dim=64,causal=true"
   "batch=5,seq_q=300,seq_k=420,heads=4,heads_kv=2,dim=128,varlen=true"
   "batch=4,seq_q=333,seq_k=333,heads=2,heads_kv=1,dim=64,causal=true,varlen=true,dtype=f16"
+  "batch=1,seq_q=2100,seq_k=100,heads=4,heads_kv=2,dim=128"
 )
 GATE_CONFIGS=${GATE_CONFIGS:-num_stages=1}
 
