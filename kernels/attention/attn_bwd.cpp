@@ -438,9 +438,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .varlen = p.boolean("varlen"),
           .dq_async = c.boolean("dq_async"),
           .dq_defer = c.boolean("dq_defer"),
-          .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
-          .dv_early = c.boolean("dv_early"),
-          .dq_first = c.boolean("dq_first")};
+          .defer_tiles = static_cast<int>(c.integer("defer_tiles"))};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -477,15 +475,9 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
                                   "their walk (false: its dQ writer converts each at once, the consumers waiting for "
                                   "the staging buffer meanwhile)"),
-               ParamSpec::integer("defer_tiles", 15, 1, 8192,
+               ParamSpec::integer("defer_tiles", 2048, 1, 8192,
                                   "dq_defer's list: the completed query tiles a key block's consumers convert after "
-                                  "their walk (4 bytes of shared memory each); the writer converts those past it"),
-               ParamSpec::boolean("dv_early", false,
-                                  "dV += P^T dO is issued as soon as P^T is packed, so it runs while dS is computed "
-                                  "and stored (false: with dK, after the dS store)"),
-               ParamSpec::boolean("dq_first", false,
-                                  "dQ's part is issued before dK += dS^T Q and staged while dK runs (false: after "
-                                  "dK, staged once every GEMM of the tile is done)")}};
+                                  "their walk (4 bytes of shared memory each); the writer converts those past it")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -517,13 +509,12 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The writer converting every completed tile itself (dq_defer off) beside the other switches; the tile's GEMMs in
-  // FlashAttention-3's order with a long deferred list.
+  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}},
                            {{"dq_defer", "false"}, {"num_stages", "1"}},
-                           {{"dv_early", "true"}, {"dq_first", "true"}, {"defer_tiles", "1024"}}};
+                           {{"dq_async", "true"}, {"defer_tiles", "15"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

@@ -374,37 +374,14 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         }
       }
     }
-    auto pack_p = [&](int v) { pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]); };
-    auto issue_dv = [&] {
-#pragma unroll
-      for (int kt = 0; kt < BM / 16; ++kt)
-        WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
-    };
-    auto issue_dk = [&] {
-#pragma unroll
-      for (int kt = 0; kt < BM / 16; ++kt)
-        WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
-    };
-    if constexpr (CFG.dv_early) {
-      // dV's GEMM runs on the tensor cores while dS is computed and stored (dP^T is still the last group but one).
-#pragma unroll
-      for (int v = 0; v < SV; v += 2) pack_p(v);
-      fence_regs(pa);
-      fence_regs(dv);
-      wgmma_fence();
-      issue_dv();
-      wgmma_commit();
-      wgmma_wait<1>();
-    } else {
-      wgmma_wait<0>();
-    }
+    wgmma_wait<0>();
     fence_regs(dpt);
 #pragma unroll
     for (int v = 0; v < SV; v += 4) {
       const float2 d = row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
 #pragma unroll
       for (int e = 0; e < 4; e += 2) {
-        if constexpr (!CFG.dv_early) pack_p(v + e);
+        pa[P.a_reg[v + e]] = pack2<BF16>(st[v + e], st[v + e + 1]);
         dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
       }
     }
@@ -416,20 +393,18 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_END(Probe::p_ds, s, it);
 
     TL_PROBE_BEGIN(Probe::dkv_issue, s, it);
-    // No register fence on dV or P^T while dV's GEMM is in flight (dv_early): a non-wgmma write of an accumulator in
-    // flight makes ptxas serialize every wgmma (C7515, docs/perf.md).
+    fence_regs(pa);
     fence_regs(dsa);
     fence_regs(dk);
-    if constexpr (!CFG.dv_early) {
-      fence_regs(pa);
-      fence_regs(dv);
-    }
-    if constexpr (!CFG.dv_early || !CFG.dq_first) {
-      wgmma_fence();
-      if constexpr (!CFG.dv_early) issue_dv();
-      if constexpr (!CFG.dq_first) issue_dk();
-      wgmma_commit();
-    }
+    fence_regs(dv);
+    wgmma_fence();
+#pragma unroll
+    for (int kt = 0; kt < BM / 16; ++kt)
+      WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
+#pragma unroll
+    for (int kt = 0; kt < BM / 16; ++kt)
+      WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
+    wgmma_commit();
 
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
@@ -438,29 +413,19 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     named_barrier_sync(1, 256);
     TL_PROBE_END(Probe::ds_wait, s, it);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
-    if constexpr (CFG.dv_early && CFG.dq_first) wgmma_fence();  // dS^T was packed after the tile's last fence
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
       WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
                                           smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
                                           kk > 0);
     wgmma_commit();
-    if constexpr (CFG.dq_first) {
-      // dK's GEMM runs on the tensor cores while dQ's part is staged; it is waited for before the next tile.
-      wgmma_fence();
-      issue_dk();
-      wgmma_commit();
-      wgmma_wait<1>();
-      fence_regs(dq);
-    } else {
-      wgmma_wait<0>();
-      fence_regs(dq);
-      fence_regs(dk);
-      fence_regs(dv);
-      fence_regs(pa);
-      fence_regs(dsa);
-      if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
-    }
+    wgmma_wait<0>();
+    fence_regs(dq);
+    fence_regs(dk);
+    fence_regs(dv);
+    fence_regs(pa);
+    fence_regs(dsa);
+    if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
     // Stage the part for the dQ writer once it has taken the last tile's.
@@ -472,14 +437,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
                        __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
     fence_proxy_async_smem();
     mbar_arrive(dq_full);
-    if constexpr (CFG.dq_first) {
-      wgmma_wait<0>();
-      fence_regs(dk);
-      fence_regs(dv);
-      fence_regs(pa);
-      fence_regs(dsa);
-      if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
-    }
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
 

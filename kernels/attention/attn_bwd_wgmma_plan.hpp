@@ -35,12 +35,9 @@ struct AttnBwdWgmmaConfig {
   // 1.00-1.17x on issue 20's anchors, docs/perf.md).
   bool dq_defer = true;
   // The deferred list's length (4 bytes a tile in shared memory). The completions bunch in the blocks that finish a
-  // head's walk last, which can complete every tile of their walk (group x query tiles).
-  int defer_tiles = 15;
-  // FlashAttention-3's order within a tile: dV += P^T dO issued as soon as P^T is packed, before dS is computed
-  // (dv_early); dQ's part issued before dK += dS^T Q and staged while dK runs (dq_first).
-  bool dv_early = false;
-  bool dq_first = false;
+  // head's walk last, which can complete every tile of their walk (group x query tiles: 256 at 16k or GQA 4 at 4k);
+  // 2048 fits beside 2 stages at both dims (H100: 1.01-1.28x the 15 of before, docs/perf.md).
+  int defer_tiles = 2048;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -218,8 +215,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dq_async", c.dq_async)
       .field("dq_defer", c.dq_defer)
       .field("defer_tiles", c.defer_tiles)
-      .field("dv_early", c.dv_early)
-      .field("dq_first", c.dq_first)
       .str();
 }
 

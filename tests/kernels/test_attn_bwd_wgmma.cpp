@@ -21,8 +21,8 @@ std::vector<AttnBwdWgmmaConfig> configs() {
   std::vector<AttnBwdWgmmaConfig> v;
   for (int dim : {64, 128})
     for (int st : {1, 2, 3}) v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
-  // Deferred lists of other lengths: an odd one (the mbarriers after it stay 8-byte aligned) and a long one.
-  for (int n : {16, 1024}) v.push_back({.dim = 128, .block_M = 64, .num_stages = 2, .defer_tiles = n});
+  // Deferred lists of other lengths: odd and even counts (the mbarriers after the list stay 8-byte aligned).
+  for (int n : {15, 16}) v.push_back({.dim = 128, .block_M = 64, .num_stages = 2, .defer_tiles = n});
   return v;
 }
 
@@ -179,10 +179,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = true},
-        AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 16},
-        AttnBwdWgmmaConfig{.dv_early = true}, AttnBwdWgmmaConfig{.dq_first = true}})
+        AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 11u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -232,11 +231,12 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 }
 
 // Under setmaxnreg 40/232 dim 128 compiles without spills, causal and GQA too; dim 64 (S^T and dP^T of 128 queries)
-// spills a few words, measured here so a change that makes it worse shows.
+// spills a few words (12 bytes causal varlen; 92 before the row values were read in pairs), measured here so a change
+// that makes it worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
   const std::vector<std::pair<KV, int>> cases = {{{{"dim", "128"}}, 0},
                                                  {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, 0},
-                                                 {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, 128}};
+                                                 {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, 16}};
   for (const auto& [problem, max_spill] : cases) {
     auto inst = instantiate(spec(), problem, {}, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
