@@ -438,7 +438,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .varlen = p.boolean("varlen"),
           .dq_async = c.boolean("dq_async"),
           .dq_defer = c.boolean("dq_defer"),
-          .defer_tiles = static_cast<int>(c.integer("defer_tiles"))};
+          .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
+          .section = static_cast<int>(c.integer("section"))};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -477,7 +478,10 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "the staging buffer meanwhile)"),
                ParamSpec::integer("defer_tiles", 2048, 1, 8192,
                                   "dq_defer's list: the completed query tiles a key block's consumers convert after "
-                                  "their walk (4 bytes of shared memory each); the writer converts those past it")}};
+                                  "their walk (4 bytes of shared memory each); the writer converts those past it"),
+               ParamSpec::integer("section", 0, 0, 64,
+                                  "causal: CTAs take the key blocks with the longest walks first across groups of "
+                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -509,12 +513,14 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches.
+  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches;
+  // a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}},
                            {{"dq_defer", "false"}, {"num_stages", "1"}},
-                           {{"dq_async", "true"}, {"defer_tiles", "15"}}};
+                           {{"dq_async", "true"}, {"defer_tiles", "15"}},
+                           {{"section", "3"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

@@ -51,6 +51,7 @@
 #include "tile/smem.cuh"
 #include "tile/tma.cuh"
 #include "tile/wgmma_ops.cuh"
+#include "tile/work_order.hpp"
 
 namespace tl {
 
@@ -102,7 +103,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kAttnBwdWgmmaThreads * 168,
                 "setmaxnreg: more registers than the block launched with");
 
-  const int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  // Causal with sections: the key blocks with the longest walks first across `section` (sequence, kv head) pairs at a
+  // time (tile/work_order.hpp; key block 0 walks the most query tiles), so the last CTAs to start are short ones.
+  int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  if constexpr (CFG.causal && CFG.section > 0) {
+    const int t = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const WorkCoord wc = work_sections(t, gridDim.x, gridDim.y * gridDim.z, CFG.section);
+    kb = wc.m;
+    hk = wc.pair % gridDim.y;
+    b = wc.pair / gridDim.y;
+  }
   const int q_start = cu_seqlens_q[b], len_q = cu_seqlens_q[b + 1] - q_start;
   const int k_start = cu_seqlens_k[b], len_k = cu_seqlens_k[b + 1] - k_start;
   const int group = heads / heads_kv;

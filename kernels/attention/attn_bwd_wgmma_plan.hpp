@@ -38,6 +38,9 @@ struct AttnBwdWgmmaConfig {
   // head's walk last, which can complete every tile of their walk (group x query tiles: 256 at 16k or GQA 4 at 4k);
   // 2048 fits beside 2 stages at both dims (H100: 1.01-1.28x the 15 of before, docs/perf.md).
   int defer_tiles = 2048;
+  // Causal: CTAs take the key blocks heaviest first across groups of `section` (sequence, kv head) pairs (0: key
+  // block fastest, then kv head, then sequence, as the grid lies).
+  int section = 0;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -215,6 +218,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dq_async", c.dq_async)
       .field("dq_defer", c.dq_defer)
       .field("defer_tiles", c.defer_tiles)
+      .field("section", c.section)
       .str();
 }
 

@@ -179,9 +179,10 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
        {AttnBwdWgmmaConfig{.dim = 64}, AttnBwdWgmmaConfig{.block_M = 128}, AttnBwdWgmmaConfig{.block_N = 64},
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true}, AttnBwdWgmmaConfig{.dq_async = true},
-        AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15}})
+        AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
+        AttnBwdWgmmaConfig{.section = 4}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 12u);
 }
 
 Status check(const KV& problem, const KV& config) {
