@@ -8,7 +8,8 @@
 // to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
 // of +inf, so they add nothing and are never stored.
 //
-// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
+// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence) in grid order (causal with `section`: longest
+// walks first across groups of pairs), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
 // one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
 // consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps 2 and 3, the row
@@ -30,10 +31,11 @@
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
 // their part (after their reduce completed); the key block that completes a tile converts it to 16-bit dQ (times
 // scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
-// writer lists such tiles (dq_defer, up to defer_tiles) and the consumers convert them after their walk,
-// each thread its own chunks; a tile past the list, or every tile without dq_defer, the writer converts at once from
-// the staging buffer (one bulk copy of the f32 tile), the consumers waiting for that buffer meanwhile (docs/perf.md:
-// 11-23 us per tile on one warp). The epilogue stores dK (times scale) and dV straight from the accumulators.
+// writer lists such tiles (dq_defer, up to defer_tiles: a block that finishes a head's walk last can complete all of
+// its walk's) and the consumers convert them after their walk, each thread its own chunks; a tile past the list, or
+// every tile without dq_defer, the writer converts at once from the staging buffer (one bulk copy of the f32 tile),
+// the consumers waiting for that buffer meanwhile (docs/perf.md: 11-23 us per tile on one warp). The epilogue stores
+// dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
