@@ -439,9 +439,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .dq_async = c.boolean("dq_async"),
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
-          .section = static_cast<int>(c.integer("section")),
-          .mask_split = c.boolean("mask_split"),
-          .exp_poly = c.boolean("exp_poly")};
+          .section = static_cast<int>(c.integer("section"))};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -483,13 +481,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "their walk (4 bytes of shared memory each); the writer converts those past it"),
                ParamSpec::integer("section", 8, 0, 64,
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
-                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
-               ParamSpec::boolean("mask_split", false,
-                                  "causal: P's mask is tested per value only in the tiles it can cut (false: in every "
-                                  "tile of the walk)"),
-               ParamSpec::boolean("exp_poly", false,
-                                  "half of P's exponentials by a cubic polynomial on the FMA pipes (false: all on the "
-                                  "SFU's ex2.approx)")}};
+                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

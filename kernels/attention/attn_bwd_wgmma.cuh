@@ -70,18 +70,6 @@ TL_DEVICE_INLINE float dot8(uint4 x, uint4 y) {
   return sum;
 }
 
-// 2^x for x <= 0 on the FMA pipes (the SFU's ex2 is the softmax's other bottleneck): x = j + f, j = round(x) through
-// the float adder's rounding at 1.5 * 2^23, 2^f on [-0.5, 0.5] by a cubic least-squares fit (relative error 7.7e-5,
-// under bf16's 3.9e-3), 2^j added to its exponent. x is clamped at -125 (2^-125 ~ 2e-38 for exp2(-inf) = 0) so the
-// exponent stays positive.
-TL_DEVICE_INLINE float exp2_poly(float x) {
-  x = fmaxf(x, -125.f);
-  const float t = x + 12582912.f;  // round(x) in the low mantissa bits
-  const float f = x - (t - 12582912.f);
-  const float p = fmaf(fmaf(fmaf(0.0550886838f, f, 0.242604051f), f, 0.693276242f), f, 0.99992894f);
-  return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
-
 // Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
 // dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
 // the launch and left zero), the sequence offsets, head counts, the query tiles of the longest sequence and the
@@ -386,27 +374,17 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
-      // P^T of the tile; with exp_poly the second key of each quad on the FMA pipes. Causal with mask_split: the mask
-      // tested per value only in the tiles it can cut (MASK 1, else 0), since the compiler computes every causal
-      // value's predicates from the runtime flag (MASK -1; it splits the loop itself without causal).
-      auto p_values = [&]<int MASK>() {
 #pragma unroll
-        for (int v = 0; v < SV; v += 4) {
-          const int q = lc.col + P.s_values.at[v].col;
-          const float2 lse = row_pair(rows + 4u * (BM + q));
+      for (int v = 0; v < SV; v += 4) {
+        const int q = lc.col + P.s_values.at[v].col;
+        const float2 lse = row_pair(rows + 4u * (BM + q));
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
-            const bool off = (MASK < 0 ? masked : MASK == 1) &&
-                             (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
-            const float x = st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x);
-            st[v + e] = off ? 0.f : CFG.exp_poly && e >= 2 ? exp2_poly(x) : exp2_approx(x);
-          }
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
+          const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
+          st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
         }
-      };
-      if constexpr (!CFG.causal || !CFG.mask_split) p_values.template operator()<-1>();
-      else if (masked) p_values.template operator()<1>();
-      else p_values.template operator()<0>();
+      }
     }
     wgmma_wait<0>();
     fence_regs(dpt);

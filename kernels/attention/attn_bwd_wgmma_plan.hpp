@@ -42,10 +42,6 @@ struct AttnBwdWgmmaConfig {
   // block fastest, then kv head, then sequence, as the grid lies; H100: 8 is 1.02x that at b 8, h 16, 4k, 1.05x at
   // h 32 / kv 8, docs/perf.md).
   int section = 8;
-  // Causal: P^T's mask tested per value only in the tiles it can cut (false: in every tile of the walk).
-  bool mask_split = false;
-  // Half of P^T's exponentials by a polynomial on the FMA pipes instead of the SFU's ex2.
-  bool exp_poly = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -224,8 +220,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dq_defer", c.dq_defer)
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
-      .field("mask_split", c.mask_split)
-      .field("exp_poly", c.exp_poly)
       .str();
 }
 
