@@ -36,7 +36,8 @@ struct AttnBwdWgmmaConfig {
   bool dq_defer = true;
   // The deferred list's length (4 bytes a tile in shared memory). The completions bunch in the blocks that finish a
   // head's walk last, which can complete every tile of their walk (group x query tiles: 256 at 16k or GQA 4 at 4k);
-  // 2048 fits beside 2 stages at both dims (H100: 1.01-1.28x the 15 of before, docs/perf.md).
+  // 2048 fits beside 2 stages at both dims (H100: 1024 was 1.01-1.25x the 15 of before at issue 20's anchors, 1.31x at
+  // h 32 / kv 8, causal, docs/perf.md).
   int defer_tiles = 2048;
   // Causal: CTAs take the key blocks heaviest first across groups of `section` (sequence, kv head) pairs (0: key
   // block fastest, then kv head, then sequence, as the grid lies; H100: 8 is 1.02x that at b 8, h 16, 4k, 1.05x at
