@@ -4,8 +4,8 @@
 # against the float64 reference) beside attn.bwd.mma at the same shapes, one table.
 #
 # Here, without a GPU: `bash tests/perf/attn_bwd_wgmma_device.sh --prepare DIR` bundles a stripped build/tilelab
-# (cmake/bundle_for_device.sh), kernels/, this script and cache.tar.xz (the NVRTC cache filled by compiling every case and
-# anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
+# (cmake/bundle_for_device.sh), kernels/, this script and cache.tar.xz (the NVRTC cache filled by compiling every case
+# and anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
 # DIR/out) receives the logs and summary.txt, printed last (the tool brings back 8 files: point OUT at a scratch folder
 # and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench timeline; default
 # gate test bench), FULL, RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
