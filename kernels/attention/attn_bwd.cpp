@@ -437,7 +437,9 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
           .dq_async = c.boolean("dq_async"),
-          .dq_defer = c.boolean("dq_defer")};
+          .dq_defer = c.boolean("dq_defer"),
+          .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
+          .section = static_cast<int>(c.integer("section"))};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -450,7 +452,8 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
-                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages");
+                  std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
+                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : ""));
   return Status::success();
 }
 
@@ -472,7 +475,13 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("dq_defer", true,
                                   "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
                                   "their walk (false: its dQ writer converts each at once, the consumers waiting for "
-                                  "the staging buffer meanwhile)")}};
+                                  "the staging buffer meanwhile)"),
+               ParamSpec::integer("defer_tiles", 2048, 1, 8192,
+                                  "dq_defer's list: the completed query tiles a key block's consumers convert after "
+                                  "their walk (4 bytes of shared memory each); the writer converts those past it"),
+               ParamSpec::integer("section", 8, 0, 64,
+                                  "causal: CTAs take the key blocks with the longest walks first across groups of "
+                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -504,10 +513,14 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The writer converting every completed tile itself (dq_defer off) beside the other switches.
+  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches;
+  // a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
-    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}}, {{"dq_defer", "false"}, {"num_stages", "1"}}};
+    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}},
+                           {{"dq_defer", "false"}, {"num_stages", "1"}},
+                           {{"dq_async", "true"}, {"defer_tiles", "15"}},
+                           {{"section", "3"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

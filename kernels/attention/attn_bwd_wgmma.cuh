@@ -8,7 +8,8 @@
 // to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
 // of +inf, so they add nothing and are never stored.
 //
-// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
+// Work: CTA (key block kb of block_N = 128 keys, kv head, sequence) in grid order (causal with `section`: longest
+// walks first across groups of pairs), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
 // one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
 // consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps 2 and 3, the row
@@ -30,10 +31,11 @@
 // staging order (plan dq_chunk). A counter per (sequence, head, query tile) counts the key blocks that have added
 // their part (after their reduce completed); the key block that completes a tile converts it to 16-bit dQ (times
 // scale) and leaves accumulator and counter zero for the next launch, as attn.bwd.mma's last key block does. The
-// writer lists such tiles (dq_defer, up to kAttnBwdWgmmaDeferred) and the consumers convert them after their walk,
-// each thread its own chunks; a tile past the list, or every tile without dq_defer, the writer converts at once from
-// the staging buffer (one bulk copy of the f32 tile), the consumers waiting for that buffer meanwhile (docs/perf.md:
-// 11-23 us per tile on one warp). The epilogue stores dK (times scale) and dV straight from the accumulators.
+// writer lists such tiles (dq_defer, up to defer_tiles: a block that finishes a head's walk last can complete all of
+// its walk's) and the consumers convert them after their walk, each thread its own chunks; a tile past the list, or
+// every tile without dq_defer, the writer converts at once from the staging buffer (one bulk copy of the f32 tile),
+// the consumers waiting for that buffer meanwhile (docs/perf.md: 11-23 us per tile on one warp). The epilogue stores
+// dK (times scale) and dV straight from the accumulators.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
@@ -51,6 +53,7 @@
 #include "tile/smem.cuh"
 #include "tile/tma.cuh"
 #include "tile/wgmma_ops.cuh"
+#include "tile/work_order.hpp"
 
 namespace tl {
 
@@ -102,7 +105,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kAttnBwdWgmmaThreads * 168,
                 "setmaxnreg: more registers than the block launched with");
 
-  const int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  // Causal with sections: the key blocks with the longest walks first across `section` (sequence, kv head) pairs at a
+  // time (tile/work_order.hpp; key block 0 walks the most query tiles), so the last CTAs to start are short ones.
+  int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  if constexpr (CFG.causal && CFG.section > 0) {
+    const int t = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const WorkCoord wc = work_sections(t, gridDim.x, gridDim.y * gridDim.z, CFG.section);
+    kb = wc.m;
+    hk = wc.pair % gridDim.y;
+    b = wc.pair / gridDim.y;
+  }
   const int q_start = cu_seqlens_q[b], len_q = cu_seqlens_q[b + 1] - q_start;
   const int k_start = cu_seqlens_k[b], len_k = cu_seqlens_k[b + 1] - k_start;
   const int group = heads / heads_kv;
@@ -228,7 +240,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         }
         if (!__shfl_sync(0xffffffffu, last, 0)) return;
         __threadfence();
-        if (CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred) {
+        if (CFG.dq_defer && deferred < CFG.defer_tiles) {
           if (lane == 0) st_shared_b32(base + P.defer_offset + 4u * (1 + deferred), static_cast<unsigned>(j));
           ++deferred;
           return;
@@ -257,7 +269,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       };
       for (int it = 0; it < tiles; ++it) {
         // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
-        const bool early = CFG.dq_defer && deferred < kAttnBwdWgmmaDeferred;
+        const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
         TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
         mbar_wait(dq_full, it & 1);
         if (lane == 0) {
@@ -354,25 +366,36 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
     wgmma_wait<1>();
     fence_regs(st);
+    // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
+    auto row_pair = [&](unsigned at) {
+      const unsigned long long x = ld_shared_b64(at);
+      return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
+    };
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
 #pragma unroll
-      for (int v = 0; v < SV; ++v) {
-        const int key = key0 + P.s_values.at[v].row, q = lc.col + P.s_values.at[v].col;
-        const float lse = ld_shared_f32(rows + 4u * (BM + q));
-        const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + q + diag));
-        st[v] = off ? 0.f : exp2_approx(st[v] * scale_log2 - lse);
+      for (int v = 0; v < SV; v += 4) {
+        const int q = lc.col + P.s_values.at[v].col;
+        const float2 lse = row_pair(rows + 4u * (BM + q));
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
+          const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
+          st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
+        }
       }
     }
     wgmma_wait<0>();
     fence_regs(dpt);
 #pragma unroll
-    for (int v = 0; v < SV; v += 2) {
-      const int q = lc.col + P.s_values.at[v].col;  // v, v + 1: queries q, q + 1 of one key
-      const float d0 = ld_shared_f32(rows + 4u * q), d1 = ld_shared_f32(rows + 4u * (q + 1));
-      pa[P.a_reg[v]] = pack2<BF16>(st[v], st[v + 1]);
-      dsa[P.a_reg[v]] = pack2<BF16>(st[v] * (dpt[v] - d0), st[v + 1] * (dpt[v + 1] - d1));
+    for (int v = 0; v < SV; v += 4) {
+      const float2 d = row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        pa[P.a_reg[v + e]] = pack2<BF16>(st[v + e], st[v + e + 1]);
+        dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
+      }
     }
     named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
 #pragma unroll

@@ -31,9 +31,18 @@ struct AttnBwdWgmmaConfig {
   // for each before taking the next staged tile (H100: no faster, docs/perf.md).
   bool dq_async = false;
   // A completed query tile's dQ is converted by the consumers once their walk is done (each thread its own chunks, up
-  // to kAttnBwdWgmmaDeferred tiles), not by the writer while the consumers wait for the staging buffer (H100:
+  // to defer_tiles tiles), not by the writer while the consumers wait for the staging buffer (H100:
   // 1.00-1.17x on issue 20's anchors, docs/perf.md).
   bool dq_defer = true;
+  // The deferred list's length (4 bytes a tile in shared memory). The completions bunch in the blocks that finish a
+  // head's walk last, which can complete every tile of their walk (group x query tiles: 256 at 16k or GQA 4 at 4k);
+  // 2048 fits beside 2 stages at both dims (H100: 1024 was 1.01-1.25x the 15 of before at issue 20's anchors, 1.31x at
+  // h 32 / kv 8, causal, docs/perf.md).
+  int defer_tiles = 2048;
+  // Causal: CTAs take the key blocks heaviest first across groups of `section` (sequence, kv head) pairs (0: key
+  // block fastest, then kv head, then sequence, as the grid lies; H100: 8 is 1.02x that at b 8, h 16, 4k, 1.05x at
+  // h 32 / kv 8, docs/perf.md).
+  int section = 8;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -48,8 +57,6 @@ struct AttnBwdWgmmaProbe {
 
 // Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
 enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
-// Completed query tiles a block's consumers convert after their walk (dq_defer; the writer converts the rest).
-enum : int { kAttnBwdWgmmaDeferred = 15 };
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
@@ -97,6 +104,7 @@ struct AttnBwdWgmmaPlan {
   Fragment acc_dQ;  // dQ's part: m64n{dq_n}k16 accumulator
   ValueOffsets<64> s_values, kv_values, dq_values;
   int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
+  bool s_quads = false;  // S^T's values 4j .. 4j + 3 of a thread: queries q, q + 1 (q even) of two keys
 
   TL_HOST_DEVICE constexpr int stage(int s) const { return stage_offset + s * stage_bytes; }
   // The f32 dQ tile as the consumers stage it and dq_accum holds it (one bulk reduce moves it as it is): 16-byte
@@ -106,7 +114,7 @@ struct AttnBwdWgmmaPlan {
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
            acc_dQ.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
-           bytes > 0;
+           s_quads && bytes > 0;
   }
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
 };
@@ -149,7 +157,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.rows_offset = p.dq_offset + p.dq_bytes;
   p.rows_bytes = 2 * 4 * c.block_M;
   p.defer_offset = p.rows_offset + c.num_stages * p.rows_bytes;
-  p.bar_kv_full = p.defer_offset + 4 * (1 + kAttnBwdWgmmaDeferred);
+  p.bar_kv_full = p.defer_offset + (4 * (1 + (c.dq_defer ? c.defer_tiles : 0)) + 7) / 8 * 8;  // mbarriers: 8 B
   p.bar_full = p.bar_kv_full + 8;
   p.bar_empty = p.bar_full + 8 * c.num_stages;
   p.bar_dq_full = p.bar_empty + 8 * c.num_stages;
@@ -189,6 +197,12 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
     const int step = x.col / p.frag_A.cols();
     p.a_reg[v] = step * (p.frag_A.num_values() / 2) + p.frag_A.value_of(x.row, x.col % p.frag_A.cols()) / 2;
   }
+  p.s_quads = p.acc_S.num_values() % 4 == 0;
+  for (int v = 0; v + 3 < p.acc_S.num_values() && v + 3 < 64; v += 4) {
+    const TileCoord* x = &p.s_values.at[v];
+    p.s_quads = p.s_quads && x[0].col % 2 == 0 && x[1].row == x[0].row && x[1].col == x[0].col + 1 &&
+                x[2].col == x[0].col && x[3].row == x[2].row && x[3].col == x[0].col + 1;
+  }
   if (c.dim != 64 && c.dim != 128) p.bytes = 0;
   return p;
 }
@@ -205,6 +219,8 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("varlen", c.varlen)
       .field("dq_async", c.dq_async)
       .field("dq_defer", c.dq_defer)
+      .field("defer_tiles", c.defer_tiles)
+      .field("section", c.section)
       .str();
 }
 

@@ -4,8 +4,8 @@
 # against the float64 reference) beside attn.bwd.mma at the same shapes, one table.
 #
 # Here, without a GPU: `bash tests/perf/attn_bwd_wgmma_device.sh --prepare DIR` bundles a stripped build/tilelab
-# (cmake/bundle_for_device.sh), kernels/, this script and tlc.tgz (the NVRTC cache filled by compiling every case and
-# anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
+# (cmake/bundle_for_device.sh), kernels/, this script and cache.tar.xz (the NVRTC cache filled by compiling every case
+# and anchor for sm_90a). There (the device tool, carry [DIR]): `bash DIR/attn_bwd_wgmma_device.sh DIR`; $OUT (default
 # DIR/out) receives the logs and summary.txt, printed last (the tool brings back 8 files: point OUT at a scratch folder
 # and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench timeline; default
 # gate test bench), FULL, RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
@@ -30,12 +30,13 @@ ANCHORS=(
 )
 
 # The gate's problems (from the test list: GQA causal with seq_q < seq_k, varlen with a sequence without keys, dim 64
-# causal varlen) and the configs it checks.
+# causal varlen, one key block completing all 66 query tiles of its walk) and the configs it checks.
 GATE=(
   "batch=2,seq_q=257,seq_k=257,heads=8,heads_kv=2,dim=128,causal=true"
   "batch=1,seq_q=83,seq_k=290,heads=8,heads_kv=1,dim=64,causal=true"
   "batch=5,seq_q=300,seq_k=420,heads=4,heads_kv=2,dim=128,varlen=true"
   "batch=4,seq_q=333,seq_k=333,heads=2,heads_kv=1,dim=64,causal=true,varlen=true,dtype=f16"
+  "batch=1,seq_q=2100,seq_k=100,heads=4,heads_kv=2,dim=128"
 )
 GATE_CONFIGS=${GATE_CONFIGS:-num_stages=1}
 
@@ -82,7 +83,8 @@ if [ "${1:-}" = "--prepare" ]; then
         echo "compile failed: timeline $c $problem"
     done
   done
-  tar czf "$D/tlc.tgz" -C "$C" . && rm -rf "$C"
+  # xz: with FULL=1 the cache is ~12 MB as tgz, 3.6 MB as xz (the bundle's 40 MiB budget).
+  rm -f "$D/tlc.tgz" && tar cJf "$D/cache.tar.xz" -C "$C" . && rm -rf "$C"
   du -sh "$D"
   exit 0
 fi
