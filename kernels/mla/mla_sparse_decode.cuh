@@ -165,7 +165,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // block, the peer the other 8, each writing its rows into both CTAs' stages).
     const auto produce = [&](auto mode) {
       constexpr bool X = decltype(mode)::on;
-      constexpr bool RD = C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X);
+      constexpr bool REGS = C.gather == MlaSparseGather::regs;
+      // gather=regs: RoPE values pass through registers like the rest of the row.
+      constexpr bool RD =
+          !REGS && (C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X));
       constexpr bool LA = C.lookahead;
       constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
       const int tb = X ? TR * static_cast<int>(rank) : 0;
@@ -285,6 +288,76 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 
       int it = 0;
       const PartWalk walk(parts, part, requests);
+      if constexpr (REGS) {
+        // A ring of D rows per warp in registers: row t of the warp's TR waits in slot t % D. Right after a row is
+        // stored, its slot loads the row D further on: a later row of this block, or (the last D rows) a row of the
+        // next block, whose entries are read a block ahead. So a row's loads are in flight while the D rows before it
+        // are converted, and the next block's first rows while this block's last are and the stage is waited for.
+        constexpr int D = SP.gather_rows;
+        static_assert(TR % D == 0, "whole rings per block");
+        uint4 v[D];
+        unsigned rope[D];
+        float sc[D];
+        // Row tb + t of the block whose entries (lanes 0..15) are `entries` into slot j (zeros without a valid index).
+        const auto load = [&](int entries, int t, int j) {
+          const int idx = __shfl_sync(0xffffffffu, entries, tb + t);
+          v[j] = make_uint4(0u, 0u, 0u, 0u), rope[j] = 0u, sc[j] = 0.f;
+          if (entry_valid(idx, num_tokens)) {
+            const unsigned char* src =
+                kv + static_cast<unsigned long long>(cache_row(idx, block_size, block_rows)) * kMlaFp8RowBytes;
+            v[j] = ld_global_stream_v4<true>(src + 16 * lane);
+            sc[j] = __ldg(reinterpret_cast<const float*>(src + kMlaFp8Nope) + lane / 8);
+            rope[j] = __ldg(reinterpret_cast<const unsigned*>(src + 16 * kMlaFp8RopeChunk) + lane);
+          }
+        };
+        BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
+        int cur = ahead.entry(indices, topk, warp, lane);
+        ahead.advance(topk_length, topk, seq_q, heads, m0);
+        int next = ahead.entry(indices, topk, warp, lane);
+        ahead.advance(topk_length, topk, seq_q, heads, m0);
+#pragma unroll
+        for (int j = 0; j < D; ++j) load(cur, j, j);
+        for (int r = walk.first; r <= walk.last; ++r) {
+          const int L = sparse_length(topk_length, topk, seq_q, r);
+          int b0, b1, split;
+          walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
+          int qn = r - walk.first;  // the part's k-th request is its k-th Q load
+          if (b0 == b1 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
+          for (int blk = b0; blk < b1; ++blk, ++it) {
+            const int s = it & 1;
+            const unsigned stage = base + P.kv_stage(s) + wrow;
+            const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(cur, num_tokens)) & 0xffffu;
+            TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
+            mbar_wait(base + P.empty_bar(s), empty_parity(it));
+            TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
+            // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
+            if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(false));
+            if (lane == 0)
+              st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+            if (blk == b0 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
+            TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
+            const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
+#pragma unroll
+            for (int t0 = 0; t0 < TR; t0 += D)
+#pragma unroll
+              for (int j = 0; j < D; ++j) {
+                write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
+                if (t0 + D < TR) load(cur, t0 + D + j, j);
+                else load(next, j, j);
+              }
+            // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
+            fence_proxy_async_smem();
+            mbar_arrive(base + P.full_bar(s));
+            TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
+            TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
+            cur = next;
+            next = ahead.entry(indices, topk, warp, lane);
+            ahead.advance(topk_length, topk, seq_q, heads, m0);
+            TL_PROBE_END(mla_sparse_probe::index, s, blk);
+          }
+        }
+        return;
+      }
       // The index entries (lanes 0..15) of the next block, read a block ahead so that their latency is not on the
       // path from a free stage to a full one (lookahead: read when block it starts, used when block it + 1 is issued
       // during it).
@@ -397,6 +470,18 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     if (pair) produce(Crossover<true>{});
     else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
+  } else if constexpr (C.gather == MlaSparseGather::regs) {
+    // Each consumer its own limit, set in its own branch (the plan's comment).
+    ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
+                      topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
+    if (pair) args.remote_base = base + SP.remote_bar(0), args.peer = rank ^ 1u;
+    if (wg == 1) {
+      setmaxnreg_inc<SP.consumer_regs>();
+      mla_consumer<CC, 0, true>(args);
+    } else {
+      setmaxnreg_dec<SP.consumer1_regs>();
+      mla_consumer<CC, 1, true>(args);
+    }
   } else {
     setmaxnreg_inc<SP.consumer_regs>();
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
