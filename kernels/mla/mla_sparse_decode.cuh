@@ -295,24 +295,30 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         // are converted, and the next block's first rows while this block's last are and the stage is waited for.
         constexpr int D = SP.gather_rows;
         static_assert(TR % D == 0, "whole rings per block");
+        constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
         uint4 v[D];
         unsigned rope[D];
         float sc[D];
-        // Row tb + t of the block whose entries (lanes 0..15) are `entries` into slot j (zeros without a valid index).
-        const auto load = [&](int entries, int t, int j) {
-          const int idx = __shfl_sync(0xffffffffu, entries, tb + t);
+        // Lanes 0..15: the cache row of their entry, one division each (not one per row and lane).
+        const auto to_row = [&](int idx) {
+          return entry_valid(idx, num_tokens) ? cache_row(idx, block_size, block_rows) : kNone;
+        };
+        // Row tb + t of the block whose cache rows (lanes 0..15) are `rows` into slot j (zeros without a valid index).
+        const auto load = [&](unsigned rows, int t, int j) {
+          const unsigned row = __shfl_sync(0xffffffffu, rows, tb + t);
           v[j] = make_uint4(0u, 0u, 0u, 0u), rope[j] = 0u, sc[j] = 0.f;
-          if (entry_valid(idx, num_tokens)) {
-            const unsigned char* src =
-                kv + static_cast<unsigned long long>(cache_row(idx, block_size, block_rows)) * kMlaFp8RowBytes;
+          if (row != kNone) {
+            const unsigned char* src = kv + static_cast<unsigned long long>(row) * kMlaFp8RowBytes;
             v[j] = ld_global_stream_v4<true>(src + 16 * lane);
             sc[j] = __ldg(reinterpret_cast<const float*>(src + kMlaFp8Nope) + lane / 8);
             rope[j] = __ldg(reinterpret_cast<const unsigned*>(src + 16 * kMlaFp8RopeChunk) + lane);
           }
         };
         BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
-        int cur = ahead.entry(indices, topk, warp, lane);
+        unsigned cur = to_row(ahead.entry(indices, topk, warp, lane));
         ahead.advance(topk_length, topk, seq_q, heads, m0);
+        // The entries of the block after the one being filled: read a block ahead, turned into rows only when used,
+        // so that the read's latency is not waited for.
         int next = ahead.entry(indices, topk, warp, lane);
         ahead.advance(topk_length, topk, seq_q, heads, m0);
 #pragma unroll
@@ -326,7 +332,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           for (int blk = b0; blk < b1; ++blk, ++it) {
             const int s = it & 1;
             const unsigned stage = base + P.kv_stage(s) + wrow;
-            const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(cur, num_tokens)) & 0xffffu;
+            const unsigned mask = __ballot_sync(0xffffffffu, cur != kNone) & 0xffffu;
             TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
             mbar_wait(base + P.empty_bar(s), empty_parity(it));
             TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
@@ -337,20 +343,21 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             if (blk == b0 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
             TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
             const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
+            const unsigned next_rows = to_row(next);
 #pragma unroll
             for (int t0 = 0; t0 < TR; t0 += D)
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
                 if (t0 + D < TR) load(cur, t0 + D + j, j);
-                else load(next, j, j);
+                else load(next_rows, j, j);
               }
             // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
             fence_proxy_async_smem();
             mbar_arrive(base + P.full_bar(s));
             TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
             TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
-            cur = next;
+            cur = next_rows;
             next = ahead.entry(indices, topk, warp, lane);
             ahead.advance(topk_length, topk, seq_q, heads, m0);
             TL_PROBE_END(mla_sparse_probe::index, s, blk);
