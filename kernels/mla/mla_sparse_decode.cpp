@@ -27,7 +27,9 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
           .rope_direct = rope == "on" ? MlaRopeDirect::on : rope == "off" ? MlaRopeDirect::off : MlaRopeDirect::unpaired,
           .lookahead = c.boolean("lookahead"),
-          .gather = c.text("gather") == "regs" ? MlaSparseGather::regs : MlaSparseGather::copies};
+          .gather = c.text("gather") == "regs"     ? MlaSparseGather::regs
+                    : c.text("gather") == "paired" ? MlaSparseGather::paired
+                                                   : MlaSparseGather::copies};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -230,11 +232,12 @@ KernelSpec mla_sparse_decode_spec() {
                                   "the producer issues the next block's copies as soon as the consumers free its "
                                   "stage, while it still dequantizes this block (0.81-0.86x on an H200: the issue's "
                                   "own time lands on the dequant's path, docs/perf.md)"),
-               ParamSpec::enumeration("gather", "copies", {"copies", "regs"},
+               ParamSpec::enumeration("gather", "copies", {"copies", "regs", "paired"},
                                       "how the producer gathers a cache row: cp.async copies of its raw bytes into the "
-                                      "stage, dequantized there; or loads straight into registers, 8 rows a warp in "
-                                      "flight, stored once as bf16 (needs qk_warpgroups=1: the consumers get 208 and "
-                                      "160 registers, the producer 136)")}};
+                                      "stage, dequantized there; or loads straight into registers, a ring of 8 rows a "
+                                      "warp, stored once as bf16; or paired: registers where CTAs pair (crossover), "
+                                      "copies elsewhere (regs and paired need qk_warpgroups=1: the consumers get 208 "
+                                      "and 160 registers, the producer 136)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -242,13 +245,14 @@ KernelSpec mla_sparse_decode_spec() {
         {{"crossover", "false"}}, {{"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
         {{"rope_direct", "on"}}, {{"crossover", "false"}, {"rope_direct", "off"}},
         {{"lookahead", "true"}, {"rope_direct", "on"}}, {{"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "regs"}}, {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}};
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
       return st;
-    if (c.text("gather") == "regs" && c.integer("qk_warpgroups") != 1)
-      return refuse("gather=regs needs qk_warpgroups=1 (consumer 1 then runs only P V, in 160 registers): set one of them");
+    if (c.text("gather") != "copies" && c.integer("qk_warpgroups") != 1)
+      return refuse("gather=" + c.text("gather") +
+                    " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 160 registers): set one of them");
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");

@@ -66,6 +66,10 @@ namespace mla_sparse_detail {
 // Copy groups: token t's copies are committed as group t / 4, so the dequant of token t waits for its group only.
 enum : int { kGroupTokens = 4 };
 
+// gather=regs: what a token without a valid index loads (zeros: a zero row in the stage). Internal linkage, so a
+// module that does not use it (mla.sparse_prefill's) does not hold it.
+static __device__ __align__(16) const unsigned char kZeroRow[kMlaFp8RowBytes] = {};
+
 // The producer's two codes: alone, or one CTA of a crossover pair (ON: a compile-time switch for a generic lambda).
 template <bool ON>
 struct Crossover {
@@ -165,7 +169,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // block, the peer the other 8, each writing its rows into both CTAs' stages).
     const auto produce = [&](auto mode) {
       constexpr bool X = decltype(mode)::on;
-      constexpr bool REGS = C.gather == MlaSparseGather::regs;
+      constexpr bool REGS = C.gather == MlaSparseGather::regs || (C.gather == MlaSparseGather::paired && X);
       // gather=regs: RoPE values pass through registers like the rest of the row.
       constexpr bool RD =
           !REGS && (C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X));
@@ -303,24 +307,39 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         const auto to_row = [&](int idx) {
           return entry_valid(idx, num_tokens) ? cache_row(idx, block_size, block_rows) : kNone;
         };
-        // Row tb + t of the block whose cache rows (lanes 0..15) are `rows` into slot j (zeros without a valid index).
+        // Row tb + t of the block whose cache rows (lanes 0..15) are `rows` into slot j; a row without a valid index
+        // loads the zero row (a zero row in the stage, never a stale value). Unconditional loads on purpose: a
+        // predicated one merges with the slot's old value, which ptxas resolves by loading into a temporary and moving
+        // it into the slot right after the load, and the move waits for the load where it is issued.
         const auto load = [&](unsigned rows, int t, int j) {
           const unsigned row = __shfl_sync(0xffffffffu, rows, tb + t);
-          v[j] = make_uint4(0u, 0u, 0u, 0u), rope[j] = 0u, sc[j] = 0.f;
-          if (row != kNone) {
-            const unsigned char* src = kv + static_cast<unsigned long long>(row) * kMlaFp8RowBytes;
-            v[j] = ld_global_stream_v4<true>(src + 16 * lane);
-            sc[j] = __ldg(reinterpret_cast<const float*>(src + kMlaFp8Nope) + lane / 8);
-            rope[j] = __ldg(reinterpret_cast<const unsigned*>(src + 16 * kMlaFp8RopeChunk) + lane);
-          }
+          const unsigned char* src =
+              row != kNone ? kv + static_cast<unsigned long long>(row) * kMlaFp8RowBytes : kZeroRow;
+          v[j] = ld_global_stream_v4<true>(src + 16 * lane);
+          sc[j] = __ldg(reinterpret_cast<const float*>(src + kMlaFp8Nope) + lane / 8);
+          rope[j] = __ldg(reinterpret_cast<const unsigned*>(src + 16 * kMlaFp8RopeChunk) + lane);
         };
+        // The cache rows of the block being filled (cur) and of the next one (next_rows, whose loads this block
+        // issues), and the entries of the block after that, read two blocks before their rows are computed so that
+        // the read's latency is never waited for (a block of conversion hides it; one empty-barrier wait does not:
+        // with the entries read one block ahead the timeline's dequant was 3.4 us a block).
         BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
-        unsigned cur = to_row(ahead.entry(indices, topk, warp, lane));
-        ahead.advance(topk_length, topk, seq_q, heads, m0);
-        // The entries of the block after the one being filled: read a block ahead, turned into rows only when used,
-        // so that the read's latency is not waited for.
-        int next = ahead.entry(indices, topk, warp, lane);
-        ahead.advance(topk_length, topk, seq_q, heads, m0);
+        // Lanes 0..15: their entry of the cursor's block as the raw load and whether it is one (an unconditional load
+        // from a clamped position: a conditional one merges with the old value, and ptxas's move of the merge waits
+        // for the load where it is issued); -1 when it is not.
+        const auto read_entry = [&](int& raw, bool& ok) {
+          const int pos = ahead.blk * kMlaBlock + 16 * warp + lane;
+          ok = !ahead.done() && lane < 16 && pos < ahead.L;
+          raw = __ldg(indices + (ok ? static_cast<long long>(ahead.r) * topk + pos : 0));
+          ahead.advance(topk_length, topk, seq_q, heads, m0);
+        };
+        int raw;
+        bool ok;
+        read_entry(raw, ok);
+        unsigned cur = to_row(ok ? raw : -1);
+        read_entry(raw, ok);
+        unsigned next_rows = to_row(ok ? raw : -1);
+        read_entry(raw, ok);
 #pragma unroll
         for (int j = 0; j < D; ++j) load(cur, j, j);
         for (int r = walk.first; r <= walk.last; ++r) {
@@ -343,23 +362,27 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             if (blk == b0 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
             TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
             const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
-            const unsigned next_rows = to_row(next);
+            // A ring's rows are all stored before any of its slots loads again: a load issued while its slot's old
+            // value is still to be stored needs a second register, and ptxas's move back into the slot at the end of
+            // the loop waits for the load.
 #pragma unroll
-            for (int t0 = 0; t0 < TR; t0 += D)
+            for (int t0 = 0; t0 < TR; t0 += D) {
+#pragma unroll
+              for (int j = 0; j < D; ++j) write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
 #pragma unroll
               for (int j = 0; j < D; ++j) {
-                write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
                 if (t0 + D < TR) load(cur, t0 + D + j, j);
                 else load(next_rows, j, j);
               }
+            }
             // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
             fence_proxy_async_smem();
             mbar_arrive(base + P.full_bar(s));
             TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
             TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
             cur = next_rows;
-            next = ahead.entry(indices, topk, warp, lane);
-            ahead.advance(topk_length, topk, seq_q, heads, m0);
+            next_rows = to_row(ok ? raw : -1);
+            read_entry(raw, ok);
             TL_PROBE_END(mla_sparse_probe::index, s, blk);
           }
         }
@@ -477,7 +500,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     if (pair) produce(Crossover<true>{});
     else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
-  } else if constexpr (C.gather == MlaSparseGather::regs) {
+  } else if constexpr (C.gather != MlaSparseGather::copies) {
     // Each consumer its own limit, set in its own branch (the plan's comment).
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
                       topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};

@@ -21,8 +21,10 @@ namespace tl {
 enum class MlaRopeDirect : unsigned char { off = 0, on = 1, unpaired = 2 };
 
 // How the producer gathers a cache row (config `gather`): cp.async copies of its raw bytes into the stage, read back
-// and dequantized in place; or 16-byte loads straight into registers, dequantized there and stored once.
-enum class MlaSparseGather : unsigned char { copies = 0, regs = 1 };
+// and dequantized in place; or 16-byte loads straight into registers, dequantized there and stored once; or `paired`:
+// registers in the CTAs of a crossover pair (each converts 8 rows a warp, a whole ring), copies in the others. Any
+// but `copies` moves the registers (the plan's comment).
+enum class MlaSparseGather : unsigned char { copies = 0, regs = 1, paired = 2 };
 
 // The kernel's one template parameter, in the config schema's names (mla_sparse_decode.cpp). q, out and the MMAs are
 // bf16; the cache is FlashMLA's V3.2 FP8 format.
@@ -123,7 +125,7 @@ struct MlaSparseDecodePlan {
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
   MlaSparseDecodePlan p{};
   p.mma = make_plan(consumer_config(c));
-  const bool regs = c.gather == MlaSparseGather::regs;
+  const bool regs = c.gather != MlaSparseGather::copies;
   p.consumer_regs = regs ? 208 : 224;
   p.consumer1_regs = regs ? 160 : 224;
   p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
@@ -157,7 +159,9 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                                  : c.rope_direct == MlaRopeDirect::off ? "off"
                                                                                                        : "unpaired"))
       .field("lookahead", c.lookahead)
-      .raw("gather", std::string("tl::MlaSparseGather::") + (c.gather == MlaSparseGather::regs ? "regs" : "copies"))
+      .raw("gather", std::string("tl::MlaSparseGather::") + (c.gather == MlaSparseGather::regs     ? "regs"
+                                                             : c.gather == MlaSparseGather::paired ? "paired"
+                                                                                                   : "copies"))
       .str();
 }
 

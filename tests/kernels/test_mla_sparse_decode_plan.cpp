@@ -21,7 +21,7 @@ std::vector<MlaSparseDecodeConfig> all_configs() {
         for (bool cross : {false, true})
           for (MlaRopeDirect rope : {MlaRopeDirect::off, MlaRopeDirect::on, MlaRopeDirect::unpaired})
             for (bool ahead : {false, true})
-              for (MlaSparseGather gather : {MlaSparseGather::copies, MlaSparseGather::regs})
+              for (MlaSparseGather gather : {MlaSparseGather::copies, MlaSparseGather::regs, MlaSparseGather::paired})
                 out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
                                .rope_direct = rope, .lookahead = ahead, .gather = gather});
   return out;
