@@ -14,7 +14,9 @@
 // Split-KV as mla.decode's (mla/mla_schedule.hpp over each request's blocks of 64 index entries; the host passes
 // `parts` and `num_splits`; grid (num_parts, m_tiles), m_tiles = ceil(heads / 64)); the consumer warpgroups are
 // mla.decode's own code (mla_consumer.cuh: Q K^T, online softmax, P V, the merge of split requests by the CTA that
-// finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs:
+// finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs; it gathers
+// as C.gather says: by cp.async copies into the stage (`copies`, described first), or into registers (`regs`, the
+// default, after it), or `paired` (registers in a crossover pair, copies elsewhere).
 //
 // Threads: 3 warpgroups. Warpgroup 0, the producer, fills the 2-stage ring of 64-token bf16 KV tiles; warp w owns
 // rows 16w .. 16w + 15 of each block. Lanes 0..15 hold the warp's 16 index entries of the block, read a block ahead;
@@ -49,6 +51,15 @@
 // (timeline: dequant 4.4 us per block and warp with the issue in it, against about 3.8 us per block before), so the
 // latency it hides is less than the issue it moves onto the dequant's path; its build also spills 20 bytes.
 //
+// Gather regs (C.gather): each warp keeps a ring of 8 of its rows in registers (lane l: the row's NoPE bytes 16l ..
+// 16l + 15, its group's scale, RoPE values 2l, 2l + 1: six registers), loaded by ld.global.nc (L2 256-byte hint)
+// a block before they are converted; once the stage is free the ring's rows are converted and stored (the same
+// conversion and bank-conflict-free stores as copies, and st.async into the crossover peer), then the ring reloads
+// with the next 8 rows (with crossover, the next block's, so the loads' latency overlaps the publish and the next
+// empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
+// shared memory. Registers: the producer 136, consumer 0 208, consumer 1 (P V only) 160, each set in its own
+// branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight).
+//
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
 // arrivals; the empty ones 2 (consumers; crossover: 4).
@@ -66,9 +77,10 @@ namespace mla_sparse_detail {
 // Copy groups: token t's copies are committed as group t / 4, so the dequant of token t waits for its group only.
 enum : int { kGroupTokens = 4 };
 
-// gather=regs: what a token without a valid index loads (zeros: a zero row in the stage). Internal linkage, so a
+// gather=regs: what a token without a valid index loads (zeros: a zero row in the stage). A variable template, so a
 // module that does not use it (mla.sparse_prefill's) does not hold it.
-static __device__ __align__(16) const unsigned char kZeroRow[kMlaFp8RowBytes] = {};
+template <int BYTES>
+__device__ __align__(16) const unsigned char zero_row[BYTES] = {};
 
 // The producer's two codes: alone, or one CTA of a crossover pair (ON: a compile-time switch for a generic lambda).
 template <bool ON>
@@ -314,7 +326,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         const auto load = [&](unsigned rows, int t, int j) {
           const unsigned row = __shfl_sync(0xffffffffu, rows, tb + t);
           const unsigned char* src =
-              row != kNone ? kv + static_cast<unsigned long long>(row) * kMlaFp8RowBytes : kZeroRow;
+              row != kNone ? kv + static_cast<unsigned long long>(row) * kMlaFp8RowBytes : zero_row<kMlaFp8RowBytes>;
           v[j] = ld_global_stream_v4<true>(src + 16 * lane);
           sc[j] = __ldg(reinterpret_cast<const float*>(src + kMlaFp8Nope) + lane / 8);
           rope[j] = __ldg(reinterpret_cast<const unsigned*>(src + 16 * kMlaFp8RopeChunk) + lane);

@@ -44,11 +44,12 @@ struct MlaSparseDecodeConfig {
   // block's row batches (polling its empty barrier), instead of after this block is published: their latency
   // overlaps this block's dequantization, and the consumers' time on the previous block overlaps both.
   bool lookahead = false;
-  // regs: each producer lane loads its 16 NoPE bytes, its group's scale and 2 RoPE values of a row into registers
-  // (a ring of `gather_rows` rows a warp, the next rows loaded as soon as a row is stored, the next block's while this
-  // one is converted), so the raw bytes never pass through shared memory. Needs the producer's registers: consumer 0
-  // (Q K^T, softmax, its P V half) keeps 208, consumer 1 (its P V half only) 160, so qk_warpgroups must be 1.
-  MlaSparseGather gather = MlaSparseGather::copies;
+  // regs (the default; 1.00-1.21x copies on an H100, docs/perf.md): each producer lane loads its 16 NoPE bytes, its
+  // group's scale and 2 RoPE values of a row into registers (a ring of `gather_rows` rows a warp, reloaded with the
+  // next rows once all of its rows are stored), so the raw bytes never pass through shared memory. Needs the
+  // producer's registers: consumer 0 (Q K^T, softmax, its P V half) keeps 208, consumer 1 (its P V half only) 160, so
+  // qk_warpgroups must be 1. dequant_rows, rope_direct and lookahead shape the copies only.
+  MlaSparseGather gather = MlaSparseGather::regs;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
