@@ -305,10 +305,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       int it = 0;
       const PartWalk walk(parts, part, requests);
       if constexpr (REGS) {
-        // A ring of D rows per warp in registers: row t of the warp's TR waits in slot t % D. Right after a row is
-        // stored, its slot loads the row D further on: a later row of this block, or (the last D rows) a row of the
-        // next block, whose entries are read a block ahead. So a row's loads are in flight while the D rows before it
-        // are converted, and the next block's first rows while this block's last are and the stage is waited for.
+        // A ring of D rows per warp in registers: row t of the warp's TR waits in slot t % D. Once the ring's D rows
+        // are stored, each slot loads the row D further on: a later row of this block (64 heads: TR = 16), or a row of
+        // the next block. So the next block's rows are in flight while this block is published and the stage it goes
+        // to is waited for.
         constexpr int D = SP.gather_rows;
         static_assert(TR % D == 0, "whole rings per block");
         constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
@@ -512,25 +512,20 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     if (pair) produce(Crossover<true>{});
     else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
-  } else if constexpr (C.gather != MlaSparseGather::copies) {
-    // Each consumer its own limit, set in its own branch (the plan's comment).
+  } else {
+    // gather=copies: both consumers at one limit; otherwise each its own, set in its own branch (the plan's comment).
+    constexpr bool split_regs = C.gather != MlaSparseGather::copies;
+    if constexpr (!split_regs) setmaxnreg_inc<SP.consumer_regs>();
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
                       topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
     if (pair) args.remote_base = base + SP.remote_bar(0), args.peer = rank ^ 1u;
     if (wg == 1) {
-      setmaxnreg_inc<SP.consumer_regs>();
+      if constexpr (split_regs) setmaxnreg_inc<SP.consumer_regs>();
       mla_consumer<CC, 0, true>(args);
     } else {
-      setmaxnreg_dec<SP.consumer1_regs>();
+      if constexpr (split_regs) setmaxnreg_dec<SP.consumer1_regs>();
       mla_consumer<CC, 1, true>(args);
     }
-  } else {
-    setmaxnreg_inc<SP.consumer_regs>();
-    ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
-                      topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
-    if (pair) args.remote_base = base + SP.remote_bar(0), args.peer = rank ^ 1u;
-    if (wg == 1) mla_consumer<CC, 0, true>(args);
-    else mla_consumer<CC, 1, true>(args);
   }
   // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.
   if (pair) cluster_sync();
