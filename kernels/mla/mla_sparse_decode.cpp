@@ -208,7 +208,8 @@ KernelSpec mla_sparse_decode_spec() {
   k.problem = sparse_problem();
   // The consumers are mla.decode's: the same switches, and the same split-KV schedule parameters.
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
-                                 "consumer warpgroups computing Q K^T (as mla.decode's; 2 needs gather=copies)"),
+                                 "consumer warpgroups computing Q K^T (as mla.decode's; 2 not with gather=regs or "
+                                 "paired)"),
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the split-KV schedule balances over (0: the device's)"),
                ParamSpec::integer("overhead_blocks", 2, 0, 64, "cost of one split in blocks of 64 index entries"),
                ParamSpec::integer("tie_gap", 3, 0, 16, "blocks less for a part holding a request's middle split"),
@@ -236,22 +237,21 @@ KernelSpec mla_sparse_decode_spec() {
                                   "consumers free its "
                                   "stage, while it still dequantizes this block (0.81-0.86x on an H200: the issue's "
                                   "own time lands on the dequant's path, docs/perf.md)"),
-               ParamSpec::enumeration("gather", "regs", {"copies", "regs", "paired"},
+               ParamSpec::enumeration("gather", "copies", {"copies", "regs", "paired"},
                                       "how the producer gathers a cache row: cp.async copies of its raw bytes into the "
                                       "stage, dequantized there; or loads straight into registers, a ring of 8 rows a "
-                                      "warp, stored once as bf16 (1.00-1.21x copies on an H100, docs/perf.md); or "
-                                      "paired: registers where CTAs pair (crossover), copies elsewhere (regs and paired "
-                                      "need qk_warpgroups=1: the consumers get 208 and 160 registers, the producer "
-                                      "136)")}};
+                                      "warp, stored once as bf16 (1.00-1.21x copies on an H100; spills 40 bytes, "
+                                      "docs/perf.md); or paired: registers where CTAs pair (crossover), copies "
+                                      "elsewhere (regs and paired need qk_warpgroups=1: the consumers get 208 and 160 "
+                                      "registers, the producer 136)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
-        {{"gather", "copies"}, {"qk_warpgroups", "2"}, {"vec_store", "false"}},
+        {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
         {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}},
-        {{"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "copies"}, {"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
-        {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
-        {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
-        {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "paired"}, {"rope_direct", "off"}}};
+        {{"crossover", "false"}}, {{"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
+        {{"rope_direct", "on"}}, {{"crossover", "false"}, {"rope_direct", "off"}},
+        {{"lookahead", "true"}, {"rope_direct", "on"}}, {{"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

@@ -15,8 +15,8 @@
 // `parts` and `num_splits`; grid (num_parts, m_tiles), m_tiles = ceil(heads / 64)); the consumer warpgroups are
 // mla.decode's own code (mla_consumer.cuh: Q K^T, online softmax, P V, the merge of split requests by the CTA that
 // finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs; it gathers
-// as C.gather says: by cp.async copies into the stage (`copies`, described first), or into registers (`regs`, the
-// default, after it), or `paired` (registers in a crossover pair, copies elsewhere).
+// as C.gather says: by cp.async copies into the stage (`copies`, the default, described first), or into registers
+// (`regs`, after it), or `paired` (registers in a crossover pair, copies elsewhere).
 //
 // Threads: 3 warpgroups. Warpgroup 0, the producer, fills the 2-stage ring of 64-token bf16 KV tiles; warp w owns
 // rows 16w .. 16w + 15 of each block. Lanes 0..15 hold the warp's 16 index entries of the block, read a block ahead;
@@ -58,7 +58,8 @@
 // with the next 8 rows (with crossover, the next block's, so the loads' latency overlaps the publish and the next
 // empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
 // shared memory. Registers: the producer 136, consumer 0 208, consumer 1 (P V only) 160, each set in its own
-// branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight).
+// branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); not
+// the default, since its build spills 40 bytes (the consumers' prologues and epilogues, none in a loop).
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer

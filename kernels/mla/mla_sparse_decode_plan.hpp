@@ -44,12 +44,13 @@ struct MlaSparseDecodeConfig {
   // block's row batches (polling its empty barrier), instead of after this block is published: their latency
   // overlaps this block's dequantization, and the consumers' time on the previous block overlaps both.
   bool lookahead = false;
-  // regs (the default; 1.00-1.21x copies on an H100, docs/perf.md): each producer lane loads its 16 NoPE bytes, its
-  // group's scale and 2 RoPE values of a row into registers (a ring of `gather_rows` rows a warp, reloaded with the
-  // next rows once all of its rows are stored), so the raw bytes never pass through shared memory. Needs the
-  // producer's registers: consumer 0 (Q K^T, softmax, its P V half) keeps 208, consumer 1 (its P V half only) 160, so
-  // qk_warpgroups must be 1. dequant_rows, rope_direct and lookahead shape the copies only.
-  MlaSparseGather gather = MlaSparseGather::regs;
+  // regs: each producer lane loads its 16 NoPE bytes, its group's scale and 2 RoPE values of a row into registers (a
+  // ring of `gather_rows` rows a warp, reloaded with the next rows once all of its rows are stored), so the raw bytes
+  // never pass through shared memory. Needs the producer's registers: consumer 0 (Q K^T, softmax, its P V half) keeps
+  // 208, consumer 1 (its P V half only) 160, so qk_warpgroups must be 1. dequant_rows, rope_direct and lookahead shape
+  // the copies only. Measured 1.00-1.21x copies on an H100 (docs/perf.md), but not the default: its build spills 40
+  // bytes (the consumers' prologues and epilogues), and a default compiles without spilling.
+  MlaSparseGather gather = MlaSparseGather::copies;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
