@@ -64,7 +64,7 @@ CASES=(
   "gemm.grouped|schedule=host,block_M=64,block_N=128|layout=masked,out_dtype=f32,N=1000"
   "gemm.grouped||dtype=e4m3"
   "mla.sparse_decode||"
-  "mla.sparse_decode|gather=copies,crossover=false,qk_warpgroups=2|heads=64"
+  "mla.sparse_decode|crossover=false,qk_warpgroups=2|heads=64"
   "mla.sparse_prefill||seq_q=300,seq_kv=4096,topk=2048"
   "gemm.wgmma|schedule=stream_k|M=3000,N=5000"
   "gemm.dequant||"
