@@ -218,25 +218,23 @@ KernelSpec mla_sparse_decode_spec() {
                                   "sqrt(B / merge_blocks) pieces (mla.decode's; 0: no bound)"),
                ParamSpec::boolean("vec_store", true, "16-bit partials and outputs as 16-byte vector stores"),
                ParamSpec::one_of("dequant_rows", 2, {1, 2},
-                                 "gather=copies: cache rows a producer warp reads from shared memory together before "
-                                 "it writes them "
-                                 "as bf16 (the reads' latency once per batch; 4 would not fit the producer's 56 "
-                                 "registers)"),
+                                 "gather=copies: cache rows a producer warp reads from shared memory together "
+                                 "before it writes them as bf16 (the reads' latency once per batch; 4 would not fit "
+                                 "the producer's 56 registers)"),
                ParamSpec::boolean("crossover", true,
                                   "heads > 64: each pair of 64-head CTAs runs as a 2-CTA cluster, each dequantizing half "
                                   "of every block into both (FlashMLA's crossover; no effect with 64 heads; 1.36-1.39x "
                                   "at the 128-head shapes on an H200, docs/perf.md)"),
                ParamSpec::enumeration("rope_direct", "unpaired", {"off", "on", "unpaired"},
-                                      "gather=copies: each cache row's RoPE bytes copied straight to their place in the "
-                                      "tile (no "
-                                      "shared-memory read and write of them): in no CTA, in every CTA, or in those "
+                                      "gather=copies: each cache row's RoPE bytes copied straight to their place in "
+                                      "the tile (no shared-memory read and write of them): in no CTA, in every CTA, "
+                                      "or in those "
                                       "without a crossover pair (64 heads or crossover off: 1.04-1.07x there on an "
                                       "H200; with a pair 0.93x, docs/perf.md)"),
                ParamSpec::boolean("lookahead", false,
                                   "gather=copies: the producer issues the next block's copies as soon as the "
-                                  "consumers free its "
-                                  "stage, while it still dequantizes this block (0.81-0.86x on an H200: the issue's "
-                                  "own time lands on the dequant's path, docs/perf.md)"),
+                                  "consumers free its stage, while it still dequantizes this block (0.81-0.86x on an "
+                                  "H200: the issue's own time lands on the dequant's path, docs/perf.md)"),
                ParamSpec::enumeration("gather", "copies", {"copies", "regs", "paired"},
                                       "how the producer gathers a cache row: cp.async copies of its raw bytes into the "
                                       "stage, dequantized there; or loads straight into registers, a ring of 8 rows a "
