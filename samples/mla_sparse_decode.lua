@@ -14,13 +14,13 @@ assert(tl.mkdir(outdir))
 local k = tl.kernel("mla.sparse_decode")
 local v32 = {batch = 64, seq_q = 2, heads = 128, seq_k = 32768, topk = 2048, varlen = true}
 print("compile (NVRTC, no GPU needed):")
-for _, cfg in ipairs({{dequant_rows = 1}, {dequant_rows = 2}}) do
+for _, cfg in ipairs({{gather = "copies"}, {gather = "regs"}}) do
   local r, why = k:compile(cfg, v32)
   if r then
-    print(("  dequant_rows=%d  %3d registers, %6d B shared, %d B spills, %.0f ms%s"):format(cfg.dequant_rows,
+    print(("  gather=%-6s  %3d registers, %6d B shared, %d B spills, %.0f ms%s"):format(cfg.gather,
       r.registers, r.smem, r.spills, r.compile_ms, r.cached and " (cached)" or ""))
   else
-    print(("  dequant_rows=%d  compile failed: %s"):format(cfg.dequant_rows, why))
+    print(("  gather=%-6s  compile failed: %s"):format(cfg.gather, why))
   end
 end
 

@@ -26,7 +26,10 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
           .rope_direct = rope == "on" ? MlaRopeDirect::on : rope == "off" ? MlaRopeDirect::off : MlaRopeDirect::unpaired,
-          .lookahead = c.boolean("lookahead")};
+          .lookahead = c.boolean("lookahead"),
+          .gather = c.text("gather") == "regs"     ? MlaSparseGather::regs
+                    : c.text("gather") == "paired" ? MlaSparseGather::paired
+                                                   : MlaSparseGather::copies};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -204,7 +207,9 @@ KernelSpec mla_sparse_decode_spec() {
   k.archs = {"sm_90a"};
   k.problem = sparse_problem();
   // The consumers are mla.decode's: the same switches, and the same split-KV schedule parameters.
-  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
+  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
+                                 "consumer warpgroups computing Q K^T (as mla.decode's; 2 not with gather=regs or "
+                                 "paired)"),
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the split-KV schedule balances over (0: the device's)"),
                ParamSpec::integer("overhead_blocks", 2, 0, 64, "cost of one split in blocks of 64 index entries"),
                ParamSpec::integer("tie_gap", 3, 0, 16, "blocks less for a part holding a request's middle split"),
@@ -213,33 +218,45 @@ KernelSpec mla_sparse_decode_spec() {
                                   "sqrt(B / merge_blocks) pieces (mla.decode's; 0: no bound)"),
                ParamSpec::boolean("vec_store", true, "16-bit partials and outputs as 16-byte vector stores"),
                ParamSpec::one_of("dequant_rows", 2, {1, 2},
-                                 "cache rows a producer warp reads from shared memory together before it writes them "
-                                 "as bf16 (the reads' latency once per batch; 4 would not fit the producer's 56 "
-                                 "registers)"),
+                                 "gather=copies: cache rows a producer warp reads from shared memory together "
+                                 "before it writes them as bf16 (the reads' latency once per batch; 4 would not fit "
+                                 "the producer's 56 registers)"),
                ParamSpec::boolean("crossover", true,
                                   "heads > 64: each pair of 64-head CTAs runs as a 2-CTA cluster, each dequantizing half "
                                   "of every block into both (FlashMLA's crossover; no effect with 64 heads; 1.36-1.39x "
                                   "at the 128-head shapes on an H200, docs/perf.md)"),
                ParamSpec::enumeration("rope_direct", "unpaired", {"off", "on", "unpaired"},
-                                      "each cache row's RoPE bytes copied straight to their place in the tile (no "
-                                      "shared-memory read and write of them): in no CTA, in every CTA, or in those "
+                                      "gather=copies: each cache row's RoPE bytes copied straight to their place in "
+                                      "the tile (no shared-memory read and write of them): in no CTA, in every CTA, "
+                                      "or in those "
                                       "without a crossover pair (64 heads or crossover off: 1.04-1.07x there on an "
                                       "H200; with a pair 0.93x, docs/perf.md)"),
                ParamSpec::boolean("lookahead", false,
-                                  "the producer issues the next block's copies as soon as the consumers free its "
-                                  "stage, while it still dequantizes this block (0.81-0.86x on an H200: the issue's "
-                                  "own time lands on the dequant's path, docs/perf.md)")}};
+                                  "gather=copies: the producer issues the next block's copies as soon as the "
+                                  "consumers free its stage, while it still dequantizes this block (0.81-0.86x on an "
+                                  "H200: the issue's own time lands on the dequant's path, docs/perf.md)"),
+               ParamSpec::enumeration("gather", "copies", {"copies", "regs", "paired"},
+                                      "how the producer gathers a cache row: cp.async copies of its raw bytes into the "
+                                      "stage, dequantized there; or loads straight into registers, a ring of 8 rows a "
+                                      "warp, stored once as bf16 (1.00-1.21x copies on an H100; spills 40 bytes, "
+                                      "docs/perf.md); or paired: registers where CTAs pair (crossover), copies "
+                                      "elsewhere (regs and paired need qk_warpgroups=1: the consumers get 208 and 160 "
+                                      "registers, the producer 136)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
         {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}},
         {{"crossover", "false"}}, {{"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
         {{"rope_direct", "on"}}, {{"crossover", "false"}, {"rope_direct", "off"}},
-        {{"lookahead", "true"}, {"rope_direct", "on"}}, {{"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}}};
+        {{"lookahead", "true"}, {"rope_direct", "on"}}, {{"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
       return st;
+    if (c.text("gather") != "copies" && c.integer("qk_warpgroups") != 1)
+      return refuse("gather=" + c.text("gather") +
+                    " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 160 registers): set one of them");
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");

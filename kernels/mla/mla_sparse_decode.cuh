@@ -14,7 +14,9 @@
 // Split-KV as mla.decode's (mla/mla_schedule.hpp over each request's blocks of 64 index entries; the host passes
 // `parts` and `num_splits`; grid (num_parts, m_tiles), m_tiles = ceil(heads / 64)); the consumer warpgroups are
 // mla.decode's own code (mla_consumer.cuh: Q K^T, online softmax, P V, the merge of split requests by the CTA that
-// finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs:
+// finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs; it gathers
+// as C.gather says: by cp.async copies into the stage (`copies`, the default, described first), or into registers
+// (`regs`, after it), or `paired` (registers in a crossover pair, copies elsewhere).
 //
 // Threads: 3 warpgroups. Warpgroup 0, the producer, fills the 2-stage ring of 64-token bf16 KV tiles; warp w owns
 // rows 16w .. 16w + 15 of each block. Lanes 0..15 hold the warp's 16 index entries of the block, read a block ahead;
@@ -49,6 +51,16 @@
 // (timeline: dequant 4.4 us per block and warp with the issue in it, against about 3.8 us per block before), so the
 // latency it hides is less than the issue it moves onto the dequant's path; its build also spills 20 bytes.
 //
+// Gather regs (C.gather): each warp keeps a ring of 8 of its rows in registers (lane l: the row's NoPE bytes 16l ..
+// 16l + 15, its group's scale, RoPE values 2l, 2l + 1: six registers), loaded by ld.global.nc (L2 256-byte hint)
+// a block before they are converted; once the stage is free the ring's rows are converted and stored (the same
+// conversion and bank-conflict-free stores as copies, and st.async into the crossover peer), then the ring reloads
+// with the next 8 rows (with crossover, the next block's, so the loads' latency overlaps the publish and the next
+// empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
+// shared memory. Registers: the producer 136, consumer 0 208, consumer 1 (P V only) 160, each set in its own
+// branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); not
+// the default, since its build spills 40 bytes (the consumers' prologues and epilogues, none in a loop).
+//
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
 // arrivals; the empty ones 2 (consumers; crossover: 4).
@@ -65,6 +77,11 @@ namespace mla_sparse_detail {
 
 // Copy groups: token t's copies are committed as group t / 4, so the dequant of token t waits for its group only.
 enum : int { kGroupTokens = 4 };
+
+// gather=regs: what a token without a valid index loads (zeros: a zero row in the stage). A variable template, so a
+// module that does not use it (mla.sparse_prefill's) does not hold it.
+template <int BYTES>
+__device__ __align__(16) const unsigned char zero_row[BYTES] = {};
 
 // The producer's two codes: alone, or one CTA of a crossover pair (ON: a compile-time switch for a generic lambda).
 template <bool ON>
@@ -165,7 +182,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // block, the peer the other 8, each writing its rows into both CTAs' stages).
     const auto produce = [&](auto mode) {
       constexpr bool X = decltype(mode)::on;
-      constexpr bool RD = C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X);
+      constexpr bool REGS = C.gather == MlaSparseGather::regs || (C.gather == MlaSparseGather::paired && X);
+      // gather=regs: RoPE values pass through registers like the rest of the row.
+      constexpr bool RD =
+          !REGS && (C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X));
       constexpr bool LA = C.lookahead;
       constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
       const int tb = X ? TR * static_cast<int>(rank) : 0;
@@ -285,6 +305,102 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 
       int it = 0;
       const PartWalk walk(parts, part, requests);
+      if constexpr (REGS) {
+        // A ring of D rows per warp in registers: row t of the warp's TR waits in slot t % D. Once the ring's D rows
+        // are stored, each slot loads the row D further on: a later row of this block (64 heads: TR = 16), or a row of
+        // the next block. So the next block's rows are in flight while this block is published and the stage it goes
+        // to is waited for.
+        constexpr int D = SP.gather_rows;
+        static_assert(TR % D == 0, "whole rings per block");
+        constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
+        uint4 v[D];
+        unsigned rope[D];
+        float sc[D];
+        // Lanes 0..15: the cache row of their entry, one division each (not one per row and lane).
+        const auto to_row = [&](int idx) {
+          return entry_valid(idx, num_tokens) ? cache_row(idx, block_size, block_rows) : kNone;
+        };
+        // Row tb + t of the block whose cache rows (lanes 0..15) are `rows` into slot j; a row without a valid index
+        // loads the zero row (a zero row in the stage, never a stale value). Unconditional loads on purpose: a
+        // predicated one merges with the slot's old value, which ptxas resolves by loading into a temporary and moving
+        // it into the slot right after the load, and the move waits for the load where it is issued.
+        const auto load = [&](unsigned rows, int t, int j) {
+          const unsigned row = __shfl_sync(0xffffffffu, rows, tb + t);
+          const unsigned char* src =
+              row != kNone ? kv + static_cast<unsigned long long>(row) * kMlaFp8RowBytes : zero_row<kMlaFp8RowBytes>;
+          v[j] = ld_global_stream_v4<true>(src + 16 * lane);
+          sc[j] = __ldg(reinterpret_cast<const float*>(src + kMlaFp8Nope) + lane / 8);
+          rope[j] = __ldg(reinterpret_cast<const unsigned*>(src + 16 * kMlaFp8RopeChunk) + lane);
+        };
+        // The cache rows of the block being filled (cur) and of the next one (next_rows, whose loads this block
+        // issues), and the entries of the block after that, read two blocks before their rows are computed so that
+        // the read's latency is never waited for (a block of conversion hides it; one empty-barrier wait does not:
+        // with the entries read one block ahead the timeline's dequant was 3.4 us a block).
+        BlockCursor ahead(walk, topk_length, topk, seq_q, heads, m0);
+        // Lanes 0..15: their entry of the cursor's block as the raw load and whether it is one (an unconditional load
+        // from a clamped position: a conditional one merges with the old value, and ptxas's move of the merge waits
+        // for the load where it is issued); -1 when it is not.
+        const auto read_entry = [&](int& raw, bool& ok) {
+          const int pos = ahead.blk * kMlaBlock + 16 * warp + lane;
+          ok = !ahead.done() && lane < 16 && pos < ahead.L;
+          raw = __ldg(indices + (ok ? static_cast<long long>(ahead.r) * topk + pos : 0));
+          ahead.advance(topk_length, topk, seq_q, heads, m0);
+        };
+        int raw;
+        bool ok;
+        read_entry(raw, ok);
+        unsigned cur = to_row(ok ? raw : -1);
+        read_entry(raw, ok);
+        unsigned next_rows = to_row(ok ? raw : -1);
+        read_entry(raw, ok);
+#pragma unroll
+        for (int j = 0; j < D; ++j) load(cur, j, j);
+        for (int r = walk.first; r <= walk.last; ++r) {
+          const int L = sparse_length(topk_length, topk, seq_q, r);
+          int b0, b1, split;
+          walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
+          int qn = r - walk.first;  // the part's k-th request is its k-th Q load
+          if (b0 == b1 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
+          for (int blk = b0; blk < b1; ++blk, ++it) {
+            const int s = it & 1;
+            const unsigned stage = base + P.kv_stage(s) + wrow;
+            const unsigned mask = __ballot_sync(0xffffffffu, cur != kNone) & 0xffffu;
+            TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
+            mbar_wait(base + P.empty_bar(s), empty_parity(it));
+            TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
+            // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
+            if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(false));
+            if (lane == 0)
+              st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+            if (blk == b0 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
+            TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
+            const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
+            // A ring's rows are all stored before any of its slots loads again: a load issued while its slot's old
+            // value is still to be stored needs a second register, and ptxas's move back into the slot at the end of
+            // the loop waits for the load.
+#pragma unroll
+            for (int t0 = 0; t0 < TR; t0 += D) {
+#pragma unroll
+              for (int j = 0; j < D; ++j) write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
+#pragma unroll
+              for (int j = 0; j < D; ++j) {
+                if (t0 + D < TR) load(cur, t0 + D + j, j);
+                else load(next_rows, j, j);
+              }
+            }
+            // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
+            fence_proxy_async_smem();
+            mbar_arrive(base + P.full_bar(s));
+            TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
+            TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
+            cur = next_rows;
+            next_rows = to_row(ok ? raw : -1);
+            read_entry(raw, ok);
+            TL_PROBE_END(mla_sparse_probe::index, s, blk);
+          }
+        }
+        return;
+      }
       // The index entries (lanes 0..15) of the next block, read a block ahead so that their latency is not on the
       // path from a free stage to a full one (lookahead: read when block it starts, used when block it + 1 is issued
       // during it).
@@ -398,12 +514,19 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
   } else {
-    setmaxnreg_inc<SP.consumer_regs>();
+    // gather=copies: both consumers at one limit; otherwise each its own, set in its own branch (the plan's comment).
+    constexpr bool split_regs = C.gather != MlaSparseGather::copies;
+    if constexpr (!split_regs) setmaxnreg_inc<SP.consumer_regs>();
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
                       topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
     if (pair) args.remote_base = base + SP.remote_bar(0), args.peer = rank ^ 1u;
-    if (wg == 1) mla_consumer<CC, 0, true>(args);
-    else mla_consumer<CC, 1, true>(args);
+    if (wg == 1) {
+      if constexpr (split_regs) setmaxnreg_inc<SP.consumer_regs>();
+      mla_consumer<CC, 0, true>(args);
+    } else {
+      if constexpr (split_regs) setmaxnreg_dec<SP.consumer1_regs>();
+      mla_consumer<CC, 1, true>(args);
+    }
   }
   // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.
   if (pair) cluster_sync();

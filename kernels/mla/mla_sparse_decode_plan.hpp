@@ -20,6 +20,12 @@ namespace tl {
 // without a crossover peer (64 heads, or crossover off), where it measured faster (docs/perf.md).
 enum class MlaRopeDirect : unsigned char { off = 0, on = 1, unpaired = 2 };
 
+// How the producer gathers a cache row (config `gather`): cp.async copies of its raw bytes into the stage, read back
+// and dequantized in place; or 16-byte loads straight into registers, dequantized there and stored once; or `paired`:
+// registers in the CTAs of a crossover pair (each converts 8 rows a warp, a whole ring), copies in the others. Any
+// but `copies` moves the registers (the plan's comment).
+enum class MlaSparseGather : unsigned char { copies = 0, regs = 1, paired = 2 };
+
 // The kernel's one template parameter, in the config schema's names (mla_sparse_decode.cpp). q, out and the MMAs are
 // bf16; the cache is FlashMLA's V3.2 FP8 format.
 struct MlaSparseDecodeConfig {
@@ -38,6 +44,13 @@ struct MlaSparseDecodeConfig {
   // block's row batches (polling its empty barrier), instead of after this block is published: their latency
   // overlaps this block's dequantization, and the consumers' time on the previous block overlaps both.
   bool lookahead = false;
+  // regs: each producer lane loads its 16 NoPE bytes, its group's scale and 2 RoPE values of a row into registers (a
+  // ring of `gather_rows` rows a warp, reloaded with the next rows once all of its rows are stored), so the raw bytes
+  // never pass through shared memory. Needs the producer's registers: consumer 0 (Q K^T, softmax, its P V half) keeps
+  // 208, consumer 1 (its P V half only) 160, so qk_warpgroups must be 1. dequant_rows, rope_direct and lookahead shape
+  // the copies only. Measured 1.00-1.21x copies on an H100 (docs/perf.md), but not the default: its build spills 40
+  // bytes (the consumers' prologues and epilogues), and a default compiles without spilling.
+  MlaSparseGather gather = MlaSparseGather::copies;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -80,9 +93,13 @@ struct MlaSparseDecodePlan {
   MlaDecodePlan mma;    // the consumers' tiles, fragments, barriers and shared memory (mla.decode's)
   // Registers per thread after setmaxnreg (the 168 a thread of 384 starts with, moved between warpgroups: 128 x
   // (producer + consumers) <= 384 x 168): the consumers' code (mla.decode's) fits in 224 (216 spills), the producer
-  // gets the rest for its copies' addresses and a batch of rows.
+  // gets the rest for its copies' addresses and a batch of rows. gather=regs: consumer 0 208, consumer 1 (P V only)
+  // 160, each set in its own branch (one call before the branch would hold both to the smaller), the producer 136 for
+  // its ring of rows.
   int producer_regs;
-  int consumer_regs;
+  int consumer_regs;   // consumer 0's (and consumer 1's with gather=copies)
+  int consumer1_regs;  // consumer 1's
+  int gather_rows;     // gather=regs: rows of a warp in flight (its ring of registers)
   int producer_warps;   // 4: the producer warpgroup
   int rows_per_warp;    // 16 tokens of each 64-token block
   // Dequantized NoPE values: producer thread (lane l, warp w) value (e, k) -> row 16w + k, column 16l + e of the
@@ -110,8 +127,11 @@ struct MlaSparseDecodePlan {
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
   MlaSparseDecodePlan p{};
   p.mma = make_plan(consumer_config(c));
-  p.consumer_regs = 224;
-  p.producer_regs = 504 - 2 * p.consumer_regs;
+  const bool regs = c.gather != MlaSparseGather::copies;
+  p.consumer_regs = regs ? 208 : 224;
+  p.consumer1_regs = regs ? 160 : 224;
+  p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
+  p.gather_rows = 8;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
   const int rows = p.mma.rows;
@@ -141,6 +161,9 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                                  : c.rope_direct == MlaRopeDirect::off ? "off"
                                                                                                        : "unpaired"))
       .field("lookahead", c.lookahead)
+      .raw("gather", std::string("tl::MlaSparseGather::") + (c.gather == MlaSparseGather::regs     ? "regs"
+                                                             : c.gather == MlaSparseGather::paired ? "paired"
+                                                                                                   : "copies"))
       .str();
 }
 

@@ -21,8 +21,9 @@ std::vector<MlaSparseDecodeConfig> all_configs() {
         for (bool cross : {false, true})
           for (MlaRopeDirect rope : {MlaRopeDirect::off, MlaRopeDirect::on, MlaRopeDirect::unpaired})
             for (bool ahead : {false, true})
-              out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
-                             .rope_direct = rope, .lookahead = ahead});
+              for (MlaSparseGather gather : {MlaSparseGather::copies, MlaSparseGather::regs, MlaSparseGather::paired})
+                out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
+                               .rope_direct = rope, .lookahead = ahead, .gather = gather});
   return out;
 }
 
@@ -122,9 +123,14 @@ TEST(MlaSparseDecodePlan, SharedMemoryAndRegistersFit) {
     // 8 * 41: they must not meet.
     EXPECT_LE(p.raw_col(kMlaFp8Chunks), kMlaDimV);
     // setmaxnreg moves registers between warpgroups: the sum stays within what 384 threads start with (168 each).
-    EXPECT_LE(128 * (p.producer_regs + 2 * p.consumer_regs), 384 * 168);
-    EXPECT_EQ(p.producer_regs % 8, 0);
-    EXPECT_EQ(p.consumer_regs % 8, 0);
+    EXPECT_LE(128 * (p.producer_regs + p.consumer_regs + p.consumer1_regs), 384 * 168);
+    for (int r : {p.producer_regs, p.consumer_regs, p.consumer1_regs}) {
+      EXPECT_EQ(r % 8, 0);  // setmaxnreg's granularity and range
+      EXPECT_GE(r, 24);
+      EXPECT_LE(r, 256);
+    }
+    // gather=regs: each warp's rows of a block (16, or 8 with crossover) are whole rings.
+    EXPECT_EQ(p.rows_per_warp / 2 % p.gather_rows, 0);
   }
 }
 

@@ -10,7 +10,7 @@
 # Knobs: STEPS (any of test full check bench variants timeline flashmla; default test bench timeline), FULL_S, REPEAT,
 # CONFIGS (the configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched),
 # CONFIGS_64 (those benched on the 64-head shape instead, e.g. without crossover, which needs more heads),
-# CHECK_CONFIGS (the configs of the check step).
+# CHECK_CONFIGS (the configs of the check step), TIMELINE_CONFIG (the timeline's config; default the defaults).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -128,8 +128,9 @@ if has variants && [ -d "${VARIANTS_DIR:-$D/variants}" ]; then
 fi
 
 if has timeline; then
-  timeout 120 "$T" timeline $K --problem "batch=64,$V32" --out "$OUT/timeline.json" --stats > "$OUT/timeline.txt" 2>&1
-  echo "timeline (V3.2 b64): rc=$?" >> "$S"
+  timeout 120 "$T" timeline $K --problem "batch=64,$V32" --config "${TIMELINE_CONFIG:-}" --out "$OUT/timeline.json" \
+    --stats > "$OUT/timeline.txt" 2>&1
+  echo "timeline (V3.2 b64${TIMELINE_CONFIG:+, $TIMELINE_CONFIG}): rc=$?" >> "$S"
   grep -E "^ *(index|load_wait|load_issue|copy_wait|dequant|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -12 >> "$S"
   tail -3 "$OUT/timeline.txt" | cut -c1-200 >> "$S"
 fi
