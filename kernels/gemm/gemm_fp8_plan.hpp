@@ -55,6 +55,7 @@ struct GemmFp8Config {
   gemm_detail::Fp8Scaling scaling = gemm_detail::kScaleTensor;
   gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
   bool overlap = false;  // two chains in flight: chain j + 1's wgmma runs while chain j is promoted
+  bool a_regs = false;   // A's k block in registers (ldmatrix), so that the chains' wgmma read only B from smem
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -154,6 +155,16 @@ TL_HOST_DEVICE constexpr int kmajor_part_buffers(const Config& c) {
   }
 }
 
+// Whether a promoting consumer takes A from registers (gemm.fp8's `a_regs`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_a_regs(const Config& c) {
+  if constexpr (requires { c.a_regs; }) {
+    return c.a_regs;
+  } else {
+    return false;
+  }
+}
+
 #if !TL_DEVICE_CODE
 
 // The fields every k-major Hopper GEMM config starts with (GemmFp8Config, GemmGroupedConfig), in their order.
@@ -177,7 +188,9 @@ ConfigName& kmajor_config_fields(ConfigName& name, const Config& c) {
 inline std::string name_expression(const GemmFp8Config& c) {
   ConfigName name("gemm_fp8", "GemmFp8Config");
   kmajor_config_fields(name, c);
-  if (c.overlap) name.field("overlap", true);  // left out when off: the default configs' names stay as they were
+  // Left out when off: the default configs' names stay as they were.
+  if (c.overlap) name.field("overlap", true);
+  if (c.a_regs) name.field("a_regs", true);
   return name.str();
 }
 

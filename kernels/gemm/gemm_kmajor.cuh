@@ -52,6 +52,7 @@
 #include "tile/barrier.cuh"
 #include "tile/config.hpp"
 #include "tile/cp_async.cuh"
+#include "tile/ldmatrix.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/setmaxnreg.cuh"
@@ -100,6 +101,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool E4M3 = CFG.in_bytes() == 1;
   constexpr bool PROMOTE = E4M3 && !CFG.fast_accum;
   constexpr bool OVERLAP = PROMOTE && kmajor_part_buffers(CFG) == 2;
+  constexpr bool A_REGS = PROMOTE && kmajor_a_regs(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
@@ -111,6 +113,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SCALING != kScaleBlock || PROMOTE, "block scales change per k block: they need the promotion");
   static_assert(BN % P.scale_block == 0 || P.scale_block % BN == 0, "a tile meets whole 128-column blocks of B");
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
+  static_assert(!(OVERLAP && A_REGS), "a_regs keeps one k block of A: the next k block's chain cannot run early");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
   // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k step moves WG_K
@@ -205,6 +208,12 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     float acc[NV];
     float part[PROMOTE ? NP : 1];
     float parts[OVERLAP ? 2 : 1][OVERLAP ? NP : 1];  // overlap: chain j's partial sums in parts[j % 2]
+    // a_regs: the k block's A fragments of this thread, per wgmma k step: rows 16 warp + lane / 4 (+ 8) of the
+    // consumer's 64, k bytes 4 (lane % 4) .. + 3 (+ 16): what ldmatrix.x4 gives lane L from the four 8 x 16-byte
+    // matrices whose row addresses lanes 8i .. 8i + 7 pass (matrix i: rows + 8 (i % 2), bytes + 16 (i / 2)).
+    unsigned a_frag[A_REGS ? BK / WG_K : 1][4];
+    const int a_row = c * WG_M + (tid / 32) * 16 + (tid % 8) + ((tid / 8) % 2) * 8;
+    const int a_col = ((tid % 32) / 16) * 16;
     // Block scales: which of the tile's 128-column blocks of B register v is in.
     constexpr int NB_TILE = P.sf_b_blocks;
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
@@ -237,6 +246,13 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               scale[1][b] = sa[1] * sb;
             }
           }
+          if constexpr (A_REGS) {
+            const unsigned a_stage = a_base + s * A_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < BK / WG_K; ++kk)
+              ldmatrix_x4(a_stage + P.in_bytes * P.smem_A(a_row, kk * WG_K + a_col), a_frag[kk][0], a_frag[kk][1],
+                          a_frag[kk][2], a_frag[kk][3]);
+          }
           // Chain j of the stage at a_at / b_at: a fresh partial sum in d of the k block's 4 x k32 over columns
           // [WN j, WN j + WN), committed as one group.
           auto issue = [&](float(&d)[NP], int j, unsigned a_at, unsigned b_at) {
@@ -245,7 +261,13 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             for (int kk = 0; kk < BK / WG_K; ++kk) {
               const unsigned long long da = smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
               const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
-              if (kk == 0) {
+              if constexpr (A_REGS) {
+                if (kk == 0) {
+                  WgmmaRSE4M3<WN>::template run<0>(d, a_frag[kk], db);
+                } else {
+                  WgmmaRSE4M3<WN>::template run<1>(d, a_frag[kk], db);
+                }
+              } else if (kk == 0) {
                 kmajor_wgmma<CFG, 0>(d, da, db);
               } else {
                 kmajor_wgmma<CFG, 1>(d, da, db);

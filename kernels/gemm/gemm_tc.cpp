@@ -653,7 +653,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
           .fast_accum = c.boolean("fast_accum"),
           .scaling = fp8_scaling(p),
           .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
-          .overlap = c.boolean("overlap")};
+          .overlap = c.boolean("overlap"),
+          .a_regs = c.boolean("a_regs")};
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
 
@@ -678,6 +679,10 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
   if (buffers == 2 && !promote)
     return refuse("overlap=true overlaps the promotion of one wgmma chain with the next, but fast_accum=true (or bf16) "
                   "promotes nothing: set overlap=false");
+  if (kmajor_a_regs(cfg) && (!promote || buffers == 2))
+    return refuse(std::string("a_regs=true keeps one k block of A in registers for the promoting main loop, one chain "
+                              "at a time; ") + (promote ? "overlap=true" : "fast_accum=true (or bf16)") +
+                  " does not: set a_regs=false");
   if (buffers == 2 && cfg.chunks() % 2 != 0)
     return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
                   "wgmma_N must be even; block_N=" + c.text("block_N") + ", wgmma_N=" + c.text("wgmma_N") +
@@ -846,10 +851,14 @@ KernelSpec gemm_fp8_spec() {
   k.config.params.push_back(ParamSpec::boolean(
       "overlap", false, "two wgmma chains in flight: chain j+1 runs while chain j is promoted (two partial-sum "
                         "buffers; block_N / wgmma_N even)"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "a_regs", false, "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B "
+                       "from shared memory (not with overlap or fast_accum)"));
   k.can_implement = check_fp8;
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
-  // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer).
+  // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
+  // registers (two consumers; one, with 64 x 128 tiles).
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -857,7 +866,9 @@ KernelSpec gemm_fp8_spec() {
         {{"block_N", "128"}, {"wgmma_N", "64"}, {"num_stages", "6"}},
         {{"tma_store", "false"}, {"num_stages", "4"}},
         {{"wgmma_N", "64"}, {"overlap", "true"}},
-        {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}}};
+        {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
+        {{"a_regs", "true"}},
+        {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

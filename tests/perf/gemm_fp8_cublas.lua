@@ -3,23 +3,26 @@
 -- timer and L2 flush; fast_accum=true rows run cuBLASLt with FAST_ACCUM, the others without). Usage: tilelab run
 -- tests/perf/gemm_fp8_cublas.lua (a GPU); every record to $OUT/gemm_fp8_cublas.json when OUT is set. The first run
 -- of each (scaling, config) is checked against the float64 reference (sampled). GEMM_COMPILE_ONLY=1: compile every
--- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "main"): which config lists of
--- `sets` to run; GEMM_SHAPES=i,j: only those anchors; GEMM_REP: timed runs per row (default 20). GEMM_CHECK=
--- config lists (e.g. "main,explore"): first every config of those lists on `tilelab test --full`'s odd problems, each
+-- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
+-- of `sets` to run; GEMM_SHAPES=i,j: only those anchors; GEMM_REP: timed runs per row (default 20). GEMM_CHECK=
+-- config lists (e.g. "rs,overlap"): first every config of those lists on `tilelab test --full`'s odd problems, each
 -- checked against the float64 reference (no baseline, not timed).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
                 {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096}}
 -- Config lists by name: `large` for the four big anchors, `small` for M = 128.
 local sets = {
-  main = {large = {{}, {wgmma_N = 64, overlap = true}},
-          small = {{block_M = 64, block_N = 128, num_stages = 5},
-                   {block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
+  base = {large = {{}},
+          small = {{block_M = 64, block_N = 128, num_stages = 5}, {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}}},
+  rs = {large = {{a_regs = true}, {a_regs = true, wgmma_N = 64}},
+        small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = true},
+                 {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8, a_regs = true}}},
+  overlap = {large = {{wgmma_N = 64, overlap = true}},
+             small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
   fast = {large = {{fast_accum = true, wgmma_N = 256}, {fast_accum = true}},
           small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
   explore = {large = {{block_N = 128, wgmma_N = 64, overlap = true, num_stages = 4}},
-             small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 8},
-                      {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}, {}}},
+             small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 8}, {}}},
 }
 local only = os.getenv("GEMM_SHAPES")
 if only then
@@ -29,7 +32,7 @@ if only then
 end
 local k = tl.kernel("gemm.fp8")
 local cases = {}
-for name in (os.getenv("GEMM_SETS") or "main"):gmatch("[%w_]+") do
+for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_SETS: no config list '" .. name .. "'")
   for _, s in ipairs(shapes) do
     for _, scaling in ipairs({"tensor", "row", "block"}) do
