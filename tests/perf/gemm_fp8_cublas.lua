@@ -5,24 +5,24 @@
 -- of each (scaling, config) is checked against the float64 reference (sampled). GEMM_COMPILE_ONLY=1: compile every
 -- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
 -- of `sets` to run; GEMM_SHAPES=i,j: only those anchors; GEMM_REP: timed runs per row (default 20). GEMM_CHECK=
--- config lists (e.g. "rs,overlap"): first every config of those lists on `tilelab test --full`'s odd problems, each
+-- config lists (e.g. "rs,noregs"): first every config of those lists on `tilelab test --full`'s odd problems, each
 -- checked against the float64 reference (no baseline, not timed).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
                 {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096}}
 -- Config lists by name: `large` for the four big anchors, `small` for M = 128.
+-- A list may name the scalings it runs for (`scalings`; default all three).
 local sets = {
   base = {large = {{}},
           small = {{block_M = 64, block_N = 128, num_stages = 5}, {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}}},
-  rs = {large = {{a_regs = true}, {a_regs = true, wgmma_N = 64}},
-        small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = true},
-                 {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8, a_regs = true}}},
+  noregs = {scalings = {"block"}, large = {{a_regs = "false"}},
+            small = {{block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8, a_regs = "false"}}},
+  rs = {scalings = {"tensor", "row"}, large = {{a_regs = "true"}},
+        small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = "true"}}},
   overlap = {large = {{wgmma_N = 64, overlap = true}},
              small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
-  fast = {large = {{fast_accum = true, wgmma_N = 256}, {fast_accum = true}},
+  fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true, wgmma_N = 256}, {fast_accum = true}},
           small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
-  explore = {large = {{block_N = 128, wgmma_N = 64, overlap = true, num_stages = 4}},
-             small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 8}, {}}},
 }
 local only = os.getenv("GEMM_SHAPES")
 if only then
@@ -35,7 +35,7 @@ local cases = {}
 for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_SETS: no config list '" .. name .. "'")
   for _, s in ipairs(shapes) do
-    for _, scaling in ipairs({"tensor", "row", "block"}) do
+    for _, scaling in ipairs(set.scalings or {"tensor", "row", "block"}) do
       for _, c in ipairs(s.small and set.small or set.large) do
         local p = {M = s.M, N = s.N, K = s.K, scaling = scaling}
         if k:can_implement(p, c) then cases[#cases + 1] = {p, c} end
