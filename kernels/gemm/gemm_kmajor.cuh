@@ -211,19 +211,9 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     // a_regs: the k block's A fragments of this thread, per wgmma k step: rows 16 warp + lane / 4 (+ 8) of the
     // consumer's 64, k bytes 4 (lane % 4) .. + 3 (+ 16): what ldmatrix.x4 gives lane L from the four 8 x 16-byte
     // matrices whose row addresses lanes 8i .. 8i + 7 pass (matrix i: rows + 8 (i % 2), bytes + 16 (i / 2)).
-    // A k block is loaded when its stage is full: the tile's first at its start, each next one as soon as the last
-    // chain of the k block before it has completed (its fragments are free then), so that the loads' latency passes
-    // during that chain's promotion.
     unsigned a_frag[A_REGS ? BK / WG_K : 1][4];
     const int a_row = c * WG_M + (tid / 32) * 16 + (tid % 8) + ((tid / 8) % 2) * 8;
     const int a_col = ((tid % 32) / 16) * 16;
-    auto load_a = [&](int stage) {
-      const unsigned a_stage = a_base + stage * A_BYTES;
-#pragma unroll
-      for (int kk = 0; kk < BK / WG_K; ++kk)
-        ldmatrix_x4(a_stage + P.in_bytes * P.smem_A(a_row, kk * WG_K + a_col), a_frag[kk][0], a_frag[kk][1],
-                    a_frag[kk][2], a_frag[kk][3]);
-    };
     // Block scales: which of the tile's 128-column blocks of B register v is in.
     constexpr int NB_TILE = P.sf_b_blocks;
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
@@ -257,7 +247,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             }
           }
           if constexpr (A_REGS) {
-            if (k == 0) load_a(s);
+            const unsigned a_stage = a_base + s * A_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < BK / WG_K; ++kk)
+              ldmatrix_x4(a_stage + P.in_bytes * P.smem_A(a_row, kk * WG_K + a_col), a_frag[kk][0], a_frag[kk][1],
+                          a_frag[kk][2], a_frag[kk][3]);
           }
           // Chain j of the stage at a_at / b_at: a fresh partial sum in d of the k block's 4 x k32 over columns
           // [WN j, WN j + WN), committed as one group.
@@ -330,13 +324,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           }
           TL_PROBE_STAMP(t_chained);
           if (tid == 0) mbar_arrive(empty_bar(s));  // every chain has read the stage
-          if constexpr (A_REGS) {
-            if (k + 1 < k_steps) {
-              const int s_next = (it + 1) % STAGES;
-              mbar_wait(full_bar(s_next), ((it + 1) / STAGES) & 1);
-              load_a(s_next);
-            }
-          }
           if constexpr (OVERLAP) {
             promote(parts[1], CHUNKS - 1);
           } else {

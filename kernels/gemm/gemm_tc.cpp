@@ -641,9 +641,9 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
 }
 
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
-// measured 2-6% faster on the H100 at issue 21's four large anchors (their chains read B only, and the block scales'
-// promotion has the slack for the loads); per-tensor and row scales measured 6-12% slower with it, and one consumer
-// (M = 128's 64 x 128 tiles) 2% slower (docs/perf.md).
+// measured 2-6.5% faster on the H100 at issue 21's four large anchors (the chains read B only from shared memory);
+// per-tensor and row scales measured 6-12% slower with it, and block scales on one consumer (M = 128's 64 x 128
+// tiles) 2% slower (docs/perf.md, 2026-11-26).
 bool fp8_a_regs(const Values& p, const Values& c) {
   const std::string v = c.text("a_regs");
   if (v != "auto") return v == "true";
