@@ -24,7 +24,10 @@
 // scale_A[row, kb] * scale_B[n block, kb] in block scaling, as they change from k block to k block. Per k block it
 // runs block_N / wgmma_N such chains one after another, each over wgmma_N columns: part holds wgmma_N / 2 registers,
 // not block_N / 2 (256-column tiles fit the register budget with 128-column chains). While one consumer promotes, the
-// other's chain keeps the tensor cores busy. fast_accum (and bf16): no promotion; wgmma accumulates all of K into acc
+// other's chain keeps the tensor cores busy. gemm.fp8's `overlap` keeps two partial sums, so that a consumer's next
+// chain runs during its own promotion; its `a_regs` loads the consumer's A rows of the k block into registers once
+// (ldmatrix), so that its chains' wgmma read only B from shared memory (each chain reads A again otherwise).
+// fast_accum (and bf16): no promotion; wgmma accumulates all of K into acc
 // (one k block of wgmma in flight, as gemm.wgmma). Tensor and row scales multiply acc in the epilogue (they do not
 // change with k).
 //
