@@ -54,6 +54,8 @@ struct GemmFp8Config {
   bool fast_accum = false;  // wgmma accumulates all of K itself: no promotion (cuBLASLt's FAST_ACCUM)
   gemm_detail::Fp8Scaling scaling = gemm_detail::kScaleTensor;
   gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
+  bool overlap = false;  // two chains in flight: chain j + 1's wgmma runs while chain j is promoted
+  bool a_regs = false;   // A's k block in registers (ldmatrix), so that the chains' wgmma read only B from smem
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -142,6 +144,27 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
 
 TL_HOST_DEVICE constexpr GemmFp8Plan make_plan(const GemmFp8Config& c) { return make_kmajor_plan(c); }
 
+// The partial-sum buffers of wgmma_N / 2 registers a promoting consumer holds: 2 where the config overlaps the
+// promotion of one chain with the next chain's wgmma (gemm.fp8's `overlap`), else 1.
+template <class Config>
+TL_HOST_DEVICE constexpr int kmajor_part_buffers(const Config& c) {
+  if constexpr (requires { c.overlap; }) {
+    return c.overlap ? 2 : 1;
+  } else {
+    return 1;
+  }
+}
+
+// Whether a promoting consumer takes A from registers (gemm.fp8's `a_regs`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_a_regs(const Config& c) {
+  if constexpr (requires { c.a_regs; }) {
+    return c.a_regs;
+  } else {
+    return false;
+  }
+}
+
 #if !TL_DEVICE_CODE
 
 // The fields every k-major Hopper GEMM config starts with (GemmFp8Config, GemmGroupedConfig), in their order.
@@ -164,7 +187,11 @@ ConfigName& kmajor_config_fields(ConfigName& name, const Config& c) {
 // field's name and order.
 inline std::string name_expression(const GemmFp8Config& c) {
   ConfigName name("gemm_fp8", "GemmFp8Config");
-  return kmajor_config_fields(name, c).str();
+  kmajor_config_fields(name, c);
+  // Left out when off: the default configs' names stay as they were.
+  if (c.overlap) name.field("overlap", true);
+  if (c.a_regs) name.field("a_regs", true);
+  return name.str();
 }
 
 inline std::vector<std::string> gemm_fp8_probe_names() { return TL_PROBE_NAMES(TL_GEMM_FP8_PROBES); }

@@ -24,7 +24,10 @@
 // scale_A[row, kb] * scale_B[n block, kb] in block scaling, as they change from k block to k block. Per k block it
 // runs block_N / wgmma_N such chains one after another, each over wgmma_N columns: part holds wgmma_N / 2 registers,
 // not block_N / 2 (256-column tiles fit the register budget with 128-column chains). While one consumer promotes, the
-// other's chain keeps the tensor cores busy. fast_accum (and bf16): no promotion; wgmma accumulates all of K into acc
+// other's chain keeps the tensor cores busy. gemm.fp8's `overlap` keeps two partial sums, so that a consumer's next
+// chain runs during its own promotion; its `a_regs` loads the consumer's A rows of the k block into registers once
+// (ldmatrix), so that its chains' wgmma read only B from shared memory (each chain reads A again otherwise).
+// fast_accum (and bf16): no promotion; wgmma accumulates all of K into acc
 // (one k block of wgmma in flight, as gemm.wgmma). Tensor and row scales multiply acc in the epilogue (they do not
 // change with k).
 //
@@ -52,6 +55,7 @@
 #include "tile/barrier.cuh"
 #include "tile/config.hpp"
 #include "tile/cp_async.cuh"
+#include "tile/ldmatrix.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/setmaxnreg.cuh"
@@ -99,6 +103,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr int CONSUMERS = CFG.consumers(), WN = CFG.wgmma_N, CHUNKS = CFG.chunks();
   constexpr bool E4M3 = CFG.in_bytes() == 1;
   constexpr bool PROMOTE = E4M3 && !CFG.fast_accum;
+  constexpr bool OVERLAP = PROMOTE && kmajor_part_buffers(CFG) == 2;
+  constexpr bool A_REGS = PROMOTE && kmajor_a_regs(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
@@ -109,6 +115,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(BN % WN == 0 && NP * CHUNKS == NV, "the chains split the tile's columns");
   static_assert(SCALING != kScaleBlock || PROMOTE, "block scales change per k block: they need the promotion");
   static_assert(BN % P.scale_block == 0 || P.scale_block % BN == 0, "a tile meets whole 128-column blocks of B");
+  static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
+  static_assert(!(OVERLAP && A_REGS), "a_regs keeps one k block of A: the next k block's chain cannot run early");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
   // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k step moves WG_K
@@ -202,6 +210,13 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     const TileCoord e0 = P.acc(tid, 0);
     float acc[NV];
     float part[PROMOTE ? NP : 1];
+    float parts[OVERLAP ? 2 : 1][OVERLAP ? NP : 1];  // overlap: chain j's partial sums in parts[j % 2]
+    // a_regs: the k block's A fragments of this thread, per wgmma k step: rows 16 warp + lane / 4 (+ 8) of the
+    // consumer's 64, k bytes 4 (lane % 4) .. + 3 (+ 16): what ldmatrix.x4 gives lane L from the four 8 x 16-byte
+    // matrices whose row addresses lanes 8i .. 8i + 7 pass (matrix i: rows + 8 (i % 2), bytes + 16 (i / 2)).
+    unsigned a_frag[A_REGS ? BK / WG_K : 1][4];
+    const int a_row = c * WG_M + (tid / 32) * 16 + (tid % 8) + ((tid / 8) % 2) * 8;
+    const int a_col = ((tid % 32) / 16) * 16;
     // Block scales: which of the tile's 128-column blocks of B register v is in.
     constexpr int NB_TILE = P.sf_b_blocks;
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
@@ -234,44 +249,89 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               scale[1][b] = sa[1] * sb;
             }
           }
-          // Chain j: a fresh partial sum of the k block's 4 x k32 over columns [WN j, WN j + WN), then (once it is
-          // complete) added into acc.
-          auto chain = [&](int j) {
+          if constexpr (A_REGS) {
+            const unsigned a_stage = a_base + s * A_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < BK / WG_K; ++kk)
+              ldmatrix_x4(a_stage + P.in_bytes * P.smem_A(a_row, kk * WG_K + a_col), a_frag[kk][0], a_frag[kk][1],
+                          a_frag[kk][2], a_frag[kk][3]);
+          }
+          // Chain j of the stage at a_at / b_at: a fresh partial sum in d of the k block's 4 x k32 over columns
+          // [WN j, WN j + WN), committed as one group.
+          auto issue = [&](float(&d)[NP], int j, unsigned a_at, unsigned b_at) {
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
               const unsigned long long da = smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
               const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
-              if (kk == 0) {
-                kmajor_wgmma<CFG, 0>(part, da, db);
+              if constexpr (A_REGS) {
+                if (kk == 0) {
+                  WgmmaRSE4M3<WN>::template run<0>(d, a_frag[kk], db);
+                } else {
+                  WgmmaRSE4M3<WN>::template run<1>(d, a_frag[kk], db);
+                }
+              } else if (kk == 0) {
+                kmajor_wgmma<CFG, 0>(d, da, db);
               } else {
-                kmajor_wgmma<CFG, 1>(part, da, db);
+                kmajor_wgmma<CFG, 1>(d, da, db);
               }
             }
             wgmma_commit();
-            wgmma_wait<0>();
-            fence_regs(part);  // the promotion reads part only after the wait
           };
-          auto promote = [&](int j) {
+          // Chain j's partial sums d, complete, added into its columns of acc.
+          auto promote = [&](const float(&d)[NP], int j) {
 #pragma unroll
             for (int i = 0; i < NP; ++i) {
               const int v = NP * j + i;
               if constexpr (SCALING == kScaleBlock) {
-                acc[v] = fmaf(part[i], scale[AT.at[v].row / ROW_HALF][block_of(v)], acc[v]);
+                acc[v] = fmaf(d[i], scale[AT.at[v].row / ROW_HALF][block_of(v)], acc[v]);
               } else {
-                acc[v] += part[i];
+                acc[v] += d[i];
               }
             }
           };
+          if constexpr (OVERLAP) {
+            // Two chains in flight: chain j + 1 (or the next k block's chain 0, once its stage is full) is issued
+            // before chain j is waited for and promoted, so the tensor cores run it during the promotion. A tile's
+            // first chain is issued here; a k block's other first chains by the k block before it.
+            if (k == 0) issue(parts[0], 0, a_at, b_at);
 #pragma unroll
-          for (int j = 0; j < CHUNKS - 1; ++j) {
-            chain(j);
-            promote(j);
+            for (int j = 0; j < CHUNKS - 1; ++j) {
+              issue(parts[(j + 1) % 2], j + 1, a_at, b_at);
+              wgmma_wait<1>();
+              fence_regs(parts[j % 2]);  // the promotion reads chain j's sums only after the wait
+              promote(parts[j % 2], j);
+            }
+            if (k + 1 < k_steps) {
+              const int s_next = (it + 1) % STAGES;
+              mbar_wait(full_bar(s_next), ((it + 1) / STAGES) & 1);
+              issue(parts[0], 0, a_base + s_next * A_BYTES + c * A_WG, b_base + s_next * B_BYTES);
+              wgmma_wait<1>();
+            } else {
+              wgmma_wait<0>();
+            }
+            fence_regs(parts[1]);
+          } else {
+            // One chain at a time: issued, waited for, promoted; the other consumer's chain keeps the tensor cores
+            // busy meanwhile.
+#pragma unroll
+            for (int j = 0; j < CHUNKS - 1; ++j) {
+              issue(part, j, a_at, b_at);
+              wgmma_wait<0>();
+              fence_regs(part);  // the promotion reads part only after the wait
+              promote(part, j);
+            }
+            issue(part, CHUNKS - 1, a_at, b_at);
+            wgmma_wait<0>();
+            fence_regs(part);
           }
-          chain(CHUNKS - 1);
           TL_PROBE_STAMP(t_chained);
           if (tid == 0) mbar_arrive(empty_bar(s));  // every chain has read the stage
-          promote(CHUNKS - 1);
+          if constexpr (OVERLAP) {
+            promote(parts[1], CHUNKS - 1);
+          } else {
+            promote(part, CHUNKS - 1);
+          }
           TL_PROBE_STAMP(t_done);
           TL_PROBE_BEGIN_AT(Probe::wait_full, s, it, t_wait);
           TL_PROBE_END_AT(Probe::wait_full, s, it, t_mma);

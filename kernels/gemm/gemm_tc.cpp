@@ -640,6 +640,17 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
   }
 }
 
+// A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
+// measured 2-6.5% faster on the H100 at issue 21's four large anchors (the chains read B only from shared memory);
+// per-tensor and row scales measured 6-12% slower with it, and block scales on one consumer (M = 128's 64 x 128
+// tiles) 2% slower (docs/perf.md, 2026-11-26).
+bool fp8_a_regs(const Values& p, const Values& c) {
+  const std::string v = c.text("a_regs");
+  if (v != "auto") return v == "true";
+  return p.text("scaling") == "block" && c.integer("block_M") == 128 && !c.boolean("fast_accum") &&
+         !c.boolean("overlap");
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   return {.block_M = i("block_M"),
@@ -652,7 +663,9 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
           .tma_store = tma_store_on(p, c),
           .fast_accum = c.boolean("fast_accum"),
           .scaling = fp8_scaling(p),
-          .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16};
+          .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
+          .overlap = c.boolean("overlap"),
+          .a_regs = fp8_a_regs(p, c)};
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
 
@@ -672,15 +685,28 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
     return refuse("fast_accum=true leaves all of K to the tensor cores' accumulator, but block scales change every "
                   "128 k and must multiply each k block's partial sums: set fast_accum=false, or use scaling=tensor "
                   "or row");
-  // A consumer thread holds block_N / 2 accumulators, plus wgmma_N / 2 partial sums when it promotes, in the 232
-  // registers setmaxnreg gives it (with ~30 for addresses and scales).
   const bool promote = cfg.in_bytes() == 1 && !cfg.fast_accum;
-  const auto regs = cfg.block_N / 2 + (promote ? cfg.wgmma_N / 2 : 0);
+  const int buffers = kmajor_part_buffers(cfg);
+  if (buffers == 2 && !promote)
+    return refuse("overlap=true overlaps the promotion of one wgmma chain with the next, but fast_accum=true (or bf16) "
+                  "promotes nothing: set overlap=false");
+  if (kmajor_a_regs(cfg) && (!promote || buffers == 2))
+    return refuse(std::string("a_regs=true keeps one k block of A in registers for the promoting main loop, one chain "
+                              "at a time; ") + (promote ? "overlap=true" : "fast_accum=true (or bf16)") +
+                  " does not: set a_regs=false");
+  if (buffers == 2 && cfg.chunks() % 2 != 0)
+    return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
+                  "wgmma_N must be even; block_N=" + c.text("block_N") + ", wgmma_N=" + c.text("wgmma_N") +
+                  ": use wgmma_N=" + std::to_string(cfg.block_N / 2) + " or less");
+  // A consumer thread holds block_N / 2 accumulators, plus wgmma_N / 2 partial sums per buffer when it promotes, in
+  // the 232 registers setmaxnreg gives it (with ~30 for addresses and scales).
+  const auto regs = cfg.block_N / 2 + (promote ? buffers * cfg.wgmma_N / 2 : 0);
   if (regs > 200)
-    return refuse("block_N=" + c.text("block_N") + " with wgmma_N=" + c.text("wgmma_N") + " holds " +
-                  std::to_string(regs) + " accumulator registers per thread (block_N/2 + wgmma_N/2 partial sums), "
-                  "more than the 232 a consumer has beside its addresses: use wgmma_N=" +
-                  std::to_string(cfg.block_N / 2) + " (chains over half the tile), or fast_accum=true");
+    return refuse("block_N=" + c.text("block_N") + " with wgmma_N=" + c.text("wgmma_N") +
+                  (buffers == 2 ? " and overlap=true" : "") + " holds " + std::to_string(regs) +
+                  " accumulator registers per thread (block_N/2 + wgmma_N/2 partial sums per buffer), more than the "
+                  "232 a consumer has beside its addresses: use wgmma_N=" +
+                  std::to_string(cfg.block_N / (buffers == 2 ? 4 : 2)) + ", or fast_accum=true");
   return check_tma_store(p, c);
 }
 
@@ -833,16 +859,28 @@ KernelSpec gemm_fp8_spec() {
   for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
   k.config.params.push_back(ParamSpec::boolean(
       "fast_accum", false, "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not with block scales)"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "overlap", false, "two wgmma chains in flight: chain j+1 runs while chain j is promoted (two partial-sum "
+                        "buffers; block_N / wgmma_N even)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "a_regs", "auto", {"auto", "true", "false"},
+      "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
+      "memory (not with overlap or fast_accum; auto: for block scales with block_M=128)"));
   k.can_implement = check_fp8;
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
-  // stores with a deeper pipeline.
+  // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
+  // registers (two consumers; one, with 64 x 128 tiles).
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
         {{"block_M", "64"}, {"block_N", "64"}, {"wgmma_N", "64"}, {"raster", "n"}},
         {{"block_N", "128"}, {"wgmma_N", "64"}, {"num_stages", "6"}},
-        {{"tma_store", "false"}, {"num_stages", "4"}}};
+        {{"tma_store", "false"}, {"num_stages", "4"}},
+        {{"wgmma_N", "64"}, {"overlap", "true"}},
+        {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
+        {{"a_regs", "true"}},
+        {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -861,8 +899,8 @@ KernelSpec gemm_fp8_spec() {
   };
   k.reference = fp8_reference;
   // cuBLASLt's FP8 matmul on the same buffers, with the same scales (per tensor, outer vectors, 1 x 128 by 128 x 128
-  // blocks) and output type; it promotes as fast_accum=false does (the config is not the problem's: fast_accum=true
-  // is compared with it too).
+  // blocks), output type and accumulation: it promotes as fast_accum=false does, and fast_accum=true sets its
+  // FAST_ACCUM (no promotion), so each mode is compared with its like.
   k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
     BaselineSpec b;
     b.kind = "cublaslt_fp8";
@@ -874,6 +912,7 @@ KernelSpec gemm_fp8_spec() {
     b.scaling = p.text("scaling");
     return b;
   };
+  k.baseline_config = [](const Values& c, BaselineSpec& b) { b.fast_accum = c.boolean("fast_accum"); };
   // Entries are sums of K products of e4m3 values in [-2, 2) (variance 4/3 each) times scales in [0.5, 2): a bf16 C
   // is rounded to 2^-9 of entries up to about 24 sqrt(K). An f32 C carries the tensor cores' own rounding of the
   // sums they accumulate, which grows with how many they add: measured on the H100 at K = 1008, relative 1.1e-4 and

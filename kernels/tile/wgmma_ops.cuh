@@ -96,6 +96,10 @@
   TL_WG_PRED(SCALE) "wgmma.mma_async.sync.aligned." SHAPE " " TL_WG_DLIST(G) ", {" TL_WG_AT(G, 0) ", "        \
                     TL_WG_AT(G, 1) ", " TL_WG_AT(G, 2) ", " TL_WG_AT(G, 3) "}, " TL_WG_AT(G, 4)              \
                     ", p, 1, 1, " TB ";\n}\n"
+// e4m3 RS: a[0..3] = %(8G)..%(8G+3), desc_b = %(8G+4); no transpose immediates.
+#define TL_WG_RS8_TEXT(G, SHAPE, SCALE)                                                                       \
+  TL_WG_PRED(SCALE) "wgmma.mma_async.sync.aligned." SHAPE " " TL_WG_DLIST(G) ", {" TL_WG_AT(G, 0) ", "        \
+                    TL_WG_AT(G, 1) ", " TL_WG_AT(G, 2) ", " TL_WG_AT(G, 3) "}, " TL_WG_AT(G, 4) ", p, 1, 1;\n}\n"
 // e4m3 SS: no transpose immediates.
 #define TL_WG_SS8_TEXT(G, SHAPE, SCALE)                                                                       \
   TL_WG_PRED(SCALE) "wgmma.mma_async.sync.aligned." SHAPE " " TL_WG_DLIST(G) ", " TL_WG_AT(G, 0) ", "         \
@@ -155,6 +159,10 @@ struct WgmmaRS;
 // wgmma m64nNk32 e4m3 x e4m3, both from shared memory (K-major).
 template <int N>
 struct WgmmaSSE4M3;
+// wgmma m64nNk32 e4m3 x e4m3, A from registers (4 per thread: per warp 16 rows, the mma.m16n8k32 e4m3 A layout, four
+// k-consecutive bytes per register), B from shared memory (K-major).
+template <int N>
+struct WgmmaRSE4M3;
 
 #define TL_WG_DEFINE16(N, G, BF16, T)                                                                        \
   template <int TRANS_B>                                                                                     \
@@ -208,6 +216,10 @@ TL_WG_DEFINE16_BOTH(256, 16)
 
 #define TL_WG_SS8_IMM(G, N, S) \
   asm volatile(TL_WG_SS8_TEXT(G, "m64n" #N "k32.f32.e4m3.e4m3", #S) : TL_WG_DOUTS(G) : "l"(da), "l"(db))
+#define TL_WG_RS8_IMM(G, N, S)                                                                          \
+  asm volatile(TL_WG_RS8_TEXT(G, "m64n" #N "k32.f32.e4m3.e4m3", #S)                                    \
+               : TL_WG_DOUTS(G)                                                                         \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
 #define TL_WG_DEFINE_E4M3(N, G)                                                                                \
   template <>                                                                                                  \
   struct WgmmaSSE4M3<N> {                                                                                      \
@@ -216,6 +228,15 @@ TL_WG_DEFINE16_BOTH(256, 16)
       static_assert(SCALE_D == 0 || SCALE_D == 1, "scale_d is 0 (overwrite) or 1 (accumulate)");               \
       if constexpr (SCALE_D) TL_WG_SS8_IMM(G, N, 1);                                                           \
       else TL_WG_SS8_IMM(G, N, 0);                                                                             \
+    }                                                                                                          \
+  };                                                                                                           \
+  template <>                                                                                                  \
+  struct WgmmaRSE4M3<N> {                                                                                      \
+    template <int SCALE_D = 1>                                                                                 \
+    static TL_DEVICE_INLINE void run(float* d, const unsigned* a, unsigned long long db) {                     \
+      static_assert(SCALE_D == 0 || SCALE_D == 1, "scale_d is 0 (overwrite) or 1 (accumulate)");               \
+      if constexpr (SCALE_D) TL_WG_RS8_IMM(G, N, 1);                                                           \
+      else TL_WG_RS8_IMM(G, N, 0);                                                                             \
     }                                                                                                          \
   };
 

@@ -212,6 +212,14 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({}, {{"block_N", "64"}}, {"wgmma_N=128", "block_N=64"});
   expect_refused({{"scaling", "block"}}, {{"fast_accum", "true"}}, {"fast_accum=true", "block scales", "scaling=tensor"});
   expect_refused({}, {{"wgmma_N", "256"}}, {"block_N=256", "wgmma_N=256", "wgmma_N=128", "fast_accum=true"});
+  // Two partial-sum buffers of 64 beside 128 accumulators is 256 registers; chains alternate between the buffers.
+  expect_refused({}, {{"overlap", "true"}}, {"overlap=true", "wgmma_N=128", "wgmma_N=64"});
+  expect_refused({}, {{"overlap", "true"}, {"fast_accum", "true"}}, {"overlap=true", "fast_accum=true", "overlap=false"});
+  expect_refused({}, {{"overlap", "true"}, {"block_N", "64"}, {"wgmma_N", "64"}}, {"overlap=true", "even", "block_N=64"});
+  EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"wgmma_N", "64"}, {"overlap", "true"}}, limits_for_arch("sm_90a")).ok());
+  // A in registers holds one k block: no chain of the next may start early, and fast accumulation reads A once.
+  expect_refused({}, {{"a_regs", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}}, {"a_regs=true", "overlap=true"});
+  expect_refused({}, {{"a_regs", "true"}, {"fast_accum", "true"}}, {"a_regs=true", "fast_accum=true", "a_regs=false"});
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
@@ -233,6 +241,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"raster", "n"}}},
       {{}, {{"tma_store", "false"}}},
       {{}, {{"fast_accum", "true"}}},
+      {{}, {{"wgmma_N", "64"}, {"overlap", "true"}}},
+      {{}, {{"a_regs", "true"}}},
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},
       {{{"out_dtype", "f32"}}, {}}};

@@ -279,6 +279,25 @@ TEST(Baseline, Fp8NamesItsScalesAsTheLaunchHasThem) {
   }
 }
 
+// cuBLASLt accumulates as the kernel's config does: promoting, or with FAST_ACCUM where fast_accum=true, and the
+// launch request tells the worker which.
+TEST(Baseline, Fp8FollowsTheKernelsAccumulation) {
+  for (const bool fast : {false, true}) {
+    SCOPED_TRACE(fast);
+    auto inst = instantiate(*library_registry().find("gemm.fp8").value(), {{"scaling", "row"}},
+                            {{"fast_accum", fast ? "true" : "false"}}, limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto b = baseline_for(*inst, "cublas");
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(b->fast_accum, fast);
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    ls->baseline = *b;
+    const auto request = make_launch_request(*ls);
+    EXPECT_EQ(request.header["launch"]["baseline"]["fast_accum"], fast);
+  }
+}
+
 TEST(Baseline, KernelWithoutOneIsRefusedByName) {
   auto inst = instantiate(*library_registry().find("copy").value(), {{"n", "1000"}}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(inst.ok());

@@ -110,6 +110,7 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
   const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
   std::optional<BaselineSpec> b;
   if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem);
+  if (b && instance.spec->baseline_config) instance.spec->baseline_config(instance.config, *b);
   const std::string library = library_title(vs);
   if (!b || baseline_library(b->kind) != vs)
     return make_error(ErrorCode::unsupported, "--vs " + vs + ": " + name + " has no " + library +

@@ -54,6 +54,7 @@ struct BaselineSpec {
   std::string a = "A", b = "B", c = "C";  // buffer names in the launch
   DType in = DType::bf16, out = DType::bf16;
   std::string scaling = "tensor", scale_a = "scale_A", scale_b = "scale_B";  // cublaslt_fp8
+  bool fast_accum = false;  // cublaslt_fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (no promotion), as gemm.fp8's fast_accum
   SdpaBaseline sdpa;
 
   const std::string& compared_output() const {

@@ -116,8 +116,8 @@ struct LtHeuristic {  // cublasLtMatmulHeuristicResult_t
   int reserved[4];
 };
 constexpr int kCudaR8fE4m3 = 28;
-constexpr int kLtTransA = 3, kLtTransB = 4, kLtAScalePointer = 17, kLtBScalePointer = 18, kLtAScaleMode = 31,
-              kLtBScaleMode = 32;
+constexpr int kLtTransA = 3, kLtTransB = 4, kLtAScalePointer = 17, kLtBScalePointer = 18, kLtFastAccum = 25,
+              kLtAScaleMode = 31, kLtBScaleMode = 32;
 constexpr int kLtScaleScalar = 0, kLtScaleOuterVec = 3, kLtScaleVec128 = 4, kLtScaleBlock128 = 5;
 constexpr int kLtMaxWorkspace = 1;
 constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
@@ -256,6 +256,8 @@ Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const
   TL_RETURN_IF_ERROR(set(kLtBScalePointer, &sb, sizeof sb));
   if (mode_a != kLtScaleScalar) TL_RETURN_IF_ERROR(set(kLtAScaleMode, &mode_a, sizeof mode_a));
   if (mode_b != kLtScaleScalar) TL_RETURN_IF_ERROR(set(kLtBScaleMode, &mode_b, sizeof mode_b));
+  const std::int8_t fast_accum = b.fast_accum ? 1 : 0;
+  TL_RETURN_IF_ERROR(set(kLtFastAccum, &fast_accum, sizeof fast_accum));
   const auto M = static_cast<std::uint64_t>(b.M), N = static_cast<std::uint64_t>(b.N), K = static_cast<std::uint64_t>(b.K);
   if (lt.layout_create(&run->a, kCudaR8fE4m3, K, N, b.K) != 0 || lt.layout_create(&run->b, kCudaR8fE4m3, K, M, b.K) != 0 ||
       lt.layout_create(&run->d, *out, N, M, b.N) != 0)

@@ -92,7 +92,8 @@ json launch_json(const LaunchSpec& s, Message& m) {
     const BaselineSpec& b = *s.baseline;
     j["baseline"] = {{"kind", b.kind}, {"layout", b.layout}, {"M", b.M}, {"N", b.N}, {"K", b.K}, {"a", b.a},
                      {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)},
-                     {"scaling", b.scaling}, {"scale_a", b.scale_a}, {"scale_b", b.scale_b}};
+                     {"scaling", b.scaling}, {"scale_a", b.scale_a}, {"scale_b", b.scale_b},
+                     {"fast_accum", b.fast_accum}};
     if (b.kind == "cudnn_sdpa") {
       const SdpaBaseline& a = b.sdpa;
       j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
@@ -221,6 +222,7 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
       b.scaling = jb.value("scaling", b.scaling);
       b.scale_a = jb.value("scale_a", b.scale_a);
       b.scale_b = jb.value("scale_b", b.scale_b);
+      b.fast_accum = jb.value("fast_accum", false);
       if (jb.contains("sdpa")) {
         const json& ja = jb["sdpa"];
         SdpaBaseline& a = b.sdpa;

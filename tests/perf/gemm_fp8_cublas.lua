@@ -1,0 +1,117 @@
+-- gemm.fp8 beside cuBLASLt in the same worker (issue 21 item 1's targets): every anchor shape x scaling x config,
+-- each row one k:run{baseline = "cublas"} (cuBLASLt's FP8 matmul on the same buffers, right after the kernel, same
+-- timer and L2 flush; fast_accum=true rows run cuBLASLt with FAST_ACCUM, the others without). Usage: tilelab run
+-- tests/perf/gemm_fp8_cublas.lua (a GPU); every record to $OUT/gemm_fp8_cublas.json when OUT is set. The first run
+-- of each (scaling, config) is checked against the float64 reference (sampled). GEMM_COMPILE_ONLY=1: compile every
+-- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
+-- of `sets` to run; GEMM_SHAPES=i,j: only those anchors; GEMM_REP: timed runs per row (default 20). GEMM_CHECK=
+-- config lists (e.g. "rs,noregs"): first every config of those lists on `tilelab test --full`'s odd problems, each
+-- checked against the float64 reference (no baseline, not timed).
+local rep = tonumber(os.getenv("GEMM_REP") or "20")
+local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
+                {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096}}
+-- Config lists by name: `large` for the four big anchors, `small` for M = 128.
+-- A list may name the scalings it runs for (`scalings`; default all three).
+local sets = {
+  base = {large = {{}},
+          small = {{block_M = 64, block_N = 128, num_stages = 5}, {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}}},
+  noregs = {scalings = {"block"}, large = {{a_regs = "false"}},
+            small = {{block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8, a_regs = "false"}}},
+  rs = {scalings = {"tensor", "row"}, large = {{a_regs = "true"}},
+        small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = "true"}}},
+  overlap = {large = {{wgmma_N = 64, overlap = true}},
+             small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
+  fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true, wgmma_N = 256}, {fast_accum = true}},
+          small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
+}
+local only = os.getenv("GEMM_SHAPES")
+if only then
+  local picked = {}
+  for i in only:gmatch("%d+") do picked[#picked + 1] = shapes[tonumber(i)] end
+  shapes = picked
+end
+local k = tl.kernel("gemm.fp8")
+local cases = {}
+for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
+  local set = assert(sets[name], "GEMM_SETS: no config list '" .. name .. "'")
+  for _, s in ipairs(shapes) do
+    for _, scaling in ipairs(set.scalings or {"tensor", "row", "block"}) do
+      for _, c in ipairs(s.small and set.small or set.large) do
+        local p = {M = s.M, N = s.N, K = s.K, scaling = scaling}
+        if k:can_implement(p, c) then cases[#cases + 1] = {p, c} end
+      end
+    end
+  end
+end
+-- `tilelab test --full`'s gemm.fp8 problems: partial tiles, K with a partial last k block, one k block, f32 C.
+local odd = {{M = 257, N = 130, K = 256, scaling = "tensor"}, {M = 257, N = 130, K = 256, scaling = "row"},
+             {M = 257, N = 130, K = 384, scaling = "block"}, {M = 256, N = 256, K = 512, scaling = "block", out_dtype = "f32"},
+             {M = 200, N = 136, K = 208, scaling = "row", out_dtype = "f32"}, {M = 129, N = 300, K = 144, scaling = "block"},
+             {M = 1, N = 1, K = 16, scaling = "block"}, {M = 513, N = 511, K = 1008, scaling = "tensor"},
+             {M = 513, N = 520, K = 1008, scaling = "row", out_dtype = "f32"}, {M = 2113, N = 2312, K = 272, scaling = "block"},
+             {M = 2113, N = 2312, K = 272, scaling = "tensor", out_dtype = "f32"}}
+local checks = {}
+for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
+  local set = assert(sets[name], "GEMM_CHECK: no config list '" .. name .. "'")
+  for _, list in ipairs({set.large, set.small}) do
+    for _, c in ipairs(list) do
+      for _, p in ipairs(odd) do
+        if k:can_implement(p, c) then checks[#checks + 1] = {p, c} end
+      end
+    end
+  end
+end
+local function text(t)
+  local keys = {}
+  for key in pairs(t) do keys[#keys + 1] = key end
+  table.sort(keys)
+  local s = {}
+  for _, key in ipairs(keys) do s[#s + 1] = key .. "=" .. tostring(t[key]) end
+  return #s > 0 and table.concat(s, ",") or "defaults"
+end
+if os.getenv("GEMM_COMPILE_ONLY") then
+  local seen = {}
+  for _, list in ipairs({checks, cases}) do for _, c in ipairs(list) do
+    local key = c[1].scaling .. " " .. (c[1].out_dtype or "bf16") .. " " .. text(c[2])
+    if not seen[key] then
+      seen[key] = true
+      local r, err = k:compile(c[2], c[1])
+      print(key, r and (r.registers .. " registers, " .. r.spills .. " B spills") or err)
+    end
+  end end
+  return
+end
+local failed = 0
+for _, c in ipairs(checks) do
+  local r, err = k:run{problem = c[1], config = c[2], rep = 1, warmup = 0, verify = true}
+  if not r or not r.passed then
+    failed = failed + 1
+    print("CHECK FAIL", text(c[1]), text(c[2]), r and tostring(r.failure) or tostring(err))
+  end
+end
+if #checks > 0 then print(string.format("checks: %d run, %d failed", #checks, failed)) end
+local records, verified = {}, {}
+print(string.format("%-16s %-6s %-62s %4s %8s %7s %7s %6s %8s", "problem", "scale", "config", "ok", "ms", "TFLOP/s",
+                    "cuBLAS", "x", "vs_cublas"))
+for _, c in ipairs(cases) do
+  local key = c[1].scaling .. " " .. text(c[2])
+  local verify = not verified[key]
+  verified[key] = true
+  local shape = c[1].M .. "x" .. c[1].N .. "x" .. c[1].K
+  local r, err = k:run{problem = c[1], config = c[2], rep = rep, warmup = 3, baseline = "cublas", verify = verify}
+  if not r then
+    print(string.format("%-16s %-6s %-62s ERROR %s", shape, c[1].scaling, text(c[2]), tostring(err)))
+  else
+    local b = r.baseline or {}
+    print(string.format("%-16s %-6s %-62s %4s %8.4f %7.1f %7.1f %6.3f %8.1e", shape, c[1].scaling, text(c[2]),
+                        r.passed and "PASS" or "FAIL", r.median_ms, r.tflops, b.tflops or 0,
+                        (b.tflops and b.tflops > 0) and r.tflops / b.tflops or 0, b.rel_vs_kernel or -1))
+    if not r.passed then print("  failure: " .. tostring(r.failure)) end
+    if b.error then print("  baseline: " .. tostring(b.error)) end
+    records[#records + 1] = {problem = c[1], config = c[2], median_ms = r.median_ms, min_ms = r.min_ms,
+                             max_ms = r.max_ms, tflops = r.tflops, passed = r.passed, rel_err = r.rel_err,
+                             resources = r.resources, baseline = b}
+  end
+end
+local out = os.getenv("OUT")
+if out then tl.write_file(out .. "/gemm_fp8_cublas.json", tl.json_encode(records, 1)) end
