@@ -23,13 +23,17 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
 
 MlaSparseDecodeConfig sparse_config(const Values& c) {
   const std::string rope = c.text("rope_direct");
+  // auto: registers wherever consumer 1 is free to run P V alone (one Q K^T warpgroup).
+  const std::string gather = c.text("gather") != "auto" ? c.text("gather")
+                             : c.integer("qk_warpgroups") == 1 ? "regs"
+                                                               : "copies";
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
           .rope_direct = rope == "on" ? MlaRopeDirect::on : rope == "off" ? MlaRopeDirect::off : MlaRopeDirect::unpaired,
           .lookahead = c.boolean("lookahead"),
-          .gather = c.text("gather") == "regs"     ? MlaSparseGather::regs
-                    : c.text("gather") == "paired" ? MlaSparseGather::paired
-                                                   : MlaSparseGather::copies};
+          .gather = gather == "regs"     ? MlaSparseGather::regs
+                    : gather == "paired" ? MlaSparseGather::paired
+                                         : MlaSparseGather::copies};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -209,7 +213,7 @@ KernelSpec mla_sparse_decode_spec() {
   // The consumers are mla.decode's: the same switches, and the same split-KV schedule parameters.
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T (as mla.decode's; 2 not with gather=regs or "
-                                 "paired)"),
+                                 "paired, and gather=auto then copies)"),
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the split-KV schedule balances over (0: the device's)"),
                ParamSpec::integer("overhead_blocks", 2, 0, 64, "cost of one split in blocks of 64 index entries"),
                ParamSpec::integer("tie_gap", 3, 0, 16, "blocks less for a part holding a request's middle split"),
@@ -235,28 +239,29 @@ KernelSpec mla_sparse_decode_spec() {
                                   "gather=copies: the producer issues the next block's copies as soon as the "
                                   "consumers free its stage, while it still dequantizes this block (0.81-0.86x on an "
                                   "H200: the issue's own time lands on the dequant's path, docs/perf.md)"),
-               ParamSpec::enumeration("gather", "copies", {"copies", "regs", "paired"},
+               ParamSpec::enumeration("gather", "auto", {"auto", "copies", "regs", "paired"},
                                       "how the producer gathers a cache row: cp.async copies of its raw bytes into the "
                                       "stage, dequantized there; or loads straight into registers, a ring of 8 rows a "
-                                      "warp, stored once as bf16 (1.00-1.21x copies on an H100; spills 40 bytes, "
-                                      "docs/perf.md); or paired: registers where CTAs pair (crossover), copies "
-                                      "elsewhere (regs and paired need qk_warpgroups=1: the consumers get 208 and 160 "
-                                      "registers, the producer 136)")}};
+                                      "warp, stored once as bf16 (1.00-1.21x copies on an H100, docs/perf.md); or "
+                                      "paired: registers where CTAs pair (crossover), copies elsewhere (regs and paired "
+                                      "need qk_warpgroups=1: the consumers get 208 and 168 registers, the producer "
+                                      "128); auto: regs with qk_warpgroups=1, else copies")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
         {{"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}},
         {{"crossover", "false"}}, {{"qk_warpgroups", "2"}, {"dequant_rows", "1"}},
-        {{"rope_direct", "on"}}, {{"crossover", "false"}, {"rope_direct", "off"}},
-        {{"lookahead", "true"}, {"rope_direct", "on"}}, {{"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
+        {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
+        {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
+        {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
         {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
       return st;
-    if (c.text("gather") != "copies" && c.integer("qk_warpgroups") != 1)
+    if ((c.text("gather") == "regs" || c.text("gather") == "paired") && c.integer("qk_warpgroups") != 1)
       return refuse("gather=" + c.text("gather") +
-                    " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 160 registers): set one of them");
+                    " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 168 registers): set one of them");
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");

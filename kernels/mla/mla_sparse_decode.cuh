@@ -57,9 +57,9 @@
 // conversion and bank-conflict-free stores as copies, and st.async into the crossover peer), then the ring reloads
 // with the next 8 rows (with crossover, the next block's, so the loads' latency overlaps the publish and the next
 // empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
-// shared memory. Registers: the producer 136, consumer 0 208, consumer 1 (P V only) 160, each set in its own
-// branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); not
-// the default, since its build spills 40 bytes (the consumers' prologues and epilogues, none in a loop).
+// shared memory. Registers: the producer 128, consumer 0 208, consumer 1 (P V only) 168, each set in its own
+// branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); the
+// spec's default (`auto`) with one Q K^T warpgroup.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -515,17 +515,25 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     TL_PROBE_FLUSH();
   } else {
     // gather=copies: both consumers at one limit; otherwise each its own, set in its own branch (the plan's comment).
-    constexpr bool split_regs = C.gather != MlaSparseGather::copies;
-    if constexpr (!split_regs) setmaxnreg_inc<SP.consumer_regs>();
-    ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
-                      topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
-    if (pair) args.remote_base = base + SP.remote_bar(0), args.peer = rank ^ 1u;
-    if (wg == 1) {
-      if constexpr (split_regs) setmaxnreg_inc<SP.consumer_regs>();
-      mla_consumer<CC, 0, true>(args);
+    const auto args = [&] {
+      ConsumerArgs a{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
+                     topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
+      if (pair) a.remote_base = base + SP.remote_bar(0), a.peer = rank ^ 1u;
+      return a;
+    };
+    if constexpr (C.gather == MlaSparseGather::copies) {
+      setmaxnreg_inc<SP.consumer_regs>();
+      const ConsumerArgs a = args();
+      if (wg == 1) mla_consumer<CC, 0, true>(a);
+      else mla_consumer<CC, 1, true>(a);
+    } else if (wg == 1) {
+      // Each consumer its own limit, set in its own branch, and its arguments built after it (built before the
+      // branch, ptxas held them across both limits: 40 bytes of spills at 160 registers).
+      setmaxnreg_inc<SP.consumer_regs>();
+      mla_consumer<CC, 0, true>(args());
     } else {
-      if constexpr (split_regs) setmaxnreg_dec<SP.consumer1_regs>();
-      mla_consumer<CC, 1, true>(args);
+      setmaxnreg_dec<SP.consumer1_regs>();
+      mla_consumer<CC, 1, true>(args());
     }
   }
   // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.

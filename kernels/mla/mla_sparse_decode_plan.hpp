@@ -47,9 +47,9 @@ struct MlaSparseDecodeConfig {
   // regs: each producer lane loads its 16 NoPE bytes, its group's scale and 2 RoPE values of a row into registers (a
   // ring of `gather_rows` rows a warp, reloaded with the next rows once all of its rows are stored), so the raw bytes
   // never pass through shared memory. Needs the producer's registers: consumer 0 (Q K^T, softmax, its P V half) keeps
-  // 208, consumer 1 (its P V half only) 160, so qk_warpgroups must be 1. dequant_rows, rope_direct and lookahead shape
-  // the copies only. Measured 1.00-1.21x copies on an H100 (docs/perf.md), but not the default: its build spills 40
-  // bytes (the consumers' prologues and epilogues), and a default compiles without spilling.
+  // 208, consumer 1 (its P V half only) 168, so qk_warpgroups must be 1. dequant_rows, rope_direct and lookahead shape
+  // the copies only. Measured 1.00-1.21x copies on an H100 (docs/perf.md); the spec's `auto` (its default) takes it
+  // with one Q K^T warpgroup.
   MlaSparseGather gather = MlaSparseGather::copies;
 };
 
@@ -94,8 +94,8 @@ struct MlaSparseDecodePlan {
   // Registers per thread after setmaxnreg (the 168 a thread of 384 starts with, moved between warpgroups: 128 x
   // (producer + consumers) <= 384 x 168): the consumers' code (mla.decode's) fits in 224 (216 spills), the producer
   // gets the rest for its copies' addresses and a batch of rows. gather=regs: consumer 0 208, consumer 1 (P V only)
-  // 160, each set in its own branch (one call before the branch would hold both to the smaller), the producer 136 for
-  // its ring of rows.
+  // 168, each set in its own branch (one call before the branch would hold both to the smaller) and each building its
+  // arguments after it (built before, they spilled 40 bytes at 160), the producer 128 for its ring of rows.
   int producer_regs;
   int consumer_regs;   // consumer 0's (and consumer 1's with gather=copies)
   int consumer1_regs;  // consumer 1's
@@ -129,7 +129,7 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
   p.mma = make_plan(consumer_config(c));
   const bool regs = c.gather != MlaSparseGather::copies;
   p.consumer_regs = regs ? 208 : 224;
-  p.consumer1_regs = regs ? 160 : 224;
+  p.consumer1_regs = regs ? 168 : 224;
   p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
   p.gather_rows = 8;
   p.producer_warps = 4;
