@@ -357,8 +357,7 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .bf16 = p.dtype() == DType::bf16,
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
-                       .sinks = p.boolean("sinks"),
-                       .mask_split = c.boolean("mask_split")};
+                       .sinks = p.boolean("sinks")};
   if (r.q_stages > 0 && epi != "auto") return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -463,11 +462,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "
                                       "tma = staged, then TMA stores that overlap the next work tile; auto = tma where "
-                                      "the staging tile fits (before a second Q buffer), else direct"),
-               ParamSpec::boolean("mask_split", false,
-                                  "the K/V loop in two: first the tiles that reach masked keys (the sequence's end, "
-                                  "the causal diagonal), then the rest with no mask code in the loop; a window keeps "
-                                  "the mask in every tile")}};
+                                      "the staging tile fits (before a second Q buffer), else direct")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).

@@ -87,12 +87,6 @@
 namespace tl {
 namespace attn_wgmma_detail {
 
-// A compile-time bool handed to a generic lambda (no <type_traits> under NVRTC).
-template <bool B>
-struct BoolC {
-  static constexpr bool value = B;
-};
-
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
 // Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
 // share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
@@ -146,7 +140,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
-  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks, MASK_SPLIT = CFG.mask_split;
+  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks;
   static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
@@ -415,9 +409,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
         TL_PROBE_END(Probe::softmax, st, tile);
       }
 
-      // Iteration it >= 1: S of tile top - 1 - it beside P V of the tile before. MASKED (a BoolC) keeps the mask's
-      // code; without it the compiler sees a softmax with no mask at all.
-      auto iteration = [&](int it, auto masked) {
+      for (int it = 1; it < n_tiles; ++it) {
         const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = top - 1 - it;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (g / STAGES) & 1);
@@ -449,7 +441,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
           if (it == n_tiles - 1) mbar_arrive(q_empty(qr));
         }
         TL_PROBE_BEGIN(Probe::softmax, st, tile);
-        if constexpr (decltype(masked)::value) mask(tile);
+        mask(tile);
         float alpha[2];
         softmax(alpha);
         TL_PROBE_END(Probe::softmax, st, tile);
@@ -467,18 +459,6 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
             o[P.o_values.row_value[hh][2 * j]] *= alpha[hh], o[P.o_values.row_value[hh][2 * j + 1]] *= alpha[hh];
         to_p();
         TL_PROBE_END(Probe::rescale_p, sp, tile);
-      };
-      // MASK_SPLIT: the tiles that reach keys to mask (the sequence's end, the causal diagonal: tile * BN > lim) come
-      // first in this walk, so one loop runs them with the mask and a second the rest without its code (a window's
-      // lower edge comes last: with WINDOW every tile keeps the mask).
-      int it = 1;
-      if constexpr (MASK_SPLIT && !WINDOW) {
-        const int lim = CAUSAL ? min(w.seq_k - BN, w.m0 + c * 64 + w.diag - BN + 1) : w.seq_k - BN;
-        const int masked_tiles = top - (lim < 0 ? 0 : lim / BN + 1);
-        for (; it < min(masked_tiles, n_tiles); ++it) iteration(it, BoolC<true>{});
-        for (; it < n_tiles; ++it) iteration(it, BoolC<false>{});
-      } else {
-        for (; it < n_tiles; ++it) iteration(it, BoolC<true>{});
       }
 
       // The first tile's P V.

@@ -35,7 +35,6 @@ struct AttnFwdWgmmaConfig {
   bool varlen = false;                      // packed sequences (3-D tensor maps, LSE [heads, total_q])
   bool window = false;                      // sliding window (causal): row r sees keys (r - window, r], bottom-right
   bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
-  bool mask_split = false;                  // the K/V loop split: tiles that need the mask, then the rest without it
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -172,7 +171,6 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("varlen", c.varlen)
       .field("window", c.window)
       .field("sinks", c.sinks)
-      .field("mask_split", c.mask_split)
       .str();
 }
 
