@@ -358,7 +358,8 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .bf16 = p.dtype() == DType::bf16,
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
-                       .sinks = p.boolean("sinks")};
+                       .sinks = p.boolean("sinks"),
+                       .dynamic = c.text("schedule") == "dynamic"};
   if (r.q_stages > 0 && epi != "auto") return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -400,7 +401,7 @@ std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) 
   const auto g = c.integer("section");
   const std::int64_t m_blocks = wgmma_m_blocks(p, c), by_tiles = std::max<std::int64_t>(1, 512 / m_blocks);
   if (g >= 0) return g;
-  if (!causal_mask(p) || !c.boolean("persistent")) return by_tiles;
+  if (!causal_mask(p) || !c.boolean("persistent") || c.text("schedule") == "dynamic") return by_tiles;
   const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
   const std::int64_t seq_q = p.integer("seq_q"), seq_k = p.integer("seq_k"), window = p.integer("window");
   const int pairs = as_int(p.integer("heads") * p.integer("batch"));
@@ -479,6 +480,11 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
+               ParamSpec::enumeration("schedule", "static", {"static", "dynamic"},
+                                      "how persistent CTAs get work tiles: static = CTA i takes tiles i, i + grid, ...; "
+                                      "dynamic = after its first, each takes the next from a global counter when its "
+                                      "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
+                                      "work evens out by itself"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
