@@ -343,7 +343,7 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
   const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
   const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
-  const std::string epi = c.text("epilogue"), pp = c.text("ping_pong");
+  const std::string epi = c.text("epilogue"), pp = c.text("ping_pong"), sched = c.text("schedule");
   const std::int64_t block_M = bm > 0 ? bm : tall ? 192 : 128;
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
@@ -359,7 +359,7 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
                        .sinks = p.boolean("sinks"),
-                       .dynamic = c.text("schedule") == "dynamic"};
+                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent"))};
   if (r.q_stages > 0 && epi != "auto") return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -393,15 +393,22 @@ std::int64_t wgmma_ctas(const Values& p, const Values& c, const DeviceLimits& l)
 // heads, dim 128, 128-row blocks): the best G at seq 2k/4k/8k/16k was 32 (or 4)/16/8/4, i.e. a group of G x query
 // blocks = 512 work tiles (~4 rounds of 132 CTAs; at dim 128 the group's K and V, 32 MB, fit the 50 MB L2), and
 // G = 8 at 2k (128 tiles) ran 20% slower than G = 4 or 32, which the static per-CTA work model does not explain.
-// Where that model (work_imbalance: a work tile costs its K/V tiles plus two for its lone first S and last P V and
-// its epilogue) puts the busiest of `ctas` persistent CTAs more than 5% further above the mean at that G than at
-// the best smaller one, auto takes the best: at head dim 256 (80-key tiles, b 4, h 16, 4k: 2,048 work tiles) the
-// model gives 1.145 at G 16, 1.259 at 8, 1.490 at 4, and the H100 ran 1.07, 1.17 and 1.39 ms there, cuDNN 0.84.
+// schedule=dynamic: no more pairs than whose K and V fill 32 MB (FlashAttention-3's rule; the same G at dim 128),
+// so at head dim 256 half as many (b 4, h 16, 4k: G 8 ran 1.4% faster than 16 on the H100).
+// schedule=static: where the static model (work_imbalance: a work tile costs its K/V tiles plus two for its lone first
+// S and last P V and its epilogue) puts the busiest of `ctas` persistent CTAs more than 5% further above the mean at
+// that G than at the best smaller one, auto takes the best: at head dim 256 (80-key tiles, b 4, h 16, 4k: 2,048
+// work tiles) the model gives 1.145 at G 16, 1.259 at 8, 1.490 at 4, and the H100 ran 1.07, 1.17 and 1.39 ms there.
 std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) {
   const auto g = c.integer("section");
   const std::int64_t m_blocks = wgmma_m_blocks(p, c), by_tiles = std::max<std::int64_t>(1, 512 / m_blocks);
   if (g >= 0) return g;
-  if (!causal_mask(p) || !c.boolean("persistent") || c.text("schedule") == "dynamic") return by_tiles;
+  if (!causal_mask(p) || !c.boolean("persistent")) return by_tiles;
+  if (wgmma_config(p, c).dynamic) {
+    const std::int64_t kv_head = p.integer("seq_k") * (p.integer("dim") + p.integer("dim_v")) * 2;
+    const std::int64_t group = p.integer("heads") / std::max<std::int64_t>(p.integer("heads_kv"), 1);
+    return std::clamp<std::int64_t>((std::int64_t{32} << 20) * group / std::max<std::int64_t>(kv_head, 1), 1, by_tiles);
+  }
   const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
   const std::int64_t seq_q = p.integer("seq_q"), seq_k = p.integer("seq_k"), window = p.integer("window");
   const int pairs = as_int(p.integer("heads") * p.integer("batch"));
@@ -480,16 +487,18 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
-               ParamSpec::enumeration("schedule", "static", {"static", "dynamic"},
+               ParamSpec::enumeration("schedule", "auto", {"auto", "static", "dynamic"},
                                       "how persistent CTAs get work tiles: static = CTA i takes tiles i, i + grid, ...; "
                                       "dynamic = after its first, each takes the next from a global counter when its "
                                       "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
-                                      "work evens out by itself"),
+                                      "work evens out by itself; auto = dynamic where causal (persistent), else static"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
                                   "the persistent CTAs' work (tile/work_order.hpp); -1 = auto, groups of about 512 "
-                                  "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k); "
+                                  "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k), "
+                                  "with schedule=dynamic no more pairs than whose K and V fill 32 MB, with static "
+                                  "a smaller G where the static work model balances the CTAs 5% better; "
                                   "not causal: ignored"),
                ParamSpec::one_of("q_stages", 0, {0, 1, 2},
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "

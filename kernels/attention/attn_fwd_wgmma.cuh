@@ -624,13 +624,14 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       } else {
         // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
         // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored). Where CH does not
-        // divide 128 (dim_v 192), chunk i = tid + 128 k of the tile, its address from the layout each time.
+        // divide 128 (dim_v 192), or RPP rows are not whole 8-row swizzle groups (dim_v 256: 4 rows, whose step
+        // would change each row's XOR), chunk i = tid + 128 k of the tile, its address from the layout each time.
         constexpr int CH = DV / 8, RPP = 128 / CH;
         auto store_chunk = [&](int r, int ch, uint4 x) {
           if (r0 + r < w.seq_q)
             *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * DV + ch * 8) = x;
         };
-        if constexpr (128 % CH == 0) {
+        if constexpr (128 % CH == 0 && RPP % 8 == 0) {
           constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
           const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
 #pragma unroll

@@ -561,19 +561,39 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
   }
 }
 
-// Where the static model puts the busiest CTA more than 5% further above the mean at the 512-tile G than at a smaller
-// one, auto takes the smaller: head dim 256's 80-key tiles at b 4, h 16, 4k (2,048 work tiles on 132 CTAs) get G 6
-// (model 1.04) for 16 (1.15); the issue-6 shapes above keep theirs, as do one CTA per work tile and non-causal.
-TEST(AttentionWgmma, AutoSectionLeavesTheModelsWorstGroups) {
+// schedule=auto is dynamic where causal and persistent (FlashAttention-3's causal scheduler), else static.
+TEST(AttentionWgmma, AutoScheduleIsDynamicWhereCausal) {
+  const KV causal = {{"causal", "true"}}, window = {{"window", "100"}}, dense = {{"causal", "false"}};
+  auto dynamic = [](const KV& p, const KV& c) {
+    return instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value().name_expression.find(".dynamic = true") !=
+           std::string::npos;
+  };
+  EXPECT_TRUE(dynamic(causal, {}));
+  EXPECT_TRUE(dynamic(window, {}));
+  EXPECT_FALSE(dynamic(dense, {}));
+  EXPECT_FALSE(dynamic(causal, {{"persistent", "false"}}));
+  EXPECT_FALSE(dynamic(causal, {{"schedule", "static"}}));
+  EXPECT_TRUE(dynamic(dense, {{"schedule", "dynamic"}}));
+}
+
+// Causal auto sections. Dynamic: no more (sequence, head) pairs than whose K and V fill 32 MB, so head dim 256 at
+// 4k (4 MB a head) gets G 8 for the 512-tile rule's 16, and MLA's 192/128 (2.5 MB) 12. Static: where the static model
+// puts the busiest CTA more than 5% further above the mean at the 512-tile G than at a smaller one, the smaller:
+// head dim 256's 80-key tiles at b 4, h 16, 4k (2,048 work tiles on 132 CTAs) get G 6 (model 1.04) for 16 (1.15).
+TEST(AttentionWgmma, AutoSectionFitsL2OrTheStaticModel) {
   const KV d256 = {{"batch", "4"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "16"}, {"dim", "256"}, {"causal", "true"}};
   auto section = [](const KV& p, const KV& c) {
     return arg(instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value(), "section").value;
   };
-  EXPECT_EQ(section(d256, {}), 6);
+  EXPECT_EQ(section(d256, {}), 8);
+  EXPECT_EQ(section(d256, {{"schedule", "static"}}), 6);
   EXPECT_EQ(section(d256, {{"section", "16"}}), 16);
   EXPECT_EQ(section(d256, {{"persistent", "false"}}), 16);
-  KV mla = {{"batch", "4"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "128"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}};
-  EXPECT_EQ(section(mla, {}), 16);
+  const KV mla = {{"batch", "4"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "128"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}};
+  EXPECT_EQ(section(mla, {}), 12);
+  EXPECT_EQ(section(mla, {{"schedule", "static"}}), 16);
+  KV gqa = {{"batch", "8"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}};
+  EXPECT_EQ(section(gqa, {}), 16);  // four heads share each 2 MB kv head: the 512-tile rule binds
   const int m_blocks = 32;
   auto cost = [&](int m) { return std::ceil((m_blocks - m) * 128 / 80.0) + 2.0; };
   EXPECT_NEAR(work_imbalance(m_blocks, 64, 16, 132, cost), 1.145, 0.002);
