@@ -12,27 +12,33 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
 K=attn.fwd.wgmma
-D256=batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256
-MLA=seq_k=4096,heads=128,dim=192,dim_v=128
-GPTOSS=batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true
-# problem|configs (space separated; - = the defaults), benched with --vs cudnn.
+# problem|configs (space separated; - = the defaults), benched with --vs cudnn: issue 20's forward shapes and the
+# configs that the auto schedule and section replaced (BENCHES_FILE, one entry a line, replaces the list).
 BENCHES=(
-  "$D256,causal=true|- section=8 section=4 mask_split=true,section=8"
-  "$D256|-"
-  "batch=4,seq_q=4096,$MLA,causal=true|- section=12 section=8 mask_split=true"
-  "batch=1,seq_q=16384,${MLA/4096/16384},causal=true|- section=3 mask_split=true"
-  "batch=4,seq_q=4096,$MLA|-"
-  "batch=8,seq_q=4096,seq_k=4096,heads=16,dim=128|-"
-  "batch=8,seq_q=4096,seq_k=4096,heads=16,dim=128,causal=true|- mask_split=true"
-  "$GPTOSS|- mask_split=true"
-  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64|-"
-  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64,causal=true|- mask_split=true"
+  "batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256,causal=true|- section=16 schedule=static"
+  "batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256|- schedule=dynamic"
+  "batch=8,seq_q=2048,seq_k=2048,heads=16,dim=256,causal=true|- section=32"
+  "batch=2,seq_q=8192,seq_k=8192,heads=16,dim=256,causal=true|- section=8"
+  "batch=4,seq_q=4096,seq_k=4096,heads=128,dim=192,dim_v=128,causal=true|- section=16 schedule=static"
+  "batch=1,seq_q=16384,seq_k=16384,heads=128,dim=192,dim_v=128,causal=true|-"
+  "batch=4,seq_q=4096,seq_k=4096,heads=128,dim=192,dim_v=128|- schedule=dynamic"
+  "batch=8,seq_q=4096,seq_k=4096,heads=16,dim=128|- schedule=dynamic"
+  "batch=8,seq_q=4096,seq_k=4096,heads=16,dim=128,causal=true|- schedule=static"
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=128,causal=true|- schedule=static"
+  "batch=4,seq_q=8192,seq_k=8192,heads=16,dim=128,causal=true|- schedule=static"
+  "batch=2,seq_q=16384,seq_k=16384,heads=16,dim=128,causal=true|- schedule=static"
+  "batch=8,seq_q=4096,seq_k=4096,heads=32,heads_kv=8,dim=128,causal=true|- schedule=static"
+  "batch=4,seq_q=8192,seq_k=8192,heads=32,dim=128,causal=true|-"
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64|- schedule=dynamic"
+  "batch=16,seq_q=2048,seq_k=2048,heads=16,dim=64,causal=true|- schedule=static"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true|- schedule=static"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=128|- schedule=static"
+  "batch=4,seq_q=4096,seq_k=4096,heads=64,heads_kv=8,dim=64,causal=true,sinks=true,window=2048|- schedule=static"
 )
 # problem|config: `tilelab timeline --stats` (probe build).
 TIMELINES=(
-  "$D256,causal=true|"
-  "$D256|"
-  "$D256,causal=true|section=8"
+  "batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256,causal=true|"
+  "batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256|"
 )
 [ -n "${BENCHES_FILE:-}" ] && mapfile -t BENCHES < "$BENCHES_FILE"
 
