@@ -404,12 +404,12 @@ std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) 
   const std::int64_t m_blocks = wgmma_m_blocks(p, c), by_tiles = std::max<std::int64_t>(1, 512 / m_blocks);
   if (g >= 0) return g;
   if (!causal_mask(p) || !c.boolean("persistent")) return by_tiles;
-  if (wgmma_config(p, c).dynamic) {
-    const std::int64_t kv_head = p.integer("seq_k") * (p.integer("dim") + p.integer("dim_v")) * 2;
+  const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
+  if (cfg.dynamic) {
+    const std::int64_t kv_head = p.integer("seq_k") * (cfg.dim + cfg.dim_v) * 2;
     const std::int64_t group = p.integer("heads") / std::max<std::int64_t>(p.integer("heads_kv"), 1);
     return std::clamp<std::int64_t>((std::int64_t{32} << 20) * group / std::max<std::int64_t>(kv_head, 1), 1, by_tiles);
   }
-  const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
   const std::int64_t seq_q = p.integer("seq_q"), seq_k = p.integer("seq_k"), window = p.integer("window");
   const int pairs = as_int(p.integer("heads") * p.integer("batch"));
   // Query block m_blocks - 1 - m (the m-th heaviest) visits K/V tiles [first, top), as the kernel's attn_work.

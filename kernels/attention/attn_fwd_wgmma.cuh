@@ -13,6 +13,9 @@
 // `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
 // or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
+// DYNAMIC (config schedule): after tile i, a CTA's producer takes the next tile in that order from a global counter
+// whenever it starts one, and passes its number to the consumers through a two-slot ring in shared memory, so CTAs
+// that drew light (causal) tiles take more of them: longest-first list scheduling instead of static striding.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers: 1, 2, or 3 at BM 192, FlashAttention-3's d 64 tile, where the
 // softmax's exp2 per FLOP is double d 128's and a third warpgroup's softmax has two others' GEMMs to hide behind).
 //   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build, 32 there beside three
