@@ -10,6 +10,7 @@
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
 #include "tile/layout_spec.hpp"
+#include "tile/work_order.hpp"
 
 namespace tl {
 namespace {
@@ -342,7 +343,7 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
   const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
   const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
-  const std::string epi = c.text("epilogue"), pp = c.text("ping_pong");
+  const std::string epi = c.text("epilogue"), pp = c.text("ping_pong"), sched = c.text("schedule");
   const std::int64_t block_M = bm > 0 ? bm : tall ? 192 : 128;
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
@@ -357,7 +358,8 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .bf16 = p.dtype() == DType::bf16,
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
-                       .sinks = p.boolean("sinks")};
+                       .sinks = p.boolean("sinks"),
+                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent"))};
   if (r.q_stages > 0 && epi != "auto") return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -381,13 +383,50 @@ std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
   return (p.integer("seq_q") + bm - 1) / bm;
 }
 
+// The launch's CTAs: one per work tile, or (persistent) one per SM at most.
+std::int64_t wgmma_ctas(const Values& p, const Values& c, const DeviceLimits& l) {
+  const std::int64_t work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
+  return c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work;
+}
+
 // The causal work order's section (config section; -1 = auto). Measured on the H100 (docs/perf.md, 32k tokens, 16
 // heads, dim 128, 128-row blocks): the best G at seq 2k/4k/8k/16k was 32 (or 4)/16/8/4, i.e. a group of G x query
 // blocks = 512 work tiles (~4 rounds of 132 CTAs; at dim 128 the group's K and V, 32 MB, fit the 50 MB L2), and
 // G = 8 at 2k (128 tiles) ran 20% slower than G = 4 or 32, which the static per-CTA work model does not explain.
-std::int64_t wgmma_section(const Values& p, const Values& c) {
+// schedule=dynamic: no more pairs than whose K and V fill 32 MB (FlashAttention-3's rule; the same G at dim 128),
+// so at head dim 256 half as many (b 4, h 16, 4k: G 8 ran 1.4% faster than 16 on the H100).
+// schedule=static: where the static model (work_imbalance: a work tile costs its K/V tiles plus two for its lone first
+// S and last P V and its epilogue) puts the busiest of `ctas` persistent CTAs more than 5% further above the mean at
+// that G than at the best smaller one, auto takes the best: at head dim 256 (80-key tiles, b 4, h 16, 4k: 2,048
+// work tiles) the model gives 1.145 at G 16, 1.259 at 8, 1.490 at 4, and the H100 ran 1.07, 1.17 and 1.39 ms there.
+std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) {
   const auto g = c.integer("section");
-  return g >= 0 ? g : std::max<std::int64_t>(1, 512 / wgmma_m_blocks(p, c));
+  const std::int64_t m_blocks = wgmma_m_blocks(p, c), by_tiles = std::max<std::int64_t>(1, 512 / m_blocks);
+  if (g >= 0) return g;
+  if (!causal_mask(p) || !c.boolean("persistent")) return by_tiles;
+  const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
+  if (cfg.dynamic) {
+    const std::int64_t kv_head = p.integer("seq_k") * (cfg.dim + cfg.dim_v) * 2;
+    const std::int64_t group = p.integer("heads") / std::max<std::int64_t>(p.integer("heads_kv"), 1);
+    return std::clamp<std::int64_t>((std::int64_t{32} << 20) * group / std::max<std::int64_t>(kv_head, 1), 1, by_tiles);
+  }
+  const std::int64_t seq_q = p.integer("seq_q"), seq_k = p.integer("seq_k"), window = p.integer("window");
+  const int pairs = as_int(p.integer("heads") * p.integer("batch"));
+  // Query block m_blocks - 1 - m (the m-th heaviest) visits K/V tiles [first, top), as the kernel's attn_work.
+  auto cost = [&](int m) {
+    const std::int64_t m0 = (m_blocks - 1 - m) * cfg.block_M;
+    const std::int64_t top = (std::clamp<std::int64_t>(m0 + cfg.block_M + seq_k - seq_q, 0, seq_k) + cfg.block_N - 1) / cfg.block_N;
+    const std::int64_t first = window > 0 ? std::max<std::int64_t>(0, m0 + seq_k - seq_q - window + 1) / cfg.block_N : 0;
+    return static_cast<double>(std::max<std::int64_t>(0, top - first)) + 2.0;
+  };
+  auto imbalance = [&](std::int64_t section) { return work_imbalance(as_int(m_blocks), pairs, as_int(section), as_int(ctas), cost); };
+  const double rule = imbalance(by_tiles);
+  if (rule <= 1.05) return by_tiles;  // no G can beat it by 5% (1 is the floor): one pass of the model, not G
+  std::int64_t best = by_tiles;
+  double best_imbalance = rule;
+  for (std::int64_t s = by_tiles - 1; s >= 1; --s)
+    if (const double x = imbalance(s); x < best_imbalance) best = s, best_imbalance = x;
+  return rule > 1.05 * best_imbalance ? best : by_tiles;
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -448,11 +487,18 @@ KernelSpec attn_fwd_wgmma_spec() {
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
+               ParamSpec::enumeration("schedule", "auto", {"auto", "static", "dynamic"},
+                                      "how persistent CTAs get work tiles: static = CTA i takes tiles i, i + grid, ...; "
+                                      "dynamic = after its first, each takes the next from a global counter when its "
+                                      "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
+                                      "work evens out by itself; auto = dynamic where causal (persistent), else static"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
                                   "the persistent CTAs' work (tile/work_order.hpp); -1 = auto, groups of about 512 "
-                                  "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k); "
+                                  "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k), "
+                                  "with schedule=dynamic no more pairs than whose K and V fill 32 MB, with static "
+                                  "a smaller G where the static work model balances the CTAs 5% better; "
                                   "not causal: ignored"),
                ParamSpec::one_of("q_stages", 0, {0, 1, 2},
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
@@ -468,8 +514,7 @@ KernelSpec attn_fwd_wgmma_spec() {
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     LaunchGeometry g;
-    const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-    g.grid.x = static_cast<std::uint32_t>(c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work);
+    g.grid.x = static_cast<std::uint32_t>(wgmma_ctas(p, c, l));
     g.persistent = c.boolean("persistent");  // the launcher shrinks it further if fewer CTAs fit at once
     g.block.x = static_cast<std::uint32_t>((wgmma_config(p, c).block_M / 64 + 1) * 128);
     g.dynamic_smem = static_cast<std::uint32_t>(make_plan(wgmma_config(p, c)).bytes);
@@ -478,7 +523,7 @@ KernelSpec attn_fwd_wgmma_spec() {
   // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
   // batch, section, sinks, window). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
   // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
-  k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
+  k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     auto a = attn_args(p);
     const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
     const bool varlen = p.boolean("varlen");
@@ -492,7 +537,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                              ArgSpec::tensor_map("tma_O", "O", box(64), 128)});
     a.push_back(ArgSpec::scalar("m_blocks", DType::i32, d(wgmma_m_blocks(p, c))));
     a.push_back(ArgSpec::scalar("batch", DType::i32, d(p.integer("batch"))));
-    a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c))));
+    a.push_back(ArgSpec::scalar("section", DType::i32, d(wgmma_section(p, c, wgmma_ctas(p, c, l)))));
     // Sink logits near a row's log-sum-exp at the test sizes (log of a few hundred keys), so they matter. Without
     // sinks the kernel gets a null pointer it never reads (no tensor: callers pass Q, K, V as before).
     if (p.boolean("sinks"))

@@ -13,6 +13,9 @@
 // `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
 // or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
+// DYNAMIC (config schedule): after tile i, a CTA's producer takes the next tile in that order from a global counter
+// whenever it starts one, and passes its number to the consumers through a two-slot ring in shared memory, so CTAs
+// that drew light (causal) tiles take more of them: longest-first list scheduling instead of static striding.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers: 1, 2, or 3 at BM 192, FlashAttention-3's d 64 tile, where the
 // softmax's exp2 per FLOP is double d 128's and a third warpgroup's softmax has two others' GEMMs to hide behind).
 //   Warpgroup 0, the producer, gives its registers away (setmaxnreg 24, 40 in the probe build, 32 there beside three
@@ -87,6 +90,10 @@
 namespace tl {
 namespace attn_wgmma_detail {
 
+// schedule=dynamic's counter of work tiles handed out (a variable template: only dynamic kernels have one).
+template <bool>
+__device__ int attn_tile_counter = 0;
+
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
 // Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
 // share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
@@ -140,7 +147,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
-  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks;
+  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks, DYNAMIC = CFG.dynamic;
   static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
@@ -184,6 +191,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   auto k_empty = [&](int s) { return base + P.bar_k_empty + 8u * s; };
   auto v_full = [&](int s) { return base + P.bar_v_full + 8u * s; };
   auto v_empty = [&](int s) { return base + P.bar_v_empty + 8u * s; };
+  // DYNAMIC: the r-th work tile number's slot and barriers (two slots).
+  auto tile_full = [&](int r) { return base + P.bar_tile_full + 8u * (r % 2); };
+  auto tile_empty = [&](int r) { return base + P.bar_tile_empty + 8u * (r % 2); };
+  auto tile_slot = [&](int r) { return base + P.tile_slots + 4u * (r % 2); };
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -197,6 +208,11 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       mbar_init(v_full(s), 1);
       mbar_init(v_empty(s), C);
     }
+    if constexpr (DYNAMIC)
+      for (int r = 0; r < 2; ++r) {
+        mbar_init(tile_full(r), 1);
+        mbar_init(tile_empty(r), 128 * C);  // every consumer thread, once it has read the slot
+      }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -209,7 +225,47 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     if (tid >= 32) return;
     TL_PROBE_WARP_INIT();
     int kv_it = 0, q_round = 0;  // K/V tiles and Q tiles loaded so far: ring positions and barrier phases
-    for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
+    // DYNAMIC: after its first tile (blockIdx.x) a CTA takes gridDim.x + the counter's next value, until that is past
+    // the tiles, and hands each number (the last one too: the consumers' stop) to the consumers. Every CTA ends on
+    // exactly one number past the tiles, so the grid's last fetch (value max(0, T - G) + G - 1) knows all are done
+    // and sets the counter back to 0 for the next launch (a module global, zero when loaded).
+    int tile_round = 0;
+    auto publish = [&](int t) {
+      const int r = tile_round++;
+      mbar_wait(tile_empty(r), ((r / 2) & 1) ^ 1);
+      if (tid == 0) {
+        st_shared_b32(tile_slot(r), static_cast<unsigned>(t));
+        mbar_arrive(tile_full(r));
+      }
+    };
+    auto fetch = [&]() {
+      const int grid = static_cast<int>(gridDim.x);
+      int v = 0;
+      if constexpr (DYNAMIC) {  // (the counter exists only where this is compiled)
+        if (tid == 0) {
+          v = atomicAdd(&attn_tile_counter<DYNAMIC>, 1);
+          if (v == max(0, work_tiles - grid) + grid - 1) atomicExch(&attn_tile_counter<DYNAMIC>, 0);
+        }
+      }
+      return grid + __shfl_sync(0xffffffffu, v, 0);
+    };
+    auto first = [&]() {
+      int t = blockIdx.x;
+      if constexpr (DYNAMIC) {
+        if (t >= work_tiles) t = fetch();
+        publish(t);
+      }
+      return t;
+    };
+    auto advance = [&](int& t) {
+      if constexpr (DYNAMIC) {
+        t = fetch();
+        publish(t);
+      } else {
+        t += gridDim.x;
+      }
+    };
+    for (int t = first(); t < work_tiles; advance(t)) {
       const AttnWork w = attn_work<BM, BN, CAUSAL, WINDOW>(t, m_blocks, heads, heads_kv, batch, section, window,
                                                           cu_seqlens_q, cu_seqlens_k);
       if (w.m0 >= w.seq_q || w.n_tiles == 0) continue;
@@ -304,8 +360,24 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     for (int v = 0; v < BN / 2; v += 2) p[P.p_reg[v]] = pack2<BF16>(s[v], s[v + 1]);
   };
 
-  int kv_it = 0, q_round = 0;
-  for (int t = blockIdx.x; t < work_tiles; t += gridDim.x) {
+  int kv_it = 0, q_round = 0, tile_round = 0;
+  // DYNAMIC: the producer's r-th work tile number (every thread reads it, then releases the slot).
+  auto take = [&]() {
+    const int r = tile_round++;
+    mbar_wait(tile_full(r), (r / 2) & 1);
+    const int t = static_cast<int>(ld_shared_b32(tile_slot(r)));
+    mbar_arrive(tile_empty(r));
+    return t;
+  };
+  auto first = [&]() {
+    if constexpr (DYNAMIC) return take();
+    else return static_cast<int>(blockIdx.x);
+  };
+  auto advance = [&](int& t) {
+    if constexpr (DYNAMIC) t = take();
+    else t += gridDim.x;
+  };
+  for (int t = first(); t < work_tiles; advance(t)) {
     const AttnWork w = attn_work<BM, BN, CAUSAL, WINDOW>(t, m_blocks, heads, heads_kv, batch, section, window,
                                                         cu_seqlens_q, cu_seqlens_k);
     if (w.m0 >= w.seq_q) continue;
@@ -555,13 +627,14 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
       } else {
         // Whole rows out: thread tid moves chunk tid % CH of rows tid / CH + k * (128 / CH), 16 bytes each, so a
         // warp writes 512 contiguous bytes of O per store (rows past the sequence are not stored). Where CH does not
-        // divide 128 (dim_v 192), chunk i = tid + 128 k of the tile, its address from the layout each time.
+        // divide 128 (dim_v 192), or RPP rows are not whole 8-row swizzle groups (dim_v 256: 4 rows, whose step
+        // would change each row's XOR), chunk i = tid + 128 k of the tile, its address from the layout each time.
         constexpr int CH = DV / 8, RPP = 128 / CH;
         auto store_chunk = [&](int r, int ch, uint4 x) {
           if (r0 + r < w.seq_q)
             *reinterpret_cast<uint4*>(O + ((static_cast<long long>(w.q_start) + r0 + r) * heads + w.h) * DV + ch * 8) = x;
         };
-        if constexpr (128 % CH == 0) {
+        if constexpr (128 % CH == 0 && RPP % 8 == 0) {
           constexpr int STEP = P.byte(P.smem_O, RPP, 0);  // RPP rows: whole 8-row swizzle groups
           const unsigned o_thread = o_wg + P.byte(P.smem_O, tid / CH, 8 * (tid % CH));
 #pragma unroll

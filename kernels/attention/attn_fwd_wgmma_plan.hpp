@@ -35,6 +35,7 @@ struct AttnFwdWgmmaConfig {
   bool varlen = false;                      // packed sequences (3-D tensor maps, LSE [heads, total_q])
   bool window = false;                      // sliding window (causal): row r sees keys (r - window, r], bottom-right
   bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
+  bool dynamic = false;                     // work tiles taken from a global counter in turn (else static striding)
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -54,6 +55,7 @@ struct AttnFwdWgmmaProbe {
 //   V ring     num_stages tiles of smem_V
 //   O staging  epilogue smem/tma only: block_M / 64 warpgroup tiles of smem_O (the TMA store's box)
 //   mbarriers  q_full[q_stages], q_empty[q_stages], k_full[num_stages], k_empty, v_full, v_empty (8 bytes each)
+//   dynamic    tile_full[2], tile_empty[2] (mbarriers), then two int slots of work tile numbers
 // Every tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows, one after another, 16-byte chunk j of
 // row r at chunk j ^ (r % 8). Q and K feed wgmma as K-major operands, V as the N-major B (its (dim, key) view).
 struct AttnFwdWgmmaPlan {
@@ -70,6 +72,8 @@ struct AttnFwdWgmmaPlan {
   int q_box = 0, kv_box = 0, o_box = 0;  // bytes from one box of 64 columns to the next (K's and V's are alike)
   int q_offset = 0, k_offset = 0, v_offset = 0, o_offset = 0;
   int bar_q_full = 0, bar_q_empty = 0, bar_k_full = 0, bar_k_empty = 0, bar_v_full = 0, bar_v_empty = 0;
+  // dynamic only: the two-slot ring of work tile numbers the producer hands the consumers, and its barriers.
+  int bar_tile_full = 0, bar_tile_empty = 0, tile_slots = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // wgmma descriptor starts: k16 step kk of Q and K (row 0, columns 16 kk), of V (keys 16 kk); V's leading byte
   // offset (from one 64-column box of dim to the next).
@@ -127,7 +131,11 @@ TL_HOST_DEVICE constexpr AttnFwdWgmmaPlan make_plan(const AttnFwdWgmmaConfig& c)
   p.bar_k_empty = p.bar_k_full + 8 * c.num_stages;
   p.bar_v_full = p.bar_k_empty + 8 * c.num_stages;
   p.bar_v_empty = p.bar_v_full + 8 * c.num_stages;
-  p.bytes = p.bar_v_empty + 8 * c.num_stages + 1024;
+  const int end = p.bar_v_empty + 8 * c.num_stages;
+  p.bar_tile_full = end;
+  p.bar_tile_empty = p.bar_tile_full + 8 * 2;
+  p.tile_slots = p.bar_tile_empty + 8 * 2;
+  p.bytes = (c.dynamic ? p.tile_slots + 4 * 2 : end) + 1024;
   for (int kk = 0; kk < AttnFwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -171,6 +179,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("varlen", c.varlen)
       .field("window", c.window)
       .field("sinks", c.sinks)
+      .field("dynamic", c.dynamic)
       .str();
 }
 

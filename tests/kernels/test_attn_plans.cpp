@@ -218,6 +218,14 @@ TEST(AttnWgmmaPlan, RegionsBarriersAndBytes) {
           }
         }
         EXPECT_EQ(p.bytes, p.bar_v_empty + 8 * st + 1024);
+        // schedule=dynamic: the tile-number ring (two full and two empty barriers, two int slots) after them.
+        c.dynamic = true;
+        const AttnFwdWgmmaPlan d = make_plan(c);
+        c.dynamic = false;
+        EXPECT_EQ(d.bar_tile_full, p.bar_v_empty + 8 * st);
+        EXPECT_EQ(d.bar_tile_empty, d.bar_tile_full + 16);
+        EXPECT_EQ(d.tile_slots, d.bar_tile_empty + 16);
+        EXPECT_EQ(d.bytes, p.bytes + 2 * 16 + 8);
       }
   EXPECT_LE(make_plan(AttnFwdWgmmaConfig{}).bytes, kH100OptIn);
 }
@@ -251,9 +259,10 @@ TEST(AttnWgmmaPlan, FragmentsAndPInRegisters) {
 }
 
 // The epilogue's staging addresses: a thread's pair at column 8 j of its row is the row's offset XOR the chunk plus the
-// box; the smem epilogue's whole-8-row steps add.
+// box; the smem epilogue's steps of rpp rows add exactly where the kernel takes them (rpp whole 8-row swizzle groups:
+// dim_v 64 and 128, not 256's 4 rows nor 192, whose 24 chunks do not divide 128 threads).
 TEST(AttnWgmmaPlan, EpilogueAddressesAreTheLayout) {
-  for (int dim : {64, 128, 192}) {
+  for (int dim : {64, 128, 192, 256}) {
     const AttnFwdWgmmaPlan p = make_plan(AttnFwdWgmmaConfig{.dim = dim, .dim_v = dim});
     for (int t = 0; t < 128; ++t)
       for (int h = 0; h < 2; ++h) {
@@ -264,10 +273,12 @@ TEST(AttnWgmmaPlan, EpilogueAddressesAreTheLayout) {
       }
     const int ch = dim / 8, rpp = 128 / ch;
     if (128 % ch != 0) continue;  // dim_v 192: the kernel takes each chunk's address from the layout
+    bool steps_add = true;
     for (int t = 0; t < 128; ++t)
       for (int k = 0; k < 64 / rpp; ++k)
-        ASSERT_EQ(p.byte(p.smem_O, t / ch, 8 * (t % ch)) + k * p.byte(p.smem_O, rpp, 0),
-                  p.byte(p.smem_O, k * rpp + t / ch, 8 * (t % ch)));
+        steps_add = steps_add && p.byte(p.smem_O, t / ch, 8 * (t % ch)) + k * p.byte(p.smem_O, rpp, 0) ==
+                                     p.byte(p.smem_O, k * rpp + t / ch, 8 * (t % ch));
+    EXPECT_EQ(steps_add, rpp % 8 == 0) << dim;
   }
 }
 
@@ -287,9 +298,10 @@ TEST(AttnPlans, EveryFieldChangesTheName) {
        {AttnFwdWgmmaConfig{.dim = 64}, AttnFwdWgmmaConfig{.dim_v = 64}, AttnFwdWgmmaConfig{.block_M = 64}, AttnFwdWgmmaConfig{.block_N = 64},
         AttnFwdWgmmaConfig{.num_stages = 3}, AttnFwdWgmmaConfig{.q_stages = 1}, AttnFwdWgmmaConfig{.ping_pong = false},
         AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::smem}, AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::direct},
-        AttnFwdWgmmaConfig{.causal = true}, AttnFwdWgmmaConfig{.bf16 = false}, AttnFwdWgmmaConfig{.varlen = true}})
+        AttnFwdWgmmaConfig{.causal = true}, AttnFwdWgmmaConfig{.bf16 = false}, AttnFwdWgmmaConfig{.varlen = true},
+        AttnFwdWgmmaConfig{.dynamic = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 14u);
 }
 
 }  // namespace
