@@ -169,12 +169,15 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   __syncthreads();
 
   float acc[RB][NT][4];
+  const auto zero_acc = [&] {
 #pragma unroll
-  for (int rb = 0; rb < RB; ++rb)
+    for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+      for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
+        for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
+  };
+  zero_acc();
 
   unsigned magic = 0x43084308u;  // bf16 136 in both halves (dequant4's int4 bias)
   if constexpr (CFG.int4_lop3) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
@@ -292,12 +295,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if constexpr (CFG.stream) {
       if (++step == tile_steps || j + 1 == slots) {
         put(tile, static_cast<int>(blockIdx.x) - first_cta(tile), last_cta(tile) - first_cta(tile) + 1);
-#pragma unroll
-        for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int v = 0; v < 4; ++v) acc[rb][nt][v] = 0.f;
+        zero_acc();
         ++tile;
         step = 0;
       }
