@@ -436,7 +436,6 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
           .varlen = p.boolean("varlen"),
-          .dq_async = c.boolean("dq_async"),
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
           .section = static_cast<int>(c.integer("section"))};
@@ -469,9 +468,6 @@ KernelSpec attn_bwd_wgmma_spec() {
   k.config = {{ParamSpec::integer("num_stages", 2, 1, 3,
                                   "Q, dO and O buffers: the producer loads the next query tiles while this one "
                                   "computes (block_M is 64 at dim 128, 128 at dim 64; block_N 128)"),
-               ParamSpec::boolean("dq_async", false,
-                                  "the dQ writer counts a query tile's bulk reduce once it has issued the next one "
-                                  "(false: waits for each before taking the next staged tile)"),
                ParamSpec::boolean("dq_defer", true,
                                   "a key block's consumers convert the query tiles it completed to 16-bit dQ after "
                                   "their walk (false: its dQ writer converts each at once, the consumers waiting for "
@@ -517,9 +513,9 @@ KernelSpec attn_bwd_wgmma_spec() {
   // a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
-    return std::vector<KV>{{{"dq_async", "true"}, {"dq_defer", "false"}},
+    return std::vector<KV>{{{"dq_defer", "false"}},
                            {{"dq_defer", "false"}, {"num_stages", "1"}},
-                           {{"dq_async", "true"}, {"defer_tiles", "15"}},
+                           {{"defer_tiles", "15"}},
                            {{"section", "3"}}};
   };
   k.probes = attn_bwd_wgmma_probes();

@@ -277,19 +277,14 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           tma_store_commit();
           tma_store_wait_read();
           if (early) mbar_arrive(dq_empty);
-          if constexpr (CFG.dq_async) tma_store_wait<1>();  // the last tile's reduce
-          else tma_store_wait_all();
+          tma_store_wait_all();
         }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
-        if (!CFG.dq_async || it > 0) finish(CFG.dq_async ? it - 1 : it);
+        finish(it);
         if (!early) {
           __syncwarp();  // the staging tile read by the conversion, if any
           if (lane == 0) mbar_arrive(dq_empty);
         }
-      }
-      if (CFG.dq_async && tiles > 0) {
-        if (lane == 0) tma_store_wait_all();
-        finish(tiles - 1);
       }
       if constexpr (CFG.dq_defer) {
         if (lane == 0) st_shared_b32(base + P.defer_offset, static_cast<unsigned>(deferred));

@@ -27,9 +27,6 @@ struct AttnBwdWgmmaConfig {
   bool causal = false;  // bottom-right aligned: query row r sees keys c <= r + len_k - len_q
   bool bf16 = true;     // else f16
   bool varlen = false;  // LSE as [heads, total_q] (else [batch, heads, seq_q])
-  // The dQ writer counts a tile's reduce once it has issued the next one (cp.async.bulk.wait_group 1), not waiting
-  // for each before taking the next staged tile (H100: no faster, docs/perf.md).
-  bool dq_async = false;
   // A completed query tile's dQ is converted by the consumers once their walk is done (each thread its own chunks, up
   // to defer_tiles tiles), not by the writer while the consumers wait for the staging buffer (H100:
   // 1.00-1.17x on issue 20's anchors, docs/perf.md).
@@ -217,7 +214,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("varlen", c.varlen)
-      .field("dq_async", c.dq_async)
       .field("dq_defer", c.dq_defer)
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
