@@ -412,12 +412,11 @@ std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) 
   }
   const std::int64_t seq_q = p.integer("seq_q"), seq_k = p.integer("seq_k"), window = p.integer("window");
   const int pairs = as_int(p.integer("heads") * p.integer("batch"));
-  // Query block m_blocks - 1 - m (the m-th heaviest) visits K/V tiles [first, top), as the kernel's attn_work.
+  // Query block m_blocks - 1 - m (the m-th heaviest) costs the K/V tiles the kernel visits for it.
   auto cost = [&](int m) {
-    const std::int64_t m0 = (m_blocks - 1 - m) * cfg.block_M;
-    const std::int64_t top = (std::clamp<std::int64_t>(m0 + cfg.block_M + seq_k - seq_q, 0, seq_k) + cfg.block_N - 1) / cfg.block_N;
-    const std::int64_t first = window > 0 ? std::max<std::int64_t>(0, m0 + seq_k - seq_q - window + 1) / cfg.block_N : 0;
-    return static_cast<double>(std::max<std::int64_t>(0, top - first)) + 2.0;
+    const int m0 = as_int((m_blocks - 1 - m) * cfg.block_M);
+    return attn_kv_tiles(m0, cfg.block_M, cfg.block_N, as_int(seq_q), as_int(seq_k), true, window > 0, as_int(window)).n +
+           2.0;
   };
   auto imbalance = [&](std::int64_t section) { return work_imbalance(as_int(m_blocks), pairs, as_int(section), as_int(ctas), cost); };
   const double rule = imbalance(by_tiles);

@@ -119,12 +119,9 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
   w.seq_q = cu_seqlens_q[w.b + 1] - w.q_start;
   w.seq_k = cu_seqlens_k[w.b + 1] - w.k_start;
   w.diag = w.seq_k - w.seq_q;  // causal: row r sees keys <= r + diag
-  int kv_end = w.seq_k;
-  if (CAUSAL) kv_end = max(0, min(w.seq_k, w.m0 + BM + w.diag));
-  w.top = (kv_end + BN - 1) / BN;
-  // Window (causal): row r sees keys (r + diag - window, r + diag]; the block's first row the fewest.
-  const int kv_begin = WINDOW ? max(0, w.m0 + w.diag - window + 1) : 0;
-  w.n_tiles = max(0, w.top - kv_begin / BN);
+  const AttnKvTiles kv = attn_kv_tiles(w.m0, BM, BN, w.seq_q, w.seq_k, CAUSAL, WINDOW, window);
+  w.top = kv.top;
+  w.n_tiles = kv.n;
   return w;
 }
 

@@ -97,6 +97,22 @@ struct AttnFwdWgmmaPlan {
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
 };
 
+// The K/V tiles [top - n, top) of block_N keys that query rows [m0, m0 + block_M) of a sequence visit: none past
+// seq_k; causal, none past the block's last row's bottom-right diagonal (row r sees keys <= r + seq_k - seq_q); with a
+// window (causal), none wholly before the block's first row's band (r + diag - window, r + diag]. The kernel walks
+// this range, and the host's causal work model (attn_fwd.cpp's wgmma_section) costs each work tile by it.
+struct AttnKvTiles {
+  int top, n;
+};
+TL_HOST_DEVICE constexpr AttnKvTiles attn_kv_tiles(int m0, int block_M, int block_N, int seq_q, int seq_k, bool causal,
+                                                   bool windowed, int window) {
+  const int diag = seq_k - seq_q;
+  const int kv_end = causal ? detail::imax(0, detail::imin(seq_k, m0 + block_M + diag)) : seq_k;
+  const int top = (kv_end + block_N - 1) / block_N;
+  const int kv_begin = windowed ? detail::imax(0, m0 + diag - window + 1) : 0;
+  return {top, detail::imax(0, top - kv_begin / block_N)};
+}
+
 // sqrt(x) for x >= 1 by Newton's iteration (std::sqrt is not constexpr): converged to double precision.
 TL_HOST_DEVICE constexpr double constexpr_sqrt(double x) {
   double r = x;
