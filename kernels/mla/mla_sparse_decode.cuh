@@ -15,8 +15,8 @@
 // `parts` and `num_splits`; grid (num_parts, m_tiles), m_tiles = ceil(heads / 64)); the consumer warpgroups are
 // mla.decode's own code (mla_consumer.cuh: Q K^T, online softmax, P V, the merge of split requests by the CTA that
 // finishes last), on mla.decode's shared-memory tiles (mla_decode_plan.hpp). Only the producer differs; it gathers
-// as C.gather says: by cp.async copies into the stage (`copies`, the default, described first), or into registers
-// (`regs`, after it), or `paired` (registers in a crossover pair, copies elsewhere).
+// as C.gather says: by cp.async copies into the stage (`copies`, described first), or into registers (`regs`, after
+// it; the spec's default with one Q K^T warpgroup), or `paired` (registers in a crossover pair, copies elsewhere).
 //
 // Threads: 3 warpgroups. Warpgroup 0, the producer, fills the 2-stage ring of 64-token bf16 KV tiles; warp w owns
 // rows 16w .. 16w + 15 of each block. Lanes 0..15 hold the warp's 16 index entries of the block, read a block ahead;
