@@ -350,7 +350,7 @@ KernelSpec bwd_base() {
   };
   k.test_problems = bwd_test_problems;
   // cuDNN's SDPA backward on the same Q, K, V, O, dO and LSE (`--vs cudnn`), its dQ compared with ours.
-  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+  k.baseline = [](const Values& p, const Values&) -> std::optional<BaselineSpec> {
     const BwdDims x(p);
     BaselineSpec b;
     b.kind = "cudnn_sdpa";
@@ -513,8 +513,7 @@ KernelSpec attn_bwd_wgmma_spec() {
   // a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
-    return std::vector<KV>{{{"dq_defer", "false"}},
-                           {{"dq_defer", "false"}, {"num_stages", "1"}},
+    return std::vector<KV>{{{"dq_defer", "false"}, {"num_stages", "1"}},
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}}};
   };

@@ -276,7 +276,7 @@ KernelSpec attn_decode_spec() {
   k.test_problems = decode_test_problems;
   // cuDNN's SDPA graph over the same q, k, v (`--vs cudnn`), the cache's end-aligned causal mask being its
   // bottom-right one; requests' own cache lengths (varlen, empty caches) its padding mask's.
-  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+  k.baseline = [](const Values& p, const Values&) -> std::optional<BaselineSpec> {
     const Dims x(p);
     BaselineSpec b;
     b.kind = "cudnn_sdpa";

@@ -189,7 +189,7 @@ KernelSpec attn_base() {
   };
   k.test_problems = attn_test_problems;
   // cuDNN's SDPA graph on the same Q, K, V (`--vs cudnn`), into an O of its own compared with ours.
-  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+  k.baseline = [](const Values& p, const Values&) -> std::optional<BaselineSpec> {
     const Dims x(p);
     BaselineSpec b;
     b.kind = "cudnn_sdpa";

@@ -119,7 +119,7 @@ KernelSpec gemm_simt_spec() {
     const GemmSimtPlan plan = make_plan(simt_config(p, c));
     return std::vector<LayoutInfo>{{"smem_A", memory_spec(plan.smem_A, "f32")}, {"smem_B", memory_spec(plan.smem_B, "f32")}};
   };
-  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+  k.baseline = [](const Values& p, const Values&) -> std::optional<BaselineSpec> {
     BaselineSpec b;
     b.layout = "nn";
     b.M = static_cast<int>(p.integer("M"));

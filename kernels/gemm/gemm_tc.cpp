@@ -146,7 +146,7 @@ KernelSpec gemm_tc_base() {
     }
   };
   // cuBLAS on the same buffers: "nt" (B N x K) or "nn" (B K x N), output in out_dtype, fp32 compute.
-  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+  k.baseline = [](const Values& p, const Values&) -> std::optional<BaselineSpec> {
     BaselineSpec b;
     b.layout = p.boolean("trans_B") ? "nt" : "nn";
     b.M = static_cast<int>(p.integer("M"));
@@ -901,7 +901,7 @@ KernelSpec gemm_fp8_spec() {
   // cuBLASLt's FP8 matmul on the same buffers, with the same scales (per tensor, outer vectors, 1 x 128 by 128 x 128
   // blocks), output type and accumulation: it promotes as fast_accum=false does, and fast_accum=true sets its
   // FAST_ACCUM (no promotion), so each mode is compared with its like.
-  k.baseline = [](const Values& p) -> std::optional<BaselineSpec> {
+  k.baseline = [](const Values& p, const Values& c) -> std::optional<BaselineSpec> {
     BaselineSpec b;
     b.kind = "cublaslt_fp8";
     b.M = static_cast<int>(p.integer("M"));
@@ -910,9 +910,9 @@ KernelSpec gemm_fp8_spec() {
     b.in = DType::e4m3;
     b.out = out_type(p);
     b.scaling = p.text("scaling");
+    b.fast_accum = c.boolean("fast_accum");
     return b;
   };
-  k.baseline_config = [](const Values& c, BaselineSpec& b) { b.fast_accum = c.boolean("fast_accum"); };
   // Entries are sums of K products of e4m3 values in [-2, 2) (variance 4/3 each) times scales in [0.5, 2): a bf16 C
   // is rounded to 2^-9 of entries up to about 24 sqrt(K). An f32 C carries the tensor cores' own rounding of the
   // sums they accumulate, which grows with how many they add: measured on the H100 at K = 1008, relative 1.1e-4 and

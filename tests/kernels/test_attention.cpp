@@ -85,7 +85,7 @@ TEST(Attention, CanImplementRefusesWithReasons) {
   auto banded = instantiate(attn_wgmma(), {{"window", "64"}}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(banded.ok()) << banded.status().message();
   EXPECT_NE(banded->name_expression.find(".causal = true"), std::string::npos);
-  EXPECT_TRUE(banded->spec->baseline(banded->problem)->sdpa.causal);
+  EXPECT_TRUE(banded->spec->baseline(banded->problem, banded->config)->sdpa.causal);
   auto wide = instantiate(attn_wgmma(), {{"window", "64"}, {"seq_q", "300"}, {"seq_k", "200"}}, {}, limits_for_arch("sm_90a"));
   ASSERT_FALSE(wide.ok());
   EXPECT_NE(wide.status().message().find("window=64 with seq_q=300"), std::string::npos) << wide.status().message();
@@ -241,7 +241,7 @@ TEST(Attention, WindowAndSinksReferenceMatchesADirectComputation) {
   KV ws = w;
   ws["sinks"] = "true";
   auto kw = instantiate(attn_wgmma(), ws, {}, limits_for_arch("sm_90a")).value();
-  const auto base = kw.spec->baseline(kw.problem).value();
+  const auto base = kw.spec->baseline(kw.problem, kw.config).value();
   EXPECT_EQ(base.sdpa.window, 4);
   EXPECT_EQ(base.sdpa.sinks, "sinks");
 }
@@ -515,7 +515,7 @@ TEST(AttentionWgmma, MlaPrefillShapeGeometry) {
   EXPECT_EQ(shape["O"], (std::vector<std::int64_t>{2, 1000, 8, 128}));
   EXPECT_EQ(box["tma_K"], (std::vector<std::int64_t>{64, 1, 112, 1}));
   EXPECT_EQ(box["tma_V"], (std::vector<std::int64_t>{64, 1, 112, 1}));
-  const auto base = k.spec->baseline(k.problem).value();
+  const auto base = k.spec->baseline(k.problem, k.config).value();
   EXPECT_EQ(base.sdpa.dim, 192);
   EXPECT_EQ(base.sdpa.dim_v, 128);
   EXPECT_DOUBLE_EQ(base.sdpa.scale, 1.0 / std::sqrt(192.0));

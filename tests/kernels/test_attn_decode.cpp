@@ -207,7 +207,7 @@ TEST(AttnDecode, FlopsBytesAndBaseline) {
   auto c = instantiate(decode(), {{"batch", "1"}, {"seq_q", "4"}, {"seq_k", "100"}, {"heads", "1"}, {"heads_kv", "1"},
                                   {"dim", "64"}}, {}, hopper()).value();
   EXPECT_DOUBLE_EQ(c.flops, 4.0 * 64 * (4 * 100 - 6));
-  const auto base = c.spec->baseline(c.problem);
+  const auto base = c.spec->baseline(c.problem, c.config);
   ASSERT_TRUE(base.has_value());
   EXPECT_TRUE(base->sdpa.causal);  // bottom-right aligned: cuDNN's causal_mask_bottom_right
   EXPECT_EQ(base->sdpa.seq_q, 4);
@@ -215,7 +215,7 @@ TEST(AttnDecode, FlopsBytesAndBaseline) {
   EXPECT_FALSE(base->sdpa.varlen());
   // Requests' own cache lengths: cuDNN's padding mask over the padded cache (request i's keys at row i · seq_k).
   auto z = instantiate(decode(), {{"batch", "2"}, {"seq_k", "100"}, {"zero_lengths", "true"}}, {}, hopper()).value();
-  const SdpaBaseline zb = z.spec->baseline(z.problem)->sdpa;
+  const SdpaBaseline zb = z.spec->baseline(z.problem, z.config)->sdpa;
   EXPECT_EQ(zb.len_k, (std::vector<std::int64_t>{100, 0}));
   EXPECT_EQ(zb.start_k, (std::vector<std::int64_t>{0, 100}));
   EXPECT_EQ(zb.len_q, (std::vector<std::int64_t>{zb.seq_q, zb.seq_q}));

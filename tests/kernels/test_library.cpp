@@ -328,7 +328,7 @@ TEST(Library, TensorCoreGemmReferenceFollowsTheBLayout) {
     double c25 = 0;  // row 2, column 5 by hand
     for (int kk = 0; kk < 16; ++kk) c25 += A.at(2 * 16 + kk) * (std::string(trans) == "true" ? B.at(5 * 16 + kk) : B.at(kk * 8 + 5));
     EXPECT_DOUBLE_EQ(k.spec->reference(k.problem, in, "C", {2 * 8 + 5}).value().at(0), c25);
-    const auto b = k.spec->baseline(k.problem).value();
+    const auto b = k.spec->baseline(k.problem, k.config).value();
     EXPECT_EQ(b.layout, std::string(trans) == "true" ? "nt" : "nn");
     EXPECT_EQ(b.out, DType::f32);
   }

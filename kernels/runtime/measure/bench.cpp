@@ -100,7 +100,7 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
 
 std::string baseline_of(const KernelInstance& instance) {
   if (!instance.spec || !instance.spec->baseline) return "";
-  const std::optional<BaselineSpec> b = instance.spec->baseline(instance.problem);
+  const std::optional<BaselineSpec> b = instance.spec->baseline(instance.problem, instance.config);
   return b ? baseline_library(b->kind) : "";
 }
 
@@ -109,8 +109,7 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
     return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas, cudnn)");
   const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
   std::optional<BaselineSpec> b;
-  if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem);
-  if (b && instance.spec->baseline_config) instance.spec->baseline_config(instance.config, *b);
+  if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem, instance.config);
   const std::string library = library_title(vs);
   if (!b || baseline_library(b->kind) != vs)
     return make_error(ErrorCode::unsupported, "--vs " + vs + ": " + name + " has no " + library +

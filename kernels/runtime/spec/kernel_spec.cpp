@@ -385,8 +385,9 @@ Result<Timeline> model_timeline(const KernelInstance& instance, const ModelDevic
 std::string spec_baseline_library(const KernelSpec& spec) {
   if (!spec.baseline) return "";
   auto problem = spec.problem.resolve({}, "problem");
-  if (!problem) return "";
-  const std::optional<BaselineSpec> b = spec.baseline(*problem);
+  auto config = spec.config.resolve({}, "config");
+  if (!problem || !config) return "";
+  const std::optional<BaselineSpec> b = spec.baseline(*problem, *config);
   return b ? baseline_library(b->kind) : "";
 }
 

@@ -208,11 +208,8 @@ struct KernelSpec {
   // Marks one warp records at most for this problem and config (sizes the timeline buffer); unset: the default.
   std::function<std::uint32_t(const Values& problem, const Values& config, const DeviceLimits& limits)> probe_capacity;
   // The library call computing the same result on the same buffers (`bench --vs cublas|cudnn`: cuBLAS's GEMM,
-  // cuDNN's SDPA); unset: none.
-  std::function<std::optional<BaselineSpec>(const Values& problem)> baseline;
-  // What of the config the baseline follows, set on the problem's (gemm.fp8: fast_accum, so that cuBLASLt runs in
-  // the same accumulation mode as the kernel); unset: nothing.
-  std::function<void(const Values& config, BaselineSpec& baseline)> baseline_config;
+  // cuDNN's SDPA), in the config's mode where it has one (gemm.fp8's fast_accum: cuBLASLt's FAST_ACCUM); unset: none.
+  std::function<std::optional<BaselineSpec>(const Values& problem, const Values& config)> baseline;
   // Per output: how its positions are sampled (unset: single elements, the run's max_samples).
   std::function<OutputSampling(const Values& problem, const std::string& output)> sampling;
   // Problems of `tilelab test` (dtype is added by the runner); `full` asks for the longer list. Unset: the
