@@ -520,7 +520,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     return g;
   };
   // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, O, LSE, cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks,
-  // batch, section, sinks, window). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
+  // batch, section, sinks, window, tile_counter). Q, K and V are reached only through their tensor maps, one box = 64 columns (128 bytes) of one
   // head x block rows; O through its map (a consumer warpgroup's 64 rows; epilogue=tma) and its pointer (the rest).
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     auto a = attn_args(p);
@@ -544,6 +544,12 @@ KernelSpec attn_fwd_wgmma_spec() {
     else
       a.push_back(ArgSpec::scalar("sinks", DType::u64, 0));
     a.push_back(ArgSpec::scalar("window", DType::i32, d(p.integer("window"))));
+    // schedule=dynamic's work counter, one per launch (zeroed when allocated; the grid's last fetch resets it for the
+    // next repetition); static schedules never read it.
+    if (cfg.dynamic)
+      a.push_back(ArgSpec::tensor("tile_counter", DType::i32, {1}, ArgRole::scratch));
+    else
+      a.push_back(ArgSpec::scalar("tile_counter", DType::u64, 0));
     return a;
   };
   k.probes = attn_fwd_wgmma_probe_names();

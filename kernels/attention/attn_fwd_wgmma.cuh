@@ -13,8 +13,8 @@
 // `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
 // or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
 // still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
-// DYNAMIC (config schedule): after tile i, a CTA's producer takes the next tile in that order from a global counter
-// whenever it starts one, and passes its number to the consumers through a two-slot ring in shared memory, so CTAs
+// DYNAMIC (config schedule): after tile i, a CTA's producer takes the next tile in that order from a counter in
+// global memory (`tile_counter`, the launch's own: two launches in flight never share one) whenever it starts one, and passes its number to the consumers through a two-slot ring in shared memory, so CTAs
 // that drew light (causal) tiles take more of them: longest-first list scheduling instead of static striding.
 // Threads: 1 + C warpgroups (C = BM / 64 consumers: 1, 2, or 3 at BM 192, FlashAttention-3's d 64 tile, where the
 // softmax's exp2 per FLOP is double d 128's and a third warpgroup's softmax has two others' GEMMs to hide behind).
@@ -90,10 +90,6 @@
 namespace tl {
 namespace attn_wgmma_detail {
 
-// schedule=dynamic's counter of work tiles handed out (a variable template: only dynamic kernels have one).
-template <bool>
-__device__ int attn_tile_counter = 0;
-
 // One work tile of the grid-stride loop: query block m_block of head h of sequence b, and the K/V tiles it needs.
 // Order (tile/work_order.hpp): query block fastest, then head, then sequence, so CTAs running at the same time
 // share a head's K and V in L2; causal grids take the query blocks with the most keys first, and with section > 0
@@ -137,7 +133,8 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    unsigned short* __restrict__ O, float* __restrict__ LSE,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
-                   int m_blocks, int batch, int section, const float* __restrict__ sinks, int window) {
+                   int m_blocks, int batch, int section, const float* __restrict__ sinks, int window,
+                   int* __restrict__ tile_counter) {
   using namespace attn_wgmma_detail;
   using namespace wgmma_ops;
   using Probe = AttnFwdWgmmaProbe;
@@ -225,7 +222,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     // DYNAMIC: after its first tile (blockIdx.x) a CTA takes gridDim.x + the counter's next value, until that is past
     // the tiles, and hands each number (the last one too: the consumers' stop) to the consumers. Every CTA ends on
     // exactly one number past the tiles, so the grid's last fetch (value max(0, T - G) + G - 1) knows all are done
-    // and sets the counter back to 0 for the next launch (a module global, zero when loaded).
+    // and sets the counter back to 0 for the next launch (it is zero at launch: a scratch tensor, zeroed when made).
     int tile_round = 0;
     auto publish = [&](int t) {
       const int r = tile_round++;
@@ -238,10 +235,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
     auto fetch = [&]() {
       const int grid = static_cast<int>(gridDim.x);
       int v = 0;
-      if constexpr (DYNAMIC) {  // (the counter exists only where this is compiled)
+      if constexpr (DYNAMIC) {  // (static schedules get a null tile_counter)
         if (tid == 0) {
-          v = atomicAdd(&attn_tile_counter<DYNAMIC>, 1);
-          if (v == max(0, work_tiles - grid) + grid - 1) atomicExch(&attn_tile_counter<DYNAMIC>, 0);
+          v = atomicAdd(tile_counter, 1);
+          if (v == max(0, work_tiles - grid) + grid - 1) atomicExch(tile_counter, 0);
         }
       }
       return grid + __shfl_sync(0xffffffffu, v, 0);

@@ -437,7 +437,7 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
       if (a.kind != ArgSpec::Kind::tensor || a.is_param) params.push_back(a.name);
     EXPECT_EQ(params, (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "tma_O", "O", "LSE", "cu_seqlens_q",
                                                 "cu_seqlens_k", "heads", "heads_kv", "m_blocks", "batch", "section",
-                                                "sinks", "window"}));
+                                                "sinks", "window", "tile_counter"}));
     EXPECT_EQ(arg(k, "batch").value, 3);
     EXPECT_EQ(arg(k, "m_blocks").value, 8);
     EXPECT_EQ(arg(k, "section").value, 64);  // section -1 (auto): 512 work tiles / 8 query blocks
@@ -449,6 +449,14 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     EXPECT_EQ(sinks.kind, ArgSpec::Kind::tensor);
     EXPECT_EQ(sinks.shape, (std::vector<std::int64_t>{8}));
     EXPECT_EQ(sinks.dtype, DType::f32);
+    // schedule=dynamic's work counter is the launch's own (a zeroed scratch int), a null pointer for static ones.
+    EXPECT_EQ(arg(k, "tile_counter").kind, ArgSpec::Kind::scalar);
+    KV pc = p;
+    pc["causal"] = "true";
+    const ArgSpec counter = arg(instantiate(attn_wgmma(), pc, {}, limits_for_arch("sm_90a")).value(), "tile_counter");
+    EXPECT_EQ(counter.kind, ArgSpec::Kind::tensor);
+    EXPECT_EQ(counter.role, ArgRole::scratch);
+    EXPECT_EQ(counter.shape, (std::vector<std::int64_t>{1}));
     for (const auto& a : k.args) {
       if (a.kind != ArgSpec::Kind::tensor_map) continue;
       // O's map stores one consumer warpgroup's 64 rows.
