@@ -33,7 +33,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .lookahead = c.boolean("lookahead"),
           .gather = gather == "regs"     ? MlaSparseGather::regs
                     : gather == "paired" ? MlaSparseGather::paired
-                                         : MlaSparseGather::copies};
+                                         : MlaSparseGather::copies,
+          .late_reload = c.boolean("late_reload"), .row_prefetch = c.boolean("row_prefetch")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -245,7 +246,14 @@ KernelSpec mla_sparse_decode_spec() {
                                       "warp, stored once as bf16 (1.00-1.21x copies on an H100, docs/perf.md); or "
                                       "paired: registers where CTAs pair (crossover), copies elsewhere (regs and paired "
                                       "need qk_warpgroups=1: the consumers get 208 and 168 registers, the producer "
-                                      "128); auto: regs with qk_warpgroups=1, else copies")}};
+                                      "128); auto: regs with qk_warpgroups=1, else copies"),
+               ParamSpec::boolean("late_reload", false,
+                                  "gather=regs: the ring loads the next block's rows after this block is published, "
+                                  "not before (ptxas's moves of reloaded values wait for the loads, and before the "
+                                  "publish they held the block's full barrier back by one load latency)"),
+               ParamSpec::boolean("row_prefetch", false,
+                                  "gather=regs: the rows of the block after next prefetched into L2 (a bulk prefetch "
+                                  "per row), so the ring's loads a block later hit L2")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -254,7 +262,10 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
+        {{"late_reload", "true"}, {"row_prefetch", "true"}},
+        {{"late_reload", "true"}, {"row_prefetch", "true"}, {"crossover", "false"}},
+        {{"gather", "paired"}, {"late_reload", "true"}, {"row_prefetch", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

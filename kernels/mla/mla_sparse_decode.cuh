@@ -365,6 +365,11 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             const int s = it & 1;
             const unsigned stage = base + P.kv_stage(s) + wrow;
             const unsigned mask = __ballot_sync(0xffffffffu, cur != kNone) & 0xffffu;
+            // row_prefetch: the next block's rows (lanes tb .. tb + TR - 1), which the ring loads at this block's end.
+            if constexpr (C.row_prefetch) {
+              if (lane >= tb && lane < tb + TR && next_rows != kNone)
+                bulk_prefetch_l2(kv + static_cast<unsigned long long>(next_rows) * kMlaFp8RowBytes, kMlaFp8RowBytes);
+            }
             TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
             mbar_wait(base + P.empty_bar(s), empty_parity(it));
             TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
@@ -385,12 +390,16 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 if (t0 + D < TR) load(cur, t0 + D + j, j);
-                else load(next_rows, j, j);
+                else if constexpr (!C.late_reload) load(next_rows, j, j);
               }
             }
             // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
             fence_proxy_async_smem();
             mbar_arrive(base + P.full_bar(s));
+            if constexpr (C.late_reload) {
+#pragma unroll
+              for (int j = 0; j < D; ++j) load(next_rows, j, j);
+            }
             TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
             TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
             cur = next_rows;

@@ -51,6 +51,14 @@ struct MlaSparseDecodeConfig {
   // the copies only. Measured 1.00-1.21x copies on an H100 (docs/perf.md); the spec's `auto` (its default) takes it
   // with one Q K^T warpgroup.
   MlaSparseGather gather = MlaSparseGather::copies;
+  // gather=regs: the ring's loads of the next block's rows are issued after this block is published (fence and
+  // full-barrier arrival), not before: ptxas moves some reloaded values back into the ring's registers at the loop's
+  // end, and each move waits for its load where it is placed, so before the publish it held the full barrier back by
+  // one load latency.
+  bool late_reload = false;
+  // gather=regs: the rows of the block after next are prefetched into L2 (one bulk prefetch of 656 bytes per row)
+  // when their index entries become cache rows, a block before the ring loads them: the loads then hit L2.
+  bool row_prefetch = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -164,6 +172,8 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .raw("gather", std::string("tl::MlaSparseGather::") + (c.gather == MlaSparseGather::regs     ? "regs"
                                                              : c.gather == MlaSparseGather::paired ? "paired"
                                                                                                    : "copies"))
+      .field("late_reload", c.late_reload)
+      .field("row_prefetch", c.row_prefetch)
       .str();
 }
 
