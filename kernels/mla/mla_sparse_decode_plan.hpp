@@ -59,6 +59,9 @@ struct MlaSparseDecodeConfig {
   // gather=regs: the rows of the block after next are prefetched into L2 (one bulk prefetch of 656 bytes per row)
   // when their index entries become cache rows, a block before the ring loads them: the loads then hit L2.
   bool row_prefetch = false;
+  // gather=regs: a lane's two 16-byte stores of a row take their values in store order from the conversion's byte
+  // permutes (a per-lane selector picks the source words), instead of 8 selects per row after it.
+  bool perm_swap = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -174,6 +177,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                                                                    : "copies"))
       .field("late_reload", c.late_reload)
       .field("row_prefetch", c.row_prefetch)
+      .field("perm_swap", c.perm_swap)
       .str();
 }
 
