@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // where `first`, of the word 8 bytes on (v.z, v.w) in a permute's second operand; ^ 0x2222 takes bytes 2 and 3,
       // ^ 0x4444 the other word. Bytes 0 and 2 of the result are don't-cares (e4m3x2_to_bf16x2_scaled masks them).
       constexpr bool SWAP = C.perm_swap && REGS;
-      const unsigned sel_lo = first ? 0x5444u : 0x1000u;
+      [[maybe_unused]] const unsigned sel_lo = first ? 0x5444u : 0x1000u;
       // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
       const unsigned out_a = col_off(nope_at.col + 8 * first);
       const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
