@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# mla.sparse_decode's gather=regs switches (late_reload, row_prefetch, perm_swap) on a GPU machine, one call: the
+# quick matrix, two rounds of a sweep over the switches' 8 combinations at issue 19's four shapes (round 2 in reversed
+# value order, so each config runs early once and late once), FlashMLA's sparse decode on the same shapes in the same
+# call, a timeline of all three switches at V3.2 b 64, and the --full matrix last. Here: copy this script into a
+# bundle made by mla_sparse_device.sh's --prepare (or cmake/bundle_for_device.sh plus kernels/, device_env.sh,
+# flashmla_sparse.py) whose NVRTC cache holds the sweep's points; there: `bash DIR/mla_sparse6_device.sh DIR`, with
+# FlashMLA unpacked into /tmp/flashmla beforehand (its bundle's unpack.sh). Prints one table per round.
+set -u
+D=$(cd "${1:?usage: mla_sparse6_device.sh DIR}" && pwd)
+. "$D/device_env.sh" sparse6
+K=mla.sparse_decode
+V32="seq_q=2,heads=128,seq_k=32768,topk=2048,varlen=true"
+PROBLEMS=(--problem "batch=64,$V32" --problem "batch=128,$V32"
+  --problem "batch=148,seq_q=2,heads=128,seq_k=32768,topk=16384,varlen=true"
+  --problem "batch=148,seq_q=2,heads=64,seq_k=32768,topk=16384,varlen=true")
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+s=$SECONDS; timeout 90 "$T" test --kernel $K --timeout 30 > "$OUT/test_quick.txt" 2>&1
+echo "test --quick: rc=$? $((SECONDS - s)) s: $(grep -E 'passed, ' "$OUT/test_quick.txt" | tail -1)"
+grep -E " (FAIL|ERROR|TIMEOUT|FAULT) " "$OUT/test_quick.txt" | head -8 | cut -c1-300
+table() {
+  python3 - "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for p in j["points"]:
+    pr, c = p["problem"], p["config"]
+    name = f"b{pr['batch']} h{pr['heads']} topk{pr['topk']}"
+    sw = " ".join(k for k in ("perm_swap", "late_reload", "row_prefetch") if c.get(k) in (True, "true")) or "defaults"
+    if "median_ms" in p:
+        print(f"  {name:22s} {sw:36s} {p['tflops']:7.1f} TFLOP/s {p['median_ms']:8.4f} ms {'PASS' if p['passed'] else 'FAIL'}")
+    else:
+        print(f"  {name:22s} {sw:36s} {p['status']} {p['reason'][:80]}")
+PY
+}
+sweep() {
+  s=$SECONDS
+  timeout 240 "$T" sweep $K "${PROBLEMS[@]}" --space "$2" --samples 4096 --no-store --fresh --plain --timeout 60 \
+    --json "$OUT/sweep$1.json" > "$OUT/sweep$1.txt" 2>&1
+  echo "sweep round $1 ($2): rc=$? $((SECONDS - s)) s"
+  table "$OUT/sweep$1.json"
+}
+sweep 1 'perm_swap=false,true;late_reload=false,true;row_prefetch=false,true'
+if [ -d /tmp/flashmla ]; then
+  s=$SECONDS; PYTHONPATH=/tmp/flashmla timeout 150 python3 "$D/flashmla_sparse.py" > "$OUT/flashmla.txt" 2>&1
+  echo "FlashMLA: rc=$? $((SECONDS - s)) s"; cat "$OUT/flashmla.txt" | tail -8
+fi
+sweep 2 'perm_swap=true,false;late_reload=true,false;row_prefetch=true,false'
+s=$SECONDS
+timeout 90 "$T" timeline $K --problem "batch=64,$V32" --config late_reload=true,row_prefetch=true,perm_swap=true \
+  --out /tmp/sparse6_timeline.json --stats > "$OUT/timeline.txt" 2>&1
+echo "timeline (V3.2 b64, all three switches): rc=$? $((SECONDS - s)) s"
+grep -E "^ *(index|load_wait|dequant|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -10
+s=$SECONDS; timeout "${FULL_S:-200}" "$T" test --kernel $K --full --timeout 30 > "$OUT/test_full.txt" 2>&1
+echo "test --full: rc=$? $((SECONDS - s)) s: $(grep -E 'passed, ' "$OUT/test_full.txt" | tail -1)"
+grep -E " (FAIL|ERROR|TIMEOUT|FAULT) " "$OUT/test_full.txt" | head -12 | cut -c1-300
