@@ -9,15 +9,17 @@
 set -u
 D=$(cd "${1:?usage: mla_sparse6_device.sh DIR}" && pwd)
 . "$D/device_env.sh" sparse6
+rm -f "$S"  # the call returns at most 8 files: the log, two sweeps, FlashMLA, the timeline, --full
+exec > >(tee -a "$OUT/log.txt") 2>&1
 K=mla.sparse_decode
 V32="seq_q=2,heads=128,seq_k=32768,topk=2048,varlen=true"
 PROBLEMS=(--problem "batch=64,$V32" --problem "batch=128,$V32"
   --problem "batch=148,seq_q=2,heads=128,seq_k=32768,topk=16384,varlen=true"
   --problem "batch=148,seq_q=2,heads=64,seq_k=32768,topk=16384,varlen=true")
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
-s=$SECONDS; timeout 90 "$T" test --kernel $K --timeout 30 > "$OUT/test_quick.txt" 2>&1
-echo "test --quick: rc=$? $((SECONDS - s)) s: $(grep -E 'passed, ' "$OUT/test_quick.txt" | tail -1)"
-grep -E " (FAIL|ERROR|TIMEOUT|FAULT) " "$OUT/test_quick.txt" | head -8 | cut -c1-300
+s=$SECONDS; timeout 90 "$T" test --kernel $K --timeout 30 > /tmp/sparse6_quick.txt 2>&1
+echo "test --quick: rc=$? $((SECONDS - s)) s: $(grep -E 'passed, ' /tmp/sparse6_quick.txt | tail -1)"
+grep -E " (FAIL|ERROR|TIMEOUT|FAULT) " /tmp/sparse6_quick.txt | head -8 | cut -c1-300
 table() {
   python3 - "$1" <<'PY'
 import json, sys
@@ -35,7 +37,7 @@ PY
 sweep() {
   s=$SECONDS
   timeout 240 "$T" sweep $K "${PROBLEMS[@]}" --space "$2" --samples 4096 --no-store --fresh --plain --timeout 60 \
-    --json "$OUT/sweep$1.json" > "$OUT/sweep$1.txt" 2>&1
+    --json "$OUT/sweep$1.json" > "/tmp/sparse6_sweep$1.txt" 2>&1
   echo "sweep round $1 ($2): rc=$? $((SECONDS - s)) s"
   table "$OUT/sweep$1.json"
 }
