@@ -36,19 +36,19 @@ PY
 }
 sweep() {
   s=$SECONDS
-  timeout 240 "$T" sweep $K "${PROBLEMS[@]}" --space "$2" --samples 4096 --no-store --fresh --plain --timeout 60 \
+  timeout "${SWEEP_S:-170}" "$T" sweep $K "${PROBLEMS[@]}" --space "$2" --samples 4096 --no-store --fresh --plain --timeout 60 \
     --json "$OUT/sweep$1.json" > "/tmp/sparse6_sweep$1.txt" 2>&1
   echo "sweep round $1 ($2): rc=$? $((SECONDS - s)) s"
   table "$OUT/sweep$1.json"
 }
 sweep 1 'perm_swap=false,true;late_reload=false,true;row_prefetch=false,true'
 if [ -d /tmp/flashmla ]; then
-  s=$SECONDS; PYTHONPATH=/tmp/flashmla timeout 150 python3 "$D/flashmla_sparse.py" > "$OUT/flashmla.txt" 2>&1
+  s=$SECONDS; PYTHONPATH=/tmp/flashmla timeout 120 python3 "$D/flashmla_sparse.py" > "$OUT/flashmla.txt" 2>&1
   echo "FlashMLA: rc=$? $((SECONDS - s)) s"; cat "$OUT/flashmla.txt" | tail -8
 fi
 sweep 2 'perm_swap=true,false;late_reload=true,false;row_prefetch=true,false'
 s=$SECONDS
-timeout 90 "$T" timeline $K --problem "batch=64,$V32" --config late_reload=true,row_prefetch=true,perm_swap=true \
+timeout 60 "$T" timeline $K --problem "batch=64,$V32" --config late_reload=true,row_prefetch=true,perm_swap=true \
   --out /tmp/sparse6_timeline.json --stats > "$OUT/timeline.txt" 2>&1
 echo "timeline (V3.2 b64, all three switches): rc=$? $((SECONDS - s)) s"
 grep -E "^ *(index|load_wait|dequant|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -10
