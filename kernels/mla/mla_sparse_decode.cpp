@@ -34,8 +34,7 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .gather = gather == "regs"     ? MlaSparseGather::regs
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
-          .late_reload = c.boolean("late_reload"), .row_prefetch = c.boolean("row_prefetch"),
-          .perm_swap = c.boolean("perm_swap")};
+          .late_reload = c.boolean("late_reload")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -248,16 +247,11 @@ KernelSpec mla_sparse_decode_spec() {
                                       "paired: registers where CTAs pair (crossover), copies elsewhere (regs and paired "
                                       "need qk_warpgroups=1: the consumers get 208 and 168 registers, the producer "
                                       "128); auto: regs with qk_warpgroups=1, else copies"),
-               ParamSpec::boolean("late_reload", false,
-                                  "gather=regs: the ring loads the next block's rows after this block is published, "
-                                  "not before (ptxas's moves of reloaded values wait for the loads, and before the "
-                                  "publish they held the block's full barrier back by one load latency)"),
-               ParamSpec::boolean("row_prefetch", false,
-                                  "gather=regs: the rows of the block after next prefetched into L2 (a bulk prefetch "
-                                  "per row), so the ring's loads a block later hit L2"),
-               ParamSpec::boolean("perm_swap", false,
-                                  "gather=regs: the conversion's byte permutes take each lane's source words in its "
-                                  "store order (a per-lane selector) instead of 8 selects per row after it")}};
+               ParamSpec::boolean("late_reload", true,
+                                  "gather=regs in crossover pairs: the ring loads the next block's rows after this "
+                                  "block is published, not before (ptxas's moves of reloaded values wait for their "
+                                  "loads, and before the publish they held the block back by a load latency; "
+                                  "1.11-1.14x at the 128-head shapes on an H100, docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -267,9 +261,7 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
         {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
-        {{"late_reload", "true"}, {"row_prefetch", "true"}, {"perm_swap", "true"}},
-        {{"late_reload", "true"}, {"row_prefetch", "true"}, {"perm_swap", "true"}, {"crossover", "false"}},
-        {{"gather", "paired"}, {"late_reload", "true"}, {"row_prefetch", "true"}, {"perm_swap", "true"}}};
+        {{"gather", "paired"}, {"late_reload", "false"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

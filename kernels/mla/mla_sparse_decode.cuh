@@ -59,12 +59,11 @@
 // empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
 // shared memory. Registers: the producer 128, consumer 0 208, consumer 1 (P V only) 168, each set in its own
 // branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); the
-// spec's default (`auto`) with one Q K^T warpgroup. Three switches of this path (off unless docs/perf.md says
-// otherwise): C.late_reload issues the ring's loads of the next block after the block is published (ptxas moves some
-// reloaded values back into the ring's registers at the loop's end, and a move waits for its load: before the publish
-// that held the full barrier back by a load latency); C.row_prefetch asks L2 for the next block's rows (one
-// cp.async.bulk.prefetch per row) when the block starts, so the ring's loads of them hit L2; C.perm_swap picks each
-// lane's store order in the conversion's byte permutes (a per-lane selector) instead of 8 selects per row after it.
+// spec's default (`auto`) with one Q K^T warpgroup. C.late_reload (default on; crossover pairs): the ring loads the
+// next block's rows after this block is published, not before. ptxas moves some reloaded values back into the ring's
+// registers at the loop's end, and a move waits for its load where it is placed: before the publish that held the
+// full barrier back by a load latency (1.11-1.14x at the 128-head shapes on an H100, docs/perf.md). Without a peer
+// (64 heads) the order stays: there it measured 1.01x, and its build spilled in consumer 0.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -82,13 +81,6 @@ namespace mla_sparse_detail {
 
 // Copy groups: token t's copies are committed as group t / 4, so the dequant of token t waits for its group only.
 enum : int { kGroupTokens = 4 };
-
-// perm_swap: two e4m3 values (bytes 1 and 3 of w; bytes 0 and 2 are ignored) as a bf16 pair times 2^-120, as
-// e4m3x4_to_bf16x4_scaled (tile/convert.cuh) converts them from a permute whose other bytes are zero: those bytes
-// land only on bits its masks clear.
-TL_DEVICE_INLINE unsigned e4m3x2_to_bf16x2_scaled(unsigned w) {
-  return (w & 0x80008000u) | ((w >> 4) & 0x07F007F0u);
-}
 
 // gather=regs: what a token without a valid index loads (zeros: a zero row in the stage). A variable template, so a
 // module that does not use it (mla.sparse_prefill's) does not hold it.
@@ -227,11 +219,6 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
       const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
       const bool first = (lane >> 2) & 1;
-      // perm_swap (gather=regs): the selector of a first chunk's low pair, bytes 0 and 1 of a word (v.x, v.y) or,
-      // where `first`, of the word 8 bytes on (v.z, v.w) in a permute's second operand; ^ 0x2222 takes bytes 2 and 3,
-      // ^ 0x4444 the other word. Bytes 0 and 2 of the result are don't-cares (e4m3x2_to_bf16x2_scaled masks them).
-      constexpr bool SWAP = C.perm_swap && REGS;
-      [[maybe_unused]] const unsigned sel_lo = first ? 0x5444u : 0x1000u;
       // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
       const unsigned out_a = col_off(nope_at.col + 8 * first);
       const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
@@ -258,31 +245,19 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       const auto write_row = [&](unsigned stage, int t, const uint4& v, unsigned rope, float sc, unsigned peer_bar) {
         const unsigned row = stage + row_off(t), term = row_term(t);
         const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
-        unsigned a0, a1, a2, a3, b0, b1, b2, b3;
-        if constexpr (SWAP) {
-          // perm_swap: the byte permutes pick each lane's first chunk's source words themselves (perm_sel), so the
-          // converted values are already in store order.
-          a0 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.x, v.z, sel_lo)), scale2);
-          a1 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.x, v.z, sel_lo ^ 0x2222u)), scale2);
-          a2 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.y, v.w, sel_lo)), scale2);
-          a3 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.y, v.w, sel_lo ^ 0x2222u)), scale2);
-          b0 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.x, v.z, sel_lo ^ 0x4444u)), scale2);
-          b1 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.x, v.z, sel_lo ^ 0x6666u)), scale2);
-          b2 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.y, v.w, sel_lo ^ 0x4444u)), scale2);
-          b3 = mul_bf16x2(e4m3x2_to_bf16x2_scaled(__byte_perm(v.y, v.w, sel_lo ^ 0x6666u)), scale2);
-        } else {
-          unsigned d[8];
-          e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
-          e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
-          e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
-          e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
+        unsigned d[8];
+        e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
+        e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
+        e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
+        e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
 #pragma unroll
-          for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
-          // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run
-          // time would go to local memory).
-          a0 = first ? d[4] : d[0], a1 = first ? d[5] : d[1], a2 = first ? d[6] : d[2], a3 = first ? d[7] : d[3];
-          b0 = first ? d[0] : d[4], b1 = first ? d[1] : d[5], b2 = first ? d[2] : d[6], b3 = first ? d[3] : d[7];
-        }
+        for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
+        // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run time
+        // would go to local memory).
+        const unsigned a0 = first ? d[4] : d[0], a1 = first ? d[5] : d[1], a2 = first ? d[6] : d[2],
+                       a3 = first ? d[7] : d[3];
+        const unsigned b0 = first ? d[0] : d[4], b1 = first ? d[1] : d[5], b2 = first ? d[2] : d[6],
+                       b3 = first ? d[3] : d[7];
         st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
         st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
         if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);
@@ -342,6 +317,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         constexpr int D = SP.gather_rows;
         static_assert(TR % D == 0, "whole rings per block");
         constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
+        constexpr bool LR = C.late_reload && X;  // the next block's loads after the publish (the header's comment)
         uint4 v[D];
         unsigned rope[D];
         float sc[D];
@@ -394,11 +370,6 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             const int s = it & 1;
             const unsigned stage = base + P.kv_stage(s) + wrow;
             const unsigned mask = __ballot_sync(0xffffffffu, cur != kNone) & 0xffffu;
-            // row_prefetch: the next block's rows (lanes tb .. tb + TR - 1), which the ring loads at this block's end.
-            if constexpr (C.row_prefetch) {
-              if (lane >= tb && lane < tb + TR && next_rows != kNone)
-                bulk_prefetch_l2(kv + static_cast<unsigned long long>(next_rows) * kMlaFp8RowBytes, kMlaFp8RowBytes);
-            }
             TL_PROBE_BEGIN(mla_sparse_probe::load_wait, s, blk);
             mbar_wait(base + P.empty_bar(s), empty_parity(it));
             TL_PROBE_END(mla_sparse_probe::load_wait, s, blk);
@@ -419,13 +390,13 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 if (t0 + D < TR) load(cur, t0 + D + j, j);
-                else if constexpr (!C.late_reload) load(next_rows, j, j);
+                else if constexpr (!LR) load(next_rows, j, j);
               }
             }
             // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
             fence_proxy_async_smem();
             mbar_arrive(base + P.full_bar(s));
-            if constexpr (C.late_reload) {
+            if constexpr (LR) {
 #pragma unroll
               for (int j = 0; j < D; ++j) load(next_rows, j, j);
             }
