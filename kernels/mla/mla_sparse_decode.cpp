@@ -247,11 +247,10 @@ KernelSpec mla_sparse_decode_spec() {
                                       "paired: registers where CTAs pair (crossover), copies elsewhere (regs and paired "
                                       "need qk_warpgroups=1: the consumers get 208 and 168 registers, the producer "
                                       "128); auto: regs with qk_warpgroups=1, else copies"),
-               ParamSpec::boolean("late_reload", true,
-                                  "gather=regs in crossover pairs: the ring loads the next block's rows after this "
-                                  "block is published, not before (ptxas's moves of reloaded values wait for their "
-                                  "loads, and before the publish they held the block back by a load latency; "
-                                  "1.11-1.14x at the 128-head shapes on an H100, docs/perf.md)")}};
+               ParamSpec::boolean("late_reload", false,
+                                  "gather=regs: the ring loads the next block's rows after this block is published, "
+                                  "not before (1.11-1.15x at the 128-head shapes, 1.01x at 64 on an H100, but its "
+                                  "build spills 24 bytes in consumer 0: off; docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -260,8 +259,7 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
-        {{"gather", "paired"}, {"late_reload", "false"}}};
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# mla.sparse_decode's gather=regs switches on a GPU machine, one call: the quick matrix, a sweep over SPACE (default:
-# the first call's 8 combinations of late_reload, row_prefetch and perm_swap; ROUNDS=2 runs it again in reversed
-# value order, so each config runs early once and late once) at issue 19's four shapes, FlashMLA's sparse decode on the
-# same shapes in the same call (its tests/ from the source tarball beside this script, the build unpacked into
-# /tmp/flashmla beforehand by .dev/flashmla/unpack.sh), a timeline at V3.2 b 64 (TIMELINE_CONFIG), the --full matrix
-# last. Here: a bundle of cmake/bundle_for_device.sh plus kernels/, device_env.sh, flashmla_sparse.py, FlashMLA's
-# source tarball and tlc.tgz (the NVRTC cache of every case, filled by `tilelab test --full` and `compile` here);
+# mla.sparse_decode's config switches on a GPU machine, one call: the quick matrix, a sweep over SPACE (default
+# late_reload=false,true; ROUNDS=2 runs it again with each axis's values reversed, so each config runs early once and
+# late once) at issue 19's four shapes, FlashMLA's sparse decode on the same shapes in the same call (its tests/ taken
+# from the source tarball beside this script; the build unpacked into /tmp/flashmla beforehand by
+# .dev/flashmla/unpack.sh), a timeline at V3.2 b 64 (TIMELINE_CONFIG), the --full matrix last (FULL_S).
+# Here: a bundle of cmake/bundle_for_device.sh plus kernels/, device_env.sh, flashmla_sparse.py, FlashMLA's source
+# tarball and tlc.tgz (the NVRTC cache of every case, filled by `tilelab test --full` and `compile --timeline` here);
 # there: `bash DIR/mla_sparse6_device.sh DIR`. At most 8 files come back: the log, the sweeps, FlashMLA, the
 # timeline, --full.
 set -u
@@ -44,7 +44,7 @@ sweep() {
   echo "sweep round $1 ($2): rc=$? $((SECONDS - s)) s"
   table "$OUT/sweep$1.json"
 }
-SPACE=${SPACE:-perm_swap=false,true;late_reload=false,true;row_prefetch=false,true}
+SPACE=${SPACE:-late_reload=false,true}
 sweep 1 "$SPACE"
 if [ -d /tmp/flashmla ]; then
   mkdir -p /tmp/fmsrc && tar xzf "$D"/flashmla-*.tgz -C /tmp/fmsrc && cp -r /tmp/fmsrc/*/tests /tmp/flashmla/ 2>/dev/null
