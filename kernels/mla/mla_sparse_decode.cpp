@@ -33,7 +33,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .lookahead = c.boolean("lookahead"),
           .gather = gather == "regs"     ? MlaSparseGather::regs
                     : gather == "paired" ? MlaSparseGather::paired
-                                         : MlaSparseGather::copies};
+                                         : MlaSparseGather::copies,
+          .late_reload = c.boolean("late_reload")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -245,7 +246,11 @@ KernelSpec mla_sparse_decode_spec() {
                                       "warp, stored once as bf16 (1.00-1.21x copies on an H100, docs/perf.md); or "
                                       "paired: registers where CTAs pair (crossover), copies elsewhere (regs and paired "
                                       "need qk_warpgroups=1: the consumers get 208 and 168 registers, the producer "
-                                      "128); auto: regs with qk_warpgroups=1, else copies")}};
+                                      "128); auto: regs with qk_warpgroups=1, else copies"),
+               ParamSpec::boolean("late_reload", false,
+                                  "gather=regs: the ring loads the next block's rows after this block is published, "
+                                  "not before (1.11-1.15x at the 128-head shapes, 1.01x at 64 on an H100, but its "
+                                  "build spills 24 bytes in consumer 0: off; docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},

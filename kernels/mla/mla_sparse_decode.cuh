@@ -59,7 +59,13 @@
 // empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
 // shared memory. Registers: the producer 128, consumer 0 208, consumer 1 (P V only) 168, each set in its own
 // branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); the
-// spec's default (`auto`) with one Q K^T warpgroup.
+// spec's default (`auto`) with one Q K^T warpgroup. C.late_reload (off): the ring loads the next block's rows after
+// this block is published, not before (ptxas moves some reloaded values back into the ring's registers at the loop's
+// end, and a move waits for its load where it is placed: before the publish it holds the full barrier back by a load
+// latency). Measured on an H100 (docs/perf.md): 1.11-1.15x at the 128-head shapes, 1.01x at 64 heads, but its build
+// spills 24 bytes in consumer 0, whose code ptxas also schedules differently then; the same reorder in crossover
+// pairs only built without spills, with the consumers' code unchanged, and ran 0.88-0.97x. So the gain is not the
+// load order alone, and the switch stays off until a spill-free build keeps it.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -313,6 +319,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         constexpr int D = SP.gather_rows;
         static_assert(TR % D == 0, "whole rings per block");
         constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
+        constexpr bool LR = C.late_reload;  // the next block's loads after the publish (the header's comment)
         uint4 v[D];
         unsigned rope[D];
         float sc[D];
@@ -385,12 +392,16 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 if (t0 + D < TR) load(cur, t0 + D + j, j);
-                else load(next_rows, j, j);
+                else if constexpr (!LR) load(next_rows, j, j);
               }
             }
             // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
             fence_proxy_async_smem();
             mbar_arrive(base + P.full_bar(s));
+            if constexpr (LR) {
+#pragma unroll
+              for (int j = 0; j < D; ++j) load(next_rows, j, j);
+            }
             TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
             TL_PROBE_BEGIN(mla_sparse_probe::index, s, blk);
             cur = next_rows;

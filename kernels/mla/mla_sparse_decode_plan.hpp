@@ -51,6 +51,9 @@ struct MlaSparseDecodeConfig {
   // the copies only. Measured 1.00-1.21x copies on an H100 (docs/perf.md); the spec's `auto` (its default) takes it
   // with one Q K^T warpgroup.
   MlaSparseGather gather = MlaSparseGather::copies;
+  // gather=regs: the ring's loads of the next block's rows are issued after this block is published (fence and
+  // full-barrier arrival), not before (the kernel's comment: 1.11-1.15x at 128 heads on an H100, but its build spills).
+  bool late_reload = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -164,6 +167,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .raw("gather", std::string("tl::MlaSparseGather::") + (c.gather == MlaSparseGather::regs     ? "regs"
                                                              : c.gather == MlaSparseGather::paired ? "paired"
                                                                                                    : "copies"))
+      .field("late_reload", c.late_reload)
       .str();
 }
 

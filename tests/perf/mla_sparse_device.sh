@@ -7,10 +7,13 @@
 # Here, without a GPU: `bash tests/perf/mla_sparse_device.sh --prepare DIR` builds the bundle (cmake/bundle_for_device.sh
 # DIR build/tilelab, kernels/, this script, flashmla_sparse.py, and cache.tar.xz: the NVRTC cache of every case).
 # There: `bash DIR/mla_sparse_device.sh DIR`; $OUT (default DIR/out) receives the logs and summary.txt, printed last.
-# Knobs: STEPS (any of test full check bench variants timeline flashmla; default test bench timeline), FULL_S, REPEAT,
+# Knobs: STEPS (any of test full check bench sweep variants timeline flashmla; default test bench timeline), FULL_S, REPEAT,
 # CONFIGS (the configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched),
 # CONFIGS_64 (those benched on the 64-head shape instead, e.g. without crossover, which needs more heads),
-# CHECK_CONFIGS (the configs of the check step), TIMELINE_CONFIG (the timeline's config; default the defaults).
+# CHECK_CONFIGS (the configs of the check step), TIMELINE_CONFIG (the timeline's config; default the defaults),
+# SPACE (the sweep step's `tilelab sweep --space` over the four shapes, checked on 4096 sampled positions; default
+# late_reload=false,true) and ROUNDS (2: the sweep again with each axis's values reversed, so each config runs once
+# early and once late).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -115,6 +118,31 @@ if has bench; then
   done
 fi
 
+if has sweep; then
+  SPACE=${SPACE:-late_reload=false,true}
+  problems=()
+  for a in "${SHAPES[@]}"; do IFS='|' read -r _ problem _ <<< "$a"; problems+=(--problem "$problem"); done
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    space=$SPACE
+    [ "$round" = 2 ] && space=$(python3 -c "import sys; print(';'.join(a.split('=')[0] + '=' + ','.join(reversed(a.split('=')[1].split(','))) for a in sys.argv[1].split(';')))" "$SPACE")
+    t0=$(date +%s)
+    timeout "${SWEEP_S:-170}" "$T" sweep $K "${problems[@]}" --space "$space" --samples 4096 --no-store --fresh --plain \
+      --timeout 60 --json "$OUT/sweep$round.json" > "$OUT/sweep$round.txt" 2>&1
+    echo "sweep round $round ($space): rc=$? in $(( $(date +%s) - t0 )) s" >> "$S"
+    python3 - "$OUT/sweep$round.json" "$SPACE" >> "$S" 2>&1 <<'PY'
+import json, sys
+axes = [a.split("=")[0] for a in sys.argv[2].split(";")]
+for p in json.load(open(sys.argv[1]))["points"]:
+    pr, c = p["problem"], p["config"]
+    name = f"b{pr['batch']} h{pr['heads']} topk{pr['topk']}"
+    sw = ",".join(f"{k}={str(c.get(k)).lower()}" for k in axes)
+    row = (f"{p['tflops']:7.1f} TFLOP/s {p['median_ms']:8.4f} ms {'PASS' if p['passed'] else 'FAIL'}" if "median_ms" in p
+           else f"{p['status']} {p['reason'][:80]}")
+    print(f"  {name:22s} {sw:36s} {row}")
+PY
+  done
+fi
+
 # Kernel-source variants (VARIANTS_DIR: one kernels/ tree per subfolder, e.g. ablations), V3.2 b64 each.
 if has variants && [ -d "${VARIANTS_DIR:-$D/variants}" ]; then
   for v in "${VARIANTS_DIR:-$D/variants}"/*/; do
@@ -140,6 +168,10 @@ if has flashmla && [ -f "$D/flashmla_sparse.py" ]; then
   t0=$(date +%s)
   bash "$D/baselines/build_on_device.sh" >> "$OUT/flashmla_build.txt" 2>&1
   echo "FlashMLA build: rc=$? in $(( $(date +%s) - t0 )) s" >> "$S"
+  # A build restored without FlashMLA's tests/ (.dev/flashmla's unpack.sh): its quantizer from the source tarball.
+  if [ ! -d /tmp/flashmla/tests ]; then
+    mkdir -p /tmp/fmsrc && tar xzf "$D"/baselines/flashmla-*.tgz -C /tmp/fmsrc && cp -r /tmp/fmsrc/*/tests /tmp/flashmla/
+  fi
   PYTHONPATH=/tmp/flashmla${PYTHONPATH:+:$PYTHONPATH} timeout 300 python3 "$D/flashmla_sparse.py" >> "$S" 2>&1
 fi
 cat "$S"
