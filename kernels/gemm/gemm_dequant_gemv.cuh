@@ -207,30 +207,51 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k,
   // k 32 tc + 8 qc of row m; a warp's 32 chunks are a row pair's (tc: bits 0-1, m % 2: bit 2, qc: bits 3-4), so a
   // quarter warp's stores cover the 8 bank groups as the reads do.
-  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8;  // per step
-  for (int i = threadIdx.x; i < slots * CHUNKS; i += CFG.threads()) {
-    const int pair_row = i / 32, s = pair_row / (4 * NT), m = 2 * (pair_row % (4 * NT)) + (i / 4) % 2;
-    const int kq = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
-    const int k = (step0 + s) % tile_steps * kGemvStepK + kq;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (m < M && k < K) v = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(m) * K + k));
-    const unsigned in[4] = {v.x, v.y, v.z, v.w};
-    unsigned o[4];
-    gemv_pair_order(in, o);
-    st_shared_v4_b32(act + s * P.step_bytes + 2u * P.smem_act(m, kq), o[0], o[1], o[2], o[3]);
-    if constexpr (LATE) {
-      // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks (the threads and the
-      // bound multiples of 32: whole warps), added in a fixed tree (deterministic).
-      float sum = 0.f;
+  // STAGE_ROUNDS rounds of the threads' chunks have their loads in flight together (one after another, each round
+  // would wait a memory latency before the CTA's first step).
+  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8, STAGE_ROUNDS = 2;  // chunks per step
+  const int staged = slots * CHUNKS;
+  struct Chunk {
+    int s, m, kq, k;
+  };
+  const auto chunk_at = [&](int i) {
+    const int pair_row = i / 32, s = pair_row / (4 * NT), kq = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
+    return Chunk{s, 2 * (pair_row % (4 * NT)) + (i / 4) % 2, kq, (step0 + s) % tile_steps * kGemvStepK + kq};
+  };
+  for (int i0 = threadIdx.x; i0 < staged; i0 += STAGE_ROUNDS * CFG.threads()) {
+    uint4 v[STAGE_ROUNDS];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = unpack2<true>(in[e]);
-        sum += f.x + f.y;
+    for (int r = 0; r < STAGE_ROUNDS; ++r) {
+      const int i = i0 + r * CFG.threads();
+      const Chunk c = chunk_at(i);
+      v[r] = make_uint4(0, 0, 0, 0);
+      if (i < staged && c.m < M && c.k < K)
+        v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
+    }
+#pragma unroll
+    for (int r = 0; r < STAGE_ROUNDS; ++r) {
+      const int i = i0 + r * CFG.threads();
+      if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
+      const Chunk c = chunk_at(i);
+      const unsigned in[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
+      unsigned o[4];
+      gemv_pair_order(in, o);
+      st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
+      if constexpr (LATE) {
+        // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
+        // tree (deterministic).
+        float sum = 0.f;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = unpack2<true>(in[e]);
+          sum += f.x + f.y;
+        }
+#pragma unroll
+        for (int x = 1; x < 32; x *= 2)
+          if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+        if (c.kq == 0)
+          st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
       }
-#pragma unroll
-      for (int x = 1; x < 32; x *= 2)
-        if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
-      if (kq == 0) st_shared_f32(act + s * P.step_bytes + P.sums + 4u * m, -static_cast<float>(kGemvInt4Bias) * sum);
     }
   }
   // The lane's 16-byte pieces of a step (k 32t + 8q .. of row 8 nt + g): its base plus ACT_AT[4 nt + q] (the plan's
@@ -380,7 +401,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     const long long plane = static_cast<long long>(M) * N;
     each(tile, [&](float, long long at) {
       float sum = 0.f;
-      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);
+#pragma unroll 8
+      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
       store(sum, at);
     });
     if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch
