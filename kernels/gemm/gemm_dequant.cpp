@@ -76,10 +76,10 @@ bool gemv_batch(const Values& p, const Values& c) {
 }
 
 // group_sum applies to int4 whose groups are whole 128-k steps (one mma.sync sums a step's four lanes, one scale).
-// auto: on wherever it applies.
+// Off by default: half the main loop's instructions, but 0.97-1.00x at the M <= 8 decode shapes on the H100
+// (docs/perf.md, gemv6).
 bool gemv_group_sum(const Values& p, const Values& c) {
-  const std::string& v = c.text("group_sum");
-  return v != "off" && p.text("wtype") == "int4" && p.integer("group") % kGemvStepK == 0;
+  return c.boolean("group_sum") && p.text("wtype") == "int4" && p.integer("group") % kGemvStepK == 0;
 }
 
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
@@ -370,12 +370,12 @@ KernelSpec gemm_dequant_spec() {
                                   "gemv, fp4 with bf16 scales: the wgmma path's conversion (a mask, a multiply and a "
                                   "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums; false = "
                                   "dequant4's conversion and a second multiply"),
-               ParamSpec::enumeration("group_sum", "auto", {"auto", "on", "off"},
-                                      "gemv, int4 with group 128: on = each code pair converted by one LOP3 with "
-                                      "its +136 bias left in (no subtraction, no scale multiply), each step's "
-                                      "mma.sync sums started at -136 x the step's activation sums and scaled once by "
-                                      "one FFMA a sum (the weights are then not rounded to bf16(code x scale)); "
-                                      "auto = on; ignored for fp4 and groups 32 and 64"),
+               ParamSpec::boolean("group_sum", false,
+                                  "gemv, int4 with group 128: each code pair converted by one LOP3 with its +136 "
+                                  "bias left in (no subtraction, no scale multiply), each step's mma.sync sums "
+                                  "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
+                                  "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
+                                  "groups 32 and 64"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -410,8 +410,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"fp4_fold", "false"}},
         {{"path", "gemv"}, {"int4_lop3", "off"}},
         {{"path", "gemv"}, {"int4_lop3", "on"}},
-        {{"path", "gemv"}, {"group_sum", "off"}},
-        {{"path", "gemv"}, {"group_sum", "on"}, {"warp_rows", "32"}, {"schedule", "stream"}}};
+        {{"path", "gemv"}, {"group_sum", "true"}},
+        {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

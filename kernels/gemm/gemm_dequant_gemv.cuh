@@ -208,8 +208,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // k 32 tc + 8 qc of row m; a warp's 32 chunks are a row pair's (tc: bits 0-1, m % 2: bit 2, qc: bits 3-4), so a
   // quarter warp's stores cover the 8 bank groups as the reads do.
   // STAGE_ROUNDS rounds of the threads' chunks have their loads in flight together (one after another, each round
-  // would wait a memory latency before the CTA's first step).
-  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8, STAGE_ROUNDS = 2;  // chunks per step
+  // would wait a memory latency before the CTA's first step); at M 16 the second round's registers cost spills.
+  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8, STAGE_ROUNDS = NT == 1 ? 2 : 1;  // chunks per step
   const int staged = slots * CHUNKS;
   struct Chunk {
     int s, m, kq, k;

@@ -472,8 +472,7 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       EXPECT_EQ(static_cast<std::int64_t>(k.launch.grid.y), (k_steps + steps - 1) / steps);  // no empty split
       EXPECT_GT(k_steps, (static_cast<std::int64_t>(k.launch.grid.y) - 1) * steps);
       EXPECT_EQ(partials, (std::vector<std::int64_t>{k.launch.grid.y, M, N}));
-      // int4 group 128: group_sum's f32 sums after each step's activations.
-      const int step_bytes = make_plan(GemmDequantGemvConfig{.n_tiles = M <= 8 ? 1 : 2, .group_sum = true}).step_bytes;
+      const int step_bytes = make_plan(GemmDequantGemvConfig{.n_tiles = M <= 8 ? 1 : 2}).step_bytes;
       EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * step_bytes));
       // The CTAs fit the SM's 228 KiB together, each with its static int and the 1 KiB the hardware reserves.
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
@@ -529,8 +528,7 @@ TEST(GemmDequantSpec, GemvStreamDealsEveryChunkOnce) {
       for (const ArgSpec& a : k.args)
         if (a.name == "partials") partials = a.shape;
       ASSERT_EQ(partials.size(), 3u);
-      // int4 group 128: group_sum's f32 sums after each step's activations.
-      const int step_bytes = make_plan(GemmDequantGemvConfig{.n_tiles = M <= 8 ? 1 : 2, .group_sum = true}).step_bytes;
+      const int step_bytes = make_plan(GemmDequantGemvConfig{.n_tiles = M <= 8 ? 1 : 2}).step_bytes;
       EXPECT_LE(k.launch.dynamic_smem + 16u + 1024u, 233472u / ctas_per_sm);
       const std::int64_t slots = 132 * ctas_per_sm, share = (U + slots - 1) / slots * unit * step_bytes;
       if (U >= slots && share + 128 + 1024 <= 233472 / ctas_per_sm) {
