@@ -498,6 +498,22 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".batch = true"), std::string::npos);
   EXPECT_NE(name({{"M", "9"}}, {{"path", "gemv"}}).find(".batch = false"), std::string::npos);
   EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"batch", "off"}}).find(".batch = false"), std::string::npos);
+  // group_sum: int4 with group 128 only (a step's four lanes, one mma.sync, share its scale); each staged step then
+  // carries its f32 activation sums, and the launch's shared memory counts them.
+  EXPECT_NE(name({}, {{"path", "gemv"}, {"group_sum", "true"}}).find(".group_sum = true"), std::string::npos);
+  EXPECT_NE(name({}, {{"path", "gemv"}}).find(".group_sum = false"), std::string::npos);
+  for (const KV& p : std::vector<KV>{{{"wtype", "fp4"}}, {{"group", "64"}}, {{"group", "32"}}})
+    EXPECT_NE(name(p, {{"path", "gemv"}, {"group_sum", "true"}}).find(".group_sum = false"), std::string::npos);
+  for (const char* m : {"1", "16"}) {
+    const KernelInstance k =
+        instance({{"M", m}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}, {"group_sum", "true"}});
+    std::int64_t steps = 0;
+    for (const ArgSpec& a : k.args)
+      if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
+    const GemmDequantGemvPlan plan = make_plan(GemmDequantGemvConfig{.n_tiles = std::string(m) == "1" ? 1 : 2,
+                                                                     .group_sum = true});
+    EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * plan.step_bytes)) << "M " << m;
+  }
 }
 
 // schedule=stream: CTA c takes chunks [c U / G, (c+1) U / G) of the U = row tiles x k chunks (as the kernel computes);
