@@ -16,10 +16,13 @@
 // follow the same permutation: each lane reads 64 bytes of its activation row per step from shared memory (four
 // 16-byte pieces at one base address and immediate offsets, the plan's layout), staged in pair order. (A TMA ring
 // per warp in shared memory instead of the registers, to lift the bytes in flight, measured 0.82-1.04x of this feed
-// on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do
-// the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM speed, and
-// the mma's own reduction over the quad's k replaces the warp shuffles. The issue rate bounds the stream too (a step's
-// 1 KiB per warp takes 216-285 warp instructions), hence int4's single LOP3 and fp4's folded scale below.
+// on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do the multiply-adds: at M = 16 a
+// weight byte takes 32 of them, more than the SM could issue as FFMA at HBM speed, and the mma's own reduction over
+// the quad's k replaces the warp shuffles. Instructions per weight byte: a lane's loads go through one pointer per row
+// (split schedule), moved on a step a load, so consecutive loads differ by immediate offsets; int4 takes a single
+// LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
+// CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
+// faster on an H100 (docs/perf.md), so it is opt-in.
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of gridDim.x
@@ -80,8 +83,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static constexpr auto FC = tabulate<4>([](int v) { return P.mma_C(0, v); });
   static_assert(G % kGemvLaneCodes == 0, "a lane's 32 codes share one scale");
   // group_sum: a step's 128 k (all four lanes of a quad, which one mma.sync sums) share one scale.
-  constexpr bool LATE = CFG.group_sum && CFG.wtype == dequant4::kInt4;
-  static_assert(!LATE || G % kGemvStepK == 0, "group_sum takes groups of whole steps");
+  constexpr bool GROUP_SUM = CFG.group_sum && CFG.wtype == dequant4::kInt4;
+  static_assert(!GROUP_SUM || G % kGemvStepK == 0, "group_sum takes groups of whole steps");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -143,14 +146,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       const Scale x = __ldg(sc);
       if constexpr (CFG.scale_f32)
         st.sf[rb][h] = x;
-      else if constexpr (LATE)
+      else if constexpr (GROUP_SUM)
         st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
       else
         st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
     }
   };
   // The lane's k in its step (the scale's: the step's own with group_sum).
-  constexpr int SCALE_K = LATE ? 0 : 1;
+  constexpr int SCALE_K = GROUP_SUM ? 0 : 1;
   // split: the lane's rows' pointers at its next step, one step (64 bytes, 128 / G scales) on per load: consecutive
   // loads share one pointer with immediate offsets. Rows past N read row N - 1 (never stored: a C row is its
   // weight row's alone); the lane's weights are asked for in its first lim_w slots (k inside K), the scales in lim_s.
@@ -159,7 +162,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   int lim_w = 0, lim_s = 0;
   if constexpr (!CFG.stream) {
     lim_w = min(slots, (K - kGemvLaneCodes * t + kGemvStepK - 1) / kGemvStepK - step0);
-    lim_s = LATE ? slots : lim_w;
+    lim_s = GROUP_SUM ? slots : lim_w;
 #pragma unroll
     for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
@@ -237,7 +240,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       unsigned o[4];
       gemv_pair_order(in, o);
       st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
-      if constexpr (LATE) {
+      if constexpr (GROUP_SUM) {
         // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
         // tree (deterministic).
         float sum = 0.f;
@@ -272,7 +275,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   zero_acc();
 
   unsigned magic = kGemvInt4Magic;
-  if constexpr (CFG.int4_lop3 || LATE) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
+  if constexpr (CFG.int4_lop3 || GROUP_SUM) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
   // fp4 with bf16 scales, CFG.fp4_fold: dequant4's wgmma-path conversion, value * 2^-126 by a mask, a multiply and a
   // mask (fp4_bits: the pair's nibbles at bits 4..7 and 20..23), the 2^126 folded into the scale (times 2^94, once a
   // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
@@ -283,7 +286,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     // group_sum: the step's sums, part[rb][nt][v] (as acc), started at -bias x the activation sums of its columns.
     float part[RB][NT][4];
     float bias[NT][2];
-    if constexpr (LATE) {
+    if constexpr (GROUP_SUM) {
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const unsigned long long b = ld_shared_b64(act + step_base + P.sums + 4u * (8 * nt + 2 * t));
@@ -329,7 +332,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
           for (int i = 0; i < 4; ++i) {
             const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
             const unsigned w = word(st.w[rb][h], pair / 4);
-            if constexpr (LATE) {
+            if constexpr (GROUP_SUM) {
               a[i] = gemv_detail::int4_biased(w >> (4 * (pair % 4)), magic);  // bias and scale come per step
               continue;
             }
@@ -348,11 +351,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
             }
           }
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(LATE ? part[rb][nt] : acc[rb][nt], a, bj[nt]);
+          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(GROUP_SUM ? part[rb][nt] : acc[rb][nt], a, bj[nt]);
         }
       }
     }
-    if constexpr (LATE) {
+    if constexpr (GROUP_SUM) {
       // acc += scale x (sum over the step of (bias + code) x activation - bias x sum of the activations).
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb)
