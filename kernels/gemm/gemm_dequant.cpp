@@ -75,6 +75,13 @@ bool gemv_batch(const Values& p, const Values& c) {
   return b == "on" || (b == "auto" && p.integer("M") <= 8);
 }
 
+// group_sum applies to int4 whose groups are whole 128-k steps (one mma.sync sums a step's four lanes, one scale).
+// Off by default: half the main loop's instructions, but 0.97-1.00x at the M <= 8 decode shapes on the H100
+// (docs/perf.md, gemv6).
+bool gemv_group_sum(const Values& p, const Values& c) {
+  return c.boolean("group_sum") && p.text("wtype") == "int4" && p.integer("group") % kGemvStepK == 0;
+}
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
@@ -88,6 +95,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .stream = c.text("schedule") == "stream",
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
+          .group_sum = gemv_group_sum(p, c),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -362,6 +370,12 @@ KernelSpec gemm_dequant_spec() {
                                   "gemv, fp4 with bf16 scales: the wgmma path's conversion (a mask, a multiply and a "
                                   "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums; false = "
                                   "dequant4's conversion and a second multiply"),
+               ParamSpec::boolean("group_sum", false,
+                                  "gemv, int4 with group 128: each code pair converted by one LOP3 with its +136 "
+                                  "bias left in (no subtraction, no scale multiply), each step's mma.sync sums "
+                                  "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
+                                  "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
+                                  "groups 32 and 64"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -395,7 +409,9 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"schedule", "stream"}, {"batch", "off"}},
         {{"path", "gemv"}, {"fp4_fold", "false"}},
         {{"path", "gemv"}, {"int4_lop3", "off"}},
-        {{"path", "gemv"}, {"int4_lop3", "on"}}};
+        {{"path", "gemv"}, {"int4_lop3", "on"}},
+        {{"path", "gemv"}, {"group_sum", "true"}},
+        {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

@@ -13,12 +13,16 @@
 // the plan (gemv_code) makes the lane's own bytes exactly its mma.sync A fragment (word pairs 2j, 2j+1 for mma j), so
 // the bytes go from the load to the tensor cores through a shift, the dequant4 conversion and the scale (about four
 // instructions per byte), with no exchange between lanes; the activations (mma.sync's B, M rows padded to 8 or 16)
-// follow the same permutation: each lane reads 64 contiguous bytes of its activation row per step from shared memory,
-// staged in pair order. (A TMA ring per warp in shared memory instead of the registers, to lift the bytes in flight,
-// measured 0.82-1.04x of this feed on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do
-// the multiply-adds: at M = 16 a weight byte takes 32 of them, more than the SM could issue as FFMA at HBM speed, and
-// the mma's own reduction over the quad's k replaces the warp shuffles. The issue rate bounds the stream too (a step's
-// 1 KiB per warp takes 216-285 warp instructions), hence int4's single LOP3 and fp4's folded scale below.
+// follow the same permutation: each lane reads 64 bytes of its activation row per step from shared memory (four
+// 16-byte pieces at one base address and immediate offsets, the plan's layout), staged in pair order. (A TMA ring
+// per warp in shared memory instead of the registers, to lift the bytes in flight, measured 0.82-1.04x of this feed
+// on an H100 and was removed: docs/perf.md.) The tensor cores (not CUDA-core FMAs) do the multiply-adds: at M = 16 a
+// weight byte takes 32 of them, more than the SM could issue as FFMA at HBM speed, and the mma's own reduction over
+// the quad's k replaces the warp shuffles. Instructions per weight byte: a lane's loads go through one pointer per row
+// (split schedule), moved on a step a load, so consecutive loads differ by immediate offsets; int4 takes a single
+// LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
+// CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
+// faster on an H100 (docs/perf.md), so it is opt-in.
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of gridDim.x
@@ -47,13 +51,22 @@ namespace tl {
 
 namespace gemv_detail {
 TL_DEVICE_INLINE unsigned word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
-// dequant4's int4 pair, (s & 0x000F000F) ^ magic, as one LOP3: given the magic as an immediate ptxas emits an AND and
-// an XOR (a LOP3 takes one immediate), so the magic comes in a register.
+// gemv_int4_biased as one LOP3: given the magic as an immediate ptxas emits an AND and an XOR (a LOP3 takes one
+// immediate), so the magic comes in a register.
 TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
   unsigned r;
   asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
   return r;
 }
+// The scales' element type: bf16 bits or f32.
+template <bool F32>
+struct ScaleOf {
+  using type = unsigned short;
+};
+template <>
+struct ScaleOf<true> {
+  using type = float;
+};
 }  // namespace gemv_detail
 
 template <GemmDequantGemvConfig CFG>
@@ -69,6 +82,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static constexpr auto FB = tabulate<4>([](int v) { return P.mma_B(0, v); });
   static constexpr auto FC = tabulate<4>([](int v) { return P.mma_C(0, v); });
   static_assert(G % kGemvLaneCodes == 0, "a lane's 32 codes share one scale");
+  // group_sum: a step's 128 k (all four lanes of a quad, which one mma.sync sums) share one scale.
+  constexpr bool GROUP_SUM = CFG.group_sum && CFG.wtype == dequant4::kInt4;
+  static_assert(!GROUP_SUM || G % kGemvStepK == 0, "group_sum takes groups of whole steps");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -117,29 +133,72 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       ++at.tile;
     }
   };
-  // The cursor's step (none past the CTA's slots or past K: zero codes and a zero scale add nothing), then the next.
+  // A row's piece and scale into st (zero where not asked for: zero codes and a zero scale add nothing). With
+  // group_sum the scale multiplies the whole quad's sums of a step, so it is loaded where the step starts inside K,
+  // the lane's own k aside.
+  using Scale = typename gemv_detail::ScaleOf<CFG.scale_f32>::type;
+  const auto fetch = [&](Step& st, int rb, int h, const unsigned char* w, const Scale* sc, bool in_w, bool in_s) {
+    st.w[rb][h] = make_uint4(0, 0, 0, 0);
+    st.s2[rb][h] = 0;
+    st.sf[rb][h] = 0.f;
+    if (in_w) st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w);
+    if (in_s) {
+      const Scale x = __ldg(sc);
+      if constexpr (CFG.scale_f32)
+        st.sf[rb][h] = x;
+      else if constexpr (GROUP_SUM)
+        st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
+      else
+        st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
+    }
+  };
+  // The lane's k in its step (the scale's: the step's own with group_sum).
+  constexpr int SCALE_K = GROUP_SUM ? 0 : 1;
+  // split: the lane's rows' pointers at its next step, one step (64 bytes, 128 / G scales) on per load: consecutive
+  // loads share one pointer with immediate offsets. Rows past N read row N - 1 (never stored: a C row is its
+  // weight row's alone); the lane's weights are asked for in its first lim_w slots (k inside K), the scales in lim_s.
+  const unsigned char* wp[RB][2];
+  const Scale* sp[RB][2];
+  int lim_w = 0, lim_s = 0;
+  if constexpr (!CFG.stream) {
+    lim_w = min(slots, (K - kGemvLaneCodes * t + kGemvStepK - 1) / kGemvStepK - step0);
+    lim_s = GROUP_SUM ? slots : lim_w;
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long n = min(tile0 * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
+        wp[rb][h] = W + n * row_bytes + (step0 * kGemvStepK + kGemvLaneCodes * t) / 2;
+        sp[rb][h] = static_cast<const Scale*>(scales) + n * k_groups +
+                    (step0 * kGemvStepK + SCALE_K * kGemvLaneCodes * t) / G;
+      }
+  }
+  // The cursor's step (none past the CTA's slots or past K), then the next.
   auto load = [&](Step& st, Cursor& at) {
+    if constexpr (!CFG.stream) {
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, at.j < lim_s);
+          wp[rb][h] += kGemvRowStepBytes;
+          sp[rb][h] += kGemvStepK / G;
+        }
+      ++at.j;
+      return;
+    }
     const int k = at.step * kGemvStepK + kGemvLaneCodes * t;
-    const bool in_k = at.j < slots && k < K;
+    const int k_scale = at.step * kGemvStepK + SCALE_K * kGemvLaneCodes * t;
+    const bool in_k = at.j < slots && k < K, in_scale = at.j < slots && k_scale < K;
     const int row0 = at.tile * CFG.rows() + lane_row;
 #pragma unroll
     for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int n = row0 + 16 * rb + 8 * h;
-        st.w[rb][h] = make_uint4(0, 0, 0, 0);
-        st.s2[rb][h] = 0;
-        st.sf[rb][h] = 0.f;
-        if (in_k && n < N) {
-          st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(W + n * row_bytes + k / 2);
-          const long long at_s = static_cast<long long>(n) * k_groups + k / G;
-          if constexpr (CFG.scale_f32) {
-            st.sf[rb][h] = __ldg(static_cast<const float*>(scales) + at_s);
-          } else {
-            const unsigned b = __ldg(static_cast<const unsigned short*>(scales) + at_s);
-            st.s2[rb][h] = b | (b << 16);
-          }
-        }
+        fetch(st, rb, h, W + n * row_bytes + k / 2,
+              static_cast<const Scale*>(scales) + static_cast<long long>(n) * k_groups + k_scale / G, in_k && n < N,
+              in_scale && n < N);
       }
     advance(at);
   };
@@ -148,24 +207,60 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
   for (int d = 0; d < D; ++d) load(ring[d], next);
 
-  // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k.
-  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8;  // per step
-  for (int i = threadIdx.x; i < slots * CHUNKS; i += CFG.threads()) {
-    const int s = i / CHUNKS, m = (i % CHUNKS) / (kGemvStepK / 8), kq = 8 * (i % (kGemvStepK / 8));
-    const int k = (step0 + s) % tile_steps * kGemvStepK + kq;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (m < M && k < K) v = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(m) * K + k));
-    const unsigned in[4] = {v.x, v.y, v.z, v.w};
-    unsigned o[4];
-    gemv_pair_order(in, o);
-    st_shared_v4_b32(act + 2u * (s * P.step_elems + P.smem_act(m, kq)), o[0], o[1], o[2], o[3]);
+  // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k,
+  // k 32 tc + 8 qc of row m; a warp's 32 chunks are a row pair's (tc: bits 0-1, m % 2: bit 2, qc: bits 3-4), so a
+  // quarter warp's stores cover the 8 bank groups as the reads do.
+  // STAGE_ROUNDS rounds of the threads' chunks have their loads in flight together (one after another, each round
+  // would wait a memory latency before the CTA's first step); at M 16 the second round's registers cost spills.
+  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8, STAGE_ROUNDS = NT == 1 ? 2 : 1;  // chunks per step
+  const int staged = slots * CHUNKS;
+  struct Chunk {
+    int s, m, kq, k;
+  };
+  const auto chunk_at = [&](int i) {
+    const int pair_row = i / 32, s = pair_row / (4 * NT), kq = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
+    return Chunk{s, 2 * (pair_row % (4 * NT)) + (i / 4) % 2, kq, (step0 + s) % tile_steps * kGemvStepK + kq};
+  };
+  for (int i0 = threadIdx.x; i0 < staged; i0 += STAGE_ROUNDS * CFG.threads()) {
+    uint4 v[STAGE_ROUNDS];
+#pragma unroll
+    for (int r = 0; r < STAGE_ROUNDS; ++r) {
+      const int i = i0 + r * CFG.threads();
+      const Chunk c = chunk_at(i);
+      v[r] = make_uint4(0, 0, 0, 0);
+      if (i < staged && c.m < M && c.k < K)
+        v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
+    }
+#pragma unroll
+    for (int r = 0; r < STAGE_ROUNDS; ++r) {
+      const int i = i0 + r * CFG.threads();
+      if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
+      const Chunk c = chunk_at(i);
+      const unsigned in[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
+      unsigned o[4];
+      gemv_pair_order(in, o);
+      st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
+      if constexpr (GROUP_SUM) {
+        // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
+        // tree (deterministic).
+        float sum = 0.f;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = unpack2<true>(in[e]);
+          sum += f.x + f.y;
+        }
+#pragma unroll
+        for (int x = 1; x < 32; x *= 2)
+          if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+        if (c.kq == 0)
+          st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
+      }
+    }
   }
-  // The lane's four 16-byte pieces of each n tile in a step (k 32t + 8q .. of row 8 nt + g).
-  unsigned act_off[NT][4];
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-    for (int q = 0; q < 4; ++q) act_off[nt][q] = act + 2u * P.smem_act(8 * nt + g, kGemvLaneCodes * t + 8 * q);
+  // The lane's 16-byte pieces of a step (k 32t + 8q .. of row 8 nt + g): its base plus ACT_AT[4 nt + q] (the plan's
+  // layout is plain: an offset is the sum of its modes').
+  static constexpr auto ACT_AT = tabulate<4 * NT>([](int i) { return 2 * P.smem_act(8 * (i / 4), 8 * (i % 4)); });
+  const unsigned act_lane = act + 2u * P.smem_act(g, kGemvLaneCodes * t);
   __syncthreads();
 
   float acc[RB][NT][4];
@@ -179,15 +274,32 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   };
   zero_acc();
 
-  unsigned magic = 0x43084308u;  // bf16 136 in both halves (dequant4's int4 bias)
-  if constexpr (CFG.int4_lop3) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
+  unsigned magic = kGemvInt4Magic;
+  if constexpr (CFG.int4_lop3 || GROUP_SUM) asm volatile("mov.b32 %0, %0;" : "+r"(magic));  // kept in a register
   // fp4 with bf16 scales, CFG.fp4_fold: dequant4's wgmma-path conversion, value * 2^-126 by a mask, a multiply and a
   // mask (fp4_bits: the pair's nibbles at bits 4..7 and 20..23), the 2^126 folded into the scale (times 2^94, once a
   // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
   // [2^-93, 2^34) (dequant4.hpp).
   constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32;
   auto compute = [&](const Step& st, int slot) {
-    const unsigned step_base = 2u * slot * P.step_elems;
+    const unsigned step_base = slot * P.step_bytes;
+    // group_sum: the step's sums, part[rb][nt][v] (as acc), started at -bias x the activation sums of its columns.
+    float part[RB][NT][4];
+    float bias[NT][2];
+    if constexpr (GROUP_SUM) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const unsigned long long b = ld_shared_b64(act + step_base + P.sums + 4u * (8 * nt + 2 * t));
+        bias[nt][0] = __uint_as_float(static_cast<unsigned>(b));
+        bias[nt][1] = __uint_as_float(static_cast<unsigned>(b >> 32));
+      }
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) part[rb][nt][v] = bias[nt][FC[v].col];
+    }
     unsigned folded[RB][2];
     if constexpr (FOLD) {
 #pragma unroll
@@ -200,7 +312,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     for (int q = 0; q < 4; ++q) {
       uint4 b[NT];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) b[nt] = ld_shared_v4_b32(act_off[nt][q] + step_base);
+      for (int nt = 0; nt < NT; ++nt) b[nt] = ld_shared_v4_b32(act_lane + step_base + ACT_AT[4 * nt + q]);
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
         const int j = 2 * q + jj;
@@ -220,6 +332,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
           for (int i = 0; i < 4; ++i) {
             const int h = FA[2 * i].row / 8, pair = 2 * j + FA[2 * i].col / 8;
             const unsigned w = word(st.w[rb][h], pair / 4);
+            if constexpr (GROUP_SUM) {
+              a[i] = gemv_detail::int4_biased(w >> (4 * (pair % 4)), magic);  // bias and scale come per step
+              continue;
+            }
             unsigned v;
             if constexpr (FOLD)
               v = dequant4::fp4_bits(pair % 4 == 0 ? w << 4 : w >> (4 * (pair % 4) - 4));
@@ -235,9 +351,18 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
             }
           }
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(acc[rb][nt], a, bj[nt]);
+          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(GROUP_SUM ? part[rb][nt] : acc[rb][nt], a, bj[nt]);
         }
       }
+    }
+    if constexpr (GROUP_SUM) {
+      // acc += scale x (sum over the step of (bias + code) x activation - bias x sum of the activations).
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[rb][nt][v] = fmaf(st.sf[rb][FC[v].row / 8], part[rb][nt][v], acc[rb][nt][v]);
     }
   };
   // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col).
@@ -279,7 +404,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     const long long plane = static_cast<long long>(M) * N;
     each(tile, [&](float, long long at) {
       float sum = 0.f;
-      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);
+#pragma unroll 8
+      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
       store(sum, at);
     });
     if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch

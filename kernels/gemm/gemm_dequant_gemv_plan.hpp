@@ -34,6 +34,9 @@ struct GemmDequantGemvConfig {
   bool stream = false;
   bool int4_lop3 = false;  // int4: a pair's mask and bias in one LOP3 (the bias in a register)
   bool fp4_fold = false;   // fp4 with bf16 scales: the wgmma path's conversion, 2^126 folded into the scales
+  // int4 with a group of whole steps: codes converted with their bias left in, each step's mma.sync sums started at
+  // -bias x the step's activation sums and scaled once per group (the kernel's header).
+  bool group_sum = false;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -46,6 +49,13 @@ struct GemmDequantGemvConfig {
 // k per step: the four lanes of a quad each load 16 bytes (32 codes) of the same weight row, consecutively; a row's
 // step is 64 bytes.
 enum : int { kGemvStepK = 128, kGemvLaneCodes = 32, kGemvRowStepBytes = kGemvStepK / 2 };
+
+// int4 codes as bf16 with their bias: (pair & 0x000F000F) ^ kGemvInt4Magic is bf16(kGemvInt4Bias + code) in both
+// halves (128 + the nibble with its sign bit flipped, i.e. code + 8; 128..143 are exact in bf16's 8 bits), so one
+// LOP3 converts a pair and the bias comes off either by a subtraction (dequant4) or, with group_sum, once per step.
+enum : unsigned { kGemvInt4Magic = 0x43084308u };
+enum : int { kGemvInt4Bias = 136 };
+TL_HOST_DEVICE constexpr unsigned gemv_int4_biased(unsigned pair) { return (pair & 0x000F000Fu) ^ kGemvInt4Magic; }
 
 // The k permutation. A dot product does not care in which order k is summed, so the weights and the activations only
 // have to agree on it. A lane converts each 4-byte word of its 16 loaded bytes (codes 8w .. 8w+7, nibble n = code
@@ -68,12 +78,16 @@ TL_HOST_DEVICE inline void gemv_pair_order(const unsigned (&in)[4], unsigned (&o
 }
 
 struct GemmDequantGemvPlan {
-  // One step's activations (8 n_tiles rows x 128 k, bf16) in shared memory, (m, k) -> element offset: lane
-  // (group g, t) of n-tile nt finds the 32 codes it multiplies, k 32t .. 32t+31 of row 8 nt + g, as 64 contiguous
-  // bytes, and the four 16-byte reads of a quarter warp (lanes 64 bytes apart) land in 8 distinct bank groups
-  // (Swizzle<2,3,3>: 16-byte chunk ^= lane bits 1..2).
+  // One step's activations (8 n_tiles rows x 128 k, bf16) in shared memory, (m, k) -> element offset. Lane (group g,
+  // t) of n-tile nt multiplies k 32t .. 32t+31 of row 8 nt + g, four 16-byte pieces q (k 32t + 8q ..): piece q of
+  // every row and lane lies in the step's q-th quarter ((e, q, t) -> e + 64 q + 8 t; rows m % 2 at 32, m / 2 at 256,
+  // n tiles at 1024), so a lane's four reads are one base address plus immediates (a plain layout: the offset of
+  // (m, k) is the sum of its modes'), and a quarter warp's reads (rows 2i, 2i + 1, t 0..3) cover the 8 16-byte bank
+  // groups of 128 bytes once (no conflict).
   SwizzledLayout smem_act;
-  int step_elems = 0, step_bytes = 0;
+  // A step's slot: its activations (step_elems bf16), then with group_sum the f32 sums -bias x sum over the step's k
+  // of each activation row (8 n_tiles), at byte `sums` of the slot.
+  int step_elems = 0, sums = 0, step_bytes = 0;
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
 
   // The dynamic shared memory of a CTA whose split has `steps` steps (the activations, from the kernel's base).
@@ -82,11 +96,11 @@ struct GemmDequantGemvPlan {
 
 TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConfig& c) {
   GemmDequantGemvPlan p;
-  const Layout rows_then_k(make_shape(make_shape(8, c.n_tiles), make_shape(kGemvLaneCodes, 4)),
-                           make_stride(make_stride(4 * kGemvLaneCodes, 32 * kGemvLaneCodes), make_stride(1, kGemvLaneCodes)));
-  p.smem_act = composition(Swizzle<2, 3, 3>{}, rows_then_k);
+  p.smem_act = Layout(make_shape(make_shape(2, 4, c.n_tiles), make_shape(8, 4, 4)),
+                      make_stride(make_stride(32, 256, 1024), make_stride(1, 64, 8)));
   p.step_elems = p.smem_act.cosize();
-  p.step_bytes = 2 * p.step_elems;
+  p.sums = 2 * p.step_elems;
+  p.step_bytes = p.sums + (c.group_sum ? 4 * 8 * c.n_tiles : 0);
   p.mma_A = mma_m16n8k16_a_f16();
   p.mma_B = mma_m16n8k16_b_f16();
   p.mma_C = mma_m16n8k16_c();
@@ -106,6 +120,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("stream", c.stream)
       .field("int4_lop3", c.int4_lop3)
       .field("fp4_fold", c.fp4_fold)
+      .field("group_sum", c.group_sum)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

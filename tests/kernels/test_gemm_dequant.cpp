@@ -292,7 +292,41 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
           }
           EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
         }
+    // The kernel addresses a lane's pieces as its base plus a constant per (n tile, piece): the offsets add.
+    for (int g = 0; g < 8; ++g)
+      for (int t = 0; t < 4; ++t)
+        for (int n = 0; n < nt; ++n)
+          for (int q = 0; q < 4; ++q)
+            ASSERT_EQ(p.smem_act(8 * n + g, kGemvLaneCodes * t + 8 * q),
+                      p.smem_act(g, kGemvLaneCodes * t) + p.smem_act(8 * n, 8 * q));
+    // The staging's quarter warps (chunk k 32 (i % 4) + 8 ((i / 8) % 4) of row 2 (i / 32) + (i / 4) % 2) store to
+    // 8 distinct bank groups too.
+    for (int i0 = 0; i0 < 8 * nt * kGemvStepK / 8; i0 += 8) {
+      std::set<int> groups;
+      for (int i = i0; i < i0 + 8; ++i) {
+        const int m = 2 * (i / 32) + (i / 4) % 2, k = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
+        groups.insert((2 * p.smem_act(m, k) / 16) % 8);
+      }
+      EXPECT_EQ(groups.size(), 8u) << "staging chunks " << i0;
+    }
+    // group_sum's sums follow the activations, 16-byte aligned (the next step's 16-byte pieces).
+    const GemmDequantGemvPlan ps = make_plan(GemmDequantGemvConfig{.n_tiles = nt, .group_sum = true});
+    EXPECT_EQ(ps.sums, 2 * ps.step_elems);
+    EXPECT_EQ(ps.step_bytes, ps.sums + 4 * 8 * nt);
+    EXPECT_EQ(ps.step_bytes % 16, 0);
   }
+}
+
+// group_sum's conversion: one LOP3 of a pair gives bf16(kGemvInt4Bias + code) exactly in both halves, for every code
+// beside every other, so the bias taken off once per step (kGemvInt4Bias x the activations' sum) leaves the codes.
+TEST(GemmDequantGemvPlan, Int4BiasedPairIsBiasPlusCode) {
+  for (unsigned lo = 0; lo < 16; ++lo)
+    for (unsigned hi = 0; hi < 16; ++hi) {
+      const unsigned other = 0x9C3E57A0u;  // other nibbles set: the mask drops them
+      const unsigned v = gemv_int4_biased((other & 0xFFF0FFF0u) | lo | (hi << 16));
+      EXPECT_EQ(bf16_lo(v), static_cast<float>(kGemvInt4Bias + num::int4_value(static_cast<std::uint8_t>(lo))));
+      EXPECT_EQ(bf16_hi(v), static_cast<float>(kGemvInt4Bias + num::int4_value(static_cast<std::uint8_t>(hi))));
+    }
 }
 
 // [SECTION] the spec
@@ -464,6 +498,22 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".batch = true"), std::string::npos);
   EXPECT_NE(name({{"M", "9"}}, {{"path", "gemv"}}).find(".batch = false"), std::string::npos);
   EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"batch", "off"}}).find(".batch = false"), std::string::npos);
+  // group_sum: int4 with group 128 only (a step's four lanes, one mma.sync, share its scale); each staged step then
+  // carries its f32 activation sums, and the launch's shared memory counts them.
+  EXPECT_NE(name({}, {{"path", "gemv"}, {"group_sum", "true"}}).find(".group_sum = true"), std::string::npos);
+  EXPECT_NE(name({}, {{"path", "gemv"}}).find(".group_sum = false"), std::string::npos);
+  for (const KV& p : std::vector<KV>{{{"wtype", "fp4"}}, {{"group", "64"}}, {{"group", "32"}}})
+    EXPECT_NE(name(p, {{"path", "gemv"}, {"group_sum", "true"}}).find(".group_sum = false"), std::string::npos);
+  for (const char* m : {"1", "16"}) {
+    const KernelInstance k =
+        instance({{"M", m}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}, {"group_sum", "true"}});
+    std::int64_t steps = 0;
+    for (const ArgSpec& a : k.args)
+      if (a.name == "split_steps") steps = static_cast<std::int64_t>(a.value);
+    const GemmDequantGemvPlan plan = make_plan(GemmDequantGemvConfig{.n_tiles = std::string(m) == "1" ? 1 : 2,
+                                                                     .group_sum = true});
+    EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * plan.step_bytes)) << "M " << m;
+  }
 }
 
 // schedule=stream: CTA c takes chunks [c U / G, (c+1) U / G) of the U = row tiles x k chunks (as the kernel computes);
