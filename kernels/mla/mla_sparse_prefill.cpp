@@ -20,7 +20,7 @@ constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 
 MlaSparsePrefillConfig prefill_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
-          .l2_prefetch = c.boolean("l2_prefetch")};
+          .l2_prefetch = c.boolean("l2_prefetch"), .paired_blocks = c.boolean("paired_blocks")};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -200,14 +200,21 @@ KernelSpec mla_sparse_prefill_spec() {
                ParamSpec::boolean("vec_store", true, "outputs as 16-byte vector stores"),
                ParamSpec::boolean("l2_prefetch", true,
                                   "each 16-byte cp.async asks the L2 for the 256-byte block around it (.L2::256B, as "
-                                  "FlashMLA's gather; 0.98-1.09x on an H200, docs/perf.md)")}};
+                                  "FlashMLA's gather; 0.98-1.09x on an H200, docs/perf.md)"),
+               ParamSpec::boolean("paired_blocks", false,
+                                  "each consumer warpgroup runs Q K^T and the softmax of its own block of a pair (both "
+                                  "add both blocks' P V to their V half); needs qk_warpgroups 1")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
-                                                           {{"sms", "7"}}, {{"l2_prefetch", "false"}}};
+                                                           {{"sms", "7"}}, {{"l2_prefetch", "false"}},
+                                                           {{"paired_blocks", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(c)).smem_bytes, limits); !st.ok())
       return st;
+    if (c.boolean("paired_blocks") && c.integer("qk_warpgroups") != 1)
+      return make_error(ErrorCode::unsupported,
+                        "paired_blocks gives each consumer warpgroup a whole block's Q K^T: use qk_warpgroups=1");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();

@@ -40,6 +40,193 @@
 #include "mla/mla_sparse_prefill_plan.hpp"
 
 namespace tl {
+namespace mla_prefill_detail {
+
+// C.paired_blocks: consumer warpgroup CONSUMER (0 or 1) of a pair of blocks (the request's blocks 2i and 2i + 1, in
+// KV stages it and it + 1) computes S = Q K^T of block 2i + CONSUMER for the tile's 64 rows, so both warpgroups run
+// Q K^T and the softmax, each on its own block, instead of one warpgroup running them for every block while the other
+// waits (mla.decode's order). The two exchange row maxima (barrier 1), each writes its P into the RoPE panel of its
+// own stage (columns 512 .. 575: read by that block's Q K^T alone, complete by then), and after barrier 2 each adds
+// both blocks' P V for its own 256 V columns. A stage is read by both warpgroups (its owner's Q K^T and P V, the
+// other's P V), so its empty barrier's two arrivals are one per warpgroup as in mla.decode's order, and the producer
+// is unchanged. A request with an odd block count ends with a pair of one block: consumer 1 computes no S then (its
+// maxima -inf) and adds consumer 0's P V. Both warpgroups keep the same row maxima (fmaxf of the same values) and
+// their own blocks' row sums, added at the end.
+template <MlaSparsePrefillConfig C, int CONSUMER>
+TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
+  using namespace wgmma_ops;
+  using namespace mla_detail;
+  static constexpr MlaDecodeConfig CC = consumer_config(C);
+  static constexpr MlaDecodePlan P = make_plan(CC);
+  static_assert(P.s_cols == kBlock, "each warpgroup's S covers its whole block");
+  static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
+  static constexpr auto o_vals = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v); });
+  // P's panel in a stage (the P tile's layout is one panel's: test_mla_sparse_prefill checks it), P V's k16 steps.
+  static constexpr unsigned p_panel = 2u * P.tile(0, kDV);
+  static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
+  static constexpr auto v_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
+  constexpr int c = CONSUMER;
+  const float kInf = __int_as_float(0x7f800000);
+  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;  // 1/sqrt(576) times log2(e)
+  const unsigned base = a.base, q_base = base + P.off_q;
+  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
+  const int heads = a.heads, m0 = blockIdx.y * P.rows, tid = threadIdx.x % 128;
+  TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
+  const TileCoord o_at = P.acc_o(tid, 0);
+  const int rl[2] = {o_at.row + o_vals[0].row, o_at.row + o_vals[2].row};
+  const bool row_first = o_at.col == 0;
+  const TileCoord s_at = P.acc_s(tid, 0);
+  const int p_at = P.p.layout()(s_at.row, s_at.col);
+  const unsigned p_row = p_panel + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes, from the stage
+  static constexpr auto p_vals =
+      tabulate<P.acc_s.num_values()>([](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, P.acc_s(0, v).col); });
+  float o[P.acc_o.num_values()];
+  float sacc[P.acc_s.num_values()];
+  int it = 0, qn = 0;
+  const PartWalk walk(a.parts, blockIdx.x, a.batch);
+  for (int k = 0; k < walk.count; ++k) {
+    const int r = walk.first + k;
+    const int L = sparse_length(a.topk_length, a.topk, 1, r);
+    int b0, b1, split;
+    walk.range<false>(r, L, 1, heads, m0, heads, b0, b1, split);
+    float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < P.acc_o.num_values(); ++i) o[i] = 0.f;
+    mbar_wait(q_full, qn & 1);
+    // Whether this warpgroup computes an S in the request's last pair (it hands Q back after that one).
+    const bool qk_last = b1 - b0 > c && (c == 0 || (b1 - b0) % 2 == 0);
+    for (int blk = b0; blk < b1; blk += 2) {
+      const int n = min(2, b1 - blk);                  // blocks in this pair
+      const bool mine = c < n, theirs = 1 - c < n;     // this warpgroup's block, the other's
+      const int s = (it + c) & 1;                      // this warpgroup's stage (the other's is s ^ 1)
+      const unsigned kv = base + P.kv_stage(s), kv_peer = base + P.kv_stage(s ^ 1);
+      if (mine) {
+        TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk + c);
+        mbar_wait(base + P.full_bar(s), ((it + c) >> 1) & 1);
+        TL_PROBE_END(mla_probe::wait_kv, s, blk + c);
+        TL_PROBE_BEGIN(mla_probe::qk, s, blk + c);
+        issue_qk<CC>(sacc, q_base, kv);
+        wgmma_wait<0>();
+        if (blk + 2 >= b1 && tid == 0) mbar_arrive(q_empty);
+        TL_PROBE_END(mla_probe::qk, s, blk + c);
+        TL_PROBE_BEGIN(mla_probe::softmax, s, blk + c);
+        // The tokens whose index the producer found invalid (only blocks with one pay for it).
+        const unsigned long long vm = ld_shared_b64(a.valid_base + 8u * static_cast<unsigned>(s));
+        if (~vm != 0) {
+          const unsigned long long vt = vm >> s_at.col;  // bit c: this thread's column s_at.col + c
+#pragma unroll
+          for (int v = 0; v < P.acc_s.num_values(); ++v)
+            if (!((vt >> s_vals[v].col) & 1ull)) sacc[v] = -kInf;
+        }
+      } else {
+        TL_PROBE_BEGIN(mla_probe::softmax, s, blk + c);
+#pragma unroll
+        for (int v = 0; v < P.acc_s.num_values(); ++v) sacc[v] = -kInf;
+      }
+      // Row maxima of both blocks (barrier 1; the other's read of the previous pair's is before its barrier 2).
+      float mx[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float v = -kInf;
+#pragma unroll
+        for (int j = 0; j < kBlock / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
+        mx[h] = quad_max(v) * kScaleLog2;
+        if (row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], c), mx[h]);
+      }
+      named_barrier_sync(1, 256);
+      float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float m_new = fmaxf(row_m[h], fmaxf(mx[h], ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1 - c))));
+        m_use[h] = m_new == -kInf ? 0.f : m_new;  // every key masked so far: exp2 gives 0, not NaN
+        alpha[h] = exp2_approx(row_m[h] - m_use[h]);
+        row_m[h] = m_new;
+      }
+      if (mine) {
+#pragma unroll
+        for (int j = 0; j < kBlock / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
+            const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
+            sum[h] += e0 + e1;
+            st_shared_b32(kv + p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<CC.bf16>(e0, e1));
+          }
+        fence_proxy_async_smem();  // P visible to both warpgroups' wgmma
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        row_l[h] = row_l[h] * alpha[h] + sum[h];
+#pragma unroll
+        for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+      }
+      named_barrier_sync(2, 256);  // both P written
+      TL_PROBE_END(mla_probe::softmax, s, blk + c);
+      TL_PROBE_BEGIN(mla_probe::pv, s, blk + c);
+      // The other's stage: its full barrier is long complete; waiting makes the copies visible here too.
+      if (theirs) mbar_wait(base + P.full_bar(s ^ 1), ((it + 1 - c) >> 1) & 1);
+      wgmma_fence();
+      if (mine) {
+#pragma unroll
+        for (int i = 0; i < kBlock / 16; ++i)
+          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(kv + p_panel + p_steps[i], 16, P.desc_sbo),
+                                                   smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+      }
+      if (theirs) {
+#pragma unroll
+        for (int i = 0; i < kBlock / 16; ++i)
+          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(kv_peer + p_panel + p_steps[i], 16, P.desc_sbo),
+                                                   smem_desc_sw128(kv_peer + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      if (tid == 0) {
+        if (mine) mbar_arrive(base + P.empty_bar(s));
+        if (theirs) mbar_arrive(base + P.empty_bar(s ^ 1));
+      }
+      TL_PROBE_END(mla_probe::pv, s, blk + c);
+      it += n;
+    }
+    if (!qk_last && tid == 0) mbar_arrive(q_empty);
+
+    // Row sums of both warpgroups' blocks (a buffer per request parity, as mla_consumer's).
+    const unsigned sum_buf = base + P.off_sum + 4 * P.row_sum(0, 0, qn & 1);
+    float l_tot[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l_tot[h] = quad_sum(row_l[h]);
+      if (row_first) st_shared_f32(sum_buf + 4 * P.row_sum(rl[h], c, 0), l_tot[h]);
+    }
+    named_barrier_sync(1, 256);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1 - c, 0));
+    ++qn;
+
+    TL_PROBE_BEGIN(mla_probe::combine, probe::kNoStage, r);
+    // LSE (+inf for a row without keys), O = o / sum, scaled by the sink as mla_consumer's; max_logits q.k / 24.
+    float lse[2], scale[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const bool empty = !(l_tot[h] > 0.f);
+      scale[h] = empty ? 0.f : 1.f / l_tot[h];
+      lse[h] = empty ? kInf : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+      if (a.sink && lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(m0 + rl[h], heads - 1)] - lse[h]));
+    }
+    const auto lse_index = [&](int row) { return static_cast<long long>(r) * heads + row; };
+    store_output<CC>(o, lse, scale, a.O, a.LSE, r, heads, m0, rl, c, tid, lse_index);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = m0 + rl[h];
+      if (row < heads && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
+    }
+    TL_PROBE_END(mla_probe::combine, probe::kNoStage, r);
+  }
+  TL_PROBE_FLUSH();
+  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+}
+
+}  // namespace mla_prefill_detail
+
 template <MlaSparsePrefillConfig C>
 __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     mla_sparse_prefill(const __grid_constant__ TmaDescriptor tma_q, const unsigned short* __restrict__ kv,
@@ -145,8 +332,14 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, nullptr, nullptr, nullptr, seq_q, 1, heads,
                       topk_length, sink, topk, 1, base + SP.valid_mask(0)};
     args.max_logits = max_logits;
-    if (wg == 1) mla_consumer<CC, 0, true, true>(args);
-    else mla_consumer<CC, 1, true, true>(args);
+    if constexpr (C.paired_blocks) {
+      if (wg == 1) mla_prefill_detail::paired_consumer<C, 0>(args);
+      else mla_prefill_detail::paired_consumer<C, 1>(args);
+    } else if (wg == 1) {
+      mla_consumer<CC, 0, true, true>(args);
+    } else {
+      mla_consumer<CC, 1, true, true>(args);
+    }
   }
 }
 

@@ -22,6 +22,9 @@ struct MlaSparsePrefillConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // outputs as 16-byte vectors
   bool l2_prefetch = true;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
+  // Each consumer warpgroup computes Q K^T and the softmax of its own block of a pair, P in its stage's RoPE panel
+  // (mla_sparse_prefill.cuh's paired_consumer); needs qk_warpgroups 1.
+  bool paired_blocks = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -105,6 +108,7 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("l2_prefetch", c.l2_prefetch)
+      .field("paired_blocks", c.paired_blocks)
       .str();
 }
 

@@ -82,7 +82,8 @@ TEST(MlaSparsePrefillPlan, GatherCopiesLandWhereTheTileHasThem) {
 TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   const KV p = {{"seq_q", "300"}, {"seq_kv", "4096"}, {"topk", "2048"}};
   for (bool probes : {false, true})
-    for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}}}) {
+    for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}},
+                        KV{{"paired_blocks", "true"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
@@ -94,6 +95,23 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
       EXPECT_LE(k->resources.spill_store_bytes, probes ? 256 : 0);
       EXPECT_LE(k->resources.registers * 384, 65536);
     }
+}
+
+// paired_blocks: each warpgroup writes its P into its stage's RoPE panel (columns 512 .. 575), where P V reads it as
+// the P tile: that panel's (row, column) offsets are the P tile's plus one 1024-aligned base (the swizzle's period),
+// in both stages. It needs the whole block's S in one warpgroup, so qk_warpgroups 2 is refused by name.
+TEST(MlaSparsePrefill, PairedBlocksKeepPInTheRopePanel) {
+  const MlaDecodePlan p = make_plan(MlaSparsePrefillConfig{.paired_blocks = true}).mma;
+  const int panel = p.tile(0, kMlaDimV);
+  EXPECT_EQ(2 * panel % 1024, 0);
+  for (int s = 0; s < 2; ++s) EXPECT_EQ(p.kv_stage(s) % 1024, 0u);
+  EXPECT_EQ(p.p.cosize(), p.rows * kMlaBlock);
+  for (int r = 0; r < p.rows; ++r)
+    for (int c = 0; c < kMlaBlock; ++c) ASSERT_EQ(p.tile(r, kMlaDimV + c), panel + p.p(r, c)) << r << "," << c;
+  EXPECT_EQ(kMlaDimQK - kMlaDimV, kMlaBlock) << "the RoPE columns are one 64-column panel";
+  auto both = instantiate(prefill(), {}, {{"paired_blocks", "true"}, {"qk_warpgroups", "2"}}, limits_for_arch("sm_90a"));
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("qk_warpgroups=1"), std::string::npos) << both.status().message();
 }
 
 TEST(MlaSparsePrefill, RefusesWithoutHopper) {
