@@ -80,6 +80,13 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
   const unsigned p_row = p_panel + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes, from the stage
   static constexpr auto p_vals =
       tabulate<P.acc_s.num_values()>([](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, P.acc_s(0, v).col); });
+  // mla.decode's P tile is free here: zeroed once, the P of a pair's missing block (a request's odd last one).
+  const unsigned zero_p = base + P.off_p;
+  static_assert(2 * P.p.cosize() == 256 * 32, "each consumer thread zeroes 32 bytes");
+  st_shared_v4_fill(zero_p + 32u * (threadIdx.x - 128), 0u);
+  st_shared_v4_fill(zero_p + 32u * (threadIdx.x - 128) + 16u, 0u);
+  fence_proxy_async_smem();
+  named_barrier_sync(1, 256);
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
   int it = 0, qn = 0;
@@ -165,19 +172,17 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
       TL_PROBE_BEGIN(mla_probe::pv, s, blk + c);
       // The other's stage: its full barrier is long complete; waiting makes the copies visible here too.
       if (theirs) mbar_wait(base + P.full_bar(s ^ 1), ((it + 1 - c) >> 1) & 1);
+      // Both blocks' P V, a missing block's as the zero P times the other block's V (no branch around a wgmma: ptxas
+      // serializes them all then).
+      const unsigned pv_p[2] = {mine ? kv + p_panel : zero_p, theirs ? kv_peer + p_panel : zero_p};
+      const unsigned pv_v[2] = {mine ? kv : kv_peer, theirs ? kv_peer : kv};
       wgmma_fence();
-      if (mine) {
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
 #pragma unroll
         for (int i = 0; i < kBlock / 16; ++i)
-          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(kv + p_panel + p_steps[i], 16, P.desc_sbo),
-                                                   smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
-      }
-      if (theirs) {
-#pragma unroll
-        for (int i = 0; i < kBlock / 16; ++i)
-          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(kv_peer + p_panel + p_steps[i], 16, P.desc_sbo),
-                                                   smem_desc_sw128(kv_peer + v_steps[i], P.desc_v_lbo, P.desc_sbo));
-      }
+          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(pv_p[b] + p_steps[i], 16, P.desc_sbo),
+                                                   smem_desc_sw128(pv_v[b] + v_steps[i], P.desc_v_lbo, P.desc_sbo));
       wgmma_commit();
       wgmma_wait<0>();
       if (tid == 0) {
