@@ -42,34 +42,46 @@
 namespace tl {
 namespace mla_prefill_detail {
 
-// C.paired_blocks: consumer warpgroup CONSUMER (0 or 1) of a pair of blocks (the request's blocks 2i and 2i + 1, in
+// C.paired_blocks: consumer warpgroup CONSUMER (0 or 1) of a pair of blocks (a request's blocks 2i and 2i + 1, in
 // KV stages it and it + 1) computes S = Q K^T of block 2i + CONSUMER for the tile's 64 rows, so both warpgroups run
-// Q K^T and the softmax, each on its own block, instead of one warpgroup running them for every block while the other
-// waits (mla.decode's order). The two exchange row maxima (barrier 1), each writes its P into the RoPE panel of its
-// own stage (columns 512 .. 575: read by that block's Q K^T alone, complete by then), and after barrier 2 each adds
-// both blocks' P V for its own 256 V columns. A stage is read by both warpgroups (its owner's Q K^T and P V, the
-// other's P V), so its empty barrier's two arrivals are one per warpgroup as in mla.decode's order, and the producer
-// is unchanged. A request with an odd block count ends with a pair of one block: consumer 1 computes no S then (its
-// maxima -inf) and adds consumer 0's P V. Both warpgroups keep the same row maxima (fmaxf of the same values) and
-// their own blocks' row sums, added at the end.
+// Q K^T and the softmax, each of its own block, instead of one warpgroup running them for every block while the other
+// waits (mla.decode's order). The two exchange row maxima (barrier 1; both then hold the same maxima, fmaxf of the
+// same values), write their P (consumer 0: into its stage's RoPE panel, read by that block's Q K^T alone and complete
+// by then; consumer 1: into mla.decode's P tile) and after barrier 2 each adds both blocks' P V for its own 256 V
+// columns, its own block's first. Each keeps its own blocks' row sums, added at the end.
+//
+// Both stages are in use through a whole pair, so the stages fill and empty in halves (the plan's half_panels) for
+// the gather to overlap the pair's work: half A (V columns 0 .. 255) is read by consumer 0's P V alone, half B (the
+// rest) by consumer 1's P V and, for P in its RoPE panel, consumer 0's first. Consumer 0 releases its stage's A and B
+// after its first P V, consumer 1 its stage's B after its first P V (consumer 0 at once); the second P V's release
+// the other halves. The producer fills a pair in that order (block 2i's A, 2i + 1's B, 2i's B, 2i + 1's A), and each
+// consumer's Q K^T reads its stage's first-filled half first. A request with an odd block count ends with a pair of
+// one block: consumer 1 computes no S (its maxima -inf, its P zeros: the missing block's P V reads the present
+// block's V).
 template <MlaSparsePrefillConfig C, int CONSUMER>
 TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
   using namespace wgmma_ops;
   using namespace mla_detail;
+  static constexpr MlaSparsePrefillPlan SP = make_plan(C);
   static constexpr MlaDecodeConfig CC = consumer_config(C);
-  static constexpr MlaDecodePlan P = make_plan(CC);
+  static constexpr MlaDecodePlan P = SP.mma;
   static_assert(P.s_cols == kBlock, "each warpgroup's S covers its whole block");
   static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
   static constexpr auto o_vals = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v); });
-  // P's panel in a stage (the P tile's layout is one panel's: test_mla_sparse_prefill checks it), P V's k16 steps.
-  static constexpr unsigned p_panel = 2u * P.tile(0, kDV);
+  // Q K^T's k16 steps (4 a panel), P V's, and consumer 0's P in its stage (the P tile's layout is one panel's:
+  // test_mla_sparse_prefill checks it).
+  static constexpr auto qk_steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
+  static constexpr int half_steps = SP.half_panels * P.panel_cols / 16;
   static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
   static constexpr auto v_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
+  static constexpr unsigned p_panel = 2u * P.tile(0, kDV);
   constexpr int c = CONSUMER;
   const float kInf = __int_as_float(0x7f800000);
   constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;  // 1/sqrt(576) times log2(e)
   const unsigned base = a.base, q_base = base + P.off_q;
   const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
+  const auto full = [&](int s, int h) { return base + (h ? SP.full_b(s) : P.full_bar(s)); };
+  const auto empty = [&](int s, int h) { return base + (h ? SP.empty_b(s) : P.empty_bar(s)); };
   const int heads = a.heads, m0 = blockIdx.y * P.rows, tid = threadIdx.x % 128;
   TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
   const TileCoord o_at = P.acc_o(tid, 0);
@@ -77,16 +89,9 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
   const bool row_first = o_at.col == 0;
   const TileCoord s_at = P.acc_s(tid, 0);
   const int p_at = P.p.layout()(s_at.row, s_at.col);
-  const unsigned p_row = p_panel + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes, from the stage
+  const unsigned p_row = 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes, from a P tile
   static constexpr auto p_vals =
       tabulate<P.acc_s.num_values()>([](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, P.acc_s(0, v).col); });
-  // mla.decode's P tile is free here: zeroed once, the P of a pair's missing block (a request's odd last one).
-  const unsigned zero_p = base + P.off_p;
-  static_assert(2 * P.p.cosize() == 256 * 32, "each consumer thread zeroes 32 bytes");
-  st_shared_v4_fill(zero_p + 32u * (threadIdx.x - 128), 0u);
-  st_shared_v4_fill(zero_p + 32u * (threadIdx.x - 128) + 16u, 0u);
-  fence_proxy_async_smem();
-  named_barrier_sync(1, 256);
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
   int it = 0, qn = 0;
@@ -104,15 +109,31 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
     const bool qk_last = b1 - b0 > c && (c == 0 || (b1 - b0) % 2 == 0);
     for (int blk = b0; blk < b1; blk += 2) {
       const int n = min(2, b1 - blk);                  // blocks in this pair
-      const bool mine = c < n, theirs = 1 - c < n;     // this warpgroup's block, the other's
-      const int s = (it + c) & 1;                      // this warpgroup's stage (the other's is s ^ 1)
-      const unsigned kv = base + P.kv_stage(s), kv_peer = base + P.kv_stage(s ^ 1);
+      const bool mine = c < n;                         // this warpgroup's block exists
+      const int s = (it + c) & 1, s0 = it & 1;         // this warpgroup's stage, block 2i's
+      const unsigned ph0 = (it >> 1) & 1, ph1 = ((it + 1) >> 1) & 1, ph = c == 0 ? ph0 : ph1;  // fill parities
+      const unsigned kv = base + P.kv_stage(s), kv0 = base + P.kv_stage(s0), kv1 = base + P.kv_stage(s0 ^ 1);
       if (mine) {
         TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk + c);
-        mbar_wait(base + P.full_bar(s), ((it + c) >> 1) & 1);
+        mbar_wait(full(s, c), ph);
         TL_PROBE_END(mla_probe::wait_kv, s, blk + c);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk + c);
-        issue_qk<CC>(sacc, q_base, kv);
+        // S = Q K^T over this stage's first-filled half, then (once it has landed) the other: a wgmma group each.
+#pragma unroll
+        for (int i = 0; i < P.acc_s.num_values(); ++i) sacc[i] = 0.f;
+#pragma unroll
+        for (int g = 0; g < 2; ++g) {
+          const bool b_half = (g == 0) == (c == 1);  // this group's steps are half B's
+          if (g == 1) mbar_wait(full(s, 1 - c), ph);
+          wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < qk_steps.size(); ++j) {
+            if ((j >= half_steps) != b_half) continue;
+            WgmmaSS<P.s_cols, CC.bf16, 0>::run(sacc, smem_desc_sw128(q_base + qk_steps[j], 16, P.desc_sbo),
+                                               smem_desc_sw128(kv + qk_steps[j], 16, P.desc_sbo));
+          }
+          wgmma_commit();
+        }
         wgmma_wait<0>();
         if (blk + 2 >= b1 && tid == 0) mbar_arrive(q_empty);
         TL_PROBE_END(mla_probe::qk, s, blk + c);
@@ -149,18 +170,19 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
         alpha[h] = exp2_approx(row_m[h] - m_use[h]);
         row_m[h] = m_new;
       }
-      if (mine) {
+      // P (zeros for a missing block): consumer 0's into its stage's RoPE panel, consumer 1's into the P tile (read by
+      // consumer 0's second P V, complete before it reaches the next pair's barrier 1).
+      const unsigned p_own = c == 0 ? kv0 + p_panel : base + P.off_p;
 #pragma unroll
-        for (int j = 0; j < kBlock / 8; ++j)
+      for (int j = 0; j < kBlock / 8; ++j)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
-            const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
-            sum[h] += e0 + e1;
-            st_shared_b32(kv + p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<CC.bf16>(e0, e1));
-          }
-        fence_proxy_async_smem();  // P visible to both warpgroups' wgmma
-      }
+        for (int h = 0; h < 2; ++h) {
+          const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
+          const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
+          sum[h] += e0 + e1;
+          st_shared_b32(p_own + p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<CC.bf16>(e0, e1));
+        }
+      fence_proxy_async_smem();  // P visible to both warpgroups' wgmma
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         row_l[h] = row_l[h] * alpha[h] + sum[h];
@@ -170,25 +192,36 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
       named_barrier_sync(2, 256);  // both P written
       TL_PROBE_END(mla_probe::softmax, s, blk + c);
       TL_PROBE_BEGIN(mla_probe::pv, s, blk + c);
-      // The other's stage: its full barrier is long complete; waiting makes the copies visible here too.
-      if (theirs) mbar_wait(base + P.full_bar(s ^ 1), ((it + 1 - c) >> 1) & 1);
-      // Both blocks' P V, a missing block's as the zero P times the other block's V (no branch around a wgmma: ptxas
-      // serializes them all then).
-      const unsigned pv_p[2] = {mine ? kv + p_panel : zero_p, theirs ? kv_peer + p_panel : zero_p};
-      const unsigned pv_v[2] = {mine ? kv : kv_peer, theirs ? kv_peer : kv};
-      wgmma_fence();
+      // The other block's half of V this warpgroup reads: its full barrier is long complete; waiting makes the copies
+      // visible here too. A missing block's P V reads the present block's V (times zeros).
+      const bool pair = n == 2;
+      if (c == 0 && pair) mbar_wait(full(s0 ^ 1, 0), ph1);
+      if (c == 1) mbar_wait(full(s0, 1), ph0);
+      if (c == 0 && pair && tid == 0) mbar_arrive(empty(s0 ^ 1, 1));  // consumer 0 never reads block 2i + 1's B
+      // Own block's P V first (one wgmma group), then the other's.
+      const unsigned pv_p[2] = {c == 0 ? kv0 + p_panel : base + P.off_p, c == 0 ? base + P.off_p : kv0 + p_panel};
+      const unsigned v1 = pair ? kv1 : kv0;
+      const unsigned pv_v[2] = {c == 0 ? kv0 : v1, c == 0 ? v1 : kv0};
 #pragma unroll
-      for (int b = 0; b < 2; ++b)
+      for (int b = 0; b < 2; ++b) {
+        wgmma_fence();
 #pragma unroll
         for (int i = 0; i < kBlock / 16; ++i)
           WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(pv_p[b] + p_steps[i], 16, P.desc_sbo),
                                                    smem_desc_sw128(pv_v[b] + v_steps[i], P.desc_v_lbo, P.desc_sbo));
-      wgmma_commit();
-      wgmma_wait<0>();
-      if (tid == 0) {
-        if (mine) mbar_arrive(base + P.empty_bar(s));
-        if (theirs) mbar_arrive(base + P.empty_bar(s ^ 1));
+        wgmma_commit();
       }
+      wgmma_wait<1>();
+      if (tid == 0) {
+        if (c == 0) {
+          if (pair) mbar_arrive(empty(s0, 0));  // alone, its second P V reads this A too
+          mbar_arrive(empty(s0, 1));
+        } else if (pair) {
+          mbar_arrive(empty(s0 ^ 1, 1));
+        }
+      }
+      wgmma_wait<0>();
+      if (tid == 0) mbar_arrive(c == 0 ? empty(pair ? s0 ^ 1 : s0, 0) : empty(s0, 1));
       TL_PROBE_END(mla_probe::pv, s, blk + c);
       it += n;
     }
@@ -212,9 +245,9 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
     float lse[2], scale[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const bool empty = !(l_tot[h] > 0.f);
-      scale[h] = empty ? 0.f : 1.f / l_tot[h];
-      lse[h] = empty ? kInf : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+      const bool empty_row = !(l_tot[h] > 0.f);
+      scale[h] = empty_row ? 0.f : 1.f / l_tot[h];
+      lse[h] = empty_row ? kInf : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
       if (a.sink && lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(m0 + rl[h], heads - 1)] - lse[h]));
     }
     const auto lse_index = [&](int row) { return static_cast<long long>(r) * heads + row; };
@@ -253,7 +286,14 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);
-    init_ring_barriers<CC>(base, SP.full_arrivals, 2);
+    // paired_blocks: mla.decode's ring barriers for the stages' halves A (emptied by consumer 0 alone), the plan's
+    // for halves B.
+    init_ring_barriers<CC>(base, SP.full_arrivals, C.paired_blocks ? 1 : 2);
+    if constexpr (C.paired_blocks)
+      for (int s = 0; s < 2; ++s) {
+        mbar_init(base + SP.full_b(s), SP.full_arrivals);
+        mbar_init(base + SP.empty_b(s), 2);
+      }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -287,6 +327,67 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         if (warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
       };
       if (b0 == b1) load_q();
+      if constexpr (C.paired_blocks) {
+        // Half h (panels [0, half_panels) or the rest) of the block whose entry this lane holds (idx) into stage s (its
+        // fill parity ph): as the loop below, on the half's barriers; the mask with the block's first half.
+        const auto load_half = [&](int idx, int s, int h, unsigned ph, bool first, int blk) {
+          TL_PROBE_BEGIN(mla_prefill_probe::index, s, blk);
+          const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(idx, num_kv)) & 0xffffu;
+          const unsigned short* src[SP.row_groups];
+          int bytes[SP.row_groups];
+#pragma unroll
+          for (int i = 0; i < SP.row_groups; ++i) {
+            const int t = (at.row + row_step[i]) % SP.rows_per_warp;
+            const int e = __shfl_sync(0xffffffffu, idx, t);
+            const bool ok = (mask >> t) & 1u;
+            src[i] = kv + (ok ? static_cast<long long>(e) * kMlaDimQK : 0) + at.col;
+            bytes[i] = ok ? 16 : 0;
+          }
+          TL_PROBE_END(mla_prefill_probe::index, s, blk);
+          TL_PROBE_BEGIN(mla_prefill_probe::load_wait, s, blk);
+          mbar_wait(base + (h ? SP.empty_b(s) : P.empty_bar(s)), ph ^ 1);
+          TL_PROBE_END(mla_prefill_probe::load_wait, s, blk);
+          TL_PROBE_BEGIN(mla_prefill_probe::load_issue, s, blk);
+          const unsigned stage = base + P.kv_stage(s), full = base + (h ? SP.full_b(s) : P.full_bar(s));
+#pragma unroll
+          for (int i = 0; i < SP.row_groups; ++i)
+#pragma unroll
+            for (int p = 0; p < P.panels; ++p) {
+              if ((p >= SP.half_panels) != (h != 0)) continue;
+              const unsigned dst = stage + panel_at[p] + row_at[i];
+              const unsigned short* from = src[i] + copy_of(0, p).col;
+              if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
+              else cp_async_16(dst, from, bytes[i]);
+            }
+          cp_async_mbar_arrive(full);
+          if (lane == 0) {
+            if (first) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+            mbar_arrive(full);
+          }
+          TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);
+        };
+        // A pair's halves in the order its consumers free and read them (paired_consumer).
+        for (int blk = b0; blk < b1; blk += 2) {
+          const int n = min(2, b1 - blk), s0 = it & 1;
+          const unsigned ph0 = (it >> 1) & 1, ph1 = ((it + 1) >> 1) & 1;
+          const int idx0 = next;
+          next = ahead.entry(indices, topk, warp, lane);
+          ahead.advance(topk_length, topk, 1, heads, m0);
+          int idx1 = -1;
+          if (n == 2) {
+            idx1 = next;
+            next = ahead.entry(indices, topk, warp, lane);
+            ahead.advance(topk_length, topk, 1, heads, m0);
+          }
+          load_half(idx0, s0, 0, ph0, true, blk);
+          if (blk == b0) load_q();
+          if (n == 2) load_half(idx1, s0 ^ 1, 1, ph1, true, blk + 1);
+          load_half(idx0, s0, 1, ph0, false, blk);
+          if (n == 2) load_half(idx1, s0 ^ 1, 0, ph1, false, blk + 1);
+          it += n;
+        }
+        continue;
+      }
       for (int blk = b0; blk < b1; ++blk, ++it) {
         const int s = it & 1;
         TL_PROBE_BEGIN(mla_prefill_probe::index, s, blk);

@@ -73,15 +73,22 @@ struct MlaSparsePrefillPlan {
   // of the 64 x 576 tile (copy (i, p): 8 values, one 16-byte chunk).
   Fragment gather;
   unsigned off_valid;  // the stages' valid-index masks
+  // paired_blocks: a stage fills and empties in two halves, panels [0, half_panels) (V columns 0 .. 255, read by
+  // consumer 0's P V) on mla.decode's full and empty barriers, the rest (V columns 256 .. 511 and the RoPE panel, read
+  // by consumer 1's P V, the RoPE panel also by consumer 0's: P of its block) on these.
+  int half_panels;
+  unsigned off_half_bar;
   unsigned smem_used, smem_bytes;
 
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned full_b(int stage) const { return off_half_bar + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned empty_b(int stage) const { return off_half_bar + 16u + 8u * static_cast<unsigned>(stage); }
 };
 
 TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillConfig& c) {
   MlaSparsePrefillPlan p{};
   p.mma = make_plan(consumer_config(c));
-  p.consumer_regs = 224;
+  p.consumer_regs = c.paired_blocks ? 216 : 224;
   p.producer_regs = 504 - 2 * p.consumer_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
@@ -97,7 +104,9 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
                                          make_stride(rows, p.mma.panel_cols * rows, 32 / lanes_per_row))),
                       rows, kMlaDimQK);
   p.off_valid = p.mma.smem_used;
-  p.smem_used = p.off_valid + 16u;
+  p.half_panels = kMlaDimV / 2 / p.mma.panel_cols;
+  p.off_half_bar = p.off_valid + 16u;
+  p.smem_used = p.off_half_bar + (c.paired_blocks ? 32u : 0u);
   p.smem_bytes = p.smem_used + 1024u;
   return p;
 }

@@ -97,11 +97,18 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
     }
 }
 
-// paired_blocks: each warpgroup writes its P into its stage's RoPE panel (columns 512 .. 575), where P V reads it as
-// the P tile: that panel's (row, column) offsets are the P tile's plus one 1024-aligned base (the swizzle's period),
-// in both stages. It needs the whole block's S in one warpgroup, so qk_warpgroups 2 is refused by name.
+// paired_blocks: consumer 0 writes its P into its stage's RoPE panel (columns 512 .. 575), where P V reads it as the
+// P tile: that panel's (row, column) offsets are the P tile's plus one 1024-aligned base (the swizzle's period), in
+// both stages. It needs the whole block's S in one warpgroup, so qk_warpgroups 2 is refused by name.
 TEST(MlaSparsePrefill, PairedBlocksKeepPInTheRopePanel) {
-  const MlaDecodePlan p = make_plan(MlaSparsePrefillConfig{.paired_blocks = true}).mma;
+  const MlaSparsePrefillPlan sp = make_plan(MlaSparsePrefillConfig{.paired_blocks = true});
+  const MlaDecodePlan& p = sp.mma;
+  // Half A of a stage is consumer 0's V columns, its own P V's; the halves' barriers are 8-byte aligned, in bounds.
+  EXPECT_EQ(sp.half_panels * p.panel_cols, kMlaDimV / 2);
+  EXPECT_EQ(sp.off_half_bar % 8, 0u);
+  EXPECT_LE(sp.empty_b(1) + 8, sp.smem_used);
+  EXPECT_LE(sp.smem_bytes, 232448u);
+  EXPECT_LE(128 * (sp.producer_regs + 2 * sp.consumer_regs), 65536);
   const int panel = p.tile(0, kMlaDimV);
   EXPECT_EQ(2 * panel % 1024, 0);
   for (int s = 0; s < 2; ++s) EXPECT_EQ(p.kv_stage(s) % 1024, 0u);
