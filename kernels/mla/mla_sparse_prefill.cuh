@@ -27,9 +27,11 @@
 // (default) asks the L2 for 256 bytes around each copy, as FlashMLA's gather does.
 //
 // Measured on H200s beside FlashMLA (docs/perf.md): 0.90-0.96x at s_q 4096, h_q 128, topk 2048, s_kv 8192, 1.00-1.03x
-// at s_kv 32768 and at 64 heads. The producer waits for free stages (the gather keeps up); the consumers bound it:
-// the one that computes Q K^T runs Q K^T, the softmax and P V of a block one after another (mla.decode's order), so
-// the tensor cores idle during the softmax, which FlashMLA's two-block consumer schedule overlaps.
+// at s_kv 32768 and at 64 heads; on an H100 0.98x / 1.01x / 0.97x in one run. The producer waits for free stages (the
+// gather keeps up); the consumers bound it: the one that computes Q K^T runs Q K^T, the softmax and P V of a block
+// one after another (mla.decode's order), so the tensor cores idle during the softmax. C.paired_blocks (off) gives
+// each consumer warpgroup its own block of a pair (paired_consumer below): the softmax halves per block, but both
+// stages are in use through a pair, so the gather no longer overlaps the work (0.92-0.97x the default on an H100).
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks (mla_sparse_prefill_plan.hpp). The full
 // barriers count the plan's full_arrivals; the empty ones 2 (consumers).
