@@ -320,6 +320,46 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     BlockCursor ahead(walk, topk_length, topk, 1, heads, m0);
     int next = ahead.entry(indices, topk, warp, lane);
     ahead.advance(topk_length, topk, 1, heads, m0);
+    // The panels of a block into stage s (fill parity ph) from the KV rows of the entries lanes 0..15 hold (idx):
+    // all 9 (h < 0, on the stage's barriers) or a paired_blocks half (h 0: [0, half_panels) on the stage's barriers,
+    // h 1: the rest on the plan's half-B barriers). with_mask: this load writes the stage's valid mask (the block's
+    // first); index_open: the caller began the index region, which ends once the rows' addresses are known.
+    const auto load_panels = [&](int idx, int s, int h, unsigned ph, bool with_mask, bool index_open, int blk) {
+      const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(idx, num_kv)) & 0xffffu;
+      // Row i's KV row (the KV's first row when invalid: a valid address for the zero fill).
+      const unsigned short* src[SP.row_groups];
+      int bytes[SP.row_groups];
+#pragma unroll
+      for (int i = 0; i < SP.row_groups; ++i) {
+        const int t = (at.row + row_step[i]) % SP.rows_per_warp;  // the row's place among the warp's 16
+        const int e = __shfl_sync(0xffffffffu, idx, t);
+        const bool ok = (mask >> t) & 1u;
+        src[i] = kv + (ok ? static_cast<long long>(e) * kMlaDimQK : 0) + at.col;
+        bytes[i] = ok ? 16 : 0;
+      }
+      if (index_open) TL_PROBE_END(mla_prefill_probe::index, s, blk);
+      TL_PROBE_BEGIN(mla_prefill_probe::load_wait, s, blk);
+      mbar_wait(base + (h == 1 ? SP.empty_b(s) : P.empty_bar(s)), ph ^ 1);
+      TL_PROBE_END(mla_prefill_probe::load_wait, s, blk);
+      TL_PROBE_BEGIN(mla_prefill_probe::load_issue, s, blk);
+      const unsigned stage = base + P.kv_stage(s), full = base + (h == 1 ? SP.full_b(s) : P.full_bar(s));
+#pragma unroll
+      for (int i = 0; i < SP.row_groups; ++i)
+#pragma unroll
+        for (int p = 0; p < P.panels; ++p) {
+          if (h >= 0 && (p >= SP.half_panels) != (h == 1)) continue;
+          const unsigned dst = stage + panel_at[p] + row_at[i];
+          const unsigned short* from = src[i] + copy_of(0, p).col;
+          if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
+          else cp_async_16(dst, from, bytes[i]);
+        }
+      cp_async_mbar_arrive(full);
+      if (lane == 0) {
+        if (with_mask) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+        mbar_arrive(full);
+      }
+      TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);
+    };
     for (int k = 0; k < walk.count; ++k) {
       const int r = walk.first + k;
       const int L = sparse_length(topk_length, topk, 1, r);
@@ -330,48 +370,12 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       };
       if (b0 == b1) load_q();
       if constexpr (C.paired_blocks) {
-        // Half h (panels [0, half_panels) or the rest) of the block whose entry this lane holds (idx) into stage s (its
-        // fill parity ph): as the loop below, on the half's barriers; the mask with the block's first half.
-        const auto load_half = [&](int idx, int s, int h, unsigned ph, bool first, int blk) {
-          TL_PROBE_BEGIN(mla_prefill_probe::index, s, blk);
-          const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(idx, num_kv)) & 0xffffu;
-          const unsigned short* src[SP.row_groups];
-          int bytes[SP.row_groups];
-#pragma unroll
-          for (int i = 0; i < SP.row_groups; ++i) {
-            const int t = (at.row + row_step[i]) % SP.rows_per_warp;
-            const int e = __shfl_sync(0xffffffffu, idx, t);
-            const bool ok = (mask >> t) & 1u;
-            src[i] = kv + (ok ? static_cast<long long>(e) * kMlaDimQK : 0) + at.col;
-            bytes[i] = ok ? 16 : 0;
-          }
-          TL_PROBE_END(mla_prefill_probe::index, s, blk);
-          TL_PROBE_BEGIN(mla_prefill_probe::load_wait, s, blk);
-          mbar_wait(base + (h ? SP.empty_b(s) : P.empty_bar(s)), ph ^ 1);
-          TL_PROBE_END(mla_prefill_probe::load_wait, s, blk);
-          TL_PROBE_BEGIN(mla_prefill_probe::load_issue, s, blk);
-          const unsigned stage = base + P.kv_stage(s), full = base + (h ? SP.full_b(s) : P.full_bar(s));
-#pragma unroll
-          for (int i = 0; i < SP.row_groups; ++i)
-#pragma unroll
-            for (int p = 0; p < P.panels; ++p) {
-              if ((p >= SP.half_panels) != (h != 0)) continue;
-              const unsigned dst = stage + panel_at[p] + row_at[i];
-              const unsigned short* from = src[i] + copy_of(0, p).col;
-              if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
-              else cp_async_16(dst, from, bytes[i]);
-            }
-          cp_async_mbar_arrive(full);
-          if (lane == 0) {
-            if (first) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
-            mbar_arrive(full);
-          }
-          TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);
-        };
-        // A pair's halves in the order its consumers free and read them (paired_consumer).
+        // A pair's halves in the order its consumers free and read them (paired_consumer); the mask with each
+        // block's first half.
         for (int blk = b0; blk < b1; blk += 2) {
           const int n = min(2, b1 - blk), s0 = it & 1;
           const unsigned ph0 = (it >> 1) & 1, ph1 = ((it + 1) >> 1) & 1;
+          TL_PROBE_BEGIN(mla_prefill_probe::index, s0, blk);
           const int idx0 = next;
           next = ahead.entry(indices, topk, warp, lane);
           ahead.advance(topk_length, topk, 1, heads, m0);
@@ -381,11 +385,11 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             next = ahead.entry(indices, topk, warp, lane);
             ahead.advance(topk_length, topk, 1, heads, m0);
           }
-          load_half(idx0, s0, 0, ph0, true, blk);
+          load_panels(idx0, s0, 0, ph0, true, true, blk);
           if (blk == b0) load_q();
-          if (n == 2) load_half(idx1, s0 ^ 1, 1, ph1, true, blk + 1);
-          load_half(idx0, s0, 1, ph0, false, blk);
-          if (n == 2) load_half(idx1, s0 ^ 1, 0, ph1, false, blk + 1);
+          if (n == 2) load_panels(idx1, s0 ^ 1, 1, ph1, true, false, blk + 1);
+          load_panels(idx0, s0, 1, ph0, false, false, blk);
+          if (n == 2) load_panels(idx1, s0 ^ 1, 0, ph1, false, false, blk + 1);
           it += n;
         }
         continue;
@@ -396,39 +400,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         const int idx = next;
         next = ahead.entry(indices, topk, warp, lane);
         ahead.advance(topk_length, topk, 1, heads, m0);
-        const unsigned mask = __ballot_sync(0xffffffffu, entry_valid(idx, num_kv)) & 0xffffu;
-        // Row i's KV row (the KV's first row when invalid: a valid address for the zero fill).
-        const unsigned short* src[SP.row_groups];
-        int bytes[SP.row_groups];
-#pragma unroll
-        for (int i = 0; i < SP.row_groups; ++i) {
-          const int t = (at.row + row_step[i]) % SP.rows_per_warp;  // the row's place among the warp's 16
-          const int e = __shfl_sync(0xffffffffu, idx, t);
-          const bool ok = (mask >> t) & 1u;
-          src[i] = kv + (ok ? static_cast<long long>(e) * kMlaDimQK : 0) + at.col;
-          bytes[i] = ok ? 16 : 0;
-        }
-        TL_PROBE_END(mla_prefill_probe::index, s, blk);
-        TL_PROBE_BEGIN(mla_prefill_probe::load_wait, s, blk);
-        mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
-        TL_PROBE_END(mla_prefill_probe::load_wait, s, blk);
-        TL_PROBE_BEGIN(mla_prefill_probe::load_issue, s, blk);
-        const unsigned stage = base + P.kv_stage(s);
-#pragma unroll
-        for (int i = 0; i < SP.row_groups; ++i)
-#pragma unroll
-          for (int p = 0; p < P.panels; ++p) {
-            const unsigned dst = stage + panel_at[p] + row_at[i];
-            const unsigned short* from = src[i] + copy_of(0, p).col;
-            if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
-            else cp_async_16(dst, from, bytes[i]);
-          }
-        cp_async_mbar_arrive(base + P.full_bar(s));
-        if (lane == 0) {
-          st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
-          mbar_arrive(base + P.full_bar(s));
-        }
-        TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);
+        load_panels(idx, s, -1, (it >> 1) & 1, true, true, blk);
         if (blk == b0) load_q();
       }
     }

@@ -22,8 +22,8 @@ struct MlaSparsePrefillConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // outputs as 16-byte vectors
   bool l2_prefetch = true;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
-  // Each consumer warpgroup computes Q K^T and the softmax of its own block of a pair, P in its stage's RoPE panel
-  // (mla_sparse_prefill.cuh's paired_consumer); needs qk_warpgroups 1.
+  // Each consumer warpgroup computes Q K^T and the softmax of its own block of a pair, the stages filled and freed in
+  // halves (mla_sparse_prefill.cuh's paired_consumer); needs qk_warpgroups 1.
   bool paired_blocks = false;
 };
 
