@@ -27,11 +27,12 @@
 // (default) asks the L2 for 256 bytes around each copy, as FlashMLA's gather does.
 //
 // Measured on H200s beside FlashMLA (docs/perf.md): 0.90-0.96x at s_q 4096, h_q 128, topk 2048, s_kv 8192, 1.00-1.03x
-// at s_kv 32768 and at 64 heads; on an H100 0.98x / 1.01x / 0.97x in one run. The producer waits for free stages (the
-// gather keeps up); the consumers bound it: the one that computes Q K^T runs Q K^T, the softmax and P V of a block
-// one after another (mla.decode's order), so the tensor cores idle during the softmax. C.paired_blocks (off) gives
-// each consumer warpgroup its own block of a pair (paired_consumer below): the softmax halves per block, but both
-// stages are in use through a pair, so the gather no longer overlaps the work (0.92-0.97x the default on an H100).
+// at s_kv 32768 and at 64 heads; on an H100 0.81-0.98x, 0.92-1.01x and 0.95-0.99x over three runs. The producer
+// waits for free stages (the gather keeps up); the consumers bound it: the one that computes Q K^T runs Q K^T, the
+// softmax and P V of a block one after another (mla.decode's order), so the tensor cores idle during the softmax.
+// C.paired_blocks (off) gives each consumer warpgroup its own block of a pair (paired_consumer below): the softmax
+// halves per block, but both stages are in use through a pair, so the gather no longer overlaps the work (0.88-1.03x
+// the defaults on an H100, slower in 11 of 12 runs).
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks (mla_sparse_prefill_plan.hpp). The full
 // barriers count the plan's full_arrivals; the empty ones 2 (consumers).
@@ -75,7 +76,8 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
   static constexpr auto qk_steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
   static constexpr int half_steps = SP.half_panels * P.panel_cols / 16;
   static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
-  static constexpr auto v_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
+  static constexpr auto v_steps =
+      tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
   static constexpr unsigned p_panel = 2u * P.tile(0, kDV);
   constexpr int c = CONSUMER;
   const float kInf = __int_as_float(0x7f800000);
@@ -167,7 +169,8 @@ TL_DEVICE_INLINE void paired_consumer(const mla_detail::ConsumerArgs& a) {
       float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const float m_new = fmaxf(row_m[h], fmaxf(mx[h], ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1 - c))));
+        const float other = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1 - c));
+        const float m_new = fmaxf(row_m[h], fmaxf(mx[h], other));
         m_use[h] = m_new == -kInf ? 0.f : m_new;  // every key masked so far: exp2 gives 0, not NaN
         alpha[h] = exp2_approx(row_m[h] - m_use[h]);
         row_m[h] = m_new;
@@ -355,7 +358,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         }
       cp_async_mbar_arrive(full);
       if (lane == 0) {
-        if (with_mask) st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+        if (with_mask)
+          st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
         mbar_arrive(full);
       }
       TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);

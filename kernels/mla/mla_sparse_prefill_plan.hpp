@@ -82,7 +82,9 @@ struct MlaSparsePrefillPlan {
 
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
   TL_HOST_DEVICE constexpr unsigned full_b(int stage) const { return off_half_bar + 8u * static_cast<unsigned>(stage); }
-  TL_HOST_DEVICE constexpr unsigned empty_b(int stage) const { return off_half_bar + 16u + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned empty_b(int stage) const {
+    return off_half_bar + 16u + 8u * static_cast<unsigned>(stage);
+  }
 };
 
 TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillConfig& c) {
