@@ -9,7 +9,8 @@
 # cache.tar.xz: the NVRTC cache of every case). There: `bash DIR/mla_sprefill_device.sh DIR`; $OUT (default DIR/out)
 # receives the logs and summary.txt, printed last.
 # Knobs: STEPS (any of test full bench flashmla decode sample timeline; default all but decode and sample), FULL_S,
-# REPEAT, CONFIGS (the configs benched, space-separated, - for the defaults), ONLY (a regex of the shape names benched).
+# REPEAT, CONFIGS (the configs benched, space-separated, - for the defaults; a config named twice is benched twice, in
+# that order), ONLY (a regex of the shape names benched), TIMELINE_CONFIG (the timeline's config; default the defaults).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -40,7 +41,8 @@ if [ "${1:-}" = "--prepare" ]; then
       [ "$c" = - ] && c=""
       "$T" compile $K --problem "$problem" --config "$c" > /dev/null 2>&1 || echo "compile failed: $name $c"
     done
-    "$T" compile $K --problem "$problem" --timeline > /dev/null 2>&1 || echo "probe build failed: $name"
+    "$T" compile $K --problem "$problem" --config "${TIMELINE_CONFIG:-}" --timeline > /dev/null 2>&1 ||
+      echo "probe build failed: $name"
   done
   tar cJf "$D/cache.tar.xz" -C "$C" . && rm -rf "$C"
   du -sh "$D"
@@ -120,9 +122,9 @@ if has sample && [ -f "$D/mla_sparse_prefill.lua" ]; then
 fi
 
 if has timeline; then
-  timeout 120 "$T" timeline $K --problem "seq_q=4096,heads=128,seq_kv=8192,topk=2048" --out "$W/timeline.json" --stats \
-    > "$OUT/timeline.txt" 2>&1
-  echo "timeline (V3.2 8k): rc=$?" >> "$S"
+  timeout 120 "$T" timeline $K --problem "seq_q=4096,heads=128,seq_kv=8192,topk=2048" --config "${TIMELINE_CONFIG:-}" \
+    --out "$W/timeline.json" --stats > "$OUT/timeline.txt" 2>&1
+  echo "timeline (V3.2 8k, ${TIMELINE_CONFIG:-defaults}): rc=$?" >> "$S"
   grep -E "^ *(index|load_wait|load_issue|wait_kv|qk|softmax|pv|combine) " "$OUT/timeline.txt" | head -12 >> "$S"
   tail -3 "$OUT/timeline.txt" | cut -c1-200 >> "$S"
 fi
