@@ -438,7 +438,9 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .varlen = p.boolean("varlen"),
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
-          .section = static_cast<int>(c.integer("section"))};
+          .section = static_cast<int>(c.integer("section")),
+          .dq_own = c.boolean("dq_own"),
+          .pingpong = c.boolean("pingpong")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -447,6 +449,12 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
+  if (c.boolean("dq_own") && x.dim_qk != 128)
+    return refuse("dq_own=true at dim=" + p.text("dim") +
+                  ": each warpgroup's dQ over its own keys is one m64 GEMM of 64 query rows (block_M 64, dim 128); "
+                  "use dq_own=false");
+  if (c.boolean("pingpong") && !c.boolean("dq_own"))
+    return refuse("pingpong=true needs dq_own=true (the warpgroups take turns only without a dS barrier between them)");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
@@ -477,7 +485,14 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "their walk (4 bytes of shared memory each); the writer converts those past it"),
                ParamSpec::integer("section", 8, 0, 64,
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
-                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)")}};
+                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
+               ParamSpec::boolean("dq_own", false,
+                                  "dim 128: each consumer warpgroup computes dQ over its own 64 keys for the whole "
+                                  "tile (no dS barrier between the warpgroups; warpgroup 1 adds its part onto "
+                                  "warpgroup 0's staged one)"),
+               ParamSpec::boolean("pingpong", false,
+                                  "with dq_own: the consumer warpgroups take turns, each issuing S^T and dP^T once "
+                                  "the other's exp and dS step is done, so that step runs under the other's GEMMs")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -509,14 +524,16 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches;
-  // a causal work order whose last group holds fewer pairs than the others.
+  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches
+  // (dq_own's summed staging tile included); a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_defer", "false"}},
                            {{"dq_defer", "false"}, {"num_stages", "1"}},
                            {{"defer_tiles", "15"}},
-                           {{"section", "3"}}};
+                           {{"section", "3"}},
+                           {{"dq_own", "true"}, {"dq_defer", "false"}},
+                           {{"dq_own", "true"}, {"pingpong", "true"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
