@@ -132,13 +132,39 @@ TEST(AttnBwdWgmmaPlan, PAndDsInRegisters) {
   }
 }
 
+// dq_own: each warpgroup's dQ is the whole (64, dim) tile over its 64 keys: one m64n{dim} wgmma of 4 k16 steps,
+// warpgroup 1's A and B 64 keys on (its k16 steps are the split's steps 4 .. 7), staged by 128 threads.
+TEST(AttnBwdWgmmaPlan, DqOwnIsTheWholeTileOverTheWarpgroupsKeys) {
+  const AttnBwdWgmmaConfig c{.dim = 128, .block_M = 64, .dq_own = true};
+  const AttnBwdWgmmaPlan p = make_plan(c), split = make_plan(AttnBwdWgmmaConfig{.dim = 128, .block_M = 64});
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(fragment_spec(p.acc_dQ, "wgmma.m64n128k16.f32.C"));
+  EXPECT_EQ(p.dq_m, c.block_M);
+  EXPECT_EQ(p.dq_n, c.dim);
+  EXPECT_EQ(p.dq_k * 16 * 2, c.block_N);
+  EXPECT_EQ(p.dq_threads, 128);
+  EXPECT_EQ(p.dq_row_wg, 0);
+  EXPECT_EQ(p.dq_col_wg, 0);
+  for (int kk = 0; kk < p.dq_k; ++kk) {
+    EXPECT_EQ(p.dq_a_wg + p.dq_k16_a[kk], split.dq_k16_a[p.dq_k + kk]);
+    EXPECT_EQ(p.dq_b_wg + p.dq_k16_b[kk], split.dq_k16_b[p.dq_k + kk]);
+  }
+  EXPECT_GT(p.bar_dq_half, p.bar_rows_full);
+  EXPECT_EQ(p.bar_dq_half % 8, 0);
+  EXPECT_GE(p.bytes, p.bar_dq_half + 8 + 1024);
+  EXPECT_LE(p.bytes, 232448);
+  // Refused where a warpgroup's keys meet 128 query rows (dim 64).
+  EXPECT_FALSE(make_plan(AttnBwdWgmmaConfig{.dim = 64, .block_M = 128, .dq_own = true}).ok());
+}
+
 // The dQ staging order covers the tile once, in 16-byte chunks, and a warp's chunk k stores are 512 contiguous bytes.
 TEST(AttnBwdWgmmaPlan, DqStagingIsOneTileOfContiguousWarpStores) {
-  for (int dim : {64, 128}) {
-    const AttnBwdWgmmaConfig c{.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim)};
+  for (const AttnBwdWgmmaConfig& c : {AttnBwdWgmmaConfig{.dim = 64, .block_M = 128},
+                                      AttnBwdWgmmaConfig{.dim = 128, .block_M = 64},
+                                      AttnBwdWgmmaConfig{.dim = 128, .block_M = 64, .dq_own = true}}) {
     const AttnBwdWgmmaPlan p = make_plan(c);
     std::set<int> chunks;
-    for (int t = 0; t < 256; ++t)
+    for (int t = 0; t < p.dq_threads; ++t)
       for (int k = 0; k < p.dq_n / 2 / 4; ++k) {
         const int at = p.dq_chunk(t, k);
         ASSERT_EQ(at % 16, 0);
@@ -180,9 +206,10 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
-        AttnBwdWgmmaConfig{.section = 4}})
+        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.dq_own = true},
+        AttnBwdWgmmaConfig{.dq_own = true, .pingpong = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 13u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -207,6 +234,13 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_TRUE(check({{"dim", "128"}}, {{"defer_tiles", "8192"}, {"num_stages", "1"}}).ok());
   EXPECT_FALSE(check({{"heads", "6"}, {"heads_kv", "4"}}, {}).ok());
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
+  const Status own = check({{"dim", "64"}}, {{"dq_own", "true"}});
+  ASSERT_FALSE(own.ok());
+  EXPECT_NE(own.message().find("dq_own=false"), std::string::npos) << own.message();
+  const Status ping = check({{"dim", "128"}}, {{"pingpong", "true"}});
+  ASSERT_FALSE(ping.ok());
+  EXPECT_NE(ping.message().find("dq_own=true"), std::string::npos) << ping.message();
+  EXPECT_TRUE(check({{"dim", "128"}}, {{"dq_own", "true"}, {"pingpong", "true"}}).ok());
 }
 
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
