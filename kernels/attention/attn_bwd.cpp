@@ -439,8 +439,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
           .section = static_cast<int>(c.integer("section")),
-          .dq_own = c.boolean("dq_own"),
-          .pingpong = c.boolean("pingpong")};
+          .dq_own = c.boolean("dq_own")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -453,8 +452,6 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("dq_own=true at dim=" + p.text("dim") +
                   ": each warpgroup's dQ over its own keys is one m64 GEMM of 64 query rows (block_M 64, dim 128); "
                   "use dq_own=false");
-  if (c.boolean("pingpong") && !c.boolean("dq_own"))
-    return refuse("pingpong=true needs dq_own=true (the warpgroups take turns only without a dS barrier between them)");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
@@ -489,10 +486,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("dq_own", false,
                                   "dim 128: each consumer warpgroup computes dQ over its own 64 keys for the whole "
                                   "tile (no dS barrier between the warpgroups; warpgroup 1 adds its part onto "
-                                  "warpgroup 0's staged one)"),
-               ParamSpec::boolean("pingpong", false,
-                                  "with dq_own: the consumer warpgroups take turns, each issuing S^T and dP^T once "
-                                  "the other's exp and dS step is done, so that step runs under the other's GEMMs")}};
+                                  "warpgroup 0's staged one; slower on the H100, docs/perf.md)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -532,8 +526,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                            {{"dq_defer", "false"}, {"num_stages", "1"}},
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}},
-                           {{"dq_own", "true"}, {"dq_defer", "false"}},
-                           {{"dq_own", "true"}, {"pingpong", "true"}}};
+                           {{"dq_own", "true"}, {"dq_defer", "false"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

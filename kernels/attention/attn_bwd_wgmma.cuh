@@ -39,8 +39,7 @@
 //
 // With dq_own each consumer warpgroup computes dQ over its own 64 keys for the whole tile instead (its dS alone, no
 // barrier with the other warpgroup); warpgroup 0 stages its part, warpgroup 1 adds its own onto it (mbarrier
-// dq_half) and hands the sum to the writer; with pingpong as well the warpgroups take turns: one issues S^T and dP^T
-// once the other's exp and dS step is done (named barriers 7 + w), so that step runs under the other's GEMMs.
+// dq_half) and hands the sum to the writer.
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
@@ -161,7 +160,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // pair 8 rows down; dq_accum holds the tile in the same order as the staging buffer.
   constexpr int kChunks = BM * D / 4;        // 16-byte chunks of the f32 tile
   constexpr int kStaged = P.dq_threads;      // threads whose dQ accumulators make up the tile (P.dq_chunk)
-  constexpr bool OWN = CFG.dq_own, PING = CFG.dq_own && CFG.pingpong;
+  constexpr bool OWN = CFG.dq_own;
   struct DqTile {
     float4* acc;          // the f32 tile in dq_accum
     unsigned short* dst;  // its first row in dQ
@@ -341,14 +340,12 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
   for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
   mbar_wait(kv_full, 0);
-  if (PING && w == 1 && tiles > 0) named_barrier_arrive(7, 256);  // warpgroup 0 issues first
 
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
     const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
     mbar_wait(full(s), (it / STAGES) & 1);
-    if constexpr (PING) named_barrier_sync(7 + w, 256);  // pingpong: the other warpgroup's exp and dS are done
     TL_PROBE_END(Probe::wait_full, s, it);
 
     TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
@@ -409,7 +406,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     for (int v = 0; v < SV; v += 2)
       st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
                     dsa[P.a_reg[v]]);
-    if constexpr (PING) named_barrier_arrive(8 - w, 256);  // the other's turn to issue
     TL_PROBE_END(Probe::p_ds, s, it);
 
     TL_PROBE_BEGIN(Probe::dkv_issue, s, it);
@@ -491,8 +487,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     }
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
-
-  if (PING && w == 0 && tiles > 0) named_barrier_sync(7, 256);  // warpgroup 1's last turn, so none is left pending
 
   // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.
   TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);

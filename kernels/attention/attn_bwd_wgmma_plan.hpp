@@ -44,9 +44,6 @@ struct AttnBwdWgmmaConfig {
   // keys only), so the two warpgroups share no dS barrier and drift apart (one's exp and dS under the other's GEMMs);
   // warpgroup 1 adds its part onto warpgroup 0's staged one. block_M 64 (dim 128) only. Off: docs/perf.md.
   bool dq_own = false;
-  // With dq_own: the warpgroups take turns, each issuing S^T and dP^T only once the other has finished its exp and dS
-  // step, so one's exp and dS run under the other's GEMMs (named barriers 7, 8). Off: docs/perf.md.
-  bool pingpong = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -236,7 +233,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
       .field("dq_own", c.dq_own)
-      .field("pingpong", c.pingpong)
       .str();
 }
 
