@@ -488,8 +488,8 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
                                   "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
                ParamSpec::boolean("dq_own", false,
-                                  "dim 128: each consumer warpgroup computes dQ over its own 64 keys for the whole "
-                                  "tile (no dS barrier between the warpgroups; warpgroup 1 adds its part onto "
+                                  "block_M 64 (dim 128, or 64 with kv_regs): each consumer warpgroup computes dQ over "
+                                  "its own 64 keys for the whole tile (no dS barrier between the warpgroups; warpgroup 1 adds its part onto "
                                   "warpgroup 0's staged one; slower on the H100, docs/perf.md)"),
                ParamSpec::boolean("kv_regs", false,
                                   "dim 64, with dq_own: 64-row query tiles, and S^T, dP^T take the warpgroup's K and V "

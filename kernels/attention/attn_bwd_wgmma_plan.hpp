@@ -42,7 +42,8 @@ struct AttnBwdWgmmaConfig {
   int section = 8;
   // Each consumer warpgroup computes dQ over its own 64 keys for every column (m64n{dim}, K 64: dS read from its own
   // keys only), so the two warpgroups share no dS barrier and drift apart (one's exp and dS under the other's GEMMs);
-  // warpgroup 1 adds its part onto warpgroup 0's staged one. block_M 64 (dim 128) only. Off: docs/perf.md.
+  // warpgroup 1 adds its part onto warpgroup 0's staged one. block_M 64 only (dim 128, or dim 64 with kv_regs). Off:
+  // docs/perf.md.
   bool dq_own = false;
   // S^T and dP^T take the warpgroup's K and V rows as register A operands (loaded once per CTA), so they read only Q
   // and dO from shared memory (64 instead of 128 bytes a clock at m64n64k16). Dim 64 with block_M 64 and dq_own only:
