@@ -430,7 +430,7 @@ KernelSpec attn_bwd_mma_spec() {
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   return {.dim = dim,
-          .block_M = attn_bwd_wgmma_block_m(dim, c.boolean("kv_regs")),
+          .block_M = attn_bwd_wgmma_block_m(dim),
           .block_N = 128,
           .num_stages = static_cast<int>(c.integer("num_stages")),
           .causal = p.boolean("causal"),
@@ -439,8 +439,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
           .section = static_cast<int>(c.integer("section")),
-          .dq_own = c.boolean("dq_own"),
-          .kv_regs = c.boolean("kv_regs")};
+          .dq_own = c.boolean("dq_own")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -449,13 +448,10 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  if (c.boolean("kv_regs") && (x.dim_qk != 64 || !c.boolean("dq_own")))
-    return refuse("kv_regs=true needs dim=64 and dq_own=true (K and V as A registers are 16 registers each there, "
-                  "64 in all at dim 128 beside the consumers' 224; block_M 64 splits dQ by keys only)");
-  if (c.boolean("dq_own") && wgmma_config(p, c).block_M != 64)
+  if (c.boolean("dq_own") && x.dim_qk != 128)
     return refuse("dq_own=true at dim=" + p.text("dim") +
-                  ": each warpgroup's dQ over its own keys is one m64 GEMM of 64 query rows (block_M 64: dim 128, or "
-                  "dim 64 with kv_regs=true); use dq_own=false");
+                  ": each warpgroup's dQ over its own keys is one m64 GEMM of 64 query rows (block_M 64, dim 128); "
+                  "use dq_own=false");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
@@ -488,12 +484,9 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
                                   "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
                ParamSpec::boolean("dq_own", false,
-                                  "block_M 64 (dim 128, or 64 with kv_regs): each consumer warpgroup computes dQ over "
-                                  "its own 64 keys for the whole tile (no dS barrier between the warpgroups; warpgroup 1 adds its part onto "
-                                  "warpgroup 0's staged one; slower on the H100, docs/perf.md)"),
-               ParamSpec::boolean("kv_regs", false,
-                                  "dim 64, with dq_own: 64-row query tiles, and S^T, dP^T take the warpgroup's K and V "
-                                  "rows as register A operands loaded once (only Q and dO read from shared memory)")}};
+                                  "dim 128: each consumer warpgroup computes dQ over its own 64 keys for the whole "
+                                  "tile (no dS barrier between the warpgroups; warpgroup 1 adds its part onto "
+                                  "warpgroup 0's staged one; slower on the H100, docs/perf.md)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -533,8 +526,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                            {{"dq_defer", "false"}, {"num_stages", "1"}},
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}},
-                           {{"dq_own", "true"}, {"dq_defer", "false"}},
-                           {{"dq_own", "true"}, {"kv_regs", "true"}}};
+                           {{"dq_own", "true"}, {"dq_defer", "false"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

@@ -160,8 +160,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // pair 8 rows down; dq_accum holds the tile in the same order as the staging buffer.
   constexpr int kChunks = BM * D / 4;        // 16-byte chunks of the f32 tile
   constexpr int kStaged = P.dq_threads;      // threads whose dQ accumulators make up the tile (P.dq_chunk)
-  constexpr bool OWN = CFG.dq_own, KV_REGS = CFG.kv_regs;
-  constexpr int KR = KV_REGS ? 4 * (D / 16) : 1;  // K or V rows as A registers: 4 per k16 step
+  constexpr bool OWN = CFG.dq_own;
   struct DqTile {
     float4* acc;          // the f32 tile in dq_accum
     unsigned short* dst;  // its first row in dQ
@@ -338,20 +337,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
   float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
   unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
-  unsigned kr[KR], vr[KR];           // kv_regs: the warpgroup's K and V rows as A registers, k16 step kk at 4 kk
 #pragma unroll
   for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
   mbar_wait(kv_full, 0);
-  if constexpr (KV_REGS) {
-    // A value pair 2j, 2j + 1 is two k-adjacent elements of one row (the m64k16 A layout): one 32-bit load each.
-#pragma unroll
-    for (int i = 0; i < KR; ++i) {
-      const TileCoord x = P.frag_A(tid, 2 * (i % 4));
-      const int row = 64 * w + x.row, col = 16 * (i / 4) + x.col;
-      kr[i] = ld_shared_b32(k_smem + P.byte(P.smem_K, row, col));
-      vr[i] = ld_shared_b32(v_smem + P.byte(P.smem_K, row, col));
-    }
-  }
 
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
@@ -364,13 +352,11 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      if constexpr (KV_REGS) WgmmaRS<BM, BF16, 0>::run(st, &kr[4 * kk], smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
-      else WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
+      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      if constexpr (KV_REGS) WgmmaRS<BM, BF16, 0>::run(dpt, &vr[4 * kk], smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
-      else WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
+      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
     TL_PROBE_END(Probe::sdp_issue, s, it);
 

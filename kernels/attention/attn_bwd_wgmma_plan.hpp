@@ -42,14 +42,8 @@ struct AttnBwdWgmmaConfig {
   int section = 8;
   // Each consumer warpgroup computes dQ over its own 64 keys for every column (m64n{dim}, K 64: dS read from its own
   // keys only), so the two warpgroups share no dS barrier and drift apart (one's exp and dS under the other's GEMMs);
-  // warpgroup 1 adds its part onto warpgroup 0's staged one. block_M 64 only (dim 128, or dim 64 with kv_regs). Off:
-  // docs/perf.md.
+  // warpgroup 1 adds its part onto warpgroup 0's staged one. block_M 64 (dim 128) only. Off: docs/perf.md.
   bool dq_own = false;
-  // S^T and dP^T take the warpgroup's K and V rows as register A operands (loaded once per CTA), so they read only Q
-  // and dO from shared memory (64 instead of 128 bytes a clock at m64n64k16). Dim 64 with block_M 64 and dq_own only:
-  // K and V are 16 registers each there; at dim 128 they would be 64 beside the 224 the consumers hold. Off:
-  // docs/perf.md.
-  bool kv_regs = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -132,10 +126,8 @@ struct AttnBwdWgmmaPlan {
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
 };
 
-// block_M for a head dim (see AttnBwdWgmmaConfig); 64 at dim 64 with kv_regs.
-TL_HOST_DEVICE constexpr int attn_bwd_wgmma_block_m(int dim, bool kv_regs = false) {
-  return dim == 64 && !kv_regs ? 128 : 64;
-}
+// block_M for a head dim (see AttnBwdWgmmaConfig).
+TL_HOST_DEVICE constexpr int attn_bwd_wgmma_block_m(int dim) { return dim == 64 ? 128 : 64; }
 
 // The key-block walk (first query tile, key blocks of a query tile) is attn.bwd.mma's: its config with our tiles.
 TL_HOST_DEVICE constexpr AttnBwdMmaConfig attn_bwd_walk(const AttnBwdWgmmaConfig& c) {
@@ -241,7 +233,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
       .field("dq_own", c.dq_own)
-      .field("kv_regs", c.kv_regs)
       .str();
 }
 

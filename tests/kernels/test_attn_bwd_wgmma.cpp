@@ -157,32 +157,11 @@ TEST(AttnBwdWgmmaPlan, DqOwnIsTheWholeTileOverTheWarpgroupsKeys) {
   EXPECT_FALSE(make_plan(AttnBwdWgmmaConfig{.dim = 64, .block_M = 128, .dq_own = true}).ok());
 }
 
-// kv_regs (dim 64, block_M 64, dq_own): K and V rows enter the m64k16 A fragment as pairs of k-adjacent values of one
-// row, one 32-bit shared load each; the plan is dq_own's at 64 columns.
-TEST(AttnBwdWgmmaPlan, KvRegsLoadWholePairsAtDim64) {
-  const AttnBwdWgmmaConfig c{
-      .dim = 64, .block_M = attn_bwd_wgmma_block_m(64, true), .dq_own = true, .kv_regs = true};
-  const AttnBwdWgmmaPlan p = make_plan(c);
-  ASSERT_EQ(c.block_M, 64);
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.dq_n, 64);
-  EXPECT_EQ(p.dq_k, 4);
-  for (int t = 0; t < 128; ++t)
-    for (int j = 0; j < 4; ++j) {
-      const TileCoord a = p.frag_A(t, 2 * j), b = p.frag_A(t, 2 * j + 1);
-      ASSERT_EQ(b, (TileCoord{a.row, a.col + 1}));
-      ASSERT_EQ(a.col % 2, 0);
-      for (int kk = 0; kk < c.dim / 16; ++kk)
-        ASSERT_EQ(p.byte(p.smem_K, 64 + a.row, 16 * kk + a.col) + 2, p.byte(p.smem_K, 64 + a.row, 16 * kk + a.col + 1));
-    }
-}
-
 // The dQ staging order covers the tile once, in 16-byte chunks, and a warp's chunk k stores are 512 contiguous bytes.
 TEST(AttnBwdWgmmaPlan, DqStagingIsOneTileOfContiguousWarpStores) {
   for (const AttnBwdWgmmaConfig& c : {AttnBwdWgmmaConfig{.dim = 64, .block_M = 128},
                                       AttnBwdWgmmaConfig{.dim = 128, .block_M = 64},
-                                      AttnBwdWgmmaConfig{.dim = 128, .block_M = 64, .dq_own = true},
-                                      AttnBwdWgmmaConfig{.dim = 64, .block_M = 64, .dq_own = true, .kv_regs = true}}) {
+                                      AttnBwdWgmmaConfig{.dim = 128, .block_M = 64, .dq_own = true}}) {
     const AttnBwdWgmmaPlan p = make_plan(c);
     std::set<int> chunks;
     for (int t = 0; t < p.dq_threads; ++t)
@@ -227,9 +206,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
-        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.dq_own = true}, AttnBwdWgmmaConfig{.kv_regs = true}})
+        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.dq_own = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 12u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -258,11 +237,6 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   ASSERT_FALSE(own.ok());
   EXPECT_NE(own.message().find("dq_own=false"), std::string::npos) << own.message();
   EXPECT_TRUE(check({{"dim", "128"}, {"causal", "true"}}, {{"dq_own", "true"}}).ok());
-  const Status kv128 = check({{"dim", "128"}}, {{"dq_own", "true"}, {"kv_regs", "true"}});
-  ASSERT_FALSE(kv128.ok());
-  EXPECT_NE(kv128.message().find("dim=64"), std::string::npos) << kv128.message();
-  EXPECT_FALSE(check({{"dim", "64"}}, {{"kv_regs", "true"}}).ok());  // without dq_own
-  EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {{"dq_own", "true"}, {"kv_regs", "true"}}).ok());
 }
 
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
