@@ -10,7 +10,8 @@
 # and copy summary.txt and test.txt into the tool's $OUT). Knobs: STEPS (any of gate test bench timeline; default
 # gate test bench), FULL, RUNS (kernel:config pairs benched per anchor, - = the defaults; default: attn.bwd.wgmma:-
 # attn.bwd.mma:-), REPEAT. The gate checks each non-default wgmma config once on small problems first (check only,
-# a 10 s watchdog) and drops a config that fails from the benches, so a hang costs seconds, not every anchor's timeout.
+# a 10 s watchdog) and drops a config that fails from the benches, so a hang costs seconds, not every anchor's timeout;
+# a problem the config refuses (can_implement) is skipped.
 # BASE_BIN=path BASE_REF=ref at --prepare also bundles that tilelab (built from ref) and ref's kernels/, and the bench
 # step then benches ref's attn.bwd.wgmma defaults at each anchor in the same run (row "base"). STEPS timeline: `tilelab
 # timeline --stats` of each config in TIMELINES (- = the defaults) at each anchor in TL_ANCHORS (anchor numbers, from
@@ -102,8 +103,9 @@ if has gate; then
       timeout 30 "$T" bench attn.bwd.wgmma --problem "$g" --config "$c" --repeat 0 --timeout 10 --no-store \
         --json "$OUT/gate.json" > "$OUT/gate.txt" 2>&1
       r=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('PASS' if r['passed'] else 'FAIL', r['rel_error'])" "$OUT/gate.json" 2>/dev/null || echo "ERROR $(grep -m1 -iE 'error|fail' "$OUT/gate.txt" | cut -c1-120)")
+      grep -q "invalid problem/config" "$OUT/gate.txt" && r="SKIP (refused: $(grep -o 'attn.bwd.wgmma: .*' "$OUT/gate.txt" | cut -c1-60))"
       echo "gate $c $g: $r" >> "$S"
-      [[ $r == PASS* ]] || ok=0
+      [[ $r == PASS* || $r == SKIP* ]] || ok=0
       [ $ok = 1 ] || break
     done
     [ $ok = 1 ] || RUNS=$(echo " $RUNS " | sed "s| attn.bwd.wgmma:$c | |")
