@@ -114,7 +114,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SCALING != kScaleBlock || BK == P.scale_block, "a stage is one k block of the block scales");
   static_assert(BN % WN == 0 && NP * CHUNKS == NV, "the chains split the tile's columns");
   static_assert(SCALING != kScaleBlock || PROMOTE, "block scales change per k block: they need the promotion");
-  static_assert(BN % P.scale_block == 0 || P.scale_block % BN == 0, "a tile meets whole 128-column blocks of B");
+  static_assert(SCALING != kScaleBlock || BN % P.scale_block == 0 || P.scale_block % BN == 0,
+                "a tile meets whole 128-column blocks of B");
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
   static_assert(!(OVERLAP && A_REGS), "a_regs keeps one k block of A: the next k block's chain cannot run early");
   constexpr unsigned A_BYTES = P.a_stage_bytes;

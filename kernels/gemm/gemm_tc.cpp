@@ -685,6 +685,9 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
     return refuse("fast_accum=true leaves all of K to the tensor cores' accumulator, but block scales change every "
                   "128 k and must multiply each k block's partial sums: set fast_accum=false, or use scaling=tensor "
                   "or row");
+  if (cfg.scaling == gemm_detail::kScaleBlock && cfg.block_N % 128 != 0 && 128 % cfg.block_N != 0)
+    return refuse("block_N=" + c.text("block_N") + " splits a 128-column block of B's scales between two tiles, but "
+                  "a tile reads whole blocks: use block_N=64, 128 or 256 with scaling=block");
   const bool promote = cfg.in_bytes() == 1 && !cfg.fast_accum;
   const int buffers = kmajor_part_buffers(cfg);
   if (buffers == 2 && !promote)
@@ -851,8 +854,8 @@ KernelSpec gemm_fp8_spec() {
   k.archs = {"sm_90a"};
   k.problem = gemm_fp8_problem();
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 256, {64, 128, 256}, "columns of C per tile"),
-               ParamSpec::one_of("wgmma_N", 128, {64, 128, 256},
+               ParamSpec::one_of("block_N", 256, {64, 128, 192, 256}, "columns of C per tile"),
+               ParamSpec::one_of("wgmma_N", 128, {64, 128, 192, 256},
                                  "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
                                  "promoted on its own, so the partial sums take wgmma_N/2 registers"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 per stage)")}};
