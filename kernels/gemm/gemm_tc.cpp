@@ -665,7 +665,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
           .scaling = fp8_scaling(p),
           .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
           .overlap = c.boolean("overlap"),
-          .a_regs = fp8_a_regs(p, c)};
+          .a_regs = fp8_a_regs(p, c),
+          .c_split = static_cast<int>(c.integer("c_split"))};
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
 
@@ -736,6 +737,13 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
+  if (cfg.c_split > 1 && !cfg.tma_store)
+    return refuse("c_split=" + c.text("c_split") + " splits the TMA-store epilogue's staging tile, but this run stores "
+                  "C directly (tma_store off): set c_split=1");
+  if (cfg.block_N / cfg.c_split % plan.box_C.inner != 0)
+    return refuse("c_split=" + c.text("c_split") + " leaves parts of " + std::to_string(cfg.block_N / cfg.c_split) +
+                  " columns, but the epilogue stores whole sub-tiles of " + std::to_string(plan.box_C.inner) + " " +
+                  p.text("out_dtype") + " columns (128 bytes): use c_split=1 or a wider block_N");
   return check_smem(plan.bytes, limits, kmajor_smem_use(p, c, cfg, plan), kmajor_smem_fix(cfg));
 }
 
@@ -869,6 +877,10 @@ KernelSpec gemm_fp8_spec() {
       "a_regs", "auto", {"auto", "true", "false"},
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
       "memory (not with overlap or fast_accum; auto: for block scales with block_M=128)"));
+  k.config.params.push_back(ParamSpec::one_of(
+      "c_split", 1, {1, 2},
+      "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
+      "deeper pipeline fits (num_stages=4 beside 128x256 tiles with c_split=2)"));
   k.can_implement = check_fp8;
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
