@@ -42,11 +42,11 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
   // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
   // further, so it adds as is.
   static_assert(AT.staging[PAIR] % P.smem_C.period() == 0, "a row half moves by whole swizzle periods");
-  const int thread_at = P.smem_C(e0.row, e0.col);
 #pragma unroll
   for (int part = 0; part < PARTS; ++part) {
     if (tid == 0) tma_store_wait_read();  // the previous part's (tile's) stores have left the staging buffer
     named_barrier_sync(1 + c, 128);
+    const int thread_at = P.smem_C(e0.row, e0.col);
 #pragma unroll
     for (int j = part * (NV / BLOCK / PARTS); j < (part + 1) * (NV / BLOCK / PARTS); ++j) {
       const int block_at = P.smem_C.join_disjoint(thread_at, AT.staging[BLOCK * j]) - part * PART_AT;
@@ -66,9 +66,9 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
     if (tid == 0) {
       // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
       constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
+      const int part_col0 = col0 + part * PART_COLS;
 #pragma unroll
-      for (int q = 0; q < PART_COLS / BOX_C; ++q)
-        tma_store(tma_c, staging + q * SUB_BYTES, col0 + part * PART_COLS + q * BOX_C, row0);
+      for (int q = 0; q < PART_COLS / BOX_C; ++q) tma_store(tma_c, staging + q * SUB_BYTES, part_col0 + q * BOX_C, row0);
       tma_store_commit();
     }
   }

@@ -878,14 +878,15 @@ KernelSpec gemm_fp8_spec() {
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
       "memory (not with overlap or fast_accum; auto: for block scales with block_M=128)"));
   k.config.params.push_back(ParamSpec::one_of(
-      "c_split", 1, {1, 2},
+      "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
-      "deeper pipeline fits (num_stages=4 beside 128x256 tiles with c_split=2)"));
+      "deeper pipeline fits (num_stages=4 beside 128x256 tiles: c_split=2, with block scales 4)"));
   k.can_implement = check_fp8;
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
-  // registers (two consumers; one, with 64 x 128 tiles).
+  // registers (two consumers; one, with 64 x 128 tiles), the staging tile in parts beside a fourth stage, and
+  // 192-column tiles with one chain.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -895,7 +896,10 @@ KernelSpec gemm_fp8_spec() {
         {{"wgmma_N", "64"}, {"overlap", "true"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
         {{"a_regs", "true"}},
-        {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}}};
+        {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
+        {{"c_split", "2"}, {"num_stages", "4"}},
+        {{"c_split", "4"}, {"num_stages", "4"}},
+        {{"block_N", "192"}, {"wgmma_N", "192"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

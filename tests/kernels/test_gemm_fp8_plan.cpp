@@ -41,7 +41,7 @@ std::vector<GemmFp8Config> all_configs() {
         for (auto sc : {kScaleTensor, kScaleRow, kScaleBlock})
           for (auto dt : {kOutBf16, kOutF32})
             for (bool tma_store : {true, false})
-              for (int split : {1, 2})
+              for (int split : {1, 2, 4})
                 if (bn % wn == 0 && (sc != kScaleBlock || bn != 192) && (split == 1 || tma_store) &&
                     bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
@@ -190,9 +190,10 @@ TEST(GemmFp8Plan, DefaultsFitTheH100) {
   EXPECT_LE(make_plan(GemmFp8Config{.scaling = kScaleBlock}).bytes, optin);
   EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .tma_store = false, .out_dtype = kOutF32}).bytes, optin);
   // A fourth stage fits beside 128 x 256 tiles once the staging tile is stored in two parts (not with block scales'
-  // slots), and beside 128 x 192 tiles whole.
+  // slots: in four parts), and beside 128 x 192 tiles whole.
   EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .c_split = 2}).bytes, optin);
   EXPECT_GT(make_plan(GemmFp8Config{.num_stages = 4, .scaling = kScaleBlock, .c_split = 2}).bytes, optin);
+  EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .scaling = kScaleBlock, .c_split = 4}).bytes, optin);
   EXPECT_GT(make_plan(GemmFp8Config{.num_stages = 4}).bytes, optin);
   EXPECT_LE(make_plan(GemmFp8Config{.block_N = 192, .wgmma_N = 192, .num_stages = 4}).bytes, optin);
   // 3 stages of 128 x 128 + 256 x 128 e4m3 tiles and a 128 x 256 f32 staging tile do not (the spec refuses it).
