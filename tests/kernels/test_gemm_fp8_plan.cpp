@@ -219,7 +219,7 @@ void expect_refused(const KV& problem, const KV& config, const std::vector<std::
 
 TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({{"K", "200"}}, {}, {"K=200", "multiple of 16", "pad K"});
-  expect_refused({}, {{"block_N", "64"}}, {"wgmma_N=128", "block_N=64"});
+  expect_refused({}, {{"block_N", "64"}, {"wgmma_N", "128"}}, {"wgmma_N=128", "block_N=64"});
   expect_refused({{"scaling", "block"}}, {{"fast_accum", "true"}}, {"fast_accum=true", "block scales", "scaling=tensor"});
   expect_refused({}, {{"wgmma_N", "256"}}, {"block_N=256", "wgmma_N=256", "wgmma_N=128", "fast_accum=true"});
   // Two partial-sum buffers of 64 beside 128 accumulators is 256 registers; chains alternate between the buffers.
@@ -244,6 +244,34 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   EXPECT_TRUE(instantiate(fp8_spec(), {{"K", "208"}, {"scaling", "block"}}, {}, limits_for_arch("sm_90a")).ok());
   // Fast accumulation keeps no partial sums: whole-tile chains fit.
   EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"wgmma_N", "256"}, {"fast_accum", "true"}}, limits_for_arch("sm_90a")).ok());
+}
+
+// block_N=0 and wgmma_N=0 (auto): 128 x 192 tiles in one chain where they take fewer tile-clocks on 132 SMs (8192^3:
+// 21 waves of 192-column tiles against 16 of 256; 4096^3: 6 against 4), else 256 columns in 128-column chains, or one
+// 256-column chain with fast accumulation.
+TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
+  // The widths the kernel is built with, read from its name expression (designated initializers).
+  auto widths = [](const KV& problem, const KV& config) {
+    const std::string name = instance(problem, config).name_expression;
+    auto field = [&](const std::string& f) {
+      const auto at = name.find("." + f + " = ");
+      return at == std::string::npos ? -1 : std::stoi(name.substr(at + f.size() + 4));
+    };
+    return std::pair{field("block_N"), field("wgmma_N")};
+  };
+  const KV big = {{"M", "8192"}, {"N", "8192"}, {"K", "8192"}};
+  EXPECT_EQ(widths(big, {}), std::pair(192, 192));
+  EXPECT_EQ(widths({{"M", "16384"}, {"N", "16384"}, {"K", "4096"}, {"scaling", "row"}}, {}), std::pair(192, 192));
+  EXPECT_EQ(widths({}, {}), std::pair(256, 128));  // 4096^3
+  EXPECT_EQ(widths({{"M", "4096"}, {"N", "7168"}, {"K", "2048"}}, {}), std::pair(256, 128));
+  KV block = big;
+  block["scaling"] = "block";
+  EXPECT_EQ(widths(block, {}), std::pair(256, 128));  // whole 128-column scale blocks
+  EXPECT_EQ(widths(big, {{"fast_accum", "true"}}), std::pair(256, 256));
+  EXPECT_EQ(widths(big, {{"wgmma_N", "64"}}), std::pair(256, 64));
+  EXPECT_EQ(widths(big, {{"block_M", "64"}}), std::pair(256, 128));
+  EXPECT_EQ(widths(big, {{"block_N", "128"}}), std::pair(128, 128));
+  EXPECT_EQ(widths(big, {{"block_N", "64"}}), std::pair(64, 64));
 }
 
 TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
