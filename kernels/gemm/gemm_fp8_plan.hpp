@@ -121,7 +121,10 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.align = p.smem_A.period() * p.in_bytes;
   p.a_stage_bytes = p.smem_A.cosize() * p.in_bytes;
   p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
-  p.sf_b_blocks = c.block_N > p.scale_block ? c.block_N / p.scale_block : 1;
+  // The 128-column blocks of B a tile meets: 192 columns start at column 0 or 64 of one and meet two.
+  p.sf_b_blocks = c.block_N % p.scale_block == 0 ? c.block_N / p.scale_block
+                  : p.scale_block % c.block_N == 0 ? 1
+                                                   : c.block_N / p.scale_block + 1;
   p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock ? (4 * (c.block_M + p.sf_b_blocks) + 15) / 16 * 16 : 0;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
   // its boxes 1024-byte aligned); the scale slots and barriers after them.

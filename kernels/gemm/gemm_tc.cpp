@@ -720,9 +720,6 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
     return refuse("fast_accum=true leaves all of K to the tensor cores' accumulator, but block scales change every "
                   "128 k and must multiply each k block's partial sums: set fast_accum=false, or use scaling=tensor "
                   "or row");
-  if (cfg.scaling == gemm_detail::kScaleBlock && cfg.block_N % 128 != 0 && 128 % cfg.block_N != 0)
-    return refuse("block_N=" + bn + " splits a 128-column block of B's scales between two tiles, but "
-                  "a tile reads whole blocks: use block_N=64, 128 or 256 with scaling=block");
   const bool promote = cfg.in_bytes() == 1 && !cfg.fast_accum;
   const int buffers = kmajor_part_buffers(cfg);
   if (buffers == 2 && !promote)

@@ -30,8 +30,7 @@ using test::Region;
 using test::tma_sw128;
 using KV = std::map<std::string, std::string>;
 
-// Every tile shape and chain width the spec accepts, each scaling (the block scales add their slots; 192-column
-// tiles are refused with them), both outputs, with and without the TMA-store epilogue, its staging tile whole or in
+// Every tile shape and chain width the spec accepts, each scaling (the block scales add their slots), both outputs, with and without the TMA-store epilogue, its staging tile whole or in
 // two parts (num_stages only moves offsets: the regions test varies it).
 std::vector<GemmFp8Config> all_configs() {
   std::vector<GemmFp8Config> out;
@@ -42,7 +41,7 @@ std::vector<GemmFp8Config> all_configs() {
           for (auto dt : {kOutBf16, kOutF32})
             for (bool tma_store : {true, false})
               for (int split : {1, 2, 4})
-                if (bn % wn == 0 && (sc != kScaleBlock || bn != 192) && (split == 1 || tma_store) &&
+                if (bn % wn == 0 && (split == 1 || tma_store) &&
                     bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
                                  .out_dtype = dt, .c_split = split});
@@ -154,7 +153,8 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       EXPECT_EQ(p.a_stage_bytes, c.block_M * c.block_K);
       EXPECT_EQ(p.b_stage_bytes, c.block_N * c.block_K);
       EXPECT_EQ(p.c_tile_bytes, c.tma_store ? 64 * c.block_N / c.c_split * p.c_bytes : 0);
-      EXPECT_EQ(p.sf_b_blocks, std::max(1, c.block_N / 128));
+      // The 128-column blocks of B's scales a tile meets: 192 columns start at column 0 or 64 of one.
+      EXPECT_EQ(p.sf_b_blocks, c.block_N == 192 ? 2 : std::max(1, c.block_N / 128));
       if (c.scaling == kScaleBlock) {
         EXPECT_GE(p.sf_stage_bytes, 4 * (c.block_M + p.sf_b_blocks));
         EXPECT_EQ(p.sf_stage_bytes % 16, 0);
@@ -233,9 +233,9 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
-  // 192-column tiles: one chain of 96 partial sums beside 96 accumulators, but half a 128-column block of B's scales.
-  EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"block_N", "192"}, {"wgmma_N", "192"}}, limits_for_arch("sm_90a")).ok());
-  expect_refused({{"scaling", "block"}}, {{"block_N", "192"}, {"wgmma_N", "192"}}, {"block_N=192", "scaling=block"});
+  // 192-column tiles: one chain of 96 partial sums beside 96 accumulators, also across two blocks of B's scales.
+  EXPECT_TRUE(instantiate(fp8_spec(), {{"scaling", "block"}}, {{"block_N", "192"}, {"wgmma_N", "192"}},
+                          limits_for_arch("sm_90a")).ok());
   // The staging tile in parts: only the TMA-store epilogue stages, in whole 128-byte sub-tiles.
   expect_refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, {"c_split=2", "tma_store", "c_split=1"});
   expect_refused({}, {{"c_split", "2"}, {"block_N", "64"}, {"wgmma_N", "64"}}, {"c_split=2", "32", "64", "c_split=1"});
