@@ -266,7 +266,8 @@ TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
   EXPECT_EQ(widths({{"M", "4096"}, {"N", "7168"}, {"K", "2048"}}, {}), std::pair(256, 128));
   KV block = big;
   block["scaling"] = "block";
-  EXPECT_EQ(widths(block, {}), std::pair(256, 128));  // whole 128-column scale blocks
+  EXPECT_EQ(widths(block, {}), std::pair(192, 192));
+  EXPECT_EQ(widths(block, {{"a_regs", "true"}}), std::pair(256, 128));
   EXPECT_EQ(widths(big, {{"fast_accum", "true"}}), std::pair(256, 256));
   EXPECT_EQ(widths(big, {{"wgmma_N", "64"}}), std::pair(256, 64));
   EXPECT_EQ(widths(big, {{"block_M", "64"}}), std::pair(256, 128));

@@ -29,6 +29,15 @@ local sets = {
   -- 128 x 192 tiles, one 192-column chain per consumer (A read once per k block), three and four stages.
   wide = {scalings = {"tensor", "row"}, large = {{block_N = 192, wgmma_N = 192}, {block_N = 192, wgmma_N = 192, num_stages = 4}},
           small = {}},
+  -- The defaults (auto widths) at M = 128 too, and the widths they replaced; four stages; 192 columns with A in
+  -- registers for block scales.
+  auto = {large = {{}}, small = {{}, {block_M = 64, block_N = 128, num_stages = 5},
+                                {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}}},
+  old = {large = {{block_N = 256, wgmma_N = 128}}, small = {}},
+  deep = {large = {{num_stages = 4}}, small = {}},
+  wideregs = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, a_regs = "true"}}, small = {}},
+  wideb = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192}, {block_N = 192, wgmma_N = 192, num_stages = 4},
+                                          {block_N = 192, wgmma_N = 192, a_regs = "true"}}, small = {}},
   -- How much the pipeline's depth matters: two stages.
   shallow = {scalings = {"tensor"}, large = {{num_stages = 2}}, small = {}},
 }
