@@ -644,15 +644,16 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
 // where they take fewer tile-clocks than 128 x 256 on the persistent grid of an H100 / H200 (132 SMs): per tile, its
 // columns times the main loop's shared-memory bytes per tensor-core clock (two consumers' chains and the stage's TMA
 // writes; 144 B at 256 columns in two 128-column chains, 138.7 at 192, against 128 B a clock), times the waves of
-// tiles a CTA walks. Only for promoting configs on two consumers with chains left to auto (or 192): fast
-// accumulation runs one 256-column chain. On the H100 (docs/perf.md,
-// 2026-11-26) 192 won at 8192^3 (+2.6% / +5.2% with 3 / 4 stages) and 16384^2 x 4096 (+3.6% / +1.8%) and lost at
-// 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%), as this count says.
+// tiles a CTA walks. Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
+// fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 4-6%
+// faster than 192 on the H100. There (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3 (tensor +2.0-2.6%, row
+// +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%),
+// as this count says.
 int fp8_block_n(const Values& p, const Values& c) {
   if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
   const auto wn = c.integer("wgmma_N");
   if (c.integer("block_M") != 128 || c.boolean("fast_accum") || c.boolean("overlap") || c.text("a_regs") == "true" ||
-      (wn != 0 && wn != 192))
+      p.text("scaling") == "block" || (wn != 0 && wn != 192))
     return 256;
   const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
   auto cost = [&](std::int64_t bn, double bytes_per_clock) {
@@ -675,12 +676,12 @@ int fp8_wgmma_n(const Values& p, const Values& c) {
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
 // measured 2-6.5% faster on the H100 at issue 21's four large anchors (the chains read B only from shared memory);
 // per-tensor and row scales measured 6-12% slower with it, and block scales on one consumer (M = 128's 64 x 128
-// tiles) 2% slower (docs/perf.md, 2026-11-26). Not on 128 x 192 tiles (auto's block_N there), which read A once.
+// tiles) 2% slower (docs/perf.md, 2026-11-26); on 128 x 192 tiles 1.5% faster at 8192^3 and 16384^2 x 4096.
 bool fp8_a_regs(const Values& p, const Values& c) {
   const std::string v = c.text("a_regs");
   if (v != "auto") return v == "true";
   return p.text("scaling") == "block" && c.integer("block_M") == 128 && !c.boolean("fast_accum") &&
-         !c.boolean("overlap") && fp8_block_n(p, c) != 192;
+         !c.boolean("overlap");
 }
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {

@@ -247,8 +247,8 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
 }
 
 // block_N=0 and wgmma_N=0 (auto): 128 x 192 tiles in one chain where they take fewer tile-clocks on 132 SMs (8192^3:
-// 21 waves of 192-column tiles against 16 of 256; 4096^3: 6 against 4), else 256 columns in 128-column chains, or one
-// 256-column chain with fast accumulation.
+// 21 waves of 192-column tiles against 16 of 256; 4096^3: 6 against 4) for tensor and row scales, else 256 columns
+// in 128-column chains, or one 256-column chain with fast accumulation.
 TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
   // The widths the kernel is built with, read from its name expression (designated initializers).
   auto widths = [](const KV& problem, const KV& config) {
@@ -266,8 +266,8 @@ TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
   EXPECT_EQ(widths({{"M", "4096"}, {"N", "7168"}, {"K", "2048"}}, {}), std::pair(256, 128));
   KV block = big;
   block["scaling"] = "block";
-  EXPECT_EQ(widths(block, {}), std::pair(192, 192));
-  EXPECT_EQ(widths(block, {{"a_regs", "true"}}), std::pair(256, 128));
+  EXPECT_EQ(widths(block, {}), std::pair(256, 128));  // with A from registers (a_regs=auto)
+  EXPECT_EQ(widths(big, {{"a_regs", "true"}}), std::pair(256, 128));
   EXPECT_EQ(widths(big, {{"fast_accum", "true"}}), std::pair(256, 256));
   EXPECT_EQ(widths(big, {{"wgmma_N", "64"}}), std::pair(256, 64));
   EXPECT_EQ(widths(big, {{"block_M", "64"}}), std::pair(256, 128));
