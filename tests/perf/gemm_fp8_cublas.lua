@@ -21,7 +21,8 @@ local sets = {
         small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = "true"}}},
   overlap = {large = {{wgmma_N = 64, overlap = true}},
              small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
-  fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true, wgmma_N = 256}, {fast_accum = true}},
+  -- Fast accumulation: auto chains (one of 256 columns) and the 128-column chains they replaced.
+  fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true}, {fast_accum = true, wgmma_N = 128}},
           small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
   -- A fourth stage beside 128 x 256 tiles: the C staging tile stored in two parts (four with block scales' slots).
   split = {scalings = {"tensor", "row"}, large = {{c_split = 2, num_stages = 4}}, small = {}},
@@ -33,7 +34,7 @@ local sets = {
   -- registers for block scales.
   auto = {large = {{}}, small = {{}, {block_M = 64, block_N = 128, num_stages = 5},
                                 {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}}},
-  old = {large = {{block_N = 256, wgmma_N = 128}}, small = {}},
+  old = {large = {{block_N = 256, wgmma_N = 128}}, small = {{block_N = 256, wgmma_N = 128}}},
   deep = {large = {{num_stages = 4}}, small = {}},
   wideregs = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, a_regs = "true"}}, small = {}},
   wideb = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192}, {block_N = 192, wgmma_N = 192, num_stages = 4},
