@@ -645,7 +645,7 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
 // columns times the main loop's shared-memory bytes per tensor-core clock (two consumers' chains and the stage's TMA
 // writes; 144 B at 256 columns in two 128-column chains, 138.7 at 192, against 128 B a clock), times the waves of
 // tiles a CTA walks. Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
-// fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 4-6%
+// fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 2-6%
 // faster than 192 on the H100. There (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3 (tensor +2.0-2.6%, row
 // +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%),
 // as this count says.
