@@ -776,7 +776,8 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (cfg.block_N / cfg.c_split % plan.box_C.inner != 0)
     return refuse("c_split=" + c.text("c_split") + " leaves parts of " + std::to_string(cfg.block_N / cfg.c_split) +
                   " columns, but the epilogue stores whole sub-tiles of " + std::to_string(plan.box_C.inner) + " " +
-                  p.text("out_dtype") + " columns (128 bytes): use c_split=1 or a wider block_N");
+                  p.text("out_dtype") + " columns (128 bytes) and block_N=" + std::to_string(cfg.block_N) +
+                  " is in effect: use c_split=1 or block_N=256");
   return check_smem(plan.bytes, limits, kmajor_smem_use(p, c, cfg, plan), kmajor_smem_fix(cfg));
 }
 

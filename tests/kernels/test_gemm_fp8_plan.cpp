@@ -240,6 +240,9 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, {"c_split=2", "tma_store", "c_split=1"});
   expect_refused({}, {{"c_split", "2"}, {"block_N", "64"}, {"wgmma_N", "64"}}, {"c_split=2", "32", "64", "c_split=1"});
   EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"c_split", "2"}, {"num_stages", "4"}}, limits_for_arch("sm_90a")).ok());
+  // Auto's 192-column tiles (8192^3) split in two leave 96 columns: the refusal names the width in effect.
+  expect_refused({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {{"c_split", "2"}},
+                 {"c_split=2", "96", "block_N=192", "block_N=256"});
   // K need not be a multiple of 128: the last k block is partial (TMA zero-fills it), also with block scales.
   EXPECT_TRUE(instantiate(fp8_spec(), {{"K", "208"}, {"scaling", "block"}}, {}, limits_for_arch("sm_90a")).ok());
   // Fast accumulation keeps no partial sums: whole-tile chains fit.
