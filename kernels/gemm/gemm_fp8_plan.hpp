@@ -56,6 +56,7 @@ struct GemmFp8Config {
   gemm_detail::OutType out_dtype = gemm_detail::kOutBf16;
   bool overlap = false;  // two chains in flight: chain j + 1's wgmma runs while chain j is promoted
   bool a_regs = false;   // A's k block in registers (ldmatrix), so that the chains' wgmma read only B from smem
+  int c_split = 1;       // tma_store: C staged in this many column parts through one part's buffer (frees smem)
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -109,6 +110,7 @@ template <class Config>
 TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   GemmFp8Plan p;
   static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
+  p.c_tile_bytes /= acc_store_parts(c);
   // The wgmma D fragment does not depend on k: m64nNk32's (e4m3) is m64nNk16's.
   p.acc = wgmma_m64nNk32_d(c.block_N);
   p.chunk = wgmma_m64nNk32_d(c.wgmma_N);
@@ -119,7 +121,10 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.align = p.smem_A.period() * p.in_bytes;
   p.a_stage_bytes = p.smem_A.cosize() * p.in_bytes;
   p.b_stage_bytes = p.smem_B.cosize() * p.in_bytes;
-  p.sf_b_blocks = c.block_N > p.scale_block ? c.block_N / p.scale_block : 1;
+  // The 128-column blocks of B a tile meets: 192 columns start at column 0 or 64 of one and meet two.
+  p.sf_b_blocks = c.block_N % p.scale_block == 0 ? c.block_N / p.scale_block
+                  : p.scale_block % c.block_N == 0 ? 1
+                                                   : c.block_N / p.scale_block + 1;
   p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock ? (4 * (c.block_M + p.sf_b_blocks) + 15) / 16 * 16 : 0;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
   // its boxes 1024-byte aligned); the scale slots and barriers after them.
@@ -191,6 +196,7 @@ inline std::string name_expression(const GemmFp8Config& c) {
   // Left out when off: the default configs' names stay as they were.
   if (c.overlap) name.field("overlap", true);
   if (c.a_regs) name.field("a_regs", true);
+  if (c.c_split != 1) name.field("c_split", c.c_split);
   return name.str();
 }
 

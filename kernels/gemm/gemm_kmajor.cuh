@@ -114,7 +114,9 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SCALING != kScaleBlock || BK == P.scale_block, "a stage is one k block of the block scales");
   static_assert(BN % WN == 0 && NP * CHUNKS == NV, "the chains split the tile's columns");
   static_assert(SCALING != kScaleBlock || PROMOTE, "block scales change per k block: they need the promotion");
-  static_assert(BN % P.scale_block == 0 || P.scale_block % BN == 0, "a tile meets whole 128-column blocks of B");
+  static_assert(SCALING != kScaleBlock || BN % P.scale_block == 0 || P.scale_block % BN == 0 ||
+                    (BN % (P.scale_block / 2) == 0 && P.sf_b_blocks == 2 && BN < 2 * P.scale_block),
+                "a tile starts at column 0 or 64 of a 128-column block of B and meets at most two");
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
   static_assert(!(OVERLAP && A_REGS), "a_regs keeps one k block of A: the next k block's chain cannot run early");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
@@ -217,9 +219,13 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     unsigned a_frag[A_REGS ? BK / WG_K : 1][4];
     const int a_row = c * WG_M + (tid / 32) * 16 + (tid % 8) + ((tid / 8) % 2) * 8;
     const int a_col = ((tid % 32) / 16) * 16;
-    // Block scales: which of the tile's 128-column blocks of B register v is in.
+    // Block scales: which of the tile's 128-column blocks of B (the stage's scale_B slots) register v is in. A
+    // 192-column tile starts at column 0 or 64 of a block (tile n at 192 n): its columns [0, 64) lie in slot 0 and
+    // [128, 192) in slot 1 either way, the middle ones in the slot `mid` says, chosen once per k block.
     constexpr int NB_TILE = P.sf_b_blocks;
+    constexpr bool SPLIT_BLOCKS = SCALING == kScaleBlock && BN % P.scale_block != 0 && P.scale_block % BN != 0;
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
+    auto block_of_shifted = [&](int v) { return (AT.at[v].col + BN % P.scale_block) / P.scale_block; };
     int it = 0;
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
       const KMajorTile tile = tiles.at(t);
@@ -237,7 +243,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         const unsigned b_at = b_base + s * B_BYTES;
         if constexpr (PROMOTE) {
           // This k block's scale products per row half and block of B, from the stage's scale slot.
-          float scale[2][NB_TILE];
+          float scale[2][NB_TILE], mid[2];
           if constexpr (SCALING == kScaleBlock) {
             const unsigned slot = sf_base + s * P.sf_stage_bytes;
             const float sa[2] = {ld_shared_f32(slot + 4 * (c * WG_M + e0.row)),
@@ -247,6 +253,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               const float sb = ld_shared_f32(slot + 4 * (BM + b));
               scale[0][b] = sa[0] * sb;
               scale[1][b] = sa[1] * sb;
+            }
+            if constexpr (SPLIT_BLOCKS) {
+              const bool shifted = col0 % P.scale_block != 0;
+              mid[0] = shifted ? scale[0][1] : scale[0][0];
+              mid[1] = shifted ? scale[1][1] : scale[1][0];
             }
           }
           if constexpr (A_REGS) {
@@ -284,7 +295,12 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             for (int i = 0; i < NP; ++i) {
               const int v = NP * j + i;
               if constexpr (SCALING == kScaleBlock) {
-                acc[v] = fmaf(d[i], scale[AT.at[v].row / ROW_HALF][block_of(v)], acc[v]);
+                const int h = AT.at[v].row / ROW_HALF;
+                if (SPLIT_BLOCKS && block_of(v) != block_of_shifted(v)) {
+                  acc[v] = fmaf(d[i], mid[h], acc[v]);
+                } else {
+                  acc[v] = fmaf(d[i], scale[h][block_of(v)], acc[v]);
+                }
               } else {
                 acc[v] += d[i];
               }

@@ -19,7 +19,8 @@ namespace gemm_detail {
 
 // Staged: the tile is staged in P.smem_C at shared address `staging` (the consumer's own) and written with bulk tensor
 // stores through `tma_c` (CFG.tma_store) that overlap the next tile's main loop (they need 16-byte rows of C: N % 8 == 0
-// for a 16-bit C, N % 4 == 0 for f32; they clip at the map's rows and columns).
+// for a 16-bit C, N % 4 == 0 for f32; they clip at the map's rows and columns). With acc_store_parts(CFG) > 1 the
+// buffer holds one part of the tile's columns (whole sub-tiles), staged and stored one part after another.
 template <auto CFG>
 TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescriptor* tma_c, unsigned staging, int c,
                                             int tid, int row0, int col0) {
@@ -27,6 +28,12 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
   constexpr GemmWgmmaAccTable AT = acc_table(P);
   constexpr int NV = P.acc.num_values(), PAIR = P.acc_pair, BLOCK = P.acc_block;
   constexpr OutType C_TYPE = CFG.out_dtype;
+  constexpr int PARTS = acc_store_parts(CFG);
+  constexpr int BOX_C = P.box_C.inner;
+  constexpr int PART_COLS = CFG.block_N / PARTS;
+  // Elements from one part's columns to the next's: whole sub-tiles.
+  constexpr int PART_AT = PARTS > 1 ? P.smem_C(0, PART_COLS) : 0;
+  static_assert(CFG.block_N % PARTS == 0 && PART_COLS % BOX_C == 0, "a part is whole sub-tiles");
   const TileCoord e0 = P.acc(tid, 0);
   // Staging tile P.smem_C: 16-byte chunks XOR-swizzled by row % 8 exactly as the tensor map's SWIZZLE_128B
   // expects. 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
@@ -35,32 +42,35 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
   // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
   // further, so it adds as is.
   static_assert(AT.staging[PAIR] % P.smem_C.period() == 0, "a row half moves by whole swizzle periods");
-  if (tid == 0) tma_store_wait_read();  // the previous tile's stores have left the staging buffer
-  named_barrier_sync(1 + c, 128);
-  const int thread_at = P.smem_C(e0.row, e0.col);
 #pragma unroll
-  for (int j = 0; j < NV / BLOCK; ++j) {
-    const int block_at = P.smem_C.join_disjoint(thread_at, AT.staging[BLOCK * j]);
+  for (int part = 0; part < PARTS; ++part) {
+    if (tid == 0) tma_store_wait_read();  // the previous part's (tile's) stores have left the staging buffer
+    named_barrier_sync(1 + c, 128);
+    const int thread_at = P.smem_C(e0.row, e0.col);
 #pragma unroll
-    for (int h = 0; h < BLOCK / PAIR; ++h) {
-      const int v = BLOCK * j + PAIR * h;
-      const unsigned addr = staging + P.c_bytes * (block_at + AT.staging[PAIR * h]);
-      if constexpr (C_TYPE == kOutF32) {
-        st_shared_v2_f32(addr, acc[v], acc[v + 1]);
-      } else {
-        st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+    for (int j = part * (NV / BLOCK / PARTS); j < (part + 1) * (NV / BLOCK / PARTS); ++j) {
+      const int block_at = P.smem_C.join_disjoint(thread_at, AT.staging[BLOCK * j]) - part * PART_AT;
+#pragma unroll
+      for (int h = 0; h < BLOCK / PAIR; ++h) {
+        const int v = BLOCK * j + PAIR * h;
+        const unsigned addr = staging + P.c_bytes * (block_at + AT.staging[PAIR * h]);
+        if constexpr (C_TYPE == kOutF32) {
+          st_shared_v2_f32(addr, acc[v], acc[v + 1]);
+        } else {
+          st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+        }
       }
     }
-  }
-  fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
-  named_barrier_sync(1 + c, 128);
-  if (tid == 0) {
-    // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
-    constexpr int BOX_C = P.box_C.inner;
-    constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
+    fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
+    named_barrier_sync(1 + c, 128);
+    if (tid == 0) {
+      // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
+      constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
+      const int part_col0 = col0 + part * PART_COLS;
 #pragma unroll
-    for (int q = 0; q < CFG.block_N / BOX_C; ++q) tma_store(tma_c, staging + q * SUB_BYTES, col0 + q * BOX_C, row0);
-    tma_store_commit();
+      for (int q = 0; q < PART_COLS / BOX_C; ++q) tma_store(tma_c, staging + q * SUB_BYTES, part_col0 + q * BOX_C, row0);
+      tma_store_commit();
+    }
   }
 }
 

@@ -640,10 +640,43 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
   }
 }
 
+// block_N=0 (auto): 128 x 192 tiles, one 192-column chain a consumer (A read from shared memory once per k block),
+// where they take fewer tile-clocks than 128 x 256 on the persistent grid of an H100 / H200 (132 SMs): per tile, its
+// columns times the main loop's shared-memory bytes per tensor-core clock (two consumers' chains and the stage's TMA
+// writes; 144 B at 256 columns in two 128-column chains, 138.7 at 192, against 128 B a clock), times the waves of
+// tiles a CTA walks. Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
+// fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 2-6%
+// faster than 192 on the H100. There (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3 (tensor +2.0-2.6%, row
+// +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%),
+// as this count says.
+int fp8_block_n(const Values& p, const Values& c) {
+  if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
+  const auto wn = c.integer("wgmma_N");
+  if (c.integer("block_M") != 128 || c.boolean("fast_accum") || c.boolean("overlap") || c.text("a_regs") == "true" ||
+      p.text("scaling") == "block" || (wn != 0 && wn != 192))
+    return 256;
+  const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
+  auto cost = [&](std::int64_t bn, double bytes_per_clock) {
+    const std::int64_t tiles = tiles_m * ((p.integer("N") + bn - 1) / bn);
+    return static_cast<double>((tiles + sms - 1) / sms) * static_cast<double>(bn) * bytes_per_clock;
+  };
+  return cost(192, 4096.0 * 320 / (128 * 192) + 8192.0 / 96) < cost(256, 4096.0 * 384 / (128 * 256) + 6144.0 / 64)
+             ? 192
+             : 256;
+}
+
+// wgmma_N=0 (auto): the whole tile in one chain where the accumulators allow it (fast accumulation keeps no partial
+// sums: 10% faster at 256 than two 128-column chains on the H100; 192 promoting), else 128-column chains.
+int fp8_wgmma_n(const Values& p, const Values& c) {
+  if (c.integer("wgmma_N") != 0) return static_cast<int>(c.integer("wgmma_N"));
+  const int bn = fp8_block_n(p, c);
+  return c.boolean("fast_accum") || bn == 192 ? bn : std::min(bn, 128);
+}
+
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
 // measured 2-6.5% faster on the H100 at issue 21's four large anchors (the chains read B only from shared memory);
 // per-tensor and row scales measured 6-12% slower with it, and block scales on one consumer (M = 128's 64 x 128
-// tiles) 2% slower (docs/perf.md, 2026-11-26).
+// tiles) 2% slower (docs/perf.md, 2026-11-26); on 128 x 192 tiles 1.5% faster at 8192^3 and 16384^2 x 4096.
 bool fp8_a_regs(const Values& p, const Values& c) {
   const std::string v = c.text("a_regs");
   if (v != "auto") return v == "true";
@@ -654,9 +687,9 @@ bool fp8_a_regs(const Values& p, const Values& c) {
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   return {.block_M = i("block_M"),
-          .block_N = i("block_N"),
+          .block_N = fp8_block_n(p, c),
           .block_K = 128,
-          .wgmma_N = i("wgmma_N"),
+          .wgmma_N = fp8_wgmma_n(p, c),
           .num_stages = i("num_stages"),
           .panel = i("panel"),
           .raster_n = c.text("raster") == "n",
@@ -665,21 +698,24 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
           .scaling = fp8_scaling(p),
           .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
           .overlap = c.boolean("overlap"),
-          .a_regs = fp8_a_regs(p, c)};
+          .a_regs = fp8_a_regs(p, c),
+          .c_split = static_cast<int>(c.integer("c_split"))};
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
 
 std::int64_t fp8_tiles(const Values& p, const Values& c) {
-  return ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) *
-         ((p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N"));
+  const std::int64_t bn = fp8_block_n(p, c);
+  return ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) * ((p.integer("N") + bn - 1) / bn);
 }
 
 // The e4m3 main loop's rules (gemm_kmajor.cuh; gemm.fp8 and gemm.grouped's e4m3): chains that split the tile, block
 // scales only with the promotion, accumulators that fit the registers; and the TMA-store epilogue's.
 template <class Config>
 Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
+  // The values in effect (gemm.fp8's auto widths resolved).
+  const std::string bn = std::to_string(cfg.block_N), wn = std::to_string(cfg.wgmma_N);
   if (cfg.in_bytes() == 1 && cfg.block_N % cfg.wgmma_N != 0)
-    return refuse("wgmma_N=" + c.text("wgmma_N") + " does not divide block_N=" + c.text("block_N") +
+    return refuse("wgmma_N=" + wn + " does not divide block_N=" + bn +
                   ": each k block runs block_N / wgmma_N wgmma chains side by side; use wgmma_N <= block_N");
   if (cfg.fast_accum && cfg.scaling == gemm_detail::kScaleBlock)
     return refuse("fast_accum=true leaves all of K to the tensor cores' accumulator, but block scales change every "
@@ -696,13 +732,13 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
                   " does not: set a_regs=false");
   if (buffers == 2 && cfg.chunks() % 2 != 0)
     return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
-                  "wgmma_N must be even; block_N=" + c.text("block_N") + ", wgmma_N=" + c.text("wgmma_N") +
+                  "wgmma_N must be even; block_N=" + bn + ", wgmma_N=" + wn +
                   ": use wgmma_N=" + std::to_string(cfg.block_N / 2) + " or less");
   // A consumer thread holds block_N / 2 accumulators, plus wgmma_N / 2 partial sums per buffer when it promotes, in
   // the 232 registers setmaxnreg gives it (with ~30 for addresses and scales).
   const auto regs = cfg.block_N / 2 + (promote ? buffers * cfg.wgmma_N / 2 : 0);
   if (regs > 200)
-    return refuse("block_N=" + c.text("block_N") + " with wgmma_N=" + c.text("wgmma_N") +
+    return refuse("block_N=" + bn + " with wgmma_N=" + wn +
                   (buffers == 2 ? " and overlap=true" : "") + " holds " + std::to_string(regs) +
                   " accumulator registers per thread (block_N/2 + wgmma_N/2 partial sums per buffer), more than the "
                   "232 a consumer has beside its addresses: use wgmma_N=" +
@@ -714,11 +750,12 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
 template <class Config>
 std::string kmajor_smem_use(const Values& p, const Values& c, const Config& cfg, const GemmFp8Plan& plan) {
   const std::string k = std::to_string(cfg.block_K), in = cfg.in_bytes() == 1 ? "e4m3" : "bf16";
-  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x" + k + " + " + c.text("block_N") +
-                     "x" + k + " " + in + " tiles";
+  const std::string bn = std::to_string(cfg.block_N);
+  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x" + k + " + " + bn + "x" + k + " " +
+                     in + " tiles";
   if (cfg.tma_store)
-    what += " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + p.text("out_dtype") +
-            " C staging tile (" + std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
+    what += " plus the " + c.text("block_M") + "x" + bn + " " + p.text("out_dtype") + " C staging tile (" +
+            std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
   return what;
 }
 template <class Config>
@@ -733,6 +770,14 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
+  if (cfg.c_split > 1 && !cfg.tma_store)
+    return refuse("c_split=" + c.text("c_split") + " splits the TMA-store epilogue's staging tile, but this run stores "
+                  "C directly (tma_store off): set c_split=1");
+  if (cfg.block_N / cfg.c_split % plan.box_C.inner != 0)
+    return refuse("c_split=" + c.text("c_split") + " leaves parts of " + std::to_string(cfg.block_N / cfg.c_split) +
+                  " columns, but the epilogue stores whole sub-tiles of " + std::to_string(plan.box_C.inner) + " " +
+                  p.text("out_dtype") + " columns (128 bytes) and block_N=" + std::to_string(cfg.block_N) +
+                  " is in effect: use c_split=1 or block_N=256");
   return check_smem(plan.bytes, limits, kmajor_smem_use(p, c, cfg, plan), kmajor_smem_fix(cfg));
 }
 
@@ -851,10 +896,14 @@ KernelSpec gemm_fp8_spec() {
   k.archs = {"sm_90a"};
   k.problem = gemm_fp8_problem();
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 256, {64, 128, 256}, "columns of C per tile"),
-               ParamSpec::one_of("wgmma_N", 128, {64, 128, 256},
+               ParamSpec::one_of("block_N", 0, {0, 64, 128, 192, 256},
+                                 "columns of C per tile; 0 = auto: 192 where 128x192 tiles (one chain a consumer) "
+                                 "take fewer tile-clocks on 132 SMs than 128x256 (tensor and row scales, two "
+                                 "consumers), else 256"),
+               ParamSpec::one_of("wgmma_N", 0, {0, 64, 128, 192, 256},
                                  "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
-                                 "promoted on its own, so the partial sums take wgmma_N/2 registers"),
+                                 "promoted on its own, so the partial sums take wgmma_N/2 registers; 0 = auto: "
+                                 "block_N with fast_accum or block_N=192, else min(block_N, 128)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 per stage)")}};
   for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
   k.config.params.push_back(ParamSpec::boolean(
@@ -866,11 +915,16 @@ KernelSpec gemm_fp8_spec() {
       "a_regs", "auto", {"auto", "true", "false"},
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
       "memory (not with overlap or fast_accum; auto: for block scales with block_M=128)"));
+  k.config.params.push_back(ParamSpec::one_of(
+      "c_split", 1, {1, 2, 4},
+      "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
+      "deeper pipeline fits (num_stages=4 beside 128x256 tiles: c_split=2, with block scales 4)"));
   k.can_implement = check_fp8;
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
-  // registers (two consumers; one, with 64 x 128 tiles).
+  // registers (two consumers; one, with 64 x 128 tiles), the staging tile in parts beside a fourth stage, and
+  // 192-column tiles with one chain.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -880,7 +934,10 @@ KernelSpec gemm_fp8_spec() {
         {{"wgmma_N", "64"}, {"overlap", "true"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
         {{"a_regs", "true"}},
-        {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}}};
+        {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
+        {{"c_split", "2"}, {"num_stages", "4"}},
+        {{"c_split", "4"}, {"num_stages", "4"}},
+        {{"block_N", "192"}, {"wgmma_N", "192"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

@@ -68,9 +68,20 @@ struct GemmAccStorePlan {
   Fragment acc;
   int acc_pair = 0, acc_block = 0;
   int c_bytes = 2;       // C elements
-  int c_tile_bytes = 0;  // one consumer's staging tile; 0 without tma_store
+  int c_tile_bytes = 0;  // one consumer's staging tile (one part of it: acc_store_parts); 0 without tma_store
   Box box_C;             // (128 bytes of columns, 64 rows) per staging sub-tile
 };
+
+// The parts a staged epilogue stores its tile in (gemm.fp8's `c_split`; else 1): the staging buffer holds
+// block_N / parts columns, and each part waits until the part before it has left the buffer.
+template <class Config>
+TL_HOST_DEVICE constexpr int acc_store_parts(const Config& c) {
+  if constexpr (requires { c.c_split; }) {
+    return c.c_split;
+  } else {
+    return 1;
+  }
+}
 
 TL_HOST_DEVICE constexpr GemmAccStorePlan make_acc_store_plan(int block_N, gemm_detail::OutType out_dtype,
                                                               bool tma_store) {

@@ -30,19 +30,21 @@ using test::Region;
 using test::tma_sw128;
 using KV = std::map<std::string, std::string>;
 
-// Every tile shape and chain width the spec accepts, each scaling (the block scales add their slots), both outputs,
-// with and without the TMA-store epilogue (num_stages only moves offsets: the regions test varies it).
+// Every tile shape and chain width the spec accepts, each scaling (the block scales add their slots), both outputs, with and without the TMA-store epilogue, its staging tile whole or in
+// two parts (num_stages only moves offsets: the regions test varies it).
 std::vector<GemmFp8Config> all_configs() {
   std::vector<GemmFp8Config> out;
   for (int bm : {64, 128})
-    for (int bn : {64, 128, 256})
-      for (int wn : {64, 128, 256})
+    for (int bn : {64, 128, 192, 256})
+      for (int wn : {64, 128, 192, 256})
         for (auto sc : {kScaleTensor, kScaleRow, kScaleBlock})
           for (auto dt : {kOutBf16, kOutF32})
             for (bool tma_store : {true, false})
-              if (bn % wn == 0)
-                out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
-                               .out_dtype = dt});
+              for (int split : {1, 2, 4})
+                if (bn % wn == 0 && (split == 1 || tma_store) &&
+                    bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
+                  out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
+                                 .out_dtype = dt, .c_split = split});
   return out;
 }
 
@@ -150,8 +152,9 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       EXPECT_EQ(p.align, 1024);  // the 128B swizzle repeats every 8 rows of 128 bytes
       EXPECT_EQ(p.a_stage_bytes, c.block_M * c.block_K);
       EXPECT_EQ(p.b_stage_bytes, c.block_N * c.block_K);
-      EXPECT_EQ(p.c_tile_bytes, c.tma_store ? 64 * c.block_N * p.c_bytes : 0);
-      EXPECT_EQ(p.sf_b_blocks, std::max(1, c.block_N / 128));
+      EXPECT_EQ(p.c_tile_bytes, c.tma_store ? 64 * c.block_N / c.c_split * p.c_bytes : 0);
+      // The 128-column blocks of B's scales a tile meets: 192 columns start at column 0 or 64 of one.
+      EXPECT_EQ(p.sf_b_blocks, c.block_N == 192 ? 2 : std::max(1, c.block_N / 128));
       if (c.scaling == kScaleBlock) {
         EXPECT_GE(p.sf_stage_bytes, 4 * (c.block_M + p.sf_b_blocks));
         EXPECT_EQ(p.sf_stage_bytes % 16, 0);
@@ -186,6 +189,13 @@ TEST(GemmFp8Plan, DefaultsFitTheH100) {
   EXPECT_LE(make_plan(GemmFp8Config{}).bytes, optin);
   EXPECT_LE(make_plan(GemmFp8Config{.scaling = kScaleBlock}).bytes, optin);
   EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .tma_store = false, .out_dtype = kOutF32}).bytes, optin);
+  // A fourth stage fits beside 128 x 256 tiles once the staging tile is stored in two parts (not with block scales'
+  // slots: in four parts), and beside 128 x 192 tiles whole.
+  EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .c_split = 2}).bytes, optin);
+  EXPECT_GT(make_plan(GemmFp8Config{.num_stages = 4, .scaling = kScaleBlock, .c_split = 2}).bytes, optin);
+  EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .scaling = kScaleBlock, .c_split = 4}).bytes, optin);
+  EXPECT_GT(make_plan(GemmFp8Config{.num_stages = 4}).bytes, optin);
+  EXPECT_LE(make_plan(GemmFp8Config{.block_N = 192, .wgmma_N = 192, .num_stages = 4}).bytes, optin);
   // 3 stages of 128 x 128 + 256 x 128 e4m3 tiles and a 128 x 256 f32 staging tile do not (the spec refuses it).
   EXPECT_GT(make_plan(GemmFp8Config{.out_dtype = kOutF32}).bytes, optin);
 }
@@ -209,7 +219,7 @@ void expect_refused(const KV& problem, const KV& config, const std::vector<std::
 
 TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({{"K", "200"}}, {}, {"K=200", "multiple of 16", "pad K"});
-  expect_refused({}, {{"block_N", "64"}}, {"wgmma_N=128", "block_N=64"});
+  expect_refused({}, {{"block_N", "64"}, {"wgmma_N", "128"}}, {"wgmma_N=128", "block_N=64"});
   expect_refused({{"scaling", "block"}}, {{"fast_accum", "true"}}, {"fast_accum=true", "block scales", "scaling=tensor"});
   expect_refused({}, {{"wgmma_N", "256"}}, {"block_N=256", "wgmma_N=256", "wgmma_N=128", "fast_accum=true"});
   // Two partial-sum buffers of 64 beside 128 accumulators is 256 registers; chains alternate between the buffers.
@@ -223,10 +233,49 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
+  // 192-column tiles: one chain of 96 partial sums beside 96 accumulators, also across two blocks of B's scales.
+  EXPECT_TRUE(instantiate(fp8_spec(), {{"scaling", "block"}}, {{"block_N", "192"}, {"wgmma_N", "192"}},
+                          limits_for_arch("sm_90a")).ok());
+  // The staging tile in parts: only the TMA-store epilogue stages, in whole 128-byte sub-tiles.
+  expect_refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, {"c_split=2", "tma_store", "c_split=1"});
+  expect_refused({}, {{"c_split", "2"}, {"block_N", "64"}, {"wgmma_N", "64"}}, {"c_split=2", "32", "64", "c_split=1"});
+  EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"c_split", "2"}, {"num_stages", "4"}}, limits_for_arch("sm_90a")).ok());
+  // Auto's 192-column tiles (8192^3) split in two leave 96 columns: the refusal names the width in effect.
+  expect_refused({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {{"c_split", "2"}},
+                 {"c_split=2", "96", "block_N=192", "block_N=256"});
   // K need not be a multiple of 128: the last k block is partial (TMA zero-fills it), also with block scales.
   EXPECT_TRUE(instantiate(fp8_spec(), {{"K", "208"}, {"scaling", "block"}}, {}, limits_for_arch("sm_90a")).ok());
   // Fast accumulation keeps no partial sums: whole-tile chains fit.
   EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"wgmma_N", "256"}, {"fast_accum", "true"}}, limits_for_arch("sm_90a")).ok());
+}
+
+// block_N=0 and wgmma_N=0 (auto): 128 x 192 tiles in one chain where they take fewer tile-clocks on 132 SMs (8192^3:
+// 21 waves of 192-column tiles against 16 of 256; 4096^3: 6 against 4) for tensor and row scales, else 256 columns
+// in 128-column chains, or one 256-column chain with fast accumulation.
+TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
+  // The widths the kernel is built with, read from its name expression (designated initializers).
+  auto widths = [](const KV& problem, const KV& config) {
+    const std::string name = instance(problem, config).name_expression;
+    auto field = [&](const std::string& f) {
+      const auto at = name.find("." + f + " = ");
+      return at == std::string::npos ? -1 : std::stoi(name.substr(at + f.size() + 4));
+    };
+    return std::pair{field("block_N"), field("wgmma_N")};
+  };
+  const KV big = {{"M", "8192"}, {"N", "8192"}, {"K", "8192"}};
+  EXPECT_EQ(widths(big, {}), std::pair(192, 192));
+  EXPECT_EQ(widths({{"M", "16384"}, {"N", "16384"}, {"K", "4096"}, {"scaling", "row"}}, {}), std::pair(192, 192));
+  EXPECT_EQ(widths({}, {}), std::pair(256, 128));  // 4096^3
+  EXPECT_EQ(widths({{"M", "4096"}, {"N", "7168"}, {"K", "2048"}}, {}), std::pair(256, 128));
+  KV block = big;
+  block["scaling"] = "block";
+  EXPECT_EQ(widths(block, {}), std::pair(256, 128));  // with A from registers (a_regs=auto)
+  EXPECT_EQ(widths(big, {{"a_regs", "true"}}), std::pair(256, 128));
+  EXPECT_EQ(widths(big, {{"fast_accum", "true"}}), std::pair(256, 256));
+  EXPECT_EQ(widths(big, {{"wgmma_N", "64"}}), std::pair(256, 64));
+  EXPECT_EQ(widths(big, {{"block_M", "64"}}), std::pair(256, 128));
+  EXPECT_EQ(widths(big, {{"block_N", "128"}}), std::pair(128, 128));
+  EXPECT_EQ(widths(big, {{"block_N", "64"}}), std::pair(64, 64));
 }
 
 TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
@@ -243,6 +292,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"fast_accum", "true"}}},
       {{}, {{"wgmma_N", "64"}, {"overlap", "true"}}},
       {{}, {{"a_regs", "true"}}},
+      {{}, {{"c_split", "2"}}},
+      {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},
       {{{"out_dtype", "f32"}}, {}}};

@@ -21,8 +21,26 @@ local sets = {
         small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = "true"}}},
   overlap = {large = {{wgmma_N = 64, overlap = true}},
              small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
-  fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true, wgmma_N = 256}, {fast_accum = true}},
+  -- Fast accumulation: auto chains (one of 256 columns) and the 128-column chains they replaced.
+  fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true}, {fast_accum = true, wgmma_N = 128}},
           small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
+  -- A fourth stage beside 128 x 256 tiles: the C staging tile stored in two parts (four with block scales' slots).
+  split = {scalings = {"tensor", "row"}, large = {{c_split = 2, num_stages = 4}}, small = {}},
+  split4 = {scalings = {"block"}, large = {{c_split = 4, num_stages = 4}}, small = {}},
+  -- 128 x 192 tiles, one 192-column chain per consumer (A read once per k block), three and four stages.
+  wide = {scalings = {"tensor", "row"}, large = {{block_N = 192, wgmma_N = 192}, {block_N = 192, wgmma_N = 192, num_stages = 4}},
+          small = {}},
+  -- The defaults (auto widths) at M = 128 too, and the widths they replaced; four stages; 192 columns with A in
+  -- registers for block scales.
+  auto = {large = {{}}, small = {{}, {block_M = 64, block_N = 128, num_stages = 5},
+                                {block_M = 128, block_N = 64, wgmma_N = 64, num_stages = 8}}},
+  old = {large = {{block_N = 256, wgmma_N = 128}}, small = {{block_N = 256, wgmma_N = 128}}},
+  deep = {large = {{num_stages = 4}}, small = {}},
+  wideregs = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, a_regs = "true"}}, small = {}},
+  wideb = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192}, {block_N = 192, wgmma_N = 192, num_stages = 4},
+                                          {block_N = 192, wgmma_N = 192, a_regs = "true"}}, small = {}},
+  -- How much the pipeline's depth matters: two stages.
+  shallow = {scalings = {"tensor"}, large = {{num_stages = 2}}, small = {}},
 }
 local only = os.getenv("GEMM_SHAPES")
 if only then
@@ -49,7 +67,10 @@ local odd = {{M = 257, N = 130, K = 256, scaling = "tensor"}, {M = 257, N = 130,
              {M = 200, N = 136, K = 208, scaling = "row", out_dtype = "f32"}, {M = 129, N = 300, K = 144, scaling = "block"},
              {M = 1, N = 1, K = 16, scaling = "block"}, {M = 513, N = 511, K = 1008, scaling = "tensor"},
              {M = 513, N = 520, K = 1008, scaling = "row", out_dtype = "f32"}, {M = 2113, N = 2312, K = 272, scaling = "block"},
-             {M = 2113, N = 2312, K = 272, scaling = "tensor", out_dtype = "f32"}}
+             {M = 2113, N = 2312, K = 272, scaling = "tensor", out_dtype = "f32"},
+             -- 16-bit C with N % 8 == 0: the TMA-store epilogue (c_split's parts) on partial tiles.
+             {M = 257, N = 136, K = 384, scaling = "tensor"}, {M = 300, N = 200, K = 256, scaling = "row"},
+             {M = 2113, N = 2312, K = 272, scaling = "row"}, {M = 129, N = 520, K = 400, scaling = "block"}}
 local checks = {}
 for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_CHECK: no config list '" .. name .. "'")
