@@ -147,6 +147,17 @@ TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const flo
   }
 }
 
+// skip_rescale: O's two rows of a consumer thread times their factors, skipped by the whole warp when every factor
+// of its 16 rows is exactly 1 (no row maximum grew: exp2(0)), which after the first blocks of a request is the
+// common case; the branch is warp-uniform and outside any wgmma in flight.
+TL_DEVICE_INLINE void rescale_rows(float* o, const float* alpha) {
+  if (!__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) return;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+}
+
 // One row (h) of a consumer thread's 256 columns as 16 bits (o * scale), into dst (the row's first column of this
 // consumer's half), at the columns the plan's acc_o gives the thread. vec_store: the quad's four lanes hold the 16
 // bytes of columns 8j .. 8j + 7 between them; a 4 x 4 transpose by shuffles (two xor stages) leaves each lane the
@@ -461,9 +472,12 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
+          if (!C.skip_rescale) {
 #pragma unroll
-          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
+          }
         }
+        if constexpr (C.skip_rescale) rescale_rows(o, alpha);
         // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
         // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
         // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
@@ -476,11 +490,17 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // Q K^T of this block is complete: it waited before the softmax).
         TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
         named_barrier_sync(2, 256);
+        if constexpr (C.skip_rescale) {
+          const float alpha[2] = {ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[0], it & 1)),
+                                  ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[1], it & 1))};
+          rescale_rows(o, alpha);
+        } else {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
+          for (int h = 0; h < 2; ++h) {
+            const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
 #pragma unroll
-          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
+            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
+          }
         }
         mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);

@@ -22,7 +22,10 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
   return {.causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
-          .vec_store = c.boolean("vec_store")};
+          .vec_store = c.boolean("vec_store"),
+          .skip_rescale = c.boolean("skip_rescale"),
+          .table_ahead = c.boolean("table_ahead"),
+          .evict_first = c.boolean("evict_first")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -243,7 +246,16 @@ KernelSpec mla_decode_spec() {
                ParamSpec::boolean("vec_store", true,
                                   "16-bit partials and outputs stored as 16-byte vectors after a quad transpose by "
                                   "shuffles (a quarter of the store instructions) instead of 4-byte pairs (+1.4-2.4% at "
-                                  "MB 4096, +3% at CB 4096 on the H100)")}};
+                                  "MB 4096, +3% at CB 4096 on the H100)"),
+               ParamSpec::boolean("skip_rescale", false,
+                                  "a warp skips the rescale of its 256 O columns when no row maximum of its 16 rows "
+                                  "grew in the block (every factor exactly 1)"),
+               ParamSpec::boolean("table_ahead", false,
+                                  "the producer reads the next KV block's block-table entry right after issuing a "
+                                  "block's loads, before it waits for the next stage, not after"),
+               ParamSpec::boolean("evict_first", false,
+                                  "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint): the row "
+                                  "tiles of a part read each block close together, then it may go")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
