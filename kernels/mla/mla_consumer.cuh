@@ -69,8 +69,10 @@ struct PartWalk {
 // Issues S = Q K[rows]^T for the plan's s_cols cache rows starting at k_rows, over the 576 columns in k16 steps,
 // into sacc (zeroed first) as one wgmma group. A K-major SW128 descriptor starts at the step's column in row 0 of
 // the 8-row atom (where the swizzle moves nothing).
+// panel_bars: waits for panel p's barrier (at panel_bars + 8 p, parity phase) before its first step, panel 0's
+// excepted (the caller waited for it).
 template <MlaDecodeConfig C>
-TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned panel_bars = 0, unsigned phase = 0) {
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
 #pragma unroll
@@ -79,6 +81,8 @@ TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
   wgmma_fence();
 #pragma unroll
   for (int i = 0; i < steps.size(); ++i) {
+    if constexpr (C.panel_bars)
+      if (i % (P.panel_cols / 16) == 0 && i > 0) mbar_wait(panel_bars + 8u * (i / (P.panel_cols / 16)), phase);
     const unsigned at = steps[i];
     const unsigned long long da = smem_desc_sw128(q_base + at, 16, P.desc_sbo);
     const unsigned long long db = smem_desc_sw128(k_rows + at, 16, P.desc_sbo);
@@ -390,12 +394,13 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
       if (does_qk) {
         TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
-        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
+        mbar_wait(base + (C.panel_bars ? P.panel_bar(s, 0) : P.full_bar(s)), (it >> 1) & 1);
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         TL_PROBE_END(mla_probe::wait_kv, s, blk);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk);
         constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
-        issue_qk<C>(sacc, q_base, kv + k_rows);
+        if constexpr (C.panel_bars) issue_qk<C>(sacc, q_base, kv + k_rows, base + P.panel_bar(s, 0), (it >> 1) & 1);
+        else issue_qk<C>(sacc, q_base, kv + k_rows);
       }
       if (does_qk) {
         wgmma_wait<0>();
@@ -502,7 +507,11 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
             for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
           }
         }
-        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
+        // Long complete; makes the TMA writes visible to this warpgroup too.
+        if constexpr (C.panel_bars)
+          for (int p = 0; p < P.panels; ++p) mbar_wait(base + P.panel_bar(s, p), (it >> 1) & 1);
+        else
+          mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         if (!SPARSE && valid < kBlock) {
           zero_v_tail<C>(kv, valid, c, tid);

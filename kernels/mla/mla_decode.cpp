@@ -25,7 +25,9 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .vec_store = c.boolean("vec_store"),
           .skip_rescale = c.boolean("skip_rescale"),
           .table_ahead = c.boolean("table_ahead"),
-          .evict_first = c.boolean("evict_first")};
+          .evict_first = c.text("evict_first") == "on" ||
+                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
+          .panel_bars = c.boolean("panel_bars")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -253,9 +255,15 @@ KernelSpec mla_decode_spec() {
                ParamSpec::boolean("table_ahead", false,
                                   "the producer reads the next KV block's block-table entry right after issuing a "
                                   "block's loads, before it waits for the next stage, not after"),
-               ParamSpec::boolean("evict_first", false,
-                                  "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint): the row "
-                                  "tiles of a part read each block close together, then it may go")}};
+               ParamSpec::enumeration("evict_first", "auto", {"auto", "on", "off"},
+                                      "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
+                                      "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
+                                      "other CTA reads (+2.5-7.5% at s_q 1, h_q 64 on the H100); off with several, "
+                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)"),
+               ParamSpec::boolean("panel_bars", false,
+                                  "a full barrier per 64-column panel of a KV stage (FlashMLA's fine-grained TMA): "
+                                  "Q K^T waits for each panel just before its four k16 steps instead of for the "
+                                  "whole 72 KiB block")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -2,7 +2,7 @@
 # mla.decode beside FlashMLA's dense decode on a GPU machine (issue 19 item 3): the quick (or --full) test matrix,
 # `tilelab bench mla.decode` at FlashMLA's recipe (b 128 varlen: MB s_q 1, h_q 64, s_k 4096/8192/16384; CB s_q 2,
 # h_q 128, causal, s_k 4096/8192; and b 32, s_q 1, h_q 128, s_k 32768) for each of CONFIGS, alternated per shape and
-# repeated PASSES times, a timeline with stats at CB 4096 (TIMELINE_CONFIG), then flashmla_dense.py on the same shapes
+# repeated PASSES times, a timeline with stats at CB 4096 (TL_PROBLEM, TIMELINE_CONFIG), then flashmla_dense.py on the same shapes
 # in one Python process; one summary table.
 #
 # Here, without a GPU: `bash tests/perf/mla_flashmla_dense_device.sh --prepare DIR` builds the bundle
@@ -11,7 +11,7 @@
 # There: `bash .dev/flashmla/unpack.sh; bash DIR/mla_flashmla_dense_device.sh DIR` (FlashMLA importable from
 # /tmp/flashmla); $OUT (default DIR/out) receives the logs and summary.txt, printed last.
 # Knobs: STEPS (any of test full bench timeline flashmla; default test bench timeline flashmla), CONFIGS
-# (space-separated, - for the defaults), PASSES (default 1), ONLY (a regex of the shape names), REPEAT (default 30).
+# (space-separated, - for the defaults), TL_PROBLEM and TIMELINE_CONFIG (the timeline's), PASSES (default 1), ONLY (a regex of the shape names), REPEAT (default 30).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -24,7 +24,7 @@ SHAPES=(
   "CB 8192|batch=128,seq_q=2,heads=128,seq_k=8192,varlen=true,causal=true"
   "L32 32768|batch=32,seq_q=1,heads=128,seq_k=32768,varlen=true"
 )
-TL_PROBLEM="batch=128,seq_q=2,heads=128,seq_k=4096,varlen=true,causal=true"
+TL_PROBLEM=${TL_PROBLEM:-batch=128,seq_q=2,heads=128,seq_k=4096,varlen=true,causal=true}
 
 if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: mla_flashmla_dense_device.sh --prepare DIR}
@@ -89,7 +89,7 @@ fi
 if has timeline; then
   timeout 120 "$T" timeline $K --problem "$TL_PROBLEM" --config "${TIMELINE_CONFIG:-}" --out "$OUT/timeline.json" \
     --stats > "$OUT/timeline.txt" 2>&1
-  echo "timeline (CB 4096${TIMELINE_CONFIG:+, $TIMELINE_CONFIG}): rc=$?" >> "$S"
+  echo "timeline ($TL_PROBLEM${TIMELINE_CONFIG:+, $TIMELINE_CONFIG}): rc=$?" >> "$S"
   grep -vE "^\s*$" "$OUT/timeline.txt" | tail -24 | cut -c1-200 >> "$S"
 fi
 
