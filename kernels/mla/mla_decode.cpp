@@ -27,7 +27,8 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .table_ahead = c.boolean("table_ahead"),
           .evict_first = c.text("evict_first") == "on" ||
                          (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
-          .panel_bars = c.boolean("panel_bars")};
+          .panel_bars = c.boolean("panel_bars"),
+          .seesaw = c.boolean("seesaw")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -263,7 +264,12 @@ KernelSpec mla_decode_spec() {
                ParamSpec::boolean("panel_bars", false,
                                   "a full barrier per 64-column panel of a KV stage (FlashMLA's fine-grained TMA): "
                                   "Q K^T waits for each panel just before its four k16 steps instead of for the "
-                                  "whole 72 KiB block")}};
+                                  "whole 72 KiB block"),
+               ParamSpec::boolean("seesaw", false,
+                                  "KV blocks alternate between the two consumer warpgroups: each computes Q K^T and "
+                                  "the softmax of its blocks (P into the block's RoPE panel, free after Q K^T) and "
+                                  "issues its next block's Q K^T behind its P V of the other's, so one's softmax runs "
+                                  "beside the other's tensor work (FlashMLA's idea); needs qk_warpgroups 1")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
@@ -274,6 +280,8 @@ KernelSpec mla_decode_spec() {
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
+    if (c.boolean("seesaw") && c.integer("qk_warpgroups") != 1)
+      return refuse("mla.decode: seesaw has each consumer compute all 64 tokens of its blocks' S; set qk_warpgroups=1");
     const MlaDecodePlan plan = make_plan(mla_config(p, c));
     if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
       return refuse("mla.decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +

@@ -27,6 +27,7 @@ struct MlaDecodeConfig {
   bool table_ahead = false;   // the producer reads the next block's table entry before waiting for its stage
   bool evict_first = false;   // KV loads with an L2 evict_first policy
   bool panel_bars = false;    // a full barrier per panel of a KV stage: Q K^T starts on the first panel to land
+  bool seesaw = false;        // blocks alternate between the consumers (Q K^T, softmax), P in the stage's RoPE panel
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -129,6 +130,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("table_ahead", c.table_ahead)
       .field("evict_first", c.evict_first)
       .field("panel_bars", c.panel_bars)
+      .field("seesaw", c.seesaw)
       .str();
 }
 
