@@ -151,17 +151,6 @@ TL_DEVICE_INLINE void merge_splits(float* o, float* lse, float* scale, const flo
   }
 }
 
-// skip_rescale: O's two rows of a consumer thread times their factors, skipped by the whole warp when every factor
-// of its 16 rows is exactly 1 (no row maximum grew: exp2(0)), which after the first blocks of a request is the
-// common case; the branch is warp-uniform and outside any wgmma in flight.
-TL_DEVICE_INLINE void rescale_rows(float* o, const float* alpha) {
-  if (!__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) return;
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-}
-
 // One row (h) of a consumer thread's 256 columns as 16 bits (o * scale), into dst (the row's first column of this
 // consumer's half), at the columns the plan's acc_o gives the thread. vec_store: the quad's four lanes hold the 16
 // bytes of columns 8j .. 8j + 7 between them; a 4 x 4 transpose by shuffles (two xor stages) leaves each lane the
@@ -324,13 +313,14 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
 // block owned by consumer s. The owner computes S = Q K^T of all 64 tokens, the softmax (its row maxima continue
 // the running maximum both consumers track) and writes P into the stage's RoPE panel (columns 512..575 of K, read
 // by Q K^T alone, so free once the owner's Q K^T is complete: a P tile per stage without more shared memory); the
-// other consumer, after P V of its previous block... see the order below. Each consumer keeps its half of O and
+// other consumer issues its next block's Q K^T (see the order below). Each consumer keeps its half of O and
 // the row sums of the blocks it owns, both rescaled at every block (the rescale factor follows from the new row
 // maxima, which the owner publishes beside P: slot it & 1 of the free P tile), so a request ends in the state of
-// two QK warpgroups. Order of the other consumer at block it: wait for the owner's signal (named barrier 5 + s:
-// P, maxima, Q K^T of the stage complete), rescale, issue its P V, then Q K^T of block it + 1 (its own, same
-// request: Q is the same) as soon as that stage is loaded, so the next Q K^T runs on the tensor cores while the
-// owner of this block finishes its P V and the softmax of it + 1 starts at once. Named barriers 7 + c (128): a
+// two QK warpgroups. Order of the other consumer at block it (seesaw 1): wait for the owner's signal (named barrier
+// 5 + s: P, maxima, Q K^T of the stage complete), rescale, issue its P V, then Q K^T of block it + 1 (its own, same
+// request: Q is the same) once that stage is loaded, so the next Q K^T runs while the owner of this block finishes
+// its P V; seesaw 2 issues that Q K^T first, before the wait for the signal, so it can run beside the owner's
+// softmax, and the P V queues behind it (which frees the stage later). Named barriers 7 + c (128): a
 // warpgroup's own P and zeroed rows complete before its P V. issued: the caller's Q K^T of the first own block
 // was issued as the other consumer's look-ahead; did_qk: this consumer computed some Q K^T of the request.
 template <MlaDecodeConfig C, int c>
@@ -424,6 +414,13 @@ TL_DEVICE_INLINE void seesaw_blocks(float* o, float* sacc, float* row_m, float* 
 #pragma unroll
       for (int h = 0; h < 2; ++h) row_l[h] = row_l[h] * alpha[h] + sum[h];
     } else {
+      // seesaw 2: the next block's Q K^T first, as soon as its stage is loaded (it may then run beside the owner's
+      // softmax; this block's P V queues behind it). seesaw 1: after this block's P V (below).
+      if (C.seesaw == 2 && blk + 1 < b1) {
+        wait_first(s ^ 1, ph ^ static_cast<unsigned>(s));
+        qk(s ^ 1, ph ^ static_cast<unsigned>(s));
+        issued = true;
+      }
       TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
       named_barrier_sync(5 + s, 256);  // the owner's P, maxima and Q K^T of this block are complete
 #pragma unroll
@@ -449,7 +446,7 @@ TL_DEVICE_INLINE void seesaw_blocks(float* o, float* sacc, float* row_m, float* 
     TL_PROBE_BEGIN(mla_probe::pv, s, blk);
     pv(kv);
     // The other consumer: its own next block's Q K^T behind this P V, once that stage is loaded.
-    const bool ahead = s != c && blk + 1 < b1;
+    const bool ahead = C.seesaw == 1 && s != c && blk + 1 < b1;
     if (ahead) {
       wait_first(s ^ 1, ph ^ static_cast<unsigned>(s));
       qk(s ^ 1, ph ^ static_cast<unsigned>(s));
@@ -624,12 +621,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
-          if (!C.skip_rescale) {
 #pragma unroll
-            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-          }
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
         }
-        if constexpr (C.skip_rescale) rescale_rows(o, alpha);
         // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
         // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
         // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
@@ -642,17 +636,11 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // Q K^T of this block is complete: it waited before the softmax).
         TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
         named_barrier_sync(2, 256);
-        if constexpr (C.skip_rescale) {
-          const float alpha[2] = {ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[0], it & 1)),
-                                  ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[1], it & 1))};
-          rescale_rows(o, alpha);
-        } else {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
+        for (int h = 0; h < 2; ++h) {
+          const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
 #pragma unroll
-            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
-          }
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
         }
         // Long complete; makes the TMA writes visible to this warpgroup too.
         if constexpr (C.panel_bars)

@@ -23,12 +23,10 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
           .vec_store = c.boolean("vec_store"),
-          .skip_rescale = c.boolean("skip_rescale"),
-          .table_ahead = c.boolean("table_ahead"),
           .evict_first = c.text("evict_first") == "on" ||
                          (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
           .panel_bars = c.boolean("panel_bars"),
-          .seesaw = c.boolean("seesaw")};
+          .seesaw = c.text("seesaw") == "pv_first" ? 1 : c.text("seesaw") == "qk_first" ? 2 : 0};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -250,12 +248,6 @@ KernelSpec mla_decode_spec() {
                                   "16-bit partials and outputs stored as 16-byte vectors after a quad transpose by "
                                   "shuffles (a quarter of the store instructions) instead of 4-byte pairs (+1.4-2.4% at "
                                   "MB 4096, +3% at CB 4096 on the H100)"),
-               ParamSpec::boolean("skip_rescale", false,
-                                  "a warp skips the rescale of its 256 O columns when no row maximum of its 16 rows "
-                                  "grew in the block (every factor exactly 1)"),
-               ParamSpec::boolean("table_ahead", false,
-                                  "the producer reads the next KV block's block-table entry right after issuing a "
-                                  "block's loads, before it waits for the next stage, not after"),
                ParamSpec::enumeration("evict_first", "auto", {"auto", "on", "off"},
                                       "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
                                       "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
@@ -265,11 +257,12 @@ KernelSpec mla_decode_spec() {
                                   "a full barrier per 64-column panel of a KV stage (FlashMLA's fine-grained TMA): "
                                   "Q K^T waits for each panel just before its four k16 steps instead of for the "
                                   "whole 72 KiB block"),
-               ParamSpec::boolean("seesaw", false,
-                                  "KV blocks alternate between the two consumer warpgroups: each computes Q K^T and "
-                                  "the softmax of its blocks (P into the block's RoPE panel, free after Q K^T) and "
-                                  "issues its next block's Q K^T behind its P V of the other's, so one's softmax runs "
-                                  "beside the other's tensor work (FlashMLA's idea); needs qk_warpgroups 1")}};
+               ParamSpec::enumeration("seesaw", "off", {"off", "pv_first", "qk_first"},
+                                      "KV blocks alternate between the two consumer warpgroups: each computes Q K^T and "
+                                      "the softmax of its blocks (P into the block's RoPE panel, free after Q K^T); at "
+                                      "the other's block it issues its next block's Q K^T after (pv_first) or before "
+                                      "(qk_first) its P V of that block, so one's softmax runs beside the other's "
+                                      "tensor work (FlashMLA's idea); needs qk_warpgroups 1")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
@@ -280,7 +273,7 @@ KernelSpec mla_decode_spec() {
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
-    if (c.boolean("seesaw") && c.integer("qk_warpgroups") != 1)
+    if (c.text("seesaw") != "off" && c.integer("qk_warpgroups") != 1)
       return refuse("mla.decode: seesaw has each consumer compute all 64 tokens of its blocks' S; set qk_warpgroups=1");
     const MlaDecodePlan plan = make_plan(mla_config(p, c));
     if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)

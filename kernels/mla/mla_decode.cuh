@@ -114,9 +114,6 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         // Q is issued after this request's first KV block, so that block's load overlaps the wait for Q's release.
         auto load_q = [&] { load_request_q<C>(&tma_q, base, r, R, m0, lane, qn); };
         if (b0 == b1) load_q();
-        // table_ahead: the entry of the block to load next, read before waiting for its stage.
-        int phys_next = 0;
-        if (C.table_ahead && lane == 0 && b0 < b1) phys_next = __ldg(row_table + b0);
         for (int blk = b0; blk < b1; ++blk, ++it) {
           const int s = it & 1;
           TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
@@ -125,7 +122,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
           TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
           if (lane == 0) {
             if constexpr (!C.panel_bars) mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
-            const int phys = C.table_ahead ? phys_next : __ldg(row_table + blk);
+            const int phys = __ldg(row_table + blk);
             // panel_bars: each panel completes on its own barrier, so Q K^T can begin on the first to land.
             const auto bar = [&](int p) {
               if constexpr (!C.panel_bars) return base + P.full_bar(s);
@@ -143,7 +140,6 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
               for (int p = 0; p < P.panels; ++p)
                 tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, bar(p), p * P.panel_cols, phys * kBlock);
             }
-            if (C.table_ahead && blk + 1 < b1) phys_next = __ldg(row_table + blk + 1);
           }
           __syncwarp();
           TL_PROBE_END(mla_probe::load_issue, s, blk);

@@ -23,11 +23,9 @@ struct MlaDecodeConfig {
   bool bf16 = true;        // q, the cache and out in bf16 (else f16)
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
-  bool skip_rescale = false;  // a warp skips O's rescale when none of its rows' maxima grew (every factor 1)
-  bool table_ahead = false;   // the producer reads the next block's table entry before waiting for its stage
   bool evict_first = false;   // KV loads with an L2 evict_first policy
   bool panel_bars = false;    // a full barrier per panel of a KV stage: Q K^T starts on the first panel to land
-  bool seesaw = false;        // blocks alternate between the consumers (Q K^T, softmax), P in the stage's RoPE panel
+  int seesaw = 0;  // 1, 2: blocks alternate between the consumers (Q K^T, softmax), P in the stage's RoPE panel
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -126,8 +124,6 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("bf16", c.bf16)
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
-      .field("skip_rescale", c.skip_rescale)
-      .field("table_ahead", c.table_ahead)
       .field("evict_first", c.evict_first)
       .field("panel_bars", c.panel_bars)
       .field("seesaw", c.seesaw)
