@@ -326,7 +326,7 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
 template <MlaDecodeConfig C, int c>
 TL_DEVICE_INLINE void seesaw_blocks(float* o, float* sacc, float* row_m, float* row_l, int& it, int b0, int b1, int L,
                                     const int* lim, unsigned base, int tid, const int* rl, bool row_first,
-                                    unsigned p_at2, unsigned p_term, bool& did_qk) {
+                                    unsigned p_at2, unsigned p_term, bool& did_qk TL_PROBE_PARAM) {
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(C);
   static_assert(P.s_cols == kBlock, "the seesaw's owner computes all 64 tokens of S");
@@ -530,7 +530,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 
     bool seesaw_qk = false;  // seesaw: this consumer computed some Q K^T of the request
     if constexpr (C.seesaw)
-      seesaw_blocks<C, c>(o, sacc, row_m, row_l, it, b0, b1, L, lim, base, tid, rl, row_first, 2u * p_at, p_term, seesaw_qk);
+      seesaw_blocks<C, c>(o, sacc, row_m, row_l, it, b0, b1, L, lim, base, tid, rl, row_first, 2u * p_at, p_term, seesaw_qk TL_PROBE_ARG);
     else
     for (int blk = b0; blk < b1; ++blk, ++it) {
       const int s = it & 1;
