@@ -69,10 +69,8 @@ struct PartWalk {
 // Issues S = Q K[rows]^T for the plan's s_cols cache rows starting at k_rows, over the 576 columns in k16 steps,
 // into sacc (zeroed first) as one wgmma group. A K-major SW128 descriptor starts at the step's column in row 0 of
 // the 8-row atom (where the swizzle moves nothing).
-// panel_bars: waits for panel p's barrier (at panel_bars + 8 p, parity phase) before its first step, panel 0's
-// excepted (the caller waited for it).
 template <MlaDecodeConfig C>
-TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned panel_bars = 0, unsigned phase = 0) {
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
 #pragma unroll
@@ -81,8 +79,6 @@ TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, un
   wgmma_fence();
 #pragma unroll
   for (int i = 0; i < steps.size(); ++i) {
-    if constexpr (C.panel_bars)
-      if (i % (P.panel_cols / 16) == 0 && i > 0) mbar_wait(panel_bars + 8u * (i / (P.panel_cols / 16)), phase);
     const unsigned at = steps[i];
     const unsigned long long da = smem_desc_sw128(q_base + at, 16, P.desc_sbo);
     const unsigned long long db = smem_desc_sw128(k_rows + at, 16, P.desc_sbo);
@@ -309,157 +305,6 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
   return topk_length ? max(0, min(topk_length[r / sparse_seq_q], topk)) : topk;
 }
 
-// seesaw (mla.decode, one QK warpgroup's tiles): the blocks of a request alternate between the consumers, stage s's
-// block owned by consumer s. The owner computes S = Q K^T of all 64 tokens, the softmax (its row maxima continue
-// the running maximum both consumers track) and writes P into the stage's RoPE panel (columns 512..575 of K, read
-// by Q K^T alone, so free once the owner's Q K^T is complete: a P tile per stage without more shared memory); the
-// other consumer issues its next block's Q K^T (see the order below). Each consumer keeps its half of O and
-// the row sums of the blocks it owns, both rescaled at every block (the rescale factor follows from the new row
-// maxima, which the owner publishes beside P: slot it & 1 of the free P tile), so a request ends in the state of
-// two QK warpgroups. Order of the other consumer at block it (seesaw 1): wait for the owner's signal (named barrier
-// 5 + s: P, maxima, Q K^T of the stage complete), rescale, issue its P V, then Q K^T of block it + 1 (its own, same
-// request: Q is the same) once that stage is loaded, so the next Q K^T runs while the owner of this block finishes
-// its P V; seesaw 2 issues that Q K^T first, before the wait for the signal, so it can run beside the owner's
-// softmax, and the P V queues behind it (which frees the stage later). Named barriers 7 + c (128): a
-// warpgroup's own P and zeroed rows complete before its P V. issued: the caller's Q K^T of the first own block
-// was issued as the other consumer's look-ahead; did_qk: this consumer computed some Q K^T of the request.
-template <MlaDecodeConfig C, int c>
-TL_DEVICE_INLINE void seesaw_blocks(float* o, float* sacc, float* row_m, float* row_l, int& it, int b0, int b1, int L,
-                                    const int* lim, unsigned base, int tid, const int* rl, bool row_first,
-                                    unsigned p_at2, unsigned p_term, bool& did_qk TL_PROBE_PARAM) {
-  using namespace wgmma_ops;
-  static constexpr MlaDecodePlan P = make_plan(C);
-  static_assert(P.s_cols == kBlock, "the seesaw's owner computes all 64 tokens of S");
-  static_assert(P.tile(5, kDV + 17) == P.tile(0, kDV) + P.p(5, 17) && P.tile(63, kDV + 63) == P.tile(0, kDV) + P.p(63, 63),
-                "P fits the RoPE panel's layout");
-  static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
-  static constexpr auto p_vals = tabulate<P.acc_s.num_values()>(
-      [](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, P.acc_s(0, v).col); });
-  static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
-  static constexpr auto v_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, c * P.acc_o.cols()); });
-  constexpr unsigned rope = 2u * P.tile(0, kDV);
-  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
-  const float kInf = __int_as_float(0x7f800000);
-  const unsigned q_base = base + P.off_q, kv_base = base + P.off_kv, q_empty = base + P.q_empty_bar();
-  const int s_col = P.acc_s(tid, 0).col;
-  // The stage's block is loaded: panel 0 (panel_bars; the rest inside issue_qk) or all of it.
-  const auto wait_first = [&](int st, unsigned ph) {
-    mbar_wait(base + (C.panel_bars ? P.panel_bar(st, 0) : P.full_bar(st)), ph);
-  };
-  const auto qk = [&](int st, unsigned ph) {
-    if constexpr (C.panel_bars) issue_qk<C>(sacc, q_base, kv_base + st * P.tile_bytes, base + P.panel_bar(st, 0), ph);
-    else issue_qk<C>(sacc, q_base, kv_base + st * P.tile_bytes);
-  };
-  const auto pv = [&](unsigned kv) {
-    wgmma_fence();
-#pragma unroll
-    for (int i = 0; i < p_steps.size(); ++i)
-      WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(kv + rope + p_steps[i], 16, P.desc_sbo),
-                                              smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
-    wgmma_commit();
-  };
-  bool issued = false;
-  for (int blk = b0; blk < b1; ++blk, ++it) {
-    const int s = it & 1;
-    const unsigned ph = (it >> 1) & 1;
-    const unsigned kv = kv_base + s * P.tile_bytes;
-    const int valid = L - blk * kBlock;
-    float alpha[2];
-    if (s == c) {
-      if (!issued) {
-        TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
-        wait_first(s, ph);
-        TL_PROBE_END(mla_probe::wait_kv, s, blk);
-        qk(s, ph);
-      }
-      TL_PROBE_BEGIN(mla_probe::qk, s, blk);
-      issued = false;
-      wgmma_wait<0>();
-      did_qk = true;
-      if (blk + 2 >= b1 && tid == 0) mbar_arrive(q_empty);  // this consumer's last Q K^T of the request
-      TL_PROBE_END(mla_probe::qk, s, blk);
-      TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
-      const int n0 = blk * kBlock;
-      if (n0 + kBlock > min(lim[0], lim[1])) {
-#pragma unroll
-        for (int j = 0; j < kBlock / 8; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              if (n0 + s_col + s_vals[4 * j + 2 * h + e].col >= lim[h]) sacc[4 * j + 2 * h + e] = -kInf;
-      }
-      float m_use[2], sum[2] = {0.f, 0.f};
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float v = -kInf;
-#pragma unroll
-        for (int j = 0; j < kBlock / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
-        const float m_new = fmaxf(row_m[h], quad_max(v) * kScaleLog2);
-        m_use[h] = m_new == -kInf ? 0.f : m_new;
-        alpha[h] = exp2_approx(row_m[h] - m_use[h]);
-        row_m[h] = m_new;
-        if (row_first) st_shared_f32(base + P.off_p + 4 * P.row_max(rl[h], s), m_new);
-      }
-      const unsigned p_row = kv + rope + p_at2;
-#pragma unroll
-      for (int j = 0; j < kBlock / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
-          const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
-          sum[h] += e0 + e1;
-          st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
-        }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) row_l[h] = row_l[h] * alpha[h] + sum[h];
-    } else {
-      // seesaw 2: the next block's Q K^T first, as soon as its stage is loaded (it may then run beside the owner's
-      // softmax; this block's P V queues behind it). seesaw 1: after this block's P V (below).
-      if (C.seesaw == 2 && blk + 1 < b1) {
-        wait_first(s ^ 1, ph ^ static_cast<unsigned>(s));
-        qk(s ^ 1, ph ^ static_cast<unsigned>(s));
-        issued = true;
-      }
-      TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
-      named_barrier_sync(5 + s, 256);  // the owner's P, maxima and Q K^T of this block are complete
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float m_new = ld_shared_f32(base + P.off_p + 4 * P.row_max(rl[h], s));
-        alpha[h] = exp2_approx(row_m[h] - (m_new == -kInf ? 0.f : m_new));  // the owner's factor, bit for bit
-        row_m[h] = m_new;
-        row_l[h] *= alpha[h];
-      }
-      for (int p = 0; p < (C.panel_bars ? P.panels : 1); ++p)  // long complete: the TMA writes visible here too
-        mbar_wait(base + (C.panel_bars ? P.panel_bar(s, p) : P.full_bar(s)), ph);
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-    // Tokens past L in the last block: both consumers zero their V columns' rows (Q K^T of the stage is complete).
-    if (valid < kBlock) zero_v_tail<C>(kv, valid, c, tid);
-    fence_proxy_async_smem();  // P and the zeroed rows visible to wgmma
-    named_barrier_sync(7 + c, 128);
-    if (s == c) named_barrier_arrive(5 + s, 256);  // P of this block is ready for the other consumer
-    TL_PROBE_END(mla_probe::softmax, s, blk);
-    TL_PROBE_BEGIN(mla_probe::pv, s, blk);
-    pv(kv);
-    // The other consumer: its own next block's Q K^T behind this P V, once that stage is loaded.
-    const bool ahead = C.seesaw == 1 && s != c && blk + 1 < b1;
-    if (ahead) {
-      wait_first(s ^ 1, ph ^ static_cast<unsigned>(s));
-      qk(s ^ 1, ph ^ static_cast<unsigned>(s));
-      issued = true;
-      wgmma_wait<1>();
-    } else {
-      wgmma_wait<0>();
-    }
-    if (tid == 0) mbar_arrive(base + P.empty_bar(s));
-    TL_PROBE_END(mla_probe::pv, s, blk);
-  }
-}
-
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
 // divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits.
@@ -528,23 +373,18 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
     mbar_wait(q_full, qn & 1);
 
-    bool seesaw_qk = false;  // seesaw: this consumer computed some Q K^T of the request
-    if constexpr (C.seesaw)
-      seesaw_blocks<C, c>(o, sacc, row_m, row_l, it, b0, b1, L, lim, base, tid, rl, row_first, 2u * p_at, p_term, seesaw_qk TL_PROBE_ARG);
-    else
     for (int blk = b0; blk < b1; ++blk, ++it) {
       const int s = it & 1;
       const unsigned kv = kv_base + s * P.tile_bytes;
       const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
       if (does_qk) {
         TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
-        mbar_wait(base + (C.panel_bars ? P.panel_bar(s, 0) : P.full_bar(s)), (it >> 1) & 1);
+        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         TL_PROBE_END(mla_probe::wait_kv, s, blk);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk);
         constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
-        if constexpr (C.panel_bars) issue_qk<C>(sacc, q_base, kv + k_rows, base + P.panel_bar(s, 0), (it >> 1) & 1);
-        else issue_qk<C>(sacc, q_base, kv + k_rows);
+        issue_qk<C>(sacc, q_base, kv + k_rows);
       }
       if (does_qk) {
         wgmma_wait<0>();
@@ -642,11 +482,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
           for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
         }
-        // Long complete; makes the TMA writes visible to this warpgroup too.
-        if constexpr (C.panel_bars)
-          for (int p = 0; p < P.panels; ++p) mbar_wait(base + P.panel_bar(s, p), (it >> 1) & 1);
-        else
-          mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
+        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         if (!SPARSE && valid < kBlock) {
           zero_v_tail<C>(kv, valid, c, tid);
@@ -673,15 +509,14 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       if (SPARSE && a.remote_base && tid == 0) mbar_arrive_cluster(map_shared_rank(base + P.empty_bar(s), a.peer));
       TL_PROBE_END(mla_probe::pv, s, blk);
     }
-    // Those that did no Q K^T of this request.
-    if (tid == 0 && (C.seesaw ? !seesaw_qk : b0 == b1 || !does_qk)) mbar_arrive(q_empty);
+    if (tid == 0 && (b0 == b1 || !does_qk)) mbar_arrive(q_empty);  // those that did no Q K^T of this request
 
     // Row sums: the quad's lanes, then the two halves (a buffer per request parity, so a fast warpgroup cannot
     // overwrite what the other has yet to read). With QK_WG == 1 consumer 0 alone holds the softmax state: it hands
     // consumer 1 the sums and the row maxima (the merge of a split request needs this split's LSE in both).
     const unsigned sum_buf = base + P.off_sum + 4 * P.row_sum(0, 0, qn & 1);  // this request's parity
     float l_tot[2];
-    if constexpr (QK_WG == 2 || C.seesaw) {
+    if constexpr (QK_WG == 2) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         l_tot[h] = quad_sum(row_l[h]);
@@ -787,7 +622,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     TL_PROBE_END(mla_probe::combine, probe::kNoStage, r);
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
-  if (QK_WG == 1 && !C.seesaw && c == 0 && it > 0) named_barrier_sync(3, 256);
+  if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }

@@ -24,9 +24,7 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
           .vec_store = c.boolean("vec_store"),
           .evict_first = c.text("evict_first") == "on" ||
-                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
-          .panel_bars = c.boolean("panel_bars"),
-          .seesaw = c.text("seesaw") == "pv_first" ? 1 : c.text("seesaw") == "qk_first" ? 2 : 0};
+                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -252,17 +250,7 @@ KernelSpec mla_decode_spec() {
                                       "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
                                       "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
                                       "other CTA reads (+2.5-7.5% at s_q 1, h_q 64 on the H100); off with several, "
-                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)"),
-               ParamSpec::boolean("panel_bars", false,
-                                  "a full barrier per 64-column panel of a KV stage (FlashMLA's fine-grained TMA): "
-                                  "Q K^T waits for each panel just before its four k16 steps instead of for the "
-                                  "whole 72 KiB block"),
-               ParamSpec::enumeration("seesaw", "off", {"off", "pv_first", "qk_first"},
-                                      "KV blocks alternate between the two consumer warpgroups: each computes Q K^T and "
-                                      "the softmax of its blocks (P into the block's RoPE panel, free after Q K^T); at "
-                                      "the other's block it issues its next block's Q K^T after (pv_first) or before "
-                                      "(qk_first) its P V of that block, so one's softmax runs beside the other's "
-                                      "tensor work (FlashMLA's idea); needs qk_warpgroups 1")}};
+                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
@@ -273,8 +261,6 @@ KernelSpec mla_decode_spec() {
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
       return refuse("mla.decode uses TMA, wgmma and setmaxnreg: it needs sm_90a (a Hopper GPU), not " + limits.arch);
-    if (c.text("seesaw") != "off" && c.integer("qk_warpgroups") != 1)
-      return refuse("mla.decode: seesaw has each consumer compute all 64 tokens of its blocks' S; set qk_warpgroups=1");
     const MlaDecodePlan plan = make_plan(mla_config(p, c));
     if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
       return refuse("mla.decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +

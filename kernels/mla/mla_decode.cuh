@@ -85,9 +85,6 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
     }
     mbar_init(base + P.q_full_bar(), 1);
     mbar_init(base + P.q_empty_bar(), 2);
-    if constexpr (C.panel_bars)
-      for (int s = 0; s < 2; ++s)
-        for (int p = 0; p < P.panels; ++p) mbar_init(base + P.panel_bar(s, p), 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -121,24 +118,19 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
           TL_PROBE_END(mla_probe::load_wait, s, blk);
           TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
           if (lane == 0) {
-            if constexpr (!C.panel_bars) mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
+            mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
             const int phys = __ldg(row_table + blk);
-            // panel_bars: each panel completes on its own barrier, so Q K^T can begin on the first to land.
-            const auto bar = [&](int p) {
-              if constexpr (!C.panel_bars) return base + P.full_bar(s);
-              mbar_expect_tx(base + P.panel_bar(s, p), P.panel_bytes);
-              return base + P.panel_bar(s, p);
-            };
             if constexpr (C.evict_first) {
+              // Only this CTA reads the block (one row tile): it need not outstay the reads of other data in L2.
               const unsigned long long policy = l2_policy_evict_first();
 #pragma unroll
               for (int p = 0; p < P.panels; ++p)
-                tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, bar(p), p * P.panel_cols, phys * kBlock,
-                                 policy);
+                tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols,
+                                 phys * kBlock, policy);
             } else {
 #pragma unroll
               for (int p = 0; p < P.panels; ++p)
-                tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, bar(p), p * P.panel_cols, phys * kBlock);
+                tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
             }
           }
           __syncwarp();

@@ -24,8 +24,6 @@ struct MlaDecodeConfig {
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
-  bool panel_bars = false;    // a full barrier per panel of a KV stage: Q K^T starts on the first panel to land
-  int seesaw = 0;  // 1, 2: blocks alternate between the consumers (Q K^T, softmax), P in the stage's RoPE panel
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -43,7 +41,6 @@ enum : int { kMlaDimQK = 576, kMlaDimV = 512, kMlaBlock = 64 };
 
 // What kernel and host agree on. Shared memory (dynamic, 1024-aligned, byte offsets from the aligned base):
 //   [Q tile][KV stage 0][KV stage 1][P][row max / rescale exchange][row sum exchange][barriers][flag]
-//   [panel_bars: a full barrier per (stage, panel)]
 // Each 64 x 576 tile is what 9 TMA boxes of 64 rows x 64 columns write with SWIZZLE_128B, one 8 KiB panel after the
 // other; P is one such panel. Layouts map (row, column) to an element offset (2-byte elements; the exchanges: f32).
 struct MlaDecodePlan {
@@ -64,8 +61,7 @@ struct MlaDecodePlan {
   // column e of vector 4g + its quad position, row h). No hardware atom: a rearrangement by shuffles.
   Fragment out_vec;
   unsigned tile_bytes;                      // one tile: what a Q or KV load's transaction count expects
-  unsigned off_q, off_kv, off_p, off_max, off_sum, off_bar, off_flag, off_pbar;
-  unsigned panel_bytes;                     // one 64 x 64 panel of a tile
+  unsigned off_q, off_kv, off_p, off_max, off_sum, off_bar, off_flag;
   unsigned smem_used, smem_bytes;           // smem_bytes: with the 1024-byte alignment slack (what the host asks)
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format", SW128): stride byte offset = one 8-row atom of a K-major
   // tile; for V read N-major the leading byte offset = the next 64 columns (the next panel).
@@ -77,10 +73,6 @@ struct MlaDecodePlan {
   TL_HOST_DEVICE constexpr unsigned empty_bar(int s) const { return off_bar + 16u + 8u * static_cast<unsigned>(s); }
   TL_HOST_DEVICE constexpr unsigned q_full_bar() const { return off_bar + 32u; }
   TL_HOST_DEVICE constexpr unsigned q_empty_bar() const { return off_bar + 40u; }
-  // panel_bars: stage s's panel p has its own full barrier (panel_bytes each), after the flag.
-  TL_HOST_DEVICE constexpr unsigned panel_bar(int s, int p) const {
-    return off_pbar + 8u * static_cast<unsigned>(s * panels + p);
-  }
 };
 
 TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
@@ -108,9 +100,7 @@ TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
   p.off_sum = p.off_max + 4u * static_cast<unsigned>(p.row_max.cosize());
   p.off_bar = p.off_sum + 4u * static_cast<unsigned>(p.row_sum.cosize());
   p.off_flag = p.off_bar + 6u * 8u;
-  p.off_pbar = p.off_flag + 16u;  // the last-split flag: 4 bytes used
-  p.panel_bytes = p.tile_bytes / static_cast<unsigned>(p.panels);
-  p.smem_used = p.off_pbar + (c.panel_bars ? 2u * 8u * static_cast<unsigned>(p.panels) : 0u);
+  p.smem_used = p.off_flag + 16u;  // the last-split flag: 4 bytes used
   p.smem_bytes = p.smem_used + 1024u;
   p.desc_sbo = 2u * static_cast<unsigned>(p.tile.layout()(8, 0));
   p.desc_v_lbo = 2u * static_cast<unsigned>(p.tile.layout()(0, p.panel_cols));
@@ -125,8 +115,6 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
-      .field("panel_bars", c.panel_bars)
-      .field("seesaw", c.seesaw)
       .str();
 }
 

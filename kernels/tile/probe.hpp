@@ -226,10 +226,6 @@ struct Warp {
 #define TL_PROBE_END(region, stage, aux) tl_probe_w_.mark((region), ::tl::probe::kEnd, (stage), (aux))
 #define TL_PROBE_INSTANT(region, stage, aux) tl_probe_w_.mark((region), ::tl::probe::kInstant, (stage), (aux))
 #define TL_PROBE_FLUSH() tl_probe_w_.flush()
-// A device function that marks for its caller's warp: TL_PROBE_PARAM ends its parameter list, TL_PROBE_ARG the call's
-// arguments (both empty with probes off).
-#define TL_PROBE_PARAM , ::tl::probe::Warp& tl_probe_w_
-#define TL_PROBE_ARG , tl_probe_w_
 // Stamp now, record later: `TL_PROBE_STAMP(t)` reads the clock into a new variable t; the *_AT marks write it.
 #define TL_PROBE_STAMP(var) const ::tl::probe::u64 var = ::tl::read_clock64()
 #define TL_PROBE_BEGIN_AT(region, stage, aux, t) tl_probe_w_.record((region), ::tl::probe::kBegin, (stage), (aux), (t))
@@ -248,8 +244,6 @@ struct Warp {
 #define TL_PROBE_END(region, stage, aux) ((void)0)
 #define TL_PROBE_INSTANT(region, stage, aux) ((void)0)
 #define TL_PROBE_FLUSH() ((void)0)
-#define TL_PROBE_PARAM
-#define TL_PROBE_ARG
 #define TL_PROBE_STAMP(var) ((void)0)
 #define TL_PROBE_BEGIN_AT(region, stage, aux, t) ((void)0)
 #define TL_PROBE_END_AT(region, stage, aux, t) ((void)0)
