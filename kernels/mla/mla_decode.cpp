@@ -249,7 +249,7 @@ KernelSpec mla_decode_spec() {
                ParamSpec::enumeration("evict_first", "auto", {"auto", "on", "off"},
                                       "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
                                       "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
-                                      "other CTA reads (+2.5-7.5% at s_q 1, h_q 64 on the H100); off with several, "
+                                      "other CTA reads (+2.4-7.6% at s_q 1, h_q 64 on the H100); off with several, "
                                       "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
