@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# mla.decode beside FlashMLA's dense decode on a GPU machine (issue 19 item 3): the quick (or --full) test matrix,
-# `tilelab bench mla.decode` at FlashMLA's recipe (b 128 varlen: MB s_q 1, h_q 64, s_k 4096/8192/16384; CB s_q 2,
-# h_q 128, causal, s_k 4096/8192; and b 32, s_q 1, h_q 128, s_k 32768) for each of CONFIGS, alternated per shape and
-# repeated PASSES times, a timeline with stats at CB 4096 (TL_PROBLEM, TIMELINE_CONFIG), then flashmla_dense.py on the same shapes
-# in one Python process; one summary table.
+# mla.decode beside FlashMLA's dense decode on a GPU machine (issue 19 item 3): the quick test matrix, check-only
+# runs of CHECK_CONFIGS, `tilelab bench mla.decode` at FlashMLA's recipe (b 128 varlen: MB s_q 1, h_q 64, s_k
+# 4096/8192/16384; CB s_q 2, h_q 128, causal, s_k 4096/8192; and b 32, s_q 1, h_q 128, s_k 32768) for each of
+# CONFIGS, alternated per shape and repeated PASSES times, a timeline with stats (TL_PROBLEM, default CB 4096;
+# TIMELINE_CONFIG), flashmla_dense.py on the same shapes in one Python process, then (STEPS full) the --full matrix;
+# one summary table.
 #
 # Here, without a GPU: `bash tests/perf/mla_flashmla_dense_device.sh --prepare DIR` builds the bundle
-# (cmake/bundle_for_device.sh DIR with a stripped copy of build/tilelab, kernels/, this script, device_env.sh, flashmla_dense.py and
-# cache.tar.xz: the NVRTC cache of the test matrix, every bench config and the timeline's probe build).
-# There: `bash .dev/flashmla/unpack.sh; bash DIR/mla_flashmla_dense_device.sh DIR` (FlashMLA importable from
-# /tmp/flashmla); $OUT (default DIR/out) receives the logs and summary.txt, printed last.
+# (cmake/bundle_for_device.sh DIR with a stripped copy of build/tilelab, kernels/, this script, device_env.sh,
+# flashmla_dense.py and cache.tar.xz: the NVRTC cache of the test matrix, every bench and check config and the
+# timeline's probe build; set the same knobs as for the run). There: `bash .dev/flashmla/unpack.sh; bash
+# DIR/mla_flashmla_dense_device.sh DIR` (FlashMLA importable from /tmp/flashmla); $OUT (default DIR/out) receives
+# the logs and summary.txt, printed last.
 # Knobs: STEPS (any of test check bench timeline flashmla full, run in that order; default test bench timeline
 # flashmla), CHECK_CONFIGS (checked on the quick matrix's problems first; one that fails leaves CONFIGS), CONFIGS
-# (space-separated, - for the defaults), MB_CONFIGS (benched at the MB shapes only), TL_PROBLEM and TIMELINE_CONFIG (the timeline's), PASSES (default 1), ONLY (a regex of the shape names), REPEAT (default 30).
+# (space-separated, - for the defaults), MB_CONFIGS (benched at the MB shapes only), TL_PROBLEM, TIMELINE_CONFIG,
+# PASSES (default 1), ONLY (a regex of the shape names), REPEAT (default 30), FULL_S (the --full run's time limit).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
