@@ -22,7 +22,9 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
   return {.causal = p.boolean("causal"),
           .bf16 = p.dtype() == DType::bf16,
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
-          .vec_store = c.boolean("vec_store")};
+          .vec_store = c.boolean("vec_store"),
+          .evict_first = c.text("evict_first") == "on" ||
+                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -243,7 +245,12 @@ KernelSpec mla_decode_spec() {
                ParamSpec::boolean("vec_store", true,
                                   "16-bit partials and outputs stored as 16-byte vectors after a quad transpose by "
                                   "shuffles (a quarter of the store instructions) instead of 4-byte pairs (+1.4-2.4% at "
-                                  "MB 4096, +3% at CB 4096 on the H100)")}};
+                                  "MB 4096, +3% at CB 4096 on the H100)"),
+               ParamSpec::enumeration("evict_first", "auto", {"auto", "on", "off"},
+                                      "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
+                                      "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
+                                      "other CTA reads (+2.4-7.6% at s_q 1, h_q 64 on the H100); off with several, "
+                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -24,7 +24,8 @@
 // (2026-11-24). vec_store writes partials and outputs as 16-byte vectors (store_row16: a quad transpose by
 // shuffles; the pair stores made the partial write and its fence the costliest epilogue, +1.4-2.4% at MB 4096 when
 // vectorized). The block start prefetches the TMA descriptors and the first block-table entry. The host's tie_gap
-// shortens middle-split parts (mla_schedule.hpp).
+// shortens middle-split parts (mla_schedule.hpp). evict_first (the spec's auto: a request's rows fit one row tile,
+// so no other CTA reads a KV block) loads the cache with an L2 evict_first policy (+2.4-7.6% memory-bound).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
@@ -120,9 +121,18 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
           if (lane == 0) {
             mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
             const int phys = __ldg(row_table + blk);
+            if constexpr (C.evict_first) {
+              // auto: one row tile, so no other CTA reads the block; its lines may go before other data in L2.
+              const unsigned long long policy = l2_policy_evict_first();
 #pragma unroll
-            for (int p = 0; p < P.panels; ++p)
-              tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
+              for (int p = 0; p < P.panels; ++p)
+                tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols,
+                                 phys * kBlock, policy);
+            } else {
+#pragma unroll
+              for (int p = 0; p < P.panels; ++p)
+                tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
+            }
           }
           __syncwarp();
           TL_PROBE_END(mla_probe::load_issue, s, blk);

@@ -23,6 +23,7 @@ struct MlaDecodeConfig {
   bool bf16 = true;        // q, the cache and out in bf16 (else f16)
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
+  bool evict_first = false;   // KV loads with an L2 evict_first policy
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -113,6 +114,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("bf16", c.bf16)
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
+      .field("evict_first", c.evict_first)
       .str();
 }
 

@@ -63,6 +63,23 @@ TL_DEVICE_INLINE void tma_load(unsigned dst, const TmaDescriptor* map, unsigned 
   else TL_TMA_LOAD(5);
 }
 
+// An L2 eviction policy for cp.async.bulk's .L2::cache_hint: lines it loads go first when L2 needs room (data
+// read once or by a few CTAs close together; PTX ISA: createpolicy).
+TL_DEVICE_INLINE unsigned long long l2_policy_evict_first() {
+  unsigned long long p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+
+// tma_load of a 2-D box with an L2 cache policy (l2_policy_evict_first).
+TL_DEVICE_INLINE void tma_load_2d_hint(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1,
+                                       unsigned long long policy) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
+               "[%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "l"(policy)
+               : "memory");
+}
+
 // The same load, written into the same shared-memory offset of each CTA of the cluster in cta_mask, completing bytes
 // on the mbarrier at the same offset in each of them (PTX ISA: cp.async.bulk.tensor, .multicast::cluster).
 template <class... C>

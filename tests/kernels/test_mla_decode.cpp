@@ -68,12 +68,29 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
 // The experiments removed from the kernel (measured slower or neutral on the H100, docs/perf.md) are refused by name,
 // with the keys that exist, rather than silently ignored.
 TEST(MlaDecode, RemovedSwitchesAreRefusedByName) {
-  for (const char* key : {"rotate", "async_count", "prefetch", "overlap", "partial16", "fast_merge", "prologue"}) {
+  for (const char* key : {"rotate", "async_count", "prefetch", "overlap", "partial16", "fast_merge", "prologue",
+                          "skip_rescale", "table_ahead", "panel_bars", "seesaw"}) {
     auto inst = instantiate(mla(), {}, {{key, "1"}}, limits_for_arch("sm_90a"));
     ASSERT_FALSE(inst.ok()) << key;
     EXPECT_NE(inst.status().message().find(key), std::string::npos) << inst.status().message();
     EXPECT_NE(inst.status().message().find("vec_store"), std::string::npos) << inst.status().message();
   }
+}
+
+// evict_first=auto: the L2 hint only where no other CTA reads a KV block, i.e. the request's rows (seq_q x heads)
+// fit one 64-row tile; on and off force it.
+TEST(MlaDecode, EvictFirstAutoFollowsTheRowTiles) {
+  auto hinted = [](const KV& problem, const char* mode) {
+    auto inst = instantiate(mla(), problem, {{"evict_first", mode}}, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() && inst->name_expression.find(".evict_first = true") != std::string::npos;
+  };
+  EXPECT_TRUE(hinted({{"seq_q", "1"}, {"heads", "64"}}, "auto"));
+  EXPECT_TRUE(hinted({{"seq_q", "4"}, {"heads", "16"}}, "auto"));
+  EXPECT_FALSE(hinted({{"seq_q", "1"}, {"heads", "128"}}, "auto"));
+  EXPECT_FALSE(hinted({{"seq_q", "2"}, {"heads", "64"}}, "auto"));
+  EXPECT_TRUE(hinted({{"seq_q", "2"}, {"heads", "128"}}, "on"));
+  EXPECT_FALSE(hinted({{"seq_q", "1"}, {"heads", "64"}}, "off"));
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {

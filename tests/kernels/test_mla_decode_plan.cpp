@@ -214,8 +214,10 @@ TEST(MlaDecodePlan, UnswizzledRowsHoldTheSameChunks) {
 }
 
 TEST(MlaDecodePlan, ConfigNamesEveryFieldAndEachChangesTheCacheKey) {
-  EXPECT_EQ(name_expression(MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false}),
-            "tl::mla_decode<tl::MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false}>");
+  EXPECT_EQ(name_expression(MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false,
+                                            .evict_first = true}),
+            "tl::mla_decode<tl::MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false, "
+            ".evict_first = true}>");
   auto key = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
     auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
     EXPECT_TRUE(inst.ok()) << inst.status().message();
@@ -229,7 +231,8 @@ TEST(MlaDecodePlan, ConfigNamesEveryFieldAndEachChangesTheCacheKey) {
   keys.insert(key({{"dtype", "f16"}}, {}));
   keys.insert(key({}, {{"qk_warpgroups", "2"}}));
   keys.insert(key({}, {{"vec_store", "false"}}));
-  EXPECT_EQ(keys.size(), 5u);
+  keys.insert(key({}, {{"evict_first", "off"}}));  // auto is on at the default problem (one row tile)
+  EXPECT_EQ(keys.size(), 6u);
   EXPECT_EQ(key({{"batch", "7"}}, {{"sms", "9"}}), base);  // the run-time arguments and the schedule are not the code
 }
 
