@@ -5,9 +5,10 @@
 # length), CUDA events around each launch with the L2 flushed before it, 5 warm-ups, median of 30; FLOPs and bytes as
 # its test counts them (2 b h_q s_q (576 + 512) mean_len; b (s_q h_q 576 + mean_len 576 + s_q h_q 512) bf16 bytes).
 import random
-import statistics
 
 import torch
+
+from cuda_timing import median_time
 
 import flash_mla
 
@@ -40,7 +41,6 @@ def inputs(b, s_q, h_q, s_k, block=64, d=576):
 
 
 def main():
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     print(f"FlashMLA dense on {torch.cuda.get_device_name()}")
     for name, b, s_q, h_q, s_k, causal in SHAPES:
         try:
@@ -49,21 +49,10 @@ def main():
             run = lambda: flash_mla.flash_mla_with_kvcache(q, cache, table, lens, 512, meta, None, causal=causal)
             out, lse = run()
             ok = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
-            for _ in range(5):
-                run()
-            times = []
-            for _ in range(30):
-                flush.zero_()
-                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                st.record()
-                run()
-                en.record()
-                en.synchronize()
-                times.append(st.elapsed_time(en) * 1e-3)
-            t = statistics.median(times)
+            t, t_min = median_time(run, reps=30)
             flops = 2.0 * b * h_q * s_q * (576 + 512) * mean
             nbytes = 2.0 * b * (s_q * h_q * 576 + mean * 576 + s_q * h_q * 512)
-            print(f"FlashMLA  {name:<10} {t * 1e3:8.4f} ms (min {min(times) * 1e3:.4f})  {nbytes / t / 1e9:7.1f} GB/s"
+            print(f"FlashMLA  {name:<10} {t * 1e3:8.4f} ms (min {t_min * 1e3:.4f})  {nbytes / t / 1e9:7.1f} GB/s"
                   f"  {flops / t / 1e12:6.1f} TFLOP/s  mean_len {mean:.0f}  {'finite' if ok else 'NON-FINITE'}")
             del q, cache, table, lens, out, lse
             torch.cuda.empty_cache()

@@ -4,10 +4,11 @@
 # distinct positions per query token, -1 padding), CUDA events around each launch with the L2 flushed before it, 5
 # warm-ups, median of 20; FLOPs as its benchmark counts them (2 s_q h_q topk (576 + 512) per request).
 import random
-import statistics
 import sys
 
 import torch
+
+from cuda_timing import median_time
 
 sys.path.insert(0, "/tmp/flashmla/tests")
 import flash_mla  # noqa: E402
@@ -40,27 +41,15 @@ def inputs(b, s_q, h_q, s_k, topk, block=64):
 
 
 def main():
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     for name, b, s_q, h_q, s_k, topk in SHAPES:
         try:
             q, cache, idx = inputs(b, s_q, h_q, s_k, topk)
             meta, _ = flash_mla.get_mla_metadata()
             run = lambda: flash_mla.flash_mla_with_kvcache(q, cache, None, None, 512, meta, None, is_fp8_kvcache=True,
                                                            indices=idx)
-            for _ in range(5):
-                run()
-            times = []
-            for _ in range(20):
-                flush.zero_()
-                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                st.record()
-                run()
-                en.record()
-                en.synchronize()
-                times.append(st.elapsed_time(en) * 1e-3)
-            t = statistics.median(times)
+            t, t_min = median_time(run, reps=20)
             flops = 2.0 * b * s_q * h_q * topk * (576 + 512)
-            print(f"FlashMLA  {name:<10} {flops / t / 1e12:8.0f} TFLOP/s {t * 1e3:9.4f} ms (min {min(times) * 1e3:.4f})")
+            print(f"FlashMLA  {name:<10} {flops / t / 1e12:8.0f} TFLOP/s {t * 1e3:9.4f} ms (min {t_min * 1e3:.4f})")
             del q, cache, idx
             torch.cuda.empty_cache()
         except Exception as e:  # one shape's failure (memory, API) does not hide the others

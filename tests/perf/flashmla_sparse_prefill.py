@@ -4,10 +4,11 @@
 # events around each launch with the L2 flushed before it, 5 warm-ups, median of 20; FLOPs as its benchmark counts
 # them (2 s_q h_q topk (576 + 512)). Also checks one small case against a float64 torch reference of the same
 # definition TileLab's reference uses, so that the conventions (natural-log LSE, max_logits, sink) are FlashMLA's.
-import statistics
 import sys
 
 import torch
+
+from cuda_timing import median_time
 
 sys.path.insert(0, "/tmp/flashmla")
 import flash_mla  # noqa: E402
@@ -65,25 +66,13 @@ def main():
         check()
     except Exception as e:
         print(f"FlashMLA  check failed: {type(e).__name__}: {str(e)[:160]}")
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     for name, s_q, h_q, s_kv, topk in SHAPES:
         try:
             q, kv, idx, sink = inputs(s_q, h_q, s_kv, topk)
             run = lambda: flash_mla.flash_mla_sparse_fwd(q, kv, idx, SCALE, 512, sink)
-            for _ in range(5):
-                run()
-            times = []
-            for _ in range(20):
-                flush.zero_()
-                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                st.record()
-                run()
-                en.record()
-                en.synchronize()
-                times.append(st.elapsed_time(en) * 1e-3)
-            t = statistics.median(times)
+            t, t_min = median_time(run, reps=20)
             flops = 2.0 * s_q * h_q * topk * (576 + 512)
-            print(f"FlashMLA  {name:<9} {flops / t / 1e12:8.0f} TFLOP/s {t * 1e3:9.4f} ms (min {min(times) * 1e3:.4f})")
+            print(f"FlashMLA  {name:<9} {flops / t / 1e12:8.0f} TFLOP/s {t * 1e3:9.4f} ms (min {t_min * 1e3:.4f})")
             del q, kv, idx
             torch.cuda.empty_cache()
         except Exception as e:  # one shape's failure (memory, API) does not hide the others

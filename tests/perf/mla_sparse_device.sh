@@ -32,7 +32,7 @@ if [ "${1:-}" = "--prepare" ]; then
   T=$ROOT/build/tilelab
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$T" || exit 1
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sparse_device.sh" && cp "$HERE/device_env.sh" "$D/"
-  cp "$HERE/flashmla_sparse.py" "$D/" 2>/dev/null
+  cp "$HERE/flashmla_sparse.py" "$HERE/cuda_timing.py" "$D/" 2>/dev/null
   [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
   [ -n "${VARIANTS_FROM:-}" ] && rm -rf "$D/variants" && cp -r "$VARIANTS_FROM" "$D/variants"
   C=$(mktemp -d)

@@ -29,7 +29,7 @@ if [ "${1:-}" = "--prepare" ]; then
   S=$(mktemp -d) && cp "$T" "$S/tilelab" && strip "$S/tilelab"
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$S/tilelab" || exit 1
   rm -rf "$S" "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/mla_sprefill_device.sh" && cp "$HERE/device_env.sh" "$D/"
-  cp "$HERE/flashmla_sparse_prefill.py" "$ROOT/samples/mla_sparse_prefill.lua" "$D/"
+  cp "$HERE/flashmla_sparse_prefill.py" "$HERE/cuda_timing.py" "$ROOT/samples/mla_sparse_prefill.lua" "$D/"
   [ -d "$ROOT/../shared/baselines/flashmla" ] && rm -rf "$D/baselines" && cp -r "$ROOT/../shared/baselines/flashmla" "$D/baselines"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
