@@ -131,8 +131,7 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
   MlaSparseDecodePlan p{};
   p.mma = make_plan(consumer_config(c));
   const bool regs = c.gather != MlaSparseGather::copies;
-  // late_reload's consumer 0 holds more across its loop (24 bytes spilled at 208); its producer builds in 120.
-  p.consumer_regs = regs ? (c.late_reload ? 216 : 208) : 224;
+  p.consumer_regs = regs ? 208 : 224;
   p.consumer1_regs = regs ? 168 : 224;
   p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
   p.gather_rows = 8;
