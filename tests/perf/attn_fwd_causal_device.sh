@@ -77,16 +77,8 @@ D=$(cd "${1:-$HERE}" && pwd)
 STEPS=${STEPS:-test timeline bench}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader >> "$S" 2>&1
-if has test; then
-  timeout "${TEST_S:-120}" "$T" test --kernel $K --timeout 8 > "$OUT/test.txt" 2>&1
-  echo "tilelab test --kernel $K: rc=$? $(tail -1 "$OUT/test.txt")" >> "$S"
-  grep -E " FAIL " "$OUT/test.txt" | head -8 | cut -c1-300 >> "$S"
-fi
-if has full; then
-  timeout "${FULL_S:-200}" "$T" test --kernel $K --full --timeout 8 > "$OUT/test_full.txt" 2>&1
-  echo "tilelab test --kernel $K --full: rc=$? $(tail -1 "$OUT/test_full.txt")" >> "$S"
-  grep -E " FAIL " "$OUT/test_full.txt" | head -8 | cut -c1-300 >> "$S"
-fi
+has test && kernel_test test "${TEST_S:-120}" $K
+has full && kernel_test test_full "${FULL_S:-200}" $K --full
 if has timeline; then
   for e in "${TIMELINES[@]}"; do
     c=${e#*|}

@@ -13,3 +13,10 @@ if [ -f "$D/cache.tar.xz" ]; then tar xJf "$D/cache.tar.xz" -C "$TILELAB_CACHE_D
 elif [ -f "$D/tlc.tgz" ]; then tar xzf "$D/tlc.tgz" -C "$TILELAB_CACHE_DIR"; fi
 T=$D/tilelab S=$OUT/summary.txt
 : > "$S"
+# `tilelab test --kernel K [--full]` within SECONDS, its log in $OUT/NAME.txt, its last line and first failures in $S.
+kernel_test() {  # NAME SECONDS K [--full]
+  local name=$1 secs=$2 k=$3; shift 3
+  timeout "$secs" "$T" test --kernel "$k" "$@" --timeout 8 > "$OUT/$name.txt" 2>&1
+  echo "tilelab test --kernel $k${*:+ $*}: rc=$? $(tail -1 "$OUT/$name.txt")" >> "$S"
+  grep -E " FAIL " "$OUT/$name.txt" | head -8 | cut -c1-300 >> "$S"
+}
