@@ -3,9 +3,10 @@
 # attn.fwd.wgmma --vs cudnn` on issue 20's anchor shapes (attn.fwd.mma on one, attn.bwd.mma on BWD_SHAPES, varlen's
 # refusal, the row without libcudnn), then PyTorch SDPA's cuDNN backend at the same shapes, forward and backward, in
 # the same call (tests/perf/attn_cudnn_torch.py). SHAPES='b,h,h_kv,s,d,causal …' (and BWD_SHAPES) pick other shapes.
-# Bundle here: cmake/bundle_for_device.sh .dev/cudnn build/tilelab build/tests/test_bench_gpu, cp -r kernels and the
-# two scripts into it, and the NVRTC cache filled by `tilelab compile` of the same problems, tarred to tlc.tgz; run as
-# `bash .dev/cudnn/attn_cudnn_device.sh` with carry [".dev/cudnn"]. libcudnn: $TL_CUDNN_LIBRARY, else PyTorch's wheel.
+# Bundle here: cmake/bundle_for_device.sh .dev/cudnn build/tilelab build/tests/test_bench_gpu, cp -r kernels, this
+# script, attn_cudnn_torch.py and cuda_timing.py into it, and the NVRTC cache filled by `tilelab compile` of the same
+# problems, tarred to tlc.tgz; run as `bash .dev/cudnn/attn_cudnn_device.sh` with carry [".dev/cudnn"]. libcudnn:
+# $TL_CUDNN_LIBRARY, else PyTorch's wheel.
 D=$PWD/${BUNDLE:-.dev/cudnn}
 export LD_LIBRARY_PATH=$D/lib TILELAB_KERNELS_DIR=$D/kernels TILELAB_CACHE_DIR=/tmp/tlc TILELAB_EXE=$D/tilelab
 T=$D/tilelab S=$OUT/summary.txt

@@ -20,7 +20,7 @@ if [ "${1:-}" = "--prepare" ]; then
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" /tmp/tilelab-attndec > /dev/null || exit 1
   mv "$D/tilelab-attndec" "$D/tilelab"
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels"
-  cp "$0" "$D/attn_decode_device.sh" && cp "$HERE/device_env.sh" "$D/" && cp "$HERE/attn_decode_sdpa.py" "$D/"
+  cp "$0" "$D/attn_decode_device.sh" && cp "$HERE/device_env.sh" "$D/" && cp "$HERE/attn_decode_sdpa.py" "$HERE/cuda_timing.py" "$D/"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   "$T" test --kernel attn.decode --full > "$D/prepare_test.txt" 2>&1

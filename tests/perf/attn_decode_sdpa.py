@@ -14,29 +14,15 @@ GB/s = (k and v of every cached token + q + out) / time for every column.
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import tempfile
 
 import torch
 
-
-def bench(fn, reps, flush):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)  # microseconds
+from cuda_timing import median_time
 
 
-def sdpa_us(b, hq, hkv, sk, sq, d, reps, flush):
+def sdpa_us(b, hq, hkv, sk, sq, d, reps):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.attention.bias import causal_lower_right
     import torch.nn.functional as F
@@ -48,8 +34,8 @@ def sdpa_us(b, hq, hkv, sk, sq, d, reps, flush):
     for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
         try:
             with sdpa_kernel(backend):
-                out[name] = bench(lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True),
-                                  reps, flush)
+                out[name] = 1e6 * median_time(lambda: F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=mask, enable_gqa=True), reps=reps, warmup=3)[0]
         except Exception as e:  # a backend may refuse a shape
             out[name] = f"n/a ({type(e).__name__}: {str(e).splitlines()[0][:60] if str(e) else ''})"
     del q, k, v
@@ -110,9 +96,7 @@ def main():
         shapes = [(b, hq, hkv, sk, sq) for b in (1, 8, 32) for (hq, hkv) in ((32, 8), (64, 8), (32, 32))
                   for sk in (4096, 16384, 65536) for sq in (1, 4)
                   if not (sk == 65536 and (b > 8 or args.quick))]
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    base = {sh: sdpa_us(*sh[:3], sh[3], sh[4], d, args.reps, flush) for sh in shapes}
-    del flush
+    base = {sh: sdpa_us(*sh[:3], sh[3], sh[4], d, args.reps) for sh in shapes}
     torch.cuda.empty_cache()
     problems = [f"batch={b},heads={hq},heads_kv={hkv},seq_k={sk},seq_q={sq},dim={d},causal=true,dtype=bf16"
                 for (b, hq, hkv, sk, sq) in shapes]

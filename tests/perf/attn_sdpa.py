@@ -6,33 +6,19 @@ Run on a GPU machine with PyTorch: python3 tests/perf/attn_sdpa.py [--tilelab PA
 [--quick] [--json FILE] (TILELAB_EXE also names the binary).
 --space 'k=v1,v2;...' (and --causal-space for the causal shapes) also sweeps attn.fwd.wgmma's configs per shape in one
 `tilelab sweep` process (--samples output positions checked each), printed as TFLOP/s and the ratio to cuDNN. --run is repeatable (default: attn.fwd.mma and
-attn.fwd.wgmma at their defaults); --config k=v,... is the older spelling of --run attn.fwd.mma:k=v,... SDPA timing: CUDA events, warm-up, median of repetitions, random inputs;
+attn.fwd.wgmma at their defaults); --config k=v,... is the older spelling of --run attn.fwd.mma:k=v,... SDPA timing: cuda_timing.median_time beside this script (CUDA events, warm-up, L2 flushed, median), random inputs;
 TileLab's numbers come from its own bench (same rules, L2 flushed, output checked against the float64 reference).
 FLOPs = 4 * batch * heads * seq^2 * dim, halved for causal, for both.
 """
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import tempfile
 
 import torch
 
-
-def bench(fn, reps=20, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times)
+from cuda_timing import median_time
 
 
 def sdpa_tflops(batch, seq, heads, dim, causal, flops):
@@ -44,7 +30,8 @@ def sdpa_tflops(batch, seq, heads, dim, causal, flops):
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
         try:
             with sdpa_kernel(backend):
-                out[name] = flops / bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)) / 1e12
+                t, _ = median_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                out[name] = flops / t / 1e12
         except Exception as e:  # a backend may refuse a shape
             out[name] = f"n/a ({type(e).__name__})"
     del q, k, v

@@ -2,7 +2,7 @@
 # attn.fwd.wgmma device run (issue 6): correctness, then the issue's 8 shapes with a config sweep per shape beside
 # cuDNN/flash SDPA (per shape: SDPA, then one `tilelab sweep` process), PASSES times over, then the GPU matrix.
 # Bundle here first (branch attn: cmake/bundle_for_device.sh .dev/attn build/tilelab build/tests/test_library_gpu,
-# cp -r kernels tests/perf/attn_sdpa.py tests/perf/attn_wgmma_device.sh .dev/attn/, and the NVRTC cache pre-filled
+# cp -r kernels tests/perf/{attn_sdpa.py,cuda_timing.py,attn_wgmma_device.sh} .dev/attn/, and the NVRTC cache pre-filled
 # here by the same tilelab commands without a GPU, tarred to .dev/attn/tlc.tgz), run as
 # `bash .dev/attn/attn_wgmma_device.sh` with carry [".dev/attn"] (another bundle: BUNDLE=.dev/NAME). Knobs: STEPS (any
 # of quick sweep timeline full gtest), PASSES, SPACE, CAUSAL_SPACE, SAMPLES, TIMELINES ('problem|config' entries

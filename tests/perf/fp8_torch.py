@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """torch._scaled_mm (cuBLASLt FP8) at gemm.fp8's anchor shapes: per-tensor, row-wise and, where this PyTorch and
 cuBLASLt have it, DeepSeek-V3's 1x128 x 128x128 block scaling. Inputs random e4m3, scales random in [0.5, 2).
-Timing: torch_baselines.bench (CUDA events, warm-up, median of 100). Usage: python3 tests/perf/fp8_torch.py (beside
-torch_baselines.py)
+Timing: cuda_timing.median_time (CUDA events, warm-up, the L2 flushed before each launch, median of 100). Usage:
+python3 tests/perf/fp8_torch.py (beside cuda_timing.py)
 """
 import torch
 
-from torch_baselines import bench  # CUDA events, warm-up, median
+from cuda_timing import median_time
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 7168, 2048), (128, 7168, 2048), (16384, 16384, 4096)]
 
@@ -29,7 +29,7 @@ def main():
                  ("block", scales(m, k // 128).t().contiguous().t(), scales(n // 128, k // 128).t(), False)]
         for name, sa, sb, fast in modes:
             try:
-                t, _, _ = bench(lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                t, _ = median_time(lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
                                                          use_fast_accum=fast), reps=100, warmup=10)
                 print(f"torch._scaled_mm {name:<11} {m}x{n}x{k:<6} median {t*1e3:8.4f} ms  {flops/t/1e12:7.1f} TFLOP/s")
             except Exception as e:  # a mode this PyTorch / cuBLASLt lacks

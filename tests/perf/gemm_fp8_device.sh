@@ -3,7 +3,7 @@
 # (gemm_fp8.lua, one worker) between two runs of torch._scaled_mm (cuBLASLt) at the same shapes, then the --full
 # matrix and a recorded timeline.
 # A self-contained bundle DIR (the device runs the session's checkout, so everything travels in DIR):
-#   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_fp8.lua,fp8_torch.py,torch_baselines.py,gemm_fp8_device.sh} DIR
+#   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_fp8.lua,fp8_torch.py,cuda_timing.py,gemm_fp8_device.sh} DIR
 #   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU: tilelab test --kernel
 #   gemm.fp8 --full; GEMM_COMPILE_ONLY=1 tilelab run tests/perf/gemm_fp8.lua)
 # then on the device: bash DIR/gemm_fp8_device.sh. FULL=0 skips the --full matrix and the timeline, BENCH=0 the

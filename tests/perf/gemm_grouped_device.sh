@@ -4,7 +4,7 @@
 # short table at the end. A self-contained bundle DIR (the device runs the session's checkout, so everything travels
 # in DIR):
 #   cmake/bundle_for_device.sh DIR build/tilelab; cp -r kernels tests/perf/{gemm_grouped.lua,grouped_torch.py,
-#   torch_baselines.py,gemm_grouped_device.sh} DIR
+#   cuda_timing.py,gemm_grouped_device.sh} DIR
 #   tar cJf DIR/cache.tar.xz -C $TILELAB_CACHE_DIR .   (the NVRTC cache filled without a GPU: tilelab test --kernel
 #   gemm.grouped --full; GEMM_COMPILE_ONLY=1 tilelab run tests/perf/gemm_grouped.lua)
 # then on the device: bash DIR/gemm_grouped_device.sh. FULL=0 skips the --full matrix and the timeline, BENCH=0 the

@@ -3,12 +3,12 @@
 [G M, K] against B [G, N, K] (passed transposed, as torch's grouped GEMM takes it) with int32 offsets, the groups'
 cumulative row ends. The masked layout has no torch counterpart: torch._grouped_mm 3d x 3d ([G, M, K] @ [G, K, N],
 every row computed) stands beside it. Where this PyTorch has torch._scaled_grouped_mm, e4m3 with row-wise scales too.
-Inputs random. Timing: torch_baselines.bench (CUDA events, warm-up, median of 100).
-Usage: python3 tests/perf/grouped_torch.py (beside torch_baselines.py)
+Inputs random. Timing: cuda_timing.median_time (CUDA events, warm-up, the L2 flushed before each launch, median of
+100). Usage: python3 tests/perf/grouped_torch.py (beside cuda_timing.py)
 """
 import torch
 
-from torch_baselines import bench  # CUDA events, warm-up, median
+from cuda_timing import median_time
 
 ANCHORS = [(8, 2048), (32, 512), (64, 128)]
 N, K = 4096, 7168
@@ -31,7 +31,7 @@ def main():
             a8, b8.transpose(-2, -1), sa, sb, offs=offs, out_dtype=torch.bfloat16)))
         for name, fn in rows:
             try:
-                t, _, _ = bench(fn, reps=100, warmup=10)
+                t, _ = median_time(fn, reps=100, warmup=10)
                 print(f"torch {name:<24} G={g:<3} M={m:<5} median {t*1e3:8.4f} ms  {flops/t/1e12:7.1f} TFLOP/s")
             except Exception as e:  # an API this PyTorch lacks
                 print(f"torch {name:<24} G={g:<3} M={m:<5} unavailable: {str(e).splitlines()[0][:150]}")

@@ -2,42 +2,29 @@
 """PyTorch baselines on the GPU beside TileLab's own numbers: copy bandwidth, bf16 matmul, SDPA (cuDNN, flash).
 
 Run on a GPU machine with PyTorch: python3 tests/perf/torch_baselines.py [--quick]
-Timing: CUDA events, warm-up, median of repetitions, inputs random (never zeros).
+Timing: cuda_timing.median_time (beside this script): CUDA events, warm-up, the L2 flushed before each launch (not
+for the 1 GiB copy, which L2 cannot hold), median of repetitions; inputs random (never zeros).
 """
 import argparse
-import statistics
 
 import torch
 
-
-def bench(fn, reps=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times), min(times), max(times)
+from cuda_timing import median_time
 
 
 def copy_bandwidth():
     n = 1 << 30  # 1 GiB of bytes each way
     src = torch.rand(n // 4, device="cuda")
     dst = torch.empty_like(src)
-    med, lo, hi = bench(lambda: dst.copy_(src))
-    print(f"copy  1 GiB   median {med*1e3:8.3f} ms  {2*n/med/1e12:6.3f} TB/s (read+write)  [min {2*n/hi/1e12:.3f}, max {2*n/lo/1e12:.3f}]")
+    med, lo = median_time(lambda: dst.copy_(src), reps=30, flush=False)
+    print(f"copy  1 GiB   median {med*1e3:8.3f} ms  {2*n/med/1e12:6.3f} TB/s (read+write)  [best {2*n/lo/1e12:.3f}]")
 
 
 def matmul(shapes):
     for (m, n, k) in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        med, lo, hi = bench(lambda: a @ b, reps=50)
+        med, _ = median_time(lambda: a @ b, reps=50)
         print(f"matmul bf16 {m}x{n}x{k:<6} median {med*1e3:8.3f} ms  {2*m*n*k/med/1e12:7.1f} TFLOP/s")
 
 
@@ -54,7 +41,7 @@ def sdpa(seqs, causal_list):
             for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
                 try:
                     with sdpa_kernel(backend):
-                        med, _, _ = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps=20)
+                        med, _ = median_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
                     row += f"  {name} {flops/med/1e12:6.1f} TFLOP/s"
                 except Exception as e:  # a backend may refuse a shape
                     row += f"  {name} n/a ({type(e).__name__})"
