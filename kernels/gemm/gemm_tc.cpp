@@ -680,16 +680,22 @@ int fp8_block_n(const Values& p, const Values& c) {
   return best;
 }
 
-// num_stages=0 (auto): 3 beside tiles of 192 or more columns (a fourth stage measured +0.5% to -2.1% beside 128 x 256
-// and mixed beside 128 x 192 on the H100: +2.3-5.2% at 8192^3, -1% to +1.8% at 16384^2 x 4096), and as many as fit
-// the shared memory, up to 8, beside narrower tiles: those are small M's (fp8_block_n), one wave of CTAs that each
-// walk few k blocks, where the loads in flight are what keeps HBM busy (128 x 64 tiles with 8 stages ran 1.00-1.09x
-// cuBLASLt at M = 128, docs/perf.md).
-int fp8_num_stages(const GemmFp8Config& cfg, const Values& c) {
+// num_stages=0 (auto), as many stages as fit the shared memory up to: 8 beside tiles narrower than 192 columns, which
+// are small M's (fp8_block_n): one wave of CTAs that each walk few k blocks, where the loads in flight are what keeps
+// HBM busy (128 x 64 tiles with 8 stages ran 1.00-1.09x cuBLASLt at M = 128); 4 beside 192 columns where the grid
+// walks at most 32 waves of tiles, else 3; 3 beside 256 columns (a fourth stage needs c_split there and measured
+// +0.5% to -2.1%). On the H100 (docs/perf.md, 2026-11-26, same call, two rounds) the fourth stage beside 128 x 192
+// tiles won at 8192 x 8192 (21 waves; tensor +2.1-2.9% at K 8192 and +2.9-3.2% at K 4096, row +1.1-2.7%) and not at
+// 16384 x 16384 (84 waves; K 4096: -0.4% to -1.2%; K 8192 mixed): the shorter grids run at the full clock, where a
+// k block's loads wait longer against its MMA. Shapes between 21 and 84 waves were not measured.
+int fp8_num_stages(const Values& p, const GemmFp8Config& cfg, const Values& c) {
   if (c.integer("num_stages") != 0) return static_cast<int>(c.integer("num_stages"));
-  if (cfg.block_N >= 192) return 3;
+  const std::int64_t sms = limits_for_arch("sm_90a").sm_count;
+  const std::int64_t tiles = ((p.integer("M") + cfg.block_M - 1) / cfg.block_M) *
+                             ((p.integer("N") + cfg.block_N - 1) / cfg.block_N);
   GemmFp8Config deep = cfg;
-  for (deep.num_stages = 8; deep.num_stages > 3; --deep.num_stages)
+  deep.num_stages = cfg.block_N < 192 ? 8 : cfg.block_N == 192 && (tiles + sms - 1) / sms <= 32 ? 4 : 3;
+  for (; deep.num_stages > 3; --deep.num_stages)
     if (make_plan(deep).bytes <= limits_for_arch("sm_90a").smem_per_block_optin) break;
   return deep.num_stages;
 }
@@ -729,7 +735,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .overlap = c.boolean("overlap"),
                     .a_regs = fp8_a_regs(p, c),
                     .c_split = static_cast<int>(c.integer("c_split"))};
-  cfg.num_stages = fp8_num_stages(cfg, c);
+  cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
@@ -940,8 +946,9 @@ KernelSpec gemm_fp8_spec() {
                                  "promoted on its own, so the partial sums take wgmma_N/2 registers; 0 = auto: "
                                  "block_N with fast_accum or block_N=192, else min(block_N, 128)"),
                ParamSpec::integer("num_stages", 0, 0, 8,
-                                  "TMA pipeline depth (block_K = 128 per stage), 2-8; 0 = auto: 3 beside tiles of "
-                                  "192 or 256 columns, else as many as fit the shared memory (up to 8)")}};
+                                  "TMA pipeline depth (block_K = 128 per stage), 2-8; 0 = auto: as many as fit the "
+                                  "shared memory up to 8 beside tiles under 192 columns, 4 beside 192 columns on "
+                                  "grids of at most 32 waves, else 3")}};
   for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
   k.config.params.push_back(ParamSpec::boolean(
       "fast_accum", false, "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not with block scales)"));
