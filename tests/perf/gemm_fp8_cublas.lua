@@ -50,12 +50,15 @@ local sets = {
   shallow = {scalings = {"tensor"}, large = {{num_stages = 2}}, small = {}},
   -- The small-M rule (block_N and num_stages auto) beside each width it chooses from, each with auto's depth, and
   -- the widths it replaced (128 x 192 for tensor and row scales, 128 x 256 for block, three stages); `only` / `skip`
-  -- name the scaling a config is for or not for.
+  -- name the scaling a config is for or not for (the field is not passed to the kernel).
   narrow = {large = {}, small = {{}, {block_N = 64}, {block_N = 128},
                                  {block_N = 192, wgmma_N = 192, num_stages = 3, skip = "block"},
                                  {block_N = 256, num_stages = 3, only = "block"}}},
   -- A fourth stage beside the auto widths (128 x 192 at 8192^3 and 16384^2 x 4096).
   stages = {scalings = {"tensor", "row"}, large = {{}, {num_stages = 4}}, small = {}},
+  -- The defaults everywhere, and at 8192^3 (auto: four stages beside 128 x 192) the three stages they replaced; `at`
+  -- names the one shape a config is for.
+  final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
 }
 local picked = {}
 for i in (os.getenv("GEMM_SHAPES") or "1,2,3,4,5"):gmatch("%d+") do
@@ -70,9 +73,10 @@ for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
     for _, scaling in ipairs(set.scalings or {"tensor", "row", "block"}) do
       for _, entry in ipairs(s.small and set.small or set.large) do
         local c = {}
-        for key, v in pairs(entry) do if key ~= "only" and key ~= "skip" then c[key] = v end end
+        for key, v in pairs(entry) do if key ~= "only" and key ~= "skip" and key ~= "at" then c[key] = v end end
         local p = {M = s.M, N = s.N, K = s.K, scaling = scaling}
-        if (entry.only or scaling) == scaling and entry.skip ~= scaling and k:can_implement(p, c) then
+        local at = (entry.at or "") == "" or entry.at == s.M .. "x" .. s.N .. "x" .. s.K
+        if at and (entry.only or scaling) == scaling and entry.skip ~= scaling and k:can_implement(p, c) then
           cases[#cases + 1] = {p, c}
         end
       end
