@@ -657,9 +657,10 @@ double fp8_smem_bytes_per_clock(int block_N, int wgmma_N) {
 // (tensor +2.0-2.6%, row +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x
 // 7168 x 2048 (-3% to -7%), as this count says. Where the wide tiles do not fill one wave (small M: 38 CTAs of
 // 128 x 192 at M = 128, N = 7168), most SMs would idle and each CTA's few k blocks run at one CTA's memory latency, so
-// 64- and 128-column tiles compete too (with the deepest pipeline that fits, fp8_num_stages): at M = 128 128 x 64
-// tiles (112 CTAs) ran 1.4x the 128 x 192 default (docs/perf.md, 2026-11-26). Only there: above one wave the narrow
-// tiles' extra shared-memory traffic was not measured against the wide tiles' tails.
+// 64- and 128-column tiles compete too (with the deepest pipeline that fits, fp8_num_stages). On the H100
+// (docs/perf.md, 2026-11-26, N 7168, K 2048, two rounds) the count's pick was the fastest width at M 64-256 (128 x 64
+// at M <= 128, 128 x 128 at 200 and 256: 1.25-1.65x the wide tiles), and at M 1000, the wide tiles' second wave, the
+// narrow ones ran 2-34% slower than the 256 columns it keeps there.
 int fp8_block_n(const Values& p, const Values& c) {
   if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
   const auto wn = c.integer("wgmma_N");
@@ -686,8 +687,8 @@ int fp8_block_n(const Values& p, const Values& c) {
 // walks at most 32 waves of tiles, else 3; 3 beside 256 columns (a fourth stage needs c_split there and measured
 // +0.5% to -2.1%). On the H100 (docs/perf.md, 2026-11-26, same call, two rounds) the fourth stage beside 128 x 192
 // tiles won at 8192 x 8192 (21 waves; tensor +2.1-2.9% at K 8192 and +2.9-3.2% at K 4096, row +1.1-2.7%) and not at
-// 16384 x 16384 (84 waves; K 4096: -0.4% to -1.2%; K 8192 mixed): the shorter grids run at the full clock, where a
-// k block's loads wait longer against its MMA. Shapes between 21 and 84 waves were not measured.
+// 16384 x 16384 (84 waves; K 4096: -0.4% to -1.2%; K 8192 mixed): the grid's length separates them, not K (why is
+// not known: the long grids also run under the power cap). Grids between 21 and 84 waves were not measured.
 int fp8_num_stages(const Values& p, const GemmFp8Config& cfg, const Values& c) {
   if (c.integer("num_stages") != 0) return static_cast<int>(c.integer("num_stages"));
   const std::int64_t sms = limits_for_arch("sm_90a").sm_count;

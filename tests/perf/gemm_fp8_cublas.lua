@@ -17,7 +17,7 @@ local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, 
                 {M = 256, N = 7168, K = 2048, small = true}, {M = 512, N = 7168, K = 2048, small = true},
                 {M = 1000, N = 7168, K = 2048, small = true}, {M = 8192, N = 8192, K = 4096},
                 {M = 16384, N = 16384, K = 8192}}
--- Config lists by name: `large` for the four big anchors, `small` for M = 128.
+-- Config lists by name: `large` for the big shapes, `small` for the small-M ones (M = 128 and 6-10).
 -- A list may name the scalings it runs for (`scalings`; default all three).
 local sets = {
   base = {large = {{}},
