@@ -640,29 +640,65 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
   }
 }
 
-// block_N=0 (auto): 128 x 192 tiles, one 192-column chain a consumer (A read from shared memory once per k block),
-// where they take fewer tile-clocks than 128 x 256 on the persistent grid of an H100 / H200 (132 SMs): per tile, its
-// columns times the main loop's shared-memory bytes per tensor-core clock (two consumers' chains and the stage's TMA
-// writes; 144 B at 256 columns in two 128-column chains, 138.7 at 192, against 128 B a clock), times the waves of
-// tiles a CTA walks. Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
-// fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 2-6%
-// faster than 192 on the H100. There (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3 (tensor +2.0-2.6%, row
-// +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%),
-// as this count says.
+// The main loop's shared-memory bytes per tensor-core clock of a promoting 128-row tile (two consumers) block_N
+// columns wide in chains of wgmma_N: the stage's TMA writes, (128 + block_N) x 128 bytes per 128 x block_N x 128
+// MACs, and each chain's wgmma reads, A (2 KB) and B (wgmma_N x 32 bytes) per m64 n{wgmma_N} k32 (8192 e4m3 FLOP a
+// clock and SM). Shared memory moves 128 B a clock: 144 at 128 x 256 in two 128-column chains, 138.7 at 192 in one,
+// 160 at 128, 224 at 64.
+double fp8_smem_bytes_per_clock(int block_N, int wgmma_N) {
+  return 4096.0 * (128 + block_N) / (128.0 * block_N) + 4096.0 / wgmma_N + 64;
+}
+
+// block_N=0 (auto), for 128-row tiles with chains left to auto: of the widths it may take, the one with the fewest
+// tile-clocks on the persistent grid of an H100 / H200 (132 SMs): the waves of tiles a CTA walks, times the tile's
+// columns, times fp8_smem_bytes_per_clock. The wide widths: 192 (one chain a consumer) only for promoting tensor and
+// row scales (fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers,
+// 2-6% faster than 192 on the H100), else 256. On the H100 (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3
+// (tensor +2.0-2.6%, row +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x
+// 7168 x 2048 (-3% to -7%), as this count says. Where the wide tiles do not fill one wave (small M: 38 CTAs of
+// 128 x 192 at M = 128, N = 7168), most SMs would idle and each CTA's few k blocks run at one CTA's memory latency, so
+// 64- and 128-column tiles compete too (with the deepest pipeline that fits, fp8_num_stages). On the H100
+// (docs/perf.md, 2026-11-26, N 7168, K 2048, two rounds) the count's pick was the fastest width at M 64-256 (128 x 64
+// at M <= 128, 128 x 128 at 200 and 256: 1.25-1.65x the wide tiles), and at M 1000, the wide tiles' second wave, the
+// narrow ones ran 2-34% slower than the 256 columns it keeps there.
 int fp8_block_n(const Values& p, const Values& c) {
   if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
   const auto wn = c.integer("wgmma_N");
-  if (c.integer("block_M") != 128 || c.boolean("fast_accum") || c.boolean("overlap") || c.text("a_regs") == "true" ||
-      p.text("scaling") == "block" || (wn != 0 && wn != 192))
+  if (c.integer("block_M") != 128 || c.boolean("overlap") || c.text("a_regs") == "true" || (wn != 0 && wn != 192))
     return 256;
+  const bool fast = c.boolean("fast_accum");
   const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
-  auto cost = [&](std::int64_t bn, double bytes_per_clock) {
-    const std::int64_t tiles = tiles_m * ((p.integer("N") + bn - 1) / bn);
-    return static_cast<double>((tiles + sms - 1) / sms) * static_cast<double>(bn) * bytes_per_clock;
+  auto tiles = [&](int bn) { return tiles_m * ((p.integer("N") + bn - 1) / bn); };
+  auto cost = [&](int bn) {
+    const int chain = fast || bn <= 192 ? bn : 128;  // fp8_wgmma_n's auto chains
+    return static_cast<double>((tiles(bn) + sms - 1) / sms) * bn * fp8_smem_bytes_per_clock(bn, chain);
   };
-  return cost(192, 4096.0 * 320 / (128 * 192) + 8192.0 / 96) < cost(256, 4096.0 * 384 / (128 * 256) + 6144.0 / 64)
-             ? 192
-             : 256;
+  const int wide = !fast && p.text("scaling") != "block" && cost(192) < cost(256) ? 192 : 256;
+  if (wn == 192 || tiles(wide) >= sms) return wide;
+  int best = wide;
+  for (int bn : {128, 64})
+    if (cost(bn) < cost(best)) best = bn;
+  return best;
+}
+
+// num_stages=0 (auto), as many stages as fit the shared memory up to: 8 beside tiles narrower than 192 columns, which
+// are small M's (fp8_block_n): one wave of CTAs that each walk few k blocks, where the loads in flight are what keeps
+// HBM busy (128 x 64 tiles with 8 stages ran 1.00-1.09x cuBLASLt at M = 128); 4 beside 192 columns where the grid
+// walks at most 32 waves of tiles, else 3; 3 beside 256 columns (a fourth stage needs c_split there and measured
+// +0.5% to -2.1%). On the H100 (docs/perf.md, 2026-11-26, same call, two rounds) the fourth stage beside 128 x 192
+// tiles won at 8192 x 8192 (21 waves; tensor +2.1-2.9% at K 8192 and +2.9-3.2% at K 4096, row +1.1-2.7%) and not at
+// 16384 x 16384 (84 waves; K 4096: -0.4% to -1.2%; K 8192 mixed): the grid's length separates them, not K (why is
+// not known: the long grids also run under the power cap). Grids between 21 and 84 waves were not measured.
+int fp8_num_stages(const Values& p, const GemmFp8Config& cfg, const Values& c) {
+  if (c.integer("num_stages") != 0) return static_cast<int>(c.integer("num_stages"));
+  const std::int64_t sms = limits_for_arch("sm_90a").sm_count;
+  const std::int64_t tiles = ((p.integer("M") + cfg.block_M - 1) / cfg.block_M) *
+                             ((p.integer("N") + cfg.block_N - 1) / cfg.block_N);
+  GemmFp8Config deep = cfg;
+  deep.num_stages = cfg.block_N < 192 ? 8 : cfg.block_N == 192 && (tiles + sms - 1) / sms <= 32 ? 4 : 3;
+  for (; deep.num_stages > 3; --deep.num_stages)
+    if (make_plan(deep).bytes <= limits_for_arch("sm_90a").smem_per_block_optin) break;
+  return deep.num_stages;
 }
 
 // wgmma_N=0 (auto): the whole tile in one chain where the accumulators allow it (fast accumulation keeps no partial
@@ -686,20 +722,22 @@ bool fp8_a_regs(const Values& p, const Values& c) {
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
-  return {.block_M = i("block_M"),
-          .block_N = fp8_block_n(p, c),
-          .block_K = 128,
-          .wgmma_N = fp8_wgmma_n(p, c),
-          .num_stages = i("num_stages"),
-          .panel = i("panel"),
-          .raster_n = c.text("raster") == "n",
-          .tma_store = tma_store_on(p, c),
-          .fast_accum = c.boolean("fast_accum"),
-          .scaling = fp8_scaling(p),
-          .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
-          .overlap = c.boolean("overlap"),
-          .a_regs = fp8_a_regs(p, c),
-          .c_split = static_cast<int>(c.integer("c_split"))};
+  GemmFp8Config cfg{.block_M = i("block_M"),
+                    .block_N = fp8_block_n(p, c),
+                    .block_K = 128,
+                    .wgmma_N = fp8_wgmma_n(p, c),
+                    .num_stages = 3,
+                    .panel = i("panel"),
+                    .raster_n = c.text("raster") == "n",
+                    .tma_store = tma_store_on(p, c),
+                    .fast_accum = c.boolean("fast_accum"),
+                    .scaling = fp8_scaling(p),
+                    .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
+                    .overlap = c.boolean("overlap"),
+                    .a_regs = fp8_a_regs(p, c),
+                    .c_split = static_cast<int>(c.integer("c_split"))};
+  cfg.num_stages = fp8_num_stages(p, cfg, c);
+  return cfg;
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
 
@@ -751,8 +789,8 @@ template <class Config>
 std::string kmajor_smem_use(const Values& p, const Values& c, const Config& cfg, const GemmFp8Plan& plan) {
   const std::string k = std::to_string(cfg.block_K), in = cfg.in_bytes() == 1 ? "e4m3" : "bf16";
   const std::string bn = std::to_string(cfg.block_N);
-  std::string what = c.text("num_stages") + " stages of " + c.text("block_M") + "x" + k + " + " + bn + "x" + k + " " +
-                     in + " tiles";
+  std::string what = std::to_string(cfg.num_stages) + " stages of " + c.text("block_M") + "x" + k + " + " + bn + "x" +
+                     k + " " + in + " tiles";
   if (cfg.tma_store)
     what += " plus the " + c.text("block_M") + "x" + bn + " " + p.text("out_dtype") + " C staging tile (" +
             std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
@@ -767,6 +805,9 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (p.integer("K") % 16 != 0)
     return refuse("K=" + p.text("K") + " is not a multiple of 16: TMA copies the e4m3 rows of A and B (1 byte per "
                   "element) in 16-byte units; pad K to a multiple of 16 (zeros add nothing)");
+  if (c.integer("num_stages") == 1)
+    return refuse("num_stages=1 leaves the TMA loads no stage to fill while the consumers read one: use 2-8, or 0 "
+                  "(auto)");
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
@@ -899,12 +940,16 @@ KernelSpec gemm_fp8_spec() {
                ParamSpec::one_of("block_N", 0, {0, 64, 128, 192, 256},
                                  "columns of C per tile; 0 = auto: 192 where 128x192 tiles (one chain a consumer) "
                                  "take fewer tile-clocks on 132 SMs than 128x256 (tensor and row scales, two "
-                                 "consumers), else 256"),
+                                 "consumers), else 256; where those fill under one wave (small M), 64 or 128 if "
+                                 "they take fewer"),
                ParamSpec::one_of("wgmma_N", 0, {0, 64, 128, 192, 256},
                                  "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
                                  "promoted on its own, so the partial sums take wgmma_N/2 registers; 0 = auto: "
                                  "block_N with fast_accum or block_N=192, else min(block_N, 128)"),
-               ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 128 per stage)")}};
+               ParamSpec::integer("num_stages", 0, 0, 8,
+                                  "TMA pipeline depth (block_K = 128 per stage), 2-8; 0 = auto: as many as fit the "
+                                  "shared memory up to 8 beside tiles under 192 columns, 4 beside 192 columns on "
+                                  "grids of at most 32 waves, else 3")}};
   for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
   k.config.params.push_back(ParamSpec::boolean(
       "fast_accum", false, "no promotion: the tensor cores accumulate all of K (cuBLASLt's FAST_ACCUM; not with block scales)"));

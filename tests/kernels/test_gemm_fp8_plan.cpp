@@ -276,6 +276,55 @@ TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
   EXPECT_EQ(widths(big, {{"block_M", "64"}}), std::pair(256, 128));
   EXPECT_EQ(widths(big, {{"block_N", "128"}}), std::pair(128, 128));
   EXPECT_EQ(widths(big, {{"block_N", "64"}}), std::pair(64, 64));
+  // Small M (N 7168): where the wide tiles fill under one wave of 132 SMs (M = 128: 38 tiles of 128 x 192, 28 of
+  // 128 x 256), the narrow width with the fewest tile-clocks: 64 (112 tiles) at one tile row, 128 (112) at two;
+  // at eight tile rows (M = 1000: 224 tiles of 256 columns, two waves) the wide tiles stay.
+  for (const char* scaling : {"tensor", "row", "block"}) {
+    SCOPED_TRACE(scaling);
+    auto small = [&](const char* m) { return KV{{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}}; };
+    EXPECT_EQ(widths(small("128"), {}), std::pair(64, 64));
+    EXPECT_EQ(widths(small("64"), {}), std::pair(64, 64));
+    EXPECT_EQ(widths(small("200"), {}), std::pair(128, 128));
+    EXPECT_EQ(widths(small("256"), {}), std::pair(128, 128));
+    EXPECT_EQ(widths(small("512"), {}), std::pair(256, 128));  // 112 tiles of 256, 2 waves of 128
+    EXPECT_EQ(widths(small("1000"), {}), std::pair(256, 128));
+    EXPECT_EQ(widths(small("128"), {{"fast_accum", std::string(scaling) == "block" ? "false" : "true"}}),
+              std::pair(64, 64));
+  }
+  // What the rule may not change: a chain width or block_M the user set keeps 256 columns.
+  EXPECT_EQ(widths({{"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {{"wgmma_N", "64"}}), std::pair(256, 64));
+  EXPECT_EQ(widths({{"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {{"block_M", "64"}}), std::pair(256, 128));
+}
+
+// num_stages=0 (auto): as many stages as fit beside narrow tiles (up to 8), 4 beside 192 columns on grids of at
+// most 32 waves, else 3.
+TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  auto stages = [](const KernelInstance& k) {
+    const auto at = k.name_expression.find(".num_stages = ");
+    return std::stoi(k.name_expression.substr(at + 14));
+  };
+  for (const char* scaling : {"tensor", "row", "block"})
+    for (const char* out : {"bf16", "f32"})
+      for (const char* m : {"64", "256"}) {
+        SCOPED_TRACE(std::string(scaling) + " " + out + " M " + m);
+        const KV p = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}, {"out_dtype", out}};
+        const KernelInstance k = instance(p, {});
+        const int s = stages(k);
+        EXPECT_GT(s, 3);
+        EXPECT_LE(static_cast<int>(k.launch.dynamic_smem), optin);
+        if (s < 8) {  // one more stage would not fit: refused when asked for
+          KV deeper = {{"num_stages", std::to_string(s + 1)}};
+          EXPECT_FALSE(instantiate(fp8_spec(), p, deeper, limits_for_arch("sm_90a")).ok());
+        }
+      }
+  EXPECT_EQ(stages(instance({{"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {})), 8);  // 128 x 64 tiles
+  EXPECT_EQ(stages(instance({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {})), 4);       // 21 waves of 192
+  EXPECT_EQ(stages(instance({{"M", "8192"}, {"N", "8192"}, {"K", "4096"}, {"scaling", "row"}}, {})), 4);
+  EXPECT_EQ(stages(instance({{"M", "16384"}, {"N", "16384"}, {"K", "4096"}}, {})), 3);     // 84 waves of 192
+  EXPECT_EQ(stages(instance({}, {})), 3);                                                   // 4096^3: 256 columns
+  EXPECT_EQ(stages(instance({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, {{"num_stages", "3"}})), 3);
+  expect_refused({}, {{"num_stages", "1"}}, {"num_stages=1", "2-8"});
 }
 
 TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
@@ -312,7 +361,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
 }
 
 TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
-  const KernelInstance k = instance({{"scaling", "block"}}, {{"block_N", "128"}});
+  const KernelInstance k = instance({{"scaling", "block"}}, {{"block_N", "128"}, {"num_stages", "3"}});
   const GemmFp8Plan p = make_plan(GemmFp8Config{.block_N = 128, .scaling = kScaleBlock});
   EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(p.bytes));
   EXPECT_EQ(k.launch.block.x, 384u);

@@ -4,13 +4,20 @@
 -- tests/perf/gemm_fp8_cublas.lua (a GPU); every record to $OUT/gemm_fp8_cublas.json when OUT is set. The first run
 -- of each (scaling, config) is checked against the float64 reference (sampled). GEMM_COMPILE_ONLY=1: compile every
 -- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
--- of `sets` to run; GEMM_SHAPES=i,j: only those anchors; GEMM_REP: timed runs per row (default 20). GEMM_CHECK=
+-- of `sets` to run; GEMM_SHAPES=i,j: those of `shapes` (default the anchors, 1-5); GEMM_REP: timed runs per row
+-- (default 20); GEMM_ROUNDS: times each row runs (default 1). GEMM_CHECK=
 -- config lists (e.g. "rs,noregs"): first every config of those lists on `tilelab test --full`'s odd problems, each
 -- checked against the float64 reference (no baseline, not timed).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
+-- The five anchors (the default GEMM_SHAPES), then M around the small-M tile rule's edges at N 7168, K 2048 (6-10:
+-- M 64, 200, 256, 512, 1000) and two more 128 x 192-tile shapes for the pipeline depth (11, 12: K 4096 and 8192).
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
-                {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096}}
--- Config lists by name: `large` for the four big anchors, `small` for M = 128.
+                {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096},
+                {M = 64, N = 7168, K = 2048, small = true}, {M = 200, N = 7168, K = 2048, small = true},
+                {M = 256, N = 7168, K = 2048, small = true}, {M = 512, N = 7168, K = 2048, small = true},
+                {M = 1000, N = 7168, K = 2048, small = true}, {M = 8192, N = 8192, K = 4096},
+                {M = 16384, N = 16384, K = 8192}}
+-- Config lists by name: `large` for the big shapes, `small` for the small-M ones (M = 128 and 6-10).
 -- A list may name the scalings it runs for (`scalings`; default all three).
 local sets = {
   base = {large = {{}},
@@ -41,22 +48,37 @@ local sets = {
                                           {block_N = 192, wgmma_N = 192, a_regs = "true"}}, small = {}},
   -- How much the pipeline's depth matters: two stages.
   shallow = {scalings = {"tensor"}, large = {{num_stages = 2}}, small = {}},
+  -- The small-M rule (block_N and num_stages auto) beside each width it chooses from, each with auto's depth, and
+  -- the widths it replaced (128 x 192 for tensor and row scales, 128 x 256 for block, three stages); `only` / `skip`
+  -- name the scaling a config is for or not for (the field is not passed to the kernel).
+  narrow = {large = {}, small = {{}, {block_N = 64}, {block_N = 128},
+                                 {block_N = 192, wgmma_N = 192, num_stages = 3, skip = "block"},
+                                 {block_N = 256, num_stages = 3, only = "block"}}},
+  -- A fourth stage beside the auto widths (128 x 192 at 8192^3 and 16384^2 x 4096).
+  stages = {scalings = {"tensor", "row"}, large = {{}, {num_stages = 4}}, small = {}},
+  -- The defaults everywhere, and at 8192^3 (auto: four stages beside 128 x 192) the three stages they replaced; `at`
+  -- names the one shape a config is for.
+  final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
 }
-local only = os.getenv("GEMM_SHAPES")
-if only then
-  local picked = {}
-  for i in only:gmatch("%d+") do picked[#picked + 1] = shapes[tonumber(i)] end
-  shapes = picked
+local picked = {}
+for i in (os.getenv("GEMM_SHAPES") or "1,2,3,4,5"):gmatch("%d+") do
+  picked[#picked + 1] = assert(shapes[tonumber(i)], "GEMM_SHAPES: no shape " .. i .. " (1-" .. #shapes .. ")")
 end
+shapes = picked
 local k = tl.kernel("gemm.fp8")
 local cases = {}
 for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_SETS: no config list '" .. name .. "'")
   for _, s in ipairs(shapes) do
     for _, scaling in ipairs(set.scalings or {"tensor", "row", "block"}) do
-      for _, c in ipairs(s.small and set.small or set.large) do
+      for _, entry in ipairs(s.small and set.small or set.large) do
+        local c = {}
+        for key, v in pairs(entry) do if key ~= "only" and key ~= "skip" and key ~= "at" then c[key] = v end end
         local p = {M = s.M, N = s.N, K = s.K, scaling = scaling}
-        if k:can_implement(p, c) then cases[#cases + 1] = {p, c} end
+        local at = (entry.at or "") == "" or entry.at == s.M .. "x" .. s.N .. "x" .. s.K
+        if at and (entry.only or scaling) == scaling and entry.skip ~= scaling and k:can_implement(p, c) then
+          cases[#cases + 1] = {p, c}
+        end
       end
     end
   end
@@ -111,6 +133,11 @@ for _, c in ipairs(checks) do
   end
 end
 if #checks > 0 then print(string.format("checks: %d run, %d failed", #checks, failed)) end
+-- GEMM_ROUNDS=n: the rows n times over, in the same order (each shape's configs alternate round by round).
+local rounds = tonumber(os.getenv("GEMM_ROUNDS") or "1")
+local all = {}
+for _ = 1, rounds do for _, c in ipairs(cases) do all[#all + 1] = c end end
+cases = all
 local records, verified = {}, {}
 print(string.format("%-16s %-6s %-62s %4s %8s %7s %7s %6s %8s", "problem", "scale", "config", "ok", "ms", "TFLOP/s",
                     "cuBLAS", "x", "vs_cublas"))
