@@ -596,7 +596,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         }
       }
       // softmax_split: consumer 1's sums of tokens 32..63 go through the rescale slots (read before this point).
-      float own[2];
+      float own[2] = {0.f, 0.f};
       if constexpr (SPLIT && c == 1) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {

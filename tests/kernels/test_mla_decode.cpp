@@ -44,6 +44,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"qk_warpgroups", "2"}}},
       {{{"seq_q", "2"}, {"heads", "128"}}, {{"vec_store", "false"}}},
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}, {"vec_store", "false"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"softmax_split", "true"}, {"prefetch_next", "true"}}},
       {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
