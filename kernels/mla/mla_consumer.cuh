@@ -342,12 +342,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // bounds Q K^T), runs the softmax alone and hands consumer 1 each row's rescale factor.
   constexpr int NS = P.s_cols;  // tokens of S per QK warpgroup
   constexpr bool does_qk = QK_WG == 2 || c == 0;
-  // softmax_split (mla.decode, QK_WG 1): consumer 0 hands S's tokens 32..63 to consumer 1 (barrier 5), which
-  // exponentiates them, writes their P and keeps their row sums. Thread tid of either consumer holds the same
-  // coordinates of S; its 16 handed-over values lie at split_at + 2048 q (q = 0..3, 16 bytes each) in the stage's
-  // RoPE panel, so that a warp's 16-byte accesses cover 512 consecutive bytes.
-  constexpr bool SPLIT = C.softmax_split && QK_WG == 1 && !SPARSE;
-  const unsigned split_at = 2 * P.tile(0, kDV) + 16u * static_cast<unsigned>(tid);
+  // p_regs (mla.decode, QK_WG 1): consumer 0's P V from its P registers, pa (the 16-bit pairs of S's values 2k, 2k + 1).
+  constexpr bool P_REGS = C.p_regs && QK_WG == 1 && c == 0 && !SPARSE;
+  unsigned pa[P_REGS ? P.acc_s.num_values() / 2 : 1];
   constexpr int tok0 = QK_WG == 2 ? NS * c : 0;
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
@@ -454,28 +451,17 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           row_m[h] = m_new;
           if (QK_WG == 1 && row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1), alpha[h]);
         }
-        if constexpr (SPLIT) {
-          // Tokens 32..63 (values 16..31) go to consumer 1 as exp2 arguments, through the stage's RoPE panel, which
-          // only Q K^T reads (complete: waited above) and the producer refills only after both P V of the stage.
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int v = 16 + 4 * q, h0 = 0, h1 = 1;
-            st_shared_v4_b32(kv + split_at + q * 2048u, __float_as_uint(fmaf(sacc[v], kScaleLog2, -m_use[h0])),
-                             __float_as_uint(fmaf(sacc[v + 1], kScaleLog2, -m_use[h0])),
-                             __float_as_uint(fmaf(sacc[v + 2], kScaleLog2, -m_use[h1])),
-                             __float_as_uint(fmaf(sacc[v + 3], kScaleLog2, -m_use[h1])));
-          }
-          named_barrier_arrive(5, 256);
-        }
         // P = exp2(S scale - m) as 16 bits into the P tile: each pair of S's elements (acc_s) at its row and token.
 #pragma unroll
-        for (int j = 0; j < (SPLIT ? NS / 16 : NS / 8); ++j)
+        for (int j = 0; j < NS / 8; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
             const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
             sum[h] += e0 + e1;
-            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
+            const unsigned pk = pack2<C.bf16>(e0, e1);
+            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pk);
+            if constexpr (P_REGS) pa[2 * j + h] = pk;
           }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -487,55 +473,34 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
         // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
         if (!SPARSE && valid < kBlock) zero_v_tail<C>(kv, valid, c, tid);
-        fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
-        named_barrier_sync(2, 256);
+        if constexpr (P_REGS) {
+          // p_regs: this warpgroup's P V takes P from registers (the S accumulator's pairs are the A fragments of
+          // the k16 steps: step i is values 8i .. 8i + 7), issued before P is fenced and announced to consumer 1,
+          // which waits on barrier 2 alone (it zeroes its own V tail rows).
+          if (valid < kBlock) fence_proxy_async_smem();  // the zeroed rows visible to wgmma
+          static constexpr auto v_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, 0); });
+          wgmma_fence();
+#pragma unroll
+          for (int i = 0; i < kBlock / 16; ++i)
+            WgmmaRS<P.acc_o.cols(), C.bf16, 1>::run(o, pa + 4 * i, smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo), 1);
+          wgmma_commit();
+          fence_proxy_async_smem();  // P visible to consumer 1's wgmma
+          named_barrier_arrive(2, 256);
+        } else {
+          fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
+          named_barrier_sync(2, 256);
+        }
         TL_PROBE_END(mla_probe::softmax, s, blk);
       } else {
         // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
         // Q K^T of this block is complete: it waited before the softmax).
         TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
-        if constexpr (SPLIT) {
-          // softmax_split: exp2 of the tokens 32..63 consumer 0 handed over, into P's columns 32..63 (consumer 0's P V
-          // of the previous block, which read them, completed before its Q K^T of this one), with this thread's own
-          // row sums; the sync on barrier 2 comes after.
-          named_barrier_sync(5, 256);
-          float alpha[2];
+        named_barrier_sync(2, 256);
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            alpha[h] = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
+        for (int h = 0; h < 2; ++h) {
+          const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
 #pragma unroll
-            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-          }
-          // This thread's place in P, recomputed from a fresh read of the thread index: kept live across the loop
-          // the two registers push P V's accumulators into a compiler-inserted warpgroup arrive, and ptxas then
-          // serializes every wgmma of the kernel (C7520).
-          unsigned t;
-          asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
-          const TileCoord at = P.acc_s(static_cast<int>(t % 128), 0);
-          const int pa = P.p.layout()(at.row, at.col);
-          const unsigned prow = p_base + 2 * pa, pterm = 2 * P.p.swizzle().term(pa);
-          float sum[2] = {0.f, 0.f};
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const uint4 x = ld_shared_v4_b32(kv + split_at + q * 2048u);
-            const unsigned w[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const float e0 = exp2_approx(__uint_as_float(w[2 * h])), e1 = exp2_approx(__uint_as_float(w[2 * h + 1]));
-              sum[h] += e0 + e1;
-              st_shared_b32(prow + (p_vals[16 + 4 * q + 2 * h] ^ pterm), pack2<C.bf16>(e0, e1));
-            }
-          }
-#pragma unroll
-          for (int h = 0; h < 2; ++h) row_l[h] = row_l[h] * alpha[h] + sum[h];
-        } else {
-          named_barrier_sync(2, 256);
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
-#pragma unroll
-            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
-          }
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
         }
         mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
@@ -543,10 +508,6 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           zero_v_tail<C>(kv, valid, c, tid);
           fence_proxy_async_smem();
           named_barrier_sync(4, 128);
-        }
-        if constexpr (SPLIT) {
-          fence_proxy_async_smem();  // this warpgroup's P columns visible to both P V
-          named_barrier_sync(2, 256);
         }
         TL_PROBE_END(mla_probe::softmax, s, blk);
       }
@@ -556,12 +517,14 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
       static constexpr auto v_steps =
           tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
-      wgmma_fence();
+      if constexpr (!P_REGS) {
+        wgmma_fence();
 #pragma unroll
-      for (int i = 0; i < p_steps.size(); ++i)
-        WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
-                                                smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
-      wgmma_commit();
+        for (int i = 0; i < p_steps.size(); ++i)
+          WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
+                                                  smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+        wgmma_commit();
+      }
       wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
       if (tid == 0) mbar_arrive(base + P.empty_bar(s));
@@ -595,27 +558,13 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           }
         }
       }
-      // softmax_split: consumer 1's sums of tokens 32..63 go through the rescale slots (read before this point).
-      float own[2] = {0.f, 0.f};
-      if constexpr (SPLIT && c == 1) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          own[h] = quad_sum(row_l[h]);
-          if (row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 0), own[h]);
-        }
-      }
       named_barrier_sync(1, 256);
       if constexpr (c == 1) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           l_tot[h] = ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 0, 0));
           row_m[h] = ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1, 0));
-          if constexpr (SPLIT) l_tot[h] += own[h];
         }
-      }
-      if constexpr (SPLIT && c == 0) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 0));
       }
     }
     ++qn;

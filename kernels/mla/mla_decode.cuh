@@ -133,16 +133,6 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
               for (int p = 0; p < P.panels; ++p)
                 tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
             }
-            if constexpr (C.prefetch_next) {
-              // The next block of the range into L2 now, a block's time before its stage frees, so that its load
-              // then hits L2: two blocks in flight from HBM instead of one. Row tile 0 alone: the other row tiles
-              // of the part read the same blocks at about the same time.
-              if (blk + 1 < b1 && blockIdx.y == 0) {
-                const int next = __ldg(row_table + blk + 1);
-#pragma unroll
-                for (int p = 0; p < P.panels; ++p) tma_prefetch_2d(&tma_kv, p * P.panel_cols, next * kBlock);
-              }
-            }
           }
           __syncwarp();
           TL_PROBE_END(mla_probe::load_issue, s, blk);

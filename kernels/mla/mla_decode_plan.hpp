@@ -24,8 +24,7 @@ struct MlaDecodeConfig {
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
-  bool prefetch_next = false;  // row tile 0's producer prefetches the next KV block into L2 after each load
-  bool softmax_split = false;  // qk_warpgroups 1: consumer 1 exponentiates S's tokens 32..63 (handed over in the stage)
+  bool p_regs = false;        // qk_warpgroups 1: consumer 0's P V takes P from registers, issued before barrier 2
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -117,8 +116,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
-      .field("prefetch_next", c.prefetch_next)
-      .field("softmax_split", c.softmax_split)
+      .field("p_regs", c.p_regs)
       .str();
 }
 

@@ -80,15 +80,6 @@ TL_DEVICE_INLINE void tma_load_2d_hint(unsigned dst, const TmaDescriptor* map, u
                : "memory");
 }
 
-// Brings a 2-D box of the map's tensor into L2 without writing shared memory (PTX ISA: cp.async.bulk.prefetch.tensor):
-// a later tma_load of it then hits L2.
-TL_DEVICE_INLINE void tma_prefetch_2d(const TmaDescriptor* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
-
 // The same load, written into the same shared-memory offset of each CTA of the cluster in cta_mask, completing bytes
 // on the mbarrier at the same offset in each of them (PTX ISA: cp.async.bulk.tensor, .multicast::cluster).
 template <class... C>
