@@ -342,9 +342,6 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // bounds Q K^T), runs the softmax alone and hands consumer 1 each row's rescale factor.
   constexpr int NS = P.s_cols;  // tokens of S per QK warpgroup
   constexpr bool does_qk = QK_WG == 2 || c == 0;
-  // p_regs (mla.decode, QK_WG 1): consumer 0's P V from its P registers, pa (the 16-bit pairs of S's values 2k, 2k + 1).
-  constexpr bool P_REGS = C.p_regs && QK_WG == 1 && c == 0 && !SPARSE;
-  unsigned pa[P_REGS ? P.acc_s.num_values() / 2 : 1];
   constexpr int tok0 = QK_WG == 2 ? NS * c : 0;
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
@@ -459,9 +456,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
             const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
             const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
             sum[h] += e0 + e1;
-            const unsigned pk = pack2<C.bf16>(e0, e1);
-            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pk);
-            if constexpr (P_REGS) pa[2 * j + h] = pk;
+            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
           }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -473,23 +468,8 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
         // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
         if (!SPARSE && valid < kBlock) zero_v_tail<C>(kv, valid, c, tid);
-        if constexpr (P_REGS) {
-          // p_regs: this warpgroup's P V takes P from registers (the S accumulator's pairs are the A fragments of
-          // the k16 steps: step i is values 8i .. 8i + 7), issued before P is fenced and announced to consumer 1,
-          // which waits on barrier 2 alone (it zeroes its own V tail rows).
-          if (valid < kBlock) fence_proxy_async_smem();  // the zeroed rows visible to wgmma
-          static constexpr auto v_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, 0); });
-          wgmma_fence();
-#pragma unroll
-          for (int i = 0; i < kBlock / 16; ++i)
-            WgmmaRS<P.acc_o.cols(), C.bf16, 1>::run(o, pa + 4 * i, smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo), 1);
-          wgmma_commit();
-          fence_proxy_async_smem();  // P visible to consumer 1's wgmma
-          named_barrier_arrive(2, 256);
-        } else {
-          fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
-          named_barrier_sync(2, 256);
-        }
+        fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
+        named_barrier_sync(2, 256);
         TL_PROBE_END(mla_probe::softmax, s, blk);
       } else {
         // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
@@ -517,14 +497,12 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
       static constexpr auto v_steps =
           tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
-      if constexpr (!P_REGS) {
-        wgmma_fence();
+      wgmma_fence();
 #pragma unroll
-        for (int i = 0; i < p_steps.size(); ++i)
-          WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
-                                                  smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
-        wgmma_commit();
-      }
+      for (int i = 0; i < p_steps.size(); ++i)
+        WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
+                                                smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+      wgmma_commit();
       wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
       if (tid == 0) mbar_arrive(base + P.empty_bar(s));

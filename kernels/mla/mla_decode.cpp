@@ -24,8 +24,7 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
           .vec_store = c.boolean("vec_store"),
           .evict_first = c.text("evict_first") == "on" ||
-                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
-          .p_regs = c.integer("qk_warpgroups") == 1 && c.boolean("p_regs")};
+                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -251,11 +250,7 @@ KernelSpec mla_decode_spec() {
                                       "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
                                       "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
                                       "other CTA reads (+2.4-7.6% at s_q 1, h_q 64 on the H100); off with several, "
-                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)"),
-               ParamSpec::boolean("p_regs", false,
-                                  "with qk_warpgroups=1: consumer 0's P V reads P from its registers (wgmma with A "
-                                  "from registers) and is issued as soon as P is computed, before P's shared-memory "
-                                  "copy is fenced and announced to consumer 1, instead of after a barrier of both")}};
+                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -24,7 +24,6 @@ struct MlaDecodeConfig {
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
-  bool p_regs = false;        // qk_warpgroups 1: consumer 0's P V takes P from registers, issued before barrier 2
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -116,7 +115,6 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
-      .field("p_regs", c.p_regs)
       .str();
 }
 
