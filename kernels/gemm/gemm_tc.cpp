@@ -203,7 +203,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c);
 Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   GemmModelInputs g = gemm_model_inputs(inst, d);
   GemmModelCosts& c = g.costs;
-  const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
+  const std::int64_t bm = inst.config.integer("block_M"), bn = wgmma_config(inst.problem, inst.config).block_N;
   GemmWgmmaModel m;
   m.stages = static_cast<int>(inst.config.integer("num_stages"));
   m.consumers = static_cast<int>(bm / 64);
@@ -419,11 +419,43 @@ std::vector<ParamSpec> hopper_schedule_params() {
                                  "with 16-byte rows; an f32 C stores from registers)")};
 }
 
+// The main loop's shared-memory traffic per tensor-core clock of a Hopper GEMM tile of 128 rows x block_N columns
+// whose two consumers run wgmma chains of chain_N columns (2026-11-26's reading: shared memory moves 128 B a clock;
+// 16-bit m64nNk16 and e4m3 m64nNk32 both take N/2 clocks, so the bytes are the same): a chain reads A's 64 rows (2 KB)
+// and B (32 B a column) per N/2 clocks, 4096/chain_N + 64 B a clock, and a stage's TMA writes (128 + block_N) x 128 B
+// per 128 x block_N / 32 clocks. 128 x 256 in one chain (gemm.wgmma): 80 + 48 = 128; in two 128-column chains
+// (gemm.fp8's promotion): 144; 128 x 192 in one chain: 85.3 + 53.3 = 138.7.
+double hopper_bytes_per_clock(int block_N, int chain_N) {
+  return 4096.0 / chain_N + 64 + 4096.0 * (128 + block_N) / (128.0 * block_N);
+}
+
+// block_N auto of the Hopper GEMMs with two consumers (gemm.fp8's, gemm.wgmma's): 192 where 128 x 192 tiles (one chain
+// a consumer) take fewer tile-clocks on the persistent grid of an H100 / H200 (132 SMs) than 128 x 256 tiles in chains
+// of chain_256 columns: per tile, its columns times hopper_bytes_per_clock, times the waves of tiles a CTA walks.
+int hopper_block_n(const Values& p, int chain_256) {
+  const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
+  auto cost = [&](int bn, int chain) {
+    const std::int64_t tiles = tiles_m * ((p.integer("N") + bn - 1) / bn);
+    return static_cast<double>((tiles + sms - 1) / sms) * bn * hopper_bytes_per_clock(bn, chain);
+  };
+  return cost(192, 192) < cost(256, chain_256) ? 192 : 256;
+}
+
 // Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
 std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
+
+// block_N=0 (auto): hopper_block_n's choice for 128-row tiles without clusters (128 x 256 runs one 256-column chain a
+// consumer), else 256.
+int wgmma_block_n(const Values& p, const Values& c) {
+  if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
+  if (c.integer("block_M") != 128 || wgmma_cluster(c) != 1) return 256;
+  return hopper_block_n(p, 256);
+}
+
 std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
   const auto tiles_m = (p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M");
-  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
+  const std::int64_t bn = wgmma_block_n(p, c);
+  const auto tiles_n = (p.integer("N") + bn - 1) / bn;
   const auto cm = c.integer("cluster_M"), cn = c.integer("cluster_N");
   return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
 }
@@ -444,7 +476,7 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   return {.block_M = i("block_M"),
-          .block_N = i("block_N"),
+          .block_N = wgmma_block_n(p, c),
           .block_K = 64,
           .num_stages = i("num_stages"),
           .panel = i("panel"),
@@ -483,13 +515,16 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
+  const std::string bn = std::to_string(wgmma_block_n(p, c));  // the value in effect (auto resolved)
+  if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && wgmma_block_n(p, c) == 192)
+    return refuse("cluster_M=2 with trans_B=false multicasts half of B's 64-column boxes from each CTA, and block_N=192 "
+                  "is 3 of them: use block_N=128 or 256, or cluster_M=1");
   TL_RETURN_IF_ERROR(check_tma_store(p, c));
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
-  const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
-                             "x64 tiles";
+  const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + bn + "x64 tiles";
   if (wgmma_staging(p, c) == 0) return check_smem(wgmma_smem(p, c), limits, stages, "lower num_stages or block_N");
   return check_smem(wgmma_smem(p, c), limits,
-                    stages + " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + dtype_name(out_type(p)) +
+                    stages + " plus the " + c.text("block_M") + "x" + bn + " " + dtype_name(out_type(p)) +
                         " C staging tile (" + std::to_string(wgmma_staging(p, c)) + " bytes)",
                     c_bytes == 4 ? "an f32 C stages twice the bytes of a 16-bit one: set tma_store=false (direct "
                                    "stores from registers; the fastest f32 path measured on the H100), or use "
@@ -506,7 +541,9 @@ KernelSpec gemm_wgmma_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 256, {128, 256}, "columns of C per tile (the wgmma N)"),
+               ParamSpec::one_of("block_N", 0, {0, 128, 192, 256},
+                                 "columns of C per tile (the wgmma N); 0 = auto: 192 where 128x192 tiles take fewer "
+                                 "tile-clocks on 132 SMs than 128x256 (block_M=128, no cluster), else 256"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
   for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
   k.config.params.push_back(ParamSpec::one_of(
@@ -530,7 +567,10 @@ KernelSpec gemm_wgmma_spec() {
         {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}},
         // Stream-K with the other epilogue, the other tile shape and the other raster.
         {{"schedule", "stream_k"}, {"tma_store", "false"}},
-        {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}}};
+        {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}},
+        // 192-column tiles (three 64-column boxes of an N-major B, three staging sub-tiles) split and in pairs.
+        {{"schedule", "stream_k"}, {"block_N", "192"}},
+        {{"cluster_N", "2"}, {"block_N", "192"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -641,10 +681,8 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
 }
 
 // block_N=0 (auto): 128 x 192 tiles, one 192-column chain a consumer (A read from shared memory once per k block),
-// where they take fewer tile-clocks than 128 x 256 on the persistent grid of an H100 / H200 (132 SMs): per tile, its
-// columns times the main loop's shared-memory bytes per tensor-core clock (two consumers' chains and the stage's TMA
-// writes; 144 B at 256 columns in two 128-column chains, 138.7 at 192, against 128 B a clock), times the waves of
-// tiles a CTA walks. Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
+// where hopper_block_n says they take fewer tile-clocks than 128 x 256 tiles in two 128-column chains (144 B a clock
+// against 138.7 at 192). Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
 // fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 2-6%
 // faster than 192 on the H100. There (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3 (tensor +2.0-2.6%, row
 // +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%),
@@ -655,14 +693,7 @@ int fp8_block_n(const Values& p, const Values& c) {
   if (c.integer("block_M") != 128 || c.boolean("fast_accum") || c.boolean("overlap") || c.text("a_regs") == "true" ||
       p.text("scaling") == "block" || (wn != 0 && wn != 192))
     return 256;
-  const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
-  auto cost = [&](std::int64_t bn, double bytes_per_clock) {
-    const std::int64_t tiles = tiles_m * ((p.integer("N") + bn - 1) / bn);
-    return static_cast<double>((tiles + sms - 1) / sms) * static_cast<double>(bn) * bytes_per_clock;
-  };
-  return cost(192, 4096.0 * 320 / (128 * 192) + 8192.0 / 96) < cost(256, 4096.0 * 384 / (128 * 256) + 6144.0 / 64)
-             ? 192
-             : 256;
+  return hopper_block_n(p, 128);
 }
 
 // wgmma_N=0 (auto): the whole tile in one chain where the accumulators allow it (fast accumulation keeps no partial
