@@ -203,7 +203,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c);
 Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   GemmModelInputs g = gemm_model_inputs(inst, d);
   GemmModelCosts& c = g.costs;
-  const std::int64_t bm = inst.config.integer("block_M"), bn = wgmma_config(inst.problem, inst.config).block_N;
+  const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
   GemmWgmmaModel m;
   m.stages = static_cast<int>(inst.config.integer("num_stages"));
   m.consumers = static_cast<int>(bm / 64);
@@ -419,43 +419,11 @@ std::vector<ParamSpec> hopper_schedule_params() {
                                  "with 16-byte rows; an f32 C stores from registers)")};
 }
 
-// The main loop's shared-memory traffic per tensor-core clock of a Hopper GEMM tile of 128 rows x block_N columns
-// whose two consumers run wgmma chains of chain_N columns (2026-11-26's reading: shared memory moves 128 B a clock;
-// 16-bit m64nNk16 and e4m3 m64nNk32 both take N/2 clocks, so the bytes are the same): a chain reads A's 64 rows (2 KB)
-// and B (32 B a column) per N/2 clocks, 4096/chain_N + 64 B a clock, and a stage's TMA writes (128 + block_N) x 128 B
-// per 128 x block_N / 32 clocks. 128 x 256 in one chain (gemm.wgmma): 80 + 48 = 128; in two 128-column chains
-// (gemm.fp8's promotion): 144; 128 x 192 in one chain: 85.3 + 53.3 = 138.7.
-double hopper_bytes_per_clock(int block_N, int chain_N) {
-  return 4096.0 / chain_N + 64 + 4096.0 * (128 + block_N) / (128.0 * block_N);
-}
-
-// block_N auto of the Hopper GEMMs with two consumers (gemm.fp8's, gemm.wgmma's): 192 where 128 x 192 tiles (one chain
-// a consumer) take fewer tile-clocks on the persistent grid of an H100 / H200 (132 SMs) than 128 x 256 tiles in chains
-// of chain_256 columns: per tile, its columns times hopper_bytes_per_clock, times the waves of tiles a CTA walks.
-int hopper_block_n(const Values& p, int chain_256) {
-  const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
-  auto cost = [&](int bn, int chain) {
-    const std::int64_t tiles = tiles_m * ((p.integer("N") + bn - 1) / bn);
-    return static_cast<double>((tiles + sms - 1) / sms) * bn * hopper_bytes_per_clock(bn, chain);
-  };
-  return cost(192, 192) < cost(256, chain_256) ? 192 : 256;
-}
-
 // Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
 std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
-
-// block_N=0 (auto): hopper_block_n's choice for 128-row tiles without clusters (128 x 256 runs one 256-column chain a
-// consumer), else 256.
-int wgmma_block_n(const Values& p, const Values& c) {
-  if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
-  if (c.integer("block_M") != 128 || wgmma_cluster(c) != 1) return 256;
-  return hopper_block_n(p, 256);
-}
-
 std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
   const auto tiles_m = (p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M");
-  const std::int64_t bn = wgmma_block_n(p, c);
-  const auto tiles_n = (p.integer("N") + bn - 1) / bn;
+  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
   const auto cm = c.integer("cluster_M"), cn = c.integer("cluster_N");
   return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
 }
@@ -472,14 +440,28 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
 }
 
+// panel=0 (auto): 4 where the operand a panel's tiles walk across (B for raster m: a panel's few tile rows meet every
+// tile column; A for raster n) fits in two thirds of the H100's 50 MiB L2 while A and B together do not, so that it
+// stays in L2 while the other streams through once; else 16, the sweeps' best (16 tile rows x 8 columns a wave reads
+// the fewest bytes per wave). On the H100 (docs/perf.md, 2026-11-26) panel 4 ran 4096^3 (B 32 MiB, A + B 64 MiB)
+// 1-2% faster than 16, and panels 8/16 were even or 16 faster at the other seven issue-21 shapes.
+int wgmma_panel(const Values& p, const Values& c) {
+  if (c.integer("panel") != 0) return static_cast<int>(c.integer("panel"));
+  const double in = static_cast<double>(dtype_size(p.dtype())), l2 = 50.0 * (1 << 20);
+  const double a = static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("K")) * in;
+  const double b = static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K")) * in;
+  const double walked = c.text("raster") == "n" ? a : b;
+  return walked <= l2 * 2 / 3 && a + b > l2 ? 4 : 16;
+}
+
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   return {.block_M = i("block_M"),
-          .block_N = wgmma_block_n(p, c),
+          .block_N = i("block_N"),
           .block_K = 64,
           .num_stages = i("num_stages"),
-          .panel = i("panel"),
+          .panel = wgmma_panel(p, c),
           .raster_n = c.text("raster") == "n",
           .tma_store = tma_store_on(p, c),
           .cluster_M = i("cluster_M"),
@@ -515,16 +497,16 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
-  const std::string bn = std::to_string(wgmma_block_n(p, c));  // the value in effect (auto resolved)
-  if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && wgmma_block_n(p, c) == 192)
+  if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && c.integer("block_N") == 192)
     return refuse("cluster_M=2 with trans_B=false multicasts half of B's 64-column boxes from each CTA, and block_N=192 "
                   "is 3 of them: use block_N=128 or 256, or cluster_M=1");
   TL_RETURN_IF_ERROR(check_tma_store(p, c));
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
-  const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + bn + "x64 tiles";
+  const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
+                             "x64 tiles";
   if (wgmma_staging(p, c) == 0) return check_smem(wgmma_smem(p, c), limits, stages, "lower num_stages or block_N");
   return check_smem(wgmma_smem(p, c), limits,
-                    stages + " plus the " + c.text("block_M") + "x" + bn + " " + dtype_name(out_type(p)) +
+                    stages + " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + dtype_name(out_type(p)) +
                         " C staging tile (" + std::to_string(wgmma_staging(p, c)) + " bytes)",
                     c_bytes == 4 ? "an f32 C stages twice the bytes of a 16-bit one: set tma_store=false (direct "
                                    "stores from registers; the fastest f32 path measured on the H100), or use "
@@ -541,11 +523,17 @@ KernelSpec gemm_wgmma_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 0, {0, 128, 192, 256},
-                                 "columns of C per tile (the wgmma N); 0 = auto: 192 where 128x192 tiles take fewer "
-                                 "tile-clocks on 132 SMs than 128x256 (block_M=128, no cluster), else 256"),
+               ParamSpec::one_of("block_N", 256, {128, 192, 256},
+                                 "columns of C per tile (the wgmma N; 192: fewer columns per wave, but 8-22% slower "
+                                 "per column on the H100)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
-  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  for (ParamSpec& p : hopper_schedule_params())
+    k.config.params.push_back(p.name != "panel" ? std::move(p)
+                                                : ParamSpec::one_of("panel", 0, {0, 1, 2, 4, 8, 16, 32},
+                                                                    "rasterization: tile rows (columns) walked "
+                                                                    "together; 0 = auto: 4 where the operand a panel "
+                                                                    "walks across fits in L2 but A and B together do "
+                                                                    "not, else 16"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(
@@ -681,8 +669,10 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes
 }
 
 // block_N=0 (auto): 128 x 192 tiles, one 192-column chain a consumer (A read from shared memory once per k block),
-// where hopper_block_n says they take fewer tile-clocks than 128 x 256 tiles in two 128-column chains (144 B a clock
-// against 138.7 at 192). Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
+// where they take fewer tile-clocks than 128 x 256 on the persistent grid of an H100 / H200 (132 SMs): per tile, its
+// columns times the main loop's shared-memory bytes per tensor-core clock (two consumers' chains and the stage's TMA
+// writes; 144 B at 256 columns in two 128-column chains, 138.7 at 192, against 128 B a clock), times the waves of
+// tiles a CTA walks. Only for promoting tensor and row scales on two consumers with chains left to auto (or 192):
 // fast accumulation runs one 256-column chain, and block scales run 256 columns with A from registers (a_regs), 2-6%
 // faster than 192 on the H100. There (docs/perf.md, 2026-11-26, two calls) 192 won at 8192^3 (tensor +2.0-2.6%, row
 // +1.8-2.4%) and 16384^2 x 4096 (+2.5-3.6%, +1.4-2.7%) and lost at 4096^3 (-10%) and 4096 x 7168 x 2048 (-3% to -7%),
@@ -693,7 +683,14 @@ int fp8_block_n(const Values& p, const Values& c) {
   if (c.integer("block_M") != 128 || c.boolean("fast_accum") || c.boolean("overlap") || c.text("a_regs") == "true" ||
       p.text("scaling") == "block" || (wn != 0 && wn != 192))
     return 256;
-  return hopper_block_n(p, 128);
+  const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
+  auto cost = [&](std::int64_t bn, double bytes_per_clock) {
+    const std::int64_t tiles = tiles_m * ((p.integer("N") + bn - 1) / bn);
+    return static_cast<double>((tiles + sms - 1) / sms) * static_cast<double>(bn) * bytes_per_clock;
+  };
+  return cost(192, 4096.0 * 320 / (128 * 192) + 8192.0 / 96) < cost(256, 4096.0 * 384 / (128 * 256) + 6144.0 / 64)
+             ? 192
+             : 256;
 }
 
 // wgmma_N=0 (auto): the whole tile in one chain where the accumulators allow it (fast accumulation keeps no partial

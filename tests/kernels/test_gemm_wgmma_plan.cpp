@@ -242,7 +242,7 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   test::expect_distinct_names_and_keys(wgmma_spec(), variants);
   EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
-            ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
+            ".panel = 4, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
             ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = false}>");
   // auto at the default problem (4096^3: stream-K would not pay) is data-parallel, the same kernel; stream_k has its
   // own entry.
@@ -255,6 +255,25 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   const auto compiled = test::scratch_jit().compile(compile_request(instance({{"trans_B", "false"}}, {{"block_M", "64"}}), opt));
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_NE(compiled->lowered_name.find("GemmWgmmaConfig"), std::string::npos);
+}
+
+// panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
+// 50 MiB L2 and A and B together do not; else 16. An explicit panel is kept.
+TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
+  auto panel = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
+    const std::string name = instance(problem, config).name_expression;
+    const auto at = name.find(".panel = ");
+    return at == std::string::npos ? -1 : std::stoi(name.substr(at + 9));
+  };
+  EXPECT_EQ(panel({}, {}), 4);                                                 // 4096^3: B 32 MiB, A + B 64 MiB
+  EXPECT_EQ(panel({{"M", "16384"}, {"N", "4096"}, {"K", "2048"}}, {}), 4);    // B 16 MiB, A + B 80 MiB
+  EXPECT_EQ(panel({{"M", "3000"}, {"N", "5000"}, {"K", "4096"}}, {}), 16);     // B 39 MiB: over two thirds
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {}), 16);     // A + B 32 MiB: both fit
+  EXPECT_EQ(panel({{"M", "4096"}, {"N", "4096"}, {"K", "512"}}, {}), 16);
+  EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {}), 16);     // B 128 MiB
+  EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {{"raster", "n"}}), 4);  // raster n walks A: 32 MiB
+  EXPECT_EQ(panel({{"dtype", "f16"}}, {{"panel", "16"}}), 16);
+  EXPECT_EQ(panel({{"M", "4096"}, {"N", "4096"}, {"K", "512"}}, {{"panel", "2"}}), 2);
 }
 
 TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {
