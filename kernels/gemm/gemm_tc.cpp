@@ -441,17 +441,17 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
 }
 
 // panel=0 (auto): 4 where the operand a panel's tiles walk across (B for raster m: a panel's few tile rows meet every
-// tile column; A for raster n) fits in two thirds of the H100's 50 MiB L2 while A and B together do not, so that it
-// stays in L2 while the other streams through once; else 16, the sweeps' best (16 tile rows x 8 columns a wave reads
-// the fewest bytes per wave). On the H100 (docs/perf.md, 2026-11-26) panel 4 ran 4096^3 (B 32 MiB, A + B 64 MiB)
-// 1-2% faster than 16, and panels 8/16 were even or 16 faster at the other seven issue-21 shapes.
+// tile column; A for raster n) fits in two thirds of the H100's 50 MiB L2, so that a wave's ~8 tile rows reuse all of
+// it from L2 while the other operand streams through once; else 16, the sweeps' best (16 tile rows x 8 columns a wave
+// read the fewest bytes per wave). On the H100 (docs/perf.md, 2026-11-26, two calls, alternated) panel 4 ran 1.0-1.4%
+// faster than 16 at 8192 x 8192 x 1024, 8192 x 4096 x 4096 and 16384 x 4096 x 2048, 0.4-2% at 4096^3, even at
+// 4096 x 4096 x 512 and 3000 x 5000 x 4096 (B 39 MiB), 2.4% slower at 6144^3 (B 72 MiB).
 int wgmma_panel(const Values& p, const Values& c) {
   if (c.integer("panel") != 0) return static_cast<int>(c.integer("panel"));
-  const double in = static_cast<double>(dtype_size(p.dtype())), l2 = 50.0 * (1 << 20);
-  const double a = static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("K")) * in;
-  const double b = static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K")) * in;
-  const double walked = c.text("raster") == "n" ? a : b;
-  return walked <= l2 * 2 / 3 && a + b > l2 ? 4 : 16;
+  const std::int64_t rows = c.text("raster") == "n" ? p.integer("M") : p.integer("N");
+  const double walked = static_cast<double>(rows) * static_cast<double>(p.integer("K")) *
+                        static_cast<double>(dtype_size(p.dtype()));
+  return walked <= 50.0 * (1 << 20) * 2 / 3 ? 4 : 16;
 }
 
 // The kernel's one template argument for a validated problem and config.
@@ -532,8 +532,8 @@ KernelSpec gemm_wgmma_spec() {
                                                 : ParamSpec::one_of("panel", 0, {0, 1, 2, 4, 8, 16, 32},
                                                                     "rasterization: tile rows (columns) walked "
                                                                     "together; 0 = auto: 4 where the operand a panel "
-                                                                    "walks across fits in L2 but A and B together do "
-                                                                    "not, else 16"));
+                                                                    "walks across (B for raster m, A for n) fits in "
+                                                                    "two thirds of a 50 MiB L2, else 16"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(

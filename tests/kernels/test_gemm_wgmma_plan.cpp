@@ -258,18 +258,17 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
 }
 
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
-// 50 MiB L2 and A and B together do not; else 16. An explicit panel is kept.
+// 50 MiB L2; else 16. An explicit panel is kept.
 TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
   auto panel = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
     const std::string name = instance(problem, config).name_expression;
     const auto at = name.find(".panel = ");
     return at == std::string::npos ? -1 : std::stoi(name.substr(at + 9));
   };
-  EXPECT_EQ(panel({}, {}), 4);                                                 // 4096^3: B 32 MiB, A + B 64 MiB
-  EXPECT_EQ(panel({{"M", "16384"}, {"N", "4096"}, {"K", "2048"}}, {}), 4);    // B 16 MiB, A + B 80 MiB
+  EXPECT_EQ(panel({}, {}), 4);                                                  // 4096^3: B 32 MiB
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {}), 4);      // B 16 MiB
   EXPECT_EQ(panel({{"M", "3000"}, {"N", "5000"}, {"K", "4096"}}, {}), 16);     // B 39 MiB: over two thirds
-  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {}), 16);     // A + B 32 MiB: both fit
-  EXPECT_EQ(panel({{"M", "4096"}, {"N", "4096"}, {"K", "512"}}, {}), 16);
+  EXPECT_EQ(panel({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}}, {}), 16);     // B 72 MiB
   EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {}), 16);     // B 128 MiB
   EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {{"raster", "n"}}), 4);  // raster n walks A: 32 MiB
   EXPECT_EQ(panel({{"dtype", "f16"}}, {{"panel", "16"}}), 16);
