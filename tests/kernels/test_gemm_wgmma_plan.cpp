@@ -37,7 +37,7 @@ std::vector<GemmWgmmaConfig> all_configs() {
               // A 2x1 pair multicasts half of an N-major B's 64-column boxes each: 192 is 3 (refused).
               if (bn != 192 || cm == 1 || trans_b)
                 out.push_back({.block_M = bm, .block_N = bn, .tma_store = tma_store, .cluster_M = cm, .cluster_N = cn,
-                             .trans_B = trans_b, .out_dtype = dt});
+                               .trans_B = trans_b, .out_dtype = dt});
   return out;
 }
 
