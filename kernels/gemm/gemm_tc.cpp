@@ -440,6 +440,20 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
 }
 
+// panel=0 (auto): 4 where the operand a panel's tiles walk across (B for raster m: a panel's few tile rows meet every
+// tile column; A for raster n) fits in two thirds of the H100's 50 MiB L2, so that a wave's ~8 tile rows reuse all of
+// it from L2 while the other operand streams through once; else 16, the sweeps' best (16 tile rows x 8 columns a wave
+// read the fewest bytes per wave). On the H100 (docs/perf.md, 2026-11-26, two calls, alternated) panel 4 ran 1.0-1.4%
+// faster than 16 at 8192 x 8192 x 1024, 8192 x 4096 x 4096 and 16384 x 4096 x 2048, 0.4-2% at 4096^3, even at
+// 4096 x 4096 x 512 and 3000 x 5000 x 4096 (B 39 MiB), 2.4% slower at 6144^3 (B 72 MiB).
+int wgmma_panel(const Values& p, const Values& c) {
+  if (c.integer("panel") != 0) return static_cast<int>(c.integer("panel"));
+  const std::int64_t rows = c.text("raster") == "n" ? p.integer("M") : p.integer("N");
+  const double walked = static_cast<double>(rows) * static_cast<double>(p.integer("K")) *
+                        static_cast<double>(dtype_size(p.dtype()));
+  return walked <= 50.0 * (1 << 20) * 2 / 3 ? 4 : 16;
+}
+
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -447,7 +461,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .block_N = i("block_N"),
           .block_K = 64,
           .num_stages = i("num_stages"),
-          .panel = i("panel"),
+          .panel = wgmma_panel(p, c),
           .raster_n = c.text("raster") == "n",
           .tma_store = tma_store_on(p, c),
           .cluster_M = i("cluster_M"),
@@ -483,6 +497,9 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
+  if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && c.integer("block_N") == 192)
+    return refuse("cluster_M=2 with trans_B=false multicasts half of B's 64-column boxes from each CTA, and block_N=192 "
+                  "is 3 of them: use block_N=128 or 256, or cluster_M=1");
   TL_RETURN_IF_ERROR(check_tma_store(p, c));
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
   const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
@@ -506,9 +523,17 @@ KernelSpec gemm_wgmma_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 256, {128, 256}, "columns of C per tile (the wgmma N)"),
+               ParamSpec::one_of("block_N", 256, {128, 192, 256},
+                                 "columns of C per tile (the wgmma N; 192: fewer columns per wave, but 7-28% slower "
+                                 "than 256 at issue 21's eight shapes on the H100)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
-  for (ParamSpec& p : hopper_schedule_params()) k.config.params.push_back(std::move(p));
+  for (ParamSpec& p : hopper_schedule_params())
+    k.config.params.push_back(p.name != "panel" ? std::move(p)
+                                                : ParamSpec::one_of("panel", 0, {0, 1, 2, 4, 8, 16, 32},
+                                                                    "rasterization: tile rows (columns) walked "
+                                                                    "together; 0 = auto: 4 where the operand a panel "
+                                                                    "walks across (B for raster m, A for n) fits in "
+                                                                    "two thirds of a 50 MiB L2, else 16"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(
@@ -530,7 +555,10 @@ KernelSpec gemm_wgmma_spec() {
         {{"cluster_N", "2"}, {"block_M", "64"}, {"block_N", "128"}, {"num_stages", "4"}},
         // Stream-K with the other epilogue, the other tile shape and the other raster.
         {{"schedule", "stream_k"}, {"tma_store", "false"}},
-        {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}}};
+        {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}},
+        // 192-column tiles (three 64-column boxes of an N-major B, three staging sub-tiles) split and in pairs.
+        {{"schedule", "stream_k"}, {"block_N", "192"}},
+        {{"cluster_N", "2"}, {"block_N", "192"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +

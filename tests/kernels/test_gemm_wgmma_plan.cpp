@@ -29,13 +29,15 @@ using test::tma_sw128;
 std::vector<GemmWgmmaConfig> all_configs() {
   std::vector<GemmWgmmaConfig> out;
   for (int bm : {64, 128})
-    for (int bn : {128, 256})
+    for (int bn : {128, 192, 256})
       for (bool trans_b : {true, false})
         for (auto dt : {kOutBf16, kOutF16, kOutF32})
           for (auto [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
             for (bool tma_store : {true, false})
-              out.push_back({.block_M = bm, .block_N = bn, .tma_store = tma_store, .cluster_M = cm, .cluster_N = cn,
-                             .trans_B = trans_b, .out_dtype = dt});
+              // A 2x1 pair multicasts half of an N-major B's 64-column boxes each: 192 is 3 (refused).
+              if (bn != 192 || cm == 1 || trans_b)
+                out.push_back({.block_M = bm, .block_N = bn, .tma_store = tma_store, .cluster_M = cm, .cluster_N = cn,
+                               .trans_B = trans_b, .out_dtype = dt});
   return out;
 }
 
@@ -119,7 +121,7 @@ TEST(GemmWgmmaPlan, DescriptorsAreTheCanonicalSwizzle128Layouts) {
 // [SECTION] the accumulator and the epilogue
 
 TEST(GemmWgmmaPlan, AccumulatorIsTheWgmmaAtom) {
-  for (int bn : {128, 256}) {
+  for (int bn : {128, 192, 256}) {
     const GemmWgmmaPlan p = make_plan({.block_N = bn});
     const std::string atom = "wgmma.m64n" + std::to_string(bn) + "k16.f32.C";
     EXPECT_EQ(fragment_spec(p.acc, atom).value_or("none"), atom);
@@ -134,7 +136,7 @@ TEST(GemmWgmmaPlan, AccumulatorIsTheWgmmaAtom) {
 // (gemm_wgmma.cuh): they must be the fragment's and the staging layout's, for every thread and register, and the
 // registers' pairs must cover the tile once.
 TEST(GemmWgmmaPlan, EpilogueOffsetsAreTheLayouts) {
-  for (int bn : {128, 256})
+  for (int bn : {128, 192, 256})
     for (auto dt : {kOutBf16, kOutF32}) {
       const GemmWgmmaPlan p = make_plan({.block_N = bn, .out_dtype = dt});
       SCOPED_TRACE("block_N " + std::to_string(bn) + " c_bytes " + std::to_string(p.c_bytes));
@@ -225,6 +227,7 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {}},
       {{}, {{"block_M", "64"}}},
       {{}, {{"block_N", "128"}}},
+      {{}, {{"block_N", "192"}}},
       {{}, {{"num_stages", "2"}}},
       {{}, {{"panel", "8"}}},
       {{}, {{"raster", "n"}}},
@@ -239,7 +242,7 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   test::expect_distinct_names_and_keys(wgmma_spec(), variants);
   EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
-            ".panel = 16, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
+            ".panel = 4, .raster_n = false, .tma_store = true, .cluster_M = 1, .cluster_N = 1, .bf16 = true, "
             ".trans_B = true, .out_dtype = tl::gemm_detail::kOutBf16, .stream_k = false}>");
   // auto at the default problem (4096^3: stream-K would not pay) is data-parallel, the same kernel; stream_k has its
   // own entry.
@@ -252,6 +255,24 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   const auto compiled = test::scratch_jit().compile(compile_request(instance({{"trans_B", "false"}}, {{"block_M", "64"}}), opt));
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_NE(compiled->lowered_name.find("GemmWgmmaConfig"), std::string::npos);
+}
+
+// panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
+// 50 MiB L2; else 16. An explicit panel is kept.
+TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
+  auto panel = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
+    const std::string name = instance(problem, config).name_expression;
+    const auto at = name.find(".panel = ");
+    return at == std::string::npos ? -1 : std::stoi(name.substr(at + 9));
+  };
+  EXPECT_EQ(panel({}, {}), 4);                                                  // 4096^3: B 32 MiB
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {}), 4);      // B 16 MiB
+  EXPECT_EQ(panel({{"M", "3000"}, {"N", "5000"}, {"K", "4096"}}, {}), 16);     // B 39 MiB: over two thirds
+  EXPECT_EQ(panel({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}}, {}), 16);     // B 72 MiB
+  EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {}), 16);     // B 128 MiB
+  EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {{"raster", "n"}}), 4);  // raster n walks A: 32 MiB
+  EXPECT_EQ(panel({{"dtype", "f16"}}, {{"panel", "16"}}), 16);
+  EXPECT_EQ(panel({{"M", "4096"}, {"N", "4096"}, {"K", "512"}}, {{"panel", "2"}}), 2);
 }
 
 TEST(GemmWgmmaPlan, SpecLaunchesChecksAndPlotsThePlan) {

@@ -305,6 +305,10 @@ TEST(Library, CanImplementRefusesWithReasons) {
                  {"block_N=32", "64-column blocks"});
   for (const char* k : {"gemm.mma", "gemm.wgmma"})
     expect_refused(k, {{"trans_B", "false"}, {"N", "130"}}, {}, "sm_90a", {"trans_B=false", "N a multiple of 8"});
+  // A 2x1 pair multicasts half of an N-major B's 64-column boxes from each CTA: 192 columns are 3 boxes.
+  expect_refused("gemm.wgmma", {{"trans_B", "false"}}, {{"cluster_M", "2"}, {"block_N", "192"}}, "sm_90a",
+                 {"block_N=192", "3 of them", "cluster_M=1"});
+  EXPECT_TRUE(instantiate(spec("gemm.wgmma"), {}, {{"cluster_M", "2"}, {"block_N", "192"}}, limits_for_arch("sm_90a")).ok());
 }
 
 // gemm.mma / gemm.wgmma: C = A * B^T (B stored N x K) or A * B (B stored K x N); the reference reads B as stored,
