@@ -359,7 +359,8 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
                        .sinks = p.boolean("sinks"),
-                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent"))};
+                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent")),
+                       .min_blocks = as_int(c.integer("min_blocks"))};
   if (r.q_stages > 0 && epi != "auto") return r;
   // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -383,10 +384,11 @@ std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
   return (p.integer("seq_q") + bm - 1) / bm;
 }
 
-// The launch's CTAs: one per work tile, or (persistent) one per SM at most.
+// The launch's CTAs: one per work tile, or (persistent) min_blocks per SM at most.
 std::int64_t wgmma_ctas(const Values& p, const Values& c, const DeviceLimits& l) {
   const std::int64_t work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-  return c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work;
+  const std::int64_t resident = std::int64_t{std::max(l.sm_count, 1)} * wgmma_config(p, c).min_blocks;
+  return c.boolean("persistent") ? std::min<std::int64_t>(work, resident) : work;
 }
 
 // The causal work order's section (config section; -1 = auto). Measured on the H100 (docs/perf.md, 32k tokens, 16
@@ -428,6 +430,11 @@ std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) 
   return rule > 1.05 * best_imbalance ? best : by_tiles;
 }
 
+// Registers a consumer thread needs beyond S, P and O (min_blocks > 1). Measured with ptxas (sm_90a, d 64, causal
+// window with sinks): block_N 64 (80 registers of S, P and O) spills 48-96 bytes in the 104 that min_blocks=2 leaves
+// two consumer warpgroups, and fits in the 136 of one consumer warpgroup at min_blocks=3.
+constexpr int kWgmmaRegSlack = 40;
+
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
   const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
@@ -449,6 +456,24 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "in 240 per thread): use block_N=128 for causal attention");
   const std::int64_t smem = make_plan(cfg).bytes;
   const bool staged = staged_epilogue(cfg), two_q = cfg.q_stages > 1;
+  if (cfg.min_blocks > 1) {
+    // The consumers' share of a CTA's registers (attn_fwd_wgmma.cuh: the launch bounds' cap per thread, the producer's
+    // 24 given back) must hold S, P and O plus ~REG_SLACK of addresses, counters and softmax state.
+    const int consumers = cfg.block_M / 64, threads = (consumers + 1) * 128;
+    const int launch = limits.regs_per_block / (cfg.min_blocks * threads) / 8 * 8;
+    const int regs = (launch * threads - 128 * 24) / (128 * consumers) / 8 * 8;
+    const int need = cfg.block_N / 2 + cfg.block_N / 4 + cfg.dim_v / 2 + kWgmmaRegSlack;
+    if (need > regs)
+      return refuse("min_blocks=" + c.text("min_blocks") + " leaves each consumer thread " + std::to_string(regs) +
+                    " registers, but S, P and O of block_N=" + std::to_string(cfg.block_N) + ", dim_v=" +
+                    std::to_string(cfg.dim_v) + " need about " + std::to_string(need) +
+                    ": it would spill; use min_blocks=1, a smaller block_N or block_M=64");
+    // CTAs on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
+    if ((smem + 1024) * cfg.min_blocks > limits.smem_per_block_optin + 1024)
+      return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " CTAs of " +
+                    std::to_string(smem) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    ": lower min_blocks, block_N or q_stages, or epilogue=direct");
+  }
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile" + std::string(two_q ? "s (q_stages=2)" : "") + " and " + c.text("num_stages") +
                   " stages of K and V tiles (block_N=" + std::to_string(cfg.block_N) + ", dim=" + p.text("dim") +
@@ -483,6 +508,11 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "the other's GEMMs (block_M=128; at 192 the three take turns in a cycle); auto = "
                                       "true but at block_M=64 (one warpgroup) and at head dim 256 (there O's 128 "
                                       "registers a thread leave no room for the turn's: false measured 1.08x faster)"),
+               ParamSpec::one_of("min_blocks", 1, {1, 2, 3, 4},
+                                 "CTAs per SM: the registers are budgeted for that many (__launch_bounds__, the "
+                                 "consumers' setmaxnreg share of each CTA's pool) and the persistent grid has that "
+                                 "many per SM, so narrow bands, whose work tiles are a few K/V tiles each, run more "
+                                 "independent tiles at once"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
@@ -509,6 +539,13 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "tma = staged, then TMA stores that overlap the next work tile; auto = tma where "
                                       "the staging tile fits (before a second Q buffer), else direct")}};
   k.can_implement = check_wgmma;
+  // --full also runs one consumer warpgroup per CTA with two and three CTAs per SM (one-parameter variations of
+  // min_blocks from the defaults do not fit the registers), where the test problems fit them.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"block_M", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}},
+        {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "3"}}};
+  };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
@@ -559,7 +596,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     const std::int64_t bn = wgmma_config(p, c).block_N;
     const auto tiles = (p.integer("seq_k") + bn - 1) / bn;
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-    const std::int64_t sms = std::max(l.sm_count, 1);
+    const std::int64_t sms = std::int64_t{std::max(l.sm_count, 1)} * wgmma_config(p, c).min_blocks;
     const auto per_cta = c.boolean("persistent") ? (work + sms - 1) / sms : 1;
     return static_cast<std::uint32_t>(per_cta * (16 * tiles + 2) + 64);
   };

@@ -128,7 +128,7 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 // issues, the wait for S (wait_s: the tensor cores' queue, the other warpgroups' GEMMs, plus our S), the softmax, the
 // wait for P V, the O rescale and P conversion (rescale_p), and the epilogue.
 template <AttnFwdWgmmaConfig CFG>
-__global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
+__global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    unsigned short* __restrict__ O, float* __restrict__ LSE,
@@ -165,10 +165,17 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   // (spills at 24) and leave the consumers 232; three consumers keep 160 (a producer of 32: 128 * 32 + 384 * 160 is
   // the whole file).
 #if defined(TL_TIMELINE) && TL_TIMELINE
-  constexpr int kProducerRegs = C == 3 ? 32 : 40, kConsumerRegs = C == 3 ? 160 : 232;
+  constexpr int kProducerRegs = C == 3 ? 32 : 40, kOneBlockRegs = C == 3 ? 160 : 232;
 #else
-  constexpr int kProducerRegs = 24, kConsumerRegs = C == 3 ? 160 : 240;
+  constexpr int kProducerRegs = 24, kOneBlockRegs = C == 3 ? 160 : 240;
 #endif
+  // MIN_BLOCKS > 1 CTAs share an SM's file: each is launched with the launch bounds' cap per thread (a multiple of 8),
+  // and setmaxnreg only moves registers inside that CTA's pool, so the consumers get what the producer gives up.
+  constexpr int MIN_BLOCKS = CFG.min_blocks, kThreads = (C + 1) * 128;
+  constexpr int kLaunchRegs = 65536 / (MIN_BLOCKS * kThreads) / 8 * 8;
+  constexpr int kConsumerRegs =
+      MIN_BLOCKS == 1 ? kOneBlockRegs : (kLaunchRegs * kThreads - 128 * kProducerRegs) / (128 * C) / 8 * 8;
+  static_assert(MIN_BLOCKS == 1 || (kConsumerRegs >= kLaunchRegs && kConsumerRegs <= 240), "registers per consumer");
   // Named barriers: 0 is __syncthreads, 1 + c warpgroup c's turn (ping-pong), kBarEpilogue + c its epilogue's.
   constexpr int kBarEpilogue = 1 + (C > 2 ? C : 2);
 

@@ -36,6 +36,7 @@ struct AttnFwdWgmmaConfig {
   bool window = false;                      // sliding window (causal): row r sees keys (r - window, r], bottom-right
   bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
   bool dynamic = false;                     // work tiles taken from a global counter in turn (else static striding)
+  int min_blocks = 1;                       // CTAs per SM the registers are budgeted for (__launch_bounds__, setmaxnreg)
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -196,6 +197,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("window", c.window)
       .field("sinks", c.sinks)
       .field("dynamic", c.dynamic)
+      .field("min_blocks", c.min_blocks)
       .str();
 }
 
