@@ -323,28 +323,58 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto, ping_pong=auto) resolved for the
-// problem:
+// Registers a consumer thread needs beyond S, P and O (min_blocks > 1). Measured with ptxas (sm_90a, d 64, causal
+// window with sinks): block_N 64 (80 registers of S, P and O) spills 48-96 bytes in the 104 that min_blocks=2 leaves
+// two consumer warpgroups, and fits in the 136 of one consumer warpgroup at min_blocks=3.
+constexpr int kWgmmaRegSlack = 40;
+
+// The registers a consumer thread gets with min_blocks CTAs per SM (attn_fwd_wgmma.cuh: the launch bounds' cap per
+// thread, a multiple of 8, times the CTA's threads is its pool, of which the producer keeps 24), and about what it
+// needs.
+int wgmma_consumer_regs(const AttnFwdWgmmaConfig& cfg, const DeviceLimits& limits) {
+  const int consumers = cfg.block_M / 64, threads = (consumers + 1) * 128;
+  const int launch = limits.regs_per_block / (cfg.min_blocks * threads) / 8 * 8;
+  return (launch * threads - 128 * 24) / (128 * consumers) / 8 * 8;
+}
+int wgmma_consumer_need(const AttnFwdWgmmaConfig& cfg) {
+  return cfg.block_N / 2 + cfg.block_N / 4 + cfg.dim_v / 2 + kWgmmaRegSlack;
+}
+// The shared memory each of min_blocks CTAs on one SM may take: they share the per-block opt-in limit plus the 1 KiB
+// reserved per block.
+std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
+  return (std::int64_t{limits.smem_per_block_optin} + 1024) / min_blocks - 1024;
+}
+
+// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto, ping_pong=auto, min_blocks=0)
+// resolved for the problem:
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
 //             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory);
 //             80 at 256 (FlashAttention-3's there too; H100, b 4, h 16, 4k, with ping_pong off: 1.00x cuDNN, 64 keys
-//             0.93x, docs/perf.md)
+//             0.93x, docs/perf.md); 64 under a narrow band (below)
 //   ping_pong on with two or three consumer warpgroups, but off at head dim 256 (on, 80 keys spill 44-64 bytes and
 //             ran 0.91x; 64 keys 0.85x)
 //   block_M   192 at head dim 64 (FlashAttention-3's tile there: the softmax's exp2 per FLOP is double d 128's, and
-//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128 and any window
-//             is at least 512 keys, else 128. Measured on the H100 (docs/perf.md, gpt-oss-like GQA, causal, sinks):
-//             192 rows 1.10x faster than 128 at window 2048, even at 512, 0.89x at 128 (a narrow band over taller
-//             blocks spends more of each tile masked)
+//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128, else 128;
+//             64 under a narrow band
+//   narrow    head dim 64 under a window of at most kNarrowWindow keys: 64 x 64 blocks of one consumer warpgroup,
+//             three CTAs per SM (min_blocks; 2 where 3 do not fit). A 128-row block under a 128-key window walks two
+//             128-key tiles, half of them masked, so its fixed costs (the lone first S, the last P V, the epilogue)
+//             dominate and ping-pong has little to overlap; three independent 64-row CTAs walk three 64-key tiles
+//             each. H100, gpt-oss-like GQA (b 4, h 64 / kv 8, 4k, causal, sinks): 0.93x -> 1.28x cuDNN at window 128,
+//             0.93x -> 1.13x at 512 (docs/perf.md)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
+//   min_blocks 1 but under a narrow band
+constexpr std::int64_t kNarrowWindow = 1024;
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
-  const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
-  const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
-  const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
+  const std::int64_t widest = std::max(dim, dim_v), window = p.integer("window");
+  const bool narrow = widest == 64 && window > 0 && window <= kNarrowWindow;
+  const std::int64_t block_N = bn > 0 ? bn : narrow ? 64 : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
+  const std::int64_t bm = c.integer("block_M");
+  const bool tall = widest == 64 && block_N <= 128 && !narrow;  // block_M auto: 192
   const std::string epi = c.text("epilogue"), pp = c.text("ping_pong"), sched = c.text("schedule");
-  const std::int64_t block_M = bm > 0 ? bm : tall ? 192 : 128;
+  const std::int64_t block_M = bm > 0 ? bm : narrow ? 64 : tall ? 192 : 128;
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
                        .block_M = as_int(block_M),
@@ -359,18 +389,26 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
                        .sinks = p.boolean("sinks"),
-                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent")),
-                       .min_blocks = as_int(c.integer("min_blocks"))};
-  if (r.q_stages > 0 && epi != "auto") return r;
-  // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
+                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent"))};
+  // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
+  // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
-  for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
-    for (int q : {2, 1}) {
-      AttnFwdWgmmaConfig t = r;
-      if (epi == "auto") t.epilogue = e;
-      if (c.integer("q_stages") == 0) t.q_stages = q;
-      if (make_plan(t).bytes <= hopper.smem_per_block_optin) return t;
-    }
+  const int given_blocks = as_int(c.integer("min_blocks"));
+  const std::vector<int> blocks = given_blocks > 0                               ? std::vector<int>{given_blocks}
+                                  : narrow && r.block_M == 64 && !r.ping_pong ? std::vector<int>{3, 2, 1}
+                                                                                : std::vector<int>{1};
+  for (int m : blocks) {
+    r.min_blocks = m;
+    if (m > 1 && wgmma_consumer_need(r) > wgmma_consumer_regs(r, hopper)) continue;
+    for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
+      for (int q : {2, 1}) {
+        AttnFwdWgmmaConfig t = r;
+        if (epi == "auto") t.epilogue = e;
+        if (c.integer("q_stages") == 0) t.q_stages = q;
+        if (make_plan(t).bytes <= wgmma_smem_share(m, hopper)) return t;
+      }
+  }
+  r.min_blocks = blocks.front();
   if (r.q_stages == 0) r.q_stages = 1;
   return r;  // too big either way: can_implement says so
 }
@@ -430,11 +468,6 @@ std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) 
   return rule > 1.05 * best_imbalance ? best : by_tiles;
 }
 
-// Registers a consumer thread needs beyond S, P and O (min_blocks > 1). Measured with ptxas (sm_90a, d 64, causal
-// window with sinks): block_N 64 (80 registers of S, P and O) spills 48-96 bytes in the 104 that min_blocks=2 leaves
-// two consumer warpgroups, and fits in the 136 of one consumer warpgroup at min_blocks=3.
-constexpr int kWgmmaRegSlack = 40;
-
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
   const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
@@ -457,21 +490,14 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   const std::int64_t smem = make_plan(cfg).bytes;
   const bool staged = staged_epilogue(cfg), two_q = cfg.q_stages > 1;
   if (cfg.min_blocks > 1) {
-    // The consumers' share of a CTA's registers (attn_fwd_wgmma.cuh: the launch bounds' cap per thread, the producer's
-    // 24 given back) must hold S, P and O plus ~REG_SLACK of addresses, counters and softmax state.
-    const int consumers = cfg.block_M / 64, threads = (consumers + 1) * 128;
-    const int launch = limits.regs_per_block / (cfg.min_blocks * threads) / 8 * 8;
-    const int regs = (launch * threads - 128 * 24) / (128 * consumers) / 8 * 8;
-    const int need = cfg.block_N / 2 + cfg.block_N / 4 + cfg.dim_v / 2 + kWgmmaRegSlack;
-    if (need > regs)
-      return refuse("min_blocks=" + c.text("min_blocks") + " leaves each consumer thread " + std::to_string(regs) +
-                    " registers, but S, P and O of block_N=" + std::to_string(cfg.block_N) + ", dim_v=" +
-                    std::to_string(cfg.dim_v) + " need about " + std::to_string(need) +
+    if (const int regs = wgmma_consumer_regs(cfg, limits), need = wgmma_consumer_need(cfg); need > regs)
+      return refuse("min_blocks=" + std::to_string(cfg.min_blocks) + " leaves each consumer thread " +
+                    std::to_string(regs) + " registers, but S, P and O of block_N=" + std::to_string(cfg.block_N) +
+                    ", dim_v=" + std::to_string(cfg.dim_v) + " need about " + std::to_string(need) +
                     ": it would spill; use min_blocks=1, a smaller block_N or block_M=64");
-    // CTAs on one SM share its shared memory (the per-block opt-in limit plus the 1 KiB reserved per block).
-    if ((smem + 1024) * cfg.min_blocks > limits.smem_per_block_optin + 1024)
-      return refuse("min_blocks=" + c.text("min_blocks") + ": " + c.text("min_blocks") + " CTAs of " +
-                    std::to_string(smem) + " bytes of shared memory do not fit one SM of " + limits.arch +
+    if (smem > wgmma_smem_share(cfg.min_blocks, limits))
+      return refuse("min_blocks=" + std::to_string(cfg.min_blocks) + ": " + std::to_string(cfg.min_blocks) +
+                    " CTAs of " + std::to_string(smem) + " bytes of shared memory do not fit one SM of " + limits.arch +
                     ": lower min_blocks, block_N or q_stages, or epilogue=direct");
   }
   if (smem > limits.smem_per_block_optin)
@@ -508,11 +534,13 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "the other's GEMMs (block_M=128; at 192 the three take turns in a cycle); auto = "
                                       "true but at block_M=64 (one warpgroup) and at head dim 256 (there O's 128 "
                                       "registers a thread leave no room for the turn's: false measured 1.08x faster)"),
-               ParamSpec::one_of("min_blocks", 1, {1, 2, 3, 4},
+               ParamSpec::one_of("min_blocks", 0, {0, 1, 2, 3, 4},
                                  "CTAs per SM: the registers are budgeted for that many (__launch_bounds__, the "
                                  "consumers' setmaxnreg share of each CTA's pool) and the persistent grid has that "
                                  "many per SM, so narrow bands, whose work tiles are a few K/V tiles each, run more "
-                                 "independent tiles at once"),
+                                 "independent tiles at once; 0 = auto: 3 (else 2) where a head dim 64 problem has a "
+                                 "window of at most 1024 keys and block_M is 64 (its auto there, with block_N 64), "
+                                 "else 1"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
