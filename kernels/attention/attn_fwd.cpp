@@ -356,20 +356,26 @@ std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
 //   block_M   192 at head dim 64 (FlashAttention-3's tile there: the softmax's exp2 per FLOP is double d 128's, and
 //             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128, else 128;
 //             64 under a narrow band
-//   narrow    head dim 64 under a window of at most kNarrowWindow keys: 64 x 64 blocks of one consumer warpgroup,
-//             three CTAs per SM (min_blocks; 2 where 3 do not fit). A 128-row block under a 128-key window walks two
-//             128-key tiles, half of them masked, so its fixed costs (the lone first S, the last P V, the epilogue)
-//             dominate and ping-pong has little to overlap; three independent 64-row CTAs walk three 64-key tiles
-//             each. H100, gpt-oss-like GQA (b 4, h 64 / kv 8, 4k, causal, sinks): 0.93x -> 1.28x cuDNN at window 128,
-//             0.93x -> 1.13x at 512 (docs/perf.md)
+//   narrow    a window of at most narrow_window(head dim) keys: 64 x 64 blocks of one consumer warpgroup, three
+//             CTAs per SM (min_blocks; 2 where 3 do not fit: at head dim 128, with one Q buffer). A 128-row block
+//             under a 128-key window walks two 128-key tiles, half of them masked, so its fixed costs (the lone first
+//             S, the last P V, the epilogue) dominate and ping-pong has little to overlap; independent 64-row CTAs
+//             walk three 64-key tiles each. H100 (docs/perf.md), gpt-oss-like GQA (b 4, h 64 / kv 8, 4k, causal,
+//             sinks) at head dim 64: 0.93x -> 1.28x cuDNN at window 128, 0.93x -> 1.12x at 512, 1.00x -> 1.07x at
+//             1024, but 1.06x -> 1.04x at 2048 (192-row blocks stay); head dim 128 (h 32 / kv 8) at window 128:
+//             0.98x -> 1.11x (the only width measured there)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 //   min_blocks 1 but under a narrow band
-constexpr std::int64_t kNarrowWindow = 1024;
+//   schedule  dynamic where causal (and persistent), and where not causal at dim = dim_v = 128 or 256: there equal
+//             work tiles still leave the CTAs uneven (4096 tiles on 132 SMs at the d 128 reference: 31.03 rounds),
+//             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
+//             at 4k); at d 64 (192-row blocks) it ran 0.2-0.3% slower and at 192 / 128 3-7% slower, so static there
+std::int64_t narrow_window(std::int64_t widest) { return widest == 64 ? 1024 : widest == 128 ? 128 : 0; }
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
   const std::int64_t widest = std::max(dim, dim_v), window = p.integer("window");
-  const bool narrow = widest == 64 && window > 0 && window <= kNarrowWindow;
+  const bool narrow = window > 0 && window <= narrow_window(widest);
   const std::int64_t block_N = bn > 0 ? bn : narrow ? 64 : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
   const std::int64_t bm = c.integer("block_M");
   const bool tall = widest == 64 && block_N <= 128 && !narrow;  // block_M auto: 192
@@ -389,7 +395,9 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
                        .sinks = p.boolean("sinks"),
-                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent"))};
+                       .dynamic = sched == "dynamic" ||
+                                  (sched == "auto" && c.boolean("persistent") &&
+                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256))))};
   // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
   // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -538,9 +546,9 @@ KernelSpec attn_fwd_wgmma_spec() {
                                  "CTAs per SM: the registers are budgeted for that many (__launch_bounds__, the "
                                  "consumers' setmaxnreg share of each CTA's pool) and the persistent grid has that "
                                  "many per SM, so narrow bands, whose work tiles are a few K/V tiles each, run more "
-                                 "independent tiles at once; 0 = auto: 3 (else 2) where a head dim 64 problem has a "
-                                 "window of at most 1024 keys and block_M is 64 (its auto there, with block_N 64), "
-                                 "else 1"),
+                                 "independent tiles at once; 0 = auto: 3 (else 2) under a window of at most 1024 "
+                                 "keys at head dim 64, 128 at head dim 128, where block_M is 64 (its auto there, with "
+                                 "block_N 64), else 1"),
                ParamSpec::boolean("persistent", true,
                                   "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
                                   "epilogue); false: one CTA per work tile"),
@@ -548,7 +556,8 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "how persistent CTAs get work tiles: static = CTA i takes tiles i, i + grid, ...; "
                                       "dynamic = after its first, each takes the next from a global counter when its "
                                       "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
-                                      "work evens out by itself; auto = dynamic where causal (persistent), else static"),
+                                      "work evens out by itself; auto = dynamic where persistent and causal or at "
+                                      "dim = dim_v = 128 or 256, else static"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "

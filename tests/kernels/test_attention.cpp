@@ -402,27 +402,28 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   refused({}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "block_M=128"});
   refused({{"dim", "64"}}, {{"block_M", "192"}, {"block_N", "176"}}, {"block_M=192", "block_N=176", "block_N=128"});
   refused({{"dim", "128"}, {"dim_v", "64"}}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "dim_v=64"});
-  // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
-  refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}, {"q_stages", "1"}}, {"304240", "shared memory"});
+  // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 + 40 (the dynamic schedule's tile ring, auto here) = 304280 bytes
+  refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}, {"q_stages", "1"}}, {"304280", "shared memory"});
   // Staged O and two Q buffers: block_N=176 at dim 128 fits 2 stages only with neither, which auto picks.
-  refused({}, {{"block_N", "176"}, {"q_stages", "2"}, {"epilogue", "tma"}}, {"279648", "O staging", "epilogue=direct", "q_stages=1"});
-  refused({}, {{"block_N", "176"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"246864", "O staging", "epilogue=direct"});
+  refused({}, {{"block_N", "176"}, {"q_stages", "2"}, {"epilogue", "tma"}}, {"279688", "O staging", "epilogue=direct", "q_stages=1"});
+  refused({}, {{"block_N", "176"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"246904", "O staging", "epilogue=direct"});
   auto auto176 = instantiate(attn_wgmma(), {}, {{"block_N", "176"}}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(auto176.ok()) << auto176.status().message();
   EXPECT_NE(auto176->name_expression.find(".q_stages = 1"), std::string::npos) << auto176->name_expression;
   EXPECT_NE(auto176->name_expression.find("AttnEpilogue::direct"), std::string::npos) << auto176->name_expression;
   refused({{"causal", "true"}}, {{"block_N", "176"}}, {"block_N=176", "spills", "block_N=128"});
-  // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 = 263280 bytes with the O staging tile
-  refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}, {"q_stages", "1"}}, {"263280", "O staging", "epilogue=direct"});
-  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"263280", "O staging", "epilogue=direct"});
-  // (2*128 + 2*2*128 + 128) * 128 * 2 + 8 * (4 + 8) + 1024 = 230496 fits; a third K/V stage does not.
-  refused({}, {{"q_stages", "2"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"263296", "q_stages=2", "q_stages=1"});
+  // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 + 40 = 263320 bytes with the O staging tile
+  refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}, {"q_stages", "1"}}, {"263320", "O staging", "epilogue=direct"});
+  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"263320", "O staging", "epilogue=direct"});
+  // (2*128 + 2*2*128 + 128) * 128 * 2 + 8 * (4 + 8) + 1024 + 40 = 230536 fits; a third K/V stage does not.
+  refused({}, {{"q_stages", "2"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"263336", "q_stages=2", "q_stages=1"});
   // CTAs per SM share its registers and shared memory: two 384-thread CTAs leave a consumer 104 registers; two of
-  // 2 * (2*64*128 + 2*2*64*128 + 64*128) + 8 * 12 + 1024 = 115808 bytes are over half of 227 KiB + 1 KiB, less 1 KiB.
+  // 2 * (2*64*128 + 2*2*64*128 + 64*128) + 8 * 12 + 1024 + 40 = 115848 bytes are over half of 227 KiB + 1 KiB, less
+  // 1 KiB.
   refused({}, {{"min_blocks", "2"}}, {"min_blocks=2", "104 registers", "spill"});
   refused({}, {{"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}, {"min_blocks", "2"}, {"q_stages", "2"},
                {"epilogue", "tma"}},
-          {"min_blocks=2", "115808", "shared memory"});
+          {"min_blocks=2", "115848", "shared memory"});
   // The mma kernel runs on Ampere; this one is Hopper-only.
   EXPECT_FALSE(instantiate(attn_wgmma(), {}, {}, limits_for_arch("sm_80")).ok());
 }
@@ -513,8 +514,8 @@ TEST(AttentionWgmma, HeadDim64AutoTileIs192Rows) {
 
 // Head dim 64 under a window of at most 1024 keys: 64 x 64 blocks of one consumer warpgroup (256 threads, no turns)
 // and three CTAs per SM, whose registers (80 a thread at launch, 136 a consumer after setmaxnreg) and shared memory
-// (three of 57 KiB) fit; the persistent grid is three per SM. Where three do not fit, two; explicit values are kept,
-// and other head dims or wider windows keep one CTA per SM.
+// (three of 57 KiB) fit; the persistent grid is three per SM. Where three do not fit, two (head dim 128, up to 128
+// keys); explicit values are kept, and wider windows or no window keep one CTA per SM.
 TEST(AttentionWgmma, NarrowBandRunsThreeCtasPerSm) {
   const KV p = {{"batch", "2"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "8"}, {"dim", "64"},
                 {"causal", "true"}, {"window", "128"}};
@@ -537,7 +538,10 @@ TEST(AttentionWgmma, NarrowBandRunsThreeCtasPerSm) {
   EXPECT_EQ(blocks(wide, {}), 3);
   wide["window"] = "1025";
   EXPECT_EQ(blocks(wide, {}), 1);
-  d128["dim"] = "128";
+  d128["dim"] = "128";  // two CTAs of one Q buffer fit (three neither in registers nor in shared memory)
+  EXPECT_EQ(blocks(d128, {}), 2);
+  EXPECT_NE(instantiate(attn_wgmma(), d128, {}, h).value().name_expression.find(".q_stages = 1"), std::string::npos);
+  d128["window"] = "129";
   EXPECT_EQ(blocks(d128, {}), 1);
   EXPECT_EQ(blocks({{"dim", "64"}}, {}), 1);
 }
@@ -609,19 +613,25 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
   }
 }
 
-// schedule=auto is dynamic where causal and persistent (FlashAttention-3's causal scheduler), else static.
+// schedule=auto is dynamic where persistent and causal (FlashAttention-3's causal scheduler) or not causal at
+// dim = dim_v = 128 or 256 (measured faster there), else static (d 64, d_qk != d_v: measured slower).
 TEST(AttentionWgmma, AutoScheduleIsDynamicWhereCausal) {
   const KV causal = {{"causal", "true"}}, window = {{"window", "100"}}, dense = {{"causal", "false"}};
+  const KV dense64 = {{"dim", "64"}}, dense256 = {{"dim", "256"}}, mla = {{"dim", "192"}, {"dim_v", "128"}};
   auto dynamic = [](const KV& p, const KV& c) {
     return instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value().name_expression.find(".dynamic = true") !=
            std::string::npos;
   };
   EXPECT_TRUE(dynamic(causal, {}));
   EXPECT_TRUE(dynamic(window, {}));
-  EXPECT_FALSE(dynamic(dense, {}));
+  EXPECT_TRUE(dynamic(dense, {}));
+  EXPECT_TRUE(dynamic(dense256, {}));
+  EXPECT_FALSE(dynamic(dense64, {}));
+  EXPECT_FALSE(dynamic(mla, {}));
+  EXPECT_FALSE(dynamic(dense, {{"schedule", "static"}}));
   EXPECT_FALSE(dynamic(causal, {{"persistent", "false"}}));
   EXPECT_FALSE(dynamic(causal, {{"schedule", "static"}}));
-  EXPECT_TRUE(dynamic(dense, {{"schedule", "dynamic"}}));
+  EXPECT_TRUE(dynamic(dense64, {{"schedule", "dynamic"}}));
 }
 
 // Causal auto sections. Dynamic: no more (sequence, head) pairs than whose K and V fill 32 MB, so head dim 256 at
