@@ -370,7 +370,8 @@ std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
 //   schedule  dynamic where causal (and persistent), and where not causal at dim = dim_v = 128 or 256: there equal
 //             work tiles still leave the CTAs uneven (4096 tiles on 132 SMs at the d 128 reference: 31.03 rounds),
 //             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
-//             at 4k); at d 64 (192-row blocks) it ran 0.2-0.3% slower and at 192 / 128 3-7% slower, so static there
+//             at 4k); at d 64 (192-row blocks) it ran 0.2-0.3% slower and at 192 / 128 3-7% slower, so static there,
+//             and at block_N 176 (its build spills 4 bytes with the dynamic schedule)
 std::int64_t narrow_window(std::int64_t widest) { return widest == 64 ? 1024 : widest == 128 ? 128 : 0; }
 AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
@@ -397,7 +398,7 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .sinks = p.boolean("sinks"),
                        .dynamic = sched == "dynamic" ||
                                   (sched == "auto" && c.boolean("persistent") &&
-                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256))))};
+                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128)))};
   // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
   // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -557,7 +558,7 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "dynamic = after its first, each takes the next from a global counter when its "
                                       "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
                                       "work evens out by itself; auto = dynamic where persistent and causal or at "
-                                      "dim = dim_v = 128 or 256, else static"),
+                                      "dim = dim_v = 128 or 256 with block_N <= 128, else static"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
