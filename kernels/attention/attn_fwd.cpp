@@ -328,13 +328,10 @@ KernelSpec attn_fwd_mma_spec() {
 // two consumer warpgroups, and fits in the 136 of one consumer warpgroup at min_blocks=3.
 constexpr int kWgmmaRegSlack = 40;
 
-// The registers a consumer thread gets with min_blocks CTAs per SM (attn_fwd_wgmma.cuh: the launch bounds' cap per
-// thread, a multiple of 8, times the CTA's threads is its pool, of which the producer keeps 24), and about what it
-// needs.
+// The registers a consumer thread gets with min_blocks > 1 CTAs per SM (the plain build's producer keeps 24), and
+// about what it needs.
 int wgmma_consumer_regs(const AttnFwdWgmmaConfig& cfg, const DeviceLimits& limits) {
-  const int consumers = cfg.block_M / 64, threads = (consumers + 1) * 128;
-  const int launch = limits.regs_per_block / (cfg.min_blocks * threads) / 8 * 8;
-  return (launch * threads - 128 * 24) / (128 * consumers) / 8 * 8;
+  return attn_shared_consumer_regs(limits.regs_per_block, cfg.block_M, cfg.min_blocks, 24);
 }
 int wgmma_consumer_need(const AttnFwdWgmmaConfig& cfg) {
   return cfg.block_N / 2 + cfg.block_N / 4 + cfg.dim_v / 2 + kWgmmaRegSlack;
@@ -578,11 +575,13 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "the staging tile fits (before a second Q buffer), else direct")}};
   k.can_implement = check_wgmma;
   // --full also runs one consumer warpgroup per CTA with two and three CTAs per SM (one-parameter variations of
-  // min_blocks from the defaults do not fit the registers), where the test problems fit them.
+  // min_blocks from the defaults do not fit the registers), where the test problems fit them; the last is the head dim
+  // 128 narrow band's.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"block_M", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}},
-        {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "3"}}};
+        {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "3"}},
+        {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}, {"q_stages", "1"}}};
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).

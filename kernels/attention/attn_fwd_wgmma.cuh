@@ -11,8 +11,8 @@
 // sequence; blocks past a shorter one are skipped), numbered query block fastest (reversed when causal: most keys
 // first), then head, then sequence; causal with section > 0: heaviest query blocks first across groups of
 // `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
-// or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
-// still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
+// or persistent (a grid of min_blocks CTAs per SM, config min_blocks), where the producer loads the next tile's Q,
+// K and V while the consumers still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
 // DYNAMIC (config schedule): after tile i, a CTA's producer takes the next tile in that order from a counter in
 // global memory (`tile_counter`, the launch's own: two launches in flight never share one) whenever it starts one, and passes its number to the consumers through a two-slot ring in shared memory, so CTAs
 // that drew light (causal) tiles take more of them: longest-first list scheduling instead of static striding.
@@ -169,13 +169,14 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
 #else
   constexpr int kProducerRegs = 24, kOneBlockRegs = C == 3 ? 160 : 240;
 #endif
-  // MIN_BLOCKS > 1 CTAs share an SM's file: each is launched with the launch bounds' cap per thread (a multiple of 8),
-  // and setmaxnreg only moves registers inside that CTA's pool, so the consumers get what the producer gives up.
-  constexpr int MIN_BLOCKS = CFG.min_blocks, kThreads = (C + 1) * 128;
-  constexpr int kLaunchRegs = 65536 / (MIN_BLOCKS * kThreads) / 8 * 8;
+  // MIN_BLOCKS > 1 CTAs per SM (config min_blocks) share its file: the consumers get what the producer gives up of
+  // their CTA's launch share (the plan's attn_shared_consumer_regs, which the spec refuses configs by).
+  constexpr int MIN_BLOCKS = CFG.min_blocks;
   constexpr int kConsumerRegs =
-      MIN_BLOCKS == 1 ? kOneBlockRegs : (kLaunchRegs * kThreads - 128 * kProducerRegs) / (128 * C) / 8 * 8;
-  static_assert(MIN_BLOCKS == 1 || (kConsumerRegs >= kLaunchRegs && kConsumerRegs <= 240), "registers per consumer");
+      MIN_BLOCKS == 1 ? kOneBlockRegs : attn_shared_consumer_regs(65536, BM, MIN_BLOCKS, kProducerRegs);
+  static_assert(MIN_BLOCKS == 1 || (kConsumerRegs >= 65536 / (MIN_BLOCKS * (C + 1) * 128) / 8 * 8 &&
+                                    kConsumerRegs <= 240),
+                "setmaxnreg raises the consumers from their launch share, to at most 240");
   // Named barriers: 0 is __syncthreads, 1 + c warpgroup c's turn (ping-pong), kBarEpilogue + c its epilogue's.
   constexpr int kBarEpilogue = 1 + (C > 2 ? C : 2);
 
