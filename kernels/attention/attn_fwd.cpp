@@ -369,11 +369,12 @@ std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
 //             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
 //             at 4k); at d 64 (192-row blocks) it ran 0.2-0.3% slower and at 192 / 128 3-7% slower, so static there,
 //             and at block_N 176 (its build spills 4 bytes with the dynamic schedule)
+//             (a narrow band whose given block_N or stages fit no second CTA gets the wide band's tile instead)
 std::int64_t narrow_window(std::int64_t widest) { return widest == 64 ? 1024 : widest == 128 ? 128 : 0; }
-AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c, bool narrow_allowed = true) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
   const std::int64_t widest = std::max(dim, dim_v), window = p.integer("window");
-  const bool narrow = window > 0 && window <= narrow_window(widest);
+  const bool narrow = narrow_allowed && window > 0 && window <= narrow_window(widest);
   const std::int64_t block_N = bn > 0 ? bn : narrow ? 64 : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
   const std::int64_t bm = c.integer("block_M");
   const bool tall = widest == 64 && block_N <= 128 && !narrow;  // block_M auto: 192
@@ -411,7 +412,9 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
         AttnFwdWgmmaConfig t = r;
         if (epi == "auto") t.epilogue = e;
         if (c.integer("q_stages") == 0) t.q_stages = q;
-        if (make_plan(t).bytes <= wgmma_smem_share(m, hopper)) return t;
+        if (make_plan(t).bytes > wgmma_smem_share(m, hopper)) continue;
+        if (blocks.size() > 1 && m == 1 && bm == 0) return wgmma_config(p, c, false);
+        return t;
       }
   }
   r.min_blocks = blocks.front();
@@ -548,8 +551,8 @@ KernelSpec attn_fwd_wgmma_spec() {
                                  "keys at head dim 64, 128 at head dim 128, where block_M is 64 (its auto there, with "
                                  "block_N 64), else 1"),
                ParamSpec::boolean("persistent", true,
-                                  "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
-                                  "epilogue); false: one CTA per work tile"),
+                                  "min_blocks CTAs per SM walking the work tiles (the next tile's loads overlap this "
+                                  "one's epilogue); false: one CTA per work tile"),
                ParamSpec::enumeration("schedule", "auto", {"auto", "static", "dynamic"},
                                       "how persistent CTAs get work tiles: static = CTA i takes tiles i, i + grid, ...; "
                                       "dynamic = after its first, each takes the next from a global counter when its "
@@ -584,7 +587,7 @@ KernelSpec attn_fwd_wgmma_spec() {
         {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}, {"q_stages", "1"}}};
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
-  // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
+  // Persistent: min_blocks CTAs per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(wgmma_ctas(p, c, l));

@@ -533,6 +533,7 @@ TEST(AttentionWgmma, NarrowBandRunsThreeCtasPerSm) {
   };
   EXPECT_EQ(blocks(p, {{"block_N", "128"}}), 2);  // S, P and O of 128 keys need more than 136 registers
   EXPECT_EQ(blocks(p, {{"block_M", "128"}}), 1);
+
   EXPECT_EQ(blocks(p, {{"min_blocks", "1"}}), 1);
   KV wide = p, d128 = p;
   wide["window"] = "1024";
@@ -542,6 +543,11 @@ TEST(AttentionWgmma, NarrowBandRunsThreeCtasPerSm) {
   d128["dim"] = "128";  // two CTAs of one Q buffer fit (three neither in registers nor in shared memory)
   EXPECT_EQ(blocks(d128, {}), 2);
   EXPECT_NE(instantiate(attn_wgmma(), d128, {}, h).value().name_expression.find(".q_stages = 1"), std::string::npos);
+  // A given block_N that fits no second CTA (d 128, 128 keys: two 64-row CTAs' tiles exceed the SM's shared memory)
+  // gets the wide band's 128-row tile.
+  EXPECT_EQ(blocks(d128, {{"block_N", "128"}}), 1);
+  EXPECT_NE(instantiate(attn_wgmma(), d128, {{"block_N", "128"}}, h).value().name_expression.find(".block_M = 128,"),
+            std::string::npos);
   d128["window"] = "129";
   EXPECT_EQ(blocks(d128, {}), 1);
   EXPECT_EQ(blocks({{"dim", "64"}}, {}), 1);
