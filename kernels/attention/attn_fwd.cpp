@@ -323,28 +323,63 @@ KernelSpec attn_fwd_mma_spec() {
 
 // [SECTION] attn.fwd.wgmma
 
-// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto, ping_pong=auto) resolved for the
-// problem:
+// Registers a consumer thread needs beyond S, P and O (min_blocks > 1). Measured with ptxas (sm_90a, d 64, causal
+// window with sinks): block_N 64 (80 registers of S, P and O) spills 48-96 bytes in the 104 that min_blocks=2 leaves
+// two consumer warpgroups, and fits in the 136 of one consumer warpgroup at min_blocks=3.
+constexpr int kWgmmaRegSlack = 40;
+
+// The registers a consumer thread gets with min_blocks > 1 CTAs per SM (the plain build's producer keeps 24), and
+// about what it needs.
+int wgmma_consumer_regs(const AttnFwdWgmmaConfig& cfg, const DeviceLimits& limits) {
+  return attn_shared_consumer_regs(limits.regs_per_block, cfg.block_M, cfg.min_blocks, 24);
+}
+int wgmma_consumer_need(const AttnFwdWgmmaConfig& cfg) {
+  return cfg.block_N / 2 + cfg.block_N / 4 + cfg.dim_v / 2 + kWgmmaRegSlack;
+}
+// The shared memory each of min_blocks CTAs on one SM may take: they share the per-block opt-in limit plus the 1 KiB
+// reserved per block.
+std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
+  return (std::int64_t{limits.smem_per_block_optin} + 1024) / min_blocks - 1024;
+}
+
+// The config with its auto values (block_M=0, block_N=0, q_stages=0, epilogue=auto, ping_pong=auto, min_blocks=0)
+// resolved for the problem:
 //   block_N   128 at head dims up to 128; 112 at 192 (FlashAttention-3's Hopper tile there: S, O and P stay in the
 //             consumers' registers, and two K/V stages beside the Q tile and the O staging tile fit shared memory);
 //             80 at 256 (FlashAttention-3's there too; H100, b 4, h 16, 4k, with ping_pong off: 1.00x cuDNN, 64 keys
-//             0.93x, docs/perf.md)
+//             0.93x, docs/perf.md); 64 under a narrow band (below)
 //   ping_pong on with two or three consumer warpgroups, but off at head dim 256 (on, 80 keys spill 44-64 bytes and
 //             ran 0.91x; 64 keys 0.85x)
 //   block_M   192 at head dim 64 (FlashAttention-3's tile there: the softmax's exp2 per FLOP is double d 128's, and
-//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128 and any window
-//             is at least 512 keys, else 128. Measured on the H100 (docs/perf.md, gpt-oss-like GQA, causal, sinks):
-//             192 rows 1.10x faster than 128 at window 2048, even at 512, 0.89x at 128 (a narrow band over taller
-//             blocks spends more of each tile masked)
+//             three consumer warpgroups hide more of it behind each other's GEMMs) where block_N <= 128, else 128;
+//             64 under a narrow band
+//   narrow    a window of at most narrow_window(head dim) keys: 64 x 64 blocks of one consumer warpgroup, three
+//             CTAs per SM (min_blocks; 2 where 3 do not fit: at head dim 128, with one Q buffer). A 128-row block
+//             under a 128-key window walks two 128-key tiles, half of them masked, so its fixed costs (the lone first
+//             S, the last P V, the epilogue) dominate and ping-pong has little to overlap; independent 64-row CTAs
+//             walk three 64-key tiles each. H100 (docs/perf.md), gpt-oss-like GQA (b 4, h 64 / kv 8, 4k, causal,
+//             sinks) at head dim 64: 0.93x -> 1.28x cuDNN at window 128, 0.93x -> 1.12x at 512, 1.00x -> 1.07x at
+//             1024, but 1.06x -> 1.04x at 2048 (192-row blocks stay); head dim 128 (h 32 / kv 8) at window 128:
+//             0.98x -> 1.11x (the only width measured there)
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
-AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
+//   min_blocks 1 but under a narrow band
+//   schedule  dynamic where causal (and persistent), and where not causal at dim = dim_v = 128 or 256: there equal
+//             work tiles still leave the CTAs uneven (4096 tiles on 132 SMs at the d 128 reference: 31.03 rounds),
+//             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
+//             at 4k); at d 64 (192-row blocks) it ran 0.2-0.3% slower and at 192 / 128 3-7% slower, so static there,
+//             and at block_N 176 (its build spills 4 bytes with the dynamic schedule)
+//             (a narrow band whose given block_N or stages fit no second CTA gets the wide band's tile instead)
+std::int64_t narrow_window(std::int64_t widest) { return widest == 64 ? 1024 : widest == 128 ? 128 : 0; }
+AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c, bool narrow_allowed = true) {
   const std::int64_t dim = p.integer("dim"), dim_v = p.integer("dim_v"), bn = c.integer("block_N");
-  const std::int64_t widest = std::max(dim, dim_v), block_N = bn > 0 ? bn : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
-  const std::int64_t bm = c.integer("block_M"), window = p.integer("window");
-  const bool tall = widest == 64 && block_N <= 128 && (window == 0 || window >= 512);  // block_M auto: 192
+  const std::int64_t widest = std::max(dim, dim_v), window = p.integer("window");
+  const bool narrow = narrow_allowed && window > 0 && window <= narrow_window(widest);
+  const std::int64_t block_N = bn > 0 ? bn : narrow ? 64 : widest <= 128 ? 128 : widest <= 192 ? 112 : 80;
+  const std::int64_t bm = c.integer("block_M");
+  const bool tall = widest == 64 && block_N <= 128 && !narrow;  // block_M auto: 192
   const std::string epi = c.text("epilogue"), pp = c.text("ping_pong"), sched = c.text("schedule");
-  const std::int64_t block_M = bm > 0 ? bm : tall ? 192 : 128;
+  const std::int64_t block_M = bm > 0 ? bm : narrow ? 64 : tall ? 192 : 128;
   AttnFwdWgmmaConfig r{.dim = as_int(dim),
                        .dim_v = as_int(dim_v),
                        .block_M = as_int(block_M),
@@ -359,17 +394,30 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .varlen = p.boolean("varlen"),
                        .window = p.integer("window") > 0,
                        .sinks = p.boolean("sinks"),
-                       .dynamic = sched == "dynamic" || (sched == "auto" && causal_mask(p) && c.boolean("persistent"))};
-  if (r.q_stages > 0 && epi != "auto") return r;
-  // The first of (2 Q buffers, tma), (1, tma), (2, direct), (1, direct) that fits, the given ones held.
+                       .dynamic = sched == "dynamic" ||
+                                  (sched == "auto" && c.boolean("persistent") &&
+                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128)))};
+  // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
+  // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
-  for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
-    for (int q : {2, 1}) {
-      AttnFwdWgmmaConfig t = r;
-      if (epi == "auto") t.epilogue = e;
-      if (c.integer("q_stages") == 0) t.q_stages = q;
-      if (make_plan(t).bytes <= hopper.smem_per_block_optin) return t;
-    }
+  const int given_blocks = as_int(c.integer("min_blocks"));
+  const std::vector<int> blocks = given_blocks > 0                               ? std::vector<int>{given_blocks}
+                                  : narrow && r.block_M == 64 && !r.ping_pong ? std::vector<int>{3, 2, 1}
+                                                                                : std::vector<int>{1};
+  for (int m : blocks) {
+    r.min_blocks = m;
+    if (m > 1 && wgmma_consumer_need(r) > wgmma_consumer_regs(r, hopper)) continue;
+    for (AttnEpilogue e : {AttnEpilogue::tma, AttnEpilogue::direct})
+      for (int q : {2, 1}) {
+        AttnFwdWgmmaConfig t = r;
+        if (epi == "auto") t.epilogue = e;
+        if (c.integer("q_stages") == 0) t.q_stages = q;
+        if (make_plan(t).bytes > wgmma_smem_share(m, hopper)) continue;
+        if (blocks.size() > 1 && m == 1 && bm == 0) return wgmma_config(p, c, false);
+        return t;
+      }
+  }
+  r.min_blocks = blocks.front();
   if (r.q_stages == 0) r.q_stages = 1;
   return r;  // too big either way: can_implement says so
 }
@@ -383,10 +431,11 @@ std::int64_t wgmma_m_blocks(const Values& p, const Values& c) {
   return (p.integer("seq_q") + bm - 1) / bm;
 }
 
-// The launch's CTAs: one per work tile, or (persistent) one per SM at most.
+// The launch's CTAs: one per work tile, or (persistent) min_blocks per SM at most.
 std::int64_t wgmma_ctas(const Values& p, const Values& c, const DeviceLimits& l) {
   const std::int64_t work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-  return c.boolean("persistent") ? std::min<std::int64_t>(work, std::max(l.sm_count, 1)) : work;
+  const std::int64_t resident = std::int64_t{std::max(l.sm_count, 1)} * wgmma_config(p, c).min_blocks;
+  return c.boolean("persistent") ? std::min<std::int64_t>(work, resident) : work;
 }
 
 // The causal work order's section (config section; -1 = auto). Measured on the H100 (docs/perf.md, 32k tokens, 16
@@ -449,6 +498,17 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "in 240 per thread): use block_N=128 for causal attention");
   const std::int64_t smem = make_plan(cfg).bytes;
   const bool staged = staged_epilogue(cfg), two_q = cfg.q_stages > 1;
+  if (cfg.min_blocks > 1) {
+    if (const int regs = wgmma_consumer_regs(cfg, limits), need = wgmma_consumer_need(cfg); need > regs)
+      return refuse("min_blocks=" + std::to_string(cfg.min_blocks) + " leaves each consumer thread " +
+                    std::to_string(regs) + " registers, but S, P and O of block_N=" + std::to_string(cfg.block_N) +
+                    ", dim_v=" + std::to_string(cfg.dim_v) + " need about " + std::to_string(need) +
+                    ": it would spill; use min_blocks=1, a smaller block_N or block_M=64");
+    if (smem > wgmma_smem_share(cfg.min_blocks, limits))
+      return refuse("min_blocks=" + std::to_string(cfg.min_blocks) + ": " + std::to_string(cfg.min_blocks) +
+                    " CTAs of " + std::to_string(smem) + " bytes of shared memory do not fit one SM of " + limits.arch +
+                    ": lower min_blocks, block_N or q_stages, or epilogue=direct");
+  }
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile" + std::string(two_q ? "s (q_stages=2)" : "") + " and " + c.text("num_stages") +
                   " stages of K and V tiles (block_N=" + std::to_string(cfg.block_N) + ", dim=" + p.text("dim") +
@@ -483,14 +543,22 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "the other's GEMMs (block_M=128; at 192 the three take turns in a cycle); auto = "
                                       "true but at block_M=64 (one warpgroup) and at head dim 256 (there O's 128 "
                                       "registers a thread leave no room for the turn's: false measured 1.08x faster)"),
+               ParamSpec::one_of("min_blocks", 0, {0, 1, 2, 3, 4},
+                                 "CTAs per SM: the registers are budgeted for that many (__launch_bounds__, the "
+                                 "consumers' setmaxnreg share of each CTA's pool) and the persistent grid has that "
+                                 "many per SM, so narrow bands, whose work tiles are a few K/V tiles each, run more "
+                                 "independent tiles at once; 0 = auto: 3 (else 2) under a window of at most 1024 "
+                                 "keys at head dim 64, 128 at head dim 128, where block_M is 64 (its auto there, with "
+                                 "block_N 64), else 1"),
                ParamSpec::boolean("persistent", true,
-                                  "one CTA per SM walking the work tiles (the next tile's loads overlap this one's "
-                                  "epilogue); false: one CTA per work tile"),
+                                  "min_blocks CTAs per SM walking the work tiles (the next tile's loads overlap this "
+                                  "one's epilogue); false: one CTA per work tile"),
                ParamSpec::enumeration("schedule", "auto", {"auto", "static", "dynamic"},
                                       "how persistent CTAs get work tiles: static = CTA i takes tiles i, i + grid, ...; "
                                       "dynamic = after its first, each takes the next from a global counter when its "
                                       "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
-                                      "work evens out by itself; auto = dynamic where causal (persistent), else static"),
+                                      "work evens out by itself; auto = dynamic where persistent and causal or at "
+                                      "dim = dim_v = 128 or 256 with block_N <= 128, else static"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
@@ -509,8 +577,17 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "tma = staged, then TMA stores that overlap the next work tile; auto = tma where "
                                       "the staging tile fits (before a second Q buffer), else direct")}};
   k.can_implement = check_wgmma;
+  // --full also runs one consumer warpgroup per CTA with two and three CTAs per SM (one-parameter variations of
+  // min_blocks from the defaults do not fit the registers), where the test problems fit them; the last is the head dim
+  // 128 narrow band's.
+  k.test_configs = [] {
+    return std::vector<std::map<std::string, std::string>>{
+        {{"block_M", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}},
+        {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "3"}},
+        {{"block_M", "64"}, {"block_N", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}, {"q_stages", "1"}}};
+  };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
-  // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100).
+  // Persistent: min_blocks CTAs per SM at most (the device's SM count, 132 on the H100).
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(wgmma_ctas(p, c, l));
@@ -559,7 +636,7 @@ KernelSpec attn_fwd_wgmma_spec() {
     const std::int64_t bn = wgmma_config(p, c).block_N;
     const auto tiles = (p.integer("seq_k") + bn - 1) / bn;
     const auto work = wgmma_m_blocks(p, c) * p.integer("heads") * p.integer("batch");
-    const std::int64_t sms = std::max(l.sm_count, 1);
+    const std::int64_t sms = std::int64_t{std::max(l.sm_count, 1)} * wgmma_config(p, c).min_blocks;
     const auto per_cta = c.boolean("persistent") ? (work + sms - 1) / sms : 1;
     return static_cast<std::uint32_t>(per_cta * (16 * tiles + 2) + 64);
   };

@@ -11,8 +11,8 @@
 // sequence; blocks past a shorter one are skipped), numbered query block fastest (reversed when causal: most keys
 // first), then head, then sequence; causal with section > 0: heaviest query blocks first across groups of
 // `section` (sequence, head) pairs (tile/work_order.hpp). CTA i takes tiles i, i + gridDim.x, ...: one per CTA (a grid of all of them)
-// or persistent (a grid of one CTA per SM), where the producer loads the next tile's Q, K and V while the consumers
-// still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
+// or persistent (a grid of min_blocks CTAs per SM, config min_blocks), where the producer loads the next tile's Q,
+// K and V while the consumers still finish the current one and store it. The K/V rings and the barrier phases run on across work tiles.
 // DYNAMIC (config schedule): after tile i, a CTA's producer takes the next tile in that order from a counter in
 // global memory (`tile_counter`, the launch's own: two launches in flight never share one) whenever it starts one, and passes its number to the consumers through a two-slot ring in shared memory, so CTAs
 // that drew light (causal) tiles take more of them: longest-first list scheduling instead of static striding.
@@ -128,7 +128,7 @@ TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv
 // issues, the wait for S (wait_s: the tensor cores' queue, the other warpgroups' GEMMs, plus our S), the softmax, the
 // wait for P V, the O rescale and P conversion (rescale_p), and the epilogue.
 template <AttnFwdWgmmaConfig CFG>
-__global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
+__global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
     attn_fwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    unsigned short* __restrict__ O, float* __restrict__ LSE,
@@ -165,10 +165,18 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, 1)
   // (spills at 24) and leave the consumers 232; three consumers keep 160 (a producer of 32: 128 * 32 + 384 * 160 is
   // the whole file).
 #if defined(TL_TIMELINE) && TL_TIMELINE
-  constexpr int kProducerRegs = C == 3 ? 32 : 40, kConsumerRegs = C == 3 ? 160 : 232;
+  constexpr int kProducerRegs = C == 3 ? 32 : 40, kOneBlockRegs = C == 3 ? 160 : 232;
 #else
-  constexpr int kProducerRegs = 24, kConsumerRegs = C == 3 ? 160 : 240;
+  constexpr int kProducerRegs = 24, kOneBlockRegs = C == 3 ? 160 : 240;
 #endif
+  // MIN_BLOCKS > 1 CTAs per SM (config min_blocks) share its file: the consumers get what the producer gives up of
+  // their CTA's launch share (the plan's attn_shared_consumer_regs, which the spec refuses configs by).
+  constexpr int MIN_BLOCKS = CFG.min_blocks;
+  constexpr int kConsumerRegs =
+      MIN_BLOCKS == 1 ? kOneBlockRegs : attn_shared_consumer_regs(65536, BM, MIN_BLOCKS, kProducerRegs);
+  static_assert(MIN_BLOCKS == 1 || (kConsumerRegs >= 65536 / (MIN_BLOCKS * (C + 1) * 128) / 8 * 8 &&
+                                    kConsumerRegs <= 240),
+                "setmaxnreg raises the consumers from their launch share, to at most 240");
   // Named barriers: 0 is __syncthreads, 1 + c warpgroup c's turn (ping-pong), kBarEpilogue + c its epilogue's.
   constexpr int kBarEpilogue = 1 + (C > 2 ? C : 2);
 

@@ -36,6 +36,7 @@ struct AttnFwdWgmmaConfig {
   bool window = false;                      // sliding window (causal): row r sees keys (r - window, r], bottom-right
   bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
   bool dynamic = false;                     // work tiles taken from a global counter in turn (else static striding)
+  int min_blocks = 1;                       // CTAs per SM the registers are budgeted for (__launch_bounds__, setmaxnreg)
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -111,6 +112,15 @@ TL_HOST_DEVICE constexpr AttnKvTiles attn_kv_tiles(int m0, int block_M, int bloc
   const int top = (kv_end + block_N - 1) / block_N;
   const int kv_begin = windowed ? detail::imax(0, m0 + diag - window + 1) : 0;
   return {top, detail::imax(0, top - kv_begin / block_N)};
+}
+
+// Registers a consumer thread has after setmaxnreg when min_blocks > 1 CTAs share the SM's file of regs_per_sm: each
+// CTA launches with the launch bounds' cap per thread (a multiple of 8), and setmaxnreg only moves registers inside
+// that CTA's pool, so the consumer warpgroups share what the producer's producer_regs leave of it (multiples of 8).
+TL_HOST_DEVICE constexpr int attn_shared_consumer_regs(int regs_per_sm, int block_M, int min_blocks, int producer_regs) {
+  const int consumers = block_M / 64, threads = (consumers + 1) * 128;
+  const int launch = regs_per_sm / (min_blocks * threads) / 8 * 8;
+  return (launch * threads - 128 * producer_regs) / (128 * consumers) / 8 * 8;
 }
 
 // sqrt(x) for x >= 1 by Newton's iteration (std::sqrt is not constexpr): converged to double precision.
@@ -196,6 +206,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("window", c.window)
       .field("sinks", c.sinks)
       .field("dynamic", c.dynamic)
+      .field("min_blocks", c.min_blocks)
       .str();
 }
 

@@ -367,6 +367,10 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "64"}, {"causal", "true"}, {"window", "128"}, {"sinks", "true"}, {"dtype", "f16"}}, {}},
       {{{"dim", "64"}, {"varlen", "true"}, {"sinks", "true"}}, {{"epilogue", "direct"}, {"q_stages", "1"}}},
       {{{"dim", "64"}, {"causal", "true"}}, {{"block_M", "192"}, {"ping_pong", "false"}, {"block_N", "64"}, {"num_stages", "3"}}},
+      // Two and three CTAs per SM (the narrow band's auto is the window 128 case above): the consumers' share.
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"block_M", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}}},
+      {{{"dim", "64"}, {"window", "100"}, {"varlen", "true"}, {"dtype", "f16"}}, {}},
+      {{}, {{"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}, {"min_blocks", "2"}, {"q_stages", "1"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -398,7 +402,7 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   refused({}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "block_M=128"});
   refused({{"dim", "64"}}, {{"block_M", "192"}, {"block_N", "176"}}, {"block_M=192", "block_N=176", "block_N=128"});
   refused({{"dim", "128"}, {"dim_v", "64"}}, {{"block_M", "192"}}, {"block_M=192", "dim=128", "dim_v=64"});
-  // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes
+  // (128 + 2*3*176) * 128 * 2 + 8 * 14 + 1024 = 304240 bytes (static: block_N 176 keeps it)
   refused({}, {{"block_N", "176"}, {"num_stages", "3"}, {"epilogue", "direct"}, {"q_stages", "1"}}, {"304240", "shared memory"});
   // Staged O and two Q buffers: block_N=176 at dim 128 fits 2 stages only with neither, which auto picks.
   refused({}, {{"block_N", "176"}, {"q_stages", "2"}, {"epilogue", "tma"}}, {"279648", "O staging", "epilogue=direct", "q_stages=1"});
@@ -408,11 +412,19 @@ TEST(AttentionWgmma, CanImplementRefusesWithReasons) {
   EXPECT_NE(auto176->name_expression.find(".q_stages = 1"), std::string::npos) << auto176->name_expression;
   EXPECT_NE(auto176->name_expression.find("AttnEpilogue::direct"), std::string::npos) << auto176->name_expression;
   refused({{"causal", "true"}}, {{"block_N", "176"}}, {"block_N=176", "spills", "block_N=128"});
-  // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 = 263280 bytes with the O staging tile
-  refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}, {"q_stages", "1"}}, {"263280", "O staging", "epilogue=direct"});
-  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"263280", "O staging", "epilogue=direct"});
-  // (2*128 + 2*2*128 + 128) * 128 * 2 + 8 * (4 + 8) + 1024 = 230496 fits; a third K/V stage does not.
-  refused({}, {{"q_stages", "2"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"263296", "q_stages=2", "q_stages=1"});
+  // (128 + 2*3*128 + 128) * 128 * 2 + 8 * 14 + 1024 + 40 (the dynamic schedule's tile ring, auto here) = 263320
+  // bytes with the O staging tile
+  refused({}, {{"num_stages", "3"}, {"epilogue", "smem"}, {"q_stages", "1"}}, {"263320", "O staging", "epilogue=direct"});
+  refused({}, {{"num_stages", "3"}, {"q_stages", "1"}, {"epilogue", "tma"}}, {"263320", "O staging", "epilogue=direct"});
+  // (2*128 + 2*2*128 + 128) * 128 * 2 + 8 * (4 + 8) + 1024 + 40 = 230536 fits; a third K/V stage does not.
+  refused({}, {{"q_stages", "2"}, {"num_stages", "3"}, {"epilogue", "direct"}}, {"263336", "q_stages=2", "q_stages=1"});
+  // CTAs per SM share its registers and shared memory: two 384-thread CTAs leave a consumer 104 registers; two of
+  // 2 * (2*64*128 + 2*2*64*128 + 64*128) + 8 * 12 + 1024 + 40 = 115848 bytes are over half of 227 KiB + 1 KiB, less
+  // 1 KiB.
+  refused({}, {{"min_blocks", "2"}}, {"min_blocks=2", "104 registers", "spill"});
+  refused({}, {{"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}, {"min_blocks", "2"}, {"q_stages", "2"},
+               {"epilogue", "tma"}},
+          {"min_blocks=2", "115848", "shared memory"});
   // The mma kernel runs on Ampere; this one is Hopper-only.
   EXPECT_FALSE(instantiate(attn_wgmma(), {}, {}, limits_for_arch("sm_80")).ok());
 }
@@ -474,7 +486,7 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
 
 // Head dim 64's auto tile is 192 query rows (FlashAttention-3's there): three consumer warpgroups and the producer,
 // 512 threads; Q's tensor map box is 192 rows, O's still one warpgroup's 64; query blocks of 192. Where 192 cannot run
-// (block_N 176, other head dims) or a window is under 512 keys auto is 128, and an explicit block_M is kept.
+// (block_N 176, other head dims) auto is 128 (under a narrow window 64: the next test), and an explicit block_M is kept.
 TEST(AttentionWgmma, HeadDim64AutoTileIs192Rows) {
   const KV p = {{"batch", "2"}, {"seq_q", "1000"}, {"seq_k", "1000"}, {"heads", "8"}, {"dim", "64"}};
   auto k = instantiate(attn_wgmma(), p, {{"persistent", "false"}}, limits_for_arch("sm_90a")).value();
@@ -494,13 +506,51 @@ TEST(AttentionWgmma, HeadDim64AutoTileIs192Rows) {
   EXPECT_EQ(rows(p, {{"block_M", "128"}}), 128);
   EXPECT_EQ(rows(p, {{"ping_pong", "false"}}), 192);  // three warpgroups without turns
   KV banded = p;
-  banded["causal"] = "true", banded["window"] = "128";
-  EXPECT_EQ(rows(banded, {}), 128);  // a narrow band: 128-row blocks mask less of each tile
-  banded["window"] = "512";
+  banded["causal"] = "true", banded["window"] = "2048";
   EXPECT_EQ(rows(banded, {}), 192);
   EXPECT_EQ(rows({{"dim", "128"}}, {}), 128);
   EXPECT_EQ(rows({{"dim", "128"}, {"dim_v", "64"}}, {}), 128);
   EXPECT_EQ(instantiate(attn_wgmma(), {{"dim", "128"}}, {}, limits_for_arch("sm_90a")).value().launch.block.x, 384u);
+}
+
+// Head dim 64 under a window of at most 1024 keys: 64 x 64 blocks of one consumer warpgroup (256 threads, no turns)
+// and three CTAs per SM, whose registers (80 a thread at launch, 136 a consumer after setmaxnreg) and shared memory
+// (three of 57 KiB) fit; the persistent grid is three per SM. Where three do not fit, two (head dim 128, up to 128
+// keys); explicit values are kept, and wider windows or no window keep one CTA per SM.
+TEST(AttentionWgmma, NarrowBandRunsThreeCtasPerSm) {
+  const KV p = {{"batch", "2"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "8"}, {"dim", "64"},
+                {"causal", "true"}, {"window", "128"}};
+  const DeviceLimits h = limits_for_arch("sm_90a");
+  auto k = instantiate(attn_wgmma(), p, {}, h).value();
+  for (const char* f : {".block_M = 64, .block_N = 64,", ".ping_pong = false", ".min_blocks = 3"})
+    EXPECT_NE(k.name_expression.find(f), std::string::npos) << f << " in " << k.name_expression;
+  EXPECT_EQ(k.launch.block.x, 256u);
+  EXPECT_EQ(k.launch.grid.x, 3u * 132);  // of 64 query blocks x 8 heads x 2 sequences
+  EXPECT_LE(3 * (static_cast<int>(k.launch.dynamic_smem) + 1024), h.smem_per_block_optin + 1024);
+  auto blocks = [&](const KV& problem, const KV& config) {
+    const std::string n = instantiate(attn_wgmma(), problem, config, h).value().name_expression;
+    return std::stoi(n.substr(n.find(".min_blocks = ") + 14));
+  };
+  EXPECT_EQ(blocks(p, {{"block_N", "128"}}), 2);  // S, P and O of 128 keys need more than 136 registers
+  EXPECT_EQ(blocks(p, {{"block_M", "128"}}), 1);
+
+  EXPECT_EQ(blocks(p, {{"min_blocks", "1"}}), 1);
+  KV wide = p, d128 = p;
+  wide["window"] = "1024";
+  EXPECT_EQ(blocks(wide, {}), 3);
+  wide["window"] = "1025";
+  EXPECT_EQ(blocks(wide, {}), 1);
+  d128["dim"] = "128";  // two CTAs of one Q buffer fit (three neither in registers nor in shared memory)
+  EXPECT_EQ(blocks(d128, {}), 2);
+  EXPECT_NE(instantiate(attn_wgmma(), d128, {}, h).value().name_expression.find(".q_stages = 1"), std::string::npos);
+  // A given block_N that fits no second CTA (d 128, 128 keys: two 64-row CTAs' tiles exceed the SM's shared memory)
+  // gets the wide band's 128-row tile.
+  EXPECT_EQ(blocks(d128, {{"block_N", "128"}}), 1);
+  EXPECT_NE(instantiate(attn_wgmma(), d128, {{"block_N", "128"}}, h).value().name_expression.find(".block_M = 128,"),
+            std::string::npos);
+  d128["window"] = "129";
+  EXPECT_EQ(blocks(d128, {}), 1);
+  EXPECT_EQ(blocks({{"dim", "64"}}, {}), 1);
 }
 
 // d_qk 192 / d_v 128 at the auto config: 112-key tiles, one Q buffer beside two K/V stages and the TMA-stored O
@@ -570,19 +620,27 @@ TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
   }
 }
 
-// schedule=auto is dynamic where causal and persistent (FlashAttention-3's causal scheduler), else static.
+// schedule=auto is dynamic where persistent and causal (FlashAttention-3's causal scheduler) or not causal at
+// dim = dim_v = 128 or 256 with block_N <= 128 (measured faster there), else static (d 64, d_qk != d_v: measured
+// slower).
 TEST(AttentionWgmma, AutoScheduleIsDynamicWhereCausal) {
   const KV causal = {{"causal", "true"}}, window = {{"window", "100"}}, dense = {{"causal", "false"}};
+  const KV dense64 = {{"dim", "64"}}, dense256 = {{"dim", "256"}}, mla = {{"dim", "192"}, {"dim_v", "128"}};
   auto dynamic = [](const KV& p, const KV& c) {
     return instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value().name_expression.find(".dynamic = true") !=
            std::string::npos;
   };
   EXPECT_TRUE(dynamic(causal, {}));
   EXPECT_TRUE(dynamic(window, {}));
-  EXPECT_FALSE(dynamic(dense, {}));
+  EXPECT_TRUE(dynamic(dense, {}));
+  EXPECT_TRUE(dynamic(dense256, {}));
+  EXPECT_FALSE(dynamic(dense64, {}));
+  EXPECT_FALSE(dynamic(mla, {}));
+  EXPECT_FALSE(dynamic(dense, {{"block_N", "176"}}));  // its build spills 4 bytes with the dynamic schedule
+  EXPECT_FALSE(dynamic(dense, {{"schedule", "static"}}));
   EXPECT_FALSE(dynamic(causal, {{"persistent", "false"}}));
   EXPECT_FALSE(dynamic(causal, {{"schedule", "static"}}));
-  EXPECT_TRUE(dynamic(dense, {{"schedule", "dynamic"}}));
+  EXPECT_TRUE(dynamic(dense64, {{"schedule", "dynamic"}}));
 }
 
 // Causal auto sections. Dynamic: no more (sequence, head) pairs than whose K and V fill 32 MB, so head dim 256 at

@@ -86,10 +86,7 @@ nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader >
 has test && kernel_test test "${TEST_S:-120}" $K
 has full && kernel_test test_full "${FULL_S:-120}" $K --full
 if has check; then
-  for e in "${CHECKS[@]}"; do
-    "$T" bench $K --problem "${e%%|*}" --config "${e#*|}" --repeat 0 --no-store > /tmp/c.txt 2>&1
-    echo "check rc=$? $(grep -E "^$K" /tmp/c.txt | awk '{print $10, $8}') $e" >> "$S"
-  done
+  for e in "${CHECKS[@]}"; do kernel_check $K "${e%%|*}" "${e#*|}"; done
 fi
 if has bench; then
   for r in $(seq "${ROUNDS:-2}"); do

@@ -6,8 +6,9 @@
 # Here, without a GPU: `bash tests/perf/attn_fwd_causal_device.sh --prepare DIR` builds the bundle
 # (cmake/bundle_for_device.sh DIR build/tilelab, kernels/, this script, device_env.sh and cache.tar.xz: the NVRTC cache
 # filled by compiling everything below for sm_90a; FULL=1 adds the --full matrix). There: `bash
-# DIR/attn_fwd_causal_device.sh DIR`; $OUT receives the logs and summary.txt. Knobs: STEPS (any of test full timeline
-# bench; default test timeline bench), ROUNDS (default 2), TEST_S, FULL_S, BENCH_S.
+# DIR/attn_fwd_causal_device.sh DIR`; $OUT receives the logs and summary.txt. Knobs: STEPS (any of test full check
+# timeline bench; default test timeline bench), ROUNDS (default 2), TEST_S, FULL_S, BENCH_S. BENCHES_FILE,
+# TIMELINES_FILE and CHECKS_FILE (one entry a line) replace the lists below, at --prepare (copied into DIR).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -40,7 +41,11 @@ TIMELINES=(
   "batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256,causal=true|"
   "batch=4,seq_q=4096,seq_k=4096,heads=16,dim=256|"
 )
+# problem|config: float64-checked once, not timed (STEPS check).
+CHECKS=()
 [ -n "${BENCHES_FILE:-}" ] && mapfile -t BENCHES < "$BENCHES_FILE"
+[ -n "${TIMELINES_FILE:-}" ] && mapfile -t TIMELINES < "$TIMELINES_FILE"
+[ -n "${CHECKS_FILE:-}" ] && mapfile -t CHECKS < "$CHECKS_FILE"
 
 if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: attn_fwd_causal_device.sh --prepare DIR}
@@ -50,6 +55,8 @@ if [ "${1:-}" = "--prepare" ]; then
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels" && cp "$0" "$D/attn_fwd_causal_device.sh" &&
     cp "$HERE/device_env.sh" "$D/"
   [ -n "${BENCHES_FILE:-}" ] && cp "$BENCHES_FILE" "$D/benches.txt"
+  [ -n "${TIMELINES_FILE:-}" ] && cp "$TIMELINES_FILE" "$D/timelines.txt"
+  [ -n "${CHECKS_FILE:-}" ] && cp "$CHECKS_FILE" "$D/checks.txt"
   C=${CACHE:-$(mktemp -d)}
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   "$T" test --kernel $K > "$D/prepare_test.txt" 2>&1
@@ -61,6 +68,9 @@ if [ "${1:-}" = "--prepare" ]; then
       [ "$c" = - ] && c=""
       "$T" compile $K --arch sm_90a --problem "${e%%|*}" --config "$c" > /dev/null 2>&1 || echo "compile failed: $e $c"
     done
+  done
+  for e in "${CHECKS[@]}"; do
+    "$T" compile $K --arch sm_90a --problem "${e%%|*}" --config "${e#*|}" > /dev/null 2>&1 || echo "compile failed: check $e"
   done
   for e in "${TIMELINES[@]}"; do
     "$T" compile $K --arch sm_90a --timeline --problem "${e%%|*}" --config "${e#*|}" > /dev/null 2>&1 ||
@@ -74,11 +84,16 @@ fi
 D=$(cd "${1:-$HERE}" && pwd)
 . "$D/device_env.sh" attn_fwd_causal
 [ -f "$D/benches.txt" ] && mapfile -t BENCHES < "$D/benches.txt"
+[ -f "$D/timelines.txt" ] && mapfile -t TIMELINES < "$D/timelines.txt"
+[ -f "$D/checks.txt" ] && mapfile -t CHECKS < "$D/checks.txt"
 STEPS=${STEPS:-test timeline bench}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader >> "$S" 2>&1
 has test && kernel_test test "${TEST_S:-120}" $K
 has full && kernel_test test_full "${FULL_S:-200}" $K --full
+if has check; then
+  for e in "${CHECKS[@]}"; do kernel_check $K "${e%%|*}" "${e#*|}"; done
+fi
 if has timeline; then
   for e in "${TIMELINES[@]}"; do
     c=${e#*|}

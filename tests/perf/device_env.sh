@@ -20,3 +20,8 @@ kernel_test() {  # NAME SECONDS K [--full]
   echo "tilelab test --kernel $k${*:+ $*}: rc=$? $(tail -1 "$OUT/$name.txt")" >> "$S"
   grep -E " FAIL " "$OUT/$name.txt" | head -8 | cut -c1-300 >> "$S"
 }
+# One float64-checked, untimed run (`tilelab bench --repeat 0`): its rc, error and PASS/FAIL into $S.
+kernel_check() {  # K PROBLEM CONFIG
+  "$T" bench "$1" --problem "$2" ${3:+--config "$3"} --repeat 0 --no-store > /tmp/c.txt 2>&1
+  echo "check rc=$? $(grep -E "^$1" /tmp/c.txt | awk '{print $10, $8}') $2|$3" >> "$S"
+}
