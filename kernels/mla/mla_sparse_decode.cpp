@@ -34,7 +34,9 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .gather = gather == "regs"     ? MlaSparseGather::regs
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
-          .late_reload = c.boolean("late_reload")};
+          .late_reload = c.boolean("late_reload"),
+          .opaque_rows = c.boolean("opaque_rows"),
+          .late_p_wait = c.boolean("late_p_wait")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -250,7 +252,13 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::boolean("late_reload", false,
                                   "gather=regs: the ring loads the next block's rows after this block is published, "
                                   "not before (1.11-1.15x at the 128-head shapes, 1.01x at 64 on an H100, but its "
-                                  "build spills 24 bytes in consumer 0: off; docs/perf.md)")}};
+                                  "build spills 24 bytes in consumer 0: off; docs/perf.md)"),
+               ParamSpec::boolean("opaque_rows", false,
+                                  "the consumers' epilogue recomputes its 64-bit row offsets per request instead "
+                                  "of holding one across the block loop (what late_reload's build spills)"),
+               ParamSpec::boolean("late_p_wait", false,
+                                  "qk_warpgroups=1: consumer 0 computes P and rescales O before it waits for consumer "
+                                  "1's P V of the previous block to free the P tile, not before its exp2s")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},

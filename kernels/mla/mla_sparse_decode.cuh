@@ -159,6 +159,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   static constexpr MlaSparseDecodePlan SP = make_plan(C);
   static constexpr MlaDecodePlan P = SP.mma;
   static constexpr MlaDecodeConfig CC = consumer_config(C);
+  static constexpr ConsumerSchedule kSchedule{.opaque_rows = C.opaque_rows, .late_p_wait = C.late_p_wait};
   static_assert(P.acc_s.linear() && P.acc_o.linear() && P.out_vec.linear() && SP.nope.linear() && SP.rope.linear(),
                 "the helpers add a thread's coordinate and a value's (tabulated) one");
 
@@ -535,16 +536,16 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     if constexpr (C.gather == MlaSparseGather::copies) {
       setmaxnreg_inc<SP.consumer_regs>();
       const ConsumerArgs a = args();
-      if (wg == 1) mla_consumer<CC, 0, true>(a);
-      else mla_consumer<CC, 1, true>(a);
+      if (wg == 1) mla_consumer<CC, 0, true, false, kSchedule>(a);
+      else mla_consumer<CC, 1, true, false, kSchedule>(a);
     } else if (wg == 1) {
       // Each consumer its own limit, set in its own branch, and its arguments built after it (built before the
       // branch, ptxas held them across both limits: 40 bytes of spills at 160 registers).
       setmaxnreg_inc<SP.consumer_regs>();
-      mla_consumer<CC, 0, true>(args());
+      mla_consumer<CC, 0, true, false, kSchedule>(args());
     } else {
       setmaxnreg_dec<SP.consumer1_regs>();
-      mla_consumer<CC, 1, true>(args());
+      mla_consumer<CC, 1, true, false, kSchedule>(args());
     }
   }
   // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.
