@@ -267,7 +267,9 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
+        {{"late_reload", "true"}, {"opaque_rows", "true"}},
+        {{"late_reload", "true"}, {"opaque_rows", "true"}, {"late_p_wait", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
