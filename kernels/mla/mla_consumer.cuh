@@ -305,27 +305,18 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
   return topk_length ? max(0, min(topk_length[r / sparse_seq_q], topk)) : topk;
 }
 
-// Scheduling choices of the consumers that only mla.sparse_decode makes (its config's switches); the defaults are the
-// code mla.decode and mla.sparse_prefill compile. opaque_rows: the epilogue's rows are taken through an empty asm once
-// per request, so that no row offset derived from them (a 64-bit index) is hoisted out of the request loop and held
-// across the block loop. late_p_wait (one Q K^T warpgroup): consumer 0 computes and packs P and rescales O before it
-// waits for consumer 1's P V of the previous block to be done with the P tile, then stores P.
-struct ConsumerSchedule {
-  bool opaque_rows = false;
-  bool late_p_wait = false;
-};
-
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
-// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits.
-template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false, ConsumerSchedule S = ConsumerSchedule{}>
+// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits. OPAQUE_ROWS (mla.sparse_decode's
+// opaque_rows): the epilogue's rows are taken through an empty asm once per request, so that no row offset derived from
+// them (a 64-bit index) is hoisted out of the request loop and held across the block loop.
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false, bool OPAQUE_ROWS = false>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
   static constexpr auto o_vals = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v); });
   constexpr int QK_WG = C.qk_warpgroups;
-  constexpr bool LATE_P = S.late_p_wait && QK_WG == 1;
   const float kInf = __int_as_float(0x7f800000);
   // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
   constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
@@ -447,8 +438,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1 - c)));
         } else {
-          // Consumer 1's P V of the previous block is done with the P tile (late_p_wait: right before P's stores).
-          if (!LATE_P && it > 0) named_barrier_sync(3, 256);
+          if (it > 0) named_barrier_sync(3, 256);  // consumer 1's P V of the previous block is done with the P tile
         }
         float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
 #pragma unroll
@@ -460,9 +450,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           row_m[h] = m_new;
           if (QK_WG == 1 && row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1), alpha[h]);
         }
-        // P = exp2(S scale - m) as 16 bits into the P tile: each pair of S's elements (acc_s) at its row and token
-        // (late_p_wait: kept packed in pk until the wait below).
-        unsigned pk[LATE_P ? NS / 4 : 1];
+        // P = exp2(S scale - m) as 16 bits into the P tile: each pair of S's elements (acc_s) at its row and token.
 #pragma unroll
         for (int j = 0; j < NS / 8; ++j)
 #pragma unroll
@@ -470,19 +458,13 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
             const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
             const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
             sum[h] += e0 + e1;
-            if constexpr (LATE_P) pk[2 * j + h] = pack2<C.bf16>(e0, e1);
-            else st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
+            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
           }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
 #pragma unroll
           for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-        }
-        if constexpr (LATE_P) {
-          if (it > 0) named_barrier_sync(3, 256);
-#pragma unroll
-          for (int i = 0; i < NS / 4; ++i) st_shared_b32(p_row + (p_vals[2 * i] ^ p_term), pk[i]);
         }
         // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
         // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
@@ -569,9 +551,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 
     const int nspl = num_splits[r + 1] - num_splits[r];
     const int g0 = num_splits[r];
-    // The epilogue's rows (em0 + erl[h]; S.opaque_rows: opaque from here on).
+    // The epilogue's rows (em0 + erl[h]; OPAQUE_ROWS: opaque from here on).
     int em0 = m0, erl[2] = {rl[0], rl[1]};
-    if constexpr (S.opaque_rows) asm volatile("" : "+r"(em0), "+r"(erl[0]), "+r"(erl[1]));
+    if constexpr (OPAQUE_ROWS) asm volatile("" : "+r"(em0), "+r"(erl[0]), "+r"(erl[1]));
     TL_PROBE_BEGIN(mla_probe::combine, probe::kNoStage, r);
     // This split's LSE per row and the factor that turns o into its O (1 / row sum).
     float lse[2], scale[2];

@@ -35,8 +35,7 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
           .late_reload = c.boolean("late_reload"),
-          .opaque_rows = c.boolean("opaque_rows"),
-          .late_p_wait = c.boolean("late_p_wait")};
+          .opaque_rows = c.boolean("opaque_rows")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -251,14 +250,13 @@ KernelSpec mla_sparse_decode_spec() {
                                       "128); auto: regs with qk_warpgroups=1, else copies"),
                ParamSpec::boolean("late_reload", false,
                                   "gather=regs: the ring loads the next block's rows after this block is published, "
-                                  "not before (1.11-1.15x at the 128-head shapes, 1.01x at 64 on an H100, but its "
-                                  "build spills 24 bytes in consumer 0: off; docs/perf.md)"),
-               ParamSpec::boolean("opaque_rows", false,
+                                  "not before (with opaque_rows 1.005-1.02x at the 128-head shapes, 0.99-1.00x at 64 "
+                                  "on an H100: off; without it its build spills 24 bytes; docs/perf.md)"),
+               ParamSpec::boolean("opaque_rows", true,
                                   "the consumers' epilogue recomputes its 64-bit row offsets per request instead "
-                                  "of holding one across the block loop (what late_reload's build spills)"),
-               ParamSpec::boolean("late_p_wait", false,
-                                  "qk_warpgroups=1: consumer 0 computes P and rescales O before it waits for consumer "
-                                  "1's P V of the previous block to free the P tile, not before its exp2s")}};
+                                  "of holding one across the block loop: ptxas then keeps the producer's ring "
+                                  "loads off the publish and late_reload builds without spills (1.07-1.11x at the "
+                                  "128-head shapes, 1.01x at 64 on an H100, docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -267,9 +265,7 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
-        {{"late_reload", "true"}, {"opaque_rows", "true"}},
-        {{"late_reload", "true"}, {"opaque_rows", "true"}, {"late_p_wait", "true"}}};
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

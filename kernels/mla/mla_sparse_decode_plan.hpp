@@ -52,14 +52,12 @@ struct MlaSparseDecodeConfig {
   // with one Q K^T warpgroup.
   MlaSparseGather gather = MlaSparseGather::copies;
   // gather=regs: the ring's loads of the next block's rows are issued after this block is published (fence and
-  // full-barrier arrival), not before (the kernel's comment: 1.11-1.15x at 128 heads on an H100, but its build spills).
+  // full-barrier arrival), not before (the kernel's comment).
   bool late_reload = false;
   // The consumers' epilogue row offsets recomputed per request (mla_consumer's OPAQUE_ROWS), so that no 64-bit one is
-  // held across the block loop.
-  bool opaque_rows = false;
-  // One Q K^T warpgroup: consumer 0 computes P and rescales O before it waits for consumer 1 to be done with the P tile
-  // (mla_consumer's late_p_wait), instead of before the exp2s.
-  bool late_p_wait = false;
+  // held across the block loop, where its two registers changed how ptxas allocated the producer's ring (the kernel's
+  // comment).
+  bool opaque_rows = true;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -175,7 +173,6 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                                                                    : "copies"))
       .field("late_reload", c.late_reload)
       .field("opaque_rows", c.opaque_rows)
-      .field("late_p_wait", c.late_p_wait)
       .str();
 }
 
