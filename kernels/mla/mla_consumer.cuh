@@ -307,9 +307,9 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
 
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
-// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits. OPAQUE_ROWS (mla.sparse_decode's
-// opaque_rows): the epilogue's rows are taken through an empty asm once per request, so that no row offset derived from
-// them (a 64-bit index) is hoisted out of the request loop and held across the block loop.
+// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits. OPAQUE_ROWS
+// (mla.sparse_decode's opaque_rows): the epilogue's rows are taken through an empty asm once per request, so that no
+// row offset derived from them (a 64-bit index) is hoisted out of the request loop and held across the block loop.
 template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false, bool OPAQUE_ROWS = false>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_ops;
