@@ -253,10 +253,10 @@ KernelSpec mla_sparse_decode_spec() {
                                   "not before (with opaque_rows 1.005-1.02x at the 128-head shapes, 0.99-1.00x at 64 "
                                   "on an H100: off; without it its build spills 24 bytes; docs/perf.md)"),
                ParamSpec::boolean("opaque_rows", true,
-                                  "the consumers' epilogue recomputes its 64-bit row offsets per request instead "
-                                  "of holding one across the block loop: ptxas then keeps the producer's ring "
-                                  "loads off the publish and late_reload builds without spills (1.07-1.11x at the "
-                                  "128-head shapes, 1.01x at 64 on an H100, docs/perf.md)")}};
+                                  "gather=regs or paired: the consumers' epilogue recomputes its 64-bit row offsets "
+                                  "per request instead of holding one across the block loop: ptxas then keeps the "
+                                  "producer's ring loads off the publish and late_reload builds without spills "
+                                  "(1.07-1.11x at the 128-head shapes, 1.01x at 64 on an H100, docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},

@@ -63,11 +63,11 @@
 // values into the ring's registers (a move waits for its load where it is placed): at the crossover block loop's end,
 // before the publish (fence and full-barrier arrival), each holds the block back by a load latency. Which registers
 // ptxas picks depends on the whole kernel's pressure: consumer 0 (at 208) held a 64-bit epilogue row offset that
-// the compiler hoisted out of the request loop; with C.opaque_rows (on) the consumers recompute it per request, and
-// then the crossover loop has no such move (SASS: stores, loads, publish) and runs 1.07-1.11x at the 128-head shapes
-// (1.01x at 64; docs/perf.md). C.late_reload (off): the ring loads the next block's rows after this block is
-// published, not before; with opaque_rows it builds without spills (without, it spills 24 bytes in consumer 0) and
-// adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off.
+// the compiler hoisted out of the request loop; with C.opaque_rows (on; regs and paired only) the consumers recompute
+// it per request, and then the crossover loop has no such move (SASS: stores, loads, publish) and runs 1.07-1.11x at
+// the 128-head shapes (1.01x at 64; docs/perf.md). C.late_reload (off): the ring loads the next block's rows after
+// this block is published, not before; with opaque_rows it builds without spills (without, it spills 24 bytes in
+// consumer 0) and adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -527,7 +527,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
   } else {
-    // gather=copies: both consumers at one limit; otherwise each its own, set in its own branch (the plan's comment).
+    // gather=copies: both consumers at one limit (and no opaque_rows: with it the copies build spilled 28 bytes at
+    // vec_store=false, dequant_rows=1); otherwise each its own, set in its own branch (the plan's comment).
     const auto args = [&] {
       ConsumerArgs a{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
                      topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
@@ -537,8 +538,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     if constexpr (C.gather == MlaSparseGather::copies) {
       setmaxnreg_inc<SP.consumer_regs>();
       const ConsumerArgs a = args();
-      if (wg == 1) mla_consumer<CC, 0, true, false, C.opaque_rows>(a);
-      else mla_consumer<CC, 1, true, false, C.opaque_rows>(a);
+      if (wg == 1) mla_consumer<CC, 0, true>(a);
+      else mla_consumer<CC, 1, true>(a);
     } else if (wg == 1) {
       // Each consumer its own limit, set in its own branch, and its arguments built after it (built before the
       // branch, ptxas held them across both limits: 40 bytes of spills at 160 registers).

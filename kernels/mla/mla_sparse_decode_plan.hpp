@@ -54,9 +54,9 @@ struct MlaSparseDecodeConfig {
   // gather=regs: the ring's loads of the next block's rows are issued after this block is published (fence and
   // full-barrier arrival), not before (the kernel's comment).
   bool late_reload = false;
-  // The consumers' epilogue row offsets recomputed per request (mla_consumer's OPAQUE_ROWS), so that no 64-bit one is
-  // held across the block loop, where its two registers changed how ptxas allocated the producer's ring (the kernel's
-  // comment).
+  // gather=regs or paired: the consumers' epilogue row offsets recomputed per request (mla_consumer's OPAQUE_ROWS), so
+  // that no 64-bit one is held across the block loop, where its two registers changed how ptxas allocated the
+  // producer's ring (the kernel's comment).
   bool opaque_rows = true;
 };
 
