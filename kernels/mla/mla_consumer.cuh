@@ -307,8 +307,10 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
 
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
-// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits.
-template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false>
+// divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits. OPAQUE_ROWS
+// (mla.sparse_decode's opaque_rows): the epilogue's rows are taken through an empty asm once per request, so that no
+// row offset derived from them (a 64-bit index) is hoisted out of the request loop and held across the block loop.
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false, bool OPAQUE_ROWS = false>
 TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(C);
@@ -549,6 +551,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 
     const int nspl = num_splits[r + 1] - num_splits[r];
     const int g0 = num_splits[r];
+    // The epilogue's rows (em0 + erl[h]; OPAQUE_ROWS: opaque from here on).
+    int em0 = m0, erl[2] = {rl[0], rl[1]};
+    if constexpr (OPAQUE_ROWS) asm volatile("" : "+r"(em0), "+r"(erl[0]), "+r"(erl[1]));
     TL_PROBE_BEGIN(mla_probe::combine, probe::kNoStage, r);
     // This split's LSE per row and the factor that turns o into its O (1 / row sum).
     float lse[2], scale[2];
@@ -573,7 +578,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       unsigned last = ld_shared_b32(flag_addr);
       const bool wrote = !last;
       if (!last) {
-        store_partial<C>(o, lse, scale, o_acc, lse_acc, g0 + split, R, m0, rl, c, tid);
+        store_partial<C>(o, lse, scale, o_acc, lse_acc, g0 + split, R, em0, erl, c, tid);
         __threadfence();
         named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
         if (ctid == 0) {
@@ -588,7 +593,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the relaxed
         // atomicAdd path needs the fence.
         if (wrote) __threadfence();
-        merge_splits<C>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, m0, rl, c, tid);
+        merge_splits<C>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, em0, erl, c, tid);
         if (ctid == 0) *counter = 0;  // ready for the next launch
         write_out = true;
       }
@@ -599,23 +604,23 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     if (SPARSE && write_out && a.sink) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        if (lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(m0 + rl[h], R - 1)] - lse[h]));
+        if (lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(em0 + erl[h], R - 1)] - lse[h]));
     }
     if (write_out) {
       if constexpr (SPARSE) {
         const int sq = a.sparse_seq_q;
         const auto lse_index = [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; };
-        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid, lse_index);
+        store_output<C>(o, lse, scale, O, LSE, r, R, em0, erl, c, tid, lse_index);
         if constexpr (MAX_LOGITS) {
           // row_m is the largest score times log2(e) / 24 (-inf for a row without keys): ln 2 turns it into q.k / 24.
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int row = m0 + rl[h];
+            const int row = em0 + erl[h];
             if (row < R && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
           }
         }
       } else {
-        store_output<C>(o, lse, scale, O, LSE, r, R, m0, rl, c, tid,
+        store_output<C>(o, lse, scale, O, LSE, r, R, em0, erl, c, tid,
                         [&](int row) { return (static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads; });
       }
     }

@@ -34,7 +34,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .gather = gather == "regs"     ? MlaSparseGather::regs
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
-          .late_reload = c.boolean("late_reload")};
+          .late_reload = c.boolean("late_reload"),
+          .opaque_rows = c.boolean("opaque_rows")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -249,8 +250,13 @@ KernelSpec mla_sparse_decode_spec() {
                                       "128); auto: regs with qk_warpgroups=1, else copies"),
                ParamSpec::boolean("late_reload", false,
                                   "gather=regs: the ring loads the next block's rows after this block is published, "
-                                  "not before (1.11-1.15x at the 128-head shapes, 1.01x at 64 on an H100, but its "
-                                  "build spills 24 bytes in consumer 0: off; docs/perf.md)")}};
+                                  "not before (with opaque_rows 1.005-1.02x at the 128-head shapes, 0.99-1.00x at 64 "
+                                  "on an H100: off; without it its build spills 24 bytes; docs/perf.md)"),
+               ParamSpec::boolean("opaque_rows", true,
+                                  "gather=regs or paired: the consumers' epilogue recomputes its 64-bit row offsets "
+                                  "per request instead of holding one across the block loop: ptxas then keeps the "
+                                  "producer's ring loads off the publish and late_reload builds without spills "
+                                  "(1.07-1.11x at the 128-head shapes, 1.01x at 64 on an H100, docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},

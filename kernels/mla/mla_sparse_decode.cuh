@@ -59,13 +59,15 @@
 // empty-barrier wait; 64 heads: the block's other 8 rows, then the next block's). The raw bytes never pass through
 // shared memory. Registers: the producer 128, consumer 0 208, consumer 1 (P V only) 168, each set in its own
 // branch. Measured 1.00-1.21x copies on an H100 (docs/perf.md, with what ptxas does to loads kept in flight); the
-// spec's default (`auto`) with one Q K^T warpgroup. C.late_reload (off): the ring loads the next block's rows after
-// this block is published, not before (ptxas moves some reloaded values back into the ring's registers at the loop's
-// end, and a move waits for its load where it is placed: before the publish it holds the full barrier back by a load
-// latency). Measured on an H100 (docs/perf.md): 1.11-1.15x at the 128-head shapes, 1.01x at 64 heads, but its build
-// spills 24 bytes in consumer 0, whose code ptxas also schedules differently then; the same reorder in crossover
-// pairs only built without spills, with the consumers' code unchanged, and ran 0.88-0.97x. So the gain is not the
-// load order alone, and the switch stays off until a spill-free build keeps it.
+// spec's default (`auto`) with one Q K^T warpgroup. What decides its speed is where ptxas puts the moves of reloaded
+// values into the ring's registers (a move waits for its load where it is placed): at the crossover block loop's end,
+// before the publish (fence and full-barrier arrival), each holds the block back by a load latency. Which registers
+// ptxas picks depends on the whole kernel's pressure: consumer 0 (at 208) held a 64-bit epilogue row offset that
+// the compiler hoisted out of the request loop; with C.opaque_rows (on; regs and paired only) the consumers recompute
+// it per request, and then the crossover loop has no such move (SASS: stores, loads, publish) and runs 1.07-1.11x at
+// the 128-head shapes (1.01x at 64; docs/perf.md). C.late_reload (off): the ring loads the next block's rows after
+// this block is published, not before; with opaque_rows it builds without spills (without, it spills 24 bytes in
+// consumer 0) and adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -525,7 +527,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     else produce(Crossover<false>{});
     TL_PROBE_FLUSH();
   } else {
-    // gather=copies: both consumers at one limit; otherwise each its own, set in its own branch (the plan's comment).
+    // gather=copies: both consumers at one limit (and no opaque_rows: with it the copies build spilled 28 bytes at
+    // vec_store=false, dequant_rows=1); otherwise each its own, set in its own branch (the plan's comment).
     const auto args = [&] {
       ConsumerArgs a{base, O, LSE, nullptr, parts, num_splits, o_acc, lse_acc, counters, requests, 1, heads,
                      topk_length, sink, topk, seq_q, base + SP.valid_mask(0)};
@@ -541,10 +544,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // Each consumer its own limit, set in its own branch, and its arguments built after it (built before the
       // branch, ptxas held them across both limits: 40 bytes of spills at 160 registers).
       setmaxnreg_inc<SP.consumer_regs>();
-      mla_consumer<CC, 0, true>(args());
+      mla_consumer<CC, 0, true, false, C.opaque_rows>(args());
     } else {
       setmaxnreg_dec<SP.consumer1_regs>();
-      mla_consumer<CC, 1, true>(args());
+      mla_consumer<CC, 1, true, false, C.opaque_rows>(args());
     }
   }
   // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.

@@ -52,8 +52,12 @@ struct MlaSparseDecodeConfig {
   // with one Q K^T warpgroup.
   MlaSparseGather gather = MlaSparseGather::copies;
   // gather=regs: the ring's loads of the next block's rows are issued after this block is published (fence and
-  // full-barrier arrival), not before (the kernel's comment: 1.11-1.15x at 128 heads on an H100, but its build spills).
+  // full-barrier arrival), not before (the kernel's comment).
   bool late_reload = false;
+  // gather=regs or paired: the consumers' epilogue row offsets recomputed per request (mla_consumer's OPAQUE_ROWS), so
+  // that no 64-bit one is held across the block loop, where its two registers changed how ptxas allocated the
+  // producer's ring (the kernel's comment).
+  bool opaque_rows = true;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -168,6 +172,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                              : c.gather == MlaSparseGather::paired ? "paired"
                                                                                                    : "copies"))
       .field("late_reload", c.late_reload)
+      .field("opaque_rows", c.opaque_rows)
       .str();
 }
 
