@@ -93,8 +93,9 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
+  const int n_tiles = p.integer("M") <= 8 ? 1 : 2;
   return {.warp_rows = rows,
-          .n_tiles = p.integer("M") <= 8 ? 1 : 2,
+          .n_tiles = n_tiles,
           .prefetch = static_cast<int>(c.integer("prefetch")),
           .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
@@ -103,6 +104,9 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
           .group_sum = gemv_group_sum(p, c),
+          .cluster_reduce = c.text("reduce") == "cluster",
+          // auto: two rounds at one n tile; at two a second round's registers cost spills (gemv6, docs/perf.md).
+          .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -219,6 +223,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
+    if (cfg.stream && cfg.cluster_reduce)
+      return refuse("reduce=cluster is schedule=split's (a row tile's split CTAs form the cluster); schedule=stream adds "
+                    "its partial sums through global memory: leave reduce at global");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -384,6 +391,14 @@ KernelSpec gemm_dequant_spec() {
                                   "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
                                   "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
                                   "groups 32 and 64"),
+               ParamSpec::enumeration("reduce", "global", {"global", "cluster"},
+                                      "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
+                                      "global = f32 partials in global memory, added by the last CTA to finish; "
+                                      "cluster = the split CTAs are one thread-block cluster (up to 16; more splits "
+                                      "go through global memory) adding them through distributed shared memory"),
+               ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
+                                 "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
+                                 "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -419,7 +434,12 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"int4_lop3", "off"}},
         {{"path", "gemv"}, {"int4_lop3", "on"}},
         {{"path", "gemv"}, {"group_sum", "true"}},
-        {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}}};
+        {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
+        // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
+        // with two row blocks and an odd cluster; deeper staging rounds.
+        {{"path", "gemv"}, {"reduce", "cluster"}},
+        {{"path", "gemv"}, {"reduce", "cluster"}, {"splits", "3"}, {"warp_rows", "32"}},
+        {{"path", "gemv"}, {"stage_rounds", "4"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -437,6 +457,12 @@ KernelSpec gemm_dequant_spec() {
   // or a swapped nibble changes entries by their whole size.
   k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 0.0}; };
   k.probes = gemm_dequant_probe_names();
+  // The gemv path's regions follow the wgmma path's (their ids start at GemmDequantGemvProbe::kBase).
+#define TL_GEMV_PROBE_COUNT(name) +1
+  static_assert(0 TL_GEMM_DEQUANT_PROBES(TL_GEMV_PROBE_COUNT) == GemmDequantGemvProbe::kBase,
+                "the gemv probes' ids start after the wgmma path's");
+#undef TL_GEMV_PROBE_COUNT
+  for (const std::string& name : TL_PROBE_NAMES(TL_GEMM_DEQUANT_GEMV_PROBES)) k.probes.push_back(name);
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     return static_cast<std::uint32_t>(4 * tiles(p.integer("K"), c.integer("block_K")) + 64);
   };
@@ -451,7 +477,9 @@ KernelSpec gemm_dequant_spec() {
       g.grid.x = static_cast<std::uint32_t>(grid.x);
       g.grid.y = static_cast<std::uint32_t>(grid.y);
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
-      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps)));
+      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));
+      // reduce=cluster: a row tile's split CTAs in one cluster (the kernel adds their sums in shared memory).
+      if (cfg.cluster_reduce && grid.y <= kGemvMaxCluster) g.cluster.y = static_cast<std::uint32_t>(grid.y);
       return g;
     }
     const GemmDequantConfig cfg = dequant_config(p, c);
