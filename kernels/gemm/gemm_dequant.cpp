@@ -457,9 +457,9 @@ KernelSpec gemm_dequant_spec() {
   // or a swapped nibble changes entries by their whole size.
   k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 0.0}; };
   k.probes = gemm_dequant_probe_names();
-  // The gemv path's regions follow the wgmma path's (their ids start at GemmDequantGemvProbe::kBase).
+  // The gemv path's regions follow the wgmma path's (their ids after GemmDequantGemvProbe::kLastWgmma).
 #define TL_GEMV_PROBE_COUNT(name) +1
-  static_assert(0 TL_GEMM_DEQUANT_PROBES(TL_GEMV_PROBE_COUNT) == GemmDequantGemvProbe::kBase,
+  static_assert(0 TL_GEMM_DEQUANT_PROBES(TL_GEMV_PROBE_COUNT) == GemmDequantGemvProbe::kLastWgmma + 1,
                 "the gemv probes' ids start after the wgmma path's");
 #undef TL_GEMV_PROBE_COUNT
   for (const std::string& name : TL_PROBE_NAMES(TL_GEMM_DEQUANT_GEMV_PROBES)) k.probes.push_back(name);

@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   using Probe = GemmDequantGemvProbe;
   if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
   TL_PROBE_WARP_INIT();
-  TL_PROBE_BEGIN(Probe::kBase + Probe::gemv_stage_id, probe::kNoStage, blockIdx.y);
+  TL_PROBE_BEGIN(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const TileCoord a0 = P.mma_A(lane, 0);
   const int g = a0.row, t = a0.col / 2;
@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static constexpr auto ACT_AT = tabulate<4 * NT>([](int i) { return 2 * P.smem_act(8 * (i / 4), 8 * (i % 4)); });
   const unsigned act_lane = act + 2u * P.smem_act(g, kGemvLaneCodes * t);
   __syncthreads();
-  TL_PROBE_END(Probe::kBase + Probe::gemv_stage_id, probe::kNoStage, blockIdx.y);
-  TL_PROBE_BEGIN(Probe::kBase + Probe::gemv_first_id, probe::kNoStage, blockIdx.y);
+  TL_PROBE_END(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
+  TL_PROBE_BEGIN(Probe::gemv_first, probe::kNoStage, blockIdx.y);
 
   float acc[RB][NT][4];
   const auto zero_acc = [&] {
@@ -452,8 +452,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       if (j + d < slots) {
         compute(ring[d], j + d);
         if (j + d == 0) {
-          TL_PROBE_END(Probe::kBase + Probe::gemv_first_id, probe::kNoStage, blockIdx.y);
-          TL_PROBE_BEGIN(Probe::kBase + Probe::gemv_stream_id, probe::kNoStage, blockIdx.y);
+          TL_PROBE_END(Probe::gemv_first, probe::kNoStage, blockIdx.y);
+          TL_PROBE_BEGIN(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
         }
         if constexpr (!CFG.batch) load(ring[d], next);
         if constexpr (CFG.stream) {
@@ -472,8 +472,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int d = 0; d < D; ++d) load(ring[d], next);
     }
   }
-  TL_PROBE_END(Probe::kBase + Probe::gemv_stream_id, probe::kNoStage, blockIdx.y);
-  TL_PROBE_BEGIN(Probe::kBase + Probe::gemv_sums_id, probe::kNoStage, blockIdx.y);
+  TL_PROBE_END(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
+  TL_PROBE_BEGIN(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
   if constexpr (CFG.stream) {
     for (int x = tile0; x < tile; ++x)
       if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
@@ -510,7 +510,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     put(blockIdx.x, blockIdx.y, gridDim.y);
     if (gridDim.y > 1) combine(blockIdx.x, gridDim.y);
   }
-  TL_PROBE_END(Probe::kBase + Probe::gemv_sums_id, probe::kNoStage, blockIdx.y);
+  TL_PROBE_END(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
   TL_PROBE_FLUSH();
   if (threadIdx.x == 0) TL_PROBE_BLOCK_END();
 }

@@ -86,12 +86,11 @@ TL_HOST_DEVICE inline void gemv_pair_order(const unsigned (&in)[4], unsigned (&o
 
 // Timeline regions of the kernel's TL_PROBE marks (per warp): from its start to the staged activations' barrier, to
 // its first step done (the first weights' wait), the other steps, and the split's sums (partials or cluster). The
-// spec's `probes` are the wgmma path's names (gemm_dequant_plan.hpp) and then these, so their ids start at kBase.
+// spec's `probes` are the wgmma path's names (gemm_dequant_plan.hpp) and then these, so their ids follow kLastWgmma.
 #define TL_GEMM_DEQUANT_GEMV_PROBES(X) X(gemv_stage) X(gemv_first) X(gemv_stream) X(gemv_sums)
 struct GemmDequantGemvProbe {
-  enum : unsigned { kBase = 5 };
-#define TL_GEMM_DEQUANT_GEMV_PROBE_ID(name) name##_id,
-  enum : unsigned { TL_GEMM_DEQUANT_GEMV_PROBES(TL_GEMM_DEQUANT_GEMV_PROBE_ID) };
+#define TL_GEMM_DEQUANT_GEMV_PROBE_ID(name) name,
+  enum : unsigned { kLastWgmma = 4, TL_GEMM_DEQUANT_GEMV_PROBES(TL_GEMM_DEQUANT_GEMV_PROBE_ID) };
 #undef TL_GEMM_DEQUANT_GEMV_PROBE_ID
 };
 
