@@ -104,9 +104,11 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
           .group_sum = gemv_group_sum(p, c),
-          .cluster_reduce = c.text("reduce") == "cluster",
+          .cluster_reduce = c.text("reduce") == "cluster" ||
+                            (c.text("reduce") == "auto" && n_tiles == 1 && c.text("schedule") == "split"),
           // auto: two rounds at one n tile; at two a second round's registers cost spills (gemv6, docs/perf.md).
           .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
+          .act_first = c.boolean("act_first"),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -173,6 +175,15 @@ GemvGrid gemv_grid(const Values& p, const Values& c, const DeviceLimits& limits)
   return {ctas, 1, tiles(chunks, ctas) * unit, parts};
 }
 
+// The CTAs of a row tile's split that add their sums in one cluster (1: none, through global memory). auto: splits of
+// 2-4 at one n tile, where the cluster measured faster on the H100 (28672 x 8192's 4, M <= 8: 1.01-1.06x; splits of 8
+// and 16 0.82-0.92x, their CTAs waiting for the cluster's slowest: docs/perf.md, gemv7).
+std::int64_t gemv_cluster(const Values& c, const GemmDequantGemvConfig& cfg, const GemvGrid& grid) {
+  if (!cfg.cluster_reduce || cfg.stream || grid.y < 2) return 1;
+  if (c.text("reduce") == "cluster") return grid.y <= kGemvMaxCluster ? grid.y : 1;
+  return grid.y <= 4 ? grid.y : 1;
+}
+
 // A k lane frees a stage once its next one is loaded (while that one's first wgmma still reads), so each lane needs
 // two stage slots of its own, and its slots are fixed (num_stages a multiple of k_split). (The lanes' partial sums
 // then always fit over the activation stages: the kernel asserts it.)
@@ -225,7 +236,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
     if (cfg.stream && cfg.cluster_reduce)
       return refuse("reduce=cluster is schedule=split's (a row tile's split CTAs form the cluster); schedule=stream adds "
-                    "its partial sums through global memory: leave reduce at global");
+                    "its partial sums through global memory: leave reduce at auto or global");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -391,14 +402,18 @@ KernelSpec gemm_dequant_spec() {
                                   "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
                                   "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
                                   "groups 32 and 64"),
-               ParamSpec::enumeration("reduce", "global", {"global", "cluster"},
+               ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
                                       "cluster = the split CTAs are one thread-block cluster (up to 16; more splits "
-                                      "go through global memory) adding them through distributed shared memory"),
+                                      "go through global memory) adding them through distributed shared memory; "
+                                      "auto = cluster for splits of 2-4 at M <= 8, else global"),
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
                                  "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
+               ParamSpec::boolean("act_first", true,
+                                  "gemv: a CTA asks for its first round of activations before its first weights "
+                                  "(false: after them, behind the launch's burst of weight loads)"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -478,8 +493,7 @@ KernelSpec gemm_dequant_spec() {
       g.grid.y = static_cast<std::uint32_t>(grid.y);
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
       g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));
-      // reduce=cluster: a row tile's split CTAs in one cluster (the kernel adds their sums in shared memory).
-      if (cfg.cluster_reduce && grid.y <= kGemvMaxCluster) g.cluster.y = static_cast<std::uint32_t>(grid.y);
+      g.cluster.y = static_cast<std::uint32_t>(gemv_cluster(c, cfg, grid));
       return g;
     }
     const GemmDequantConfig cfg = dequant_config(p, c);

@@ -60,6 +60,12 @@ TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
   asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
   return r;
 }
+// The CTAs of this CTA's cluster (1 when launched without one).
+TL_DEVICE_INLINE unsigned cluster_ctas() {
+  unsigned n;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+}
 // A float in a cluster peer's shared memory (`addr` from map_shared_rank).
 TL_DEVICE_INLINE float ld_cluster_f32(unsigned addr) {
   float v;
@@ -216,8 +222,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   };
   Step ring[D];
   Cursor next{0, tile0, step0};
+  const auto load_ring = [&] {
 #pragma unroll
-  for (int d = 0; d < D; ++d) load(ring[d], next);
+    for (int d = 0; d < D; ++d) load(ring[d], next);
+  };
 
   // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k,
   // k 32 tc + 8 qc of row m; a warp's 32 chunks are a row pair's (tc: bits 0-1, m % 2: bit 2, qc: bits 3-4), so a
@@ -226,8 +234,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // so whatever its shared memory holds adds nothing (at M 1 a CTA stages an eighth of the chunks, in fewer rounds).
   // CFG.stage_rounds rounds of the threads' chunks have their loads in flight together (one after another, each round
   // would wait a memory latency before the CTA's first step); at M 16 a second round's registers cost spills.
+  // CFG.act_first: the first round's loads go out before the first weights' (else after them). At launch every CTA asks
+  // for its first `prefetch` steps of weights at once, a quarter of the bytes at 8192 x 8192, and activations asked
+  // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps.
   constexpr int ROUNDS = CFG.stage_rounds;
-  const int pairs = min((M + 1) / 2, 4 * NT), chunks_per_step = 32 * pairs;  // row pairs staged, chunks per step
+  // Row pairs staged, chunks per step. (At two n tiles all 8: a count known at compile time, where the divisions by
+  // it below cost M 16 up to 8% on the H100.)
+  const int pairs = NT == 1 ? min((M + 1) / 2, 4) : 4 * NT, chunks_per_step = 32 * pairs;
   const int staged = slots * chunks_per_step;
   struct Chunk {
     int s, m, kq, k;
@@ -236,8 +249,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     const int pair_row = i / 32, s = pair_row / pairs, kq = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
     return Chunk{s, 2 * (pair_row % pairs) + (i / 4) % 2, kq, (step0 + s) % tile_steps * kGemvStepK + kq};
   };
-  for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
-    uint4 v[ROUNDS];
+  uint4 v[ROUNDS];
+  const auto stage_loads = [&](int i0) {
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int i = i0 + r * CFG.threads();
@@ -246,6 +259,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       if (i < staged && c.m < M && c.k < K)
         v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
     }
+  };
+  if constexpr (CFG.act_first) stage_loads(threadIdx.x);
+  load_ring();
+  for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
+    if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int i = i0 + r * CFG.threads();
@@ -477,7 +495,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   if constexpr (CFG.stream) {
     for (int x = tile0; x < tile; ++x)
       if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
-  } else if (CFG.cluster_reduce && gridDim.y > 1 && gridDim.y <= kGemvMaxCluster) {
+  } else if (CFG.cluster_reduce && gridDim.y > 1 && gemv_detail::cluster_ctas() == gridDim.y) {
     // The row tile's gridDim.y split CTAs are one cluster (rank = blockIdx.y): each writes its sums into its own
     // shared memory, and thread x of rank r adds element e of thread x of every rank, in rank order (deterministic),
     // for the e with e % gridDim.y == r, and writes C.

@@ -41,6 +41,7 @@ struct GemmDequantGemvConfig {
   // sums are added through distributed shared memory, not global memory (the kernel's header).
   bool cluster_reduce = false;
   int stage_rounds = 2;  // rounds of activation chunks each thread has in flight while staging
+  bool act_first = false;  // the first staging round's loads issued before the first weights' (else after)
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -147,6 +148,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("group_sum", c.group_sum)
       .field("cluster_reduce", c.cluster_reduce)
       .field("stage_rounds", c.stage_rounds)
+      .field("act_first", c.act_first)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

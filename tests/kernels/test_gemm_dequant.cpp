@@ -380,6 +380,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{{"M", "8"}}, gemv({{"batch", "off"}})},
                                                 {{}, gemv({{"reduce", "cluster"}})},
                                                 {{}, gemv({{"stage_rounds", "4"}})},
+                                                {{}, gemv({{"act_first", "false"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -552,7 +553,21 @@ TEST(GemmDequantSpec, GemvClusterReduceTakesTheSplit) {
   auto k = instantiate(spec(), {}, {{"path", "gemv"}, {"reduce", "cluster"}, {"schedule", "stream"}},
                        limits_for_arch("sm_90a"));
   ASSERT_FALSE(k.ok());
-  EXPECT_NE(k.status().message().find("leave reduce at global"), std::string::npos) << k.status().message();
+  EXPECT_NE(k.status().message().find("leave reduce at auto or global"), std::string::npos) << k.status().message();
+  // auto: a cluster for splits of 2-4 at one n tile (28672 x 8192: 224 row tiles x 4), none for more; at two n tiles
+  // the kernel is built without the cluster's code.
+  const KernelInstance four = instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(four.launch.grid.y, 4u);
+  EXPECT_EQ(four.launch.cluster.y, 4u);
+  const KernelInstance eight = instance({{"M", "4"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(eight.launch.grid.y, 8u);
+  EXPECT_EQ(eight.launch.cluster.y, 1u);
+  EXPECT_NE(eight.name_expression.find(".cluster_reduce = true"), std::string::npos);
+  const KernelInstance m16 = instance({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(m16.launch.cluster.y, 1u);
+  EXPECT_NE(m16.name_expression.find(".cluster_reduce = false"), std::string::npos);
+  EXPECT_EQ(instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"reduce", "global"}}).launch.cluster.y,
+            1u);
 }
 
 // schedule=stream: CTA c takes chunks [c U / G, (c+1) U / G) of the U = row tiles x k chunks (as the kernel computes);

@@ -2,7 +2,8 @@
 // is the streaming rate the access pattern and grid, or the kernel's work? Standalone (CUDA events, L2 flushed by a
 // 256 MiB write before every run, median of 20), built here and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90a -std=c++17 -o gemv_loads tests/perf/gemv_loads.cu && ./gemv_loads
-// Kernels, each over N rows of K/2 bytes with the gemv path's grid (N / 128 row tiles x splits, 256 threads):
+// Kernels, each over N rows of K/2 bytes with the gemv path's grid (N / 128 row tiles x splits, 256 threads, 4 CTAs an
+// SM):
 //   pattern: lane (g, t) of warp w reads 16 bytes at 16 t of each 64-byte step of rows 16 w + g and + 8 (the gemv
 //            split schedule: its two steps a batch, asked for together, one step = 64 bytes of 16 rows per warp);
 //   lines:   the same rows, each lane a row's two steps as one 32-byte run (a quad: one 128-byte line);
@@ -127,7 +128,9 @@ int main() {
   struct Shape {
     int N, K, splits;
   };
-  for (const Shape s : {Shape{8192, 8192, 8}, Shape{28672, 8192, 2}, Shape{8192, 28672, 8}, Shape{4096, 14336, 16}}) {
+  // The kernel's auto splits on 132 SMs (8, 4, 16, 16: 512, 896, 1024, 512 CTAs), and one wave at the two large ones.
+  for (const Shape s : {Shape{8192, 8192, 8}, Shape{28672, 8192, 4}, Shape{8192, 28672, 16}, Shape{4096, 14336, 16},
+                        Shape{28672, 8192, 2}, Shape{8192, 28672, 8}}) {
     const long long row_bytes = s.K / 2, bytes = static_cast<long long>(s.N) * row_bytes;
     const int steps = s.K / 128 / s.splits;
     const dim3 grid(s.N / 128, s.splits);
