@@ -451,10 +451,13 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"group_sum", "true"}},
         {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
         // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
-        // with two row blocks and an odd cluster; deeper staging rounds.
+        // with two row blocks and an odd cluster, and through global memory where auto takes a cluster; deeper staging
+        // rounds; the weights' first loads before the activations'.
         {{"path", "gemv"}, {"reduce", "cluster"}},
         {{"path", "gemv"}, {"reduce", "cluster"}, {"splits", "3"}, {"warp_rows", "32"}},
-        {{"path", "gemv"}, {"stage_rounds", "4"}}};
+        {{"path", "gemv"}, {"reduce", "global"}, {"splits", "2"}},
+        {{"path", "gemv"}, {"stage_rounds", "4"}},
+        {{"path", "gemv"}, {"act_first", "false"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
