@@ -89,12 +89,18 @@ bool gemv_group_sum(const Values& p, const Values& c) {
   return c.boolean("group_sum") && p.text("wtype") == "int4" && p.integer("group") % kGemvStepK == 0;
 }
 
+// How the k steps (128 k each) are split: `splits` CTAs per row tile, each `steps` steps (the last fewer).
+struct GemvSplit {
+  std::int64_t splits = 1, steps = 1;
+};
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg, const DeviceLimits& limits);
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
   const int n_tiles = p.integer("M") <= 8 ? 1 : 2;
-  return {.warp_rows = rows,
+  GemmDequantGemvConfig cfg{.warp_rows = rows,
           .n_tiles = n_tiles,
           .prefetch = static_cast<int>(c.integer("prefetch")),
           .min_blocks = ctas,
@@ -104,22 +110,24 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
           .group_sum = gemv_group_sum(p, c),
-          .cluster_reduce = c.text("reduce") == "cluster" ||
-                            (c.text("reduce") == "auto" && n_tiles == 1 && c.text("schedule") == "split"),
+          .cluster_reduce = c.text("reduce") == "cluster",
           // auto: two rounds at one n tile; at two a second round's registers cost spills (gemv6, docs/perf.md).
           .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
-          .act_first = c.boolean("act_first"),
+          // auto: on for M <= 8; at M 16 it measured 0.94-0.99x (docs/perf.md, gemv7).
+          .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
+  // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs.
+  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream) {
+    const std::int64_t splits = gemv_split_for(p, c, cfg, limits_for_arch("sm_90a")).splits;
+    cfg.cluster_reduce = splits >= 2 && splits <= 4;
+  }
+  return cfg;
 }
 
 std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
 
-// How the k steps (128 k each) are split: `splits` CTAs per row tile, each `steps` steps (the last fewer).
-struct GemvSplit {
-  std::int64_t splits = 1, steps = 1;
-};
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
 // kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
@@ -132,8 +140,7 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
 // CTA's fixed cost in steps (start, staging the activations, the partial sums), among those whose activations fit;
 // ties to fewer splits (less partial-sum traffic).
-GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
-  const GemmDequantGemvConfig cfg = gemv_config(p, c);
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg, const DeviceLimits& limits) {
   const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
   if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"));
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
@@ -149,6 +156,9 @@ GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limit
     }
   }
   return best;
+}
+GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
+  return gemv_split_for(p, c, gemv_config(p, c), limits);
 }
 
 // The launch of either schedule: grid (x, y), the most k steps a CTA stages (its shared memory), and the planes of
@@ -176,8 +186,8 @@ GemvGrid gemv_grid(const Values& p, const Values& c, const DeviceLimits& limits)
 }
 
 // The CTAs of a row tile's split that add their sums in one cluster (1: none, through global memory). auto: splits of
-// 2-4 at one n tile, where the cluster measured faster on the H100 (28672 x 8192's 4, M <= 8: 1.01-1.06x; splits of 8
-// and 16 0.82-0.92x, their CTAs waiting for the cluster's slowest: docs/perf.md, gemv7).
+// 2-4 at M <= 4, where the cluster measured faster on the H100 (28672 x 8192's 4: 1.02-1.05x; at M 8 0.98x; splits of
+// 8 and 16 0.82-0.92x, their CTAs waiting for the cluster's slowest: docs/perf.md, gemv7).
 std::int64_t gemv_cluster(const Values& c, const GemmDequantGemvConfig& cfg, const GemvGrid& grid) {
   if (!cfg.cluster_reduce || cfg.stream || grid.y < 2) return 1;
   if (c.text("reduce") == "cluster") return grid.y <= kGemvMaxCluster ? grid.y : 1;
@@ -407,13 +417,14 @@ KernelSpec gemm_dequant_spec() {
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
                                       "cluster = the split CTAs are one thread-block cluster (up to 16; more splits "
                                       "go through global memory) adding them through distributed shared memory; "
-                                      "auto = cluster for splits of 2-4 at M <= 8, else global"),
+                                      "auto = cluster for splits of 2-4 at M <= 4, else global"),
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
                                  "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
-               ParamSpec::boolean("act_first", true,
-                                  "gemv: a CTA asks for its first round of activations before its first weights "
-                                  "(false: after them, behind the launch's burst of weight loads)"),
+               ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
+                                      "gemv: on = a CTA asks for its first round of activations before its first "
+                                      "weights (off: after them, behind the launch's burst of weight loads); auto = on "
+                                      "for M <= 8 (where it measured faster)"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -457,7 +468,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"reduce", "cluster"}, {"splits", "3"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"reduce", "global"}, {"splits", "2"}},
         {{"path", "gemv"}, {"stage_rounds", "4"}},
-        {{"path", "gemv"}, {"act_first", "false"}}};
+        {{"path", "gemv"}, {"act_first", "off"}},
+        {{"path", "gemv"}, {"act_first", "on"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

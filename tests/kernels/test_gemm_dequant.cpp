@@ -380,7 +380,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{{"M", "8"}}, gemv({{"batch", "off"}})},
                                                 {{}, gemv({{"reduce", "cluster"}})},
                                                 {{}, gemv({{"stage_rounds", "4"}})},
-                                                {{}, gemv({{"act_first", "false"}})},
+                                                {{}, gemv({{"act_first", "on"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -554,18 +554,26 @@ TEST(GemmDequantSpec, GemvClusterReduceTakesTheSplit) {
                        limits_for_arch("sm_90a"));
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find("leave reduce at auto or global"), std::string::npos) << k.status().message();
-  // auto: a cluster for splits of 2-4 at one n tile (28672 x 8192: 224 row tiles x 4), none for more; at two n tiles
-  // the kernel is built without the cluster's code.
+  // auto: a cluster for splits of 2-4 at M <= 4 (28672 x 8192: 224 row tiles x 4), none for more, and the kernel
+  // built without the cluster's code where its launch takes none.
   const KernelInstance four = instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
   EXPECT_EQ(four.launch.grid.y, 4u);
   EXPECT_EQ(four.launch.cluster.y, 4u);
   const KernelInstance eight = instance({{"M", "4"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}});
   EXPECT_EQ(eight.launch.grid.y, 8u);
   EXPECT_EQ(eight.launch.cluster.y, 1u);
-  EXPECT_NE(eight.name_expression.find(".cluster_reduce = true"), std::string::npos);
+  EXPECT_NE(eight.name_expression.find(".cluster_reduce = false"), std::string::npos);
+  const KernelInstance m8 = instance({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(m8.launch.cluster.y, 1u);
+  EXPECT_NE(m8.name_expression.find(".cluster_reduce = false"), std::string::npos);
   const KernelInstance m16 = instance({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
   EXPECT_EQ(m16.launch.cluster.y, 1u);
   EXPECT_NE(m16.name_expression.find(".cluster_reduce = false"), std::string::npos);
+  EXPECT_NE(four.name_expression.find(".cluster_reduce = true"), std::string::npos);
+  // act_first auto: on for M <= 8.
+  EXPECT_NE(four.name_expression.find(".act_first = true"), std::string::npos);
+  EXPECT_NE(m8.name_expression.find(".act_first = true"), std::string::npos);
+  EXPECT_NE(m16.name_expression.find(".act_first = false"), std::string::npos);
   EXPECT_EQ(instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"reduce", "global"}}).launch.cluster.y,
             1u);
 }
