@@ -93,7 +93,8 @@ bool gemv_group_sum(const Values& p, const Values& c) {
 struct GemvSplit {
   std::int64_t splits = 1, steps = 1;
 };
-GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg, const DeviceLimits& limits);
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                         const DeviceLimits& limits);
 
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
@@ -140,7 +141,8 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
 // CTA's fixed cost in steps (start, staging the activations, the partial sums), among those whose activations fit;
 // ties to fewer splits (less partial-sum traffic).
-GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg, const DeviceLimits& limits) {
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                         const DeviceLimits& limits) {
   const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
   if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"));
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
@@ -507,7 +509,8 @@ KernelSpec gemm_dequant_spec() {
       g.grid.x = static_cast<std::uint32_t>(grid.x);
       g.grid.y = static_cast<std::uint32_t>(grid.y);
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
-      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));
+      g.dynamic_smem =
+          static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));
       g.cluster.y = static_cast<std::uint32_t>(gemv_cluster(c, cfg, grid));
       return g;
     }

@@ -31,11 +31,14 @@
 // chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch wave), a row
 // tile's steps in one or a few CTAs, and a CTA that ends one tile goes on to the next one's loads, already in flight,
 // while it writes the first one's sums (0.79-0.89x the split grid at the int4 decode shapes on an H100: opt-in;
-// docs/perf.md). Either way a CTA stages its steps' activations once into shared memory
-// (plan.smem_act per step, zero past K: a zero code times a stale NaN would be NaN; rows past M not staged). A row tile held by one CTA
-// writes C; else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs in k
-// order), and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part order
-// (deterministic) and writes C.
+// docs/perf.md). Either way a CTA stages its steps' activations once into shared memory (plan.smem_act per step, zero
+// past K: a zero code times a stale NaN would be NaN; rows past M are not staged). A row tile held by one CTA writes C;
+// else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs in k order),
+// and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part order
+// (deterministic) and writes C. With CFG.cluster_reduce, where the launch makes a row tile's split CTAs one cluster,
+// each CTA instead adds a share of the tile's sums from every CTA's shared memory in rank order (deterministic), with
+// no global partials (faster at splits of 4, slower at 8 and 16 on an H100, where each CTA waits for the cluster's
+// slowest: docs/perf.md).
 #pragma once
 
 #include "gemm/gemm_dequant_gemv_plan.hpp"
@@ -516,7 +519,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       const unsigned mine = red + 4u * CFG.threads() * e;
       float x[kGemvMaxCluster];
 #pragma unroll
-      for (unsigned y = 0; y < kGemvMaxCluster; ++y) x[y] = y < parts ? gemv_detail::ld_cluster_f32(map_shared_rank(mine, y)) : 0.f;
+      for (unsigned y = 0; y < kGemvMaxCluster; ++y)
+        x[y] = y < parts ? gemv_detail::ld_cluster_f32(map_shared_rank(mine, y)) : 0.f;  // (the loads together)
       float sum = 0.f;
 #pragma unroll
       for (unsigned y = 0; y < kGemvMaxCluster; ++y)

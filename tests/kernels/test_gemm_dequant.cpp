@@ -574,8 +574,8 @@ TEST(GemmDequantSpec, GemvClusterReduceTakesTheSplit) {
   EXPECT_NE(four.name_expression.find(".act_first = true"), std::string::npos);
   EXPECT_NE(m8.name_expression.find(".act_first = true"), std::string::npos);
   EXPECT_NE(m16.name_expression.find(".act_first = false"), std::string::npos);
-  EXPECT_EQ(instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"reduce", "global"}}).launch.cluster.y,
-            1u);
+  const KV global = {{"path", "gemv"}, {"reduce", "global"}};
+  EXPECT_EQ(instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, global).launch.cluster.y, 1u);
 }
 
 // schedule=stream: CTA c takes chunks [c U / G, (c+1) U / G) of the U = row tiles x k chunks (as the kernel computes);

@@ -35,7 +35,8 @@ __device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w
 
 // MODE 0 pattern, 1 lines, 2 linear. steps: the CTA's 64-byte steps per row (blockIdx.y's share of the row).
 template <int MODE>
-__global__ void __launch_bounds__(256, 4) reads(const unsigned char* W, long long row_bytes, int steps, unsigned* sink) {
+__global__ void __launch_bounds__(256, 4)
+    reads(const unsigned char* W, long long row_bytes, int steps, unsigned* sink) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   unsigned acc = 0;
   if (MODE == 2) {
@@ -115,7 +116,8 @@ int main() {
   CK(cudaGetDeviceProperties(&prop, 0));
   const int grid_all = prop.multiProcessorCount * 8;
   const long long n16 = big / 16;
-  const float read_ms = median_ms([&] { read_all<<<grid_all, 256>>>(reinterpret_cast<uint4*>(buf), n16, sink); }, flush, flush_bytes);
+  const float read_ms =
+      median_ms([&] { read_all<<<grid_all, 256>>>(reinterpret_cast<uint4*>(buf), n16, sink); }, flush, flush_bytes);
   const float copy_ms = median_ms(
       [&] { copy_all<<<grid_all, 256>>>(reinterpret_cast<uint4*>(buf), reinterpret_cast<uint4*>(out), n16 / 2); }, flush,
       flush_bytes);
