@@ -89,12 +89,20 @@ bool gemv_group_sum(const Values& p, const Values& c) {
   return c.boolean("group_sum") && p.text("wtype") == "int4" && p.integer("group") % kGemvStepK == 0;
 }
 
+// How the k steps (128 k each) are split: `splits` CTAs per row tile, each `steps` steps (the last fewer).
+struct GemvSplit {
+  std::int64_t splits = 1, steps = 1;
+};
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                         const DeviceLimits& limits);
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
-  return {.warp_rows = rows,
-          .n_tiles = p.integer("M") <= 8 ? 1 : 2,
+  const int n_tiles = p.integer("M") <= 8 ? 1 : 2;
+  GemmDequantGemvConfig cfg{.warp_rows = rows,
+          .n_tiles = n_tiles,
           .prefetch = static_cast<int>(c.integer("prefetch")),
           .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
@@ -103,17 +111,24 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
           .group_sum = gemv_group_sum(p, c),
+          .cluster_reduce = c.text("reduce") == "cluster",
+          // auto: two rounds at one n tile; at two a second round's registers cost spills (gemv6, docs/perf.md).
+          .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
+          // auto: on for M <= 8; at M 16 it measured 0.94-0.99x (docs/perf.md, gemv7).
+          .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
+  // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs.
+  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream) {
+    const std::int64_t splits = gemv_split_for(p, c, cfg, limits_for_arch("sm_90a")).splits;
+    cfg.cluster_reduce = splits >= 2 && splits <= 4;
+  }
+  return cfg;
 }
 
 std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
 
-// How the k steps (128 k each) are split: `splits` CTAs per row tile, each `steps` steps (the last fewer).
-struct GemvSplit {
-  std::int64_t splits = 1, steps = 1;
-};
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
 // kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
@@ -126,8 +141,8 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
 // CTA's fixed cost in steps (start, staging the activations, the partial sums), among those whose activations fit;
 // ties to fewer splits (less partial-sum traffic).
-GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
-  const GemmDequantGemvConfig cfg = gemv_config(p, c);
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                         const DeviceLimits& limits) {
   const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
   if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"));
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
@@ -143,6 +158,9 @@ GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limit
     }
   }
   return best;
+}
+GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
+  return gemv_split_for(p, c, gemv_config(p, c), limits);
 }
 
 // The launch of either schedule: grid (x, y), the most k steps a CTA stages (its shared memory), and the planes of
@@ -167,6 +185,15 @@ GemvGrid gemv_grid(const Values& p, const Values& c, const DeviceLimits& limits)
   std::int64_t parts = 1;
   for (std::int64_t t = 0; t < row_tiles; ++t) parts = std::max(parts, cta_of(t * kc + kc - 1) - cta_of(t * kc) + 1);
   return {ctas, 1, tiles(chunks, ctas) * unit, parts};
+}
+
+// The CTAs of a row tile's split that add their sums in one cluster (1: none, through global memory). auto: splits of
+// 2-4 at M <= 4, where the cluster measured faster on the H100 (28672 x 8192's 4: 1.02-1.05x; at M 8 0.98x; splits of
+// 8 and 16 0.82-0.92x, their CTAs waiting for the cluster's slowest: docs/perf.md, gemv7).
+std::int64_t gemv_cluster(const Values& c, const GemmDequantGemvConfig& cfg, const GemvGrid& grid) {
+  if (!cfg.cluster_reduce || cfg.stream || grid.y < 2) return 1;
+  if (c.text("reduce") == "cluster") return grid.y <= kGemvMaxCluster ? grid.y : 1;
+  return grid.y <= 4 ? grid.y : 1;
 }
 
 // A k lane frees a stage once its next one is loaded (while that one's first wgmma still reads), so each lane needs
@@ -219,6 +246,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                   " needs path=wgmma (or auto)");
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
+    if (cfg.stream && cfg.cluster_reduce)
+      return refuse("reduce=cluster is schedule=split's (a row tile's split CTAs form the cluster); schedule=stream adds "
+                    "its partial sums through global memory: leave reduce at auto or global");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -384,6 +414,19 @@ KernelSpec gemm_dequant_spec() {
                                   "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
                                   "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
                                   "groups 32 and 64"),
+               ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
+                                      "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
+                                      "global = f32 partials in global memory, added by the last CTA to finish; "
+                                      "cluster = the split CTAs are one thread-block cluster (up to 16; more splits "
+                                      "go through global memory) adding them through distributed shared memory; "
+                                      "auto = cluster for splits of 2-4 at M <= 4, else global"),
+               ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
+                                 "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
+                                 "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
+               ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
+                                      "gemv: on = a CTA asks for its first round of activations before its first "
+                                      "weights (off: after them, behind the launch's burst of weight loads); auto = on "
+                                      "for M <= 8 (where it measured faster)"),
                ParamSpec::enumeration("batch", "auto", {"auto", "on", "off"},
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
@@ -419,7 +462,16 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"int4_lop3", "off"}},
         {{"path", "gemv"}, {"int4_lop3", "on"}},
         {{"path", "gemv"}, {"group_sum", "true"}},
-        {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}}};
+        {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
+        // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
+        // with two row blocks and an odd cluster, and through global memory where auto takes a cluster; deeper staging
+        // rounds; the weights' first loads before the activations'.
+        {{"path", "gemv"}, {"reduce", "cluster"}},
+        {{"path", "gemv"}, {"reduce", "cluster"}, {"splits", "3"}, {"warp_rows", "32"}},
+        {{"path", "gemv"}, {"reduce", "global"}, {"splits", "2"}},
+        {{"path", "gemv"}, {"stage_rounds", "4"}},
+        {{"path", "gemv"}, {"act_first", "off"}},
+        {{"path", "gemv"}, {"act_first", "on"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -437,6 +489,12 @@ KernelSpec gemm_dequant_spec() {
   // or a swapped nibble changes entries by their whole size.
   k.tolerance = [](const Values&, DType) { return Tolerance{1e-2, 0.0}; };
   k.probes = gemm_dequant_probe_names();
+  // The gemv path's regions follow the wgmma path's (their ids after GemmDequantGemvProbe::kLastWgmma).
+#define TL_GEMV_PROBE_COUNT(name) +1
+  static_assert(0 TL_GEMM_DEQUANT_PROBES(TL_GEMV_PROBE_COUNT) == GemmDequantGemvProbe::kLastWgmma + 1,
+                "the gemv probes' ids start after the wgmma path's");
+#undef TL_GEMV_PROBE_COUNT
+  for (const std::string& name : TL_PROBE_NAMES(TL_GEMM_DEQUANT_GEMV_PROBES)) k.probes.push_back(name);
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
     return static_cast<std::uint32_t>(4 * tiles(p.integer("K"), c.integer("block_K")) + 64);
   };
@@ -451,7 +509,9 @@ KernelSpec gemm_dequant_spec() {
       g.grid.x = static_cast<std::uint32_t>(grid.x);
       g.grid.y = static_cast<std::uint32_t>(grid.y);
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
-      g.dynamic_smem = static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps)));
+      g.dynamic_smem =
+          static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));
+      g.cluster.y = static_cast<std::uint32_t>(gemv_cluster(c, cfg, grid));
       return g;
     }
     const GemmDequantConfig cfg = dequant_config(p, c);

@@ -31,19 +31,24 @@
 // chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch wave), a row
 // tile's steps in one or a few CTAs, and a CTA that ends one tile goes on to the next one's loads, already in flight,
 // while it writes the first one's sums (0.79-0.89x the split grid at the int4 decode shapes on an H100: opt-in;
-// docs/perf.md). Either way a CTA stages its steps' activations once into shared memory
-// (plan.smem_act per step, zero past M and K: a zero code times a stale NaN would be NaN). A row tile held by one CTA
-// writes C; else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs in k
-// order), and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part order
-// (deterministic) and writes C.
+// docs/perf.md). Either way a CTA stages its steps' activations once into shared memory (plan.smem_act per step, zero
+// past K: a zero code times a stale NaN would be NaN; rows past M are not staged). A row tile held by one CTA writes C;
+// else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs in k order),
+// and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part order
+// (deterministic) and writes C. With CFG.cluster_reduce, where the launch makes a row tile's split CTAs one cluster,
+// each CTA instead adds a share of the tile's sums from every CTA's shared memory in rank order (deterministic), with
+// no global partials (faster at splits of 4, slower at 8 and 16 on an H100, where each CTA waits for the cluster's
+// slowest: docs/perf.md).
 #pragma once
 
 #include "gemm/gemm_dequant_gemv_plan.hpp"
+#include "tile/cluster.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
 #include "tile/dequant4.hpp"
 #include "tile/global.cuh"
 #include "tile/mma_sync.cuh"
+#include "tile/probe.hpp"
 #include "tile/smem.cuh"
 #include "tile/table.hpp"
 
@@ -57,6 +62,18 @@ TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
   unsigned r;
   asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
   return r;
+}
+// The CTAs of this CTA's cluster (1 when launched without one).
+TL_DEVICE_INLINE unsigned cluster_ctas() {
+  unsigned n;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+}
+// A float in a cluster peer's shared memory (`addr` from map_shared_rank).
+TL_DEVICE_INLINE float ld_cluster_f32(unsigned addr) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+  return v;
 }
 // The scales' element type: bf16 bits or f32.
 template <bool F32>
@@ -90,6 +107,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   __shared__ int last_split;
   const unsigned act = smem_u32(smem_raw);
 
+  using Probe = GemmDequantGemvProbe;
+  if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
+  TL_PROBE_WARP_INIT();
+  TL_PROBE_BEGIN(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const TileCoord a0 = P.mma_A(lane, 0);
   const int g = a0.row, t = a0.col / 2;
@@ -204,35 +225,50 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   };
   Step ring[D];
   Cursor next{0, tile0, step0};
+  const auto load_ring = [&] {
 #pragma unroll
-  for (int d = 0; d < D; ++d) load(ring[d], next);
+    for (int d = 0; d < D; ++d) load(ring[d], next);
+  };
 
   // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k,
   // k 32 tc + 8 qc of row m; a warp's 32 chunks are a row pair's (tc: bits 0-1, m % 2: bit 2, qc: bits 3-4), so a
-  // quarter warp's stores cover the 8 bank groups as the reads do.
-  // STAGE_ROUNDS rounds of the threads' chunks have their loads in flight together (one after another, each round
-  // would wait a memory latency before the CTA's first step); at M 16 the second round's registers cost spills.
-  constexpr int CHUNKS = 8 * NT * kGemvStepK / 8, STAGE_ROUNDS = NT == 1 ? 2 : 1;  // chunks per step
-  const int staged = slots * CHUNKS;
+  // quarter warp's stores cover the 8 bank groups as the reads do. Only the row pairs that hold rows of A are staged:
+  // an activation row past M (a column of mma.sync's B) meets only its own column of the sums, which is never stored,
+  // so whatever its shared memory holds adds nothing (at M 1 a CTA stages an eighth of the chunks, in fewer rounds).
+  // CFG.stage_rounds rounds of the threads' chunks have their loads in flight together (one after another, each round
+  // would wait a memory latency before the CTA's first step); at M 16 a second round's registers cost spills.
+  // CFG.act_first: the first round's loads go out before the first weights' (else after them). At launch every CTA asks
+  // for its first `prefetch` steps of weights at once, a quarter of the bytes at 8192 x 8192, and activations asked
+  // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps.
+  constexpr int ROUNDS = CFG.stage_rounds;
+  // Row pairs staged, chunks per step. (At two n tiles all 8: a count known at compile time, where the divisions by
+  // it below cost M 16 up to 8% on the H100.)
+  const int pairs = NT == 1 ? min((M + 1) / 2, 4) : 4 * NT, chunks_per_step = 32 * pairs;
+  const int staged = slots * chunks_per_step;
   struct Chunk {
     int s, m, kq, k;
   };
   const auto chunk_at = [&](int i) {
-    const int pair_row = i / 32, s = pair_row / (4 * NT), kq = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
-    return Chunk{s, 2 * (pair_row % (4 * NT)) + (i / 4) % 2, kq, (step0 + s) % tile_steps * kGemvStepK + kq};
+    const int pair_row = i / 32, s = pair_row / pairs, kq = kGemvLaneCodes * (i % 4) + 8 * ((i / 8) % 4);
+    return Chunk{s, 2 * (pair_row % pairs) + (i / 4) % 2, kq, (step0 + s) % tile_steps * kGemvStepK + kq};
   };
-  for (int i0 = threadIdx.x; i0 < staged; i0 += STAGE_ROUNDS * CFG.threads()) {
-    uint4 v[STAGE_ROUNDS];
+  uint4 v[ROUNDS];
+  const auto stage_loads = [&](int i0) {
 #pragma unroll
-    for (int r = 0; r < STAGE_ROUNDS; ++r) {
+    for (int r = 0; r < ROUNDS; ++r) {
       const int i = i0 + r * CFG.threads();
       const Chunk c = chunk_at(i);
       v[r] = make_uint4(0, 0, 0, 0);
       if (i < staged && c.m < M && c.k < K)
         v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
     }
+  };
+  if constexpr (CFG.act_first) stage_loads(threadIdx.x);
+  load_ring();
+  for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
+    if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
-    for (int r = 0; r < STAGE_ROUNDS; ++r) {
+    for (int r = 0; r < ROUNDS; ++r) {
       const int i = i0 + r * CFG.threads();
       if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
       const Chunk c = chunk_at(i);
@@ -262,6 +298,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static constexpr auto ACT_AT = tabulate<4 * NT>([](int i) { return 2 * P.smem_act(8 * (i / 4), 8 * (i % 4)); });
   const unsigned act_lane = act + 2u * P.smem_act(g, kGemvLaneCodes * t);
   __syncthreads();
+  TL_PROBE_END(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
+  TL_PROBE_BEGIN(Probe::gemv_first, probe::kNoStage, blockIdx.y);
 
   float acc[RB][NT][4];
   const auto zero_acc = [&] {
@@ -365,7 +403,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
           for (int v = 0; v < 4; ++v) acc[rb][nt][v] = fmaf(st.sf[rb][FC[v].row / 8], part[rb][nt][v], acc[rb][nt][v]);
     }
   };
-  // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col).
+  // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col): f(sum,
+  // its offset in C, its element index e = 4 (rb NT + nt) + v) for those inside C.
   auto each = [&](int tile, auto&& f) {
     const int row0 = tile * CFG.rows() + lane_row;
 #pragma unroll
@@ -375,10 +414,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
           const int n = row0 + 16 * rb + FC[v].row, m = 8 * nt + 2 * t + FC[v].col;
-          if (n < N && m < M) f(acc[rb][nt][v], static_cast<long long>(m) * N + n);
+          if (n < N && m < M) f(acc[rb][nt][v], static_cast<long long>(m) * N + n, (rb * NT + nt) * 4 + v);
         }
   };
-  auto store = [&](float x, long long at) {
+  auto store = [&](float x, long long at, int = 0) {
     if constexpr (FOLD) x *= static_cast<float>(1ull << dequant4::kFp4ScaleShift);
     C[at] = static_cast<unsigned short>(pack2<true>(x, 0.f));
   };
@@ -388,7 +427,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (parts == 1)
       each(tile, store);
     else
-      each(tile, [&](float x, long long at) { partials[part * static_cast<long long>(M) * N + at] = x; });
+      each(tile, [&](float x, long long at, int) { partials[part * static_cast<long long>(M) * N + at] = x; });
   };
   // At the CTA's end (not mid-stream, where a fence would wait for the next tile's loads in flight), a shared tile's
   // arrival is counted; the last of its parts to arrive adds them in part order (deterministic) and writes C. (Thread
@@ -402,7 +441,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (!last_split) return;
     __threadfence();
     const long long plane = static_cast<long long>(M) * N;
-    each(tile, [&](float, long long at) {
+    each(tile, [&](float, long long at, int) {
       float sum = 0.f;
 #pragma unroll 8
       for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
@@ -433,6 +472,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     for (int d = 0; d < D; ++d) {
       if (j + d < slots) {
         compute(ring[d], j + d);
+        if (j + d == 0) {
+          TL_PROBE_END(Probe::gemv_first, probe::kNoStage, blockIdx.y);
+          TL_PROBE_BEGIN(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
+        }
         if constexpr (!CFG.batch) load(ring[d], next);
         if constexpr (CFG.stream) {
           if constexpr (CFG.batch) {
@@ -450,13 +493,48 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int d = 0; d < D; ++d) load(ring[d], next);
     }
   }
+  TL_PROBE_END(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
+  TL_PROBE_BEGIN(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
   if constexpr (CFG.stream) {
     for (int x = tile0; x < tile; ++x)
       if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
+  } else if (CFG.cluster_reduce && gridDim.y > 1 && gemv_detail::cluster_ctas() == gridDim.y) {
+    // The row tile's gridDim.y split CTAs are one cluster (rank = blockIdx.y): each writes its sums into its own
+    // shared memory, and thread x of rank r adds element e of thread x of every rank, in rank order (deterministic),
+    // for the e with e % gridDim.y == r, and writes C.
+    constexpr int E = RB * NT * 4;
+    __syncthreads();  // every warp done with the activations, whose space the sums take
+    const unsigned red = act + 4u * threadIdx.x;
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) st_shared_f32(red + 4u * CFG.threads() * ((rb * NT + nt) * 4 + v), acc[rb][nt][v]);
+    static_assert(P.red_bytes == 4 * E * CFG.threads(), "the plan's room for the sums");
+    cluster_sync();
+    const unsigned parts = gridDim.y, rank = blockIdx.y;
+    each(blockIdx.x, [&](float, long long at, int e) {
+      if (e % parts != rank) return;
+      const unsigned mine = red + 4u * CFG.threads() * e;
+      float x[kGemvMaxCluster];
+#pragma unroll
+      for (unsigned y = 0; y < kGemvMaxCluster; ++y)
+        x[y] = y < parts ? gemv_detail::ld_cluster_f32(map_shared_rank(mine, y)) : 0.f;  // (the loads together)
+      float sum = 0.f;
+#pragma unroll
+      for (unsigned y = 0; y < kGemvMaxCluster; ++y)
+        if (y < parts) sum += x[y];
+      store(sum, at);
+    });
+    cluster_sync();  // the peers done reading this CTA's sums
   } else {
     put(blockIdx.x, blockIdx.y, gridDim.y);
     if (gridDim.y > 1) combine(blockIdx.x, gridDim.y);
   }
+  TL_PROBE_END(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
+  TL_PROBE_FLUSH();
+  if (threadIdx.x == 0) TL_PROBE_BLOCK_END();
 }
 
 }  // namespace tl

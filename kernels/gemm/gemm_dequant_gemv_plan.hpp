@@ -37,6 +37,11 @@ struct GemmDequantGemvConfig {
   // int4 with a group of whole steps: codes converted with their bias left in, each step's mma.sync sums started at
   // -bias x the step's activation sums and scaled once per group (the kernel's header).
   bool group_sum = false;
+  // split schedule: a row tile's split CTAs are one thread-block cluster (splits <= kGemvMaxCluster) whose partial
+  // sums are added through distributed shared memory, not global memory (the kernel's header).
+  bool cluster_reduce = false;
+  int stage_rounds = 2;  // rounds of activation chunks each thread has in flight while staging
+  bool act_first = false;  // the first staging round's loads issued before the first weights' (else after)
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -49,6 +54,9 @@ struct GemmDequantGemvConfig {
 // k per step: the four lanes of a quad each load 16 bytes (32 codes) of the same weight row, consecutively; a row's
 // step is 64 bytes.
 enum : int { kGemvStepK = 128, kGemvLaneCodes = 32, kGemvRowStepBytes = kGemvStepK / 2 };
+// The most split CTAs cluster_reduce puts in one cluster (Hopper's non-portable cluster size; more splits add their
+// partial sums through global memory).
+enum : int { kGemvMaxCluster = 16 };
 
 // int4 codes as bf16 with their bias: (pair & 0x000F000F) ^ kGemvInt4Magic is bf16(kGemvInt4Bias + code) in both
 // halves (128 + the nibble with its sign bit flipped, i.e. code + 8; 128..143 are exact in bf16's 8 bits), so one
@@ -77,6 +85,16 @@ TL_HOST_DEVICE inline void gemv_pair_order(const unsigned (&in)[4], unsigned (&o
   for (int p = 0; p < 4; ++p) out[p] = dequant4::byte_perm(in[p / 2], in[p / 2 + 2], p % 2 ? 0x7632u : 0x5410u);
 }
 
+// Timeline regions of the kernel's TL_PROBE marks (per warp): from its start to the staged activations' barrier, to
+// its first step done (the first weights' wait), the other steps, and the split's sums (partials or cluster). The
+// spec's `probes` are the wgmma path's names (gemm_dequant_plan.hpp) and then these, so their ids follow kLastWgmma.
+#define TL_GEMM_DEQUANT_GEMV_PROBES(X) X(gemv_stage) X(gemv_first) X(gemv_stream) X(gemv_sums)
+struct GemmDequantGemvProbe {
+#define TL_GEMM_DEQUANT_GEMV_PROBE_ID(name) name,
+  enum : unsigned { kLastWgmma = 4, TL_GEMM_DEQUANT_GEMV_PROBES(TL_GEMM_DEQUANT_GEMV_PROBE_ID) };
+#undef TL_GEMM_DEQUANT_GEMV_PROBE_ID
+};
+
 struct GemmDequantGemvPlan {
   // One step's activations (8 n_tiles rows x 128 k, bf16) in shared memory, (m, k) -> element offset. Lane (group g,
   // t) of n-tile nt multiplies k 32t .. 32t+31 of row 8 nt + g, four 16-byte pieces q (k 32t + 8q ..): piece q of
@@ -88,10 +106,16 @@ struct GemmDequantGemvPlan {
   // A step's slot: its activations (step_elems bf16), then with group_sum the f32 sums -bias x sum over the step's k
   // of each activation row (8 n_tiles), at byte `sums` of the slot.
   int step_elems = 0, sums = 0, step_bytes = 0;
+  // cluster_reduce: each thread's sums (f32, element-major: element e of thread x at 4 (e threads + x)), written over
+  // the activations once every warp is done with them.
+  int red_bytes = 0;
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
 
-  // The dynamic shared memory of a CTA whose split has `steps` steps (the activations, from the kernel's base).
-  TL_HOST_DEVICE constexpr int bytes(int steps) const { return steps * step_bytes; }
+  // The dynamic shared memory of a CTA whose split has `steps` steps (the activations, from the kernel's base; with
+  // cluster_reduce at least the sums').
+  TL_HOST_DEVICE constexpr int bytes(int steps, bool cluster_reduce = false) const {
+    return cluster_reduce && red_bytes > steps * step_bytes ? red_bytes : steps * step_bytes;
+  }
 };
 
 TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConfig& c) {
@@ -101,6 +125,7 @@ TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConf
   p.step_elems = p.smem_act.cosize();
   p.sums = 2 * p.step_elems;
   p.step_bytes = p.sums + (c.group_sum ? 4 * 8 * c.n_tiles : 0);
+  p.red_bytes = 4 * c.row_blocks() * c.n_tiles * 4 * c.threads();
   p.mma_A = mma_m16n8k16_a_f16();
   p.mma_B = mma_m16n8k16_b_f16();
   p.mma_C = mma_m16n8k16_c();
@@ -121,6 +146,9 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("int4_lop3", c.int4_lop3)
       .field("fp4_fold", c.fp4_fold)
       .field("group_sum", c.group_sum)
+      .field("cluster_reduce", c.cluster_reduce)
+      .field("stage_rounds", c.stage_rounds)
+      .field("act_first", c.act_first)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

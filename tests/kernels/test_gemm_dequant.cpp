@@ -378,6 +378,9 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"prefetch", "3"}})},
                                                 {{}, gemv({{"l2_prefetch", "true"}})},
                                                 {{{"M", "8"}}, gemv({{"batch", "off"}})},
+                                                {{}, gemv({{"reduce", "cluster"}})},
+                                                {{}, gemv({{"stage_rounds", "4"}})},
+                                                {{}, gemv({{"act_first", "on"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -418,8 +421,10 @@ TEST(GemmDequantSpec, LaunchesChecksAndPlotsThePlan) {
     const LayoutSpec s = parse_spec(by_name.at(name));
     EXPECT_TRUE(s.memory.layout() == tile.layout() && s.memory.swizzle() == tile.swizzle()) << name;
   }
-  ASSERT_EQ(spec().probes.size(), 5u);
+  ASSERT_EQ(spec().probes.size(), 9u);
   EXPECT_EQ(spec().probes[GemmDequantProbe::dequant_mma], "dequant_mma");
+  EXPECT_EQ(spec().probes[GemmDequantGemvProbe::gemv_stage], "gemv_stage");
+  EXPECT_EQ(spec().probes[GemmDequantGemvProbe::gemv_sums], "gemv_sums");
   // Decode: block_M auto is 16, two k lanes, 8 stages; without the split two CTAs per SM; a split that suits a
   // given num_stages.
   const std::string decode = instance({{"M", "3"}}, {{"path", "wgmma"}}).name_expression;
@@ -519,6 +524,58 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
                                                                      .group_sum = true});
     EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * plan.step_bytes)) << "M " << m;
   }
+}
+
+// reduce=cluster: a row tile's split CTAs are one cluster where the split has 2-16 CTAs (the grid then a whole number
+// of clusters), none beyond (the partials through global memory) or without a split; the launch's shared memory holds
+// the sums; the stream schedule refuses it. stage_rounds auto: 2 at one n tile, 1 at two.
+TEST(GemmDequantSpec, GemvClusterReduceTakesTheSplit) {
+  for (const KV& problem : std::vector<KV>{{{"M", "1"}, {"N", "8192"}, {"K", "8192"}},
+                                           {{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "4"}, {"N", "4096"}, {"K", "14336"}},
+                                           {{"M", "13"}, {"N", "1000"}, {"K", "4128"}},
+                                           {{"M", "1"}, {"N", "100"}, {"K", "32"}}})
+    for (const char* splits : {"0", "5", "20"}) {
+      const KernelInstance k = instance(problem, {{"path", "gemv"}, {"reduce", "cluster"}, {"splits", splits}});
+      SCOPED_TRACE(k.problem.to_string() + " splits=" + splits);
+      const std::uint32_t y = k.launch.grid.y;
+      EXPECT_EQ(k.launch.cluster.x, 1u);
+      EXPECT_EQ(k.launch.cluster.y, y >= 2 && y <= static_cast<std::uint32_t>(kGemvMaxCluster) ? y : 1u);
+      EXPECT_EQ(y % k.launch.cluster.y, 0u);
+      const bool two = k.problem.integer("M") > 8;
+      const GemmDequantGemvPlan plan = make_plan(GemmDequantGemvConfig{.n_tiles = two ? 2 : 1});
+      EXPECT_GE(k.launch.dynamic_smem, static_cast<std::uint32_t>(plan.red_bytes));
+      EXPECT_EQ(plan.red_bytes, 4 * 4 * (two ? 2 : 1) * 256);  // each thread's sums, f32
+      EXPECT_NE(k.name_expression.find(".cluster_reduce = true"), std::string::npos);
+      EXPECT_NE(k.name_expression.find(two ? ".stage_rounds = 1" : ".stage_rounds = 2"), std::string::npos);
+    }
+  EXPECT_EQ(instance({}, {{"path", "gemv"}}).launch.cluster.y, 1u);
+  auto k = instantiate(spec(), {}, {{"path", "gemv"}, {"reduce", "cluster"}, {"schedule", "stream"}},
+                       limits_for_arch("sm_90a"));
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("leave reduce at auto or global"), std::string::npos) << k.status().message();
+  // auto: a cluster for splits of 2-4 at M <= 4 (28672 x 8192: 224 row tiles x 4), none for more, and the kernel
+  // built without the cluster's code where its launch takes none.
+  const KernelInstance four = instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(four.launch.grid.y, 4u);
+  EXPECT_EQ(four.launch.cluster.y, 4u);
+  const KernelInstance eight = instance({{"M", "4"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(eight.launch.grid.y, 8u);
+  EXPECT_EQ(eight.launch.cluster.y, 1u);
+  EXPECT_NE(eight.name_expression.find(".cluster_reduce = false"), std::string::npos);
+  const KernelInstance m8 = instance({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(m8.launch.cluster.y, 1u);
+  EXPECT_NE(m8.name_expression.find(".cluster_reduce = false"), std::string::npos);
+  const KernelInstance m16 = instance({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  EXPECT_EQ(m16.launch.cluster.y, 1u);
+  EXPECT_NE(m16.name_expression.find(".cluster_reduce = false"), std::string::npos);
+  EXPECT_NE(four.name_expression.find(".cluster_reduce = true"), std::string::npos);
+  // act_first auto: on for M <= 8.
+  EXPECT_NE(four.name_expression.find(".act_first = true"), std::string::npos);
+  EXPECT_NE(m8.name_expression.find(".act_first = true"), std::string::npos);
+  EXPECT_NE(m16.name_expression.find(".act_first = false"), std::string::npos);
+  const KV global = {{"path", "gemv"}, {"reduce", "global"}};
+  EXPECT_EQ(instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, global).launch.cluster.y, 1u);
 }
 
 // schedule=stream: CTA c takes chunks [c U / G, (c+1) U / G) of the U = row tiles x k chunks (as the kernel computes);
