@@ -439,8 +439,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
           .section = static_cast<int>(c.integer("section")),
-          .d_pass = c.boolean("d_pass"),
-          .dq_own = c.boolean("dq_own")};
+          .d_pass = c.boolean("d_pass")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -449,17 +448,12 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  if (c.boolean("dq_own") && x.dim_qk != 128)
-    return refuse("dq_own=true at dim=" + p.text("dim") +
-                  ": each warpgroup's dQ over its own keys is one m64 GEMM of 64 query rows (block_M 64, dim 128); "
-                  "use dq_own=false");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
-                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : "") +
-                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)"));
+                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : ""));
   return Status::success();
 }
 
@@ -487,11 +481,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
                ParamSpec::boolean("d_pass", false,
                                   "D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own, timed with "
-                                  "the kernel) instead of per tile in each key block: the stages hold no O"),
-               ParamSpec::boolean("dq_own", false,
-                                  "dim 128: each consumer warpgroup computes dQ over its own 64 keys for the whole "
-                                  "tile (no dS barrier between the warpgroups) and stages it in a buffer of its own, "
-                                  "both bulk-reduced into the accumulator (the second 32 KB fits with d_pass)")}};
+                                  "the kernel) instead of per tile in each key block: the stages hold no O")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -546,9 +536,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}},
                            {{"d_pass", "true"}, {"num_stages", "3"}},
-                           {{"d_pass", "true"}, {"dq_defer", "false"}},
-                           {{"d_pass", "true"}, {"dq_own", "true"}},
-                           {{"d_pass", "true"}, {"dq_own", "true"}, {"dq_defer", "false"}}};
+                           {{"d_pass", "true"}, {"dq_defer", "false"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

@@ -37,13 +37,9 @@
 // the consumers waiting for that buffer meanwhile (docs/perf.md: 11-23 us per tile on one warp). The epilogue stores
 // dK (times scale) and dV straight from the accumulators.
 //
-// With dq_own each consumer warpgroup computes dQ over its own 64 keys for the whole tile instead (its dS alone, no
-// barrier with the other warpgroup) and stages it in a buffer of its own (mbarriers dq_full/dq_empty for warpgroup 0,
-// dq_own's pair for warpgroup 1); the writer adds both into the tile's accumulator, one bulk reduce each.
-//
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
-// of completed tiles written); dq_own: 5 + w = consumer warpgroup w alone (its dS written, then free), for 1 and 4.
+// of completed tiles written).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -202,13 +198,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // The completed f32 tile of query tile m, head h, to 16-bit dQ (times scale), leaving it zero. Chunk k of consumer
   // thread t (P.dq_chunk) holds values 4k .. 4k + 3 of its dQ part accumulator: a pair of columns in a row, the same
   // pair 8 rows down; dq_accum holds the tile in the same order as the staging buffer.
-  constexpr int kChunks = BM * D / 4;        // 16-byte chunks of the f32 tile
-  constexpr int kStaged = P.dq_threads;      // threads whose dQ accumulators make up the tile (P.dq_chunk)
-  constexpr bool OWN = CFG.dq_own;
-  constexpr int PARTS = OWN ? 2 : 1;  // staging buffers
-  // Staging buffer w's barriers (dq_own: one buffer per consumer warpgroup).
-  auto part_full = [&](int w) { return w == 0 ? dq_full : base + P.bar_dq_own; };
-  auto part_empty = [&](int w) { return w == 0 ? dq_empty : base + P.bar_dq_own + 8u; };
+  constexpr int kChunks = 2 * 128 * (DQV / 4);
   struct DqTile {
     float4* acc;          // the f32 tile in dq_accum
     unsigned short* dst;  // its first row in dQ
@@ -238,13 +228,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       mbar_init(empty(s), kAttnBwdWgmmaConsumers + kAttnBwdWgmmaRowThreads);
       mbar_init(rows_full(s), kAttnBwdWgmmaRowThreads);
     }
-    mbar_init(dq_full, OWN ? 128 : kAttnBwdWgmmaConsumers * 128);  // dq_own: warpgroup 0's buffer
+    mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
     mbar_init(dq_empty, 1);
     mbar_init(dq_load, 1);
-    if (OWN) {
-      mbar_init(part_full(1), 128);
-      mbar_init(part_empty(1), 1);
-    }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -339,10 +325,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         };
         for (int c0 = lane; c0 < kChunks; c0 += 64) {
           const int c1 = c0 + 32;
-          const uint4 u0 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c0 % kStaged, c0 / kStaged));
-          const uint4 u1 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c1 % kStaged, c1 / kStaged));
-          convert_chunk(x, c0 % kStaged, c0 / kStaged, f32x4(u0));
-          convert_chunk(x, c1 % kStaged, c1 / kStaged, f32x4(u1));
+          const uint4 u0 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c0 % 256, c0 / 256));
+          const uint4 u1 = ld_shared_v4_b32(dq_smem + P.dq_chunk(c1 % 256, c1 / 256));
+          convert_chunk(x, c0 % 256, c0 / 256, f32x4(u0));
+          convert_chunk(x, c1 % 256, c1 / 256, f32x4(u1));
         }
         TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
       };
@@ -350,27 +336,19 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
         const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
         TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-#pragma unroll
-        for (int w = 0; w < PARTS; ++w) {
-          mbar_wait(part_full(w), it & 1);
-          if (lane == 0) {
-            bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem + w * P.dq_bytes,
-                                P.dq_bytes);
-            tma_store_commit();
-          }
-        }
+        mbar_wait(dq_full, it & 1);
         if (lane == 0) {
+          bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
+          tma_store_commit();
           tma_store_wait_read();
-          if (early)
-            for (int w = 0; w < PARTS; ++w) mbar_arrive(part_empty(w));
+          if (early) mbar_arrive(dq_empty);
           tma_store_wait_all();
         }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         finish(it);
         if (!early) {
           __syncwarp();  // the staging tile read by the conversion, if any
-          if (lane == 0)
-            for (int w = 0; w < PARTS; ++w) mbar_arrive(part_empty(w));
+          if (lane == 0) mbar_arrive(dq_empty);
         }
       }
       if constexpr (CFG.dq_defer) {
@@ -479,9 +457,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
       }
     }
-    // Both warpgroups' dQ GEMMs of the last tile have read dS (dq_own: this warpgroup's, which alone reads its keys).
-    if constexpr (OWN) named_barrier_sync(5 + w, 128);
-    else named_barrier_sync(4, 256);
+    named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
 #pragma unroll
     for (int v = 0; v < SV; v += 2)
       st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
@@ -502,28 +478,15 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
     wgmma_commit();
 
-    // dQ's part once the dS it reads is in shared memory (seen by the async proxy): both warpgroups', or with dq_own
-    // this one's.
+    // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
     TL_PROBE_END(Probe::dkv_issue, s, it);
     TL_PROBE_BEGIN(Probe::ds_wait, s, it);
-    if constexpr (OWN) {
-      named_barrier_sync(5 + w, 128);
-      // dV and dK done: dQ's 64 accumulators beside dK and dV alone (P^T's and dS^T's registers beside them
-      // serialize every wgmma: ptxas C7512).
-      wgmma_wait<0>();
-      fence_regs(dk);
-      fence_regs(dv);
-      fence_regs(pa);
-      fence_regs(dsa);
-    } else {
-      named_barrier_sync(1, 256);
-    }
+    named_barrier_sync(1, 256);
     TL_PROBE_END(Probe::ds_wait, s, it);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
-    if constexpr (OWN) wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < P.dq_k; ++kk)
+    for (int kk = 0; kk < BN / 16; ++kk)
       WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
                                           smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
                                           kk > 0);
@@ -537,17 +500,15 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
     TL_PROBE_END(Probe::dq_gemm, s, it);
 
-    // Stage the part for the dQ writer once it has taken the last tile's: both warpgroups' halves in the one buffer,
-    // or (dq_own) each warpgroup's whole-tile part in its own.
+    // Stage the part for the dQ writer once it has taken the last tile's.
     TL_PROBE_BEGIN(Probe::dq_stage, s, it);
-    const int part = OWN ? w : 0;
-    mbar_wait(part_empty(part), (it & 1) ^ 1);
+    mbar_wait(dq_empty, (it & 1) ^ 1);
 #pragma unroll
     for (int k = 0; k < DQV / 4; ++k)
-      st_shared_v4_b32(dq_smem + part * P.dq_bytes + P.dq_chunk(OWN ? tid : ctid, k), __float_as_uint(dq[4 * k]),
-                       __float_as_uint(dq[4 * k + 1]), __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
+      st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
+                       __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
     fence_proxy_async_smem();
-    mbar_arrive(part_full(part));
+    mbar_arrive(dq_full);
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
 
@@ -574,13 +535,11 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     for (unsigned i = 0; i < n; ++i) {
       const int j = static_cast<int>(ld_shared_b32(base + P.defer_offset + 4u * (1 + i)));
       const DqTile x = dq_tile(tile_head(j), tile_m(j));
-      // Chunk ctid + 256 i of the tile: thread ctid's own chunk i as staged, or (dq_own) half of a thread's.
-      constexpr int kMine = kChunks / 256;
-      float4 v[kMine];
+      float4 v[DQV / 4];
 #pragma unroll
-      for (int i = 0; i < kMine; ++i) v[i] = __ldcg(x.acc + P.dq_chunk(OWN ? tid : ctid, OWN ? 2 * i + w : i) / 16);
+      for (int k = 0; k < DQV / 4; ++k) v[k] = __ldcg(x.acc + P.dq_chunk(ctid, k) / 16);
 #pragma unroll
-      for (int i = 0; i < kMine; ++i) convert_chunk(x, OWN ? tid : ctid, OWN ? 2 * i + w : i, v[i]);
+      for (int k = 0; k < DQV / 4; ++k) convert_chunk(x, ctid, k, v[k]);
     }
     TL_PROBE_END(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
   }

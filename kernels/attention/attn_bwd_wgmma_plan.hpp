@@ -44,11 +44,6 @@ struct AttnBwdWgmmaConfig {
   // preprocessing) into global memory, which the row warps copy beside the LSE: the stages hold no O (a third less
   // shared memory per stage, and no O tile written and read per query tile).
   bool d_pass = false;
-  // Each consumer warpgroup computes dQ over its own 64 keys for every column (m64n{dim}, K 64: dS read from its own
-  // keys only), so the two warpgroups share no dS barrier and drift apart (one's exp and dS under the other's GEMMs);
-  // each stages its part in a buffer of its own, and the writer adds both into dq_accum (two bulk reduces). block_M
-  // 64 (dim 128) only; the second 32 KB buffer fits beside 2 stages with d_pass.
-  bool dq_own = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -74,11 +69,10 @@ enum : int {
 //   K, V          (block_N, dim) each, loaded once
 //   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim); not with d_pass]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
-//   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk); dq_own: a whole tile per warpgroup
+//   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
 //   deferred      the count and the walk indices of the tiles left to the consumers (dq_defer), 32-bit each
-//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages],
-//                 dq_own: warpgroup 1's buffer full, empty
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages]
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -87,8 +81,7 @@ enum : int {
 //   dK_w += dS^T Q     RS  A = dS^T (registers)       B = Q (N-major view)   M 64, N dim, K block_M
 //   dQ_w  = dS K       SS  A = dS (M-major, smem)     B = K (N-major view)   M, N: the warpgroup's part of
 //                                                                            (block_M, dim), K block_N
-// dQ's part: rows 64 w .. at block_M 128 (N = dim), else columns 64 w .. (M = 64, N = dim / 2 = 64); with dq_own
-// every row and column over the warpgroup's keys (A = dS's keys 64 w .., B = K_w^T; M 64, N dim, K 64).
+// dQ's part: rows 64 w .. at block_M 128 (N = dim), else columns 64 w .. (M = 64, N = dim / 2 = 64).
 struct AttnBwdWgmmaPlan {
   static constexpr int kMaxSteps = 16;
   SwizzledLayout smem_Q, smem_K, smem_O;  // (rows, dim), K-major: Q, dO and O share smem_Q; V shares smem_K
@@ -119,19 +112,15 @@ struct AttnBwdWgmmaPlan {
   ValueOffsets<64> s_values, kv_values, dq_values;
   int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
   bool s_quads = false;  // S^T's values 4j .. 4j + 3 of a thread: queries q, q + 1 (q even) of two keys
-  int dq_k = 0;          // dQ's k16 steps (along the keys)
-  int dq_threads = 0;    // threads whose dQ accumulators make up the staged tile: 256, or 128 (dq_own)
-  int bar_dq_own = 0;    // dq_own: warpgroup 1's staging buffer full, then empty (mbarriers)
 
   TL_HOST_DEVICE constexpr int stage(int s) const { return stage_offset + s * stage_bytes; }
   // The f32 dQ tile as the consumers stage it and dq_accum holds it (one bulk reduce moves it as it is): 16-byte
-  // chunk k (values 4k .. 4k + 3 of the dQ part accumulator) of consumer thread t (0 .. dq_threads - 1) at
-  // (k * dq_threads + t) * 16, so a warp's chunk stores are 512 contiguous bytes and chunk c of the tile is thread
-  // c % dq_threads's chunk c / dq_threads.
-  TL_HOST_DEVICE constexpr int dq_chunk(int t, int k) const { return (k * dq_threads + t) * 16; }
+  // chunk k (values 4k .. 4k + 3 of the dQ part accumulator) of consumer thread t (0 .. 255) at (k * 256 + t) * 16,
+  // so a warp's chunk stores are 512 contiguous bytes.
+  TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
-           acc_dQ.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n > 0 &&
+           acc_dQ.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
            s_quads && bytes > 0;
   }
   TL_HOST_DEVICE constexpr static int byte(const SwizzledLayout& tile, int row, int col) { return 2 * tile(row, col); }
@@ -172,7 +161,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.ds_offset = p.stage_offset + c.num_stages * p.stage_bytes;
   p.dq_bytes = 4 * c.block_M * c.dim;
   p.dq_offset = p.ds_offset + p.ds_bytes;
-  p.rows_offset = p.dq_offset + (c.dq_own ? 2 : 1) * p.dq_bytes;
+  p.rows_offset = p.dq_offset + p.dq_bytes;
   p.rows_bytes = 2 * 4 * c.block_M;
   p.defer_offset = p.rows_offset + c.num_stages * p.rows_bytes;
   p.bar_kv_full = p.defer_offset + (4 * (1 + (c.dq_defer ? c.defer_tiles : 0)) + 7) / 8 * 8;  // mbarriers: 8 B
@@ -182,8 +171,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.bar_dq_empty = p.bar_dq_full + 8;
   p.bar_dq_load = p.bar_dq_empty + 8;
   p.bar_rows_full = p.bar_dq_load + 8;
-  p.bar_dq_own = p.bar_rows_full + 8 * c.num_stages;
-  p.bytes = p.bar_dq_own + (c.dq_own ? 16 : 0) + 1024;
+  p.bytes = p.bar_rows_full + 8 * c.num_stages + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -198,16 +186,12 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.kv_wg = p.byte(p.smem_K, 64, 0);
   const bool split_rows = c.block_M == 2 * 64;
   p.dq_m = split_rows ? 64 : c.block_M;
-  p.dq_n = split_rows || c.dq_own ? c.dim : c.dim / 2;
-  p.dq_k = c.dq_own ? 64 / 16 : c.block_N / 16;
-  p.dq_threads = c.dq_own ? 128 : 2 * 128;
+  p.dq_n = split_rows ? c.dim : c.dim / 2;
   p.dq_row_wg = split_rows ? 64 : 0;
-  p.dq_col_wg = split_rows || c.dq_own ? 0 : p.dq_n;
-  // Warpgroup 1's A and B: its rows or columns of the tile, or (dq_own) its keys: 64 rows of 128 bytes into dS and
-  // K^T (multiples of 8 rows, so the offset adds to each k16 step's start unswizzled).
-  p.dq_a_wg = c.dq_own ? p.byte(p.smem_dS, 0, 64) : p.byte(p.smem_dS, p.dq_row_wg, 0);
-  p.dq_b_wg = c.dq_own ? p.byte(p.smem_Kt, 0, 64) : p.byte(p.smem_Kt, p.dq_col_wg, 0);
-  if (p.dq_m != 64 || (c.dq_own && split_rows)) p.dq_n = 0;  // one m64 wgmma per warpgroup: ok() refuses the rest
+  p.dq_col_wg = split_rows ? 0 : p.dq_n;
+  p.dq_a_wg = p.byte(p.smem_dS, p.dq_row_wg, 0);
+  p.dq_b_wg = p.byte(p.smem_Kt, p.dq_col_wg, 0);
+  if (p.dq_m != 64) p.dq_n = 0;  // one m64 wgmma per warpgroup: ok() refuses the rest
   p.acc_S = wgmma_m64nNk16_d(c.block_M);
   p.frag_A = wgmma_m64k16_a_f16();
   p.acc_KV = wgmma_m64nNk16_d(c.dim);
@@ -244,7 +228,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
       .field("d_pass", c.d_pass)
-      .field("dq_own", c.dq_own)
       .str();
 }
 

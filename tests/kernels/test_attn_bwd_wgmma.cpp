@@ -24,7 +24,7 @@ std::vector<AttnBwdWgmmaConfig> configs() {
     for (int st : {1, 2, 3}) v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
   // Deferred lists of other lengths: odd and even counts (the mbarriers after the list stay 8-byte aligned).
   for (int n : {15, 16}) v.push_back({.dim = 128, .block_M = 64, .num_stages = 2, .defer_tiles = n});
-  // D by the pre-pass: stages of Q and dO only (dq_own's plan: its own test).
+  // D by the pre-pass: stages of Q and dO only.
   for (int dim : {64, 128})
     for (int st : {2, 3})
       v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .d_pass = true});
@@ -138,43 +138,13 @@ TEST(AttnBwdWgmmaPlan, PAndDsInRegisters) {
   }
 }
 
-// dq_own: each warpgroup's dQ is the whole (64, dim) tile over its 64 keys: one m64n{dim} wgmma of 4 k16 steps,
-// warpgroup 1's A and B 64 keys on (its k16 steps are the split's steps 4 .. 7), staged by 128 threads into a buffer
-// of each warpgroup's (the second fits beside 2 stages with d_pass only).
-TEST(AttnBwdWgmmaPlan, DqOwnIsTheWholeTileOverTheWarpgroupsKeys) {
-  const AttnBwdWgmmaConfig c{.dim = 128, .block_M = 64, .d_pass = true, .dq_own = true};
-  const AttnBwdWgmmaPlan p = make_plan(c), split = make_plan(AttnBwdWgmmaConfig{.dim = 128, .block_M = 64});
-  ASSERT_TRUE(p.ok());
-  EXPECT_TRUE(fragment_spec(p.acc_dQ, "wgmma.m64n128k16.f32.C"));
-  EXPECT_EQ(p.dq_m, c.block_M);
-  EXPECT_EQ(p.dq_n, c.dim);
-  EXPECT_EQ(p.dq_k * 16 * 2, c.block_N);
-  EXPECT_EQ(p.dq_threads, 128);
-  EXPECT_EQ(p.dq_row_wg, 0);
-  EXPECT_EQ(p.dq_col_wg, 0);
-  for (int kk = 0; kk < p.dq_k; ++kk) {
-    EXPECT_EQ(p.dq_a_wg + p.dq_k16_a[kk], split.dq_k16_a[p.dq_k + kk]);
-    EXPECT_EQ(p.dq_b_wg + p.dq_k16_b[kk], split.dq_k16_b[p.dq_k + kk]);
-  }
-  EXPECT_EQ(p.rows_offset, p.dq_offset + 2 * p.dq_bytes);  // two staging tiles
-  EXPECT_EQ((p.dq_offset + p.dq_bytes) % 16, 0);           // the second bulk reduce's source
-  EXPECT_GE(p.bar_dq_own, p.bar_rows_full + 8 * c.num_stages);
-  EXPECT_EQ(p.bar_dq_own % 8, 0);
-  EXPECT_GE(p.bytes, p.bar_dq_own + 16 + 1024);
-  EXPECT_LE(p.bytes, 232448);
-  EXPECT_GT(make_plan(AttnBwdWgmmaConfig{.dim = 128, .block_M = 64, .dq_own = true}).bytes, 232448);  // with O
-  // Refused where a warpgroup's keys meet 128 query rows (dim 64).
-  EXPECT_FALSE(make_plan(AttnBwdWgmmaConfig{.dim = 64, .block_M = 128, .dq_own = true}).ok());
-}
-
 // The dQ staging order covers the tile once, in 16-byte chunks, and a warp's chunk k stores are 512 contiguous bytes.
 TEST(AttnBwdWgmmaPlan, DqStagingIsOneTileOfContiguousWarpStores) {
-  for (const AttnBwdWgmmaConfig& c : {AttnBwdWgmmaConfig{.dim = 64, .block_M = 128},
-                                      AttnBwdWgmmaConfig{.dim = 128, .block_M = 64},
-                                      AttnBwdWgmmaConfig{.dim = 128, .block_M = 64, .dq_own = true}}) {
+  for (int dim : {64, 128}) {
+    const AttnBwdWgmmaConfig c{.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim)};
     const AttnBwdWgmmaPlan p = make_plan(c);
     std::set<int> chunks;
-    for (int t = 0; t < p.dq_threads; ++t)
+    for (int t = 0; t < 256; ++t)
       for (int k = 0; k < p.dq_n / 2 / 4; ++k) {
         const int at = p.dq_chunk(t, k);
         ASSERT_EQ(at % 16, 0);
@@ -216,9 +186,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
-        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = true}, AttnBwdWgmmaConfig{.dq_own = true}})
+        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 12u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -244,13 +214,6 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_TRUE(check({{"dim", "128"}}, {{"defer_tiles", "8192"}, {"num_stages", "1"}}).ok());
   EXPECT_FALSE(check({{"heads", "6"}, {"heads_kv", "4"}}, {}).ok());
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
-  const Status own = check({{"dim", "64"}}, {{"dq_own", "true"}, {"d_pass", "true"}});
-  ASSERT_FALSE(own.ok());
-  EXPECT_NE(own.message().find("dq_own=false"), std::string::npos) << own.message();
-  const Status own_o = check({{"dim", "128"}}, {{"dq_own", "true"}});  // two staging tiles beside O: too much
-  ASSERT_FALSE(own_o.ok());
-  EXPECT_NE(own_o.message().find("d_pass=true"), std::string::npos) << own_o.message();
-  EXPECT_TRUE(check({{"dim", "128"}, {"causal", "true"}}, {{"dq_own", "true"}, {"d_pass", "true"}}).ok());
 }
 
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
@@ -290,8 +253,7 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}}, {}, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 16},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "true"}, {"num_stages", "3"}}, 0},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "true"}, {"dq_own", "true"}}, 0}};
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "true"}, {"num_stages", "3"}}, 0}};
   for (const auto& [problem, config, max_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
