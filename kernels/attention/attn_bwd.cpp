@@ -450,10 +450,12 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
-    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("d_pass") ? "" : " and O") +
+                  ", the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
-                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : ""));
+                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : "") +
+                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)"));
   return Status::success();
 }
 
@@ -479,9 +481,10 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::integer("section", 8, 0, 64,
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
                                   "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
-               ParamSpec::boolean("d_pass", false,
+               ParamSpec::boolean("d_pass", true,
                                   "D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own, timed with "
-                                  "the kernel) instead of per tile in each key block: the stages hold no O")}};
+                                  "the kernel) instead of per tile in each key block: the stages hold no O (false: "
+                                  "the row warps sum each stage's O and dO)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -527,16 +530,14 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches;
-  // a causal work order whose last group holds fewer pairs than the others; d_pass with the third stage it makes room
-  // for, and with the writer's conversions.
+  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches,
+  // with and without the pre-pass; a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_defer", "false"}, {"num_stages", "1"}},
+                           {{"dq_defer", "false"}, {"d_pass", "false"}},
                            {{"defer_tiles", "15"}},
-                           {{"section", "3"}},
-                           {{"d_pass", "true"}, {"num_stages", "3"}},
-                           {{"d_pass", "true"}, {"dq_defer", "false"}}};
+                           {{"section", "3"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
