@@ -1,6 +1,6 @@
-// attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — TMA, an mbarrier ring of Q/dO/O tiles fed by a
-// producer warp, row warps summing D once per tile, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T
-// kept in registers.
+// attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — a pre-pass summing D = rowsum(dO * O), TMA, an mbarrier
+// ring of Q/dO tiles fed by a producer warp, row warps staging D and the LSE once per tile, two consumer warpgroups
+// with setmaxnreg, wgmma with P^T and dS^T kept in registers.
 //
 // Same problem and arguments as attn.bwd.mma (attn_bwd_mma.cuh): dQ, dK, dV from Q, K, V, O, dO and the forward's
 // LSE; dense tensors [batch, seq, heads, dim] reached through 3-D tensor maps (dim, heads, rows) over the packed rows
@@ -8,14 +8,18 @@
 // to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
 // of +inf, so they add nothing and are never stored.
 //
+// With d_pass (the default) a launch of its own before the main one sums D of every query row into d_rows
+// (attn_bwd_row_dots: reading O and dO once, instead of O once per key block).
+//
 // Work: CTA (key block kb of block_N = 128 keys, kv head, sequence) in grid order (causal with `section`: longest
 // walks first across groups of pairs), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
-// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
-// consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps 2 and 3, the row
-// warps, compute D = rowsum(dO * O) and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier
-// rows_full, count 64), which both consumer warpgroups read: summing all rows themselves, each read O and dO once
-// more per tile beside its GEMMs (about a fifth of a tile's time in the timeline, docs/perf.md). Consumer warpgroup w
+// one, of each query head of the GQA group in turn) Q and dO (without d_pass also O) into the next of num_stages
+// buffers once both consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps
+// 2 and 3, the row warps, put D (d_pass's, loaded with the LSE before the stage is free; else summed from the stage's
+// O and dO) and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier rows_full, count 64),
+// which both consumer warpgroups read: summing all rows themselves, each read O and dO once more per tile beside its
+// GEMMs (about a fifth of a tile's time in the timeline, docs/perf.md). Consumer warpgroup w
 // (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per
 // query tile:
 //   issue S^T = K_w Q^T and dP^T = V_w dO^T (wgmma SS, keys x queries, K-major operands as TMA wrote them);
