@@ -42,8 +42,8 @@ struct AttnBwdWgmmaConfig {
   int section = 8;
   // D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own before the main one, FlashAttention-2/3's
   // preprocessing) into global memory, which the row warps copy beside the LSE: the stages hold no O (a third less
-  // shared memory per stage, and no O tile written and read per query tile; H100: 1.01-1.04x computing it per tile
-  // at issue 20's anchors, docs/perf.md).
+  // shared memory per stage, and no O tile written and read per query tile; H100: 1.01-1.05x computing it per tile
+  // at issue 20's anchors and GQA causal, means of three pairs, docs/perf.md).
   bool d_pass = true;
 };
 
