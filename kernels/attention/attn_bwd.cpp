@@ -438,7 +438,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .varlen = p.boolean("varlen"),
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
-          .section = static_cast<int>(c.integer("section"))};
+          .section = static_cast<int>(c.integer("section")),
+          .d_pass = c.boolean("d_pass")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -449,10 +450,12 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
-    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO and O, the dS tile and the dQ staging need " +
+    return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("d_pass") ? "" : " and O") +
+                  ", the dS tile and the dQ staging need " +
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
-                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : ""));
+                  (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : "") +
+                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)"));
   return Status::success();
 }
 
@@ -477,7 +480,11 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "their walk (4 bytes of shared memory each); the writer converts those past it"),
                ParamSpec::integer("section", 8, 0, 64,
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
-                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)")}};
+                                  "this many (sequence, kv head) pairs (0: in grid order, key block fastest)"),
+               ParamSpec::boolean("d_pass", true,
+                                  "D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own, timed with "
+                                  "the kernel) instead of per tile in each key block: the stages hold no O (false: "
+                                  "the row warps sum each stage's O and dO)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -490,15 +497,29 @@ KernelSpec attn_bwd_wgmma_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(make_plan(w).bytes);
     return g;
   };
-  // Kernel signature: (tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, cu_seqlens_q,
-  // cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V, O, dO only through their maps, 3-D (dim, heads, rows)
-  // over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows.
+  // d_pass: the pre-pass, a block per SM spread over the sequences (grid z: the kernel's sequence).
+  k.pre_launch = [](const Values& p, const Values& c, const DeviceLimits& limits) -> std::optional<LaunchGeometry> {
+    if (!c.boolean("d_pass")) return std::nullopt;
+    LaunchGeometry g;
+    const std::int64_t batch = p.integer("batch");
+    g.grid.x = static_cast<std::uint32_t>(std::max<std::int64_t>(1, (limits.sm_count + batch - 1) / batch));
+    g.grid.z = static_cast<std::uint32_t>(batch);
+    g.block.x = kAttnBwdWgmmaPrePassThreads;
+    return g;
+  };
+  // Kernel signature: (O, dO, tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, d_rows,
+  // cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V only through their maps, 3-D (dim, heads,
+  // rows) over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows; O and dO also as
+  // pointers (d_pass's pre-pass).
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     const BwdDims x(p);
     // dq_accum: f32 query tiles of block_M x dim in the kernel's staging order (AttnBwdWgmmaPlan::dq_chunk).
     auto a = bwd_args(p, w.block_M, true);
-    for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)].is_param = false;
+    for (int i = 0; i < 3; ++i) a[static_cast<std::size_t>(i)].is_param = false;
+    // d_rows: D of each query row (d_pass), O's row order.
+    const auto counters = std::find_if(a.begin(), a.end(), [](const ArgSpec& t) { return t.name == "dq_counters"; });
+    a.insert(counters + 1, ArgSpec::tensor("d_rows", DType::f32, {x.total_q() * x.heads}, ArgRole::scratch));
     auto map = [&](const char* name, const char* of, bool q_like) {
       ArgSpec m = ArgSpec::tensor_map(name, of, {64, 1, q_like ? w.block_M : w.block_N}, 128);
       m.map_shape = q_like ? std::vector<std::int64_t>{x.total_q(), x.heads, x.dim_qk}
@@ -509,11 +530,12 @@ KernelSpec attn_bwd_wgmma_spec() {
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
     return a;
   };
-  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches;
-  // a causal work order whose last group holds fewer pairs than the others.
+  // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches,
+  // with and without the pre-pass; a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_defer", "false"}, {"num_stages", "1"}},
+                           {{"dq_defer", "false"}, {"d_pass", "false"}},
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}}};
   };

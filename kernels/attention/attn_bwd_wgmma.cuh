@@ -1,6 +1,6 @@
-// attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — TMA, an mbarrier ring of Q/dO/O tiles fed by a
-// producer warp, row warps summing D once per tile, two consumer warpgroups with setmaxnreg, wgmma with P^T and dS^T
-// kept in registers.
+// attn.bwd.wgmma: FlashAttention-3-style backward for Hopper — a pre-pass summing D = rowsum(dO * O), TMA, an mbarrier
+// ring of Q/dO tiles fed by a producer warp, row warps staging D and the LSE once per tile, two consumer warpgroups
+// with setmaxnreg, wgmma with P^T and dS^T kept in registers.
 //
 // Same problem and arguments as attn.bwd.mma (attn_bwd_mma.cuh): dQ, dK, dV from Q, K, V, O, dO and the forward's
 // LSE; dense tensors [batch, seq, heads, dim] reached through 3-D tensor maps (dim, heads, rows) over the packed rows
@@ -8,14 +8,18 @@
 // to the next one or lie past the tensor (zero-filled): such keys get P = 0 by the mask, such query rows by an LSE
 // of +inf, so they add nothing and are never stored.
 //
+// With d_pass (the default) a launch of its own before the main one sums D of every query row into d_rows
+// (attn_bwd_row_dots: reading O and dO once, instead of O once per key block).
+//
 // Work: CTA (key block kb of block_N = 128 keys, kv head, sequence) in grid order (causal with `section`: longest
 // walks first across groups of pairs), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
 // producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
-// one, of each query head of the GQA group in turn) Q, dO and O into the next of num_stages buffers once both
-// consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps 2 and 3, the row
-// warps, compute D = rowsum(dO * O) and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier
-// rows_full, count 64), which both consumer warpgroups read: summing all rows themselves, each read O and dO once
-// more per tile beside its GEMMs (about a fifth of a tile's time in the timeline, docs/perf.md). Consumer warpgroup w
+// one, of each query head of the GQA group in turn) Q and dO (without d_pass also O) into the next of num_stages
+// buffers once both consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps
+// 2 and 3, the row warps, put D (d_pass's, loaded with the LSE before the stage is free; else summed from the stage's
+// O and dO) and LSE * log2(e) of each stage's rows once into the stage's row values (mbarrier rows_full, count 64),
+// which both consumer warpgroups read: summing all rows themselves, each read O and dO once more per tile beside its
+// GEMMs (about a fifth of a tile's time in the timeline, docs/perf.md). Consumer warpgroup w
 // (setmaxnreg 232) owns keys 64 w .. 64 w + 63 and their dK, dV, accumulated in registers over the whole walk. Per
 // query tile:
 //   issue S^T = K_w Q^T and dP^T = V_w dO^T (wgmma SS, keys x queries, K-major operands as TMA wrote them);
@@ -46,6 +50,7 @@
 #include "tile/barrier.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
+#include "tile/global.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/reduce.hpp"
@@ -70,19 +75,62 @@ TL_DEVICE_INLINE float dot8(uint4 x, uint4 y) {
   return sum;
 }
 
-// Kernel parameters: the tensor maps of Q, K, V, O, dO (box: 64 columns of one head x block rows), LSE, dQ, dK, dV,
-// dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk order) and dq_counters (scratch, zero at
-// the launch and left zero), the sequence offsets, head counts, the query tiles of the longest sequence and the
-// softmax scale.
+// d_pass's pre-pass (a launch of kAttnBwdWgmmaPrePassThreads threads, grid (any, 1, batch) before the main one):
+// D = rowsum(dO * O) of every query row of sequence blockIdx.z into d_rows, indexed as O's rows (token * heads + h).
+// A row's D/8 16-byte chunks go to as many lanes (a warp step covers 32 / (D/8) rows), summed by shuffles; U steps'
+// loads in flight at once.
+template <int D, bool BF16>
+TL_DEVICE_INLINE void attn_bwd_row_dots(const unsigned short* __restrict__ O, const unsigned short* __restrict__ dO,
+                                        float* __restrict__ d_rows, const int* __restrict__ cu_seqlens_q, int heads) {
+  constexpr int L = D / 8, RW = 32 / L, U = 8;
+  const int lane = threadIdx.x % 32, sub = lane / L, c = lane % L;
+  const long long r0 = static_cast<long long>(cu_seqlens_q[blockIdx.z]) * heads;
+  const long long r1 = static_cast<long long>(cu_seqlens_q[blockIdx.z + 1]) * heads;
+  const long long warp = threadIdx.x / 32 + static_cast<long long>(blockIdx.x) * (blockDim.x / 32);
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long g = r0 + warp * U * RW; g < r1; g += warps * U * RW) {
+    uint4 o[U], d[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const long long row = g + u * RW + sub;
+      o[u] = d[u] = make_uint4(0, 0, 0, 0);
+      if (row < r1) {
+        o[u] = ld_global_stream_v4(O + row * D + 8 * c);
+        d[u] = ld_global_stream_v4(dO + row * D + 8 * c);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float part = dot8<BF16>(o[u], d[u]);
+#pragma unroll
+      for (int x = L / 2; x > 0; x /= 2) part += __shfl_xor_sync(0xffffffffu, part, x);
+      const long long row = g + u * RW + sub;
+      if (c == 0 && row < r1) d_rows[row] = part;
+    }
+  }
+}
+
+// Kernel parameters: O and dO (d_pass's pre-pass reads them), the tensor maps of Q, K, V, O, dO (box: 64 columns of
+// one head x block rows), LSE, dQ, dK, dV, dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk
+// order), dq_counters (scratch, zero at the launch and left zero), d_rows (d_pass: D of each query row, O's row
+// order), the sequence offsets, head counts, the query tiles of the longest sequence and the softmax scale.
 template <AttnBwdWgmmaConfig CFG>
 __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
-    attn_bwd_wgmma(const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
+    attn_bwd_wgmma(const unsigned short* __restrict__ O, const unsigned short* __restrict__ dO,
+                   const __grid_constant__ TmaDescriptor tma_q, const __grid_constant__ TmaDescriptor tma_k,
                    const __grid_constant__ TmaDescriptor tma_v, const __grid_constant__ TmaDescriptor tma_o,
                    const __grid_constant__ TmaDescriptor tma_do, const float* __restrict__ LSE,
                    unsigned short* __restrict__ dQ, unsigned short* __restrict__ dK, unsigned short* __restrict__ dV,
-                   float* __restrict__ dq_accum, int* __restrict__ dq_counters, const int* __restrict__ cu_seqlens_q,
-                   const int* __restrict__ cu_seqlens_k, int heads, int heads_kv, int m_blocks, float scale) {
+                   float* __restrict__ dq_accum, int* __restrict__ dq_counters, float* __restrict__ d_rows,
+                   const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
+                   int m_blocks, float scale) {
   using namespace wgmma_ops;
+  if constexpr (CFG.d_pass) {
+    if (blockDim.x == kAttnBwdWgmmaPrePassThreads) {
+      attn_bwd_row_dots<CFG.dim, CFG.bf16>(O, dO, d_rows, cu_seqlens_q, heads);
+      return;
+    }
+  }
   using Probe = AttnBwdWgmmaProbe;
   static constexpr AttnBwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   static_assert(P.ok(), "attn_bwd_wgmma: a config can_implement refuses");
@@ -196,22 +244,43 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     // [SECTION] producer
     setmaxnreg_dec<kProducerRegs>();
     if (tid >= 64) {
-      // [SECTION] row warps: thread r of 64 takes rows r, r + 64 ..: 16-byte chunks of O and dO, f32 sums.
+      // [SECTION] row warps: thread r of 64 takes rows r, r + 64 ..: 16-byte chunks of O and dO, f32 sums; with
+      // d_pass the pre-pass's D instead, loaded with the LSE before the stage's row values are free.
+      constexpr int kRows = BM / kAttnBwdWgmmaRowThreads;
+      auto lse_at = [&](int h, int q) {
+        return CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
+                          : (static_cast<long long>(b) * heads + h) * len_q + q;
+      };
       for (int it = 0; it < tiles; ++it) {
         const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
-        const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
-        mbar_wait(full(s), (it / STAGES) & 1);
-        for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
-          const int q = m * BM + r;
-          float part = 0.f;
+        if constexpr (CFG.d_pass) {
+          float lse[kRows], dot[kRows];
+#pragma unroll
+          for (int j = 0; j < kRows; ++j) {
+            const int q = m * BM + tid - 64 + j * kAttnBwdWgmmaRowThreads;
+            lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
+            dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
+          }
+          mbar_wait(full(s), (it / STAGES) & 1);  // the stage's row values are free
+#pragma unroll
+          for (int j = 0; j < kRows; ++j) {
+            const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
+            st_shared_f32(rows_at(s) + 4u * r, dot[j]);
+            st_shared_f32(rows_at(s) + 4u * (BM + r), lse[j]);
+          }
+        } else {
+          const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
+          mbar_wait(full(s), (it / STAGES) & 1);
+          for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
+            const int q = m * BM + r;
+            float part = 0.f;
 #pragma unroll 4
-          for (int c = 0; c < D; c += 8)
-            part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
-                               ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
-          const long long at = CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
-                                          : (static_cast<long long>(b) * heads + h) * len_q + q;
-          st_shared_f32(rows_at(s) + 4u * r, part);
-          st_shared_f32(rows_at(s) + 4u * (BM + r), q < len_q ? LSE[at] * kLog2e : __int_as_float(0x7f800000));
+            for (int c = 0; c < D; c += 8)
+              part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
+                                 ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
+            st_shared_f32(rows_at(s) + 4u * r, part);
+            st_shared_f32(rows_at(s) + 4u * (BM + r), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
+          }
         }
         mbar_arrive(rows_full(s));
         mbar_arrive(empty(s));  // O, dO read
@@ -308,10 +377,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
         TL_PROBE_END(Probe::wait_empty, s, it);
         TL_PROBE_BEGIN(Probe::tma_issue, s, it);
-        mbar_expect_tx(full(s), 3 * P.q_bytes);
+        mbar_expect_tx(full(s), P.stage_bytes);
         load(&tma_q, st, P.q_box, full(s), h, row);
         load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
-        load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+        if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
         TL_PROBE_END(Probe::tma_issue, s, it);
       }
     }

@@ -40,6 +40,11 @@ struct AttnBwdWgmmaConfig {
   // block fastest, then kv head, then sequence, as the grid lies; H100: 8 is 1.02x that at b 8, h 16, 4k, 1.05x at
   // h 32 / kv 8, docs/perf.md).
   int section = 8;
+  // D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own before the main one, FlashAttention-2/3's
+  // preprocessing) into global memory, which the row warps copy beside the LSE: the stages hold no O (a third less
+  // shared memory per stage, and no O tile written and read per query tile; H100: 1.01-1.05x computing it per tile
+  // at issue 20's anchors and GQA causal, means of three pairs, docs/perf.md).
+  bool d_pass = true;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -53,11 +58,17 @@ struct AttnBwdWgmmaProbe {
 };
 
 // Consumer warpgroups, row-warp threads (warps 2 and 3 of the producer warpgroup) and threads of the CTA.
-enum : int { kAttnBwdWgmmaConsumers = 2, kAttnBwdWgmmaRowThreads = 64, kAttnBwdWgmmaThreads = 3 * 128 };
+// d_pass's pre-pass launches the kernel with kAttnBwdWgmmaPrePassThreads threads a block (how it tells itself apart).
+enum : int {
+  kAttnBwdWgmmaConsumers = 2,
+  kAttnBwdWgmmaRowThreads = 64,
+  kAttnBwdWgmmaThreads = 3 * 128,
+  kAttnBwdWgmmaPrePassThreads = 256
+};
 
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
-//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim)]
+//   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim); not with d_pass]
 //   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
@@ -144,7 +155,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.q_box = 2 * smem_layout(sw, 2, c.block_M, box).cosize();
   p.kv_box = 2 * smem_layout(sw, 2, c.block_N, box).cosize();
   p.ds_box = 2 * smem_layout(sw, 2, box, c.block_N, Major::MN).cosize();
-  p.stage_bytes = 3 * p.q_bytes;
+  p.stage_bytes = (c.d_pass ? 2 : 3) * p.q_bytes;
   p.k_offset = 0;
   p.v_offset = p.k_offset + p.kv_bytes;
   p.stage_offset = p.v_offset + p.kv_bytes;
@@ -217,6 +228,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dq_defer", c.dq_defer)
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
+      .field("d_pass", c.d_pass)
       .str();
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
 #include "library/library.hpp"
@@ -20,9 +21,13 @@ const KernelSpec& spec() { return *library_registry().find("attn.bwd.wgmma").val
 std::vector<AttnBwdWgmmaConfig> configs() {
   std::vector<AttnBwdWgmmaConfig> v;
   for (int dim : {64, 128})
-    for (int st : {1, 2, 3}) v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st});
+    for (int st : {1, 2}) v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .d_pass = false});
   // Deferred lists of other lengths: odd and even counts (the mbarriers after the list stay 8-byte aligned).
   for (int n : {15, 16}) v.push_back({.dim = 128, .block_M = 64, .num_stages = 2, .defer_tiles = n});
+  // D by the pre-pass (the default): stages of Q and dO only.
+  for (int dim : {64, 128})
+    for (int st : {1, 2, 3})
+      v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .d_pass = true});
   return v;
 }
 
@@ -85,14 +90,15 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
   }
 }
 
-// Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO and O, barriers 8-byte aligned after the row
-// values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims.
+// Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO and O (d_pass: no O), barriers 8-byte aligned
+// after the row values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims, and with
+// d_pass 3 stages do.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
     const AttnBwdWgmmaPlan p = make_plan(c);
     for (int off : {p.k_offset, p.v_offset, p.stage(0), p.stage(c.num_stages - 1), p.ds_offset, p.q_bytes})
       EXPECT_EQ(off % 1024, 0);
-    EXPECT_EQ(p.stage_bytes, 3 * p.q_bytes);
+    EXPECT_EQ(p.stage_bytes, (c.d_pass ? 2 : 3) * p.q_bytes);
     EXPECT_EQ(p.ds_offset, p.stage(c.num_stages));
     EXPECT_EQ(p.dq_offset, p.ds_offset + p.ds_bytes);
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
@@ -106,7 +112,7 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_GE(p.bar_dq_load, p.bar_dq_empty + 8);
     EXPECT_GE(p.bar_rows_full, p.bar_dq_load + 8);
     EXPECT_EQ(p.bytes, p.bar_rows_full + 8 * c.num_stages + 1024);
-    if (c.num_stages <= 2) {
+    if (c.num_stages <= 2 || c.d_pass) {
       EXPECT_LE(p.bytes, 232448);
     }
   }
@@ -180,9 +186,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
-        AttnBwdWgmmaConfig{.section = 4}})
+        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 12u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -197,11 +203,13 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   const Status dv = check({{"dim", "128"}, {"dim_v", "64"}}, {});
   ASSERT_FALSE(dv.ok());
   EXPECT_NE(dv.message().find("dim_v"), std::string::npos) << dv.message();
-  const Status smem = check({{"dim", "128"}}, {{"num_stages", "3"}});
+  const Status smem = check({{"dim", "128"}}, {{"num_stages", "3"}, {"d_pass", "false"}});
   ASSERT_FALSE(smem.ok());
   EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
-  // A list longer than dim 128's free shared memory (~17 KB at 2 stages); the same list fits with one stage.
-  const Status list = check({{"dim", "128"}}, {{"defer_tiles", "8192"}});
+  EXPECT_NE(smem.message().find("d_pass=true"), std::string::npos) << smem.message();
+  EXPECT_TRUE(check({{"dim", "128"}}, {{"num_stages", "3"}}).ok());  // with the pre-pass the stages hold no O
+  // A list longer than dim 128's free shared memory (~17 KB at 3 stages); the same list fits with one stage.
+  const Status list = check({{"dim", "128"}}, {{"defer_tiles", "8192"}, {"num_stages", "3"}});
   ASSERT_FALSE(list.ok());
   EXPECT_NE(list.message().find("defer_tiles"), std::string::npos) << list.message();
   EXPECT_TRUE(check({{"dim", "128"}}, {{"defer_tiles", "8192"}, {"num_stages", "1"}}).ok());
@@ -210,7 +218,8 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
 }
 
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
-// after dO in the kernel's signature; Q, K, V, O and dO themselves are no kernel parameters.
+// after O and dO (d_pass's pre-pass reads them) in the kernel's signature; Q, K and V themselves are no kernel
+// parameters. d_rows holds a float per query row and head, after dq_counters.
 TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
   auto k = instantiate(spec(), {{"batch", "3"}, {"seq_q", "100"}, {"seq_k", "200"}, {"heads", "8"}, {"heads_kv", "2"},
                                 {"dim", "64"}},
@@ -219,9 +228,15 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
   std::vector<std::string> params;
   for (const ArgSpec& a : k.args)
     if (a.is_param) params.push_back(a.name);
-  ASSERT_GE(params.size(), 6u);
-  EXPECT_EQ((std::vector<std::string>(params.begin(), params.begin() + 6)),
-            (std::vector<std::string>{"tma_Q", "tma_K", "tma_V", "tma_O", "tma_dO", "LSE"}));
+  ASSERT_GE(params.size(), 14u);
+  EXPECT_EQ((std::vector<std::string>(params.begin(), params.begin() + 14)),
+            (std::vector<std::string>{"O", "dO", "tma_Q", "tma_K", "tma_V", "tma_O", "tma_dO", "LSE", "dQ", "dK", "dV",
+                                      "dq_accum", "dq_counters", "d_rows"}));
+  for (const ArgSpec& a : k.args)
+    if (a.name == "d_rows") {
+      EXPECT_EQ(a.numel(), 300 * 8);
+      EXPECT_EQ(a.role, ArgRole::scratch);
+    }
   for (const ArgSpec& a : k.args) {
     if (a.kind != ArgSpec::Kind::tensor_map) continue;
     const bool q_like = a.tensor_of != "K" && a.tensor_of != "V";
@@ -235,11 +250,14 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // spills a few words (12 bytes causal varlen; 92 before the row values were read in pairs), measured here so a change
 // that makes it worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
-  const std::vector<std::pair<KV, int>> cases = {{{{"dim", "128"}}, 0},
-                                                 {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, 0},
-                                                 {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, 16}};
-  for (const auto& [problem, max_spill] : cases) {
-    auto inst = instantiate(spec(), problem, {}, limits_for_arch("sm_90a"));
+  const std::vector<std::tuple<KV, KV, int>> cases = {
+      {{{"dim", "128"}}, {}, 0},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 16},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0}};
+  for (const auto& [problem, config, max_spill] : cases) {
+    auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
     SCOPED_TRACE(inst->name_expression);
     JitOptions opt;

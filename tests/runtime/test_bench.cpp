@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attention/attn_bwd_wgmma_plan.hpp"
 #include "library/library.hpp"
 #include "runtime/core/npy.hpp"
 #include "runtime/measure/bench.hpp"
@@ -641,6 +642,31 @@ TEST(CudnnBaseline, TravelsInTheLaunchRequest) {
     EXPECT_DOUBLE_EQ(y.scale, x.scale);
     EXPECT_EQ(std::vector<std::string>({y.q, y.k, y.v, y.o, y.d_o, y.lse, y.dq}),
               std::vector<std::string>({"Q", "K", "V", "O", "dO", "LSE", "dQ"}));
+  }
+}
+
+// A spec's pre-launch (attn.bwd.wgmma's d_pass) reaches the worker as the spec gave it; without it there is none.
+TEST(PreLaunch, TravelsInTheLaunchRequest) {
+  const KernelSpec& spec = *library_registry().find("attn.bwd.wgmma").value();
+  DeviceLimits limits = limits_for_arch("sm_90a");
+  limits.sm_count = 100;
+  for (const bool on : {false, true}) {
+    SCOPED_TRACE(on);
+    auto inst = instantiate(spec, {{"batch", "3"}}, {{"d_pass", on ? "true" : "false"}}, limits);
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    Message req = make_launch_request(*ls);
+    LaunchSpec back;
+    ASSERT_TRUE(detail::parse_launch(req.header["launch"], req, back).ok());
+    ASSERT_EQ(back.pre.has_value(), on);
+    if (!on) continue;
+    // A block per SM over the 3 sequences: 34 x 3 >= 100, each block a sequence's.
+    EXPECT_EQ(back.pre->grid.x, 34u);
+    EXPECT_EQ(back.pre->grid.z, 3u);
+    EXPECT_EQ(back.pre->block.x, static_cast<std::uint32_t>(kAttnBwdWgmmaPrePassThreads));
+    EXPECT_NE(back.pre->block.x, back.geometry.block.x);  // how the kernel tells the two apart
+    EXPECT_EQ(back.pre->dynamic_smem, 0u);
   }
 }
 

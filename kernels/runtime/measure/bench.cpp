@@ -30,6 +30,7 @@ Result<LaunchSpec> to_launch_spec(const KernelInstance& instance, const Compiled
   }
   s.kernel = compiled.lowered_name;
   s.geometry = instance.launch;
+  s.pre = instance.pre_launch;
   s.timing = timing;
   // Every tensor gets a buffer (also those reached only through a tensor map); then the kernel's parameters
   // are laid out in the spec's order.

@@ -348,6 +348,7 @@ Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::s
   k.name_expression = spec.name_expression(k.problem, k.config);
   k.limits = limits;
   k.launch = spec.launch(k.problem, k.config, limits);
+  if (spec.pre_launch) k.pre_launch = spec.pre_launch(k.problem, k.config, limits);
   k.args = spec.args(k.problem, k.config, limits);
   k.flops = spec.flops ? spec.flops(k.problem) : 0;
   k.min_bytes = spec.min_bytes ? spec.min_bytes(k.problem) : 0;

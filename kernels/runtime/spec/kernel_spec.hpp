@@ -193,6 +193,10 @@ struct KernelSpec {
   std::function<std::string(const Values& problem, const Values& config)> name_expression;
   // `limits` is the device's (its SM count sizes persistent grids and schedules), else the arch's documented one.
   std::function<LaunchGeometry(const Values& problem, const Values& config, const DeviceLimits& limits)> launch;
+  // A launch of the same kernel with the same arguments before each `launch` (a pre-pass the kernel tells apart by
+  // its block), timed with it; unset or nullopt: none.
+  std::function<std::optional<LaunchGeometry>(const Values& problem, const Values& config, const DeviceLimits& limits)>
+      pre_launch;
   std::function<std::vector<ArgSpec>(const Values& problem, const Values& config, const DeviceLimits& limits)> args;
   std::function<double(const Values& problem)> flops;
   std::function<double(const Values& problem)> min_bytes;  // compulsory traffic: each input read once, each output written once
@@ -226,6 +230,7 @@ struct KernelInstance {
   Values problem, config;
   std::string source, name_expression;
   LaunchGeometry launch;
+  std::optional<LaunchGeometry> pre_launch;  // KernelSpec::pre_launch
   std::vector<ArgSpec> args;
   double flops = 0, min_bytes = 0;
   Tolerance tolerance;

@@ -163,7 +163,6 @@ Result<TimelineCapture> run_timeline(const LaunchSpec& spec, const TimingOptions
   if (!lib) return lib.status().with_context(what + ": the probe build");
   auto ready = ready_kernel(*lib, tl.kernel, spec, state().info, what + ": the probe build");
   if (!ready) return ready.status();
-  const cudaKernel_t kernel = ready->kernel;
   const LaunchGeometry& g = ready->geometry;
   void* global = nullptr;
   std::size_t global_bytes = 0;
@@ -196,9 +195,7 @@ Result<TimelineCapture> run_timeline(const LaunchSpec& spec, const TimingOptions
     return {};
   };
   TL_CUDA(cudaMemcpy(global, &buf.ptrs[0], sizeof(void*), cudaMemcpyHostToDevice), "pointing tl_timeline_buffer at the buffer");
-  LaunchFn launch = [&](cudaStream_t stream) {
-    return launch_raw(kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params, stream);
-  };
+  LaunchFn launch = [&](cudaStream_t stream) { return launch_ready(*ready, params, stream); };
   TimelineCapture capture;
   TL_RETURN_IF_ERROR(reset());
   if (tl.timed && timing.repeat > 0) {
@@ -256,8 +253,6 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   if (!lib) return lib.status().with_context(what);
   auto ready = ready_kernel(*lib, spec.kernel, spec, dev.info, what);
   if (!ready) return ready.status();
-  const cudaKernel_t k = ready->kernel;
-  const LaunchGeometry& g = ready->geometry;
   const cudaFuncAttributes& fa = ready->attributes;
   LaunchResult result;
   result.device_name = dev.info.name;
@@ -282,9 +277,7 @@ Result<LaunchResult> execute_launch(const LaunchSpec& spec) {
   std::vector<void*> params = packed->pointers();
 
   // The checked run: inputs filled, outputs poisoned, one launch.
-  LaunchFn launch = [&](cudaStream_t stream) {
-    return launch_raw(k, g.grid, g.block, g.dynamic_smem, g.cluster, params.data(), stream);
-  };
+  LaunchFn launch = [&](cudaStream_t stream) { return launch_ready(*ready, params.data(), stream); };
   TL_RETURN_IF_ERROR(launch(nullptr).with_context(what));
   TL_CUDA(cudaDeviceSynchronize(), what + ": running the kernel");
   phases.mark("checked run");

@@ -91,14 +91,17 @@ Result<cudaLibrary_t> load_library(const Blob& image);
 Result<cudaKernel_t> get_kernel(cudaLibrary_t lib, const std::string& name);
 // A kernel of a loaded image made ready to launch with spec.geometry on the current device `info`: the block and
 // shared memory checked against its attributes, its dynamic shared memory allowed, a persistent grid fitted to what
-// runs at once (`geometry`), its parameters checked against spec.args.
+// runs at once (`geometry`), its parameters checked against spec.args; spec.pre's block checked likewise.
 struct ReadyKernel {
   cudaKernel_t kernel = nullptr;
   cudaFuncAttributes attributes{};
   LaunchGeometry geometry;
+  std::optional<LaunchGeometry> pre;  // LaunchSpec::pre
 };
 Result<ReadyKernel> ready_kernel(cudaLibrary_t lib, const std::string& name, const LaunchSpec& spec,
                                  const DeviceInfo& info, const std::string& what);
+// One run of a ready kernel on `stream`: its pre-launch, if any, then its launch, with the same parameters.
+Status launch_ready(const ReadyKernel& r, void** params, cudaStream_t stream);
 // A launch's parameters, each in a 128-byte slot aligned for a tensor map (passed by value, 64-byte aligned);
 // pointers() is what cudaLaunchKernelExC takes.
 struct KernelParams {

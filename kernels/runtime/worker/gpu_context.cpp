@@ -293,7 +293,24 @@ Result<ReadyKernel> ready_kernel(cudaLibrary_t lib, const std::string& name, con
             what + ": allowing a cluster of " + std::to_string(g.cluster.volume()));
   TL_RETURN_IF_ERROR(fit_persistent_grid(fn, g, info.sm_count, what));
   TL_RETURN_IF_ERROR(check_params(r.kernel, spec));
+  r.pre = spec.pre;
+  if (r.pre && (r.pre->block.volume() > static_cast<std::uint64_t>(fa.maxThreadsPerBlock) ||
+                r.pre->dynamic_smem > g.dynamic_smem))
+    return make_error(ErrorCode::unsupported, what + ": its pre-launch's block of " +
+                                                  std::to_string(r.pre->block.volume()) + " threads and " +
+                                                  std::to_string(r.pre->dynamic_smem) +
+                                                  " bytes of dynamic shared memory exceed the kernel's " +
+                                                  std::to_string(fa.maxThreadsPerBlock) + " threads or the launch's " +
+                                                  std::to_string(g.dynamic_smem) + " bytes");
   return r;
+}
+
+Status launch_ready(const ReadyKernel& r, void** params, cudaStream_t stream) {
+  if (r.pre)
+    TL_RETURN_IF_ERROR(launch_raw(r.kernel, r.pre->grid, r.pre->block, r.pre->dynamic_smem, {}, params, stream)
+                           .with_context("the pre-launch"));
+  const LaunchGeometry& g = r.geometry;
+  return launch_raw(r.kernel, g.grid, g.block, g.dynamic_smem, g.cluster, params, stream);
 }
 
 std::vector<void*> KernelParams::pointers() {

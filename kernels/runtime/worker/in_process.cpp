@@ -47,6 +47,7 @@ Result<InProcessKernel> InProcessKernel::load(LaunchSpec spec, int device) {
   InProcessKernel k;
   k.m_kernel = reinterpret_cast<void*>(ready->kernel);
   k.m_geometry = ready->geometry;
+  k.m_pre = ready->pre;
   k.m_device = device;
   k.m_spec = std::move(spec);
   return k;
@@ -61,10 +62,11 @@ Status InProcessKernel::launch(const std::vector<void*>& ptrs, void* stream) con
   auto params = pack_params(m_spec, ptrs, what);
   if (!params) return params.status();
   std::vector<void*> pointers = params->pointers();
-  const LaunchGeometry& g = m_geometry;
-  return launch_raw(static_cast<cudaKernel_t>(m_kernel), g.grid, g.block, g.dynamic_smem, g.cluster, pointers.data(),
-                    static_cast<cudaStream_t>(stream))
-      .with_context(what);
+  ReadyKernel r;
+  r.kernel = static_cast<cudaKernel_t>(m_kernel);
+  r.geometry = m_geometry;
+  r.pre = m_pre;
+  return launch_ready(r, pointers.data(), static_cast<cudaStream_t>(stream)).with_context(what);
 }
 
 }  // namespace tl

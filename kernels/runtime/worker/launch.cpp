@@ -104,6 +104,9 @@ json launch_json(const LaunchSpec& s, Message& m) {
                                {"window", a.window}, {"sinks", a.sinks}};
     }
   }
+  if (s.pre)
+    j["pre"] = {{"grid", dim3_json(s.pre->grid)}, {"block", dim3_json(s.pre->block)},
+                {"dynamic_smem", s.pre->dynamic_smem}};
   if (s.timeline) {
     const TimelineLaunch& t = *s.timeline;
     j["timeline"] = {{"image", m.add_blob(t.image)}, {"kernel", t.kernel}, {"capacity", t.capacity},
@@ -131,6 +134,14 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
     TL_RETURN_IF_ERROR(dim3_from(j.value("cluster", json::array({1, 1, 1})), s.geometry.cluster, "cluster"));
     s.geometry.dynamic_smem = j.value("dynamic_smem", 0u);
     s.geometry.persistent = j.value("persistent", false);
+    if (j.contains("pre")) {
+      const json& jp = j.at("pre");
+      LaunchGeometry g;
+      TL_RETURN_IF_ERROR(dim3_from(jp.at("grid"), g.grid, "pre.grid"));
+      TL_RETURN_IF_ERROR(dim3_from(jp.at("block"), g.block, "pre.block"));
+      g.dynamic_smem = jp.value("dynamic_smem", 0u);
+      s.pre = g;
+    }
     s.device = j.value("device", 0);
     for (const auto& jb : j.at("buffers")) {
       BufferSpec b;

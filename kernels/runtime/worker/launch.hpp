@@ -155,6 +155,9 @@ struct LaunchSpec {
   Blob image;           // cubin, fatbin, or NUL-terminated PTX
   std::string kernel;   // the lowered (mangled) name, as nvrtcGetLoweredName gives it
   LaunchGeometry geometry;
+  // Launched before each launch of `kernel` (checked, timed, probed), same kernel and arguments: its grid, block and
+  // dynamic shared memory (KernelSpec::pre_launch).
+  std::optional<LaunchGeometry> pre;
   std::vector<BufferSpec> buffers;
   std::vector<KernelArg> args;
   TimingOptions timing;
@@ -238,6 +241,7 @@ class InProcessKernel {
   LaunchSpec m_spec;
   void* m_kernel = nullptr;  // cudaKernel_t
   LaunchGeometry m_geometry;
+  std::optional<LaunchGeometry> m_pre;  // spec.pre
   int m_device = 0;
 };
 
