@@ -12,8 +12,8 @@
 // (attn_bwd_row_dots: reading O and dO once, instead of O once per key block).
 //
 // Work: CTA (key block kb of block_N = 128 keys, kv head, sequence) in grid order (causal with `section`: longest
-// walks first across groups of pairs), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the
-// producer: its thread 0 loads K and V once, then for each query tile of the walk (every tile from the causal first
+// walks first across groups of pairs), 3 warpgroups. Warpgroup 0 (setmaxnreg 40), the producer: its warp 0 (lane 0
+// issuing) loads K and V once, then for each query tile of the walk (every tile from the causal first
 // one, of each query head of the GQA group in turn) Q and dO (without d_pass also O) into the next of num_stages
 // buffers once both consumers and the row warps have released it (mbarriers full/empty, count 1 / 2 + 64). Its warps
 // 2 and 3, the row warps, put D (d_pass's, loaded with the LSE before the stage is free; else summed from the stage's
@@ -362,27 +362,31 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       TL_PROBE_FLUSH();
       return;
     }
-    if (tid == 0) {
-      auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int row) {
+    // [SECTION] loads: the whole warp walks the tiles and waits on the empty barriers (the probe marks are
+    // warp-collective), lane 0 issues the TMA loads.
+    auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int row) {
 #pragma unroll
-        for (int half = 0; half < NH; ++half) tma_load(dst + half * box_bytes, map, bar, half * 64, head, row);
-      };
+      for (int half = 0; half < NH; ++half) tma_load(dst + half * box_bytes, map, bar, half * 64, head, row);
+    };
+    if (tid == 0) {
       mbar_expect_tx(kv_full, 2 * P.kv_bytes);
       load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
       load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
-      for (int it = 0; it < tiles; ++it) {
-        const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
-        const unsigned st = base + P.stage(s);
-        TL_PROBE_BEGIN(Probe::wait_empty, s, it);
-        mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
-        TL_PROBE_END(Probe::wait_empty, s, it);
-        TL_PROBE_BEGIN(Probe::tma_issue, s, it);
+    }
+    for (int it = 0; it < tiles; ++it) {
+      const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
+      const unsigned st = base + P.stage(s);
+      TL_PROBE_BEGIN(Probe::wait_empty, s, it);
+      mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
+      TL_PROBE_END(Probe::wait_empty, s, it);
+      TL_PROBE_BEGIN(Probe::tma_issue, s, it);
+      if (tid == 0) {
         mbar_expect_tx(full(s), P.stage_bytes);
         load(&tma_q, st, P.q_box, full(s), h, row);
         load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
         if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
-        TL_PROBE_END(Probe::tma_issue, s, it);
       }
+      TL_PROBE_END(Probe::tma_issue, s, it);
     }
     TL_PROBE_FLUSH();
     return;
