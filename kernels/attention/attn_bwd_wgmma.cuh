@@ -362,8 +362,14 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       TL_PROBE_FLUSH();
       return;
     }
-    // [SECTION] loads: the whole warp walks the tiles and waits on the empty barriers (the probe marks are
-    // warp-collective), lane 0 issues the TMA loads.
+    // [SECTION] loads: lane 0 issues the TMA loads. In the probe build the whole warp walks the tiles with it and
+    // waits on the empty barriers (the marks are warp-collective); the plain build keeps lane 0 alone, since the
+    // warp-wide walk costs the dim-64 varlen causal build 24 more bytes of spills.
+#if defined(TL_TIMELINE) && TL_TIMELINE
+    constexpr bool kWarpWalks = true;
+#else
+    constexpr bool kWarpWalks = false;
+#endif
     auto load = [&](const TmaDescriptor* map, unsigned dst, unsigned box_bytes, unsigned bar, int head, int row) {
 #pragma unroll
       for (int half = 0; half < NH; ++half) tma_load(dst + half * box_bytes, map, bar, half * 64, head, row);
@@ -373,20 +379,22 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
       load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
     }
-    for (int it = 0; it < tiles; ++it) {
-      const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
-      const unsigned st = base + P.stage(s);
-      TL_PROBE_BEGIN(Probe::wait_empty, s, it);
-      mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
-      TL_PROBE_END(Probe::wait_empty, s, it);
-      TL_PROBE_BEGIN(Probe::tma_issue, s, it);
-      if (tid == 0) {
-        mbar_expect_tx(full(s), P.stage_bytes);
-        load(&tma_q, st, P.q_box, full(s), h, row);
-        load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
-        if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+    if (kWarpWalks || tid == 0) {
+      for (int it = 0; it < tiles; ++it) {
+        const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
+        const unsigned st = base + P.stage(s);
+        TL_PROBE_BEGIN(Probe::wait_empty, s, it);
+        mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
+        TL_PROBE_END(Probe::wait_empty, s, it);
+        TL_PROBE_BEGIN(Probe::tma_issue, s, it);
+        if (tid == 0) {
+          mbar_expect_tx(full(s), P.stage_bytes);
+          load(&tma_q, st, P.q_box, full(s), h, row);
+          load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
+          if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+        }
+        TL_PROBE_END(Probe::tma_issue, s, it);
       }
-      TL_PROBE_END(Probe::tma_issue, s, it);
     }
     TL_PROBE_FLUSH();
     return;
