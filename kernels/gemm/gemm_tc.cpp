@@ -441,7 +441,7 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
 }
 
 // panel=0 (auto): 4 where the operand a panel's tiles walk across (B for raster m: a panel's few tile rows meet every
-// tile column; A for raster n) fits in two thirds of the H100's 50 MiB L2, so that a wave's ~8 tile rows reuse all of
+// tile column; A for raster n) fits in two thirds of the H100's L2 (50 MiB: the arch table's), so that a wave's ~8 tile rows reuse all of
 // it from L2 while the other operand streams through once; else 16, the sweeps' best (16 tile rows x 8 columns a wave
 // read the fewest bytes per wave). On the H100 (docs/perf.md, 2026-11-26, two calls, alternated) panel 4 ran 1.0-1.4%
 // faster than 16 at 8192 x 8192 x 1024, 8192 x 4096 x 4096 and 16384 x 4096 x 2048, 0.4-2% at 4096^3, even at
@@ -451,7 +451,7 @@ int wgmma_panel(const Values& p, const Values& c) {
   const std::int64_t rows = c.text("raster") == "n" ? p.integer("M") : p.integer("N");
   const double walked = static_cast<double>(rows) * static_cast<double>(p.integer("K")) *
                         static_cast<double>(dtype_size(p.dtype()));
-  return walked <= 50.0 * (1 << 20) * 2 / 3 ? 4 : 16;
+  return walked <= static_cast<double>(limits_for_arch("sm_90a").l2_bytes) * 2 / 3 ? 4 : 16;
 }
 
 // The kernel's one template argument for a validated problem and config.

@@ -849,6 +849,18 @@ TEST(DeviceLimits, SmCountSizesPersistentGrids) {
   EXPECT_EQ(grid("mla.decode", mla, {{"sms", "100"}}, small), 100u);
 }
 
+// The L2 size rasterization rules read: the arch's flagship without a GPU, the device's own where it reports one.
+TEST(DeviceLimits, L2BytesFromTheArchOrTheDevice) {
+  EXPECT_EQ(limits_for_arch("sm_80").l2_bytes, std::int64_t{40} << 20);
+  EXPECT_EQ(limits_for_arch("sm_90a").l2_bytes, std::int64_t{50} << 20);
+  EXPECT_EQ(limits_for_arch("sm_100a").l2_bytes, std::int64_t{126} << 20);
+  DeviceInfo h200;
+  h200.cc_major = 9;
+  EXPECT_EQ(limits_for_device(h200).l2_bytes, std::int64_t{50} << 20);  // not reported: the arch's
+  h200.l2_bytes = std::uint64_t{60} << 20;
+  EXPECT_EQ(limits_for_device(h200).l2_bytes, std::int64_t{60} << 20);
+}
+
 
 }  // namespace
 }  // namespace tl

@@ -244,6 +244,8 @@ DeviceLimits limits_for_arch(const std::string& arch) {
   // SMs of the arch's flagship part (compiling without a GPU sizes persistent grids for it): A100 108, H100 SXM 132,
   // B200 148; others 132 too. A real device replaces it (limits_for_device).
   l.sm_count = l.cc == 80 ? 108 : l.cc == 100 ? 148 : 132;
+  // Their L2 (product briefs): A100 40 MiB, H100 SXM 50 MiB, B200 126 MiB; others as the H100.
+  l.l2_bytes = std::int64_t{l.cc == 80 ? 40 : l.cc == 100 ? 126 : 50} << 20;
   return l;
 }
 
@@ -252,6 +254,7 @@ DeviceLimits limits_for_device(const DeviceInfo& d) {
   DeviceLimits l = limits_for_arch("sm_" + std::to_string(cc) + (cc == 90 || cc == 100 ? "a" : ""));
   if (d.smem_per_block_optin > 0) l.smem_per_block_optin = d.smem_per_block_optin;
   if (d.sm_count > 0) l.sm_count = d.sm_count;
+  if (d.l2_bytes > 0) l.l2_bytes = static_cast<std::int64_t>(d.l2_bytes);
   return l;
 }
 

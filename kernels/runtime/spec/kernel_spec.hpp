@@ -163,6 +163,7 @@ struct DeviceLimits {
   int max_threads_per_block = 1024;
   int regs_per_block = 65536;
   int sm_count = 132;                   // SMs: persistent grids and split schedules are sized for them
+  std::int64_t l2_bytes = 50 << 20;     // L2: rasterization rules size the operand panels they keep resident by it
 };
 // Documented limits of an arch ("sm_80" -> 163 KiB opt-in shared memory, ...); unknown archs get sm_80's.
 DeviceLimits limits_for_arch(const std::string& arch);
