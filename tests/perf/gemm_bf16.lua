@@ -30,14 +30,7 @@ local function shape(s)  -- 'M,N,K[,k=v...]' -> problem
   for i = 4, #f do for k, v in pairs(kv(f[i])) do p[k] = v end end
   return p
 end
-local function text(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local s = {}
-  for _, k in ipairs(keys) do s[#s + 1] = k .. "=" .. tostring(t[k]) end
-  return #s > 0 and table.concat(s, ",") or "defaults"
-end
+local function text(t) return tl.json_encode(t) end
 
 local configs = split(os.getenv("GEMM_CONFIGS") or ";block_N=192", ";")
 local shapes = split(os.getenv("GEMM_SHAPES") or

@@ -23,14 +23,7 @@ for _, s in ipairs({shapes[2], shapes[4]}) do
     cases[#cases + 1] = {s, cfg, 3}
   end
 end
-local function text(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local s = {}
-  for _, k in ipairs(keys) do s[#s + 1] = k .. "=" .. tostring(t[k]) end
-  return #s > 0 and table.concat(s, ",") or "defaults"
-end
+local function text(t) return tl.json_encode(t) end
 local k = tl.kernel("gemm.wgmma")
 if os.getenv("GEMM_COMPILE_ONLY") then
   local done = {}

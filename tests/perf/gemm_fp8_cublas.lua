@@ -104,14 +104,7 @@ for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
     end
   end
 end
-local function text(t)
-  local keys = {}
-  for key in pairs(t) do keys[#keys + 1] = key end
-  table.sort(keys)
-  local s = {}
-  for _, key in ipairs(keys) do s[#s + 1] = key .. "=" .. tostring(t[key]) end
-  return #s > 0 and table.concat(s, ",") or "defaults"
-end
+local function text(t) return tl.json_encode(t) end
 if os.getenv("GEMM_COMPILE_ONLY") then
   local seen = {}
   for _, list in ipairs({checks, cases}) do for _, c in ipairs(list) do

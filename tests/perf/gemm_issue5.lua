@@ -42,14 +42,7 @@ local cases = {
   {"gemm.mma", with(cube, {trans_B = false}), {}},
   {"gemm.mma", with(cube, {out_dtype = "f32"}), {}},
 }
-local function text(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local s = {}
-  for _, k in ipairs(keys) do s[#s + 1] = k .. "=" .. tostring(t[k]) end
-  return #s > 0 and table.concat(s, ",") or "defaults"
-end
+local function text(t) return tl.json_encode(t) end
 if os.getenv("GEMM_COMPILE_ONLY") then
   for _, c in ipairs(cases) do
     local r, err = tl.kernel(c[1]):compile(c[3], c[2])
