@@ -118,7 +118,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
                     (BN % (P.scale_block / 2) == 0 && P.sf_b_blocks == 2 && BN < 2 * P.scale_block),
                 "a tile starts at column 0 or 64 of a 128-column block of B and meets at most two");
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
-  static_assert(!(OVERLAP && A_REGS), "a_regs keeps one k block of A: the next k block's chain cannot run early");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
   // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k step moves WG_K
@@ -309,8 +308,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           if constexpr (OVERLAP) {
             // Two chains in flight: chain j + 1 (or the next k block's chain 0, once its stage is full) is issued
             // before chain j is waited for and promoted, so the tensor cores run it during the promotion. A tile's
-            // first chain is issued here; a k block's other first chains by the k block before it.
-            if (k == 0) issue(parts[0], 0, a_at, b_at);
+            // first chain is issued here; a k block's other first chains by the k block before it. With a_regs
+            // every k block issues its own first chain and waits for its last one: its A fragments are loaded at its
+            // start, and a chain left in flight across the loop's back edge, whose partial sums the next k block
+            // promotes, makes ptxas wait for every wgmma there (C7517) or serialize them all (C7514).
+            if (A_REGS || k == 0) issue(parts[0], 0, a_at, b_at);
 #pragma unroll
             for (int j = 0; j < CHUNKS - 1; ++j) {
               issue(parts[(j + 1) % 2], j + 1, a_at, b_at);
@@ -318,7 +320,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               fence_regs(parts[j % 2]);  // the promotion reads chain j's sums only after the wait
               promote(parts[j % 2], j);
             }
-            if (k + 1 < k_steps) {
+            if (!A_REGS && k + 1 < k_steps) {
               const int s_next = (it + 1) % STAGES;
               mbar_wait(full_bar(s_next), ((it + 1) / STAGES) & 1);
               issue(parts[0], 0, a_base + s_next * A_BYTES + c * A_WG, b_base + s_next * B_BYTES);

@@ -792,10 +792,9 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
   if (buffers == 2 && !promote)
     return refuse("overlap=true overlaps the promotion of one wgmma chain with the next, but fast_accum=true (or bf16) "
                   "promotes nothing: set overlap=false");
-  if (kmajor_a_regs(cfg) && (!promote || buffers == 2))
-    return refuse(std::string("a_regs=true keeps one k block of A in registers for the promoting main loop, one chain "
-                              "at a time; ") + (promote ? "overlap=true" : "fast_accum=true (or bf16)") +
-                  " does not: set a_regs=false");
+  if (kmajor_a_regs(cfg) && !promote)
+    return refuse("a_regs=true keeps one k block of A in registers for the promoting main loop's chains, but "
+                  "fast_accum=true (or bf16) promotes nothing: set a_regs=false");
   if (buffers == 2 && cfg.chunks() % 2 != 0)
     return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
                   "wgmma_N must be even; block_N=" + bn + ", wgmma_N=" + wn +
@@ -987,7 +986,8 @@ KernelSpec gemm_fp8_spec() {
   k.config.params.push_back(ParamSpec::enumeration(
       "a_regs", "auto", {"auto", "true", "false"},
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
-      "memory (not with overlap or fast_accum; auto: for block scales with block_M=128)"));
+      "memory (not with fast_accum; with overlap the chains overlap within each k block only; auto: for block scales "
+      "with block_M=128, overlap off)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -996,7 +996,7 @@ KernelSpec gemm_fp8_spec() {
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
-  // registers (two consumers; one, with 64 x 128 tiles), the staging tile in parts beside a fourth stage, and
+  // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the staging tile in parts beside a fourth stage, and
   // 192-column tiles with one chain.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
@@ -1007,6 +1007,7 @@ KernelSpec gemm_fp8_spec() {
         {{"wgmma_N", "64"}, {"overlap", "true"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
         {{"a_regs", "true"}},
+        {{"wgmma_N", "64"}, {"overlap", "true"}, {"a_regs", "true"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
         {{"c_split", "2"}, {"num_stages", "4"}},
         {{"c_split", "4"}, {"num_stages", "4"}},

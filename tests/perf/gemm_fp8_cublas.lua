@@ -28,6 +28,10 @@ local sets = {
         small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = "true"}}},
   overlap = {large = {{wgmma_N = 64, overlap = true}},
              small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
+  -- Overlapped promotion with A from registers: four 64-column chains a k block, chain j + 1 in flight while chain
+  -- j is promoted, within each k block.
+  ovregs = {large = {{wgmma_N = 64, overlap = true, a_regs = "true"}},
+            small = {{block_N = 128, wgmma_N = 64, overlap = true, a_regs = "true"}}},
   -- Fast accumulation: auto chains (one of 256 columns) and the 128-column chains they replaced.
   fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true}, {fast_accum = true, wgmma_N = 128}},
           small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
