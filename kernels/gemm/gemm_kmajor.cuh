@@ -105,6 +105,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool PROMOTE = E4M3 && !CFG.fast_accum;
   constexpr bool OVERLAP = PROMOTE && kmajor_part_buffers(CFG) == 2;
   constexpr bool A_REGS = PROMOTE && kmajor_a_regs(CFG);
+  constexpr bool PING_PONG = PROMOTE && !OVERLAP && kmajor_ping_pong(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
@@ -117,6 +118,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SCALING != kScaleBlock || BN % P.scale_block == 0 || P.scale_block % BN == 0 ||
                     (BN % (P.scale_block / 2) == 0 && P.sf_b_blocks == 2 && BN < 2 * P.scale_block),
                 "a tile starts at column 0 or 64 of a 128-column block of B and meets at most two");
+  static_assert(!PING_PONG || CONSUMERS == 2, "ping_pong: two consumers take turns");
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
@@ -225,6 +227,18 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     constexpr bool SPLIT_BLOCKS = SCALING == kScaleBlock && BN % P.scale_block != 0 && P.scale_block % BN != 0;
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
     auto block_of_shifted = [&](int v) { return (AT.at[v].col + BN % P.scale_block) / P.scale_block; };
+    // ping_pong: consumer c issues a chain only on its turn (named barrier TURN + c, which the other consumer's
+    // arrival after its own issue completes), so the two consumers' chains reach the tensor cores one after the
+    // other and one consumer's promotion runs beside the other's chain, rather than both promoting at once while the
+    // tensor cores idle. Consumer 0 takes the first turn; consumer 1's last arrival is left unmatched at exit.
+    constexpr int TURN = 1 + CONSUMERS;  // after the epilogue's barriers 1 + c (gemm_store.cuh)
+    auto take_turn = [&] {
+      if constexpr (PING_PONG) named_barrier_sync(TURN + c, 2 * 128);
+    };
+    auto pass_turn = [&] {
+      if constexpr (PING_PONG) named_barrier_arrive(TURN + 1 - c, 2 * 128);
+    };
+    if (c == 1) pass_turn();
     int it = 0;
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
       const KMajorTile tile = tiles.at(t);
@@ -334,12 +348,16 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             // busy meanwhile.
 #pragma unroll
             for (int j = 0; j < CHUNKS - 1; ++j) {
+              take_turn();
               issue(part, j, a_at, b_at);
+              pass_turn();
               wgmma_wait<0>();
               fence_regs(part);  // the promotion reads part only after the wait
               promote(part, j);
             }
+            take_turn();
             issue(part, CHUNKS - 1, a_at, b_at);
+            pass_turn();
             wgmma_wait<0>();
             fence_regs(part);
           }

@@ -748,6 +748,15 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap");
 }
 
+// The consumers in turns (GemmFp8Config::ping_pong): `auto` takes it for block scales with two consumer
+// warpgroups, as a_regs.
+bool fp8_ping_pong(const Values& p, const Values& c) {
+  const std::string v = c.text("ping_pong");
+  if (v != "auto") return v == "true";
+  return p.text("scaling") == "block" && c.integer("block_M") == 128 && !c.boolean("fast_accum") &&
+         !c.boolean("overlap");
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = i("block_M"),
@@ -763,7 +772,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
                     .overlap = c.boolean("overlap"),
                     .a_regs = fp8_a_regs(p, c),
-                    .c_split = static_cast<int>(c.integer("c_split"))};
+                    .c_split = static_cast<int>(c.integer("c_split")),
+                    .ping_pong = fp8_ping_pong(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -795,6 +805,13 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
   if (kmajor_a_regs(cfg) && !promote)
     return refuse("a_regs=true keeps one k block of A in registers for the promoting main loop's chains, but "
                   "fast_accum=true (or bf16) promotes nothing: set a_regs=false");
+  if (kmajor_ping_pong(cfg) && (!promote || buffers == 2 || cfg.consumers() != 2))
+    return refuse(std::string("ping_pong=true lets two promoting consumer warpgroups take turns issuing their wgmma "
+                              "chains; ") +
+                  (!promote ? "fast_accum=true (or bf16) promotes nothing"
+                   : buffers == 2 ? "overlap=true keeps two chains of one consumer in flight"
+                                  : "block_M=" + std::to_string(cfg.block_M) + " has one consumer") +
+                  ": set ping_pong=false");
   if (buffers == 2 && cfg.chunks() % 2 != 0)
     return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
                   "wgmma_N must be even; block_N=" + bn + ", wgmma_N=" + wn +
@@ -988,6 +1005,10 @@ KernelSpec gemm_fp8_spec() {
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
       "memory (not with fast_accum; with overlap the chains overlap within each k block only; auto: for block scales "
       "with block_M=128, overlap off)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "ping_pong", "auto", {"auto", "true", "false"},
+      "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
+      "the other's chain runs (block_M=128, not with overlap or fast_accum; auto: for block scales)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1008,6 +1029,7 @@ KernelSpec gemm_fp8_spec() {
         {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
         {{"a_regs", "true"}},
         {{"wgmma_N", "64"}, {"overlap", "true"}, {"a_regs", "true"}},
+        {{"ping_pong", "true"}, {"a_regs", "false"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
         {{"c_split", "2"}, {"num_stages", "4"}},
         {{"c_split", "4"}, {"num_stages", "4"}},
