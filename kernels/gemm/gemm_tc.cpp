@@ -748,13 +748,16 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap");
 }
 
-// The consumers in turns (GemmFp8Config::ping_pong): `auto` takes it for block scales with two consumer
-// warpgroups, as a_regs.
+// The consumers in turns (GemmFp8Config::ping_pong): `auto` takes it for block scales on 128 x 64 tiles (small M's
+// tiles: one 64-column chain a consumer and k block), the one place it measured faster on the H100 (docs/perf.md,
+// 2026-11-26, two rounds: M = 128, N 7168, K 2048 +3.4-3.6%); with 128 x 256 tiles (two 128-column chains) it was
+// 4-5% slower at 8192^3, 4096^3 and 16384^2 x 4096 and even at 4096 x 7168 x 2048, and per-tensor 128 x 192 tiles
+// 3.5-8% slower.
 bool fp8_ping_pong(const Values& p, const Values& c) {
   const std::string v = c.text("ping_pong");
   if (v != "auto") return v == "true";
-  return p.text("scaling") == "block" && c.integer("block_M") == 128 && !c.boolean("fast_accum") &&
-         !c.boolean("overlap");
+  return p.text("scaling") == "block" && c.integer("block_M") == 128 && fp8_block_n(p, c) == 64 &&
+         !c.boolean("fast_accum") && !c.boolean("overlap");
 }
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
@@ -1008,7 +1011,7 @@ KernelSpec gemm_fp8_spec() {
   k.config.params.push_back(ParamSpec::enumeration(
       "ping_pong", "auto", {"auto", "true", "false"},
       "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
-      "the other's chain runs (block_M=128, not with overlap or fast_accum; auto: for block scales)"));
+      "the other's chain runs (block_M=128, not with overlap or fast_accum; auto: for block scales on 128x64 tiles)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
