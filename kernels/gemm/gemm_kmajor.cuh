@@ -25,8 +25,10 @@
 // runs block_N / wgmma_N such chains one after another, each over wgmma_N columns: part holds wgmma_N / 2 registers,
 // not block_N / 2 (256-column tiles fit the register budget with 128-column chains). While one consumer promotes, the
 // other's chain keeps the tensor cores busy. gemm.fp8's `overlap` keeps two partial sums, so that a consumer's next
-// chain runs during its own promotion; its `a_regs` loads the consumer's A rows of the k block into registers once
-// (ldmatrix), so that its chains' wgmma read only B from shared memory (each chain reads A again otherwise).
+// chain runs during its own promotion (with a_regs within each k block only); its `a_regs` loads the consumer's A
+// rows of the k block into registers once (ldmatrix), so that its chains' wgmma read only B from shared memory (each
+// chain reads A again otherwise); its `ping_pong` has the two consumers issue their chains in turns (named barriers
+// 1 + consumers + c), so that their promotions do not fall together.
 // fast_accum (and bf16): no promotion; wgmma accumulates all of K into acc
 // (one k block of wgmma in flight, as gemm.wgmma). Tensor and row scales multiply acc in the epilogue (they do not
 // change with k).

@@ -751,8 +751,8 @@ bool fp8_a_regs(const Values& p, const Values& c) {
 // The consumers in turns (GemmFp8Config::ping_pong): `auto` takes it for block scales on 128 x 64 tiles (small M's
 // tiles: one 64-column chain a consumer and k block), the one place it measured faster on the H100 (docs/perf.md,
 // 2026-11-26, two rounds: M = 128, N 7168, K 2048 +3.4-3.6%); with 128 x 256 tiles (two 128-column chains) it was
-// 4-5% slower at 8192^3, 4096^3 and 16384^2 x 4096 and even at 4096 x 7168 x 2048, and per-tensor 128 x 192 tiles
-// 3.5-8% slower.
+// 3.8-4.8% slower at 8192^3, 4096^3 and 16384^2 x 4096 and even at 4096 x 7168 x 2048, and tensor scales' defaults
+// 3-8% slower.
 bool fp8_ping_pong(const Values& p, const Values& c) {
   const std::string v = c.text("ping_pong");
   if (v != "auto") return v == "true";
