@@ -1020,8 +1020,8 @@ KernelSpec gemm_fp8_spec() {
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
-  // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the staging tile in parts beside a fourth stage, and
-  // 192-column tiles with one chain.
+  // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the consumers in turns with A from
+  // shared memory, the staging tile in parts beside a fourth stage, and 192-column tiles with one chain.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
