@@ -228,12 +228,14 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({}, {{"overlap", "true"}, {"block_N", "64"}, {"wgmma_N", "64"}}, {"overlap=true", "even", "block_N=64"});
   EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"wgmma_N", "64"}, {"overlap", "true"}}, limits_for_arch("sm_90a")).ok());
   // A in registers with overlapped chains (within each k block); fast accumulation promotes nothing.
-  EXPECT_TRUE(instantiate(fp8_spec(), {{"scaling", "block"}}, {{"a_regs", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}},
-                          limits_for_arch("sm_90a")).ok());
+  EXPECT_TRUE(instantiate(fp8_spec(), {{"scaling", "block"}},
+                          {{"a_regs", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}}, limits_for_arch("sm_90a"))
+                  .ok());
   expect_refused({}, {{"a_regs", "true"}, {"fast_accum", "true"}}, {"a_regs=true", "fast_accum=true", "a_regs=false"});
   // Turns between two promoting consumers: not on one consumer, beside overlap, or without promotion.
   expect_refused({}, {{"ping_pong", "true"}, {"block_M", "64"}}, {"ping_pong=true", "block_M=64", "ping_pong=false"});
-  expect_refused({}, {{"ping_pong", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}}, {"ping_pong=true", "overlap=true"});
+  expect_refused({}, {{"ping_pong", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}},
+                 {"ping_pong=true", "overlap=true"});
   expect_refused({}, {{"ping_pong", "true"}, {"fast_accum", "true"}}, {"ping_pong=true", "fast_accum=true"});
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
