@@ -57,6 +57,7 @@ struct GemmFp8Config {
   bool overlap = false;  // two chains in flight: chain j + 1's wgmma runs while chain j is promoted
   bool a_regs = false;   // A's k block in registers (ldmatrix), so that the chains' wgmma read only B from smem
   int c_split = 1;       // tma_store: C staged in this many column parts through one part's buffer (frees smem)
+  bool ping_pong = false;  // the two consumers issue their wgmma chains in turns (named barriers)
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -170,6 +171,16 @@ TL_HOST_DEVICE constexpr bool kmajor_a_regs(const Config& c) {
   }
 }
 
+// Whether the two promoting consumers take turns issuing their chains (gemm.fp8's `ping_pong`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_ping_pong(const Config& c) {
+  if constexpr (requires { c.ping_pong; }) {
+    return c.ping_pong;
+  } else {
+    return false;
+  }
+}
+
 #if !TL_DEVICE_CODE
 
 // The fields every k-major Hopper GEMM config starts with (GemmFp8Config, GemmGroupedConfig), in their order.
@@ -197,6 +208,7 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.overlap) name.field("overlap", true);
   if (c.a_regs) name.field("a_regs", true);
   if (c.c_split != 1) name.field("c_split", c.c_split);
+  if (c.ping_pong) name.field("ping_pong", true);
   return name.str();
 }
 

@@ -25,8 +25,10 @@
 // runs block_N / wgmma_N such chains one after another, each over wgmma_N columns: part holds wgmma_N / 2 registers,
 // not block_N / 2 (256-column tiles fit the register budget with 128-column chains). While one consumer promotes, the
 // other's chain keeps the tensor cores busy. gemm.fp8's `overlap` keeps two partial sums, so that a consumer's next
-// chain runs during its own promotion; its `a_regs` loads the consumer's A rows of the k block into registers once
-// (ldmatrix), so that its chains' wgmma read only B from shared memory (each chain reads A again otherwise).
+// chain runs during its own promotion (with a_regs within each k block only); its `a_regs` loads the consumer's A
+// rows of the k block into registers once (ldmatrix), so that its chains' wgmma read only B from shared memory (each
+// chain reads A again otherwise); its `ping_pong` has the two consumers issue their chains in turns (named barriers
+// 1 + consumers + c), so that their promotions do not fall together.
 // fast_accum (and bf16): no promotion; wgmma accumulates all of K into acc
 // (one k block of wgmma in flight, as gemm.wgmma). Tensor and row scales multiply acc in the epilogue (they do not
 // change with k).
@@ -105,6 +107,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool PROMOTE = E4M3 && !CFG.fast_accum;
   constexpr bool OVERLAP = PROMOTE && kmajor_part_buffers(CFG) == 2;
   constexpr bool A_REGS = PROMOTE && kmajor_a_regs(CFG);
+  constexpr bool PING_PONG = PROMOTE && !OVERLAP && kmajor_ping_pong(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
@@ -117,8 +120,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SCALING != kScaleBlock || BN % P.scale_block == 0 || P.scale_block % BN == 0 ||
                     (BN % (P.scale_block / 2) == 0 && P.sf_b_blocks == 2 && BN < 2 * P.scale_block),
                 "a tile starts at column 0 or 64 of a 128-column block of B and meets at most two");
+  static_assert(!PING_PONG || CONSUMERS == 2, "ping_pong: two consumers take turns");
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
-  static_assert(!(OVERLAP && A_REGS), "a_regs keeps one k block of A: the next k block's chain cannot run early");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
   // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k step moves WG_K
@@ -226,6 +229,18 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     constexpr bool SPLIT_BLOCKS = SCALING == kScaleBlock && BN % P.scale_block != 0 && P.scale_block % BN != 0;
     auto block_of = [&](int v) { return AT.at[v].col / P.scale_block; };
     auto block_of_shifted = [&](int v) { return (AT.at[v].col + BN % P.scale_block) / P.scale_block; };
+    // ping_pong: consumer c issues a chain only on its turn (named barrier TURN + c, which the other consumer's
+    // arrival after its own issue completes), so the two consumers' chains reach the tensor cores one after the
+    // other and one consumer's promotion runs beside the other's chain, rather than both promoting at once while the
+    // tensor cores idle. Consumer 0 takes the first turn; consumer 1's last arrival is left unmatched at exit.
+    constexpr int TURN = 1 + CONSUMERS;  // after the epilogue's barriers 1 + c (gemm_store.cuh)
+    auto take_turn = [&] {
+      if constexpr (PING_PONG) named_barrier_sync(TURN + c, 2 * 128);
+    };
+    auto pass_turn = [&] {
+      if constexpr (PING_PONG) named_barrier_arrive(TURN + 1 - c, 2 * 128);
+    };
+    if (c == 1) pass_turn();
     int it = 0;
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
       const KMajorTile tile = tiles.at(t);
@@ -309,8 +324,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           if constexpr (OVERLAP) {
             // Two chains in flight: chain j + 1 (or the next k block's chain 0, once its stage is full) is issued
             // before chain j is waited for and promoted, so the tensor cores run it during the promotion. A tile's
-            // first chain is issued here; a k block's other first chains by the k block before it.
-            if (k == 0) issue(parts[0], 0, a_at, b_at);
+            // first chain is issued here; a k block's other first chains by the k block before it. With a_regs
+            // every k block issues its own first chain and waits for its last one: its A fragments are loaded at its
+            // start, and a chain left in flight across the loop's back edge, whose partial sums the next k block
+            // promotes, makes ptxas wait for every wgmma there (C7517) or serialize them all (C7514).
+            if (A_REGS || k == 0) issue(parts[0], 0, a_at, b_at);
 #pragma unroll
             for (int j = 0; j < CHUNKS - 1; ++j) {
               issue(parts[(j + 1) % 2], j + 1, a_at, b_at);
@@ -318,7 +336,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               fence_regs(parts[j % 2]);  // the promotion reads chain j's sums only after the wait
               promote(parts[j % 2], j);
             }
-            if (k + 1 < k_steps) {
+            if (!A_REGS && k + 1 < k_steps) {
               const int s_next = (it + 1) % STAGES;
               mbar_wait(full_bar(s_next), ((it + 1) / STAGES) & 1);
               issue(parts[0], 0, a_base + s_next * A_BYTES + c * A_WG, b_base + s_next * B_BYTES);
@@ -332,12 +350,16 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             // busy meanwhile.
 #pragma unroll
             for (int j = 0; j < CHUNKS - 1; ++j) {
+              take_turn();
               issue(part, j, a_at, b_at);
+              pass_turn();
               wgmma_wait<0>();
               fence_regs(part);  // the promotion reads part only after the wait
               promote(part, j);
             }
+            take_turn();
             issue(part, CHUNKS - 1, a_at, b_at);
+            pass_turn();
             wgmma_wait<0>();
             fence_regs(part);
           }

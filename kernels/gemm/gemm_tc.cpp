@@ -748,6 +748,18 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap");
 }
 
+// The consumers in turns (GemmFp8Config::ping_pong): `auto` takes it for block scales on 128 x 64 tiles (small M's
+// tiles: one 64-column chain a consumer and k block), the one place it measured faster on the H100 (docs/perf.md,
+// 2026-11-26, two rounds: M = 128, N 7168, K 2048 +3.4-3.6%); with 128 x 256 tiles (two 128-column chains) it was
+// 3.8-4.8% slower at 8192^3, 4096^3 and 16384^2 x 4096 and even at 4096 x 7168 x 2048, and tensor scales' defaults
+// 3-8% slower.
+bool fp8_ping_pong(const Values& p, const Values& c) {
+  const std::string v = c.text("ping_pong");
+  if (v != "auto") return v == "true";
+  return p.text("scaling") == "block" && c.integer("block_M") == 128 && fp8_block_n(p, c) == 64 &&
+         !c.boolean("fast_accum") && !c.boolean("overlap");
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = i("block_M"),
@@ -763,7 +775,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .out_dtype = p.text("out_dtype") == "f32" ? gemm_detail::kOutF32 : gemm_detail::kOutBf16,
                     .overlap = c.boolean("overlap"),
                     .a_regs = fp8_a_regs(p, c),
-                    .c_split = static_cast<int>(c.integer("c_split"))};
+                    .c_split = static_cast<int>(c.integer("c_split")),
+                    .ping_pong = fp8_ping_pong(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -792,10 +805,16 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
   if (buffers == 2 && !promote)
     return refuse("overlap=true overlaps the promotion of one wgmma chain with the next, but fast_accum=true (or bf16) "
                   "promotes nothing: set overlap=false");
-  if (kmajor_a_regs(cfg) && (!promote || buffers == 2))
-    return refuse(std::string("a_regs=true keeps one k block of A in registers for the promoting main loop, one chain "
-                              "at a time; ") + (promote ? "overlap=true" : "fast_accum=true (or bf16)") +
-                  " does not: set a_regs=false");
+  if (kmajor_a_regs(cfg) && !promote)
+    return refuse("a_regs=true keeps one k block of A in registers for the promoting main loop's chains, but "
+                  "fast_accum=true (or bf16) promotes nothing: set a_regs=false");
+  if (kmajor_ping_pong(cfg) && (!promote || buffers == 2 || cfg.consumers() != 2))
+    return refuse(std::string("ping_pong=true lets two promoting consumer warpgroups take turns issuing their wgmma "
+                              "chains; ") +
+                  (!promote ? "fast_accum=true (or bf16) promotes nothing"
+                   : buffers == 2 ? "overlap=true keeps two chains of one consumer in flight"
+                                  : "block_M=" + std::to_string(cfg.block_M) + " has one consumer") +
+                  ": set ping_pong=false");
   if (buffers == 2 && cfg.chunks() % 2 != 0)
     return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
                   "wgmma_N must be even; block_N=" + bn + ", wgmma_N=" + wn +
@@ -987,7 +1006,12 @@ KernelSpec gemm_fp8_spec() {
   k.config.params.push_back(ParamSpec::enumeration(
       "a_regs", "auto", {"auto", "true", "false"},
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
-      "memory (not with overlap or fast_accum; auto: for block scales with block_M=128)"));
+      "memory (not with fast_accum; with overlap the chains overlap within each k block only; auto: for block scales "
+      "with block_M=128, overlap off)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "ping_pong", "auto", {"auto", "true", "false"},
+      "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
+      "the other's chain runs (block_M=128, not with overlap or fast_accum; auto: for block scales on 128x64 tiles)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -996,8 +1020,8 @@ KernelSpec gemm_fp8_spec() {
   k.test_problems = gemm_fp8_test_problems;
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
-  // registers (two consumers; one, with 64 x 128 tiles), the staging tile in parts beside a fourth stage, and
-  // 192-column tiles with one chain.
+  // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the consumers in turns with A from
+  // shared memory, the staging tile in parts beside a fourth stage, and 192-column tiles with one chain.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -1007,6 +1031,8 @@ KernelSpec gemm_fp8_spec() {
         {{"wgmma_N", "64"}, {"overlap", "true"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"wgmma_N", "64"}, {"overlap", "true"}, {"num_stages", "5"}},
         {{"a_regs", "true"}},
+        {{"wgmma_N", "64"}, {"overlap", "true"}, {"a_regs", "true"}},
+        {{"ping_pong", "true"}, {"a_regs", "false"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
         {{"c_split", "2"}, {"num_stages", "4"}},
         {{"c_split", "4"}, {"num_stages", "4"}},

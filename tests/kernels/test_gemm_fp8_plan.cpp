@@ -227,9 +227,16 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({}, {{"overlap", "true"}, {"fast_accum", "true"}}, {"overlap=true", "fast_accum=true", "overlap=false"});
   expect_refused({}, {{"overlap", "true"}, {"block_N", "64"}, {"wgmma_N", "64"}}, {"overlap=true", "even", "block_N=64"});
   EXPECT_TRUE(instantiate(fp8_spec(), {}, {{"wgmma_N", "64"}, {"overlap", "true"}}, limits_for_arch("sm_90a")).ok());
-  // A in registers holds one k block: no chain of the next may start early, and fast accumulation reads A once.
-  expect_refused({}, {{"a_regs", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}}, {"a_regs=true", "overlap=true"});
+  // A in registers with overlapped chains (within each k block); fast accumulation promotes nothing.
+  EXPECT_TRUE(instantiate(fp8_spec(), {{"scaling", "block"}},
+                          {{"a_regs", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}}, limits_for_arch("sm_90a"))
+                  .ok());
   expect_refused({}, {{"a_regs", "true"}, {"fast_accum", "true"}}, {"a_regs=true", "fast_accum=true", "a_regs=false"});
+  // Turns between two promoting consumers: not on one consumer, beside overlap, or without promotion.
+  expect_refused({}, {{"ping_pong", "true"}, {"block_M", "64"}}, {"ping_pong=true", "block_M=64", "ping_pong=false"});
+  expect_refused({}, {{"ping_pong", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}},
+                 {"ping_pong=true", "overlap=true"});
+  expect_refused({}, {{"ping_pong", "true"}, {"fast_accum", "true"}}, {"ping_pong=true", "fast_accum=true"});
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
@@ -296,6 +303,22 @@ TEST(GemmFp8Spec, AutoWidthsFollowTheWaves) {
   EXPECT_EQ(widths({{"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {{"block_M", "64"}}), std::pair(256, 128));
 }
 
+// ping_pong=auto: the consumers take turns only for block scales on 128 x 64 tiles (small M's), where it measured
+// faster on the H100; 128 x 256 tiles and the other scalings keep each consumer on its own.
+TEST(GemmFp8Spec, AutoPingPongOnlyForBlockScalesOnNarrowTiles) {
+  auto turns = [](const KV& problem, const KV& config) {
+    return instance(problem, config).name_expression.find(".ping_pong = true") != std::string::npos;
+  };
+  const KV small = {{"M", "128"}, {"N", "7168"}, {"K", "2048"}, {"scaling", "block"}};
+  EXPECT_TRUE(turns(small, {}));
+  EXPECT_FALSE(turns(small, {{"ping_pong", "false"}}));
+  EXPECT_FALSE(turns(small, {{"block_N", "128"}}));
+  EXPECT_FALSE(turns({{"M", "128"}, {"N", "7168"}, {"K", "2048"}, {"scaling", "tensor"}}, {}));
+  EXPECT_FALSE(turns({{"scaling", "block"}}, {}));  // 4096^3: 128 x 256 tiles
+  EXPECT_TRUE(turns({{"scaling", "block"}}, {{"ping_pong", "true"}}));
+  EXPECT_FALSE(turns(small, {{"block_M", "64"}, {"block_N", "128"}}));  // one consumer
+}
+
 // num_stages=0 (auto): as many stages as fit beside narrow tiles (up to 8), 4 beside 192 columns on grids of at
 // most 32 waves, else 3.
 TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
@@ -342,6 +365,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"wgmma_N", "64"}, {"overlap", "true"}}},
       {{}, {{"a_regs", "true"}}},
       {{}, {{"c_split", "2"}}},
+      {{}, {{"ping_pong", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},

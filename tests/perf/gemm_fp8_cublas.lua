@@ -28,6 +28,13 @@ local sets = {
         small = {{block_M = 64, block_N = 128, num_stages = 5, a_regs = "true"}}},
   overlap = {large = {{wgmma_N = 64, overlap = true}},
              small = {{block_M = 64, block_N = 128, wgmma_N = 64, overlap = true, num_stages = 5}}},
+  -- Overlapped promotion with A from registers: four 64-column chains a k block, chain j + 1 in flight while chain
+  -- j is promoted, within each k block.
+  ovregs = {large = {{wgmma_N = 64, overlap = true, a_regs = "true"}},
+            small = {{block_N = 128, wgmma_N = 64, overlap = true, a_regs = "true"}}},
+  -- The consumers in turns (ping_pong: auto for block scales) beside each consumer on its own, the old default.
+  ppoff = {scalings = {"block"}, large = {{ping_pong = "false"}}, small = {{ping_pong = "false"}}},
+  ppon = {scalings = {"tensor"}, large = {{ping_pong = "true"}}, small = {{ping_pong = "true"}}},
   -- Fast accumulation: auto chains (one of 256 columns) and the 128-column chains they replaced.
   fast = {scalings = {"tensor", "row"}, large = {{fast_accum = true}, {fast_accum = true, wgmma_N = 128}},
           small = {{block_M = 64, block_N = 128, num_stages = 5, fast_accum = true}}},
@@ -58,6 +65,7 @@ local sets = {
   stages = {scalings = {"tensor", "row"}, large = {{}, {num_stages = 4}}, small = {}},
   -- The defaults everywhere, and at 8192^3 (auto: four stages beside 128 x 192) the three stages they replaced; `at`
   -- names the one shape a config is for.
+  defaults = {large = {{}}, small = {{}}},
   final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
 }
 local picked = {}

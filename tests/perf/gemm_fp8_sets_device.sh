@@ -2,7 +2,8 @@
 # gemm.fp8 beside cuBLASLt, one device call from a bundle DIR (the session's checkout travels, so everything is in
 # DIR): the quick matrix (or TESTARGS=--full), then tests/perf/gemm_fp8_cublas.lua in one worker with GEMM_SETS /
 # GEMM_SHAPES / GEMM_CHECK / GEMM_ROUNDS passed through (its CHECK lines and its table), then the region statistics
-# of each TIMELINES problem's recorded timeline at the defaults. Prepare DIR here, without a GPU:
+# of each TIMELINES entry's recorded timeline (PROBLEM at the defaults, or PROBLEM@CONFIG). Prepare DIR here,
+# without a GPU:
 #   cmake/bundle_for_device.sh DIR <stripped tilelab>; cp -r kernels tests/perf/{gemm_fp8_cublas.lua,gemm_fp8_sets_device.sh} DIR
 #   TILELAB_CACHE_DIR=C tilelab test --kernel gemm.fp8 [--full]; TILELAB_CACHE_DIR=C GEMM_COMPILE_ONLY=1 GEMM_SETS=.. tilelab run
 #   tests/perf/gemm_fp8_cublas.lua; tar cJf DIR/cache.tar.xz -C C .
@@ -24,8 +25,10 @@ if [ "${BENCH:-1}" = 1 ]; then
   echo "lua rc=$? $(( $(date +%s) - t0 ))s"
   cut -c1-150 "$OUT/bench.txt"
 fi
-for p in ${TIMELINES:-}; do
-  timeout 60 "$T" timeline gemm.fp8 --problem "$p" --out "$OUT/timeline.json" --stats > "$OUT/timeline.txt" 2>&1
-  echo "== timeline $p rc=$?"; grep -vE "^ *$" "$OUT/timeline.txt" | head -16 | cut -c1-120
+for e in ${TIMELINES:-}; do
+  p=${e%%@*}; c=; [ "$p" != "$e" ] && c=${e#*@}  # PROBLEM or PROBLEM@CONFIG
+  timeout 60 "$T" timeline gemm.fp8 --problem "$p" --config "$c" --out "$OUT/timeline.json" --stats \
+    > "$OUT/timeline.txt" 2>&1
+  echo "== timeline $e rc=$?"; grep -vE "^ *$" "$OUT/timeline.txt" | head -16 | cut -c1-120
 done
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
