@@ -20,7 +20,7 @@ constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 
 MlaSparsePrefillConfig prefill_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
-          .l2_prefetch = c.boolean("l2_prefetch")};
+          .l2_prefetch = c.boolean("l2_prefetch"), .chain = c.boolean("chain")};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -195,7 +195,12 @@ KernelSpec mla_sparse_prefill_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = prefill_problem();
-  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
+  // chain first: the quick test matrix runs the schema's first variation beside the defaults.
+  k.config = {{ParamSpec::boolean("chain", false,
+                                  "the consumer warpgroups chained over a pair of blocks as FlashMLA's (each its own "
+                                  "block's Q K^T and softmax, its own P V from registers first, the stages freed in "
+                                  "halves); needs qk_warpgroups 1"),
+               ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the query tokens are dealt out over (0: the device's)"),
                ParamSpec::boolean("vec_store", true, "outputs as 16-byte vector stores"),
                ParamSpec::boolean("l2_prefetch", true,
@@ -208,6 +213,9 @@ KernelSpec mla_sparse_prefill_spec() {
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(c)).smem_bytes, limits); !st.ok())
       return st;
+    if (c.boolean("chain") && c.integer("qk_warpgroups") != 1)
+      return make_error(ErrorCode::unsupported,
+                        "chain gives each consumer warpgroup a whole block's Q K^T: use qk_warpgroups=1");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();
