@@ -8,9 +8,10 @@
 // per head, or null), O is scaled by exp(LSE) / (exp(LSE) + exp(sink[h])), LSE and max_logits unchanged. Outputs: O
 // [seq_q, heads, 512] bf16, max_logits and LSE [seq_q, heads] f32 (natural log; max_logits = the largest q.k / 24).
 //
-// This is mla.sparse_decode with every query token a request of its own and a cache that needs no dequantization:
-// the consumer warpgroups are mla.decode's code (mla_consumer.cuh, SPARSE with MAX_LOGITS: Q K^T, online softmax,
-// P V, the epilogue), on mla.decode's tiles, and the block walk is sparse decode's (BlockCursor). A prefill has
+// This is mla.sparse_decode with every query token a request of its own and a cache that needs no dequantization, on
+// mla.decode's tiles, with sparse decode's block walk (BlockCursor). The consumers (C.chain, the default) are chained
+// over pairs of blocks as FlashMLA's (chained_consumer below); unchained (chain=false, or qk_warpgroups 2) they are
+// mla.decode's code (mla_consumer.cuh, SPARSE with MAX_LOGITS: Q K^T, online softmax, P V, the epilogue). A prefill has
 // enough query tokens to fill the GPU, so no request is split: the host deals whole tokens out to the parts (grid
 // (num_parts, m_tiles), m_tiles = ceil(heads / 64), each part a persistent CTA over its tokens), and the merge never
 // runs (every num_splits step is 1).
@@ -22,17 +23,19 @@
 // never a stale NaN). Each thread's copies then arrive on the stage's full barrier by themselves when they land
 // (cp.async.mbarrier.arrive.noinc), and lane 0 of each warp arrives after writing its 16 bits of the stage's valid
 // mask (132 arrivals): the producer never waits for its copies, only for a free stage, so it runs a stage ahead of
-// the consumers. As FlashMLA's sparse prefill, the consumers' wgmma read the cp.async writes after the barrier with
-// no proxy fence. Lane 0 of warp 0 loads each token's Q tile by TMA after its first block's copies. C.l2_prefetch
-// (default) asks the L2 for 256 bytes around each copy, as FlashMLA's gather does.
+// the consumers (chained: a stage is filled in two halves, in the order the chain frees them). As FlashMLA's sparse
+// prefill, the consumers' wgmma read the cp.async writes after the barrier with no proxy fence. Lane 0 of warp 0
+// loads each token's Q tile by TMA after its first block's copies. C.l2_prefetch (default) asks the L2 for 256 bytes
+// around each copy, as FlashMLA's gather does; C.kv_evict_last adds its evict_last policy.
 //
-// Measured on H200s beside FlashMLA (docs/perf.md): 0.90-0.96x at s_q 4096, h_q 128, topk 2048, s_kv 8192, 1.00-1.03x
-// at s_kv 32768 and at 64 heads. The producer waits for free stages (the gather keeps up); the consumers bound it:
-// the one that computes Q K^T runs Q K^T, the softmax and P V of a block one after another (mla.decode's order), so
-// the tensor cores idle during the softmax, which FlashMLA's two-block consumer schedule overlaps.
+// Measured on an H100 beside FlashMLA (docs/perf.md): unchained 0.81-0.98x at s_q 4096, h_q 128, topk 2048, s_kv
+// 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
+// idle during the softmax); chained 1.00-1.16x the unchained schedule at the three shapes, 0.92-0.99x FlashMLA at
+// s_kv 8192, 0.98-1.02x at 32768, 1.10x at 64 heads.
 //
-// Shared memory: mla.decode's plan, then the stages' 8-byte valid masks (mla_sparse_prefill_plan.hpp). The full
-// barriers count the plan's full_arrivals; the empty ones 2 (consumers).
+// Shared memory: mla.decode's plan, then the stages' 8-byte valid masks and (chained) the halves' barriers
+// (mla_sparse_prefill_plan.hpp). The full barriers count the plan's full_arrivals; the empty ones 2 (unchained: both
+// consumers) or 128 (chained: every thread of the one warpgroup that frees the half).
 #pragma once
 
 #include "tile/cp_async.cuh"
@@ -42,7 +45,7 @@
 namespace tl {
 namespace mla_prefill_detail {
 
-// C.chain: the two consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill for Hopper. Block A
+// chained(C): the two consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill for Hopper. Block A
 // (the pair's first) sits in stage 0, block B in stage 1 (an odd request's last pair gets a B of invalid entries
 // from the producer: zero rows, an empty mask, so no branch guards a wgmma). Warpgroup c computes S of its own block
 // (c 0: A, c 1: B) and owns O's V columns 256c .. 256c + 255:
@@ -331,8 +334,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);
     // chain: mla.decode's ring barriers for the stages' halves L, the plan's for halves R; one consumer frees each.
-    init_ring_barriers<CC>(base, SP.full_arrivals, C.chain ? 128 : 2);
-    if constexpr (C.chain)
+    init_ring_barriers<CC>(base, SP.full_arrivals, chained(C) ? 128 : 2);
+    if constexpr (chained(C))
       for (int s = 0; s < 2; ++s) {
         mbar_init(base + SP.full_hi(s), SP.full_arrivals);
         mbar_init(base + SP.empty_hi(s), 128);
@@ -356,6 +359,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
     for (int i = 0; i < SP.row_groups; ++i) row_at[i] = 2u * static_cast<unsigned>(P.tile(at.row + row_step[i], at.col));
     int it = 0, qn = 0;
+    const unsigned long long policy = C.kv_evict_last ? l2_policy_evict_last() : 0ull;
     const PartWalk walk(parts, part, seq_q);
     // Lanes 0..15: the warp's index entries of the next block, read a block ahead.
     BlockCursor ahead(walk, topk_length, topk, 1, heads, m0);
@@ -391,7 +395,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           if (h >= 0 && (p >= SP.half_panels) != (h == 1)) continue;
           const unsigned dst = stage + panel_at[p] + row_at[i];
           const unsigned short* from = src[i] + copy_of(0, p).col;
-          if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
+          if constexpr (C.kv_evict_last) cp_async_16_l2_256_hint(dst, from, bytes[i], policy);
+          else if constexpr (C.l2_prefetch) cp_async_16_l2_256(dst, from, bytes[i]);
           else cp_async_16(dst, from, bytes[i]);
         }
       cp_async_mbar_arrive(full);
@@ -411,7 +416,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         if (warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
       };
       if (b0 == b1) load_q();
-      if constexpr (C.chain) {
+      if constexpr (chained(C)) {
         // A pair's halves in the order the consumers free them (chained_consumer): A's L, B's R (each with its
         // block's mask), A's R, B's L. An odd request's last pair gets a B of invalid entries (zero rows, mask 0).
         for (int blk = b0; blk < b1; blk += 2, ++it) {
@@ -452,7 +457,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, nullptr, nullptr, nullptr, seq_q, 1, heads,
                       topk_length, sink, topk, 1, base + SP.valid_mask(0)};
     args.max_logits = max_logits;
-    if constexpr (C.chain) {
+    if constexpr (chained(C)) {
       if (wg == 1) mla_prefill_detail::chained_consumer<C, 0>(args);
       else mla_prefill_detail::chained_consumer<C, 1>(args);
     } else if (wg == 1) {

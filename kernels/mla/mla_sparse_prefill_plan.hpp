@@ -23,11 +23,15 @@ struct MlaSparsePrefillConfig {
   bool vec_store = true;  // outputs as 16-byte vectors
   bool l2_prefetch = true;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
   // The consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill (mla_sparse_prefill.cuh's
-  // chained_consumer), the stages filled and freed in halves; needs qk_warpgroups 1.
-  bool chain = false;
+  // chained_consumer), the stages filled and freed in halves; with qk_warpgroups 1 (chained()).
+  bool chain = true;
+  bool kv_evict_last = false;  // the gather's copies (with .L2::256B) under an L2 evict_last policy, as FlashMLA's
 };
 
-// The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
+// The chained schedule splits each block's Q K^T to one warpgroup: qk_warpgroups 2 runs mla.decode's consumers.
+TL_HOST_DEVICE constexpr bool chained(const MlaSparsePrefillConfig& c) { return c.chain && c.qk_warpgroups == 1; }
+
+// Unchained, the consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparsePrefillConfig& c) {
   return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store};
 }
@@ -90,7 +94,7 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
   MlaSparsePrefillPlan p{};
   p.mma = make_plan(consumer_config(c));
   // chain: FlashMLA's split (the producer spills below 72 with half loads).
-  p.consumer_regs = c.chain ? 216 : 224;
+  p.consumer_regs = chained(c) ? 216 : 224;
   p.producer_regs = 504 - 2 * p.consumer_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
@@ -108,7 +112,7 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
   p.off_valid = p.mma.smem_used;
   p.half_panels = kMlaDimV / 2 / p.mma.panel_cols;
   p.off_half_bar = p.off_valid + 16u;
-  p.smem_used = p.off_half_bar + (c.chain ? 32u : 0u);
+  p.smem_used = p.off_half_bar + (chained(c) ? 32u : 0u);
   p.smem_bytes = p.smem_used + 1024u;
   return p;
 }
@@ -120,6 +124,7 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
       .field("vec_store", c.vec_store)
       .field("l2_prefetch", c.l2_prefetch)
       .field("chain", c.chain)
+      .field("kv_evict_last", c.kv_evict_last)
       .str();
 }
 
