@@ -280,11 +280,11 @@ KernelSpec mla_sparse_prefill_spec() {
   k.sampling = [](const Values& p, const std::string& output) { return mla::sparse_sampling(p.integer("topk"), output); };
   k.test_problems = prefill_test_problems;
   k.probes = mla_sparse_prefill_probe_names();
-  // Per warp and block: at most 8 marks (producer: index, load_wait, load_issue; consumers: four regions), plus per
-  // token the epilogue.
+  // Per warp and block: at most 10 marks (producer: index, load_wait, load_issue, chained twice per half: 9 a block;
+  // consumers: four regions), plus per token the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const WholeTokens w = whole_tokens(Dims(p), c, l);
-    return static_cast<std::uint32_t>(8 * w.most_blocks + 4 * w.most_tokens + 64);
+    return static_cast<std::uint32_t>(10 * w.most_blocks + 4 * w.most_tokens + 64);
   };
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's gather fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).
