@@ -31,7 +31,7 @@
 // Measured on an H100 beside FlashMLA (docs/perf.md): unchained 0.81-0.98x at s_q 4096, h_q 128, topk 2048, s_kv
 // 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
 // idle during the softmax); chained 1.00-1.16x the unchained schedule at the three shapes, 0.92-0.99x FlashMLA at
-// s_kv 8192, 0.98-1.02x at 32768, 1.10x at 64 heads.
+// s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads.
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks and (chained) the halves' barriers
 // (mla_sparse_prefill_plan.hpp). The full barriers count the plan's full_arrivals; the empty ones 2 (unchained: both
@@ -45,10 +45,10 @@
 namespace tl {
 namespace mla_prefill_detail {
 
-// chained(C): the two consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill for Hopper. Block A
-// (the pair's first) sits in stage 0, block B in stage 1 (an odd request's last pair gets a B of invalid entries
-// from the producer: zero rows, an empty mask, so no branch guards a wgmma). Warpgroup c computes S of its own block
-// (c 0: A, c 1: B) and owns O's V columns 256c .. 256c + 255:
+// chained(C): the two consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill for Hopper.
+// Block A (the pair's first) sits in stage 0, block B in stage 1 (an odd request's last pair gets a B of invalid
+// entries from the producer: zero rows, an empty mask, so no branch guards a wgmma). Warpgroup c computes S of its
+// own block (c 0: A, c 1: B) and owns O's V columns 256c .. 256c + 255:
 //   c 0: S_A = Q K_A^T (half L first); the softmax at its running max m, m0 = max(m, rowmax S_A) to slot 0 of the
 //        row maxima, barrier kMax0; O += P_A V_A[L] with P_A from registers; A's half L freed. Barrier kMax1: the
 //        pair's max m1 (slot 1); P_A and O rescaled by exp2(m0 - m1), P_A into A's RoPE panel (read by A's Q K^T
@@ -212,7 +212,8 @@ TL_DEVICE_INLINE void chained_consumer(const mla_detail::ConsumerArgs& a) {
       wgmma_fence();
 #pragma unroll
       for (int j = 0; j < kBlock / 16; ++j)
-        WgmmaRS<P.acc_o.cols(), CC.bf16, 1>::run(o, &pr[4 * j], smem_desc_sw128(own + v_steps[j], P.desc_v_lbo, P.desc_sbo), 1);
+        WgmmaRS<P.acc_o.cols(), CC.bf16, 1>::run(o, &pr[4 * j],
+                                                 smem_desc_sw128(own + v_steps[j], P.desc_v_lbo, P.desc_sbo), 1);
       wgmma_commit();
       if constexpr (c == 0) {
         wgmma_wait<0>();
