@@ -20,7 +20,8 @@ constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 
 MlaSparsePrefillConfig prefill_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
-          .l2_prefetch = c.boolean("l2_prefetch")};
+          .l2_prefetch = c.boolean("l2_prefetch"), .chain = c.boolean("chain"),
+          .kv_evict_last = c.boolean("kv_evict_last")};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -195,12 +196,21 @@ KernelSpec mla_sparse_prefill_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = prefill_problem();
-  k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
+  // chain first: the quick test matrix runs the schema's first variation (the unchained schedule) beside the defaults.
+  k.config = {{ParamSpec::boolean("chain", true,
+                                  "the consumer warpgroups chained over a pair of blocks as FlashMLA's (each its own "
+                                  "block's Q K^T and softmax, its own P V from registers first, the stages freed in "
+                                  "halves; 1.00-1.16x unchained on an H100, docs/perf.md); qk_warpgroups 2 runs "
+                                  "unchained"),
+               ParamSpec::one_of("qk_warpgroups", 1, {1, 2}, "consumer warpgroups computing Q K^T (as mla.decode's)"),
                ParamSpec::integer("sms", 0, 0, 1024, "SMs the query tokens are dealt out over (0: the device's)"),
                ParamSpec::boolean("vec_store", true, "outputs as 16-byte vector stores"),
                ParamSpec::boolean("l2_prefetch", true,
                                   "each 16-byte cp.async asks the L2 for the 256-byte block around it (.L2::256B, as "
-                                  "FlashMLA's gather; 0.98-1.09x on an H200, docs/perf.md)")}};
+                                  "FlashMLA's gather; 0.98-1.09x on an H200, docs/perf.md)"),
+               ParamSpec::boolean("kv_evict_last", false,
+                                  "the gather's copies under an L2 evict_last policy (FlashMLA's gather's); needs "
+                                  "l2_prefetch")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
                                                            {{"sms", "7"}}, {{"l2_prefetch", "false"}}};
@@ -208,6 +218,9 @@ KernelSpec mla_sparse_prefill_spec() {
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(c)).smem_bytes, limits); !st.ok())
       return st;
+    if (c.boolean("kv_evict_last") && !c.boolean("l2_prefetch"))
+      return make_error(ErrorCode::unsupported,
+                        "kv_evict_last's copies carry the 256-byte L2 fetch: leave l2_prefetch=true");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();
@@ -267,11 +280,11 @@ KernelSpec mla_sparse_prefill_spec() {
   k.sampling = [](const Values& p, const std::string& output) { return mla::sparse_sampling(p.integer("topk"), output); };
   k.test_problems = prefill_test_problems;
   k.probes = mla_sparse_prefill_probe_names();
-  // Per warp and block: at most 8 marks (producer: index, load_wait, load_issue; consumers: four regions), plus per
-  // token the epilogue.
+  // Per warp and block: at most 10 marks (producer: index, load_wait, load_issue, chained twice per half: 9 a block;
+  // consumers: four regions), plus per token the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const WholeTokens w = whole_tokens(Dims(p), c, l);
-    return static_cast<std::uint32_t>(8 * w.most_blocks + 4 * w.most_tokens + 64);
+    return static_cast<std::uint32_t>(10 * w.most_blocks + 4 * w.most_tokens + 64);
   };
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's gather fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).

@@ -22,9 +22,16 @@ struct MlaSparsePrefillConfig {
   int qk_warpgroups = 1;  // consumer warpgroups computing Q K^T: 1 or 2 (as mla.decode's)
   bool vec_store = true;  // outputs as 16-byte vectors
   bool l2_prefetch = true;  // each cp.async asks the L2 for the 256-byte block around its 16 bytes (.L2::256B)
+  // The consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill (mla_sparse_prefill.cuh's
+  // chained_consumer), the stages filled and freed in halves; with qk_warpgroups 1 (chained()).
+  bool chain = true;
+  bool kv_evict_last = false;  // the gather's copies (with .L2::256B) under an L2 evict_last policy, as FlashMLA's
 };
 
-// The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
+// The chained schedule splits each block's Q K^T to one warpgroup: qk_warpgroups 2 runs mla.decode's consumers.
+TL_HOST_DEVICE constexpr bool chained(const MlaSparsePrefillConfig& c) { return c.chain && c.qk_warpgroups == 1; }
+
+// Unchained, the consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparsePrefillConfig& c) {
   return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store};
 }
@@ -70,15 +77,24 @@ struct MlaSparsePrefillPlan {
   // of the 64 x 576 tile (copy (i, p): 8 values, one 16-byte chunk).
   Fragment gather;
   unsigned off_valid;  // the stages' valid-index masks
+  // chain: a stage fills and empties in two halves, panels [0, half_panels) (V columns 0 .. 255, consumer 0's) on
+  // mla.decode's full and empty barriers, the rest (V columns 256 .. 511 and the RoPE panel) on these.
+  int half_panels;
+  unsigned off_half_bar;
   unsigned smem_used, smem_bytes;
 
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned full_hi(int stage) const { return off_half_bar + 8u * static_cast<unsigned>(stage); }
+  TL_HOST_DEVICE constexpr unsigned empty_hi(int stage) const {
+    return off_half_bar + 16u + 8u * static_cast<unsigned>(stage);
+  }
 };
 
 TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillConfig& c) {
   MlaSparsePrefillPlan p{};
   p.mma = make_plan(consumer_config(c));
-  p.consumer_regs = 224;
+  // chain: FlashMLA's split (the producer spills below 72 with half loads).
+  p.consumer_regs = chained(c) ? 216 : 224;
   p.producer_regs = 504 - 2 * p.consumer_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
@@ -94,7 +110,9 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
                                          make_stride(rows, p.mma.panel_cols * rows, 32 / lanes_per_row))),
                       rows, kMlaDimQK);
   p.off_valid = p.mma.smem_used;
-  p.smem_used = p.off_valid + 16u;
+  p.half_panels = kMlaDimV / 2 / p.mma.panel_cols;
+  p.off_half_bar = p.off_valid + 16u;
+  p.smem_used = p.off_half_bar + (chained(c) ? 32u : 0u);
   p.smem_bytes = p.smem_used + 1024u;
   return p;
 }
@@ -105,6 +123,8 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("l2_prefetch", c.l2_prefetch)
+      .field("chain", c.chain)
+      .field("kv_evict_last", c.kv_evict_last)
       .str();
 }
 

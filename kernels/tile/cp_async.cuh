@@ -15,6 +15,12 @@ TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) 
 TL_DEVICE_INLINE void cp_async_16_l2_256(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+// As cp_async_16_l2_256, with an L2 cache policy (tma.cuh's l2_policy_evict_first / _last) for the lines it loads.
+TL_DEVICE_INLINE void cp_async_16_l2_256_hint(unsigned dst, const void* src, int src_bytes, unsigned long long policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes), "l"(policy)
+               : "memory");
+}
 // 4-byte copy through L1 (.ca: the only caching .cg does not take below 16 bytes); small tables such as scales.
 TL_DEVICE_INLINE void cp_async_4(unsigned dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");

@@ -71,6 +71,14 @@ TL_DEVICE_INLINE unsigned long long l2_policy_evict_first() {
   return p;
 }
 
+// The opposite policy: lines it loads stay while others can go (data many CTAs read again, such as a KV that many
+// query tokens gather from).
+TL_DEVICE_INLINE unsigned long long l2_policy_evict_last() {
+  unsigned long long p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+
 // tma_load of a 2-D box with an L2 cache policy (l2_policy_evict_first).
 TL_DEVICE_INLINE void tma_load_2d_hint(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1,
                                        unsigned long long policy) {

@@ -82,7 +82,8 @@ TEST(MlaSparsePrefillPlan, GatherCopiesLandWhereTheTileHasThem) {
 TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   const KV p = {{"seq_q", "300"}, {"seq_kv", "4096"}, {"topk", "2048"}};
   for (bool probes : {false, true})
-    for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}}}) {
+    for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}},
+                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
@@ -94,6 +95,33 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
       EXPECT_LE(k->resources.spill_store_bytes, probes ? 256 : 0);
       EXPECT_LE(k->resources.registers * 384, 65536);
     }
+}
+
+// chain: consumer 0 writes its P into its stage's RoPE panel and consumer 1's P V reads it there with the P tile's
+// descriptors, so that panel must have the P tile's layout, byte for byte; the halves split the stage at V's middle
+// (consumer 0's V columns on one side, the RoPE panel on the other); qk_warpgroups 2 runs unchained (mla.decode's
+// register split), and kv_evict_last without the 256-byte fetch is refused by name.
+TEST(MlaSparsePrefillPlan, ChainPanelsAndHalves) {
+  const MlaSparsePrefillPlan sp = make_plan(MlaSparsePrefillConfig{});
+  ASSERT_TRUE(chained(MlaSparsePrefillConfig{}));
+  const MlaDecodePlan& p = sp.mma;
+  const int panel0 = p.tile(0, kMlaDimV);
+  EXPECT_EQ(panel0 % 512, 0) << "the panel starts on a 1024-byte swizzle atom";
+  for (int r = 0; r < kMlaBlock; ++r)
+    for (int c = 0; c < kMlaBlock; ++c) ASSERT_EQ(p.tile(r, kMlaDimV + c) - panel0, p.p(r, c)) << r << "," << c;
+  EXPECT_EQ(sp.half_panels * p.panel_cols, kMlaDimV / 2);
+  EXPECT_EQ(sp.consumer_regs, 216);
+  EXPECT_EQ(sp.producer_regs, 72);
+  EXPECT_GE(sp.off_half_bar, sp.off_valid + 16u);
+  EXPECT_LE(sp.empty_hi(1) + 8u, sp.smem_used);
+  EXPECT_LE(sp.smem_bytes, 232448u);
+  EXPECT_FALSE(chained(MlaSparsePrefillConfig{.qk_warpgroups = 2}));
+  EXPECT_EQ(make_plan(MlaSparsePrefillConfig{.qk_warpgroups = 2}).consumer_regs, 224);
+  EXPECT_EQ(make_plan(MlaSparsePrefillConfig{.chain = false}).smem_used, sp.smem_used - 32u);
+  auto refused = instantiate(prefill(), {}, {{"kv_evict_last", "true"}, {"l2_prefetch", "false"}},
+                             limits_for_arch("sm_90a"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("l2_prefetch=true"), std::string::npos) << refused.status().message();
 }
 
 TEST(MlaSparsePrefill, RefusesWithoutHopper) {

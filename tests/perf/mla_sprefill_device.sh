@@ -21,7 +21,7 @@ SHAPES=(
   "V3.2 32k|seq_q=4096,heads=128,seq_kv=32768,topk=2048,sink=true|578"
   "h64 8k|seq_q=4096,heads=64,seq_kv=8192,topk=2048,sink=true|-"
 )
-CONFIGS=${CONFIGS:-- qk_warpgroups=2 l2_prefetch=false}
+CONFIGS=${CONFIGS:-- chain=false kv_evict_last=true}
 
 if [ "${1:-}" = "--prepare" ]; then
   D=${2:?usage: mla_sprefill_device.sh --prepare DIR}
