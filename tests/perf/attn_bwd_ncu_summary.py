@@ -13,10 +13,13 @@ import re
 import sys
 
 
-def rows(path):
-    """The CSV rows of an ncu export as dicts (ncu mixes the program's own output into stdout: skipped)."""
+def rows(path, header=None):
+    """The CSV rows of an ncu export as dicts (ncu mixes the program's own output into stdout: skipped); with header,
+    from the line that starts with it (the source page opens with a line of the kernel's name)."""
     with open(path, errors="replace") as f:
         lines = [ln for ln in f if ln.startswith('"')]
+    if header:
+        lines = lines[next((i for i, ln in enumerate(lines) if ln.startswith(header)), len(lines)):]
     return list(csv.DictReader(lines))
 
 
@@ -72,7 +75,7 @@ def raw(path):
 
 def source_regions(path):
     """Stall samples of our SASS by region: the region is set by landmarks met walking the code in address order."""
-    rs = rows(path)
+    rs = rows(path, '"Address"')
     if not rs:
         print("no source rows in", path)
         return
