@@ -440,8 +440,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
           .section = static_cast<int>(c.integer("section")),
           .d_pass = c.boolean("d_pass"),
-          .dq_alt = c.boolean("dq_alt"),
-          .lse_early = c.boolean("lse_early")};
+          .dq_alt = c.boolean("dq_alt")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -450,9 +449,6 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  if (c.boolean("lse_early") && x.dim_qk == 64)
-    return refuse("lse_early at dim 64 holds 32 LSE values a thread beside S^T and dP^T of 128-row tiles, which "
-                  "spills: use it at dim 128, or set lse_early=false");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("d_pass") ? "" : " and O") +
@@ -492,10 +488,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "the row warps sum each stage's O and dO)"),
                ParamSpec::boolean("dq_alt", false,
                                   "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
-                                  "schedule; the other warpgroup goes on to the next tile), dS double buffered"),
-               ParamSpec::boolean("lse_early", false,
-                                  "the consumers load the tile's LSE into registers before issuing S^T, dP^T (not "
-                                  "after the S^T wait, behind dP^T's shared-memory reads)")}};
+                                  "schedule; the other warpgroup goes on to the next tile), dS double buffered")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -430,25 +430,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
-    // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
-    auto row_pair = [&](unsigned at) {
-      const unsigned long long x = ld_shared_b64(at);
-      return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
-    };
-    // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
-    auto wait_rows = [&] {
-      TL_PROBE_BEGIN(Probe::row_dot, s, it);
-      mbar_wait(rows_full(s), (it / STAGES) & 1);
-      TL_PROBE_END(Probe::row_dot, s, it);
-    };
-    // lse_early: the LSE pairs in registers before S^T, dP^T are issued (loaded after, they wait behind dP^T's operand
-    // reads of shared memory, which the S^T wait does not cover: ncu, docs/perf.md).
-    float2 lse_r[SV / 4];
-    if constexpr (CFG.lse_early) {
-      wait_rows();
-#pragma unroll
-      for (int v = 0; v < SV; v += 4) lse_r[v / 4] = row_pair(rows + 4u * (BM + lc.col + P.s_values.at[v].col));
-    }
 
     TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
     wgmma_fence();
@@ -462,18 +443,26 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     wgmma_commit();
     TL_PROBE_END(Probe::sdp_issue, s, it);
 
-    if constexpr (!CFG.lse_early) wait_rows();
+    // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
+    TL_PROBE_BEGIN(Probe::row_dot, s, it);
+    mbar_wait(rows_full(s), (it / STAGES) & 1);
+    TL_PROBE_END(Probe::row_dot, s, it);
 
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
     wgmma_wait<1>();
     fence_regs(st);
+    // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
+    auto row_pair = [&](unsigned at) {
+      const unsigned long long x = ld_shared_b64(at);
+      return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
+    };
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
 #pragma unroll
       for (int v = 0; v < SV; v += 4) {
         const int q = lc.col + P.s_values.at[v].col;
-        const float2 lse = CFG.lse_early ? lse_r[v / 4] : row_pair(rows + 4u * (BM + q));
+        const float2 lse = row_pair(rows + 4u * (BM + q));
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);

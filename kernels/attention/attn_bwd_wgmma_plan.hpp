@@ -50,9 +50,6 @@ struct AttnBwdWgmmaConfig {
   // once its dV, dK are done, instead of both waiting for their dQ GEMMs and staging in lockstep. dS is double
   // buffered (no barrier for "dS free") and each warpgroup waits for the staging buffer on an mbarrier of its own.
   bool dq_alt = false;
-  // The consumers load the tile's LSE pairs into registers before issuing S^T, dP^T (after the row values are in)
-  // instead of after the S^T wait, where the loads queue behind dP^T's operand reads.
-  bool lse_early = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -240,7 +237,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("section", c.section)
       .field("d_pass", c.d_pass)
       .field("dq_alt", c.dq_alt)
-      .field("lse_early", c.lse_early)
       .str();
 }
 
