@@ -456,7 +456,8 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
                   (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : "") +
-                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)"));
+                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)") +
+                  (c.boolean("dq_alt") ? ", or set dq_alt=false (one dS tile)" : ""));
   return Status::success();
 }
 

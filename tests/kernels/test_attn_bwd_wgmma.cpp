@@ -96,7 +96,7 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
 
 // Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO and O (d_pass: no O), barriers 8-byte aligned
 // after the row values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims, and with
-// d_pass 3 stages do.
+// d_pass 3 stages do; dq_alt (a second dS tile and staging mbarrier) fits with 2.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
     const AttnBwdWgmmaPlan p = make_plan(c);
@@ -213,6 +213,10 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
   EXPECT_NE(smem.message().find("d_pass=true"), std::string::npos) << smem.message();
   EXPECT_TRUE(check({{"dim", "128"}}, {{"num_stages", "3"}}).ok());  // with the pre-pass the stages hold no O
+  // A second dS tile does not fit beside 3 stages at dim 128.
+  const Status alt = check({{"dim", "128"}}, {{"dq_alt", "true"}, {"num_stages", "3"}});
+  ASSERT_FALSE(alt.ok());
+  EXPECT_NE(alt.message().find("dq_alt=false"), std::string::npos) << alt.message();
   // A list longer than dim 128's free shared memory (~17 KB at 3 stages); the same list fits with one stage.
   const Status list = check({{"dim", "128"}}, {{"defer_tiles", "8192"}, {"num_stages", "3"}});
   ASSERT_FALSE(list.ok());
