@@ -439,7 +439,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .dq_defer = c.boolean("dq_defer"),
           .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
           .section = static_cast<int>(c.integer("section")),
-          .d_pass = c.boolean("d_pass")};
+          .d_pass = c.boolean("d_pass"),
+          .dq_alt = c.boolean("dq_alt")};
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -455,7 +456,8 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   std::to_string(plan.bytes) + " bytes of shared memory, over " + limits.arch + "'s " +
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
                   (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : "") +
-                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)"));
+                  (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)") +
+                  (c.boolean("dq_alt") ? ", or set dq_alt=false (one dS tile)" : ""));
   return Status::success();
 }
 
@@ -484,7 +486,10 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::boolean("d_pass", true,
                                   "D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own, timed with "
                                   "the kernel) instead of per tile in each key block: the stages hold no O (false: "
-                                  "the row warps sum each stage's O and dO)")}};
+                                  "the row warps sum each stage's O and dO)"),
+               ParamSpec::boolean("dq_alt", false,
+                                  "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
+                                  "schedule; the other warpgroup goes on to the next tile), dS double buffered")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -531,13 +536,15 @@ KernelSpec attn_bwd_wgmma_spec() {
     return a;
   };
   // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches,
-  // with and without the pre-pass; a causal work order whose last group holds fewer pairs than the others.
+  // with and without the pre-pass (and with the warpgroups' turns at dQ, whose staging waits on it); a causal work
+  // order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_defer", "false"}, {"num_stages", "1"}},
                            {{"dq_defer", "false"}, {"d_pass", "false"}},
                            {{"defer_tiles", "15"}},
-                           {{"section", "3"}}};
+                           {{"section", "3"}},
+                           {{"dq_alt", "true"}, {"dq_defer", "false"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.

@@ -41,6 +41,11 @@
 // the consumers waiting for that buffer meanwhile (docs/perf.md: 11-23 us per tile on one warp). The epilogue stores
 // dK (times scale) and dV straight from the accumulators.
 //
+// With dq_alt the warpgroups take turns instead (cuDNN's schedule): once its dV, dK GEMMs are done, warpgroup it % 2
+// computes tile it's whole dQ over all 128 keys and stages it, while the other goes on to the next tile; dS has two
+// buffers (tile it % 2), the dS-written barrier alternates between ids 1 and 4 by tile, and each warpgroup waits for
+// the staging buffer on its own mbarrier (dq_empty, dq_empty1), which the writer arrives on for the next tile's.
+//
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
 // of completed tiles written).
@@ -196,6 +201,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
   const unsigned dq_load = base + P.bar_dq_load;
+  // The staging buffer's "free" mbarrier of the warpgroup that stages tile it (dq_alt: warpgroup it % 2).
+  auto dq_empty_of = [&](int it) { return CFG.dq_alt && (it & 1) ? base + P.bar_dq_empty1 : dq_empty; };
   const unsigned dq_smem = base + P.dq_offset;
   // Query tile m of head h: its f32 accumulator tile and its counter.
   auto tile_index = [&](int h, int m) { return (static_cast<long long>(b) * heads + h) * m_blocks + m; };
@@ -232,8 +239,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       mbar_init(empty(s), kAttnBwdWgmmaConsumers + kAttnBwdWgmmaRowThreads);
       mbar_init(rows_full(s), kAttnBwdWgmmaRowThreads);
     }
-    mbar_init(dq_full, kAttnBwdWgmmaConsumers * 128);
+    mbar_init(dq_full, (CFG.dq_alt ? 1 : kAttnBwdWgmmaConsumers) * 128);
     mbar_init(dq_empty, 1);
+    if (CFG.dq_alt) mbar_init(dq_empty_of(1), 1);
     mbar_init(dq_load, 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
@@ -345,14 +353,14 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
           tma_store_commit();
           tma_store_wait_read();
-          if (early) mbar_arrive(dq_empty);
+          if (early) mbar_arrive(dq_empty_of(it + 1));
           tma_store_wait_all();
         }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         finish(it);
         if (!early) {
           __syncwarp();  // the staging tile read by the conversion, if any
-          if (lane == 0) mbar_arrive(dq_empty);
+          if (lane == 0) mbar_arrive(dq_empty_of(it + 1));
         }
       }
       if constexpr (CFG.dq_defer) {
@@ -418,6 +426,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
     const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
+    const unsigned ds_s = ds_smem + (CFG.dq_alt ? (it & 1) * P.ds_bytes : 0);           // this tile's dS
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
     mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
@@ -473,10 +482,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
       }
     }
-    named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile have read dS
+    if constexpr (!CFG.dq_alt) named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile read dS
 #pragma unroll
     for (int v = 0; v < SV; v += 2)
-      st_shared_b32(ds_smem + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
+      st_shared_b32(ds_s + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
                     dsa[P.a_reg[v]]);
     TL_PROBE_END(Probe::p_ds, s, it);
 
@@ -497,6 +506,62 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
     fence_proxy_async_smem();
     TL_PROBE_END(Probe::dkv_issue, s, it);
+    if constexpr (CFG.dq_alt) {
+      // dV, dK done first: the P^T, dS^T registers they read are free for the next tile's S^T (or this one's dQ).
+      wgmma_wait<0>();
+      fence_regs(dk);
+      fence_regs(dv);
+      fence_regs(pa);
+      fence_regs(dsa);
+      if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
+      // Barriers 1 and 4 by turns: a warpgroup one tile ahead never arrives at the one the other still waits on.
+      const int bar = it & 1 ? 4 : 1;
+      if (w != (it & 1)) {
+        named_barrier_arrive(bar, 256);  // the other warpgroup's turn: its dQ GEMM reads this dS
+      } else {
+        TL_PROBE_BEGIN(Probe::ds_wait, s, it);
+        named_barrier_sync(bar, 256);
+        TL_PROBE_END(Probe::ds_wait, s, it);
+        TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
+        // The whole tile: both parts' accumulators in turn (part p as warpgroup p would hold it without dq_alt); at
+        // dim 128 (parts side by side) one m64n128 GEMM holds both.
+        float dqw[2 * DQV];
+        wgmma_fence();  // its registers held S^T, dP^T: without the fence ptxas serializes every wgmma (C7520)
+        if constexpr (P.dq_col_wg > 0) {
+#pragma unroll
+          for (int kk = 0; kk < BN / 16; ++kk)
+            WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, smem_desc_sw128_mn(ds_s + P.dq_k16_a[kk], P.ds_box),
+                                                   smem_desc_sw128_mn(k_smem + P.dq_k16_b[kk], P.kv_box), kk > 0);
+        } else {
+#pragma unroll
+          for (int part = 0; part < 2; ++part)
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; ++kk)
+              WgmmaSSTransA<P.dq_n, BF16, 1>::run(
+                  dqw + part * DQV, smem_desc_sw128_mn(ds_s + part * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                  smem_desc_sw128_mn(k_smem + part * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box), kk > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(dqw);
+        TL_PROBE_END(Probe::dq_gemm, s, it);
+        TL_PROBE_BEGIN(Probe::dq_stage, s, it);
+        mbar_wait(dq_empty_of(it), ((it >> 1) & 1) ^ (w == 0));  // the writer has taken tile it - 1
+#pragma unroll
+        for (int part = 0; part < 2; ++part)
+#pragma unroll
+          for (int k = 0; k < DQV / 4; ++k) {
+            const float* x = dqw + part * DQV + 4 * k;
+            st_shared_v4_b32(dq_smem + P.dq_chunk(128 * part + tid, k), __float_as_uint(x[0]), __float_as_uint(x[1]),
+                             __float_as_uint(x[2]), __float_as_uint(x[3]));
+          }
+        fence_proxy_async_smem();
+        mbar_arrive(dq_full);
+        TL_PROBE_END(Probe::dq_stage, s, it);
+      }
+      continue;
+    }
+
     TL_PROBE_BEGIN(Probe::ds_wait, s, it);
     named_barrier_sync(1, 256);
     TL_PROBE_END(Probe::ds_wait, s, it);

@@ -45,6 +45,11 @@ struct AttnBwdWgmmaConfig {
   // shared memory per stage, and no O tile written and read per query tile; H100: 1.01-1.05x computing it per tile
   // at issue 20's anchors and GQA causal, means of three pairs, docs/perf.md).
   bool d_pass = true;
+  // The consumer warpgroups take turns computing a query tile's whole dQ (warpgroup it % 2 for tile it: both parts
+  // over all 128 keys, staged alone), as cuDNN's backward does: the other warpgroup starts the next tile's S^T, dP^T
+  // once its dV, dK are done, instead of both waiting for their dQ GEMMs and staging in lockstep. dS is double
+  // buffered (no barrier for "dS free") and each warpgroup waits for the staging buffer on an mbarrier of its own.
+  bool dq_alt = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -69,11 +74,12 @@ enum : int {
 // Shared memory (dynamic, 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 bytes):
 //   K, V          (block_N, dim) each, loaded once
 //   stages        num_stages x [Q (block_M, dim)][dO (block_M, dim)][O (block_M, dim); not with d_pass]
-//   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K)
+//   dS            (block_M, block_N), query-contiguous (the MN-major A of dQ = dS K); two with dq_alt (tile it % 2)
 //   dQ staging    the tile's dQ parts, f32 in dq_accum's tile order (dq_chunk)
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
 //   deferred      the count and the walk indices of the tiles left to the consumers (dq_defer), 32-bit each
-//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages]
+//   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages],
+//                 dq_empty1 (dq_alt: warpgroup 1's turn at the staging buffer; dq_empty is warpgroup 0's)
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -96,7 +102,7 @@ struct AttnBwdWgmmaPlan {
   int rows_bytes = 0;  // one stage's row values
   int defer_offset = 0;
   int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0;
-  int bar_rows_full = 0;
+  int bar_rows_full = 0, bar_dq_empty1 = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
@@ -161,7 +167,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.stage_offset = p.v_offset + p.kv_bytes;
   p.ds_offset = p.stage_offset + c.num_stages * p.stage_bytes;
   p.dq_bytes = 4 * c.block_M * c.dim;
-  p.dq_offset = p.ds_offset + p.ds_bytes;
+  p.dq_offset = p.ds_offset + (c.dq_alt ? 2 : 1) * p.ds_bytes;
   p.rows_offset = p.dq_offset + p.dq_bytes;
   p.rows_bytes = 2 * 4 * c.block_M;
   p.defer_offset = p.rows_offset + c.num_stages * p.rows_bytes;
@@ -172,7 +178,8 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.bar_dq_empty = p.bar_dq_full + 8;
   p.bar_dq_load = p.bar_dq_empty + 8;
   p.bar_rows_full = p.bar_dq_load + 8;
-  p.bytes = p.bar_rows_full + 8 * c.num_stages + 1024;
+  p.bar_dq_empty1 = p.bar_rows_full + 8 * c.num_stages;
+  p.bytes = p.bar_dq_empty1 + (c.dq_alt ? 8 : 0) + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -229,6 +236,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("defer_tiles", c.defer_tiles)
       .field("section", c.section)
       .field("d_pass", c.d_pass)
+      .field("dq_alt", c.dq_alt)
       .str();
 }
 

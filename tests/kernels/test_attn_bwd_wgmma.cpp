@@ -28,6 +28,10 @@ std::vector<AttnBwdWgmmaConfig> configs() {
   for (int dim : {64, 128})
     for (int st : {1, 2, 3})
       v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .d_pass = true});
+  // The warpgroups' turns at dQ: two dS buffers and a second staging mbarrier.
+  for (int dim : {64, 128})
+    for (int st : {1, 2})
+      v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .dq_alt = true});
   return v;
 }
 
@@ -92,7 +96,7 @@ TEST(AttnBwdWgmmaPlan, DescriptorStepsAndParts) {
 
 // Shared memory: tiles on the 1024-byte swizzle atom, a stage of Q, dO and O (d_pass: no O), barriers 8-byte aligned
 // after the row values (one set per stage); the defaults (2 stages) fit the H100's 227 KiB at both dims, and with
-// d_pass 3 stages do.
+// d_pass 3 stages do; dq_alt (a second dS tile and staging mbarrier) fits with 2.
 TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
   for (const AttnBwdWgmmaConfig& c : configs()) {
     const AttnBwdWgmmaPlan p = make_plan(c);
@@ -100,7 +104,7 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
       EXPECT_EQ(off % 1024, 0);
     EXPECT_EQ(p.stage_bytes, (c.d_pass ? 2 : 3) * p.q_bytes);
     EXPECT_EQ(p.ds_offset, p.stage(c.num_stages));
-    EXPECT_EQ(p.dq_offset, p.ds_offset + p.ds_bytes);
+    EXPECT_EQ(p.dq_offset, p.ds_offset + (c.dq_alt ? 2 : 1) * p.ds_bytes);
     EXPECT_EQ(p.dq_offset % 16, 0);  // the bulk reduce's source
     EXPECT_EQ(p.dq_bytes, 4 * c.block_M * c.dim);
     EXPECT_EQ(p.rows_bytes, 2 * 4 * c.block_M);  // D and LSE, f32 per row
@@ -111,7 +115,8 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
       EXPECT_EQ(bar % 8, 0);
     EXPECT_GE(p.bar_dq_load, p.bar_dq_empty + 8);
     EXPECT_GE(p.bar_rows_full, p.bar_dq_load + 8);
-    EXPECT_EQ(p.bytes, p.bar_rows_full + 8 * c.num_stages + 1024);
+    EXPECT_EQ(p.bar_dq_empty1, p.bar_rows_full + 8 * c.num_stages);
+    EXPECT_EQ(p.bytes, p.bar_dq_empty1 + (c.dq_alt ? 8 : 0) + 1024);
     if (c.num_stages <= 2 || c.d_pass) {
       EXPECT_LE(p.bytes, 232448);
     }
@@ -186,9 +191,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
-        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}})
+        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 12u);
+  EXPECT_EQ(names.size(), 13u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -208,6 +213,10 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_NE(smem.message().find("num_stages"), std::string::npos) << smem.message();
   EXPECT_NE(smem.message().find("d_pass=true"), std::string::npos) << smem.message();
   EXPECT_TRUE(check({{"dim", "128"}}, {{"num_stages", "3"}}).ok());  // with the pre-pass the stages hold no O
+  // A second dS tile does not fit beside 3 stages at dim 128.
+  const Status alt = check({{"dim", "128"}}, {{"dq_alt", "true"}, {"num_stages", "3"}});
+  ASSERT_FALSE(alt.ok());
+  EXPECT_NE(alt.message().find("dq_alt=false"), std::string::npos) << alt.message();
   // A list longer than dim 128's free shared memory (~17 KB at 3 stages); the same list fits with one stage.
   const Status list = check({{"dim", "128"}}, {{"defer_tiles", "8192"}, {"num_stages", "3"}});
   ASSERT_FALSE(list.ok());
@@ -255,7 +264,9 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 16},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0}};
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "true"}}, 0}};
   for (const auto& [problem, config, max_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
