@@ -117,6 +117,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const int k_steps = (K + kGemvStepK - 1) / kGemvStepK;
   const int k_groups = (K + G - 1) / G;
   const long long row_bytes = K / 2;
+  // Byte b of weight row n, and how far a row's next step is (CFG.permuted: the plan's tiled layout).
+  const auto w_at = [&](long long n, long long b) {
+    return CFG.permuted ? gemv_permuted_at(n, b, k_steps) : n * row_bytes + b;
+  };
+  constexpr int W_STEP = CFG.permuted ? kGemvTileBytes : kGemvRowStepBytes;
   const int lane_row = warp * CFG.warp_rows + g;  // the lane's row in a tile at block rb, half h: + 16 rb + 8 h
 
   // The CTA's slots j = 0 .. slots - 1, each one k step of one row tile, in order; slot j's activations at j.
@@ -189,7 +194,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const long long n = min(tile0 * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
-        wp[rb][h] = W + n * row_bytes + (step0 * kGemvStepK + kGemvLaneCodes * t) / 2;
+        wp[rb][h] = W + w_at(n, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2);
         sp[rb][h] = static_cast<const Scale*>(scales) + n * k_groups +
                     (step0 * kGemvStepK + SCALE_K * kGemvLaneCodes * t) / G;
       }
@@ -202,7 +207,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, at.j < lim_s);
-          wp[rb][h] += kGemvRowStepBytes;
+          wp[rb][h] += W_STEP;
           sp[rb][h] += kGemvStepK / G;
         }
       ++at.j;
@@ -217,7 +222,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int n = row0 + 16 * rb + 8 * h;
-        fetch(st, rb, h, W + n * row_bytes + k / 2,
+        fetch(st, rb, h, W + w_at(n, k / 2),
               static_cast<const Scale*>(scales) + static_cast<long long>(n) * k_groups + k_scale / G, in_k && n < N,
               in_scale && n < N);
       }
