@@ -22,7 +22,10 @@
 // (split schedule), moved on a step a load, so consecutive loads differ by immediate offsets; int4 takes a single
 // LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
 // CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
-// faster on an H100 (docs/perf.md), so it is opt-in.
+// faster on an H100 (docs/perf.md), so it is opt-in. With CFG.permuted the weights come pre-permuted (the plan's
+// gemv_permuted_at: 16-row by 64-byte tiles, a row block's steps one after another), so the same lanes' loads are
+// each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
+// differently.
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of gridDim.x
@@ -45,6 +48,7 @@
 #include "tile/cluster.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
+#include "tile/cp_async.cuh"
 #include "tile/dequant4.hpp"
 #include "tile/global.cuh"
 #include "tile/mma_sync.cuh"
@@ -268,19 +272,34 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
     }
   };
-  if constexpr (CFG.act_first) stage_loads(threadIdx.x);
+  // CFG.stage_async: every chunk of the thread is copied by cp.async straight to its place (zero-filled past M and
+  // K), all in flight at once before the first weights are asked for, and then put in pair order in place (the
+  // thread's own copies: a shared-memory round trip each instead of an L2 one, no registers held while they fly).
+  const auto chunk_at_smem = [&](const Chunk& c) { return act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq); };
+  if constexpr (CFG.stage_async) {
+    for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
+      const Chunk c = chunk_at(i);
+      const bool in = c.m < M && c.k < K;
+      cp_async_16(chunk_at_smem(c), A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
+    }
+    cp_async_commit();
+  } else if constexpr (CFG.act_first) {
+    stage_loads(threadIdx.x);
+  }
   load_ring();
+  if constexpr (CFG.stage_async) cp_async_wait<0>();
   for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
-    if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
+    if (!CFG.stage_async && (!CFG.act_first || i0 != static_cast<int>(threadIdx.x))) stage_loads(i0);
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int i = i0 + r * CFG.threads();
       if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
       const Chunk c = chunk_at(i);
-      const unsigned in[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
+      const uint4 x = CFG.stage_async ? ld_shared_v4_b32(chunk_at_smem(c)) : v[r];
+      const unsigned in[4] = {x.x, x.y, x.z, x.w};
       unsigned o[4];
       gemv_pair_order(in, o);
-      st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
+      st_shared_v4_b32(chunk_at_smem(c), o[0], o[1], o[2], o[3]);
       if constexpr (GROUP_SUM) {
         // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
         // tree (deterministic).
