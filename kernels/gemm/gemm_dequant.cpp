@@ -116,8 +116,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
           // auto: on for M <= 8; at M 16 it measured 0.94-0.99x (docs/perf.md, gemv7).
           .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
-          .stage_async = c.text("stage_copy") == "async",
-          .permuted = c.text("weight_layout") == "permuted",
+          .permuted = c.text("weight_layout") != "plain",
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -437,16 +436,12 @@ KernelSpec gemm_dequant_spec() {
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
                                       "128-byte lines, asked for at once), off = one step's after each step; auto = on "
                                       "for M <= 8 (where it measured faster)"),
-               ParamSpec::enumeration("stage_copy", "regs", {"regs", "async"},
-                                      "gemv: how a CTA stages its activations: regs = `stage_rounds` rounds of 16-byte "
-                                      "loads through registers, each put in pair order; async = every chunk copied by "
-                                      "cp.async to its place at once (before the first weights), then reordered in "
-                                      "place"),
-               ParamSpec::enumeration("weight_layout", "plain", {"plain", "permuted"},
-                                      "gemv: how W is stored: plain = row-major [N, K/2]; permuted = in tiles of 16 "
-                                      "rows x 64 bytes (one 128-k step), a row block's steps one after another, so "
-                                      "each warp load is one contiguous 512-byte run (the tensor W_tiles, filled "
-                                      "from the same logical W the reference reads)")}};
+               ParamSpec::enumeration("weight_layout", "auto", {"auto", "plain", "permuted"},
+                                      "how the kernel reads W: plain = row-major [N, K/2]; permuted (gemv only) = in "
+                                      "tiles of 16 rows x 64 bytes (one 128-k step), a row block's steps one after "
+                                      "another, so each warp load is one contiguous 512-byte run (the tensor W_tiles, "
+                                      "filled from the same logical W the reference reads); auto = permuted on the "
+                                      "gemv path (where it measured faster), plain on wgmma")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -487,12 +482,11 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"stage_rounds", "4"}},
         {{"path", "gemv"}, {"act_first", "off"}},
         {{"path", "gemv"}, {"act_first", "on"}},
-        // The permuted weights with each schedule and two row blocks; the activations staged by cp.async.
-        {{"path", "gemv"}, {"weight_layout", "permuted"}},
+        // The permuted weights (auto's on gemv) with two row blocks in an odd split; the row-major ones where auto
+        // permutes, also with group_sum and unbatched loads.
         {{"path", "gemv"}, {"weight_layout", "permuted"}, {"splits", "3"}, {"warp_rows", "32"}},
-        {{"path", "gemv"}, {"weight_layout", "permuted"}, {"schedule", "stream"}},
-        {{"path", "gemv"}, {"stage_copy", "async"}},
-        {{"path", "gemv"}, {"stage_copy", "async"}, {"group_sum", "true"}, {"weight_layout", "permuted"}}};
+        {{"path", "gemv"}, {"weight_layout", "plain"}},
+        {{"path", "gemv"}, {"group_sum", "true"}, {"weight_layout", "plain"}, {"batch", "off"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

@@ -48,7 +48,6 @@
 #include "tile/cluster.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
-#include "tile/cp_async.cuh"
 #include "tile/dequant4.hpp"
 #include "tile/global.cuh"
 #include "tile/mma_sync.cuh"
@@ -248,7 +247,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // would wait a memory latency before the CTA's first step); at M 16 a second round's registers cost spills.
   // CFG.act_first: the first round's loads go out before the first weights' (else after them). At launch every CTA asks
   // for its first `prefetch` steps of weights at once, a quarter of the bytes at 8192 x 8192, and activations asked
-  // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps.
+  // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps. (Every
+  // chunk copied by cp.async at once, before the first weights, and reordered in place measured 0.72-0.97x on an
+  // H100, its staging longer, and was removed: docs/perf.md, gemv8.)
   constexpr int ROUNDS = CFG.stage_rounds;
   // Row pairs staged, chunks per step. (At two n tiles all 8: a count known at compile time, where the divisions by
   // it below cost M 16 up to 8% on the H100.)
@@ -272,34 +273,19 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
     }
   };
-  // CFG.stage_async: every chunk of the thread is copied by cp.async straight to its place (zero-filled past M and
-  // K), all in flight at once before the first weights are asked for, and then put in pair order in place (the
-  // thread's own copies: a shared-memory round trip each instead of an L2 one, no registers held while they fly).
-  const auto chunk_at_smem = [&](const Chunk& c) { return act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq); };
-  if constexpr (CFG.stage_async) {
-    for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
-      const Chunk c = chunk_at(i);
-      const bool in = c.m < M && c.k < K;
-      cp_async_16(chunk_at_smem(c), A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
-    }
-    cp_async_commit();
-  } else if constexpr (CFG.act_first) {
-    stage_loads(threadIdx.x);
-  }
+  if constexpr (CFG.act_first) stage_loads(threadIdx.x);
   load_ring();
-  if constexpr (CFG.stage_async) cp_async_wait<0>();
   for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
-    if (!CFG.stage_async && (!CFG.act_first || i0 != static_cast<int>(threadIdx.x))) stage_loads(i0);
+    if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int i = i0 + r * CFG.threads();
       if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
       const Chunk c = chunk_at(i);
-      const uint4 x = CFG.stage_async ? ld_shared_v4_b32(chunk_at_smem(c)) : v[r];
-      const unsigned in[4] = {x.x, x.y, x.z, x.w};
+      const unsigned in[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
       unsigned o[4];
       gemv_pair_order(in, o);
-      st_shared_v4_b32(chunk_at_smem(c), o[0], o[1], o[2], o[3]);
+      st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
       if constexpr (GROUP_SUM) {
         // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
         // tree (deterministic).

@@ -42,7 +42,6 @@ struct GemmDequantGemvConfig {
   bool cluster_reduce = false;
   int stage_rounds = 2;  // rounds of activation chunks each thread has in flight while staging
   bool act_first = false;  // the first staging round's loads issued before the first weights' (else after)
-  bool stage_async = false;  // the activations staged by cp.async (all in flight at once), put in pair order in place
   bool permuted = false;   // the weights in the permuted layout (gemv_permuted_at), not row-major [N, K/2]
   int wtype = dequant4::kInt4;
   int group = 128;
@@ -163,7 +162,6 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("cluster_reduce", c.cluster_reduce)
       .field("stage_rounds", c.stage_rounds)
       .field("act_first", c.act_first)
-      .field("stage_async", c.stage_async)
       .field("permuted", c.permuted)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)

@@ -411,8 +411,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"reduce", "cluster"}})},
                                                 {{}, gemv({{"stage_rounds", "4"}})},
                                                 {{}, gemv({{"act_first", "on"}})},
-                                                {{}, gemv({{"weight_layout", "permuted"}})},
-                                                {{}, gemv({{"stage_copy", "async"}})},
+                                                {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -674,13 +673,16 @@ ReferenceInputs inputs_of(const KernelInstance& k) {
 
 // An entry by hand from the format's definition; and with the scales of the next group, or each byte's nibbles
 // swapped (what a kernel indexing them wrongly computes), the entries leave the tolerance.
-// weight_layout=permuted: the kernel's W_tiles (a parameter, in W's place) holds each byte of the logical W (the
+// weight_layout=permuted (auto's on the gemv path): the kernel's W_tiles (a parameter, in W's place) holds each byte of the logical W (the
 // reference's input, no longer a parameter) where the plan's gemv_permuted_at puts it, at a shape that ends inside a
 // row block and a step (padding zero), and the launch and reference are otherwise the plain layout's.
 TEST(GemmDequantSpec, PermutedWeightsHoldTheLogicalOnes) {
   const KV problem = {{"M", "3"}, {"N", "70"}, {"K", "224"}, {"group", "32"}};
   const KernelInstance k = instance(problem, {{"path", "gemv"}, {"weight_layout", "permuted"}});
-  const KernelInstance plain = instance(problem, {{"path", "gemv"}});
+  const KernelInstance plain = instance(problem, {{"path", "gemv"}, {"weight_layout", "plain"}});
+  // auto: permuted on the gemv path, row-major W for wgmma.
+  EXPECT_EQ(instance(problem, {{"path", "gemv"}}).name_expression, k.name_expression);
+  EXPECT_EQ(instance(problem, {{"path", "wgmma"}}).args[1].name, "W");
   std::vector<std::string> params, plain_params;
   for (const ArgSpec& a : k.args)
     if (a.kind == ArgSpec::Kind::tensor && a.is_param) params.push_back(a.name);

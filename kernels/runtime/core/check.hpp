@@ -26,7 +26,7 @@ struct Fill {
   // element tiled_source(i) of the plain fill (zero for padding); tile_rows 0: plain.
   struct Tiles {
     std::int64_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
-  } tiles;
+  } tiles = {};
   std::uint64_t seed = 1;
 };
 const char* fill_kind_name(Fill::Kind k);
