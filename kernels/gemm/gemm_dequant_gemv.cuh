@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // CFG.act_first: the first round's loads go out before the first weights' (else after them). At launch every CTA asks
   // for its first `prefetch` steps of weights at once, a quarter of the bytes at 8192 x 8192, and activations asked
   // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps. (Every
-  // chunk copied by cp.async at once, before the first weights, and reordered in place measured 0.72-0.97x on an
+  // chunk copied by cp.async at once, before the first weights, and reordered in place measured 0.77-0.95x on an
   // H100, its staging longer, and was removed: docs/perf.md, gemv8.)
   constexpr int ROUNDS = CFG.stage_rounds;
   // Row pairs staged, chunks per step. (At two n tiles all 8: a count known at compile time, where the divisions by

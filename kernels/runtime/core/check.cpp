@@ -43,12 +43,9 @@ void fill_range(void* data, DType t, std::uint64_t begin, std::uint64_t end, con
   switch (fill.kind) {
     case Fill::Kind::uniform: {
       const Fill::Tiles& x = fill.tiles;
-      for (std::uint64_t i = begin; i < end; ++i) {
-        const std::int64_t at =
-            x.tile_rows > 0 ? num::tiled_source(i, x.rows, x.cols, x.tile_rows, x.tile_cols) : static_cast<std::int64_t>(i);
-        store_bits(data, size, i,
-                   at < 0 ? 0 : num::fill_bits(static_cast<int>(t), fill.seed, static_cast<std::uint64_t>(at), fill.lo, fill.hi));
-      }
+      for (std::uint64_t i = begin; i < end; ++i)
+        store_bits(data, size, i, num::uniform_fill_bits(static_cast<int>(t), fill.seed, i, fill.lo, fill.hi, x.rows,
+                                                         x.cols, x.tile_rows, x.tile_cols));
       return;
     }
     case Fill::Kind::constant:

@@ -173,6 +173,13 @@ TL_HOST_DEVICE inline uint64_t fill_bits(int dtype, uint64_t seed, uint64_t inde
   return static_cast<uint64_t>(iv);
 }
 
+// Element `index` of a uniform fill, of the plain tensor (tile_rows 0) or of a tiled one (tiled_source; 0 for padding).
+TL_HOST_DEVICE inline uint64_t uniform_fill_bits(int dtype, uint64_t seed, uint64_t index, double lo, double hi, int64_t rows,
+                                                 int64_t cols, int64_t tile_rows, int64_t tile_cols) {
+  const int64_t at = tile_rows > 0 ? tiled_source(index, rows, cols, tile_rows, tile_cols) : static_cast<int64_t>(index);
+  return at < 0 ? 0 : fill_bits(dtype, seed, static_cast<uint64_t>(at), lo, hi);
+}
+
 // [SECTION] DeepSeek V3.2's FP8 KV cache (FlashMLA's sparse-decode format), as a seeded fill
 
 // A cache row (one token) is 656 bytes: 512 float8_e4m3 "NoPE" values, 4 float32 scales (one per 128 values:

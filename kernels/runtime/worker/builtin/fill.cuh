@@ -38,10 +38,8 @@ extern "C" __global__ void tl_fill_uniform(void* data, unsigned long long count,
                                            long long tile_cols) {
   unsigned size = tl::builtin::dtype_bytes(dtype);
   unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const long long at = tile_rows > 0 ? tl::num::tiled_source(i, rows, cols, tile_rows, tile_cols) : static_cast<long long>(i);
-    tl::builtin::store_bits(data, i, size, at < 0 ? 0 : tl::num::fill_bits(dtype, seed, static_cast<unsigned long long>(at), lo, hi));
-  }
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+    tl::builtin::store_bits(data, i, size, tl::num::uniform_fill_bits(dtype, seed, i, lo, hi, rows, cols, tile_rows, tile_cols));
 }
 
 // Bytes of an FP8 KV cache in DeepSeek V3.2's row format (numeric.hpp, kv_fp8_byte), one byte per thread and step.
