@@ -116,6 +116,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
           // auto: on for M <= 8; at M 16 it measured 0.94-0.99x (docs/perf.md, gemv7).
           .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
+          .permuted = c.text("weight_layout") != "plain",
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -261,6 +262,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     std::to_string(tiles(tiles(p.integer("K"), kGemvStepK), gemv_max_steps(cfg))) + " (or 0 = auto)");
     return Status::success();
   }
+  if (c.text("weight_layout") == "permuted")
+    return refuse("weight_layout=permuted is path=gemv's (its lanes read the weights in 16-row tiles); path=wgmma reads "
+                  "row-major weights by TMA: set path=gemv (M <= 16) or weight_layout=plain");
   if (c.integer("ctas_per_sm") > 2)
     return refuse("ctas_per_sm=" + c.text("ctas_per_sm") + " is gemv's (path=wgmma takes 1 or 2: its CTAs hold 256+ "
                   "threads of up to 168 registers)");
@@ -431,7 +435,13 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
                                       "128-byte lines, asked for at once), off = one step's after each step; auto = on "
-                                      "for M <= 8 (where it measured faster)")}};
+                                      "for M <= 8 (where it measured faster)"),
+               ParamSpec::enumeration("weight_layout", "auto", {"auto", "plain", "permuted"},
+                                      "how the kernel reads W: plain = row-major [N, K/2]; permuted (gemv only) = in "
+                                      "tiles of 16 rows x 64 bytes (one 128-k step), a row block's steps one after "
+                                      "another, so each warp load is one contiguous 512-byte run (the tensor W_tiles, "
+                                      "filled from the same logical W the reference reads); auto = permuted on the "
+                                      "gemv path (where it measured faster), plain on wgmma")}};
   k.can_implement = check_dequant;
   k.test_problems = dequant_test_problems;
   k.test_configs = [] {
@@ -471,7 +481,12 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"reduce", "global"}, {"splits", "2"}},
         {{"path", "gemv"}, {"stage_rounds", "4"}},
         {{"path", "gemv"}, {"act_first", "off"}},
-        {{"path", "gemv"}, {"act_first", "on"}}};
+        {{"path", "gemv"}, {"act_first", "on"}},
+        // The permuted weights (auto's on gemv) with two row blocks in an odd split; the row-major ones where auto
+        // permutes, also with group_sum and unbatched loads.
+        {{"path", "gemv"}, {"weight_layout", "permuted"}, {"splits", "3"}, {"warp_rows", "32"}},
+        {{"path", "gemv"}, {"weight_layout", "plain"}},
+        {{"path", "gemv"}, {"group_sum", "true"}, {"weight_layout", "plain"}, {"batch", "off"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -543,6 +558,15 @@ KernelSpec gemm_dequant_spec() {
       for (const char* name : {"M", "N", "K"})
         args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
       args.push_back(ArgSpec::scalar("split_steps", DType::i32, cfg.stream ? 0.0 : static_cast<double>(grid.steps)));
+      if (cfg.permuted) {
+        // The kernel reads W_tiles: W's own fill (the same seed: byte for byte the logical W, which stays an
+        // unread buffer and the reference's input) stored in the plan's tiles (gemv_permuted_at).
+        ArgSpec tiled = ArgSpec::tensor("W_tiles", DType::u8, {tiles(N, kGemvTileRows), tiles(K, kGemvStepK),
+                                                               kGemvTileRows, kGemvRowStepBytes}, ArgRole::in, args[1].fill);
+        tiled.fill.tiles = {N, K / 2, kGemvTileRows, kGemvRowStepBytes};
+        args[1].is_param = false;
+        args.insert(args.begin() + 1, std::move(tiled));
+      }
       return args;
     }
     const GemmDequantPlan plan = make_plan(dequant_config(p, c));

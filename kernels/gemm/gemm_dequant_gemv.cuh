@@ -22,7 +22,10 @@
 // (split schedule), moved on a step a load, so consecutive loads differ by immediate offsets; int4 takes a single
 // LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
 // CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
-// faster on an H100 (docs/perf.md), so it is opt-in.
+// faster on an H100 (docs/perf.md), so it is opt-in. With CFG.permuted the weights come pre-permuted (the plan's
+// gemv_permuted_at: 16-row by 64-byte tiles, a row block's steps one after another), so the same lanes' loads are
+// each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
+// differently.
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of gridDim.x
@@ -117,6 +120,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const int k_steps = (K + kGemvStepK - 1) / kGemvStepK;
   const int k_groups = (K + G - 1) / G;
   const long long row_bytes = K / 2;
+  // Byte b of weight row n, and how far a row's next step is (CFG.permuted: the plan's tiled layout).
+  const auto w_at = [&](long long n, long long b) {
+    return CFG.permuted ? gemv_permuted_at(n, b, k_steps) : n * row_bytes + b;
+  };
+  constexpr int W_STEP = CFG.permuted ? kGemvTileBytes : kGemvRowStepBytes;
   const int lane_row = warp * CFG.warp_rows + g;  // the lane's row in a tile at block rb, half h: + 16 rb + 8 h
 
   // The CTA's slots j = 0 .. slots - 1, each one k step of one row tile, in order; slot j's activations at j.
@@ -189,7 +197,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const long long n = min(tile0 * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
-        wp[rb][h] = W + n * row_bytes + (step0 * kGemvStepK + kGemvLaneCodes * t) / 2;
+        wp[rb][h] = W + w_at(n, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2);
         sp[rb][h] = static_cast<const Scale*>(scales) + n * k_groups +
                     (step0 * kGemvStepK + SCALE_K * kGemvLaneCodes * t) / G;
       }
@@ -202,7 +210,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, at.j < lim_s);
-          wp[rb][h] += kGemvRowStepBytes;
+          wp[rb][h] += W_STEP;
           sp[rb][h] += kGemvStepK / G;
         }
       ++at.j;
@@ -217,7 +225,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int n = row0 + 16 * rb + 8 * h;
-        fetch(st, rb, h, W + n * row_bytes + k / 2,
+        fetch(st, rb, h, W + w_at(n, k / 2),
               static_cast<const Scale*>(scales) + static_cast<long long>(n) * k_groups + k_scale / G, in_k && n < N,
               in_scale && n < N);
       }
@@ -239,7 +247,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // would wait a memory latency before the CTA's first step); at M 16 a second round's registers cost spills.
   // CFG.act_first: the first round's loads go out before the first weights' (else after them). At launch every CTA asks
   // for its first `prefetch` steps of weights at once, a quarter of the bytes at 8192 x 8192, and activations asked
-  // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps.
+  // for after them wait behind that burst (docs/perf.md, gemv7's timeline), and so do the CTA's first steps. (Every
+  // chunk copied by cp.async at once, before the first weights, and reordered in place measured 0.77-0.95x on an
+  // H100, its staging longer, and was removed: docs/perf.md, gemv8.)
   constexpr int ROUNDS = CFG.stage_rounds;
   // Row pairs staged, chunks per step. (At two n tiles all 8: a count known at compile time, where the divisions by
   // it below cost M 16 up to 8% on the H100.)

@@ -42,6 +42,7 @@ struct GemmDequantGemvConfig {
   bool cluster_reduce = false;
   int stage_rounds = 2;  // rounds of activation chunks each thread has in flight while staging
   bool act_first = false;  // the first staging round's loads issued before the first weights' (else after)
+  bool permuted = false;   // the weights in the permuted layout (gemv_permuted_at), not row-major [N, K/2]
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -54,6 +55,18 @@ struct GemmDequantGemvConfig {
 // k per step: the four lanes of a quad each load 16 bytes (32 codes) of the same weight row, consecutively; a row's
 // step is 64 bytes.
 enum : int { kGemvStepK = 128, kGemvLaneCodes = 32, kGemvRowStepBytes = kGemvStepK / 2 };
+// weight_layout=permuted: W stored as the row-major [N, K/2] matrix cut into tiles of 16 rows (a warp's row block)
+// by one step's 64 bytes, the tiles in row-major order (a 16-row block's steps one after another), each tile's rows
+// one after another, padded to whole tiles. Lane (g, t)'s piece of rows g and g + 8 at a step is then bytes 64 g + 16 t
+// and 512 + 64 g + 16 t of the step's 1 KiB tile, so each of a warp's loads is one contiguous 512-byte run (four whole
+// 128-byte lines) and a warp's steps one contiguous stream, where the row-major layout spreads a load over 8 rows'
+// 64-byte pieces (tests/perf/gemv_loads.cu: ~10% slower reads). Byte b of row n is at gemv_permuted_at(n, b, k_steps).
+enum : int { kGemvTileRows = 16, kGemvTileBytes = kGemvTileRows * kGemvRowStepBytes };
+TL_HOST_DEVICE constexpr long long gemv_permuted_at(long long n, long long b, int k_steps) {
+  return (n / kGemvTileRows * k_steps + b / kGemvRowStepBytes) * kGemvTileBytes + n % kGemvTileRows * kGemvRowStepBytes +
+         b % kGemvRowStepBytes;
+}
+
 // The most split CTAs cluster_reduce puts in one cluster (Hopper's non-portable cluster size; more splits add their
 // partial sums through global memory).
 enum : int { kGemvMaxCluster = 16 };
@@ -149,6 +162,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("cluster_reduce", c.cluster_reduce)
       .field("stage_rounds", c.stage_rounds)
       .field("act_first", c.act_first)
+      .field("permuted", c.permuted)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

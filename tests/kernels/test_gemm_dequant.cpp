@@ -317,6 +317,35 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
   }
 }
 
+// The permuted layout: a bijection of the padded matrix (whole 16-row blocks, whole steps) onto its bytes; each warp
+// load (row block, half h, step) is the 32 lanes' 16-byte pieces of one contiguous, 512-aligned run, lane l at 16 l
+// (the lane of mma.sync's A fragment that holds the rows and k), and a row block's next step 1 KiB further on.
+TEST(GemmDequantGemvPlan, PermutedWeightsAreOneRunPerWarpLoad) {
+  const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{});
+  for (int k_steps : {1, 3}) {
+    const long long rows = 2 * kGemvTileRows, row_bytes = k_steps * kGemvRowStepBytes;
+    std::set<long long> at;
+    for (long long n = 0; n < rows; ++n)
+      for (long long b = 0; b < row_bytes; ++b) at.insert(gemv_permuted_at(n, b, k_steps));
+    EXPECT_EQ(at.size(), static_cast<size_t>(rows * row_bytes));
+    EXPECT_EQ(*at.rbegin(), rows * row_bytes - 1);
+    for (long long block = 0; block < 2; ++block)
+      for (int h = 0; h < 2; ++h)
+        for (int step = 0; step < k_steps; ++step) {
+          const long long run = gemv_permuted_at(kGemvTileRows * block + 8 * h, step * kGemvRowStepBytes, k_steps);
+          EXPECT_EQ(run % 512, 0);
+          for (int lane = 0; lane < 32; ++lane) {
+            const TileCoord a0 = p.mma_A(lane, 0);
+            const long long n = kGemvTileRows * block + 8 * h + a0.row, b = step * kGemvRowStepBytes + (kGemvLaneCodes * (a0.col / 2)) / 2;
+            for (int e = 0; e < 16; ++e) EXPECT_EQ(gemv_permuted_at(n, b + e, k_steps), run + 16 * lane + e);
+            if (step + 1 < k_steps) {
+              EXPECT_EQ(gemv_permuted_at(n, b + kGemvRowStepBytes, k_steps) - gemv_permuted_at(n, b, k_steps), kGemvTileBytes);
+            }
+          }
+        }
+  }
+}
+
 // group_sum's conversion: one LOP3 of a pair gives bf16(kGemvInt4Bias + code) exactly in both halves, for every code
 // beside every other, so the bias taken off once per step (kGemvInt4Bias x the activations' sum) leaves the codes.
 TEST(GemmDequantGemvPlan, Int4BiasedPairIsBiasPlusCode) {
@@ -346,6 +375,7 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   // One slot per lane would deadlock: a lane frees its slot only once its next stage has been loaded into it.
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
+  EXPECT_NE(why({}, {{"path", "wgmma"}, {"weight_layout", "permuted"}}).find("set path=gemv"), std::string::npos);
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -381,6 +411,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"reduce", "cluster"}})},
                                                 {{}, gemv({{"stage_rounds", "4"}})},
                                                 {{}, gemv({{"act_first", "on"}})},
+                                                {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -642,6 +673,44 @@ ReferenceInputs inputs_of(const KernelInstance& k) {
 
 // An entry by hand from the format's definition; and with the scales of the next group, or each byte's nibbles
 // swapped (what a kernel indexing them wrongly computes), the entries leave the tolerance.
+// weight_layout=permuted (auto's on the gemv path): the kernel's W_tiles (a parameter, in W's place) holds each byte of the logical W (the
+// reference's input, no longer a parameter) where the plan's gemv_permuted_at puts it, at a shape that ends inside a
+// row block and a step (padding zero), and the launch and reference are otherwise the plain layout's.
+TEST(GemmDequantSpec, PermutedWeightsHoldTheLogicalOnes) {
+  const KV problem = {{"M", "3"}, {"N", "70"}, {"K", "224"}, {"group", "32"}};
+  const KernelInstance k = instance(problem, {{"path", "gemv"}, {"weight_layout", "permuted"}});
+  const KernelInstance plain = instance(problem, {{"path", "gemv"}, {"weight_layout", "plain"}});
+  // auto: permuted on the gemv path, row-major W for wgmma.
+  EXPECT_EQ(instance(problem, {{"path", "gemv"}}).name_expression, k.name_expression);
+  EXPECT_EQ(instance(problem, {{"path", "wgmma"}}).args[1].name, "W");
+  std::vector<std::string> params, plain_params;
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor && a.is_param) params.push_back(a.name);
+  for (const ArgSpec& a : plain.args)
+    if (a.kind == ArgSpec::Kind::tensor && a.is_param) plain_params.push_back(a.name == "W" ? "W_tiles" : a.name);
+  EXPECT_EQ(params, plain_params);
+  EXPECT_EQ(k.launch.grid.x, plain.launch.grid.x);
+  EXPECT_EQ(k.launch.grid.y, plain.launch.grid.y);
+  const ReferenceInputs in = inputs_of(k);
+  const HostTensor &W = in.tensor("W"), &T = in.tensor("W_tiles");
+  EXPECT_EQ(W.data, inputs_of(plain).tensor("W").data);
+  const std::int64_t N = 70, row_bytes = 112, k_steps = 2;
+  ASSERT_EQ(T.numel(), 5 * k_steps * kGemvTileBytes);  // 5 row blocks of 16, 2 steps of 64 bytes
+  std::vector<bool> used(static_cast<size_t>(T.numel()), false);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t b = 0; b < row_bytes; ++b) {
+      const long long at = gemv_permuted_at(n, b, k_steps);
+      used[static_cast<size_t>(at)] = true;
+      ASSERT_EQ(T.data[static_cast<size_t>(at)], W.data[static_cast<size_t>(n * row_bytes + b)]) << n << " " << b;
+    }
+  for (size_t i = 0; i < used.size(); ++i)
+    if (!used[i]) {
+      ASSERT_EQ(T.data[i], 0) << "padding byte " << i;
+    }
+  EXPECT_EQ(k.spec->reference(k.problem, in, "C", {0, 69, 209}).value(),
+            plain.spec->reference(plain.problem, inputs_of(plain), "C", {0, 69, 209}).value());
+}
+
 TEST(GemmDequantSpec, ReferenceUsesEveryScaleAndAWrongOneFails) {
   for (const char* wtype : {"int4", "fp4"})
     for (const char* sd : {"bf16", "f32"}) {

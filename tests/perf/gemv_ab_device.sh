@@ -16,7 +16,7 @@ if [ "${1:-}" = "--prepare" ]; then
   cp "$0" "$ROOT/tests/perf/device_env.sh" "$ROOT/tests/perf/gemv_device.lua" "$D/"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C
-  if [ -f "$D/env.sh" ]; then . "$D/env.sh"; fi
+  if [ -f "$D/env.sh" ]; then set -a; . "$D/env.sh"; set +a; fi
   TILELAB_KERNELS_DIR=$D/kernels "$D/tilelab" test --kernel gemm.dequant > /dev/null 2>&1
   TILELAB_KERNELS_DIR=$D/kernels REGS_CONFIGS=$B_REGS FP4_CONFIGS=$B_FP4 "$D/tilelab" run "$D/gemv_device.lua" check time | tail -1
   TILELAB_KERNELS_DIR=$D/kernels_a REGS_CONFIGS= FP4_CONFIGS= "$D/tilelab" run "$D/gemv_device.lua" time | tail -1
@@ -26,7 +26,7 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 D=$(cd "${1:-$(dirname "$0")}" && pwd)
 . "$D/device_env.sh" gemv
-if [ -n "$ENV" ]; then . "$ENV"; fi
+if [ -n "$ENV" ]; then set -a; . "$ENV"; set +a; fi  # exported: gemv_device.lua reads MS, WGMMA_MS, CHECK_CONFIGS, ...
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 t0=$(date +%s)
 TILELAB_KERNELS_DIR=$D/kernels timeout 60 $T test --kernel gemm.dequant > $OUT/test.txt 2>&1

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/core/check.hpp"
 #include "runtime/core/numeric.hpp"
 
@@ -144,6 +146,37 @@ TEST(Fill, ParallelFillIsBitIdenticalToSerial) {
   fill_host(all.data(), DType::bf16, count, uniform);
   EXPECT_EQ(serial, all);
   EXPECT_EQ(make_filled(DType::bf16, count, uniform), serial);
+}
+
+// A tiled fill holds the plain fill's values, each tile's rows one after another, tiles in row-major order, padding
+// zero; it survives the pipe's JSON, and a malformed one is refused by name.
+TEST(Fill, TiledFillIsThePlainMatrixInTiles) {
+  Fill plain;
+  plain.seed = 9;
+  plain.lo = -3;
+  plain.hi = 5;
+  Fill tiled = plain;
+  tiled.tiles = {5, 7, 2, 4};  // a 5 x 7 matrix in 2 x 4 tiles: 3 x 2 tiles, 48 elements
+  const auto want = make_filled(DType::f32, 35, plain), got = make_filled(DType::f32, 48, tiled);
+  std::vector<int> hits(35, 0);
+  for (std::uint64_t i = 0; i < 48; ++i) {
+    const std::uint64_t tile = i / 8, r = tile / 2 * 2 + i % 8 / 4, c = tile % 2 * 4 + i % 4;
+    const double v = load_element(got.data(), DType::f32, i);
+    if (r >= 5 || c >= 7) {
+      EXPECT_EQ(v, 0.0) << i;
+      continue;
+    }
+    ++hits[r * 7 + c];
+    EXPECT_EQ(v, load_element(want.data(), DType::f32, r * 7 + c)) << i;
+  }
+  EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 35);
+  Fill back;
+  ASSERT_TRUE(fill_from_json(nlohmann::json(tiled), back).ok());
+  EXPECT_EQ(make_filled(DType::f32, 48, back), got);
+  nlohmann::json bad = nlohmann::json(tiled);
+  bad["tiles"] = {5, 7, 0, 4};
+  const Status s = fill_from_json(bad, back);
+  EXPECT_NE(s.message().find("four positive integers"), std::string::npos) << s.message();
 }
 
 TEST(Fill, NarrowTypesAreTheRoundedFloat) {

@@ -143,6 +143,16 @@ TEST(LaunchGpu, DeviceFillMatchesHostFill) {
   auto r = run_launch(w, s);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->outputs[0].data == host_input(in));
+  // A tiled uniform fill (gemm.dequant's permuted weights): 70 x 112 bytes in 16 x 64 tiles, padded to 80 x 128.
+  in = BufferSpec::make("in", DType::u8, 80 * 128);
+  in.fill = {.kind = Fill::Kind::uniform, .lo = 0, .hi = 256, .tiles = {70, 112, 16, 64}, .seed = 2};
+  out = BufferSpec::make("out", DType::u8, in.bytes(), BufferRole::output);
+  out.return_all = true;
+  s.buffers = {in, out};
+  s.args = {KernelArg::of_buffer(0), KernelArg::of_buffer(1), KernelArg::of_u64(in.bytes())};
+  r = run_launch(w, s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->outputs[0].data == host_input(in));
 }
 
 TEST(LaunchGpu, Bf16RoundTrip) {

@@ -41,10 +41,13 @@ namespace {
 void fill_range(void* data, DType t, std::uint64_t begin, std::uint64_t end, const Fill& fill) {
   const std::size_t size = dtype_size(t);
   switch (fill.kind) {
-    case Fill::Kind::uniform:
+    case Fill::Kind::uniform: {
+      const Fill::Tiles& x = fill.tiles;
       for (std::uint64_t i = begin; i < end; ++i)
-        store_bits(data, size, i, num::fill_bits(static_cast<int>(t), fill.seed, i, fill.lo, fill.hi));
+        store_bits(data, size, i, num::uniform_fill_bits(static_cast<int>(t), fill.seed, i, fill.lo, fill.hi, x.rows,
+                                                         x.cols, x.tile_rows, x.tile_cols));
       return;
+    }
     case Fill::Kind::constant:
       for (std::uint64_t i = begin; i < end; ++i) store_element(data, t, i, fill.value);
       return;
@@ -287,6 +290,7 @@ void to_json(nlohmann::json& j, const Fill& v) {
     j["lo"] = v.lo;
     j["hi"] = v.hi;
     j["seed"] = v.seed;
+    if (v.tiles.tile_rows > 0) j["tiles"] = {v.tiles.rows, v.tiles.cols, v.tiles.tile_rows, v.tiles.tile_cols};
   } else if (v.kind == Fill::Kind::constant) {
     j["value"] = v.value;
   }
@@ -305,6 +309,14 @@ Status fill_from_json(const nlohmann::json& j, Fill& out) {
   out.hi = j.value("hi", 1.0);
   out.value = j.value("value", 0.0);
   out.seed = j.value("seed", std::uint64_t{1});
+  if (j.contains("tiles")) {
+    const nlohmann::json& t = j["tiles"];
+    if (out.kind != Fill::Kind::uniform || !t.is_array() || t.size() != 4 ||
+        !std::all_of(t.begin(), t.end(), [](const nlohmann::json& x) { return x.is_number_integer() && x.get<std::int64_t>() > 0; }))
+      return make_error(ErrorCode::invalid_argument,
+                        "a fill's tiles are a uniform fill's [rows, cols, tile_rows, tile_cols], four positive integers");
+    out.tiles = {t[0].get<std::int64_t>(), t[1].get<std::int64_t>(), t[2].get<std::int64_t>(), t[3].get<std::int64_t>()};
+  }
   if ((out.kind == Fill::Kind::uniform || out.kind == Fill::Kind::kv_fp8) && !(out.hi > out.lo))
     return make_error(ErrorCode::invalid_argument, std::string("a ") + fill_kind_name(out.kind) + " fill needs lo < hi");
   return {};

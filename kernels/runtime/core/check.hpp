@@ -22,6 +22,11 @@ struct Fill {
   enum class Kind { uniform, constant, zeros, data, kv_fp8 } kind = Kind::uniform;
   double lo = -1.0, hi = 1.0;  // uniform, kv_fp8: [lo, hi); integers: floor into [lo, hi - 1]
   double value = 0.0;          // constant
+  // uniform: the tensor stores a [rows, cols] matrix in tiles (num::tiled_source), element i holding the matrix's
+  // element tiled_source(i) of the plain fill (zero for padding); tile_rows 0: plain.
+  struct Tiles {
+    std::int64_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
+  } tiles = {};
   std::uint64_t seed = 1;
 };
 const char* fill_kind_name(Fill::Kind k);

@@ -129,6 +129,20 @@ TL_HOST_DEVICE inline float e5m2_to_float(uint8_t b) { return small_float_value(
 // Storage type codes shared by host and device (values of tl::DType).
 enum DTypeCode : int { f32 = 0, f16, bf16, f64, i32, u32, i8, u8, e4m3, e5m2, i64, u64 };
 
+// A [rows, cols] matrix stored in tiles of tile_rows x tile_cols (tiles in row-major order, a tile's elements
+// row-major, the matrix padded to whole tiles): the matrix index (r cols + c) that storage element `index` holds, or
+// -1 for padding. A kernel reading the matrix in tiles (gemm.dequant's permuted weights) gets each tile as one
+// contiguous run, while the fill's values stay those of the plain matrix (the reference reads those).
+TL_HOST_DEVICE inline int64_t tiled_source(uint64_t index, int64_t rows, int64_t cols, int64_t tile_rows,
+                                           int64_t tile_cols) {
+  const uint64_t tile_elems = static_cast<uint64_t>(tile_rows * tile_cols);
+  const uint64_t tiles_per_row = static_cast<uint64_t>((cols + tile_cols - 1) / tile_cols);
+  const uint64_t tile = index / tile_elems, at = index % tile_elems;
+  const int64_t r = static_cast<int64_t>(tile / tiles_per_row) * tile_rows + static_cast<int64_t>(at) / tile_cols;
+  const int64_t c = static_cast<int64_t>(tile % tiles_per_row) * tile_cols + static_cast<int64_t>(at) % tile_cols;
+  return r < rows && c < cols ? r * cols + c : -1;
+}
+
 // The bits of element `index` of a uniform fill in [lo, hi), stored as `dtype` (low bytes used).
 // Floats: a double rounded to float, then to the storage type. Integers: floor, clamped into [lo, hi - 1].
 TL_HOST_DEVICE inline uint64_t fill_bits(int dtype, uint64_t seed, uint64_t index, double lo, double hi) {
@@ -157,6 +171,13 @@ TL_HOST_DEVICE inline uint64_t fill_bits(int dtype, uint64_t seed, uint64_t inde
   if (fl > hi - 1) fl = hi - 1;
   int64_t iv = static_cast<int64_t>(fl);
   return static_cast<uint64_t>(iv);
+}
+
+// Element `index` of a uniform fill, of the plain tensor (tile_rows 0) or of a tiled one (tiled_source; 0 for padding).
+TL_HOST_DEVICE inline uint64_t uniform_fill_bits(int dtype, uint64_t seed, uint64_t index, double lo, double hi, int64_t rows,
+                                                 int64_t cols, int64_t tile_rows, int64_t tile_cols) {
+  const int64_t at = tile_rows > 0 ? tiled_source(index, rows, cols, tile_rows, tile_cols) : static_cast<int64_t>(index);
+  return at < 0 ? 0 : fill_bits(dtype, seed, static_cast<uint64_t>(at), lo, hi);
 }
 
 // [SECTION] DeepSeek V3.2's FP8 KV cache (FlashMLA's sparse-decode format), as a seeded fill

@@ -58,7 +58,9 @@ Status fill_device(void* ptr, const BufferSpec& b) {
       unsigned long long count = b.count, seed = b.fill.seed;
       int dtype = static_cast<int>(b.dtype);
       double lo = b.fill.lo, hi = b.fill.hi;
-      void* args[] = {&ptr, &count, &dtype, &seed, &lo, &hi};
+      const Fill::Tiles& x = b.fill.tiles;
+      long long rows = x.rows, cols = x.cols, tile_rows = x.tile_rows, tile_cols = x.tile_cols;
+      void* args[] = {&ptr, &count, &dtype, &seed, &lo, &hi, &rows, &cols, &tile_rows, &tile_cols};
       return launch_raw(*k, grid_for(b.count), {256, 1, 1}, 0, {}, args);
     }
     case Fill::Kind::constant: {

@@ -32,12 +32,14 @@ __device__ inline unsigned dtype_bytes(int dtype) {
 }  // namespace tl::builtin
 
 // Grid-stride: thread t of the grid writes elements t, t + gridsize, ...; each value depends only on (seed, index).
+// tile_rows > 0: the tensor stores a rows x cols matrix in tiles, element i the matrix's tiled_source(i) (0: padding).
 extern "C" __global__ void tl_fill_uniform(void* data, unsigned long long count, int dtype, unsigned long long seed,
-                                           double lo, double hi) {
+                                           double lo, double hi, long long rows, long long cols, long long tile_rows,
+                                           long long tile_cols) {
   unsigned size = tl::builtin::dtype_bytes(dtype);
   unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
-    tl::builtin::store_bits(data, i, size, tl::num::fill_bits(dtype, seed, i, lo, hi));
+    tl::builtin::store_bits(data, i, size, tl::num::uniform_fill_bits(dtype, seed, i, lo, hi, rows, cols, tile_rows, tile_cols));
 }
 
 // Bytes of an FP8 KV cache in DeepSeek V3.2's row format (numeric.hpp, kv_fp8_byte), one byte per thread and step.
