@@ -177,6 +177,8 @@ TEST(Fill, TiledFillIsThePlainMatrixInTiles) {
   bad["tiles"] = {5, 7, 0, 4};
   const Status s = fill_from_json(bad, back);
   EXPECT_NE(s.message().find("four positive integers"), std::string::npos) << s.message();
+  bad["tiles"] = {5, 7, std::int64_t{1} << 40, std::int64_t{1} << 40};  // their product would overflow the index math
+  EXPECT_FALSE(fill_from_json(bad, back).ok());
 }
 
 TEST(Fill, NarrowTypesAreTheRoundedFloat) {

@@ -312,9 +312,11 @@ Status fill_from_json(const nlohmann::json& j, Fill& out) {
   if (j.contains("tiles")) {
     const nlohmann::json& t = j["tiles"];
     if (out.kind != Fill::Kind::uniform || !t.is_array() || t.size() != 4 ||
-        !std::all_of(t.begin(), t.end(), [](const nlohmann::json& x) { return x.is_number_integer() && x.get<std::int64_t>() > 0; }))
-      return make_error(ErrorCode::invalid_argument,
-                        "a fill's tiles are a uniform fill's [rows, cols, tile_rows, tile_cols], four positive integers");
+        !std::all_of(t.begin(), t.end(), [](const nlohmann::json& x) {
+                       return x.is_number_integer() && x.get<std::int64_t>() > 0 && x.get<std::int64_t>() <= (1ll << 31);
+                     }))
+      return make_error(ErrorCode::invalid_argument, "a fill's tiles are a uniform fill's [rows, cols, tile_rows, "
+                                                     "tile_cols], four positive integers up to 2^31");
     out.tiles = {t[0].get<std::int64_t>(), t[1].get<std::int64_t>(), t[2].get<std::int64_t>(), t[3].get<std::int64_t>()};
   }
   if ((out.kind == Fill::Kind::uniform || out.kind == Fill::Kind::kv_fp8) && !(out.hi > out.lo))
