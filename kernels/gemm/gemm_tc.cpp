@@ -748,18 +748,6 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap");
 }
 
-// The consumers in turns (GemmFp8Config::ping_pong): `auto` takes it for block scales on 128 x 64 tiles (small M's
-// tiles: one 64-column chain a consumer and k block), the one place it measured faster on the H100 (docs/perf.md,
-// 2026-11-26, two rounds: M = 128, N 7168, K 2048 +3.4-3.6%); with 128 x 256 tiles (two 128-column chains) it was
-// 3.8-4.8% slower at 8192^3, 4096^3 and 16384^2 x 4096 and even at 4096 x 7168 x 2048, and tensor scales' defaults
-// 3-8% slower.
-bool fp8_ping_pong(const Values& p, const Values& c) {
-  const std::string v = c.text("ping_pong");
-  if (v != "auto") return v == "true";
-  return p.text("scaling") == "block" && c.integer("block_M") == 128 && fp8_block_n(p, c) == 64 &&
-         !c.boolean("fast_accum") && !c.boolean("overlap");
-}
-
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = i("block_M"),
@@ -776,7 +764,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .overlap = c.boolean("overlap"),
                     .a_regs = fp8_a_regs(p, c),
                     .c_split = static_cast<int>(c.integer("c_split")),
-                    .ping_pong = fp8_ping_pong(p, c)};
+                    .ping_pong = c.boolean("ping_pong")};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -1008,10 +996,12 @@ KernelSpec gemm_fp8_spec() {
       "A's k block loaded into registers (ldmatrix) once per k block: the chains' wgmma read only B from shared "
       "memory (not with fast_accum; with overlap the chains overlap within each k block only; auto: for block scales "
       "with block_M=128, overlap off)"));
-  k.config.params.push_back(ParamSpec::enumeration(
-      "ping_pong", "auto", {"auto", "true", "false"},
+  // Off: on 128 x 64 tiles (block scales, M = 128) it measured +3.4-3.6% in one H100 call and 0.5-1% slower in five
+  // alternated rounds of another; on 128 x 256 tiles 3.8-4.8% slower (docs/perf.md, 2026-11-26).
+  k.config.params.push_back(ParamSpec::boolean(
+      "ping_pong", false,
       "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
-      "the other's chain runs (block_M=128, not with overlap or fast_accum; auto: for block scales on 128x64 tiles)"));
+      "the other's chain runs (block_M=128, not with overlap or fast_accum)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

@@ -32,7 +32,7 @@ local sets = {
   -- j is promoted, within each k block.
   ovregs = {large = {{wgmma_N = 64, overlap = true, a_regs = "true"}},
             small = {{block_N = 128, wgmma_N = 64, overlap = true, a_regs = "true"}}},
-  -- The consumers in turns (ping_pong: auto for block scales) beside each consumer on its own, the old default.
+  -- The consumers in turns (ping_pong, opt-in) beside each consumer on its own.
   ppoff = {scalings = {"block"}, large = {{ping_pong = "false"}}, small = {{ping_pong = "false"}}},
   ppon = {scalings = {"tensor"}, large = {{ping_pong = "true"}}, small = {{ping_pong = "true"}}},
   -- Fast accumulation: auto chains (one of 256 columns) and the 128-column chains they replaced.
