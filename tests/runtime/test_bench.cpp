@@ -861,6 +861,21 @@ TEST(DeviceLimits, L2BytesFromTheArchOrTheDevice) {
   EXPECT_EQ(limits_for_device(h200).l2_bytes, std::int64_t{60} << 20);
 }
 
+// A timeline's stage statistics need the depth the kernel was built with: gemm.fp8's num_stages=0 (auto) resolves
+// to 8 beside M = 128's narrow tiles (its name expression says so), an explicit depth is kept, and a kernel without
+// the parameter has none.
+TEST(Timeline, BuiltStagesResolvesAuto) {
+  auto inst = [](const char* kernel, std::map<std::string, std::string> problem, std::map<std::string, std::string> config) {
+    return instantiate(*library_registry().find(kernel).value(), problem, config, limits_for_arch("sm_90a")).value();
+  };
+  const std::map<std::string, std::string> small = {{"M", "128"}, {"N", "7168"}, {"K", "2048"}, {"scaling", "block"}};
+  const KernelInstance fp8 = inst("gemm.fp8", small, {});
+  ASSERT_NE(fp8.name_expression.find(".num_stages = 8"), std::string::npos) << fp8.name_expression;
+  EXPECT_EQ(built_stages(fp8), 8);
+  EXPECT_EQ(built_stages(inst("gemm.fp8", small, {{"num_stages", "3"}})), 3);
+  EXPECT_EQ(built_stages(inst("copy", {{"n", "1000"}}, {})), 0);
+}
 
 }  // namespace
+
 }  // namespace tl

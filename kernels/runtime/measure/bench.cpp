@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -305,6 +306,14 @@ Status check_outputs(const KernelInstance& inst, const std::string& key, const L
 
 }  // namespace
 
+int built_stages(const KernelInstance& inst) {
+  if (!inst.config.has("num_stages")) return 0;
+  if (const std::int64_t n = inst.config.integer("num_stages"); n > 0) return static_cast<int>(n);
+  static const std::regex field(R"(\.num_stages = (\d+))");
+  std::smatch m;
+  return std::regex_search(inst.name_expression, m, field) ? std::stoi(m[1].str()) : 0;
+}
+
 Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions options) {
   const KernelInstance& inst = kernel.instance;
   if (!inst.spec || inst.spec->probes.empty())
@@ -333,7 +342,7 @@ void attach_timeline(const KernelInstance& inst, const LaunchResult& result, Run
   }
   DecodeOptions o;
   o.regions = inst.spec->probes;
-  if (inst.config.has("num_stages")) o.num_stages = static_cast<int>(inst.config.integer("num_stages"));
+  o.num_stages = built_stages(inst);
   auto t = decode_timeline(c.buffer.data(), c.buffer.size(), o);
   if (!t) {
     r.timeline_error = t.status().message();

@@ -64,6 +64,10 @@ struct RunOptions {
 // Compiles the probe build of `kernel` (its JIT options plus -DTL_TIMELINE=1: a cache entry of its own) into
 // kernel.timeline. Errors: compile, unsupported (a spec that lists no probes).
 Status add_timeline_build(const Jit& jit, PreparedKernel& kernel, JitOptions options = {});
+// The pipeline depth `instance` was built with, for its timeline's stage statistics: the config's num_stages, or
+// where that is 0 (auto) the depth the spec chose, read from the kernel's template argument in its name expression
+// (".num_stages = N"); 0 (unknown) for a kernel without the parameter.
+int built_stages(const KernelInstance& instance);
 
 // The baseline `vs` ("cublas", "cudnn") of an instance, checked against its tensors (names, dtypes, sizes). Errors:
 // invalid_argument for an unknown `vs`, unsupported for a kernel without that library's equivalent. A problem the
