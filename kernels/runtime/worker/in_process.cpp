@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "runtime/worker/gpu.hpp"
@@ -45,9 +46,7 @@ Result<InProcessKernel> InProcessKernel::load(LaunchSpec spec, int device) {
   auto ready = ready_kernel(*lib, spec.kernel, spec, *info, what);
   if (!ready) return ready.status();
   InProcessKernel k;
-  k.m_kernel = reinterpret_cast<void*>(ready->kernel);
-  k.m_geometry = ready->geometry;
-  k.m_pre = ready->pre;
+  k.m_ready = std::make_shared<const ReadyKernel>(std::move(*ready));
   k.m_device = device;
   k.m_spec = std::move(spec);
   return k;
@@ -62,11 +61,9 @@ Status InProcessKernel::launch(const std::vector<void*>& ptrs, void* stream) con
   auto params = pack_params(m_spec, ptrs, what);
   if (!params) return params.status();
   std::vector<void*> pointers = params->pointers();
-  ReadyKernel r;
-  r.kernel = static_cast<cudaKernel_t>(m_kernel);
-  r.geometry = m_geometry;
-  r.pre = m_pre;
-  return launch_ready(r, pointers.data(), static_cast<cudaStream_t>(stream)).with_context(what);
+  return launch_ready(*m_ready, pointers.data(), static_cast<cudaStream_t>(stream)).with_context(what);
 }
+
+const LaunchGeometry& InProcessKernel::geometry() const { return m_ready->geometry; }
 
 }  // namespace tl

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -223,6 +224,10 @@ Status run_sweep(WorkerClient& worker, const std::vector<LaunchSpec>& specs, con
 
 // --- in this process, on the caller's buffers and stream (the Python direct call) ------------------------------
 
+namespace cuda_detail {
+struct ReadyKernel;  // gpu.hpp: the loaded kernel, its fitted geometry and pre-launch (CUDA types stay out of here)
+}
+
 // A kernel of a LaunchSpec loaded into this process for launches over device buffers the caller owns: no worker,
 // no fill, poison, check or timing. A fault in it poisons this process's CUDA context (the caller's own).
 class InProcessKernel {
@@ -234,14 +239,12 @@ class InProcessKernel {
   // `ptrs` of spec.buffers, in order (16-byte aligned where a tensor map covers them).
   Status launch(const std::vector<void*>& ptrs, void* stream) const;
   const LaunchSpec& spec() const { return m_spec; }
-  const LaunchGeometry& geometry() const { return m_geometry; }  // the spec's, a persistent grid fitted
+  const LaunchGeometry& geometry() const;  // the spec's, a persistent grid fitted
   int device() const { return m_device; }
 
  private:
   LaunchSpec m_spec;
-  void* m_kernel = nullptr;  // cudaKernel_t
-  LaunchGeometry m_geometry;
-  std::optional<LaunchGeometry> m_pre;  // spec.pre
+  std::shared_ptr<const cuda_detail::ReadyKernel> m_ready;  // what load readied, launched as it is
   int m_device = 0;
 };
 
