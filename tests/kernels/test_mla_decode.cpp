@@ -44,7 +44,11 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"qk_warpgroups", "2"}}},
       {{{"seq_q", "2"}, {"heads", "128"}}, {{"vec_store", "false"}}},
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}, {"vec_store", "false"}}},
-      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}}};
+      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"release", "halves"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"release", "panels"}}},
+      {{}, {{"release", "panels"}}},
+      {{{"causal", "true"}}, {{"release", "panels"}, {"qk_warpgroups", "2"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
