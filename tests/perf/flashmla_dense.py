@@ -4,7 +4,9 @@
 # seeded 0, q and the cache randn/10 clamped to [-1, 1], a shuffled block table of 64-token blocks, NaN past each
 # length), CUDA events around each launch with the L2 flushed before it, 5 warm-ups, median of 30; FLOPs and bytes as
 # its test counts them (2 b h_q s_q (576 + 512) mean_len; b (s_q h_q 576 + mean_len 576 + s_q h_q 512) bf16 bytes).
+import os
 import random
+import re
 
 import torch
 
@@ -42,7 +44,10 @@ def inputs(b, s_q, h_q, s_k, block=64, d=576):
 
 def main():
     print(f"FlashMLA dense on {torch.cuda.get_device_name()}")
+    only = os.environ.get("ONLY", ".")  # a regex of the shape names, as mla_flashmla_dense_device.sh's ONLY
     for name, b, s_q, h_q, s_k, causal in SHAPES:
+        if not re.search(only, name):
+            continue
         try:
             q, cache, table, lens, mean = inputs(b, s_q, h_q, s_k)
             meta, _ = flash_mla.get_mla_metadata()

@@ -15,7 +15,7 @@
 # Knobs: STEPS (any of test check bench timeline flashmla full, run in that order; default test bench timeline
 # flashmla), CHECK_CONFIGS (checked on the quick matrix's problems first; one that fails leaves CONFIGS), CONFIGS
 # (space-separated, - for the defaults), MB_CONFIGS (benched at the MB shapes only), TL_PROBLEM, TIMELINE_CONFIG,
-# PASSES (default 1), ONLY (a regex of the shape names), REPEAT (default 30), FULL_S (the --full run's time limit).
+# PASSES (default 1), ONLY (a regex of the shape names, FlashMLA's too), REPEAT (default 30), FULL_S (the --full run's time limit).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
