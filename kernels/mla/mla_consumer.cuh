@@ -393,11 +393,6 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // Q is read by Q K^T alone: once the request's last one is complete the producer may load the next
         // request's Q, behind this block's softmax, P V and the epilogue instead of after them.
         if (blk == b1 - 1 && tid == 0) mbar_arrive(q_empty);
-        // release 2: the RoPE panel is read by Q K^T alone; the producer may reload it once every Q K^T of the block
-        // is complete (one arrival per Q K^T warpgroup).
-        if constexpr (!SPARSE && C.release == 2) {
-          if (tid == 0) mbar_arrive(base + P.empty_rope_bar(s));
-        }
         TL_PROBE_END(mla_probe::qk, s, blk);
 
         // Mask keys past each row's limit (only the blocks that reach a limit pay for it); sparse: the tokens whose
@@ -512,9 +507,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       wgmma_commit();
       wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
-      // The split release (release 1, 2): each consumer gives back the V half its P V read (consumer 0's Q K^T of the
-      // block, which read all of the stage, is complete: it waited before its softmax, which barrier 2 follows).
-      if (tid == 0) mbar_arrive(base + (!SPARSE && C.release != 0 && c == 1 ? P.empty_v1_bar(s) : P.empty_bar(s)));
+      if (tid == 0) mbar_arrive(base + P.empty_bar(s));
       if (SPARSE && a.remote_base && tid == 0) mbar_arrive_cluster(map_shared_rank(base + P.empty_bar(s), a.peer));
       TL_PROBE_END(mla_probe::pv, s, blk);
     }

@@ -24,8 +24,7 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
           .vec_store = c.boolean("vec_store"),
           .evict_first = c.text("evict_first") == "on" ||
-                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
-          .release = c.text("release") == "halves" ? 1 : c.text("release") == "panels" ? 2 : 0};
+                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -251,20 +250,13 @@ KernelSpec mla_decode_spec() {
                                       "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
                                       "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
                                       "other CTA reads (+2.4-7.6% at s_q 1, h_q 64 on the H100); off with several, "
-                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)"),
-               ParamSpec::enumeration("release", "stage", {"stage", "halves", "panels"},
-                                      "when the producer may reload a KV stage's panels: stage = "
-                                      "all 9 once both P V are complete; halves = V's half 0 and the RoPE panel after "
-                                      "consumer 0's P V, half 1 after consumer 1's, each reloaded on its own; panels = "
-                                      "halves, with the RoPE panel already after the block's Q K^T")}};
+                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
-        {{"vec_store", "false"}, {"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}},
-        {{"release", "halves"}, {"evict_first", "on"}},
-        {{"release", "panels"}, {"qk_warpgroups", "2"}}};
+        {{"vec_store", "false"}, {"tie_gap", "0"}, {"overhead_blocks", "5"}, {"merge_blocks", "0"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (limits.cc < 90 || limits.arch.find('a') == std::string::npos)
@@ -350,13 +342,11 @@ KernelSpec mla_decode_spec() {
   };
   k.test_problems = mla_test_problems;
   k.probes = mla_decode_probe_names();
-  // Per warp and KV block: at most four regions (begin + end each; the producer's six with release=panels), plus per
-  // request the epilogue.
+  // Per warp and KV block: at most four regions (begin + end each), plus per request the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const mla::SplitSchedule sch = schedule(x, c, l);
-    const std::int64_t per_block = c.text("release") == "panels" ? 12 : 8;
-    return static_cast<std::uint32_t>(per_block * sch.payload + 4 * x.b + 64);
+    return static_cast<std::uint32_t>(8 * sch.payload + 4 * x.b + 64);
   };
   // The plan's objects (smem_KV: each of the 2 stages). Left out: the plan's out_vec (the vectors after the quad
   // transpose of vec_store), which no hardware atom names.

@@ -82,9 +82,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(base + P.full_bar(s), 1);
-      mbar_init(base + P.empty_bar(s), C.release == 0 ? 2 : 1);
-      if constexpr (C.release != 0) mbar_init(base + P.empty_v1_bar(s), 1);
-      if constexpr (C.release == 2) mbar_init(base + P.empty_rope_bar(s), C.qk_warpgroups);  // each Q K^T reads it
+      mbar_init(base + P.empty_bar(s), 2);
     }
     mbar_init(base + P.q_full_bar(), 1);
     mbar_init(base + P.q_empty_bar(), 2);
@@ -116,55 +114,28 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         if (b0 == b1) load_q();
         for (int blk = b0; blk < b1; ++blk, ++it) {
           const int s = it & 1;
-          // The panels of the block in `mask` (bit p: panel p) into stage s once `empty` says they are free; the
-          // group that comes first arms the stage's full barrier with the whole tile's bytes (its phase then completes
-          // when every panel of the block has landed, whichever group lands last). lane 0 reads the block's physical
-          // index (phys) with the first group.
-          int phys = 0;
-          auto load_group = [&](unsigned empty, unsigned mask, bool first) {
-            TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
-            mbar_wait(empty, ((it >> 1) & 1) ^ 1);
-            TL_PROBE_END(mla_probe::load_wait, s, blk);
-            TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
-            if (lane == 0) {
-              if (first) {
-                mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
-                phys = __ldg(row_table + blk);
-              }
-              if constexpr (C.evict_first) {
-                // auto: one row tile, so no other CTA reads the block; its lines may go before other data in L2.
-                const unsigned long long policy = l2_policy_evict_first();
+          TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
+          mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
+          TL_PROBE_END(mla_probe::load_wait, s, blk);
+          TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
+          if (lane == 0) {
+            mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
+            const int phys = __ldg(row_table + blk);
+            if constexpr (C.evict_first) {
+              // auto: one row tile, so no other CTA reads the block; its lines may go before other data in L2.
+              const unsigned long long policy = l2_policy_evict_first();
 #pragma unroll
-                for (int p = 0; p < P.panels; ++p)
-                  if ((mask >> p) & 1u)
-                    tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols,
-                                     phys * kBlock, policy);
-              } else {
+              for (int p = 0; p < P.panels; ++p)
+                tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols,
+                                 phys * kBlock, policy);
+            } else {
 #pragma unroll
-                for (int p = 0; p < P.panels; ++p)
-                  if ((mask >> p) & 1u)
-                    tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols,
-                             phys * kBlock);
-              }
+              for (int p = 0; p < P.panels; ++p)
+                tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
             }
-            __syncwarp();
-            TL_PROBE_END(mla_probe::load_issue, s, blk);
-          };
-          // The split release (release 1, 2): each group of panels is reloaded as soon as the GEMMs that read it are
-          // complete, in the order they complete: the RoPE panel 8 (read by Q K^T alone), V's half 0 (panels 0-3,
-          // consumer 0's P V), half 1 (panels 4-7, consumer 1's P V, which starts after consumer 0's).
-          constexpr unsigned all = (1u << P.panels) - 1, half0 = 0x0fu, half1 = 0xf0u, rope = 1u << (P.panels - 1);
-          static_assert(P.panels == 9 && (half0 | half1 | rope) == all, "V's halves are panels 0-3 and 4-7");
-          if constexpr (C.release == 0) {
-            load_group(base + P.empty_bar(s), all, true);
-          } else if constexpr (C.release == 1) {
-            load_group(base + P.empty_bar(s), half0 | rope, true);
-            load_group(base + P.empty_v1_bar(s), half1, false);
-          } else {
-            load_group(base + P.empty_rope_bar(s), rope, true);
-            load_group(base + P.empty_bar(s), half0, false);
-            load_group(base + P.empty_v1_bar(s), half1, false);
           }
+          __syncwarp();
+          TL_PROBE_END(mla_probe::load_issue, s, blk);
           if (blk == b0) load_q();
         }
         // The part's last request is usually split (the part ends inside it) and its other splits, computed at the

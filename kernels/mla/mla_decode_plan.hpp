@@ -24,10 +24,6 @@ struct MlaDecodeConfig {
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
-  // When a KV stage's panels go back to the producer: 0 (stage) the whole stage once both P V are complete; 1
-  // (halves) V's panels 0-3 and the RoPE panel 8 after consumer 0's P V, panels 4-7 after consumer 1's, each
-  // reloaded on its own; 2 (panels) as 1, but panel 8 already once the block's Q K^T are complete.
-  int release = 0;
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -72,15 +68,11 @@ struct MlaDecodePlan {
   unsigned desc_sbo, desc_v_lbo;
 
   TL_HOST_DEVICE constexpr unsigned kv_stage(int s) const { return off_kv + tile_bytes * static_cast<unsigned>(s); }
-  // mbarriers: full[2] and empty[2] of the KV ring, then Q's full and empty; with release 1 or 2 (the split release)
-  // empty[s] is V's half 0 (and the RoPE panel with release 1), empty_v1[s] V's half 1, empty_rope[s] (release 2)
-  // the RoPE panel, after Q's two.
+  // mbarriers: full[2] and empty[2] of the KV ring, then Q's full and empty.
   TL_HOST_DEVICE constexpr unsigned full_bar(int s) const { return off_bar + 8u * static_cast<unsigned>(s); }
   TL_HOST_DEVICE constexpr unsigned empty_bar(int s) const { return off_bar + 16u + 8u * static_cast<unsigned>(s); }
   TL_HOST_DEVICE constexpr unsigned q_full_bar() const { return off_bar + 32u; }
   TL_HOST_DEVICE constexpr unsigned q_empty_bar() const { return off_bar + 40u; }
-  TL_HOST_DEVICE constexpr unsigned empty_v1_bar(int s) const { return off_bar + 48u + 8u * static_cast<unsigned>(s); }
-  TL_HOST_DEVICE constexpr unsigned empty_rope_bar(int s) const { return off_bar + 64u + 8u * static_cast<unsigned>(s); }
 };
 
 TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
@@ -107,7 +99,7 @@ TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
   p.off_max = p.off_p + 2u * static_cast<unsigned>(p.p.cosize());
   p.off_sum = p.off_max + 4u * static_cast<unsigned>(p.row_max.cosize());
   p.off_bar = p.off_sum + 4u * static_cast<unsigned>(p.row_sum.cosize());
-  p.off_flag = p.off_bar + (c.release == 0 ? 6u : c.release == 1 ? 8u : 10u) * 8u;
+  p.off_flag = p.off_bar + 6u * 8u;
   p.smem_used = p.off_flag + 16u;  // the last-split flag: 4 bytes used
   p.smem_bytes = p.smem_used + 1024u;
   p.desc_sbo = 2u * static_cast<unsigned>(p.tile.layout()(8, 0));
@@ -123,7 +115,6 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
-      .field("release", c.release)
       .str();
 }
 

@@ -44,11 +44,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"qk_warpgroups", "2"}}},
       {{{"seq_q", "2"}, {"heads", "128"}}, {{"vec_store", "false"}}},
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}, {"vec_store", "false"}}},
-      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"release", "halves"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"release", "panels"}}},
-      {{}, {{"release", "panels"}}},
-      {{{"causal", "true"}}, {{"release", "panels"}, {"qk_warpgroups", "2"}}}};
+      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -74,7 +70,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
 TEST(MlaDecode, RemovedSwitchesAreRefusedByName) {
   for (const char* key : {"rotate", "async_count", "prefetch", "overlap", "partial16", "fast_merge", "prologue",
                           "skip_rescale", "table_ahead", "panel_bars", "seesaw", "softmax_split", "prefetch_next",
-                          "p_regs"}) {
+                          "p_regs", "release"}) {
     auto inst = instantiate(mla(), {}, {{key, "1"}}, limits_for_arch("sm_90a"));
     ASSERT_FALSE(inst.ok()) << key;
     EXPECT_NE(inst.status().message().find(key), std::string::npos) << inst.status().message();
