@@ -21,7 +21,7 @@ constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 MlaSparsePrefillConfig prefill_config(const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .l2_prefetch = c.boolean("l2_prefetch"), .chain = c.boolean("chain"),
-          .kv_evict_last = c.boolean("kv_evict_last"), .q_prefetch = c.boolean("q_prefetch")};
+          .kv_evict_last = c.boolean("kv_evict_last")};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -210,11 +210,7 @@ KernelSpec mla_sparse_prefill_spec() {
                                   "FlashMLA's gather; 0.98-1.09x on an H200, docs/perf.md)"),
                ParamSpec::boolean("kv_evict_last", false,
                                   "the gather's copies under an L2 evict_last policy (FlashMLA's gather's); needs "
-                                  "l2_prefetch"),
-               ParamSpec::boolean("q_prefetch", false,
-                                  "the producer asks the L2 for the next query token's Q tile (a TMA prefetch) four "
-                                  "pairs of blocks before the token's end, so its load at the token boundary reads "
-                                  "the L2")}};
+                                  "l2_prefetch")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
                                                            {{"sms", "7"}}, {{"l2_prefetch", "false"}}};
@@ -285,10 +281,10 @@ KernelSpec mla_sparse_prefill_spec() {
   k.test_problems = prefill_test_problems;
   k.probes = mla_sparse_prefill_probe_names();
   // Per warp and block: at most 10 marks (producer: index, load_wait, load_issue, chained twice per half: 9 a block;
-  // consumers: four regions), plus per token the epilogue, the first Q K^T and (chained) the wait for Q.
+  // consumers: four regions), plus per token the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const WholeTokens w = whole_tokens(Dims(p), c, l);
-    return static_cast<std::uint32_t>(10 * w.most_blocks + 6 * w.most_tokens + 64);
+    return static_cast<std::uint32_t>(10 * w.most_blocks + 4 * w.most_tokens + 64);
   };
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's gather fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).

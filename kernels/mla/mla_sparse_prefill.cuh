@@ -26,9 +26,7 @@
 // the consumers (chained: a stage is filled in two halves, in the order the chain frees them). As FlashMLA's sparse
 // prefill, the consumers' wgmma read the cp.async writes after the barrier with no proxy fence. Lane 0 of warp 0
 // loads each token's Q tile by TMA after its first block's copies. C.l2_prefetch (default) asks the L2 for 256 bytes
-// around each copy, as FlashMLA's gather does; C.kv_evict_last adds its evict_last policy. C.q_prefetch asks the L2
-// for the next token's Q tile kQPrefetchPairs pairs of blocks before the token's end (every part's CTAs reach their
-// token boundaries together, each loading a 72 KiB Q tile and storing a 64 KiB O tile from the HBM at once).
+// around each copy, as FlashMLA's gather does; C.kv_evict_last adds its evict_last policy.
 //
 // Measured on an H100 beside FlashMLA (docs/perf.md): unchained 0.81-0.98x at s_q 4096, h_q 128, topk 2048, s_kv
 // 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
@@ -124,9 +122,7 @@ TL_DEVICE_INLINE void chained_consumer(const mla_detail::ConsumerArgs& a) {
     float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < P.acc_o.num_values(); ++i) o[i] = 0.f;
-    TL_PROBE_BEGIN(mla_probe::wait_kv, probe::kNoStage, r);  // the token's Q tile (wait_kv's id: the wait for Q)
     mbar_wait(q_full, qn & 1);
-    TL_PROBE_END(mla_probe::wait_kv, probe::kNoStage, r);
     // S = Q K^T of the own block of pair (fill parity ph), over the half the producer fills first, then the other;
     // with the previous pair's last P V in flight (consumer 0), B's half L is freed once that completes.
     const auto qk = [&](unsigned ph, bool pv_in_flight) {
@@ -420,20 +416,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       auto load_q = [&] {
         if (warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
       };
-      // C.q_prefetch: the next token's Q tile (its boxes as load_request_q loads them) asked of the L2 once this
-      // token's loads reach block `at`.
-      const auto prefetch_next_q = [&](int blk, int at) {
-        if constexpr (C.q_prefetch) {
-          if (warp == 0 && lane == 0 && blk == at && k + 1 < walk.count)
-#pragma unroll
-            for (int p = 0; p < P.panels; ++p) tma_prefetch_l2_2d(&tma_q, p * P.panel_cols, (r + 1) * heads + m0);
-        }
-      };
       if (b0 == b1) load_q();
       if constexpr (chained(C)) {
         // A pair's halves in the order the consumers free them (chained_consumer): A's L, B's R (each with its
         // block's mask), A's R, B's L. An odd request's last pair gets a B of invalid entries (zero rows, mask 0).
-        const int q_at = b0 + 2 * max(0, (b1 - b0 + 1) / 2 - kQPrefetchPairs);
         for (int blk = b0; blk < b1; blk += 2, ++it) {
           const unsigned ph = it & 1;
           TL_PROBE_BEGIN(mla_prefill_probe::index, 0, blk);
@@ -448,14 +434,12 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           }
           load_panels(idx0, 0, 0, ph, true, true, blk);
           if (blk == b0) load_q();
-          prefetch_next_q(blk, q_at);
           load_panels(idx1, 1, 1, ph, true, false, blk + 1);
           load_panels(idx0, 0, 1, ph, false, false, blk);
           load_panels(idx1, 1, 0, ph, false, false, blk + 1);
         }
         continue;
       }
-      const int q_at = max(b0, b1 - 2 * kQPrefetchPairs);
       for (int blk = b0; blk < b1; ++blk, ++it) {
         const int s = it & 1;
         TL_PROBE_BEGIN(mla_prefill_probe::index, s, blk);
@@ -464,7 +448,6 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         ahead.advance(topk_length, topk, 1, heads, m0);
         load_panels(idx, s, -1, (it >> 1) & 1, true, true, blk);
         if (blk == b0) load_q();
-        prefetch_next_q(blk, q_at);
       }
     }
     // Every copy has landed before the CTA exits (its barrier arrivals too).

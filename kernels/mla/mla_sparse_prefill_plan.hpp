@@ -26,11 +26,7 @@ struct MlaSparsePrefillConfig {
   // chained_consumer), the stages filled and freed in halves; with qk_warpgroups 1 (chained()).
   bool chain = true;
   bool kv_evict_last = false;  // the gather's copies (with .L2::256B) under an L2 evict_last policy, as FlashMLA's
-  // The producer asks the L2 for the next query token's Q tile (cp.async.bulk.prefetch.tensor) kQPrefetchPairs pairs
-  // of blocks before this token's end, so that the TMA load at the token boundary reads the L2, not the HBM.
-  bool q_prefetch = false;
 };
-enum : int { kQPrefetchPairs = 4 };
 
 // The chained schedule splits each block's Q K^T to one warpgroup: qk_warpgroups 2 runs mla.decode's consumers.
 TL_HOST_DEVICE constexpr bool chained(const MlaSparsePrefillConfig& c) { return c.chain && c.qk_warpgroups == 1; }
@@ -129,7 +125,6 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
       .field("l2_prefetch", c.l2_prefetch)
       .field("chain", c.chain)
       .field("kv_evict_last", c.kv_evict_last)
-      .field("q_prefetch", c.q_prefetch)
       .str();
 }
 

@@ -173,15 +173,6 @@ TL_DEVICE_INLINE void tma_store_wait() {
   asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// Asks the L2 for the box at (c0, c1) of a 2-D map (no shared memory, no barrier), so that a later tma_load of the
-// same box reads it from the L2 (PTX ISA: cp.async.bulk.prefetch.tensor).
-TL_DEVICE_INLINE void tma_prefetch_l2_2d(const TmaDescriptor* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
-
 // Fetches the descriptor into the descriptor cache ahead of its first use.
 TL_DEVICE_INLINE void prefetch_tensormap(const TmaDescriptor* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");

@@ -83,8 +83,7 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   const KV p = {{"seq_q", "300"}, {"seq_kv", "4096"}, {"topk", "2048"}};
   for (bool probes : {false, true})
     for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}},
-                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}, KV{{"q_prefetch", "true"}},
-                        KV{{"chain", "false"}, {"q_prefetch", "true"}}}) {
+                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
