@@ -459,6 +459,7 @@ RunRecord run_instance(WorkerClient& worker, const PreparedKernel& kernel, const
     r.device = result->device_name;
     r.attributes = result->attributes;
     r.time_ms = result->time_ms;
+    r.times_ms = result->times_ms;
     r.graph_launches = result->graph_launches;
     r.baseline = result->baseline;
     r.dram = result->dram;

@@ -92,6 +92,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"unwritten", r.unwritten()},
        {"verified", r.verified},
        {"passed", r.passed()}};
+  if (!r.times_ms.empty()) j["times_ms"] = r.times_ms;
   if (r.timer == Timer::graph) j["graph_launches"] = r.graph_launches;
   if (r.baseline) {
     nlohmann::json b = *r.baseline;

@@ -60,6 +60,7 @@ struct RunRecord {
   std::string input_dtype = "f32";  // of the first input tensor: picks the compute ceiling (tensor cores or FP32)
   bool tensor_cores = false;        // KernelSpec::tensor_cores: held to the tensor-core roof on 16-/8-bit inputs
   Stats time_ms;
+  std::vector<double> times_ms;  // the timed runs, in launch order (time_ms's samples)
   Timer timer = Timer::events;  // how time_ms (and the baseline's) was taken (TimingOptions::timer)
   int graph_launches = 0;       // Timer::graph: launches per replayed graph (times are a replay's / this)
   bool l2_flushed = true;       // TimingOptions::flush_l2 (with the graph timer: before each replay only)
