@@ -396,7 +396,8 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c, bool narrow_al
                        .sinks = p.boolean("sinks"),
                        .dynamic = sched == "dynamic" ||
                                   (sched == "auto" && c.boolean("persistent") &&
-                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128)))};
+                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128))),
+                       .uniform_desc = c.text("uniform_desc") == "true"};
   // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
   // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -571,6 +572,11 @@ KernelSpec attn_fwd_wgmma_spec() {
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
                                  "(block_M x dim more shared memory); 0 = auto: 2 where it fits beside the K/V tiles "
                                  "and the O staging tile, else 1"),
+               ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
+                                      "true: the consumers' wgmma descriptors are built from values ptxas can prove "
+                                      "warp-uniform (redux.sync of this warpgroup's Q address per work tile and of the "
+                                      "K/V ring counter per tile), so each k16 step is one uniform-register add instead "
+                                      "of per-thread address math and two R2UR per wgmma; auto = false"),
                ParamSpec::enumeration("epilogue", "auto", {"auto", "direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "
