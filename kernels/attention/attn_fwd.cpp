@@ -364,6 +364,8 @@ std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 //   min_blocks 1 but under a narrow band
+//   uniform_desc true (1.006-1.030x the per-thread descriptors at d 128, 64 and 256, H100), but false at head dim
+//             192 (192 / 128 causal: medians 0.94-0.95x, minima 1.02x, too noisy to show a win; docs/perf.md)
 //   schedule  dynamic where causal (and persistent), and where not causal at dim = dim_v = 128 or 256: there equal
 //             work tiles still leave the CTAs uneven (4096 tiles on 132 SMs at the d 128 reference: 31.03 rounds),
 //             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
@@ -396,7 +398,9 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c, bool narrow_al
                        .sinks = p.boolean("sinks"),
                        .dynamic = sched == "dynamic" ||
                                   (sched == "auto" && c.boolean("persistent") &&
-                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128)))};
+                                   (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128))),
+                       .uniform_desc = c.text("uniform_desc") == "true" ||
+                                       (c.text("uniform_desc") == "auto" && widest != 192)};
   // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
   // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -571,6 +575,14 @@ KernelSpec attn_fwd_wgmma_spec() {
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
                                  "(block_M x dim more shared memory); 0 = auto: 2 where it fits beside the K/V tiles "
                                  "and the O staging tile, else 1"),
+               ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
+                                      "true: the consumers' wgmma descriptors are built from values ptxas can prove "
+                                      "warp-uniform (redux.sync of this warpgroup's Q address per work tile and of the "
+                                      "K/V ring counter per tile), so each k16 step is one uniform-register add instead "
+                                      "of per-thread address math and two R2UR per wgmma; auto = true but at head dim 192 "
+                                      "(H100: 1.006-1.030x false at d 128, 128 causal, 64, GQA and 256 causal; at "
+                                      "192 / 128 causal 0.94-0.95x by the medians, 1.02x by the minima, a shape whose "
+                                      "runs swing 5-10%: not shown to win, so false; docs/perf.md)"),
                ParamSpec::enumeration("epilogue", "auto", {"auto", "direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "

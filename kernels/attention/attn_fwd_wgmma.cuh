@@ -141,7 +141,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
   static constexpr AttnFwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
-  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks, DYNAMIC = CFG.dynamic;
+  constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks, DYNAMIC = CFG.dynamic, UDESC = CFG.uniform_desc;
   static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
@@ -339,13 +339,35 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
   float s[BN / 2];
   unsigned p[BN / 4];
   unsigned q_wg = 0;  // this warpgroup's 64 rows of the work tile's Q buffer
+  // UDESC (config uniform_desc): the descriptors are built from values ptxas can prove warp-uniform, the results of
+  // redux.sync (warp_uniform): this warpgroup's Q address and the descriptors' high word once per work tile, the K/V
+  // ring counter once per K/V tile. ptxas then keeps them in uniform registers and builds each k16 step's descriptor
+  // there (a uniform add of a constant; the tile's base once per tile), where the default computes every descriptor
+  // from its address per thread and moves both words over by R2UR before each wgmma (d 128: 139 -> 56 instructions
+  // from the consumer's WARPGROUP.ARRIVE to its turn's hand-over, 706 -> 624 in the K/V loop; docs/perf.md).
+  // A descriptor's low word is the address field ((addr & 0x3FFFF) >> 4) with the leading byte offset >> 4 at bit
+  // 16 (16 bytes for K-major Q and K, one 64-column box for N-major V); adding (bytes >> 4) to it is the descriptor of
+  // the address `bytes` further (shared memory ends below 2^18 bytes, so the field never carries). The high word is
+  // smem_desc_sw128's: stride byte offset 1024 >> 4, swizzle mode 1 (128 B) at bit 62; the same for all three.
+  constexpr unsigned kDescHi = (1024u >> 4) | (1u << 30);
+  constexpr unsigned kLboK = (16u >> 4) << 16, kLboV = ((static_cast<unsigned>(P.v_lbo) >> 4) & 0x3FFFu) << 16;
+  unsigned q_lo = 0, hi_u = kDescHi;  // UDESC: Q's low word at k16 step 0; the high word, warp-uniform
+  auto lo_of = [](unsigned addr, unsigned lbo) { return ((addr & 0x3FFFFu) >> 4) | lbo; };
+  auto desc = [](unsigned lo, unsigned hi) { return static_cast<unsigned long long>(hi) << 32 | lo; };
+  auto uniform_if = [](int x) { return UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(x))) : x; };
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * P.k_bytes;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
-      const unsigned long long da = smem_desc_sw128(q_wg + P.q_k16[kk]);
-      const unsigned long long db = smem_desc_sw128(k_tile + P.k_k16[kk]);
-      WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
+      if constexpr (UDESC) {
+        const unsigned k_lo = lo_of(k_tile, kLboK);
+        WgmmaSS<BN, BF16, 0>::run(s, desc(q_lo + (P.q_k16[kk] >> 4), hi_u), desc(k_lo + (P.k_k16[kk] >> 4), hi_u),
+                                  kk > 0);
+      } else {
+        const unsigned long long da = smem_desc_sw128(q_wg + P.q_k16[kk]);
+        const unsigned long long db = smem_desc_sw128(k_tile + P.k_k16[kk]);
+        WgmmaSS<BN, BF16, 0>::run(s, da, db, kk > 0);  // B = K, K-major
+      }
     }
   };
   // The work tile's first P V overwrites O (first = true) instead of adding to it: O needs no zeroing, so no
@@ -353,8 +375,13 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
   auto issue_pv = [&](int stage, bool first) {
     const unsigned v_tile = v_smem + stage * P.v_bytes;
 #pragma unroll
-    for (int kt = 0; kt < PS; ++kt)
-      WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
+    for (int kt = 0; kt < PS; ++kt) {
+      if constexpr (UDESC)
+        WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], desc(lo_of(v_tile, kLboV) + (P.v_k16[kt] >> 4), hi_u),
+                                  kt > 0 || !first);
+      else
+        WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
+    }
   };
   // P = S in registers (a pair of columns per 32-bit register): S's accumulator layout is P's A-fragment layout.
   auto to_p = [&]() {
@@ -453,10 +480,14 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
     if (n_tiles > 0 && !idle) {
       const int qr = q_round++;
       q_wg = q_smem(qr) + c * WG_Q;
+      if constexpr (UDESC) {
+        q_lo = warp_uniform(lo_of(q_wg, kLboK));
+        hi_u = warp_uniform(kDescHi);  // (an opaque copy: as a constant, ptxas moves it again before each wgmma)
+      }
       mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.
       {
-        const int st = kv_it % STAGES, tile = top - 1;
+        const int st = uniform_if(kv_it) % STAGES, tile = top - 1;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (kv_it / STAGES) & 1);
         TL_PROBE_END(Probe::wait_full, st, tile);
@@ -484,7 +515,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
       }
 
       for (int it = 1; it < n_tiles; ++it) {
-        const int g = kv_it + it, st = g % STAGES, sp = (g - 1) % STAGES, tile = top - 1 - it;
+        const int g = uniform_if(kv_it + it), st = g % STAGES, sp = (g - 1) % STAGES, tile = top - 1 - it;
         TL_PROBE_BEGIN(Probe::wait_full, st, tile);
         mbar_wait(k_full(st), (g / STAGES) & 1);
         TL_PROBE_END(Probe::wait_full, st, tile);
@@ -536,7 +567,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
       }
 
       // The first tile's P V.
-      const int gl = kv_it + n_tiles - 1, sl = gl % STAGES;
+      const int gl = uniform_if(kv_it + n_tiles - 1), sl = gl % STAGES;
       mbar_wait(v_full(sl), (gl / STAGES) & 1);
       TL_PROBE_BEGIN(Probe::wait_turn, sl, top - n_tiles);
       wait_turn();

@@ -37,6 +37,7 @@ struct AttnFwdWgmmaConfig {
   bool sinks = false;                       // a per-head sink logit joins each row's softmax denominator
   bool dynamic = false;                     // work tiles taken from a global counter in turn (else static striding)
   int min_blocks = 1;                       // CTAs per SM the registers are budgeted for (__launch_bounds__, setmaxnreg)
+  bool uniform_desc = false;                // wgmma descriptors from warp-uniform values (uniform registers)
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -207,6 +208,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("sinks", c.sinks)
       .field("dynamic", c.dynamic)
       .field("min_blocks", c.min_blocks)
+      .field("uniform_desc", c.uniform_desc)
       .str();
 }
 

@@ -32,4 +32,14 @@ TL_DEVICE_INLINE void fence_regs(unsigned (&r)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
+// x, which the caller knows to be equal in all 32 lanes (all of them active), as a value ptxas can prove warp-uniform:
+// redux.sync writes a uniform register, so what is computed from it alone (descriptors, ring stages) can stay in the
+// uniform datapath (UIADD3 / ULOP3 beside the vector pipes) instead of being computed per thread and moved over by
+// R2UR before each instruction that takes a uniform operand (wgmma's descriptors).
+TL_DEVICE_INLINE unsigned warp_uniform(unsigned x) {
+  unsigned r;
+  asm("redux.sync.or.b32 %0, %1, 0xffffffff;\n" : "=r"(r) : "r"(x));
+  return r;
+}
+
 }  // namespace tl

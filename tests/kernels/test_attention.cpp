@@ -371,6 +371,14 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"block_M", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}}},
       {{{"dim", "64"}, {"window", "100"}, {"varlen", "true"}, {"dtype", "f16"}}, {}},
       {{}, {{"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}, {"min_blocks", "2"}, {"q_stages", "1"}}},
+      // The per-thread descriptors (uniform_desc=false; true, the default but at head dim 192, is most cases above) at
+      // the timed shapes' tiles: d 128, causal, d 64's 192-row blocks, GQA varlen and d 256; and true at 192 / 128.
+      {{}, {{"uniform_desc", "false"}}},
+      {{{"causal", "true"}, {"dtype", "f16"}}, {{"uniform_desc", "false"}}},
+      {{{"dim", "64"}}, {{"uniform_desc", "false"}}},
+      {{{"varlen", "true"}, {"causal", "true"}, {"heads_kv", "2"}}, {{"uniform_desc", "false"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}}, {{"uniform_desc", "true"}}},
+      {{{"dim", "256"}, {"causal", "true"}}, {{"uniform_desc", "false"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
