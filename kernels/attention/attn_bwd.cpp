@@ -444,8 +444,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
                        .section = static_cast<int>(c.integer("section")),
                        .d_pass = c.boolean("d_pass"),
-                       .dq_alt = alt == "true",
-                       .dp_late = c.boolean("dp_late")};
+                       .dq_alt = alt == "true"};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
@@ -460,9 +459,6 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  if (c.boolean("dp_late") && x.dim_qk == 64)
-    return refuse("dp_late=true at dim 64: the LSE values of 128 queries held beside S^T and dP^T spill (about 200 "
-                  "bytes at 232 registers); use dp_late=false");
   const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("d_pass") ? "" : " and O") +
@@ -505,10 +501,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
                                       "schedule; the other warpgroup goes on to the next tile), dS double buffered; "
                                       "auto = where heads == heads_kv and the second dS tile fits (false: both "
-                                      "compute half of each tile's dQ in lockstep)"),
-               ParamSpec::boolean("dp_late", false,
-                                  "dP^T issued once S^T is done and the tile's LSE values are in registers (cuDNN's "
-                                  "order; else with S^T): the LSE loads do not wait behind dP^T's operand reads")}};
+                                      "compute half of each tile's dQ in lockstep)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

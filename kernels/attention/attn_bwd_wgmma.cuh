@@ -437,14 +437,10 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     for (int kk = 0; kk < D / 16; ++kk)
       WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
     wgmma_commit();
-    auto issue_dp = [&] {
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]),
-                                  kk > 0);
-      wgmma_commit();
-    };
-    if constexpr (!CFG.dp_late) issue_dp();
+    for (int kk = 0; kk < D / 16; ++kk)
+      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
+    wgmma_commit();
     TL_PROBE_END(Probe::sdp_issue, s, it);
 
     // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
@@ -453,10 +449,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_END(Probe::row_dot, s, it);
 
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
-    if constexpr (!CFG.dp_late) {
-      wgmma_wait<1>();
-      fence_regs(st);
-    }
+    wgmma_wait<1>();
+    fence_regs(st);
     // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
     auto row_pair = [&](unsigned at) {
       const unsigned long long x = ld_shared_b64(at);
@@ -465,30 +459,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
-      auto query = [&](int v) { return lc.col + P.s_values.at[v].col; };  // of values v, v + 2 (v + 1, v + 3: q + 1)
-      auto exps = [&](int v, float2 lse) {
-        const int q = query(v);
+#pragma unroll
+      for (int v = 0; v < SV; v += 4) {
+        const int q = lc.col + P.s_values.at[v].col;
+        const float2 lse = row_pair(rows + 4u * (BM + q));
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
           const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
           st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
         }
-      };
-      if constexpr (CFG.dp_late) {
-        // S^T done, then every LSE pair loaded, then dP^T issued: the loads ahead of its operand reads.
-        wgmma_wait<0>();
-        fence_regs(st);
-        float2 lse[SV / 4];
-#pragma unroll
-        for (int v = 0; v < SV; v += 4) lse[v / 4] = row_pair(rows + 4u * (BM + query(v)));
-        wgmma_fence();
-        issue_dp();
-#pragma unroll
-        for (int v = 0; v < SV; v += 4) exps(v, lse[v / 4]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < SV; v += 4) exps(v, row_pair(rows + 4u * (BM + query(v))));
       }
     }
     wgmma_wait<0>();

@@ -50,9 +50,6 @@ struct AttnBwdWgmmaConfig {
   // once its dV, dK are done, instead of both waiting for their dQ GEMMs and staging in lockstep. dS is double
   // buffered (no barrier for "dS free") and each warpgroup waits for the staging buffer on an mbarrier of its own.
   bool dq_alt = false;
-  // dP^T issued after S^T is done and the tile's LSE values are loaded into registers (cuDNN's order), not with S^T:
-  // the LSE loads no longer queue behind dP^T's operand reads, and the exponentials overlap dP^T.
-  bool dp_late = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -240,7 +237,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("section", c.section)
       .field("d_pass", c.d_pass)
       .field("dq_alt", c.dq_alt)
-      .field("dp_late", c.dp_late)
       .str();
 }
 
