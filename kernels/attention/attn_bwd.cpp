@@ -294,7 +294,7 @@ std::vector<std::map<std::string, std::string>> bwd_test_problems(bool full) {
       {{"batch", "2"}, {"seq_q", "190"}, {"seq_k", "301"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "128"}},
       {{"batch", "2"}, {"seq_q", "257"}, {"seq_k", "257"}, {"heads", "8"}, {"heads_kv", "2"}, {"dim", "128"}, {"causal", "true"}},
       {{"batch", "1"}, {"seq_q", "83"}, {"seq_k", "290"}, {"heads", "8"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}},
-      {{"batch", "3"}, {"seq_q", "140"}, {"seq_k", "70"}, {"heads", "4"}, {"heads_kv", "1"}, {"dim", "64"}},
+      {{"batch", "3"}, {"seq_q", "140"}, {"seq_k", "70"}, {"heads", "4"}, {"heads_kv", "4"}, {"dim", "64"}},
       {{"batch", "5"}, {"seq_q", "300"}, {"seq_k", "420"}, {"heads", "4"}, {"heads_kv", "2"}, {"dim", "128"}, {"varlen", "true"}},
       {{"batch", "4"}, {"seq_q", "333"}, {"seq_k", "333"}, {"heads", "2"}, {"heads_kv", "1"}, {"dim", "64"}, {"causal", "true"}, {"varlen", "true"}},
   };
@@ -427,20 +427,30 @@ KernelSpec attn_bwd_mma_spec() {
 
 // [SECTION] attn.bwd.wgmma
 
+// dq_alt=auto: the warpgroups' turns at dQ where every query head has its own kv head (H100, docs/perf.md: 1.01-1.05x
+// the lockstep dQ at issue 20's four anchors; 0.98-1.00x at GQA causal, where a walk covers the group's heads) and
+// the second dS tile fits beside the stages (not with 3 at dim 128).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
-  return {.dim = dim,
-          .block_M = attn_bwd_wgmma_block_m(dim),
-          .block_N = 128,
-          .num_stages = static_cast<int>(c.integer("num_stages")),
-          .causal = p.boolean("causal"),
-          .bf16 = p.dtype() == DType::bf16,
-          .varlen = p.boolean("varlen"),
-          .dq_defer = c.boolean("dq_defer"),
-          .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
-          .section = static_cast<int>(c.integer("section")),
-          .d_pass = c.boolean("d_pass"),
-          .dq_alt = c.boolean("dq_alt")};
+  const std::string alt = c.text("dq_alt");
+  AttnBwdWgmmaConfig r{.dim = dim,
+                       .block_M = attn_bwd_wgmma_block_m(dim),
+                       .block_N = 128,
+                       .num_stages = static_cast<int>(c.integer("num_stages")),
+                       .causal = p.boolean("causal"),
+                       .bf16 = p.dtype() == DType::bf16,
+                       .varlen = p.boolean("varlen"),
+                       .dq_defer = c.boolean("dq_defer"),
+                       .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
+                       .section = static_cast<int>(c.integer("section")),
+                       .d_pass = c.boolean("d_pass"),
+                       .dq_alt = alt == "true"};
+  if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
+    AttnBwdWgmmaConfig x = r;
+    x.dq_alt = true;
+    r.dq_alt = make_plan(x).bytes <= limits_for_arch("sm_90a").smem_per_block_optin;
+  }
+  return r;
 }
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
@@ -457,7 +467,7 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   std::to_string(limits.smem_per_block_optin) + " per block: lower num_stages" +
                   (c.boolean("dq_defer") ? " or defer_tiles (4 bytes a tile)" : "") +
                   (c.boolean("d_pass") ? "" : ", or set d_pass=true (no O in the stages)") +
-                  (c.boolean("dq_alt") ? ", or set dq_alt=false (one dS tile)" : ""));
+                  (wgmma_config(p, c).dq_alt ? ", or set dq_alt=false (one dS tile)" : ""));
   return Status::success();
 }
 
@@ -487,9 +497,11 @@ KernelSpec attn_bwd_wgmma_spec() {
                                   "D = rowsum(dO * O) of every query row by a pre-pass (a launch of its own, timed with "
                                   "the kernel) instead of per tile in each key block: the stages hold no O (false: "
                                   "the row warps sum each stage's O and dO)"),
-               ParamSpec::boolean("dq_alt", false,
-                                  "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
-                                  "schedule; the other warpgroup goes on to the next tile), dS double buffered")}};
+               ParamSpec::enumeration("dq_alt", "auto", {"auto", "true", "false"},
+                                      "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
+                                      "schedule; the other warpgroup goes on to the next tile), dS double buffered; "
+                                      "auto = where heads == heads_kv and the second dS tile fits (false: both "
+                                      "compute half of each tile's dQ in lockstep)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
@@ -536,15 +548,16 @@ KernelSpec attn_bwd_wgmma_spec() {
     return a;
   };
   // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches,
-  // with and without the pre-pass (and with the warpgroups' turns at dQ, whose staging waits on it); a causal work
-  // order whose last group holds fewer pairs than the others.
+  // with and without the pre-pass (and with each dQ schedule, the turns' staging waiting on it, on every problem);
+  // a causal work order whose last group holds fewer pairs than the others.
   k.test_configs = [] {
     using KV = std::map<std::string, std::string>;
     return std::vector<KV>{{{"dq_defer", "false"}, {"num_stages", "1"}},
                            {{"dq_defer", "false"}, {"d_pass", "false"}},
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}},
-                           {{"dq_alt", "true"}, {"dq_defer", "false"}, {"num_stages", "1"}}};
+                           {{"dq_alt", "true"}, {"dq_defer", "false"}, {"num_stages", "1"}},
+                           {{"dq_alt", "false"}, {"dq_defer", "false"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
