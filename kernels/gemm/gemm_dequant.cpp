@@ -353,7 +353,8 @@ Result<std::vector<double>> dequant_reference(const Values& p, const ReferenceIn
 
 // Problems of `tilelab test`: M, N and K that are no tile multiple (N 200 and 130 end inside a consumer's 64 rows,
 // K 96 and 224 inside a group and a stage; K 160 ends 32 k into gemv's second 128-k step and inside a group), decode
-// (gemv, M <= 16, odd ones and both n-tile counts) and prefill-like M, both weight types, every group and scale type.
+// (gemv, M <= 16, odd ones and both n-tile counts, one large enough for auto's tile_rounds) and prefill-like M, both
+// weight types, every group and scale type.
 std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto pr = [](const char* m, const char* n, const char* k, const char* wtype, const char* group, const char* sd) {
@@ -369,7 +370,10 @@ std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full)
                        pr("12", "517", "2080", "fp4", "128", "bf16"),
                        pr("3", "77", "640", "int4", "64", "f32"),
                        pr("9", "250", "1184", "int4", "32", "bf16"),
-                       pr("15", "129", "416", "fp4", "128", "f32")};
+                       pr("15", "129", "416", "fp4", "128", "f32"),
+                       // A decode shape auto gives two row tiles a CTA (tile_rounds: N > K, the one-tile grid of 224 x
+                       // 7 CTAs over two waves), its last tile partial.
+                       pr("11", "28600", "8192", "int4", "128", "bf16")};
   if (full) {
     // Each format at a gemv M (13: two n tiles, odd) and a wgmma one (33).
     for (const char* w : {"int4", "fp4"})
