@@ -96,6 +96,26 @@ struct GemvSplit {
 GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
                          const DeviceLimits& limits);
 
+std::int64_t tiles(std::int64_t n, std::int64_t block);
+GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                            const DeviceLimits& limits, std::int64_t rounds);
+
+// Row tiles per CTA of the split schedule (tile_rounds; 1 with schedule=stream, which deals the tiles itself, and
+// with cluster sums). auto: 2 at M 9-16 where the one-tile grid (the auto split's) takes more than two waves of CTAs
+// on the H100's 132 SMs and the row tiles outnumber the k steps (N > K), else 1: a rule fitted to the two shapes over
+// two waves measured. H100, docs/perf.md (gemv9): 28672 x 8192 (one tile a CTA: 7 splits, 1568 CTAs, 3.0 waves) M 16
+// int4 1.03-1.07x in five alternated rounds, fp4 1.07x, M 12 1.04-1.05x; 8192 x 28672 (23 splits, 1472 CTAs, 2.8
+// waves) M 16 0.94x; under two waves 0.50-0.73x (M 16 at 8192 x 8192, 4096 x 14336), and at M 4 and 8 0.80-0.94x.
+std::int64_t gemv_tile_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  if (cfg.stream || cfg.cluster_reduce) return 1;
+  if (c.integer("tile_rounds") != 0) return c.integer("tile_rounds");
+  const auto M = p.integer("M");
+  if (M < 9 || M > 16 || p.integer("N") <= p.integer("K")) return 1;
+  const DeviceLimits h100 = limits_for_arch("sm_90a");
+  const std::int64_t ctas = tiles(p.integer("N"), cfg.rows()) * gemv_split_rounds(p, c, cfg, h100, 1).splits;
+  return ctas > 2 * std::int64_t{h100.sm_count} * cfg.min_blocks ? 2 : 1;
+}
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
@@ -120,11 +140,13 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
-  // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs.
-  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream) {
-    const std::int64_t splits = gemv_split_for(p, c, cfg, limits_for_arch("sm_90a")).splits;
+  // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs
+  // (a CTA of one row tile: tile_rounds above 1 take global sums).
+  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream && c.integer("tile_rounds") <= 1) {
+    const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
+  cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
   return cfg;
 }
 
@@ -142,23 +164,29 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // auto: the split with the least modelled time: waves of CTAs (slots = SMs x min_blocks) x (steps + 2), the 2 being a
 // CTA's fixed cost in steps (start, staging the activations, the partial sums), among those whose activations fit;
 // ties to fewer splits (less partial-sum traffic).
-GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
-                         const DeviceLimits& limits) {
+// tile_rounds R: a grid of ceil(row tiles / R) columns, each CTA R tiles' steps after one staging.
+GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                            const DeviceLimits& limits, std::int64_t rounds) {
   const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
   if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"));
-  const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows()), slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
+  const std::int64_t row_tiles = tiles(tiles(p.integer("N"), cfg.rows()), rounds),
+                     slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
   GemvSplit best = split_of(k_steps, k_steps);
   double best_cost = 1e300;
   for (std::int64_t s = 1; s <= k_steps; ++s) {
     const GemvSplit x = split_of(k_steps, s);
     if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
-    const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (x.steps + 2));
+    const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (rounds * x.steps + 2));
     if (cost < best_cost) {
       best = x;
       best_cost = cost;
     }
   }
   return best;
+}
+GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
+                         const DeviceLimits& limits) {
+  return gemv_split_rounds(p, c, cfg, limits, cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1);
 }
 GemvSplit gemv_split(const Values& p, const Values& c, const DeviceLimits& limits) {
   return gemv_split_for(p, c, gemv_config(p, c), limits);
@@ -174,7 +202,7 @@ GemvGrid gemv_grid(const Values& p, const Values& c, const DeviceLimits& limits)
   const std::int64_t row_tiles = tiles(p.integer("N"), cfg.rows());
   if (!cfg.stream) {
     const GemvSplit split = gemv_split(p, c, limits);
-    return {row_tiles, split.splits, split.steps, split.splits};
+    return {tiles(row_tiles, cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1), split.splits, split.steps, split.splits};
   }
   // stream: the (tile, chunk) pairs over one wave of CTAs (whole waves where a CTA's share of them would not fit its
   // shared memory); CTA i takes chunks [i chunks / ctas, (i + 1) chunks / ctas), as the kernel computes.
@@ -250,6 +278,10 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     if (cfg.stream && cfg.cluster_reduce)
       return refuse("reduce=cluster is schedule=split's (a row tile's split CTAs form the cluster); schedule=stream adds "
                     "its partial sums through global memory: leave reduce at auto or global");
+    if (c.integer("tile_rounds") > 1 && (cfg.stream || c.text("reduce") == "cluster"))
+      return refuse("tile_rounds=" + c.text("tile_rounds") + " is schedule=split's with global sums (a CTA loops over "
+                    "row tiles of one k split): leave schedule at split and reduce at auto or global, or set "
+                    "tile_rounds=1");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -321,7 +353,8 @@ Result<std::vector<double>> dequant_reference(const Values& p, const ReferenceIn
 
 // Problems of `tilelab test`: M, N and K that are no tile multiple (N 200 and 130 end inside a consumer's 64 rows,
 // K 96 and 224 inside a group and a stage; K 160 ends 32 k into gemv's second 128-k step and inside a group), decode
-// (gemv, M <= 16, odd ones and both n-tile counts) and prefill-like M, both weight types, every group and scale type.
+// (gemv, M <= 16, odd ones and both n-tile counts, one large enough for auto's tile_rounds) and prefill-like M, both
+// weight types, every group and scale type.
 std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto pr = [](const char* m, const char* n, const char* k, const char* wtype, const char* group, const char* sd) {
@@ -337,7 +370,10 @@ std::vector<std::map<std::string, std::string>> dequant_test_problems(bool full)
                        pr("12", "517", "2080", "fp4", "128", "bf16"),
                        pr("3", "77", "640", "int4", "64", "f32"),
                        pr("9", "250", "1184", "int4", "32", "bf16"),
-                       pr("15", "129", "416", "fp4", "128", "f32")};
+                       pr("15", "129", "416", "fp4", "128", "f32"),
+                       // A decode shape auto gives two row tiles a CTA (tile_rounds: N > K, the one-tile grid of 224 x
+                       // 7 CTAs over two waves), its last tile partial.
+                       pr("11", "28600", "8192", "int4", "128", "bf16")};
   if (full) {
     // Each format at a gemv M (13: two n tiles, odd) and a wgmma one (33).
     for (const char* w : {"int4", "fp4"})
@@ -391,6 +427,12 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::integer("splits", 0, 0, 1024,
                                   "gemv: CTAs per row tile over K (each ceil(K/128 / splits) steps of 128 k; the "
                                   "last adds the partial sums); 0 = auto: the fewest that fill the SMs in whole waves"),
+               ParamSpec::one_of("tile_rounds", 0, {0, 1, 2, 3, 4, 6, 8},
+                                 "gemv, schedule split: row tiles per CTA (x, x + grid columns, ...) over its k split, "
+                                 "the split's activations staged once for all of them (a grid of ceil(row tiles / "
+                                 "tile_rounds) columns; each tile's sums go out while the next tile's weights load); "
+                                 "0 = auto: 2 at M 9-16 with N > K where one tile a CTA would take over two "
+                                 "waves (where it measured faster), else 1"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
@@ -486,7 +528,12 @@ KernelSpec gemm_dequant_spec() {
         // permutes, also with group_sum and unbatched loads.
         {{"path", "gemv"}, {"weight_layout", "permuted"}, {"splits", "3"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"weight_layout", "plain"}},
-        {{"path", "gemv"}, {"group_sum", "true"}, {"weight_layout", "plain"}, {"batch", "off"}}};
+        {{"path", "gemv"}, {"group_sum", "true"}, {"weight_layout", "plain"}, {"batch", "off"}},
+        // Several row tiles per CTA (a last column with fewer tiles where they do not divide), batched and not,
+        // with two row blocks and the row-major weights.
+        {{"path", "gemv"}, {"tile_rounds", "2"}},
+        {{"path", "gemv"}, {"tile_rounds", "3"}, {"splits", "3"}, {"batch", "on"}},
+        {{"path", "gemv"}, {"tile_rounds", "2"}, {"warp_rows", "32"}, {"weight_layout", "plain"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

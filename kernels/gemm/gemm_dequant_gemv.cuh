@@ -28,7 +28,11 @@
 // differently.
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
-// rows)) over k steps [y split_steps, (y+1) split_steps). Schedule stream (CFG.stream): a persistent grid of gridDim.x
+// rows)) over k steps [y split_steps, (y+1) split_steps); with CFG.tile_loop CTA (x, y) takes row tiles x, x +
+// gridDim.x, ... over that k range, its activations staged once for all of them, each tile's sums going out while the
+// next tile's first weights load (the spec's tile_rounds: two tiles a CTA measured 1.03-1.07x on an H100 at 28672 x
+// 8192, M 12 and 16, where auto takes them; 0.50-0.94x at the other decode shapes and M, and three or four tiles a
+// CTA slower everywhere timed: docs/perf.md, gemv9). Schedule stream (CFG.stream): a persistent grid of gridDim.x
 // CTAs (one wave, or whole waves where a CTA's share would not fit its shared memory) over the whole problem cut into
 // chunks (a row tile's `prefetch` steps with batch, else one step) in tile-major order, each CTA a contiguous run of
 // chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch wave), a row
@@ -144,6 +148,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     step0 = blockIdx.y * split_steps;
     slots = min(split_steps, k_steps - step0);
   }
+  // CFG.tile_loop: the CTA's row tiles tile0, tile0 + gridDim.x, ... (all over the same k split and the same staged
+  // activations), `tiles_mine` of them: `total` steps in all, slot j of a tile at j % slots.
+  static_assert(!CFG.tile_loop || (!CFG.stream && !CFG.cluster_reduce), "tile_loop is the split schedule's");
+  const int row_tiles = (N + CFG.rows() - 1) / CFG.rows();
+  const int tiles_mine = CFG.tile_loop ? (row_tiles - 1 - tile0) / static_cast<int>(gridDim.x) + 1 : 1;
+  const int total = tiles_mine * slots;
 
   // One step's weights of the lane: rows (rb, h), its 16 bytes and their scale (bf16 in both halves, or f32).
   struct Step {
@@ -189,18 +199,22 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const unsigned char* wp[RB][2];
   const Scale* sp[RB][2];
   int lim_w = 0, lim_s = 0;
-  if constexpr (!CFG.stream) {
-    lim_w = min(slots, (K - kGemvLaneCodes * t + kGemvStepK - 1) / kGemvStepK - step0);
-    lim_s = GROUP_SUM ? slots : lim_w;
+  // The pointers at row tile `tile`'s first step of the split.
+  const auto aim = [&](int tile) {
 #pragma unroll
     for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const long long n = min(tile0 * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
+        const long long n = min(tile * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
         wp[rb][h] = W + w_at(n, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2);
         sp[rb][h] = static_cast<const Scale*>(scales) + n * k_groups +
                     (step0 * kGemvStepK + SCALE_K * kGemvLaneCodes * t) / G;
       }
+  };
+  if constexpr (!CFG.stream) {
+    lim_w = min(slots, (K - kGemvLaneCodes * t + kGemvStepK - 1) / kGemvStepK - step0);
+    lim_s = GROUP_SUM ? slots : lim_w;
+    aim(tile0);
   }
   // The cursor's step (none past the CTA's slots or past K), then the next.
   auto load = [&](Step& st, Cursor& at) {
@@ -214,6 +228,17 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
           sp[rb][h] += kGemvStepK / G;
         }
       ++at.j;
+      if constexpr (CFG.tile_loop) {
+        // The tile's last slot loaded: on to the CTA's next tile (none left: nothing more is asked for).
+        if (at.j == slots) {
+          at.j = 0;
+          at.tile += gridDim.x;
+          if (at.tile < row_tiles)
+            aim(at.tile);
+          else
+            lim_w = lim_s = 0;
+        }
+      }
       return;
     }
     const int k = at.step * kGemvStepK + kGemvLaneCodes * t;
@@ -476,12 +501,23 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       }
     }
   };
+  // tile_loop: the slot of the step computed next; a tile's sums go out (C or its partials, no wait) as its last
+  // slot is done, while the next tile's first loads are in flight.
+  int slot = 0;
 #pragma unroll 1
-  for (int j = 0; j < slots; j += D) {
+  for (int j = 0; j < total; j += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
-      if (j + d < slots) {
-        compute(ring[d], j + d);
+      if (j + d < total) {
+        compute(ring[d], CFG.tile_loop ? slot : j + d);
+        if constexpr (CFG.tile_loop) {
+          if (++slot == slots) {
+            put(tile, blockIdx.y, gridDim.y);
+            zero_acc();
+            slot = 0;
+            tile += gridDim.x;
+          }
+        }
         if (j + d == 0) {
           TL_PROBE_END(Probe::gemv_first, probe::kNoStage, blockIdx.y);
           TL_PROBE_BEGIN(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
@@ -508,6 +544,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   if constexpr (CFG.stream) {
     for (int x = tile0; x < tile; ++x)
       if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
+  } else if constexpr (CFG.tile_loop) {
+    if (gridDim.y > 1)
+      for (int x = tile0; x < row_tiles; x += gridDim.x) combine(x, gridDim.y);
   } else if (CFG.cluster_reduce && gridDim.y > 1 && gemv_detail::cluster_ctas() == gridDim.y) {
     // The row tile's gridDim.y split CTAs are one cluster (rank = blockIdx.y): each writes its sums into its own
     // shared memory, and thread x of rank r adds element e of thread x of every rank, in rank order (deterministic),

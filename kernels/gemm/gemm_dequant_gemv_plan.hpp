@@ -43,6 +43,9 @@ struct GemmDequantGemvConfig {
   int stage_rounds = 2;  // rounds of activation chunks each thread has in flight while staging
   bool act_first = false;  // the first staging round's loads issued before the first weights' (else after)
   bool permuted = false;   // the weights in the permuted layout (gemv_permuted_at), not row-major [N, K/2]
+  // split schedule: a CTA takes row tiles blockIdx.x, blockIdx.x + gridDim.x, ... over its k split, its activations
+  // staged once for all of them (the spec's tile_rounds > 1: a grid of ceil(row tiles / tile_rounds) columns).
+  bool tile_loop = false;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -163,6 +166,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("stage_rounds", c.stage_rounds)
       .field("act_first", c.act_first)
       .field("permuted", c.permuted)
+      .field("tile_loop", c.tile_loop)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

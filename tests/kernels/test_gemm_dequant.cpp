@@ -412,6 +412,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"stage_rounds", "4"}})},
                                                 {{}, gemv({{"act_first", "on"}})},
                                                 {{}, gemv({{"weight_layout", "plain"}})},
+                                                {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -497,7 +498,7 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
                                            {{"M", "3"}, {"N", "8192"}, {"K", "28672"}},
                                            {{"M", "9"}, {"N", "333"}, {"K", "160"}}})
     for (const char* ctas : {"0", "2", "4"}) {
-      const KernelInstance k = instance(problem, {{"path", "gemv"}, {"ctas_per_sm", ctas}});
+      const KernelInstance k = instance(problem, {{"path", "gemv"}, {"ctas_per_sm", ctas}, {"tile_rounds", "1"}});
       SCOPED_TRACE(k.problem.to_string() + " ctas_per_sm=" + ctas);
       const std::int64_t M = k.problem.integer("M"), N = k.problem.integer("N"), K = k.problem.integer("K");
       const int ctas_per_sm = std::string(ctas) == "0" ? 4 : std::stoi(ctas);
@@ -536,6 +537,45 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
       EXPECT_GT(k_steps, (static_cast<std::int64_t>(k.launch.grid.y) - 1) * steps);  // no empty split
       EXPECT_NE(k.name_expression.find(".batch = true"), std::string::npos);
     }
+  // tile_rounds: ceil(row tiles / R) grid columns, each CTA looping over its tiles with one staging; the split model
+  // then counts R tiles' steps a CTA (28672 x 8192, M 16, R 3: 75 columns x 7 splits of 10 steps, one wave of 525
+  // CTAs on 132 SMs x 4); refused with the stream schedule and with cluster sums, and off (no loop) at R 1.
+  {
+    const KernelInstance k = instance({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"tile_rounds", "3"}});
+    EXPECT_EQ(k.launch.grid.x, 75u);
+    EXPECT_EQ(k.launch.grid.y, 7u);
+    EXPECT_NE(k.name_expression.find(".tile_loop = true"), std::string::npos) << k.name_expression;
+    std::vector<std::int64_t> counters;
+    for (const ArgSpec& a : k.args)
+      if (a.name == "counters") counters = a.shape;
+    EXPECT_EQ(counters, (std::vector<std::int64_t>{224}));  // one per row tile, not per column
+    // At M 4 the cluster sums auto takes at splits of 2-4 give way to global ones.
+    const KernelInstance m4 = instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"tile_rounds", "2"}});
+    EXPECT_NE(m4.name_expression.find(".cluster_reduce = false"), std::string::npos) << m4.name_expression;
+    EXPECT_EQ(m4.launch.cluster.y, 1u);
+  }
+  EXPECT_NE(name({}, {{"path", "gemv"}}).find(".tile_loop = false"), std::string::npos);
+  // auto: two tiles a CTA at M 9-16 with N > K where one tile a CTA takes over two waves (28672 x 8192: 224 tiles x
+  // 7 splits = 1568 CTAs over 528 slots; then 112 columns x 8 splits of 8 steps); one at N < K (8192 x 28672: 64 x 23
+  // = 1472 CTAs, 2.8 waves), under two waves (8192 x 8192: 64 x 8) and at M <= 8.
+  {
+    const KernelInstance a = instance({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+    EXPECT_NE(a.name_expression.find(".tile_loop = true"), std::string::npos) << a.name_expression;
+    EXPECT_EQ(a.launch.grid.x, 112u);
+    EXPECT_EQ(a.launch.grid.y, 8u);
+    EXPECT_NE(name({{"M", "9"}, {"N", "28672"}, {"K", "8192"}}, {}).find(".tile_loop = true"), std::string::npos);
+    EXPECT_NE(name({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"tile_rounds", "1"}})
+                  .find(".tile_loop = false"), std::string::npos);
+    EXPECT_NE(name({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, {{"path", "gemv"}}).find(".tile_loop = false"),
+              std::string::npos);
+    EXPECT_NE(name({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {}).find(".tile_loop = false"), std::string::npos);
+    EXPECT_NE(name({{"M", "16"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}}).find(".tile_loop = false"),
+              std::string::npos);
+  }
+  EXPECT_NE(why({}, {{"path", "gemv"}, {"tile_rounds", "2"}, {"schedule", "stream"}}).find("schedule=split's"),
+            std::string::npos);
+  EXPECT_NE(why({}, {{"path", "gemv"}, {"tile_rounds", "2"}, {"reduce", "cluster"}}).find("schedule=split's"),
+            std::string::npos);
   EXPECT_NE(name({{"M", "8"}}, {{"path", "gemv"}}).find(".batch = true"), std::string::npos);
   EXPECT_NE(name({{"M", "9"}}, {{"path", "gemv"}}).find(".batch = false"), std::string::npos);
   EXPECT_NE(name({{"M", "4"}}, {{"path", "gemv"}, {"batch", "off"}}).find(".batch = false"), std::string::npos);
