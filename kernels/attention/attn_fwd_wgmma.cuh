@@ -345,23 +345,17 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
   // there (a uniform add of a constant; the tile's base once per tile), where the default computes every descriptor
   // from its address per thread and moves both words over by R2UR before each wgmma (d 128: 139 -> 56 instructions
   // from the consumer's WARPGROUP.ARRIVE to its turn's hand-over, 706 -> 624 in the K/V loop; docs/perf.md).
-  // A descriptor's low word is the address field ((addr & 0x3FFFF) >> 4) with the leading byte offset >> 4 at bit
-  // 16 (16 bytes for K-major Q and K, one 64-column box for N-major V); adding (bytes >> 4) to it is the descriptor of
-  // the address `bytes` further (shared memory ends below 2^18 bytes, so the field never carries). The high word is
-  // smem_desc_sw128's: stride byte offset 1024 >> 4, swizzle mode 1 (128 B) at bit 62; the same for all three.
-  constexpr unsigned kDescHi = (1024u >> 4) | (1u << 30);
-  constexpr unsigned kLboK = (16u >> 4) << 16, kLboV = ((static_cast<unsigned>(P.v_lbo) >> 4) & 0x3FFFu) << 16;
-  unsigned q_lo = 0, hi_u = kDescHi;  // UDESC: Q's low word at k16 step 0; the high word, warp-uniform
-  auto lo_of = [](unsigned addr, unsigned lbo) { return ((addr & 0x3FFFFu) >> 4) | lbo; };
-  auto desc = [](unsigned lo, unsigned hi) { return static_cast<unsigned long long>(hi) << 32 | lo; };
+  // The words are wgmma_ops.cuh's sw128_desc_lo / kSw128DescHi (leading byte offset 16 bytes for K-major Q and K, one
+  // 64-column box for N-major V).
+  unsigned q_lo = 0, hi_u = kSw128DescHi;  // UDESC: Q's low word at k16 step 0; the high word, warp-uniform
   auto uniform_if = [](int x) { return UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(x))) : x; };
   auto issue_qk = [&](int stage) {
     const unsigned k_tile = k_smem + stage * P.k_bytes;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
       if constexpr (UDESC) {
-        const unsigned k_lo = lo_of(k_tile, kLboK);
-        WgmmaSS<BN, BF16, 0>::run(s, desc(q_lo + (P.q_k16[kk] >> 4), hi_u), desc(k_lo + (P.k_k16[kk] >> 4), hi_u),
+        const unsigned k_lo = sw128_desc_lo(k_tile, 16);
+        WgmmaSS<BN, BF16, 0>::run(s, desc_of(q_lo + (P.q_k16[kk] >> 4), hi_u), desc_of(k_lo + (P.k_k16[kk] >> 4), hi_u),
                                   kk > 0);
       } else {
         const unsigned long long da = smem_desc_sw128(q_wg + P.q_k16[kk]);
@@ -377,7 +371,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
 #pragma unroll
     for (int kt = 0; kt < PS; ++kt) {
       if constexpr (UDESC)
-        WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], desc(lo_of(v_tile, kLboV) + (P.v_k16[kt] >> 4), hi_u),
+        WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], desc_of(sw128_desc_lo(v_tile, P.v_lbo) + (P.v_k16[kt] >> 4), hi_u),
                                   kt > 0 || !first);
       else
         WgmmaRS<DV, BF16, 1>::run(o, &p[4 * kt], smem_desc_sw128_mn(v_tile + P.v_k16[kt], P.v_lbo), kt > 0 || !first);
@@ -481,8 +475,8 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
       const int qr = q_round++;
       q_wg = q_smem(qr) + c * WG_Q;
       if constexpr (UDESC) {
-        q_lo = warp_uniform(lo_of(q_wg, kLboK));
-        hi_u = warp_uniform(kDescHi);  // (an opaque copy: as a constant, ptxas moves it again before each wgmma)
+        q_lo = warp_uniform(sw128_desc_lo(q_wg, 16));
+        hi_u = warp_uniform(kSw128DescHi);  // (an opaque copy: as a constant, ptxas moves it again before each wgmma)
       }
       mbar_wait(q_full(qr), (qr / QS) & 1);
       // Iteration 0: S of the last tile alone.

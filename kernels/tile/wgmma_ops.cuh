@@ -145,6 +145,17 @@ TL_DEVICE_INLINE unsigned long long smem_desc_sw128(unsigned addr) { return smem
 TL_DEVICE_INLINE unsigned long long smem_desc_sw128_mn(unsigned addr, unsigned block_bytes) {
   return smem_desc_sw128(addr, block_bytes, 1024);
 }
+// The same SW128 descriptors as two 32-bit words, for kernels that keep them in uniform registers (tile/barrier.cuh's
+// warp_uniform): the low word is the address field with the leading byte offset at bit 16, and adding (bytes >> 4) to
+// it gives the descriptor of the address `bytes` further (shared memory ends below 2^18 bytes, so the address field
+// never carries into the offset); the high word (stride byte offset 1024, 128-byte swizzle) is every SW128 operand's.
+enum : unsigned { kSw128DescHi = (1024u >> 4) | (1u << 30) };
+TL_DEVICE_INLINE unsigned sw128_desc_lo(unsigned addr, unsigned lbo) {
+  return ((addr & 0x3FFFFu) >> 4) | (((lbo >> 4) & 0x3FFFu) << 16);
+}
+TL_DEVICE_INLINE unsigned long long desc_of(unsigned lo, unsigned hi) {
+  return static_cast<unsigned long long>(hi) << 32 | lo;
+}
 
 // wgmma m64nNk16, A and B from shared memory (descriptors); BF16 picks bf16 (else f16) inputs.
 template <int N, bool BF16, int TRANS_B>
