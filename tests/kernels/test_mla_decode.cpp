@@ -97,16 +97,21 @@ TEST(MlaDecode, EvictFirstAutoFollowsTheRowTiles) {
 }
 
 // uniform_desc: true builds the descriptors from warp-uniform values with one Q K^T warpgroup; with two it stays off
-// (that build spills 4 B); false and auto (measured in docs/perf.md) as the spec says.
+// (that build spills 4 B). auto: on where a request has more than two 64-row tiles (measured in docs/perf.md).
 TEST(MlaDecode, UniformDescFollowsTheConfig) {
-  auto uniform = [](const KV& config) {
-    auto inst = instantiate(mla(), {{"seq_q", "2"}, {"heads", "128"}}, config, limits_for_arch("sm_90a"));
+  auto uniform = [](const KV& problem, const KV& config) {
+    auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
     EXPECT_TRUE(inst.ok()) << inst.status().message();
     return inst.ok() && inst->name_expression.find(".uniform_desc = true") != std::string::npos;
   };
-  EXPECT_TRUE(uniform({{"uniform_desc", "true"}}));
-  EXPECT_FALSE(uniform({{"uniform_desc", "false"}}));
-  EXPECT_FALSE(uniform({{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}));
+  const KV cb = {{"seq_q", "2"}, {"heads", "128"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}}, mb = {{"heads", "64"}};
+  EXPECT_TRUE(uniform(cb, {}));
+  EXPECT_FALSE(uniform(l32, {}));
+  EXPECT_FALSE(uniform(mb, {}));
+  EXPECT_TRUE(uniform(mb, {{"uniform_desc", "true"}}));
+  EXPECT_FALSE(uniform(cb, {{"uniform_desc", "false"}}));
+  EXPECT_FALSE(uniform(cb, {{"qk_warpgroups", "2"}}));
+  EXPECT_FALSE(uniform(cb, {{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}));
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {
