@@ -68,21 +68,32 @@ struct PartWalk {
 
 // Issues S = Q K[rows]^T for the plan's s_cols cache rows starting at k_rows, over the 576 columns in k16 steps,
 // into sacc (zeroed first) as one wgmma group. A K-major SW128 descriptor starts at the step's column in row 0 of
-// the 8-row atom (where the swizzle moves nothing).
+// the 8-row atom (where the swizzle moves nothing). C.uniform_desc: q_base and k_rows are warp-uniform values
+// (mla_consumer's) and hi their descriptors' high word; each step's low word is theirs plus the step's offset >> 4.
 template <MlaDecodeConfig C>
-TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows) {
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned hi = wgmma_ops::kSw128DescHi) {
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
+  static_assert([] {
+    for (int i = 0; i < steps.size(); ++i)
+      if (steps[i] % 16 != 0) return false;
+    return true;
+  }(), "a step's offset is a whole number of 16-byte units (the low word's address field)");
 #pragma unroll
   for (int i = 0; i < P.acc_s.num_values(); ++i) sacc[i] = 0.f;
   using namespace wgmma_ops;
   wgmma_fence();
+  const unsigned q_lo = sw128_desc_lo(q_base, 16), k_lo = sw128_desc_lo(k_rows, 16);
 #pragma unroll
   for (int i = 0; i < steps.size(); ++i) {
     const unsigned at = steps[i];
-    const unsigned long long da = smem_desc_sw128(q_base + at, 16, P.desc_sbo);
-    const unsigned long long db = smem_desc_sw128(k_rows + at, 16, P.desc_sbo);
-    WgmmaSS<P.s_cols, C.bf16, 0>::run(sacc, da, db);  // both K-major, always accumulating (sacc zeroed above)
+    if constexpr (C.uniform_desc) {
+      WgmmaSS<P.s_cols, C.bf16, 0>::run(sacc, desc_of(q_lo + (at >> 4), hi), desc_of(k_lo + (at >> 4), hi));
+    } else {
+      const unsigned long long da = smem_desc_sw128(q_base + at, 16, P.desc_sbo);
+      const unsigned long long db = smem_desc_sw128(k_rows + at, 16, P.desc_sbo);
+      WgmmaSS<P.s_cols, C.bf16, 0>::run(sacc, da, db);  // both K-major, always accumulating (sacc zeroed above)
+    }
   }
   wgmma_commit();
 }
@@ -348,6 +359,15 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
   int it = 0, qn = 0;
+  // C.uniform_desc: the wgmma descriptors are built from values ptxas can prove warp-uniform, the results of
+  // redux.sync (warp_uniform): the KV ring counter once per block and the descriptors' high word once (as a constant,
+  // ptxas moves it over again before each wgmma; uniform copies of the ring's base and P's low word made it worse:
+  // ptxas held them in vector registers, 22 -> 26 R2UR). ptxas then keeps them in uniform registers and builds each k16
+  // step's descriptor there (a uniform add of a constant onto the low word), where the default computes every
+  // descriptor from its address per thread and moves it over by R2UR before each wgmma. The words are wgmma_ops.cuh's
+  // sw128_desc_lo / kSw128DescHi (stride byte offset one 8-row atom: the plan's desc_sbo).
+  static_assert(P.desc_sbo == 1024, "kSw128DescHi holds a stride byte offset of 1024");
+  const unsigned hi_u = C.uniform_desc ? warp_uniform(kSw128DescHi) : kSw128DescHi;
 
   const PartWalk walk(parts, part, batch);
   // Whether this thread holds its rows' first column (it publishes the rows' statistics): after the walk's loads, so
@@ -378,6 +398,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     for (int blk = b0; blk < b1; ++blk, ++it) {
       const int s = it & 1;
       const unsigned kv = kv_base + s * P.tile_bytes;
+      // The stage's base for the descriptors (uniform_desc: from the warp-uniform ring counter).
+      const unsigned kv_d =
+          C.uniform_desc ? kv_base + (warp_uniform(static_cast<unsigned>(it)) & 1u) * P.tile_bytes : kv;
       const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
       if (does_qk) {
         TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
@@ -386,7 +409,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         TL_PROBE_END(mla_probe::wait_kv, s, blk);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk);
         constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
-        issue_qk<C>(sacc, q_base, kv + k_rows);
+        issue_qk<C>(sacc, q_base, kv_d + k_rows, hi_u);
       }
       if (does_qk) {
         wgmma_wait<0>();
@@ -500,10 +523,16 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       static constexpr auto v_steps =
           tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
       wgmma_fence();
+      const unsigned p_lo = sw128_desc_lo(p_base, 16), v_lo = sw128_desc_lo(kv_d, P.desc_v_lbo);
 #pragma unroll
-      for (int i = 0; i < p_steps.size(); ++i)
-        WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
-                                                smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+      for (int i = 0; i < p_steps.size(); ++i) {
+        if constexpr (C.uniform_desc)
+          WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, desc_of(p_lo + (p_steps[i] >> 4), hi_u),
+                                                  desc_of(v_lo + (v_steps[i] >> 4), hi_u));
+        else
+          WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
+                                                  smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
+      }
       wgmma_commit();
       wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile

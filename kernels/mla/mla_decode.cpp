@@ -24,7 +24,10 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")),
           .vec_store = c.boolean("vec_store"),
           .evict_first = c.text("evict_first") == "on" ||
-                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock)};
+                         (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
+          .uniform_desc = c.integer("qk_warpgroups") == 1 &&
+                          (c.text("uniform_desc") == "true" ||
+                           (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock))};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -250,7 +253,17 @@ KernelSpec mla_decode_spec() {
                                       "KV blocks loaded with an L2 evict_first policy (FlashMLA's cache hint). auto: "
                                       "on when the problem has one row tile (seq_q x heads <= 64), whose blocks no "
                                       "other CTA reads (+2.4-7.6% at s_q 1, h_q 64 on the H100); off with several, "
-                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)")}};
+                                      "which read each block from L2 after the first (on: -1.3..-1.9% at s_q 2, h_q 128)"),
+               ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
+                                      "true: the consumers' wgmma descriptors are built from values ptxas can prove "
+                                      "warp-uniform (redux.sync of the KV ring counter per block and of the descriptors' "
+                                      "high word once), so each k16 step is one uniform-register add instead of "
+                                      "per-thread address math and two R2UR per wgmma (Q K^T's issue 495 -> 216 SASS "
+                                      "instructions, R2UR 104 -> 22 at CB 4096); qk_warpgroups 1 only (with 2 the build "
+                                      "spills 4 B: off there). auto: on where a request has more than two row tiles "
+                                      "(seq_q x heads > 128: 1.008-1.013x at FlashMLA's compute-bound s_q 2, h_q 128 on "
+                                      "the H100, both rounds, medians and minima); off at fewer (s_q 1, h_q 128 at 32k: "
+                                      "not shown to win, runs bimodal; s_q 1, h_q 64: 0.997-1.002x; docs/perf.md)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -26,6 +26,8 @@
 // vectorized). The block start prefetches the TMA descriptors and the first block-table entry. The host's tie_gap
 // shortens middle-split parts (mla_schedule.hpp). evict_first (the spec's auto: a request's rows fit one row tile,
 // so no other CTA reads a KV block) loads the cache with an L2 evict_first policy (+2.4-7.6% memory-bound).
+// uniform_desc (the spec's auto: more than two row tiles a request) builds the consumers' wgmma descriptors from
+// warp-uniform values (mla_consumer.cuh; +0.8-1.3% compute-bound).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV

@@ -24,6 +24,7 @@ struct MlaDecodeConfig {
   int qk_warpgroups = 1;   // consumer warpgroups computing Q K^T: 1 or 2
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
+  bool uniform_desc = false;  // the consumers' wgmma descriptors from warp-uniform values (mla_consumer.cuh)
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -115,6 +116,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
+      .field("uniform_desc", c.uniform_desc)
       .str();
 }
 

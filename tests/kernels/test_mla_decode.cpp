@@ -44,7 +44,9 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"qk_warpgroups", "2"}}},
       {{{"seq_q", "2"}, {"heads", "128"}}, {{"vec_store", "false"}}},
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}, {"vec_store", "false"}}},
-      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}}};
+      {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}},
+      {{}, {{"uniform_desc", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"uniform_desc", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -92,6 +94,24 @@ TEST(MlaDecode, EvictFirstAutoFollowsTheRowTiles) {
   EXPECT_FALSE(hinted({{"seq_q", "2"}, {"heads", "64"}}, "auto"));
   EXPECT_TRUE(hinted({{"seq_q", "2"}, {"heads", "128"}}, "on"));
   EXPECT_FALSE(hinted({{"seq_q", "1"}, {"heads", "64"}}, "off"));
+}
+
+// uniform_desc: true builds the descriptors from warp-uniform values with one Q K^T warpgroup; with two it stays off
+// (that build spills 4 B). auto: on where a request has more than two 64-row tiles (measured in docs/perf.md).
+TEST(MlaDecode, UniformDescFollowsTheConfig) {
+  auto uniform = [](const KV& problem, const KV& config) {
+    auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() && inst->name_expression.find(".uniform_desc = true") != std::string::npos;
+  };
+  const KV cb = {{"seq_q", "2"}, {"heads", "128"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}}, mb = {{"heads", "64"}};
+  EXPECT_TRUE(uniform(cb, {}));
+  EXPECT_FALSE(uniform(l32, {}));
+  EXPECT_FALSE(uniform(mb, {}));
+  EXPECT_TRUE(uniform(mb, {{"uniform_desc", "true"}}));
+  EXPECT_FALSE(uniform(cb, {{"uniform_desc", "false"}}));
+  EXPECT_FALSE(uniform(cb, {{"qk_warpgroups", "2"}}));
+  EXPECT_FALSE(uniform(cb, {{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}));
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {
