@@ -430,6 +430,9 @@ KernelSpec attn_bwd_mma_spec() {
 // dq_alt=auto: the warpgroups' turns at dQ where every query head has its own kv head (H100, docs/perf.md: 1.01-1.05x
 // the lockstep dQ at issue 20's four anchors; 0.98-1.00x at GQA causal, where a walk covers the group's heads) and
 // the second dS tile fits beside the stages (not with 3 at dim 128).
+// uniform_desc=auto: on with the warpgroups' turns at dQ (H100, docs/perf.md: 1.008-1.036x the per-thread descriptors
+// at issue 20's four anchors, both alternated rounds), but not at dim 64 causal (its consumers then spill 144 bytes,
+// none without); off with the lockstep dQ (GQA: spill-free, but not timed).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   const std::string alt = c.text("dq_alt");
@@ -444,12 +447,14 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .defer_tiles = static_cast<int>(c.integer("defer_tiles")),
                        .section = static_cast<int>(c.integer("section")),
                        .d_pass = c.boolean("d_pass"),
-                       .dq_alt = alt == "true"};
+                       .dq_alt = alt == "true",
+                       .uniform_desc = c.text("uniform_desc") == "true"};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
     r.dq_alt = make_plan(x).bytes <= limits_for_arch("sm_90a").smem_per_block_optin;
   }
+  if (c.text("uniform_desc") == "auto") r.uniform_desc = r.dq_alt && !(dim == 64 && r.causal);
   return r;
 }
 
@@ -501,7 +506,11 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
                                       "schedule; the other warpgroup goes on to the next tile), dS double buffered; "
                                       "auto = where heads == heads_kv and the second dS tile fits (false: both "
-                                      "compute half of each tile's dQ in lockstep)")}};
+                                      "compute half of each tile's dQ in lockstep)"),
+               ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
+                                      "the consumers' wgmma descriptors from warp-uniform values (redux.sync), each "
+                                      "k16 step's one uniform add (false: built per thread and moved to uniform "
+                                      "registers before each wgmma); auto = with dq_alt, but not at dim 64 causal")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

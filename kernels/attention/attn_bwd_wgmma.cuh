@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(P.ok(), "attn_bwd_wgmma: a config can_implement refuses");
   constexpr AttnBwdMmaConfig WALK = attn_bwd_walk(CFG);
   constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages;
-  constexpr bool BF16 = CFG.bf16;
+  constexpr bool BF16 = CFG.bf16, UDESC = CFG.uniform_desc;
   constexpr int NH = D / 64;           // TMA boxes of 64 columns in a row
   constexpr int SV = BM / 2;           // S^T / dP^T accumulator values per thread
   constexpr int KV = D / 2;            // dK / dV accumulator values per thread
@@ -422,9 +422,28 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
   for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
   mbar_wait(kv_full, 0);
+  // UDESC (config uniform_desc): the descriptors are built from values ptxas can prove warp-uniform, the results of
+  // redux.sync (warp_uniform): the descriptors' high word and this warpgroup's K, V low words once before the walk,
+  // the tile counter once per tile (its stage's Q, dO and dq_alt's dS buffer follow from it), the lockstep dQ's
+  // warpgroup index before its GEMM (held over the walk instead, its two low words cost GQA causal 52 bytes of spills). Each k16 step's descriptor is then the operand's low word plus a constant (wgmma_ops.cuh's sw128_desc_lo /
+  // kSw128DescHi: leading byte offset 16 bytes for the K-major operands, the TMA box for the N-major and M-major
+  // ones), kept in uniform registers, where the default builds every descriptor per thread from its address and
+  // moves both words over by R2UR before each wgmma (docs/perf.md).
+  unsigned hi_u = kSw128DescHi, k_lo = 0, v_lo = 0;
+  if constexpr (UDESC) {
+    hi_u = warp_uniform(kSw128DescHi);  // (an opaque copy: as a constant, ptxas moves it again before each wgmma)
+    k_lo = warp_uniform(sw128_desc_lo(k_wg, 16));
+    v_lo = warp_uniform(sw128_desc_lo(v_wg, 16));
+  }
+  // The descriptor of the operand whose low word is lo, `bytes` further.
+  auto udesc = [&](unsigned lo, int bytes) { return desc_of(lo + (static_cast<unsigned>(bytes) >> 4), hi_u); };
 
   for (int it = 0; it < tiles; ++it) {
     const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
+    // UDESC: this tile's Q, dO (and dq_alt's dS) from the warp-uniform tile counter.
+    const int iu = UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(it))) : it;
+    const unsigned q_u = base + P.stage(iu % STAGES), do_u = q_u + P.q_bytes;
+    const unsigned ds_u = ds_smem + (CFG.dq_alt ? (iu & 1) * P.ds_bytes : 0);
     const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
     const unsigned ds_s = ds_smem + (CFG.dq_alt ? (it & 1) * P.ds_bytes : 0);           // this tile's dS
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
@@ -434,12 +453,21 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
+    for (int kk = 0; kk < D / 16; ++kk) {
+      if constexpr (UDESC)
+        WgmmaSS<BM, BF16, 0>::run(st, udesc(k_lo, P.k_k16[kk]), udesc(sw128_desc_lo(q_u, 16), P.q_k16[kk]), kk > 0);
+      else
+        WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
+    }
     wgmma_commit();
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]), kk > 0);
+    for (int kk = 0; kk < D / 16; ++kk) {
+      if constexpr (UDESC)
+        WgmmaSS<BM, BF16, 0>::run(dpt, udesc(v_lo, P.k_k16[kk]), udesc(sw128_desc_lo(do_u, 16), P.q_k16[kk]), kk > 0);
+      else
+        WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]),
+                                  kk > 0);
+    }
     wgmma_commit();
     TL_PROBE_END(Probe::sdp_issue, s, it);
 
@@ -496,11 +524,19 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     fence_regs(dv);
     wgmma_fence();
 #pragma unroll
-    for (int kt = 0; kt < BM / 16; ++kt)
-      WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
+    for (int kt = 0; kt < BM / 16; ++kt) {
+      if constexpr (UDESC)
+        WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], udesc(sw128_desc_lo(do_u, P.q_box), P.qt_k16[kt]), 1);
+      else
+        WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
+    }
 #pragma unroll
-    for (int kt = 0; kt < BM / 16; ++kt)
-      WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
+    for (int kt = 0; kt < BM / 16; ++kt) {
+      if constexpr (UDESC)
+        WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], udesc(sw128_desc_lo(q_u, P.q_box), P.qt_k16[kt]), 1);
+      else
+        WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
+    }
     wgmma_commit();
 
     // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
@@ -529,17 +565,28 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         wgmma_fence();  // its registers held S^T, dP^T: without the fence ptxas serializes every wgmma (C7520)
         if constexpr (P.dq_col_wg > 0) {
 #pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk)
-            WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, smem_desc_sw128_mn(ds_s + P.dq_k16_a[kk], P.ds_box),
-                                                   smem_desc_sw128_mn(k_smem + P.dq_k16_b[kk], P.kv_box), kk > 0);
+          for (int kk = 0; kk < BN / 16; ++kk) {
+            if constexpr (UDESC)
+              WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, udesc(sw128_desc_lo(ds_u, P.ds_box), P.dq_k16_a[kk]),
+                                                     udesc(sw128_desc_lo(k_smem, P.kv_box), P.dq_k16_b[kk]), kk > 0);
+            else
+              WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, smem_desc_sw128_mn(ds_s + P.dq_k16_a[kk], P.ds_box),
+                                                     smem_desc_sw128_mn(k_smem + P.dq_k16_b[kk], P.kv_box), kk > 0);
+          }
         } else {
 #pragma unroll
           for (int part = 0; part < 2; ++part)
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; ++kk)
-              WgmmaSSTransA<P.dq_n, BF16, 1>::run(
-                  dqw + part * DQV, smem_desc_sw128_mn(ds_s + part * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
-                  smem_desc_sw128_mn(k_smem + part * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box), kk > 0);
+            for (int kk = 0; kk < BN / 16; ++kk) {
+              if constexpr (UDESC)
+                WgmmaSSTransA<P.dq_n, BF16, 1>::run(
+                    dqw + part * DQV, udesc(sw128_desc_lo(ds_u + part * P.dq_a_wg, P.ds_box), P.dq_k16_a[kk]),
+                    udesc(sw128_desc_lo(k_smem + part * P.dq_b_wg, P.kv_box), P.dq_k16_b[kk]), kk > 0);
+              else
+                WgmmaSSTransA<P.dq_n, BF16, 1>::run(
+                    dqw + part * DQV, smem_desc_sw128_mn(ds_s + part * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                    smem_desc_sw128_mn(k_smem + part * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box), kk > 0);
+            }
         }
         wgmma_commit();
         wgmma_wait<0>();
@@ -566,11 +613,18 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     named_barrier_sync(1, 256);
     TL_PROBE_END(Probe::ds_wait, s, it);
     TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
+    const unsigned wu = UDESC ? warp_uniform(static_cast<unsigned>(w)) : w;  // UDESC: the warpgroup, warp-uniform
 #pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk)
-      WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
-                                          smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
-                                          kk > 0);
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      if constexpr (UDESC)
+        WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, udesc(sw128_desc_lo(ds_smem + wu * P.dq_a_wg, P.ds_box), P.dq_k16_a[kk]),
+                                            udesc(sw128_desc_lo(k_smem + wu * P.dq_b_wg, P.kv_box), P.dq_k16_b[kk]),
+                                            kk > 0);
+      else
+        WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                                            smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
+                                            kk > 0);
+    }
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);

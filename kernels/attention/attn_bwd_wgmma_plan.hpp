@@ -50,6 +50,10 @@ struct AttnBwdWgmmaConfig {
   // once its dV, dK are done, instead of both waiting for their dQ GEMMs and staging in lockstep. dS is double
   // buffered (no barrier for "dS free") and each warpgroup waits for the staging buffer on an mbarrier of its own.
   bool dq_alt = false;
+  // The consumers' wgmma descriptors from warp-uniform values (redux.sync, tile/barrier.cuh's warp_uniform): each k16
+  // step's descriptor one uniform add onto the operand's low word, kept in uniform registers, instead of built per
+  // thread and moved over by R2UR before each wgmma (as attn.fwd.wgmma's uniform_desc).
+  bool uniform_desc = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -237,6 +241,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("section", c.section)
       .field("d_pass", c.d_pass)
       .field("dq_alt", c.dq_alt)
+      .field("uniform_desc", c.uniform_desc)
       .str();
 }
 

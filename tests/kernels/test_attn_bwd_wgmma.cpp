@@ -191,9 +191,10 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.num_stages = 3}, AttnBwdWgmmaConfig{.causal = true}, AttnBwdWgmmaConfig{.bf16 = false},
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
-        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true}})
+        AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true},
+        AttnBwdWgmmaConfig{.uniform_desc = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 14u);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -242,6 +243,24 @@ TEST(AttnBwdWgmmaSpec, DqAltAutoWhereHeadsEqualKvHeads) {
   EXPECT_TRUE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"dq_alt", "true"}}));
 }
 
+// uniform_desc=auto: on with the warpgroups' turns at dQ, but not at dim 64 causal (its build would spill) nor with
+// the lockstep dQ (GQA, or dq_alt=false); explicit values as given.
+TEST(AttnBwdWgmmaSpec, UniformDescAutoWithDqAltButDim64Causal) {
+  auto on = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(k.ok()) << k.status().message();
+    return k.ok() && k->name_expression.find(".uniform_desc = true") != std::string::npos;
+  };
+  EXPECT_TRUE(on({{"dim", "128"}, {"heads", "16"}, {"heads_kv", "16"}}, {}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(on({{"dim", "64"}}, {}));
+  EXPECT_FALSE(on({{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}}, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(on({{"dim", "128"}}, {{"uniform_desc", "false"}}));
+  EXPECT_TRUE(on({{"dim", "64"}, {"causal", "true"}}, {{"uniform_desc", "true"}}));
+}
+
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
 // after O and dO (d_pass's pre-pass reads them) in the kernel's signature; Q, K and V themselves are no kernel
 // parameters. d_rows holds a float per query row and head, after dq_counters.
@@ -276,19 +295,24 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // row values were read in pairs). The probe build (-DTL_TIMELINE=1: setmaxnreg 56/224 and the marks' registers in
 // every warp) spills where the consumers hold dK, dV and two accumulators at once, the known gap its timelines carry:
 // 92-144 bytes with dq_alt at dim 128, 32-72 at dim 64, none with GQA's lockstep dQ at dim 128 (moving descriptors or
-// marks around only moved the spills, docs/perf.md). Both measured here (NVRTC 13), so a change that makes either
-// worse shows.
+// marks around only moved the spills, docs/perf.md). With the uniform descriptors (uniform_desc, auto with dq_alt
+// but at dim 64 causal) the probe build spills 4 bytes at dim 128, 28 causal, 48 at dim 64 (which spilled 32 without);
+// at dim 64 causal their plain build would spill 144 bytes, so auto leaves them off there. Both measured here
+// (NVRTC 13), so a change that makes either worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
   // problem, config, spill bytes at most: plain build, probe build
   const std::vector<std::tuple<KV, KV, int, int>> cases = {
-      {{{"dim", "128"}}, {}, 0, 92},
+      {{{"dim", "128"}}, {}, 0, 4},
+      {{{"dim", "128"}}, {{"uniform_desc", "false"}}, 0, 92},
       {{{"dim", "128"}, {"causal", "true"}}, {}, 0, 144},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0, 0},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 64},
-      {{{"dim", "64"}}, {}, 0, 32},
+      {{{"dim", "64"}}, {}, 0, 48},
+      {{{"dim", "64"}}, {{"uniform_desc", "false"}}, 0, 32},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"uniform_desc", "true"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0, 0},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 144},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 28},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 72}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
