@@ -2,8 +2,10 @@
 """torch._scaled_mm (cuBLASLt FP8) at gemm.fp8's anchor shapes: per-tensor, row-wise and, where this PyTorch and
 cuBLASLt have it, DeepSeek-V3's 1x128 x 128x128 block scaling. Inputs random e4m3, scales random in [0.5, 2).
 Timing: cuda_timing.median_time (CUDA events, warm-up, the L2 flushed before each launch, median of 100). Usage:
-python3 tests/perf/fp8_torch.py (beside cuda_timing.py)
+python3 tests/perf/fp8_torch.py (beside cuda_timing.py); FP8_MODES=row,block runs only those modes.
 """
+import os
+
 import torch
 
 from cuda_timing import median_time
@@ -27,6 +29,9 @@ def main():
         modes = [("tensor", scales(()), scales(()), False), ("tensor_fast", scales(()), scales(()), True),
                  ("row", scales(m, 1), scales(1, n), False),
                  ("block", scales(m, k // 128).t().contiguous().t(), scales(n // 128, k // 128).t(), False)]
+        only = os.environ.get("FP8_MODES")
+        if only:
+            modes = [m for m in modes if m[0] in only.split(",")]
         for name, sa, sb, fast in modes:
             try:
                 t, _ = median_time(lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
