@@ -58,7 +58,6 @@ struct GemmFp8Config {
   bool a_regs = false;   // A's k block in registers (ldmatrix), so that the chains' wgmma read only B from smem
   int c_split = 1;       // tma_store: C staged in this many column parts through one part's buffer (frees smem)
   bool ping_pong = false;  // the two consumers issue their wgmma chains in turns (named barriers)
-  bool late_scales = false;  // block scales: read from the stage's slot after the k block's first chain is issued
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -182,19 +181,6 @@ TL_HOST_DEVICE constexpr bool kmajor_ping_pong(const Config& c) {
   }
 }
 
-// Whether a promoting consumer reads a k block's block scales from shared memory after issuing its first chain of
-// the k block rather than before (gemm.fp8's `late_scales`): a shared-memory load still in flight when the
-// warpgroup's wgmma.fence (WARPGROUP.ARRIVE) issues holds the fence, and with it the chain, until the load lands,
-// which under the tensor cores' shared-memory traffic takes long.
-template <class Config>
-TL_HOST_DEVICE constexpr bool kmajor_late_scales(const Config& c) {
-  if constexpr (requires { c.late_scales; }) {
-    return c.late_scales;
-  } else {
-    return false;
-  }
-}
-
 #if !TL_DEVICE_CODE
 
 // The fields every k-major Hopper GEMM config starts with (GemmFp8Config, GemmGroupedConfig), in their order.
@@ -223,7 +209,6 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.a_regs) name.field("a_regs", true);
   if (c.c_split != 1) name.field("c_split", c.c_split);
   if (c.ping_pong) name.field("ping_pong", true);
-  if (c.late_scales) name.field("late_scales", true);
   return name.str();
 }
 

@@ -109,7 +109,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool A_REGS = PROMOTE && kmajor_a_regs(CFG);
   constexpr bool PING_PONG = PROMOTE && !OVERLAP && kmajor_ping_pong(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
-  constexpr bool LATE_SCALES = SCALING == kScaleBlock && !OVERLAP && kmajor_late_scales(CFG);
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -260,7 +259,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         if constexpr (PROMOTE) {
           // This k block's scale products per row half and block of B, from the stage's scale slot.
           float scale[2][NB_TILE], mid[2];
-          auto load_scales = [&] {
+          if constexpr (SCALING == kScaleBlock) {
             const unsigned slot = sf_base + s * P.sf_stage_bytes;
             const float sa[2] = {ld_shared_f32(slot + 4 * (c * WG_M + e0.row)),
                                  ld_shared_f32(slot + 4 * (c * WG_M + e0.row + ROW_HALF))};
@@ -275,10 +274,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               mid[0] = shifted ? scale[0][1] : scale[0][0];
               mid[1] = shifted ? scale[1][1] : scale[1][0];
             }
-          };
-          // late_scales: read after the k block's first chain is issued (below), so that no shared-memory load is in
-          // flight at that chain's wgmma.fence; else here, before it.
-          if constexpr (SCALING == kScaleBlock && !LATE_SCALES) load_scales();
+          }
           if constexpr (A_REGS) {
             const unsigned a_stage = a_base + s * A_BYTES;
 #pragma unroll
@@ -357,7 +353,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               take_turn();
               issue(part, j, a_at, b_at);
               pass_turn();
-              if (LATE_SCALES && j == 0) load_scales();
               wgmma_wait<0>();
               fence_regs(part);  // the promotion reads part only after the wait
               promote(part, j);
@@ -365,7 +360,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             take_turn();
             issue(part, CHUNKS - 1, a_at, b_at);
             pass_turn();
-            if constexpr (LATE_SCALES && CHUNKS == 1) load_scales();
             wgmma_wait<0>();
             fence_regs(part);
           }

@@ -764,8 +764,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .overlap = c.boolean("overlap"),
                     .a_regs = fp8_a_regs(p, c),
                     .c_split = static_cast<int>(c.integer("c_split")),
-                    .ping_pong = c.boolean("ping_pong"),
-                    .late_scales = c.boolean("late_scales")};
+                    .ping_pong = c.boolean("ping_pong")};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -804,9 +803,6 @@ Status check_kmajor(const Values& p, const Values& c, const Config& cfg) {
                    : buffers == 2 ? "overlap=true keeps two chains of one consumer in flight"
                                   : "block_M=" + std::to_string(cfg.block_M) + " has one consumer") +
                   ": set ping_pong=false");
-  if (kmajor_late_scales(cfg) && buffers == 2)
-    return refuse("late_scales=true reads the block scales after a k block's first chain is issued, but overlap=true "
-                  "issues that chain in the k block before: set late_scales=false or overlap=false");
   if (buffers == 2 && cfg.chunks() % 2 != 0)
     return refuse("overlap=true alternates two partial-sum buffers between the chains of a k block, so block_N / "
                   "wgmma_N must be even; block_N=" + bn + ", wgmma_N=" + wn +
@@ -1006,10 +1002,6 @@ KernelSpec gemm_fp8_spec() {
       "ping_pong", false,
       "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
       "the other's chain runs (block_M=128, not with overlap or fast_accum)"));
-  k.config.params.push_back(ParamSpec::boolean(
-      "late_scales", false,
-      "block scales: each consumer reads the k block's scales from shared memory after issuing its first wgmma "
-      "chain of the k block, not before (no load in flight at that chain's wgmma.fence); not with overlap"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1031,8 +1023,6 @@ KernelSpec gemm_fp8_spec() {
         {{"a_regs", "true"}},
         {{"wgmma_N", "64"}, {"overlap", "true"}, {"a_regs", "true"}},
         {{"ping_pong", "true"}, {"a_regs", "false"}},
-        {{"late_scales", "true"}, {"a_regs", "false"}},
-        {{"late_scales", "true"}, {"block_N", "192"}, {"wgmma_N", "192"}},
         {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
         {{"c_split", "2"}, {"num_stages", "4"}},
         {{"c_split", "4"}, {"num_stages", "4"}},

@@ -237,11 +237,6 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
   expect_refused({}, {{"ping_pong", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}},
                  {"ping_pong=true", "overlap=true"});
   expect_refused({}, {{"ping_pong", "true"}, {"fast_accum", "true"}}, {"ping_pong=true", "fast_accum=true"});
-  // Block scales read after the first chain: that chain is the previous k block's with overlap.
-  expect_refused({{"scaling", "block"}}, {{"late_scales", "true"}, {"wgmma_N", "64"}, {"overlap", "true"}},
-                 {"late_scales=true", "overlap=true", "late_scales=false"});
-  EXPECT_TRUE(instantiate(fp8_spec(), {{"scaling", "block"}}, {{"late_scales", "true"}, {"a_regs", "false"}},
-                          limits_for_arch("sm_90a")).ok());
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
@@ -367,7 +362,6 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"a_regs", "true"}}},
       {{}, {{"c_split", "2"}}},
       {{}, {{"ping_pong", "true"}}},
-      {{}, {{"late_scales", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},

@@ -66,14 +66,8 @@ local sets = {
   -- The defaults everywhere, and at 8192^3 (auto: four stages beside 128 x 192) the three stages they replaced; `at`
   -- names the one shape a config is for.
   defaults = {large = {{}}, small = {{}}},
-  -- Row and block scales at the defaults (row: the row-wise cuBLASLt baseline of each round), and block scales read
-  -- after the k block's first chain is issued (late_scales), with A from shared memory and (auto) from registers;
-  -- `late1` the first of them alone, `latechk` both for GEMM_CHECK.
+  -- Row and block scales at the defaults (row: the row-wise cuBLASLt baseline each block row is divided by).
   brow = {scalings = {"row", "block"}, large = {{}}, small = {{}}},
-  late = {scalings = {"block"}, large = {{late_scales = true, a_regs = "false"}, {late_scales = true}},
-          small = {{late_scales = true, a_regs = "false"}, {late_scales = true}}},
-  late1 = {scalings = {"block"}, large = {{late_scales = true, a_regs = "false"}}, small = {{late_scales = true, a_regs = "false"}}},
-  latechk = {large = {{late_scales = true, a_regs = "false"}, {late_scales = true}}, small = {}},
   final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
 }
 local picked = {}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Where gemm.fp8's block scales cost, one device call: the kernel as it is (ref) beside three DIAG copies of
+# kernels/ with the scales' work taken out — A: the consumers promote with a plain add (no scale loads, no scale
+# products); B: the producer copies no scales (the full barrier waits for TMA alone); AB: both — each process one
+# kernels dir, in the order ref A B AB AB B A ref, through gemm_fp8_scale_diag.lua (no checks: the DIAG sums are
+# wrong on purpose), with row scales on the same 128x256 tiles in every process (unchanged by the DIAG edits: a
+# gauge of the clock from process to process). Prepare DIR here, without a GPU:
+#   bash tests/perf/gemm_fp8_scale_diag.sh --prepare DIR [TILELAB]   (default build/tilelab)
+# then on the device: bash DIR/gemm_fp8_scale_diag.sh (writes $OUT/diag.txt).
+set -u
+if [ "${1:-}" = --prepare ]; then
+  dir=$2; bin=${3:-build/tilelab}; src=$(cd "$(dirname "$0")/../.." && pwd)
+  mkdir -p "$dir/diag" && cp -r "$src/kernels" "$dir/" || exit 1
+  for v in A B AB; do
+    rm -rf "$dir/diag/k$v" && cp -r "$src/kernels" "$dir/diag/k$v"
+    python3 - "$dir/diag/k$v/gemm/gemm_kmajor.cuh" "$v" <<'PY' || exit 1
+import sys
+path, v = sys.argv[1], sys.argv[2]
+s = open(path).read()
+edits = []
+if "A" in v:
+    edits.append(("              if constexpr (SCALING == kScaleBlock) {\n                const int h",
+                  "              if constexpr (SCALING == kScaleBlock && false) {  // DIAG A\n                const int h"))
+if "B" in v:
+    edits.append(("mbar_init(full_bar(s), SCALING == kScaleBlock ? 1 + 32 : 1);", "mbar_init(full_bar(s), 1);  // DIAG B"))
+    edits.append(("          if constexpr (SCALING == kScaleBlock) {\n            // scale_A",
+                  "          if constexpr (SCALING == kScaleBlock && false) {  // DIAG B\n            // scale_A"))
+for old, new in edits:
+    assert s.count(old) == 1, "gemm_kmajor.cuh changed: " + old
+    s = s.replace(old, new)
+open(path, "w").write(s)
+PY
+  done
+  bash "$src/cmake/bundle_for_device.sh" "$dir" "$bin" > /dev/null && strip "$dir/tilelab"
+  cp "$src/tests/perf/gemm_fp8_scale_diag.lua" "$src/tests/perf/gemm_fp8_scale_diag.sh" "$dir/"
+  cache=$(mktemp -d)
+  for tag in ref A B AB; do
+    kd=$dir/kernels; [ $tag = ref ] || kd=$dir/diag/k$tag
+    TAG=$tag ROW=1 TILELAB_CACHE_DIR=$cache TILELAB_KERNELS_DIR=$kd GEMM_COMPILE_ONLY=1 "$dir/tilelab" run \
+      "$dir/gemm_fp8_scale_diag.lua" | grep -v " 0 B spills" || true  # prints only what spills or fails
+  done
+  tar cJf "$dir/cache.tar.xz" -C "$cache" . && rm -rf "$cache" && du -sh "$dir"
+  exit 0
+fi
+D=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$D/lib FONTCONFIG_FILE=$D/fonts.conf TILELAB_CACHE_DIR=/tmp/tlc TILELAB_DB=/tmp/tl.db
+mkdir -p /tmp/tlc && tar xJf "$D/cache.tar.xz" -C /tmp/tlc
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv,noheader
+t0=$(date +%s)
+for tag in ref A B AB AB B A ref; do
+  kd=$D/kernels; [ $tag = ref ] || kd=$D/diag/k$tag
+  TAG=$tag ROW=1 TILELAB_KERNELS_DIR=$kd timeout 60 "$D/tilelab" run --launch-timeout 10 \
+    "$D/gemm_fp8_scale_diag.lua" 2>&1 | tee -a "$OUT/diag.txt"
+done
+echo "diag $(( $(date +%s) - t0 ))s"
+nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
