@@ -33,7 +33,8 @@
 // Measured on an H100 beside FlashMLA (docs/perf.md): unchained 0.81-0.98x at s_q 4096, h_q 128, topk 2048, s_kv
 // 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
 // idle during the softmax); chained 1.00-1.16x the unchained schedule at the three shapes, 0.92-0.99x FlashMLA at
-// s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads.
+// s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads; a token's head tiles as consecutive CTAs (head_order,
+// auto at 128 heads) 1.02-1.03x the grid with them 66 CTAs apart, by the minima (0.96x FlashMLA at s_kv 8192).
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks and (chained) the halves' barriers
 // (mla_sparse_prefill_plan.hpp). The full barriers count the plan's full_arrivals; the empty ones 2 (unchained: both
