@@ -18,10 +18,20 @@ namespace {
 
 constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 
-MlaSparsePrefillConfig prefill_config(const Values& c) {
+// head_order in the config struct's numbering (mla_sparse_prefill_plan.hpp). auto: adjacent where a token has two
+// head tiles (h_q > 64) and the consumers are chained (1.02-1.03x apart at h_q 128 on an H100, docs/perf.md), apart
+// otherwise (at h_q 64 the grid is (num_parts, 1) either way: 0.99-1.00x there).
+int head_order(const Values& p, const Values& c) {
+  const std::string o = c.text("head_order");
+  if (o == "auto")
+    return p.integer("heads") > 64 && c.boolean("chain") && c.integer("qk_warpgroups") == 1 ? 1 : 0;
+  return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
+}
+
+MlaSparsePrefillConfig prefill_config(const Values& p, const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .l2_prefetch = c.boolean("l2_prefetch"), .chain = c.boolean("chain"),
-          .kv_evict_last = c.boolean("kv_evict_last")};
+          .kv_evict_last = c.boolean("kv_evict_last"), .head_order = head_order(p, c)};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -210,35 +220,52 @@ KernelSpec mla_sparse_prefill_spec() {
                                   "FlashMLA's gather; 0.98-1.09x on an H200, docs/perf.md)"),
                ParamSpec::boolean("kv_evict_last", false,
                                   "the gather's copies under an L2 evict_last policy (FlashMLA's gather's); needs "
-                                  "l2_prefetch")}};
+                                  "l2_prefetch"),
+               ParamSpec::enumeration("head_order", "auto", {"auto", "apart", "adjacent", "cluster"},
+                                      "where a token's two head tiles (h_q 128) run: apart (CTAs x and x + num_parts of "
+                                      "the grid (num_parts, 2)), adjacent (grid (2, num_parts): consecutive CTAs, heads "
+                                      "fastest as FlashMLA's grid; 1.02-1.03x apart on an H100, docs/perf.md), or "
+                                      "cluster (adjacent, the two one cluster: one GPC; 1.02-1.03x); adjacent and cluster "
+                                      "need the chained schedule; auto: adjacent at h_q > 64 when chained, else apart")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
-                                                           {{"sms", "7"}}, {{"l2_prefetch", "false"}}};
+                                                           {{"sms", "7"}}, {{"l2_prefetch", "false"}},
+                                                           {{"head_order", "cluster"}, {"sms", "7"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
-    if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(c)).smem_bytes, limits); !st.ok())
+    if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(p, c)).smem_bytes, limits); !st.ok())
       return st;
     if (c.boolean("kv_evict_last") && !c.boolean("l2_prefetch"))
       return make_error(ErrorCode::unsupported,
                         "kv_evict_last's copies carry the 256-byte L2 fetch: leave l2_prefetch=true");
+    if (c.text("head_order") != "auto" && head_order(p, c) != 0 && !chained(prefill_config(p, c)))
+      return make_error(ErrorCode::unsupported,
+                        "head_order=" + c.text("head_order") +
+                            " needs the chained schedule (chain=true, qk_warpgroups=1): the unchained consumers read "
+                            "the grid as (parts, head tiles)");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();
   };
-  k.name_expression = [](const Values&, const Values& c) { return name_expression(prefill_config(c)); };
+  k.name_expression = [](const Values& p, const Values& c) { return name_expression(prefill_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     LaunchGeometry g;
-    g.grid.x = static_cast<std::uint32_t>(whole_tokens(x, c, l).num_parts);
-    g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
-    g.block.x = static_cast<std::uint32_t>(make_plan(prefill_config(c)).mma.threads);
-    g.dynamic_smem = make_plan(prefill_config(c)).smem_bytes;
+    const auto parts = static_cast<std::uint32_t>(whole_tokens(x, c, l).num_parts);
+    const auto tiles = static_cast<std::uint32_t>(x.m_tiles);
+    // head_order: apart (parts, head tiles); adjacent and cluster (head tiles, parts), a token's tiles consecutive.
+    const int order = head_order(p, c);
+    g.grid.x = order ? tiles : parts;
+    g.grid.y = order ? parts : tiles;
+    if (order == 2) g.cluster.x = tiles;
+    g.block.x = static_cast<std::uint32_t>(make_plan(prefill_config(p, c)).mma.threads);
+    g.dynamic_smem = make_plan(prefill_config(p, c)).smem_bytes;
     return g;
   };
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const WholeTokens w = whole_tokens(x, c, l);
-    const MlaSparsePrefillPlan plan = make_plan(prefill_config(c));
+    const MlaSparsePrefillPlan plan = make_plan(prefill_config(p, c));
     ArgSpec q = ArgSpec::tensor("Q", DType::bf16, {x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
     q.is_param = false;
     ArgSpec tq = ArgSpec::tensor_map("tma_q", "Q", {plan.mma.panel_cols, plan.mma.rows}, swizzle_bytes(plan.mma.swizzle));
@@ -288,9 +315,9 @@ KernelSpec mla_sparse_prefill_spec() {
   };
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's gather fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).
-  k.layouts = [](const Values&, const Values& c) {
-    std::vector<LayoutInfo> out = mla::consumer_layouts(make_plan(prefill_config(c)).mma);
-    out.push_back({"gather_tv", to_string(make_plan(prefill_config(c)).gather.tv())});
+  k.layouts = [](const Values& p, const Values& c) {
+    std::vector<LayoutInfo> out = mla::consumer_layouts(make_plan(prefill_config(p, c)).mma);
+    out.push_back({"gather_tv", to_string(make_plan(prefill_config(p, c)).gather.tv())});
     return out;
   };
   return k;

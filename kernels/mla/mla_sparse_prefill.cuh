@@ -13,8 +13,10 @@
 // over pairs of blocks as FlashMLA's (chained_consumer below); unchained (chain=false, or qk_warpgroups 2) they are
 // mla.decode's code (mla_consumer.cuh, SPARSE with MAX_LOGITS: Q K^T, online softmax, P V, the epilogue). A prefill has
 // enough query tokens to fill the GPU, so no request is split: the host deals whole tokens out to the parts (grid
-// (num_parts, m_tiles), m_tiles = ceil(heads / 64), each part a persistent CTA over its tokens), and the merge never
-// runs (every num_splits step is 1).
+// (num_parts, m_tiles), m_tiles = ceil(heads / 64), each part a persistent CTA over its tokens per head tile; with
+// C.head_order (chained only) the grid is (m_tiles, num_parts), so a part's head tiles are consecutive CTAs, as in
+// FlashMLA's heads-fastest grid, and with head_order 2 one cluster), and the merge never runs (every num_splits step
+// is 1).
 //
 // Producer (warpgroup 0): warp w owns rows 16w .. 16w + 15 of each 64-entry block; lanes 0..15 read the warp's 16
 // index entries a block ahead, and each lane takes the entries of its 4 rows from them by shuffles. Lane l copies
@@ -31,7 +33,8 @@
 // Measured on an H100 beside FlashMLA (docs/perf.md): unchained 0.81-0.98x at s_q 4096, h_q 128, topk 2048, s_kv
 // 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
 // idle during the softmax); chained 1.00-1.16x the unchained schedule at the three shapes, 0.92-0.99x FlashMLA at
-// s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads.
+// s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads; a token's head tiles as consecutive CTAs (head_order,
+// auto at 128 heads) 1.02-1.03x the grid with them 66 CTAs apart, by the minima (0.96x FlashMLA at s_kv 8192).
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks and (chained) the halves' barriers
 // (mla_sparse_prefill_plan.hpp). The full barriers count the plan's full_arrivals; the empty ones 2 (unchained: both
@@ -44,6 +47,17 @@
 
 namespace tl {
 namespace mla_prefill_detail {
+
+// The CTA's part (its run of tokens) and head tile (64 query heads): grid (num_parts, m_tiles) with C.head_order 0,
+// (m_tiles, num_parts) otherwise, so that a token's head tiles are consecutive CTAs (and, head_order 2, one cluster).
+template <MlaSparsePrefillConfig C>
+TL_DEVICE_INLINE int cta_part() {
+  return C.head_order ? blockIdx.y : blockIdx.x;
+}
+template <MlaSparsePrefillConfig C>
+TL_DEVICE_INLINE int cta_head_tile() {
+  return C.head_order ? blockIdx.x : blockIdx.y;
+}
 
 // chained(C): the two consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill for Hopper.
 // Block A (the pair's first) sits in stage 0, block B in stage 1 (an odd request's last pair gets a B of invalid
@@ -98,7 +112,7 @@ TL_DEVICE_INLINE void chained_consumer(const mla_detail::ConsumerArgs& a) {
   // Stage s's half h (0: panels [0, half_panels), 1: the rest).
   const auto full = [&](int s, int h) { return base + (h ? SP.full_hi(s) : P.full_bar(s)); };
   const auto empty = [&](int s, int h) { return base + (h ? SP.empty_hi(s) : P.empty_bar(s)); };
-  const int heads = a.heads, m0 = blockIdx.y * P.rows, tid = threadIdx.x % 128;
+  const int heads = a.heads, m0 = cta_head_tile<C>() * P.rows, tid = threadIdx.x % 128;
   TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
   const TileCoord o_at = P.acc_o(tid, 0);
   const int rl[2] = {o_at.row + o_vals[0].row, o_at.row + o_vals[2].row};
@@ -112,7 +126,7 @@ TL_DEVICE_INLINE void chained_consumer(const mla_detail::ConsumerArgs& a) {
   float sacc[P.acc_s.num_values()];
   unsigned pr[P.acc_s.num_values() / 2];
   int pn = 0, qn = 0;
-  const PartWalk walk(a.parts, blockIdx.x, a.batch);
+  const PartWalk walk(a.parts, cta_part<C>(), a.batch);
   for (int k = 0; k < walk.count; ++k) {
     const int r = walk.first + k;
     const int L = sparse_length(a.topk_length, a.topk, 1, r);
@@ -330,7 +344,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
 
-  const int m0 = blockIdx.y * P.rows, part = blockIdx.x;
+  static_assert(C.head_order == 0 || chained(C), "mla_consumer (unchained) reads the grid as (parts, head tiles)");
+  const int m0 = mla_prefill_detail::cta_head_tile<C>() * P.rows, part = mla_prefill_detail::cta_part<C>();
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);

@@ -26,6 +26,10 @@ struct MlaSparsePrefillConfig {
   // chained_consumer), the stages filled and freed in halves; with qk_warpgroups 1 (chained()).
   bool chain = true;
   bool kv_evict_last = false;  // the gather's copies (with .L2::256B) under an L2 evict_last policy, as FlashMLA's
+  // Where a token's head tiles run: 0 (apart) grid (num_parts, m_tiles), the CTAs of part x being x and x + num_parts
+  // in launch order; 1 (adjacent) grid (m_tiles, num_parts), a part's head tiles consecutive CTAs (heads fastest, as
+  // FlashMLA's grid); 2 (cluster) as 1, each part's head tiles one cluster (one GPC). Chained only.
+  int head_order = 0;
 };
 
 // The chained schedule splits each block's Q K^T to one warpgroup: qk_warpgroups 2 runs mla.decode's consumers.
@@ -125,6 +129,7 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
       .field("l2_prefetch", c.l2_prefetch)
       .field("chain", c.chain)
       .field("kv_evict_last", c.kv_evict_last)
+      .field("head_order", c.head_order)
       .str();
 }
 

@@ -83,7 +83,7 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   const KV p = {{"seq_q", "300"}, {"seq_kv", "4096"}, {"topk", "2048"}};
   for (bool probes : {false, true})
     for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}},
-                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}}) {
+                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}, KV{{"head_order", "cluster"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
@@ -188,7 +188,7 @@ TEST(MlaSparsePrefill, TokensAreDealtOutWhole) {
   for (const KV& p : {KV{{"seq_q", "4096"}, {"heads", "128"}, {"seq_kv", "8192"}, {"topk", "2048"}},
                       KV{{"seq_q", "1000"}, {"heads", "64"}, {"seq_kv", "3000"}, {"topk", "1000"}, {"topk_length", "true"}},
                       KV{{"seq_q", "5"}, {"heads", "64"}, {"seq_kv", "300"}, {"topk", "100"}}}) {
-    const KernelInstance k = make(p);
+    const KernelInstance k = make(p, {{"head_order", "apart"}});
     SCOPED_TRACE(k.problem.to_string());
     const int sq = static_cast<int>(k.problem.integer("seq_q")), h = static_cast<int>(k.problem.integer("heads"));
     const auto parts = data_of<std::int32_t>(k, "sched_parts");
@@ -298,6 +298,44 @@ TEST(MlaSparsePrefill, ReferenceMatchesADirectComputation) {
     if (k.problem.boolean("sink")) {
       EXPECT_GT(scaled, 0);
     }
+  }
+}
+
+// head_order: apart is the grid (parts, head tiles); adjacent and cluster swap it, so that a token's head tiles are
+// consecutive CTAs, cluster with the head tiles one cluster (none at 64 heads); the same parts either way; auto is
+// adjacent at 128 heads and apart at 64 or unchained; the unchained consumers (mla_consumer, which read blockIdx as
+// (part, head tile)) refuse adjacent and cluster by name.
+TEST(MlaSparsePrefill, HeadOrderSwapsTheGrid) {
+  for (const char* heads : {"128", "64"}) {
+    const KV p = {{"seq_q", "500"}, {"heads", heads}, {"seq_kv", "1000"}, {"topk", "256"}};
+    const KernelInstance apart = make(p, {{"head_order", "apart"}});
+    SCOPED_TRACE(heads);
+    const std::uint32_t tiles = apart.launch.grid.y;
+    EXPECT_EQ(tiles, heads == std::string("128") ? 2u : 1u);
+    EXPECT_EQ(apart.launch.cluster.volume(), 1u);
+    for (const char* order : {"adjacent", "cluster"}) {
+      const KernelInstance k = make(p, {{"head_order", order}});
+      SCOPED_TRACE(order);
+      EXPECT_EQ(k.launch.grid.x, tiles);
+      EXPECT_EQ(k.launch.grid.y, apart.launch.grid.x);
+      EXPECT_EQ(k.launch.cluster.x, order == std::string("cluster") ? tiles : 1u);
+      EXPECT_EQ(k.launch.cluster.y * k.launch.cluster.z, 1u);
+      EXPECT_EQ(data_of<std::int32_t>(k, "sched_parts"), data_of<std::int32_t>(apart, "sched_parts"));
+      EXPECT_NE(k.name_expression, apart.name_expression);
+    }
+    // auto: adjacent with two head tiles, apart with one, and apart (not refused) when unchained.
+    const KernelInstance automatic = make(p);
+    const KernelInstance expect = make(p, {{"head_order", tiles == 2 ? "adjacent" : "apart"}});
+    EXPECT_EQ(automatic.name_expression, expect.name_expression);
+    EXPECT_EQ(automatic.launch.grid.x, expect.launch.grid.x);
+    EXPECT_EQ(automatic.launch.grid.y, expect.launch.grid.y);
+    EXPECT_EQ(automatic.launch.cluster.volume(), 1u);
+    EXPECT_EQ(make(p, {{"chain", "false"}}).launch.grid.y, tiles);
+  }
+  for (const KV& c : {KV{{"head_order", "adjacent"}, {"chain", "false"}}, KV{{"head_order", "cluster"}, {"qk_warpgroups", "2"}}}) {
+    auto refused = instantiate(prefill(), {}, c, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("chained schedule"), std::string::npos) << refused.status().message();
   }
 }
 
