@@ -25,6 +25,7 @@ struct MlaDecodeConfig {
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
   bool uniform_desc = false;  // the consumers' wgmma descriptors from warp-uniform values (mla_consumer.cuh)
+  bool pv_lag = false;  // qk_warpgroups 1: consumer 1's P V a block behind, a stage's V halves released separately
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -74,6 +75,12 @@ struct MlaDecodePlan {
   TL_HOST_DEVICE constexpr unsigned empty_bar(int s) const { return off_bar + 16u + 8u * static_cast<unsigned>(s); }
   TL_HOST_DEVICE constexpr unsigned q_full_bar() const { return off_bar + 32u; }
   TL_HOST_DEVICE constexpr unsigned q_empty_bar() const { return off_bar + 40u; }
+  // pv_lag: a KV stage is loaded and released in two groups of panels, A = panels [0, lag_panels) (V's columns
+  // 0 .. 255, consumer 0's) under full_bar / empty_bar and B = the rest (V's columns 256 .. 511 and the RoPE panel,
+  // which holds the block's P once its Q K^T is done) under these two, which live in the P tile (unused then).
+  enum : int { lag_panels = 4 };
+  TL_HOST_DEVICE constexpr unsigned full_b_bar(int s) const { return off_p + 8u * static_cast<unsigned>(s); }
+  TL_HOST_DEVICE constexpr unsigned empty_b_bar(int s) const { return off_p + 16u + 8u * static_cast<unsigned>(s); }
 };
 
 TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
@@ -117,6 +124,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
       .field("uniform_desc", c.uniform_desc)
+      .field("pv_lag", c.pv_lag)
       .str();
 }
 

@@ -46,7 +46,9 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}, {"vec_store", "false"}}},
       {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}},
       {{}, {{"uniform_desc", "true"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"uniform_desc", "true"}}}};
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"uniform_desc", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"pv_lag", "true"}}},
+      {{{"heads", "128"}}, {{"pv_lag", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -112,6 +114,18 @@ TEST(MlaDecode, UniformDescFollowsTheConfig) {
   EXPECT_FALSE(uniform(cb, {{"uniform_desc", "false"}}));
   EXPECT_FALSE(uniform(cb, {{"qk_warpgroups", "2"}}));
   EXPECT_FALSE(uniform(cb, {{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}));
+}
+
+// pv_lag: opt-in, with one Q K^T warpgroup only (with two both consumers compute S and run the softmax).
+TEST(MlaDecode, PvLagFollowsTheConfig) {
+  auto lag = [](const KV& config) {
+    auto inst = instantiate(mla(), {{"seq_q", "2"}, {"heads", "128"}}, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() && inst->name_expression.find(".pv_lag = true") != std::string::npos;
+  };
+  EXPECT_FALSE(lag({}));
+  EXPECT_TRUE(lag({{"pv_lag", "true"}}));
+  EXPECT_FALSE(lag({{"pv_lag", "true"}, {"qk_warpgroups", "2"}}));
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {
