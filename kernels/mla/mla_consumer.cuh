@@ -369,8 +369,8 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // orders their reuse. A stage is two load groups (the plan's lag_panels): A, V's columns 0 .. 255 (consumer 0's),
   // released by consumer 0 after its P V; B, the rest (consumer 1's V columns and P), released by consumer 1 after
   // its P V, which comes later. Q K^T runs over A's panels first and waits for B after them.
-  constexpr bool LAG = C.pv_lag;
-  static_assert(!LAG || (QK_WG == 1 && !SPARSE), "pv_lag: mla.decode with one Q K^T warpgroup");
+  constexpr bool LAG = P.lag;  // pv_lag with QK_WG 1
+  static_assert(!LAG || !SPARSE, "pv_lag: mla.decode only");
   static constexpr unsigned p_panel = 2u * P.tile(0, (P.panels - 1) * P.panel_cols);  // the RoPE panel, in bytes
   static_assert(p_panel % 1024 == 0 && P.p.cosize() == P.tile_bytes / 2 / P.panels,
                 "P fits the RoPE panel, whose swizzle atoms start where P's would");

@@ -84,8 +84,8 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(base + P.full_bar(s), 1);
-      mbar_init(base + P.empty_bar(s), C.pv_lag ? 1 : 2);
-      if constexpr (C.pv_lag) {
+      mbar_init(base + P.empty_bar(s), P.lag ? 1 : 2);
+      if constexpr (P.lag) {
         // Group B's barriers (the plan's full_b_bar / empty_b_bar): consumer 1 alone releases it.
         mbar_init(base + P.full_b_bar(s), 1);
         mbar_init(base + P.empty_b_bar(s), 1);
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
             }
           };
           if (lane == 0) phys = __ldg(row_table + blk);
-          if constexpr (C.pv_lag) {
+          if constexpr (P.lag) {
             load_panels(0, P.lag_panels, base + P.full_bar(s));
             __syncwarp();
             mbar_wait(base + P.empty_b_bar(s), ((it >> 1) & 1) ^ 1);

@@ -68,6 +68,7 @@ struct MlaDecodePlan {
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format", SW128): stride byte offset = one 8-row atom of a K-major
   // tile; for V read N-major the leading byte offset = the next 64 columns (the next panel).
   unsigned desc_sbo, desc_v_lbo;
+  bool lag;  // pv_lag with one Q K^T warpgroup (the only form it has)
 
   TL_HOST_DEVICE constexpr unsigned kv_stage(int s) const { return off_kv + tile_bytes * static_cast<unsigned>(s); }
   // mbarriers: full[2] and empty[2] of the KV ring, then Q's full and empty.
@@ -112,6 +113,7 @@ TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
   p.smem_bytes = p.smem_used + 1024u;
   p.desc_sbo = 2u * static_cast<unsigned>(p.tile.layout()(8, 0));
   p.desc_v_lbo = 2u * static_cast<unsigned>(p.tile.layout()(0, p.panel_cols));
+  p.lag = c.pv_lag && c.qk_warpgroups == 1;
   return p;
 }
 
