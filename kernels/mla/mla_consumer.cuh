@@ -70,11 +70,8 @@ struct PartWalk {
 // into sacc (zeroed first) as one wgmma group. A K-major SW128 descriptor starts at the step's column in row 0 of
 // the 8-row atom (where the swizzle moves nothing). C.uniform_desc: q_base and k_rows are warp-uniform values
 // (mla_consumer's) and hi their descriptors' high word; each step's low word is theirs plus the step's offset >> 4.
-// WAIT_STEP > 0 (pv_lag): the k-steps from WAIT_STEP on read panels of a second load group, waited for (wait_bar,
-// phase wait_phase) between the steps, the wait followed by a wgmma fence (without it ptxas serializes the wgmmas).
-template <MlaDecodeConfig C, int WAIT_STEP = 0>
-TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned hi = wgmma_ops::kSw128DescHi,
-                               unsigned wait_bar = 0, unsigned wait_phase = 0) {
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned hi = wgmma_ops::kSw128DescHi) {
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
   static_assert([] {
@@ -90,10 +87,6 @@ TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, un
 #pragma unroll
   for (int i = 0; i < steps.size(); ++i) {
     const unsigned at = steps[i];
-    if (WAIT_STEP > 0 && i == WAIT_STEP) {
-      mbar_wait(wait_bar, wait_phase);
-      wgmma_fence();
-    }
     if constexpr (C.uniform_desc) {
       WgmmaSS<P.s_cols, C.bf16, 0>::run(sacc, desc_of(q_lo + (at >> 4), hi), desc_of(k_lo + (at >> 4), hi));
     } else {
@@ -362,18 +355,6 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // bounds Q K^T), runs the softmax alone and hands consumer 1 each row's rescale factor.
   constexpr int NS = P.s_cols;  // tokens of S per QK warpgroup
   constexpr bool does_qk = QK_WG == 2 || c == 0;
-  // pv_lag (mla.decode, QK_WG 1): consumer 1 computes its P V of block i once consumer 0's Q K^T of block i + 1 is
-  // complete (barrier 5; the request's last block: barrier 2), i.e. beside consumer 0's softmax of block i + 1, where
-  // the tensor cores were idle, so that consumer 0's own P V of block i runs alone. P of block i is written into
-  // stage i's RoPE panel (read by Q K^T alone, so free once it is complete): two blocks' P live at once, and the ring
-  // orders their reuse. A stage is two load groups (the plan's lag_panels): A, V's columns 0 .. 255 (consumer 0's),
-  // released by consumer 0 after its P V; B, the rest (consumer 1's V columns and P), released by consumer 1 after
-  // its P V, which comes later. Q K^T runs over A's panels first and waits for B after them.
-  constexpr bool LAG = P.lag;  // pv_lag with QK_WG 1
-  static_assert(!LAG || !SPARSE, "pv_lag: mla.decode only");
-  static constexpr unsigned p_panel = 2u * P.tile(0, (P.panels - 1) * P.panel_cols);  // the RoPE panel, in bytes
-  static_assert(p_panel % 1024 == 0 && P.p.cosize() == P.tile_bytes / 2 / P.panels,
-                "P fits the RoPE panel, whose swizzle atoms start where P's would");
   constexpr int tok0 = QK_WG == 2 ? NS * c : 0;
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
@@ -398,7 +379,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // (test_mla_decode_plan checks it).
   const TileCoord s_at = P.acc_s(tid, 0);
   const int p_at = P.p.layout()(s_at.row, s_at.col);
-  const unsigned p_row0 = (LAG ? kv_base + p_panel : p_base) + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);
+  const unsigned p_row = p_base + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes
   static constexpr auto p_vals = tabulate<P.acc_s.num_values()>(
       [](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, tok0 + P.acc_s(0, v).col); });
   for (int k = 0; k < walk.count; ++k) {
@@ -421,8 +402,6 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       const unsigned kv_d =
           C.uniform_desc ? kv_base + (warp_uniform(static_cast<unsigned>(it)) & 1u) * P.tile_bytes : kv;
       const int valid = L - blk * kBlock;  // tokens of this block in the cache (< 64 only in the last block)
-      // P's tile for this block: the P tile, or (pv_lag) the stage's RoPE panel.
-      const unsigned p_blk = LAG ? kv_d + p_panel : p_base;
       if (does_qk) {
         TL_PROBE_BEGIN(mla_probe::wait_kv, s, blk);
         mbar_wait(base + P.full_bar(s), (it >> 1) & 1);
@@ -430,19 +409,13 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         TL_PROBE_END(mla_probe::wait_kv, s, blk);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk);
         constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
-        if constexpr (LAG)
-          issue_qk<C, P.lag_panels * P.panel_cols / 16>(sacc, q_base, kv_d + k_rows, hi_u, base + P.full_b_bar(s),
-                                                          (it >> 1) & 1);
-        else
-          issue_qk<C>(sacc, q_base, kv_d + k_rows, hi_u);
+        issue_qk<C>(sacc, q_base, kv_d + k_rows, hi_u);
       }
       if (does_qk) {
         wgmma_wait<0>();
         // Q is read by Q K^T alone: once the request's last one is complete the producer may load the next
         // request's Q, behind this block's softmax, P V and the epilogue instead of after them.
         if (blk == b1 - 1 && tid == 0) mbar_arrive(q_empty);
-        // pv_lag: consumer 1 may now run its P V of the previous block (its P was published before this Q K^T).
-        if (LAG && blk > b0) named_barrier_arrive(5, 256);
         TL_PROBE_END(mla_probe::qk, s, blk);
 
         // Mask keys past each row's limit (only the blocks that reach a limit pay for it); sparse: the tokens whose
@@ -487,7 +460,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           named_barrier_sync(1, 256);
 #pragma unroll
           for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1 - c)));
-        } else if (!LAG) {
+        } else {
           if (it > 0) named_barrier_sync(3, 256);  // consumer 1's P V of the previous block is done with the P tile
         }
         float m_use[2], alpha[2], sum[2] = {0.f, 0.f};
@@ -508,7 +481,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
             const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
             const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
             sum[h] += e0 + e1;
-            st_shared_b32(p_row0 + (LAG ? kv - kv_base : 0u) + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
+            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
           }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -521,30 +494,20 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
         if (!SPARSE && valid < kBlock) zero_v_tail<C>(kv, valid, c, tid);
         fence_proxy_async_smem();  // generic-proxy writes (P, zeroed rows) visible to wgmma
-        if (LAG && blk != b1 - 1) {
-          named_barrier_sync(6, 128);  // P complete for this warpgroup's P V; consumer 1 learns it at barrier 5
-        } else if (LAG) {
-          named_barrier_arrive(2, 256);  // the request's last block: consumer 1 need not wait for a next Q K^T
-          named_barrier_sync(6, 128);
-        } else {
-          named_barrier_sync(2, 256);
-        }
+        named_barrier_sync(2, 256);
         TL_PROBE_END(mla_probe::softmax, s, blk);
       } else {
         // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
         // Q K^T of this block is complete: it waited before the softmax).
         TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
-        // pv_lag: barrier 5, consumer 0's Q K^T of the next block complete (then it computes that block's softmax).
-        if (LAG && blk != b1 - 1) named_barrier_sync(5, 256);
-        else named_barrier_sync(2, 256);
+        named_barrier_sync(2, 256);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
 #pragma unroll
           for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
         }
-        // Long complete; makes the TMA writes visible to this warpgroup too (pv_lag: its V columns are group B's).
-        mbar_wait(base + (LAG ? P.full_b_bar(s) : P.full_bar(s)), (it >> 1) & 1);
+        mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
         if (!SPARSE && valid < kBlock) {
           zero_v_tail<C>(kv, valid, c, tid);
@@ -560,20 +523,20 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
       static constexpr auto v_steps =
           tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
       wgmma_fence();
-      const unsigned p_lo = sw128_desc_lo(p_blk, 16), v_lo = sw128_desc_lo(kv_d, P.desc_v_lbo);
+      const unsigned p_lo = sw128_desc_lo(p_base, 16), v_lo = sw128_desc_lo(kv_d, P.desc_v_lbo);
 #pragma unroll
       for (int i = 0; i < p_steps.size(); ++i) {
         if constexpr (C.uniform_desc)
           WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, desc_of(p_lo + (p_steps[i] >> 4), hi_u),
                                                   desc_of(v_lo + (v_steps[i] >> 4), hi_u));
         else
-          WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_blk + p_steps[i], 16, P.desc_sbo),
+          WgmmaSS<P.acc_o.cols(), C.bf16, 1>::run(o, smem_desc_sw128(p_base + p_steps[i], 16, P.desc_sbo),
                                                   smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
       }
       wgmma_commit();
       wgmma_wait<0>();
-      if (QK_WG == 1 && c == 1 && !LAG) named_barrier_arrive(3, 256);  // this P V is done with the P tile
-      if (tid == 0) mbar_arrive(base + (LAG && c == 1 ? P.empty_b_bar(s) : P.empty_bar(s)));
+      if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
+      if (tid == 0) mbar_arrive(base + P.empty_bar(s));
       if (SPARSE && a.remote_base && tid == 0) mbar_arrive_cluster(map_shared_rank(base + P.empty_bar(s), a.peer));
       TL_PROBE_END(mla_probe::pv, s, blk);
     }
@@ -693,7 +656,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     TL_PROBE_END(mla_probe::combine, probe::kNoStage, r);
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
-  if (QK_WG == 1 && c == 0 && it > 0 && !LAG) named_barrier_sync(3, 256);
+  if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }

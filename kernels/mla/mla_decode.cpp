@@ -27,8 +27,7 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
                          (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
           .uniform_desc = c.integer("qk_warpgroups") == 1 &&
                           (c.text("uniform_desc") == "true" ||
-                           (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock)),
-          .pv_lag = c.integer("qk_warpgroups") == 1 && c.boolean("pv_lag")};
+                           (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock))};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -264,13 +263,7 @@ KernelSpec mla_decode_spec() {
                                       "spills 4 B: off there). auto: on where a request has more than two row tiles "
                                       "(seq_q x heads > 128: 1.008-1.013x at FlashMLA's compute-bound s_q 2, h_q 128 on "
                                       "the H100, both rounds, medians and minima); off at fewer (s_q 1, h_q 128 at 32k: "
-                                      "not shown to win, runs bimodal; s_q 1, h_q 64: 0.997-1.002x; docs/perf.md)"),
-               ParamSpec::boolean("pv_lag", false,
-                                  "qk_warpgroups 1: consumer 1's P V of a block runs a block behind, while consumer 0 "
-                                  "computes the next block's softmax (its Q K^T done), so that consumer 0's own P V "
-                                  "has the tensor cores alone; P lives in the stage's RoPE panel and a stage is "
-                                  "loaded and released in two groups (V's first half, then V's second half with the "
-                                  "RoPE panel), Q K^T waiting for the second group after its first 16 k-steps")}};
+                                      "not shown to win, runs bimodal; s_q 1, h_q 64: 0.997-1.002x; docs/perf.md)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -84,12 +84,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(base + P.full_bar(s), 1);
-      mbar_init(base + P.empty_bar(s), P.lag ? 1 : 2);
-      if constexpr (P.lag) {
-        // Group B's barriers (the plan's full_b_bar / empty_b_bar): consumer 1 alone releases it.
-        mbar_init(base + P.full_b_bar(s), 1);
-        mbar_init(base + P.empty_b_bar(s), 1);
-      }
+      mbar_init(base + P.empty_bar(s), 2);
     }
     mbar_init(base + P.q_full_bar(), 1);
     mbar_init(base + P.q_empty_bar(), 2);
@@ -125,34 +120,21 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
           mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
           TL_PROBE_END(mla_probe::load_wait, s, blk);
           TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
-          // Panels [P0, P1) of the block into stage s, completing barrier bar (pv_lag: two groups, each loaded once
-          // its own consumer has released it; otherwise all nine at once).
-          int phys = 0;
-          auto load_panels = [&](int P0, int P1, unsigned bar) {  // constants where called: the loops unroll
-            if (lane == 0) {
-              mbar_expect_tx(bar, P.tile_bytes / P.panels * (P1 - P0));
-              if constexpr (C.evict_first) {
-                // auto: one row tile, so no other CTA reads the block; its lines may go before other data in L2.
-                const unsigned long long policy = l2_policy_evict_first();
+          if (lane == 0) {
+            mbar_expect_tx(base + P.full_bar(s), P.tile_bytes);
+            const int phys = __ldg(row_table + blk);
+            if constexpr (C.evict_first) {
+              // auto: one row tile, so no other CTA reads the block; its lines may go before other data in L2.
+              const unsigned long long policy = l2_policy_evict_first();
 #pragma unroll
-                for (int p = P0; p < P1; ++p)
-                  tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, bar, p * P.panel_cols, phys * kBlock,
-                                   policy);
-              } else {
+              for (int p = 0; p < P.panels; ++p)
+                tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols,
+                                 phys * kBlock, policy);
+            } else {
 #pragma unroll
-                for (int p = P0; p < P1; ++p)
-                  tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, bar, p * P.panel_cols, phys * kBlock);
-              }
+              for (int p = 0; p < P.panels; ++p)
+                tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
             }
-          };
-          if (lane == 0) phys = __ldg(row_table + blk);
-          if constexpr (P.lag) {
-            load_panels(0, P.lag_panels, base + P.full_bar(s));
-            __syncwarp();
-            mbar_wait(base + P.empty_b_bar(s), ((it >> 1) & 1) ^ 1);
-            load_panels(P.lag_panels, P.panels, base + P.full_b_bar(s));
-          } else {
-            load_panels(0, P.panels, base + P.full_bar(s));
           }
           __syncwarp();
           TL_PROBE_END(mla_probe::load_issue, s, blk);

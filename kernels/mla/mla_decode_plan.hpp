@@ -25,7 +25,6 @@ struct MlaDecodeConfig {
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
   bool uniform_desc = false;  // the consumers' wgmma descriptors from warp-uniform values (mla_consumer.cuh)
-  bool pv_lag = false;  // qk_warpgroups 1: consumer 1's P V a block behind, a stage's V halves released separately
 };
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
@@ -68,7 +67,6 @@ struct MlaDecodePlan {
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format", SW128): stride byte offset = one 8-row atom of a K-major
   // tile; for V read N-major the leading byte offset = the next 64 columns (the next panel).
   unsigned desc_sbo, desc_v_lbo;
-  bool lag;  // pv_lag with one Q K^T warpgroup (the only form it has)
 
   TL_HOST_DEVICE constexpr unsigned kv_stage(int s) const { return off_kv + tile_bytes * static_cast<unsigned>(s); }
   // mbarriers: full[2] and empty[2] of the KV ring, then Q's full and empty.
@@ -76,12 +74,6 @@ struct MlaDecodePlan {
   TL_HOST_DEVICE constexpr unsigned empty_bar(int s) const { return off_bar + 16u + 8u * static_cast<unsigned>(s); }
   TL_HOST_DEVICE constexpr unsigned q_full_bar() const { return off_bar + 32u; }
   TL_HOST_DEVICE constexpr unsigned q_empty_bar() const { return off_bar + 40u; }
-  // pv_lag: a KV stage is loaded and released in two groups of panels, A = panels [0, lag_panels) (V's columns
-  // 0 .. 255, consumer 0's) under full_bar / empty_bar and B = the rest (V's columns 256 .. 511 and the RoPE panel,
-  // which holds the block's P once its Q K^T is done) under these two, which live in the P tile (unused then).
-  enum : int { lag_panels = 4 };
-  TL_HOST_DEVICE constexpr unsigned full_b_bar(int s) const { return off_p + 8u * static_cast<unsigned>(s); }
-  TL_HOST_DEVICE constexpr unsigned empty_b_bar(int s) const { return off_p + 16u + 8u * static_cast<unsigned>(s); }
 };
 
 TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
@@ -113,7 +105,6 @@ TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
   p.smem_bytes = p.smem_used + 1024u;
   p.desc_sbo = 2u * static_cast<unsigned>(p.tile.layout()(8, 0));
   p.desc_v_lbo = 2u * static_cast<unsigned>(p.tile.layout()(0, p.panel_cols));
-  p.lag = c.pv_lag && c.qk_warpgroups == 1;
   return p;
 }
 
@@ -126,7 +117,6 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
       .field("uniform_desc", c.uniform_desc)
-      .field("pv_lag", c.pv_lag)
       .str();
 }
 

@@ -46,9 +46,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}}, {{"qk_warpgroups", "2"}, {"vec_store", "false"}}},
       {{{"varlen", "true"}, {"zero_lengths", "true"}, {"heads", "16"}, {"seq_q", "4"}}, {{"sms", "7"}, {"tie_gap", "0"}}},
       {{}, {{"uniform_desc", "true"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"uniform_desc", "true"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}}, {{"pv_lag", "true"}}},
-      {{{"heads", "128"}}, {{"pv_lag", "true"}}}};
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"uniform_desc", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -74,7 +72,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
 TEST(MlaDecode, RemovedSwitchesAreRefusedByName) {
   for (const char* key : {"rotate", "async_count", "prefetch", "overlap", "partial16", "fast_merge", "prologue",
                           "skip_rescale", "table_ahead", "panel_bars", "seesaw", "softmax_split", "prefetch_next",
-                          "p_regs", "release"}) {
+                          "p_regs", "release", "pv_lag"}) {
     auto inst = instantiate(mla(), {}, {{key, "1"}}, limits_for_arch("sm_90a"));
     ASSERT_FALSE(inst.ok()) << key;
     EXPECT_NE(inst.status().message().find(key), std::string::npos) << inst.status().message();
@@ -114,18 +112,6 @@ TEST(MlaDecode, UniformDescFollowsTheConfig) {
   EXPECT_FALSE(uniform(cb, {{"uniform_desc", "false"}}));
   EXPECT_FALSE(uniform(cb, {{"qk_warpgroups", "2"}}));
   EXPECT_FALSE(uniform(cb, {{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}));
-}
-
-// pv_lag: opt-in, with one Q K^T warpgroup only (with two both consumers compute S and run the softmax).
-TEST(MlaDecode, PvLagFollowsTheConfig) {
-  auto lag = [](const KV& config) {
-    auto inst = instantiate(mla(), {{"seq_q", "2"}, {"heads", "128"}}, config, limits_for_arch("sm_90a"));
-    EXPECT_TRUE(inst.ok()) << inst.status().message();
-    return inst.ok() && inst->name_expression.find(".pv_lag = true") != std::string::npos;
-  };
-  EXPECT_FALSE(lag({}));
-  EXPECT_TRUE(lag({{"pv_lag", "true"}}));
-  EXPECT_FALSE(lag({{"pv_lag", "true"}, {"qk_warpgroups", "2"}}));
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {

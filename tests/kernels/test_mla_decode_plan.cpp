@@ -215,9 +215,9 @@ TEST(MlaDecodePlan, UnswizzledRowsHoldTheSameChunks) {
 
 TEST(MlaDecodePlan, ConfigNamesEveryFieldAndEachChangesTheCacheKey) {
   EXPECT_EQ(name_expression(MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false,
-                                            .evict_first = true, .uniform_desc = true, .pv_lag = true}),
+                                            .evict_first = true, .uniform_desc = true}),
             "tl::mla_decode<tl::MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false, "
-            ".evict_first = true, .uniform_desc = true, .pv_lag = true}>");
+            ".evict_first = true, .uniform_desc = true}>");
   auto key = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
     auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
     EXPECT_TRUE(inst.ok()) << inst.status().message();
@@ -233,8 +233,7 @@ TEST(MlaDecodePlan, ConfigNamesEveryFieldAndEachChangesTheCacheKey) {
   keys.insert(key({}, {{"vec_store", "false"}}));
   keys.insert(key({}, {{"evict_first", "off"}}));  // auto is on at the default problem (one row tile)
   keys.insert(key({}, {{"uniform_desc", "true"}}));  // auto is off at the default problem (one row tile)
-  keys.insert(key({}, {{"pv_lag", "true"}}));
-  EXPECT_EQ(keys.size(), 8u);
+  EXPECT_EQ(keys.size(), 7u);
   EXPECT_EQ(key({{"batch", "7"}}, {{"sms", "9"}}), base);  // the run-time arguments and the schedule are not the code
 }
 
