@@ -304,12 +304,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // CFG.stage_async: the weights hold their codes in nibble-pair order (gemv_pair_code), so a chunk is stored as it
   // is loaded: every chunk of the thread goes by cp.async straight to its place (zero-filled past M and K), all in
   // flight at once, with no registers held and no pass over shared memory (the first round's place as act_first's).
+  // Through the L1 (.ca) as the register loads' __ldg: the CTAs of an SM that share a k split copy the same chunks.
   const auto copy_chunks = [&] {
     for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
       const Chunk c = chunk_at(i);
       const bool in = c.m < M && c.k < K;
-      cp_async_16(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq),
-                  A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
+      cp_async_16_ca(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq),
+                     A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
     }
     cp_async_commit();
   };
