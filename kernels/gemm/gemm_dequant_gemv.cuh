@@ -27,7 +27,8 @@
 // each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
 // differently. With CFG.stage_async (on the permuted copy, which is the kernel's own) each 4-byte word of the weights
 // holds its 8 codes in nibble-pair order (gemv_pair_code with nibble_pairs: the same shift and conversion then meet
-// consecutive k), so the activations need no pair order and are staged as they are by cp.async.
+// consecutive k), so the activations need no pair order and are staged as they are by cp.async (through the L1:
+// 1.03-1.05x at M 8 and 16, 28672 x 8192, 0.99x at M 1 on an H100; bypassing it 0.78-0.98x: docs/perf.md, gemv10).
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps); with CFG.tile_loop CTA (x, y) takes row tiles x, x +
