@@ -137,6 +137,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           // auto: on for M <= 8; at M 16 it measured 0.94-0.99x (docs/perf.md, gemv7).
           .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
           .permuted = c.text("weight_layout") != "plain",
+          .stage_async = c.text("stage_copy") == "async",
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -282,6 +283,13 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
       return refuse("tile_rounds=" + c.text("tile_rounds") + " is schedule=split's with global sums (a CTA loops over "
                     "row tiles of one k split): leave schedule at split and reduce at auto or global, or set "
                     "tile_rounds=1");
+    if (cfg.stage_async && !cfg.permuted)
+      return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
+                    "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
+                    "weight_layout at auto or set stage_copy=regs");
+    if (cfg.stage_async && cfg.group_sum)
+      return refuse("stage_copy=async copies the activations without passing them through registers, where group_sum "
+                    "adds each step's activation sums: set group_sum=false or stage_copy=regs");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -327,9 +335,12 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
 
 // The value the kernel feeds the tensor cores for weight (n, k): bf16(code * scale), the product taken in f32 (exact
 // for bf16 scales; the f32 product the kernel rounds for f32 scales).
+// pairs: W is the gemv path's W_pairs (stage_copy=async: the permuted layout in nibble-pair order), else row-major.
 double dequantized(const HostTensor& W, const HostTensor& S, bool fp4, std::int64_t K, std::int64_t KG,
-                   std::int64_t group, std::int64_t n, std::int64_t k) {
-  const std::uint8_t code = num::packed4_code(W.data.data() + n * (K / 2), static_cast<std::uint64_t>(k));
+                   std::int64_t group, std::int64_t n, std::int64_t k, bool pairs = false) {
+  const std::int64_t nibble = pairs ? gemv_pairs_nibble_at(n, k, static_cast<int>(tiles(K, kGemvStepK))) : 0;
+  const std::uint8_t code = pairs ? static_cast<std::uint8_t>(W.data[static_cast<std::size_t>(nibble / 2)] >> (4 * (nibble % 2)) & 0xF)
+                                  : num::packed4_code(W.data.data() + n * (K / 2), static_cast<std::uint64_t>(k));
   const float v = fp4 ? num::fp4_e2m1_value(code) : static_cast<float>(num::int4_value(code));
   const float s = static_cast<float>(S.at(n * KG + k / group));
   return num::bf16_to_float(num::float_to_bf16(v * s));
@@ -339,13 +350,15 @@ Result<std::vector<double>> dequant_reference(const Values& p, const ReferenceIn
                                               const std::vector<std::int64_t>& idx) {
   const std::int64_t N = p.integer("N"), K = p.integer("K"), group = p.integer("group"), KG = k_groups(p);
   const bool fp4 = p.text("wtype") == "fp4";
-  const HostTensor &A = in.tensor("A"), &W = in.tensor("W"), &S = in.tensor("scales");
+  // stage_copy=async's kernel reads W_pairs, whose codes are the logical W (no plain W is made for it).
+  const bool pairs = in.tensors.count("W_pairs") != 0;
+  const HostTensor &A = in.tensor("A"), &W = in.tensor(pairs ? "W_pairs" : "W"), &S = in.tensor("scales");
   std::vector<double> out;
   out.reserve(idx.size());
   for (auto i : idx) {
     const std::int64_t m = i / N, n = i % N;
     double total = 0;
-    for (std::int64_t k = 0; k < K; ++k) total += A.at(m * K + k) * dequantized(W, S, fp4, K, KG, group, n, k);
+    for (std::int64_t k = 0; k < K; ++k) total += A.at(m * K + k) * dequantized(W, S, fp4, K, KG, group, n, k, pairs);
     out.push_back(total);
   }
   return out;
@@ -469,6 +482,14 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
                                  "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
+               ParamSpec::enumeration("stage_copy", "regs", {"regs", "async"},
+                                      "gemv: how a CTA stages its activations: regs = `stage_rounds` rounds of 16-byte "
+                                      "loads through registers, each chunk put in the weights' pair order; async = the "
+                                      "weights' codes stored in nibble-pair order (the tensor W_pairs: needs the "
+                                      "permuted layout), so every chunk is copied as it is by cp.async through the L1, "
+                                      "all in flight at once (after the first weights' loads, or before them with "
+                                      "act_first); on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), 0.99x at M 1, "
+                                      "not timed elsewhere"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "
@@ -533,7 +554,13 @@ KernelSpec gemm_dequant_spec() {
         // with two row blocks and the row-major weights.
         {{"path", "gemv"}, {"tile_rounds", "2"}},
         {{"path", "gemv"}, {"tile_rounds", "3"}, {"splits", "3"}, {"batch", "on"}},
-        {{"path", "gemv"}, {"tile_rounds", "2"}, {"warp_rows", "32"}, {"weight_layout", "plain"}}};
+        {{"path", "gemv"}, {"tile_rounds", "2"}, {"warp_rows", "32"}, {"weight_layout", "plain"}},
+        // The activations copied as they are (the weights in nibble-pair order): after and before the first weights,
+        // with two row blocks in an odd split, with several row tiles a CTA, and in the persistent schedule.
+        {{"path", "gemv"}, {"stage_copy", "async"}},
+        {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "on"}, {"splits", "3"}, {"warp_rows", "32"}},
+        {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "off"}, {"tile_rounds", "2"}},
+        {{"path", "gemv"}, {"stage_copy", "async"}, {"schedule", "stream"}, {"batch", "off"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -611,6 +638,13 @@ KernelSpec gemm_dequant_spec() {
         ArgSpec tiled = ArgSpec::tensor("W_tiles", DType::u8, {tiles(N, kGemvTileRows), tiles(K, kGemvStepK),
                                                                kGemvTileRows, kGemvRowStepBytes}, ArgRole::in, args[1].fill);
         tiled.fill.tiles = {N, K / 2, kGemvTileRows, kGemvRowStepBytes};
+        if (cfg.stage_async) {
+          // W_pairs: the same bytes read with each word's codes in nibble-pair order (gemv_pairs_nibble_at), which
+          // makes them another logical W than the plain fill's; the reference reads this one, so no W beside it.
+          tiled.name = "W_pairs";
+          args[1] = std::move(tiled);
+          return args;
+        }
         args[1].is_param = false;
         args.insert(args.begin() + 1, std::move(tiled));
       }

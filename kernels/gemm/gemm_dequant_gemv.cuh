@@ -25,7 +25,10 @@
 // faster on an H100 (docs/perf.md), so it is opt-in. With CFG.permuted the weights come pre-permuted (the plan's
 // gemv_permuted_at: 16-row by 64-byte tiles, a row block's steps one after another), so the same lanes' loads are
 // each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
-// differently.
+// differently. With CFG.stage_async (on the permuted copy, which is the kernel's own) each 4-byte word of the weights
+// holds its 8 codes in nibble-pair order (gemv_pair_code with nibble_pairs: the same shift and conversion then meet
+// consecutive k), so the activations need no pair order and are staged as they are by cp.async (through the L1:
+// 1.03-1.05x at M 8 and 16, 28672 x 8192, 0.99x at M 1 on an H100; bypassing it 0.78-0.98x: docs/perf.md, gemv10).
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps); with CFG.tile_loop CTA (x, y) takes row tiles x, x +
@@ -52,6 +55,7 @@
 #include "tile/cluster.cuh"
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
+#include "tile/cp_async.cuh"
 #include "tile/dequant4.hpp"
 #include "tile/global.cuh"
 #include "tile/mma_sync.cuh"
@@ -298,9 +302,30 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         v[r] = __ldg(reinterpret_cast<const uint4*>(A + static_cast<long long>(c.m) * K + c.k));
     }
   };
-  if constexpr (CFG.act_first) stage_loads(threadIdx.x);
-  load_ring();
-  for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
+  // CFG.stage_async: the weights hold their codes in nibble-pair order (gemv_pair_code), so a chunk is stored as it
+  // is loaded: every chunk of the thread goes by cp.async straight to its place (zero-filled past M and K), all in
+  // flight at once, with no registers held and no pass over shared memory (the first round's place as act_first's).
+  // Through the L1 (.ca) as the register loads' __ldg: the CTAs of an SM that share a k split copy the same chunks.
+  const auto copy_chunks = [&] {
+    for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
+      const Chunk c = chunk_at(i);
+      const bool in = c.m < M && c.k < K;
+      cp_async_16_ca(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq),
+                     A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+  static_assert(!CFG.stage_async || (CFG.permuted && !GROUP_SUM), "stage_async: the kernel's permuted weights, no group_sum");
+  if constexpr (CFG.stage_async) {
+    if constexpr (CFG.act_first) copy_chunks();
+    load_ring();
+    if constexpr (!CFG.act_first) copy_chunks();
+    cp_async_wait<0>();
+  } else if constexpr (CFG.act_first) {
+    stage_loads(threadIdx.x);
+  }
+  if constexpr (!CFG.stage_async) load_ring();
+  for (int i0 = threadIdx.x; !CFG.stage_async && i0 < staged; i0 += ROUNDS * CFG.threads()) {
     if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
@@ -395,7 +420,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) bj[nt][i] = word(b[nt], (gemv_slot(gemv_code(j, FB[2 * i].row)) % 8) / 2);
+          for (int i = 0; i < 2; ++i)
+            bj[nt][i] = word(b[nt], (gemv_slot(gemv_code(j, FB[2 * i].row, CFG.stage_async), CFG.stage_async) % 8) / 2);
 #pragma unroll
         for (int rb = 0; rb < RB; ++rb) {
           unsigned a[4];

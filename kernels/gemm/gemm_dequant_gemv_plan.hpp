@@ -43,6 +43,10 @@ struct GemmDequantGemvConfig {
   int stage_rounds = 2;  // rounds of activation chunks each thread has in flight while staging
   bool act_first = false;  // the first staging round's loads issued before the first weights' (else after)
   bool permuted = false;   // the weights in the permuted layout (gemv_permuted_at), not row-major [N, K/2]
+  // The weights' codes in nibble-pair order (each 4-byte word's consecutive codes 2p, 2p + 1 at nibbles p and p + 4:
+  // gemv_nibble_code), so the activations are staged as they are, by cp.async (needs `permuted`: the kernel's own
+  // copy of W).
+  bool stage_async = false;
   // split schedule: a CTA takes row tiles blockIdx.x, blockIdx.x + gridDim.x, ... over its k split, its activations
   // staged once for all of them (the spec's tile_rounds > 1: a grid of ceil(row tiles / tile_rounds) columns).
   bool tile_loop = false;
@@ -70,6 +74,17 @@ TL_HOST_DEVICE constexpr long long gemv_permuted_at(long long n, long long b, in
          b % kGemvRowStepBytes;
 }
 
+// stage_copy=async's weights (the spec's W_pairs): the permuted layout with each 4-byte word's 8 codes (two a byte,
+// low nibble first) in nibble-pair order, nibble n of a word holding its code gemv_nibble_code(n) = 2 (n % 4) + n / 4,
+// so the word shifted right by 4p has consecutive codes 2p and 2p + 1 at nibbles 0 and 4 (a bf16 pair's halves).
+// Code k of weight row n is nibble gemv_pairs_nibble_at(n, k, k_steps) of the buffer (low nibble of a byte first).
+TL_HOST_DEVICE constexpr int gemv_nibble_code(int nibble) { return 2 * (nibble % 4) + nibble / 4; }
+TL_HOST_DEVICE constexpr long long gemv_pairs_nibble_at(long long n, long long k, int k_steps) {
+  const long long at = gemv_permuted_at(n, k / 2, k_steps);  // the byte holding the code in the permuted layout
+  const int c = static_cast<int>(at % 4 * 2 + k % 2);          // the code's place among its word's 8
+  return 2 * (at - at % 4) + c / 2 + 4 * (c % 2);              // the nibble gemv_nibble_code maps to c
+}
+
 // The most split CTAs cluster_reduce puts in one cluster (Hopper's non-portable cluster size; more splits add their
 // partial sums through global memory).
 enum : int { kGemvMaxCluster = 16 };
@@ -89,12 +104,18 @@ TL_HOST_DEVICE constexpr unsigned gemv_int4_biased(unsigned pair) { return (pair
 // B fragments) and 2j + 1 (columns 2t+8, 2t+9), so logical column `col` of mma j is code gemv_code(j, col) of the
 // step's 128 (lane t = (col % 8) / 2 loads codes 32t ..). The activations are staged in the same pair order (code c of
 // a lane's 32 at element gemv_slot(c)), so a B register is one aligned 32-bit read. (tests/kernels checks both
-// fragments against the PTX ISA's atoms.)
-TL_HOST_DEVICE constexpr int gemv_pair_code(int pair, int e) { return 8 * (pair / 4) + pair % 4 + 4 * e; }
-TL_HOST_DEVICE constexpr int gemv_code(int j, int col) {
-  return kGemvLaneCodes * ((col % 8) / 2) + gemv_pair_code(2 * j + col / 8, col % 2);
+// fragments against the PTX ISA's atoms.) With `nibble_pairs` (the config's stage_async) the weights' codes are stored
+// in nibble-pair order instead (nibble n of a word holds its code gemv_nibble_code(n), above): pair P is then the
+// consecutive codes 8 (P / 4) + 2 (P % 4) + e, and the activations need no reordering (gemv_slot(c) = c).
+TL_HOST_DEVICE constexpr int gemv_pair_code(int pair, int e, bool nibble_pairs = false) {
+  return nibble_pairs ? 8 * (pair / 4) + 2 * (pair % 4) + e : 8 * (pair / 4) + pair % 4 + 4 * e;
 }
-TL_HOST_DEVICE constexpr int gemv_slot(int code) { return 8 * (code / 8) + 2 * (code % 4) + (code % 8) / 4; }
+TL_HOST_DEVICE constexpr int gemv_code(int j, int col, bool nibble_pairs = false) {
+  return kGemvLaneCodes * ((col % 8) / 2) + gemv_pair_code(2 * j + col / 8, col % 2, nibble_pairs);
+}
+TL_HOST_DEVICE constexpr int gemv_slot(int code, bool nibble_pairs = false) {
+  return nibble_pairs ? code : 8 * (code / 8) + 2 * (code % 4) + (code % 8) / 4;
+}
 // Eight consecutive codes' activations (a 16-byte chunk, k0 .. k7 in words {k0,k1} {k2,k3} {k4,k5} {k6,k7}) in pair
 // order: word p = {k_p, k_p+4}, i.e. element gemv_slot(c) holds code c.
 TL_HOST_DEVICE inline void gemv_pair_order(const unsigned (&in)[4], unsigned (&out)[4]) {
@@ -166,6 +187,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("stage_rounds", c.stage_rounds)
       .field("act_first", c.act_first)
       .field("permuted", c.permuted)
+      .field("stage_async", c.stage_async)
       .field("tile_loop", c.tile_loop)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)

@@ -10,6 +10,10 @@ namespace tl {
 TL_DEVICE_INLINE void cp_async_16(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+// As cp_async_16, allocating in the L1 (.ca): copies of bytes that other CTAs of the SM copy too can hit there.
+TL_DEVICE_INLINE void cp_async_16_ca(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
 // As cp_async_16, with the L2 asked to fetch the 256-byte block around src (.L2::256B), for copies whose neighbours
 // come next.
 TL_DEVICE_INLINE void cp_async_16_l2_256(unsigned dst, const void* src, int src_bytes) {

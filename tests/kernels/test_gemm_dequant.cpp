@@ -3,6 +3,7 @@
 // to fix, a name per config, and a float64 reference that a wrong scale group or nibble order cannot pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -192,20 +193,45 @@ TEST(GemmDequantPlan, TilesAndRegionsAreWhatTmaWrites) {
 
 // The k permutation covers a step's 128 codes once (8 mmas of 16 logical columns), each lane's pairs its 32 codes, and
 // gemv_slot inverts the pair order.
+// With nibble_pairs (stage_copy=async) a pair's codes are consecutive and the activations' slots are their codes.
 TEST(GemmDequantGemvPlan, KPermutationIsABijectionOfTheStep) {
-  std::set<int> codes, lane_codes;
-  for (int j = 0; j < 8; ++j)
-    for (int col = 0; col < 16; ++col) codes.insert(gemv_code(j, col));
-  EXPECT_EQ(codes.size(), 128u);
-  EXPECT_EQ(*codes.begin(), 0);
-  EXPECT_EQ(*codes.rbegin(), kGemvStepK - 1);
-  for (int pair = 0; pair < 16; ++pair)
+  for (bool np : {false, true}) {
+    std::set<int> codes, lane_codes;
+    for (int j = 0; j < 8; ++j)
+      for (int col = 0; col < 16; ++col) codes.insert(gemv_code(j, col, np));
+    EXPECT_EQ(codes.size(), 128u);
+    EXPECT_EQ(*codes.begin(), 0);
+    EXPECT_EQ(*codes.rbegin(), kGemvStepK - 1);
+    for (int pair = 0; pair < 16; ++pair)
+      for (int e = 0; e < 2; ++e) {
+        lane_codes.insert(gemv_pair_code(pair, e, np));
+        EXPECT_EQ(gemv_slot(gemv_pair_code(pair, e, np), np), 2 * pair + e);
+        if (np) {
+          EXPECT_EQ(gemv_pair_code(pair, e, np), 2 * pair + e);
+        }
+      }
+    EXPECT_EQ(lane_codes.size(), 32u);
+    EXPECT_EQ(*lane_codes.rbegin(), kGemvLaneCodes - 1);
+  }
+}
+
+// nibble_pairs: a word stored in nibble-pair order (gemv_nibble_code), shifted right by 4p, has codes 2p and 2p + 1
+// where the conversion takes a pair's halves.
+TEST(GemmDequantGemvPlan, NibblePairWordsShiftToConsecutiveCodes) {
+  const unsigned codes[8] = {0x1, 0x5, 0xE, 0x9, 0xA, 0x3, 0xC, 0x7};  // code c of the word (logical order)
+  unsigned word = 0;
+  for (int n = 0; n < 8; ++n) word |= codes[gemv_nibble_code(n)] << (4 * n);
+  std::set<int> seen;
+  for (int n = 0; n < 8; ++n) seen.insert(gemv_nibble_code(n));
+  EXPECT_EQ(seen.size(), 8u);
+  for (int pair = 0; pair < 16; ++pair) {
+    const unsigned v = dequant4::codes_to_bf16x2<dequant4::kInt4>(word >> (4 * (pair % 4)));
     for (int e = 0; e < 2; ++e) {
-      lane_codes.insert(gemv_pair_code(pair, e));
-      EXPECT_EQ(gemv_slot(gemv_pair_code(pair, e)), 2 * pair + e);
+      const int c = gemv_pair_code(pair, e, true) % 8;
+      const float want = static_cast<float>(num::int4_value(static_cast<std::uint8_t>(codes[c])));
+      EXPECT_EQ(e ? bf16_hi(v) : bf16_lo(v), want) << "pair " << pair << " half " << e;
     }
-  EXPECT_EQ(lane_codes.size(), 32u);
-  EXPECT_EQ(*lane_codes.rbegin(), kGemvLaneCodes - 1);
+  }
 }
 
 // A word's codes shifted right by 4p: dequant4's conversion takes nibble p (low half) and p + 4 (high half), the
@@ -238,6 +264,7 @@ TEST(GemmDequantGemvPlan, ShiftedWordsAndStagedActivationsAreInPairOrder) {
 // the weights and the activations alike (else the k's would not meet).
 TEST(GemmDequantGemvPlan, LanesFeedTheirOwnBytesToMmaSync) {
   const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{});
+  for (bool np : {false, true})
   for (int lane = 0; lane < 32; ++lane) {
     const TileCoord a0 = p.mma_A(lane, 0);
     const int g = a0.row, t = a0.col / 2;
@@ -246,16 +273,17 @@ TEST(GemmDequantGemvPlan, LanesFeedTheirOwnBytesToMmaSync) {
         const TileCoord want = p.mma_A(lane, v), off = p.mma_A(0, 2 * (v / 2));
         const int pair = 2 * j + off.col / 8;
         EXPECT_EQ(want.row, g + off.row) << "lane " << lane << " A value " << v;
-        EXPECT_EQ(kGemvLaneCodes * t + gemv_pair_code(pair, v % 2), gemv_code(j, want.col)) << "lane " << lane << " A " << v;
+        EXPECT_EQ(kGemvLaneCodes * t + gemv_pair_code(pair, v % 2, np), gemv_code(j, want.col, np))
+            << "lane " << lane << " A " << v;
       }
     for (int j = 0; j < 8; ++j)
       for (int v = 0; v < 4; ++v) {
         const TileCoord want = p.mma_B(lane, v), off = p.mma_B(0, 2 * (v / 2));
-        const int slot = gemv_slot(gemv_code(j, off.row)) + v % 2;
+        const int slot = gemv_slot(gemv_code(j, off.row, np), np) + v % 2;
         EXPECT_EQ(slot % 2, v % 2) << "a B register is one aligned word";
         EXPECT_EQ(slot / 8, j / 2) << "mmas 2q and 2q+1 read the lane's 16-byte piece q";
         EXPECT_EQ(want.col, g) << "lane " << lane << " B value " << v;
-        EXPECT_EQ(kGemvLaneCodes * t + gemv_pair_code(slot / 2, slot % 2), gemv_code(j, want.row))
+        EXPECT_EQ(kGemvLaneCodes * t + gemv_pair_code(slot / 2, slot % 2, np), gemv_code(j, want.row, np))
             << "lane " << lane << " B value " << v;
       }
     for (int v = 0; v < 4; ++v) EXPECT_TRUE(p.mma_C(lane, v) == (TileCoord{g, 2 * t} + p.mma_C(0, v))) << lane;
@@ -376,6 +404,10 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "2"}, {"num_stages", "2"}}).find("at least 4"), std::string::npos);
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"k_split", "4"}, {"block_N", "128"}}).find("over 1024 threads"), std::string::npos);
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"weight_layout", "permuted"}}).find("set path=gemv"), std::string::npos);
+  EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"weight_layout", "plain"}}).find("stage_copy=regs"),
+            std::string::npos);
+  EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"group_sum", "true"}}).find("group_sum=false"),
+            std::string::npos);
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -749,6 +781,53 @@ TEST(GemmDequantSpec, PermutedWeightsHoldTheLogicalOnes) {
     }
   EXPECT_EQ(k.spec->reference(k.problem, in, "C", {0, 69, 209}).value(),
             plain.spec->reference(plain.problem, inputs_of(plain), "C", {0, 69, 209}).value());
+}
+
+// stage_copy=async: the kernel's W_pairs (the tiled bytes, no plain W beside them) are the logical W read through
+// gemv_pairs_nibble_at, a bijection of the logical codes onto the non-padding nibbles; what a lane loads (its 16 bytes
+// of a row's step at the permuted layout's place) holds, at nibble p of word w, the lane's code 8w + gemv_nibble_code(p)
+// (what the kernel's pair order takes it for); and the reference reads those codes, not the plain layout's.
+TEST(GemmDequantSpec, NibblePairWeightsAreTheReferencesLogicalOnes) {
+  const KV problem = {{"M", "3"}, {"N", "70"}, {"K", "224"}, {"group", "32"}};
+  const KernelInstance a = instance(problem, {{"path", "gemv"}, {"stage_copy", "async"}});
+  const KernelInstance tiled = instance(problem, {{"path", "gemv"}});
+  EXPECT_NE(a.name_expression, tiled.name_expression);
+  std::vector<std::string> params;
+  for (const ArgSpec& x : a.args)
+    if (x.kind == ArgSpec::Kind::tensor) params.push_back(x.name);
+  EXPECT_EQ(params, (std::vector<std::string>{"A", "W_pairs", "scales", "C", "partials", "counters"}));
+  const ReferenceInputs in = inputs_of(a);
+  const HostTensor& T = in.tensor("W_pairs");
+  EXPECT_EQ(T.data, inputs_of(tiled).tensor("W_tiles").data);  // the same bytes, another reading
+  const std::int64_t N = 70, K = 224, k_steps = 2;
+  std::vector<int> hits(static_cast<size_t>(2 * T.numel()), 0);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t k = 0; k < K; ++k) ++hits[static_cast<size_t>(gemv_pairs_nibble_at(n, k, k_steps))];
+  EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), N * K);
+  EXPECT_EQ(std::count(hits.begin(), hits.end(), 0), 2 * T.numel() - N * K);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (int s = 0; s < k_steps; ++s)
+      for (int t = 0; t < 4; ++t)
+        for (int w = 0; w < 4; ++w) {
+          const long long word = gemv_permuted_at(n, 64 * s + 16 * t + 4 * w, k_steps);
+          for (int p = 0; p < 8; ++p) {
+            const std::int64_t k = kGemvStepK * s + kGemvLaneCodes * t + 8 * w + gemv_nibble_code(p);
+            if (k < K) {
+              ASSERT_EQ(gemv_pairs_nibble_at(n, k, k_steps), 2 * word + p) << n << " " << k;
+            }
+          }
+        }
+  // The reference: row 0's sum over W_pairs' codes, against one computed here from the nibbles.
+  const HostTensor &A = in.tensor("A"), &S = in.tensor("scales");
+  double want = 0;
+  for (std::int64_t k = 0; k < K; ++k) {
+    const std::int64_t at = gemv_pairs_nibble_at(5, k, k_steps);
+    const auto code = static_cast<std::uint8_t>(T.data[static_cast<size_t>(at / 2)] >> (4 * (at % 2)) & 0xF);
+    const float v = static_cast<float>(num::int4_value(code)) * static_cast<float>(S.at(5 * 7 + k / 32));
+    want += A.at(k) * num::bf16_to_float(num::float_to_bf16(v));
+  }
+  EXPECT_EQ(a.spec->reference(a.problem, in, "C", {5}).value()[0], want);
+  EXPECT_NE(want, tiled.spec->reference(tiled.problem, inputs_of(tiled), "C", {5}).value()[0]);
 }
 
 TEST(GemmDequantSpec, ReferenceUsesEveryScaleAndAWrongOneFails) {
