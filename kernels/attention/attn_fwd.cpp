@@ -364,8 +364,14 @@ std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
 //   q_stages  2 where the second Q buffer fits beside the K/V rings (and the O staging tile), else 1
 //   epilogue  tma where its staging tile fits, else direct (a second Q buffer gives way first)
 //   min_blocks 1 but under a narrow band
-//   uniform_desc true (1.006-1.030x the per-thread descriptors at d 128, 64 and 256, H100), but false at head dim
-//             192 (192 / 128 causal: medians 0.94-0.95x, minima 1.02x, too noisy to show a win; docs/perf.md)
+//   uniform_desc true (1.006-1.030x the per-thread descriptors at d 128, 64 and 256, H100; at 192 / 128, whose runs
+//             step down with the power cap part-way through a bench, 1.016-1.046x by the full-clock minima in 11 of
+//             12 alternated rounds at the three MLA anchors, 1.005-1.018x by the medians' mean: docs/perf.md)
+//   pv_fence  on where ping_pong is off with two consumer warpgroups (head dim 256): nothing else issues GEMMs there
+//             while a warpgroup's softmax runs, so its own P V may overlap it (H100: 1.004-1.017x off at d 256 causal
+//             2k and 4k and 4k, both alternated rounds, medians and minima; docs/perf.md); off with ping-pong,
+//             where the softmax then runs beside the other warpgroup's GEMM issue (d 128: 0.96x), and untried
+//             under a narrow band (one warpgroup, two or three CTAs per SM)
 //   schedule  dynamic where causal (and persistent), and where not causal at dim = dim_v = 128 or 256: there equal
 //             work tiles still leave the CTAs uneven (4096 tiles on 132 SMs at the d 128 reference: 31.03 rounds),
 //             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
@@ -399,8 +405,8 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c, bool narrow_al
                        .dynamic = sched == "dynamic" ||
                                   (sched == "auto" && c.boolean("persistent") &&
                                    (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128))),
-                       .uniform_desc = c.text("uniform_desc") == "true" ||
-                                       (c.text("uniform_desc") == "auto" && widest != 192)};
+                       .uniform_desc = c.text("uniform_desc") != "false"};
+  r.pv_fence = c.text("pv_fence") == "true" || (c.text("pv_fence") == "auto" && !r.ping_pong && r.block_M == 128);
   // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
   // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -579,10 +585,16 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "true: the consumers' wgmma descriptors are built from values ptxas can prove "
                                       "warp-uniform (redux.sync of this warpgroup's Q address per work tile and of the "
                                       "K/V ring counter per tile), so each k16 step is one uniform-register add instead "
-                                      "of per-thread address math and two R2UR per wgmma; auto = true but at head dim 192 "
-                                      "(H100: 1.006-1.030x false at d 128, 128 causal, 64, GQA and 256 causal; at "
-                                      "192 / 128 causal 0.94-0.95x by the medians, 1.02x by the minima, a shape whose "
-                                      "runs swing 5-10%: not shown to win, so false; docs/perf.md)"),
+                                      "of per-thread address math and two R2UR per wgmma; auto = true (H100: 1.006-1.030x "
+                                      "false at d 128, 128 causal, 64, GQA and 256 causal; at 192 / 128, whose runs "
+                                      "step down with the power cap, 1.016-1.046x by the full-clock minima; docs/perf.md)"),
+               ParamSpec::enumeration("pv_fence", "auto", {"auto", "true", "false"},
+                                      "true: a clock read after each tile's softmax holds the wait for that tile's P V "
+                                      "behind it (ptxas otherwise places the wait before the softmax, so a warpgroup's "
+                                      "softmax never overlaps its own P V); auto = true where ping_pong is off with "
+                                      "two consumer warpgroups (head dim 256; H100: 1.004-1.017x false there), false "
+                                      "elsewhere (with ping-pong the softmax then competes with the other warpgroup's "
+                                      "GEMM issue: 0.96x at d 128; docs/perf.md)"),
                ParamSpec::enumeration("epilogue", "auto", {"auto", "direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "

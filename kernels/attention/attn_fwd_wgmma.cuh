@@ -99,6 +99,20 @@ struct AttnWork {
   int m_block, h, b, hk, m0, q_start, k_start, seq_q, seq_k, diag, top, n_tiles;
 };
 
+// pv_fence: the SM's clock, read as a scheduling fence (volatile, memory clobber), and its value joined to x as an
+// exact +0: the low 23 bits as a float are zero or a denormal, and times 0 that is +0 (inside asm, so neither the
+// compiler nor ptxas drops the read).
+TL_DEVICE_INLINE unsigned pv_fence_clock() {
+  unsigned c;
+  asm volatile("mov.u32 %0, %%clock;\n" : "=r"(c)::"memory");
+  return c;
+}
+TL_DEVICE_INLINE float pv_fence_join(float x, unsigned clock) {
+  float r;
+  asm("{\n.reg .b32 z;\nand.b32 z, %2, 0x007fffff;\nfma.rn.f32 %0, z, 0f00000000, %1;\n}\n" : "=f"(r) : "f"(x), "r"(clock));
+  return r;
+}
+
 template <int BM, int BN, bool CAUSAL, bool WINDOW>
 TL_DEVICE_INLINE AttnWork attn_work(int t, int m_blocks, int heads, int heads_kv, int batch, int section, int window,
                                     const int* cu_seqlens_q, const int* cu_seqlens_k) {
@@ -142,6 +156,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
   constexpr int D = CFG.dim, DV = CFG.dim_v, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, QS = CFG.q_stages;
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
   constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks, DYNAMIC = CFG.dynamic, UDESC = CFG.uniform_desc;
+  constexpr bool PV_FENCE = CFG.pv_fence;
   static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
@@ -545,9 +560,16 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
         softmax(alpha);
         TL_PROBE_END(Probe::softmax, st, tile);
         TL_PROBE_BEGIN(Probe::wait_pv, sp, tile + 1);
+        // PV_FENCE (config pv_fence): ptxas otherwise puts this wait at the top of the softmax's block (every
+        // build; docs/perf.md), so the softmax never overlaps this warpgroup's own P V. A clock read after the
+        // softmax holds the wait behind it; its value must be used, or ptxas drops it: it joins alpha as an exact
+        // +0 (a denormal's bits times 0) after the wait, out of the compiler's reach (asm).
+        unsigned pv_clock = 0;
+        if constexpr (PV_FENCE) pv_clock = pv_fence_clock();
         wgmma_wait<0>();
         fence_regs(o);
         fence_regs(p);
+        if constexpr (PV_FENCE) alpha[0] = pv_fence_join(alpha[0], pv_clock), alpha[1] = pv_fence_join(alpha[1], pv_clock);
         if (tid == 0) mbar_arrive(v_empty(sp));
         TL_PROBE_END(Probe::wait_pv, sp, tile + 1);
         TL_PROBE_BEGIN(Probe::rescale_p, sp, tile);

@@ -38,6 +38,7 @@ struct AttnFwdWgmmaConfig {
   bool dynamic = false;                     // work tiles taken from a global counter in turn (else static striding)
   int min_blocks = 1;                       // CTAs per SM the registers are budgeted for (__launch_bounds__, setmaxnreg)
   bool uniform_desc = false;                // wgmma descriptors from warp-uniform values (uniform registers)
+  bool pv_fence = false;                    // a tile's P V wait held after its softmax (a clock-read fence)
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -209,6 +210,7 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("dynamic", c.dynamic)
       .field("min_blocks", c.min_blocks)
       .field("uniform_desc", c.uniform_desc)
+      .field("pv_fence", c.pv_fence)
       .str();
 }
 

@@ -371,14 +371,18 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"block_M", "64"}, {"ping_pong", "false"}, {"min_blocks", "2"}}},
       {{{"dim", "64"}, {"window", "100"}, {"varlen", "true"}, {"dtype", "f16"}}, {}},
       {{}, {{"block_M", "64"}, {"ping_pong", "false"}, {"block_N", "64"}, {"min_blocks", "2"}, {"q_stages", "1"}}},
-      // The per-thread descriptors (uniform_desc=false; true, the default but at head dim 192, is most cases above) at
-      // the timed shapes' tiles: d 128, causal, d 64's 192-row blocks, GQA varlen and d 256; and true at 192 / 128.
+      // The per-thread descriptors (uniform_desc=false; true, the default, is every case above) at the timed shapes'
+      // tiles: d 128, causal, d 64's 192-row blocks, GQA varlen, 192 / 128 causal and d 256.
       {{}, {{"uniform_desc", "false"}}},
       {{{"causal", "true"}, {"dtype", "f16"}}, {{"uniform_desc", "false"}}},
       {{{"dim", "64"}}, {{"uniform_desc", "false"}}},
       {{{"varlen", "true"}, {"causal", "true"}, {"heads_kv", "2"}}, {{"uniform_desc", "false"}}},
-      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}}, {{"uniform_desc", "true"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}}, {{"uniform_desc", "false"}}},
       {{{"dim", "256"}, {"causal", "true"}}, {{"uniform_desc", "false"}}},
+      // pv_fence off at d 256 (its auto is on there) and on with ping-pong at d 128 and 192 / 128.
+      {{{"dim", "256"}, {"causal", "true"}}, {{"pv_fence", "false"}}},
+      {{}, {{"pv_fence", "true"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}}, {{"pv_fence", "true"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -649,6 +653,24 @@ TEST(AttentionWgmma, AutoScheduleIsDynamicWhereCausal) {
   EXPECT_FALSE(dynamic(causal, {{"persistent", "false"}}));
   EXPECT_FALSE(dynamic(causal, {{"schedule", "static"}}));
   EXPECT_TRUE(dynamic(dense64, {{"schedule", "dynamic"}}));
+}
+
+// uniform_desc auto: on at every head dim (192 / 128 too). pv_fence auto: on where ping_pong is off with two consumer
+// warpgroups (head dim 256's auto tile), off with ping-pong (d 128, 64, 192) and under a narrow band (one warpgroup).
+TEST(AttentionWgmma, AutoUniformDescAndPvFence) {
+  auto has = [](const KV& p, const KV& c, const std::string& field) {
+    return instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value().name_expression.find(field) !=
+           std::string::npos;
+  };
+  const KV d128 = {}, d64 = {{"dim", "64"}}, mla = {{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}};
+  const KV d256 = {{"dim", "256"}, {"causal", "true"}}, narrow = {{"causal", "true"}, {"window", "128"}};
+  for (const KV& p : {d128, d64, mla, d256, narrow}) EXPECT_TRUE(has(p, {}, ".uniform_desc = true"));
+  EXPECT_TRUE(has(mla, {{"uniform_desc", "false"}}, ".uniform_desc = false"));
+  EXPECT_TRUE(has(d256, {}, ".pv_fence = true"));
+  for (const KV& p : {d128, d64, mla, narrow}) EXPECT_TRUE(has(p, {}, ".pv_fence = false"));
+  EXPECT_TRUE(has(d256, {{"pv_fence", "false"}}, ".pv_fence = false"));
+  EXPECT_TRUE(has(d128, {{"pv_fence", "true"}}, ".pv_fence = true"));
+  EXPECT_TRUE(has(d128, {{"ping_pong", "false"}}, ".pv_fence = true"));
 }
 
 // Causal auto sections. Dynamic: no more (sequence, head) pairs than whose K and V fill 32 MB, so head dim 256 at

@@ -299,9 +299,9 @@ TEST(AttnPlans, EveryFieldChangesTheName) {
         AttnFwdWgmmaConfig{.num_stages = 3}, AttnFwdWgmmaConfig{.q_stages = 1}, AttnFwdWgmmaConfig{.ping_pong = false},
         AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::smem}, AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::direct},
         AttnFwdWgmmaConfig{.causal = true}, AttnFwdWgmmaConfig{.bf16 = false}, AttnFwdWgmmaConfig{.varlen = true},
-        AttnFwdWgmmaConfig{.dynamic = true}, AttnFwdWgmmaConfig{.uniform_desc = true}})
+        AttnFwdWgmmaConfig{.dynamic = true}, AttnFwdWgmmaConfig{.uniform_desc = true}, AttnFwdWgmmaConfig{.pv_fence = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
 }
 
 }  // namespace

@@ -96,12 +96,13 @@ TEST(Library, TypedConfigsOfTheMemoryAndTestKernelsNameEveryField) {
 }
 
 // A few valid configs per kernel, drawn from each schema with a fixed seed (invalid draws are skipped, as
-// can_implement decides), with each dtype the kernel takes.
+// can_implement decides), with each dtype the kernel takes. (Up to 200 draws: attn.fwd.wgmma's schema, where most
+// joint draws do not fit shared memory or registers, found 1 valid config in 40 once pv_fence joined it.)
 TEST(Library, SampledValidConfigsCompile) {
   std::mt19937 rng(20240611);
   for (const KernelSpec* s : library_registry().list(false)) {
     int compiled = 0;
-    for (int attempt = 0; attempt < 40 && compiled < 3; ++attempt) {
+    for (int attempt = 0; attempt < 200 && compiled < 3; ++attempt) {
       std::map<std::string, std::string> config;
       for (const auto& p : s->config.params) {
         if (!p.choices.empty()) {
