@@ -313,7 +313,14 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 28},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 72}};
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 72},
+      // persistent (opt-in): the walk over several key blocks holds the item's fields; the dQ writer (40 registers)
+      // spills at every shape, the consumers at dim 64 and GQA (docs/perf.md).
+      {{{"dim", "128"}}, {{"persistent", "true"}}, 40, 112},
+      {{{"dim", "128"}, {"causal", "true"}}, {{"persistent", "true"}}, 48, 72},
+      {{{"dim", "64"}}, {{"persistent", "true"}}, 132, 272},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"persistent", "true"}}, 244, 104},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"persistent", "true"}}, 80, 32}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
