@@ -46,9 +46,16 @@
 // buffers (tile it % 2), the dS-written barrier alternates between ids 1 and 4 by tile, and each warpgroup waits for
 // the staging buffer on its own mbarrier (dq_empty, dq_empty1), which the writer arrives on for the next tile's.
 //
+// With persistent a grid of at most one CTA per SM walks the key blocks t = blockIdx.x, + gridDim.x, .. in the order
+// above; every role walks the same blocks, the tile counter g (stage ring, mbarrier phases, dQ turns) running on over
+// them. The producer issues the next block's first Q, dO stage, then waits until both consumer warpgroups are done
+// with K, V (mbarrier kv_empty, after their last GEMM of the block) and loads the next K, V, so the loads overlap the
+// consumers' epilogue and deferred dQ conversions; the writer starts the next block's list once the consumers have
+// read this one's (named barrier 3).
+//
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
-// of completed tiles written).
+// of completed tiles written), 3 = both and the writer (persistent: the list read).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
