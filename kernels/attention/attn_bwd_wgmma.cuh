@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       };
       for (int j = 0, g0 = 0; next(j); ++j, g0 += tiles)  // (g: the CTA's tile counter over its items)
       for (int it = 0; it < tiles; ++it) {
-        const int g = g0 + it, s = g % STAGES, h = tile_head(it), m = tile_m(it);
+        const int g = (PERSIST ? g0 : 0) + it, s = g % STAGES, h = tile_head(it), m = tile_m(it);
         if constexpr (CFG.d_pass) {
           float lse[kRows], dot[kRows];
 #pragma unroll
@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       if (!run) continue;
       deferred = 0;
       for (int it = 0; it < tiles; ++it) {
-        const int g = g0 + it;
+        const int g = (PERSIST ? g0 : 0) + it;
         // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
         const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
         TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
@@ -455,7 +455,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     if (!PERSIST || tiles == 0) load_kv(r);
     if (kWarpWalks || tid == 0) {
       for (int it = 0; it < tiles; ++it) {
-        const int g = g0 + it, s = g % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
+        const int g = (PERSIST ? g0 : 0) + it, s = g % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
         const unsigned st = base + P.stage(s);
         TL_PROBE_BEGIN(Probe::wait_empty, s, it);
         mbar_wait(empty(s), ((g / STAGES) & 1) ^ 1);
@@ -509,9 +509,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   if (!run) continue;
 #pragma unroll
   for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
-  mbar_wait(kv_full, r++ & 1);
+  mbar_wait(kv_full, PERSIST ? r++ & 1 : 0);
   for (int it = 0; it < tiles; ++it) {
-    const int g = g0 + it, s = g % STAGES, h = tile_head(it), m = tile_m(it);
+    const int g = (PERSIST ? g0 : 0) + it, s = g % STAGES, h = tile_head(it), m = tile_m(it);
     // UDESC: this tile's Q, dO (and dq_alt's dS) from the warp-uniform tile counter.
     const int iu = UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(g))) : g;
     const unsigned q_u = base + P.stage(iu % STAGES), do_u = q_u + P.q_bytes;
