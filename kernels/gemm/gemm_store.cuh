@@ -74,6 +74,39 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
   }
 }
 
+// Staged plain (P.c_swizzle == 0: block_N columns that are not whole 128-byte rows, e.g. 152): the tile is staged
+// row-major, rows of block_N elements (the plan's note: conflict free at 152 16-bit columns), and written by one
+// unswizzled TMA box of block_N x 64 (16-byte rows: block_N * c_bytes a multiple of 16). Like the swizzled path it
+// first waits until the previous tile's stores have read the buffer.
+template <auto CFG>
+TL_DEVICE_INLINE void store_acc_tile_plain(const float* acc, const TmaDescriptor* tma_c, unsigned staging, int c,
+                                           int tid, int row0, int col0) {
+  constexpr GemmAccStorePlan P = make_plan(CFG);
+  constexpr GemmWgmmaAccTable AT = acc_table(P);
+  constexpr int NV = P.acc.num_values(), PAIR = P.acc_pair;
+  constexpr OutType C_TYPE = CFG.out_dtype;
+  static_assert(P.c_swizzle == 0 && (P.c_cols * P.c_bytes) % 16 == 0, "plain staging: 16-byte rows");
+  const TileCoord e0 = P.acc(tid, 0);
+  if (tid == 0) tma_store_wait_read();
+  named_barrier_sync(1 + c, 128);
+  const unsigned thread_addr = staging + P.c_bytes * (e0.row * P.c_cols + e0.col);
+#pragma unroll
+  for (int v = 0; v < NV; v += PAIR) {
+    const unsigned addr = thread_addr + P.c_bytes * AT.staging[v];
+    if constexpr (C_TYPE == kOutF32) {
+      st_shared_v2_f32(addr, acc[v], acc[v + 1]);
+    } else {
+      st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+    }
+  }
+  fence_proxy_async_smem();
+  named_barrier_sync(1 + c, 128);
+  if (tid == 0) {
+    tma_store(tma_c, staging, col0, row0);
+    tma_store_commit();
+  }
+}
+
 // Direct: each thread stores its pairs (any N), dropping what lies past M or N.
 template <auto CFG>
 TL_DEVICE_INLINE void store_acc_tile_direct(const float* acc, void* C, int tid, int row0, int col0, int M, int N) {
@@ -97,7 +130,9 @@ TL_DEVICE_INLINE void store_acc_tile_direct(const float* acc, void* C, int tid, 
 template <auto CFG>
 TL_DEVICE_INLINE void store_acc_tile(const float* acc, const TmaDescriptor* tma_c, void* C, unsigned staging, int c,
                                      int tid, int row0, int col0, int M, int N) {
-  if constexpr (CFG.tma_store) {
+  if constexpr (CFG.tma_store && make_plan(CFG).c_swizzle == 0) {
+    store_acc_tile_plain<CFG>(acc, tma_c, staging, c, tid, row0, col0);
+  } else if constexpr (CFG.tma_store) {
     store_acc_tile_staged<CFG>(acc, tma_c, staging, c, tid, row0, col0);
   } else {
     store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, M, N);

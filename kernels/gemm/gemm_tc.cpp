@@ -206,7 +206,8 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
   GemmWgmmaModel m;
   m.stages = static_cast<int>(inst.config.integer("num_stages"));
-  m.consumers = static_cast<int>(bm / 64);
+  const int chains = wgmma_config(inst.problem, inst.config).chains();
+  m.consumers = static_cast<int>(bm / 64) / chains;
   m.k_steps = g.k_steps;
   const std::int64_t tiles = ((g.M + bm - 1) / bm) * ((g.N + bn - 1) / bn);
   // Per k-step: the producer's wait, issue and flight, and each consumer's wait, wgmma and release; an epilogue
@@ -220,14 +221,15 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   // each CTA and multicast to both: each CTA pulls half of it.
   const auto cm = inst.config.integer("cluster_M"), cn = inst.config.integer("cluster_N");
   c.transfer_ns = (static_cast<double>(bm) / cn + static_cast<double>(bn) / cm) * 64 * g.elem / g.load_bw;
-  c.mma_ns = 2.0 * 64 * static_cast<double>(bn) * 64 / (d.wgmma_flops / g.sms * 1e-9);
+  c.mma_ns = 2.0 * 64 * chains * static_cast<double>(bn) * 64 / (d.wgmma_flops / g.sms * 1e-9);
   // With the TMA-store epilogue the consumer only stages its tile in shared memory; the TMA store drains it during
   // the next tile. Without, its threads store to global memory at the SM's share of HBM. It is on when the
   // kernel's tma_C map covers C (tma_store=auto decides by the output type; A is mapped there otherwise).
   const bool tma_store = std::any_of(inst.args.begin(), inst.args.end(), [](const ArgSpec& a) {
     return a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C" && a.tensor_of == "C";
   });
-  c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw);
+  c.epilogue_ns =
+      chains * (d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw));
   std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
   if (wgmma_config(inst.problem, inst.config).stream_k) shape += "; whole tiles: stream-K's split not modelled";
   if (cm * cn > 1)
@@ -436,7 +438,7 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
   const std::string s = c.text("schedule");
   if (s != "auto") return s == "stream_k";
   const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
-  return wgmma_cluster(c) == 1 && tiles < (1 << 30) &&
+  return wgmma_cluster(c) == 1 && c.integer("block_M") != 256 && tiles < (1 << 30) &&
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
 }
 
@@ -497,6 +499,17 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
+  const auto bm = c.integer("block_M"), bn = c.integer("block_N");
+  if (bm == 256 && bn > 152)
+    return refuse("block_M=256 gives each of the two consumer warpgroups 128 rows as two wgmma chains, 2 x block_N/2 "
+                  "accumulator registers a thread: block_N=" + c.text("block_N") + " needs " + std::to_string(bn) +
+                  " of them; use block_N=128 or 152");
+  if (bm == 256 && (wgmma_cluster(c) > 1 || c.text("schedule") == "stream_k"))
+    return refuse("block_M=256 (two 64-row chains a consumer) runs data-parallel single CTAs: set cluster_M=1, "
+                  "cluster_N=1 and schedule=auto or data_parallel");
+  if (bn == 152 && (wgmma_cluster(c) > 1 || !p.boolean("trans_B")))
+    return refuse("block_N=152 is not whole 64-column boxes of an N-major B, nor halves of 8-row swizzle atoms for a "
+                  "cluster pair: it needs trans_B=true and cluster_M=cluster_N=1");
   if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && c.integer("block_N") == 192)
     return refuse("cluster_M=2 with trans_B=false multicasts half of B's 64-column boxes from each CTA, and block_N=192 "
                   "is 3 of them: use block_N=128 or 256, or cluster_M=1");
@@ -522,10 +535,13 @@ KernelSpec gemm_wgmma_spec() {
   k.model_timeline = model_wgmma;
   k.min_cc = 90;
   k.archs = {"sm_90a"};
-  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 256, {128, 192, 256},
+  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128, 256},
+                                 "rows of C per tile: 64 per consumer warpgroup; 256: two consumers of 128 rows each "
+                                 "(two 64-row wgmma chains), with block_N 128 or 152"),
+               ParamSpec::one_of("block_N", 256, {128, 152, 192, 256},
                                  "columns of C per tile (the wgmma N; 192: fewer columns per wave, but 7-28% slower "
-                                 "than 256 at issue 21's eight shapes on the H100)"),
+                                 "than 256 at issue 21's eight shapes on the H100; 152: cuBLAS's 256 x 152 tile with "
+                                 "block_M=256, trans_B only)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
   for (ParamSpec& p : hopper_schedule_params())
     k.config.params.push_back(p.name != "panel" ? std::move(p)
@@ -558,7 +574,12 @@ KernelSpec gemm_wgmma_spec() {
         {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}},
         // 192-column tiles (three 64-column boxes of an N-major B, three staging sub-tiles) split and in pairs.
         {{"schedule", "stream_k"}, {"block_N", "192"}},
-        {{"cluster_N", "2"}, {"block_N", "192"}}};
+        {{"cluster_N", "2"}, {"block_N", "192"}},
+        // 256-row tiles (two chains a consumer) with the plain 152-column staging, direct stores, and 128 columns.
+        {{"block_M", "256"}, {"block_N", "152"}},
+        {{"block_M", "256"}, {"block_N", "152"}, {"tma_store", "false"}},
+        {{"block_M", "256"}, {"block_N", "128"}, {"num_stages", "4"}},
+        {{"block_N", "152"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -607,7 +628,7 @@ KernelSpec gemm_wgmma_spec() {
                               ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                              tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), plan.c_swizzle)
                                                  : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
@@ -629,7 +650,7 @@ KernelSpec gemm_wgmma_spec() {
     std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
     if (auto acc = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.block_N) + "k16.f32.C"))
       l.push_back({"wgmma_C", *acc});
-    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
+    if (cfg.tma_store && plan.c_swizzle != 0) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
     return l;
   };
   return k;

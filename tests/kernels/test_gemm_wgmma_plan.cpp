@@ -257,6 +257,89 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   EXPECT_NE(compiled->lowered_name.find("GemmWgmmaConfig"), std::string::npos);
 }
 
+// 256 x 152 tiles (cuBLAS's at 3000 x 5000 x 4096): two consumer warpgroups of two 64-row m64n152 chains each (152
+// accumulators a thread after setmaxnreg), a plain row-major 64 x 152 staging tile per consumer stored by one
+// unswizzled TMA box; what they cannot do is refused with the way out.
+TEST(GemmWgmmaPlan, TwoChainsAConsumerPlainStagingCompileAndRefuseWhatTheyCannot) {
+  constexpr GemmWgmmaConfig cfg{.block_M = 256, .block_N = 152};
+  static_assert(cfg.consumers() == 2 && cfg.chains() == 2 && cfg.threads() == 384);
+  static_assert(GemmWgmmaConfig{}.chains() == 1 && GemmWgmmaConfig{.block_M = 64}.consumers() == 1);
+  for (auto dt : {kOutBf16, kOutF16, kOutF32}) {
+    const GemmWgmmaPlan p = make_plan({.block_M = 256, .block_N = 152, .out_dtype = dt});
+    SCOPED_TRACE("c_bytes " + std::to_string(p.c_bytes));
+    EXPECT_EQ(p.c_swizzle, 0);
+    EXPECT_EQ(p.acc.num_values(), 76);
+    EXPECT_EQ(p.c_tile_bytes, 64 * 152 * p.c_bytes);
+    EXPECT_EQ(p.box_C.inner, 152);
+    EXPECT_EQ(p.box_C.outer, 64);
+    EXPECT_EQ(p.box_C.inner * p.c_bytes % 16, 0);  // the tensor map's 16-byte rows
+    EXPECT_EQ(p.c_offset % 128, 0);
+    EXPECT_EQ(p.c_tile_bytes % 128, 0);  // the second consumer's tile starts aligned too
+    EXPECT_EQ(p.b_stage_bytes % 1024, 0);  // every B stage starts a swizzle atom
+    // The plain staging offsets: register v of thread t at (row, col) of the row-major tile, every element once.
+    const GemmWgmmaAccTable at = acc_table(p);
+    std::vector<int> covered(64 * 152, 0);
+    for (int t = 0; t < 128; ++t) {
+      const TileCoord e0 = p.acc(t, 0);
+      for (int v = 0; v < p.acc.num_values(); ++v) {
+        const TileCoord e = p.acc(t, v);
+        ASSERT_EQ(e, (TileCoord{e0.row + at.at[v].row, e0.col + at.at[v].col})) << "t " << t << " v " << v;
+        ASSERT_EQ(e0.row * 152 + e0.col + at.staging[v], e.row * 152 + e.col);
+        ++covered[static_cast<size_t>(e.row * 152 + e.col)];
+      }
+    }
+    EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), 64 * 152);
+    if (p.c_bytes == 2) {
+      // A warp's 4-byte pair stores of one register pair: 32 lanes in 32 different banks.
+      for (int w = 0; w < 4; ++w)
+        for (int v = 0; v < p.acc.num_values(); v += p.acc_pair) {
+          std::set<int> banks;
+          for (int l = 0; l < 32; ++l) {
+            const TileCoord e = p.acc(32 * w + l, v);
+            banks.insert((e.row * 152 + e.col) * 2 / 4 % 32);
+          }
+          ASSERT_EQ(banks.size(), 32u) << "warp " << w << " v " << v;
+        }
+    }
+  }
+  // Three stages and two 64 x 152 bf16 staging tiles fit; four stages do not.
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  EXPECT_LE(make_plan(cfg).bytes, optin);
+  EXPECT_GT(make_plan({.block_M = 256, .block_N = 152, .num_stages = 4}).bytes, optin);
+
+  const KernelInstance k = instance({{"M", "3000"}, {"N", "5000"}}, {{"block_M", "256"}, {"block_N", "152"}});
+  EXPECT_NE(k.name_expression.find(".block_M = 256, .block_N = 152"), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find(".tma_store = true"), std::string::npos) << k.name_expression;
+  EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << "schedule=auto never splits 256-row tiles";
+  EXPECT_EQ(k.launch.block.x, 384u);
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C") {
+      EXPECT_EQ(a.box, (std::vector<std::int64_t>{152, 64}));
+      EXPECT_EQ(a.swizzle_bytes, 0);
+    }
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  for (const char* store : {"true", "false"}) {
+    const KernelInstance ks = instance({{"M", "3000"}, {"N", "5000"}},
+                                       {{"block_M", "256"}, {"block_N", "152"}, {"tma_store", store}});
+    const auto compiled = test::scratch_jit().compile(compile_request(ks, opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0) << "tma_store=" << store << ": 152 accumulators under 232";
+  }
+  const auto refused = [](const std::map<std::string, std::string>& problem,
+                          const std::map<std::string, std::string>& config, const std::string& why) {
+    const auto r = instantiate(wgmma_spec(), problem, config, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  };
+  refused({}, {{"block_M", "256"}}, "use block_N=128 or 152");
+  refused({}, {{"block_M", "256"}, {"block_N", "152"}, {"schedule", "stream_k"}}, "data-parallel single CTAs");
+  refused({}, {{"block_M", "256"}, {"block_N", "128"}, {"cluster_M", "2"}}, "data-parallel single CTAs");
+  refused({{"trans_B", "false"}}, {{"block_N", "152"}}, "trans_B=true");
+  refused({}, {{"block_N", "152"}, {"cluster_N", "2"}}, "trans_B=true");
+  refused({}, {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}}, "shared memory");
+}
+
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
 // 50 MiB L2; else 16. An explicit panel is kept.
 TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
