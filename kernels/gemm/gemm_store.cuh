@@ -83,27 +83,38 @@ TL_DEVICE_INLINE void store_acc_tile_plain(const float* acc, const TmaDescriptor
                                            int tid, int row0, int col0) {
   constexpr GemmAccStorePlan P = make_plan(CFG);
   constexpr GemmWgmmaAccTable AT = acc_table(P);
-  constexpr int NV = P.acc.num_values(), PAIR = P.acc_pair;
+  constexpr int PAIR = P.acc_pair;
   constexpr OutType C_TYPE = CFG.out_dtype;
-  static_assert(P.c_swizzle == 0 && (P.c_cols * P.c_bytes) % 16 == 0, "plain staging: 16-byte rows");
+  constexpr int BLOCK = P.acc_block, PARTS = acc_store_parts(CFG), W = P.c_cols;  // W: a part's columns
+  static_assert(P.c_swizzle == 0 && (W * P.c_bytes) % 16 == 0, "plain staging: 16-byte rows");
+  static_assert(W % 8 == 0 && PARTS * W >= CFG.block_N && (PARTS == 1 || PARTS == 2), "one or two 8-column-block parts");
   const TileCoord e0 = P.acc(tid, 0);
-  if (tid == 0) tma_store_wait_read();
-  named_barrier_sync(1 + c, 128);
-  const unsigned thread_addr = staging + P.c_bytes * (e0.row * P.c_cols + e0.col);
+  const unsigned thread_addr = staging + P.c_bytes * (e0.row * W + e0.col);
 #pragma unroll
-  for (int v = 0; v < NV; v += PAIR) {
-    const unsigned addr = thread_addr + P.c_bytes * AT.staging[v];
-    if constexpr (C_TYPE == kOutF32) {
-      st_shared_v2_f32(addr, acc[v], acc[v + 1]);
-    } else {
-      st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+  for (int part = 0; part < PARTS; ++part) {
+    // Part 0 holds columns [0, W), part 1 [block_N - W, block_N): 8-column blocks j of the accumulator.
+    constexpr int LAST = CFG.block_N - W;
+    const int start = part == 0 ? 0 : LAST;
+    if (tid == 0) tma_store_wait_read();  // the previous part's (chain's, tile's) stores have left the buffer
+    named_barrier_sync(1 + c, 128);
+#pragma unroll
+    for (int j = start / 8; j < (start + W) / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < BLOCK; h += PAIR) {
+        const int v = BLOCK * j + h;
+        const unsigned addr = thread_addr + P.c_bytes * (AT.at[v].row * W + AT.at[v].col - start);
+        if constexpr (C_TYPE == kOutF32) {
+          st_shared_v2_f32(addr, acc[v], acc[v + 1]);
+        } else {
+          st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+        }
+      }
+    fence_proxy_async_smem();
+    named_barrier_sync(1 + c, 128);
+    if (tid == 0) {
+      tma_store(tma_c, staging, col0 + start, row0);
+      tma_store_commit();
     }
-  }
-  fence_proxy_async_smem();
-  named_barrier_sync(1 + c, 128);
-  if (tid == 0) {
-    tma_store(tma_c, staging, col0, row0);
-    tma_store_commit();
   }
 }
 

@@ -471,7 +471,8 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .bf16 = p.dtype() == DType::bf16,
           .trans_B = p.boolean("trans_B"),
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
-          .stream_k = wgmma_stream_k(p, c)};
+          .stream_k = wgmma_stream_k(p, c),
+          .c_split = i("c_split")};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -514,6 +515,16 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=2 with trans_B=false multicasts half of B's 64-column boxes from each CTA, and block_N=192 "
                   "is 3 of them: use block_N=128 or 256, or cluster_M=1");
   TL_RETURN_IF_ERROR(check_tma_store(p, c));
+  if (c.integer("c_split") > 1) {
+    if (!tma_store_on(p, c))
+      return refuse("c_split=" + c.text("c_split") + " splits the TMA-store epilogue's staging tile, but this run "
+                    "stores C directly (tma_store off): set c_split=1");
+    const GemmWgmmaPlan plan = wgmma_plan(p, c);
+    if (plan.c_swizzle != 0 && (bn / c.integer("c_split")) % plan.box_C.inner != 0)
+      return refuse("c_split=" + c.text("c_split") + " leaves parts of " + std::to_string(bn / c.integer("c_split")) +
+                    " columns, not whole " + std::to_string(plan.box_C.inner) + "-column staging sub-tiles: use "
+                    "c_split=1, or block_N=128 or 256");
+  }
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
   const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
                              "x64 tiles";
@@ -554,6 +565,10 @@ KernelSpec gemm_wgmma_spec() {
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
+  k.config.params.push_back(ParamSpec::one_of(
+      "c_split", 1, {1, 2},
+      "tma_store: C staged in this many column parts through one part's buffer, so a deeper pipeline fits (256x152 "
+      "tiles: 4 stages with c_split=2; 152 columns: two parts of 80, the second from column 72)"));
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "
@@ -579,6 +594,8 @@ KernelSpec gemm_wgmma_spec() {
         {{"block_M", "256"}, {"block_N", "152"}},
         {{"block_M", "256"}, {"block_N", "152"}, {"tma_store", "false"}},
         {{"block_M", "256"}, {"block_N", "128"}, {"num_stages", "4"}},
+        {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}, {"c_split", "2"}},
+        {{"c_split", "2"}, {"num_stages", "4"}},
         {{"block_N", "152"}}};
   };
   k.probes = gemm_wgmma_probe_names();

@@ -35,6 +35,10 @@ struct GemmWgmmaConfig {
   // The persistent schedule: whole tiles only (false), or the last partial wave's tiles split along K
   // (tile/work_order.hpp, GemmStreamK).
   bool stream_k = false;
+  // tma_store: C staged in this many column parts through one part's buffer (frees shared memory for a stage).
+  // Whole 64-column sub-tiles per part; a plain (152-column) tile: two parts of block_N / 2 rounded up to 8 columns,
+  // the second ending at block_N (they overlap by the rounding and store those columns twice, with equal values).
+  int c_split = 1;
 
   // Consumer warpgroups: one per 64 rows up to two; a 256-row tile gives each of two consumers 128 rows as two
   // m64nN accumulator chains (chains() = 2) that share each k-step's B descriptor.
@@ -78,7 +82,7 @@ struct GemmAccStorePlan {
   // 152 16-bit columns a row is 76 words, so the 8 rows of a warp's accumulator pairs start in banks 0, 12, 24, 4,
   // 16, 28, 8, 20 and their 4 words each never meet: conflict free.
   int c_swizzle = 128;
-  int c_cols = 0;  // block_N: the plain tile's row length in elements
+  int c_cols = 0;  // the plain tile's row length in elements: block_N, or one part's columns (c_split)
 };
 
 // The parts a staged epilogue stores its tile in (gemm.fp8's `c_split`; else 1): the staging buffer holds
@@ -93,10 +97,10 @@ TL_HOST_DEVICE constexpr int acc_store_parts(const Config& c) {
 }
 
 TL_HOST_DEVICE constexpr GemmAccStorePlan make_acc_store_plan(int block_N, gemm_detail::OutType out_dtype,
-                                                              bool tma_store) {
+                                                              bool tma_store, int plain_parts = 1) {
   GemmAccStorePlan p;
   p.c_bytes = gemm_detail::out_bytes(out_dtype);
-  p.c_cols = block_N;
+  p.c_cols = plain_parts == 1 ? block_N : (block_N / plain_parts + 7) / 8 * 8;
   p.c_swizzle = (block_N * p.c_bytes) % swizzle_bytes(SmemSwizzle::b128) == 0 ? swizzle_bytes(SmemSwizzle::b128) : 0;
   // The plain tile leaves smem_C unused; it is laid out over whole 128-byte rows so that it stays a valid layout.
   const int atom_cols = swizzle_bytes(SmemSwizzle::b128) / p.c_bytes;
@@ -109,8 +113,8 @@ TL_HOST_DEVICE constexpr GemmAccStorePlan make_acc_store_plan(int block_N, gemm_
     p.c_tile_bytes = tma_store ? p.smem_C.cosize() * p.c_bytes : 0;
     p.box_C = {atom_cols, 64};
   } else {
-    p.c_tile_bytes = tma_store ? 64 * block_N * p.c_bytes : 0;
-    p.box_C = {block_N, 64};
+    p.c_tile_bytes = tma_store ? 64 * p.c_cols * p.c_bytes : 0;
+    p.box_C = {p.c_cols, 64};
   }
   return p;
 }
@@ -148,7 +152,8 @@ struct GemmWgmmaPlan : GemmAccStorePlan {
 
 TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   GemmWgmmaPlan p;
-  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
+  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store, c.c_split);
+  if (p.c_swizzle != 0) p.c_tile_bytes /= c.c_split;  // whole sub-tiles a part (gemm.fp8's c_split)
   p.in_bytes = 2;
   p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
   p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K, c.trans_B ? Major::K : Major::MN);
@@ -203,7 +208,8 @@ TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmAccStorePlan& p) 
 inline std::string name_expression(const GemmWgmmaConfig& c) {
   // Stream-K has an entry of its own (two more parameters: the workspace and its flags); data-parallel keeps
   // gemm_wgmma's parameters, so its code is what it was.
-  return ConfigName(c.stream_k ? "gemm_wgmma_stream_k" : "gemm_wgmma", "GemmWgmmaConfig")
+  ConfigName name(c.stream_k ? "gemm_wgmma_stream_k" : "gemm_wgmma", "GemmWgmmaConfig");
+  name
       .field("block_M", c.block_M)
       .field("block_N", c.block_N)
       .field("block_K", c.block_K)
@@ -216,8 +222,9 @@ inline std::string name_expression(const GemmWgmmaConfig& c) {
       .field("bf16", c.bf16)
       .field("trans_B", c.trans_B)
       .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
-      .field("stream_k", c.stream_k)
-      .str();
+      .field("stream_k", c.stream_k);
+  if (c.c_split != 1) name.field("c_split", c.c_split);
+  return name.str();
 }
 
 inline std::vector<std::string> gemm_wgmma_probe_names() {

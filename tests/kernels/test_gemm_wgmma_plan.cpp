@@ -338,6 +338,25 @@ TEST(GemmWgmmaPlan, TwoChainsAConsumerPlainStagingCompileAndRefuseWhatTheyCannot
   refused({{"trans_B", "false"}}, {{"block_N", "152"}}, "trans_B=true");
   refused({}, {{"block_N", "152"}, {"cluster_N", "2"}}, "trans_B=true");
   refused({}, {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}}, "shared memory");
+
+  // c_split=2: two overlapping parts of 80 columns (the second from column 72) through one 64 x 80 buffer a
+  // consumer, so that a fourth stage fits.
+  const GemmWgmmaPlan split = make_plan({.block_M = 256, .block_N = 152, .num_stages = 4, .c_split = 2});
+  EXPECT_EQ(split.c_cols, 80);
+  EXPECT_EQ(split.c_tile_bytes, 64 * 80 * 2);
+  EXPECT_EQ(split.box_C.inner, 80);
+  EXPECT_LE(split.bytes, optin);
+  const KernelInstance k4 = instance({{"M", "3000"}, {"N", "5000"}},
+                                     {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}, {"c_split", "2"}});
+  EXPECT_NE(k4.name_expression.find(".c_split = 2"), std::string::npos) << k4.name_expression;
+  const auto compiled4 = test::scratch_jit().compile(compile_request(k4, opt));
+  ASSERT_TRUE(compiled4.ok()) << compiled4.status().message();
+  EXPECT_EQ(compiled4->resources.spill_store_bytes, 0);
+  // The swizzled tile splits in whole 64-column sub-tiles (128 x 256: 4 stages), and the default's name is unchanged.
+  EXPECT_LE(make_plan({.num_stages = 4, .c_split = 2}).bytes, optin);
+  EXPECT_EQ(name_expression(GemmWgmmaConfig{}).find("c_split"), std::string::npos);
+  refused({}, {{"block_N", "192"}, {"c_split", "2"}}, "whole 64-column staging sub-tiles");
+  refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, "set c_split=1");
 }
 
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
