@@ -359,6 +359,48 @@ TEST(GemmWgmmaPlan, TwoChainsAConsumerPlainStagingCompileAndRefuseWhatTheyCannot
   refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, "set c_split=1");
 }
 
+// block_M=0 (auto): 256 x 152 tiles with 4 stages and c_split=2 where their waves fill the SMs better than 128 x 256
+// tiles' (under 0.95 of them, K >= 2048): of issue 21's eight shapes only 3000 x 5000 x 4096; else 128 rows.
+TEST(GemmWgmmaPlan, TileAutoTakes256x152WhereItsWavesFillBetter) {
+  auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
+  };
+  const std::string tall = ".block_M = 256, .block_N = 152, .block_K = 64, .num_stages = 4,";
+  const std::string wide = ".block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3,";
+  const KernelInstance k = instance(shape(3000, 5000, 4096), {});
+  EXPECT_NE(k.name_expression.find(tall), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find(".c_split = 2"), std::string::npos) << k.name_expression;
+  EXPECT_EQ(k.launch.block.x, 384u);
+  EXPECT_EQ(k.launch.dynamic_smem,
+            static_cast<std::uint32_t>(make_plan({.block_M = 256, .block_N = 152, .num_stages = 4, .c_split = 2}).bytes));
+  for (const auto& p : {shape(8192, 8192, 8192), shape(4096, 4096, 4096), shape(8192, 8192, 1024), shape(4096, 4096, 512),
+                        shape(6144, 6144, 6144), shape(2048, 8192, 8192), shape(16384, 16384, 4096)}) {
+    const KernelInstance d = instance(p, {});
+    EXPECT_EQ(d.name_expression.find(".block_M = 256"), std::string::npos) << d.name_expression;
+    EXPECT_EQ(d.name_expression.find(".block_M = 128"), d.name_expression.find("{") + 1) << d.name_expression;
+  }
+  // Not where it would need what 256 x 152 cannot do, short K, or a tile, depth or split the config gives.
+  auto with = [&](std::map<std::string, std::string> p, const std::string& key, const std::string& value) {
+    p[key] = value;
+    return p;
+  };
+  for (const auto& [problem, config] :
+       std::vector<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>{
+           {shape(3000, 5000, 1024), {}},
+           {with(shape(3000, 5000, 4096), "trans_B", "false"), {}},
+           {with(shape(3000, 5000, 4096), "out_dtype", "f32"), {}},
+           {shape(3000, 5000, 4096), {{"block_M", "128"}}},
+           {shape(3000, 5000, 4096), {{"block_N", "128"}}},
+           {shape(3000, 5000, 4096), {{"num_stages", "2"}}},
+           {shape(3000, 5000, 4096), {{"cluster_N", "2"}}},
+           {shape(3000, 5000, 4096), {{"schedule", "stream_k"}}},
+           {shape(3000, 5000, 4096), {{"tma_store", "false"}}}}) {
+    const KernelInstance d = instance(problem, config);
+    EXPECT_EQ(d.name_expression.find(".block_M = 256"), std::string::npos) << d.name_expression;
+  }
+  EXPECT_NE(instance(shape(3000, 5000, 4096), {{"block_M", "128"}}).name_expression.find(wide), std::string::npos);
+}
+
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
 // 50 MiB L2; else 16. An explicit panel is kept.
 TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
