@@ -74,6 +74,50 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
   }
 }
 
+// Staged plain (P.c_swizzle == 0: block_N columns that are not whole 128-byte rows, e.g. 152): the tile is staged
+// row-major, rows of block_N elements (the plan's note: conflict free at 152 16-bit columns), and written by one
+// unswizzled TMA box of block_N x 64 (16-byte rows: block_N * c_bytes a multiple of 16). Like the swizzled path it
+// first waits until the previous tile's stores have read the buffer.
+template <auto CFG>
+TL_DEVICE_INLINE void store_acc_tile_plain(const float* acc, const TmaDescriptor* tma_c, unsigned staging, int c,
+                                           int tid, int row0, int col0) {
+  constexpr GemmAccStorePlan P = make_plan(CFG);
+  constexpr GemmWgmmaAccTable AT = acc_table(P);
+  constexpr int PAIR = P.acc_pair;
+  constexpr OutType C_TYPE = CFG.out_dtype;
+  constexpr int BLOCK = P.acc_block, PARTS = acc_store_parts(CFG), W = P.c_cols;  // W: a part's columns
+  static_assert(P.c_swizzle == 0 && (W * P.c_bytes) % 16 == 0, "plain staging: 16-byte rows");
+  static_assert(W % 8 == 0 && PARTS * W >= CFG.block_N && (PARTS == 1 || PARTS == 2), "one or two 8-column-block parts");
+  const TileCoord e0 = P.acc(tid, 0);
+  const unsigned thread_addr = staging + P.c_bytes * (e0.row * W + e0.col);
+#pragma unroll
+  for (int part = 0; part < PARTS; ++part) {
+    // Part 0 holds columns [0, W), part 1 [block_N - W, block_N): 8-column blocks j of the accumulator.
+    constexpr int LAST = CFG.block_N - W;
+    const int start = part == 0 ? 0 : LAST;
+    if (tid == 0) tma_store_wait_read();  // the previous part's (chain's, tile's) stores have left the buffer
+    named_barrier_sync(1 + c, 128);
+#pragma unroll
+    for (int j = start / 8; j < (start + W) / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < BLOCK; h += PAIR) {
+        const int v = BLOCK * j + h;
+        const unsigned addr = thread_addr + P.c_bytes * (AT.at[v].row * W + AT.at[v].col - start);
+        if constexpr (C_TYPE == kOutF32) {
+          st_shared_v2_f32(addr, acc[v], acc[v + 1]);
+        } else {
+          st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+        }
+      }
+    fence_proxy_async_smem();
+    named_barrier_sync(1 + c, 128);
+    if (tid == 0) {
+      tma_store(tma_c, staging, col0 + start, row0);
+      tma_store_commit();
+    }
+  }
+}
+
 // Direct: each thread stores its pairs (any N), dropping what lies past M or N.
 template <auto CFG>
 TL_DEVICE_INLINE void store_acc_tile_direct(const float* acc, void* C, int tid, int row0, int col0, int M, int N) {
@@ -97,7 +141,9 @@ TL_DEVICE_INLINE void store_acc_tile_direct(const float* acc, void* C, int tid, 
 template <auto CFG>
 TL_DEVICE_INLINE void store_acc_tile(const float* acc, const TmaDescriptor* tma_c, void* C, unsigned staging, int c,
                                      int tid, int row0, int col0, int M, int N) {
-  if constexpr (CFG.tma_store) {
+  if constexpr (CFG.tma_store && make_plan(CFG).c_swizzle == 0) {
+    store_acc_tile_plain<CFG>(acc, tma_c, staging, c, tid, row0, col0);
+  } else if constexpr (CFG.tma_store) {
     store_acc_tile_staged<CFG>(acc, tma_c, staging, c, tid, row0, col0);
   } else {
     store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, M, N);

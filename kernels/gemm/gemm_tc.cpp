@@ -203,10 +203,12 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c);
 Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   GemmModelInputs g = gemm_model_inputs(inst, d);
   GemmModelCosts& c = g.costs;
-  const auto bm = inst.config.integer("block_M"), bn = inst.config.integer("block_N");
+  const GemmWgmmaConfig cfg = wgmma_config(inst.problem, inst.config);
+  const std::int64_t bm = cfg.block_M, bn = cfg.block_N;
   GemmWgmmaModel m;
-  m.stages = static_cast<int>(inst.config.integer("num_stages"));
-  m.consumers = static_cast<int>(bm / 64);
+  m.stages = cfg.num_stages;
+  const int chains = cfg.chains();
+  m.consumers = static_cast<int>(bm / 64) / chains;
   m.k_steps = g.k_steps;
   const std::int64_t tiles = ((g.M + bm - 1) / bm) * ((g.N + bn - 1) / bn);
   // Per k-step: the producer's wait, issue and flight, and each consumer's wait, wgmma and release; an epilogue
@@ -220,14 +222,15 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   // each CTA and multicast to both: each CTA pulls half of it.
   const auto cm = inst.config.integer("cluster_M"), cn = inst.config.integer("cluster_N");
   c.transfer_ns = (static_cast<double>(bm) / cn + static_cast<double>(bn) / cm) * 64 * g.elem / g.load_bw;
-  c.mma_ns = 2.0 * 64 * static_cast<double>(bn) * 64 / (d.wgmma_flops / g.sms * 1e-9);
+  c.mma_ns = 2.0 * 64 * chains * static_cast<double>(bn) * 64 / (d.wgmma_flops / g.sms * 1e-9);
   // With the TMA-store epilogue the consumer only stages its tile in shared memory; the TMA store drains it during
   // the next tile. Without, its threads store to global memory at the SM's share of HBM. It is on when the
   // kernel's tma_C map covers C (tma_store=auto decides by the output type; A is mapped there otherwise).
   const bool tma_store = std::any_of(inst.args.begin(), inst.args.end(), [](const ArgSpec& a) {
     return a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C" && a.tensor_of == "C";
   });
-  c.epilogue_ns = d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw);
+  c.epilogue_ns =
+      chains * (d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw));
   std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
   if (wgmma_config(inst.problem, inst.config).stream_k) shape += "; whole tiles: stream-K's split not modelled";
   if (cm * cn > 1)
@@ -421,9 +424,45 @@ std::vector<ParamSpec> hopper_schedule_params() {
 
 // Cluster shape (cluster_M x cluster_N CTAs) and the number of tiles (clusters of tiles) of the persistent grid.
 std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.integer("cluster_N"); }
+
+// The tile gemm.wgmma runs: the config's, or for block_M=0 (auto) 128 rows, or cuBLAS's 256 x 152 with 4 stages and
+// c_split=2 where its waves fill the SMs better. Waves in units of a 128 x 256 tile's work: the whole waves of
+// tiles over the SMs times the tile's area. On the H100 (docs/perf.md, 2026-11-27, gemmbf3) 256 x 152 ran at the
+// default tile's rate per unit of area at K 4096-8192 (0.99-1.01x at 3000 x 5000 x 4096, 4096^3, 2048 x 8192 x 8192;
+// 0.96-0.99x at 6144^3, 8192^3, 16384^2 x 4096) and 0.92-0.93x at K 512-1024, so it is taken where its waves are
+// under 0.95 of the default's at K >= 2048: of issue 21's eight shapes only 3000 x 5000 x 4096 (3.56 against 4 waves,
+// 0.988-0.996x cuBLAS against 0.887x). It needs what the 256 x 152 tile needs (trans_B, no clusters, data-parallel: not
+// where stream-K pays for the default tile) and the staged store (c_split); block_N, num_stages and c_split left at
+// their defaults.
+struct WgmmaTile {
+  int block_M, block_N, num_stages, c_split;
+};
+WgmmaTile wgmma_tile(const Values& p, const Values& c) {
+  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
+  WgmmaTile given{i("block_M"), i("block_N"), i("num_stages"), i("c_split")};
+  if (given.block_M != 0) return given;
+  given.block_M = 128;
+  if (given.block_N != 256 || given.num_stages != 3 || given.c_split != 1 || wgmma_cluster(c) != 1 ||
+      c.text("schedule") == "stream_k" || !p.boolean("trans_B") || !tma_store_on(p, c) || p.integer("K") < 2048)
+    return given;
+  const int sms = limits_for_arch("sm_90a").sm_count;
+  const std::int64_t M = p.integer("M"), N = p.integer("N"), k_steps = (p.integer("K") + 63) / 64;
+  auto tiles = [&](std::int64_t bm, std::int64_t bn) { return ((M + bm - 1) / bm) * ((N + bn - 1) / bn); };
+  auto waves = [&](std::int64_t bm, std::int64_t bn) {
+    return static_cast<double>((tiles(bm, bn) + sms - 1) / sms) * static_cast<double>(bm * bn) / (128.0 * 256.0);
+  };
+  const std::int64_t t_default = tiles(128, 256);
+  if (c.text("schedule") == "auto" && t_default < (1 << 30) &&
+      gemm_stream_k_pays(static_cast<int>(t_default), static_cast<int>(k_steps), sms))
+    return given;
+  if (waves(256, 152) < 0.95 * waves(128, 256)) return {256, 152, 4, 2};
+  return given;
+}
+
 std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
-  const auto tiles_m = (p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M");
-  const auto tiles_n = (p.integer("N") + c.integer("block_N") - 1) / c.integer("block_N");
+  const WgmmaTile t = wgmma_tile(p, c);
+  const auto tiles_m = (p.integer("M") + t.block_M - 1) / t.block_M;
+  const auto tiles_n = (p.integer("N") + t.block_N - 1) / t.block_N;
   const auto cm = c.integer("cluster_M"), cn = c.integer("cluster_N");
   return ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn);
 }
@@ -436,7 +475,7 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
   const std::string s = c.text("schedule");
   if (s != "auto") return s == "stream_k";
   const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
-  return wgmma_cluster(c) == 1 && tiles < (1 << 30) &&
+  return wgmma_cluster(c) == 1 && wgmma_tile(p, c).block_M != 256 && tiles < (1 << 30) &&
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
 }
 
@@ -456,20 +495,21 @@ int wgmma_panel(const Values& p, const Values& c) {
 
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
-  auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
-  return {.block_M = i("block_M"),
-          .block_N = i("block_N"),
+  const WgmmaTile t = wgmma_tile(p, c);
+  return {.block_M = t.block_M,
+          .block_N = t.block_N,
           .block_K = 64,
-          .num_stages = i("num_stages"),
+          .num_stages = t.num_stages,
           .panel = wgmma_panel(p, c),
           .raster_n = c.text("raster") == "n",
           .tma_store = tma_store_on(p, c),
-          .cluster_M = i("cluster_M"),
-          .cluster_N = i("cluster_N"),
+          .cluster_M = static_cast<int>(c.integer("cluster_M")),
+          .cluster_N = static_cast<int>(c.integer("cluster_N")),
           .bf16 = p.dtype() == DType::bf16,
           .trans_B = p.boolean("trans_B"),
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
-          .stream_k = wgmma_stream_k(p, c)};
+          .stream_k = wgmma_stream_k(p, c),
+          .c_split = t.c_split};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -497,16 +537,38 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("cluster_M=" + c.text("cluster_M") + " x cluster_N=" + c.text("cluster_N") +
                   " is a cluster of 4 CTAs; gemm.wgmma pairs 2 CTAs that share one operand: set cluster_M=2 (pairs "
                   "share B) or cluster_N=2 (pairs share A), not both");
-  if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && c.integer("block_N") == 192)
+  const WgmmaTile tile = wgmma_tile(p, c);
+  const std::int64_t bm = tile.block_M, bn = tile.block_N, split = tile.c_split;
+  if (bm == 256 && bn > 152)
+    return refuse("block_M=256 gives each of the two consumer warpgroups 128 rows as two wgmma chains, 2 x block_N/2 "
+                  "accumulator registers a thread: block_N=" + std::to_string(bn) + " needs " + std::to_string(bn) +
+                  " of them; use block_N=128 or 152");
+  if (bm == 256 && (wgmma_cluster(c) > 1 || c.text("schedule") == "stream_k"))
+    return refuse("block_M=256 (two 64-row chains a consumer) runs data-parallel single CTAs: set cluster_M=1, "
+                  "cluster_N=1 and schedule=auto or data_parallel");
+  if (bn == 152 && (wgmma_cluster(c) > 1 || !p.boolean("trans_B")))
+    return refuse("block_N=152 is not whole 64-column boxes of an N-major B, nor halves of 8-row swizzle atoms for a "
+                  "cluster pair: it needs trans_B=true and cluster_M=cluster_N=1");
+  if (c.integer("cluster_M") == 2 && !p.boolean("trans_B") && bn == 192)
     return refuse("cluster_M=2 with trans_B=false multicasts half of B's 64-column boxes from each CTA, and block_N=192 "
                   "is 3 of them: use block_N=128 or 256, or cluster_M=1");
   TL_RETURN_IF_ERROR(check_tma_store(p, c));
+  if (split > 1) {
+    if (!tma_store_on(p, c))
+      return refuse("c_split=" + std::to_string(split) + " splits the TMA-store epilogue's staging tile, but this run "
+                    "stores C directly (tma_store off): set c_split=1");
+    const GemmWgmmaPlan plan = wgmma_plan(p, c);
+    if (plan.c_swizzle != 0 && (bn / split) % plan.box_C.inner != 0)
+      return refuse("c_split=" + std::to_string(split) + " leaves parts of " + std::to_string(bn / split) +
+                    " columns, not whole " + std::to_string(plan.box_C.inner) + "-column staging sub-tiles: use "
+                    "c_split=1, or block_N=128 or 256");
+  }
   const auto c_bytes = static_cast<std::int64_t>(dtype_size(out_type(p)));
-  const std::string stages = c.text("num_stages") + " stages of " + c.text("block_M") + "x64 + " + c.text("block_N") +
-                             "x64 tiles";
+  const std::string stages = std::to_string(tile.num_stages) + " stages of " + std::to_string(bm) + "x64 + " +
+                             std::to_string(bn) + "x64 tiles";
   if (wgmma_staging(p, c) == 0) return check_smem(wgmma_smem(p, c), limits, stages, "lower num_stages or block_N");
   return check_smem(wgmma_smem(p, c), limits,
-                    stages + " plus the " + c.text("block_M") + "x" + c.text("block_N") + " " + dtype_name(out_type(p)) +
+                    stages + " plus the " + std::to_string(bm) + "x" + std::to_string(bn) + " " + dtype_name(out_type(p)) +
                         " C staging tile (" + std::to_string(wgmma_staging(p, c)) + " bytes)",
                     c_bytes == 4 ? "an f32 C stages twice the bytes of a 16-bit one: set tma_store=false (direct "
                                    "stores from registers; the fastest f32 path measured on the H100), or use "
@@ -522,10 +584,15 @@ KernelSpec gemm_wgmma_spec() {
   k.model_timeline = model_wgmma;
   k.min_cc = 90;
   k.archs = {"sm_90a"};
-  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 256, {128, 192, 256},
+  k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 256},
+                                 "rows of C per tile: 64 per consumer warpgroup; 256: two consumers of 128 rows each "
+                                 "(two 64-row wgmma chains), with block_N 128 or 152; 0 = auto: 128, or 256 x 152 "
+                                 "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048, "
+                                 "block_N, num_stages and c_split at their defaults)"),
+               ParamSpec::one_of("block_N", 256, {128, 152, 192, 256},
                                  "columns of C per tile (the wgmma N; 192: fewer columns per wave, but 7-28% slower "
-                                 "than 256 at issue 21's eight shapes on the H100)"),
+                                 "than 256 at issue 21's eight shapes on the H100; 152: cuBLAS's 256 x 152 tile with "
+                                 "block_M=256, trans_B only)"),
                ParamSpec::integer("num_stages", 3, 2, 8, "TMA pipeline depth (block_K = 64 per stage)")}};
   for (ParamSpec& p : hopper_schedule_params())
     k.config.params.push_back(p.name != "panel" ? std::move(p)
@@ -538,6 +605,10 @@ KernelSpec gemm_wgmma_spec() {
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_N", 1, {1, 2}, "2: CTA pairs take 2 tiles along N and TMA-multicast the A tile they share (half each)"));
+  k.config.params.push_back(ParamSpec::one_of(
+      "c_split", 1, {1, 2},
+      "tma_store: C staged in this many column parts through one part's buffer, so a deeper pipeline fits (256x152 "
+      "tiles: 4 stages with c_split=2; 152 columns: two parts of 80, the second from column 72)"));
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "
@@ -558,7 +629,14 @@ KernelSpec gemm_wgmma_spec() {
         {{"schedule", "stream_k"}, {"block_M", "64"}, {"block_N", "128"}, {"raster", "n"}},
         // 192-column tiles (three 64-column boxes of an N-major B, three staging sub-tiles) split and in pairs.
         {{"schedule", "stream_k"}, {"block_N", "192"}},
-        {{"cluster_N", "2"}, {"block_N", "192"}}};
+        {{"cluster_N", "2"}, {"block_N", "192"}},
+        // 256-row tiles (two chains a consumer) with the plain 152-column staging, direct stores, and 128 columns.
+        {{"block_M", "256"}, {"block_N", "152"}},
+        {{"block_M", "256"}, {"block_N", "152"}, {"tma_store", "false"}},
+        {{"block_M", "256"}, {"block_N", "128"}, {"num_stages", "4"}},
+        {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}, {"c_split", "2"}},
+        {{"c_split", "2"}, {"num_stages", "4"}},
+        {{"block_N", "152"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -607,7 +685,7 @@ KernelSpec gemm_wgmma_spec() {
                               ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
                               // Without tma_store the kernel never reads tma_C, and C's rows need not be
                               // 16-byte multiples: pass a valid map of A in its place.
-                              tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+                              tma_store_on(p, c) ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), plan.c_swizzle)
                                                  : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
                               ops[2]};
     for (auto& s : sizes(p)) a.push_back(std::move(s));
@@ -629,7 +707,7 @@ KernelSpec gemm_wgmma_spec() {
     std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
     if (auto acc = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.block_N) + "k16.f32.C"))
       l.push_back({"wgmma_C", *acc});
-    if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
+    if (cfg.tma_store && plan.c_swizzle != 0) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
     return l;
   };
   return k;

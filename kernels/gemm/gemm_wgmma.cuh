@@ -8,7 +8,11 @@
 // Threads: (consumers + 1) warpgroups of 128 threads. Warpgroup 0 is the producer: one elected thread
 // issues the TMA loads of each K-step into the next free pipeline stage. Warpgroups 1..consumers are the
 // consumers: consumer c owns rows [c*64, c*64+64) of the block_M = 64*consumers row tile and all block_N columns,
-// and issues wgmma m64nNk16 (N = block_N) from shared memory, block_K/16 of them per stage.
+// and issues wgmma m64nNk16 (N = block_N) from shared memory, block_K/16 of them per stage. A 256-row tile
+// (block_M = 256, block_N <= 152: cuBLAS's arrangement at 3000 x 5000 x 4096) keeps two consumers and gives each
+// 128 rows, [c*128, c*128+128), as two accumulator chains of 64 rows (CFG.chains() = 2) that read each k16's B
+// descriptor in turn: 2 x block_N / 2 accumulator registers a thread (152 at block_N = 152), which the consumers'
+// setmaxnreg 232 holds; its epilogue stores the chains one after the other through the consumer's one staging tile.
 // The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
 // that consecutive tiles reuse the same A rows (raster m) or B columns (raster n) from L2.
 //
@@ -86,11 +90,13 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   using Probe = GemmWgmmaProbe;
   constexpr GemmWgmmaPlan P = make_plan(CFG);
   constexpr int BM = CFG.block_M, BN = CFG.block_N, BK = CFG.block_K, STAGES = CFG.num_stages, CONSUMERS = CFG.consumers();
+  constexpr int CHAINS = CFG.chains();  // 64-row accumulator chains a consumer
   constexpr int CLUSTER_M = CFG.cluster_M, CLUSTER_N = CFG.cluster_N, CLUSTER = CFG.cluster();
   constexpr bool TRANS_B = CFG.trans_B, TMA_STORE = CFG.tma_store;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = 16;            // k of one wgmma (m64nNk16)
-  static_assert(BM == WG_M * CONSUMERS, "each consumer warpgroup owns 64 rows");
+  static_assert(BM == WG_M * CONSUMERS * CHAINS, "each consumer warpgroup owns 64 rows per chain");
+  static_assert(CHAINS == 1 || (!CFG.stream_k && CFG.cluster() == 1), "two chains a consumer: data-parallel, no clusters");
   static_assert(BK * P.in_bytes == swizzle_bytes(SmemSwizzle::b128), "one 128-byte swizzle row per tile row");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma N");
   static_assert(TRANS_B || BN % P.box_B.inner == 0, "an N-major B tile is whole 64-column TMA boxes");
@@ -247,8 +253,9 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
     // The four warps of a warpgroup wait on the same barriers and issue the same wgmma together: the first one
     // records for all (per-warp records cost 4x the probe traffic and showed nothing more).
     TL_PROBE_WARP_INIT_IF(tid < 32);
-    constexpr int NV = P.acc.num_values();  // accumulator registers per thread
-    float acc[NV];
+    constexpr int NV1 = P.acc.num_values();  // accumulator registers per thread and chain
+    constexpr int NV = NV1 * CHAINS;
+    float acc[NV];  // chain h at acc + h NV1
     // Frees a stage: in every CTA of the cluster that writes into it (CLUSTER > 1: this one and the peer).
     auto release = [&](int stage) {
       if constexpr (CLUSTER > 1) {
@@ -276,12 +283,15 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / WG_K; ++kk) {
-          // Consumer c's rows of A and the B tile at k = 16 kk.
-          const unsigned a_at = c * A_WG + kk * A_K16;
-          const unsigned b_at = kk * B_K16;
-          const unsigned long long da = smem_desc_sw128(a_base + s * A_BYTES + a_at, P.a_lbo, P.a_sbo);
-          const unsigned long long db = smem_desc_sw128(b_base + s * B_BYTES + b_at, P.b_lbo, P.b_sbo);
-          WgmmaSS<BN, CFG.bf16, TRANS_B ? 0 : 1>::run(acc, da, db);  // always accumulates (acc zeroed above)
+#pragma unroll
+          for (int h = 0; h < CHAINS; ++h) {
+            // Consumer c's rows of A (chain h: its h-th 64 rows) and the B tile at k = 16 kk (the chains' same one).
+            const unsigned a_at = (c * CHAINS + h) * A_WG + kk * A_K16;
+            const unsigned b_at = kk * B_K16;
+            const unsigned long long da = smem_desc_sw128(a_base + s * A_BYTES + a_at, P.a_lbo, P.a_sbo);
+            const unsigned long long db = smem_desc_sw128(b_base + s * B_BYTES + b_at, P.b_lbo, P.b_sbo);
+            WgmmaSS<BN, CFG.bf16, TRANS_B ? 0 : 1>::run(acc + h * NV1, da, db);  // always accumulates (acc zeroed above)
+          }
         }
         wgmma_commit();
         // Keep one K-step of wgmma in flight; the one before it is done, so its stage can be refilled.
@@ -342,8 +352,12 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
           }
         }
       }
-      // Epilogue: rows [tm BM + 64 c, + 64) and columns [tn BN, + BN) of C (gemm_store.cuh).
-      store_acc_tile<CFG>(acc, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid, tm * BM + c * WG_M, tn * BN, M, N);
+      // Epilogue: rows [tm BM + 64 (c CHAINS + h), + 64) and columns [tn BN, + BN) of C per chain h (gemm_store.cuh;
+      // a staged chain waits until the one before it has left the staging tile).
+#pragma unroll
+      for (int h = 0; h < CHAINS; ++h)
+        store_acc_tile<CFG>(acc + h * NV1, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid,
+                            tm * BM + (c * CHAINS + h) * WG_M, tn * BN, M, N);
       TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
     });
     if constexpr (TMA_STORE) {

@@ -20,7 +20,7 @@ namespace tl {
 // The kernel's one template parameter (a C++20 structural type): the spec's config in TileLang's names, then what
 // the kernel is specialised on from the problem.
 struct GemmWgmmaConfig {
-  int block_M = 128;   // rows of C per tile: 64 per consumer warpgroup
+  int block_M = 128;   // rows of C per tile: 64 per consumer warpgroup, or 256 as two consumers of two 64-row chains
   int block_N = 256;   // columns of C per tile: the wgmma N
   int block_K = 64;    // one 128-byte swizzle row of 16-bit elements per tile row
   int num_stages = 3;  // TMA pipeline depth
@@ -35,8 +35,15 @@ struct GemmWgmmaConfig {
   // The persistent schedule: whole tiles only (false), or the last partial wave's tiles split along K
   // (tile/work_order.hpp, GemmStreamK).
   bool stream_k = false;
+  // tma_store: C staged in this many column parts through one part's buffer (frees shared memory for a stage).
+  // Whole 64-column sub-tiles per part; a plain (152-column) tile: two parts of block_N / 2 rounded up to 8 columns,
+  // the second ending at block_N (they overlap by the rounding and store those columns twice, with equal values).
+  int c_split = 1;
 
-  TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
+  // Consumer warpgroups: one per 64 rows up to two; a 256-row tile gives each of two consumers 128 rows as two
+  // m64nN accumulator chains (chains() = 2) that share each k-step's B descriptor.
+  TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64 < 2 ? block_M / 64 : 2; }
+  TL_HOST_DEVICE constexpr int chains() const { return block_M / 64 / consumers(); }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int cluster() const { return cluster_M * cluster_N; }
 };
@@ -69,7 +76,13 @@ struct GemmAccStorePlan {
   int acc_pair = 0, acc_block = 0;
   int c_bytes = 2;       // C elements
   int c_tile_bytes = 0;  // one consumer's staging tile (one part of it: acc_store_parts); 0 without tma_store
-  Box box_C;             // (128 bytes of columns, 64 rows) per staging sub-tile
+  Box box_C;             // (128 bytes of columns, 64 rows) per staging sub-tile; plain: (block_N, 64), the whole tile
+  // 128: the staging tile is smem_C (128B-swizzled sub-tiles); 0 (plain: block_N columns are not whole 128-byte rows,
+  // e.g. 152): a row-major 64 x block_N tile, rows of block_N * c_bytes bytes, stored by one unswizzled TMA box. At
+  // 152 16-bit columns a row is 76 words, so the 8 rows of a warp's accumulator pairs start in banks 0, 12, 24, 4,
+  // 16, 28, 8, 20 and their 4 words each never meet: conflict free.
+  int c_swizzle = 128;
+  int c_cols = 0;  // the plain tile's row length in elements: block_N, or one part's columns (c_split)
 };
 
 // The parts a staged epilogue stores its tile in (gemm.fp8's `c_split`; else 1): the staging buffer holds
@@ -84,16 +97,25 @@ TL_HOST_DEVICE constexpr int acc_store_parts(const Config& c) {
 }
 
 TL_HOST_DEVICE constexpr GemmAccStorePlan make_acc_store_plan(int block_N, gemm_detail::OutType out_dtype,
-                                                              bool tma_store) {
+                                                              bool tma_store, int plain_parts = 1) {
   GemmAccStorePlan p;
   p.c_bytes = gemm_detail::out_bytes(out_dtype);
-  p.smem_C = smem_layout(SmemSwizzle::b128, p.c_bytes, 64, block_N);
+  p.c_cols = plain_parts == 1 ? block_N : (block_N / plain_parts + 7) / 8 * 8;
+  p.c_swizzle = (block_N * p.c_bytes) % swizzle_bytes(SmemSwizzle::b128) == 0 ? swizzle_bytes(SmemSwizzle::b128) : 0;
+  // The plain tile leaves smem_C unused; it is laid out over whole 128-byte rows so that it stays a valid layout.
+  const int atom_cols = swizzle_bytes(SmemSwizzle::b128) / p.c_bytes;
+  p.smem_C = smem_layout(SmemSwizzle::b128, p.c_bytes, 64, (block_N + atom_cols - 1) / atom_cols * atom_cols);
   p.acc = wgmma_m64nNk16_d(block_N);
   const IntTuple values = p.acc.tv().mode(1).shape();  // (2, 2, N/8): pair, row half, column block
   p.acc_pair = values.leaf(0);
   p.acc_block = values.leaf(0) * values.leaf(1);
-  p.c_tile_bytes = tma_store ? p.smem_C.cosize() * p.c_bytes : 0;
-  p.box_C = {swizzle_bytes(SmemSwizzle::b128) / p.c_bytes, 64};
+  if (p.c_swizzle != 0) {
+    p.c_tile_bytes = tma_store ? p.smem_C.cosize() * p.c_bytes : 0;
+    p.box_C = {atom_cols, 64};
+  } else {
+    p.c_tile_bytes = tma_store ? 64 * p.c_cols * p.c_bytes : 0;
+    p.box_C = {p.c_cols, 64};
+  }
   return p;
 }
 
@@ -130,7 +152,8 @@ struct GemmWgmmaPlan : GemmAccStorePlan {
 
 TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   GemmWgmmaPlan p;
-  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store);
+  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store, c.c_split);
+  if (p.c_swizzle != 0) p.c_tile_bytes /= c.c_split;  // whole sub-tiles a part (gemm.fp8's c_split)
   p.in_bytes = 2;
   p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);
   p.smem_B = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_N, c.block_K, c.trans_B ? Major::K : Major::MN);
@@ -155,7 +178,7 @@ TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   p.box_A = {span / p.in_bytes, c.block_M / c.cluster_N};
   p.box_B = {span / p.in_bytes, c.trans_B ? c.block_N / c.cluster_M : c.block_K};
   p.b_boxes = c.trans_B ? 1 : c.block_N / p.box_B.inner;
-  p.partial = make_layout(make_shape(128, p.acc.num_values() / 4, c.consumers()));
+  p.partial = make_layout(make_shape(128, p.acc.num_values() / 4, c.consumers()));  // stream-K: one chain a consumer
   p.partial_floats = c.block_M * c.block_N;
   return p;
 }
@@ -173,7 +196,7 @@ TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmAccStorePlan& p) 
   GemmWgmmaAccTable t{};
   for (int v = 0; v < p.acc.num_values() && v < 128; ++v) {
     t.at[v] = p.acc(0, v);
-    t.staging[v] = p.smem_C(t.at[v].row, t.at[v].col);
+    t.staging[v] = p.c_swizzle != 0 ? p.smem_C(t.at[v].row, t.at[v].col) : t.at[v].row * p.c_cols + t.at[v].col;
   }
   return t;
 }
@@ -185,7 +208,8 @@ TL_HOST_DEVICE constexpr GemmWgmmaAccTable acc_table(const GemmAccStorePlan& p) 
 inline std::string name_expression(const GemmWgmmaConfig& c) {
   // Stream-K has an entry of its own (two more parameters: the workspace and its flags); data-parallel keeps
   // gemm_wgmma's parameters, so its code is what it was.
-  return ConfigName(c.stream_k ? "gemm_wgmma_stream_k" : "gemm_wgmma", "GemmWgmmaConfig")
+  ConfigName name(c.stream_k ? "gemm_wgmma_stream_k" : "gemm_wgmma", "GemmWgmmaConfig");
+  name
       .field("block_M", c.block_M)
       .field("block_N", c.block_N)
       .field("block_K", c.block_K)
@@ -198,8 +222,9 @@ inline std::string name_expression(const GemmWgmmaConfig& c) {
       .field("bf16", c.bf16)
       .field("trans_B", c.trans_B)
       .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
-      .field("stream_k", c.stream_k)
-      .str();
+      .field("stream_k", c.stream_k);
+  if (c.c_split != 1) name.field("c_split", c.c_split);
+  return name.str();
 }
 
 inline std::vector<std::string> gemm_wgmma_probe_names() {

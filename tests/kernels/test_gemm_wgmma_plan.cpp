@@ -257,6 +257,150 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   EXPECT_NE(compiled->lowered_name.find("GemmWgmmaConfig"), std::string::npos);
 }
 
+// 256 x 152 tiles (cuBLAS's at 3000 x 5000 x 4096): two consumer warpgroups of two 64-row m64n152 chains each (152
+// accumulators a thread after setmaxnreg), a plain row-major 64 x 152 staging tile per consumer stored by one
+// unswizzled TMA box; what they cannot do is refused with the way out.
+TEST(GemmWgmmaPlan, TwoChainsAConsumerPlainStagingCompileAndRefuseWhatTheyCannot) {
+  constexpr GemmWgmmaConfig cfg{.block_M = 256, .block_N = 152};
+  static_assert(cfg.consumers() == 2 && cfg.chains() == 2 && cfg.threads() == 384);
+  static_assert(GemmWgmmaConfig{}.chains() == 1 && GemmWgmmaConfig{.block_M = 64}.consumers() == 1);
+  for (auto dt : {kOutBf16, kOutF16, kOutF32}) {
+    const GemmWgmmaPlan p = make_plan({.block_M = 256, .block_N = 152, .out_dtype = dt});
+    SCOPED_TRACE("c_bytes " + std::to_string(p.c_bytes));
+    EXPECT_EQ(p.c_swizzle, 0);
+    EXPECT_EQ(p.acc.num_values(), 76);
+    EXPECT_EQ(p.c_tile_bytes, 64 * 152 * p.c_bytes);
+    EXPECT_EQ(p.box_C.inner, 152);
+    EXPECT_EQ(p.box_C.outer, 64);
+    EXPECT_EQ(p.box_C.inner * p.c_bytes % 16, 0);  // the tensor map's 16-byte rows
+    EXPECT_EQ(p.c_offset % 128, 0);
+    EXPECT_EQ(p.c_tile_bytes % 128, 0);  // the second consumer's tile starts aligned too
+    EXPECT_EQ(p.b_stage_bytes % 1024, 0);  // every B stage starts a swizzle atom
+    // The plain staging offsets: register v of thread t at (row, col) of the row-major tile, every element once.
+    const GemmWgmmaAccTable at = acc_table(p);
+    std::vector<int> covered(64 * 152, 0);
+    for (int t = 0; t < 128; ++t) {
+      const TileCoord e0 = p.acc(t, 0);
+      for (int v = 0; v < p.acc.num_values(); ++v) {
+        const TileCoord e = p.acc(t, v);
+        ASSERT_EQ(e, (TileCoord{e0.row + at.at[v].row, e0.col + at.at[v].col})) << "t " << t << " v " << v;
+        ASSERT_EQ(e0.row * 152 + e0.col + at.staging[v], e.row * 152 + e.col);
+        ++covered[static_cast<size_t>(e.row * 152 + e.col)];
+      }
+    }
+    EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), 64 * 152);
+    if (p.c_bytes == 2) {
+      // A warp's 4-byte pair stores of one register pair: 32 lanes in 32 different banks.
+      for (int w = 0; w < 4; ++w)
+        for (int v = 0; v < p.acc.num_values(); v += p.acc_pair) {
+          std::set<int> banks;
+          for (int l = 0; l < 32; ++l) {
+            const TileCoord e = p.acc(32 * w + l, v);
+            banks.insert((e.row * 152 + e.col) * 2 / 4 % 32);
+          }
+          ASSERT_EQ(banks.size(), 32u) << "warp " << w << " v " << v;
+        }
+    }
+  }
+  // Three stages and two 64 x 152 bf16 staging tiles fit; four stages do not.
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  EXPECT_LE(make_plan(cfg).bytes, optin);
+  EXPECT_GT(make_plan({.block_M = 256, .block_N = 152, .num_stages = 4}).bytes, optin);
+
+  const KernelInstance k = instance({{"M", "3000"}, {"N", "5000"}}, {{"block_M", "256"}, {"block_N", "152"}});
+  EXPECT_NE(k.name_expression.find(".block_M = 256, .block_N = 152"), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find(".tma_store = true"), std::string::npos) << k.name_expression;
+  EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << "schedule=auto never splits 256-row tiles";
+  EXPECT_EQ(k.launch.block.x, 384u);
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C") {
+      EXPECT_EQ(a.box, (std::vector<std::int64_t>{152, 64}));
+      EXPECT_EQ(a.swizzle_bytes, 0);
+    }
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  for (const char* store : {"true", "false"}) {
+    const KernelInstance ks = instance({{"M", "3000"}, {"N", "5000"}},
+                                       {{"block_M", "256"}, {"block_N", "152"}, {"tma_store", store}});
+    const auto compiled = test::scratch_jit().compile(compile_request(ks, opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0) << "tma_store=" << store << ": 152 accumulators under 232";
+  }
+  const auto refused = [](const std::map<std::string, std::string>& problem,
+                          const std::map<std::string, std::string>& config, const std::string& why) {
+    const auto r = instantiate(wgmma_spec(), problem, config, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  };
+  refused({}, {{"block_M", "256"}}, "use block_N=128 or 152");
+  refused({}, {{"block_M", "256"}, {"block_N", "152"}, {"schedule", "stream_k"}}, "data-parallel single CTAs");
+  refused({}, {{"block_M", "256"}, {"block_N", "128"}, {"cluster_M", "2"}}, "data-parallel single CTAs");
+  refused({{"trans_B", "false"}}, {{"block_N", "152"}}, "trans_B=true");
+  refused({}, {{"block_N", "152"}, {"cluster_N", "2"}}, "trans_B=true");
+  refused({}, {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}}, "shared memory");
+
+  // c_split=2: two overlapping parts of 80 columns (the second from column 72) through one 64 x 80 buffer a
+  // consumer, so that a fourth stage fits.
+  const GemmWgmmaPlan split = make_plan({.block_M = 256, .block_N = 152, .num_stages = 4, .c_split = 2});
+  EXPECT_EQ(split.c_cols, 80);
+  EXPECT_EQ(split.c_tile_bytes, 64 * 80 * 2);
+  EXPECT_EQ(split.box_C.inner, 80);
+  EXPECT_LE(split.bytes, optin);
+  const KernelInstance k4 = instance({{"M", "3000"}, {"N", "5000"}},
+                                     {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}, {"c_split", "2"}});
+  EXPECT_NE(k4.name_expression.find(".c_split = 2"), std::string::npos) << k4.name_expression;
+  const auto compiled4 = test::scratch_jit().compile(compile_request(k4, opt));
+  ASSERT_TRUE(compiled4.ok()) << compiled4.status().message();
+  EXPECT_EQ(compiled4->resources.spill_store_bytes, 0);
+  // The swizzled tile splits in whole 64-column sub-tiles (128 x 256: 4 stages), and the default's name is unchanged.
+  EXPECT_LE(make_plan({.num_stages = 4, .c_split = 2}).bytes, optin);
+  EXPECT_EQ(name_expression(GemmWgmmaConfig{}).find("c_split"), std::string::npos);
+  refused({}, {{"block_N", "192"}, {"c_split", "2"}}, "whole 64-column staging sub-tiles");
+  refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, "set c_split=1");
+}
+
+// block_M=0 (auto): 256 x 152 tiles with 4 stages and c_split=2 where their waves fill the SMs better than 128 x 256
+// tiles' (under 0.95 of them, K >= 2048): of issue 21's eight shapes only 3000 x 5000 x 4096; else 128 rows.
+TEST(GemmWgmmaPlan, TileAutoTakes256x152WhereItsWavesFillBetter) {
+  auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
+  };
+  const std::string tall = ".block_M = 256, .block_N = 152, .block_K = 64, .num_stages = 4,";
+  const std::string wide = ".block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3,";
+  const KernelInstance k = instance(shape(3000, 5000, 4096), {});
+  EXPECT_NE(k.name_expression.find(tall), std::string::npos) << k.name_expression;
+  EXPECT_NE(k.name_expression.find(".c_split = 2"), std::string::npos) << k.name_expression;
+  EXPECT_EQ(k.launch.block.x, 384u);
+  EXPECT_EQ(k.launch.dynamic_smem,
+            static_cast<std::uint32_t>(make_plan({.block_M = 256, .block_N = 152, .num_stages = 4, .c_split = 2}).bytes));
+  for (const auto& p : {shape(8192, 8192, 8192), shape(4096, 4096, 4096), shape(8192, 8192, 1024), shape(4096, 4096, 512),
+                        shape(6144, 6144, 6144), shape(2048, 8192, 8192), shape(16384, 16384, 4096)}) {
+    const KernelInstance d = instance(p, {});
+    EXPECT_EQ(d.name_expression.find(".block_M = 256"), std::string::npos) << d.name_expression;
+    EXPECT_EQ(d.name_expression.find(".block_M = 128"), d.name_expression.find("{") + 1) << d.name_expression;
+  }
+  // Not where it would need what 256 x 152 cannot do, short K, or a tile, depth or split the config gives.
+  auto with = [&](std::map<std::string, std::string> p, const std::string& key, const std::string& value) {
+    p[key] = value;
+    return p;
+  };
+  for (const auto& [problem, config] :
+       std::vector<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>{
+           {shape(3000, 5000, 1024), {}},
+           {with(shape(3000, 5000, 4096), "trans_B", "false"), {}},
+           {with(shape(3000, 5000, 4096), "out_dtype", "f32"), {}},
+           {shape(3000, 5000, 4096), {{"block_M", "128"}}},
+           {shape(3000, 5000, 4096), {{"block_N", "128"}}},
+           {shape(3000, 5000, 4096), {{"num_stages", "2"}}},
+           {shape(3000, 5000, 4096), {{"cluster_N", "2"}}},
+           {shape(3000, 5000, 4096), {{"schedule", "stream_k"}}},
+           {shape(3000, 5000, 4096), {{"tma_store", "false"}}}}) {
+    const KernelInstance d = instance(problem, config);
+    EXPECT_EQ(d.name_expression.find(".block_M = 256"), std::string::npos) << d.name_expression;
+  }
+  EXPECT_NE(instance(shape(3000, 5000, 4096), {{"block_M", "128"}}).name_expression.find(wide), std::string::npos);
+}
+
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
 // 50 MiB L2; else 16. An explicit panel is kept.
 TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {

@@ -76,8 +76,8 @@ if os.getenv("GEMM_COMPILE_ONLY") then
 end
 
 local records, sums, order = {}, {}, {}
-print(string.format("%-40s %-36s %5s %8s %7s %7s %5s %8s", "problem", "config", "ok", "ms", "TFLOP/s", "cuBLAS",
-                    "x", "rel_err"))
+print(string.format("%-40s %-36s %5s %8s %8s %7s %7s %5s %8s", "problem", "config", "ok", "ms", "min", "TFLOP/s",
+                    "cuBLAS", "x", "rel_err"))
 for _, c in ipairs(cases) do
   local r, err = tl.kernel("gemm.wgmma"):run{problem = c.problem, config = c.config, rep = c.verify and 3 or rep,
                                              warmup = c.verify and 1 or 5, baseline = "cublas", verify = c.verify}
@@ -86,8 +86,9 @@ for _, c in ipairs(cases) do
   else
     local b = r.baseline or {}
     local x = (b.tflops and b.tflops > 0) and r.tflops / b.tflops or 0
-    print(string.format("%-40s %-36s %5s %8.4f %7.1f %7.1f %5.3f %8.1e", text(c.problem), text(c.config),
-                        r.passed and "PASS" or "FAIL", r.median_ms, r.tflops, b.tflops or 0, x, r.rel_err or -1))
+    print(string.format("%-40s %-36s %5s %8.4f %8.4f %7.1f %7.1f %5.3f %8.1e", text(c.problem), text(c.config),
+                        r.passed and "PASS" or "FAIL", r.median_ms, r.min_ms or -1, r.tflops, b.tflops or 0, x,
+                        r.rel_err or -1))
     if not r.passed then print("  failure: " .. tostring(r.failure)) end
     if b.error then print("  baseline: " .. tostring(b.error)) end
     if c.shape then
@@ -99,7 +100,8 @@ for _, c in ipairs(cases) do
       local s = sums[key]
       s.ms, s.x, s.n = s.ms + r.median_ms, s.x + x, s.n + 1
     end
-    records[#records + 1] = {problem = c.problem, config = c.config, median_ms = r.median_ms, tflops = r.tflops,
+    records[#records + 1] = {problem = c.problem, config = c.config, median_ms = r.median_ms, min_ms = r.min_ms,
+                             times_ms = r.times_ms, tflops = r.tflops,
                              passed = r.passed, rel_err = r.rel_err, resources = r.resources, baseline = b}
   end
 end
