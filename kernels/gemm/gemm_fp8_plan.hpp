@@ -94,7 +94,7 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int a_stage_bytes = 0, b_stage_bytes = 0;
   // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
   // of the tile's sf_b_blocks 128-column blocks of B, sf_k k blocks per row (1; scale_tma: the 4 of the TMA box that
-  // holds the stage's k block, k block kb at kb % 4); padded to 16 bytes.
+  // holds the stage's k block, k block kb at kb % 4); padded to 16 bytes (scale_tma: 128).
   int sf_stage_bytes = 0;
   int sf_b_blocks = 1;
   int sf_k = 1;
@@ -145,8 +145,12 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
                   : p.scale_block % c.block_N == 0 ? 1
                                                    : c.block_N / p.scale_block + 1;
   p.sf_k = c.scaling == gemm_detail::kScaleBlock && kmajor_scale_tma(c) ? 4 : 1;
-  p.sf_stage_bytes =
-      c.scaling == gemm_detail::kScaleBlock ? (4 * p.sf_k * (c.block_M + p.sf_b_blocks) + 15) / 16 * 16 : 0;
+  // scale_tma: the slots 128-byte aligned (TMA's tensor copies want their shared-memory address so; the scale_B
+  // box after block_M rows of 16 bytes is too).
+  const int sf_align = p.sf_k == 4 ? 128 : 16;
+  p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock
+                         ? (4 * p.sf_k * (c.block_M + p.sf_b_blocks) + sf_align - 1) / sf_align * sf_align
+                         : 0;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
   // its boxes 1024-byte aligned); the scale slots and barriers after them.
   p.a_offset = 0;

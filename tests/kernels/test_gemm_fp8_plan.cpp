@@ -167,11 +167,15 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
         EXPECT_EQ(p.sf_stage_bytes % 16, 0);
         // scale_tma: the slot is the two TMA boxes exactly, each 16-byte aligned (scale_B's after block_M rows).
         if (c.scale_tma) {
-          EXPECT_EQ(p.sf_stage_bytes, 4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer));
+          // Each box's shared-memory address 128-byte aligned (TMA's tensor copies).
+          EXPECT_EQ(p.sf_stage_bytes % 128, 0);
+          EXPECT_EQ(p.sf_offset % 128, 0);
+          EXPECT_EQ(4 * p.box_SA.inner * p.box_SA.outer % 128, 0);
+          EXPECT_EQ(p.sf_stage_bytes,
+                    (4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer) + 127) / 128 * 128);
           EXPECT_EQ(p.box_SA.inner * 4, 16);
           EXPECT_EQ(p.box_SA.outer, c.block_M);
           EXPECT_EQ(p.box_SB.outer, p.sf_b_blocks);
-          EXPECT_EQ(4 * p.box_SA.inner * p.box_SA.outer % 16, 0);
         }
       } else {
         EXPECT_EQ(p.sf_stage_bytes, 0);
@@ -440,8 +444,11 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
   const KernelInstance fallback =
       instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}, {"scale_tma", "true"}});
   EXPECT_EQ(fallback.name_expression, instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}}).name_expression);
-  for (const ArgSpec& a : fallback.args)
-    if (a.name == "tma_SA" || a.name == "tma_SB") EXPECT_EQ(a.tensor_of, "A");
+  for (const ArgSpec& a : fallback.args) {
+    if (a.name == "tma_SA" || a.name == "tma_SB") {
+      EXPECT_EQ(a.tensor_of, "A");
+    }
+  }
   // Tensor and row scales: the switch changes nothing.
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "true"}}).name_expression,
             instance({{"scaling", "row"}}, {}).name_expression);
