@@ -3,7 +3,8 @@
 //
 // C[M,N] = (scale_A A[M,K]) · (scale_B B[N,K])^T: A row-major (K-major), B stored N x K (K-major, what FP8 wgmma
 // and cuBLASLt's FP8 GEMM require), C row-major bf16 or f32. The one template parameter is the config
-// (gemm_fp8_plan.hpp); the plan made from it holds every layout, offset and byte count the kernel uses. The main
+// (gemm_fp8_plan.hpp); tma_sa and tma_sb are the block scales' tensor maps where it sets scale_tma (else unread
+// placeholders); the plan made from it holds every layout, offset and byte count the kernel uses. The main
 // loop, its threads, shared memory, two-level accumulation and scales are gemm_kmajor.cuh's; the work tiles are the
 // M x N grid's output tiles, walked in a grouped ("panel") raster order so that consecutive tiles reuse the same A
 // rows (raster m) or B columns (raster n) from L2.
@@ -36,9 +37,10 @@ template <GemmFp8Config CFG>
 __global__ void __launch_bounds__(CFG.threads(), 1)
     gemm_fp8(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
              const __grid_constant__ TmaDescriptor tma_c, const float* __restrict__ scale_A,
-             const float* __restrict__ scale_B, void* __restrict__ C, int M, int N, int K) {
+             const float* __restrict__ scale_B, const __grid_constant__ TmaDescriptor tma_sa,
+             const __grid_constant__ TmaDescriptor tma_sb, void* __restrict__ C, int M, int N, int K) {
   GemmGridTiles<CFG> tiles{M, N};
-  gemm_kmajor_body<CFG>(tiles, tma_a, tma_b, tma_c, scale_A, scale_B, C, N, K);
+  gemm_kmajor_body<CFG>(tiles, tma_a, tma_b, tma_c, scale_A, scale_B, C, N, K, &tma_sa, &tma_sb);
 }
 
 }  // namespace tl

@@ -58,6 +58,10 @@ struct GemmFp8Config {
   bool a_regs = false;   // A's k block in registers (ldmatrix), so that the chains' wgmma read only B from smem
   int c_split = 1;       // tma_store: C staged in this many column parts through one part's buffer (frees smem)
   bool ping_pong = false;  // the two consumers issue their wgmma chains in turns (named barriers)
+  // Block scales by TMA: the stage's scale slot takes a box of 4 k blocks of scale_A (block_M rows) and of scale_B
+  // (its sf_b_blocks rows), loaded by the producer's elected lane beside A and B, instead of the producer warp's
+  // 4-byte cp.async of one k block (needs ceil(K/128) a multiple of 4: 16-byte rows of the scale tensors).
+  bool scale_tma = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -89,9 +93,11 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
   int a_stage_bytes = 0, b_stage_bytes = 0;
   // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
-  // of the tile's sf_b_blocks 128-column blocks of B; padded to 16 bytes.
+  // of the tile's sf_b_blocks 128-column blocks of B, sf_k k blocks per row (1; scale_tma: the 4 of the TMA box that
+  // holds the stage's k block, k block kb at kb % 4); padded to 16 bytes (scale_tma: 128).
   int sf_stage_bytes = 0;
   int sf_b_blocks = 1;
+  int sf_k = 1;
   int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
   int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
   int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
@@ -99,10 +105,22 @@ struct GemmFp8Plan : GemmAccStorePlan {
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format"), bytes: the stride byte offset between 8-row core-matrix
   // groups; the leading byte offset of a swizzled K-major operand is unused (16).
   int a_lbo = 0, a_sbo = 0, b_lbo = 0, b_sbo = 0;
-  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B.
-  Box box_A, box_B;
+  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B; scale_tma: (4, block_M) of scale_A and (4,
+  // sf_b_blocks) of scale_B (f32; 16 bytes, TMA's smallest inner box).
+  Box box_A, box_B, box_SA, box_SB;
   int scale_block = 128;  // K (and, for B, N) elements one block scale covers
 };
+
+// Whether the block scales travel by TMA (gemm.fp8's `scale_tma`; the plan and the main loop apply it to block
+// scaling only).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_scale_tma(const Config& c) {
+  if constexpr (requires { c.scale_tma; }) {
+    return c.scale_tma;
+  } else {
+    return false;
+  }
+}
 
 // The plan of the K-major Hopper main loop (gemm_kmajor.cuh: gemm.fp8's, and gemm.grouped's for e4m3 and bf16): `c`
 // is a config with gemm.fp8's fields; c.in_bytes() is the size of A's and B's elements (1: e4m3, 2: bf16), block_K of
@@ -126,7 +144,13 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.sf_b_blocks = c.block_N % p.scale_block == 0 ? c.block_N / p.scale_block
                   : p.scale_block % c.block_N == 0 ? 1
                                                    : c.block_N / p.scale_block + 1;
-  p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock ? (4 * (c.block_M + p.sf_b_blocks) + 15) / 16 * 16 : 0;
+  p.sf_k = c.scaling == gemm_detail::kScaleBlock && kmajor_scale_tma(c) ? 4 : 1;
+  // scale_tma: the slots 128-byte aligned (TMA's tensor copies want their shared-memory address so; the scale_B
+  // box after block_M rows of 16 bytes is too).
+  const int sf_align = p.sf_k == 4 ? 128 : 16;
+  p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock
+                         ? (4 * p.sf_k * (c.block_M + p.sf_b_blocks) + sf_align - 1) / sf_align * sf_align
+                         : 0;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
   // its boxes 1024-byte aligned); the scale slots and barriers after them.
   p.a_offset = 0;
@@ -145,6 +169,8 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   const int span = swizzle_bytes(SmemSwizzle::b128);
   p.box_A = {span / p.in_bytes, c.block_M};
   p.box_B = {span / p.in_bytes, c.block_N};
+  p.box_SA = {4, c.block_M};
+  p.box_SB = {4, p.sf_b_blocks};
   return p;
 }
 
@@ -209,6 +235,7 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.a_regs) name.field("a_regs", true);
   if (c.c_split != 1) name.field("c_split", c.c_split);
   if (c.ping_pong) name.field("ping_pong", true);
+  if (c.scale_tma) name.field("scale_tma", true);
   return name.str();
 }
 

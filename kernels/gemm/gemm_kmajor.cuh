@@ -49,7 +49,12 @@
 // for one barrier and read their scales from shared memory. (Read by the consumers from global memory instead, one
 // k block ahead, they cost block scaling 15% against row scaling on the H100: a load in flight holds up the next
 // wgmma's fence.) Rows past the tile's rows_end and blocks past N take the last valid ones (their results are never
-// stored).
+// stored). gemm.fp8's `scale_tma` loads them with TMA instead: the producer's elected lane loads, beside A and B, the
+// box of 4 k blocks (16 bytes a row, TMA's smallest inner box) of scale_A's block_M rows and of scale_B's blocks that
+// holds the stage's k block into the stage's slot, and the full barrier counts TMA bytes only; a consumer reads k
+// block kb at kb % 4 of each row (boxes past M, N or the blocks are zero-filled: only results never stored use them).
+// Each stage loads its own box (the 3 other k blocks' 3 x 4 bytes a row ride along): a box kept over 4 stages would
+// tie the ring's stages to the k blocks' groups of 4.
 #pragma once
 
 #include "gemm/gemm_fp8_plan.hpp"
@@ -96,7 +101,8 @@ TL_DEVICE_INLINE void kmajor_wgmma(float* d, unsigned long long da, unsigned lon
 template <auto CFG, class Tiles>
 TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
                                        const TmaDescriptor& tma_c, const float* __restrict__ scale_A,
-                                       const float* __restrict__ scale_B, void* __restrict__ C, int N, int K) {
+                                       const float* __restrict__ scale_B, void* __restrict__ C, int N, int K,
+                                       const TmaDescriptor* tma_sa = nullptr, const TmaDescriptor* tma_sb = nullptr) {
   using namespace wgmma_ops;
   using namespace gemm_detail;
   using Probe = GemmFp8Probe;
@@ -109,6 +115,9 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool A_REGS = PROMOTE && kmajor_a_regs(CFG);
   constexpr bool PING_PONG = PROMOTE && !OVERLAP && kmajor_ping_pong(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
+  constexpr bool SCALE_TMA = SCALING == kScaleBlock && kmajor_scale_tma(CFG);  // tma_sa and tma_sb are valid maps
+  constexpr int SF_K = P.sf_k;  // k blocks per scale row in a slot (SCALE_TMA: 4)
+  static_assert(SF_K == (SCALE_TMA ? 4 : 1), "the scale slots hold the TMA boxes of 4 k blocks");
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -124,6 +133,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
+  constexpr unsigned SF_BYTES = SCALE_TMA ? 4u * SF_K * (BM + P.sf_b_blocks) : 0u;  // the two scale boxes
   // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k step moves WG_K
   // columns, of rows that start a swizzle atom: there the layouts are linear (the plan tests check it), so the
   // descriptors' start addresses step by these strides.
@@ -146,7 +156,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   tiles.prepare(base);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(s), SCALING == kScaleBlock ? 1 + 32 : 1);  // + each producer lane's scale copies
+      mbar_init(full_bar(s), SCALING == kScaleBlock && !SCALE_TMA ? 1 + 32 : 1);  // + each producer lane's scale copies
       mbar_init(empty_bar(s), CONSUMERS);
     }
     fence_mbarrier_init();
@@ -168,6 +178,10 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       if (tid == 0) {
         prefetch_tensormap(&tma_a);
         prefetch_tensormap(&tma_b);
+        if constexpr (SCALE_TMA) {
+          prefetch_tensormap(tma_sa);
+          prefetch_tensormap(tma_sb);
+        }
       }
       int it = 0;
       for (int t = blockIdx.x; t < count; t += gridDim.x) {
@@ -179,11 +193,20 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
             // Boxes past M, N or K are zero-filled by TMA and still count their whole bytes.
-            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES);
+            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES + SF_BYTES);
             tma_load(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tile.a_row);
             tma_load(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tile.b_row);
+            if constexpr (SCALE_TMA) {
+              // The boxes of 4 k blocks that hold k: scale_A [rows, k_steps] at the tile's rows, scale_B [groups x
+              // n_blocks, k_steps] at its first 128-column block.
+              const unsigned slot = sf_base + s * P.sf_stage_bytes;
+              const int k4 = k / SF_K * SF_K;
+              tma_load(slot, tma_sa, full_bar(s), k4, tile.a_row);
+              tma_load(slot + 4 * SF_K * BM, tma_sb, full_bar(s), k4,
+                       tile.group * n_blocks + tile.col0 / P.scale_block);
+            }
           }
-          if constexpr (SCALING == kScaleBlock) {
+          if constexpr (SCALING == kScaleBlock && !SCALE_TMA) {
             // scale_A [rows, k_steps] of the tile's rows, scale_B [groups x n_blocks, k_steps] of its 128-column
             // blocks in its group's.
             const unsigned slot = sf_base + s * P.sf_stage_bytes;
@@ -260,12 +283,13 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           // This k block's scale products per row half and block of B, from the stage's scale slot.
           float scale[2][NB_TILE], mid[2];
           if constexpr (SCALING == kScaleBlock) {
-            const unsigned slot = sf_base + s * P.sf_stage_bytes;
-            const float sa[2] = {ld_shared_f32(slot + 4 * (c * WG_M + e0.row)),
-                                 ld_shared_f32(slot + 4 * (c * WG_M + e0.row + ROW_HALF))};
+            // Row r's scale of this k block at r SF_K + k % SF_K.
+            const unsigned slot = sf_base + s * P.sf_stage_bytes + 4 * (k % SF_K);
+            const float sa[2] = {ld_shared_f32(slot + 4 * SF_K * (c * WG_M + e0.row)),
+                                 ld_shared_f32(slot + 4 * SF_K * (c * WG_M + e0.row + ROW_HALF))};
 #pragma unroll
             for (int b = 0; b < NB_TILE; ++b) {
-              const float sb = ld_shared_f32(slot + 4 * (BM + b));
+              const float sb = ld_shared_f32(slot + 4 * SF_K * (BM + b));
               scale[0][b] = sa[0] * sb;
               scale[1][b] = sa[1] * sb;
             }

@@ -826,6 +826,12 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap");
 }
 
+// Block scales by TMA (GemmFp8Config::scale_tma): asked for, with block scales whose rows are whole 16-byte units
+// (ceil(K/128) a multiple of 4: the tensor maps' rule; issue 21's anchors all are); else the producer warp's cp.async.
+bool fp8_scale_tma(const Values& p, const Values& c) {
+  return c.boolean("scale_tma") && p.text("scaling") == "block" && fp8_blocks(p.integer("K")) % 4 == 0;
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = i("block_M"),
@@ -842,7 +848,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .overlap = c.boolean("overlap"),
                     .a_regs = fp8_a_regs(p, c),
                     .c_split = static_cast<int>(c.integer("c_split")),
-                    .ping_pong = c.boolean("ping_pong")};
+                    .ping_pong = c.boolean("ping_pong"),
+                    .scale_tma = fp8_scale_tma(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -1019,15 +1026,16 @@ std::vector<LayoutInfo> kmajor_layouts(const Config& cfg, const std::string& out
 }
 
 // Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type (the first with both
-// left at their defaults), K with a partial last k block (208, 144: 80 and 16 of its 128), N across three 128-column
-// blocks of B (300).
+// left at their defaults), K with a partial last k block (208, 144, 400: 80, 16 and 16 of its 128), N across three
+// 128-column blocks of B (300). Block scales at K 400 and 512 have 4 k blocks (scale_tma's TMA boxes), at 144 two
+// (scale_tma falls back to cp.async).
 std::vector<std::map<std::string, std::string>> gemm_fp8_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto mnk = [](const char* m, const char* n, const char* k, const char* scaling, const char* out = "bf16") {
     return KV{{"M", m}, {"N", n}, {"K", k}, {"scaling", scaling}, {"out_dtype", out}};
   };
   std::vector<KV> s = {{{"M", "257"}, {"N", "130"}, {"K", "256"}}, mnk("257", "130", "256", "row"),
-                       mnk("257", "130", "384", "block"),  mnk("256", "256", "512", "block", "f32"),
+                       mnk("257", "130", "400", "block"),  mnk("256", "256", "512", "block", "f32"),
                        mnk("200", "136", "208", "row", "f32"), mnk("129", "300", "144", "block")};
   if (full) {
     for (const char* mode : {"tensor", "row", "block"})
@@ -1080,6 +1088,11 @@ KernelSpec gemm_fp8_spec() {
       "ping_pong", false,
       "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
       "the other's chain runs (block_M=128, not with overlap or fast_accum)"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "scale_tma", false,
+      "block scales loaded by TMA (boxes of 4 k blocks of scale_A's tile rows and scale_B's blocks, beside A and B) "
+      "instead of the producer warp's 4-byte cp.async; where ceil(K/128) is a multiple of 4 (16-byte rows), else "
+      "cp.async; no effect on tensor and row scales"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1104,7 +1117,9 @@ KernelSpec gemm_fp8_spec() {
         {{"block_M", "64"}, {"block_N", "128"}, {"a_regs", "true"}, {"num_stages", "5"}},
         {{"c_split", "2"}, {"num_stages", "4"}},
         {{"c_split", "4"}, {"num_stages", "4"}},
-        {{"block_N", "192"}, {"wgmma_N", "192"}}};
+        {{"block_N", "192"}, {"wgmma_N", "192"}},
+        {{"scale_tma", "true"}},
+        {{"scale_tma", "true"}, {"a_regs", "false"}, {"block_N", "192"}, {"wgmma_N", "192"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -1157,8 +1172,10 @@ KernelSpec gemm_fp8_spec() {
     g.dynamic_smem = static_cast<std::uint32_t>(fp8_plan(p, c).bytes);
     return g;
   };
-  // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, C, M, N, K); A and B are reached only through their
-  // tensor maps, boxes (128 k, block_M rows) and (128 k, block_N rows). Inputs are random e4m3 in [-2, 2) and
+  // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, tma_SA, tma_SB, C, M, N, K); A and B are reached only
+  // through their tensor maps, boxes (128 k, block_M rows) and (128 k, block_N rows); tma_SA and tma_SB are the
+  // block scales' maps with scale_tma (boxes (4 k blocks, block_M rows) and (4, the tile's blocks of B), no swizzle),
+  // else never read (maps of A take their place). Inputs are random e4m3 in [-2, 2) and
   // random scales in [0.5, 2), so that a scale taken from the wrong row, column or block shows.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
@@ -1168,6 +1185,15 @@ KernelSpec gemm_fp8_spec() {
                                  ArgSpec::tensor("B", DType::e4m3, {N, K}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 2})};
     args[0].is_param = args[1].is_param = false;
     for (auto& a : kmajor_maps_and_scales(plan, tma_store_on(p, c), sa, sb)) args.push_back(std::move(a));
+    const int swizzle = swizzle_bytes(SmemSwizzle::b128);
+    auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
+    if (fp8_scale_tma(p, c)) {
+      args.push_back(ArgSpec::tensor_map("tma_SA", "scale_A", box(plan.box_SA), 0));
+      args.push_back(ArgSpec::tensor_map("tma_SB", "scale_B", box(plan.box_SB), 0));
+    } else {
+      args.push_back(ArgSpec::tensor_map("tma_SA", "A", box(plan.box_A), swizzle));
+      args.push_back(ArgSpec::tensor_map("tma_SB", "A", box(plan.box_A), swizzle));
+    }
     args.push_back(ArgSpec::tensor("C", out_type(p), {M, N}, ArgRole::out));
     for (auto& s : sizes(p)) args.push_back(std::move(s));
     return args;

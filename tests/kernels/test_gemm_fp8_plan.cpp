@@ -45,6 +45,12 @@ std::vector<GemmFp8Config> all_configs() {
                     bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
                                  .out_dtype = dt, .c_split = split});
+  // Block scales by TMA (their slots hold 4 k blocks a row).
+  for (std::size_t i = 0, n = out.size(); i < n; ++i)
+    if (out[i].scaling == kScaleBlock) {
+      out.push_back(out[i]);
+      out.back().scale_tma = true;
+    }
   return out;
 }
 
@@ -156,8 +162,21 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       // The 128-column blocks of B's scales a tile meets: 192 columns start at column 0 or 64 of one.
       EXPECT_EQ(p.sf_b_blocks, c.block_N == 192 ? 2 : std::max(1, c.block_N / 128));
       if (c.scaling == kScaleBlock) {
-        EXPECT_GE(p.sf_stage_bytes, 4 * (c.block_M + p.sf_b_blocks));
+        EXPECT_EQ(p.sf_k, c.scale_tma ? 4 : 1);
+        EXPECT_GE(p.sf_stage_bytes, 4 * p.sf_k * (c.block_M + p.sf_b_blocks));
         EXPECT_EQ(p.sf_stage_bytes % 16, 0);
+        // scale_tma: the slot is the two TMA boxes exactly, each 16-byte aligned (scale_B's after block_M rows).
+        if (c.scale_tma) {
+          // Each box's shared-memory address 128-byte aligned (TMA's tensor copies).
+          EXPECT_EQ(p.sf_stage_bytes % 128, 0);
+          EXPECT_EQ(p.sf_offset % 128, 0);
+          EXPECT_EQ(4 * p.box_SA.inner * p.box_SA.outer % 128, 0);
+          EXPECT_EQ(p.sf_stage_bytes,
+                    (4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer) + 127) / 128 * 128);
+          EXPECT_EQ(p.box_SA.inner * 4, 16);
+          EXPECT_EQ(p.box_SA.outer, c.block_M);
+          EXPECT_EQ(p.box_SB.outer, p.sf_b_blocks);
+        }
       } else {
         EXPECT_EQ(p.sf_stage_bytes, 0);
       }
@@ -365,6 +384,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},
+      {{{"scaling", "block"}}, {{"scale_tma", "true"}}},
       {{{"out_dtype", "f32"}}, {}}};
   test::expect_distinct_names_and_keys(fp8_spec(), variants);
   EXPECT_EQ(instance({}, {}).name_expression,
@@ -407,6 +427,31 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
     EXPECT_TRUE(s.memory.layout() == tile.layout() && s.memory.swizzle() == tile.swizzle()) << name;
   }
   EXPECT_TRUE(parse_spec(by_name["wgmma_C"]).fragment.tv() == p.acc.tv());
+  // Block scales by TMA: maps over scale_A [M, K/128] and scale_B [N/128, K/128], boxes of 4 k blocks x the tile's
+  // rows and blocks of B, unswizzled; where K/128 is no multiple of 4 (K 144: 2 k blocks) they fall back to cp.async
+  // (the config as without the switch; maps of A hold the places).
+  const KernelInstance sft = instance({{"scaling", "block"}}, {{"block_N", "192"}, {"scale_tma", "true"}});
+  std::map<std::string, const ArgSpec*> sft_maps;
+  for (const ArgSpec& a : sft.args)
+    if (a.kind == ArgSpec::Kind::tensor_map) sft_maps[a.name] = &a;
+  ASSERT_TRUE(sft_maps.count("tma_SA") && sft_maps.count("tma_SB"));
+  EXPECT_EQ(sft_maps["tma_SA"]->tensor_of, "scale_A");
+  EXPECT_EQ(sft_maps["tma_SA"]->box, (std::vector<std::int64_t>{4, 128}));
+  EXPECT_EQ(sft_maps["tma_SA"]->swizzle_bytes, 0);
+  EXPECT_EQ(sft_maps["tma_SB"]->tensor_of, "scale_B");
+  EXPECT_EQ(sft_maps["tma_SB"]->box, (std::vector<std::int64_t>{4, 2}));  // 192 columns meet two blocks
+  EXPECT_NE(sft.name_expression.find(".scale_tma = true"), std::string::npos);
+  const KernelInstance fallback =
+      instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}, {"scale_tma", "true"}});
+  EXPECT_EQ(fallback.name_expression, instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}}).name_expression);
+  for (const ArgSpec& a : fallback.args) {
+    if (a.name == "tma_SA" || a.name == "tma_SB") {
+      EXPECT_EQ(a.tensor_of, "A");
+    }
+  }
+  // Tensor and row scales: the switch changes nothing.
+  EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "true"}}).name_expression,
+            instance({{"scaling", "row"}}, {}).name_expression);
   // Row scales: one per row of A and per row of B; tensor scales: one each.
   const KernelInstance row = instance({{"scaling", "row"}, {"M", "5"}, {"N", "7"}, {"K", "32"}}, {});
   for (const ArgSpec& a : row.args) {

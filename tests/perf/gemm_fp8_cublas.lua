@@ -69,6 +69,14 @@ local sets = {
   -- Row and block scales at the defaults (row: the row-wise cuBLASLt baseline each block row is divided by).
   brow = {scalings = {"row", "block"}, large = {{}}, small = {{}}},
   final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
+  -- Block scales by TMA (scale_tma, opt-in; K/128 a multiple of 4, else cp.async): with a_regs auto (true) and
+  -- false; `stmachk` (for GEMM_CHECK): two blocks of B a tile (192 columns, tiles at column 0 or 64 of a block),
+  -- 64-column chains with 6 stages, one consumer.
+  stma = {scalings = {"block"}, large = {{scale_tma = true}}, small = {}},
+  stmanr = {scalings = {"block"}, large = {{scale_tma = true, a_regs = "false"}}, small = {}},
+  stmachk = {scalings = {"block"}, large = {{scale_tma = true, block_N = 192, wgmma_N = 192},
+                                            {scale_tma = true, block_N = 128, wgmma_N = 64, num_stages = 6},
+                                            {scale_tma = true, block_M = 64, block_N = 128, num_stages = 5}}, small = {}},
 }
 local picked = {}
 for i in (os.getenv("GEMM_SHAPES") or "1,2,3,4,5"):gmatch("%d+") do
@@ -102,14 +110,20 @@ local odd = {{M = 257, N = 130, K = 256, scaling = "tensor"}, {M = 257, N = 130,
              {M = 2113, N = 2312, K = 272, scaling = "tensor", out_dtype = "f32"},
              -- 16-bit C with N % 8 == 0: the TMA-store epilogue (c_split's parts) on partial tiles.
              {M = 257, N = 136, K = 384, scaling = "tensor"}, {M = 300, N = 200, K = 256, scaling = "row"},
-             {M = 2113, N = 2312, K = 272, scaling = "row"}, {M = 129, N = 520, K = 400, scaling = "block"}}
+             {M = 2113, N = 2312, K = 272, scaling = "row"}, {M = 129, N = 520, K = 400, scaling = "block"},
+             -- Block scales in 4 or 8 k blocks (scale_tma's TMA boxes): partial tiles and k blocks, odd N (direct
+             -- stores), several tiles per CTA.
+             {M = 257, N = 130, K = 400, scaling = "block"}, {M = 513, N = 511, K = 1008, scaling = "block"},
+             {M = 2113, N = 2312, K = 1024, scaling = "block"}}
 local checks = {}
 for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_CHECK: no config list '" .. name .. "'")
   for _, list in ipairs({set.large, set.small}) do
     for _, c in ipairs(list) do
       for _, p in ipairs(odd) do
-        if k:can_implement(p, c) then checks[#checks + 1] = {p, c} end
+        -- GEMM_CHECK_SCALING=block: only the odd problems of that scaling.
+        local only = os.getenv("GEMM_CHECK_SCALING") or ""
+        if (only == "" or only == p.scaling) and k:can_implement(p, c) then checks[#checks + 1] = {p, c} end
       end
     end
   end
@@ -118,7 +132,9 @@ local function text(t) return tl.json_encode(t) end
 if os.getenv("GEMM_COMPILE_ONLY") then
   local seen = {}
   for _, list in ipairs({checks, cases}) do for _, c in ipairs(list) do
-    local key = c[1].scaling .. " " .. (c[1].out_dtype or "bf16") .. " " .. text(c[2])
+    -- Every problem: the kernel's name follows it too (scale_tma's K rule, tma_store's N rule); the cache's hits
+    -- cost nothing.
+    local key = text(c[1]) .. " " .. text(c[2])
     if not seen[key] then
       seen[key] = true
       local r, err = k:compile(c[2], c[1])
@@ -166,3 +182,53 @@ for _, c in ipairs(cases) do
 end
 local out = os.getenv("OUT")
 if out then tl.write_file(out .. "/gemm_fp8_cublas.json", tl.json_encode(records, 1)) end
+-- GEMM_SUMMARY=1: per shape, each (scaling, config) in the order first run, its rounds (the n-th row of the same
+-- case is round n): medians and minima (ms), then the block rows' medians ÷ the shape's first block row's (the
+-- defaults, where GEMM_SETS starts with them) and the row-wise cuBLASLt baseline (of the shape's row-scaled row of
+-- the same round) ÷ the row, by medians and by minima (> 1: the row is faster than cuBLASLt row-wise).
+if os.getenv("GEMM_SUMMARY") == "1" then
+  local order, by = {}, {}
+  for _, r in ipairs(records) do
+    local shape = r.problem.M .. "x" .. r.problem.N .. "x" .. r.problem.K
+    local key = shape .. " " .. r.problem.scaling .. " " .. text(r.config)
+    if not by[key] then
+      by[key] = {shape = shape, scaling = r.problem.scaling, config = text(r.config), rows = {}}
+      order[#order + 1] = key
+    end
+    table.insert(by[key].rows, r)
+  end
+  local function list(rows, f)
+    local t = {}
+    for _, r in ipairs(rows) do t[#t + 1] = f(r) end
+    return table.concat(t, " / ")
+  end
+  local first_block, row_rows = {}, {}
+  for _, key in ipairs(order) do
+    local e = by[key]
+    if e.scaling == "block" and not first_block[e.shape] then first_block[e.shape] = e end
+    if e.scaling == "row" and not row_rows[e.shape] then row_rows[e.shape] = e end
+  end
+  print(string.format("\n%-16s %-6s %-40s %-17s %-17s %-13s %-13s %-13s", "shape", "scale", "config",
+                      "median ms", "min ms", "÷defaults", "rowcuBLAS/med", "rowcuBLAS/min"))
+  for _, key in ipairs(order) do
+    local e = by[key]
+    local ref, rw = first_block[e.shape], row_rows[e.shape]
+    local idx = {}
+    for i, r in ipairs(e.rows) do idx[r] = i end
+    local vs_def = e.scaling == "block" and ref and list(e.rows, function(r)
+      local o = ref.rows[idx[r]] or ref.rows[#ref.rows]
+      return string.format("%.3f", o.median_ms / r.median_ms)
+    end) or "-"
+    local function vs_row(field)
+      return rw and list(e.rows, function(r)
+        local o = rw.rows[idx[r]] or rw.rows[#rw.rows]
+        local b = o.baseline and o.baseline[field]
+        return b and string.format("%.3f", b / r[field]) or "-"
+      end) or "-"
+    end
+    print(string.format("%-16s %-6s %-40s %-17s %-17s %-13s %-13s %-13s", e.shape, e.scaling, e.config:sub(1, 40),
+                        list(e.rows, function(r) return string.format("%.4f", r.median_ms) end),
+                        list(e.rows, function(r) return string.format("%.4f", r.min_ms) end), vs_def,
+                        vs_row("median_ms"), vs_row("min_ms")))
+  end
+end
