@@ -448,8 +448,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .section = static_cast<int>(c.integer("section")),
                        .d_pass = c.boolean("d_pass"),
                        .dq_alt = alt == "true",
-                       .uniform_desc = c.text("uniform_desc") == "true",
-                       .persistent = c.boolean("persistent")};
+                       .uniform_desc = c.text("uniform_desc") == "true"};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
@@ -511,27 +510,15 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
                                       "the consumers' wgmma descriptors from warp-uniform values (redux.sync), each "
                                       "k16 step's one uniform add (false: built per thread and moved to uniform "
-                                      "registers before each wgmma); auto = with dq_alt, but not at dim 64 causal"),
-               ParamSpec::boolean("persistent", false,
-                                  "a persistent grid (a CTA per SM at most) walking the key blocks in the grid's order, "
-                                  "the next block's K, V and first Q, dO loaded during this block's epilogue and "
-                                  "deferred dQ conversions (false: a CTA per key block)"),
-               ParamSpec::integer("grid_ctas", 0, 0, 4096,
-                                  "persistent: the grid's CTAs (0: one per SM), at most one per key block")}};
+                                      "registers before each wgmma); auto = with dq_alt, but not at dim 64 causal")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
-  k.launch = [](const Values& p, const Values& c, const DeviceLimits& limits) {
+  k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>((p.integer("seq_k") + w.block_N - 1) / w.block_N);
     g.grid.y = static_cast<std::uint32_t>(p.integer("heads_kv"));
     g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
-    if (w.persistent) {  // a CTA per SM at most, walking the key blocks (kernel's key_blocks, batch)
-      const std::int64_t items = static_cast<std::int64_t>(g.grid.x) * g.grid.y * g.grid.z;
-      const std::int64_t ctas = c.integer("grid_ctas") > 0 ? c.integer("grid_ctas") : limits.sm_count;
-      g.grid = {static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::min(items, ctas))), 1, 1};
-      g.persistent = true;
-    }
     g.block.x = kAttnBwdWgmmaThreads;
     g.dynamic_smem = static_cast<std::uint32_t>(make_plan(w).bytes);
     return g;
@@ -547,9 +534,9 @@ KernelSpec attn_bwd_wgmma_spec() {
     return g;
   };
   // Kernel signature: (O, dO, tma_Q, tma_K, tma_V, tma_O, tma_dO, LSE, dQ, dK, dV, dq_accum, dq_counters, d_rows,
-  // cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, scale, key_blocks, batch): Q, K, V only through their maps,
-  // 3-D (dim, heads, rows) over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows; O and
-  // dO also as pointers (d_pass's pre-pass).
+  // cu_seqlens_q, cu_seqlens_k, heads, heads_kv, m_blocks, scale): Q, K, V only through their maps, 3-D (dim, heads,
+  // rows) over the packed rows, one box = 64 columns (128 bytes) of one head x a tile's rows; O and dO also as
+  // pointers (d_pass's pre-pass).
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     const BwdDims x(p);
@@ -567,8 +554,6 @@ KernelSpec attn_bwd_wgmma_spec() {
     };
     a.insert(a.begin() + 5, {map("tma_Q", "Q", true), map("tma_K", "K", false), map("tma_V", "V", false),
                              map("tma_O", "O", true), map("tma_dO", "dO", true)});
-    a.push_back(ArgSpec::scalar("key_blocks", DType::i32, static_cast<double>((p.integer("seq_k") + w.block_N - 1) / w.block_N)));
-    a.push_back(ArgSpec::scalar("batch", DType::i32, static_cast<double>(x.batch)));
     return a;
   };
   // The writer converting every completed tile itself (dq_defer off, or past a short list) beside the other switches,
@@ -581,22 +566,13 @@ KernelSpec attn_bwd_wgmma_spec() {
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}},
                            {{"dq_alt", "true"}, {"dq_defer", "false"}, {"num_stages", "1"}},
-                           {{"dq_alt", "false"}, {"dq_defer", "false"}, {"num_stages", "1"}},
-                           {{"persistent", "true"}, {"grid_ctas", "5"}},
-                           {{"persistent", "true"}, {"grid_ctas", "3"}, {"dq_alt", "false"}, {"num_stages", "1"},
-                            {"defer_tiles", "15"}},
-                           {{"persistent", "true"}, {"grid_ctas", "4"}, {"dq_defer", "false"}, {"d_pass", "false"}}};
+                           {{"dq_alt", "false"}, {"dq_defer", "false"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
   // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
-  // persistent: times the key blocks a CTA walks.
-  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& limits) {
-    const AttnBwdWgmmaConfig w = wgmma_config(p, c);
-    const auto tiles = m_blocks(p, w.block_M) * (p.integer("heads") / p.integer("heads_kv"));
-    const std::int64_t items = (p.integer("seq_k") + w.block_N - 1) / w.block_N * p.integer("heads_kv") * p.integer("batch");
-    const std::int64_t ctas = c.integer("grid_ctas") > 0 ? c.integer("grid_ctas") : limits.sm_count;
-    const std::int64_t per_cta = w.persistent ? (items + ctas - 1) / ctas : 1;
-    return static_cast<std::uint32_t>((16 * tiles + 64) * per_cta);
+  k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
+    const auto tiles = m_blocks(p, wgmma_config(p, c).block_M) * (p.integer("heads") / p.integer("heads_kv"));
+    return static_cast<std::uint32_t>(16 * tiles + 64);
   };
   k.layouts = [](const Values& p, const Values& c) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);

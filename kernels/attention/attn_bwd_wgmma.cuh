@@ -46,16 +46,9 @@
 // buffers (tile it % 2), the dS-written barrier alternates between ids 1 and 4 by tile, and each warpgroup waits for
 // the staging buffer on its own mbarrier (dq_empty, dq_empty1), which the writer arrives on for the next tile's.
 //
-// With persistent a grid of at most one CTA per SM walks the key blocks t = blockIdx.x, + gridDim.x, .. in the order
-// above; every role walks the same blocks, the tile counter g (stage ring, mbarrier phases, dQ turns) running on over
-// them. The producer issues the next block's first Q, dO stage, then waits until both consumer warpgroups are done
-// with K, V (mbarrier kv_empty, after their last GEMM of the block) and loads the next K, V, so the loads overlap the
-// consumers' epilogue and deferred dQ conversions; the writer starts the next block's list once the consumers have
-// read this one's (named barrier 3).
-//
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
-// of completed tiles written), 3 = both and the writer (persistent: the list read).
+// of completed tiles written).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -125,8 +118,7 @@ TL_DEVICE_INLINE void attn_bwd_row_dots(const unsigned short* __restrict__ O, co
 // Kernel parameters: O and dO (d_pass's pre-pass reads them), the tensor maps of Q, K, V, O, dO (box: 64 columns of
 // one head x block rows), LSE, dQ, dK, dV, dq_accum (f32 query tiles, (sequence, head, tile) in order, each in dq_chunk
 // order), dq_counters (scratch, zero at the launch and left zero), d_rows (d_pass: D of each query row, O's row
-// order), the sequence offsets, head counts, the query tiles of the longest sequence, the softmax scale, the key
-// blocks of the longest sequence and the sequences (the grid's x and z without `persistent`).
+// order), the sequence offsets, head counts, the query tiles of the longest sequence and the softmax scale.
 template <AttnBwdWgmmaConfig CFG>
 __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     attn_bwd_wgmma(const unsigned short* __restrict__ O, const unsigned short* __restrict__ dO,
@@ -136,7 +128,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
                    unsigned short* __restrict__ dQ, unsigned short* __restrict__ dK, unsigned short* __restrict__ dV,
                    float* __restrict__ dq_accum, int* __restrict__ dq_counters, float* __restrict__ d_rows,
                    const int* __restrict__ cu_seqlens_q, const int* __restrict__ cu_seqlens_k, int heads, int heads_kv,
-                   int m_blocks, float scale, int key_blocks, int batch) {
+                   int m_blocks, float scale) {
   using namespace wgmma_ops;
   if constexpr (CFG.d_pass) {
     if (blockDim.x == kAttnBwdWgmmaPrePassThreads) {
@@ -166,78 +158,37 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kAttnBwdWgmmaThreads * 168,
                 "setmaxnreg: more registers than the block launched with");
 
-  // Work items: key blocks (kb, kv head hk, sequence b), t = kb + key_blocks * (hk + heads_kv * b) in grid order.
   // Causal with sections: the key blocks with the longest walks first across `section` (sequence, kv head) pairs at a
   // time (tile/work_order.hpp; key block 0 walks the most query tiles), so the last CTAs to start are short ones.
-  // Without `persistent` the CTA's one item is its place in the grid; with it, CTA i takes t = i, i + gridDim.x, ..
-  // (every role walks the same items; the tile counter g below runs on over them).
-  constexpr bool PERSIST = CFG.persistent;
-  const int n_items = PERSIST ? key_blocks * heads_kv * batch : 1;
+  int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  if constexpr (CFG.causal && CFG.section > 0) {
+    const int t = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const WorkCoord wc = work_sections(t, gridDim.x, gridDim.y * gridDim.z, CFG.section);
+    kb = wc.m;
+    hk = wc.pair % gridDim.y;
+    b = wc.pair / gridDim.y;
+  }
+  const int q_start = cu_seqlens_q[b], len_q = cu_seqlens_q[b + 1] - q_start;
+  const int k_start = cu_seqlens_k[b], len_k = cu_seqlens_k[b + 1] - k_start;
   const int group = heads / heads_kv;
   const long long q_stride = static_cast<long long>(heads) * D, k_stride = static_cast<long long>(heads_kv) * D;
-  int kb = 0, hk = 0, b = 0, q_start = 0, len_q = 0, k_start = 0, len_k = 0, keys = 0, diag = 0, m_tiles = 0;
-  int m_first = 0, per_head = 0, tiles = 0;
-  // Item j of this CTA: false past the last; else its fields set, `run` false where it has no key block to walk.
-  bool run = false;
-  auto item = [&](int j) {
-    if constexpr (PERSIST) {
-      const int t = static_cast<int>(blockIdx.x) + j * static_cast<int>(gridDim.x);
-      if (t >= n_items) return false;
-      if constexpr (CFG.causal && CFG.section > 0) {
-        const WorkCoord wc = work_sections(t, key_blocks, heads_kv * batch, CFG.section);
-        kb = wc.m;
-        hk = wc.pair % heads_kv;
-        b = wc.pair / heads_kv;
-      } else {
-        kb = t % key_blocks;
-        hk = (t / key_blocks) % heads_kv;
-        b = t / key_blocks / heads_kv;
-      }
-    } else {
-      if (j > 0) return false;
-      kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
-      if constexpr (CFG.causal && CFG.section > 0) {
-        const int t = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-        const WorkCoord wc = work_sections(t, gridDim.x, gridDim.y * gridDim.z, CFG.section);
-        kb = wc.m;
-        hk = wc.pair % gridDim.y;
-        b = wc.pair / gridDim.y;
-      }
-    }
-    q_start = cu_seqlens_q[b];
-    len_q = cu_seqlens_q[b + 1] - q_start;
-    k_start = cu_seqlens_k[b];
-    len_k = cu_seqlens_k[b + 1] - k_start;
-    run = len_k > 0 && kb * BN < len_k;  // past this sequence's keys: nothing
-    keys = len_k - kb * BN < BN ? len_k - kb * BN : BN;
-    diag = len_k - len_q;  // row r sees keys c <= r + diag (causal)
-    m_tiles = (len_q + BM - 1) / BM;
-    m_first = attn_bwd_first_tile(WALK, kb, len_q, len_k);
-    per_head = m_tiles - m_first;
-    tiles = run && per_head > 0 ? group * per_head : 0;
-    return true;
-  };
-  // No key: dQ of the sequence is zero and no key block would complete it; the first CTA of each kv head writes it.
-  auto zero_dq = [&]() {
+  if (len_k == 0) {
+    // No key: dQ of the sequence is zero and no key block would complete it; the first CTA of each kv head writes it.
     if (kb == 0)
       for (long long i = threadIdx.x; i < static_cast<long long>(len_q) * group * (D / 8); i += kAttnBwdWgmmaThreads) {
         const long long row = i / (group * (D / 8)), rest = i % (group * (D / 8));
         *reinterpret_cast<uint4*>(dQ + (q_start + row) * q_stride + hk * group * D + 8 * rest) = make_uint4(0, 0, 0, 0);
       }
-  };
-  if constexpr (PERSIST) {
-    for (int j = 0; item(j); ++j)
-      if (len_k == 0) zero_dq();
-  } else {
-    item(0);
-    if (len_k == 0) {
-      zero_dq();
-      return;
-    }
-    if (!run) return;
+    return;
   }
-  // The roles' walk over the items: without `persistent` the one item set above.
-  auto next = [&](int j) { return PERSIST ? item(j) : j == 0; };
+  if (kb * BN >= len_k) return;  // past this sequence's keys
+
+  const int keys = len_k - kb * BN < BN ? len_k - kb * BN : BN;
+  const int diag = len_k - len_q;  // row r sees keys c <= r + diag (causal)
+  const int m_tiles = (len_q + BM - 1) / BM;
+  const int m_first = attn_bwd_first_tile(WALK, kb, len_q, len_k);
+  const int per_head = m_tiles - m_first;
+  const int tiles = per_head > 0 ? group * per_head : 0;
   auto tile_head = [&](int it) { return hk * group + it / per_head; };
   auto tile_m = [&](int it) { return m_first + it % per_head; };
 
@@ -248,7 +199,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto empty = [&](int s) { return base + P.bar_empty + 8u * s; };
   auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
   auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
-  const unsigned kv_empty = base + P.bar_kv_empty;
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
   const unsigned dq_load = base + P.bar_dq_load;
   // The staging buffer's "free" mbarrier of the warpgroup that stages tile it (dq_alt: warpgroup it % 2).
@@ -292,7 +242,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_init(dq_full, (CFG.dq_alt ? 1 : kAttnBwdWgmmaConsumers) * 128);
     mbar_init(dq_empty, 1);
     if (CFG.dq_alt) mbar_init(dq_empty_of(1), 1);
-    if (PERSIST) mbar_init(kv_empty, kAttnBwdWgmmaConsumers);
     mbar_init(dq_load, 1);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
@@ -307,12 +256,11 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       // d_pass the pre-pass's D instead, loaded with the LSE before the stage's row values are free.
       constexpr int kRows = BM / kAttnBwdWgmmaRowThreads;
       auto lse_at = [&](int h, int q) {
-        return CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[PERSIST ? batch : gridDim.z] + q_start + q
+        return CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
                           : (static_cast<long long>(b) * heads + h) * len_q + q;
       };
-      for (int j = 0, g0 = 0; next(j); ++j, g0 += tiles)  // (g: the CTA's tile counter over its items)
       for (int it = 0; it < tiles; ++it) {
-        const int g = (PERSIST ? g0 : 0) + it, s = g % STAGES, h = tile_head(it), m = tile_m(it);
+        const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
         if constexpr (CFG.d_pass) {
           float lse[kRows], dot[kRows];
 #pragma unroll
@@ -321,7 +269,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
             lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
             dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
           }
-          mbar_wait(full(s), (g / STAGES) & 1);  // the stage's row values are free
+          mbar_wait(full(s), (it / STAGES) & 1);  // the stage's row values are free
 #pragma unroll
           for (int j = 0; j < kRows; ++j) {
             const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
@@ -330,7 +278,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           }
         } else {
           const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
-          mbar_wait(full(s), (g / STAGES) & 1);
+          mbar_wait(full(s), (it / STAGES) & 1);
           for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
             const int q = m * BM + r;
             float part = 0.f;
@@ -396,34 +344,28 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         }
         TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
       };
-      for (int j = 0, g0 = 0; next(j); ++j, g0 += tiles) {
-      if (!run) continue;
-      deferred = 0;
       for (int it = 0; it < tiles; ++it) {
-        const int g = (PERSIST ? g0 : 0) + it;
         // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
         const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
         TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-        mbar_wait(dq_full, g & 1);
+        mbar_wait(dq_full, it & 1);
         if (lane == 0) {
           bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
           tma_store_commit();
           tma_store_wait_read();
-          if (early) mbar_arrive(dq_empty_of(g + 1));
+          if (early) mbar_arrive(dq_empty_of(it + 1));
           tma_store_wait_all();
         }
         TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
         finish(it);
         if (!early) {
           __syncwarp();  // the staging tile read by the conversion, if any
-          if (lane == 0) mbar_arrive(dq_empty_of(g + 1));
+          if (lane == 0) mbar_arrive(dq_empty_of(it + 1));
         }
       }
       if constexpr (CFG.dq_defer) {
         if (lane == 0) st_shared_b32(base + P.defer_offset, static_cast<unsigned>(deferred));
         named_barrier_arrive(2, 288);  // the list is written
-        if constexpr (PERSIST) named_barrier_sync(3, 288);  // and read: the next item's may overwrite it
-      }
       }
       TL_PROBE_FLUSH();
       return;
@@ -440,25 +382,17 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
       for (int half = 0; half < NH; ++half) tma_load(dst + half * box_bytes, map, bar, half * 64, head, row);
     };
-    // K and V of the item (persistent: the r-th item walked, once both consumer warpgroups are done with the last's,
-    // after the item's first Q, dO stage, which the last item's earlier tiles have freed).
-    auto load_kv = [&](int r) {
-      if (tid == 0) {
-        if (PERSIST && r > 0) mbar_wait(kv_empty, (r - 1) & 1);
-        mbar_expect_tx(kv_full, 2 * P.kv_bytes);
-        load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
-        load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
-      }
-    };
-    for (int j = 0, g0 = 0, r = 0; next(j); ++j, g0 += tiles) {
-    if (!run) continue;
-    if (!PERSIST || tiles == 0) load_kv(r);
+    if (tid == 0) {
+      mbar_expect_tx(kv_full, 2 * P.kv_bytes);
+      load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
+      load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
+    }
     if (kWarpWalks || tid == 0) {
       for (int it = 0; it < tiles; ++it) {
-        const int g = (PERSIST ? g0 : 0) + it, s = g % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
+        const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
         const unsigned st = base + P.stage(s);
         TL_PROBE_BEGIN(Probe::wait_empty, s, it);
-        mbar_wait(empty(s), ((g / STAGES) & 1) ^ 1);
+        mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
         TL_PROBE_END(Probe::wait_empty, s, it);
         TL_PROBE_BEGIN(Probe::tma_issue, s, it);
         if (tid == 0) {
@@ -468,10 +402,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
         }
         TL_PROBE_END(Probe::tma_issue, s, it);
-        if (PERSIST && it == 0) load_kv(r);
       }
-    }
-    ++r;
     }
     TL_PROBE_FLUSH();
     return;
@@ -488,6 +419,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
   float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
   unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
+#pragma unroll
+  for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
+  mbar_wait(kv_full, 0);
   // UDESC (config uniform_desc): the descriptors are built from values ptxas can prove warp-uniform, the results of
   // redux.sync (warp_uniform): the descriptors' high word and this warpgroup's K, V low words once before the walk,
   // the tile counter once per tile (its stage's Q, dO and dq_alt's dS buffer follow from it), the lockstep dQ's
@@ -504,22 +438,16 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // The descriptor of the operand whose low word is lo, `bytes` further.
   auto udesc = [&](unsigned lo, int bytes) { return desc_of(lo + (static_cast<unsigned>(bytes) >> 4), hi_u); };
 
-  // The items (persistent: r counts those walked, kv_full's phase; g the tiles, as the producer's).
-  for (int j = 0, g0 = 0, r = 0; next(j); ++j, g0 += tiles) {
-  if (!run) continue;
-#pragma unroll
-  for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
-  mbar_wait(kv_full, PERSIST ? r++ & 1 : 0);
   for (int it = 0; it < tiles; ++it) {
-    const int g = (PERSIST ? g0 : 0) + it, s = g % STAGES, h = tile_head(it), m = tile_m(it);
+    const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
     // UDESC: this tile's Q, dO (and dq_alt's dS) from the warp-uniform tile counter.
-    const int iu = UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(g))) : g;
+    const int iu = UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(it))) : it;
     const unsigned q_u = base + P.stage(iu % STAGES), do_u = q_u + P.q_bytes;
     const unsigned ds_u = ds_smem + (CFG.dq_alt ? (iu & 1) * P.ds_bytes : 0);
     const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
-    const unsigned ds_s = ds_smem + (CFG.dq_alt ? (g & 1) * P.ds_bytes : 0);            // this tile's dS
+    const unsigned ds_s = ds_smem + (CFG.dq_alt ? (it & 1) * P.ds_bytes : 0);           // this tile's dS
     TL_PROBE_BEGIN(Probe::wait_full, s, it);
-    mbar_wait(full(s), (g / STAGES) & 1);
+    mbar_wait(full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::wait_full, s, it);
 
     TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
@@ -545,7 +473,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
     // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
     TL_PROBE_BEGIN(Probe::row_dot, s, it);
-    mbar_wait(rows_full(s), (g / STAGES) & 1);
+    mbar_wait(rows_full(s), (it / STAGES) & 1);
     TL_PROBE_END(Probe::row_dot, s, it);
 
     TL_PROBE_BEGIN(Probe::p_ds, s, it);
@@ -623,8 +551,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       fence_regs(dsa);
       if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
       // Barriers 1 and 4 by turns: a warpgroup one tile ahead never arrives at the one the other still waits on.
-      const int bar = g & 1 ? 4 : 1;
-      if (w != (g & 1)) {
+      const int bar = it & 1 ? 4 : 1;
+      if (w != (it & 1)) {
         named_barrier_arrive(bar, 256);  // the other warpgroup's turn: its dQ GEMM reads this dS
       } else {
         TL_PROBE_BEGIN(Probe::ds_wait, s, it);
@@ -665,7 +593,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         fence_regs(dqw);
         TL_PROBE_END(Probe::dq_gemm, s, it);
         TL_PROBE_BEGIN(Probe::dq_stage, s, it);
-        mbar_wait(dq_empty_of(g), ((g >> 1) & 1) ^ (w == 0));  // the writer has taken tile g - 1
+        mbar_wait(dq_empty_of(it), ((it >> 1) & 1) ^ (w == 0));  // the writer has taken tile it - 1
 #pragma unroll
         for (int part = 0; part < 2; ++part)
 #pragma unroll
@@ -709,7 +637,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
     // Stage the part for the dQ writer once it has taken the last tile's.
     TL_PROBE_BEGIN(Probe::dq_stage, s, it);
-    mbar_wait(dq_empty, (g & 1) ^ 1);
+    mbar_wait(dq_empty, (it & 1) ^ 1);
 #pragma unroll
     for (int k = 0; k < DQV / 4; ++k)
       st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
@@ -718,7 +646,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_arrive(dq_full);
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
-  if (PERSIST && tid == 0) mbar_arrive(kv_empty);  // K, V read by every GEMM of this warpgroup
 
   // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.
   TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);
@@ -750,8 +677,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       for (int k = 0; k < DQV / 4; ++k) convert_chunk(x, ctid, k, v[k]);
     }
     TL_PROBE_END(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
-    if constexpr (PERSIST) named_barrier_arrive(3, 288);  // the list read
-  }
   }
   TL_PROBE_FLUSH();
   if (ctid == 0) TL_PROBE_BLOCK_END();

@@ -54,11 +54,6 @@ struct AttnBwdWgmmaConfig {
   // step's descriptor one uniform add onto the operand's low word, kept in uniform registers, instead of built per
   // thread and moved over by R2UR before each wgmma (as attn.fwd.wgmma's uniform_desc).
   bool uniform_desc = false;
-  // A persistent grid (one CTA per SM, at most): each CTA walks the key blocks t = blockIdx.x, + gridDim.x, .. in the
-  // grid's order (causal with `section`: longest first), the mbarrier phases, the stage ring and the dQ turns running
-  // on over its blocks, so the next block's K, V loads once the consumers' last GEMMs are done (mbarrier kv_empty)
-  // and its first Q, dO stages during this block's epilogue and deferred dQ conversions, with no CTA launch between.
-  bool persistent = false;
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -88,8 +83,7 @@ enum : int {
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
 //   deferred      the count and the walk indices of the tiles left to the consumers (dq_defer), 32-bit each
 //   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages],
-//                 dq_empty1 (dq_alt: warpgroup 1's turn at the staging buffer; dq_empty is warpgroup 0's),
-//                 kv_empty (persistent: both consumer warpgroups done with K, V)
+//                 dq_empty1 (dq_alt: warpgroup 1's turn at the staging buffer; dq_empty is warpgroup 0's)
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -112,7 +106,7 @@ struct AttnBwdWgmmaPlan {
   int rows_bytes = 0;  // one stage's row values
   int defer_offset = 0;
   int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0;
-  int bar_rows_full = 0, bar_dq_empty1 = 0, bar_kv_empty = 0;
+  int bar_rows_full = 0, bar_dq_empty1 = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
@@ -189,8 +183,7 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.bar_dq_load = p.bar_dq_empty + 8;
   p.bar_rows_full = p.bar_dq_load + 8;
   p.bar_dq_empty1 = p.bar_rows_full + 8 * c.num_stages;
-  p.bar_kv_empty = p.bar_dq_empty1 + (c.dq_alt ? 8 : 0);
-  p.bytes = p.bar_kv_empty + (c.persistent ? 8 : 0) + 1024;
+  p.bytes = p.bar_dq_empty1 + (c.dq_alt ? 8 : 0) + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -249,7 +242,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("d_pass", c.d_pass)
       .field("dq_alt", c.dq_alt)
       .field("uniform_desc", c.uniform_desc)
-      .field("persistent", c.persistent)
       .str();
 }
 
