@@ -147,6 +147,11 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
+  // stage_copy=auto: async at M >= 8 on the split schedule where the weights are the kernel's permuted copy (and no
+  // group_sum): on the H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x
+  // 8192 and M 8 of 8192 x 28672, even at M 16 there (0.997-1.004x); M 4 1.01x and M 1 0.99x, so regs below 8.
+  if (c.text("stage_copy") == "auto")
+    cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.group_sum && !cfg.stream;
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
   return cfg;
 }
@@ -482,14 +487,15 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
                                  "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
-               ParamSpec::enumeration("stage_copy", "regs", {"regs", "async"},
+               ParamSpec::enumeration("stage_copy", "auto", {"auto", "regs", "async"},
                                       "gemv: how a CTA stages its activations: regs = `stage_rounds` rounds of 16-byte "
                                       "loads through registers, each chunk put in the weights' pair order; async = the "
                                       "weights' codes stored in nibble-pair order (the tensor W_pairs: needs the "
                                       "permuted layout), so every chunk is copied as it is by cp.async through the L1, "
                                       "all in flight at once (after the first weights' loads, or before them with "
-                                      "act_first); on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), 0.99x at M 1, "
-                                      "not timed elsewhere"),
+                                      "act_first); auto = async at M >= 8 (split schedule, permuted weights, no "
+                                      "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
+                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "

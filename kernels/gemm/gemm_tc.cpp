@@ -815,6 +815,19 @@ int fp8_wgmma_n(const Values& p, const Values& c) {
   return c.boolean("fast_accum") || bn == 192 ? bn : std::min(bn, 128);
 }
 
+// Block scales by TMA (GemmFp8Config::scale_tma), with block scales whose rows are whole 16-byte units (ceil(K/128) a
+// multiple of 4: the tensor maps' rule; issue 21's anchors all are); else the producer warp's cp.async. auto: on for
+// the wide tiles of two consumer warpgroups (block_M 128, 192 or more columns), where A then stays in shared memory
+// (fp8_a_regs): on the H100 (docs/perf.md, 2026-11-27, merged-main call, two rounds) 1.047-1.100x the cp.async scales
+// with A in registers at 8192^3, 4096^3 and 4096 x 7168 x 2048 by medians and minima; with A in registers 0.98-1.04x.
+// The narrow tiles of small M (one consumer or 64-128 columns) were not timed with it: off there.
+bool fp8_scale_tma(const Values& p, const Values& c) {
+  if (p.text("scaling") != "block" || fp8_blocks(p.integer("K")) % 4 != 0) return false;
+  const std::string v = c.text("scale_tma");
+  if (v != "auto") return v == "true";
+  return c.integer("block_M") == 128 && !c.boolean("overlap") && c.text("a_regs") != "true" && fp8_block_n(p, c) >= 192;
+}
+
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
 // measured 2-6.5% faster on the H100 at issue 21's four large anchors (the chains read B only from shared memory);
 // per-tensor and row scales measured 6-12% slower with it, and block scales on one consumer (M = 128's 64 x 128
@@ -823,14 +836,9 @@ bool fp8_a_regs(const Values& p, const Values& c) {
   const std::string v = c.text("a_regs");
   if (v != "auto") return v == "true";
   return p.text("scaling") == "block" && c.integer("block_M") == 128 && !c.boolean("fast_accum") &&
-         !c.boolean("overlap");
+         !c.boolean("overlap") && !fp8_scale_tma(p, c);
 }
 
-// Block scales by TMA (GemmFp8Config::scale_tma): asked for, with block scales whose rows are whole 16-byte units
-// (ceil(K/128) a multiple of 4: the tensor maps' rule; issue 21's anchors all are); else the producer warp's cp.async.
-bool fp8_scale_tma(const Values& p, const Values& c) {
-  return c.boolean("scale_tma") && p.text("scaling") == "block" && fp8_blocks(p.integer("K")) % 4 == 0;
-}
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -1088,11 +1096,12 @@ KernelSpec gemm_fp8_spec() {
       "ping_pong", false,
       "the two consumer warpgroups issue their wgmma chains in turns (named barriers), so that one promotes while "
       "the other's chain runs (block_M=128, not with overlap or fast_accum)"));
-  k.config.params.push_back(ParamSpec::boolean(
-      "scale_tma", false,
+  k.config.params.push_back(ParamSpec::enumeration(
+      "scale_tma", "auto", {"auto", "true", "false"},
       "block scales loaded by TMA (boxes of 4 k blocks of scale_A's tile rows and scale_B's blocks, beside A and B) "
       "instead of the producer warp's 4-byte cp.async; where ceil(K/128) is a multiple of 4 (16-byte rows), else "
-      "cp.async; no effect on tensor and row scales"));
+      "cp.async; no effect on tensor and row scales; auto: on for block_M=128 tiles of 192+ columns (a_regs then "
+      "auto-off)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

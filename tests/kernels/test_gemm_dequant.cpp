@@ -879,5 +879,21 @@ TEST(GemmDequantSpec, ReferenceUsesEveryScaleAndAWrongOneFails) {
     }
 }
 
+// stage_copy=auto: async at M >= 8 on the split schedule with the permuted weights, regs below M 8 and with row-major
+// weights (the kernel name carries the choice).
+TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  for (const char* m : {"8", "16"}) {
+    const KV p = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
+    EXPECT_EQ(name(p, {{"path", "gemv"}}), name(p, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    EXPECT_NE(name(p, {{"path", "gemv"}}), name(p, {{"path", "gemv"}, {"stage_copy", "regs"}})) << m;
+  }
+  const KV m4 = {{"M", "4"}, {"N", "28672"}, {"K", "8192"}};
+  EXPECT_EQ(name(m4, {{"path", "gemv"}}), name(m4, {{"path", "gemv"}, {"stage_copy", "regs"}}));
+  const KV m16 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
+  EXPECT_EQ(name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}}),
+            name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}, {"stage_copy", "regs"}}));
+}
+
 }  // namespace
 }  // namespace tl

@@ -384,7 +384,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},
-      {{{"scaling", "block"}}, {{"scale_tma", "true"}}},
+      {{{"scaling", "block"}}, {{"scale_tma", "false"}}},  // the default's scale_tma=auto is on here
       {{{"out_dtype", "f32"}}, {}}};
   test::expect_distinct_names_and_keys(fp8_spec(), variants);
   EXPECT_EQ(instance({}, {}).name_expression,
@@ -449,6 +449,17 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
       EXPECT_EQ(a.tensor_of, "A");
     }
   }
+  // scale_tma=auto: on for block scales on the wide tiles of two consumers (and A then from shared memory), off on the
+  // narrow tiles of small M and where K/128 is no multiple of 4.
+  const std::map<std::string, std::string> big = {{"scaling", "block"}, {"M", "4096"}, {"N", "4096"}, {"K", "4096"}};
+  const std::string big_auto = instance(big, {}).name_expression;
+  EXPECT_EQ(big_auto, instance(big, {{"scale_tma", "true"}, {"a_regs", "false"}}).name_expression);
+  EXPECT_EQ(big_auto.find(".a_regs = true"), std::string::npos);
+  EXPECT_NE(instance(big, {{"scale_tma", "false"}}).name_expression.find(".a_regs = true"), std::string::npos);
+  const std::map<std::string, std::string> small = {{"scaling", "block"}, {"M", "128"}, {"N", "7168"}, {"K", "2048"}};
+  EXPECT_EQ(instance(small, {}).name_expression.find(".scale_tma = true"), std::string::npos);
+  EXPECT_EQ(instance({{"scaling", "block"}, {"M", "4096"}, {"N", "4096"}, {"K", "1152"}}, {}).name_expression.find(".scale_tma = true"),
+            std::string::npos);  // 9 k blocks
   // Tensor and row scales: the switch changes nothing.
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "true"}}).name_expression,
             instance({{"scaling", "row"}}, {}).name_expression);
