@@ -21,8 +21,8 @@
 #include "tile/config.hpp"
 
 // Operand numbers in groups of eight: accumulators of an N-column wgmma are groups 0 .. N/16 - 1, the operands
-// after them are group N/16 (N a multiple of 16 here; m64n152 and m64n216 have half groups of their own, 9h and 13h,
-// and other odd multiples of 8 would need one too).
+// after them are group N/16 (N a multiple of 16 here; m64n152 has a half group of its own, 9h, and other odd
+// multiples of 8 would need one too).
 #define TL_WG_G0 0, 1, 2, 3, 4, 5, 6, 7
 #define TL_WG_G1 8, 9, 10, 11, 12, 13, 14, 15
 #define TL_WG_G2 16, 17, 18, 19, 20, 21, 22, 23
@@ -40,10 +40,8 @@
 #define TL_WG_G14 112, 113, 114, 115, 116, 117, 118, 119
 #define TL_WG_G15 120, 121, 122, 123, 124, 125, 126, 127
 #define TL_WG_G16 128, 129, 130, 131, 132, 133, 134, 135
-// m64n152 and m64n216 (76 and 108 accumulators: 9 or 13 groups and a half): their operands come right after the
-// half group, from 76 or 108.
+// m64n152 (76 accumulators: 9 groups and a half): its operands come right after the half group, from 76.
 #define TL_WG_G9h 76, 77, 78, 79, 80, 81, 82, 83
-#define TL_WG_G13h 108, 109, 110, 111, 112, 113, 114, 115
 
 #define TL_WG_STR_(x) #x
 #define TL_WG_STR(x) TL_WG_STR_(x)
@@ -69,7 +67,6 @@
 #define TL_WG_UPTO15(F, M) TL_WG_UPTO14(F, M) TL_WG_GROUP(M, M, 14)
 #define TL_WG_UPTO16(F, M) TL_WG_UPTO15(F, M) TL_WG_GROUP(M, M, 15)
 #define TL_WG_UPTO9h(F, M) TL_WG_UPTO9(F, M) M(72) M(73) M(74) M(75)
-#define TL_WG_UPTO13h(F, M) TL_WG_UPTO13(F, M) M(104) M(105) M(106) M(107)
 // The j-th number (0..7) of group g, as an operand reference "%n".
 #define TL_WG_PICK0(a, b, c, d, e, f, g, h) a
 #define TL_WG_PICK1(a, b, c, d, e, f, g, h) b
@@ -218,8 +215,7 @@ struct WgmmaRSE4M3;
 
 #define TL_WG_DEFINE16_BOTH(N, G) TL_WG_DEFINE16(N, G, true, "bf16") TL_WG_DEFINE16(N, G, false, "f16")
 
-// The N the kernels use (G = N / 16 groups of eight accumulator registers; 152 and 216: 9h and 13h, nine and
-// thirteen and a half), bf16 and f16.
+// The N the kernels use (G = N / 16 groups of eight accumulator registers; 152: 9h, nine and a half), bf16 and f16.
 TL_WG_DEFINE16_BOTH(16, 1)
 TL_WG_DEFINE16_BOTH(32, 2)
 TL_WG_DEFINE16_BOTH(64, 4)
@@ -230,7 +226,6 @@ TL_WG_DEFINE16_BOTH(128, 8)
 TL_WG_DEFINE16_BOTH(152, 9h)
 TL_WG_DEFINE16_BOTH(176, 11)
 TL_WG_DEFINE16_BOTH(192, 12)
-TL_WG_DEFINE16_BOTH(216, 13h)
 TL_WG_DEFINE16_BOTH(256, 16)
 #undef TL_WG_DEFINE16_BOTH
 #undef TL_WG_DEFINE16
