@@ -227,14 +227,18 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
 }
 
+// Whether the kernel instantiated for (problem, config) on sm_90a has `field` in its name expression (an auto rule's
+// pick); a refused instance fails the test.
+bool name_has(const KV& problem, const KV& config, const std::string& field) {
+  auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+  EXPECT_TRUE(k.ok()) << k.status().message();
+  return k.ok() && k->name_expression.find(field) != std::string::npos;
+}
+
 // dq_alt=auto: the warpgroups' turns at dQ where every query head has its own kv head and a second dS tile fits
 // beside the stages; explicit values as given.
 TEST(AttnBwdWgmmaSpec, DqAltAutoWhereHeadsEqualKvHeads) {
-  auto alt = [](const KV& problem, const KV& config) {
-    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
-    EXPECT_TRUE(k.ok()) << k.status().message();
-    return k.ok() && k->name_expression.find(".dq_alt = true") != std::string::npos;
-  };
+  auto alt = [](const KV& problem, const KV& config) { return name_has(problem, config, ".dq_alt = true"); };
   EXPECT_TRUE(alt({{"dim", "128"}, {"heads", "16"}, {"heads_kv", "16"}}, {}));
   EXPECT_TRUE(alt({{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}));
   EXPECT_FALSE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
@@ -246,11 +250,7 @@ TEST(AttnBwdWgmmaSpec, DqAltAutoWhereHeadsEqualKvHeads) {
 // uniform_desc=auto: on with the warpgroups' turns at dQ, but not at dim 64 causal (its build would spill) nor with
 // the lockstep dQ (GQA, or dq_alt=false); explicit values as given.
 TEST(AttnBwdWgmmaSpec, UniformDescAutoWithDqAltButDim64Causal) {
-  auto on = [](const KV& problem, const KV& config) {
-    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
-    EXPECT_TRUE(k.ok()) << k.status().message();
-    return k.ok() && k->name_expression.find(".uniform_desc = true") != std::string::npos;
-  };
+  auto on = [](const KV& problem, const KV& config) { return name_has(problem, config, ".uniform_desc = true"); };
   EXPECT_TRUE(on({{"dim", "128"}, {"heads", "16"}, {"heads_kv", "16"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"causal", "true"}}, {}));
   EXPECT_TRUE(on({{"dim", "64"}}, {}));
