@@ -96,6 +96,7 @@ struct GemmFp8Plan : GemmAccStorePlan {
   // of the tile's sf_b_blocks 128-column blocks of B, sf_k k blocks per row (1; scale_tma: the 4 of the TMA box that
   // holds the stage's k block, k block kb at kb % 4); padded to 16 bytes (scale_tma: 128).
   int sf_stage_bytes = 0;
+  int sf_tma_bytes = 0;  // scale_tma: the two scale boxes' bytes a stage's full barrier expects (else 0)
   int sf_b_blocks = 1;
   int sf_k = 1;
   int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
@@ -148,9 +149,9 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   // scale_tma: the slots 128-byte aligned (TMA's tensor copies want their shared-memory address so; the scale_B
   // box after block_M rows of 16 bytes is too).
   const int sf_align = p.sf_k == 4 ? 128 : 16;
-  p.sf_stage_bytes = c.scaling == gemm_detail::kScaleBlock
-                         ? (4 * p.sf_k * (c.block_M + p.sf_b_blocks) + sf_align - 1) / sf_align * sf_align
-                         : 0;
+  const int sf_bytes = c.scaling == gemm_detail::kScaleBlock ? 4 * p.sf_k * (c.block_M + p.sf_b_blocks) : 0;
+  p.sf_tma_bytes = p.sf_k == 4 ? sf_bytes : 0;
+  p.sf_stage_bytes = (sf_bytes + sf_align - 1) / sf_align * sf_align;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
   // its boxes 1024-byte aligned); the scale slots and barriers after them.
   p.a_offset = 0;

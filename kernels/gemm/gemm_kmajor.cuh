@@ -133,7 +133,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(!OVERLAP || CHUNKS % 2 == 0, "overlap: chain j of every k block takes partial-sum buffer j % 2");
   constexpr unsigned A_BYTES = P.a_stage_bytes;
   constexpr unsigned B_BYTES = P.b_stage_bytes;
-  constexpr unsigned SF_BYTES = SCALE_TMA ? 4u * SF_K * (BM + P.sf_b_blocks) : 0u;  // the two scale boxes
   // Consumer c's rows of A start at row 64 c, chain j's rows of B at row WN j, and wgmma's k step moves WG_K
   // columns, of rows that start a swizzle atom: there the layouts are linear (the plan tests check it), so the
   // descriptors' start addresses step by these strides.
@@ -193,7 +192,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
             // Boxes past M, N or K are zero-filled by TMA and still count their whole bytes.
-            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES + SF_BYTES);
+            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES + P.sf_tma_bytes);
             tma_load(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tile.a_row);
             tma_load(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tile.b_row);
             if constexpr (SCALE_TMA) {

@@ -176,9 +176,14 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
           EXPECT_EQ(p.box_SA.inner * 4, 16);
           EXPECT_EQ(p.box_SA.outer, c.block_M);
           EXPECT_EQ(p.box_SB.outer, p.sf_b_blocks);
+          // The full barrier's expected bytes: the two boxes, unpadded.
+          EXPECT_EQ(p.sf_tma_bytes, 4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer));
+        } else {
+          EXPECT_EQ(p.sf_tma_bytes, 0);
         }
       } else {
         EXPECT_EQ(p.sf_stage_bytes, 0);
+        EXPECT_EQ(p.sf_tma_bytes, 0);
       }
       // TMA boxes (loads and stores) with SWIZZLE_128B start 1024-byte aligned; the scale slots and barriers follow.
       std::vector<Region> tiles, others;
