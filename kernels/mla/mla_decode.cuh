@@ -84,10 +84,15 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(base + P.full_bar(s), 1);
-      mbar_init(base + P.empty_bar(s), 2);
+      mbar_init(base + P.empty_bar(s), chained(C) ? 128 : 2);  // chained: every thread of the warpgroup that frees it
     }
     mbar_init(base + P.q_full_bar(), 1);
     mbar_init(base + P.q_empty_bar(), 2);
+    if constexpr (chained(C))
+      for (int s = 0; s < 2; ++s) {
+        mbar_init(base + P.full_hi(s), 1);
+        mbar_init(base + P.empty_hi(s), 128);
+      }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -114,7 +119,49 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         // Q is issued after this request's first KV block, so that block's load overlaps the wait for Q's release.
         auto load_q = [&] { load_request_q<C>(&tma_q, base, r, R, m0, lane, qn); };
         if (b0 == b1) load_q();
-        for (int blk = b0; blk < b1; ++blk, ++it) {
+        if constexpr (chained(C)) {
+          // Pairs of blocks, A in stage 0 and B in stage 1 (an odd range's last B: its last block again, which the
+          // consumers mask whole), each stage in halves (panels [0, half_panels) on the ring's barriers, the rest on
+          // the plan's _hi ones) in the order the chained consumers free them: A's L, B's R, A's R, B's L.
+          const auto load_half = [&](int s, int h, int blk, unsigned ph) {
+            const unsigned full = base + (h ? P.full_hi(s) : P.full_bar(s));
+            TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
+            mbar_wait(base + (h ? P.empty_hi(s) : P.empty_bar(s)), ph ^ 1);
+            TL_PROBE_END(mla_probe::load_wait, s, blk);
+            TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
+            if (lane == 0) {
+              const int p0 = h ? P.half_panels : 0, p1 = h ? P.panels : P.half_panels;
+              mbar_expect_tx(full, static_cast<unsigned>(p1 - p0) * (P.tile_bytes / P.panels));
+              const int phys = __ldg(row_table + blk);
+              if constexpr (C.evict_first) {
+                const unsigned long long policy = l2_policy_evict_first();
+#pragma unroll
+                for (int p = 0; p < P.panels; ++p)
+                  if (p >= p0 && p < p1)
+                    tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, full, p * P.panel_cols,
+                                     phys * kBlock, policy);
+              } else {
+#pragma unroll
+                for (int p = 0; p < P.panels; ++p)
+                  if (p >= p0 && p < p1)
+                    tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, full, p * P.panel_cols, phys * kBlock);
+              }
+            }
+            __syncwarp();
+            TL_PROBE_END(mla_probe::load_issue, s, blk);
+          };
+          for (int blk = b0; blk < b1; blk += 2, ++it) {
+            const unsigned ph = it & 1;
+            const int nb = min(blk + 1, b1 - 1);
+            load_half(0, 0, blk, ph);
+            if (blk == b0) load_q();
+            load_half(1, 1, nb, ph);
+            load_half(0, 1, blk, ph);
+            load_half(1, 0, nb, ph);
+          }
+        }
+        // Unchained: one whole block a stage (the condition folds to blk < b1).
+        for (int blk = b0; blk < b1 && !chained(C); ++blk, ++it) {
           const int s = it & 1;
           TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
           mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
@@ -168,8 +215,14 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
 
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
-  if (wg == 1) mla_consumer<C, 0>(args);
-  else mla_consumer<C, 1>(args);
+  if constexpr (chained(C)) {
+    if (wg == 1) chained_consumer<C, 0, false, P.off_half_bar, false>(args);
+    else chained_consumer<C, 1, false, P.off_half_bar, false>(args);
+  } else if (wg == 1) {
+    mla_consumer<C, 0>(args);
+  } else {
+    mla_consumer<C, 1>(args);
+  }
 }
 
 }  // namespace tl
