@@ -896,6 +896,9 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
         fence_proxy_async_smem();
         named_barrier_arrive(kPA, 256);
         named_barrier_sync(kPB, 256);
+        // Dense: B's TMA writes seen by this warpgroup too (the wait is long complete; the stage's next fill needs
+        // this warpgroup's release first).
+        if constexpr (!SPARSE) mbar_wait(full(1, 0), pn & 1);
         wgmma_fence();
 #pragma unroll
         for (int j = 0; j < kBlock / 16; ++j)
@@ -920,6 +923,7 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
         fence_proxy_async_smem();
         named_barrier_arrive(kPB, 256);
         named_barrier_sync(kPA, 256);
+        if constexpr (!SPARSE) mbar_wait(full(0, 1), pn & 1);  // dense: A's TMA writes seen here too (as above)
         wgmma_fence();
 #pragma unroll
         for (int j = 0; j < kBlock / 16; ++j)

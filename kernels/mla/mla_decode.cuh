@@ -43,11 +43,19 @@
 // ahead, the next block's Q K^T issued behind P V, f32 partials, a deferred split count, a rotated part order, the
 // two-pass merge: see git history and docs/perf.md).
 //
+// chain (chained(C), opt-in): the consumers run mla.sparse_prefill's chained schedule instead (mla_consumer.cuh's
+// chained_consumer): KV blocks in pairs, A in stage 0 and B in stage 1, each consumer Q K^T and the softmax of its own
+// block (consumer 1 at consumer 0's running maximum), P V of both blocks over its 256 columns (its own P from
+// registers, the partner's through shared memory), so one consumer's softmax runs beside the other's GEMMs. The
+// producer loads each stage in two halves (panels 0-3 on the ring's barriers, 4-8 on the plan's full_hi / empty_hi),
+// in the order the chain frees them; an odd range's last B is its last block again, masked whole.
+//
 // Shared memory, fragments and descriptor strides come from the plan (mla/mla_decode_plan.hpp): every 64-row x
 // 576-column tile is 9 panels of 64 rows x 64 columns (128-byte rows, 8 KiB) as TMA SWIZZLE_128B writes them,
 //   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
 //   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
 //   [barriers: full[2], empty[2], q_full, q_empty][flag: the last-split flag, 16 bytes of which 4 are used]
+//   [chain only: the halves' barriers full_hi[2], empty_hi[2]]
 // and every address below is a plan layout evaluated at a (row, column). wgmma descriptors: Q and K are K-major
 // (stride byte offset = one 8-row atom, a k16 step = column + 16, i.e. +32 bytes inside a panel); V is N-major for
 // P V: leading byte offset = the next panel, stride byte offset = the next 8 tokens, a k16 step = 16 tokens.
