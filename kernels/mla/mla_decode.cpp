@@ -269,7 +269,10 @@ KernelSpec mla_decode_spec() {
                                   "the two consumer warpgroups chained over pairs of KV blocks (mla.sparse_prefill's "
                                   "schedule, FlashMLA's): each computes Q K^T and the softmax of its own block at the "
                                   "partner's running maximum and P V of both, the stages loaded and freed in halves "
-                                  "(qk_warpgroups 1 only; its descriptors are per thread, uniform_desc does not apply)")}};
+                                  "(qk_warpgroups 1 only; its descriptors are per thread, uniform_desc does not apply). "
+                                  "Measured 0.97-0.98x the default at CB 4096, 0.996x at CB 8192, 0.91-0.93x at MB "
+                                  "4096, mixed at L32 on the H100: two Q K^T at once share the shared-memory reads "
+                                  "that bound them (docs/perf.md, mladec7)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
