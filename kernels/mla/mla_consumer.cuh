@@ -316,6 +316,100 @@ TL_DEVICE_INLINE int sparse_length(const int* topk_length, int topk, int sparse_
   return topk_length ? max(0, min(topk_length[r / sparse_seq_q], topk)) : topk;
 }
 
+// A request's epilogue on both consumer warpgroups, once each row's sum (l_tot, both warpgroups' added) and maximum
+// (row_m, log2 units) are known: this split's LSE and 1 / sum; a split request's partial, count and (the last split)
+// merge; the output. mla_consumer's and chained_consumer's (dense) ends.
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE, bool MAX_LOGITS, bool OPAQUE_ROWS>
+TL_DEVICE_INLINE void finish_request(const ConsumerArgs& a, float* o, const float* row_m, const float* l_tot, int r,
+                                     int split, int m0, const int* rl, int tid, bool row_first) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  constexpr int c = CONSUMER;
+  const float kInf = __int_as_float(0x7f800000);
+  const unsigned flag_addr = a.base + P.off_flag;
+  unsigned short* O = a.O;
+  float* LSE = a.LSE;
+  const int* num_splits = a.num_splits;
+  float* o_acc = a.o_acc;
+  float* lse_acc = a.lse_acc;
+  int* counters = a.counters;
+  const int seq_q = a.seq_q, heads = a.heads, R = seq_q * heads;
+  const int ctid = threadIdx.x - 128;  // thread among the 256 consumers
+  const int nspl = num_splits[r + 1] - num_splits[r];
+  const int g0 = num_splits[r];
+  // The epilogue's rows (em0 + erl[h]; OPAQUE_ROWS: opaque from here on).
+  int em0 = m0, erl[2] = {rl[0], rl[1]};
+  if constexpr (OPAQUE_ROWS) asm volatile("" : "+r"(em0), "+r"(erl[0]), "+r"(erl[1]));
+  // This split's LSE per row and the factor that turns o into its O (1 / row sum).
+  float lse[2], scale[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const bool empty = !(l_tot[h] > 0.f);
+    scale[h] = empty ? 0.f : 1.f / l_tot[h];
+    lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+  }
+  bool write_out = nspl == 1;
+  if (nspl > 1) {
+    // The split of this (request, tile) that finishes last merges them all, from its own registers and the
+    // others' partials. A split first looks at the counter: when every other split has already published
+    // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
+    // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
+    int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+    if (ctid == 0) {
+      const int seen = ld_acquire_gpu(counter);
+      st_shared_b32(flag_addr, seen == nspl - 1 ? 1u : 0u);
+    }
+    named_barrier_sync(1, 256);
+    unsigned last = ld_shared_b32(flag_addr);
+    const bool wrote = !last;
+    if (!last) {
+      store_partial<C>(o, lse, scale, o_acc, lse_acc, g0 + split, R, em0, erl, c, tid);
+      __threadfence();
+      named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
+      if (ctid == 0) {
+        const int done = atomicAdd(counter, 1);
+        st_shared_b32(flag_addr, done == nspl - 1 ? 1u : 0u);
+      }
+      named_barrier_sync(1, 256);
+      last = ld_shared_b32(flag_addr);
+    }
+    if (last) {
+      // When the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the others'
+      // partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the relaxed
+      // atomicAdd path needs the fence.
+      if (wrote) __threadfence();
+      merge_splits<C>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, em0, erl, c, tid);
+      if (ctid == 0) *counter = 0;  // ready for the next launch
+      write_out = true;
+    }
+  }
+  // A row's LSE: dense requests hold rows s * heads + h of LSE [batch, heads, seq_q]; a sparse request is one query
+  // token (batch entry r / s_q, position r % s_q) with rows = heads, whose output the sink scales by
+  // exp(lse) / (exp(lse) + exp(sink)) (a row without keys stays 0, also for a sink of +inf).
+  if (SPARSE && write_out && a.sink) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(em0 + erl[h], R - 1)] - lse[h]));
+  }
+  if (write_out) {
+    if constexpr (SPARSE) {
+      const int sq = a.sparse_seq_q;
+      const auto lse_index = [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; };
+      store_output<C>(o, lse, scale, O, LSE, r, R, em0, erl, c, tid, lse_index);
+      if constexpr (MAX_LOGITS) {
+        // row_m is the largest score times log2(e) / 24 (-inf for a row without keys): ln 2 turns it into q.k / 24.
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = em0 + erl[h];
+          if (row < R && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
+        }
+      }
+    } else {
+      store_output<C>(o, lse, scale, O, LSE, r, R, em0, erl, c, tid,
+                      [&](int row) { return (static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads; });
+    }
+  }
+}
+
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
 // divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits. OPAQUE_ROWS
@@ -332,20 +426,13 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // 1/sqrt(576) = 1/24, times log2(e): scores go straight into exp2.
   constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;
   const unsigned base = a.base, q_base = base + P.off_q, kv_base = base + P.off_kv, p_base = base + P.off_p;
-  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar(), flag_addr = base + P.off_flag;
-  unsigned short* O = a.O;
-  float* LSE = a.LSE;
+  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
   const int* cache_seqlens = a.cache_seqlens;
   const int* parts = a.parts;
-  const int* num_splits = a.num_splits;
-  float* o_acc = a.o_acc;
-  float* lse_acc = a.lse_acc;
-  int* counters = a.counters;
   const int batch = a.batch, seq_q = a.seq_q, heads = a.heads;
   const int R = seq_q * heads, m0 = blockIdx.y * P.rows, part = blockIdx.x;
   const int tid = threadIdx.x % 128;
   constexpr int c = CONSUMER;
-  const int ctid = threadIdx.x - 128;  // thread among the 256 consumers
   TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
   // This thread's rows in the tile (values 0 and 2 of its accumulators; acc_s gives it the same rows).
   const TileCoord o_at = P.acc_o(tid, 0);
@@ -578,85 +665,317 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
     }
     ++qn;
 
-    const int nspl = num_splits[r + 1] - num_splits[r];
-    const int g0 = num_splits[r];
-    // The epilogue's rows (em0 + erl[h]; OPAQUE_ROWS: opaque from here on).
-    int em0 = m0, erl[2] = {rl[0], rl[1]};
-    if constexpr (OPAQUE_ROWS) asm volatile("" : "+r"(em0), "+r"(erl[0]), "+r"(erl[1]));
     TL_PROBE_BEGIN(mla_probe::combine, probe::kNoStage, r);
-    // This split's LSE per row and the factor that turns o into its O (1 / row sum).
-    float lse[2], scale[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const bool empty = !(l_tot[h] > 0.f);
-      scale[h] = empty ? 0.f : 1.f / l_tot[h];
-      lse[h] = empty ? (nspl == 1 ? kInf : -kInf) : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
-    }
-    bool write_out = nspl == 1;
-    if (nspl > 1) {
-      // The split of this (request, tile) that finishes last merges them all, from its own registers and the
-      // others' partials. A split first looks at the counter: when every other split has already published
-      // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
-      // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
-      int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
-      if (ctid == 0) {
-        const int seen = ld_acquire_gpu(counter);
-        st_shared_b32(flag_addr, seen == nspl - 1 ? 1u : 0u);
-      }
-      named_barrier_sync(1, 256);
-      unsigned last = ld_shared_b32(flag_addr);
-      const bool wrote = !last;
-      if (!last) {
-        store_partial<C>(o, lse, scale, o_acc, lse_acc, g0 + split, R, em0, erl, c, tid);
-        __threadfence();
-        named_barrier_sync(1, 256);  // every thread's partial is out before the count says so
-        if (ctid == 0) {
-          const int done = atomicAdd(counter, 1);
-          st_shared_b32(flag_addr, done == nspl - 1 ? 1u : 0u);
-        }
-        named_barrier_sync(1, 256);
-        last = ld_shared_b32(flag_addr);
-      }
-      if (last) {
-        // When the first look found the set complete, ctid 0's ld.acquire and barrier 1 already order the others'
-        // partials before these loads (acquire, then a CTA barrier: CUTLASS's semaphore pattern); only the relaxed
-        // atomicAdd path needs the fence.
-        if (wrote) __threadfence();
-        merge_splits<C>(o, lse, scale, o_acc, lse_acc, g0, nspl, split, R, em0, erl, c, tid);
-        if (ctid == 0) *counter = 0;  // ready for the next launch
-        write_out = true;
-      }
-    }
-    // A row's LSE: dense requests hold rows s * heads + h of LSE [batch, heads, seq_q]; a sparse request is one query
-    // token (batch entry r / s_q, position r % s_q) with rows = heads, whose output the sink scales by
-    // exp(lse) / (exp(lse) + exp(sink)) (a row without keys stays 0, also for a sink of +inf).
-    if (SPARSE && write_out && a.sink) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(em0 + erl[h], R - 1)] - lse[h]));
-    }
-    if (write_out) {
-      if constexpr (SPARSE) {
-        const int sq = a.sparse_seq_q;
-        const auto lse_index = [&](int row) { return (static_cast<long long>(r / sq) * heads + row) * sq + r % sq; };
-        store_output<C>(o, lse, scale, O, LSE, r, R, em0, erl, c, tid, lse_index);
-        if constexpr (MAX_LOGITS) {
-          // row_m is the largest score times log2(e) / 24 (-inf for a row without keys): ln 2 turns it into q.k / 24.
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int row = em0 + erl[h];
-            if (row < R && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
-          }
-        }
-      } else {
-        store_output<C>(o, lse, scale, O, LSE, r, R, em0, erl, c, tid,
-                        [&](int row) { return (static_cast<long long>(r) * heads + row % heads) * seq_q + row / heads; });
-      }
-    }
+    finish_request<C, CONSUMER, SPARSE, MAX_LOGITS, OPAQUE_ROWS>(a, o, row_m, l_tot, r, split, m0, rl, tid, row_first);
     TL_PROBE_END(mla_probe::combine, probe::kNoStage, r);
   }
   // QK_WG == 1: consume consumer 1's last barrier-3 arrival, so every arrive has its sync.
   if (QK_WG == 1 && c == 0 && it > 0) named_barrier_sync(3, 256);
+  TL_PROBE_FLUSH();
+  if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
+}
+
+// The two consumer warpgroups chained over a pair of blocks as FlashMLA's sparse prefill for Hopper
+// (mla.sparse_prefill's chain, mla.decode's chained()). Block A (the pair's first) sits in stage 0, block B in stage 1
+// (an odd request's last pair gets a B that attends nothing, so no branch guards a wgmma: SPARSE, invalid entries
+// from the producer, zero rows and an empty mask; dense, the request's last block loaded again, all of S_B masked).
+// Warpgroup c computes S of its own block (c 0: A, c 1: B) and owns O's V columns 256c .. 256c + 255:
+//   c 0: S_A = Q K_A^T (half L first); the softmax at its running max m, m0 = max(m, rowmax S_A) to slot 0 of the
+//        row maxima, barrier kMax0; O += P_A V_A[L] with P_A from registers; A's half L freed. Barrier kMax1: the
+//        pair's max m1 (slot 1); P_A and O rescaled by exp2(m0 - m1), P_A into A's RoPE panel (read by A's Q K^T
+//        alone, complete), barrier kPA. Barrier kPB: O += P_B V_B[L] (B's P tile) issued, left in flight while the
+//        next pair's Q K^T of half L is issued; B's half L freed once it completes.
+//   c 1: S_B = Q K_B^T (half R first); barrier kMax0: m1 = max(m0, rowmax S_B) (m0 already holds the previous
+//        pair's m1), O rescaled to it, P_B, m1 to slot 1, barrier kMax1; O += P_B V_B[R] from registers; P_B into
+//        the P tile, barrier kPB; barrier kPA: O += P_A V_A[R]; B's half R freed after the first P V, A's after the
+//        second.
+// So A's half L frees after one P V and B's half R half-way through the pair: the producer loads the next pair's
+// first halves while this pair runs, with only the two stages. Row sums are each warpgroup's own at m1, added at
+// the end. Stage s's half R has the barriers HALF_BAR + 8 s (full) and HALF_BAR + 16 + 8 s (empty), each empty
+// barrier 128 arrivals (every thread of the warpgroup that frees the half). HEAD_FAST: the grid is (row tiles,
+// parts) (mla.sparse_prefill's head_order), else (parts, row tiles). Dense (!SPARSE): keys past a row's causal limit
+// or the request's length are masked, the warpgroup that computed a block's S zeroes the V rows past the cache's
+// tokens in all 512 columns of its stage (NaN there would survive P = 0), and the epilogue is mla_consumer's
+// (finish_request: split partials and the merge); SPARSE: a request is one query token, never split.
+template <MlaDecodeConfig CC, int CONSUMER, bool SPARSE, unsigned HALF_BAR, bool HEAD_FAST>
+TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
+  using namespace wgmma_ops;
+  static constexpr MlaDecodePlan P = make_plan(CC);
+  static_assert(P.s_cols == kBlock, "each warpgroup's S covers its whole block");
+  static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
+  static constexpr auto o_vals = tabulate<P.acc_o.num_values()>([](int v) { return P.acc_o(0, v); });
+  // S's accumulator pairs are P's register A fragments (wgmma m64k16: register k of step k / 4 holds rows +8 for odd
+  // k % 4, columns +8 for k % 4 >= 2).
+  static_assert(
+      [] {
+        for (int k = 0; k < P.acc_s.num_values() / 2; ++k)
+          if (s_vals[2 * k].row != 8 * (k % 2) || s_vals[2 * k].col != 16 * (k / 4) + 8 * (k % 4 / 2) ||
+              s_vals[2 * k + 1].col != s_vals[2 * k].col + 1)
+            return false;
+        return true;
+      }(),
+      "S pairs in P's A-fragment order");
+  static constexpr auto qk_steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
+  static constexpr int half_steps = P.half_panels * P.panel_cols / 16;
+  static constexpr auto p_steps = tabulate<kBlock / 16>([](int i) { return 2u * P.p(0, 16 * i); });
+  static constexpr auto v_steps =
+      tabulate<kBlock / 16>([](int i) { return 2u * P.tile(16 * i, CONSUMER * P.acc_o.cols()); });
+  static constexpr unsigned p_panel = 2u * P.tile(0, kDV);  // A's RoPE panel (the P tile's layout: the plan test)
+  enum : int { kMax0 = 1, kMax1 = 2, kPA = 3, kPB = 4, kSums = 5 };  // named barriers of the 256 consumer threads
+  constexpr int c = CONSUMER;
+  const float kInf = __int_as_float(0x7f800000);
+  constexpr float kScaleLog2 = 1.4426950408889634f / 24.0f;  // 1/sqrt(576) times log2(e)
+  const unsigned base = a.base, q_base = base + P.off_q, p_tile = base + P.off_p;
+  const unsigned st_a = base + P.kv_stage(0), st_b = base + P.kv_stage(1), own = c == 0 ? st_a : st_b;
+  const unsigned q_full = base + P.q_full_bar(), q_empty = base + P.q_empty_bar();
+  // Stage s's half h (0: panels [0, half_panels), 1: the rest).
+  const auto full = [&](int s, int h) { return base + (h ? HALF_BAR + 8u * s : P.full_bar(s)); };
+  const auto empty = [&](int s, int h) { return base + (h ? HALF_BAR + 16u + 8u * s : P.empty_bar(s)); };
+  const int heads = a.heads, m0 = (HEAD_FAST ? blockIdx.x : blockIdx.y) * P.rows, tid = threadIdx.x % 128;
+  const int seq_q = SPARSE ? 1 : a.seq_q, R = seq_q * heads;
+  TL_PROBE_WARP_INIT_IF(tid / 32 == 0);
+  const TileCoord o_at = P.acc_o(tid, 0);
+  const int rl[2] = {o_at.row + o_vals[0].row, o_at.row + o_vals[2].row};
+  const bool row_first = o_at.col == 0;
+  const TileCoord s_at = P.acc_s(tid, 0);
+  const int p_at = P.p.layout()(s_at.row, s_at.col);
+  const unsigned p_row = 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes, from a P tile
+  static constexpr auto p_vals =
+      tabulate<P.acc_s.num_values()>([](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, P.acc_s(0, v).col); });
+  float o[P.acc_o.num_values()];
+  float sacc[P.acc_s.num_values()];
+  unsigned pr[P.acc_s.num_values() / 2];
+  int pn = 0, qn = 0;
+  const PartWalk walk(a.parts, HEAD_FAST ? blockIdx.y : blockIdx.x, a.batch);
+  for (int k = 0; k < walk.count; ++k) {
+    const int r = walk.first + k;
+    const int L = SPARSE ? sparse_length(a.topk_length, a.topk, 1, r) : a.cache_seqlens[r];
+    int b0, b1, split;
+    walk.range<CC.causal>(r, L, seq_q, heads, m0, R, b0, b1, split);
+    const int pairs = (b1 - b0 + 1) / 2;
+    // Dense: keys row h sees, [0, lim). The rows go through an empty asm, so that their query positions (a
+    // division) are computed here for each request rather than held across the whole walk (8 B of spills at 232).
+    int lim[2], qrow[2] = {m0 + rl[0], m0 + rl[1]};
+    if constexpr (!SPARSE && CC.causal) asm volatile("" : "+r"(qrow[0]), "+r"(qrow[1]));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) lim[h] = CC.causal ? max(0, min(L, L - seq_q + qrow[h] / heads + 1)) : L;
+    float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < P.acc_o.num_values(); ++i) o[i] = 0.f;
+    mbar_wait(q_full, qn & 1);
+    // S = Q K^T of the own block of pair (fill parity ph), over the half the producer fills first, then the other;
+    // with the previous pair's last P V in flight (consumer 0), B's half L is freed once that completes.
+    const auto qk = [&](unsigned ph, bool pv_in_flight) {
+#pragma unroll
+      for (int v = 0; v < P.acc_s.num_values(); ++v) sacc[v] = 0.f;
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        const int h = g ^ c;  // c 0: half L first; c 1: half R first
+        mbar_wait(full(c, h), ph);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < qk_steps.size(); ++j) {
+          if ((j >= half_steps) != (h == 1)) continue;
+          WgmmaSS<P.s_cols, CC.bf16, 0>::run(sacc, smem_desc_sw128(q_base + qk_steps[j], 16, P.desc_sbo),
+                                             smem_desc_sw128(own + qk_steps[j], 16, P.desc_sbo));
+        }
+        wgmma_commit();
+        if (g == 0 && pv_in_flight) {
+          wgmma_wait<1>();
+          mbar_arrive(empty(1, 0));
+        }
+      }
+      wgmma_wait<0>();
+    };
+    // Consumer 0 issues a pair's Q K^T behind the previous pair's last P V, in the same iteration (a group in flight
+    // across the loop's back edge makes ptxas serialize every wgmma); the request's first here.
+    if (c == 0 && pairs > 0) {
+      TL_PROBE_BEGIN(mla_probe::qk, c, b0);
+      qk(pn & 1, false);
+      if (pairs == 1 && tid == 0) mbar_arrive(q_empty);
+      TL_PROBE_END(mla_probe::qk, c, b0);
+    }
+    for (int i = 0; i < pairs; ++i, ++pn) {
+      const int blk = b0 + 2 * i + c;
+      if constexpr (c == 1) {
+        TL_PROBE_BEGIN(mla_probe::qk, c, blk);
+        qk(pn & 1, false);
+        if (i == pairs - 1 && tid == 0) mbar_arrive(q_empty);
+        TL_PROBE_END(mla_probe::qk, c, blk);
+      }
+      TL_PROBE_BEGIN(mla_probe::softmax, c, blk);
+      if constexpr (SPARSE) {
+        // The tokens whose index the producer found invalid (only blocks with one pay for it).
+        const unsigned long long vm = ld_shared_b64(a.valid_base + 8u * static_cast<unsigned>(c));
+        if (~vm != 0) {
+          const unsigned long long vt = vm >> s_at.col;  // bit j: this thread's column s_at.col + j
+#pragma unroll
+          for (int v = 0; v < P.acc_s.num_values(); ++v)
+            if (!((vt >> s_vals[v].col) & 1ull)) sacc[v] = -kInf;
+        }
+      } else {
+        // Keys past each row's limit (only the blocks that reach one pay for it); every key of a B past the
+        // request's blocks (the last block again: a limit of 0).
+        const int n0 = blk * kBlock, l0 = blk < b1 ? lim[0] : 0, l1 = blk < b1 ? lim[1] : 0;
+        if (n0 + kBlock > min(l0, l1)) {
+#pragma unroll
+          for (int v = 0; v < P.acc_s.num_values(); ++v)
+            if (n0 + s_at.col + s_vals[v].col >= (s_vals[v].row == 0 ? l0 : l1)) sacc[v] = -kInf;
+        }
+        // The stage's V rows past the cache's tokens (the last block's tail may hold NaN, and 0 * NaN is NaN), all
+        // 512 columns, now that this block's Q K^T is complete; the partner's P V of this stage comes after a
+        // barrier this warpgroup arrives on later (kPA, kPB), its own after the fence.
+        const int valid = L - min(blk, b1 - 1) * kBlock;
+        if (valid < kBlock) {
+          zero_v_tail<CC>(own, valid, 0, tid);
+          zero_v_tail<CC>(own, valid, 1, tid);
+          fence_proxy_async_smem();
+        }
+      }
+      float mx[2], m_use[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float v = -kInf;
+#pragma unroll
+        for (int j = 0; j < kBlock / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
+        mx[h] = quad_max(v) * kScaleLog2;
+      }
+      if constexpr (c == 1) {
+        named_barrier_sync(kMax0, 256);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 0)));
+      }
+      float sum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float m_new = fmaxf(row_m[h], mx[h]);
+        m_use[h] = m_new == -kInf ? 0.f : m_new;  // every key masked so far: exp2 gives 0, not NaN
+        const float alpha = exp2_approx(row_m[h] - m_use[h]);
+        row_m[h] = m_new;
+#pragma unroll
+        for (int j = 0; j < kBlock / 8; ++j) {
+          sacc[4 * j + 2 * h] = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
+          sacc[4 * j + 2 * h + 1] = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
+          sum[h] += sacc[4 * j + 2 * h] + sacc[4 * j + 2 * h + 1];
+        }
+        row_l[h] = row_l[h] * alpha + sum[h];
+#pragma unroll
+        for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
+        if (row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], c), m_new);
+      }
+      named_barrier_arrive(c == 0 ? kMax0 : kMax1, 256);
+#pragma unroll
+      for (int j = 0; j < P.acc_s.num_values() / 2; ++j) pr[j] = pack2<CC.bf16>(sacc[2 * j], sacc[2 * j + 1]);
+      TL_PROBE_END(mla_probe::softmax, c, blk);
+      TL_PROBE_BEGIN(mla_probe::pv, c, blk);
+      // O += P V of the own block, P from registers.
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < kBlock / 16; ++j)
+        WgmmaRS<P.acc_o.cols(), CC.bf16, 1>::run(o, &pr[4 * j],
+                                                 smem_desc_sw128(own + v_steps[j], P.desc_v_lbo, P.desc_sbo), 1);
+      wgmma_commit();
+      if constexpr (c == 0) {
+        wgmma_wait<0>();
+        mbar_arrive(empty(0, 0));
+        // The pair's maxima: P_A and O to them, P_A into A's RoPE panel for consumer 1.
+        named_barrier_sync(kMax1, 256);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float m1 = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], 1));
+          const float f = row_m[h] == -kInf ? 0.f : exp2_approx(m_use[h] - m1);  // m1 >= m0, finite when m0 is
+          row_m[h] = m1;
+          row_l[h] *= f;
+#pragma unroll
+          for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= f, o[4 * j + 2 * h + 1] *= f;
+#pragma unroll
+          for (int j = 0; j < kBlock / 8; ++j)
+            st_shared_b32(st_a + p_panel + p_row + (p_vals[4 * j + 2 * h] ^ p_term),
+                          pack2<CC.bf16>(sacc[4 * j + 2 * h] * f, sacc[4 * j + 2 * h + 1] * f));
+        }
+        fence_proxy_async_smem();
+        named_barrier_arrive(kPA, 256);
+        named_barrier_sync(kPB, 256);
+        // Dense: B's TMA writes seen by this warpgroup too (the wait is long complete; the stage's next fill needs
+        // this warpgroup's release first).
+        if constexpr (!SPARSE) mbar_wait(full(1, 0), pn & 1);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < kBlock / 16; ++j)
+          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(p_tile + p_steps[j], 16, P.desc_sbo),
+                                                   smem_desc_sw128(st_b + v_steps[j], P.desc_v_lbo, P.desc_sbo));
+        wgmma_commit();
+        TL_PROBE_END(mla_probe::pv, c, blk);
+        if (i + 1 < pairs) {
+          TL_PROBE_BEGIN(mla_probe::qk, c, blk + 2);
+          qk((pn + 1) & 1, true);
+          if (i + 2 == pairs && tid == 0) mbar_arrive(q_empty);
+          TL_PROBE_END(mla_probe::qk, c, blk + 2);
+        } else {
+          wgmma_wait<0>();
+          mbar_arrive(empty(1, 0));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kBlock / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) st_shared_b32(p_tile + p_row + (p_vals[4 * j + 2 * h] ^ p_term), pr[2 * j + h]);
+        fence_proxy_async_smem();
+        named_barrier_arrive(kPB, 256);
+        named_barrier_sync(kPA, 256);
+        if constexpr (!SPARSE) mbar_wait(full(0, 1), pn & 1);  // dense: A's TMA writes seen here too (as above)
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < kBlock / 16; ++j)
+          WgmmaSS<P.acc_o.cols(), CC.bf16, 1>::run(o, smem_desc_sw128(st_a + p_panel + p_steps[j], 16, P.desc_sbo),
+                                                   smem_desc_sw128(st_a + v_steps[j], P.desc_v_lbo, P.desc_sbo));
+        wgmma_commit();
+        wgmma_wait<1>();
+        mbar_arrive(empty(1, 1));
+        wgmma_wait<0>();
+        mbar_arrive(empty(0, 1));
+        TL_PROBE_END(mla_probe::pv, c, blk);
+      }
+    }
+    if (pairs == 0 && tid == 0) mbar_arrive(q_empty);
+
+    // Row sums of both warpgroups (a buffer per request parity, as mla_consumer's).
+    const unsigned sum_buf = base + P.off_sum + 4 * P.row_sum(0, 0, qn & 1);
+    float l_tot[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l_tot[h] = quad_sum(row_l[h]);
+      if (row_first) st_shared_f32(sum_buf + 4 * P.row_sum(rl[h], c, 0), l_tot[h]);
+    }
+    named_barrier_sync(kSums, 256);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1 - c, 0));
+    ++qn;
+
+    TL_PROBE_BEGIN(mla_probe::combine, probe::kNoStage, r);
+    if constexpr (!SPARSE) {
+      // Opaque rows: nothing the epilogue derives from them (the LSE index's division) is held across the walk.
+      finish_request<CC, CONSUMER, false, false, true>(a, o, row_m, l_tot, r, split, m0, rl, tid, row_first);
+    } else {
+      // LSE (+inf for a row without keys), O = o / sum, scaled by the sink as mla_consumer's; max_logits q.k / 24.
+      float lse[2], scale[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const bool empty_row = !(l_tot[h] > 0.f);
+        scale[h] = empty_row ? 0.f : 1.f / l_tot[h];
+        lse[h] = empty_row ? kInf : (row_m[h] + __log2f(l_tot[h])) * 0.6931471805599453f;
+        if (a.sink && lse[h] < kInf) scale[h] *= 1.f / (1.f + __expf(a.sink[min(m0 + rl[h], heads - 1)] - lse[h]));
+      }
+      const auto lse_index = [&](int row) { return static_cast<long long>(r) * heads + row; };
+      store_output<CC>(o, lse, scale, a.O, a.LSE, r, heads, m0, rl, c, tid, lse_index);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + rl[h];
+        if (row < heads && c == 0 && row_first) a.max_logits[lse_index(row)] = row_m[h] * 0.6931471805599453f;
+      }
+    }
+    TL_PROBE_END(mla_probe::combine, probe::kNoStage, r);
+  }
   TL_PROBE_FLUSH();
   if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
 }

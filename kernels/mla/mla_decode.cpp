@@ -25,9 +25,10 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .vec_store = c.boolean("vec_store"),
           .evict_first = c.text("evict_first") == "on" ||
                          (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
-          .uniform_desc = c.integer("qk_warpgroups") == 1 &&
+          .uniform_desc = c.integer("qk_warpgroups") == 1 && !c.boolean("chain") &&
                           (c.text("uniform_desc") == "true" ||
-                           (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock))};
+                           (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock)),
+          .chain = c.boolean("chain") && c.integer("qk_warpgroups") == 1};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -263,7 +264,15 @@ KernelSpec mla_decode_spec() {
                                       "spills 4 B: off there). auto: on where a request has more than two row tiles "
                                       "(seq_q x heads > 128: 1.008-1.013x at FlashMLA's compute-bound s_q 2, h_q 128 on "
                                       "the H100, both rounds, medians and minima); off at fewer (s_q 1, h_q 128 at 32k: "
-                                      "not shown to win, runs bimodal; s_q 1, h_q 64: 0.997-1.002x; docs/perf.md)")}};
+                                      "not shown to win, runs bimodal; s_q 1, h_q 64: 0.997-1.002x; docs/perf.md)"),
+               ParamSpec::boolean("chain", false,
+                                  "the two consumer warpgroups chained over pairs of KV blocks (mla.sparse_prefill's "
+                                  "schedule, FlashMLA's): each computes Q K^T and the softmax of its own block at the "
+                                  "partner's running maximum and P V of both, the stages loaded and freed in halves "
+                                  "(qk_warpgroups 1 only; its descriptors are per thread, uniform_desc does not apply). "
+                                  "Measured 0.97-0.98x the default at CB 4096, 0.996x at CB 8192, 0.91-0.93x at MB "
+                                  "4096, mixed at L32 on the H100: two Q K^T at once share the shared-memory reads "
+                                  "that bound them (docs/perf.md, mladec7)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

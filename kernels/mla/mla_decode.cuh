@@ -43,11 +43,19 @@
 // ahead, the next block's Q K^T issued behind P V, f32 partials, a deferred split count, a rotated part order, the
 // two-pass merge: see git history and docs/perf.md).
 //
+// chain (chained(C), opt-in): the consumers run mla.sparse_prefill's chained schedule instead (mla_consumer.cuh's
+// chained_consumer): KV blocks in pairs, A in stage 0 and B in stage 1, each consumer Q K^T and the softmax of its own
+// block (consumer 1 at consumer 0's running maximum), P V of both blocks over its 256 columns (its own P from
+// registers, the partner's through shared memory), so one consumer's softmax runs beside the other's GEMMs. The
+// producer loads each stage in two halves (panels 0-3 on the ring's barriers, 4-8 on the plan's full_hi / empty_hi),
+// in the order the chain frees them; an odd range's last B is its last block again, masked whole.
+//
 // Shared memory, fragments and descriptor strides come from the plan (mla/mla_decode_plan.hpp): every 64-row x
 // 576-column tile is 9 panels of 64 rows x 64 columns (128-byte rows, 8 KiB) as TMA SWIZZLE_128B writes them,
 //   [Q tile 72 KiB][KV stage 0 72 KiB][KV stage 1 72 KiB][P 64 x 64, 8 KiB, same swizzle]
 //   [row max (QK_WG 2) / rescale (QK_WG 1) exchange 2 x 64 f32][row sum exchange 2 x 2 x 64 f32]
 //   [barriers: full[2], empty[2], q_full, q_empty][flag: the last-split flag, 16 bytes of which 4 are used]
+//   [chain only: the halves' barriers full_hi[2], empty_hi[2]]
 // and every address below is a plan layout evaluated at a (row, column). wgmma descriptors: Q and K are K-major
 // (stride byte offset = one 8-row atom, a k16 step = column + 16, i.e. +32 bytes inside a panel); V is N-major for
 // P V: leading byte offset = the next panel, stride byte offset = the next 8 tokens, a k16 step = 16 tokens.
@@ -84,10 +92,15 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
     prefetch_tensormap(&tma_q);
     for (int s = 0; s < 2; ++s) {
       mbar_init(base + P.full_bar(s), 1);
-      mbar_init(base + P.empty_bar(s), 2);
+      mbar_init(base + P.empty_bar(s), chained(C) ? 128 : 2);  // chained: every thread of the warpgroup that frees it
     }
     mbar_init(base + P.q_full_bar(), 1);
     mbar_init(base + P.q_empty_bar(), 2);
+    if constexpr (chained(C))
+      for (int s = 0; s < 2; ++s) {
+        mbar_init(base + P.full_hi(s), 1);
+        mbar_init(base + P.empty_hi(s), 128);
+      }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -114,7 +127,49 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         // Q is issued after this request's first KV block, so that block's load overlaps the wait for Q's release.
         auto load_q = [&] { load_request_q<C>(&tma_q, base, r, R, m0, lane, qn); };
         if (b0 == b1) load_q();
-        for (int blk = b0; blk < b1; ++blk, ++it) {
+        if constexpr (chained(C)) {
+          // Pairs of blocks, A in stage 0 and B in stage 1 (an odd range's last B: its last block again, which the
+          // consumers mask whole), each stage in halves (panels [0, half_panels) on the ring's barriers, the rest on
+          // the plan's _hi ones) in the order the chained consumers free them: A's L, B's R, A's R, B's L.
+          const auto load_half = [&](int s, int h, int blk, unsigned ph) {
+            const unsigned full = base + (h ? P.full_hi(s) : P.full_bar(s));
+            TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
+            mbar_wait(base + (h ? P.empty_hi(s) : P.empty_bar(s)), ph ^ 1);
+            TL_PROBE_END(mla_probe::load_wait, s, blk);
+            TL_PROBE_BEGIN(mla_probe::load_issue, s, blk);
+            if (lane == 0) {
+              const int p0 = h ? P.half_panels : 0, p1 = h ? P.panels : P.half_panels;
+              mbar_expect_tx(full, static_cast<unsigned>(p1 - p0) * (P.tile_bytes / P.panels));
+              const int phys = __ldg(row_table + blk);
+              if constexpr (C.evict_first) {
+                const unsigned long long policy = l2_policy_evict_first();
+#pragma unroll
+                for (int p = 0; p < P.panels; ++p)
+                  if (p >= p0 && p < p1)
+                    tma_load_2d_hint(base + P.kv_stage(s) + panels[p], &tma_kv, full, p * P.panel_cols,
+                                     phys * kBlock, policy);
+              } else {
+#pragma unroll
+                for (int p = 0; p < P.panels; ++p)
+                  if (p >= p0 && p < p1)
+                    tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, full, p * P.panel_cols, phys * kBlock);
+              }
+            }
+            __syncwarp();
+            TL_PROBE_END(mla_probe::load_issue, s, blk);
+          };
+          for (int blk = b0; blk < b1; blk += 2, ++it) {
+            const unsigned ph = it & 1;
+            const int nb = min(blk + 1, b1 - 1);
+            load_half(0, 0, blk, ph);
+            if (blk == b0) load_q();
+            load_half(1, 1, nb, ph);
+            load_half(0, 1, blk, ph);
+            load_half(1, 0, nb, ph);
+          }
+        }
+        // Unchained: one whole block a stage (the condition folds to blk < b1).
+        for (int blk = b0; blk < b1 && !chained(C); ++blk, ++it) {
           const int s = it & 1;
           TL_PROBE_BEGIN(mla_probe::load_wait, s, blk);
           mbar_wait(base + P.empty_bar(s), ((it >> 1) & 1) ^ 1);
@@ -168,8 +223,14 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
 
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
-  if (wg == 1) mla_consumer<C, 0>(args);
-  else mla_consumer<C, 1>(args);
+  if constexpr (chained(C)) {
+    if (wg == 1) chained_consumer<C, 0, false, P.off_half_bar, false>(args);
+    else chained_consumer<C, 1, false, P.off_half_bar, false>(args);
+  } else if (wg == 1) {
+    mla_consumer<C, 0>(args);
+  } else {
+    mla_consumer<C, 1>(args);
+  }
 }
 
 }  // namespace tl

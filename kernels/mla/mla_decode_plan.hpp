@@ -25,7 +25,13 @@ struct MlaDecodeConfig {
   bool vec_store = true;   // 16-bit partials and outputs as 16-byte vectors after a quad transpose
   bool evict_first = false;   // KV loads with an L2 evict_first policy
   bool uniform_desc = false;  // the consumers' wgmma descriptors from warp-uniform values (mla_consumer.cuh)
+  // The two consumers chained over pairs of KV blocks (mla_consumer.cuh's chained_consumer, mla.sparse_prefill's
+  // schedule), the stages loaded and freed in halves; with qk_warpgroups 1 only (chained()).
+  bool chain = false;
 };
+
+// mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
+TL_HOST_DEVICE constexpr bool chained(const MlaDecodeConfig& c) { return c.chain && c.qk_warpgroups == 1; }
 
 // Timeline regions, in region-id order (KernelSpec::probes lists the same names). Stage = KV stage, aux = KV block
 // index (combine: the request).
@@ -63,6 +69,10 @@ struct MlaDecodePlan {
   Fragment out_vec;
   unsigned tile_bytes;                      // one tile: what a Q or KV load's transaction count expects
   unsigned off_q, off_kv, off_p, off_max, off_sum, off_bar, off_flag;
+  // chained(): a stage's second half (panels [half_panels, 9): V columns 256 .. 511 and the RoPE panel) has a full
+  // and an empty barrier of its own (full_hi, empty_hi), the first half (V columns 0 .. 255) the ring's.
+  int half_panels;
+  unsigned off_half_bar;
   unsigned smem_used, smem_bytes;           // smem_bytes: with the 1024-byte alignment slack (what the host asks)
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format", SW128): stride byte offset = one 8-row atom of a K-major
   // tile; for V read N-major the leading byte offset = the next 64 columns (the next panel).
@@ -74,6 +84,8 @@ struct MlaDecodePlan {
   TL_HOST_DEVICE constexpr unsigned empty_bar(int s) const { return off_bar + 16u + 8u * static_cast<unsigned>(s); }
   TL_HOST_DEVICE constexpr unsigned q_full_bar() const { return off_bar + 32u; }
   TL_HOST_DEVICE constexpr unsigned q_empty_bar() const { return off_bar + 40u; }
+  TL_HOST_DEVICE constexpr unsigned full_hi(int s) const { return off_half_bar + 8u * static_cast<unsigned>(s); }
+  TL_HOST_DEVICE constexpr unsigned empty_hi(int s) const { return off_half_bar + 16u + 8u * static_cast<unsigned>(s); }
 };
 
 TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
@@ -101,7 +113,9 @@ TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
   p.off_sum = p.off_max + 4u * static_cast<unsigned>(p.row_max.cosize());
   p.off_bar = p.off_sum + 4u * static_cast<unsigned>(p.row_sum.cosize());
   p.off_flag = p.off_bar + 6u * 8u;
-  p.smem_used = p.off_flag + 16u;  // the last-split flag: 4 bytes used
+  p.half_panels = kMlaDimV / 2 / p.panel_cols;
+  p.off_half_bar = p.off_flag + 16u;  // the last-split flag: 4 bytes used
+  p.smem_used = p.off_half_bar + (chained(c) ? 32u : 0u);
   p.smem_bytes = p.smem_used + 1024u;
   p.desc_sbo = 2u * static_cast<unsigned>(p.tile.layout()(8, 0));
   p.desc_v_lbo = 2u * static_cast<unsigned>(p.tile.layout()(0, p.panel_cols));
@@ -110,14 +124,15 @@ TL_HOST_DEVICE constexpr MlaDecodePlan make_plan(const MlaDecodeConfig& c) {
 
 #if !TL_DEVICE_CODE
 inline std::string name_expression(const MlaDecodeConfig& c) {
-  return ConfigName("mla_decode", "MlaDecodeConfig")
-      .field("causal", c.causal)
+  ConfigName n("mla_decode", "MlaDecodeConfig");
+  n.field("causal", c.causal)
       .field("bf16", c.bf16)
       .field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("evict_first", c.evict_first)
-      .field("uniform_desc", c.uniform_desc)
-      .str();
+      .field("uniform_desc", c.uniform_desc);
+  if (c.chain) n.field("chain", true);  // named only when on: the unchained kernels keep their names
+  return n.str();
 }
 
 inline std::vector<std::string> mla_decode_probe_names() {
