@@ -143,8 +143,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .scale_f32 = p.text("scale_dtype") == "f32"};
   // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs
   // (a CTA of one row tile: tile_rounds above 1 take global sums).
-  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream && c.integer("tile_rounds") <= 1 &&
-      c.text("cta_order") != "splits") {
+  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream && c.integer("tile_rounds") <= 1) {
     const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
@@ -154,9 +153,6 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   if (c.text("stage_copy") == "auto")
     cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.group_sum && !cfg.stream;
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
-  cfg.split_adjacent = c.text("cta_order") == "splits" && !cfg.stream;
-  cfg.discard_partials = c.text("partials_l2") == "discard";
-  cfg.weights_evict_first = c.text("weights_l2") == "evict_first";
   return cfg;
 }
 
@@ -299,12 +295,6 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     if (cfg.stage_async && cfg.group_sum)
       return refuse("stage_copy=async copies the activations without passing them through registers, where group_sum "
                     "adds each step's activation sums: set group_sum=false or stage_copy=regs");
-    if (c.text("cta_order") == "splits" && (cfg.stream || cfg.cluster_reduce))
-      return refuse("cta_order=splits orders the split grid's CTAs (a row tile's splits one after another) and adds "
-                    "their sums through global memory: set schedule=split and reduce=auto or global, or cta_order=columns");
-    if (cfg.split_adjacent && gemv_grid(p, c, limits).x > 65535)
-      return refuse("cta_order=splits puts the " + std::to_string(gemv_grid(p, c, limits).x) + " grid columns in the "
-                    "grid's y, over its 65535: set cta_order=columns");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -506,18 +496,6 @@ KernelSpec gemm_dequant_spec() {
                                       "act_first); auto = async at M >= 8 (split schedule, permuted weights, no "
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
                                       "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1"),
-               ParamSpec::enumeration("cta_order", "columns", {"columns", "splits"},
-                                      "gemv, schedule split: the CTAs' launch order: columns = the grid's (a k split's "
-                                      "row tiles one after another, the split after it next); splits = a row tile's "
-                                      "k-split CTAs one after another, so they run together and its partial sums are "
-                                      "added while still in the L2"),
-               ParamSpec::enumeration("partials_l2", "keep", {"keep", "discard"},
-                                      "gemv, split sums through global memory: discard = the CTA that adds a row "
-                                      "tile's partial sums drops their 128-byte lines from the L2 (discard.global.L2) "
-                                      "so they are never written back to DRAM; keep = they stay until evicted"),
-               ParamSpec::enumeration("weights_l2", "normal", {"normal", "evict_first"},
-                                      "gemv: evict_first = the weights' loads carry an L2 evict_first policy (read "
-                                      "once: their lines go before the activations' and the partial sums')"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "
@@ -588,13 +566,7 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"stage_copy", "async"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "on"}, {"splits", "3"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "off"}, {"tile_rounds", "2"}},
-        {{"path", "gemv"}, {"stage_copy", "async"}, {"schedule", "stream"}, {"batch", "off"}},
-        // A row tile's splits as consecutive CTAs, their partial lines dropped from the L2 once added, the weights'
-        // loads evict_first: one tile a CTA with two row blocks in an odd split, and several tiles a CTA.
-        {{"path", "gemv"}, {"cta_order", "splits"}, {"partials_l2", "discard"}, {"weights_l2", "evict_first"},
-         {"splits", "3"}, {"warp_rows", "32"}},
-        {{"path", "gemv"}, {"cta_order", "splits"}, {"partials_l2", "discard"}, {"tile_rounds", "2"}},
-        {{"path", "gemv"}, {"partials_l2", "discard"}, {"schedule", "stream"}}};
+        {{"path", "gemv"}, {"stage_copy", "async"}, {"schedule", "stream"}, {"batch", "off"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
@@ -631,7 +603,6 @@ KernelSpec gemm_dequant_spec() {
       LaunchGeometry g;
       g.grid.x = static_cast<std::uint32_t>(grid.x);
       g.grid.y = static_cast<std::uint32_t>(grid.y);
-      if (cfg.split_adjacent) std::swap(g.grid.x, g.grid.y);  // (splits, columns): a column's splits consecutive
       g.block.x = static_cast<std::uint32_t>(cfg.threads());
       g.dynamic_smem =
           static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));

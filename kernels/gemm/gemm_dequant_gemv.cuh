@@ -62,7 +62,6 @@
 #include "tile/probe.hpp"
 #include "tile/smem.cuh"
 #include "tile/table.hpp"
-#include "tile/tma.cuh"
 
 namespace tl {
 
@@ -136,16 +135,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   constexpr int W_STEP = CFG.permuted ? kGemvTileBytes : kGemvRowStepBytes;
   const int lane_row = warp * CFG.warp_rows + g;  // the lane's row in a tile at block rb, half h: + 16 rb + 8 h
 
-  // The split schedule's CTA: grid column bx() of cols(), k split by() of splits() (CFG.split_adjacent: the launch's
-  // grid is (splits, columns), so a column's splits are consecutive CTAs and run together; else (columns, splits)).
-  const auto bx = [] { return CFG.split_adjacent ? blockIdx.y : blockIdx.x; };
-  const auto by = [] { return CFG.split_adjacent ? blockIdx.x : blockIdx.y; };
-  const auto cols = [] { return CFG.split_adjacent ? gridDim.y : gridDim.x; };
-  const auto splits = [] { return CFG.split_adjacent ? gridDim.x : gridDim.y; };
-  static_assert(!CFG.split_adjacent || (!CFG.stream && !CFG.cluster_reduce), "split_adjacent: the split grid, global sums");
-
   // The CTA's slots j = 0 .. slots - 1, each one k step of one row tile, in order; slot j's activations at j.
-  // split: tile bx(), steps s0 .. s0 + slots - 1. stream: chunks c0 .. of the tile-major order (tile x, chunk q
+  // split: tile blockIdx.x, steps s0 .. s0 + slots - 1. stream: chunks c0 .. of the tile-major order (tile x, chunk q
   // < kc: steps q UNIT .. q UNIT + UNIT - 1; past k_steps they load nothing), the chunks dealt evenly over the CTAs.
   constexpr int UNIT = CFG.stream && CFG.batch ? D : 1;
   const int kc = (k_steps + UNIT - 1) / UNIT, tile_steps = kc * UNIT;
@@ -157,15 +148,15 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     tile0 = static_cast<int>(c0 / kc);
     step0 = static_cast<int>(c0 % kc) * UNIT;
   } else {
-    tile0 = bx();
-    step0 = by() * split_steps;
+    tile0 = blockIdx.x;
+    step0 = blockIdx.y * split_steps;
     slots = min(split_steps, k_steps - step0);
   }
-  // CFG.tile_loop: the CTA's row tiles tile0, tile0 + cols(), ... (all over the same k split and the same staged
+  // CFG.tile_loop: the CTA's row tiles tile0, tile0 + gridDim.x, ... (all over the same k split and the same staged
   // activations), `tiles_mine` of them: `total` steps in all, slot j of a tile at j % slots.
   static_assert(!CFG.tile_loop || (!CFG.stream && !CFG.cluster_reduce), "tile_loop is the split schedule's");
   const int row_tiles = (N + CFG.rows() - 1) / CFG.rows();
-  const int tiles_mine = CFG.tile_loop ? (row_tiles - 1 - tile0) / static_cast<int>(cols()) + 1 : 1;
+  const int tiles_mine = CFG.tile_loop ? (row_tiles - 1 - tile0) / static_cast<int>(gridDim.x) + 1 : 1;
   const int total = tiles_mine * slots;
 
   // One step's weights of the lane: rows (rb, h), its 16 bytes and their scale (bf16 in both halves, or f32).
@@ -189,18 +180,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // group_sum the scale multiplies the whole quad's sums of a step, so it is loaded where the step starts inside K,
   // the lane's own k aside.
   using Scale = typename gemv_detail::ScaleOf<CFG.scale_f32>::type;
-  // CFG.weights_evict_first: the weights' lines are the L2's first to go (read once), not the activations' or sums'.
-  const unsigned long long w_policy = CFG.weights_evict_first ? l2_policy_evict_first() : 0ull;
   const auto fetch = [&](Step& st, int rb, int h, const unsigned char* w, const Scale* sc, bool in_w, bool in_s) {
     st.w[rb][h] = make_uint4(0, 0, 0, 0);
     st.s2[rb][h] = 0;
     st.sf[rb][h] = 0.f;
-    if (in_w) {
-      if constexpr (CFG.weights_evict_first)
-        st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w, w_policy);
-      else
-        st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w);
-    }
+    if (in_w) st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w);
     if (in_s) {
       const Scale x = __ldg(sc);
       if constexpr (CFG.scale_f32)
@@ -252,7 +236,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         // The tile's last slot loaded: on to the CTA's next tile (none left: nothing more is asked for).
         if (at.j == slots) {
           at.j = 0;
-          at.tile += cols();
+          at.tile += gridDim.x;
           if (at.tile < row_tiles)
             aim(at.tile);
           else
@@ -525,20 +509,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       store(sum, at);
     });
     if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch
-    if constexpr (CFG.discard_partials) {
-      // The tile's partial sums are read (their sums stored: the loads are done): the 128-byte lines wholly inside the
-      // tile's columns of each part and activation row leave the L2 unwritten (a line shared with another tile's
-      // columns stays). Segment s = y M + m (part y, row m): rows() floats at s N + tile rows(), up to L lines.
-      __syncthreads();
-      constexpr int L = CFG.rows() * 4 / 128;
-      const long long n0 = static_cast<long long>(tile) * CFG.rows();
-      const unsigned long long n1 = static_cast<unsigned long long>(min(n0 + CFG.rows(), static_cast<long long>(N)));
-      for (int i = threadIdx.x; i < parts * M * L; i += CFG.threads()) {
-        const float* seg = partials + static_cast<long long>(i / L) * N;
-        const unsigned long long first = (reinterpret_cast<unsigned long long>(seg + n0) + 127) / 128 * 128 + 128ull * (i % L);
-        if (first + 128 <= reinterpret_cast<unsigned long long>(seg + n1)) discard_l2_line(reinterpret_cast<const void*>(first));
-      }
-    }
   };
   // stream: the CTA holding chunk u (the last c whose first chunk, c chunks / gridDim.x rounded down, is <= u), and
   // row tile x's first and last CTA.
@@ -568,10 +538,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         compute(ring[d], CFG.tile_loop ? slot : j + d);
         if constexpr (CFG.tile_loop) {
           if (++slot == slots) {
-            put(tile, by(), splits());
+            put(tile, blockIdx.y, gridDim.y);
             zero_acc();
             slot = 0;
-            tile += cols();
+            tile += gridDim.x;
           }
         }
         if (j + d == 0) {
@@ -601,8 +571,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     for (int x = tile0; x < tile; ++x)
       if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
   } else if constexpr (CFG.tile_loop) {
-    if (splits() > 1)
-      for (int x = tile0; x < row_tiles; x += cols()) combine(x, splits());
+    if (gridDim.y > 1)
+      for (int x = tile0; x < row_tiles; x += gridDim.x) combine(x, gridDim.y);
   } else if (CFG.cluster_reduce && gridDim.y > 1 && gemv_detail::cluster_ctas() == gridDim.y) {
     // The row tile's gridDim.y split CTAs are one cluster (rank = blockIdx.y): each writes its sums into its own
     // shared memory, and thread x of rank r adds element e of thread x of every rank, in rank order (deterministic),
@@ -634,8 +604,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     });
     cluster_sync();  // the peers done reading this CTA's sums
   } else {
-    put(bx(), by(), splits());
-    if (splits() > 1) combine(bx(), splits());
+    put(blockIdx.x, blockIdx.y, gridDim.y);
+    if (gridDim.y > 1) combine(blockIdx.x, gridDim.y);
   }
   TL_PROBE_END(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
   TL_PROBE_FLUSH();

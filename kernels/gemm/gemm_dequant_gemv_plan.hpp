@@ -50,14 +50,6 @@ struct GemmDequantGemvConfig {
   // split schedule: a CTA takes row tiles blockIdx.x, blockIdx.x + gridDim.x, ... over its k split, its activations
   // staged once for all of them (the spec's tile_rounds > 1: a grid of ceil(row tiles / tile_rounds) columns).
   bool tile_loop = false;
-  // split schedule: the grid is (splits, columns), not (columns, splits), so in launch order a column's k-split CTAs
-  // are consecutive: they run together and its partial sums are added while they are still in the L2.
-  bool split_adjacent = false;
-  // The CTA that adds a row tile's partial sums then drops their lines from the L2 (discard.global.L2): read once, they
-  // are never written back to DRAM.
-  bool discard_partials = false;
-  // The weights' loads carry an L2 evict_first policy: the streamed lines go before the activations and partials.
-  bool weights_evict_first = false;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -197,9 +189,6 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("permuted", c.permuted)
       .field("stage_async", c.stage_async)
       .field("tile_loop", c.tile_loop)
-      .field("split_adjacent", c.split_adjacent)
-      .field("discard_partials", c.discard_partials)
-      .field("weights_evict_first", c.weights_evict_first)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

@@ -38,27 +38,6 @@ TL_DEVICE_INLINE uint4 ld_global_stream_v4(const void* p) {
   return v;
 }
 
-// As ld_global_stream_v4, with an L2 cache policy (tma.cuh's l2_policy_evict_first / _last) for the line it loads.
-template <bool L2_256 = false>
-TL_DEVICE_INLINE uint4 ld_global_stream_v4(const void* p, unsigned long long policy) {
-  uint4 v;
-  if constexpr (L2_256)
-    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p), "l"(policy));
-  else
-    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p), "l"(policy));
-  return v;
-}
-
-// Drops the 128-byte L2 line at p (128-byte aligned) without writing it back: its contents become undefined (data
-// no one reads again, such as partial sums already added; PTX ISA: discard).
-TL_DEVICE_INLINE void discard_l2_line(const void* p) {
-  asm volatile("discard.global.L2 [%0], 128;\n" ::"l"(p) : "memory");
-}
-
 // Hints: bring the line holding p into L1 / L2; neither waits nor holds a register.
 TL_DEVICE_INLINE void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p) : "memory"); }
 TL_DEVICE_INLINE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory"); }

@@ -408,10 +408,6 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
             std::string::npos);
   EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"group_sum", "true"}}).find("group_sum=false"),
             std::string::npos);
-  EXPECT_NE(why({{"M", "4"}}, {{"cta_order", "splits"}, {"schedule", "stream"}}).find("cta_order=columns"),
-            std::string::npos);
-  EXPECT_NE(why({{"M", "4"}}, {{"cta_order", "splits"}, {"reduce", "cluster"}}).find("reduce=auto or global"),
-            std::string::npos);
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -449,9 +445,6 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"act_first", "on"}})},
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
-                                                {{}, gemv({{"cta_order", "splits"}})},
-                                                {{}, gemv({{"partials_l2", "discard"}})},
-                                                {{}, gemv({{"weights_l2", "evict_first"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -900,22 +893,6 @@ TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
   const KV m16 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
   EXPECT_EQ(name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}}),
             name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}, {"stage_copy", "regs"}}));
-}
-
-// cta_order=splits: the grid's dimensions swapped (splits x columns: a column's splits consecutive in launch order),
-// and reduce=auto then adds the sums through global memory, also at the splits of 2-4 it would cluster at M <= 4.
-TEST(GemmDequantSpec, CtaOrderSplitsKeepsTheGridAndGlobalSums) {
-  const KV m1 = {{"M", "1"}, {"N", "28672"}, {"K", "8192"}};
-  const KernelInstance a = instance(m1, {{"path", "gemv"}}), b = instance(m1, {{"path", "gemv"}, {"cta_order", "splits"}});
-  EXPECT_EQ(a.launch.grid.x, b.launch.grid.y);
-  EXPECT_EQ(a.launch.grid.y, b.launch.grid.x);
-  EXPECT_GT(a.launch.grid.y, 1u);
-  EXPECT_GT(a.launch.cluster.y, 1u);  // auto's cluster at this split of 4
-  EXPECT_EQ(b.launch.cluster.y, 1u);
-  EXPECT_NE(b.name_expression.find(".cluster_reduce = false"), std::string::npos);
-  EXPECT_NE(b.name_expression.find(".split_adjacent = true"), std::string::npos);
-  const KV m16 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
-  EXPECT_NE(instance(m16, {{"path", "gemv"}}).name_expression.find(".split_adjacent = false"), std::string::npos);
 }
 
 }  // namespace
