@@ -100,25 +100,32 @@ std::int64_t tiles(std::int64_t n, std::int64_t block);
 GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
                             const DeviceLimits& limits, std::int64_t rounds);
 
+// M 9-16 where the grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) takes more than two waves of
+// CTAs on the H100's 132 SMs: among the timed decode shapes 28672 x 8192 (7 splits, 1568 CTAs, 3.0 waves at 4 CTAs an
+// SM) and 8192 x 28672 (23 splits, 1472 CTAs, 2.8 waves), not 8192 x 8192 or 4096 x 14336 (under one wave). The M
+// 9-16 autos of tile_rounds, ctas_per_sm and int4_lop3 take these grids apart by N against K.
+bool gemv_deep_grid(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  const auto M = p.integer("M");
+  if (M < 9 || M > 16) return false;
+  const DeviceLimits h100 = limits_for_arch("sm_90a");
+  const std::int64_t ctas = tiles(p.integer("N"), cfg.rows()) * gemv_split_rounds(p, c, cfg, h100, 1).splits;
+  return ctas > 2 * std::int64_t{h100.sm_count} * cfg.min_blocks;
+}
+
 // Row tiles per CTA of the split schedule (tile_rounds; 1 with schedule=stream, which deals the tiles itself, and
-// with cluster sums). auto: 2 at M 9-16 where the one-tile grid (the auto split's) takes more than two waves of CTAs
-// on the H100's 132 SMs and the row tiles outnumber the k steps (N > K), else 1: a rule fitted to the two shapes over
-// two waves measured. H100, docs/perf.md (gemv9): 28672 x 8192 (one tile a CTA: 7 splits, 1568 CTAs, 3.0 waves) M 16
-// int4 1.03-1.07x in five alternated rounds, fp4 1.07x, M 12 1.04-1.05x; 8192 x 28672 (23 splits, 1472 CTAs, 2.8
-// waves) M 16 0.94x; under two waves 0.50-0.73x (M 16 at 8192 x 8192, 4096 x 14336), and at M 4 and 8 0.80-0.94x.
+// with cluster sums). auto: 2 on a deep grid (gemv_deep_grid) whose row tiles outnumber its k steps (N > K), else 1:
+// a rule fitted to the two shapes over two waves measured. H100, docs/perf.md (gemv9): 28672 x 8192 M 16 int4
+// 1.03-1.07x in five alternated rounds, fp4 1.07x, M 12 1.04-1.05x; 8192 x 28672 M 16 0.94x; under two waves
+// 0.50-0.73x (M 16 at 8192 x 8192, 4096 x 14336), and at M 4 and 8 0.80-0.94x.
 std::int64_t gemv_tile_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   if (cfg.stream || cfg.cluster_reduce) return 1;
   if (c.integer("tile_rounds") != 0) return c.integer("tile_rounds");
-  const auto M = p.integer("M");
-  if (M < 9 || M > 16 || p.integer("N") <= p.integer("K")) return 1;
-  const DeviceLimits h100 = limits_for_arch("sm_90a");
-  const std::int64_t ctas = tiles(p.integer("N"), cfg.rows()) * gemv_split_rounds(p, c, cfg, h100, 1).splits;
-  return ctas > 2 * std::int64_t{h100.sm_count} * cfg.min_blocks ? 2 : 1;
+  return p.integer("N") > p.integer("K") && gemv_deep_grid(p, c, cfg) ? 2 : 1;
 }
 
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
-  // auto CTAs per SM: 4 for 16 rows per warp (64 registers), 2 for 32.
+  // auto CTAs per SM: 4 for 16 rows per warp (64 registers; 3 on the deep grids below), 2 for 32.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
   const int n_tiles = p.integer("M") <= 8 ? 1 : 2;
   GemmDequantGemvConfig cfg{.warp_rows = rows,
@@ -152,7 +159,18 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // 8192 and M 8 of 8192 x 28672, even at M 16 there (0.997-1.004x); M 4 1.01x and M 1 0.99x, so regs below 8.
   if (c.text("stage_copy") == "auto")
     cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.group_sum && !cfg.stream;
+  // ctas_per_sm=0 at 16 rows a warp, int4, split schedule: 3 CTAs an SM (80 registers, no spills) on a deep grid with
+  // N <= K (where tile_rounds keeps one tile a CTA), else 4. And int4_lop3=auto is also on at M 9-16 on a deep grid
+  // with two tiles a CTA or 3 CTAs an SM, where the bias register no longer costs what it saves. H100, docs/perf.md
+  // (gemv11, A B B A, two rounds each): 8192 x 28672 M 12 and 16 with both 1.09-1.10x (3 CTAs alone 1.03x, the LOP3
+  // alone 0.99x); 28672 x 8192 (two tiles a CTA) the LOP3 1.04-1.05x, 3 CTAs there 0.82-0.85x.
+  const bool deep = gemv_deep_grid(p, c, cfg);
+  if (deep && c.integer("ctas_per_sm") == 0 && rows == 16 && cfg.wtype == dequant4::kInt4 && !cfg.stream &&
+      p.integer("N") <= p.integer("K"))
+    cfg.min_blocks = 3;
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
+  if (c.text("int4_lop3") == "auto" && deep && cfg.wtype == dequant4::kInt4 && (cfg.tile_loop || cfg.min_blocks == 3))
+    cfg.int4_lop3 = true;
   return cfg;
 }
 
@@ -432,7 +450,9 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2, 3, 4},
                                  "CTAs sharing an SM (a thread's registers capped for them): wgmma 1 (the consumers "
                                  "get 232 registers by setmaxnreg) or 2, 0 = auto: 2 for block_M <= 32 with block_N 64 "
-                                 "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers), 2 for 32"),
+                                 "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers; int4 at M 9-16 3 "
+                                 "where one row tile a CTA takes over two waves and N <= K: 80 registers, 1.09x "
+                                 "at 8192 x 28672 on an H100 with int4_lop3), 2 for 32"),
                ParamSpec::enumeration("scale_feed", "auto", {"auto", "smem", "regs"},
                                       "wgmma: how a consumer gets its scales: smem = the producer warpgroup stages "
                                       "each k block's in shared memory (one shared load per row a stage); regs = each "
@@ -466,8 +486,10 @@ KernelSpec gemm_dequant_spec() {
                                       "with batch, else one)"),
                ParamSpec::enumeration("int4_lop3", "auto", {"auto", "on", "off"},
                                       "gemv, int4: on = each code pair's mask and bias in one LOP3 (the bias in a "
-                                      "register) instead of an AND and an XOR; auto = on for M <= 8 (one n tile; at "
-                                      "M 16 the register costs spills)"),
+                                      "register) instead of an AND and an XOR; auto = on for M <= 8 (one n tile) and "
+                                      "at M 9-16 where one row tile a CTA takes over two waves and the CTA then holds "
+                                      "two row tiles (tile_rounds) or is one of 3 an SM (ctas_per_sm): 1.04-1.05x at "
+                                      "28672 x 8192 on an H100; elsewhere at M 9-16 its register costs spills"),
                ParamSpec::boolean("fp4_fold", true,
                                   "gemv, fp4 with bf16 scales: the wgmma path's conversion (a mask, a multiply and a "
                                   "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums; false = "

@@ -895,5 +895,33 @@ TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
             name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}, {"stage_copy", "regs"}}));
 }
 
+// M 9-16 int4 on a grid of one row tile a CTA over two waves (8192 x 28672, 28672 x 8192): with N <= K 3 CTAs an SM and
+// the one-LOP3 conversion, with N > K two row tiles a CTA (tile_rounds) and the LOP3 at 4 CTAs; under two waves
+// (8192 x 8192), at M <= 8, with fp4 and with warp_rows 32 as before.
+TEST(GemmDequantSpec, DeepDecodeGridsTakeTheLop3AndTheirCtas) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}};
+  auto with = [&](KV c) {
+    c.insert(gv.begin(), gv.end());
+    return c;
+  };
+  for (const char* m : {"12", "16"}) {
+    const KV tall = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
+    EXPECT_EQ(name(tall, gv), name(tall, with({{"ctas_per_sm", "3"}, {"int4_lop3", "on"}}))) << m;
+    EXPECT_EQ(instance(tall, gv).launch.grid.y, 18u) << m;  // the split model's at 3 CTAs an SM (23 at 4)
+    const KV wide = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
+    EXPECT_EQ(name(wide, gv), name(wide, with({{"ctas_per_sm", "4"}, {"int4_lop3", "on"}, {"tile_rounds", "2"}}))) << m;
+    const KV fp4 = {{"M", m}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "32"}};
+    EXPECT_EQ(name(fp4, gv), name(fp4, with({{"int4_lop3", "off"}}))) << m;
+  }
+  const KV square = {{"M", "16"}, {"N", "8192"}, {"K", "8192"}};
+  EXPECT_EQ(name(square, gv), name(square, with({{"ctas_per_sm", "4"}, {"int4_lop3", "off"}})));
+  const KV m8 = {{"M", "8"}, {"N", "8192"}, {"K", "28672"}};
+  EXPECT_EQ(name(m8, gv), name(m8, with({{"ctas_per_sm", "4"}, {"int4_lop3", "on"}})));
+  const KV tall16 = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  EXPECT_EQ(name(tall16, with({{"warp_rows", "32"}})),
+            name(tall16, with({{"warp_rows", "32"}, {"ctas_per_sm", "2"}, {"int4_lop3", "off"}})));
+}
+
 }  // namespace
 }  // namespace tl
