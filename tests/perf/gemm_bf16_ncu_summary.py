@@ -58,7 +58,9 @@ def sources(path):
         lines = f.readlines()
     tables, cur, name = [], None, "?"
     for ln in lines:
-        if ln.startswith('"Address"') or ln.startswith('"# Address"'):
+        if ln.startswith('"Kernel Name"'):
+            cur, name = None, ln.strip().split(",", 1)[-1].strip('"')[:100]
+        elif ln.startswith('"Address"') or ln.startswith('"# Address"'):
             cur = [ln]
             tables.append((name, cur))
         elif cur is not None and ln.startswith('"'):
@@ -85,6 +87,22 @@ def stalls(name, rs):
         print(f"{c}: total {tot:.0f}, instructions {first}..{last} (first HGMMA to last branch): {loop:.0f} ({100 * loop / tot:.1f}%)")
     reason_cols = [c for c in cols if c not in samp and c != text and any(num(r[c]) for r in rs[:2000])]
     main = samp[0] if samp else None
+    # Samples by kind of instruction, with each kind's largest stall reasons.
+    groups = collections.defaultdict(collections.Counter)
+    reasons = [c for c in cols if c.startswith("stall_") and "Not Issued" not in c]
+    for r in rs:
+        s = r[text]
+        g = ("HGMMA" if "HGMMA" in s else "wgmma wait (DEPBAR)" if "DEPBAR" in s else
+             "barrier-wait loops (BRA, PHASECHK, NANOSLEEP)" if re.search(r"\bBRA\b|PHASECHK|NANOSLEEP", s) else
+             "epilogue (STS, STSM, F2FP)" if re.search(r"STS|F2FP", s) else "other")
+        groups[g]["all"] += (num(r[main]) or 0) if main else 0
+        for c in reasons:
+            groups[g][c] += num(r[c]) or 0
+    total = sum(groups[g]["all"] for g in groups) or 1
+    for g in sorted(groups, key=lambda g: -groups[g]["all"]):
+        top = sorted(((v, c) for c, v in groups[g].items() if c != "all"), reverse=True)[:4]
+        print(f"  {g:48s} {groups[g]['all']:8.0f} {100 * groups[g]['all'] / total:5.1f}%  " +
+              ", ".join(f"{c[6:]} {v:.0f}" for v, c in top))
     if main:
         top = sorted(range(len(rs)), key=lambda i: -(num(rs[i][main]) or 0))[:30]
         print(f"top instructions by {main} (index, samples, text):")
