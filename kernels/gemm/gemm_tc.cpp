@@ -453,7 +453,7 @@ WgmmaTile wgmma_tile(const Values& p, const Values& c) {
   if (given.block_M != 0) return given;
   given.block_M = 128;
   if (given.block_N != 256 || given.num_stages != 3 || given.c_split != 1 || wgmma_cluster(c) != 1 ||
-      !tma_store_on(p, c) || dtype_size(out_type(p)) != 2)
+      !tma_store_on(p, c))
     return given;
   // The auto tile from here on: 128 x 256, with a fourth stage where wgmma_deep_pays says so, or 256 x 152.
   const int sms = limits_for_arch("sm_90a").sm_count;
@@ -467,7 +467,9 @@ WgmmaTile wgmma_tile(const Values& p, const Values& c) {
   const bool split = c.text("schedule") == "stream_k" ||
                      (c.text("schedule") == "auto" && t_default < (1 << 30) &&
                       gemm_stream_k_pays(static_cast<int>(t_default), static_cast<int>(k_steps), sms));
-  const WgmmaTile wide = wgmma_deep_pays(k_steps, split) ? WgmmaTile{128, 256, 4, 2} : given;
+  // (A 16-bit C: an f32 C's two 128-column parts would not fit beside 4 stages.)
+  const WgmmaTile wide =
+      dtype_size(out_type(p)) == 2 && wgmma_deep_pays(k_steps, split) ? WgmmaTile{128, 256, 4, 2} : given;
   if (split || !p.boolean("trans_B") || p.integer("K") < 2048) return wide;
   if (waves(256, 152) < 0.95 * waves(128, 256)) return {256, 152, 4, 2};
   return wide;
