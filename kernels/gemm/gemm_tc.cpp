@@ -437,14 +437,25 @@ std::int64_t wgmma_cluster(const Values& c) { return c.integer("cluster_M") * c.
 struct WgmmaTile {
   int block_M, block_N, num_stages, c_split;
 };
+// The auto 128 x 256 tile takes a fourth 48 KB stage (c_split=2: C staged in two 128-column parts through one part's
+// buffer, so that it fits) where that measured faster on the H100 (docs/perf.md, 2026-11-27, gemmbf4; cuBLAS's
+// kernels at 4096^3 and 6144^3 run 4 stages of 64 k), on the data-parallel schedule: short tiles of 4-8 k-steps
+// (K 193-512; 4096 x 4096 x 512: 1.00-1.02x by medians, 1.003-1.029x by minima in four rounds of two calls; the
+// fourth stage holds half of the next tile's k-steps while the consumers store C) and long tiles of 128+ k-steps
+// (K >= 8192; 2048 x 8192 x 8192: 1.009-1.010x in both rounds). Not between (K 1024-6144: 0.98-1.03x, mixed between
+// rounds) nor with stream-K (8192^3: 0.994-1.001x).
+bool wgmma_deep_pays(std::int64_t k_steps, bool stream_k) {
+  return !stream_k && ((k_steps >= 4 && k_steps <= 8) || k_steps >= 128);
+}
 WgmmaTile wgmma_tile(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   WgmmaTile given{i("block_M"), i("block_N"), i("num_stages"), i("c_split")};
   if (given.block_M != 0) return given;
   given.block_M = 128;
   if (given.block_N != 256 || given.num_stages != 3 || given.c_split != 1 || wgmma_cluster(c) != 1 ||
-      c.text("schedule") == "stream_k" || !p.boolean("trans_B") || !tma_store_on(p, c) || p.integer("K") < 2048)
+      !tma_store_on(p, c))
     return given;
+  // The auto tile from here on: 128 x 256, with a fourth stage where wgmma_deep_pays says so, or 256 x 152.
   const int sms = limits_for_arch("sm_90a").sm_count;
   const std::int64_t M = p.integer("M"), N = p.integer("N"), k_steps = (p.integer("K") + 63) / 64;
   auto tiles = [&](std::int64_t bm, std::int64_t bn) { return ((M + bm - 1) / bm) * ((N + bn - 1) / bn); };
@@ -452,11 +463,16 @@ WgmmaTile wgmma_tile(const Values& p, const Values& c) {
     return static_cast<double>((tiles(bm, bn) + sms - 1) / sms) * static_cast<double>(bm * bn) / (128.0 * 256.0);
   };
   const std::int64_t t_default = tiles(128, 256);
-  if (c.text("schedule") == "auto" && t_default < (1 << 30) &&
-      gemm_stream_k_pays(static_cast<int>(t_default), static_cast<int>(k_steps), sms))
-    return given;
+  // As wgmma_stream_k decides for this tile.
+  const bool split = c.text("schedule") == "stream_k" ||
+                     (c.text("schedule") == "auto" && t_default < (1 << 30) &&
+                      gemm_stream_k_pays(static_cast<int>(t_default), static_cast<int>(k_steps), sms));
+  // (A 16-bit C: an f32 C's two 128-column parts would not fit beside 4 stages.)
+  const WgmmaTile wide =
+      dtype_size(out_type(p)) == 2 && wgmma_deep_pays(k_steps, split) ? WgmmaTile{128, 256, 4, 2} : given;
+  if (split || !p.boolean("trans_B") || p.integer("K") < 2048) return wide;
   if (waves(256, 152) < 0.95 * waves(128, 256)) return {256, 152, 4, 2};
-  return given;
+  return wide;
 }
 
 std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
@@ -587,8 +603,9 @@ KernelSpec gemm_wgmma_spec() {
   k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 256},
                                  "rows of C per tile: 64 per consumer warpgroup; 256: two consumers of 128 rows each "
                                  "(two 64-row wgmma chains), with block_N 128 or 152; 0 = auto: 128, or 256 x 152 "
-                                 "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048, "
-                                 "block_N, num_stages and c_split at their defaults)"),
+                                 "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048); "
+                                 "128 x 256 tiles take 4 stages and c_split=2 at K 193-512 and, data-parallel, at "
+                                 "K >= 8192 (block_N, num_stages, c_split at their defaults, a 16-bit C, TMA store)"),
                ParamSpec::one_of("block_N", 256, {128, 152, 192, 256},
                                  "columns of C per tile (the wgmma N; 192: fewer columns per wave, but 7-28% slower "
                                  "than 256 at issue 21's eight shapes on the H100; 152: cuBLAS's 256 x 152 tile with "
@@ -608,7 +625,8 @@ KernelSpec gemm_wgmma_spec() {
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2},
       "tma_store: C staged in this many column parts through one part's buffer, so a deeper pipeline fits (256x152 "
-      "tiles: 4 stages with c_split=2; 152 columns: two parts of 80, the second from column 72)"));
+      "tiles: 4 stages with c_split=2; 152 columns: two parts of 80, the second from column 72; block_M=0 gives the "
+      "128x256 tile 4 stages with c_split=2 at K 193-512 and, data-parallel, at K >= 8192)"));
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "

@@ -219,6 +219,11 @@ KernelInstance instance(const std::map<std::string, std::string>& problem, const
   EXPECT_TRUE(inst.ok()) << inst.status().message();
   return inst.value();
 }
+std::map<std::string, std::string> with_key(std::map<std::string, std::string> m, const std::string& key,
+                                            const std::string& value) {
+  m[key] = value;
+  return m;
+}
 
 TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
   using KV = std::map<std::string, std::string>;
@@ -399,6 +404,47 @@ TEST(GemmWgmmaPlan, TileAutoTakes256x152WhereItsWavesFillBetter) {
     EXPECT_EQ(d.name_expression.find(".block_M = 256"), std::string::npos) << d.name_expression;
   }
   EXPECT_NE(instance(shape(3000, 5000, 4096), {{"block_M", "128"}}).name_expression.find(wide), std::string::npos);
+}
+
+// The auto 128 x 256 tile takes 4 stages and c_split=2 on the data-parallel schedule at 4-8 k-steps and at 128+
+// (gemmbf4's measurements): of issue 21's eight shapes 4096 x 4096 x 512 and 2048 x 8192 x 8192; 3 stages elsewhere,
+// with stream-K (8192^3), with a config's own tile, depth, split, clusters or epilogue, and for an f32 C.
+TEST(GemmWgmmaPlan, TileAutoTakesAFourthStageAtShortAndLongTiles) {
+  auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
+  };
+  const std::string deep = ".block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 4,";
+  const std::string wide = ".block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3,";
+  auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
+  for (const auto& p : {shape(4096, 4096, 512), shape(2048, 8192, 8192), shape(4096, 4096, 256), shape(4096, 4096, 8192)}) {
+    const KernelInstance k = instance(p, {});
+    EXPECT_TRUE(has(k, deep)) << k.name_expression;
+    EXPECT_TRUE(has(k, ".c_split = 2")) << k.name_expression;
+    EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << k.name_expression;
+    EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(make_plan({.num_stages = 4, .c_split = 2}).bytes));
+    EXPECT_TRUE(has(instance(p, {{"schedule", "data_parallel"}}), deep));
+    EXPECT_TRUE(has(instance(with_key(p, "dtype", "f16"), {}), deep)) << "f16 in, 16-bit C";
+  }
+  EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 512), "trans_B", "false"), {}), deep));
+  // Not at 1-3 or 9-127 k-steps, not with stream-K (auto's split at 8192^3, or asked for), not where 256 x 152 is taken.
+  for (const auto& p : {shape(8192, 8192, 8192), shape(4096, 4096, 4096), shape(8192, 8192, 1024), shape(6144, 6144, 6144),
+                        shape(16384, 16384, 4096), shape(4096, 4096, 128), shape(4096, 4096, 576)})
+    EXPECT_FALSE(has(instance(p, {}), ".num_stages = 4")) << instance(p, {}).name_expression;
+  EXPECT_TRUE(has(instance(shape(8192, 8192, 8192), {}), wide));
+  EXPECT_EQ(instance(shape(8192, 8192, 8192), {}).name_expression.rfind("tl::gemm_wgmma_stream_k<", 0), 0u);
+  EXPECT_TRUE(has(instance(shape(3000, 5000, 4096), {}), ".block_M = 256, .block_N = 152"));
+  for (const auto& config : std::vector<std::map<std::string, std::string>>{
+           {{"block_M", "128"}}, {{"num_stages", "2"}}, {{"block_N", "128"}}, {{"cluster_M", "2"}}, {{"cluster_N", "2"}},
+           {{"tma_store", "false"}}, {{"schedule", "stream_k"}}}) {
+    const KernelInstance k = instance(shape(4096, 4096, 512), config);
+    EXPECT_FALSE(has(k, ".num_stages = 4")) << k.name_expression;
+    EXPECT_FALSE(has(k, ".c_split = 2")) << k.name_expression;
+  }
+  EXPECT_FALSE(has(instance(with_key(shape(4096, 4096, 512), "out_dtype", "f32"), {{"tma_store", "true"}, {"block_N", "128"}}),
+                   ".c_split = 2"));
+  EXPECT_FALSE(has(instance(with_key(shape(2048, 8192, 8192), "out_dtype", "f32"), {}), ".num_stages = 4"));
+  // The config's own depth and split are kept, as before.
+  EXPECT_TRUE(has(instance(shape(4096, 4096, 4096), {{"num_stages", "4"}, {"c_split", "2"}}), deep));
 }
 
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
