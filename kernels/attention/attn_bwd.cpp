@@ -433,6 +433,10 @@ KernelSpec attn_bwd_mma_spec() {
 // uniform_desc=auto: on with the warpgroups' turns at dQ (H100, docs/perf.md: 1.008-1.036x the per-thread descriptors
 // at issue 20's four anchors, both alternated rounds), but not at dim 64 causal (its consumers then spill 144 bytes,
 // none without); off with the lockstep dQ (GQA: spill-free, but not timed).
+// ds_stsm=auto: dS by stmatrix where it won in every alternated round by medians and minima (H100, docs/perf.md:
+// 1.049-1.055x at b 16, h 16, 2k, d 64; 1.016-1.029x at b 8, h 16, 4k, d 128 causal), with dq_alt at dim 64 (not
+// causal: not timed) and dim 128 causal; off at dim 128 without the mask (0.98-1.01x at 4k, a loss by the minima in
+// one of five rounds at 16k) and with the lockstep dQ (GQA causal 0.98-1.00x).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   const std::string alt = c.text("dq_alt");
@@ -448,13 +452,16 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .section = static_cast<int>(c.integer("section")),
                        .d_pass = c.boolean("d_pass"),
                        .dq_alt = alt == "true",
-                       .uniform_desc = c.text("uniform_desc") == "true"};
+                       .uniform_desc = c.text("uniform_desc") == "true",
+                       .ds_stsm = c.text("ds_stsm") == "true",
+                       .rows_v4 = c.boolean("rows_v4")};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
     r.dq_alt = make_plan(x).bytes <= limits_for_arch("sm_90a").smem_per_block_optin;
   }
   if (c.text("uniform_desc") == "auto") r.uniform_desc = r.dq_alt && !(dim == 64 && r.causal);
+  if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 64 ? !r.causal : r.causal);
   return r;
 }
 
@@ -510,7 +517,14 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
                                       "the consumers' wgmma descriptors from warp-uniform values (redux.sync), each "
                                       "k16 step's one uniform add (false: built per thread and moved to uniform "
-                                      "registers before each wgmma); auto = with dq_alt, but not at dim 64 causal")}};
+                                      "registers before each wgmma); auto = with dq_alt, but not at dim 64 causal"),
+               ParamSpec::enumeration("ds_stsm", "auto", {"auto", "true", "false"},
+                                      "dS to shared memory by stmatrix (4 instructions a thread and tile at dim 128, "
+                                      "8 at dim 64, instead of 16 / 32 32-bit stores; false: the 32-bit stores); "
+                                      "auto = with dq_alt at dim 64 (not causal) and at dim 128 causal"),
+               ParamSpec::boolean("rows_v4", false,
+                                  "the row values (D, LSE) of a stage in an order that gives each consumer thread "
+                                  "four queries' values in one 16-byte load (false: two 8-byte loads)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

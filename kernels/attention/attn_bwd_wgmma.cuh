@@ -46,6 +46,9 @@
 // buffers (tile it % 2), the dS-written barrier alternates between ids 1 and 4 by tile, and each warpgroup waits for
 // the staging buffer on its own mbarrier (dq_empty, dq_empty1), which the writer arrives on for the next tile's.
 //
+// ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
+// lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
+//
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
 // of completed tiles written).
@@ -56,6 +59,7 @@
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
 #include "tile/global.cuh"
+#include "tile/ldmatrix.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/reduce.hpp"
@@ -139,6 +143,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   using Probe = AttnBwdWgmmaProbe;
   static constexpr AttnBwdWgmmaPlan P = make_plan(CFG);  // static: its tables fold at compile time
   static_assert(P.ok(), "attn_bwd_wgmma: a config can_implement refuses");
+  static_assert(!CFG.rows_v4 || P.s_octets, "rows_v4: S^T's value octets are not q, q + 1, q + 8, q + 9");
+  static_assert(!CFG.ds_stsm || P.ds_stsm_ok, "ds_stsm: dS^T's A registers or dS's chunks do not fit stmatrix");
   constexpr AttnBwdMmaConfig WALK = attn_bwd_walk(CFG);
   constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages;
   constexpr bool BF16 = CFG.bf16, UDESC = CFG.uniform_desc;
@@ -273,8 +279,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
           for (int j = 0; j < kRows; ++j) {
             const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
-            st_shared_f32(rows_at(s) + 4u * r, dot[j]);
-            st_shared_f32(rows_at(s) + 4u * (BM + r), lse[j]);
+            const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;  // the row's slot among the row values
+            st_shared_f32(rows_at(s) + 4u * at, dot[j]);
+            st_shared_f32(rows_at(s) + 4u * (BM + at), lse[j]);
           }
         } else {
           const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
@@ -286,8 +293,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
             for (int c = 0; c < D; c += 8)
               part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
                                  ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
-            st_shared_f32(rows_at(s) + 4u * r, part);
-            st_shared_f32(rows_at(s) + 4u * (BM + r), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
+            const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;
+            st_shared_f32(rows_at(s) + 4u * at, part);
+            st_shared_f32(rows_at(s) + 4u * (BM + at), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
           }
         }
         mbar_arrive(rows_full(s));
@@ -484,13 +492,22 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       const unsigned long long x = ld_shared_b64(at);
       return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
     };
+    // rows_v4: the row values (region 0: D, BM: LSE) of the queries of S^T's values v .. v + 7 in one 16-byte load at
+    // v % 8 == 0 (quad holds them for v + 4: v is a constant of the unrolled loops), at slot s_values.at[v].col + 4 t
+    // for the thread's q = 2 t (attn_bwd_row_slot); those of v .. v + 3 returned.
+    uint4 quad{};
+    auto row_quad = [&](int region, int v) {
+      if (v % 8 == 0) quad = ld_shared_v4_b32(rows + 4u * (region + P.s_values.at[v].col + 2 * lc.col));
+      return v % 8 == 0 ? make_float2(__uint_as_float(quad.x), __uint_as_float(quad.y))
+                        : make_float2(__uint_as_float(quad.z), __uint_as_float(quad.w));
+    };
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
 #pragma unroll
       for (int v = 0; v < SV; v += 4) {
         const int q = lc.col + P.s_values.at[v].col;
-        const float2 lse = row_pair(rows + 4u * (BM + q));
+        const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
@@ -503,7 +520,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     fence_regs(dpt);
 #pragma unroll
     for (int v = 0; v < SV; v += 4) {
-      const float2 d = row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
+      const float2 d = CFG.rows_v4 ? row_quad(0, v) : row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
 #pragma unroll
       for (int e = 0; e < 4; e += 2) {
         pa[P.a_reg[v + e]] = pack2<BF16>(st[v + e], st[v + e + 1]);
@@ -511,10 +528,21 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       }
     }
     if constexpr (!CFG.dq_alt) named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile read dS
+    if constexpr (CFG.ds_stsm) {
+      // Lane l addresses row l % 8 (a key) of matrix l / 8 of each k16 step (keys 8 (i & 1) .., queries 8 (i >> 1) ..
+      // of the warp's 16 keys: A register i), step kt's by the plan's XOR of 32 (kt % 4) and kt / 4 boxes.
+      const int lane = tid % 32, i = lane / 8;
+      const unsigned at = ds_s + P.byte(P.smem_dS, 8 * (i >> 1), 64 * w + 16 * (tid / 32) + 8 * (i & 1) + lane % 8);
 #pragma unroll
-    for (int v = 0; v < SV; v += 2)
-      st_shared_b32(ds_s + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
-                    dsa[P.a_reg[v]]);
+      for (int kt = 0; kt < BM / 16; ++kt)
+        stmatrix_x4((at ^ (32u * (kt % 4))) + (kt / 4) * P.ds_box, dsa[4 * kt], dsa[4 * kt + 1], dsa[4 * kt + 2],
+                    dsa[4 * kt + 3]);
+    } else {
+#pragma unroll
+      for (int v = 0; v < SV; v += 2)
+        st_shared_b32(ds_s + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
+                      dsa[P.a_reg[v]]);
+    }
     TL_PROBE_END(Probe::p_ds, s, it);
 
     TL_PROBE_BEGIN(Probe::dkv_issue, s, it);

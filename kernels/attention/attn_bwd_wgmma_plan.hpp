@@ -54,7 +54,20 @@ struct AttnBwdWgmmaConfig {
   // step's descriptor one uniform add onto the operand's low word, kept in uniform registers, instead of built per
   // thread and moved over by R2UR before each wgmma (as attn.fwd.wgmma's uniform_desc).
   bool uniform_desc = false;
+  // dS to shared memory by stmatrix (four 8x8 matrices a warp and k16 step: 4 instructions a thread and tile at
+  // block_M 64 instead of 16 32-bit stores), as cuDNN's backward stores it (STSM): fewer shared-memory instructions
+  // in the consumers' MIO queue beside the wgmmas' operand reads.
+  bool ds_stsm = false;
+  // The row values (D, LSE) of a stage in an order in which a consumer thread's four queries q, q + 1, q + 8, q + 9
+  // lie together (attn_bwd_row_slot): one 16-byte load for two of S^T's value quads instead of two 8-byte loads.
+  bool rows_v4 = false;
 };
+
+// rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
+// q, q + 1, q + 8, q + 9 of an S^T accumulator thread (q = 16a + 2t) are 16 contiguous bytes.
+TL_HOST_DEVICE constexpr int attn_bwd_row_slot(int r) {
+  return (r & ~15) | ((r & 6) << 1) | ((r >> 2) & 2) | (r & 1);
+}
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
 #define TL_ATTN_BWD_WGMMA_PROBES(X) \
@@ -123,6 +136,12 @@ struct AttnBwdWgmmaPlan {
   ValueOffsets<64> s_values, kv_values, dq_values;
   int a_reg[64]{};  // S^T's value v is held by the same thread in A register a_reg[v] (v even: its low half)
   bool s_quads = false;  // S^T's values 4j .. 4j + 3 of a thread: queries q, q + 1 (q even) of two keys
+  // rows_v4: S^T's values 8j .. 8j + 7 of a thread are queries q, q + 1 then q + 8, q + 9 (q = 16a + 2t, t < 4).
+  bool s_octets = false;
+  // ds_stsm: a k16 step's A register i of a warp is the 8x8 matrix (keys 8 (i & 1) .., queries 8 (i >> 1) ..) of the
+  // warp's 16 keys in stmatrix's fragment order, and dS's 16-byte chunks lie so that query q + 16 kt's chunk of a key
+  // is q's chunk address XOR 32 (kt % 4), plus kt / 4 boxes (q = 0 or 8): a lane's one address covers the tile.
+  bool ds_stsm_ok = false;
 
   TL_HOST_DEVICE constexpr int stage(int s) const { return stage_offset + s * stage_bytes; }
   // The f32 dQ tile as the consumers stage it and dq_accum holds it (one bulk reduce moves it as it is): 16-byte
@@ -222,6 +241,26 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
     p.s_quads = p.s_quads && x[0].col % 2 == 0 && x[1].row == x[0].row && x[1].col == x[0].col + 1 &&
                 x[2].col == x[0].col && x[3].row == x[2].row && x[3].col == x[0].col + 1;
   }
+  p.s_octets = p.s_quads && p.acc_S.num_values() % 8 == 0;
+  for (int t = 0; t < p.acc_S.num_threads(); ++t)
+    p.s_octets = p.s_octets && p.acc_S(t, 0).col % 2 == 0 && p.acc_S(t, 0).col < 8;
+  for (int v = 0; v + 7 < p.acc_S.num_values() && v + 7 < 64; v += 8)
+    p.s_octets = p.s_octets && p.s_values.at[v].col % 16 == 0 && p.s_values.at[v + 4].col == p.s_values.at[v].col + 8;
+  // (the XOR on the whole shared address: dS's tiles start at multiples of 128 bytes from the 1024-aligned base)
+  p.ds_stsm_ok = p.frag_A.num_values() == 8 && p.frag_A.num_threads() == 128 && p.ds_offset % 128 == 0 &&
+                 p.ds_bytes % 128 == 0;
+  for (int t = 0; t < 128 && p.ds_stsm_ok; ++t)
+    for (int i = 0; i < 4; ++i) {
+      const TileCoord lo = p.frag_A(t, 2 * i), hi = p.frag_A(t, 2 * i + 1);
+      const int row = 16 * (t / 32) + 8 * (i & 1) + (t % 32) / 4, col = 8 * (i >> 1) + 2 * (t % 4);
+      p.ds_stsm_ok = p.ds_stsm_ok && lo.row == row && lo.col == col && hi.row == row && hi.col == col + 1;
+    }
+  for (int key = 0; key < c.block_N && p.ds_stsm_ok; ++key)
+    for (int q = 0; q < c.block_M; q += q % 8 == 0 ? 7 : 1) {  // each 16-byte chunk's first and last query
+      const int q0 = q % 16 < 8 ? 0 : 8, kt = q / 16;
+      const int at = (p.byte(p.smem_dS, q0, key) ^ (32 * (kt % 4))) + kt / 4 * p.ds_box + 2 * (q % 8);
+      p.ds_stsm_ok = p.ds_stsm_ok && p.byte(p.smem_dS, q, key) == at && p.byte(p.smem_dS, q0, key) % 16 == 0;
+    }
   if (c.dim != 64 && c.dim != 128) p.bytes = 0;
   return p;
 }
@@ -242,6 +281,8 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("d_pass", c.d_pass)
       .field("dq_alt", c.dq_alt)
       .field("uniform_desc", c.uniform_desc)
+      .field("ds_stsm", c.ds_stsm)
+      .field("rows_v4", c.rows_v4)
       .str();
 }
 

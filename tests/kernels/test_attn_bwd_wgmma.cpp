@@ -192,9 +192,65 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.varlen = true},
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
         AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true},
-        AttnBwdWgmmaConfig{.uniform_desc = true}})
+        AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
+        AttnBwdWgmmaConfig{.rows_v4 = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 14u);
+  EXPECT_EQ(names.size(), 16u);
+}
+
+// ds_stsm: each k16 step's four dS^T A registers of a warp are stmatrix's four 8x8 matrices (keys 8 (i & 1) ..,
+// queries 8 (i >> 1) .. of the warp's 16 keys, lane l holding row l / 4, columns 2 (l % 4) ..), and the kernel's one
+// address per lane (row l % 8 of matrix l / 8 at step 0) reaches every step's rows by XOR 32 (kt % 4) plus kt / 4
+// boxes: written here from the tile's byte map, so an address the kernel would compute wrongly fails.
+TEST(AttnBwdWgmmaPlan, DsByStmatrixCoversTheTile) {
+  for (const AttnBwdWgmmaConfig& c : configs()) {
+    const AttnBwdWgmmaPlan p = make_plan(c);
+    ASSERT_TRUE(p.ds_stsm_ok) << name_expression(c);
+    for (int w = 0; w < 2; ++w) {
+      std::set<int> bytes;
+      for (int warp = 0; warp < 4; ++warp) {
+        // The address lane L of the warp gives for step kt (the kernel's formula): row L % 8 of matrix L / 8.
+        auto lane_address = [&](int L, int kt) {
+          const int i = L / 8;
+          return (p.byte(p.smem_dS, 8 * (i >> 1), 64 * w + 16 * warp + 8 * (i & 1) + L % 8) ^ (32 * (kt % 4))) +
+                 (kt / 4) * p.ds_box;
+        };
+        for (int kt = 0; kt < c.block_M / 16; ++kt)
+          for (int i = 0; i < 4; ++i)
+            for (int l = 0; l < 32; ++l) {
+              // stmatrix puts lane l's register i (row l / 4, columns 2 (l % 4), + 1 of matrix i) at the address of
+              // the matrix's row l / 4, 4 (l % 4) bytes in: there must lie dS^T's A register i of step kt.
+              const int at = lane_address(8 * i + l / 4, kt) + 4 * (l % 4);
+              const TileCoord lo = p.frag_A(32 * warp + l, 2 * i), hi = p.frag_A(32 * warp + l, 2 * i + 1);
+              ASSERT_EQ(at, p.byte(p.smem_dS, 16 * kt + lo.col, 64 * w + lo.row)) << name_expression(c);
+              ASSERT_EQ(at + 2, p.byte(p.smem_dS, 16 * kt + hi.col, 64 * w + hi.row)) << name_expression(c);
+              bytes.insert(at);
+            }
+      }
+      // Every (key, query pair) of the warpgroup's 64 keys once.
+      EXPECT_EQ(bytes.size(), static_cast<std::size_t>(64 * c.block_M / 2)) << name_expression(c);
+    }
+  }
+}
+
+// rows_v4: the row slots are a permutation of each stage's rows in which an S^T thread's queries q, q + 1, q + 8,
+// q + 9 (q = 16 a + 2 t) are four consecutive slots starting at a multiple of 4.
+TEST(AttnBwdWgmmaPlan, RowSlotsGroupAThreadsQueries) {
+  for (int bm : {64, 128}) {
+    std::set<int> slots;
+    for (int r = 0; r < bm; ++r) slots.insert(attn_bwd_row_slot(r));
+    EXPECT_EQ(slots.size(), static_cast<std::size_t>(bm));
+    EXPECT_EQ(*slots.rbegin(), bm - 1);
+    for (int q = 0; q < bm; q += 16)
+      for (int t = 0; t < 4; ++t) {
+        const int s = attn_bwd_row_slot(q + 2 * t);
+        EXPECT_EQ(s % 4, 0);
+        EXPECT_EQ(attn_bwd_row_slot(q + 2 * t + 1), s + 1);
+        EXPECT_EQ(attn_bwd_row_slot(q + 2 * t + 8), s + 2);
+        EXPECT_EQ(attn_bwd_row_slot(q + 2 * t + 9), s + 3);
+      }
+  }
+  for (int dim : {64, 128}) EXPECT_TRUE(make_plan({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim)}).s_octets);
 }
 
 Status check(const KV& problem, const KV& config) {
@@ -261,6 +317,24 @@ TEST(AttnBwdWgmmaSpec, UniformDescAutoWithDqAltButDim64Causal) {
   EXPECT_TRUE(on({{"dim", "64"}, {"causal", "true"}}, {{"uniform_desc", "true"}}));
 }
 
+// ds_stsm=auto: dS by stmatrix with the warpgroups' turns at dQ at dim 64 (not causal) and at dim 128 causal, where
+// it won in every timed round; off at dim 128 without the mask, with the lockstep dQ, at dim 64 causal (not timed);
+// explicit values as given. rows_v4 stays as given (default off).
+TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
+  auto on = [](const KV& problem, const KV& config) { return name_has(problem, config, ".ds_stsm = true"); };
+  EXPECT_TRUE(on({{"dim", "64"}}, {}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}}, {}));
+  EXPECT_FALSE(on({{"dim", "64"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(on({{"dim", "64"}}, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(on({{"dim", "64"}}, {{"ds_stsm", "false"}}));
+  EXPECT_TRUE(on({{"dim", "128"}}, {{"ds_stsm", "true"}}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"ds_stsm", "true"}}));
+  EXPECT_FALSE(name_has({{"dim", "128"}}, {}, ".rows_v4 = true"));
+  EXPECT_TRUE(name_has({{"dim", "128"}}, {{"rows_v4", "true"}}, ".rows_v4 = true"));
+}
+
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
 // after O and dO (d_pass's pre-pass reads them) in the kernel's signature; Q, K and V themselves are no kernel
 // parameters. d_rows holds a float per query row and head, after dq_counters.
@@ -297,23 +371,27 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // 92-144 bytes with dq_alt at dim 128, 32-72 at dim 64, none with GQA's lockstep dQ at dim 128 (moving descriptors or
 // marks around only moved the spills, docs/perf.md). With the uniform descriptors (uniform_desc, auto with dq_alt
 // but at dim 64 causal) the probe build spills 4 bytes at dim 128, 28 causal, 48 at dim 64 (which spilled 32 without);
-// at dim 64 causal their plain build would spill 144 bytes, so auto leaves them off there. Both measured here
-// (NVRTC 13), so a change that makes either worse shows.
+// at dim 64 causal their plain build would spill 144 bytes, so auto leaves them off there. dS by stmatrix (ds_stsm,
+// auto at dim 64 and dim 128 causal) lowers the probe build's spills to 32 and 16 bytes there; with rows_v4 too the
+// plain builds stay spill-free (rows_v4 alone spills 20 bytes at dim 64, 48 at GQA causal: opt-in). Both measured
+// here (NVRTC 13), so a change that makes either worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
   // problem, config, spill bytes at most: plain build, probe build
   const std::vector<std::tuple<KV, KV, int, int>> cases = {
       {{{"dim", "128"}}, {}, 0, 4},
       {{{"dim", "128"}}, {{"uniform_desc", "false"}}, 0, 92},
-      {{{"dim", "128"}, {"causal", "true"}}, {}, 0, 144},
+      {{{"dim", "128"}, {"causal", "true"}}, {}, 0, 16},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0, 0},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 64},
-      {{{"dim", "64"}}, {}, 0, 48},
+      {{{"dim", "64"}}, {}, 0, 32},
       {{{"dim", "64"}}, {{"uniform_desc", "false"}}, 0, 32},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"uniform_desc", "true"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 28},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 72}};
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 72},
+      {{{"dim", "128"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 4},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 32}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
