@@ -64,15 +64,15 @@ bool gemv_deep_grid(const Values& p, const Values& c, const GemmDequantGemvConfi
 // (M 5-8 at 8192 x 8192 by 3-5%, M 1-8 at 28672 x 8192 by 1.25x; the gemv feeds section); at M 9-16 where the wgmma
 // path's grid, one CTA per block_N weight rows on 132 SMs, fills less than 90% of its last wave — gemv splits K, so
 // it fills the SMs at any N (merged-main section of 2026-11-26: 1.12-1.18x at 28672 x 8192, 1.51-1.65x at
-// 4096 x 14336) — and for int4 on gemv's deep grids (gemv_deep_grid: 3 CTAs an SM and the LOP3 at 8192 x 28672,
-// 1.13-1.14x wgmma at M 12 and 16 in session 38's merged-main call). At 8192 x 8192 (97% of the last wave, not deep)
-// gemv was 1.02-1.04x there too, but its 64-register build spills; wgmma stays.
+// 4096 x 14336) — and on gemv's deep grids (gemv_deep_grid; session 38's merged-main calls, M 12 and 16 at 8192 x
+// 28672: int4 (3 CTAs an SM, the LOP3) 1.13-1.14x wgmma, fp4 group 32 1.09-1.13x). At 8192 x 8192 (97% of the last
+// wave, not deep) gemv was 1.02-1.04x there too, but its 64-register build spills; wgmma stays.
 bool gemv_path(const Values& p, const Values& c) {
   const std::string& path = c.text("path");
   if (path != "auto") return path == "gemv";
   const auto M = p.integer("M");
   if (M <= 8 || M > 16) return M <= 8;
-  if (p.text("wtype") == "int4" && gemv_deep_grid(p, c, gemv_config(p, c))) return true;
+  if (gemv_deep_grid(p, c, gemv_config(p, c))) return true;
   const std::int64_t sms = limits_for_arch("sm_90a").sm_count, bn = block_n(p, c);
   const std::int64_t ctas = (p.integer("N") + bn - 1) / bn;
   return static_cast<double>(ctas) < 0.9 * static_cast<double>((ctas + sms - 1) / sms * sms);
@@ -442,8 +442,8 @@ KernelSpec gemm_dequant_spec() {
                                      "wgmma: weights dequantized into wgmma's A operand (any M); gemv: each lane "
                                      "streams its own weight bytes into mma.sync, split over K (M <= 16); auto: gemv "
                                      "for M <= 8, and for M <= 16 where wgmma's grid fills under 90% of its last "
-                                     "wave or (int4) gemv's one-tile grid takes over two waves (where each measured "
-                                     "faster), else wgmma"),
+                                     "wave or gemv's one-tile grid takes over two waves (where each measured faster), "
+                                     "else wgmma"),
                ParamSpec::one_of("block_N", 0, {0, 64, 128},
                                  "weight rows (columns of C) per tile: 64 per consumer warpgroup; 0 = auto: 64 for M "
                                  "<= 64, else 128"),
