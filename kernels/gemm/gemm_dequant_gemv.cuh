@@ -321,35 +321,35 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     load_ring();
     if constexpr (!CFG.act_first) copy_chunks();
     cp_async_wait<0>();
-  } else if constexpr (CFG.act_first) {
-    stage_loads(threadIdx.x);
-  }
-  if constexpr (!CFG.stage_async) load_ring();
-  for (int i0 = threadIdx.x; !CFG.stage_async && i0 < staged; i0 += ROUNDS * CFG.threads()) {
-    if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
+  } else {
+    if constexpr (CFG.act_first) stage_loads(threadIdx.x);
+    load_ring();
+    for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
+      if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
-    for (int r = 0; r < ROUNDS; ++r) {
-      const int i = i0 + r * CFG.threads();
-      if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
-      const Chunk c = chunk_at(i);
-      const unsigned in[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
-      unsigned o[4];
-      gemv_pair_order(in, o);
-      st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
-      if constexpr (GROUP_SUM) {
-        // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
-        // tree (deterministic).
-        float sum = 0.f;
+      for (int r = 0; r < ROUNDS; ++r) {
+        const int i = i0 + r * CFG.threads();
+        if (i >= staged) break;  // whole warps (staged and the threads multiples of 32)
+        const Chunk c = chunk_at(i);
+        const unsigned in[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
+        unsigned o[4];
+        gemv_pair_order(in, o);
+        st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
+        if constexpr (GROUP_SUM) {
+          // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
+          // tree (deterministic).
+          float sum = 0.f;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 f = unpack2<true>(in[e]);
-          sum += f.x + f.y;
+          for (int e = 0; e < 4; ++e) {
+            const float2 f = unpack2<true>(in[e]);
+            sum += f.x + f.y;
+          }
+#pragma unroll
+          for (int x = 1; x < 32; x *= 2)
+            if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+          if (c.kq == 0)
+            st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
         }
-#pragma unroll
-        for (int x = 1; x < 32; x *= 2)
-          if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
-        if (c.kq == 0)
-          st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
       }
     }
   }
