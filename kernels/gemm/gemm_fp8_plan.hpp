@@ -62,10 +62,6 @@ struct GemmFp8Config {
   // (its sf_b_blocks rows), loaded by the producer's elected lane beside A and B, instead of the producer warp's
   // 4-byte cp.async of one k block (needs ceil(K/128) a multiple of 4: 16-byte rows of the scale tensors).
   bool scale_tma = false;
-  // With scale_tma: 0 (each stage's slot loads its own box of 4 k blocks), or 4, 8 or 16: the block scales of that
-  // many k blocks of a tile loaded by one pair of TMA boxes into a ring of their own (two slots, their own full and
-  // empty barriers), once per that many k blocks instead of once per stage.
-  int scale_group = 0;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -96,28 +92,22 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int in_bytes = 1;  // A and B elements: e4m3 (gemm.grouped: also bf16, 2)
   int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
   int a_stage_bytes = 0, b_stage_bytes = 0;
-  // Block scales of one slot (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
+  // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
   // of the tile's sf_b_blocks 128-column blocks of B, sf_k k blocks per row (1; scale_tma: the 4 of the TMA box that
-  // holds the stage's k block, k block kb at kb % 4; scale_group: the group's sf_k, k block kb at kb % sf_k); padded
-  // to 16 bytes (scale_tma: 128). One slot per stage (sf_slots = num_stages), or with scale_group a ring of
-  // sf_slots = 2 slots with a full and an empty barrier each (sf_bar_offset: 2 x sf_slots mbarriers of 8 bytes, the
-  // full ones first; else none).
+  // holds the stage's k block, k block kb at kb % 4); padded to 16 bytes (scale_tma: 128).
   int sf_stage_bytes = 0;
-  // scale_tma: the two scale boxes' bytes a stage's full barrier expects (scale_group: a ring slot's; else 0)
-  int sf_tma_bytes = 0;
+  int sf_tma_bytes = 0;  // scale_tma: the two scale boxes' bytes a stage's full barrier expects (else 0)
   int sf_b_blocks = 1;
   int sf_k = 1;
-  int sf_slots = 0;
-  bool sf_ring = false;
-  int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0, sf_bar_offset = 0;
+  int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
   int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
   int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
 
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format"), bytes: the stride byte offset between 8-row core-matrix
   // groups; the leading byte offset of a swizzled K-major operand is unused (16).
   int a_lbo = 0, a_sbo = 0, b_lbo = 0, b_sbo = 0;
-  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B; scale_tma: (sf_k, block_M) of scale_A and (sf_k,
-  // sf_b_blocks) of scale_B (f32; sf_k 4: 16 bytes, TMA's smallest inner box).
+  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B; scale_tma: (4, block_M) of scale_A and (4,
+  // sf_b_blocks) of scale_B (f32; 16 bytes, TMA's smallest inner box).
   Box box_A, box_B, box_SA, box_SB;
   int scale_block = 128;  // K (and, for B, N) elements one block scale covers
 };
@@ -130,16 +120,6 @@ TL_HOST_DEVICE constexpr bool kmajor_scale_tma(const Config& c) {
     return c.scale_tma;
   } else {
     return false;
-  }
-}
-
-// k blocks per block-scale ring slot (gemm.fp8's `scale_group` with scale_tma; 0: a slot per stage).
-template <class Config>
-TL_HOST_DEVICE constexpr int kmajor_scale_group(const Config& c) {
-  if constexpr (requires { c.scale_group; }) {
-    return c.scaling == gemm_detail::kScaleBlock && kmajor_scale_tma(c) ? c.scale_group : 0;
-  } else {
-    return 0;
   }
 }
 
@@ -165,15 +145,12 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.sf_b_blocks = c.block_N % p.scale_block == 0 ? c.block_N / p.scale_block
                   : p.scale_block % c.block_N == 0 ? 1
                                                    : c.block_N / p.scale_block + 1;
-  const bool sf_tma = c.scaling == gemm_detail::kScaleBlock && kmajor_scale_tma(c);
-  p.sf_ring = kmajor_scale_group(c) > 0;
-  p.sf_k = p.sf_ring ? kmajor_scale_group(c) : sf_tma ? 4 : 1;
-  p.sf_slots = p.sf_ring ? 2 : c.num_stages;
+  p.sf_k = c.scaling == gemm_detail::kScaleBlock && kmajor_scale_tma(c) ? 4 : 1;
   // scale_tma: the slots 128-byte aligned (TMA's tensor copies want their shared-memory address so; the scale_B
-  // box after block_M rows of 16 bytes or more is too).
-  const int sf_align = sf_tma ? 128 : 16;
+  // box after block_M rows of 16 bytes is too).
+  const int sf_align = p.sf_k == 4 ? 128 : 16;
   const int sf_bytes = c.scaling == gemm_detail::kScaleBlock ? 4 * p.sf_k * (c.block_M + p.sf_b_blocks) : 0;
-  p.sf_tma_bytes = sf_tma ? sf_bytes : 0;
+  p.sf_tma_bytes = p.sf_k == 4 ? sf_bytes : 0;
   p.sf_stage_bytes = (sf_bytes + sf_align - 1) / sf_align * sf_align;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
   // its boxes 1024-byte aligned); the scale slots and barriers after them.
@@ -181,8 +158,7 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
   p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
   p.sf_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
-  p.sf_bar_offset = p.sf_offset + p.sf_slots * p.sf_stage_bytes;
-  p.full_bar_offset = p.sf_bar_offset + (p.sf_ring ? 16 * p.sf_slots : 0);
+  p.full_bar_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
   p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
   p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
 
@@ -194,8 +170,8 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   const int span = swizzle_bytes(SmemSwizzle::b128);
   p.box_A = {span / p.in_bytes, c.block_M};
   p.box_B = {span / p.in_bytes, c.block_N};
-  p.box_SA = {p.sf_k, c.block_M};
-  p.box_SB = {p.sf_k, p.sf_b_blocks};
+  p.box_SA = {4, c.block_M};
+  p.box_SB = {4, p.sf_b_blocks};
   return p;
 }
 
@@ -261,7 +237,6 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.c_split != 1) name.field("c_split", c.c_split);
   if (c.ping_pong) name.field("ping_pong", true);
   if (c.scale_tma) name.field("scale_tma", true);
-  if (c.scale_group != 0) name.field("scale_group", c.scale_group);
   return name.str();
 }
 

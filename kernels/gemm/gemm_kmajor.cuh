@@ -37,8 +37,7 @@
 //   [num_stages x A tile: smem_A, block_M rows x block_K, 128 B per row, TMA SWIZZLE_128B]
 //   [num_stages x B tile: smem_B, block_N rows x block_K, likewise]
 //   [tma_store: consumers x C staging tile smem_C, 64 rows x block_N (gemm_store.cuh)]
-//   [block scaling: num_stages x scale slot, block_M f32 of scale_A, then 1 or 2 f32 of scale_B, 16-byte padded
-//    (scale_tma: 4 k blocks of each, 128-byte padded; scale_group: 2 slots of SF_K k blocks, then their 4 barriers)]
+//   [block scaling: num_stages x scale slot, block_M f32 of scale_A, then 1 or 2 f32 of scale_B, 16-byte padded]
 //   [num_stages full barriers][num_stages empty barriers]
 //   [what the tile source keeps (gemm.grouped: its group table)]
 // The wgmma descriptors start at the plan's layouts at (row, k) = (64 c, WG_K kk) for A and (wgmma_N j, WG_K kk) for
@@ -55,12 +54,7 @@
 // holds the stage's k block into the stage's slot, and the full barrier counts TMA bytes only; a consumer reads k
 // block kb at kb % 4 of each row (boxes past M, N or the blocks are zero-filled: only results never stored use them).
 // Each stage loads its own box (the 3 other k blocks' 3 x 4 bytes a row ride along): a box kept over 4 stages would
-// tie the ring's stages to the k blocks' groups of 4. gemm.fp8's `scale_group` (with scale_tma) unties them: the
-// scales get a ring of their own, two slots of SF_K (4, 8 or 16) k blocks with a full and an empty barrier each;
-// the producer loads a tile's k blocks [k, k + SF_K) by one pair of boxes (SF_K x 4 bytes a row) at its k block k
-// (k % SF_K == 0), before that stage's A and B, once both slots' earlier groups are read; a consumer waits for the
-// slot's full barrier at the group's first k block and each of its warps arrives on the empty one after the group's
-// last k block's promotion (a tile's last group may be partial: its boxes past K are zero-filled, never read).
+// tie the ring's stages to the k blocks' groups of 4.
 #pragma once
 
 #include "gemm/gemm_fp8_plan.hpp"
@@ -122,11 +116,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool PING_PONG = PROMOTE && !OVERLAP && kmajor_ping_pong(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
   constexpr bool SCALE_TMA = SCALING == kScaleBlock && kmajor_scale_tma(CFG);  // tma_sa and tma_sb are valid maps
-  constexpr int SF_K = P.sf_k;  // k blocks per scale row in a slot (SCALE_TMA: 4; SF_RING: the group's)
-  constexpr bool SF_RING = SCALE_TMA && P.sf_ring;  // the scales in a ring of their own, one box pair per SF_K k blocks
-  constexpr int SF_SLOTS = P.sf_slots;
-  static_assert(SF_RING ? SF_K % 4 == 0 && SF_K <= 16 && SF_SLOTS == 2 : SF_K == (SCALE_TMA ? 4 : 1),
-                "the scale slots hold the TMA boxes of 4 k blocks (scale_group: of 4, 8 or 16, two slots)");
+  constexpr int SF_K = P.sf_k;  // k blocks per scale row in a slot (SCALE_TMA: 4)
+  static_assert(SF_K == (SCALE_TMA ? 4 : 1), "the scale slots hold the TMA boxes of 4 k blocks");
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -158,9 +149,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   const unsigned c_base = base + P.c_offset;  // tma_store: CONSUMERS x (64 x BN) staging tiles
   auto full_bar = [&](int s) { return base + P.full_bar_offset + 8u * s; };
   auto empty_bar = [&](int s) { return base + P.empty_bar_offset + 8u * s; };
-  // SF_RING: the scale ring's full and empty barriers of slot i.
-  auto sf_full_bar = [&](int i) { return base + P.sf_bar_offset + 8u * i; };
-  auto sf_empty_bar = [&](int i) { return base + P.sf_bar_offset + 8u * (SF_SLOTS + i); };
 
   const int wg = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
@@ -169,12 +157,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), SCALING == kScaleBlock && !SCALE_TMA ? 1 + 32 : 1);  // + each producer lane's scale copies
       mbar_init(empty_bar(s), CONSUMERS);
-    }
-    if constexpr (SF_RING) {
-      for (int i = 0; i < SF_SLOTS; ++i) {
-        mbar_init(sf_full_bar(i), 1);
-        mbar_init(sf_empty_bar(i), CONSUMERS * 4);  // every consumer warp, once it has read its scales
-      }
     }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
@@ -201,36 +183,19 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         }
       }
       int it = 0;
-      int group = 0;  // SF_RING: the scale groups issued (each tile's k blocks in groups of SF_K, the last partial)
       for (int t = blockIdx.x; t < count; t += gridDim.x) {
         const KMajorTile tile = tiles.at(t);
         for (int k = 0; k < k_steps; ++k, ++it) {
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
-          if constexpr (SF_RING) {
-            if (k % SF_K == 0) {
-              // The boxes of SF_K k blocks from k: scale_A [rows, k_steps] at the tile's rows, scale_B [groups x
-              // n_blocks, k_steps] at its first 128-column block, into ring slot group % SF_SLOTS once every consumer
-              // warp has read the group that slot held.
-              const int i = group % SF_SLOTS;
-              mbar_wait(sf_empty_bar(i), ((group / SF_SLOTS) & 1) ^ 1);
-              if (tid == 0) {
-                const unsigned slot = sf_base + i * P.sf_stage_bytes;
-                mbar_expect_tx(sf_full_bar(i), P.sf_tma_bytes);
-                tma_load(slot, tma_sa, sf_full_bar(i), k, tile.a_row);
-                tma_load(slot + 4 * SF_K * BM, tma_sb, sf_full_bar(i), k, tile.group * n_blocks + tile.col0 / P.scale_block);
-              }
-              ++group;
-            }
-          }
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
           TL_PROBE_STAMP(t_issue);
           if (tid == 0) {
             // Boxes past M, N or K are zero-filled by TMA and still count their whole bytes.
-            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES + (SF_RING ? 0 : P.sf_tma_bytes));
+            mbar_expect_tx(full_bar(s), A_BYTES + B_BYTES + P.sf_tma_bytes);
             tma_load(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tile.a_row);
             tma_load(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tile.b_row);
-            if constexpr (SCALE_TMA && !SF_RING) {
+            if constexpr (SCALE_TMA) {
               // The boxes of 4 k blocks that hold k: scale_A [rows, k_steps] at the tile's rows, scale_B [groups x
               // n_blocks, k_steps] at its first 128-column block.
               const unsigned slot = sf_base + s * P.sf_stage_bytes;
@@ -299,7 +264,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     };
     if (c == 1) pass_turn();
     int it = 0;
-    int group = 0;  // SF_RING: the scale groups read (as the producer counts them)
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
       const KMajorTile tile = tiles.at(t);
       const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
@@ -318,14 +282,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           // This k block's scale products per row half and block of B, from the stage's scale slot.
           float scale[2][NB_TILE], mid[2];
           if constexpr (SCALING == kScaleBlock) {
-            // Row r's scale of this k block at r SF_K + k % SF_K: in the stage's slot, or (SF_RING) in ring slot
-            // group % SF_SLOTS, full once per group.
-            unsigned slot = sf_base + s * P.sf_stage_bytes + 4 * (k % SF_K);
-            if constexpr (SF_RING) {
-              const int i = group % SF_SLOTS;
-              if (k % SF_K == 0) mbar_wait(sf_full_bar(i), (group / SF_SLOTS) & 1);
-              slot = sf_base + i * P.sf_stage_bytes + 4 * (k % SF_K);
-            }
+            // Row r's scale of this k block at r SF_K + k % SF_K.
+            const unsigned slot = sf_base + s * P.sf_stage_bytes + 4 * (k % SF_K);
             const float sa[2] = {ld_shared_f32(slot + 4 * SF_K * (c * WG_M + e0.row)),
                                  ld_shared_f32(slot + 4 * SF_K * (c * WG_M + e0.row + ROW_HALF))};
 #pragma unroll
@@ -434,14 +392,6 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             promote(parts[1], CHUNKS - 1);
           } else {
             promote(part, CHUNKS - 1);
-          }
-          if constexpr (SF_RING) {
-            // The group's last k block: this warp has used its scales (the promotion read their products).
-            if (k % SF_K == SF_K - 1 || k == k_steps - 1) {
-              __syncwarp();
-              if (tid % 32 == 0) mbar_arrive(sf_empty_bar(group % SF_SLOTS));
-              ++group;
-            }
           }
           TL_PROBE_STAMP(t_done);
           TL_PROBE_BEGIN_AT(Probe::wait_full, s, it, t_wait);

@@ -857,11 +857,6 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap") && !fp8_scale_tma(p, c);
 }
 
-// The block scales' own ring (GemmFp8Config::scale_group): k blocks per pair of TMA boxes where the scales travel by
-// TMA (fp8_scale_tma), else 0 (the switch then changes nothing).
-int fp8_scale_group(const Values& p, const Values& c) {
-  return fp8_scale_tma(p, c) ? static_cast<int>(c.integer("scale_group")) : 0;
-}
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -880,8 +875,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .a_regs = fp8_a_regs(p, c),
                     .c_split = static_cast<int>(c.integer("c_split")),
                     .ping_pong = c.boolean("ping_pong"),
-                    .scale_tma = fp8_scale_tma(p, c),
-                    .scale_group = fp8_scale_group(p, c)};
+                    .scale_tma = fp8_scale_tma(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -1126,11 +1120,6 @@ KernelSpec gemm_fp8_spec() {
       "instead of the producer warp's 4-byte cp.async; where ceil(K/128) is a multiple of 4 (16-byte rows), else "
       "cp.async; no effect on tensor and row scales; auto: on for block_M=128 tiles of 192+ columns (a_regs then "
       "auto-off)"));
-  k.config.params.push_back(ParamSpec::one_of(
-      "scale_group", 0, {0, 4, 8, 16},
-      "with scale_tma in effect: the block scales of this many k blocks loaded by one pair of TMA boxes into a ring "
-      "of two slots of their own (own barriers), once per that many k blocks instead of a box of 4 per stage; 0: a "
-      "box per stage"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

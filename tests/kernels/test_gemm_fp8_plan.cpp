@@ -45,14 +45,11 @@ std::vector<GemmFp8Config> all_configs() {
                     bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
                                  .out_dtype = dt, .c_split = split});
-  // Block scales by TMA (their slots hold 4 k blocks a row), and in their own ring of 4, 8 or 16 k blocks a slot.
+  // Block scales by TMA (their slots hold 4 k blocks a row).
   for (std::size_t i = 0, n = out.size(); i < n; ++i)
     if (out[i].scaling == kScaleBlock) {
-      for (int group : {0, 4, 8, 16}) {
-        out.push_back(out[i]);
-        out.back().scale_tma = true;
-        out.back().scale_group = group;
-      }
+      out.push_back(out[i]);
+      out.back().scale_tma = true;
     }
   return out;
 }
@@ -165,9 +162,7 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       // The 128-column blocks of B's scales a tile meets: 192 columns start at column 0 or 64 of one.
       EXPECT_EQ(p.sf_b_blocks, c.block_N == 192 ? 2 : std::max(1, c.block_N / 128));
       if (c.scaling == kScaleBlock) {
-        EXPECT_EQ(p.sf_k, c.scale_group != 0 ? c.scale_group : c.scale_tma ? 4 : 1);
-        EXPECT_EQ(p.sf_ring, c.scale_group != 0);
-        EXPECT_EQ(p.sf_slots, c.scale_group != 0 ? 2 : stages);
+        EXPECT_EQ(p.sf_k, c.scale_tma ? 4 : 1);
         EXPECT_GE(p.sf_stage_bytes, 4 * p.sf_k * (c.block_M + p.sf_b_blocks));
         EXPECT_EQ(p.sf_stage_bytes % 16, 0);
         // scale_tma: the slot is the two TMA boxes exactly, each 16-byte aligned (scale_B's after block_M rows).
@@ -178,9 +173,7 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
           EXPECT_EQ(4 * p.box_SA.inner * p.box_SA.outer % 128, 0);
           EXPECT_EQ(p.sf_stage_bytes,
                     (4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer) + 127) / 128 * 128);
-          EXPECT_EQ(p.box_SA.inner, p.sf_k);
-          EXPECT_EQ(p.box_SB.inner, p.sf_k);
-          EXPECT_EQ(p.box_SA.inner * 4 % 16, 0);  // TMA's inner box: whole 16-byte units
+          EXPECT_EQ(p.box_SA.inner * 4, 16);
           EXPECT_EQ(p.box_SA.outer, c.block_M);
           EXPECT_EQ(p.box_SB.outer, p.sf_b_blocks);
           // The full barrier's expected bytes: the two boxes, unpadded.
@@ -200,13 +193,8 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       }
       for (int wg = 0; wg < c.consumers() && c.tma_store; ++wg)
         tiles.push_back({p.c_offset + wg * p.c_tile_bytes, p.c_offset + (wg + 1) * p.c_tile_bytes});
-      for (int s = 0; s < p.sf_slots && c.scaling == kScaleBlock; ++s)
+      for (int s = 0; s < stages && c.scaling == kScaleBlock; ++s)
         others.push_back({p.sf_offset + s * p.sf_stage_bytes, p.sf_offset + (s + 1) * p.sf_stage_bytes});
-      if (p.sf_ring) {
-        // The ring's full and empty barriers, 8-byte aligned.
-        others.push_back({p.sf_bar_offset, p.sf_bar_offset + 16 * p.sf_slots});
-        EXPECT_EQ(p.sf_bar_offset % 8, 0);
-      }
       EXPECT_EQ(p.sf_offset % 16, 0);  // cp.async of 4 bytes needs 4; the slots stay 16-byte aligned
       others.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
       others.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
@@ -477,16 +465,6 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_EQ(instance(small, {}).name_expression.find(".scale_tma = true"), std::string::npos);
   EXPECT_EQ(instance({{"scaling", "block"}, {"M", "4096"}, {"N", "4096"}, {"K", "1152"}}, {}).name_expression.find(".scale_tma = true"),
             std::string::npos);  // 9 k blocks
-  // scale_group: boxes of that many k blocks into the scales' own ring, where scale_tma is in effect; else no effect.
-  const KernelInstance grp = instance(big, {{"scale_group", "8"}});
-  EXPECT_NE(grp.name_expression.find(".scale_tma = true, .scale_group = 8"), std::string::npos);
-  for (const ArgSpec& a : grp.args) {
-    if (a.name == "tma_SA") EXPECT_EQ(a.box, (std::vector<std::int64_t>{8, 128}));
-    if (a.name == "tma_SB") EXPECT_EQ(a.box, (std::vector<std::int64_t>{8, 2}));  // 256 columns: two blocks
-  }
-  EXPECT_EQ(instance(big, {{"scale_group", "8"}, {"scale_tma", "false"}}).name_expression,
-            instance(big, {{"scale_tma", "false"}}).name_expression);
-  EXPECT_EQ(instance(small, {{"scale_group", "16"}}).name_expression, instance(small, {}).name_expression);
   // Tensor and row scales: the switch changes nothing.
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "true"}}).name_expression,
             instance({{"scaling", "row"}}, {}).name_expression);

@@ -77,20 +77,6 @@ local sets = {
   stmachk = {scalings = {"block"}, large = {{scale_tma = true, block_N = 192, wgmma_N = 192},
                                             {scale_tma = true, block_N = 128, wgmma_N = 64, num_stages = 6},
                                             {scale_tma = true, block_M = 64, block_N = 128, num_stages = 5}}, small = {}},
-  -- The block scales' own ring (scale_group: one pair of TMA boxes per 4, 8 or 16 k blocks) at the defaults
-  -- (scale_tma auto: on at the large anchors; the small anchor's narrow tiles fall back, so it runs the defaults
-  -- there, named so); `sgrpchk` (for GEMM_CHECK): each group width, 192 columns (two blocks of B), 64-column
-  -- chains with 6 stages, one consumer.
-  sgrp4 = {scalings = {"block"}, large = {{scale_group = 4}}, small = {}},
-  sgrp8 = {scalings = {"block"}, large = {{scale_group = 8}}, small = {{scale_tma = "true", scale_group = 8}}},
-  -- Small M's narrow tiles (scale_tma auto: off) with the scales by TMA, a box per stage.
-  stmas = {scalings = {"block"}, large = {}, small = {{scale_tma = "true"}}},
-  sgrp16 = {scalings = {"block"}, large = {{scale_group = 16}}, small = {}},
-  sgrpchk = {scalings = {"block"}, large = {{scale_group = 4}, {scale_group = 8}, {scale_group = 16},
-                                            {scale_tma = true, scale_group = 8, block_N = 192, wgmma_N = 192},
-                                            {scale_tma = true, scale_group = 4, block_N = 128, wgmma_N = 64, num_stages = 6},
-                                            {scale_tma = true, scale_group = 8, block_M = 64, block_N = 128, num_stages = 5}},
-             small = {}},
 }
 local picked = {}
 for i in (os.getenv("GEMM_SHAPES") or "1,2,3,4,5"):gmatch("%d+") do
