@@ -1,11 +1,11 @@
 -- Where block scales cost (tests/perf/gemm_fp8_scale_diag.sh runs it once per kernels dir): block scales at three
--- anchors with A from shared memory and at the defaults (a_regs auto), and with ROW=1 row scales on the same 128x256
+-- anchors at the defaults (scale_tma auto: on, A from shared memory), and with ROW=1 row scales on the same 128x256
 -- tiles; timed without the float64 check (the DIAG kernels' sums are wrong on purpose). TAG names the kernels dir;
 -- GEMM_COMPILE_ONLY=1 compiles every case (fills the NVRTC cache without a GPU).
 local k = tl.kernel("gemm.fp8")
 local tag = os.getenv("TAG") or "?"
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048}}
-local configs = {{"block", {a_regs = "false"}}, {"block", {}}}
+local configs = {{"block", {}}}
 if os.getenv("ROW") then configs[#configs + 1] = {"row", {block_N = 256}} end
 if os.getenv("GEMM_COMPILE_ONLY") then
   for _, s in ipairs(shapes) do for _, c in ipairs(configs) do
