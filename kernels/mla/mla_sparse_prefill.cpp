@@ -28,9 +28,14 @@ int head_order(const Values& p, const Values& c) {
   return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
 }
 
-// schedule: dynamic (a token queue per head tile) or static (the host's runs of tokens). auto: static (dynamic not yet
-// shown to win at every anchor).
-bool dynamic_schedule(const Values&, const Values& c) { return c.text("schedule") == "dynamic"; }
+// schedule: dynamic (a token queue per head tile) or static (the host's runs of tokens). auto: dynamic when the
+// consumers are chained (1.025-1.038x static at the three anchors by the minima on an H100, docs/perf.md: the static
+// runs' SMs idled 4% of the kernel waiting for the busiest), static otherwise (the unchained consumers have no queue).
+bool dynamic_schedule(const Values&, const Values& c) {
+  const std::string s = c.text("schedule");
+  if (s == "auto") return c.boolean("chain") && c.integer("qk_warpgroups") == 1;
+  return s == "dynamic";
+}
 
 MlaSparsePrefillConfig prefill_config(const Values& p, const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
@@ -236,8 +241,9 @@ KernelSpec mla_sparse_prefill_spec() {
                                       "how the persistent CTAs get their query tokens: static = a run of consecutive "
                                       "tokens each, dealt out by cost on the host; dynamic = token `part` first, then "
                                       "the next of its head tile's counter in global memory whenever its producer starts "
-                                      "one (the CTAs' work evens out by itself; needs the chained schedule); auto = "
-                                      "static")}};
+                                      "one (the CTAs' work evens out by itself; needs the chained schedule; "
+                                      "1.025-1.038x static on an H100, docs/perf.md); auto = dynamic when chained, "
+                                      "else static")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
                                                            {{"sms", "7"}}, {{"l2_prefetch", "false"}},
@@ -255,7 +261,7 @@ KernelSpec mla_sparse_prefill_spec() {
                         "head_order=" + c.text("head_order") +
                             " needs the chained schedule (chain=true, qk_warpgroups=1): the unchained consumers read "
                             "the grid as (parts, head tiles)");
-    if (dynamic_schedule(p, c) && !chained(prefill_config(p, c)))
+    if (c.text("schedule") == "dynamic" && !chained(prefill_config(p, c)))
       return make_error(ErrorCode::unsupported,
                         "schedule=dynamic needs the chained schedule (chain=true, qk_warpgroups=1): the token queue "
                         "is the chained consumers'");

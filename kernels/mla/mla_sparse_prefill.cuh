@@ -16,7 +16,9 @@
 // (num_parts, m_tiles), m_tiles = ceil(heads / 64), each part a persistent CTA over its tokens per head tile; with
 // C.head_order (chained only) the grid is (m_tiles, num_parts), so a part's head tiles are consecutive CTAs, as in
 // FlashMLA's heads-fastest grid, and with head_order 2 one cluster), and the merge never runs (every num_splits step
-// is 1).
+// is 1). With C.dynamic (chained only; the default there) the host's runs only fix the grid: CTA `part` runs token
+// `part` first and then whichever token its head tile's counter in global memory (token_counter) gives it next, so
+// that the CTAs end together (the static runs left the SMs idle 4% of the kernel waiting for the busiest on an H100).
 //
 // Producer (warpgroup 0): warp w owns rows 16w .. 16w + 15 of each 64-entry block; lanes 0..15 read the warp's 16
 // index entries a block ahead, and each lane takes the entries of its 4 rows from them by shuffles. Lane l copies
@@ -34,7 +36,9 @@
 // 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
 // idle during the softmax); chained 1.00-1.16x the unchained schedule at the three shapes, 0.92-0.99x FlashMLA at
 // s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads; a token's head tiles as consecutive CTAs (head_order,
-// auto at 128 heads) 1.02-1.03x the grid with them 66 CTAs apart, by the minima (0.96x FlashMLA at s_kv 8192).
+// auto at 128 heads) 1.02-1.03x the grid with them 66 CTAs apart, by the minima (0.96x FlashMLA at s_kv 8192); the
+// dynamic token queue 1.025-1.038x the static runs at the three anchors (0.99x FlashMLA at s_kv 8192 by the minima,
+// 1.05x at 32768 and at 64 heads).
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks and (chained) the halves' barriers
 // (mla_sparse_prefill_plan.hpp). The full barriers count the plan's full_arrivals; the empty ones 2 (unchained: both

@@ -342,7 +342,8 @@ TEST(MlaSparsePrefill, HeadOrderSwapsTheGrid) {
 
 // schedule=dynamic: the same grid and parts as static (token `part` first), the token slot and the producers' ring
 // (16 bytes) after the halves' barriers, one i32 counter per head tile as a scratch tensor (static: a null scalar), a
-// name of its own; auto is static; unchained schedules refuse it by name.
+// name of its own; auto is dynamic when chained and static (not refused) when unchained; unchained schedules refuse
+// dynamic by name.
 TEST(MlaSparsePrefill, DynamicScheduleTakesTokensFromCounters) {
   const MlaSparsePrefillPlan st = make_plan(MlaSparsePrefillConfig{});
   const MlaSparsePrefillPlan dy = make_plan(MlaSparsePrefillConfig{.dynamic = true});
@@ -352,12 +353,13 @@ TEST(MlaSparsePrefill, DynamicScheduleTakesTokensFromCounters) {
   for (const char* heads : {"128", "64"}) {
     const KV p = {{"seq_q", "500"}, {"heads", heads}, {"seq_kv", "1000"}, {"topk", "256"}};
     SCOPED_TRACE(heads);
-    const KernelInstance s = make(p), d = make(p, {{"schedule", "dynamic"}});
+    const KernelInstance s = make(p, {{"schedule", "static"}}), d = make(p, {{"schedule", "dynamic"}});
     EXPECT_EQ(d.launch.grid.x, s.launch.grid.x);
     EXPECT_EQ(d.launch.grid.y, s.launch.grid.y);
     EXPECT_EQ(data_of<std::int32_t>(d, "sched_parts"), data_of<std::int32_t>(s, "sched_parts"));
     EXPECT_NE(d.name_expression, s.name_expression);
-    EXPECT_EQ(make(p, {{"schedule", "static"}}).name_expression, s.name_expression);
+    EXPECT_EQ(make(p).name_expression, d.name_expression);
+    EXPECT_EQ(arg(make(p, {{"chain", "false"}}), "token_counter").kind, ArgSpec::Kind::scalar);
     const ArgSpec& counter = arg(d, "token_counter");
     EXPECT_EQ(counter.kind, ArgSpec::Kind::tensor);
     EXPECT_EQ(counter.role, ArgRole::scratch);
