@@ -309,6 +309,9 @@ struct ConsumerArgs {
   // SPARSE with MAX_LOGITS (mla.sparse_prefill): each row's largest scaled score, q.k / 24 (-inf without a key), at
   // the LSE's index.
   float* max_logits = nullptr;
+  // chained_consumer with DYNAMIC (mla.sparse_prefill's dynamic token queue): the shared address of the token slot
+  // the producer writes before each token's Q load (a token >= batch: no more).
+  unsigned token_slot = 0;
 };
 
 // Topk entries request r attends to: its batch entry's topk_length, at most topk (indices past it are ignored).
@@ -697,8 +700,9 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 // or the request's length are masked, the warpgroup that computed a block's S zeroes the V rows past the cache's
 // tokens in all 512 columns of its stage (NaN there would survive P = 0), and the epilogue is mla_consumer's
 // (finish_request: split partials and the merge); SPARSE: a request is one query token, never split.
-template <MlaDecodeConfig CC, int CONSUMER, bool SPARSE, unsigned HALF_BAR, bool HEAD_FAST>
+template <MlaDecodeConfig CC, int CONSUMER, bool SPARSE, unsigned HALF_BAR, bool HEAD_FAST, bool DYNAMIC = false>
 TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
+  static_assert(!DYNAMIC || SPARSE, "the dynamic token queue is mla.sparse_prefill's");
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(CC);
   static_assert(P.s_cols == kBlock, "each warpgroup's S covers its whole block");
@@ -747,11 +751,23 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
   unsigned pr[P.acc_s.num_values() / 2];
   int pn = 0, qn = 0;
   const PartWalk walk(a.parts, HEAD_FAST ? blockIdx.y : blockIdx.x, a.batch);
-  for (int k = 0; k < walk.count; ++k) {
-    const int r = walk.first + k;
+  for (int k = 0; DYNAMIC || k < walk.count; ++k) {
+    int r;
+    if constexpr (DYNAMIC) {
+      // The producer's next token, published with its Q (past the last: the end).
+      mbar_wait(q_full, qn & 1);
+      r = static_cast<int>(ld_shared_b32(a.token_slot));
+      if (r >= a.batch) break;
+    } else {
+      r = walk.first + k;
+    }
     const int L = SPARSE ? sparse_length(a.topk_length, a.topk, 1, r) : a.cache_seqlens[r];
     int b0, b1, split;
-    walk.range<CC.causal>(r, L, seq_q, heads, m0, R, b0, b1, split);
+    if constexpr (DYNAMIC) {
+      b0 = 0, b1 = (L + kBlock - 1) / kBlock, split = 0;
+    } else {
+      walk.range<CC.causal>(r, L, seq_q, heads, m0, R, b0, b1, split);
+    }
     const int pairs = (b1 - b0 + 1) / 2;
     // Dense: keys row h sees, [0, lim). The rows go through an empty asm, so that their query positions (a
     // division) are computed here for each request rather than held across the whole walk (8 B of spills at 232).
@@ -762,7 +778,7 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
     float row_m[2] = {-kInf, -kInf}, row_l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < P.acc_o.num_values(); ++i) o[i] = 0.f;
-    mbar_wait(q_full, qn & 1);
+    if constexpr (!DYNAMIC) mbar_wait(q_full, qn & 1);
     // S = Q K^T of the own block of pair (fill parity ph), over the half the producer fills first, then the other;
     // with the previous pair's last P V in flight (consumer 0), B's half L is freed once that completes.
     const auto qk = [&](unsigned ph, bool pv_in_flight) {

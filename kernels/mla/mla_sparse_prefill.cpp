@@ -28,10 +28,20 @@ int head_order(const Values& p, const Values& c) {
   return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
 }
 
+// schedule: dynamic (a token queue per head tile) or static (the host's runs of tokens). auto: dynamic when the
+// consumers are chained (1.025-1.038x static at the three anchors by the minima on an H100, docs/perf.md: the static
+// runs' SMs idled 4% of the kernel waiting for the busiest), static otherwise (the unchained consumers have no queue).
+bool dynamic_schedule(const Values&, const Values& c) {
+  const std::string s = c.text("schedule");
+  if (s == "auto") return c.boolean("chain") && c.integer("qk_warpgroups") == 1;
+  return s == "dynamic";
+}
+
 MlaSparsePrefillConfig prefill_config(const Values& p, const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .l2_prefetch = c.boolean("l2_prefetch"), .chain = c.boolean("chain"),
-          .kv_evict_last = c.boolean("kv_evict_last"), .head_order = head_order(p, c)};
+          .kv_evict_last = c.boolean("kv_evict_last"), .head_order = head_order(p, c),
+          .dynamic = dynamic_schedule(p, c)};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -226,11 +236,19 @@ KernelSpec mla_sparse_prefill_spec() {
                                       "the grid (num_parts, 2)), adjacent (grid (2, num_parts): consecutive CTAs, heads "
                                       "fastest as FlashMLA's grid; 1.02-1.03x apart on an H100, docs/perf.md), or "
                                       "cluster (adjacent, the two one cluster: one GPC; 1.02-1.03x); adjacent and cluster "
-                                      "need the chained schedule; auto: adjacent at h_q > 64 when chained, else apart")}};
+                                      "need the chained schedule; auto: adjacent at h_q > 64 when chained, else apart"),
+               ParamSpec::enumeration("schedule", "auto", {"auto", "static", "dynamic"},
+                                      "how the persistent CTAs get their query tokens: static = a run of consecutive "
+                                      "tokens each, dealt out by cost on the host; dynamic = token `part` first, then "
+                                      "the next of its head tile's counter in global memory whenever its producer starts "
+                                      "one (the CTAs' work evens out by itself; needs the chained schedule; "
+                                      "1.025-1.038x static on an H100, docs/perf.md); auto = dynamic when chained, "
+                                      "else static")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
                                                            {{"sms", "7"}}, {{"l2_prefetch", "false"}},
-                                                           {{"head_order", "cluster"}, {"sms", "7"}}};
+                                                           {{"head_order", "cluster"}, {"sms", "7"}},
+                                                           {{"schedule", "dynamic"}, {"sms", "7"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(p, c)).smem_bytes, limits); !st.ok())
@@ -243,6 +261,10 @@ KernelSpec mla_sparse_prefill_spec() {
                         "head_order=" + c.text("head_order") +
                             " needs the chained schedule (chain=true, qk_warpgroups=1): the unchained consumers read "
                             "the grid as (parts, head tiles)");
+    if (c.text("schedule") == "dynamic" && !chained(prefill_config(p, c)))
+      return make_error(ErrorCode::unsupported,
+                        "schedule=dynamic needs the chained schedule (chain=true, qk_warpgroups=1): the token queue "
+                        "is the chained consumers'");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();
@@ -286,7 +308,11 @@ KernelSpec mla_sparse_prefill_spec() {
         ArgSpec::scalar("seq_q", DType::i32, d(x.sq)),
         ArgSpec::scalar("heads", DType::i32, d(x.h)),
         ArgSpec::scalar("topk", DType::i32, d(x.topk)),
-        ArgSpec::scalar("num_kv", DType::i64, d(x.skv))};
+        ArgSpec::scalar("num_kv", DType::i64, d(x.skv)),
+        // schedule=dynamic's token counters, one per head tile (zeroed when allocated; each launch's last claim sets
+        // them back to 0); the static schedule never reads them.
+        dynamic_schedule(p, c) ? ArgSpec::tensor("token_counter", DType::i32, {x.m_tiles}, ArgRole::scratch)
+                               : ArgSpec::scalar("token_counter", DType::u64, 0)};
   };
   // FlashMLA's counting: both GEMMs over every attended entry (topk, or topk_length), valid or not.
   k.flops = [](const Values& p) {
@@ -311,7 +337,9 @@ KernelSpec mla_sparse_prefill_spec() {
   // consumers: four regions), plus per token the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const WholeTokens w = whole_tokens(Dims(p), c, l);
-    return static_cast<std::uint32_t>(10 * w.most_blocks + 4 * w.most_tokens + 64);
+    // dynamic: a CTA may take more than its static share (room for half as much again).
+    const std::uint32_t n = static_cast<std::uint32_t>(10 * w.most_blocks + 4 * w.most_tokens + 64);
+    return dynamic_schedule(p, c) ? n + n / 2 : n;
   };
   // The consumers' tiles and accumulators (mla.decode's plan) and the producer's gather fragment as its
   // (thread, value) -> tile index layout (column-major in the 64 x 576 tile; no hardware atom names it).

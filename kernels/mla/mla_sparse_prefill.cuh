@@ -16,7 +16,9 @@
 // (num_parts, m_tiles), m_tiles = ceil(heads / 64), each part a persistent CTA over its tokens per head tile; with
 // C.head_order (chained only) the grid is (m_tiles, num_parts), so a part's head tiles are consecutive CTAs, as in
 // FlashMLA's heads-fastest grid, and with head_order 2 one cluster), and the merge never runs (every num_splits step
-// is 1).
+// is 1). With C.dynamic (chained only; the default there) the host's runs only fix the grid: CTA `part` runs token
+// `part` first and then whichever token its head tile's counter in global memory (token_counter) gives it next, so
+// that the CTAs end together (the static runs left the SMs idle 4% of the kernel waiting for the busiest on an H100).
 //
 // Producer (warpgroup 0): warp w owns rows 16w .. 16w + 15 of each 64-entry block; lanes 0..15 read the warp's 16
 // index entries a block ahead, and each lane takes the entries of its 4 rows from them by shuffles. Lane l copies
@@ -34,7 +36,9 @@
 // 8192 (its one Q K^T warpgroup runs Q K^T, the softmax and P V of a block one after another, so the tensor cores
 // idle during the softmax); chained 1.00-1.16x the unchained schedule at the three shapes, 0.92-0.99x FlashMLA at
 // s_kv 8192, 0.94-1.02x at 32768, 1.08-1.10x at 64 heads; a token's head tiles as consecutive CTAs (head_order,
-// auto at 128 heads) 1.02-1.03x the grid with them 66 CTAs apart, by the minima (0.96x FlashMLA at s_kv 8192).
+// auto at 128 heads) 1.02-1.03x the grid with them 66 CTAs apart, by the minima (0.96x FlashMLA at s_kv 8192); the
+// dynamic token queue 1.025-1.038x the static runs at the three anchors (0.99x FlashMLA at s_kv 8192 by the minima,
+// 1.05x at 32768 and at 64 heads).
 //
 // Shared memory: mla.decode's plan, then the stages' 8-byte valid masks and (chained) the halves' barriers
 // (mla_sparse_prefill_plan.hpp). The full barriers count the plan's full_arrivals; the empty ones 2 (unchained: both
@@ -67,7 +71,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
                        const int* __restrict__ indices, const int* __restrict__ topk_length,
                        const float* __restrict__ sink, unsigned short* __restrict__ O, float* __restrict__ max_logits,
                        float* __restrict__ LSE, const int* __restrict__ parts, const int* __restrict__ num_splits,
-                       int seq_q, int heads, int topk, long long num_kv) {
+                       int seq_q, int heads, int topk, long long num_kv, int* __restrict__ token_counter) {
   using namespace mla_detail;
   using namespace mla_sparse_detail;
   static constexpr MlaSparsePrefillPlan SP = make_plan(C);
@@ -79,6 +83,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   const unsigned base = smem_align<1024>(smem_raw);
 
   static_assert(C.head_order == 0 || chained(C), "mla_consumer (unchained) reads the grid as (parts, head tiles)");
+  static_assert(!C.dynamic || chained(C), "the dynamic token queue is the chained consumers'");
   const int m0 = mla_prefill_detail::cta_head_tile<C>() * P.rows, part = mla_prefill_detail::cta_part<C>();
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
@@ -157,6 +162,81 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       }
       TL_PROBE_END(mla_prefill_probe::load_issue, s, blk);
     };
+    if constexpr (C.dynamic) {
+      // Token `part` first, then the claims on this head tile's counter: producer warp 0's lane 0 claims the next
+      // token when it starts one (the atomic's latency behind the token's loads) and hands it to the other producer
+      // warps at the token's end through a two-slot ring (a named barrier of the 128 producer threads). Every CTA
+      // ends on exactly one claim past the tokens, so the grid's last claim (value max(0, s_q - G) + G - 1, G the
+      // parts) knows every CTA has made its last one and sets the counter back to 0 for the next launch (it is zero
+      // at the first: a scratch tensor). The consumers learn each token, and the end (a token >= s_q), from the
+      // token slot, written before the token's Q load and read after its Q barrier.
+      const int G = C.head_order ? gridDim.y : gridDim.x;
+      int* const counter = token_counter + m0 / P.rows;
+      const int last_claim = max(0, seq_q - G) + G - 1;
+      const unsigned token_slot = base + SP.off_token;
+      int claimed = 0, tn = 0;
+      const auto claim = [&] {
+        if (warp == 0 && lane == 0) claimed = atomicAdd(counter, 1);
+      };
+      // The claim made at the token's start, to every producer thread (slot tn & 1 of the ring).
+      const auto take = [&]() -> int {
+        const unsigned slot = token_slot + 8u + 4u * static_cast<unsigned>(tn++ & 1);
+        if (warp == 0 && lane == 0) {
+          if (claimed == last_claim) atomicExch(counter, 0);
+          st_shared_b32(slot, static_cast<unsigned>(G + claimed));
+        }
+        named_barrier_sync(6, 128);
+        return static_cast<int>(ld_shared_b32(slot));
+      };
+      // Token r's entries of block blk (lanes 0..15: this warp's 16; -1 past its length).
+      const auto entry = [&](int r, int L, int blk) {
+        const int pos = blk * kMlaBlock + 16 * warp + lane;
+        return lane < 16 && pos < L ? __ldg(indices + static_cast<long long>(r) * topk + pos) : -1;
+      };
+      int r = part;
+      if (r >= seq_q) {
+        claim();
+        r = take();
+      }
+      while (r < seq_q) {
+        claim();
+        const int L = sparse_length(topk_length, topk, 1, r);
+        const int b0 = 0, b1 = (L + kMlaBlock - 1) / kMlaBlock;
+        const auto load_q = [&] {
+          if (warp == 0) {
+            // The consumers have read the previous token once both released its Q.
+            if (qn > 0) mbar_wait(base + P.q_empty_bar(), (qn - 1) & 1);
+            if (lane == 0) st_shared_b32(token_slot, static_cast<unsigned>(r));
+            load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
+          }
+        };
+        if (b0 == b1) load_q();
+        // As the static walk's pairs below, each pair's first block's entries read a pair ahead (the token's first
+        // block's at its start).
+        int nxt = entry(r, L, b0);
+        for (int blk = b0; blk < b1; blk += 2, ++it) {
+          const unsigned ph = it & 1;
+          TL_PROBE_BEGIN(mla_prefill_probe::index, 0, blk);
+          const int idx0 = nxt;
+          const int idx1 = blk + 1 < b1 ? entry(r, L, blk + 1) : -1;
+          nxt = blk + 2 < b1 ? entry(r, L, blk + 2) : -1;
+          load_panels(idx0, 0, 0, ph, true, true, blk);
+          if (blk == b0) load_q();
+          load_panels(idx1, 1, 1, ph, true, false, blk + 1);
+          load_panels(idx0, 0, 1, ph, false, false, blk);
+          load_panels(idx1, 1, 0, ph, false, false, blk + 1);
+        }
+        r = take();
+      }
+      // The consumers' end: a token past the last, published as a Q barrier phase of its own (no copy).
+      if (warp == 0) {
+        if (qn > 0) mbar_wait(base + P.q_empty_bar(), (qn - 1) & 1);
+        if (lane == 0) {
+          st_shared_b32(token_slot, static_cast<unsigned>(r));
+          mbar_arrive(base + P.q_full_bar());
+        }
+      }
+    } else
     for (int k = 0; k < walk.count; ++k) {
       const int r = walk.first + k;
       const int L = sparse_length(topk_length, topk, 1, r);
@@ -209,8 +289,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     args.max_logits = max_logits;
     if constexpr (chained(C)) {
       // mla_consumer.cuh's chained consumers (sparse), the halves' barriers after the valid masks.
-      if (wg == 1) chained_consumer<CC, 0, true, SP.off_half_bar, C.head_order != 0>(args);
-      else chained_consumer<CC, 1, true, SP.off_half_bar, C.head_order != 0>(args);
+      // dynamic: the tokens from the producer's token slot.
+      if constexpr (C.dynamic) args.token_slot = base + SP.off_token;
+      if (wg == 1) chained_consumer<CC, 0, true, SP.off_half_bar, C.head_order != 0, C.dynamic>(args);
+      else chained_consumer<CC, 1, true, SP.off_half_bar, C.head_order != 0, C.dynamic>(args);
     } else if (wg == 1) {
       mla_consumer<CC, 0, true, true>(args);
     } else {

@@ -30,6 +30,10 @@ struct MlaSparsePrefillConfig {
   // in launch order; 1 (adjacent) grid (m_tiles, num_parts), a part's head tiles consecutive CTAs (heads fastest, as
   // FlashMLA's grid); 2 (cluster) as 1, each part's head tiles one cluster (one GPC). Chained only.
   int head_order = 0;
+  // Where a CTA's tokens come from (chained only): false (static) the host's run of consecutive tokens (the part);
+  // true (dynamic) token `part` first, then, each time its producer starts a token, the next one of its head tile's
+  // counter in global memory (token_counter), so that the CTAs' work evens out by itself.
+  bool dynamic = false;
 };
 
 // The chained schedule splits each block's Q K^T to one warpgroup: qk_warpgroups 2 runs mla.decode's consumers.
@@ -85,6 +89,9 @@ struct MlaSparsePrefillPlan {
   // mla.decode's full and empty barriers, the rest (V columns 256 .. 511 and the RoPE panel) on these.
   int half_panels;
   unsigned off_half_bar;
+  // dynamic: the token the consumers run next (written before its Q load, read after its Q barrier) and a two-slot
+  // ring through which producer warp 0 hands the claimed tokens to the other producer warps (16 bytes; 0 without).
+  unsigned off_token;
   unsigned smem_used, smem_bytes;
 
   TL_HOST_DEVICE constexpr unsigned valid_mask(int stage) const { return off_valid + 8u * static_cast<unsigned>(stage); }
@@ -116,7 +123,8 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
   p.off_valid = p.mma.smem_used;
   p.half_panels = kMlaDimV / 2 / p.mma.panel_cols;
   p.off_half_bar = p.off_valid + 16u;
-  p.smem_used = p.off_half_bar + (chained(c) ? 32u : 0u);
+  p.off_token = p.off_half_bar + (chained(c) ? 32u : 0u);
+  p.smem_used = p.off_token + (c.dynamic ? 16u : 0u);
   p.smem_bytes = p.smem_used + 1024u;
   return p;
 }
@@ -130,6 +138,7 @@ inline std::string name_expression(const MlaSparsePrefillConfig& c) {
       .field("chain", c.chain)
       .field("kv_evict_last", c.kv_evict_last)
       .field("head_order", c.head_order)
+      .field("dynamic", c.dynamic)
       .str();
 }
 

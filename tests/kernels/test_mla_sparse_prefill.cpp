@@ -83,7 +83,8 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   const KV p = {{"seq_q", "300"}, {"seq_kv", "4096"}, {"topk", "2048"}};
   for (bool probes : {false, true})
     for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}},
-                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}, KV{{"head_order", "cluster"}}}) {
+                        KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}, KV{{"head_order", "cluster"}},
+                        KV{{"schedule", "dynamic"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
@@ -336,6 +337,40 @@ TEST(MlaSparsePrefill, HeadOrderSwapsTheGrid) {
     auto refused = instantiate(prefill(), {}, c, limits_for_arch("sm_90a"));
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.status().message().find("chained schedule"), std::string::npos) << refused.status().message();
+  }
+}
+
+// schedule=dynamic: the same grid and parts as static (token `part` first), the token slot and the producers' ring
+// (16 bytes) after the halves' barriers, one i32 counter per head tile as a scratch tensor (static: a null scalar), a
+// name of its own; auto is dynamic when chained and static (not refused) when unchained; unchained schedules refuse
+// dynamic by name.
+TEST(MlaSparsePrefill, DynamicScheduleTakesTokensFromCounters) {
+  const MlaSparsePrefillPlan st = make_plan(MlaSparsePrefillConfig{});
+  const MlaSparsePrefillPlan dy = make_plan(MlaSparsePrefillConfig{.dynamic = true});
+  EXPECT_EQ(dy.off_token, st.smem_used);
+  EXPECT_EQ(dy.smem_used, st.smem_used + 16u);
+  EXPECT_LE(dy.smem_bytes, 232448u);
+  for (const char* heads : {"128", "64"}) {
+    const KV p = {{"seq_q", "500"}, {"heads", heads}, {"seq_kv", "1000"}, {"topk", "256"}};
+    SCOPED_TRACE(heads);
+    const KernelInstance s = make(p, {{"schedule", "static"}}), d = make(p, {{"schedule", "dynamic"}});
+    EXPECT_EQ(d.launch.grid.x, s.launch.grid.x);
+    EXPECT_EQ(d.launch.grid.y, s.launch.grid.y);
+    EXPECT_EQ(data_of<std::int32_t>(d, "sched_parts"), data_of<std::int32_t>(s, "sched_parts"));
+    EXPECT_NE(d.name_expression, s.name_expression);
+    EXPECT_EQ(make(p).name_expression, d.name_expression);
+    EXPECT_EQ(arg(make(p, {{"chain", "false"}}), "token_counter").kind, ArgSpec::Kind::scalar);
+    const ArgSpec& counter = arg(d, "token_counter");
+    EXPECT_EQ(counter.kind, ArgSpec::Kind::tensor);
+    EXPECT_EQ(counter.role, ArgRole::scratch);
+    EXPECT_EQ(counter.shape, (std::vector<std::int64_t>{heads == std::string("128") ? 2 : 1}));
+    EXPECT_EQ(arg(s, "token_counter").kind, ArgSpec::Kind::scalar);
+  }
+  for (const KV& c : {KV{{"schedule", "dynamic"}, {"chain", "false"}}, KV{{"schedule", "dynamic"}, {"qk_warpgroups", "2"}}}) {
+    auto refused = instantiate(prefill(), {}, c, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("schedule=dynamic needs the chained"), std::string::npos)
+        << refused.status().message();
   }
 }
 
