@@ -560,11 +560,10 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("block_M=256 gives each of the two consumer warpgroups 128 rows as two wgmma chains, 2 x block_N/2 "
                   "accumulator registers a thread: block_N=" + std::to_string(bn) + " needs " + std::to_string(bn) +
                   " of them; use block_N=128 or 152");
-  if (bm == 192 &&
-      (bn != 192 || !p.boolean("trans_B") || wgmma_cluster(c) > 1 || c.text("schedule") == "stream_k"))
+  if (bm == 192 && (bn != 192 || !p.boolean("trans_B") || c.text("schedule") == "stream_k"))
     return refuse("block_M=192 is cuBLAS's 192 x 192 tile: two consumer warpgroups of 96 columns each as three 64-row "
-                  "wgmma chains; it needs block_N=192, trans_B=true (column halves of a K-major B), data-parallel single "
-                  "CTAs (cluster_M=cluster_N=1, schedule auto or data_parallel)");
+                  "wgmma chains; it needs block_N=192, trans_B=true (column halves of a K-major B) and the "
+                  "data-parallel schedule (schedule auto or data_parallel)");
   if (bm == 256 && (wgmma_cluster(c) > 1 || c.text("schedule") == "stream_k"))
     return refuse("block_M=256 (two 64-row chains a consumer) runs data-parallel single CTAs: set cluster_M=1, "
                   "cluster_N=1 and schedule=auto or data_parallel");

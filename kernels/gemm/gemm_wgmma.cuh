@@ -103,7 +103,8 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   constexpr int WG_K = 16;            // k of one wgmma (m64nNk16)
   static_assert(BM * BN == WG_M * WN * CONSUMERS * CHAINS, "each consumer warpgroup owns 64 rows x WN per chain");
   static_assert(!SPLIT_COLS || (TRANS_B && WN % 8 == 0), "column halves of a K-major B start at whole 8-row atoms");
-  static_assert(CHAINS == 1 || (!CFG.stream_k && CFG.cluster() == 1), "two chains a consumer: data-parallel, no clusters");
+  static_assert(CHAINS == 1 || (!CFG.stream_k && (CFG.cluster() == 1 || SPLIT_COLS)),
+                "chains: data-parallel; no clusters but for the 192 x 192 tile's");
   static_assert(BK * P.in_bytes == swizzle_bytes(SmemSwizzle::b128), "one 128-byte swizzle row per tile row");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma N");
   static_assert(TRANS_B || BN % P.box_B.inner == 0, "an N-major B tile is whole 64-column TMA boxes");

@@ -453,7 +453,19 @@ TEST(GemmWgmmaPlan, ColumnHalvesOf192x192TilesStageSwizzle64AndCompile) {
   };
   refused({}, {{"block_M", "192"}}, "it needs block_N=192");
   refused({{"trans_B", "false"}}, {{"block_M", "192"}, {"block_N", "192"}}, "it needs block_N=192");
-  refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"cluster_M", "2"}}, "it needs block_N=192");
+  // Pairs (cuBLAS runs this tile in 2-CTA clusters): each CTA multicasts 96 rows of the shared operand, whole atoms.
+  for (auto [cm, cn] : {std::pair{2, 1}, std::pair{1, 2}}) {
+    const GemmWgmmaPlan pair = make_plan({.block_M = 192, .block_N = 192, .num_stages = 4, .cluster_M = cm, .cluster_N = cn});
+    EXPECT_EQ((cm == 2 ? pair.box_B : pair.box_A).outer, 96);
+    EXPECT_EQ((cm == 2 ? pair.in_bytes * pair.smem_B(96, 0) : pair.in_bytes * pair.smem_A(96, 0)) % 1024, 0);
+    const KernelInstance kc = instance({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}},
+                                       {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"},
+                                        {"cluster_M", std::to_string(cm)}, {"cluster_N", std::to_string(cn)}});
+    EXPECT_EQ(kc.launch.cluster.x, 2u);
+    const auto compiled = test::scratch_jit().compile(compile_request(kc, opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0);
+  }
   refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"schedule", "stream_k"}}, "it needs block_N=192");
   refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"c_split", "2"}}, "staging sub-tiles");
   refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "5"}}, "shared memory");
