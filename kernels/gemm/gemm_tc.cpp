@@ -560,6 +560,9 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("block_M=256 gives each of the two consumer warpgroups 128 rows as two wgmma chains, 2 x block_N/2 "
                   "accumulator registers a thread: block_N=" + std::to_string(bn) + " needs " + std::to_string(bn) +
                   " of them; use block_N=128 or 152");
+  // 192 x 192 (docs/perf.md, 2026-11-27, gemmbf5): at the default's rate per unit of area on the H100 (6144^3, the
+  // same 9 waves of 128 x 256 work: 0.99-1.00x), slower where its waves are more (4.5 against 4 at 4096^3: 0.89x);
+  // opt-in, no auto.
   if (bm == 192 && (bn != 192 || !p.boolean("trans_B") || c.text("schedule") == "stream_k"))
     return refuse("block_M=192 is cuBLAS's 192 x 192 tile: two consumer warpgroups of 96 columns each as three 64-row "
                   "wgmma chains; it needs block_N=192, trans_B=true (column halves of a K-major B) and the "
@@ -609,7 +612,9 @@ KernelSpec gemm_wgmma_spec() {
   k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 192, 256},
                                  "rows of C per tile: 64 per consumer warpgroup; 256: two consumers of 128 rows each "
                                  "(two 64-row wgmma chains), with block_N 128 or 152; 192 (with block_N=192, trans_B): "
-                                 "two consumers of 96 columns each as three m64n96 chains (cuBLAS's 192 x 192); "
+                                 "two consumers of 96 columns each as three m64n96 chains (cuBLAS's 192 x 192; "
+                                 "opt-in: on the H100 0.99-1.00x the default at 6144^3, 0.80-0.97x at issue 21's "
+                                 "other shapes, slower in 2-CTA clusters); "
                                  "0 = auto: 128, or 256 x 152 "
                                  "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048); "
                                  "128 x 256 tiles take 4 stages and c_split=2 at K 193-512 and, data-parallel, at "
