@@ -12,8 +12,9 @@
 namespace tl {
 namespace gemm_detail {
 
-// Consumer `c`'s accumulator, whose register v holds element P.acc(tid, v) of its 64 x block_N tile, goes to rows
-// [row0, row0 + 64) and columns [col0, col0 + block_N) of the row-major M x N matrix C of CFG.out_dtype. P is the
+// Consumer `c`'s accumulator, whose register v holds element P.acc(tid, v) of its 64 x W tile (W = P.acc.cols(): block_N,
+// or the consumer's half of a 192 x 192 tile), goes to rows [row0, row0 + 64) and columns [col0, col0 + W) of the
+// row-major M x N matrix C of CFG.out_dtype. P is the
 // kernel's plan (make_plan(CFG), a GemmAccStorePlan): the thread's register 0 is at P.acc(tid, 0) and register v
 // AT.at[v] further. The loops go over column blocks j and row halves h; registers v, v + 1 are a column pair.
 
@@ -30,13 +31,15 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
   constexpr OutType C_TYPE = CFG.out_dtype;
   constexpr int PARTS = acc_store_parts(CFG);
   constexpr int BOX_C = P.box_C.inner;
-  constexpr int PART_COLS = CFG.block_N / PARTS;
+  constexpr int COLS = P.acc.cols();  // the consumer's columns: block_N, or its half of a 192 x 192 tile
+  constexpr int PART_COLS = COLS / PARTS;
   // Elements from one part's columns to the next's: whole sub-tiles.
   constexpr int PART_AT = PARTS > 1 ? P.smem_C(0, PART_COLS) : 0;
-  static_assert(CFG.block_N % PARTS == 0 && PART_COLS % BOX_C == 0, "a part is whole sub-tiles");
+  static_assert(COLS % PARTS == 0 && PART_COLS % BOX_C == 0, "a part is whole sub-tiles");
   const TileCoord e0 = P.acc(tid, 0);
   // Staging tile P.smem_C: 16-byte chunks XOR-swizzled by row % 8 exactly as the tensor map's SWIZZLE_128B
-  // expects. 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
+  // expects (SWIZZLE_64B: by row / 2 % 4 in rows of 64 bytes, two rows a 128-byte line; the same 8 different
+  // chunk positions over the 8 rows). 16-bit C: the 8 rows a warp writes at once land in 8 different chunks (conflict free); f32 C: 8
   // bytes per lane, 8 rows x 2 chunks over the 8 chunk positions, two wavefronts for 256 bytes (the minimum).
   // A register's offset is the thread's joined with the register's: block j's columns are chunk bits the
   // thread's own chunk leaves free (or whole sub-tiles), and a row half lies whole swizzle periods (8 rows)
@@ -64,7 +67,7 @@ TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescripto
     fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
     named_barrier_sync(1 + c, 128);
     if (tid == 0) {
-      // One TMA box per staging sub-tile of 128-byte rows; sub-tiles follow each other.
+      // One TMA box per staging sub-tile of 128-byte (64-byte) rows; sub-tiles follow each other.
       constexpr unsigned SUB_BYTES = P.c_bytes * P.smem_C(0, BOX_C);
       const int part_col0 = col0 + part * PART_COLS;
 #pragma unroll
@@ -87,13 +90,14 @@ TL_DEVICE_INLINE void store_acc_tile_plain(const float* acc, const TmaDescriptor
   constexpr OutType C_TYPE = CFG.out_dtype;
   constexpr int BLOCK = P.acc_block, PARTS = acc_store_parts(CFG), W = P.c_cols;  // W: a part's columns
   static_assert(P.c_swizzle == 0 && (W * P.c_bytes) % 16 == 0, "plain staging: 16-byte rows");
-  static_assert(W % 8 == 0 && PARTS * W >= CFG.block_N && (PARTS == 1 || PARTS == 2), "one or two 8-column-block parts");
+  constexpr int COLS = P.acc.cols();  // the consumer's columns
+  static_assert(W % 8 == 0 && PARTS * W >= COLS && (PARTS == 1 || PARTS == 2), "one or two 8-column-block parts");
   const TileCoord e0 = P.acc(tid, 0);
   const unsigned thread_addr = staging + P.c_bytes * (e0.row * W + e0.col);
 #pragma unroll
   for (int part = 0; part < PARTS; ++part) {
     // Part 0 holds columns [0, W), part 1 [block_N - W, block_N): 8-column blocks j of the accumulator.
-    constexpr int LAST = CFG.block_N - W;
+    constexpr int LAST = COLS - W;
     const int start = part == 0 ? 0 : LAST;
     if (tid == 0) tma_store_wait_read();  // the previous part's (chain's, tile's) stores have left the buffer
     named_barrier_sync(1 + c, 128);

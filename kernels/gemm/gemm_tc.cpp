@@ -208,7 +208,8 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   GemmWgmmaModel m;
   m.stages = cfg.num_stages;
   const int chains = cfg.chains();
-  m.consumers = static_cast<int>(bm / 64) / chains;
+  const double wn = cfg.wgmma_n();  // a consumer's columns (half of a 192 x 192 tile's)
+  m.consumers = cfg.consumers();
   m.k_steps = g.k_steps;
   const std::int64_t tiles = ((g.M + bm - 1) / bm) * ((g.N + bn - 1) / bn);
   // Per k-step: the producer's wait, issue and flight, and each consumer's wait, wgmma and release; an epilogue
@@ -222,7 +223,7 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   // each CTA and multicast to both: each CTA pulls half of it.
   const auto cm = inst.config.integer("cluster_M"), cn = inst.config.integer("cluster_N");
   c.transfer_ns = (static_cast<double>(bm) / cn + static_cast<double>(bn) / cm) * 64 * g.elem / g.load_bw;
-  c.mma_ns = 2.0 * 64 * chains * static_cast<double>(bn) * 64 / (d.wgmma_flops / g.sms * 1e-9);
+  c.mma_ns = 2.0 * 64 * chains * wn * 64 / (d.wgmma_flops / g.sms * 1e-9);
   // With the TMA-store epilogue the consumer only stages its tile in shared memory; the TMA store drains it during
   // the next tile. Without, its threads store to global memory at the SM's share of HBM. It is on when the
   // kernel's tma_C map covers C (tma_store=auto decides by the output type; A is mapped there otherwise).
@@ -230,7 +231,7 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
     return a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C" && a.tensor_of == "C";
   });
   c.epilogue_ns =
-      chains * (d.epilogue_fixed_ns + 64.0 * static_cast<double>(bn) * g.elem / (tma_store ? g.load_bw : g.store_bw));
+      chains * (d.epilogue_fixed_ns + 64.0 * wn * g.elem / (tma_store ? g.load_bw : g.store_bw));
   std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
   if (wgmma_config(inst.problem, inst.config).stream_k) shape += "; whole tiles: stream-K's split not modelled";
   if (cm * cn > 1)
@@ -491,7 +492,7 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
   const std::string s = c.text("schedule");
   if (s != "auto") return s == "stream_k";
   const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
-  return wgmma_cluster(c) == 1 && wgmma_tile(p, c).block_M != 256 && tiles < (1 << 30) &&
+  return wgmma_cluster(c) == 1 && wgmma_tile(p, c).block_M <= 128 && tiles < (1 << 30) &&
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
 }
 
@@ -559,6 +560,13 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     return refuse("block_M=256 gives each of the two consumer warpgroups 128 rows as two wgmma chains, 2 x block_N/2 "
                   "accumulator registers a thread: block_N=" + std::to_string(bn) + " needs " + std::to_string(bn) +
                   " of them; use block_N=128 or 152");
+  // 192 x 192 (docs/perf.md, 2026-11-27, gemmbf5): at the default's rate per unit of area on the H100 (6144^3, the
+  // same 9 waves of 128 x 256 work: 0.99-1.00x), slower where its waves are more (4.5 against 4 at 4096^3: 0.89x);
+  // opt-in, no auto.
+  if (bm == 192 && (bn != 192 || !p.boolean("trans_B") || c.text("schedule") == "stream_k"))
+    return refuse("block_M=192 is cuBLAS's 192 x 192 tile: two consumer warpgroups of 96 columns each as three 64-row "
+                  "wgmma chains; it needs block_N=192, trans_B=true (column halves of a K-major B) and the "
+                  "data-parallel schedule (schedule auto or data_parallel)");
   if (bm == 256 && (wgmma_cluster(c) > 1 || c.text("schedule") == "stream_k"))
     return refuse("block_M=256 (two 64-row chains a consumer) runs data-parallel single CTAs: set cluster_M=1, "
                   "cluster_N=1 and schedule=auto or data_parallel");
@@ -574,8 +582,9 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
       return refuse("c_split=" + std::to_string(split) + " splits the TMA-store epilogue's staging tile, but this run "
                     "stores C directly (tma_store off): set c_split=1");
     const GemmWgmmaPlan plan = wgmma_plan(p, c);
-    if (plan.c_swizzle != 0 && (bn / split) % plan.box_C.inner != 0)
-      return refuse("c_split=" + std::to_string(split) + " leaves parts of " + std::to_string(bn / split) +
+    const std::int64_t cols = wgmma_config(p, c).wgmma_n();  // a consumer's staged columns
+    if (plan.c_swizzle != 0 && (cols / split) % plan.box_C.inner != 0)
+      return refuse("c_split=" + std::to_string(split) + " leaves parts of " + std::to_string(cols / split) +
                     " columns, not whole " + std::to_string(plan.box_C.inner) + "-column staging sub-tiles: use "
                     "c_split=1, or block_N=128 or 256");
   }
@@ -600,9 +609,13 @@ KernelSpec gemm_wgmma_spec() {
   k.model_timeline = model_wgmma;
   k.min_cc = 90;
   k.archs = {"sm_90a"};
-  k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 256},
+  k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128, 192, 256},
                                  "rows of C per tile: 64 per consumer warpgroup; 256: two consumers of 128 rows each "
-                                 "(two 64-row wgmma chains), with block_N 128 or 152; 0 = auto: 128, or 256 x 152 "
+                                 "(two 64-row wgmma chains), with block_N 128 or 152; 192 (with block_N=192, trans_B): "
+                                 "two consumers of 96 columns each as three m64n96 chains (cuBLAS's 192 x 192; "
+                                 "opt-in: on the H100 0.99-1.00x the default at 6144^3, 0.80-0.97x at issue 21's "
+                                 "other shapes, slower in 2-CTA clusters); "
+                                 "0 = auto: 128, or 256 x 152 "
                                  "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048); "
                                  "128 x 256 tiles take 4 stages and c_split=2 at K 193-512 and, data-parallel, at "
                                  "K >= 8192 (block_N, num_stages, c_split at their defaults, a 16-bit C, TMA store)"),
@@ -654,7 +667,10 @@ KernelSpec gemm_wgmma_spec() {
         {{"block_M", "256"}, {"block_N", "128"}, {"num_stages", "4"}},
         {{"block_M", "256"}, {"block_N", "152"}, {"num_stages", "4"}, {"c_split", "2"}},
         {{"c_split", "2"}, {"num_stages", "4"}},
-        {{"block_N", "152"}}};
+        {{"block_N", "152"}},
+        // 192 x 192 tiles (two consumers of 96 columns, three chains each; SWIZZLE_64B staging), 4 stages and direct.
+        {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"}},
+        {{"block_M", "192"}, {"block_N", "192"}, {"tma_store", "false"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -723,7 +739,7 @@ KernelSpec gemm_wgmma_spec() {
     const GemmWgmmaPlan plan = make_plan(cfg);
     const std::string in = dtype_name(p.dtype());
     std::vector<LayoutInfo> l = {{"smem_A", memory_spec(plan.smem_A, in)}, {"smem_B", memory_spec(plan.smem_B, in)}};
-    if (auto acc = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.block_N) + "k16.f32.C"))
+    if (auto acc = fragment_spec(plan.acc, "wgmma.m64n" + std::to_string(cfg.wgmma_n()) + "k16.f32.C"))
       l.push_back({"wgmma_C", *acc});
     if (cfg.tma_store && plan.c_swizzle != 0) l.push_back({"smem_C", memory_spec(plan.smem_C, dtype_name(out_type(p)))});
     return l;

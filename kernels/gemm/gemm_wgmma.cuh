@@ -13,6 +13,10 @@
 // 128 rows, [c*128, c*128+128), as two accumulator chains of 64 rows (CFG.chains() = 2) that read each k16's B
 // descriptor in turn: 2 x block_N / 2 accumulator registers a thread (152 at block_N = 152), which the consumers'
 // setmaxnreg 232 holds; its epilogue stores the chains one after the other through the consumer's one staging tile.
+// A 192 x 192 tile (block_M = 192: cuBLAS's arrangement at 6144^3) splits the columns instead: consumer c owns
+// columns [c*96, c*96+96) of all 192 rows as three m64n96 chains (CFG.split_cols(), CFG.wgmma_n() = 96) that read
+// the same B descriptor of its columns on each k16 and each its own 64 rows of A: 3 x 48 = 144 accumulator registers
+// a thread; its 64 x 96 staging tile (three 32-column SWIZZLE_64B sub-tiles) stores the chains in turn.
 // The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
 // that consecutive tiles reuse the same A rows (raster m) or B columns (raster n) from L2.
 //
@@ -91,12 +95,16 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   constexpr GemmWgmmaPlan P = make_plan(CFG);
   constexpr int BM = CFG.block_M, BN = CFG.block_N, BK = CFG.block_K, STAGES = CFG.num_stages, CONSUMERS = CFG.consumers();
   constexpr int CHAINS = CFG.chains();  // 64-row accumulator chains a consumer
+  constexpr bool SPLIT_COLS = CFG.split_cols();  // consumers own column halves (192 x 192), else row ranges
+  constexpr int WN = CFG.wgmma_n();              // a consumer's columns
   constexpr int CLUSTER_M = CFG.cluster_M, CLUSTER_N = CFG.cluster_N, CLUSTER = CFG.cluster();
   constexpr bool TRANS_B = CFG.trans_B, TMA_STORE = CFG.tma_store;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = 16;            // k of one wgmma (m64nNk16)
-  static_assert(BM == WG_M * CONSUMERS * CHAINS, "each consumer warpgroup owns 64 rows per chain");
-  static_assert(CHAINS == 1 || (!CFG.stream_k && CFG.cluster() == 1), "two chains a consumer: data-parallel, no clusters");
+  static_assert(BM * BN == WG_M * WN * CONSUMERS * CHAINS, "each consumer warpgroup owns 64 rows x WN per chain");
+  static_assert(!SPLIT_COLS || (TRANS_B && WN % 8 == 0), "column halves of a K-major B start at whole 8-row atoms");
+  static_assert(CHAINS == 1 || (!CFG.stream_k && (CFG.cluster() == 1 || SPLIT_COLS)),
+                "chains: data-parallel; no clusters but for the 192 x 192 tile's");
   static_assert(BK * P.in_bytes == swizzle_bytes(SmemSwizzle::b128), "one 128-byte swizzle row per tile row");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma N");
   static_assert(TRANS_B || BN % P.box_B.inner == 0, "an N-major B tile is whole 64-column TMA boxes");
@@ -116,6 +124,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   constexpr unsigned A_WG = P.in_bytes * P.smem_A(WG_M, 0);
   constexpr unsigned A_K16 = P.in_bytes * P.smem_A(0, WG_K);
   constexpr unsigned B_K16 = P.in_bytes * P.smem_B(0, WG_K);
+  constexpr unsigned B_WG = SPLIT_COLS ? P.in_bytes * P.smem_B(WN, 0) : 0;  // consumer c's columns of B: c B_WG on
   constexpr unsigned short PAIR_MASK = 0x3;  // both CTAs of the cluster
 
   extern __shared__ unsigned char smem_raw[];
@@ -285,12 +294,13 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         for (int kk = 0; kk < BK / WG_K; ++kk) {
 #pragma unroll
           for (int h = 0; h < CHAINS; ++h) {
-            // Consumer c's rows of A (chain h: its h-th 64 rows) and the B tile at k = 16 kk (the chains' same one).
-            const unsigned a_at = (c * CHAINS + h) * A_WG + kk * A_K16;
-            const unsigned b_at = kk * B_K16;
+            // Consumer c's rows of A (chain h: its h-th 64 rows; split columns: the tile's h-th 64 rows) and the B
+            // tile at k = 16 kk (the chains' same one; split columns: the consumer's WN columns of it).
+            const unsigned a_at = (SPLIT_COLS ? h : c * CHAINS + h) * A_WG + kk * A_K16;
+            const unsigned b_at = c * B_WG + kk * B_K16;
             const unsigned long long da = smem_desc_sw128(a_base + s * A_BYTES + a_at, P.a_lbo, P.a_sbo);
             const unsigned long long db = smem_desc_sw128(b_base + s * B_BYTES + b_at, P.b_lbo, P.b_sbo);
-            WgmmaSS<BN, CFG.bf16, TRANS_B ? 0 : 1>::run(acc + h * NV1, da, db);  // always accumulates (acc zeroed above)
+            WgmmaSS<WN, CFG.bf16, TRANS_B ? 0 : 1>::run(acc + h * NV1, da, db);  // always accumulates (acc zeroed above)
           }
         }
         wgmma_commit();
@@ -352,12 +362,14 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
           }
         }
       }
-      // Epilogue: rows [tm BM + 64 (c CHAINS + h), + 64) and columns [tn BN, + BN) of C per chain h (gemm_store.cuh;
-      // a staged chain waits until the one before it has left the staging tile).
+      // Epilogue: rows [tm BM + 64 (c CHAINS + h), + 64) and columns [tn BN, + BN) of C per chain h (split columns:
+      // rows [tm BM + 64 h, + 64) and columns [tn BN + c WN, + WN); gemm_store.cuh; a staged chain waits until the
+      // one before it has left the staging tile).
 #pragma unroll
       for (int h = 0; h < CHAINS; ++h)
         store_acc_tile<CFG>(acc + h * NV1, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid,
-                            tm * BM + (c * CHAINS + h) * WG_M, tn * BN, M, N);
+                            tm * BM + (SPLIT_COLS ? h : c * CHAINS + h) * WG_M, tn * BN + (SPLIT_COLS ? c * WN : 0), M,
+                            N);
       TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
     });
     if constexpr (TMA_STORE) {

@@ -20,8 +20,9 @@ namespace tl {
 // The kernel's one template parameter (a C++20 structural type): the spec's config in TileLang's names, then what
 // the kernel is specialised on from the problem.
 struct GemmWgmmaConfig {
-  int block_M = 128;   // rows of C per tile: 64 per consumer warpgroup, or 256 as two consumers of two 64-row chains
-  int block_N = 256;   // columns of C per tile: the wgmma N
+  int block_M = 128;   // rows of C per tile: 64 per consumer warpgroup, or 256 as two consumers of two 64-row chains,
+                       // or 192 (with block_N = 192) as two consumers of 96 columns each, three 64-row chains
+  int block_N = 256;   // columns of C per tile: the wgmma N (192 x 192: twice it)
   int block_K = 64;    // one 128-byte swizzle row of 16-bit elements per tile row
   int num_stages = 3;  // TMA pipeline depth
   int panel = 16;      // grouped raster: tile rows (columns) walked together
@@ -41,9 +42,13 @@ struct GemmWgmmaConfig {
   int c_split = 1;
 
   // Consumer warpgroups: one per 64 rows up to two; a 256-row tile gives each of two consumers 128 rows as two
-  // m64nN accumulator chains (chains() = 2) that share each k-step's B descriptor.
-  TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64 < 2 ? block_M / 64 : 2; }
-  TL_HOST_DEVICE constexpr int chains() const { return block_M / 64 / consumers(); }
+  // m64nN accumulator chains (chains() = 2) that share each k-step's B descriptor. A 192-row tile (cuBLAS's 192 x 192
+  // arrangement) splits the columns instead: each of two consumers owns block_N / 2 columns of all 192 rows as three
+  // m64n(block_N / 2) chains (split_cols()) that share each k-step's B descriptor of its columns.
+  TL_HOST_DEVICE constexpr bool split_cols() const { return block_M == 192; }
+  TL_HOST_DEVICE constexpr int consumers() const { return split_cols() || block_M / 64 >= 2 ? 2 : block_M / 64; }
+  TL_HOST_DEVICE constexpr int chains() const { return split_cols() ? block_M / 64 : block_M / 64 / consumers(); }
+  TL_HOST_DEVICE constexpr int wgmma_n() const { return split_cols() ? block_N / consumers() : block_N; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int cluster() const { return cluster_M * cluster_N; }
 };
@@ -81,7 +86,7 @@ struct GemmAccStorePlan {
   // e.g. 152): a row-major 64 x block_N tile, rows of block_N * c_bytes bytes, stored by one unswizzled TMA box. At
   // 152 16-bit columns a row is 76 words, so the 8 rows of a warp's accumulator pairs start in banks 0, 12, 24, 4,
   // 16, 28, 8, 20 and their 4 words each never meet: conflict free.
-  int c_swizzle = 128;
+  int c_swizzle = 128;  // or 64: sub-tiles of 64-byte rows (SWIZZLE_64B), when block_N's rows are not whole 128 bytes
   int c_cols = 0;  // the plain tile's row length in elements: block_N, or one part's columns (c_split)
 };
 
@@ -101,10 +106,16 @@ TL_HOST_DEVICE constexpr GemmAccStorePlan make_acc_store_plan(int block_N, gemm_
   GemmAccStorePlan p;
   p.c_bytes = gemm_detail::out_bytes(out_dtype);
   p.c_cols = plain_parts == 1 ? block_N : (block_N / plain_parts + 7) / 8 * 8;
-  p.c_swizzle = (block_N * p.c_bytes) % swizzle_bytes(SmemSwizzle::b128) == 0 ? swizzle_bytes(SmemSwizzle::b128) : 0;
+  // Rows of whole 128-byte sub-tiles, else of whole 64-byte ones (96 16-bit columns: three 32-column sub-tiles with
+  // SWIZZLE_64B, whose 8 rows of a warp's pair stores land in 8 different 16-byte bank groups), else plain.
+  const SmemSwizzle mode = (block_N * p.c_bytes) % swizzle_bytes(SmemSwizzle::b128) == 0  ? SmemSwizzle::b128
+                           : (block_N * p.c_bytes) % swizzle_bytes(SmemSwizzle::b64) == 0 ? SmemSwizzle::b64
+                                                                                           : SmemSwizzle::none;
+  p.c_swizzle = swizzle_bytes(mode);
   // The plain tile leaves smem_C unused; it is laid out over whole 128-byte rows so that it stays a valid layout.
-  const int atom_cols = swizzle_bytes(SmemSwizzle::b128) / p.c_bytes;
-  p.smem_C = smem_layout(SmemSwizzle::b128, p.c_bytes, 64, (block_N + atom_cols - 1) / atom_cols * atom_cols);
+  const SmemSwizzle laid = mode == SmemSwizzle::none ? SmemSwizzle::b128 : mode;
+  const int atom_cols = swizzle_bytes(laid) / p.c_bytes;
+  p.smem_C = smem_layout(laid, p.c_bytes, 64, (block_N + atom_cols - 1) / atom_cols * atom_cols);
   p.acc = wgmma_m64nNk16_d(block_N);
   const IntTuple values = p.acc.tv().mode(1).shape();  // (2, 2, N/8): pair, row half, column block
   p.acc_pair = values.leaf(0);
@@ -152,7 +163,8 @@ struct GemmWgmmaPlan : GemmAccStorePlan {
 
 TL_HOST_DEVICE constexpr GemmWgmmaPlan make_plan(const GemmWgmmaConfig& c) {
   GemmWgmmaPlan p;
-  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.block_N, c.out_dtype, c.tma_store, c.c_split);
+  // A consumer's accumulator: m64 x wgmma_n (block_N, or half of it in a 192 x 192 tile).
+  static_cast<GemmAccStorePlan&>(p) = make_acc_store_plan(c.wgmma_n(), c.out_dtype, c.tma_store, c.c_split);
   if (p.c_swizzle != 0) p.c_tile_bytes /= c.c_split;  // whole sub-tiles a part (gemm.fp8's c_split)
   p.in_bytes = 2;
   p.smem_A = smem_layout(SmemSwizzle::b128, p.in_bytes, c.block_M, c.block_K);

@@ -364,6 +364,113 @@ TEST(GemmWgmmaPlan, TwoChainsAConsumerPlainStagingCompileAndRefuseWhatTheyCannot
   refused({}, {{"c_split", "2"}, {"tma_store", "false"}}, "set c_split=1");
 }
 
+// block_M=192, block_N=192 (cuBLAS's 6144^3 tile): two consumers of 96 columns of all 192 rows, three m64n96 chains
+// each on one B descriptor of their columns; each consumer's 64 x 96 staging tile as three 32-column SWIZZLE_64B
+// sub-tiles (a 16-bit C) stored chain by chain; 4 stages of 48 KB fit beside them.
+TEST(GemmWgmmaPlan, ColumnHalvesOf192x192TilesStageSwizzle64AndCompile) {
+  constexpr GemmWgmmaConfig cfg{.block_M = 192, .block_N = 192, .num_stages = 4};
+  static_assert(cfg.split_cols() && cfg.consumers() == 2 && cfg.chains() == 3 && cfg.wgmma_n() == 96 &&
+                cfg.threads() == 384);
+  static_assert(GemmWgmmaConfig{}.wgmma_n() == 256 && !GemmWgmmaConfig{.block_M = 256, .block_N = 152}.split_cols());
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  const GemmWgmmaPlan p = make_plan(cfg);
+  EXPECT_EQ(p.acc.num_values(), 48);  // x 3 chains = 144 accumulator registers a thread
+  EXPECT_EQ(p.acc.cols(), 96);
+  EXPECT_EQ(p.a_stage_bytes + p.b_stage_bytes, 48 * 1024);
+  EXPECT_EQ(p.in_bytes * p.smem_B(96, 0) % 1024, 0);  // consumer 1's B columns start a swizzle atom
+  EXPECT_EQ(p.in_bytes * p.smem_B(96, 0), 96 * 128);
+  EXPECT_EQ(p.c_swizzle, 64);
+  EXPECT_EQ(p.box_C.inner, 32);
+  EXPECT_EQ(p.box_C.outer, 64);
+  EXPECT_EQ(p.c_tile_bytes, 64 * 96 * 2);
+  EXPECT_EQ(p.c_offset % 1024, 0);
+  EXPECT_EQ(p.c_tile_bytes % 1024, 0);  // the second consumer's tile starts aligned too
+  EXPECT_LE(p.bytes, optin);
+  // The staging tile is what TMA's SWIZZLE_64B writes for three (32, 64) boxes, sub-tile q at q x 4 KB.
+  auto sw64 = [](int linear) { return linear ^ (((linear >> 7) & 3) << 4); };
+  for (int r = 0; r < 64; ++r)
+    for (int col = 0; col < 96; ++col)
+      ASSERT_EQ(2 * p.smem_C(r, col), (col / 32) * 4096 + sw64(r * 64 + 2 * (col % 32))) << r << " " << col;
+  // Every register's staging offset is the layout's (the kernel's joins), every element once, and a warp's pair
+  // stores of one register pair fall in 32 different banks.
+  const GemmWgmmaAccTable at = acc_table(p);
+  EXPECT_EQ(at.staging[p.acc_pair] % p.smem_C.period(), 0);
+  std::vector<int> covered(64 * 96, 0);
+  for (int t = 0; t < 128; ++t) {
+    const TileCoord e0 = p.acc(t, 0);
+    const int thread_at = p.smem_C(e0.row, e0.col);
+    for (int j = 0; j < p.acc.num_values() / p.acc_block; ++j) {
+      const int block_at = p.smem_C.join_disjoint(thread_at, at.staging[p.acc_block * j]);
+      for (int h = 0; h < p.acc_block / p.acc_pair; ++h) {
+        const int v = p.acc_block * j + p.acc_pair * h;
+        const TileCoord e = p.acc(t, v);
+        ASSERT_EQ(block_at + at.staging[p.acc_pair * h], p.smem_C(e.row, e.col)) << "t " << t << " v " << v;
+        ++covered[static_cast<size_t>(p.smem_C(e.row, e.col))];
+        ++covered[static_cast<size_t>(p.smem_C(e.row, e.col + 1))];
+      }
+    }
+  }
+  EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), 64 * 96);
+  for (int w = 0; w < 4; ++w)
+    for (int v = 0; v < p.acc.num_values(); v += p.acc_pair) {
+      std::set<int> banks;
+      for (int l = 0; l < 32; ++l) {
+        const TileCoord e = p.acc(32 * w + l, v);
+        banks.insert(p.smem_C(e.row, e.col) * 2 / 4 % 32);
+      }
+      ASSERT_EQ(banks.size(), 32u) << "warp " << w << " v " << v;
+    }
+  // An f32 C: 96 columns are three 128-byte sub-tiles; its two 24 KB staging tiles fit beside 3 stages.
+  const GemmWgmmaPlan f32 = make_plan({.block_M = 192, .block_N = 192, .out_dtype = kOutF32});
+  EXPECT_EQ(f32.c_swizzle, 128);
+  EXPECT_EQ(f32.box_C.inner, 32);
+  EXPECT_LE(f32.bytes, optin);
+
+  const KernelInstance k = instance({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}},
+                                    {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"}});
+  EXPECT_NE(k.name_expression.find(".block_M = 192, .block_N = 192"), std::string::npos) << k.name_expression;
+  EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << "schedule=auto never splits 192 x 192 tiles";
+  EXPECT_EQ(k.launch.block.x, 384u);
+  for (const ArgSpec& a : k.args)
+    if (a.kind == ArgSpec::Kind::tensor_map && a.name == "tma_C") {
+      EXPECT_EQ(a.box, (std::vector<std::int64_t>{32, 64}));
+      EXPECT_EQ(a.swizzle_bytes, 64);
+    }
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  for (const char* store : {"true", "false"}) {
+    const KernelInstance ks = instance({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}},
+                                       {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"}, {"tma_store", store}});
+    const auto compiled = test::scratch_jit().compile(compile_request(ks, opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0) << "tma_store=" << store << ": 144 accumulators under 232";
+  }
+  const auto refused = [](const std::map<std::string, std::string>& problem,
+                          const std::map<std::string, std::string>& config, const std::string& why) {
+    const auto r = instantiate(wgmma_spec(), problem, config, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  };
+  refused({}, {{"block_M", "192"}}, "it needs block_N=192");
+  refused({{"trans_B", "false"}}, {{"block_M", "192"}, {"block_N", "192"}}, "it needs block_N=192");
+  // Pairs (cuBLAS runs this tile in 2-CTA clusters): each CTA multicasts 96 rows of the shared operand, whole atoms.
+  for (auto [cm, cn] : {std::pair{2, 1}, std::pair{1, 2}}) {
+    const GemmWgmmaPlan pair = make_plan({.block_M = 192, .block_N = 192, .num_stages = 4, .cluster_M = cm, .cluster_N = cn});
+    EXPECT_EQ((cm == 2 ? pair.box_B : pair.box_A).outer, 96);
+    EXPECT_EQ((cm == 2 ? pair.in_bytes * pair.smem_B(96, 0) : pair.in_bytes * pair.smem_A(96, 0)) % 1024, 0);
+    const KernelInstance kc = instance({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}},
+                                       {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"},
+                                        {"cluster_M", std::to_string(cm)}, {"cluster_N", std::to_string(cn)}});
+    EXPECT_EQ(kc.launch.cluster.x, 2u);
+    const auto compiled = test::scratch_jit().compile(compile_request(kc, opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0);
+  }
+  refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"schedule", "stream_k"}}, "it needs block_N=192");
+  refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"c_split", "2"}}, "staging sub-tiles");
+  refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "5"}}, "shared memory");
+}
+
 // block_M=0 (auto): 256 x 152 tiles with 4 stages and c_split=2 where their waves fill the SMs better than 128 x 256
 // tiles' (under 0.95 of them, K >= 2048): of issue 21's eight shapes only 3000 x 5000 x 4096; else 128 rows.
 TEST(GemmWgmmaPlan, TileAutoTakes256x152WhereItsWavesFillBetter) {
