@@ -17,6 +17,7 @@
 #include "tile/config.hpp"
 #include "tile/convert.cuh"
 #include "tile/global.cuh"
+#include "tile/ldmatrix.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/probe.hpp"
 #include "tile/reduce.hpp"
@@ -66,12 +67,31 @@ struct PartWalk {
   }
 };
 
+// C.rope_regs: Q's RoPE columns (kMlaDimV .. kMlaDimQK - 1, the tile's last panel) as this thread's wgmma A fragments
+// of Q K^T's last kRopeSteps k16 steps, 4 registers a step (rows 16 warp + lane / 4 and + 8, columns 2 (lane % 4) and
+// + 8 of the step: the m64k16 A layout), by one ldmatrix.x4 a step from the Q tile: lane l gives the row
+// 16 warp + l % 8 + 8 (l / 8 % 2), columns + 8 (l / 16), so matrices 0-3 are (rows, columns) + (0, 0), (8, 0), (0, 8),
+// (8, 8), the order of the fragment's registers. The swizzle moves whole 16-byte chunks, so each row address is the
+// tile layout's. Called once the request's Q is in (its full barrier waited), before the wgmma fence of Q K^T.
+enum : int { kRopeStep0 = kMlaDimV / 16, kRopeSteps = (kMlaDimQK - kMlaDimV) / 16, kRopeRegs = 4 * kRopeSteps };
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE void load_rope_regs(unsigned* qr, unsigned q_base, int tid) {
+  static constexpr MlaDecodePlan P = make_plan(C);
+  const int lane = tid % 32, row = 16 * (tid / 32) + lane % 8 + 8 * (lane / 8 % 2), col = kMlaDimV + 8 * (lane / 16);
+#pragma unroll
+  for (int t = 0; t < kRopeSteps; ++t)
+    ldmatrix_x4(q_base + 2u * static_cast<unsigned>(P.tile(row, col + 16 * t)), qr[4 * t], qr[4 * t + 1],
+                qr[4 * t + 2], qr[4 * t + 3]);
+}
+
 // Issues S = Q K[rows]^T for the plan's s_cols cache rows starting at k_rows, over the 576 columns in k16 steps,
 // into sacc (zeroed first) as one wgmma group. A K-major SW128 descriptor starts at the step's column in row 0 of
 // the 8-row atom (where the swizzle moves nothing). C.uniform_desc: q_base and k_rows are warp-uniform values
 // (mla_consumer's) and hi their descriptors' high word; each step's low word is theirs plus the step's offset >> 4.
+// C.rope_regs: the steps from kRopeStep0 on take Q from qr (load_rope_regs), K from shared memory.
 template <MlaDecodeConfig C>
-TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned hi = wgmma_ops::kSw128DescHi) {
+TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, unsigned hi = wgmma_ops::kSw128DescHi,
+                               const unsigned* qr = nullptr) {
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto steps = tabulate<kMlaDimQK / 16>([](int i) { return 2u * P.tile(0, 16 * i); });
   static_assert([] {
@@ -87,7 +107,13 @@ TL_DEVICE_INLINE void issue_qk(float* sacc, unsigned q_base, unsigned k_rows, un
 #pragma unroll
   for (int i = 0; i < steps.size(); ++i) {
     const unsigned at = steps[i];
-    if constexpr (C.uniform_desc) {
+    if (C.rope_regs && i >= kRopeStep0) {
+      if constexpr (C.uniform_desc)
+        WgmmaRS<P.s_cols, C.bf16, 0>::run(sacc, qr + 4 * (i - kRopeStep0), desc_of(k_lo + (at >> 4), hi), 1);
+      else
+        WgmmaRS<P.s_cols, C.bf16, 0>::run(sacc, qr + 4 * (i - kRopeStep0),
+                                          smem_desc_sw128(k_rows + at, 16, P.desc_sbo), 1);
+    } else if constexpr (C.uniform_desc) {
       WgmmaSS<P.s_cols, C.bf16, 0>::run(sacc, desc_of(q_lo + (at >> 4), hi), desc_of(k_lo + (at >> 4), hi));
     } else {
       const unsigned long long da = smem_desc_sw128(q_base + at, 16, P.desc_sbo);
@@ -448,6 +474,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   constexpr int tok0 = QK_WG == 2 ? NS * c : 0;
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
+  unsigned qr[kRopeRegs];  // C.rope_regs: Q's RoPE panel as A fragments (load_rope_regs), the Q K^T warpgroups' only
   int it = 0, qn = 0;
   // C.uniform_desc: the wgmma descriptors are built from values ptxas can prove warp-uniform, the results of
   // redux.sync (warp_uniform): the KV ring counter once per block and the descriptors' high word once (as a constant,
@@ -484,6 +511,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
     mbar_wait(q_full, qn & 1);
+    if constexpr (C.rope_regs && does_qk) load_rope_regs<C>(qr, q_base, tid);
 
     for (int blk = b0; blk < b1; ++blk, ++it) {
       const int s = it & 1;
@@ -499,7 +527,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         TL_PROBE_END(mla_probe::wait_kv, s, blk);
         TL_PROBE_BEGIN(mla_probe::qk, s, blk);
         constexpr unsigned k_rows = 2 * P.tile(tok0, 0);
-        issue_qk<C>(sacc, q_base, kv_d + k_rows, hi_u);
+        issue_qk<C>(sacc, q_base, kv_d + k_rows, hi_u, qr);
       }
       if (does_qk) {
         wgmma_wait<0>();
@@ -749,6 +777,10 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
   float o[P.acc_o.num_values()];
   float sacc[P.acc_s.num_values()];
   unsigned pr[P.acc_s.num_values() / 2];
+  // CC.rope_regs: Q's RoPE panel as A fragments (load_rope_regs), consumer 0's only: with consumer 1's too the
+  // build spills 48 B at CB 4096 (ptxas, 232 registers), with consumer 0's alone none.
+  constexpr bool rope = CC.rope_regs && c == 0;
+  unsigned qr[kRopeRegs];
   int pn = 0, qn = 0;
   const PartWalk walk(a.parts, HEAD_FAST ? blockIdx.y : blockIdx.x, a.batch);
   for (int k = 0; DYNAMIC || k < walk.count; ++k) {
@@ -779,6 +811,7 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
 #pragma unroll
     for (int i = 0; i < P.acc_o.num_values(); ++i) o[i] = 0.f;
     if constexpr (!DYNAMIC) mbar_wait(q_full, qn & 1);
+    if constexpr (rope) load_rope_regs<CC>(qr, q_base, tid);
     // S = Q K^T of the own block of pair (fill parity ph), over the half the producer fills first, then the other;
     // with the previous pair's last P V in flight (consumer 0), B's half L is freed once that completes.
     const auto qk = [&](unsigned ph, bool pv_in_flight) {
@@ -792,6 +825,11 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
 #pragma unroll
         for (int j = 0; j < qk_steps.size(); ++j) {
           if ((j >= half_steps) != (h == 1)) continue;
+          if (rope && j >= kRopeStep0) {  // Q's RoPE steps from registers
+            WgmmaRS<P.s_cols, CC.bf16, 0>::run(sacc, qr + 4 * (j - kRopeStep0),
+                                               smem_desc_sw128(own + qk_steps[j], 16, P.desc_sbo), 1);
+            continue;
+          }
           WgmmaSS<P.s_cols, CC.bf16, 0>::run(sacc, smem_desc_sw128(q_base + qk_steps[j], 16, P.desc_sbo),
                                              smem_desc_sw128(own + qk_steps[j], 16, P.desc_sbo));
         }

@@ -17,6 +17,16 @@ namespace {
 
 constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kBlock = kMlaBlock;
 
+// rope_regs=auto: on where a request has more than two 64-row tiles (seq_q x heads > 128, where uniform_desc's auto
+// is on too) with the unchained schedule, unless uniform_desc=false (docs/perf.md, mladec8: 1.006-1.011x at CB 4096
+// / 8192 on the H100, even at MB 4096, L32 not shown); true: also with chain, whose consumer 0 then holds it.
+bool rope_regs(const Values& p, const Values& c) {
+  if (c.integer("qk_warpgroups") != 1) return false;
+  const std::string& v = c.text("rope_regs");
+  return v == "true" || (v == "auto" && !c.boolean("chain") && c.text("uniform_desc") != "false" &&
+                         p.integer("seq_q") * p.integer("heads") > 2 * kBlock);
+}
+
 // The kernel's template argument for a validated problem and config.
 MlaDecodeConfig mla_config(const Values& p, const Values& c) {
   return {.causal = p.boolean("causal"),
@@ -26,9 +36,10 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .evict_first = c.text("evict_first") == "on" ||
                          (c.text("evict_first") == "auto" && p.integer("seq_q") * p.integer("heads") <= kBlock),
           .uniform_desc = c.integer("qk_warpgroups") == 1 && !c.boolean("chain") &&
-                          (c.text("uniform_desc") == "true" ||
+                          (c.text("uniform_desc") == "true" || rope_regs(p, c) ||
                            (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock)),
-          .chain = c.boolean("chain") && c.integer("qk_warpgroups") == 1};
+          .chain = c.boolean("chain") && c.integer("qk_warpgroups") == 1,
+          .rope_regs = rope_regs(p, c)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -272,7 +283,21 @@ KernelSpec mla_decode_spec() {
                                   "(qk_warpgroups 1 only; its descriptors are per thread, uniform_desc does not apply). "
                                   "Measured 0.97-0.98x the default at CB 4096, 0.996x at CB 8192, 0.91-0.93x at MB "
                                   "4096, mixed at L32 on the H100: two Q K^T at once share the shared-memory reads "
-                                  "that bound them (docs/perf.md, mladec7)")}};
+                                  "that bound them (docs/perf.md, mladec7)"),
+               ParamSpec::enumeration("rope_regs", "auto", {"auto", "true", "false"},
+                                      "true: Q's RoPE panel (columns 512-575) held in the Q K^T warpgroup's registers "
+                                      "as wgmma A fragments (16 registers a thread, loaded by ldmatrix once per "
+                                      "request, as FlashMLA's dense decode holds it), so Q K^T's last four of 36 k16 "
+                                      "steps read only K from shared memory (8 of its 144 KiB of shared-memory reads "
+                                      "a block less). qk_warpgroups 1 only. Unchained it takes uniform_desc with it "
+                                      "(with per-thread descriptors its build spills 32-52 B); with chain, consumer "
+                                      "0's Q K^T only (with consumer 1's too the build spills 48 B at CB 4096; at "
+                                      "s_q 1 consumer 0's alone spills 44 B). auto: on where a request has more than "
+                                      "two row tiles (seq_q x heads > 128) without chain, unless uniform_desc=false: "
+                                      "1.006-1.011x at FlashMLA's compute-bound s_q 2, h_q 128 (4k and 8k) on the "
+                                      "H100, four alternated rounds in two calls, medians and minima; off at s_q 1 "
+                                      "(h_q 64: even; h_q 128 at 32k: bimodal runs, not shown; docs/perf.md, "
+                                      "mladec8)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -27,7 +27,10 @@
 // shortens middle-split parts (mla_schedule.hpp). evict_first (the spec's auto: a request's rows fit one row tile,
 // so no other CTA reads a KV block) loads the cache with an L2 evict_first policy (+2.4-7.6% memory-bound).
 // uniform_desc (the spec's auto: more than two row tiles a request) builds the consumers' wgmma descriptors from
-// warp-uniform values (mla_consumer.cuh; +0.8-1.3% compute-bound).
+// warp-uniform values (mla_consumer.cuh; +0.8-1.3% compute-bound). rope_regs (the spec's auto: the same problems,
+// without chain; it takes uniform_desc with it) holds Q's RoPE panel in the Q K^T warpgroup's registers as wgmma A
+// fragments, loaded once per request (mla_consumer.cuh's load_rope_regs), so Q K^T's last four k16 steps read only K
+// from shared memory (+0.6-1.1% compute-bound; with chain consumer 0's, opt-in).
 //
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV

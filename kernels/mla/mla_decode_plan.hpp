@@ -28,6 +28,9 @@ struct MlaDecodeConfig {
   // The two consumers chained over pairs of KV blocks (mla_consumer.cuh's chained_consumer, mla.sparse_prefill's
   // schedule), the stages loaded and freed in halves; with qk_warpgroups 1 only (chained()).
   bool chain = false;
+  // Q's RoPE panel (columns 512 .. 575) held in the Q K^T warpgroups' registers as wgmma A fragments, loaded once per
+  // request: Q K^T's last four k16 steps read only K from shared memory (mla_consumer.cuh's load_rope_regs).
+  bool rope_regs = false;
 };
 
 // mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
@@ -132,6 +135,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("evict_first", c.evict_first)
       .field("uniform_desc", c.uniform_desc);
   if (c.chain) n.field("chain", true);  // named only when on: the unchained kernels keep their names
+  if (c.rope_regs) n.field("rope_regs", true);  // the same
   return n.str();
 }
 

@@ -50,7 +50,15 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"uniform_desc", "true"}}},
       {{}, {{"chain", "true"}}},
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"chain", "true"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"chain", "true"}}}};
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"chain", "true"}}},
+      // rope_regs: 16 more registers held across a request by the Q K^T warpgroup(s) (chain: consumer 0's).
+      {{}, {{"rope_regs", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"rope_regs", "true"}}},
+      {{{"seq_q", "1"}, {"heads", "128"}}, {{"rope_regs", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}}, {{"rope_regs", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"chain", "true"}, {"rope_regs", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"chain", "true"}, {"rope_regs", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}}, {{"chain", "true"}, {"rope_regs", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -64,9 +72,11 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       // Known gap (docs/perf.md, 2026-11-24): with qk_warpgroups=1 (the default) the probe build of the kernel with
       // the register merge spills a few registers (32-48 B since the vector stores); the timed build must stay
       // spill-free, and so must both builds with qk_warpgroups=2.
-      // The chained schedule's probe build spills more (124 B at CB 4096, 88 B at MB 4096; its timed build none).
+      // The chained schedule's probe build spills more (124 B at CB 4096, 88 B at MB 4096; its timed build none), and
+      // so does rope_regs' (16 registers more: 128-160 B unchained, 224 B with the chain; its timed builds none).
       const bool probe_qk1 = probes && inst->config.integer("qk_warpgroups") == 1;
-      const int probe_spill = inst->config.boolean("chain") ? 160 : 64;
+      const bool rope = inst->name_expression.find(".rope_regs = true") != std::string::npos;
+      const int probe_spill = inst->config.boolean("chain") ? (rope ? 256 : 160) : (rope ? 192 : 64);
       EXPECT_LE(k->resources.spill_store_bytes, probe_qk1 ? probe_spill : 0);
       EXPECT_LE(k->resources.stack_frame_bytes, probe_qk1 ? probe_spill : 0);
       EXPECT_LE(k->resources.registers * 384, 65536);
@@ -139,6 +149,36 @@ TEST(MlaDecode, ChainFollowsTheConfig) {
   EXPECT_LE(chained_plan.empty_hi(1) + 8, chained_plan.smem_used);
   EXPECT_EQ(make_plan(MlaDecodeConfig{.qk_warpgroups = 2, .chain = true}).smem_bytes,
             make_plan(MlaDecodeConfig{.qk_warpgroups = 2}).smem_bytes);
+}
+
+// rope_regs: named only when on (the kernels without it keep their names), with one Q K^T warpgroup only; unchained it
+// takes uniform_desc with it (the per-thread descriptors' build spills). auto: on where a request has more than two
+// row tiles, without chain and unless uniform_desc=false (true puts it on with chain too); no shared memory of its
+// own.
+TEST(MlaDecode, RopeRegsFollowsTheConfig) {
+  auto name = [](const KV& problem, const KV& config) {
+    auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() ? inst->name_expression : std::string();
+  };
+  const KV cb = {{"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}},
+           mb = {{"heads", "64"}};
+  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
+  EXPECT_EQ(name(l32, {}).find(".rope_regs"), std::string::npos);
+  EXPECT_EQ(name(mb, {}).find(".rope_regs"), std::string::npos);
+  EXPECT_EQ(name(cb, {{"rope_regs", "false"}}).find(".rope_regs"), std::string::npos);
+  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false}"), std::string::npos);  // auto yields
+  // true where auto is off: uniform_desc comes with it, even against uniform_desc=false.
+  EXPECT_NE(name(mb, {{"rope_regs", "true"}}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
+  EXPECT_NE(name(mb, {{"rope_regs", "true"}, {"uniform_desc", "false"}}).find(".uniform_desc = true, .rope_regs = true}"),
+            std::string::npos);
+  // chain: only when asked for; two Q K^T warpgroups: never.
+  EXPECT_EQ(name(cb, {{"chain", "true"}}).find(".rope_regs"), std::string::npos);
+  EXPECT_NE(name(cb, {{"chain", "true"}, {"rope_regs", "true"}}).find(".chain = true, .rope_regs = true}"),
+            std::string::npos);
+  EXPECT_EQ(name(cb, {{"rope_regs", "true"}, {"qk_warpgroups", "2"}}).find(".rope_regs"), std::string::npos);
+  EXPECT_EQ(make_plan(MlaDecodeConfig{.rope_regs = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {

@@ -218,6 +218,9 @@ TEST(MlaDecodePlan, ConfigNamesEveryFieldAndEachChangesTheCacheKey) {
                                             .evict_first = true, .uniform_desc = true}),
             "tl::mla_decode<tl::MlaDecodeConfig{.causal = true, .bf16 = false, .qk_warpgroups = 2, .vec_store = false, "
             ".evict_first = true, .uniform_desc = true}>");
+  EXPECT_EQ(name_expression(MlaDecodeConfig{.uniform_desc = true, .chain = true, .rope_regs = true}),
+            "tl::mla_decode<tl::MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = 1, .vec_store = true, "
+            ".evict_first = false, .uniform_desc = true, .chain = true, .rope_regs = true}>");
   auto key = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
     auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
     EXPECT_TRUE(inst.ok()) << inst.status().message();
@@ -233,7 +236,9 @@ TEST(MlaDecodePlan, ConfigNamesEveryFieldAndEachChangesTheCacheKey) {
   keys.insert(key({}, {{"vec_store", "false"}}));
   keys.insert(key({}, {{"evict_first", "off"}}));  // auto is on at the default problem (one row tile)
   keys.insert(key({}, {{"uniform_desc", "true"}}));  // auto is off at the default problem (one row tile)
-  EXPECT_EQ(keys.size(), 7u);
+  keys.insert(key({}, {{"rope_regs", "true"}, {"uniform_desc", "true"}}));  // auto is off there too
+  keys.insert(key({}, {{"chain", "true"}}));
+  EXPECT_EQ(keys.size(), 9u);
   EXPECT_EQ(key({{"batch", "7"}}, {{"sms", "9"}}), base);  // the run-time arguments and the schedule are not the code
 }
 
