@@ -435,8 +435,18 @@ KernelSpec attn_bwd_mma_spec() {
 // none without); off with the lockstep dQ (GQA: spill-free, but not timed).
 // ds_stsm=auto: dS by stmatrix where it won in every alternated round by medians and minima (H100, docs/perf.md:
 // 1.049-1.055x at b 16, h 16, 2k, d 64; 1.016-1.029x at b 8, h 16, 4k, d 128 causal), with dq_alt at dim 64 (not
-// causal: not timed) and dim 128 causal; off at dim 128 without the mask (0.98-1.01x at 4k, a loss by the minima in
-// one of five rounds at 16k) and with the lockstep dQ (GQA causal 0.98-1.00x).
+// causal: not timed) and dim 128 causal; at dim 128 without the mask alone 0.98-1.01x at 4k, a loss by the minima in
+// one of five rounds at 16k (on there with rows_v4 where walks are short, below); off with the lockstep dQ (GQA
+// causal 0.98-1.00x).
+// p_mask=auto: the mask only in the tiles it can cut (split) with dq_alt at dim 128 causal (H100, docs/perf.md:
+// 1.007-1.015x alone, 1.043-1.053x with dkv_stage at b 8, h 16, 4k causal); branch with the lockstep dQ (GQA causal
+// 0.971-0.979x) and at dim 64 causal (its build spills 4 bytes; not timed).
+// dkv_stage=auto: dK, dV through shared memory where a CTA's walk (the group's heads x query tiles) is at most 64 query
+// tiles, so its epilogue is a share of its time to show (H100, docs/perf.md: 1.026-1.035x at 4k causal (walks up to
+// 64), 1.007-1.012x at 4k (64), 1.013-1.029x at d 64 2k (16)); off at 16k (256: 0.98-1.007x, inside the power cap's
+// noise) and at GQA causal (4 x 64: 1.004-1.009x in two rounds, 0.997-0.999x by medians in two).
+// ds_stsm and rows_v4 there too at dim 128 without the mask (4k: beside dkv_stage 1.005-1.018x in both rounds, alone
+// 1.005-1.008x; at 16k mixed in four rounds: 1.006-1.030x by medians, 0.970-1.023x by minima).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   const std::string alt = c.text("dq_alt");
@@ -454,14 +464,24 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .dq_alt = alt == "true",
                        .uniform_desc = c.text("uniform_desc") == "true",
                        .ds_stsm = c.text("ds_stsm") == "true",
-                       .rows_v4 = c.boolean("rows_v4")};
+                       .rows_v4 = c.text("rows_v4") == "true",
+                       .p_mask = c.text("p_mask") == "split" ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch,
+                       .dkv_stage = c.text("dkv_stage") == "true"};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
     r.dq_alt = make_plan(x).bytes <= limits_for_arch("sm_90a").smem_per_block_optin;
   }
   if (c.text("uniform_desc") == "auto") r.uniform_desc = r.dq_alt && !(dim == 64 && r.causal);
-  if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 64 ? !r.causal : r.causal);
+  // A CTA's longest walk in query tiles (every head of its GQA group): up to 64, the per-CTA epilogue counts.
+  const std::int64_t walk =
+      p.integer("heads") / p.integer("heads_kv") * ((p.integer("seq_q") + r.block_M - 1) / r.block_M);
+  const bool short_walk = walk <= 64;
+  if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 64 ? !r.causal : r.causal || short_walk);
+  if (c.text("rows_v4") == "auto") r.rows_v4 = r.dq_alt && dim == 128 && !r.causal && short_walk;
+  if (c.text("p_mask") == "auto")
+    r.p_mask = r.dq_alt && dim == 128 && r.causal ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch;
+  if (c.text("dkv_stage") == "auto") r.dkv_stage = short_walk;
   return r;
 }
 
@@ -521,10 +541,23 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("ds_stsm", "auto", {"auto", "true", "false"},
                                       "dS to shared memory by stmatrix (4 instructions a thread and tile at dim 128, "
                                       "8 at dim 64, instead of 16 / 32 32-bit stores; false: the 32-bit stores); "
-                                      "auto = with dq_alt at dim 64 (not causal) and at dim 128 causal"),
-               ParamSpec::boolean("rows_v4", false,
-                                  "the row values (D, LSE) of a stage in an order that gives each consumer thread "
-                                  "four queries' values in one 16-byte load (false: two 8-byte loads)")}};
+                                      "auto = with dq_alt at dim 64 (not causal), at dim 128 causal, and at dim 128 "
+                                      "where a walk is at most 64 query tiles"),
+               ParamSpec::enumeration("rows_v4", "auto", {"auto", "true", "false"},
+                                      "the row values (D, LSE) of a stage in an order that gives each consumer thread "
+                                      "four queries' values in one 16-byte load (false: two 8-byte loads); auto = "
+                                      "with ds_stsm at dim 128 without the mask where a walk is at most 64 query tiles"),
+               ParamSpec::enumeration("p_mask", "auto", {"auto", "branch", "split"},
+                                      "P's mask (causal, keys past the sequence): split = tested per value only in "
+                                      "the tiles it can cut, there without a branch (the masked values' exponent "
+                                      "-inf), the others with no mask code; branch = P = 0 or the exponential per "
+                                      "value in every tile (ptxas: a branch around each pair's ex2); auto = split "
+                                      "with dq_alt at dim 128 causal"),
+               ParamSpec::enumeration("dkv_stage", "auto", {"auto", "true", "false"},
+                                      "dK and dV written through shared memory (each consumer warpgroup's rows of V, "
+                                      "free after its walk) as whole rows in 16-byte stores (false: 4-byte stores "
+                                      "straight from the accumulators); auto = where a CTA's walk (the GQA group's "
+                                      "heads x query tiles) is at most 64 query tiles")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

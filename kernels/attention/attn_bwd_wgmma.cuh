@@ -46,12 +46,21 @@
 // buffers (tile it % 2), the dS-written barrier alternates between ids 1 and 4 by tile, and each warpgroup waits for
 // the staging buffer on its own mbarrier (dq_empty, dq_empty1), which the writer arrives on for the next tile's.
 //
+// p_mask split tests P's mask per value only in the tiles it can cut, there without a branch (the masked values'
+// exponent -inf: ex2 gives 0, the bounds compared against the unrolled loop's constants), the other tiles with no mask
+// code (branch: P = 0 or the ex2 per value in every tile, which ptxas compiles where causal to a branch around each
+// pair's ex2: convergence barriers, predicates and about 250 instructions a thread and tile for 32 exponentials).
+//
+// dkv_stage writes dK and dV through shared memory (the warpgroup's rows of V, free after its walk) as whole rows in
+// 16-byte stores instead of 4-byte stores straight from the accumulators (a warp's store then covers eight rows 16
+// bytes each: half sectors).
+//
 // ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
 // lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
-// of completed tiles written).
+// of completed tiles written), 5 + w = consumer warpgroup w alone (dkv_stage).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -504,16 +513,41 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     {
       const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
       const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
+      if constexpr (CFG.p_mask == kAttnBwdPMaskBranch) {
 #pragma unroll
-      for (int v = 0; v < SV; v += 4) {
-        const int q = lc.col + P.s_values.at[v].col;
-        const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
+        for (int v = 0; v < SV; v += 4) {
+          const int q = lc.col + P.s_values.at[v].col;
+          const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
-          const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
-          st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
+          for (int e = 0; e < 4; ++e) {
+            const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
+            const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
+            st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
+          }
         }
+      } else {
+        // p_mask split: the tiles the mask can cut (cut) test it per value without a branch: value (v, e) is key
+        // key0 + R of query lc.col + C (R, C constants of the unrolled loop), off where R >= klim (past the keys) or
+        // R - C > qlim (causal), its exponent then -inf (ex2 gives 0); the other tiles run the loop with no mask code
+        // (both limits out of reach: the tests fold away). One uniform branch a tile between the two.
+        auto p_values = [&](bool cut) {
+          constexpr int kNever = 1 << 30;
+          const int klim = cut ? len_k - key0 : kNever;
+          const int qlim = cut && CFG.causal ? m * BM + diag + lc.col - key0 : kNever;
+#pragma unroll
+          for (int v = 0; v < SV; v += 4) {
+            const int q = lc.col + P.s_values.at[v].col;
+            const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int R = P.s_values.at[v + e].row, C = P.s_values.at[v].col + (e & 1);
+              const float x = st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x);
+              st[v + e] = exp2_approx(R >= klim || R - C > qlim ? __int_as_float(0xff800000) : x);
+            }
+          }
+        };
+        if (masked) p_values(true);
+        else p_values(false);
       }
     }
     wgmma_wait<0>();
@@ -675,16 +709,41 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     TL_PROBE_END(Probe::dq_stage, s, it);
   }
 
-  // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys, straight from the accumulators.
+  // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys.
   TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);
   const long long k_row0 = k_start + static_cast<long long>(kb) * BN + 64 * w;
+  if constexpr (CFG.dkv_stage) {
+    // Through the warpgroup's 64 rows of V (free: only its own dP^T GEMMs read them, all done), dV then dK, in the
+    // plan's dkv_chunk order, then whole rows to global memory in 16-byte stores.
+    const unsigned stage_wg = v_smem + w * P.kv_wg;
+    auto chunk_at = [&](int row, int c8) { return stage_wg + P.dkv_chunk(row, c8); };
+    auto out = [&](unsigned short* dst, const float* acc, float mul) {
 #pragma unroll
-  for (int v = 0; v < KV; v += 2) {
-    const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
-    if (64 * w + key < keys) {
-      const long long at = (k_row0 + key) * k_stride + hk * D + c;
-      *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
-      *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
+      for (int v = 0; v < KV; v += 2) {
+        const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
+        st_shared_b32(chunk_at(key, c / 8) + 2u * (c % 8), pack2<BF16>(mul * acc[v], mul * acc[v + 1]));
+      }
+      named_barrier_sync(5 + w, 128);  // the warpgroup's rows staged
+#pragma unroll
+      for (int j = 0; j < 64 * (D / 8) / 128; ++j) {
+        const int row = (tid + 128 * j) / (D / 8), c8 = (tid + 128 * j) % (D / 8);
+        const uint4 x = ld_shared_v4_b32(chunk_at(row, c8));
+        if (64 * w + row < keys) *reinterpret_cast<uint4*>(dst + (k_row0 + row) * k_stride + hk * D + 8 * c8) = x;
+      }
+    };
+    out(dV, dv, 1.f);
+    named_barrier_sync(5 + w, 128);  // dV's rows read: the staging rows free for dK
+    out(dK, dk, scale);
+  } else {
+    // Straight from the accumulators: 4-byte stores, a warp's eight rows 16 bytes each.
+#pragma unroll
+    for (int v = 0; v < KV; v += 2) {
+      const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
+      if (64 * w + key < keys) {
+        const long long at = (k_row0 + key) * k_stride + hk * D + c;
+        *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
+        *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
+      }
     }
   }
   TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);

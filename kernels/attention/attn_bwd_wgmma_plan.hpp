@@ -17,6 +17,9 @@
 
 namespace tl {
 
+// AttnBwdWgmmaConfig::p_mask: how P's mask is applied (config p_mask: branch, split).
+enum : int { kAttnBwdPMaskBranch = 0, kAttnBwdPMaskSplit = 1 };
+
 // The kernel's one template parameter. block_M follows the head dim (what fits the consumers' 240 registers beside
 // dK and dV: 64 query rows at dim 128, 128 at dim 64), block_N is two consumer warpgroups of 64 keys.
 struct AttnBwdWgmmaConfig {
@@ -61,6 +64,15 @@ struct AttnBwdWgmmaConfig {
   // The row values (D, LSE) of a stage in an order in which a consumer thread's four queries q, q + 1, q + 8, q + 9
   // lie together (attn_bwd_row_slot): one 16-byte load for two of S^T's value quads instead of two 8-byte loads.
   bool rows_v4 = false;
+  // P's mask (causal, or a key block past the sequence's keys): kAttnBwdPMaskBranch P = 0 where masked, else the
+  // exponential, in every tile (ptxas branches around each pair's ex2 where causal: convergence barriers and predicates
+  // per pair); kAttnBwdPMaskSplit one uniform branch a tile: the tiles the mask can cut test it per value without a
+  // branch (the masked values' exponent -inf), the others run with no mask code.
+  int p_mask = 0;
+  // dK and dV through shared memory (each consumer warpgroup's 64 rows of V, free after its walk), written as whole
+  // rows in 16-byte stores, instead of 4-byte stores straight from the accumulators (a warp's store: eight half
+  // sectors).
+  bool dkv_stage = false;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -148,6 +160,12 @@ struct AttnBwdWgmmaPlan {
   // chunk k (values 4k .. 4k + 3 of the dQ part accumulator) of consumer thread t (0 .. 255) at (k * 256 + t) * 16,
   // so a warp's chunk stores are 512 contiguous bytes.
   TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
+  // dkv_stage: the byte (from the warpgroup's first row of V) of 16-byte chunk c8 (columns 8 c8 ..) of its row `row`
+  // (0 .. 63) of dK or dV: the row's 128 bytes of 64-column box c8 / 8, the chunks XOR row % 8 (so a warp's 4-byte
+  // accumulator stores, eight rows of one chunk column, and its 16-byte row reads are free of bank conflicts).
+  TL_HOST_DEVICE constexpr int dkv_chunk(int row, int c8) const {
+    return (c8 / 8) * kv_box + row * 128 + (((c8 % 8) ^ (row % 8)) << 4);
+  }
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
            acc_dQ.ok() && s_values.ok && kv_values.ok && dq_values.ok && dq_n == 64 &&
@@ -283,6 +301,8 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("uniform_desc", c.uniform_desc)
       .field("ds_stsm", c.ds_stsm)
       .field("rows_v4", c.rows_v4)
+      .field("p_mask", c.p_mask)
+      .field("dkv_stage", c.dkv_stage)
       .str();
 }
 

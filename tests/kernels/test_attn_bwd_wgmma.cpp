@@ -193,9 +193,45 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.dq_defer = false}, AttnBwdWgmmaConfig{.defer_tiles = 15},
         AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true},
         AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
-        AttnBwdWgmmaConfig{.rows_v4 = true}})
+        AttnBwdWgmmaConfig{.rows_v4 = true}, AttnBwdWgmmaConfig{.p_mask = kAttnBwdPMaskSplit},
+        AttnBwdWgmmaConfig{.dkv_stage = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 16u);
+  EXPECT_EQ(names.size(), 18u);
+}
+
+// dkv_stage: a consumer warpgroup's dK (dV) rows staged in its rows of V by the plan's dkv_chunk cover exactly those
+// rows' bytes, each warp's 4-byte accumulator stores (a value pair of every lane) hit 32 different banks, and each
+// quarter-warp's 16-byte row reads (the kernel's thread order: chunk i % (dim / 8) of row i / (dim / 8)) 8 different
+// 16-byte bank groups.
+TEST(AttnBwdWgmmaPlan, DkvStagingCoversTheWarpgroupsRowsOfV) {
+  for (const AttnBwdWgmmaConfig& c : configs()) {
+    const AttnBwdWgmmaPlan p = make_plan(c);
+    for (int w = 0; w < 2; ++w) {
+      std::set<int> staged, rows_of_v;
+      for (int r = 0; r < 64; ++r)
+        for (int c8 = 0; c8 < c.dim / 8; ++c8)
+          for (int b = 0; b < 16; ++b) staged.insert(w * p.kv_wg + p.dkv_chunk(r, c8) + b);
+      for (int r = 0; r < 64; ++r)
+        for (int d = 0; d < c.dim; ++d)
+          for (int b = 0; b < 2; ++b) rows_of_v.insert(p.byte(p.smem_K, 64 * w + r, d) + b);
+      ASSERT_EQ(staged, rows_of_v) << name_expression(c);
+    }
+    for (int warp = 0; warp < 4; ++warp)
+      for (int v = 0; v < c.dim / 2; v += 2) {
+        std::set<int> banks;
+        for (int lane = 0; lane < 32; ++lane) {
+          const TileCoord x = p.acc_KV(32 * warp + lane, v);
+          ASSERT_EQ(p.acc_KV(32 * warp + lane, v + 1).col, x.col + 1);
+          banks.insert((p.dkv_chunk(x.row, x.col / 8) + 2 * (x.col % 8)) / 4 % 32);
+        }
+        EXPECT_EQ(banks.size(), 32u) << name_expression(c) << " warp " << warp << " value " << v;
+      }
+    for (int i0 = 0; i0 < 64 * (c.dim / 8); i0 += 8) {
+      std::set<int> groups;
+      for (int i = i0; i < i0 + 8; ++i) groups.insert(p.dkv_chunk(i / (c.dim / 8), i % (c.dim / 8)) / 16 % 8);
+      EXPECT_EQ(groups.size(), 8u) << name_expression(c) << " chunks " << i0;
+    }
+  }
 }
 
 // ds_stsm: each k16 step's four dS^T A registers of a warp are stmatrix's four 8x8 matrices (keys 8 (i & 1) ..,
@@ -318,21 +354,57 @@ TEST(AttnBwdWgmmaSpec, UniformDescAutoWithDqAltButDim64Causal) {
 }
 
 // ds_stsm=auto: dS by stmatrix with the warpgroups' turns at dQ at dim 64 (not causal) and at dim 128 causal, where
-// it won in every timed round; off at dim 128 without the mask, with the lockstep dQ, at dim 64 causal (not timed);
-// explicit values as given. rows_v4 stays as given (default off).
+// it won in every timed round, and with rows_v4 at dim 128 without the mask where a walk is at most 64 query tiles
+// (4k, not 16k); off with the lockstep dQ and at dim 64 causal (not timed); explicit values as given.
 TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
   auto on = [](const KV& problem, const KV& config) { return name_has(problem, config, ".ds_stsm = true"); };
   EXPECT_TRUE(on({{"dim", "64"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"causal", "true"}}, {}));
-  EXPECT_FALSE(on({{"dim", "128"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
   EXPECT_FALSE(on({{"dim", "64"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(on({{"dim", "64"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(on({{"dim", "64"}}, {{"ds_stsm", "false"}}));
   EXPECT_TRUE(on({{"dim", "128"}}, {{"ds_stsm", "true"}}));
   EXPECT_TRUE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"ds_stsm", "true"}}));
-  EXPECT_FALSE(name_has({{"dim", "128"}}, {}, ".rows_v4 = true"));
-  EXPECT_TRUE(name_has({{"dim", "128"}}, {{"rows_v4", "true"}}, ".rows_v4 = true"));
+  auto v4 = [](const KV& problem, const KV& config) { return name_has(problem, config, ".rows_v4 = true"); };
+  EXPECT_TRUE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
+  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(v4({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
+  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"rows_v4", "false"}}));
+  EXPECT_TRUE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"rows_v4", "true"}}));
+}
+
+// p_mask=auto: the mask only in the tiles it can cut with the warpgroups' turns at dQ at dim 128 causal, where it won
+// (with dkv_stage 1.04-1.05x); per value in every tile with the lockstep dQ (GQA causal: 0.97-0.98x), at dim 64 causal
+// (its build spills) and without the mask. dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
+// query tiles) is at most 64 tiles (won at 2k and 4k, causal or not), not at 16k or GQA causal 4k (walks of 256
+// tiles: not shown). Explicit values as given.
+TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
+  auto split = [](const KV& problem, const KV& config) {
+    return name_has(problem, config, ".p_mask = " + std::to_string(kAttnBwdPMaskSplit));
+  };
+  EXPECT_TRUE(split({{"dim", "128"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}}, {}));
+  EXPECT_FALSE(split({{"dim", "64"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}}, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}}, {{"p_mask", "branch"}}));
+  EXPECT_TRUE(split({{"dim", "64"}}, {{"p_mask", "split"}}));
+  auto staged = [](const KV& problem, const KV& config) { return name_has(problem, config, ".dkv_stage = true"); };
+  EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
+  EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(staged({{"dim", "64"}, {"seq_q", "8192"}, {"seq_k", "8192"}}, {}));  // 64 tiles of 128 rows
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "8192"}, {"seq_k", "8192"}}, {}));
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"},
+                       {"causal", "true"}},
+                      {}));
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dkv_stage", "false"}}));
+  EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dkv_stage", "true"}}));
 }
 
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
@@ -373,8 +445,10 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // but at dim 64 causal) the probe build spills 4 bytes at dim 128, 28 causal, 48 at dim 64 (which spilled 32 without);
 // at dim 64 causal their plain build would spill 144 bytes, so auto leaves them off there. dS by stmatrix (ds_stsm,
 // auto at dim 64 and dim 128 causal) lowers the probe build's spills to 32 and 16 bytes there; with rows_v4 too the
-// plain builds stay spill-free (rows_v4 alone spills 20 bytes at dim 64, 48 at GQA causal: opt-in). Both measured
-// here (NVRTC 13), so a change that makes either worse shows.
+// plain builds stay spill-free (rows_v4 alone spills 20 bytes at dim 64, 48 at GQA causal). The mask only in the
+// tiles it can cut (p_mask split) and dK, dV staged through shared memory (dkv_stage), auto at dim 128 causal and
+// where walks are short, keep every plain build spill-free; the staging adds 4 bytes to the dim 64 probe builds.
+// Both measured here (NVRTC 13), so a change that makes either worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
   // problem, config, spill bytes at most: plain build, probe build
   const std::vector<std::tuple<KV, KV, int, int>> cases = {
@@ -383,13 +457,15 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}, {"causal", "true"}}, {}, 0, 16},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0, 0},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 64},
-      {{{"dim", "64"}}, {}, 0, 32},
+      {{{"dim", "64"}}, {}, 0, 36},
       {{{"dim", "64"}}, {{"uniform_desc", "false"}}, 0, 32},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"uniform_desc", "true"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 28},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 72},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 76},
+      {{{"dim", "128"}, {"causal", "true"}}, {{"p_mask", "branch"}, {"dkv_stage", "false"}}, 0, 16},
+      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dkv_stage", "true"}}, 0, 4},
       {{{"dim", "128"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 4},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 32}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
