@@ -3,7 +3,9 @@
 # varlen cache lengths max(N(s_k, s_k/2), s_q), a shuffled block table, bf16 values quantized by its quantizer, topk
 # distinct positions per query token, -1 padding), CUDA events around each launch with the L2 flushed before it, 5
 # warm-ups, median of 20; FLOPs as its benchmark counts them (2 s_q h_q topk (576 + 512) per request).
+import os
 import random
+import re
 import sys
 
 import torch
@@ -19,7 +21,11 @@ SHAPES = [  # name, b, s_q, h_q, s_k, topk
     ("V3.2 b128", 128, 2, 128, 32768, 2048),
     ("peak h128", 148, 2, 128, 32768, 16384),
     ("peak h64", 148, 2, 64, 32768, 16384),
+    ("V3.2 b128 h64", 128, 2, 64, 32768, 2048),
+    ("V3.2 b64 h64", 64, 2, 64, 32768, 2048),
 ]
+# FM_ONLY: a regex of the shape names timed (default: the four of mla_sparse_device.sh)
+ONLY = os.environ.get("FM_ONLY", r"^(V3\.2 b(64|128)|peak h(128|64))$")
 
 
 def inputs(b, s_q, h_q, s_k, topk, block=64):
@@ -42,6 +48,8 @@ def inputs(b, s_q, h_q, s_k, topk, block=64):
 
 def main():
     for name, b, s_q, h_q, s_k, topk in SHAPES:
+        if not re.search(ONLY, name):
+            continue
         try:
             q, cache, idx = inputs(b, s_q, h_q, s_k, topk)
             meta, _ = flash_mla.get_mla_metadata()
