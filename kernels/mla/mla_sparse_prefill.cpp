@@ -38,9 +38,10 @@ bool dynamic_schedule(const Values&, const Values& c) {
 }
 
 // rope_regs: chained only (consumer 0's registers; the unchained consumers are mla.decode's, whose rope_regs needs
-// uniform_desc). auto: off (not measured to win here yet, docs/perf.md).
+// uniform_desc). auto: on when chained (1.012-1.032x the default at the three anchors on an H100 in both A B B A
+// rounds, medians and minima, docs/perf.md sprefill8), off unchained (not refused).
 bool rope_regs(const Values&, const Values& c) {
-  return c.text("rope_regs") == "true" && c.boolean("chain") && c.integer("qk_warpgroups") == 1;
+  return c.text("rope_regs") != "false" && c.boolean("chain") && c.integer("qk_warpgroups") == 1;
 }
 
 MlaSparsePrefillConfig prefill_config(const Values& p, const Values& c) {
@@ -253,13 +254,14 @@ KernelSpec mla_sparse_prefill_spec() {
                ParamSpec::enumeration("rope_regs", "auto", {"auto", "true", "false"},
                                       "consumer 0 holds Q's RoPE panel (columns 512-575) in registers as the wgmma A "
                                       "operand of Q K^T's last four k16 steps (mla.decode's rope_regs; needs the "
-                                      "chained schedule); auto = off")}};
+                                      "chained schedule; 1.012-1.032x without on an H100, docs/perf.md); auto = on "
+                                      "when chained")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
                                                            {{"sms", "7"}}, {{"l2_prefetch", "false"}},
                                                            {{"head_order", "cluster"}, {"sms", "7"}},
                                                            {{"schedule", "dynamic"}, {"sms", "7"}},
-                                                           {{"rope_regs", "true"}}};
+                                                           {{"rope_regs", "false"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(p, c)).smem_bytes, limits); !st.ok())
