@@ -37,11 +37,18 @@ bool dynamic_schedule(const Values&, const Values& c) {
   return s == "dynamic";
 }
 
+// rope_regs: chained only (consumer 0's registers; the unchained consumers are mla.decode's, whose rope_regs needs
+// uniform_desc). auto: on when chained (1.012-1.032x the default at the three anchors on an H100 in both A B B A
+// rounds, medians and minima, docs/perf.md sprefill8), off unchained (not refused).
+bool rope_regs(const Values&, const Values& c) {
+  return c.text("rope_regs") != "false" && c.boolean("chain") && c.integer("qk_warpgroups") == 1;
+}
+
 MlaSparsePrefillConfig prefill_config(const Values& p, const Values& c) {
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .l2_prefetch = c.boolean("l2_prefetch"), .chain = c.boolean("chain"),
           .kv_evict_last = c.boolean("kv_evict_last"), .head_order = head_order(p, c),
-          .dynamic = dynamic_schedule(p, c)};
+          .dynamic = dynamic_schedule(p, c), .rope_regs = rope_regs(p, c)};
 }
 
 // The problem, in FlashMLA's names: q [s_q, h_q, 576], kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk],
@@ -243,12 +250,18 @@ KernelSpec mla_sparse_prefill_spec() {
                                       "the next of its head tile's counter in global memory whenever its producer starts "
                                       "one (the CTAs' work evens out by itself; needs the chained schedule; "
                                       "1.025-1.038x static on an H100, docs/perf.md); auto = dynamic when chained, "
-                                      "else static")}};
+                                      "else static"),
+               ParamSpec::enumeration("rope_regs", "auto", {"auto", "true", "false"},
+                                      "consumer 0 holds Q's RoPE panel (columns 512-575) in registers as the wgmma A "
+                                      "operand of Q K^T's last four k16 steps (mla.decode's rope_regs; needs the "
+                                      "chained schedule; 1.012-1.032x without on an H100, docs/perf.md); auto = on "
+                                      "when chained")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{{{"qk_warpgroups", "2"}}, {{"vec_store", "false"}},
                                                            {{"sms", "7"}}, {{"l2_prefetch", "false"}},
                                                            {{"head_order", "cluster"}, {"sms", "7"}},
-                                                           {{"schedule", "dynamic"}, {"sms", "7"}}};
+                                                           {{"schedule", "dynamic"}, {"sms", "7"}},
+                                                           {{"rope_regs", "false"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_prefill", make_plan(prefill_config(p, c)).smem_bytes, limits); !st.ok())
@@ -265,6 +278,10 @@ KernelSpec mla_sparse_prefill_spec() {
       return make_error(ErrorCode::unsupported,
                         "schedule=dynamic needs the chained schedule (chain=true, qk_warpgroups=1): the token queue "
                         "is the chained consumers'");
+    if (c.text("rope_regs") == "true" && !chained(prefill_config(p, c)))
+      return make_error(ErrorCode::unsupported,
+                        "rope_regs=true needs the chained schedule (chain=true, qk_warpgroups=1): it is consumer 0's "
+                        "registers there");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
     return Status::success();

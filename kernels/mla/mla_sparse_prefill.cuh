@@ -19,6 +19,8 @@
 // is 1). With C.dynamic (chained only; the default there) the host's runs only fix the grid: CTA `part` runs token
 // `part` first and then whichever token its head tile's counter in global memory (token_counter) gives it next, so
 // that the CTAs end together (the static runs left the SMs idle 4% of the kernel waiting for the busiest on an H100).
+// With C.rope_regs (chained only) consumer 0 holds Q's RoPE panel in registers as the A operand of its Q K^T's last
+// four k16 steps (mla.decode's rope_regs), with 224 registers against consumer 1's 216 and the producer's 64.
 //
 // Producer (warpgroup 0): warp w owns rows 16w .. 16w + 15 of each 64-entry block; lanes 0..15 read the warp's 16
 // index entries a block ahead, and each lane takes the entries of its 4 rows from them by shuffles. Lane l copies
@@ -282,6 +284,24 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
     // Every copy has landed before the CTA exits (its barrier arrivals too).
     cp_async_wait<0>();
     TL_PROBE_FLUSH();
+  } else if constexpr (SP.consumer1_regs != SP.consumer_regs) {
+    // rope_regs (chained): each consumer its own limit, set in its own branch, its arguments built after it (as
+    // mla.sparse_decode's: built before the branch, ptxas holds them under both limits).
+    const auto args = [&] {
+      ConsumerArgs a{base, O, LSE, nullptr, parts, num_splits, nullptr, nullptr, nullptr, seq_q, 1, heads,
+                     topk_length, sink, topk, 1, base + SP.valid_mask(0)};
+      a.max_logits = max_logits;
+      if constexpr (C.dynamic) a.token_slot = base + SP.off_token;
+      return a;
+    };
+    static_assert(chained(C), "the consumers' limits differ with rope_regs, which is the chained consumers'");
+    if (wg == 1) {
+      setmaxnreg_inc<SP.consumer_regs>();
+      chained_consumer<CC, 0, true, SP.off_half_bar, C.head_order != 0, C.dynamic>(args());
+    } else {
+      setmaxnreg_inc<SP.consumer1_regs>();
+      chained_consumer<CC, 1, true, SP.off_half_bar, C.head_order != 0, C.dynamic>(args());
+    }
   } else {
     setmaxnreg_inc<SP.consumer_regs>();
     ConsumerArgs args{base, O, LSE, nullptr, parts, num_splits, nullptr, nullptr, nullptr, seq_q, 1, heads,

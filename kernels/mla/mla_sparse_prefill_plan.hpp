@@ -34,6 +34,9 @@ struct MlaSparsePrefillConfig {
   // true (dynamic) token `part` first, then, each time its producer starts a token, the next one of its head tile's
   // counter in global memory (token_counter), so that the CTAs' work evens out by itself.
   bool dynamic = false;
+  // Chained only: consumer 0 holds Q's RoPE panel in registers as the wgmma A operand of Q K^T's last four k16 steps
+  // (mla.decode's rope_regs, mla_consumer.cuh's load_rope_regs; consumer 1 never: chained_consumer).
+  bool rope_regs = false;
 };
 
 // The chained schedule splits each block's Q K^T to one warpgroup: qk_warpgroups 2 runs mla.decode's consumers.
@@ -41,7 +44,8 @@ TL_HOST_DEVICE constexpr bool chained(const MlaSparsePrefillConfig& c) { return 
 
 // Unchained, the consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparsePrefillConfig& c) {
-  return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store};
+  return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store,
+                        .rope_regs = c.rope_regs && chained(c)};
 }
 
 // Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's own. Per
@@ -73,7 +77,8 @@ struct MlaSparsePrefillPlan {
   // Registers per thread after setmaxnreg (the 168 a thread of 384 starts with, moved between warpgroups): the
   // consumers' code (mla.decode's) fits in 224; the producer needs few (4 rows' addresses).
   int producer_regs;
-  int consumer_regs;
+  int consumer_regs;   // consumer 0's
+  int consumer1_regs;  // consumer 1's: consumer 0's but with rope_regs (chained: consumer 0 holds the RoPE panel)
   int producer_warps;  // 4: the producer warpgroup
   int rows_per_warp;   // 16 tokens of each 64-token block
   int row_groups;      // rows a lane copies per block: 4
@@ -105,8 +110,12 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
   MlaSparsePrefillPlan p{};
   p.mma = make_plan(consumer_config(c));
   // chain: FlashMLA's split (the producer spills below 72 with half loads).
-  p.consumer_regs = chained(c) ? 216 : 224;
-  p.producer_regs = 504 - 2 * p.consumer_regs;
+  // rope_regs: consumer 0 holds 16 registers more (Q's RoPE panel): 224 from the producer's 72 (ptxas: 16 B of spills
+  // at 216 / 216 / 72, 16-20 B with consumer 1 below 216, none at 224 / 216 / 64, the producer included).
+  const bool rope = consumer_config(c).rope_regs;
+  p.consumer_regs = chained(c) ? (rope ? 224 : 216) : 224;
+  p.consumer1_regs = chained(c) ? 216 : 224;
+  p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
   const int rows = p.mma.rows, lanes_per_row = p.mma.panel_cols / 8;
@@ -131,15 +140,16 @@ TL_HOST_DEVICE constexpr MlaSparsePrefillPlan make_plan(const MlaSparsePrefillCo
 
 #if !TL_DEVICE_CODE
 inline std::string name_expression(const MlaSparsePrefillConfig& c) {
-  return ConfigName("mla_sparse_prefill", "MlaSparsePrefillConfig")
-      .field("qk_warpgroups", c.qk_warpgroups)
+  ConfigName n("mla_sparse_prefill", "MlaSparsePrefillConfig");
+  n.field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("l2_prefetch", c.l2_prefetch)
       .field("chain", c.chain)
       .field("kv_evict_last", c.kv_evict_last)
       .field("head_order", c.head_order)
-      .field("dynamic", c.dynamic)
-      .str();
+      .field("dynamic", c.dynamic);
+  if (c.rope_regs) n.field("rope_regs", true);  // named only when on: the kernels without it keep their names
+  return n.str();
 }
 
 inline std::vector<std::string> mla_sparse_prefill_probe_names() { return TL_PROBE_NAMES(TL_MLA_SPARSE_PREFILL_PROBES); }

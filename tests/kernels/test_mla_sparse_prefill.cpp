@@ -84,7 +84,7 @@ TEST(MlaSparsePrefill, CompilesForHopperWithoutSpilling) {
   for (bool probes : {false, true})
     for (const KV& c : {KV{}, KV{{"qk_warpgroups", "2"}}, KV{{"vec_store", "false"}}, KV{{"l2_prefetch", "false"}},
                         KV{{"chain", "false"}}, KV{{"kv_evict_last", "true"}}, KV{{"head_order", "cluster"}},
-                        KV{{"schedule", "dynamic"}}}) {
+                        KV{{"schedule", "dynamic"}}, KV{{"rope_regs", "false"}}}) {
       const KernelInstance inst = make(p, c);
       SCOPED_TRACE(inst.name_expression + (probes ? " (probes)" : ""));
       JitOptions opt;
@@ -372,6 +372,36 @@ TEST(MlaSparsePrefill, DynamicScheduleTakesTokensFromCounters) {
     EXPECT_NE(refused.status().message().find("schedule=dynamic needs the chained"), std::string::npos)
         << refused.status().message();
   }
+}
+
+// rope_regs: on by auto where chained (the default), off when false (that kernel keeps main's name), named only when
+// on, the same shared memory (registers, not shared memory), passed to the consumers' config (consumer 0 takes it in
+// chained_consumer) with consumer 0's 224 registers beside consumer 1's 216 and the producer's 64; auto is off (not
+// refused) unchained, true is refused there by name.
+TEST(MlaSparsePrefill, RopeRegsIsChainedAndNamedOnlyWhenOn) {
+  const KV p = {{"seq_q", "500"}, {"heads", "128"}, {"seq_kv", "1000"}, {"topk", "256"}};
+  const KernelInstance def = make(p), off = make(p, {{"rope_regs", "false"}}), on = make(p, {{"rope_regs", "true"}});
+  EXPECT_EQ(def.name_expression, on.name_expression);
+  EXPECT_EQ(off.name_expression.find("rope_regs"), std::string::npos);
+  EXPECT_NE(on.name_expression.find(".dynamic = true, .rope_regs = true}"), std::string::npos) << on.name_expression;
+  EXPECT_EQ(on.launch.dynamic_smem, off.launch.dynamic_smem);
+  EXPECT_TRUE(consumer_config(MlaSparsePrefillConfig{.rope_regs = true}).rope_regs);
+  EXPECT_FALSE(consumer_config(MlaSparsePrefillConfig{.chain = false, .rope_regs = true}).rope_regs);
+  EXPECT_FALSE(consumer_config(MlaSparsePrefillConfig{}).rope_regs);
+  const MlaSparsePrefillPlan with = make_plan(MlaSparsePrefillConfig{.rope_regs = true});
+  const MlaSparsePrefillPlan without = make_plan(MlaSparsePrefillConfig{});
+  EXPECT_EQ(with.consumer_regs, 224);
+  EXPECT_EQ(with.consumer1_regs, 216);
+  EXPECT_EQ(with.producer_regs, 64);
+  EXPECT_EQ(without.consumer_regs, without.consumer1_regs);
+  EXPECT_EQ(with.smem_bytes, without.smem_bytes);
+  for (const KV& c : {KV{{"rope_regs", "true"}, {"chain", "false"}}, KV{{"rope_regs", "true"}, {"qk_warpgroups", "2"}}}) {
+    auto refused = instantiate(prefill(), {}, c, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("rope_regs=true needs the chained"), std::string::npos)
+        << refused.status().message();
+  }
+  EXPECT_EQ(make(p, {{"chain", "false"}}).name_expression.find("rope_regs"), std::string::npos);
 }
 
 // The plan's objects are shown: mla.decode's tiles and accumulators and the producer's gather fragment; the probe
