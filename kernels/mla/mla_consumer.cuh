@@ -991,7 +991,6 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
         TL_PROBE_END(mla_probe::pv, c, blk);
       }
     }
-    if (pairs == 0 && tid == 0) mbar_arrive(q_empty);
 
     // Row sums of both warpgroups (a buffer per request parity, as mla_consumer's).
     const unsigned sum_buf = base + P.off_sum + 4 * P.row_sum(0, 0, qn & 1);
@@ -1002,6 +1001,10 @@ TL_DEVICE_INLINE void chained_consumer(const ConsumerArgs& a) {
       if (row_first) st_shared_f32(sum_buf + 4 * P.row_sum(rl[h], c, 0), l_tot[h]);
     }
     named_barrier_sync(kSums, 256);
+    // A request without blocks frees Q only here, once every consumer thread is past this barrier: with DYNAMIC the
+    // producer writes the next token into the token slot as soon as Q is free, and a warp still to read this one
+    // would take that one (its warpgroup split across two tokens: a hang). Elsewhere a wgmma of every warp comes first.
+    if (pairs == 0 && tid == 0) mbar_arrive(q_empty);
 #pragma unroll
     for (int h = 0; h < 2; ++h) l_tot[h] += ld_shared_f32(sum_buf + 4 * P.row_sum(rl[h], 1 - c, 0));
     ++qn;
