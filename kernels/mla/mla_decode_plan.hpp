@@ -31,6 +31,9 @@ struct MlaDecodeConfig {
   // Q's RoPE panel (columns 512 .. 575) held in the Q K^T warpgroups' registers as wgmma A fragments, loaded once per
   // request: Q K^T's last four k16 steps read only K from shared memory (mla_consumer.cuh's load_rope_regs).
   bool rope_regs = false;
+  // O's rescale by exp2(m_old - m_new) skipped in a warp whose rows' factors are all exactly 1 (no row maximum
+  // moved): a vote per warp (mla_consumer.cuh's rescale_o); mla.sparse_decode's lazy_rescale.
+  bool lazy_rescale = false;
 };
 
 // mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
@@ -136,6 +139,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
       .field("uniform_desc", c.uniform_desc);
   if (c.chain) n.field("chain", true);  // named only when on: the unchained kernels keep their names
   if (c.rope_regs) n.field("rope_regs", true);  // the same
+  if (c.lazy_rescale) n.field("lazy_rescale", true);  // the same
   return n.str();
 }
 

@@ -35,7 +35,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
           .late_reload = c.boolean("late_reload"),
-          .opaque_rows = c.boolean("opaque_rows")};
+          .opaque_rows = c.boolean("opaque_rows"),
+          .lazy_rescale = c.boolean("lazy_rescale")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -256,7 +257,11 @@ KernelSpec mla_sparse_decode_spec() {
                                   "gather=regs or paired: the consumers' epilogue recomputes its 64-bit row offsets "
                                   "per request instead of holding one across the block loop: ptxas then keeps the "
                                   "producer's ring loads off the publish and late_reload builds without spills "
-                                  "(1.07-1.11x at the 128-head shapes, 1.01x at 64 on an H100, docs/perf.md)")}};
+                                  "(1.07-1.11x at the 128-head shapes, 1.01x at 64 on an H100, docs/perf.md)"),
+               ParamSpec::boolean("lazy_rescale", true,
+                                  "the consumers skip O's rescale (o *= exp2(m_old - m_new)) in a warp where every "
+                                  "row's factor is exactly 1 (no row maximum moved), by a vote per warp (exact; "
+                                  "1.013-1.039x at V3.2 b 64 / 128 h 128 and b 128 h 64 on an H100, docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -265,7 +270,8 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"rope_direct", "on"}}, {{"gather", "copies"}, {"crossover", "false"}, {"rope_direct", "off"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
-        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}}};
+        {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
+        {{"lazy_rescale", "false"}}, {{"lazy_rescale", "false"}, {"qk_warpgroups", "2"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

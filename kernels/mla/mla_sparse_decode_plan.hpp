@@ -58,11 +58,15 @@ struct MlaSparseDecodeConfig {
   // that no 64-bit one is held across the block loop, where its two registers changed how ptxas allocated the
   // producer's ring (the kernel's comment).
   bool opaque_rows = true;
+  // The consumers skip O's rescale in a warp where no row's maximum moved (every factor exactly 1), by a vote per
+  // warp (MlaDecodeConfig::lazy_rescale).
+  bool lazy_rescale = true;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparseDecodeConfig& c) {
-  return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store};
+  return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store,
+                         .lazy_rescale = c.lazy_rescale};
 }
 
 // Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's own. Per
@@ -173,6 +177,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                                                                    : "copies"))
       .field("late_reload", c.late_reload)
       .field("opaque_rows", c.opaque_rows)
+      .field("lazy_rescale", c.lazy_rescale)
       .str();
 }
 

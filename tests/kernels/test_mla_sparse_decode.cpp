@@ -35,7 +35,9 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"gather", "copies"}, {"rope_direct", "off"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"gather", "copies"}, {"rope_direct", "on"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"gather", "copies"}}},
-      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"gather", "regs"}, {"rope_direct", "off"}}}};
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"gather", "regs"}, {"rope_direct", "off"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lazy_rescale", "false"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"qk_warpgroups", "2"}, {"lazy_rescale", "false"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
