@@ -18,13 +18,17 @@ namespace {
 
 constexpr std::int64_t kDQK = kMlaDimQK, kDV = kMlaDimV, kEntries = kMlaBlock;
 
+// The chained consumer schedule from the raw config (chained(prefill_config) is the same test on the built config,
+// which the auto rules below are part of).
+bool chain_params(const Values& c) { return c.boolean("chain") && c.integer("qk_warpgroups") == 1; }
+
 // head_order in the config struct's numbering (mla_sparse_prefill_plan.hpp). auto: adjacent where a token has two
 // head tiles (h_q > 64) and the consumers are chained (1.02-1.03x apart at h_q 128 on an H100, docs/perf.md), apart
 // otherwise (at h_q 64 the grid is (num_parts, 1) either way: 0.99-1.00x there).
 int head_order(const Values& p, const Values& c) {
   const std::string o = c.text("head_order");
   if (o == "auto")
-    return p.integer("heads") > 64 && c.boolean("chain") && c.integer("qk_warpgroups") == 1 ? 1 : 0;
+    return p.integer("heads") > 64 && chain_params(c) ? 1 : 0;
   return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
 }
 
@@ -33,7 +37,7 @@ int head_order(const Values& p, const Values& c) {
 // runs' SMs idled 4% of the kernel waiting for the busiest), static otherwise (the unchained consumers have no queue).
 bool dynamic_schedule(const Values&, const Values& c) {
   const std::string s = c.text("schedule");
-  if (s == "auto") return c.boolean("chain") && c.integer("qk_warpgroups") == 1;
+  if (s == "auto") return chain_params(c);
   return s == "dynamic";
 }
 
@@ -41,7 +45,7 @@ bool dynamic_schedule(const Values&, const Values& c) {
 // uniform_desc). auto: on when chained (1.012-1.032x the default at the three anchors on an H100 in both A B B A
 // rounds, medians and minima, docs/perf.md sprefill8), off unchained (not refused).
 bool rope_regs(const Values&, const Values& c) {
-  return c.text("rope_regs") != "false" && c.boolean("chain") && c.integer("qk_warpgroups") == 1;
+  return c.text("rope_regs") != "false" && chain_params(c);
 }
 
 MlaSparsePrefillConfig prefill_config(const Values& p, const Values& c) {
