@@ -511,11 +511,9 @@ int wgmma_panel(const Values& p, const Values& c) {
 }
 
 // defer_store where the tile allows it (one 64-row chain a consumer, a 16-bit C through the swizzled TMA-store
-// staging: not the 256 x 152 or 192 x 192 tiles, nor an f32 C or direct stores) and a K-major B (with an N-major
-// one the consumers' 232 registers spill 64 B at 2113 x 2312 x 1000); 0 elsewhere.
+// staging: not the 256 x 152 or 192 x 192 tiles, nor an f32 C or direct stores); 0 elsewhere.
 int wgmma_defer_store(const Values& p, const Values& c, const WgmmaTile& t) {
-  const bool fits = t.block_M <= 128 && t.block_N != 152 && tma_store_on(p, c) && dtype_size(out_type(p)) == 2 &&
-                    p.boolean("trans_B");
+  const bool fits = t.block_M <= 128 && t.block_N != 152 && tma_store_on(p, c) && dtype_size(out_type(p)) == 2;
   return fits ? static_cast<int>(c.integer("defer_store")) : 0;
 }
 
@@ -654,8 +652,8 @@ KernelSpec gemm_wgmma_spec() {
       "defer_store", 0, {0, 1, 2},
       "tma_store epilogue: a tile's C packed to 16-bit pairs when its last wgmma is done and staged and stored only "
       "after the next tile's first defer_store k-steps of wgmma are issued, so that they run under the stores (one "
-      "64-row chain a consumer, a 16-bit C, trans_B: ignored with the 256x152 and 192x192 tiles, an f32 C, direct "
-      "stores or an N-major B); 0: store at once"));
+      "64-row chain a consumer and a 16-bit C: ignored with the 256x152 and 192x192 tiles, an f32 C or direct "
+      "stores); 0: store at once"));
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "
@@ -691,8 +689,7 @@ KernelSpec gemm_wgmma_spec() {
         {{"defer_store", "1"}},
         {{"defer_store", "2"}, {"c_split", "2"}, {"num_stages", "4"}},
         {{"defer_store", "2"}, {"schedule", "stream_k"}},
-        {{"defer_store", "1"}, {"cluster_N", "2"}},
-        {{"defer_store", "1"}, {"block_M", "64"}, {"block_N", "192"}}};
+        {{"defer_store", "1"}, {"cluster_N", "2"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +

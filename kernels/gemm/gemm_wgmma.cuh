@@ -282,12 +282,10 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
     bool pending = false;
     int pending_row0 = 0, pending_col0 = 0, pending_tile = 0;
     auto store_pending = [&]() {
-      if constexpr (DEFER > 0) {  // (not instantiated for the tiles it does not fit)
-        TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, pending_tile);
-        store_packed_tile_staged<CFG>(packed, &tma_c, c_base + c * P.c_tile_bytes, c, tid, pending_row0, pending_col0);
-        TL_PROBE_END(Probe::epilogue, probe::kNoStage, pending_tile);
-        pending = false;
-      }
+      TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, pending_tile);
+      store_packed_tile_staged<CFG>(packed, &tma_c, c_base + c * P.c_tile_bytes, c, tid, pending_row0, pending_col0);
+      TL_PROBE_END(Probe::epilogue, probe::kNoStage, pending_tile);
+      pending = false;
     };
     int it = 0;
     for_each_piece([&](int t, int k0, int k1, int) {

@@ -555,8 +555,7 @@ TEST(GemmWgmmaPlan, TileAutoTakesAFourthStageAtShortAndLongTiles) {
 }
 
 // defer_store reaches the kernel where the tile allows it (one 64-row chain a consumer, a 16-bit C through the
-// swizzled TMA-store staging, a K-major B) and is left out elsewhere: the 256 x 152 and 192 x 192 tiles, an f32 C,
-// direct stores, an N-major B.
+// swizzled TMA-store staging) and is left out elsewhere: the 256 x 152 and 192 x 192 tiles, an f32 C, direct stores.
 TEST(GemmWgmmaPlan, DeferStoreOnlyWhereTheTileAllowsIt) {
   auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
@@ -569,8 +568,8 @@ TEST(GemmWgmmaPlan, DeferStoreOnlyWhereTheTileAllowsIt) {
       EXPECT_TRUE(has(k, std::string(".defer_store = ") + d)) << k.name_expression;
     }
   EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 4096), "dtype", "f16"), {{"defer_store", "1"}}), ".defer_store = 1"));
-  EXPECT_FALSE(has(instance(with_key(shape(4096, 4096, 4096), "trans_B", "false"), {{"defer_store", "1"}}),
-                   "defer_store")) << "an N-major B: the build spills";
+  EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 4096), "trans_B", "false"), {{"defer_store", "1"}}),
+                  ".defer_store = 1"));
   EXPECT_TRUE(has(instance(shape(4096, 4096, 4096), {{"defer_store", "1"}, {"block_M", "64"}, {"block_N", "192"}}),
                   ".defer_store = 1"));
   // 3000 x 5000 x 4096 takes the 256 x 152 tile (two chains, plain staging).
