@@ -22,16 +22,13 @@ namespace gemm_detail {
 // stores through `tma_c` (CFG.tma_store) that overlap the next tile's main loop (they need 16-byte rows of C: N % 8 == 0
 // for a 16-bit C, N % 4 == 0 for f32; they clip at the map's rows and columns). With acc_store_parts(CFG) > 1 the
 // buffer holds one part of the tile's columns (whole sub-tiles), staged and stored one part after another.
-//
-// `put(addr, v)` writes the thread's register pair v, v + 1 (v even) to the staging address: store_acc_tile_staged
-// converts the f32 accumulator there, store_packed_tile_staged (16-bit C) writes pairs converted before (gemm.wgmma's
-// `defer_store`: the tile's accumulator packed into packed[v / 2], stored while the next tile's first wgmma run).
-template <auto CFG, class Put>
-TL_DEVICE_INLINE void store_pairs_staged(Put&& put, const TmaDescriptor* tma_c, unsigned staging, int c, int tid,
-                                         int row0, int col0) {
+template <auto CFG>
+TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescriptor* tma_c, unsigned staging, int c,
+                                            int tid, int row0, int col0) {
   constexpr GemmAccStorePlan P = make_plan(CFG);
   constexpr GemmWgmmaAccTable AT = acc_table(P);
   constexpr int NV = P.acc.num_values(), PAIR = P.acc_pair, BLOCK = P.acc_block;
+  constexpr OutType C_TYPE = CFG.out_dtype;
   constexpr int PARTS = acc_store_parts(CFG);
   constexpr int BOX_C = P.box_C.inner;
   constexpr int COLS = P.acc.cols();  // the consumer's columns: block_N, or its half of a 192 x 192 tile
@@ -59,7 +56,12 @@ TL_DEVICE_INLINE void store_pairs_staged(Put&& put, const TmaDescriptor* tma_c, 
 #pragma unroll
       for (int h = 0; h < BLOCK / PAIR; ++h) {
         const int v = BLOCK * j + PAIR * h;
-        put(staging + P.c_bytes * (block_at + AT.staging[PAIR * h]), v);
+        const unsigned addr = staging + P.c_bytes * (block_at + AT.staging[PAIR * h]);
+        if constexpr (C_TYPE == kOutF32) {
+          st_shared_v2_f32(addr, acc[v], acc[v + 1]);
+        } else {
+          st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
+        }
       }
     }
     fence_proxy_async_smem();  // make the generic-proxy writes visible to the TMA engine
@@ -73,38 +75,6 @@ TL_DEVICE_INLINE void store_pairs_staged(Put&& put, const TmaDescriptor* tma_c, 
       tma_store_commit();
     }
   }
-}
-
-template <auto CFG>
-TL_DEVICE_INLINE void store_acc_tile_staged(const float* acc, const TmaDescriptor* tma_c, unsigned staging, int c,
-                                            int tid, int row0, int col0) {
-  constexpr OutType C_TYPE = CFG.out_dtype;
-  store_pairs_staged<CFG>(
-      [&](unsigned addr, int v) {
-        if constexpr (C_TYPE == kOutF32) {
-          st_shared_v2_f32(addr, acc[v], acc[v + 1]);
-        } else {
-          st_shared_b32(addr, pack2<C_TYPE == kOutBf16>(acc[v], acc[v + 1]));
-        }
-      },
-      tma_c, staging, c, tid, row0, col0);
-}
-
-// A 16-bit C's pairs packed before: packed[v / 2] = pack2(acc[v], acc[v + 1]) (pack_acc_pairs).
-template <auto CFG>
-TL_DEVICE_INLINE void store_packed_tile_staged(const unsigned* packed, const TmaDescriptor* tma_c, unsigned staging,
-                                               int c, int tid, int row0, int col0) {
-  static_assert(CFG.out_dtype != kOutF32, "packed pairs are a 16-bit C's");
-  store_pairs_staged<CFG>([&](unsigned addr, int v) { st_shared_b32(addr, packed[v / 2]); }, tma_c, staging, c, tid,
-                          row0, col0);
-}
-
-// The accumulator's pairs converted to a 16-bit C: packed[v / 2] for v = 0, 2, ... (NV / 2 registers).
-template <auto CFG, int NV>
-TL_DEVICE_INLINE void pack_acc_pairs(const float* acc, unsigned* packed) {
-  static_assert(CFG.out_dtype != kOutF32 && NV % 2 == 0, "a 16-bit C's pairs");
-#pragma unroll
-  for (int v = 0; v < NV; v += 2) packed[v / 2] = pack2<CFG.out_dtype == kOutBf16>(acc[v], acc[v + 1]);
 }
 
 // Staged plain (P.c_swizzle == 0: block_N columns that are not whole 128-byte rows, e.g. 152): the tile is staged

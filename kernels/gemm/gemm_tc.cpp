@@ -510,13 +510,6 @@ int wgmma_panel(const Values& p, const Values& c) {
   return walked <= static_cast<double>(limits_for_arch("sm_90a").l2_bytes) * 2 / 3 ? 4 : 16;
 }
 
-// defer_store where the tile allows it (one 64-row chain a consumer, a 16-bit C through the swizzled TMA-store
-// staging: not the 256 x 152 or 192 x 192 tiles, nor an f32 C or direct stores); 0 elsewhere.
-int wgmma_defer_store(const Values& p, const Values& c, const WgmmaTile& t) {
-  const bool fits = t.block_M <= 128 && t.block_N != 152 && tma_store_on(p, c) && dtype_size(out_type(p)) == 2;
-  return fits ? static_cast<int>(c.integer("defer_store")) : 0;
-}
-
 // The kernel's one template argument for a validated problem and config.
 GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const WgmmaTile t = wgmma_tile(p, c);
@@ -533,8 +526,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .trans_B = p.boolean("trans_B"),
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
           .stream_k = wgmma_stream_k(p, c),
-          .c_split = t.c_split,
-          .defer_store = wgmma_defer_store(p, c, t)};
+          .c_split = t.c_split};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -648,12 +640,6 @@ KernelSpec gemm_wgmma_spec() {
       "tma_store: C staged in this many column parts through one part's buffer, so a deeper pipeline fits (256x152 "
       "tiles: 4 stages with c_split=2; 152 columns: two parts of 80, the second from column 72; block_M=0 gives the "
       "128x256 tile 4 stages with c_split=2 at K 193-512 and, data-parallel, at K >= 8192)"));
-  k.config.params.push_back(ParamSpec::one_of(
-      "defer_store", 0, {0, 1, 2},
-      "tma_store epilogue: a tile's C packed to 16-bit pairs when its last wgmma is done and staged and stored only "
-      "after the next tile's first defer_store k-steps of wgmma are issued, so that they run under the stores (one "
-      "64-row chain a consumer and a 16-bit C: ignored with the 256x152 and 192x192 tiles, an f32 C or direct "
-      "stores); 0: store at once"));
   k.config.params.push_back(ParamSpec::enumeration(
       "schedule", "auto", {"auto", "data_parallel", "stream_k"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "
@@ -684,12 +670,7 @@ KernelSpec gemm_wgmma_spec() {
         {{"block_N", "152"}},
         // 192 x 192 tiles (two consumers of 96 columns, three chains each; SWIZZLE_64B staging), 4 stages and direct.
         {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"}},
-        {{"block_M", "192"}, {"block_N", "192"}, {"tma_store", "false"}},
-        // defer_store: after one and two k-steps, with two staging parts, stream-K's pieces, a cluster pair.
-        {{"defer_store", "1"}},
-        {{"defer_store", "2"}, {"c_split", "2"}, {"num_stages", "4"}},
-        {{"defer_store", "2"}, {"schedule", "stream_k"}},
-        {{"defer_store", "1"}, {"cluster_N", "2"}}};
+        {{"block_M", "192"}, {"block_N", "192"}, {"tma_store", "false"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +
@@ -701,9 +682,7 @@ KernelSpec gemm_wgmma_spec() {
     // Stream-K: at most two pieces of split tiles after the whole ones, together at most one tile.
     const auto per_block = (tiles + grid - 1) / grid + (wgmma_config(p, c).stream_k ? 2 : 0);
     const auto iterations = per_block * ((p.integer("K") + 63) / 64);
-    // defer_store: two epilogue regions a tile (the packing, then the stores under the next tile's wgmma).
-    const auto epilogues = wgmma_config(p, c).defer_store != 0 ? 2 : 1;
-    return static_cast<std::uint32_t>(5 * iterations + 2 * epilogues * per_block + 64);
+    return static_cast<std::uint32_t>(5 * iterations + 2 * per_block + 64);
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   // Persistent: one CTA per SM at most (the device's SM count, 132 on the H100), capped at the tile count.

@@ -274,19 +274,6 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         mbar_arrive(empty_bar(stage));
       }
     };
-    // defer_store: the last tile's C as packed 16-bit pairs, waiting for the next tile's first wgmma to be issued.
-    constexpr int DEFER = CFG.defer_store;
-    static_assert(DEFER == 0 || (TMA_STORE && CHAINS == 1 && P.c_swizzle != 0 && P.c_bytes == 2),
-                  "defer_store: one chain, a 16-bit C through swizzled staging");
-    unsigned packed[DEFER > 0 ? NV / 2 : 1];
-    bool pending = false;
-    int pending_row0 = 0, pending_col0 = 0, pending_tile = 0;
-    auto store_pending = [&]() {
-      TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, pending_tile);
-      store_packed_tile_staged<CFG>(packed, &tma_c, c_base + c * P.c_tile_bytes, c, tid, pending_row0, pending_col0);
-      TL_PROBE_END(Probe::epilogue, probe::kNoStage, pending_tile);
-      pending = false;
-    };
     int it = 0;
     for_each_piece([&](int t, int k0, int k1, int) {
       const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n, CLUSTER_M, CLUSTER_N, rank);
@@ -317,10 +304,6 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
           }
         }
         wgmma_commit();
-        // defer_store: the last tile's C, under this tile's first DEFER k-steps of wgmma (or its last, if fewer).
-        if constexpr (DEFER > 0) {
-          if (pending && (k - k0 == DEFER - 1 || k == k1 - 1)) store_pending();
-        }
         // Keep one K-step of wgmma in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait<1>();
         TL_PROBE_STAMP(t_done);  // stamped before the arrive (the stage is still held), recorded after it
@@ -338,9 +321,6 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
       if (prev_stage >= 0) {
         TL_PROBE_INSTANT(Probe::release, prev_stage, it - 1);
         if (tid == 0) release(prev_stage);
-      }
-      if constexpr (DEFER > 0) {
-        if (pending) store_pending();  // a piece without k-steps
       }
       // The rank-1 tile of an odd pair lies past the matrix: nothing to store (uniform over the warpgroup).
       if (CLUSTER > 1 && (tm >= tiles_m || tn >= tiles_n)) return;
@@ -382,16 +362,6 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
           }
         }
       }
-      if constexpr (DEFER > 0) {
-        // Packed now (the accumulator is the next tile's), stored under the next tile's first wgmma.
-        pack_acc_pairs<CFG, NV>(acc, packed);
-        pending = true;
-        pending_row0 = tm * BM + c * WG_M;
-        pending_col0 = tn * BN;
-        pending_tile = t;
-        TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);  // the packing (the stores: a region of their own)
-        return;
-      }
       // Epilogue: rows [tm BM + 64 (c CHAINS + h), + 64) and columns [tn BN, + BN) of C per chain h (split columns:
       // rows [tm BM + 64 h, + 64) and columns [tn BN + c WN, + WN); gemm_store.cuh; a staged chain waits until the
       // one before it has left the staging tile).
@@ -402,9 +372,6 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
                             N);
       TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
     });
-    if constexpr (DEFER > 0) {
-      if (pending) store_pending();  // the CTA's last tile
-    }
     if constexpr (TMA_STORE) {
       if (tid == 0) tma_store_wait_all();
     }

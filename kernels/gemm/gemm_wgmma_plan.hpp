@@ -40,11 +40,6 @@ struct GemmWgmmaConfig {
   // Whole 64-column sub-tiles per part; a plain (152-column) tile: two parts of block_N / 2 rounded up to 8 columns,
   // the second ending at block_N (they overlap by the rounding and store those columns twice, with equal values).
   int c_split = 1;
-  // tma_store, one 64-row chain a consumer, a 16-bit C through swizzled staging sub-tiles: a tile's accumulator is
-  // packed into 16-bit pairs (half its registers) when its last wgmma is done, and staged and stored only after the
-  // next tile's first defer_store k-steps of wgmma are issued, so that the tensor cores run under the epilogue's
-  // shared-memory stores, barriers and TMA store issue (0: store at once).
-  int defer_store = 0;
 
   // Consumer warpgroups: one per 64 rows up to two; a 256-row tile gives each of two consumers 128 rows as two
   // m64nN accumulator chains (chains() = 2) that share each k-step's B descriptor. A 192-row tile (cuBLAS's 192 x 192
@@ -241,7 +236,6 @@ inline std::string name_expression(const GemmWgmmaConfig& c) {
       .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
       .field("stream_k", c.stream_k);
   if (c.c_split != 1) name.field("c_split", c.c_split);
-  if (c.defer_store != 0) name.field("defer_store", c.defer_store);
   return name.str();
 }
 

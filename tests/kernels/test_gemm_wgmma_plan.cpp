@@ -554,34 +554,6 @@ TEST(GemmWgmmaPlan, TileAutoTakesAFourthStageAtShortAndLongTiles) {
   EXPECT_TRUE(has(instance(shape(4096, 4096, 4096), {{"num_stages", "4"}, {"c_split", "2"}}), deep));
 }
 
-// defer_store reaches the kernel where the tile allows it (one 64-row chain a consumer, a 16-bit C through the
-// swizzled TMA-store staging) and is left out elsewhere: the 256 x 152 and 192 x 192 tiles, an f32 C, direct stores.
-TEST(GemmWgmmaPlan, DeferStoreOnlyWhereTheTileAllowsIt) {
-  auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
-    return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
-  };
-  auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
-  EXPECT_FALSE(has(instance(shape(4096, 4096, 4096), {}), "defer_store")) << "off by default";
-  for (const auto& p : {shape(4096, 4096, 4096), shape(4096, 4096, 512), shape(8192, 8192, 8192), shape(2048, 8192, 8192)})
-    for (const char* d : {"1", "2"}) {
-      const KernelInstance k = instance(p, {{"defer_store", d}});
-      EXPECT_TRUE(has(k, std::string(".defer_store = ") + d)) << k.name_expression;
-    }
-  EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 4096), "dtype", "f16"), {{"defer_store", "1"}}), ".defer_store = 1"));
-  EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 4096), "trans_B", "false"), {{"defer_store", "1"}}),
-                  ".defer_store = 1"));
-  EXPECT_TRUE(has(instance(shape(4096, 4096, 4096), {{"defer_store", "1"}, {"block_M", "64"}, {"block_N", "192"}}),
-                  ".defer_store = 1"));
-  // 3000 x 5000 x 4096 takes the 256 x 152 tile (two chains, plain staging).
-  EXPECT_FALSE(has(instance(shape(3000, 5000, 4096), {{"defer_store", "1"}}), "defer_store"));
-  EXPECT_FALSE(has(instance(shape(4096, 4096, 4096), {{"defer_store", "1"}, {"block_M", "192"}, {"block_N", "192"},
-                                                      {"num_stages", "4"}}),
-                   "defer_store"));
-  EXPECT_FALSE(has(instance(shape(4096, 4096, 4096), {{"defer_store", "1"}, {"tma_store", "false"}}), "defer_store"));
-  EXPECT_FALSE(has(instance(with_key(shape(4096, 4096, 4096), "out_dtype", "f32"), {{"defer_store", "1"}}),
-                   "defer_store"));
-}
-
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
 // 50 MiB L2; else 16. An explicit panel is kept.
 TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
