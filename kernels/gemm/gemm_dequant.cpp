@@ -143,6 +143,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
           .group_sum = gemv_group_sum(p, c),
+          .step_scale = c.boolean("step_scale"),
           .cluster_reduce = c.text("reduce") == "cluster",
           // auto: two rounds at one n tile; at two a second round's registers cost spills (gemv6, docs/perf.md).
           .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
@@ -159,11 +160,11 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
-  // stage_copy=auto: async at M >= 8 on the split schedule where the weights are the kernel's permuted copy (and no
-  // group_sum): on the H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x
+  // stage_copy=auto: async at M >= 8 on the split schedule where the weights are the kernel's permuted copy (with
+  // group_sum each thread then reads its copied chunks back for the step sums): on the H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x
   // 8192 and M 8 of 8192 x 28672, even at M 16 there (0.997-1.004x); M 4 1.01x and M 1 0.99x, so regs below 8.
   if (c.text("stage_copy") == "auto")
-    cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.group_sum && !cfg.stream;
+    cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.stream;
   // ctas_per_sm=0 at 16 rows a warp, int4, split schedule: 3 CTAs an SM (80 registers, no spills) on a deep grid with
   // N <= K (where tile_rounds keeps one tile a CTA), else 4. And int4_lop3=auto is also on at M 9-16 on a deep grid
   // with two tiles a CTA or 3 CTAs an SM, where the bias register no longer costs what it saves. H100, docs/perf.md
@@ -315,9 +316,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
       return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
                     "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
                     "weight_layout at auto or set stage_copy=regs");
-    if (cfg.stage_async && cfg.group_sum)
-      return refuse("stage_copy=async copies the activations without passing them through registers, where group_sum "
-                    "adds each step's activation sums: set group_sum=false or stage_copy=regs");
+    if (cfg.step_scale && cfg.group % kGemvStepK != 0)
+      return refuse("step_scale=true scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
+                    p.text("group") + " gives a step several scales: set step_scale=false (or group=128)");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -506,6 +507,11 @@ KernelSpec gemm_dequant_spec() {
                                   "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
                                   "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
                                   "groups 32 and 64"),
+               ParamSpec::boolean("step_scale", false,
+                                  "gemv, group 128 (int4 or fp4; a 128-k step's one scale): the codes "
+                                  "converted without the scale (no HMUL2 a pair), each step's mma.sync sums started "
+                                  "at zero and scaled once by one FFMA a sum (the weights are then not rounded to "
+                                  "bf16(code x scale)); refused for groups 32 and 64"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
@@ -569,6 +575,7 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"int4_lop3", "off"}},
         {{"path", "gemv"}, {"int4_lop3", "on"}},
         {{"path", "gemv"}, {"group_sum", "true"}},
+        {{"path", "gemv"}, {"step_scale", "true"}},
         {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
         // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
         // with two row blocks and an odd cluster, and through global memory where auto takes a cluster; deeper staging
@@ -592,6 +599,7 @@ KernelSpec gemm_dequant_spec() {
         // The activations copied as they are (the weights in nibble-pair order): after and before the first weights,
         // with two row blocks in an odd split, with several row tiles a CTA, and in the persistent schedule.
         {{"path", "gemv"}, {"stage_copy", "async"}},
+        {{"path", "gemv"}, {"stage_copy", "async"}, {"group_sum", "true"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "on"}, {"splits", "3"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "off"}, {"tile_rounds", "2"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"schedule", "stream"}, {"batch", "off"}}};

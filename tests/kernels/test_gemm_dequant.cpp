@@ -406,8 +406,11 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"weight_layout", "permuted"}}).find("set path=gemv"), std::string::npos);
   EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"weight_layout", "plain"}}).find("stage_copy=regs"),
             std::string::npos);
-  EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"group_sum", "true"}}).find("group_sum=false"),
+  // group_sum with the async copy: the sums read back from shared memory (no refusal); step_scale needs whole steps.
+  EXPECT_TRUE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"group_sum", "true"}}).empty());
+  EXPECT_NE(why({{"M", "4"}, {"group", "64"}}, {{"path", "gemv"}, {"step_scale", "true"}}).find("step_scale=false"),
             std::string::npos);
+  EXPECT_TRUE(why({{"M", "4"}, {"wtype", "fp4"}}, {{"path", "gemv"}, {"step_scale", "true"}}).empty());
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -445,6 +448,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"act_first", "on"}})},
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
+                                                {{}, gemv({{"step_scale", "true"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
