@@ -143,6 +143,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
           .fp4_fold = c.boolean("fp4_fold"),
           .group_sum = gemv_group_sum(p, c),
+          .step_scale = c.text("step_scale") == "on",
           .cluster_reduce = c.text("reduce") == "cluster",
           // auto: two rounds at one n tile; at two a second round's registers cost spills (gemv6, docs/perf.md).
           .stage_rounds = static_cast<int>(c.integer("stage_rounds") != 0 ? c.integer("stage_rounds") : 3 - n_tiles),
@@ -159,11 +160,11 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
-  // stage_copy=auto: async at M >= 8 on the split schedule where the weights are the kernel's permuted copy (and no
-  // group_sum): on the H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x
+  // stage_copy=auto: async at M >= 8 on the split schedule where the weights are the kernel's permuted copy (with
+  // group_sum each thread then reads its copied chunks back for the step sums): on the H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x
   // 8192 and M 8 of 8192 x 28672, even at M 16 there (0.997-1.004x); M 4 1.01x and M 1 0.99x, so regs below 8.
   if (c.text("stage_copy") == "auto")
-    cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.group_sum && !cfg.stream;
+    cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.stream;
   // ctas_per_sm=0 at 16 rows a warp, int4, split schedule: 3 CTAs an SM (80 registers, no spills) on a deep grid with
   // N <= K (where tile_rounds keeps one tile a CTA), else 4. And int4_lop3=auto is also on at M 9-16 on a deep grid
   // with two tiles a CTA or 3 CTAs an SM, where the bias register no longer costs what it saves. H100, docs/perf.md
@@ -176,6 +177,13 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
   if (c.text("int4_lop3") == "auto" && deep && cfg.wtype == dequant4::kInt4 && (cfg.tile_loop || cfg.min_blocks == 3))
     cfg.int4_lop3 = true;
+  // step_scale=auto: on for int4 group 128 on the deep M 9-16 grids (two n tiles, where the stream is issue-bound: the
+  // 16 HMMA a step and the conversion's HMUL2 a pair). H100, docs/perf.md (gemv12, two calls, A B B A): 1.010-1.031x
+  // at M 12 and 16 of 28672 x 8192 and 8192 x 28672 by medians and minima in all four rounds, M 9 (28672 x 8192)
+  // 1.027-1.029x; under two waves (8192 x 8192, 4096 x 14336, M 12 and 16, where its extra spill weighs) 0.975-0.985x,
+  // fp4 group 128 0.99x, M 8 0.99-1.01x: off there.
+  if (c.text("step_scale") == "auto")
+    cfg.step_scale = deep && cfg.wtype == dequant4::kInt4 && cfg.group % kGemvStepK == 0 && !cfg.group_sum;
   return cfg;
 }
 
@@ -315,9 +323,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
       return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
                     "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
                     "weight_layout at auto or set stage_copy=regs");
-    if (cfg.stage_async && cfg.group_sum)
-      return refuse("stage_copy=async copies the activations without passing them through registers, where group_sum "
-                    "adds each step's activation sums: set group_sum=false or stage_copy=regs");
+    if (cfg.step_scale && cfg.group % kGemvStepK != 0)
+      return refuse("step_scale=on scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
+                    p.text("group") + " gives a step several scales: set step_scale=off or auto (or group=128)");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -506,6 +514,14 @@ KernelSpec gemm_dequant_spec() {
                                   "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
                                   "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
                                   "groups 32 and 64"),
+               ParamSpec::enumeration("step_scale", "auto", {"auto", "on", "off"},
+                                      "gemv, group 128 (int4 or fp4; a 128-k step's one scale): on = the codes "
+                                      "converted without the scale (no HMUL2 a pair), each step's mma.sync sums "
+                                      "started at zero and scaled once by one FFMA a sum (the weights are then not "
+                                      "rounded to bf16(code x scale)); refused for groups 32 and 64; auto = on for "
+                                      "int4 group 128 at M 9-16 where one row tile a CTA takes over two waves: "
+                                      "1.01-1.03x at 28672 x 8192 and 8192 x 28672 on an H100; under two waves "
+                                      "0.98x, fp4 0.99x"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
@@ -569,6 +585,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"int4_lop3", "off"}},
         {{"path", "gemv"}, {"int4_lop3", "on"}},
         {{"path", "gemv"}, {"group_sum", "true"}},
+        {{"path", "gemv"}, {"step_scale", "on"}},
+        {{"path", "gemv"}, {"step_scale", "off"}},
         {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
         // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
         // with two row blocks and an odd cluster, and through global memory where auto takes a cluster; deeper staging
@@ -592,6 +610,7 @@ KernelSpec gemm_dequant_spec() {
         // The activations copied as they are (the weights in nibble-pair order): after and before the first weights,
         // with two row blocks in an odd split, with several row tiles a CTA, and in the persistent schedule.
         {{"path", "gemv"}, {"stage_copy", "async"}},
+        {{"path", "gemv"}, {"stage_copy", "async"}, {"group_sum", "true"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "on"}, {"splits", "3"}, {"warp_rows", "32"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"act_first", "off"}, {"tile_rounds", "2"}},
         {{"path", "gemv"}, {"stage_copy", "async"}, {"schedule", "stream"}, {"batch", "off"}}};

@@ -22,13 +22,15 @@
 // (split schedule), moved on a step a load, so consecutive loads differ by immediate offsets; int4 takes a single
 // LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
 // CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
-// faster on an H100 (docs/perf.md), so it is opt-in. With CFG.permuted the weights come pre-permuted (the plan's
+// faster on an H100 (docs/perf.md), so it is opt-in; CFG.step_scale keeps the bias subtraction and applies only the
+// scale once a step to the sums (any weight type with groups of whole steps). With CFG.permuted the weights come pre-permuted (the plan's
 // gemv_permuted_at: 16-row by 64-byte tiles, a row block's steps one after another), so the same lanes' loads are
 // each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
 // differently. With CFG.stage_async (on the permuted copy, which is the kernel's own) each 4-byte word of the weights
 // holds its 8 codes in nibble-pair order (gemv_pair_code with nibble_pairs: the same shift and conversion then meet
 // consecutive k), so the activations need no pair order and are staged as they are by cp.async (through the L1:
-// 1.03-1.05x at M 8 and 16, 28672 x 8192, 0.99x at M 1 on an H100; bypassing it 0.78-0.98x: docs/perf.md, gemv10).
+// 1.03-1.05x at M 8 and 16, 28672 x 8192, 0.99x at M 1 on an H100; bypassing it 0.78-0.98x: docs/perf.md, gemv10);
+// with group_sum each thread then reads its copied chunks back from shared memory for the step sums.
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps); with CFG.tile_loop CTA (x, y) takes row tiles x, x +
@@ -113,6 +115,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // group_sum: a step's 128 k (all four lanes of a quad, which one mma.sync sums) share one scale.
   constexpr bool GROUP_SUM = CFG.group_sum && CFG.wtype == dequant4::kInt4;
   static_assert(!GROUP_SUM || G % kGemvStepK == 0, "group_sum takes groups of whole steps");
+  // step_scale (and group_sum): a step's 128 k share one scale, applied to the step's mma.sync sums (FFMA) instead
+  // of to each converted pair (HMUL2): per KiB of weights 32 HMUL2 a lane fewer, NT x 4 FFMA a row block and step more.
+  constexpr bool STEP_SCALE = GROUP_SUM || CFG.step_scale;
+  static_assert(!STEP_SCALE || G % kGemvStepK == 0, "step_scale takes groups of whole steps");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -189,14 +195,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       const Scale x = __ldg(sc);
       if constexpr (CFG.scale_f32)
         st.sf[rb][h] = x;
-      else if constexpr (GROUP_SUM)
+      else if constexpr (STEP_SCALE)
         st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
       else
         st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
     }
   };
-  // The lane's k in its step (the scale's: the step's own with group_sum).
-  constexpr int SCALE_K = GROUP_SUM ? 0 : 1;
+  // The lane's k in its step (the scale's: the step's own with step_scale).
+  constexpr int SCALE_K = STEP_SCALE ? 0 : 1;
   // split: the lane's rows' pointers at its next step, one step (64 bytes, 128 / G scales) on per load: consecutive
   // loads share one pointer with immediate offsets. Rows past N read row N - 1 (never stored: a C row is its
   // weight row's alone); the lane's weights are asked for in its first lim_w slots (k inside K), the scales in lim_s.
@@ -217,7 +223,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   };
   if constexpr (!CFG.stream) {
     lim_w = min(slots, (K - kGemvLaneCodes * t + kGemvStepK - 1) / kGemvStepK - step0);
-    lim_s = GROUP_SUM ? slots : lim_w;
+    lim_s = STEP_SCALE ? slots : lim_w;
     aim(tile0);
   }
   // The cursor's step (none past the CTA's slots or past K), then the next.
@@ -315,12 +321,37 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     }
     cp_async_commit();
   };
-  static_assert(!CFG.stage_async || (CFG.permuted && !GROUP_SUM), "stage_async: the kernel's permuted weights, no group_sum");
+  // group_sum: the step's sum of row m (chunk c holding 8 of its k, in any order): the 16 lanes of the warp with its
+  // bit 2 hold its 16 chunks, added in a fixed tree (deterministic), stored as -bias x the sum after the step's
+  // activations. Called by whole warps.
+  const auto put_sum = [&](const unsigned (&in)[4], const Chunk& c) {
+    float sum = 0.f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = unpack2<true>(in[e]);
+      sum += f.x + f.y;
+    }
+#pragma unroll
+    for (int x = 1; x < 32; x *= 2)
+      if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+    if (c.kq == 0) st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
+  };
+  static_assert(!CFG.stage_async || CFG.permuted, "stage_async: the kernel's permuted weights");
   if constexpr (CFG.stage_async) {
     if constexpr (CFG.act_first) copy_chunks();
     load_ring();
     if constexpr (!CFG.act_first) copy_chunks();
     cp_async_wait<0>();
+    // group_sum: each thread's own copied chunks (visible to it once its copies are waited for) read back for the
+    // sums.
+    if constexpr (GROUP_SUM) {
+      for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
+        const Chunk c = chunk_at(i);
+        const uint4 x = ld_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq));
+        const unsigned in[4] = {x.x, x.y, x.z, x.w};
+        put_sum(in, c);
+      }
+    }
   } else {
     if constexpr (CFG.act_first) stage_loads(threadIdx.x);
     load_ring();
@@ -335,21 +366,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         unsigned o[4];
         gemv_pair_order(in, o);
         st_shared_v4_b32(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq), o[0], o[1], o[2], o[3]);
-        if constexpr (GROUP_SUM) {
-          // The step's sum of row m: the 16 lanes of the warp with its bit 2 hold its 16 chunks, added in a fixed
-          // tree (deterministic).
-          float sum = 0.f;
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float2 f = unpack2<true>(in[e]);
-            sum += f.x + f.y;
-          }
-#pragma unroll
-          for (int x = 1; x < 32; x *= 2)
-            if (x != 4) sum += __shfl_xor_sync(0xffffffffu, sum, x);
-          if (c.kq == 0)
-            st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
-        }
+        if constexpr (GROUP_SUM) put_sum(in, c);
       }
     }
   }
@@ -378,10 +395,11 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // mask (fp4_bits: the pair's nibbles at bits 4..7 and 20..23), the 2^126 folded into the scale (times 2^94, once a
   // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
   // [2^-93, 2^34) (dequant4.hpp).
-  constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32;
+  constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32 && !STEP_SCALE;
   auto compute = [&](const Step& st, int slot) {
     const unsigned step_base = slot * P.step_bytes;
-    // group_sum: the step's sums, part[rb][nt][v] (as acc), started at -bias x the activation sums of its columns.
+    // step_scale: the step's sums, part[rb][nt][v] (as acc), started at zero or (group_sum) at -bias x the activation
+    // sums of its columns.
     float part[RB][NT][4];
     float bias[NT][2];
     if constexpr (GROUP_SUM) {
@@ -397,6 +415,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int v = 0; v < 4; ++v) part[rb][nt][v] = bias[nt][FC[v].col];
+    } else if constexpr (STEP_SCALE) {
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) part[rb][nt][v] = 0.f;
     }
     unsigned folded[RB][2];
     if constexpr (FOLD) {
@@ -442,7 +467,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
               v = dequant4::sub_bf16x2(gemv_detail::int4_biased(w >> (4 * (pair % 4)), magic), magic);
             else
               v = dequant4::codes_to_bf16x2<CFG.wtype>(w >> (4 * (pair % 4)));
-            if constexpr (CFG.scale_f32) {
+            if constexpr (STEP_SCALE) {
+              a[i] = v;  // the scale comes per step
+            } else if constexpr (CFG.scale_f32) {
               const float2 f = unpack2<true>(v);
               a[i] = pack2<true>(f.x * st.sf[rb][h], f.y * st.sf[rb][h]);
             } else {
@@ -450,12 +477,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
             }
           }
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(GROUP_SUM ? part[rb][nt] : acc[rb][nt], a, bj[nt]);
+          for (int nt = 0; nt < NT; ++nt) mma_16816<true>(STEP_SCALE ? part[rb][nt] : acc[rb][nt], a, bj[nt]);
         }
       }
     }
-    if constexpr (GROUP_SUM) {
-      // acc += scale x (sum over the step of (bias + code) x activation - bias x sum of the activations).
+    if constexpr (STEP_SCALE) {
+      // acc += scale x (sum over the step of code x activation; with group_sum (bias + code) x activation - bias x
+      // sum of the activations).
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll

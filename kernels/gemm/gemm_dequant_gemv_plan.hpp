@@ -37,6 +37,9 @@ struct GemmDequantGemvConfig {
   // int4 with a group of whole steps: codes converted with their bias left in, each step's mma.sync sums started at
   // -bias x the step's activation sums and scaled once per group (the kernel's header).
   bool group_sum = false;
+  // A group of whole steps (group % 128 == 0): the codes converted without the scale, each step's mma.sync sums
+  // (started at zero) scaled once per step and added to the accumulators by an FFMA (group_sum implies it).
+  bool step_scale = false;
   // split schedule: a row tile's split CTAs are one thread-block cluster (splits <= kGemvMaxCluster) whose partial
   // sums are added through distributed shared memory, not global memory (the kernel's header).
   bool cluster_reduce = false;
@@ -183,6 +186,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("int4_lop3", c.int4_lop3)
       .field("fp4_fold", c.fp4_fold)
       .field("group_sum", c.group_sum)
+      .field("step_scale", c.step_scale)
       .field("cluster_reduce", c.cluster_reduce)
       .field("stage_rounds", c.stage_rounds)
       .field("act_first", c.act_first)

@@ -406,8 +406,11 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({}, {{"path", "wgmma"}, {"weight_layout", "permuted"}}).find("set path=gemv"), std::string::npos);
   EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"weight_layout", "plain"}}).find("stage_copy=regs"),
             std::string::npos);
-  EXPECT_NE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"group_sum", "true"}}).find("group_sum=false"),
+  // group_sum with the async copy: the sums read back from shared memory (no refusal); step_scale needs whole steps.
+  EXPECT_TRUE(why({{"M", "4"}}, {{"stage_copy", "async"}, {"group_sum", "true"}}).empty());
+  EXPECT_NE(why({{"M", "4"}, {"group", "64"}}, {{"path", "gemv"}, {"step_scale", "on"}}).find("step_scale=off"),
             std::string::npos);
+  EXPECT_TRUE(why({{"M", "4"}, {"wtype", "fp4"}}, {{"path", "gemv"}, {"step_scale", "on"}}).empty());
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -445,6 +448,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"act_first", "on"}})},
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
+                                                {{}, gemv({{"step_scale", "on"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -923,6 +927,29 @@ TEST(GemmDequantSpec, DeepDecodeGridsTakeTheLop3AndTheirCtas) {
   const KV tall16 = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
   EXPECT_EQ(name(tall16, with({{"warp_rows", "32"}})),
             name(tall16, with({{"warp_rows", "32"}, {"ctas_per_sm", "2"}, {"int4_lop3", "off"}})));
+}
+
+// step_scale auto: on for int4 group 128 on the deep M 9-16 grids (gemv_deep_grid), off under two waves, at M <= 8,
+// for fp4, groups 32 / 64 (which refuse it when asked) and under group_sum (which scales per step itself).
+TEST(GemmDequantSpec, StepScaleAutoTakesInt4Group128OnDeepGrids) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}};
+  for (const char* m : {"9", "12", "16"})
+    for (const char* n : {"8192", "28672"}) {
+      const KV p = {{"M", m}, {"N", n}, {"K", n == std::string("8192") ? "28672" : "8192"}};
+      EXPECT_NE(name(p, gv).find(".step_scale = true"), std::string::npos) << m << " " << n;
+    }
+  const KV wide = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
+  EXPECT_NE(name(wide, {{"path", "gemv"}, {"step_scale", "off"}}).find(".step_scale = false"), std::string::npos);
+  for (const KV& p : std::vector<KV>{{{"M", "16"}, {"N", "4096"}, {"K", "14336"}},
+                                     {{"M", "12"}, {"N", "8192"}, {"K", "8192"}},
+                                     {{"M", "8"}, {"N", "8192"}, {"K", "28672"}},
+                                     {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                     {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"group", "64"}}})
+    EXPECT_NE(name(p, gv).find(".step_scale = false"), std::string::npos) << p.at("M") << " " << p.at("N");
+  EXPECT_NE(name(wide, {{"path", "gemv"}, {"group_sum", "true"}}).find(".step_scale = false"), std::string::npos);
+  EXPECT_NE(name({{"M", "16"}}, {{"path", "gemv"}, {"step_scale", "on"}}).find(".step_scale = true"),
+            std::string::npos);
 }
 
 }  // namespace

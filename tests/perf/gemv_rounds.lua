@@ -4,7 +4,8 @@
 -- Environment: ROUNDS (default 2), DEQUANT_REP (timed runs a case, default 20), VERIFY=0 (each run checked at one
 -- sampled position instead of the float64 reference's full sample: for timings whose configs were checked apart),
 -- OUT (rows also to OUT/rounds.json),
--- CASES: ';'-separated cases "M,N,K,wtype|config|config|..." (a config "k=v,..."; "-" = the default gemv config;
+-- CASES: ';'-separated cases "M,N,K,wtype[,group]|config|config|..." (group default 128, fp4 32; a config "k=v,...";
+-- "-" = the default gemv config;
 -- "wgmma" = path=wgmma), default the tile_rounds list below.
 local rounds = tonumber(os.getenv("ROUNDS") or "2")
 local rep = tonumber(os.getenv("DEQUANT_REP") or "20")
@@ -27,8 +28,9 @@ local cases = {}
 for text in (os.getenv("CASES") or default_cases):gmatch("[^;]+") do
   local parts = {}
   for piece in text:gmatch("[^|]+") do parts[#parts + 1] = piece end
-  local m, n, kk, w = parts[1]:match("(%d+),(%d+),(%d+),(%w+)")
-  local prob = {M = tonumber(m), N = tonumber(n), K = tonumber(kk), wtype = w, group = w == "fp4" and 32 or 128}
+  local m, n, kk, w, g = parts[1]:match("(%d+),(%d+),(%d+),(%w+),?(%d*)")
+  local prob = {M = tonumber(m), N = tonumber(n), K = tonumber(kk), wtype = w,
+                group = g ~= "" and tonumber(g) or (w == "fp4" and 32 or 128)}
   local configs = {}
   for i = 2, #parts do
     local c = {path = "gemv"}
