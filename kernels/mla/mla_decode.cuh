@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
 
-  const int R = seq_q * heads, m0 = blockIdx.y * P.rows, part = blockIdx.x;
+  const int R = seq_q * heads, m0 = cta_tile<C>() * P.rows, part = cta_part<C>();
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
     // Fetch both TMA descriptors into the descriptor cache now, so the first Q and KV loads (after the schedule
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         if (k == walk.count - 1 && b1 > b0 && lane == 0) {
           const int nspl = num_splits[r + 1] - num_splits[r];
           if (nspl > 1) {
-            const int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+            const int* counter = counters + static_cast<long long>(r) * cta_tiles<C>() + cta_tile<C>();
             const int seen = ld_relaxed_gpu(counter);
             if (seen == nspl - 1) {
               const int rows = min(P.rows, R - m0);
@@ -227,8 +227,8 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
   if constexpr (chained(C)) {
-    if (wg == 1) chained_consumer<C, 0, false, P.off_half_bar, false>(args);
-    else chained_consumer<C, 1, false, P.off_half_bar, false>(args);
+    if (wg == 1) chained_consumer<C, 0, false, P.off_half_bar, C.tile_fast>(args);
+    else chained_consumer<C, 1, false, P.off_half_bar, C.tile_fast>(args);
   } else if (wg == 1) {
     mla_consumer<C, 0>(args);
   } else {
