@@ -29,8 +29,10 @@ bool rope_regs(const Values& p, const Values& c) {
 
 // tile_order: 0 apart (grid (parts, row tiles)), 1 adjacent (grid (row tiles, parts): a part's tiles, which read the
 // same KV blocks, consecutive CTAs, as FlashMLA's grid), 2 cluster (adjacent, a part's tiles one cluster: one GPC).
-// auto: adjacent where a request has two or more row tiles (seq_q x heads > 64) without chain; with one tile the
-// grid is the same either way, so apart; with chain apart (not timed there).
+// auto: adjacent where a request has two or more row tiles (seq_q x heads > 64) without chain (docs/perf.md, mladec9:
+// 1.045-1.19x apart at s_q 1, h_q 128, 32k, whose apart runs took 0.506-0.572 ms launch to launch, 1.036-1.046x at
+// s_q 2, h_q 128, 4096 / 8192 on the H100); with one tile the grid is the same either way (even at s_q 1, h_q 64),
+// so apart; with chain apart (not timed there).
 int tile_order(const Values& p, const Values& c) {
   const std::string& o = c.text("tile_order");
   if (o == "auto") return p.integer("seq_q") * p.integer("heads") > kBlock && !c.boolean("chain") ? 1 : 0;
@@ -314,9 +316,12 @@ KernelSpec mla_decode_spec() {
                                       "and p + num_parts of the grid (num_parts, row tiles)), adjacent (grid (row "
                                       "tiles, num_parts): consecutive CTAs, row tiles fastest as FlashMLA's grid; "
                                       "mla.sparse_prefill's head_order), or cluster (adjacent, a part's tiles one "
-                                      "cluster: one GPC; at most 8 tiles). auto: "
-                                      "adjacent where a request has more than one row tile (seq_q x heads > 64) "
-                                      "without chain, else apart (one tile: the same grid)")}};
+                                      "cluster: one GPC; at most 8 tiles). apart pairs the tiles on SMs of different TPCs, differently each "
+                                      "launch, and their walks drift apart (s_q 1, h_q 128, 32k: 0.506-0.572 ms from "
+                                      "launch to launch); adjacent keeps each pair on one TPC in lockstep (0.480-0.484 "
+                                      "ms, 1.045-1.19x; s_q 2, h_q 128: 1.036-1.046x; cluster no better; on the H100, "
+                                      "docs/perf.md, mladec9). auto: adjacent where a request has more than one row "
+                                      "tile (seq_q x heads > 64) without chain, else apart (one tile: the same grid)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -32,6 +32,9 @@
 // fragments, loaded once per request (mla_consumer.cuh's load_rope_regs), so Q K^T's last four k16 steps read only K
 // from shared memory (+0.6-1.1% compute-bound; with chain consumer 0's, opt-in).
 //
+// tile_fast (the spec's tile_order, auto where m_tiles > 1): the grid is (m_tiles, num_parts) instead, so a part's row
+// tiles, which read the same KV blocks, are consecutive CTAs (one TPC, in lockstep; cta_tile / cta_part read the two).
+//
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
 // block, with QK_WG == 2: c computes S_c = Q K[32c : 32c + 32]^T (64 x 32, wgmma m64n32k16 x 36 from shared memory),

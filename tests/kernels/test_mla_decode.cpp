@@ -167,12 +167,13 @@ TEST(MlaDecode, RopeRegsFollowsTheConfig) {
   };
   const KV cb = {{"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}},
            mb = {{"heads", "64"}};
-  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true, .tile_fast = true}"), std::string::npos);
   EXPECT_EQ(name(l32, {}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(name(mb, {}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(name(cb, {{"rope_regs", "false"}}).find(".rope_regs"), std::string::npos);
-  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true}"), std::string::npos);
-  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false}"), std::string::npos);  // auto yields
+  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true, .tile_fast = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false, .tile_fast = true}"),
+            std::string::npos);  // auto yields
   // true where auto is off: uniform_desc comes with it, even against uniform_desc=false.
   EXPECT_NE(name(mb, {{"rope_regs", "true"}}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
   EXPECT_NE(name(mb, {{"rope_regs", "true"}, {"uniform_desc", "false"}}).find(".uniform_desc = true, .rope_regs = true}"),
@@ -281,9 +282,11 @@ TEST(MlaDecode, LengthsTableAndSchedule) {
     if (!k.problem.boolean("varlen") && !k.problem.boolean("zero_lengths")) {
       EXPECT_EQ(shorter, 0);
     }
+    // The grid: (parts, row tiles), or with several row tiles (tile_order=auto: adjacent) (row tiles, parts).
     const std::int64_t tiles = (sq * k.problem.integer("heads") + 63) / 64;
-    EXPECT_EQ(k.launch.grid.y, static_cast<std::uint32_t>(tiles));
-    EXPECT_EQ(k.launch.grid.x, static_cast<std::uint32_t>(std::max<std::int64_t>(1, 132 / tiles)));
+    const auto parts = static_cast<std::uint32_t>(std::max<std::int64_t>(1, 132 / tiles));
+    EXPECT_EQ(k.launch.grid.x, tiles > 1 ? static_cast<std::uint32_t>(tiles) : parts);
+    EXPECT_EQ(k.launch.grid.y, tiles > 1 ? parts : static_cast<std::uint32_t>(tiles));
     EXPECT_EQ(k.launch.block.x, 384u);
   }
 }
