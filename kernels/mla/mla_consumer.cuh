@@ -67,6 +67,15 @@ struct PartWalk {
   }
 };
 
+// The CTA's row tile, the number of row tiles and its SM part: the grid is (parts, row tiles), or with C.tile_fast
+// (row tiles, parts), a part's tiles consecutive CTAs (the spec's tile_order).
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE unsigned cta_tile() { return C.tile_fast ? blockIdx.x : blockIdx.y; }
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE unsigned cta_tiles() { return C.tile_fast ? gridDim.x : gridDim.y; }
+template <MlaDecodeConfig C>
+TL_DEVICE_INLINE unsigned cta_part() { return C.tile_fast ? blockIdx.y : blockIdx.x; }
+
 // C.rope_regs: Q's RoPE columns (kMlaDimV .. kMlaDimQK - 1, the tile's last panel) as this thread's wgmma A fragments
 // of Q K^T's last kRopeSteps k16 steps, 4 registers a step (rows 16 warp + lane / 4 and + 8, columns 2 (lane % 4) and
 // + 8 of the step: the m64k16 A layout), by one ldmatrix.x4 a step from the Q tile: lane l gives the row
@@ -382,7 +391,7 @@ TL_DEVICE_INLINE void finish_request(const ConsumerArgs& a, float* o, const floa
     // others' partials. A split first looks at the counter: when every other split has already published
     // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
     // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
-    int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+    int* counter = counters + static_cast<long long>(r) * cta_tiles<C>() + cta_tile<C>();
     if (ctid == 0) {
       const int seen = ld_acquire_gpu(counter);
       st_shared_b32(flag_addr, seen == nspl - 1 ? 1u : 0u);
@@ -472,7 +481,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   const int* cache_seqlens = a.cache_seqlens;
   const int* parts = a.parts;
   const int batch = a.batch, seq_q = a.seq_q, heads = a.heads;
-  const int R = seq_q * heads, m0 = blockIdx.y * P.rows, part = blockIdx.x;
+  const int R = seq_q * heads, m0 = cta_tile<C>() * P.rows, part = cta_part<C>();
   const int tid = threadIdx.x % 128;
   constexpr int c = CONSUMER;
   TL_PROBE_WARP_INIT_IF(tid / 32 == 0);

@@ -27,6 +27,18 @@ bool rope_regs(const Values& p, const Values& c) {
                          p.integer("seq_q") * p.integer("heads") > 2 * kBlock);
 }
 
+// tile_order: 0 apart (grid (parts, row tiles)), 1 adjacent (grid (row tiles, parts): a part's tiles, which read the
+// same KV blocks, consecutive CTAs, as FlashMLA's grid), 2 cluster (adjacent, a part's tiles one cluster: one GPC).
+// auto: adjacent where a request has two or more row tiles (seq_q x heads > 64) without chain (docs/perf.md, mladec9:
+// 1.045-1.19x apart at s_q 1, h_q 128, 32k, whose apart runs took 0.506-0.572 ms launch to launch, 1.036-1.046x at
+// s_q 2, h_q 128, 4096 / 8192 on the H100); with one tile the grid is the same either way (even at s_q 1, h_q 64),
+// so apart; with chain apart (not timed there).
+int tile_order(const Values& p, const Values& c) {
+  const std::string& o = c.text("tile_order");
+  if (o == "auto") return p.integer("seq_q") * p.integer("heads") > kBlock && !c.boolean("chain") ? 1 : 0;
+  return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
+}
+
 // The kernel's template argument for a validated problem and config.
 MlaDecodeConfig mla_config(const Values& p, const Values& c) {
   return {.causal = p.boolean("causal"),
@@ -39,7 +51,8 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
                           (c.text("uniform_desc") == "true" || rope_regs(p, c) ||
                            (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock)),
           .chain = c.boolean("chain") && c.integer("qk_warpgroups") == 1,
-          .rope_regs = rope_regs(p, c)};
+          .rope_regs = rope_regs(p, c),
+          .tile_fast = tile_order(p, c) != 0};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -297,7 +310,18 @@ KernelSpec mla_decode_spec() {
                                       "1.006-1.011x at FlashMLA's compute-bound s_q 2, h_q 128 (4k and 8k) on the "
                                       "H100, four alternated rounds in two calls, medians and minima; off at s_q 1 "
                                       "(h_q 64: even; h_q 128 at 32k: bimodal runs, not shown; docs/perf.md, "
-                                      "mladec8)")}};
+                                      "mladec8)"),
+               ParamSpec::enumeration("tile_order", "auto", {"auto", "apart", "adjacent", "cluster"},
+                                      "where an SM part's row tiles run, which read the same KV blocks: apart (CTAs p "
+                                      "and p + num_parts of the grid (num_parts, row tiles)), adjacent (grid (row "
+                                      "tiles, num_parts): consecutive CTAs, row tiles fastest as FlashMLA's grid; "
+                                      "mla.sparse_prefill's head_order), or cluster (adjacent, a part's tiles one "
+                                      "cluster: one GPC; at most 8 tiles). apart pairs the tiles on SMs of different TPCs, differently each "
+                                      "launch, and their walks drift apart (s_q 1, h_q 128, 32k: 0.506-0.572 ms from "
+                                      "launch to launch); adjacent keeps each pair on one TPC in lockstep (0.480-0.484 "
+                                      "ms, 1.045-1.19x; s_q 2, h_q 128: 1.036-1.046x; cluster no better; on the H100, "
+                                      "docs/perf.md, mladec9). auto: adjacent where a request has more than one row "
+                                      "tile (seq_q x heads > 64) without chain, else apart (one tile: the same grid)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
@@ -312,6 +336,9 @@ KernelSpec mla_decode_spec() {
     if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
       return refuse("mla.decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +
                     limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
+    if (tile_order(p, c) == 2 && (p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock > 8)
+      return refuse("tile_order=cluster makes a part's row tiles one cluster, at most 8 (portable cluster size): this "
+                    "problem has " + std::to_string((p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock));
     if (p.integer("batch") * p.integer("seq_q") * p.integer("heads") * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
     return Status::success();
@@ -322,8 +349,12 @@ KernelSpec mla_decode_spec() {
     const mla::SplitSchedule sch = schedule(x, c, l);
     const MlaDecodePlan plan = make_plan(mla_config(p, c));
     LaunchGeometry g;
-    g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
-    g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
+    // tile_order: apart (parts, row tiles); adjacent and cluster (row tiles, parts), a part's tiles consecutive.
+    const int order = tile_order(p, c);
+    const auto parts = static_cast<std::uint32_t>(sch.num_parts), tiles = static_cast<std::uint32_t>(x.m_tiles);
+    g.grid.x = order ? tiles : parts;
+    g.grid.y = order ? parts : tiles;
+    if (order == 2) g.cluster.x = tiles;
     g.block.x = static_cast<std::uint32_t>(plan.threads);
     g.dynamic_smem = plan.smem_bytes;
     return g;

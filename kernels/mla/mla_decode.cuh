@@ -32,6 +32,9 @@
 // fragments, loaded once per request (mla_consumer.cuh's load_rope_regs), so Q K^T's last four k16 steps read only K
 // from shared memory (+0.6-1.1% compute-bound; with chain consumer 0's, opt-in).
 //
+// tile_fast (the spec's tile_order, auto where m_tiles > 1): the grid is (m_tiles, num_parts) instead, so a part's row
+// tiles, which read the same KV blocks, are consecutive CTAs (one TPC, in lockstep; cta_tile / cta_part read the two).
+//
 // Threads: 3 warpgroups. Warpgroup 0 is the producer: lane 0 of its warp 0 issues the TMA loads (each KV block into
 // a 2-stage ring, the request's Q tile after its first block), the rest of it idles with 40 registers (setmaxnreg). Consumer warpgroups c = 0, 1 (232 registers), per KV
 // block, with QK_WG == 2: c computes S_c = Q K[32c : 32c + 32]^T (64 x 32, wgmma m64n32k16 x 36 from shared memory),
@@ -84,7 +87,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
 
-  const int R = seq_q * heads, m0 = blockIdx.y * P.rows, part = blockIdx.x;
+  const int R = seq_q * heads, m0 = cta_tile<C>() * P.rows, part = cta_part<C>();
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   if (threadIdx.x == 0) {
     // Fetch both TMA descriptors into the descriptor cache now, so the first Q and KV loads (after the schedule
@@ -204,7 +207,7 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
         if (k == walk.count - 1 && b1 > b0 && lane == 0) {
           const int nspl = num_splits[r + 1] - num_splits[r];
           if (nspl > 1) {
-            const int* counter = counters + static_cast<long long>(r) * gridDim.y + blockIdx.y;
+            const int* counter = counters + static_cast<long long>(r) * cta_tiles<C>() + cta_tile<C>();
             const int seen = ld_relaxed_gpu(counter);
             if (seen == nspl - 1) {
               const int rows = min(P.rows, R - m0);
@@ -227,8 +230,8 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
   setmaxnreg_inc<232>();
   const ConsumerArgs args{base, O, LSE, cache_seqlens, parts, num_splits, o_acc, lse_acc, counters, batch, seq_q, heads};
   if constexpr (chained(C)) {
-    if (wg == 1) chained_consumer<C, 0, false, P.off_half_bar, false>(args);
-    else chained_consumer<C, 1, false, P.off_half_bar, false>(args);
+    if (wg == 1) chained_consumer<C, 0, false, P.off_half_bar, C.tile_fast>(args);
+    else chained_consumer<C, 1, false, P.off_half_bar, C.tile_fast>(args);
   } else if (wg == 1) {
     mla_consumer<C, 0>(args);
   } else {

@@ -34,6 +34,10 @@ struct MlaDecodeConfig {
   // O's rescale by exp2(m_old - m_new) skipped in a warp whose rows' factors are all exactly 1 (no row maximum
   // moved): a vote per warp (mla_consumer.cuh's rescale_o); mla.sparse_decode's lazy_rescale.
   bool lazy_rescale = false;
+  // The grid is (row tiles, SM parts) instead of (SM parts, row tiles): a part's row tiles, which read the same KV
+  // blocks, are consecutive CTAs (FlashMLA's grid order; mla.sparse_prefill's head_order). cta_tile / cta_part in
+  // mla_consumer.cuh read the two from blockIdx.
+  bool tile_fast = false;
 };
 
 // mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
@@ -140,6 +144,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
   if (c.chain) n.field("chain", true);  // named only when on: the unchained kernels keep their names
   if (c.rope_regs) n.field("rope_regs", true);  // the same
   if (c.lazy_rescale) n.field("lazy_rescale", true);  // the same
+  if (c.tile_fast) n.field("tile_fast", true);  // the same
   return n.str();
 }
 

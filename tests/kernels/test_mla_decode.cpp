@@ -58,7 +58,11 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}}, {{"rope_regs", "true"}}},
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"chain", "true"}, {"rope_regs", "true"}}},
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"dtype", "f16"}}, {{"chain", "true"}, {"rope_regs", "true"}}},
-      {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}}, {{"chain", "true"}, {"rope_regs", "true"}}}};
+      {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}}, {{"chain", "true"}, {"rope_regs", "true"}}},
+      // tile_order: the grid read the other way round (tile_fast), unchained and chained.
+      {{{"seq_q", "1"}, {"heads", "128"}}, {{"tile_order", "apart"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"tile_order", "cluster"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"chain", "true"}, {"tile_order", "adjacent"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -163,12 +167,13 @@ TEST(MlaDecode, RopeRegsFollowsTheConfig) {
   };
   const KV cb = {{"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}},
            mb = {{"heads", "64"}};
-  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true, .tile_fast = true}"), std::string::npos);
   EXPECT_EQ(name(l32, {}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(name(mb, {}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(name(cb, {{"rope_regs", "false"}}).find(".rope_regs"), std::string::npos);
-  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true}"), std::string::npos);
-  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false}"), std::string::npos);  // auto yields
+  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true, .tile_fast = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false, .tile_fast = true}"),
+            std::string::npos);  // auto yields
   // true where auto is off: uniform_desc comes with it, even against uniform_desc=false.
   EXPECT_NE(name(mb, {{"rope_regs", "true"}}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
   EXPECT_NE(name(mb, {{"rope_regs", "true"}, {"uniform_desc", "false"}}).find(".uniform_desc = true, .rope_regs = true}"),
@@ -179,6 +184,54 @@ TEST(MlaDecode, RopeRegsFollowsTheConfig) {
             std::string::npos);
   EXPECT_EQ(name(cb, {{"rope_regs", "true"}, {"qk_warpgroups", "2"}}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(make_plan(MlaDecodeConfig{.rope_regs = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
+}
+
+// tile_order: apart is the grid (parts, row tiles); adjacent and cluster swap it to (row tiles, parts) over the same
+// parts (cluster: a part's tiles one cluster, refused past 8 tiles), named only when on (tile_fast); auto is adjacent
+// with two or more row tiles and apart (the same grid, main's kernel) with one.
+TEST(MlaDecode, TileOrderSwapsTheGrid) {
+  auto make = [](const KV& problem, const KV& config) {
+    auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return std::move(inst).value();
+  };
+  const KV l32 = {{"batch", "32"}, {"seq_q", "1"}, {"heads", "128"}, {"seq_k", "8192"}, {"varlen", "true"}},
+           cb = {{"batch", "16"}, {"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}}, mb = {{"heads", "64"}};
+  for (const KV& p : {l32, cb, mb}) {
+    const KernelInstance apart = make(p, {{"tile_order", "apart"}});
+    const std::uint32_t tiles = apart.launch.grid.y;
+    SCOPED_TRACE(tiles);
+    EXPECT_EQ(tiles, p.count("causal") ? 4u : p.at("heads") == "128" ? 2u : 1u);
+    EXPECT_EQ(apart.name_expression.find(".tile_fast"), std::string::npos);
+    EXPECT_EQ(apart.launch.cluster.volume(), 1u);
+    for (const char* order : {"adjacent", "cluster"}) {
+      const KernelInstance k = make(p, {{"tile_order", order}});
+      SCOPED_TRACE(order);
+      EXPECT_EQ(k.launch.grid.x, tiles);
+      EXPECT_EQ(k.launch.grid.y, apart.launch.grid.x);
+      EXPECT_EQ(k.launch.cluster.x, order == std::string("cluster") ? tiles : 1u);
+      EXPECT_EQ(k.launch.cluster.y * k.launch.cluster.z, 1u);
+      EXPECT_EQ(ints(k, "sched_parts"), ints(apart, "sched_parts"));
+      EXPECT_EQ(ints(k, "num_splits"), ints(apart, "num_splits"));
+      EXPECT_NE(k.name_expression.find(".tile_fast = true}"), std::string::npos) << k.name_expression;
+    }
+    const KernelInstance automatic = make(p, {});
+    const KernelInstance expect = make(p, {{"tile_order", tiles > 1 ? "adjacent" : "apart"}});
+    EXPECT_EQ(automatic.name_expression, expect.name_expression);
+    EXPECT_EQ(automatic.launch.grid.x, expect.launch.grid.x);
+    EXPECT_EQ(automatic.launch.grid.y, expect.launch.grid.y);
+    EXPECT_EQ(automatic.launch.cluster.volume(), 1u);
+  }
+  // With the chain when asked for (its consumers read the grid through HEAD_FAST, the epilogue's counters through
+  // cta_tile); auto leaves the chain apart (not timed with it).
+  EXPECT_NE(make(cb, {{"chain", "true"}, {"tile_order", "adjacent"}}).name_expression.find(".chain = true, .tile_fast = true}"),
+            std::string::npos);
+  EXPECT_EQ(make(cb, {{"chain", "true"}}).name_expression.find(".tile_fast"), std::string::npos);
+  EXPECT_EQ(make(cb, {{"chain", "true"}}).launch.grid.y, 4u);
+  auto refused = instantiate(mla(), {{"seq_q", "8"}, {"heads", "128"}}, {{"tile_order", "cluster"}}, limits_for_arch("sm_90a"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("at most 8"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(make_plan(MlaDecodeConfig{.tile_fast = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
 }
 
 TEST(MlaDecode, RefusesWithoutHopper) {
@@ -229,9 +282,11 @@ TEST(MlaDecode, LengthsTableAndSchedule) {
     if (!k.problem.boolean("varlen") && !k.problem.boolean("zero_lengths")) {
       EXPECT_EQ(shorter, 0);
     }
+    // The grid: (parts, row tiles), or with several row tiles (tile_order=auto: adjacent) (row tiles, parts).
     const std::int64_t tiles = (sq * k.problem.integer("heads") + 63) / 64;
-    EXPECT_EQ(k.launch.grid.y, static_cast<std::uint32_t>(tiles));
-    EXPECT_EQ(k.launch.grid.x, static_cast<std::uint32_t>(std::max<std::int64_t>(1, 132 / tiles)));
+    const auto parts = static_cast<std::uint32_t>(std::max<std::int64_t>(1, 132 / tiles));
+    EXPECT_EQ(k.launch.grid.x, tiles > 1 ? static_cast<std::uint32_t>(tiles) : parts);
+    EXPECT_EQ(k.launch.grid.y, tiles > 1 ? parts : static_cast<std::uint32_t>(tiles));
     EXPECT_EQ(k.launch.block.x, 384u);
   }
 }
