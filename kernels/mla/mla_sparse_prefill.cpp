@@ -32,13 +32,28 @@ int head_order(const Values& p, const Values& c) {
   return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
 }
 
+// schedule=auto's query tokens a CTA below which tokens of differing lengths (topk_length) run static: with a few
+// tokens a CTA the queue's last claims decide the kernel's end, and with lengths that differ the CTAs' ends scatter
+// (s_q 300, h_q 128, 4.5 tokens a CTA: dynamic 0.93-0.94x static by the medians on an H100, docs/perf.md sprefill9),
+// where the host's runs deal the tokens out by cost; tokens of one length gain from the queue at every count measured
+// (s_q 64-4096, 0.5-62 tokens a CTA: 1.01-1.06x).
+constexpr std::int64_t kDynamicMinTokens = 8;
+// The SMs the auto rule counts when `sms` is 0: the kernel's name is built without the device's limits (the H100's
+// and the H200's 132).
+constexpr std::int64_t kAutoSms = 132;
+
 // schedule: dynamic (a token queue per head tile) or static (the host's runs of tokens). auto: dynamic when the
 // consumers are chained (1.025-1.038x static at the three anchors by the minima on an H100, docs/perf.md: the static
-// runs' SMs idled 4% of the kernel waiting for the busiest), static otherwise (the unchained consumers have no queue).
-bool dynamic_schedule(const Values&, const Values& c) {
+// runs' SMs idled 4% of the kernel waiting for the busiest), but static for tokens of differing lengths under
+// kDynamicMinTokens a CTA; static otherwise (the unchained consumers have no queue).
+bool dynamic_schedule(const Values& p, const Values& c) {
   const std::string s = c.text("schedule");
-  if (s == "auto") return chain_params(c);
-  return s == "dynamic";
+  if (s != "auto") return s == "dynamic";
+  if (!chain_params(c)) return false;
+  if (!p.boolean("topk_length")) return true;
+  const std::int64_t sms = c.integer("sms") > 0 ? c.integer("sms") : kAutoSms;
+  const std::int64_t parts = std::max<std::int64_t>(1, sms / ((p.integer("heads") + 63) / 64));
+  return p.integer("seq_q") >= kDynamicMinTokens * parts;
 }
 
 // rope_regs: chained only (consumer 0's registers; the unchained consumers are mla.decode's, whose rope_regs needs
@@ -254,7 +269,8 @@ KernelSpec mla_sparse_prefill_spec() {
                                       "the next of its head tile's counter in global memory whenever its producer starts "
                                       "one (the CTAs' work evens out by itself; needs the chained schedule; "
                                       "1.025-1.038x static on an H100, docs/perf.md); auto = dynamic when chained, "
-                                      "else static"),
+                                      "but static for tokens of differing lengths (topk_length) under 8 a CTA; else "
+                                      "static"),
                ParamSpec::enumeration("rope_regs", "auto", {"auto", "true", "false"},
                                       "consumer 0 holds Q's RoPE panel (columns 512-575) in registers as the wgmma A "
                                       "operand of Q K^T's last four k16 steps (mla.decode's rope_regs; needs the "

@@ -374,6 +374,40 @@ TEST(MlaSparsePrefill, DynamicScheduleTakesTokensFromCounters) {
   }
 }
 
+// schedule=auto: dynamic for tokens of one length at any count (s_q 1 up), static for tokens of differing lengths
+// (topk_length) under 8 a CTA (the parts from `sms`, else 132 SMs), dynamic from there; unchained always static.
+TEST(MlaSparsePrefill, AutoScheduleIsStaticForFewTokensOfDifferingLengths) {
+  const auto dynamic = [](const KV& p, const KV& c = {}) {
+    const KernelInstance k = make(p, c);
+    return arg(k, "token_counter").kind == ArgSpec::Kind::tensor;
+  };
+  for (const char* sq : {"1", "64", "300", "4096"}) {
+    SCOPED_TRACE(sq);
+    EXPECT_TRUE(dynamic({{"seq_q", sq}, {"heads", "128"}, {"seq_kv", "1000"}, {"topk", "256"}}));
+    EXPECT_TRUE(dynamic({{"seq_q", sq}, {"heads", "64"}, {"seq_kv", "1000"}, {"topk", "256"}}));
+  }
+  // h_q 128: 66 parts, the threshold 528 tokens; h_q 64: 132 parts, 1056.
+  const auto varying = [](const char* sq, const char* heads) {
+    return KV{{"seq_q", sq}, {"heads", heads}, {"seq_kv", "1000"}, {"topk", "256"}, {"topk_length", "true"}};
+  };
+  EXPECT_FALSE(dynamic(varying("300", "128")));
+  EXPECT_FALSE(dynamic(varying("527", "128")));
+  EXPECT_TRUE(dynamic(varying("528", "128")));
+  EXPECT_FALSE(dynamic(varying("1055", "64")));
+  EXPECT_TRUE(dynamic(varying("1056", "64")));
+  // sms=7: 3 parts at h_q 128, so 24 tokens already reach 8 a CTA.
+  EXPECT_FALSE(dynamic(varying("23", "128"), {{"sms", "7"}}));
+  EXPECT_TRUE(dynamic(varying("24", "128"), {{"sms", "7"}}));
+  // The rule picks between the two kernels by name (auto = the static one's name at 300, the dynamic one's at 4096).
+  EXPECT_EQ(make(varying("300", "128")).name_expression, make(varying("300", "128"), {{"schedule", "static"}}).name_expression);
+  EXPECT_EQ(make(varying("4096", "128")).name_expression,
+            make(varying("4096", "128"), {{"schedule", "dynamic"}}).name_expression);
+  // Explicit schedules are taken as given; unchained is static at any count.
+  EXPECT_TRUE(dynamic(varying("300", "128"), {{"schedule", "dynamic"}}));
+  EXPECT_FALSE(dynamic({{"seq_q", "4096"}, {"heads", "128"}, {"seq_kv", "1000"}, {"topk", "256"}}, {{"schedule", "static"}}));
+  EXPECT_FALSE(dynamic({{"seq_q", "4096"}, {"heads", "128"}, {"seq_kv", "1000"}, {"topk", "256"}}, {{"chain", "false"}}));
+}
+
 // rope_regs: on by auto where chained (the default), off when false (that kernel keeps main's name), named only when
 // on, the same shared memory (registers, not shared memory), passed to the consumers' config (consumer 0 takes it in
 // chained_consumer) with consumer 0's 224 registers beside consumer 1's 216 and the producer's 64; auto is off (not
