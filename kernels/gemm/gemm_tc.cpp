@@ -763,10 +763,12 @@ Schema gemm_fp8_problem() {
            ParamSpec::enumeration("scale_a_layout", "k", {"k", "mn"},
                                   "block scaling's scale_A: k = [M, K/128], each row's k blocks contiguous; mn = [K/128, "
                                   "M], each k block's M scales contiguous (M-major: DeepGEMM's and cuBLASLt's 1 x 128 "
-                                  "layout; TMA boxes of the tile's rows where M is a multiple of 4); block scaling only")}};
+                                  "layout; TMA boxes of the tile's rows where M is a multiple of 4); no effect on "
+                                  "tensor and row scales")}};
 }
 
-// scale_A M-major, [K/128, M] (scale_a_layout=mn; block scaling only).
+// scale_A M-major, [K/128, M] (scale_a_layout=mn; it lays out block scales only: tensor and row scales ignore it, so
+// that setting it alone never leaves the default scaling unrunnable).
 bool fp8_scale_a_mn(const Values& p) { return p.text("scale_a_layout") == "mn"; }
 
 gemm_detail::Fp8Scaling fp8_scaling(const Values& p) {
@@ -982,9 +984,6 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (c.integer("num_stages") == 1)
     return refuse("num_stages=1 leaves the TMA loads no stage to fill while the consumers read one: use 2-8, or 0 "
                   "(auto)");
-  if (fp8_scale_a_mn(p) && fp8_scaling(p) != gemm_detail::kScaleBlock)
-    return refuse("scale_a_layout=mn lays out block scaling's scale_A [K/128, M], but scaling=" + p.text("scaling") +
-                  " has one scale_A layout: use scale_a_layout=k, or scaling=block");
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);

@@ -270,8 +270,10 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
                  {"ping_pong=true", "overlap=true"});
   expect_refused({}, {{"ping_pong", "true"}, {"fast_accum", "true"}}, {"ping_pong=true", "fast_accum=true"});
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
-  expect_refused({{"scaling", "row"}, {"scale_a_layout", "mn"}}, {},
-                 {"scale_a_layout=mn", "scaling=row", "scale_a_layout=k", "scaling=block"});
+  // scale_a_layout lays out block scales only: tensor and row scales run as without it.
+  EXPECT_EQ(instance({{"scaling", "row"}, {"scale_a_layout", "mn"}}, {}).name_expression,
+            instance({{"scaling", "row"}}, {}).name_expression);
+  EXPECT_EQ(instance({{"scale_a_layout", "mn"}}, {}).name_expression, instance({}, {}).name_expression);
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
   // 192-column tiles: one chain of 96 partial sums beside 96 accumulators, also across two blocks of B's scales.
