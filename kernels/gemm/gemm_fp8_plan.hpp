@@ -62,6 +62,10 @@ struct GemmFp8Config {
   // (its sf_b_blocks rows), loaded by the producer's elected lane beside A and B, instead of the producer warp's
   // 4-byte cp.async of one k block (needs ceil(K/128) a multiple of 4: 16-byte rows of the scale tensors).
   bool scale_tma = false;
+  // Block scales' scale_A stored M-major, [ceil(K/128), M] (the problem's scale_a_layout=mn): each k block's scales
+  // of all rows contiguous, so a stage's are one run of block_M floats (scale_tma: one box (block_M, 1), where M is a
+  // multiple of 4: 16-byte rows).
+  bool scale_a_mn = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -92,13 +96,16 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int in_bytes = 1;  // A and B elements: e4m3 (gemm.grouped: also bf16, 2)
   int align = 0;     // the base's alignment: one 128B swizzle atom (8 rows of 128 bytes)
   int a_stage_bytes = 0, b_stage_bytes = 0;
-  // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, then scale_B
-  // of the tile's sf_b_blocks 128-column blocks of B, sf_k k blocks per row (1; scale_tma: the 4 of the TMA box that
-  // holds the stage's k block, k block kb at kb % 4); padded to 16 bytes (scale_tma: 128).
+  // Block scales of one stage (scaling = block; else 0 bytes): f32 scale_A of the tile's block_M rows, sf_a_k k
+  // blocks per row (1; scale_tma with scale_A K-major: the 4 of the TMA box that holds the stage's k block, k block kb
+  // at kb % 4), then from sf_b_offset scale_B of the tile's sf_b_blocks 128-column blocks of B, sf_k k blocks per
+  // block (1; scale_tma: 4, likewise); padded to 16 bytes (scale_tma: 128).
   int sf_stage_bytes = 0;
   int sf_tma_bytes = 0;  // scale_tma: the two scale boxes' bytes a stage's full barrier expects (else 0)
   int sf_b_blocks = 1;
   int sf_k = 1;
+  int sf_a_k = 1;
+  int sf_b_offset = 0;  // bytes from a slot's start to its scale_B
   int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
   int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
   int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
@@ -106,8 +113,8 @@ struct GemmFp8Plan : GemmAccStorePlan {
   // wgmma descriptors (PTX ISA "Matrix Descriptor Format"), bytes: the stride byte offset between 8-row core-matrix
   // groups; the leading byte offset of a swizzled K-major operand is unused (16).
   int a_lbo = 0, a_sbo = 0, b_lbo = 0, b_sbo = 0;
-  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B; scale_tma: (4, block_M) of scale_A and (4,
-  // sf_b_blocks) of scale_B (f32; 16 bytes, TMA's smallest inner box).
+  // TMA boxes: (block_K, block_M) of A and (block_K, block_N) of B; scale_tma: (4, block_M) of scale_A ((block_M,
+  // 1) where it is M-major) and (4, sf_b_blocks) of scale_B (f32; 16 bytes, TMA's smallest inner box).
   Box box_A, box_B, box_SA, box_SB;
   int scale_block = 128;  // K (and, for B, N) elements one block scale covers
 };
@@ -118,6 +125,16 @@ template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_scale_tma(const Config& c) {
   if constexpr (requires { c.scale_tma; }) {
     return c.scale_tma;
+  } else {
+    return false;
+  }
+}
+
+// Whether block scaling's scale_A is M-major, [ceil(K/128), M] (gemm.fp8's scale_a_layout=mn).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_scale_a_mn(const Config& c) {
+  if constexpr (requires { c.scale_a_mn; }) {
+    return c.scale_a_mn;
   } else {
     return false;
   }
@@ -146,10 +163,12 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
                   : p.scale_block % c.block_N == 0 ? 1
                                                    : c.block_N / p.scale_block + 1;
   p.sf_k = c.scaling == gemm_detail::kScaleBlock && kmajor_scale_tma(c) ? 4 : 1;
+  p.sf_a_k = kmajor_scale_a_mn(c) ? 1 : p.sf_k;
+  p.sf_b_offset = 4 * p.sf_a_k * c.block_M;
   // scale_tma: the slots 128-byte aligned (TMA's tensor copies want their shared-memory address so; the scale_B
-  // box after block_M rows of 16 bytes is too).
+  // box after block_M rows of 16 bytes, or block_M floats, is too).
   const int sf_align = p.sf_k == 4 ? 128 : 16;
-  const int sf_bytes = c.scaling == gemm_detail::kScaleBlock ? 4 * p.sf_k * (c.block_M + p.sf_b_blocks) : 0;
+  const int sf_bytes = c.scaling == gemm_detail::kScaleBlock ? p.sf_b_offset + 4 * p.sf_k * p.sf_b_blocks : 0;
   p.sf_tma_bytes = p.sf_k == 4 ? sf_bytes : 0;
   p.sf_stage_bytes = (sf_bytes + sf_align - 1) / sf_align * sf_align;
   // The swizzled tiles first, each a whole number of 1024-byte atoms from the aligned base (TMA's SWIZZLE_128B wants
@@ -170,7 +189,7 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   const int span = swizzle_bytes(SmemSwizzle::b128);
   p.box_A = {span / p.in_bytes, c.block_M};
   p.box_B = {span / p.in_bytes, c.block_N};
-  p.box_SA = {4, c.block_M};
+  p.box_SA = kmajor_scale_a_mn(c) ? GemmFp8Plan::Box{c.block_M, 1} : GemmFp8Plan::Box{4, c.block_M};
   p.box_SB = {4, p.sf_b_blocks};
   return p;
 }
@@ -237,6 +256,7 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.c_split != 1) name.field("c_split", c.c_split);
   if (c.ping_pong) name.field("ping_pong", true);
   if (c.scale_tma) name.field("scale_tma", true);
+  if (c.scale_a_mn) name.field("scale_a_mn", true);
   return name.str();
 }
 

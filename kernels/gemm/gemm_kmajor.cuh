@@ -54,7 +54,9 @@
 // holds the stage's k block into the stage's slot, and the full barrier counts TMA bytes only; a consumer reads k
 // block kb at kb % 4 of each row (boxes past M, N or the blocks are zero-filled: only results never stored use them).
 // Each stage loads its own box (the 3 other k blocks' 3 x 4 bytes a row ride along): a box kept over 4 stages would
-// tie the ring's stages to the k blocks' groups of 4.
+// tie the ring's stages to the k blocks' groups of 4. gemm.fp8's scale_a_mn (scale_A M-major, [k_steps, M]): the
+// stage's scale_A is one contiguous run of block_M floats, one box (block_M, 1) with scale_tma (no k blocks riding
+// along) or 32 lanes' coalesced cp.async; the slot holds that k block only.
 #pragma once
 
 #include "gemm/gemm_fp8_plan.hpp"
@@ -116,8 +118,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool PING_PONG = PROMOTE && !OVERLAP && kmajor_ping_pong(CFG);
   constexpr Fp8Scaling SCALING = CFG.scaling;
   constexpr bool SCALE_TMA = SCALING == kScaleBlock && kmajor_scale_tma(CFG);  // tma_sa and tma_sb are valid maps
-  constexpr int SF_K = P.sf_k;  // k blocks per scale row in a slot (SCALE_TMA: 4)
+  constexpr int SF_K = P.sf_k;  // k blocks per scale_B block in a slot (SCALE_TMA: 4)
+  constexpr bool SA_MN = SCALING == kScaleBlock && kmajor_scale_a_mn(CFG);  // scale_A [k_steps, M]
+  constexpr int SF_A_K = P.sf_a_k;  // k blocks per scale_A row in a slot (SCALE_TMA with scale_A K-major: 4)
   static_assert(SF_K == (SCALE_TMA ? 4 : 1), "the scale slots hold the TMA boxes of 4 k blocks");
+  static_assert(SF_A_K == (SCALE_TMA && !SA_MN ? 4 : 1), "scale_A's slot: a box of 4 k blocks, or the stage's only");
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -196,24 +201,33 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             tma_load(a_base + s * A_BYTES, &tma_a, full_bar(s), k * BK, tile.a_row);
             tma_load(b_base + s * B_BYTES, &tma_b, full_bar(s), k * BK, tile.b_row);
             if constexpr (SCALE_TMA) {
-              // The boxes of 4 k blocks that hold k: scale_A [rows, k_steps] at the tile's rows, scale_B [groups x
-              // n_blocks, k_steps] at its first 128-column block.
+              // The boxes of 4 k blocks that hold k: scale_A [rows, k_steps] at the tile's rows (M-major, [k_steps,
+              // M]: k's run of the tile's rows), scale_B [groups x n_blocks, k_steps] at its first 128-column block.
               const unsigned slot = sf_base + s * P.sf_stage_bytes;
               const int k4 = k / SF_K * SF_K;
-              tma_load(slot, tma_sa, full_bar(s), k4, tile.a_row);
-              tma_load(slot + 4 * SF_K * BM, tma_sb, full_bar(s), k4,
-                       tile.group * n_blocks + tile.col0 / P.scale_block);
+              if constexpr (SA_MN) {
+                tma_load(slot, tma_sa, full_bar(s), tile.a_row, k);
+              } else {
+                tma_load(slot, tma_sa, full_bar(s), k4, tile.a_row);
+              }
+              tma_load(slot + P.sf_b_offset, tma_sb, full_bar(s), k4, tile.group * n_blocks + tile.col0 / P.scale_block);
             }
           }
           if constexpr (SCALING == kScaleBlock && !SCALE_TMA) {
-            // scale_A [rows, k_steps] of the tile's rows, scale_B [groups x n_blocks, k_steps] of its 128-column
-            // blocks in its group's.
+            // scale_A [rows, k_steps] of the tile's rows (M-major, [k_steps, M]: consecutive lanes, consecutive
+            // floats), scale_B [groups x n_blocks, k_steps] of its 128-column blocks in its group's.
             const unsigned slot = sf_base + s * P.sf_stage_bytes;
-            for (int r = tid; r < BM; r += 32)
-              cp_async_4(slot + 4 * r, scale_A + static_cast<long long>(min(tile.a_row + r, tile.rows_end - 1)) * k_steps + k);
+            for (int r = tid; r < BM; r += 32) {
+              const long long row = min(tile.a_row + r, tile.rows_end - 1);
+              if constexpr (SA_MN) {
+                cp_async_4(slot + 4 * r, scale_A + static_cast<long long>(k) * tiles.M + row);  // gemm.fp8's tiles
+              } else {
+                cp_async_4(slot + 4 * r, scale_A + row * k_steps + k);
+              }
+            }
             if (tid < P.sf_b_blocks) {
               const int nb = tile.group * n_blocks + min(tile.col0 / P.scale_block + tid, n_blocks - 1);
-              cp_async_4(slot + 4 * (BM + tid), scale_B + static_cast<long long>(nb) * k_steps + k);
+              cp_async_4(slot + P.sf_b_offset + 4 * tid, scale_B + static_cast<long long>(nb) * k_steps + k);
             }
             cp_async_mbar_arrive(full_bar(s));
           }
@@ -282,13 +296,14 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           // This k block's scale products per row half and block of B, from the stage's scale slot.
           float scale[2][NB_TILE], mid[2];
           if constexpr (SCALING == kScaleBlock) {
-            // Row r's scale of this k block at r SF_K + k % SF_K.
+            // Row r's scale of this k block at r SF_A_K + k % SF_A_K, block b's at sf_b_offset + b SF_K + k % SF_K.
             const unsigned slot = sf_base + s * P.sf_stage_bytes + 4 * (k % SF_K);
-            const float sa[2] = {ld_shared_f32(slot + 4 * SF_K * (c * WG_M + e0.row)),
-                                 ld_shared_f32(slot + 4 * SF_K * (c * WG_M + e0.row + ROW_HALF))};
+            const unsigned slot_a = SA_MN ? slot - 4 * (k % SF_K) : slot;  // SF_A_K is SF_K or 1
+            const float sa[2] = {ld_shared_f32(slot_a + 4 * SF_A_K * (c * WG_M + e0.row)),
+                                 ld_shared_f32(slot_a + 4 * SF_A_K * (c * WG_M + e0.row + ROW_HALF))};
 #pragma unroll
             for (int b = 0; b < NB_TILE; ++b) {
-              const float sb = ld_shared_f32(slot + 4 * SF_K * (BM + b));
+              const float sb = ld_shared_f32(slot + P.sf_b_offset + 4 * SF_K * b);
               scale[0][b] = sa[0] * sb;
               scale[1][b] = sa[1] * sb;
             }

@@ -759,8 +759,17 @@ Schema gemm_fp8_problem() {
                                   "scales: tensor = one per operand; row = scale_A per row of A and scale_B per column "
                                   "of C; block = DeepSeek-V3's, scale_A [M, K/128] and scale_B [N/128, K/128] (128 x "
                                   "128 blocks of B)"),
-           ParamSpec::enumeration("out_dtype", "bf16", {"bf16", "f32"}, "type of C; accumulation is fp32 always")}};
+           ParamSpec::enumeration("out_dtype", "bf16", {"bf16", "f32"}, "type of C; accumulation is fp32 always"),
+           ParamSpec::enumeration("scale_a_layout", "k", {"k", "mn"},
+                                  "block scaling's scale_A: k = [M, K/128], each row's k blocks contiguous; mn = [K/128, "
+                                  "M], each k block's M scales contiguous (M-major: DeepGEMM's and cuBLASLt's 1 x 128 "
+                                  "layout; TMA boxes of the tile's rows where M is a multiple of 4); no effect on "
+                                  "tensor and row scales")}};
 }
+
+// scale_A M-major, [K/128, M] (scale_a_layout=mn; it lays out block scales only: tensor and row scales ignore it, so
+// that setting it alone never leaves the default scaling unrunnable).
+bool fp8_scale_a_mn(const Values& p) { return p.text("scale_a_layout") == "mn"; }
 
 gemm_detail::Fp8Scaling fp8_scaling(const Values& p) {
   const std::string s = p.text("scaling");
@@ -774,7 +783,9 @@ std::int64_t fp8_blocks(std::int64_t n) { return (n + 127) / 128; }
 std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> fp8_scale_shapes(const Values& p) {
   const auto M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
   switch (fp8_scaling(p)) {
-    case gemm_detail::kScaleBlock: return {{M, fp8_blocks(K)}, {fp8_blocks(N), fp8_blocks(K)}};
+    case gemm_detail::kScaleBlock:
+      if (fp8_scale_a_mn(p)) return {{fp8_blocks(K), M}, {fp8_blocks(N), fp8_blocks(K)}};
+      return {{M, fp8_blocks(K)}, {fp8_blocks(N), fp8_blocks(K)}};
     case gemm_detail::kScaleRow: return {{M}, {N}};
     default: return {{1}, {1}};
   }
@@ -850,13 +861,15 @@ int fp8_wgmma_n(const Values& p, const Values& c) {
 }
 
 // Block scales by TMA (GemmFp8Config::scale_tma), with block scales whose rows are whole 16-byte units (ceil(K/128) a
-// multiple of 4: the tensor maps' rule; issue 21's anchors all are); else the producer warp's cp.async. auto: on for
+// multiple of 4: the tensor maps' rule; issue 21's anchors all are; an M-major scale_A's rows also M a multiple of
+// 4); else the producer warp's cp.async. auto: on for
 // the wide tiles of two consumer warpgroups (block_M 128, 192 or more columns), where A then stays in shared memory
 // (fp8_a_regs): on the H100 (docs/perf.md, 2026-11-27, merged-main call, two rounds) 1.047-1.100x the cp.async scales
 // with A in registers at 8192^3, 4096^3 and 4096 x 7168 x 2048 by medians and minima; with A in registers 0.98-1.04x.
 // The narrow tiles of small M (one consumer or 64-128 columns) were not timed with it: off there.
 bool fp8_scale_tma(const Values& p, const Values& c) {
   if (p.text("scaling") != "block" || fp8_blocks(p.integer("K")) % 4 != 0) return false;
+  if (fp8_scale_a_mn(p) && p.integer("M") % 4 != 0) return false;
   const std::string v = c.text("scale_tma");
   if (v != "auto") return v == "true";
   return c.integer("block_M") == 128 && !c.boolean("overlap") && c.text("a_regs") != "true" && fp8_block_n(p, c) >= 192;
@@ -891,7 +904,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .a_regs = fp8_a_regs(p, c),
                     .c_split = static_cast<int>(c.integer("c_split")),
                     .ping_pong = c.boolean("ping_pong"),
-                    .scale_tma = fp8_scale_tma(p, c)};
+                    .scale_tma = fp8_scale_tma(p, c),
+                    .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -986,9 +1000,10 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
 
 // One entry of the K-major GEMMs (gemm.fp8, gemm.grouped) in float64 over the inputs as stored: the sum over k of
 // A[a_row, k] B[b_row, k] times the scales of `mode`: per 128-k block scale_A[a_row, kb] scale_B[sb_block, kb]
-// (block), or scale_A[a_row] scale_B[sb_col] (row), or scale_A[0] scale_B[0] (tensor), or none.
+// (block; sa_mn_rows > 0: scale_A M-major, [K/128, sa_mn_rows], scale_A[kb, a_row]), or scale_A[a_row]
+// scale_B[sb_col] (row), or scale_A[0] scale_B[0] (tensor), or none.
 double kmajor_entry(const ReferenceInputs& in, gemm_detail::Fp8Scaling mode, std::int64_t K, std::int64_t a_row,
-                    std::int64_t b_row, std::int64_t sb_block, std::int64_t sb_col) {
+                    std::int64_t b_row, std::int64_t sb_block, std::int64_t sb_col, std::int64_t sa_mn_rows = 0) {
   const HostTensor &A = in.tensor("A"), &B = in.tensor("B");
   const HostTensor* SA = mode == gemm_detail::kScaleNone ? nullptr : &in.tensor("scale_A");
   const HostTensor* SB = mode == gemm_detail::kScaleNone ? nullptr : &in.tensor("scale_B");
@@ -997,7 +1012,8 @@ double kmajor_entry(const ReferenceInputs& in, gemm_detail::Fp8Scaling mode, std
   for (std::int64_t kb = 0; kb < KB; ++kb) {
     double s = 0;
     for (std::int64_t k = kb * 128; k < std::min(K, kb * 128 + 128); ++k) s += A.at(a_row * K + k) * B.at(b_row * K + k);
-    if (mode == gemm_detail::kScaleBlock) s *= SA->at(a_row * KB + kb) * SB->at(sb_block * KB + kb);
+    if (mode == gemm_detail::kScaleBlock)
+      s *= SA->at(sa_mn_rows > 0 ? kb * sa_mn_rows + a_row : a_row * KB + kb) * SB->at(sb_block * KB + kb);
     total += s;
   }
   if (mode == gemm_detail::kScaleRow) total *= SA->at(a_row) * SB->at(sb_col);
@@ -1012,7 +1028,7 @@ Result<std::vector<double>> fp8_reference(const Values& p, const ReferenceInputs
   out.reserve(idx.size());
   for (auto i : idx) {
     const std::int64_t r = i / N, c = i % N;
-    out.push_back(kmajor_entry(in, fp8_scaling(p), K, r, c, c / 128, c));
+    out.push_back(kmajor_entry(in, fp8_scaling(p), K, r, c, c / 128, c, fp8_scale_a_mn(p) ? p.integer("M") : 0));
   }
   return out;
 }
@@ -1070,20 +1086,29 @@ std::vector<LayoutInfo> kmajor_layouts(const Config& cfg, const std::string& out
 // Problems of `tilelab test`: M and N that are no tile multiple, every scaling and output type (the first with both
 // left at their defaults), K with a partial last k block (208, 144, 400: 80, 16 and 16 of its 128), N across three
 // 128-column blocks of B (300). Block scales at K 400 and 512 have 4 k blocks (scale_tma's TMA boxes), at 144 two
-// (scale_tma falls back to cp.async).
+// (scale_tma falls back to cp.async). scale_A M-major (scale_a_layout=mn): M 2116 on enough 128 x 256 tiles for
+// scale_tma's auto (its TMA box of the tile's rows; one consumer, the next config, cp.async), M 257 (not a multiple
+// of 4: cp.async).
 std::vector<std::map<std::string, std::string>> gemm_fp8_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
   auto mnk = [](const char* m, const char* n, const char* k, const char* scaling, const char* out = "bf16") {
     return KV{{"M", m}, {"N", n}, {"K", k}, {"scaling", scaling}, {"out_dtype", out}};
   };
+  auto mn = [](KV p) {
+    p["scale_a_layout"] = "mn";
+    return p;
+  };
   std::vector<KV> s = {{{"M", "257"}, {"N", "130"}, {"K", "256"}}, mnk("257", "130", "256", "row"),
                        mnk("257", "130", "400", "block"),  mnk("256", "256", "512", "block", "f32"),
-                       mnk("200", "136", "208", "row", "f32"), mnk("129", "300", "144", "block")};
+                       mnk("200", "136", "208", "row", "f32"), mnk("129", "300", "144", "block"),
+                       mn(mnk("2116", "2312", "512", "block")), mn(mnk("257", "130", "400", "block", "f32"))};
   if (full) {
     for (const char* mode : {"tensor", "row", "block"})
       s.insert(s.end(), {mnk("1", "1", "16", mode), mnk("513", "511", "1008", mode), mnk("513", "520", "1008", mode, "f32")});
     // More tiles than a persistent grid has CTAs: each CTA walks several, both dimensions end in partial tiles.
     s.insert(s.end(), {mnk("2113", "2312", "272", "block"), mnk("2113", "2312", "272", "tensor", "f32")});
+    s.insert(s.end(), {mn(mnk("1", "1", "16", "block")), mn(mnk("516", "511", "1008", "block")),
+                       mn(mnk("129", "300", "144", "block"))});
   }
   return s;
 }
@@ -1191,7 +1216,8 @@ KernelSpec gemm_fp8_spec() {
     b.K = static_cast<int>(p.integer("K"));
     b.in = DType::e4m3;
     b.out = out_type(p);
-    b.scaling = p.text("scaling");
+    // Block scales with scale_A M-major: "block_mn" (cuBLASLt reads them so; no copy).
+    b.scaling = p.text("scaling") == "block" && fp8_scale_a_mn(p) ? "block_mn" : p.text("scaling");
     b.fast_accum = c.boolean("fast_accum");
     return b;
   };
@@ -1217,7 +1243,8 @@ KernelSpec gemm_fp8_spec() {
   };
   // Kernel signature: (tma_A, tma_B, tma_C, scale_A, scale_B, tma_SA, tma_SB, C, M, N, K); A and B are reached only
   // through their tensor maps, boxes (128 k, block_M rows) and (128 k, block_N rows); tma_SA and tma_SB are the
-  // block scales' maps with scale_tma (boxes (4 k blocks, block_M rows) and (4, the tile's blocks of B), no swizzle),
+  // block scales' maps with scale_tma (boxes (4 k blocks, block_M rows), M-major (block_M rows, 1 k block), and (4,
+  // the tile's blocks of B), no swizzle),
   // else never read (maps of A take their place). Inputs are random e4m3 in [-2, 2) and
   // random scales in [0.5, 2), so that a scale taken from the wrong row, column or block shows.
   k.args = [](const Values& p, const Values& c, const DeviceLimits&) {

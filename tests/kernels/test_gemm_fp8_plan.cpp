@@ -45,11 +45,15 @@ std::vector<GemmFp8Config> all_configs() {
                     bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
                                  .out_dtype = dt, .c_split = split});
-  // Block scales by TMA (their slots hold 4 k blocks a row).
+  // Block scales by TMA (their slots hold 4 k blocks a row), and with scale_A M-major (its slot one k block's rows),
+  // by cp.async and by TMA.
   for (std::size_t i = 0, n = out.size(); i < n; ++i)
     if (out[i].scaling == kScaleBlock) {
-      out.push_back(out[i]);
-      out.back().scale_tma = true;
+      for (int v = 1; v < 4; ++v) {
+        out.push_back(out[i]);
+        out.back().scale_tma = v & 1;
+        out.back().scale_a_mn = v & 2;
+      }
     }
   return out;
 }
@@ -163,7 +167,9 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       EXPECT_EQ(p.sf_b_blocks, c.block_N == 192 ? 2 : std::max(1, c.block_N / 128));
       if (c.scaling == kScaleBlock) {
         EXPECT_EQ(p.sf_k, c.scale_tma ? 4 : 1);
-        EXPECT_GE(p.sf_stage_bytes, 4 * p.sf_k * (c.block_M + p.sf_b_blocks));
+        EXPECT_EQ(p.sf_a_k, c.scale_tma && !c.scale_a_mn ? 4 : 1);
+        EXPECT_EQ(p.sf_b_offset, 4 * p.sf_a_k * c.block_M);  // scale_B after block_M rows of scale_A
+        EXPECT_GE(p.sf_stage_bytes, p.sf_b_offset + 4 * p.sf_k * p.sf_b_blocks);
         EXPECT_EQ(p.sf_stage_bytes % 16, 0);
         // scale_tma: the slot is the two TMA boxes exactly, each 16-byte aligned (scale_B's after block_M rows).
         if (c.scale_tma) {
@@ -173,8 +179,10 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
           EXPECT_EQ(4 * p.box_SA.inner * p.box_SA.outer % 128, 0);
           EXPECT_EQ(p.sf_stage_bytes,
                     (4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer) + 127) / 128 * 128);
-          EXPECT_EQ(p.box_SA.inner * 4, 16);
-          EXPECT_EQ(p.box_SA.outer, c.block_M);
+          // scale_A's box: 4 k blocks (16 bytes) of block_M rows, or M-major one k block's block_M rows.
+          EXPECT_EQ(p.box_SA.inner, c.scale_a_mn ? c.block_M : 4);
+          EXPECT_EQ(p.box_SA.outer, c.scale_a_mn ? 1 : c.block_M);
+          EXPECT_EQ(p.sf_b_offset, 4 * p.box_SA.inner * p.box_SA.outer);
           EXPECT_EQ(p.box_SB.outer, p.sf_b_blocks);
           // The full barrier's expected bytes: the two boxes, unpadded.
           EXPECT_EQ(p.sf_tma_bytes, 4 * (p.box_SA.inner * p.box_SA.outer + p.box_SB.inner * p.box_SB.outer));
@@ -262,6 +270,10 @@ TEST(GemmFp8Spec, RefusalsNameWhatToFix) {
                  {"ping_pong=true", "overlap=true"});
   expect_refused({}, {{"ping_pong", "true"}, {"fast_accum", "true"}}, {"ping_pong=true", "fast_accum=true"});
   expect_refused({{"N", "130"}}, {{"tma_store", "true"}}, {"tma_store=true", "N=130", "set tma_store=false"});
+  // scale_a_layout lays out block scales only: tensor and row scales run as without it.
+  EXPECT_EQ(instance({{"scaling", "row"}, {"scale_a_layout", "mn"}}, {}).name_expression,
+            instance({{"scaling", "row"}}, {}).name_expression);
+  EXPECT_EQ(instance({{"scale_a_layout", "mn"}}, {}).name_expression, instance({}, {}).name_expression);
   expect_refused({}, {{"num_stages", "5"}}, {"5 stages", "shared memory", "lower num_stages"});
   expect_refused({{"out_dtype", "f32"}}, {{"tma_store", "true"}}, {"staging tile", "set tma_store=false"});
   // 192-column tiles: one chain of 96 partial sums beside 96 accumulators, also across two blocks of B's scales.
@@ -390,6 +402,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "block"}}, {}},
       {{{"scaling", "block"}}, {{"scale_tma", "false"}}},  // the default's scale_tma=auto is on here
+      {{{"scaling", "block"}, {"scale_a_layout", "mn"}}, {}},
       {{{"out_dtype", "f32"}}, {}}};
   test::expect_distinct_names_and_keys(fp8_spec(), variants);
   EXPECT_EQ(instance({}, {}).name_expression,
@@ -544,6 +557,67 @@ TEST(GemmFp8Spec, ReferenceUsesEveryScaleAndAWrongOneFails) {
     }
     EXPECT_GT(std::sqrt(diff / norm), 10 * tol.rel) << name << (along_k ? " shifted along k" : " shifted along rows");
   }
+}
+
+// scale_a_layout=mn: scale_A [K/128, M], the same scales transposed — the same reference; the kernel reads it as one
+// TMA box of the tile's rows (block_M, 1) where M is a multiple of 4 (16-byte rows), else by cp.async (the map of A
+// holds the place); the baseline is told the layout.
+TEST(GemmFp8Spec, ScaleAMnIsTheTransposedLayout) {
+  const KV kp = {{"M", "6"}, {"N", "260"}, {"K", "272"}, {"scaling", "block"}};
+  KV mp = kp;
+  mp["scale_a_layout"] = "mn";
+  const KernelInstance k = instance(kp, {}), m = instance(mp, {});
+  const ReferenceInputs in = inputs_of(k);
+  const HostTensor& SA = in.tensor("scale_A");
+  ASSERT_EQ(SA.shape, (std::vector<std::int64_t>{6, 3}));
+  ReferenceInputs in_mn = in;
+  HostTensor& T = in_mn.tensors.at("scale_A");
+  T.shape = {3, 6};
+  for (std::int64_t r = 0; r < 6; ++r)
+    for (std::int64_t kb = 0; kb < 3; ++kb)
+      store_element(T.data.data(), T.dtype, static_cast<std::uint64_t>(kb * 6 + r), SA.at(r * 3 + kb));
+  for (const ArgSpec& a : m.args) {
+    if (a.name == "scale_A") {
+      EXPECT_EQ(a.shape, (std::vector<std::int64_t>{3, 6}));
+    }
+  }
+  std::vector<std::int64_t> all(6 * 260);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+  const std::vector<double> right = k.spec->reference(k.problem, in, "C", all).value();
+  EXPECT_EQ(m.spec->reference(m.problem, in_mn, "C", all).value(), right);
+  // The untransposed bits read M-major are other scales: the reference tells them apart.
+  const std::vector<double> misread = m.spec->reference(m.problem, in, "C", all).value();
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    diff += (misread[i] - right[i]) * (misread[i] - right[i]);
+    norm += right[i] * right[i];
+  }
+  EXPECT_GT(std::sqrt(diff / norm), 10 * k.spec->tolerance(k.problem, DType::bf16).rel);
+  ASSERT_TRUE(m.spec->baseline);
+  EXPECT_EQ(m.spec->baseline(m.problem, m.config)->scaling, "block_mn");
+  EXPECT_EQ(k.spec->baseline(k.problem, k.config)->scaling, "block");
+  EXPECT_NE(m.name_expression.find(".scale_a_mn = true"), std::string::npos);
+
+  auto maps = [](const KernelInstance& i) {
+    std::map<std::string, const ArgSpec*> out;
+    for (const ArgSpec& a : i.args)
+      if (a.kind == ArgSpec::Kind::tensor_map) out[a.name] = &a;
+    return out;
+  };
+  // The wide tiles' default (scale_tma auto on): one box of the tile's 128 rows of one k block.
+  const KernelInstance big = instance({{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"scaling", "block"},
+                                       {"scale_a_layout", "mn"}}, {});
+  EXPECT_NE(big.name_expression.find(".scale_tma = true"), std::string::npos);
+  EXPECT_EQ(maps(big)["tma_SA"]->tensor_of, "scale_A");
+  EXPECT_EQ(maps(big)["tma_SA"]->box, (std::vector<std::int64_t>{128, 1}));
+  EXPECT_EQ(maps(big)["tma_SB"]->box, (std::vector<std::int64_t>{4, 2}));
+  EXPECT_EQ(big.launch.dynamic_smem + 3 * (2176 - 640), instance({{"M", "4096"}, {"N", "4096"}, {"K", "4096"},
+                                                                  {"scaling", "block"}}, {}).launch.dynamic_smem);
+  // M no multiple of 4: rows of scale_A that are no 16-byte multiple; cp.async.
+  const KernelInstance odd = instance({{"M", "4097"}, {"N", "4096"}, {"K", "4096"}, {"scaling", "block"},
+                                       {"scale_a_layout", "mn"}}, {{"scale_tma", "true"}});
+  EXPECT_EQ(odd.name_expression.find(".scale_tma = true"), std::string::npos);
+  EXPECT_EQ(maps(odd)["tma_SA"]->tensor_of, "A");
 }
 
 }  // namespace

@@ -77,7 +77,19 @@ local sets = {
   stmachk = {scalings = {"block"}, large = {{scale_tma = true, block_N = 192, wgmma_N = 192},
                                             {scale_tma = true, block_N = 128, wgmma_N = 64, num_stages = 6},
                                             {scale_tma = true, block_M = 64, block_N = 128, num_stages = 5}}, small = {}},
+  -- scale_A M-major (the problem's scale_a_layout=mn; an entry's scale_a_layout goes to the problem): the defaults
+  -- (scale_tma's box of the tile's rows where M is a multiple of 4), and for GEMM_CHECK every scale path beside them
+  -- (cp.async with A from shared memory or registers, TMA on 192-column tiles, 64-column chains, one consumer).
+  bmn = {scalings = {"block"}, large = {{scale_a_layout = "mn"}}, small = {{scale_a_layout = "mn"}}},
+  mnchk = {scalings = {"block"}, large = {{scale_a_layout = "mn"}, {scale_a_layout = "mn", scale_tma = "false", a_regs = "false"},
+                                          {scale_a_layout = "mn", scale_tma = "false", a_regs = "true"},
+                                          {scale_a_layout = "mn", scale_tma = true, block_N = 192, wgmma_N = 192},
+                                          {scale_a_layout = "mn", scale_tma = true, block_N = 128, wgmma_N = 64, num_stages = 6},
+                                          {scale_a_layout = "mn", scale_tma = true, block_M = 64, block_N = 128, num_stages = 5}},
+           small = {}},
 }
+-- Entry fields that are the problem's, not the config's.
+local problem_keys = {scale_a_layout = true}
 local picked = {}
 for i in (os.getenv("GEMM_SHAPES") or "1,2,3,4,5"):gmatch("%d+") do
   picked[#picked + 1] = assert(shapes[tonumber(i)], "GEMM_SHAPES: no shape " .. i .. " (1-" .. #shapes .. ")")
@@ -91,8 +103,10 @@ for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
     for _, scaling in ipairs(set.scalings or {"tensor", "row", "block"}) do
       for _, entry in ipairs(s.small and set.small or set.large) do
         local c = {}
-        for key, v in pairs(entry) do if key ~= "only" and key ~= "skip" and key ~= "at" then c[key] = v end end
         local p = {M = s.M, N = s.N, K = s.K, scaling = scaling}
+        for key, v in pairs(entry) do
+          if problem_keys[key] then p[key] = v elseif key ~= "only" and key ~= "skip" and key ~= "at" then c[key] = v end
+        end
         local at = (entry.at or "") == "" or entry.at == s.M .. "x" .. s.N .. "x" .. s.K
         if at and (entry.only or scaling) == scaling and entry.skip ~= scaling and k:can_implement(p, c) then
           cases[#cases + 1] = {p, c}
@@ -114,13 +128,19 @@ local odd = {{M = 257, N = 130, K = 256, scaling = "tensor"}, {M = 257, N = 130,
              -- Block scales in 4 or 8 k blocks (scale_tma's TMA boxes): partial tiles and k blocks, odd N (direct
              -- stores), several tiles per CTA.
              {M = 257, N = 130, K = 400, scaling = "block"}, {M = 513, N = 511, K = 1008, scaling = "block"},
-             {M = 2113, N = 2312, K = 1024, scaling = "block"}}
+             {M = 2113, N = 2312, K = 1024, scaling = "block"},
+             -- M a multiple of 4 (an M-major scale_A's TMA rows): partial tiles, 4 and 8 k blocks, several tiles a CTA.
+             {M = 260, N = 130, K = 400, scaling = "block"}, {M = 516, N = 511, K = 1008, scaling = "block", out_dtype = "f32"},
+             {M = 2116, N = 2312, K = 1024, scaling = "block"}}
 local checks = {}
 for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_CHECK: no config list '" .. name .. "'")
   for _, list in ipairs({set.large, set.small}) do
-    for _, c in ipairs(list) do
-      for _, p in ipairs(odd) do
+    for _, entry in ipairs(list) do
+      for _, p0 in ipairs(odd) do
+        local p, c = {}, {}
+        for key, v in pairs(p0) do p[key] = v end
+        for key, v in pairs(entry) do if problem_keys[key] then p[key] = v else c[key] = v end end
         -- GEMM_CHECK_SCALING=block: only the odd problems of that scaling.
         local only = os.getenv("GEMM_CHECK_SCALING") or ""
         if (only == "" or only == p.scaling) and k:can_implement(p, c) then checks[#checks + 1] = {p, c} end
@@ -129,6 +149,8 @@ for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
   end
 end
 local function text(t) return tl.json_encode(t) end
+-- A row's scaling as the tables show it: block scales with an M-major scale_A as "block/mn".
+local function scale_label(p) return p.scaling .. (p.scale_a_layout == "mn" and "/mn" or "") end
 if os.getenv("GEMM_COMPILE_ONLY") then
   local seen = {}
   for _, list in ipairs({checks, cases}) do for _, c in ipairs(list) do
@@ -161,16 +183,16 @@ local records, verified = {}, {}
 print(string.format("%-16s %-6s %-62s %4s %8s %7s %7s %6s %8s", "problem", "scale", "config", "ok", "ms", "TFLOP/s",
                     "cuBLAS", "x", "vs_cublas"))
 for _, c in ipairs(cases) do
-  local key = c[1].scaling .. " " .. text(c[2])
+  local key = scale_label(c[1]) .. " " .. text(c[2])
   local verify = not verified[key]
   verified[key] = true
   local shape = c[1].M .. "x" .. c[1].N .. "x" .. c[1].K
   local r, err = k:run{problem = c[1], config = c[2], rep = rep, warmup = 3, baseline = "cublas", verify = verify}
   if not r then
-    print(string.format("%-16s %-6s %-62s ERROR %s", shape, c[1].scaling, text(c[2]), tostring(err)))
+    print(string.format("%-16s %-6s %-62s ERROR %s", shape, scale_label(c[1]), text(c[2]), tostring(err)))
   else
     local b = r.baseline or {}
-    print(string.format("%-16s %-6s %-62s %4s %8.4f %7.1f %7.1f %6.3f %8.1e", shape, c[1].scaling, text(c[2]),
+    print(string.format("%-16s %-6s %-62s %4s %8.4f %7.1f %7.1f %6.3f %8.1e", shape, scale_label(c[1]), text(c[2]),
                         r.passed and "PASS" or "FAIL", r.median_ms, r.tflops, b.tflops or 0,
                         (b.tflops and b.tflops > 0) and r.tflops / b.tflops or 0, b.rel_vs_kernel or -1))
     if not r.passed then print("  failure: " .. tostring(r.failure)) end
@@ -190,9 +212,10 @@ if os.getenv("GEMM_SUMMARY") == "1" then
   local order, by = {}, {}
   for _, r in ipairs(records) do
     local shape = r.problem.M .. "x" .. r.problem.N .. "x" .. r.problem.K
-    local key = shape .. " " .. r.problem.scaling .. " " .. text(r.config)
+    local key = shape .. " " .. scale_label(r.problem) .. " " .. text(r.config)
     if not by[key] then
-      by[key] = {shape = shape, scaling = r.problem.scaling, config = text(r.config), rows = {}}
+      by[key] = {shape = shape, scaling = r.problem.scaling, label = scale_label(r.problem), config = text(r.config),
+                 rows = {}}
       order[#order + 1] = key
     end
     table.insert(by[key].rows, r)
@@ -226,7 +249,7 @@ if os.getenv("GEMM_SUMMARY") == "1" then
         return b and string.format("%.3f", b / r[field]) or "-"
       end) or "-"
     end
-    print(string.format("%-16s %-6s %-40s %-17s %-17s %-13s %-13s %-13s", e.shape, e.scaling, e.config:sub(1, 40),
+    print(string.format("%-16s %-6s %-40s %-17s %-17s %-13s %-13s %-13s", e.shape, e.label, e.config:sub(1, 40),
                         list(e.rows, function(r) return string.format("%.4f", r.median_ms) end),
                         list(e.rows, function(r) return string.format("%.4f", r.min_ms) end), vs_def,
                         vs_row("median_ms"), vs_row("min_ms")))

@@ -196,7 +196,8 @@ Status lt_cannot(const BaselineSpec& b, const std::string& why) {
 // so do the scales (A' is scaled by scale_B, B' by scale_A). Row-wise: outer vectors (A' N long, B' M long), as ours.
 // Block: A' (the 128 x 128-blocked weights) takes 128 x 128 blocks, B' (the activations) 1 x 128 blocks; cuBLASLt
 // reads the 1 x 128 scales M-major (scale (m, kb) at kb M + m, PyTorch's "outer-dim-major" for _scaled_mm) and the
-// 128 x 128 ones with the K blocks padded to a multiple of 4: both are copied so once, before anything is timed.
+// 128 x 128 ones with the K blocks padded to a multiple of 4: both are copied so once, before anything is timed
+// (the 1 x 128 ones not where they are M-major already: scaling "block_mn", gemm.fp8's scale_a_layout=mn).
 Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const void* B, const void* scale_a,
                                      const void* scale_b, void* C) {
   CublasLt& lt = cublas_lt();
@@ -222,7 +223,7 @@ Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const
   if (!workspace) return workspace.status();
   if (b.scaling == "row") {
     mode_a = mode_b = kLtScaleOuterVec;
-  } else if (b.scaling == "block") {
+  } else if (b.scaling == "block" || b.scaling == "block_mn") {
     mode_a = kLtScaleBlock128;
     mode_b = kLtScaleVec128;
     const std::size_t nb = static_cast<std::size_t>((b.N + 127) / 128), kb4 = (kb + 3) / 4 * 4, M = static_cast<std::size_t>(b.M);
@@ -232,15 +233,18 @@ Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const
     TL_CUDA(cudaMemset(weights, 0, nb * kb4 * 4), "clearing cuBLASLt's 128 x 128 block scales");
     TL_CUDA(cudaMemcpy2D(weights, kb4 * 4, scale_b, kb * 4, kb * 4, nb, cudaMemcpyDeviceToDevice),
             "padding the 128 x 128 block scales for cuBLASLt");
-    auto m_major = alloc(M * kb * 4, "cuBLASLt's 1 x 128 block scales");
-    if (!m_major) return m_major.status();
-    void* acts = *m_major;
-    for (std::size_t k = 0; k < kb; ++k)  // column k of scale_A [M, kb] becomes row k of [kb, M]
-      TL_CUDA(cudaMemcpy2D(static_cast<float*>(acts) + k * M, 4, static_cast<const float*>(scale_a) + k, kb * 4, 4, M,
-                           cudaMemcpyDeviceToDevice),
-              "laying out the 1 x 128 block scales M-major for cuBLASLt");
     sa = weights;
-    sb = acts;
+    sb = scale_a;
+    if (b.scaling == "block") {
+      auto m_major = alloc(M * kb * 4, "cuBLASLt's 1 x 128 block scales");
+      if (!m_major) return m_major.status();
+      void* acts = *m_major;
+      for (std::size_t k = 0; k < kb; ++k)  // column k of scale_A [M, kb] becomes row k of [kb, M]
+        TL_CUDA(cudaMemcpy2D(static_cast<float*>(acts) + k * M, 4, static_cast<const float*>(scale_a) + k, kb * 4, 4,
+                             M, cudaMemcpyDeviceToDevice),
+                "laying out the 1 x 128 block scales M-major for cuBLASLt");
+      sb = acts;
+    }
   } else if (b.scaling != "tensor") {
     return lt_cannot(b, "unknown scaling '" + b.scaling + "'");
   }
