@@ -34,6 +34,10 @@ struct MlaDecodeConfig {
   // O's rescale by exp2(m_old - m_new) skipped in a warp whose rows' factors are all exactly 1 (no row maximum
   // moved): a vote per warp (mla_consumer.cuh's rescale_o); mla.sparse_decode's lazy_rescale.
   bool lazy_rescale = false;
+  // The unchained consumers' softmax with fewer instructions (mla_consumer.cuh): P into the P tile by stmatrix (4 x4
+  // stores a thread and block instead of 16 32-bit ones at qk_warpgroups 1), each row's max and sum chains started
+  // from the first pair of values instead of -inf and 0; mla.sparse_decode's lean_softmax.
+  bool lean_softmax = false;
 };
 
 // mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
@@ -140,6 +144,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
   if (c.chain) n.field("chain", true);  // named only when on: the unchained kernels keep their names
   if (c.rope_regs) n.field("rope_regs", true);  // the same
   if (c.lazy_rescale) n.field("lazy_rescale", true);  // the same
+  if (c.lean_softmax) n.field("lean_softmax", true);  // the same
   return n.str();
 }
 
