@@ -64,7 +64,7 @@ struct MlaSparseDecodeConfig {
   // qk_warpgroups=1: the consumers' wgmma descriptors from warp-uniform values (MlaDecodeConfig::uniform_desc,
   // mla.decode's): Q K^T's 36 k16 steps each add a constant to the request's and the stage's low words in uniform
   // registers instead of rebuilding both descriptors from their addresses (consumer 0's block loop 923 -> 630 SASS
-  // instructions at the default).
+  // instructions; measured 0.995-1.010x the default, docs/perf.md).
   bool uniform_desc = false;
   // qk_warpgroups=1: consumer 0's softmax stores P by stmatrix and starts its row max / sum chains from the first
   // values (MlaDecodeConfig::lean_softmax; exact).
