@@ -391,7 +391,10 @@ TL_DEVICE_INLINE void finish_request(const ConsumerArgs& a, float* o, const floa
     // others' partials. A split first looks at the counter: when every other split has already published
     // (count nspl - 1) it is the last and publishes nothing; otherwise it writes its partial, counts itself, and
     // the one whose increment completes the count merges. Either way the counter ends at zero for the next launch.
-    int* counter = counters + static_cast<long long>(r) * cta_tiles<C>() + cta_tile<C>();
+    // mla.sparse_decode with uniform_desc: the grid's row tiles from R (its heads), not gridDim, which ptxas there
+    // kept from the kernel's start (its crossover test) in a vector register and spilled (4 bytes).
+    const unsigned tiles = SPARSE && C.uniform_desc ? static_cast<unsigned>((R + P.rows - 1) / P.rows) : cta_tiles<C>();
+    int* counter = counters + static_cast<long long>(r) * tiles + cta_tile<C>();
     if (ctid == 0) {
       const int seen = ld_acquire_gpu(counter);
       st_shared_b32(flag_addr, seen == nspl - 1 ? 1u : 0u);
@@ -506,7 +509,10 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   // descriptor from its address per thread and moves it over by R2UR before each wgmma. The words are wgmma_ops.cuh's
   // sw128_desc_lo / kSw128DescHi (stride byte offset one 8-row atom: the plan's desc_sbo).
   static_assert(P.desc_sbo == 1024, "kSw128DescHi holds a stride byte offset of 1024");
-  const unsigned hi_u = C.uniform_desc ? warp_uniform(kSw128DescHi) : kSw128DescHi;
+  // SPARSE (mla.sparse_decode): the high word as the constant; as a redux.sync result ptxas allocated the producer's
+  // ring differently and moved two reloaded scales right before the crossover publish (waiting for their loads there,
+  // the loss of docs/perf.md's sparse9 and sparse10); with the constant the producer's loops are the default's.
+  const unsigned hi_u = C.uniform_desc && !SPARSE ? warp_uniform(kSw128DescHi) : kSw128DescHi;
 
   const PartWalk walk(parts, part, batch);
   // Whether this thread holds its rows' first column (it publishes the rows' statistics): after the walk's loads, so
@@ -521,6 +527,25 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
   const unsigned p_row = p_base + 2 * p_at, p_term = 2 * P.p.swizzle().term(p_at);  // in bytes
   static constexpr auto p_vals = tabulate<P.acc_s.num_values()>(
       [](int v) { return 2u * P.p.layout()(P.acc_s(0, v).row, tok0 + P.acc_s(0, v).col); });
+  // C.lean_softmax: P by stmatrix.x4, one per 16 tokens: S's accumulator pairs (value 4j + 2h + e at row 16 warp + lane / 4
+  // + 8h, column 8j + 2 (lane % 4) + e) are matrices (h, j) of 8 rows and columns in stmatrix's register layout;
+  // store g takes (0, 2g), (1, 2g), (0, 2g + 1), (1, 2g + 1), lane l giving row 16 warp + l % 8 + 8 (l / 8 % 2) of
+  // columns tok0 + 16g + 8 (l / 16) (one 16-byte chunk of the swizzled tile): p_st[g].
+  static_assert(!C.lean_softmax || [] {
+    for (int t = 0; t < 128; ++t)
+      if (!(P.acc_s(t, 0) == TileCoord{16 * (t / 32) + t % 32 / 4, 2 * (t % 4)})) return false;
+    for (int j = 0; j < NS / 8; ++j)
+      for (int h = 0; h < 2; ++h)
+        for (int e = 0; e < 2; ++e)
+          if (!(s_vals[4 * j + 2 * h + e] == TileCoord{8 * h, 8 * j + e})) return false;
+    return NS % 16 == 0;
+  }(), "lean_softmax: S's accumulators in stmatrix's layout");
+  unsigned p_st[NS / 16];
+  if constexpr (C.lean_softmax) {
+    const int lane = tid % 32, row = 16 * (tid / 32) + lane % 8 + 8 * (lane / 8 % 2);
+#pragma unroll
+    for (int g = 0; g < NS / 16; ++g) p_st[g] = p_base + 2u * static_cast<unsigned>(P.p(row, tok0 + 16 * g + 8 * (lane / 16)));
+  }
   for (int k = 0; k < walk.count; ++k) {
     const int r = walk.first + k;
     const int L = SPARSE ? sparse_length(a.topk_length, a.topk, a.sparse_seq_q, r) : cache_seqlens[r];
@@ -586,9 +611,11 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         float mx[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          float v = -kInf;
+          // lean_softmax: from the first pair (ptxas keeps the fmax with -inf: one instruction and chain step a row).
+          float v = C.lean_softmax ? fmaxf(sacc[2 * h], sacc[2 * h + 1]) : -kInf;
 #pragma unroll
-          for (int j = 0; j < NS / 8; ++j) v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
+          for (int j = C.lean_softmax ? 1 : 0; j < NS / 8; ++j)
+            v = fmaxf(v, fmaxf(sacc[4 * j + 2 * h], sacc[4 * j + 2 * h + 1]));
           mx[h] = quad_max(v) * kScaleLog2;
         }
         if constexpr (QK_WG == 2) {
@@ -613,16 +640,23 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
           row_m[h] = m_new;
           if (QK_WG == 1 && row_first) st_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1), alpha[h]);
         }
-        // P = exp2(S scale - m) as 16 bits into the P tile: each pair of S's elements (acc_s) at its row and token.
+        // P = exp2(S scale - m) as 16 bits into the P tile: each pair of S's elements (acc_s) at its row and token
+        // (lean_softmax: by stmatrix, p_st above).
+        unsigned pw[NS / 4];
 #pragma unroll
         for (int j = 0; j < NS / 8; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const float e0 = exp2_approx(fmaf(sacc[4 * j + 2 * h], kScaleLog2, -m_use[h]));
             const float e1 = exp2_approx(fmaf(sacc[4 * j + 2 * h + 1], kScaleLog2, -m_use[h]));
-            sum[h] += e0 + e1;
-            st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
+            if (C.lean_softmax && j == 0) sum[h] = e0 + e1;  // not 0 + (e0 + e1): one FADD a row less
+            else sum[h] += e0 + e1;
+            if constexpr (C.lean_softmax) pw[2 * j + h] = pack2<C.bf16>(e0, e1);
+            else st_shared_b32(p_row + (p_vals[4 * j + 2 * h] ^ p_term), pack2<C.bf16>(e0, e1));
           }
+        if constexpr (C.lean_softmax)
+#pragma unroll
+          for (int g = 0; g < NS / 16; ++g) stmatrix_x4(p_st[g], pw[4 * g], pw[4 * g + 1], pw[4 * g + 2], pw[4 * g + 3]);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end

@@ -38,6 +38,10 @@ struct MlaDecodeConfig {
   // blocks, are consecutive CTAs (FlashMLA's grid order; mla.sparse_prefill's head_order). cta_tile / cta_part in
   // mla_consumer.cuh read the two from blockIdx.
   bool tile_fast = false;
+  // The unchained consumers' softmax with fewer instructions (mla_consumer.cuh): P into the P tile by stmatrix (4 x4
+  // stores a thread and block instead of 16 32-bit ones at qk_warpgroups 1), each row's max and sum chains started
+  // from the first pair of values instead of -inf and 0; mla.sparse_decode's lean_softmax.
+  bool lean_softmax = false;
 };
 
 // mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
@@ -145,6 +149,7 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
   if (c.rope_regs) n.field("rope_regs", true);  // the same
   if (c.lazy_rescale) n.field("lazy_rescale", true);  // the same
   if (c.tile_fast) n.field("tile_fast", true);  // the same
+  if (c.lean_softmax) n.field("lean_softmax", true);  // the same
   return n.str();
 }
 

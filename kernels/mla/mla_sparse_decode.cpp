@@ -36,7 +36,9 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
                                          : MlaSparseGather::copies,
           .late_reload = c.boolean("late_reload"),
           .opaque_rows = c.boolean("opaque_rows"),
-          .lazy_rescale = c.boolean("lazy_rescale")};
+          .lazy_rescale = c.boolean("lazy_rescale"),
+          .uniform_desc = c.boolean("uniform_desc"),
+          .lean_softmax = c.boolean("lean_softmax")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -261,7 +263,18 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::boolean("lazy_rescale", true,
                                   "the consumers skip O's rescale (o *= exp2(m_old - m_new)) in a warp where every "
                                   "row's factor is exactly 1 (no row maximum moved), by a vote per warp (exact; "
-                                  "1.013-1.039x at V3.2 b 64 / 128 h 128 and b 128 h 64 on an H100, docs/perf.md)")}};
+                                  "1.013-1.039x at V3.2 b 64 / 128 h 128 and b 128 h 64 on an H100, docs/perf.md)"),
+               ParamSpec::boolean("uniform_desc", false,
+                                  "qk_warpgroups=1: the consumers' wgmma descriptors built in uniform registers from "
+                                  "warp-uniform values, as mla.decode's (consumer 0's Q K^T issue 487 -> 209 SASS "
+                                  "instructions a block, exact; 0.995-1.010x at V3.2 b 64 / 128 h 128 and b 128 h 64 "
+                                  "on an H100: off; no effect with qk_warpgroups=2; docs/perf.md)"),
+               ParamSpec::boolean("lean_softmax", false,
+                                  "qk_warpgroups=1: consumer 0's softmax stores P into the P tile by stmatrix (4 x4 "
+                                  "stores a thread and block instead of 16 32-bit ones) and starts each row's max and "
+                                  "sum from its first values, not -inf and 0 (exact; 0.992-1.006x, with uniform_desc "
+                                  "0.995-1.025x at the three anchors on an H100: off; no effect with qk_warpgroups=2; "
+                                  "docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -271,7 +284,9 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
         {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
-        {{"lazy_rescale", "false"}}, {{"lazy_rescale", "false"}, {"qk_warpgroups", "2"}}};
+        {{"lazy_rescale", "false"}}, {{"lazy_rescale", "false"}, {"qk_warpgroups", "2"}},
+        {{"uniform_desc", "true"}}, {{"uniform_desc", "true"}, {"crossover", "false"}},
+        {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

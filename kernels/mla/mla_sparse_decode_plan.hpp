@@ -61,12 +61,21 @@ struct MlaSparseDecodeConfig {
   // The consumers skip O's rescale in a warp where no row's maximum moved (every factor exactly 1), by a vote per
   // warp (MlaDecodeConfig::lazy_rescale).
   bool lazy_rescale = true;
+  // qk_warpgroups=1: the consumers' wgmma descriptors from warp-uniform values (MlaDecodeConfig::uniform_desc,
+  // mla.decode's): Q K^T's 36 k16 steps each add a constant to the request's and the stage's low words in uniform
+  // registers instead of rebuilding both descriptors from their addresses (consumer 0's block loop 923 -> 630 SASS
+  // instructions; measured 0.995-1.010x the default, docs/perf.md).
+  bool uniform_desc = false;
+  // qk_warpgroups=1: consumer 0's softmax stores P by stmatrix and starts its row max / sum chains from the first
+  // values (MlaDecodeConfig::lean_softmax; exact).
+  bool lean_softmax = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparseDecodeConfig& c) {
   return MlaDecodeConfig{.causal = false, .bf16 = true, .qk_warpgroups = c.qk_warpgroups, .vec_store = c.vec_store,
-                         .lazy_rescale = c.lazy_rescale};
+                         .uniform_desc = c.uniform_desc && c.qk_warpgroups == 1, .lazy_rescale = c.lazy_rescale,
+                         .lean_softmax = c.lean_softmax && c.qk_warpgroups == 1};
 }
 
 // Timeline regions, in region-id order: mla.decode's (the consumers record those ids), then the producer's own. Per
@@ -178,6 +187,8 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("late_reload", c.late_reload)
       .field("opaque_rows", c.opaque_rows)
       .field("lazy_rescale", c.lazy_rescale)
+      .field("uniform_desc", c.uniform_desc)
+      .field("lean_softmax", c.lean_softmax)
       .str();
 }
 
