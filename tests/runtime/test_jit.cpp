@@ -272,7 +272,6 @@ TEST(JitCache, HitReturnsIdenticalBytesAndCorruptEntriesRecompile) {
   EXPECT_EQ(hit->resources.registers, cold->resources.registers);
   EXPECT_EQ(hit->resources.shared_static_bytes, cold->resources.shared_static_bytes);
   EXPECT_EQ(hit->log, cold->log);
-  EXPECT_LT(hit->compile_ms, 20.0);
 
   // Flip one byte of the stored cubin: detected, recompiled, rewritten.
   {
