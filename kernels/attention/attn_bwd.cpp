@@ -447,6 +447,10 @@ KernelSpec attn_bwd_mma_spec() {
 // noise) and at GQA causal (4 x 64: 1.004-1.009x in two rounds, 0.997-0.999x by medians in two).
 // ds_stsm and rows_v4 there too at dim 128 without the mask (4k: beside dkv_stage 1.005-1.018x in both rounds, alone
 // 1.005-1.008x; at 16k mixed in four rounds: 1.006-1.030x by medians, 0.970-1.023x by minima).
+// kv_blocks=auto: two key blocks a CTA with dq_alt at dim 64 without the mask where a walk is at most 32 query tiles
+// (H100, docs/perf.md: 1.029-1.059x at b 16, h 16, 2k, d 64 (walks of 16) in four rounds, 1.061-1.076x at b 8, h 16,
+// 4k, d 64 (32) in two, medians and minima); one elsewhere: 4k d 128 (walks of 64) 0.994-1.027x by medians in four
+// rounds, 16k 0.96-0.99x, 4k causal 0.87-0.88x (its writer spills 40 bytes), longer walks at dim 64 not timed.
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   const std::string alt = c.text("dq_alt");
@@ -466,7 +470,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .ds_stsm = c.text("ds_stsm") == "true",
                        .rows_v4 = c.text("rows_v4") == "true",
                        .p_mask = c.text("p_mask") == "split" ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch,
-                       .dkv_stage = c.text("dkv_stage") == "true"};
+                       .dkv_stage = c.text("dkv_stage") == "true",
+                       .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks"))};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
@@ -482,6 +487,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   if (c.text("p_mask") == "auto")
     r.p_mask = r.dq_alt && dim == 128 && r.causal ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch;
   if (c.text("dkv_stage") == "auto") r.dkv_stage = short_walk;
+  if (c.text("kv_blocks") == "auto") r.kv_blocks = r.dq_alt && dim == 64 && !r.causal && walk <= 32 ? 2 : 1;
   return r;
 }
 
@@ -557,13 +563,21 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "dK and dV written through shared memory (each consumer warpgroup's rows of V, "
                                       "free after its walk) as whole rows in 16-byte stores (false: 4-byte stores "
                                       "straight from the accumulators); auto = where a CTA's walk (the GQA group's "
-                                      "heads x query tiles) is at most 64 query tiles")}};
+                                      "heads x query tiles) is at most 64 query tiles"),
+               ParamSpec::enumeration("kv_blocks", "auto", {"auto", "1", "2", "3", "4"},
+                                      "key blocks a CTA takes in sequence (the grid 1 / kv_blocks as wide): the next "
+                                      "block's first Q, dO loaded while the consumers finish this one, its K, V once "
+                                      "they are free (with dq_alt before the dK, dV epilogue, staged in the dS "
+                                      "buffers), no CTA launch between them; the completed dQ tiles of all of them "
+                                      "converted after the last; auto = 2 with dq_alt at dim 64 without the mask "
+                                      "where a walk is at most 32 query tiles, else 1")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);
     LaunchGeometry g;
-    g.grid.x = static_cast<std::uint32_t>((p.integer("seq_k") + w.block_N - 1) / w.block_N);
+    const std::int64_t key_blocks = (p.integer("seq_k") + w.block_N - 1) / w.block_N;
+    g.grid.x = static_cast<std::uint32_t>((key_blocks + w.kv_blocks - 1) / w.kv_blocks);
     g.grid.y = static_cast<std::uint32_t>(p.integer("heads_kv"));
     g.grid.z = static_cast<std::uint32_t>(p.integer("batch"));
     g.block.x = kAttnBwdWgmmaThreads;
@@ -613,13 +627,17 @@ KernelSpec attn_bwd_wgmma_spec() {
                            {{"defer_tiles", "15"}},
                            {{"section", "3"}},
                            {{"dq_alt", "true"}, {"dq_defer", "false"}, {"num_stages", "1"}},
-                           {{"dq_alt", "false"}, {"dq_defer", "false"}, {"num_stages", "1"}}};
+                           {{"dq_alt", "false"}, {"dq_defer", "false"}, {"num_stages", "1"}},
+                           {{"kv_blocks", "2"}},
+                           {{"kv_blocks", "3"}, {"dq_alt", "false"}, {"defer_tiles", "15"}, {"num_stages", "1"}}};
   };
   k.probes = attn_bwd_wgmma_probes();
-  // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue.
+  // Per query tile a consumer warp marks 8 regions (begin + end each), the producer and the dQ writer 2; the epilogue
+  // (per key block of the CTA).
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits&) {
-    const auto tiles = m_blocks(p, wgmma_config(p, c).block_M) * (p.integer("heads") / p.integer("heads_kv"));
-    return static_cast<std::uint32_t>(16 * tiles + 64);
+    const AttnBwdWgmmaConfig w = wgmma_config(p, c);
+    const auto tiles = m_blocks(p, w.block_M) * (p.integer("heads") / p.integer("heads_kv"));
+    return static_cast<std::uint32_t>(w.kv_blocks * (16 * tiles + 64));
   };
   k.layouts = [](const Values& p, const Values& c) {
     const AttnBwdWgmmaConfig w = wgmma_config(p, c);

@@ -55,12 +55,24 @@
 // 16-byte stores instead of 4-byte stores straight from the accumulators (a warp's store then covers eight rows 16
 // bytes each: half sectors).
 //
+// kv_blocks > 1: a CTA takes key blocks kv_blocks x .. in sequence (the grid 1 / kv_blocks as wide). Every role walks
+// the blocks' tiles on one tile counter (the stage ring's phases, the row values, the dQ staging and dq_alt's turns
+// run on across blocks); the producer issues a block's first Q, dO as soon as the last block's tiles free the stage,
+// then waits on mbarrier kv_empty and loads the block's K, V. Every consumer thread arrives there once its GEMMs of
+// the last block are done, before its epilogue, where dkv_stage stages dK, dV in the warpgroup's own dS buffer
+// (dq_alt: plan dkv_in_ds; both warpgroups then meet at named barrier 3 before the next block's dS) or does not
+// stage; after it where the staging takes V's rows (the lockstep dQ's one dS buffer is too small). The consumers'
+// deferred list holds the tile counter and is converted after the last block. What it saves per block past the first:
+// the CTA's start, its barrier setup, the first Q, dO loads' latency (and with dq_alt the K, V loads', under the
+// epilogue), and the wait for the writer's last reduce before the deferred conversions.
+//
 // ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
 // lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
 //
 // Shared memory and the GEMMs' operands: attn_bwd_wgmma_plan.hpp. Named barriers: 1 = both consumer warpgroups
 // (256 threads, dS written), 4 = both (dS free: the last tile's dQ GEMMs are done), 2 = both and the writer (its list
-// of completed tiles written), 5 + w = consumer warpgroup w alone (dkv_stage).
+// of completed tiles written), 5 + w = consumer warpgroup w alone (dkv_stage), 3 = both (kv_blocks with dkv_in_ds:
+// the staging in the dS buffers done).
 #pragma once
 
 #include "attention/attn_bwd_wgmma_plan.hpp"
@@ -155,7 +167,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(!CFG.rows_v4 || P.s_octets, "rows_v4: S^T's value octets are not q, q + 1, q + 8, q + 9");
   static_assert(!CFG.ds_stsm || P.ds_stsm_ok, "ds_stsm: dS^T's A registers or dS's chunks do not fit stmatrix");
   constexpr AttnBwdMmaConfig WALK = attn_bwd_walk(CFG);
-  constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages;
+  constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, NB = CFG.kv_blocks;
   constexpr bool BF16 = CFG.bf16, UDESC = CFG.uniform_desc;
   constexpr int NH = D / 64;           // TMA boxes of 64 columns in a row
   constexpr int SV = BM / 2;           // S^T / dP^T accumulator values per thread
@@ -175,37 +187,50 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
   // Causal with sections: the key blocks with the longest walks first across `section` (sequence, kv head) pairs at a
   // time (tile/work_order.hpp; key block 0 walks the most query tiles), so the last CTAs to start are short ones.
-  int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  // The CTA's key blocks: NB bx .. NB bx + NB - 1 (kv_blocks), those inside the sequence (nb of them).
+  int bx = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
   if constexpr (CFG.causal && CFG.section > 0) {
     const int t = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     const WorkCoord wc = work_sections(t, gridDim.x, gridDim.y * gridDim.z, CFG.section);
-    kb = wc.m;
+    bx = wc.m;
     hk = wc.pair % gridDim.y;
     b = wc.pair / gridDim.y;
   }
+  const int kb0 = NB * bx;
   const int q_start = cu_seqlens_q[b], len_q = cu_seqlens_q[b + 1] - q_start;
   const int k_start = cu_seqlens_k[b], len_k = cu_seqlens_k[b + 1] - k_start;
   const int group = heads / heads_kv;
   const long long q_stride = static_cast<long long>(heads) * D, k_stride = static_cast<long long>(heads_kv) * D;
   if (len_k == 0) {
     // No key: dQ of the sequence is zero and no key block would complete it; the first CTA of each kv head writes it.
-    if (kb == 0)
+    if (kb0 == 0)
       for (long long i = threadIdx.x; i < static_cast<long long>(len_q) * group * (D / 8); i += kAttnBwdWgmmaThreads) {
         const long long row = i / (group * (D / 8)), rest = i % (group * (D / 8));
         *reinterpret_cast<uint4*>(dQ + (q_start + row) * q_stride + hk * group * D + 8 * rest) = make_uint4(0, 0, 0, 0);
       }
     return;
   }
-  if (kb * BN >= len_k) return;  // past this sequence's keys
+  if (kb0 * BN >= len_k) return;  // past this sequence's keys
 
-  const int keys = len_k - kb * BN < BN ? len_k - kb * BN : BN;
   const int diag = len_k - len_q;  // row r sees keys c <= r + diag (causal)
   const int m_tiles = (len_q + BM - 1) / BM;
-  const int m_first = attn_bwd_first_tile(WALK, kb, len_q, len_k);
-  const int per_head = m_tiles - m_first;
-  const int tiles = per_head > 0 ? group * per_head : 0;
-  auto tile_head = [&](int it) { return hk * group + it / per_head; };
-  auto tile_m = [&](int it) { return m_first + it % per_head; };
+  const int nb = NB == 1 ? 1 : min(NB, (len_k - kb0 * BN + BN - 1) / BN);
+  // Key block blk of the CTA's: its index, keys, first query tile, query tiles per head and in its walk (every head of
+  // the GQA group in turn); tile it of its walk is query tile tile_m(it) of head tile_head(it).
+  struct KeyBlock {
+    int kb, keys, m_first, per_head, tiles;
+    TL_DEVICE_INLINE int tile_head(int hk, int group, int it) const { return hk * group + it / per_head; }
+    TL_DEVICE_INLINE int tile_m(int it) const { return m_first + it % per_head; }
+  };
+  auto key_block = [&](int blk) {
+    KeyBlock k;
+    k.kb = kb0 + blk;
+    k.keys = len_k - k.kb * BN < BN ? len_k - k.kb * BN : BN;
+    k.m_first = attn_bwd_first_tile(WALK, k.kb, len_q, len_k);
+    k.per_head = m_tiles - k.m_first;
+    k.tiles = k.per_head > 0 ? group * k.per_head : 0;
+    return k;
+  };
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
@@ -215,7 +240,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   auto rows_full = [&](int s) { return base + P.bar_rows_full + 8u * s; };
   auto rows_at = [&](int s) { return base + P.rows_offset + s * static_cast<unsigned>(P.rows_bytes); };
   const unsigned kv_full = base + P.bar_kv_full, dq_full = base + P.bar_dq_full, dq_empty = base + P.bar_dq_empty;
-  const unsigned dq_load = base + P.bar_dq_load;
+  const unsigned dq_load = base + P.bar_dq_load, kv_empty = base + P.bar_kv_empty;
   // The staging buffer's "free" mbarrier of the warpgroup that stages tile it (dq_alt: warpgroup it % 2).
   auto dq_empty_of = [&](int it) { return CFG.dq_alt && (it & 1) ? base + P.bar_dq_empty1 : dq_empty; };
   const unsigned dq_smem = base + P.dq_offset;
@@ -258,6 +283,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     mbar_init(dq_empty, 1);
     if (CFG.dq_alt) mbar_init(dq_empty_of(1), 1);
     mbar_init(dq_load, 1);
+    if (NB > 1) mbar_init(kv_empty, kAttnBwdWgmmaConsumers * 128);
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
   }
@@ -274,41 +300,46 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         return CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
                           : (static_cast<long long>(b) * heads + h) * len_q + q;
       };
-      for (int it = 0; it < tiles; ++it) {
-        const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
-        if constexpr (CFG.d_pass) {
-          float lse[kRows], dot[kRows];
+      int g0 = 0;  // the tiles of the CTA's earlier key blocks
+      for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
+        const KeyBlock B = key_block(blk);
+        for (int it = 0; it < B.tiles; ++it) {
+          const int g = g0 + it;  // the tile counter over the CTA's key blocks: the stage and its phase
+          const int s = g % STAGES, h = B.tile_head(hk, group, it), m = B.tile_m(it);
+          if constexpr (CFG.d_pass) {
+            float lse[kRows], dot[kRows];
 #pragma unroll
-          for (int j = 0; j < kRows; ++j) {
-            const int q = m * BM + tid - 64 + j * kAttnBwdWgmmaRowThreads;
-            lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
-            dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
-          }
-          mbar_wait(full(s), (it / STAGES) & 1);  // the stage's row values are free
+            for (int j = 0; j < kRows; ++j) {
+              const int q = m * BM + tid - 64 + j * kAttnBwdWgmmaRowThreads;
+              lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
+              dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
+            }
+            mbar_wait(full(s), (g / STAGES) & 1);  // the stage's row values are free
 #pragma unroll
-          for (int j = 0; j < kRows; ++j) {
-            const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
-            const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;  // the row's slot among the row values
-            st_shared_f32(rows_at(s) + 4u * at, dot[j]);
-            st_shared_f32(rows_at(s) + 4u * (BM + at), lse[j]);
-          }
-        } else {
-          const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
-          mbar_wait(full(s), (it / STAGES) & 1);
-          for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
-            const int q = m * BM + r;
-            float part = 0.f;
+            for (int j = 0; j < kRows; ++j) {
+              const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
+              const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;  // the row's slot among the row values
+              st_shared_f32(rows_at(s) + 4u * at, dot[j]);
+              st_shared_f32(rows_at(s) + 4u * (BM + at), lse[j]);
+            }
+          } else {
+            const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
+            mbar_wait(full(s), (g / STAGES) & 1);
+            for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
+              const int q = m * BM + r;
+              float part = 0.f;
 #pragma unroll 4
-            for (int c = 0; c < D; c += 8)
-              part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
-                                 ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
-            const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;
-            st_shared_f32(rows_at(s) + 4u * at, part);
-            st_shared_f32(rows_at(s) + 4u * (BM + at), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
+              for (int c = 0; c < D; c += 8)
+                part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
+                                   ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
+              const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;
+              st_shared_f32(rows_at(s) + 4u * at, part);
+              st_shared_f32(rows_at(s) + 4u * (BM + at), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
+            }
           }
+          mbar_arrive(rows_full(s));
+          mbar_arrive(empty(s));  // O, dO read
         }
-        mbar_arrive(rows_full(s));
-        mbar_arrive(empty(s));  // O, dO read
       }
       return;
     }
@@ -322,8 +353,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       // completes the tile converts it: with dq_defer its consumers after their walk while there is room in the list,
       // else the writer now, from the staging buffer (one bulk copy of the f32 tile, one latency, instead of a round
       // trip to L2 per chunk), holding the buffer meanwhile.
-      auto finish = [&](int j) {
-        const int h = tile_head(j), m = tile_m(j);
+      auto finish = [&](int j, const KeyBlock& B, int it) {
+        const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
         const long long tix = tile_index(h, m);
         int last = 0;
         if (lane == 0) {
@@ -361,23 +392,29 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         }
         TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
       };
-      for (int it = 0; it < tiles; ++it) {
-        // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
-        const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
-        TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, it);
-        mbar_wait(dq_full, it & 1);
-        if (lane == 0) {
-          bulk_reduce_add_f32(dq_accum + tile_index(tile_head(it), tile_m(it)) * (BM * D), dq_smem, P.dq_bytes);
-          tma_store_commit();
-          tma_store_wait_read();
-          if (early) mbar_arrive(dq_empty_of(it + 1));
-          tma_store_wait_all();
-        }
-        TL_PROBE_END(Probe::dq_add, probe::kNoStage, it);
-        finish(it);
-        if (!early) {
-          __syncwarp();  // the staging tile read by the conversion, if any
-          if (lane == 0) mbar_arrive(dq_empty_of(it + 1));
+      int g0 = 0;  // the tiles of the CTA's earlier key blocks
+      for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
+        const KeyBlock B = key_block(blk);
+        for (int it = 0; it < B.tiles; ++it) {
+          const int g = g0 + it;  // the tile counter over the CTA's key blocks (the list holds it)
+          // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
+          const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
+          TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
+          mbar_wait(dq_full, g & 1);
+          if (lane == 0) {
+            bulk_reduce_add_f32(dq_accum + tile_index(B.tile_head(hk, group, it), B.tile_m(it)) * (BM * D), dq_smem,
+                                P.dq_bytes);
+            tma_store_commit();
+            tma_store_wait_read();
+            if (early) mbar_arrive(dq_empty_of(g + 1));
+            tma_store_wait_all();
+          }
+          TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
+          finish(g, B, it);
+          if (!early) {
+            __syncwarp();  // the staging tile read by the conversion, if any
+            if (lane == 0) mbar_arrive(dq_empty_of(g + 1));
+          }
         }
       }
       if constexpr (CFG.dq_defer) {
@@ -399,26 +436,39 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 #pragma unroll
       for (int half = 0; half < NH; ++half) tma_load(dst + half * box_bytes, map, bar, half * 64, head, row);
     };
-    if (tid == 0) {
-      mbar_expect_tx(kv_full, 2 * P.kv_bytes);
-      load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
-      load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + kb * BN);
-    }
+    // Key block blk's K and V; past the first, once both consumer warpgroups have written block blk - 1's dK, dV.
+    auto load_kv = [&](int blk) {
+      if (blk > 0) mbar_wait(kv_empty, (blk - 1) & 1);
+      if (tid == 0) {
+        mbar_expect_tx(kv_full, 2 * P.kv_bytes);
+        load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + (kb0 + blk) * BN);
+        load(&tma_v, v_smem, P.kv_box, kv_full, hk, k_start + (kb0 + blk) * BN);
+      }
+    };
     if (kWarpWalks || tid == 0) {
-      for (int it = 0; it < tiles; ++it) {
-        const int s = it % STAGES, h = tile_head(it), row = q_start + tile_m(it) * BM;
-        const unsigned st = base + P.stage(s);
-        TL_PROBE_BEGIN(Probe::wait_empty, s, it);
-        mbar_wait(empty(s), ((it / STAGES) & 1) ^ 1);
-        TL_PROBE_END(Probe::wait_empty, s, it);
-        TL_PROBE_BEGIN(Probe::tma_issue, s, it);
-        if (tid == 0) {
-          mbar_expect_tx(full(s), P.stage_bytes);
-          load(&tma_q, st, P.q_box, full(s), h, row);
-          load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
-          if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+      int g0 = 0;  // the tiles of the CTA's earlier key blocks
+      for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
+        const KeyBlock B = key_block(blk);
+        // The first block's K, V before its Q, dO; a later block's after its first Q, dO (issued as soon as the last
+        // block's tiles free the stage, while the consumers finish that block).
+        if (blk == 0 || B.tiles == 0) load_kv(blk);
+        for (int it = 0; it < B.tiles; ++it) {
+          const int g = g0 + it;  // the tile counter over the CTA's key blocks
+          const int s = g % STAGES, h = B.tile_head(hk, group, it), row = q_start + B.tile_m(it) * BM;
+          const unsigned st = base + P.stage(s);
+          TL_PROBE_BEGIN(Probe::wait_empty, s, g);
+          mbar_wait(empty(s), ((g / STAGES) & 1) ^ 1);
+          TL_PROBE_END(Probe::wait_empty, s, g);
+          TL_PROBE_BEGIN(Probe::tma_issue, s, g);
+          if (tid == 0) {
+            mbar_expect_tx(full(s), P.stage_bytes);
+            load(&tma_q, st, P.q_box, full(s), h, row);
+            load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
+            if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+          }
+          TL_PROBE_END(Probe::tma_issue, s, g);
+          if (NB > 1 && blk > 0 && it == 0) load_kv(blk);
         }
-        TL_PROBE_END(Probe::tma_issue, s, it);
       }
     }
     TL_PROBE_FLUSH();
@@ -436,9 +486,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
   float dk[KV], dv[KV], st[SV], dpt[SV], dq[DQV];
   unsigned pa[SV / 2], dsa[SV / 2];  // P^T and dS^T as 16-bit A registers
-#pragma unroll
-  for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
-  mbar_wait(kv_full, 0);
   // UDESC (config uniform_desc): the descriptors are built from values ptxas can prove warp-uniform, the results of
   // redux.sync (warp_uniform): the descriptors' high word and this warpgroup's K, V low words once before the walk,
   // the tile counter once per tile (its stage's Q, dO and dq_alt's dS buffer follow from it), the lockstep dQ's
@@ -455,308 +502,336 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // The descriptor of the operand whose low word is lo, `bytes` further.
   auto udesc = [&](unsigned lo, int bytes) { return desc_of(lo + (static_cast<unsigned>(bytes) >> 4), hi_u); };
 
-  for (int it = 0; it < tiles; ++it) {
-    const int s = it % STAGES, h = tile_head(it), m = tile_m(it);
-    // UDESC: this tile's Q, dO (and dq_alt's dS) from the warp-uniform tile counter.
-    const int iu = UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(it))) : it;
-    const unsigned q_u = base + P.stage(iu % STAGES), do_u = q_u + P.q_bytes;
-    const unsigned ds_u = ds_smem + (CFG.dq_alt ? (iu & 1) * P.ds_bytes : 0);
-    const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
-    const unsigned ds_s = ds_smem + (CFG.dq_alt ? (it & 1) * P.ds_bytes : 0);           // this tile's dS
-    TL_PROBE_BEGIN(Probe::wait_full, s, it);
-    mbar_wait(full(s), (it / STAGES) & 1);
-    TL_PROBE_END(Probe::wait_full, s, it);
+  int g0 = 0;  // the tiles of the CTA's earlier key blocks
+  for (int blk = 0; blk < nb; ++blk) {
+    const KeyBlock B = key_block(blk);
+    const int kb = B.kb;
+#pragma unroll
+    for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
+    mbar_wait(kv_full, blk & 1);
+    for (int it = 0; it < B.tiles; ++it) {
+      const int g = g0 + it;  // the tile counter over the CTA's key blocks: stage, phases, turns
+      const int s = g % STAGES, m = B.tile_m(it);
+      // UDESC: this tile's Q, dO (and dq_alt's dS) from the warp-uniform tile counter.
+      const int iu = UDESC ? static_cast<int>(warp_uniform(static_cast<unsigned>(g))) : g;
+      const unsigned q_u = base + P.stage(iu % STAGES), do_u = q_u + P.q_bytes;
+      const unsigned ds_u = ds_smem + (CFG.dq_alt ? (iu & 1) * P.ds_bytes : 0);
+      const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
+      const unsigned ds_s = ds_smem + (CFG.dq_alt ? (g & 1) * P.ds_bytes : 0);           // this tile's dS
+      TL_PROBE_BEGIN(Probe::wait_full, s, g);
+      mbar_wait(full(s), (g / STAGES) & 1);
+      TL_PROBE_END(Probe::wait_full, s, g);
 
-    TL_PROBE_BEGIN(Probe::sdp_issue, s, it);
-    wgmma_fence();
+      TL_PROBE_BEGIN(Probe::sdp_issue, s, g);
+      wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      if constexpr (UDESC)
-        WgmmaSS<BM, BF16, 0>::run(st, udesc(k_lo, P.k_k16[kk]), udesc(sw128_desc_lo(q_u, 16), P.q_k16[kk]), kk > 0);
-      else
-        WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
-    }
-    wgmma_commit();
+      for (int kk = 0; kk < D / 16; ++kk) {
+        if constexpr (UDESC)
+          WgmmaSS<BM, BF16, 0>::run(st, udesc(k_lo, P.k_k16[kk]), udesc(sw128_desc_lo(q_u, 16), P.q_k16[kk]), kk > 0);
+        else
+          WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
+      }
+      wgmma_commit();
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      if constexpr (UDESC)
-        WgmmaSS<BM, BF16, 0>::run(dpt, udesc(v_lo, P.k_k16[kk]), udesc(sw128_desc_lo(do_u, 16), P.q_k16[kk]), kk > 0);
-      else
-        WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]),
-                                  kk > 0);
-    }
-    wgmma_commit();
-    TL_PROBE_END(Probe::sdp_issue, s, it);
+      for (int kk = 0; kk < D / 16; ++kk) {
+        if constexpr (UDESC)
+          WgmmaSS<BM, BF16, 0>::run(dpt, udesc(v_lo, P.k_k16[kk]), udesc(sw128_desc_lo(do_u, 16), P.q_k16[kk]), kk > 0);
+        else
+          WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]),
+                                    kk > 0);
+      }
+      wgmma_commit();
+      TL_PROBE_END(Probe::sdp_issue, s, g);
 
-    // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
-    TL_PROBE_BEGIN(Probe::row_dot, s, it);
-    mbar_wait(rows_full(s), (it / STAGES) & 1);
-    TL_PROBE_END(Probe::row_dot, s, it);
+      // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
+      TL_PROBE_BEGIN(Probe::row_dot, s, g);
+      mbar_wait(rows_full(s), (g / STAGES) & 1);
+      TL_PROBE_END(Probe::row_dot, s, g);
 
-    TL_PROBE_BEGIN(Probe::p_ds, s, it);
-    wgmma_wait<1>();
-    fence_regs(st);
-    // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
-    auto row_pair = [&](unsigned at) {
-      const unsigned long long x = ld_shared_b64(at);
-      return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
-    };
-    // rows_v4: the row values (region 0: D, BM: LSE) of the queries of S^T's values v .. v + 7 in one 16-byte load at
-    // v % 8 == 0 (quad holds them for v + 4: v is a constant of the unrolled loops), at slot s_values.at[v].col + 4 t
-    // for the thread's q = 2 t (attn_bwd_row_slot); those of v .. v + 3 returned.
-    uint4 quad{};
-    auto row_quad = [&](int region, int v) {
-      if (v % 8 == 0) quad = ld_shared_v4_b32(rows + 4u * (region + P.s_values.at[v].col + 2 * lc.col));
-      return v % 8 == 0 ? make_float2(__uint_as_float(quad.x), __uint_as_float(quad.y))
-                        : make_float2(__uint_as_float(quad.z), __uint_as_float(quad.w));
-    };
-    {
-      const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
-      const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
-      if constexpr (CFG.p_mask == kAttnBwdPMaskBranch) {
-#pragma unroll
-        for (int v = 0; v < SV; v += 4) {
-          const int q = lc.col + P.s_values.at[v].col;
-          const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
-            const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
-            st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
-          }
-        }
-      } else {
-        // p_mask split: the tiles the mask can cut (cut) test it per value without a branch: value (v, e) is key
-        // key0 + R of query lc.col + C (R, C constants of the unrolled loop), off where R >= klim (past the keys) or
-        // R - C > qlim (causal), its exponent then -inf (ex2 gives 0); the other tiles run the loop with no mask code
-        // (both limits out of reach: the tests fold away). One uniform branch a tile between the two.
-        auto p_values = [&](bool cut) {
-          constexpr int kNever = 1 << 30;
-          const int klim = cut ? len_k - key0 : kNever;
-          const int qlim = cut && CFG.causal ? m * BM + diag + lc.col - key0 : kNever;
+      TL_PROBE_BEGIN(Probe::p_ds, s, g);
+      wgmma_wait<1>();
+      fence_regs(st);
+      // Values v .. v + 3 are queries q, q + 1 of two keys (P.s_quads): one 8-byte load of their two row values.
+      auto row_pair = [&](unsigned at) {
+        const unsigned long long x = ld_shared_b64(at);
+        return make_float2(__uint_as_float(static_cast<unsigned>(x)), __uint_as_float(static_cast<unsigned>(x >> 32)));
+      };
+      // rows_v4: the row values (region 0: D, BM: LSE) of the queries of S^T's values v .. v + 7 in one 16-byte load at
+      // v % 8 == 0 (quad holds them for v + 4: v is a constant of the unrolled loops), at slot s_values.at[v].col + 4 t
+      // for the thread's q = 2 t (attn_bwd_row_slot); those of v .. v + 3 returned.
+      uint4 quad{};
+      auto row_quad = [&](int region, int v) {
+        if (v % 8 == 0) quad = ld_shared_v4_b32(rows + 4u * (region + P.s_values.at[v].col + 2 * lc.col));
+        return v % 8 == 0 ? make_float2(__uint_as_float(quad.x), __uint_as_float(quad.y))
+                          : make_float2(__uint_as_float(quad.z), __uint_as_float(quad.w));
+      };
+      {
+        const int key0 = kb * BN + 64 * w + lc.row;  // this thread's first key in the sequence
+        const bool masked = kb * BN + BN > len_k || (CFG.causal && kb * BN + BN - 1 > m * BM + diag);
+        if constexpr (CFG.p_mask == kAttnBwdPMaskBranch) {
 #pragma unroll
           for (int v = 0; v < SV; v += 4) {
             const int q = lc.col + P.s_values.at[v].col;
             const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              const int R = P.s_values.at[v + e].row, C = P.s_values.at[v].col + (e & 1);
-              const float x = st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x);
-              st[v + e] = exp2_approx(R >= klim || R - C > qlim ? __int_as_float(0xff800000) : x);
+              const int key = key0 + P.s_values.at[v + e].row, qe = q + (e & 1);
+              const bool off = masked && (key >= len_k || (CFG.causal && key > m * BM + qe + diag));
+              st[v + e] = off ? 0.f : exp2_approx(st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x));
             }
           }
-        };
-        if (masked) p_values(true);
-        else p_values(false);
+        } else {
+          // p_mask split: the tiles the mask can cut (cut) test it per value without a branch: value (v, e) is key
+          // key0 + R of query lc.col + C (R, C constants of the unrolled loop), off where R >= klim (past the keys) or
+          // R - C > qlim (causal), its exponent then -inf (ex2 gives 0); the other tiles run the loop with no mask code
+          // (both limits out of reach: the tests fold away). One uniform branch a tile between the two.
+          auto p_values = [&](bool cut) {
+            constexpr int kNever = 1 << 30;
+            const int klim = cut ? len_k - key0 : kNever;
+            const int qlim = cut && CFG.causal ? m * BM + diag + lc.col - key0 : kNever;
+#pragma unroll
+            for (int v = 0; v < SV; v += 4) {
+              const int q = lc.col + P.s_values.at[v].col;
+              const float2 lse = CFG.rows_v4 ? row_quad(BM, v) : row_pair(rows + 4u * (BM + q));
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int R = P.s_values.at[v + e].row, C = P.s_values.at[v].col + (e & 1);
+                const float x = st[v + e] * scale_log2 - (e & 1 ? lse.y : lse.x);
+                st[v + e] = exp2_approx(R >= klim || R - C > qlim ? __int_as_float(0xff800000) : x);
+              }
+            }
+          };
+          if (masked) p_values(true);
+          else p_values(false);
+        }
       }
-    }
-    wgmma_wait<0>();
-    fence_regs(dpt);
-#pragma unroll
-    for (int v = 0; v < SV; v += 4) {
-      const float2 d = CFG.rows_v4 ? row_quad(0, v) : row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
-#pragma unroll
-      for (int e = 0; e < 4; e += 2) {
-        pa[P.a_reg[v + e]] = pack2<BF16>(st[v + e], st[v + e + 1]);
-        dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
-      }
-    }
-    if constexpr (!CFG.dq_alt) named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile read dS
-    if constexpr (CFG.ds_stsm) {
-      // Lane l addresses row l % 8 (a key) of matrix l / 8 of each k16 step (keys 8 (i & 1) .., queries 8 (i >> 1) ..
-      // of the warp's 16 keys: A register i), step kt's by the plan's XOR of 32 (kt % 4) and kt / 4 boxes.
-      const int lane = tid % 32, i = lane / 8;
-      const unsigned at = ds_s + P.byte(P.smem_dS, 8 * (i >> 1), 64 * w + 16 * (tid / 32) + 8 * (i & 1) + lane % 8);
-#pragma unroll
-      for (int kt = 0; kt < BM / 16; ++kt)
-        stmatrix_x4((at ^ (32u * (kt % 4))) + (kt / 4) * P.ds_box, dsa[4 * kt], dsa[4 * kt + 1], dsa[4 * kt + 2],
-                    dsa[4 * kt + 3]);
-    } else {
-#pragma unroll
-      for (int v = 0; v < SV; v += 2)
-        st_shared_b32(ds_s + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
-                      dsa[P.a_reg[v]]);
-    }
-    TL_PROBE_END(Probe::p_ds, s, it);
-
-    TL_PROBE_BEGIN(Probe::dkv_issue, s, it);
-    fence_regs(pa);
-    fence_regs(dsa);
-    fence_regs(dk);
-    fence_regs(dv);
-    wgmma_fence();
-#pragma unroll
-    for (int kt = 0; kt < BM / 16; ++kt) {
-      if constexpr (UDESC)
-        WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], udesc(sw128_desc_lo(do_u, P.q_box), P.qt_k16[kt]), 1);
-      else
-        WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
-    }
-#pragma unroll
-    for (int kt = 0; kt < BM / 16; ++kt) {
-      if constexpr (UDESC)
-        WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], udesc(sw128_desc_lo(q_u, P.q_box), P.qt_k16[kt]), 1);
-      else
-        WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
-    }
-    wgmma_commit();
-
-    // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
-    fence_proxy_async_smem();
-    TL_PROBE_END(Probe::dkv_issue, s, it);
-    if constexpr (CFG.dq_alt) {
-      // dV, dK done first: the P^T, dS^T registers they read are free for the next tile's S^T (or this one's dQ).
       wgmma_wait<0>();
+      fence_regs(dpt);
+#pragma unroll
+      for (int v = 0; v < SV; v += 4) {
+        const float2 d = CFG.rows_v4 ? row_quad(0, v) : row_pair(rows + 4u * (lc.col + P.s_values.at[v].col));
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) {
+          pa[P.a_reg[v + e]] = pack2<BF16>(st[v + e], st[v + e + 1]);
+          dsa[P.a_reg[v + e]] = pack2<BF16>(st[v + e] * (dpt[v + e] - d.x), st[v + e + 1] * (dpt[v + e + 1] - d.y));
+        }
+      }
+      if constexpr (!CFG.dq_alt) named_barrier_sync(4, 256);  // both warpgroups' dQ GEMMs of the last tile read dS
+      if constexpr (CFG.ds_stsm) {
+        // Lane l addresses row l % 8 (a key) of matrix l / 8 of each k16 step (keys 8 (i & 1) .., queries 8 (i >> 1) ..
+        // of the warp's 16 keys: A register i), step kt's by the plan's XOR of 32 (kt % 4) and kt / 4 boxes.
+        const int lane = tid % 32, i = lane / 8;
+        const unsigned at = ds_s + P.byte(P.smem_dS, 8 * (i >> 1), 64 * w + 16 * (tid / 32) + 8 * (i & 1) + lane % 8);
+#pragma unroll
+        for (int kt = 0; kt < BM / 16; ++kt)
+          stmatrix_x4((at ^ (32u * (kt % 4))) + (kt / 4) * P.ds_box, dsa[4 * kt], dsa[4 * kt + 1], dsa[4 * kt + 2],
+                      dsa[4 * kt + 3]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < SV; v += 2)
+          st_shared_b32(ds_s + P.byte(P.smem_dS, lc.col + P.s_values.at[v].col, 64 * w + lc.row + P.s_values.at[v].row),
+                        dsa[P.a_reg[v]]);
+      }
+      TL_PROBE_END(Probe::p_ds, s, g);
+
+      TL_PROBE_BEGIN(Probe::dkv_issue, s, g);
+      fence_regs(pa);
+      fence_regs(dsa);
+      fence_regs(dk);
+      fence_regs(dv);
+      wgmma_fence();
+#pragma unroll
+      for (int kt = 0; kt < BM / 16; ++kt) {
+        if constexpr (UDESC)
+          WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], udesc(sw128_desc_lo(do_u, P.q_box), P.qt_k16[kt]), 1);
+        else
+          WgmmaRS<D, BF16, 1>::run(dv, &pa[4 * kt], smem_desc_sw128_mn(do_s + P.qt_k16[kt], P.q_box), 1);
+      }
+#pragma unroll
+      for (int kt = 0; kt < BM / 16; ++kt) {
+        if constexpr (UDESC)
+          WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], udesc(sw128_desc_lo(q_u, P.q_box), P.qt_k16[kt]), 1);
+        else
+          WgmmaRS<D, BF16, 1>::run(dk, &dsa[4 * kt], smem_desc_sw128_mn(q_s + P.qt_k16[kt], P.q_box), 1);
+      }
+      wgmma_commit();
+
+      // dQ's part once both warpgroups' dS is in shared memory (seen by the async proxy).
+      fence_proxy_async_smem();
+      TL_PROBE_END(Probe::dkv_issue, s, g);
+      if constexpr (CFG.dq_alt) {
+        // dV, dK done first: the P^T, dS^T registers they read are free for the next tile's S^T (or this one's dQ).
+        wgmma_wait<0>();
+        fence_regs(dk);
+        fence_regs(dv);
+        fence_regs(pa);
+        fence_regs(dsa);
+        if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
+        // Barriers 1 and 4 by turns: a warpgroup one tile ahead never arrives at the one the other still waits on.
+        const int bar = g & 1 ? 4 : 1;
+        if (w != (g & 1)) {
+          named_barrier_arrive(bar, 256);  // the other warpgroup's turn: its dQ GEMM reads this dS
+        } else {
+          TL_PROBE_BEGIN(Probe::ds_wait, s, g);
+          named_barrier_sync(bar, 256);
+          TL_PROBE_END(Probe::ds_wait, s, g);
+          TL_PROBE_BEGIN(Probe::dq_gemm, s, g);
+          // The whole tile: both parts' accumulators in turn (part p as warpgroup p would hold it without dq_alt); at
+          // dim 128 (parts side by side) one m64n128 GEMM holds both.
+          float dqw[2 * DQV];
+          wgmma_fence();  // its registers held S^T, dP^T: without the fence ptxas serializes every wgmma (C7520)
+          if constexpr (P.dq_col_wg > 0) {
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; ++kk) {
+              if constexpr (UDESC)
+                WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, udesc(sw128_desc_lo(ds_u, P.ds_box), P.dq_k16_a[kk]),
+                                                       udesc(sw128_desc_lo(k_smem, P.kv_box), P.dq_k16_b[kk]), kk > 0);
+              else
+                WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, smem_desc_sw128_mn(ds_s + P.dq_k16_a[kk], P.ds_box),
+                                                       smem_desc_sw128_mn(k_smem + P.dq_k16_b[kk], P.kv_box), kk > 0);
+            }
+          } else {
+#pragma unroll
+            for (int part = 0; part < 2; ++part)
+#pragma unroll
+              for (int kk = 0; kk < BN / 16; ++kk) {
+                if constexpr (UDESC)
+                  WgmmaSSTransA<P.dq_n, BF16, 1>::run(
+                      dqw + part * DQV, udesc(sw128_desc_lo(ds_u + part * P.dq_a_wg, P.ds_box), P.dq_k16_a[kk]),
+                      udesc(sw128_desc_lo(k_smem + part * P.dq_b_wg, P.kv_box), P.dq_k16_b[kk]), kk > 0);
+                else
+                  WgmmaSSTransA<P.dq_n, BF16, 1>::run(
+                      dqw + part * DQV, smem_desc_sw128_mn(ds_s + part * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                      smem_desc_sw128_mn(k_smem + part * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box), kk > 0);
+              }
+          }
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_regs(dqw);
+          TL_PROBE_END(Probe::dq_gemm, s, g);
+          TL_PROBE_BEGIN(Probe::dq_stage, s, g);
+          mbar_wait(dq_empty_of(g), ((g >> 1) & 1) ^ (w == 0));  // the writer has taken tile g - 1
+#pragma unroll
+          for (int part = 0; part < 2; ++part)
+#pragma unroll
+            for (int k = 0; k < DQV / 4; ++k) {
+              const float* x = dqw + part * DQV + 4 * k;
+              st_shared_v4_b32(dq_smem + P.dq_chunk(128 * part + tid, k), __float_as_uint(x[0]), __float_as_uint(x[1]),
+                               __float_as_uint(x[2]), __float_as_uint(x[3]));
+            }
+          fence_proxy_async_smem();
+          mbar_arrive(dq_full);
+          TL_PROBE_END(Probe::dq_stage, s, g);
+        }
+        continue;
+      }
+
+      TL_PROBE_BEGIN(Probe::ds_wait, s, g);
+      named_barrier_sync(1, 256);
+      TL_PROBE_END(Probe::ds_wait, s, g);
+      TL_PROBE_BEGIN(Probe::dq_gemm, s, g);
+      const unsigned wu = UDESC ? warp_uniform(static_cast<unsigned>(w)) : w;  // UDESC: the warpgroup, warp-uniform
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        if constexpr (UDESC)
+          WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, udesc(sw128_desc_lo(ds_smem + wu * P.dq_a_wg, P.ds_box), P.dq_k16_a[kk]),
+                                              udesc(sw128_desc_lo(k_smem + wu * P.dq_b_wg, P.kv_box), P.dq_k16_b[kk]),
+                                              kk > 0);
+        else
+          WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
+                                              smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
+                                              kk > 0);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_regs(dq);
       fence_regs(dk);
       fence_regs(dv);
       fence_regs(pa);
       fence_regs(dsa);
       if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
-      // Barriers 1 and 4 by turns: a warpgroup one tile ahead never arrives at the one the other still waits on.
-      const int bar = it & 1 ? 4 : 1;
-      if (w != (it & 1)) {
-        named_barrier_arrive(bar, 256);  // the other warpgroup's turn: its dQ GEMM reads this dS
-      } else {
-        TL_PROBE_BEGIN(Probe::ds_wait, s, it);
-        named_barrier_sync(bar, 256);
-        TL_PROBE_END(Probe::ds_wait, s, it);
-        TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
-        // The whole tile: both parts' accumulators in turn (part p as warpgroup p would hold it without dq_alt); at
-        // dim 128 (parts side by side) one m64n128 GEMM holds both.
-        float dqw[2 * DQV];
-        wgmma_fence();  // its registers held S^T, dP^T: without the fence ptxas serializes every wgmma (C7520)
-        if constexpr (P.dq_col_wg > 0) {
+      TL_PROBE_END(Probe::dq_gemm, s, g);
+
+      // Stage the part for the dQ writer once it has taken the last tile's.
+      TL_PROBE_BEGIN(Probe::dq_stage, s, g);
+      mbar_wait(dq_empty, (g & 1) ^ 1);
 #pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk) {
-            if constexpr (UDESC)
-              WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, udesc(sw128_desc_lo(ds_u, P.ds_box), P.dq_k16_a[kk]),
-                                                     udesc(sw128_desc_lo(k_smem, P.kv_box), P.dq_k16_b[kk]), kk > 0);
-            else
-              WgmmaSSTransA<2 * P.dq_n, BF16, 1>::run(dqw, smem_desc_sw128_mn(ds_s + P.dq_k16_a[kk], P.ds_box),
-                                                     smem_desc_sw128_mn(k_smem + P.dq_k16_b[kk], P.kv_box), kk > 0);
-          }
-        } else {
+      for (int k = 0; k < DQV / 4; ++k)
+        st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
+                         __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
+      fence_proxy_async_smem();
+      mbar_arrive(dq_full);
+      TL_PROBE_END(Probe::dq_stage, s, g);
+    }
+
+    // K, V free for the next key block once neither the epilogue (dkv_stage through V) nor a GEMM reads them: this
+    // thread's reads and staging stores before the TMA writes.
+    constexpr bool kKvFreeEarly = P.dkv_in_ds || !CFG.dkv_stage;
+    auto kv_free = [&] {
+      fence_proxy_async_smem();
+      mbar_arrive(kv_empty);
+    };
+    if constexpr (NB > 1 && kKvFreeEarly) kv_free();
+    // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys.
+    TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, B.kb);
+    const long long k_row0 = k_start + static_cast<long long>(B.kb) * BN + 64 * w;
+    if constexpr (CFG.dkv_stage) {
+      // Through the warpgroup's 64 rows of V (free: only its own dP^T GEMMs read them, all done) or its dS buffer
+      // (dkv_in_ds), dV then dK, in the plan's dkv_chunk order, then whole rows to global memory in 16-byte stores.
+      const unsigned stage_wg = base + P.dkv_offset + w * P.dkv_wg;
+      auto chunk_at = [&](int row, int c8) { return stage_wg + P.dkv_chunk(row, c8); };
+      auto out = [&](unsigned short* dst, const float* acc, float mul) {
 #pragma unroll
-          for (int part = 0; part < 2; ++part)
-#pragma unroll
-            for (int kk = 0; kk < BN / 16; ++kk) {
-              if constexpr (UDESC)
-                WgmmaSSTransA<P.dq_n, BF16, 1>::run(
-                    dqw + part * DQV, udesc(sw128_desc_lo(ds_u + part * P.dq_a_wg, P.ds_box), P.dq_k16_a[kk]),
-                    udesc(sw128_desc_lo(k_smem + part * P.dq_b_wg, P.kv_box), P.dq_k16_b[kk]), kk > 0);
-              else
-                WgmmaSSTransA<P.dq_n, BF16, 1>::run(
-                    dqw + part * DQV, smem_desc_sw128_mn(ds_s + part * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
-                    smem_desc_sw128_mn(k_smem + part * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box), kk > 0);
-            }
+        for (int v = 0; v < KV; v += 2) {
+          const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
+          st_shared_b32(chunk_at(key, c / 8) + 2u * (c % 8), pack2<BF16>(mul * acc[v], mul * acc[v + 1]));
         }
-        wgmma_commit();
-        wgmma_wait<0>();
-        fence_regs(dqw);
-        TL_PROBE_END(Probe::dq_gemm, s, it);
-        TL_PROBE_BEGIN(Probe::dq_stage, s, it);
-        mbar_wait(dq_empty_of(it), ((it >> 1) & 1) ^ (w == 0));  // the writer has taken tile it - 1
+        named_barrier_sync(5 + w, 128);  // the warpgroup's rows staged
 #pragma unroll
-        for (int part = 0; part < 2; ++part)
-#pragma unroll
-          for (int k = 0; k < DQV / 4; ++k) {
-            const float* x = dqw + part * DQV + 4 * k;
-            st_shared_v4_b32(dq_smem + P.dq_chunk(128 * part + tid, k), __float_as_uint(x[0]), __float_as_uint(x[1]),
-                             __float_as_uint(x[2]), __float_as_uint(x[3]));
-          }
-        fence_proxy_async_smem();
-        mbar_arrive(dq_full);
-        TL_PROBE_END(Probe::dq_stage, s, it);
-      }
-      continue;
-    }
-
-    TL_PROBE_BEGIN(Probe::ds_wait, s, it);
-    named_barrier_sync(1, 256);
-    TL_PROBE_END(Probe::ds_wait, s, it);
-    TL_PROBE_BEGIN(Probe::dq_gemm, s, it);
-    const unsigned wu = UDESC ? warp_uniform(static_cast<unsigned>(w)) : w;  // UDESC: the warpgroup, warp-uniform
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      if constexpr (UDESC)
-        WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, udesc(sw128_desc_lo(ds_smem + wu * P.dq_a_wg, P.ds_box), P.dq_k16_a[kk]),
-                                            udesc(sw128_desc_lo(k_smem + wu * P.dq_b_wg, P.kv_box), P.dq_k16_b[kk]),
-                                            kk > 0);
-      else
-        WgmmaSSTransA<P.dq_n, BF16, 1>::run(dq, smem_desc_sw128_mn(ds_smem + w * P.dq_a_wg + P.dq_k16_a[kk], P.ds_box),
-                                            smem_desc_sw128_mn(k_smem + w * P.dq_b_wg + P.dq_k16_b[kk], P.kv_box),
-                                            kk > 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(dq);
-    fence_regs(dk);
-    fence_regs(dv);
-    fence_regs(pa);
-    fence_regs(dsa);
-    if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
-    TL_PROBE_END(Probe::dq_gemm, s, it);
-
-    // Stage the part for the dQ writer once it has taken the last tile's.
-    TL_PROBE_BEGIN(Probe::dq_stage, s, it);
-    mbar_wait(dq_empty, (it & 1) ^ 1);
-#pragma unroll
-    for (int k = 0; k < DQV / 4; ++k)
-      st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),
-                       __float_as_uint(dq[4 * k + 2]), __float_as_uint(dq[4 * k + 3]));
-    fence_proxy_async_smem();
-    mbar_arrive(dq_full);
-    TL_PROBE_END(Probe::dq_stage, s, it);
-  }
-
-  // [SECTION] epilogue: dK (times scale) and dV of the warpgroup's keys.
-  TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, kb);
-  const long long k_row0 = k_start + static_cast<long long>(kb) * BN + 64 * w;
-  if constexpr (CFG.dkv_stage) {
-    // Through the warpgroup's 64 rows of V (free: only its own dP^T GEMMs read them, all done), dV then dK, in the
-    // plan's dkv_chunk order, then whole rows to global memory in 16-byte stores.
-    const unsigned stage_wg = v_smem + w * P.kv_wg;
-    auto chunk_at = [&](int row, int c8) { return stage_wg + P.dkv_chunk(row, c8); };
-    auto out = [&](unsigned short* dst, const float* acc, float mul) {
+        for (int j = 0; j < 64 * (D / 8) / 128; ++j) {
+          const int row = (tid + 128 * j) / (D / 8), c8 = (tid + 128 * j) % (D / 8);
+          const uint4 x = ld_shared_v4_b32(chunk_at(row, c8));
+          if (64 * w + row < B.keys) *reinterpret_cast<uint4*>(dst + (k_row0 + row) * k_stride + hk * D + 8 * c8) = x;
+        }
+      };
+      out(dV, dv, 1.f);
+      named_barrier_sync(5 + w, 128);  // dV's rows read: the staging rows free for dK
+      out(dK, dk, scale);
+    } else {
+      // Straight from the accumulators: 4-byte stores, a warp's eight rows 16 bytes each.
 #pragma unroll
       for (int v = 0; v < KV; v += 2) {
         const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
-        st_shared_b32(chunk_at(key, c / 8) + 2u * (c % 8), pack2<BF16>(mul * acc[v], mul * acc[v + 1]));
-      }
-      named_barrier_sync(5 + w, 128);  // the warpgroup's rows staged
-#pragma unroll
-      for (int j = 0; j < 64 * (D / 8) / 128; ++j) {
-        const int row = (tid + 128 * j) / (D / 8), c8 = (tid + 128 * j) % (D / 8);
-        const uint4 x = ld_shared_v4_b32(chunk_at(row, c8));
-        if (64 * w + row < keys) *reinterpret_cast<uint4*>(dst + (k_row0 + row) * k_stride + hk * D + 8 * c8) = x;
-      }
-    };
-    out(dV, dv, 1.f);
-    named_barrier_sync(5 + w, 128);  // dV's rows read: the staging rows free for dK
-    out(dK, dk, scale);
-  } else {
-    // Straight from the accumulators: 4-byte stores, a warp's eight rows 16 bytes each.
-#pragma unroll
-    for (int v = 0; v < KV; v += 2) {
-      const int key = lkv.row + P.kv_values.at[v].row, c = lkv.col + P.kv_values.at[v].col;
-      if (64 * w + key < keys) {
-        const long long at = (k_row0 + key) * k_stride + hk * D + c;
-        *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
-        *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
+        if (64 * w + key < B.keys) {
+          const long long at = (k_row0 + key) * k_stride + hk * D + c;
+          *reinterpret_cast<unsigned*>(dK + at) = pack2<BF16>(scale * dk[v], scale * dk[v + 1]);
+          *reinterpret_cast<unsigned*>(dV + at) = pack2<BF16>(dv[v], dv[v + 1]);
+        }
       }
     }
+    TL_PROBE_END(Probe::epilogue, probe::kNoStage, B.kb);
+    if constexpr (NB > 1 && !kKvFreeEarly) kv_free();
+    // dkv_in_ds: both warpgroups' staging done before either writes the next block's dS into the other's buffer.
+    if constexpr (NB > 1 && P.dkv_in_ds && CFG.dkv_stage) named_barrier_sync(3, 256);
+    g0 += B.tiles;
   }
-  TL_PROBE_END(Probe::epilogue, probe::kNoStage, kb);
 
-  // [SECTION] deferred dQ conversions (dq_defer): the tiles this block completed, listed by the writer; each thread
-  // converts its own chunks of each (as it staged them: coalesced, all of its loads in flight at once).
+  // [SECTION] deferred dQ conversions (dq_defer): the tiles this CTA's blocks completed, listed by the writer; each
+  // thread converts its own chunks of each (as it staged them: coalesced, all of its loads in flight at once).
   if constexpr (CFG.dq_defer) {
     named_barrier_sync(2, 288);  // both consumer warpgroups and the writer's list
     const unsigned n = ld_shared_b32(base + P.defer_offset);
     TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, static_cast<int>(n));
     for (unsigned i = 0; i < n; ++i) {
-      const int j = static_cast<int>(ld_shared_b32(base + P.defer_offset + 4u * (1 + i)));
-      const DqTile x = dq_tile(tile_head(j), tile_m(j));
+      // The list holds the tile counter: tile it of the walk of key block blk.
+      int it = static_cast<int>(ld_shared_b32(base + P.defer_offset + 4u * (1 + i))), blk = 0;
+      KeyBlock B = key_block(0);
+      if constexpr (NB > 1)
+        while (it >= B.tiles) {
+          it -= B.tiles;
+          B = key_block(++blk);
+        }
+      const DqTile x = dq_tile(B.tile_head(hk, group, it), B.tile_m(it));
       float4 v[DQV / 4];
 #pragma unroll
       for (int k = 0; k < DQV / 4; ++k) v[k] = __ldcg(x.acc + P.dq_chunk(ctid, k) / 16);

@@ -73,6 +73,11 @@ struct AttnBwdWgmmaConfig {
   // rows in 16-byte stores, instead of 4-byte stores straight from the accumulators (a warp's store: eight half
   // sectors).
   bool dkv_stage = false;
+  // Key blocks a CTA takes in sequence (blocks kv_blocks x .. of its kv head and sequence, x from the grid's order):
+  // the ring of Q, dO stages, the row values and the dQ writer run on over the blocks, the producer loads the next
+  // block's first Q, dO while the consumers finish this one, and its K, V once both consumer warpgroups have written
+  // their dK, dV (mbarrier kv_empty); the deferred dQ conversions wait for the last block. 1: a CTA a key block.
+  int kv_blocks = 1;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -108,7 +113,8 @@ enum : int {
 //   row values    per stage: D = rowsum(dO * O) and LSE * log2(e) of its rows, block_M f32 each
 //   deferred      the count and the walk indices of the tiles left to the consumers (dq_defer), 32-bit each
 //   mbarriers     kv_full, full[num_stages], empty[num_stages], dq_full, dq_empty, dq_load, rows_full[num_stages],
-//                 dq_empty1 (dq_alt: warpgroup 1's turn at the staging buffer; dq_empty is warpgroup 0's)
+//                 dq_empty1 (dq_alt: warpgroup 1's turn at the staging buffer; dq_empty is warpgroup 0's),
+//                 kv_empty (kv_blocks > 1: K, V free for the next key block)
 // Every 16-bit tile is TMA's SWIZZLE_128B: boxes of 64 columns (128 bytes) x rows one after another, 16-byte chunk j
 // of row r at j ^ (r % 8). The GEMMs (per consumer warpgroup w, keys 64 w ..):
 //   S^T  = K_w Q^T     SS  A = K rows (K-major)       B = Q (K-major)        M 64, N block_M, K dim
@@ -131,13 +137,18 @@ struct AttnBwdWgmmaPlan {
   int rows_bytes = 0;  // one stage's row values
   int defer_offset = 0;
   int bar_kv_full = 0, bar_full = 0, bar_empty = 0, bar_dq_full = 0, bar_dq_empty = 0, bar_dq_load = 0;
-  int bar_rows_full = 0, bar_dq_empty1 = 0;
+  int bar_rows_full = 0, bar_dq_empty1 = 0, bar_kv_empty = 0;
   int bytes = 0;  // with the 1024-byte alignment slack
   // Descriptor starts (bytes from the tile): k16 step kk along dim of Q / dO (S^T, dP^T's B) and of K / V (their
   // A: the boxes hold block_N rows, not block_M); along the query rows of Q^T / dO^T (dK, dV's B); along the keys
   // of dS (dQ's A) and K^T (dQ's B).
   int q_k16[kMaxSteps]{}, k_k16[kMaxSteps]{}, qt_k16[kMaxSteps]{}, dq_k16_a[kMaxSteps]{}, dq_k16_b[kMaxSteps]{};
   int kv_wg = 0;                   // a consumer warpgroup's 64 rows of K / V
+  // dkv_stage's staging rows: warpgroup w's at dkv_offset + w dkv_wg, boxes of 64 columns dkv_box apart. Its 64 rows
+  // of V (the box's 128 rows apart), or with kv_blocks > 1 and dq_alt (dkv_in_ds) its own dS buffer (w: only its own
+  // dQ GEMMs read that one), so that K and V are free for the next key block before the epilogue.
+  bool dkv_in_ds = false;
+  int dkv_offset = 0, dkv_wg = 0, dkv_box = 0;
   int dq_m = 0, dq_n = 0;          // dQ's part per warpgroup: rows x columns
   int dq_a_wg = 0, dq_b_wg = 0;    // its A (dS) and B (K^T) start for warpgroup 1 (0 for warpgroup 0)
   int dq_row_wg = 0, dq_col_wg = 0;  // its first (row, column) of the dQ tile for warpgroup 1
@@ -160,11 +171,12 @@ struct AttnBwdWgmmaPlan {
   // chunk k (values 4k .. 4k + 3 of the dQ part accumulator) of consumer thread t (0 .. 255) at (k * 256 + t) * 16,
   // so a warp's chunk stores are 512 contiguous bytes.
   TL_HOST_DEVICE constexpr static int dq_chunk(int t, int k) { return (k * 2 * 128 + t) * 16; }
-  // dkv_stage: the byte (from the warpgroup's first row of V) of 16-byte chunk c8 (columns 8 c8 ..) of its row `row`
-  // (0 .. 63) of dK or dV: the row's 128 bytes of 64-column box c8 / 8, the chunks XOR row % 8 (so a warp's 4-byte
-  // accumulator stores, eight rows of one chunk column, and its 16-byte row reads are free of bank conflicts).
+  // dkv_stage: the byte (from the warpgroup's staging rows, dkv_offset + w dkv_wg) of 16-byte chunk c8 (columns
+  // 8 c8 ..) of its row `row` (0 .. 63) of dK or dV: the row's 128 bytes of 64-column box c8 / 8 (boxes dkv_box
+  // apart), the chunks XOR row % 8 (so a warp's 4-byte accumulator stores, eight rows of one chunk column, and its
+  // 16-byte row reads are free of bank conflicts).
   TL_HOST_DEVICE constexpr int dkv_chunk(int row, int c8) const {
-    return (c8 / 8) * kv_box + row * 128 + (((c8 % 8) ^ (row % 8)) << 4);
+    return (c8 / 8) * dkv_box + row * 128 + (((c8 % 8) ^ (row % 8)) << 4);
   }
   TL_HOST_DEVICE constexpr bool ok() const {
     return smem_Q.ok() && smem_K.ok() && smem_Qt.ok() && smem_Kt.ok() && smem_dS.ok() && acc_S.ok() && acc_KV.ok() &&
@@ -220,7 +232,8 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
   p.bar_dq_load = p.bar_dq_empty + 8;
   p.bar_rows_full = p.bar_dq_load + 8;
   p.bar_dq_empty1 = p.bar_rows_full + 8 * c.num_stages;
-  p.bytes = p.bar_dq_empty1 + (c.dq_alt ? 8 : 0) + 1024;
+  p.bar_kv_empty = p.bar_dq_empty1 + (c.dq_alt ? 8 : 0);
+  p.bytes = p.bar_kv_empty + (c.kv_blocks > 1 ? 8 : 0) + 1024;
   for (int kk = 0; kk < AttnBwdWgmmaPlan::kMaxSteps; ++kk) {
     if (16 * kk < c.dim) {
       p.q_k16[kk] = p.byte(p.smem_Q, 0, 16 * kk);
@@ -233,6 +246,10 @@ TL_HOST_DEVICE constexpr AttnBwdWgmmaPlan make_plan(const AttnBwdWgmmaConfig& c)
     }
   }
   p.kv_wg = p.byte(p.smem_K, 64, 0);
+  p.dkv_in_ds = c.kv_blocks > 1 && c.dq_alt && p.ds_bytes >= 64 * c.dim * 2;
+  p.dkv_offset = p.dkv_in_ds ? p.ds_offset : p.v_offset;
+  p.dkv_wg = p.dkv_in_ds ? p.ds_bytes : p.kv_wg;
+  p.dkv_box = p.dkv_in_ds ? 64 * 128 : p.kv_box;
   const bool split_rows = c.block_M == 2 * 64;
   p.dq_m = split_rows ? 64 : c.block_M;
   p.dq_n = split_rows ? c.dim : c.dim / 2;
@@ -303,6 +320,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("rows_v4", c.rows_v4)
       .field("p_mask", c.p_mask)
       .field("dkv_stage", c.dkv_stage)
+      .field("kv_blocks", c.kv_blocks)
       .str();
 }
 

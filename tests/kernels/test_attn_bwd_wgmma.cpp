@@ -32,6 +32,9 @@ std::vector<AttnBwdWgmmaConfig> configs() {
   for (int dim : {64, 128})
     for (int st : {1, 2})
       v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .num_stages = st, .dq_alt = true});
+  // Key blocks in sequence (kv_blocks): the kv_empty mbarrier after the others.
+  for (int dim : {64, 128})
+    v.push_back({.dim = dim, .block_M = attn_bwd_wgmma_block_m(dim), .dq_alt = true, .kv_blocks = 2});
   return v;
 }
 
@@ -116,7 +119,8 @@ TEST(AttnBwdWgmmaPlan, RegionsAndBytes) {
     EXPECT_GE(p.bar_dq_load, p.bar_dq_empty + 8);
     EXPECT_GE(p.bar_rows_full, p.bar_dq_load + 8);
     EXPECT_EQ(p.bar_dq_empty1, p.bar_rows_full + 8 * c.num_stages);
-    EXPECT_EQ(p.bytes, p.bar_dq_empty1 + (c.dq_alt ? 8 : 0) + 1024);
+    EXPECT_EQ(p.bar_kv_empty, p.bar_dq_empty1 + (c.dq_alt ? 8 : 0));
+    EXPECT_EQ(p.bytes, p.bar_kv_empty + (c.kv_blocks > 1 ? 8 : 0) + 1024);
     if (c.num_stages <= 2 || c.d_pass) {
       EXPECT_LE(p.bytes, 232448);
     }
@@ -194,13 +198,13 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true},
         AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
         AttnBwdWgmmaConfig{.rows_v4 = true}, AttnBwdWgmmaConfig{.p_mask = kAttnBwdPMaskSplit},
-        AttnBwdWgmmaConfig{.dkv_stage = true}})
+        AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 18u);
+  EXPECT_EQ(names.size(), 19u);
 }
 
 // dkv_stage: a consumer warpgroup's dK (dV) rows staged in its rows of V by the plan's dkv_chunk cover exactly those
-// rows' bytes, each warp's 4-byte accumulator stores (a value pair of every lane) hit 32 different banks, and each
+// rows' bytes (with kv_blocks and dq_alt, dkv_in_ds: the first 64 rows x dim x 2 bytes of its own dS buffer), each warp's 4-byte accumulator stores (a value pair of every lane) hit 32 different banks, and each
 // quarter-warp's 16-byte row reads (the kernel's thread order: chunk i % (dim / 8) of row i / (dim / 8)) 8 different
 // 16-byte bank groups.
 TEST(AttnBwdWgmmaPlan, DkvStagingCoversTheWarpgroupsRowsOfV) {
@@ -210,11 +214,19 @@ TEST(AttnBwdWgmmaPlan, DkvStagingCoversTheWarpgroupsRowsOfV) {
       std::set<int> staged, rows_of_v;
       for (int r = 0; r < 64; ++r)
         for (int c8 = 0; c8 < c.dim / 8; ++c8)
-          for (int b = 0; b < 16; ++b) staged.insert(w * p.kv_wg + p.dkv_chunk(r, c8) + b);
+          for (int b = 0; b < 16; ++b) staged.insert(p.dkv_offset + w * p.dkv_wg + p.dkv_chunk(r, c8) + b);
       for (int r = 0; r < 64; ++r)
         for (int d = 0; d < c.dim; ++d)
-          for (int b = 0; b < 2; ++b) rows_of_v.insert(p.byte(p.smem_K, 64 * w + r, d) + b);
-      ASSERT_EQ(staged, rows_of_v) << name_expression(c);
+          for (int b = 0; b < 2; ++b) rows_of_v.insert(p.v_offset + p.byte(p.smem_K, 64 * w + r, d) + b);
+      EXPECT_EQ(p.dkv_in_ds, c.kv_blocks > 1 && c.dq_alt) << name_expression(c);
+      if (p.dkv_in_ds) {
+        std::set<int> own_ds;
+        for (int i = 0; i < 64 * c.dim * 2; ++i) own_ds.insert(p.ds_offset + w * p.ds_bytes + i);
+        EXPECT_GE(p.ds_bytes, 64 * c.dim * 2);
+        ASSERT_EQ(staged, own_ds) << name_expression(c);
+      } else {
+        ASSERT_EQ(staged, rows_of_v) << name_expression(c);
+      }
     }
     for (int warp = 0; warp < 4; ++warp)
       for (int v = 0; v < c.dim / 2; v += 2) {
@@ -410,6 +422,34 @@ TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
 // after O and dO (d_pass's pre-pass reads them) in the kernel's signature; Q, K and V themselves are no kernel
 // parameters. d_rows holds a float per query row and head, after dq_counters.
+// kv_blocks=auto: two key blocks a CTA with the warpgroups' turns at dim 64 without the mask where a walk is at most
+// 32 query tiles (won at 2k and 4k, d 64 in every round); one at dim 128 (4k mixed, 16k and 4k causal lost), at dim 64
+// causal (its build spills), on longer walks and with the lockstep dQ (not timed); its grid as wide as the pairs.
+TEST(AttnBwdWgmmaSpec, KvBlocksAutoAtDim64ShortWalks) {
+  auto pairs = [](const KV& problem, const KV& config) { return name_has(problem, config, ".kv_blocks = 2"); };
+  const KV d64_2k = {{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}};
+  EXPECT_TRUE(pairs(d64_2k, {}));
+  KV x = d64_2k;
+  x["causal"] = "true";
+  EXPECT_FALSE(pairs(x, {}));
+  EXPECT_TRUE(pairs({{"dim", "64"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));  // 32 tiles of 128 rows
+  EXPECT_FALSE(pairs({{"dim", "64"}, {"seq_q", "8192"}, {"seq_k", "8192"}}, {}));
+  EXPECT_FALSE(pairs({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}, {"heads", "16"}, {"heads_kv", "4"}}, {}));
+  EXPECT_FALSE(pairs({{"dim", "128"}, {"seq_q", "1024"}, {"seq_k", "1024"}}, {}));
+  EXPECT_FALSE(pairs({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
+  EXPECT_FALSE(pairs(d64_2k, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(pairs(d64_2k, {{"kv_blocks", "1"}}));
+  EXPECT_TRUE(pairs({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"kv_blocks", "2"}}));
+  // The grid: ceil(key blocks / kv_blocks) wide.
+  for (const auto& [seq, kvb, width] : std::vector<std::tuple<std::string, std::string, unsigned>>{
+           {"2048", "1", 16u}, {"2048", "2", 8u}, {"2100", "2", 9u}, {"2100", "4", 5u}, {"300", "3", 1u}}) {
+    auto inst = instantiate(spec(), {{"dim", "64"}, {"seq_q", seq}, {"seq_k", seq}}, {{"kv_blocks", kvb}},
+                            limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    EXPECT_EQ(inst->launch.grid.x, width) << seq << " " << kvb;
+  }
+}
+
 TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
   auto k = instantiate(spec(), {{"batch", "3"}, {"seq_q", "100"}, {"seq_k", "200"}, {"heads", "8"}, {"heads_kv", "2"},
                                 {"dim", "64"}},
@@ -447,7 +487,9 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // auto at dim 64 and dim 128 causal) lowers the probe build's spills to 32 and 16 bytes there; with rows_v4 too the
 // plain builds stay spill-free (rows_v4 alone spills 20 bytes at dim 64, 48 at GQA causal). The mask only in the
 // tiles it can cut (p_mask split) and dK, dV staged through shared memory (dkv_stage), auto at dim 128 causal and
-// where walks are short, keep every plain build spill-free; the staging adds 4 bytes to the dim 64 probe builds.
+// where walks are short, keep every plain build spill-free; the staging adds 4 bytes to the dim 64 probe builds. The
+// walk over a CTA's key blocks (kv_blocks; one block by default) adds 4-12 bytes to the producer warpgroup's probe
+// builds at GQA causal, dim 64 causal varlen and dim 128 causal with p_mask=branch.
 // Both measured here (NVRTC 13), so a change that makes either worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
   // problem, config, spill bytes at most: plain build, probe build
@@ -455,19 +497,25 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}}, {}, 0, 4},
       {{{"dim", "128"}}, {{"uniform_desc", "false"}}, 0, 92},
       {{{"dim", "128"}, {"causal", "true"}}, {}, 0, 16},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0, 0},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 64},
-      {{{"dim", "64"}}, {}, 0, 36},
-      {{{"dim", "64"}}, {{"uniform_desc", "false"}}, 0, 32},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0, 12},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 68},
+      {{{"dim", "64"}}, {}, 0, 128},  // kv_blocks auto: 2 (2k: walks of 16)
+      {{{"dim", "64"}}, {{"kv_blocks", "1"}}, 0, 36},
+      {{{"dim", "64"}}, {{"uniform_desc", "false"}, {"kv_blocks", "1"}}, 0, 32},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"uniform_desc", "true"}}, 0, 0},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"d_pass", "false"}}, 0, 0},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0, 0},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"num_stages", "3"}}, 0, 12},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 28},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 76},
-      {{{"dim", "128"}, {"causal", "true"}}, {{"p_mask", "branch"}, {"dkv_stage", "false"}}, 0, 16},
+      {{{"dim", "128"}, {"causal", "true"}}, {{"p_mask", "branch"}, {"dkv_stage", "false"}}, 0, 20},
       {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dkv_stage", "true"}}, 0, 4},
       {{{"dim", "128"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 4},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 32}};
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 36},
+      // kv_blocks: spill-free without the mask at both dims (auto at dim 64 on short walks); at dim 128 causal (opt-in)
+      // the dQ writer spills (the blocks' walk state in its 40 registers). Their probe builds spill 68-128 bytes.
+      {{{"dim", "128"}}, {{"kv_blocks", "2"}}, 0, 100},
+      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"kv_blocks", "2"}}, 0, 124},
+      {{{"dim", "128"}, {"causal", "true"}}, {{"kv_blocks", "2"}}, 40, 68}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
