@@ -452,11 +452,12 @@ TL_DEVICE_INLINE void finish_request(const ConsumerArgs& a, float* o, const floa
 }
 
 // O (a consumer's 128 accumulators as mla_consumer's o: values 4j + 2h and 4j + 2h + 1 are row h's) rescaled by its
-// two rows' factors, skipped when every factor of the warp's rows is exactly 1 (no row maximum of the warp moved:
-// exact, a multiply by 1.0f changes nothing; MlaDecodeConfig::lazy_rescale). The vote is per warp: a warp holds the
-// same 16 rows in both consumer warpgroups, so each decides alike from the same factors; no wgmma is inside it.
-TL_DEVICE_INLINE void rescale_o_lazy(float* o, const float (&alpha)[2]) {
-  if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+// two rows' factors. LAZY (MlaDecodeConfig::lazy_rescale): skipped when every factor of the warp's rows is exactly 1
+// (no row maximum of the warp moved: exact, a multiply by 1.0f changes nothing). The vote is per warp: a warp holds
+// the same 16 rows in both consumer warpgroups, so each decides alike from the same factors; no wgmma is inside it.
+template <bool LAZY>
+TL_DEVICE_INLINE void rescale_o(float* o, const float (&alpha)[2]) {
+  if (!LAZY || __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -658,13 +659,8 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
           for (int g = 0; g < NS / 16; ++g) stmatrix_x4(p_st[g], pw[4 * g], pw[4 * g + 1], pw[4 * g + 2], pw[4 * g + 3]);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread partial; quad and halves are summed at the end
-          if constexpr (!C.lazy_rescale)
-#pragma unroll
-            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha[h], o[4 * j + 2 * h + 1] *= alpha[h];
-        }
-        if constexpr (C.lazy_rescale) rescale_o_lazy(o, alpha);
+        for (int h = 0; h < 2; ++h) row_l[h] = row_l[h] * alpha[h] + sum[h];  // per-thread; quad, halves summed at the end
+        rescale_o<C.lazy_rescale>(o, alpha);
         // Tokens past L in the request's last block may hold anything (NaN in FlashMLA's tests): P is 0 there, but
         // 0 * NaN is NaN, so each warpgroup zeroes those rows of its V columns (panels 4c .. 4c + 3) once every
         // Q K^T read of the stage is complete (here: this warpgroup's, and with QK_WG == 2 barrier 1 for the other's).
@@ -677,17 +673,10 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // Q K^T of this block is complete: it waited before the softmax).
         TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
         named_barrier_sync(2, 256);
-        if constexpr (C.lazy_rescale) {
+        {
           const float alpha[2] = {ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[0], it & 1)),
                                   ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[1], it & 1))};
-          rescale_o_lazy(o, alpha);
-        } else {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float alpha = ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[h], it & 1));
-#pragma unroll
-            for (int j = 0; j < 32; ++j) o[4 * j + 2 * h] *= alpha, o[4 * j + 2 * h + 1] *= alpha;
-          }
+          rescale_o<C.lazy_rescale>(o, alpha);
         }
         mbar_wait(base + P.full_bar(s), (it >> 1) & 1);  // long complete; makes the TMA writes visible to this warpgroup too
         if (SPARSE && a.remote_base) mbar_wait(a.remote_base + 8u * s, (it >> 1) & 1);
