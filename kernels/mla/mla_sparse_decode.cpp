@@ -38,7 +38,10 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .opaque_rows = c.boolean("opaque_rows"),
           .lazy_rescale = c.boolean("lazy_rescale"),
           .uniform_desc = c.boolean("uniform_desc"),
-          .lean_softmax = c.boolean("lean_softmax")};
+          .lean_softmax = c.boolean("lean_softmax"),
+          .peer_copy = c.text("peer_copy") == "bulk"        ? MlaPeerCopy::bulk
+                       : c.text("peer_copy") == "bulk_half" ? MlaPeerCopy::bulk_half
+                                                            : MlaPeerCopy::store};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -274,7 +277,13 @@ KernelSpec mla_sparse_decode_spec() {
                                   "stores a thread and block instead of 16 32-bit ones) and starts each row's max and "
                                   "sum from its first values, not -inf and 0 (exact; 0.992-1.006x, with uniform_desc "
                                   "0.995-1.025x at the three anchors on an H100: off; no effect with qk_warpgroups=2; "
-                                  "docs/perf.md)")}};
+                                  "docs/perf.md)"),
+               ParamSpec::enumeration("peer_copy", "store", {"store", "bulk", "bulk_half"},
+                                      "crossover: how a CTA's producer writes its half of each block into the peer's "
+                                      "stage: store (each lane's st.async beside its own stores, 24 of its 48 stores "
+                                      "a block), bulk (its own stage only, then one lane a warp copies the warp's 8 "
+                                      "rows by 9 bulk copies of 1 KiB, one a panel, completing the same remote "
+                                      "barrier) or bulk_half (two rounds of 512-byte copies, each after 4 rows)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -286,7 +295,10 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
         {{"lazy_rescale", "false"}}, {{"lazy_rescale", "false"}, {"qk_warpgroups", "2"}},
         {{"uniform_desc", "true"}}, {{"uniform_desc", "true"}, {"crossover", "false"}},
-        {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}};
+        {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}},
+        {{"peer_copy", "bulk"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}},
+        {{"peer_copy", "bulk"}, {"gather", "copies"}, {"rope_direct", "on"}}, {{"peer_copy", "bulk_half"}},
+        {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

@@ -41,7 +41,10 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"uniform_desc", "true"}}},
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"uniform_desc", "true"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}}};
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
@@ -82,6 +85,28 @@ TEST(MlaSparseDecode, CrossoverPairsHeadTilesAsAClusterOfTwo) {
     ASSERT_TRUE(k.ok()) << k.status().message();
     for (const auto& w : words) EXPECT_EQ(k->ptx.find(w) != std::string::npos, on) << w;
   }
+}
+
+// peer_copy=bulk: the crossover's peer half goes by bulk shared::cta -> shared::cluster copies completing the remote
+// barrier, and no st.async is left; the default (store) has st.async and no such copy.
+TEST(MlaSparseDecode, PeerCopyBulkReplacesTheStAsyncStores) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const std::string bulk = "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes";
+  const std::string st = "st.async.shared::cluster.mbarrier::complete_tx::bytes";
+  for (const KV& c : {KV{}, KV{{"gather", "copies"}}})
+    for (const char* mode : {"store", "bulk", "bulk_half"}) {
+      const bool on = std::string(mode) != "store";
+      KV cc = c;
+      cc["peer_copy"] = mode;
+      const KernelInstance inst = make(p128, cc);
+      SCOPED_TRACE(inst.name_expression);
+      JitOptions opt;
+      opt.arch = "sm_90a";
+      auto k = test::scratch_jit().compile(compile_request(inst, opt));
+      ASSERT_TRUE(k.ok()) << k.status().message();
+      EXPECT_EQ(k->ptx.find(bulk) != std::string::npos, on);
+      EXPECT_EQ(k->ptx.find(st) != std::string::npos, !on);
+    }
 }
 
 TEST(MlaSparseDecode, RefusesWithoutHopperAndOversizedProblems) {
