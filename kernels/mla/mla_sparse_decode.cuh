@@ -43,12 +43,15 @@
 // barriers (4 arrivals), since the peer writes into it. Every CTA computes the whole valid mask itself. Measured
 // 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04-1.07x at 64
 // heads, 0.93x with crossover, hence its default `unpaired`: only a CTA without a peer copies RoPE straight.
-// C.peer_copy=bulk (off): a CTA's producer stores its rows into its own stage only, and at the publish (after each
-// lane's fence.proxy.async and a __syncwarp) one lane a warp copies the warp's 8 rows into the peer's stage by
-// cp.async.bulk, one 1 KiB copy per 64-column panel (the plan's peer_copy_offset), completing the same remote barrier
-// with the same bytes: 24 st.async a lane and block less, but the peer's half starts after the warp's last store.
-// bulk_half: the first 4 rows' 512-byte copies as soon as they are stored (a fence and __syncwarp more), the rest at
-// the publish. (Each row's stores touch every panel, so no panel is complete before the piece's last row.)
+// C.peer_copy=bulk (the spec's auto where the CTAs pair): a CTA's producer stores its rows into its own stage only, and
+// at the publish (after each lane's fence.proxy.async and a __syncwarp) one lane a warp copies the warp's 8 rows into
+// the peer's stage by cp.async.bulk, one 1 KiB copy per 64-column panel (the plan's peer_copy_offset), completing the
+// same remote barrier with the same bytes: 24 st.async a lane and block less (each issued with the lane's 16 bytes),
+// 9 copies of one lane instead (about 12 SASS instructions each: the addresses go to uniform registers). Measured
+// 1.21-1.23x st.async at V3.2 b 64 / 128 h 128 on an H100 (docs/perf.md), though the peer's half now starts after the
+// warp's last store. bulk_half: the first 4 rows' 512-byte copies as soon as they are stored (a fence and __syncwarp
+// more), the rest at the publish: 1.09-1.10x st.async, slower than bulk. (Each row's stores touch every panel, so no
+// panel is complete before the piece's last row: a per-panel copy would need another store order.)
 //
 // Lookahead (C.lookahead, off): block it + 1's copies go into the other stage as soon as the consumers release it,
 // polled (mbarrier.test_wait) between block it's row batches, at the latest right after block it is published, so

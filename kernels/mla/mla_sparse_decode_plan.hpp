@@ -76,7 +76,8 @@ struct MlaSparseDecodeConfig {
   // qk_warpgroups=1: consumer 0's softmax stores P by stmatrix and starts its row max / sum chains from the first
   // values (MlaDecodeConfig::lean_softmax; exact).
   bool lean_softmax = false;
-  // crossover: how the peer's copy of this CTA's half is written (MlaPeerCopy).
+  // crossover: how the peer's copy of this CTA's half is written (MlaPeerCopy; the spec's `auto`, its default, takes
+  // bulk where the CTAs pair).
   MlaPeerCopy peer_copy = MlaPeerCopy::store;
 };
 
