@@ -21,8 +21,15 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
                   int{kMlaFp8Group} == int{num::kKvFp8Group},
               "the kernel's cache rows are the fill's");
 
-MlaSparseDecodeConfig sparse_config(const Values& c) {
+// heads: the problem's, for peer_copy=auto (0: no problem at hand, auto taken as store: the plan does not depend on it).
+MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
   const std::string rope = c.text("rope_direct");
+  // auto: bulk where the CTAs pair (crossover with an even number of 64-head tiles, as the launch's cluster), where
+  // it measured 1.21-1.23x store at 128 heads on an H100; store elsewhere, where the peer half does not exist and the
+  // kernel is the store build (the bulk build measured 0.98-0.99x there, docs/perf.md).
+  const std::string peer = c.text("peer_copy") != "auto" ? c.text("peer_copy")
+                           : c.boolean("crossover") && (heads + 63) / 64 % 2 == 0 && heads > 0 ? "bulk"
+                                                                                              : "store";
   // auto: registers wherever consumer 1 is free to run P V alone (one Q K^T warpgroup).
   const std::string gather = c.text("gather") != "auto" ? c.text("gather")
                              : c.integer("qk_warpgroups") == 1 ? "regs"
@@ -38,7 +45,10 @@ MlaSparseDecodeConfig sparse_config(const Values& c) {
           .opaque_rows = c.boolean("opaque_rows"),
           .lazy_rescale = c.boolean("lazy_rescale"),
           .uniform_desc = c.boolean("uniform_desc"),
-          .lean_softmax = c.boolean("lean_softmax")};
+          .lean_softmax = c.boolean("lean_softmax"),
+          .peer_copy = peer == "bulk"        ? MlaPeerCopy::bulk
+                       : peer == "bulk_half" ? MlaPeerCopy::bulk_half
+                                             : MlaPeerCopy::store};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -274,7 +284,15 @@ KernelSpec mla_sparse_decode_spec() {
                                   "stores a thread and block instead of 16 32-bit ones) and starts each row's max and "
                                   "sum from its first values, not -inf and 0 (exact; 0.992-1.006x, with uniform_desc "
                                   "0.995-1.025x at the three anchors on an H100: off; no effect with qk_warpgroups=2; "
-                                  "docs/perf.md)")}};
+                                  "docs/perf.md)"),
+               ParamSpec::enumeration("peer_copy", "auto", {"auto", "store", "bulk", "bulk_half"},
+                                      "crossover: how a CTA's producer writes its half of each block into the peer's "
+                                      "stage: store (each lane's st.async beside its own stores, 24 of its 48 stores "
+                                      "a block), bulk (its own stage only, then one lane a warp copies the warp's 8 "
+                                      "rows by 9 bulk copies of 1 KiB, one a panel, completing the same remote "
+                                      "barrier: 1.21-1.23x store at V3.2 b 64 / 128 h 128 on an H100) or bulk_half "
+                                      "(two rounds of 512-byte copies, each after 4 rows: 1.09-1.10x); auto: bulk "
+                                      "where the CTAs pair (heads 65-128 with crossover), else store (docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -286,7 +304,10 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
         {{"lazy_rescale", "false"}}, {{"lazy_rescale", "false"}, {"qk_warpgroups", "2"}},
         {{"uniform_desc", "true"}}, {{"uniform_desc", "true"}, {"crossover", "false"}},
-        {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}};
+        {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}},
+        {{"peer_copy", "store"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}},
+        {{"peer_copy", "bulk"}, {"gather", "copies"}, {"rope_direct", "on"}}, {{"peer_copy", "bulk_half"}},
+        {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
@@ -306,7 +327,9 @@ KernelSpec mla_sparse_decode_spec() {
       return refuse("a cache of batch * seq_k tokens does not fit int32 indices: use a smaller batch or seq_k");
     return Status::success();
   };
-  k.name_expression = [](const Values&, const Values& c) { return name_expression(sparse_config(c)); };
+  k.name_expression = [](const Values& p, const Values& c) {
+    return name_expression(sparse_config(c, p.integer("heads")));
+  };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
     const Dims x(p);
     const mla::SplitSchedule sch = schedule(x, c, l);

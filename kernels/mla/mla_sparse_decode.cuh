@@ -43,6 +43,15 @@
 // barriers (4 arrivals), since the peer writes into it. Every CTA computes the whole valid mask itself. Measured
 // 1.36-1.39x at the 128-head shapes on an H200 (docs/perf.md); C.rope_direct (the plan's comment) 1.04-1.07x at 64
 // heads, 0.93x with crossover, hence its default `unpaired`: only a CTA without a peer copies RoPE straight.
+// C.peer_copy=bulk (the spec's auto where the CTAs pair): a CTA's producer stores its rows into its own stage only, and
+// at the publish (after each lane's fence.proxy.async and a __syncwarp) one lane a warp copies the warp's 8 rows into
+// the peer's stage by cp.async.bulk, one 1 KiB copy per 64-column panel (the plan's peer_copy_offset), completing the
+// same remote barrier with the same bytes: 24 st.async a lane and block less (each issued with the lane's 16 bytes),
+// 9 copies of one lane instead (about 12 SASS instructions each: the addresses go to uniform registers). Measured
+// 1.21-1.23x st.async at V3.2 b 64 / 128 h 128 on an H100 (docs/perf.md), though the peer's half now starts after the
+// warp's last store. bulk_half: the first 4 rows' 512-byte copies as soon as they are stored (a fence and __syncwarp
+// more), the rest at the publish: 1.09-1.10x st.async, slower than bulk. (Each row's stores touch every panel, so no
+// panel is complete before the piece's last row: a per-panel copy would need another store order.)
 //
 // Lookahead (C.lookahead, off): block it + 1's copies go into the other stage as soon as the consumers release it,
 // polled (mbarrier.test_wait) between block it's row batches, at the latest right after block it is published, so
@@ -195,6 +204,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       constexpr bool RD =
           !REGS && (C.rope_direct == MlaRopeDirect::on || (C.rope_direct == MlaRopeDirect::unpaired && !X));
       constexpr bool LA = C.lookahead;
+      // Crossover, peer_copy=bulk / bulk_half: the rows go into the own stage only, and send_half copies them into
+      // the peer's, in PARTS pieces of the warp's rows.
+      constexpr bool BULK = X && C.peer_copy != MlaPeerCopy::store;
+      constexpr int PARTS = SP.peer_copy_parts(C.peer_copy);
       constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
       const int tb = X ? TR * static_cast<int>(rank) : 0;
       // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
@@ -265,10 +278,37 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
         st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
         if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);
-        if constexpr (X) {
+        if constexpr (X && !BULK) {
           st_async_v4_b32(row + (out_a ^ term) + peer_delta, a0, a1, a2, a3, peer_bar);
           st_async_v4_b32(row + (out_a ^ 16u ^ term) + peer_delta, b0, b1, b2, b3, peer_bar);
           if constexpr (!RD) st_async_b32(row + (out_rope ^ term) + peer_delta, rope, peer_bar);
+        }
+      };
+
+      // peer_copy=bulk / bulk_half, once piece `part` of the warp's rows of stage s is stored and each lane's stores
+      // are fenced for the async proxy: one lane copies the piece into the peer's stage, a bulk copy per panel (the
+      // plan's peer_copy_offset), completing on the peer's remote barrier peer_bar. The own stage is rewritten only
+      // after both CTAs' consumers release it, the peer's after waiting on that barrier, so the copies have read it.
+      const auto send_half = [&](int s, int part, unsigned peer_bar) {
+        if constexpr (BULK) {
+          __syncwarp();
+          if (lane == 0) {
+#pragma unroll
+            for (int k = 0; k < SP.peer_copy_panels(RD); ++k) {
+              const unsigned src = base + P.kv_stage(s) + SP.peer_copy_offset(warp, rank, k, part, PARTS);
+              bulk_copy_to_peer(src + peer_delta, src, SP.peer_copy_bytes(PARTS), peer_bar);
+            }
+          }
+        }
+      };
+      // bulk_half: after the warp's first `done` rows of stage s are stored, their piece goes unless it is the last
+      // (the publish sends that one).
+      const auto send_early = [&](int s, int done, unsigned peer_bar) {
+        if constexpr (BULK && PARTS > 1) {
+          if (done % (TR / PARTS) == 0 && done < TR) {
+            fence_proxy_async_smem();
+            send_half(s, done / (TR / PARTS) - 1, peer_bar);
+          }
         }
       };
 
@@ -390,16 +430,21 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
             for (int t0 = 0; t0 < TR; t0 += D) {
 #pragma unroll
-              for (int j = 0; j < D; ++j) write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
+              for (int j = 0; j < D; ++j) {
+                write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
+                send_early(s, t0 + j + 1, peer_bar);
+              }
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 if (t0 + D < TR) load(cur, t0 + D + j, j);
                 else if constexpr (!LR) load(next_rows, j, j);
               }
             }
-            // Published: the generic-proxy writes visible to the wgmma, one arrival of each thread.
+            // Published: the generic-proxy writes visible to the wgmma (and to send_half's copies), one arrival of
+            // each thread.
             fence_proxy_async_smem();
             mbar_arrive(base + P.full_bar(s));
+            send_half(s, PARTS - 1, peer_bar);
             if constexpr (LR) {
 #pragma unroll
               for (int j = 0; j < D; ++j) load(next_rows, j, j);
@@ -485,6 +530,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
               }
               fence_proxy_async_smem();
               mbar_arrive(base + P.full_bar(s));
+              send_half(s, PARTS - 1, peer_bar);
             }
             if constexpr (LA) {
               // Every lane takes the other stage once one saw it free (a phase it saw completed stays completed
@@ -518,6 +564,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             __syncwarp();  // the rows' chunks are all read before any lane writes over them
 #pragma unroll
             for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
+            send_early(s, t0 - tb + NR, peer_bar);
           }
           TL_PROBE_END(mla_sparse_probe::dequant, s, blk);
         }

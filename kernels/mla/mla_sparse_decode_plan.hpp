@@ -26,6 +26,13 @@ enum class MlaRopeDirect : unsigned char { off = 0, on = 1, unpaired = 2 };
 // but `copies` moves the registers (the plan's comment).
 enum class MlaSparseGather : unsigned char { copies = 0, regs = 1, paired = 2 };
 
+// How a crossover CTA's producer writes its half of a block into the peer's stage (config `peer_copy`): each lane's
+// st.async stores beside its own st.shared ones (every value written twice by the lanes), or the own stage only and
+// then, once the warp's rows are stored and fenced, one lane's bulk copies (cp.async.bulk shared::cta ->
+// shared::cluster) of the warp's rows panel by panel (the plan's peer_copy_offset), completing on the same remote
+// barrier with the same bytes: `bulk` after the warp's 8 rows (one copy a panel), `bulk_half` after each 4 (two).
+enum class MlaPeerCopy : unsigned char { store = 0, bulk = 1, bulk_half = 2 };
+
 // The kernel's one template parameter, in the config schema's names (mla_sparse_decode.cpp). q, out and the MMAs are
 // bf16; the cache is FlashMLA's V3.2 FP8 format.
 struct MlaSparseDecodeConfig {
@@ -69,6 +76,9 @@ struct MlaSparseDecodeConfig {
   // qk_warpgroups=1: consumer 0's softmax stores P by stmatrix and starts its row max / sum chains from the first
   // values (MlaDecodeConfig::lean_softmax; exact).
   bool lean_softmax = false;
+  // crossover: how the peer's copy of this CTA's half is written (MlaPeerCopy; the spec's `auto`, its default, takes
+  // bulk where the CTAs pair).
+  MlaPeerCopy peer_copy = MlaPeerCopy::store;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -142,6 +152,25 @@ struct MlaSparseDecodePlan {
   TL_HOST_DEVICE constexpr unsigned remote_bytes(bool rope_direct) const {
     return kMlaBlock / 2u * 2u * (rope_direct ? kMlaDimV : kMlaDimQK);
   }
+  // Crossover with peer_copy=bulk: producer warp w of the CTA of rank `rank` sends its half's rows (16w + 8 rank ..
+  // + 7) as one bulk copy per 64-column panel: the 8 rows are one 1 KiB swizzle atom of each panel (SW128 permutes
+  // 16-byte chunks within a 128-byte row only), contiguous at this byte offset of a stage, the same in both CTAs;
+  // bulk_half: in `parts` = 2 pieces of 4 rows (512 bytes), piece `part` as soon as its rows are stored. The first
+  // peer_copy_panels panels: all 9, or with rope_direct the 8 NoPE ones (each CTA copies every row's RoPE itself).
+  // 4 warps x panels x 1 KiB = remote_bytes (test_mla_sparse_decode_plan checks the cover).
+  TL_HOST_DEVICE static constexpr int peer_copy_parts(MlaPeerCopy c) { return c == MlaPeerCopy::bulk_half ? 2 : 1; }
+  TL_HOST_DEVICE constexpr unsigned peer_copy_offset(int warp, unsigned rank, int panel, int part = 0,
+                                                     int parts = 1) const {
+    return 2u * static_cast<unsigned>(mma.tile.layout()(rows_per_warp * warp, mma.panel_cols * panel)) +
+           2u * static_cast<unsigned>(mma.tile.layout()(rows_per_warp / 2, 0)) * rank +
+           peer_copy_bytes(parts) * static_cast<unsigned>(part);
+  }
+  TL_HOST_DEVICE constexpr unsigned peer_copy_bytes(int parts = 1) const {
+    return 2u * static_cast<unsigned>(rows_per_warp / 2 / parts * mma.panel_cols);
+  }
+  TL_HOST_DEVICE constexpr int peer_copy_panels(bool rope_direct) const {
+    return (rope_direct ? kMlaDimV : kMlaDimQK) / mma.panel_cols;
+  }
 };
 
 TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConfig& c) {
@@ -189,6 +218,9 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .field("lazy_rescale", c.lazy_rescale)
       .field("uniform_desc", c.uniform_desc)
       .field("lean_softmax", c.lean_softmax)
+      .raw("peer_copy", std::string("tl::MlaPeerCopy::") + (c.peer_copy == MlaPeerCopy::bulk        ? "bulk"
+                                                             : c.peer_copy == MlaPeerCopy::bulk_half ? "bulk_half"
+                                                                                                     : "store"))
       .str();
 }
 

@@ -39,4 +39,15 @@ TL_DEVICE_INLINE void st_async_b32(unsigned addr, unsigned a, unsigned cluster_b
                : "memory");
 }
 
+// A bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from this CTA's shared memory (`src`,
+// shared::cta) into a peer CTA's (`dst`, from map_shared_rank), by the copy engine, completing its bytes on the peer's
+// mbarrier `cluster_bar` as st.async does (PTX ISA: cp.async.bulk .shared::cluster.shared::cta). It reads `src` through
+// the async proxy: the threads' generic-proxy stores of it need their fence.proxy.async and a barrier with the issuing
+// thread first.
+TL_DEVICE_INLINE void bulk_copy_to_peer(unsigned dst, unsigned src, unsigned bytes, unsigned cluster_bar) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "r"(src), "r"(bytes), "r"(cluster_bar)
+               : "memory");
+}
+
 }  // namespace tl

@@ -41,7 +41,10 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"uniform_desc", "true"}}},
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"uniform_desc", "true"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}}};
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "store"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
@@ -65,7 +68,7 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
 TEST(MlaSparseDecode, CrossoverPairsHeadTilesAsAClusterOfTwo) {
   const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
   const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
-  const KernelInstance pair = make(p128, {{"crossover", "true"}});
+  const KernelInstance pair = make(p128, {{"crossover", "true"}, {"peer_copy", "store"}});
   EXPECT_EQ(pair.launch.grid.y, 2u);
   EXPECT_EQ(pair.launch.cluster.y, 2u);
   EXPECT_EQ(pair.launch.cluster.volume(), 2u);
@@ -82,6 +85,40 @@ TEST(MlaSparseDecode, CrossoverPairsHeadTilesAsAClusterOfTwo) {
     ASSERT_TRUE(k.ok()) << k.status().message();
     for (const auto& w : words) EXPECT_EQ(k->ptx.find(w) != std::string::npos, on) << w;
   }
+}
+
+// peer_copy=bulk: the crossover's peer half goes by bulk shared::cta -> shared::cluster copies completing the remote
+// barrier, and no st.async is left; store has st.async and no such copy. auto (the default): bulk where the CTAs
+// pair (128 heads), store with 64 heads or without crossover.
+TEST(MlaSparseDecode, PeerCopyBulkReplacesTheStAsyncStores) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p96 = {{"batch", "4"}, {"heads", "96"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const auto peer = [](const KernelInstance& i) {
+    return i.name_expression.find("MlaPeerCopy::bulk") != std::string::npos ? "bulk" : "store";
+  };
+  EXPECT_STREQ(peer(make(p128)), "bulk");
+  EXPECT_STREQ(peer(make(p96)), "bulk");  // two head tiles: a pair
+  EXPECT_STREQ(peer(make(p64)), "store");
+  EXPECT_STREQ(peer(make(p128, {{"crossover", "false"}})), "store");
+  EXPECT_STREQ(peer(make(p128, {{"peer_copy", "store"}})), "store");
+  EXPECT_STREQ(peer(make(p64, {{"peer_copy", "bulk"}})), "bulk");
+  const std::string bulk = "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes";
+  const std::string st = "st.async.shared::cluster.mbarrier::complete_tx::bytes";
+  for (const KV& c : {KV{}, KV{{"gather", "copies"}}})
+    for (const char* mode : {"store", "bulk", "bulk_half"}) {
+      const bool on = std::string(mode) != "store";
+      KV cc = c;
+      cc["peer_copy"] = mode;
+      const KernelInstance inst = make(p128, cc);
+      SCOPED_TRACE(inst.name_expression);
+      JitOptions opt;
+      opt.arch = "sm_90a";
+      auto k = test::scratch_jit().compile(compile_request(inst, opt));
+      ASSERT_TRUE(k.ok()) << k.status().message();
+      EXPECT_EQ(k->ptx.find(bulk) != std::string::npos, on);
+      EXPECT_EQ(k->ptx.find(st) != std::string::npos, !on);
+    }
 }
 
 TEST(MlaSparseDecode, RefusesWithoutHopperAndOversizedProblems) {

@@ -22,8 +22,9 @@ std::vector<MlaSparseDecodeConfig> all_configs() {
           for (MlaRopeDirect rope : {MlaRopeDirect::off, MlaRopeDirect::on, MlaRopeDirect::unpaired})
             for (bool ahead : {false, true})
               for (MlaSparseGather gather : {MlaSparseGather::copies, MlaSparseGather::regs, MlaSparseGather::paired})
-                out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
-                               .rope_direct = rope, .lookahead = ahead, .gather = gather});
+                for (MlaPeerCopy peer : {MlaPeerCopy::store, MlaPeerCopy::bulk, MlaPeerCopy::bulk_half})
+                  out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
+                                 .rope_direct = rope, .lookahead = ahead, .gather = gather, .peer_copy = peer});
   return out;
 }
 
@@ -106,6 +107,56 @@ TEST(MlaSparseDecodePlan, QuarterWarpsTouchEightBankGroups) {
         }
         EXPECT_EQ(groups.size(), 8u) << row << "," << q << "," << access;
       }
+}
+
+// peer_copy=bulk: warp w of the CTA of rank k sends rows 16 w + 8 k .. + 7 as peer_copy_panels bulk copies of
+// peer_copy_bytes at peer_copy_offset: together exactly the bytes of those rows' columns (all 576, or with rope_direct
+// the 512 NoPE ones) in the swizzled tile, no byte twice and no other row's; 16-byte aligned; the four warps' copies
+// are the half's remote_bytes, and the two ranks' cover the whole tile (or its NoPE panels).
+TEST(MlaSparseDecodePlan, PeerCopiesCoverExactlyTheWarpsRows) {
+  const MlaSparseDecodePlan p = make_plan(MlaSparseDecodeConfig{.crossover = true, .peer_copy = MlaPeerCopy::bulk});
+  const SwizzledLayout& tile = p.mma.tile;
+  const int half = p.rows_per_warp / 2;
+  EXPECT_EQ(p.peer_copy_parts(MlaPeerCopy::bulk), 1);
+  EXPECT_EQ(p.peer_copy_parts(MlaPeerCopy::bulk_half), 2);
+  for (int parts : {1, 2}) {
+    for (bool rd : {false, true}) {
+      const int cols = rd ? kMlaDimV : kMlaDimQK;
+      std::set<int> both;
+      for (unsigned rank = 0; rank < 2; ++rank) {
+        unsigned sent = 0;
+        for (int w = 0; w < p.producer_warps; ++w) {
+          std::set<int> copied, rows;
+          for (int part = 0; part < parts; ++part) {
+            std::set<int> piece, piece_rows;
+            for (int k = 0; k < p.peer_copy_panels(rd); ++k) {
+              const unsigned off = p.peer_copy_offset(w, rank, k, part, parts), n = p.peer_copy_bytes(parts);
+              EXPECT_EQ(off % 16, 0u);
+              EXPECT_EQ(n % 16, 0u);
+              for (unsigned b = off; b < off + n; ++b) {
+                ASSERT_TRUE(copied.insert(static_cast<int>(b)).second) << w << "," << k << "," << part;
+                piece.insert(static_cast<int>(b));
+              }
+              sent += n;
+            }
+            // Piece `part`: exactly rows part * half / parts .. of the warp's half (what is stored when it goes).
+            for (int t = part * half / parts; t < (part + 1) * half / parts; ++t)
+              for (int col = 0; col < cols; ++col)
+                for (int e = 0; e < 2; ++e)
+                  piece_rows.insert(2 * tile(p.rows_per_warp * w + half * static_cast<int>(rank) + t, col) + e);
+            EXPECT_EQ(piece, piece_rows) << "rank " << rank << " warp " << w << " part " << part << "/" << parts;
+          }
+          for (int t = 0; t < half; ++t)
+            for (int col = 0; col < cols; ++col)
+              for (int e = 0; e < 2; ++e) rows.insert(2 * tile(p.rows_per_warp * w + half * static_cast<int>(rank) + t, col) + e);
+          EXPECT_EQ(copied, rows) << "rank " << rank << " warp " << w << " rope_direct " << rd << " parts " << parts;
+          for (int b : copied) EXPECT_TRUE(both.insert(b).second);
+        }
+        EXPECT_EQ(sent, p.remote_bytes(rd)) << rank << "," << rd;
+      }
+      EXPECT_EQ(both.size(), static_cast<std::size_t>(2 * p.mma.rows * cols));
+    }
+  }
 }
 
 TEST(MlaSparseDecodePlan, SharedMemoryAndRegistersFit) {
