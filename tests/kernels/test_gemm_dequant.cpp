@@ -411,6 +411,11 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({{"M", "4"}, {"group", "64"}}, {{"path", "gemv"}, {"step_scale", "on"}}).find("step_scale=off"),
             std::string::npos);
   EXPECT_TRUE(why({{"M", "4"}, {"wtype", "fp4"}}, {{"path", "gemv"}, {"step_scale", "on"}}).empty());
+  EXPECT_NE(why({{"M", "16"}}, {{"path", "gemv"}, {"l2_ahead", "2"}, {"weight_layout", "plain"}}).find("l2_ahead=0"),
+            std::string::npos);
+  // stage_first splits the async copy (auto takes the register staging below M 8).
+  EXPECT_NE(why({{"M", "4"}}, {{"path", "gemv"}, {"stage_first", "2"}}).find("stage_copy=async"), std::string::npos);
+  EXPECT_TRUE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_first", "2"}}).empty());
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -449,6 +454,9 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
+                                                {{}, gemv({{"stage_first", "2"}})},
+                                                {{}, gemv({{"l2_ahead", "2"}})},
+                                                {{}, gemv({{"tile_rounds", "2"}, {"sums_once", "true"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
