@@ -138,7 +138,6 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .prefetch = static_cast<int>(c.integer("prefetch")),
           .min_blocks = ctas,
           .l2_prefetch = c.boolean("l2_prefetch"),
-          .l2_ahead = static_cast<int>(c.integer("l2_ahead")),
           .batch = gemv_batch(p, c),
           .stream = c.text("schedule") == "stream",
           .int4_lop3 = c.text("int4_lop3") == "on" || (c.text("int4_lop3") == "auto" && p.integer("M") <= 8),
@@ -152,7 +151,6 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
           .permuted = c.text("weight_layout") != "plain",
           .stage_async = c.text("stage_copy") == "async",
-          .stage_first = static_cast<int>(c.integer("stage_first")),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -177,6 +175,8 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
       p.integer("N") <= p.integer("K"))
     cfg.min_blocks = 3;
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
+  // sums_once (default on, wherever a CTA holds several row tiles): H100, docs/perf.md (gemv13, A B B A): 1.053-1.060x
+  // at M 12 and 16 of 28672 x 8192 (the two tiles' arrivals one after another cost a second atomic round trip).
   cfg.sums_once = cfg.tile_loop && c.boolean("sums_once");
   if (c.text("int4_lop3") == "auto" && deep && cfg.wtype == dequant4::kInt4 && (cfg.tile_loop || cfg.min_blocks == 3))
     cfg.int4_lop3 = true;
@@ -326,13 +326,6 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
       return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
                     "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
                     "weight_layout at auto or set stage_copy=regs");
-    if (cfg.l2_ahead > 0 && (cfg.stream || !cfg.permuted))
-      return refuse("l2_ahead=" + c.text("l2_ahead") + " prefetches a row block's 1 KiB steps of the permuted weights "
-                    "on the split schedule: set schedule=split and weight_layout=auto or permuted, or l2_ahead=0");
-    if (cfg.stage_first > 0 && !cfg.stage_async)
-      return refuse("stage_first=" + c.text("stage_first") + " splits the async copy of the activations into two "
-                    "cp.async groups; this config stages them through registers (stage_copy=regs, or auto below M 8 "
-                    "or on schedule=stream): set stage_copy=async or stage_first=0");
     if (cfg.step_scale && cfg.group % kGemvStepK != 0)
       return refuse("step_scale=on scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
                     p.text("group") + " gives a step several scales: set step_scale=off or auto (or group=128)");
@@ -495,20 +488,16 @@ KernelSpec gemm_dequant_spec() {
                                  "tile_rounds) columns; each tile's sums go out while the next tile's weights load); "
                                  "0 = auto: 2 at M 9-16 with N > K where one tile a CTA would take over two "
                                  "waves (where it measured faster), else 1"),
-               ParamSpec::boolean("sums_once", false,
+               ParamSpec::boolean("sums_once", true,
                                   "gemv, tile_rounds > 1: at a CTA's end its row tiles' arrivals counted together (one "
-                                  "fence and barrier) and the tiles it finishes last added together, not one tile "
-                                  "after another"),
+                                  "fence and barrier) and the tiles it finishes last added together; false = one "
+                                  "tile after another (1.05-1.06x slower at M 12 and 16 of 28672 x 8192 on an H100)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
                ParamSpec::one_of("prefetch", 2, {1, 2, 3, 4, 6, 8},
                                  "gemv: 128-k steps of weights each lane has loaded ahead (16-byte loads in flight: "
                                  "prefetch x warp_rows / 8)"),
-               ParamSpec::one_of("l2_ahead", 0, {0, 1, 2, 4},
-                                 "gemv, split schedule, permuted weights: a warp's lane 0 asks the L2 for its row "
-                                 "block's 1 KiB step l2_ahead steps past the one it loads into registers (a bulk "
-                                 "prefetch), so more weights are on their way than the registers hold; 0 = none"),
                ParamSpec::boolean("l2_prefetch", false,
                                   "gemv: each weight load also asks the L2 for the 256 bytes around it"),
                ParamSpec::enumeration("schedule", "split", {"split", "stream"},
@@ -558,11 +547,6 @@ KernelSpec gemm_dequant_spec() {
                                       "act_first); auto = async at M >= 8 (split schedule, permuted weights, no "
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
                                       "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1"),
-               ParamSpec::one_of("stage_first", 0, {0, 1, 2, 4},
-                                 "gemv, stage_copy=async: the activations of a CTA's first stage_first k steps "
-                                 "copied as one cp.async group and the rest as a second, so its first steps start "
-                                 "once the first group has landed (one more CTA barrier, before step stage_first); "
-                                 "0 = one group, waited for before the first step"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "
@@ -620,13 +604,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"stage_rounds", "4"}},
         {{"path", "gemv"}, {"act_first", "off"}},
         {{"path", "gemv"}, {"act_first", "on"}},
-        // The async staging in two cp.async groups (refused where the register staging is taken: below M 8); two row
-        // tiles a CTA with their sums counted together.
-        {{"path", "gemv"}, {"stage_copy", "async"}, {"stage_first", "2"}},
-        {{"path", "gemv"}, {"tile_rounds", "2"}, {"sums_once", "true"}},
-        // The weights' later steps asked of the L2 ahead of the registers (past the ring; within it).
-        {{"path", "gemv"}, {"l2_ahead", "4"}, {"tile_rounds", "2"}},
-        {{"path", "gemv"}, {"l2_ahead", "1"}, {"warp_rows", "32"}},
+        // Two row tiles a CTA with their sums counted one tile after another.
+        {{"path", "gemv"}, {"tile_rounds", "2"}, {"sums_once", "false"}},
         // The permuted weights (auto's on gemv) with two row blocks in an odd split; the row-major ones where auto
         // permutes, also with group_sum and unbatched loads.
         {{"path", "gemv"}, {"weight_layout", "permuted"}, {"splits", "3"}, {"warp_rows", "32"}},

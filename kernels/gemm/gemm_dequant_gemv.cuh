@@ -37,8 +37,10 @@
 // gridDim.x, ... over that k range, its activations staged once for all of them, each tile's sums going out while the
 // next tile's first weights load (the spec's tile_rounds: two tiles a CTA measured 1.03-1.07x on an H100 at 28672 x
 // 8192, M 12 and 16, where auto takes them; 0.50-0.94x at the other decode shapes and M, and three or four tiles a
-// CTA slower everywhere timed: docs/perf.md, gemv9). Schedule stream (CFG.stream): a persistent grid of gridDim.x
-// CTAs (one wave, or whole waves where a CTA's share would not fit its shared memory) over the whole problem cut into
+// CTA slower everywhere timed: docs/perf.md, gemv9); at the CTA's end its tiles' arrivals are counted together, one
+// atomic a warp after one fence and barrier (CFG.sums_once: one tile after another cost a second round trip, 1.05-1.06x
+// at M 12 and 16 there: docs/perf.md, gemv13). Schedule stream (CFG.stream): a persistent grid of gridDim.x CTAs
+// (one wave, or whole waves where a CTA's share would not fit its shared memory) over the whole problem cut into
 // chunks (a row tile's `prefetch` steps with batch, else one step) in tile-major order, each CTA a contiguous run of
 // chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch wave), a row
 // tile's steps in one or a few CTAs, and a CTA that ends one tile goes on to the next one's loads, already in flight,
@@ -75,11 +77,6 @@ TL_DEVICE_INLINE unsigned int4_biased(unsigned s, unsigned magic) {
   unsigned r;
   asm("lop3.b32 %0, %1, 0x000F000F, %2, 0x6A;" : "=r"(r) : "r"(s), "r"(magic));  // (a & b) ^ c
   return r;
-}
-// A bulk prefetch of `bytes` into the L2 (tile/global.cuh's bulk_prefetch_l2 without its memory clobber: a hint that
-// orders nothing, so the compiler may keep the loads around it where they are).
-TL_DEVICE_INLINE void prefetch_l2_bulk(const void* p, unsigned bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes));
 }
 // The CTAs of this CTA's cluster (1 when launched without one).
 TL_DEVICE_INLINE unsigned cluster_ctas() {
@@ -214,10 +211,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const unsigned char* wp[RB][2];
   const Scale* sp[RB][2];
   int lim_w = 0, lim_s = 0;
-  // CFG.l2_ahead (split schedule, permuted weights): whether row block rb of the tile has rows inside N (lane 0's
-  // pointer is then its tile's base).
-  constexpr int L2_AHEAD = CFG.stream || !CFG.permuted ? 0 : CFG.l2_ahead;
-  bool block_in[RB];
   // The pointers at row tile `tile`'s first step of the split.
   const auto aim = [&](int tile) {
 #pragma unroll
@@ -225,7 +218,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const long long n = min(tile * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
-        if (h == 0) block_in[rb] = tile * CFG.rows() + warp * CFG.warp_rows + 16 * rb < N;
         wp[rb][h] = W + w_at(n, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2);
         sp[rb][h] = static_cast<const Scale*>(scales) + n * k_groups +
                     (step0 * kGemvStepK + SCALE_K * kGemvLaneCodes * t) / G;
@@ -243,9 +235,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          // l2_ahead: lane 0's piece of half 0 is the row block's 1 KiB tile of the step (permuted layout).
-          if (L2_AHEAD > 0 && h == 0 && lane == 0 && at.j + L2_AHEAD < lim_w && block_in[rb])
-            gemv_detail::prefetch_l2_bulk(wp[rb][0] + L2_AHEAD * W_STEP, kGemvTileBytes);
           fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, at.j < lim_s);
           wp[rb][h] += W_STEP;
           sp[rb][h] += kGemvStepK / G;
@@ -284,16 +273,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const auto load_ring = [&] {
 #pragma unroll
     for (int d = 0; d < D; ++d) load(ring[d], next);
-    // l2_ahead: the steps between the ring's and the first the loop's loads ask the L2 for (D .. L2_AHEAD - 1).
-    if constexpr (L2_AHEAD > D) {
-      if (lane == 0) {
-#pragma unroll
-        for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-          for (int e = 0; e < L2_AHEAD - D; ++e)
-            if (D + e < lim_w && block_in[rb]) gemv_detail::prefetch_l2_bulk(wp[rb][0] + e * W_STEP, kGemvTileBytes);
-      }
-    }
   };
 
   // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k,
@@ -335,27 +314,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // is loaded: every chunk of the thread goes by cp.async straight to its place (zero-filled past M and K), all in
   // flight at once, with no registers held and no pass over shared memory (the first round's place as act_first's).
   // Through the L1 (.ca) as the register loads' __ldg: the CTAs of an SM that share a k split copy the same chunks.
-  // CFG.stage_first: the chunks of the first stage_first steps (chunk i is of step i / chunks_per_step) as one group,
-  // the rest as a second.
-  const auto copy_range = [&](int i0, int i1) {
-    for (int i = i0 + threadIdx.x; i < i1; i += CFG.threads()) {
+  const auto copy_chunks = [&] {
+    for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
       const Chunk c = chunk_at(i);
       const bool in = c.m < M && c.k < K;
       cp_async_16_ca(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq),
                      A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
     }
     cp_async_commit();
-  };
-  constexpr bool SPLIT_STAGE = CFG.stage_first > 0;
-  static_assert(!SPLIT_STAGE || CFG.stage_async, "stage_first splits the async copy");
-  const auto copy_chunks = [&] {
-    if constexpr (SPLIT_STAGE) {
-      const int cut = min(CFG.stage_first, slots) * chunks_per_step;
-      copy_range(0, cut);
-      copy_range(cut, staged);  // (an empty group where the first holds every step)
-    } else {
-      copy_range(0, staged);
-    }
   };
   // group_sum: the step's sum of row m (chunk c holding 8 of its k, in any order): the 16 lanes of the warp with its
   // bit 2 hold its 16 chunks, added in a fixed tree (deterministic), stored as -bias x the sum after the step's
@@ -377,7 +343,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if constexpr (CFG.act_first) copy_chunks();
     load_ring();
     if constexpr (!CFG.act_first) copy_chunks();
-    cp_async_wait<SPLIT_STAGE && !GROUP_SUM ? 1 : 0>();  // stage_first: the first group (group_sum reads back all)
+    cp_async_wait<0>();
     // group_sum: each thread's own copied chunks (visible to it once its copies are waited for) read back for the
     // sums.
     if constexpr (GROUP_SUM) {
@@ -599,13 +565,6 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       if (j + d < total) {
-        if constexpr (SPLIT_STAGE && !GROUP_SUM) {
-          // The second group of the activations (every thread's) in before the first step that reads it.
-          if (j + d == CFG.stage_first && CFG.stage_first < slots) {
-            cp_async_wait<0>();
-            __syncthreads();
-          }
-        }
         compute(ring[d], CFG.tile_loop ? slot : j + d);
         if constexpr (CFG.tile_loop) {
           if (++slot == slots) {

@@ -26,10 +26,6 @@ struct GemmDequantGemvConfig {
   int prefetch = 2;     // k steps of weights a lane has loaded ahead (registers)
   int min_blocks = 4;   // CTAs per SM the registers are capped for (__launch_bounds__)
   bool l2_prefetch = false;  // weight loads ask the L2 for the 256 bytes around them
-  // split schedule, permuted weights: as a warp loads a step of a row block into registers, its lane 0 asks the L2 for
-  // that block's step l2_ahead steps later (one 1 KiB bulk prefetch; the first l2_ahead steps past the register ring
-  // asked for at the start), so more of the weights are on their way from HBM than the registers hold. 0 = none.
-  int l2_ahead = 0;
   // Each lane issues its `prefetch` steps' loads together once it has used them all (a row's prefetch x 64
   // contiguous bytes requested at once), instead of one step's loads after each step.
   bool batch = false;
@@ -54,10 +50,6 @@ struct GemmDequantGemvConfig {
   // gemv_nibble_code), so the activations are staged as they are, by cp.async (needs `permuted`: the kernel's own
   // copy of W).
   bool stage_async = false;
-  // stage_async: the first `stage_first` k steps' activations copied as one cp.async group and the rest as a second,
-  // so the CTA's first steps start once the first group has landed; the loop waits for the second (one more CTA
-  // barrier) before its step `stage_first`. 0 = one group, waited for before the first step.
-  int stage_first = 0;
   // split schedule: a CTA takes row tiles blockIdx.x, blockIdx.x + gridDim.x, ... over its k split, its activations
   // staged once for all of them (the spec's tile_rounds > 1: a grid of ceil(row tiles / tile_rounds) columns).
   bool tile_loop = false;
@@ -192,7 +184,6 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("prefetch", c.prefetch)
       .field("min_blocks", c.min_blocks)
       .field("l2_prefetch", c.l2_prefetch)
-      .field("l2_ahead", c.l2_ahead)
       .field("batch", c.batch)
       .field("stream", c.stream)
       .field("int4_lop3", c.int4_lop3)
@@ -204,7 +195,6 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("act_first", c.act_first)
       .field("permuted", c.permuted)
       .field("stage_async", c.stage_async)
-      .field("stage_first", c.stage_first)
       .field("tile_loop", c.tile_loop)
       .field("sums_once", c.sums_once)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")

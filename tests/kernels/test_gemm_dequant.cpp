@@ -411,11 +411,6 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_NE(why({{"M", "4"}, {"group", "64"}}, {{"path", "gemv"}, {"step_scale", "on"}}).find("step_scale=off"),
             std::string::npos);
   EXPECT_TRUE(why({{"M", "4"}, {"wtype", "fp4"}}, {{"path", "gemv"}, {"step_scale", "on"}}).empty());
-  EXPECT_NE(why({{"M", "16"}}, {{"path", "gemv"}, {"l2_ahead", "2"}, {"weight_layout", "plain"}}).find("l2_ahead=0"),
-            std::string::npos);
-  // stage_first splits the async copy (auto takes the register staging below M 8).
-  EXPECT_NE(why({{"M", "4"}}, {{"path", "gemv"}, {"stage_first", "2"}}).find("stage_copy=async"), std::string::npos);
-  EXPECT_TRUE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_first", "2"}}).empty());
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
 }
 
@@ -454,9 +449,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
-                                                {{}, gemv({{"stage_first", "2"}})},
-                                                {{}, gemv({{"l2_ahead", "2"}})},
-                                                {{}, gemv({{"tile_rounds", "2"}, {"sums_once", "true"}})},
+                                                {{}, gemv({{"tile_rounds", "2"}, {"sums_once", "false"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -958,6 +951,17 @@ TEST(GemmDequantSpec, StepScaleAutoTakesInt4Group128OnDeepGrids) {
   EXPECT_NE(name(wide, {{"path", "gemv"}, {"group_sum", "true"}}).find(".step_scale = false"), std::string::npos);
   EXPECT_NE(name({{"M", "16"}}, {{"path", "gemv"}, {"step_scale", "on"}}).find(".step_scale = true"),
             std::string::npos);
+}
+
+// sums_once: on wherever a CTA holds several row tiles (auto's two at 28672 x 8192, M 9-16), off where it holds one.
+TEST(GemmDequantSpec, SumsOnceWhereACtaHoldsSeveralTiles) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}};
+  const KV wide = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, deep = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  EXPECT_NE(name(wide, gv).find(".tile_loop = true, .sums_once = true"), std::string::npos);
+  EXPECT_NE(name(wide, {{"path", "gemv"}, {"sums_once", "false"}}).find(".sums_once = false"), std::string::npos);
+  EXPECT_NE(name(deep, gv).find(".tile_loop = false, .sums_once = false"), std::string::npos);
+  EXPECT_NE(name(deep, {{"path", "gemv"}, {"tile_rounds", "2"}}).find(".sums_once = true"), std::string::npos);
 }
 
 }  // namespace
