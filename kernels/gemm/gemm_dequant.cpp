@@ -175,6 +175,12 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
       p.integer("N") <= p.integer("K"))
     cfg.min_blocks = 3;
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
+  // sums_once=auto: on for int4 wherever a CTA holds several row tiles. H100, docs/perf.md (gemv13, two calls, A B B
+  // A): int4 at 28672 x 8192 (auto's two tiles a CTA) M 16 1.056-1.060x, M 12 1.053-1.063x, M 9 1.055-1.058x by
+  // medians in every round (the two tiles' arrivals one after another cost a second atomic round trip); fp4 group 128
+  // there 0.965-0.976x (its build spills 56 B against 16): off for fp4.
+  const std::string sums = c.text("sums_once");
+  cfg.sums_once = cfg.tile_loop && (sums == "on" || (sums == "auto" && cfg.wtype == dequant4::kInt4));
   if (c.text("int4_lop3") == "auto" && deep && cfg.wtype == dequant4::kInt4 && (cfg.tile_loop || cfg.min_blocks == 3))
     cfg.int4_lop3 = true;
   // step_scale=auto: on for int4 group 128 on the deep M 9-16 grids (two n tiles, where the stream is issue-bound: the
@@ -485,6 +491,11 @@ KernelSpec gemm_dequant_spec() {
                                  "tile_rounds) columns; each tile's sums go out while the next tile's weights load); "
                                  "0 = auto: 2 at M 9-16 with N > K where one tile a CTA would take over two "
                                  "waves (where it measured faster), else 1"),
+               ParamSpec::enumeration("sums_once", "auto", {"auto", "on", "off"},
+                                      "gemv, tile_rounds > 1: on = at a CTA's end its row tiles' arrivals counted "
+                                      "together (one fence and barrier) and the tiles it finishes last added "
+                                      "together; off = one tile after another; auto = on for int4 (1.05-1.06x at M "
+                                      "9-16 of 28672 x 8192 on an H100), off for fp4 (0.97x there: its build spills)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
@@ -597,6 +608,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"stage_rounds", "4"}},
         {{"path", "gemv"}, {"act_first", "off"}},
         {{"path", "gemv"}, {"act_first", "on"}},
+        // Two row tiles a CTA with their sums counted one tile after another.
+        {{"path", "gemv"}, {"tile_rounds", "2"}, {"sums_once", "off"}},
         // The permuted weights (auto's on gemv) with two row blocks in an odd split; the row-major ones where auto
         // permutes, also with group_sum and unbatched loads.
         {{"path", "gemv"}, {"weight_layout", "permuted"}, {"splits", "3"}, {"warp_rows", "32"}},

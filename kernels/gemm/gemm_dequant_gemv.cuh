@@ -37,20 +37,22 @@
 // gridDim.x, ... over that k range, its activations staged once for all of them, each tile's sums going out while the
 // next tile's first weights load (the spec's tile_rounds: two tiles a CTA measured 1.03-1.07x on an H100 at 28672 x
 // 8192, M 12 and 16, where auto takes them; 0.50-0.94x at the other decode shapes and M, and three or four tiles a
-// CTA slower everywhere timed: docs/perf.md, gemv9). Schedule stream (CFG.stream): a persistent grid of gridDim.x
-// CTAs (one wave, or whole waves where a CTA's share would not fit its shared memory) over the whole problem cut into
-// chunks (a row tile's `prefetch` steps with batch, else one step) in tile-major order, each CTA a contiguous run of
-// chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch wave), a row
-// tile's steps in one or a few CTAs, and a CTA that ends one tile goes on to the next one's loads, already in flight,
-// while it writes the first one's sums (0.79-0.89x the split grid at the int4 decode shapes on an H100: opt-in;
-// docs/perf.md). Either way a CTA stages its steps' activations once into shared memory (plan.smem_act per step, zero
-// past K: a zero code times a stale NaN would be NaN; rows past M are not staged). A row tile held by one CTA writes C;
-// else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs in k order),
-// and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part order
-// (deterministic) and writes C. With CFG.cluster_reduce, where the launch makes a row tile's split CTAs one cluster,
-// each CTA instead adds a share of the tile's sums from every CTA's shared memory in rank order (deterministic), with
-// no global partials (faster at splits of 4, slower at 8 and 16 on an H100, where each CTA waits for the cluster's
-// slowest: docs/perf.md).
+// CTA slower everywhere timed: docs/perf.md, gemv9); at the CTA's end its tiles' arrivals are counted together, one
+// atomic a warp after one fence and barrier (CFG.sums_once, auto for int4: one tile after another cost a second round
+// trip, 1.05-1.06x at M 9-16 there; fp4 0.97x: docs/perf.md, gemv13). Schedule stream (CFG.stream): a persistent grid
+// of gridDim.x CTAs (one wave, or whole waves where a CTA's share would not fit its shared memory) over the whole
+// problem cut into chunks (a row tile's `prefetch` steps with batch, else one step) in tile-major order, each CTA a
+// contiguous run of chunks: every CTA the same work (no wave of CTAs that fills only part of the SMs, no second launch
+// wave), a row tile's steps in one or a few CTAs, and a CTA that ends one tile goes on to the next one's loads, already
+// in flight, while it writes the first one's sums (0.79-0.89x the split grid at the int4 decode shapes on an H100:
+// opt-in; docs/perf.md). Either way a CTA stages its steps' activations once into shared memory (plan.smem_act per
+// step, zero past K: a zero code times a stale NaN would be NaN; rows past M are not staged). A row tile held by one
+// CTA writes C; else each holder writes its f32 partials (partials[part][m][n], part = its rank among the tile's CTAs
+// in k order), and the one that finishes last (a counter per tile, left at zero for the next launch) adds them in part
+// order (deterministic) and writes C. With CFG.cluster_reduce, where the launch makes a row tile's split CTAs one
+// cluster, each CTA instead adds a share of the tile's sums from every CTA's shared memory in rank order
+// (deterministic), with no global partials (faster at splits of 4, slower at 8 and 16 on an H100, where each CTA waits
+// for the cluster's slowest: docs/perf.md).
 #pragma once
 
 #include "gemm/gemm_dequant_gemv_plan.hpp"
@@ -598,6 +600,37 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   if constexpr (CFG.stream) {
     for (int x = tile0; x < tile; ++x)
       if (first_cta(x) != last_cta(x)) combine(x, last_cta(x) - first_cta(x) + 1);
+  } else if constexpr (CFG.tile_loop && CFG.sums_once) {
+    if (gridDim.y > 1) {
+      // Every tile's arrival at once (warp w's lane 0 counts tile tile0 + w gridDim.x; tiles_mine <= warps, the
+      // spec's tile_rounds), then the tiles this CTA finished last, their partial loads together.
+      __shared__ unsigned last_tiles;
+      if (threadIdx.x == 0) last_tiles = 0;
+      __threadfence();  // this thread's partials visible before the CTA's arrivals are counted
+      __syncthreads();
+      if (lane == 0 && warp < tiles_mine) {
+        const int x = tile0 + warp * static_cast<int>(gridDim.x);
+        if (atomicAdd(counters + x, 1) == static_cast<int>(gridDim.y) - 1) {
+          atomicOr(&last_tiles, 1u << warp);
+          counters[x] = 0;  // every part has arrived: ready for the next launch
+        }
+      }
+      __syncthreads();
+      const unsigned mine = last_tiles;
+      if (mine != 0) {
+        __threadfence();
+        const long long plane = static_cast<long long>(M) * N;
+        for (int w = 0; w < tiles_mine; ++w) {
+          if (!(mine >> w & 1u)) continue;
+          each(tile0 + w * static_cast<int>(gridDim.x), [&](float, long long at, int) {
+            float sum = 0.f;
+#pragma unroll 8
+            for (int y = 0; y < static_cast<int>(gridDim.y); ++y) sum += __ldcg(partials + y * plane + at);
+            store(sum, at);
+          });
+        }
+      }
+    }
   } else if constexpr (CFG.tile_loop) {
     if (gridDim.y > 1)
       for (int x = tile0; x < row_tiles; x += gridDim.x) combine(x, gridDim.y);

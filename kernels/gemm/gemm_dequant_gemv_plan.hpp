@@ -53,6 +53,9 @@ struct GemmDequantGemvConfig {
   // split schedule: a CTA takes row tiles blockIdx.x, blockIdx.x + gridDim.x, ... over its k split, its activations
   // staged once for all of them (the spec's tile_rounds > 1: a grid of ceil(row tiles / tile_rounds) columns).
   bool tile_loop = false;
+  // tile_loop: at the CTA's end its row tiles' arrivals are counted together (one fence and barrier, warp w's lane 0
+  // counting tile w), and the tiles it finishes last are added together (else one tile after another).
+  bool sums_once = false;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -193,6 +196,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("permuted", c.permuted)
       .field("stage_async", c.stage_async)
       .field("tile_loop", c.tile_loop)
+      .field("sums_once", c.sums_once)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

@@ -449,6 +449,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
+                                                {{}, gemv({{"tile_rounds", "2"}, {"sums_once", "off"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
                                                 {{{"scale_dtype", "f32"}}, gv}});
@@ -950,6 +951,24 @@ TEST(GemmDequantSpec, StepScaleAutoTakesInt4Group128OnDeepGrids) {
   EXPECT_NE(name(wide, {{"path", "gemv"}, {"group_sum", "true"}}).find(".step_scale = false"), std::string::npos);
   EXPECT_NE(name({{"M", "16"}}, {{"path", "gemv"}, {"step_scale", "on"}}).find(".step_scale = true"),
             std::string::npos);
+}
+
+// sums_once auto: on for int4 wherever a CTA holds several row tiles (auto's two at 28672 x 8192, M 9-16), off where
+// it holds one and for fp4.
+TEST(GemmDequantSpec, SumsOnceWhereAnInt4CtaHoldsSeveralTiles) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}};
+  const KV wide = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, deep = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  for (const char* m : {"9", "12", "16"})
+    EXPECT_NE(name({{"M", m}, {"N", "28672"}, {"K", "8192"}}, gv).find(".tile_loop = true, .sums_once = true"),
+              std::string::npos)
+        << m;
+  EXPECT_NE(name(wide, {{"path", "gemv"}, {"sums_once", "off"}}).find(".sums_once = false"), std::string::npos);
+  EXPECT_NE(name(deep, gv).find(".tile_loop = false, .sums_once = false"), std::string::npos);
+  EXPECT_NE(name(deep, {{"path", "gemv"}, {"tile_rounds", "2"}}).find(".sums_once = true"), std::string::npos);
+  const KV fp4 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
+  EXPECT_NE(name(fp4, gv).find(".tile_loop = true, .sums_once = false"), std::string::npos);
+  EXPECT_NE(name(fp4, {{"path", "gemv"}, {"sums_once", "on"}}).find(".sums_once = true"), std::string::npos);
 }
 
 }  // namespace
