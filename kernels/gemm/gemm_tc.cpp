@@ -1216,8 +1216,8 @@ KernelSpec gemm_fp8_spec() {
     b.K = static_cast<int>(p.integer("K"));
     b.in = DType::e4m3;
     b.out = out_type(p);
-    // Block scales with scale_A M-major: "block_mn" (cuBLASLt reads them so; no copy).
-    b.scaling = p.text("scaling") == "block" && fp8_scale_a_mn(p) ? "block_mn" : p.text("scaling");
+    b.scaling = p.text("scaling");
+    b.scale_a_mn = b.scaling == "block" && fp8_scale_a_mn(p);  // cuBLASLt reads them so: no copy
     b.fast_accum = c.boolean("fast_accum");
     return b;
   };

@@ -594,8 +594,11 @@ TEST(GemmFp8Spec, ScaleAMnIsTheTransposedLayout) {
   }
   EXPECT_GT(std::sqrt(diff / norm), 10 * k.spec->tolerance(k.problem, DType::bf16).rel);
   ASSERT_TRUE(m.spec->baseline);
-  EXPECT_EQ(m.spec->baseline(m.problem, m.config)->scaling, "block_mn");
-  EXPECT_EQ(k.spec->baseline(k.problem, k.config)->scaling, "block");
+  const auto bm = m.spec->baseline(m.problem, m.config), bk = k.spec->baseline(k.problem, k.config);
+  EXPECT_EQ(bm->scaling, "block");
+  EXPECT_TRUE(bm->scale_a_mn);
+  EXPECT_EQ(bk->scaling, "block");
+  EXPECT_FALSE(bk->scale_a_mn);
   EXPECT_NE(m.name_expression.find(".scale_a_mn = true"), std::string::npos);
 
   auto maps = [](const KernelInstance& i) {

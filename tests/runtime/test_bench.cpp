@@ -646,6 +646,30 @@ TEST(CudnnBaseline, TravelsInTheLaunchRequest) {
 }
 
 // A spec's pre-launch (attn.bwd.wgmma's d_pass) reaches the worker as the spec gave it; without it there is none.
+// gemm.fp8's block scales with scale_A M-major (scale_a_layout=mn): cuBLASLt is told so (it reads them as they are),
+// and the worker reads the flag back; K-major ones travel without it.
+TEST(Baseline, Fp8MMajorBlockScalesTravelInTheLaunchRequest) {
+  for (const char* layout : {"k", "mn"}) {
+    SCOPED_TRACE(layout);
+    auto inst = instantiate(*library_registry().find("gemm.fp8").value(),
+                            {{"M", "200"}, {"N", "300"}, {"K", "272"}, {"scaling", "block"}, {"scale_a_layout", layout}},
+                            {}, limits_for_arch("sm_90a"));
+    ASSERT_TRUE(inst.ok()) << inst.status().message();
+    auto ls = to_launch_spec(*inst, fake_compiled());
+    ASSERT_TRUE(ls.ok());
+    ls->baseline = baseline_for(*inst, "cublas").value();
+    const bool mn = std::string(layout) == "mn";
+    EXPECT_EQ(ls->baseline->scaling, "block");
+    EXPECT_EQ(ls->baseline->scale_a_mn, mn);
+    Message req = make_launch_request(*ls);
+    LaunchSpec back;
+    ASSERT_TRUE(detail::parse_launch(req.header["launch"], req, back).ok());
+    ASSERT_TRUE(back.baseline.has_value());
+    EXPECT_EQ(back.baseline->scaling, "block");
+    EXPECT_EQ(back.baseline->scale_a_mn, mn);
+  }
+}
+
 TEST(PreLaunch, TravelsInTheLaunchRequest) {
   const KernelSpec& spec = *library_registry().find("attn.bwd.wgmma").value();
   DeviceLimits limits = limits_for_arch("sm_90a");

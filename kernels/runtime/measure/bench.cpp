@@ -169,9 +169,8 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
   TL_RETURN_IF_ERROR(expect(b->c, b->out, {b->M, b->N}));
   if (b->kind == "cublaslt_fp8") {
     const std::int64_t kb = (b->K + 127) / 128;
-    if (b->scaling == "block" || b->scaling == "block_mn") {
-      // block_mn: scale_a M-major, [K/128, M] (gemm.fp8's scale_a_layout=mn).
-      if (b->scaling == "block_mn") TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {kb, b->M}));
+    if (b->scaling == "block") {
+      if (b->scale_a_mn) TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {kb, b->M}));
       else TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {b->M, kb}));
       TL_RETURN_IF_ERROR(expect(b->scale_b, DType::f32, {(b->N + 127) / 128, kb}));
     } else if (b->scaling == "row") {
@@ -181,7 +180,7 @@ Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::str
       TL_RETURN_IF_ERROR(expect(b->scale_a, DType::f32, {1}));
       TL_RETURN_IF_ERROR(expect(b->scale_b, DType::f32, {1}));
     } else {
-      return make_error(ErrorCode::internal, name + ": FP8 baseline scaling '" + b->scaling + "' is none of tensor, row, block, block_mn");
+      return make_error(ErrorCode::internal, name + ": FP8 baseline scaling '" + b->scaling + "' is none of tensor, row, block");
     }
   }
   return *b;

@@ -44,7 +44,8 @@ struct SdpaBaseline {
 //   "nt": C[M,N] = A[M,K] * B[N,K]^T   (B stored N x K, K-major: gemm.mma, gemm.wgmma, gemm.fp8)
 //   "nn": C[M,N] = A[M,K] * B[K,N]     (gemm.simt)
 // FP8 scales (gemm.fp8's): "tensor" (scale_a, scale_b one f32 each), "row" (scale_a [M], scale_b [N]), "block"
-// (scale_a [M, K/128] per row and 128 k, scale_b [N/128, K/128] per 128 x 128 block of B; both row-major).
+// (scale_a [M, K/128] per row and 128 k, scale_b [N/128, K/128] per 128 x 128 block of B; both row-major; with
+// `scale_a_mn`, scale_a is M-major, [K/128, M]: gemm.fp8's scale_a_layout=mn).
 // The result goes to a buffer of its own (dtype `out`, as large as the kernel's) and is compared with the kernel's
 // output (`compared_output()`: `c`, or the attention's O).
 struct BaselineSpec {
@@ -54,6 +55,7 @@ struct BaselineSpec {
   std::string a = "A", b = "B", c = "C";  // buffer names in the launch
   DType in = DType::bf16, out = DType::bf16;
   std::string scaling = "tensor", scale_a = "scale_A", scale_b = "scale_B";  // cublaslt_fp8
+  bool scale_a_mn = false;  // cublaslt_fp8 "block": scale_a stored [K/128, M]
   bool fast_accum = false;  // cublaslt_fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (no promotion), as gemm.fp8's fast_accum
   SdpaBaseline sdpa;
 

@@ -197,7 +197,7 @@ Status lt_cannot(const BaselineSpec& b, const std::string& why) {
 // Block: A' (the 128 x 128-blocked weights) takes 128 x 128 blocks, B' (the activations) 1 x 128 blocks; cuBLASLt
 // reads the 1 x 128 scales M-major (scale (m, kb) at kb M + m, PyTorch's "outer-dim-major" for _scaled_mm) and the
 // 128 x 128 ones with the K blocks padded to a multiple of 4: both are copied so once, before anything is timed
-// (the 1 x 128 ones not where they are M-major already: scaling "block_mn", gemm.fp8's scale_a_layout=mn).
+// (the 1 x 128 ones not where they are M-major already: `scale_a_mn`, gemm.fp8's scale_a_layout=mn).
 Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const void* B, const void* scale_a,
                                      const void* scale_b, void* C) {
   CublasLt& lt = cublas_lt();
@@ -223,7 +223,7 @@ Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const
   if (!workspace) return workspace.status();
   if (b.scaling == "row") {
     mode_a = mode_b = kLtScaleOuterVec;
-  } else if (b.scaling == "block" || b.scaling == "block_mn") {
+  } else if (b.scaling == "block") {
     mode_a = kLtScaleBlock128;
     mode_b = kLtScaleVec128;
     const std::size_t nb = static_cast<std::size_t>((b.N + 127) / 128), kb4 = (kb + 3) / 4 * 4, M = static_cast<std::size_t>(b.M);
@@ -235,7 +235,7 @@ Result<LaunchFn> cublaslt_fp8_launch(const BaselineSpec& b, const void* A, const
             "padding the 128 x 128 block scales for cuBLASLt");
     sa = weights;
     sb = scale_a;
-    if (b.scaling == "block") {
+    if (!b.scale_a_mn) {
       auto m_major = alloc(M * kb * 4, "cuBLASLt's 1 x 128 block scales");
       if (!m_major) return m_major.status();
       void* acts = *m_major;

@@ -93,7 +93,7 @@ json launch_json(const LaunchSpec& s, Message& m) {
     j["baseline"] = {{"kind", b.kind}, {"layout", b.layout}, {"M", b.M}, {"N", b.N}, {"K", b.K}, {"a", b.a},
                      {"b", b.b}, {"c", b.c}, {"in", dtype_name(b.in)}, {"out", dtype_name(b.out)},
                      {"scaling", b.scaling}, {"scale_a", b.scale_a}, {"scale_b", b.scale_b},
-                     {"fast_accum", b.fast_accum}};
+                     {"scale_a_mn", b.scale_a_mn}, {"fast_accum", b.fast_accum}};
     if (b.kind == "cudnn_sdpa") {
       const SdpaBaseline& a = b.sdpa;
       j["baseline"]["sdpa"] = {{"batch", a.batch}, {"heads", a.heads}, {"heads_kv", a.heads_kv}, {"seq_q", a.seq_q},
@@ -233,6 +233,7 @@ Status launch_from_json(const json& j, const Message& m, LaunchSpec& s) {
       b.scaling = jb.value("scaling", b.scaling);
       b.scale_a = jb.value("scale_a", b.scale_a);
       b.scale_b = jb.value("scale_b", b.scale_b);
+      b.scale_a_mn = jb.value("scale_a_mn", false);
       b.fast_accum = jb.value("fast_accum", false);
       if (jb.contains("sdpa")) {
         const json& ja = jb["sdpa"];
