@@ -372,6 +372,14 @@ std::int64_t wgmma_smem_share(int min_blocks, const DeviceLimits& limits) {
 //             2k and 4k and 4k, both alternated rounds, medians and minima; docs/perf.md); off with ping-pong,
 //             where the softmax then runs beside the other warpgroup's GEMM issue (d 128: 0.96x), and untried
 //             under a narrow band (one warpgroup, two or three CTAs per SM)
+//   softmax   tree where not causal with ping-pong at head dims to 128 (d 64's 192-row blocks, d 128): H100, the d 128
+//             reference 1.004-1.007x chain in four alternated rounds of two calls (0.998-1.001x -> 1.002-1.008x cuDNN),
+//             d 64 at 2k 1.017-1.040x; lazy where causal at head dim 256's tile (ping_pong off, two consumer
+//             warpgroups, pv_fence on): d 256 causal 2k 1.011-1.018x chain (0.994-0.999x -> 1.008-1.014x cuDNN), 0.9996-
+//             1.007x tree; chain elsewhere: at d 128 causal (GQA, b 8, h 32 / 8, 4k) tree ran 0.997x and 1.000x,
+//             lazy 0.99x (also 0.99x at the d 128 reference: the warp vote makes the first exp2 wait for both row
+//             halves' maxima); 192 / 128, d 256 not causal, d 64 causal and the narrow bands were not measured
+//             (docs/perf.md)
 //   schedule  dynamic where causal (and persistent), and where not causal at dim = dim_v = 128 or 256: there equal
 //             work tiles still leave the CTAs uneven (4096 tiles on 132 SMs at the d 128 reference: 31.03 rounds),
 //             and taking them in turn finished 0.6-4.5% sooner (H100: d 128 at 4k, 16k and s_q 1k / s_k 4k, d 256
@@ -407,6 +415,11 @@ AttnFwdWgmmaConfig wgmma_config(const Values& p, const Values& c, bool narrow_al
                                    (causal_mask(p) || (dim == dim_v && (dim == 128 || dim == 256) && block_N <= 128))),
                        .uniform_desc = c.text("uniform_desc") != "false"};
   r.pv_fence = c.text("pv_fence") == "true" || (c.text("pv_fence") == "auto" && !r.ping_pong && r.block_M == 128);
+  const std::string sm = c.text("softmax");
+  r.softmax = sm == "tree" ? AttnSoftmax::tree : sm == "lazy" ? AttnSoftmax::lazy : sm == "chain" ? AttnSoftmax::chain
+              : r.causal && !r.ping_pong && r.block_M == 128 ? AttnSoftmax::lazy
+              : !r.causal && r.ping_pong && widest <= 128     ? AttnSoftmax::tree
+                                                              : AttnSoftmax::chain;
   // For each count of CTAs per SM in turn (auto: the most whose registers and shared memory fit), the first of (2 Q
   // buffers, tma), (1, tma), (2, direct), (1, direct) that fits its share of shared memory, the given ones held.
   const DeviceLimits hopper = limits_for_arch("sm_90a");
@@ -595,6 +608,16 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "two consumer warpgroups (head dim 256; H100: 1.004-1.017x false there), false "
                                       "elsewhere (with ping-pong the softmax then competes with the other warpgroup's "
                                       "GEMM issue: 0.96x at d 128; docs/perf.md)"),
+               ParamSpec::enumeration("softmax", "auto", {"auto", "chain", "tree", "lazy"},
+                                      "the online softmax's row reductions and O's rescale: chain = the row max and row "
+                                      "sum of a thread's values as chains (ptxas keeps the max's in source order ahead of "
+                                      "the first exp2); tree = both as binary trees; lazy = trees, and the row maxima "
+                                      "move (and O is rescaled) only when one of a warp's rows grew by more than 8 in "
+                                      "log2 units, so O's FMULs leave most tiles (exp2 values stay below 2^8; O / l and "
+                                      "LSE are unchanged); auto = tree where not causal with ping-pong at head dims "
+                                      "to 128, lazy where causal at head dim 256 (ping_pong off), else chain (H100: "
+                                      "1.004-1.007x at the d 128 reference, 1.017-1.040x at d 64, 1.011-1.018x at d 256 "
+                                      "causal; tree 0.997-1.000x at d 128 causal; docs/perf.md)"),
                ParamSpec::enumeration("epilogue", "auto", {"auto", "direct", "smem", "tma"},
                                       "how O leaves: direct = 4-byte stores straight from the accumulators; smem = "
                                       "staged in shared memory (block_M x dim_v more), whole rows with 16-byte stores; "

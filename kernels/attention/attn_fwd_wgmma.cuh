@@ -32,7 +32,8 @@
 //                                    transposed-B descriptor)
 //       [ping-pong: hand the tensor cores to the next warpgroup]
 //       wait S (wgmma_wait<1>), release K(it); mask (edge tiles only); online softmax on S in place
-//       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles)
+//       (exp2 with log2(e)/sqrt(D) folded in, row max and sum in registers, quad shuffles; config softmax: a row's
+//       max and sum as chains or trees, O's rescale every tile or only once a warp's maximum grew by 2^8)
 //       wait P V (wgmma_wait<0>), release V(it-1); rescale O by exp2(m_old - m_new); S -> P (16-bit, registers:
 //       the accumulator layout of two n8 column groups is the A-fragment layout of one k16 step)
 //   so the softmax of tile it runs while P(it-1) V(it-1) is on the tensor cores (intra-warpgroup overlap), and
@@ -157,6 +158,10 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
   constexpr bool PINGPONG = CFG.ping_pong, CAUSAL = CFG.causal, BF16 = CFG.bf16, VARLEN = CFG.varlen;
   constexpr bool WINDOW = CFG.window, SINKS = CFG.sinks, DYNAMIC = CFG.dynamic, UDESC = CFG.uniform_desc;
   constexpr bool PV_FENCE = CFG.pv_fence;
+  // SOFTMAX (config softmax): TREE reduces a row half's values as binary trees; LAZY also leaves O and the row sums
+  // relative to an older row maximum until some row of the warp grows past it by more than kLazyLog2.
+  constexpr bool TREE = CFG.softmax != AttnSoftmax::chain, LAZY = CFG.softmax == AttnSoftmax::lazy;
+  constexpr float kLazyLog2 = 8.f;
   static_assert(!WINDOW || CAUSAL, "the sliding window is causal's band");
   // O: 0 = direct stores from the accumulators, 1 = staged in smem + 16-byte stores, 2 = staged + TMA stores.
   constexpr int EPI = static_cast<int>(CFG.epilogue);
@@ -437,8 +442,61 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
         if (col >= w.seq_k || (CAUSAL && col > row + w.diag) || (WINDOW && col <= row + w.diag - window)) s[i] = kNegInf;
       }
     };
-    // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O.
+    // TREE (config softmax tree / lazy): the online softmax below with a row half's BN / 4 values reduced as binary
+    // trees, both halves side by side: the maximum (depth log2(BN / 8) + 1, where the chain's BN / 8 + 1 FMNMX stand in
+    // source order ahead of the first exp2) and the sum (as many FADD, no chain). LAZY: the row maxima move only when
+    // one of the warp's rows grew by more than kLazyLog2 (a warp vote); otherwise alpha is 1 and the tile's exp2 values
+    // are at most 2^kLazyLog2 (bf16 P and f32 O and sums hold that), and the caller skips O's rescale.
+    auto softmax_tree = [&](float (&alpha)[2]) {
+      constexpr int NP = BN / 8;  // pairs of a row half's values
+      float r[2][NP];
+#pragma unroll
+      for (int j = 0; j < NP; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+          r[hh][j] = fmaxf(s[P.s_values.row_value[hh][2 * j]], s[P.s_values.row_value[hh][2 * j + 1]]);
+#pragma unroll
+      for (int d = 1; d < NP; d *= 2)
+#pragma unroll
+        for (int j = 0; j + d < NP; j += 2 * d)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) r[hh][j] = fmaxf(r[hh][j], r[hh][j + d]);
+      float mx[2], m_use[2];
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) mx[hh] = fmaxf(row_max[hh], quad_max(r[hh][0]) * kScaleLog2);
+      bool moved = true;
+      if constexpr (LAZY)
+        moved = __any_sync(0xffffffffu, mx[0] > row_max[0] + kLazyLog2 || mx[1] > row_max[1] + kLazyLog2);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const float m = moved ? mx[hh] : row_max[hh];
+        m_use[hh] = m == kNegInf ? 0.f : m;  // (as below: a row with no key yet)
+        alpha[hh] = moved ? exp2_approx(row_max[hh] - m_use[hh]) : 1.f;
+        row_max[hh] = m;
+      }
+#pragma unroll
+      for (int j = 0; j < NP; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int v0 = P.s_values.row_value[hh][2 * j], v1 = P.s_values.row_value[hh][2 * j + 1];
+          s[v0] = exp2_approx(fmaf(s[v0], kScaleLog2, -m_use[hh]));
+          s[v1] = exp2_approx(fmaf(s[v1], kScaleLog2, -m_use[hh]));
+          r[hh][j] = s[v0] + s[v1];
+        }
+#pragma unroll
+      for (int d = 1; d < NP; d *= 2)
+#pragma unroll
+        for (int j = 0; j + d < NP; j += 2 * d)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) r[hh][j] += r[hh][j + d];
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) row_sum[hh] = row_sum[hh] * alpha[hh] + r[hh][0];  // the quad is summed at the end
+      return moved;
+    };
+    // Online softmax on S in place: S becomes exp2(S * scale - m_new); returns the rescale factors of O, and whether
+    // O needs them (LAZY: false when the warp's maxima stayed; else true).
     auto softmax = [&](float (&alpha)[2]) {
+      if constexpr (TREE) return softmax_tree(alpha);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         float mx = kNegInf;
@@ -460,6 +518,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
         }
         row_sum[hh] = row_sum[hh] * alpha[hh] + sum;  // per-thread partial; the quad is summed at the end
       }
+      return true;
     };
 
     // Three warpgroups, causal: one whose rows all lie past the sequence (in the last query block, which causal
@@ -557,7 +616,7 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
         TL_PROBE_BEGIN(Probe::softmax, st, tile);
         mask(tile);
         float alpha[2];
-        softmax(alpha);
+        const bool rescale = softmax(alpha);
         TL_PROBE_END(Probe::softmax, st, tile);
         TL_PROBE_BEGIN(Probe::wait_pv, sp, tile + 1);
         // PV_FENCE (config pv_fence): ptxas otherwise puts this wait at the top of the softmax's block (every
@@ -573,12 +632,16 @@ __global__ void __launch_bounds__((CFG.block_M / 64 + 1) * 128, CFG.min_blocks)
         if (tid == 0) mbar_arrive(v_empty(sp));
         TL_PROBE_END(Probe::wait_pv, sp, tile + 1);
         TL_PROBE_BEGIN(Probe::rescale_p, sp, tile);
+        // LAZY: P first, so its conversions stay beside the exp2s rather than behind the branch.
+        if constexpr (LAZY) to_p();
+        if (!LAZY || rescale) {
 #pragma unroll
-        for (int j = 0; j < DV / 8; ++j)
+          for (int j = 0; j < DV / 8; ++j)
 #pragma unroll
-          for (int hh = 0; hh < 2; ++hh)
-            o[P.o_values.row_value[hh][2 * j]] *= alpha[hh], o[P.o_values.row_value[hh][2 * j + 1]] *= alpha[hh];
-        to_p();
+            for (int hh = 0; hh < 2; ++hh)
+              o[P.o_values.row_value[hh][2 * j]] *= alpha[hh], o[P.o_values.row_value[hh][2 * j + 1]] *= alpha[hh];
+        }
+        if constexpr (!LAZY) to_p();
         TL_PROBE_END(Probe::rescale_p, sp, tile);
       }
 

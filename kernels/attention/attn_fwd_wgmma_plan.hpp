@@ -19,6 +19,12 @@ namespace tl {
 // staged then TMA stores.
 enum class AttnEpilogue : unsigned char { direct = 0, smem = 1, tma = 2 };
 
+// The softmax's form (config `softmax`): the row max and row sum as chains in source order (chain), as binary trees
+// (tree), or as trees with O's rescale put off while no row maximum of the warp has grown by more than 8 (log2 units)
+// since it was last applied (lazy: the tile's exp2 values then stay below 2^8, and O and the row sums stay relative
+// to the older maximum, which the epilogue's 1 / l and LSE use alike).
+enum class AttnSoftmax : unsigned char { chain = 0, tree = 1, lazy = 2 };
+
 // The kernel's one template parameter: the config schema's values (TileLang's names) and the problem's flags it is
 // specialised on. (`persistent` and `section` are launch and argument values, not part of the code.)
 struct AttnFwdWgmmaConfig {
@@ -39,6 +45,7 @@ struct AttnFwdWgmmaConfig {
   int min_blocks = 1;                       // CTAs per SM the registers are budgeted for (__launch_bounds__, setmaxnreg)
   bool uniform_desc = false;                // wgmma descriptors from warp-uniform values (uniform registers)
   bool pv_fence = false;                    // a tile's P V wait held after its softmax (a clock-read fence)
+  AttnSoftmax softmax = AttnSoftmax::chain;  // row max / sum as chains or trees; O's rescale every tile or lazily
 };
 
 // Timeline regions (TL_PROBE marks), in the order of the spec's `probes`.
@@ -211,6 +218,8 @@ inline std::string name_expression(const AttnFwdWgmmaConfig& c) {
       .field("min_blocks", c.min_blocks)
       .field("uniform_desc", c.uniform_desc)
       .field("pv_fence", c.pv_fence)
+      .raw("softmax", std::string("tl::AttnSoftmax::") +
+                          (c.softmax == AttnSoftmax::tree ? "tree" : c.softmax == AttnSoftmax::lazy ? "lazy" : "chain"))
       .str();
 }
 

@@ -317,7 +317,10 @@ bool probe_build_spills(const KernelInstance& k) {
   const std::string& n = k.name_expression;
   auto field = [&](const std::string& f) { return std::stoi(n.substr(n.find("." + f + " = ") + f.size() + 4)); };
   const int bn = field("block_N"), dv = field("dim_v");
-  return bn / 2 + dv / 2 + bn / 4 >= 180 || dv == 192 || field("block_M") == 192;
+  // (Also the per-thread descriptors' probe build with the softmax's trees at d 128: 4 bytes at 232 registers.)
+  const bool thread_desc_tree = n.find(".uniform_desc = false") != std::string::npos &&
+                                n.find("AttnSoftmax::chain") == std::string::npos;
+  return bn / 2 + dv / 2 + bn / 4 >= 180 || dv == 192 || field("block_M") == 192 || thread_desc_tree;
 }
 
 // Every block_N, both head dims and dtypes, causal, varlen, 3 stages, one consumer warpgroup without ping-pong, and
@@ -383,6 +386,18 @@ TEST(AttentionWgmma, ConfigsCompileForHopperWithoutSpilling) {
       {{{"dim", "256"}, {"causal", "true"}}, {{"pv_fence", "false"}}},
       {{}, {{"pv_fence", "true"}}},
       {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}}, {{"pv_fence", "true"}}},
+      // The softmax's forms off their auto (tree at d 64 and 128 not causal, lazy at d 256 causal, chain elsewhere,
+      // which the cases above compile): chain and lazy at d 128, lazy at d 64's 192-row blocks, chain at d 256 causal
+      // (with pv_fence, its auto), tree at d 128 causal GQA varlen, lazy and tree at 192 / 128 causal varlen, lazy
+      // under the d 128 narrow band (64-row blocks, two CTAs per SM) with sinks.
+      {{}, {{"softmax", "chain"}}},
+      {{}, {{"softmax", "lazy"}}},
+      {{{"dim", "64"}}, {{"softmax", "lazy"}}},
+      {{{"dim", "256"}, {"causal", "true"}}, {{"softmax", "chain"}}},
+      {{{"varlen", "true"}, {"causal", "true"}, {"heads_kv", "2"}}, {{"softmax", "tree"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"varlen", "true"}}, {{"softmax", "tree"}}},
+      {{{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}, {"varlen", "true"}}, {{"softmax", "lazy"}}},
+      {{{"causal", "true"}, {"window", "128"}, {"sinks", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"softmax", "lazy"}}},
   };
   for (bool probes : {false, true})
     for (const auto& [problem, config] : cases) {
@@ -671,6 +686,27 @@ TEST(AttentionWgmma, AutoUniformDescAndPvFence) {
   EXPECT_TRUE(has(d256, {{"pv_fence", "false"}}, ".pv_fence = false"));
   EXPECT_TRUE(has(d128, {{"pv_fence", "true"}}, ".pv_fence = true"));
   EXPECT_TRUE(has(d128, {{"ping_pong", "false"}}, ".pv_fence = true"));
+}
+
+// softmax auto: tree where not causal with ping-pong at head dims to 128 (d 128, d 64's 192-row blocks), lazy where
+// causal with ping_pong off and two consumer warpgroups (head dim 256's auto tile), chain elsewhere: d 128 causal (tree
+// not faster there), 192 / 128, d 256 not causal and the narrow bands (not measured).
+TEST(AttentionWgmma, AutoSoftmax) {
+  auto has = [](const KV& p, const KV& c, const std::string& field) {
+    return instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a")).value().name_expression.find(field) !=
+           std::string::npos;
+  };
+  const KV d128 = {}, d64 = {{"dim", "64"}}, mla = {{"dim", "192"}, {"dim_v", "128"}, {"causal", "true"}};
+  const KV d256 = {{"dim", "256"}, {"causal", "true"}}, narrow = {{"causal", "true"}, {"window", "128"}};
+  const KV gqa = {{"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, d256_dense = {{"dim", "256"}};
+  const KV d64_causal = {{"dim", "64"}, {"causal", "true"}};
+  for (const KV& p : {d128, d64}) EXPECT_TRUE(has(p, {}, ".softmax = tl::AttnSoftmax::tree"));
+  EXPECT_TRUE(has(d256, {}, ".softmax = tl::AttnSoftmax::lazy"));
+  for (const KV& p : {gqa, mla, narrow, d256_dense, d64_causal}) EXPECT_TRUE(has(p, {}, ".softmax = tl::AttnSoftmax::chain"));
+  EXPECT_TRUE(has(d128, {{"softmax", "chain"}}, ".softmax = tl::AttnSoftmax::chain"));
+  EXPECT_TRUE(has(d256, {{"softmax", "tree"}}, ".softmax = tl::AttnSoftmax::tree"));
+  EXPECT_TRUE(has(mla, {{"softmax", "lazy"}}, ".softmax = tl::AttnSoftmax::lazy"));
+  EXPECT_TRUE(has(gqa, {{"ping_pong", "false"}}, ".softmax = tl::AttnSoftmax::lazy"));
 }
 
 // Causal auto sections. Dynamic: no more (sequence, head) pairs than whose K and V fill 32 MB, so head dim 256 at

@@ -299,9 +299,10 @@ TEST(AttnPlans, EveryFieldChangesTheName) {
         AttnFwdWgmmaConfig{.num_stages = 3}, AttnFwdWgmmaConfig{.q_stages = 1}, AttnFwdWgmmaConfig{.ping_pong = false},
         AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::smem}, AttnFwdWgmmaConfig{.epilogue = AttnEpilogue::direct},
         AttnFwdWgmmaConfig{.causal = true}, AttnFwdWgmmaConfig{.bf16 = false}, AttnFwdWgmmaConfig{.varlen = true},
-        AttnFwdWgmmaConfig{.dynamic = true}, AttnFwdWgmmaConfig{.uniform_desc = true}, AttnFwdWgmmaConfig{.pv_fence = true}})
+        AttnFwdWgmmaConfig{.dynamic = true}, AttnFwdWgmmaConfig{.uniform_desc = true}, AttnFwdWgmmaConfig{.pv_fence = true},
+        AttnFwdWgmmaConfig{.softmax = AttnSoftmax::tree}, AttnFwdWgmmaConfig{.softmax = AttnSoftmax::lazy}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 16u);
+  EXPECT_EQ(names.size(), 18u);
 }
 
 }  // namespace
