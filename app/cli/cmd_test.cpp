@@ -14,7 +14,7 @@ namespace {
 
 struct TestArgs {
   SessionArgs session{20};
-  std::string kernel, junit;
+  std::string kernel, junit, config;
   bool quick = false, full = false;
 };
 
@@ -23,6 +23,7 @@ using KV = std::map<std::string, std::string>;
 struct Case {
   const KernelSpec* spec = nullptr;
   KV problem, config;
+  bool base = false;  // the kernel's defaults (with --config's values): a refusal there is a skip, not a failure
 };
 
 // Sizes by the problem's parameter names; most deliberately not multiples of any tile, plus one that is.
@@ -64,28 +65,38 @@ std::vector<KV> config_variations(const Schema& config) {
   return out;
 }
 
-std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool full, const DeviceLimits& limits) {
+// `forced` (--config) is set in every case of the matrix; the variations of a parameter it sets are left out.
+std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool full, const DeviceLimits& limits,
+                               const KV& forced) {
   std::vector<Case> cases;
   for (const KernelSpec* spec : specs) {
     if (spec->hidden) {  // the fault-path kernels: once, at their defaults
-      cases.push_back({spec, {}, {}});
+      cases.push_back({spec, {}, forced, true});
       continue;
     }
     std::vector<std::string> dtypes = {""};
     if (const ParamSpec* d = spec->problem.find("dtype"); d && !d->choices.empty()) dtypes = d->choices;
-    auto variations = config_variations(spec->config);
+    std::vector<KV> variations;
+    auto all = config_variations(spec->config);
     if (full && spec->test_configs)
-      for (auto& c : spec->test_configs()) variations.push_back(std::move(c));
+      for (auto& c : spec->test_configs()) all.push_back(std::move(c));
+    for (KV& v : all) {
+      bool sets_forced = false;
+      for (const auto& [k, _] : forced) sets_forced = sets_forced || v.count(k);
+      if (sets_forced) continue;
+      v.insert(forced.begin(), forced.end());
+      variations.push_back(std::move(v));
+    }
     for (const auto& size : spec->test_problems ? spec->test_problems(full) : sizes_for(spec->problem, full)) {
       for (const auto& dt : dtypes) {
         KV problem = size;
         if (!dt.empty()) problem["dtype"] = dt;
-        cases.push_back({spec, problem, {}});
+        cases.push_back({spec, problem, forced, true});
         int others = 0;
         for (const auto& v : variations) {
           if (!full && others == 1) break;
           if (instantiate(*spec, problem, v, limits).ok()) {
-            cases.push_back({spec, problem, v});
+            cases.push_back({spec, problem, v, false});
             ++others;
           }
         }
@@ -162,11 +173,19 @@ int run_test(const TestArgs& a) {
   } else {
     specs = library_registry().list(false);
   }
+  auto forced = parse_key_values(a.config);
+  if (!forced) return report_error(forced.status().with_context("--config").message());
+  if (!forced->empty() && a.kernel.empty())
+    return report_error("--config sets parameters of one kernel's config: give --kernel too");
+  for (const auto& [k, v] : *forced)
+    if (!specs[0]->config.find(k))
+      return report_error("--config: " + specs[0]->name + " has no config parameter '" + k +
+                          "' (`tilelab kernels` lists them)");
   auto session = open_session(a.session);
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
-  const auto cases = build_matrix(specs, a.full, target.limits);
+  const auto cases = build_matrix(specs, a.full, target.limits, *forced);
 
   if (target.device) {
     std::printf("testing %zu cases on GPU 0 (%s, %s)\n", cases.size(), target.device->name.c_str(),
@@ -185,7 +204,7 @@ int run_test(const TestArgs& a) {
     o.c = c;
     auto prepared = s.prepare(c.spec->name, c.problem, c.config);
     RunRecord r;
-    if (!prepared && prepared.status().code() == ErrorCode::unsupported && c.config.empty()) {
+    if (!prepared && prepared.status().code() == ErrorCode::unsupported && c.base) {
       // The kernel refuses this problem at its default config (can_implement's reason): not a failure.
       o.kind = Outcome::Kind::skipped;
       o.detail = "not supported: " + prepared.status().message();
@@ -239,6 +258,8 @@ void add_test_command(CLI::App& app, Context& ctx) {
   auto* quick = cmd->add_flag("--quick", a->quick, "Two sizes per kernel, default + one other config (the default)");
   cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
   cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
+  cmd->add_option("--config", a->config,
+                  "key=value,... of --kernel's config set in every case (its variations of those parameters left out)");
   add_session_options(cmd, a->session);
   cmd->callback([&ctx, a] { ctx.exit_code = run_test(*a); });
 }
