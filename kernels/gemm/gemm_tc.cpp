@@ -469,10 +469,33 @@ WgmmaTile wgmma_pingpong_tile(const Values& p, const Values& c, WgmmaTile t) {
   }
   return t;
 }
+// schedule=auto takes pingpong for the auto tile (block_M=0, block_N, num_stages and c_split at their defaults, no
+// cluster, a 16-bit C through the TMA store, a K-major B) at 4-16 k-steps a tile (K 193-1024) where the 128 x 128 tiles
+// give each consumer at least two (4 x SMs tiles) and stream-K would not split the default tile. On the H100
+// (docs/perf.md, 2026-11-27, gemmbf7; four alternated passes beside cuBLAS in one call) the ping-pong ran 1.089-1.105x
+// the default at 4096 x 4096 x 512 and 1.047-1.052x at 8192 x 8192 x 1024 (medians and minima, every pass): there the
+// consumers' epilogue is 10-20% of a cooperative tile's time, and the other consumer's wgmma hide it; at K >= 4096 it
+// lost 5-25% (0.94x at 4096^3, 0.77-0.78x at 8192^3, 6144^3, 2048 x 8192 x 8192, 16384^2 x 4096), where the main loop's
+// shared-memory bytes (160 a tensor clock against the cooperative 128 x 256's 128) set the rate.
+bool wgmma_pingpong_pays(const Values& p, const Values& c) {
+  if (c.text("schedule") != "auto" || c.integer("block_M") != 0 || c.integer("block_N") != 256 ||
+      c.integer("num_stages") != 3 || c.integer("c_split") != 1 || wgmma_cluster(c) != 1 || !tma_store_on(p, c) ||
+      dtype_size(out_type(p)) != 2 || !p.boolean("trans_B"))
+    return false;
+  const int sms = limits_for_arch("sm_90a").sm_count;
+  const std::int64_t M = p.integer("M"), N = p.integer("N"), k_steps = (p.integer("K") + 63) / 64;
+  if (k_steps < 4 || k_steps > 16 || ((M + 127) / 128) * ((N + 127) / 128) < 4 * sms) return false;
+  const std::int64_t t_default = ((M + 127) / 128) * ((N + 255) / 256);
+  return t_default >= (1 << 30) || !gemm_stream_k_pays(static_cast<int>(t_default), static_cast<int>(k_steps), sms);
+}
+// GemmWgmmaConfig::pingpong: schedule=pingpong, or auto where wgmma_pingpong_pays.
+bool wgmma_pingpong(const Values& p, const Values& c) {
+  return c.text("schedule") == "pingpong" || wgmma_pingpong_pays(p, c);
+}
 WgmmaTile wgmma_tile(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   WgmmaTile given{i("block_M"), i("block_N"), i("num_stages"), i("c_split")};
-  if (c.text("schedule") == "pingpong") return wgmma_pingpong_tile(p, c, given);
+  if (wgmma_pingpong(p, c)) return wgmma_pingpong_tile(p, c, given);
   if (given.block_M != 0) return given;
   given.block_M = 128;
   if (given.block_N != 256 || given.num_stages != 3 || given.c_split != 1 || wgmma_cluster(c) != 1 ||
@@ -513,6 +536,7 @@ std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
 bool wgmma_stream_k(const Values& p, const Values& c) {
   const std::string s = c.text("schedule");
   if (s != "auto") return s == "stream_k";
+  if (wgmma_pingpong_pays(p, c)) return false;
   const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
   return wgmma_cluster(c) == 1 && wgmma_tile(p, c).block_M <= 128 && tiles < (1 << 30) &&
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
@@ -549,7 +573,7 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
           .stream_k = wgmma_stream_k(p, c),
           .c_split = t.c_split,
-          .pingpong = c.text("schedule") == "pingpong"};
+          .pingpong = wgmma_pingpong(p, c)};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -579,7 +603,7 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "share B) or cluster_N=2 (pairs share A), not both");
   const WgmmaTile tile = wgmma_tile(p, c);
   const std::int64_t bm = tile.block_M, bn = tile.block_N, split = tile.c_split;
-  if (c.text("schedule") == "pingpong") {
+  if (wgmma_pingpong(p, c)) {
     if (wgmma_cluster(c) > 1)
       return refuse("schedule=pingpong gives each consumer warpgroup whole tiles of its own in single CTAs: set "
                     "cluster_M=1 and cluster_N=1");
@@ -650,7 +674,7 @@ KernelSpec gemm_wgmma_spec() {
                                  "two consumers of 96 columns each as three m64n96 chains (cuBLAS's 192 x 192; "
                                  "opt-in: on the H100 0.99-1.00x the default at 6144^3, 0.80-0.97x at issue 21's "
                                  "other shapes, slower in 2-CTA clusters); "
-                                 "0 = auto: 128, or 256 x 152 "
+                                 "0 = auto: 128 (with schedule=pingpong, or where auto takes it, 128 x 128), or 256 x 152 "
                                  "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048); "
                                  "128 x 256 tiles take 4 stages and c_split=2 at K 193-512 and, data-parallel, at "
                                  "K >= 8192 (block_N, num_stages, c_split at their defaults, a 16-bit C, TMA store)"),
@@ -681,8 +705,10 @@ KernelSpec gemm_wgmma_spec() {
       "K over all CTAs, partial f32 tiles added by each tile's finisher through a workspace (no clusters); pingpong: "
       "whole tiles, the two consumer warpgroups on alternate tiles of their own and their main loops in turns, so one "
       "stores C while the other's wgmma run (block_M=0 gives 128x128 tiles, block_M=64 64x256; num_stages 3 means the "
-      "deepest ring that fits; no clusters); auto: stream_k where the split is predicted to save over 1% beyond its "
-      "measured cost (no clusters), else data_parallel"));
+      "deepest ring that fits; no clusters); auto: pingpong for the auto tile at K 193-1024 (4-16 k-steps) where "
+      "the 128x128 tiles are at least 4 a CTA (a 16-bit C through the TMA store, trans_B, no cluster; H100: 1.05-1.10x "
+      "at 4096x4096x512 and 8192x8192x1024, 0.77-0.94x at K >= 4096), else stream_k where the split is predicted to "
+      "save over 1% beyond its measured cost (no clusters), else data_parallel"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.

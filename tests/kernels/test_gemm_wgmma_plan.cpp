@@ -517,6 +517,35 @@ TEST(GemmWgmmaPlan, PingpongTilesAConsumerCompileAndRefuseWhatTheyCannot) {
   refused({{"schedule", "pingpong"}, {"block_N", "192"}}, "192 accumulator registers");
 }
 
+// schedule=auto takes pingpong's 128 x 128 tiles (6 stages) at 4-16 k-steps where they are 4+ a CTA (gemmbf7's
+// measurements: 4096 x 4096 x 512 and 8192 x 8192 x 1024 of issue 21's eight shapes), for the auto tile with a 16-bit C
+// through the TMA store and a K-major B only; never with stream-K.
+TEST(GemmWgmmaPlan, ScheduleAutoTakesPingpongAtShortTiles) {
+  auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
+  };
+  auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
+  const std::string pp = ".block_M = 128, .block_N = 128, .block_K = 64, .num_stages = 6,";
+  for (const auto& p : {shape(4096, 4096, 512), shape(8192, 8192, 1024), shape(4096, 4096, 256), shape(8192, 4096, 768),
+                        with_key(shape(4096, 4096, 512), "dtype", "f16"), with_key(shape(4096, 4096, 512), "out_dtype", "f16")}) {
+    const KernelInstance k = instance(p, {});
+    EXPECT_TRUE(has(k, pp)) << k.name_expression;
+    EXPECT_TRUE(has(k, ".pingpong = true}")) << k.name_expression;
+    EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << k.name_expression;
+  }
+  // Not at 1-3 or 17+ k-steps, under 4 tiles a CTA, for an f32 C, an N-major B, a config's own tile, depth, split,
+  // cluster, epilogue or schedule; not at the other six issue-21 shapes.
+  for (const auto& p : {shape(4096, 4096, 128), shape(4096, 4096, 1088), shape(2048, 4096, 1024), shape(4096, 4096, 4096),
+                        shape(8192, 8192, 8192), shape(6144, 6144, 6144), shape(3000, 5000, 4096), shape(2048, 8192, 8192),
+                        shape(16384, 16384, 4096), with_key(shape(4096, 4096, 512), "out_dtype", "f32"),
+                        with_key(shape(4096, 4096, 512), "trans_B", "false")})
+    EXPECT_FALSE(has(instance(p, {}), ".pingpong")) << instance(p, {}).name_expression;
+  for (const auto& config : std::vector<std::map<std::string, std::string>>{
+           {{"block_M", "128"}}, {{"block_N", "128"}}, {{"num_stages", "2"}}, {{"c_split", "2"}}, {{"cluster_M", "2"}},
+           {{"tma_store", "false"}}, {{"schedule", "data_parallel"}}, {{"schedule", "stream_k"}}})
+    EXPECT_FALSE(has(instance(shape(4096, 4096, 512), config), ".pingpong")) << instance(shape(4096, 4096, 512), config).name_expression;
+}
+
 // block_M=0 (auto): 256 x 152 tiles with 4 stages and c_split=2 where their waves fill the SMs better than 128 x 256
 // tiles' (under 0.95 of them, K >= 2048): of issue 21's eight shapes only 3000 x 5000 x 4096; else 128 rows.
 TEST(GemmWgmmaPlan, TileAutoTakes256x152WhereItsWavesFillBetter) {
@@ -570,13 +599,16 @@ TEST(GemmWgmmaPlan, TileAutoTakesAFourthStageAtShortAndLongTiles) {
   const std::string wide = ".block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3,";
   auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
   for (const auto& p : {shape(4096, 4096, 512), shape(2048, 8192, 8192), shape(4096, 4096, 256), shape(4096, 4096, 8192)}) {
-    const KernelInstance k = instance(p, {});
+    // 4-16 k-steps with 4+ 128 x 128 tiles a CTA: auto's pingpong (below), the fourth stage with data_parallel.
+    const KernelInstance k = instance(p, p.at("K") == "512" || p.at("K") == "256" ? std::map<std::string, std::string>{
+                                                                                        {"schedule", "data_parallel"}}
+                                                                                  : std::map<std::string, std::string>{});
     EXPECT_TRUE(has(k, deep)) << k.name_expression;
     EXPECT_TRUE(has(k, ".c_split = 2")) << k.name_expression;
     EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << k.name_expression;
     EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(make_plan({.num_stages = 4, .c_split = 2}).bytes));
     EXPECT_TRUE(has(instance(p, {{"schedule", "data_parallel"}}), deep));
-    EXPECT_TRUE(has(instance(with_key(p, "dtype", "f16"), {}), deep)) << "f16 in, 16-bit C";
+    EXPECT_TRUE(has(instance(with_key(p, "dtype", "f16"), {{"schedule", "data_parallel"}}), deep)) << "f16 in, 16-bit C";
   }
   EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 512), "trans_B", "false"), {}), deep));
   // Not at 1-3 or 9-127 k-steps, not with stream-K (auto's split at 8192^3, or asked for), not where 256 x 152 is taken.
