@@ -17,6 +17,11 @@
 // columns [c*96, c*96+96) of all 192 rows as three m64n96 chains (CFG.split_cols(), CFG.wgmma_n() = 96) that read
 // the same B descriptor of its columns on each k16 and each its own 64 rows of A: 3 x 48 = 144 accumulator registers
 // a thread; its 64 x 96 staging tile (three 32-column SWIZZLE_64B sub-tiles) stores the chains in turn.
+// Ping-pong (CFG.pingpong, schedule=pingpong; auto at 4-16 k-steps): the two consumers work on different tiles,
+// consumer c on the CTA's tiles c, c + 2, ..., each a whole block_M x block_N tile as block_M / 64 chains (128 x 128:
+// two m64n128; 64 x 256: one m64n256). The producer is unchanged (the ring in tile order); a consumer steps its ring
+// position over the other's tiles, each stage is freed by its one consumer, and the main loops take turns (named
+// barriers), so that one consumer's epilogue runs under the other's wgmma.
 // The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
 // that consecutive tiles reuse the same A rows (raster m) or B columns (raster n) from L2.
 //
