@@ -209,7 +209,7 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
   m.stages = cfg.num_stages;
   const int chains = cfg.chains();
   const double wn = cfg.wgmma_n();  // a consumer's columns (half of a 192 x 192 tile's)
-  m.consumers = cfg.consumers();
+  m.consumers = cfg.pingpong ? 1 : cfg.consumers();  // pingpong: the tensor cores walk every tile once, in turns
   m.k_steps = g.k_steps;
   const std::int64_t tiles = ((g.M + bm - 1) / bm) * ((g.N + bn - 1) / bn);
   // Per k-step: the producer's wait, issue and flight, and each consumer's wait, wgmma and release; an epilogue
@@ -234,6 +234,7 @@ Result<Timeline> model_wgmma(const KernelInstance& inst, const ModelDevice& d) {
       chains * (d.epilogue_fixed_ns + 64.0 * wn * g.elem / (tma_store ? g.load_bw : g.store_bw));
   std::string shape = "one warp per warpgroup shown (the others run the same schedule)";
   if (wgmma_config(inst.problem, inst.config).stream_k) shape += "; whole tiles: stream-K's split not modelled";
+  if (cfg.pingpong) shape += "; pingpong: modelled as one consumer walking every tile (the turns not modelled)";
   if (cm * cn > 1)
     shape += "; 2-CTA cluster: the shared operand's L2 reads halved, the pair's waits on each other not modelled";
   return finish_model(model_gemm_wgmma(m, c, inst.spec->probes), inst, d, shape);
@@ -448,9 +449,53 @@ struct WgmmaTile {
 bool wgmma_deep_pays(std::int64_t k_steps, bool stream_k) {
   return !stream_k && ((k_steps >= 4 && k_steps <= 8) || k_steps >= 128);
 }
+// schedule=pingpong (GemmWgmmaConfig::pingpong): each consumer a whole tile of its own, so a tile is what one
+// consumer's registers hold: block_M=0 (auto) is 128 x 128 (two m64n128 chains; 64 x 256 is one m64n256 chain, by
+// block_M=64), and the default depth (num_stages 3) becomes the deepest ring that fits beside the two consumers' staging
+// tiles (128 x 128 with a 16-bit C: 6 stages of 32 KB; 64 x 256: 4 of 40 KB).
+WgmmaTile wgmma_pingpong_tile(const Values& p, const Values& c, WgmmaTile t) {
+  if (t.block_M == 0) {
+    t.block_M = 128;
+    if (t.block_N == 256) t.block_N = 128;
+  }
+  if (t.num_stages != 3) return t;
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  for (int stages = 8; stages > 3; --stages) {
+    const GemmWgmmaConfig cfg{.block_M = t.block_M, .block_N = t.block_N, .num_stages = stages,
+                              .tma_store = tma_store_on(p, c), .trans_B = p.boolean("trans_B"),
+                              .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)), .c_split = t.c_split,
+                              .pingpong = true};
+    if (make_plan(cfg).bytes <= optin) return {t.block_M, t.block_N, stages, t.c_split};
+  }
+  return t;
+}
+// schedule=auto takes pingpong for the auto tile (block_M=0, block_N, num_stages and c_split at their defaults, no
+// cluster, a 16-bit C through the TMA store, a K-major B) at 4-16 k-steps a tile (K 193-1024) where the 128 x 128 tiles
+// give each consumer at least two (4 x SMs tiles) and stream-K would not split the default tile. On the H100
+// (docs/perf.md, 2026-11-27, gemmbf7; four alternated passes beside cuBLAS in one call) the ping-pong ran 1.089-1.105x
+// the default at 4096 x 4096 x 512 and 1.047-1.052x at 8192 x 8192 x 1024 (medians and minima, every pass): there the
+// consumers' epilogue is 10-20% of a cooperative tile's time, and the other consumer's wgmma hide it; at K >= 4096 it
+// lost 5-25% (0.94x at 4096^3, 0.77-0.78x at 8192^3, 6144^3, 2048 x 8192 x 8192, 16384^2 x 4096), where the main loop's
+// shared-memory bytes (160 a tensor clock against the cooperative 128 x 256's 128) set the rate.
+bool wgmma_pingpong_pays(const Values& p, const Values& c) {
+  if (c.text("schedule") != "auto" || c.integer("block_M") != 0 || c.integer("block_N") != 256 ||
+      c.integer("num_stages") != 3 || c.integer("c_split") != 1 || wgmma_cluster(c) != 1 || !tma_store_on(p, c) ||
+      dtype_size(out_type(p)) != 2 || !p.boolean("trans_B"))
+    return false;
+  const int sms = limits_for_arch("sm_90a").sm_count;
+  const std::int64_t M = p.integer("M"), N = p.integer("N"), k_steps = (p.integer("K") + 63) / 64;
+  if (k_steps < 4 || k_steps > 16 || ((M + 127) / 128) * ((N + 127) / 128) < 4 * sms) return false;
+  const std::int64_t t_default = ((M + 127) / 128) * ((N + 255) / 256);
+  return t_default >= (1 << 30) || !gemm_stream_k_pays(static_cast<int>(t_default), static_cast<int>(k_steps), sms);
+}
+// GemmWgmmaConfig::pingpong: schedule=pingpong, or auto where wgmma_pingpong_pays.
+bool wgmma_pingpong(const Values& p, const Values& c) {
+  return c.text("schedule") == "pingpong" || wgmma_pingpong_pays(p, c);
+}
 WgmmaTile wgmma_tile(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   WgmmaTile given{i("block_M"), i("block_N"), i("num_stages"), i("c_split")};
+  if (wgmma_pingpong(p, c)) return wgmma_pingpong_tile(p, c, given);
   if (given.block_M != 0) return given;
   given.block_M = 128;
   if (given.block_N != 256 || given.num_stages != 3 || given.c_split != 1 || wgmma_cluster(c) != 1 ||
@@ -491,6 +536,7 @@ std::int64_t wgmma_cluster_tiles(const Values& p, const Values& c) {
 bool wgmma_stream_k(const Values& p, const Values& c) {
   const std::string s = c.text("schedule");
   if (s != "auto") return s == "stream_k";
+  if (wgmma_pingpong_pays(p, c)) return false;
   const auto tiles = wgmma_cluster_tiles(p, c), k_steps = (p.integer("K") + 63) / 64;
   return wgmma_cluster(c) == 1 && wgmma_tile(p, c).block_M <= 128 && tiles < (1 << 30) &&
          gemm_stream_k_pays(static_cast<int>(tiles), static_cast<int>(k_steps), limits_for_arch("sm_90a").sm_count);
@@ -526,7 +572,8 @@ GemmWgmmaConfig wgmma_config(const Values& p, const Values& c) {
           .trans_B = p.boolean("trans_B"),
           .out_dtype = static_cast<gemm_detail::OutType>(out_code(p)),
           .stream_k = wgmma_stream_k(p, c),
-          .c_split = t.c_split};
+          .c_split = t.c_split,
+          .pingpong = wgmma_pingpong(p, c)};
 }
 GemmWgmmaPlan wgmma_plan(const Values& p, const Values& c) { return make_plan(wgmma_config(p, c)); }
 
@@ -556,6 +603,18 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
                   "share B) or cluster_N=2 (pairs share A), not both");
   const WgmmaTile tile = wgmma_tile(p, c);
   const std::int64_t bm = tile.block_M, bn = tile.block_N, split = tile.c_split;
+  if (wgmma_pingpong(p, c)) {
+    if (wgmma_cluster(c) > 1)
+      return refuse("schedule=pingpong gives each consumer warpgroup whole tiles of its own in single CTAs: set "
+                    "cluster_M=1 and cluster_N=1");
+    if (bm != 64 && bm != 128)
+      return refuse("schedule=pingpong gives each consumer warpgroup a whole tile as block_M/64 wgmma chains: use "
+                    "block_M=128 (with block_N=128) or 64");
+    if (bm * bn > 128 * 128)
+      return refuse("schedule=pingpong gives each consumer warpgroup a whole " + std::to_string(bm) + "x" +
+                    std::to_string(bn) + " tile, " + std::to_string(bm * bn / 128) +
+                    " accumulator registers a thread: use block_M=128 with block_N=128, or block_M=64");
+  }
   if (bm == 256 && bn > 152)
     return refuse("block_M=256 gives each of the two consumer warpgroups 128 rows as two wgmma chains, 2 x block_N/2 "
                   "accumulator registers a thread: block_N=" + std::to_string(bn) + " needs " + std::to_string(bn) +
@@ -615,7 +674,7 @@ KernelSpec gemm_wgmma_spec() {
                                  "two consumers of 96 columns each as three m64n96 chains (cuBLAS's 192 x 192; "
                                  "opt-in: on the H100 0.99-1.00x the default at 6144^3, 0.80-0.97x at issue 21's "
                                  "other shapes, slower in 2-CTA clusters); "
-                                 "0 = auto: 128, or 256 x 152 "
+                                 "0 = auto: 128 (with schedule=pingpong, or where auto takes it, 128 x 128), or 256 x 152 "
                                  "tiles with 4 stages and c_split=2 where their waves fill the SMs better (K >= 2048); "
                                  "128 x 256 tiles take 4 stages and c_split=2 at K 193-512 and, data-parallel, at "
                                  "K >= 8192 (block_N, num_stages, c_split at their defaults, a 16-bit C, TMA store)"),
@@ -641,11 +700,15 @@ KernelSpec gemm_wgmma_spec() {
       "tiles: 4 stages with c_split=2; 152 columns: two parts of 80, the second from column 72; block_M=0 gives the "
       "128x256 tile 4 stages with c_split=2 at K 193-512 and, data-parallel, at K >= 8192)"));
   k.config.params.push_back(ParamSpec::enumeration(
-      "schedule", "auto", {"auto", "data_parallel", "stream_k"},
+      "schedule", "auto", {"auto", "data_parallel", "stream_k", "pingpong"},
       "data_parallel: whole tiles; stream_k: the last partial wave's tiles (and the full wave before it) split along "
-      "K over all CTAs, partial f32 tiles added by each tile's finisher through a workspace (no clusters); auto: "
-      "stream_k where the split is predicted to save over 1% beyond its measured cost (no clusters), else "
-      "data_parallel"));
+      "K over all CTAs, partial f32 tiles added by each tile's finisher through a workspace (no clusters); pingpong: "
+      "whole tiles, the two consumer warpgroups on alternate tiles of their own and their main loops in turns, so one "
+      "stores C while the other's wgmma run (block_M=0 gives 128x128 tiles, block_M=64 64x256; num_stages 3 means the "
+      "deepest ring that fits; no clusters); auto: pingpong for the auto tile at K 193-1024 (4-16 k-steps) where "
+      "the 128x128 tiles are at least 4 a CTA (a 16-bit C through the TMA store, trans_B, no cluster; H100: 1.05-1.10x "
+      "at 4096x4096x512 and 8192x8192x1024, 0.77-0.94x at K >= 4096), else stream_k where the split is predicted to "
+      "save over 1% beyond its measured cost (no clusters), else data_parallel"));
   k.can_implement = check_wgmma;
   // Cluster pairs where the one-parameter variations cannot reach: direct stores (the odd-N problems refuse
   // tma_store), an N-major B of one 64-column box per CTA with raster n, and 64 x 128 tiles.
@@ -670,7 +733,13 @@ KernelSpec gemm_wgmma_spec() {
         {{"block_N", "152"}},
         // 192 x 192 tiles (two consumers of 96 columns, three chains each; SWIZZLE_64B staging), 4 stages and direct.
         {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "4"}},
-        {{"block_M", "192"}, {"block_N", "192"}, {"tma_store", "false"}}};
+        {{"block_M", "192"}, {"block_N", "192"}, {"tma_store", "false"}},
+        // Ping-pong: 128 x 128 (two chains a consumer, 6 stages), 64 x 256 (one chain, 4 stages), direct stores, an
+        // explicit shallow ring.
+        {{"schedule", "pingpong"}},
+        {{"schedule", "pingpong"}, {"block_M", "64"}},
+        {{"schedule", "pingpong"}, {"tma_store", "false"}},
+        {{"schedule", "pingpong"}, {"num_stages", "2"}}};
   };
   k.probes = gemm_wgmma_probe_names();
   // Per warp and pipeline iteration: the producer's two regions, or a consumer's two regions and its release (begin +

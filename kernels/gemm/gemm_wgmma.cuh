@@ -17,6 +17,11 @@
 // columns [c*96, c*96+96) of all 192 rows as three m64n96 chains (CFG.split_cols(), CFG.wgmma_n() = 96) that read
 // the same B descriptor of its columns on each k16 and each its own 64 rows of A: 3 x 48 = 144 accumulator registers
 // a thread; its 64 x 96 staging tile (three 32-column SWIZZLE_64B sub-tiles) stores the chains in turn.
+// Ping-pong (CFG.pingpong, schedule=pingpong; auto at 4-16 k-steps): the two consumers work on different tiles,
+// consumer c on the CTA's tiles c, c + 2, ..., each a whole block_M x block_N tile as block_M / 64 chains (128 x 128:
+// two m64n128; 64 x 256: one m64n256). The producer is unchanged (the ring in tile order); a consumer steps its ring
+// position over the other's tiles, each stage is freed by its one consumer, and the main loops take turns (named
+// barriers), so that one consumer's epilogue runs under the other's wgmma.
 // The grid is persistent (one CTA per SM); CTAs walk output tiles in a grouped ("panel") raster order so
 // that consecutive tiles reuse the same A rows (raster m) or B columns (raster n) from L2.
 //
@@ -97,11 +102,15 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   constexpr int CHAINS = CFG.chains();  // 64-row accumulator chains a consumer
   constexpr bool SPLIT_COLS = CFG.split_cols();  // consumers own column halves (192 x 192), else row ranges
   constexpr int WN = CFG.wgmma_n();              // a consumer's columns
+  constexpr bool PINGPONG = CFG.pingpong;        // consumers on alternate tiles, each all of its tile's chains
   constexpr int CLUSTER_M = CFG.cluster_M, CLUSTER_N = CFG.cluster_N, CLUSTER = CFG.cluster();
   constexpr bool TRANS_B = CFG.trans_B, TMA_STORE = CFG.tma_store;
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = 16;            // k of one wgmma (m64nNk16)
-  static_assert(BM * BN == WG_M * WN * CONSUMERS * CHAINS, "each consumer warpgroup owns 64 rows x WN per chain");
+  static_assert(BM * BN == WG_M * WN * (PINGPONG ? 1 : CONSUMERS) * CHAINS,
+                "each consumer warpgroup owns 64 rows x WN per chain (pingpong: of its own tiles)");
+  static_assert(!PINGPONG || (CONSUMERS == 2 && !SPLIT_COLS && !CFG.stream_k && CFG.cluster() == 1),
+                "pingpong: two consumers on whole tiles of their own, data-parallel single CTAs");
   static_assert(!SPLIT_COLS || (TRANS_B && WN % 8 == 0), "column halves of a K-major B start at whole 8-row atoms");
   static_assert(CHAINS == 1 || (!CFG.stream_k && (CFG.cluster() == 1 || SPLIT_COLS)),
                 "chains: data-parallel; no clusters but for the 192 x 192 tile's");
@@ -140,7 +149,8 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), CONSUMERS * CLUSTER);  // the consumers of every CTA that writes into this stage
+      // The consumers of every CTA that writes into this stage (pingpong: the one consumer whose tile it holds).
+      mbar_init(empty_bar(s), (PINGPONG ? 1 : CONSUMERS) * CLUSTER);
     }
     fence_mbarrier_init();
     TL_PROBE_BLOCK_BEGIN();
@@ -274,10 +284,28 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         mbar_arrive(empty_bar(stage));
       }
     };
-    int it = 0;
+    // pingpong: consumer c takes the CTA's tiles c, c + 2, ... The producer fills the ring in tile order, so a
+    // consumer steps its ring position over the other's tiles (their k-steps) and waits only on its own tiles'
+    // stages. Their main loops also take turns (named barrier TURN + c, completed by the other consumer's arrival
+    // once it has issued its tile's last wgmma): one consumer's wgmma run while the other finishes and stores its
+    // tile. Consumer 0 takes the first turn; the last arrival is left unmatched at exit.
+    constexpr int TURN = 1 + CONSUMERS;  // after the epilogue's barriers 1 + c (gemm_store.cuh)
+    if constexpr (PINGPONG) {
+      if (c == 1) named_barrier_arrive(TURN, 2 * 128);
+    }
+    int it = 0, own = 0;  // own: the CTA's tiles seen (pingpong)
     for_each_piece([&](int t, int k0, int k1, int) {
+      if constexpr (PINGPONG) {
+        if ((own++ & 1) != c) {
+          it += k1 - k0;
+          return;
+        }
+        named_barrier_sync(TURN + c, 2 * 128);
+      }
       const GemmTile tile = gemm_cluster_tile(t, tiles_m, tiles_n, CFG.panel, CFG.raster_n, CLUSTER_M, CLUSTER_N, rank);
       const int tm = tile.m, tn = tile.n;
+      // The first of this consumer's 64-row chains in the tile (pingpong: the consumer has all of them).
+      constexpr int SPLIT_ROWS = !SPLIT_COLS && !PINGPONG;
 #pragma unroll
       for (int i = 0; i < NV; ++i) acc[i] = 0.f;
       int prev_stage = -1;
@@ -296,7 +324,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
           for (int h = 0; h < CHAINS; ++h) {
             // Consumer c's rows of A (chain h: its h-th 64 rows; split columns: the tile's h-th 64 rows) and the B
             // tile at k = 16 kk (the chains' same one; split columns: the consumer's WN columns of it).
-            const unsigned a_at = (SPLIT_COLS ? h : c * CHAINS + h) * A_WG + kk * A_K16;
+            const unsigned a_at = (SPLIT_ROWS * c * CHAINS + h) * A_WG + kk * A_K16;
             const unsigned b_at = c * B_WG + kk * B_K16;
             const unsigned long long da = smem_desc_sw128(a_base + s * A_BYTES + a_at, P.a_lbo, P.a_sbo);
             const unsigned long long db = smem_desc_sw128(b_base + s * B_BYTES + b_at, P.b_lbo, P.b_sbo);
@@ -317,6 +345,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
         if (prev_stage >= 0) TL_PROBE_INSTANT_AT(Probe::release, prev_stage, it - 1, t_done);
         prev_stage = s;
       }
+      if constexpr (PINGPONG) named_barrier_arrive(TURN + 1 - c, 2 * 128);  // every wgmma of the tile issued
       wgmma_wait<0>();
       if (prev_stage >= 0) {
         TL_PROBE_INSTANT(Probe::release, prev_stage, it - 1);
@@ -368,7 +397,7 @@ TL_DEVICE_INLINE void gemm_wgmma_body(const TmaDescriptor& tma_a, const TmaDescr
 #pragma unroll
       for (int h = 0; h < CHAINS; ++h)
         store_acc_tile<CFG>(acc + h * NV1, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid,
-                            tm * BM + (SPLIT_COLS ? h : c * CHAINS + h) * WG_M, tn * BN + (SPLIT_COLS ? c * WN : 0), M,
+                            tm * BM + (SPLIT_ROWS * c * CHAINS + h) * WG_M, tn * BN + (SPLIT_COLS ? c * WN : 0), M,
                             N);
       TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
     });

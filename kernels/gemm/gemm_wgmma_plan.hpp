@@ -40,14 +40,24 @@ struct GemmWgmmaConfig {
   // Whole 64-column sub-tiles per part; a plain (152-column) tile: two parts of block_N / 2 rounded up to 8 columns,
   // the second ending at block_N (they overlap by the rounding and store those columns twice, with equal values).
   int c_split = 1;
+  // Ping-pong: the two consumers take the CTA's tiles in turns (consumer c its tiles c, c + 2, ...), each a whole
+  // block_M x block_N tile as block_M / 64 m64nN chains (128 x 128: two m64n128 chains; 64 x 256: one m64n256), and
+  // their main loops in turns (named barriers), so one stores its C while the other's wgmma run. Data-parallel, no
+  // clusters.
+  bool pingpong = false;
 
   // Consumer warpgroups: one per 64 rows up to two; a 256-row tile gives each of two consumers 128 rows as two
   // m64nN accumulator chains (chains() = 2) that share each k-step's B descriptor. A 192-row tile (cuBLAS's 192 x 192
   // arrangement) splits the columns instead: each of two consumers owns block_N / 2 columns of all 192 rows as three
   // m64n(block_N / 2) chains (split_cols()) that share each k-step's B descriptor of its columns.
   TL_HOST_DEVICE constexpr bool split_cols() const { return block_M == 192; }
-  TL_HOST_DEVICE constexpr int consumers() const { return split_cols() || block_M / 64 >= 2 ? 2 : block_M / 64; }
-  TL_HOST_DEVICE constexpr int chains() const { return split_cols() ? block_M / 64 : block_M / 64 / consumers(); }
+  // (pingpong: two consumers, each with all block_M / 64 chains of its own tiles.)
+  TL_HOST_DEVICE constexpr int consumers() const {
+    return pingpong || split_cols() || block_M / 64 >= 2 ? 2 : block_M / 64;
+  }
+  TL_HOST_DEVICE constexpr int chains() const {
+    return split_cols() || pingpong ? block_M / 64 : block_M / 64 / consumers();
+  }
   TL_HOST_DEVICE constexpr int wgmma_n() const { return split_cols() ? block_N / consumers() : block_N; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
   TL_HOST_DEVICE constexpr int cluster() const { return cluster_M * cluster_N; }
@@ -236,6 +246,7 @@ inline std::string name_expression(const GemmWgmmaConfig& c) {
       .raw("out_dtype", gemm_detail::out_type_source(c.out_dtype))
       .field("stream_k", c.stream_k);
   if (c.c_split != 1) name.field("c_split", c.c_split);
+  if (c.pingpong) name.field("pingpong", c.pingpong);
   return name.str();
 }
 

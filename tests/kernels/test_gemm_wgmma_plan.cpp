@@ -243,7 +243,9 @@ TEST(GemmWgmmaPlan, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"trans_B", "false"}}, {}},
       {{{"out_dtype", "f16"}}, {}},
       {{{"out_dtype", "f32"}}, {{"tma_store", "true"}, {"block_N", "128"}}},
-      {{}, {{"schedule", "stream_k"}}}};
+      {{}, {{"schedule", "stream_k"}}},
+      {{}, {{"schedule", "pingpong"}, {"block_M", "64"}, {"num_stages", "4"}}},
+      {{}, {{"block_M", "64"}, {"num_stages", "4"}}}};
   test::expect_distinct_names_and_keys(wgmma_spec(), variants);
   EXPECT_EQ(instance({}, {{"schedule", "data_parallel"}}).name_expression,
             "tl::gemm_wgmma<tl::GemmWgmmaConfig{.block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3, "
@@ -471,6 +473,79 @@ TEST(GemmWgmmaPlan, ColumnHalvesOf192x192TilesStageSwizzle64AndCompile) {
   refused({}, {{"block_M", "192"}, {"block_N", "192"}, {"num_stages", "5"}}, "shared memory");
 }
 
+// schedule=pingpong: the two consumers on alternate tiles of their own, each a whole tile as block_M / 64 chains;
+// block_M=0 gives 128 x 128 (two m64n128 chains), and the default depth the deepest ring that fits; the default's
+// name has no `pingpong`; clusters, stream-K's entry and tiles over 128 accumulator registers a thread are refused.
+TEST(GemmWgmmaPlan, PingpongTilesAConsumerCompileAndRefuseWhatTheyCannot) {
+  constexpr GemmWgmmaConfig sq{.block_M = 128, .block_N = 128, .num_stages = 6, .pingpong = true};
+  static_assert(sq.consumers() == 2 && sq.chains() == 2 && sq.wgmma_n() == 128 && sq.threads() == 384);
+  constexpr GemmWgmmaConfig wide{.block_M = 64, .block_N = 256, .num_stages = 4, .pingpong = true};
+  static_assert(wide.consumers() == 2 && wide.chains() == 1 && wide.wgmma_n() == 256);
+  const int optin = limits_for_arch("sm_90a").smem_per_block_optin;
+  EXPECT_LE(make_plan(sq).bytes, optin);
+  EXPECT_GT(make_plan({.block_M = 128, .block_N = 128, .num_stages = 7, .pingpong = true}).bytes, optin);
+  EXPECT_LE(make_plan(wide).bytes, optin);
+  EXPECT_EQ(make_plan(sq).c_tile_bytes, 64 * 128 * 2);  // a consumer's chains staged in turn through 64 x 128
+  EXPECT_EQ(name_expression(GemmWgmmaConfig{}).find("pingpong"), std::string::npos);
+  auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
+  const std::map<std::string, std::string> big = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}};
+  const KernelInstance k = instance(big, {{"schedule", "pingpong"}});
+  EXPECT_TRUE(has(k, ".block_M = 128, .block_N = 128, .block_K = 64, .num_stages = 6,")) << k.name_expression;
+  EXPECT_TRUE(has(k, ".stream_k = false, .pingpong = true}")) << k.name_expression;
+  EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u);
+  EXPECT_EQ(k.launch.block.x, 384u);
+  EXPECT_EQ(k.launch.grid.x, 132u);
+  const KernelInstance k64 = instance(big, {{"schedule", "pingpong"}, {"block_M", "64"}});
+  EXPECT_TRUE(has(k64, ".block_M = 64, .block_N = 256, .block_K = 64, .num_stages = 4,")) << k64.name_expression;
+  EXPECT_TRUE(has(instance(big, {{"schedule", "pingpong"}, {"tma_store", "false"}}), ".num_stages = 7,"));
+  EXPECT_TRUE(has(instance(big, {{"schedule", "pingpong"}, {"num_stages", "4"}}), ".num_stages = 4,"));
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  for (const KernelInstance& ki : {k, k64, instance({{"trans_B", "false"}}, {{"schedule", "pingpong"}})}) {
+    const auto compiled = test::scratch_jit().compile(compile_request(ki, opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0) << ki.name_expression;
+  }
+  const auto refused = [](const std::map<std::string, std::string>& config, const std::string& why) {
+    const auto r = instantiate(wgmma_spec(), {}, config, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  };
+  refused({{"schedule", "pingpong"}, {"cluster_M", "2"}}, "set cluster_M=1");
+  refused({{"schedule", "pingpong"}, {"block_M", "256"}, {"block_N", "128"}}, "use block_M=128 (with block_N=128) or 64");
+  refused({{"schedule", "pingpong"}, {"block_M", "128"}}, "256 accumulator registers");
+  refused({{"schedule", "pingpong"}, {"block_N", "192"}}, "192 accumulator registers");
+}
+
+// schedule=auto takes pingpong's 128 x 128 tiles (6 stages) at 4-16 k-steps where they are 4+ a CTA (gemmbf7's
+// measurements: 4096 x 4096 x 512 and 8192 x 8192 x 1024 of issue 21's eight shapes), for the auto tile with a 16-bit C
+// through the TMA store and a K-major B only; never with stream-K.
+TEST(GemmWgmmaPlan, ScheduleAutoTakesPingpongAtShortTiles) {
+  auto shape = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::map<std::string, std::string>{{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
+  };
+  auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
+  const std::string pp = ".block_M = 128, .block_N = 128, .block_K = 64, .num_stages = 6,";
+  for (const auto& p : {shape(4096, 4096, 512), shape(8192, 8192, 1024), shape(4096, 4096, 256), shape(8192, 4096, 768),
+                        with_key(shape(4096, 4096, 512), "dtype", "f16"), with_key(shape(4096, 4096, 512), "out_dtype", "f16")}) {
+    const KernelInstance k = instance(p, {});
+    EXPECT_TRUE(has(k, pp)) << k.name_expression;
+    EXPECT_TRUE(has(k, ".pingpong = true}")) << k.name_expression;
+    EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << k.name_expression;
+  }
+  // Not at 1-3 or 17+ k-steps, under 4 tiles a CTA, for an f32 C, an N-major B, a config's own tile, depth, split,
+  // cluster, epilogue or schedule; not at the other six issue-21 shapes.
+  for (const auto& p : {shape(4096, 4096, 128), shape(4096, 4096, 1088), shape(2048, 4096, 1024), shape(4096, 4096, 4096),
+                        shape(8192, 8192, 8192), shape(6144, 6144, 6144), shape(3000, 5000, 4096), shape(2048, 8192, 8192),
+                        shape(16384, 16384, 4096), with_key(shape(4096, 4096, 512), "out_dtype", "f32"),
+                        with_key(shape(4096, 4096, 512), "trans_B", "false")})
+    EXPECT_FALSE(has(instance(p, {}), ".pingpong")) << instance(p, {}).name_expression;
+  for (const auto& config : std::vector<std::map<std::string, std::string>>{
+           {{"block_M", "128"}}, {{"block_N", "128"}}, {{"num_stages", "2"}}, {{"c_split", "2"}}, {{"cluster_M", "2"}},
+           {{"tma_store", "false"}}, {{"schedule", "data_parallel"}}, {{"schedule", "stream_k"}}})
+    EXPECT_FALSE(has(instance(shape(4096, 4096, 512), config), ".pingpong")) << instance(shape(4096, 4096, 512), config).name_expression;
+}
+
 // block_M=0 (auto): 256 x 152 tiles with 4 stages and c_split=2 where their waves fill the SMs better than 128 x 256
 // tiles' (under 0.95 of them, K >= 2048): of issue 21's eight shapes only 3000 x 5000 x 4096; else 128 rows.
 TEST(GemmWgmmaPlan, TileAutoTakes256x152WhereItsWavesFillBetter) {
@@ -524,13 +599,16 @@ TEST(GemmWgmmaPlan, TileAutoTakesAFourthStageAtShortAndLongTiles) {
   const std::string wide = ".block_M = 128, .block_N = 256, .block_K = 64, .num_stages = 3,";
   auto has = [](const KernelInstance& k, const std::string& s) { return k.name_expression.find(s) != std::string::npos; };
   for (const auto& p : {shape(4096, 4096, 512), shape(2048, 8192, 8192), shape(4096, 4096, 256), shape(4096, 4096, 8192)}) {
-    const KernelInstance k = instance(p, {});
+    // 4-16 k-steps with 4+ 128 x 128 tiles a CTA: auto's pingpong (below), the fourth stage with data_parallel.
+    const KernelInstance k = instance(p, p.at("K") == "512" || p.at("K") == "256" ? std::map<std::string, std::string>{
+                                                                                        {"schedule", "data_parallel"}}
+                                                                                  : std::map<std::string, std::string>{});
     EXPECT_TRUE(has(k, deep)) << k.name_expression;
     EXPECT_TRUE(has(k, ".c_split = 2")) << k.name_expression;
     EXPECT_EQ(k.name_expression.rfind("tl::gemm_wgmma<", 0), 0u) << k.name_expression;
     EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(make_plan({.num_stages = 4, .c_split = 2}).bytes));
     EXPECT_TRUE(has(instance(p, {{"schedule", "data_parallel"}}), deep));
-    EXPECT_TRUE(has(instance(with_key(p, "dtype", "f16"), {}), deep)) << "f16 in, 16-bit C";
+    EXPECT_TRUE(has(instance(with_key(p, "dtype", "f16"), {{"schedule", "data_parallel"}}), deep)) << "f16 in, 16-bit C";
   }
   EXPECT_TRUE(has(instance(with_key(shape(4096, 4096, 512), "trans_B", "false"), {}), deep));
   // Not at 1-3 or 9-127 k-steps, not with stream-K (auto's split at 8192^3, or asked for), not where 256 x 152 is taken.
