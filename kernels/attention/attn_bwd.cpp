@@ -471,7 +471,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .rows_v4 = c.text("rows_v4") == "true",
                        .p_mask = c.text("p_mask") == "split" ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch,
                        .dkv_stage = c.text("dkv_stage") == "true",
-                       .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks"))};
+                       .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
+                       .dkv_wait = c.text("dkv_wait") == "bar" ? kAttnBwdDkvWaitBar : kAttnBwdDkvWaitTile};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
@@ -570,7 +571,12 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "they are free (with dq_alt before the dK, dV epilogue, staged in the dS "
                                       "buffers), no CTA launch between them; the completed dQ tiles of all of them "
                                       "converted after the last; auto = 2 with dq_alt at dim 64 without the mask "
-                                      "where a walk is at most 32 query tiles, else 1")}};
+                                      "where a walk is at most 32 query tiles, else 1"),
+               ParamSpec::enumeration("dkv_wait", "tile", {"tile", "bar"},
+                                      "with dq_alt, where the warpgroup whose turn at dQ it is not waits for its dV, "
+                                      "dK GEMMs of the tile: tile = before it arrives at the dS barrier (the turn's "
+                                      "dQ GEMMs wait for both warpgroups' dV, dK), bar = after it (they wait for its "
+                                      "dS alone)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

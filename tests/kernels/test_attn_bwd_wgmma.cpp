@@ -198,9 +198,10 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true},
         AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
         AttnBwdWgmmaConfig{.rows_v4 = true}, AttnBwdWgmmaConfig{.p_mask = kAttnBwdPMaskSplit},
-        AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2}})
+        AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2},
+        AttnBwdWgmmaConfig{.dkv_wait = kAttnBwdDkvWaitBar}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 20u);
 }
 
 // dkv_stage: a consumer warpgroup's dK (dV) rows staged in its rows of V by the plan's dkv_chunk cover exactly those
@@ -515,7 +516,12 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       // the dQ writer spills (the blocks' walk state in its 40 registers). Their probe builds spill 68-128 bytes.
       {{{"dim", "128"}}, {{"kv_blocks", "2"}}, 0, 100},
       {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"kv_blocks", "2"}}, 0, 124},
-      {{{"dim", "128"}, {"causal", "true"}}, {{"kv_blocks", "2"}}, 40, 68}};
+      {{{"dim", "128"}, {"causal", "true"}}, {{"kv_blocks", "2"}}, 40, 68},
+      // dkv_wait=bar (the non-turn warpgroup's dV, dK wait after its dS arrival): spill-free at dim 128; at dim 64
+      // (kv_blocks 2) 16 bytes, none with p_mask=split beside it.
+      {{{"dim", "128"}}, {{"dkv_wait", "bar"}}, 0, 4},
+      {{{"dim", "64"}}, {{"dkv_wait", "bar"}}, 16, 128},
+      {{{"dim", "64"}}, {{"dkv_wait", "bar"}, {"p_mask", "split"}}, 0, 128}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
