@@ -472,7 +472,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .p_mask = c.text("p_mask") == "split" ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch,
                        .dkv_stage = c.text("dkv_stage") == "true",
                        .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
-                       .dkv_wait = c.text("dkv_wait") == "bar" ? kAttnBwdDkvWaitBar : kAttnBwdDkvWaitTile};
+                       .dkv_wait = c.text("dkv_wait") == "bar" ? kAttnBwdDkvWaitBar : kAttnBwdDkvWaitTile,
+                       .dq_lag = c.boolean("dq_lag")};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
@@ -498,7 +499,14 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
+  const AttnBwdWgmmaConfig w = wgmma_config(p, c);
+  const AttnBwdWgmmaPlan plan = make_plan(w);
+  // dq_lag: every tile a CTA's walk can complete (its key blocks x the group's query heads x the query tiles) must fit
+  // dq_defer's list (the writer then never converts one from the staging buffer).
+  const std::int64_t walk_tiles = w.kv_blocks * (p.integer("heads") / p.integer("heads_kv")) * m_blocks(p, w.block_M);
+  if (w.dq_lag && (!w.dq_defer || walk_tiles > w.defer_tiles))
+    return refuse("dq_lag needs dq_defer and a deferred list of every tile a CTA can complete (" +
+                  std::to_string(walk_tiles) + " here, defer_tiles=" + std::to_string(w.defer_tiles) + ")");
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("d_pass") ? "" : " and O") +
                   ", the dS tile and the dQ staging need " +
@@ -576,7 +584,13 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "with dq_alt, where the warpgroup whose turn at dQ it is not waits for its dV, "
                                       "dK GEMMs of the tile: tile = before it arrives at the dS barrier (the turn's "
                                       "dQ GEMMs wait for both warpgroups' dV, dK), bar = after it (they wait for its "
-                                      "dS alone)")}};
+                                      "dS alone)"),
+               ParamSpec::boolean("dq_lag", false,
+                                  "the dQ writer counts a tile (fences, the counter's atomic, the deferred list) "
+                                  "while the next tile's bulk reduce reads the staging buffer, one tile behind, "
+                                  "instead of between that reduce's completion and the next one's issue; only "
+                                  "where dq_defer's list holds every tile a CTA's walk can complete (else as "
+                                  "false)")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -85,6 +85,11 @@ struct AttnBwdWgmmaConfig {
   // kAttnBwdDkvWaitTile before it arrives at the dS barrier (the turn's dQ GEMMs wait for both warpgroups' dV, dK);
   // kAttnBwdDkvWaitBar after it (they wait for its dS stores alone). Without dq_alt: no turns, no effect.
   int dkv_wait = 0;
+  // The dQ writer counts a tile (fences, the counter's atomic, the deferred list) while the next tile's bulk reduce
+  // reads the staging buffer, one tile behind (the reduce's completion waited for then), instead of between that
+  // reduce's completion and the next one's issue; only where dq_defer's list holds every tile the CTA's walk can
+  // complete (else as false).
+  bool dq_lag = false;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -329,6 +334,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dkv_stage", c.dkv_stage)
       .field("kv_blocks", c.kv_blocks)
       .field("dkv_wait", c.dkv_wait)
+      .field("dq_lag", c.dq_lag)
       .str();
 }
 

@@ -199,9 +199,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
         AttnBwdWgmmaConfig{.rows_v4 = true}, AttnBwdWgmmaConfig{.p_mask = kAttnBwdPMaskSplit},
         AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2},
-        AttnBwdWgmmaConfig{.dkv_wait = kAttnBwdDkvWaitBar}})
+        AttnBwdWgmmaConfig{.dkv_wait = kAttnBwdDkvWaitBar}, AttnBwdWgmmaConfig{.dq_lag = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 20u);
+  EXPECT_EQ(names.size(), 21u);
 }
 
 // dkv_stage: a consumer warpgroup's dK (dV) rows staged in its rows of V by the plan's dkv_chunk cover exactly those
@@ -521,7 +521,11 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       // (kv_blocks 2) 16 bytes, none with p_mask=split beside it.
       {{{"dim", "128"}}, {{"dkv_wait", "bar"}}, 0, 4},
       {{{"dim", "64"}}, {{"dkv_wait", "bar"}}, 16, 128},
-      {{{"dim", "64"}}, {{"dkv_wait", "bar"}, {"p_mask", "split"}}, 0, 128}};
+      {{{"dim", "64"}}, {{"dkv_wait", "bar"}, {"p_mask", "split"}}, 0, 128},
+      // dq_lag (the writer's count one tile behind, in a loop of its own without the conversion path): spill-free.
+      {{{"dim", "128"}}, {{"dq_lag", "true"}}, 0, 4},
+      {{{"dim", "128"}, {"causal", "true"}}, {{"dq_lag", "true"}}, 0, 16},
+      {{{"dim", "64"}}, {{"dq_lag", "true"}}, 0, 128}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
@@ -535,6 +539,20 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       EXPECT_LE(k->resources.spill_store_bytes, probes ? max_probe_spill : max_spill);
     }
   }
+}
+
+// dq_lag leaves every completed tile to dq_defer's list: refused without it or where the list is shorter than the tiles
+// a CTA's walk can complete (key blocks x the group's heads x query tiles).
+TEST(AttnBwdWgmmaSpec, DqLagNeedsTheDeferredListForTheWholeWalk) {
+  const KV problem = {{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "4"}, {"heads_kv", "2"}};
+  auto ok = [&](const KV& config) {
+    return instantiate(spec(), problem, config, limits_for_arch("sm_90a")).ok();
+  };
+  EXPECT_TRUE(ok({{"dq_lag", "true"}}));
+  EXPECT_TRUE(ok({{"dq_lag", "true"}, {"defer_tiles", "128"}}));  // 2 heads x 64 query tiles
+  EXPECT_FALSE(ok({{"dq_lag", "true"}, {"defer_tiles", "127"}}));
+  EXPECT_FALSE(ok({{"dq_lag", "true"}, {"dq_defer", "false"}}));
+  EXPECT_TRUE(ok({{"defer_tiles", "127"}}));
 }
 
 }  // namespace
