@@ -66,14 +66,11 @@
 // the CTA's start, its barrier setup, the first Q, dO loads' latency (and with dq_alt the K, V loads', under the
 // epilogue), and the wait for the writer's last reduce before the deferred conversions.
 //
-// dq_lag: the dQ writer counts a tile (the proxy and gpu fences, the counter's atomic; the list or the conversion if it
-// completed the tile) while the next tile's bulk reduce reads the staging buffer, instead of after its own reduce has
-// completed and before the next one starts (the writer's per-tile time then about the longer of the two, not their
-// sum); only where the deferred list holds every tile the CTA's walk can complete.
-//
-// dkv_wait (with dq_alt) places the wait of the warpgroup whose turn at dQ it is not for its dV, dK GEMMs: tile =
-// before it arrives at the dS barrier, bar = after (the turn's dQ GEMMs then wait for its dS stores alone, not for its
-// GEMMs).
+// dq_lag: the dQ writer counts a tile (the proxy and gpu fences, the counter's atomic, the list if it completed the
+// tile) one tile behind, while the next tile's bulk reduce reads the staging buffer, instead of after its own reduce
+// has completed and before the next one is issued: the writer's time a tile about the longer of the two, not their
+// sum (under ncu the writer had been busy ~95% of the kernel, the dQ turns' staging waiting for it, docs/perf.md);
+// only where the deferred list holds every tile the CTA's walk can complete (no conversion needs the buffer).
 //
 // ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
 // lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
@@ -178,7 +175,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(!CFG.dq_lag || CFG.dq_defer, "dq_lag: the completed tiles go to dq_defer's list");
   constexpr AttnBwdMmaConfig WALK = attn_bwd_walk(CFG);
   constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, NB = CFG.kv_blocks;
-  constexpr int DKW = CFG.dq_alt ? CFG.dkv_wait : kAttnBwdDkvWaitTile;  // dkv_wait: a wait of dq_alt's turns
   constexpr bool BF16 = CFG.bf16, UDESC = CFG.uniform_desc;
   constexpr int NH = D / 64;           // TMA boxes of 64 columns in a row
   constexpr int SV = BM / 2;           // S^T / dP^T accumulator values per thread
@@ -721,6 +717,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       TL_PROBE_END(Probe::dkv_issue, s, g);
       if constexpr (CFG.dq_alt) {
         // dV, dK done first: the P^T, dS^T registers they read are free for the next tile's S^T (or this one's dQ).
+        // (In each branch: the build measured with dq_lag, docs/perf.md; ptxas keeps a wait and arrive in each.)
         auto dkv_done = [&] {
           wgmma_wait<0>();
           fence_regs(dk);
@@ -732,11 +729,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         // Barriers 1 and 4 by turns: a warpgroup one tile ahead never arrives at the one the other still waits on.
         const int bar = g & 1 ? 4 : 1;
         if (w != (g & 1)) {
-          // The other warpgroup's turn: its dQ GEMM reads this dS (dkv_wait: this warpgroup's dV, dK waited for
-          // before the arrival or after it).
-          if constexpr (DKW == kAttnBwdDkvWaitTile) dkv_done();
-          named_barrier_arrive(bar, 256);
-          if constexpr (DKW == kAttnBwdDkvWaitBar) dkv_done();
+          dkv_done();
+          named_barrier_arrive(bar, 256);  // the other warpgroup's turn: its dQ GEMM reads this dS
         } else {
           dkv_done();
           TL_PROBE_BEGIN(Probe::ds_wait, s, g);

@@ -19,9 +19,6 @@ namespace tl {
 
 // AttnBwdWgmmaConfig::p_mask: how P's mask is applied (config p_mask: branch, split).
 enum : int { kAttnBwdPMaskBranch = 0, kAttnBwdPMaskSplit = 1 };
-// AttnBwdWgmmaConfig::dkv_wait: where a consumer warpgroup waits for its dV, dK GEMMs in a tile of the other's dQ turn
-// (config dkv_wait: tile, bar).
-enum : int { kAttnBwdDkvWaitTile = 0, kAttnBwdDkvWaitBar = 1 };
 
 // The kernel's one template parameter. block_M follows the head dim (what fits the consumers' 240 registers beside
 // dK and dV: 64 query rows at dim 128, 128 at dim 64), block_N is two consumer warpgroups of 64 keys.
@@ -81,10 +78,6 @@ struct AttnBwdWgmmaConfig {
   // block's first Q, dO while the consumers finish this one, and its K, V once both consumer warpgroups have written
   // their dK, dV (mbarrier kv_empty); the deferred dQ conversions wait for the last block. 1: a CTA a key block.
   int kv_blocks = 1;
-  // With dq_alt, where the warpgroup whose turn at dQ it is not waits for its dV, dK GEMMs of the tile:
-  // kAttnBwdDkvWaitTile before it arrives at the dS barrier (the turn's dQ GEMMs wait for both warpgroups' dV, dK);
-  // kAttnBwdDkvWaitBar after it (they wait for its dS stores alone). Without dq_alt: no turns, no effect.
-  int dkv_wait = 0;
   // The dQ writer counts a tile (fences, the counter's atomic, the deferred list) while the next tile's bulk reduce
   // reads the staging buffer, one tile behind (the reduce's completion waited for then), instead of between that
   // reduce's completion and the next one's issue; only where dq_defer's list holds every tile the CTA's walk can
@@ -333,7 +326,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("p_mask", c.p_mask)
       .field("dkv_stage", c.dkv_stage)
       .field("kv_blocks", c.kv_blocks)
-      .field("dkv_wait", c.dkv_wait)
       .field("dq_lag", c.dq_lag)
       .str();
 }

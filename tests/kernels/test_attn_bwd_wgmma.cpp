@@ -199,9 +199,9 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
         AttnBwdWgmmaConfig{.rows_v4 = true}, AttnBwdWgmmaConfig{.p_mask = kAttnBwdPMaskSplit},
         AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2},
-        AttnBwdWgmmaConfig{.dkv_wait = kAttnBwdDkvWaitBar}, AttnBwdWgmmaConfig{.dq_lag = true}})
+        AttnBwdWgmmaConfig{.dq_lag = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 21u);
+  EXPECT_EQ(names.size(), 20u);
 }
 
 // dkv_stage: a consumer warpgroup's dK (dV) rows staged in its rows of V by the plan's dkv_chunk cover exactly those
@@ -517,11 +517,6 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}}, {{"kv_blocks", "2"}}, 0, 100},
       {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"kv_blocks", "2"}}, 0, 124},
       {{{"dim", "128"}, {"causal", "true"}}, {{"kv_blocks", "2"}}, 40, 68},
-      // dkv_wait=bar (the non-turn warpgroup's dV, dK wait after its dS arrival): spill-free at dim 128; at dim 64
-      // (kv_blocks 2) 16 bytes, none with p_mask=split beside it.
-      {{{"dim", "128"}}, {{"dkv_wait", "bar"}}, 0, 4},
-      {{{"dim", "64"}}, {{"dkv_wait", "bar"}}, 16, 128},
-      {{{"dim", "64"}}, {{"dkv_wait", "bar"}, {"p_mask", "split"}}, 0, 128},
       // dq_lag (the writer's count one tile behind, in a loop of its own without the conversion path): spill-free.
       {{{"dim", "128"}}, {{"dq_lag", "true"}}, 0, 4},
       {{{"dim", "128"}, {"causal", "true"}}, {{"dq_lag", "true"}}, 0, 16},
