@@ -392,8 +392,9 @@ TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
 }
 
 // p_mask=auto: the mask only in the tiles it can cut with the warpgroups' turns at dQ at dim 128 causal, where it won
-// (with dkv_stage 1.04-1.05x); per value in every tile with the lockstep dQ (GQA causal: 0.97-0.98x), at dim 64 causal
-// (its build spills) and without the mask. dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
+// (with dkv_stage 1.04-1.05x), and at dim 128 without the mask where walks are short beside dq_lag (4k: 1.02-1.08x);
+// per value in every tile with the lockstep dQ (GQA causal: 0.97-0.98x), at dim 64 (causal: its build spills) and on
+// long walks without the mask (16k: mixed). dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
 // query tiles) is at most 64 tiles (won at 2k and 4k, causal or not), not at 16k or GQA causal 4k (walks of 256
 // tiles: not shown). Explicit values as given.
 TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
@@ -401,7 +402,11 @@ TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
     return name_has(problem, config, ".p_mask = " + std::to_string(kAttnBwdPMaskSplit));
   };
   EXPECT_TRUE(split({{"dim", "128"}, {"causal", "true"}}, {}));
-  EXPECT_FALSE(split({{"dim", "128"}}, {}));
+  EXPECT_TRUE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dq_lag", "false"}}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(split({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(split({{"dim", "64"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}}, {{"dq_alt", "false"}}));
@@ -534,6 +539,23 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       EXPECT_LE(k->resources.spill_store_bytes, probes ? max_probe_spill : max_spill);
     }
   }
+}
+
+// dq_lag=auto: the writer's count one tile behind with the warpgroups' turns at dQ wherever the deferred list holds a
+// CTA's walk (won at issue 20's four anchors in both rounds: 1.01-1.07x by medians); off with the lockstep dQ (GQA: not
+// timed) and where the list is too short (dq_lag=true is refused there).
+TEST(AttnBwdWgmmaSpec, DqLagAutoWithDqAltWhereTheListHoldsTheWalk) {
+  auto lag = [](const KV& problem, const KV& config) { return name_has(problem, config, ".dq_lag = true"); };
+  const KV k4 = {{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}};
+  EXPECT_TRUE(lag(k4, {}));
+  EXPECT_TRUE(lag({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(lag({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(lag({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
+  EXPECT_FALSE(lag({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
+  EXPECT_FALSE(lag(k4, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(lag(k4, {{"defer_tiles", "63"}}));  // 64 query tiles
+  EXPECT_FALSE(lag(k4, {{"dq_defer", "false"}}));
+  EXPECT_FALSE(lag(k4, {{"dq_lag", "false"}}));
 }
 
 // dq_lag leaves every completed tile to dq_defer's list: refused without it or where the list is shorter than the tiles
