@@ -451,6 +451,11 @@ KernelSpec attn_bwd_mma_spec() {
 // (H100, docs/perf.md: 1.029-1.059x at b 16, h 16, 2k, d 64 (walks of 16) in four rounds, 1.061-1.076x at b 8, h 16,
 // 4k, d 64 (32) in two, medians and minima); one elsewhere: 4k d 128 (walks of 64) 0.994-1.027x by medians in four
 // rounds, 16k 0.96-0.99x, 4k causal 0.87-0.88x (its writer spills 40 bytes), longer walks at dim 64 not timed.
+// dq_lag=auto: the writer's count one tile behind with dq_alt wherever the list holds a CTA's walk (H100, docs/perf.md:
+// 1.013-1.072x by medians, 1.020-1.071x by minima at issue 20's four anchors in both alternated rounds; under ncu the
+// writer had been busy ~95% of its time, the turns' staging waiting for it); off with the lockstep dQ (GQA: not timed).
+// p_mask=auto also split at dim 128 without the mask where walks are short, beside dq_lag (4k: 1.020-1.080x by medians,
+// 1.027-1.056x by minima over dq_lag alone in both rounds; 16k mixed: 0.951 / 1.041; alone mixed at 4k: 0.98-1.04x).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   const std::string alt = c.text("dq_alt");
@@ -471,7 +476,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .rows_v4 = c.text("rows_v4") == "true",
                        .p_mask = c.text("p_mask") == "split" ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch,
                        .dkv_stage = c.text("dkv_stage") == "true",
-                       .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks"))};
+                       .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
+                       .dq_lag = c.text("dq_lag") == "true"};
   if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
@@ -484,10 +490,15 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const bool short_walk = walk <= 64;
   if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 64 ? !r.causal : r.causal || short_walk);
   if (c.text("rows_v4") == "auto") r.rows_v4 = r.dq_alt && dim == 128 && !r.causal && short_walk;
-  if (c.text("p_mask") == "auto")
-    r.p_mask = r.dq_alt && dim == 128 && r.causal ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch;
-  if (c.text("dkv_stage") == "auto") r.dkv_stage = short_walk;
   if (c.text("kv_blocks") == "auto") r.kv_blocks = r.dq_alt && dim == 64 && !r.causal && walk <= 32 ? 2 : 1;
+  // Every tile a CTA's walk can complete (its key blocks x the group's query heads x the query tiles): dq_lag needs
+  // dq_defer's list to hold them.
+  const std::int64_t walk_tiles = r.kv_blocks * walk;
+  if (c.text("dq_lag") == "auto") r.dq_lag = r.dq_alt && r.dq_defer && walk_tiles <= r.defer_tiles;
+  if (c.text("p_mask") == "auto")
+    r.p_mask = r.dq_alt && dim == 128 && (r.causal || (short_walk && r.dq_lag)) ? kAttnBwdPMaskSplit
+                                                                               : kAttnBwdPMaskBranch;
+  if (c.text("dkv_stage") == "auto") r.dkv_stage = short_walk;
   return r;
 }
 
@@ -497,7 +508,14 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
                   ": attn.bwd.wgmma has head dims 64 and 128 with dim_v = dim; use attn.bwd.mma for dim 192 / dim_v 128");
-  const AttnBwdWgmmaPlan plan = make_plan(wgmma_config(p, c));
+  const AttnBwdWgmmaConfig w = wgmma_config(p, c);
+  const AttnBwdWgmmaPlan plan = make_plan(w);
+  // dq_lag: every tile a CTA's walk can complete (its key blocks x the group's query heads x the query tiles) must fit
+  // dq_defer's list (the writer then never converts one from the staging buffer).
+  const std::int64_t walk_tiles = w.kv_blocks * (p.integer("heads") / p.integer("heads_kv")) * m_blocks(p, w.block_M);
+  if (w.dq_lag && (!w.dq_defer || walk_tiles > w.defer_tiles))  // (only dq_lag=true: auto is off there)
+    return refuse("dq_lag needs dq_defer and a deferred list of every tile a CTA can complete (" +
+                  std::to_string(walk_tiles) + " here, defer_tiles=" + std::to_string(w.defer_tiles) + ")");
   if (plan.bytes > limits.smem_per_block_optin)
     return refuse("K, V, " + c.text("num_stages") + " stage(s) of Q, dO" + (c.boolean("d_pass") ? "" : " and O") +
                   ", the dS tile and the dQ staging need " +
@@ -570,7 +588,13 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "they are free (with dq_alt before the dK, dV epilogue, staged in the dS "
                                       "buffers), no CTA launch between them; the completed dQ tiles of all of them "
                                       "converted after the last; auto = 2 with dq_alt at dim 64 without the mask "
-                                      "where a walk is at most 32 query tiles, else 1")}};
+                                      "where a walk is at most 32 query tiles, else 1"),
+               ParamSpec::enumeration("dq_lag", "auto", {"auto", "true", "false"},
+                                      "the dQ writer counts a tile (fences, the counter's atomic, the deferred list) "
+                                      "one tile behind, while the next tile's bulk reduce reads the staging buffer, "
+                                      "instead of between that reduce's completion and the next one's issue; needs "
+                                      "dq_defer's list to hold every tile a CTA's walk can complete; auto = there "
+                                      "with dq_alt")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -66,6 +66,12 @@
 // the CTA's start, its barrier setup, the first Q, dO loads' latency (and with dq_alt the K, V loads', under the
 // epilogue), and the wait for the writer's last reduce before the deferred conversions.
 //
+// dq_lag: the dQ writer counts a tile (the proxy and gpu fences, the counter's atomic, the list if it completed the
+// tile) one tile behind, while the next tile's bulk reduce reads the staging buffer, instead of after its own reduce
+// has completed and before the next one is issued: the writer's time a tile about the longer of the two, not their
+// sum (under ncu the writer had been busy ~95% of the kernel, the dQ turns' staging waiting for it, docs/perf.md);
+// only where the deferred list holds every tile the CTA's walk can complete (no conversion needs the buffer).
+//
 // ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
 // lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
 //
@@ -166,6 +172,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   static_assert(P.ok(), "attn_bwd_wgmma: a config can_implement refuses");
   static_assert(!CFG.rows_v4 || P.s_octets, "rows_v4: S^T's value octets are not q, q + 1, q + 8, q + 9");
   static_assert(!CFG.ds_stsm || P.ds_stsm_ok, "ds_stsm: dS^T's A registers or dS's chunks do not fit stmatrix");
+  static_assert(!CFG.dq_lag || CFG.dq_defer, "dq_lag: the completed tiles go to dq_defer's list");
   constexpr AttnBwdMmaConfig WALK = attn_bwd_walk(CFG);
   constexpr int D = CFG.dim, BM = CFG.block_M, BN = CFG.block_N, STAGES = CFG.num_stages, NB = CFG.kv_blocks;
   constexpr bool BF16 = CFG.bf16, UDESC = CFG.uniform_desc;
@@ -349,12 +356,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       const int lane = tid - 32;
       unsigned loads = 0;  // conversions here so far: dq_load's phase
       int deferred = 0;    // completed tiles left to the consumers (dq_defer)
-      // Tile j's reduce has completed (lane 0 waited for its group): count this key block's part. The block that
-      // completes the tile converts it: with dq_defer its consumers after their walk while there is room in the list,
-      // else the writer now, from the staging buffer (one bulk copy of the f32 tile, one latency, instead of a round
-      // trip to L2 per chunk), holding the buffer meanwhile.
-      auto finish = [&](int j, const KeyBlock& B, int it) {
-        const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
+      // Tile (h, m)'s reduce has completed (lane 0 waited for its group): count this key block's part; true on every
+      // lane for the block that completes the tile (the counter then left zero for the next launch).
+      auto count = [&](int h, int m) {
         const long long tix = tile_index(h, m);
         int last = 0;
         if (lane == 0) {
@@ -363,11 +367,22 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
           if (last) dq_counters[tix] = 0;  // every part is in: left zero for the next launch
         }
-        if (!__shfl_sync(0xffffffffu, last, 0)) return;
+        return __shfl_sync(0xffffffffu, last, 0) != 0;
+      };
+      // Completed tile j to the list (dq_defer: its consumers convert it after their walk).
+      auto defer = [&](int j) {
+        if (lane == 0) st_shared_b32(base + P.defer_offset + 4u * (1 + deferred), static_cast<unsigned>(j));
+        ++deferred;
+      };
+      // Tile j (head h, query tile m), its reduce completed: counted; the block that completes the tile converts it:
+      // with dq_defer its consumers after their walk while there is room in the list, else the writer now, from the
+      // staging buffer (one bulk copy of the f32 tile, one latency, instead of a round trip to L2 per chunk), holding
+      // the buffer meanwhile.
+      auto finish = [&](int j, int h, int m) {
+        if (!count(h, m)) return;
         __threadfence();
         if (CFG.dq_defer && deferred < CFG.defer_tiles) {
-          if (lane == 0) st_shared_b32(base + P.defer_offset + 4u * (1 + deferred), static_cast<unsigned>(j));
-          ++deferred;
+          defer(j);
           return;
         }
         TL_PROBE_BEGIN(Probe::dq_store, probe::kNoStage, j);
@@ -392,28 +407,69 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         }
         TL_PROBE_END(Probe::dq_store, probe::kNoStage, j);
       };
-      int g0 = 0;  // the tiles of the CTA's earlier key blocks
-      for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
-        const KeyBlock B = key_block(blk);
-        for (int it = 0; it < B.tiles; ++it) {
-          const int g = g0 + it;  // the tile counter over the CTA's key blocks (the list holds it)
-          // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
-          const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
-          TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
-          mbar_wait(dq_full, g & 1);
-          if (lane == 0) {
-            bulk_reduce_add_f32(dq_accum + tile_index(B.tile_head(hk, group, it), B.tile_m(it)) * (BM * D), dq_smem,
-                                P.dq_bytes);
-            tma_store_commit();
-            tma_store_wait_read();
-            if (early) mbar_arrive(dq_empty_of(g + 1));
-            tma_store_wait_all();
+      if constexpr (CFG.dq_lag) {
+        // dq_lag: the last tile (counter, head, query tile; pj < 0: none) counted while this one's reduce reads the
+        // staging buffer, its own reduce completed by then (every bulk group but this one's). The spec allows it only
+        // where the list holds every tile the CTA's walk can complete, so no conversion here needs the buffer.
+        int pj = -1, ph = 0, pm = 0;
+        auto settle = [&] {
+          if (count(ph, pm)) {
+            __threadfence();
+            defer(pj);
           }
-          TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
-          finish(g, B, it);
-          if (!early) {
-            __syncwarp();  // the staging tile read by the conversion, if any
-            if (lane == 0) mbar_arrive(dq_empty_of(g + 1));
+        };
+        int g0 = 0;  // the tiles of the CTA's earlier key blocks
+        for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
+          const KeyBlock B = key_block(blk);
+          for (int it = 0; it < B.tiles; ++it) {
+            const int g = g0 + it;
+            const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
+            TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
+            mbar_wait(dq_full, g & 1);
+            if (lane == 0) {
+              bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
+              tma_store_commit();
+            }
+            if (pj >= 0) {
+              if (lane == 0) tma_store_wait<1>();
+              settle();
+            }
+            if (lane == 0) {
+              tma_store_wait_read();
+              mbar_arrive(dq_empty_of(g + 1));  // the staging buffer read: free for tile g + 1
+            }
+            pj = g, ph = h, pm = m;
+            TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
+          }
+        }
+        if (pj >= 0) {  // the walk's last tile
+          if (lane == 0) tma_store_wait_all();
+          settle();
+        }
+      } else {
+        int g0 = 0;  // the tiles of the CTA's earlier key blocks
+        for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
+          const KeyBlock B = key_block(blk);
+          for (int it = 0; it < B.tiles; ++it) {
+            const int g = g0 + it;  // the tile counter over the CTA's key blocks (the list holds it)
+            const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
+            // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
+            const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
+            TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
+            mbar_wait(dq_full, g & 1);
+            if (lane == 0) {
+              bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
+              tma_store_commit();
+              tma_store_wait_read();
+              if (early) mbar_arrive(dq_empty_of(g + 1));
+              tma_store_wait_all();
+            }
+            TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
+            finish(g, h, m);
+            if (!early) {
+              __syncwarp();  // the staging tile read by the conversion, if any
+              if (lane == 0) mbar_arrive(dq_empty_of(g + 1));
+            }
           }
         }
       }
@@ -661,17 +717,22 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       TL_PROBE_END(Probe::dkv_issue, s, g);
       if constexpr (CFG.dq_alt) {
         // dV, dK done first: the P^T, dS^T registers they read are free for the next tile's S^T (or this one's dQ).
-        wgmma_wait<0>();
-        fence_regs(dk);
-        fence_regs(dv);
-        fence_regs(pa);
-        fence_regs(dsa);
-        if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
+        // (In each branch: the build measured with dq_lag, docs/perf.md; ptxas keeps a wait and arrive in each.)
+        auto dkv_done = [&] {
+          wgmma_wait<0>();
+          fence_regs(dk);
+          fence_regs(dv);
+          fence_regs(pa);
+          fence_regs(dsa);
+          if (tid == 0) mbar_arrive(empty(s));  // Q, dO read by every GEMM of this warpgroup
+        };
         // Barriers 1 and 4 by turns: a warpgroup one tile ahead never arrives at the one the other still waits on.
         const int bar = g & 1 ? 4 : 1;
         if (w != (g & 1)) {
+          dkv_done();
           named_barrier_arrive(bar, 256);  // the other warpgroup's turn: its dQ GEMM reads this dS
         } else {
+          dkv_done();
           TL_PROBE_BEGIN(Probe::ds_wait, s, g);
           named_barrier_sync(bar, 256);
           TL_PROBE_END(Probe::ds_wait, s, g);

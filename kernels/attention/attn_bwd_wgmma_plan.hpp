@@ -78,6 +78,11 @@ struct AttnBwdWgmmaConfig {
   // block's first Q, dO while the consumers finish this one, and its K, V once both consumer warpgroups have written
   // their dK, dV (mbarrier kv_empty); the deferred dQ conversions wait for the last block. 1: a CTA a key block.
   int kv_blocks = 1;
+  // The dQ writer counts a tile (fences, the counter's atomic, the deferred list) while the next tile's bulk reduce
+  // reads the staging buffer, one tile behind (the reduce's completion waited for then), instead of between that
+  // reduce's completion and the next one's issue; only where dq_defer's list holds every tile the CTA's walk can
+  // complete (else as false).
+  bool dq_lag = false;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -321,6 +326,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("p_mask", c.p_mask)
       .field("dkv_stage", c.dkv_stage)
       .field("kv_blocks", c.kv_blocks)
+      .field("dq_lag", c.dq_lag)
       .str();
 }
 

@@ -198,9 +198,10 @@ TEST(AttnBwdWgmmaPlan, EveryFieldChangesTheName) {
         AttnBwdWgmmaConfig{.section = 4}, AttnBwdWgmmaConfig{.d_pass = false}, AttnBwdWgmmaConfig{.dq_alt = true},
         AttnBwdWgmmaConfig{.uniform_desc = true}, AttnBwdWgmmaConfig{.ds_stsm = true},
         AttnBwdWgmmaConfig{.rows_v4 = true}, AttnBwdWgmmaConfig{.p_mask = kAttnBwdPMaskSplit},
-        AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2}})
+        AttnBwdWgmmaConfig{.dkv_stage = true}, AttnBwdWgmmaConfig{.kv_blocks = 2},
+        AttnBwdWgmmaConfig{.dq_lag = true}})
     names.insert(name_expression(x));
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 20u);
 }
 
 // dkv_stage: a consumer warpgroup's dK (dV) rows staged in its rows of V by the plan's dkv_chunk cover exactly those
@@ -391,8 +392,9 @@ TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
 }
 
 // p_mask=auto: the mask only in the tiles it can cut with the warpgroups' turns at dQ at dim 128 causal, where it won
-// (with dkv_stage 1.04-1.05x); per value in every tile with the lockstep dQ (GQA causal: 0.97-0.98x), at dim 64 causal
-// (its build spills) and without the mask. dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
+// (with dkv_stage 1.04-1.05x), and at dim 128 without the mask where walks are short beside dq_lag (4k: 1.02-1.08x);
+// per value in every tile with the lockstep dQ (GQA causal: 0.97-0.98x), at dim 64 (causal: its build spills) and on
+// long walks without the mask (16k: mixed). dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
 // query tiles) is at most 64 tiles (won at 2k and 4k, causal or not), not at 16k or GQA causal 4k (walks of 256
 // tiles: not shown). Explicit values as given.
 TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
@@ -400,7 +402,11 @@ TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
     return name_has(problem, config, ".p_mask = " + std::to_string(kAttnBwdPMaskSplit));
   };
   EXPECT_TRUE(split({{"dim", "128"}, {"causal", "true"}}, {}));
-  EXPECT_FALSE(split({{"dim", "128"}}, {}));
+  EXPECT_TRUE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dq_lag", "false"}}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(split({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(split({{"dim", "64"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}}, {{"dq_alt", "false"}}));
@@ -489,7 +495,8 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // tiles it can cut (p_mask split) and dK, dV staged through shared memory (dkv_stage), auto at dim 128 causal and
 // where walks are short, keep every plain build spill-free; the staging adds 4 bytes to the dim 64 probe builds. The
 // walk over a CTA's key blocks (kv_blocks; one block by default) adds 4-12 bytes to the producer warpgroup's probe
-// builds at GQA causal, dim 64 causal varlen and dim 128 causal with p_mask=branch.
+// builds at GQA causal, dim 64 causal varlen and dim 128 causal with p_mask=branch. The dQ writer's count a tile behind
+// (dq_lag, auto with dq_alt) keeps the plain builds spill-free and adds 8 bytes to the dim 64 causal varlen probe build.
 // Both measured here (NVRTC 13), so a change that makes either worse shows.
 TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
   // problem, config, spill bytes at most: plain build, probe build
@@ -498,7 +505,7 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}}, {{"uniform_desc", "false"}}, 0, 92},
       {{{"dim", "128"}, {"causal", "true"}}, {}, 0, 16},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {}, 0, 12},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 68},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}, 0, 76},  // dq_lag auto: 68 without
       {{{"dim", "64"}}, {}, 0, 128},  // kv_blocks auto: 2 (2k: walks of 16)
       {{{"dim", "64"}}, {{"kv_blocks", "1"}}, 0, 36},
       {{{"dim", "64"}}, {{"uniform_desc", "false"}, {"kv_blocks", "1"}}, 0, 32},
@@ -515,7 +522,11 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       // the dQ writer spills (the blocks' walk state in its 40 registers). Their probe builds spill 68-128 bytes.
       {{{"dim", "128"}}, {{"kv_blocks", "2"}}, 0, 100},
       {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"kv_blocks", "2"}}, 0, 124},
-      {{{"dim", "128"}, {"causal", "true"}}, {{"kv_blocks", "2"}}, 40, 68}};
+      {{{"dim", "128"}, {"causal", "true"}}, {{"kv_blocks", "2"}}, 40, 68},
+      // dq_lag (the writer's count one tile behind, in a loop of its own without the conversion path): spill-free.
+      {{{"dim", "128"}}, {{"dq_lag", "true"}}, 0, 4},
+      {{{"dim", "128"}, {"causal", "true"}}, {{"dq_lag", "true"}}, 0, 16},
+      {{{"dim", "64"}}, {{"dq_lag", "true"}}, 0, 128}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
@@ -529,6 +540,37 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       EXPECT_LE(k->resources.spill_store_bytes, probes ? max_probe_spill : max_spill);
     }
   }
+}
+
+// dq_lag=auto: the writer's count one tile behind with the warpgroups' turns at dQ wherever the deferred list holds a
+// CTA's walk (won at issue 20's four anchors in both rounds: 1.01-1.07x by medians); off with the lockstep dQ (GQA: not
+// timed) and where the list is too short (dq_lag=true is refused there).
+TEST(AttnBwdWgmmaSpec, DqLagAutoWithDqAltWhereTheListHoldsTheWalk) {
+  auto lag = [](const KV& problem, const KV& config) { return name_has(problem, config, ".dq_lag = true"); };
+  const KV k4 = {{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}};
+  EXPECT_TRUE(lag(k4, {}));
+  EXPECT_TRUE(lag({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(lag({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(lag({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
+  EXPECT_FALSE(lag({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
+  EXPECT_FALSE(lag(k4, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(lag(k4, {{"defer_tiles", "63"}}));  // 64 query tiles
+  EXPECT_FALSE(lag(k4, {{"dq_defer", "false"}}));
+  EXPECT_FALSE(lag(k4, {{"dq_lag", "false"}}));
+}
+
+// dq_lag leaves every completed tile to dq_defer's list: refused without it or where the list is shorter than the tiles
+// a CTA's walk can complete (key blocks x the group's heads x query tiles).
+TEST(AttnBwdWgmmaSpec, DqLagNeedsTheDeferredListForTheWholeWalk) {
+  const KV problem = {{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "4"}, {"heads_kv", "2"}};
+  auto ok = [&](const KV& config) {
+    return instantiate(spec(), problem, config, limits_for_arch("sm_90a")).ok();
+  };
+  EXPECT_TRUE(ok({{"dq_lag", "true"}}));
+  EXPECT_TRUE(ok({{"dq_lag", "true"}, {"defer_tiles", "128"}}));  // 2 heads x 64 query tiles
+  EXPECT_FALSE(ok({{"dq_lag", "true"}, {"defer_tiles", "127"}}));
+  EXPECT_FALSE(ok({{"dq_lag", "true"}, {"dq_defer", "false"}}));
+  EXPECT_TRUE(ok({{"defer_tiles", "127"}}));
 }
 
 }  // namespace

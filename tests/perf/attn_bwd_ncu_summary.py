@@ -5,7 +5,7 @@ by SASS region.
   list LIST.CSV     every profiled kernel (duration, grid, block, registers, shared memory), then `main REGEX`: the
                     longest kernel that is not ours (cuDNN's backward), as an ncu -k regex
   report DIR        both kernels' counters side by side (DIR/{ours,cudnn}_{details,raw}.csv) and our per-instruction
-                    stall samples summed by region (DIR/ours_source.csv)
+                    stall samples summed by region of the consumer loop (DIR/ours_source.csv; dq_alt's turns)
 """
 import collections
 import csv
@@ -73,59 +73,85 @@ def raw(path):
     return out
 
 
+# The consumer loop's regions in SASS order (dq_alt's turns, the default where heads = heads_kv).
+ORDER = ["wait_full", "sdp_issue", "rows_wait", "p_exp", "ds_math", "dkv_issue", "dkv_wait", "turn_bar", "dq_issue",
+         "dq_wait", "dq_stage", "loop_end"]
+
+
+def classify(text):
+    """Region of each instruction (index -> name) of the consumer loop: from the stage's TRYWAIT before the first
+    HGMMA.64x64x16 to the back-edge after the dQ staging's arrive, by landmarks met in address order (the stage wait,
+    Sᵀ/dPᵀ issue, the row values' TRYWAIT, DEPBAR 1 → exponentials, DEPBAR 0 → dS math, dV/dK issue, their DEPBAR and
+    the non-turn's BAR.ARV, the turn's BAR.SYNC, dQ issue, its DEPBAR, the dq_empty TRYWAIT and staging); the
+    out-of-line retry blocks of those TRYWAITs by their operand. Other instructions (producer, row warps, writer,
+    epilogue) are left out."""
+    reg = {}
+    first = next((i for i, t in enumerate(text) if "HGMMA.64x64x16" in t), None)
+    if first is None:
+        return reg
+    tw = max((i for i in range(first) if "TRYWAIT" in text[i]), default=first)
+    start = tw
+    while start > 0 and "YIELD" not in text[start] and tw - start < 40:
+        start -= 1
+    operand = lambda t: (re.search(r"\[(.*?)\]", t) or re.search("", "")).group(1) if "[" in t else t
+    waits = {operand(text[tw]): "wait_full"}
+    state, end = "wait_full", len(text)
+    for i in range(start, len(text)):
+        t = text[i]
+        nxt = {("wait_full", "WARPGROUP.ARRIVE"): "sdp_issue", ("sdp_issue", "TRYWAIT"): "rows_wait",
+               ("rows_wait", "DEPBAR.LE gsb0, 0x1"): "p_exp", ("sdp_issue", "DEPBAR.LE gsb0, 0x1"): "p_exp",
+               ("p_exp", "DEPBAR.LE gsb0, 0x0"): "ds_math", ("ds_math", "WARPGROUP.ARRIVE"): "dkv_issue",
+               ("dkv_issue", "MEMBAR"): "dkv_wait", ("dkv_issue", "FENCE"): "dkv_wait",
+               ("dkv_wait", "BAR.SYNC"): "turn_bar", ("turn_bar", "WARPGROUP.ARRIVE"): "dq_issue",
+               ("dq_issue", "DEPBAR"): "dq_wait", ("dq_wait", "TRYWAIT"): "dq_stage"}
+        for (st, mark), to in nxt.items():
+            if state == st and mark in t:
+                state = to
+                if "TRYWAIT" in t:
+                    waits[operand(t)] = to
+                break
+        reg[i] = state
+        if state == "dq_stage" and "SYNCS.ARRIVE" in t:
+            state = "loop_end"
+        elif state == "loop_end" and "BRA" in t:
+            end = i
+            break
+    for i, t in enumerate(text):
+        if i > end and "TRYWAIT" in t and operand(t) in waits:
+            reg[i] = waits[operand(t)] + "(retry)"
+            if i + 1 < len(text) and "BRA" in text[i + 1]:
+                reg[i + 1] = reg[i]
+    return reg
+
+
 def source_regions(path):
-    """Stall samples of our SASS by region: the region is set by landmarks met walking the code in address order."""
+    """Stall samples of our SASS by region (classify), then the instructions with the most samples."""
     rs = rows(path, '"Address"')
     if not rs:
         print("no source rows in", path)
         return
     cols = list(rs[0].keys())
     print("source columns:", ", ".join(cols)[:1500])
-    text = next((c for c in cols if c.strip() in ("Source", "# Source")), cols[1])
-    samp = [c for c in cols if "Sampling" in c or "stall" in c.lower()]
-    region, seen = "setup", collections.Counter()
+    text_col = next((c for c in cols if c.strip() in ("Source", "# Source")), cols[1])
+    samp = [c for c in cols if ("Sampling" in c or c.startswith("stall_")) and "Not Issued" not in c]
+    text = [r[text_col] for r in rs]
+    reg = classify(text)
     acc = collections.defaultdict(collections.Counter)
-    for r in rs:
-        s = r[text]
-        # Landmarks of the consumer loop in program order (see attn_bwd_wgmma.cuh).
-        if "USETMAXREG.DEALLOC" in s:
-            region = "producer"
-        elif region != "producer":
-            if "HGMMA.64x64x16" in s and "tnspA" not in s and region in ("setup", "dq_stage", "loop_top"):
-                region = "sdp_gemm"
-            elif "WARPGROUP.DEPBAR.LE gsb0, 0x1" in s:
-                region = "p_exp"
-            elif "WARPGROUP.DEPBAR.LE gsb0, 0x0" in s and region == "p_exp":
-                region = "ds_math"
-            elif "BAR.SYNC" in s and "0x4" in s:
-                region = "ds_store"
-            elif "HGMMA.64x128x16" in s and region == "ds_store":
-                region = "dkv_gemm"
-            elif "BAR.SYNC" in s and "0x1," in s:
-                region = "dq_gemm"
-            elif "SYNCS.PHASECHK" in s and region == "dq_gemm":
-                region = "dq_stage"
-            elif "BAR.SYNC" in s and "0x2," in s:
-                region = "epilogue/defer"
-        for c in samp:
-            v = num(r[c])
-            if v:
-                acc[region][c] += v
-        acc[region]["instructions"] += 1
-        seen[region] += 1
-    for c in samp:
-        tot = sum(acc[g][c] for g in acc) or 1
-        print(f"\n{c}: total {tot:.0f}")
-        for g in acc:
-            if acc[g][c]:
-                print(f"  {g:16s} {acc[g][c]:10.0f} {100 * acc[g][c] / tot:5.1f}%")
-    # The instructions with the most samples.
+    for i, r in enumerate(rs):
+        g = reg.get(i, "other (producer, row warps, writer, epilogue)")
+        for c in samp + ["Instructions Executed"]:
+            acc[g][c] += num(r.get(c)) or 0
+    show = [c for c in samp if sum(acc[g][c] for g in acc) > 0][:14]
+    print(f"\n{'region':24s} {'instr.':>11s} " + " ".join(f"{c.replace('stall_', '')[:10]:>10s}" for c in show))
+    for g in ORDER + [o + "(retry)" for o in ORDER] + ["other (producer, row warps, writer, epilogue)"]:
+        if g in acc:
+            print(f"{g[:24]:24s} {acc[g]['Instructions Executed']:11.0f} " + " ".join(f"{acc[g][c]:10.0f}" for c in show))
     main = samp[0] if samp else None
     if main:
         top = sorted(rs, key=lambda r: -(num(r[main]) or 0))[:40]
         print(f"\ntop instructions by {main}:")
         for r in top:
-            print(f"  {num(r[main]) or 0:8.0f}  {r.get('# Address', r.get('Address', ''))}  {r[text][:90]}")
+            print(f"  {num(r[main]) or 0:8.0f}  {r.get('# Address', r.get('Address', ''))}  {r[text_col][:90]}")
 
 
 def report(d):
