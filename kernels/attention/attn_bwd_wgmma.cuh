@@ -578,25 +578,24 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       mbar_wait(full(s), (g / STAGES) & 1);
       TL_PROBE_END(Probe::wait_full, s, g);
 
+      // One wgmma chain over D: acc = (K or V rows of this warpgroup) x (Q or dO tile)^T, then its commit group.
+      // kv_lo / x_u: the uniform descriptors' bases (UDESC); kv_wg / x_s: the per-thread addresses otherwise.
+      const auto issue_t = [&](auto& acc, unsigned kv_lo, unsigned kv_wg, unsigned x_u, unsigned x_s) {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+          if constexpr (UDESC)
+            WgmmaSS<BM, BF16, 0>::run(acc, udesc(kv_lo, P.k_k16[kk]), udesc(sw128_desc_lo(x_u, 16), P.q_k16[kk]),
+                                      kk > 0);
+          else
+            WgmmaSS<BM, BF16, 0>::run(acc, smem_desc_sw128(kv_wg + P.k_k16[kk]), smem_desc_sw128(x_s + P.q_k16[kk]),
+                                      kk > 0);
+        }
+        wgmma_commit();
+      };
       TL_PROBE_BEGIN(Probe::sdp_issue, s, g);
       wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        if constexpr (UDESC)
-          WgmmaSS<BM, BF16, 0>::run(st, udesc(k_lo, P.k_k16[kk]), udesc(sw128_desc_lo(q_u, 16), P.q_k16[kk]), kk > 0);
-        else
-          WgmmaSS<BM, BF16, 0>::run(st, smem_desc_sw128(k_wg + P.k_k16[kk]), smem_desc_sw128(q_s + P.q_k16[kk]), kk > 0);
-      }
-      wgmma_commit();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        if constexpr (UDESC)
-          WgmmaSS<BM, BF16, 0>::run(dpt, udesc(v_lo, P.k_k16[kk]), udesc(sw128_desc_lo(do_u, 16), P.q_k16[kk]), kk > 0);
-        else
-          WgmmaSS<BM, BF16, 0>::run(dpt, smem_desc_sw128(v_wg + P.k_k16[kk]), smem_desc_sw128(do_s + P.q_k16[kk]),
-                                    kk > 0);
-      }
-      wgmma_commit();
+      issue_t(st, k_lo, k_wg, q_u, q_s);     // S^T = K Q^T
+      issue_t(dpt, v_lo, v_wg, do_u, do_s);  // dP^T = V dO^T
       TL_PROBE_END(Probe::sdp_issue, s, g);
 
       // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
