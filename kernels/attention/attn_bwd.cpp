@@ -428,8 +428,10 @@ KernelSpec attn_bwd_mma_spec() {
 // [SECTION] attn.bwd.wgmma
 
 // dq_alt=auto: the warpgroups' turns at dQ where every query head has its own kv head (H100, docs/perf.md: 1.01-1.05x
-// the lockstep dQ at issue 20's four anchors; 0.98-1.00x at GQA causal, where a walk covers the group's heads) and
-// the second dS tile fits beside the stages (not with 3 at dim 128).
+// the lockstep dQ at issue 20's four anchors), and at GQA dim 128 causal where dq_lag goes with them (1.10-1.19x by
+// medians, 1.13-1.18x by minima at b 8, h 32 / kv 8, 4k in both rounds; the turns alone 1.04-1.07x, dq_lag with the
+// lockstep dQ 1.03-1.07x; before dq_lag the turns were 0.98-1.00x there), and the second dS tile fits beside the
+// stages (not with 3 at dim 128); GQA elsewhere not timed.
 // uniform_desc=auto: on with the warpgroups' turns at dQ (H100, docs/perf.md: 1.008-1.036x the per-thread descriptors
 // at issue 20's four anchors, both alternated rounds), but not at dim 64 causal (its consumers then spill 144 bytes,
 // none without); off with the lockstep dQ (GQA: spill-free, but not timed).
@@ -453,7 +455,10 @@ KernelSpec attn_bwd_mma_spec() {
 // rounds, 16k 0.96-0.99x, 4k causal 0.87-0.88x (its writer spills 40 bytes), longer walks at dim 64 not timed.
 // dq_lag=auto: the writer's count one tile behind with dq_alt wherever the list holds a CTA's walk (H100, docs/perf.md:
 // 1.013-1.072x by medians, 1.020-1.071x by minima at issue 20's four anchors in both alternated rounds; under ncu the
-// writer had been busy ~95% of its time, the turns' staging waiting for it); off with the lockstep dQ (GQA: not timed).
+// writer had been busy ~95% of its time, the turns' staging waiting for it; GQA causal with the turns, above); off with
+// the lockstep dQ (GQA causal 1.03-1.07x, but the turns with it more).
+// dq_release=auto: off (the release-ordered count, H100, docs/perf.md: 1.009-1.025x at 4k causal in both rounds, mixed
+// at 4k and 16k (0.95-1.03x by medians), even at d 64, 0.98-1.00x at GQA causal with the turns).
 // p_mask=auto also split at dim 128 without the mask where walks are short, beside dq_lag (4k: 1.020-1.080x by medians,
 // 1.027-1.056x by minima over dq_lag alone in both rounds; 16k mixed: 0.951 / 1.041; alone mixed at 4k: 0.98-1.04x).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
@@ -477,17 +482,21 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .p_mask = c.text("p_mask") == "split" ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch,
                        .dkv_stage = c.text("dkv_stage") == "true",
                        .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
-                       .dq_lag = c.text("dq_lag") == "true"};
-  if (alt == "auto" && p.integer("heads") == p.integer("heads_kv")) {
+                       .dq_lag = c.text("dq_lag") == "true",
+                       .dq_release = c.text("dq_release") == "true"};
+  // A CTA's longest walk in query tiles (every head of its GQA group): up to 64, the per-CTA epilogue counts.
+  const std::int64_t walk =
+      p.integer("heads") / p.integer("heads_kv") * ((p.integer("seq_q") + r.block_M - 1) / r.block_M);
+  const bool short_walk = walk <= 64;
+  // GQA at dim 128 causal: the turns with dq_lag (where the list holds the walk, as dq_lag's auto below).
+  const bool gqa_turns = dim == 128 && r.causal && r.dq_defer && c.text("dq_lag") != "false" &&
+                         (c.text("kv_blocks") == "auto" ? 1 : r.kv_blocks) * walk <= r.defer_tiles;
+  if (alt == "auto" && (p.integer("heads") == p.integer("heads_kv") || gqa_turns)) {
     AttnBwdWgmmaConfig x = r;
     x.dq_alt = true;
     r.dq_alt = make_plan(x).bytes <= limits_for_arch("sm_90a").smem_per_block_optin;
   }
   if (c.text("uniform_desc") == "auto") r.uniform_desc = r.dq_alt && !(dim == 64 && r.causal);
-  // A CTA's longest walk in query tiles (every head of its GQA group): up to 64, the per-CTA epilogue counts.
-  const std::int64_t walk =
-      p.integer("heads") / p.integer("heads_kv") * ((p.integer("seq_q") + r.block_M - 1) / r.block_M);
-  const bool short_walk = walk <= 64;
   if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 64 ? !r.causal : r.causal || short_walk);
   if (c.text("rows_v4") == "auto") r.rows_v4 = r.dq_alt && dim == 128 && !r.causal && short_walk;
   if (c.text("kv_blocks") == "auto") r.kv_blocks = r.dq_alt && dim == 64 && !r.causal && walk <= 32 ? 2 : 1;
@@ -556,8 +565,8 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("dq_alt", "auto", {"auto", "true", "false"},
                                       "the consumer warpgroups take turns computing a query tile's whole dQ (cuDNN's "
                                       "schedule; the other warpgroup goes on to the next tile), dS double buffered; "
-                                      "auto = where heads == heads_kv and the second dS tile fits (false: both "
-                                      "compute half of each tile's dQ in lockstep)"),
+                                      "auto = where heads == heads_kv, or GQA at dim 128 causal with dq_lag, and the "
+                                      "second dS tile fits (false: both compute half of each tile's dQ in lockstep)"),
                ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
                                       "the consumers' wgmma descriptors from warp-uniform values (redux.sync), each "
                                       "k16 step's one uniform add (false: built per thread and moved to uniform "
@@ -594,7 +603,11 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "one tile behind, while the next tile's bulk reduce reads the staging buffer, "
                                       "instead of between that reduce's completion and the next one's issue; needs "
                                       "dq_defer's list to hold every tile a CTA's walk can complete; auto = there "
-                                      "with dq_alt")}};
+                                      "with dq_alt"),
+               ParamSpec::enumeration("dq_release", "auto", {"auto", "true", "false"},
+                                      "the dQ writer publishes a tile's part by a release-ordered atomic add on its "
+                                      "counter (atom.release.gpu, after the proxy fence) instead of __threadfence() "
+                                      "(fence.sc.gpu) and a relaxed add; auto = false")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -71,6 +71,13 @@
 // has completed and before the next one is issued: the writer's time a tile about the longer of the two, not their
 // sum (under ncu the writer had been busy ~95% of the kernel, the dQ turns' staging waiting for it, docs/perf.md);
 // only where the deferred list holds every tile the CTA's walk can complete (no conversion needs the buffer).
+// dq_release: the writer's count publishes the tile's part by atom.release.gpu (SASS: MEMBAR.ALL.GPU, no
+// MEMBAR.SC.GPU and no L1 invalidation) instead of __threadfence() (fence.sc.gpu) and a relaxed add. Sufficient by the
+// PTX memory model: the reduce's writes are complete once its bulk group is waited for and ordered before the
+// thread's generic accesses by the proxy fence; the release add then makes them visible to any thread that acquires
+// through the counter (the adds on it form a release sequence); the block that completes the tile reads the counter
+// by its own add (a strong read) and fences before reading the parts (an acquire pattern), and its consumers read them
+// after a barrier with the writer.
 //
 // ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
 // lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
@@ -362,9 +369,17 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         const long long tix = tile_index(h, m);
         int last = 0;
         if (lane == 0) {
+          // The reduce's writes (async proxy, completed: wait_group) ordered before the count's generic accesses.
           fence_proxy_async_global();
-          __threadfence();
-          last = atomicAdd(dq_counters + tix, 1) == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
+          int before;
+          if constexpr (CFG.dq_release) {
+            // dq_release: the add itself releases them (why that suffices: the header); no fence.sc.gpu a tile.
+            before = atom_add_release_gpu(dq_counters + tix, 1);
+          } else {
+            __threadfence();
+            before = atomicAdd(dq_counters + tix, 1);
+          }
+          last = before == attn_bwd_tile_key_blocks(WALK, m, len_q, len_k) - 1;
           if (last) dq_counters[tix] = 0;  // every part is in: left zero for the next launch
         }
         return __shfl_sync(0xffffffffu, last, 0) != 0;

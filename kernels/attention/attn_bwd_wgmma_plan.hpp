@@ -83,6 +83,10 @@ struct AttnBwdWgmmaConfig {
   // reduce's completion and the next one's issue; only where dq_defer's list holds every tile the CTA's walk can
   // complete (else as false).
   bool dq_lag = false;
+  // The dQ writer publishes a counted part by a release-ordered atomic add on the tile's counter (after the proxy
+  // fence) instead of __threadfence() (fence.sc.gpu) and a relaxed add; the block that completes the tile still
+  // fences (acquire) before reading the others' parts.
+  bool dq_release = false;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -327,6 +331,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dkv_stage", c.dkv_stage)
       .field("kv_blocks", c.kv_blocks)
       .field("dq_lag", c.dq_lag)
+      .field("dq_release", c.dq_release)
       .str();
 }
 

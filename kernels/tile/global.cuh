@@ -16,6 +16,15 @@ TL_DEVICE_INLINE int ld_relaxed_gpu(const int* p) {
   asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+// An atomic add at GPU scope with release semantics, returning the old value: the thread's earlier memory accesses
+// (PTX memory model: those before it in program order, and through a proxy fence its completed async-proxy writes)
+// are visible to a thread whose acquire pattern (an acquire load or RMW, or a strong read then a fence) reads this add
+// or a later one of the same counter (a release sequence). No fence.sc.gpu (__threadfence) before it.
+TL_DEVICE_INLINE int atom_add_release_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.release.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 
 // Two floats in one 8-byte store (p 8-byte aligned).
 TL_DEVICE_INLINE void st_global_v2_f32(float* p, float lo, float hi) {

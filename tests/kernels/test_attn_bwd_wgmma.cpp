@@ -340,27 +340,37 @@ bool name_has(const KV& problem, const KV& config, const std::string& field) {
   return k.ok() && k->name_expression.find(field) != std::string::npos;
 }
 
-// dq_alt=auto: the warpgroups' turns at dQ where every query head has its own kv head and a second dS tile fits
-// beside the stages; explicit values as given.
+// dq_alt=auto: the warpgroups' turns at dQ where every query head has its own kv head, or at GQA dim 128 causal with
+// dq_lag (1.10-1.19x the lockstep dQ there), and a second dS tile fits beside the stages; explicit values as given.
 TEST(AttnBwdWgmmaSpec, DqAltAutoWhereHeadsEqualKvHeads) {
   auto alt = [](const KV& problem, const KV& config) { return name_has(problem, config, ".dq_alt = true"); };
   EXPECT_TRUE(alt({{"dim", "128"}, {"heads", "16"}, {"heads_kv", "16"}}, {}));
   EXPECT_TRUE(alt({{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}));
-  EXPECT_FALSE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(alt({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"},
+                   {"causal", "true"}},
+                  {}));
+  EXPECT_FALSE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {{"dq_lag", "false"}}));
+  EXPECT_FALSE(alt({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"},
+                    {"causal", "true"}},
+                   {{"defer_tiles", "255"}}));  // 4 heads x 64 query tiles: dq_lag off
+  EXPECT_FALSE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
+  EXPECT_FALSE(alt({{"dim", "64"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(alt({{"dim", "128"}}, {{"num_stages", "3"}}));  // two dS tiles and 3 stages: over 227 KB
   EXPECT_FALSE(alt({{"dim", "128"}}, {{"dq_alt", "false"}}));
   EXPECT_TRUE(alt({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"dq_alt", "true"}}));
 }
 
 // uniform_desc=auto: on with the warpgroups' turns at dQ, but not at dim 64 causal (its build would spill) nor with
-// the lockstep dQ (GQA, or dq_alt=false); explicit values as given.
+// the lockstep dQ (GQA but at dim 128 causal, or dq_alt=false); explicit values as given.
 TEST(AttnBwdWgmmaSpec, UniformDescAutoWithDqAltButDim64Causal) {
   auto on = [](const KV& problem, const KV& config) { return name_has(problem, config, ".uniform_desc = true"); };
   EXPECT_TRUE(on({{"dim", "128"}, {"heads", "16"}, {"heads_kv", "16"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"causal", "true"}}, {}));
   EXPECT_TRUE(on({{"dim", "64"}}, {}));
   EXPECT_FALSE(on({{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {}));
-  EXPECT_FALSE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(on({{"dim", "128"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(on({{"dim", "128"}}, {{"uniform_desc", "false"}}));
   EXPECT_TRUE(on({{"dim", "64"}, {"causal", "true"}}, {{"uniform_desc", "true"}}));
@@ -376,7 +386,7 @@ TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
   EXPECT_FALSE(on({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
   EXPECT_FALSE(on({{"dim", "64"}, {"causal", "true"}}, {}));
-  EXPECT_FALSE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));  // GQA's turns
   EXPECT_FALSE(on({{"dim", "64"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(on({{"dim", "64"}}, {{"ds_stsm", "false"}}));
   EXPECT_TRUE(on({{"dim", "128"}}, {{"ds_stsm", "true"}}));
@@ -393,7 +403,7 @@ TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
 
 // p_mask=auto: the mask only in the tiles it can cut with the warpgroups' turns at dQ at dim 128 causal, where it won
 // (with dkv_stage 1.04-1.05x), and at dim 128 without the mask where walks are short beside dq_lag (4k: 1.02-1.08x);
-// per value in every tile with the lockstep dQ (GQA causal: 0.97-0.98x), at dim 64 (causal: its build spills) and on
+// per value in every tile with the lockstep dQ (GQA causal then: 0.97-0.98x), at dim 64 (causal: its build spills) and on
 // long walks without the mask (16k: mixed). dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
 // query tiles) is at most 64 tiles (won at 2k and 4k, causal or not), not at 16k or GQA causal 4k (walks of 256
 // tiles: not shown). Explicit values as given.
@@ -408,7 +418,8 @@ TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
   EXPECT_FALSE(split({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(split({{"dim", "64"}, {"causal", "true"}}, {}));
-  EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
+  EXPECT_TRUE(split({{"dim", "128"}, {"causal", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));  // GQA's turns
+  EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(split({{"dim", "128"}, {"causal", "true"}}, {{"p_mask", "branch"}}));
   EXPECT_TRUE(split({{"dim", "64"}}, {{"p_mask", "split"}}));
@@ -526,7 +537,11 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       // dq_lag (the writer's count one tile behind, in a loop of its own without the conversion path): spill-free.
       {{{"dim", "128"}}, {{"dq_lag", "true"}}, 0, 4},
       {{{"dim", "128"}, {"causal", "true"}}, {{"dq_lag", "true"}}, 0, 16},
-      {{{"dim", "64"}}, {{"dq_lag", "true"}}, 0, 128}};
+      {{{"dim", "64"}}, {{"dq_lag", "true"}}, 0, 128},
+      // dq_release (the count's release add): spill-free with either writer loop.
+      {{{"dim", "128"}}, {{"dq_release", "true"}}, 0, 4},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_release", "true"}}, 0, 12},
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_release", "true"}, {"dq_alt", "false"}}, 0, 12}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
@@ -571,6 +586,15 @@ TEST(AttnBwdWgmmaSpec, DqLagNeedsTheDeferredListForTheWholeWalk) {
   EXPECT_FALSE(ok({{"dq_lag", "true"}, {"defer_tiles", "127"}}));
   EXPECT_FALSE(ok({{"dq_lag", "true"}, {"dq_defer", "false"}}));
   EXPECT_TRUE(ok({{"defer_tiles", "127"}}));
+}
+
+// dq_release (the writer's count by a release-ordered add): off by auto (won only at 4k causal), with either writer
+// loop when asked.
+TEST(AttnBwdWgmmaSpec, DqReleaseOptIn) {
+  const KV problem = {{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}};
+  EXPECT_FALSE(name_has(problem, {}, ".dq_release = true"));
+  EXPECT_TRUE(name_has(problem, {{"dq_release", "true"}}, ".dq_release = true"));
+  EXPECT_TRUE(name_has(problem, {{"dq_release", "true"}, {"dq_lag", "false"}}, ".dq_release = true"));
 }
 
 }  // namespace
