@@ -245,6 +245,20 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     k.tiles = k.per_head > 0 ? group * k.per_head : 0;
     return k;
   };
+  // The CTA's walk, the same in every role: for each of its key blocks blk (B = key_block(blk)) block(B, blk), then
+  // tile(B, blk, it, g) for each tile it of the block's walk, g the tile counter over the CTA's key blocks (the stage
+  // ring's phases, the row values, the dQ staging, dq_alt's turns and the deferred list run on it), then done(B, blk).
+  auto walk = [&](auto&& block, auto&& tile, auto&& done) {
+    int g0 = 0;  // the tiles of the CTA's earlier key blocks
+    for (int blk = 0; blk < nb; ++blk) {
+      const KeyBlock B = key_block(blk);
+      block(B, blk);
+      for (int it = 0; it < B.tiles; ++it) tile(B, blk, it, g0 + it);
+      done(B, blk);
+      g0 += B.tiles;
+    }
+  };
+  const auto none = [](const KeyBlock&, int) {};
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<1024>(smem_raw);
@@ -314,47 +328,43 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         return CFG.varlen ? static_cast<long long>(h) * cu_seqlens_q[gridDim.z] + q_start + q
                           : (static_cast<long long>(b) * heads + h) * len_q + q;
       };
-      int g0 = 0;  // the tiles of the CTA's earlier key blocks
-      for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
-        const KeyBlock B = key_block(blk);
-        for (int it = 0; it < B.tiles; ++it) {
-          const int g = g0 + it;  // the tile counter over the CTA's key blocks: the stage and its phase
-          const int s = g % STAGES, h = B.tile_head(hk, group, it), m = B.tile_m(it);
-          if constexpr (CFG.d_pass) {
-            float lse[kRows], dot[kRows];
+      // g: the tile counter over the CTA's key blocks, the stage and its phase
+      walk(none, [&](const KeyBlock& B, int, int it, int g) {
+        const int s = g % STAGES, h = B.tile_head(hk, group, it), m = B.tile_m(it);
+        if constexpr (CFG.d_pass) {
+          float lse[kRows], dot[kRows];
 #pragma unroll
-            for (int j = 0; j < kRows; ++j) {
-              const int q = m * BM + tid - 64 + j * kAttnBwdWgmmaRowThreads;
-              lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
-              dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
-            }
-            mbar_wait(full(s), (g / STAGES) & 1);  // the stage's row values are free
-#pragma unroll
-            for (int j = 0; j < kRows; ++j) {
-              const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
-              const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;  // the row's slot among the row values
-              st_shared_f32(rows_at(s) + 4u * at, dot[j]);
-              st_shared_f32(rows_at(s) + 4u * (BM + at), lse[j]);
-            }
-          } else {
-            const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
-            mbar_wait(full(s), (g / STAGES) & 1);
-            for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
-              const int q = m * BM + r;
-              float part = 0.f;
-#pragma unroll 4
-              for (int c = 0; c < D; c += 8)
-                part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
-                                   ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
-              const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;
-              st_shared_f32(rows_at(s) + 4u * at, part);
-              st_shared_f32(rows_at(s) + 4u * (BM + at), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
-            }
+          for (int j = 0; j < kRows; ++j) {
+            const int q = m * BM + tid - 64 + j * kAttnBwdWgmmaRowThreads;
+            lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
+            dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
           }
-          mbar_arrive(rows_full(s));
-          mbar_arrive(empty(s));  // O, dO read
+          mbar_wait(full(s), (g / STAGES) & 1);  // the stage's row values are free
+#pragma unroll
+          for (int j = 0; j < kRows; ++j) {
+            const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
+            const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;  // the row's slot among the row values
+            st_shared_f32(rows_at(s) + 4u * at, dot[j]);
+            st_shared_f32(rows_at(s) + 4u * (BM + at), lse[j]);
+          }
+        } else {
+          const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
+          mbar_wait(full(s), (g / STAGES) & 1);
+          for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
+            const int q = m * BM + r;
+            float part = 0.f;
+#pragma unroll 4
+            for (int c = 0; c < D; c += 8)
+              part += dot8<BF16>(ld_shared_v4_b32(o_s + P.byte(P.smem_O, r, c)),
+                                 ld_shared_v4_b32(do_s + P.byte(P.smem_O, r, c)));
+            const int at = CFG.rows_v4 ? attn_bwd_row_slot(r) : r;
+            st_shared_f32(rows_at(s) + 4u * at, part);
+            st_shared_f32(rows_at(s) + 4u * (BM + at), q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000));
+          }
         }
-      }
+        mbar_arrive(rows_full(s));
+        mbar_arrive(empty(s));  // O, dO read
+      }, none);
       return;
     }
     TL_PROBE_WARP_INIT();
@@ -433,60 +443,50 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
             defer(pj);
           }
         };
-        int g0 = 0;  // the tiles of the CTA's earlier key blocks
-        for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
-          const KeyBlock B = key_block(blk);
-          for (int it = 0; it < B.tiles; ++it) {
-            const int g = g0 + it;
-            const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
-            TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
-            mbar_wait(dq_full, g & 1);
-            if (lane == 0) {
-              bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
-              tma_store_commit();
-            }
-            if (pj >= 0) {
-              if (lane == 0) tma_store_wait<1>();
-              settle();
-            }
-            if (lane == 0) {
-              tma_store_wait_read();
-              mbar_arrive(dq_empty_of(g + 1));  // the staging buffer read: free for tile g + 1
-            }
-            pj = g, ph = h, pm = m;
-            TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
+        walk(none, [&](const KeyBlock& B, int, int it, int g) {
+          const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
+          TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
+          mbar_wait(dq_full, g & 1);
+          if (lane == 0) {
+            bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
+            tma_store_commit();
           }
-        }
+          if (pj >= 0) {
+            if (lane == 0) tma_store_wait<1>();
+            settle();
+          }
+          if (lane == 0) {
+            tma_store_wait_read();
+            mbar_arrive(dq_empty_of(g + 1));  // the staging buffer read: free for tile g + 1
+          }
+          pj = g, ph = h, pm = m;
+          TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
+        }, none);
         if (pj >= 0) {  // the walk's last tile
           if (lane == 0) tma_store_wait_all();
           settle();
         }
       } else {
-        int g0 = 0;  // the tiles of the CTA's earlier key blocks
-        for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
-          const KeyBlock B = key_block(blk);
-          for (int it = 0; it < B.tiles; ++it) {
-            const int g = g0 + it;  // the tile counter over the CTA's key blocks (the list holds it)
-            const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
-            // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
-            const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
-            TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
-            mbar_wait(dq_full, g & 1);
-            if (lane == 0) {
-              bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
-              tma_store_commit();
-              tma_store_wait_read();
-              if (early) mbar_arrive(dq_empty_of(g + 1));
-              tma_store_wait_all();
-            }
-            TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
-            finish(g, h, m);
-            if (!early) {
-              __syncwarp();  // the staging tile read by the conversion, if any
-              if (lane == 0) mbar_arrive(dq_empty_of(g + 1));
-            }
+        walk(none, [&](const KeyBlock& B, int, int it, int g) {  // g: the list holds it
+          const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
+          // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
+          const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
+          TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
+          mbar_wait(dq_full, g & 1);
+          if (lane == 0) {
+            bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
+            tma_store_commit();
+            tma_store_wait_read();
+            if (early) mbar_arrive(dq_empty_of(g + 1));
+            tma_store_wait_all();
           }
-        }
+          TL_PROBE_END(Probe::dq_add, probe::kNoStage, g);
+          finish(g, h, m);
+          if (!early) {
+            __syncwarp();  // the staging tile read by the conversion, if any
+            if (lane == 0) mbar_arrive(dq_empty_of(g + 1));
+          }
+        }, none);
       }
       if constexpr (CFG.dq_defer) {
         if (lane == 0) st_shared_b32(base + P.defer_offset, static_cast<unsigned>(deferred));
@@ -517,30 +517,29 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       }
     };
     if (kWarpWalks || tid == 0) {
-      int g0 = 0;  // the tiles of the CTA's earlier key blocks
-      for (int blk = 0; blk < nb; g0 += key_block(blk).tiles, ++blk) {
-        const KeyBlock B = key_block(blk);
-        // The first block's K, V before its Q, dO; a later block's after its first Q, dO (issued as soon as the last
-        // block's tiles free the stage, while the consumers finish that block).
-        if (blk == 0 || B.tiles == 0) load_kv(blk);
-        for (int it = 0; it < B.tiles; ++it) {
-          const int g = g0 + it;  // the tile counter over the CTA's key blocks
-          const int s = g % STAGES, h = B.tile_head(hk, group, it), row = q_start + B.tile_m(it) * BM;
-          const unsigned st = base + P.stage(s);
-          TL_PROBE_BEGIN(Probe::wait_empty, s, g);
-          mbar_wait(empty(s), ((g / STAGES) & 1) ^ 1);
-          TL_PROBE_END(Probe::wait_empty, s, g);
-          TL_PROBE_BEGIN(Probe::tma_issue, s, g);
-          if (tid == 0) {
-            mbar_expect_tx(full(s), P.stage_bytes);
-            load(&tma_q, st, P.q_box, full(s), h, row);
-            load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
-            if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
-          }
-          TL_PROBE_END(Probe::tma_issue, s, g);
-          if (NB > 1 && blk > 0 && it == 0) load_kv(blk);
-        }
-      }
+      walk(
+          [&](const KeyBlock& B, int blk) {
+            // The first block's K, V before its Q, dO; a later block's after its first Q, dO (issued as soon as the
+            // last block's tiles free the stage, while the consumers finish that block).
+            if (blk == 0 || B.tiles == 0) load_kv(blk);
+          },
+          [&](const KeyBlock& B, int blk, int it, int g) {
+            const int s = g % STAGES, h = B.tile_head(hk, group, it), row = q_start + B.tile_m(it) * BM;
+            const unsigned st = base + P.stage(s);
+            TL_PROBE_BEGIN(Probe::wait_empty, s, g);
+            mbar_wait(empty(s), ((g / STAGES) & 1) ^ 1);
+            TL_PROBE_END(Probe::wait_empty, s, g);
+            TL_PROBE_BEGIN(Probe::tma_issue, s, g);
+            if (tid == 0) {
+              mbar_expect_tx(full(s), P.stage_bytes);
+              load(&tma_q, st, P.q_box, full(s), h, row);
+              load(&tma_do, st + P.q_bytes, P.q_box, full(s), h, row);
+              if constexpr (!CFG.d_pass) load(&tma_o, st + 2 * P.q_bytes, P.q_box, full(s), h, row);
+            }
+            TL_PROBE_END(Probe::tma_issue, s, g);
+            if (NB > 1 && blk > 0 && it == 0) load_kv(blk);
+          },
+          none);
     }
     TL_PROBE_FLUSH();
     return;
@@ -573,6 +572,8 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // The descriptor of the operand whose low word is lo, `bytes` further.
   auto udesc = [&](unsigned lo, int bytes) { return desc_of(lo + (static_cast<unsigned>(bytes) >> 4), hi_u); };
 
+  // The walk as `walk` runs it, in a loop of its own: with the per-block and per-tile parts as lambdas the lockstep
+  // dQ's GQA causal build spills 12 bytes (the mask's block test folded differently), the other builds' PTX unchanged.
   int g0 = 0;  // the tiles of the CTA's earlier key blocks
   for (int blk = 0; blk < nb; ++blk) {
     const KeyBlock B = key_block(blk);
