@@ -348,6 +348,43 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
 // The permuted layout: a bijection of the padded matrix (whole 16-row blocks, whole steps) onto its bytes; each warp
 // load (row block, half h, step) is the 32 lanes' 16-byte pieces of one contiguous, 512-aligned run, lane l at 16 l
 // (the lane of mma.sync's A fragment that holds the rows and k), and a row block's next step 1 KiB further on.
+// stage_copy=tma's step tile: what a 64-byte-swizzled TMA box of 32 k x 4 quarters x the rows writes (row m, quarter
+// j at 64-byte row 4m + j, its 16-byte chunk c at c xor (row / 2 % 4)), a bijection onto the step, read without bank
+// conflicts, and each lane's pieces at its base xor a constant per piece plus a constant per n tile (the kernel's
+// addressing); the activations then start on a 1024-byte boundary with a barrier a step after them.
+TEST(GemmDequantGemvPlan, TmaStepTileIsTheSwizzledBox) {
+  for (int nt : {1, 2}) {
+    const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{.n_tiles = nt, .stage_async = true, .stage_tma = true});
+    EXPECT_EQ(p.step_bytes, 2048 * nt);
+    EXPECT_EQ(p.align, 1024);
+    EXPECT_EQ(p.bytes(3), 1024 + 3 * (2048 * nt + 8));
+    std::set<int> offsets;
+    for (int m = 0; m < 8 * nt; ++m)
+      for (int k = 0; k < kGemvStepK; ++k) {
+        const int row = 4 * m + k / 32, chunk = (k % 32) / 8;
+        ASSERT_EQ(2 * p.smem_act(m, k), 64 * row + 16 * (chunk ^ (row / 2 % 4)) + 2 * (k % 8)) << m << " " << k;
+        offsets.insert(p.smem_act(m, k));
+      }
+    EXPECT_EQ(offsets.size(), static_cast<size_t>(p.step_elems));
+    EXPECT_EQ(*offsets.rbegin(), p.step_elems - 1);
+    for (int n = 0; n < nt; ++n)
+      for (int q = 0; q < 4; ++q) {
+        for (int quarter = 0; quarter < 4; ++quarter) {
+          std::set<int> groups;
+          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
+            const TileCoord a0 = p.mma_A(lane, 0);
+            groups.insert((2 * p.smem_act(8 * n + a0.row, kGemvLaneCodes * (a0.col / 2) + 8 * q) / 16) % 8);
+          }
+          EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
+        }
+        for (int g = 0; g < 8; ++g)
+          for (int t = 0; t < 4; ++t)
+            ASSERT_EQ(p.smem_act(8 * n + g, kGemvLaneCodes * t + 8 * q),
+                      (p.smem_act(g, kGemvLaneCodes * t) ^ p.smem_act(0, 8 * q)) + p.smem_act(8 * n, 0));
+      }
+  }
+}
+
 TEST(GemmDequantGemvPlan, PermutedWeightsAreOneRunPerWarpLoad) {
   const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{});
   for (int k_steps : {1, 3}) {
@@ -412,6 +449,16 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
             std::string::npos);
   EXPECT_TRUE(why({{"M", "4"}, {"wtype", "fp4"}}, {{"path", "gemv"}, {"step_scale", "on"}}).empty());
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
+  // stage_copy=tma: whole 64-k boxes of A, the split schedule.
+  EXPECT_NE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"schedule", "stream"}}).find("stage_copy=async"),
+            std::string::npos);
+  EXPECT_TRUE(why({{"M", "13"}, {"K", "160"}}, {{"path", "gemv"}, {"stage_copy", "tma"}}).empty());
+  EXPECT_TRUE(why({{"M", "3"}}, {{"path", "gemv"}, {"stage_copy", "tma"}}).empty());
+  EXPECT_NE(why({{"M", "16"}}, {{"path", "gemv"}, {"act_multicast", "2"}}).find("stage_copy=tma"), std::string::npos);
+  EXPECT_NE(why({{"M", "16"}, {"N", "200"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "4"}})
+                .find("divides"),
+            std::string::npos);
+  EXPECT_TRUE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "2"}}).empty());
 }
 
 TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
@@ -446,6 +493,8 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"reduce", "cluster"}})},
                                                 {{}, gemv({{"stage_rounds", "4"}})},
                                                 {{}, gemv({{"act_first", "on"}})},
+                                                {{}, gemv({{"stage_copy", "tma"}})},
+                                                {{}, gemv({{"stage_copy", "tma"}, {"act_multicast", "2"}})},
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
