@@ -152,7 +152,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           .permuted = c.text("weight_layout") != "plain",
           .stage_async = c.text("stage_copy") == "async" || c.text("stage_copy") == "tma",
           .stage_tma = c.text("stage_copy") == "tma",
-          .act_multicast = static_cast<int>(c.integer("act_multicast")),
+          .act_multicast = static_cast<int>(std::max<std::int64_t>(1, c.integer("act_multicast"))),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
@@ -193,6 +193,19 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // fp4 group 128 0.99x, M 8 0.99-1.01x: off there.
   if (c.text("step_scale") == "auto")
     cfg.step_scale = deep && cfg.wtype == dequant4::kInt4 && cfg.group % kGemvStepK == 0 && !cfg.group_sum;
+  // stage_copy=auto (and act_multicast=0), group 128 on the deep M 9-16 grids: tma, with pairs of row-tile CTAs
+  // multicasting each step where a CTA holds one row tile (N <= K), for int4 only there (3 CTAs an SM), for fp4 also
+  // with two tiles a CTA. H100, docs/perf.md (gemv14, two calls, A B B A): int4 8192 x 28672 M 16 1.030-1.046x
+  // (minima 1.034-1.058x), M 12 1.032-1.038x, M 9 1.027-1.030x in every round; fp4 8192 x 28672 M 16 (multicast)
+  // 1.036-1.037x, 28672 x 8192 M 16 (tma) 1.018-1.026x, M 12 1.027-1.034x; int4 at 28672 x 8192 (two tiles a CTA)
+  // tma 0.90-0.95x at M 9-16 (0.92x without sums_once) and at M 8 0.96-0.99x: async there.
+  const bool one_tile_int4 = cfg.wtype == dequant4::kInt4 && !cfg.tile_loop && cfg.min_blocks == 3;
+  if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && (one_tile_int4 || cfg.wtype == dequant4::kFp4) &&
+      cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum) {
+    cfg.stage_async = cfg.stage_tma = true;
+    if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
+      cfg.act_multicast = 2;
+  }
   return cfg;
 }
 
@@ -568,10 +581,13 @@ KernelSpec gemm_dequant_spec() {
                                       "split schedule); auto = async at M >= 8 (split schedule, "
                                       "permuted weights, no "
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
-                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1"),
-               ParamSpec::one_of("act_multicast", 1, {1, 2, 4},
+                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1; tma at group 128 on "
+                                      "the deep M 9-16 grids where a CTA holds one int4 row tile, or fp4 (1.02-1.05x "
+                                      "on an H100)"),
+               ParamSpec::one_of("act_multicast", 0, {0, 1, 2, 4},
                                  "gemv, stage_copy=tma: the row-tile CTAs of one k split in clusters of this many, each "
-                                 "step's activations copied once a cluster by TMA multicast (1: each CTA its own)"),
+                                 "step's activations copied once a cluster by TMA multicast (1: each CTA its own); 0 = "
+                                 "auto: 2 where stage_copy=auto takes tma (an even row-tile count), else 1"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "

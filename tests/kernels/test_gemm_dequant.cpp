@@ -951,6 +951,34 @@ TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
             name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}, {"stage_copy", "regs"}}));
 }
 
+// stage_copy=auto takes tma where it measured faster, group 128 at M 9-16 on the deep grids: with pairs of CTAs
+// multicasting each step on the grid of one row tile a CTA (8192 x 28672: int4 at 3 CTAs an SM, fp4), without at two
+// tiles a CTA for fp4 (28672 x 8192); async for int4 there, at M 8 and at other groups; act_multicast=1 keeps tma
+// without the cluster.
+TEST(GemmDequantSpec, StageCopyAutoIsTmaOnDeepOneTileGrids) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}}, tma2 = {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "2"}};
+  for (const char* m : {"9", "12", "16"}) {
+    const KV p = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
+    EXPECT_EQ(name(p, gv), name(p, tma2)) << m;
+    EXPECT_EQ(name(p, {{"path", "gemv"}, {"act_multicast", "1"}}), name(p, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "1"}})) << m;
+    EXPECT_NE(name(p, gv), name(p, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    const KV w = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
+    EXPECT_EQ(name(w, gv), name(w, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    const KV f = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "128"}};
+    EXPECT_EQ(name(f, gv), name(f, tma2)) << m;
+    const KV fw = {{"M", m}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
+    EXPECT_EQ(name(fw, gv), name(fw, {{"path", "gemv"}, {"stage_copy", "tma"}})) << m;
+    const KV f32 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "32"}};
+    EXPECT_EQ(name(f32, gv), name(f32, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    const KV i64 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"group", "64"}};
+    EXPECT_EQ(name(i64, gv), name(i64, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+  }
+  const KV m8 = {{"M", "8"}, {"N", "8192"}, {"K", "28672"}};
+  EXPECT_EQ(name(m8, gv), name(m8, {{"path", "gemv"}, {"stage_copy", "async"}}));
+  EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, gv).launch.cluster.x, 2u);
+}
+
 // M 9-16 int4 on a grid of one row tile a CTA over two waves (8192 x 28672, 28672 x 8192): with N <= K 3 CTAs an SM and
 // the one-LOP3 conversion, with N > K two row tiles a CTA (tile_rounds) and the LOP3 at 4 CTAs; under two waves
 // (8192 x 8192), at M <= 8, with fp4 and with warp_rows 32 as before.
