@@ -35,7 +35,8 @@
 // zero-filled) into a 64-byte-swizzled step tile, each step with its own mbarrier that the step's first mma waits
 // on: no thread issues the other chunks, no cp.async waits on the CTA's whole staging, and the copies do not queue
 // in the L1 behind the weights' loads; with CFG.act_multicast the row tiles' CTAs of one k split form a cluster and
-// each step is copied once a cluster (TMA multicast).
+// each step is copied once a cluster (TMA multicast). (On an H100 1.02-1.05x where a CTA holds one int4 row tile of a
+// deep M 9-16 grid, or fp4, where auto takes them; 0.90-0.95x where it holds two int4 tiles: docs/perf.md, gemv14.)
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps); with CFG.tile_loop CTA (x, y) takes row tiles x, x +
