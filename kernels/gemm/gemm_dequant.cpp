@@ -150,13 +150,16 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
           // auto: on for M <= 8; at M 16 it measured 0.94-0.99x (docs/perf.md, gemv7).
           .act_first = c.text("act_first") == "on" || (c.text("act_first") == "auto" && n_tiles == 1),
           .permuted = c.text("weight_layout") != "plain",
-          .stage_async = c.text("stage_copy") == "async",
+          .stage_async = c.text("stage_copy") == "async" || c.text("stage_copy") == "tma",
+          .stage_tma = c.text("stage_copy") == "tma",
+          .act_multicast = static_cast<int>(std::max<std::int64_t>(1, c.integer("act_multicast"))),
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
   // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs
   // (a CTA of one row tile: tile_rounds above 1 take global sums).
-  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream && c.integer("tile_rounds") <= 1) {
+  if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream && c.integer("tile_rounds") <= 1 &&
+      !cfg.stage_tma) {
     const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
@@ -190,6 +193,19 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // fp4 group 128 0.99x, M 8 0.99-1.01x: off there.
   if (c.text("step_scale") == "auto")
     cfg.step_scale = deep && cfg.wtype == dequant4::kInt4 && cfg.group % kGemvStepK == 0 && !cfg.group_sum;
+  // stage_copy=auto (and act_multicast=0), group 128 on the deep M 9-16 grids: tma, with pairs of row-tile CTAs
+  // multicasting each step where a CTA holds one row tile (N <= K), for int4 only there (3 CTAs an SM), for fp4 also
+  // with two tiles a CTA. H100, docs/perf.md (gemv14, two calls, A B B A): int4 8192 x 28672 M 16 1.030-1.046x
+  // (minima 1.034-1.058x), M 12 1.032-1.038x, M 9 1.027-1.030x in every round; fp4 8192 x 28672 M 16 (multicast)
+  // 1.036-1.037x, 28672 x 8192 M 16 (tma) 1.018-1.026x, M 12 1.027-1.034x; int4 at 28672 x 8192 (two tiles a CTA)
+  // tma 0.90-0.95x at M 9-16 (0.92x without sums_once) and at M 8 0.96-0.99x: async there.
+  const bool one_tile_int4 = cfg.wtype == dequant4::kInt4 && !cfg.tile_loop && cfg.min_blocks == 3;
+  if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && (one_tile_int4 || cfg.wtype == dequant4::kFp4) &&
+      cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum) {
+    cfg.stage_async = cfg.stage_tma = true;
+    if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
+      cfg.act_multicast = 2;
+  }
   return cfg;
 }
 
@@ -198,7 +214,8 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 // The most steps whose activations fit a CTA's share of the SM (min_blocks CTAs per SM), less 128 bytes for the
 // kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
-  return (smem_share(cfg.min_blocks) - 128) / make_plan(cfg).step_bytes;
+  const GemmDequantGemvPlan plan = make_plan(cfg);
+  return (smem_share(cfg.min_blocks) - 128 - plan.align) / (plan.step_bytes + plan.bar_bytes);
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, std::min(splits, k_steps));
@@ -329,6 +346,17 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
       return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
                     "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
                     "weight_layout at auto or set stage_copy=regs");
+    if (cfg.stage_tma && (cfg.stream || cfg.cluster_reduce || cfg.group_sum || !cfg.permuted))
+      return refuse("stage_copy=tma copies each step's activations as a TMA box into the split schedule's shared "
+                    "memory: it needs schedule=split, reduce=global or auto, group_sum=false and the permuted weights; "
+                    "else set stage_copy=async or auto");
+    if (cfg.act_multicast > 1) {
+      const GemvGrid grid = gemv_grid(p, c, limits);
+      if (!cfg.stage_tma || grid.x % cfg.act_multicast != 0)
+        return refuse("act_multicast=" + c.text("act_multicast") + " copies a k split's activations by TMA multicast "
+                      "into clusters of that many row-tile CTAs: it needs stage_copy=tma and a grid of row tiles (" +
+                      std::to_string(grid.x) + " here) that it divides; else set act_multicast=1");
+    }
     if (cfg.step_scale && cfg.group % kGemvStepK != 0)
       return refuse("step_scale=on scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
                     p.text("group") + " gives a step several scales: set step_scale=off or auto (or group=128)");
@@ -542,15 +570,24 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
                                  "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
-               ParamSpec::enumeration("stage_copy", "auto", {"auto", "regs", "async"},
+               ParamSpec::enumeration("stage_copy", "auto", {"auto", "regs", "async", "tma"},
                                       "gemv: how a CTA stages its activations: regs = `stage_rounds` rounds of 16-byte "
                                       "loads through registers, each chunk put in the weights' pair order; async = the "
                                       "weights' codes stored in nibble-pair order (the tensor W_pairs: needs the "
                                       "permuted layout), so every chunk is copied as it is by cp.async through the L1, "
                                       "all in flight at once (after the first weights' loads, or before them with "
-                                      "act_first); auto = async at M >= 8 (split schedule, permuted weights, no "
+                                      "act_first); tma = async's weights, each step's activations one TMA box (one "
+                                      "thread issues them, one mbarrier a step that the step's first mma waits on; "
+                                      "split schedule); auto = async at M >= 8 (split schedule, "
+                                      "permuted weights, no "
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
-                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1"),
+                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1; tma at group 128 on "
+                                      "the deep M 9-16 grids where a CTA holds one int4 row tile, or fp4 (1.02-1.05x "
+                                      "on an H100)"),
+               ParamSpec::one_of("act_multicast", 0, {0, 1, 2, 4},
+                                 "gemv, stage_copy=tma: the row-tile CTAs of one k split in clusters of this many, each "
+                                 "step's activations copied once a cluster by TMA multicast (1: each CTA its own); 0 = "
+                                 "auto: 2 where stage_copy=auto takes tma (an even row-tile count), else 1"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "
@@ -667,6 +704,7 @@ KernelSpec gemm_dequant_spec() {
       g.dynamic_smem =
           static_cast<std::uint32_t>(make_plan(cfg).bytes(static_cast<int>(grid.steps), cfg.cluster_reduce));
       g.cluster.y = static_cast<std::uint32_t>(gemv_cluster(c, cfg, grid));
+      g.cluster.x = static_cast<std::uint32_t>(cfg.act_multicast);
       return g;
     }
     const GemmDequantConfig cfg = dequant_config(p, c);
@@ -698,6 +736,15 @@ KernelSpec gemm_dequant_spec() {
       for (const char* name : {"M", "N", "K"})
         args.push_back(ArgSpec::scalar(name, DType::i32, static_cast<double>(p.integer(name))));
       args.push_back(ArgSpec::scalar("split_steps", DType::i32, cfg.stream ? 0.0 : static_cast<double>(grid.steps)));
+      // The last parameter: stage_copy=tma's map of A as [M, K / 32, 32] (a step is a box of 32 k x 4 x 8 n_tiles
+      // rows, 64-byte swizzled; rows past M and k past K zero-filled), else an unused int.
+      if (cfg.stage_tma) {
+        ArgSpec map = ArgSpec::tensor_map("act_map", "A", {32, 4, 8 * cfg.n_tiles}, swizzle_bytes(SmemSwizzle::b64));
+        map.map_shape = {M, K / 32, 32};
+        args.push_back(std::move(map));
+      } else {
+        args.push_back(ArgSpec::scalar("act_map", DType::i32, 0.0));
+      }
       if (cfg.permuted) {
         // The kernel reads W_tiles: W's own fill (the same seed: byte for byte the logical W, which stays an
         // unread buffer and the reference's input) stored in the plan's tiles (gemv_permuted_at).

@@ -30,7 +30,13 @@
 // holds its 8 codes in nibble-pair order (gemv_pair_code with nibble_pairs: the same shift and conversion then meet
 // consecutive k), so the activations need no pair order and are staged as they are by cp.async (through the L1:
 // 1.03-1.05x at M 8 and 16, 28672 x 8192, 0.99x at M 1 on an H100; bypassing it 0.78-0.98x: docs/perf.md, gemv10);
-// with group_sum each thread then reads its copied chunks back from shared memory for the step sums.
+// with group_sum each thread then reads its copied chunks back from shared memory for the step sums. With
+// CFG.stage_tma (the same weights) one thread copies each step's activations as one TMA box (rows past M and k past K
+// zero-filled) into a 64-byte-swizzled step tile, each step with its own mbarrier that the step's first mma waits
+// on: no thread issues the other chunks, no cp.async waits on the CTA's whole staging, and the copies do not queue
+// in the L1 behind the weights' loads; with CFG.act_multicast the row tiles' CTAs of one k split form a cluster and
+// each step is copied once a cluster (TMA multicast). (On an H100 1.02-1.05x where a CTA holds one int4 row tile of a
+// deep M 9-16 grid, or fp4, where auto takes them; 0.90-0.95x where it holds two int4 tiles: docs/perf.md, gemv14.)
 //
 // Grid, schedule split (the default): (ceil(N / rows), splits); CTA (x, y) takes row tile x (weight rows [x rows, (x+1)
 // rows)) over k steps [y split_steps, (y+1) split_steps); with CFG.tile_loop CTA (x, y) takes row tiles x, x +
@@ -62,10 +68,12 @@
 #include "tile/cp_async.cuh"
 #include "tile/dequant4.hpp"
 #include "tile/global.cuh"
+#include "tile/mbarrier.cuh"
 #include "tile/mma_sync.cuh"
 #include "tile/probe.hpp"
 #include "tile/smem.cuh"
 #include "tile/table.hpp"
+#include "tile/tma.cuh"
 
 namespace tl {
 
@@ -99,13 +107,23 @@ template <>
 struct ScaleOf<true> {
   using type = float;
 };
+// The last kernel parameter: with stage_tma the activations' tensor map, else an unused int.
+template <bool TMA>
+struct ActMapOf {
+  using type = int;
+};
+template <>
+struct ActMapOf<true> {
+  using type = TmaDescriptor;
+};
 }  // namespace gemv_detail
 
 template <GemmDequantGemvConfig CFG>
 __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     gemm_dequant_gemv(const unsigned short* __restrict__ A, const unsigned char* __restrict__ W,
                       const void* __restrict__ scales, unsigned short* __restrict__ C, float* __restrict__ partials,
-                      int* __restrict__ counters, int M, int N, int K, int split_steps) {
+                      int* __restrict__ counters, int M, int N, int K, int split_steps,
+                      const __grid_constant__ typename gemv_detail::ActMapOf<CFG.stage_tma>::type act_map) {
   using gemv_detail::word;
   static constexpr GemmDequantGemvPlan P = make_plan(CFG);
   constexpr int RB = CFG.row_blocks(), NT = CFG.n_tiles, D = CFG.prefetch, G = CFG.group;
@@ -124,7 +142,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
-  const unsigned act = smem_u32(smem_raw);
+  // stage_tma: the swizzled steps from a 1024-byte boundary (the plan's align), each step's mbarrier after them all.
+  static_assert(!CFG.stage_tma || (CFG.stage_async && !CFG.stream && !CFG.cluster_reduce && !CFG.group_sum),
+                "stage_tma: the split schedule's nibble-pair weights, global sums, no group_sum");
+  static_assert(CFG.act_multicast == 1 || (CFG.stage_tma && CFG.act_multicast <= 4), "act_multicast: stage_tma's");
+  const unsigned act = CFG.stage_tma ? (smem_u32(smem_raw) + 1023u) & ~1023u : smem_u32(smem_raw);
+  const unsigned bars = act + split_steps * P.step_bytes;
 
   using Probe = GemmDequantGemvProbe;
   if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
@@ -339,7 +362,29 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (c.kq == 0) st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
   };
   static_assert(!CFG.stage_async || CFG.permuted, "stage_async: the kernel's permuted weights");
-  if constexpr (CFG.stage_async) {
+  if constexpr (CFG.stage_tma) {
+    // One thread: a barrier a step, then each step's box (k 128 (step0 + s) .., 32 k x 4 quarters x 8 n_tiles rows of
+    // the [M, K / 32, 32] view of A), before the weights' first loads; the others wait on their step's barrier.
+    // act_multicast: every CTA of the cluster arms its barriers, a cluster barrier, then rank r copies its steps
+    // into all of them.
+    constexpr int MC = CFG.act_multicast;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < slots; ++s) mbar_init(bars + 8u * s, 1);
+      fence_mbarrier_init();
+      for (int s = 0; s < slots; ++s) {
+        mbar_expect_tx(bars + 8u * s, P.step_bytes);
+        if constexpr (MC == 1) tma_load(act + s * P.step_bytes, &act_map, bars + 8u * s, 0, 4 * (step0 + s), 0);
+      }
+    }
+    if constexpr (MC > 1) {
+      cluster_sync();
+      if (threadIdx.x == 0)
+        for (int s = static_cast<int>(cluster_ctarank()); s < slots; s += MC)
+          tma_load_multicast(act + s * P.step_bytes, &act_map, bars + 8u * s, static_cast<unsigned short>((1u << MC) - 1),
+                             0, 4 * (step0 + s), 0);
+    }
+    load_ring();
+  } else if constexpr (CFG.stage_async) {
     if constexpr (CFG.act_first) copy_chunks();
     load_ring();
     if constexpr (!CFG.act_first) copy_chunks();
@@ -376,7 +421,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // layout is plain: an offset is the sum of its modes').
   static constexpr auto ACT_AT = tabulate<4 * NT>([](int i) { return 2 * P.smem_act(8 * (i / 4), 8 * (i % 4)); });
   const unsigned act_lane = act + 2u * P.smem_act(g, kGemvLaneCodes * t);
-  __syncthreads();
+  // stage_tma: piece q at the lane's base xor PIECE_X[q], n tile nt TILE_AT[nt] on (the swizzle's terms).
+  static constexpr auto PIECE_X = tabulate<4>([](int q) { return 2 * P.smem_act(0, 8 * q); });
+  static constexpr auto TILE_AT = tabulate<NT>([](int nt) { return 2 * P.smem_act(8 * nt, 0); });
+  __syncthreads();  // (stage_tma: the barriers' init seen by every thread)
   TL_PROBE_END(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
   TL_PROBE_BEGIN(Probe::gemv_first, probe::kNoStage, blockIdx.y);
 
@@ -400,6 +448,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32 && !STEP_SCALE;
   auto compute = [&](const Step& st, int slot) {
     const unsigned step_base = slot * P.step_bytes;
+    if constexpr (CFG.stage_tma) mbar_wait(bars + 8u * slot, 0);  // the step's activations have landed
     // step_scale: the step's sums, part[rb][nt][v] (as acc), started at zero or (group_sum) at -bias x the activation
     // sums of its columns.
     float part[RB][NT][4];
@@ -437,7 +486,9 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     for (int q = 0; q < 4; ++q) {
       uint4 b[NT];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) b[nt] = ld_shared_v4_b32(act_lane + step_base + ACT_AT[4 * nt + q]);
+      for (int nt = 0; nt < NT; ++nt)
+        b[nt] = ld_shared_v4_b32(CFG.stage_tma ? ((act_lane + step_base) ^ PIECE_X[q]) + TILE_AT[nt]
+                                               : act_lane + step_base + ACT_AT[4 * nt + q]);
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
         const int j = 2 * q + jj;
@@ -596,6 +647,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     }
   }
   TL_PROBE_END(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
+  if constexpr (CFG.act_multicast > 1) cluster_arrive_relaxed();  // every step of this CTA has landed
   TL_PROBE_BEGIN(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
   if constexpr (CFG.stream) {
     for (int x = tile0; x < tile; ++x)
@@ -669,6 +721,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (gridDim.y > 1) combine(blockIdx.x, gridDim.y);
   }
   TL_PROBE_END(Probe::gemv_sums, probe::kNoStage, blockIdx.y);
+  if constexpr (CFG.act_multicast > 1) cluster_wait();  // no peer's copies into this CTA still in flight
   TL_PROBE_FLUSH();
   if (threadIdx.x == 0) TL_PROBE_BLOCK_END();
 }

@@ -50,6 +50,15 @@ struct GemmDequantGemvConfig {
   // gemv_nibble_code), so the activations are staged as they are, by cp.async (needs `permuted`: the kernel's own
   // copy of W).
   bool stage_async = false;
+  // With stage_async's weights: each step's activations (8 n_tiles rows x 128 k) copied by one TMA box (rows past M
+  // and k past K zero-filled) into the 64-byte-swizzled row-major step tile (smem_act below), one mbarrier a step,
+  // issued by one thread before the first weights; a step's first mma waits on its own barrier (not on the CTA's
+  // whole staging), and no thread issues the CTA's other copies (the spec's stage_copy=tma).
+  bool stage_tma = false;
+  // stage_tma: the row tiles' CTAs of one k split in clusters of act_multicast along x (1: none); the CTA of rank r
+  // copies the steps s with s % act_multicast == r into every CTA of its cluster (TMA multicast): each step's
+  // activations leave the L2 once a cluster.
+  int act_multicast = 1;
   // split schedule: a CTA takes row tiles blockIdx.x, blockIdx.x + gridDim.x, ... over its k split, its activations
   // staged once for all of them (the spec's tile_rounds > 1: a grid of ceil(row tiles / tile_rounds) columns).
   bool tile_loop = false;
@@ -145,6 +154,9 @@ struct GemmDequantGemvPlan {
   // n tiles at 1024), so a lane's four reads are one base address plus immediates (a plain layout: the offset of
   // (m, k) is the sum of its modes'), and a quarter warp's reads (rows 2i, 2i + 1, t 0..3) cover the 8 16-byte bank
   // groups of 128 bytes once (no conflict).
+  // With stage_tma: the step's [8 n_tiles, 128] tile row-major, 64-byte swizzled as TMA writes a box of 32 k x 4
+  // quarters x the rows (row m, quarter k / 32 at 64-byte row 4m + k / 32: offset 128 m + k before the swizzle); a
+  // lane's piece q is then its base xor 16 q bytes, and its n tile nt 2 KiB on (no conflict either: the plan's test).
   SwizzledLayout smem_act;
   // A step's slot: its activations (step_elems bf16), then with group_sum the f32 sums -bias x sum over the step's k
   // of each activation row (8 n_tiles), at byte `sums` of the slot.
@@ -152,12 +164,15 @@ struct GemmDequantGemvPlan {
   // cluster_reduce: each thread's sums (f32, element-major: element e of thread x at 4 (e threads + x)), written over
   // the activations once every warp is done with them.
   int red_bytes = 0;
+  // stage_tma: the activations start at the dynamic shared memory's first 1024-byte boundary (past the swizzle's
+  // 512-byte period; `align` bytes reserved for it) and a step's mbarrier (8 bytes) follows all the steps' activations.
+  int align = 0, bar_bytes = 0;
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
 
   // The dynamic shared memory of a CTA whose split has `steps` steps (the activations, from the kernel's base; with
   // cluster_reduce at least the sums').
   TL_HOST_DEVICE constexpr int bytes(int steps, bool cluster_reduce = false) const {
-    return cluster_reduce && red_bytes > steps * step_bytes ? red_bytes : steps * step_bytes;
+    return cluster_reduce && red_bytes > steps * step_bytes ? red_bytes : align + steps * (step_bytes + bar_bytes);
   }
 };
 
@@ -165,7 +180,13 @@ TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConf
   GemmDequantGemvPlan p;
   p.smem_act = Layout(make_shape(make_shape(2, 4, c.n_tiles), make_shape(8, 4, 4)),
                       make_stride(make_stride(32, 256, 1024), make_stride(1, 64, 8)));
-  p.step_elems = p.smem_act.cosize();
+  if (c.stage_tma) {
+    p.smem_act = composition(smem_swizzle(SmemSwizzle::b64, 2),
+                             Layout(make_shape(8 * c.n_tiles, kGemvStepK), make_stride(kGemvStepK, 1)));
+    p.align = 1024;
+    p.bar_bytes = 8;
+  }
+  p.step_elems = 8 * c.n_tiles * kGemvStepK;
   p.sums = 2 * p.step_elems;
   p.step_bytes = p.sums + (c.group_sum ? 4 * 8 * c.n_tiles : 0);
   p.red_bytes = 4 * c.row_blocks() * c.n_tiles * 4 * c.threads();
@@ -195,6 +216,8 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("act_first", c.act_first)
       .field("permuted", c.permuted)
       .field("stage_async", c.stage_async)
+      .field("stage_tma", c.stage_tma)
+      .field("act_multicast", c.act_multicast)
       .field("tile_loop", c.tile_loop)
       .field("sums_once", c.sums_once)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")

@@ -17,6 +17,11 @@ TL_DEVICE_INLINE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// cluster_sync in two halves: a CTA arrives once it no longer needs its peers (relaxed: nothing it wrote is read
+// through the barrier) and waits just before it exits, so no peer leaves while its copies may still be in flight.
+TL_DEVICE_INLINE void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
+TL_DEVICE_INLINE void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
+
 // The shared::cluster address of the variable at shared::cta address `addr` in the CTA of rank `rank`.
 TL_DEVICE_INLINE unsigned map_shared_rank(unsigned addr, unsigned rank) {
   unsigned r;

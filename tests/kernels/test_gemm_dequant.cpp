@@ -348,6 +348,43 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
 // The permuted layout: a bijection of the padded matrix (whole 16-row blocks, whole steps) onto its bytes; each warp
 // load (row block, half h, step) is the 32 lanes' 16-byte pieces of one contiguous, 512-aligned run, lane l at 16 l
 // (the lane of mma.sync's A fragment that holds the rows and k), and a row block's next step 1 KiB further on.
+// stage_copy=tma's step tile: what a 64-byte-swizzled TMA box of 32 k x 4 quarters x the rows writes (row m, quarter
+// j at 64-byte row 4m + j, its 16-byte chunk c at c xor (row / 2 % 4)), a bijection onto the step, read without bank
+// conflicts, and each lane's pieces at its base xor a constant per piece plus a constant per n tile (the kernel's
+// addressing); the activations then start on a 1024-byte boundary with a barrier a step after them.
+TEST(GemmDequantGemvPlan, TmaStepTileIsTheSwizzledBox) {
+  for (int nt : {1, 2}) {
+    const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{.n_tiles = nt, .stage_async = true, .stage_tma = true});
+    EXPECT_EQ(p.step_bytes, 2048 * nt);
+    EXPECT_EQ(p.align, 1024);
+    EXPECT_EQ(p.bytes(3), 1024 + 3 * (2048 * nt + 8));
+    std::set<int> offsets;
+    for (int m = 0; m < 8 * nt; ++m)
+      for (int k = 0; k < kGemvStepK; ++k) {
+        const int row = 4 * m + k / 32, chunk = (k % 32) / 8;
+        ASSERT_EQ(2 * p.smem_act(m, k), 64 * row + 16 * (chunk ^ (row / 2 % 4)) + 2 * (k % 8)) << m << " " << k;
+        offsets.insert(p.smem_act(m, k));
+      }
+    EXPECT_EQ(offsets.size(), static_cast<size_t>(p.step_elems));
+    EXPECT_EQ(*offsets.rbegin(), p.step_elems - 1);
+    for (int n = 0; n < nt; ++n)
+      for (int q = 0; q < 4; ++q) {
+        for (int quarter = 0; quarter < 4; ++quarter) {
+          std::set<int> groups;
+          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
+            const TileCoord a0 = p.mma_A(lane, 0);
+            groups.insert((2 * p.smem_act(8 * n + a0.row, kGemvLaneCodes * (a0.col / 2) + 8 * q) / 16) % 8);
+          }
+          EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
+        }
+        for (int g = 0; g < 8; ++g)
+          for (int t = 0; t < 4; ++t)
+            ASSERT_EQ(p.smem_act(8 * n + g, kGemvLaneCodes * t + 8 * q),
+                      (p.smem_act(g, kGemvLaneCodes * t) ^ p.smem_act(0, 8 * q)) + p.smem_act(8 * n, 0));
+      }
+  }
+}
+
 TEST(GemmDequantGemvPlan, PermutedWeightsAreOneRunPerWarpLoad) {
   const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{});
   for (int k_steps : {1, 3}) {
@@ -412,6 +449,16 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
             std::string::npos);
   EXPECT_TRUE(why({{"M", "4"}, {"wtype", "fp4"}}, {{"path", "gemv"}, {"step_scale", "on"}}).empty());
   EXPECT_TRUE(why({{"M", "1"}, {"N", "1"}, {"K", "32"}}, {}).empty());
+  // stage_copy=tma: whole 64-k boxes of A, the split schedule.
+  EXPECT_NE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"schedule", "stream"}}).find("stage_copy=async"),
+            std::string::npos);
+  EXPECT_TRUE(why({{"M", "13"}, {"K", "160"}}, {{"path", "gemv"}, {"stage_copy", "tma"}}).empty());
+  EXPECT_TRUE(why({{"M", "3"}}, {{"path", "gemv"}, {"stage_copy", "tma"}}).empty());
+  EXPECT_NE(why({{"M", "16"}}, {{"path", "gemv"}, {"act_multicast", "2"}}).find("stage_copy=tma"), std::string::npos);
+  EXPECT_NE(why({{"M", "16"}, {"N", "200"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "4"}})
+                .find("divides"),
+            std::string::npos);
+  EXPECT_TRUE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "2"}}).empty());
 }
 
 TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
@@ -446,6 +493,8 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"reduce", "cluster"}})},
                                                 {{}, gemv({{"stage_rounds", "4"}})},
                                                 {{}, gemv({{"act_first", "on"}})},
+                                                {{}, gemv({{"stage_copy", "tma"}})},
+                                                {{}, gemv({{"stage_copy", "tma"}, {"act_multicast", "2"}})},
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
@@ -900,6 +949,34 @@ TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
   const KV m16 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
   EXPECT_EQ(name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}}),
             name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}, {"stage_copy", "regs"}}));
+}
+
+// stage_copy=auto takes tma where it measured faster, group 128 at M 9-16 on the deep grids: with pairs of CTAs
+// multicasting each step on the grid of one row tile a CTA (8192 x 28672: int4 at 3 CTAs an SM, fp4), without at two
+// tiles a CTA for fp4 (28672 x 8192); async for int4 there, at M 8 and at other groups; act_multicast=1 keeps tma
+// without the cluster.
+TEST(GemmDequantSpec, StageCopyAutoIsTmaOnDeepOneTileGrids) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}}, tma2 = {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "2"}};
+  for (const char* m : {"9", "12", "16"}) {
+    const KV p = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
+    EXPECT_EQ(name(p, gv), name(p, tma2)) << m;
+    EXPECT_EQ(name(p, {{"path", "gemv"}, {"act_multicast", "1"}}), name(p, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "1"}})) << m;
+    EXPECT_NE(name(p, gv), name(p, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    const KV w = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
+    EXPECT_EQ(name(w, gv), name(w, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    const KV f = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "128"}};
+    EXPECT_EQ(name(f, gv), name(f, tma2)) << m;
+    const KV fw = {{"M", m}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
+    EXPECT_EQ(name(fw, gv), name(fw, {{"path", "gemv"}, {"stage_copy", "tma"}})) << m;
+    const KV f32 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "32"}};
+    EXPECT_EQ(name(f32, gv), name(f32, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    const KV i64 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"group", "64"}};
+    EXPECT_EQ(name(i64, gv), name(i64, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+  }
+  const KV m8 = {{"M", "8"}, {"N", "8192"}, {"K", "28672"}};
+  EXPECT_EQ(name(m8, gv), name(m8, {{"path", "gemv"}, {"stage_copy", "async"}}));
+  EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, gv).launch.cluster.x, 2u);
 }
 
 // M 9-16 int4 on a grid of one row tile a CTA over two waves (8192 x 28672, 28672 x 8192): with N <= K 3 CTAs an SM and
