@@ -111,7 +111,7 @@ std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool
   return cases;
 }
 
-// --random: `n` problems per kernel drawn from its problem schema (random_problem.hpp), each at the kernel's
+// --random: `n` problems per kernel (and the refused draws between them) drawn from its problem schema (random_problem.hpp), each at the kernel's
 // default config (with --config's values); the hidden fault-path kernels once at their defaults, as in the matrix.
 std::vector<Case> build_random(const std::vector<const KernelSpec*>& specs, int n, std::uint64_t seed,
                                const DeviceLimits& limits, const KV& forced) {
@@ -314,7 +314,8 @@ void add_test_command(CLI::App& app, Context& ctx) {
                                  "N problems per kernel drawn from its problem schema (edge values: min, min+1, odd "
                                  "and prime sizes, powers of two +-1, defaults and default_from left unset; at most "
                                  "256 MiB of tensors and 4 GFLOP each), each at the kernel's default config, instead "
-                                 "of the matrix; a problem the kernel refuses is reported with its reason")
+                                 "of the matrix; a problem the kernel refuses is reported with its reason and another "
+                                 "drawn (at most 4N draws)")
                      ->check(in_range(1, 100000));
   random->excludes(quick)->excludes(full);
   cmd->add_option("--seed", a->seed, "Seed of --random's draws (default " + std::to_string(kDefaultDrawSeed) +

@@ -9,8 +9,8 @@
 # same draws compiled for sm_90a). There: `bash DIR/random_device.sh DIR` (with the device tool: carry [DIR]);
 # $OUT (default DIR/out) receives each kernel's log, JUnit XML and summary.txt, printed last.
 # Knobs: N, SEED (both read from the bundle when it was prepared with them), KERNELS (default: every library
-# kernel), KERNEL_S (time limit per kernel, default 40), RUN_S (the watchdog of one run, default 5), REPLAY (extra
-# "K|problem" lines to bench after the tests, separated by newlines).
+# kernel), KERNEL_S (time limit per kernel, default 40), TOTAL_S (of all kernels, default 600), RUN_S (the watchdog of
+# one run, default 5), REPLAY (extra "K|problem" lines to bench after the tests, separated by newlines).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
@@ -50,30 +50,34 @@ fi
 
 D=$(cd "${1:-$HERE}" && pwd)
 . "$D/device_env.sh" random
+N0=${N:-} SEED0=${SEED:-}
 [ -f "$D/draw.env" ] && . "$D/draw.env"
-N=${N:-12} SEED=${SEED:-20261127}
+N=${N0:-${N:-12}} SEED=${SEED0:-${SEED:-20261127}}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> "$S" 2>&1
 KERNELS=${KERNELS:-$("$T" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin)))')}
-echo "tilelab test --random $N --seed $SEED, per kernel (watchdog ${RUN_S:-5} s a run, ${KERNEL_S:-40} s a kernel)" >> "$S"
-printf "%-20s %6s %6s %8s %6s %6s %6s\n" kernel drawn pass refused fail rc secs >> "$S"
+echo "tilelab test --random $N --seed $SEED, per kernel (watchdog ${RUN_S:-5} s a run, ${KERNEL_S:-40} s a kernel, ${TOTAL_S:-600} s in all)" | tee -a "$S"
+printf "%-20s %6s %6s %8s %6s %6s %6s\n" kernel drawn pass refused fail rc secs | tee -a "$S"
+t0=$SECONDS
 for k in $KERNELS; do
-  s=$SECONDS
-  timeout "${KERNEL_S:-40}" "$T" test --kernel "$k" --random "$N" --seed "$SEED" --timeout "${RUN_S:-5}" \
-    --junit "$OUT/junit_$k.xml" > "$OUT/random_$k.txt" 2>&1
+  s=$SECONDS left=$(( ${TOTAL_S:-600} - (SECONDS - t0) ))
+  [ "$left" -le 2 ] && { echo "$k: not run (TOTAL_S spent)" | tee -a "$S"; continue; }
+  timeout "$(( left < ${KERNEL_S:-40} ? left : ${KERNEL_S:-40} ))" "$T" test --kernel "$k" --random "$N" --seed "$SEED" \
+    --timeout "${RUN_S:-5}" --junit "$OUT/junit_$k.xml" > "$OUT/random_$k.txt" 2>&1
   rc=$?
   L=$OUT/random_$k.txt
   printf "%-20s %6s %6s %8s %6s %6s %6s\n" "$k" "$(grep -c "^$k " "$L")" "$(grep -cE "^$k .* PASS " "$L")" \
-    "$(grep -cE "^$k .* SKIP .*refused: " "$L")" "$(grep -cE "^$k .* FAIL " "$L")" "$rc" "$((SECONDS - s))" >> "$S"
+    "$(grep -cE "^$k .* SKIP .*refused: " "$L")" "$(grep -cE "^$k .* FAIL " "$L")" "$rc" "$((SECONDS - s))" | tee -a "$S"
 done
 echo "-- failures (each with its replay command) and refusals without 'refused: '" >> "$S"
 for k in $KERNELS; do
   grep -E "^$k .* FAIL " "$OUT/random_$k.txt" | cut -c1-400 >> "$S"
   grep -E "^$k .* SKIP " "$OUT/random_$k.txt" | grep -v "refused: " | cut -c1-300 >> "$S"
 done
-echo "-- refusal reasons (distinct, first 100 characters)" >> "$S"
+# The refusal reasons (distinct, digits folded) in their own file: long, and not what decides the run.
 for k in $KERNELS; do
-  grep -E "^$k .* SKIP .*refused: " "$OUT/random_$k.txt" | sed 's/.*refused: //' | cut -c1-100 | sort | uniq -c | sed "s/^/$k /" >> "$S"
-done
+  grep -E "^$k .* SKIP .*refused: " "$OUT/random_$k.txt" | sed 's/.*refused: //' | sed -E 's/[0-9]+/#/g' | cut -c1-140 |
+    sort | uniq -c | sort -rn
+done > "$OUT/refusals.txt"
 # Replays: every failure's `tilelab bench` command (and REPLAY's), one checked untimed run each.
 {
   for k in $KERNELS; do grep -E "^$k .* FAIL " "$OUT/random_$k.txt" | grep -o "replay: tilelab bench [^)]*" | sed 's/replay: tilelab bench //'; done
@@ -83,4 +87,8 @@ done
   # shellcheck disable=SC2086
   timeout 30 "$T" bench $line --repeat 0 --no-store --timeout "${RUN_S:-5}" 2>&1 | tail -4 | cut -c1-300 >> "$S"
 done
+# Every log in one archive (the device tool brings back a few files only), the summary last on stdout.
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls random_*.txt junit_*.xml refusals.txt 2>/dev/null) &&
+  (cd "$OUT" && rm -f random_*.txt junit_*.xml)
+echo "==== summary"
 cat "$S"

@@ -77,6 +77,23 @@ std::map<std::string, std::string> draw_once(const Schema& schema, Rng& rng) {
       case ParamType::bool_: given[p.name] = rng.chance(0.5) ? "true" : "false"; break;
     }
   }
+  // A set int follower is, half the time, a divisor of the value of what it follows (heads_kv of heads, set or at
+  // its default: the GQA ratios kernels take; any other value they mostly refuse).
+  for (const ParamSpec& p : schema.params) {
+    if (p.type != ParamType::int_ || !p.choices.empty() || p.default_from.empty() || !schema.find(p.default_from))
+      continue;
+    auto own = given.find(p.name);
+    if (own == given.end() || !rng.chance(0.5)) continue;
+    std::map<std::string, std::string> others = given;
+    others.erase(p.name);
+    const std::int64_t of = std::stoll(schema.value_of(p.default_from, others));
+    std::vector<std::int64_t> divisors;
+    for (std::int64_t d = 1; d * d <= of; ++d)
+      if (of % d == 0)
+        for (auto x : {d, of / d})
+          if (x >= p.min && x <= p.max) divisors.push_back(x);
+    if (!divisors.empty()) own->second = std::to_string(divisors[rng.index(divisors.size())]);
+  }
   return given;
 }
 
@@ -124,7 +141,7 @@ std::vector<DrawnProblem> draw_problems(const KernelSpec& spec, int n, std::uint
                                         const DrawOptions& options) {
   Rng rng(kernel_draw_seed(seed, spec.name));
   std::vector<DrawnProblem> out;
-  for (int i = 0; i < n; ++i) {
+  for (int accepted = 0, drawn = 0; accepted < n && drawn < 4 * n; ++drawn) {
     DrawnProblem d;
     for (;; ++d.redraws) {
       d.given = draw_once(spec.problem, rng);
@@ -167,6 +184,7 @@ std::vector<DrawnProblem> draw_problems(const KernelSpec& spec, int n, std::uint
         break;
       }
     }
+    accepted += d.accepted();
     out.push_back(std::move(d));
   }
   return out;

@@ -48,9 +48,9 @@ std::uint64_t kernel_draw_seed(std::uint64_t seed, const std::string& kernel);
 // prime sizes, powers of two and their neighbours up to `cap`, the default, and max when it is no larger than cap.
 std::vector<std::int64_t> edge_values(const ParamSpec& p, std::int64_t cap);
 
-// `n` problems of `spec`'s problem schema from `seed` (the same seed, spec, config and limits draw the same
-// problems), each instantiated at `config` against `limits`: a draw over the budget is drawn again; one the spec
-// refuses is kept with its reason.
+// Problems of `spec`'s problem schema from `seed` (the same seed, spec, config and limits draw the same problems),
+// each instantiated at `config` against `limits`, until `n` are accepted or 4n were drawn: a draw over the budget
+// is drawn again; one the spec refuses is kept, with its reason, between the accepted ones.
 std::vector<DrawnProblem> draw_problems(const KernelSpec& spec, int n, std::uint64_t seed,
                                         const std::map<std::string, std::string>& config, const DeviceLimits& limits,
                                         const DrawOptions& options = {});
