@@ -128,7 +128,10 @@ std::uint64_t kernel_draw_seed(std::uint64_t seed, const std::string& kernel) {
 std::vector<std::int64_t> edge_values(const ParamSpec& p, std::int64_t cap) {
   std::set<std::int64_t> v = {p.min, p.min + 1, p.min + 2, std::stoll(p.default_value)};
   for (std::int64_t s : {3, 5, 7, 11, 13, 17, 31, 37, 61, 67, 97, 127, 131, 257, 509, 1021}) v.insert(s);
-  for (std::int64_t b = 2; b > 0 && b <= cap + 1 && b <= p.max; b *= 2) v.insert({b - 1, b, b + 1});
+  for (std::int64_t b = 2; b <= cap && b <= p.max; b *= 2) {
+    v.insert({b - 1, b, b + 1});
+    if (b > INT64_MAX / 2) break;
+  }
   if (p.max <= cap) v.insert({p.max - 1, p.max});
   std::vector<std::int64_t> out;
   for (auto x : v)
