@@ -8,6 +8,7 @@
 #include "app/cli/run_support.hpp"
 #include "library/library.hpp"
 #include "runtime/core/files.hpp"
+#include "runtime/spec/random_problem.hpp"
 
 namespace tl::cli {
 namespace {
@@ -16,6 +17,8 @@ struct TestArgs {
   SessionArgs session{20};
   std::string kernel, junit, config;
   bool quick = false, full = false;
+  int random = 0;  // --random N: N drawn problems per kernel instead of the matrix
+  std::uint64_t seed = kDefaultDrawSeed;
 };
 
 using KV = std::map<std::string, std::string>;
@@ -24,6 +27,8 @@ struct Case {
   const KernelSpec* spec = nullptr;
   KV problem, config;
   bool base = false;  // the kernel's defaults (with --config's values): a refusal there is a skip, not a failure
+  bool drawn = false;  // --random: a schema error is a refusal too (a default_from value out of range)
+  std::string over_budget = {};  // --random: every redraw was over the test budget (why); not run
 };
 
 // Sizes by the problem's parameter names; most deliberately not multiples of any tile, plus one that is.
@@ -101,6 +106,25 @@ std::vector<Case> build_matrix(const std::vector<const KernelSpec*>& specs, bool
           }
         }
       }
+    }
+  }
+  return cases;
+}
+
+// --random: `n` problems per kernel (and the refused draws between them) drawn from its problem schema (random_problem.hpp), each at the kernel's
+// default config (with --config's values); the hidden fault-path kernels once at their defaults, as in the matrix.
+std::vector<Case> build_random(const std::vector<const KernelSpec*>& specs, int n, std::uint64_t seed,
+                               const DeviceLimits& limits, const KV& forced) {
+  std::vector<Case> cases;
+  for (const KernelSpec* spec : specs) {
+    if (spec->hidden) {
+      cases.push_back({spec, {}, forced, true});
+      continue;
+    }
+    for (DrawnProblem& d : draw_problems(*spec, n, seed, forced, limits)) {
+      Case c{spec, std::move(d.given), forced, true, true};
+      if (d.over_budget) c.over_budget = d.refused;
+      cases.push_back(std::move(c));
     }
   }
   return cases;
@@ -185,7 +209,13 @@ int run_test(const TestArgs& a) {
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
-  const auto cases = build_matrix(specs, a.full, target.limits, *forced);
+  const auto cases = a.random > 0 ? build_random(specs, a.random, a.seed, target.limits, *forced)
+                                  : build_matrix(specs, a.full, target.limits, *forced);
+  if (a.random > 0)
+    std::printf("random problems: %d per kernel, seed %llu (replay: tilelab test --random %d --seed %llu%s%s); "
+                "a problem reads as `--problem` takes it, unset parameters at their defaults\n",
+                a.random, static_cast<unsigned long long>(a.seed), a.random, static_cast<unsigned long long>(a.seed),
+                a.kernel.empty() ? "" : " --kernel ", a.kernel.c_str());
 
   if (target.device) {
     std::printf("testing %zu cases on GPU 0 (%s, %s)\n", cases.size(), target.device->name.c_str(),
@@ -197,14 +227,40 @@ int run_test(const TestArgs& a) {
   std::printf("%-12s %-34s %-48s %-6s %9s %9s  %s\n", "kernel", "problem", "config", "result", "rel_err", "max_abs",
               "detail");
 
+  auto print_outcome = [](const Outcome& o, const RunRecord& r) {
+    const bool checked = !r.outputs.empty();
+    std::printf("%-12s %-34s %-48s %-6s %9s %9s  %s\n", o.c.spec->name.c_str(), kv_text(o.c.problem).c_str(),
+                kv_text(o.c.config).c_str(),
+                o.kind == Outcome::Kind::pass ? "PASS" : o.kind == Outcome::Kind::fail ? "FAIL" : "SKIP",
+                checked ? format_number(r.rel_error(), "%.2e").c_str() : "-",
+                checked ? format_number(r.max_abs_error(), "%.2e").c_str() : "-", o.detail.c_str());
+    std::fflush(stdout);
+  };
   std::vector<Outcome> outcomes;
   for (const Case& c : cases) {
     const auto c0 = std::chrono::steady_clock::now();
     Outcome o;
     o.c = c;
-    auto prepared = s.prepare(c.spec->name, c.problem, c.config);
     RunRecord r;
-    if (!prepared && prepared.status().code() == ErrorCode::unsupported && c.base) {
+    if (!c.over_budget.empty()) {
+      o.kind = Outcome::Kind::skipped;
+      o.detail = "refused: " + c.over_budget;
+      print_outcome(o, r);
+      outcomes.push_back(std::move(o));
+      continue;
+    }
+    auto prepared = s.prepare(c.spec->name, c.problem, c.config);
+    const ErrorCode code = prepared ? ErrorCode::ok : prepared.status().code();
+    if (!prepared && !has_reason(prepared.status().message(), c.spec->name) &&
+        (code == ErrorCode::unsupported || code == ErrorCode::invalid_argument)) {
+      // A refusal must say why: one without a reason is a bug in the spec.
+      o.kind = Outcome::Kind::fail;
+      o.detail = std::string(error_code_name(code)) + " without a reason (the spec's refusal has an empty message)";
+    } else if (!prepared && c.drawn && refusal_text(prepared.status(), c.spec->name)) {
+      // A drawn problem the schema or can_implement refuses: reported with the reason, not a failure.
+      o.kind = Outcome::Kind::skipped;
+      o.detail = *refusal_text(prepared.status(), c.spec->name);
+    } else if (!prepared && code == ErrorCode::unsupported && c.base) {
       // The kernel refuses this problem at its default config (can_implement's reason): not a failure.
       o.kind = Outcome::Kind::skipped;
       o.detail = "not supported: " + prepared.status().message();
@@ -221,14 +277,11 @@ int run_test(const TestArgs& a) {
       o.kind = r.passed() ? Outcome::Kind::pass : Outcome::Kind::fail;
       o.detail = r.failure_text();
     }
+    if (o.kind == Outcome::Kind::fail && c.drawn)
+      o.detail += " (replay: tilelab bench " + c.spec->name + (c.problem.empty() ? "" : " --problem " + kv_text(c.problem)) +
+                  (c.config.empty() ? "" : " --config " + kv_text(c.config)) + ")";
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-    const bool checked = !r.outputs.empty();
-    std::printf("%-12s %-34s %-48s %-6s %9s %9s  %s\n", c.spec->name.c_str(), kv_text(c.problem).c_str(),
-                kv_text(c.config).c_str(),
-                o.kind == Outcome::Kind::pass ? "PASS" : o.kind == Outcome::Kind::fail ? "FAIL" : "SKIP",
-                checked ? format_number(r.rel_error(), "%.2e").c_str() : "-",
-                checked ? format_number(r.max_abs_error(), "%.2e").c_str() : "-", o.detail.c_str());
-    std::fflush(stdout);
+    print_outcome(o, r);
     outcomes.push_back(std::move(o));
   }
 
@@ -256,7 +309,18 @@ void add_test_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<TestArgs>();
   cmd->add_option("--kernel", a->kernel, "Only this kernel (test.oob / test.spin: the fault-path kernels)");
   auto* quick = cmd->add_flag("--quick", a->quick, "Two sizes per kernel, default + one other config (the default)");
-  cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
+  auto* full = cmd->add_flag("--full", a->full, "More sizes (1 element, odd shapes) and every one-parameter config variation")->excludes(quick);
+  auto* random = cmd->add_option("--random", a->random,
+                                 "N problems per kernel drawn from its problem schema (edge values: min, min+1, odd "
+                                 "and prime sizes, powers of two +-1, defaults and default_from left unset; at most "
+                                 "256 MiB of tensors and 4 GFLOP each), each at the kernel's default config, instead "
+                                 "of the matrix; a problem the kernel refuses is reported with its reason and another "
+                                 "drawn (at most 4N draws)")
+                     ->check(in_range(1, 100000));
+  random->excludes(quick)->excludes(full);
+  cmd->add_option("--seed", a->seed, "Seed of --random's draws (default " + std::to_string(kDefaultDrawSeed) +
+                                         "; the same seed draws the same problems)")
+      ->needs(random);
   cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
   cmd->add_option("--config", a->config,
                   "key=value,... of --kernel's config set in every case (its variations of those parameters left out)");
