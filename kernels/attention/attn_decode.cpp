@@ -30,7 +30,7 @@ Schema decode_problem() {
            ParamSpec::integer("heads_kv", 0, 1, 1 << 10,
                               "key/value heads (h_kv, divides heads: GQA; 1: MQA; unset: heads, MHA)")
                .follows(heads),
-           ParamSpec::integer("dim", 128, 1, 1024, "head dimension of q, k, v and out (64 or 128)"),
+           ParamSpec::one_of("dim", 128, {64, 128}, "head dimension of q, k, v and out"),
            ParamSpec::boolean("causal", true,
                               "query i of seq_q sees keys j < len - seq_q + i + 1 (aligned to the cache's end, as "
                               "FlashAttention's KV-cache decoding); s_q = 1 sees every key either way"),
@@ -128,9 +128,6 @@ Splits decode_splits(const Values& p, const Values& c, const DeviceLimits& l) {
 
 Status check_decode(const Values& p, const Values& c, const DeviceLimits& limits) {
   const Dims x(p);
-  if (x.dim != 64 && x.dim != 128)
-    return refuse("attn.decode takes head dim 64 or 128, not dim=" + p.text("dim") +
-                  ": its tiles are 64 or 128 columns of mma.sync k16 steps; use attn.fwd.wgmma for 192");
   if (x.h % x.hkv != 0)
     return refuse("heads_kv=" + p.text("heads_kv") + " does not divide heads=" + p.text("heads") +
                   ": GQA shares each kv head among heads/heads_kv query heads; pick a divisor");

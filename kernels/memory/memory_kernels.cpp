@@ -27,8 +27,15 @@ ParamSpec threads_param(std::int64_t def) {
   return ParamSpec::integer("threads", def, 32, 1024, "threads per block (a multiple of 32)");
 }
 
+// The config's vec; 0 (the row kernels' auto) takes 4, or the largest of 2 and 1 that divides cols.
+std::int64_t vec_of(const Values& p, const Values& c) {
+  if (const auto vec = c.integer("vec"); vec != 0) return vec;
+  const auto cols = p.integer("cols");
+  return cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
+}
+
 Status check_threads_vec(const Values& p, const Values& c) {
-  const auto threads = c.integer("threads"), vec = c.integer("vec");
+  const auto threads = c.integer("threads"), vec = vec_of(p, c);
   if (threads % 32 != 0)
     return make_error(ErrorCode::unsupported, "threads=" + std::to_string(threads) +
                                                   " is not a multiple of 32 (a warp): use " +
@@ -55,7 +62,7 @@ FlatConfig flat_config(const Values& p, const Values& c) {
 
 RowsConfig rows_config(const Values& p, const Values& c, int cached) {
   return {.dtype = elem_type(p),
-          .vec = static_cast<int>(c.integer("vec")),
+          .vec = static_cast<int>(vec_of(p, c)),
           .threads = static_cast<int>(c.integer("threads")),
           .rows_per_block = static_cast<int>(c.integer("rows_per_block")),
           .cached = cached};
@@ -73,7 +80,10 @@ Schema rows_problem() {
 }
 
 Schema rows_schema() {
-  return {{vec_param(4), threads_param(256),
+  return {{ParamSpec::one_of("vec", 0, {0, 1, 2, 4, 8},
+                             "elements per vector load/store (vec * element size <= 16 bytes); 0 = auto: 4, or 2 or 1 "
+                             "where that does not divide cols"),
+           threads_param(256),
            ParamSpec::one_of("rows_per_block", 1, {1, 2, 4, 8, 16, 32}, "rows one block handles (threads split evenly)")}};
 }
 
@@ -96,7 +106,7 @@ Status check_flat(const Values& p, const Values& c, const DeviceLimits&) {
 
 Status check_rows(const Values& p, const Values& c, const DeviceLimits&) {
   TL_RETURN_IF_ERROR(check_threads_vec(p, c));
-  const auto threads = c.integer("threads"), rpb = c.integer("rows_per_block"), vec = c.integer("vec");
+  const auto threads = c.integer("threads"), rpb = c.integer("rows_per_block"), vec = vec_of(p, c);
   if (threads % rpb != 0 || (threads / rpb) % 32 != 0)
     return make_error(ErrorCode::unsupported, "threads=" + std::to_string(threads) + " split over rows_per_block=" +
                                                   std::to_string(rpb) + " gives " + std::to_string(threads / rpb) +
@@ -250,7 +260,7 @@ KernelSpec softmax_spec() {
   // take the two-read path (CACHED = 0).
   k.name_expression = [](const Values& p, const Values& c) {
     constexpr std::int64_t kSoftmaxCached = 16;
-    const auto vec = c.integer("vec"), threads = c.integer("threads"), rpb = c.integer("rows_per_block");
+    const auto vec = vec_of(p, c), threads = c.integer("threads"), rpb = c.integer("rows_per_block");
     const auto per_pass = threads / rpb * vec;
     const auto chunks = (p.integer("cols") + per_pass - 1) / per_pass;
     return name_expression("softmax", rows_config(p, c, static_cast<int>(chunks <= kSoftmaxCached ? chunks : 0)));

@@ -51,8 +51,13 @@ void expect_refused(const KV& problem, const KV& config, const std::vector<std::
 }
 
 TEST(AttnDecode, CanImplementRefusesWithReasons) {
-  expect_refused({{"dim", "192"}}, {}, {"dim=192", "64 or 128"});
-  expect_refused({{"dim", "96"}}, {}, {"dim=96", "64 or 128"});
+  for (const char* dim : {"96", "192"}) {  // the schema's one_of: refused before any plan, naming what it takes
+    auto inst = instantiate(decode(), {{"dim", dim}}, {}, hopper());
+    ASSERT_FALSE(inst.ok());
+    EXPECT_EQ(inst.status().code(), ErrorCode::invalid_argument);
+    EXPECT_NE(inst.status().message().find(std::string("dim=") + dim), std::string::npos) << inst.status().message();
+    EXPECT_NE(inst.status().message().find("one of 64, 128"), std::string::npos) << inst.status().message();
+  }
   expect_refused({{"heads", "32"}, {"heads_kv", "5"}}, {}, {"heads_kv=5", "heads=32", "divisor"});
   // 4 query rows: one row warp, so 4 warps split 32 keys into 8 each.
   expect_refused({}, {{"block_N", "32"}}, {"block_N=32", "fewer than 16 keys", "raise block_N"});

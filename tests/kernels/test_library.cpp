@@ -275,6 +275,14 @@ TEST(Library, CanImplementRefusesWithReasons) {
   expect_refused("gemm.simt", {}, big, "sm_86", {"131072", "shared memory", "101376"});
 
   expect_refused("rmsnorm", {{"cols", "1004"}, {"dtype", "bf16"}}, {{"vec", "8"}, {"threads", "256"}}, "sm_90a", {"cols=1004", "vec=8"});
+  // The row kernels' vec left at auto: 4, else the widest of 2 and 1 that divides cols, so any row length runs.
+  for (const auto& [cols, vec] : std::vector<std::pair<std::string, std::string>>{{"4096", "4"}, {"1002", "2"}, {"1001", "1"}}) {
+    for (const char* name : {"rmsnorm", "softmax"}) {
+      auto inst = instantiate(spec(name), {{"cols", cols}}, {}, limits_for_arch("sm_90a"));
+      ASSERT_TRUE(inst.ok()) << name << " cols=" << cols << ": " << inst.status().message();
+      EXPECT_NE(inst->name_expression.find(".vec = " + vec + ","), std::string::npos) << inst->name_expression;
+    }
+  }
   expect_refused("softmax", {}, {{"threads", "96"}, {"rows_per_block", "2"}}, "sm_90a", {"48 threads per row", "whole warps"});
   expect_refused("softmax", {}, {{"threads", "100"}}, "sm_90a", {"threads=100", "multiple of 32"});
   expect_refused("copy", {{"dtype", "f32"}}, {{"vec", "8"}}, "sm_90a", {"32 bytes", "vec=4"});
