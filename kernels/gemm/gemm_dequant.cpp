@@ -198,7 +198,9 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // with two tiles a CTA. H100, docs/perf.md (gemv14, two calls, A B B A): int4 8192 x 28672 M 16 1.030-1.046x
   // (minima 1.034-1.058x), M 12 1.032-1.038x, M 9 1.027-1.030x in every round; fp4 8192 x 28672 M 16 (multicast)
   // 1.036-1.037x, 28672 x 8192 M 16 (tma) 1.018-1.026x, M 12 1.027-1.034x; int4 at 28672 x 8192 (two tiles a CTA)
-  // tma 0.90-0.95x at M 9-16 (0.92x without sums_once) and at M 8 0.96-0.99x: async there.
+  // tma 0.90-0.95x at M 9-16 (0.92x without sums_once) and at M 8 0.96-0.99x: async there. (gemv15: that tma build
+  // spills the step scales; with step_scale=off it is spill-free but still 0.92-0.94x, with act_multicast=2 0.98-0.99x
+  // at M 16, 0.96-0.97x at M 12, 0.91-0.92x at M 9, multicast 4 0.90-0.93x; fp4 there with multicast 2 1.00x.)
   const bool one_tile_int4 = cfg.wtype == dequant4::kInt4 && !cfg.tile_loop && cfg.min_blocks == 3;
   if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && (one_tile_int4 || cfg.wtype == dequant4::kFp4) &&
       cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum) {
