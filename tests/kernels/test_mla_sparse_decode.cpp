@@ -44,7 +44,9 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "store"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}}};
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}, {"crossover", "false"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
