@@ -383,8 +383,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         static_assert(TR % D == 0, "whole rings per block");
         // hybrid (a CTA without a crossover peer): the ring holds the block's first D rows only; the others are copied
         // by cp.async into their rows' raw chunks as soon as the stage is free, and converted from shared memory after
-        // the ring's rows (the copies gather's conversion), so the ring reloads with the next block's rows mid-block
-        // and no block waits for a reload of its own rows.
+        // the ring's rows (the copies gather's conversion), so their latency overlaps the ring rows' conversion and no
+        // block waits for a reload of its own rows; the ring then reloads with the next block's first rows.
         constexpr bool HY = C.hybrid && !X;
         constexpr int RT = HY ? D : TR;  // the ring's rows of a block
         static_assert(!HY || (TR - D) % kGroupTokens == 0 && (TR - D) % NR == 0, "whole copy groups and batches");
@@ -466,7 +466,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 if (t0 + D < RT) load(cur, t0 + D + j, j);
-                else if constexpr (!LR) load(next_rows, j, j);
+                else if constexpr (!LR && !HY) load(next_rows, j, j);
               }
             }
             if constexpr (HY) {
@@ -474,6 +474,12 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
               for (int t = RT; t < TR; t += NR) {
                 if ((t - RT) % kGroupTokens == 0) wait_copies_of_group<(TR - RT) / kGroupTokens, 0>((t - RT) / kGroupTokens);
                 convert_rows(stage, t, mask, peer_bar);
+              }
+              // The ring's reload with the next block's rows after these (issued before them, ptxas moved one
+              // reloaded value into its ring register ahead of the rolled loop: the block waited for that load there).
+              if constexpr (!LR) {
+#pragma unroll
+                for (int j = 0; j < D; ++j) load(next_rows, j, j);
               }
             }
             // Published: the generic-proxy writes visible to the wgmma (and to send_half's copies), one arrival of

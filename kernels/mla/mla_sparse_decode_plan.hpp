@@ -184,7 +184,7 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
   p.mma = make_plan(consumer_config(c));
   const bool regs = c.gather != MlaSparseGather::copies;
   p.consumer_regs = regs ? 208 : 224;
-  p.consumer1_regs = regs ? (c.hybrid ? 160 : 168) : 224;
+  p.consumer1_regs = regs ? 168 : 224;
   p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
   p.gather_rows = 8;
   p.producer_warps = 4;
