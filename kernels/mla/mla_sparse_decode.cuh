@@ -76,7 +76,14 @@
 // it per request, and then the crossover loop has no such move (SASS: stores, loads, publish) and runs 1.07-1.11x at
 // the 128-head shapes (1.01x at 64; docs/perf.md). C.late_reload (off): the ring loads the next block's rows after
 // this block is published, not before; with opaque_rows it builds without spills (without, it spills 24 bytes in
-// consumer 0) and adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off.
+// consumer 0) and adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off. C.hybrid (the spec's auto at heads
+// <= 64; only in a CTA without a crossover peer): the ring holds each warp's first 8 rows of a block; its last 8 are
+// cp.async copies into their rows' raw chunks, issued right after the empty-barrier wait (the copies gather's
+// copy_rows), converted from shared memory after the ring's rows (convert_rows), so their latency overlaps the ring
+// rows' conversion instead of the block waiting for a reload of its own rows; the ring then reloads with the next
+// block's first 8 rows. Measured 1.04-1.09x the ring alone at the three 64-head anchors on an H100 (docs/perf.md);
+// with that reload issued before the copied rows (mid-block), ptxas moved one reloaded value into its ring register
+// ahead of the rolled conversion loop, the block waited for that load there, and it ran 0.92-0.96x.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
