@@ -42,6 +42,11 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
           .late_reload = c.boolean("late_reload"),
+          // auto: on with registers at one 64-head tile (heads <= 64: no CTA has a crossover peer), where it measured
+          // 1.04-1.09x the register ring alone on an H100 at all three 64-head anchors (docs/perf.md); off elsewhere,
+          // so the 128-head kernels are unchanged.
+          .hybrid = c.text("hybrid") == "true" ||
+                    (c.text("hybrid") == "auto" && gather != "copies" && heads > 0 && heads <= 64),
           .opaque_rows = c.boolean("opaque_rows"),
           .lazy_rescale = c.boolean("lazy_rescale"),
           .uniform_desc = c.boolean("uniform_desc"),
@@ -265,6 +270,13 @@ KernelSpec mla_sparse_decode_spec() {
                                   "gather=regs: the ring loads the next block's rows after this block is published, "
                                   "not before (with opaque_rows 1.005-1.02x at the 128-head shapes, 0.99-1.00x at 64 "
                                   "on an H100: off; without it its build spills 24 bytes; docs/perf.md)"),
+               ParamSpec::enumeration("hybrid", "auto", {"auto", "true", "false"},
+                                      "gather=regs (or paired) in a CTA without a crossover peer (64 heads, or "
+                                      "crossover off): each producer warp's register ring takes the block's first 8 "
+                                      "rows of its 16, the last 8 are cp.async copies into the stage issued as soon as "
+                                      "it is free and converted from shared memory after the ring's rows, so no block "
+                                      "waits for a reload of its own rows (1.04-1.09x at peak h64, V3.2 b 64 / 128 h 64 "
+                                      "on an H100); auto: true at heads <= 64 with registers, else false (docs/perf.md)"),
                ParamSpec::boolean("opaque_rows", true,
                                   "gather=regs or paired: the consumers' epilogue recomputes its 64-bit row offsets "
                                   "per request instead of holding one across the block loop: ptxas then keeps the "
@@ -302,6 +314,7 @@ KernelSpec mla_sparse_decode_spec() {
         {{"gather", "copies"}, {"lookahead", "true"}, {"rope_direct", "on"}},
         {{"gather", "copies"}, {"lookahead", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
         {{"gather", "regs"}, {"crossover", "false"}, {"vec_store", "false"}}, {{"gather", "paired"}, {"rope_direct", "off"}},
+        {{"hybrid", "true"}}, {{"hybrid", "true"}, {"crossover", "false"}, {"dequant_rows", "1"}},
         {{"lazy_rescale", "false"}}, {{"lazy_rescale", "false"}, {"qk_warpgroups", "2"}},
         {{"uniform_desc", "true"}}, {{"uniform_desc", "true"}, {"crossover", "false"}},
         {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}},

@@ -76,7 +76,14 @@
 // it per request, and then the crossover loop has no such move (SASS: stores, loads, publish) and runs 1.07-1.11x at
 // the 128-head shapes (1.01x at 64; docs/perf.md). C.late_reload (off): the ring loads the next block's rows after
 // this block is published, not before; with opaque_rows it builds without spills (without, it spills 24 bytes in
-// consumer 0) and adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off.
+// consumer 0) and adds 0.5-2% at 128 heads, 0.99-1.00x at 64, so it stays off. C.hybrid (the spec's auto at heads
+// <= 64; only in a CTA without a crossover peer): the ring holds each warp's first 8 rows of a block; its last 8 are
+// cp.async copies into their rows' raw chunks, issued right after the empty-barrier wait (the copies gather's
+// copy_rows), converted from shared memory after the ring's rows (convert_rows), so their latency overlaps the ring
+// rows' conversion instead of the block waiting for a reload of its own rows; the ring then reloads with the next
+// block's first 8 rows. Measured 1.04-1.09x the ring alone at the three 64-head anchors on an H100 (docs/perf.md);
+// with that reload issued before the copied rows (mid-block), ptxas moved one reloaded value into its ring register
+// ahead of the rolled conversion loop, the block waited for that load there, and it ran 0.92-0.96x.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -318,16 +325,13 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // CTAs. Each lane commits NG groups either way.
       constexpr bool all_rows = X && RD;
       constexpr int NG = (all_rows ? SP.rows_per_warp : TR) / kGroupTokens;
-      const auto issue = [&](int s, int idx) {
-        const unsigned stage = base + P.kv_stage(s) + wrow;
-        const bool valid = entry_valid(idx, num_tokens);
-        const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
-        const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
-        // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
-        if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(RD));
+      // Rows t_begin .. t_end - 1 of the warp's (whole copy groups) by cp.async into the stage at `stage` (the warp's
+      // rows), the cache rows in lanes 0..15 (cache_row_of; read only where the mask has the row): group by group,
+      // each committed. The copies gather's issue, and gather=regs with hybrid (its second ring's rows).
+      const auto copy_rows = [&](unsigned stage, unsigned cache_row_of, unsigned mask, int t_begin, int t_end) {
         // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
 #pragma unroll 1
-        for (int t0 = all_rows ? 0 : tb; t0 < (all_rows ? SP.rows_per_warp : tb + TR); t0 += kGroupTokens) {
+        for (int t0 = t_begin; t0 < t_end; t0 += kGroupTokens) {
           const bool own = !all_rows || (t0 >= tb && t0 < tb + TR);
           unsigned rows[kGroupTokens];
 #pragma unroll
@@ -344,9 +348,33 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           }
           cp_async_commit();
         }
+      };
+      const auto issue = [&](int s, int idx) {
+        const unsigned stage = base + P.kv_stage(s) + wrow;
+        const bool valid = entry_valid(idx, num_tokens);
+        const unsigned cache_row_of = valid ? cache_row(idx, block_size, block_rows) : 0u;
+        const unsigned mask = __ballot_sync(0xffffffffu, valid) & 0xffffu;
+        // Crossover: this stage's barrier for the peer's half expects its bytes (the peer's writes may land first).
+        if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(RD));
+        copy_rows(stage, cache_row_of, mask, all_rows ? 0 : tb, all_rows ? SP.rows_per_warp : tb + TR);
         if (lane == 0)
           st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
         return mask;
+      };
+      // C.dequant_rows rows from t0 on, copied into stage `stage`: their reads are issued together (one shared-memory
+      // latency for the batch, not one per row), a __syncwarp, then their writes over the rows' raw chunks (a row not
+      // in `masks` becomes a zero row).
+      constexpr int NR = C.dequant_rows;
+      const auto convert_rows = [&](unsigned stage, int t0, unsigned masks, unsigned peer_bar) {
+        __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
+        uint4 v[NR];
+        unsigned rope[NR];
+        float sc[NR];
+#pragma unroll
+        for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, masks, v[j], rope[j], sc[j]);
+        __syncwarp();  // the rows' chunks are all read before any lane writes over them
+#pragma unroll
+        for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
       };
       // KV stage s's empty barrier before block `it`'s fill.
       const auto empty_parity = [](int i) { return static_cast<unsigned>(((i >> 1) & 1) ^ 1); };
@@ -360,6 +388,13 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         // to is waited for.
         constexpr int D = SP.gather_rows;
         static_assert(TR % D == 0, "whole rings per block");
+        // hybrid (a CTA without a crossover peer): the ring holds the block's first D rows only; the others are copied
+        // by cp.async into their rows' raw chunks as soon as the stage is free, and converted from shared memory after
+        // the ring's rows (the copies gather's conversion), so their latency overlaps the ring rows' conversion and no
+        // block waits for a reload of its own rows; the ring then reloads with the next block's first rows.
+        constexpr bool HY = C.hybrid && !X;
+        constexpr int RT = HY ? D : TR;  // the ring's rows of a block
+        static_assert(!HY || (TR - D) % kGroupTokens == 0 && (TR - D) % NR == 0, "whole copy groups and batches");
         constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
         constexpr bool LR = C.late_reload;  // the next block's loads after the publish (the header's comment)
         uint4 v[D];
@@ -421,6 +456,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(false));
             if (lane == 0)
               st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
+            if constexpr (HY) copy_rows(stage, cur, mask, RT, TR);
             if (blk == b0 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
             TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
             const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
@@ -428,7 +464,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             // value is still to be stored needs a second register, and ptxas's move back into the slot at the end of
             // the loop waits for the load.
 #pragma unroll
-            for (int t0 = 0; t0 < TR; t0 += D) {
+            for (int t0 = 0; t0 < RT; t0 += D) {
 #pragma unroll
               for (int j = 0; j < D; ++j) {
                 write_row(stage, tb + t0 + j, v[j], rope[j], sc[j], peer_bar);
@@ -436,8 +472,21 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
               }
 #pragma unroll
               for (int j = 0; j < D; ++j) {
-                if (t0 + D < TR) load(cur, t0 + D + j, j);
-                else if constexpr (!LR) load(next_rows, j, j);
+                if (t0 + D < RT) load(cur, t0 + D + j, j);
+                else if constexpr (!LR && !HY) load(next_rows, j, j);
+              }
+            }
+            if constexpr (HY) {
+#pragma unroll 1
+              for (int t = RT; t < TR; t += NR) {
+                if ((t - RT) % kGroupTokens == 0) wait_copies_of_group<(TR - RT) / kGroupTokens, 0>((t - RT) / kGroupTokens);
+                convert_rows(stage, t, mask, peer_bar);
+              }
+              // The ring's reload with the next block's rows after these (issued before them, ptxas moved one
+              // reloaded value into its ring register ahead of the rolled loop: the block waited for that load there).
+              if constexpr (!LR) {
+#pragma unroll
+                for (int j = 0; j < D; ++j) load(next_rows, j, j);
               }
             }
             // Published: the generic-proxy writes visible to the wgmma (and to send_half's copies), one arrival of
@@ -512,12 +561,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           if (first_blk) load_q();
           first_blk = false;
 
-          // C.dequant_rows rows at a time: their reads are issued together (one shared-memory latency for the batch,
-          // not one per row), a __syncwarp, then their writes over the rows' raw chunks. Past the last batch: the
-          // block is published (fence.proxy.async: the generic-proxy writes, rope_direct's copies too, visible to the
-          // wgmma; one arrival of each thread on the full barrier).
+          // C.dequant_rows rows at a time (convert_rows). Past the last batch: the block is published
+          // (fence.proxy.async: the generic-proxy writes, rope_direct's copies too, visible to the wgmma; one arrival
+          // of each thread on the full barrier).
           TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
-          constexpr int NR = C.dequant_rows;
           const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
 #pragma unroll 1
           for (int t0 = tb;; t0 += NR) {
@@ -555,15 +602,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
               else wait_copies_of_group<NG, 0>(g);
               TL_PROBE_END(mla_sparse_probe::copy_wait, s, t0);
             }
-            __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
-            uint4 v[NR];
-            unsigned rope[NR];
-            float sc[NR];
-#pragma unroll
-            for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, masks, v[j], rope[j], sc[j]);
-            __syncwarp();  // the rows' chunks are all read before any lane writes over them
-#pragma unroll
-            for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
+            convert_rows(stage, t0, masks, peer_bar);
             send_early(s, t0 - tb + NR, peer_bar);
           }
           TL_PROBE_END(mla_sparse_probe::dequant, s, blk);

@@ -61,6 +61,12 @@ struct MlaSparseDecodeConfig {
   // gather=regs: the ring's loads of the next block's rows are issued after this block is published (fence and
   // full-barrier arrival), not before (the kernel's comment).
   bool late_reload = false;
+  // gather=regs or paired, a CTA without a crossover peer (64 heads, or crossover off): each warp's ring holds the
+  // block's first 8 rows of its 16 (loaded a block ahead, as before); its last 8 go by cp.async into their rows' raw
+  // chunks as soon as the stage is free and are converted from shared memory after the ring's rows (the copies
+  // gather's conversion), so the ring reloads with the next block's rows mid-block instead of with this block's
+  // second 8 (the kernel's comment).
+  bool hybrid = false;
   // gather=regs or paired: the consumers' epilogue row offsets recomputed per request (mla_consumer's OPAQUE_ROWS), so
   // that no 64-bit one is held across the block loop, where its two registers changed how ptxas allocated the
   // producer's ring (the kernel's comment).
@@ -214,6 +220,7 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                              : c.gather == MlaSparseGather::paired ? "paired"
                                                                                                    : "copies"))
       .field("late_reload", c.late_reload)
+      .field("hybrid", c.hybrid)
       .field("opaque_rows", c.opaque_rows)
       .field("lazy_rescale", c.lazy_rescale)
       .field("uniform_desc", c.uniform_desc)

@@ -44,7 +44,9 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "store"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}}};
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}, {"crossover", "false"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
@@ -84,6 +86,31 @@ TEST(MlaSparseDecode, CrossoverPairsHeadTilesAsAClusterOfTwo) {
     auto k = test::scratch_jit().compile(compile_request(on ? pair : single, opt));
     ASSERT_TRUE(k.ok()) << k.status().message();
     for (const auto& w : words) EXPECT_EQ(k->ptx.find(w) != std::string::npos, on) << w;
+  }
+}
+
+// hybrid: auto takes it with registers at one 64-head tile (no crossover peer) only; the 128-head kernels keep the
+// register ring alone, and with copies (qk_warpgroups=2) it is off. Its build copies the last 8 rows by cp.async.
+TEST(MlaSparseDecode, HybridGatherAutoAt64HeadsOnly) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p32 = {{"batch", "4"}, {"heads", "32"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const auto hybrid = [](const KernelInstance& i) { return i.name_expression.find(".hybrid = true") != std::string::npos; };
+  EXPECT_TRUE(hybrid(make(p64)));
+  EXPECT_TRUE(hybrid(make(p32)));
+  EXPECT_FALSE(hybrid(make(p128)));
+  EXPECT_FALSE(hybrid(make(p128, {{"crossover", "false"}})));
+  EXPECT_FALSE(hybrid(make(p64, {{"qk_warpgroups", "2"}})));
+  EXPECT_FALSE(hybrid(make(p64, {{"hybrid", "false"}})));
+  EXPECT_TRUE(hybrid(make(p128, {{"hybrid", "true"}})));
+  for (bool on : {false, true}) {
+    const KernelInstance inst = make(p64, {{"hybrid", on ? "true" : "false"}});
+    SCOPED_TRACE(inst.name_expression);
+    JitOptions opt;
+    opt.arch = "sm_90a";
+    auto k = test::scratch_jit().compile(compile_request(inst, opt));
+    ASSERT_TRUE(k.ok()) << k.status().message();
+    EXPECT_EQ(k->ptx.find("cp.async.cg.shared.global") != std::string::npos, on);
   }
 }
 
