@@ -194,6 +194,21 @@ TEST(GemmDequantPlan, TilesAndRegionsAreWhatTmaWrites) {
 // The k permutation covers a step's 128 codes once (8 mmas of 16 logical columns), each lane's pairs its 32 codes, and
 // gemv_slot inverts the pair order.
 // With nibble_pairs (stage_copy=async) a pair's codes are consecutive and the activations' slots are their codes.
+// Each quarter warp's 8 lanes read their mma.sync A pieces (every n tile and 16-byte piece) from 8 distinct 16-byte
+// bank groups: no bank conflicts.
+void expect_fragment_reads_conflict_free(const GemmDequantGemvPlan& p, int nt) {
+  for (int n = 0; n < nt; ++n)
+    for (int q = 0; q < 4; ++q)
+      for (int quarter = 0; quarter < 4; ++quarter) {
+        std::set<int> groups;
+        for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
+          const TileCoord a0 = p.mma_A(lane, 0);
+          groups.insert((2 * p.smem_act(8 * n + a0.row, kGemvLaneCodes * (a0.col / 2) + 8 * q) / 16) % 8);
+        }
+        EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
+      }
+}
+
 TEST(GemmDequantGemvPlan, KPermutationIsABijectionOfTheStep) {
   for (bool np : {false, true}) {
     std::set<int> codes, lane_codes;
@@ -310,16 +325,7 @@ TEST(GemmDequantGemvPlan, ActivationsReadWithoutBankConflicts) {
         EXPECT_EQ(base % 8, 0);
         for (int e = 1; e < 8; ++e) ASSERT_EQ(p.smem_act(m, k + e), base + e);
       }
-    for (int n = 0; n < nt; ++n)
-      for (int q = 0; q < 4; ++q)
-        for (int quarter = 0; quarter < 4; ++quarter) {
-          std::set<int> groups;
-          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
-            const TileCoord a0 = p.mma_A(lane, 0);
-            groups.insert((2 * p.smem_act(8 * n + a0.row, kGemvLaneCodes * (a0.col / 2) + 8 * q) / 16) % 8);
-          }
-          EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
-        }
+    expect_fragment_reads_conflict_free(p, nt);
     // The kernel addresses a lane's pieces as its base plus a constant per (n tile, piece): the offsets add.
     for (int g = 0; g < 8; ++g)
       for (int t = 0; t < 4; ++t)
@@ -367,16 +373,9 @@ TEST(GemmDequantGemvPlan, TmaStepTileIsTheSwizzledBox) {
       }
     EXPECT_EQ(offsets.size(), static_cast<size_t>(p.step_elems));
     EXPECT_EQ(*offsets.rbegin(), p.step_elems - 1);
+    expect_fragment_reads_conflict_free(p, nt);
     for (int n = 0; n < nt; ++n)
       for (int q = 0; q < 4; ++q) {
-        for (int quarter = 0; quarter < 4; ++quarter) {
-          std::set<int> groups;
-          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
-            const TileCoord a0 = p.mma_A(lane, 0);
-            groups.insert((2 * p.smem_act(8 * n + a0.row, kGemvLaneCodes * (a0.col / 2) + 8 * q) / 16) % 8);
-          }
-          EXPECT_EQ(groups.size(), 8u) << "n tile " << n << " piece " << q << " quarter " << quarter;
-        }
         for (int g = 0; g < 8; ++g)
           for (int t = 0; t < 4; ++t)
             ASSERT_EQ(p.smem_act(8 * n + g, kGemvLaneCodes * t + 8 * q),
