@@ -128,6 +128,12 @@ std::int64_t gemv_tile_rounds(const Values& p, const Values& c, const GemmDequan
   return p.integer("N") > p.integer("K") && gemv_deep_grid(p, c, cfg) ? 2 : 1;
 }
 
+// What stage_copy=tma needs of the rest of the config: the split schedule's permuted weights with global sums (the
+// kernel's static_assert; auto takes tma only there, can_implement refuses it elsewhere).
+bool tma_staging_fits(const GemmDequantGemvConfig& cfg) {
+  return cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum;
+}
+
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers; 3 on the deep grids below), 2 for 32.
@@ -203,7 +209,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // at M 16, 0.96-0.97x at M 12, 0.91-0.92x at M 9, multicast 4 0.90-0.93x; fp4 there with multicast 2 1.00x.)
   const bool one_tile_int4 = cfg.wtype == dequant4::kInt4 && !cfg.tile_loop && cfg.min_blocks == 3;
   if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && (one_tile_int4 || cfg.wtype == dequant4::kFp4) &&
-      cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum) {
+      tma_staging_fits(cfg)) {
     cfg.stage_async = cfg.stage_tma = true;
     if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
       cfg.act_multicast = 2;
@@ -348,7 +354,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
       return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
                     "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
                     "weight_layout at auto or set stage_copy=regs");
-    if (cfg.stage_tma && (cfg.stream || cfg.cluster_reduce || cfg.group_sum || !cfg.permuted))
+    if (cfg.stage_tma && !tma_staging_fits(cfg))
       return refuse("stage_copy=tma copies each step's activations as a TMA box into the split schedule's shared "
                     "memory: it needs schedule=split, reduce=global or auto, group_sum=false and the permuted weights; "
                     "else set stage_copy=async or auto");
