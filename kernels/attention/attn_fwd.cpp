@@ -22,39 +22,60 @@ namespace {
 // cu_seqlens[b] .. cu_seqlens[b+1]. Causal masks are aligned to the bottom-right corner of each sequence.
 // Unset, seq_q and seq_k follow each other (self-attention) and heads_kv follows heads (MHA), so setting one never
 // leaves another's default unrunnable (heads=4 with 16 kv heads, a causal seq_q=4096 over 2048 keys).
-Schema attn_problem() {
+// attn.fwd.mma takes dim 64 or 128 with dim_v = dim and no window or sinks: its schema leaves those out (the getters
+// below read them as their defaults there), so a GUI, a sweep or a random draw offers it only what it runs.
+Schema attn_problem(bool wgmma) {
   const ParamSpec seq_k = ParamSpec::integer("seq_k", 2048, 1, 1 << 20, "key/value length (unset: seq_q; both unset: 2048)");
   const ParamSpec seq_q = ParamSpec::integer("seq_q", 2048, 1, 1 << 20,
                                              "query length (rows of Q and O per sequence and head; unset: seq_k; both unset: 2048)");
   const ParamSpec heads = ParamSpec::integer("heads", 16, 1, 1 << 10, "query heads");
-  const ParamSpec dim = ParamSpec::one_of("dim", 128, {64, 128, 192, 256}, "head dimension of Q and K (and of V and O "
-                                          "unless dim_v)");
-  return {{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
-           seq_k.follows(seq_q), heads,
-           ParamSpec::integer("heads_kv", 0, 1, 1 << 10, "key/value heads (GQA: divides heads; unset: heads, MHA)")
-               .follows(heads),
-           dim,
-           ParamSpec::one_of("dim_v", 128, {64, 128, 192, 256},
-                             "head dimension of V and O (unset: dim; 128 with dim=192 is DeepSeek's MLA prefill as MHA)")
-               .follows(dim),
-           ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
-           ParamSpec::integer("window", 0, 0, 1 << 20,
-                              "sliding window: query row r sees keys (r - window, r] on the bottom-right aligned "
-                              "diagonal (a causal band: implies causal), tiles before the band skipped; 0 = none"),
-           ParamSpec::boolean("sinks", false,
-                              "attention sinks: a per-head logit (input `sinks`, f32 [heads]) joins each row's softmax "
-                              "denominator only, O scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it"),
-           ParamSpec::boolean("varlen", false,
-                              "per-sequence lengths through cu_seqlens: seq_q/seq_k are the longest (the last "
-                              "sequence's), the others drawn from [seq/4, seq], sequence 1 without keys when not causal"),
-           ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of Q, K, V and O (LSE is f32)")}};
+  const ParamSpec dim = wgmma ? ParamSpec::one_of("dim", 128, {64, 128, 192, 256},
+                                                  "head dimension of Q and K (and of V and O unless dim_v)")
+                              : ParamSpec::one_of("dim", 128, {64, 128},
+                                                  "head dimension of Q, K, V and O (192, 256 and dim_v != dim: "
+                                                  "attn.fwd.wgmma, sm_90a)");
+  Schema s{{ParamSpec::integer("batch", 4, 1, 1 << 16, "sequences in the batch"), seq_q.follows(seq_k),
+            seq_k.follows(seq_q), heads,
+            ParamSpec::integer("heads_kv", 0, 1, 1 << 10, "key/value heads (GQA: divides heads; unset: heads, MHA)")
+                .follows(heads),
+            dim}};
+  if (wgmma)
+    s.params.insert(
+        s.params.end(),
+        {ParamSpec::one_of("dim_v", 128, {64, 128, 192, 256},
+                           "head dimension of V and O (unset: dim; 128 with dim=192 is DeepSeek's MLA prefill as MHA)")
+             .follows(dim),
+         ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"),
+         ParamSpec::integer("window", 0, 0, 1 << 20,
+                            "sliding window: query row r sees keys (r - window, r] on the bottom-right aligned "
+                            "diagonal (a causal band: implies causal), tiles before the band skipped; 0 = none"),
+         ParamSpec::boolean("sinks", false,
+                            "attention sinks: a per-head logit (input `sinks`, f32 [heads]) joins each row's softmax "
+                            "denominator only, O scaled by exp(lse) / (exp(lse) + exp(sink)); LSE includes it")});
+  else
+    s.params.push_back(
+        ParamSpec::boolean("causal", false, "mask keys after the query (bottom-right aligned when seq_q != seq_k)"));
+  s.params.insert(s.params.end(),
+                  {ParamSpec::boolean("varlen", false,
+                                      "per-sequence lengths through cu_seqlens: seq_q/seq_k are the longest (the last "
+                                      "sequence's), the others drawn from [seq/4, seq], sequence 1 without keys when not causal"),
+                   ParamSpec::enumeration("dtype", "bf16", {"bf16", "f16"}, "type of Q, K, V and O (LSE is f32)")});
+  if (!wgmma)
+    s.elsewhere = {{"dim_v", "dim_v != dim is attn.fwd.wgmma's (sm_90a)"},
+                   {"window", "sliding windows are attn.fwd.wgmma's (sm_90a)"},
+                   {"sinks", "attention sinks are attn.fwd.wgmma's (sm_90a)"}};
+  return s;
 }
+
+std::int64_t dim_v_of(const Values& p) { return p.has("dim_v") ? p.integer("dim_v") : p.integer("dim"); }
+std::int64_t window_of(const Values& p) { return p.has("window") ? p.integer("window") : 0; }
+bool sinks_of(const Values& p) { return p.has("sinks") && p.boolean("sinks"); }
 
 Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::move(why)); }
 
 // The causal mask: asked for, or implied by a sliding window (key j visible to row i for i - window < j <= i, the
 // causal band TileLang's attention_sink examples define).
-bool causal_mask(const Values& p) { return p.boolean("causal") || p.integer("window") > 0; }
+bool causal_mask(const Values& p) { return p.boolean("causal") || window_of(p) > 0; }
 
 Status check_problem(const Values& p) {
   if (p.integer("heads") % p.integer("heads_kv") != 0)
@@ -83,8 +104,8 @@ struct Dims : AttnRows {
   std::vector<std::int32_t> cu_k;  // batch + 1 offsets
   explicit Dims(const Values& p) : sk(p.integer("seq_k")) {
     b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads"), hkv = p.integer("heads_kv");
-    dim = p.integer("dim"), dim_v = p.integer("dim_v"), window = p.integer("window");
-    causal = causal_mask(p), varlen = p.boolean("varlen"), sinks = p.boolean("sinks");
+    dim = p.integer("dim"), dim_v = dim_v_of(p), window = window_of(p);
+    causal = causal_mask(p), varlen = p.boolean("varlen"), sinks = sinks_of(p);
     cu_q.assign(1, 0);
     cu_k.assign(1, 0);
     for (std::int64_t i = 0; i < b; ++i) {
@@ -109,8 +130,9 @@ Result<std::vector<double>> attn_reference(const Values& p, const ReferenceInput
 }
 
 // Problems of the correctness matrix: lengths that are not multiples of any block, GQA ratios 1, 4 and 8, head dims
-// 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma skips those), causal on and
-// off (causal with seq_q < seq_k checks the bottom-right alignment), varlen on and off. At head dim 64 attn.fwd.wgmma's
+// 64, 128 and 192 and d_qk != d_v (192 / 128), sliding windows and sinks (attn.fwd.mma's matrix leaves those out:
+// its schema has none of them), causal on and off (causal with seq_q < seq_k checks the bottom-right alignment),
+// varlen on and off. At head dim 64 attn.fwd.wgmma's
 // defaults are its 192-row blocks (three consumer warpgroups) and the quick matrix's variation block_M=128.
 std::vector<std::map<std::string, std::string>> attn_test_problems(bool full) {
   using KV = std::map<std::string, std::string>;
@@ -150,7 +172,7 @@ KernelSpec attn_base() {
   KernelSpec k;
   k.family = "attention";
   k.tensor_cores = true;
-  k.problem = attn_problem();
+  k.problem = attn_problem(true);
   // 2·len_q·len_k·dim (S = Q K^T) + 2·len_q·len_k·dim_v (O = P V) per sequence and head; causal counts half (the
   // convention of FlashAttention's benchmarks); a sliding window counts the (row, key) pairs it lets through.
   k.flops = [](const Values& p) {
@@ -183,8 +205,8 @@ KernelSpec attn_base() {
   };
   // Each sampled O row (dim_v values) and LSE entry costs the reference a whole softmax row (seq_k · dim).
   k.sampling = [](const Values& p, const std::string& output) {
-    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(p.integer("dim_v")),
-                                          static_cast<std::uint64_t>(192 * p.integer("dim_v"))}
+    return output == "O" ? OutputSampling{static_cast<std::uint64_t>(dim_v_of(p)),
+                                          static_cast<std::uint64_t>(192 * dim_v_of(p))}
                          : OutputSampling{1, 256};
   };
   k.test_problems = attn_test_problems;
@@ -250,12 +272,6 @@ AttnFwdMmaConfig mma_config(const Values& p, const Values& c) {
 
 Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
-  if (p.integer("dim") > 128 || p.integer("dim_v") != p.integer("dim"))
-    return refuse("attn.fwd.mma takes dim 64 or 128 with dim_v = dim, not dim=" + p.text("dim") + ", dim_v=" +
-                  p.text("dim_v") + ": use attn.fwd.wgmma (sm_90a) for head dims 192 and 256 and for dim_v != dim");
-  if (p.integer("window") > 0 || p.boolean("sinks"))
-    return refuse("attn.fwd.mma has no sliding window or attention sinks (window=" + p.text("window") + ", sinks=" +
-                  p.text("sinks") + "): use attn.fwd.wgmma (sm_90a), or window=0 and sinks=false");
   const auto bm = c.integer("block_M"), bn = c.integer("block_N"), w = c.integer("warps"), dim = p.integer("dim");
   if (bm % (16 * w) != 0)
     return refuse("block_M=" + std::to_string(bm) + " over warps=" + std::to_string(w) +
@@ -279,6 +295,13 @@ Status check_mma(const Values& p, const Values& c, const DeviceLimits& limits) {
 KernelSpec attn_fwd_mma_spec() {
   KernelSpec k = attn_base();
   k.name = "attn.fwd.mma";
+  k.problem = attn_problem(false);
+  // The shared matrix less the problems its narrower schema does not take (dim 192 / 256, windows, sinks).
+  k.test_problems = [problem = k.problem](bool full) {
+    auto all = attn_test_problems(full);
+    std::erase_if(all, [&](const auto& kv) { return !problem.resolve(kv, "problem").ok(); });
+    return all;
+  };
   k.summary = "FlashAttention-2-style forward: cp.async K/V pipeline, ldmatrix, mma.sync, online softmax (O and LSE)";
   k.source = "attention/attn_fwd_mma.cuh";
   k.config = {{ParamSpec::one_of("block_M", 64, {64, 128}, "query rows per block"),

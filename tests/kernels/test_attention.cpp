@@ -77,10 +77,25 @@ TEST(Attention, CanImplementRefusesWithReasons) {
   const KV big = {{"block_M", "128"}, {"block_N", "128"}, {"warps", "8"}, {"num_stages", "3"}};
   EXPECT_TRUE(instantiate(attn(), {}, big, limits_for_arch("sm_90a")).ok());
   expect_refused({}, big, "sm_80", {"229376", "shared memory", "num_stages"});
-  expect_refused({{"dim", "192"}, {"dim_v", "128"}}, {}, "sm_90a", {"dim=192", "dim_v=128", "attn.fwd.wgmma"});
-  expect_refused({{"dim_v", "64"}}, {}, "sm_90a", {"dim_v=64", "attn.fwd.wgmma"});
-  expect_refused({{"causal", "true"}, {"window", "64"}}, {}, "sm_90a", {"window=64", "attn.fwd.wgmma"});
-  expect_refused({{"sinks", "true"}}, {}, "sm_90a", {"sinks=true", "attn.fwd.wgmma"});
+  // What only attn.fwd.wgmma runs is not in attn.fwd.mma's schema: an invalid problem, naming where it is.
+  const auto not_in_schema = [](const KV& problem, const std::vector<std::string>& words) {
+    auto inst = instantiate(attn(), problem, {}, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(inst.ok());
+    EXPECT_EQ(inst.status().code(), ErrorCode::invalid_argument) << inst.status().message();
+    for (const auto& w : words) EXPECT_NE(inst.status().message().find(w), std::string::npos) << inst.status().message();
+  };
+  not_in_schema({{"dim", "192"}, {"dim_v", "128"}}, {"dim=192", "one of 64, 128", "attn.fwd.wgmma"});
+  not_in_schema({{"dim_v", "64"}}, {"'dim_v'", "attn.fwd.wgmma"});
+  not_in_schema({{"causal", "true"}, {"window", "64"}}, {"'window'", "sliding windows", "attn.fwd.wgmma"});
+  not_in_schema({{"sinks", "true"}}, {"'sinks'", "attn.fwd.wgmma"});
+  for (const char* key : {"dim_v", "window", "sinks"}) EXPECT_EQ(attn().problem.find(key), nullptr) << key;
+  // Its matrix is the shared one less those problems (none of them left, the rest all there).
+  for (bool full : {false, true})
+    for (const auto& kv : attn().test_problems(full)) {
+      EXPECT_EQ(kv.count("window") + kv.count("sinks") + kv.count("dim_v"), 0u);
+      EXPECT_TRUE(kv.at("dim") == "64" || kv.at("dim") == "128");
+    }
+  EXPECT_GE(attn().test_problems(false).size(), 6u);
   // A window is a causal band: it implies the causal mask (and its seq_q <= seq_k).
   auto banded = instantiate(attn_wgmma(), {{"window", "64"}}, {}, limits_for_arch("sm_90a"));
   ASSERT_TRUE(banded.ok()) << banded.status().message();
@@ -127,9 +142,9 @@ TEST(Attention, ReferenceMatchesADirectComputation) {
     for (bool causal : {false, true}) {
       SCOPED_TRACE(std::string(varlen ? "varlen " : "dense ") + (causal ? "causal " : "full ") + std::to_string(D) + "/" +
                    std::to_string(DV));
-      const KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"},
-                    {"dim", std::to_string(D)}, {"dim_v", std::to_string(DV)},
-                    {"causal", causal ? "true" : "false"}, {"varlen", varlen ? "true" : "false"}};
+      KV p = {{"batch", "4"}, {"seq_q", "6"}, {"seq_k", "9"}, {"heads", "4"}, {"heads_kv", "2"},
+              {"dim", std::to_string(D)}, {"causal", causal ? "true" : "false"}, {"varlen", varlen ? "true" : "false"}};
+      if (D != DV) p["dim_v"] = std::to_string(DV);  // attn.fwd.wgmma's alone
       auto k = instantiate(D == DV ? attn() : attn_wgmma(), p, {}, limits_for_arch("sm_90a")).value();
       auto in = inputs_of(k);
       const auto &Q = in.tensor("Q"), &K = in.tensor("K"), &V = in.tensor("V");
@@ -508,7 +523,12 @@ TEST(AttentionWgmma, TensorMapsAndGeometry) {
     EXPECT_DOUBLE_EQ(k.flops, m.flops);
     EXPECT_DOUBLE_EQ(k.min_bytes, m.min_bytes);
   }
-  EXPECT_EQ(attn_wgmma().test_problems(true), attn().test_problems(true));
+  // attn.fwd.mma's matrix is this one less what its schema does not take.
+  auto shared = attn_wgmma().test_problems(true);
+  std::erase_if(shared, [](const KV& kv) {
+    return kv.count("dim_v") || kv.count("window") || kv.count("sinks") || kv.at("dim") == "192" || kv.at("dim") == "256";
+  });
+  EXPECT_EQ(shared, attn().test_problems(true));
 }
 
 // Head dim 64's auto tile is 192 query rows (FlashAttention-3's there): three consumer warpgroups and the producer,

@@ -187,8 +187,10 @@ Result<Values> Schema::resolve(const std::map<std::string, std::string>& given, 
     if (!p) {
       std::vector<std::string> names;
       for (const auto& q : params) names.push_back(q.name);
-      return make_error(ErrorCode::invalid_argument, "unknown " + what + " key '" + key + "' (valid: " +
-                                                         (names.empty() ? "none" : join(names)) + ")");
+      const auto hint = elsewhere.find(key);
+      return make_error(ErrorCode::invalid_argument, "unknown " + what + " key '" + key + "'" +
+                                                         (hint == elsewhere.end() ? "" : ": " + hint->second) +
+                                                         " (valid: " + (names.empty() ? "none" : join(names)) + ")");
     }
     TL_RETURN_IF_ERROR(apply(*p, raw, ""));
   }

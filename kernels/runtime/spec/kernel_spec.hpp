@@ -66,6 +66,9 @@ class Values {
 
 struct Schema {
   std::vector<ParamSpec> params;
+  // Keys this schema does not take but a sibling kernel's does, each with where to go ("window" -> "sliding windows
+  // are attn.fwd.wgmma's"): resolve() names it after the unknown key.
+  std::map<std::string, std::string> elsewhere;
 
   const ParamSpec* find(const std::string& name) const;
   // Checks every given key and value, fills the rest with defaults (a default_from parameter with the value of
