@@ -39,6 +39,17 @@ int tile_order(const Values& p, const Values& c) {
   return o == "cluster" ? 2 : o == "adjacent" ? 1 : 0;
 }
 
+// lean_softmax=auto: on where a request has more than two row tiles (seq_q x heads > 128, where rope_regs' and
+// uniform_desc's autos are on too) with one Q K^T warpgroup, unchained (docs/perf.md, mladec10: 1.003-1.006x at s_q 2,
+// h_q 128, 4096 / 8192 in both A B B A rounds on the H100, medians and minima, 1.002-1.013x at 2048; s_q 1, h_q 128,
+// 32k 1.003x then 0.993x: off there; s_q 1, h_q 64: 1.001-1.005x, off there); true / false force it (qk_warpgroups
+// 1, unchained only: the chained consumer and the two-warpgroup softmax have their own code).
+bool lean_softmax(const Values& p, const Values& c) {
+  if (c.integer("qk_warpgroups") != 1 || c.boolean("chain")) return false;
+  const std::string& v = c.text("lean_softmax");
+  return v == "true" || (v == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock);
+}
+
 // The kernel's template argument for a validated problem and config.
 MlaDecodeConfig mla_config(const Values& p, const Values& c) {
   return {.causal = p.boolean("causal"),
@@ -52,7 +63,8 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
                            (c.text("uniform_desc") == "auto" && p.integer("seq_q") * p.integer("heads") > 2 * kBlock)),
           .chain = c.boolean("chain") && c.integer("qk_warpgroups") == 1,
           .rope_regs = rope_regs(p, c),
-          .tile_fast = tile_order(p, c) != 0};
+          .tile_fast = tile_order(p, c) != 0,
+          .lean_softmax = lean_softmax(p, c)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -321,7 +333,18 @@ KernelSpec mla_decode_spec() {
                                       "launch to launch); adjacent keeps each pair on one TPC in lockstep (0.480-0.484 "
                                       "ms, 1.045-1.19x; s_q 2, h_q 128: 1.036-1.046x; cluster no better; on the H100, "
                                       "docs/perf.md, mladec9). auto: adjacent where a request has more than one row "
-                                      "tile (seq_q x heads > 64) without chain, else apart (one tile: the same grid)")}};
+                                      "tile (seq_q x heads > 64) without chain, else apart (one tile: the same grid)"),
+               ParamSpec::enumeration("lean_softmax", "auto", {"auto", "true", "false"},
+                                      "true: consumer 0's softmax with fewer instructions (mla.sparse_decode's "
+                                      "lean_softmax; exact): P into the P tile by stmatrix.x4 (4 stores a thread and "
+                                      "block instead of 16 32-bit ones), each row's max and sum chains started from the "
+                                      "first pair of values instead of -inf and 0. The softmax is the exposed part of "
+                                      "consumer 0's block at the compute-bound shapes (the CB 8192 timeline: 667 -> 549 "
+                                      "ns a block in the probe build). qk_warpgroups 1, unchained only. auto: on where "
+                                      "a request has more than two row tiles (seq_q x heads > 128): 1.003-1.006x at "
+                                      "FlashMLA's compute-bound s_q 2, h_q 128 (4096 and 8192) in both A B B A rounds "
+                                      "on the H100, medians and minima; off at s_q 1 (h_q 128 at 32k: 1.003x then "
+                                      "0.993x; h_q 64: 1.001-1.005x; docs/perf.md, mladec10)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {

@@ -30,7 +30,9 @@
 // warp-uniform values (mla_consumer.cuh; +0.8-1.3% compute-bound). rope_regs (the spec's auto: the same problems,
 // without chain; it takes uniform_desc with it) holds Q's RoPE panel in the Q K^T warpgroup's registers as wgmma A
 // fragments, loaded once per request (mla_consumer.cuh's load_rope_regs), so Q K^T's last four k16 steps read only K
-// from shared memory (+0.6-1.1% compute-bound; with chain consumer 0's, opt-in).
+// from shared memory (+0.6-1.1% compute-bound; with chain consumer 0's, opt-in). lean_softmax (the spec's auto: the
+// same problems, unchained) stores consumer 0's P by stmatrix and starts its row max / sum chains from the first values
+// (mla_consumer.cuh; +0.3-0.6% compute-bound: the softmax is the exposed part of consumer 0's block).
 //
 // tile_fast (the spec's tile_order, auto where m_tiles > 1): the grid is (m_tiles, num_parts) instead, so a part's row
 // tiles, which read the same KV blocks, are consecutive CTAs (one TPC, in lockstep; cta_tile / cta_part read the two).

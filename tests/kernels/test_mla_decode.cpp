@@ -62,7 +62,11 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       // tile_order: the grid read the other way round (tile_fast), unchained and chained.
       {{{"seq_q", "1"}, {"heads", "128"}}, {{"tile_order", "apart"}}},
       {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}, {"dtype", "f16"}}, {{"tile_order", "cluster"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"chain", "true"}, {"tile_order", "adjacent"}}}};
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"chain", "true"}, {"tile_order", "adjacent"}}},
+      // lean_softmax: auto at the causal s_q 2, h_q 128 cases above; forced where auto leaves it off, and off at CB.
+      {{{"seq_q", "1"}, {"heads", "128"}}, {{"lean_softmax", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}, {"dtype", "f16"}}, {{"lean_softmax", "true"}}},
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"lean_softmax", "false"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -167,12 +171,12 @@ TEST(MlaDecode, RopeRegsFollowsTheConfig) {
   };
   const KV cb = {{"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}},
            mb = {{"heads", "64"}};
-  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true, .tile_fast = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {}).find(".uniform_desc = true, .rope_regs = true, .tile_fast = true, .lean_softmax = true}"), std::string::npos);
   EXPECT_EQ(name(l32, {}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(name(mb, {}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(name(cb, {{"rope_regs", "false"}}).find(".rope_regs"), std::string::npos);
-  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true, .tile_fast = true}"), std::string::npos);
-  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false, .tile_fast = true}"),
+  EXPECT_NE(name(cb, {{"rope_regs", "false"}}).find(".uniform_desc = true, .tile_fast = true, .lean_softmax = true}"), std::string::npos);
+  EXPECT_NE(name(cb, {{"uniform_desc", "false"}}).find(".uniform_desc = false, .tile_fast = true, .lean_softmax = true}"),
             std::string::npos);  // auto yields
   // true where auto is off: uniform_desc comes with it, even against uniform_desc=false.
   EXPECT_NE(name(mb, {{"rope_regs", "true"}}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
@@ -184,6 +188,30 @@ TEST(MlaDecode, RopeRegsFollowsTheConfig) {
             std::string::npos);
   EXPECT_EQ(name(cb, {{"rope_regs", "true"}, {"qk_warpgroups", "2"}}).find(".rope_regs"), std::string::npos);
   EXPECT_EQ(make_plan(MlaDecodeConfig{.rope_regs = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
+}
+
+// lean_softmax: named only when on; auto on where a request has more than two row tiles (seq_q x heads > 128), with
+// one Q K^T warpgroup and unchained; true forces it at other problems, never with chain or two Q K^T warpgroups.
+TEST(MlaDecode, LeanSoftmaxFollowsTheConfig) {
+  auto lean = [](const KV& problem, const KV& config) {
+    auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() && inst->name_expression.find(".lean_softmax = true") != std::string::npos;
+  };
+  const KV cb = {{"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}}, l32 = {{"seq_q", "1"}, {"heads", "128"}},
+           mb = {{"heads", "64"}}, q4 = {{"seq_q", "4"}, {"heads", "64"}};
+  EXPECT_TRUE(lean(cb, {}));
+  EXPECT_TRUE(lean(q4, {}));
+  EXPECT_FALSE(lean(l32, {}));
+  EXPECT_FALSE(lean(mb, {}));
+  EXPECT_FALSE(lean(cb, {{"lean_softmax", "false"}}));
+  EXPECT_TRUE(lean(l32, {{"lean_softmax", "true"}}));
+  EXPECT_TRUE(lean(mb, {{"lean_softmax", "true"}}));
+  EXPECT_FALSE(lean(cb, {{"chain", "true"}}));
+  EXPECT_FALSE(lean(cb, {{"chain", "true"}, {"lean_softmax", "true"}}));
+  EXPECT_FALSE(lean(cb, {{"qk_warpgroups", "2"}}));
+  EXPECT_FALSE(lean(cb, {{"qk_warpgroups", "2"}, {"lean_softmax", "true"}}));
+  EXPECT_EQ(make_plan(MlaDecodeConfig{.lean_softmax = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
 }
 
 // tile_order: apart is the grid (parts, row tiles); adjacent and cluster swap it to (row tiles, parts) over the same
@@ -213,7 +241,7 @@ TEST(MlaDecode, TileOrderSwapsTheGrid) {
       EXPECT_EQ(k.launch.cluster.y * k.launch.cluster.z, 1u);
       EXPECT_EQ(ints(k, "sched_parts"), ints(apart, "sched_parts"));
       EXPECT_EQ(ints(k, "num_splits"), ints(apart, "num_splits"));
-      EXPECT_NE(k.name_expression.find(".tile_fast = true}"), std::string::npos) << k.name_expression;
+      EXPECT_NE(k.name_expression.find(".tile_fast = true"), std::string::npos) << k.name_expression;
     }
     const KernelInstance automatic = make(p, {});
     const KernelInstance expect = make(p, {{"tile_order", tiles > 1 ? "adjacent" : "apart"}});
