@@ -199,6 +199,10 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // fp4 group 128 0.99x, M 8 0.99-1.01x: off there.
   if (c.text("step_scale") == "auto")
     cfg.step_scale = deep && cfg.wtype == dequant4::kInt4 && cfg.group % kGemvStepK == 0 && !cfg.group_sum;
+  // scale_copy=smem (where step_scale is on, split schedule): the CTA's step scales staged with its activations, room
+  // for its tile_rounds row tiles. auto = regs (untimed when written).
+  if (c.text("scale_copy") == "smem" && cfg.step_scale && !cfg.stream)
+    cfg.scale_smem = static_cast<int>(cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1);
   // stage_copy=auto (and act_multicast=0), group 128 on the deep M 9-16 grids: tma, with pairs of row-tile CTAs
   // multicasting each step where a CTA holds one row tile (N <= K), for int4 only there (3 CTAs an SM), for fp4 also
   // with two tiles a CTA. H100, docs/perf.md (gemv14, two calls, A B B A): int4 8192 x 28672 M 16 1.030-1.046x
@@ -223,7 +227,7 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 // kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
-  return (smem_share(cfg.min_blocks) - 128 - plan.align) / (plan.step_bytes + plan.bar_bytes);
+  return (smem_share(cfg.min_blocks) - 128 - plan.align) / (plan.step_bytes + plan.bar_bytes + plan.scale_bytes);
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, std::min(splits, k_steps));
@@ -569,6 +573,12 @@ KernelSpec gemm_dequant_spec() {
                                       "int4 group 128 at M 9-16 where one row tile a CTA takes over two waves: "
                                       "1.01-1.03x at 28672 x 8192 and 8192 x 28672 on an H100; under two waves "
                                       "0.98x, fp4 0.99x"),
+               ParamSpec::enumeration("scale_copy", "auto", {"auto", "regs", "smem"},
+                                      "gemv, where step_scale is on (split schedule; else ignored): regs = each "
+                                      "step's scales loaded with its weights, `prefetch` steps ahead, into registers; "
+                                      "smem = the CTA's step scales (f32) staged into shared memory with the "
+                                      "activations and read by each step's closing FFMAs (no scale registers or "
+                                      "pointers in the loop); auto = regs"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
@@ -643,6 +653,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"group_sum", "true"}},
         {{"path", "gemv"}, {"step_scale", "on"}},
         {{"path", "gemv"}, {"step_scale", "off"}},
+        {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}},
+        {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}, {"tile_rounds", "2"}},
         {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
         // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
         // with two row blocks and an odd cluster, and through global memory where auto takes a cluster; deeper staging

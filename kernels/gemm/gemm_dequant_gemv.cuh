@@ -139,6 +139,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // of to each converted pair (HMUL2): per KiB of weights 32 HMUL2 a lane fewer, NT x 4 FFMA a row block and step more.
   constexpr bool STEP_SCALE = GROUP_SUM || CFG.step_scale;
   static_assert(!STEP_SCALE || G % kGemvStepK == 0, "step_scale takes groups of whole steps");
+  // scale_smem: a step's scales are needed only by its closing FFMAs, so they are staged once with the activations
+  // (f32, step-major, a step's rows consecutive) and read there from shared memory, not loaded with the step's weights
+  // `prefetch` steps ahead and held in registers: no scale pointers nor scale registers in the loop (at 64 registers
+  // the default's two-tile build spills a step scale right after its load, its warp waiting there for that load).
+  constexpr bool SCALE_SMEM = CFG.scale_smem > 0;
+  static_assert(!SCALE_SMEM || (STEP_SCALE && !CFG.stream), "scale_smem: step_scale on the split schedule");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -148,6 +154,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static_assert(CFG.act_multicast == 1 || (CFG.stage_tma && CFG.act_multicast <= 4), "act_multicast: stage_tma's");
   const unsigned act = CFG.stage_tma ? (smem_u32(smem_raw) + 1023u) & ~1023u : smem_u32(smem_raw);
   const unsigned bars = act + split_steps * P.step_bytes;
+  const unsigned scl = bars + split_steps * P.bar_bytes;  // scale_smem: step i's row r at scl + 4 (i rows + r)
 
   using Probe = GemmDequantGemvProbe;
   if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
@@ -258,7 +265,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, at.j < lim_s);
+          fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, !SCALE_SMEM && at.j < lim_s);
           wp[rb][h] += W_STEP;
           sp[rb][h] += kGemvStepK / G;
         }
@@ -362,6 +369,44 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (c.kq == 0) st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
   };
   static_assert(!CFG.stage_async || CFG.permuted, "stage_async: the kernel's permuted weights");
+  // scale_smem: the scales of the CTA's `total` steps (slot s of its tile w: step i = w slots + s), rows consecutive,
+  // asked for after the first weights and the activations' copies and stored while those are on their way. Rows past N
+  // read row N - 1's (their sums are never stored).
+  const auto stage_scales = [&] {
+    if constexpr (SCALE_SMEM) {
+      // Thread x: row r = x % rows of each of the CTA's tiles (up to scale_smem), slots s = x / rows, + PH, ...: U of
+      // them a tile in flight, then their stores (the shared stores' asm is a memory barrier).
+      constexpr int PH = CFG.threads() / CFG.rows(), U = 4, TS = CFG.scale_smem;
+      static_assert(CFG.threads() % CFG.rows() == 0, "scale_smem: whole rows a thread");
+      const int r = threadIdx.x % CFG.rows();
+      for (int s0 = threadIdx.x / CFG.rows(); s0 < slots; s0 += U * PH) {
+        float x[TS][U];
+#pragma unroll
+        for (int w = 0; w < TS; ++w) {
+          const long long n = static_cast<long long>(tile0 + w * static_cast<int>(gridDim.x)) * CFG.rows() + r;
+          const Scale* at = static_cast<const Scale*>(scales) + min(n, static_cast<long long>(N) - 1) * k_groups +
+                            (step0 + s0) * kGemvStepK / G;
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            x[w][u] = 0.f;
+            if (w < tiles_mine && s0 + u * PH < slots) {
+              const Scale v = __ldg(at + u * PH * kGemvStepK / G);
+              if constexpr (CFG.scale_f32)
+                x[w][u] = v;
+              else
+                x[w][u] = __uint_as_float(static_cast<unsigned>(v) << 16);
+            }
+          }
+        }
+#pragma unroll
+        for (int w = 0; w < TS; ++w)
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (w < tiles_mine && s0 + u * PH < slots)
+              st_shared_f32(scl + 4u * ((w * slots + s0 + u * PH) * CFG.rows() + r), x[w][u]);
+      }
+    }
+  };
   if constexpr (CFG.stage_tma) {
     // One thread: a barrier a step, then each step's box (k 128 (step0 + s) .., 32 k x 4 quarters x 8 n_tiles rows of
     // the [M, K / 32, 32] view of A), before the weights' first loads; the others wait on their step's barrier.
@@ -384,10 +429,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
                              0, 4 * (step0 + s), 0);
     }
     load_ring();
+    stage_scales();
   } else if constexpr (CFG.stage_async) {
     if constexpr (CFG.act_first) copy_chunks();
     load_ring();
     if constexpr (!CFG.act_first) copy_chunks();
+    stage_scales();
     cp_async_wait<0>();
     // group_sum: each thread's own copied chunks (visible to it once its copies are waited for) read back for the
     // sums.
@@ -402,6 +449,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   } else {
     if constexpr (CFG.act_first) stage_loads(threadIdx.x);
     load_ring();
+    stage_scales();
     for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
       if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
@@ -446,7 +494,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
   // [2^-93, 2^34) (dequant4.hpp).
   constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32 && !STEP_SCALE;
-  auto compute = [&](const Step& st, int slot) {
+  // (scale_smem: `at` = the CTA's step index, whose scales are read.)
+  auto compute = [&](const Step& st, int slot, int at) {
     const unsigned step_base = slot * P.step_bytes;
     if constexpr (CFG.stage_tma) mbar_wait(bars + 8u * slot, 0);  // the step's activations have landed
     // step_scale: the step's sums, part[rb][nt][v] (as acc), started at zero or (group_sum) at -bias x the activation
@@ -538,11 +587,16 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       // acc += scale x (sum over the step of code x activation; with group_sum (bias + code) x activation - bias x
       // sum of the activations).
 #pragma unroll
-      for (int rb = 0; rb < RB; ++rb)
+      for (int rb = 0; rb < RB; ++rb) {
+        float sc[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          sc[h] = SCALE_SMEM ? ld_shared_f32(scl + 4u * (at * CFG.rows() + lane_row + 16 * rb + 8 * h)) : st.sf[rb][h];
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int v = 0; v < 4; ++v) acc[rb][nt][v] = fmaf(st.sf[rb][FC[v].row / 8], part[rb][nt][v], acc[rb][nt][v]);
+          for (int v = 0; v < 4; ++v) acc[rb][nt][v] = fmaf(sc[FC[v].row / 8], part[rb][nt][v], acc[rb][nt][v]);
+      }
     }
   };
   // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col): f(sum,
@@ -616,7 +670,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       if (j + d < total) {
-        compute(ring[d], CFG.tile_loop ? slot : j + d);
+        compute(ring[d], CFG.tile_loop ? slot : j + d, j + d);
         if constexpr (CFG.tile_loop) {
           if (++slot == slots) {
             put(tile, blockIdx.y, gridDim.y);

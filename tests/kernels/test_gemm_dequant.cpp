@@ -497,6 +497,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
+                                                {{}, gemv({{"step_scale", "on"}, {"scale_copy", "smem"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}, {"sums_once", "off"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
@@ -1045,6 +1046,25 @@ TEST(GemmDequantSpec, SumsOnceWhereAnInt4CtaHoldsSeveralTiles) {
   const KV fp4 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
   EXPECT_NE(name(fp4, gv).find(".tile_loop = true, .sums_once = false"), std::string::npos);
   EXPECT_NE(name(fp4, {{"path", "gemv"}, {"sums_once", "on"}}).find(".sums_once = true"), std::string::npos);
+}
+
+// scale_copy=smem: where step_scale is on (split schedule), room for the CTA's tile_rounds row tiles' scales, which
+// the plan's shared memory counts; ignored where step_scale is off; auto = regs.
+TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
+  auto inst = [](const KV& p, const KV& c) { return instance(p, c); };
+  const KV smem = {{"path", "gemv"}, {"scale_copy", "smem"}}, gv = {{"path", "gemv"}};
+  const KV wide = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, deep = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  EXPECT_NE(inst(wide, smem).name_expression.find(".step_scale = true, .scale_smem = 2"), std::string::npos);
+  EXPECT_NE(inst(deep, smem).name_expression.find(".step_scale = true, .scale_smem = 1"), std::string::npos);
+  EXPECT_NE(inst(wide, gv).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, smem).name_expression.find(".scale_smem = 0"),
+            std::string::npos);
+  // The same grid, the scales' bytes on top of the activations' (f32 scales of 2 x 128 rows a step).
+  const KernelInstance a = inst(wide, gv), b = inst(wide, smem);
+  EXPECT_EQ(a.launch.grid.x, b.launch.grid.x);
+  EXPECT_EQ(a.launch.grid.y, b.launch.grid.y);
+  const std::uint32_t steps = (8192 / 128 + a.launch.grid.y - 1) / a.launch.grid.y;
+  EXPECT_EQ(b.launch.dynamic_smem, a.launch.dynamic_smem + steps * 4 * 2 * 128);
 }
 
 }  // namespace
