@@ -140,11 +140,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   constexpr bool STEP_SCALE = GROUP_SUM || CFG.step_scale;
   static_assert(!STEP_SCALE || G % kGemvStepK == 0, "step_scale takes groups of whole steps");
   // scale_smem: a step's scales are needed only by its closing FFMAs, so they are staged once with the activations
-  // (f32, step-major, a step's rows consecutive) and read there from shared memory, not loaded with the step's weights
-  // `prefetch` steps ahead and held in registers: no scale pointers nor scale registers in the loop (at 64 registers
-  // the default's two-tile build spills a step scale right after its load, its warp waiting there for that load).
+  // (as they are: a row's split_steps scales one run, 16-byte cp.async chunks, which the spec's alignment rule allows)
+  // and read there from shared memory, not loaded with the step's weights `prefetch` steps ahead and held in
+  // registers: no scale pointers nor scale registers in the loop (at 64 registers the default's two-tile build spills
+  // a step scale right after its load, its warp waiting there for that load).
   constexpr bool SCALE_SMEM = CFG.scale_smem > 0;
-  static_assert(!SCALE_SMEM || (STEP_SCALE && !CFG.stream), "scale_smem: step_scale on the split schedule");
+  // (Not with stage_tma, whose barriers end 8-byte aligned: its first build faulted on the chunks' 16-byte alignment.)
+  static_assert(!SCALE_SMEM || (STEP_SCALE && !CFG.stream && !CFG.stage_tma && G == kGemvStepK),
+                "scale_smem: step_scale on the split schedule without stage_tma, group 128");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -154,7 +157,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static_assert(CFG.act_multicast == 1 || (CFG.stage_tma && CFG.act_multicast <= 4), "act_multicast: stage_tma's");
   const unsigned act = CFG.stage_tma ? (smem_u32(smem_raw) + 1023u) & ~1023u : smem_u32(smem_raw);
   const unsigned bars = act + split_steps * P.step_bytes;
-  const unsigned scl = bars + split_steps * P.bar_bytes;  // scale_smem: step i's row r at scl + 4 (i rows + r)
+  // scale_smem (group 128: a scale a step; a row's scales a whole number of 16-byte chunks, the spec's rule): the scale
+  // of row r of the CTA's tile w at slot s at scl + (w rows + r) srow + sofs + s sizeof(Scale), the row's chunks from
+  // the one holding its first slot's scale (sofs bytes into it).
+  constexpr unsigned ES = CFG.scale_f32 ? 4 : 2;
+  const unsigned scl = bars + split_steps * P.bar_bytes, srow = P.scale_row(split_steps);
+  const unsigned sofs = static_cast<unsigned>(blockIdx.y) * split_steps * ES % 16;
 
   using Probe = GemmDequantGemvProbe;
   if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
@@ -369,42 +377,26 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (c.kq == 0) st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
   };
   static_assert(!CFG.stage_async || CFG.permuted, "stage_async: the kernel's permuted weights");
-  // scale_smem: the scales of the CTA's `total` steps (slot s of its tile w: step i = w slots + s), rows consecutive,
-  // asked for after the first weights and the activations' copies and stored while those are on their way. Rows past N
-  // read row N - 1's (their sums are never stored).
+  // scale_smem: row r of the CTA's tile w (up to scale_smem) as the 16-byte chunks that hold its slots' scales, by
+  // cp.async (inside the row: its scales are whole chunks), issued after the first weights and the activations'
+  // copies. Rows past N read row N - 1's (never stored).
   const auto stage_scales = [&] {
     if constexpr (SCALE_SMEM) {
-      // Thread x: row r = x % rows of each of the CTA's tiles (up to scale_smem), slots s = x / rows, + PH, ...: U of
-      // them a tile in flight, then their stores (the shared stores' asm is a memory barrier).
-      constexpr int PH = CFG.threads() / CFG.rows(), U = 4, TS = CFG.scale_smem;
+      // Thread x: row x % rows of each tile, its chunks x / rows, + PH, ...
+      constexpr int PH = CFG.threads() / CFG.rows();
       static_assert(CFG.threads() % CFG.rows() == 0, "scale_smem: whole rows a thread");
-      const int r = threadIdx.x % CFG.rows();
-      for (int s0 = threadIdx.x / CFG.rows(); s0 < slots; s0 += U * PH) {
-        float x[TS][U];
+      const int chunks = static_cast<int>((sofs + slots * ES + 15) / 16), r = threadIdx.x % CFG.rows();
+      const unsigned char* base = static_cast<const unsigned char*>(scales) + (step0 * ES - sofs);
 #pragma unroll
-        for (int w = 0; w < TS; ++w) {
-          const long long n = static_cast<long long>(tile0 + w * static_cast<int>(gridDim.x)) * CFG.rows() + r;
-          const Scale* at = static_cast<const Scale*>(scales) + min(n, static_cast<long long>(N) - 1) * k_groups +
-                            (step0 + s0) * kGemvStepK / G;
-#pragma unroll
-          for (int u = 0; u < U; ++u) {
-            x[w][u] = 0.f;
-            if (w < tiles_mine && s0 + u * PH < slots) {
-              const Scale v = __ldg(at + u * PH * kGemvStepK / G);
-              if constexpr (CFG.scale_f32)
-                x[w][u] = v;
-              else
-                x[w][u] = __uint_as_float(static_cast<unsigned>(v) << 16);
-            }
-          }
-        }
-#pragma unroll
-        for (int w = 0; w < TS; ++w)
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-            if (w < tiles_mine && s0 + u * PH < slots)
-              st_shared_f32(scl + 4u * ((w * slots + s0 + u * PH) * CFG.rows() + r), x[w][u]);
+      for (int w = 0; w < CFG.scale_smem; ++w) {
+        if (w >= tiles_mine) break;
+        const long long n = min(static_cast<long long>(tile0 + w * static_cast<int>(gridDim.x)) * CFG.rows() + r,
+                                static_cast<long long>(N) - 1);
+#pragma unroll 1
+        for (int c = threadIdx.x / CFG.rows(); c < chunks; c += PH)
+          cp_async_16_ca(scl + (w * CFG.rows() + r) * srow + 16u * c, base + n * k_groups * ES + 16 * c, 16);
       }
+      cp_async_commit();
     }
   };
   if constexpr (CFG.stage_tma) {
@@ -472,6 +464,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // stage_tma: piece q at the lane's base xor PIECE_X[q], n tile nt TILE_AT[nt] on (the swizzle's terms).
   static constexpr auto PIECE_X = tabulate<4>([](int q) { return 2 * P.smem_act(0, 8 * q); });
   static constexpr auto TILE_AT = tabulate<NT>([](int nt) { return 2 * P.smem_act(8 * nt, 0); });
+  if constexpr (SCALE_SMEM) cp_async_wait<0>();  // (the scales' copies)
   __syncthreads();  // (stage_tma: the barriers' init seen by every thread)
   TL_PROBE_END(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
   TL_PROBE_BEGIN(Probe::gemv_first, probe::kNoStage, blockIdx.y);
@@ -494,8 +487,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
   // [2^-93, 2^34) (dequant4.hpp).
   constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32 && !STEP_SCALE;
-  // (scale_smem: `at` = the CTA's step index, whose scales are read.)
-  auto compute = [&](const Step& st, int slot, int at) {
+  // (scale_smem: `wt` = the CTA's tile index, whose scales at `slot` are read.)
+  auto compute = [&](const Step& st, int slot, int wt) {
     const unsigned step_base = slot * P.step_bytes;
     if constexpr (CFG.stage_tma) mbar_wait(bars + 8u * slot, 0);  // the step's activations have landed
     // step_scale: the step's sums, part[rb][nt][v] (as acc), started at zero or (group_sum) at -bias x the activation
@@ -591,7 +584,13 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
         float sc[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-          sc[h] = SCALE_SMEM ? ld_shared_f32(scl + 4u * (at * CFG.rows() + lane_row + 16 * rb + 8 * h)) : st.sf[rb][h];
+          if constexpr (SCALE_SMEM) {
+            const unsigned at = scl + (wt * CFG.rows() + lane_row + 16 * rb + 8 * h) * srow + sofs + ES * slot;
+            sc[h] = CFG.scale_f32 ? ld_shared_f32(at)
+                                  : __uint_as_float(static_cast<unsigned>(ld_shared_b16(at)) << 16);
+          } else {
+            sc[h] = st.sf[rb][h];
+          }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -664,19 +663,20 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   };
   // tile_loop: the slot of the step computed next; a tile's sums go out (C or its partials, no wait) as its last
   // slot is done, while the next tile's first loads are in flight.
-  int slot = 0;
+  int slot = 0, wt = 0;
 #pragma unroll 1
   for (int j = 0; j < total; j += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       if (j + d < total) {
-        compute(ring[d], CFG.tile_loop ? slot : j + d, j + d);
+        compute(ring[d], CFG.tile_loop ? slot : j + d, wt);
         if constexpr (CFG.tile_loop) {
           if (++slot == slots) {
             put(tile, blockIdx.y, gridDim.y);
             zero_acc();
             slot = 0;
             tile += gridDim.x;
+            ++wt;
           }
         }
         if (j + d == 0) {
