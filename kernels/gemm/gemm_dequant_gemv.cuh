@@ -624,6 +624,17 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     else
       each(tile, [&](float x, long long at, int) { partials[part * static_cast<long long>(M) * N + at] = x; });
   };
+  // The last part of row tile `tile` to arrive: its `parts` partials added in part order (deterministic), C written
+  // (combine's and sums_once's).
+  auto add_parts = [&](int tile, int parts) {
+    const long long plane = static_cast<long long>(M) * N;
+    each(tile, [&](float, long long at, int) {
+      float sum = 0.f;
+#pragma unroll 8
+      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
+      store(sum, at);
+    });
+  };
   // At the CTA's end (not mid-stream, where a fence would wait for the next tile's loads in flight), a shared tile's
   // arrival is counted; the last of its parts to arrive adds them in part order (deterministic) and writes C. (Thread
   // 0's acq_rel atomic after the barrier instead of every thread's fence measured 2-4% slower at 28672 x 8192 and
@@ -635,13 +646,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     __syncthreads();
     if (!last_split) return;
     __threadfence();
-    const long long plane = static_cast<long long>(M) * N;
-    each(tile, [&](float, long long at, int) {
-      float sum = 0.f;
-#pragma unroll 8
-      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
-      store(sum, at);
-    });
+    add_parts(tile, parts);
     if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch
   };
   // stream: the CTA holding chunk u (the last c whose first chunk, c chunks / gridDim.x rounded down, is <= u), and
@@ -725,16 +730,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       const unsigned mine = last_tiles;
       if (mine != 0) {
         __threadfence();
-        const long long plane = static_cast<long long>(M) * N;
-        for (int w = 0; w < tiles_mine; ++w) {
-          if (!(mine >> w & 1u)) continue;
-          each(tile0 + w * static_cast<int>(gridDim.x), [&](float, long long at, int) {
-            float sum = 0.f;
-#pragma unroll 8
-            for (int y = 0; y < static_cast<int>(gridDim.y); ++y) sum += __ldcg(partials + y * plane + at);
-            store(sum, at);
-          });
-        }
+        for (int w = 0; w < tiles_mine; ++w)
+          if (mine >> w & 1u) add_parts(tile0 + w * static_cast<int>(gridDim.x), static_cast<int>(gridDim.y));
       }
     }
   } else if constexpr (CFG.tile_loop) {
