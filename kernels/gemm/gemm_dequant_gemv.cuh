@@ -23,7 +23,9 @@
 // LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
 // CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
 // faster on an H100 (docs/perf.md), so it is opt-in; CFG.step_scale keeps the bias subtraction and applies only the
-// scale once a step to the sums (any weight type with groups of whole steps). With CFG.permuted the weights come pre-permuted (the plan's
+// scale once a step to the sums (any weight type with groups of whole steps), with CFG.scale_smem those scales read
+// from shared memory, copied with the activations (no scale registers in the loop: int4 at two row tiles a CTA
+// 1.01-1.03x on an H100, docs/perf.md, gemv16). With CFG.permuted the weights come pre-permuted (the plan's
 // gemv_permuted_at: 16-row by 64-byte tiles, a row block's steps one after another), so the same lanes' loads are
 // each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
 // differently. With CFG.stage_async (on the permuted copy, which is the kernel's own) each 4-byte word of the weights
