@@ -214,6 +214,26 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
       cfg.act_multicast = 2;
   }
+  // scale_copy (where step_scale is on, split schedule without stage_tma, and a row's scales are whole 16-byte chunks:
+  // K a multiple of 1024 with bf16 scales, 512 with f32): smem = the CTA's step scales copied with its activations,
+  // room for its tile_rounds row tiles. auto = smem for int4 where a CTA holds several row tiles: H100, docs/perf.md
+  // (gemv16, A B B A): 28672 x 8192 M 16 1.020-1.033x, M 12 1.013-1.023x, M 9 1.007-1.026x by medians in all four
+  // rounds, the loop's spilled step scale gone; its first build (the scales through registers, f32) 0.94-0.96x.
+  // fp4 with step_scale=on 0.98x (not in auto); with stage_copy=tma not built (see the kernel). auto takes two tiles a
+  // CTA (as timed) and only where the scales' room leaves the split as it was.
+  const std::string scale_copy = c.text("scale_copy");
+  const std::int64_t scale_size = cfg.scale_f32 ? 4 : 2;
+  if (cfg.step_scale && !cfg.stream && !cfg.stage_tma && cfg.group == kGemvStepK &&
+      tiles(p.integer("K"), cfg.group) * scale_size % 16 == 0 && (scale_copy == "smem" || scale_copy == "auto")) {
+    const std::int64_t rounds = cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1;
+    GemmDequantGemvConfig with = cfg;
+    with.scale_smem = static_cast<int>(rounds);
+    const DeviceLimits h100 = limits_for_arch("sm_90a");
+    if (scale_copy == "smem" ||
+        (cfg.wtype == dequant4::kInt4 && rounds == 2 &&
+         gemv_split_rounds(p, c, with, h100, rounds).splits == gemv_split_rounds(p, c, cfg, h100, rounds).splits))
+      cfg = with;
+  }
   return cfg;
 }
 
@@ -223,7 +243,9 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 // kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
-  return (smem_share(cfg.min_blocks) - 128 - plan.align) / (plan.step_bytes + plan.bar_bytes);
+  // (scale_smem: a row's scales take at most steps x scale_elem + 31 bytes.)
+  return (smem_share(cfg.min_blocks) - 128 - plan.align - 31 * plan.scale_rows) /
+         (plan.step_bytes + plan.bar_bytes + plan.scale_rows * plan.scale_elem);
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
   const std::int64_t steps = tiles(k_steps, std::min(splits, k_steps));
@@ -569,6 +591,15 @@ KernelSpec gemm_dequant_spec() {
                                       "int4 group 128 at M 9-16 where one row tile a CTA takes over two waves: "
                                       "1.01-1.03x at 28672 x 8192 and 8192 x 28672 on an H100; under two waves "
                                       "0.98x, fp4 0.99x"),
+               ParamSpec::enumeration("scale_copy", "auto", {"auto", "regs", "smem"},
+                                      "gemv, where step_scale is on (split schedule without stage_copy=tma, K a "
+                                      "multiple of 1024 with bf16 scales, 512 with f32; else ignored): regs = each "
+                                      "step's scales loaded with its weights, `prefetch` steps ahead, into registers; "
+                                      "smem = the CTA's step scales copied into shared memory with the activations "
+                                      "(cp.async) and read by each step's closing FFMAs (no scale registers or "
+                                      "pointers in the loop); auto = smem for int4 where a CTA holds two row tiles "
+                                      "and the scales' room leaves the split as it is (1.01-1.03x at 28672 x 8192 "
+                                      "M 9-16 on an H100), else regs"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
@@ -643,6 +674,8 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"group_sum", "true"}},
         {{"path", "gemv"}, {"step_scale", "on"}},
         {{"path", "gemv"}, {"step_scale", "off"}},
+        {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}},
+        {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}, {"tile_rounds", "2"}},
         {{"path", "gemv"}, {"group_sum", "true"}, {"warp_rows", "32"}, {"schedule", "stream"}},
         // Split sums added in a cluster (the problems' auto splits run 2-16 as clusters, more through global memory),
         // with two row blocks and an odd cluster, and through global memory where auto takes a cluster; deeper staging

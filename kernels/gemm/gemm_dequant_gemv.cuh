@@ -23,7 +23,9 @@
 // LOP3 a pair and fp4 a folded scale. A step's 1 KiB per warp takes 160-207 warp instructions (main loop, SASS); with
 // CFG.group_sum (int4, group 128: the bias and the scale applied once a step to the mma sums) 107, which measured no
 // faster on an H100 (docs/perf.md), so it is opt-in; CFG.step_scale keeps the bias subtraction and applies only the
-// scale once a step to the sums (any weight type with groups of whole steps). With CFG.permuted the weights come pre-permuted (the plan's
+// scale once a step to the sums (any weight type with groups of whole steps), with CFG.scale_smem those scales read
+// from shared memory, copied with the activations (no scale registers in the loop: int4 at two row tiles a CTA
+// 1.01-1.03x on an H100, docs/perf.md, gemv16). With CFG.permuted the weights come pre-permuted (the plan's
 // gemv_permuted_at: 16-row by 64-byte tiles, a row block's steps one after another), so the same lanes' loads are
 // each one contiguous 512-byte run and a warp's steps one contiguous stream; the kernel only moves its pointers
 // differently. With CFG.stage_async (on the permuted copy, which is the kernel's own) each 4-byte word of the weights
@@ -139,6 +141,15 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // of to each converted pair (HMUL2): per KiB of weights 32 HMUL2 a lane fewer, NT x 4 FFMA a row block and step more.
   constexpr bool STEP_SCALE = GROUP_SUM || CFG.step_scale;
   static_assert(!STEP_SCALE || G % kGemvStepK == 0, "step_scale takes groups of whole steps");
+  // scale_smem: a step's scales are needed only by its closing FFMAs, so they are staged once with the activations
+  // (as they are: a row's split_steps scales one run, 16-byte cp.async chunks, which the spec's alignment rule allows)
+  // and read there from shared memory, not loaded with the step's weights `prefetch` steps ahead and held in
+  // registers: no scale pointers nor scale registers in the loop (at 64 registers the default's two-tile build spills
+  // a step scale right after its load, its warp waiting there for that load).
+  constexpr bool SCALE_SMEM = CFG.scale_smem > 0;
+  // (Not with stage_tma, whose barriers end 8-byte aligned: its first build faulted on the chunks' 16-byte alignment.)
+  static_assert(!SCALE_SMEM || (STEP_SCALE && !CFG.stream && !CFG.stage_tma && G == kGemvStepK),
+                "scale_smem: step_scale on the split schedule without stage_tma, group 128");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -148,6 +159,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static_assert(CFG.act_multicast == 1 || (CFG.stage_tma && CFG.act_multicast <= 4), "act_multicast: stage_tma's");
   const unsigned act = CFG.stage_tma ? (smem_u32(smem_raw) + 1023u) & ~1023u : smem_u32(smem_raw);
   const unsigned bars = act + split_steps * P.step_bytes;
+  // scale_smem (group 128: a scale a step; a row's scales a whole number of 16-byte chunks, the spec's rule): the scale
+  // of row r of the CTA's tile w at slot s at scl + (w rows + r) srow + sofs + s sizeof(Scale), the row's chunks from
+  // the one holding its first slot's scale (sofs bytes into it).
+  constexpr unsigned ES = CFG.scale_f32 ? 4 : 2;
+  const unsigned scl = bars + split_steps * P.bar_bytes, srow = P.scale_row(split_steps);
+  const unsigned sofs = static_cast<unsigned>(blockIdx.y) * split_steps * ES % 16;
 
   using Probe = GemmDequantGemvProbe;
   if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
@@ -258,7 +275,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int rb = 0; rb < RB; ++rb)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, at.j < lim_s);
+          fetch(st, rb, h, wp[rb][h], sp[rb][h], at.j < lim_w, !SCALE_SMEM && at.j < lim_s);
           wp[rb][h] += W_STEP;
           sp[rb][h] += kGemvStepK / G;
         }
@@ -362,6 +379,28 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     if (c.kq == 0) st_shared_f32(act + c.s * P.step_bytes + P.sums + 4u * c.m, -static_cast<float>(kGemvInt4Bias) * sum);
   };
   static_assert(!CFG.stage_async || CFG.permuted, "stage_async: the kernel's permuted weights");
+  // scale_smem: row r of the CTA's tile w (up to scale_smem) as the 16-byte chunks that hold its slots' scales, by
+  // cp.async (inside the row: its scales are whole chunks), issued after the first weights and the activations'
+  // copies. Rows past N read row N - 1's (never stored).
+  const auto stage_scales = [&] {
+    if constexpr (SCALE_SMEM) {
+      // Thread x: row x % rows of each tile, its chunks x / rows, + PH, ...
+      constexpr int PH = CFG.threads() / CFG.rows();
+      static_assert(CFG.threads() % CFG.rows() == 0, "scale_smem: whole rows a thread");
+      const int chunks = static_cast<int>((sofs + slots * ES + 15) / 16), r = threadIdx.x % CFG.rows();
+      const unsigned char* base = static_cast<const unsigned char*>(scales) + (step0 * ES - sofs);
+#pragma unroll
+      for (int w = 0; w < CFG.scale_smem; ++w) {
+        if (w >= tiles_mine) break;
+        const long long n = min(static_cast<long long>(tile0 + w * static_cast<int>(gridDim.x)) * CFG.rows() + r,
+                                static_cast<long long>(N) - 1);
+#pragma unroll 1
+        for (int c = threadIdx.x / CFG.rows(); c < chunks; c += PH)
+          cp_async_16_ca(scl + (w * CFG.rows() + r) * srow + 16u * c, base + n * k_groups * ES + 16 * c, 16);
+      }
+      cp_async_commit();
+    }
+  };
   if constexpr (CFG.stage_tma) {
     // One thread: a barrier a step, then each step's box (k 128 (step0 + s) .., 32 k x 4 quarters x 8 n_tiles rows of
     // the [M, K / 32, 32] view of A), before the weights' first loads; the others wait on their step's barrier.
@@ -384,10 +423,12 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
                              0, 4 * (step0 + s), 0);
     }
     load_ring();
+    stage_scales();
   } else if constexpr (CFG.stage_async) {
     if constexpr (CFG.act_first) copy_chunks();
     load_ring();
     if constexpr (!CFG.act_first) copy_chunks();
+    stage_scales();
     cp_async_wait<0>();
     // group_sum: each thread's own copied chunks (visible to it once its copies are waited for) read back for the
     // sums.
@@ -402,6 +443,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   } else {
     if constexpr (CFG.act_first) stage_loads(threadIdx.x);
     load_ring();
+    stage_scales();
     for (int i0 = threadIdx.x; i0 < staged; i0 += ROUNDS * CFG.threads()) {
       if (!CFG.act_first || i0 != static_cast<int>(threadIdx.x)) stage_loads(i0);
 #pragma unroll
@@ -424,6 +466,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // stage_tma: piece q at the lane's base xor PIECE_X[q], n tile nt TILE_AT[nt] on (the swizzle's terms).
   static constexpr auto PIECE_X = tabulate<4>([](int q) { return 2 * P.smem_act(0, 8 * q); });
   static constexpr auto TILE_AT = tabulate<NT>([](int nt) { return 2 * P.smem_act(8 * nt, 0); });
+  if constexpr (SCALE_SMEM) cp_async_wait<0>();  // (the scales' copies)
   __syncthreads();  // (stage_tma: the barriers' init seen by every thread)
   TL_PROBE_END(Probe::gemv_stage, probe::kNoStage, blockIdx.y);
   TL_PROBE_BEGIN(Probe::gemv_first, probe::kNoStage, blockIdx.y);
@@ -446,7 +489,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // step) and the last 2^32 into the stored sums: one rounding of the same product, exact for |scale| in
   // [2^-93, 2^34) (dequant4.hpp).
   constexpr bool FOLD = CFG.fp4_fold && CFG.wtype == dequant4::kFp4 && !CFG.scale_f32 && !STEP_SCALE;
-  auto compute = [&](const Step& st, int slot) {
+  // (scale_smem: `wt` = the CTA's tile index, whose scales at `slot` are read.)
+  auto compute = [&](const Step& st, int slot, int wt) {
     const unsigned step_base = slot * P.step_bytes;
     if constexpr (CFG.stage_tma) mbar_wait(bars + 8u * slot, 0);  // the step's activations have landed
     // step_scale: the step's sums, part[rb][nt][v] (as acc), started at zero or (group_sum) at -bias x the activation
@@ -538,11 +582,22 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       // acc += scale x (sum over the step of code x activation; with group_sum (bias + code) x activation - bias x
       // sum of the activations).
 #pragma unroll
-      for (int rb = 0; rb < RB; ++rb)
+      for (int rb = 0; rb < RB; ++rb) {
+        float sc[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if constexpr (SCALE_SMEM) {
+            const unsigned at = scl + (wt * CFG.rows() + lane_row + 16 * rb + 8 * h) * srow + sofs + ES * slot;
+            sc[h] = CFG.scale_f32 ? ld_shared_f32(at)
+                                  : __uint_as_float(static_cast<unsigned>(ld_shared_b16(at)) << 16);
+          } else {
+            sc[h] = st.sf[rb][h];
+          }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int v = 0; v < 4; ++v) acc[rb][nt][v] = fmaf(st.sf[rb][FC[v].row / 8], part[rb][nt][v], acc[rb][nt][v]);
+          for (int v = 0; v < 4; ++v) acc[rb][nt][v] = fmaf(sc[FC[v].row / 8], part[rb][nt][v], acc[rb][nt][v]);
+      }
     }
   };
   // acc[rb][nt][v] is C^T (weight row, activation row) = (row0 + 16 rb + FC[v].row, 8 nt + 2t + FC[v].col): f(sum,
@@ -571,6 +626,17 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     else
       each(tile, [&](float x, long long at, int) { partials[part * static_cast<long long>(M) * N + at] = x; });
   };
+  // The last part of row tile `tile` to arrive: its `parts` partials added in part order (deterministic), C written
+  // (combine's and sums_once's).
+  auto add_parts = [&](int tile, int parts) {
+    const long long plane = static_cast<long long>(M) * N;
+    each(tile, [&](float, long long at, int) {
+      float sum = 0.f;
+#pragma unroll 8
+      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
+      store(sum, at);
+    });
+  };
   // At the CTA's end (not mid-stream, where a fence would wait for the next tile's loads in flight), a shared tile's
   // arrival is counted; the last of its parts to arrive adds them in part order (deterministic) and writes C. (Thread
   // 0's acq_rel atomic after the barrier instead of every thread's fence measured 2-4% slower at 28672 x 8192 and
@@ -582,13 +648,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     __syncthreads();
     if (!last_split) return;
     __threadfence();
-    const long long plane = static_cast<long long>(M) * N;
-    each(tile, [&](float, long long at, int) {
-      float sum = 0.f;
-#pragma unroll 8
-      for (int y = 0; y < parts; ++y) sum += __ldcg(partials + y * plane + at);  // (unrolled: the loads together)
-      store(sum, at);
-    });
+    add_parts(tile, parts);
     if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch
   };
   // stream: the CTA holding chunk u (the last c whose first chunk, c chunks / gridDim.x rounded down, is <= u), and
@@ -610,19 +670,20 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   };
   // tile_loop: the slot of the step computed next; a tile's sums go out (C or its partials, no wait) as its last
   // slot is done, while the next tile's first loads are in flight.
-  int slot = 0;
+  int slot = 0, wt = 0;
 #pragma unroll 1
   for (int j = 0; j < total; j += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       if (j + d < total) {
-        compute(ring[d], CFG.tile_loop ? slot : j + d);
+        compute(ring[d], CFG.tile_loop ? slot : j + d, wt);
         if constexpr (CFG.tile_loop) {
           if (++slot == slots) {
             put(tile, blockIdx.y, gridDim.y);
             zero_acc();
             slot = 0;
             tile += gridDim.x;
+            ++wt;
           }
         }
         if (j + d == 0) {
@@ -671,16 +732,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       const unsigned mine = last_tiles;
       if (mine != 0) {
         __threadfence();
-        const long long plane = static_cast<long long>(M) * N;
-        for (int w = 0; w < tiles_mine; ++w) {
-          if (!(mine >> w & 1u)) continue;
-          each(tile0 + w * static_cast<int>(gridDim.x), [&](float, long long at, int) {
-            float sum = 0.f;
-#pragma unroll 8
-            for (int y = 0; y < static_cast<int>(gridDim.y); ++y) sum += __ldcg(partials + y * plane + at);
-            store(sum, at);
-          });
-        }
+        for (int w = 0; w < tiles_mine; ++w)
+          if (mine >> w & 1u) add_parts(tile0 + w * static_cast<int>(gridDim.x), static_cast<int>(gridDim.y));
       }
     }
   } else if constexpr (CFG.tile_loop) {

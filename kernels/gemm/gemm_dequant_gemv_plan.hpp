@@ -40,6 +40,10 @@ struct GemmDequantGemvConfig {
   // A group of whole steps (group % 128 == 0): the codes converted without the scale, each step's mma.sync sums
   // (started at zero) scaled once per step and added to the accumulators by an FFMA (group_sum implies it).
   bool step_scale = false;
+  // step_scale on the split schedule: 0 = each step's scales loaded with its weights, `prefetch` steps ahead; T > 0 =
+  // the CTA's scales (as they are, its steps of up to T row tiles) copied into shared memory with the activations,
+  // each read just before the step's closing FFMAs (the spec's scale_copy=smem, T its tile_rounds).
+  int scale_smem = 0;
   // split schedule: a row tile's split CTAs are one thread-block cluster (splits <= kGemvMaxCluster) whose partial
   // sums are added through distributed shared memory, not global memory (the kernel's header).
   bool cluster_reduce = false;
@@ -167,12 +171,21 @@ struct GemmDequantGemvPlan {
   // stage_tma: the activations start at the dynamic shared memory's first 1024-byte boundary (past the swizzle's
   // 512-byte period; `align` bytes reserved for it) and a step's mbarrier (8 bytes) follows all the steps' activations.
   int align = 0, bar_bytes = 0;
+  // scale_smem: the scales of the CTA's rows of scale_smem row tiles, after the barriers: a row's `steps` scales
+  // (from any place in a 16-byte chunk) in scale_row(steps) bytes of whole chunks.
+  int scale_elem = 0;
+  TL_HOST_DEVICE constexpr int scale_row(int steps) const {
+    return scale_elem == 0 ? 0 : 16 * ((steps * scale_elem + 15) / 16 + 1);
+  }
+  int scale_rows = 0;
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
 
   // The dynamic shared memory of a CTA whose split has `steps` steps (the activations, from the kernel's base; with
   // cluster_reduce at least the sums').
   TL_HOST_DEVICE constexpr int bytes(int steps, bool cluster_reduce = false) const {
-    return cluster_reduce && red_bytes > steps * step_bytes ? red_bytes : align + steps * (step_bytes + bar_bytes);
+    return cluster_reduce && red_bytes > steps * step_bytes
+               ? red_bytes
+               : align + steps * (step_bytes + bar_bytes) + scale_rows * scale_row(steps);
   }
 };
 
@@ -190,6 +203,8 @@ TL_HOST_DEVICE constexpr GemmDequantGemvPlan make_plan(const GemmDequantGemvConf
   p.sums = 2 * p.step_elems;
   p.step_bytes = p.sums + (c.group_sum ? 4 * 8 * c.n_tiles : 0);
   p.red_bytes = 4 * c.row_blocks() * c.n_tiles * 4 * c.threads();
+  p.scale_elem = c.scale_smem > 0 ? (c.scale_f32 ? 4 : 2) : 0;
+  p.scale_rows = c.rows() * c.scale_smem;
   p.mma_A = mma_m16n8k16_a_f16();
   p.mma_B = mma_m16n8k16_b_f16();
   p.mma_C = mma_m16n8k16_c();
@@ -211,6 +226,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("fp4_fold", c.fp4_fold)
       .field("group_sum", c.group_sum)
       .field("step_scale", c.step_scale)
+      .field("scale_smem", c.scale_smem)
       .field("cluster_reduce", c.cluster_reduce)
       .field("stage_rounds", c.stage_rounds)
       .field("act_first", c.act_first)

@@ -42,6 +42,11 @@ TL_DEVICE_INLINE unsigned ld_shared_b32(unsigned addr) {
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
 }
+TL_DEVICE_INLINE unsigned short ld_shared_b16(unsigned addr) {
+  unsigned short v;
+  asm volatile("ld.shared.b16 %0, [%1];\n" : "=h"(v) : "r"(addr) : "memory");
+  return v;
+}
 TL_DEVICE_INLINE float ld_shared_f32(unsigned addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");

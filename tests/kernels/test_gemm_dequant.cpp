@@ -497,6 +497,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"weight_layout", "plain"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}})},
                                                 {{}, gemv({{"step_scale", "on"}})},
+                                                {{}, gemv({{"step_scale", "on"}, {"scale_copy", "smem"}})},
                                                 {{}, gemv({{"tile_rounds", "2"}, {"sums_once", "off"}})},
                                                 {{{"wtype", "fp4"}}, gv},
                                                 {{{"group", "64"}}, gv},
@@ -1045,6 +1046,58 @@ TEST(GemmDequantSpec, SumsOnceWhereAnInt4CtaHoldsSeveralTiles) {
   const KV fp4 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
   EXPECT_NE(name(fp4, gv).find(".tile_loop = true, .sums_once = false"), std::string::npos);
   EXPECT_NE(name(fp4, {{"path", "gemv"}, {"sums_once", "on"}}).find(".sums_once = true"), std::string::npos);
+}
+
+// scale_copy=smem: where step_scale is on (split schedule without stage_copy=tma, group 128, K a multiple of 1024 for
+// bf16 scales), room for the CTA's tile_rounds row tiles' scales, which the plan's shared memory counts; ignored
+// elsewhere; auto = smem for int4 where a CTA holds two row tiles (28672 x 8192 at M 9-16) and the split stays.
+TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
+  auto inst = [](const KV& p, const KV& c) { return instance(p, c); };
+  const KV smem = {{"path", "gemv"}, {"scale_copy", "smem"}}, gv = {{"path", "gemv"}};
+  const KV regs = {{"path", "gemv"}, {"scale_copy", "regs"}};
+  const KV wide = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, deep = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  for (const char* m : {"9", "12", "16"})
+    EXPECT_NE(inst({{"M", m}, {"N", "28672"}, {"K", "8192"}}, gv).name_expression.find(
+                  ".step_scale = true, .scale_smem = 2"),
+              std::string::npos)
+        << m;
+  EXPECT_NE(inst(wide, regs).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst(wide, {{"path", "gemv"}, {"tile_rounds", "3"}}).name_expression.find(".scale_smem = 0"),
+            std::string::npos);  // (auto: two tiles a CTA, as timed)
+  // One tile a CTA (auto: stage_copy=tma, which it does not take), fp4 (step_scale auto off), M 8.
+  EXPECT_NE(inst(deep, gv).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst(deep, smem).name_expression.find(".stage_tma = true"), std::string::npos);
+  EXPECT_NE(inst(deep, smem).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst(deep, {{"path", "gemv"}, {"scale_copy", "smem"}, {"stage_copy", "async"}}).name_expression.find(
+                ".scale_smem = 1"),
+            std::string::npos);
+  const KV fp4 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
+  EXPECT_NE(inst(fp4, gv).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}}).name_expression.find(".scale_smem = 0"),
+            std::string::npos);
+  EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}}).name_expression.find(
+                ".stage_tma = true, .act_multicast = 1, .tile_loop = true"),
+            std::string::npos);  // (fp4's auto staging there is tma)
+  EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}}).name_expression.find(
+                ".scale_smem = 0"),
+            std::string::npos);
+  EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}, {"stage_copy", "async"}})
+                .name_expression.find(".scale_smem = 2"),
+            std::string::npos);
+  EXPECT_NE(inst({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, smem).name_expression.find(".scale_smem = 0"),
+            std::string::npos);
+  // Only where a row's scales are whole 16-byte chunks (K a multiple of 1024 with bf16 scales, 512 with f32).
+  EXPECT_NE(inst({{"M", "16"}, {"N", "28672"}, {"K", "8320"}}, smem).name_expression.find(".scale_smem = 0"),
+            std::string::npos);
+  EXPECT_NE(inst({{"M", "16"}, {"N", "28672"}, {"K", "8704"}, {"scale_dtype", "f32"}}, smem)
+                .name_expression.find(".scale_smem = 2"),
+            std::string::npos);
+  // The same grid, the scales' bytes on top of the activations' (2 x 128 rows of a chunk more than their bf16 scales).
+  const KernelInstance a = inst(wide, regs), b = inst(wide, smem);
+  EXPECT_EQ(a.launch.grid.x, b.launch.grid.x);
+  EXPECT_EQ(a.launch.grid.y, b.launch.grid.y);
+  const std::uint32_t steps = (8192 / 128 + a.launch.grid.y - 1) / a.launch.grid.y;
+  EXPECT_EQ(b.launch.dynamic_smem, a.launch.dynamic_smem + 2 * 128 * 16 * ((steps * 2 + 15) / 16 + 1));
 }
 
 }  // namespace
