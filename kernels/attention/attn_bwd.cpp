@@ -483,7 +483,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .dkv_stage = c.text("dkv_stage") == "true",
                        .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
                        .dq_lag = c.text("dq_lag") == "true",
-                       .dq_release = c.text("dq_release") == "true"};
+                       .dq_release = c.text("dq_release") == "true",
+                       .wait_sleep = c.text("wait_sleep") == "all" ? 2 : c.text("wait_sleep") == "side" ? 1 : 0};
   // A CTA's longest walk in query tiles (every head of its GQA group): up to 64, the per-CTA epilogue counts.
   const std::int64_t walk =
       p.integer("heads") / p.integer("heads_kv") * ((p.integer("seq_q") + r.block_M - 1) / r.block_M);
@@ -607,7 +608,12 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("dq_release", "auto", {"auto", "true", "false"},
                                       "the dQ writer publishes a tile's part by a release-ordered atomic add on its "
                                       "counter (atom.release.gpu, after the proxy fence) instead of __threadfence() "
-                                      "(fence.sc.gpu) and a relaxed add; auto = false")}};
+                                      "(fence.sc.gpu) and a relaxed add; auto = false"),
+               ParamSpec::enumeration("wait_sleep", "auto", {"auto", "false", "side", "all"},
+                                      "mbarrier waits by try_wait with a suspend-time hint (the thread sleeps until "
+                                      "the phase completes) instead of polling again after the hardware's own "
+                                      "limit: side = the producer warpgroup's (loads, row warps, dQ writer), all = "
+                                      "the consumers' too; auto = false")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {
