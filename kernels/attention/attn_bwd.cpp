@@ -484,8 +484,7 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
                        .dq_lag = c.text("dq_lag") == "true",
                        .dq_release = c.text("dq_release") == "true",
-                       .wait_sleep = c.text("wait_sleep") == "all" ? 2 : c.text("wait_sleep") == "side" ? 1 : 0,
-                       .q_rotate = c.text("q_rotate") == "true"};
+                       .wait_sleep = c.text("wait_sleep") == "all" ? 2 : c.text("wait_sleep") == "side" ? 1 : 0};
   // A CTA's longest walk in query tiles (every head of its GQA group): up to 64, the per-CTA epilogue counts.
   const std::int64_t walk =
       p.integer("heads") / p.integer("heads_kv") * ((p.integer("seq_q") + r.block_M - 1) / r.block_M);
@@ -614,12 +613,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                                       "mbarrier waits by try_wait with a suspend-time hint (the thread sleeps until "
                                       "the phase completes) instead of polling again after the hardware's own "
                                       "limit: side = the producer warpgroup's (loads, row warps, dQ writer), all = "
-                                      "the consumers' too; auto = false"),
-               ParamSpec::enumeration("q_rotate", "auto", {"auto", "true", "false"},
-                                      "key block kb walks each head's query tiles from tile kb mod (its tiles) on, "
-                                      "wrapping around, so the key blocks running at once add into different dQ "
-                                      "tiles (false: every key block from its first tile, all adding into the same "
-                                      "tile at once); auto = false")}};
+                                      "the consumers' too; auto = false")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -79,10 +79,6 @@
 // by its own add (a strong read) and fences before reading the parts (an acquire pattern), and its consumers read them
 // after a barrier with the writer.
 //
-// q_rotate: key block kb walks each head's query tiles from its (kb mod tiles)-th on, wrapping around, instead of
-// every key block from its first: the key blocks of a head running at once then add into different dQ tiles at any
-// time (in walk order, at 16k all 128 of them bulk-reduce into the same 32 KB tile within a tile's time).
-//
 // ds_stsm stores dS by stmatrix (4 instructions a thread and tile at dim 128 instead of 16 32-bit stores); rows_v4
 // lays the row values out so that a consumer thread reads four queries' D (LSE) in one 16-byte load (plan).
 //
@@ -247,15 +243,9 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   // Key block blk of the CTA's: its index, keys, first query tile, query tiles per head and in its walk (every head of
   // the GQA group in turn); tile it of its walk is query tile tile_m(it) of head tile_head(it).
   struct KeyBlock {
-    int kb, keys, m_first, per_head, tiles, rot;
+    int kb, keys, m_first, per_head, tiles;
     TL_DEVICE_INLINE int tile_head(int hk, int group, int it) const { return hk * group + it / per_head; }
-    TL_DEVICE_INLINE int tile_m(int it) const {
-      if constexpr (CFG.q_rotate) {
-        const int r = it % per_head + rot;
-        return m_first + (r >= per_head ? r - per_head : r);
-      }
-      return m_first + it % per_head;
-    }
+    TL_DEVICE_INLINE int tile_m(int it) const { return m_first + it % per_head; }
   };
   auto key_block = [&](int blk) {
     KeyBlock k;
@@ -264,7 +254,6 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     k.m_first = attn_bwd_first_tile(WALK, k.kb, len_q, len_k);
     k.per_head = m_tiles - k.m_first;
     k.tiles = k.per_head > 0 ? group * k.per_head : 0;
-    k.rot = CFG.q_rotate && k.per_head > 0 ? k.kb % k.per_head : 0;  // q_rotate: the walk starts at tile kb
     return k;
   };
   // The CTA's walk, the same in every role: for each of its key blocks blk (B = key_block(blk)) block(B, blk), then

@@ -91,9 +91,6 @@ struct AttnBwdWgmmaConfig {
   // instead of polling again after the hardware's own limit: 0 none, 1 the producer warpgroup's (the loads, the row
   // warps, the dQ writer: they wait most of each tile), 2 the consumers' too.
   int wait_sleep = 0;
-  // Key block kb walks each head's query tiles from tile kb mod (its tiles) on, wrapping around, instead of every key
-  // block from its first: the key blocks running at once add into different dQ tiles.
-  bool q_rotate = false;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -340,7 +337,6 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("dq_lag", c.dq_lag)
       .field("dq_release", c.dq_release)
       .field("wait_sleep", c.wait_sleep)
-      .field("q_rotate", c.q_rotate)
       .str();
 }
 

@@ -545,13 +545,7 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       // wait_sleep (try_wait with a suspend-time hint): spill-free in the side warps alone and everywhere.
       {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"wait_sleep", "side"}}, 0, 4},
       {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"wait_sleep", "all"}}, 0, 4},
-      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"wait_sleep", "all"}}, 0, 76},
-      // q_rotate (each key block's walk from its own query tile): spill-free at dim 128; with two key blocks a CTA
-      // (dim 64's kv_blocks auto) 20 bytes.
-      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"q_rotate", "true"}}, 0, 8},
-      {{{"dim", "128"}, {"causal", "true"}}, {{"q_rotate", "true"}}, 0, 16},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"q_rotate", "true"}}, 0, 12},
-      {{{"dim", "64"}}, {{"q_rotate", "true"}}, 20, 128}};  // kv_blocks auto 2: the walk state spills 20 bytes
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"wait_sleep", "all"}}, 0, 76}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
@@ -614,13 +608,6 @@ TEST(AttnBwdWgmmaSpec, WaitSleepOptIn) {
   EXPECT_TRUE(name_has(problem, {{"wait_sleep", "false"}}, ".wait_sleep = 0"));
   EXPECT_TRUE(name_has(problem, {{"wait_sleep", "side"}}, ".wait_sleep = 1"));
   EXPECT_TRUE(name_has(problem, {{"wait_sleep", "all"}}, ".wait_sleep = 2"));
-}
-
-// q_rotate (each key block's walk from its own query tile, wrapping around): off by auto.
-TEST(AttnBwdWgmmaSpec, QRotateOptIn) {
-  const KV problem = {{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}};
-  EXPECT_TRUE(name_has(problem, {}, ".q_rotate = false"));
-  EXPECT_TRUE(name_has(problem, {{"q_rotate", "true"}}, ".q_rotate = true"));
 }
 
 }  // namespace
