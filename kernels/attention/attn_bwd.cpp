@@ -459,6 +459,9 @@ KernelSpec attn_bwd_mma_spec() {
 // the lockstep dQ (GQA causal 1.03-1.07x, but the turns with it more).
 // dq_release=auto: off (the release-ordered count, H100, docs/perf.md: 1.009-1.025x at 4k causal in both rounds, mixed
 // at 4k and 16k (0.95-1.03x by medians), even at d 64, 0.98-1.00x at GQA causal with the turns).
+// wait_sleep=auto: false (the waits with try_wait's suspend-time hint, H100, docs/perf.md: side and all at 16k and 4k d
+// 128 0.99-1.01x by medians in both A B B A rounds, no fewer joules a run (0-3% more), 4k causal 0.97-1.00x; all at d
+// 64 1.03-1.05x by medians in four benches of two calls but 1.00x by minima: the power cap's step later in the bench).
 // p_mask=auto also split at dim 128 without the mask where walks are short, beside dq_lag (4k: 1.020-1.080x by medians,
 // 1.027-1.056x by minima over dq_lag alone in both rounds; 16k mixed: 0.951 / 1.041; alone mixed at 4k: 0.98-1.04x).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
