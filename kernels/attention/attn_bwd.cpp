@@ -459,6 +459,9 @@ KernelSpec attn_bwd_mma_spec() {
 // the lockstep dQ (GQA causal 1.03-1.07x, but the turns with it more).
 // dq_release=auto: off (the release-ordered count, H100, docs/perf.md: 1.009-1.025x at 4k causal in both rounds, mixed
 // at 4k and 16k (0.95-1.03x by medians), even at d 64, 0.98-1.00x at GQA causal with the turns).
+// wait_sleep=auto: false (the waits with try_wait's suspend-time hint, H100, docs/perf.md: side and all at 16k and 4k d
+// 128 0.99-1.01x by medians in both A B B A rounds, no fewer joules a run (0-3% more), 4k causal 0.97-1.00x; all at d
+// 64 1.03-1.05x by medians in four benches of two calls but 1.00x by minima: the power cap's step later in the bench).
 // p_mask=auto also split at dim 128 without the mask where walks are short, beside dq_lag (4k: 1.020-1.080x by medians,
 // 1.027-1.056x by minima over dq_lag alone in both rounds; 16k mixed: 0.951 / 1.041; alone mixed at 4k: 0.98-1.04x).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
@@ -483,7 +486,8 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
                        .dkv_stage = c.text("dkv_stage") == "true",
                        .kv_blocks = c.text("kv_blocks") == "auto" ? 1 : std::stoi(c.text("kv_blocks")),
                        .dq_lag = c.text("dq_lag") == "true",
-                       .dq_release = c.text("dq_release") == "true"};
+                       .dq_release = c.text("dq_release") == "true",
+                       .wait_sleep = c.text("wait_sleep") == "all" ? 2 : c.text("wait_sleep") == "side" ? 1 : 0};
   // A CTA's longest walk in query tiles (every head of its GQA group): up to 64, the per-CTA epilogue counts.
   const std::int64_t walk =
       p.integer("heads") / p.integer("heads_kv") * ((p.integer("seq_q") + r.block_M - 1) / r.block_M);
@@ -607,7 +611,12 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("dq_release", "auto", {"auto", "true", "false"},
                                       "the dQ writer publishes a tile's part by a release-ordered atomic add on its "
                                       "counter (atom.release.gpu, after the proxy fence) instead of __threadfence() "
-                                      "(fence.sc.gpu) and a relaxed add; auto = false")}};
+                                      "(fence.sc.gpu) and a relaxed add; auto = false"),
+               ParamSpec::enumeration("wait_sleep", "auto", {"auto", "false", "side", "all"},
+                                      "mbarrier waits by try_wait with a suspend-time hint (the thread sleeps until "
+                                      "the phase completes) instead of polling again after the hardware's own "
+                                      "limit: side = the producer warpgroup's (loads, row warps, dQ writer), all = "
+                                      "the consumers' too; auto = false")}};
   k.can_implement = check_wgmma;
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(wgmma_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits&) {

@@ -188,6 +188,17 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
   constexpr int KV = D / 2;            // dK / dV accumulator values per thread
   constexpr int DQV = P.dq_n / 2;      // dQ part accumulator values per thread
   constexpr float kLog2e = 1.4426950408889634f;
+  // wait_sleep: the side warps' mbarrier waits (1: the producer, row warps and dQ writer; 2: the consumers' too) with
+  // try_wait's suspend-time hint, sleeping until the phase completes instead of polling again after the hardware's
+  // own short limit.
+  const auto side_wait = [](unsigned bar, unsigned parity) {
+    if constexpr (CFG.wait_sleep >= 1) mbar_wait_sleep(bar, parity);
+    else mbar_wait(bar, parity);
+  };
+  const auto main_wait = [](unsigned bar, unsigned parity) {
+    if constexpr (CFG.wait_sleep >= 2) mbar_wait_sleep(bar, parity);
+    else mbar_wait(bar, parity);
+  };
   static_assert(BN == 128, "two consumer warpgroups of 64 keys");
   // setmaxnreg.inc waits until the CTA's own registers suffice: the 384 threads launched with 168 each (65536 / 384,
   // rounded down to whole allocation units); asking for more than 384 * 168 in all never returns.
@@ -339,7 +350,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
             lse[j] = q < len_q ? LSE[lse_at(h, q)] * kLog2e : __int_as_float(0x7f800000);
             dot[j] = q < len_q ? d_rows[(q_start + static_cast<long long>(q)) * heads + h] : 0.f;
           }
-          mbar_wait(full(s), (g / STAGES) & 1);  // the stage's row values are free
+          side_wait(full(s), (g / STAGES) & 1);  // the stage's row values are free
 #pragma unroll
           for (int j = 0; j < kRows; ++j) {
             const int r = tid - 64 + j * kAttnBwdWgmmaRowThreads;
@@ -349,7 +360,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           }
         } else {
           const unsigned do_s = base + P.stage(s) + P.q_bytes, o_s = do_s + P.q_bytes;
-          mbar_wait(full(s), (g / STAGES) & 1);
+          side_wait(full(s), (g / STAGES) & 1);
           for (int r = tid - 64; r < BM; r += kAttnBwdWgmmaRowThreads) {
             const int q = m * BM + r;
             float part = 0.f;
@@ -417,7 +428,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           mbar_expect_tx(dq_load, P.dq_bytes);
           bulk_load(dq_smem, x.acc, P.dq_bytes, dq_load);
         }
-        mbar_wait(dq_load, loads++ & 1);
+        side_wait(dq_load, loads++ & 1);
         // Two chunks per lane at a time: their shared-memory loads in flight together.
         static_assert(kChunks % 64 == 0, "whole pairs of warp steps");
         auto f32x4 = [](uint4 u) {
@@ -446,7 +457,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
         walk(none, [&](const KeyBlock& B, int, int it, int g) {
           const int h = B.tile_head(hk, group, it), m = B.tile_m(it);
           TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
-          mbar_wait(dq_full, g & 1);
+          side_wait(dq_full, g & 1);
           if (lane == 0) {
             bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
             tma_store_commit();
@@ -472,7 +483,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           // A tile completed in this step goes to the list if there is room: the staging tile is free once read.
           const bool early = CFG.dq_defer && deferred < CFG.defer_tiles;
           TL_PROBE_BEGIN(Probe::dq_add, probe::kNoStage, g);
-          mbar_wait(dq_full, g & 1);
+          side_wait(dq_full, g & 1);
           if (lane == 0) {
             bulk_reduce_add_f32(dq_accum + tile_index(h, m) * (BM * D), dq_smem, P.dq_bytes);
             tma_store_commit();
@@ -509,7 +520,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     };
     // Key block blk's K and V; past the first, once both consumer warpgroups have written block blk - 1's dK, dV.
     auto load_kv = [&](int blk) {
-      if (blk > 0) mbar_wait(kv_empty, (blk - 1) & 1);
+      if (blk > 0) side_wait(kv_empty, (blk - 1) & 1);
       if (tid == 0) {
         mbar_expect_tx(kv_full, 2 * P.kv_bytes);
         load(&tma_k, k_smem, P.kv_box, kv_full, hk, k_start + (kb0 + blk) * BN);
@@ -527,7 +538,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
             const int s = g % STAGES, h = B.tile_head(hk, group, it), row = q_start + B.tile_m(it) * BM;
             const unsigned st = base + P.stage(s);
             TL_PROBE_BEGIN(Probe::wait_empty, s, g);
-            mbar_wait(empty(s), ((g / STAGES) & 1) ^ 1);
+            side_wait(empty(s), ((g / STAGES) & 1) ^ 1);
             TL_PROBE_END(Probe::wait_empty, s, g);
             TL_PROBE_BEGIN(Probe::tma_issue, s, g);
             if (tid == 0) {
@@ -580,7 +591,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
     const int kb = B.kb;
 #pragma unroll
     for (int i = 0; i < KV; ++i) dk[i] = dv[i] = 0.f;
-    mbar_wait(kv_full, blk & 1);
+    main_wait(kv_full, blk & 1);
     for (int it = 0; it < B.tiles; ++it) {
       const int g = g0 + it;  // the tile counter over the CTA's key blocks: stage, phases, turns
       const int s = g % STAGES, m = B.tile_m(it);
@@ -591,7 +602,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
       const unsigned q_s = base + P.stage(s), do_s = q_s + P.q_bytes, rows = rows_at(s);  // rows: D[BM], LSE[BM]
       const unsigned ds_s = ds_smem + (CFG.dq_alt ? (g & 1) * P.ds_bytes : 0);           // this tile's dS
       TL_PROBE_BEGIN(Probe::wait_full, s, g);
-      mbar_wait(full(s), (g / STAGES) & 1);
+      main_wait(full(s), (g / STAGES) & 1);
       TL_PROBE_END(Probe::wait_full, s, g);
 
       // One wgmma chain over D: acc = (K or V rows of this warpgroup) x (Q or dO tile)^T, then its commit group.
@@ -616,7 +627,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
       // The row warps' D and LSE of the tile's rows (computed while the tensor cores run).
       TL_PROBE_BEGIN(Probe::row_dot, s, g);
-      mbar_wait(rows_full(s), (g / STAGES) & 1);
+      main_wait(rows_full(s), (g / STAGES) & 1);
       TL_PROBE_END(Probe::row_dot, s, g);
 
       TL_PROBE_BEGIN(Probe::p_ds, s, g);
@@ -786,7 +797,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
           fence_regs(dqw);
           TL_PROBE_END(Probe::dq_gemm, s, g);
           TL_PROBE_BEGIN(Probe::dq_stage, s, g);
-          mbar_wait(dq_empty_of(g), ((g >> 1) & 1) ^ (w == 0));  // the writer has taken tile g - 1
+          main_wait(dq_empty_of(g), ((g >> 1) & 1) ^ (w == 0));  // the writer has taken tile g - 1
 #pragma unroll
           for (int part = 0; part < 2; ++part)
 #pragma unroll
@@ -830,7 +841,7 @@ __global__ void __launch_bounds__(kAttnBwdWgmmaThreads, 1)
 
       // Stage the part for the dQ writer once it has taken the last tile's.
       TL_PROBE_BEGIN(Probe::dq_stage, s, g);
-      mbar_wait(dq_empty, (g & 1) ^ 1);
+      main_wait(dq_empty, (g & 1) ^ 1);
 #pragma unroll
       for (int k = 0; k < DQV / 4; ++k)
         st_shared_v4_b32(dq_smem + P.dq_chunk(ctid, k), __float_as_uint(dq[4 * k]), __float_as_uint(dq[4 * k + 1]),

@@ -87,6 +87,10 @@ struct AttnBwdWgmmaConfig {
   // fence) instead of __threadfence() (fence.sc.gpu) and a relaxed add; the block that completes the tile still
   // fences (acquire) before reading the others' parts.
   bool dq_release = false;
+  // The mbarrier waits by try_wait with a suspend-time hint (the thread sleeps until the phase completes, up to 10 ms)
+  // instead of polling again after the hardware's own limit: 0 none, 1 the producer warpgroup's (the loads, the row
+  // warps, the dQ writer: they wait most of each tile), 2 the consumers' too.
+  int wait_sleep = 0;
 };
 
 // rows_v4: the slot of query row r (16a + 8b + 2t + e) among a stage's row values: 16a + 4t + 2b + e, so the rows
@@ -332,6 +336,7 @@ inline std::string name_expression(const AttnBwdWgmmaConfig& c) {
       .field("kv_blocks", c.kv_blocks)
       .field("dq_lag", c.dq_lag)
       .field("dq_release", c.dq_release)
+      .field("wait_sleep", c.wait_sleep)
       .str();
 }
 

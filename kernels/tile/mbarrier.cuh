@@ -45,6 +45,22 @@ TL_DEVICE_INLINE void mbar_wait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// mbar_wait with a suspend-time hint (ns, at most 10 ms here): each try_wait may suspend the thread until the phase
+// completes or the hint runs out, instead of the hardware's own short limit after which the loop polls again (ptxas:
+// a NANOSLEEP.SYNCS beside the wait). For threads that wait long and often (a pipeline's side warps): fewer polls.
+template <unsigned HINT_NS = 10000000u>
+TL_DEVICE_INLINE void mbar_wait_sleep(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity), "n"(HINT_NS)
+      : "memory");
+}
+
 // Whether the phase with the given parity has completed, without waiting: for a thread that has other work to do
 // until it has (test_wait never suspends the thread, as try_wait may).
 TL_DEVICE_INLINE bool mbar_test_wait(unsigned bar, unsigned parity) {

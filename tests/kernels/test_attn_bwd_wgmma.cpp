@@ -541,7 +541,11 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       // dq_release (the count's release add): spill-free with either writer loop.
       {{{"dim", "128"}}, {{"dq_release", "true"}}, 0, 4},
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_release", "true"}}, 0, 12},
-      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_release", "true"}, {"dq_alt", "false"}}, 0, 12}};
+      {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_release", "true"}, {"dq_alt", "false"}}, 0, 12},
+      // wait_sleep (try_wait with a suspend-time hint): spill-free in the side warps alone and everywhere.
+      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"wait_sleep", "side"}}, 0, 4},
+      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"wait_sleep", "all"}}, 0, 4},
+      {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"wait_sleep", "all"}}, 0, 76}};
   for (const auto& [problem, config, max_spill, max_probe_spill] : cases) {
     auto inst = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
     ASSERT_TRUE(inst.ok()) << inst.status().message();
@@ -595,6 +599,15 @@ TEST(AttnBwdWgmmaSpec, DqReleaseOptIn) {
   EXPECT_FALSE(name_has(problem, {}, ".dq_release = true"));
   EXPECT_TRUE(name_has(problem, {{"dq_release", "true"}}, ".dq_release = true"));
   EXPECT_TRUE(name_has(problem, {{"dq_release", "true"}, {"dq_lag", "false"}}, ".dq_release = true"));
+}
+
+// wait_sleep (the mbarrier waits with try_wait's suspend-time hint): off by auto; side and all as asked.
+TEST(AttnBwdWgmmaSpec, WaitSleepOptIn) {
+  const KV problem = {{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}};
+  EXPECT_TRUE(name_has(problem, {}, ".wait_sleep = 0"));
+  EXPECT_TRUE(name_has(problem, {{"wait_sleep", "false"}}, ".wait_sleep = 0"));
+  EXPECT_TRUE(name_has(problem, {{"wait_sleep", "side"}}, ".wait_sleep = 1"));
+  EXPECT_TRUE(name_has(problem, {{"wait_sleep", "all"}}, ".wait_sleep = 2"));
 }
 
 }  // namespace
