@@ -89,7 +89,9 @@
 // copies of block it + 1's rows issued at the top of its block it, converted after its P V of block it is issued, or
 // with C.c1_early right away, before it waits for P, during consumer 0's softmax); the producer's copies take rows 8 ..
 // 15 - c1_rows, the full barriers count 256 there. Both share RowCodec (the producer's copies, reads, conversion and
-// stores). Registers 208 / 176 / 120. Measured on an H100: docs/perf.md (sparse18).
+// stores). Registers 208 / 176 / 120. Measured on an H100 (docs/perf.md, sparse18): 2 rows early 1.002-1.026x the
+// default at the 64-head peak case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64 (two rounds, the
+// default's own spread between them 1.5%); 2 rows after P V 0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64. Off.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
