@@ -228,7 +228,8 @@ struct RowCodec {
   TL_DEVICE_INLINE void copy_row(unsigned stage, int t, const unsigned char* src, bool own) const {
     const unsigned row = stage + row_off(t), term = row_term(t);
     if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
-    if (lane <= 8 && (own || lane > 0)) cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+    if (lane <= 8 && (own || lane > 0))
+      cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
   }
   // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
   // token without a valid index.
@@ -243,7 +244,8 @@ struct RowCodec {
   }
   // Row t's 576 bf16 values from its raw chunks, over them (PEER: also into the peer's stage, completing on its
   // barrier peer_bar).
-  TL_DEVICE_INLINE void write_row(unsigned stage, int t, const uint4& v, unsigned rope, float sc, unsigned peer_bar) const {
+  TL_DEVICE_INLINE void write_row(unsigned stage, int t, const uint4& v, unsigned rope, float sc,
+                                  unsigned peer_bar) const {
     const unsigned row = stage + row_off(t), term = row_term(t);
     const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
     unsigned d[8];
@@ -362,7 +364,8 @@ struct ConsumerOneRows {
 #pragma unroll
     for (int t = 0; t < H; ++t) {
       const unsigned rw = __shfl_sync(0xffffffffu, row_of, t);
-      if ((mask >> t) & 1u) codec.copy_row(stage, T0 + t, kv + static_cast<unsigned long long>(rw) * kMlaFp8RowBytes, true);
+      if ((mask >> t) & 1u)
+        codec.copy_row(stage, T0 + t, kv + static_cast<unsigned long long>(rw) * kMlaFp8RowBytes, true);
     }
     cp_async_commit();
     read_entry();  // the block after: its latency under this block's P V
@@ -482,9 +485,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // CTAs. Each lane commits NG groups either way.
       constexpr bool all_rows = X && RD;
       constexpr int NG = (all_rows ? SP.rows_per_warp : TR) / kGroupTokens;
-      // Rows t_begin .. t_end - 1 of the warp's (whole copy groups) by cp.async into the stage at `stage` (the warp's
-      // rows), the cache rows in lanes 0..15 (cache_row_of; read only where the mask has the row): group by group,
-      // each committed. The copies gather's issue, and gather=regs with hybrid (its second ring's rows).
+      // Rows t_begin .. t_end - 1 of the warp's (copy groups of 4 from t_begin; a row not in the mask is skipped, and
+      // hybrid's mask has no row of consumer 1's) by cp.async into the stage at `stage` (the warp's rows), the cache
+      // rows in lanes 0..15 (cache_row_of; read only where the mask has the row): group by group, each committed. The
+      // copies gather's issue, and gather=regs with hybrid (its second ring's rows).
       const auto copy_rows = [&](unsigned stage, unsigned cache_row_of, unsigned mask, int t_begin, int t_end) {
         // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
 #pragma unroll 1
