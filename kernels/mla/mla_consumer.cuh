@@ -465,13 +465,29 @@ TL_DEVICE_INLINE void rescale_o(float* o, const float (&alpha)[2]) {
   }
 }
 
+// What consumer 1 (QK_WG == 1) may do for the producer in its idle time (mla.sparse_decode's c1_rows): nothing here.
+// A helper's issue(it) runs at the top of consumer 1's block it, before it waits for P, and finish(it) right after its
+// P V of block it is issued, while the wgmma runs (with `early`: right after issue, before it waits for P); prologue()
+// before the first block. mla_consumer makes it from its part walk (MAKE_HELPER(walk)), so that the helper walks the
+// part's blocks on the consumer's copy of it.
+struct NoBlockHelper {
+  static constexpr bool early = false;
+  TL_DEVICE_INLINE void prologue() {}
+  TL_DEVICE_INLINE void issue(int) {}
+  TL_DEVICE_INLINE void finish(int) {}
+};
+struct NoHelper {
+  TL_DEVICE_INLINE NoBlockHelper operator()(const PartWalk&) const { return {}; }
+};
+
 // Consumer warpgroup CONSUMER (0 or 1, a template parameter so that each warpgroup's code has no
 // warpgroup-divergent branches: ptxas serializes every wgmma of a function when it must guard registers on a
 // divergent path). MAX_LOGITS (SPARSE, unsplit requests only): also writes a.max_logits. OPAQUE_ROWS
 // (mla.sparse_decode's opaque_rows): the epilogue's rows are taken through an empty asm once per request, so that no
 // row offset derived from them (a 64-bit index) is hoisted out of the request loop and held across the block loop.
-template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false, bool OPAQUE_ROWS = false>
-TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
+template <MlaDecodeConfig C, int CONSUMER, bool SPARSE = false, bool MAX_LOGITS = false, bool OPAQUE_ROWS = false,
+          class MAKE_HELPER = NoHelper>
+TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a, const MAKE_HELPER& make_helper = MAKE_HELPER{}) {
   using namespace wgmma_ops;
   static constexpr MlaDecodePlan P = make_plan(C);
   static constexpr auto s_vals = tabulate<P.acc_s.num_values()>([](int v) { return P.acc_s(0, v); });
@@ -547,6 +563,8 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
 #pragma unroll
     for (int g = 0; g < NS / 16; ++g) p_st[g] = p_base + 2u * static_cast<unsigned>(P.p(row, tok0 + 16 * g + 8 * (lane / 16)));
   }
+  auto help = make_helper(walk);
+  if constexpr (!does_qk) help.prologue();
   for (int k = 0; k < walk.count; ++k) {
     const int r = walk.first + k;
     const int L = SPARSE ? sparse_length(a.topk_length, a.topk, a.sparse_seq_q, r) : cache_seqlens[r];
@@ -672,6 +690,8 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
         // QK_WG == 1, consumer 1: wait for P and the rescale factors, rescale O, zero its V tail rows (consumer 0's
         // Q K^T of this block is complete: it waited before the softmax).
         TL_PROBE_BEGIN(mla_probe::softmax, s, blk);
+        help.issue(it);
+        if constexpr (decltype(help)::early) help.finish(it);
         named_barrier_sync(2, 256);
         {
           const float alpha[2] = {ld_shared_f32(base + P.off_max + 4 * P.row_max(rl[0], it & 1)),
@@ -705,6 +725,7 @@ TL_DEVICE_INLINE void mla_consumer(const ConsumerArgs& a) {
                                                   smem_desc_sw128(kv + v_steps[i], P.desc_v_lbo, P.desc_sbo));
       }
       wgmma_commit();
+      if constexpr (!does_qk && !decltype(help)::early) help.finish(it);
       wgmma_wait<0>();
       if (QK_WG == 1 && c == 1) named_barrier_arrive(3, 256);  // this P V is done with the P tile
       if (tid == 0) mbar_arrive(base + P.empty_bar(s));

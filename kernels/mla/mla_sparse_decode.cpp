@@ -53,7 +53,9 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
           .lean_softmax = c.boolean("lean_softmax"),
           .peer_copy = peer == "bulk"        ? MlaPeerCopy::bulk
                        : peer == "bulk_half" ? MlaPeerCopy::bulk_half
-                                             : MlaPeerCopy::store};
+                                             : MlaPeerCopy::store,
+          .c1_rows = static_cast<int>(c.integer("c1_rows")),
+          .c1_early = c.boolean("c1_early")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -304,7 +306,18 @@ KernelSpec mla_sparse_decode_spec() {
                                       "rows by 9 bulk copies of 1 KiB, one a panel, completing the same remote "
                                       "barrier: 1.21-1.23x store at V3.2 b 64 / 128 h 128 on an H100) or bulk_half "
                                       "(two rounds of 512-byte copies, each after 4 rows: 1.09-1.10x); auto: bulk "
-                                      "where the CTAs pair (heads 65-128 with crossover), else store (docs/perf.md)")}};
+                                      "where the CTAs pair (heads 65-128 with crossover), else store (docs/perf.md)"),
+               ParamSpec::one_of("c1_rows", 0, {0, 2, 4},
+                                 "gather=regs with hybrid, CTAs without a crossover peer (64 heads): consumer 1 (P V "
+                                 "only) converts the last c1_rows of each producer warp's 16 rows a block (cp.async "
+                                 "copies issued at the top of its block for the next one, converted after its P V is "
+                                 "issued), the producer's copies the rows between its ring's 8 and those (0: the "
+                                 "producer all). On an H100 with c1_early: 2 rows 1.002-1.026x at the 64-head peak "
+                                 "case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64; without c1_early "
+                                 "0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64: opt-in, docs/perf.md)"),
+               ParamSpec::boolean("c1_early", false,
+                                  "c1_rows: consumer 1 converts its rows before it waits for P (during consumer 0's "
+                                  "softmax), not after its P V is issued")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -320,7 +333,9 @@ KernelSpec mla_sparse_decode_spec() {
         {{"lean_softmax", "true"}}, {{"lean_softmax", "true"}, {"uniform_desc", "true"}},
         {{"peer_copy", "store"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}},
         {{"peer_copy", "bulk"}, {"gather", "copies"}, {"rope_direct", "on"}}, {{"peer_copy", "bulk_half"}},
-        {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}}};
+        {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}},
+        {{"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}},
+        {{"c1_rows", "4"}, {"hybrid", "true"}, {"c1_early", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())
@@ -328,6 +343,10 @@ KernelSpec mla_sparse_decode_spec() {
     if ((c.text("gather") == "regs" || c.text("gather") == "paired") && c.integer("qk_warpgroups") != 1)
       return refuse("gather=" + c.text("gather") +
                     " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 168 registers): set one of them");
+    if (c.integer("c1_rows") != 0 &&
+        (sparse_config(c, p.integer("heads")).gather != MlaSparseGather::regs || !sparse_config(c, p.integer("heads")).hybrid))
+      return refuse("c1_rows needs gather=regs with hybrid (consumer 1 converts beside the hybrid producer): hybrid=true, "
+                    "or auto at heads <= 64");
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");

@@ -84,6 +84,14 @@
 // block's first 8 rows. Measured 1.04-1.09x the ring alone at the three 64-head anchors on an H100 (docs/perf.md);
 // with that reload issued before the copied rows (mid-block), ptxas moved one reloaded value into its ring register
 // ahead of the rolled conversion loop, the block waited for that load there, and it ran 0.92-0.96x.
+// C.c1_rows (2 or 4, off; with hybrid, in a CTA without a crossover peer): consumer 1, which runs only P V and waits
+// for P most of a block at 64 heads, converts the last c1_rows rows of each producer warp's 16 (ConsumerOneRows: its
+// copies of block it + 1's rows issued at the top of its block it, converted after its P V of block it is issued, or
+// with C.c1_early right away, before it waits for P, during consumer 0's softmax); the producer's copies take rows 8 ..
+// 15 - c1_rows, the full barriers count 256 there. Both share RowCodec (the producer's copies, reads, conversion and
+// stores). Registers 208 / 176 / 120. Measured on an H100 (docs/perf.md, sparse18): 2 rows early 1.002-1.026x the
+// default at the 64-head peak case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64 (two rounds, the
+// default's own spread between them 1.5%); 2 rows after P V 0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64. Off.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -162,6 +170,220 @@ struct BlockCursor {
   }
 };
 
+
+// A warp's rows 16 warp .. 16 warp + 15 of a KV stage, as the producer (and consumer 1 with c1_rows) fill them: where a
+// lane's raw chunks land and its bf16 values go (the plan's comment), a row's copies, read, conversion and stores.
+// RD: rope_direct's layout of the raw chunks; PEER: crossover with peer_copy=store (each row's values also go into the
+// peer's stage by st.async, + peer_delta).
+template <MlaSparseDecodeConfig C, bool RD, bool PEER>
+struct RowCodec {
+  static constexpr MlaSparseDecodePlan SP = make_plan(C);
+  static constexpr MlaDecodePlan P = SP.mma;
+  const int lane;
+  // A lane's columns as unswizzled byte offsets in row 0; token t of the warp's rows sits at wrow + row_off[t] and
+  // xors its swizzle term into them (the plan's comment).
+  static TL_DEVICE_INLINE unsigned col_off(int col) { return 2u * static_cast<unsigned>(P.tile.layout()(0, col)); }
+  static TL_DEVICE_INLINE unsigned warp_rows(int warp) {
+    return 2u * static_cast<unsigned>(P.tile.layout()(SP.rows_per_warp * warp, 0));
+  }
+  // The scale, RoPE and tail chunks' offsets are recomputed where used (a few integer operations from the lane):
+  // the registers hold the rows being converted instead.
+  const unsigned raw_nope;
+  // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
+  // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
+  const bool first;
+  // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
+  const unsigned out_a, out_rope;
+  // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
+  const unsigned peer_delta;
+  TL_DEVICE_INLINE RowCodec(int ln, unsigned delta = 0u)
+      : lane(ln),
+        raw_nope(col_off(SP.raw_col(ln))),
+        first((ln >> 2) & 1),
+        out_a(col_off(SP.nope(ln, 0).col + 8 * first)),
+        out_rope(col_off(kMlaDimV + SP.rope(ln, 0).col)),
+        peer_delta(delta) {}
+  // Lanes 0..8's chunk of the row's scales and RoPE; rope_direct: lane 0's scales beside the NoPE chunks, lanes
+  // 1..8's RoPE chunks at the row's last 64 columns.
+  TL_DEVICE_INLINE unsigned raw_tail() const {
+    if constexpr (RD) return col_off(lane == 0 ? SP.raw_col(kMlaFp8ScaleChunk) : kMlaDimV + 8 * (min(lane, 8) - 1));
+    else return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8)));
+  }
+  TL_DEVICE_INLINE unsigned raw_scale() const {
+    return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8);
+  }
+  TL_DEVICE_INLINE unsigned raw_rope() const {
+    return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4);
+  }
+  // Token t's row offset and swizzle term (bytes), computed in rolled loops: the registers hold a batch of rows, not
+  // sixteen.
+  static TL_DEVICE_INLINE unsigned row_off(int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); }
+  static TL_DEVICE_INLINE unsigned row_term(int t) {
+    return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0)));
+  }
+
+  // Row t's 656 cache bytes at src by cp.async into its raw chunks of the warp's rows at `stage` (lane l: NoPE chunk l;
+  // lanes 0..8 the scale and RoPE chunks). own: the row is this CTA's to convert (crossover with rope_direct: the
+  // peer's rows get their RoPE chunks only).
+  TL_DEVICE_INLINE void copy_row(unsigned stage, int t, const unsigned char* src, bool own) const {
+    const unsigned row = stage + row_off(t), term = row_term(t);
+    if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
+    if (lane <= 8 && (own || lane > 0))
+      cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
+  }
+  // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
+  // token without a valid index.
+  TL_DEVICE_INLINE void read_row(unsigned stage, int t, unsigned mask, uint4& v, unsigned& rope, float& sc) const {
+    v = make_uint4(0u, 0u, 0u, 0u), rope = 0u, sc = 0.f;
+    if ((mask >> t) & 1u) {
+      const unsigned row = stage + row_off(t), term = row_term(t);
+      v = ld_shared_v4_b32(row + (raw_nope ^ term));
+      sc = ld_shared_f32(row + (raw_scale() ^ term));
+      if constexpr (!RD) rope = ld_shared_b32(row + (raw_rope() ^ term));
+    }
+  }
+  // Row t's 576 bf16 values from its raw chunks, over them (PEER: also into the peer's stage, completing on its
+  // barrier peer_bar).
+  TL_DEVICE_INLINE void write_row(unsigned stage, int t, const uint4& v, unsigned rope, float sc,
+                                  unsigned peer_bar) const {
+    const unsigned row = stage + row_off(t), term = row_term(t);
+    const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
+    unsigned d[8];
+    e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
+    e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
+    e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
+    e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
+    // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run time
+    // would go to local memory).
+    const unsigned a0 = first ? d[4] : d[0], a1 = first ? d[5] : d[1], a2 = first ? d[6] : d[2],
+                   a3 = first ? d[7] : d[3];
+    const unsigned b0 = first ? d[0] : d[4], b1 = first ? d[1] : d[5], b2 = first ? d[2] : d[6],
+                   b3 = first ? d[3] : d[7];
+    st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
+    st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
+    if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);
+    if constexpr (PEER) {
+      st_async_v4_b32(row + (out_a ^ term) + peer_delta, a0, a1, a2, a3, peer_bar);
+      st_async_v4_b32(row + (out_a ^ 16u ^ term) + peer_delta, b0, b1, b2, b3, peer_bar);
+      if constexpr (!RD) st_async_b32(row + (out_rope ^ term) + peer_delta, rope, peer_bar);
+    }
+  }
+  // NR rows from t0 on, copied into the warp's rows at `stage`: their reads are issued together (one shared-memory
+  // latency for the batch, not one per row), a __syncwarp, then their writes over the rows' raw chunks (a row not in
+  // `masks` becomes a zero row).
+  template <int NR>
+  TL_DEVICE_INLINE void convert_rows(unsigned stage, int t0, unsigned masks, unsigned peer_bar) const {
+    __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
+    uint4 v[NR];
+    unsigned rope[NR];
+    float sc[NR];
+#pragma unroll
+    for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, masks, v[j], rope[j], sc[j]);
+    __syncwarp();  // the rows' chunks are all read before any lane writes over them
+#pragma unroll
+    for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
+  }
+};
+
+// c1_rows (gather=regs with hybrid, a CTA without a crossover peer): consumer 1 converts rows T0 .. 15 of each producer
+// warp's 16 (T0 = 16 - c1_rows; its warp w the rows of producer warp w), the producer the rest. As mla_consumer's
+// helper: issue(it), at the top of consumer 1's block it, waits for block it + 1's stage to be free (both consumers
+// released block it - 1) and issues its rows' 656 bytes as cp.async copies into the rows' raw chunks (RowCodec's
+// copy_row, the producer's); finish(it) waits for them, converts the rows in place two at a time (RowCodec's
+// convert_rows: invalid entries become zero rows), fences them for the async proxy and arrives on the stage's full
+// barrier, which then counts 256 (the producer's 128 and these). mla_consumer calls finish once consumer 1's P V of
+// block it is issued (the wgmma runs meanwhile), or with EARLY (c1_early) right before it waits for P, during consumer
+// 0's softmax. The index entries are read a block before their copies are issued (lanes 0 .. c1_rows - 1); the
+// producer writes the whole valid mask (its lanes hold all 16 entries).
+template <MlaSparseDecodeConfig C>
+struct ConsumerOneRows {
+  static constexpr MlaSparseDecodePlan SP = make_plan(C);
+  static constexpr MlaDecodePlan P = SP.mma;
+  static constexpr int H = SP.helper_rows, T0 = SP.rows_per_warp - H;
+  static constexpr bool early = C.c1_early;
+  static_assert(H > 0 && H <= kGroupTokens && H % 2 == 0, "one copy group; two rows a batch");
+  using Codec = RowCodec<C, false, false>;
+  // Consumer 1 holds O (128 registers) beside this: the lane's offsets are recomputed where used (from threadIdx),
+  // the cursor's block and the flags are what stays.
+  static TL_DEVICE_INLINE int lane() { return static_cast<int>(threadIdx.x % 32); }
+  static TL_DEVICE_INLINE int warp() { return static_cast<int>(threadIdx.x % 128 / 32); }
+  // The codec of this lane and its warp's rows, from values ptxas cannot hoist out of the block loop (sparse16: with
+  // plain ones it kept the rows' swizzled store offsets across it and spilled).
+  static TL_DEVICE_INLINE Codec codec(unsigned& wrow) {
+    int w = warp(), l = lane();
+    asm volatile("" : "+r"(w), "+r"(l));
+    wrow = Codec::warp_rows(w);
+    return Codec(l);
+  }
+  BlockCursor ahead;  // the block whose entries are read next
+  const unsigned char* kv;
+  const int* indices;
+  const int* topk_length;
+  long long num_tokens;
+  int topk, seq_q, heads, m0, block_size, block_rows;
+  unsigned base;
+  int entry = -1;  // lanes 0 .. H - 1: their entry of the next block to issue
+  // Bits 0 .. H - 1: rows T0 + t of the block issued last that have a valid index; kHas: the next block to issue
+  // exists; kPending: issue issued a block that finish has yet to convert; kOn: no crossover peer.
+  enum : unsigned { kHas = 1u << 8, kPending = 1u << 9, kOn = 1u << 10 };
+  unsigned flags;
+
+  TL_DEVICE_INLINE ConsumerOneRows(const mla_detail::PartWalk& walk, const unsigned char* kv_, const int* indices_,
+                                   const int* topk_length_, long long num_tokens_, int topk_, int seq_q_, int heads_,
+                                   int m0_, int block_size_, int block_rows_, unsigned base_, bool on)
+      : ahead(walk, topk_length_, topk_, seq_q_, heads_, m0_), kv(kv_), indices(indices_), topk_length(topk_length_),
+        num_tokens(num_tokens_), topk(topk_), seq_q(seq_q_), heads(heads_), m0(m0_), block_size(block_size_),
+        block_rows(block_rows_), base(base_), flags(on ? kOn : 0u) {}
+  TL_DEVICE_INLINE void read_entry() {
+    const bool has = (flags & kOn) && !ahead.done();
+    const int pos = ahead.blk * kMlaBlock + 16 * warp() + T0 + lane();
+    const bool ok = has && lane() < H && pos < ahead.L;
+    entry = ok ? __ldg(indices + static_cast<long long>(ahead.r) * topk + pos) : -1;
+    flags = (flags & ~kHas) | (has ? kHas : 0u);
+    ahead.advance(topk_length, topk, seq_q, heads, m0);
+  }
+  TL_DEVICE_INLINE void prologue() {
+    read_entry();
+    issue(-1);
+    finish(-1);
+  }
+  TL_DEVICE_INLINE void issue(int it) {
+    flags &= kOn | kHas;
+    if (!(flags & kHas)) return;
+    unsigned wrow;
+    const Codec codec = ConsumerOneRows::codec(wrow);
+    const int i = it + 1, s = i & 1;
+    const unsigned stage = base + P.kv_stage(s) + wrow;
+    const bool valid = entry_valid(entry, num_tokens);
+    const unsigned row_of = valid ? cache_row(entry, block_size, block_rows) : 0u;
+    const unsigned mask = __ballot_sync(0xffffffffu, valid) & ((1u << H) - 1u);
+    flags |= mask | kPending;
+    mbar_wait(base + P.empty_bar(s), static_cast<unsigned>(((i >> 1) & 1) ^ 1));
+#pragma unroll
+    for (int t = 0; t < H; ++t) {
+      const unsigned rw = __shfl_sync(0xffffffffu, row_of, t);
+      if ((mask >> t) & 1u)
+        codec.copy_row(stage, T0 + t, kv + static_cast<unsigned long long>(rw) * kMlaFp8RowBytes, true);
+    }
+    cp_async_commit();
+    read_entry();  // the block after: its latency under this block's P V
+  }
+  TL_DEVICE_INLINE void finish(int it) {
+    if (!(flags & kPending)) return;  // issue(it) issued no block
+    unsigned wrow;
+    const Codec codec = ConsumerOneRows::codec(wrow);
+    const unsigned stage = base + P.kv_stage((it + 1) & 1) + wrow;
+    const unsigned mask = (flags & ((1u << H) - 1u)) << T0;
+    cp_async_wait<0>();
+#pragma unroll
+    for (int t = 0; t < H; t += 2) codec.template convert_rows<2>(stage, T0 + t, mask, 0u);
+    fence_proxy_async_smem();
+    mbar_arrive(base + P.full_bar((it + 1) & 1));
+  }
+};
+
 }  // namespace mla_sparse_detail
 
 template <MlaSparseDecodeConfig C>
@@ -190,7 +412,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
   const unsigned rank = pair ? cluster_ctarank() : 0u;
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tma_q);
-    init_ring_barriers<CC>(base, 128, pair ? 4 : 2);  // crossover: the peer's consumers too (its half lands here)
+    // Crossover: the peer's consumers too (its half lands here); c1_rows without a peer: consumer 1's 128 arrivals too.
+    init_ring_barriers<CC>(base, SP.helper_rows > 0 && !pair ? 256 : 128, pair ? 4 : 2);
     if (pair)
       for (int s = 0; s < 2; ++s) mbar_init(base + SP.remote_bar(s), 1);
     fence_mbarrier_init();
@@ -215,81 +438,18 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // the peer's, in PARTS pieces of the warp's rows.
       constexpr bool BULK = X && C.peer_copy != MlaPeerCopy::store;
       constexpr int PARTS = SP.peer_copy_parts(C.peer_copy);
-      constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp;  // rows of its 16 a warp fills
+      // Rows of its 16 a warp fills (c1_rows without a peer: consumer 1 the last c1_rows).
+      constexpr int TR = X ? SP.rows_per_warp / 2 : SP.rows_per_warp - SP.helper_rows;
       const int tb = X ? TR * static_cast<int>(rank) : 0;
       // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
       const unsigned peer_delta = X ? map_shared_rank(base, rank ^ 1u) - base : 0u;
-      // A lane's columns as unswizzled byte offsets in row 0; token t of the warp's rows sits at wrow + row_off[t] and
-      // xors its swizzle term into them (the plan's comment).
-      const auto col_off = [](int col) { return 2u * static_cast<unsigned>(P.tile.layout()(0, col)); };
-      const unsigned wrow = 2u * static_cast<unsigned>(P.tile.layout()(SP.rows_per_warp * warp, 0));
-      // The scale, RoPE and tail chunks' offsets are recomputed where used (a few integer operations from the lane):
-      // the producer's registers hold the rows being converted instead.
-      const unsigned raw_nope = col_off(SP.raw_col(lane));
-      // Lanes 0..8's chunk of the row's scales and RoPE; rope_direct: lane 0's scales beside the NoPE chunks, lanes
-      // 1..8's RoPE chunks at the row's last 64 columns.
-      const auto raw_tail = [&] {
-        if constexpr (RD)
-          return col_off(lane == 0 ? SP.raw_col(kMlaFp8ScaleChunk) : kMlaDimV + 8 * (min(lane, 8) - 1));
-        else return col_off(SP.raw_col(kMlaFp8ScaleChunk + min(lane, 8)));
-      };
-      const auto raw_scale = [&] {
-        return col_off(SP.raw_col(kMlaFp8ScaleChunk)) + 4u * static_cast<unsigned>(lane / 8);
-      };
-      const auto raw_rope = [&] {
-        return col_off(SP.raw_col(kMlaFp8RopeChunk + lane / 4)) + 4u * static_cast<unsigned>(lane % 4);
-      };
-      // The two 16-byte stores of a lane's 16 NoPE columns, in an order that alternates with lane bit 2, so the 8
-      // lanes of a quarter warp (two panels) store 8 different chunk positions: no bank conflict.
-      const TileCoord nope_at = SP.nope(lane, 0), rope_at = SP.rope(lane, 0);
-      const bool first = (lane >> 2) & 1;
-      // The other chunk of the pair is the neighbouring 16 bytes (chunks 2i and 2i + 1 of a panel row): out_a ^ 16.
-      const unsigned out_a = col_off(nope_at.col + 8 * first);
-      const unsigned out_rope = col_off(kMlaDimV + rope_at.col);
-      // Token t's row offset and swizzle term (bytes), computed in rolled loops: the producer's registers hold a batch
-      // of rows, not sixteen.
-      const auto row_off = [](int t) { return 2u * static_cast<unsigned>(P.tile.layout()(t, 0)); };
-      const auto row_term = [](int t) {
-        return 2u * static_cast<unsigned>(P.tile.swizzle().term(P.tile.layout()(t, 0)));
-      };
-
-      // Token t's raw chunks into registers (lane l: NoPE chunk l, its group's scale, 2 RoPE values); zeros for a
-      // token without a valid index.
-      const auto read_row = [&](unsigned stage, int t, unsigned mask, uint4& v, unsigned& rope, float& sc) {
-        v = make_uint4(0u, 0u, 0u, 0u), rope = 0u, sc = 0.f;
-        if ((mask >> t) & 1u) {
-          const unsigned row = stage + row_off(t), term = row_term(t);
-          v = ld_shared_v4_b32(row + (raw_nope ^ term));
-          sc = ld_shared_f32(row + (raw_scale() ^ term));
-          if constexpr (!RD) rope = ld_shared_b32(row + (raw_rope() ^ term));
-        }
-      };
-      // Row t's 576 bf16 values from its raw chunks, over them (crossover: also into the peer's stage, completing on
-      // its barrier peer_bar).
+      // The warp's rows: where a lane's raw chunks land and its values go, a row's copies, read, conversion and stores
+      // (consumer 1's with c1_rows too).
+      using Codec = RowCodec<C, RD, X && !BULK>;
+      const Codec codec(lane, peer_delta);
+      const unsigned wrow = Codec::warp_rows(warp);
       const auto write_row = [&](unsigned stage, int t, const uint4& v, unsigned rope, float sc, unsigned peer_bar) {
-        const unsigned row = stage + row_off(t), term = row_term(t);
-        const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
-        unsigned d[8];
-        e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
-        e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
-        e4m3x4_to_bf16x4_scaled(v.z, d[4], d[5]);
-        e4m3x4_to_bf16x4_scaled(v.w, d[6], d[7]);
-#pragma unroll
-        for (int i = 0; i < 8; ++i) d[i] = mul_bf16x2(d[i], scale2);
-        // The first store takes the chunk of columns 16l + 8 * first (selects: a register array indexed at run time
-        // would go to local memory).
-        const unsigned a0 = first ? d[4] : d[0], a1 = first ? d[5] : d[1], a2 = first ? d[6] : d[2],
-                       a3 = first ? d[7] : d[3];
-        const unsigned b0 = first ? d[0] : d[4], b1 = first ? d[1] : d[5], b2 = first ? d[2] : d[6],
-                       b3 = first ? d[3] : d[7];
-        st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
-        st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
-        if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);
-        if constexpr (X && !BULK) {
-          st_async_v4_b32(row + (out_a ^ term) + peer_delta, a0, a1, a2, a3, peer_bar);
-          st_async_v4_b32(row + (out_a ^ 16u ^ term) + peer_delta, b0, b1, b2, b3, peer_bar);
-          if constexpr (!RD) st_async_b32(row + (out_rope ^ term) + peer_delta, rope, peer_bar);
-        }
+        codec.write_row(stage, t, v, rope, sc, peer_bar);
       };
 
       // peer_copy=bulk / bulk_half, once piece `part` of the warp's rows of stage s is stored and each lane's stores
@@ -325,9 +485,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       // CTAs. Each lane commits NG groups either way.
       constexpr bool all_rows = X && RD;
       constexpr int NG = (all_rows ? SP.rows_per_warp : TR) / kGroupTokens;
-      // Rows t_begin .. t_end - 1 of the warp's (whole copy groups) by cp.async into the stage at `stage` (the warp's
-      // rows), the cache rows in lanes 0..15 (cache_row_of; read only where the mask has the row): group by group,
-      // each committed. The copies gather's issue, and gather=regs with hybrid (its second ring's rows).
+      // Rows t_begin .. t_end - 1 of the warp's (copy groups of 4 from t_begin; a row not in the mask is skipped, and
+      // hybrid's mask has no row of consumer 1's) by cp.async into the stage at `stage` (the warp's rows), the cache
+      // rows in lanes 0..15 (cache_row_of; read only where the mask has the row): group by group, each committed. The
+      // copies gather's issue, and gather=regs with hybrid (its second ring's rows).
       const auto copy_rows = [&](unsigned stage, unsigned cache_row_of, unsigned mask, int t_begin, int t_end) {
         // A group's rows go to every lane at once (the shuffles' latencies overlap), then its copies.
 #pragma unroll 1
@@ -338,13 +499,8 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           for (int j = 0; j < kGroupTokens; ++j) rows[j] = __shfl_sync(0xffffffffu, cache_row_of, t0 + j);
 #pragma unroll
           for (int j = 0; j < kGroupTokens; ++j) {
-            if ((mask >> (t0 + j)) & 1u) {
-              const unsigned char* src = kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes;
-              const unsigned row = stage + row_off(t0 + j), term = row_term(t0 + j);
-              if (own) cp_async_16(row + (raw_nope ^ term), src + 16 * lane, 16);
-              if (lane <= 8 && (own || lane > 0))
-                cp_async_16(row + (raw_tail() ^ term), src + 16 * (kMlaFp8ScaleChunk + lane), 16);
-            }
+            if ((mask >> (t0 + j)) & 1u)
+              codec.copy_row(stage, t0 + j, kv + static_cast<unsigned long long>(rows[j]) * kMlaFp8RowBytes, own);
           }
           cp_async_commit();
         }
@@ -361,20 +517,10 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
           st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
         return mask;
       };
-      // C.dequant_rows rows from t0 on, copied into stage `stage`: their reads are issued together (one shared-memory
-      // latency for the batch, not one per row), a __syncwarp, then their writes over the rows' raw chunks (a row not
-      // in `masks` becomes a zero row).
+      // C.dequant_rows rows from t0 on, copied into stage `stage` (RowCodec::convert_rows).
       constexpr int NR = C.dequant_rows;
       const auto convert_rows = [&](unsigned stage, int t0, unsigned masks, unsigned peer_bar) {
-        __syncwarp();  // every lane's copies have landed (each waited for its own), and rows before t0 are written
-        uint4 v[NR];
-        unsigned rope[NR];
-        float sc[NR];
-#pragma unroll
-        for (int j = 0; j < NR; ++j) read_row(stage, t0 + j, masks, v[j], rope[j], sc[j]);
-        __syncwarp();  // the rows' chunks are all read before any lane writes over them
-#pragma unroll
-        for (int j = 0; j < NR; ++j) write_row(stage, t0 + j, v[j], rope[j], sc[j], peer_bar);
+        codec.template convert_rows<NR>(stage, t0, masks, peer_bar);
       };
       // KV stage s's empty barrier before block `it`'s fill.
       const auto empty_parity = [](int i) { return static_cast<unsigned>(((i >> 1) & 1) ^ 1); };
@@ -387,14 +533,18 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
         // the next block. So the next block's rows are in flight while this block is published and the stage it goes
         // to is waited for.
         constexpr int D = SP.gather_rows;
-        static_assert(TR % D == 0, "whole rings per block");
+        static_assert((C.hybrid && !X) || TR % D == 0, "whole rings per block (hybrid: one ring, then copies)");
         // hybrid (a CTA without a crossover peer): the ring holds the block's first D rows only; the others are copied
         // by cp.async into their rows' raw chunks as soon as the stage is free, and converted from shared memory after
         // the ring's rows (the copies gather's conversion), so their latency overlaps the ring rows' conversion and no
         // block waits for a reload of its own rows; the ring then reloads with the next block's first rows.
         constexpr bool HY = C.hybrid && !X;
         constexpr int RT = HY ? D : TR;  // the ring's rows of a block
-        static_assert(!HY || (TR - D) % kGroupTokens == 0 && (TR - D) % NR == 0, "whole copy groups and batches");
+        static_assert(!HY || (TR > D && (TR - D) % NR == 0), "whole batches");
+        // hybrid's copied rows (RT .. TR - 1) in copy groups of 4 (c1_rows 2: the last group 2 rows; the copies never
+        // touch consumer 1's rows, masked out).
+        constexpr int HG = (TR - RT + kGroupTokens - 1) / kGroupTokens;
+        constexpr unsigned kOwnRows = (1u << TR) - 1u;
         constexpr unsigned kNone = ~0u;  // no valid index (cache rows are < 2^31: can_implement)
         constexpr bool LR = C.late_reload;  // the next block's loads after the publish (the header's comment)
         uint4 v[D];
@@ -456,7 +606,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             if (X && tid == 0) mbar_expect_tx(base + SP.remote_bar(s), SP.remote_bytes(false));
             if (lane == 0)
               st_shared_b16(base + SP.valid_mask(s) + 2u * static_cast<unsigned>(warp), static_cast<unsigned short>(mask));
-            if constexpr (HY) copy_rows(stage, cur, mask, RT, TR);
+            if constexpr (HY) copy_rows(stage, cur, mask & kOwnRows, RT, TR);
             if (blk == b0 && warp == 0) load_request_q<CC>(&tma_q, base, r, heads, m0, lane, qn);
             TL_PROBE_BEGIN(mla_sparse_probe::dequant, s, blk);
             const unsigned peer_bar = X ? base + SP.remote_bar(s) + peer_delta : 0u;
@@ -479,7 +629,7 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
             if constexpr (HY) {
 #pragma unroll 1
               for (int t = RT; t < TR; t += NR) {
-                if ((t - RT) % kGroupTokens == 0) wait_copies_of_group<(TR - RT) / kGroupTokens, 0>((t - RT) / kGroupTokens);
+                if ((t - RT) % kGroupTokens == 0) wait_copies_of_group<HG, 0>((t - RT) / kGroupTokens);
                 convert_rows(stage, t, mask, peer_bar);
               }
               // The ring's reload with the next block's rows after these (issued before them, ptxas moved one
@@ -632,8 +782,20 @@ __global__ void __launch_bounds__(make_plan(C).mma.threads, 1)
       setmaxnreg_inc<SP.consumer_regs>();
       mla_consumer<CC, 0, true, false, C.opaque_rows>(args());
     } else {
-      setmaxnreg_dec<SP.consumer1_regs>();
-      mla_consumer<CC, 1, true, false, C.opaque_rows>(args());
+      // From the 168 a thread starts with (c1_rows: 176, the producer's 8 freed).
+      if constexpr (SP.consumer1_regs > 168) setmaxnreg_inc<SP.consumer1_regs>();
+      else setmaxnreg_dec<SP.consumer1_regs>();
+      if constexpr (SP.helper_rows > 0) {
+        // c1_rows: consumer 1 converts the last c1_rows rows of each producer warp's 16 (ConsumerOneRows) where no
+        // crossover peer shares the conversion.
+        const auto help = [&](const PartWalk& walk) {
+          return ConsumerOneRows<C>(walk, kv, indices, topk_length, num_tokens, topk, seq_q, heads, m0, block_size,
+                                    block_rows, base, !pair);
+        };
+        mla_consumer<CC, 1, true, false, C.opaque_rows>(args(), help);
+      } else {
+        mla_consumer<CC, 1, true, false, C.opaque_rows>(args());
+      }
     }
   }
   // Crossover: neither CTA leaves while its peer may still write into its stages or arrive on its barriers.

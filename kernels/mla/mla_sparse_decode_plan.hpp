@@ -85,6 +85,12 @@ struct MlaSparseDecodeConfig {
   // crossover: how the peer's copy of this CTA's half is written (MlaPeerCopy; the spec's `auto`, its default, takes
   // bulk where the CTAs pair).
   MlaPeerCopy peer_copy = MlaPeerCopy::store;
+  // gather=regs with hybrid, a CTA without a crossover peer (64 heads): consumer 1 (P V only) converts the last c1_rows
+  // rows of each producer warp's 16 (0, 2 or 4), by cp.async copies issued at the top of its block for the next block,
+  // converted after its P V is issued (c1_early: before it waits for P, during consumer 0's softmax); the producer's
+  // copies take the rows between its ring's 8 and those (the kernel's comment).
+  int c1_rows = 0;
+  bool c1_early = false;
 };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
@@ -136,6 +142,7 @@ struct MlaSparseDecodePlan {
   int consumer_regs;   // consumer 0's (and consumer 1's with gather=copies)
   int consumer1_regs;  // consumer 1's
   int gather_rows;     // gather=regs: rows of a warp in flight (its ring of registers)
+  int helper_rows;     // c1_rows where it applies (gather=regs with hybrid), else 0
   int producer_warps;   // 4: the producer warpgroup
   int rows_per_warp;    // 16 tokens of each 64-token block
   // Dequantized NoPE values: producer thread (lane l, warp w) value (e, k) -> row 16w + k, column 16l + e of the
@@ -184,9 +191,12 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
   p.mma = make_plan(consumer_config(c));
   const bool regs = c.gather != MlaSparseGather::copies;
   p.consumer_regs = regs ? 208 : 224;
-  p.consumer1_regs = regs ? 168 : 224;
-  p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
   p.gather_rows = 8;
+  p.helper_rows = c.gather == MlaSparseGather::regs && c.hybrid ? c.c1_rows : 0;
+  // c1_rows: consumer 1 holds its block cursor and a pair of rows beside O (sparse16: at 168 it spilled); the
+  // producer, with fewer rows to convert, gives 8.
+  p.consumer1_regs = regs ? (p.helper_rows > 0 ? 176 : 168) : 224;
+  p.producer_regs = 504 - p.consumer_regs - p.consumer1_regs;
   p.producer_warps = 4;
   p.rows_per_warp = kMlaBlock / p.producer_warps;
   const int rows = p.mma.rows;
@@ -228,6 +238,8 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
       .raw("peer_copy", std::string("tl::MlaPeerCopy::") + (c.peer_copy == MlaPeerCopy::bulk        ? "bulk"
                                                              : c.peer_copy == MlaPeerCopy::bulk_half ? "bulk_half"
                                                                                                      : "store"))
+      .field("c1_rows", c.c1_rows)
+      .field("c1_early", c.c1_early)
       .str();
 }
 

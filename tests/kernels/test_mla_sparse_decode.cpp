@@ -46,7 +46,9 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk_half"}}},
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}}},
-      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}, {"crossover", "false"}}}};
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}, {"crossover", "false"}}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "2"}}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "4"}, {"c1_early", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
@@ -112,6 +114,25 @@ TEST(MlaSparseDecode, HybridGatherAutoAt64HeadsOnly) {
     ASSERT_TRUE(k.ok()) << k.status().message();
     EXPECT_EQ(k->ptx.find("cp.async.cg.shared.global") != std::string::npos, on);
   }
+}
+
+// c1_rows: consumer 1 converts beside the hybrid register producer only (refused where hybrid is off: 128 heads at
+// auto, copies); its name fields.
+TEST(MlaSparseDecode, ConsumerOneRowsNeedsHybrid) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const DeviceLimits lim = limits_for_arch("sm_90a");
+  for (const KV& c : {KV{{"c1_rows", "2"}}, KV{{"c1_rows", "4"}, {"hybrid", "false"}},
+                      KV{{"c1_rows", "2"}, {"qk_warpgroups", "2"}}}) {
+    auto r = instantiate(sparse(), c.count("hybrid") || c.count("qk_warpgroups") ? p64 : p128, c, lim);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("c1_rows needs gather=regs with hybrid"), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(instantiate(sparse(), p128, {{"c1_rows", "2"}, {"hybrid", "true"}}, lim).ok());
+  const KernelInstance inst = make(p64, {{"c1_rows", "4"}, {"c1_early", "true"}});
+  EXPECT_NE(inst.name_expression.find(".c1_rows = 4"), std::string::npos) << inst.name_expression;
+  EXPECT_NE(inst.name_expression.find(".c1_early = true"), std::string::npos) << inst.name_expression;
+  EXPECT_NE(make(p64).name_expression.find(".c1_rows = 0"), std::string::npos);
 }
 
 // peer_copy=bulk: the crossover's peer half goes by bulk shared::cta -> shared::cluster copies completing the remote

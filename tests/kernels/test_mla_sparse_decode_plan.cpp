@@ -23,8 +23,10 @@ std::vector<MlaSparseDecodeConfig> all_configs() {
             for (bool ahead : {false, true})
               for (MlaSparseGather gather : {MlaSparseGather::copies, MlaSparseGather::regs, MlaSparseGather::paired})
                 for (MlaPeerCopy peer : {MlaPeerCopy::store, MlaPeerCopy::bulk, MlaPeerCopy::bulk_half})
-                  out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
-                                 .rope_direct = rope, .lookahead = ahead, .gather = gather, .peer_copy = peer});
+                  for (int c1 : {0, 2, 4})
+                    out.push_back({.qk_warpgroups = qk, .vec_store = vec, .dequant_rows = rows, .crossover = cross,
+                                   .rope_direct = rope, .lookahead = ahead, .gather = gather, .hybrid = c1 > 0,
+                                   .peer_copy = peer, .c1_rows = c1});
   return out;
 }
 
@@ -182,6 +184,17 @@ TEST(MlaSparseDecodePlan, SharedMemoryAndRegistersFit) {
     }
     // gather=regs: each warp's rows of a block (16, or 8 with crossover) are whole rings.
     EXPECT_EQ(p.rows_per_warp / 2 % p.gather_rows, 0);
+    // c1_rows: only beside the hybrid register producer; consumer 1 takes 8 of the producer's registers for its rows,
+    // the producer's copied rows (between its ring and consumer 1's) are whole batches of dequant_rows.
+    EXPECT_EQ(p.helper_rows, c.gather == MlaSparseGather::regs && c.hybrid ? c.c1_rows : 0);
+    if (p.helper_rows > 0) {
+      EXPECT_EQ(p.consumer1_regs, 176);
+      EXPECT_EQ(p.producer_regs, 120);
+      const int copied = p.rows_per_warp - p.helper_rows - p.gather_rows;
+      EXPECT_GT(copied, 0);
+      EXPECT_EQ(copied % c.dequant_rows, 0);
+      EXPECT_EQ(p.helper_rows % 2, 0);
+    }
   }
 }
 
