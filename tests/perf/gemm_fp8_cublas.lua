@@ -77,6 +77,29 @@ local sets = {
   pan = {large = {{panel = 4, at = "4096x4096x4096,4096x7168x2048"}, {panel = 8, at = "8192x8192x8192,16384x16384x4096"}},
          small = {}},
   n128 = {scalings = {"tensor", "row"}, large = {{block_N = 128, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  -- cuBLASLt's FP8 kernels at 4096^3 and 4096 x 7168 x 2048 (tests/perf/gemm_fp8_kernels.sh), tensor and row scales:
+  -- the defaults (`dtr`, at every anchor); a fourth 128-k stage beside 128 x 256 (`s4t`: c_split=2); 2-CTA clusters
+  -- with TMA multicast sharing B, pairs along M (`c2t`), and with the fourth stage (`c2s4t`) — `cluster` is branch
+  -- fp8blk6's opt-in switch: a binary without it refuses those configs, so they are skipped.
+  dtr = {scalings = {"tensor", "row"}, large = {{}}, small = {{}}},
+  s4t = {scalings = {"tensor", "row"}, large = {{c_split = 2, num_stages = 4, at = "4096x4096x4096,4096x7168x2048"}},
+         small = {}},
+  c2t = {scalings = {"tensor", "row"}, large = {{cluster = 2, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  c2s4t = {scalings = {"tensor", "row"},
+           large = {{cluster = 2, c_split = 2, num_stages = 4, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  -- cuBLASLt's own tile there (nvjet_sm90_qqtst_128x128_128x6_1x2: 128 x 128, six 128-k stages, 2-CTA clusters
+  -- along M sharing B; row-wise scales 1x1): 128-column tiles (six stages by the auto rule) in pairs sharing B
+  -- (`n128c2`) or A (`n128c2a`); unclustered they are `n128`.
+  n128c2 = {scalings = {"tensor", "row"}, large = {{block_N = 128, cluster = 2, at = "4096x4096x4096,4096x7168x2048"}},
+            small = {}},
+  n128c2a = {scalings = {"tensor", "row"},
+             large = {{block_N = 128, cluster = 2, multicast = "a", at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  -- The same 128 x 128 tiles with the promotion hidden as 128 x 256 cannot: the consumers in turns (`n128pp`), or two
+  -- 64-column chains a k block, one promoted while the next runs (`n128ov`).
+  n128pp = {scalings = {"tensor", "row"}, large = {{block_N = 128, ping_pong = true, at = "4096x4096x4096,4096x7168x2048"}},
+            small = {}},
+  n128ov = {scalings = {"tensor", "row"},
+            large = {{block_N = 128, wgmma_N = 64, overlap = true, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
   -- Row and block scales at the defaults (row: the row-wise cuBLASLt baseline each block row is divided by).
   brow = {scalings = {"row", "block"}, large = {{}}, small = {{}}},
   final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
