@@ -64,8 +64,42 @@ local sets = {
   -- A fourth stage beside the auto widths (128 x 192 at 8192^3 and 16384^2 x 4096).
   stages = {scalings = {"tensor", "row"}, large = {{}, {num_stages = 4}}, small = {}},
   -- The defaults everywhere, and at 8192^3 (auto: four stages beside 128 x 192) the three stages they replaced; `at`
-  -- names the one shape a config is for.
+  -- names the shapes a config is for (one, or a comma-separated list).
   defaults = {large = {{}}, small = {{}}},
+  -- The wave tail (issue 21 item 1): block scales on 128 x 192 tiles (scale_tma auto: on; num_stages auto: 4 where
+  -- the grid walks at most 32 waves) where 128 x 256's last wave is part-empty: 8192^3 (2048 tiles, 15.5 waves on
+  -- 132 SMs; 192: 2752, 20.8) and 16384^2 x 4096 (8192, 62.1; 192: 11008, 83.4). `at` may list shapes ("a,b").
+  tailb = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, at = "8192x8192x8192,16384x16384x4096"}},
+           small = {}},
+  -- The panel (tile rows walked together): 4 where B fits in the L2 (gemm.wgmma's panel=0 rule: 4096^3, 4096 x 7168
+  -- x 2048), 8 where it does not (8192^3, 16384^2 x 4096); 128-column tiles (1024 at 4096^3: 7.8 waves; 1792 at
+  -- 4096 x 7168 x 2048: 13.6; against 128 x 256's 3.9 and 6.8) for tensor and row scales.
+  pan = {large = {{panel = 4, at = "4096x4096x4096,4096x7168x2048"}, {panel = 8, at = "8192x8192x8192,16384x16384x4096"}},
+         small = {}},
+  n128 = {scalings = {"tensor", "row"}, large = {{block_N = 128, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  -- cuBLASLt's FP8 kernels at 4096^3 and 4096 x 7168 x 2048 (tests/perf/gemm_fp8_kernels.sh), tensor and row scales:
+  -- the defaults (`dtr`, at every anchor); a fourth 128-k stage beside 128 x 256 (`s4t`: c_split=2); 2-CTA clusters
+  -- with TMA multicast sharing B, pairs along M (`c2t`), and with the fourth stage (`c2s4t`) — `cluster` is branch
+  -- fp8blk6's opt-in switch: a binary without it refuses those configs, so they are skipped.
+  dtr = {scalings = {"tensor", "row"}, large = {{}}, small = {{}}},
+  s4t = {scalings = {"tensor", "row"}, large = {{c_split = 2, num_stages = 4, at = "4096x4096x4096,4096x7168x2048"}},
+         small = {}},
+  c2t = {scalings = {"tensor", "row"}, large = {{cluster = 2, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  c2s4t = {scalings = {"tensor", "row"},
+           large = {{cluster = 2, c_split = 2, num_stages = 4, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  -- cuBLASLt's own tile there (nvjet_sm90_qqtst_128x128_128x6_1x2: 128 x 128, six 128-k stages, 2-CTA clusters
+  -- along M sharing B; row-wise scales 1x1): 128-column tiles (six stages by the auto rule) in pairs sharing B
+  -- (`n128c2`) or A (`n128c2a`); unclustered they are `n128`.
+  n128c2 = {scalings = {"tensor", "row"}, large = {{block_N = 128, cluster = 2, at = "4096x4096x4096,4096x7168x2048"}},
+            small = {}},
+  n128c2a = {scalings = {"tensor", "row"},
+             large = {{block_N = 128, cluster = 2, multicast = "a", at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
+  -- The same 128 x 128 tiles with the promotion hidden as 128 x 256 cannot: the consumers in turns (`n128pp`), or two
+  -- 64-column chains a k block, one promoted while the next runs (`n128ov`).
+  n128pp = {scalings = {"tensor", "row"}, large = {{block_N = 128, ping_pong = true, at = "4096x4096x4096,4096x7168x2048"}},
+            small = {}},
+  n128ov = {scalings = {"tensor", "row"},
+            large = {{block_N = 128, wgmma_N = 64, overlap = true, at = "4096x4096x4096,4096x7168x2048"}}, small = {}},
   -- Row and block scales at the defaults (row: the row-wise cuBLASLt baseline each block row is divided by).
   brow = {scalings = {"row", "block"}, large = {{}}, small = {{}}},
   final = {large = {{}, {num_stages = 3, skip = "block", at = "8192x8192x8192"}}, small = {{}}},
@@ -107,7 +141,7 @@ for name in (os.getenv("GEMM_SETS") or "base,rs"):gmatch("[%w_]+") do
         for key, v in pairs(entry) do
           if problem_keys[key] then p[key] = v elseif key ~= "only" and key ~= "skip" and key ~= "at" then c[key] = v end
         end
-        local at = (entry.at or "") == "" or entry.at == s.M .. "x" .. s.N .. "x" .. s.K
+        local at = (entry.at or "") == "" or ("," .. entry.at .. ","):find("," .. s.M .. "x" .. s.N .. "x" .. s.K .. ",", 1, true)
         if at and (entry.only or scaling) == scaling and entry.skip ~= scaling and k:can_implement(p, c) then
           cases[#cases + 1] = {p, c}
         end
