@@ -34,6 +34,17 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
   const std::string gather = c.text("gather") != "auto" ? c.text("gather")
                              : c.integer("qk_warpgroups") == 1 ? "regs"
                                                                : "copies";
+  // hybrid=auto: on with registers at one 64-head tile (heads <= 64: no CTA has a crossover peer), where it measured
+  // 1.04-1.09x the register ring alone on an H100 at all three 64-head anchors (docs/perf.md); off elsewhere, so the
+  // 128-head kernels are unchanged.
+  const bool hybrid = c.text("hybrid") == "true" ||
+                      (c.text("hybrid") == "auto" && gather != "copies" && heads > 0 && heads <= 64);
+  // c1_rows=-1 (auto): 2 where hybrid runs the register gather at 64 heads or fewer (one head tile, no peer): on the
+  // H100 1.002-1.029x by medians at the peak h 64 case and V3.2 b 64 / 128 h 64 in three alternated rounds of the
+  // merged call (sparse18's call 1.00-1.04x but one 0.992x; docs/perf.md); 0 elsewhere. c1_early=auto: with c1_rows.
+  const int c1 = c.integer("c1_rows") >= 0 ? static_cast<int>(c.integer("c1_rows"))
+                 : gather == "regs" && hybrid && heads > 0 && heads <= 64 ? 2
+                                                                           : 0;
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
           .rope_direct = rope == "on" ? MlaRopeDirect::on : rope == "off" ? MlaRopeDirect::off : MlaRopeDirect::unpaired,
@@ -42,11 +53,7 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
                     : gather == "paired" ? MlaSparseGather::paired
                                          : MlaSparseGather::copies,
           .late_reload = c.boolean("late_reload"),
-          // auto: on with registers at one 64-head tile (heads <= 64: no CTA has a crossover peer), where it measured
-          // 1.04-1.09x the register ring alone on an H100 at all three 64-head anchors (docs/perf.md); off elsewhere,
-          // so the 128-head kernels are unchanged.
-          .hybrid = c.text("hybrid") == "true" ||
-                    (c.text("hybrid") == "auto" && gather != "copies" && heads > 0 && heads <= 64),
+          .hybrid = hybrid,
           .opaque_rows = c.boolean("opaque_rows"),
           .lazy_rescale = c.boolean("lazy_rescale"),
           .uniform_desc = c.boolean("uniform_desc"),
@@ -54,8 +61,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
           .peer_copy = peer == "bulk"        ? MlaPeerCopy::bulk
                        : peer == "bulk_half" ? MlaPeerCopy::bulk_half
                                              : MlaPeerCopy::store,
-          .c1_rows = static_cast<int>(c.integer("c1_rows")),
-          .c1_early = c.boolean("c1_early")};
+          .c1_rows = c1,
+          .c1_early = c1 > 0 && c.text("c1_early") != "false"};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -307,17 +314,19 @@ KernelSpec mla_sparse_decode_spec() {
                                       "barrier: 1.21-1.23x store at V3.2 b 64 / 128 h 128 on an H100) or bulk_half "
                                       "(two rounds of 512-byte copies, each after 4 rows: 1.09-1.10x); auto: bulk "
                                       "where the CTAs pair (heads 65-128 with crossover), else store (docs/perf.md)"),
-               ParamSpec::one_of("c1_rows", 0, {0, 2, 4},
+               ParamSpec::one_of("c1_rows", -1, {-1, 0, 2, 4},
                                  "gather=regs with hybrid, CTAs without a crossover peer (64 heads): consumer 1 (P V "
                                  "only) converts the last c1_rows of each producer warp's 16 rows a block (cp.async "
                                  "copies issued at the top of its block for the next one, converted after its P V is "
                                  "issued), the producer's copies the rows between its ring's 8 and those (0: the "
                                  "producer all). On an H100 with c1_early: 2 rows 1.002-1.026x at the 64-head peak "
                                  "case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64; without c1_early "
-                                 "0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64: opt-in, docs/perf.md)"),
-               ParamSpec::boolean("c1_early", false,
-                                  "c1_rows: consumer 1 converts its rows before it waits for P (during consumer 0's "
-                                  "softmax), not after its P V is issued")}};
+                                 "0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64; docs/perf.md). -1 = auto: 2 where hybrid runs "
+                                 "the register gather at heads <= 64 (the merged call: 1.002-1.029x by medians at all "
+                                 "three 64-head anchors in three alternated rounds), else 0"),
+               ParamSpec::enumeration("c1_early", "auto", {"auto", "true", "false"},
+                                      "c1_rows: consumer 1 converts its rows before it waits for P (during consumer "
+                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -334,7 +343,7 @@ KernelSpec mla_sparse_decode_spec() {
         {{"peer_copy", "store"}}, {{"peer_copy", "bulk"}, {"gather", "copies"}},
         {{"peer_copy", "bulk"}, {"gather", "copies"}, {"rope_direct", "on"}}, {{"peer_copy", "bulk_half"}},
         {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}},
-        {{"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}},
+        {{"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}, {"c1_early", "false"}},
         {{"c1_rows", "4"}, {"hybrid", "true"}, {"c1_early", "true"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
@@ -343,7 +352,7 @@ KernelSpec mla_sparse_decode_spec() {
     if ((c.text("gather") == "regs" || c.text("gather") == "paired") && c.integer("qk_warpgroups") != 1)
       return refuse("gather=" + c.text("gather") +
                     " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 168 registers): set one of them");
-    if (c.integer("c1_rows") != 0 &&
+    if (c.integer("c1_rows") > 0 &&
         (sparse_config(c, p.integer("heads")).gather != MlaSparseGather::regs || !sparse_config(c, p.integer("heads")).hybrid))
       return refuse("c1_rows needs gather=regs with hybrid (consumer 1 converts beside the hybrid producer): hybrid=true, "
                     "or auto at heads <= 64");

@@ -132,7 +132,19 @@ TEST(MlaSparseDecode, ConsumerOneRowsNeedsHybrid) {
   const KernelInstance inst = make(p64, {{"c1_rows", "4"}, {"c1_early", "true"}});
   EXPECT_NE(inst.name_expression.find(".c1_rows = 4"), std::string::npos) << inst.name_expression;
   EXPECT_NE(inst.name_expression.find(".c1_early = true"), std::string::npos) << inst.name_expression;
-  EXPECT_NE(make(p64).name_expression.find(".c1_rows = 0"), std::string::npos);
+  // auto (the default): 2 rows early where hybrid runs the register gather at 64 heads, none at 128 heads (nor with
+  // hybrid off or the copies gather); c1_early=false and c1_rows=0 as given.
+  const auto fields = [&](const KV& p, const KV& c, const char* rows, const char* early) {
+    const std::string n = make(p, c).name_expression;
+    EXPECT_NE(n.find(std::string(".c1_rows = ") + rows + ","), std::string::npos) << n;
+    EXPECT_NE(n.find(std::string(".c1_early = ") + early), std::string::npos) << n;
+  };
+  fields(p64, {}, "2", "true");
+  fields(p128, {}, "0", "false");
+  fields(p64, {{"hybrid", "false"}}, "0", "false");
+  fields(p64, {{"gather", "copies"}}, "0", "false");
+  fields(p64, {{"c1_early", "false"}}, "2", "false");
+  fields(p64, {{"c1_rows", "0"}}, "0", "false");
 }
 
 // peer_copy=bulk: the crossover's peer half goes by bulk shared::cta -> shared::cluster copies completing the remote
