@@ -220,8 +220,9 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // (gemv16, A B B A): 28672 x 8192 M 16 1.020-1.033x, M 12 1.013-1.023x, M 9 1.007-1.026x by medians in all four
   // rounds, the loop's spilled step scale gone; its first build (the scales through registers, f32) 0.94-0.96x.
   // fp4 with step_scale=on 0.98x (not in auto). With stage_copy=tma the scales follow the barriers from a 16-byte
-  // boundary (the plan's scales()). auto takes two tiles a CTA (as timed) and only where the scales' room leaves the
-  // split as it was.
+  // boundary (the plan's scales()): smem there 0.984-0.994x at int4 8192 x 28672 M 9-16 (one tile a CTA, multicast)
+  // and 0.944x at fp4 28672 x 8192 M 16 (gemv17), so auto leaves tma builds alone. auto takes two tiles a CTA (as
+  // timed) and only where the scales' room leaves the split as it was.
   const std::string scale_copy = c.text("scale_copy");
   const std::int64_t scale_size = cfg.scale_f32 ? 4 : 2;
   if (cfg.step_scale && !cfg.stream && cfg.group == kGemvStepK &&
@@ -231,7 +232,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     with.scale_smem = static_cast<int>(rounds);
     const DeviceLimits h100 = limits_for_arch("sm_90a");
     if (scale_copy == "smem" ||
-        (cfg.wtype == dequant4::kInt4 && rounds == 2 &&
+        (cfg.wtype == dequant4::kInt4 && rounds == 2 && !cfg.stage_tma &&
          gemv_split_rounds(p, c, with, h100, rounds).splits == gemv_split_rounds(p, c, cfg, h100, rounds).splits))
       cfg = with;
   }
@@ -601,7 +602,8 @@ KernelSpec gemm_dequant_spec() {
                                       "(cp.async) and read by each step's closing FFMAs (no scale registers or "
                                       "pointers in the loop); auto = smem for int4 where a CTA holds two row tiles "
                                       "and the scales' room leaves the split as it is (1.01-1.03x at 28672 x 8192 "
-                                      "M 9-16 on an H100), else regs"),
+                                      "M 9-16 on an H100), else regs (also with stage_copy=tma: smem 0.94-0.99x "
+                                      "there)"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "

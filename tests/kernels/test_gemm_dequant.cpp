@@ -1095,6 +1095,14 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
               std::string::npos)
         << m;
   EXPECT_NE(inst(wide, regs).name_expression.find(".scale_smem = 0"), std::string::npos);
+  // auto leaves tma builds alone (0.98-0.99x where timed); smem takes them.
+  EXPECT_NE(inst(wide, {{"path", "gemv"}, {"stage_copy", "tma"}}).name_expression.find(
+                ".scale_smem = 0, .cluster_reduce = false, .stage_rounds = 1, .act_first = false, .permuted = true, "
+                ".stage_async = true, .stage_tma = true"),
+            std::string::npos);
+  EXPECT_NE(inst(wide, {{"path", "gemv"}, {"stage_copy", "tma"}, {"scale_copy", "smem"}}).name_expression.find(
+                ".scale_smem = 2"),
+            std::string::npos);
   EXPECT_NE(inst(wide, {{"path", "gemv"}, {"tile_rounds", "3"}}).name_expression.find(".scale_smem = 0"),
             std::string::npos);  // (auto: two tiles a CTA, as timed)
   // One tile a CTA (auto: regs; smem with its stage_copy=tma and multicast), fp4 (step_scale auto off), M 8.
