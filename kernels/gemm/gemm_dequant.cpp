@@ -214,23 +214,25 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
       cfg.act_multicast = 2;
   }
-  // scale_copy (where step_scale is on, split schedule without stage_tma, and a row's scales are whole 16-byte chunks:
+  // scale_copy (where step_scale is on, split schedule, and a row's scales are whole 16-byte chunks:
   // K a multiple of 1024 with bf16 scales, 512 with f32): smem = the CTA's step scales copied with its activations,
   // room for its tile_rounds row tiles. auto = smem for int4 where a CTA holds several row tiles: H100, docs/perf.md
   // (gemv16, A B B A): 28672 x 8192 M 16 1.020-1.033x, M 12 1.013-1.023x, M 9 1.007-1.026x by medians in all four
   // rounds, the loop's spilled step scale gone; its first build (the scales through registers, f32) 0.94-0.96x.
-  // fp4 with step_scale=on 0.98x (not in auto); with stage_copy=tma not built (see the kernel). auto takes two tiles a
-  // CTA (as timed) and only where the scales' room leaves the split as it was.
+  // fp4 with step_scale=on 0.98x (not in auto). With stage_copy=tma the scales follow the barriers from a 16-byte
+  // boundary (the plan's scales()): smem there 0.984-0.994x at int4 8192 x 28672 M 9-16 (one tile a CTA, multicast)
+  // and 0.944x at fp4 28672 x 8192 M 16 (gemv17), so auto leaves tma builds alone. auto takes two tiles a CTA (as
+  // timed) and only where the scales' room leaves the split as it was.
   const std::string scale_copy = c.text("scale_copy");
   const std::int64_t scale_size = cfg.scale_f32 ? 4 : 2;
-  if (cfg.step_scale && !cfg.stream && !cfg.stage_tma && cfg.group == kGemvStepK &&
+  if (cfg.step_scale && !cfg.stream && cfg.group == kGemvStepK &&
       tiles(p.integer("K"), cfg.group) * scale_size % 16 == 0 && (scale_copy == "smem" || scale_copy == "auto")) {
     const std::int64_t rounds = cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1;
     GemmDequantGemvConfig with = cfg;
     with.scale_smem = static_cast<int>(rounds);
     const DeviceLimits h100 = limits_for_arch("sm_90a");
     if (scale_copy == "smem" ||
-        (cfg.wtype == dequant4::kInt4 && rounds == 2 &&
+        (cfg.wtype == dequant4::kInt4 && rounds == 2 && !cfg.stage_tma &&
          gemv_split_rounds(p, c, with, h100, rounds).splits == gemv_split_rounds(p, c, cfg, h100, rounds).splits))
       cfg = with;
   }
@@ -243,8 +245,9 @@ std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) 
 // kernel's static shared memory (its one int): a share filled to the byte would leave room for one CTA fewer.
 std::int64_t gemv_max_steps(const GemmDequantGemvConfig& cfg) {
   const GemmDequantGemvPlan plan = make_plan(cfg);
-  // (scale_smem: a row's scales take at most steps x scale_elem + 31 bytes.)
-  return (smem_share(cfg.min_blocks) - 128 - plan.align - 31 * plan.scale_rows) /
+  // (scale_smem: a row's scales take at most steps x scale_elem + 31 bytes, from a 16-byte boundary up to scale_pad
+  // bytes past the barriers.)
+  return (smem_share(cfg.min_blocks) - 128 - plan.align - 31 * plan.scale_rows - plan.scale_pad()) /
          (plan.step_bytes + plan.bar_bytes + plan.scale_rows * plan.scale_elem);
 }
 GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
@@ -592,14 +595,15 @@ KernelSpec gemm_dequant_spec() {
                                       "1.01-1.03x at 28672 x 8192 and 8192 x 28672 on an H100; under two waves "
                                       "0.98x, fp4 0.99x"),
                ParamSpec::enumeration("scale_copy", "auto", {"auto", "regs", "smem"},
-                                      "gemv, where step_scale is on (split schedule without stage_copy=tma, K a "
+                                      "gemv, where step_scale is on (split schedule, K a "
                                       "multiple of 1024 with bf16 scales, 512 with f32; else ignored): regs = each "
                                       "step's scales loaded with its weights, `prefetch` steps ahead, into registers; "
                                       "smem = the CTA's step scales copied into shared memory with the activations "
                                       "(cp.async) and read by each step's closing FFMAs (no scale registers or "
                                       "pointers in the loop); auto = smem for int4 where a CTA holds two row tiles "
                                       "and the scales' room leaves the split as it is (1.01-1.03x at 28672 x 8192 "
-                                      "M 9-16 on an H100), else regs"),
+                                      "M 9-16 on an H100), else regs (also with stage_copy=tma: smem 0.94-0.99x "
+                                      "there)"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "

@@ -147,9 +147,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // registers: no scale pointers nor scale registers in the loop (at 64 registers the default's two-tile build spills
   // a step scale right after its load, its warp waiting there for that load).
   constexpr bool SCALE_SMEM = CFG.scale_smem > 0;
-  // (Not with stage_tma, whose barriers end 8-byte aligned: its first build faulted on the chunks' 16-byte alignment.)
-  static_assert(!SCALE_SMEM || (STEP_SCALE && !CFG.stream && !CFG.stage_tma && G == kGemvStepK),
-                "scale_smem: step_scale on the split schedule without stage_tma, group 128");
+  static_assert(!SCALE_SMEM || (STEP_SCALE && !CFG.stream && G == kGemvStepK),
+                "scale_smem: step_scale on the split schedule, group 128");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_split;
@@ -161,9 +160,10 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   const unsigned bars = act + split_steps * P.step_bytes;
   // scale_smem (group 128: a scale a step; a row's scales a whole number of 16-byte chunks, the spec's rule): the scale
   // of row r of the CTA's tile w at slot s at scl + (w rows + r) srow + sofs + s sizeof(Scale), the row's chunks from
-  // the one holding its first slot's scale (sofs bytes into it).
+  // the one holding its first slot's scale (sofs bytes into it); scl 16-byte aligned (the plan's scales(), past the
+  // barriers).
   constexpr unsigned ES = CFG.scale_f32 ? 4 : 2;
-  const unsigned scl = bars + split_steps * P.bar_bytes, srow = P.scale_row(split_steps);
+  const unsigned scl = act + P.scales(split_steps), srow = P.scale_row(split_steps);
   const unsigned sofs = static_cast<unsigned>(blockIdx.y) * split_steps * ES % 16;
 
   using Probe = GemmDequantGemvProbe;

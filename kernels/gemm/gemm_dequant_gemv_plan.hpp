@@ -171,11 +171,20 @@ struct GemmDequantGemvPlan {
   // stage_tma: the activations start at the dynamic shared memory's first 1024-byte boundary (past the swizzle's
   // 512-byte period; `align` bytes reserved for it) and a step's mbarrier (8 bytes) follows all the steps' activations.
   int align = 0, bar_bytes = 0;
-  // scale_smem: the scales of the CTA's rows of scale_smem row tiles, after the barriers: a row's `steps` scales
-  // (from any place in a 16-byte chunk) in scale_row(steps) bytes of whole chunks.
+  // scale_smem: the scales of the CTA's rows of scale_smem row tiles, from the first 16-byte boundary after the
+  // barriers (scales(steps) bytes from the activations; the chunks' cp.async needs 16, and with stage_tma an odd
+  // number of 8-byte barriers ends 8 bytes past one): a row's `steps` scales (from any place in a 16-byte chunk) in
+  // scale_row(steps) bytes of whole chunks.
   int scale_elem = 0;
   TL_HOST_DEVICE constexpr int scale_row(int steps) const {
     return scale_elem == 0 ? 0 : 16 * ((steps * scale_elem + 15) / 16 + 1);
+  }
+  // (scale_pad: 15 where a step's bytes leave the barriers' end off a 16-byte boundary, else 0: nothing rounded.)
+  TL_HOST_DEVICE constexpr int scale_pad() const {
+    return scale_elem != 0 && (step_bytes + bar_bytes) % 16 != 0 ? 15 : 0;
+  }
+  TL_HOST_DEVICE constexpr int scales(int steps) const {
+    return (steps * (step_bytes + bar_bytes) + scale_pad()) & ~scale_pad();
   }
   int scale_rows = 0;
   Fragment mma_A, mma_B, mma_C;  // mma.sync m16n8k16 (weights: A, activations: B, C^T: weight rows x activation rows)
@@ -185,7 +194,7 @@ struct GemmDequantGemvPlan {
   TL_HOST_DEVICE constexpr int bytes(int steps, bool cluster_reduce = false) const {
     return cluster_reduce && red_bytes > steps * step_bytes
                ? red_bytes
-               : align + steps * (step_bytes + bar_bytes) + scale_rows * scale_row(steps);
+               : align + scales(steps) + scale_rows * scale_row(steps);
   }
 };
 

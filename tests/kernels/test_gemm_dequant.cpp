@@ -384,6 +384,38 @@ TEST(GemmDequantGemvPlan, TmaStepTileIsTheSwizzledBox) {
   }
 }
 
+// scale_smem: the scales' area starts at a 16-byte boundary (the chunks' cp.async needs 16) past the activations and,
+// with stage_tma, the 8-byte barriers, for every step count; without scales the plan's bytes are what they were.
+TEST(GemmDequantGemvPlan, ScaleAreaIs16ByteAlignedPastTheBarriers) {
+  for (bool tma : {false, true})
+    for (int nt : {1, 2})
+      for (int tiles : {0, 1, 2})
+        for (bool f32 : {false, true}) {
+          const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{
+              .n_tiles = nt, .scale_smem = tiles, .stage_async = tma, .stage_tma = tma, .scale_f32 = f32});
+          for (int steps = 1; steps <= 32; ++steps) {
+            const int past = steps * (p.step_bytes + p.bar_bytes);  // the activations' (and barriers') end
+            const std::string at = std::to_string(tma) + " " + std::to_string(nt) + " " + std::to_string(tiles) + " " +
+                                   std::to_string(f32) + " " + std::to_string(steps);
+            if (tiles == 0) {
+              EXPECT_EQ(p.scales(steps), past) << at;
+              EXPECT_EQ(p.bytes(steps), p.align + past) << at;
+              continue;
+            }
+            EXPECT_EQ((p.align + p.scales(steps)) % 16, 0) << at;
+            EXPECT_GE(p.scales(steps), past) << at;
+            EXPECT_LT(p.scales(steps), past + 16) << at;
+            EXPECT_EQ(p.scale_rows, 128 * tiles) << at;
+            EXPECT_EQ(p.scale_row(steps) % 16, 0) << at;
+            EXPECT_EQ(p.bytes(steps), p.align + p.scales(steps) + p.scale_rows * p.scale_row(steps)) << at;
+          }
+        }
+  // 13 steps with tma (8192 x 28672 at M 16): the barriers end 8 bytes past a boundary, the scales 8 bytes on.
+  const GemmDequantGemvPlan p = make_plan(
+      GemmDequantGemvConfig{.n_tiles = 2, .scale_smem = 1, .stage_async = true, .stage_tma = true});
+  EXPECT_EQ(p.scales(13), 13 * (4096 + 8) + 8);
+}
+
 TEST(GemmDequantGemvPlan, PermutedWeightsAreOneRunPerWarpLoad) {
   const GemmDequantGemvPlan p = make_plan(GemmDequantGemvConfig{});
   for (int k_steps : {1, 3}) {
@@ -1048,9 +1080,10 @@ TEST(GemmDequantSpec, SumsOnceWhereAnInt4CtaHoldsSeveralTiles) {
   EXPECT_NE(name(fp4, {{"path", "gemv"}, {"sums_once", "on"}}).find(".sums_once = true"), std::string::npos);
 }
 
-// scale_copy=smem: where step_scale is on (split schedule without stage_copy=tma, group 128, K a multiple of 1024 for
-// bf16 scales), room for the CTA's tile_rounds row tiles' scales, which the plan's shared memory counts; ignored
-// elsewhere; auto = smem for int4 where a CTA holds two row tiles (28672 x 8192 at M 9-16) and the split stays.
+// scale_copy=smem: where step_scale is on (split schedule, group 128, K a multiple of 1024 for bf16 scales), room for
+// the CTA's tile_rounds row tiles' scales, which the plan's shared memory counts (with stage_copy=tma from the first
+// 16-byte boundary past the barriers); ignored elsewhere; auto = smem for int4 where a CTA holds two row tiles (28672 x
+// 8192 at M 9-16) and the split stays.
 TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
   auto inst = [](const KV& p, const KV& c) { return instance(p, c); };
   const KV smem = {{"path", "gemv"}, {"scale_copy", "smem"}}, gv = {{"path", "gemv"}};
@@ -1062,12 +1095,20 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
               std::string::npos)
         << m;
   EXPECT_NE(inst(wide, regs).name_expression.find(".scale_smem = 0"), std::string::npos);
+  // auto leaves tma builds alone (0.98-0.99x where timed); smem takes them.
+  EXPECT_NE(inst(wide, {{"path", "gemv"}, {"stage_copy", "tma"}}).name_expression.find(
+                ".scale_smem = 0, .cluster_reduce = false, .stage_rounds = 1, .act_first = false, .permuted = true, "
+                ".stage_async = true, .stage_tma = true"),
+            std::string::npos);
+  EXPECT_NE(inst(wide, {{"path", "gemv"}, {"stage_copy", "tma"}, {"scale_copy", "smem"}}).name_expression.find(
+                ".scale_smem = 2"),
+            std::string::npos);
   EXPECT_NE(inst(wide, {{"path", "gemv"}, {"tile_rounds", "3"}}).name_expression.find(".scale_smem = 0"),
             std::string::npos);  // (auto: two tiles a CTA, as timed)
-  // One tile a CTA (auto: stage_copy=tma, which it does not take), fp4 (step_scale auto off), M 8.
+  // One tile a CTA (auto: regs; smem with its stage_copy=tma and multicast), fp4 (step_scale auto off), M 8.
   EXPECT_NE(inst(deep, gv).name_expression.find(".scale_smem = 0"), std::string::npos);
-  EXPECT_NE(inst(deep, smem).name_expression.find(".stage_tma = true"), std::string::npos);
-  EXPECT_NE(inst(deep, smem).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst(deep, smem).name_expression.find(".stage_tma = true, .act_multicast = 2"), std::string::npos);
+  EXPECT_NE(inst(deep, smem).name_expression.find(".scale_smem = 1"), std::string::npos);
   EXPECT_NE(inst(deep, {{"path", "gemv"}, {"scale_copy", "smem"}, {"stage_copy", "async"}}).name_expression.find(
                 ".scale_smem = 1"),
             std::string::npos);
@@ -1079,7 +1120,7 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
                 ".stage_tma = true, .act_multicast = 1, .tile_loop = true"),
             std::string::npos);  // (fp4's auto staging there is tma)
   EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}}).name_expression.find(
-                ".scale_smem = 0"),
+                ".scale_smem = 2"),
             std::string::npos);
   EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}, {"stage_copy", "async"}})
                 .name_expression.find(".scale_smem = 2"),
@@ -1098,6 +1139,14 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
   EXPECT_EQ(a.launch.grid.y, b.launch.grid.y);
   const std::uint32_t steps = (8192 / 128 + a.launch.grid.y - 1) / a.launch.grid.y;
   EXPECT_EQ(b.launch.dynamic_smem, a.launch.dynamic_smem + 2 * 128 * 16 * ((steps * 2 + 15) / 16 + 1));
+  // With stage_copy=tma (8192 x 28672: one tile a CTA, 13 steps, an odd number of 8-byte barriers): the same grid,
+  // the scales from 8 bytes past the barriers' end, one row tile's.
+  const KernelInstance c = inst(deep, {{"path", "gemv"}, {"scale_copy", "regs"}}), d = inst(deep, smem);
+  EXPECT_EQ(c.launch.grid.x, d.launch.grid.x);
+  EXPECT_EQ(c.launch.grid.y, d.launch.grid.y);
+  const std::uint32_t deep_steps = (28672 / 128 + c.launch.grid.y - 1) / c.launch.grid.y;
+  EXPECT_EQ(deep_steps, 13u);
+  EXPECT_EQ(d.launch.dynamic_smem, c.launch.dynamic_smem + 8 + 128 * 16 * ((deep_steps * 2 + 15) / 16 + 1));
 }
 
 }  // namespace
