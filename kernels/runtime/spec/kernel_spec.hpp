@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -69,6 +70,9 @@ struct Schema {
   // Keys this schema does not take but a sibling kernel's does, each with where to go ("window" -> "sliding windows
   // are attn.fwd.wgmma's"): resolve() names it after the unknown key.
   std::map<std::string, std::string> elsewhere;
+
+  Schema(std::vector<ParamSpec> p = {}, std::map<std::string, std::string> e = {})
+      : params(std::move(p)), elsewhere(std::move(e)) {}
 
   const ParamSpec* find(const std::string& name) const;
   // Checks every given key and value, fills the rest with defaults (a default_from parameter with the value of
