@@ -14,7 +14,7 @@ if [ "${1:-}" = --prepare ]; then
   dir=$2; bin=${3:-build/tilelab}; src=$(cd "$(dirname "$0")/../.." && pwd)
   mkdir -p "$dir" && rm -rf "$dir/kernels" && cp -r "$src/kernels" "$dir/" || exit 1
   bash "$src/cmake/bundle_for_device.sh" "$dir" "$bin" > /dev/null && strip "$dir/tilelab" || exit 1
-  for f in gemm_fp8_cublas.lua gemm_fp8_ncu.lua gemm_fp8_ncu_summary.py fp8_kernel_names.py gemm_fp8_kernels.sh; do
+  for f in gemm_fp8_cublas.lua gemm_fp8_cublas_table.py gemm_fp8_ncu.lua gemm_fp8_ncu_summary.py fp8_kernel_names.py gemm_fp8_kernels.sh; do
     cp "$src/tests/perf/$f" "$dir/" || exit 1
   done
   { for v in GEMM_SETS GEMM_SHAPES GEMM_REP FORCE FP8_NCU_SHAPES FP8_NCU_SCALINGS FP8_NCU_CONFIG NAMES NCU; do
@@ -82,17 +82,7 @@ if [ -n "${GEMM_SETS-defaults}" ]; then
     > "$OUT/bench.txt" 2>&1
   echo "== lua $GEMM_SETS at $GEMM_SHAPES rc=$? $(( $(date +%s) - t0 ))s"
   grep -E "FAIL|ERROR|baseline:" "$OUT/bench.txt" | head -8 | cut -c1-200
-  python3 - "$OUT/gemm_fp8_cublas.json" <<'PY2'
-import json, sys
-print("%-15s %-6s %-44s %8s %8s %8s %8s %6s %6s" % ("shape", "scale", "config", "ms", "min", "cuBLAS", "min", "x med", "x min"))
-for r in json.load(open(sys.argv[1])):
-    p, b = r["problem"], r.get("baseline") or {}
-    bm, bn = b.get("median_ms", 0), b.get("min_ms", 0)
-    print("%-15s %-6s %-44s %8.4f %8.4f %8.4f %8.4f %6.3f %6.3f %s" % (
-        "%dx%dx%d" % (p["M"], p["N"], p["K"]), p["scaling"], json.dumps(r["config"], separators=(",", ":"))[:44],
-        r["median_ms"], r["min_ms"], bm, bn, bm / r["median_ms"] if bm else 0, bn / r["min_ms"] if bn else 0,
-        "" if r["passed"] else "FAIL"))
-PY2
+  python3 "$D/gemm_fp8_cublas_table.py" "$OUT/gemm_fp8_cublas.json"
   sed -n '/^shape /,$p' "$OUT/bench.txt" | cut -c1-220
 fi
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader

@@ -14,7 +14,7 @@ if [ "${1:-}" = --prepare ]; then
   dir=$2; bin=${3:-build/tilelab}; src=$(cd "$(dirname "$0")/../.." && pwd)
   mkdir -p "$dir" && rm -rf "$dir/kernels" && cp -r "$src/kernels" "$dir/" || exit 1
   bash "$src/cmake/bundle_for_device.sh" "$dir" "$bin" > /dev/null && strip "$dir/tilelab" || exit 1
-  cp "$src/tests/perf/gemm_fp8_cublas.lua" "$src/tests/perf/gemm_fp8_state.sh" "$dir/" || exit 1
+  cp "$src/tests/perf/gemm_fp8_cublas.lua" "$src/tests/perf/gemm_fp8_cublas_table.py" "$src/tests/perf/gemm_fp8_state.sh" "$dir/" || exit 1
   cache=$(mktemp -d)
   export TILELAB_CACHE_DIR=$cache TILELAB_KERNELS_DIR=$dir/kernels TILELAB_DB=$cache/tl.db LD_LIBRARY_PATH=$dir/lib
   if [ -n "$FORCE" ]; then
@@ -51,16 +51,6 @@ OUT=$OUT timeout "${LUA_TIMEOUT:-150}" "$T" run --launch-timeout 10 --allow-writ
   > "$OUT/bench.txt" 2>&1
 echo "lua rc=$? $(( $(date +%s) - t0 ))s"
 grep -E "FAIL|ERROR|baseline:" "$OUT/bench.txt" | head -8 | cut -c1-200
-python3 - "$OUT/gemm_fp8_cublas.json" <<'PY'
-import json, sys
-print("%-16s %-6s %-40s %8s %8s %8s %8s %6s %6s" % ("shape", "scale", "config", "ms", "min", "cuBLAS", "min", "x med", "x min"))
-for r in json.load(open(sys.argv[1])):
-    p, b = r["problem"], r.get("baseline") or {}
-    bm, bn = b.get("median_ms", 0), b.get("min_ms", 0)
-    print("%-16s %-6s %-40s %8.4f %8.4f %8.4f %8.4f %6.3f %6.3f %s" % (
-        "%dx%dx%d" % (p["M"], p["N"], p["K"]), p["scaling"], json.dumps(r["config"], separators=(",", ":"))[:40],
-        r["median_ms"], r["min_ms"], bm, bn, bm / r["median_ms"] if bm else 0, bn / r["min_ms"] if bn else 0,
-        "" if r["passed"] else "FAIL"))
-PY
+python3 "$D/gemm_fp8_cublas_table.py" "$OUT/gemm_fp8_cublas.json"
 sed -n '/^shape /,$p' "$OUT/bench.txt"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
