@@ -91,7 +91,8 @@
 // 15 - c1_rows, the full barriers count 256 there. Both share RowCodec (the producer's copies, reads, conversion and
 // stores). Registers 208 / 176 / 120. Measured on an H100 (docs/perf.md, sparse18): 2 rows early 1.002-1.026x the
 // default at the 64-head peak case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64 (two rounds, the
-// default's own spread between them 1.5%); 2 rows after P V 0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64. Off.
+// default's own spread between them 1.5%); 2 rows after P V 0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64. The
+// spec's auto: 2 rows early at <= 64 heads with hybrid (18 of 21 median comparisons won over three calls).
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
