@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // of row r of the CTA's tile w at slot s at scl + (w rows + r) srow + sofs + s sizeof(Scale), the row's chunks from
   // the one holding its first slot's scale (sofs bytes into it); scl 16-byte aligned (the plan's scales(), past the
   // barriers).
-  constexpr unsigned ES = CFG.scale_f32 ? 4 : 2;
+  constexpr unsigned ES = P.scale_elem;  // (0 without scale_smem)
   const unsigned scl = act + P.scales(split_steps), srow = P.scale_row(split_steps);
   const unsigned sofs = static_cast<unsigned>(blockIdx.y) * split_steps * ES % 16;
 
