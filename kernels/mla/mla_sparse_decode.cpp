@@ -37,14 +37,15 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
   // hybrid=auto: on with registers at one 64-head tile (heads <= 64: no CTA has a crossover peer), where it measured
   // 1.04-1.09x the register ring alone on an H100 at all three 64-head anchors (docs/perf.md); off elsewhere, so the
   // 128-head kernels are unchanged.
-  const bool hybrid = c.text("hybrid") == "true" ||
-                      (c.text("hybrid") == "auto" && gather != "copies" && heads > 0 && heads <= 64);
+  const bool one_tile = heads > 0 && heads <= 64;
+  const bool hybrid = c.text("hybrid") == "true" || (c.text("hybrid") == "auto" && gather != "copies" && one_tile);
   // c1_rows=-1 (auto): 2 where hybrid runs the register gather at 64 heads or fewer (one head tile, no peer): on the
-  // H100 1.002-1.029x by medians at the peak h 64 case and V3.2 b 64 / 128 h 64 in three alternated rounds of the
-  // merged call (sparse18's call 1.00-1.04x but one 0.992x; docs/perf.md); 0 elsewhere. c1_early=auto: with c1_rows.
+  // H100 it won 18 of 21 median comparisons beside c1_rows=0 over three calls at the peak h 64 case and V3.2 b 64 / 128
+  // h 64 (+0.2-2.9%; the three losses, 1.4-1.5% and 0.8%, each a sweep problem's first point; docs/perf.md); 0
+  // elsewhere. c1_early=auto: with c1_rows.
   const int c1 = c.integer("c1_rows") >= 0 ? static_cast<int>(c.integer("c1_rows"))
-                 : gather == "regs" && hybrid && heads > 0 && heads <= 64 ? 2
-                                                                           : 0;
+                 : gather == "regs" && hybrid && one_tile ? 2
+                                                          : 0;
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
           .rope_direct = rope == "on" ? MlaRopeDirect::on : rope == "off" ? MlaRopeDirect::off : MlaRopeDirect::unpaired,
@@ -322,8 +323,8 @@ KernelSpec mla_sparse_decode_spec() {
                                  "producer all). On an H100 with c1_early: 2 rows 1.002-1.026x at the 64-head peak "
                                  "case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64; without c1_early "
                                  "0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64; docs/perf.md). -1 = auto: 2 where hybrid runs "
-                                 "the register gather at heads <= 64 (the merged call: 1.002-1.029x by medians at all "
-                                 "three 64-head anchors in three alternated rounds), else 0"),
+                                 "the register gather at heads <= 64 (18 of 21 median comparisons beside 0 won over "
+                                 "three calls at the three 64-head anchors, +0.2-2.9%), else 0"),
                ParamSpec::enumeration("c1_early", "auto", {"auto", "true", "false"},
                                       "c1_rows: consumer 1 converts its rows before it waits for P (during consumer "
                                       "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0")}};
