@@ -364,7 +364,12 @@ KernelSpec mla_decode_spec() {
                     "problem has " + std::to_string((p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock));
     if (p.integer("batch") * p.integer("seq_q") * p.integer("heads") * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
-    return Status::success();
+    // The paged cache (each request's tokens in whole 64-token blocks, 576 16-bit values a token; varlen's lengths
+    // are drawn around seq_k), q and out.
+    const double b = static_cast<double>(p.integer("batch")), rows = b * d(p.integer("seq_q") * p.integer("heads"));
+    const double tokens = b * d((p.integer("seq_k") + kBlock - 1) / kBlock * kBlock);
+    return mla::memory_refusal(2.0 * (tokens * kDQK + rows * (kDQK + kDV)), "the KV cache, q and out",
+                               "batch or seq_k");
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(mla_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
