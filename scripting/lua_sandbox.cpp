@@ -137,6 +137,25 @@ int text_only(lua_State* L) {
   return call_original(L);
 }
 
+// setmetatable(t, mt) with a metatable that has a __gc field: refused. Lua runs finalizers with its debug hooks off
+// (during any collection, and at the end of the script when the state closes, after the memory limit is lifted), so
+// a finalizer is code no limit can stop: `while true do end` in one hangs tilelab past --timeout and
+// --max-instructions. Only setmetatable's own check marks a table for finalization (a __gc added to the metatable
+// later marks nothing), and debug.setmetatable is disabled, so this is the one way in.
+int checked_setmetatable(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);  // Lua's own checks, here so that their messages name setmetatable
+  luaL_argexpected(L, lua_type(L, 2) == LUA_TNIL || lua_istable(L, 2), 2, "nil or table");
+  if (lua_istable(L, 2)) {
+    lua_pushliteral(L, "__gc");
+    if (lua_rawget(L, 2) != LUA_TNIL)
+      return luaL_error(L, "setmetatable: a __gc finalizer is disabled in the sandbox (finalizers run outside the "
+                           "script's time, instruction and memory limits; use a to-be-closed variable (local x "
+                           "<close>) or run the script with --unsafe)");
+    lua_pop(L, 1);
+  }
+  return call_original(L);
+}
+
 int dofile_results(lua_State* L, int, lua_KContext) { return lua_gettop(L) - 1; }
 
 // dofile([file]) of a text chunk; yields through it work as with Lua's own.
@@ -219,6 +238,7 @@ void install_sandbox(lua_State* L) {
   replace(L, "os", "rename", checked_rename);
   replace(L, "os", "tmpname", checked_tmpname);
   replace(L, "os", "exit", sandboxed_exit);
+  replace(L, "_G", "setmetatable", checked_setmetatable);
 }
 
 }  // namespace tl::lua

@@ -28,7 +28,10 @@ std::map<std::string, std::string> check_key_values(lua_State* L, int index, con
           value = std::to_string(lua_tointeger(L, -1));
         } else {
           double v = lua_tonumber(L, -1);
-          if (v != std::floor(v)) raise("%s: '%s' must be a whole number (got %g)", what, key.c_str(), v);
+          // inf, nan and past +-2^63 too: converting those to an integer is undefined (inf read as -2^63 and was
+          // refused as "M=-9223372036854775808: out of range").
+          if (!std::isfinite(v) || v != std::floor(v) || std::fabs(v) >= 0x1p63)
+            raise("%s: '%s' must be a whole number (got %g)", what, key.c_str(), v);
           value = std::to_string(static_cast<long long>(v));
         }
         break;

@@ -1,6 +1,7 @@
 // `tilelab` entry point: parses the command line (CLI11) and dispatches to a subcommand.
 #include <cmath>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "app/cli/commands.hpp"
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
     const auto parsed = app.get_subcommands();
     return tl::cli::report_error(std::string(e.what()) + " (see tilelab " +
                                  (parsed.empty() ? std::string() : parsed.front()->get_name() + " ") + "--help)");
+  } catch (const std::bad_alloc&) {
+    // what() is "std::bad_alloc", which tells a user nothing: a problem too large for this machine's memory.
+    return tl::cli::report_error("out of host memory (std::bad_alloc): the problem, sweep or input is larger than "
+                                 "this machine's memory can hold; make it smaller");
   } catch (const std::exception& e) {
     return tl::cli::report_error(e.what());
   }

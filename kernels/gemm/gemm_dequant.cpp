@@ -376,7 +376,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "row tiles of one k split): leave schedule at split and reduce at auto or global, or set "
                     "tile_rounds=1");
     if (cfg.stage_async && !cfg.permuted)
-      return refuse("stage_copy=async needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
+      return refuse("stage_copy=" + c.text("stage_copy") + " needs the kernel's own copy of the weights (weight_layout=permuted or auto), whose "
                     "codes it stores in nibble-pair order so the activations go to shared memory as they are: leave "
                     "weight_layout at auto or set stage_copy=regs");
     if (cfg.stage_tma && !tma_staging_fits(cfg))

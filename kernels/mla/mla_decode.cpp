@@ -359,12 +359,27 @@ KernelSpec mla_decode_spec() {
     if (static_cast<std::int64_t>(plan.smem_bytes) > limits.smem_per_block_optin)
       return refuse("mla.decode needs " + std::to_string(plan.smem_bytes) + " bytes of shared memory per block, over " +
                     limits.arch + "'s " + std::to_string(limits.smem_per_block_optin));
+    // Switches that only the one-warpgroup (and unchained) consumers have: set explicitly where they cannot apply,
+    // they were dropped without a word (the run record then named a schedule that did not run).
+    const bool one_wg = c.integer("qk_warpgroups") == 1;
+    if (c.boolean("chain") && !one_wg)
+      return refuse("chain=true chains consumer 0's Q K^T with consumer 1's: it needs qk_warpgroups=1 (set one of them)");
+    for (const char* key : {"rope_regs", "uniform_desc", "lean_softmax"})
+      if (c.text(key) == "true" && (!one_wg || (c.boolean("chain") && std::string(key) != "rope_regs")))
+        return refuse(std::string(key) + "=true is the one Q K^T warpgroup's" +
+                      (std::string(key) == "rope_regs" ? "" : ", unchained") + ": it needs qk_warpgroups=1" +
+                      (std::string(key) == "rope_regs" ? "" : " and chain=false") + " (or " + key + "=auto)");
     if (tile_order(p, c) == 2 && (p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock > 8)
       return refuse("tile_order=cluster makes a part's row tiles one cluster, at most 8 (portable cluster size): this "
                     "problem has " + std::to_string((p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock));
     if (p.integer("batch") * p.integer("seq_q") * p.integer("heads") * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");
-    return Status::success();
+    // The paged cache (each request's tokens in whole 64-token blocks, 576 16-bit values a token; varlen's lengths
+    // are drawn around seq_k), q and out.
+    const double b = static_cast<double>(p.integer("batch")), rows = b * d(p.integer("seq_q") * p.integer("heads"));
+    const double tokens = b * d((p.integer("seq_k") + kBlock - 1) / kBlock * kBlock);
+    return mla::memory_refusal(2.0 * (tokens * kDQK + rows * (kDQK + kDV)), "the KV cache, q and out",
+                               "batch or seq_k");
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(mla_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {

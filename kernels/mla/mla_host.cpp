@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -49,6 +50,16 @@ Status hopper_refusal(const std::string& kernel, unsigned smem_bytes, const Devi
                                                   " bytes of shared memory per block, over " + limits.arch + "'s " +
                                                   std::to_string(limits.smem_per_block_optin));
   return Status::success();
+}
+
+Status memory_refusal(double bytes, const std::string& what, const std::string& fix) {
+  constexpr double kLargestHopper = 144e9;
+  if (bytes <= kLargestHopper) return Status::success();
+  char gb[32];
+  std::snprintf(gb, sizeof gb, "%.1f", bytes / 1e9);
+  return make_error(ErrorCode::unsupported, what + " of this problem take " + gb +
+                                                " GB, more than any Hopper GPU holds (144 GB; an H100 has 80 GB): use a "
+                                                "smaller " + fix);
 }
 
 std::vector<LayoutInfo> consumer_layouts(const MlaDecodePlan& plan, const std::string& dtype) {

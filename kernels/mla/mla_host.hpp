@@ -35,6 +35,11 @@ ArgSpec sink_arg(const std::vector<float>& sink);
 // Both sparse kernels use TMA, wgmma and setmaxnreg, and need their plan's shared memory.
 Status hopper_refusal(const std::string& kernel, unsigned smem_bytes, const DeviceLimits& limits);
 
+// A problem whose tensors (`bytes`: `what` they are) no Hopper GPU can hold (more than 144 GB, a GH200's; an H100
+// has 80 GB), refused before anything is built: its host data alone (block tables, index lists) took minutes and
+// gigabytes before the allocation failed. `fix` names the parameters to make smaller.
+Status memory_refusal(double bytes, const std::string& what, const std::string& fix);
+
 // The consumers' tiles and accumulators (mla.decode's plan), as the Layouts panel shows them.
 std::vector<LayoutInfo> consumer_layouts(const MlaDecodePlan& plan, const std::string& dtype = "bf16");
 

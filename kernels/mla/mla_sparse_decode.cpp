@@ -367,7 +367,11 @@ KernelSpec mla_sparse_decode_spec() {
     const std::int64_t longest = p.boolean("varlen") ? 4 * p.integer("seq_k") + sq : p.integer("seq_k");
     if (b * ((longest + bs - 1) / bs) * (bs + 1) >= (std::int64_t{1} << 31))
       return refuse("a cache of batch * seq_k tokens does not fit int32 indices: use a smaller batch or seq_k");
-    return Status::success();
+    // The FP8 cache (656 bytes a token, whole blocks a request; varlen's lengths are drawn around seq_k), the
+    // indices, q and out.
+    const double tokens = d(b) * d((p.integer("seq_k") + bs - 1) / bs * (bs + (p.boolean("padded_blocks") ? 1 : 0)));
+    const double rows = d(b * sq), bytes = tokens * kRow + rows * (4.0 * d(p.integer("topk")) + 2.0 * d(h) * (kDQK + kDV));
+    return mla::memory_refusal(bytes, "the KV cache, indices, q and out", "batch, seq_k or topk");
   };
   k.name_expression = [](const Values& p, const Values& c) {
     return name_expression(sparse_config(c, p.integer("heads")));

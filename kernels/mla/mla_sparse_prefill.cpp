@@ -304,7 +304,10 @@ KernelSpec mla_sparse_prefill_spec() {
                         "registers there");
     if (p.integer("seq_q") * p.integer("heads") >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::unsupported, "seq_q * heads query rows do not fit Q's 32-bit TMA row coordinate: use a smaller seq_q");
-    return Status::success();
+    // Q and O, the KV rows and the indices.
+    const double sq = d(p.integer("seq_q")), h = d(p.integer("heads"));
+    return mla::memory_refusal(2.0 * (sq * h * (kDQK + kDV) + d(p.integer("seq_kv")) * kDQK) + 4.0 * sq * d(p.integer("topk")),
+                               "Q, O, the KV rows and the indices", "seq_q or topk");
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(prefill_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {

@@ -17,6 +17,14 @@ add_test(NAME lua.escape.metatables COMMAND ${TL} run ${TL_ESC}/metatables.lua)
 set_tests_properties(lua.escape.metatables PROPERTIES PASS_REGULAR_EXPRESSION "metatables protected" LABELS cpu)
 add_test(NAME lua.escape.finalizers COMMAND ${TL} run --unsafe ${TL_ESC}/finalizers.lua)
 set_tests_properties(lua.escape.finalizers PROPERTIES PASS_REGULAR_EXPRESSION "finalizers idempotent" LABELS cpu)
+# Finalizers run with Lua's hooks off: the sandbox refuses a __gc metatable (the suite), and the script that hung
+# tilelab past --timeout (a __gc looping forever, run when the state closes) now stops at setmetatable.
+add_test(NAME lua.escape.finalizer_loop COMMAND ${TL} run --timeout 2 ${TL_ESC}/finalizer_loop.lua)
+set_tests_properties(lua.escape.finalizer_loop PROPERTIES PASS_REGULAR_EXPRESSION "finalizers refused" LABELS cpu TIMEOUT 30)
+add_test(NAME lua.escape.finalizer_hang COMMAND sh -c "echo 'setmetatable({}, {__gc = function() while true do end end}) print(\"script done\")' > finalizer_hang.lua; ${TL} run --timeout 2 finalizer_hang.lua 2>&1; echo exit=$?")
+set_tests_properties(lua.escape.finalizer_hang PROPERTIES PASS_REGULAR_EXPRESSION
+  "finalizer_hang.lua:1: setmetatable: a __gc finalizer is disabled in the sandbox.*exit=1" FAIL_REGULAR_EXPRESSION "script done"
+  LABELS cpu TIMEOUT 30)
 # The default --max-memory (2048 MiB) stops 256 MiB strings at the 8th; the script reports it if it got 12.
 add_test(NAME lua.escape.memory COMMAND sh -c "${TL} run ${TL_ESC}/memory.lua 2>&1; echo exit=$?")
 set_tests_properties(lua.escape.memory PROPERTIES PASS_REGULAR_EXPRESSION

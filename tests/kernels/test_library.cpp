@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -376,6 +377,52 @@ TEST(Library, SchemaValidationMessagesAreActionable) {
   ASSERT_TRUE(inst.ok());
   EXPECT_EQ(inst->problem.text("dtype"), "f16");
   EXPECT_NE(inst->name_expression.find("tl::ElemType::f16"), std::string::npos);
+}
+
+// A hostile user's values for every parameter of every kernel (hidden ones too), problem and config: below the
+// minimum, above the maximum, 2^40, a fraction, text, empty, a value no choice has, a misspelt key. Each is refused
+// before anything is built (invalid_argument), naming the key and what it takes, never accepted or thrown.
+TEST(Library, EveryParameterRefusesBadValuesNamingIt) {
+  int checked = 0;
+  for (const KernelSpec* s : library_registry().list(true)) {
+    for (const bool problem : {true, false}) {
+      const Schema& schema = problem ? s->problem : s->config;
+      const std::string side = problem ? "problem" : "config";
+      std::vector<std::string> keys;
+      for (const ParamSpec& p : schema.params) keys.push_back(p.name);
+      for (const ParamSpec& p : schema.params) {
+        std::vector<std::string> bad = {"", "bogus", "3.5", "1e3x"};
+        if (p.type == ParamType::int_ && p.choices.empty()) {
+          if (p.min > INT64_MIN) bad.push_back(std::to_string(p.min - 1));
+          if (p.max < INT64_MAX) bad.push_back(std::to_string(p.max + 1));
+          if (p.max < (std::int64_t{1} << 40)) bad.push_back(std::to_string(std::int64_t{1} << 40));
+          bad.push_back("99999999999999999999999");
+        } else if (p.type == ParamType::int_) {  // values no choice has (-1 is one: mla.sparse_decode's c1_rows auto)
+          for (const std::string v : {"-7", "999983", "1099511627776"})
+            if (std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) bad.push_back(v);
+        }
+        for (const std::string& v : bad) {
+          const std::map<std::string, std::string> given = {{p.name, v}};
+          auto inst = problem ? instantiate(*s, given, {}, limits_for_arch("sm_90a"))
+                              : instantiate(*s, {}, given, limits_for_arch("sm_90a"));
+          ++checked;
+          ASSERT_FALSE(inst.ok()) << s->name << " " << side << " " << p.name << "=" << v << " was accepted";
+          EXPECT_EQ(inst.status().code(), ErrorCode::invalid_argument) << inst.status().message();
+          EXPECT_NE(inst.status().message().find(side + " " + p.name + "=" + v), std::string::npos)
+              << s->name << ": " << inst.status().message();
+          EXPECT_NE(inst.status().message().find(p.describe_allowed()), std::string::npos)
+              << s->name << ": " << inst.status().message();
+        }
+      }
+      const std::map<std::string, std::string> misspelt = {{(keys.empty() ? std::string("x") : keys[0]) + "x", "1"}};
+      auto inst = problem ? instantiate(*s, misspelt, {}, limits_for_arch("sm_90a"))
+                          : instantiate(*s, {}, misspelt, limits_for_arch("sm_90a"));
+      ASSERT_FALSE(inst.ok()) << s->name;
+      EXPECT_NE(inst.status().message().find("unknown " + side + " key '" + misspelt.begin()->first + "'"),
+                std::string::npos) << inst.status().message();
+    }
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 // A parameter left unset never makes a problem unrunnable: any one or two settings of a kernel's own runnable test

@@ -135,7 +135,19 @@ TEST(MlaDecode, UniformDescFollowsTheConfig) {
   EXPECT_TRUE(uniform(mb, {{"uniform_desc", "true"}}));
   EXPECT_FALSE(uniform(cb, {{"uniform_desc", "false"}}));
   EXPECT_FALSE(uniform(cb, {{"qk_warpgroups", "2"}}));
-  EXPECT_FALSE(uniform(cb, {{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}));
+  // Set explicitly where it cannot apply it is refused, naming what to change (it was dropped without a word).
+  for (const KV& config : {KV{{"uniform_desc", "true"}, {"qk_warpgroups", "2"}}, KV{{"uniform_desc", "true"}, {"chain", "true"}},
+                           KV{{"lean_softmax", "true"}, {"qk_warpgroups", "2"}}, KV{{"lean_softmax", "true"}, {"chain", "true"}},
+                           KV{{"rope_regs", "true"}, {"qk_warpgroups", "2"}}}) {
+    auto inst = instantiate(mla(), cb, config, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(inst.ok()) << config.begin()->first;
+    EXPECT_NE(inst.status().message().find(config.begin()->first == "lean_softmax" ? "lean_softmax=true is the one Q K^T warpgroup's"
+                                                                                 : "=true is the one Q K^T warpgroup's"),
+              std::string::npos) << inst.status().message();
+    EXPECT_NE(inst.status().message().find("qk_warpgroups=1"), std::string::npos) << inst.status().message();
+  }
+  // rope_regs=true with chain is consumer 0's (allowed).
+  EXPECT_TRUE(instantiate(mla(), cb, {{"rope_regs", "true"}, {"chain", "true"}}, limits_for_arch("sm_90a")).ok());
 }
 
 // chain: the chained consumers with one Q K^T warpgroup only (with two, each consumer's S covers half a block); its
@@ -149,7 +161,11 @@ TEST(MlaDecode, ChainFollowsTheConfig) {
   const KV cb = {{"seq_q", "2"}, {"heads", "128"}, {"causal", "true"}};
   EXPECT_EQ(name(cb, {}).find(".chain"), std::string::npos);
   EXPECT_NE(name(cb, {{"chain", "true"}}).find(".uniform_desc = false, .chain = true}"), std::string::npos);
-  EXPECT_EQ(name(cb, {{"chain", "true"}, {"qk_warpgroups", "2"}}).find(".chain"), std::string::npos);
+  // chain=true with two Q K^T warpgroups is refused (it was dropped without a word).
+  auto two = instantiate(mla(), cb, {{"chain", "true"}, {"qk_warpgroups", "2"}}, limits_for_arch("sm_90a"));
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("chain=true chains consumer 0's Q K^T with consumer 1's: it needs qk_warpgroups=1"),
+            std::string::npos) << two.status().message();
   // The halves' four barriers: 32 bytes more shared memory, only with the chain.
   const MlaDecodePlan plain = make_plan(MlaDecodeConfig{}), chained_plan = make_plan(MlaDecodeConfig{.chain = true});
   EXPECT_EQ(chained_plan.smem_bytes, plain.smem_bytes + 32);
@@ -182,16 +198,18 @@ TEST(MlaDecode, RopeRegsFollowsTheConfig) {
   EXPECT_NE(name(mb, {{"rope_regs", "true"}}).find(".uniform_desc = true, .rope_regs = true}"), std::string::npos);
   EXPECT_NE(name(mb, {{"rope_regs", "true"}, {"uniform_desc", "false"}}).find(".uniform_desc = true, .rope_regs = true}"),
             std::string::npos);
-  // chain: only when asked for; two Q K^T warpgroups: never.
+  // chain: only when asked for; two Q K^T warpgroups: never (asked for there, refused).
   EXPECT_EQ(name(cb, {{"chain", "true"}}).find(".rope_regs"), std::string::npos);
   EXPECT_NE(name(cb, {{"chain", "true"}, {"rope_regs", "true"}}).find(".chain = true, .rope_regs = true}"),
             std::string::npos);
-  EXPECT_EQ(name(cb, {{"rope_regs", "true"}, {"qk_warpgroups", "2"}}).find(".rope_regs"), std::string::npos);
+  EXPECT_EQ(name(cb, {{"qk_warpgroups", "2"}}).find(".rope_regs"), std::string::npos);
+  EXPECT_FALSE(instantiate(mla(), cb, {{"rope_regs", "true"}, {"qk_warpgroups", "2"}}, limits_for_arch("sm_90a")).ok());
   EXPECT_EQ(make_plan(MlaDecodeConfig{.rope_regs = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
 }
 
 // lean_softmax: named only when on; auto on where a request has more than two row tiles (seq_q x heads > 128), with
-// one Q K^T warpgroup and unchained; true forces it at other problems, never with chain or two Q K^T warpgroups.
+// one Q K^T warpgroup and unchained; true forces it at other problems, and is refused with chain or two Q K^T
+// warpgroups (it was dropped there without a word).
 TEST(MlaDecode, LeanSoftmaxFollowsTheConfig) {
   auto lean = [](const KV& problem, const KV& config) {
     auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
@@ -208,9 +226,9 @@ TEST(MlaDecode, LeanSoftmaxFollowsTheConfig) {
   EXPECT_TRUE(lean(l32, {{"lean_softmax", "true"}}));
   EXPECT_TRUE(lean(mb, {{"lean_softmax", "true"}}));
   EXPECT_FALSE(lean(cb, {{"chain", "true"}}));
-  EXPECT_FALSE(lean(cb, {{"chain", "true"}, {"lean_softmax", "true"}}));
+  EXPECT_FALSE(instantiate(mla(), cb, {{"chain", "true"}, {"lean_softmax", "true"}}, limits_for_arch("sm_90a")).ok());
   EXPECT_FALSE(lean(cb, {{"qk_warpgroups", "2"}}));
-  EXPECT_FALSE(lean(cb, {{"qk_warpgroups", "2"}, {"lean_softmax", "true"}}));
+  EXPECT_FALSE(instantiate(mla(), cb, {{"qk_warpgroups", "2"}, {"lean_softmax", "true"}}, limits_for_arch("sm_90a")).ok());
   EXPECT_EQ(make_plan(MlaDecodeConfig{.lean_softmax = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
 }
 

@@ -256,7 +256,17 @@ constexpr const char* k_point_upsert =
 // [SECTION] opening
 
 Status ResultsStore::error(const std::string& what) const {
-  return make_error(ErrorCode::io, "results store " + m_path + ": " + what + ": " + sqlite3_errmsg(m_db));
+  // A store damaged past its first page (garbage written into it, a partial copy) opens and reads, and fails at the
+  // statement that meets the damage; a lock held longer than the busy wait fails there too: say what to do.
+  const int code = sqlite3_errcode(m_db) & 0xff;
+  std::string fix;
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+    fix = " (the file is damaged: move it away, or pass --db (or $TILELAB_DB) another file; `sqlite3 FILE .recover` "
+          "may save its rows)";
+  else if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    fix = " (another process held it for over " + std::to_string(kBusyWait.count() / 1000) +
+          " s: wait for it, or pass --db another file)";
+  return make_error(ErrorCode::io, "results store " + m_path + ": " + what + ": " + sqlite3_errmsg(m_db) + fix);
 }
 
 Status ResultsStore::exec(const char* sql) const {
