@@ -354,12 +354,33 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // is loaded: every chunk of the thread goes by cp.async straight to its place (zero-filled past M and K), all in
   // flight at once, with no registers held and no pass over shared memory (the first round's place as act_first's).
   // Through the L1 (.ca) as the register loads' __ldg: the CTAs of an SM that share a k split copy the same chunks.
+  // At two n tiles (M 9-16) on the split schedule, where a step's chunks are the threads' count: thread x's chunks
+  // x + r threads() are all of one row m and one k offset kq, a step apart each (a split's steps lie inside K's: no
+  // wrap), so the first one's places are stepped on instead of each one's recomputed from its index (at int4 M 16 of
+  // 28672 x 8192 the per-chunk divisions and the plan's layout were 84 SASS a chunk, 15% of the kernel's instructions;
+  // stepped, int4 M 9-16 there 1.01-1.05x on an H100, but M 8 (one n tile, its copies before the weights) 0.98-1.00x:
+  // docs/perf.md, gemv18).
   const auto copy_chunks = [&] {
-    for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
-      const Chunk c = chunk_at(i);
-      const bool in = c.m < M && c.k < K;
-      cp_async_16_ca(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq),
-                     A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
+    if (NT == 2 && !CFG.stream && CFG.threads() % chunks_per_step == 0) {
+      const Chunk c = chunk_at(threadIdx.x);
+      const int ds = CFG.threads() / chunks_per_step;
+      unsigned to = act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq);
+      const unsigned short* from = A + static_cast<long long>(c.m) * K + c.k;
+      int k = c.k;
+      for (int s = c.s; s < slots; s += ds) {
+        const bool in = c.m < M && k < K;
+        cp_async_16_ca(to, in ? from : A, in ? 16 : 0);
+        to += ds * P.step_bytes;
+        from += ds * kGemvStepK;
+        k += ds * kGemvStepK;
+      }
+    } else {
+      for (int i = threadIdx.x; i < staged; i += CFG.threads()) {
+        const Chunk c = chunk_at(i);
+        const bool in = c.m < M && c.k < K;
+        cp_async_16_ca(act + c.s * P.step_bytes + 2u * P.smem_act(c.m, c.kq),
+                       A + (in ? static_cast<long long>(c.m) * K + c.k : 0), in ? 16 : 0);
+      }
     }
     cp_async_commit();
   };
