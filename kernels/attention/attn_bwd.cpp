@@ -438,17 +438,22 @@ KernelSpec attn_bwd_mma_spec() {
 // ds_stsm=auto: dS by stmatrix where it won in every alternated round by medians and minima (H100, docs/perf.md:
 // 1.049-1.055x at b 16, h 16, 2k, d 64; 1.016-1.029x at b 8, h 16, 4k, d 128 causal), with dq_alt at dim 64 (not
 // causal: not timed) and dim 128 causal; at dim 128 without the mask alone 0.98-1.01x at 4k, a loss by the minima in
-// one of five rounds at 16k (on there with rows_v4 where walks are short, below); off with the lockstep dQ (GQA
+// one of five rounds at 16k (on there with rows_v4 and p_mask split, below); off with the lockstep dQ (GQA
 // causal 0.98-1.00x).
 // p_mask=auto: the mask only in the tiles it can cut (split) with dq_alt at dim 128 causal (H100, docs/perf.md:
 // 1.007-1.015x alone, 1.043-1.053x with dkv_stage at b 8, h 16, 4k causal); branch with the lockstep dQ (GQA causal
 // 0.971-0.979x) and at dim 64 causal (its build spills 4 bytes; not timed).
 // dkv_stage=auto: dK, dV through shared memory where a CTA's walk (the group's heads x query tiles) is at most 64 query
 // tiles, so its epilogue is a share of its time to show (H100, docs/perf.md: 1.026-1.035x at 4k causal (walks up to
-// 64), 1.007-1.012x at 4k (64), 1.013-1.029x at d 64 2k (16)); off at 16k (256: 0.98-1.007x, inside the power cap's
-// noise) and at GQA causal (4 x 64: 1.004-1.009x in two rounds, 0.997-0.999x by medians in two).
+// 64), 1.007-1.012x at 4k (64), 1.013-1.029x at d 64 2k (16)); off at GQA causal (4 x 64: 1.004-1.009x in two rounds,
+// 0.997-0.999x by medians in two); on at dim 128 without the mask with the turns on any walk (below).
 // ds_stsm and rows_v4 there too at dim 128 without the mask (4k: beside dkv_stage 1.005-1.018x in both rounds, alone
-// 1.005-1.008x; at 16k mixed in four rounds: 1.006-1.030x by medians, 0.970-1.023x by minima).
+// 1.005-1.008x).
+// At dim 128 without the mask with the turns, p_mask split, ds_stsm, rows_v4 and dkv_stage on every walk, not only
+// short ones (H100, docs/perf.md attnbwd16: b 2, h 16, 16k 1.033-1.044x the branch loop by medians, 1.015-1.053x by
+// minima in all four pairs of two A B B A rounds, 1.02-1.03x cuDNN by medians; b 4, h 16, 8k 1.05-1.06x by medians;
+// without dkv_stage 1.001-1.016x less; under ncu the branch loop ran 472 SASS a consumer warp and tile against 368,
+// its exponentials 41% more stall samples a tile). Earlier single rounds at 16k were mixed (0.951 / 1.041x).
 // kv_blocks=auto: two key blocks a CTA with dq_alt at dim 64 without the mask where a walk is at most 32 query tiles
 // (H100, docs/perf.md: 1.029-1.059x at b 16, h 16, 2k, d 64 (walks of 16) in four rounds, 1.061-1.076x at b 8, h 16,
 // 4k, d 64 (32) in two, medians and minima); one elsewhere: 4k d 128 (walks of 64) 0.994-1.027x by medians in four
@@ -462,8 +467,8 @@ KernelSpec attn_bwd_mma_spec() {
 // wait_sleep=auto: false (the waits with try_wait's suspend-time hint, H100, docs/perf.md: side and all at 16k and 4k d
 // 128 0.99-1.01x by medians in both A B B A rounds, no fewer joules a run (0-3% more), 4k causal 0.97-1.00x; all at d
 // 64 1.03-1.05x by medians in four benches of two calls but 1.00x by minima: the power cap's step later in the bench).
-// p_mask=auto also split at dim 128 without the mask where walks are short, beside dq_lag (4k: 1.020-1.080x by medians,
-// 1.027-1.056x by minima over dq_lag alone in both rounds; 16k mixed: 0.951 / 1.041; alone mixed at 4k: 0.98-1.04x).
+// p_mask=auto also split at dim 128 without the mask beside dq_lag (4k: 1.020-1.080x by medians, 1.027-1.056x by minima
+// over dq_lag alone in both rounds; alone mixed at 4k: 0.98-1.04x; 16k and 8k above).
 AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   const int dim = static_cast<int>(p.integer("dim"));
   const std::string alt = c.text("dq_alt");
@@ -501,17 +506,19 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
     r.dq_alt = make_plan(x).bytes <= limits_for_arch("sm_90a").smem_per_block_optin;
   }
   if (c.text("uniform_desc") == "auto") r.uniform_desc = r.dq_alt && !(dim == 64 && r.causal);
-  if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 64 ? !r.causal : r.causal || short_walk);
-  if (c.text("rows_v4") == "auto") r.rows_v4 = r.dq_alt && dim == 128 && !r.causal && short_walk;
+  // At dim 128 without the mask with the turns, the short walks' per-tile code on every walk (p_mask, ds_stsm,
+  // rows_v4, dkv_stage: 16k and 8k, docs/perf.md attnbwd16).
+  const bool plain128 = r.dq_alt && dim == 128 && !r.causal;
+  if (c.text("ds_stsm") == "auto") r.ds_stsm = r.dq_alt && (dim == 128 || !r.causal);
+  if (c.text("rows_v4") == "auto") r.rows_v4 = plain128;
   if (c.text("kv_blocks") == "auto") r.kv_blocks = r.dq_alt && dim == 64 && !r.causal && walk <= 32 ? 2 : 1;
   // Every tile a CTA's walk can complete (its key blocks x the group's query heads x the query tiles): dq_lag needs
   // dq_defer's list to hold them.
   const std::int64_t walk_tiles = r.kv_blocks * walk;
   if (c.text("dq_lag") == "auto") r.dq_lag = r.dq_alt && r.dq_defer && walk_tiles <= r.defer_tiles;
   if (c.text("p_mask") == "auto")
-    r.p_mask = r.dq_alt && dim == 128 && (r.causal || (short_walk && r.dq_lag)) ? kAttnBwdPMaskSplit
-                                                                               : kAttnBwdPMaskBranch;
-  if (c.text("dkv_stage") == "auto") r.dkv_stage = short_walk;
+    r.p_mask = r.dq_alt && dim == 128 && (r.causal || r.dq_lag) ? kAttnBwdPMaskSplit : kAttnBwdPMaskBranch;
+  if (c.text("dkv_stage") == "auto") r.dkv_stage = short_walk || plain128;
   return r;
 }
 
@@ -578,23 +585,23 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::enumeration("ds_stsm", "auto", {"auto", "true", "false"},
                                       "dS to shared memory by stmatrix (4 instructions a thread and tile at dim 128, "
                                       "8 at dim 64, instead of 16 / 32 32-bit stores; false: the 32-bit stores); "
-                                      "auto = with dq_alt at dim 64 (not causal), at dim 128 causal, and at dim 128 "
-                                      "where a walk is at most 64 query tiles"),
+                                      "auto = with dq_alt at dim 64 (not causal) and at dim 128"),
                ParamSpec::enumeration("rows_v4", "auto", {"auto", "true", "false"},
                                       "the row values (D, LSE) of a stage in an order that gives each consumer thread "
                                       "four queries' values in one 16-byte load (false: two 8-byte loads); auto = "
-                                      "with ds_stsm at dim 128 without the mask where a walk is at most 64 query tiles"),
+                                      "with dq_alt at dim 128 without the mask"),
                ParamSpec::enumeration("p_mask", "auto", {"auto", "branch", "split"},
                                       "P's mask (causal, keys past the sequence): split = tested per value only in "
                                       "the tiles it can cut, there without a branch (the masked values' exponent "
                                       "-inf), the others with no mask code; branch = P = 0 or the exponential per "
                                       "value in every tile (ptxas: a branch around each pair's ex2); auto = split "
-                                      "with dq_alt at dim 128 causal"),
+                                      "with dq_alt at dim 128 causal, and without the mask beside dq_lag"),
                ParamSpec::enumeration("dkv_stage", "auto", {"auto", "true", "false"},
                                       "dK and dV written through shared memory (each consumer warpgroup's rows of V, "
                                       "free after its walk) as whole rows in 16-byte stores (false: 4-byte stores "
                                       "straight from the accumulators); auto = where a CTA's walk (the GQA group's "
-                                      "heads x query tiles) is at most 64 query tiles"),
+                                      "heads x query tiles) is at most 64 query tiles, and with dq_alt at dim 128 "
+                                      "without the mask"),
                ParamSpec::enumeration("kv_blocks", "auto", {"auto", "1", "2", "3", "4"},
                                       "key blocks a CTA takes in sequence (the grid 1 / kv_blocks as wide): the next "
                                       "block's first Q, dO loaded while the consumers finish this one, its K, V once "

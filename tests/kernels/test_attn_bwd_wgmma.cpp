@@ -377,14 +377,16 @@ TEST(AttnBwdWgmmaSpec, UniformDescAutoWithDqAltButDim64Causal) {
 }
 
 // ds_stsm=auto: dS by stmatrix with the warpgroups' turns at dQ at dim 64 (not causal) and at dim 128 causal, where
-// it won in every timed round, and with rows_v4 at dim 128 without the mask where a walk is at most 64 query tiles
-// (4k, not 16k); off with the lockstep dQ and at dim 64 causal (not timed); explicit values as given.
+// it won in every timed round, and with rows_v4 at dim 128 without the mask on any walk (4k; 16k and 8k with p_mask
+// split and dkv_stage: 1.03-1.06x); off with the lockstep dQ and at dim 64 causal (not timed); explicit values as
+// given.
 TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
   auto on = [](const KV& problem, const KV& config) { return name_has(problem, config, ".ds_stsm = true"); };
   EXPECT_TRUE(on({{"dim", "64"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"causal", "true"}}, {}));
-  EXPECT_FALSE(on({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(on({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
+  EXPECT_FALSE(on({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(on({{"dim", "64"}, {"causal", "true"}}, {}));
   EXPECT_TRUE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}, {"causal", "true"}}, {}));  // GQA's turns
   EXPECT_FALSE(on({{"dim", "64"}}, {{"dq_alt", "false"}}));
@@ -393,20 +395,22 @@ TEST(AttnBwdWgmmaSpec, DsStsmAutoAtDim64AndDim128Causal) {
   EXPECT_TRUE(on({{"dim", "128"}, {"heads", "32"}, {"heads_kv", "8"}}, {{"ds_stsm", "true"}}));
   auto v4 = [](const KV& problem, const KV& config) { return name_has(problem, config, ".rows_v4 = true"); };
   EXPECT_TRUE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
-  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(v4({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
   EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dq_alt", "false"}}));
   EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"rows_v4", "false"}}));
-  EXPECT_TRUE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"rows_v4", "true"}}));
+  EXPECT_FALSE(v4({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"rows_v4", "false"}}));
 }
 
 // p_mask=auto: the mask only in the tiles it can cut with the warpgroups' turns at dQ at dim 128 causal, where it won
-// (with dkv_stage 1.04-1.05x), and at dim 128 without the mask where walks are short beside dq_lag (4k: 1.02-1.08x);
-// per value in every tile with the lockstep dQ (GQA causal then: 0.97-0.98x), at dim 64 (causal: its build spills) and on
-// long walks without the mask (16k: mixed). dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x
-// query tiles) is at most 64 tiles (won at 2k and 4k, causal or not), not at 16k or GQA causal 4k (walks of 256
-// tiles: not shown). Explicit values as given.
+// (with dkv_stage 1.04-1.05x), and at dim 128 without the mask beside dq_lag on any walk (4k: 1.02-1.08x; 16k and 8k
+// with ds_stsm, rows_v4 and dkv_stage: 1.03-1.06x); per value in every tile with the lockstep dQ (GQA causal then:
+// 0.97-0.98x), at dim 64 (causal: its build spills) and without dq_lag (a walk past the deferred list).
+// dkv_stage=auto: dK, dV staged where a CTA's walk (the GQA group's heads x query tiles) is at most 64 tiles (won at 2k
+// and 4k, causal or not) and with the turns at dim 128 without the mask on any walk (16k, 8k), not at GQA causal 4k
+// (walks of 256 tiles: not shown). Explicit values as given.
 TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
   auto split = [](const KV& problem, const KV& config) {
     return name_has(problem, config, ".p_mask = " + std::to_string(kAttnBwdPMaskSplit));
@@ -414,7 +418,9 @@ TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
   EXPECT_TRUE(split({{"dim", "128"}, {"causal", "true"}}, {}));
   EXPECT_TRUE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dq_lag", "false"}}));
-  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(split({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dq_lag", "false"}}));
+  EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "163840"}, {"seq_k", "163840"}}, {}));  // 2560 tiles: no dq_lag
   EXPECT_FALSE(split({{"dim", "64"}, {"seq_q", "2048"}, {"seq_k", "2048"}}, {}));
   EXPECT_FALSE(split({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"}}, {}));
   EXPECT_FALSE(split({{"dim", "64"}, {"causal", "true"}}, {}));
@@ -427,13 +433,15 @@ TEST(AttnBwdWgmmaSpec, PMaskSplitAtDim128CausalAndDkvStageOnShortWalks) {
   EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {}));
   EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"causal", "true"}}, {}));
   EXPECT_TRUE(staged({{"dim", "64"}, {"seq_q", "8192"}, {"seq_k", "8192"}}, {}));  // 64 tiles of 128 rows
-  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "8192"}, {"seq_k", "8192"}}, {}));
-  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "8192"}, {"seq_k", "8192"}}, {}));
+  EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}));
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dq_alt", "false"}}));
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}, {"causal", "true"}}, {}));
   EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}, {"heads", "32"}, {"heads_kv", "8"},
                        {"causal", "true"}},
                       {}));
   EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"dkv_stage", "false"}}));
-  EXPECT_TRUE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dkv_stage", "true"}}));
+  EXPECT_FALSE(staged({{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dkv_stage", "false"}}));
 }
 
 // The tensor maps: 3-D (dim, heads, rows) views of the packed rows, a box of 64 columns x a tile's rows, placed
@@ -503,9 +511,10 @@ TEST(AttnBwdWgmmaSpec, TensorMapsOverThePackedRows) {
 // at dim 64 causal their plain build would spill 144 bytes, so auto leaves them off there. dS by stmatrix (ds_stsm,
 // auto at dim 64 and dim 128 causal) lowers the probe build's spills to 32 and 16 bytes there; with rows_v4 too the
 // plain builds stay spill-free (rows_v4 alone spills 20 bytes at dim 64, 48 at GQA causal). The mask only in the
-// tiles it can cut (p_mask split) and dK, dV staged through shared memory (dkv_stage), auto at dim 128 causal and
-// where walks are short, keep every plain build spill-free; the staging adds 4 bytes to the dim 64 probe builds. The
-// walk over a CTA's key blocks (kv_blocks; one block by default) adds 4-12 bytes to the producer warpgroup's probe
+// tiles it can cut (p_mask split) and dK, dV staged through shared memory (dkv_stage), auto at dim 128 (causal, and
+// without the mask with the turns) and where walks are short, keep every plain build spill-free; the staging adds 4
+// bytes to the dim 64 probe builds. The walk over a CTA's key blocks (kv_blocks; one block by default) adds 4-12
+// bytes to the producer warpgroup's probe
 // builds at GQA causal, dim 64 causal varlen and dim 128 causal with p_mask=branch. The dQ writer's count a tile behind
 // (dq_lag, auto with dq_alt) keeps the plain builds spill-free and adds 8 bytes to the dim 64 causal varlen probe build.
 // Both measured here (NVRTC 13), so a change that makes either worse shows.
@@ -526,7 +535,9 @@ TEST(AttnBwdWgmmaSpec, CompilesForHopperWithinTheRegisterBudget) {
       {{{"dim", "128"}, {"causal", "true"}, {"heads_kv", "4"}}, {{"dq_alt", "true"}}, 0, 28},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"dq_alt", "false"}}, 16, 76},
       {{{"dim", "128"}, {"causal", "true"}}, {{"p_mask", "branch"}, {"dkv_stage", "false"}}, 0, 20},
-      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"dkv_stage", "true"}}, 0, 4},
+      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {}, 0, 4},  // 4k's build (split, stsm, v4, staged)
+      {{{"dim", "128"}, {"seq_q", "16384"}, {"seq_k", "16384"}}, {{"p_mask", "branch"}, {"ds_stsm", "false"},
+                                                                  {"rows_v4", "false"}, {"dkv_stage", "false"}}, 0, 4},
       {{{"dim", "128"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 4},
       {{{"dim", "64"}, {"causal", "true"}, {"varlen", "true"}}, {{"ds_stsm", "true"}, {"rows_v4", "true"}}, 0, 36},
       // kv_blocks: spill-free without the mask at both dims (auto at dim 64 on short walks); at dim 128 causal (opt-in)

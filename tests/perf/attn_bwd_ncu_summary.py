@@ -5,7 +5,11 @@ by SASS region.
   list LIST.CSV     every profiled kernel (duration, grid, block, registers, shared memory), then `main REGEX`: the
                     longest kernel that is not ours (cuDNN's backward), as an ncu -k regex
   report DIR        both kernels' counters side by side (DIR/{ours,cudnn}_{details,raw}.csv) and our per-instruction
-                    stall samples summed by region of the consumer loop (DIR/ours_source.csv; dq_alt's turns)
+                    stall samples summed by region of the consumer loop (DIR/ours_source.csv; dq_alt's turns); with
+                    DIR/ours2_raw.csv (the device script's PROBLEM2) a third column
+  tiles SRC.CSV N   the consumer loop's regions a thousand CTA tiles (stall samples) and a consumer warp and tile (SASS
+                    executed) of a run of N CTA tiles (key blocks x query tiles of each walk): two problems' loops side
+                    by side per tile (attnbwd16: 16k against 4k)
 """
 import collections
 import csv
@@ -57,6 +61,8 @@ RAW = [
     r"^l1tex__data_pipe_lsu_wavefronts_mem_shared.*\.sum$", r"^l1tex__data_bank_conflicts_pipe_lsu_mem_shared.*\.sum$",
     r"^smsp__inst_executed_op_shared_(ld|st)\.sum$", r"shared.*pct_of_peak_sustained_elapsed$",
     r"^l1tex__throughput\.avg\.pct_of_peak_sustained_active$", r"^lts__t_bytes\.sum$", r"^dram__bytes_(read|write)\.sum$",
+    r"^sm__cycles_(elapsed|active)\.avg$", r"^lts__t_sector_hit_rate\.pct$", r"^lts__t_sectors_srcunit_tex_op_(read|red|atom)\.sum$",
+    r"^smsp__sass_inst_executed_op_tma_red\.sum$", r"^smsp__sass_inst_executed_op_shared_(ld|st)\.sum$",
     r"^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$",
 ]
 
@@ -155,12 +161,37 @@ def source_regions(path):
 
 
 def report(d):
+    import os
     a, b = raw(f"{d}/ours_raw.csv"), raw(f"{d}/cudnn_raw.csv")
-    print(f"{'metric':80s} {'ours':>16s} {'cudnn':>16s}")
-    for k in sorted(set(a) | set(b)):
-        print(f"{k:80s} {str(a.get(k, '-'))[:16]:>16s} {str(b.get(k, '-'))[:16]:>16s}")
+    c = raw(f"{d}/ours2_raw.csv") if os.path.exists(f"{d}/ours2_raw.csv") else {}
+    print(f"{'metric':80s} {'ours':>16s} {'cudnn':>16s}" + (f" {'ours PROBLEM2':>16s}" if c else ""))
+    for k in sorted(set(a) | set(b) | set(c)):
+        print(f"{k:80s} {str(a.get(k, '-'))[:16]:>16s} {str(b.get(k, '-'))[:16]:>16s}" +
+              (f" {str(c.get(k, '-'))[:16]:>16s}" if c else ""))
     source_regions(f"{d}/ours_source.csv")
 
 
+def tiles(path, n):
+    """The consumer loop's regions per CTA tile: stall samples a thousand tiles, SASS a consumer warp (8) and tile."""
+    n = float(n)
+    rs = rows(path, '"Address"')
+    text_col = next(c for c in rs[0] if c.strip() in ("Source", "# Source"))
+    reg = classify([r[text_col] for r in rs])
+    acc = collections.defaultdict(collections.Counter)
+    for i, r in enumerate(rs):
+        g = reg.get(i, "other").replace("(retry)", "")
+        acc[g]["samples"] += num(r.get("Warp Stall Sampling (All Samples)")) or 0
+        acc[g]["sass"] += num(r.get("Instructions Executed")) or 0
+    print(f"{'region':12s} {'samples/k tiles':>16s} {'SASS/warp tile':>15s}")
+    loop = collections.Counter()
+    for g in ORDER + ["other"]:
+        s, x = acc[g]["samples"] / n * 1e3, acc[g]["sass"] / n / 8
+        if g != "other":
+            loop["s"] += s
+            loop["x"] += x
+        print(f"{g:12s} {s:16.1f} {x:15.1f}")
+    print(f"{'loop':12s} {loop['s']:16.1f} {loop['x']:15.1f}")
+
+
 if __name__ == "__main__":
-    {"list": kernel_list, "report": report}[sys.argv[1]](sys.argv[2])
+    {"list": kernel_list, "report": report, "tiles": tiles}[sys.argv[1]](*sys.argv[2:])
