@@ -134,7 +134,7 @@ bool tma_staging_fits(const GemmDequantGemvConfig& cfg) {
   return cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum;
 }
 
-GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
+GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
   // auto CTAs per SM: 4 for 16 rows per warp (64 registers; 3 on the deep grids below), 2 for 32.
   const int ctas = static_cast<int>(c.integer("ctas_per_sm") != 0 ? c.integer("ctas_per_sm") : rows == 32 ? 2 : 4);
@@ -237,6 +237,21 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
       cfg = with;
   }
   return cfg;
+}
+
+// batch=auto is also on at int4 M 9-16 where a CTA holds one row tile and stages its activations by TMA (the deep grids
+// with N <= K, stage_copy's auto there): the config as batch=on gives it (its split counts whole batches). H100,
+// docs/perf.md (gemv18, two calls, A B B A): 8192 x 28672 M 16 / 12 / 9 1.014-1.028x by medians and minima in all ten
+// rounds; at two tiles a CTA (28672 x 8192, async staging) 0.98-0.995x: off there.
+GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
+  const GemmDequantGemvConfig cfg = gemv_config_as_given(p, c);
+  if (c.text("batch") != "auto" || cfg.batch || cfg.n_tiles != 2 || cfg.wtype != dequant4::kInt4 || !cfg.stage_tma ||
+      cfg.tile_loop)
+    return cfg;
+  Values on = c;
+  on.set("batch", "on");
+  const GemmDequantGemvConfig batched = gemv_config_as_given(p, on);
+  return batched.stage_tma && !batched.tile_loop ? batched : cfg;
 }
 
 std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
@@ -639,7 +654,8 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
                                       "128-byte lines, asked for at once), off = one step's after each step; auto = on "
-                                      "for M <= 8 (where it measured faster)"),
+                                      "for M <= 8 and for int4 at M 9-16 where a CTA holds one row tile staged by "
+                                      "TMA (where it measured faster)"),
                ParamSpec::enumeration("weight_layout", "auto", {"auto", "plain", "permuted"},
                                       "how the kernel reads W: plain = row-major [N, K/2]; permuted (gemv only) = in "
                                       "tiles of 16 rows x 64 bytes (one 128-k step), a row block's steps one after "

@@ -1011,6 +1011,26 @@ TEST(GemmDequantSpec, StageCopyAutoIsTmaOnDeepOneTileGrids) {
   EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, gv).launch.cluster.x, 2u);
 }
 
+// batch=auto: on at M <= 8, and at int4 M 9-16 where a CTA holds one row tile staged by TMA (8192 x 28672: the config
+// batch=on gives); off at two tiles a CTA (28672 x 8192), for fp4 there, and with async staging forced.
+TEST(GemmDequantSpec, BatchAutoIsOnAtOneTileTmaGrids) {
+  auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
+  const KV gv = {{"path", "gemv"}}, on = {{"path", "gemv"}, {"batch", "on"}}, off = {{"path", "gemv"}, {"batch", "off"}};
+  for (const char* m : {"9", "12", "16"}) {
+    const KV tall = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
+    EXPECT_EQ(name(tall, gv), name(tall, on)) << m;
+    EXPECT_NE(name(tall, gv).find(".batch = true"), std::string::npos) << m;
+    EXPECT_NE(name(tall, gv).find(".stage_tma = true"), std::string::npos) << m;
+    const KV wide = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
+    EXPECT_EQ(name(wide, gv), name(wide, off)) << m;
+    const KV fp4 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "128"}};
+    EXPECT_EQ(name(fp4, gv), name(fp4, off)) << m;
+    const KV async = {{"path", "gemv"}, {"stage_copy", "async"}};
+    EXPECT_NE(name(tall, async).find(".batch = false"), std::string::npos) << m;
+  }
+  EXPECT_NE(name({{"M", "8"}, {"N", "8192"}, {"K", "28672"}}, gv).find(".batch = true"), std::string::npos);
+}
+
 // M 9-16 int4 on a grid of one row tile a CTA over two waves (8192 x 28672, 28672 x 8192): with N <= K 3 CTAs an SM and
 // the one-LOP3 conversion, with N > K two row tiles a CTA (tile_rounds) and the LOP3 at 4 CTAs; under two waves
 // (8192 x 8192), at M <= 8, with fp4 and with warp_rows 32 as before.
