@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -20,6 +19,7 @@ extern "C" {
 #include "scripting/lua_context.hpp"
 #include "scripting/lua_kernels.hpp"
 #include "scripting/lua_userdata.hpp"
+#include "scripting/lua_values.hpp"
 
 namespace tl::lua {
 namespace {
@@ -91,7 +91,7 @@ struct Schemas {
 std::uint32_t to_u32(lua_State* L, int index, const std::string& what) {
   if (!lua_isinteger(L, index)) {
     double d = lua_tonumber(L, index);
-    if (lua_type(L, index) != LUA_TNUMBER || !std::isfinite(d) || d != std::floor(d) || std::fabs(d) >= 0x1p63)
+    if (lua_type(L, index) != LUA_TNUMBER || !whole_int64(d))
       throw std::runtime_error(what + " must be a whole number (got " + luaL_typename(L, index) + ")");
   }
   long long v = static_cast<long long>(lua_tonumber(L, index));

@@ -12,6 +12,8 @@ extern "C" {
 
 namespace tl::lua {
 
+bool whole_int64(double v) { return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 0x1p63; }
+
 std::map<std::string, std::string> check_key_values(lua_State* L, int index, const char* what) {
   std::map<std::string, std::string> out;
   if (lua_isnoneornil(L, index)) return out;
@@ -28,9 +30,7 @@ std::map<std::string, std::string> check_key_values(lua_State* L, int index, con
           value = std::to_string(lua_tointeger(L, -1));
         } else {
           double v = lua_tonumber(L, -1);
-          // inf, nan and past +-2^63 too: converting those to an integer is undefined (inf read as -2^63 and was
-          // refused as "M=-9223372036854775808: out of range").
-          if (!std::isfinite(v) || v != std::floor(v) || std::fabs(v) >= 0x1p63)
+          if (!whole_int64(v))
             raise("%s: '%s' must be a whole number (got %g)", what, key.c_str(), v);
           value = std::to_string(static_cast<long long>(v));
         }
