@@ -948,9 +948,9 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
 // scale_A come from the consumer's slot, not from 130 global loads a thread after the last promotion (0.8 us of a
 // ~1.85 us epilogue at 4096 x 7168 x 2048, fp8blk10's timeline). `auto`: on for row scales on the wide tiles of two
 // promoting consumers, where on the H100 (docs/perf.md, 2026-11-27, fp8blk11, four alternated rounds) it was
-// 1.026-1.051x the global loads at 4096 x 7168 x 2048, 1.007-1.021x at 4096^3 and 1.002-1.005x at 8192^3 (128 x 192
-// tiles) by medians, faster by minima in every round; the narrow tiles of small M and fast accumulation were not timed
-// with it: off there. Tensor and block scales: nothing to stage.
+// 1.034-1.052x the global loads at 4096 x 7168 x 2048, 1.008-1.020x at 4096^3 and 1.003-1.005x at 8192^3 (128 x 192
+// tiles) by medians, 1.001-1.054x by minima, in every round; the narrow tiles of small M and fast accumulation were
+// not timed with it: off there. Tensor and block scales: nothing to stage.
 bool fp8_scale_stage(const Values& p, const Values& c) {
   if (p.text("scaling") != "row") return false;
   const std::string v = c.text("scale_stage");
