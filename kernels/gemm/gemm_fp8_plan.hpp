@@ -66,6 +66,10 @@ struct GemmFp8Config {
   // of all rows contiguous, so a stage's are one run of block_M floats (scale_tma: one box (block_M, 1), where M is a
   // multiple of 4: 16-byte rows).
   bool scale_a_mn = false;
+  // Row scaling: each consumer copies the tile's block_N scale_B and its 64 rows' scale_A into a shared slot (one a
+  // tile parity) with cp.async at the tile's start, so the epilogue reads them from shared memory instead of waiting
+  // on 130 global loads a thread after the last promotion.
+  bool scale_stage = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -106,6 +110,11 @@ struct GemmFp8Plan : GemmAccStorePlan {
   int sf_k = 1;
   int sf_a_k = 1;
   int sf_b_offset = 0;  // bytes from a slot's start to its scale_B
+  // scale_stage (row scaling; else 0 bytes): per consumer and tile parity a slot of block_N f32 of scale_B (the
+  // tile's columns) and then 64 f32 of scale_A (the consumer's rows), at rs_offset + (2 consumer + parity)
+  // rs_slot_bytes.
+  int rs_slot_bytes = 0;
+  int rs_offset = 0;
   int a_offset = 0, b_offset = 0, c_offset = 0, sf_offset = 0;
   int full_bar_offset = 0, empty_bar_offset = 0;  // num_stages mbarriers of 8 bytes each
   int bytes = 0;                                  // the dynamic shared memory to launch with (alignment slack included)
@@ -125,6 +134,16 @@ template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_scale_tma(const Config& c) {
   if constexpr (requires { c.scale_tma; }) {
     return c.scale_tma;
+  } else {
+    return false;
+  }
+}
+
+// Whether row scaling's scales are staged in shared memory at the tile's start (gemm.fp8's `scale_stage`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_scale_stage(const Config& c) {
+  if constexpr (requires { c.scale_stage; }) {
+    return c.scale_stage && c.scaling == gemm_detail::kScaleRow;
   } else {
     return false;
   }
@@ -177,7 +196,9 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
   p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
   p.sf_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
-  p.full_bar_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
+  p.rs_slot_bytes = kmajor_scale_stage(c) ? 4 * (c.block_N + 64) : 0;
+  p.rs_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
+  p.full_bar_offset = p.rs_offset + 2 * c.consumers() * p.rs_slot_bytes;
   p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;
   p.bytes = p.empty_bar_offset + 8 * c.num_stages + p.align;
 
@@ -257,6 +278,7 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.ping_pong) name.field("ping_pong", true);
   if (c.scale_tma) name.field("scale_tma", true);
   if (c.scale_a_mn) name.field("scale_a_mn", true);
+  if (c.scale_stage) name.field("scale_stage", true);
   return name.str();
 }
 

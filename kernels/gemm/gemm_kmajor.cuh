@@ -123,6 +123,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr int SF_A_K = P.sf_a_k;  // k blocks per scale_A row in a slot (SCALE_TMA with scale_A K-major: 4)
   static_assert(SF_K == (SCALE_TMA ? 4 : 1), "the scale slots hold the TMA boxes of 4 k blocks");
   static_assert(SF_A_K == (SCALE_TMA && !SA_MN ? 4 : 1), "scale_A's slot: a box of 4 k blocks, or the stage's only");
+  constexpr bool SCALE_STAGE = kmajor_scale_stage(CFG);  // row scales in the consumer's shared slot (scale_stage)
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -278,9 +279,25 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     };
     if (c == 1) pass_turn();
     int it = 0;
+    // scale_stage: the slot of this tile's parity. Tile t + 1's copies go to the other slot, whose last readers (tile
+    // t - 1's epilogue) all passed the barrier before tile t's epilogue, so no barrier guards the copies.
+    [[maybe_unused]] int parity = 0;
     for (int t = blockIdx.x; t < count; t += gridDim.x) {
       const KMajorTile tile = tiles.at(t);
       const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
+      [[maybe_unused]] const unsigned rs_slot = base + P.rs_offset + (2 * c + parity) * P.rs_slot_bytes;
+      if constexpr (SCALE_STAGE) {
+        // scale_B [group N + col] of the tile's block_N columns, then scale_A of the consumer's 64 rows, 4-byte
+        // cp.async each, clamped to the last column and row as the epilogue's loads are (what lies past N or
+        // rows_end scales nothing that is stored). They land while the k loop runs.
+        const float* sb = scale_B + static_cast<long long>(tile.group) * N;
+#pragma unroll
+        for (int i = 0; i < (BN + 127) / 128; ++i)
+          if (BN % 128 == 0 || tid + 128 * i < BN)
+            cp_async_4(rs_slot + 4 * (tid + 128 * i), sb + min(col0 + tid + 128 * i, N - 1));
+        if (tid < WG_M) cp_async_4(rs_slot + 4 * (BN + tid), scale_A + min(row0 + tid, tile.rows_end - 1));
+        cp_async_commit();
+      }
 #pragma unroll
       for (int i = 0; i < NV; ++i) acc[i] = 0.f;
       int prev_stage = -1;
@@ -453,6 +470,20 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         const float f = __ldg(scale_A) * __ldg(scale_B);
 #pragma unroll
         for (int v = 0; v < NV; ++v) acc[v] *= f;
+      } else if constexpr (SCALE_STAGE) {
+        // The slot's copies landed (this thread's), and the warpgroup's barrier (the epilogue's 1 + c) publishes
+        // everyone's.
+        cp_async_wait<0>();
+        named_barrier_sync(1 + c, 128);
+        const float sa[2] = {ld_shared_f32(rs_slot + 4 * (BN + e0.row)),
+                             ld_shared_f32(rs_slot + 4 * (BN + e0.row + ROW_HALF))};
+#pragma unroll
+        for (int v = 0; v < NV; v += P.acc_pair) {
+          const unsigned long long sb = ld_shared_b64(rs_slot + 4 * (e0.col + AT.at[v].col));  // columns col, col + 1
+          acc[v] *= sa[AT.at[v].row / ROW_HALF] * __uint_as_float(static_cast<unsigned>(sb));
+          acc[v + 1] *= sa[AT.at[v].row / ROW_HALF] * __uint_as_float(static_cast<unsigned>(sb >> 32));
+        }
+        parity ^= 1;
       } else if constexpr (SCALING == kScaleRow) {
         const float sa[2] = {__ldg(scale_A + min(row0 + e0.row, tile.rows_end - 1)),
                              __ldg(scale_A + min(row0 + e0.row + ROW_HALF, tile.rows_end - 1))};

@@ -944,6 +944,20 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
   return c.integer("block_M") == 128 && !c.boolean("overlap") && c.text("a_regs") != "true" && fp8_block_n(p, c) >= 192;
 }
 
+// Row scales staged in shared memory at the tile's start (GemmFp8Config::scale_stage): the epilogue's scale_B and
+// scale_A come from the consumer's slot, not from 130 global loads a thread after the last promotion (0.8 us of a
+// ~1.85 us epilogue at 4096 x 7168 x 2048, fp8blk10's timeline). `auto`: on for row scales on the wide tiles of two
+// promoting consumers, where on the H100 (docs/perf.md, 2026-11-27, fp8blk11, four alternated rounds) it was
+// 1.034-1.052x the global loads at 4096 x 7168 x 2048, 1.008-1.020x at 4096^3 and 1.003-1.005x at 8192^3 (128 x 192
+// tiles) by medians, 1.001-1.054x by minima, in every round; the narrow tiles of small M and fast accumulation were
+// not timed with it: off there. Tensor and block scales: nothing to stage.
+bool fp8_scale_stage(const Values& p, const Values& c) {
+  if (p.text("scaling") != "row") return false;
+  const std::string v = c.text("scale_stage");
+  if (v != "auto") return v == "true";
+  return c.integer("block_M") == 128 && !c.boolean("fast_accum") && fp8_block_n(p, c) >= 192;
+}
+
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
 // measured 2-6.5% faster on the H100 at issue 21's four large anchors (the chains read B only from shared memory);
 // per-tensor and row scales measured 6-12% slower with it, and block scales on one consumer (M = 128's 64 x 128
@@ -974,7 +988,8 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .c_split = static_cast<int>(c.integer("c_split")),
                     .ping_pong = c.boolean("ping_pong"),
                     .scale_tma = fp8_scale_tma(p, c),
-                    .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p)};
+                    .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
+                    .scale_stage = fp8_scale_stage(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   return cfg;
 }
@@ -1230,6 +1245,11 @@ KernelSpec gemm_fp8_spec() {
       "instead of the producer warp's 4-byte cp.async; where ceil(K/128) is a multiple of 4 (16-byte rows), else "
       "cp.async; no effect on tensor and row scales; auto: on for block_M=128 tiles of 192+ columns (a_regs then "
       "auto-off)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "scale_stage", "auto", {"auto", "true", "false"},
+      "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
+      "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
+      "no effect on tensor and block scales; auto: on for block_M=128 tiles of 192+ columns without fast_accum"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1239,7 +1259,8 @@ KernelSpec gemm_fp8_spec() {
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
   // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the consumers in turns with A from
-  // shared memory, the staging tile in parts beside a fourth stage, and 192-column tiles with one chain.
+  // shared memory, the staging tile in parts beside a fourth stage, 192-column tiles with one chain, and row scales
+  // staged in shared memory with one consumer and direct stores.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -1256,7 +1277,8 @@ KernelSpec gemm_fp8_spec() {
         {{"c_split", "4"}, {"num_stages", "4"}},
         {{"block_N", "192"}, {"wgmma_N", "192"}},
         {{"scale_tma", "true"}},
-        {{"scale_tma", "true"}, {"a_regs", "false"}, {"block_N", "192"}, {"wgmma_N", "192"}}};
+        {{"scale_tma", "true"}, {"a_regs", "false"}, {"block_N", "192"}, {"wgmma_N", "192"}},
+        {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

@@ -55,6 +55,12 @@ std::vector<GemmFp8Config> all_configs() {
         out.back().scale_a_mn = v & 2;
       }
     }
+  // Row scales staged in the consumers' shared slots.
+  for (std::size_t i = 0, n = out.size(); i < n; ++i)
+    if (out[i].scaling == kScaleRow) {
+      out.push_back(out[i]);
+      out.back().scale_stage = true;
+    }
   return out;
 }
 
@@ -204,6 +210,11 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       for (int s = 0; s < stages && c.scaling == kScaleBlock; ++s)
         others.push_back({p.sf_offset + s * p.sf_stage_bytes, p.sf_offset + (s + 1) * p.sf_stage_bytes});
       EXPECT_EQ(p.sf_offset % 16, 0);  // cp.async of 4 bytes needs 4; the slots stay 16-byte aligned
+      // scale_stage: per consumer and tile parity block_N + 64 floats (the epilogue reads column pairs as 8 bytes).
+      EXPECT_EQ(p.rs_slot_bytes, c.scale_stage && c.scaling == kScaleRow ? 4 * (c.block_N + 64) : 0);
+      EXPECT_EQ(p.rs_offset % 8, 0);
+      for (int slot = 0; slot < 2 * c.consumers() && p.rs_slot_bytes > 0; ++slot)
+        others.push_back({p.rs_offset + slot * p.rs_slot_bytes, p.rs_offset + (slot + 1) * p.rs_slot_bytes});
       others.push_back({p.full_bar_offset, p.full_bar_offset + 8 * stages});
       others.push_back({p.empty_bar_offset, p.empty_bar_offset + 8 * stages});
       EXPECT_EQ(p.full_bar_offset % 8, 0);
@@ -228,6 +239,10 @@ TEST(GemmFp8Plan, DefaultsFitTheH100) {
   EXPECT_LE(make_plan(GemmFp8Config{.num_stages = 4, .scaling = kScaleBlock, .c_split = 4}).bytes, optin);
   EXPECT_GT(make_plan(GemmFp8Config{.num_stages = 4}).bytes, optin);
   EXPECT_LE(make_plan(GemmFp8Config{.block_N = 192, .wgmma_N = 192, .num_stages = 4}).bytes, optin);
+  // Row scales' slots (scale_stage) beside the row defaults: 128 x 256 with 3 stages, 128 x 192 with 4.
+  EXPECT_LE(make_plan(GemmFp8Config{.scaling = kScaleRow, .scale_stage = true}).bytes, optin);
+  EXPECT_LE(make_plan(GemmFp8Config{.block_N = 192, .wgmma_N = 192, .num_stages = 4, .scaling = kScaleRow,
+                                    .scale_stage = true}).bytes, optin);
   // 3 stages of 128 x 128 + 256 x 128 e4m3 tiles and a 128 x 256 f32 staging tile do not (the spec refuses it).
   EXPECT_GT(make_plan(GemmFp8Config{.out_dtype = kOutF32}).bytes, optin);
 }
@@ -400,6 +415,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"ping_pong", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{{"scaling", "row"}}, {}},
+      {{{"scaling", "row"}}, {{"scale_stage", "false"}}},  // the default's scale_stage=auto is on here
       {{{"scaling", "block"}}, {}},
       {{{"scaling", "block"}}, {{"scale_tma", "false"}}},  // the default's scale_tma=auto is on here
       {{{"scaling", "block"}, {"scale_a_layout", "mn"}}, {}},
@@ -478,6 +494,19 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_EQ(instance(small, {}).name_expression.find(".scale_tma = true"), std::string::npos);
   EXPECT_EQ(instance({{"scaling", "block"}, {"M", "4096"}, {"N", "4096"}, {"K", "1152"}}, {}).name_expression.find(".scale_tma = true"),
             std::string::npos);  // 9 k blocks
+  // scale_stage=auto: on for row scales on the wide tiles (128 x 256 at 4096^3, 128 x 192 at 8192^3), off on the
+  // narrow tiles of small M and with fast accumulation; tensor and block scales: the switch changes nothing.
+  for (const char* mnk : {"4096", "8192"}) {
+    const std::map<std::string, std::string> rowp = {{"scaling", "row"}, {"M", mnk}, {"N", mnk}, {"K", mnk}};
+    EXPECT_NE(instance(rowp, {}).name_expression.find(".scale_stage = true"), std::string::npos) << mnk;
+    EXPECT_EQ(instance(rowp, {}).name_expression, instance(rowp, {{"scale_stage", "true"}}).name_expression);
+  }
+  EXPECT_EQ(instance({{"scaling", "row"}, {"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {}).name_expression.find(".scale_stage"),
+            std::string::npos);
+  EXPECT_EQ(instance({{"scaling", "row"}}, {{"fast_accum", "true"}}).name_expression.find(".scale_stage"), std::string::npos);
+  EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_stage", "false"}}).name_expression.find(".scale_stage"), std::string::npos);
+  EXPECT_EQ(instance({}, {{"scale_stage", "true"}}).name_expression, instance({}, {}).name_expression);
+  EXPECT_EQ(instance(big, {{"scale_stage", "true"}}).name_expression, big_auto);
   // Tensor and row scales: the switch changes nothing.
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "true"}}).name_expression,
             instance({{"scaling", "row"}}, {}).name_expression);

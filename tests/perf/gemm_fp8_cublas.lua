@@ -121,6 +121,17 @@ local sets = {
                                           {scale_a_layout = "mn", scale_tma = true, block_N = 128, wgmma_N = 64, num_stages = 6},
                                           {scale_a_layout = "mn", scale_tma = true, block_M = 64, block_N = 128, num_stages = 5}},
            small = {}},
+  -- Row scales staged in shared memory at the tile's start (scale_stage; auto: on for the wide tiles) beside the
+  -- row-scaled defaults (`rdef`), forced on (`rss`) and off (`rnoss`: the global loads, main's default before
+  -- 2026-11-27); for GEMM_CHECK (`sschk`, with GEMM_CHECK_SCALING=row) also on one consumer with 128-column tiles,
+  -- one 192-column chain, direct stores and fast accumulation.
+  rdef = {scalings = {"row"}, large = {{}}, small = {{}}},
+  rss = {scalings = {"row"}, large = {{scale_stage = true}}, small = {{scale_stage = true}}},
+  rnoss = {scalings = {"row"}, large = {{scale_stage = "false"}}, small = {{scale_stage = "false"}}},
+  sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
+                                        {scale_stage = true, block_N = 192, wgmma_N = 192},
+                                        {scale_stage = true, tma_store = false}, {scale_stage = true, fast_accum = true}},
+           small = {}},
 }
 -- Entry fields that are the problem's, not the config's.
 local problem_keys = {scale_a_layout = true}
@@ -165,7 +176,10 @@ local odd = {{M = 257, N = 130, K = 256, scaling = "tensor"}, {M = 257, N = 130,
              {M = 2113, N = 2312, K = 1024, scaling = "block"},
              -- M a multiple of 4 (an M-major scale_A's TMA rows): partial tiles, 4 and 8 k blocks, several tiles a CTA.
              {M = 260, N = 130, K = 400, scaling = "block"}, {M = 516, N = 511, K = 1008, scaling = "block", out_dtype = "f32"},
-             {M = 2116, N = 2312, K = 1024, scaling = "block"}}
+             {M = 2116, N = 2312, K = 1024, scaling = "block"},
+             -- Row scales past a tile's edges: one column or row, N 3 (and 130) with one row, M 257 with N 3.
+             {M = 1, N = 1, K = 16, scaling = "row"}, {M = 257, N = 3, K = 256, scaling = "row"},
+             {M = 1, N = 130, K = 128, scaling = "row"}}
 local checks = {}
 for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_CHECK: no config list '" .. name .. "'")
