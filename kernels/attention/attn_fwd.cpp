@@ -553,7 +553,8 @@ Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits)
     if (smem > wgmma_smem_share(cfg.min_blocks, limits))
       return refuse("min_blocks=" + std::to_string(cfg.min_blocks) + ": " + std::to_string(cfg.min_blocks) +
                     " CTAs of " + std::to_string(smem) + " bytes of shared memory do not fit one SM of " + limits.arch +
-                    ": lower min_blocks, block_N or q_stages, or epilogue=direct");
+                    ": lower min_blocks or block_N" + (two_q ? std::string(", or set q_stages=1") : "") +
+                    (staged ? ", or epilogue=direct" : ""));
   }
   if (smem > limits.smem_per_block_optin)
     return refuse("the Q tile" + std::string(two_q ? "s (q_stages=2)" : "") + " and " + c.text("num_stages") +
