@@ -144,14 +144,17 @@ PointStatus status_of(const RunRecord& r) {
 
 // Compiles the points of `todo` (indices into `points`) on `jobs` threads, at most `window` ahead of the furthest
 // point a GPU has asked for. The destructor stops and joins, so an exception in a callback cannot leave threads
-// behind.
+// behind. It keeps its own copy of each point's problem and config: its threads run until it is destroyed, which is
+// after run_sweep's result has taken the points (an interrupted sweep's compiles read a moved-from vector: SIGSEGV).
 class CompilePool {
  public:
   CompilePool(Session& session, const std::string& kernel, const std::vector<SweepPoint>& points,
-              std::vector<std::size_t> todo, int jobs)
-      : m_session(session), m_kernel(kernel), m_points(points), m_todo(std::move(todo)), m_results(m_todo.size()) {
+              const std::vector<std::size_t>& todo, int jobs)
+      : m_session(session), m_kernel(kernel), m_results(todo.size()) {
+    m_inputs.reserve(todo.size());
+    for (std::size_t i : todo) m_inputs.push_back({points[i].problem, points[i].config});
     m_window = std::size_t(std::max(4 * jobs, 8));
-    for (int i = 0; i < jobs && i < static_cast<int>(m_todo.size()); ++i) m_threads.emplace_back([this] { work(); });
+    for (int i = 0; i < jobs && i < static_cast<int>(m_inputs.size()); ++i) m_threads.emplace_back([this] { work(); });
   }
   ~CompilePool() {
     {
@@ -179,11 +182,11 @@ class CompilePool {
       std::size_t k;
       {
         std::unique_lock lock(m_mutex);
-        m_cv.wait(lock, [&] { return m_stop || m_next >= m_todo.size() || m_next < m_consumed + m_window; });
-        if (m_stop || m_next >= m_todo.size()) return;
+        m_cv.wait(lock, [&] { return m_stop || m_next >= m_inputs.size() || m_next < m_consumed + m_window; });
+        if (m_stop || m_next >= m_inputs.size()) return;
         k = m_next++;
       }
-      const SweepPoint& p = m_points[m_todo[k]];
+      const Input& p = m_inputs[k];
       Result<PreparedKernel> r = make_error(ErrorCode::internal, "not compiled");
       try {
         r = m_session.prepare(m_kernel, p.problem, p.config);
@@ -198,10 +201,12 @@ class CompilePool {
     }
   }
 
+  struct Input {
+    ParamMap problem, config;
+  };
   Session& m_session;
-  const std::string& m_kernel;
-  const std::vector<SweepPoint>& m_points;
-  std::vector<std::size_t> m_todo;
+  const std::string m_kernel;
+  std::vector<Input> m_inputs;
   std::vector<std::optional<Result<PreparedKernel>>> m_results;
   std::size_t m_next = 0, m_consumed = 0, m_window = 8;
   bool m_stop = false;
