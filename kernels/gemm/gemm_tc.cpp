@@ -946,16 +946,19 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
 
 // Row scales staged in shared memory at the tile's start (GemmFp8Config::scale_stage): the epilogue's scale_B and
 // scale_A come from the consumer's slot, not from 130 global loads a thread after the last promotion (0.8 us of a
-// ~1.85 us epilogue at 4096 x 7168 x 2048, fp8blk10's timeline). `auto`: on for row scales on the wide tiles of two
-// promoting consumers, where on the H100 (docs/perf.md, 2026-11-27, fp8blk11, four alternated rounds) it was
-// 1.034-1.052x the global loads at 4096 x 7168 x 2048, 1.008-1.020x at 4096^3 and 1.003-1.005x at 8192^3 (128 x 192
-// tiles) by medians, 1.001-1.054x by minima, in every round; the narrow tiles of small M and fast accumulation were
-// not timed with it: off there. Tensor and block scales: nothing to stage.
+// ~1.85 us epilogue at 4096 x 7168 x 2048, fp8blk10's timeline). `auto`: on for row scales on tiles of two
+// promoting consumers (block_M 128, any width), where on the H100 it was 1.034-1.052x the global loads at 4096 x 7168
+// x 2048, 1.008-1.020x at 4096^3 and 1.003-1.005x at 8192^3 (128 x 192 tiles) by medians, 1.001-1.054x by minima, in
+// every round (docs/perf.md, 2026-11-27, fp8blk11, four alternated rounds), and on the narrow tiles of small M (N 7168,
+// K 2048: 128 x 64 at M 128, 128 x 128 at M 200 and 256) 1.026-1.061x, 1.030-1.038x (M 128, 256; the lead's call of
+// 2026-11-27) and 1.031-1.045x, 1.021-1.035x, 1.027-1.054x (M 128, 200, 256; fp8blk12's call of 2026-11-28, minima
+// 1.018-1.048x) by medians in every round of two calls. One consumer (block_M 64) and fast accumulation were not timed
+// with it: off there. Tensor and block scales: nothing to stage.
 bool fp8_scale_stage(const Values& p, const Values& c) {
   if (p.text("scaling") != "row") return false;
   const std::string v = c.text("scale_stage");
   if (v != "auto") return v == "true";
-  return c.integer("block_M") == 128 && !c.boolean("fast_accum") && fp8_block_n(p, c) >= 192;
+  return c.integer("block_M") == 128 && !c.boolean("fast_accum");
 }
 
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
@@ -1249,7 +1252,7 @@ KernelSpec gemm_fp8_spec() {
       "scale_stage", "auto", {"auto", "true", "false"},
       "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
-      "no effect on tensor and block scales; auto: on for block_M=128 tiles of 192+ columns without fast_accum"));
+      "no effect on tensor and block scales; auto: on for block_M=128 tiles without fast_accum"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

@@ -494,14 +494,25 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_EQ(instance(small, {}).name_expression.find(".scale_tma = true"), std::string::npos);
   EXPECT_EQ(instance({{"scaling", "block"}, {"M", "4096"}, {"N", "4096"}, {"K", "1152"}}, {}).name_expression.find(".scale_tma = true"),
             std::string::npos);  // 9 k blocks
-  // scale_stage=auto: on for row scales on the wide tiles (128 x 256 at 4096^3, 128 x 192 at 8192^3), off on the
-  // narrow tiles of small M and with fast accumulation; tensor and block scales: the switch changes nothing.
+  // scale_stage=auto: on for row scales on the tiles of two consumers, wide (128 x 256 at 4096^3, 128 x 192 at
+  // 8192^3) and narrow (small M at N 7168, K 2048: 128 x 64 at M 128, 128 x 128 at M 200 and 256), off with one
+  // consumer (block_M 64) and with fast accumulation; tensor and block scales: the switch changes nothing.
   for (const char* mnk : {"4096", "8192"}) {
     const std::map<std::string, std::string> rowp = {{"scaling", "row"}, {"M", mnk}, {"N", mnk}, {"K", mnk}};
     EXPECT_NE(instance(rowp, {}).name_expression.find(".scale_stage = true"), std::string::npos) << mnk;
     EXPECT_EQ(instance(rowp, {}).name_expression, instance(rowp, {{"scale_stage", "true"}}).name_expression);
   }
-  EXPECT_EQ(instance({{"scaling", "row"}, {"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {}).name_expression.find(".scale_stage"),
+  for (const char* m : {"64", "128", "200", "256", "512"}) {
+    const std::map<std::string, std::string> rowp = {{"scaling", "row"}, {"M", m}, {"N", "7168"}, {"K", "2048"}};
+    const std::string name = instance(rowp, {}).name_expression;
+    EXPECT_NE(name.find(".scale_stage = true"), std::string::npos) << m;
+    EXPECT_EQ(name, instance(rowp, {{"scale_stage", "true"}}).name_expression) << m;
+    EXPECT_NE(name, instance(rowp, {{"scale_stage", "false"}}).name_expression) << m;
+  }
+  EXPECT_NE(instance({{"scaling", "row"}, {"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {}).name_expression.find(".block_N = 64,"),
+            std::string::npos);  // the narrow tile
+  EXPECT_EQ(instance({{"scaling", "row"}, {"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {{"block_M", "64"}})
+                .name_expression.find(".scale_stage"),
             std::string::npos);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"fast_accum", "true"}}).name_expression.find(".scale_stage"), std::string::npos);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_stage", "false"}}).name_expression.find(".scale_stage"), std::string::npos);
