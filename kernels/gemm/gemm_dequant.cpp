@@ -256,10 +256,23 @@ GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
 // step_loop=unrolled (the kernel's CFG.unroll: the split schedule's main loop unrolled over a row tile's steps, every
 // CTA's split the same steps, known when compiled): K a multiple of 128 and the split as on the H100's 132 SMs where its
 // steps divide K's in whole prefetch rounds, else (splits=0) the cheapest such split by the same model; none: refused.
-// (gemv_split_rounds then keeps the split of cfg.unroll on any device.) auto = runtime: the indexed loop.
+// (gemv_split_rounds then keeps the split of cfg.unroll on any device.) auto = unrolled (where such a split exists,
+// else the indexed loop) for fp4 on the deep M 9-16 grids and for int4 with N > K at M 1 and 8-12, where it won every
+// round; else runtime. H100, docs/perf.md (gemv19, A B B A, four rounds): int4 28672 x 8192 M 12 1.012-1.071x, M 9
+// 1.004-1.062x, M 8 1.029-1.043x, M 1 1.008-1.019x by medians (minima 1.01-1.07x); fp4 group 128 M 16 28672 x 8192
+// 1.039-1.057x, 8192 x 28672 (28 splits of 8 steps against 23 of 10) 1.067-1.081x; int4 M 16 28672 x 8192
+// 0.985-1.015x by medians (minima 1.05x) and int4 8192 x 28672 M 9-16 (16 splits of 14 steps against 18 of 13, 84 B
+// spilled) 0.976-1.011x: runtime there.
+bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  if (c.text("step_loop") != "auto") return false;
+  const auto M = p.integer("M");
+  if (cfg.wtype == dequant4::kFp4) return gemv_deep_grid(p, c, cfg);
+  return p.integer("N") > p.integer("K") && (M == 1 || (M >= 8 && M <= 12));
+}
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   GemmDequantGemvConfig cfg = gemv_config_batched(p, c);
-  if (c.text("step_loop") == "unrolled" && !cfg.stream && p.integer("K") % kGemvStepK == 0) {
+  if ((c.text("step_loop") == "unrolled" || gemv_unroll_auto(p, c, cfg)) && !cfg.stream &&
+      p.integer("K") % kGemvStepK == 0) {
     const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK),
                        rounds = cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1;
     const DeviceLimits h100 = limits_for_arch("sm_90a");
@@ -605,7 +618,11 @@ KernelSpec gemm_dequant_spec() {
                                       "computed in the loop); unrolled = the split's steps known when compiled (a "
                                       "split whose steps divide K's 128-k steps in whole prefetch rounds: needs K a "
                                       "multiple of 128) and the loop over a row tile's steps unrolled, every address "
-                                      "an immediate off one base a tile; auto = runtime"),
+                                      "an immediate off one base a tile; auto = unrolled (where such a split "
+                                      "exists) for fp4 at M 9-16 where one row tile a CTA takes over two waves and "
+                                      "for int4 with N > K at M 1 and 8-12 (1.01-1.08x at 28672 x 8192 and fp4 "
+                                      "8192 x 28672 on an H100), else runtime (int4 M 16 there 0.99-1.02x, int4 "
+                                      "8192 x 28672 0.98-1.01x)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),

@@ -720,7 +720,8 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
 // step_loop=unrolled: the kernel built for its split's steps (CFG.unroll), a split whose steps divide K's 128-k steps in
 // whole prefetch rounds, the one auto's model picks where it does (28672 x 8192 M 16: 8 splits of 8), else the
 // cheapest such one; the launch's split_steps is the built one on any device; refused where no such split exists or K
-// is no multiple of 128; auto leaves the loop indexed at run time.
+// is no multiple of 128. auto: unrolled for int4 with N > K at M 1 and 8-12 and for fp4 on the deep M 9-16 grids (the
+// builds that won), the indexed loop elsewhere (int4 M 16, int4 at N < K, M 2-7, shallow grids).
 TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
   auto split_steps = [](const KernelInstance& k) {
     for (const ArgSpec& a : k.args)
@@ -728,6 +729,25 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
     return std::int64_t{-1};
   };
   const KV deep{{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
+  for (const KV& problem : std::vector<KV>{{{"M", "12"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "9"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "8"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "1"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                           {{"M", "16"}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}}}) {
+    const KernelInstance on = instance(problem, {{"path", "gemv"}, {"step_loop", "unrolled"}});
+    EXPECT_EQ(instance(problem, {{"path", "gemv"}}).name_expression, on.name_expression) << on.problem.to_string();
+    EXPECT_EQ(on.name_expression.find(".unroll = 0"), std::string::npos) << on.name_expression;
+  }
+  for (const KV& problem : std::vector<KV>{{{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "13"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "12"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "16"}, {"N", "8192"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                           {{"M", "1"}, {"N", "4096"}, {"K", "14336"}}}) {
+    const KernelInstance k = instance(problem, {{"path", "gemv"}});
+    EXPECT_NE(k.name_expression.find(".unroll = 0"), std::string::npos) << k.name_expression;
+  }
   const KernelInstance a = instance(deep, {{"path", "gemv"}});
   const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}});
   EXPECT_NE(a.name_expression.find(".unroll = 0"), std::string::npos) << a.name_expression;
