@@ -103,7 +103,7 @@ GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemv
 
 std::int64_t tiles(std::int64_t n, std::int64_t block);
 GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
-                            const DeviceLimits& limits, std::int64_t rounds);
+                            const DeviceLimits& limits, std::int64_t rounds, bool exact = false);
 
 // M 9-16 where the grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) takes more than two waves of
 // CTAs on the H100's 132 SMs: among the timed decode shapes 28672 x 8192 (7 splits, 1568 CTAs, 3.0 waves at 4 CTAs an
@@ -243,7 +243,7 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
 // with N <= K, stage_copy's auto there): the config as batch=on gives it (its split counts whole batches). H100,
 // docs/perf.md (gemv18, two calls, A B B A): 8192 x 28672 M 16 / 12 / 9 1.014-1.028x by medians and minima in all ten
 // rounds; at two tiles a CTA (28672 x 8192, async staging) 0.98-0.995x: off there.
-GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
+GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
   const GemmDequantGemvConfig cfg = gemv_config_as_given(p, c);
   if (c.text("batch") != "auto" || cfg.batch || cfg.n_tiles != 2 || cfg.wtype != dequant4::kInt4 || !cfg.stage_tma ||
       cfg.tile_loop)
@@ -252,6 +252,37 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   on.set("batch", "on");
   const GemmDequantGemvConfig batched = gemv_config_as_given(p, on);
   return batched.stage_tma && !batched.tile_loop ? batched : cfg;
+}
+// step_loop=unrolled (the kernel's CFG.unroll: the split schedule's main loop unrolled over a row tile's steps, every
+// CTA's split the same steps, known when compiled): K a multiple of 128 and the split as on the H100's 132 SMs where its
+// steps divide K's in whole prefetch rounds, else (splits=0) the cheapest such split by the same model; none: refused.
+// (gemv_split_rounds then keeps the split of cfg.unroll on any device.) auto = unrolled (where such a split exists,
+// else the indexed loop) for fp4 on the deep M 9-16 grids and for int4 with N > K at M 1 and 8-12, where it won every
+// round; else runtime. H100, docs/perf.md (gemv19, A B B A, four rounds): int4 28672 x 8192 M 12 1.012-1.071x, M 9
+// 1.004-1.062x, M 8 1.029-1.043x, M 1 1.008-1.019x by medians (minima 1.01-1.07x); fp4 group 128 M 16 28672 x 8192
+// 1.039-1.057x, 8192 x 28672 (28 splits of 8 steps against 23 of 10) 1.067-1.081x; int4 M 16 28672 x 8192
+// 0.985-1.015x by medians (minima 1.05x) and int4 8192 x 28672 M 9-16 (16 splits of 14 steps against 18 of 13, 84 B
+// spilled) 0.976-1.011x: runtime there.
+bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  if (c.text("step_loop") != "auto") return false;
+  const auto M = p.integer("M");
+  if (cfg.wtype == dequant4::kFp4) return gemv_deep_grid(p, c, cfg);
+  return p.integer("N") > p.integer("K") && (M == 1 || (M >= 8 && M <= 12));
+}
+GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
+  GemmDequantGemvConfig cfg = gemv_config_batched(p, c);
+  if ((c.text("step_loop") == "unrolled" || gemv_unroll_auto(p, c, cfg)) && !cfg.stream &&
+      p.integer("K") % kGemvStepK == 0) {
+    const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK),
+                       rounds = cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1;
+    const DeviceLimits h100 = limits_for_arch("sm_90a");
+    GemvSplit split = gemv_split_rounds(p, c, cfg, h100, rounds);
+    if ((split.steps * split.splits != k_steps || split.steps % cfg.prefetch != 0) && c.integer("splits") == 0)
+      split = gemv_split_rounds(p, c, cfg, h100, rounds, true);
+    if (split.steps > 0 && split.steps * split.splits == k_steps && split.steps % cfg.prefetch == 0)
+      cfg.unroll = static_cast<int>(split.steps);
+  }
+  return cfg;
 }
 
 std::int64_t tiles(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
@@ -274,16 +305,20 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits) {
 // ties to fewer splits (less partial-sum traffic).
 // tile_rounds R: a grid of ceil(row tiles / R) columns, each CTA R tiles' steps after one staging.
 GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
-                            const DeviceLimits& limits, std::int64_t rounds) {
+                            const DeviceLimits& limits, std::int64_t rounds, bool exact) {
   const std::int64_t k_steps = tiles(p.integer("K"), kGemvStepK);
+  // (cfg.unroll: the kernel was built for splits of that many steps, whatever the device.)
+  if (cfg.unroll > 0) return split_of(k_steps, k_steps / cfg.unroll);
   if (c.integer("splits") != 0) return split_of(k_steps, c.integer("splits"));
   const std::int64_t row_tiles = tiles(tiles(p.integer("N"), cfg.rows()), rounds),
                      slots = std::int64_t{limits.sm_count} * cfg.min_blocks;
-  GemvSplit best = split_of(k_steps, k_steps);
+  // exact (step_loop=unrolled): only splits whose steps divide K's in whole prefetch rounds (none: steps 0).
+  GemvSplit best = exact ? GemvSplit{k_steps, 0} : split_of(k_steps, k_steps);
   double best_cost = 1e300;
   for (std::int64_t s = 1; s <= k_steps; ++s) {
     const GemvSplit x = split_of(k_steps, s);
     if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
+    if (exact && (x.steps * x.splits != k_steps || x.steps % cfg.prefetch != 0)) continue;
     const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (rounds * x.steps + 2));
     if (cost < best_cost) {
       best = x;
@@ -408,6 +443,11 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     if (cfg.step_scale && cfg.group % kGemvStepK != 0)
       return refuse("step_scale=on scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
                     p.text("group") + " gives a step several scales: set step_scale=off or auto (or group=128)");
+    if (c.text("step_loop") == "unrolled" && cfg.unroll == 0)
+      return refuse("step_loop=unrolled unrolls the split schedule's loop over a CTA's k steps, which needs "
+                    "schedule=split, K a multiple of 128 (K=" + p.text("K") + ") and a split whose steps divide K's "
+                    "128-k steps evenly in whole prefetch rounds (splits=" + c.text("splits") + ", prefetch=" +
+                    c.text("prefetch") + "): set step_loop=auto or runtime, or splits=0");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -572,6 +612,17 @@ KernelSpec gemm_dequant_spec() {
                                       "together (one fence and barrier) and the tiles it finishes last added "
                                       "together; off = one tile after another; auto = on for int4 (1.05-1.06x at M "
                                       "9-16 of 28672 x 8192 on an H100), off for fp4 (0.97x there: its build spills)"),
+               ParamSpec::enumeration("step_loop", "auto", {"auto", "runtime", "unrolled"},
+                                      "gemv, schedule split: runtime = the main loop indexes a CTA's k steps at run "
+                                      "time (each step's shared-memory addresses, scale slot and tile bookkeeping "
+                                      "computed in the loop); unrolled = the split's steps known when compiled (a "
+                                      "split whose steps divide K's 128-k steps in whole prefetch rounds: needs K a "
+                                      "multiple of 128) and the loop over a row tile's steps unrolled, every address "
+                                      "an immediate off one base a tile; auto = unrolled (where such a split "
+                                      "exists) for fp4 at M 9-16 where one row tile a CTA takes over two waves and "
+                                      "for int4 with N > K at M 1 and 8-12 (1.01-1.08x at 28672 x 8192 and fp4 "
+                                      "8192 x 28672 on an H100), else runtime (int4 M 16 there 0.99-1.02x, int4 "
+                                      "8192 x 28672 0.98-1.01x)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
@@ -708,6 +759,9 @@ KernelSpec gemm_dequant_spec() {
         {{"path", "gemv"}, {"act_first", "on"}},
         // Two row tiles a CTA with their sums counted one tile after another.
         {{"path", "gemv"}, {"tile_rounds", "2"}, {"sums_once", "off"}},
+        // The loop unrolled over a tile's steps: two row tiles a CTA, batched loads of a deeper ring.
+        {{"path", "gemv"}, {"step_loop", "unrolled"}, {"tile_rounds", "2"}},
+        {{"path", "gemv"}, {"step_loop", "unrolled"}, {"batch", "on"}, {"prefetch", "4"}, {"ctas_per_sm", "3"}},
         // The permuted weights (auto's on gemv) with two row blocks in an odd split; the row-major ones where auto
         // permutes, also with group_sum and unbatched loads.
         {{"path", "gemv"}, {"weight_layout", "permuted"}, {"splits", "3"}, {"warp_rows", "32"}},

@@ -156,15 +156,19 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   static_assert(!CFG.stage_tma || (CFG.stage_async && !CFG.stream && !CFG.cluster_reduce && !CFG.group_sum),
                 "stage_tma: the split schedule's nibble-pair weights, global sums, no group_sum");
   static_assert(CFG.act_multicast == 1 || (CFG.stage_tma && CFG.act_multicast <= 4), "act_multicast: stage_tma's");
+  // unroll: every CTA's split is U steps (the launch's split_steps, known here: the host's gemv_split_for).
+  constexpr int U = CFG.unroll;
+  static_assert(U == 0 || (!CFG.stream && U % CFG.prefetch == 0), "unroll: the split schedule, whole prefetch rounds");
+  const int steps_c = U > 0 ? U : split_steps;
   const unsigned act = CFG.stage_tma ? (smem_u32(smem_raw) + 1023u) & ~1023u : smem_u32(smem_raw);
-  const unsigned bars = act + split_steps * P.step_bytes;
+  const unsigned bars = act + steps_c * P.step_bytes;
   // scale_smem (group 128: a scale a step; a row's scales a whole number of 16-byte chunks, the spec's rule): the scale
   // of row r of the CTA's tile w at slot s at scl + (w rows + r) srow + sofs + s sizeof(Scale), the row's chunks from
   // the one holding its first slot's scale (sofs bytes into it); scl 16-byte aligned (the plan's scales(), past the
   // barriers).
   constexpr unsigned ES = P.scale_elem;  // (0 without scale_smem)
-  const unsigned scl = act + P.scales(split_steps), srow = P.scale_row(split_steps);
-  const unsigned sofs = static_cast<unsigned>(blockIdx.y) * split_steps * ES % 16;
+  const unsigned scl = act + P.scales(steps_c), srow = P.scale_row(steps_c);
+  const unsigned sofs = static_cast<unsigned>(blockIdx.y) * steps_c * ES % 16;
 
   using Probe = GemmDequantGemvProbe;
   if (threadIdx.x == 0) TL_PROBE_BLOCK_BEGIN();
@@ -197,8 +201,8 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
     step0 = static_cast<int>(c0 % kc) * UNIT;
   } else {
     tile0 = blockIdx.x;
-    step0 = blockIdx.y * split_steps;
-    slots = min(split_steps, k_steps - step0);
+    step0 = blockIdx.y * steps_c;
+    slots = U > 0 ? U : min(split_steps, k_steps - step0);  // (unroll: k_steps a multiple of U)
   }
   // CFG.tile_loop: the CTA's row tiles tile0, tile0 + gridDim.x, ... (all over the same k split and the same staged
   // activations), `tiles_mine` of them: `total` steps in all, slot j of a tile at j % slots.
@@ -258,7 +262,14 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const long long n = min(tile * CFG.rows() + lane_row + 16 * rb + 8 * h, N - 1);
-        wp[rb][h] = W + w_at(n, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2);
+        if (U > 0 && CFG.permuted) {
+          // unroll: one pointer a row block (row g + 8 is 512 bytes on in its 16-row tile), the block clamped to
+          // the last one (W_tiles holds whole 16-row tiles; rows past N are never stored).
+          const int blk = min(tile * CFG.rows() + warp * CFG.warp_rows + 16 * rb, (N - 1) / kGemvTileRows * kGemvTileRows);
+          wp[rb][h] = W + w_at(blk + g, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2) + h * 8 * kGemvRowStepBytes;
+        } else {
+          wp[rb][h] = W + w_at(n, (step0 * kGemvStepK + kGemvLaneCodes * t) / 2);
+        }
         sp[rb][h] = static_cast<const Scale*>(scales) + n * k_groups +
                     (step0 * kGemvStepK + SCALE_K * kGemvLaneCodes * t) / G;
       }
@@ -308,11 +319,36 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       }
     advance(at);
   };
+  // unroll: step r of the tile the pointers aim at (r a constant once unrolled: immediate offsets), every load
+  // inside K and the CTA's slots (the host's rule).
+  const auto ld_step = [&](Step& st, int r) {
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned char* w = CFG.permuted ? wp[rb][0] + (h * 8 * kGemvRowStepBytes + r * W_STEP) : wp[rb][h] + r * W_STEP;
+        st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w);
+        if constexpr (!SCALE_SMEM) {
+          const Scale x = __ldg(sp[rb][h] + r * (kGemvStepK / G));
+          if constexpr (CFG.scale_f32)
+            st.sf[rb][h] = x;
+          else if constexpr (STEP_SCALE)
+            st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
+          else
+            st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
+        }
+      }
+  };
   Step ring[D];
   Cursor next{0, tile0, step0};
   const auto load_ring = [&] {
 #pragma unroll
-    for (int d = 0; d < D; ++d) load(ring[d], next);
+    for (int d = 0; d < D; ++d) {
+      if constexpr (U > 0)
+        ld_step(ring[d], d);
+      else
+        load(ring[d], next);
+    }
   };
 
   // The slots' activations into shared memory while the first weights are on their way: 16-byte chunks of 8 k,
@@ -692,8 +728,40 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
   // tile_loop: the slot of the step computed next; a tile's sums go out (C or its partials, no wait) as its last
   // slot is done, while the next tile's first loads are in flight.
   int slot = 0, wt = 0;
+  if constexpr (U > 0) {
+    // unroll: a row tile's U steps unrolled (step s in ring[s % D]); the loads `prefetch` steps (batch: a round) ahead,
+    // past the tile's last step the next tile's first ones (its pointers set just before them), none after the last.
 #pragma unroll 1
-  for (int j = 0; j < total; j += D) {
+    for (int w = 0; w < tiles_mine; ++w) {
+      const bool more = CFG.tile_loop && w + 1 < tiles_mine;
+#pragma unroll
+      for (int s = 0; s < U; ++s) {
+        compute(ring[s % D], s, w);
+        if (s == 0 && w == 0) {
+          TL_PROBE_END(Probe::gemv_first, probe::kNoStage, blockIdx.y);
+          TL_PROBE_BEGIN(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
+        }
+        const int first = CFG.batch ? (s % D == D - 1 ? s + 1 : -1) : s + D;  // the first step loaded here
+        if (first < 0) continue;
+        if (first == U && more) aim(tile + static_cast<int>(gridDim.x));
+#pragma unroll
+        for (int e = 0; e < (CFG.batch ? D : 1); ++e) {
+          const int r = first + e;
+          if (r < U)
+            ld_step(ring[r % D], r);
+          else if (more)
+            ld_step(ring[r % D], r - U);
+        }
+      }
+      if constexpr (CFG.tile_loop) {
+        put(tile, blockIdx.y, gridDim.y);
+        zero_acc();
+        tile += gridDim.x;
+      }
+    }
+  }
+#pragma unroll 1
+  for (int j = 0; j < (U > 0 ? 0 : total); j += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       if (j + d < total) {

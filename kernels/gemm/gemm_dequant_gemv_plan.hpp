@@ -69,6 +69,12 @@ struct GemmDequantGemvConfig {
   // tile_loop: at the CTA's end its row tiles' arrivals are counted together (one fence and barrier, warp w's lane 0
   // counting tile w), and the tiles it finishes last are added together (else one tile after another).
   bool sums_once = false;
+  // split schedule (the spec's step_loop=unrolled): 0 = the main loop indexes its steps at run time; S > 0 = every
+  // CTA's k split is S steps (split_steps == S, K a multiple of 128, S a multiple of prefetch), known here, so the loop
+  // over a row tile's steps is unrolled: each step's shared-memory addresses (activations, barrier, scales) and its
+  // weight and scale loads' offsets are immediates off one base a tile, no step counter, slot or bound is kept, and
+  // the next tile's pointers are set once, before its first loads.
+  int unroll = 0;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -245,6 +251,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("act_multicast", c.act_multicast)
       .field("tile_loop", c.tile_loop)
       .field("sums_once", c.sums_once)
+      .field("unroll", c.unroll)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

@@ -717,6 +717,89 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   }
 }
 
+// step_loop=unrolled: the kernel built for its split's steps (CFG.unroll), a split whose steps divide K's 128-k steps in
+// whole prefetch rounds, the one auto's model picks where it does (28672 x 8192 M 16: 8 splits of 8), else the
+// cheapest such one; the launch's split_steps is the built one on any device; refused where no such split exists or K
+// is no multiple of 128. auto: unrolled for int4 with N > K at M 1 and 8-12 and for fp4 on the deep M 9-16 grids (the
+// builds that won), the indexed loop elsewhere (int4 M 16, int4 at N < K, M 2-7, shallow grids).
+TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
+  auto split_steps = [](const KernelInstance& k) {
+    for (const ArgSpec& a : k.args)
+      if (a.name == "split_steps") return static_cast<std::int64_t>(a.value);
+    return std::int64_t{-1};
+  };
+  const KV deep{{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
+  for (const KV& problem : std::vector<KV>{{{"M", "12"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "9"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "8"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "1"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                           {{"M", "16"}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}}}) {
+    const KernelInstance on = instance(problem, {{"path", "gemv"}, {"step_loop", "unrolled"}});
+    EXPECT_EQ(instance(problem, {{"path", "gemv"}}).name_expression, on.name_expression) << on.problem.to_string();
+    EXPECT_EQ(on.name_expression.find(".unroll = 0"), std::string::npos) << on.name_expression;
+  }
+  for (const KV& problem : std::vector<KV>{{{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "13"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "12"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "16"}, {"N", "8192"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                           {{"M", "1"}, {"N", "4096"}, {"K", "14336"}}}) {
+    const KernelInstance k = instance(problem, {{"path", "gemv"}});
+    EXPECT_NE(k.name_expression.find(".unroll = 0"), std::string::npos) << k.name_expression;
+  }
+  const KernelInstance a = instance(deep, {{"path", "gemv"}});
+  const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}});
+  EXPECT_NE(a.name_expression.find(".unroll = 0"), std::string::npos) << a.name_expression;
+  EXPECT_NE(u.name_expression.find(".unroll = 8"), std::string::npos) << u.name_expression;
+  EXPECT_EQ(split_steps(u), 8);
+  EXPECT_EQ(u.launch.grid.x, a.launch.grid.x);  // the same grid as the indexed loop's (112 x 8)
+  EXPECT_EQ(u.launch.grid.y, a.launch.grid.y);
+  EXPECT_EQ(u.launch.dynamic_smem, a.launch.dynamic_smem);
+  // Apart from the loop, the config is the indexed loop's.
+  std::string rest = u.name_expression;
+  rest.replace(rest.find(".unroll = 8"), 11, ".unroll = 0");
+  EXPECT_EQ(rest, a.name_expression);
+  for (const KV& problem : std::vector<KV>{{{"M", "16"}, {"N", "8192"}, {"K", "28672"}},   // auto: 13 steps of 224
+                                           {{"M", "9"}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}},
+                                           {{"M", "1"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "11"}, {"N", "28600"}, {"K", "8192"}},
+                                           {{"M", "5"}, {"N", "200"}, {"K", "512"}}})
+    for (const KV& config : std::vector<KV>{{{"path", "gemv"}, {"step_loop", "unrolled"}},
+                                            {{"path", "gemv"}, {"step_loop", "unrolled"}, {"batch", "on"},
+                                             {"prefetch", "4"}, {"ctas_per_sm", "3"}}}) {
+      const KernelInstance k = instance(problem, config);
+      SCOPED_TRACE(k.problem.to_string() + " " + k.config.to_string());
+      const std::int64_t k_steps = k.problem.integer("K") / 128, steps = split_steps(k);
+      const std::int64_t prefetch = k.config.integer("prefetch");
+      EXPECT_EQ(k_steps % steps, 0);
+      EXPECT_EQ(steps % prefetch, 0);
+      EXPECT_EQ(static_cast<std::int64_t>(k.launch.grid.y) * steps, k_steps);
+      EXPECT_NE(k.name_expression.find(".unroll = " + std::to_string(steps) + ","), std::string::npos)
+          << k.name_expression;
+      // Another device's SM count leaves the built split as it is.
+      DeviceLimits fewer = limits_for_arch("sm_90a");
+      fewer.sm_count = 78;
+      auto other = instantiate(spec(), problem, config, fewer);
+      ASSERT_TRUE(other.ok()) << other.status().message();
+      EXPECT_EQ(split_steps(*other), steps);
+      EXPECT_EQ(other->name_expression, k.name_expression);
+    }
+  auto why = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  for (const KV& problem : std::vector<KV>{{{"M", "16"}, {"N", "1000"}, {"K", "4128"}}, {{"M", "12"}, {"K", "160"}}})
+    EXPECT_NE(why(problem, {{"path", "gemv"}, {"step_loop", "unrolled"}}).find("step_loop=unrolled"), std::string::npos);
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"splits", "3"}}).find("divide"), std::string::npos);
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"prefetch", "3"}}).find("prefetch"),
+            std::string::npos);
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"schedule", "stream"}}).find("schedule=split"),
+            std::string::npos);
+  EXPECT_EQ(why(deep, {{"path", "gemv"}, {"step_loop", "runtime"}, {"splits", "16"}}), "");
+  EXPECT_EQ(why(deep, {{"path", "wgmma"}, {"step_loop", "unrolled"}}), "");  // (the gemv path's switch)
+}
+
 // reduce=cluster: a row tile's split CTAs are one cluster where the split has 2-16 CTAs (the grid then a whole number
 // of clusters), none beyond (the partials through global memory) or without a split; the launch's shared memory holds
 // the sums; the stream schedule refuses it. stage_rounds auto: 2 at one n tile, 1 at two.
