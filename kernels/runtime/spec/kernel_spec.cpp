@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/spec/registry.hpp"
+
 namespace tl {
 
 // [SECTION] ParamSpec
@@ -330,8 +332,8 @@ HostTensor make_host_tensor(const ArgSpec& arg) {
 
 // [SECTION] instantiate
 
-Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::string, std::string>& problem,
-                                   const std::map<std::string, std::string>& config, const DeviceLimits& limits) {
+Result<ValidatedValues> validate(const KernelSpec& spec, const std::map<std::string, std::string>& problem,
+                                 const std::map<std::string, std::string>& config, const DeviceLimits& limits) {
   auto ctx = [&](const Status& s) { return s.with_context(spec.name); };
   auto p = spec.problem.resolve(problem, "problem");
   if (!p) return ctx(p.status());
@@ -345,10 +347,17 @@ Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::s
     Status s = spec.can_implement(*p, *c, limits);
     if (!s) return ctx(s);
   }
+  return ValidatedValues{std::move(*p), std::move(*c)};
+}
+
+Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::string, std::string>& problem,
+                                   const std::map<std::string, std::string>& config, const DeviceLimits& limits) {
+  auto valid = validate(spec, problem, config, limits);
+  if (!valid) return valid.status();
   KernelInstance k;
   k.spec = &spec;
-  k.problem = std::move(*p);
-  k.config = std::move(*c);
+  k.problem = std::move(valid->problem);
+  k.config = std::move(valid->config);
   k.source = spec.source;
   k.name_expression = spec.name_expression(k.problem, k.config);
   k.limits = limits;
