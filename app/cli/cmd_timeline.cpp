@@ -75,21 +75,23 @@ int run_timeline_command(const TimelineArgs& a) {
   if (!session) return report_error(session.status().message());
   Session& s = **session;
   const RunTarget& target = s.target();
-  auto inst = s.instantiate(a.kernel, *problem, *config);
-  if (!inst) {
-    if (inst.status().code() == ErrorCode::not_found) return report_error(inst.status().message());
-    return report_error("invalid problem/config: " + inst.status().message());
-  }
+  auto spec = s.registry().find(a.kernel);
+  if (!spec) return report_error(spec.status().message());
+  // The checks that build nothing (schemas, can_implement), then the GPU, then the instance (its host data).
+  if (auto valid = validate(**spec, *problem, *config, target.limits); !valid)
+    return report_error("invalid problem/config: " + valid.status().message());
 
   Timeline t;
   if (a.model) {
+    auto inst = s.instantiate(a.kernel, *problem, *config);
+    if (!inst) return report_error("invalid problem/config: " + inst.status().message());
     const ModelDevice device = model_device(target.ceilings ? &*target.ceilings : nullptr,
                                             target.device ? &*target.device : nullptr);
     auto m = model_timeline(*inst, device);
     if (!m) return report_error(m.status().message());
     t = std::move(*m);
   } else {
-    if (inst->spec->probes.empty())
+    if ((*spec)->probes.empty())
       return report_error(a.kernel + " records no timeline (it has no probes); kernels with probes: gemm.wgmma, gemm.mma");
     if (!target.device)
       return report_error("cannot record a timeline of " + a.kernel + ": no GPU: " + target.why_no_device +

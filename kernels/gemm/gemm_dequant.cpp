@@ -409,6 +409,41 @@ GemmDequantConfig dequant_config(const Values& p, const Values& c) {
   return cfg;
 }
 
+// Each path's own options and the value that leaves them unset (auto, or the default where there is no auto): set
+// otherwise on a problem that takes the other path, they were dropped without a word (the run record then named a
+// config that did not run). test_gemm_dequant checks the values against the schema's defaults.
+const std::vector<std::pair<std::string, std::string>>& gemv_only_options() {
+  static const std::vector<std::pair<std::string, std::string>> o = {
+      {"splits", "0"},       {"tile_rounds", "0"}, {"sums_once", "auto"},   {"warp_rows", "16"},
+      {"prefetch", "2"},     {"l2_prefetch", "false"}, {"schedule", "split"}, {"int4_lop3", "auto"},
+      {"fp4_fold", "true"},  {"group_sum", "false"}, {"step_scale", "auto"}, {"scale_copy", "auto"},
+      {"reduce", "auto"},    {"stage_rounds", "0"}, {"stage_copy", "auto"},  {"act_multicast", "0"},
+      {"act_first", "auto"}, {"batch", "auto"}};
+  return o;
+}
+const std::vector<std::pair<std::string, std::string>>& wgmma_only_options() {
+  static const std::vector<std::pair<std::string, std::string>> o = {
+      {"block_N", "0"}, {"block_M", "0"}, {"block_K", "128"}, {"num_stages", "0"}, {"scale_feed", "auto"}, {"k_split", "0"}};
+  return o;
+}
+
+// The first option of the path this problem does not take that is set, as a refusal naming it, the path taken and why.
+Status other_path_option(const Values& p, const Values& c, bool gemv) {
+  const std::string path = c.text("path"), taken = gemv ? "gemv" : "wgmma", other = gemv ? "wgmma" : "gemv";
+  for (const auto& [key, unset] : gemv ? wgmma_only_options() : gemv_only_options()) {
+    if (c.text(key) == unset) continue;
+    const std::string why = path != "auto" ? "path=" + path + " is set"
+                            : gemv           ? "path=auto takes gemv at M=" + p.text("M") + " of this N and K"
+                            : p.integer("M") > 16 ? "M=" + p.text("M") + " is over gemv's 16"
+                                                  : "path=auto takes wgmma at M=" + p.text("M") + " of this N and K";
+    const bool can_switch = other == "wgmma" || p.integer("M") <= 16;
+    return refuse(key + "=" + c.text(key) + " is path=" + other + "'s option, and this problem runs path=" + taken +
+                  " (" + why + "), which has no use for it: leave " + key + " at " + unset +
+                  (can_switch ? " or set path=" + other : std::string()));
+  }
+  return Status::success();
+}
+
 Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (p.integer("K") % 32 != 0)
     return refuse("K=" + p.text("K") + " is not a multiple of 32: a row of W is K/2 bytes and TMA copies rows in "
@@ -416,6 +451,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
   if (c.text("path") == "gemv" && p.integer("M") > 16)
     return refuse("path=gemv takes M <= 16 (its activations are mma.sync's 8- or 16-wide N); M=" + p.text("M") +
                   " needs path=wgmma (or auto)");
+  if (Status st = other_path_option(p, c, gemv_path(p, c)); !st.ok()) return st;
   if (gemv_path(p, c)) {
     const GemmDequantGemvConfig cfg = gemv_config(p, c);
     if (cfg.stream && cfg.cluster_reduce)
@@ -440,6 +476,9 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                       "into clusters of that many row-tile CTAs: it needs stage_copy=tma and a grid of row tiles (" +
                       std::to_string(grid.x) + " here) that it divides; else set act_multicast=1");
     }
+    if (c.boolean("group_sum") && !cfg.group_sum)
+      return refuse("group_sum=true converts int4 codes in groups of 128 k (a step's one scale); this problem has " +
+                    p.text("wtype") + " weights in groups of " + p.text("group") + ": leave group_sum at false");
     if (cfg.step_scale && cfg.group % kGemvStepK != 0)
       return refuse("step_scale=on scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
                     p.text("group") + " gives a step several scales: set step_scale=off or auto (or group=128)");
@@ -650,7 +689,7 @@ KernelSpec gemm_dequant_spec() {
                                   "gemv, int4 with group 128: each code pair converted by one LOP3 with its +136 "
                                   "bias left in (no subtraction, no scale multiply), each step's mma.sync sums "
                                   "started at -136 x the step's activation sums and scaled once by one FFMA a sum "
-                                  "(the weights are then not rounded to bf16(code x scale)); ignored for fp4 and "
+                                  "(the weights are then not rounded to bf16(code x scale)); refused for fp4 and "
                                   "groups 32 and 64"),
                ParamSpec::enumeration("step_scale", "auto", {"auto", "on", "off"},
                                       "gemv, group 128 (int4 or fp4; a 128-k step's one scale): on = the codes "

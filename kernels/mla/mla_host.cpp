@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <limits>
+#include <list>
+#include <mutex>
 
 #include "runtime/core/numeric.hpp"
 #include "runtime/spec/kernel_spec.hpp"
@@ -60,6 +63,57 @@ Status memory_refusal(double bytes, const std::string& what, const std::string& 
   return make_error(ErrorCode::unsupported, what + " of this problem take " + gb +
                                                 " GB, more than any Hopper GPU holds (144 GB; an H100 has 80 GB): use a "
                                                 "smaller " + fix);
+}
+
+std::shared_ptr<const void> shared_problem_data(const std::string& kind, const Values& problem,
+                                                const std::function<std::shared_ptr<const void>()>& build,
+                                                const std::function<std::size_t(const void*)>& bytes) {
+  struct Entry {
+    std::string key;
+    std::shared_future<std::shared_ptr<const void>> data;
+    std::size_t bytes = 0;  // 0 while it is built
+  };
+  static std::mutex mutex;
+  static std::list<Entry> entries;  // newest first
+  constexpr std::size_t kKeep = 4, kOlderBytes = std::size_t{1} << 30;
+  const std::string key = kind + '|' + problem.to_string();
+  std::promise<std::shared_ptr<const void>> made;
+  std::unique_lock lock(mutex);
+  for (auto it = entries.begin(); it != entries.end(); ++it)
+    if (it->key == key) {
+      entries.splice(entries.begin(), entries, it);
+      const auto data = it->data;
+      lock.unlock();  // a build in progress is waited for outside the lock
+      return data.get();
+    }
+  entries.push_front({key, made.get_future().share(), 0});
+  lock.unlock();
+  std::shared_ptr<const void> value;
+  try {
+    value = build();
+  } catch (...) {
+    made.set_exception(std::current_exception());
+    lock.lock();
+    entries.remove_if([&](const Entry& e) { return e.key == key; });
+    throw;
+  }
+  made.set_value(value);
+  lock.lock();
+  std::size_t total = 0, kept = 0;
+  for (auto it = entries.begin(); it != entries.end();) {
+    if (it->key == key) it->bytes = std::max<std::size_t>(1, bytes(value.get()));
+    const bool built = it->bytes > 0;  // one being built elsewhere stays (its builder fills it in)
+    if (built && kept > 0 && (kept >= kKeep || total + it->bytes > kOlderBytes)) {
+      it = entries.erase(it);
+      continue;
+    }
+    if (built) {
+      total += kept > 0 ? it->bytes : 0;
+      ++kept;
+    }
+    ++it;
+  }
+  return value;
 }
 
 std::vector<LayoutInfo> consumer_layouts(const MlaDecodePlan& plan, const std::string& dtype) {

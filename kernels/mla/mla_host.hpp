@@ -5,8 +5,11 @@
 // sampled rows computed once).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@ struct HostTensor;
 struct LayoutInfo;
 struct OutputSampling;
 class Status;
+class Values;
 }  // namespace tl
 
 namespace tl::mla {
@@ -39,6 +43,22 @@ Status hopper_refusal(const std::string& kernel, unsigned smem_bytes, const Devi
 // has 80 GB), refused before anything is built: its host data alone (block tables, index lists) took minutes and
 // gigabytes before the allocation failed. `fix` names the parameters to make smaller.
 Status memory_refusal(double bytes, const std::string& what, const std::string& fix);
+
+// The host data a problem determines (index lists, block tables, lengths), built once per problem and shared: a
+// spec's launch, args, flops, min_bytes, probe_capacity and each thread of its reference all ask for it, and a bench
+// instantiates twice; at 88 GB problems each build took a minute on one thread. `kind` keeps the specs' apart; the
+// last few problems' stay (the newest always, older ones while they total under 1 GiB, `bytes` each); concurrent
+// askers of one problem wait for one build. A build that throws is not kept.
+std::shared_ptr<const void> shared_problem_data(const std::string& kind, const Values& problem,
+                                                const std::function<std::shared_ptr<const void>()>& build,
+                                                const std::function<std::size_t(const void*)>& bytes);
+
+template <class Data>
+std::shared_ptr<const Data> problem_data(const std::string& kind, const Values& problem) {
+  return std::static_pointer_cast<const Data>(shared_problem_data(
+      kind, problem, [&] { return std::shared_ptr<const void>(std::make_shared<const Data>(problem)); },
+      [](const void* d) { return static_cast<const Data*>(d)->host_bytes(); }));
+}
 
 // The consumers' tiles and accumulators (mla.decode's plan), as the Layouts panel shows them.
 std::vector<LayoutInfo> consumer_layouts(const MlaDecodePlan& plan, const std::string& dtype = "bf16");

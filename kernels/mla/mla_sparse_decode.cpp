@@ -1,10 +1,11 @@
 // Host spec of mla.sparse_decode: DeepSeek Sparse Attention decoding over FlashMLA's V3.2 FP8 paged KV cache.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
-#include <cstring>
 
 #include "mla/mla_schedule.hpp"
 #include "mla/mla_sparse_decode_plan.hpp"
@@ -118,20 +119,29 @@ struct Dims {
     num_tokens = cache.num_blocks * bs;
     const bool invalid = p.boolean("invalid"), all_invalid = p.boolean("all_invalid");
     indices.assign(u(requests * topk), -1);
+    // perm is the identity on [0, its size) at each request's start: the positions a shuffle moved are put back
+    // after it (O(topk) a request; iota over the whole cache per request took minutes at 88 GB problems).
     std::vector<std::int32_t> perm;
+    std::vector<std::int64_t> moved;
     for (std::int64_t r = 0; r < requests; ++r) {
       const std::int64_t i = r / sq, n = cache.lens[u(i)];
       // min(n, topk) distinct positions of [0, n), a partial Fisher-Yates on hashes; -1 after them (FlashMLA pads so)
-      perm.resize(u(n));
-      std::iota(perm.begin(), perm.end(), 0);
+      if (std::int64_t have = static_cast<std::int64_t>(perm.size()); have < n) {
+        perm.resize(u(n));
+        std::iota(perm.begin() + have, perm.end(), static_cast<std::int32_t>(have));
+      }
       const std::int64_t take = std::min(n, topk);
       std::int32_t* row = indices.data() + r * topk;
       for (std::int64_t k = 0; k < take; ++k) {
         const std::int64_t j = k + static_cast<std::int64_t>(num::hash64(0x5D01 + u(r), u(k)) % u(n - k));
         std::swap(perm[u(k)], perm[u(j)]);
+        moved.push_back(j);
         const std::int64_t pos = perm[u(k)];
         row[k] = static_cast<std::int32_t>(cache.table[u(i * cache.table_stride + pos / bs)] * bs + pos % bs);
       }
+      for (std::int64_t j : moved) perm[u(j)] = static_cast<std::int32_t>(j);
+      for (std::int64_t k = 0; k < take; ++k) perm[u(k)] = static_cast<std::int32_t>(k);
+      moved.clear();
       for (std::int64_t k = 0; k < topk; ++k)
         if (invalid && num::hash64(0x5D02, u(r * topk + k)) % 8 == 0) row[k] = mla::invalid_index(num::hash64(0x5D03, u(r * topk + k)), num_tokens);
       if (all_invalid && num::hash64(0x5D04, u(r)) % 4 == 0) std::fill(row, row + topk, mla::invalid_index(num::hash64(0x5D05, u(r)), num_tokens));
@@ -144,12 +154,29 @@ struct Dims {
     sink = mla::sparse_sinks(h, p.boolean("sink"));
     lens.resize(u(requests));
     for (std::int64_t r = 0; r < requests; ++r) lens[u(r)] = std::min<std::int32_t>(topk_len[u(r / sq)], static_cast<std::int32_t>(topk));
+    // The distinct valid cache rows the attended entries name (min_bytes), by a bitmap over the cache's tokens.
+    std::vector<std::uint64_t> seen(u((num_tokens + 63) / 64), 0);
+    for (std::int64_t r = 0; r < requests; ++r)
+      for (std::int64_t j = 0; j < lens[u(r)]; ++j)
+        if (const std::int32_t e = indices[u(r * topk + j)]; valid(e)) {
+          std::uint64_t& word = seen[u(e / 64)];
+          const std::uint64_t bit = std::uint64_t{1} << (e % 64);
+          distinct_rows += (word & bit) == 0;
+          word |= bit;
+        }
   }
+  std::int64_t distinct_rows = 0;  // distinct valid cache rows among the attended entries
   bool valid(std::int32_t idx) const { return idx >= 0 && idx < num_tokens; }
+  std::size_t host_bytes() const {
+    return 4 * (indices.size() + topk_len.size() + sink.size() + lens.size() + cache.lens.size() + cache.table.size());
+  }
   // Byte offset of token idx's row in the cache.
   std::int64_t row_offset(std::int32_t idx) const { return (idx / bs) * rows_per_block * kRow + (idx % bs) * kRow; }
   double attended() const { return std::accumulate(lens.begin(), lens.end(), 0.0); }
 };
+
+// The problem's Dims, built once per problem (mla::problem_data): every hook below and each reference thread ask.
+std::shared_ptr<const Dims> dims_of(const Values& p) { return mla::problem_data<Dims>("mla.sparse_decode", p); }
 
 mla::SplitSchedule schedule(const Dims& x, const Values& c, const DeviceLimits& l) {
   const std::int64_t sms = c.integer("sms") > 0 ? c.integer("sms") : std::max(l.sm_count, 1);
@@ -181,7 +208,8 @@ Result<std::vector<double>> sparse_reference(const Values& p, const ReferenceInp
                                              const std::vector<std::int64_t>& idx) {
   if (output != "O" && output != "LSE")
     return make_error(ErrorCode::invalid_argument, "mla.sparse_decode has outputs O and LSE, not " + output);
-  const Dims x(p);
+  const auto dims = dims_of(p);
+  const Dims& x = *dims;
   const HostTensor &Q = in.tensor("Q"), &KV = in.tensor("KV"), &ind = in.tensor("indices"),
                    &tlen = in.tensor("topk_length"), &sink = in.tensor("sink");
   // The query row (request r = i * s_q + s, head hh) of each sampled position, as key r * h_q + hh.
@@ -300,12 +328,12 @@ KernelSpec mla_sparse_decode_spec() {
                                   "qk_warpgroups=1: the consumers' wgmma descriptors built in uniform registers from "
                                   "warp-uniform values, as mla.decode's (consumer 0's Q K^T issue 487 -> 209 SASS "
                                   "instructions a block, exact; 0.995-1.010x at V3.2 b 64 / 128 h 128 and b 128 h 64 "
-                                  "on an H100: off; no effect with qk_warpgroups=2; docs/perf.md)"),
+                                  "on an H100: off; refused with qk_warpgroups=2; docs/perf.md)"),
                ParamSpec::boolean("lean_softmax", false,
                                   "qk_warpgroups=1: consumer 0's softmax stores P into the P tile by stmatrix (4 x4 "
                                   "stores a thread and block instead of 16 32-bit ones) and starts each row's max and "
                                   "sum from its first values, not -inf and 0 (exact; 0.992-1.006x, with uniform_desc "
-                                  "0.995-1.025x at the three anchors on an H100: off; no effect with qk_warpgroups=2; "
+                                  "0.995-1.025x at the three anchors on an H100: off; refused with qk_warpgroups=2; "
                                   "docs/perf.md)"),
                ParamSpec::enumeration("peer_copy", "auto", {"auto", "store", "bulk", "bulk_half"},
                                       "crossover: how a CTA's producer writes its half of each block into the peer's "
@@ -353,6 +381,11 @@ KernelSpec mla_sparse_decode_spec() {
     if ((c.text("gather") == "regs" || c.text("gather") == "paired") && c.integer("qk_warpgroups") != 1)
       return refuse("gather=" + c.text("gather") +
                     " needs qk_warpgroups=1 (consumer 1 then runs only P V, in 168 registers): set one of them");
+    // Set with two Q K^T warpgroups they were dropped without a word (mla.decode refuses the same).
+    for (const char* key : {"uniform_desc", "lean_softmax"})
+      if (c.boolean(key) && c.integer("qk_warpgroups") != 1)
+        return refuse(std::string(key) + "=true is the one Q K^T warpgroup's (consumer 0's): it needs qk_warpgroups=1 (or " +
+                      key + "=false)");
     if (c.integer("c1_rows") > 0 &&
         (sparse_config(c, p.integer("heads")).gather != MlaSparseGather::regs || !sparse_config(c, p.integer("heads")).hybrid))
       return refuse("c1_rows needs gather=regs with hybrid (consumer 1 converts beside the hybrid producer): hybrid=true, "
@@ -377,7 +410,8 @@ KernelSpec mla_sparse_decode_spec() {
     return name_expression(sparse_config(c, p.integer("heads")));
   };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     const mla::SplitSchedule sch = schedule(x, c, l);
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
@@ -389,7 +423,8 @@ KernelSpec mla_sparse_decode_spec() {
     return g;
   };
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     const mla::SplitSchedule sch = schedule(x, c, l);
     const MlaSparseDecodePlan plan = make_plan(sparse_config(c));
     const std::int64_t ws = sch.any_split ? std::int64_t{sch.total_splits} * x.h : 1;
@@ -422,19 +457,15 @@ KernelSpec mla_sparse_decode_spec() {
   };
   // FlashMLA's counting: both GEMMs over every attended entry (topk, or topk_length), valid or not.
   k.flops = [](const Values& p) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     return 2.0 * d(x.h) * d(kDQK + kDV) * x.attended();
   };
   // q and out once, and each distinct valid cache row once (656 bytes), as FlashMLA's benchmark counts.
   k.min_bytes = [](const Values& p) {
-    const Dims x(p);
-    std::vector<std::int32_t> seen;
-    for (std::int64_t r = 0; r < x.requests; ++r)
-      for (std::int64_t j = 0; j < x.lens[u(r)]; ++j)
-        if (const std::int32_t e = x.indices[u(r * x.topk + j)]; x.valid(e)) seen.push_back(e);
-    std::sort(seen.begin(), seen.end());
-    const auto distinct = std::unique(seen.begin(), seen.end()) - seen.begin();
-    return 2.0 * d(x.requests * x.h) * d(kDQK + kDV) + d(distinct) * d(kRow);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
+    return 2.0 * d(x.requests * x.h) * d(kDQK + kDV) + d(x.distinct_rows) * d(kRow);
   };
   k.reference = sparse_reference;
   // As mla.decode's: O is rounded to bf16 (P too, before P V); the dequantized cache is exact in bf16.
@@ -445,7 +476,8 @@ KernelSpec mla_sparse_decode_spec() {
   // Per warp and block: at most 16 marks (producer: index, load_wait, load_issue, dequant and four copy_wait regions;
   // consumers: four regions), plus per request the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     const mla::SplitSchedule sch = schedule(x, c, l);
     return static_cast<std::uint32_t>(16 * sch.payload + 4 * x.requests + 64);
   };

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 
 #include "mla/mla_schedule.hpp"
@@ -130,10 +131,17 @@ struct Dims {
                                              : static_cast<std::int32_t>(num::hash64(0x5E07, u(r)) % u(topk + 1));
     sink = mla::sparse_sinks(h, p.boolean("sink"));
     lens = topk_len;
+    for (std::int64_t r = 0; r < sq; ++r)
+      for (std::int64_t j = 0; j < lens[u(r)]; ++j) valid_entries += valid(indices[u(r * topk + j)]);
   }
+  std::int64_t valid_entries = 0;  // valid indices among the attended entries
   bool valid(std::int32_t idx) const { return idx >= 0 && idx < skv; }
+  std::size_t host_bytes() const { return 4 * (indices.size() + topk_len.size() + sink.size() + lens.size()); }
   double attended() const { return std::accumulate(lens.begin(), lens.end(), 0.0); }
 };
+
+// The problem's Dims, built once per problem (mla::problem_data): every hook below and each reference thread ask.
+std::shared_ptr<const Dims> dims_of(const Values& p) { return mla::problem_data<Dims>("mla.sparse_prefill", p); }
 
 // No split: the tokens are dealt out whole over num_parts parts (persistent CTAs), each part a run of consecutive
 // tokens whose cost (blocks of 64 entries plus one for the token's epilogue) is about total / num_parts, in the
@@ -190,7 +198,8 @@ Result<std::vector<double>> prefill_reference(const Values& p, const ReferenceIn
                                               const std::vector<std::int64_t>& idx) {
   if (output != "O" && output != "LSE" && output != "max_logits")
     return make_error(ErrorCode::invalid_argument, "mla.sparse_prefill has outputs O, max_logits and LSE, not " + output);
-  const Dims x(p);
+  const auto dims = dims_of(p);
+  const Dims& x = *dims;
   const HostTensor &Q = in.tensor("Q"), &KV = in.tensor("KV"), &ind = in.tensor("indices"),
                    &tlen = in.tensor("topk_length"), &sink = in.tensor("sink");
   // Query row r * h + head of each sampled position (O [s_q, h, 512]; LSE and max_logits [s_q, h]).
@@ -311,7 +320,8 @@ KernelSpec mla_sparse_prefill_spec() {
   };
   k.name_expression = [](const Values& p, const Values& c) { return name_expression(prefill_config(p, c)); };
   k.launch = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     LaunchGeometry g;
     const auto parts = static_cast<std::uint32_t>(whole_tokens(x, c, l).num_parts);
     const auto tiles = static_cast<std::uint32_t>(x.m_tiles);
@@ -325,7 +335,8 @@ KernelSpec mla_sparse_prefill_spec() {
     return g;
   };
   k.args = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     const WholeTokens w = whole_tokens(x, c, l);
     const MlaSparsePrefillPlan plan = make_plan(prefill_config(p, c));
     ArgSpec q = ArgSpec::tensor("Q", DType::bf16, {x.sq, x.h, kDQK}, ArgRole::in, {.lo = -2, .hi = 2, .seed = 1});
@@ -356,16 +367,14 @@ KernelSpec mla_sparse_prefill_spec() {
   };
   // FlashMLA's counting: both GEMMs over every attended entry (topk, or topk_length), valid or not.
   k.flops = [](const Values& p) {
-    const Dims x(p);
+    const auto dims = dims_of(p);
+    const Dims& x = *dims;
     return 2.0 * d(x.h) * d(kDQK + kDV) * x.attended();
   };
   // FlashMLA's: each valid attended entry's KV row (576 bf16), q and out once.
   k.min_bytes = [](const Values& p) {
-    const Dims x(p);
-    double valid = 0;
-    for (std::int64_t r = 0; r < x.sq; ++r)
-      for (std::int64_t j = 0; j < x.lens[u(r)]; ++j) valid += x.valid(x.indices[u(r * x.topk + j)]);
-    return 2.0 * valid * d(kDQK) + 2.0 * d(x.sq * x.h) * d(kDQK + kDV);
+    const auto dims = dims_of(p);
+    return 2.0 * d(dims->valid_entries) * d(kDQK) + 2.0 * d(dims->sq * dims->h) * d(kDQK + kDV);
   };
   k.reference = prefill_reference;
   // As mla.decode's: O is rounded to bf16 (P too, before P V).
@@ -376,7 +385,7 @@ KernelSpec mla_sparse_prefill_spec() {
   // Per warp and block: at most 10 marks (producer: index, load_wait, load_issue, chained twice per half: 9 a block;
   // consumers: four regions), plus per token the epilogue.
   k.probe_capacity = [](const Values& p, const Values& c, const DeviceLimits& l) {
-    const WholeTokens w = whole_tokens(Dims(p), c, l);
+    const WholeTokens w = whole_tokens(*dims_of(p), c, l);
     // dynamic: a CTA may take more than its static share (room for half as much again).
     const std::uint32_t n = static_cast<std::uint32_t>(10 * w.most_blocks + 4 * w.most_tokens + 64);
     return dynamic_schedule(p, c) ? n + n / 2 : n;

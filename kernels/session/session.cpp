@@ -153,21 +153,29 @@ RunRecord Session::run(const PreparedKernel& kernel, RunOptions options) {
 
 Result<Session::Bench> Session::bench(const std::string& kernel, const std::map<std::string, std::string>& problem,
                                       const std::map<std::string, std::string>& config, RunOptions options) {
-  auto inst = instantiate(kernel, problem, config);
-  if (!inst) {
-    if (inst.status().code() == ErrorCode::not_found) return inst.status();
-    return make_error(inst.status().code(), "invalid problem/config: " + inst.status().message());
-  }
+  auto spec = library_registry().find(kernel);
+  if (!spec) return spec.status();
+  auto invalid = [](const Status& s) { return make_error(s.code(), "invalid problem/config: " + s.message()); };
+  // The checks that need nothing built (schemas, can_implement, the baseline's library), then the GPU: the instance's
+  // arguments and host data (mla.sparse_decode's index lists: minutes at tens of GB) are built only for a run.
+  auto valid = validate(**spec, problem, config, target().limits);
+  if (!valid) return invalid(valid.status());
+  if (!options.vs.empty()) TL_RETURN_IF_ERROR(baseline_available(**spec, valid->problem, valid->config, options.vs));
+  if (!has_device()) return make_error(ErrorCode::no_device, "cannot run " + kernel + ": no GPU: " + target().why_no_device);
+  auto inst = tl::instantiate(**spec, problem, config, target().limits);
+  if (!inst) return invalid(inst.status());
   if (!options.vs.empty()) {
     auto b = baseline_for(*inst, options.vs);
     if (!b) return b.status();
   }
-  if (!has_device()) return make_error(ErrorCode::no_device, "cannot run " + kernel + ": no GPU: " + target().why_no_device);
-  auto prepared = prepare(kernel, problem, config);
-  if (!prepared) return prepared.status();
-  if (options.timeline) TL_RETURN_IF_ERROR(add_timeline_build(*m_jit, *prepared));
-  RunRecord record = run(*prepared, options);
-  return Bench{std::move(*prepared), std::move(record)};
+  JitOptions jo;
+  jo.arch = target().limits.arch;
+  auto compiled = m_jit->compile(compile_request(*inst, std::move(jo)));
+  if (!compiled) return compiled.status();
+  PreparedKernel prepared{std::move(*inst), std::move(*compiled), std::nullopt};
+  if (options.timeline) TL_RETURN_IF_ERROR(add_timeline_build(*m_jit, prepared));
+  RunRecord record = run(prepared, options);
+  return Bench{std::move(prepared), std::move(record)};
 }
 
 }  // namespace tl

@@ -492,6 +492,63 @@ TEST(GemmDequantSpec, RefusalsNameWhatToFix) {
   EXPECT_TRUE(why({{"M", "16"}}, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "2"}}).empty());
 }
 
+// An option of one path set on a problem that takes the other was dropped without a word: now a refusal naming it,
+// the path the problem takes and why, and what to do; each path's options at their unset values (the schema's
+// defaults) still pass, and so do the shared ones.
+TEST(GemmDequantSpec, OptionsOfTheOtherPathAreRefused) {
+  auto why = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  // gemv's options where wgmma runs: M over 16, path=wgmma set, or auto's choice at M 9-16 (8192 x 8192: wgmma).
+  const std::string big = why({{"M", "33"}}, {{"splits", "3"}});
+  EXPECT_NE(big.find("splits=3 is path=gemv's option"), std::string::npos) << big;
+  EXPECT_NE(big.find("M=33 is over gemv's 16"), std::string::npos) << big;
+  EXPECT_NE(big.find("leave splits at 0"), std::string::npos) << big;
+  EXPECT_EQ(big.find("set path=gemv"), std::string::npos) << big;
+  const std::string set = why({{"M", "4"}}, {{"path", "wgmma"}, {"warp_rows", "32"}});
+  EXPECT_NE(set.find("path=wgmma is set"), std::string::npos) << set;
+  EXPECT_NE(set.find("or set path=gemv"), std::string::npos) << set;
+  const std::string autow = why({{"M", "16"}, {"N", "8192"}, {"K", "8192"}}, {{"schedule", "stream"}});
+  EXPECT_NE(autow.find("path=auto takes wgmma at M=16"), std::string::npos) << autow;
+  // wgmma's options where gemv runs.
+  const std::string autog = why({{"M", "4"}}, {{"block_M", "32"}});
+  EXPECT_NE(autog.find("block_M=32 is path=wgmma's option"), std::string::npos) << autog;
+  EXPECT_NE(autog.find("path=auto takes gemv at M=4"), std::string::npos) << autog;
+  EXPECT_NE(autog.find("or set path=wgmma"), std::string::npos) << autog;
+  EXPECT_NE(why({{"M", "4"}}, {{"path", "gemv"}, {"scale_feed", "regs"}}).find("scale_feed=regs"), std::string::npos);
+  EXPECT_NE(why({{"M", "8"}}, {{"block_K", "64"}}).find("block_K=64"), std::string::npos);
+  // Every option of each list is refused on the other path, and its unset value is the schema's default.
+  for (const char* path : {"gemv", "wgmma"}) {
+    const bool gemv = std::string(path) == "gemv";
+    for (const ParamSpec& ps : spec().config.params) {
+      const std::string& k = ps.name;
+      static const std::set<std::string> gemv_only = {
+          "splits", "tile_rounds", "sums_once", "warp_rows", "prefetch", "l2_prefetch", "schedule", "int4_lop3",
+          "fp4_fold", "group_sum", "step_scale", "scale_copy", "reduce", "stage_rounds", "stage_copy", "act_multicast",
+          "act_first", "batch"};
+      static const std::set<std::string> wgmma_only = {"block_N", "block_M", "block_K", "num_stages", "scale_feed",
+                                                        "k_split"};
+      // A new option must say whose it is: one path's (add it to its list in gemm_dequant.cpp and here) or both's.
+      static const std::set<std::string> shared = {"path", "ctas_per_sm", "weight_layout"};
+      EXPECT_TRUE(gemv_only.count(k) + wgmma_only.count(k) + shared.count(k) == 1) << k << ": whose option is it?";
+      const bool other = gemv ? wgmma_only.count(k) > 0 : gemv_only.count(k) > 0;
+      if (!other) continue;
+      EXPECT_TRUE(why({{"M", "4"}}, {{"path", path}, {k, ps.default_value}}).empty()) << path << " " << k;
+      std::string v = ps.default_value;
+      for (const std::string& choice : ps.choices)
+        if (choice != ps.default_value) v = choice;
+      if (v == ps.default_value) v = ps.type == ParamType::bool_ ? (v == "true" ? "false" : "true") : std::to_string(ps.max);
+      const std::string m = why({{"M", "4"}}, {{"path", path}, {k, v}});
+      EXPECT_NE(m.find(k + "=" + v + " is path=" + (gemv ? "wgmma" : "gemv") + "'s option"), std::string::npos)
+          << path << " " << k << "=" << v << ": " << m;
+    }
+  }
+  // The shared options (weight_layout=plain, ctas_per_sm 1-2) stay valid on both paths.
+  EXPECT_TRUE(why({{"M", "4"}}, {{"path", "gemv"}, {"weight_layout", "plain"}, {"ctas_per_sm", "2"}}).empty());
+  EXPECT_TRUE(why({{"M", "64"}}, {{"weight_layout", "plain"}, {"ctas_per_sm", "1"}}).empty());
+}
+
 TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
   const KV wg = {{"path", "wgmma"}}, gv = {{"path", "gemv"}};
   auto with = [&](KV c) {
@@ -703,8 +760,15 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   // carries its f32 activation sums, and the launch's shared memory counts them.
   EXPECT_NE(name({}, {{"path", "gemv"}, {"group_sum", "true"}}).find(".group_sum = true"), std::string::npos);
   EXPECT_NE(name({}, {{"path", "gemv"}}).find(".group_sum = false"), std::string::npos);
-  for (const KV& p : std::vector<KV>{{{"wtype", "fp4"}}, {{"group", "64"}}, {{"group", "32"}}})
-    EXPECT_NE(name(p, {{"path", "gemv"}, {"group_sum", "true"}}).find(".group_sum = false"), std::string::npos);
+  // Set where it cannot apply it was dropped without a word: refused, naming why.
+  for (const KV& p : std::vector<KV>{{{"wtype", "fp4"}}, {{"group", "64"}}, {{"group", "32"}}}) {
+    KV problem = p;
+    problem["M"] = "4";
+    auto k = instantiate(spec(), problem, {{"path", "gemv"}, {"group_sum", "true"}}, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(k.ok());
+    EXPECT_NE(k.status().message().find("group_sum=true converts int4 codes in groups of 128"), std::string::npos)
+        << k.status().message();
+  }
   for (const char* m : {"1", "16"}) {
     const KernelInstance k =
         instance({{"M", m}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}, {"group_sum", "true"}});

@@ -6,10 +6,17 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
+#include <atomic>
 #include <limits>
+#include <numeric>
 #include <set>
+#include <stdexcept>
+#include <thread>
 
 #include "library/library.hpp"
+#include "mla/mla_host.hpp"
+#include "mla/mla_schedule.hpp"
 #include "runtime/core/numeric.hpp"
 #include "runtime/measure/bench.hpp"
 #include "tests/support/kernel_args.hpp"
@@ -294,6 +301,110 @@ TEST(MlaSparseDecode, IndicesLengthsAndSinks) {
   EXPECT_EQ(kinds.size(), 2u) << "negative and past-the-cache indices";
   EXPECT_GT(all_bad_rows, 0);
   EXPECT_LT(all_bad_rows, 8);
+}
+
+// The indices as the spec first built them: per request a fresh identity permutation of the request's whole cache
+// (O(seq_k) a request), partially shuffled; the spec now puts back only the positions it moved (O(topk) a request).
+// Both must give the same lists, and min_bytes the same distinct rows (the spec now counts them by a bitmap).
+TEST(MlaSparseDecode, IndicesAreTheWholeCacheShufflesAndMinBytesTheirDistinctRows) {
+  for (const KV& p : {KV{{"batch", "5"}, {"seq_q", "3"}, {"heads", "64"}, {"seq_k", "700"}, {"topk", "576"},
+                         {"varlen", "true"}, {"block_size", "61"}, {"topk_length", "true"}},
+                      KV{{"batch", "9"}, {"seq_q", "2"}, {"heads", "64"}, {"seq_k", "300"}, {"topk", "100"},
+                         {"zero_lengths", "true"}, {"block_size", "2"}, {"invalid", "true"}, {"all_invalid", "true"}},
+                      KV{{"batch", "4"}, {"seq_q", "1"}, {"heads", "128"}, {"seq_k", "5000"}, {"topk", "64"},
+                         {"varlen", "true"}, {"padded_blocks", "true"}}}) {
+    const KernelInstance k = make(p);
+    const auto idx = data_of<std::int32_t>(k, "indices");
+    const auto tl = data_of<std::int32_t>(k, "topk_length");
+    const std::int64_t b = std::stoll(p.at("batch")), sq = std::stoll(p.at("seq_q")), topk = std::stoll(p.at("topk"));
+    const std::int64_t bs = p.count("block_size") ? std::stoll(p.at("block_size")) : 64;
+    const mla::PagedCache cache = mla::make_paged_cache(b, std::stoll(p.at("seq_k")), sq, p.count("varlen") > 0,
+                                                        p.count("zero_lengths") > 0, bs);
+    const std::int64_t capacity = cache.num_blocks * bs;
+    std::vector<std::int32_t> seen;
+    for (std::int64_t r = 0; r < b * sq; ++r) {
+      const std::int64_t i = r / sq, n = cache.lens[static_cast<std::size_t>(i)];
+      std::vector<std::int32_t> perm(static_cast<std::size_t>(n));
+      std::iota(perm.begin(), perm.end(), 0);
+      for (std::int64_t j = 0; j < std::min(n, topk); ++j) {
+        const std::int64_t s = j + static_cast<std::int64_t>(num::hash64(0x5D01 + static_cast<std::uint64_t>(r),
+                                                                         static_cast<std::uint64_t>(j)) %
+                                                             static_cast<std::uint64_t>(n - j));
+        std::swap(perm[static_cast<std::size_t>(j)], perm[static_cast<std::size_t>(s)]);
+        const std::int64_t pos = perm[static_cast<std::size_t>(j)];
+        const std::int32_t want =
+            static_cast<std::int32_t>(cache.table[static_cast<std::size_t>(i * cache.table_stride + pos / bs)] * bs + pos % bs);
+        const std::int32_t got = idx[static_cast<std::size_t>(r * topk + j)];
+        // The invalid options overwrite some entries afterwards: those are checked by IndicesLengthsAndSinks.
+        if (got >= 0 && got < capacity) {
+          ASSERT_EQ(got, want) << "request " << r << " entry " << j;
+        }
+      }
+      for (std::int64_t j = 0; j < std::min<std::int64_t>(tl[static_cast<std::size_t>(i)], topk); ++j)
+        if (const std::int32_t e = idx[static_cast<std::size_t>(r * topk + j)]; e >= 0 && e < capacity) seen.push_back(e);
+    }
+    std::sort(seen.begin(), seen.end());
+    const double distinct = static_cast<double>(std::unique(seen.begin(), seen.end()) - seen.begin());
+    const double h = std::stod(p.at("heads"));
+    EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * static_cast<double>(b * sq) * h * (576 + 512) + distinct * 656);
+  }
+}
+
+// The problem's host data is built once and shared: by the hooks of one instantiate, a second instantiate, and the
+// reference's threads, which wait for the one build; another kind or problem builds its own; a build that throws
+// is not kept.
+struct Counted {
+  explicit Counted(const Values&) { ++builds; }
+  std::size_t host_bytes() const { return 1; }
+  static inline std::atomic<int> builds{0};
+};
+
+TEST(MlaSparseDecode, ProblemDataIsBuiltOncePerProblem) {
+  const Values a = sparse().problem.defaults();
+  Values b = a;
+  b.set("batch", "3");
+  const auto first = mla::problem_data<Counted>("test.counted", a);
+  EXPECT_EQ(Counted::builds.load(), 1);
+  EXPECT_EQ(mla::problem_data<Counted>("test.counted", a).get(), first.get());
+  EXPECT_EQ(Counted::builds.load(), 1);
+  EXPECT_NE(mla::problem_data<Counted>("test.counted", b).get(), first.get());
+  EXPECT_NE(mla::problem_data<Counted>("test.other", a).get(), first.get());
+  EXPECT_EQ(Counted::builds.load(), 3);
+  Values c = a;
+  c.set("batch", "7");
+  std::vector<std::thread> threads;
+  std::vector<const void*> got(8);
+  for (std::size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] { got[t] = mla::problem_data<Counted>("test.counted", c).get(); });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(Counted::builds.load(), 4);
+  for (const void* g : got) EXPECT_EQ(g, got[0]);
+  int tries = 0;
+  const auto fail = [&]() -> std::shared_ptr<const void> {
+    ++tries;
+    throw std::runtime_error("no");
+  };
+  EXPECT_THROW(mla::shared_problem_data("test.throw", a, fail, [](const void*) { return std::size_t{1}; }),
+               std::runtime_error);
+  EXPECT_THROW(mla::shared_problem_data("test.throw", a, fail, [](const void*) { return std::size_t{1}; }),
+               std::runtime_error);
+  EXPECT_EQ(tries, 2) << "a failed build is tried again";
+
+  // The spec itself: a second instantiate of one problem (bench's check, then its run) gives the same data.
+  const KV p = {{"batch", "3"}, {"seq_q", "2"}, {"seq_k", "900"}, {"topk", "256"}};
+  EXPECT_EQ(data_of<std::int32_t>(make(p), "indices"), data_of<std::int32_t>(make(p), "indices"));
+}
+
+// uniform_desc and lean_softmax are consumer 0's with one Q K^T warpgroup: with two they were dropped without a word.
+TEST(MlaSparseDecode, OneWarpgroupSwitchesAreRefusedWithTwo) {
+  for (const char* key : {"uniform_desc", "lean_softmax"}) {
+    auto r = instantiate(sparse(), {}, {{key, "true"}, {"qk_warpgroups", "2"}}, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_NE(r.status().message().find(std::string(key) + "=true is the one Q K^T warpgroup's"), std::string::npos)
+        << r.status().message();
+    EXPECT_TRUE(instantiate(sparse(), {}, {{key, "true"}}, limits_for_arch("sm_90a")).ok()) << key;
+    EXPECT_TRUE(instantiate(sparse(), {}, {{key, "false"}, {"qk_warpgroups", "2"}}, limits_for_arch("sm_90a")).ok());
+  }
 }
 
 TEST(MlaSparseDecode, FlopsCountAsFlashMla) {

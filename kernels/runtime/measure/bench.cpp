@@ -106,17 +106,34 @@ std::string baseline_of(const KernelInstance& instance) {
   return b ? baseline_library(b->kind) : "";
 }
 
-Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs) {
+namespace {
+
+// baseline_for's and baseline_available's first checks; the spec's baseline on success.
+Result<BaselineSpec> available_baseline(const KernelSpec* spec, const Values& problem, const Values& config,
+                                        const std::string& vs) {
   if (vs != "cublas" && vs != "cudnn")
     return make_error(ErrorCode::invalid_argument, "unknown baseline '" + vs + "' (valid: cublas, cudnn)");
-  const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
+  const std::string name = spec ? spec->name : std::string("this kernel");
   std::optional<BaselineSpec> b;
-  if (instance.spec && instance.spec->baseline) b = instance.spec->baseline(instance.problem, instance.config);
-  const std::string library = library_title(vs);
+  if (spec && spec->baseline) b = spec->baseline(problem, config);
   if (!b || baseline_library(b->kind) != vs)
-    return make_error(ErrorCode::unsupported, "--vs " + vs + ": " + name + " has no " + library +
+    return make_error(ErrorCode::unsupported, "--vs " + vs + ": " + name + " has no " + library_title(vs) +
                                                   " equivalent (`tilelab kernels` names each kernel's: \"baseline: --vs " +
                                                   vs + "\")");
+  return *b;
+}
+
+}  // namespace
+
+Status baseline_available(const KernelSpec& spec, const Values& problem, const Values& config, const std::string& vs) {
+  return available_baseline(&spec, problem, config, vs).status();
+}
+
+Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs) {
+  auto b = available_baseline(instance.spec, instance.problem, instance.config, vs);
+  if (!b) return b.status();
+  const std::string name = instance.spec ? instance.spec->name : std::string("this kernel");
+  const std::string library = library_title(vs);
   // The launch's tensor of that name as the baseline reads it: its dtype, and its shape (exact), or for varlen
   // sequences rows of `row` = (heads, dim) covering at least `elements` (packed sequences or a padded cache).
   auto expect = [&](const std::string& tensor, DType dt, const std::vector<std::int64_t>& shape,

@@ -73,6 +73,9 @@ int built_stages(const KernelInstance& instance);
 // invalid_argument for an unknown `vs`, unsupported for a kernel without that library's equivalent. A problem the
 // library cannot run (cudnn: a head dim over 256) still gets its spec: the worker reports the refusal as its row.
 Result<BaselineSpec> baseline_for(const KernelInstance& instance, const std::string& vs);
+// Its first checks alone, from the validated values (no instance: nothing built): `vs` is a library and the spec has
+// that library's equivalent for this problem and config. Errors as baseline_for's.
+Status baseline_available(const KernelSpec& spec, const Values& problem, const Values& config, const std::string& vs);
 // The library `vs` takes for this instance ("cublas", "cudnn"), "" when it has no baseline.
 std::string baseline_of(const KernelInstance& instance);
 

@@ -1,4 +1,4 @@
-// Schema validation, key=value parsing, arch limits, host tensors and instantiate().
+// Schema validation, key=value parsing, arch limits and host tensors (instantiate() is in registry.cpp).
 #include "runtime/spec/kernel_spec.hpp"
 
 #include <algorithm>
@@ -328,47 +328,7 @@ HostTensor make_host_tensor(const ArgSpec& arg) {
   return t;
 }
 
-// [SECTION] instantiate
-
-Result<KernelInstance> instantiate(const KernelSpec& spec, const std::map<std::string, std::string>& problem,
-                                   const std::map<std::string, std::string>& config, const DeviceLimits& limits) {
-  auto ctx = [&](const Status& s) { return s.with_context(spec.name); };
-  auto p = spec.problem.resolve(problem, "problem");
-  if (!p) return ctx(p.status());
-  auto c = spec.config.resolve(config, "config");
-  if (!c) return ctx(c.status());
-  if (limits.cc < spec.min_cc)
-    return make_error(ErrorCode::unsupported, spec.name + " needs compute capability " + std::to_string(spec.min_cc / 10) +
-                                                  "." + std::to_string(spec.min_cc % 10) + " or newer; " +
-                                                  limits.arch + " is older");
-  if (spec.can_implement) {
-    Status s = spec.can_implement(*p, *c, limits);
-    if (!s) return ctx(s);
-  }
-  KernelInstance k;
-  k.spec = &spec;
-  k.problem = std::move(*p);
-  k.config = std::move(*c);
-  k.source = spec.source;
-  k.name_expression = spec.name_expression(k.problem, k.config);
-  k.limits = limits;
-  k.launch = spec.launch(k.problem, k.config, limits);
-  if (spec.pre_launch) k.pre_launch = spec.pre_launch(k.problem, k.config, limits);
-  k.args = spec.args(k.problem, k.config, limits);
-  k.flops = spec.flops ? spec.flops(k.problem) : 0;
-  k.min_bytes = spec.min_bytes ? spec.min_bytes(k.problem) : 0;
-  if (spec.tolerance) k.tolerance = spec.tolerance(k.problem, k.problem.has("dtype") ? k.problem.dtype() : DType::f32);
-  const auto& b = k.launch.block;
-  if (std::uint64_t(b.x) * b.y * b.z > static_cast<std::uint64_t>(limits.max_threads_per_block))
-    return make_error(ErrorCode::unsupported, spec.name + ": " + std::to_string(b.x * b.y * b.z) +
-                                                  " threads per block is over the limit of " +
-                                                  std::to_string(limits.max_threads_per_block));
-  if (k.launch.dynamic_smem > static_cast<std::size_t>(limits.smem_per_block_optin))
-    return make_error(ErrorCode::unsupported, spec.name + ": needs " + std::to_string(k.launch.dynamic_smem) +
-                                                  " bytes of shared memory per block; " + limits.arch + " allows " +
-                                                  std::to_string(limits.smem_per_block_optin));
-  return k;
-}
+// [SECTION] compile requests, models, baselines (instantiate and validate: registry.cpp)
 
 CompileRequest compile_request(const KernelInstance& k, JitOptions options) {
   CompileRequest r;

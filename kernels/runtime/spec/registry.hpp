@@ -30,6 +30,15 @@ class Registry {
 // The process-wide registry.
 Registry& kernel_registry();
 
+// The key=value maps checked against the schemas (defaults filled in) and can_implement: what instantiate checks
+// before it builds the launch, the arguments and the problem's host data (which can take long: mla.sparse_decode's
+// index lists at tens of GB). Errors as instantiate's.
+struct ValidatedValues {
+  Values problem, config;
+};
+Result<ValidatedValues> validate(const KernelSpec& spec, const std::map<std::string, std::string>& problem,
+                                 const std::map<std::string, std::string>& config, const DeviceLimits& limits);
+
 // Everything a launch needs for one kernel, problem and config: the resolved instance (launch geometry,
 // arguments, FLOPs/bytes, tolerance, spec->reference) and the compiled code (cubin, lowered name, resources).
 struct PreparedKernel {
