@@ -418,7 +418,7 @@ const std::vector<std::pair<std::string, std::string>>& gemv_only_options() {
       {"prefetch", "2"},     {"l2_prefetch", "false"}, {"schedule", "split"}, {"int4_lop3", "auto"},
       {"fp4_fold", "true"},  {"group_sum", "false"}, {"step_scale", "auto"}, {"scale_copy", "auto"},
       {"reduce", "auto"},    {"stage_rounds", "0"}, {"stage_copy", "auto"},  {"act_multicast", "0"},
-      {"act_first", "auto"}, {"batch", "auto"}};
+      {"act_first", "auto"}, {"batch", "auto"},  {"step_loop", "auto"}};
   return o;
 }
 const std::vector<std::pair<std::string, std::string>>& wgmma_only_options() {

@@ -526,7 +526,7 @@ TEST(GemmDequantSpec, OptionsOfTheOtherPathAreRefused) {
       static const std::set<std::string> gemv_only = {
           "splits", "tile_rounds", "sums_once", "warp_rows", "prefetch", "l2_prefetch", "schedule", "int4_lop3",
           "fp4_fold", "group_sum", "step_scale", "scale_copy", "reduce", "stage_rounds", "stage_copy", "act_multicast",
-          "act_first", "batch"};
+          "act_first", "batch", "step_loop"};
       static const std::set<std::string> wgmma_only = {"block_N", "block_M", "block_K", "num_stages", "scale_feed",
                                                         "k_split"};
       // A new option must say whose it is: one path's (add it to its list in gemm_dequant.cpp and here) or both's.
@@ -861,7 +861,9 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
   EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"schedule", "stream"}}).find("schedule=split"),
             std::string::npos);
   EXPECT_EQ(why(deep, {{"path", "gemv"}, {"step_loop", "runtime"}, {"splits", "16"}}), "");
-  EXPECT_EQ(why(deep, {{"path", "wgmma"}, {"step_loop", "unrolled"}}), "");  // (the gemv path's switch)
+  // The gemv path's switch: refused where wgmma runs.
+  EXPECT_NE(why(deep, {{"path", "wgmma"}, {"step_loop", "unrolled"}}).find("step_loop=unrolled is path=gemv's option"),
+            std::string::npos);
 }
 
 // reduce=cluster: a row tile's split CTAs are one cluster where the split has 2-16 CTAs (the grid then a whole number
