@@ -228,24 +228,25 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       ++at.tile;
     }
   };
+  using Scale = typename gemv_detail::ScaleOf<CFG.scale_f32>::type;
+  // A loaded scale into its step slot: f32 as it is, bf16 as an f32 (step_scale) or as a bf16 pair.
+  const auto put_scale = [](Step& st, int rb, int h, Scale x) {
+    if constexpr (CFG.scale_f32)
+      st.sf[rb][h] = x;
+    else if constexpr (STEP_SCALE)
+      st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
+    else
+      st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
+  };
   // A row's piece and scale into st (zero where not asked for: zero codes and a zero scale add nothing). With
   // group_sum the scale multiplies the whole quad's sums of a step, so it is loaded where the step starts inside K,
   // the lane's own k aside.
-  using Scale = typename gemv_detail::ScaleOf<CFG.scale_f32>::type;
   const auto fetch = [&](Step& st, int rb, int h, const unsigned char* w, const Scale* sc, bool in_w, bool in_s) {
     st.w[rb][h] = make_uint4(0, 0, 0, 0);
     st.s2[rb][h] = 0;
     st.sf[rb][h] = 0.f;
     if (in_w) st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w);
-    if (in_s) {
-      const Scale x = __ldg(sc);
-      if constexpr (CFG.scale_f32)
-        st.sf[rb][h] = x;
-      else if constexpr (STEP_SCALE)
-        st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
-      else
-        st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
-    }
+    if (in_s) put_scale(st, rb, h, __ldg(sc));
   };
   // The lane's k in its step (the scale's: the step's own with step_scale).
   constexpr int SCALE_K = STEP_SCALE ? 0 : 1;
@@ -328,15 +329,7 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
       for (int h = 0; h < 2; ++h) {
         const unsigned char* w = CFG.permuted ? wp[rb][0] + (h * 8 * kGemvRowStepBytes + r * W_STEP) : wp[rb][h] + r * W_STEP;
         st.w[rb][h] = ld_global_stream_v4<CFG.l2_prefetch>(w);
-        if constexpr (!SCALE_SMEM) {
-          const Scale x = __ldg(sp[rb][h] + r * (kGemvStepK / G));
-          if constexpr (CFG.scale_f32)
-            st.sf[rb][h] = x;
-          else if constexpr (STEP_SCALE)
-            st.sf[rb][h] = __uint_as_float(static_cast<unsigned>(x) << 16);
-          else
-            st.s2[rb][h] = x | (static_cast<unsigned>(x) << 16);
-        }
+        if constexpr (!SCALE_SMEM) put_scale(st, rb, h, __ldg(sp[rb][h] + r * (kGemvStepK / G)));
       }
   };
   Step ring[D];
