@@ -168,11 +168,9 @@ Result<Session::Bench> Session::bench(const std::string& kernel, const std::map<
     auto b = baseline_for(*inst, options.vs);
     if (!b) return b.status();
   }
-  JitOptions jo;
-  jo.arch = target().limits.arch;
-  auto compiled = m_jit->compile(compile_request(*inst, std::move(jo)));
+  auto compiled = compile_instance(*m_jit, std::move(*inst));
   if (!compiled) return compiled.status();
-  PreparedKernel prepared{std::move(*inst), std::move(*compiled), std::nullopt};
+  PreparedKernel& prepared = *compiled;
   if (options.timeline) TL_RETURN_IF_ERROR(add_timeline_build(*m_jit, prepared));
   RunRecord record = run(prepared, options);
   return Bench{std::move(prepared), std::move(record)};

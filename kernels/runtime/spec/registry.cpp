@@ -129,10 +129,14 @@ Result<PreparedKernel> prepare_kernel(const Registry& registry, const Jit& jit, 
   if (!spec) return spec.status();
   auto inst = instantiate(**spec, problem, config, limits);
   if (!inst) return inst.status();
-  options.arch = limits.arch;
-  auto compiled = jit.compile(compile_request(*inst, std::move(options)));
+  return compile_instance(jit, std::move(*inst), std::move(options));
+}
+
+Result<PreparedKernel> compile_instance(const Jit& jit, KernelInstance instance, JitOptions options) {
+  options.arch = instance.limits.arch;
+  auto compiled = jit.compile(compile_request(instance, std::move(options)));
   if (!compiled) return compiled.status();
-  return PreparedKernel{std::move(*inst), std::move(*compiled), std::nullopt};
+  return PreparedKernel{std::move(instance), std::move(*compiled), std::nullopt};
 }
 
 Registry& kernel_registry() {

@@ -53,5 +53,7 @@ Result<PreparedKernel> prepare_kernel(const Registry& registry, const Jit& jit, 
                                       const std::map<std::string, std::string>& problem,
                                       const std::map<std::string, std::string>& config, const DeviceLimits& limits,
                                       JitOptions options = {});
+// prepare_kernel's last step: an instance compiled for its limits' arch (`options.arch` overridden).
+Result<PreparedKernel> compile_instance(const Jit& jit, KernelInstance instance, JitOptions options = {});
 
 }  // namespace tl
