@@ -263,6 +263,10 @@ GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
 // 1.039-1.057x, 8192 x 28672 (28 splits of 8 steps against 23 of 10) 1.067-1.081x; int4 M 16 28672 x 8192
 // 0.985-1.015x by medians (minima 1.05x) and int4 8192 x 28672 M 9-16 (16 splits of 14 steps against 18 of 13, 84 B
 // spilled) 0.976-1.011x: runtime there.
+// Whether a split can be unrolled: its CTAs all take the same steps, whole prefetch rounds of them.
+bool unrollable(const GemvSplit& s, std::int64_t k_steps, int prefetch) {
+  return s.steps > 0 && s.steps * s.splits == k_steps && s.steps % prefetch == 0;
+}
 bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   if (c.text("step_loop") != "auto") return false;
   const auto M = p.integer("M");
@@ -277,10 +281,9 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
                        rounds = cfg.tile_loop ? gemv_tile_rounds(p, c, cfg) : 1;
     const DeviceLimits h100 = limits_for_arch("sm_90a");
     GemvSplit split = gemv_split_rounds(p, c, cfg, h100, rounds);
-    if ((split.steps * split.splits != k_steps || split.steps % cfg.prefetch != 0) && c.integer("splits") == 0)
+    if (!unrollable(split, k_steps, cfg.prefetch) && c.integer("splits") == 0)
       split = gemv_split_rounds(p, c, cfg, h100, rounds, true);
-    if (split.steps > 0 && split.steps * split.splits == k_steps && split.steps % cfg.prefetch == 0)
-      cfg.unroll = static_cast<int>(split.steps);
+    if (unrollable(split, k_steps, cfg.prefetch)) cfg.unroll = static_cast<int>(split.steps);
   }
   return cfg;
 }
@@ -318,7 +321,7 @@ GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantG
   for (std::int64_t s = 1; s <= k_steps; ++s) {
     const GemvSplit x = split_of(k_steps, s);
     if (x.splits != s || x.steps > gemv_max_steps(cfg)) continue;
-    if (exact && (x.steps * x.splits != k_steps || x.steps % cfg.prefetch != 0)) continue;
+    if (exact && !unrollable(x, k_steps, cfg.prefetch)) continue;
     const double cost = static_cast<double>(tiles(row_tiles * x.splits, slots) * (rounds * x.steps + 2));
     if (cost < best_cost) {
       best = x;
