@@ -200,16 +200,17 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
   if (c.text("step_scale") == "auto")
     cfg.step_scale = deep && cfg.wtype == dequant4::kInt4 && cfg.group % kGemvStepK == 0 && !cfg.group_sum;
   // stage_copy=auto (and act_multicast=0), group 128 on the deep M 9-16 grids: tma, with pairs of row-tile CTAs
-  // multicasting each step where a CTA holds one row tile (N <= K), for int4 only there (3 CTAs an SM), for fp4 also
-  // with two tiles a CTA. H100, docs/perf.md (gemv14, two calls, A B B A): int4 8192 x 28672 M 16 1.030-1.046x
+  // multicasting each step where a CTA holds one int4 row tile (N <= K, 3 CTAs an SM); fp4 async. H100, docs/perf.md
+  // (gemvwg1, four alternated rounds, since gemv19's unrolled loop): fp4 async against tma 1.096-1.116x at 28672 x 8192
+  // M 16, 1.113-1.119x at M 12, 1.029-1.038x at 8192 x 28672 M 16 (multicast) by medians, minima 1.03-1.11x (gemv14
+  // had tma ahead before the loop was unrolled). (gemv14, two calls, A B B A): int4 8192 x 28672 M 16 1.030-1.046x
   // (minima 1.034-1.058x), M 12 1.032-1.038x, M 9 1.027-1.030x in every round; fp4 8192 x 28672 M 16 (multicast)
   // 1.036-1.037x, 28672 x 8192 M 16 (tma) 1.018-1.026x, M 12 1.027-1.034x; int4 at 28672 x 8192 (two tiles a CTA)
   // tma 0.90-0.95x at M 9-16 (0.92x without sums_once) and at M 8 0.96-0.99x: async there. (gemv15: that tma build
   // spills the step scales; with step_scale=off it is spill-free but still 0.92-0.94x, with act_multicast=2 0.98-0.99x
   // at M 16, 0.96-0.97x at M 12, 0.91-0.92x at M 9, multicast 4 0.90-0.93x; fp4 there with multicast 2 1.00x.)
   const bool one_tile_int4 = cfg.wtype == dequant4::kInt4 && !cfg.tile_loop && cfg.min_blocks == 3;
-  if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && (one_tile_int4 || cfg.wtype == dequant4::kFp4) &&
-      tma_staging_fits(cfg)) {
+  if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && one_tile_int4 && tma_staging_fits(cfg)) {
     cfg.stage_async = cfg.stage_tma = true;
     if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
       cfg.act_multicast = 2;
@@ -733,8 +734,8 @@ KernelSpec gemm_dequant_spec() {
                                       "permuted weights, no "
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
                                       "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1; tma at group 128 on "
-                                      "the deep M 9-16 grids where a CTA holds one int4 row tile, or fp4 (1.02-1.05x "
-                                      "on an H100)"),
+                                      "the deep M 9-16 grids where a CTA holds one int4 row tile (1.03-1.05x on an "
+                                      "H100); fp4 there async (1.03-1.12x tma's since the unrolled loop)"),
                ParamSpec::one_of("act_multicast", 0, {0, 1, 2, 4},
                                  "gemv, stage_copy=tma: the row-tile CTAs of one k split in clusters of this many, each "
                                  "step's activations copied once a cluster by TMA multicast (1: each CTA its own); 0 = "
