@@ -64,7 +64,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
                        : peer == "bulk_half" ? MlaPeerCopy::bulk_half
                                              : MlaPeerCopy::store,
           .c1_rows = c1,
-          .c1_early = c1 > 0 && c.text("c1_early") != "false"};
+          .c1_early = c1 > 0 && c.text("c1_early") != "false",
+          .prmt_cvt = c.boolean("prmt_cvt")};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -355,7 +356,13 @@ KernelSpec mla_sparse_decode_spec() {
                                  "three calls at the three 64-head anchors, +0.2-2.9%), else 0"),
                ParamSpec::enumeration("c1_early", "auto", {"auto", "true", "false"},
                                       "c1_rows: consumer 1 converts its rows before it waits for P (during consumer "
-                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0")}};
+                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0"),
+               ParamSpec::boolean("prmt_cvt", false,
+                                  "every cache row's e4m3 -> bf16 conversion (producer and consumer 1) as one byte "
+                                  "permute with a lane-dependent selector, one arithmetic shift and one mask a bf16 "
+                                  "pair (bit for bit the default's values): the selector also picks which of the "
+                                  "lane's two 16-byte chunks a pair goes to, so no select a pair; 6 -> 4 instructions "
+                                  "a pair with its scale multiply (16 fewer a row and lane)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -373,7 +380,8 @@ KernelSpec mla_sparse_decode_spec() {
         {{"peer_copy", "bulk"}, {"gather", "copies"}, {"rope_direct", "on"}}, {{"peer_copy", "bulk_half"}},
         {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}},
         {{"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}, {"c1_early", "false"}},
-        {{"c1_rows", "4"}, {"hybrid", "true"}, {"c1_early", "true"}}};
+        {{"c1_rows", "4"}, {"hybrid", "true"}, {"c1_early", "true"}}, {{"prmt_cvt", "true"}},
+        {{"prmt_cvt", "true"}, {"gather", "copies"}, {"crossover", "false"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

@@ -55,7 +55,9 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}, {"crossover", "false"}}},
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "2"}}},
-      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "4"}, {"c1_early", "true"}}}};
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "4"}, {"c1_early", "true"}}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"prmt_cvt", "true"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"prmt_cvt", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
