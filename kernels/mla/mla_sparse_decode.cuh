@@ -93,12 +93,16 @@
 // default at the 64-head peak case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64 (two rounds, the
 // default's own spread between them 1.5%); 2 rows after P V 0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64. The
 // spec's auto: 2 rows early at <= 64 heads with hybrid (18 of 21 median comparisons won over three calls).
-// C.prmt_cvt (off): each row's conversion (RowCodec::write_row, the producer's and consumer 1's) a bf16 pair at a time
+// C.prmt_cvt (the spec's auto where hybrid runs at <= 64 heads): each row's conversion (RowCodec::write_row, the producer's and consumer 1's) a bf16 pair at a time
 // as prmt(a, b, sel) with the lane's selector register (prmt_cvt_selector: the pair's two bytes at the top of the
 // halves, the low one's sign replicated into the byte between them, taken from the lane's chunk of columns 16l +
 // 8 * first, so the permute also does the chunk order), a signed shift right by 4 and one mask: 4 SASS instructions a
 // pair with its HMUL2 instead of 6 (PRMT with a zero byte, SHF, two LOP3, HMUL2, SEL), the same bits; the 64-head
-// block loop 1182 -> 1020 static instructions, 224 fewer a producer warp and block (nvdisasm).
+// block loop 1182 -> 1020 static instructions, 224 fewer a producer warp and block (nvdisasm), 1459 -> 1233 warp
+// instructions a block under ncu at the peak h 64 case. Measured on an H100 (docs/perf.md, sparse20): 1.096-1.113x at
+// the 64-head peak case, 1.034-1.089x at V3.2 b 128 / 64 h 64 (now 1.08-1.11x FlashMLA there), but 0.927-0.929x at
+// V3.2 b 128 h 128, where the CTAs pair (the crossover loop's SASS has the same loads, stores and publish order; the
+// cause is not established), so it is off there.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
