@@ -47,6 +47,10 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
   const int c1 = c.integer("c1_rows") >= 0 ? static_cast<int>(c.integer("c1_rows"))
                  : gather == "regs" && hybrid && one_tile ? 2
                                                           : 0;
+  // prmt_cvt=auto: where hybrid runs at one head tile (64 heads or fewer, no crossover peer), where it won every A B B A
+  // round on the H100 by medians and minima: 1.096-1.113x at the peak h 64 case, 1.034-1.089x at V3.2 b 128 h 64,
+  // 1.059-1.073x at b 64 h 64; off elsewhere: at V3.2 b 128 h 128 (crossover pairs) it ran 0.927-0.929x (docs/perf.md).
+  const bool prmt_cvt = c.text("prmt_cvt") == "true" || (c.text("prmt_cvt") == "auto" && hybrid && one_tile);
   return {.qk_warpgroups = static_cast<int>(c.integer("qk_warpgroups")), .vec_store = c.boolean("vec_store"),
           .dequant_rows = static_cast<int>(c.integer("dequant_rows")), .crossover = c.boolean("crossover"),
           .rope_direct = rope == "on" ? MlaRopeDirect::on : rope == "off" ? MlaRopeDirect::off : MlaRopeDirect::unpaired,
@@ -64,7 +68,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
                        : peer == "bulk_half" ? MlaPeerCopy::bulk_half
                                              : MlaPeerCopy::store,
           .c1_rows = c1,
-          .c1_early = c1 > 0 && c.text("c1_early") != "false"};
+          .c1_early = c1 > 0 && c.text("c1_early") != "false",
+          .prmt_cvt = prmt_cvt};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged FP8 cache [num_blocks, block_size, 1, 656]
@@ -355,7 +360,17 @@ KernelSpec mla_sparse_decode_spec() {
                                  "three calls at the three 64-head anchors, +0.2-2.9%), else 0"),
                ParamSpec::enumeration("c1_early", "auto", {"auto", "true", "false"},
                                       "c1_rows: consumer 1 converts its rows before it waits for P (during consumer "
-                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0")}};
+                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0"),
+               ParamSpec::enumeration("prmt_cvt", "auto", {"auto", "true", "false"},
+                                      "every cache row's e4m3 -> bf16 conversion (producer and consumer 1) as one byte "
+                                      "permute with a lane-dependent selector, one arithmetic shift and one mask a "
+                                      "bf16 pair (bit for bit the same values): the selector also picks which of the "
+                                      "lane's two 16-byte chunks a pair goes to, so no select a pair; 6 -> 4 "
+                                      "instructions a pair with its scale multiply (the 64-head producer 1459 -> 1233 "
+                                      "warp instructions a block under ncu). On an H100 1.096-1.113x at the 64-head "
+                                      "peak case, 1.034-1.089x at V3.2 b 128 h 64, 1.059-1.073x at b 64 h 64, but "
+                                      "0.927-0.929x at V3.2 b 128 h 128 (crossover pairs); auto: on where hybrid runs "
+                                      "at heads <= 64, else off (docs/perf.md)")}};
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"qk_warpgroups", "2"}, {"vec_store", "false"}},
@@ -373,7 +388,8 @@ KernelSpec mla_sparse_decode_spec() {
         {{"peer_copy", "bulk"}, {"gather", "copies"}, {"rope_direct", "on"}}, {{"peer_copy", "bulk_half"}},
         {{"peer_copy", "bulk_half"}, {"gather", "copies"}, {"dequant_rows", "1"}},
         {{"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}, {"c1_early", "false"}},
-        {{"c1_rows", "4"}, {"hybrid", "true"}, {"c1_early", "true"}}};
+        {{"c1_rows", "4"}, {"hybrid", "true"}, {"c1_early", "true"}}, {{"prmt_cvt", "true"}}, {{"prmt_cvt", "false"}},
+        {{"prmt_cvt", "true"}, {"gather", "copies"}, {"crossover", "false"}}};
   };
   k.can_implement = [](const Values& p, const Values& c, const DeviceLimits& limits) -> Status {
     if (Status st = mla::hopper_refusal("mla.sparse_decode", make_plan(sparse_config(c)).smem_bytes, limits); !st.ok())

@@ -93,6 +93,16 @@
 // default at the 64-head peak case, 1.003-1.037x at V3.2 b 128 h 64, 0.99-1.02x at b 64 h 64 (two rounds, the
 // default's own spread between them 1.5%); 2 rows after P V 0.985-1.015x; 4 rows early 0.94x at V3.2 b 128 h 64. The
 // spec's auto: 2 rows early at <= 64 heads with hybrid (18 of 21 median comparisons won over three calls).
+// C.prmt_cvt (the spec's auto where hybrid runs at <= 64 heads): each row's conversion (RowCodec::write_row, the producer's and consumer 1's) a bf16 pair at a time
+// as prmt(a, b, sel) with the lane's selector register (prmt_cvt_selector: the pair's two bytes at the top of the
+// halves, the low one's sign replicated into the byte between them, taken from the lane's chunk of columns 16l +
+// 8 * first, so the permute also does the chunk order), a signed shift right by 4 and one mask: 4 SASS instructions a
+// pair with its HMUL2 instead of 6 (PRMT with a zero byte, SHF, two LOP3, HMUL2, SEL), the same bits; the 64-head
+// block loop 1182 -> 1020 static instructions, 224 fewer a producer warp and block (nvdisasm), 1459 -> 1233 warp
+// instructions a block under ncu at the peak h 64 case. Measured on an H100 (docs/perf.md, sparse20): 1.096-1.113x at
+// the 64-head peak case, 1.034-1.089x at V3.2 b 128 / 64 h 64 (now 1.08-1.11x FlashMLA there), but 0.927-0.929x at
+// V3.2 b 128 h 128, where the CTAs pair (the crossover loop's SASS has the same loads, stores and publish order; the
+// cause is not established), so it is off there.
 //
 // Shared memory: mla.decode's plan (Q, two KV stages, P, exchanges, barriers, flag), then the stages' 8-byte valid
 // masks and the crossover's remote barriers (mla_sparse_decode_plan.hpp). The full barriers count 128 producer
@@ -197,13 +207,24 @@ struct RowCodec {
   const unsigned out_a, out_rope;
   // The peer's copy of an address of this CTA's shared memory is at + peer_delta (one CTA's window is contiguous).
   const unsigned peer_delta;
+  // prmt_cvt: the lane's permute selector of a chunk's even pairs (its odd pairs' is + 0x2222): `first` picks the
+  // pair's bytes from the chunk of columns 16l + 8 (the uint4's z, w) through the permute (prmt_cvt_selector).
+  const unsigned sel;
   TL_DEVICE_INLINE RowCodec(int ln, unsigned delta = 0u)
       : lane(ln),
         raw_nope(col_off(SP.raw_col(ln))),
         first((ln >> 2) & 1),
         out_a(col_off(SP.nope(ln, 0).col + 8 * first)),
         out_rope(col_off(kMlaDimV + SP.rope(ln, 0).col)),
-        peer_delta(delta) {}
+        peer_delta(delta),
+        sel(prmt_cvt_selector(first, 0)) {}
+  // prmt_cvt: bf16 pair i % 2 of 32-bit word a (first: of b) of the lane's row times 2^-120 (prmt_cvt_selector), times
+  // scale2.
+  TL_DEVICE_INLINE unsigned cvt_pair(unsigned a, unsigned b, int i, unsigned scale2) const {
+    unsigned w;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(w) : "r"(a), "r"(b), "r"(i % 2 ? sel + 0x2222u : sel));
+    return mul_bf16x2(static_cast<unsigned>(static_cast<int>(w) >> 4) & kPrmtCvtMask, scale2);
+  }
   // Lanes 0..8's chunk of the row's scales and RoPE; rope_direct: lane 0's scales beside the NoPE chunks, lanes
   // 1..8's RoPE chunks at the row's last 64 columns.
   TL_DEVICE_INLINE unsigned raw_tail() const {
@@ -249,6 +270,16 @@ struct RowCodec {
                                   unsigned peer_bar) const {
     const unsigned row = stage + row_off(t), term = row_term(t);
     const unsigned scale2 = pack2<true>(sc * 0x1p120f, sc * 0x1p120f);
+    if constexpr (C.prmt_cvt) {
+      // The first store's chunk (columns 16l + 8 * first) from v.x, v.y or v.z, v.w as the selector says, the
+      // second's from the others: the permutes do the choosing (no selects).
+      const unsigned a0 = cvt_pair(v.x, v.z, 0, scale2), a1 = cvt_pair(v.x, v.z, 1, scale2),
+                     a2 = cvt_pair(v.y, v.w, 0, scale2), a3 = cvt_pair(v.y, v.w, 1, scale2);
+      const unsigned b0 = cvt_pair(v.z, v.x, 0, scale2), b1 = cvt_pair(v.z, v.x, 1, scale2),
+                     b2 = cvt_pair(v.w, v.y, 0, scale2), b3 = cvt_pair(v.w, v.y, 1, scale2);
+      store_row(row, term, a0, a1, a2, a3, b0, b1, b2, b3, rope, peer_bar);
+      return;
+    }
     unsigned d[8];
     e4m3x4_to_bf16x4_scaled(v.x, d[0], d[1]);
     e4m3x4_to_bf16x4_scaled(v.y, d[2], d[3]);
@@ -262,6 +293,12 @@ struct RowCodec {
                    a3 = first ? d[7] : d[3];
     const unsigned b0 = first ? d[0] : d[4], b1 = first ? d[1] : d[5], b2 = first ? d[2] : d[6],
                    b3 = first ? d[3] : d[7];
+    store_row(row, term, a0, a1, a2, a3, b0, b1, b2, b3, rope, peer_bar);
+  }
+  // A row's two 16-byte chunks (a: the lane's first store's, out_a) and its RoPE word (PEER: into the peer's stage too).
+  TL_DEVICE_INLINE void store_row(unsigned row, unsigned term, unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                  unsigned b0, unsigned b1, unsigned b2, unsigned b3, unsigned rope,
+                                  unsigned peer_bar) const {
     st_shared_v4_b32(row + (out_a ^ term), a0, a1, a2, a3);
     st_shared_v4_b32(row + (out_a ^ 16u ^ term), b0, b1, b2, b3);
     if constexpr (!RD) st_shared_b32(row + (out_rope ^ term), rope);

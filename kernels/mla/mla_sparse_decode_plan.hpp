@@ -91,7 +91,22 @@ struct MlaSparseDecodeConfig {
   // copies take the rows between its ring's 8 and those (the kernel's comment).
   int c1_rows = 0;
   bool c1_early = false;
+  // Every row's e4m3 -> bf16 conversion (RowCodec::write_row) as one byte permute, one arithmetic shift and one mask a
+  // bf16 pair, the permute's selector a register of the lane that also picks which of the lane's two 16-byte chunks
+  // the pair belongs to (prmt_cvt_selector): no select a pair for the chunk order, no zero-byte permute, one mask
+  // instead of two and an or (the kernel's comment).
+  bool prmt_cvt = false;
 };
+
+// prmt_cvt: the selector of prmt(a, b, sel) that puts bytes 2i, 2i + 1 of a (first: of b) at the top of the two
+// 16-bit halves and the sign of byte 2i, replicated, in the byte between them: [b(2i+1), sign(b(2i)) x 8, b(2i), any].
+// Shifted right by 4 as a signed word and masked with kPrmtCvtMask, each half is its e4m3 byte's sign, 4 exponent and 3
+// mantissa bits in bf16's sign, low exponent and top mantissa bits: the value times 2^-120, bit for bit the old
+// conversion's (e4m3x4_to_bf16x4_scaled; test_mla_sparse_decode_plan checks all 2^16 byte pairs).
+TL_HOST_DEVICE constexpr unsigned prmt_cvt_selector(bool first, int i) {
+  return (i ? 0x3A22u : 0x1800u) + (first ? 0x4444u : 0u);
+}
+enum : unsigned { kPrmtCvtMask = 0x87F087F0u };
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparseDecodeConfig& c) {
@@ -217,8 +232,8 @@ TL_HOST_DEVICE constexpr MlaSparseDecodePlan make_plan(const MlaSparseDecodeConf
 
 #if !TL_DEVICE_CODE
 inline std::string name_expression(const MlaSparseDecodeConfig& c) {
-  return ConfigName("mla_sparse_decode", "MlaSparseDecodeConfig")
-      .field("qk_warpgroups", c.qk_warpgroups)
+  ConfigName name("mla_sparse_decode", "MlaSparseDecodeConfig");
+  name.field("qk_warpgroups", c.qk_warpgroups)
       .field("vec_store", c.vec_store)
       .field("dequant_rows", c.dequant_rows)
       .field("crossover", c.crossover)
@@ -239,8 +254,10 @@ inline std::string name_expression(const MlaSparseDecodeConfig& c) {
                                                              : c.peer_copy == MlaPeerCopy::bulk_half ? "bulk_half"
                                                                                                      : "store"))
       .field("c1_rows", c.c1_rows)
-      .field("c1_early", c.c1_early)
-      .str();
+      .field("c1_early", c.c1_early);
+  // prmt_cvt: in the name only when on, so every other config's name (and NVRTC cache key) is unchanged.
+  if (c.prmt_cvt) name.field("prmt_cvt", c.prmt_cvt);
+  return name.str();
 }
 
 inline std::vector<std::string> mla_sparse_decode_probe_names() { return TL_PROBE_NAMES(TL_MLA_SPARSE_DECODE_PROBES); }

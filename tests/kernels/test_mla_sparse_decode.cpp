@@ -55,7 +55,9 @@ TEST(MlaSparseDecode, CompilesForHopperWithoutSpilling) {
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}}},
       {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"hybrid", "true"}, {"crossover", "false"}}},
       {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "2"}}},
-      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "4"}, {"c1_early", "true"}}}};
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"c1_rows", "4"}, {"c1_early", "true"}}},
+      {{{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"prmt_cvt", "false"}}},
+      {{{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"prmt_cvt", "true"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       const KernelInstance inst = make(p, c);
@@ -121,6 +123,24 @@ TEST(MlaSparseDecode, HybridGatherAutoAt64HeadsOnly) {
     ASSERT_TRUE(k.ok()) << k.status().message();
     EXPECT_EQ(k->ptx.find("cp.async.cg.shared.global") != std::string::npos, on);
   }
+}
+
+// prmt_cvt: auto takes it where hybrid runs at one head tile (64 heads or fewer), not at 128 heads (crossover pairs:
+// 0.93x there), nor with the copies gather or hybrid off; true / false as given.
+TEST(MlaSparseDecode, PrmtCvtAutoWhereHybridRuns) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p32 = {{"batch", "4"}, {"heads", "32"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const auto on = [](const KernelInstance& i) { return i.name_expression.find(".prmt_cvt = true") != std::string::npos; };
+  EXPECT_TRUE(on(make(p64)));
+  EXPECT_TRUE(on(make(p32)));
+  EXPECT_FALSE(on(make(p128)));
+  EXPECT_FALSE(on(make(p128, {{"crossover", "false"}})));
+  EXPECT_FALSE(on(make(p64, {{"qk_warpgroups", "2"}})));
+  EXPECT_FALSE(on(make(p64, {{"hybrid", "false"}})));
+  EXPECT_FALSE(on(make(p64, {{"prmt_cvt", "false"}})));
+  EXPECT_TRUE(on(make(p128, {{"prmt_cvt", "true"}})));
+  EXPECT_TRUE(on(make(p64, {{"qk_warpgroups", "2"}, {"prmt_cvt", "true"}})));
 }
 
 // c1_rows: consumer 1 converts beside the hybrid register producer only (refused where hybrid is off: 128 heads at

@@ -4,6 +4,9 @@
 // stores of a quarter warp hit 8 different 16-byte bank groups, and the shared memory and registers fit.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <set>
 
 #include "library/library.hpp"
@@ -206,6 +209,73 @@ TEST(MlaSparseDecodePlan, NameExpressionsDiffer) {
     EXPECT_NE(n.find(".dequant_rows = "), std::string::npos) << n;
     EXPECT_TRUE(names.insert(n).second) << n;
   }
+}
+
+// prmt_cvt: prmt(a, b, prmt_cvt_selector(first, i)) (PTX's default mode: bytes 0-3 of a, 4-7 of b; a selector nibble
+// with bit 3 set replicates the chosen byte's sign), an arithmetic shift right by 4 and kPrmtCvtMask give, for every
+// pair of e4m3 bytes, the old conversion's bf16 pair (e4m3x4_to_bf16x4_scaled: [b0, 0, b1, 0] moved into bf16's sign,
+// low exponent and top mantissa bits) taken from a when !first and from b when first, whatever the other bytes hold.
+std::uint32_t prmt(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
+  const std::uint64_t bytes = a | (std::uint64_t{b} << 32);
+  std::uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::uint32_t nib = (sel >> (4 * i)) & 0xFu;
+    std::uint32_t byte = (bytes >> (8 * (nib & 7u))) & 0xFFu;
+    if (nib & 8u) byte = (byte & 0x80u) ? 0xFFu : 0u;
+    r |= byte << (8 * i);
+  }
+  return r;
+}
+std::uint32_t old_pair(std::uint32_t lo_byte, std::uint32_t hi_byte) {
+  const std::uint32_t w = (hi_byte << 24) | (lo_byte << 8);  // __byte_perm(x, 0, 0x1404)'s [b1, 0, b0, 0]
+  return (w & 0x80008000u) | ((w >> 4) & 0x07F007F0u);
+}
+// The value a bf16 half stands for, times 2^120, against the e4m3 byte's own value: the conversion is exact.
+double bf16_value(std::uint32_t h) {
+  float f;
+  const std::uint32_t bits = h << 16;
+  std::memcpy(&f, &bits, 4);
+  return std::ldexp(static_cast<double>(f), 120);
+}
+double e4m3_value(std::uint32_t byte) {
+  const int e = (byte >> 3) & 0xF, m = byte & 7;
+  const double v = e ? std::ldexp(1.0 + m / 8.0, e - 7) : std::ldexp(m / 8.0, -6);
+  return byte & 0x80u ? -v : v;
+}
+
+TEST(MlaSparseDecodePlan, PrmtCvtIsTheOldConversion) {
+  int checked = 0;
+  for (std::uint32_t x0 = 0; x0 < 256; ++x0)
+    for (std::uint32_t x1 = 0; x1 < 256; ++x1)
+      for (int i = 0; i < 2; ++i)
+        for (bool first : {false, true}) {
+          // The pair's bytes at positions 2i, 2i + 1 of the chosen word; the rest (and the other word) arbitrary.
+          const std::uint32_t noise = (x0 * 0x9E3779B1u) ^ (x1 * 0x85EBCA77u);
+          const std::uint32_t word = (noise & ~(0xFFFFu << (16 * i))) | ((x0 | (x1 << 8)) << (16 * i));
+          const std::uint32_t other = ~noise * 0xC2B2AE3Du;
+          const std::uint32_t a = first ? other : word, b = first ? word : other;
+          const std::uint32_t w = prmt(a, b, prmt_cvt_selector(first, i));
+          const std::uint32_t got = static_cast<std::uint32_t>(static_cast<std::int32_t>(w) >> 4) & kPrmtCvtMask;
+          ASSERT_EQ(got, old_pair(x0, x1)) << std::hex << x0 << " " << x1 << " i " << i << " first " << first;
+          if ((x0 & 0x7F) != 0x7F) {  // not NaN
+            EXPECT_EQ(bf16_value(got & 0xFFFFu), e4m3_value(x0)) << std::hex << x0;
+          }
+          ++checked;
+        }
+  EXPECT_EQ(checked, 4 * 65536);
+  // The two pairs' selectors a chunk are + 0x2222 apart (the kernel adds it to the lane's one register).
+  for (bool first : {false, true}) {
+    EXPECT_EQ(prmt_cvt_selector(first, 1), prmt_cvt_selector(first, 0) + 0x2222u);
+  }
+}
+
+// prmt_cvt is in the name only when on: every other config's name, and its NVRTC cache key, stays the default's.
+TEST(MlaSparseDecodePlan, PrmtCvtNamedOnlyWhenOn) {
+  MlaSparseDecodeConfig c{};
+  const std::string off = name_expression(c);
+  EXPECT_EQ(off.find("prmt_cvt"), std::string::npos) << off;
+  c.prmt_cvt = true;
+  EXPECT_NE(name_expression(c).find(".prmt_cvt = true"), std::string::npos) << name_expression(c);
 }
 
 }  // namespace
