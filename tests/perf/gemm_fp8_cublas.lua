@@ -128,8 +128,10 @@ local sets = {
   rdef = {scalings = {"row"}, large = {{}}, small = {{}}},
   rss = {scalings = {"row"}, large = {{scale_stage = true}}, small = {{scale_stage = true}}},
   rnoss = {scalings = {"row"}, large = {{scale_stage = "false"}}, small = {{scale_stage = "false"}}},
-  -- The consumers' wgmma descriptors from warp-uniform values (uniform_desc, opt-in) beside the defaults.
+  -- The consumers' wgmma descriptors from warp-uniform values (uniform_desc; auto: on for 128 x 256 tiles) forced
+  -- on and off.
   ud = {large = {{uniform_desc = true}}, small = {{uniform_desc = true}}},
+  udoff = {large = {{uniform_desc = "false"}}, small = {{uniform_desc = "false"}}},
   -- For GEMM_CHECK: uniform_desc with the other loops' issue paths: overlapped chains, A from registers, fast
   -- accumulation, the consumers in turns, one consumer.
   udchk = {large = {{uniform_desc = true, wgmma_N = 64, overlap = true}, {uniform_desc = true, a_regs = "true"},
