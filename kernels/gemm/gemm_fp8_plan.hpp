@@ -70,6 +70,10 @@ struct GemmFp8Config {
   // tile parity) with cp.async at the tile's start, so the epilogue reads them from shared memory instead of waiting
   // on 130 global loads a thread after the last promotion.
   bool scale_stage = false;
+  // The consumers' wgmma descriptors built from warp-uniform values (redux.sync): ptxas keeps them in uniform
+  // registers and steps each k32's from the stage's by a uniform add, instead of building every descriptor per thread
+  // and moving it over by R2UR before each wgmma.
+  bool uniform_desc = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -238,6 +242,16 @@ TL_HOST_DEVICE constexpr bool kmajor_a_regs(const Config& c) {
   }
 }
 
+// Whether the consumers build their wgmma descriptors from warp-uniform values (gemm.fp8's `uniform_desc`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_uniform_desc(const Config& c) {
+  if constexpr (requires { c.uniform_desc; }) {
+    return c.uniform_desc;
+  } else {
+    return false;
+  }
+}
+
 // Whether the two promoting consumers take turns issuing their chains (gemm.fp8's `ping_pong`).
 template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_ping_pong(const Config& c) {
@@ -279,6 +293,7 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.scale_tma) name.field("scale_tma", true);
   if (c.scale_a_mn) name.field("scale_a_mn", true);
   if (c.scale_stage) name.field("scale_stage", true);
+  if (c.uniform_desc) name.field("uniform_desc", true);
   return name.str();
 }
 

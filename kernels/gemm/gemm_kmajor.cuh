@@ -124,6 +124,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SF_K == (SCALE_TMA ? 4 : 1), "the scale slots hold the TMA boxes of 4 k blocks");
   static_assert(SF_A_K == (SCALE_TMA && !SA_MN ? 4 : 1), "scale_A's slot: a box of 4 k blocks, or the stage's only");
   constexpr bool SCALE_STAGE = kmajor_scale_stage(CFG);  // row scales in the consumer's shared slot (scale_stage)
+  constexpr bool UDESC = kmajor_uniform_desc(CFG);  // descriptors from warp-uniform values (uniform_desc)
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -146,6 +147,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr unsigned A_KSTEP = P.in_bytes * P.smem_A(0, WG_K);
   constexpr unsigned B_CHAIN = P.in_bytes * P.smem_B(WN, 0);
   constexpr unsigned B_KSTEP = P.in_bytes * P.smem_B(0, WG_K);
+  static_assert(!UDESC || (P.a_lbo == 16 && P.b_lbo == 16 && P.a_sbo == 1024 && P.b_sbo == 1024),
+                "uniform_desc: K-major SW128 operands, whose high word is kSw128DescHi");
+  static_assert(A_WG % 16 == 0 && A_KSTEP % 16 == 0 && B_CHAIN % 16 == 0 && B_KSTEP % 16 == 0 &&
+                    A_BYTES % 16 == 0 && B_BYTES % 16 == 0,
+                "the descriptors' steps are whole 16-byte units (the low word's address field)");
 
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = smem_align<P.align>(smem_raw);
@@ -278,6 +284,15 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       if constexpr (PING_PONG) named_barrier_arrive(TURN + 1 - c, 2 * 128);
     };
     if (c == 1) pass_turn();
+    // UDESC (config uniform_desc): the descriptors are built from values ptxas can prove warp-uniform, the results of
+    // redux.sync (warp_uniform): this consumer's first low word of A (its rows of stage 0) and the high word, once.
+    // Stage s's low words are those plus s stages' bytes >> 4 (the loop counter is uniform), and each chain's and
+    // k32 step's a uniform add of a constant (shared memory ends below 2^18 bytes: the 14-bit address field never
+    // carries into the leading byte offset), so ptxas can keep them in uniform registers, where the default builds
+    // every descriptor per thread from its address and moves both words over by R2UR before each wgmma.
+    [[maybe_unused]] const unsigned hi_u = UDESC ? warp_uniform(kSw128DescHi) : kSw128DescHi;
+    [[maybe_unused]] const unsigned a_lo0 = UDESC ? warp_uniform(sw128_desc_lo(a_base + c * A_WG, P.a_lbo)) : 0u;
+    [[maybe_unused]] const unsigned b_lo0 = UDESC ? warp_uniform(sw128_desc_lo(b_base, P.b_lbo)) : 0u;
     int it = 0;
     // scale_stage: the slot of this tile's parity. Tile t + 1's copies go to the other slot, whose last readers (tile
     // t - 1's epilogue) all passed the barrier before tile t's epilogue, so no barrier guards the copies.
@@ -309,6 +324,9 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         TL_PROBE_STAMP(t_mma);
         const unsigned a_at = a_base + s * A_BYTES + c * A_WG;
         const unsigned b_at = b_base + s * B_BYTES;
+        // UDESC: the stage's low words (a_at's and b_at's descriptors).
+        [[maybe_unused]] const unsigned a_lo = UDESC ? a_lo0 + s * (A_BYTES >> 4) : 0u;
+        [[maybe_unused]] const unsigned b_lo = UDESC ? b_lo0 + s * (B_BYTES >> 4) : 0u;
         if constexpr (PROMOTE) {
           // This k block's scale products per row half and block of B, from the stage's scale slot.
           float scale[2][NB_TILE], mid[2];
@@ -339,12 +357,16 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           }
           // Chain j of the stage at a_at / b_at: a fresh partial sum in d of the k block's 4 x k32 over columns
           // [WN j, WN j + WN), committed as one group.
-          auto issue = [&](float(&d)[NP], int j, unsigned a_at, unsigned b_at) {
+          // UDESC: from the stage's low words a_lo / b_lo instead.
+          auto issue = [&](float(&d)[NP], int j, unsigned a_at, unsigned b_at, unsigned a_lo, unsigned b_lo) {
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da = smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
-              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
+              const unsigned long long da =
+                  UDESC ? desc_of(a_lo + kk * (A_KSTEP >> 4), hi_u) : smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
+              const unsigned long long db =
+                  UDESC ? desc_of(b_lo + (j * B_CHAIN + kk * B_KSTEP) / 16, hi_u)
+                        : smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
               if constexpr (A_REGS) {
                 if (kk == 0) {
                   WgmmaRSE4M3<WN>::template run<0>(d, a_frag[kk], db);
@@ -383,10 +405,10 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             // every k block issues its own first chain and waits for its last one: its A fragments are loaded at its
             // start, and a chain left in flight across the loop's back edge, whose partial sums the next k block
             // promotes, makes ptxas wait for every wgmma there (C7517) or serialize them all (C7514).
-            if (A_REGS || k == 0) issue(parts[0], 0, a_at, b_at);
+            if (A_REGS || k == 0) issue(parts[0], 0, a_at, b_at, a_lo, b_lo);
 #pragma unroll
             for (int j = 0; j < CHUNKS - 1; ++j) {
-              issue(parts[(j + 1) % 2], j + 1, a_at, b_at);
+              issue(parts[(j + 1) % 2], j + 1, a_at, b_at, a_lo, b_lo);
               wgmma_wait<1>();
               fence_regs(parts[j % 2]);  // the promotion reads chain j's sums only after the wait
               promote(parts[j % 2], j);
@@ -394,7 +416,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             if (!A_REGS && k + 1 < k_steps) {
               const int s_next = (it + 1) % STAGES;
               mbar_wait(full_bar(s_next), ((it + 1) / STAGES) & 1);
-              issue(parts[0], 0, a_base + s_next * A_BYTES + c * A_WG, b_base + s_next * B_BYTES);
+              issue(parts[0], 0, a_base + s_next * A_BYTES + c * A_WG, b_base + s_next * B_BYTES,
+                    UDESC ? a_lo0 + s_next * (A_BYTES >> 4) : 0u, UDESC ? b_lo0 + s_next * (B_BYTES >> 4) : 0u);
               wgmma_wait<1>();
             } else {
               wgmma_wait<0>();
@@ -406,14 +429,14 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
 #pragma unroll
             for (int j = 0; j < CHUNKS - 1; ++j) {
               take_turn();
-              issue(part, j, a_at, b_at);
+              issue(part, j, a_at, b_at, a_lo, b_lo);
               pass_turn();
               wgmma_wait<0>();
               fence_regs(part);  // the promotion reads part only after the wait
               promote(part, j);
             }
             take_turn();
-            issue(part, CHUNKS - 1, a_at, b_at);
+            issue(part, CHUNKS - 1, a_at, b_at, a_lo, b_lo);
             pass_turn();
             wgmma_wait<0>();
             fence_regs(part);
@@ -440,8 +463,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           for (int j = 0; j < CHUNKS; ++j)
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da = smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
-              const unsigned long long db = smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
+              const unsigned long long da =
+                  UDESC ? desc_of(a_lo + kk * (A_KSTEP >> 4), hi_u) : smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
+              const unsigned long long db =
+                  UDESC ? desc_of(b_lo + (j * B_CHAIN + kk * B_KSTEP) / 16, hi_u)
+                        : smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
               kmajor_wgmma<CFG, 1>(acc + NP * j, da, db);
             }
           wgmma_commit();

@@ -972,6 +972,21 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap") && !fp8_scale_tma(p, c);
 }
 
+// The consumers' wgmma descriptors from warp-uniform values (GemmFp8Config::uniform_desc): a chain's four wgmma then
+// issue back to back (28 + 4 SASS from WARPGROUP.ARRIVE to a k block's two chains' last wgmma against 58 + 24, no
+// R2UR). `auto`: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the promotion,
+// where on an H200 (the device tool's pool) it was 1.020-1.044x the per-thread descriptors by medians (minima
+// 1.020-1.047x) in all four alternated rounds, every scaling, at 4096^3 and 4096 x 7168 x 2048 (and block scales at
+// 8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15). Off elsewhere: on 128 x 192 tiles (one chain) it
+// won 3 of 4 rows in every round (1.014-1.034x) but was even per-tensor at 16384^2 x 4096 (0.998-1.001x); on the
+// narrow tiles of small M (128 x 64, 128 x 128) it was mixed, block scales at M 256 0.986-0.991x; fast accumulation,
+// A from registers and one consumer were checked but not timed.
+bool fp8_uniform_desc(const Values& c, const GemmFp8Config& cfg) {
+  const std::string v = c.text("uniform_desc");
+  if (v != "auto") return v == "true";
+  return cfg.block_M == 128 && cfg.block_N == 256 && cfg.wgmma_N == 128 && !cfg.fast_accum && !cfg.a_regs &&
+         !cfg.overlap;
+}
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
@@ -994,6 +1009,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
                     .scale_stage = fp8_scale_stage(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
+  cfg.uniform_desc = fp8_uniform_desc(c, cfg);
   return cfg;
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
@@ -1253,6 +1269,11 @@ KernelSpec gemm_fp8_spec() {
       "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
       "no effect on tensor and block scales; auto: on for block_M=128 tiles without fast_accum"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "uniform_desc", "auto", {"auto", "true", "false"},
+      "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "
+      "stepped by a uniform add per chain and k32, instead of built per thread and moved over (R2UR) before each "
+      "wgmma; auto: on for 128x256 tiles of two 128-column chains with A from shared memory, fast_accum off"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1262,8 +1283,9 @@ KernelSpec gemm_fp8_spec() {
   // Combinations the one-parameter variations miss: whole-tile chains with fast accumulation, small tiles, direct
   // stores with a deeper pipeline, overlapped promotion (four chains per k block; two, on one consumer), A from
   // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the consumers in turns with A from
-  // shared memory, the staging tile in parts beside a fourth stage, 192-column tiles with one chain, and row scales
-  // staged in shared memory with one consumer and direct stores.
+  // shared memory, the staging tile in parts beside a fourth stage, 192-column tiles with one chain, row scales
+  // staged in shared memory with one consumer and direct stores, the per-thread descriptors (uniform_desc's
+  // auto is on at the default tiles) and the uniform ones with one 192-column chain.
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -1281,7 +1303,9 @@ KernelSpec gemm_fp8_spec() {
         {{"block_N", "192"}, {"wgmma_N", "192"}},
         {{"scale_tma", "true"}},
         {{"scale_tma", "true"}, {"a_regs", "false"}, {"block_N", "192"}, {"wgmma_N", "192"}},
-        {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}}};
+        {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}},
+        {{"uniform_desc", "false"}},
+        {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

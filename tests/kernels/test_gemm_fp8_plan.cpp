@@ -16,6 +16,7 @@
 #include "tests/support/scratch_jit.hpp"
 #include "tile/atom_registry.hpp"
 #include "tile/layout_spec.hpp"
+#include "tile/wgmma_ops.cuh"
 
 namespace tl {
 namespace {
@@ -112,6 +113,42 @@ TEST(GemmFp8Plan, DescriptorsAndChainStartsAreCanonical) {
       for (int j = 0; j < c.chunks(); ++j) {
         EXPECT_EQ(p.smem_B(c.wgmma_N * j, 32 * kk), j * p.smem_B(c.wgmma_N, 0) + 32 * kk);
         EXPECT_EQ(p.smem_B(c.wgmma_N * j, 32 * kk), p.smem_B.layout()(c.wgmma_N * j, 32 * kk)) << "not an atom's first row";
+      }
+    }
+  }
+}
+
+// uniform_desc: the kernel builds a descriptor's low word once per consumer (its rows of stage 0), adds s stages'
+// bytes >> 4 for stage s and (chain j's rows + k32 step kk's bytes) >> 4 for each wgmma, with the constant high word
+// kSw128DescHi: that must be the descriptor the default builds from the address, for every stage, consumer, chain and
+// step, wherever the aligned base lies in the shared memory (the address field must not carry into the next).
+TEST(GemmFp8Plan, UniformDescriptorsStepAsTheAddresses) {
+  using namespace wgmma_ops;
+  for (const GemmFp8Config& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    const GemmFp8Plan p = make_plan(c);
+    const unsigned a_wg = p.smem_A(64, 0), a_k = p.smem_A(0, 32), b_chain = p.smem_B(c.wgmma_N, 0), b_k = p.smem_B(0, 32);
+    // The base: the lowest and the highest 1024-byte aligned one that leaves the plan's bytes in the H100's 227 KiB
+    // (a plan over it is refused before launch).
+    const int top = (227 * 1024 - p.bytes) / 1024 * 1024;
+    if (top < 1024) continue;
+    for (const unsigned base : {1024u, static_cast<unsigned>(top)}) {
+      const unsigned a_base = base + p.a_offset, b_base = base + p.b_offset;
+      for (int cons = 0; cons < c.consumers(); ++cons) {
+        const unsigned a_lo0 = sw128_desc_lo(a_base + cons * a_wg, p.a_lbo), b_lo0 = sw128_desc_lo(b_base, p.b_lbo);
+        for (int s = 0; s < c.num_stages; ++s)
+          for (int kk = 0; kk < c.block_K / 32; ++kk) {
+            const unsigned a_at = a_base + s * p.a_stage_bytes + cons * a_wg + kk * a_k;
+            ASSERT_EQ(desc_of(a_lo0 + s * (p.a_stage_bytes >> 4) + kk * (a_k >> 4), kSw128DescHi),
+                      smem_desc_sw128(a_at, p.a_lbo, p.a_sbo))
+                << "consumer " << cons << " stage " << s << " k32 " << kk;
+            for (int j = 0; j < c.chunks(); ++j) {
+              const unsigned b_at = b_base + s * p.b_stage_bytes + j * b_chain + kk * b_k;
+              ASSERT_EQ(desc_of(b_lo0 + s * (p.b_stage_bytes >> 4) + (j * b_chain + kk * b_k) / 16, kSw128DescHi),
+                        smem_desc_sw128(b_at, p.b_lbo, p.b_sbo))
+                  << "chain " << j << " stage " << s << " k32 " << kk;
+            }
+          }
       }
     }
   }
@@ -366,6 +403,38 @@ TEST(GemmFp8Spec, PingPongOnlyWhenAsked) {
   EXPECT_TRUE(turns({{"scaling", "block"}}, {{"ping_pong", "true"}}));
 }
 
+// uniform_desc=auto: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the promotion
+// (every scaling at 4096^3 and 4096 x 7168 x 2048, block scales at 8192^3), off on 128 x 192 tiles (8192^3 tensor and
+// row), on the narrow tiles of small M, with fast accumulation, A from registers, overlapped chains and one consumer;
+// true / false force it.
+TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
+  auto uniform = [](const KV& problem, const KV& config) {
+    return instance(problem, config).name_expression.find(".uniform_desc = true") != std::string::npos;
+  };
+  for (const char* scaling : {"tensor", "row", "block"}) {
+    SCOPED_TRACE(scaling);
+    const KV p4096 = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"scaling", scaling}};
+    const KV p7168 = {{"M", "4096"}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
+    const KV small = {{"M", "256"}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
+    EXPECT_TRUE(uniform(p4096, {}));
+    EXPECT_TRUE(uniform(p7168, {}));
+    EXPECT_FALSE(uniform(p4096, {{"uniform_desc", "false"}}));
+    EXPECT_FALSE(uniform(small, {}));  // 128 x 128 tiles
+    EXPECT_TRUE(uniform(small, {{"uniform_desc", "true"}}));
+    EXPECT_FALSE(uniform(p4096, {{"block_M", "64"}}));
+    EXPECT_FALSE(uniform(p4096, {{"block_N", "192"}}));
+    EXPECT_FALSE(uniform(p4096, {{"wgmma_N", "64"}}));
+    EXPECT_FALSE(uniform(p4096, {{"wgmma_N", "64"}, {"overlap", "true"}}));
+    EXPECT_FALSE(uniform(p4096, {{"a_regs", "true"}}));
+    if (std::string(scaling) != "block") {
+      EXPECT_FALSE(uniform(p4096, {{"fast_accum", "true"}, {"wgmma_N", "128"}}));
+    }
+  }
+  const KV p8192 = {{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "tensor"}};
+  EXPECT_FALSE(uniform(p8192, {}));  // 128 x 192 tiles
+  EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "block"}}, {}));  // 128 x 256
+}
+
 // num_stages=0 (auto): as many stages as fit beside narrow tiles (up to 8), 4 beside 192 columns on grids of at
 // most 32 waves, else 3.
 TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
@@ -414,6 +483,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"c_split", "2"}}},
       {{}, {{"ping_pong", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
+      {{}, {{"uniform_desc", "false"}}},  // the default's uniform_desc=auto is on here
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "row"}}, {{"scale_stage", "false"}}},  // the default's scale_stage=auto is on here
       {{{"scaling", "block"}}, {}},
@@ -424,7 +494,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
   EXPECT_EQ(instance({}, {}).name_expression,
             "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
             ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
-            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16}>");
+            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .uniform_desc = true}>");
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order).

@@ -128,6 +128,16 @@ local sets = {
   rdef = {scalings = {"row"}, large = {{}}, small = {{}}},
   rss = {scalings = {"row"}, large = {{scale_stage = true}}, small = {{scale_stage = true}}},
   rnoss = {scalings = {"row"}, large = {{scale_stage = "false"}}, small = {{scale_stage = "false"}}},
+  -- The consumers' wgmma descriptors from warp-uniform values (uniform_desc; auto: on for 128 x 256 tiles) forced
+  -- on and off.
+  ud = {large = {{uniform_desc = true}}, small = {{uniform_desc = true}}},
+  udoff = {large = {{uniform_desc = "false"}}, small = {{uniform_desc = "false"}}},
+  -- For GEMM_CHECK: uniform_desc with the other loops' issue paths: overlapped chains, A from registers, fast
+  -- accumulation, the consumers in turns, one consumer.
+  udchk = {large = {{uniform_desc = true, wgmma_N = 64, overlap = true}, {uniform_desc = true, a_regs = "true"},
+                    {uniform_desc = true, fast_accum = true}, {uniform_desc = true, ping_pong = true, a_regs = "false"},
+                    {uniform_desc = true, block_M = 64, block_N = 128, num_stages = 5}},
+           small = {}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
                                         {scale_stage = true, block_N = 192, wgmma_N = 192},
                                         {scale_stage = true, tma_store = false}, {scale_stage = true, fast_accum = true}},
