@@ -270,7 +270,7 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
 // tiles a CTA where the loop is the indexed one (28672 x 8192 M 13-16; M 16 1.019-1.031x by medians, 1.023-1.029x by
 // minima; indexed with batch on also ahead of off at M 9 and 12 in the screen), and on for fp4 group 128 at M 9-12 on a
 // deep one-tile grid (8192 x 28672, the unrolled loop and async staging: M 9 1.000-1.019x, M 12 1.002-1.007x by
-// medians, minima 1.004-1.022x).
+// medians, minima 1.005-1.016x).
 GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
   const GemmDequantGemvConfig cfg = gemv_config_as_given(p, c);
   if (c.text("batch") != "auto" || cfg.batch || cfg.n_tiles != 2 || cfg.stream) return cfg;
