@@ -102,6 +102,7 @@ GemvSplit gemv_split_for(const Values& p, const Values& c, const GemmDequantGemv
                          const DeviceLimits& limits);
 
 std::int64_t tiles(std::int64_t n, std::int64_t block);
+GemvSplit split_of(std::int64_t k_steps, std::int64_t splits);
 GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
                             const DeviceLimits& limits, std::int64_t rounds, bool exact = false);
 
@@ -133,6 +134,18 @@ std::int64_t gemv_tile_rounds(const Values& p, const Values& c, const GemmDequan
 bool tma_staging_fits(const GemmDequantGemvConfig& cfg) {
   return cfg.permuted && !cfg.stream && !cfg.cluster_reduce && !cfg.group_sum;
 }
+
+// The tall one-tile int4 grid (gemv22's autos): int4 group 128 on a deep grid with one row tile a CTA at 3 CTAs an SM
+// (N <= K: 8192 x 28672), and whether its autos take the unrolled loop's (step_loop auto or unrolled, K whole steps;
+// auto unrolls it there, gemv_unroll_auto).
+bool gemv_tall_grid(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  return cfg.wtype == dequant4::kInt4 && cfg.group == 128 && !cfg.tile_loop && cfg.min_blocks == 3 &&
+         gemv_deep_grid(p, c, cfg);
+}
+bool gemv_tall_unroll(const Values& p, const Values& c) {
+  return c.text("step_loop") != "runtime" && p.integer("K") % kGemvStepK == 0;
+}
+bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg);
 
 GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
   const int rows = static_cast<int>(c.integer("warp_rows"));
@@ -209,10 +222,16 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
   // tma 0.90-0.95x at M 9-16 (0.92x without sums_once) and at M 8 0.96-0.99x: async there. (gemv15: that tma build
   // spills the step scales; with step_scale=off it is spill-free but still 0.92-0.94x, with act_multicast=2 0.98-0.99x
   // at M 16, 0.96-0.97x at M 12, 0.91-0.92x at M 9, multicast 4 0.90-0.93x; fp4 there with multicast 2 1.00x.)
+  // (gemv22, since the unrolled loop, four alternated rounds, H100) where that grid's loop is unrolled (step_loop
+  // auto or unrolled, gemv_tall_unroll): M 9 async, M 10-12 tma with multicast 2, M 13-16 tma without (each M's
+  // staging the one its timed build had: the three within 1% of each other in the screen, not told apart).
   const bool one_tile_int4 = cfg.wtype == dequant4::kInt4 && !cfg.tile_loop && cfg.min_blocks == 3;
-  if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && one_tile_int4 && tma_staging_fits(cfg)) {
+  const bool tall_unroll = deep && cfg.group == 128 && one_tile_int4 && gemv_tall_unroll(p, c);  // (gemv_tall_grid)
+  if (c.text("stage_copy") == "auto" && deep && cfg.group == 128 && one_tile_int4 && tma_staging_fits(cfg) &&
+      !(tall_unroll && p.integer("M") <= 9)) {
     cfg.stage_async = cfg.stage_tma = true;
-    if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0)
+    if (c.integer("act_multicast") == 0 && !cfg.tile_loop && tiles(p.integer("N"), cfg.rows()) % 2 == 0 &&
+        !(tall_unroll && p.integer("M") >= 13))
       cfg.act_multicast = 2;
   }
   // scale_copy (where step_scale is on, split schedule, and a row's scales are whole 16-byte chunks:
@@ -223,7 +242,8 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
   // fp4 with step_scale=on 0.98x (not in auto). With stage_copy=tma the scales follow the barriers from a 16-byte
   // boundary (the plan's scales()): smem there 0.984-0.994x at int4 8192 x 28672 M 9-16 (one tile a CTA, multicast)
   // and 0.944x at fp4 28672 x 8192 M 16 (gemv17), so auto leaves tma builds alone. auto takes two tiles a CTA (as
-  // timed) and only where the scales' room leaves the split as it was.
+  // timed) and only where the scales' room leaves the split as it was; and (gemv22) the tall one-tile int4 grid where
+  // its loop is unrolled (tall_unroll: the split the unrolled loop's own, 16 x 14 at 8192 x 28672), tma or async.
   const std::string scale_copy = c.text("scale_copy");
   const std::int64_t scale_size = cfg.scale_f32 ? 4 : 2;
   if (cfg.step_scale && !cfg.stream && cfg.group == kGemvStepK &&
@@ -234,25 +254,40 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
     const DeviceLimits h100 = limits_for_arch("sm_90a");
     if (scale_copy == "smem" ||
         (cfg.wtype == dequant4::kInt4 && rounds == 2 && !cfg.stage_tma &&
-         gemv_split_rounds(p, c, with, h100, rounds).splits == gemv_split_rounds(p, c, cfg, h100, rounds).splits))
+         gemv_split_rounds(p, c, with, h100, rounds).splits == gemv_split_rounds(p, c, cfg, h100, rounds).splits) ||
+        (tall_unroll && rounds == 1))
       cfg = with;
   }
   return cfg;
 }
 
 // batch=auto is also on at int4 M 9-16 where a CTA holds one row tile and stages its activations by TMA (the deep grids
-// with N <= K, stage_copy's auto there): the config as batch=on gives it (its split counts whole batches). H100,
-// docs/perf.md (gemv18, two calls, A B B A): 8192 x 28672 M 16 / 12 / 9 1.014-1.028x by medians and minima in all ten
-// rounds; at two tiles a CTA (28672 x 8192, async staging) 0.98-0.995x: off there.
+// with N <= K, stage_copy's auto there) with the indexed loop: the config as batch=on gives it (its split counts whole
+// batches). H100, docs/perf.md (gemv18, two calls, A B B A): 8192 x 28672 M 16 / 12 / 9 1.014-1.028x by medians and
+// minima in all ten rounds; at two tiles a CTA (28672 x 8192, async staging) 0.98-0.995x: off there. Since the
+// unrolled loop (gemv22, H100, four alternated rounds): off on that tall grid where its loop is unrolled (the
+// unrolled builds of M 9-16 with batch off 1.026-1.067x the indexed batched default), on at int4 group 128 with two
+// tiles a CTA where the loop is the indexed one (28672 x 8192 M 13-16; M 16 1.019-1.031x by medians, 1.023-1.029x by
+// minima; indexed with batch on also ahead of off at M 9 and 12 in the screen), and on for fp4 group 128 at M 9-12 on a
+// deep one-tile grid (8192 x 28672, the unrolled loop and async staging: M 9 1.000-1.019x, M 12 1.002-1.007x by
+// medians, minima 1.005-1.016x).
 GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
   const GemmDequantGemvConfig cfg = gemv_config_as_given(p, c);
-  if (c.text("batch") != "auto" || cfg.batch || cfg.n_tiles != 2 || cfg.wtype != dequant4::kInt4 || !cfg.stage_tma ||
-      cfg.tile_loop)
-    return cfg;
-  Values on = c;
-  on.set("batch", "on");
-  const GemmDequantGemvConfig batched = gemv_config_as_given(p, on);
-  return batched.stage_tma && !batched.tile_loop ? batched : cfg;
+  if (c.text("batch") != "auto" || cfg.batch || cfg.n_tiles != 2 || cfg.stream) return cfg;
+  const bool unrolled = c.text("step_loop") == "unrolled" || gemv_unroll_auto(p, c, cfg);
+  bool on = false;
+  if (cfg.wtype == dequant4::kInt4 && cfg.stage_tma && !cfg.tile_loop)
+    on = !(gemv_tall_grid(p, c, cfg) && gemv_tall_unroll(p, c));
+  else if (cfg.wtype == dequant4::kInt4 && cfg.group == 128 && cfg.tile_loop && cfg.stage_async && !cfg.stage_tma)
+    on = !unrolled;
+  else if (cfg.wtype == dequant4::kFp4 && cfg.group == 128 && !cfg.tile_loop && p.integer("M") <= 12 &&
+           p.integer("N") <= p.integer("K") && unrolled && gemv_deep_grid(p, c, cfg))
+    on = true;
+  if (!on) return cfg;
+  Values v = c;
+  v.set("batch", "on");
+  const GemmDequantGemvConfig batched = gemv_config_as_given(p, v);
+  return batched.stage_tma == cfg.stage_tma && batched.tile_loop == cfg.tile_loop ? batched : cfg;
 }
 // step_loop=unrolled (the kernel's CFG.unroll: the split schedule's main loop unrolled over a row tile's steps, every
 // CTA's split the same steps, known when compiled): K a multiple of 128 and the split as on the H100's 132 SMs where its
@@ -263,7 +298,9 @@ GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
 // 1.004-1.062x, M 8 1.029-1.043x, M 1 1.008-1.019x by medians (minima 1.01-1.07x); fp4 group 128 M 16 28672 x 8192
 // 1.039-1.057x, 8192 x 28672 (28 splits of 8 steps against 23 of 10) 1.067-1.081x; int4 M 16 28672 x 8192
 // 0.985-1.015x by medians (minima 1.05x) and int4 8192 x 28672 M 9-16 (16 splits of 14 steps against 18 of 13, 84 B
-// spilled) 0.976-1.011x: runtime there.
+// spilled) 0.976-1.011x: runtime there. gemv22 (four alternated rounds): that tall grid unrolled with batch off and the
+// step scales in shared memory (gemv_tall_grid; staging by M, above) 1.049-1.067x the indexed default at M 9,
+// 1.026-1.046x at M 12, 1.024-1.033x at M 16 by medians (minima 1.02-1.08x): unrolled there now.
 // Whether a split can be unrolled: its CTAs all take the same steps, whole prefetch rounds of them.
 bool unrollable(const GemvSplit& s, std::int64_t k_steps, int prefetch) {
   return s.steps > 0 && s.steps * s.splits == k_steps && s.steps % prefetch == 0;
@@ -272,7 +309,7 @@ bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvCon
   if (c.text("step_loop") != "auto") return false;
   const auto M = p.integer("M");
   if (cfg.wtype == dequant4::kFp4) return gemv_deep_grid(p, c, cfg);
-  return p.integer("N") > p.integer("K") && (M == 1 || (M >= 8 && M <= 12));
+  return (p.integer("N") > p.integer("K") && (M == 1 || (M >= 8 && M <= 12))) || gemv_tall_grid(p, c, cfg);
 }
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   GemmDequantGemvConfig cfg = gemv_config_batched(p, c);
@@ -284,6 +321,13 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     GemvSplit split = gemv_split_rounds(p, c, cfg, h100, rounds);
     if (!unrollable(split, k_steps, cfg.prefetch) && c.integer("splits") == 0)
       split = gemv_split_rounds(p, c, cfg, h100, rounds, true);
+    // int4 M 8 with N > K: twice the model's splits, each half the steps (gemv22, H100, four alternated rounds: at
+    // 28672 x 8192 8 splits of 8 steps against 4 of 16 1.003-1.016x by medians, 1.016-1.023x by minima).
+    if (c.integer("splits") == 0 && cfg.wtype == dequant4::kInt4 && p.integer("M") == 8 &&
+        p.integer("N") > p.integer("K")) {
+      const GemvSplit twice = split_of(k_steps, 2 * split.splits);
+      if (twice.splits == 2 * split.splits && unrollable(twice, k_steps, cfg.prefetch)) split = twice;
+    }
     if (unrollable(split, k_steps, cfg.prefetch)) cfg.unroll = static_cast<int>(split.steps);
   }
   return cfg;
@@ -643,7 +687,9 @@ KernelSpec gemm_dequant_spec() {
                                  "sums added at the end); 0 = auto: 2 for block_M <= 32 with block_N 64, else 1"),
                ParamSpec::integer("splits", 0, 0, 1024,
                                   "gemv: CTAs per row tile over K (each ceil(K/128 / splits) steps of 128 k; the "
-                                  "last adds the partial sums); 0 = auto: the fewest that fill the SMs in whole waves"),
+                                  "last adds the partial sums); 0 = auto: the fewest that fill the SMs in whole waves "
+                                  "(step_loop=unrolled: whose steps divide K's; int4 M 8 with N > K twice those, "
+                                  "1.00-1.02x on an H100)"),
                ParamSpec::one_of("tile_rounds", 0, {0, 1, 2, 3, 4, 6, 8},
                                  "gemv, schedule split: row tiles per CTA (x, x + grid columns, ...) over its k split, "
                                  "the split's activations staged once for all of them (a grid of ceil(row tiles / "
@@ -664,8 +710,10 @@ KernelSpec gemm_dequant_spec() {
                                       "an immediate off one base a tile; auto = unrolled (where such a split "
                                       "exists) for fp4 at M 9-16 where one row tile a CTA takes over two waves and "
                                       "for int4 with N > K at M 1 and 8-12 (1.01-1.08x at 28672 x 8192 and fp4 "
-                                      "8192 x 28672 on an H100), else runtime (int4 M 16 there 0.99-1.02x, int4 "
-                                      "8192 x 28672 0.98-1.01x)"),
+                                      "8192 x 28672 on an H100) and for int4 group 128 at M 9-16 where a CTA holds "
+                                      "one row tile at 3 CTAs an SM (8192 x 28672: with batch off and the step scales "
+                                      "in shared memory 1.02-1.07x the indexed loop), else runtime (int4 M 16 at "
+                                      "28672 x 8192 0.99-1.02x)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),
@@ -711,8 +759,9 @@ KernelSpec gemm_dequant_spec() {
                                       "(cp.async) and read by each step's closing FFMAs (no scale registers or "
                                       "pointers in the loop); auto = smem for int4 where a CTA holds two row tiles "
                                       "and the scales' room leaves the split as it is (1.01-1.03x at 28672 x 8192 "
-                                      "M 9-16 on an H100), else regs (also with stage_copy=tma: smem 0.94-0.99x "
-                                      "there)"),
+                                      "M 9-16 on an H100) and where step_loop's auto unrolls one int4 row tile a CTA "
+                                      "(8192 x 28672 M 9-16), else regs (with the indexed loop and stage_copy=tma "
+                                      "smem measured 0.94-0.99x)"),
                ParamSpec::enumeration("reduce", "auto", {"auto", "global", "cluster"},
                                       "gemv, schedule split: how a row tile's split CTAs add their partial sums: "
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
@@ -735,11 +784,14 @@ KernelSpec gemm_dequant_spec() {
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
                                       "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1; tma at group 128 on "
                                       "the deep M 9-16 grids where a CTA holds one int4 row tile (1.03-1.05x on an "
-                                      "H100); fp4 there async (1.03-1.12x tma's since the unrolled loop)"),
+                                      "H100), with the unrolled loop there (step_loop auto or unrolled) async at M 9 "
+                                      "and tma at M 10-16 (each M's timed build); fp4 there async (1.03-1.12x tma's "
+                                      "since the unrolled loop)"),
                ParamSpec::one_of("act_multicast", 0, {0, 1, 2, 4},
                                  "gemv, stage_copy=tma: the row-tile CTAs of one k split in clusters of this many, each "
                                  "step's activations copied once a cluster by TMA multicast (1: each CTA its own); 0 = "
-                                 "auto: 2 where stage_copy=auto takes tma (an even row-tile count), else 1"),
+                                 "auto: 2 where stage_copy=auto takes tma (an even row-tile count; with the "
+                                 "unrolled loop only at M 10-12, as timed), else 1"),
                ParamSpec::enumeration("act_first", "auto", {"auto", "on", "off"},
                                       "gemv: on = a CTA asks for its first round of activations before its first "
                                       "weights (off: after them, behind the launch's burst of weight loads); auto = on "
@@ -748,8 +800,11 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv: on = a lane issues its `prefetch` steps' weight loads together "
                                       "once it has used them all (a row's prefetch x 64 contiguous bytes, whole "
                                       "128-byte lines, asked for at once), off = one step's after each step; auto = on "
-                                      "for M <= 8 and for int4 at M 9-16 where a CTA holds one row tile staged by "
-                                      "TMA (where it measured faster)"),
+                                      "for M <= 8, for int4 at M 9-16 where a CTA holds one row tile staged by "
+                                      "TMA with the indexed loop (step_loop=runtime), for int4 group 128 at two row "
+                                      "tiles a CTA with the indexed loop (28672 x 8192 M 13-16: 1.02-1.03x) and for "
+                                      "fp4 group 128 at M 9-12 with one row tile a CTA on a deep grid (8192 x 28672, "
+                                      "1.00-1.02x), where it measured faster"),
                ParamSpec::enumeration("weight_layout", "auto", {"auto", "plain", "permuted"},
                                       "how the kernel reads W: plain = row-major [N, K/2]; permuted (gemv only) = in "
                                       "tiles of 16 rows x 64 bytes (one 128-k step), a row block's steps one after "

@@ -806,13 +806,14 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
   for (const KV& problem : std::vector<KV>{{{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "13"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
-                                           {{"M", "12"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "12"}, {"N", "8192"}, {"K", "28672"}, {"group", "64"}},
                                            {{"M", "16"}, {"N", "8192"}, {"K", "8192"}, {"wtype", "fp4"}},
                                            {{"M", "1"}, {"N", "4096"}, {"K", "14336"}}}) {
     const KernelInstance k = instance(problem, {{"path", "gemv"}});
     EXPECT_NE(k.name_expression.find(".unroll = 0"), std::string::npos) << k.name_expression;
   }
-  const KernelInstance a = instance(deep, {{"path", "gemv"}});
+  // (auto's indexed loop at M 16 batches its loads since gemv22; unrolled, batch auto is off there.)
+  const KernelInstance a = instance(deep, {{"path", "gemv"}, {"batch", "off"}});
   const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}});
   EXPECT_NE(a.name_expression.find(".unroll = 0"), std::string::npos) << a.name_expression;
   EXPECT_NE(u.name_expression.find(".unroll = 8"), std::string::npos) << u.name_expression;
@@ -1133,17 +1134,24 @@ TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
 }
 
 // stage_copy=auto takes tma where it measured faster, group 128 at M 9-16 on the deep grids: with pairs of CTAs
-// multicasting each step on the grid of one int4 row tile a CTA (8192 x 28672, 3 CTAs an SM); async for int4 at two
-// tiles a CTA (28672 x 8192), for fp4 (since gemvwg1), at M 8 and at other groups; act_multicast=1 keeps tma without
-// the cluster.
+// multicasting each step on the grid of one int4 row tile a CTA (8192 x 28672, 3 CTAs an SM) with the indexed loop
+// (with the unrolled loop, auto's there since gemv22: M 9 async, M 10-12 multicast, M 13-16 tma alone); async for int4
+// at two tiles a CTA (28672 x 8192), for fp4 (since gemvwg1), at M 8 and at other groups; act_multicast=1 keeps tma
+// without the cluster.
 TEST(GemmDequantSpec, StageCopyAutoIsTmaOnDeepOneTileGrids) {
   auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
   const KV gv = {{"path", "gemv"}}, tma2 = {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "2"}};
+  const KV rt = {{"path", "gemv"}, {"step_loop", "runtime"}};
+  auto with = [](KV c, const KV& more) {
+    c.insert(more.begin(), more.end());
+    return c;
+  };
   for (const char* m : {"9", "12", "16"}) {
     const KV p = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
-    EXPECT_EQ(name(p, gv), name(p, tma2)) << m;
-    EXPECT_EQ(name(p, {{"path", "gemv"}, {"act_multicast", "1"}}), name(p, {{"path", "gemv"}, {"stage_copy", "tma"}, {"act_multicast", "1"}})) << m;
-    EXPECT_NE(name(p, gv), name(p, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
+    EXPECT_EQ(name(p, rt), name(p, with(tma2, rt))) << m;
+    EXPECT_EQ(name(p, with(rt, {{"act_multicast", "1"}})),
+              name(p, with(rt, {{"stage_copy", "tma"}, {"act_multicast", "1"}}))) << m;
+    EXPECT_NE(name(p, rt), name(p, with(rt, {{"stage_copy", "async"}}))) << m;
     const KV w = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
     EXPECT_EQ(name(w, gv), name(w, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
     // fp4: async on the deep grids too (since the unrolled loop, 1.03-1.12x tma's on an H100: gemvwg1).
@@ -1159,23 +1167,46 @@ TEST(GemmDequantSpec, StageCopyAutoIsTmaOnDeepOneTileGrids) {
   }
   const KV m8 = {{"M", "8"}, {"N", "8192"}, {"K", "28672"}};
   EXPECT_EQ(name(m8, gv), name(m8, {{"path", "gemv"}, {"stage_copy", "async"}}));
-  EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, gv).launch.cluster.x, 2u);
+  EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, rt).launch.cluster.x, 2u);
+  // The unrolled loop's staging by M (each M's timed build; gemv22's test below names them whole).
+  for (const char* m : {"9", "10", "11", "12", "13", "16"}) {
+    const KernelInstance k = instance({{"M", m}, {"N", "8192"}, {"K", "28672"}}, gv);
+    const int M = std::stoi(m);
+    EXPECT_NE(k.name_expression.find(M <= 9 ? ".stage_tma = false, .act_multicast = 1"
+                                     : M <= 12 ? ".stage_tma = true, .act_multicast = 2"
+                                               : ".stage_tma = true, .act_multicast = 1"),
+              std::string::npos)
+        << m << " " << k.name_expression;
+    EXPECT_EQ(k.launch.cluster.x, M >= 10 && M <= 12 ? 2u : 1u) << m;
+  }
 }
 
-// batch=auto: on at M <= 8, and at int4 M 9-16 where a CTA holds one row tile staged by TMA (8192 x 28672: the config
-// batch=on gives); off at two tiles a CTA (28672 x 8192), for fp4 there, and with async staging forced.
+// batch=auto: on at M <= 8, and at int4 M 9-16 where a CTA holds one row tile staged by TMA with the indexed loop
+// (8192 x 28672 with step_loop=runtime: the config batch=on gives), off there with the unrolled loop (auto's since
+// gemv22) and with async staging forced; at two int4 tiles a CTA (28672 x 8192) off with the unrolled loop (M 9-12),
+// on with the indexed one (M 13-16, or runtime forced); fp4 group 128 on the tall grid on at M 9-12 (unrolled), off at
+// M 16 and at two tiles a CTA.
 TEST(GemmDequantSpec, BatchAutoIsOnAtOneTileTmaGrids) {
   auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
   const KV gv = {{"path", "gemv"}}, on = {{"path", "gemv"}, {"batch", "on"}}, off = {{"path", "gemv"}, {"batch", "off"}};
+  const KV rt = {{"path", "gemv"}, {"step_loop", "runtime"}};
+  const KV rt_on = {{"path", "gemv"}, {"step_loop", "runtime"}, {"batch", "on"}};
   for (const char* m : {"9", "12", "16"}) {
+    const bool m16 = std::string(m) == "16";
     const KV tall = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
-    EXPECT_EQ(name(tall, gv), name(tall, on)) << m;
-    EXPECT_NE(name(tall, gv).find(".batch = true"), std::string::npos) << m;
-    EXPECT_NE(name(tall, gv).find(".stage_tma = true"), std::string::npos) << m;
+    EXPECT_EQ(name(tall, rt), name(tall, rt_on)) << m;
+    EXPECT_NE(name(tall, rt).find(".batch = true"), std::string::npos) << m;
+    EXPECT_NE(name(tall, rt).find(".stage_tma = true"), std::string::npos) << m;
+    EXPECT_EQ(name(tall, gv), name(tall, off)) << m;
     const KV wide = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
-    EXPECT_EQ(name(wide, gv), name(wide, off)) << m;
+    EXPECT_EQ(name(wide, gv), name(wide, m16 ? on : off)) << m;
+    EXPECT_EQ(name(wide, rt), name(wide, rt_on)) << m;
+    EXPECT_EQ(name(wide, {{"path", "gemv"}, {"step_loop", "unrolled"}}),
+              name(wide, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"batch", "off"}})) << m;
     const KV fp4 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "128"}};
-    EXPECT_EQ(name(fp4, gv), name(fp4, off)) << m;
+    EXPECT_EQ(name(fp4, gv), name(fp4, m16 ? off : on)) << m;
+    const KV fp4w = {{"M", m}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
+    EXPECT_EQ(name(fp4w, gv), name(fp4w, off)) << m;
     const KV async = {{"path", "gemv"}, {"stage_copy", "async"}};
     EXPECT_NE(name(tall, async).find(".batch = false"), std::string::npos) << m;
   }
@@ -1195,7 +1226,9 @@ TEST(GemmDequantSpec, DeepDecodeGridsTakeTheLop3AndTheirCtas) {
   for (const char* m : {"12", "16"}) {
     const KV tall = {{"M", m}, {"N", "8192"}, {"K", "28672"}};
     EXPECT_EQ(name(tall, gv), name(tall, with({{"ctas_per_sm", "3"}, {"int4_lop3", "on"}}))) << m;
-    EXPECT_EQ(instance(tall, gv).launch.grid.y, 18u) << m;  // the split model's at 3 CTAs an SM (23 at 4)
+    // the split model's at 3 CTAs an SM (23 at 4); the unrolled loop's (auto's since gemv22) 16 of 14 steps
+    EXPECT_EQ(instance(tall, with({{"step_loop", "runtime"}})).launch.grid.y, 18u) << m;
+    EXPECT_EQ(instance(tall, gv).launch.grid.y, 16u) << m;
     const KV wide = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
     EXPECT_EQ(name(wide, gv), name(wide, with({{"ctas_per_sm", "4"}, {"int4_lop3", "on"}, {"tile_rounds", "2"}}))) << m;
     const KV fp4 = {{"M", m}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "32"}};
@@ -1276,10 +1309,17 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
             std::string::npos);
   EXPECT_NE(inst(wide, {{"path", "gemv"}, {"tile_rounds", "3"}}).name_expression.find(".scale_smem = 0"),
             std::string::npos);  // (auto: two tiles a CTA, as timed)
-  // One tile a CTA (auto: regs; smem with its stage_copy=tma and multicast), fp4 (step_scale auto off), M 8.
-  EXPECT_NE(inst(deep, gv).name_expression.find(".scale_smem = 0"), std::string::npos);
-  EXPECT_NE(inst(deep, smem).name_expression.find(".stage_tma = true, .act_multicast = 2"), std::string::npos);
-  EXPECT_NE(inst(deep, smem).name_expression.find(".scale_smem = 1"), std::string::npos);
+  // One tile a CTA (auto with the indexed loop: regs; smem with its stage_copy=tma and multicast; auto with the
+  // unrolled loop, auto's since gemv22: smem), fp4 (step_scale auto off), M 8.
+  const KV rt = {{"path", "gemv"}, {"step_loop", "runtime"}};
+  const KV rt_smem = {{"path", "gemv"}, {"step_loop", "runtime"}, {"scale_copy", "smem"}};
+  EXPECT_NE(inst(deep, rt).name_expression.find(".scale_smem = 0"), std::string::npos);
+  EXPECT_NE(inst(deep, rt_smem).name_expression.find(".stage_tma = true, .act_multicast = 2"), std::string::npos);
+  EXPECT_NE(inst(deep, rt_smem).name_expression.find(".scale_smem = 1"), std::string::npos);
+  EXPECT_NE(inst(deep, gv).name_expression.find(".scale_smem = 1"), std::string::npos);
+  EXPECT_NE(inst(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"scale_copy", "regs"}}).name_expression.find(
+                ".scale_smem = 0"),
+            std::string::npos);
   EXPECT_NE(inst(deep, {{"path", "gemv"}, {"scale_copy", "smem"}, {"stage_copy", "async"}}).name_expression.find(
                 ".scale_smem = 1"),
             std::string::npos);
@@ -1312,12 +1352,71 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
   EXPECT_EQ(b.launch.dynamic_smem, a.launch.dynamic_smem + 2 * 128 * 16 * ((steps * 2 + 15) / 16 + 1));
   // With stage_copy=tma (8192 x 28672: one tile a CTA, 13 steps, an odd number of 8-byte barriers): the same grid,
   // the scales from 8 bytes past the barriers' end, one row tile's.
-  const KernelInstance c = inst(deep, {{"path", "gemv"}, {"scale_copy", "regs"}}), d = inst(deep, smem);
+  const KernelInstance c = inst(deep, {{"path", "gemv"}, {"scale_copy", "regs"}, {"step_loop", "runtime"}}),
+                       d = inst(deep, rt_smem);
   EXPECT_EQ(c.launch.grid.x, d.launch.grid.x);
   EXPECT_EQ(c.launch.grid.y, d.launch.grid.y);
   const std::uint32_t deep_steps = (28672 / 128 + c.launch.grid.y - 1) / c.launch.grid.y;
   EXPECT_EQ(deep_steps, 13u);
   EXPECT_EQ(d.launch.dynamic_smem, c.launch.dynamic_smem + 8 + 128 * 16 * ((deep_steps * 2 + 15) / 16 + 1));
+}
+
+// gemv22's autos (H100, docs/perf.md: each won all four alternated rounds by medians and minima against the old
+// default): each timed point's auto config is the timed build, name, grid, split and cluster alike.
+TEST(GemmDequantSpec, Gemv22AutosAreTheTimedBuilds) {
+  const auto split_steps = [](const KernelInstance& k) {
+    for (const ArgSpec& a : k.args)
+      if (a.name == "split_steps") return static_cast<std::int64_t>(a.value);
+    return std::int64_t{-1};
+  };
+  const KV wide = {{"N", "28672"}, {"K", "8192"}}, tall = {{"N", "8192"}, {"K", "28672"}};
+  const KV fp4 = {{"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", "128"}};
+  struct Case {
+    const char* m;
+    KV shape;
+    KV timed;
+  };
+  const std::vector<Case> cases = {
+      {"16", wide, {{"step_loop", "runtime"}, {"stage_copy", "async"}, {"batch", "on"}, {"scale_copy", "smem"}}},
+      {"16", tall,
+       {{"step_loop", "unrolled"}, {"stage_copy", "tma"}, {"act_multicast", "1"}, {"batch", "off"},
+        {"scale_copy", "smem"}}},
+      {"12", tall,
+       {{"step_loop", "unrolled"}, {"stage_copy", "tma"}, {"act_multicast", "2"}, {"batch", "off"},
+        {"scale_copy", "smem"}}},
+      {"9", tall, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "off"}, {"scale_copy", "smem"}}},
+      {"8", wide, {{"step_loop", "unrolled"}, {"splits", "8"}}},
+      {"9", fp4, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "on"}}},
+      {"12", fp4, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "on"}}},
+      // unchanged: int4 28672 x 8192 M 9 and 12 (unrolled, async, batch off, smem)
+      {"12", wide, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "off"}, {"scale_copy", "smem"}}},
+      {"9", wide, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "off"}, {"scale_copy", "smem"}}}};
+  for (const Case& c : cases) {
+    KV problem = c.shape;
+    problem["M"] = c.m;
+    KV timed = c.timed;
+    timed["path"] = "gemv";
+    const KernelInstance a = instance(problem, {{"path", "gemv"}}), t = instance(problem, timed);
+    SCOPED_TRACE(t.problem.to_string() + " " + t.config.to_string());
+    EXPECT_EQ(a.name_expression, t.name_expression);
+    EXPECT_EQ(a.launch.grid.x, t.launch.grid.x);
+    EXPECT_EQ(a.launch.grid.y, t.launch.grid.y);
+    EXPECT_EQ(a.launch.cluster.x, t.launch.cluster.x);
+    EXPECT_EQ(a.launch.dynamic_smem, t.launch.dynamic_smem);
+    EXPECT_EQ(split_steps(a), split_steps(t));
+  }
+  // The timed splits: int4 M 8 8 of 8 steps (the model's 4 of 16 halved), the tall grid's unrolled 16 of 14.
+  EXPECT_EQ(instance({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}}).launch.grid.y, 8u);
+  EXPECT_EQ(instance({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}, {"splits", "4"}, {"step_loop", "unrolled"}})
+                .launch.grid.y, 4u);
+  EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, {{"path", "gemv"}}).launch.grid.y, 16u);
+  // The old defaults stay reachable: the indexed loop on the tall grid is the tma multicast batched build.
+  EXPECT_EQ(instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, {{"path", "gemv"}, {"step_loop", "runtime"}})
+                .name_expression,
+            instance({{"M", "16"}, {"N", "8192"}, {"K", "28672"}},
+                     {{"path", "gemv"}, {"step_loop", "runtime"}, {"stage_copy", "tma"}, {"act_multicast", "2"},
+                      {"batch", "on"}, {"scale_copy", "regs"}})
+                .name_expression);
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+# gemv22: the screen's candidates, compiled here (fills the NVRTC cache), refusals and duplicate builds dropped.
+# Usage: python3 tests/perf/gemv_screen_cands.py build/tilelab (writes $CANDS (cands.json) for gemv_screen.lua and
+# $KEYS (keys.txt): the cache keys of every build, for a bundle's cache).
+import itertools, json, os, subprocess, sys
+T = sys.argv[1] if len(sys.argv) > 1 else "build/tilelab"
+groups = {
+  # name: (problem, Ms, dims)
+  "A8":  ("N=28672,K=8192,wtype=int4,group=128", [8], ["sl", "sc", "b"]),
+  "A16": ("N=28672,K=8192,wtype=int4,group=128", [9, 12, 16], ["sl", "sc", "b", "scl"]),
+  "B":   ("N=8192,K=28672,wtype=int4,group=128", [9, 12, 16], ["sl", "sc", "b", "scl"]),
+  "C":   ("N=8192,K=28672,wtype=fp4,group=128", [9, 12], ["sl", "sc", "b"]),
+}
+vals = {"sl": ["step_loop=runtime", "step_loop=unrolled"],
+        "sc": ["stage_copy=async", "stage_copy=tma,act_multicast=1", "stage_copy=tma,act_multicast=2"],
+        "b": ["batch=on", "batch=off"], "scl": ["scale_copy=smem", "scale_copy=regs"]}
+def compile_(prob, cfg):
+  r = subprocess.run([T, "compile", "gemm.dequant", "--problem", prob, "--config", "path=gemv" + ("," + cfg if cfg else ""),
+                      "--json"], capture_output=True, text=True)
+  if r.returncode != 0:
+    return None, (r.stderr.strip() or r.stdout.strip())[-200:]
+  return json.loads(r.stdout), None
+def key(d):
+  ss = [a["value"] for a in d["args"] if a["name"] == "split_steps"][0]
+  return (d["name_expression"], tuple(d["launch"]["grid"]), ss)
+def info(d):
+  ss = [a["value"] for a in d["args"] if a["name"] == "split_steps"][0]
+  r = d["resources"]
+  ne = d["name_expression"]
+  return "grid %s steps %d regs %d spill %d/%d smem %d %s" % (d["launch"]["grid"][:2], ss, r["registers"], r["spill_store_bytes"],
+        r["spill_load_bytes"], d["launch"]["dynamic_smem"], "U" if ".unroll = 0" not in ne else "R")
+extra = {"A8": ["step_loop=unrolled,splits=8"], "A16": ["step_loop=unrolled,splits=16"],
+         "B": ["step_loop=unrolled,splits=28", "step_loop=unrolled,stage_copy=async,batch=on,scale_copy=smem,splits=28"],
+         "C": ["step_loop=unrolled,splits=56"]}
+out, keys = {}, set()
+for g, (pb, Ms, dims) in groups.items():
+  for m in Ms:
+    prob = "M=%d,%s" % (m, pb)
+    dflt, err = compile_(prob, "")
+    keys.add(dflt["cache_key"])
+    seen = {key(dflt): "-"}
+    print(g, "M", m, "default", info(dflt), dflt["name_expression"], flush=True)
+    cands = []
+    for cfg in [",".join(c) for c in itertools.product(*[vals[x] for x in dims])] + extra[g]:
+      d, err = compile_(prob, cfg)
+      if d is None:
+        print(g, m, "REFUSED", cfg, err.replace("\n", " ")[:160], flush=True); continue
+      keys.add(d["cache_key"])
+      k = key(d)
+      if k in seen:
+        print(g, m, "dup", cfg, "=", seen[k], flush=True); continue
+      seen[k] = cfg
+      cands.append(cfg)
+      print(g, m, "cand", cfg, info(d), flush=True)
+    out["%s_M%d" % (g, m)] = {"group": g, "problem": prob, "cands": cands}
+open(os.environ.get("KEYS", "keys.txt"), "w").write("\n".join(sorted(keys)) + "\n")
+json.dump(out, open(os.environ.get("CANDS", "cands.json"), "w"), indent=1)
