@@ -118,6 +118,12 @@ Status ignored_option(const Values& p, const Values& c) {
       c.text("gather") == "auto"
           ? std::string("gather=auto takes ") + (cfg.gather == MlaSparseGather::regs ? "regs (qk_warpgroups=1)" : "copies (qk_warpgroups=2)")
           : "gather=" + c.text("gather") + (cfg.gather == MlaSparseGather::paired ? " and " + peer : "");
+  if (c.text("hybrid") == "true" && !hybrid)
+    return refuse("hybrid=true splits a block between the register ring and copies in a CTA without a crossover peer; "
+                  "here " + (regs ? peer : "the producers gather by copies (" + gather + ")") +
+                  ": leave hybrid at auto or false" +
+                  (cfg.gather == MlaSparseGather::regs ? std::string(", or set crossover=false")
+                                                       : ", or set gather=regs" + std::string(pair ? " with crossover=false" : "")));
   if (regs) {
     const std::string how = "this problem's producers gather every row by registers (" + gather + ")";
     if (c.boolean("lookahead"))
@@ -136,11 +142,6 @@ Status ignored_option(const Values& p, const Values& c) {
     return refuse("late_reload=true orders the register gather's ring reloads; this problem's producers gather by "
                   "copies (" + gather + "): leave late_reload at false or set gather=regs (with qk_warpgroups=1)");
   }
-  if (c.text("hybrid") == "true" && !hybrid)
-    return refuse("hybrid=true splits a block between the register ring and copies in a CTA without a crossover peer; "
-                  "here " + (cfg.gather == MlaSparseGather::regs ? peer : "the producers gather by copies (" + gather + ")") +
-                  ": leave hybrid at auto or false" +
-                  (cfg.gather == MlaSparseGather::regs ? ", or set crossover=false" : ", or set gather=regs"));
   if (c.text("c1_early") == "true" && cfg.c1_rows == 0)
     return refuse("c1_early=true times consumer 1's conversion of its c1_rows rows, and c1_rows resolves to 0 here (" +
                   (c.integer("c1_rows") < 0 ? std::string("auto: 2 only where hybrid runs the register gather at heads "

@@ -435,7 +435,10 @@ TEST(MlaSparseDecode, SwitchesThatCannotApplyAreRefusedNamingThem) {
       // hybrid: the register gather in CTAs without a peer
       {p128, {{"hybrid", "true"}}, "hybrid=true", {"every CTA has a crossover peer", "crossover=false"}},
       {p64, {{"hybrid", "true"}, {"gather", "copies"}}, "hybrid=true", {"gather by copies", "gather=regs"}},
-      {p64, {{"hybrid", "true"}, {"gather", "paired"}}, "hybrid=true", {"gather=paired"}},
+      {p64, {{"hybrid", "true"}, {"gather", "paired"}}, "hybrid=true", {"gather by copies (gather=paired", "set gather=regs"}},
+      {p128, {{"hybrid", "true"}, {"gather", "paired"}}, "hybrid=true", {"every CTA has a crossover peer",
+                                                                         "gather=regs with crossover=false"}},
+      {p128, {{"hybrid", "true"}, {"dequant_rows", "1"}}, "hybrid=true", {"crossover=false"}},  // before dequant_rows
       {p128, {{"c1_rows", "2"}, {"hybrid", "true"}}, "hybrid=true", {"crossover peer"}},
       // c1_early without consumer 1's rows
       {p128, {{"c1_early", "true"}}, "c1_early=true", {"c1_rows resolves to 0", "auto: 2 only where"}},
