@@ -9,6 +9,7 @@
 #include "library/library.hpp"
 #include "runtime/core/files.hpp"
 #include "runtime/spec/random_problem.hpp"
+#include "runtime/spec/registry.hpp"
 
 namespace tl::cli {
 namespace {
@@ -17,6 +18,7 @@ struct TestArgs {
   SessionArgs session{20};
   std::string kernel, junit, config;
   bool quick = false, full = false;
+  bool dry_run = false;  // list the cases and what validate says of each; nothing compiled or run
   int random = 0;  // --random N: N drawn problems per kernel instead of the matrix
   std::uint64_t seed = kDefaultDrawSeed;
 };
@@ -187,6 +189,31 @@ Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes
   return write_file_atomic(path, out.str());
 }
 
+// --dry-run: the matrix's cases, each with what the schemas and can_implement say of it (validate: no host data, no
+// compile, no GPU), so a change of a spec's refusals shows as the cases that would run, be skipped or fail.
+int list_cases(const std::vector<Case>& cases, const DeviceLimits& limits) {
+  std::printf("%-12s %-34s %-48s %-6s  %s\n", "kernel", "problem", "config", "would", "detail");
+  std::size_t run = 0, skip = 0, fail = 0;
+  for (const Case& c : cases) {
+    std::string would = "RUN", detail;
+    if (!c.over_budget.empty()) {
+      would = "SKIP", detail = "refused: " + c.over_budget;
+    } else if (auto v = validate(*c.spec, c.problem, c.config, limits); !v.ok()) {
+      const ErrorCode code = v.status().code();
+      const bool refused = code == ErrorCode::unsupported || (c.drawn && code == ErrorCode::invalid_argument);
+      would = refused && (c.base || c.drawn) ? "SKIP" : "FAIL";
+      detail = std::string(error_code_name(code)) + ": " + v.status().message();
+    }
+    (would == "RUN" ? run : would == "SKIP" ? skip : fail)++;
+    std::printf("%-12s %-34s %-48s %-6s  %s\n", c.spec->name.c_str(), kv_text(c.problem).c_str(),
+                kv_text(c.config).c_str(), would.c_str(), detail.c_str());
+  }
+  std::printf("%zu cases: %zu would run, %zu would be skipped (refused), %zu would fail (dry run: nothing compiled or "
+              "run; the limits of %s)\n",
+              cases.size(), run, skip, fail, limits.arch.c_str());
+  return fail > 0 ? 1 : 0;
+}
+
 int run_test(const TestArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<const KernelSpec*> specs;
@@ -217,6 +244,7 @@ int run_test(const TestArgs& a) {
                 a.random, static_cast<unsigned long long>(a.seed), a.random, static_cast<unsigned long long>(a.seed),
                 a.kernel.empty() ? "" : " --kernel ", a.kernel.c_str());
 
+  if (a.dry_run) return list_cases(cases, target.limits);
   if (target.device) {
     std::printf("testing %zu cases on GPU 0 (%s, %s)\n", cases.size(), target.device->name.c_str(),
                 target.limits.arch.c_str());
@@ -321,6 +349,9 @@ void add_test_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--seed", a->seed, "Seed of --random's draws (default " + std::to_string(kDefaultDrawSeed) +
                                          "; the same seed draws the same problems)")
       ->needs(random);
+  cmd->add_flag("--dry-run", a->dry_run,
+                "List the cases and whether each would run, be skipped (refused with its reason) or fail the "
+                "schemas and can_implement; nothing is compiled or run");
   cmd->add_option("--junit", a->junit, "Write JUnit XML to FILE");
   cmd->add_option("--config", a->config,
                   "key=value,... of --kernel's config set in every case (its variations of those parameters left out)");

@@ -525,6 +525,20 @@ std::int64_t wgmma_section(const Values& p, const Values& c, std::int64_t ctas) 
 
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_problem(p));
+  // Work-order switches set where the work order does not use them were dropped without a word (the run record named
+  // a config that did not run): refused naming them, what the problem and config are and what to change.
+  if (c.integer("section") > 0 && !causal_mask(p))
+    return refuse("section=" + c.text("section") + " orders causal work tiles (heaviest query blocks first across groups "
+                  "of that many (sequence, head) pairs); this problem is not causal (causal=false, no window): its "
+                  "tiles all cost the same and go in grid order: leave section at -1 (auto) or 0, or set causal=true");
+  if (!c.boolean("persistent") && c.text("schedule") == "dynamic")
+    return refuse("schedule=dynamic hands persistent CTAs their next work tile from a counter; persistent=false "
+                  "launches one CTA a work tile, which takes no next one: leave schedule at auto or static, or set "
+                  "persistent=true");
+  if (!c.boolean("persistent") && c.integer("q_stages") == 2)
+    return refuse("q_stages=2 loads the next work tile's Q into a second buffer while this one's is in use; "
+                  "persistent=false launches one CTA a work tile, with no next Q to load: leave q_stages at 0 (auto) "
+                  "or 1, or set persistent=true");
   const AttnFwdWgmmaConfig cfg = wgmma_config(p, c);
   if (cfg.ping_pong && cfg.block_M == 64)
     return refuse("ping_pong=true passes the tensor cores between consumer warpgroups in turn, and block_M=64 has one "
@@ -605,7 +619,8 @@ KernelSpec attn_fwd_wgmma_spec() {
                                       "dynamic = after its first, each takes the next from a global counter when its "
                                       "producer is ready for one (FlashAttention-3's causal scheduler), so the CTAs' "
                                       "work evens out by itself; auto = dynamic where persistent and causal or at "
-                                      "dim = dim_v = 128 or 256 with block_N <= 128, else static"),
+                                      "dim = dim_v = 128 or 256 with block_N <= 128, else static; dynamic is refused "
+                                      "with persistent=false (one CTA a work tile)"),
                ParamSpec::integer("section", -1, -1, 256,
                                   "causal work order: 0 = query blocks of one head in turn (most keys first); G > 0 = "
                                   "heaviest query blocks first across G (sequence, head) pairs at a time, evening out "
@@ -613,11 +628,12 @@ KernelSpec attn_fwd_wgmma_spec() {
                                   "work tiles (G = 512 / query blocks: the best measured on the H100 at 2k-16k), "
                                   "with schedule=dynamic no more pairs than whose K and V fill 32 MB, with static "
                                   "a smaller G where the static work model balances the CTAs 5% better; "
-                                  "not causal: ignored"),
+                                  "not causal: G > 0 refused (the tiles go in grid order)"),
                ParamSpec::one_of("q_stages", 0, {0, 1, 2},
                                  "Q buffers: 2 loads the next work tile's Q while this one's is still in use "
                                  "(block_M x dim more shared memory); 0 = auto: 2 where it fits beside the K/V tiles "
-                                 "and the O staging tile, else 1"),
+                                 "and the O staging tile, else 1; 2 is refused with persistent=false (one CTA a work "
+                                 "tile)"),
                ParamSpec::enumeration("uniform_desc", "auto", {"auto", "true", "false"},
                                       "true: the consumers' wgmma descriptors are built from values ptxas can prove "
                                       "warp-uniform (redux.sync of this warpgroup's Q address per work tile and of the "

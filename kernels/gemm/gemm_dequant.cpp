@@ -492,6 +492,58 @@ Status other_path_option(const Values& p, const Values& c, bool gemv) {
   return Status::success();
 }
 
+// A gemv option set (not auto, not its default or off value) where the rest of the problem and config leave the kernel
+// no use for it (cfg: what they resolved to): it was dropped without a word, so it is refused naming it, what the
+// problem and config resolved to and what to change. test_gemm_dequant sets each where it cannot apply.
+Status ignored_gemv_option(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  const bool fp4 = cfg.wtype == dequant4::kFp4;
+  if (c.text("sums_once") == "on" && !cfg.tile_loop) {
+    const std::string why = cfg.stream           ? "schedule=stream deals the tiles itself"
+                            : cfg.cluster_reduce ? (c.text("reduce") == "cluster" ? "reduce=cluster"
+                                                                                  : "reduce=auto takes cluster sums at M=" +
+                                                                                        p.text("M") + " of this N and K") +
+                                                       std::string(" keeps one tile a CTA")
+                            : c.integer("tile_rounds") != 0 ? "tile_rounds=" + c.text("tile_rounds")
+                                                            : "tile_rounds=auto takes 1 at M=" + p.text("M") + " of this N and K";
+    return refuse("sums_once=on counts a CTA's row tiles' arrivals together at its end, which needs several row tiles a "
+                  "CTA; here each CTA holds one (" + why + "): leave sums_once at auto or off" +
+                  (cfg.stream ? std::string() : ", or set tile_rounds=2 (with reduce=global or auto)"));
+  }
+  if (c.text("scale_copy") == "smem" && cfg.scale_smem == 0) {
+    const std::string why =
+        !cfg.step_scale ? (c.text("step_scale") == "auto" ? std::string("step_scale=auto is off for this problem")
+                                                          : "step_scale=" + c.text("step_scale")) +
+                              ": each code is scaled as it is converted, so there are no step scales to copy; set "
+                              "step_scale=on (group 128)"
+        : cfg.stream ? std::string("schedule=stream copies no activations with a CTA's k split; set schedule=split")
+                     : "a row's " + std::to_string(tiles(p.integer("K"), cfg.group)) + " " +
+                           (cfg.scale_f32 ? "f32" : "bf16") + " scales (K=" + p.text("K") +
+                           ") are not whole 16-byte chunks: K a multiple of " + (cfg.scale_f32 ? "512" : "1024") +
+                           " needed";
+    return refuse("scale_copy=smem copies a CTA's step scales into shared memory beside its activations; " + why +
+                  ", or leave scale_copy at auto or regs");
+  }
+  if (c.integer("stage_rounds") != 0 && cfg.stage_async)
+    return refuse("stage_rounds=" + c.text("stage_rounds") + " sets the register staging's rounds of activation loads "
+                  "(stage_copy=regs); this problem's CTAs stage by " + (cfg.stage_tma ? "TMA" : "cp.async") + " (" +
+                  (c.text("stage_copy") == "auto"
+                       ? std::string("stage_copy=auto takes ") + (cfg.stage_tma ? "tma" : "async") + " at M=" + p.text("M")
+                       : "stage_copy=" + c.text("stage_copy")) +
+                  "), all in flight at once: leave stage_rounds at 0 or set stage_copy=regs");
+  if (c.text("int4_lop3") == "on" && (fp4 || cfg.group_sum))
+    return refuse(std::string("int4_lop3=on converts int4 code pairs with one LOP3; ") +
+                  (fp4 ? "this problem has fp4 weights" : "group_sum=true converts them by its own LOP3 (bias left in)") +
+                  ": leave int4_lop3 at auto or off" + (fp4 ? std::string() : ", or set group_sum=false"));
+  if (!c.boolean("fp4_fold") && (!fp4 || cfg.scale_f32 || cfg.step_scale))
+    return refuse(std::string("fp4_fold=false trades the folded conversion of fp4 codes with bf16 scales for "
+                              "dequant4's; ") +
+                  (!fp4 ? "this problem has int4 weights"
+                   : cfg.scale_f32 ? "this problem has f32 scales"
+                                   : "step_scale=on converts the codes without their scale") +
+                  ", which the folded one does not serve: leave fp4_fold at true");
+  return Status::success();
+}
+
 Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (p.integer("K") % 32 != 0)
     return refuse("K=" + p.text("K") + " is not a multiple of 32: a row of W is K/2 bytes and TMA copies rows in "
@@ -530,6 +582,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
     if (cfg.step_scale && cfg.group % kGemvStepK != 0)
       return refuse("step_scale=on scales each step's sums (128 k) once, which needs groups of whole steps; group=" +
                     p.text("group") + " gives a step several scales: set step_scale=off or auto (or group=128)");
+    if (Status st = ignored_gemv_option(p, c, cfg); !st.ok()) return st;
     if (c.text("step_loop") == "unrolled" && cfg.unroll == 0)
       return refuse("step_loop=unrolled unrolls the split schedule's loop over a CTA's k steps, which needs "
                     "schedule=split, K a multiple of 128 (K=" + p.text("K") + ") and a split whose steps divide K's "
@@ -700,7 +753,8 @@ KernelSpec gemm_dequant_spec() {
                                       "gemv, tile_rounds > 1: on = at a CTA's end its row tiles' arrivals counted "
                                       "together (one fence and barrier) and the tiles it finishes last added "
                                       "together; off = one tile after another; auto = on for int4 (1.05-1.06x at M "
-                                      "9-16 of 28672 x 8192 on an H100), off for fp4 (0.97x there: its build spills)"),
+                                      "9-16 of 28672 x 8192 on an H100), off for fp4 (0.97x there: its build spills); on is refused "
+                                      "where a CTA holds one row tile"),
                ParamSpec::enumeration("step_loop", "auto", {"auto", "runtime", "unrolled"},
                                       "gemv, schedule split: runtime = the main loop indexes a CTA's k steps at run "
                                       "time (each step's shared-memory addresses, scale slot and tile bookkeeping "
@@ -732,11 +786,13 @@ KernelSpec gemm_dequant_spec() {
                                       "register) instead of an AND and an XOR; auto = on for M <= 8 (one n tile) and "
                                       "at M 9-16 where one row tile a CTA takes over two waves and the CTA then holds "
                                       "two row tiles (tile_rounds) or is one of 3 an SM (ctas_per_sm): 1.04-1.05x at "
-                                      "28672 x 8192 on an H100; elsewhere at M 9-16 its register costs spills"),
+                                      "28672 x 8192 on an H100; elsewhere at M 9-16 its register costs spills); on is refused for "
+                                      "fp4 and with group_sum"),
                ParamSpec::boolean("fp4_fold", true,
                                   "gemv, fp4 with bf16 scales: the wgmma path's conversion (a mask, a multiply and a "
                                   "mask a pair), 2^126 folded into the scales and 2^32 into the stored sums; false = "
-                                  "dequant4's conversion and a second multiply"),
+                                  "dequant4's conversion and a second multiply (refused for int4, f32 scales and "
+                                  "step_scale=on, which never fold)"),
                ParamSpec::boolean("group_sum", false,
                                   "gemv, int4 with group 128: each code pair converted by one LOP3 with its +136 "
                                   "bias left in (no subtraction, no scale multiply), each step's mma.sync sums "
@@ -753,7 +809,7 @@ KernelSpec gemm_dequant_spec() {
                                       "0.98x, fp4 0.99x"),
                ParamSpec::enumeration("scale_copy", "auto", {"auto", "regs", "smem"},
                                       "gemv, where step_scale is on (split schedule, K a "
-                                      "multiple of 1024 with bf16 scales, 512 with f32; else ignored): regs = each "
+                                      "multiple of 1024 with bf16 scales, 512 with f32; smem refused elsewhere): regs = each "
                                       "step's scales loaded with its weights, `prefetch` steps ahead, into registers; "
                                       "smem = the CTA's step scales copied into shared memory with the activations "
                                       "(cp.async) and read by each step's closing FFMAs (no scale registers or "
@@ -770,7 +826,8 @@ KernelSpec gemm_dequant_spec() {
                                       "auto = cluster for splits of 2-4 at M <= 4, else global"),
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
-                                 "them into shared memory; 0 = auto: 2 for M <= 8, 1 for M 9-16"),
+                                 "them into shared memory (stage_copy=regs; refused beside async or tma staging); 0 = auto: 2 "
+                                 "for M <= 8, 1 for M 9-16"),
                ParamSpec::enumeration("stage_copy", "auto", {"auto", "regs", "async", "tma"},
                                       "gemv: how a CTA stages its activations: regs = `stage_rounds` rounds of 16-byte "
                                       "loads through registers, each chunk put in the weights' pair order; async = the "

@@ -1087,6 +1087,23 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
   if (c.integer("num_stages") == 1)
     return refuse("num_stages=1 leaves the TMA loads no stage to fill while the consumers read one: use 2-8, or 0 "
                   "(auto)");
+  // scale_tma / scale_stage set true where they cannot apply were dropped without a word (the run record named a config
+  // that did not run): refused naming them, the problem's scaling and what to change. (scale_a_layout is a problem
+  // parameter that tensor and row scales ignore on purpose: set alone it must leave a runnable problem.)
+  if (c.text("scale_tma") == "true" && !fp8_scale_tma(p, c))
+    return refuse(std::string("scale_tma=true loads block scales by TMA boxes of 4 k blocks; ") +
+                  (p.text("scaling") != "block"
+                       ? "this problem has scaling=" + p.text("scaling") + ", which has no block scales: set scaling=block"
+                   : fp8_blocks(p.integer("K")) % 4 != 0
+                       ? "K=" + p.text("K") + " has " + std::to_string(fp8_blocks(p.integer("K"))) +
+                             " k blocks, not a multiple of 4 (16-byte rows of scales): pad K to a multiple of 512"
+                       : "an M-major scale_A (scale_a_layout=mn) needs M a multiple of 4 for its rows, and M=" +
+                             p.text("M") + ": set scale_a_layout=k") +
+                  ", or leave scale_tma at auto or false (the producer warp's cp.async)");
+  if (c.text("scale_stage") == "true" && p.text("scaling") != "row")
+    return refuse("scale_stage=true stages row scales in shared memory at a tile's start; this problem has scaling=" +
+                  p.text("scaling") + ", which has no row scales to stage: leave scale_stage at auto or false, or set "
+                  "scaling=row");
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
@@ -1261,14 +1278,14 @@ KernelSpec gemm_fp8_spec() {
   k.config.params.push_back(ParamSpec::enumeration(
       "scale_tma", "auto", {"auto", "true", "false"},
       "block scales loaded by TMA (boxes of 4 k blocks of scale_A's tile rows and scale_B's blocks, beside A and B) "
-      "instead of the producer warp's 4-byte cp.async; where ceil(K/128) is a multiple of 4 (16-byte rows), else "
-      "cp.async; no effect on tensor and row scales; auto: on for block_M=128 tiles of 192+ columns (a_regs then "
-      "auto-off)"));
+      "instead of the producer warp's 4-byte cp.async; needs ceil(K/128) a multiple of 4 (16-byte rows; an M-major "
+      "scale_A also M a multiple of 4); true is refused elsewhere and for tensor and row scales; auto: on for "
+      "block_M=128 tiles of 192+ columns where it can run (a_regs then auto-off), else cp.async"));
   k.config.params.push_back(ParamSpec::enumeration(
       "scale_stage", "auto", {"auto", "true", "false"},
       "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
-      "no effect on tensor and block scales; auto: on for block_M=128 tiles without fast_accum"));
+      "true is refused for tensor and block scales; auto: on for block_M=128 tiles without fast_accum"));
   k.config.params.push_back(ParamSpec::enumeration(
       "uniform_desc", "auto", {"auto", "true", "false"},
       "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "

@@ -104,6 +104,64 @@ Status refuse(std::string why) { return make_error(ErrorCode::unsupported, std::
 double d(std::int64_t v) { return static_cast<double>(v); }
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
+// A switch that shapes only one gather's code, or only the CTAs with (or without) a crossover peer, set (not its
+// default, auto or off value) where the problem and the rest of the config leave no CTA running that code: it was
+// dropped without a word (the run record then named a config that did not run), so it is refused naming it, what the
+// problem and config resolved to, and what to change. test_mla_sparse_decode sets each where it cannot apply.
+Status ignored_option(const Values& p, const Values& c) {
+  const std::int64_t heads = p.integer("heads");
+  const MlaSparseDecodeConfig cfg = sparse_config(c, heads);
+  // The launch's (and the kernel's) condition: crossover with an even number of 64-head tiles pairs every CTA.
+  const bool pair = cfg.crossover && (heads + 63) / 64 % 2 == 0;
+  // Every CTA's producer gathers by registers (regs; paired where the CTAs pair), or none does.
+  const bool regs = cfg.gather == MlaSparseGather::regs || (cfg.gather == MlaSparseGather::paired && pair);
+  const bool hybrid = cfg.hybrid && cfg.gather == MlaSparseGather::regs && !pair;  // the ring's CTAs copy rows too
+  const std::string peer = pair ? "every CTA has a crossover peer (heads=" + p.text("heads") + ", crossover=true)"
+                           : cfg.crossover ? "no CTA has a crossover peer (heads=" + p.text("heads") + ": one 64-head tile)"
+                                           : "no CTA has a crossover peer (crossover=false)";
+  const std::string gather =
+      c.text("gather") == "auto"
+          ? std::string("gather=auto takes ") + (cfg.gather == MlaSparseGather::regs ? "regs (qk_warpgroups=1)" : "copies (qk_warpgroups=2)")
+          : "gather=" + c.text("gather") + (cfg.gather == MlaSparseGather::paired ? " and " + peer : "");
+  if (c.text("hybrid") == "true" && !hybrid)
+    return refuse("hybrid=true splits a block between the register ring and copies in a CTA without a crossover peer; "
+                  "here " + (regs ? peer : "the producers gather by copies (" + gather + ")") +
+                  ": leave hybrid at auto or false" +
+                  (cfg.gather == MlaSparseGather::regs ? std::string(", or set crossover=false")
+                                                       : ", or set gather=regs" + std::string(pair ? " with crossover=false" : "")));
+  if (regs) {
+    const std::string how = "this problem's producers gather every row by registers (" + gather + ")";
+    if (c.boolean("lookahead"))
+      return refuse("lookahead=true issues the copies gather's next block of cp.async copies early; " + how +
+                    ", which has no copies to issue: leave lookahead at false or set gather=copies");
+    if (c.text("rope_direct") == "on")
+      return refuse("rope_direct=on copies each row's RoPE bytes straight to the tile in the copies gather; " + how +
+                    ", whose RoPE values pass through registers: leave rope_direct at unpaired (or off) or set "
+                    "gather=copies");
+    if (c.integer("dequant_rows") != 2 && !hybrid)
+      return refuse("dequant_rows=" + c.text("dequant_rows") + " batches the rows a producer warp converts from shared "
+                    "memory (the copies gather, or hybrid's copied rows); " + how + " through its ring, hybrid " +
+                    (pair ? "being off where " + peer : std::string("off")) + ": leave dequant_rows at 2, or set "
+                    "gather=copies" + (pair ? std::string() : " or hybrid=true"));
+  } else if (c.boolean("late_reload")) {
+    return refuse("late_reload=true orders the register gather's ring reloads; this problem's producers gather by "
+                  "copies (" + gather + "): leave late_reload at false or set gather=regs (with qk_warpgroups=1)");
+  }
+  if (c.text("c1_early") == "true" && cfg.c1_rows == 0)
+    return refuse("c1_early=true times consumer 1's conversion of its c1_rows rows, and c1_rows resolves to 0 here (" +
+                  (c.integer("c1_rows") < 0 ? std::string("auto: 2 only where hybrid runs the register gather at heads "
+                                                          "<= 64")
+                                            : "c1_rows=0") +
+                  "): leave c1_early at auto or false, or set c1_rows=2 or 4 with hybrid");
+  if (c.text("peer_copy") == "bulk" || c.text("peer_copy") == "bulk_half") {
+    if (!pair)
+      return refuse("peer_copy=" + c.text("peer_copy") + " is how a crossover CTA writes its half of each block into "
+                    "its peer; " + peer + ": leave peer_copy at auto or store" +
+                    (cfg.crossover ? std::string() : ", or set crossover=true (at heads 65-128)"));
+  }
+  return Status::success();
+}
+
 // Everything the problem determines: the cache (lengths, shuffled blocks), the indices, topk_length and the sink.
 struct Dims {
   std::int64_t b, sq, h, sk, topk, bs, rows_per_block, m_tiles, requests;
@@ -287,7 +345,7 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::one_of("dequant_rows", 2, {1, 2},
                                  "gather=copies: cache rows a producer warp reads from shared memory together "
                                  "before it writes them as bf16 (the reads' latency once per batch; 4 would not fit "
-                                 "the producer's 56 registers)"),
+                                 "the producer's 56 registers); 1 is refused where every row goes through the register ring"),
                ParamSpec::boolean("crossover", true,
                                   "heads > 64: each pair of 64-head CTAs runs as a 2-CTA cluster, each dequantizing half "
                                   "of every block into both (FlashMLA's crossover; no effect with 64 heads; 1.36-1.39x "
@@ -297,11 +355,13 @@ KernelSpec mla_sparse_decode_spec() {
                                       "the tile (no shared-memory read and write of them): in no CTA, in every CTA, "
                                       "or in those "
                                       "without a crossover pair (64 heads or crossover off: 1.04-1.07x there on an "
-                                      "H200; with a pair 0.93x, docs/perf.md)"),
+                                      "H200; with a pair 0.93x, docs/perf.md); on is refused where every producer "
+                                      "gathers by registers"),
                ParamSpec::boolean("lookahead", false,
                                   "gather=copies: the producer issues the next block's copies as soon as the "
                                   "consumers free its stage, while it still dequantizes this block (0.81-0.86x on an "
-                                  "H200: the issue's own time lands on the dequant's path, docs/perf.md)"),
+                                  "H200: the issue's own time lands on the dequant's path, docs/perf.md); refused where every producer "
+                                  "gathers by registers"),
                ParamSpec::enumeration("gather", "auto", {"auto", "copies", "regs", "paired"},
                                       "how the producer gathers a cache row: cp.async copies of its raw bytes into the "
                                       "stage, dequantized there; or loads straight into registers, a ring of 8 rows a "
@@ -312,14 +372,15 @@ KernelSpec mla_sparse_decode_spec() {
                ParamSpec::boolean("late_reload", false,
                                   "gather=regs: the ring loads the next block's rows after this block is published, "
                                   "not before (with opaque_rows 1.005-1.02x at the 128-head shapes, 0.99-1.00x at 64 "
-                                  "on an H100: off; without it its build spills 24 bytes; docs/perf.md)"),
+                                  "on an H100: off; without it its build spills 24 bytes; docs/perf.md); refused with the copies gather"),
                ParamSpec::enumeration("hybrid", "auto", {"auto", "true", "false"},
                                       "gather=regs (or paired) in a CTA without a crossover peer (64 heads, or "
                                       "crossover off): each producer warp's register ring takes the block's first 8 "
                                       "rows of its 16, the last 8 are cp.async copies into the stage issued as soon as "
                                       "it is free and converted from shared memory after the ring's rows, so no block "
                                       "waits for a reload of its own rows (1.04-1.09x at peak h64, V3.2 b 64 / 128 h 64 "
-                                      "on an H100); auto: true at heads <= 64 with registers, else false (docs/perf.md)"),
+                                      "on an H100); auto: true at heads <= 64 with registers, else false (docs/perf.md); true is "
+                                      "refused where no CTA runs gather=regs without a crossover peer"),
                ParamSpec::boolean("opaque_rows", true,
                                   "gather=regs or paired: the consumers' epilogue recomputes its 64-bit row offsets "
                                   "per request instead of holding one across the block loop: ptxas then keeps the "
@@ -347,7 +408,8 @@ KernelSpec mla_sparse_decode_spec() {
                                       "rows by 9 bulk copies of 1 KiB, one a panel, completing the same remote "
                                       "barrier: 1.21-1.23x store at V3.2 b 64 / 128 h 128 on an H100) or bulk_half "
                                       "(two rounds of 512-byte copies, each after 4 rows: 1.09-1.10x); auto: bulk "
-                                      "where the CTAs pair (heads 65-128 with crossover), else store (docs/perf.md)"),
+                                      "where the CTAs pair (heads 65-128 with crossover), else store (docs/perf.md); bulk and bulk_half "
+                                      "are refused where the CTAs do not pair"),
                ParamSpec::one_of("c1_rows", -1, {-1, 0, 2, 4},
                                  "gather=regs with hybrid, CTAs without a crossover peer (64 heads): consumer 1 (P V "
                                  "only) converts the last c1_rows of each producer warp's 16 rows a block (cp.async "
@@ -360,7 +422,8 @@ KernelSpec mla_sparse_decode_spec() {
                                  "three calls at the three 64-head anchors, +0.2-2.9%), else 0"),
                ParamSpec::enumeration("c1_early", "auto", {"auto", "true", "false"},
                                       "c1_rows: consumer 1 converts its rows before it waits for P (during consumer "
-                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0"),
+                                      "0's softmax), not after its P V is issued; auto: true wherever c1_rows > 0; true is refused "
+                                      "where c1_rows resolves to 0"),
                ParamSpec::enumeration("prmt_cvt", "auto", {"auto", "true", "false"},
                                       "every cache row's e4m3 -> bf16 conversion (producer and consumer 1) as one byte "
                                       "permute with a lane-dependent selector, one arithmetic shift and one mask a "
@@ -406,6 +469,7 @@ KernelSpec mla_sparse_decode_spec() {
         (sparse_config(c, p.integer("heads")).gather != MlaSparseGather::regs || !sparse_config(c, p.integer("heads")).hybrid))
       return refuse("c1_rows needs gather=regs with hybrid (consumer 1 converts beside the hybrid producer): hybrid=true, "
                     "or auto at heads <= 64");
+    if (Status st = ignored_option(p, c); !st.ok()) return st;
     const std::int64_t b = p.integer("batch"), sq = p.integer("seq_q"), h = p.integer("heads");
     if (b * sq * h * kDQK >= (std::int64_t{1} << 31))
       return refuse("batch * seq_q * heads * 576 elements of q do not fit 32-bit row coordinates: use a smaller batch");

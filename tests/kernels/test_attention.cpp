@@ -655,6 +655,35 @@ TEST(AttentionWgmma, WorkOrdersAreBijectiveAndSectionsBalanceCausalWork) {
   for (int seq : {2048, 4096, 8192, 16384}) EXPECT_LT(imbalance(seq, 8), 1.04) << seq;
 }
 
+// Work-order switches set where the work order does not use them were dropped without a word: section > 0 without
+// the mask (causal or a window), schedule=dynamic and q_stages=2 with one CTA a work tile (persistent=false).
+TEST(AttentionWgmma, WorkOrderSwitchesThatCannotApplyAreRefused) {
+  const auto why = [](const KV& p, const KV& c) {
+    auto k = instantiate(attn_wgmma(), p, c, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  const std::string sec = why({}, {{"section", "16"}});
+  EXPECT_NE(sec.find("section=16 orders causal work tiles"), std::string::npos) << sec;
+  EXPECT_NE(sec.find("not causal (causal=false, no window)"), std::string::npos) << sec;
+  EXPECT_NE(sec.find("or set causal=true"), std::string::npos) << sec;
+  const std::string dyn = why({}, {{"schedule", "dynamic"}, {"persistent", "false"}});
+  EXPECT_NE(dyn.find("schedule=dynamic hands persistent CTAs"), std::string::npos) << dyn;
+  EXPECT_NE(dyn.find("set persistent=true"), std::string::npos) << dyn;
+  const std::string qs = why({{"causal", "true"}}, {{"q_stages", "2"}, {"persistent", "false"}});
+  EXPECT_NE(qs.find("q_stages=2 loads the next work tile's Q"), std::string::npos) << qs;
+  EXPECT_NE(qs.find("persistent=false"), std::string::npos) << qs;
+  // Where they apply, and their auto and off values: valid.
+  for (const auto& [p, c] : std::vector<std::pair<KV, KV>>{
+           {{{"causal", "true"}}, {{"section", "16"}}},
+           {{{"window", "512"}, {"seq_q", "4096"}, {"seq_k", "4096"}}, {{"section", "4"}}},
+           {{}, {{"section", "0"}}},
+           {{}, {{"section", "-1"}, {"persistent", "false"}, {"schedule", "static"}, {"q_stages", "1"}}},
+           {{}, {{"schedule", "dynamic"}}},
+           {{}, {{"persistent", "false"}}},
+           {{}, {{"q_stages", "2"}}}})
+    EXPECT_EQ(why(p, c), "") << c.size();
+}
+
 // section=-1 (the default) passes G = 512 / query blocks, at least 1: the best measured G per issue-6 shape.
 TEST(AttentionWgmma, AutoSectionGroupsAbout512WorkTiles) {
   const std::vector<std::pair<int, int>> seq_g = {{2048, 32}, {4096, 16}, {8192, 8}, {16384, 4}, {131072, 1}, {100, 512}};

@@ -332,6 +332,20 @@ TEST(AttnBwdWgmmaSpec, RefusalsNameWhatToChange) {
   EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {}).ok());
 }
 
+// section orders the causal walk only: set (not 0, not the default 8) without the mask it was dropped without a word.
+TEST(AttnBwdWgmmaSpec, SectionWithoutTheMaskIsRefused) {
+  for (const char* g : {"1", "3", "16", "64"}) {
+    const Status st = check({{"dim", "64"}}, {{"section", g}});
+    ASSERT_FALSE(st.ok()) << g;
+    EXPECT_EQ(st.code(), ErrorCode::unsupported);
+    EXPECT_NE(st.message().find(std::string("section=") + g + " orders causal key blocks"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("not causal (causal=false)"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("or set causal=true"), std::string::npos) << st.message();
+    EXPECT_TRUE(check({{"dim", "64"}, {"causal", "true"}}, {{"section", g}}).ok()) << g;
+  }
+  for (const char* g : {"0", "8"}) EXPECT_TRUE(check({{"dim", "64"}}, {{"section", g}}).ok()) << g;
+}
+
 // Whether the kernel instantiated for (problem, config) on sm_90a has `field` in its name expression (an auto rule's
 // pick); a refused instance fails the test.
 bool name_has(const KV& problem, const KV& config, const std::string& field) {

@@ -549,6 +549,49 @@ TEST(GemmDequantSpec, OptionsOfTheOtherPathAreRefused) {
   EXPECT_TRUE(why({{"M", "64"}}, {{"weight_layout", "plain"}, {"ctas_per_sm", "1"}}).empty());
 }
 
+// A gemv option set where the rest of the problem and config leave the kernel no use for it was dropped without a word:
+// refused naming it and what it resolved to; auto, its default or off value, and each where it applies, pass.
+TEST(GemmDequantSpec, GemvOptionsThatCannotApplyAreRefusedNamingThem) {
+  const auto why = [](const KV& p, const KV& c) {
+    KV cc = c;
+    cc["path"] = "gemv";
+    auto r = instantiate(spec(), p, cc, limits_for_arch("sm_90a"));
+    return r.ok() ? std::string() : r.status().message();
+  };
+  const KV wide = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, deep = {{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  const KV fp4 = {{"M", "16"}, {"N", "4096"}, {"K", "4096"}, {"wtype", "fp4"}};
+  const KV fp4_f32 = {{"M", "16"}, {"N", "4096"}, {"K", "4096"}, {"wtype", "fp4"}, {"scale_dtype", "f32"}};
+  const KV int4 = {{"M", "16"}, {"N", "4096"}, {"K", "4096"}};
+  struct Case {
+    KV p, c;
+    std::string names;
+    std::vector<std::string> says;
+  };
+  const std::vector<Case> refused = {
+      {deep, {{"sums_once", "on"}}, "sums_once=on", {"tile_rounds=auto takes 1 at M=16", "tile_rounds=2"}},
+      {wide, {{"sums_once", "on"}, {"tile_rounds", "1"}}, "sums_once=on", {"(tile_rounds=1)"}},
+      {wide, {{"sums_once", "on"}, {"schedule", "stream"}}, "sums_once=on", {"schedule=stream", "auto or off"}},
+      {wide, {{"sums_once", "on"}, {"reduce", "cluster"}, {"splits", "2"}}, "sums_once=on", {"reduce=cluster"}},
+      {int4, {{"stage_rounds", "4"}}, "stage_rounds=4", {"stage_copy=auto takes async at M=16", "stage_copy=regs"}},
+      {deep, {{"stage_rounds", "2"}, {"stage_copy", "tma"}}, "stage_rounds=2", {"by TMA (stage_copy=tma)"}},
+      {fp4, {{"int4_lop3", "on"}}, "int4_lop3=on", {"fp4 weights", "auto or off"}},
+      {int4, {{"int4_lop3", "on"}, {"group_sum", "true"}}, "int4_lop3=on", {"group_sum=true", "set group_sum=false"}},
+      {int4, {{"fp4_fold", "false"}}, "fp4_fold=false", {"int4 weights", "leave fp4_fold at true"}},
+      {fp4_f32, {{"fp4_fold", "false"}}, "fp4_fold=false", {"f32 scales"}},
+      {fp4, {{"fp4_fold", "false"}, {"step_scale", "on"}}, "fp4_fold=false", {"step_scale=on"}}};
+  for (const Case& k : refused) {
+    const std::string m = why(k.p, k.c);
+    EXPECT_EQ(m.rfind("gemm.dequant: " + k.names, 0), 0u) << k.names << ": " << m;
+    for (const std::string& s : k.says) EXPECT_NE(m.find(s), std::string::npos) << s << ": " << m;
+  }
+  const std::vector<std::pair<KV, KV>> pass = {
+      {wide, {{"sums_once", "on"}}}, {deep, {{"sums_once", "off"}}}, {deep, {{"tile_rounds", "2"}, {"sums_once", "on"}}},
+      {int4, {{"stage_rounds", "4"}, {"stage_copy", "regs"}}}, {{{"M", "4"}}, {{"stage_rounds", "4"}}},
+      {int4, {{"int4_lop3", "on"}}}, {fp4, {{"int4_lop3", "off"}}}, {int4, {{"group_sum", "true"}, {"int4_lop3", "off"}}},
+      {fp4, {{"fp4_fold", "false"}}}, {int4, {{"fp4_fold", "true"}}}, {fp4_f32, {{"fp4_fold", "true"}}}};
+  for (const auto& [p, c] : pass) EXPECT_EQ(why(p, c), "");
+}
+
 TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
   const KV wg = {{"path", "wgmma"}}, gv = {{"path", "gemv"}};
   auto with = [&](KV c) {
@@ -579,7 +622,7 @@ TEST(GemmDequantSpec, EveryFieldReachesTheNameAndTheCacheKey) {
                                                 {{}, gemv({{"l2_prefetch", "true"}})},
                                                 {{{"M", "8"}}, gemv({{"batch", "off"}})},
                                                 {{}, gemv({{"reduce", "cluster"}})},
-                                                {{}, gemv({{"stage_rounds", "4"}})},
+                                                {{}, gemv({{"stage_rounds", "4"}, {"stage_copy", "regs"}})},
                                                 {{}, gemv({{"act_first", "on"}})},
                                                 {{}, gemv({{"stage_copy", "tma"}})},
                                                 {{}, gemv({{"stage_copy", "tma"}, {"act_multicast", "2"}})},
@@ -1286,7 +1329,7 @@ TEST(GemmDequantSpec, SumsOnceWhereAnInt4CtaHoldsSeveralTiles) {
 
 // scale_copy=smem: where step_scale is on (split schedule, group 128, K a multiple of 1024 for bf16 scales), room for
 // the CTA's tile_rounds row tiles' scales, which the plan's shared memory counts (with stage_copy=tma from the first
-// 16-byte boundary past the barriers); ignored elsewhere; auto = smem for int4 where a CTA holds two row tiles (28672 x
+// 16-byte boundary past the barriers); refused elsewhere; auto = smem for int4 where a CTA holds two row tiles (28672 x
 // 8192 at M 9-16) and the split stays.
 TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
   auto inst = [](const KV& p, const KV& c) { return instance(p, c); };
@@ -1336,11 +1379,19 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
   EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}, {"stage_copy", "async"}})
                 .name_expression.find(".scale_smem = 2"),
             std::string::npos);
-  EXPECT_NE(inst({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, smem).name_expression.find(".scale_smem = 0"),
+  // Elsewhere refused (it was dropped without a word): step_scale off (auto at M 8), the stream schedule, and a row's
+  // scales not whole 16-byte chunks (K a multiple of 1024 with bf16 scales, 512 with f32).
+  const auto refusal = [](const KV& p, const KV& c) {
+    auto r = instantiate(spec(), p, c, limits_for_arch("sm_90a"));
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(refusal({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, smem).find("step_scale=auto is off"), std::string::npos);
+  EXPECT_NE(refusal(wide, {{"path", "gemv"}, {"scale_copy", "smem"}, {"step_scale", "off"}}).find("step_scale=off"),
             std::string::npos);
-  // Only where a row's scales are whole 16-byte chunks (K a multiple of 1024 with bf16 scales, 512 with f32).
-  EXPECT_NE(inst({{"M", "16"}, {"N", "28672"}, {"K", "8320"}}, smem).name_expression.find(".scale_smem = 0"),
+  EXPECT_NE(refusal(wide, {{"path", "gemv"}, {"scale_copy", "smem"}, {"step_scale", "on"}, {"schedule", "stream"}})
+                .find("schedule=stream"),
             std::string::npos);
+  EXPECT_NE(refusal({{"M", "16"}, {"N", "28672"}, {"K", "8320"}}, smem).find("K a multiple of 1024"), std::string::npos);
   EXPECT_NE(inst({{"M", "16"}, {"N", "28672"}, {"K", "8704"}, {"scale_dtype", "f32"}}, smem)
                 .name_expression.find(".scale_smem = 2"),
             std::string::npos);

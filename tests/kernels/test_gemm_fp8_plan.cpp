@@ -532,8 +532,8 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
   }
   EXPECT_TRUE(parse_spec(by_name["wgmma_C"]).fragment.tv() == p.acc.tv());
   // Block scales by TMA: maps over scale_A [M, K/128] and scale_B [N/128, K/128], boxes of 4 k blocks x the tile's
-  // rows and blocks of B, unswizzled; where K/128 is no multiple of 4 (K 144: 2 k blocks) they fall back to cp.async
-  // (the config as without the switch; maps of A hold the places).
+  // rows and blocks of B, unswizzled; where K/128 is no multiple of 4 (K 144: 2 k blocks) auto falls back to cp.async
+  // (maps of A hold the places) and true is refused.
   const KernelInstance sft = instance({{"scaling", "block"}}, {{"block_N", "192"}, {"scale_tma", "true"}});
   std::map<std::string, const ArgSpec*> sft_maps;
   for (const ArgSpec& a : sft.args)
@@ -545,9 +545,10 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
   EXPECT_EQ(sft_maps["tma_SB"]->tensor_of, "scale_B");
   EXPECT_EQ(sft_maps["tma_SB"]->box, (std::vector<std::int64_t>{4, 2}));  // 192 columns meet two blocks
   EXPECT_NE(sft.name_expression.find(".scale_tma = true"), std::string::npos);
-  const KernelInstance fallback =
-      instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}, {"scale_tma", "true"}});
-  EXPECT_EQ(fallback.name_expression, instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}}).name_expression);
+  const KernelInstance fallback = instance({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}});
+  EXPECT_EQ(fallback.name_expression.find(".scale_tma = true"), std::string::npos);
+  expect_refused({{"scaling", "block"}, {"K", "144"}}, {{"block_N", "192"}, {"scale_tma", "true"}},
+                 {"scale_tma=true", "K=144 has 2 k blocks", "multiple of 512", "scale_tma at auto or false"});
   for (const ArgSpec& a : fallback.args) {
     if (a.name == "tma_SA" || a.name == "tma_SB") {
       EXPECT_EQ(a.tensor_of, "A");
@@ -586,10 +587,15 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
             std::string::npos);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"fast_accum", "true"}}).name_expression.find(".scale_stage"), std::string::npos);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_stage", "false"}}).name_expression.find(".scale_stage"), std::string::npos);
-  EXPECT_EQ(instance({}, {{"scale_stage", "true"}}).name_expression, instance({}, {}).name_expression);
-  EXPECT_EQ(instance(big, {{"scale_stage", "true"}}).name_expression, big_auto);
-  // Tensor and row scales: the switch changes nothing.
-  EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "true"}}).name_expression,
+  // Tensor and block scales have no row scales to stage, tensor and row scales no block scales to load by TMA: set
+  // true there, each switch is refused (it was dropped without a word); false passes.
+  expect_refused({}, {{"scale_stage", "true"}}, {"scale_stage=true", "scaling=tensor", "set scaling=row"});
+  expect_refused(big, {{"scale_stage", "true"}}, {"scale_stage=true", "scaling=block"});
+  expect_refused({{"scaling", "row"}}, {{"scale_tma", "true"}}, {"scale_tma=true", "scaling=row", "set scaling=block"});
+  expect_refused({}, {{"scale_tma", "true"}}, {"scale_tma=true", "scaling=tensor"});
+  EXPECT_EQ(instance({}, {{"scale_stage", "false"}, {"scale_tma", "false"}}).name_expression, instance({}, {}).name_expression);
+  EXPECT_EQ(instance(big, {{"scale_stage", "false"}}).name_expression, big_auto);
+  EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "false"}}).name_expression,
             instance({{"scaling", "row"}}, {}).name_expression);
   // Row scales: one per row of A and per row of B; tensor scales: one each.
   const KernelInstance row = instance({{"scaling", "row"}, {"M", "5"}, {"N", "7"}, {"K", "32"}}, {});
@@ -726,9 +732,10 @@ TEST(GemmFp8Spec, ScaleAMnIsTheTransposedLayout) {
   EXPECT_EQ(maps(big)["tma_SB"]->box, (std::vector<std::int64_t>{4, 2}));
   EXPECT_EQ(big.launch.dynamic_smem + 3 * (2176 - 640), instance({{"M", "4096"}, {"N", "4096"}, {"K", "4096"},
                                                                   {"scaling", "block"}}, {}).launch.dynamic_smem);
-  // M no multiple of 4: rows of scale_A that are no 16-byte multiple; cp.async.
-  const KernelInstance odd = instance({{"M", "4097"}, {"N", "4096"}, {"K", "4096"}, {"scaling", "block"},
-                                       {"scale_a_layout", "mn"}}, {{"scale_tma", "true"}});
+  // M no multiple of 4: rows of scale_A that are no 16-byte multiple; auto takes cp.async, true is refused.
+  const KV odd_p = {{"M", "4097"}, {"N", "4096"}, {"K", "4096"}, {"scaling", "block"}, {"scale_a_layout", "mn"}};
+  expect_refused(odd_p, {{"scale_tma", "true"}}, {"scale_tma=true", "M=4097", "scale_a_layout=k"});
+  const KernelInstance odd = instance(odd_p, {});
   EXPECT_EQ(odd.name_expression.find(".scale_tma = true"), std::string::npos);
   EXPECT_EQ(maps(odd)["tma_SA"]->tensor_of, "A");
 }

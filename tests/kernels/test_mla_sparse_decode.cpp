@@ -113,7 +113,7 @@ TEST(MlaSparseDecode, HybridGatherAutoAt64HeadsOnly) {
   EXPECT_FALSE(hybrid(make(p128, {{"crossover", "false"}})));
   EXPECT_FALSE(hybrid(make(p64, {{"qk_warpgroups", "2"}})));
   EXPECT_FALSE(hybrid(make(p64, {{"hybrid", "false"}})));
-  EXPECT_TRUE(hybrid(make(p128, {{"hybrid", "true"}})));
+  EXPECT_TRUE(hybrid(make(p128, {{"hybrid", "true"}, {"crossover", "false"}})));
   for (bool on : {false, true}) {
     const KernelInstance inst = make(p64, {{"hybrid", on ? "true" : "false"}});
     SCOPED_TRACE(inst.name_expression);
@@ -155,7 +155,7 @@ TEST(MlaSparseDecode, ConsumerOneRowsNeedsHybrid) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("c1_rows needs gather=regs with hybrid"), std::string::npos) << r.status().message();
   }
-  EXPECT_TRUE(instantiate(sparse(), p128, {{"c1_rows", "2"}, {"hybrid", "true"}}, lim).ok());
+  EXPECT_TRUE(instantiate(sparse(), p128, {{"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}}, lim).ok());
   const KernelInstance inst = make(p64, {{"c1_rows", "4"}, {"c1_early", "true"}});
   EXPECT_NE(inst.name_expression.find(".c1_rows = 4"), std::string::npos) << inst.name_expression;
   EXPECT_NE(inst.name_expression.find(".c1_early = true"), std::string::npos) << inst.name_expression;
@@ -189,7 +189,7 @@ TEST(MlaSparseDecode, PeerCopyBulkReplacesTheStAsyncStores) {
   EXPECT_STREQ(peer(make(p64)), "store");
   EXPECT_STREQ(peer(make(p128, {{"crossover", "false"}})), "store");
   EXPECT_STREQ(peer(make(p128, {{"peer_copy", "store"}})), "store");
-  EXPECT_STREQ(peer(make(p64, {{"peer_copy", "bulk"}})), "bulk");
+  EXPECT_FALSE(instantiate(sparse(), p64, {{"peer_copy", "bulk"}}, limits_for_arch("sm_90a")).ok());  // no pair
   const std::string bulk = "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes";
   const std::string st = "st.async.shared::cluster.mbarrier::complete_tx::bytes";
   for (const KV& c : {KV{}, KV{{"gather", "copies"}}})
@@ -424,6 +424,74 @@ TEST(MlaSparseDecode, OneWarpgroupSwitchesAreRefusedWithTwo) {
         << r.status().message();
     EXPECT_TRUE(instantiate(sparse(), {}, {{key, "true"}}, limits_for_arch("sm_90a")).ok()) << key;
     EXPECT_TRUE(instantiate(sparse(), {}, {{key, "false"}, {"qk_warpgroups", "2"}}, limits_for_arch("sm_90a")).ok());
+  }
+}
+
+// A switch of one gather's code, or of CTAs with (without) a crossover peer, set where no CTA runs that code was dropped
+// without a word: refused naming it, what it resolved to and what to change; its default, auto and off values pass,
+// and so does each where it applies.
+TEST(MlaSparseDecode, SwitchesThatCannotApplyAreRefusedNamingThem) {
+  const KV p128 = {{"batch", "4"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const KV p64 = {{"batch", "4"}, {"heads", "64"}, {"seq_k", "4096"}, {"topk", "512"}};
+  const DeviceLimits lim = limits_for_arch("sm_90a");
+  struct Case {
+    KV p, c;
+    std::string names;  // the refusal's start
+    std::vector<std::string> says;  // and what else it must say
+  };
+  const std::vector<Case> refused = {
+      // the register gather everywhere (auto at one Q K^T warpgroup; paired where the CTAs pair)
+      {p128, {{"lookahead", "true"}}, "lookahead=true", {"gather=auto takes regs", "gather=copies"}},
+      {p64, {{"lookahead", "true"}, {"gather", "regs"}}, "lookahead=true", {"gather=regs"}},
+      {p128, {{"lookahead", "true"}, {"gather", "paired"}}, "lookahead=true", {"gather=paired", "every CTA has a crossover peer"}},
+      {p128, {{"rope_direct", "on"}}, "rope_direct=on", {"registers", "rope_direct at unpaired"}},
+      {p128, {{"dequant_rows", "1"}}, "dequant_rows=1", {"hybrid being off", "dequant_rows at 2"}},
+      {p64, {{"dequant_rows", "1"}, {"hybrid", "false"}}, "dequant_rows=1", {"or hybrid=true"}},
+      {p128, {{"dequant_rows", "1"}, {"crossover", "false"}}, "dequant_rows=1", {"hybrid off"}},
+      // the copies gather everywhere
+      {p128, {{"late_reload", "true"}, {"gather", "copies"}}, "late_reload=true", {"gather=copies", "gather=regs"}},
+      {p128, {{"late_reload", "true"}, {"qk_warpgroups", "2"}}, "late_reload=true", {"gather=auto takes copies"}},
+      {p64, {{"late_reload", "true"}, {"gather", "paired"}}, "late_reload=true", {"gather=paired and no CTA has a crossover peer"}},
+      // hybrid: the register gather in CTAs without a peer
+      {p128, {{"hybrid", "true"}}, "hybrid=true", {"every CTA has a crossover peer", "crossover=false"}},
+      {p64, {{"hybrid", "true"}, {"gather", "copies"}}, "hybrid=true", {"gather by copies", "gather=regs"}},
+      {p64, {{"hybrid", "true"}, {"gather", "paired"}}, "hybrid=true", {"gather by copies (gather=paired", "set gather=regs"}},
+      {p128, {{"hybrid", "true"}, {"gather", "paired"}}, "hybrid=true", {"every CTA has a crossover peer",
+                                                                         "gather=regs with crossover=false"}},
+      {p128, {{"hybrid", "true"}, {"dequant_rows", "1"}}, "hybrid=true", {"crossover=false"}},  // before dequant_rows
+      {p128, {{"c1_rows", "2"}, {"hybrid", "true"}}, "hybrid=true", {"crossover peer"}},
+      // c1_early without consumer 1's rows
+      {p128, {{"c1_early", "true"}}, "c1_early=true", {"c1_rows resolves to 0", "auto: 2 only where"}},
+      {p64, {{"c1_early", "true"}, {"c1_rows", "0"}}, "c1_early=true", {"(c1_rows=0)"}},
+      // peer_copy without a CTA pair
+      {p64, {{"peer_copy", "bulk"}}, "peer_copy=bulk", {"heads=64: one 64-head tile", "peer_copy at auto or store"}},
+      {p128, {{"peer_copy", "bulk_half"}, {"crossover", "false"}}, "peer_copy=bulk_half", {"crossover=false", "set crossover=true"}},
+      {p64, {{"peer_copy", "bulk_half"}, {"gather", "copies"}}, "peer_copy=bulk_half", {"no CTA has a crossover peer"}}};
+  for (const Case& k : refused) {
+    auto r = instantiate(sparse(), k.p, k.c, lim);
+    ASSERT_FALSE(r.ok()) << k.names << " at heads=" << k.p.at("heads");
+    EXPECT_EQ(r.status().code(), ErrorCode::unsupported);
+    EXPECT_EQ(r.status().message().rfind("mla.sparse_decode: " + k.names, 0), 0u) << r.status().message();
+    for (const std::string& s : k.says) EXPECT_NE(r.status().message().find(s), std::string::npos) << s << ": " << r.status().message();
+  }
+  const std::vector<std::pair<KV, KV>> pass = {
+      {p128, {{"lookahead", "false"}, {"rope_direct", "off"}, {"late_reload", "false"}, {"hybrid", "false"},
+              {"c1_early", "false"}, {"peer_copy", "store"}, {"dequant_rows", "2"}}},
+      {p64, {{"peer_copy", "store"}, {"hybrid", "auto"}, {"c1_early", "auto"}}},
+      {p128, {{"lookahead", "true"}, {"rope_direct", "on"}, {"dequant_rows", "1"}, {"gather", "copies"}}},
+      {p64, {{"lookahead", "true"}, {"rope_direct", "on"}, {"dequant_rows", "1"}, {"gather", "paired"}}},  // copies
+      {p64, {{"dequant_rows", "1"}}},                                   // hybrid's copied rows
+      {p128, {{"dequant_rows", "1"}, {"hybrid", "true"}, {"crossover", "false"}}},
+      {p128, {{"late_reload", "true"}}},
+      {p128, {{"late_reload", "true"}, {"gather", "paired"}}},          // the pair's registers
+      {p64, {{"hybrid", "true"}}},
+      {p64, {{"c1_early", "true"}}},                                    // c1_rows auto: 2
+      {p128, {{"c1_early", "true"}, {"c1_rows", "2"}, {"hybrid", "true"}, {"crossover", "false"}}},
+      {p128, {{"peer_copy", "bulk_half"}}},
+      {KV{{"batch", "4"}, {"heads", "96"}, {"seq_k", "4096"}, {"topk", "512"}}, {{"peer_copy", "bulk"}}}};
+  for (const auto& [p, c] : pass) {
+    auto r = instantiate(sparse(), p, c, lim);
+    EXPECT_TRUE(r.ok()) << r.status().message();
   }
 }
 
