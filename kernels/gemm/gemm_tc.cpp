@@ -977,15 +977,18 @@ bool fp8_a_regs(const Values& p, const Values& c) {
 // R2UR). `auto`: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the promotion,
 // where on an H200 (the device tool's pool) it was 1.020-1.044x the per-thread descriptors by medians (minima
 // 1.020-1.047x) in all four alternated rounds, every scaling, at 4096^3 and 4096 x 7168 x 2048 (and block scales at
-// 8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15). Off elsewhere: on 128 x 192 tiles (one chain) it
-// won 3 of 4 rows in every round (1.014-1.034x) but was even per-tensor at 16384^2 x 4096 (0.998-1.001x); on the
-// narrow tiles of small M (128 x 64, 128 x 128) it was mixed, block scales at M 256 0.986-0.991x; fast accumulation,
-// A from registers and one consumer were checked but not timed.
+// 8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15), and on the 128 x 192 tiles (one chain) with tensor
+// and row scales, where on an H100 it was 1.016-1.025x at 8192^3 (tensor and row) and 1.012-1.014x at 16384^2 x 4096
+// (row) by medians in both alternated rounds, even per-tensor there (0.998-1.003x), as on the H200 (1.014-1.034x,
+// even per-tensor at 16384^2 x 4096; docs/perf.md, session 46's merged calls). Off elsewhere: block scales on 128 x
+// 192 tiles (untimed: block scales take 128 x 256 tiles at those shapes); on the narrow tiles of small M (128 x 64, 128 x 128) it was mixed, block scales at
+// M 256 0.986-0.991x; fast accumulation, A from registers and one consumer were checked but not timed.
 bool fp8_uniform_desc(const Values& c, const GemmFp8Config& cfg) {
   const std::string v = c.text("uniform_desc");
   if (v != "auto") return v == "true";
-  return cfg.block_M == 128 && cfg.block_N == 256 && cfg.wgmma_N == 128 && !cfg.fast_accum && !cfg.a_regs &&
-         !cfg.overlap;
+  const bool two_chains = cfg.block_N == 256 && cfg.wgmma_N == 128;
+  const bool one_chain = cfg.block_N == 192 && cfg.wgmma_N == 192 && cfg.scaling != gemm_detail::kScaleBlock;
+  return cfg.block_M == 128 && (two_chains || one_chain) && !cfg.fast_accum && !cfg.a_regs && !cfg.overlap;
 }
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
@@ -1290,7 +1293,8 @@ KernelSpec gemm_fp8_spec() {
       "uniform_desc", "auto", {"auto", "true", "false"},
       "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "
       "stepped by a uniform add per chain and k32, instead of built per thread and moved over (R2UR) before each "
-      "wgmma; auto: on for 128x256 tiles of two 128-column chains with A from shared memory, fast_accum off"));
+      "wgmma; auto: on for 128x256 tiles of two 128-column chains and, with tensor and row scales, 128x192 tiles of "
+      "one chain, with A from shared memory, fast_accum off"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

@@ -404,9 +404,9 @@ TEST(GemmFp8Spec, PingPongOnlyWhenAsked) {
 }
 
 // uniform_desc=auto: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the promotion
-// (every scaling at 4096^3 and 4096 x 7168 x 2048, block scales at 8192^3), off on 128 x 192 tiles (8192^3 tensor and
-// row), on the narrow tiles of small M, with fast accumulation, A from registers, overlapped chains and one consumer;
-// true / false force it.
+// (every scaling at 4096^3 and 4096 x 7168 x 2048, block scales at 8192^3) and the 128 x 192 tiles of one chain with
+// tensor and row scales (8192^3; session 46), off on 128 x 192 block-scaled tiles, on the narrow tiles of small M, with
+// fast accumulation, A from registers, overlapped chains and one consumer; true / false force it.
 TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
   auto uniform = [](const KV& problem, const KV& config) {
     return instance(problem, config).name_expression.find(".uniform_desc = true") != std::string::npos;
@@ -422,7 +422,7 @@ TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
     EXPECT_FALSE(uniform(small, {}));  // 128 x 128 tiles
     EXPECT_TRUE(uniform(small, {{"uniform_desc", "true"}}));
     EXPECT_FALSE(uniform(p4096, {{"block_M", "64"}}));
-    EXPECT_FALSE(uniform(p4096, {{"block_N", "192"}}));
+    EXPECT_EQ(uniform(p4096, {{"block_N", "192"}}), std::string(scaling) != "block");
     EXPECT_FALSE(uniform(p4096, {{"wgmma_N", "64"}}));
     EXPECT_FALSE(uniform(p4096, {{"wgmma_N", "64"}, {"overlap", "true"}}));
     EXPECT_FALSE(uniform(p4096, {{"a_regs", "true"}}));
@@ -431,7 +431,8 @@ TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
     }
   }
   const KV p8192 = {{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "tensor"}};
-  EXPECT_FALSE(uniform(p8192, {}));  // 128 x 192 tiles
+  EXPECT_TRUE(uniform(p8192, {}));  // 128 x 192 tiles
+  EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "row"}}, {}));
   EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "block"}}, {}));  // 128 x 256
 }
 
