@@ -293,6 +293,17 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     [[maybe_unused]] const unsigned hi_u = UDESC ? warp_uniform(kSw128DescHi) : kSw128DescHi;
     [[maybe_unused]] const unsigned a_lo0 = UDESC ? warp_uniform(sw128_desc_lo(a_base + c * A_WG, P.a_lbo)) : 0u;
     [[maybe_unused]] const unsigned b_lo0 = UDESC ? warp_uniform(sw128_desc_lo(b_base, P.b_lbo)) : 0u;
+    // UDESC: stage s's low words of A's and B's descriptors.
+    auto a_lo_of = [&](int s) { return UDESC ? a_lo0 + s * (A_BYTES >> 4) : 0u; };
+    auto b_lo_of = [&](int s) { return UDESC ? b_lo0 + s * (B_BYTES >> 4) : 0u; };
+    // The descriptors of k32 step kk of the stage at a_at / b_at (B's of chain j); UDESC: from its low words a_lo / b_lo.
+    auto desc_a = [&](unsigned a_at, unsigned a_lo, int kk) {
+      return UDESC ? desc_of(a_lo + kk * (A_KSTEP >> 4), hi_u) : smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
+    };
+    auto desc_b = [&](unsigned b_at, unsigned b_lo, int j, int kk) {
+      return UDESC ? desc_of(b_lo + (j * B_CHAIN + kk * B_KSTEP) / 16, hi_u)
+                   : smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
+    };
     int it = 0;
     // scale_stage: the slot of this tile's parity. Tile t + 1's copies go to the other slot, whose last readers (tile
     // t - 1's epilogue) all passed the barrier before tile t's epilogue, so no barrier guards the copies.
@@ -324,9 +335,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         TL_PROBE_STAMP(t_mma);
         const unsigned a_at = a_base + s * A_BYTES + c * A_WG;
         const unsigned b_at = b_base + s * B_BYTES;
-        // UDESC: the stage's low words (a_at's and b_at's descriptors).
-        [[maybe_unused]] const unsigned a_lo = UDESC ? a_lo0 + s * (A_BYTES >> 4) : 0u;
-        [[maybe_unused]] const unsigned b_lo = UDESC ? b_lo0 + s * (B_BYTES >> 4) : 0u;
+        [[maybe_unused]] const unsigned a_lo = a_lo_of(s), b_lo = b_lo_of(s);  // UDESC: the stage's low words
         if constexpr (PROMOTE) {
           // This k block's scale products per row half and block of B, from the stage's scale slot.
           float scale[2][NB_TILE], mid[2];
@@ -362,11 +371,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da =
-                  UDESC ? desc_of(a_lo + kk * (A_KSTEP >> 4), hi_u) : smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
-              const unsigned long long db =
-                  UDESC ? desc_of(b_lo + (j * B_CHAIN + kk * B_KSTEP) / 16, hi_u)
-                        : smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
+              const unsigned long long da = desc_a(a_at, a_lo, kk), db = desc_b(b_at, b_lo, j, kk);
               if constexpr (A_REGS) {
                 if (kk == 0) {
                   WgmmaRSE4M3<WN>::template run<0>(d, a_frag[kk], db);
@@ -417,7 +422,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
               const int s_next = (it + 1) % STAGES;
               mbar_wait(full_bar(s_next), ((it + 1) / STAGES) & 1);
               issue(parts[0], 0, a_base + s_next * A_BYTES + c * A_WG, b_base + s_next * B_BYTES,
-                    UDESC ? a_lo0 + s_next * (A_BYTES >> 4) : 0u, UDESC ? b_lo0 + s_next * (B_BYTES >> 4) : 0u);
+                    a_lo_of(s_next), b_lo_of(s_next));
               wgmma_wait<1>();
             } else {
               wgmma_wait<0>();
@@ -463,11 +468,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
           for (int j = 0; j < CHUNKS; ++j)
 #pragma unroll
             for (int kk = 0; kk < BK / WG_K; ++kk) {
-              const unsigned long long da =
-                  UDESC ? desc_of(a_lo + kk * (A_KSTEP >> 4), hi_u) : smem_desc_sw128(a_at + kk * A_KSTEP, P.a_lbo, P.a_sbo);
-              const unsigned long long db =
-                  UDESC ? desc_of(b_lo + (j * B_CHAIN + kk * B_KSTEP) / 16, hi_u)
-                        : smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
+              const unsigned long long da = desc_a(a_at, a_lo, kk), db = desc_b(b_at, b_lo, j, kk);
               kmajor_wgmma<CFG, 1>(acc + NP * j, da, db);
             }
           wgmma_commit();
