@@ -22,6 +22,12 @@ static_assert(int{kMlaFp8RowBytes} == int{num::kKvFp8RowBytes} && int{kMlaFp8Nop
                   int{kMlaFp8Group} == int{num::kKvFp8Group},
               "the kernel's cache rows are the fill's");
 
+// Whether the CTAs run in crossover pairs (the launch's 2-CTA clusters; the kernel pairs under the same condition):
+// crossover with an even number of 64-head tiles. heads 0: no problem at hand, no pairs.
+bool crossover_pairs(bool crossover, std::int64_t heads) {
+  return crossover && heads > 0 && (heads + 63) / 64 % 2 == 0;
+}
+
 // heads: the problem's, for peer_copy=auto (0: no problem at hand, auto taken as store: the plan does not depend on it).
 MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
   const std::string rope = c.text("rope_direct");
@@ -29,8 +35,8 @@ MlaSparseDecodeConfig sparse_config(const Values& c, std::int64_t heads = 0) {
   // it measured 1.21-1.23x store at 128 heads on an H100; store elsewhere, where the peer half does not exist and the
   // kernel is the store build (the bulk build measured 0.98-0.99x there, docs/perf.md).
   const std::string peer = c.text("peer_copy") != "auto" ? c.text("peer_copy")
-                           : c.boolean("crossover") && (heads + 63) / 64 % 2 == 0 && heads > 0 ? "bulk"
-                                                                                              : "store";
+                           : crossover_pairs(c.boolean("crossover"), heads) ? "bulk"
+                                                                            : "store";
   // auto: registers wherever consumer 1 is free to run P V alone (one Q K^T warpgroup).
   const std::string gather = c.text("gather") != "auto" ? c.text("gather")
                              : c.integer("qk_warpgroups") == 1 ? "regs"
@@ -111,8 +117,7 @@ std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 Status ignored_option(const Values& p, const Values& c) {
   const std::int64_t heads = p.integer("heads");
   const MlaSparseDecodeConfig cfg = sparse_config(c, heads);
-  // The launch's (and the kernel's) condition: crossover with an even number of 64-head tiles pairs every CTA.
-  const bool pair = cfg.crossover && (heads + 63) / 64 % 2 == 0;
+  const bool pair = crossover_pairs(cfg.crossover, heads);
   // Every CTA's producer gathers by registers (regs; paired where the CTAs pair), or none does.
   const bool regs = cfg.gather == MlaSparseGather::regs || (cfg.gather == MlaSparseGather::paired && pair);
   const bool hybrid = cfg.hybrid && cfg.gather == MlaSparseGather::regs && !pair;  // the ring's CTAs copy rows too
@@ -496,8 +501,7 @@ KernelSpec mla_sparse_decode_spec() {
     LaunchGeometry g;
     g.grid.x = static_cast<std::uint32_t>(sch.num_parts);
     g.grid.y = static_cast<std::uint32_t>(x.m_tiles);
-    // The kernel pairs head tiles under the same condition (crossover and an even gridDim.y).
-    if (c.boolean("crossover") && x.m_tiles % 2 == 0) g.cluster.y = 2;
+    if (crossover_pairs(c.boolean("crossover"), x.h)) g.cluster.y = 2;
     g.block.x = static_cast<std::uint32_t>(make_plan(sparse_config(c)).mma.threads);
     g.dynamic_smem = make_plan(sparse_config(c)).smem_bytes;
     return g;
