@@ -522,13 +522,17 @@ AttnBwdWgmmaConfig wgmma_config(const Values& p, const Values& c) {
   return r;
 }
 
+// attn.bwd.wgmma's `section` default: causal work order in groups of 8 (sequence, kv head) pairs.
+constexpr int kSectionDefault = 8;
+
 Status check_wgmma(const Values& p, const Values& c, const DeviceLimits& limits) {
   TL_RETURN_IF_ERROR(check_bwd_problem(p));
-  // section orders the causal walk only; set (not the default 8, not 0) without the mask it was dropped without a word.
-  if (!p.boolean("causal") && c.integer("section") != 0 && c.integer("section") != 8)
+  // section orders the causal walk only; set (not its default, not 0) without the mask it was dropped without a word.
+  if (!p.boolean("causal") && c.integer("section") != 0 && c.integer("section") != kSectionDefault)
     return refuse("section=" + c.text("section") + " orders causal key blocks (the longest walks first across groups of "
                   "that many (sequence, kv head) pairs); this problem is not causal (causal=false): every key block "
-                  "walks every query tile, in grid order: leave section at 8 (its default) or 0, or set causal=true");
+                  "walks every query tile, in grid order: leave section at " + std::to_string(kSectionDefault) +
+                  " (its default) or 0, or set causal=true");
   const BwdDims x(p);
   if ((x.dim_qk != 64 && x.dim_qk != 128) || x.dim_v != x.dim_qk)
     return refuse("dim=" + p.text("dim") + (x.dim_v != x.dim_qk ? " with dim_v=" + std::to_string(x.dim_v) : "") +
@@ -571,7 +575,7 @@ KernelSpec attn_bwd_wgmma_spec() {
                ParamSpec::integer("defer_tiles", 2048, 1, 8192,
                                   "dq_defer's list: the completed query tiles a key block's consumers convert after "
                                   "their walk (4 bytes of shared memory each); the writer converts those past it"),
-               ParamSpec::integer("section", 8, 0, 64,
+               ParamSpec::integer("section", kSectionDefault, 0, 64,
                                   "causal: CTAs take the key blocks with the longest walks first across groups of "
                                   "this many (sequence, kv head) pairs (0: in grid order, key block fastest); not causal: "
                                   "any other than 0 and the default 8 is refused"),
