@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_support.hpp"
@@ -189,6 +191,21 @@ Status write_junit(const std::string& path, const std::vector<Outcome>& outcomes
   return write_file_atomic(path, out.str());
 }
 
+// How a case the schemas or can_implement turned away (st) is reported: skipped with the reason where the matrix
+// expects a refusal (a drawn problem, or the kernel's default config on this problem), else failed; a refusal without
+// a reason is a bug in the spec, so it fails too. The run and --dry-run both report through this.
+std::pair<Outcome::Kind, std::string> not_prepared(const Case& c, const Status& st) {
+  const ErrorCode code = st.code();
+  if (!has_reason(st.message(), c.spec->name) && (code == ErrorCode::unsupported || code == ErrorCode::invalid_argument))
+    return {Outcome::Kind::fail,
+            std::string(error_code_name(code)) + " without a reason (the spec's refusal has an empty message)"};
+  if (c.drawn) {
+    if (auto why = refusal_text(st, c.spec->name)) return {Outcome::Kind::skipped, *why};  // reported, not a failure
+  }
+  if (code == ErrorCode::unsupported && c.base) return {Outcome::Kind::skipped, "not supported: " + st.message()};
+  return {Outcome::Kind::fail, std::string(error_code_name(code)) + ": " + st.message()};
+}
+
 // --dry-run: the matrix's cases, each with what the schemas and can_implement say of it (validate: no host data, no
 // compile, no GPU), so a change of a spec's refusals shows as the cases that would run, be skipped or fail.
 int list_cases(const std::vector<Case>& cases, const DeviceLimits& limits) {
@@ -199,10 +216,9 @@ int list_cases(const std::vector<Case>& cases, const DeviceLimits& limits) {
     if (!c.over_budget.empty()) {
       would = "SKIP", detail = "refused: " + c.over_budget;
     } else if (auto v = validate(*c.spec, c.problem, c.config, limits); !v.ok()) {
-      const ErrorCode code = v.status().code();
-      const bool refused = code == ErrorCode::unsupported || (c.drawn && code == ErrorCode::invalid_argument);
-      would = refused && (c.base || c.drawn) ? "SKIP" : "FAIL";
-      detail = std::string(error_code_name(code)) + ": " + v.status().message();
+      const auto [kind, why] = not_prepared(c, v.status());
+      would = kind == Outcome::Kind::skipped ? "SKIP" : "FAIL";
+      detail = why;
     }
     (would == "RUN" ? run : would == "SKIP" ? skip : fail)++;
     std::printf("%-12s %-34s %-48s %-6s  %s\n", c.spec->name.c_str(), kv_text(c.problem).c_str(),
@@ -278,23 +294,8 @@ int run_test(const TestArgs& a) {
       continue;
     }
     auto prepared = s.prepare(c.spec->name, c.problem, c.config);
-    const ErrorCode code = prepared ? ErrorCode::ok : prepared.status().code();
-    if (!prepared && !has_reason(prepared.status().message(), c.spec->name) &&
-        (code == ErrorCode::unsupported || code == ErrorCode::invalid_argument)) {
-      // A refusal must say why: one without a reason is a bug in the spec.
-      o.kind = Outcome::Kind::fail;
-      o.detail = std::string(error_code_name(code)) + " without a reason (the spec's refusal has an empty message)";
-    } else if (!prepared && c.drawn && refusal_text(prepared.status(), c.spec->name)) {
-      // A drawn problem the schema or can_implement refuses: reported with the reason, not a failure.
-      o.kind = Outcome::Kind::skipped;
-      o.detail = *refusal_text(prepared.status(), c.spec->name);
-    } else if (!prepared && code == ErrorCode::unsupported && c.base) {
-      // The kernel refuses this problem at its default config (can_implement's reason): not a failure.
-      o.kind = Outcome::Kind::skipped;
-      o.detail = "not supported: " + prepared.status().message();
-    } else if (!prepared) {
-      o.kind = Outcome::Kind::fail;
-      o.detail = std::string(error_code_name(prepared.status().code())) + ": " + prepared.status().message();
+    if (!prepared) {
+      std::tie(o.kind, o.detail) = not_prepared(c, prepared.status());
     } else if (!s.has_device()) {
       o.kind = Outcome::Kind::skipped;
       o.detail = "compiled (" + std::to_string(prepared->compiled.resources.registers) + " registers); run skipped: no GPU";
