@@ -107,6 +107,10 @@ TL_HOST_DEVICE constexpr unsigned prmt_cvt_selector(bool first, int i) {
   return (i ? 0x3A22u : 0x1800u) + (first ? 0x4444u : 0u);
 }
 enum : unsigned { kPrmtCvtMask = 0x87F087F0u };
+// RowCodec keeps pair 0's selector in a register and adds this for pair 1's.
+static_assert(prmt_cvt_selector(false, 1) == prmt_cvt_selector(false, 0) + 0x2222u &&
+                  prmt_cvt_selector(true, 1) == prmt_cvt_selector(true, 0) + 0x2222u,
+              "the odd pairs' selector is the even pairs' + 0x2222");
 
 // The consumers run mla.decode's code (mla_consumer.cuh) on mla.decode's tiles: this is their config.
 TL_HOST_DEVICE constexpr MlaDecodeConfig consumer_config(const MlaSparseDecodeConfig& c) {
