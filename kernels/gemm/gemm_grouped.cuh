@@ -69,11 +69,18 @@ struct GroupedTiles {
       }
     }
   }
+  // The group table's entry i. uniform_desc: from redux.sync (every lane reads the same entry), so that the tile loop's
+  // bound and the group search's branches are warp-uniform to ptxas, which otherwise puts the k loop's descriptors
+  // back into vector registers (R2UR before each wgmma).
+  TL_DEVICE_INLINE int tile_start(int i) const {
+    const unsigned v = ld_shared_b32(table + 4 * i);
+    return static_cast<int>(CFG.uniform_desc ? warp_uniform(v) : v);
+  }
   TL_DEVICE_INLINE int row_tile_count() const {
     if constexpr (CFG.host_schedule) {
       return host_row_tiles;
     } else {
-      return static_cast<int>(ld_shared_b32(table + 4 * groups));
+      return tile_start(groups);
     }
   }
   TL_DEVICE_INLINE int count() const { return row_tile_count() * tiles_n(); }
@@ -85,8 +92,7 @@ struct GroupedTiles {
       g = e >> 16;
       m = e & (kGroupedMaxMTiles - 1);
     } else {
-      auto tile_start = [&](int i) { return static_cast<int>(ld_shared_b32(table + 4 * i)); };
-      g = grouped_find_group(tile.m, groups, tile_start);
+      g = grouped_find_group(tile.m, groups, [&](int i) { return tile_start(i); });
       m = tile.m - tile_start(g);
     }
     const int col0 = tile.n * CFG.block_N;

@@ -30,6 +30,10 @@ struct GemmGroupedConfig {
   bool e4m3 = false;           // A and B are e4m3 (else bf16)
   bool masked = false;         // DeepGEMM's masked layout (A [G, M_max, K], masked_m[g] rows valid); else contiguous
   bool host_schedule = false;  // the row tiles listed by the host; else counted on the device from the group sizes
+  // The consumers' wgmma descriptors built from warp-uniform values (redux.sync), as gemm.fp8's uniform_desc: ptxas
+  // keeps them in uniform registers and steps each k step's from the stage's by a uniform add, instead of building
+  // every descriptor per thread and moving it over by R2UR before each wgmma.
+  bool uniform_desc = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -84,11 +88,10 @@ enum : int { kGroupedMaxMTiles = 1 << 16, kGroupedMaxGroups = 1 << 15 };
 // every field's name and order.
 inline std::string name_expression(const GemmGroupedConfig& c) {
   ConfigName name("gemm_grouped", "GemmGroupedConfig");
-  return kmajor_config_fields(name, c)
-      .field("e4m3", c.e4m3)
-      .field("masked", c.masked)
-      .field("host_schedule", c.host_schedule)
-      .str();
+  kmajor_config_fields(name, c).field("e4m3", c.e4m3).field("masked", c.masked).field("host_schedule", c.host_schedule);
+  // Left out when off: the configs without it keep their names (and their cached kernels).
+  if (c.uniform_desc) name.field("uniform_desc", true);
+  return name.str();
 }
 
 #endif  // !TL_DEVICE_CODE

@@ -526,7 +526,12 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       // Rows [row0, row0 + 64) and columns [col0, col0 + BN) of C (gemm_store.cuh), those at or past rows_end
       // dropped: by the tensor map's bounds, or where they are another group's (Tiles::clip_rows()) by direct stores.
       if constexpr (CFG.tma_store) {
-        if (!Tiles::clip_rows() || row0 + WG_M <= tile.rows_end) {
+        // Whether the consumer's 64 rows lie wholly in the tile's rows: the same in all its lanes. UDESC with clipped
+        // rows (gemm.grouped): from redux.sync, so that ptxas sees the branch warp-uniform — a branch it cannot prove
+        // so inside the tile loop puts the k loop's descriptors back into vector registers (R2UR before each wgmma).
+        bool whole = !Tiles::clip_rows() || row0 + WG_M <= tile.rows_end;
+        if constexpr (UDESC && Tiles::clip_rows()) whole = warp_uniform(whole) != 0;
+        if (whole) {
           store_acc_tile_staged<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
         } else {
           store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, tile.rows_end, N);

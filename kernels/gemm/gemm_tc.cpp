@@ -972,23 +972,39 @@ bool fp8_a_regs(const Values& p, const Values& c) {
          !c.boolean("overlap") && !fp8_scale_tma(p, c);
 }
 
-// The consumers' wgmma descriptors from warp-uniform values (GemmFp8Config::uniform_desc): a chain's four wgmma then
-// issue back to back (28 + 4 SASS from WARPGROUP.ARRIVE to a k block's two chains' last wgmma against 58 + 24, no
-// R2UR). `auto`: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the promotion,
-// where on an H200 (the device tool's pool) it was 1.020-1.044x the per-thread descriptors by medians (minima
-// 1.020-1.047x) in all four alternated rounds, every scaling, at 4096^3 and 4096 x 7168 x 2048 (and block scales at
-// 8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15), and on the 128 x 192 tiles (one chain) with tensor
-// and row scales, where on an H100 it was 1.016-1.025x at 8192^3 (tensor and row) and 1.012-1.014x at 16384^2 x 4096
-// (row) by medians in both alternated rounds, even per-tensor there (0.998-1.003x), as on the H200 (1.014-1.034x,
+// The consumers' wgmma descriptors from warp-uniform values (`uniform_desc` of the K-major main loop, gemm_kmajor.cuh:
+// GemmFp8Config::uniform_desc and GemmGroupedConfig::uniform_desc, one rule for both kernels, on their resolved
+// configs): a chain's four wgmma then issue back to back (28 + 4 SASS from WARPGROUP.ARRIVE to a k block's two chains'
+// last wgmma against 58 + 24, no R2UR). true / false force it (it applies to every config the main loop runs: nothing
+// is refused). `auto`: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the
+// promotion, where on an H200 (the device tool's pool) it was 1.020-1.044x the per-thread descriptors by medians
+// (minima 1.020-1.047x) in all four alternated rounds, every scaling, at 4096^3 and 4096 x 7168 x 2048 (and block
+// scales at 8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15), and on the 128 x 192 tiles (one chain) with
+// tensor and row scales, where on an H100 it was 1.016-1.025x at 8192^3 (tensor and row) and 1.012-1.014x at 16384^2 x
+// 4096 (row) by medians in both alternated rounds, even per-tensor there (0.998-1.003x), as on the H200 (1.014-1.034x,
 // even per-tensor at 16384^2 x 4096; docs/perf.md, session 46's merged calls). Off elsewhere: block scales on 128 x
-// 192 tiles (untimed: block scales take 128 x 256 tiles at those shapes); on the narrow tiles of small M (128 x 64, 128 x 128) it was mixed, block scales at
-// M 256 0.986-0.991x; fast accumulation, A from registers and one consumer were checked but not timed.
-bool fp8_uniform_desc(const Values& c, const GemmFp8Config& cfg) {
+// 192 tiles (untimed: block scales take 128 x 256 tiles at those shapes); on the narrow tiles of small M (128 x 64, 128
+// x 128) it was mixed, block scales at M 256 0.986-0.991x; fast accumulation (and gemm.grouped's bf16, which promotes
+// nothing), A from registers and one consumer were checked but not timed.
+template <class Config>
+bool kmajor_uniform_desc_on(const Values& c, const Config& cfg) {
   const std::string v = c.text("uniform_desc");
   if (v != "auto") return v == "true";
+  const bool promote = cfg.in_bytes() == 1 && !cfg.fast_accum;
   const bool two_chains = cfg.block_N == 256 && cfg.wgmma_N == 128;
   const bool one_chain = cfg.block_N == 192 && cfg.wgmma_N == 192 && cfg.scaling != gemm_detail::kScaleBlock;
-  return cfg.block_M == 128 && (two_chains || one_chain) && !cfg.fast_accum && !cfg.a_regs && !cfg.overlap;
+  return cfg.block_M == 128 && (two_chains || one_chain) && promote && !kmajor_a_regs(cfg) &&
+         kmajor_part_buffers(cfg) == 1;
+}
+
+// The schema entry of that switch (gemm.fp8's and gemm.grouped's).
+ParamSpec kmajor_uniform_desc_param() {
+  return ParamSpec::enumeration(
+      "uniform_desc", "auto", {"auto", "true", "false"},
+      "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "
+      "stepped by a uniform add per chain and k step, instead of built per thread and moved over (R2UR) before each "
+      "wgmma; auto: on for 128x256 tiles of two 128-column chains and, with tensor and row scales, 128x192 tiles of "
+      "one chain, with A from shared memory and the e4m3 promotion (fast_accum off; not bf16)");
 }
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
@@ -1012,7 +1028,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
                     .scale_stage = fp8_scale_stage(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
-  cfg.uniform_desc = fp8_uniform_desc(c, cfg);
+  cfg.uniform_desc = kmajor_uniform_desc_on(c, cfg);
   return cfg;
 }
 GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_config(p, c)); }
@@ -1289,12 +1305,7 @@ KernelSpec gemm_fp8_spec() {
       "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
       "true is refused for tensor and block scales; auto: on for block_M=128 tiles without fast_accum"));
-  k.config.params.push_back(ParamSpec::enumeration(
-      "uniform_desc", "auto", {"auto", "true", "false"},
-      "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "
-      "stepped by a uniform add per chain and k32, instead of built per thread and moved over (R2UR) before each "
-      "wgmma; auto: on for 128x256 tiles of two 128-column chains and, with tensor and row scales, 128x192 tiles of "
-      "one chain, with A from shared memory, fast_accum off"));
+  k.config.params.push_back(kmajor_uniform_desc_param());
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1499,7 +1510,7 @@ std::int64_t grouped_tiles(const Values& p, const Values& c) {
 GemmGroupedConfig grouped_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   const bool e4m3 = grouped_e4m3(p);
-  return {.block_M = i("block_M"),
+  GemmGroupedConfig cfg{.block_M = i("block_M"),
           .block_N = i("block_N"),
           .block_K = e4m3 ? 128 : 64,
           .wgmma_N = e4m3 ? i("wgmma_N") : i("block_N"),  // bf16 accumulates in place: one chain over the tile
@@ -1513,6 +1524,8 @@ GemmGroupedConfig grouped_config(const Values& p, const Values& c) {
           .e4m3 = e4m3,
           .masked = grouped_masked(p),
           .host_schedule = c.text("schedule") == "host"};
+  cfg.uniform_desc = kmajor_uniform_desc_on(c, cfg);  // gemm.fp8's rule, on the resolved tiles
+  return cfg;
 }
 
 // The scales' shapes: gemm.fp8's, with scale_B per group.
@@ -1638,6 +1651,7 @@ KernelSpec gemm_grouped_spec() {
       "schedule", "device", {"device", "host"},
       "where the work list of (group, m tile) row tiles comes from: device = each CTA counts them from the group "
       "sizes into shared memory; host = a table the host builds"));
+  k.config.params.push_back(kmajor_uniform_desc_param());
   k.can_implement = check_grouped;
   k.test_problems = gemm_grouped_test_problems;
   // Combinations the one-parameter variations miss: small tiles with the host schedule and raster n, whole-tile

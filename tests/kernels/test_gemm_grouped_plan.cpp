@@ -16,6 +16,7 @@
 #include "tests/kernels/gemm_plan_checks.hpp"
 #include "tests/support/scratch_jit.hpp"
 #include "tile/layout_spec.hpp"
+#include "tile/wgmma_ops.cuh"
 
 namespace tl {
 namespace {
@@ -85,6 +86,52 @@ TEST(GemmGroupedPlan, Bf16TilesAreWhatTmaSwizzle128BWrites) {
     EXPECT_EQ(p.box_A.inner, 64);
     EXPECT_EQ(p.box_B.outer, c.block_N);
   }
+}
+
+// uniform_desc (gemm.fp8's, the same main loop): the kernel builds a descriptor's low word once per consumer (its rows
+// of stage 0), adds s stages' bytes >> 4 for stage s and (chain j's rows + k step kk's bytes) >> 4 for each wgmma (k16
+// for bf16, k32 for e4m3: 32 bytes either way), with the constant high word kSw128DescHi: that must be the descriptor
+// the per-thread path builds from the address, for every stage, consumer, chain and step, at the lowest and highest
+// base the plan's bytes (with the most groups' table) leave in the H100's 227 KiB.
+TEST(GemmGroupedPlan, UniformDescriptorsStepAsTheAddresses) {
+  using namespace wgmma_ops;
+  std::vector<GemmGroupedConfig> configs = all_configs();
+  configs.push_back({.block_K = 128, .wgmma_N = 128, .scaling = kScaleRow, .e4m3 = true});  // the e4m3 default's chains
+  configs.push_back({.block_K = 128, .wgmma_N = 64, .num_stages = 4, .scaling = kScaleBlock, .e4m3 = true});
+  int checked = 0;
+  for (GemmGroupedConfig c : configs) {
+    c.uniform_desc = true;
+    SCOPED_TRACE(name_expression(c));
+    const GemmGroupedPlan p = make_plan(c);
+    const int kstep = 32 / p.in_bytes;  // one wgmma's k: 32 bytes
+    const unsigned a_wg = p.in_bytes * p.smem_A(64, 0), a_k = p.in_bytes * p.smem_A(0, kstep);
+    const unsigned b_chain = p.in_bytes * p.smem_B(c.wgmma_N, 0), b_k = p.in_bytes * p.smem_B(0, kstep);
+    EXPECT_EQ(a_k, 32u);
+    EXPECT_EQ(b_k, 32u);
+    const int top = (227 * 1024 - grouped_smem_bytes(c, 4096)) / 1024 * 1024;
+    if (top < 1024) continue;
+    ++checked;
+    for (const unsigned base : {1024u, static_cast<unsigned>(top)}) {
+      const unsigned a_base = base + p.a_offset, b_base = base + p.b_offset;
+      for (int cons = 0; cons < c.consumers(); ++cons) {
+        const unsigned a_lo0 = sw128_desc_lo(a_base + cons * a_wg, p.a_lbo), b_lo0 = sw128_desc_lo(b_base, p.b_lbo);
+        for (int s = 0; s < c.num_stages; ++s)
+          for (int kk = 0; kk < c.block_K / kstep; ++kk) {
+            const unsigned a_at = a_base + s * p.a_stage_bytes + cons * a_wg + kk * a_k;
+            ASSERT_EQ(desc_of(a_lo0 + s * (p.a_stage_bytes >> 4) + kk * (a_k >> 4), kSw128DescHi),
+                      smem_desc_sw128(a_at, p.a_lbo, p.a_sbo))
+                << "consumer " << cons << " stage " << s << " k step " << kk;
+            for (int j = 0; j < c.chunks(); ++j) {
+              const unsigned b_at = b_base + s * p.b_stage_bytes + j * b_chain + kk * b_k;
+              ASSERT_EQ(desc_of(b_lo0 + s * (p.b_stage_bytes >> 4) + (j * b_chain + kk * b_k) / 16, kSw128DescHi),
+                        smem_desc_sw128(b_at, p.b_lbo, p.b_sbo))
+                  << "chain " << j << " stage " << s << " k step " << kk;
+            }
+          }
+      }
+    }
+  }
+  EXPECT_GE(checked, 40);
 }
 
 // The group table lies behind the barriers, 4-byte aligned, inside what the launch asks for; the host schedule has
@@ -243,13 +290,20 @@ TEST(GemmGroupedSpec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{{"dtype", "e4m3"}, {"scaling", "row"}}, {}},
       {{{"out_dtype", "f32"}}, {}},
       {{{"layout", "masked"}}, {}},
-      {{}, {{"schedule", "host"}}}};
+      {{}, {{"schedule", "host"}}},
+      {{}, {{"uniform_desc", "true"}}},                        // auto is off for bf16
+      {{{"dtype", "e4m3"}}, {{"uniform_desc", "false"}}}};  // and on at e4m3's default tiles
   test::expect_distinct_names_and_keys(grouped_spec(), variants);
   EXPECT_EQ(instance({}).name_expression,
             "tl::gemm_grouped<tl::GemmGroupedConfig{.block_M = 128, .block_N = 256, .block_K = 64, .wgmma_N = 256, "
             ".num_stages = 3, .panel = 8, .raster_n = false, .tma_store = true, .fast_accum = false, "
             ".scaling = tl::gemm_detail::kScaleNone, .out_dtype = tl::gemm_detail::kOutBf16, .e4m3 = false, "
             ".masked = false, .host_schedule = false}>");
+  EXPECT_EQ(instance({{"dtype", "e4m3"}, {"scaling", "row"}}).name_expression,
+            "tl::gemm_grouped<tl::GemmGroupedConfig{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
+            ".num_stages = 3, .panel = 8, .raster_n = false, .tma_store = true, .fast_accum = false, "
+            ".scaling = tl::gemm_detail::kScaleRow, .out_dtype = tl::gemm_detail::kOutBf16, .e4m3 = true, "
+            ".masked = false, .host_schedule = false, .uniform_desc = true}>");
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order).
@@ -257,6 +311,75 @@ TEST(GemmGroupedSpec, EveryFieldReachesTheNameAndTheCacheKey) {
       compile_request(instance({{"layout", "masked"}, {"dtype", "e4m3"}}, {{"block_M", "64"}}), opt));
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_NE(compiled->lowered_name.find("GemmGroupedConfig"), std::string::npos);
+}
+
+// uniform_desc is gemm.fp8's switch with gemm.fp8's rule, on the resolved tiles: auto on for 128 x 256 tiles of two
+// 128-column chains with the e4m3 promotion (each scaling; A from shared memory: gemm.grouped has no a_regs), off for
+// bf16 (one 256-column chain, no promotion), one consumer, 64-column chains, fast accumulation; true / false force
+// it, nothing is refused; and gemm.fp8 resolves the same tile fields the same way.
+TEST(GemmGroupedSpec, UniformDescriptorsAsGemmFp8Resolves) {
+  auto uniform = [](const KV& problem, const KV& config) {
+    return instance(problem, config).name_expression.find(".uniform_desc = true") != std::string::npos;
+  };
+  const KernelSpec& fp8 = *library_registry().find("gemm.fp8").value();
+  auto fp8_uniform = [&](const std::string& scaling, const KV& config) {
+    auto inst = instantiate(fp8, {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"scaling", scaling}}, config,
+                            limits_for_arch("sm_90a"));
+    EXPECT_TRUE(inst.ok()) << inst.status().message();
+    return inst.ok() && inst->name_expression.find(".uniform_desc = true") != std::string::npos;
+  };
+  for (const char* layout : {"contiguous", "masked"}) {
+    SCOPED_TRACE(layout);
+    const KV bf16 = {{"layout", layout}};
+    EXPECT_FALSE(uniform(bf16, {}));
+    EXPECT_TRUE(uniform(bf16, {{"uniform_desc", "true"}}));
+    EXPECT_TRUE(uniform(bf16, {{"uniform_desc", "true"}, {"block_M", "64"}, {"block_N", "128"}}));
+    EXPECT_FALSE(uniform(bf16, {{"uniform_desc", "false"}}));
+    for (const char* scaling : {"tensor", "row", "block"}) {
+      SCOPED_TRACE(scaling);
+      const KV e4m3 = {{"layout", layout}, {"dtype", "e4m3"}, {"scaling", scaling}};
+      const std::vector<KV> configs = {{},
+                                       {{"uniform_desc", "false"}},
+                                       {{"block_M", "64"}},
+                                       {{"wgmma_N", "64"}},
+                                       {{"block_N", "128"}},
+                                       {{"raster", "n"}, {"panel", "2"}},
+                                       {{"tma_store", "false"}, {"num_stages", "4"}}};
+      for (const KV& config : configs) EXPECT_EQ(uniform(e4m3, config), fp8_uniform(scaling, config)) << config.size();
+      EXPECT_TRUE(uniform(e4m3, {}));
+      EXPECT_TRUE(uniform(e4m3, {{"schedule", "host"}}));
+      EXPECT_FALSE(uniform(e4m3, {{"uniform_desc", "false"}}));
+      EXPECT_FALSE(uniform(e4m3, {{"block_M", "64"}}));
+      EXPECT_FALSE(uniform(e4m3, {{"wgmma_N", "64"}}));
+      EXPECT_TRUE(uniform(e4m3, {{"wgmma_N", "64"}, {"uniform_desc", "true"}}));
+      if (std::string(scaling) != "block") {
+        EXPECT_FALSE(uniform(e4m3, {{"fast_accum", "true"}}));
+        EXPECT_TRUE(uniform(e4m3, {{"fast_accum", "true"}, {"wgmma_N", "256"}, {"uniform_desc", "true"}}));
+      }
+    }
+  }
+}
+
+// uniform_desc=true compiles for bf16 and e4m3 with each scaling at the default tiles, spill-free, its descriptors
+// from redux.sync; false (bf16's default) builds none.
+TEST(GemmGroupedSpec, UniformDescriptorsCompileSpillFree) {
+  JitOptions opt;
+  opt.arch = "sm_90a";
+  const std::vector<KV> problems = {{}, {{"dtype", "e4m3"}, {"scaling", "tensor"}}, {{"dtype", "e4m3"}, {"scaling", "row"}},
+                                    {{"dtype", "e4m3"}, {"scaling", "block"}}};
+  for (const KV& problem : problems) {
+    SCOPED_TRACE(problem.empty() ? "bf16" : problem.at("scaling"));
+    const auto compiled =
+        test::scratch_jit().compile(compile_request(instance(problem, {{"uniform_desc", "true"}}), opt));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_NE(compiled->name_expression.find(".uniform_desc = true"), std::string::npos);
+    EXPECT_NE(compiled->ptx.find("redux.sync"), std::string::npos);
+    EXPECT_EQ(compiled->resources.spill_store_bytes, 0);
+    EXPECT_EQ(compiled->resources.spill_load_bytes, 0);
+  }
+  const auto plain = test::scratch_jit().compile(compile_request(instance({}, {{"uniform_desc", "false"}}), opt));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->ptx.find("redux.sync"), std::string::npos);
 }
 
 TEST(GemmGroupedSpec, LayoutsAreThePlans) {
