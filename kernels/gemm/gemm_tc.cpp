@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <type_traits>
 
 #include "gemm/gemm_fp8_plan.hpp"
 #include "gemm/gemm_grouped_plan.hpp"
@@ -976,24 +977,31 @@ bool fp8_a_regs(const Values& p, const Values& c) {
 // GemmFp8Config::uniform_desc and GemmGroupedConfig::uniform_desc, one rule for both kernels, on their resolved
 // configs): a chain's four wgmma then issue back to back (28 + 4 SASS from WARPGROUP.ARRIVE to a k block's two chains'
 // last wgmma against 58 + 24, no R2UR). true / false force it (it applies to every config the main loop runs: nothing
-// is refused). `auto`: on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the
-// promotion, where on an H200 (the device tool's pool) it was 1.020-1.044x the per-thread descriptors by medians
-// (minima 1.020-1.047x) in all four alternated rounds, every scaling, at 4096^3 and 4096 x 7168 x 2048 (and block
-// scales at 8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15), and on the 128 x 192 tiles (one chain) with
-// tensor and row scales, where on an H100 it was 1.016-1.025x at 8192^3 (tensor and row) and 1.012-1.014x at 16384^2 x
-// 4096 (row) by medians in both alternated rounds, even per-tensor there (0.998-1.003x), as on the H200 (1.014-1.034x,
-// even per-tensor at 16384^2 x 4096; docs/perf.md, session 46's merged calls). Off elsewhere: block scales on 128 x
-// 192 tiles (untimed: block scales take 128 x 256 tiles at those shapes); on the narrow tiles of small M (128 x 64, 128
-// x 128) it was mixed, block scales at M 256 0.986-0.991x; fast accumulation (and gemm.grouped's bf16, which promotes
-// nothing), A from registers and one consumer were checked but not timed.
+// is refused). `auto`:
+// - e4m3 (gemm.fp8): on for the 128 x 256 tiles of two 128-column chains with A from shared memory and the promotion,
+//   where on an H200 (the device tool's pool) it was 1.020-1.044x the per-thread descriptors by medians (minima
+//   1.020-1.047x) in all four alternated rounds, every scaling, at 4096^3 and 4096 x 7168 x 2048 (and block scales at
+//   8192^3 and 16384^2 x 4096; docs/perf.md, 2026-11-28, fp8blk15), and on the 128 x 192 tiles (one chain) with tensor
+//   and row scales, where on an H100 it was 1.016-1.025x at 8192^3 (tensor and row) and 1.012-1.014x at 16384^2 x 4096
+//   (row) by medians in both alternated rounds, even per-tensor there (0.998-1.003x), as on the H200 (1.014-1.034x, even
+//   per-tensor at 16384^2 x 4096; docs/perf.md, session 46's merged calls). Off elsewhere: block scales on 128 x 192
+//   tiles (untimed: block scales take 128 x 256 tiles at those shapes); on the narrow tiles of small M (128 x 64, 128 x
+//   128) it was mixed, block scales at M 256 0.986-0.991x; fast accumulation, A from registers and one consumer were
+//   checked but not timed. gemm.grouped's e4m3 (the same main loop and tiles) is not timed yet: off there.
+// - bf16 (gemm.grouped; one 256-column chain accumulating in place): on for 128 x 256 tiles, where on an H200 it was
+//   1.044-1.054x the per-thread descriptors by medians (minima 1.045-1.053x) in both alternated rounds at G 8 x 2048 and
+//   G 32 x 512 (N 4096, K 7168), and 1.004-1.013x in the one part-round at G 64 x 128 (docs/perf.md, 2026-11-28,
+//   grouped3). Off on the narrower tiles (untimed).
 template <class Config>
 bool kmajor_uniform_desc_on(const Values& c, const Config& cfg) {
   const std::string v = c.text("uniform_desc");
   if (v != "auto") return v == "true";
-  const bool promote = cfg.in_bytes() == 1 && !cfg.fast_accum;
+  if (cfg.in_bytes() == 2) return cfg.block_M == 128 && cfg.block_N == 256;
+  constexpr bool e4m3_timed = !std::is_same_v<Config, GemmGroupedConfig>;
+  const bool promote = !cfg.fast_accum;
   const bool two_chains = cfg.block_N == 256 && cfg.wgmma_N == 128;
   const bool one_chain = cfg.block_N == 192 && cfg.wgmma_N == 192 && cfg.scaling != gemm_detail::kScaleBlock;
-  return cfg.block_M == 128 && (two_chains || one_chain) && promote && !kmajor_a_regs(cfg) &&
+  return e4m3_timed && cfg.block_M == 128 && (two_chains || one_chain) && promote && !kmajor_a_regs(cfg) &&
          kmajor_part_buffers(cfg) == 1;
 }
 
@@ -1003,8 +1011,9 @@ ParamSpec kmajor_uniform_desc_param() {
       "uniform_desc", "auto", {"auto", "true", "false"},
       "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "
       "stepped by a uniform add per chain and k step, instead of built per thread and moved over (R2UR) before each "
-      "wgmma; auto: on for 128x256 tiles of two 128-column chains and, with tensor and row scales, 128x192 tiles of "
-      "one chain, with A from shared memory and the e4m3 promotion (fast_accum off; not bf16)");
+      "wgmma; auto: e4m3 (gemm.fp8; gemm.grouped's is untimed: off) on for 128x256 tiles of two 128-column chains "
+      "and, with tensor and row scales, 128x192 tiles of one chain, with A from shared memory and the promotion "
+      "(fast_accum off); bf16 (gemm.grouped) on for 128x256 tiles");
 }
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
