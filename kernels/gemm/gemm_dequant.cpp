@@ -330,6 +330,10 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     }
     if (unrollable(split, k_steps, cfg.prefetch)) cfg.unroll = static_cast<int>(split.steps);
   }
+  // step_unroll: the unrolled loop rolled into iterations of that many steps (can_implement refuses one that is no
+  // multiple of prefetch dividing the split, or set without an unrolled loop; 0 or the split's own: all unrolled).
+  if (cfg.unroll > 0 && c.integer("step_unroll") > 0 && c.integer("step_unroll") < cfg.unroll)
+    cfg.unroll_by = static_cast<int>(c.integer("step_unroll"));
   return cfg;
 }
 
@@ -466,7 +470,7 @@ const std::vector<std::pair<std::string, std::string>>& gemv_only_options() {
       {"prefetch", "2"},     {"l2_prefetch", "false"}, {"schedule", "split"}, {"int4_lop3", "auto"},
       {"fp4_fold", "true"},  {"group_sum", "false"}, {"step_scale", "auto"}, {"scale_copy", "auto"},
       {"reduce", "auto"},    {"stage_rounds", "0"}, {"stage_copy", "auto"},  {"act_multicast", "0"},
-      {"act_first", "auto"}, {"batch", "auto"},  {"step_loop", "auto"}};
+      {"act_first", "auto"}, {"batch", "auto"},  {"step_loop", "auto"},  {"step_unroll", "0"}};
   return o;
 }
 const std::vector<std::pair<std::string, std::string>>& wgmma_only_options() {
@@ -588,6 +592,14 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "schedule=split, K a multiple of 128 (K=" + p.text("K") + ") and a split whose steps divide K's "
                     "128-k steps evenly in whole prefetch rounds (splits=" + c.text("splits") + ", prefetch=" +
                     c.text("prefetch") + "): set step_loop=auto or runtime, or splits=0");
+    if (const std::int64_t by = c.integer("step_unroll"); by != 0 && (cfg.unroll == 0 || cfg.unroll % by != 0 ||
+                                                                      by % cfg.prefetch != 0))
+      return refuse("step_unroll=" + c.text("step_unroll") + " rolls the unrolled step loop into iterations of that "
+                    "many steps, which needs the unrolled loop (step_loop=unrolled or its auto; here " +
+                    (cfg.unroll == 0 ? std::string("the loop is the indexed one")
+                                     : "a split of " + std::to_string(cfg.unroll) + " steps") +
+                    ") and a multiple of prefetch (" + c.text("prefetch") + ") dividing the split's steps: set "
+                    "step_unroll=0");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -768,6 +780,11 @@ KernelSpec gemm_dequant_spec() {
                                       "one row tile at 3 CTAs an SM (8192 x 28672: with batch off and the step scales "
                                       "in shared memory 1.02-1.07x the indexed loop), else runtime (int4 M 16 at "
                                       "28672 x 8192 0.99-1.02x)"),
+               ParamSpec::one_of("step_unroll", 0, {0, 2, 4, 8},
+                                 "gemv, the unrolled step loop (step_loop unrolled or its auto): 0 = a row tile's "
+                                 "split steps all unrolled; S = rolled into a loop of S steps an iteration (a multiple "
+                                 "of prefetch dividing the split: each iteration's addresses immediates off one "
+                                 "base, no per-step bounds, a loop body S steps long instead of the whole split's)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),

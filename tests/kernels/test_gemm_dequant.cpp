@@ -526,7 +526,7 @@ TEST(GemmDequantSpec, OptionsOfTheOtherPathAreRefused) {
       static const std::set<std::string> gemv_only = {
           "splits", "tile_rounds", "sums_once", "warp_rows", "prefetch", "l2_prefetch", "schedule", "int4_lop3",
           "fp4_fold", "group_sum", "step_scale", "scale_copy", "reduce", "stage_rounds", "stage_copy", "act_multicast",
-          "act_first", "batch", "step_loop"};
+          "act_first", "batch", "step_loop", "step_unroll"};
       static const std::set<std::string> wgmma_only = {"block_N", "block_M", "block_K", "num_stages", "scale_feed",
                                                         "k_split"};
       // A new option must say whose it is: one path's (add it to its list in gemm_dequant.cpp and here) or both's.
@@ -822,6 +822,44 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
                                                                      .group_sum = true});
     EXPECT_EQ(k.launch.dynamic_smem, static_cast<std::uint32_t>(steps * plan.step_bytes)) << "M " << m;
   }
+}
+
+// step_unroll=S (gemv23): the unrolled loop rolled into iterations of S steps (CFG.unroll_by), the split, grid and
+// everything else as the unrolled loop's; 0 (and the split's own step count) = all unrolled; refused where the loop is
+// not the unrolled one or S is no multiple of prefetch dividing the split (8192 x 28672: 14 steps, so 4 and 8 are not).
+TEST(GemmDequantSpec, GemvStepUnrollRollsTheUnrolledLoop) {
+  const KV deep{{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, tall{{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}});
+  const KernelInstance r = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "2"}});
+  EXPECT_NE(u.name_expression.find(".unroll = 8, .unroll_by = 0"), std::string::npos) << u.name_expression;
+  EXPECT_NE(r.name_expression.find(".unroll = 8, .unroll_by = 2"), std::string::npos) << r.name_expression;
+  std::string rest = r.name_expression;
+  rest.replace(rest.find(".unroll_by = 2"), 14, ".unroll_by = 0");
+  EXPECT_EQ(rest, u.name_expression);
+  EXPECT_EQ(r.launch.grid.x, u.launch.grid.x);
+  EXPECT_EQ(r.launch.grid.y, u.launch.grid.y);
+  EXPECT_EQ(r.launch.dynamic_smem, u.launch.dynamic_smem);
+  // The split's own step count is the whole loop: the unrolled build itself.
+  EXPECT_EQ(instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "8"}}).name_expression,
+            u.name_expression);
+  // The default leaves it at 0 (auto's loops: the indexed one at M 16 there, the unrolled one at 8192 x 28672).
+  EXPECT_NE(instance(deep, {{"path", "gemv"}}).name_expression.find(".unroll_by = 0"), std::string::npos);
+  EXPECT_NE(instance(tall, {{"path", "gemv"}}).name_expression.find(".unroll = 14, .unroll_by = 0"), std::string::npos);
+  EXPECT_NE(instance(tall, {{"path", "gemv"}, {"step_unroll", "2"}}).name_expression.find(".unroll = 14, .unroll_by = 2"),
+            std::string::npos);
+  auto why = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_unroll", "2"}}).find("indexed"), std::string::npos);  // (auto: runtime)
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "runtime"}, {"step_unroll", "2"}}).find("step_unroll=2"),
+            std::string::npos);
+  EXPECT_NE(why(tall, {{"path", "gemv"}, {"step_unroll", "4"}}).find("14 steps"), std::string::npos);
+  EXPECT_NE(why(tall, {{"path", "gemv"}, {"step_unroll", "8"}}).find("dividing"), std::string::npos);
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"prefetch", "4"}, {"step_unroll", "2"}})
+                .find("multiple of prefetch"),
+            std::string::npos);
+  EXPECT_EQ(why(tall, {{"path", "gemv"}, {"step_unroll", "2"}}), "");
 }
 
 // step_loop=unrolled: the kernel built for its split's steps (CFG.unroll), a split whose steps divide K's 128-k steps in
