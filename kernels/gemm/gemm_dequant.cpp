@@ -305,11 +305,35 @@ GemmDequantGemvConfig gemv_config_batched(const Values& p, const Values& c) {
 bool unrollable(const GemvSplit& s, std::int64_t k_steps, int prefetch) {
   return s.steps > 0 && s.steps * s.splits == k_steps && s.steps % prefetch == 0;
 }
+// step_unroll=auto (gemv23, H200, one call, four alternated rounds A B B A, every run float64-checked): 2 steps an
+// iteration (the last peeled) for int4 group 128 at M 9-16 on the deep grids where the loop is unrolled with two row
+// tiles a CTA (28672 x 8192: M 9 1.041-1.091x, M 12 1.043-1.052x the whole split unrolled, and M 16 1.133-1.144x the
+// indexed loop that was auto there; minima 1.04-1.14x) or one tile at M 13-16 (8192 x 28672 M 16 1.111-1.119x); the
+// main loop 190 -> 143.5 SASS a step at M 16 (the indexed loop's addresses and bounds), spill-free, and a loop body of
+// 2 steps' code instead of 8 or 14. Else all (not measured: the tall grid at M 9-12, fp4, other shapes, other tile
+// rounds, splits set).
+bool gemv_step_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  const auto M = p.integer("M");
+  return cfg.wtype == dequant4::kInt4 && cfg.group == 128 && !cfg.stream && M >= 9 && M <= 16 &&
+         c.integer("splits") == 0 && gemv_deep_grid(p, c, cfg) &&
+         ((cfg.tile_loop && gemv_tile_rounds(p, c, cfg) == 2) || (gemv_tall_grid(p, c, cfg) && M >= 13));
+}
+// The steps an iteration of the unrolled loop (0: all of them).
+std::int64_t gemv_step_unroll(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  const std::string v = c.text("step_unroll");
+  if (v == "all") return 0;
+  if (v == "auto") return gemv_step_unroll_auto(p, c, cfg) ? 2 : 0;
+  return std::stoll(v);
+}
 bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   if (c.text("step_loop") != "auto") return false;
   const auto M = p.integer("M");
   if (cfg.wtype == dequant4::kFp4) return gemv_deep_grid(p, c, cfg);
-  return (p.integer("N") > p.integer("K") && (M == 1 || (M >= 8 && M <= 12))) || gemv_tall_grid(p, c, cfg);
+  // (gemv23: int4 M 13-16 with N > K too, where step_unroll rolls it: its auto or a number.)
+  return (p.integer("N") > p.integer("K") &&
+          (M == 1 || (M >= 8 && M <= 12) ||
+           (M >= 13 && M <= 16 && c.text("step_unroll") != "all" && gemv_step_unroll_auto(p, c, cfg)))) ||
+         gemv_tall_grid(p, c, cfg);
 }
 GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   GemmDequantGemvConfig cfg = gemv_config_batched(p, c);
@@ -330,6 +354,12 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
     }
     if (unrollable(split, k_steps, cfg.prefetch)) cfg.unroll = static_cast<int>(split.steps);
   }
+  // step_unroll: the unrolled loop rolled into iterations of that many steps (can_implement refuses one that is no
+  // multiple of prefetch dividing the split, or set without an unrolled loop; all, or the split's own count: all
+  // unrolled). auto = 2 (gemv_step_unroll_auto), else all.
+  const std::int64_t by = gemv_step_unroll(p, c, cfg);
+  if (cfg.unroll > 0 && by > 0 && by < cfg.unroll && cfg.unroll % by == 0 && by % cfg.prefetch == 0)
+    cfg.unroll_by = static_cast<int>(by);
   return cfg;
 }
 
@@ -466,7 +496,7 @@ const std::vector<std::pair<std::string, std::string>>& gemv_only_options() {
       {"prefetch", "2"},     {"l2_prefetch", "false"}, {"schedule", "split"}, {"int4_lop3", "auto"},
       {"fp4_fold", "true"},  {"group_sum", "false"}, {"step_scale", "auto"}, {"scale_copy", "auto"},
       {"reduce", "auto"},    {"stage_rounds", "0"}, {"stage_copy", "auto"},  {"act_multicast", "0"},
-      {"act_first", "auto"}, {"batch", "auto"},  {"step_loop", "auto"}};
+      {"act_first", "auto"}, {"batch", "auto"},  {"step_loop", "auto"},  {"step_unroll", "auto"}};
   return o;
 }
 const std::vector<std::pair<std::string, std::string>>& wgmma_only_options() {
@@ -588,6 +618,14 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "schedule=split, K a multiple of 128 (K=" + p.text("K") + ") and a split whose steps divide K's "
                     "128-k steps evenly in whole prefetch rounds (splits=" + c.text("splits") + ", prefetch=" +
                     c.text("prefetch") + "): set step_loop=auto or runtime, or splits=0");
+    if (const std::int64_t by = c.text("step_unroll") == "auto" ? 0 : gemv_step_unroll(p, c, cfg);
+        by != 0 && (cfg.unroll == 0 || cfg.unroll % by != 0 || by % cfg.prefetch != 0))
+      return refuse("step_unroll=" + c.text("step_unroll") + " rolls the unrolled step loop into iterations of that "
+                    "many steps, which needs the unrolled loop (step_loop=unrolled or its auto; here " +
+                    (cfg.unroll == 0 ? std::string("the loop is the indexed one")
+                                     : "a split of " + std::to_string(cfg.unroll) + " steps") +
+                    ") and a multiple of prefetch (" + c.text("prefetch") + ") dividing the split's steps: set "
+                    "step_unroll=auto or all");
     if (cfg.stream && c.integer("splits") != 0)
       return refuse("splits=" + c.text("splits") + " is schedule=split's; schedule=stream deals every row tile's k "
                     "steps over the CTAs itself: leave splits at 0");
@@ -766,8 +804,18 @@ KernelSpec gemm_dequant_spec() {
                                       "for int4 with N > K at M 1 and 8-12 (1.01-1.08x at 28672 x 8192 and fp4 "
                                       "8192 x 28672 on an H100) and for int4 group 128 at M 9-16 where a CTA holds "
                                       "one row tile at 3 CTAs an SM (8192 x 28672: with batch off and the step scales "
-                                      "in shared memory 1.02-1.07x the indexed loop), else runtime (int4 M 16 at "
-                                      "28672 x 8192 0.99-1.02x)"),
+                                      "in shared memory 1.02-1.07x the indexed loop) and, rolled by step_unroll's "
+                                      "auto, for int4 group 128 at M 13-16 with N > K (1.13-1.14x the indexed loop on "
+                                      "an H200), else runtime"),
+               ParamSpec::enumeration("step_unroll", "auto", {"auto", "all", "2", "4", "8"},
+                                      "gemv, the unrolled step loop (step_loop unrolled or its auto): all = a row "
+                                      "tile's split steps all unrolled; S = rolled into a loop of S steps an iteration, "
+                                      "the last one peeled (a multiple of prefetch dividing the split: each "
+                                      "iteration's addresses immediates off one base, no per-step bounds, a loop body "
+                                      "S steps long instead of the whole split's); auto = 2 for int4 group 128 at M "
+                                      "9-16 on the deep grids with two row tiles a CTA (28672 x 8192, where step_loop's "
+                                      "auto then unrolls M 13-16 too) or one tile at M 13-16 (8192 x 28672): "
+                                      "1.04-1.14x on an H200; else all"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),

@@ -75,6 +75,10 @@ struct GemmDequantGemvConfig {
   // weight and scale loads' offsets are immediates off one base a tile, no step counter, slot or bound is kept, and
   // the next tile's pointers are set once, before its first loads.
   int unroll = 0;
+  // unroll > 0 (the spec's step_unroll): the unrolled loop over a tile's steps rolled into a loop of unroll_by steps
+  // an iteration (a multiple of prefetch dividing unroll; 0 = all of them unrolled): the same immediate offsets within
+  // an iteration and no per-step bounds, but a loop body of unroll_by steps' code instead of the whole split's.
+  int unroll_by = 0;
   int wtype = dequant4::kInt4;
   int group = 128;
   bool scale_f32 = false;
@@ -252,6 +256,7 @@ inline std::string name_expression(const GemmDequantGemvConfig& c) {
       .field("tile_loop", c.tile_loop)
       .field("sums_once", c.sums_once)
       .field("unroll", c.unroll)
+      .field("unroll_by", c.unroll_by)
       .raw("wtype", c.wtype == dequant4::kFp4 ? "tl::dequant4::kFp4" : "tl::dequant4::kInt4")
       .field("group", c.group)
       .field("scale_f32", c.scale_f32)

@@ -526,7 +526,7 @@ TEST(GemmDequantSpec, OptionsOfTheOtherPathAreRefused) {
       static const std::set<std::string> gemv_only = {
           "splits", "tile_rounds", "sums_once", "warp_rows", "prefetch", "l2_prefetch", "schedule", "int4_lop3",
           "fp4_fold", "group_sum", "step_scale", "scale_copy", "reduce", "stage_rounds", "stage_copy", "act_multicast",
-          "act_first", "batch", "step_loop"};
+          "act_first", "batch", "step_loop", "step_unroll"};
       static const std::set<std::string> wgmma_only = {"block_N", "block_M", "block_K", "num_stages", "scale_feed",
                                                         "k_split"};
       // A new option must say whose it is: one path's (add it to its list in gemm_dequant.cpp and here) or both's.
@@ -824,6 +824,67 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
   }
 }
 
+// step_unroll=S (gemv23): the unrolled loop rolled into iterations of S steps (CFG.unroll_by), the split, grid and
+// everything else as the unrolled loop's; 0 (and the split's own step count) = all unrolled; refused where the loop is
+// not the unrolled one or S is no multiple of prefetch dividing the split (8192 x 28672: 14 steps, so 4 and 8 are not).
+TEST(GemmDequantSpec, GemvStepUnrollRollsTheUnrolledLoop) {
+  const KV deep{{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, tall{{"M", "16"}, {"N", "8192"}, {"K", "28672"}};
+  const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "all"}});
+  const KernelInstance r = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "2"}});
+  EXPECT_NE(u.name_expression.find(".unroll = 8, .unroll_by = 0"), std::string::npos) << u.name_expression;
+  EXPECT_NE(r.name_expression.find(".unroll = 8, .unroll_by = 2"), std::string::npos) << r.name_expression;
+  std::string rest = r.name_expression;
+  rest.replace(rest.find(".unroll_by = 2"), 14, ".unroll_by = 0");
+  EXPECT_EQ(rest, u.name_expression);
+  EXPECT_EQ(r.launch.grid.x, u.launch.grid.x);
+  EXPECT_EQ(r.launch.grid.y, u.launch.grid.y);
+  EXPECT_EQ(r.launch.dynamic_smem, u.launch.dynamic_smem);
+  // The split's own step count is the whole loop: the unrolled build itself.
+  EXPECT_EQ(instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "8"}}).name_expression,
+            u.name_expression);
+  // auto (gemv23): 2 at int4 group 128 M 9-16 with two tiles a CTA (28672 x 8192: step_loop's auto unrolls M 13-16
+  // there now, batch off, as timed) and at M 13-16 on the tall one-tile grid; all elsewhere (the tall grid at M 9-12,
+  // fp4, M 8, shallow grids), and step_unroll=all keeps the old defaults (M 16 there: the indexed batched loop).
+  EXPECT_EQ(instance(deep, {{"path", "gemv"}}).name_expression, r.name_expression);
+  EXPECT_EQ(instance(tall, {{"path", "gemv"}}).name_expression,
+            instance(tall, {{"path", "gemv"}, {"step_unroll", "2"}}).name_expression);
+  EXPECT_NE(instance(tall, {{"path", "gemv"}, {"step_unroll", "2"}}).name_expression.find(".unroll = 14, .unroll_by = 2"),
+            std::string::npos);
+  for (const char* m : {"9", "12", "13"}) {
+    KV problem = deep;
+    problem["M"] = m;
+    EXPECT_NE(instance(problem, {{"path", "gemv"}}).name_expression.find(".unroll = 8, .unroll_by = 2"), std::string::npos)
+        << m;
+  }
+  for (const KV& problem : std::vector<KV>{{{"M", "12"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "9"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "8"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                           {{"M", "16"}, {"N", "8192"}, {"K", "8192"}}})
+    EXPECT_NE(instance(problem, {{"path", "gemv"}}).name_expression.find(".unroll_by = 0"), std::string::npos)
+        << instance(problem, {{"path", "gemv"}}).name_expression;
+  // A prefetch that 2 is no multiple of: auto leaves the loop whole.
+  EXPECT_NE(instance(deep, {{"path", "gemv"}, {"prefetch", "4"}}).name_expression.find(".unroll = 8, .unroll_by = 0"),
+            std::string::npos);
+  const KernelInstance old = instance(deep, {{"path", "gemv"}, {"step_unroll", "all"}});
+  EXPECT_NE(old.name_expression.find(".batch = true"), std::string::npos) << old.name_expression;
+  EXPECT_NE(old.name_expression.find(".unroll = 0"), std::string::npos) << old.name_expression;
+  auto why = [](const KV& problem, const KV& config) {
+    auto k = instantiate(spec(), problem, config, limits_for_arch("sm_90a"));
+    return k.ok() ? std::string() : k.status().message();
+  };
+  EXPECT_NE(why({{"M", "16"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}, {"step_unroll", "2"}}).find("indexed"),
+            std::string::npos);  // (auto: runtime there)
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "runtime"}, {"step_unroll", "2"}}).find("step_unroll=2"),
+            std::string::npos);
+  EXPECT_NE(why(tall, {{"path", "gemv"}, {"step_unroll", "4"}}).find("14 steps"), std::string::npos);
+  EXPECT_NE(why(tall, {{"path", "gemv"}, {"step_unroll", "8"}}).find("dividing"), std::string::npos);
+  EXPECT_NE(why(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"prefetch", "4"}, {"step_unroll", "2"}})
+                .find("multiple of prefetch"),
+            std::string::npos);
+  EXPECT_EQ(why(tall, {{"path", "gemv"}, {"step_unroll", "2"}}), "");
+}
+
 // step_loop=unrolled: the kernel built for its split's steps (CFG.unroll), a split whose steps divide K's 128-k steps in
 // whole prefetch rounds, the one auto's model picks where it does (28672 x 8192 M 16: 8 splits of 8), else the
 // cheapest such one; the launch's split_steps is the built one on any device; refused where no such split exists or K
@@ -846,9 +907,8 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
     EXPECT_EQ(instance(problem, {{"path", "gemv"}}).name_expression, on.name_expression) << on.problem.to_string();
     EXPECT_EQ(on.name_expression.find(".unroll = 0"), std::string::npos) << on.name_expression;
   }
-  for (const KV& problem : std::vector<KV>{{{"M", "16"}, {"N", "28672"}, {"K", "8192"}},
-                                           {{"M", "13"}, {"N", "28672"}, {"K", "8192"}},
-                                           {{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
+  // (int4 M 13-16 at 28672 x 8192 unrolled since gemv23's step_unroll auto: GemvStepUnrollRollsTheUnrolledLoop.)
+  for (const KV& problem : std::vector<KV>{{{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "12"}, {"N", "8192"}, {"K", "28672"}, {"group", "64"}},
                                            {{"M", "16"}, {"N", "8192"}, {"K", "8192"}, {"wtype", "fp4"}},
                                            {{"M", "1"}, {"N", "4096"}, {"K", "14336"}}}) {
@@ -856,8 +916,8 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
     EXPECT_NE(k.name_expression.find(".unroll = 0"), std::string::npos) << k.name_expression;
   }
   // (auto's indexed loop at M 16 batches its loads since gemv22; unrolled, batch auto is off there.)
-  const KernelInstance a = instance(deep, {{"path", "gemv"}, {"batch", "off"}});
-  const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}});
+  const KernelInstance a = instance(deep, {{"path", "gemv"}, {"batch", "off"}, {"step_loop", "runtime"}});
+  const KernelInstance u = instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "all"}});
   EXPECT_NE(a.name_expression.find(".unroll = 0"), std::string::npos) << a.name_expression;
   EXPECT_NE(u.name_expression.find(".unroll = 8"), std::string::npos) << u.name_expression;
   EXPECT_EQ(split_steps(u), 8);
@@ -1242,7 +1302,13 @@ TEST(GemmDequantSpec, BatchAutoIsOnAtOneTileTmaGrids) {
     EXPECT_NE(name(tall, rt).find(".stage_tma = true"), std::string::npos) << m;
     EXPECT_EQ(name(tall, gv), name(tall, off)) << m;
     const KV wide = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
-    EXPECT_EQ(name(wide, gv), name(wide, m16 ? on : off)) << m;
+    // (gemv23: M 13-16 there unrolled too since step_unroll's auto, so batch off; step_unroll=all keeps the indexed
+    // batched loop at M 16.)
+    EXPECT_EQ(name(wide, gv), name(wide, off)) << m;
+    const KV all = {{"path", "gemv"}, {"step_unroll", "all"}};
+    const KV all_on = {{"path", "gemv"}, {"step_unroll", "all"}, {"batch", "on"}};
+    const KV all_off = {{"path", "gemv"}, {"step_unroll", "all"}, {"batch", "off"}};
+    EXPECT_EQ(name(wide, all), name(wide, m16 ? all_on : all_off)) << m;
     EXPECT_EQ(name(wide, rt), name(wide, rt_on)) << m;
     EXPECT_EQ(name(wide, {{"path", "gemv"}, {"step_loop", "unrolled"}}),
               name(wide, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"batch", "off"}})) << m;
@@ -1428,20 +1494,29 @@ TEST(GemmDequantSpec, Gemv22AutosAreTheTimedBuilds) {
     KV timed;
   };
   const std::vector<Case> cases = {
-      {"16", wide, {{"step_loop", "runtime"}, {"stage_copy", "async"}, {"batch", "on"}, {"scale_copy", "smem"}}},
+      // (gemv23: int4 28672 x 8192 M 9-16 and 8192 x 28672 M 13-16 rolled in 2-step iterations since, step_unroll.)
+      {"16", wide,
+       {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "async"}, {"batch", "off"},
+        {"scale_copy", "smem"}}},
       {"16", tall,
-       {{"step_loop", "unrolled"}, {"stage_copy", "tma"}, {"act_multicast", "1"}, {"batch", "off"},
-        {"scale_copy", "smem"}}},
+       {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "tma"}, {"act_multicast", "1"},
+        {"batch", "off"}, {"scale_copy", "smem"}}},
       {"12", tall,
-       {{"step_loop", "unrolled"}, {"stage_copy", "tma"}, {"act_multicast", "2"}, {"batch", "off"},
+       {{"step_loop", "unrolled"}, {"step_unroll", "all"}, {"stage_copy", "tma"}, {"act_multicast", "2"},
+        {"batch", "off"}, {"scale_copy", "smem"}}},
+      {"9", tall,
+       {{"step_loop", "unrolled"}, {"step_unroll", "all"}, {"stage_copy", "async"}, {"batch", "off"},
         {"scale_copy", "smem"}}},
-      {"9", tall, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "off"}, {"scale_copy", "smem"}}},
       {"8", wide, {{"step_loop", "unrolled"}, {"splits", "8"}}},
       {"9", fp4, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "on"}}},
       {"12", fp4, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "on"}}},
       // unchanged: int4 28672 x 8192 M 9 and 12 (unrolled, async, batch off, smem)
-      {"12", wide, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "off"}, {"scale_copy", "smem"}}},
-      {"9", wide, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "off"}, {"scale_copy", "smem"}}}};
+      {"12", wide,
+       {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "async"}, {"batch", "off"},
+        {"scale_copy", "smem"}}},
+      {"9", wide,
+       {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "async"}, {"batch", "off"},
+        {"scale_copy", "smem"}}}};
   for (const Case& c : cases) {
     KV problem = c.shape;
     problem["M"] = c.m;
