@@ -527,7 +527,12 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       // dropped: by the tensor map's bounds, or where they are another group's (Tiles::clip_rows()) by direct stores.
       if constexpr (CFG.tma_store) {
         if (!Tiles::clip_rows() || row0 + WG_M <= tile.rows_end) {
-          store_acc_tile_staged<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
+          // Rows of C that are no whole 64-byte swizzle rows (gemm.fp8's 112 16-bit columns): staged plain.
+          if constexpr (P.c_swizzle == 0) {
+            store_acc_tile_plain<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
+          } else {
+            store_acc_tile_staged<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
+          }
         } else {
           store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, tile.rows_end, N);
         }

@@ -1103,6 +1103,12 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
                        : "an M-major scale_A (scale_a_layout=mn) needs M a multiple of 4 for its rows, and M=" +
                              p.text("M") + ": set scale_a_layout=k") +
                   ", or leave scale_tma at auto or false (the producer warp's cp.async)");
+  // 112 columns (cuBLASLt's 64 x 112 tile of small M): a tile then starts inside a 128-column block of B's scales
+  // at a column no multiple of 64, which the block-scale promotion does not read (its static_assert).
+  if (p.text("scaling") == "block" && (c.integer("block_N") == 112 || c.integer("wgmma_N") == 112))
+    return refuse("block_N=112 (or wgmma_N=112) starts tiles inside a 128-column block of scale_B at columns that "
+                  "are no multiple of 64, which block scales cannot read: use block_N=64 or 128 with block scales, "
+                  "or scaling=tensor or row");
   if (c.text("scale_stage") == "true" && p.text("scaling") != "row")
     return refuse("scale_stage=true stages row scales in shared memory at a tile's start; this problem has scaling=" +
                   p.text("scaling") + ", which has no row scales to stage: leave scale_stage at auto or false, or set "
@@ -1181,7 +1187,7 @@ std::vector<ArgSpec> kmajor_maps_and_scales(const GemmFp8Plan& plan, bool tma_st
   auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
   return {ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
           ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
-          tma_store ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+          tma_store ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), plan.c_swizzle)
                     : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
           ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
           ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4})};
@@ -1202,7 +1208,7 @@ std::vector<LayoutInfo> kmajor_layouts(const Config& cfg, const std::string& out
   };
   fragment("wgmma_C", plan.acc, cfg.block_N);
   if (e4m3 && !cfg.fast_accum) fragment("wgmma_part", plan.chunk, cfg.wgmma_N);
-  if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, out)});
+  if (cfg.tma_store && plan.c_swizzle != 0) l.push_back({"smem_C", memory_spec(plan.smem_C, out)});
   return l;
 }
 
@@ -1248,12 +1254,13 @@ KernelSpec gemm_fp8_spec() {
   k.archs = {"sm_90a"};
   k.problem = gemm_fp8_problem();
   k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 0, {0, 64, 128, 192, 256},
+               ParamSpec::one_of("block_N", 0, {0, 64, 112, 128, 192, 256},
                                  "columns of C per tile; 0 = auto: 192 where 128x192 tiles (one chain a consumer) "
                                  "take fewer tile-clocks on 132 SMs than 128x256 (tensor and row scales, two "
                                  "consumers), else 256; where those fill under one wave (small M), 64 or 128 if "
-                                 "they take fewer"),
-               ParamSpec::one_of("wgmma_N", 0, {0, 64, 128, 192, 256},
+                                 "they take fewer; 112 (opt-in, tensor and row scales): cuBLASLt's 64x112 tile of "
+                                 "small M with block_M=64 (M 128, N 7168: 128 CTAs on 132 SMs against 112)"),
+               ParamSpec::one_of("wgmma_N", 0, {0, 64, 112, 128, 192, 256},
                                  "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
                                  "promoted on its own, so the partial sums take wgmma_N/2 registers; 0 = auto: "
                                  "block_N with fast_accum or block_N=192, else min(block_N, 128)"),

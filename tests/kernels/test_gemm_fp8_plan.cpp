@@ -36,14 +36,17 @@ using KV = std::map<std::string, std::string>;
 std::vector<GemmFp8Config> all_configs() {
   std::vector<GemmFp8Config> out;
   for (int bm : {64, 128})
-    for (int bn : {64, 128, 192, 256})
-      for (int wn : {64, 128, 192, 256})
+    for (int bn : {64, 112, 128, 192, 256})
+      for (int wn : {64, 112, 128, 192, 256})
         for (auto sc : {kScaleTensor, kScaleRow, kScaleBlock})
           for (auto dt : {kOutBf16, kOutF32})
             for (bool tma_store : {true, false})
               for (int split : {1, 2, 4})
+                // 112 columns (cuBLASLt's small-M tile): tensor and row scales, the staging tile whole (plain rows
+                // of 224 bytes for a 16-bit C, 64-byte swizzled sub-tiles for f32).
                 if (bn % wn == 0 && (split == 1 || tma_store) &&
-                    bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
+                    (bn / split % (128 / gemm_detail::out_bytes(dt)) == 0 || (bn == 112 && split == 1)) &&
+                    (bn != 112 || sc != kScaleBlock))
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
                                  .out_dtype = dt, .c_split = split});
   // Block scales by TMA (their slots hold 4 k blocks a row), and with scale_A M-major (its slot one k block's rows),
@@ -81,14 +84,17 @@ TEST(GemmFp8Plan, TilesAreWhatTmaSwizzle128BWrites) {
       for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_A(r, k), tma_sw128(r * 128 + k)) << "A row " << r << " k " << k;
     for (int n = 0; n < c.block_N; ++n)
       for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_B(n, k), tma_sw128(n * 128 + k)) << "B row " << n << " k " << k;
-    test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
+    // The staging tile in 128-byte swizzled sub-tiles at every width but 112 (16-bit C: plain 224-byte rows, which
+    // leave smem_C unused; f32: 64-byte sub-tiles, gemm.wgmma's 96-column path: test_gemm_wgmma_plan).
+    EXPECT_EQ(p.c_swizzle, c.block_N != 112 ? 128 : p.c_bytes == 2 ? 0 : 64);
+    if (p.c_swizzle == 128) test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
     struct Tile {
       const SwizzledLayout& layout;
       int rows, cols, elem_bytes;
     };
     for (const Tile& t : {Tile{p.smem_A, c.block_M, c.block_K, 1}, Tile{p.smem_B, c.block_N, c.block_K, 1},
                           Tile{p.smem_C, 64, c.block_N, p.c_bytes}})
-      expect_bijective_chunks(t.layout, t.rows, t.cols, t.elem_bytes, false);
+      if (&t.layout != &p.smem_C || p.c_swizzle != 0) expect_bijective_chunks(t.layout, t.rows, t.cols, t.elem_bytes, false);
   }
 }
 
@@ -260,7 +266,8 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       EXPECT_EQ(p.box_A.inner * p.box_A.outer, p.a_stage_bytes);
       EXPECT_EQ(p.box_B.inner * p.box_B.outer, p.b_stage_bytes);
       EXPECT_EQ(p.box_A.inner, 128);
-      EXPECT_EQ(p.box_C.inner * p.c_bytes, 128);
+      // The store's box: one 128-byte (64-byte) swizzled sub-tile, or a whole plain row (112 16-bit columns).
+      EXPECT_EQ(p.box_C.inner * p.c_bytes, p.c_swizzle == 0 ? c.block_N * p.c_bytes : p.c_swizzle);
     }
 }
 
@@ -503,6 +510,50 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       test::scratch_jit().compile(compile_request(instance({{"scaling", "block"}}, {{"block_M", "64"}}), opt));
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_NE(compiled->lowered_name.find("GemmFp8Config"), std::string::npos);
+}
+
+// block_N=112 (opt-in): cuBLASLt's 64 x 112 tile of small M (M 128, N 7168: 2 x 64 = 128 CTAs on 132 SMs, against the
+// default 128 x 64's 112), one m64n112k32 chain; a 16-bit C's 224-byte rows are staged plain and stored by one
+// unswizzled box of 112 x 64, an f32 C's by 64-byte swizzled sub-tiles; the other widths keep 128-byte swizzled
+// sub-tiles; block scales are refused (a tile would start mid-block of B's scales).
+TEST(GemmFp8Spec, SmallMTileOf112Columns) {
+  const KV small = {{"M", "128"}, {"N", "7168"}, {"K", "2048"}};
+  auto maps = [](const KernelInstance& k) {
+    std::map<std::string, std::pair<std::vector<std::int64_t>, int>> m;
+    for (const ArgSpec& a : k.args)
+      if (a.kind == ArgSpec::Kind::tensor_map) m[a.name] = {a.box, a.swizzle_bytes};
+    return m;
+  };
+  for (const char* scaling : {"tensor", "row"}) {
+    KV p = small;
+    p["scaling"] = scaling;
+    const KernelInstance k = instance(p, {{"block_M", "64"}, {"block_N", "112"}});
+    EXPECT_EQ(k.launch.grid.x, 128u) << scaling;
+    EXPECT_EQ(k.launch.block.x, 256u) << scaling;
+    EXPECT_NE(k.name_expression.find(".block_N = 112"), std::string::npos) << k.name_expression;
+    EXPECT_NE(k.name_expression.find(".wgmma_N = 112"), std::string::npos) << k.name_expression;
+    EXPECT_EQ(maps(k)["tma_C"], (std::pair<std::vector<std::int64_t>, int>{{112, 64}, 0})) << scaling;
+    EXPECT_EQ(maps(k)["tma_B"].first, (std::vector<std::int64_t>{128, 112})) << scaling;
+    p["out_dtype"] = "f32";
+    EXPECT_EQ(maps(instance(p, {{"block_M", "64"}, {"block_N", "112"}, {"tma_store", "true"}}))["tma_C"],
+              (std::pair<std::vector<std::int64_t>, int>{{16, 64}, 64}))
+        << scaling;
+    // Two consumers on 128 x 112 tiles run too.
+    EXPECT_EQ(instance(p, {{"block_N", "112"}}).launch.block.x, 384u) << scaling;
+  }
+  // The default widths' staging stays in 128-byte swizzled sub-tiles.
+  EXPECT_EQ(maps(instance(small, {}))["tma_C"], (std::pair<std::vector<std::int64_t>, int>{{64, 64}, 128}));
+  EXPECT_EQ(maps(instance({}, {}))["tma_C"], (std::pair<std::vector<std::int64_t>, int>{{64, 64}, 128}));
+  KV block = small;
+  block["scaling"] = "block";
+  expect_refused(block, {{"block_M", "64"}, {"block_N", "112"}}, {"block_N=112", "block_N=64 or 128", "scaling=tensor"});
+  expect_refused(block, {{"block_N", "256"}, {"wgmma_N", "112"}}, {"wgmma_N=112", "scaling=tensor"});
+  // Eight stages of 8 + 14 KB and the 14 KB staging tile fit the H100's opt-in shared memory (auto takes 8).
+  const GemmFp8Config cfg{.block_M = 64, .block_N = 112, .wgmma_N = 112, .num_stages = 8};
+  EXPECT_LE(make_plan(cfg).bytes, limits_for_arch("sm_90a").smem_per_block_optin);
+  EXPECT_EQ(make_plan(cfg).c_swizzle, 0);
+  EXPECT_NE(instance(small, {{"block_M", "64"}, {"block_N", "112"}}).name_expression.find(".num_stages = 8"),
+            std::string::npos);
 }
 
 TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
