@@ -991,6 +991,26 @@ bool fp8_uniform_desc(const Values& c, const GemmFp8Config& cfg) {
   return cfg.block_M == 128 && (two_chains || one_chain) && !cfg.fast_accum && !cfg.a_regs && !cfg.overlap;
 }
 
+// Tensor scales loaded at the kernel's start (GemmFp8Config::scale_early): the epilogue's scale_A[0] * scale_B[0] from a
+// register, not two global loads after the last k block that wait on HBM (the L2 flushed; row scales staged at the
+// tile's start ran 4% faster than per-tensor on the same 128 x 64 tiles at M 128, docs/perf.md, fp8small2). `auto`: on
+// (PENDING: the H200 call of fp8small3). Row and block scales: nothing to load early (they have their own staging).
+bool fp8_scale_early(const Values& p, const Values& c) {
+  if (p.text("scaling") != "tensor") return false;
+  const std::string v = c.text("scale_early");
+  if (v != "auto") return v == "true";
+  return true;
+}
+
+// The tensor maps' descriptors prefetched by thread 0 before the barriers' init (GemmFp8Config::prefetch_maps): A's
+// and B's (the block scales' with scale_tma) earlier than after the __syncthreads, and C's (tma_store), which was
+// fetched by the first bulk store after the last k block. `auto`: on (PENDING: the H200 call of fp8small3).
+bool fp8_prefetch_maps(const Values& c) {
+  const std::string v = c.text("prefetch_maps");
+  if (v != "auto") return v == "true";
+  return true;
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = i("block_M"),
@@ -1010,7 +1030,9 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .ping_pong = c.boolean("ping_pong"),
                     .scale_tma = fp8_scale_tma(p, c),
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
-                    .scale_stage = fp8_scale_stage(p, c)};
+                    .scale_stage = fp8_scale_stage(p, c),
+                    .scale_early = fp8_scale_early(p, c),
+                    .prefetch_maps = fp8_prefetch_maps(c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   cfg.uniform_desc = fp8_uniform_desc(c, cfg);
   return cfg;
@@ -1113,6 +1135,10 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
     return refuse("scale_stage=true stages row scales in shared memory at a tile's start; this problem has scaling=" +
                   p.text("scaling") + ", which has no row scales to stage: leave scale_stage at auto or false, or set "
                   "scaling=row");
+  if (c.text("scale_early") == "true" && p.text("scaling") != "tensor")
+    return refuse("scale_early=true loads the two tensor scales at the kernel's start; this problem has scaling=" +
+                  p.text("scaling") + ", whose scales are per row or block: leave scale_early at auto or false, or "
+                  "set scaling=tensor");
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
@@ -1303,6 +1329,16 @@ KernelSpec gemm_fp8_spec() {
       "stepped by a uniform add per chain and k32, instead of built per thread and moved over (R2UR) before each "
       "wgmma; auto: on for 128x256 tiles of two 128-column chains and, with tensor and row scales, 128x192 tiles of "
       "one chain, with A from shared memory, fast_accum off"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "scale_early", "auto", {"auto", "true", "false"},
+      "tensor scaling: each consumer thread loads scale_A[0] and scale_B[0] at the kernel's start into a register, "
+      "instead of the epilogue's two global loads after the last k block (from HBM, each tile); true is refused for "
+      "row and block scales; auto: on"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "prefetch_maps", "auto", {"auto", "true", "false"},
+      "the TMA descriptors (A, B, the block scales' with scale_tma, and C with tma_store) prefetched by the loading "
+      "thread before the barriers' init, instead of A's and B's after it and C's by the first bulk store after the "
+      "last k block; auto: on"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1314,7 +1350,8 @@ KernelSpec gemm_fp8_spec() {
   // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the consumers in turns with A from
   // shared memory, the staging tile in parts beside a fourth stage, 192-column tiles with one chain, row scales
   // staged in shared memory with one consumer and direct stores, the per-thread descriptors (uniform_desc's
-  // auto is on at the default tiles) and the uniform ones with one 192-column chain.
+  // auto is on at the default tiles) and the uniform ones with one 192-column chain, the tensor scales loaded and the
+  // tensor maps fetched where they are used (scale_early and prefetch_maps off: their auto is on).
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -1334,7 +1371,8 @@ KernelSpec gemm_fp8_spec() {
         {{"scale_tma", "true"}, {"a_regs", "false"}, {"block_N", "192"}, {"wgmma_N", "192"}},
         {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}},
         {{"uniform_desc", "false"}},
-        {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}}};
+        {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}},
+        {{"scale_early", "false"}, {"prefetch_maps", "false"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

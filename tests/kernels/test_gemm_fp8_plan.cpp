@@ -443,6 +443,47 @@ TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
   EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "block"}}, {}));  // 128 x 256
 }
 
+// scale_early=auto: tensor scales loaded at the kernel's start on every tile (row and block scales have none to load;
+// true is refused there); prefetch_maps=auto: the descriptors prefetched first, every scaling; false turns each off
+// alone, and the kernel built without them is main's.
+TEST(GemmFp8Spec, TensorScalesAndMapsFetchedAtTheStart) {
+  auto has = [](const KV& problem, const KV& config, const char* field) {
+    return instance(problem, config).name_expression.find(std::string(".") + field + " = true") != std::string::npos;
+  };
+  for (const char* m : {"64", "128", "256", "4096"}) {
+    SCOPED_TRACE(m);
+    const KV t = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", "tensor"}};
+    EXPECT_TRUE(has(t, {}, "scale_early"));
+    EXPECT_TRUE(has(t, {}, "prefetch_maps"));
+    EXPECT_TRUE(has(t, {{"block_M", "64"}, {"block_N", "112"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"fast_accum", "true"}}, "scale_early"));
+    EXPECT_FALSE(has(t, {{"scale_early", "false"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"scale_early", "false"}}, "prefetch_maps"));
+    EXPECT_FALSE(has(t, {{"prefetch_maps", "false"}}, "prefetch_maps"));
+    EXPECT_TRUE(has(t, {{"prefetch_maps", "false"}}, "scale_early"));
+    for (const char* scaling : {"row", "block"}) {
+      const KV o = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
+      EXPECT_FALSE(has(o, {}, "scale_early")) << scaling;
+      EXPECT_FALSE(has(o, {{"scale_early", "false"}}, "scale_early")) << scaling;
+      EXPECT_TRUE(has(o, {}, "prefetch_maps")) << scaling;
+      expect_refused(o, {{"scale_early", "true"}}, {"scale_early=true", std::string("scaling=") + scaling, "scale_early at auto or false"});
+    }
+  }
+  // Both off: the name (and kernel) of the config before them.
+  const std::string off = instance({}, {{"scale_early", "false"}, {"prefetch_maps", "false"}}).name_expression;
+  EXPECT_EQ(off.find("scale_early"), std::string::npos);
+  EXPECT_EQ(off.find("prefetch_maps"), std::string::npos);
+  // The kernel's predicates: scale_early only with tensor scales, prefetch_maps with any.
+  GemmFp8Config c{.scale_early = true, .prefetch_maps = true};
+  EXPECT_TRUE(kmajor_scale_early(c));
+  EXPECT_TRUE(kmajor_prefetch_maps(c));
+  c.scaling = kScaleRow;
+  EXPECT_FALSE(kmajor_scale_early(c));
+  EXPECT_TRUE(kmajor_prefetch_maps(c));
+  c.prefetch_maps = false;
+  EXPECT_FALSE(kmajor_prefetch_maps(c));
+}
+
 // num_stages=0 (auto): as many stages as fit beside narrow tiles (up to 8), 4 beside 192 columns on grids of at
 // most 32 waves, else 3.
 TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
@@ -492,6 +533,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"ping_pong", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{}, {{"uniform_desc", "false"}}},  // the default's uniform_desc=auto is on here
+      {{}, {{"scale_early", "false"}}},    // the default's scale_early=auto is on (tensor scales)
+      {{}, {{"prefetch_maps", "false"}}},  // the default's prefetch_maps=auto is on
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "row"}}, {{"scale_stage", "false"}}},  // the default's scale_stage=auto is on here
       {{{"scaling", "block"}}, {}},
@@ -502,7 +545,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
   EXPECT_EQ(instance({}, {}).name_expression,
             "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
             ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
-            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .uniform_desc = true}>");
+            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .uniform_desc = true, "
+            ".scale_early = true, .prefetch_maps = true}>");
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order).
