@@ -158,6 +158,24 @@ local sets = {
                       {block_N = 112}, {block_M = 64, block_N = 112, tma_store = false},
                       {block_M = 64, block_N = 112, scale_stage = true},
                       {block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true}}, small = {}},
+  -- The fixed costs after the last k block (fp8small3): the tensor scales loaded at the kernel's start (scale_early)
+  -- and the TMA descriptors prefetched first, C's too (prefetch_maps), both off (`eold`: main's kernel before them),
+  -- scale_early alone (`ese`), prefetch_maps alone (`epm`); both on is the default (`dtr`; row scales: prefetch_maps).
+  eold = {scalings = {"tensor", "row"}, large = {{scale_early = "false", prefetch_maps = "false"}},
+          small = {{scale_early = "false", prefetch_maps = "false"}}},
+  ese = {scalings = {"tensor"}, large = {{prefetch_maps = "false"}}, small = {{prefetch_maps = "false"}}},
+  epm = {scalings = {"tensor"}, large = {{scale_early = "false"}}, small = {{scale_early = "false"}}},
+  -- M <= 64 (one 64-row tile row): the one-consumer tiles against the default's 128 x 64 (half its rows empty):
+  -- 64 x 64 (112 CTAs), 64 x 112 (64) with and without uniform_desc, 64 x 128 (56); row scales staged (scale_stage).
+  s64 = {scalings = {"tensor", "row"}, large = {},
+         small = {{block_M = 64, block_N = 64, skip = "row"}, {block_M = 64, block_N = 64, scale_stage = true, only = "row"}}},
+  s112 = {scalings = {"tensor", "row"}, large = {},
+          small = {{block_M = 64, block_N = 112, skip = "row"}, {block_M = 64, block_N = 112, scale_stage = true, only = "row"}}},
+  s112u = {scalings = {"tensor", "row"}, large = {},
+           small = {{block_M = 64, block_N = 112, uniform_desc = true, skip = "row"},
+                    {block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true, only = "row"}}},
+  s128 = {scalings = {"tensor", "row"}, large = {},
+          small = {{block_M = 64, block_N = 128, skip = "row"}, {block_M = 64, block_N = 128, scale_stage = true, only = "row"}}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
                                         {scale_stage = true, block_N = 192, wgmma_N = 192},
                                         {scale_stage = true, tma_store = false}, {scale_stage = true, fast_accum = true}},
