@@ -443,36 +443,39 @@ TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
   EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "block"}}, {}));  // 128 x 256
 }
 
-// scale_early=auto: tensor scales loaded at the kernel's start on every tile (row and block scales have none to load;
-// true is refused there); prefetch_maps=auto: the descriptors prefetched first, every scaling; false turns each off
-// alone, and the kernel built without them is main's.
-TEST(GemmFp8Spec, TensorScalesAndMapsFetchedAtTheStart) {
+// scale_early and prefetch_maps are opt-in (their auto is off: on an H200 scale_early lost 4-7% at M 128 and
+// prefetch_maps was within noise): true turns each on alone, scale_early only with tensor scales (true is refused for
+// row and block scales), prefetch_maps with any; the kernel without them is main's.
+TEST(GemmFp8Spec, EarlyScalesAndMapPrefetchOnlyWhenAsked) {
   auto has = [](const KV& problem, const KV& config, const char* field) {
     return instance(problem, config).name_expression.find(std::string(".") + field + " = true") != std::string::npos;
   };
   for (const char* m : {"64", "128", "256", "4096"}) {
     SCOPED_TRACE(m);
     const KV t = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", "tensor"}};
-    EXPECT_TRUE(has(t, {}, "scale_early"));
-    EXPECT_TRUE(has(t, {}, "prefetch_maps"));
-    EXPECT_TRUE(has(t, {{"block_M", "64"}, {"block_N", "112"}}, "scale_early"));
-    EXPECT_TRUE(has(t, {{"fast_accum", "true"}}, "scale_early"));
-    EXPECT_FALSE(has(t, {{"scale_early", "false"}}, "scale_early"));
-    EXPECT_TRUE(has(t, {{"scale_early", "false"}}, "prefetch_maps"));
-    EXPECT_FALSE(has(t, {{"prefetch_maps", "false"}}, "prefetch_maps"));
-    EXPECT_TRUE(has(t, {{"prefetch_maps", "false"}}, "scale_early"));
+    EXPECT_FALSE(has(t, {}, "scale_early"));
+    EXPECT_FALSE(has(t, {}, "prefetch_maps"));
+    EXPECT_TRUE(has(t, {{"scale_early", "true"}}, "scale_early"));
+    EXPECT_FALSE(has(t, {{"scale_early", "true"}}, "prefetch_maps"));
+    EXPECT_TRUE(has(t, {{"block_M", "64"}, {"block_N", "112"}, {"scale_early", "true"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"fast_accum", "true"}, {"scale_early", "true"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"prefetch_maps", "true"}}, "prefetch_maps"));
+    EXPECT_FALSE(has(t, {{"prefetch_maps", "true"}}, "scale_early"));
     for (const char* scaling : {"row", "block"}) {
       const KV o = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
       EXPECT_FALSE(has(o, {}, "scale_early")) << scaling;
       EXPECT_FALSE(has(o, {{"scale_early", "false"}}, "scale_early")) << scaling;
-      EXPECT_TRUE(has(o, {}, "prefetch_maps")) << scaling;
-      expect_refused(o, {{"scale_early", "true"}}, {"scale_early=true", std::string("scaling=") + scaling, "scale_early at auto or false"});
+      EXPECT_TRUE(has(o, {{"prefetch_maps", "true"}}, "prefetch_maps")) << scaling;
+      expect_refused(o, {{"scale_early", "true"}},
+                     {"scale_early=true", std::string("scaling=") + scaling, "scale_early at auto or false"});
     }
   }
-  // Both off: the name (and kernel) of the config before them.
-  const std::string off = instance({}, {{"scale_early", "false"}, {"prefetch_maps", "false"}}).name_expression;
-  EXPECT_EQ(off.find("scale_early"), std::string::npos);
-  EXPECT_EQ(off.find("prefetch_maps"), std::string::npos);
+  // Off (auto or false): the name (and kernel) of the config before them.
+  for (const KV& off : {KV{}, KV{{"scale_early", "false"}, {"prefetch_maps", "false"}}}) {
+    const std::string name = instance({}, off).name_expression;
+    EXPECT_EQ(name.find("scale_early"), std::string::npos);
+    EXPECT_EQ(name.find("prefetch_maps"), std::string::npos);
+  }
   // The kernel's predicates: scale_early only with tensor scales, prefetch_maps with any.
   GemmFp8Config c{.scale_early = true, .prefetch_maps = true};
   EXPECT_TRUE(kmajor_scale_early(c));
@@ -482,6 +485,47 @@ TEST(GemmFp8Spec, TensorScalesAndMapsFetchedAtTheStart) {
   EXPECT_TRUE(kmajor_prefetch_maps(c));
   c.prefetch_maps = false;
   EXPECT_FALSE(kmajor_prefetch_maps(c));
+}
+
+// block_M=0 (auto): M <= 64 (one tile row) with tensor or row scales takes one consumer's 64 x 64 tiles (112 CTAs at
+// N 7168; row scales staged), when the widths, fast_accum, overlap and a_regs are left alone; block scales, M 65 and
+// more, and any of those set keep 128 rows (and the widths they had).
+TEST(GemmFp8Spec, SmallMRuleTakes64x64TilesAtOneTileRow) {
+  auto tile = [](const KV& problem, const KV& config) {
+    const KernelInstance k = instance(problem, config);
+    const auto m = k.name_expression.find(".block_M = "), n = k.name_expression.find(".block_N = ");
+    return std::pair(std::stoi(k.name_expression.substr(m + 11)), std::stoi(k.name_expression.substr(n + 11)));
+  };
+  auto p = [](const char* m, const char* scaling) {
+    return KV{{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
+  };
+  for (const char* scaling : {"tensor", "row"}) {
+    SCOPED_TRACE(scaling);
+    for (const char* m : {"1", "16", "33", "64"}) EXPECT_EQ(tile(p(m, scaling), {}), std::pair(64, 64)) << m;
+    EXPECT_EQ(tile(p("65", scaling), {}), std::pair(128, 64));
+    EXPECT_EQ(tile(p("128", scaling), {}), std::pair(128, 64));
+    EXPECT_EQ(tile(p("4096", scaling), {}), std::pair(128, 256));
+    EXPECT_EQ(tile(p("64", scaling), {{"block_M", "128"}}), std::pair(128, 64));    // set: kept
+    EXPECT_EQ(tile(p("64", scaling), {{"block_M", "64"}}), std::pair(64, 256));     // as before the rule
+    EXPECT_EQ(tile(p("64", scaling), {{"block_N", "112"}}), std::pair(128, 112));
+    EXPECT_EQ(tile(p("64", scaling), {{"wgmma_N", "64"}}), std::pair(128, 256));
+    EXPECT_EQ(tile(p("64", scaling), {{"fast_accum", "true"}}), std::pair(128, 64));
+    EXPECT_EQ(tile(p("64", scaling), {{"a_regs", "true"}}), std::pair(128, 256));
+    const KernelInstance k = instance(p("64", scaling), {});
+    EXPECT_EQ(k.launch.grid.x, 112u);
+    EXPECT_EQ(k.launch.block.x, 256u);  // the producer and one consumer
+    EXPECT_NE(k.name_expression.find(".wgmma_N = 64"), std::string::npos);
+    EXPECT_NE(k.name_expression.find(".num_stages = 8"), std::string::npos);
+    EXPECT_EQ(k.name_expression.find(".scale_stage = true") != std::string::npos, std::string(scaling) == "row");
+    // What the rule takes is the one-consumer 64 x 64 tile as set by hand (row scales: with scale_stage=true).
+    KV set = {{"block_M", "64"}, {"block_N", "64"}};
+    if (std::string(scaling) == "row") set["scale_stage"] = "true";
+    EXPECT_EQ(k.name_expression, instance(p("64", scaling), set).name_expression);
+  }
+  EXPECT_EQ(tile(p("64", "block"), {}), std::pair(128, 64));
+  // Row scales staged by the rule, not on other one-consumer tiles.
+  EXPECT_EQ(instance(p("64", "row"), {{"block_M", "64"}, {"block_N", "112"}}).name_expression.find(".scale_stage = true"),
+            std::string::npos);
 }
 
 // num_stages=0 (auto): as many stages as fit beside narrow tiles (up to 8), 4 beside 192 columns on grids of at
@@ -533,8 +577,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"ping_pong", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{}, {{"uniform_desc", "false"}}},  // the default's uniform_desc=auto is on here
-      {{}, {{"scale_early", "false"}}},    // the default's scale_early=auto is on (tensor scales)
-      {{}, {{"prefetch_maps", "false"}}},  // the default's prefetch_maps=auto is on
+      {{}, {{"scale_early", "true"}}},    // scale_early=auto is off
+      {{}, {{"prefetch_maps", "true"}}},  // prefetch_maps=auto is off
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "row"}}, {{"scale_stage", "false"}}},  // the default's scale_stage=auto is on here
       {{{"scaling", "block"}}, {}},
@@ -545,8 +589,7 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
   EXPECT_EQ(instance({}, {}).name_expression,
             "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
             ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
-            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .uniform_desc = true, "
-            ".scale_early = true, .prefetch_maps = true}>");
+            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .uniform_desc = true}>");
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order).
