@@ -74,6 +74,14 @@ struct GemmFp8Config {
   // registers and steps each k32's from the stage's by a uniform add, instead of building every descriptor per thread
   // and moving it over by R2UR before each wgmma.
   bool uniform_desc = false;
+  // Tensor scaling: each consumer thread loads scale_A[0] and scale_B[0] at the kernel's start (before the barriers'
+  // init) into one register, instead of the epilogue's two global loads after the last k block, which waited on HBM
+  // (the L2 flushed) once per tile.
+  bool scale_early = false;
+  // The tensor maps' descriptors prefetched by thread 0 (the producer's elected lane) at the kernel's start, before
+  // it initializes the barriers: A's, B's (and the block scales' with scale_tma) and, with tma_store, C's, instead of
+  // A's and B's after the __syncthreads and C's fetched by the first bulk store, after the last k block.
+  bool prefetch_maps = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -252,6 +260,26 @@ TL_HOST_DEVICE constexpr bool kmajor_uniform_desc(const Config& c) {
   }
 }
 
+// Whether tensor scales are loaded at the kernel's start (gemm.fp8's `scale_early`; tensor scaling only).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_scale_early(const Config& c) {
+  if constexpr (requires { c.scale_early; }) {
+    return c.scale_early && c.scaling == gemm_detail::kScaleTensor;
+  } else {
+    return false;
+  }
+}
+
+// Whether the tensor maps (tma_C's too) are prefetched before the barriers' init (gemm.fp8's `prefetch_maps`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_prefetch_maps(const Config& c) {
+  if constexpr (requires { c.prefetch_maps; }) {
+    return c.prefetch_maps;
+  } else {
+    return false;
+  }
+}
+
 // Whether the two promoting consumers take turns issuing their chains (gemm.fp8's `ping_pong`).
 template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_ping_pong(const Config& c) {
@@ -294,6 +322,8 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.scale_a_mn) name.field("scale_a_mn", true);
   if (c.scale_stage) name.field("scale_stage", true);
   if (c.uniform_desc) name.field("uniform_desc", true);
+  if (c.scale_early) name.field("scale_early", true);
+  if (c.prefetch_maps) name.field("prefetch_maps", true);
   return name.str();
 }
 

@@ -125,6 +125,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   static_assert(SF_A_K == (SCALE_TMA && !SA_MN ? 4 : 1), "scale_A's slot: a box of 4 k blocks, or the stage's only");
   constexpr bool SCALE_STAGE = kmajor_scale_stage(CFG);  // row scales in the consumer's shared slot (scale_stage)
   constexpr bool UDESC = kmajor_uniform_desc(CFG);  // descriptors from warp-uniform values (uniform_desc)
+  constexpr bool SCALE_EARLY = kmajor_scale_early(CFG);  // tensor scales loaded at the start (scale_early)
+  constexpr bool PREFETCH_MAPS = kmajor_prefetch_maps(CFG);  // the maps' descriptors prefetched first (prefetch_maps)
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -164,6 +166,30 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
 
   const int wg = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
+  // scale_early (tensor scaling): the consumers' threads load the two tensor scales first thing, so that the loads
+  // (from HBM: nothing of them is in the L2 at a kernel's start) run beside the barriers' init, the producer's first
+  // TMA loads and the first k block's wait, and the epilogue finds them in a register; the consumers multiply them
+  // before their first wait (a load still in flight would hold up the first wgmma fence).
+  [[maybe_unused]] float early_sa = 1.f, early_sb = 1.f;
+  if constexpr (SCALE_EARLY) {
+    if (wg != 0) {
+      early_sa = __ldg(scale_A);
+      early_sb = __ldg(scale_B);
+    }
+  }
+  // prefetch_maps: thread 0, which issues the TMA loads, starts its descriptors' fetches before the barriers' init
+  // (C's too, whose first bulk store would otherwise fetch it after the last k block).
+  if constexpr (PREFETCH_MAPS) {
+    if (threadIdx.x == 0) {
+      prefetch_tensormap(&tma_a);
+      prefetch_tensormap(&tma_b);
+      if constexpr (SCALE_TMA) {
+        prefetch_tensormap(tma_sa);
+        prefetch_tensormap(tma_sb);
+      }
+      if constexpr (CFG.tma_store) prefetch_tensormap(&tma_c);
+    }
+  }
   tiles.prepare(base);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -186,7 +212,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     setmaxnreg_dec<40>();
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
-      if (tid == 0) {
+      if (!PREFETCH_MAPS && tid == 0) {
         prefetch_tensormap(&tma_a);
         prefetch_tensormap(&tma_b);
         if constexpr (SCALE_TMA) {
@@ -304,6 +330,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       return UDESC ? desc_of(b_lo + (j * B_CHAIN + kk * B_KSTEP) / 16, hi_u)
                    : smem_desc_sw128(b_at + j * B_CHAIN + kk * B_KSTEP, P.b_lbo, P.b_sbo);
     };
+    [[maybe_unused]] const float scale_t = early_sa * early_sb;  // scale_early: the tensor scales' product
     int it = 0;
     // scale_stage: the slot of this tile's parity. Tile t + 1's copies go to the other slot, whose last readers (tile
     // t - 1's epilogue) all passed the barrier before tile t's epilogue, so no barrier guards the copies.
@@ -494,7 +521,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
       // Tensor and row scales: C = acc * scale_A[row] * scale_B[col] (one of each for tensor).
       if constexpr (SCALING == kScaleTensor) {
-        const float f = __ldg(scale_A) * __ldg(scale_B);
+        const float f = SCALE_EARLY ? scale_t : __ldg(scale_A) * __ldg(scale_B);
 #pragma unroll
         for (int v = 0; v < NV; ++v) acc[v] *= f;
       } else if constexpr (SCALE_STAGE) {
@@ -532,7 +559,12 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         bool whole = !Tiles::clip_rows() || row0 + WG_M <= tile.rows_end;
         if constexpr (UDESC && Tiles::clip_rows()) whole = warp_uniform(whole) != 0;
         if (whole) {
-          store_acc_tile_staged<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
+          // Rows of C that are no whole 64-byte swizzle rows (gemm.fp8's 112 16-bit columns): staged plain.
+          if constexpr (P.c_swizzle == 0) {
+            store_acc_tile_plain<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
+          } else {
+            store_acc_tile_staged<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
+          }
         } else {
           store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, tile.rows_end, N);
         }

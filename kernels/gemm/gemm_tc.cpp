@@ -882,10 +882,28 @@ double fp8_smem_bytes_per_clock(int block_N, int wgmma_N) {
 // (docs/perf.md, 2026-11-26, N 7168, K 2048, two rounds) the count's pick was the fastest width at M 64-256 (128 x 64
 // at M <= 128, 128 x 128 at 200 and 256: 1.25-1.65x the wide tiles), and at M 1000, the wide tiles' second wave, the
 // narrow ones ran 2-34% slower than the 256 columns it keeps there.
+// block_M=0 (auto) at M <= 64 (one 64-row tile row), tensor and row scales, the widths and the schedule left to auto
+// (no fast_accum, overlap or a_regs): one consumer's 64 x 64 tiles (112 CTAs at N 7168, each tile's rows all real),
+// row scales staged (fp8_scale_stage). On an H200 (docs/perf.md, 2026-11-28, fp8small3, M 64, N 7168, K 2048, two
+// alternated rounds, 200 runs a row) 64 x 64 ran 1.47x the 128 x 64 tiles it replaces (half of whose rows are past M)
+// per-tensor and 1.42-1.43x with row scales by medians under cupti (1.27-1.30x under events; minima alike), every
+// round, and 1.03x cuBLASLt per-tensor (cupti; 1.10x events); 64 x 112 (1.18-1.29x), 64 x 112 with uniform_desc
+// (1.16-1.29x) and 64 x 128 (1.12-1.21x) less. Block scales and M 65-127 were not timed: 128 rows there.
+bool fp8_small_m64(const Values& p, const Values& c) {
+  return c.integer("block_M") == 0 && p.integer("M") <= 64 && p.text("scaling") != "block" &&
+         c.integer("block_N") == 0 && c.integer("wgmma_N") == 0 && !c.boolean("fast_accum") && !c.boolean("overlap") &&
+         c.text("a_regs") != "true";
+}
+int fp8_block_m(const Values& p, const Values& c) {
+  if (c.integer("block_M") != 0) return static_cast<int>(c.integer("block_M"));
+  return fp8_small_m64(p, c) ? 64 : 128;
+}
+
 int fp8_block_n(const Values& p, const Values& c) {
   if (c.integer("block_N") != 0) return static_cast<int>(c.integer("block_N"));
+  if (fp8_small_m64(p, c)) return 64;
   const auto wn = c.integer("wgmma_N");
-  if (c.integer("block_M") != 128 || c.boolean("overlap") || c.text("a_regs") == "true" || (wn != 0 && wn != 192))
+  if (fp8_block_m(p, c) != 128 || c.boolean("overlap") || c.text("a_regs") == "true" || (wn != 0 && wn != 192))
     return 256;
   const bool fast = c.boolean("fast_accum");
   const std::int64_t sms = limits_for_arch("sm_90a").sm_count, tiles_m = (p.integer("M") + 127) / 128;
@@ -942,7 +960,7 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
   if (fp8_scale_a_mn(p) && p.integer("M") % 4 != 0) return false;
   const std::string v = c.text("scale_tma");
   if (v != "auto") return v == "true";
-  return c.integer("block_M") == 128 && !c.boolean("overlap") && c.text("a_regs") != "true" && fp8_block_n(p, c) >= 192;
+  return fp8_block_m(p, c) == 128 && !c.boolean("overlap") && c.text("a_regs") != "true" && fp8_block_n(p, c) >= 192;
 }
 
 // Row scales staged in shared memory at the tile's start (GemmFp8Config::scale_stage): the epilogue's scale_B and
@@ -953,13 +971,14 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
 // every round (docs/perf.md, 2026-11-27, fp8blk11, four alternated rounds), and on the narrow tiles of small M (N 7168,
 // K 2048: 128 x 64 at M 128, 128 x 128 at M 200 and 256) 1.026-1.061x, 1.030-1.038x (M 128, 256; the lead's call of
 // 2026-11-27) and 1.031-1.045x, 1.021-1.035x, 1.027-1.054x (M 128, 200, 256; fp8blk12's call of 2026-11-28, minima
-// 1.018-1.048x) by medians in every round of two calls. One consumer (block_M 64) and fast accumulation were not timed
-// with it: off there. Tensor and block scales: nothing to stage.
+// 1.018-1.048x) by medians in every round of two calls, and on the 64 x 64 tiles of M <= 64's auto (fp8_small_m64),
+// which were timed with it. Other one-consumer tiles (block_M 64) and fast accumulation were not timed with it: off
+// there. Tensor and block scales: nothing to stage.
 bool fp8_scale_stage(const Values& p, const Values& c) {
   if (p.text("scaling") != "row") return false;
   const std::string v = c.text("scale_stage");
   if (v != "auto") return v == "true";
-  return c.integer("block_M") == 128 && !c.boolean("fast_accum");
+  return (fp8_block_m(p, c) == 128 && !c.boolean("fast_accum")) || fp8_small_m64(p, c);
 }
 
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
@@ -969,7 +988,7 @@ bool fp8_scale_stage(const Values& p, const Values& c) {
 bool fp8_a_regs(const Values& p, const Values& c) {
   const std::string v = c.text("a_regs");
   if (v != "auto") return v == "true";
-  return p.text("scaling") == "block" && c.integer("block_M") == 128 && !c.boolean("fast_accum") &&
+  return p.text("scaling") == "block" && fp8_block_m(p, c) == 128 && !c.boolean("fast_accum") &&
          !c.boolean("overlap") && !fp8_scale_tma(p, c);
 }
 
@@ -1016,9 +1035,34 @@ ParamSpec kmajor_uniform_desc_param() {
       "(fast_accum off); bf16 (gemm.grouped) on for 128x256 tiles");
 }
 
+// Tensor scales loaded at the kernel's start (GemmFp8Config::scale_early): the epilogue's scale_A[0] * scale_B[0] from a
+// register, not two global loads after the last k block that wait on HBM (the L2 flushed; row scales staged at the
+// tile's start ran 4% faster than per-tensor on the same 128 x 64 tiles at M 128, docs/perf.md, fp8small2). It lost:
+// on an H200 (docs/perf.md, 2026-11-28, fp8small3, two alternated rounds, 200 runs a row) 0.93-0.96x the epilogue's
+// loads at M 128 (N 7168, K 2048; cupti and events, minima alike), 0.98-0.99x at M 64 and 256, even at 4096 x 7168 x
+// 2048; the consumers' main loop was also scheduled anew (registers), so which of the two costs is not known.
+// `auto`: off. Row and block scales: nothing to load early (they have their own staging).
+bool fp8_scale_early(const Values& p, const Values& c) {
+  if (p.text("scaling") != "tensor") return false;
+  const std::string v = c.text("scale_early");
+  if (v != "auto") return v == "true";
+  return false;
+}
+
+// The tensor maps' descriptors prefetched by thread 0 before the barriers' init (GemmFp8Config::prefetch_maps): A's
+// and B's (the block scales' with scale_tma) earlier than after the __syncthreads, and C's (tma_store), which was
+// fetched by the first bulk store after the last k block. On an H200 (docs/perf.md, 2026-11-28, fp8small3, two
+// alternated rounds) it was within noise: 0.993-1.017x by medians at M 64, 128, 256 (N 7168, K 2048) and 0.995-1.000x
+// at 4096 x 7168 x 2048, not winning every round under both timers anywhere. `auto`: off.
+bool fp8_prefetch_maps(const Values& c) {
+  const std::string v = c.text("prefetch_maps");
+  if (v != "auto") return v == "true";
+  return false;
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
-  GemmFp8Config cfg{.block_M = i("block_M"),
+  GemmFp8Config cfg{.block_M = fp8_block_m(p, c),
                     .block_N = fp8_block_n(p, c),
                     .block_K = 128,
                     .wgmma_N = fp8_wgmma_n(p, c),
@@ -1035,7 +1079,9 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .ping_pong = c.boolean("ping_pong"),
                     .scale_tma = fp8_scale_tma(p, c),
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
-                    .scale_stage = fp8_scale_stage(p, c)};
+                    .scale_stage = fp8_scale_stage(p, c),
+                    .scale_early = fp8_scale_early(p, c),
+                    .prefetch_maps = fp8_prefetch_maps(c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   cfg.uniform_desc = kmajor_uniform_desc_on(c, cfg);
   return cfg;
@@ -1044,7 +1090,8 @@ GemmFp8Plan fp8_plan(const Values& p, const Values& c) { return make_plan(fp8_co
 
 std::int64_t fp8_tiles(const Values& p, const Values& c) {
   const std::int64_t bn = fp8_block_n(p, c);
-  return ((p.integer("M") + c.integer("block_M") - 1) / c.integer("block_M")) * ((p.integer("N") + bn - 1) / bn);
+  const std::int64_t bm = fp8_block_m(p, c);
+  return ((p.integer("M") + bm - 1) / bm) * ((p.integer("N") + bn - 1) / bn);
 }
 
 // The e4m3 main loop's rules (gemm_kmajor.cuh; gemm.fp8 and gemm.grouped's e4m3): chains that split the tile, block
@@ -1096,10 +1143,10 @@ template <class Config>
 std::string kmajor_smem_use(const Values& p, const Values& c, const Config& cfg, const GemmFp8Plan& plan) {
   const std::string k = std::to_string(cfg.block_K), in = cfg.in_bytes() == 1 ? "e4m3" : "bf16";
   const std::string bn = std::to_string(cfg.block_N);
-  std::string what = std::to_string(cfg.num_stages) + " stages of " + c.text("block_M") + "x" + k + " + " + bn + "x" +
+  std::string what = std::to_string(cfg.num_stages) + " stages of " + std::to_string(cfg.block_M) + "x" + k + " + " + bn + "x" +
                      k + " " + in + " tiles";
   if (cfg.tma_store)
-    what += " plus the " + c.text("block_M") + "x" + bn + " " + p.text("out_dtype") + " C staging tile (" +
+    what += " plus the " + std::to_string(cfg.block_M) + "x" + bn + " " + p.text("out_dtype") + " C staging tile (" +
             std::to_string(cfg.consumers() * plan.c_tile_bytes) + " bytes)";
   return what;
 }
@@ -1128,10 +1175,20 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
                        : "an M-major scale_A (scale_a_layout=mn) needs M a multiple of 4 for its rows, and M=" +
                              p.text("M") + ": set scale_a_layout=k") +
                   ", or leave scale_tma at auto or false (the producer warp's cp.async)");
+  // 112 columns (cuBLASLt's 64 x 112 tile of small M): a tile then starts inside a 128-column block of B's scales
+  // at a column no multiple of 64, which the block-scale promotion does not read (its static_assert).
+  if (p.text("scaling") == "block" && (c.integer("block_N") == 112 || c.integer("wgmma_N") == 112))
+    return refuse("block_N=112 (or wgmma_N=112) starts tiles inside a 128-column block of scale_B at columns that "
+                  "are no multiple of 64, which block scales cannot read: use block_N=64 or 128 with block scales, "
+                  "or scaling=tensor or row");
   if (c.text("scale_stage") == "true" && p.text("scaling") != "row")
     return refuse("scale_stage=true stages row scales in shared memory at a tile's start; this problem has scaling=" +
                   p.text("scaling") + ", which has no row scales to stage: leave scale_stage at auto or false, or set "
                   "scaling=row");
+  if (c.text("scale_early") == "true" && p.text("scaling") != "tensor")
+    return refuse("scale_early=true loads the two tensor scales at the kernel's start; this problem has scaling=" +
+                  p.text("scaling") + ", whose scales are per row or block: leave scale_early at auto or false, or "
+                  "set scaling=tensor");
   const GemmFp8Config cfg = fp8_config(p, c);
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
@@ -1206,7 +1263,7 @@ std::vector<ArgSpec> kmajor_maps_and_scales(const GemmFp8Plan& plan, bool tma_st
   auto box = [](GemmFp8Plan::Box x) { return std::vector<std::int64_t>{x.inner, x.outer}; };
   return {ArgSpec::tensor_map("tma_A", "A", box(plan.box_A), swizzle),
           ArgSpec::tensor_map("tma_B", "B", box(plan.box_B), swizzle),
-          tma_store ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), swizzle)
+          tma_store ? ArgSpec::tensor_map("tma_C", "C", box(plan.box_C), plan.c_swizzle)
                     : ArgSpec::tensor_map("tma_C", "A", box(plan.box_A), swizzle),
           ArgSpec::tensor("scale_A", DType::f32, sa, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 3}),
           ArgSpec::tensor("scale_B", DType::f32, sb, ArgRole::in, {.lo = 0.5, .hi = 2, .seed = 4})};
@@ -1227,7 +1284,7 @@ std::vector<LayoutInfo> kmajor_layouts(const Config& cfg, const std::string& out
   };
   fragment("wgmma_C", plan.acc, cfg.block_N);
   if (e4m3 && !cfg.fast_accum) fragment("wgmma_part", plan.chunk, cfg.wgmma_N);
-  if (cfg.tma_store) l.push_back({"smem_C", memory_spec(plan.smem_C, out)});
+  if (cfg.tma_store && plan.c_swizzle != 0) l.push_back({"smem_C", memory_spec(plan.smem_C, out)});
   return l;
 }
 
@@ -1272,13 +1329,19 @@ KernelSpec gemm_fp8_spec() {
   k.min_cc = 90;
   k.archs = {"sm_90a"};
   k.problem = gemm_fp8_problem();
-  k.config = {{ParamSpec::one_of("block_M", 128, {64, 128}, "rows of C per tile: 64 per consumer warpgroup"),
-               ParamSpec::one_of("block_N", 0, {0, 64, 128, 192, 256},
+  k.config = {{ParamSpec::one_of("block_M", 0, {0, 64, 128},
+                                 "rows of C per tile: 64 per consumer warpgroup; 0 = auto: 64 (with 64x64 tiles, row "
+                                 "scales staged) where M <= 64 with tensor or row scales and block_N, wgmma_N, "
+                                 "fast_accum, overlap and a_regs left alone (1.3-1.5x the 128-row tiles on an H200), "
+                                 "else 128"),
+               ParamSpec::one_of("block_N", 0, {0, 64, 112, 128, 192, 256},
                                  "columns of C per tile; 0 = auto: 192 where 128x192 tiles (one chain a consumer) "
                                  "take fewer tile-clocks on 132 SMs than 128x256 (tensor and row scales, two "
                                  "consumers), else 256; where those fill under one wave (small M), 64 or 128 if "
-                                 "they take fewer"),
-               ParamSpec::one_of("wgmma_N", 0, {0, 64, 128, 192, 256},
+                                 "they take fewer; 112 (opt-in, tensor and row scales): cuBLASLt's 64x112 tile of "
+                                 "small M with block_M=64 (M 128, N 7168: 128 CTAs on 132 SMs against 112; on an H200 0.96-0.98x "
+                                 "the default there per-tensor, 0.90-0.98x with row scales: docs/perf.md)"),
+               ParamSpec::one_of("wgmma_N", 0, {0, 64, 112, 128, 192, 256},
                                  "columns of one wgmma chain (m64nNk32): block_N / wgmma_N chains per k block, each "
                                  "promoted on its own, so the partial sums take wgmma_N/2 registers; 0 = auto: "
                                  "block_N with fast_accum or block_N=192, else min(block_N, 128)"),
@@ -1313,8 +1376,19 @@ KernelSpec gemm_fp8_spec() {
       "scale_stage", "auto", {"auto", "true", "false"},
       "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
-      "true is refused for tensor and block scales; auto: on for block_M=128 tiles without fast_accum"));
+      "true is refused for tensor and block scales; auto: on for block_M=128 tiles without fast_accum and for the "
+      "64x64 tiles of block_M's auto at M <= 64"));
   k.config.params.push_back(kmajor_uniform_desc_param());
+  k.config.params.push_back(ParamSpec::enumeration(
+      "scale_early", "auto", {"auto", "true", "false"},
+      "tensor scaling: each consumer thread loads scale_A[0] and scale_B[0] at the kernel's start into a register, "
+      "instead of the epilogue's two global loads after the last k block (from HBM, each tile); true is refused for "
+      "row and block scales; auto: off (on an H200 0.93-0.96x at M 128, 0.98-1.00x elsewhere)"));
+  k.config.params.push_back(ParamSpec::enumeration(
+      "prefetch_maps", "auto", {"auto", "true", "false"},
+      "the TMA descriptors (A, B, the block scales' with scale_tma, and C with tma_store) prefetched by the loading "
+      "thread before the barriers' init, instead of A's and B's after it and C's by the first bulk store after the "
+      "last k block; auto: off (on an H200 within 1.7% either way)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1326,7 +1400,8 @@ KernelSpec gemm_fp8_spec() {
   // registers (two consumers; one, with 64 x 128 tiles; with overlapped promotion), the consumers in turns with A from
   // shared memory, the staging tile in parts beside a fourth stage, 192-column tiles with one chain, row scales
   // staged in shared memory with one consumer and direct stores, the per-thread descriptors (uniform_desc's
-  // auto is on at the default tiles) and the uniform ones with one 192-column chain.
+  // auto is on at the default tiles) and the uniform ones with one 192-column chain, the tensor scales loaded and the
+  // tensor maps fetched first (scale_early and prefetch_maps on: their auto is off).
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},
@@ -1346,7 +1421,8 @@ KernelSpec gemm_fp8_spec() {
         {{"scale_tma", "true"}, {"a_regs", "false"}, {"block_N", "192"}, {"wgmma_N", "192"}},
         {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}},
         {{"uniform_desc", "false"}},
-        {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}}};
+        {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}},
+        {{"scale_early", "true"}, {"prefetch_maps", "true"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

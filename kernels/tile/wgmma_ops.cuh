@@ -256,9 +256,10 @@ TL_WG_DEFINE16_BOTH(256, 16)
     }                                                                                                          \
   };
 
-// e4m3: the N of gemm.fp8's wgmma chains (G = N / 16 groups of eight accumulator registers); 256 is also the
-// ceiling kernel's.
+// e4m3: the N of gemm.fp8's wgmma chains (G = N / 16 groups of eight accumulator registers; 112: the 64 x 112 tiles
+// of small M, cuBLASLt's there); 256 is also the ceiling kernel's.
 TL_WG_DEFINE_E4M3(64, 4)
+TL_WG_DEFINE_E4M3(112, 7)
 TL_WG_DEFINE_E4M3(128, 8)
 TL_WG_DEFINE_E4M3(192, 12)
 TL_WG_DEFINE_E4M3(256, 16)

@@ -36,14 +36,17 @@ using KV = std::map<std::string, std::string>;
 std::vector<GemmFp8Config> all_configs() {
   std::vector<GemmFp8Config> out;
   for (int bm : {64, 128})
-    for (int bn : {64, 128, 192, 256})
-      for (int wn : {64, 128, 192, 256})
+    for (int bn : {64, 112, 128, 192, 256})
+      for (int wn : {64, 112, 128, 192, 256})
         for (auto sc : {kScaleTensor, kScaleRow, kScaleBlock})
           for (auto dt : {kOutBf16, kOutF32})
             for (bool tma_store : {true, false})
               for (int split : {1, 2, 4})
+                // 112 columns (cuBLASLt's small-M tile): tensor and row scales, the staging tile whole (plain rows
+                // of 224 bytes for a 16-bit C, 64-byte swizzled sub-tiles for f32).
                 if (bn % wn == 0 && (split == 1 || tma_store) &&
-                    bn / split % (128 / gemm_detail::out_bytes(dt)) == 0)
+                    (bn / split % (128 / gemm_detail::out_bytes(dt)) == 0 || (bn == 112 && split == 1)) &&
+                    (bn != 112 || sc != kScaleBlock))
                   out.push_back({.block_M = bm, .block_N = bn, .wgmma_N = wn, .tma_store = tma_store, .scaling = sc,
                                  .out_dtype = dt, .c_split = split});
   // Block scales by TMA (their slots hold 4 k blocks a row), and with scale_A M-major (its slot one k block's rows),
@@ -81,14 +84,17 @@ TEST(GemmFp8Plan, TilesAreWhatTmaSwizzle128BWrites) {
       for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_A(r, k), tma_sw128(r * 128 + k)) << "A row " << r << " k " << k;
     for (int n = 0; n < c.block_N; ++n)
       for (int k = 0; k < c.block_K; ++k) ASSERT_EQ(p.smem_B(n, k), tma_sw128(n * 128 + k)) << "B row " << n << " k " << k;
-    test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
+    // The staging tile in 128-byte swizzled sub-tiles at every width but 112 (16-bit C: plain 224-byte rows, which
+    // leave smem_C unused; f32: 64-byte sub-tiles, gemm.wgmma's 96-column path: test_gemm_wgmma_plan).
+    EXPECT_EQ(p.c_swizzle, c.block_N != 112 ? 128 : p.c_bytes == 2 ? 0 : 64);
+    if (p.c_swizzle == 128) test::expect_staging_tile_is_tma_store_boxes(p, c.block_N);
     struct Tile {
       const SwizzledLayout& layout;
       int rows, cols, elem_bytes;
     };
     for (const Tile& t : {Tile{p.smem_A, c.block_M, c.block_K, 1}, Tile{p.smem_B, c.block_N, c.block_K, 1},
                           Tile{p.smem_C, 64, c.block_N, p.c_bytes}})
-      expect_bijective_chunks(t.layout, t.rows, t.cols, t.elem_bytes, false);
+      if (&t.layout != &p.smem_C || p.c_swizzle != 0) expect_bijective_chunks(t.layout, t.rows, t.cols, t.elem_bytes, false);
   }
 }
 
@@ -260,7 +266,8 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
       EXPECT_EQ(p.box_A.inner * p.box_A.outer, p.a_stage_bytes);
       EXPECT_EQ(p.box_B.inner * p.box_B.outer, p.b_stage_bytes);
       EXPECT_EQ(p.box_A.inner, 128);
-      EXPECT_EQ(p.box_C.inner * p.c_bytes, 128);
+      // The store's box: one 128-byte (64-byte) swizzled sub-tile, or a whole plain row (112 16-bit columns).
+      EXPECT_EQ(p.box_C.inner * p.c_bytes, p.c_swizzle == 0 ? c.block_N * p.c_bytes : p.c_swizzle);
     }
 }
 
@@ -436,6 +443,91 @@ TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
   EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "block"}}, {}));  // 128 x 256
 }
 
+// scale_early and prefetch_maps are opt-in (their auto is off: on an H200 scale_early lost 4-7% at M 128 and
+// prefetch_maps was within noise): true turns each on alone, scale_early only with tensor scales (true is refused for
+// row and block scales), prefetch_maps with any; the kernel without them is main's.
+TEST(GemmFp8Spec, EarlyScalesAndMapPrefetchOnlyWhenAsked) {
+  auto has = [](const KV& problem, const KV& config, const char* field) {
+    return instance(problem, config).name_expression.find(std::string(".") + field + " = true") != std::string::npos;
+  };
+  for (const char* m : {"64", "128", "256", "4096"}) {
+    SCOPED_TRACE(m);
+    const KV t = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", "tensor"}};
+    EXPECT_FALSE(has(t, {}, "scale_early"));
+    EXPECT_FALSE(has(t, {}, "prefetch_maps"));
+    EXPECT_TRUE(has(t, {{"scale_early", "true"}}, "scale_early"));
+    EXPECT_FALSE(has(t, {{"scale_early", "true"}}, "prefetch_maps"));
+    EXPECT_TRUE(has(t, {{"block_M", "64"}, {"block_N", "112"}, {"scale_early", "true"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"fast_accum", "true"}, {"scale_early", "true"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"prefetch_maps", "true"}}, "prefetch_maps"));
+    EXPECT_FALSE(has(t, {{"prefetch_maps", "true"}}, "scale_early"));
+    for (const char* scaling : {"row", "block"}) {
+      const KV o = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
+      EXPECT_FALSE(has(o, {}, "scale_early")) << scaling;
+      EXPECT_FALSE(has(o, {{"scale_early", "false"}}, "scale_early")) << scaling;
+      EXPECT_TRUE(has(o, {{"prefetch_maps", "true"}}, "prefetch_maps")) << scaling;
+      expect_refused(o, {{"scale_early", "true"}},
+                     {"scale_early=true", std::string("scaling=") + scaling, "scale_early at auto or false"});
+    }
+  }
+  // Off (auto or false): the name (and kernel) of the config before them.
+  for (const KV& off : {KV{}, KV{{"scale_early", "false"}, {"prefetch_maps", "false"}}}) {
+    const std::string name = instance({}, off).name_expression;
+    EXPECT_EQ(name.find("scale_early"), std::string::npos);
+    EXPECT_EQ(name.find("prefetch_maps"), std::string::npos);
+  }
+  // The kernel's predicates: scale_early only with tensor scales, prefetch_maps with any.
+  GemmFp8Config c{.scale_early = true, .prefetch_maps = true};
+  EXPECT_TRUE(kmajor_scale_early(c));
+  EXPECT_TRUE(kmajor_prefetch_maps(c));
+  c.scaling = kScaleRow;
+  EXPECT_FALSE(kmajor_scale_early(c));
+  EXPECT_TRUE(kmajor_prefetch_maps(c));
+  c.prefetch_maps = false;
+  EXPECT_FALSE(kmajor_prefetch_maps(c));
+}
+
+// block_M=0 (auto): M <= 64 (one tile row) with tensor or row scales takes one consumer's 64 x 64 tiles (112 CTAs at
+// N 7168; row scales staged), when the widths, fast_accum, overlap and a_regs are left alone; block scales, M 65 and
+// more, and any of those set keep 128 rows (and the widths they had).
+TEST(GemmFp8Spec, SmallMRuleTakes64x64TilesAtOneTileRow) {
+  auto tile = [](const KV& problem, const KV& config) {
+    const KernelInstance k = instance(problem, config);
+    const auto m = k.name_expression.find(".block_M = "), n = k.name_expression.find(".block_N = ");
+    return std::pair(std::stoi(k.name_expression.substr(m + 11)), std::stoi(k.name_expression.substr(n + 11)));
+  };
+  auto p = [](const char* m, const char* scaling) {
+    return KV{{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
+  };
+  for (const char* scaling : {"tensor", "row"}) {
+    SCOPED_TRACE(scaling);
+    for (const char* m : {"1", "16", "33", "64"}) EXPECT_EQ(tile(p(m, scaling), {}), std::pair(64, 64)) << m;
+    EXPECT_EQ(tile(p("65", scaling), {}), std::pair(128, 64));
+    EXPECT_EQ(tile(p("128", scaling), {}), std::pair(128, 64));
+    EXPECT_EQ(tile(p("4096", scaling), {}), std::pair(128, 256));
+    EXPECT_EQ(tile(p("64", scaling), {{"block_M", "128"}}), std::pair(128, 64));    // set: kept
+    EXPECT_EQ(tile(p("64", scaling), {{"block_M", "64"}}), std::pair(64, 256));     // as before the rule
+    EXPECT_EQ(tile(p("64", scaling), {{"block_N", "112"}}), std::pair(128, 112));
+    EXPECT_EQ(tile(p("64", scaling), {{"wgmma_N", "64"}}), std::pair(128, 256));
+    EXPECT_EQ(tile(p("64", scaling), {{"fast_accum", "true"}}), std::pair(128, 64));
+    EXPECT_EQ(tile(p("64", scaling), {{"a_regs", "true"}}), std::pair(128, 256));
+    const KernelInstance k = instance(p("64", scaling), {});
+    EXPECT_EQ(k.launch.grid.x, 112u);
+    EXPECT_EQ(k.launch.block.x, 256u);  // the producer and one consumer
+    EXPECT_NE(k.name_expression.find(".wgmma_N = 64"), std::string::npos);
+    EXPECT_NE(k.name_expression.find(".num_stages = 8"), std::string::npos);
+    EXPECT_EQ(k.name_expression.find(".scale_stage = true") != std::string::npos, std::string(scaling) == "row");
+    // What the rule takes is the one-consumer 64 x 64 tile as set by hand (row scales: with scale_stage=true).
+    KV set = {{"block_M", "64"}, {"block_N", "64"}};
+    if (std::string(scaling) == "row") set["scale_stage"] = "true";
+    EXPECT_EQ(k.name_expression, instance(p("64", scaling), set).name_expression);
+  }
+  EXPECT_EQ(tile(p("64", "block"), {}), std::pair(128, 64));
+  // Row scales staged by the rule, not on other one-consumer tiles.
+  EXPECT_EQ(instance(p("64", "row"), {{"block_M", "64"}, {"block_N", "112"}}).name_expression.find(".scale_stage = true"),
+            std::string::npos);
+}
+
 // num_stages=0 (auto): as many stages as fit beside narrow tiles (up to 8), 4 beside 192 columns on grids of at
 // most 32 waves, else 3.
 TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
@@ -485,6 +577,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       {{}, {{"ping_pong", "true"}}},
       {{}, {{"block_N", "192"}, {"wgmma_N", "192"}}},
       {{}, {{"uniform_desc", "false"}}},  // the default's uniform_desc=auto is on here
+      {{}, {{"scale_early", "true"}}},    // scale_early=auto is off
+      {{}, {{"prefetch_maps", "true"}}},  // prefetch_maps=auto is off
       {{{"scaling", "row"}}, {}},
       {{{"scaling", "row"}}, {{"scale_stage", "false"}}},  // the default's scale_stage=auto is on here
       {{{"scaling", "block"}}, {}},
@@ -503,6 +597,50 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
       test::scratch_jit().compile(compile_request(instance({{"scaling", "block"}}, {{"block_M", "64"}}), opt));
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_NE(compiled->lowered_name.find("GemmFp8Config"), std::string::npos);
+}
+
+// block_N=112 (opt-in): cuBLASLt's 64 x 112 tile of small M (M 128, N 7168: 2 x 64 = 128 CTAs on 132 SMs, against the
+// default 128 x 64's 112), one m64n112k32 chain; a 16-bit C's 224-byte rows are staged plain and stored by one
+// unswizzled box of 112 x 64, an f32 C's by 64-byte swizzled sub-tiles; the other widths keep 128-byte swizzled
+// sub-tiles; block scales are refused (a tile would start mid-block of B's scales).
+TEST(GemmFp8Spec, SmallMTileOf112Columns) {
+  const KV small = {{"M", "128"}, {"N", "7168"}, {"K", "2048"}};
+  auto maps = [](const KernelInstance& k) {
+    std::map<std::string, std::pair<std::vector<std::int64_t>, int>> m;
+    for (const ArgSpec& a : k.args)
+      if (a.kind == ArgSpec::Kind::tensor_map) m[a.name] = {a.box, a.swizzle_bytes};
+    return m;
+  };
+  for (const char* scaling : {"tensor", "row"}) {
+    KV p = small;
+    p["scaling"] = scaling;
+    const KernelInstance k = instance(p, {{"block_M", "64"}, {"block_N", "112"}});
+    EXPECT_EQ(k.launch.grid.x, 128u) << scaling;
+    EXPECT_EQ(k.launch.block.x, 256u) << scaling;
+    EXPECT_NE(k.name_expression.find(".block_N = 112"), std::string::npos) << k.name_expression;
+    EXPECT_NE(k.name_expression.find(".wgmma_N = 112"), std::string::npos) << k.name_expression;
+    EXPECT_EQ(maps(k)["tma_C"], (std::pair<std::vector<std::int64_t>, int>{{112, 64}, 0})) << scaling;
+    EXPECT_EQ(maps(k)["tma_B"].first, (std::vector<std::int64_t>{128, 112})) << scaling;
+    p["out_dtype"] = "f32";
+    EXPECT_EQ(maps(instance(p, {{"block_M", "64"}, {"block_N", "112"}, {"tma_store", "true"}}))["tma_C"],
+              (std::pair<std::vector<std::int64_t>, int>{{16, 64}, 64}))
+        << scaling;
+    // Two consumers on 128 x 112 tiles run too.
+    EXPECT_EQ(instance(p, {{"block_N", "112"}}).launch.block.x, 384u) << scaling;
+  }
+  // The default widths' staging stays in 128-byte swizzled sub-tiles.
+  EXPECT_EQ(maps(instance(small, {}))["tma_C"], (std::pair<std::vector<std::int64_t>, int>{{64, 64}, 128}));
+  EXPECT_EQ(maps(instance({}, {}))["tma_C"], (std::pair<std::vector<std::int64_t>, int>{{64, 64}, 128}));
+  KV block = small;
+  block["scaling"] = "block";
+  expect_refused(block, {{"block_M", "64"}, {"block_N", "112"}}, {"block_N=112", "block_N=64 or 128", "scaling=tensor"});
+  expect_refused(block, {{"block_N", "256"}, {"wgmma_N", "112"}}, {"wgmma_N=112", "scaling=tensor"});
+  // Eight stages of 8 + 14 KB and the 14 KB staging tile fit the H100's opt-in shared memory (auto takes 8).
+  const GemmFp8Config cfg{.block_M = 64, .block_N = 112, .wgmma_N = 112, .num_stages = 8};
+  EXPECT_LE(make_plan(cfg).bytes, limits_for_arch("sm_90a").smem_per_block_optin);
+  EXPECT_EQ(make_plan(cfg).c_swizzle, 0);
+  EXPECT_NE(instance(small, {{"block_M", "64"}, {"block_N", "112"}}).name_expression.find(".num_stages = 8"),
+            std::string::npos);
 }
 
 TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {

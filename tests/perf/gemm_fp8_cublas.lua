@@ -9,6 +9,8 @@
 -- config lists (e.g. "rs,noregs"): first every config of those lists on `tilelab test --full`'s odd problems, each
 -- checked against the float64 reference (no baseline, not timed).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
+-- GEMM_TIMER=events|cupti (default events): how every row and its cuBLASLt row are timed (README, *Timers*).
+local timer = os.getenv("GEMM_TIMER") or "events"
 -- The five anchors (the default GEMM_SHAPES), then M around the small-M tile rule's edges at N 7168, K 2048 (6-10:
 -- M 64, 200, 256, 512, 1000) and two more 128 x 192-tile shapes for the pipeline depth (11, 12: K 4096 and 8192).
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
@@ -138,6 +140,42 @@ local sets = {
                     {uniform_desc = true, fast_accum = true}, {uniform_desc = true, ping_pong = true, a_regs = "false"},
                     {uniform_desc = true, block_M = 64, block_N = 128, num_stages = 5}},
            small = {}},
+  -- Small M's grid (issue 21 item 1, M 128): cuBLASLt's 64 x 112 tile (block_M=64, one consumer; 128 CTAs at N 7168
+  -- against the default 128 x 64's 112), 64 x 128 (112 CTAs, one consumer), the default with uniform descriptors,
+  -- with 6 stages; `n112chk` (GEMM_CHECK) the 112-column tile on the odd problems, with and without uniform_desc,
+  -- with two consumers and direct stores.
+  n112 = {scalings = {"tensor", "row"}, large = {}, small = {{block_M = 64, block_N = 112}}},
+  n112u = {scalings = {"tensor", "row"}, large = {}, small = {{block_M = 64, block_N = 112, uniform_desc = true}}},
+  m64n128 = {scalings = {"tensor", "row"}, large = {}, small = {{block_M = 64, block_N = 128}}},
+  sud = {scalings = {"tensor", "row"}, large = {}, small = {{uniform_desc = true}}},
+  st6 = {scalings = {"tensor", "row"}, large = {}, small = {{num_stages = 6}}},
+  -- Row scales staged in shared memory on the 112-column tile of one consumer (scale_stage's auto is off there),
+  -- with and without uniform descriptors (fp8small2).
+  n112s = {scalings = {"row"}, large = {}, small = {{block_M = 64, block_N = 112, scale_stage = true}}},
+  n112us = {scalings = {"row"}, large = {}, small = {{block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true}}},
+  n112chk = {scalings = {"tensor", "row"},
+             large = {{block_M = 64, block_N = 112}, {block_M = 64, block_N = 112, uniform_desc = true},
+                      {block_N = 112}, {block_M = 64, block_N = 112, tma_store = false},
+                      {block_M = 64, block_N = 112, scale_stage = true},
+                      {block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true}}, small = {}},
+  -- The fixed costs after the last k block (fp8small3): the tensor scales loaded at the kernel's start (scale_early)
+  -- and the TMA descriptors prefetched first, C's too (prefetch_maps), both off (`eold`: main's kernel before them),
+  -- scale_early alone (`ese`), prefetch_maps alone (`epm`); both on is the default (`dtr`; row scales: prefetch_maps).
+  eold = {scalings = {"tensor", "row"}, large = {{scale_early = "false", prefetch_maps = "false"}},
+          small = {{scale_early = "false", prefetch_maps = "false"}}},
+  ese = {scalings = {"tensor"}, large = {{prefetch_maps = "false"}}, small = {{prefetch_maps = "false"}}},
+  epm = {scalings = {"tensor"}, large = {{scale_early = "false"}}, small = {{scale_early = "false"}}},
+  -- M <= 64 (one 64-row tile row): the one-consumer tiles against the default's 128 x 64 (half its rows empty):
+  -- 64 x 64 (112 CTAs), 64 x 112 (64) with and without uniform_desc, 64 x 128 (56); row scales staged (scale_stage).
+  s64 = {scalings = {"tensor", "row"}, large = {},
+         small = {{block_M = 64, block_N = 64, skip = "row"}, {block_M = 64, block_N = 64, scale_stage = true, only = "row"}}},
+  s112 = {scalings = {"tensor", "row"}, large = {},
+          small = {{block_M = 64, block_N = 112, skip = "row"}, {block_M = 64, block_N = 112, scale_stage = true, only = "row"}}},
+  s112u = {scalings = {"tensor", "row"}, large = {},
+           small = {{block_M = 64, block_N = 112, uniform_desc = true, skip = "row"},
+                    {block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true, only = "row"}}},
+  s128 = {scalings = {"tensor", "row"}, large = {},
+          small = {{block_M = 64, block_N = 128, skip = "row"}, {block_M = 64, block_N = 128, scale_stage = true, only = "row"}}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
                                         {scale_stage = true, block_N = 192, wgmma_N = 192},
                                         {scale_stage = true, tma_store = false}, {scale_stage = true, fast_accum = true}},
@@ -245,7 +283,8 @@ for _, c in ipairs(cases) do
   local verify = not verified[key]
   verified[key] = true
   local shape = c[1].M .. "x" .. c[1].N .. "x" .. c[1].K
-  local r, err = k:run{problem = c[1], config = c[2], rep = rep, warmup = 3, baseline = "cublas", verify = verify}
+  local r, err = k:run{problem = c[1], config = c[2], rep = rep, warmup = 3, baseline = "cublas", verify = verify,
+                       timer = timer}
   if not r then
     print(string.format("%-16s %-6s %-62s ERROR %s", shape, scale_label(c[1]), text(c[2]), tostring(err)))
   else
