@@ -12,13 +12,14 @@ local rep = tonumber(os.getenv("GEMM_REP") or "20")
 -- GEMM_TIMER=events|cupti (default events): how every row and its cuBLASLt row are timed (README, *Timers*).
 local timer = os.getenv("GEMM_TIMER") or "events"
 -- The five anchors (the default GEMM_SHAPES), then M around the small-M tile rule's edges at N 7168, K 2048 (6-10:
--- M 64, 200, 256, 512, 1000) and two more 128 x 192-tile shapes for the pipeline depth (11, 12: K 4096 and 8192).
+-- M 64, 200, 256, 512, 1000), two more 128 x 192-tile shapes for the pipeline depth (11, 12: K 4096 and 8192) and
+-- M 32 (13).
 local shapes = {{M = 8192, N = 8192, K = 8192}, {M = 4096, N = 4096, K = 4096}, {M = 4096, N = 7168, K = 2048},
                 {M = 128, N = 7168, K = 2048, small = true}, {M = 16384, N = 16384, K = 4096},
                 {M = 64, N = 7168, K = 2048, small = true}, {M = 200, N = 7168, K = 2048, small = true},
                 {M = 256, N = 7168, K = 2048, small = true}, {M = 512, N = 7168, K = 2048, small = true},
                 {M = 1000, N = 7168, K = 2048, small = true}, {M = 8192, N = 8192, K = 4096},
-                {M = 16384, N = 16384, K = 8192}}
+                {M = 16384, N = 16384, K = 8192}, {M = 32, N = 7168, K = 2048, small = true}}
 -- Config lists by name: `large` for the big shapes, `small` for the small-M ones (M = 128 and 6-10).
 -- A list may name the scalings it runs for (`scalings`; default all three).
 local sets = {
@@ -160,7 +161,7 @@ local sets = {
                       {block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true}}, small = {}},
   -- The fixed costs after the last k block (fp8small3): the tensor scales loaded at the kernel's start (scale_early)
   -- and the TMA descriptors prefetched first, C's too (prefetch_maps), both off (`eold`: main's kernel before them),
-  -- scale_early alone (`ese`), prefetch_maps alone (`epm`); both on is the default (`dtr`; row scales: prefetch_maps).
+  -- scale_early alone (`ese`), prefetch_maps alone (`epm`); `dtr` had both on in fp8small3's call (both auto off since).
   eold = {scalings = {"tensor", "row"}, large = {{scale_early = "false", prefetch_maps = "false"}},
           small = {{scale_early = "false", prefetch_maps = "false"}}},
   ese = {scalings = {"tensor"}, large = {{prefetch_maps = "false"}}, small = {{prefetch_maps = "false"}}},
@@ -176,6 +177,8 @@ local sets = {
                     {block_M = 64, block_N = 112, uniform_desc = true, scale_stage = true, only = "row"}}},
   s128 = {scalings = {"tensor", "row"}, large = {},
           small = {{block_M = 64, block_N = 128, skip = "row"}, {block_M = 64, block_N = 128, scale_stage = true, only = "row"}}},
+  -- The 128-row tiles block_M's auto took at M <= 64 before fp8small3 (beside `dtr`, the 64 x 64 tiles now).
+  m128 = {scalings = {"tensor", "row"}, large = {}, small = {{block_M = 128}}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
                                         {scale_stage = true, block_N = 192, wgmma_N = 192},
                                         {scale_stage = true, tma_store = false}, {scale_stage = true, fast_accum = true}},
