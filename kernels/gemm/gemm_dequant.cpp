@@ -308,15 +308,16 @@ bool unrollable(const GemvSplit& s, std::int64_t k_steps, int prefetch) {
 // step_unroll=auto (gemv23, H200, one call, four alternated rounds A B B A, every run float64-checked): 2 steps an
 // iteration (the last peeled) for int4 group 128 at M 9-16 on the deep grids where the loop is unrolled with two row
 // tiles a CTA (28672 x 8192: M 9 1.041-1.091x, M 12 1.043-1.052x the whole split unrolled, and M 16 1.133-1.144x the
-// indexed loop that was auto there; minima 1.04-1.14x) or one tile at M 13-16 (8192 x 28672 M 16 1.111-1.119x); the
-// main loop 190 -> 143.5 SASS a step at M 16 (the indexed loop's addresses and bounds), spill-free, and a loop body of
-// 2 steps' code instead of 8 or 14. Else all (not measured: the tall grid at M 9-12, fp4, other shapes, other tile
-// rounds, splits set).
+// indexed loop that was auto there; minima 1.04-1.14x) or one tile (8192 x 28672 M 16 1.111-1.119x; M 9 1.054x and
+// M 12 1.086x the whole split unrolled by medians in both A B B A rounds of session 47's merged call, minima
+// 1.04-1.08x); the main loop 190 -> 143.5 SASS a step at M 16 (the indexed loop's addresses and bounds), spill-free,
+// and a loop body of 2 steps' code instead of 8 or 14. Else all: fp4 group 128 at M 16 0.98-0.99x on both grids and
+// int4 M 8 0.94x at 28672 x 8192 in that call (not measured: other shapes, other tile rounds, splits set).
 bool gemv_step_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   const auto M = p.integer("M");
   return cfg.wtype == dequant4::kInt4 && cfg.group == 128 && !cfg.stream && M >= 9 && M <= 16 &&
          c.integer("splits") == 0 && gemv_deep_grid(p, c, cfg) &&
-         ((cfg.tile_loop && gemv_tile_rounds(p, c, cfg) == 2) || (gemv_tall_grid(p, c, cfg) && M >= 13));
+         ((cfg.tile_loop && gemv_tile_rounds(p, c, cfg) == 2) || gemv_tall_grid(p, c, cfg));
 }
 // The steps an iteration of the unrolled loop (0: all of them).
 std::int64_t gemv_step_unroll(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
@@ -814,8 +815,8 @@ KernelSpec gemm_dequant_spec() {
                                       "iteration's addresses immediates off one base, no per-step bounds, a loop body "
                                       "S steps long instead of the whole split's); auto = 2 for int4 group 128 at M "
                                       "9-16 on the deep grids with two row tiles a CTA (28672 x 8192, where step_loop's "
-                                      "auto then unrolls M 13-16 too) or one tile at M 13-16 (8192 x 28672): "
-                                      "1.04-1.14x on an H200; else all"),
+                                      "auto then unrolls M 13-16 too) or one tile (8192 x 28672): 1.04-1.14x on an "
+                                      "H200; else all (fp4 0.98-0.99x, int4 M 8 0.94x)"),
                ParamSpec::one_of("warp_rows", 16, {16, 32},
                                  "gemv: weight rows per warp (8 warps per CTA); 32 reads each activation fragment "
                                  "for two 16-row blocks but needs twice the registers"),

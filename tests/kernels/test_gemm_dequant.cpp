@@ -842,9 +842,9 @@ TEST(GemmDequantSpec, GemvStepUnrollRollsTheUnrolledLoop) {
   // The split's own step count is the whole loop: the unrolled build itself.
   EXPECT_EQ(instance(deep, {{"path", "gemv"}, {"step_loop", "unrolled"}, {"step_unroll", "8"}}).name_expression,
             u.name_expression);
-  // auto (gemv23): 2 at int4 group 128 M 9-16 with two tiles a CTA (28672 x 8192: step_loop's auto unrolls M 13-16
-  // there now, batch off, as timed) and at M 13-16 on the tall one-tile grid; all elsewhere (the tall grid at M 9-12,
-  // fp4, M 8, shallow grids), and step_unroll=all keeps the old defaults (M 16 there: the indexed batched loop).
+  // auto (gemv23, session 47's merged call): 2 at int4 group 128 M 9-16 with two tiles a CTA (28672 x 8192: step_loop's
+  // auto unrolls M 13-16 there now, batch off, as timed) and on the tall one-tile grid; all elsewhere (fp4, M 8,
+  // shallow grids), and step_unroll=all keeps the old defaults (M 16 there: the indexed batched loop).
   EXPECT_EQ(instance(deep, {{"path", "gemv"}}).name_expression, r.name_expression);
   EXPECT_EQ(instance(tall, {{"path", "gemv"}}).name_expression,
             instance(tall, {{"path", "gemv"}, {"step_unroll", "2"}}).name_expression);
@@ -856,9 +856,14 @@ TEST(GemmDequantSpec, GemvStepUnrollRollsTheUnrolledLoop) {
     EXPECT_NE(instance(problem, {{"path", "gemv"}}).name_expression.find(".unroll = 8, .unroll_by = 2"), std::string::npos)
         << m;
   }
-  for (const KV& problem : std::vector<KV>{{{"M", "12"}, {"N", "8192"}, {"K", "28672"}},
-                                           {{"M", "9"}, {"N", "8192"}, {"K", "28672"}},
-                                           {{"M", "8"}, {"N", "28672"}, {"K", "8192"}},
+  for (const char* m : {"9", "12"}) {
+    KV problem = tall;
+    problem["M"] = m;
+    EXPECT_NE(instance(problem, {{"path", "gemv"}}).name_expression.find(".unroll = 14, .unroll_by = 2"),
+              std::string::npos)
+        << m;
+  }
+  for (const KV& problem : std::vector<KV>{{{"M", "8"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
                                            {{"M", "16"}, {"N", "8192"}, {"K", "8192"}}})
     EXPECT_NE(instance(problem, {{"path", "gemv"}}).name_expression.find(".unroll_by = 0"), std::string::npos)
@@ -1494,7 +1499,7 @@ TEST(GemmDequantSpec, Gemv22AutosAreTheTimedBuilds) {
     KV timed;
   };
   const std::vector<Case> cases = {
-      // (gemv23: int4 28672 x 8192 M 9-16 and 8192 x 28672 M 13-16 rolled in 2-step iterations since, step_unroll.)
+      // (gemv23: int4 28672 x 8192 M 9-16 and 8192 x 28672 M 9-16 rolled in 2-step iterations since, step_unroll.)
       {"16", wide,
        {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "async"}, {"batch", "off"},
         {"scale_copy", "smem"}}},
@@ -1502,10 +1507,10 @@ TEST(GemmDequantSpec, Gemv22AutosAreTheTimedBuilds) {
        {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "tma"}, {"act_multicast", "1"},
         {"batch", "off"}, {"scale_copy", "smem"}}},
       {"12", tall,
-       {{"step_loop", "unrolled"}, {"step_unroll", "all"}, {"stage_copy", "tma"}, {"act_multicast", "2"},
+       {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "tma"}, {"act_multicast", "2"},
         {"batch", "off"}, {"scale_copy", "smem"}}},
       {"9", tall,
-       {{"step_loop", "unrolled"}, {"step_unroll", "all"}, {"stage_copy", "async"}, {"batch", "off"},
+       {{"step_loop", "unrolled"}, {"step_unroll", "2"}, {"stage_copy", "async"}, {"batch", "off"},
         {"scale_copy", "smem"}}},
       {"8", wide, {{"step_loop", "unrolled"}, {"splits", "8"}}},
       {"9", fp4, {{"step_loop", "unrolled"}, {"stage_copy", "async"}, {"batch", "on"}}},
