@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <type_traits>
 
 #include "gemm/gemm_fp8_plan.hpp"
 #include "gemm/gemm_grouped_plan.hpp"
@@ -1006,7 +1005,9 @@ bool fp8_a_regs(const Values& p, const Values& c) {
 //   per-tensor at 16384^2 x 4096; docs/perf.md, session 46's merged calls). Off elsewhere: block scales on 128 x 192
 //   tiles (untimed: block scales take 128 x 256 tiles at those shapes); on the narrow tiles of small M (128 x 64, 128 x
 //   128) it was mixed, block scales at M 256 0.986-0.991x; fast accumulation, A from registers and one consumer were
-//   checked but not timed. gemm.grouped's e4m3 (the same main loop and tiles) is not timed yet: off there.
+//   checked but not timed. gemm.grouped's e4m3 (the same main loop and tiles): on an H200 in session 47's merged
+//   call 1.100-1.111x the per-thread descriptors by medians in both A B B A rounds at G 8 x 2048 and G 32 x 512 with
+//   row scales and 1.104-1.108x at G 8 x 2048 with block scales (minima alike), even at G 64 x 128 (0.99-1.01x).
 // - bf16 (gemm.grouped; one 256-column chain accumulating in place): on for 128 x 256 tiles, where on an H200 it was
 //   1.044-1.054x the per-thread descriptors by medians (minima 1.045-1.053x) in both alternated rounds at G 8 x 2048 and
 //   G 32 x 512 (N 4096, K 7168), and 1.004-1.013x in the one part-round at G 64 x 128 (docs/perf.md, 2026-11-28,
@@ -1016,11 +1017,10 @@ bool kmajor_uniform_desc_on(const Values& c, const Config& cfg) {
   const std::string v = c.text("uniform_desc");
   if (v != "auto") return v == "true";
   if (cfg.in_bytes() == 2) return cfg.block_M == 128 && cfg.block_N == 256;
-  constexpr bool e4m3_timed = !std::is_same_v<Config, GemmGroupedConfig>;
   const bool promote = !cfg.fast_accum;
   const bool two_chains = cfg.block_N == 256 && cfg.wgmma_N == 128;
   const bool one_chain = cfg.block_N == 192 && cfg.wgmma_N == 192 && cfg.scaling != gemm_detail::kScaleBlock;
-  return e4m3_timed && cfg.block_M == 128 && (two_chains || one_chain) && promote && !kmajor_a_regs(cfg) &&
+  return cfg.block_M == 128 && (two_chains || one_chain) && promote && !kmajor_a_regs(cfg) &&
          kmajor_part_buffers(cfg) == 1;
 }
 
@@ -1030,7 +1030,7 @@ ParamSpec kmajor_uniform_desc_param() {
       "uniform_desc", "auto", {"auto", "true", "false"},
       "the consumers' wgmma descriptors built from warp-uniform values (redux.sync), kept in uniform registers and "
       "stepped by a uniform add per chain and k step, instead of built per thread and moved over (R2UR) before each "
-      "wgmma; auto: e4m3 (gemm.fp8; gemm.grouped's is untimed: off) on for 128x256 tiles of two 128-column chains "
+      "wgmma; auto: e4m3 on for 128x256 tiles of two 128-column chains "
       "and, with tensor and row scales, 128x192 tiles of one chain, with A from shared memory and the promotion "
       "(fast_accum off); bf16 (gemm.grouped) on for 128x256 tiles");
 }
