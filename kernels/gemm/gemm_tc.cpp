@@ -1041,23 +1041,30 @@ ParamSpec kmajor_uniform_desc_param() {
 // on an H200 (docs/perf.md, 2026-11-28, fp8small3, two alternated rounds, 200 runs a row) 0.93-0.96x the epilogue's
 // loads at M 128 (N 7168, K 2048; cupti and events, minima alike), 0.98-0.99x at M 64 and 256, even at 4096 x 7168 x
 // 2048; the consumers' main loop was also scheduled anew (registers), so which of the two costs is not known.
-// `auto`: off. Row and block scales: nothing to load early (they have their own staging).
+// On the 64 x 64 tiles of block_M's auto at M <= 64 it won with prefetch_maps (both on, as fp8_prefetch_maps): on an
+// H200 in session 47's second lead call (docs/perf.md, two alternated rounds, 200 runs a row, N 7168, K 2048) 6.9 ->
+// 6.7 us at M 64 (cuBLASLt / ours 0.995 -> 1.033-1.038 by medians under cupti, 1.043-1.055 -> 1.072-1.086 under
+// events) and 7.6 -> 7.3-7.4 us at M 32 (0.822-0.831 -> 0.857-0.860; events 0.922-0.939 -> 0.945-0.956), every round;
+// at M 128 (128 x 64 tiles) the pair lost again (0.861-0.865 against 0.906-0.907). `auto`: on there (per-tensor at
+// M <= 64 with the auto tiles), else off. Row and block scales: nothing to load early (they have their own staging).
 bool fp8_scale_early(const Values& p, const Values& c) {
   if (p.text("scaling") != "tensor") return false;
   const std::string v = c.text("scale_early");
   if (v != "auto") return v == "true";
-  return false;
+  return fp8_small_m64(p, c);
 }
 
 // The tensor maps' descriptors prefetched by thread 0 before the barriers' init (GemmFp8Config::prefetch_maps): A's
 // and B's (the block scales' with scale_tma) earlier than after the __syncthreads, and C's (tma_store), which was
 // fetched by the first bulk store after the last k block. On an H200 (docs/perf.md, 2026-11-28, fp8small3, two
 // alternated rounds) it was within noise: 0.993-1.017x by medians at M 64, 128, 256 (N 7168, K 2048) and 0.995-1.000x
-// at 4096 x 7168 x 2048, not winning every round under both timers anywhere. `auto`: off.
-bool fp8_prefetch_maps(const Values& c) {
+// at 4096 x 7168 x 2048, not winning every round under both timers anywhere. `auto`: on with scale_early's auto
+// (per-tensor on the 64 x 64 tiles at M <= 64, where the two were timed together and won), else off (with row scales
+// there +0-1%, not settled).
+bool fp8_prefetch_maps(const Values& p, const Values& c) {
   const std::string v = c.text("prefetch_maps");
   if (v != "auto") return v == "true";
-  return false;
+  return p.text("scaling") == "tensor" && fp8_small_m64(p, c);
 }
 
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
@@ -1081,7 +1088,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
                     .scale_stage = fp8_scale_stage(p, c),
                     .scale_early = fp8_scale_early(p, c),
-                    .prefetch_maps = fp8_prefetch_maps(c)};
+                    .prefetch_maps = fp8_prefetch_maps(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   cfg.uniform_desc = kmajor_uniform_desc_on(c, cfg);
   return cfg;
@@ -1383,12 +1390,14 @@ KernelSpec gemm_fp8_spec() {
       "scale_early", "auto", {"auto", "true", "false"},
       "tensor scaling: each consumer thread loads scale_A[0] and scale_B[0] at the kernel's start into a register, "
       "instead of the epilogue's two global loads after the last k block (from HBM, each tile); true is refused for "
-      "row and block scales; auto: off (on an H200 0.93-0.96x at M 128, 0.98-1.00x elsewhere)"));
+      "row and block scales; auto: on for the 64x64 tiles of block_M's auto at M <= 64 (with prefetch_maps: on an H200 "
+      "1.03-1.04x there), else off (0.93-0.96x at M 128)"));
   k.config.params.push_back(ParamSpec::enumeration(
       "prefetch_maps", "auto", {"auto", "true", "false"},
       "the TMA descriptors (A, B, the block scales' with scale_tma, and C with tma_store) prefetched by the loading "
       "thread before the barriers' init, instead of A's and B's after it and C's by the first bulk store after the "
-      "last k block; auto: off (on an H200 within 1.7% either way)"));
+      "last k block; auto: on with scale_early's auto (per-tensor, the 64x64 tiles at M <= 64), else off (on an H200 "
+      "within 1.7% either way elsewhere)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

@@ -443,14 +443,27 @@ TEST(GemmFp8Spec, UniformDescriptorsOnTheWideTwoChainTiles) {
   EXPECT_TRUE(uniform({{"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"scaling", "block"}}, {}));  // 128 x 256
 }
 
-// scale_early and prefetch_maps are opt-in (their auto is off: on an H200 scale_early lost 4-7% at M 128 and
-// prefetch_maps was within noise): true turns each on alone, scale_early only with tensor scales (true is refused for
-// row and block scales), prefetch_maps with any; the kernel without them is main's.
+// scale_early and prefetch_maps: their auto is on together only per-tensor on the 64 x 64 tiles of block_M's auto at
+// M <= 64 (on an H200 1.03-1.04x there; scale_early lost 4-7% at M 128, prefetch_maps within noise elsewhere): true
+// turns each on alone, scale_early only with tensor scales (true is refused for row and block scales), prefetch_maps
+// with any; the kernel without them is main's.
 TEST(GemmFp8Spec, EarlyScalesAndMapPrefetchOnlyWhenAsked) {
   auto has = [](const KV& problem, const KV& config, const char* field) {
     return instance(problem, config).name_expression.find(std::string(".") + field + " = true") != std::string::npos;
   };
-  for (const char* m : {"64", "128", "256", "4096"}) {
+  for (const char* m : {"1", "32", "64"}) {
+    SCOPED_TRACE(m);
+    const KV t = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", "tensor"}};
+    EXPECT_TRUE(has(t, {}, "scale_early"));
+    EXPECT_TRUE(has(t, {}, "prefetch_maps"));
+    EXPECT_FALSE(has(t, {{"block_M", "128"}}, "scale_early"));
+    EXPECT_FALSE(has(t, {{"block_M", "128"}}, "prefetch_maps"));
+    EXPECT_FALSE(has(t, {{"scale_early", "false"}}, "scale_early"));
+    EXPECT_TRUE(has(t, {{"scale_early", "false"}}, "prefetch_maps"));
+    const KV r = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", "row"}};
+    EXPECT_FALSE(has(r, {}, "prefetch_maps"));
+  }
+  for (const char* m : {"65", "128", "256", "4096"}) {
     SCOPED_TRACE(m);
     const KV t = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", "tensor"}};
     EXPECT_FALSE(has(t, {}, "scale_early"));
@@ -470,7 +483,7 @@ TEST(GemmFp8Spec, EarlyScalesAndMapPrefetchOnlyWhenAsked) {
                      {"scale_early=true", std::string("scaling=") + scaling, "scale_early at auto or false"});
     }
   }
-  // Off (auto or false): the name (and kernel) of the config before them.
+  // Off (auto at M > 64, or false): the name (and kernel) of the config before them.
   for (const KV& off : {KV{}, KV{{"scale_early", "false"}, {"prefetch_maps", "false"}}}) {
     const std::string name = instance({}, off).name_expression;
     EXPECT_EQ(name.find("scale_early"), std::string::npos);
@@ -517,9 +530,11 @@ TEST(GemmFp8Spec, SmallMRuleTakes64x64TilesAtOneTileRow) {
     EXPECT_NE(k.name_expression.find(".wgmma_N = 64"), std::string::npos);
     EXPECT_NE(k.name_expression.find(".num_stages = 8"), std::string::npos);
     EXPECT_EQ(k.name_expression.find(".scale_stage = true") != std::string::npos, std::string(scaling) == "row");
-    // What the rule takes is the one-consumer 64 x 64 tile as set by hand (row scales: with scale_stage=true).
+    // What the rule takes is the one-consumer 64 x 64 tile as set by hand (row scales: with scale_stage=true; tensor
+    // scales: with scale_early and prefetch_maps, session 47's second lead call).
     KV set = {{"block_M", "64"}, {"block_N", "64"}};
     if (std::string(scaling) == "row") set["scale_stage"] = "true";
+    if (std::string(scaling) == "tensor") set["scale_early"] = set["prefetch_maps"] = "true";
     EXPECT_EQ(k.name_expression, instance(p("64", scaling), set).name_expression);
   }
   EXPECT_EQ(tile(p("64", "block"), {}), std::pair(128, 64));
