@@ -151,11 +151,12 @@ TL_HOST_DEVICE constexpr bool kmajor_scale_tma(const Config& c) {
   }
 }
 
-// Whether row scaling's scales are staged in shared memory at the tile's start (gemm.fp8's `scale_stage`).
+// Whether row (or tensor) scaling's scales are staged in shared memory at the tile's start (gemm.fp8's
+// `scale_stage`; tensor: each consumer thread's own copy of the two scales).
 template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_scale_stage(const Config& c) {
   if constexpr (requires { c.scale_stage; }) {
-    return c.scale_stage && c.scaling == gemm_detail::kScaleRow;
+    return c.scale_stage && (c.scaling == gemm_detail::kScaleRow || c.scaling == gemm_detail::kScaleTensor);
   } else {
     return false;
   }
@@ -208,7 +209,8 @@ TL_HOST_DEVICE constexpr GemmFp8Plan make_kmajor_plan(const Config& c) {
   p.b_offset = p.a_offset + c.num_stages * p.a_stage_bytes;
   p.c_offset = p.b_offset + c.num_stages * p.b_stage_bytes;
   p.sf_offset = p.c_offset + c.consumers() * p.c_tile_bytes;
-  p.rs_slot_bytes = kmajor_scale_stage(c) ? 4 * (c.block_N + 64) : 0;
+  // scale_stage's slot per consumer and tile parity: row scales' block_N + 64 floats; tensor scales' two a thread.
+  p.rs_slot_bytes = !kmajor_scale_stage(c) ? 0 : c.scaling == gemm_detail::kScaleTensor ? 8 * 128 : 4 * (c.block_N + 64);
   p.rs_offset = p.sf_offset + c.num_stages * p.sf_stage_bytes;
   p.full_bar_offset = p.rs_offset + 2 * c.consumers() * p.rs_slot_bytes;
   p.empty_bar_offset = p.full_bar_offset + 8 * c.num_stages;

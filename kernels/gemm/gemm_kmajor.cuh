@@ -339,7 +339,12 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       const KMajorTile tile = tiles.at(t);
       const int row0 = tile.a_row + c * WG_M, col0 = tile.col0;
       [[maybe_unused]] const unsigned rs_slot = base + P.rs_offset + (2 * c + parity) * P.rs_slot_bytes;
-      if constexpr (SCALE_STAGE) {
+      if constexpr (SCALE_STAGE && SCALING == kScaleTensor) {
+        // Tensor scales: each thread copies the two into its own 8 bytes of the slot (no barrier to publish them).
+        cp_async_4(rs_slot + 8 * tid, scale_A);
+        cp_async_4(rs_slot + 8 * tid + 4, scale_B);
+        cp_async_commit();
+      } else if constexpr (SCALE_STAGE) {
         // scale_B [group N + col] of the tile's block_N columns, then scale_A of the consumer's 64 rows, 4-byte
         // cp.async each, clamped to the last column and row as the epilogue's loads are (what lies past N or
         // rows_end scales nothing that is stored). They land while the k loop runs.
@@ -521,7 +526,14 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       TL_PROBE_BEGIN(Probe::epilogue, probe::kNoStage, t);
       // Tensor and row scales: C = acc * scale_A[row] * scale_B[col] (one of each for tensor).
       if constexpr (SCALING == kScaleTensor) {
-        const float f = SCALE_EARLY ? scale_t : __ldg(scale_A) * __ldg(scale_B);
+        float f;
+        if constexpr (SCALE_STAGE) {  // this thread's own copies (scale_stage)
+          cp_async_wait<0>();
+          f = ld_shared_f32(rs_slot + 8 * tid) * ld_shared_f32(rs_slot + 8 * tid + 4);
+          parity ^= 1;
+        } else {
+          f = SCALE_EARLY ? scale_t : __ldg(scale_A) * __ldg(scale_B);
+        }
 #pragma unroll
         for (int v = 0; v < NV; ++v) acc[v] *= f;
       } else if constexpr (SCALE_STAGE) {

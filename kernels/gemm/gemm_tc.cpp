@@ -972,10 +972,20 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
 // 2026-11-27) and 1.031-1.045x, 1.021-1.035x, 1.027-1.054x (M 128, 200, 256; fp8blk12's call of 2026-11-28, minima
 // 1.018-1.048x) by medians in every round of two calls, and on the 64 x 64 tiles of M <= 64's auto (fp8_small_m64),
 // which were timed with it. Other one-consumer tiles (block_M 64) and fast accumulation were not timed with it: off
-// there. Tensor and block scales: nothing to stage.
+// there. Tensor scales (each consumer thread's cp.async of the two into its own slot at the tile's start, the
+// epilogue's scalar from there instead of two global loads after the last k block): on for the same block_M=128 tiles
+// without fast_accum (and not beside scale_early=true), where on an H200 (docs/perf.md, session 47's fourth lead call,
+// N 7168, K 2048, two alternated rounds, 200 runs a row) it ran 1.02-1.07x the epilogue's loads at M 128, 1.01-1.04x
+// at M 256 and 1.003-1.013x at 4096 x 7168 x 2048 by medians under cupti and 1.00-1.02x under events in every round
+// (8192^3 and 16384^2 x 4096 untimed: the same tile start); off on the 64 x 64 tiles of M <= 64, where scale_early
+// (auto there) was 1% faster. Block scales: nothing to stage.
 bool fp8_scale_stage(const Values& p, const Values& c) {
-  if (p.text("scaling") != "row") return false;
   const std::string v = c.text("scale_stage");
+  if (p.text("scaling") == "tensor") {
+    if (v != "auto") return v == "true";
+    return fp8_block_m(p, c) == 128 && !c.boolean("fast_accum") && c.text("scale_early") != "true";
+  }
+  if (p.text("scaling") != "row") return false;
   if (v != "auto") return v == "true";
   return (fp8_block_m(p, c) == 128 && !c.boolean("fast_accum")) || fp8_small_m64(p, c);
 }
@@ -1051,7 +1061,7 @@ bool fp8_scale_early(const Values& p, const Values& c) {
   if (p.text("scaling") != "tensor") return false;
   const std::string v = c.text("scale_early");
   if (v != "auto") return v == "true";
-  return fp8_small_m64(p, c);
+  return fp8_small_m64(p, c) && c.text("scale_stage") != "true";  // (staged: the epilogue's scalar from there)
 }
 
 // The tensor maps' descriptors prefetched by thread 0 before the barriers' init (GemmFp8Config::prefetch_maps): A's
@@ -1090,6 +1100,10 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_early = fp8_scale_early(p, c),
                     .prefetch_maps = fp8_prefetch_maps(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
+  // Tensor scales' auto staging yields to a hand-set pipeline whose shared memory has no room for its slots.
+  if (cfg.scale_stage && cfg.scaling == gemm_detail::kScaleTensor && c.text("scale_stage") == "auto" &&
+      make_plan(cfg).bytes > limits_for_arch("sm_90a").smem_per_block_optin)
+    cfg.scale_stage = false;
   cfg.uniform_desc = kmajor_uniform_desc_on(c, cfg);
   return cfg;
 }
@@ -1188,10 +1202,13 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
     return refuse("block_N=112 (or wgmma_N=112) starts tiles inside a 128-column block of scale_B at columns that "
                   "are no multiple of 64, which block scales cannot read: use block_N=64 or 128 with block scales, "
                   "or scaling=tensor or row");
-  if (c.text("scale_stage") == "true" && p.text("scaling") != "row")
-    return refuse("scale_stage=true stages row scales in shared memory at a tile's start; this problem has scaling=" +
-                  p.text("scaling") + ", which has no row scales to stage: leave scale_stage at auto or false, or set "
-                  "scaling=row");
+  if (c.text("scale_stage") == "true" && p.text("scaling") == "block")
+    return refuse("scale_stage=true stages row or tensor scales in shared memory at a tile's start; this problem has "
+                  "scaling=block, whose scales the producer stages per k block already: leave scale_stage at auto or "
+                  "false, or set scaling=row or tensor");
+  if (c.text("scale_stage") == "true" && c.text("scale_early") == "true")
+    return refuse("scale_stage=true and scale_early=true both move the tensor scales' loads out of the epilogue: set "
+                  "one of them");
   if (c.text("scale_early") == "true" && p.text("scaling") != "tensor")
     return refuse("scale_early=true loads the two tensor scales at the kernel's start; this problem has scaling=" +
                   p.text("scaling") + ", whose scales are per row or block: leave scale_early at auto or false, or "
@@ -1383,8 +1400,9 @@ KernelSpec gemm_fp8_spec() {
       "scale_stage", "auto", {"auto", "true", "false"},
       "row scaling: each consumer copies the tile's scale_B columns and its rows' scale_A into shared memory with "
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
-      "true is refused for tensor and block scales; auto: on for block_M=128 tiles without fast_accum and for the "
-      "64x64 tiles of block_M's auto at M <= 64"));
+      "auto: on for block_M=128 tiles without fast_accum and for the 64x64 tiles of block_M's auto at M <= 64; "
+      "tensor scaling (not with scale_early=true): each consumer thread copies the two scales into its own slot the "
+      "same way, auto on for block_M=128 tiles without fast_accum; refused for block scales"));
   k.config.params.push_back(kmajor_uniform_desc_param());
   k.config.params.push_back(ParamSpec::enumeration(
       "scale_early", "auto", {"auto", "true", "false"},

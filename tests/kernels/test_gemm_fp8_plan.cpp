@@ -254,7 +254,10 @@ TEST(GemmFp8Plan, RegionsAreDisjointAlignedAndBoxesFillTheStages) {
         others.push_back({p.sf_offset + s * p.sf_stage_bytes, p.sf_offset + (s + 1) * p.sf_stage_bytes});
       EXPECT_EQ(p.sf_offset % 16, 0);  // cp.async of 4 bytes needs 4; the slots stay 16-byte aligned
       // scale_stage: per consumer and tile parity block_N + 64 floats (the epilogue reads column pairs as 8 bytes).
-      EXPECT_EQ(p.rs_slot_bytes, c.scale_stage && c.scaling == kScaleRow ? 4 * (c.block_N + 64) : 0);
+      EXPECT_EQ(p.rs_slot_bytes, !c.scale_stage                ? 0
+                                 : c.scaling == kScaleRow    ? 4 * (c.block_N + 64)
+                                 : c.scaling == kScaleTensor ? 8 * 128
+                                                             : 0);
       EXPECT_EQ(p.rs_offset % 8, 0);
       for (int slot = 0; slot < 2 * c.consumers() && p.rs_slot_bytes > 0; ++slot)
         others.push_back({p.rs_offset + slot * p.rs_slot_bytes, p.rs_offset + (slot + 1) * p.rs_slot_bytes});
@@ -560,8 +563,11 @@ TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
         const int s = stages(k);
         EXPECT_GT(s, 3);
         EXPECT_LE(static_cast<int>(k.launch.dynamic_smem), optin);
-        if (s < 8) {  // one more stage would not fit: refused when asked for
+        if (s < 8) {  // one more stage would not fit: refused when asked for (tensor: with its scales' slots kept;
+                      // scale_stage's auto drops them for a hand-set depth they do not fit beside)
           KV deeper = {{"num_stages", std::to_string(s + 1)}};
+          if (std::string(scaling) == "tensor" && k.name_expression.find(".scale_stage = true") != std::string::npos)
+            deeper["scale_stage"] = "true";
           EXPECT_FALSE(instantiate(fp8_spec(), p, deeper, limits_for_arch("sm_90a")).ok());
         }
       }
@@ -604,7 +610,8 @@ TEST(GemmFp8Spec, EveryFieldReachesTheNameAndTheCacheKey) {
   EXPECT_EQ(instance({}, {}).name_expression,
             "tl::gemm_fp8<tl::GemmFp8Config{.block_M = 128, .block_N = 256, .block_K = 128, .wgmma_N = 128, "
             ".num_stages = 3, .panel = 16, .raster_n = false, .tma_store = true, .fast_accum = false, "
-            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .uniform_desc = true}>");
+            ".scaling = tl::gemm_detail::kScaleTensor, .out_dtype = tl::gemm_detail::kOutBf16, .scale_stage = true, "
+            ".uniform_desc = true}>");
   JitOptions opt;
   opt.arch = "sm_90a";
   // The designated initializers compile (NVRTC checks every field name and their order).
@@ -741,13 +748,38 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
             std::string::npos);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"fast_accum", "true"}}).name_expression.find(".scale_stage"), std::string::npos);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_stage", "false"}}).name_expression.find(".scale_stage"), std::string::npos);
-  // Tensor and block scales have no row scales to stage, tensor and row scales no block scales to load by TMA: set
-  // true there, each switch is refused (it was dropped without a word); false passes.
-  expect_refused({}, {{"scale_stage", "true"}}, {"scale_stage=true", "scaling=tensor", "set scaling=row"});
+  // Block scales have no row or tensor scales to stage, tensor and row scales no block scales to load by TMA: set
+  // true there, each switch is refused (it was dropped without a word); false passes. Tensor scales stage too (session
+  // 47: auto on the block_M=128 tiles without fast_accum), a thread's two in its own 8 bytes, and not beside
+  // scale_early=true (auto yields to it; M <= 64's auto tiles take scale_early instead).
   expect_refused(big, {{"scale_stage", "true"}}, {"scale_stage=true", "scaling=block"});
+  {
+    const KernelInstance t = instance({}, {{"scale_stage", "true"}});
+    EXPECT_NE(t.name_expression.find(".scale_stage = true"), std::string::npos);
+    EXPECT_EQ(instance({}, {}).name_expression, t.name_expression);
+    for (const char* m : {"128", "256", "4096"}) {
+      const std::map<std::string, std::string> tp = {{"M", m}, {"N", "7168"}, {"K", "2048"}};
+      EXPECT_NE(instance(tp, {}).name_expression.find(".scale_stage = true"), std::string::npos) << m;
+      EXPECT_EQ(instance(tp, {{"scale_stage", "false"}}).name_expression.find(".scale_stage"), std::string::npos) << m;
+      EXPECT_EQ(instance(tp, {{"scale_early", "true"}}).name_expression.find(".scale_stage"), std::string::npos) << m;
+    }
+    EXPECT_EQ(instance({}, {{"fast_accum", "true"}}).name_expression.find(".scale_stage"), std::string::npos);
+    // A hand-set pipeline with no room for the slots keeps the epilogue's loads (auto only).
+    EXPECT_EQ(instance({}, {{"c_split", "2"}, {"num_stages", "4"}}).name_expression.find(".scale_stage"),
+              std::string::npos);
+    EXPECT_EQ(instance({{"M", "64"}, {"N", "7168"}, {"K", "2048"}}, {}).name_expression.find(".scale_stage"),
+              std::string::npos);
+    EXPECT_EQ(make_plan(GemmFp8Config{.scaling = kScaleTensor, .scale_stage = true}).rs_slot_bytes, 8 * 128);
+    const std::map<std::string, std::string> m64 = {{"M", "64"}, {"N", "7168"}, {"K", "2048"}};
+    const std::string staged = instance(m64, {{"scale_stage", "true"}}).name_expression;
+    EXPECT_EQ(staged.find(".scale_early = true"), std::string::npos);
+    EXPECT_NE(staged.find(".scale_stage = true"), std::string::npos);
+    expect_refused(m64, {{"scale_stage", "true"}, {"scale_early", "true"}}, {"scale_stage=true", "scale_early=true"});
+  }
   expect_refused({{"scaling", "row"}}, {{"scale_tma", "true"}}, {"scale_tma=true", "scaling=row", "set scaling=block"});
   expect_refused({}, {{"scale_tma", "true"}}, {"scale_tma=true", "scaling=tensor"});
-  EXPECT_EQ(instance({}, {{"scale_stage", "false"}, {"scale_tma", "false"}}).name_expression, instance({}, {}).name_expression);
+  EXPECT_EQ(instance({}, {{"scale_stage", "false"}, {"scale_tma", "false"}}).name_expression,
+            instance({}, {{"scale_stage", "false"}}).name_expression);
   EXPECT_EQ(instance(big, {{"scale_stage", "false"}}).name_expression, big_auto);
   EXPECT_EQ(instance({{"scaling", "row"}}, {{"scale_tma", "false"}}).name_expression,
             instance({{"scaling", "row"}}, {}).name_expression);
