@@ -973,17 +973,19 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
 // 1.018-1.048x) by medians in every round of two calls, and on the 64 x 64 tiles of M <= 64's auto (fp8_small_m64),
 // which were timed with it. Other one-consumer tiles (block_M 64) and fast accumulation were not timed with it: off
 // there. Tensor scales (each consumer thread's cp.async of the two into its own slot at the tile's start, the
-// epilogue's scalar from there instead of two global loads after the last k block): on for the same block_M=128 tiles
-// without fast_accum (and not beside scale_early=true), where on an H200 (docs/perf.md, session 47's fourth lead call,
-// N 7168, K 2048, two alternated rounds, 200 runs a row) it ran 1.02-1.07x the epilogue's loads at M 128, 1.01-1.04x
-// at M 256 and 1.003-1.013x at 4096 x 7168 x 2048 by medians under cupti and 1.00-1.02x under events in every round
-// (8192^3 and 16384^2 x 4096 untimed: the same tile start); off on the 64 x 64 tiles of M <= 64, where scale_early
-// (auto there) was 1% faster. Block scales: nothing to stage.
+// epilogue's scalar from there instead of two global loads after the last k block): on for the block_M=128 tiles
+// without fast_accum other than 128 x 192 (and not beside scale_early=true), where on an H200 (docs/perf.md, session
+// 47's fourth lead call, N 7168, K 2048, two alternated rounds, 200 runs a row) it ran 1.02-1.07x the epilogue's loads
+// at M 128, 1.01-1.04x at M 256 and 1.003-1.013x at 4096 x 7168 x 2048 (128 x 256) by medians under cupti and
+// 1.00-1.02x under events in every round; off on the 128 x 192 tiles of 8192^3 and 16384^2 x 4096, where it lost
+// (16384^2 x 4096 0.98-0.99x in both rounds under both timers, 8192^3 mostly slower; session 47's fifth call), and on
+// the 64 x 64 tiles of M <= 64, where scale_early (auto there) was 1% faster. Block scales: nothing to stage.
 bool fp8_scale_stage(const Values& p, const Values& c) {
   const std::string v = c.text("scale_stage");
   if (p.text("scaling") == "tensor") {
     if (v != "auto") return v == "true";
-    return fp8_block_m(p, c) == 128 && !c.boolean("fast_accum") && c.text("scale_early") != "true";
+    return fp8_block_m(p, c) == 128 && fp8_block_n(p, c) != 192 && !c.boolean("fast_accum") &&
+           c.text("scale_early") != "true";
   }
   if (p.text("scaling") != "row") return false;
   if (v != "auto") return v == "true";
@@ -1402,7 +1404,7 @@ KernelSpec gemm_fp8_spec() {
       "cp.async at the tile's start, and the epilogue reads them there (not global loads after the last promotion); "
       "auto: on for block_M=128 tiles without fast_accum and for the 64x64 tiles of block_M's auto at M <= 64; "
       "tensor scaling (not with scale_early=true): each consumer thread copies the two scales into its own slot the "
-      "same way, auto on for block_M=128 tiles without fast_accum; refused for block scales"));
+      "same way, auto on for block_M=128 tiles other than 128x192 without fast_accum; refused for block scales"));
   k.config.params.push_back(kmajor_uniform_desc_param());
   k.config.params.push_back(ParamSpec::enumeration(
       "scale_early", "auto", {"auto", "true", "false"},

@@ -764,6 +764,12 @@ TEST(GemmFp8Spec, LaunchesChecksAndPlotsThePlan) {
       EXPECT_EQ(instance(tp, {{"scale_early", "true"}}).name_expression.find(".scale_stage"), std::string::npos) << m;
     }
     EXPECT_EQ(instance({}, {{"fast_accum", "true"}}).name_expression.find(".scale_stage"), std::string::npos);
+    // Not on the 128 x 192 tiles (8192^3, 16384^2 x 4096: it lost there).
+    for (const KV& big192 : {KV{{"M", "8192"}, {"N", "8192"}, {"K", "8192"}}, KV{{"M", "16384"}, {"N", "16384"}, {"K", "4096"}}}) {
+      const std::string name = instance(big192, {}).name_expression;
+      EXPECT_NE(name.find(".block_N = 192"), std::string::npos);
+      EXPECT_EQ(name.find(".scale_stage"), std::string::npos);
+    }
     // A hand-set pipeline with no room for the slots keeps the epilogue's loads (auto only).
     EXPECT_EQ(instance({}, {{"c_split", "2"}, {"num_stages", "4"}}).name_expression.find(".scale_stage"),
               std::string::npos);

@@ -182,6 +182,8 @@ local sets = {
           small = {{scale_early = "true", prefetch_maps = "true", skip = "row"}, {prefetch_maps = "true", only = "row"}}},
   -- Per-tensor scales staged per tile by each consumer thread's cp.async (scale_stage=true, session 47), beside `dtr`.
   tst = {scalings = {"tensor"}, large = {{scale_stage = true}}, small = {{scale_stage = true}}},
+  -- ... and the epilogue's loads (scale_stage=false, the default before) beside the defaults since (`dtr`).
+  tsf = {scalings = {"tensor"}, large = {{scale_stage = false}}, small = {{scale_stage = false}}},
   -- The 128-row tiles block_M's auto took at M <= 64 before fp8small3 (beside `dtr`, the 64 x 64 tiles now).
   m128 = {scalings = {"tensor", "row"}, large = {}, small = {{block_M = 128}}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
