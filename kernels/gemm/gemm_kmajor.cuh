@@ -571,12 +571,9 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         bool whole = !Tiles::clip_rows() || row0 + WG_M <= tile.rows_end;
         if constexpr (UDESC && Tiles::clip_rows()) whole = warp_uniform(whole) != 0;
         if (whole) {
-          // Rows of C that are no whole 64-byte swizzle rows (gemm.fp8's 112 16-bit columns): staged plain.
-          if constexpr (P.c_swizzle == 0) {
-            store_acc_tile_plain<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
-          } else {
-            store_acc_tile_staged<CFG>(acc, &tma_c, c_base + c * P.c_tile_bytes, c, tid, row0, col0);
-          }
+          // The TMA-store epilogue store_acc_tile picks: staged swizzled, or plain where C's rows are no whole 64-byte
+          // swizzle rows (gemm.fp8's 112 16-bit columns).
+          store_acc_tile<CFG>(acc, &tma_c, C, c_base + c * P.c_tile_bytes, c, tid, row0, col0, tile.rows_end, N);
         } else {
           store_acc_tile_direct<CFG>(acc, C, tid, row0, col0, tile.rows_end, N);
         }
