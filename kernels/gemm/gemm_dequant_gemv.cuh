@@ -734,55 +734,34 @@ __global__ void __launch_bounds__(CFG.threads(), CFG.min_blocks)
 #pragma unroll 1
     for (int w = 0; w < tiles_mine; ++w) {
       const bool more = CFG.tile_loop && w + 1 < tiles_mine;
-      if constexpr (RU == U) {
+      // RU steps a loop iteration (RU a multiple of D dividing U; RU == U: one iteration, the whole tile's steps
+      // unrolled), step s0 + i in ring[i % D]; every iteration but the last loads only steps of its tile (D <= RU),
+      // at s0 + an immediate; the last one is peeled, its loads past the tile the next tile's first steps at
+      // immediates off the pointers aim sets.
+      const auto iteration = [&](int s0, auto last) {
 #pragma unroll
-        for (int s = 0; s < U; ++s) {
-          compute(ring[s % D], s, w);
-          if (s == 0 && w == 0) {
+        for (int i = 0; i < RU; ++i) {
+          compute(ring[i % D], s0 + i, w);
+          if (s0 + i == 0 && w == 0) {
             TL_PROBE_END(Probe::gemv_first, probe::kNoStage, blockIdx.y);
             TL_PROBE_BEGIN(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
           }
-          const int first = CFG.batch ? (s % D == D - 1 ? s + 1 : -1) : s + D;  // the first step loaded here
+          const int first = CFG.batch ? (i % D == D - 1 ? i + 1 : -1) : i + D;  // (of the iteration's steps)
           if (first < 0) continue;
-          if (first == U && more) aim(tile + static_cast<int>(gridDim.x));
+          if (decltype(last)::value && first == RU && more) aim(tile + static_cast<int>(gridDim.x));
 #pragma unroll
           for (int e = 0; e < (CFG.batch ? D : 1); ++e) {
             const int r = first + e;
-            if (r < U)
-              ld_step(ring[r % D], r);
+            if (!decltype(last)::value || r < RU)
+              ld_step(ring[r % D], s0 + r);
             else if (more)
-              ld_step(ring[r % D], r - U);
+              ld_step(ring[r % D], r - RU);
           }
         }
-      } else {
-        // unroll_by: RU steps a loop iteration (RU a multiple of D dividing U), step s0 + i in ring[i % D]; every
-        // iteration but the last loads only steps of its tile (D <= RU), at s0 + an immediate; the last one is
-        // peeled, its loads past the tile the next tile's first steps at immediates off the pointers aim sets.
-        const auto iteration = [&](int s0, auto last) {
-#pragma unroll
-          for (int i = 0; i < RU; ++i) {
-            compute(ring[i % D], s0 + i, w);
-            if (s0 + i == 0 && w == 0) {
-              TL_PROBE_END(Probe::gemv_first, probe::kNoStage, blockIdx.y);
-              TL_PROBE_BEGIN(Probe::gemv_stream, probe::kNoStage, blockIdx.y);
-            }
-            const int first = CFG.batch ? (i % D == D - 1 ? i + 1 : -1) : i + D;  // (of the iteration's steps)
-            if (first < 0) continue;
-            if (decltype(last)::value && first == RU && more) aim(tile + static_cast<int>(gridDim.x));
-#pragma unroll
-            for (int e = 0; e < (CFG.batch ? D : 1); ++e) {
-              const int r = first + e;
-              if (!decltype(last)::value || r < RU)
-                ld_step(ring[r % D], s0 + r);
-              else if (more)
-                ld_step(ring[r % D], r - RU);
-            }
-          }
-        };
+      };
 #pragma unroll 1
-        for (int s0 = 0; s0 < U - RU; s0 += RU) iteration(s0, gemv_detail::Flag<false>{});
-        iteration(U - RU, gemv_detail::Flag<true>{});
-      }
+      for (int s0 = 0; s0 < U - RU; s0 += RU) iteration(s0, gemv_detail::Flag<false>{});
+      iteration(U - RU, gemv_detail::Flag<true>{});
       if constexpr (CFG.tile_loop) {
         put(tile, blockIdx.y, gridDim.y);
         zero_acc();
