@@ -1102,8 +1102,9 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_early = fp8_scale_early(p, c),
                     .prefetch_maps = fp8_prefetch_maps(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
-  // Tensor scales' auto staging yields to a hand-set pipeline whose shared memory has no room for its slots.
-  if (cfg.scale_stage && cfg.scaling == gemm_detail::kScaleTensor && c.text("scale_stage") == "auto" &&
+  // scale_stage's auto yields to a hand-set pipeline whose shared memory has no room for its slots (the auto depth
+  // counts them).
+  if (cfg.scale_stage && c.text("scale_stage") == "auto" &&
       make_plan(cfg).bytes > limits_for_arch("sm_90a").smem_per_block_optin)
     cfg.scale_stage = false;
   cfg.uniform_desc = kmajor_uniform_desc_on(c, cfg);
@@ -1430,7 +1431,7 @@ KernelSpec gemm_fp8_spec() {
   // shared memory, the staging tile in parts beside a fourth stage, 192-column tiles with one chain, row scales
   // staged in shared memory with one consumer and direct stores, the per-thread descriptors (uniform_desc's
   // auto is on at the default tiles) and the uniform ones with one 192-column chain, the tensor scales loaded and the
-  // tensor maps fetched first (scale_early and prefetch_maps on: their auto is off).
+  // tensor maps fetched first (scale_early and prefetch_maps on: their auto is off at the test problems' M > 64).
   k.test_configs = [] {
     return std::vector<std::map<std::string, std::string>>{
         {{"wgmma_N", "256"}, {"fast_accum", "true"}},

@@ -563,11 +563,16 @@ TEST(GemmFp8Spec, AutoStagesFillTheSharedMemoryBesideNarrowTiles) {
         const int s = stages(k);
         EXPECT_GT(s, 3);
         EXPECT_LE(static_cast<int>(k.launch.dynamic_smem), optin);
-        if (s < 8) {  // one more stage would not fit: refused when asked for (tensor: with its scales' slots kept;
+        if (s < 8) {  // one more stage would not fit: refused when asked for (with the scales' slots kept:
                       // scale_stage's auto drops them for a hand-set depth they do not fit beside)
           KV deeper = {{"num_stages", std::to_string(s + 1)}};
-          if (std::string(scaling) == "tensor" && k.name_expression.find(".scale_stage = true") != std::string::npos)
+          if (k.name_expression.find(".scale_stage = true") != std::string::npos) {
             deeper["scale_stage"] = "true";
+            // At auto, the slots give way to the depth asked for.
+            const KernelInstance yielded = instance(p, {{"num_stages", std::to_string(s + 1)}});
+            EXPECT_EQ(yielded.name_expression.find(".scale_stage"), std::string::npos);
+            EXPECT_LE(static_cast<int>(yielded.launch.dynamic_smem), optin);
+          }
           EXPECT_FALSE(instantiate(fp8_spec(), p, deeper, limits_for_arch("sm_90a")).ok());
         }
       }
