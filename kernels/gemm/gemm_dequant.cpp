@@ -319,6 +319,11 @@ bool gemv_step_unroll_auto(const Values& p, const Values& c, const GemmDequantGe
          c.integer("splits") == 0 && gemv_deep_grid(p, c, cfg) &&
          ((cfg.tile_loop && gemv_tile_rounds(p, c, cfg) == 2) || gemv_tall_grid(p, c, cfg));
 }
+// Whether the unrolled loop (cfg.unroll steps, 0: the indexed loop) can run `by` steps an iteration: a multiple of
+// prefetch dividing the split.
+bool gemv_rolls_by(std::int64_t by, const GemmDequantGemvConfig& cfg) {
+  return cfg.unroll > 0 && by > 0 && cfg.unroll % by == 0 && by % cfg.prefetch == 0;
+}
 // The steps an iteration of the unrolled loop (0: all of them).
 std::int64_t gemv_step_unroll(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   const std::string v = c.text("step_unroll");
@@ -359,8 +364,7 @@ GemmDequantGemvConfig gemv_config(const Values& p, const Values& c) {
   // multiple of prefetch dividing the split, or set without an unrolled loop; all, or the split's own count: all
   // unrolled). auto = 2 (gemv_step_unroll_auto), else all.
   const std::int64_t by = gemv_step_unroll(p, c, cfg);
-  if (cfg.unroll > 0 && by > 0 && by < cfg.unroll && cfg.unroll % by == 0 && by % cfg.prefetch == 0)
-    cfg.unroll_by = static_cast<int>(by);
+  if (by < cfg.unroll && gemv_rolls_by(by, cfg)) cfg.unroll_by = static_cast<int>(by);
   return cfg;
 }
 
@@ -620,7 +624,7 @@ Status check_dequant(const Values& p, const Values& c, const DeviceLimits& limit
                     "128-k steps evenly in whole prefetch rounds (splits=" + c.text("splits") + ", prefetch=" +
                     c.text("prefetch") + "): set step_loop=auto or runtime, or splits=0");
     if (const std::int64_t by = c.text("step_unroll") == "auto" ? 0 : gemv_step_unroll(p, c, cfg);
-        by != 0 && (cfg.unroll == 0 || cfg.unroll % by != 0 || by % cfg.prefetch != 0))
+        by != 0 && !gemv_rolls_by(by, cfg))
       return refuse("step_unroll=" + c.text("step_unroll") + " rolls the unrolled step loop into iterations of that "
                     "many steps, which needs the unrolled loop (step_loop=unrolled or its auto; here " +
                     (cfg.unroll == 0 ? std::string("the loop is the indexed one")
