@@ -60,7 +60,7 @@ def main():
                     made[name] = make(kind, s)
                 run, flops, note = made[name]
                 out = run()
-                ok = all(bool(torch.isfinite(t).all()) for t in (out if isinstance(out, tuple) else (out,))
+                ok = all(bool(torch.isfinite(t).all()) for t in (out if isinstance(out, (tuple, list)) else (out,))
                          if t is not None and t.is_floating_point())
                 t, t_min = median_time(run, reps=REP)
                 print(f"FMROW r{rnd}|{kind}|{name}|{t * 1e3:.5f}|{t_min * 1e3:.5f}|{flops / t / 1e12:.2f}|"
