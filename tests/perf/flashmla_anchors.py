@@ -4,8 +4,10 @@
 # launch with the L2 flushed before it (cuda_timing.py), 5 warm-ups, median and min of REP; FLOPs as FlashMLA counts
 # them (dense: its own varlen draw's mean length). Prints one "FMROW" line a point:
 # FMROW r<round>|<kind>|<name>|<median ms>|<min ms>|<TFLOP/s by the median>|<TFLOP/s by the min>|<note>.
+# FM_ONLY: a regex of the point names timed (mla_anchors.lua's ONLY is a Lua pattern: "k$" is the prefill rows in both).
 # Needs flash_mla importable and FlashMLA's tests/quant.py in /tmp/flashmla/tests (flashmla_sparse.py's import).
 import os
+import re
 import sys
 
 import torch
@@ -26,6 +28,7 @@ NAMES = {"V3.2 b64": "V3.2 b64 h128", "V3.2 b128": "V3.2 b128 h128"}  # mla_anch
 POINTS = [("sparse_decode", NAMES.get(s[0], s[0]), s) for s in fs.SHAPES]
 POINTS += [("sparse_prefill", s[0], s) for s in fp.SHAPES]
 POINTS += [("decode", s[0], s) for s in fd.SHAPES]
+POINTS = [p for p in POINTS if re.search(os.environ.get("FM_ONLY", "."), p[1])]  # FM_ONLY: a regex of the names
 
 
 def make(kind, s):

@@ -11,7 +11,8 @@
 # fm.tgz.aa), its tests/quant.py from ../shared/baselines/flashmla's source tarball (BASELINES: another
 # baselines folder), and cache.tar.xz: the NVRTC cache
 # of every point). There: `bash DIR/mla_anchors_device.sh DIR`; $OUT (default DIR/out) receives the logs and
-# summary.txt (printed last). Knobs: REP (default 20), STEP_S (each of the three steps' time limit, default 75).
+# summary.txt (printed last). Knobs: REP (default 20), STEP_S (each of the three steps' time limit, default 75), ONLY
+# (a Lua pattern of our row names) and FM_ONLY (a regex of FlashMLA's): ONLY='k$' FM_ONLY='k$' times the prefill rows alone.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." 2>/dev/null && pwd)
