@@ -5,7 +5,8 @@
 -- of each (scaling, config) is checked against the float64 reference (sampled). GEMM_COMPILE_ONLY=1: compile every
 -- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
 -- of `sets` to run; GEMM_SHAPES=i,j: those of `shapes` (default the anchors, 1-5); GEMM_REP: timed runs per row
--- (default 20); GEMM_ROUNDS: times each row runs (default 1). GEMM_CHECK=
+-- (default 20); GEMM_ROUNDS: times each row runs (default 1); GEMM_VERIFY=shape: the first run of each (scaling,
+-- config) at each shape checked (by default only its first, whatever its shape). GEMM_CHECK=
 -- config lists (e.g. "rs,noregs"): first every config of those lists on `tilelab test --full`'s odd problems, each
 -- checked against the float64 reference (no baseline, not timed).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
@@ -290,6 +291,7 @@ print(string.format("%-16s %-6s %-62s %4s %8s %7s %7s %6s %8s", "problem", "scal
                     "cuBLAS", "x", "vs_cublas"))
 for _, c in ipairs(cases) do
   local key = scale_label(c[1]) .. " " .. text(c[2])
+  if os.getenv("GEMM_VERIFY") == "shape" then key = key .. " " .. c[1].M .. "x" .. c[1].N .. "x" .. c[1].K end
   local verify = not verified[key]
   verified[key] = true
   local shape = c[1].M .. "x" .. c[1].N .. "x" .. c[1].K
@@ -306,7 +308,7 @@ for _, c in ipairs(cases) do
     if b.error then print("  baseline: " .. tostring(b.error)) end
     records[#records + 1] = {problem = c[1], config = c[2], median_ms = r.median_ms, min_ms = r.min_ms,
                              max_ms = r.max_ms, tflops = r.tflops, passed = r.passed, rel_err = r.rel_err,
-                             resources = r.resources, baseline = b}
+                             resources = r.resources, baseline = b, checked = verify}
   end
 end
 local out = os.getenv("OUT")

@@ -3,7 +3,8 @@
 -- run; every record to $OUT/gemm_grouped.json when OUT is set. The first run of each (problem kind, config) is checked
 -- against the float64 reference (sampled), the rest are timed only. GEMM_SET=ab: per anchor, the two schedules and
 -- the tile orders beside each other, e4m3 with row and block scales; GEMM_ROUNDS=n runs the list n times (A/B/A/B
--- order, so that a drift of the clocks shows). GEMM_COMPILE_ONLY=1: compile every case (no GPU needed; fills the
+-- order, so that a drift of the clocks shows); GEMM_VERIFY=problem: the first run of each kind at each anchor checked
+-- (by default only each kind's first, whatever its anchor). GEMM_COMPILE_ONLY=1: compile every case (no GPU needed; fills the
 -- kernel cache a GPU machine can reuse). GEMM_CASES=i,j,...: only those entries of `cases`.
 local rep = tonumber(os.getenv("GEMM_REP") or "30")
 local rounds = tonumber(os.getenv("GEMM_ROUNDS") or "1")
@@ -60,6 +61,7 @@ for _, c in ipairs(list) do
   local p = c[1]
   local kind = (p.dtype or "bf16") .. " " .. (p.layout or "contiguous") .. (p.uneven and " uneven " or " ") ..
                (p.scaling or "") .. text(c[2])
+  if os.getenv("GEMM_VERIFY") == "problem" then kind = kind .. " G" .. p.G .. " M" .. p.M end
   local verify = not verified[kind]
   verified[kind] = true
   local shape = string.format("G=%d M=%d %s %s%s%s", p.G, p.M, p.dtype or "bf16", p.layout or "contiguous",
@@ -78,7 +80,8 @@ for _, c in ipairs(list) do
                           r.median_ms, r.tflops, r.rel_err or -1))
       if not r.passed then print("  failure: " .. tostring(r.failure)) end
       records[#records + 1] = {problem = p, config = c[2], median_ms = r.median_ms, min_ms = r.min_ms,
-                               max_ms = r.max_ms, tflops = r.tflops, passed = r.passed, rel_err = r.rel_err}
+                               max_ms = r.max_ms, tflops = r.tflops, passed = r.passed, rel_err = r.rel_err,
+                               checked = verify}
     end
   end
 end

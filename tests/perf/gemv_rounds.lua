@@ -3,13 +3,16 @@
 -- Usage: tilelab run tests/perf/gemv_rounds.lua. Without a GPU it compiles every case (fills the NVRTC cache).
 -- Environment: ROUNDS (default 2), DEQUANT_REP (timed runs a case, default 20), VERIFY=0 (each run checked at one
 -- sampled position instead of the float64 reference's full sample: for timings whose configs were checked apart),
--- OUT (rows also to OUT/rounds.json),
+-- VERIFY=first (the first run of each case and config checked against the float64 reference, the others at one
+-- sampled position), OUT (rows also to OUT/rounds.json),
 -- CASES: ';'-separated cases "M,N,K,wtype[,group]|config|config|..." (group default 128, fp4 32; a config "k=v,...";
 -- "-" = the default gemv config;
--- "wgmma" = path=wgmma), default the tile_rounds list below.
+-- "wgmma" = path=wgmma; "auto" = the kernel's defaults, path auto), default the tile_rounds list below.
 local rounds = tonumber(os.getenv("ROUNDS") or "2")
 local rep = tonumber(os.getenv("DEQUANT_REP") or "20")
 local verify = os.getenv("VERIFY") ~= "0"
+local verify_first = os.getenv("VERIFY") == "first"
+local checked = {}
 local k = tl.kernel("gemm.dequant")
 local default_cases = table.concat({
   "16,28672,8192,int4|-|tile_rounds=2|tile_rounds=3|tile_rounds=4|tile_rounds=3,ctas_per_sm=3",
@@ -36,6 +39,8 @@ for text in (os.getenv("CASES") or default_cases):gmatch("[^;]+") do
     local c = {path = "gemv"}
     if parts[i] == "wgmma" then
       c.path = "wgmma"
+    elseif parts[i] == "auto" then
+      c.path = nil
     elseif parts[i] ~= "-" then
       for kv in parts[i]:gmatch("[^,]+") do
         local key, v = kv:match("([^=]+)=(.*)")
@@ -71,10 +76,14 @@ for round = 1, rounds do
     local n = #c.configs
     for i = 1, n do
       local cfg = c.configs[round % 2 == 1 and i or n + 1 - i]
-      local r, err = k:run{problem = c.problem, config = cfg, rep = rep, warmup = 5, timer = "cupti", verify = verify}
+      local key = tl.json_encode(c.problem) .. " " .. tl.json_encode(cfg)
+      local check = verify and not (verify_first and checked[key])
+      checked[key] = true
+      local r, err = k:run{problem = c.problem, config = cfg, rep = rep, warmup = 5, timer = "cupti", verify = check}
       local p = string.format("M %2d %5dx%-5d %-4s", c.problem.M, c.problem.N, c.problem.K, c.problem.wtype)
       local ctext = tl.json_encode(cfg):gsub('"', ""):gsub("path:gemv,?", ""):gsub("[{}]", "")
       if ctext == "" then ctext = "default" end
+      if cfg.path == nil then ctext = "auto" .. (next(cfg) and "," .. ctext or "") end
       if not r or not r.passed then
         bad = bad + 1
         print(string.format("FAIL r%d %s %s: %s", round, p, ctext, r and tostring(r.failure) or tostring(err)))
@@ -84,7 +93,8 @@ for round = 1, rounds do
         print(string.format("r%d %s %-28s %4s %8.1f us (min %6.1f) %6.0f GB/s %5.1f%%", round, p, ctext,
                             r.passed and "PASS" or "FAIL", r.median_ms * 1e3, (r.min_ms or 0) * 1e3, r.gbps, pct))
         rows[#rows + 1] = {round = round, problem = c.problem, config = cfg, us = r.median_ms * 1e3,
-                           min_us = (r.min_ms or 0) * 1e3, gbps = r.gbps, hbm_pct = pct, passed = r.passed}
+                           min_us = (r.min_ms or 0) * 1e3, gbps = r.gbps, hbm_pct = pct, passed = r.passed,
+                           checked = check, hbm_gbps = hbm * 1e-9}
       end
     end
   end
