@@ -1,9 +1,9 @@
 -- gemm.fp8 beside cuBLASLt in the same worker (issue 21 item 1's targets): every anchor shape x scaling x config,
 -- each row one k:run{baseline = "cublas"} (cuBLASLt's FP8 matmul on the same buffers, right after the kernel, same
 -- timer and L2 flush; fast_accum=true rows run cuBLASLt with FAST_ACCUM, the others without). Usage: tilelab run
--- tests/perf/gemm_fp8_cublas.lua (a GPU); every record to $OUT/gemm_fp8_cublas.json when OUT is set. The first run
--- of each (scaling, config) is checked against the float64 reference (sampled). GEMM_COMPILE_ONLY=1: compile every
--- case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
+-- tests/perf/gemm_fp8_cublas.lua (a GPU); every record to $OUT/gemm_fp8_cublas.json when OUT is set (rewritten after
+-- each row). The first run of each (scaling, config) is checked against the float64 reference (sampled).
+-- GEMM_COMPILE_ONLY=1: compile every case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
 -- of `sets` to run; GEMM_SHAPES=i,j: those of `shapes` (default the anchors, 1-5); GEMM_REP: timed runs per row
 -- (default 20); GEMM_ROUNDS: times each row runs (default 1); GEMM_VERIFY=shape: the first run of each (scaling,
 -- config) at each shape checked (by default only its first, whatever its shape). GEMM_CHECK=
@@ -187,6 +187,17 @@ local sets = {
   tsf = {scalings = {"tensor"}, large = {{scale_stage = false}}, small = {{scale_stage = false}}},
   -- The 128-row tiles block_M's auto took at M <= 64 before fp8small3 (beside `dtr`, the 64 x 64 tiles now).
   m128 = {scalings = {"tensor", "row"}, large = {}, small = {{block_M = 128}}},
+  -- Block scales on the row-scaled defaults' 128 x 192 tiles (one 192-column chain a consumer, scale_tma auto, auto
+  -- depth: 4 stages at 8192^3, 3 at 16384^2 x 4096) with uniform descriptors (`b192`), without them (`b192nu`), and
+  -- with a fourth stage at 16384^2 x 4096 (`b192s4`); `b192chk` (GEMM_CHECK) the first two on the odd problems.
+  b192 = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, uniform_desc = true,
+                                          at = "8192x8192x8192,16384x16384x4096"}}, small = {}},
+  b192nu = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, uniform_desc = "false",
+                                            at = "8192x8192x8192,16384x16384x4096"}}, small = {}},
+  b192s4 = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, uniform_desc = true, num_stages = 4,
+                                            at = "16384x16384x4096"}}, small = {}},
+  b192chk = {scalings = {"block"}, large = {{block_N = 192, wgmma_N = 192, uniform_desc = true},
+                                            {block_N = 192, wgmma_N = 192, uniform_desc = "false"}}, small = {}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
                                         {scale_stage = true, block_N = 192, wgmma_N = 192},
                                         {scale_stage = true, tma_store = false}, {scale_stage = true, fast_accum = true}},
@@ -309,6 +320,8 @@ for _, c in ipairs(cases) do
     records[#records + 1] = {problem = c[1], config = c[2], median_ms = r.median_ms, min_ms = r.min_ms,
                              max_ms = r.max_ms, tflops = r.tflops, passed = r.passed, rel_err = r.rel_err,
                              resources = r.resources, baseline = b, checked = verify}
+    -- Written after every row, so that a run cut off by its time limit keeps the minima of the rows it timed.
+    if os.getenv("OUT") then tl.write_file(os.getenv("OUT") .. "/gemm_fp8_cublas.json", tl.json_encode(records, 1)) end
   end
 end
 local out = os.getenv("OUT")
