@@ -1,12 +1,12 @@
--- gemm.fp8 beside cuBLASLt in the same worker (issue 21 item 1's targets): every anchor shape x scaling x config,
--- each row one k:run{baseline = "cublas"} (cuBLASLt's FP8 matmul on the same buffers, right after the kernel, same
--- timer and L2 flush; fast_accum=true rows run cuBLASLt with FAST_ACCUM, the others without). Usage: tilelab run
+-- gemm.fp8 beside cuBLASLt in the same worker (issue 21 item 1's targets): every anchor shape x scaling x config, each
+-- row one k:run{baseline = "cublas"} (cuBLASLt's FP8 matmul on the same buffers, right after the kernel, same timer and
+-- L2 flush; fast_accum=true rows run cuBLASLt with FAST_ACCUM, the others without). Usage: tilelab run
 -- tests/perf/gemm_fp8_cublas.lua (a GPU); every record to $OUT/gemm_fp8_cublas.json when OUT is set (rewritten after
 -- each row). The first run of each (scaling, config) is checked against the float64 reference (sampled).
--- GEMM_COMPILE_ONLY=1: compile every case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default "base,rs"): which config lists
--- of `sets` to run; GEMM_SHAPES=i,j: those of `shapes` (default the anchors, 1-5); GEMM_REP: timed runs per row
--- (default 20); GEMM_ROUNDS: times each row runs (default 1); GEMM_VERIFY=shape: the first run of each (scaling,
--- config) at each shape checked (by default only its first, whatever its shape). GEMM_CHECK=
+-- GEMM_COMPILE_ONLY=1: compile every case (fills the kernel cache a GPU machine reuses). GEMM_SETS=names (default
+-- "base,rs"): which config lists of `sets` to run; GEMM_SHAPES=i,j: those of `shapes` (default the anchors, 1-5);
+-- GEMM_REP: timed runs per row (default 20); GEMM_ROUNDS: times each row runs (default 1); GEMM_VERIFY=shape: the first
+-- run of each (scaling, config) at each shape checked (by default only its first, whatever its shape). GEMM_CHECK=
 -- config lists (e.g. "rs,noregs"): first every config of those lists on `tilelab test --full`'s odd problems, each
 -- checked against the float64 reference (no baseline, not timed).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
