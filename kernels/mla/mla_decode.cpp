@@ -64,8 +64,7 @@ MlaDecodeConfig mla_config(const Values& p, const Values& c) {
           .chain = c.boolean("chain") && c.integer("qk_warpgroups") == 1,
           .rope_regs = rope_regs(p, c),
           .tile_fast = tile_order(p, c) != 0,
-          .lean_softmax = lean_softmax(p, c),
-          .l2_ahead = c.boolean("chain") ? 0 : static_cast<int>(c.integer("l2_ahead"))};
+          .lean_softmax = lean_softmax(p, c)};
 }
 
 // The problem, in FlashMLA's names: q [batch, seq_q, heads, 576]; a paged cache [num_blocks, 64, 1, 576] whose
@@ -263,7 +262,9 @@ KernelSpec mla_decode_spec() {
   // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), overhead_blocks 2, tie_gap 3 and the
   // 16-byte stores (2.549-2.554 TB/s at MB 4096 with the rest of mla4's epilogue). The switches kept are the ones
   // whose other setting is a measured ablation; experiments measured slower on every shape they were tried on (an
-  // L2 prefetch of KV blocks ahead, Q K^T behind P V, f32 partials, a deferred split count, a rotated part order)
+  // L2 prefetch of KV blocks ahead (again as l2_ahead, a TMA tensor prefetch of block b + 1 or b + 2 into L2: 0.78-0.82x
+  // at s_q 1, h_q 64, 4096-16384 on the H200, docs/perf.md, mlamb), Q K^T behind P V, f32 partials, a deferred split
+  // count, a rotated part order)
   // and neutral ones (the two-pass merge, no prologue prefetches) were removed: their code is in git history.
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
@@ -345,14 +346,7 @@ KernelSpec mla_decode_spec() {
                                       "a request has more than two row tiles (seq_q x heads > 128): 1.003-1.006x at "
                                       "FlashMLA's compute-bound s_q 2, h_q 128 (4096 and 8192) in both A B B A rounds "
                                       "on the H100, medians and minima; off at s_q 1 (h_q 128 at 32k: 1.003x then "
-                                      "0.993x; h_q 64: 1.001-1.005x; docs/perf.md, mladec10)"),
-               ParamSpec::integer("l2_ahead", 0, 0, 4,
-                                  "the unchained producer also prefetches block b + l2_ahead of the request into L2 "
-                                  "(a TMA tensor prefetch of its nine boxes) when it loads block b into the two-stage "
-                                  "ring, so that load later hits L2: l2_ahead more blocks in flight per SM, the ring "
-                                  "as deep as shared memory does not allow (Q 72 KiB + 2 x 72 KiB stages + P). 0: off "
-                                  "(the default; aimed at the memory-bound long caches, s_q 1, h_q 64 at 16384; "
-                                  "docs/perf.md, mlamb). Not with chain")}};
+                                      "0.993x; h_q 64: 1.001-1.005x; docs/perf.md, mladec10)")}};
   // --full also runs two QK warpgroups with the 4-byte pair stores, and the epilogue and schedule before mla4's
   // (pair stores, no tie gap, no bound on the pieces: small batches merge 60+ splits) with FlashMLA's split cost.
   k.test_configs = [] {
@@ -377,8 +371,6 @@ KernelSpec mla_decode_spec() {
         return refuse(std::string(key) + "=true is the one Q K^T warpgroup's" +
                       (std::string(key) == "rope_regs" ? "" : ", unchained") + ": it needs qk_warpgroups=1" +
                       (std::string(key) == "rope_regs" ? "" : " and chain=false") + " (or " + key + "=auto)");
-    if (c.boolean("chain") && c.integer("l2_ahead") > 0)
-      return refuse("l2_ahead is the unchained producer's prefetch: it needs chain=false (or l2_ahead=0)");
     if (tile_order(p, c) == 2 && (p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock > 8)
       return refuse("tile_order=cluster makes a part's row tiles one cluster, at most 8 (portable cluster size): this "
                     "problem has " + std::to_string((p.integer("seq_q") * p.integer("heads") + kBlock - 1) / kBlock));

@@ -33,8 +33,6 @@
 // from shared memory (+0.6-1.1% compute-bound; with chain consumer 0's, opt-in). lean_softmax (the spec's auto: the
 // same problems, unchained) stores consumer 0's P by stmatrix and starts its row max / sum chains from the first values
 // (mla_consumer.cuh; +0.3-0.6% compute-bound: the softmax is the exposed part of consumer 0's block).
-// l2_ahead (opt-in, unchained): the producer also prefetches block b + l2_ahead of the request into L2 (TMA tensor
-// prefetches of its nine boxes) when it loads block b, for the memory-bound long caches (docs/perf.md, mlamb).
 //
 // tile_fast (the spec's tile_order, auto where m_tiles > 1): the grid is (m_tiles, num_parts) instead, so a part's row
 // tiles, which read the same KV blocks, are consecutive CTAs (one TPC, in lockstep; cta_tile / cta_part read the two).
@@ -201,13 +199,6 @@ __global__ void __launch_bounds__(make_plan(C).threads, 1)
                 tma_load(base + P.kv_stage(s) + panels[p], &tma_kv, base + P.full_bar(s), p * P.panel_cols, phys * kBlock);
             }
           }
-          // l2_ahead: block blk + l2_ahead of this request into L2 now, for the ring's later load of it.
-          if constexpr (C.l2_ahead > 0)
-            if (lane == 0 && blk + C.l2_ahead < b1) {
-              const int ahead = __ldg(row_table + blk + C.l2_ahead);
-#pragma unroll
-              for (int p = 0; p < P.panels; ++p) tma_prefetch_2d(&tma_kv, p * P.panel_cols, ahead * kBlock);
-            }
           __syncwarp();
           TL_PROBE_END(mla_probe::load_issue, s, blk);
           if (blk == b0) load_q();

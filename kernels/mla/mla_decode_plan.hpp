@@ -42,10 +42,6 @@ struct MlaDecodeConfig {
   // stores a thread and block instead of 16 32-bit ones at qk_warpgroups 1), each row's max and sum chains started
   // from the first pair of values instead of -inf and 0; mla.sparse_decode's lean_softmax.
   bool lean_softmax = false;
-  // Unchained producer: when it issues KV block b of a request, it also prefetches block b + l2_ahead (same request)
-  // into L2 by TMA (tma_prefetch_2d, the block's nine boxes), so the ring's later load of it hits L2: the L2 as
-  // l2_ahead more stages in flight. 0: off.
-  int l2_ahead = 0;
 };
 
 // mla.decode's chained schedule: each consumer computes Q K^T of a whole block, so qk_warpgroups 2 leaves it off.
@@ -154,7 +150,6 @@ inline std::string name_expression(const MlaDecodeConfig& c) {
   if (c.lazy_rescale) n.field("lazy_rescale", true);  // the same
   if (c.tile_fast) n.field("tile_fast", true);  // the same
   if (c.lean_softmax) n.field("lean_softmax", true);  // the same
-  if (c.l2_ahead > 0) n.field("l2_ahead", c.l2_ahead);  // the same
   return n.str();
 }
 

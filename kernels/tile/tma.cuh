@@ -79,15 +79,6 @@ TL_DEVICE_INLINE unsigned long long l2_policy_evict_last() {
   return p;
 }
 
-// The box a 2-D tma_load at (c0, c1) would read, brought into L2 by the copy engine (PTX ISA:
-// cp.async.bulk.prefetch.tensor): no shared memory, no barrier, no register held; a later load of it hits L2.
-TL_DEVICE_INLINE void tma_prefetch_2d(const TmaDescriptor* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
-
 // tma_load of a 2-D box with an L2 cache policy (l2_policy_evict_first).
 TL_DEVICE_INLINE void tma_load_2d_hint(unsigned dst, const TmaDescriptor* map, unsigned bar, int c0, int c1,
                                        unsigned long long policy) {

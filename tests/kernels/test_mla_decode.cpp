@@ -66,10 +66,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
       // lean_softmax: auto at the causal s_q 2, h_q 128 cases above; forced where auto leaves it off, and off at CB.
       {{{"seq_q", "1"}, {"heads", "128"}}, {{"lean_softmax", "true"}}},
       {{{"causal", "true"}, {"seq_q", "4"}, {"heads", "16"}, {"dtype", "f16"}}, {{"lean_softmax", "true"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"lean_softmax", "false"}}},
-      // l2_ahead: the unchained producer's L2 prefetch of a later block (40 registers: must not spill either).
-      {{{"varlen", "true"}, {"seq_k", "16384"}}, {{"l2_ahead", "2"}}},
-      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"l2_ahead", "1"}}}};
+      {{{"causal", "true"}, {"seq_q", "2"}, {"heads", "128"}, {"varlen", "true"}}, {{"lean_softmax", "false"}}}};
   for (bool probes : {false, true})
     for (const auto& [p, c] : cases) {
       auto inst = instantiate(mla(), p, c, limits_for_arch("sm_90a"));
@@ -99,7 +96,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
 TEST(MlaDecode, RemovedSwitchesAreRefusedByName) {
   for (const char* key : {"rotate", "async_count", "prefetch", "overlap", "partial16", "fast_merge", "prologue",
                           "skip_rescale", "table_ahead", "panel_bars", "seesaw", "softmax_split", "prefetch_next",
-                          "p_regs", "release", "pv_lag"}) {
+                          "p_regs", "release", "pv_lag", "l2_ahead"}) {
     auto inst = instantiate(mla(), {}, {{key, "1"}}, limits_for_arch("sm_90a"));
     ASSERT_FALSE(inst.ok()) << key;
     EXPECT_NE(inst.status().message().find(key), std::string::npos) << inst.status().message();
@@ -233,26 +230,6 @@ TEST(MlaDecode, LeanSoftmaxFollowsTheConfig) {
   EXPECT_FALSE(lean(cb, {{"qk_warpgroups", "2"}}));
   EXPECT_FALSE(instantiate(mla(), cb, {{"qk_warpgroups", "2"}, {"lean_softmax", "true"}}, limits_for_arch("sm_90a")).ok());
   EXPECT_EQ(make_plan(MlaDecodeConfig{.lean_softmax = true}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
-}
-
-// l2_ahead: off by default (the kernels keep their names), named when on, refused with chain (the chained producer
-// has no such prefetch; it was not silently dropped).
-TEST(MlaDecode, L2AheadFollowsTheConfig) {
-  auto name = [](const KV& problem, const KV& config) {
-    auto inst = instantiate(mla(), problem, config, limits_for_arch("sm_90a"));
-    EXPECT_TRUE(inst.ok()) << inst.status().message();
-    return inst.ok() ? inst->name_expression : std::string();
-  };
-  const KV mb = {{"varlen", "true"}, {"seq_k", "16384"}};
-  EXPECT_EQ(name(mb, {}).find("l2_ahead"), std::string::npos);
-  EXPECT_EQ(name(mb, {{"l2_ahead", "0"}}), name(mb, {}));
-  EXPECT_NE(name(mb, {{"l2_ahead", "2"}}).find(".l2_ahead = 2"), std::string::npos);
-  EXPECT_NE(name({{"seq_q", "2"}, {"heads", "128"}}, {{"l2_ahead", "1"}}).find(".l2_ahead = 1"), std::string::npos);
-  auto chained = instantiate(mla(), mb, {{"chain", "true"}, {"l2_ahead", "1"}}, limits_for_arch("sm_90a"));
-  ASSERT_FALSE(chained.ok());
-  EXPECT_NE(chained.status().message().find("l2_ahead"), std::string::npos) << chained.status().message();
-  EXPECT_FALSE(instantiate(mla(), mb, {{"l2_ahead", "5"}}, limits_for_arch("sm_90a")).ok());
-  EXPECT_EQ(make_plan(MlaDecodeConfig{.l2_ahead = 2}).smem_bytes, make_plan(MlaDecodeConfig{}).smem_bytes);
 }
 
 // tile_order: apart is the grid (parts, row tiles); adjacent and cluster swap it to (row tiles, parts) over the same

@@ -4,7 +4,8 @@
 -- run (median, min, GB/s, PASS/FAIL) and, for the shapes in TIMES (a Lua pattern, default "16384"), a TIMES line with
 -- every run's time in launch order (to see a bimodal or drifting sequence). Usage: tilelab run mla_mb_rounds.lua.
 -- Environment: ROUNDS (default 3), REP (default 50), CONFIGS_16K / CONFIGS (';'-separated "k=v,..." or "-": the
--- configs at 16384 / at the other shapes), ONLY (a Lua pattern of the shape names). Without a GPU it compiles them.
+-- configs at 16384 / at the other shapes; mlamb's call timed l2_ahead=1 / 2 too, a switch since taken out), ONLY (a
+-- Lua pattern of the shape names). Without a GPU it compiles them.
 local rounds = tonumber(os.getenv("ROUNDS") or "3")
 local rep = tonumber(os.getenv("REP") or "50")
 local times_pat = os.getenv("TIMES") or "16384"
@@ -25,8 +26,8 @@ local function list(text)
   for c in text:gmatch("[^;]+") do out[#out + 1] = {text = c, config = kv(c)} end
   return out
 end
-local c16 = list(os.getenv("CONFIGS_16K") or "-;l2_ahead=1;l2_ahead=2;evict_first=off;sms=264")
-local cother = list(os.getenv("CONFIGS") or "-;l2_ahead=1;l2_ahead=2")
+local c16 = list(os.getenv("CONFIGS_16K") or "-;evict_first=off;sms=264")
+local cother = list(os.getenv("CONFIGS") or "-;evict_first=off")
 local shapes = {}
 for _, s in ipairs({{"MB 16384", 16384, c16}, {"MB 8192", 8192, cother}, {"MB 4096", 4096, cother}}) do
   if not only or s[1]:match(only) then
