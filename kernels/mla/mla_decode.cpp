@@ -262,7 +262,9 @@ KernelSpec mla_decode_spec() {
   // combine, 1.22-1.27x over 2 on s_q 2 / h_q 128, equal on s_q 1 / h_q 64), overhead_blocks 2, tie_gap 3 and the
   // 16-byte stores (2.549-2.554 TB/s at MB 4096 with the rest of mla4's epilogue). The switches kept are the ones
   // whose other setting is a measured ablation; experiments measured slower on every shape they were tried on (an
-  // L2 prefetch of KV blocks ahead, Q K^T behind P V, f32 partials, a deferred split count, a rotated part order)
+  // L2 prefetch of KV blocks ahead (again as l2_ahead, a TMA tensor prefetch of block b + 1 or b + 2 into L2: 0.78-0.82x
+  // at s_q 1, h_q 64, 4096-16384 on the H200, docs/perf.md, mlamb), Q K^T behind P V, f32 partials, a deferred split
+  // count, a rotated part order)
   // and neutral ones (the two-pass merge, no prologue prefetches) were removed: their code is in git history.
   k.config = {{ParamSpec::one_of("qk_warpgroups", 1, {1, 2},
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "

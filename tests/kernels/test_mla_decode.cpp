@@ -96,7 +96,7 @@ TEST(MlaDecode, CompilesForHopperWithoutSpilling) {
 TEST(MlaDecode, RemovedSwitchesAreRefusedByName) {
   for (const char* key : {"rotate", "async_count", "prefetch", "overlap", "partial16", "fast_merge", "prologue",
                           "skip_rescale", "table_ahead", "panel_bars", "seesaw", "softmax_split", "prefetch_next",
-                          "p_regs", "release", "pv_lag"}) {
+                          "p_regs", "release", "pv_lag", "l2_ahead"}) {
     auto inst = instantiate(mla(), {}, {{key, "1"}}, limits_for_arch("sm_90a"));
     ASSERT_FALSE(inst.ok()) << key;
     EXPECT_NE(inst.status().message().find(key), std::string::npos) << inst.status().message();
