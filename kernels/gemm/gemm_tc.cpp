@@ -1100,7 +1100,10 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
                     .scale_stage = fp8_scale_stage(p, c),
                     .scale_early = fp8_scale_early(p, c),
-                    .prefetch_maps = fp8_prefetch_maps(p, c)};
+                    .prefetch_maps = fp8_prefetch_maps(p, c),
+                    .early_loads = c.boolean("early_loads"),
+                    .prefetch_b = c.boolean("prefetch_b"),
+                    .exit_read = c.boolean("exit_read")};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   // scale_stage's auto yields to a hand-set pipeline whose shared memory has no room for its slots (the auto depth
   // counts them).
@@ -1216,7 +1219,15 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
     return refuse("scale_early=true loads the two tensor scales at the kernel's start; this problem has scaling=" +
                   p.text("scaling") + ", whose scales are per row or block: leave scale_early at auto or false, or "
                   "set scaling=tensor");
+  if (c.boolean("early_loads") && p.text("scaling") == "block")
+    return refuse("early_loads=true issues the first stages' TMA loads of A and B from one thread before the "
+                  "__syncthreads; this problem has scaling=block, whose stages also take the producer warp's scale "
+                  "copies: set early_loads=false, or scaling=tensor or row");
   const GemmFp8Config cfg = fp8_config(p, c);
+  if (cfg.exit_read && !cfg.tma_store)
+    return refuse("exit_read=true waits for the last TMA stores of C to have read shared memory, but this run stores C "
+                  "directly (tma_store off" + std::string(c.text("tma_store") == "auto" ? " by its auto rule" : "") +
+                  "): set exit_read=false, or tma_store=true");
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
   if (cfg.c_split > 1 && !cfg.tma_store)
@@ -1271,8 +1282,9 @@ Tolerance fp8_tolerance(const Values& p) {
 }
 
 // Timeline marks one warp of the K-major main loop records at most: per k block the producer's two regions (begin +
-// end each), or a consumer's wait, wgmma and promote regions and its release instant; plus an epilogue per tile; k
-// blocks = the tiles of the busiest CTA x the k blocks of one tile.
+// end each), or a consumer's wait, wgmma and promote regions and its release instant; plus an epilogue per tile and
+// the prologue and exit regions (4 marks, within the 64 spare); k blocks = the tiles of the busiest CTA x the k
+// blocks of one tile.
 std::uint32_t kmajor_probe_capacity(std::int64_t tiles, int sms, std::int64_t k_blocks) {
   const auto grid = std::max<std::int64_t>(std::min<std::int64_t>(tiles, std::max(sms, 1)), 1);
   const auto per_block = (tiles + grid - 1) / grid;
@@ -1419,6 +1431,20 @@ KernelSpec gemm_fp8_spec() {
       "thread before the barriers' init, instead of A's and B's after it and C's by the first bulk store after the "
       "last k block; auto: on with scale_early's auto (per-tensor, the 64x64 tiles at M <= 64), else off (on an H200 "
       "within 1.7% either way elsewhere)"));
+  // Opt-in: docs/perf.md, 2026-11-28, fp8m128t (the M 128 per-tensor timeline and these switches timed A B B A).
+  k.config.params.push_back(ParamSpec::boolean(
+      "early_loads", false,
+      "the loading thread issues its first tile's first num_stages TMA loads of A and B right after the barriers' "
+      "init, before the __syncthreads and the producer's register hand-over (tensor and row scales; refused for "
+      "block scales)"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "prefetch_b", false,
+      "the loading thread prefetches its first tile's boxes of B past the ring (k blocks num_stages and on) into the "
+      "L2 at the kernel's start (cp.async.bulk.prefetch.tensor), so that the ring's refills of B read the L2"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "exit_read", false,
+      "TMA-store epilogue: the CTA's last wait on its bulk stores of C is for their reads of the staging tile "
+      "(cp.async.bulk.wait_group.read), not their writes' completion; refused with tma_store off"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1452,7 +1478,8 @@ KernelSpec gemm_fp8_spec() {
         {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}},
         {{"uniform_desc", "false"}},
         {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}},
-        {{"scale_early", "true"}, {"prefetch_maps", "true"}}};
+        {{"scale_early", "true"}, {"prefetch_maps", "true"}},
+        {{"early_loads", "true"}, {"prefetch_b", "true"}, {"exit_read", "true"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));
