@@ -13,17 +13,18 @@
 D=$(cd "$(dirname "$0")" && pwd); . "$D/device_env.sh" fp8m128t
 t0=$SECONDS
 L=/tmp/logs; mkdir -p $L
+cap() { local left=$((140 - (SECONDS - t0))); [ $left -lt $1 ] && echo $((left > 1 ? left : 1)) || echo $1; }  # one deadline
 nvidia-smi --query-gpu=name,clocks.sm,clocks_throttle_reasons.active,power.draw,temperature.gpu --format=csv,noheader -lms 250 > $L/smi.csv 2>&1 &
 SMI=$!
 mkdir -p /tmp/tl
-OUT=/tmp/tl TL_CAPTURES=4 timeout 40 $T run --launch-timeout 10 --allow-write /tmp/tl $D/gemm_fp8_m128_timeline.lua > $L/timeline_log.txt 2>&1
+OUT=/tmp/tl TL_CAPTURES=4 timeout $(cap 30) $T run --launch-timeout 10 --allow-write /tmp/tl $D/gemm_fp8_m128_timeline.lua > $L/timeline_log.txt 2>&1
 echo "timeline rc=$? $(grep -c PASS $L/timeline_log.txt) PASS $(grep -c -E 'FAIL|ERROR' $L/timeline_log.txt) FAIL/ERROR [$((SECONDS - t0)) s]" >> $S
 python3 $D/gemm_fp8_m128_timeline.py $(ls /tmp/tl/tl_*.json) > $OUT/timeline.txt 2>&1
 echo "summary rc=$? [$((SECONDS - t0)) s]" >> $S
 tar cJf $OUT/traces.tar.xz -C /tmp/tl $(cd /tmp/tl && ls tl_d128_*.json tl_all128_1.json tl_d64_1.json 2>/dev/null)
 : > $L/quick.txt
 for cfg in "" early_loads=true prefetch_b=true exit_read=true; do
-  timeout 25 $T test --kernel gemm.fp8 ${cfg:+--config $cfg} --timeout 8 > /tmp/q.txt 2>&1
+  timeout $(cap 15) $T test --kernel gemm.fp8 ${cfg:+--config $cfg} --timeout 8 > /tmp/q.txt 2>&1
   echo "quick ${cfg:-default}: rc=$? $(grep -E 'passed, ' /tmp/q.txt | tail -1) [$((SECONDS - t0)) s]" >> $S
   grep -E " FAIL " /tmp/q.txt | head -5 | cut -c1-250 >> $S
   cat /tmp/q.txt >> $L/quick.txt
@@ -32,7 +33,7 @@ lua() {  # NAME SECONDS: gemm_fp8_cublas.lua with the GEMM_* variables set by th
   mkdir -p /tmp/o_$1
   local log=$OUT/$1_log.txt
   [ "$1" = check ] && log=$L/check_log.txt
-  OUT=/tmp/o_$1 timeout $2 $T run --launch-timeout 10 --allow-write /tmp/o_$1 $D/gemm_fp8_cublas.lua > $log 2>&1
+  OUT=/tmp/o_$1 timeout $(cap $2) $T run --launch-timeout 10 --allow-write /tmp/o_$1 $D/gemm_fp8_cublas.lua > $log 2>&1
   echo "lua $1 rc=$? $(grep -c ' PASS ' $log) PASS $(grep -c FAIL $log) FAIL $(grep -c ERROR $log) ERROR [$((SECONDS - t0)) s]" >> $S
   grep -E "^checks:|CHECK FAIL" $log | head -6 | cut -c1-250 >> $S
   mkdir -p /tmp/json && cp /tmp/o_$1/gemm_fp8_cublas.json /tmp/json/$1.json 2>/dev/null
