@@ -1079,6 +1079,22 @@ bool fp8_prefetch_maps(const Values& p, const Values& c) {
   return p.text("scaling") == "tensor" && fp8_small_m64(p, c);
 }
 
+// The first tile's first stages loaded by the elected thread right after the barriers' init, before the __syncthreads
+// and the register hand-over (GemmFp8Config::early_loads; tensor and row scales). `auto`: on for the narrow tiles of
+// small M (block_N <= 128) where the grid is one wave (at most one tile a CTA: the tiles no more than the SMs), where
+// each CTA's one tile starts its k loop with the first load's latency; on an H200 (docs/perf.md, 2026-11-28,
+// fp8m128t, N 7168, K 2048, two A B B A rounds, 200 runs a row) it ran 1.005-1.033x the default by medians under cupti
+// and 1.001-1.025x under events at M 64, 128 and 256 (64 x 64, 128 x 64 and 128 x 128 tiles, 112 CTAs), tensor and
+// row scales, in every round (minima 1.000-1.037x); off on longer grids, where at 4096 x 7168 x 2048 (128 x 256, 6.8
+// waves) it was even (0.999-1.002x), and on one wave of wider tiles (M 257: 114 tiles of 128 x 192), untimed.
+std::int64_t fp8_tiles(const Values& p, const Values& c);
+bool fp8_early_loads(const Values& p, const Values& c) {
+  if (p.text("scaling") == "block") return false;
+  const std::string v = c.text("early_loads");
+  if (v != "auto") return v == "true";
+  return fp8_block_n(p, c) <= 128 && fp8_tiles(p, c) <= limits_for_arch("sm_90a").sm_count;
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = fp8_block_m(p, c),
@@ -1101,7 +1117,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_stage = fp8_scale_stage(p, c),
                     .scale_early = fp8_scale_early(p, c),
                     .prefetch_maps = fp8_prefetch_maps(p, c),
-                    .early_loads = c.boolean("early_loads"),
+                    .early_loads = fp8_early_loads(p, c),
                     .prefetch_b = c.boolean("prefetch_b"),
                     .exit_read = c.boolean("exit_read")};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
@@ -1219,7 +1235,7 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
     return refuse("scale_early=true loads the two tensor scales at the kernel's start; this problem has scaling=" +
                   p.text("scaling") + ", whose scales are per row or block: leave scale_early at auto or false, or "
                   "set scaling=tensor");
-  if (c.boolean("early_loads") && p.text("scaling") == "block")
+  if (c.text("early_loads") == "true" && p.text("scaling") == "block")
     return refuse("early_loads=true issues the first stages' TMA loads of A and B from one thread before the "
                   "__syncthreads; this problem has scaling=block, whose stages also take the producer warp's scale "
                   "copies: set early_loads=false, or scaling=tensor or row");
@@ -1431,20 +1447,24 @@ KernelSpec gemm_fp8_spec() {
       "thread before the barriers' init, instead of A's and B's after it and C's by the first bulk store after the "
       "last k block; auto: on with scale_early's auto (per-tensor, the 64x64 tiles at M <= 64), else off (on an H200 "
       "within 1.7% either way elsewhere)"));
-  // Opt-in: docs/perf.md, 2026-11-28, fp8m128t (the M 128 per-tensor timeline and these switches timed A B B A).
-  k.config.params.push_back(ParamSpec::boolean(
-      "early_loads", false,
+  // docs/perf.md, 2026-11-28, fp8m128t (the M 128 per-tensor timeline and these switches timed A B B A): early_loads
+  // won at one-wave grids (auto there); prefetch_b (0.79-0.83x) and exit_read (even) stay opt-in.
+  k.config.params.push_back(ParamSpec::enumeration(
+      "early_loads", "auto", {"auto", "true", "false"},
       "the loading thread issues its first tile's first num_stages TMA loads of A and B right after the barriers' "
-      "init, before the __syncthreads and the producer's register hand-over (tensor and row scales; refused for "
-      "block scales)"));
+      "init, before the __syncthreads and the producer's register hand-over (tensor and row scales; true is refused "
+      "for block scales); auto: on for tiles of at most 128 columns where the grid is one wave (tiles <= 132 SMs: "
+      "M <= 256 at N 7168; on an H200 1.005-1.033x there), else off (even at 4096x7168x2048)"));
   k.config.params.push_back(ParamSpec::boolean(
       "prefetch_b", false,
       "the loading thread prefetches its first tile's boxes of B past the ring (k blocks num_stages and on) into the "
-      "L2 at the kernel's start (cp.async.bulk.prefetch.tensor), so that the ring's refills of B read the L2"));
+      "L2 at the kernel's start (cp.async.bulk.prefetch.tensor), so that the ring's refills of B read the L2 (on an "
+      "H200 0.79-0.83x the default at M 64-256, N 7168, K 2048, 0.93x at 4096x7168x2048)"));
   k.config.params.push_back(ParamSpec::boolean(
       "exit_read", false,
       "TMA-store epilogue: the CTA's last wait on its bulk stores of C is for their reads of the staging tile "
-      "(cp.async.bulk.wait_group.read), not their writes' completion; refused with tma_store off"));
+      "(cp.async.bulk.wait_group.read), not their writes' completion; refused with tma_store off (on an H200 even "
+      "with the default, 0.986-1.005x)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "

@@ -503,18 +503,27 @@ TEST(GemmFp8Spec, EarlyScalesAndMapPrefetchOnlyWhenAsked) {
   EXPECT_FALSE(kmajor_prefetch_maps(c));
 }
 
-// The start and end switches (fp8m128t): off by default (the defaults' names, and kernels, as before them), each in the
-// name where set; early_loads refused for block scales, exit_read where C is stored directly; the kernel's predicates.
+// The start and end switches (fp8m128t): prefetch_b and exit_read off by default (the defaults' names, and kernels, as
+// before them), each in the name where set; early_loads auto on for tiles of at most 128 columns where the grid is
+// one wave (tiles <= 132: M <= 256 at N 7168) with tensor or row scales, off at M 257 (114 tiles of 128 x 192), at
+// 4096 x 7168 x 2048 and for block scales, and at M 128 with 128 x 256 tiles set by hand; early_loads=true refused for
+// block scales, exit_read where C is stored directly; the kernel's predicates.
 TEST(GemmFp8Spec, StartAndExitSwitchesOnlyWhenAsked) {
   auto name = [](const KV& problem, const KV& config) { return instance(problem, config).name_expression; };
-  for (const char* m : {"64", "128", "256", "4096"}) {
+  for (const char* m : {"1", "64", "128", "200", "256", "257", "4096"}) {
     for (const char* scaling : {"tensor", "row", "block"}) {
       SCOPED_TRACE(std::string(m) + " " + scaling);
       const KV p = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
       const std::string def = name(p, {});
-      for (const char* f : {"early_loads", "prefetch_b", "exit_read"}) {
+      for (const char* f : {"prefetch_b", "exit_read"}) {
         EXPECT_EQ(def.find(f), std::string::npos) << f;
         EXPECT_EQ(name(p, {{f, "false"}}), def) << f;
+      }
+      const bool one_wave = std::stoi(m) <= 256 && std::string(scaling) != "block";
+      EXPECT_EQ(def.find(".early_loads = true") != std::string::npos, one_wave);
+      EXPECT_EQ(name(p, {{"early_loads", "false"}}).find("early_loads"), std::string::npos);
+      if (!one_wave) {
+        EXPECT_EQ(name(p, {{"early_loads", "false"}}), def);
       }
       EXPECT_NE(name(p, {{"prefetch_b", "true"}}).find(".prefetch_b = true"), std::string::npos);
       EXPECT_NE(name(p, {{"exit_read", "true"}}).find(".exit_read = true"), std::string::npos);
@@ -525,6 +534,10 @@ TEST(GemmFp8Spec, StartAndExitSwitchesOnlyWhenAsked) {
       }
     }
   }
+  const KV m128 = {{"M", "128"}, {"N", "7168"}, {"K", "2048"}};
+  EXPECT_EQ(name(m128, {{"block_N", "256"}}).find("early_loads"), std::string::npos);  // 28 tiles, 256 columns
+  EXPECT_NE(name(m128, {{"block_N", "128"}}).find(".early_loads = true"), std::string::npos);  // 56 tiles
+  EXPECT_NE(name(m128, {{"block_N", "256"}, {"early_loads", "true"}}).find(".early_loads = true"), std::string::npos);
   // Direct stores (f32 C; or tma_store=false): nothing for exit_read to wait for.
   expect_refused({{"M", "128"}, {"N", "7168"}, {"K", "2048"}, {"out_dtype", "f32"}}, {{"exit_read", "true"}},
                  {"exit_read=true", "tma_store off by its auto rule"});
