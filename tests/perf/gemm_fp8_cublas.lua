@@ -190,6 +190,7 @@ local sets = {
   -- M 128's start and end (fp8m128t): the defaults at M 64 / 128 / 256 (tensor and row) and 4096 x 7168 x 2048
   -- (tensor) beside the first stages loaded before the __syncthreads (`m1el`), B past the ring prefetched into the L2
   -- (`m1pb`), the last store wait for the reads only (`m1xr`), all three (`m1c`), and four stages at small M (`m1s4`).
+  -- (`m1d` was timed at 4edc283, before early_loads' auto: since 28bdc1d it runs early_loads at M <= 256.)
   m1d = {scalings = {"tensor", "row"}, large = {{only = "tensor", at = "4096x7168x2048"}}, small = {{}}},
   m1el = {scalings = {"tensor", "row"}, large = {{early_loads = true, only = "tensor", at = "4096x7168x2048"}},
           small = {{early_loads = true}}},
