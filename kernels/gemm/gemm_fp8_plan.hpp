@@ -82,6 +82,18 @@ struct GemmFp8Config {
   // it initializes the barriers: A's, B's (and the block scales' with scale_tma) and, with tma_store, C's, instead of
   // A's and B's after the __syncthreads and C's fetched by the first bulk store, after the last k block.
   bool prefetch_maps = false;
+  // Tensor and row scales (gemm.fp8's grid tiles): the producer's elected thread issues the TMA loads of its first
+  // tile's first min(num_stages, k blocks) stages right after the barriers' init, before the __syncthreads and the
+  // warpgroups' register hand-over, instead of from the producer loop after them.
+  bool early_loads = false;
+  // gemm.fp8's grid tiles: the elected thread prefetches into the L2 (cp.async.bulk.prefetch.tensor) B's boxes of
+  // its first tile's k blocks past the ring (num_stages .. k blocks - 1) before the __syncthreads, so that the ring's
+  // refills find them in the L2 rather than in HBM.
+  bool prefetch_b = false;
+  // tma_store: the CTA's last wait on its bulk stores of C is for their reads of shared memory
+  // (cp.async.bulk.wait_group.read 0), not for their writes' completion (wait_group 0): the CTA exits once its
+  // staging tile is read (the writes complete before the grid does).
+  bool exit_read = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -90,7 +102,11 @@ struct GemmFp8Config {
 };
 
 // Timeline regions of the kernel's TL_PROBE marks, in region-id order; the spec's `probes` are these names.
-#define TL_GEMM_FP8_PROBES(X) X(wait_empty) X(tma_issue) X(wait_full) X(wgmma) X(promote) X(release) X(epilogue)
+// prologue: a recording warp's kernel entry to the end of the __syncthreads after the barriers' init (its start is
+// stamped before the block's anchor: it may lie before the block's start); exit: a consumer's last epilogue's end
+// to its CTA's last wait on the bulk stores (the whole consumer warpgroup's, by its first warp).
+#define TL_GEMM_FP8_PROBES(X) \
+  X(wait_empty) X(tma_issue) X(wait_full) X(wgmma) X(promote) X(release) X(epilogue) X(prologue) X(exit)
 
 struct GemmFp8Probe {
 #define TL_GEMM_FP8_PROBE_ID(name) name,
@@ -282,6 +298,37 @@ TL_HOST_DEVICE constexpr bool kmajor_prefetch_maps(const Config& c) {
   }
 }
 
+// Whether the first tile's first stages are loaded before the __syncthreads (gemm.fp8's `early_loads`; tensor and row
+// scales: block scales' stages also take the producer warp's cp.async).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_early_loads(const Config& c) {
+  if constexpr (requires { c.early_loads; }) {
+    return c.early_loads && c.scaling != gemm_detail::kScaleBlock;
+  } else {
+    return false;
+  }
+}
+
+// Whether B's boxes past the ring of the first tile are prefetched into the L2 at the start (gemm.fp8's `prefetch_b`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_prefetch_b(const Config& c) {
+  if constexpr (requires { c.prefetch_b; }) {
+    return c.prefetch_b;
+  } else {
+    return false;
+  }
+}
+
+// Whether the CTA's last wait on its bulk stores is for their shared-memory reads only (gemm.fp8's `exit_read`).
+template <class Config>
+TL_HOST_DEVICE constexpr bool kmajor_exit_read(const Config& c) {
+  if constexpr (requires { c.exit_read; }) {
+    return c.exit_read && c.tma_store;
+  } else {
+    return false;
+  }
+}
+
 // Whether the two promoting consumers take turns issuing their chains (gemm.fp8's `ping_pong`).
 template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_ping_pong(const Config& c) {
@@ -326,6 +373,9 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.uniform_desc) name.field("uniform_desc", true);
   if (c.scale_early) name.field("scale_early", true);
   if (c.prefetch_maps) name.field("prefetch_maps", true);
+  if (c.early_loads) name.field("early_loads", true);
+  if (c.prefetch_b) name.field("prefetch_b", true);
+  if (c.exit_read) name.field("exit_read", true);
   return name.str();
 }
 

@@ -18,6 +18,11 @@
 // Warpgroups 1..consumers are the consumers: consumer c owns rows [64 c, 64 c + 64) of the tile and all block_N
 // columns. The grid is persistent (one CTA per SM); CTAs take work tiles t = blockIdx.x, + gridDim.x, ...
 //
+// gemm.fp8's start and end switches (its grid tiles only): `early_loads` has the elected thread issue its first tile's
+// first stages right after the barriers' init, before the __syncthreads and the register hand-over (tensor and row
+// scales); `prefetch_b` has it prefetch that tile's boxes of B past the ring into the L2 there; `exit_read` ends a
+// consumer once its last bulk stores have read the staging tile (wait_group.read), not once their writes complete.
+//
 // Two-level accumulation (DeepSeek-V3 / DeepGEMM), e4m3 only: the tensor cores add e4m3 products in limited
 // precision, so a consumer lets wgmma sum one k block only (4 x k32) into `part` (scale_d = 0 on the first, a fresh
 // sum), waits for it, and adds it into its f32 accumulator `acc` with plain FMAs — times the block scales
@@ -99,7 +104,8 @@ TL_DEVICE_INLINE void kmajor_wgmma(float* d, unsigned long long da, unsigned lon
 // empty-barrier waits and TMA issues (with the scale copies); the first warp of each consumer warpgroup, for the
 // whole warpgroup, its full-barrier waits, its k block of wgmma (from the full barrier to the last chain's
 // completion, the promotions of the chains before it included), the promotion of the last chain, its release of
-// the stage, and its epilogues.
+// the stage, and its epilogues; every recording warp its prologue (kernel entry to the __syncthreads' end), and each
+// consumer its exit (the last epilogue's end to the CTA's last wait on its bulk stores, lane 0's).
 template <auto CFG, class Tiles>
 TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
                                        const TmaDescriptor& tma_c, const float* __restrict__ scale_A,
@@ -108,6 +114,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   using namespace wgmma_ops;
   using namespace gemm_detail;
   using Probe = GemmFp8Probe;
+  TL_PROBE_STAMP(t_entry);  // probe build: the prologue region's start (before the block's anchor)
   constexpr auto P = make_plan(CFG);
   constexpr int BM = CFG.block_M, BN = CFG.block_N, BK = CFG.block_K, STAGES = CFG.num_stages;
   constexpr int CONSUMERS = CFG.consumers(), WN = CFG.wgmma_N, CHUNKS = CFG.chunks();
@@ -127,6 +134,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool UDESC = kmajor_uniform_desc(CFG);  // descriptors from warp-uniform values (uniform_desc)
   constexpr bool SCALE_EARLY = kmajor_scale_early(CFG);  // tensor scales loaded at the start (scale_early)
   constexpr bool PREFETCH_MAPS = kmajor_prefetch_maps(CFG);  // the maps' descriptors prefetched first (prefetch_maps)
+  constexpr bool EARLY_LOADS = kmajor_early_loads(CFG);  // the first stages loaded before the __syncthreads
+  constexpr bool PREFETCH_B = kmajor_prefetch_b(CFG);  // B past the ring prefetched into the L2 (prefetch_b)
+  constexpr bool EXIT_READ = kmajor_exit_read(CFG);  // the last store wait for the reads only (exit_read)
+  static_assert(!(EARLY_LOADS || PREFETCH_B) || !Tiles::clip_rows(),
+                "early_loads / prefetch_b read the first tile before the __syncthreads: gemm.fp8's grid tiles only");
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -191,15 +203,38 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     }
   }
   tiles.prepare(base);
+  // early_loads: the first tile's stages the elected thread loads before the __syncthreads (the producer loop skips
+  // them); 0 without it or without a tile.
+  auto early_stages = [&] {
+    return EARLY_LOADS && static_cast<int>(blockIdx.x) < tiles.count() ? min(STAGES, (K + BK - 1) / BK) : 0;
+  };
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), SCALING == kScaleBlock && !SCALE_TMA ? 1 + 32 : 1);  // + each producer lane's scale copies
       mbar_init(empty_bar(s), CONSUMERS);
     }
     fence_mbarrier_init();
+    if constexpr (EARLY_LOADS || PREFETCH_B) {
+      if (static_cast<int>(blockIdx.x) < tiles.count()) {
+        const KMajorTile tile = tiles.at(blockIdx.x);
+        if constexpr (EARLY_LOADS) {
+          // Stage k = iteration k of the producer loop (its empty barriers pass at once in the first round).
+          const int early_n = early_stages();
+          for (int k = 0; k < early_n; ++k) {
+            mbar_expect_tx(full_bar(k), A_BYTES + B_BYTES);
+            tma_load(a_base + k * A_BYTES, &tma_a, full_bar(k), k * BK, tile.a_row);
+            tma_load(b_base + k * B_BYTES, &tma_b, full_bar(k), k * BK, tile.b_row);
+          }
+        }
+        if constexpr (PREFETCH_B) {
+          for (int k = STAGES; k < (K + BK - 1) / BK; ++k) tma_prefetch_l2_2d(&tma_b, k * BK, tile.b_row);
+        }
+      }
+    }
     TL_PROBE_BLOCK_BEGIN();
   }
   __syncthreads();
+  TL_PROBE_STAMP(t_synced);  // probe build: the prologue region's end
 
   const int count = tiles.count();
   const int k_steps = (K + BK - 1) / BK;  // = the k blocks of the block scales
@@ -212,6 +247,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     setmaxnreg_dec<40>();
     if (tid < 32) {
       TL_PROBE_WARP_INIT();
+      TL_PROBE_BEGIN_AT(Probe::prologue, probe::kNoStage, 0, t_entry);
+      TL_PROBE_END_AT(Probe::prologue, probe::kNoStage, 0, t_synced);
       if (!PREFETCH_MAPS && tid == 0) {
         prefetch_tensormap(&tma_a);
         prefetch_tensormap(&tma_b);
@@ -221,9 +258,11 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
         }
       }
       int it = 0;
+      [[maybe_unused]] const int early_n = early_stages();
       for (int t = blockIdx.x; t < count; t += gridDim.x) {
         const KMajorTile tile = tiles.at(t);
         for (int k = 0; k < k_steps; ++k, ++it) {
+          if (EARLY_LOADS && it < early_n) continue;  // loaded before the __syncthreads
           const int s = it % STAGES;
           TL_PROBE_STAMP(t_wait);
           mbar_wait(empty_bar(s), ((it / STAGES) & 1) ^ 1);
@@ -277,6 +316,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     setmaxnreg_inc<232>();
     const int c = wg - 1;
     TL_PROBE_WARP_INIT_IF(tid < 32);
+    TL_PROBE_BEGIN_AT(Probe::prologue, probe::kNoStage, 0, t_entry);
+    TL_PROBE_END_AT(Probe::prologue, probe::kNoStage, 0, t_synced);
     // Register v holds element P.acc(tid, v) of the consumer's 64 x BN tile: the thread's register 0 plus AT.at[v]
     // (row half AT.at[v].row / 8, column AT.at[v].col). Chain j's part[i] is acc[NP j + i].
     constexpr GemmWgmmaAccTable AT = acc_table(P);
@@ -582,9 +623,21 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       }
       TL_PROBE_END(Probe::epilogue, probe::kNoStage, t);
     }
+    TL_PROBE_STAMP(t_exit);
     if constexpr (CFG.tma_store) {
-      if (tid == 0) tma_store_wait_all();
+      if (tid == 0) {
+        if constexpr (EXIT_READ) {
+          tma_store_wait_read();  // exit_read: the staging tile read; the writes complete before the grid does
+        } else {
+          tma_store_wait_all();
+        }
+      }
     }
+#if TL_DEVICE_CODE && defined(TL_TIMELINE) && TL_TIMELINE
+    const probe::u64 t_exited = __shfl_sync(0xffffffffu, read_clock64(), 0);  // lane 0's clock, after its wait
+#endif
+    TL_PROBE_BEGIN_AT(Probe::exit, probe::kNoStage, 0, t_exit);
+    TL_PROBE_END_AT(Probe::exit, probe::kNoStage, 0, t_exited);
     TL_PROBE_FLUSH();
     if (c == 0 && tid == 0) TL_PROBE_BLOCK_END();
   }

@@ -1079,6 +1079,22 @@ bool fp8_prefetch_maps(const Values& p, const Values& c) {
   return p.text("scaling") == "tensor" && fp8_small_m64(p, c);
 }
 
+// The first tile's first stages loaded by the elected thread right after the barriers' init, before the __syncthreads
+// and the register hand-over (GemmFp8Config::early_loads; tensor and row scales). `auto`: on for the narrow tiles of
+// small M (block_N <= 128) where the grid is one wave (at most one tile a CTA: the tiles no more than the SMs), where
+// each CTA's one tile starts its k loop with the first load's latency; on an H200 (docs/perf.md, 2026-11-28,
+// fp8m128t, N 7168, K 2048, two A B B A rounds, 200 runs a row) it ran 1.005-1.033x the default by medians under cupti
+// and 1.001-1.025x under events at M 64, 128 and 256 (64 x 64, 128 x 64 and 128 x 128 tiles, 112 CTAs), tensor and
+// row scales, in every round (minima 1.000-1.037x); off on longer grids, where at 4096 x 7168 x 2048 (128 x 256, 6.8
+// waves) it was even (0.999-1.002x), and on one wave of wider tiles (M 257: 114 tiles of 128 x 192), untimed.
+std::int64_t fp8_tiles(const Values& p, const Values& c);
+bool fp8_early_loads(const Values& p, const Values& c) {
+  if (p.text("scaling") == "block") return false;
+  const std::string v = c.text("early_loads");
+  if (v != "auto") return v == "true";
+  return fp8_block_n(p, c) <= 128 && fp8_tiles(p, c) <= limits_for_arch("sm_90a").sm_count;
+}
+
 GemmFp8Config fp8_config(const Values& p, const Values& c) {
   auto i = [&](const char* name) { return static_cast<int>(c.integer(name)); };
   GemmFp8Config cfg{.block_M = fp8_block_m(p, c),
@@ -1100,7 +1116,10 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_a_mn = fp8_scaling(p) == gemm_detail::kScaleBlock && fp8_scale_a_mn(p),
                     .scale_stage = fp8_scale_stage(p, c),
                     .scale_early = fp8_scale_early(p, c),
-                    .prefetch_maps = fp8_prefetch_maps(p, c)};
+                    .prefetch_maps = fp8_prefetch_maps(p, c),
+                    .early_loads = fp8_early_loads(p, c),
+                    .prefetch_b = c.boolean("prefetch_b"),
+                    .exit_read = c.boolean("exit_read")};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   // scale_stage's auto yields to a hand-set pipeline whose shared memory has no room for its slots (the auto depth
   // counts them).
@@ -1216,7 +1235,15 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
     return refuse("scale_early=true loads the two tensor scales at the kernel's start; this problem has scaling=" +
                   p.text("scaling") + ", whose scales are per row or block: leave scale_early at auto or false, or "
                   "set scaling=tensor");
+  if (c.text("early_loads") == "true" && p.text("scaling") == "block")
+    return refuse("early_loads=true issues the first stages' TMA loads of A and B from one thread before the "
+                  "__syncthreads; this problem has scaling=block, whose stages also take the producer warp's scale "
+                  "copies: set early_loads=false, or scaling=tensor or row");
   const GemmFp8Config cfg = fp8_config(p, c);
+  if (cfg.exit_read && !cfg.tma_store)
+    return refuse("exit_read=true waits for the last TMA stores of C to have read shared memory, but this run stores C "
+                  "directly (tma_store off" + std::string(c.text("tma_store") == "auto" ? " by its auto rule" : "") +
+                  "): set exit_read=false, or tma_store=true");
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
   if (cfg.c_split > 1 && !cfg.tma_store)
@@ -1271,8 +1298,9 @@ Tolerance fp8_tolerance(const Values& p) {
 }
 
 // Timeline marks one warp of the K-major main loop records at most: per k block the producer's two regions (begin +
-// end each), or a consumer's wait, wgmma and promote regions and its release instant; plus an epilogue per tile; k
-// blocks = the tiles of the busiest CTA x the k blocks of one tile.
+// end each), or a consumer's wait, wgmma and promote regions and its release instant; plus an epilogue per tile and
+// the prologue and exit regions (4 marks, within the 64 spare); k blocks = the tiles of the busiest CTA x the k
+// blocks of one tile.
 std::uint32_t kmajor_probe_capacity(std::int64_t tiles, int sms, std::int64_t k_blocks) {
   const auto grid = std::max<std::int64_t>(std::min<std::int64_t>(tiles, std::max(sms, 1)), 1);
   const auto per_block = (tiles + grid - 1) / grid;
@@ -1419,6 +1447,24 @@ KernelSpec gemm_fp8_spec() {
       "thread before the barriers' init, instead of A's and B's after it and C's by the first bulk store after the "
       "last k block; auto: on with scale_early's auto (per-tensor, the 64x64 tiles at M <= 64), else off (on an H200 "
       "within 1.7% either way elsewhere)"));
+  // docs/perf.md, 2026-11-28, fp8m128t (the M 128 per-tensor timeline and these switches timed A B B A): early_loads
+  // won at one-wave grids (auto there); prefetch_b (0.79-0.83x) and exit_read (even) stay opt-in.
+  k.config.params.push_back(ParamSpec::enumeration(
+      "early_loads", "auto", {"auto", "true", "false"},
+      "the loading thread issues its first tile's first num_stages TMA loads of A and B right after the barriers' "
+      "init, before the __syncthreads and the producer's register hand-over (tensor and row scales; true is refused "
+      "for block scales); auto: on for tiles of at most 128 columns where the grid is one wave (tiles <= 132 SMs: "
+      "M <= 256 at N 7168; on an H200 1.005-1.033x there), else off (even at 4096x7168x2048)"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "prefetch_b", false,
+      "the loading thread prefetches its first tile's boxes of B past the ring (k blocks num_stages and on) into the "
+      "L2 at the kernel's start (cp.async.bulk.prefetch.tensor), so that the ring's refills of B read the L2 (on an "
+      "H200 0.79-0.83x the default at M 64-256, N 7168, K 2048, 0.93x at 4096x7168x2048)"));
+  k.config.params.push_back(ParamSpec::boolean(
+      "exit_read", false,
+      "TMA-store epilogue: the CTA's last wait on its bulk stores of C is for their reads of the staging tile "
+      "(cp.async.bulk.wait_group.read), not their writes' completion; refused with tma_store off (on an H200 even "
+      "with the default, 0.986-1.005x)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1452,7 +1498,8 @@ KernelSpec gemm_fp8_spec() {
         {{"scale_stage", "true"}, {"block_M", "64"}, {"block_N", "128"}, {"tma_store", "false"}},
         {{"uniform_desc", "false"}},
         {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}},
-        {{"scale_early", "true"}, {"prefetch_maps", "true"}}};
+        {{"scale_early", "true"}, {"prefetch_maps", "true"}},
+        {{"early_loads", "true"}, {"prefetch_b", "true"}, {"exit_read", "true"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

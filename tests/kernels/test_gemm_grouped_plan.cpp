@@ -391,7 +391,7 @@ TEST(GemmGroupedSpec, LayoutsAreThePlans) {
       EXPECT_TRUE(s.memory.layout() == tile.layout() && s.memory.swizzle() == tile.swizzle()) << name;
     }
   }
-  ASSERT_EQ(grouped_spec().probes.size(), 7u);
+  ASSERT_EQ(grouped_spec().probes.size(), 9u);
   EXPECT_EQ(grouped_spec().probes[GemmFp8Probe::epilogue], "epilogue");
 }
 
