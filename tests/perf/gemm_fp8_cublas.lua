@@ -119,6 +119,8 @@ local sets = {
   -- (scale_tma's box of the tile's rows where M is a multiple of 4), and for GEMM_CHECK every scale path beside them
   -- (cp.async with A from shared memory or registers, TMA on 192-column tiles, 64-column chains, one consumer).
   bmn = {scalings = {"block"}, large = {{scale_a_layout = "mn"}}, small = {{scale_a_layout = "mn"}}},
+  -- For GEMM_CHECK with GEMM_CHECK_PROBLEMS (fp8blk17): block scales at the defaults with scale_A M-major and K-major.
+  mnodd = {scalings = {"block"}, large = {{scale_a_layout = "mn"}, {}}, small = {}},
   mnchk = {scalings = {"block"}, large = {{scale_a_layout = "mn"}, {scale_a_layout = "mn", scale_tma = "false", a_regs = "false"},
                                           {scale_a_layout = "mn", scale_tma = "false", a_regs = "true"},
                                           {scale_a_layout = "mn", scale_tma = true, block_N = 192, wgmma_N = 192},
@@ -265,6 +267,15 @@ local odd = {{M = 257, N = 130, K = 256, scaling = "tensor"}, {M = 257, N = 130,
              -- Row scales past a tile's edges: one column or row, N 3 (and 130) with one row, M 257 with N 3.
              {M = 1, N = 1, K = 16, scaling = "row"}, {M = 257, N = 3, K = 256, scaling = "row"},
              {M = 1, N = 130, K = 128, scaling = "row"}}
+-- GEMM_CHECK_PROBLEMS="MxNxK,...": these problems (each scaling of GEMM_CHECK_SCALING, default block, bf16 C) instead
+-- of the odd list above.
+if (os.getenv("GEMM_CHECK_PROBLEMS") or "") ~= "" then
+  odd = {}
+  for m, n, kk in os.getenv("GEMM_CHECK_PROBLEMS"):gmatch("(%d+)x(%d+)x(%d+)") do
+    odd[#odd + 1] = {M = tonumber(m), N = tonumber(n), K = tonumber(kk),
+                     scaling = (os.getenv("GEMM_CHECK_SCALING") or "") ~= "" and os.getenv("GEMM_CHECK_SCALING") or "block"}
+  end
+end
 local checks = {}
 for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
   local set = assert(sets[name], "GEMM_CHECK: no config list '" .. name .. "'")
@@ -276,7 +287,14 @@ for name in (os.getenv("GEMM_CHECK") or ""):gmatch("[%w_]+") do
         for key, v in pairs(entry) do if problem_keys[key] then p[key] = v else c[key] = v end end
         -- GEMM_CHECK_SCALING=block: only the odd problems of that scaling.
         local only = os.getenv("GEMM_CHECK_SCALING") or ""
-        if (only == "" or only == p.scaling) and k:can_implement(p, c) then checks[#checks + 1] = {p, c} end
+        if only == "" or only == p.scaling then
+          local ok, why = k:can_implement(p, c)
+          if ok then
+            checks[#checks + 1] = {p, c}
+          elseif os.getenv("GEMM_CHECK_VERBOSE") then
+            print("CHECK REFUSED", tl.json_encode(p), tl.json_encode(c), tostring(why))
+          end
+        end
       end
     end
   end
@@ -301,6 +319,9 @@ end
 local failed = 0
 for _, c in ipairs(checks) do
   local r, err = k:run{problem = c[1], config = c[2], rep = 1, warmup = 0, verify = true}
+  if os.getenv("GEMM_CHECK_VERBOSE") and r and r.passed then
+    print(string.format("CHECK PASS %s %s rel %.2e", text(c[1]), text(c[2]), r.rel_err or -1))
+  end
   if not r or not r.passed then
     failed = failed + 1
     print("CHECK FAIL", text(c[1]), text(c[2]), r and tostring(r.failure) or tostring(err))

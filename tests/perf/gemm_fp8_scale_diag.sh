@@ -11,11 +11,15 @@
 # process). Prepare DIR here, without a GPU:
 #   bash tests/perf/gemm_fp8_scale_diag.sh --prepare DIR [TILELAB]   (default build/tilelab)
 # then on the device: bash DIR/gemm_fp8_scale_diag.sh (writes $OUT/diag.txt).
+# Only the DIAG copies of kernels/, for another script's bundle: --kernels DIR [VARIANTS] (DIR/diag/kV for each V of
+# VARIANTS, default "A B AB I J").
 set -u
-if [ "${1:-}" = --prepare ]; then
+if [ "${1:-}" = --prepare ] || [ "${1:-}" = --kernels ]; then
   dir=$2; bin=${3:-build/tilelab}; src=$(cd "$(dirname "$0")/../.." && pwd)
-  mkdir -p "$dir/diag" && cp -r "$src/kernels" "$dir/" || exit 1
-  for v in A B AB I J; do
+  variants="A B AB I J"; [ "$1" = --kernels ] && variants=${3:-$variants}
+  mkdir -p "$dir/diag" || exit 1
+  [ "$1" = --prepare ] && { cp -r "$src/kernels" "$dir/" || exit 1; }
+  for v in $variants; do
     rm -rf "$dir/diag/k$v" && cp -r "$src/kernels" "$dir/diag/k$v"
     python3 - "$dir/diag/k$v/gemm/gemm_kmajor.cuh" "$v" <<'PY' || exit 1
 import sys
@@ -42,6 +46,7 @@ for old, new in edits:
 open(path, "w").write(s)
 PY
   done
+  [ "$1" = --kernels ] && exit 0
   bash "$src/cmake/bundle_for_device.sh" "$dir" "$bin" > /dev/null && strip "$dir/tilelab"
   cp "$src/tests/perf/gemm_fp8_scale_diag.lua" "$src/tests/perf/gemm_fp8_scale_diag.sh" "$dir/"
   cache=$(mktemp -d)
