@@ -86,14 +86,6 @@ struct GemmFp8Config {
   // tile's first min(num_stages, k blocks) stages right after the barriers' init, before the __syncthreads and the
   // warpgroups' register hand-over, instead of from the producer loop after them.
   bool early_loads = false;
-  // gemm.fp8's grid tiles: the elected thread prefetches into the L2 (cp.async.bulk.prefetch.tensor) B's boxes of
-  // its first tile's k blocks past the ring (num_stages .. k blocks - 1) before the __syncthreads, so that the ring's
-  // refills find them in the L2 rather than in HBM.
-  bool prefetch_b = false;
-  // tma_store: the CTA's last wait on its bulk stores of C is for their reads of shared memory
-  // (cp.async.bulk.wait_group.read 0), not for their writes' completion (wait_group 0): the CTA exits once its
-  // staging tile is read (the writes complete before the grid does).
-  bool exit_read = false;
 
   TL_HOST_DEVICE constexpr int consumers() const { return block_M / 64; }
   TL_HOST_DEVICE constexpr int threads() const { return (consumers() + 1) * 128; }  // + the producer warpgroup
@@ -309,26 +301,6 @@ TL_HOST_DEVICE constexpr bool kmajor_early_loads(const Config& c) {
   }
 }
 
-// Whether B's boxes past the ring of the first tile are prefetched into the L2 at the start (gemm.fp8's `prefetch_b`).
-template <class Config>
-TL_HOST_DEVICE constexpr bool kmajor_prefetch_b(const Config& c) {
-  if constexpr (requires { c.prefetch_b; }) {
-    return c.prefetch_b;
-  } else {
-    return false;
-  }
-}
-
-// Whether the CTA's last wait on its bulk stores is for their shared-memory reads only (gemm.fp8's `exit_read`).
-template <class Config>
-TL_HOST_DEVICE constexpr bool kmajor_exit_read(const Config& c) {
-  if constexpr (requires { c.exit_read; }) {
-    return c.exit_read && c.tma_store;
-  } else {
-    return false;
-  }
-}
-
 // Whether the two promoting consumers take turns issuing their chains (gemm.fp8's `ping_pong`).
 template <class Config>
 TL_HOST_DEVICE constexpr bool kmajor_ping_pong(const Config& c) {
@@ -374,8 +346,6 @@ inline std::string name_expression(const GemmFp8Config& c) {
   if (c.scale_early) name.field("scale_early", true);
   if (c.prefetch_maps) name.field("prefetch_maps", true);
   if (c.early_loads) name.field("early_loads", true);
-  if (c.prefetch_b) name.field("prefetch_b", true);
-  if (c.exit_read) name.field("exit_read", true);
   return name.str();
 }
 

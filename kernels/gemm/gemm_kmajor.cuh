@@ -18,10 +18,8 @@
 // Warpgroups 1..consumers are the consumers: consumer c owns rows [64 c, 64 c + 64) of the tile and all block_N
 // columns. The grid is persistent (one CTA per SM); CTAs take work tiles t = blockIdx.x, + gridDim.x, ...
 //
-// gemm.fp8's start and end switches (its grid tiles only): `early_loads` has the elected thread issue its first tile's
-// first stages right after the barriers' init, before the __syncthreads and the register hand-over (tensor and row
-// scales); `prefetch_b` has it prefetch that tile's boxes of B past the ring into the L2 there; `exit_read` ends a
-// consumer once its last bulk stores have read the staging tile (wait_group.read), not once their writes complete.
+// gemm.fp8's `early_loads` (its grid tiles only): the elected thread issues its first tile's first stages right after
+// the barriers' init, before the __syncthreads and the register hand-over (tensor and row scales).
 //
 // Two-level accumulation (DeepSeek-V3 / DeepGEMM), e4m3 only: the tensor cores add e4m3 products in limited
 // precision, so a consumer lets wgmma sum one k block only (4 x k32) into `part` (scale_d = 0 on the first, a fresh
@@ -135,10 +133,8 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
   constexpr bool SCALE_EARLY = kmajor_scale_early(CFG);  // tensor scales loaded at the start (scale_early)
   constexpr bool PREFETCH_MAPS = kmajor_prefetch_maps(CFG);  // the maps' descriptors prefetched first (prefetch_maps)
   constexpr bool EARLY_LOADS = kmajor_early_loads(CFG);  // the first stages loaded before the __syncthreads
-  constexpr bool PREFETCH_B = kmajor_prefetch_b(CFG);  // B past the ring prefetched into the L2 (prefetch_b)
-  constexpr bool EXIT_READ = kmajor_exit_read(CFG);  // the last store wait for the reads only (exit_read)
-  static_assert(!(EARLY_LOADS || PREFETCH_B) || !Tiles::clip_rows(),
-                "early_loads / prefetch_b read the first tile before the __syncthreads: gemm.fp8's grid tiles only");
+  static_assert(!EARLY_LOADS || !Tiles::clip_rows(),
+                "early_loads reads the first tile before the __syncthreads: gemm.fp8's grid tiles only");
   constexpr int WG_M = P.acc.rows();  // rows of one consumer (the wgmma M)
   constexpr int WG_K = E4M3 ? 32 : 16;  // k of one wgmma (m64nNk32 e4m3, m64nNk16 bf16): 32 bytes
   constexpr int NV = P.acc.num_values(), NP = P.chunk.num_values();
@@ -214,20 +210,15 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
       mbar_init(empty_bar(s), CONSUMERS);
     }
     fence_mbarrier_init();
-    if constexpr (EARLY_LOADS || PREFETCH_B) {
+    if constexpr (EARLY_LOADS) {
       if (static_cast<int>(blockIdx.x) < tiles.count()) {
         const KMajorTile tile = tiles.at(blockIdx.x);
-        if constexpr (EARLY_LOADS) {
-          // Stage k = iteration k of the producer loop (its empty barriers pass at once in the first round).
-          const int early_n = early_stages();
-          for (int k = 0; k < early_n; ++k) {
-            mbar_expect_tx(full_bar(k), A_BYTES + B_BYTES);
-            tma_load(a_base + k * A_BYTES, &tma_a, full_bar(k), k * BK, tile.a_row);
-            tma_load(b_base + k * B_BYTES, &tma_b, full_bar(k), k * BK, tile.b_row);
-          }
-        }
-        if constexpr (PREFETCH_B) {
-          for (int k = STAGES; k < (K + BK - 1) / BK; ++k) tma_prefetch_l2_2d(&tma_b, k * BK, tile.b_row);
+        // Stage k = iteration k of the producer loop (its empty barriers pass at once in the first round).
+        const int early_n = early_stages();
+        for (int k = 0; k < early_n; ++k) {
+          mbar_expect_tx(full_bar(k), A_BYTES + B_BYTES);
+          tma_load(a_base + k * A_BYTES, &tma_a, full_bar(k), k * BK, tile.a_row);
+          tma_load(b_base + k * B_BYTES, &tma_b, full_bar(k), k * BK, tile.b_row);
         }
       }
     }
@@ -625,13 +616,7 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     }
     TL_PROBE_STAMP(t_exit);
     if constexpr (CFG.tma_store) {
-      if (tid == 0) {
-        if constexpr (EXIT_READ) {
-          tma_store_wait_read();  // exit_read: the staging tile read; the writes complete before the grid does
-        } else {
-          tma_store_wait_all();
-        }
-      }
+      if (tid == 0) tma_store_wait_all();
     }
 #if TL_DEVICE_CODE && defined(TL_TIMELINE) && TL_TIMELINE
     const probe::u64 t_exited = __shfl_sync(0xffffffffu, read_clock64(), 0);  // lane 0's clock, after its wait

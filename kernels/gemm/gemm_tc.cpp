@@ -1117,9 +1117,7 @@ GemmFp8Config fp8_config(const Values& p, const Values& c) {
                     .scale_stage = fp8_scale_stage(p, c),
                     .scale_early = fp8_scale_early(p, c),
                     .prefetch_maps = fp8_prefetch_maps(p, c),
-                    .early_loads = fp8_early_loads(p, c),
-                    .prefetch_b = c.boolean("prefetch_b"),
-                    .exit_read = c.boolean("exit_read")};
+                    .early_loads = fp8_early_loads(p, c)};
   cfg.num_stages = fp8_num_stages(p, cfg, c);
   // scale_stage's auto yields to a hand-set pipeline whose shared memory has no room for its slots (the auto depth
   // counts them).
@@ -1240,10 +1238,6 @@ Status check_fp8(const Values& p, const Values& c, const DeviceLimits& limits) {
                   "__syncthreads; this problem has scaling=block, whose stages also take the producer warp's scale "
                   "copies: set early_loads=false, or scaling=tensor or row");
   const GemmFp8Config cfg = fp8_config(p, c);
-  if (cfg.exit_read && !cfg.tma_store)
-    return refuse("exit_read=true waits for the last TMA stores of C to have read shared memory, but this run stores C "
-                  "directly (tma_store off" + std::string(c.text("tma_store") == "auto" ? " by its auto rule" : "") +
-                  "): set exit_read=false, or tma_store=true");
   TL_RETURN_IF_ERROR(check_kmajor(p, c, cfg));
   const GemmFp8Plan plan = make_plan(cfg);
   if (cfg.c_split > 1 && !cfg.tma_store)
@@ -1448,23 +1442,15 @@ KernelSpec gemm_fp8_spec() {
       "last k block; auto: on with scale_early's auto (per-tensor, the 64x64 tiles at M <= 64), else off (on an H200 "
       "within 1.7% either way elsewhere)"));
   // docs/perf.md, 2026-11-28, fp8m128t (the M 128 per-tensor timeline and these switches timed A B B A): early_loads
-  // won at one-wave grids (auto there); prefetch_b (0.79-0.83x) and exit_read (even) stay opt-in.
+  // won at one-wave grids (auto there); two other switches timed with it were taken out: B's boxes past the ring
+  // prefetched into the L2 at the start (prefetch_b, 0.79-0.83x) and the last store wait for its reads only
+  // (exit_read, even: 0.985-1.005x).
   k.config.params.push_back(ParamSpec::enumeration(
       "early_loads", "auto", {"auto", "true", "false"},
       "the loading thread issues its first tile's first num_stages TMA loads of A and B right after the barriers' "
       "init, before the __syncthreads and the producer's register hand-over (tensor and row scales; true is refused "
       "for block scales); auto: on for tiles of at most 128 columns where the grid is one wave (tiles <= 132 SMs: "
       "M <= 256 at N 7168; on an H200 1.005-1.033x there), else off (even at 4096x7168x2048)"));
-  k.config.params.push_back(ParamSpec::boolean(
-      "prefetch_b", false,
-      "the loading thread prefetches its first tile's boxes of B past the ring (k blocks num_stages and on) into the "
-      "L2 at the kernel's start (cp.async.bulk.prefetch.tensor), so that the ring's refills of B read the L2 (on an "
-      "H200 0.79-0.83x the default at M 64-256, N 7168, K 2048, 0.93x at 4096x7168x2048)"));
-  k.config.params.push_back(ParamSpec::boolean(
-      "exit_read", false,
-      "TMA-store epilogue: the CTA's last wait on its bulk stores of C is for their reads of the staging tile "
-      "(cp.async.bulk.wait_group.read), not their writes' completion; refused with tma_store off (on an H200 even "
-      "with the default, 0.986-1.005x)"));
   k.config.params.push_back(ParamSpec::one_of(
       "c_split", 1, {1, 2, 4},
       "TMA-store epilogue: C staged and stored in this many column parts through one part's buffer, so that a "
@@ -1499,7 +1485,7 @@ KernelSpec gemm_fp8_spec() {
         {{"uniform_desc", "false"}},
         {{"block_N", "192"}, {"wgmma_N", "192"}, {"uniform_desc", "true"}},
         {{"scale_early", "true"}, {"prefetch_maps", "true"}},
-        {{"early_loads", "true"}, {"prefetch_b", "true"}, {"exit_read", "true"}}};
+        {{"early_loads", "true"}}};
   };
   k.flops = [](const Values& p) {
     return 2.0 * static_cast<double>(p.integer("M")) * static_cast<double>(p.integer("N")) * static_cast<double>(p.integer("K"));

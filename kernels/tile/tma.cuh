@@ -178,13 +178,4 @@ TL_DEVICE_INLINE void prefetch_tensormap(const TmaDescriptor* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
 
-// Prefetches the 2-D box of `map` at (c0, c1) from global memory into the L2 (no shared memory, no barrier): a later
-// tma_load of the same box then reads it from the L2.
-TL_DEVICE_INLINE void tma_prefetch_l2_2d(const TmaDescriptor* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
-
 }  // namespace tl

@@ -503,30 +503,23 @@ TEST(GemmFp8Spec, EarlyScalesAndMapPrefetchOnlyWhenAsked) {
   EXPECT_FALSE(kmajor_prefetch_maps(c));
 }
 
-// The start and end switches (fp8m128t): prefetch_b and exit_read off by default (the defaults' names, and kernels, as
-// before them), each in the name where set; early_loads auto on for tiles of at most 128 columns where the grid is
-// one wave (tiles <= 132: M <= 256 at N 7168) with tensor or row scales, off at M 257 (114 tiles of 128 x 192), at
-// 4096 x 7168 x 2048 and for block scales, and at M 128 with 128 x 256 tiles set by hand; early_loads=true refused for
-// block scales, exit_read where C is stored directly; the kernel's predicates.
-TEST(GemmFp8Spec, StartAndExitSwitchesOnlyWhenAsked) {
+// early_loads (fp8m128t): auto on for tiles of at most 128 columns where the grid is one wave (tiles <= 132: M <= 256
+// at N 7168) with tensor or row scales, off at M 257 (114 tiles of 128 x 192), at 4096 x 7168 x 2048 and for block
+// scales, and at M 128 with 128 x 256 tiles set by hand; true refused for block scales; the kernel's predicate; the
+// two switches timed beside it and taken out (prefetch_b, exit_read) refused by name.
+TEST(GemmFp8Spec, EarlyLoadsOnOneWaveGrids) {
   auto name = [](const KV& problem, const KV& config) { return instance(problem, config).name_expression; };
   for (const char* m : {"1", "64", "128", "200", "256", "257", "4096"}) {
     for (const char* scaling : {"tensor", "row", "block"}) {
       SCOPED_TRACE(std::string(m) + " " + scaling);
       const KV p = {{"M", m}, {"N", "7168"}, {"K", "2048"}, {"scaling", scaling}};
       const std::string def = name(p, {});
-      for (const char* f : {"prefetch_b", "exit_read"}) {
-        EXPECT_EQ(def.find(f), std::string::npos) << f;
-        EXPECT_EQ(name(p, {{f, "false"}}), def) << f;
-      }
       const bool one_wave = std::stoi(m) <= 256 && std::string(scaling) != "block";
       EXPECT_EQ(def.find(".early_loads = true") != std::string::npos, one_wave);
       EXPECT_EQ(name(p, {{"early_loads", "false"}}).find("early_loads"), std::string::npos);
       if (!one_wave) {
         EXPECT_EQ(name(p, {{"early_loads", "false"}}), def);
       }
-      EXPECT_NE(name(p, {{"prefetch_b", "true"}}).find(".prefetch_b = true"), std::string::npos);
-      EXPECT_NE(name(p, {{"exit_read", "true"}}).find(".exit_read = true"), std::string::npos);
       if (std::string(scaling) == "block") {
         expect_refused(p, {{"early_loads", "true"}}, {"early_loads=true", "scaling=block", "early_loads=false"});
       } else {
@@ -538,20 +531,15 @@ TEST(GemmFp8Spec, StartAndExitSwitchesOnlyWhenAsked) {
   EXPECT_EQ(name(m128, {{"block_N", "256"}}).find("early_loads"), std::string::npos);  // 28 tiles, 256 columns
   EXPECT_NE(name(m128, {{"block_N", "128"}}).find(".early_loads = true"), std::string::npos);  // 56 tiles
   EXPECT_NE(name(m128, {{"block_N", "256"}, {"early_loads", "true"}}).find(".early_loads = true"), std::string::npos);
-  // Direct stores (f32 C; or tma_store=false): nothing for exit_read to wait for.
-  expect_refused({{"M", "128"}, {"N", "7168"}, {"K", "2048"}, {"out_dtype", "f32"}}, {{"exit_read", "true"}},
-                 {"exit_read=true", "tma_store off by its auto rule"});
-  expect_refused({{"M", "128"}, {"N", "7168"}, {"K", "2048"}}, {{"exit_read", "true"}, {"tma_store", "false"}},
-                 {"exit_read=true", "tma_store=true"});
-  GemmFp8Config c{.early_loads = true, .prefetch_b = true, .exit_read = true};
+  for (const char* removed : {"prefetch_b", "exit_read"}) {
+    auto inst = instantiate(fp8_spec(), m128, {{removed, "false"}}, limits_for_arch("sm_90a"));
+    ASSERT_FALSE(inst.ok()) << removed;
+    EXPECT_NE(inst.status().message().find(removed), std::string::npos) << inst.status().message();
+  }
+  GemmFp8Config c{.early_loads = true};
   EXPECT_TRUE(kmajor_early_loads(c));
-  EXPECT_TRUE(kmajor_prefetch_b(c));
-  EXPECT_TRUE(kmajor_exit_read(c));
   c.scaling = kScaleBlock;
-  c.tma_store = false;
   EXPECT_FALSE(kmajor_early_loads(c));
-  EXPECT_TRUE(kmajor_prefetch_b(c));
-  EXPECT_FALSE(kmajor_exit_read(c));
   EXPECT_EQ(fp8_spec().probes[GemmFp8Probe::prologue], "prologue");
   EXPECT_EQ(fp8_spec().probes[GemmFp8Probe::exit], "exit");
 }

@@ -203,17 +203,11 @@ local sets = {
   -- M 128's start and end (fp8m128t): the defaults at M 64 / 128 / 256 (tensor and row) and 4096 x 7168 x 2048
   -- (tensor) beside the first stages loaded before the __syncthreads (`m1el`), B past the ring prefetched into the L2
   -- (`m1pb`), the last store wait for the reads only (`m1xr`), all three (`m1c`), and four stages at small M (`m1s4`).
-  -- (`m1d` was timed at 4edc283, before early_loads' auto: since 28bdc1d it runs early_loads at M <= 256.)
+  -- (`m1d` was timed at 4edc283, before early_loads' auto: since 28bdc1d it runs early_loads at M <= 256. prefetch_b
+  -- and exit_read were taken out after that call, with m1pb, m1xr and m1c: branch fp8m128t keeps them.)
   m1d = {scalings = {"tensor", "row"}, large = {{only = "tensor", at = "4096x7168x2048"}}, small = {{}}},
   m1el = {scalings = {"tensor", "row"}, large = {{early_loads = true, only = "tensor", at = "4096x7168x2048"}},
           small = {{early_loads = true}}},
-  m1pb = {scalings = {"tensor", "row"}, large = {{prefetch_b = true, only = "tensor", at = "4096x7168x2048"}},
-          small = {{prefetch_b = true}}},
-  m1xr = {scalings = {"tensor", "row"}, large = {{exit_read = true, only = "tensor", at = "4096x7168x2048"}},
-          small = {{exit_read = true}}},
-  m1c = {scalings = {"tensor", "row"},
-         large = {{early_loads = true, prefetch_b = true, exit_read = true, only = "tensor", at = "4096x7168x2048"}},
-         small = {{early_loads = true, prefetch_b = true, exit_read = true}}},
   m1s4 = {scalings = {"tensor", "row"}, large = {}, small = {{num_stages = 4}}},
   sschk = {scalings = {"row"}, large = {{scale_stage = true}, {scale_stage = true, block_M = 64, block_N = 128, num_stages = 5},
                                         {scale_stage = true, block_N = 192, wgmma_N = 192},
