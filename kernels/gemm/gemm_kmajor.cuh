@@ -211,10 +211,10 @@ TL_DEVICE_INLINE void gemm_kmajor_body(Tiles& tiles, const TmaDescriptor& tma_a,
     }
     fence_mbarrier_init();
     if constexpr (EARLY_LOADS) {
-      if (static_cast<int>(blockIdx.x) < tiles.count()) {
+      // Stage k = iteration k of the producer loop (its empty barriers pass at once in the first round).
+      const int early_n = early_stages();
+      if (early_n > 0) {
         const KMajorTile tile = tiles.at(blockIdx.x);
-        // Stage k = iteration k of the producer loop (its empty barriers pass at once in the first round).
-        const int early_n = early_stages();
         for (int k = 0; k < early_n; ++k) {
           mbar_expect_tx(full_bar(k), A_BYTES + B_BYTES);
           tma_load(a_base + k * A_BYTES, &tma_a, full_bar(k), k * BK, tile.a_row);

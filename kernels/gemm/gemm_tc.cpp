@@ -981,15 +981,13 @@ bool fp8_scale_tma(const Values& p, const Values& c) {
 // (16384^2 x 4096 0.98-0.99x in both rounds under both timers, 8192^3 mostly slower; session 47's fifth call), and on
 // the 64 x 64 tiles of M <= 64, where scale_early (auto there) was 1% faster. Block scales: nothing to stage.
 bool fp8_scale_stage(const Values& p, const Values& c) {
+  if (p.text("scaling") == "block") return false;
   const std::string v = c.text("scale_stage");
-  if (p.text("scaling") == "tensor") {
-    if (v != "auto") return v == "true";
-    return fp8_block_m(p, c) == 128 && fp8_block_n(p, c) != 192 && !c.boolean("fast_accum") &&
-           c.text("scale_early") != "true";
-  }
-  if (p.text("scaling") != "row") return false;
   if (v != "auto") return v == "true";
-  return (fp8_block_m(p, c) == 128 && !c.boolean("fast_accum")) || fp8_small_m64(p, c);
+  const bool two_consumers = fp8_block_m(p, c) == 128 && !c.boolean("fast_accum");
+  if (p.text("scaling") == "tensor")
+    return two_consumers && fp8_block_n(p, c) != 192 && c.text("scale_early") != "true";
+  return two_consumers || fp8_small_m64(p, c);
 }
 
 // A from registers (GemmFp8Config::a_regs): `auto` takes it for block scales with two consumer warpgroups, where it
