@@ -1,18 +1,40 @@
 # gemv22: the screen's candidates, compiled here (fills the NVRTC cache), refusals and duplicate builds dropped.
 # Usage: python3 tests/perf/gemv_screen_cands.py build/tilelab (writes $CANDS (cands.json) for gemv_screen.lua and
-# $KEYS (keys.txt): the cache keys of every build, for a bundle's cache).
-import itertools, json, os, subprocess, sys
+# $KEYS (keys.txt): the cache keys of every build, for a bundle's cache). SET=wide (session 49, the H200): every int4
+# decode M of both anchor shapes and fp4 M 16, over the launch shape (splits x prefetch x ctas_per_sm x warp_rows)
+# and one switch at a time around the default; compiled two at a time.
+import concurrent.futures, itertools, json, os, subprocess, sys
 T = sys.argv[1] if len(sys.argv) > 1 else "build/tilelab"
-groups = {
-  # name: (problem, Ms, dims)
-  "A8":  ("N=28672,K=8192,wtype=int4,group=128", [8], ["sl", "sc", "b"]),
-  "A16": ("N=28672,K=8192,wtype=int4,group=128", [9, 12, 16], ["sl", "sc", "b", "scl"]),
-  "B":   ("N=8192,K=28672,wtype=int4,group=128", [9, 12, 16], ["sl", "sc", "b", "scl"]),
-  "C":   ("N=8192,K=28672,wtype=fp4,group=128", [9, 12], ["sl", "sc", "b"]),
-}
-vals = {"sl": ["step_loop=runtime", "step_loop=unrolled"],
-        "sc": ["stage_copy=async", "stage_copy=tma,act_multicast=1", "stage_copy=tma,act_multicast=2"],
-        "b": ["batch=on", "batch=off"], "scl": ["scale_copy=smem", "scale_copy=regs"]}
+A, B = "N=28672,K=8192", "N=8192,K=28672"
+if os.environ.get("SET") == "wide":
+  groups = {  # name: (problem, Ms, dims)
+    "A": (A + ",wtype=int4,group=128", [1, 4, 8, 16], ["shape"]),
+    "B": (B + ",wtype=int4,group=128", [1, 4, 8, 16], ["shape"]),
+    "AF": (A + ",wtype=fp4,group=32", [16], ["shape"]),
+    "BF": (B + ",wtype=fp4,group=32", [16], ["shape"]),
+  }
+  shape = [",".join(c) for c in itertools.product(
+      ["splits=%d" % s for s in (2, 4, 8, 16, 32)], ["prefetch=%d" % p for p in (2, 4)],
+      ["ctas_per_sm=%d" % c for c in (2, 3, 4)], ["warp_rows=16", "warp_rows=32"])]
+  singles = ["reduce=global", "reduce=cluster", "batch=on", "batch=off", "step_loop=runtime", "step_loop=unrolled",
+             "l2_prefetch=true", "stage_copy=regs", "stage_copy=async", "stage_copy=tma", "schedule=stream",
+             "prefetch=3", "prefetch=4", "prefetch=6", "prefetch=1", "act_first=off", "tile_rounds=2"]
+  vals = {"shape": shape + singles}
+  extra = {g: [] for g in groups}
+else:
+  groups = {
+    # name: (problem, Ms, dims)
+    "A8":  (A + ",wtype=int4,group=128", [8], ["sl", "sc", "b"]),
+    "A16": (A + ",wtype=int4,group=128", [9, 12, 16], ["sl", "sc", "b", "scl"]),
+    "B":   (B + ",wtype=int4,group=128", [9, 12, 16], ["sl", "sc", "b", "scl"]),
+    "C":   (B + ",wtype=fp4,group=128", [9, 12], ["sl", "sc", "b"]),
+  }
+  vals = {"sl": ["step_loop=runtime", "step_loop=unrolled"],
+          "sc": ["stage_copy=async", "stage_copy=tma,act_multicast=1", "stage_copy=tma,act_multicast=2"],
+          "b": ["batch=on", "batch=off"], "scl": ["scale_copy=smem", "scale_copy=regs"]}
+  extra = {"A8": ["step_loop=unrolled,splits=8"], "A16": ["step_loop=unrolled,splits=16"],
+           "B": ["step_loop=unrolled,splits=28", "step_loop=unrolled,stage_copy=async,batch=on,scale_copy=smem,splits=28"],
+           "C": ["step_loop=unrolled,splits=56"]}
 def compile_(prob, cfg):
   r = subprocess.run([T, "compile", "gemm.dequant", "--problem", prob, "--config", "path=gemv" + ("," + cfg if cfg else ""),
                       "--json"], capture_output=True, text=True)
@@ -28,9 +50,6 @@ def info(d):
   ne = d["name_expression"]
   return "grid %s steps %d regs %d spill %d/%d smem %d %s" % (d["launch"]["grid"][:2], ss, r["registers"], r["spill_store_bytes"],
         r["spill_load_bytes"], d["launch"]["dynamic_smem"], "U" if ".unroll = 0" not in ne else "R")
-extra = {"A8": ["step_loop=unrolled,splits=8"], "A16": ["step_loop=unrolled,splits=16"],
-         "B": ["step_loop=unrolled,splits=28", "step_loop=unrolled,stage_copy=async,batch=on,scale_copy=smem,splits=28"],
-         "C": ["step_loop=unrolled,splits=56"]}
 out, keys = {}, set()
 for g, (pb, Ms, dims) in groups.items():
   for m in Ms:
@@ -40,8 +59,10 @@ for g, (pb, Ms, dims) in groups.items():
     seen = {key(dflt): "-"}
     print(g, "M", m, "default", info(dflt), dflt["name_expression"], flush=True)
     cands = []
-    for cfg in [",".join(c) for c in itertools.product(*[vals[x] for x in dims])] + extra[g]:
-      d, err = compile_(prob, cfg)
+    cfgs = [",".join(c) for c in itertools.product(*[vals[x] for x in dims])] + extra[g]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+      built = list(pool.map(lambda c: compile_(prob, c), cfgs))
+    for cfg, (d, err) in zip(cfgs, built):
       if d is None:
         print(g, m, "REFUSED", cfg, err.replace("\n", " ")[:160], flush=True); continue
       keys.add(d["cache_key"])
