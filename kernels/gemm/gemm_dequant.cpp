@@ -106,6 +106,14 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits);
 GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
                             const DeviceLimits& limits, std::int64_t rounds, bool exact = false);
 
+// The split grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) over one wave of CTAs on the H100's
+// 132 SMs (28672 x 8192 at M <= 8: 896 CTAs, 1.7 waves; 8192 x 28672: 1024; not 14336 x 4096: 448).
+bool gemv_over_one_wave(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+  const DeviceLimits h100 = limits_for_arch("sm_90a");
+  const std::int64_t ctas = tiles(p.integer("N"), cfg.rows()) * gemv_split_rounds(p, c, cfg, h100, 1).splits;
+  return ctas > std::int64_t{h100.sm_count} * cfg.min_blocks;
+}
+
 // M 9-16 where the grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) takes more than two waves of
 // CTAs on the H100's 132 SMs: among the timed decode shapes 28672 x 8192 (7 splits, 1568 CTAs, 3.0 waves at 4 CTAs an
 // SM) and 8192 x 28672 (23 splits, 1472 CTAs, 2.8 waves), not 8192 x 8192 or 4096 x 14336 (under one wave). The M
@@ -175,26 +183,37 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
           .wtype = p.text("wtype") == "fp4" ? dequant4::kFp4 : dequant4::kInt4,
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
+  // Whether the split grid (one row tile a CTA, the split as on the H100's 132 SMs) takes more than one wave of CTAs.
+  const bool over_one_wave = !cfg.stream && gemv_over_one_wave(p, c, cfg);
   // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs
-  // (a CTA of one row tile: tile_rounds above 1 take global sums).
+  // (a CTA of one row tile: tile_rounds above 1 take global sums), and the grid is one wave at most: a cluster's CTAs
+  // start together, so a later wave waits for a GPC with four free slots. H200, docs/perf.md (gemvh200, four
+  // alternated rounds in each of two calls): global sums at 28672 x 8192 (896 CTAs, 1.7 waves) M 1 1.069-1.099x the
+  // cluster by medians (minima 1.067-1.096x), with the unrolled loop M 2-4 1.037-1.055x; at 14336 x 4096 (448 CTAs,
+  // under a wave) the cluster stays 1.09-1.16x ahead at M 1 and 4. (The H100 had the cluster 1.02-1.05x ahead at
+  // 28672 x 8192 M 1 in gemv7, many kernel versions ago: not re-measured.)
   if (c.text("reduce") == "auto" && p.integer("M") <= 4 && !cfg.stream && c.integer("tile_rounds") <= 1 &&
-      !cfg.stage_tma) {
+      !cfg.stage_tma && !over_one_wave) {
     const std::int64_t splits = gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1).splits;
     cfg.cluster_reduce = splits >= 2 && splits <= 4;
   }
-  // stage_copy=auto: async at M >= 8 on the split schedule where the weights are the kernel's permuted copy (with
-  // group_sum each thread then reads its copied chunks back for the step sums): on the H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x
-  // 8192 and M 8 of 8192 x 28672, even at M 16 there (0.997-1.004x); M 4 1.01x and M 1 0.99x, so regs below 8.
+  // stage_copy=auto: async on the split schedule where the weights are the kernel's permuted copy (with group_sum each
+  // thread then reads its copied chunks back for the step sums) at M >= 8, and below 8 where the grid is over a wave.
+  // H100 (docs/perf.md, 2026-11-27, merged-main call, A B B A) 1.03-1.05x at M 8 and 16 of 28672 x 8192 and M 8 of
+  // 8192 x 28672, even at M 16 there (0.997-1.004x); M 4 1.01x and M 1 0.99x. H200 (gemvh200, with the unrolled loop
+  // and global sums): 28672 x 8192 M 4 1.035x, 8192 x 28672 M 4 1.055x, M 1 1.01x, M 1 of 28672 x 8192 even.
   if (c.text("stage_copy") == "auto")
-    cfg.stage_async = p.integer("M") >= 8 && cfg.permuted && !cfg.stream;
+    cfg.stage_async = (p.integer("M") >= 8 || over_one_wave) && cfg.permuted && !cfg.stream;
   // ctas_per_sm=0 at 16 rows a warp, int4, split schedule: 3 CTAs an SM (80 registers, no spills) on a deep grid with
   // N <= K (where tile_rounds keeps one tile a CTA), else 4. And int4_lop3=auto is also on at M 9-16 on a deep grid
   // with two tiles a CTA or 3 CTAs an SM, where the bias register no longer costs what it saves. H100, docs/perf.md
   // (gemv11, A B B A, two rounds each): 8192 x 28672 M 12 and 16 with both 1.09-1.10x (3 CTAs alone 1.03x, the LOP3
   // alone 0.99x); 28672 x 8192 (two tiles a CTA) the LOP3 1.04-1.05x, 3 CTAs there 0.82-0.85x.
+  // fp4 likewise since gemvh200 (H200, four alternated rounds, 8192 x 28672 M 16: 16 splits at 3 CTAs an SM against
+  // 28 at 4, group 32 1.155-1.164x, group 128 1.144-1.153x by medians, minima alike; at 28672 x 8192, two tiles a CTA,
+  // 0.79x, as int4 there).
   const bool deep = gemv_deep_grid(p, c, cfg);
-  if (deep && c.integer("ctas_per_sm") == 0 && rows == 16 && cfg.wtype == dequant4::kInt4 && !cfg.stream &&
-      p.integer("N") <= p.integer("K"))
+  if (deep && c.integer("ctas_per_sm") == 0 && rows == 16 && !cfg.stream && p.integer("N") <= p.integer("K"))
     cfg.min_blocks = 3;
   cfg.tile_loop = gemv_tile_rounds(p, c, cfg) > 1;
   // sums_once=auto: on for int4 wherever a CTA holds several row tiles. H100, docs/perf.md (gemv13, two calls, A B B
@@ -331,10 +350,18 @@ std::int64_t gemv_step_unroll(const Values& p, const Values& c, const GemmDequan
   if (v == "auto") return gemv_step_unroll_auto(p, c, cfg) ? 2 : 0;
   return std::stoll(v);
 }
+// And (gemvh200, H200, four alternated rounds) int4 at M <= 8 wherever the indexed loop's own split can be unrolled
+// (the same grid): 28672 x 8192 M 2 / 3 / 4 / 6 1.09-1.14x, 8192 x 28672 M 1 / 2 / 4 / 6 / 8 1.09-1.12x, 14336 x 4096
+// M 4 1.10-1.13x by medians in every round (minima alike); where it would change the split (4096 x 14336, 16 splits
+// of 7 steps against 14 of 8) 0.85-0.93x: the indexed loop there.
 bool gemv_unroll_auto(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   if (c.text("step_loop") != "auto") return false;
   const auto M = p.integer("M");
   if (cfg.wtype == dequant4::kFp4) return gemv_deep_grid(p, c, cfg);
+  if (M <= 8 && !cfg.stream && c.integer("tile_rounds") <= 1 && p.integer("K") % kGemvStepK == 0 &&
+      unrollable(gemv_split_rounds(p, c, cfg, limits_for_arch("sm_90a"), 1), tiles(p.integer("K"), kGemvStepK),
+                 cfg.prefetch))
+    return true;
   // (gemv23: int4 M 13-16 with N > K too, where step_unroll rolls it: its auto or a number.)
   return (p.integer("N") > p.integer("K") &&
           (M == 1 || (M >= 8 && M <= 12) ||
@@ -769,9 +796,10 @@ KernelSpec gemm_dequant_spec() {
                ParamSpec::one_of("ctas_per_sm", 0, {0, 1, 2, 3, 4},
                                  "CTAs sharing an SM (a thread's registers capped for them): wgmma 1 (the consumers "
                                  "get 232 registers by setmaxnreg) or 2, 0 = auto: 2 for block_M <= 32 with block_N 64 "
-                                 "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers; int4 at M 9-16 3 "
-                                 "where one row tile a CTA takes over two waves and N <= K: 80 registers, 1.09x "
-                                 "at 8192 x 28672 on an H100 with int4_lop3), 2 for 32"),
+                                 "and no k_split; gemv 1-4, 0 = auto: 4 for warp_rows 16 (64 registers; at M 9-16 3 "
+                                 "where one row tile a CTA takes over two waves and N <= K: 80 registers, int4 "
+                                 "1.09x at 8192 x 28672 on an H100 with int4_lop3, fp4 1.14-1.16x on an H200), 2 "
+                                 "for 32"),
                ParamSpec::enumeration("scale_feed", "auto", {"auto", "smem", "regs"},
                                       "wgmma: how a consumer gets its scales: smem = the producer warpgroup stages "
                                       "each k block's in shared memory (one shared load per row a stage); regs = each "
@@ -809,7 +837,9 @@ KernelSpec gemm_dequant_spec() {
                                       "for int4 with N > K at M 1 and 8-12 (1.01-1.08x at 28672 x 8192 and fp4 "
                                       "8192 x 28672 on an H100) and for int4 group 128 at M 9-16 where a CTA holds "
                                       "one row tile at 3 CTAs an SM (8192 x 28672: with batch off and the step scales "
-                                      "in shared memory 1.02-1.07x the indexed loop) and, rolled by step_unroll's "
+                                      "in shared memory 1.02-1.07x the indexed loop), for int4 at M <= 8 wherever "
+                                      "the indexed loop's own split can be unrolled (1.09-1.14x at M 1-8 of both "
+                                      "decode shapes on an H200) and, rolled by step_unroll's "
                                       "auto, for int4 group 128 at M 13-16 with N > K (1.13-1.14x the indexed loop on "
                                       "an H200), else runtime"),
                ParamSpec::enumeration("step_unroll", "auto", {"auto", "all", "2", "4", "8"},
@@ -876,7 +906,9 @@ KernelSpec gemm_dequant_spec() {
                                       "global = f32 partials in global memory, added by the last CTA to finish; "
                                       "cluster = the split CTAs are one thread-block cluster (up to 16; more splits "
                                       "go through global memory) adding them through distributed shared memory; "
-                                      "auto = cluster for splits of 2-4 at M <= 4, else global"),
+                                      "auto = cluster for splits of 2-4 at M <= 4 where the grid is one wave at most "
+                                      "(a later wave waits for four free slots on one GPC; over a wave global sums "
+                                      "measured 1.07-1.10x at 28672 x 8192 M 1 on an H200), else global"),
                ParamSpec::one_of("stage_rounds", 0, {0, 1, 2, 4, 8},
                                  "gemv: 16-byte activation chunks each thread has in flight while its CTA stages "
                                  "them into shared memory (stage_copy=regs; refused beside async or tma staging); 0 = auto: 2 "
@@ -892,7 +924,9 @@ KernelSpec gemm_dequant_spec() {
                                       "split schedule); auto = async at M >= 8 (split schedule, "
                                       "permuted weights, no "
                                       "group_sum): on an H100 1.03-1.05x at M 8 and 16 (28672 x 8192), M 8 of 8192 x "
-                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1; tma at group 128 on "
+                                      "28672, even at M 16 there, 1.01x at M 4 and 0.99x at M 1; below M 8 too where "
+                                      "the grid is over one wave (1.01-1.06x at M 1-4 of the two decode shapes on an "
+                                      "H200); tma at group 128 on "
                                       "the deep M 9-16 grids where a CTA holds one int4 row tile (1.03-1.05x on an "
                                       "H100), with the unrolled loop there (step_loop auto or unrolled) async at M 9 "
                                       "and tma at M 10-16 (each M's timed build); fp4 there async (1.03-1.12x tma's "

@@ -893,8 +893,9 @@ TEST(GemmDequantSpec, GemvStepUnrollRollsTheUnrolledLoop) {
 // step_loop=unrolled: the kernel built for its split's steps (CFG.unroll), a split whose steps divide K's 128-k steps in
 // whole prefetch rounds, the one auto's model picks where it does (28672 x 8192 M 16: 8 splits of 8), else the
 // cheapest such one; the launch's split_steps is the built one on any device; refused where no such split exists or K
-// is no multiple of 128. auto: unrolled for int4 with N > K at M 1 and 8-12 and for fp4 on the deep M 9-16 grids (the
-// builds that won), the indexed loop elsewhere (int4 M 16, int4 at N < K, M 2-7, shallow grids).
+// is no multiple of 128. auto: unrolled for int4 with N > K at M 1 and 8-12, for int4 at M <= 8 wherever the indexed
+// loop's own split can be unrolled (gemvh200), and for fp4 on the deep M 9-16 grids (the builds that won), the indexed
+// loop elsewhere (int4 M 16 unless step_unroll rolls it, int4 M <= 8 whose split has an odd step count, fp4 below M 9).
 TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
   auto split_steps = [](const KernelInstance& k) {
     for (const ArgSpec& a : k.args)
@@ -906,6 +907,10 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
                                            {{"M", "9"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "8"}, {"N", "28672"}, {"K", "8192"}},
                                            {{"M", "1"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
+                                           {{"M", "1"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "8"}, {"N", "8192"}, {"K", "28672"}},
+                                           {{"M", "4"}, {"N", "14336"}, {"K", "4096"}},
                                            {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
                                            {{"M", "16"}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}}}) {
     const KernelInstance on = instance(problem, {{"path", "gemv"}, {"step_loop", "unrolled"}});
@@ -913,7 +918,9 @@ TEST(GemmDequantSpec, GemvUnrolledLoopTakesAnExactSplit) {
     EXPECT_EQ(on.name_expression.find(".unroll = 0"), std::string::npos) << on.name_expression;
   }
   // (int4 M 13-16 at 28672 x 8192 unrolled since gemv23's step_unroll auto: GemvStepUnrollRollsTheUnrolledLoop.)
-  for (const KV& problem : std::vector<KV>{{{"M", "4"}, {"N", "28672"}, {"K", "8192"}},
+  // (4096 x 14336 at M 1: the indexed loop's 16 splits of 7 steps; the unrolled loop's 14 of 8 lost, 0.93x.)
+  for (const KV& problem : std::vector<KV>{{{"M", "4"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}},
+                                           {{"M", "4"}, {"N", "4096"}, {"K", "14336"}},
                                            {{"M", "12"}, {"N", "8192"}, {"K", "28672"}, {"group", "64"}},
                                            {{"M", "16"}, {"N", "8192"}, {"K", "8192"}, {"wtype", "fp4"}},
                                            {{"M", "1"}, {"N", "4096"}, {"K", "14336"}}}) {
@@ -1003,11 +1010,18 @@ TEST(GemmDequantSpec, GemvClusterReduceTakesTheSplit) {
                        limits_for_arch("sm_90a"));
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find("leave reduce at auto or global"), std::string::npos) << k.status().message();
-  // auto: a cluster for splits of 2-4 at M <= 4 (28672 x 8192: 224 row tiles x 4), none for more, and the kernel
-  // built without the cluster's code where its launch takes none.
-  const KernelInstance four = instance({{"M", "4"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+  // auto: a cluster for splits of 2-4 at M <= 4 where the grid is one wave at most (14336 x 4096: 112 row tiles x 4,
+  // 448 CTAs), none for more splits or over a wave (28672 x 8192: 224 x 4, 896 CTAs; gemvh200), and the kernel built
+  // without the cluster's code where its launch takes none.
+  const KernelInstance four = instance({{"M", "4"}, {"N", "14336"}, {"K", "4096"}}, {{"path", "gemv"}});
   EXPECT_EQ(four.launch.grid.y, 4u);
   EXPECT_EQ(four.launch.cluster.y, 4u);
+  for (const char* m : {"1", "4"}) {
+    const KernelInstance tall = instance({{"M", m}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+    EXPECT_EQ(tall.launch.grid.y, 4u) << m;
+    EXPECT_EQ(tall.launch.cluster.y, 1u) << m;
+    EXPECT_NE(tall.name_expression.find(".cluster_reduce = false"), std::string::npos) << m;
+  }
   const KernelInstance eight = instance({{"M", "4"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}});
   EXPECT_EQ(eight.launch.grid.y, 8u);
   EXPECT_EQ(eight.launch.cluster.y, 1u);
@@ -1225,16 +1239,19 @@ TEST(GemmDequantSpec, ReferenceUsesEveryScaleAndAWrongOneFails) {
     }
 }
 
-// stage_copy=auto: async at M >= 8 on the split schedule with the permuted weights, regs below M 8 and with row-major
-// weights (the kernel name carries the choice).
+// stage_copy=auto: async on the split schedule with the permuted weights at M >= 8, and below M 8 where the grid is
+// over one wave (gemvh200); regs below M 8 on one wave and with row-major weights (the kernel name carries the choice).
 TEST(GemmDequantSpec, StageCopyAutoIsAsyncFromM8) {
   auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
-  for (const char* m : {"8", "16"}) {
-    const KV p = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
-    EXPECT_EQ(name(p, {{"path", "gemv"}}), name(p, {{"path", "gemv"}, {"stage_copy", "async"}})) << m;
-    EXPECT_NE(name(p, {{"path", "gemv"}}), name(p, {{"path", "gemv"}, {"stage_copy", "regs"}})) << m;
+  for (const char* m : {"1", "4", "8", "16"}) {
+    for (const char* n : {"28672", "8192"}) {
+      if (std::string(m) == "16" && std::string(n) == "8192") continue;  // tma there (the next test)
+      const KV p = {{"M", m}, {"N", n}, {"K", std::string(n) == "8192" ? "28672" : "8192"}};
+      EXPECT_EQ(name(p, {{"path", "gemv"}}), name(p, {{"path", "gemv"}, {"stage_copy", "async"}})) << m << " " << n;
+      EXPECT_NE(name(p, {{"path", "gemv"}}), name(p, {{"path", "gemv"}, {"stage_copy", "regs"}})) << m << " " << n;
+    }
   }
-  const KV m4 = {{"M", "4"}, {"N", "28672"}, {"K", "8192"}};
+  const KV m4 = {{"M", "4"}, {"N", "14336"}, {"K", "4096"}};
   EXPECT_EQ(name(m4, {{"path", "gemv"}}), name(m4, {{"path", "gemv"}, {"stage_copy", "regs"}}));
   const KV m16 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}};
   EXPECT_EQ(name(m16, {{"path", "gemv"}, {"weight_layout", "plain"}}),
@@ -1328,8 +1345,9 @@ TEST(GemmDequantSpec, BatchAutoIsOnAtOneTileTmaGrids) {
 }
 
 // M 9-16 int4 on a grid of one row tile a CTA over two waves (8192 x 28672, 28672 x 8192): with N <= K 3 CTAs an SM and
-// the one-LOP3 conversion, with N > K two row tiles a CTA (tile_rounds) and the LOP3 at 4 CTAs; under two waves
-// (8192 x 8192), at M <= 8, with fp4 and with warp_rows 32 as before.
+// the one-LOP3 conversion, with N > K two row tiles a CTA (tile_rounds) and the LOP3 at 4 CTAs; fp4 with N <= K 3 CTAs
+// an SM too (gemvh200: 16 splits against 28); under two waves (8192 x 8192), at M <= 8, fp4 with N > K and with
+// warp_rows 32 as before.
 TEST(GemmDequantSpec, DeepDecodeGridsTakeTheLop3AndTheirCtas) {
   auto name = [](const KV& p, const KV& c) { return instance(p, c).name_expression; };
   const KV gv = {{"path", "gemv"}};
@@ -1346,7 +1364,13 @@ TEST(GemmDequantSpec, DeepDecodeGridsTakeTheLop3AndTheirCtas) {
     const KV wide = {{"M", m}, {"N", "28672"}, {"K", "8192"}};
     EXPECT_EQ(name(wide, gv), name(wide, with({{"ctas_per_sm", "4"}, {"int4_lop3", "on"}, {"tile_rounds", "2"}}))) << m;
     const KV fp4 = {{"M", m}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "32"}};
-    EXPECT_EQ(name(fp4, gv), name(fp4, with({{"int4_lop3", "off"}}))) << m;
+    EXPECT_EQ(name(fp4, gv), name(fp4, with({{"int4_lop3", "off"}, {"ctas_per_sm", "4"}}))) << m;
+    for (const char* g : {"32", "128"}) {
+      const KV tall_fp4 = {{"M", m}, {"N", "8192"}, {"K", "28672"}, {"wtype", "fp4"}, {"group", g}};
+      EXPECT_EQ(name(tall_fp4, gv), name(tall_fp4, with({{"ctas_per_sm", "3"}}))) << m << " " << g;
+      EXPECT_NE(name(tall_fp4, gv), name(tall_fp4, with({{"ctas_per_sm", "4"}}))) << m << " " << g;
+      EXPECT_EQ(instance(tall_fp4, gv).launch.grid.y, 16u) << m << " " << g;
+    }
   }
   const KV square = {{"M", "16"}, {"N", "8192"}, {"K", "8192"}};
   EXPECT_EQ(name(square, gv), name(square, with({{"ctas_per_sm", "4"}, {"int4_lop3", "off"}})));

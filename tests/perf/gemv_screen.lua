@@ -1,5 +1,7 @@
 -- gemv22: screen every candidate once (median of DEQUANT_REP, shuffled order, M by M), pick the TOP best per shape,
 -- check each pick's float64 reference once, then ROUNDS alternated rounds (default, picks; reversed every other round).
+-- A shape's "force" list (cands.json) joins its picks whatever the screen says (session 49: the configs an auto would
+-- take, timed in the rounds whether or not the screen ranked them first).
 -- Usage: tilelab run --allow-write $OUT tests/perf/gemv_screen.lua cands.json (from gemv_screen_cands.py). Environment:
 -- ORDER (the screen's shapes in order, e.g. A16_M16,B_M16,...), SCREEN_S (no new shape screened after that many
 -- seconds), TOP (picks a shape, default 2), ROUNDS (default 4), DEQUANT_REP (default 20), OUT (rows.json). Without a
@@ -29,7 +31,9 @@ local dev = tl.device{measure = true}
 if not dev then
   local n, bad = 0, 0
   for _, name in ipairs(names) do
-    for _, c in ipairs({"-", table.unpack(cj[name].cands)}) do
+    local all = {"-", table.unpack(cj[name].cands)}
+    for _, c in ipairs(cj[name].force or {}) do all[#all + 1] = c end
+    for _, c in ipairs(all) do
       n = n + 1
       if not k:compile(parse(c), prob(cj[name].problem)) then bad = bad + 1; print("compile failed", name, c) end
     end
@@ -73,9 +77,11 @@ for _, name in ipairs(names) do
   table.sort(s, function(a, b) return a.us < b.us end)
   local d
   for i, r in ipairs(s) do if r.config == "-" then d = i end end
-  local out = {}
+  local out, taken = {}, {}
+  for _, c in ipairs(cj[name].force or {}) do out[#out + 1] = c; taken[c] = true end
+  local n = 0
   for _, r in ipairs(s) do
-    if r.config ~= "-" and r.passed and #out < top then out[#out + 1] = r.config end
+    if r.config ~= "-" and r.passed and not taken[r.config] and n < top then out[#out + 1] = r.config; n = n + 1 end
   end
   picks[name] = out
   print(string.format("PICK %-7s default rank %d of %d (%.2f); %s", name, d or -1, #s, d and s[d].us or 0,

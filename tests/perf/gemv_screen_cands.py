@@ -21,6 +21,30 @@ if os.environ.get("SET") == "wide":
              "prefetch=3", "prefetch=4", "prefetch=6", "prefetch=1", "act_first=off", "tile_rounds=2"]
   vals = {"shape": shape + singles}
   extra = {g: [] for g in groups}
+elif os.environ.get("SET") == "wide2":
+  # Round 2 on the H200: the switches SET=wide found (the unrolled loop at M 1-8 where auto kept the indexed one,
+  # global sums at M <= 4, fp4's 16-way split at 3 CTAs an SM) forced into every shape's rounds ("force", plus their
+  # neighbours at the other Ms and at two non-anchor shapes), the launch shape screened around them at a few Ms.
+  U, UG, F16 = "step_loop=unrolled", "step_loop=unrolled,reduce=global", "splits=16,ctas_per_sm=3"
+  C, E = "N=14336,K=4096", "N=4096,K=14336"
+  around = lambda base: [base + "," + ",".join(c) for c in itertools.product(
+      ["splits=%d" % s for s in (4, 8, 16)], ["prefetch=%d" % p for p in (2, 4)],
+      ["ctas_per_sm=%d" % c for c in (3, 4)], ["warp_rows=16", "warp_rows=32"])] + [
+      base + "," + x for x in ("batch=off", "stage_copy=async", "l2_prefetch=true", "act_first=off", "prefetch=3")]
+  groups = {  # name: (problem, Ms, candidates screened, forced)
+    "A": (A + ",wtype=int4,group=128", [1], around("reduce=global"), ["reduce=global"]),
+    "A_": (A + ",wtype=int4,group=128", [2, 3, 6], [], [U, UG]),
+    "A4": (A + ",wtype=int4,group=128", [4], around(UG), [U, UG]),
+    "A8": (A + ",wtype=int4,group=128", [8], [], ["tile_rounds=2"]),
+    "B": (B + ",wtype=int4,group=128", [1, 4, 8], around(U), [U]),
+    "B_": (B + ",wtype=int4,group=128", [2, 6], [], [U]),
+    "C": (C + ",wtype=int4,group=128", [1, 4], [], [U, UG, "reduce=global"]),
+    "E": (E + ",wtype=int4,group=128", [1, 4], [], [U, UG, "reduce=global"]),
+    "BF": (B + ",wtype=fp4,group=32", [16], [], [F16]),
+    "BG": (B + ",wtype=fp4,group=128", [16], around("splits=16"), [F16]),
+    "AG": (A + ",wtype=fp4,group=128", [16], [], ["splits=16,ctas_per_sm=3", "ctas_per_sm=3"]),
+  }
+  vals, extra = None, {g: [] for g in groups}
 else:
   groups = {
     # name: (problem, Ms, dims)
@@ -51,7 +75,8 @@ def info(d):
   return "grid %s steps %d regs %d spill %d/%d smem %d %s" % (d["launch"]["grid"][:2], ss, r["registers"], r["spill_store_bytes"],
         r["spill_load_bytes"], d["launch"]["dynamic_smem"], "U" if ".unroll = 0" not in ne else "R")
 out, keys = {}, set()
-for g, (pb, Ms, dims) in groups.items():
+for g, (pb, Ms, dims, *force) in groups.items():
+  force = force[0] if force else []
   for m in Ms:
     prob = "M=%d,%s" % (m, pb)
     dflt, err = compile_(prob, "")
@@ -59,7 +84,7 @@ for g, (pb, Ms, dims) in groups.items():
     seen = {key(dflt): "-"}
     print(g, "M", m, "default", info(dflt), dflt["name_expression"], flush=True)
     cands = []
-    cfgs = [",".join(c) for c in itertools.product(*[vals[x] for x in dims])] + extra[g]
+    cfgs = (dims if vals is None else [",".join(c) for c in itertools.product(*[vals[x] for x in dims])]) + extra[g]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
       built = list(pool.map(lambda c: compile_(prob, c), cfgs))
     for cfg, (d, err) in zip(cfgs, built):
@@ -72,6 +97,16 @@ for g, (pb, Ms, dims) in groups.items():
       seen[k] = cfg
       cands.append(cfg)
       print(g, m, "cand", cfg, info(d), flush=True)
-    out["%s_M%d" % (g, m)] = {"group": g, "problem": prob, "cands": cands}
+    forced = []
+    for cfg, (d, err) in zip(force, [compile_(prob, c) for c in force]):
+      if d is None:
+        print(g, m, "REFUSED (forced)", cfg, err.replace("\n", " ")[:160], flush=True); continue
+      keys.add(d["cache_key"])
+      if key(d) == key(dflt):
+        print(g, m, "forced = default", cfg, flush=True); continue
+      forced.append(cfg)
+      print(g, m, "force", cfg, info(d), flush=True)
+    out["%s_M%d" % (g, m)] = {"group": g, "problem": prob, "cands": [c for c in cands if c not in forced],
+                             "force": forced}
 open(os.environ.get("KEYS", "keys.txt"), "w").write("\n".join(sorted(keys)) + "\n")
 json.dump(out, open(os.environ.get("CANDS", "cands.json"), "w"), indent=1)
