@@ -3,7 +3,7 @@
 -- A shape's "force" list (cands.json) joins its picks whatever the screen says (session 49: the configs an auto would
 -- take, timed in the rounds whether or not the screen ranked them first).
 -- Usage: tilelab run --allow-write $OUT tests/perf/gemv_screen.lua cands.json (from gemv_screen_cands.py). Environment:
--- ORDER (the screen's shapes in order, e.g. A16_M16,B_M16,...), SCREEN_S (no new shape screened after that many
+-- VERIFY_DEFAULT=1 (the default float64-checked too), ORDER (the screen's shapes in order, e.g. A16_M16,B_M16,...), SCREEN_S (no new shape screened after that many
 -- seconds), TOP (picks a shape, default 2), ROUNDS (default 4), DEQUANT_REP (default 20), OUT (rows.json). Without a
 -- GPU it compiles everything.
 local f = assert(io.open(arg[1])); local cj = tl.json_decode(f:read("a")); f:close()
@@ -88,9 +88,11 @@ for _, name in ipairs(names) do
                       table.concat(out, " | ")))
   ::next::
 end
--- 3. float64 check of each pick once
+-- 3. float64 check of each pick once (and of the default with VERIFY_DEFAULT=1)
+local verify_default = os.getenv("VERIFY_DEFAULT") == "1"
 for _, name in ipairs(names) do
-  for _, c in ipairs(picks[name]) do local r = run(name, c, true, "V"); if r then rows[#rows + 1] = r end end
+  local list = verify_default and {"-", table.unpack(picks[name])} or picks[name]
+  for _, c in ipairs(list) do local r = run(name, c, true, "V"); if r then rows[#rows + 1] = r end end
 end
 print(string.format("verify done at %d s", os.time() - t0))
 -- 4. rounds
