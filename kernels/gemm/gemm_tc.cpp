@@ -548,12 +548,18 @@ bool wgmma_stream_k(const Values& p, const Values& c) {
 // read the fewest bytes per wave). On the H100 (docs/perf.md, 2026-11-26, two calls, alternated) panel 4 ran 1.0-1.4%
 // faster than 16 at 8192 x 8192 x 1024, 8192 x 4096 x 4096 and 16384 x 4096 x 2048, 0.4-2% at 4096^3, even at
 // 4096 x 4096 x 512 and 3000 x 5000 x 4096 (B 39 MiB), 2.4% slower at 6144^3 (B 72 MiB).
+// Where schedule=auto takes the ping-pong (wgmma_pingpong_pays: 128 x 128 tiles, K 193-1024) and that operand is 8192
+// rows or more (64+ tile columns for raster m), 2 instead of 4: on an H200 (docs/perf.md, 2026-11-28, bf16h200; four
+// alternated passes beside cuBLAS in one call) panel 2 ran 1.002-1.006x panel 4 by medians and 1.002-1.004x by minima in
+// every pass at 8192 x 8192 x 1024 (raster n, walking A: 1.001-1.002x); at 4096 x 4096 x 512 (32 tile columns) it was
+// even in the screen (1.003x), and 4 stays there. The H100 did not time panel 2 with the ping-pong.
 int wgmma_panel(const Values& p, const Values& c) {
   if (c.integer("panel") != 0) return static_cast<int>(c.integer("panel"));
   const std::int64_t rows = c.text("raster") == "n" ? p.integer("M") : p.integer("N");
   const double walked = static_cast<double>(rows) * static_cast<double>(p.integer("K")) *
                         static_cast<double>(dtype_size(p.dtype()));
-  return walked <= static_cast<double>(limits_for_arch("sm_90a").l2_bytes) * 2 / 3 ? 4 : 16;
+  if (walked > static_cast<double>(limits_for_arch("sm_90a").l2_bytes) * 2 / 3) return 16;
+  return rows >= 8192 && wgmma_pingpong_pays(p, c) ? 2 : 4;
 }
 
 // The kernel's one template argument for a validated problem and config.
@@ -689,7 +695,8 @@ KernelSpec gemm_wgmma_spec() {
                                                                     "rasterization: tile rows (columns) walked "
                                                                     "together; 0 = auto: 4 where the operand a panel "
                                                                     "walks across (B for raster m, A for n) fits in "
-                                                                    "two thirds of a 50 MiB L2, else 16"));
+                                                                    "two thirds of a 50 MiB L2 (2 where it is 8192+ "
+                                                                    "rows under the auto ping-pong), else 16"));
   k.config.params.push_back(ParamSpec::one_of(
       "cluster_M", 1, {1, 2}, "2: CTA pairs take 2 tiles along M and TMA-multicast the B tile they share (half each)"));
   k.config.params.push_back(ParamSpec::one_of(

@@ -633,7 +633,8 @@ TEST(GemmWgmmaPlan, TileAutoTakesAFourthStageAtShortAndLongTiles) {
 }
 
 // panel=0 (auto): 4 where the operand a panel walks across (B for raster m, A for raster n) fits in two thirds of a
-// 50 MiB L2; else 16. An explicit panel is kept.
+// 50 MiB L2 (2 where that operand has 8192+ rows and schedule=auto takes the ping-pong); else 16. An explicit panel
+// is kept.
 TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
   auto panel = [](const std::map<std::string, std::string>& problem, const std::map<std::string, std::string>& config) {
     const std::string name = instance(problem, config).name_expression;
@@ -641,7 +642,15 @@ TEST(GemmWgmmaPlan, PanelAutoKeepsTheWalkedOperandInL2) {
     return at == std::string::npos ? -1 : std::stoi(name.substr(at + 9));
   };
   EXPECT_EQ(panel({}, {}), 4);                                                  // 4096^3: B 32 MiB
-  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {}), 4);      // B 16 MiB
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {}), 2);      // B 16 MiB, 8192 rows, ping-pong
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {{"raster", "n"}}), 2);  // A: 8192 rows
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "4096"}, {"K", "1024"}}, {}), 4);      // B 4096 rows
+  EXPECT_EQ(panel({{"M", "4096"}, {"N", "4096"}, {"K", "512"}}, {}), 4);       // ping-pong, B 4096 rows
+  // Not where the ping-pong is not auto's: data-parallel, an explicit schedule, a K past its 16 k-steps.
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {{"schedule", "data_parallel"}}), 4);
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {{"schedule", "pingpong"}}), 4);
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "2048"}}, {}), 4);      // B 32 MiB, 32 k-steps
+  EXPECT_EQ(panel({{"M", "8192"}, {"N", "8192"}, {"K", "1024"}}, {{"panel", "4"}}), 4);
   EXPECT_EQ(panel({{"M", "3000"}, {"N", "5000"}, {"K", "4096"}}, {}), 16);     // B 39 MiB: over two thirds
   EXPECT_EQ(panel({{"M", "6144"}, {"N", "6144"}, {"K", "6144"}}, {}), 16);     // B 72 MiB
   EXPECT_EQ(panel({{"M", "2048"}, {"N", "8192"}, {"K", "8192"}}, {}), 16);     // B 128 MiB

@@ -9,7 +9,8 @@
 --        GEMM_CHECKS   'M,N,K[,trans_B=false][,out_dtype=f32]:config' ';'-separated, verified (default none);
 --        GEMM_PASSES (2), GEMM_REP (20); GEMM_VERIFY=first: the first timed run of each (shape, config) checked
 --        against the float64 reference (the others at one sampled position, as by default).
---        Every record goes to $OUT/gemm_bf16.json when OUT is set.
+--        Every record goes to $OUT/gemm_bf16.json when OUT is set; GEMM_JSONL=1 also prints each row's record
+--        (times, cuBLAS's, the pass) as a line 'JSON {...}' as it is timed (what a killed run leaves).
 local rep = tonumber(os.getenv("GEMM_REP") or "20")
 local passes = tonumber(os.getenv("GEMM_PASSES") or "2")
 
@@ -53,6 +54,7 @@ for _, e in ipairs(split(os.getenv("GEMM_EXTRA") or "", ";")) do
   end
 end
 local verify_first = os.getenv("GEMM_VERIFY") == "first"
+local jsonl = os.getenv("GEMM_JSONL") == "1"
 local first_seen = {}
 for pass = 1, passes do
   for _, s in ipairs(shapes) do
@@ -65,7 +67,7 @@ for pass = 1, passes do
       local check = verify_first and not first_seen[key]
       first_seen[key] = true
       cases[#cases + 1] = {problem = shape(s), config = kv(c), verify = false, check = check, shape = s,
-                           label = text(kv(c))}
+                           label = text(kv(c)), pass = pass}
     end
   end
 end
@@ -113,6 +115,12 @@ for _, c in ipairs(cases) do
                              times_ms = r.times_ms, tflops = r.tflops,
                              passed = r.passed, rel_err = r.rel_err, resources = r.resources, baseline = b,
                              checked = (c.verify or c.check) and true or false}
+    if jsonl then
+      local rec = records[#records]
+      print("JSON " .. text({problem = rec.problem, config = rec.config, median_ms = rec.median_ms,
+                             min_ms = rec.min_ms, passed = rec.passed, rel_err = rec.rel_err, checked = rec.checked,
+                             pass = c.pass, cublas_median_ms = b.median_ms, cublas_min_ms = b.min_ms}))
+    end
   end
 end
 
