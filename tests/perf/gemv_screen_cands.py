@@ -45,6 +45,25 @@ elif os.environ.get("SET") == "wide2":
     "AG": (A + ",wtype=fp4,group=128", [16], [], ["splits=16,ctas_per_sm=3", "ctas_per_sm=3"]),
   }
   vals, extra = None, {g: [] for g in groups}
+elif os.environ.get("SET") == "wide3":
+  # Round 3 on the H200, after gemvh200's autos: the M 9-16 rows (int4 M 9 / 12, fp4 at M 9-16) over the launch shape
+  # and one switch at a time around their defaults (call 1 screened only M 16 of int4 and fp4 group 32).
+  groups = {
+    "A": (A + ",wtype=int4,group=128", [9, 12], ["shape"]),
+    "B": (B + ",wtype=int4,group=128", [9, 12], ["shape"]),
+    "AF": (A + ",wtype=fp4,group=32", [9, 12], ["shape"]),
+    "AG": (A + ",wtype=fp4,group=128", [16], ["shape"]),
+    "BG": (B + ",wtype=fp4,group=128", [12], ["shape"]),
+  }
+  shape = [",".join(c) for c in itertools.product(
+      ["splits=%d" % s for s in (4, 8, 16, 28, 32)], ["prefetch=%d" % p for p in (2, 4)],
+      ["ctas_per_sm=%d" % c for c in (2, 3, 4)])]
+  singles = ["batch=on", "batch=off", "step_loop=runtime", "step_loop=unrolled", "stage_copy=async",
+             "stage_copy=tma", "stage_copy=tma,act_multicast=2", "tile_rounds=1", "tile_rounds=2", "step_unroll=all",
+             "step_unroll=2", "scale_copy=smem", "scale_copy=regs", "int4_lop3=on", "int4_lop3=off", "prefetch=3",
+             "warp_rows=32", "l2_prefetch=true"]
+  vals = {"shape": shape + singles}
+  extra = {g: [] for g in groups}
 else:
   groups = {
     # name: (problem, Ms, dims)
