@@ -130,11 +130,13 @@ bool gemv_deep_grid(const Values& p, const Values& c, const GemmDequantGemvConfi
 // with cluster sums). auto: 2 on a deep grid (gemv_deep_grid) whose row tiles outnumber its k steps (N > K), else 1:
 // a rule fitted to the two shapes over two waves measured. H100, docs/perf.md (gemv9): 28672 x 8192 M 16 int4
 // 1.03-1.07x in five alternated rounds, fp4 1.07x, M 12 1.04-1.05x; 8192 x 28672 M 16 0.94x; under two waves
-// 0.50-0.73x (M 16 at 8192 x 8192, 4096 x 14336), and at M 4 and 8 0.80-0.94x.
+// 0.50-0.73x (M 16 at 8192 x 8192, 4096 x 14336), and at M 4 and 8 0.80-0.94x. int4 only since gemvh200 (H200, four
+// alternated rounds, 28672 x 8192: fp4 with one tile a CTA 1.014-1.030x two at group 32 M 9 and 12 and 1.025-1.029x at
+// group 128 M 16 by medians, minima 1.013-1.028x).
 std::int64_t gemv_tile_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   if (cfg.stream || cfg.cluster_reduce) return 1;
   if (c.integer("tile_rounds") != 0) return c.integer("tile_rounds");
-  return p.integer("N") > p.integer("K") && gemv_deep_grid(p, c, cfg) ? 2 : 1;
+  return cfg.wtype == dequant4::kInt4 && p.integer("N") > p.integer("K") && gemv_deep_grid(p, c, cfg) ? 2 : 1;
 }
 
 // What stage_copy=tma needs of the rest of the config: the split schedule's permuted weights with global sums (the
@@ -818,8 +820,9 @@ KernelSpec gemm_dequant_spec() {
                                  "gemv, schedule split: row tiles per CTA (x, x + grid columns, ...) over its k split, "
                                  "the split's activations staged once for all of them (a grid of ceil(row tiles / "
                                  "tile_rounds) columns; each tile's sums go out while the next tile's weights load); "
-                                 "0 = auto: 2 at M 9-16 with N > K where one tile a CTA would take over two "
-                                 "waves (where it measured faster), else 1"),
+                                 "0 = auto: 2 for int4 at M 9-16 with N > K where one tile a CTA would take over "
+                                 "two waves (where it measured faster; fp4 there 1.01-1.03x faster with one on an "
+                                 "H200), else 1"),
                ParamSpec::enumeration("sums_once", "auto", {"auto", "on", "off"},
                                       "gemv, tile_rounds > 1: on = at a CTA's end its row tiles' arrivals counted "
                                       "together (one fence and barrier) and the tiles it finishes last added "

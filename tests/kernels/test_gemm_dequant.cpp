@@ -1417,9 +1417,13 @@ TEST(GemmDequantSpec, SumsOnceWhereAnInt4CtaHoldsSeveralTiles) {
   EXPECT_NE(name(wide, {{"path", "gemv"}, {"sums_once", "off"}}).find(".sums_once = false"), std::string::npos);
   EXPECT_NE(name(deep, gv).find(".tile_loop = false, .sums_once = false"), std::string::npos);
   EXPECT_NE(name(deep, {{"path", "gemv"}, {"tile_rounds", "2"}}).find(".sums_once = true"), std::string::npos);
+  // fp4: one tile a CTA by auto since gemvh200; two asked for, sums_once stays off unless asked for too.
   const KV fp4 = {{"M", "16"}, {"N", "28672"}, {"K", "8192"}, {"wtype", "fp4"}, {"group", "128"}};
-  EXPECT_NE(name(fp4, gv).find(".tile_loop = true, .sums_once = false"), std::string::npos);
-  EXPECT_NE(name(fp4, {{"path", "gemv"}, {"sums_once", "on"}}).find(".sums_once = true"), std::string::npos);
+  EXPECT_NE(name(fp4, gv).find(".tile_loop = false, .sums_once = false"), std::string::npos);
+  EXPECT_NE(name(fp4, {{"path", "gemv"}, {"tile_rounds", "2"}}).find(".tile_loop = true, .sums_once = false"),
+            std::string::npos);
+  EXPECT_NE(name(fp4, {{"path", "gemv"}, {"tile_rounds", "2"}, {"sums_once", "on"}}).find(".sums_once = true"),
+            std::string::npos);
 }
 
 // scale_copy=smem: where step_scale is on (split schedule, group 128, K a multiple of 1024 for bf16 scales), room for
@@ -1465,15 +1469,16 @@ TEST(GemmDequantSpec, ScaleCopySmemStagesTheTilesStepScales) {
   EXPECT_NE(inst(fp4, gv).name_expression.find(".scale_smem = 0"), std::string::npos);
   EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}}).name_expression.find(".scale_smem = 0"),
             std::string::npos);
-  EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}}).name_expression.find(
-                ".stage_tma = false, .act_multicast = 1, .tile_loop = true"),
+  const KV two = {{"path", "gemv"}, {"tile_rounds", "2"}, {"step_scale", "on"}, {"scale_copy", "smem"}};
+  EXPECT_NE(inst(fp4, two).name_expression.find(".stage_tma = false, .act_multicast = 1, .tile_loop = true"),
             std::string::npos);  // (fp4's auto staging there is async)
+  EXPECT_NE(inst(fp4, two).name_expression.find(".scale_smem = 2"), std::string::npos);
+  KV two_async = two;
+  two_async["stage_copy"] = "async";
+  EXPECT_NE(inst(fp4, two_async).name_expression.find(".scale_smem = 2"), std::string::npos);
   EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}}).name_expression.find(
-                ".scale_smem = 2"),
-            std::string::npos);
-  EXPECT_NE(inst(fp4, {{"path", "gemv"}, {"step_scale", "on"}, {"scale_copy", "smem"}, {"stage_copy", "async"}})
-                .name_expression.find(".scale_smem = 2"),
-            std::string::npos);
+                ".scale_smem = 1"),
+            std::string::npos);  // (one tile a CTA by auto)
   // Elsewhere refused (it was dropped without a word): step_scale off (auto at M 8), the stream schedule, and a row's
   // scales not whole 16-byte chunks (K a multiple of 1024 with bf16 scales, 512 with f32).
   const auto refusal = [](const KV& p, const KV& c) {
