@@ -270,15 +270,18 @@ KernelSpec mla_decode_spec() {
                                  "consumer warpgroups computing Q K^T: 2 (32 tokens each, row maxima exchanged) or 1 "
                                  "(all 64 tokens, reads Q once per block; the softmax on that warpgroup)"),
                ParamSpec::integer("sms", 0, 0, 1024,
-                                  "SMs the split-KV schedule balances over (0: the device's, 132 on an H100 SXM); parts = sms / row tiles"),
+                                  "SMs the split-KV schedule balances over (0: the device's, 132 on an H100 SXM); parts = sms / row tiles "
+                                  "(H200: 264 0.87x at s_q 1, h_q 128, 32k, 0.97-0.98x at CB; 128 0.99x; docs/perf.md, mlasched)"),
                ParamSpec::integer("overhead_blocks", 2, 0, 64,
                                   "cost of one split in KV blocks when the schedule cuts requests (FlashMLA: 5; 2 measured "
-                                  "+0.7-1.2% at memory-bound 4096, -0.6% compute-bound, on the H100)"),
+                                  "+0.7-1.2% at memory-bound 4096, -0.6% compute-bound, on the H100; on the H200 1 / 3 / 5 within "
+                                  "0.7% of 2 in a screen, 3 even in four alternated rounds; 0 0.99x, 8 0.97-0.99x: docs/perf.md, mlasched)"),
                ParamSpec::integer("tie_gap", 3, 0, 16,
                                   "KV blocks less for a part that holds one request's middle split, so that it does "
                                   "not end together with the part before it (two partial writes, then a merge); the "
                                   "payload grows until every request still fits. 0: off (alone -0.4..+0.7% at MB 4096, "
-                                  "no win; with the rest of the mla4 epilogue +0.2-0.4% in four passes, on the H100)"),
+                                  "no win; with the rest of the mla4 epilogue +0.2-0.4% in four passes, on the H100; on the "
+                                  "H200 0 and 6 not better at s_q 1, h_q 128, 32k, no change of schedule at CB)"),
                ParamSpec::integer("merge_blocks", 2, 0, 64,
                                   "cost in KV blocks of folding one split's partial into a request's merged output; "
                                   "the schedule cuts a request of B blocks into at most sqrt(B / merge_blocks) pieces "
@@ -335,7 +338,8 @@ KernelSpec mla_decode_spec() {
                                       "launch to launch); adjacent keeps each pair on one TPC in lockstep (0.480-0.484 "
                                       "ms, 1.045-1.19x; s_q 2, h_q 128: 1.036-1.046x; cluster no better; on the H100, "
                                       "docs/perf.md, mladec9). auto: adjacent where a request has more than one row "
-                                      "tile (seq_q x heads > 64) without chain, else apart (one tile: the same grid)"),
+                                      "tile (seq_q x heads > 64) without chain, else apart (one tile: the same grid). cluster "
+                                      "on the H200: 0.52x at s_q 2, h_q 128, even at s_q 1, h_q 128"),
                ParamSpec::enumeration("lean_softmax", "auto", {"auto", "true", "false"},
                                       "true: consumer 0's softmax with fewer instructions (mla.sparse_decode's "
                                       "lean_softmax; exact): P into the P tile by stmatrix.x4 (4 stores a thread and "
