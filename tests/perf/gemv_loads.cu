@@ -15,23 +15,8 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x)                                                                      \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      std::printf("%s: %s\n", #x, cudaGetErrorString(e_));                        \
-      return 1;                                                                    \
-    }                                                                              \
-  } while (0)
+#include "stream_reads.cuh"
 
-__device__ __forceinline__ uint4 ld_stream(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
 
 // MODE 0 pattern, 1 lines, 2 linear. steps: the CTA's 64-byte steps per row (blockIdx.y's share of the row).
 template <int MODE>

@@ -12,22 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                           \
-  do {                                                                  \
-    cudaError_t e_ = (x);                                               \
-    if (e_ != cudaSuccess) {                                            \
-      std::printf("%s: %s\n", #x, cudaGetErrorString(e_));             \
-      return 1;                                                         \
-    }                                                                   \
-  } while (0)
-
-__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
+#include "stream_reads.cuh"
 
 // Thread t of CTA b reads 16-byte pieces (b * 256 + t) + j * 256 * grid, U of them issued before any is used.
 template <int U>
@@ -40,11 +25,10 @@ __global__ void __launch_bounds__(256) read_u(const uint4* in, long long n, unsi
 #pragma unroll
     for (int j = 0; j < U; ++j) v[j] = ld_stream(in + i + j * stride);
 #pragma unroll
-    for (int j = 0; j < U; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+    for (int j = 0; j < U; ++j) acc ^= fold(v[j]);
   }
   for (; i < n; i += stride) {
-    const uint4 v = ld_stream(in + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    acc ^= fold(ld_stream(in + i));
   }
   if (acc == 0x9e3779b9u) sink[0] = acc;  // keeps the loads (practically never true)
 }
