@@ -206,7 +206,7 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
   // and global sums): 28672 x 8192 M 4 1.035x, 8192 x 28672 M 4 1.055x, M 1 1.01x, M 1 of 28672 x 8192 even.
   if (c.text("stage_copy") == "auto")
     cfg.stage_async = (p.integer("M") >= 8 || over_one_wave) && cfg.permuted && !cfg.stream;
-  // ctas_per_sm=0 at 16 rows a warp, int4, split schedule: 3 CTAs an SM (80 registers, no spills) on a deep grid with
+  // ctas_per_sm=0 at 16 rows a warp, split schedule: 3 CTAs an SM (80 registers, no spills) on a deep grid with
   // N <= K (where tile_rounds keeps one tile a CTA), else 4. And int4_lop3=auto is also on at M 9-16 on a deep grid
   // with two tiles a CTA or 3 CTAs an SM, where the bias register no longer costs what it saves. H100, docs/perf.md
   // (gemv11, A B B A, two rounds each): 8192 x 28672 M 12 and 16 with both 1.09-1.10x (3 CTAs alone 1.03x, the LOP3
