@@ -106,24 +106,22 @@ GemvSplit split_of(std::int64_t k_steps, std::int64_t splits);
 GemvSplit gemv_split_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg,
                             const DeviceLimits& limits, std::int64_t rounds, bool exact = false);
 
-// The split grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) over one wave of CTAs on the H100's
-// 132 SMs (28672 x 8192 at M <= 8: 896 CTAs, 1.7 waves; 8192 x 28672: 1024; not 14336 x 4096: 448).
-bool gemv_over_one_wave(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
+// Whether the split grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) takes more than `waves` waves
+// of CTAs on the H100's 132 SMs. One wave (M <= 8): 28672 x 8192 (896 CTAs, 1.7 waves) and 8192 x 28672 (1024) over
+// it, 14336 x 4096 (448) not.
+bool gemv_over_waves(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg, std::int64_t waves) {
   const DeviceLimits h100 = limits_for_arch("sm_90a");
   const std::int64_t ctas = tiles(p.integer("N"), cfg.rows()) * gemv_split_rounds(p, c, cfg, h100, 1).splits;
-  return ctas > std::int64_t{h100.sm_count} * cfg.min_blocks;
+  return ctas > waves * std::int64_t{h100.sm_count} * cfg.min_blocks;
 }
 
-// M 9-16 where the grid of one row tile a CTA (the auto split's, at cfg's CTAs per SM) takes more than two waves of
-// CTAs on the H100's 132 SMs: among the timed decode shapes 28672 x 8192 (7 splits, 1568 CTAs, 3.0 waves at 4 CTAs an
-// SM) and 8192 x 28672 (23 splits, 1472 CTAs, 2.8 waves), not 8192 x 8192 or 4096 x 14336 (under one wave). The M
-// 9-16 autos of tile_rounds, ctas_per_sm and int4_lop3 take these grids apart by N against K.
+// M 9-16 where the grid of one row tile a CTA takes more than two waves: among the timed decode shapes 28672 x 8192
+// (7 splits, 1568 CTAs, 3.0 waves at 4 CTAs an SM) and 8192 x 28672 (23 splits, 1472 CTAs, 2.8 waves), not 8192 x
+// 8192 or 4096 x 14336 (under one wave). The M 9-16 autos of tile_rounds, ctas_per_sm and int4_lop3 take these grids
+// apart by N against K.
 bool gemv_deep_grid(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   const auto M = p.integer("M");
-  if (M < 9 || M > 16) return false;
-  const DeviceLimits h100 = limits_for_arch("sm_90a");
-  const std::int64_t ctas = tiles(p.integer("N"), cfg.rows()) * gemv_split_rounds(p, c, cfg, h100, 1).splits;
-  return ctas > 2 * std::int64_t{h100.sm_count} * cfg.min_blocks;
+  return M >= 9 && M <= 16 && gemv_over_waves(p, c, cfg, 2);
 }
 
 // Row tiles per CTA of the split schedule (tile_rounds; 1 with schedule=stream, which deals the tiles itself, and
@@ -132,11 +130,14 @@ bool gemv_deep_grid(const Values& p, const Values& c, const GemmDequantGemvConfi
 // 1.03-1.07x in five alternated rounds, fp4 1.07x, M 12 1.04-1.05x; 8192 x 28672 M 16 0.94x; under two waves
 // 0.50-0.73x (M 16 at 8192 x 8192, 4096 x 14336), and at M 4 and 8 0.80-0.94x. int4 only since gemvh200 (H200, four
 // alternated rounds, 28672 x 8192: fp4 with one tile a CTA 1.014-1.030x two at group 32 M 9 and 12 and 1.025-1.029x at
-// group 128 M 16 by medians, minima 1.013-1.028x).
+// group 128 M 16 by medians, minima 1.013-1.028x). And int4 M 8 with N > K over one wave (gemvh200, H200: 28672 x
+// 8192 two tiles a CTA 1.030-1.046x and 1.027-1.032x one in four alternated rounds of each of two calls, minima
+// 1.035-1.044x; the H100 had 0.80-0.94x at M 4 and 8 before the unrolled loop).
 std::int64_t gemv_tile_rounds(const Values& p, const Values& c, const GemmDequantGemvConfig& cfg) {
   if (cfg.stream || cfg.cluster_reduce) return 1;
   if (c.integer("tile_rounds") != 0) return c.integer("tile_rounds");
-  return cfg.wtype == dequant4::kInt4 && p.integer("N") > p.integer("K") && gemv_deep_grid(p, c, cfg) ? 2 : 1;
+  const bool m8 = p.integer("M") == 8 && gemv_over_waves(p, c, cfg, 1);
+  return cfg.wtype == dequant4::kInt4 && p.integer("N") > p.integer("K") && (m8 || gemv_deep_grid(p, c, cfg)) ? 2 : 1;
 }
 
 // What stage_copy=tma needs of the rest of the config: the split schedule's permuted weights with global sums (the
@@ -186,7 +187,7 @@ GemmDequantGemvConfig gemv_config_as_given(const Values& p, const Values& c) {
           .group = static_cast<int>(p.integer("group")),
           .scale_f32 = p.text("scale_dtype") == "f32"};
   // Whether the split grid (one row tile a CTA, the split as on the H100's 132 SMs) takes more than one wave of CTAs.
-  const bool over_one_wave = !cfg.stream && gemv_over_one_wave(p, c, cfg);
+  const bool over_one_wave = !cfg.stream && gemv_over_waves(p, c, cfg, 1);
   // reduce=auto: the cluster's code only where its launch takes one (gemv_cluster), the split as on the H100's 132 SMs
   // (a CTA of one row tile: tile_rounds above 1 take global sums), and the grid is one wave at most: a cluster's CTAs
   // start together, so a later wave waits for a GPC with four free slots. H200, docs/perf.md (gemvh200, four

@@ -775,9 +775,10 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
     EXPECT_EQ(m4.launch.cluster.y, 1u);
   }
   EXPECT_NE(name({}, {{"path", "gemv"}}).find(".tile_loop = false"), std::string::npos);
-  // auto: two tiles a CTA at M 9-16 with N > K where one tile a CTA takes over two waves (28672 x 8192: 224 tiles x
-  // 7 splits = 1568 CTAs over 528 slots; then 112 columns x 8 splits of 8 steps); one at N < K (8192 x 28672: 64 x 23
-  // = 1472 CTAs, 2.8 waves), under two waves (8192 x 8192: 64 x 8) and at M <= 8.
+  // auto (int4): two tiles a CTA at M 9-16 with N > K where one tile a CTA takes over two waves (28672 x 8192: 224
+  // tiles x 7 splits = 1568 CTAs over 528 slots; then 112 columns x 8 splits of 8 steps) and at M 8 with N > K over
+  // one wave (28672 x 8192: 224 x 4 = 896; then 112 x 8, gemvh200); one at N < K (8192 x 28672: 64 x 23 = 1472 CTAs,
+  // 2.8 waves), under two waves (8192 x 8192: 64 x 8), at M 8 on one wave (14336 x 4096) and at M <= 7.
   {
     const KernelInstance a = instance({{"M", "16"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
     EXPECT_NE(a.name_expression.find(".tile_loop = true"), std::string::npos) << a.name_expression;
@@ -788,7 +789,12 @@ TEST(GemmDequantSpec, GemvPathLaunchesItsSplit) {
                   .find(".tile_loop = false"), std::string::npos);
     EXPECT_NE(name({{"M", "16"}, {"N", "8192"}, {"K", "28672"}}, {{"path", "gemv"}}).find(".tile_loop = false"),
               std::string::npos);
-    EXPECT_NE(name({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {}).find(".tile_loop = false"), std::string::npos);
+    const KernelInstance m8 = instance({{"M", "8"}, {"N", "28672"}, {"K", "8192"}}, {{"path", "gemv"}});
+    EXPECT_NE(m8.name_expression.find(".tile_loop = true"), std::string::npos) << m8.name_expression;
+    EXPECT_EQ(m8.launch.grid.x, 112u);
+    EXPECT_EQ(m8.launch.grid.y, 8u);
+    EXPECT_NE(name({{"M", "7"}, {"N", "28672"}, {"K", "8192"}}, {}).find(".tile_loop = false"), std::string::npos);
+    EXPECT_NE(name({{"M", "8"}, {"N", "14336"}, {"K", "4096"}}, {}).find(".tile_loop = false"), std::string::npos);
     EXPECT_NE(name({{"M", "16"}, {"N", "8192"}, {"K", "8192"}}, {{"path", "gemv"}}).find(".tile_loop = false"),
               std::string::npos);
   }
