@@ -2,6 +2,8 @@
 // exactly once, in order, no SM part costs more than the payload, and the split counts agree with the parts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -161,6 +163,19 @@ TEST(MlaSchedule, IsBalanced) {
     EXPECT_GE(cost, r.payload - overhead) << "part " << p;
   }
   EXPECT_GT(busy, parts / 2);
+}
+
+// The varlen lengths are pinned: tests/perf/mla_lengths.py draws the same ones in Python (and tests/python's
+// test_perf_scripts.py pins them there), so a baseline timed from Python runs on the very caches mla.decode ran on.
+TEST(MlaSchedule, VarlenLengthsArePinned) {
+  const PagedCache c = make_paged_cache(32, 32768, 1, true, false, 64);
+  ASSERT_EQ(c.lens.size(), 32u);
+  EXPECT_EQ(std::vector<std::int32_t>(c.lens.begin(), c.lens.begin() + 4),
+            (std::vector<std::int32_t>{37585, 14909, 54423, 50093}));
+  EXPECT_EQ(std::accumulate(c.lens.begin(), c.lens.end(), std::int64_t{0}), 1046307);
+  EXPECT_EQ(*std::max_element(c.lens.begin(), c.lens.end()), 83074);
+  const PagedCache z = make_paged_cache(128, 4096, 2, true, true, 64);
+  EXPECT_EQ(std::accumulate(z.lens.begin(), z.lens.end(), std::int64_t{0}), 295911);
 }
 
 }  // namespace

@@ -46,10 +46,10 @@ def make(kind, s):
         run = lambda: flash_mla.flash_mla_sparse_fwd(q, kv, idx, fp.SCALE, 512, sink)
         return run, 2.0 * s_q * h_q * topk * (576 + 512), ""
     _, b, s_q, h_q, s_k, causal = s
-    q, cache, table, lens, mean = fd.inputs(b, s_q, h_q, s_k)
+    q, cache, table, lens, mean, longest = fd.inputs(b, s_q, h_q, s_k)
     meta, _ = flash_mla.get_mla_metadata()
     run = lambda: flash_mla.flash_mla_with_kvcache(q, cache, table, lens, 512, meta, None, causal=causal)
-    return run, 2.0 * b * h_q * s_q * (576 + 512) * mean, f"mean_len {mean:.0f}"
+    return run, 2.0 * b * h_q * s_q * (576 + 512) * mean, f"mean_len {mean:.0f} max_len {longest}"
 
 
 def main():

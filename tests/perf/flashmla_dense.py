@@ -4,6 +4,10 @@
 # seeded 0, q and the cache randn/10 clamped to [-1, 1], a shuffled block table of 64-token blocks, NaN past each
 # length), CUDA events around each launch with the L2 flushed before it, 5 warm-ups, median of 30; FLOPs and bytes as
 # its test counts them (2 b h_q s_q (576 + 512) mean_len; b (s_q h_q 576 + mean_len 576 + s_q h_q 512) bf16 bytes).
+# LENGTHS=tilelab (the default since session 49): the varlen lengths mla.decode itself runs on (mla_lengths.py, the
+# same draw as its make_paged_cache), so the two kernels time the same caches; LENGTHS=flashmla: FlashMLA's test's own
+# draw (Python's random seeded 0), as every call before session 49 did — at batch 32 its longest request is 60282
+# tokens against mla.decode's 83074 (32k mean), which a by-rate comparison does not see.
 import os
 import random
 import re
@@ -13,6 +17,7 @@ import torch
 from cuda_timing import median_time
 
 import flash_mla
+from mla_lengths import tilelab_lengths
 
 SHAPES = [  # name, b, s_q, h_q, s_k (mean), causal
     ("MB 4096", 128, 1, 64, 4096, False),
@@ -27,7 +32,11 @@ SHAPES = [  # name, b, s_q, h_q, s_k (mean), causal
 def inputs(b, s_q, h_q, s_k, block=64, d=576):
     random.seed(0)
     torch.manual_seed(0)
-    lens_cpu = torch.tensor([max(int(random.normalvariate(s_k, s_k / 2)), s_q) for _ in range(b)], dtype=torch.int32)
+    if os.environ.get("LENGTHS", "tilelab") == "flashmla":
+        drawn = [max(int(random.normalvariate(s_k, s_k / 2)), s_q) for _ in range(b)]
+    else:
+        drawn = tilelab_lengths(b, s_k, s_q)
+    lens_cpu = torch.tensor(drawn, dtype=torch.int32)
     pad = (int(lens_cpu.max()) + 255) // 256 * 256
     table = torch.randperm(b * pad // block, dtype=torch.int32, device="cuda").view(b, pad // block)
     blocked = (torch.randn(b * pad // block, block, 1, d, dtype=torch.bfloat16, device="cuda") / 10).clamp_(-1, 1)
@@ -39,17 +48,17 @@ def inputs(b, s_q, h_q, s_k, block=64, d=576):
             blocked[table[i, nb - 1].long(), n % block:] = float("nan")
         table[i, nb:] = 2147480000
     q = (torch.randn(b, s_q, h_q, d, dtype=torch.bfloat16, device="cuda") / 10).clamp_(-1, 1)
-    return q, blocked, table, lens_cpu.cuda(), float(lens_cpu.float().mean())
+    return q, blocked, table, lens_cpu.cuda(), float(lens_cpu.float().mean()), int(lens_cpu.max())
 
 
 def main():
-    print(f"FlashMLA dense on {torch.cuda.get_device_name()}")
+    print(f"FlashMLA dense on {torch.cuda.get_device_name()}, lengths {os.environ.get('LENGTHS', 'tilelab')}")
     only = os.environ.get("ONLY", ".")  # a regex of the shape names, as mla_flashmla_dense_device.sh's ONLY
     for name, b, s_q, h_q, s_k, causal in SHAPES:
         if not re.search(only, name):
             continue
         try:
-            q, cache, table, lens, mean = inputs(b, s_q, h_q, s_k)
+            q, cache, table, lens, mean, longest = inputs(b, s_q, h_q, s_k)
             meta, _ = flash_mla.get_mla_metadata()
             run = lambda: flash_mla.flash_mla_with_kvcache(q, cache, table, lens, 512, meta, None, causal=causal)
             out, lse = run()
@@ -58,7 +67,7 @@ def main():
             flops = 2.0 * b * h_q * s_q * (576 + 512) * mean
             nbytes = 2.0 * b * (s_q * h_q * 576 + mean * 576 + s_q * h_q * 512)
             print(f"FlashMLA  {name:<10} {t * 1e3:8.4f} ms (min {t_min * 1e3:.4f})  {nbytes / t / 1e9:7.1f} GB/s"
-                  f"  {flops / t / 1e12:6.1f} TFLOP/s  mean_len {mean:.0f}  {'finite' if ok else 'NON-FINITE'}")
+                  f"  {flops / t / 1e12:6.1f} TFLOP/s  mean_len {mean:.0f}  max_len {longest}  {'finite' if ok else 'NON-FINITE'}")
             del q, cache, table, lens, out, lse
             torch.cuda.empty_cache()
         except Exception as e:  # one shape's failure (memory, API) does not hide the others

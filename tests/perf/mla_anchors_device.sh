@@ -25,7 +25,7 @@ if [ "${1:-}" = "--prepare" ]; then
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$st/tilelab" || exit 1
   rm -rf "$st" "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels"
   cp "$0" "$HERE/mla_anchors.lua" "$HERE/flashmla_anchors.py" "$HERE/mla_anchors_table.py" "$HERE/device_env.sh" \
-    "$HERE/cuda_timing.py" "$HERE/flashmla_dense.py" "$HERE/flashmla_sparse.py" "$HERE/flashmla_sparse_prefill.py" "$D/"
+    "$HERE/cuda_timing.py" "$HERE/flashmla_dense.py" "$HERE/mla_lengths.py" "$HERE/flashmla_sparse.py" "$HERE/flashmla_sparse_prefill.py" "$D/"
   cp "$FM" "$D/fm.tgz"
   mkdir -p "$D/fmtests" && tar xzf "${BASELINES:-$ROOT/../shared/baselines}"/flashmla/flashmla-*.tgz -O flashmla/tests/quant.py > "$D/fmtests/quant.py"
   C=${PREFILL_CACHE:-$(mktemp -d)}  # PREFILL_CACHE: an NVRTC cache folder to fill (and keep) instead of a fresh one

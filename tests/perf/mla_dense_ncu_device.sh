@@ -17,7 +17,7 @@ if [ "${1:-}" = --prepare ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   mkdir -p "$DIR" && cp "$TL" "$DIR/tilelab" && strip "$DIR/tilelab"
   rm -rf "$DIR/kernels" && cp -r "$KD" "$DIR/kernels"
-  cp "$here/mla_dense_ncu_device.sh" "$here/device_env.sh" "$here/cuda_timing.py" "$here/flashmla_dense.py" "$DIR/"
+  cp "$here/mla_dense_ncu_device.sh" "$here/device_env.sh" "$here/cuda_timing.py" "$here/flashmla_dense.py" "$here/mla_lengths.py" "$DIR/"
   cache=$(mktemp -d)
   for c in "" ${CONFIGS:-}; do
     TILELAB_CACHE_DIR=$cache "$DIR/tilelab" compile mla.decode --kernels-dir "$DIR/kernels" --problem "$PROBLEM" \
@@ -54,7 +54,7 @@ cat > /tmp/fm_one.py <<PY
 # FlashMLA's dense decode three times at b 128, s_q 2, h_q 128, mean s_k ${FM_SK:-8192}, causal (flashmla_dense.py's inputs).
 import torch, flash_mla
 from flashmla_dense import inputs
-q, cache, table, lens, mean = inputs(128, 2, 128, ${FM_SK:-8192})
+q, cache, table, lens, mean, longest = inputs(128, 2, 128, ${FM_SK:-8192})
 meta, _ = flash_mla.get_mla_metadata()
 for _ in range(3):
     out, lse = flash_mla.flash_mla_with_kvcache(q, cache, table, lens, 512, meta, None, causal=True)

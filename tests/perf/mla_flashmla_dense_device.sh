@@ -37,7 +37,7 @@ if [ "${1:-}" = "--prepare" ]; then
   bash "$ROOT/cmake/bundle_for_device.sh" "$D" "$st/tilelab" || exit 1
   rm -rf "$st"
   rm -rf "$D/kernels" && cp -r "$ROOT/kernels" "$D/kernels"
-  cp "$0" "$D/mla_flashmla_dense_device.sh" && cp "$HERE/device_env.sh" "$HERE/flashmla_dense.py" "$HERE/cuda_timing.py" "$D/"
+  cp "$0" "$D/mla_flashmla_dense_device.sh" && cp "$HERE/device_env.sh" "$HERE/flashmla_dense.py" "$HERE/mla_lengths.py" "$HERE/cuda_timing.py" "$D/"
   C=$(mktemp -d)
   export TILELAB_CACHE_DIR=$C TILELAB_KERNELS_DIR=$D/kernels
   flag=$([[ " ${STEPS:-} " == *" full "* ]] && echo --full || echo --quick)

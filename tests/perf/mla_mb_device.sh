@@ -6,7 +6,7 @@
 # 16384), (2) FlashMLA's dense decode on the MB shapes (flashmla_dense.py, its own process), (3) the quick matrix with
 # QM1 and QM2 forced (when set), (4) a timeline of the default at MB 16384 (stats, and mla_tl_ends.py on its trace).
 # Bundle DIR: the stripped tilelab (cmake/bundle_for_device.sh), kernels/, device_env.sh, these scripts,
-# flashmla_dense.py + cuda_timing.py, fm.tgz (FlashMLA 9241ae3's prebuilt package) and cache.tar.xz (the NVRTC cache,
+# flashmla_dense.py + mla_lengths.py + cuda_timing.py, fm.tgz (FlashMLA 9241ae3's prebuilt package) and cache.tar.xz (the NVRTC cache,
 # filled without a GPU). There: bash DIR/mla_mb_device.sh; $OUT gets the logs and summary.txt.
 D=$(cd "$(dirname "$0")" && pwd)
 . "$D/device_env.sh" mlamb

@@ -6,7 +6,7 @@
 # the default and the finalists at CB 8192, CB 4096, L32 and MB 4096, every run float64-checked; (2) the quick matrix
 # with each finalist forced; (3) FlashMLA 9241ae3's dense decode (flashmla_dense.py, its own process); (4) the table
 # (mla_sched_table.py). Bundle DIR: the stripped tilelab (cmake/bundle_for_device.sh), kernels/, device_env.sh,
-# these scripts, flashmla_dense.py + cuda_timing.py, fm.tgz.aa (FlashMLA 9241ae3's prebuilt package, session 47) and
+# these scripts, flashmla_dense.py + mla_lengths.py + cuda_timing.py, fm.tgz.aa (FlashMLA 9241ae3's prebuilt package, session 47) and
 # cache.tar.xz (the NVRTC cache filled here without a GPU by running the Lua script and the quick matrices).
 # There: bash DIR/mla_sched_device.sh; $OUT gets screen.txt, flashmla.txt, quick_*.txt, smi.csv, summary.txt, table.txt.
 D=$(cd "$(dirname "$0")" && pwd)

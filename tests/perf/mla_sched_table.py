@@ -63,7 +63,7 @@ for c in finalists:
 fm = {}
 try:
     for line in open(sys.argv[2], errors="replace"):
-        m = re.match(r"FlashMLA\s+(\S+(?: \d+)?)\s+([\d.]+) ms \(min ([\d.]+)\)\s+([\d.]+) GB/s\s+([\d.]+) TFLOP/s\s+mean_len (\d+)\s+(\S+)", line)
+        m = re.match(r"FlashMLA\s+(\S+(?: \d+)?)\s+([\d.]+) ms \(min ([\d.]+)\)\s+([\d.]+) GB/s\s+([\d.]+) TFLOP/s\s+mean_len (\d+)\s+(?:max_len \d+\s+)?(\S+)", line)
         if m:
             name = m.group(1)
             fm["L32" if name.startswith("L32") else name] = (float(m.group(2)), float(m.group(3)), float(m.group(4)),
