@@ -5,7 +5,8 @@
 -- every run's time in launch order (to see a bimodal or drifting sequence). Usage: tilelab run mla_mb_rounds.lua.
 -- Environment: ROUNDS (default 3), REP (default 50), CONFIGS_16K / CONFIGS (';'-separated "k=v,..." or "-": the
 -- configs at 16384 / at the other shapes; mlamb's call timed l2_ahead=1 / 2 too, a switch since taken out), ONLY (a
--- Lua pattern of the shape names). Without a GPU it compiles them.
+-- Lua pattern of the shape names), SHAPES (';'-separated "name|k=v,...": other problems instead, e.g. the compute-bound
+-- CB / L32 anchors, each with CONFIGS). Without a GPU it compiles them.
 local rounds = tonumber(os.getenv("ROUNDS") or "3")
 local rep = tonumber(os.getenv("REP") or "50")
 local times_pat = os.getenv("TIMES") or "16384"
@@ -29,10 +30,17 @@ end
 local c16 = list(os.getenv("CONFIGS_16K") or "-;evict_first=off;sms=264")
 local cother = list(os.getenv("CONFIGS") or "-;evict_first=off")
 local shapes = {}
-for _, s in ipairs({{"MB 16384", 16384, c16}, {"MB 8192", 8192, cother}, {"MB 4096", 4096, cother}}) do
-  if not only or s[1]:match(only) then
-    shapes[#shapes + 1] = {name = s[1], problem = {batch = 128, seq_q = 1, heads = 64, seq_k = s[2], varlen = true},
-                           configs = s[3]}
+if os.getenv("SHAPES") then  -- ';'-separated "name|k=v,...": any mla.decode problems, each with CONFIGS
+  for s in os.getenv("SHAPES"):gmatch("[^;]+") do
+    local name, problem = s:match("([^|]+)|(.*)")
+    if not only or name:match(only) then shapes[#shapes + 1] = {name = name, problem = kv(problem), configs = cother} end
+  end
+else
+  for _, s in ipairs({{"MB 16384", 16384, c16}, {"MB 8192", 8192, cother}, {"MB 4096", 4096, cother}}) do
+    if not only or s[1]:match(only) then
+      shapes[#shapes + 1] = {name = s[1], problem = {batch = 128, seq_q = 1, heads = 64, seq_k = s[2], varlen = true},
+                             configs = s[3]}
+    end
   end
 end
 local dev = tl.device{}
