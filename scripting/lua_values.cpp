@@ -17,12 +17,6 @@ bool whole_int64(double v) { return std::isfinite(v) && v == std::floor(v) && st
 std::map<std::string, std::string> check_key_values(lua_State* L, int index, const char* what) {
   std::map<std::string, std::string> out;
   if (lua_isnoneornil(L, index)) return out;
-  // The CLI's text form too ("block_M=64,block_N=128", "" for none), so a script can take configs from a list.
-  if (lua_type(L, index) == LUA_TSTRING) {
-    auto parsed = parse_key_values(lua_tostring(L, index));
-    if (!parsed.ok()) raise("%s: %s", what, parsed.status().message().c_str());
-    return *parsed;
-  }
   if (!lua_istable(L, index)) raise("%s must be a table of key = value (got %s)", what, luaL_typename(L, index));
   index = lua_absindex(L, index);
   lua_pushnil(L);

@@ -12,8 +12,16 @@ local rep = tonumber(os.getenv("REP") or "50")
 local times_pat = os.getenv("TIMES") or "16384"
 local only = os.getenv("ONLY")
 local k = tl.kernel("mla.decode")
--- A config or problem as text, "-" for the defaults (k:run and k:compile take the CLI's "k=v,..." text).
-local function kv(text) return text == "-" and "" or text end
+local function kv(text)
+  local t = {}
+  if text == "-" then return t end
+  for item in text:gmatch("[^,]+") do
+    local key, v = item:match("([^=]+)=(.*)")
+    if v == "true" then v = true elseif v == "false" then v = false end
+    t[key] = tonumber(v) or v
+  end
+  return t
+end
 local function list(text)
   local out = {}
   for c in text:gmatch("[^;]+") do out[#out + 1] = {text = c, config = kv(c)} end

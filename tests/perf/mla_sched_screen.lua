@@ -43,8 +43,16 @@ local SCREEN = os.getenv("SCREEN") or table.concat({
 }, "#")
 local FINAL_SHAPES = os.getenv("FINAL_SHAPES") or "CB 8192;CB 4096;L32;MB 4096"
 
--- A config or problem as text, "-" for the defaults (k:run and k:compile take the CLI's "k=v,..." text).
-local function kv(text) return text == "-" and "" or text end
+local function kv(text)
+  local t = {}
+  if text == "-" then return t end
+  for item in text:gmatch("[^,]+") do
+    local key, v = item:match("([^=]+)=(.*)")
+    if v == "true" then v = true elseif v == "false" then v = false end
+    t[key] = tonumber(v) or v
+  end
+  return t
+end
 local function split(s, sep)
   local out = {}
   for x in s:gmatch("[^" .. sep .. "]+") do out[#out + 1] = x end

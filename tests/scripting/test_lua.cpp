@@ -40,20 +40,6 @@ TEST(LuaRunner, ErrorObjectsGetTheLineTheyWereRaisedAt) {
   EXPECT_NE(s.message().find("shown.lua:1: shown\nstack traceback"), std::string::npos) << s.message();
 }
 
-// A problem or config may be the CLI's text "k=v,..." instead of a table ("" for none); bad text names the item.
-TEST(LuaRunner, KeyValuesTakeTheCliText) {
-  Status s = run_string(
-      "local k = tl.kernel('copy')\n"
-      "local a, b = k:config('threads=128, vec=2'), k:config{threads = 128, vec = 2}\n"
-      "assert(a.threads == 128 and a.vec == 2 and b.threads == a.threads and b.vec == a.vec)\n"
-      "assert(k:config('').threads == k:config{}.threads)\n"
-      "assert(k:problem('n=1000,dtype=f16').n == 1000)\n"
-      "local ok, err = pcall(k.config, k, 'threads')\n"
-      "assert(not ok and tostring(err):find(\"config: 'threads' is not key=value\", 1, true), tostring(err))\n",
-      "text.lua");
-  EXPECT_TRUE(s.ok()) << s.message();
-}
-
 TEST(LuaRunner, SyntaxErrorHasFileLine) {
   Status s = run_string("x = = 1\n", "syntax.lua");
   ASSERT_FALSE(s.ok());
